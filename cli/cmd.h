@@ -1,0 +1,25 @@
+/*
+ * cmd.h - kloop's subcommands, one file each (cli/cmd_<name>.c), each
+ * exporting one cmd_entry made with designated initialisers.
+ */
+#ifndef KL_CMD_H
+#define KL_CMD_H
+
+struct cmd_entry {
+	const char *name;  /* the word after `kloop` */
+	const char *usage; /* arguments, for `kloop help` and usage errors */
+	const char *help;  /* one line saying what it does */
+	/* run it; argv[0] is the command name.  Returns the exit status. */
+	int (*exec)(int argc, char **argv);
+};
+
+/* print "usage: kloop NAME USAGE" to stderr; returns 2 (the usage exit status) */
+int cmd_usage(const struct cmd_entry *e);
+
+extern const struct cmd_entry cmd_eval_entry;
+extern const struct cmd_entry cmd_tasks_entry;
+extern const struct cmd_entry cmd_session_entry;
+extern const struct cmd_entry cmd_doctor_entry;
+extern const struct cmd_entry cmd_outline_entry;
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * cmd_session.c - `kloop session FILE`: the state folded from a session
+ * journal.
+ */
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "session.h"
+
+static int exec_session(int argc, char **argv)
+{
+	int json = 0;
+	const char *zPath = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (argv[i][0] == '-' || zPath)
+			return cmd_usage(&cmd_session_entry);
+		else
+			zPath = argv[i];
+	}
+	if (!zPath)
+		return cmd_usage(&cmd_session_entry);
+	char err[KL_ERRLEN];
+	struct session *s = session_open(zPath, 0, err);
+	if (!s) {
+		fprintf(stderr, "kloop: %s\n", err);
+		return 2;
+	}
+	if (s->warnings.len)
+		fprintf(stderr, "kloop: warning: %s", s->warnings.buf);
+	if (json) {
+		cJSON *o = state_to_json(&s->st);
+		cJSON_AddNumberToObject(o, "bad_lines", s->nBad);
+		char *z = cJSON_Print(o);
+		printf("%s\n", z);
+		free(z);
+		cJSON_Delete(o);
+	} else {
+		printf("session %s: task %s, backend %s, %d events, %d candidates\n", zPath,
+		       s->st.zTask ? s->st.zTask : "?", s->st.zBackend ? s->st.zBackend : "?",
+		       s->st.nEvents, s->st.nCand);
+		if (s->st.baselineMs >= 0)
+			printf("baseline %.4g ms\n", s->st.baselineMs);
+		printf("%4s  %-20s %-9s %-8s %-13s %10s %8s\n", "id", "name", "origin", "parents", "status",
+		       "time (ms)", "speedup");
+		for (int i = 0; i < s->st.nCand; i++) {
+			const struct cand *c = &s->st.aCand[i];
+			char par[32] = "-";
+			if (c->nParent == 1)
+				snprintf(par, sizeof par, "%d", c->aParent[0]);
+			else if (c->nParent == 2)
+				snprintf(par, sizeof par, "%d,%d", c->aParent[0], c->aParent[1]);
+			char tm[32] = "-", sp[32] = "-";
+			if (c->timeMs >= 0)
+				snprintf(tm, sizeof tm, "%.4g", c->timeMs);
+			if (c->speedup >= 0)
+				snprintf(sp, sizeof sp, "%.3gx", c->speedup);
+			printf("%4d  %-20.20s %-9s %-8s %-13s %10s %8s\n", c->id, c->zName, c->zOrigin, par,
+			       c->zStatus, tm, sp);
+		}
+	}
+	session_close(s);
+	return 0;
+}
+
+const struct cmd_entry cmd_session_entry = {
+	.name = "session",
+	.usage = "FILE [--json]",
+	.help = "show the state folded from a session journal",
+	.exec = exec_session,
+};

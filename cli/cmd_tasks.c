@@ -1,0 +1,149 @@
+/*
+ * cmd_tasks.c - `kloop tasks`: the bundled tasks with their tensors, shape
+ * sets, references and seeds.
+ */
+#include <cJSON.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "task.h"
+#include "util.h"
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static cJSON *tensors_json(const struct task_tensor *a, int n)
+{
+	cJSON *arr = cJSON_CreateArray();
+	for (int i = 0; i < n; i++) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", a[i].zName);
+		cJSON_AddStringToObject(o, "dtype", task_dtype_name(a[i].dtype));
+		cJSON *s = cJSON_AddArrayToObject(o, "shape");
+		for (int k = 0; k < a[i].ndim; k++)
+			cJSON_AddItemToArray(s, cJSON_CreateNumber((double)a[i].shape[k]));
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
+
+static void print_tensors(const char *zWhat, const struct task_tensor *a, int n)
+{
+	printf("    %-8s", zWhat);
+	for (int i = 0; i < n; i++) {
+		char *s = task_shape_str(&a[i]);
+		printf("%s%s %s%s", i ? ", " : "", a[i].zName, task_dtype_name(a[i].dtype), s);
+		free(s);
+	}
+	printf("\n");
+}
+
+static int exec_tasks(int argc, char **argv)
+{
+	int json = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else
+			return cmd_usage(&cmd_tasks_entry);
+	}
+	const char *dir = task_bundled_dir();
+	DIR *d = opendir(dir);
+	if (!d) {
+		fprintf(stderr, "kloop: %s: cannot read the bundled tasks directory\n", dir);
+		return 2;
+	}
+	char *names[256];
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) && n < 256) {
+		if (de->d_name[0] == '.')
+			continue;
+		char *tj = xasprintf("%s/%s/task.json", dir, de->d_name);
+		if (path_exists(tj))
+			names[n++] = xstrdup(de->d_name);
+		free(tj);
+	}
+	closedir(d);
+	qsort(names, (size_t)n, sizeof *names, cmp_str);
+	cJSON *arr = cJSON_CreateArray();
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		char err[KL_ERRLEN];
+		char *p = path_join(dir, names[i]);
+		struct task *t = task_load(p, "host", NULL, err);
+		if (!t) {
+			fprintf(stderr, "kloop: %s\n", err);
+			rc = 2;
+			free(p);
+			continue;
+		}
+		if (json) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "name", t->zName);
+			cJSON_AddStringToObject(o, "description", t->zDescription);
+			cJSON_AddStringToObject(o, "dir", t->zDir);
+			cJSON *sets = cJSON_AddObjectToObject(o, "shapes");
+			for (int k = 0; k < t->nShapeSets; k++) {
+				struct task *ts = task_load(p, NULL, t->azShapeSets[k], err);
+				if (!ts)
+					continue;
+				cJSON *s = cJSON_AddObjectToObject(sets, t->azShapeSets[k]);
+				cJSON_AddItemToObject(s, "inputs", tensors_json(ts->aIn, ts->nIn));
+				cJSON_AddItemToObject(s, "outputs", tensors_json(ts->aOut, ts->nOut));
+				task_free(ts);
+			}
+			cJSON *ref = cJSON_AddArrayToObject(o, "references");
+			if (t->ref.zHost)
+				cJSON_AddItemToArray(ref, cJSON_CreateString("host"));
+			if (t->ref.zCuda)
+				cJSON_AddItemToArray(ref, cJSON_CreateString("cuda"));
+			if (t->ref.zTorch)
+				cJSON_AddItemToArray(ref, cJSON_CreateString("torch"));
+			cJSON_AddNumberToObject(o, "host_seeds", t->seeds.nHost);
+			cJSON_AddNumberToObject(o, "cuda_seeds", t->seeds.nCuda);
+			cJSON_AddItemToArray(arr, o);
+		} else {
+			printf("%-16s %s\n", t->zName, t->zDescription);
+			for (int k = 0; k < t->nShapeSets; k++) {
+				struct task *ts = task_load(p, NULL, t->azShapeSets[k], err);
+				if (!ts)
+					continue;
+				printf("  shapes %s\n", t->azShapeSets[k]);
+				print_tensors("in", ts->aIn, ts->nIn);
+				print_tensors("out", ts->aOut, ts->nOut);
+				task_free(ts);
+			}
+			printf("  reference %s%s%s; seeds: %d host, %d cuda\n", t->ref.zHost ? "host " : "",
+			       t->ref.zCuda ? "cuda " : "", t->ref.zTorch ? "torch" : "", t->seeds.nHost,
+			       t->seeds.nCuda);
+		}
+		task_free(t);
+		free(p);
+	}
+	if (json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddItemToObject(o, "tasks", arr);
+		char *z = cJSON_Print(o);
+		printf("%s\n", z);
+		free(z);
+		cJSON_Delete(o);
+	} else {
+		cJSON_Delete(arr);
+	}
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	return rc;
+}
+
+const struct cmd_entry cmd_tasks_entry = {
+	.name = "tasks",
+	.usage = "[--json]",
+	.help = "list the bundled tasks",
+	.exec = exec_tasks,
+};

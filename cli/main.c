@@ -1,0 +1,66 @@
+/*
+ * main.c - kloop's entry point: dispatches `kloop COMMAND ...` to the
+ * command table; with no command, opens the default task.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+#define KLOOP_VERSION "0.1.0"
+
+static const struct cmd_entry *commands[] = {
+	&cmd_eval_entry,
+	&cmd_tasks_entry,
+	&cmd_session_entry,
+	&cmd_outline_entry,
+	&cmd_doctor_entry,
+};
+#define N_COMMANDS (sizeof commands / sizeof *commands)
+
+int cmd_usage(const struct cmd_entry *e)
+{
+	fprintf(stderr, "usage: kloop %s %s\n", e->name, e->usage);
+	return 2;
+}
+
+static void help(FILE *f)
+{
+	fprintf(f, "kloop %s - a workbench for writing and optimizing GPU kernels\n\n", KLOOP_VERSION);
+	fprintf(f, "usage: kloop [TASK]            evaluate the task's seeds (default task: softmax)\n");
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "       kloop %s %s\n%*s%s\n", commands[i]->name, commands[i]->usage, 15, "",
+			commands[i]->help);
+	fprintf(f, "\nTASK is a bundled task's name (kloop tasks), a task directory, or a KernelBench\n"
+		   "problem file (.py).  Configuration: flags, then $XDG_CONFIG_HOME/kloop/config.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		help(stdout);
+		return 0;
+	}
+	if (argc >= 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version"))) {
+		printf("kloop %s\n", KLOOP_VERSION);
+		return 0;
+	}
+	if (argc >= 2 && argv[1][0] != '-') {
+		for (size_t i = 0; i < N_COMMANDS; i++)
+			if (!strcmp(argv[1], commands[i]->name))
+				return commands[i]->exec(argc - 1, argv + 1);
+	}
+	/* `kloop [TASK] [flags]`: the full-screen app is not built yet, so
+	 * evaluate the task's seeds */
+	char *v[64];
+	int n = 0;
+	v[n++] = "eval";
+	v[n++] = "--seeds";
+	if (argc < 2 || argv[1][0] == '-')
+		v[n++] = "softmax";
+	for (int i = 1; i < argc && n < 63; i++)
+		v[n++] = argv[i];
+	v[n] = NULL;
+	return cmd_eval_entry.exec(n, v);
+}

@@ -1,0 +1,56 @@
+/*
+ * backend.h - what the harness needs from a place that runs candidates:
+ * memory, copies, fills, cache flushing, a timer around one run, and error
+ * checks.  The host backend runs on the CPU; the cuda backend on a GPU.
+ */
+#ifndef KL_BACKEND_H
+#define KL_BACKEND_H
+
+#include <stddef.h>
+
+struct backend {
+	const char *zName;   /* "host" or "cuda" */
+	char zDevice[256];   /* human-readable device, e.g. "NVIDIA H100 80GB HBM3" */
+	char zArch[32];      /* compile target ("sm_90"), "" on host */
+	void *stream;        /* what kl_run receives as `stream` */
+	int fatal;           /* set when the device context is unusable (sticky error) */
+	void *priv;          /* backend state */
+
+	/* memory on the device (n bytes); NULL + err on failure */
+	void *(*alloc)(struct backend *b, size_t n, char *err);
+	void (*release)(struct backend *b, void *p);
+	/* copies between host memory and device memory; 0 or -1 + err */
+	int (*upload)(struct backend *b, void *dst, const void *src, size_t n, char *err);
+	int (*download)(struct backend *b, void *dst, const void *src, size_t n, char *err);
+	/* set n bytes of device memory to the byte value; 0 or -1 + err */
+	int (*fill)(struct backend *b, void *dst, int byte, size_t n, char *err);
+	/* evict the caches (called outside the timed region); 0 or -1 + err */
+	int (*flush)(struct backend *b, char *err);
+	/* optional: evict n bytes at device address p from the caches (the host
+	 * backend flushes the candidate's own buffers line by line) */
+	void (*evict)(struct backend *b, const void *p, size_t n);
+	/* mark the start of a timed run, then its end; stop yields milliseconds.
+	 * stop waits for all work on the device, not only the stream. */
+	int (*timer_start)(struct backend *b, char *err);
+	int (*timer_stop)(struct backend *b, double *ms, char *err);
+	/* wait for the device and report any error the run left; 0 or -1 + err
+	 * (sets b->fatal when the context cannot be used again) */
+	int (*sync)(struct backend *b, char *err);
+	/* reset per-candidate device state (e.g. the persisting L2 window) */
+	int (*reset)(struct backend *b, char *err);
+	/* optional: SM clock in MHz now, or -1 */
+	int (*clock_mhz)(struct backend *b);
+	/* optional: 1 with a description in buf when the device is throttling
+	 * (power or thermal) now, 0 when not, -1 when unknown */
+	int (*throttled)(struct backend *b, char *buf, size_t n);
+	void (*destroy)(struct backend *b);
+};
+
+/* the CPU backend; NULL + err on failure */
+struct backend *backend_host_new(char *err);
+/* the GPU backend on device ordinal dev; NULL + err (e.g. no GPU) */
+struct backend *backend_cuda_new(int dev, char *err);
+/* 1 if a CUDA device is usable here (loads the runtime to find out) */
+int backend_cuda_available(void);
+
+#endif

@@ -1,0 +1,348 @@
+/*
+ * backend_cuda.c - the GPU backend.  The CUDA runtime (libcudart, the same
+ * shared library candidates are linked against) and NVML are loaded at run
+ * time, so kloop builds and runs where there is no GPU.  Timing: CUDA events
+ * on the candidate's stream with a device-wide synchronize before the end
+ * event; the L2 flushed with a buffer twice its size and persisting lines
+ * reset before every timed run.
+ */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "util.h"
+
+typedef int cudaError_t;
+typedef void *cudaStream_t;
+typedef void *cudaEvent_t;
+
+/* the runtime entry points kloop uses, resolved with dlsym */
+#define CUDA_FUNCS(X)                                                                              \
+	X(cudaError_t, cudaGetDeviceCount, (int *))                                                \
+	X(cudaError_t, cudaSetDevice, (int))                                                       \
+	X(cudaError_t, cudaDeviceGetAttribute, (int *, int, int))                                  \
+	X(cudaError_t, cudaDeviceGetPCIBusId, (char *, int, int))                                  \
+	X(cudaError_t, cudaMalloc, (void **, size_t))                                              \
+	X(cudaError_t, cudaFree, (void *))                                                         \
+	X(cudaError_t, cudaMemcpy, (void *, const void *, size_t, int))                            \
+	X(cudaError_t, cudaMemsetAsync, (void *, int, size_t, cudaStream_t))                       \
+	X(cudaError_t, cudaStreamCreateWithFlags, (cudaStream_t *, unsigned))                      \
+	X(cudaError_t, cudaStreamDestroy, (cudaStream_t))                                          \
+	X(cudaError_t, cudaStreamSynchronize, (cudaStream_t))                                      \
+	X(cudaError_t, cudaEventCreate, (cudaEvent_t *))                                           \
+	X(cudaError_t, cudaEventRecord, (cudaEvent_t, cudaStream_t))                               \
+	X(cudaError_t, cudaEventSynchronize, (cudaEvent_t))                                        \
+	X(cudaError_t, cudaEventElapsedTime, (float *, cudaEvent_t, cudaEvent_t))                  \
+	X(cudaError_t, cudaDeviceSynchronize, (void))                                              \
+	X(cudaError_t, cudaGetLastError, (void))                                                   \
+	X(const char *, cudaGetErrorString, (cudaError_t))                                         \
+	X(const char *, cudaGetErrorName, (cudaError_t))                                           \
+	X(cudaError_t, cudaCtxResetPersistingL2Cache, (void))                                      \
+	X(cudaError_t, cudaDeviceSetLimit, (int, size_t))                                          \
+	X(cudaError_t, cudaRuntimeGetVersion, (int *))                                             \
+	X(cudaError_t, cudaDriverGetVersion, (int *))
+
+#define DECL(ret, name, args) ret(*name) args;
+static struct {
+	CUDA_FUNCS(DECL)
+	void *dl;
+} R;
+
+/* NVML, optional */
+typedef void *nvmlDevice_t;
+static struct {
+	int (*init)(void);
+	int (*byPci)(const char *, nvmlDevice_t *);
+	int (*clock)(nvmlDevice_t, int, unsigned *);
+	int (*reasons)(nvmlDevice_t, unsigned long long *);
+	int (*name)(nvmlDevice_t, char *, unsigned);
+	int ok;
+} N;
+
+enum {
+	ATTR_SM_COUNT = 16,
+	ATTR_CC_MAJOR = 75,
+	ATTR_CC_MINOR = 76,
+	ATTR_L2_SIZE = 89,
+	H2D = 1,
+	D2H = 2,
+	LIMIT_PERSISTING_L2 = 0x06,
+	STREAM_NON_BLOCKING = 1,
+};
+
+struct cuda {
+	int dev;
+	void *pFlush;     /* 2 x L2 bytes */
+	size_t nFlush;
+	cudaEvent_t e0, e1;
+	nvmlDevice_t nvml; /* NULL without NVML */
+};
+
+static int load_runtime(char *err)
+{
+	if (R.dl)
+		return 0;
+	const char *env = getenv("KLOOP_CUDART");
+	const char *names[] = {env,
+			       "libcudart.so.13",
+			       "/usr/local/cuda/lib64/libcudart.so.13",
+			       "/usr/local/cuda/targets/x86_64-linux/lib/libcudart.so.13",
+			       "libcudart.so.12",
+			       "/usr/local/cuda/lib64/libcudart.so.12",
+			       "libcudart.so",
+			       "/usr/local/cuda/lib64/libcudart.so"};
+	for (size_t i = 0; i < sizeof names / sizeof *names && !R.dl; i++)
+		if (names[i] && *names[i])
+			R.dl = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL);
+	if (!R.dl)
+		return kl_err(err, "the CUDA runtime (libcudart.so) could not be loaded: %s (set KLOOP_CUDART)",
+			      dlerror());
+#define LOAD(ret, name, args)                                                                      \
+	*(void **)&R.name = dlsym(R.dl, #name);                                                    \
+	if (!R.name)                                                                               \
+		return kl_err(err, "the CUDA runtime lacks %s", #name);
+	CUDA_FUNCS(LOAD)
+#undef LOAD
+	void *nv = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (nv) {
+		*(void **)&N.init = dlsym(nv, "nvmlInit_v2");
+		*(void **)&N.byPci = dlsym(nv, "nvmlDeviceGetHandleByPciBusId_v2");
+		*(void **)&N.clock = dlsym(nv, "nvmlDeviceGetClockInfo");
+		*(void **)&N.reasons = dlsym(nv, "nvmlDeviceGetCurrentClocksEventReasons");
+		if (!N.reasons)
+			*(void **)&N.reasons = dlsym(nv, "nvmlDeviceGetCurrentClocksThrottleReasons");
+		*(void **)&N.name = dlsym(nv, "nvmlDeviceGetName");
+		N.ok = N.init && N.byPci && N.clock && N.init() == 0;
+	}
+	return 0;
+}
+
+int backend_cuda_available(void)
+{
+	char err[KL_ERRLEN];
+	int n = 0;
+	if (load_runtime(err) < 0)
+		return 0;
+	return R.cudaGetDeviceCount(&n) == 0 && n > 0;
+}
+
+static int cerr(const char *zWhat, cudaError_t e, char *err)
+{
+	return kl_err(err, "%s: %s (%s, CUDA error %d)", zWhat, R.cudaGetErrorString(e),
+		      R.cudaGetErrorName(e), e);
+}
+
+static void *c_alloc(struct backend *b, size_t n, char *err)
+{
+	void *p = NULL;
+	cudaError_t e = R.cudaMalloc(&p, n);
+	(void)b;
+	if (e) {
+		R.cudaGetLastError();
+		return cerr("cudaMalloc", e, err), NULL;
+	}
+	return p;
+}
+
+static void c_release(struct backend *b, void *p)
+{
+	(void)b;
+	R.cudaFree(p);
+}
+
+/* a sticky error leaves the context unusable: everything fails from then on */
+static int fail(struct backend *b, const char *zWhat, cudaError_t e, char *err)
+{
+	cerr(zWhat, e, err);
+	R.cudaGetLastError();
+	if (R.cudaDeviceSynchronize() != 0)
+		b->fatal = 1;
+	return -1;
+}
+
+static int c_upload(struct backend *b, void *dst, const void *src, size_t n, char *err)
+{
+	cudaError_t e = R.cudaMemcpy(dst, src, n, H2D);
+	return e ? fail(b, "copying to the device", e, err) : 0;
+}
+
+static int c_download(struct backend *b, void *dst, const void *src, size_t n, char *err)
+{
+	cudaError_t e = R.cudaMemcpy(dst, src, n, D2H);
+	return e ? fail(b, "copying from the device", e, err) : 0;
+}
+
+static int c_fill(struct backend *b, void *dst, int byte, size_t n, char *err)
+{
+	cudaError_t e = R.cudaMemsetAsync(dst, byte, n, b->stream);
+	return e ? fail(b, "cudaMemsetAsync", e, err) : 0;
+}
+
+static int c_flush(struct backend *b, char *err)
+{
+	struct cuda *c = b->priv;
+	static int gen;
+	/* persisting lines survive ordinary traffic: demote them first */
+	cudaError_t e = R.cudaCtxResetPersistingL2Cache();
+	if (e)
+		return fail(b, "cudaCtxResetPersistingL2Cache", e, err);
+	e = R.cudaMemsetAsync(c->pFlush, ++gen & 0xff, c->nFlush, b->stream);
+	return e ? fail(b, "flushing the L2", e, err) : 0;
+}
+
+static int c_sync(struct backend *b, char *err)
+{
+	cudaError_t e = R.cudaDeviceSynchronize();
+	if (!e)
+		e = R.cudaGetLastError();
+	if (!e)
+		return 0;
+	return fail(b, "the run failed", e, err);
+}
+
+static int c_timer_start(struct backend *b, char *err)
+{
+	struct cuda *c = b->priv;
+	cudaError_t e = R.cudaEventRecord(c->e0, b->stream);
+	return e ? fail(b, "cudaEventRecord", e, err) : 0;
+}
+
+static int c_timer_stop(struct backend *b, double *ms, char *err)
+{
+	struct cuda *c = b->priv;
+	/* work the candidate put on other streams must be inside the measurement */
+	cudaError_t e = R.cudaDeviceSynchronize();
+	if (e)
+		return fail(b, "the timed run failed", e, err);
+	if ((e = R.cudaEventRecord(c->e1, b->stream)) || (e = R.cudaEventSynchronize(c->e1)))
+		return fail(b, "cudaEventRecord", e, err);
+	float f = 0;
+	if ((e = R.cudaEventElapsedTime(&f, c->e0, c->e1)))
+		return fail(b, "cudaEventElapsedTime", e, err);
+	*ms = f;
+	return 0;
+}
+
+static int c_reset(struct backend *b, char *err)
+{
+	struct cuda *c = b->priv;
+	/* a fresh stream drops any access-policy window set on the old one */
+	cudaStream_t s;
+	cudaError_t e = R.cudaDeviceSynchronize();
+	if (e)
+		return fail(b, "synchronizing before the candidate", e, err);
+	if ((e = R.cudaStreamCreateWithFlags(&s, STREAM_NON_BLOCKING)))
+		return fail(b, "cudaStreamCreateWithFlags", e, err);
+	R.cudaStreamDestroy(b->stream);
+	b->stream = s;
+	R.cudaDeviceSetLimit(LIMIT_PERSISTING_L2, 0);
+	R.cudaCtxResetPersistingL2Cache();
+	R.cudaGetLastError();
+	(void)c;
+	return 0;
+}
+
+static int c_clock(struct backend *b)
+{
+	struct cuda *c = b->priv;
+	unsigned mhz = 0;
+	if (!c->nvml || N.clock(c->nvml, 1 /* NVML_CLOCK_SM */, &mhz) != 0)
+		return -1;
+	return (int)mhz;
+}
+
+static int c_throttled(struct backend *b, char *buf, size_t n)
+{
+	struct cuda *c = b->priv;
+	unsigned long long r = 0;
+	if (!c->nvml || !N.reasons || N.reasons(c->nvml, &r) != 0)
+		return -1;
+	static const struct {
+		unsigned long long bit;
+		const char *name;
+	} reasons[] = {{0x4, "software power cap"},  {0x8, "hardware slowdown"},
+		       {0x20, "software thermal slowdown"}, {0x40, "hardware thermal slowdown"},
+		       {0x80, "hardware power brake"}};
+	size_t used = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < sizeof reasons / sizeof *reasons; i++)
+		if (r & reasons[i].bit)
+			used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s",
+						 used ? ", " : "", reasons[i].name);
+	return used > 0;
+}
+
+static void c_destroy(struct backend *b)
+{
+	struct cuda *c = b->priv;
+	R.cudaFree(c->pFlush);
+	free(c);
+	free(b);
+}
+
+struct backend *backend_cuda_new(int dev, char *err)
+{
+	if (load_runtime(err) < 0)
+		return NULL;
+	int n = 0;
+	cudaError_t e = R.cudaGetDeviceCount(&n);
+	if (e || n == 0)
+		return kl_err(err, "no CUDA device is usable here (%s)",
+			      e ? R.cudaGetErrorString(e) : "the driver reports none"),
+		       NULL;
+	if (dev < 0 || dev >= n)
+		return kl_err(err, "CUDA device %d does not exist (there are %d)", dev, n), NULL;
+	if ((e = R.cudaSetDevice(dev)))
+		return cerr("cudaSetDevice", e, err), NULL;
+	struct backend *b = xcalloc(1, sizeof *b);
+	struct cuda *c = xcalloc(1, sizeof *c);
+	b->zName = "cuda";
+	b->priv = c;
+	c->dev = dev;
+	int major = 0, minor = 0, l2 = 0, sms = 0;
+	R.cudaDeviceGetAttribute(&major, ATTR_CC_MAJOR, dev);
+	R.cudaDeviceGetAttribute(&minor, ATTR_CC_MINOR, dev);
+	R.cudaDeviceGetAttribute(&l2, ATTR_L2_SIZE, dev);
+	R.cudaDeviceGetAttribute(&sms, ATTR_SM_COUNT, dev);
+	const char *arch = getenv("KLOOP_CUDA_ARCH");
+	if (arch && *arch)
+		snprintf(b->zArch, sizeof b->zArch, "%s", arch);
+	else
+		snprintf(b->zArch, sizeof b->zArch, "sm_%d%d", major, minor);
+	char pci[64] = "", name[96] = "GPU";
+	if (N.ok && R.cudaDeviceGetPCIBusId(pci, sizeof pci, dev) == 0 && N.byPci(pci, &c->nvml) != 0)
+		c->nvml = NULL;
+	if (c->nvml && N.name)
+		N.name(c->nvml, name, sizeof name);
+	int drv = 0, rt = 0;
+	R.cudaDriverGetVersion(&drv);
+	R.cudaRuntimeGetVersion(&rt);
+	snprintf(b->zDevice, sizeof b->zDevice, "%s (%s, %d SMs, L2 %d MB, driver CUDA %d.%d, runtime %d.%d)",
+		 name, b->zArch, sms, l2 >> 20, drv / 1000, (drv % 1000) / 10, rt / 1000, (rt % 1000) / 10);
+	c->nFlush = 2 * (size_t)(l2 > 0 ? l2 : 64 << 20);
+	if ((e = R.cudaStreamCreateWithFlags(&b->stream, STREAM_NON_BLOCKING)) ||
+	    (e = R.cudaEventCreate(&c->e0)) || (e = R.cudaEventCreate(&c->e1)) ||
+	    (e = R.cudaMalloc(&c->pFlush, c->nFlush))) {
+		cerr("setting up the device", e, err);
+		free(c);
+		free(b);
+		return NULL;
+	}
+	b->alloc = c_alloc;
+	b->release = c_release;
+	b->upload = c_upload;
+	b->download = c_download;
+	b->fill = c_fill;
+	b->flush = c_flush;
+	b->timer_start = c_timer_start;
+	b->timer_stop = c_timer_stop;
+	b->sync = c_sync;
+	b->reset = c_reset;
+	b->clock_mhz = c_clock;
+	b->throttled = c_throttled;
+	b->destroy = c_destroy;
+	return b;
+}

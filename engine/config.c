@@ -1,0 +1,153 @@
+/*
+ * config.c - reading kloop's config file into struct config, with errors
+ * that name the file, the line and the key.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+char *config_path(void)
+{
+	const char *x = getenv("XDG_CONFIG_HOME");
+	if (x && *x)
+		return xasprintf("%s/kloop/config", x);
+	const char *h = getenv("HOME");
+	return xasprintf("%s/.config/kloop/config", h && *h ? h : ".");
+}
+
+static int set_str(char **p, const char *v)
+{
+	free(*p);
+	*p = xstrdup(v);
+	return 0;
+}
+
+static int set_num(double *p, const char *zKey, const char *v, double lo, char *err)
+{
+	char *end;
+	double d = strtod(v, &end);
+	if (end == v || *end || d < lo)
+		return kl_err(err, "%s: expected a number of at least %g, got '%s'", zKey, lo, v);
+	*p = d;
+	return 0;
+}
+
+int config_set(struct config *c, const char *k, const char *v, char *err)
+{
+	double d = 0;
+	if (!strcmp(k, "backend")) {
+		if (strcmp(v, "host") && strcmp(v, "cuda") && strcmp(v, "auto"))
+			return kl_err(err, "backend: expected host, cuda or auto, got '%s'", v);
+		free(c->zBackend);
+		c->zBackend = strcmp(v, "auto") ? xstrdup(v) : NULL;
+		return 0;
+	}
+	if (!strcmp(k, "python"))
+		return set_str(&c->zPython, v);
+	if (!strcmp(k, "worker"))
+		return set_str(&c->zWorker, v);
+	if (!strcmp(k, "timeout"))
+		return set_num(&c->timeoutS, k, v, 0.1, err);
+	if (!strcmp(k, "budget"))
+		return set_num(&c->budgetS, k, v, 0.01, err);
+	if (!strcmp(k, "trials")) {
+		if (set_num(&d, k, v, 1, err) < 0)
+			return -1;
+		c->nTrials = (int)d;
+		return 0;
+	}
+	if (!strcmp(k, "jobs")) {
+		if (set_num(&d, k, v, 1, err) < 0)
+			return -1;
+		c->jobs = (int)d;
+		return 0;
+	}
+	if (!strcmp(k, "provider")) {
+		if (strcmp(v, "openai") && strcmp(v, "anthropic") && strcmp(v, "command"))
+			return kl_err(err, "provider: expected openai, anthropic or command, got '%s'", v);
+		return set_str(&c->zProvider, v);
+	}
+	if (!strcmp(k, "model"))
+		return set_str(&c->zModel, v);
+	if (!strcmp(k, "base_url"))
+		return set_str(&c->zBaseUrl, v);
+	if (!strcmp(k, "api_key_env"))
+		return set_str(&c->zApiKeyEnv, v);
+	if (!strcmp(k, "command"))
+		return set_str(&c->zCommand, v);
+	return kl_err(err, "unknown key '%s' (known: backend, python, worker, timeout, budget, trials, "
+			   "jobs, provider, model, base_url, api_key_env, command)",
+		      k);
+}
+
+static char *trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+int config_load(struct config *c, char *err)
+{
+	memset(c, 0, sizeof *c);
+	c->zPython = xstrdup("python3");
+	c->timeoutS = 120;
+	char *path = config_path();
+	strbuf sb = STRBUF_INIT;
+	if (!path_exists(path)) {
+		free(path);
+		return 0;
+	}
+	if (read_file(path, &sb, 1 << 20, err) < 0) {
+		free(path);
+		sb_free(&sb);
+		return -1;
+	}
+	c->zPath = path;
+	int line = 0, rc = 0;
+	char *save = NULL;
+	for (char *l = strtok_r(sb.buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		line++;
+		char *hash = strchr(l, '#');
+		if (hash)
+			*hash = 0;
+		char *s = trim(l);
+		if (!*s)
+			continue;
+		char *eq = strchr(s, '=');
+		if (!eq) {
+			rc = kl_err(err, "%s:%d: expected 'key = value'", path, line);
+			break;
+		}
+		*eq = 0;
+		char e2[KL_ERRLEN];
+		if (config_set(c, trim(s), trim(eq + 1), e2) < 0) {
+			rc = kl_err(err, "%s:%d: %s", path, line, e2);
+			break;
+		}
+	}
+	sb_free(&sb);
+	return rc;
+}
+
+void config_free(struct config *c)
+{
+	free(c->zBackend);
+	free(c->zPython);
+	free(c->zWorker);
+	free(c->zProvider);
+	free(c->zModel);
+	free(c->zBaseUrl);
+	free(c->zApiKeyEnv);
+	free(c->zCommand);
+	free(c->zPath);
+	memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,36 @@
+/*
+ * config.h - kloop's configuration: built-in defaults, then the file
+ * $XDG_CONFIG_HOME/kloop/config (or ~/.config/kloop/config), then flags.
+ * The file holds `key = value` lines; `#` starts a comment.
+ */
+#ifndef KL_CONFIG_H
+#define KL_CONFIG_H
+
+struct config {
+	char *zBackend;     /* "host", "cuda" or NULL (auto: cuda where a GPU is present) */
+	char *zPython;      /* interpreter for PyTorch references ("python3") */
+	char *zWorker;      /* worker launch command, split on spaces (NULL: built in) */
+	double timeoutS;    /* wall-clock limit of one candidate's check and timing */
+	double budgetS;     /* timing budget per candidate (0: the backend's default) */
+	int nTrials;        /* correctness trials (0: default 5) */
+	int jobs;           /* parallel compiles (0: all cores) */
+	char *zProvider;    /* LLM provider: openai, anthropic, command */
+	char *zModel;       /* LLM model name */
+	char *zBaseUrl;     /* LLM base URL */
+	char *zApiKeyEnv;   /* environment variable holding the API key */
+	char *zCommand;     /* program for the command provider */
+	char *zPath;        /* the config file read, or NULL */
+};
+
+/* the config file's path (fresh string) */
+char *config_path(void);
+
+/* defaults, then the config file if it exists.  0, or -1 with err naming the
+ * file, the line and what was wrong (the defaults stay in place). */
+int config_load(struct config *c, char *err);
+void config_free(struct config *c);
+
+/* set one key from text (as in the file); 0 or -1 + err */
+int config_set(struct config *c, const char *zKey, const char *zValue, char *err);
+
+#endif

@@ -1,0 +1,161 @@
+/*
+ * proc.c - spawning and killing child processes (compilers, workers, the
+ * Python helper, the `command` LLM provider) with kloop's hygiene rules.
+ */
+#include "proc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static void close_other_fds(const int *keep, int nKeep)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int fds[1024], n = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d)) && n < 1024) {
+		int fd = atoi(de->d_name);
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' || fd <= 2 || fd == dirfd(d))
+			continue;
+		int k = 0;
+		for (int i = 0; i < nKeep; i++)
+			k |= keep[i] == fd;
+		if (!k)
+			fds[n++] = fd;
+	}
+	if (d)
+		closedir(d);
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+pid_t proc_spawn(const struct proc_spec *s, int *pOut, int *pErr, char *err)
+{
+	int outp[2] = {-1, -1}, errp[2] = {-1, -1};
+	if (pOut)
+		*pOut = -1;
+	if (pErr)
+		*pErr = -1;
+	if (s->stdoutFd < 0 && pipe2(outp, O_CLOEXEC) < 0)
+		return kl_err(err, "cannot create a pipe: %s", strerror(errno));
+	if (s->stderrFd == -2 && pipe2(errp, O_CLOEXEC) < 0) {
+		close(outp[0]), close(outp[1]);
+		return kl_err(err, "cannot create a pipe: %s", strerror(errno));
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		if (outp[0] >= 0)
+			close(outp[0]), close(outp[1]);
+		if (errp[0] >= 0)
+			close(errp[0]), close(errp[1]);
+		return kl_err(err, "cannot fork: %s", strerror(e));
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		sigset_t all;
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		for (int sig = 1; sig < NSIG; sig++)
+			signal(sig, SIG_DFL);
+		int in = s->stdinFd >= 0 ? s->stdinFd : open("/dev/null", O_RDONLY);
+		int out = s->stdoutFd >= 0 ? s->stdoutFd : outp[1];
+		int er = s->stderrFd >= 0 ? s->stderrFd : s->stderrFd == -2 ? errp[1] : out;
+		/* move the keep list out of the way of 0..2 first */
+		int keep[8], nKeep = 0;
+		for (int i = 0; i < s->nKeep && i < 4; i++)
+			keep[nKeep++] = s->keepFd[i];
+		if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(er, 2) < 0)
+			_exit(127);
+		close_other_fds(keep, nKeep);
+		for (int i = 0; i < nKeep; i++) {
+			int fl = fcntl(keep[i], F_GETFD);
+			if (fl >= 0)
+				fcntl(keep[i], F_SETFD, fl & ~FD_CLOEXEC);
+		}
+		if (s->zCwd && chdir(s->zCwd) < 0) {
+			dprintf(2, "kloop: cannot change directory to %s: %s\n", s->zCwd, strerror(errno));
+			_exit(127);
+		}
+		execvp(s->argv[0], s->argv);
+		dprintf(2, "kloop: cannot run %s: %s\n", s->argv[0], strerror(errno));
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	if (outp[1] >= 0)
+		close(outp[1]);
+	if (errp[1] >= 0)
+		close(errp[1]);
+	if (outp[0] >= 0) {
+		fd_nonblock(outp[0]);
+		if (pOut)
+			*pOut = outp[0];
+		else
+			close(outp[0]);
+	}
+	if (errp[0] >= 0) {
+		fd_nonblock(errp[0]);
+		if (pErr)
+			*pErr = errp[0];
+		else
+			close(errp[0]);
+	}
+	return pid;
+}
+
+void proc_kill_group(pid_t pid)
+{
+	if (pid > 0) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+	}
+}
+
+void proc_describe_status(int status, char *buf, size_t n)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, n, "killed by signal %d (SIG%s)", WTERMSIG(status),
+			 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
+	else
+		snprintf(buf, n, "stopped (status 0x%x)", status);
+}
+
+int proc_capture(char *const *argv, char **pzOut, size_t max)
+{
+	struct proc_spec s = {.argv = argv, .stdinFd = -1, .stdoutFd = -1, .stderrFd = -1};
+	int out;
+	char err[KL_ERRLEN];
+	*pzOut = NULL;
+	pid_t pid = proc_spawn(&s, &out, NULL, err);
+	if (pid < 0)
+		return -1;
+	int fl = fcntl(out, F_GETFL);
+	fcntl(out, F_SETFL, fl & ~O_NONBLOCK);
+	strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	ssize_t r;
+	while ((r = read(out, buf, sizeof buf)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		if (sb.len < max)
+			sb_add(&sb, buf, (size_t)r);
+	}
+	close(out);
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	*pzOut = sb_detach(&sb);
+	return status;
+}

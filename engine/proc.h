@@ -1,0 +1,38 @@
+/*
+ * proc.h - child processes the way kloop starts them: their own process
+ * group, signals reset, inherited fds closed, stdin from /dev/null, output
+ * to a pipe the caller reads; killed by group.
+ */
+#ifndef KL_PROC_H
+#define KL_PROC_H
+
+#include <sys/types.h>
+
+struct proc_spec {
+	char *const *argv;  /* program and arguments (argv[0] looked up in PATH) */
+	const char *zCwd;   /* working directory, or NULL */
+	int stdinFd;        /* fd to use as stdin, or -1 for /dev/null */
+	int stdoutFd;       /* fd to use as stdout, or -1: a new pipe (*pOut) */
+	int stderrFd;       /* fd to use as stderr, -1: same as stdout, -2: a new pipe (*pErr) */
+	int keepFd[4];      /* further fds to keep open in the child (-1 terminated or 0 count) */
+	int nKeep;
+};
+
+/*
+ * Start a child.  On success returns its pid (also its process group id) and
+ * sets *pOut / *pErr to the read ends of the pipes it created (non-blocking,
+ * close-on-exec), or -1 where none was made.  Returns -1 with err on failure.
+ */
+pid_t proc_spawn(const struct proc_spec *s, int *pOut, int *pErr, char *err);
+
+/* SIGKILL the child's whole process group */
+void proc_kill_group(pid_t pid);
+
+/* describe a wait status: "exited with status 3", "killed by signal 11 (SIGSEGV)" */
+void proc_describe_status(int status, char *buf, size_t n);
+
+/* run a command to completion, capturing stdout+stderr (up to max bytes);
+ * for start-up probes only (blocks).  Returns the wait status or -1. */
+int proc_capture(char *const *argv, char **pzOut, size_t max);
+
+#endif

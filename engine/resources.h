@@ -1,0 +1,23 @@
+/*
+ * resources.h - reading compiler output: the per-kernel resource report of
+ * `nvcc -Xptxas -v` (registers, shared memory, spills, stack frame) and the
+ * first error diagnostic of any compiler's log.
+ */
+#ifndef KL_RESOURCES_H
+#define KL_RESOURCES_H
+
+#include <cJSON.h>
+
+/*
+ * Parse ptxas' verbose report in log into a JSON array, one object per
+ * kernel: {"kernel", "arch", "registers", "shared_bytes", "const_bytes",
+ * "stack_bytes", "spill_stores", "spill_loads", "barriers"}.  Returns NULL
+ * when the log has no ptxas report.  The caller owns the result.
+ */
+cJSON *resources_parse_ptxas(const char *zLog);
+
+/* the first line of log that reports an error (file:line: error: ...), as a
+ * fresh string the caller frees; NULL if there is none */
+char *resources_first_error(const char *zLog);
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * rng.h - deterministic random inputs: a seeded generator (splitmix64 to
+ * seed xoshiro256**) and filling a tensor's host buffer per its distribution.
+ */
+#ifndef KL_RNG_H
+#define KL_RNG_H
+
+#include <stdint.h>
+
+#include "task.h"
+
+struct rng {
+	uint64_t s[4]; /* xoshiro256** state */
+};
+
+void rng_seed(struct rng *r, uint64_t seed);
+uint64_t rng_next(struct rng *r);
+/* uniform in [0, 1) */
+double rng_uniform(struct rng *r);
+/* standard normal (Box-Muller) */
+double rng_normal(struct rng *r);
+/* fill p (task_numel(t) elements of t->dtype) from t's distribution */
+void rng_fill(struct rng *r, const struct task_tensor *t, void *p);
+
+#endif

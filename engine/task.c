@@ -1,0 +1,548 @@
+/*
+ * task.c - load and validate task.json: tensors, shape sets, tolerances,
+ * the reference and the seeds.  Every error names the file and the field.
+ */
+#include "task.h"
+
+#include <cJSON.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util.h"
+
+static const char *dtype_names[] = {"f32", "f16", "bf16", "f64", "i32", "i64", "i8", "u8"};
+static const size_t dtype_sizes[] = {4, 2, 2, 8, 4, 8, 1, 1};
+
+size_t task_dtype_size(kl_dtype d)
+{
+	return (unsigned)d < 8 ? dtype_sizes[d] : 0;
+}
+
+const char *task_dtype_name(kl_dtype d)
+{
+	return (unsigned)d < 8 ? dtype_names[d] : "?";
+}
+
+int task_dtype_parse(const char *z, kl_dtype *pOut)
+{
+	for (int i = 0; i < 8; i++)
+		if (!strcmp(z, dtype_names[i])) {
+			*pOut = (kl_dtype)i;
+			return 0;
+		}
+	return -1;
+}
+
+struct task_tol task_default_tol(kl_dtype d)
+{
+	switch (d) {
+	case KL_F64:
+		return (struct task_tol){1e-10, 1e-8, 1e-8};
+	case KL_F32:
+		return (struct task_tol){1e-5, 1e-4, 1e-4};
+	case KL_F16:
+		return (struct task_tol){1e-3, 1e-2, 5e-3};
+	case KL_BF16:
+		return (struct task_tol){1e-2, 2e-2, 2e-2};
+	default:
+		return (struct task_tol){0, 0, 0};
+	}
+}
+
+int64_t task_numel(const struct task_tensor *t)
+{
+	int64_t n = 1;
+	for (int i = 0; i < t->ndim; i++)
+		n *= t->shape[i];
+	return n;
+}
+
+char *task_shape_str(const struct task_tensor *t)
+{
+	strbuf sb = STRBUF_INIT;
+	sb_adds(&sb, "[");
+	for (int i = 0; i < t->ndim; i++)
+		sb_addf(&sb, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
+	sb_adds(&sb, "]");
+	return sb_detach(&sb);
+}
+
+const char *task_bundled_dir(void)
+{
+	static char *dir;
+	if (dir)
+		return dir;
+	const char *env = getenv("KLOOP_TASKS");
+	if (env && *env) {
+		dir = xstrdup(env);
+		return dir;
+	}
+	const char *cands[] = {"../tasks", "../share/kloop/tasks"};
+	for (size_t i = 0; i < sizeof cands / sizeof *cands; i++) {
+		char *p = path_join(exe_dir(), cands[i]);
+		if (path_exists(p)) {
+			char real[PATH_MAX];
+			dir = realpath(p, real) ? xstrdup(real) : p;
+			if (dir != p)
+				free(p);
+			return dir;
+		}
+		free(p);
+	}
+	dir = path_join(exe_dir(), "../tasks");
+	return dir;
+}
+
+static int valid_name(const char *z)
+{
+	if (!*z)
+		return 0;
+	for (; *z; z++)
+		if (!isalnum((unsigned char)*z) && *z != '_' && *z != '-' && *z != '.')
+			return 0;
+	return 1;
+}
+
+char *task_resolve(const char *zArg, char *err)
+{
+	struct stat st;
+	if (strchr(zArg, '/') || stat(zArg, &st) == 0) {
+		if (stat(zArg, &st) != 0)
+			return kl_err(err, "%s: no such task directory", zArg), NULL;
+		char real[PATH_MAX];
+		if (!realpath(zArg, real))
+			return kl_err(err, "%s: cannot resolve path", zArg), NULL;
+		return xstrdup(real);
+	}
+	if (!valid_name(zArg))
+		return kl_err(err, "%s: not a task name or directory", zArg), NULL;
+	char *p = path_join(task_bundled_dir(), zArg);
+	if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+		return p;
+	free(p);
+	strbuf names = STRBUF_INIT;
+	DIR *d = opendir(task_bundled_dir());
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char *tj = xasprintf("%s/%s/task.json", task_bundled_dir(), de->d_name);
+		if (path_exists(tj))
+			sb_addf(&names, "%s%s", names.len ? ", " : "", de->d_name);
+		free(tj);
+	}
+	if (d)
+		closedir(d);
+	kl_err(err, "unknown task '%s' (bundled tasks: %s)", zArg, names.len ? names.buf : "none");
+	sb_free(&names);
+	return NULL;
+}
+
+/* ---- parsing ---- */
+
+struct ctx {
+	const char *zFile; /* task.json path, for messages */
+	char *err;
+	cJSON *shapeset; /* the chosen shape set, or NULL */
+	const char *zSet;
+};
+
+static char *rel_path(const char *zDir, const char *z)
+{
+	return path_join(zDir, z);
+}
+
+static int get_number(struct ctx *c, const cJSON *o, const char *key, const char *where, double *p)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (!v)
+		return 0;
+	if (!cJSON_IsNumber(v))
+		return kl_err(c->err, "%s: %s.%s: expected a number", c->zFile, where, key);
+	*p = v->valuedouble;
+	return 0;
+}
+
+static int parse_init(struct ctx *c, const cJSON *jt, const char *where, struct task_tensor *t)
+{
+	int isint = t->dtype == KL_I32 || t->dtype == KL_I64 || t->dtype == KL_I8 || t->dtype == KL_U8;
+	t->dist = isint ? DIST_RANDINT : DIST_UNIFORM;
+	t->a = isint ? (t->dtype == KL_U8 ? 0 : -8) : -1;
+	t->b = isint ? 8 : 1;
+	const cJSON *init = cJSON_GetObjectItemCaseSensitive(jt, "init");
+	if (!init)
+		return 0;
+	if (!cJSON_IsObject(init))
+		return kl_err(c->err, "%s: %s.init: expected an object like {\"dist\": \"uniform\", \"lo\": -1, \"hi\": 1}",
+			      c->zFile, where);
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(init, "dist");
+	const char *zd = cJSON_IsString(d) ? d->valuestring : "uniform";
+	if (d && !cJSON_IsString(d))
+		return kl_err(c->err, "%s: %s.init.dist: expected a string", c->zFile, where);
+	if (!strcmp(zd, "uniform")) {
+		t->dist = DIST_UNIFORM;
+		t->a = -1, t->b = 1;
+		if (get_number(c, init, "lo", where, &t->a) || get_number(c, init, "hi", where, &t->b))
+			return -1;
+	} else if (!strcmp(zd, "normal")) {
+		t->dist = DIST_NORMAL;
+		t->a = 0, t->b = 1;
+		if (get_number(c, init, "mean", where, &t->a) || get_number(c, init, "std", where, &t->b))
+			return -1;
+	} else if (!strcmp(zd, "randint")) {
+		t->dist = DIST_RANDINT;
+		if (get_number(c, init, "lo", where, &t->a) || get_number(c, init, "hi", where, &t->b))
+			return -1;
+	} else {
+		return kl_err(c->err, "%s: %s.init.dist: '%s' is not one of uniform, normal, randint",
+			      c->zFile, where, zd);
+	}
+	if (t->dist != DIST_NORMAL && t->b < t->a)
+		return kl_err(c->err, "%s: %s.init: hi (%g) is below lo (%g)", c->zFile, where, t->b, t->a);
+	if (t->dist == DIST_NORMAL && t->b < 0)
+		return kl_err(c->err, "%s: %s.init.std: must not be negative", c->zFile, where);
+	return 0;
+}
+
+static int parse_tensor(struct ctx *c, const cJSON *jt, const char *where, struct task_tensor *t)
+{
+	if (!cJSON_IsObject(jt))
+		return kl_err(c->err, "%s: %s: expected an object with name, dtype and shape", c->zFile,
+			      where);
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(jt, "name");
+	if (!cJSON_IsString(n) || !valid_name(n->valuestring))
+		return kl_err(c->err, "%s: %s.name: expected an identifier string", c->zFile, where);
+	t->zName = xstrdup(n->valuestring);
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(jt, "dtype");
+	if (!cJSON_IsString(d) || task_dtype_parse(d->valuestring, &t->dtype) < 0)
+		return kl_err(c->err, "%s: %s.dtype: expected one of f32, f16, bf16, f64, i32, i64, i8, u8",
+			      c->zFile, where);
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(jt, "shape");
+	int nd = cJSON_IsArray(s) ? cJSON_GetArraySize(s) : -1;
+	if (nd < 1 || nd > 8)
+		return kl_err(c->err, "%s: %s.shape: expected an array of 1 to 8 dimensions", c->zFile,
+			      where);
+	t->ndim = nd;
+	for (int i = 0; i < nd; i++) {
+		const cJSON *e = cJSON_GetArrayItem(s, i);
+		double v;
+		if (cJSON_IsString(e)) {
+			t->azDim[i] = xstrdup(e->valuestring);
+			const cJSON *dv = c->shapeset ? cJSON_GetObjectItemCaseSensitive(c->shapeset, e->valuestring) : NULL;
+			if (!dv)
+				return kl_err(c->err, "%s: %s.shape[%d]: dimension '%s' is not given in shape set '%s'",
+					      c->zFile, where, i, e->valuestring, c->zSet ? c->zSet : "(none)");
+			if (!cJSON_IsNumber(dv))
+				return kl_err(c->err, "%s: shapes.%s.%s: expected a positive integer", c->zFile,
+					      c->zSet, e->valuestring);
+			v = dv->valuedouble;
+		} else if (cJSON_IsNumber(e)) {
+			v = e->valuedouble;
+		} else {
+			return kl_err(c->err, "%s: %s.shape[%d]: expected a positive integer or a dimension name",
+				      c->zFile, where, i);
+		}
+		if (v < 1 || v != (double)(int64_t)v || v > 1e12)
+			return kl_err(c->err, "%s: %s.shape[%d]: %g is not a positive integer", c->zFile, where,
+				      i, v);
+		t->shape[i] = (int64_t)v;
+	}
+	int64_t bytes = task_numel(t) * (int64_t)task_dtype_size(t->dtype);
+	if (bytes > ((int64_t)16 << 30))
+		return kl_err(c->err, "%s: %s: tensor of %lld bytes is over the 16 GiB limit", c->zFile,
+			      where, (long long)bytes);
+	return parse_init(c, jt, where, t);
+}
+
+static int parse_tensors(struct ctx *c, const cJSON *root, const char *key, struct task_tensor *a,
+			 int *pn, int required)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, key);
+	if (!arr && !required)
+		return 0;
+	if (!cJSON_IsArray(arr))
+		return kl_err(c->err, "%s: %s: expected an array of tensors", c->zFile, key);
+	int n = cJSON_GetArraySize(arr);
+	if (required && n < 1)
+		return kl_err(c->err, "%s: %s: expected at least one tensor", c->zFile, key);
+	if (n > TASK_MAX_TENSORS)
+		return kl_err(c->err, "%s: %s: %d tensors, at most %d are supported", c->zFile, key, n,
+			      TASK_MAX_TENSORS);
+	for (int i = 0; i < n; i++) {
+		char where[64];
+		snprintf(where, sizeof where, "%s[%d]", key, i);
+		if (parse_tensor(c, cJSON_GetArrayItem(arr, i), where, &a[i]) < 0) {
+			*pn = i + 1;
+			return -1;
+		}
+		*pn = i + 1;
+		for (int j = 0; j < i; j++)
+			if (!strcmp(a[j].zName, a[i].zName))
+				return kl_err(c->err, "%s: %s.name: '%s' is used twice", c->zFile, where,
+					      a[i].zName);
+	}
+	return 0;
+}
+
+static int parse_tolerance(struct ctx *c, const cJSON *root, struct task *t)
+{
+	for (int d = 0; d < 8; d++)
+		t->aTol[d] = task_default_tol((kl_dtype)d);
+	const cJSON *tol = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
+	if (!tol)
+		return 0;
+	if (!cJSON_IsObject(tol))
+		return kl_err(c->err, "%s: tolerance: expected an object of dtype -> {atol, rtol, rel_l2}",
+			      c->zFile);
+	const cJSON *e;
+	cJSON_ArrayForEach(e, tol)
+	{
+		kl_dtype d;
+		if (task_dtype_parse(e->string, &d) < 0)
+			return kl_err(c->err, "%s: tolerance.%s: not a dtype (f32, f16, bf16, f64, i32, i64, i8, u8)",
+				      c->zFile, e->string);
+		if (!cJSON_IsObject(e))
+			return kl_err(c->err, "%s: tolerance.%s: expected an object with atol, rtol, rel_l2",
+				      c->zFile, e->string);
+		const cJSON *k;
+		cJSON_ArrayForEach(k, e)
+		{
+			double *p = !strcmp(k->string, "atol")     ? &t->aTol[d].atol
+				    : !strcmp(k->string, "rtol")   ? &t->aTol[d].rtol
+				    : !strcmp(k->string, "rel_l2") ? &t->aTol[d].rel_l2
+								   : NULL;
+			if (!p)
+				return kl_err(c->err, "%s: tolerance.%s.%s: unknown key (expected atol, rtol or rel_l2)",
+					      c->zFile, e->string, k->string);
+			if (!cJSON_IsNumber(k) || k->valuedouble < 0)
+				return kl_err(c->err, "%s: tolerance.%s.%s: expected a non-negative number",
+					      c->zFile, e->string, k->string);
+			*p = k->valuedouble;
+		}
+	}
+	return 0;
+}
+
+static int source_field(struct ctx *c, const cJSON *o, const char *where, const char *key,
+			const char *zDir, char **pz)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (!v)
+		return 0;
+	if (!cJSON_IsString(v) || !*v->valuestring)
+		return kl_err(c->err, "%s: %s.%s: expected a file name", c->zFile, where, key);
+	char *p = rel_path(zDir, v->valuestring);
+	if (!path_exists(p)) {
+		kl_err(c->err, "%s: %s.%s: file %s does not exist", c->zFile, where, key, p);
+		free(p);
+		return -1;
+	}
+	*pz = p;
+	return 0;
+}
+
+static int seed_list(struct ctx *c, const cJSON *seeds, const char *key, const char *zDir,
+		     char ***pa, int *pn)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(seeds, key);
+	if (!v)
+		return 0;
+	if (cJSON_IsString(v)) {
+		*pa = xcalloc(1, sizeof(char *));
+		*pn = 1;
+		(*pa)[0] = rel_path(zDir, v->valuestring);
+		if (!path_exists((*pa)[0]))
+			return kl_err(c->err, "%s: seeds.%s: file %s does not exist", c->zFile, key, (*pa)[0]);
+		return 0;
+	}
+	if (!cJSON_IsArray(v))
+		return kl_err(c->err, "%s: seeds.%s: expected an array of file names", c->zFile, key);
+	int n = cJSON_GetArraySize(v);
+	*pa = xcalloc((size_t)n + 1, sizeof(char *));
+	for (int i = 0; i < n; i++) {
+		const cJSON *e = cJSON_GetArrayItem(v, i);
+		if (!cJSON_IsString(e))
+			return kl_err(c->err, "%s: seeds.%s[%d]: expected a file name", c->zFile, key, i);
+		(*pa)[i] = rel_path(zDir, e->valuestring);
+		*pn = i + 1;
+		if (!path_exists((*pa)[i]))
+			return kl_err(c->err, "%s: seeds.%s[%d]: file %s does not exist", c->zFile, key, i,
+				      (*pa)[i]);
+	}
+	return 0;
+}
+
+static int parse_root(struct ctx *c, cJSON *root, struct task *t, const char *zBackend,
+		      const char *zShapeSet)
+{
+	if (!cJSON_IsObject(root))
+		return kl_err(c->err, "%s: expected a JSON object at the top level", c->zFile);
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "name");
+	if (!cJSON_IsString(n) || !valid_name(n->valuestring))
+		return kl_err(c->err, "%s: name: expected a string of letters, digits, '_', '-' or '.'",
+			      c->zFile);
+	t->zName = xstrdup(n->valuestring);
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "description");
+	if (d && !cJSON_IsString(d))
+		return kl_err(c->err, "%s: description: expected a string", c->zFile);
+	t->zDescription = xstrdup(d ? d->valuestring : "");
+
+	cJSON *shapes = cJSON_GetObjectItemCaseSensitive(root, "shapes");
+	t->zShapeSet = xstrdup("");
+	if (shapes) {
+		if (!cJSON_IsObject(shapes) || !shapes->child)
+			return kl_err(c->err, "%s: shapes: expected an object of shape sets (e.g. \"host\": {\"rows\": 64})",
+				      c->zFile);
+		cJSON *e;
+		int ns = cJSON_GetArraySize(shapes);
+		t->azShapeSets = xcalloc((size_t)ns, sizeof(char *));
+		cJSON_ArrayForEach(e, shapes)
+		{
+			if (!cJSON_IsObject(e))
+				return kl_err(c->err, "%s: shapes.%s: expected an object of dimension -> size",
+					      c->zFile, e->string);
+			t->azShapeSets[t->nShapeSets++] = xstrdup(e->string);
+		}
+		cJSON *set = NULL;
+		if (zShapeSet) {
+			set = cJSON_GetObjectItemCaseSensitive(shapes, zShapeSet);
+			if (!set) {
+				strbuf sb = STRBUF_INIT;
+				for (int i = 0; i < t->nShapeSets; i++)
+					sb_addf(&sb, "%s%s", i ? ", " : "", t->azShapeSets[i]);
+				kl_err(c->err, "%s: shapes: no shape set named '%s' (the task has: %s)", c->zFile,
+				       zShapeSet, sb.buf);
+				sb_free(&sb);
+				return -1;
+			}
+		} else {
+			set = zBackend ? cJSON_GetObjectItemCaseSensitive(shapes, zBackend) : NULL;
+			if (!set)
+				set = shapes->child;
+		}
+		c->shapeset = set;
+		c->zSet = set->string;
+		free(t->zShapeSet);
+		t->zShapeSet = xstrdup(set->string);
+	} else if (zShapeSet) {
+		return kl_err(c->err, "%s: shapes: the task has no shape sets, so '%s' cannot be chosen",
+			      c->zFile, zShapeSet);
+	}
+
+	if (parse_tensors(c, root, "inputs", t->aIn, &t->nIn, 0) < 0)
+		return -1;
+	if (parse_tensors(c, root, "outputs", t->aOut, &t->nOut, 1) < 0)
+		return -1;
+	if (parse_tolerance(c, root, t) < 0)
+		return -1;
+
+	const cJSON *ref = cJSON_GetObjectItemCaseSensitive(root, "reference");
+	if (!cJSON_IsObject(ref))
+		return kl_err(c->err, "%s: reference: expected an object like {\"host\": \"reference.c\"}",
+			      c->zFile);
+	if (source_field(c, ref, "reference", "host", t->zDir, &t->ref.zHost) < 0 ||
+	    source_field(c, ref, "reference", "cuda", t->zDir, &t->ref.zCuda) < 0 ||
+	    source_field(c, ref, "reference", "torch", t->zDir, &t->ref.zTorch) < 0)
+		return -1;
+	if (!t->ref.zHost && !t->ref.zCuda && !t->ref.zTorch)
+		return kl_err(c->err, "%s: reference: expected at least one of host, cuda, torch", c->zFile);
+	const cJSON *seeds = cJSON_GetObjectItemCaseSensitive(root, "seeds");
+	if (seeds) {
+		if (!cJSON_IsObject(seeds))
+			return kl_err(c->err, "%s: seeds: expected an object like {\"host\": [\"seed.c\"]}",
+				      c->zFile);
+		if (seed_list(c, seeds, "host", t->zDir, &t->seeds.azHost, &t->seeds.nHost) < 0 ||
+		    seed_list(c, seeds, "cuda", t->zDir, &t->seeds.azCuda, &t->seeds.nCuda) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+struct task *task_load(const char *zPath, const char *zBackend, const char *zShapeSet, char *err)
+{
+	struct stat st;
+	char *zFile, *zDir;
+	if (stat(zPath, &st) == 0 && S_ISDIR(st.st_mode)) {
+		zDir = xstrdup(zPath);
+		zFile = path_join(zPath, "task.json");
+	} else {
+		zFile = xstrdup(zPath);
+		const char *slash = strrchr(zPath, '/');
+		zDir = slash ? xstrndup(zPath, (size_t)(slash - zPath)) : xstrdup(".");
+	}
+	char real[PATH_MAX];
+	if (realpath(zDir, real)) {
+		free(zDir);
+		zDir = xstrdup(real);
+	}
+	strbuf sb = STRBUF_INIT;
+	if (read_file(zFile, &sb, 1 << 20, err) < 0) {
+		free(zFile);
+		free(zDir);
+		sb_free(&sb);
+		return NULL;
+	}
+	cJSON *root = cJSON_ParseWithLength(sb.buf, sb.len);
+	if (!root) {
+		const char *at = cJSON_GetErrorPtr();
+		int line = 1;
+		for (const char *p = sb.buf; at && p < at && *p; p++)
+			line += *p == '\n';
+		kl_err(err, "%s:%d: not valid JSON", zFile, line);
+		free(zFile);
+		free(zDir);
+		sb_free(&sb);
+		return NULL;
+	}
+	sb_free(&sb);
+	struct task *t = xcalloc(1, sizeof *t);
+	t->zDir = zDir;
+	struct ctx c = {zFile, err, NULL, NULL};
+	int rc = parse_root(&c, root, t, zBackend, zShapeSet);
+	cJSON_Delete(root);
+	free(zFile);
+	if (rc < 0) {
+		task_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static void free_tensors(struct task_tensor *a, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(a[i].zName);
+		for (int k = 0; k < 8; k++)
+			free(a[i].azDim[k]);
+	}
+}
+
+void task_free(struct task *t)
+{
+	if (!t)
+		return;
+	free(t->zDir);
+	free(t->zName);
+	free(t->zDescription);
+	free(t->zShapeSet);
+	for (int i = 0; i < t->nShapeSets; i++)
+		free(t->azShapeSets[i]);
+	free(t->azShapeSets);
+	free_tensors(t->aIn, t->nIn);
+	free_tensors(t->aOut, t->nOut);
+	free(t->ref.zHost);
+	free(t->ref.zCuda);
+	free(t->ref.zTorch);
+	for (int i = 0; i < t->seeds.nHost; i++)
+		free(t->seeds.azHost[i]);
+	free(t->seeds.azHost);
+	for (int i = 0; i < t->seeds.nCuda; i++)
+		free(t->seeds.azCuda[i]);
+	free(t->seeds.azCuda);
+	free(t);
+}

@@ -1,0 +1,111 @@
+/*
+ * kloop.h - the candidate ABI.  Every candidate kernel (and every reference
+ * written as a kernel) includes this header and defines kl_run() with C
+ * linkage.  Tensors are contiguous and row-major; inputs are read-only,
+ * outputs are preallocated by kloop; `stream` is the cudaStream_t to launch
+ * on for the cuda backend and NULL for the host backend.  kl_run returns 0
+ * on success or a non-zero error code of the candidate's choosing.
+ */
+#ifndef KLOOP_H
+#define KLOOP_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { KL_F32, KL_F16, KL_BF16, KL_F64, KL_I32, KL_I64, KL_I8, KL_U8 } kl_dtype;
+
+typedef struct {
+	void *data;       /* first element; host or device memory per backend */
+	kl_dtype dtype;   /* element type */
+	int ndim;         /* number of used entries in shape[] (0..8) */
+	int64_t shape[8]; /* extents, outermost first */
+} kl_tensor;
+
+/* defined by every candidate, with C linkage */
+int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream);
+
+/* number of elements of a tensor */
+static inline int64_t kl_numel(const kl_tensor *t)
+{
+	int64_t n = 1;
+	for (int i = 0; i < t->ndim; i++)
+		n *= t->shape[i];
+	return n;
+}
+
+/* IEEE half and bfloat16 conversions for host code (round to nearest even) */
+static inline float kl_f16_to_f32(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+	if (exp == 0x1f) {
+		bits = sign | 0x7f800000u | (man << 13);
+	} else if (exp == 0) {
+		if (man == 0) {
+			bits = sign;
+		} else {
+			int e = -1;
+			do {
+				e++;
+				man <<= 1;
+			} while (!(man & 0x400));
+			bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((man & 0x3ff) << 13);
+		}
+	} else {
+		bits = sign | ((exp + 112) << 23) | (man << 13);
+	}
+	union { uint32_t u; float f; } v;
+	v.u = bits;
+	return v.f;
+}
+
+static inline uint16_t kl_f32_to_f16(float f)
+{
+	union { float f; uint32_t u; } v;
+	v.f = f;
+	uint32_t x = v.u, sign = (x >> 16) & 0x8000;
+	int32_t exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+	uint32_t man = x & 0x7fffff;
+	if (((x >> 23) & 0xff) == 0xff)
+		return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
+	if (exp >= 0x1f)
+		return (uint16_t)(sign | 0x7c00);
+	if (exp <= 0) {
+		if (exp < -10)
+			return (uint16_t)sign;
+		man |= 0x800000;
+		uint32_t shift = (uint32_t)(14 - exp);
+		uint32_t half = man >> shift, rem = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
+		if (rem > mid || (rem == mid && (half & 1)))
+			half++;
+		return (uint16_t)(sign | half);
+	}
+	uint32_t half = sign | ((uint32_t)exp << 10) | (man >> 13), rem = man & 0x1fff;
+	if (rem > 0x1000 || (rem == 0x1000 && (half & 1)))
+		half++;
+	return (uint16_t)half;
+}
+
+static inline float kl_bf16_to_f32(uint16_t b)
+{
+	union { uint32_t u; float f; } v;
+	v.u = (uint32_t)b << 16;
+	return v.f;
+}
+
+static inline uint16_t kl_f32_to_bf16(float f)
+{
+	union { float f; uint32_t u; } v;
+	v.f = f;
+	if ((v.u & 0x7fffffffu) > 0x7f800000u)
+		return (uint16_t)((v.u >> 16) | 0x40);
+	return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1)) >> 16);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

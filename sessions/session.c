@@ -1,0 +1,82 @@
+/*
+ * session.c - opening a session journal (fold, then append) and emitting
+ * events through the journal into the state.
+ */
+#include "session.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct fold {
+	struct session *s;
+};
+
+static void on_event(const cJSON *ev, int line, void *arg)
+{
+	struct session *s = arg;
+	char err[KL_ERRLEN];
+	if (state_apply(&s->st, ev, err) < 0) {
+		sb_addf(&s->warnings, "%s:%d: event ignored: %s\n", s->zPath, line, err);
+		s->nBad++;
+	}
+}
+
+static void on_bad(int line, const char *zWhy, int truncated, void *arg)
+{
+	struct session *s = arg;
+	sb_addf(&s->warnings, "%s:%d: %s%s\n", s->zPath, line, zWhy,
+		truncated ? " (a truncated last line, from a write cut short; ignored)" : "; line ignored");
+	s->nBad++;
+}
+
+struct session *session_open(const char *zPath, int bWrite, char *err)
+{
+	struct session *s = xcalloc(1, sizeof *s);
+	state_init(&s->st);
+	s->zPath = xstrdup(zPath);
+	if (path_exists(zPath) && journal_read(zPath, on_event, on_bad, s, err) < 0) {
+		session_close(s);
+		return NULL;
+	}
+	if (!bWrite && !path_exists(zPath)) {
+		kl_err(err, "%s: no such session journal", zPath);
+		session_close(s);
+		return NULL;
+	}
+	if (bWrite && !(s->j = journal_open(zPath, err))) {
+		session_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+void session_close(struct session *s)
+{
+	if (!s)
+		return;
+	journal_close(s->j);
+	state_free(&s->st);
+	sb_free(&s->warnings);
+	free(s->zPath);
+	free(s);
+}
+
+int session_emit(struct session *s, cJSON *ev, char *err)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	cJSON_AddNumberToObject(ev, "ts", (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
+	cJSON_AddNumberToObject(ev, "seq", s->st.nEvents + 1);
+	if (state_check(&s->st, ev, err) < 0) {
+		cJSON_Delete(ev);
+		return -1;
+	}
+	if (s->j && journal_append(s->j, ev, err) < 0) {
+		cJSON_Delete(ev);
+		return -1;
+	}
+	int rc = state_apply(&s->st, ev, err);
+	cJSON_Delete(ev);
+	return rc;
+}

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Run every unit test binary given as arguments, then every tests/e2e/*.sh,
+# and print one closing line "N passed, N failed, N skipped".  Each test
+# prints "ok - ...", "not ok - ..." or "skip - ..." lines.
+top=$(cd "$(dirname "$0")/.." && pwd)
+out="$top/tests/out"
+rm -rf "$out"
+mkdir -p "$out"
+log="$out/all.log"
+: >"$log"
+for t in "$@" "$top"/tests/e2e/*.sh; do
+	[ -e "$t" ] || continue
+	name=$(basename "$t")
+	echo "# $name"
+	case "$t" in
+	*.sh) (cd "$top" && sh "$t") >"$out/$name.log" 2>&1 ;;
+	*) (cd "$top" && "$t") >"$out/$name.log" 2>&1 ;;
+	esac
+	rc=$?
+	grep -E '^(ok|not ok|skip) - ' "$out/$name.log" | sed 's/^/  /'
+	if [ $rc -ne 0 ] && ! grep -q '^not ok - ' "$out/$name.log"; then
+		echo "not ok - $name exited with status $rc" | tee -a "$out/$name.log" | sed 's/^/  /'
+		tail -n 15 "$out/$name.log" | sed 's/^/    | /'
+	fi
+	cat "$out/$name.log" >>"$log"
+done
+pass=$(grep -c '^ok - ' "$log")
+fail=$(grep -c '^not ok - ' "$log")
+skip=$(grep -c '^skip - ' "$log")
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,161 @@
+/*
+ * test_harness.c - the measurement harness on the host backend with
+ * in-process candidates: the verdict for each way of cheating or failing,
+ * and a timing report that is internally consistent.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "check.h"
+#include "harness.h"
+#include "util.h"
+
+#define N 1024
+
+static int ref_double(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	(void)n_in, (void)n_out, (void)s;
+	const float *x = in[0].data;
+	float *y = out[0].data;
+	for (int64_t i = 0; i < kl_numel(&in[0]); i++)
+		y[i] = 2 * x[i];
+	return 0;
+}
+
+static int writes_nothing(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	(void)in, (void)n_in, (void)out, (void)n_out, (void)s;
+	return 0;
+}
+
+static int oob_after(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	ref_double(in, n_in, out, n_out, s);
+	((float *)out[0].data)[kl_numel(&out[0]) + 3] = 1;
+	return 0;
+}
+
+static int oob_before(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	ref_double(in, n_in, out, n_out, s);
+	((float *)out[0].data)[-1] = 1;
+	return 0;
+}
+
+static int modifies_input(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	ref_double(in, n_in, out, n_out, s);
+	((float *)in[0].data)[5] += 1;
+	return 0;
+}
+
+static float cache[N];
+static int calls;
+static int stateful(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	if (calls++ == 0) {
+		ref_double(in, n_in, out, n_out, s);
+		memcpy(cache, out[0].data, sizeof cache);
+	} else {
+		memcpy(out[0].data, cache, sizeof cache);
+	}
+	return 0;
+}
+
+static int half_written(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	(void)n_in, (void)n_out, (void)s;
+	const float *x = in[0].data;
+	float *y = out[0].data;
+	for (int i = 0; i < N / 2; i++)
+		y[i] = 2 * x[i];
+	return 0;
+}
+
+static int fails(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	(void)in, (void)n_in, (void)out, (void)n_out, (void)s;
+	return 42;
+}
+
+static int timed_run_only_wrong(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	static int n;
+	ref_double(in, n_in, out, n_out, s);
+	if (++n > 5) /* right on the five trials, wrong when timed */
+		((float *)out[0].data)[7] = 0;
+	return 0;
+}
+
+static const char *status(cJSON *r)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
+}
+
+static const char *reason(cJSON *r)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItem(r, "reason"));
+}
+
+int main(void)
+{
+	char err[KL_ERRLEN];
+	struct task t = {0};
+	t.zName = "double";
+	t.nIn = t.nOut = 1;
+	t.aIn[0] = (struct task_tensor){.zName = "x", .dtype = KL_F32, .ndim = 2, .shape = {4, N / 4},
+					.dist = DIST_UNIFORM, .a = -1, .b = 1};
+	t.aOut[0] = (struct task_tensor){.zName = "y", .dtype = KL_F32, .ndim = 2, .shape = {4, N / 4}};
+	for (int d = 0; d < 8; d++)
+		t.aTol[d] = task_default_tol((kl_dtype)d);
+	struct backend *b = backend_host_new(err);
+	struct harness_opts o;
+	harness_default_opts(&o, "host");
+	o.budgetS = 0.2;
+	struct harness *h = harness_new(&t, b, &o, err);
+	CHECK(h != NULL, "harness on the host backend");
+	harness_generate_inputs(h);
+	CHECK(harness_run_reference(h, ref_double, err) == 0, "reference data computed");
+
+	cJSON *r = harness_eval(h, ref_double, 1, NULL, NULL);
+	cJSON *tm = cJSON_GetObjectItem(r, "timing");
+	double med = cJSON_GetNumberValue(cJSON_GetObjectItem(tm, "median_ms"));
+	double p10 = cJSON_GetNumberValue(cJSON_GetObjectItem(tm, "p10_ms"));
+	double p90 = cJSON_GetNumberValue(cJSON_GetObjectItem(tm, "p90_ms"));
+	double cnt = cJSON_GetNumberValue(cJSON_GetObjectItem(tm, "count"));
+	CHECK(!strcmp(status(r), "correct"), "the reference itself is correct");
+	CHECK(med > 0 && p10 <= med && med <= p90 && cnt >= 3, "timing: 0 < p10 <= median <= p90, %g runs",
+	      cnt);
+	cJSON *c = cJSON_GetObjectItem(r, "correctness");
+	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(c, "trials_passed")) == 5, "five trials passed");
+	cJSON_Delete(r);
+
+	struct {
+		kl_run_fn fn;
+		const char *status, *needle, *what;
+	} cases[] = {
+		{writes_nothing, "incorrect", "NaN", "a candidate that writes nothing"},
+		{oob_after, "incorrect", "after the end of output y", "a write past the end"},
+		{oob_before, "incorrect", "before the start of output y", "a write before the start"},
+		{modifies_input, "incorrect", "input modified: x[0, 5]", "a candidate modifying its input"},
+		{stateful, "incorrect", "trial 2 of 5", "a candidate replaying its first answer"},
+		{half_written, "incorrect", "512 of 1024 elements", "half the output written"},
+		{fails, "incorrect", "kl_run returned 42", "a non-zero return"},
+		{timed_run_only_wrong, "incorrect", "the last timed run", "wrong only when timed"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		r = harness_eval(h, cases[i].fn, 1, NULL, NULL);
+		CHECK(!strcmp(status(r), cases[i].status) && strstr(reason(r), cases[i].needle),
+		      "%s is %s (%s)", cases[i].what, cases[i].status, reason(r));
+		cJSON_Delete(r);
+	}
+	/* after a misbehaving candidate, a correct one is still correct */
+	r = harness_eval(h, ref_double, 0, NULL, NULL);
+	CHECK(!strcmp(status(r), "correct"), "a correct candidate after the bad ones is correct");
+	cJSON_Delete(r);
+	harness_free(h);
+	b->destroy(b);
+	return check_done();
+}
