@@ -242,6 +242,16 @@ static char **split_words(const char *z)
 	return v;
 }
 
+static int is_value_option(const char *a)
+{
+	static const char *opts[] = {"--backend", "--session", "--shapes", "--reference", "--trials",
+				     "--budget", "--timeout", "--python", "--jobs", "--worker"};
+	for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
+		if (!strcmp(a, opts[i]))
+			return 1;
+	return 0;
+}
+
 static int exec_eval(int argc, char **argv)
 {
 	char err[KL_ERRLEN];
@@ -262,8 +272,12 @@ static int exec_eval(int argc, char **argv)
 			json = 1, used = 0;
 		else if (!strcmp(a, "--seeds"))
 			seeds = 1, used = 0;
-		else if (a[0] == '-' && a[1] == '-' && !v) {
-			fprintf(stderr, "kloop: %s needs a value\n", a);
+		else if (a[0] == '-' && !is_value_option(a)) {
+			fprintf(stderr, "kloop: eval: unknown option %s\n", a);
+			config_free(&cfg);
+			return cmd_usage(self);
+		} else if (!v) {
+			fprintf(stderr, "kloop: eval: %s needs a value\n", a);
 			config_free(&cfg);
 			return cmd_usage(self);
 		} else if (!strcmp(a, "--backend"))
@@ -286,11 +300,7 @@ static int exec_eval(int argc, char **argv)
 			rc = config_set(&cfg, "jobs", v, err);
 		else if (!strcmp(a, "--worker"))
 			rc = config_set(&cfg, "worker", v, err);
-		else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "kloop: eval: unknown option %s\n", a);
-			config_free(&cfg);
-			return cmd_usage(self);
-		} else {
+		else {
 			if (nArgs < 255)
 				args[nArgs++] = a;
 			used = 0;

@@ -1,0 +1,21 @@
+# commands.sh - `kloop tasks`, `kloop doctor`, help, and `kloop` with no
+# arguments (the default task's seed).
+. tests/e2e/lib.sh
+$KLOOP tasks >"$T/tasks"
+for t in softmax layernorm matmul hgemm gemm_bias_relu; do
+	check "kloop tasks lists $t" grep -q "^$t " "$T/tasks"
+done
+$KLOOP tasks --json >"$T/tasks.json"
+check "kloop tasks --json gives both shape sets of softmax" python3 -c "
+import json; t={x['name']:x for x in json.load(open('$T/tasks.json'))['tasks']}
+s=t['softmax']['shapes']; assert s['host']['inputs'][0]['shape']==[64,4096] and 'cuda' in s"
+OPENAI_API_KEY=sk-test-secret-value $KLOOP doctor >"$T/doctor" 2>&1
+check "doctor reports the C compiler" grep -q "^cc .*ok" "$T/doctor"
+check "doctor reports the GPU line" grep -q "^gpu " "$T/doctor"
+check "doctor reports python and pytorch" sh -c "grep -q '^python ' '$T/doctor' && grep -q '^pytorch ' '$T/doctor'"
+check "doctor says the OpenAI key is set" grep -q "OPENAI_API_KEY is set" "$T/doctor"
+check "doctor never prints the key" sh -c "! grep -q sk-test-secret-value '$T/doctor'"
+$KLOOP help >"$T/help"
+check "help lists every subcommand" sh -c "for c in eval tasks session outline doctor; do grep -q \"kloop \$c\" '$T/help' || exit 1; done"
+$KLOOP --backend host --budget 0.2 >"$T/default" 2>&1
+check "kloop with no task evaluates the default task's seed" grep -q "softmax.*verdict   correct\|verdict   correct" "$T/default"

@@ -1,0 +1,53 @@
+# eval_errors.sh - bad input to `kloop eval` and `kloop session` gets a
+# clear one-line error and exit status 2, and never a crash.
+. tests/e2e/lib.sh
+B="--backend host --budget 0.2"
+
+# expect2 NAME NEEDLE CMD...: exit status 2 and NEEDLE in stderr
+expect2() {
+	name=$1 needle=$2
+	shift 2
+	"$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ $rc -eq 2 ] && grep -q -- "$needle" "$T/err"; then
+		ok "$name ($(head -c 200 "$T/err" | tr '\n' ' '))"
+	else
+		fail "$name: rc=$rc, stderr: $(cat "$T/err")"
+	fi
+}
+
+expect2 "unknown task" "unknown task 'nosuch'" $KLOOP eval nosuch tasks/softmax/seed.c $B
+expect2 "missing source" "cannot open" $KLOOP eval softmax "$T/missing.c" $B
+: >"$T/empty.c"
+expect2 "empty source" "empty" $KLOOP eval softmax "$T/empty.c" $B
+head -c 4096 /dev/urandom >"$T/binary.c"
+expect2 "binary source" "binary" $KLOOP eval softmax "$T/binary.c" $B
+python3 -c "open('$T/huge.c','w').write('/*' + 'x'*(50<<20) + '*/\n')"
+expect2 "a 50 MB source" "over the limit" $KLOOP eval softmax "$T/huge.c" $B
+expect2 "a source of unknown language" "unknown source language" $KLOOP eval softmax tasks/softmax/task.json $B
+expect2 "missing arguments" "usage: kloop eval" $KLOOP eval softmax
+expect2 "unknown option" "unknown option" $KLOOP eval softmax tasks/softmax/seed.c --frobnicate
+expect2 "bad --trials" "trials" $KLOOP eval softmax tasks/softmax/seed.c --trials zero
+mkdir -p "$T/badtask"
+echo '{"name": "bad", "outputs": [' >"$T/badtask/task.json"
+expect2 "malformed task.json" "task.json:[0-9]*: not valid JSON" $KLOOP eval "$T/badtask" tasks/softmax/seed.c $B
+expect2 "missing task.json" "task.json: cannot open" $KLOOP eval "$T" tasks/softmax/seed.c $B
+# a task.json whose output shape disagrees with what its reference writes
+mkdir -p "$T/shape"
+cp tasks/softmax/reference.c "$T/shape/"
+sed 's/"cols": 4096/"cols": 4000/; s/"shape": \["rows", "cols"\]}\]/"shape": ["rows", 100]}]/' tasks/softmax/task.json |
+	python3 -c 'import json,sys; t=json.load(sys.stdin); t["outputs"][0]["shape"]=["rows",100]; t["seeds"]={}; t["reference"]={"host":"reference.c"}; print(json.dumps(t))' >"$T/shape/task.json"
+expect2 "output shape that does not fit the reference" "the reference reference.c failed" \
+	$KLOOP eval "$T/shape" tasks/softmax/seed.c $B
+mkdir -p "$T/noout"
+python3 -c 'import json; t=json.load(open("tasks/softmax/task.json")); t["outputs"]=[]; print(json.dumps(t))' >"$T/noout/task.json"
+expect2 "a task.json with no outputs" "outputs: expected at least one tensor" $KLOOP eval "$T/noout" tasks/softmax/seed.c $B
+expect2 "an unwritable session path" "cannot open the session journal" \
+	$KLOOP eval softmax tasks/softmax/seed.c $B --session /nonexistent/dir/s.jsonl
+expect2 "a .cu candidate on the host backend" "needs the cuda backend" $KLOOP eval softmax tasks/softmax/seed.cu $B
+expect2 "session of a missing file" "no such session journal" $KLOOP session "$T/none.jsonl"
+expect2 "unknown shape set" "no shape set named 'huge'" $KLOOP eval softmax tasks/softmax/seed.c $B --shapes huge
+mkdir -p "$T/cfg/kloop"
+echo "budget = soon" >"$T/cfg/kloop/config"
+XDG_CONFIG_HOME="$T/cfg" expect2 "a bad config line names file and line" "config:1: budget" \
+	$KLOOP eval softmax tasks/softmax/seed.c --backend host

@@ -1,0 +1,79 @@
+# eval_host.sh - `kloop eval` on the host backend: each fixture gets its
+# verdict, crashes and hangs take down only their worker, and the JSON and
+# exit status say so.
+. tests/e2e/lib.sh
+F=tests/fixtures/host
+B="--backend host --budget 0.3 --trials 5"
+
+# verdict FILE STATUS NEEDLE [extra flags]: run eval --json and check
+verdict() {
+	file=$1 want=$2 needle=$3
+	shift 3
+	$KLOOP eval softmax "$file" $B --json "$@" >"$T/out.json" 2>"$T/err"
+	rc=$?
+	got=$(json status "$T/out.json" 2>/dev/null)
+	reason=$(json reason "$T/out.json" 2>/dev/null)
+	wantrc=1
+	[ "$want" = correct ] && wantrc=0
+	if [ "$got" = "$want" ] && [ $rc -eq $wantrc ] && echo "$reason" | grep -q -- "$needle"; then
+		ok "$(basename "$file"): $want ($reason)"
+	else
+		fail "$(basename "$file"): expected $want with '$needle', got '$got' rc=$rc: $reason $(cat "$T/err")"
+	fi
+}
+
+verdict tasks/softmax/seed.c correct ""
+sp=$(json speedup "$T/out.json")
+bl=$(json baseline_ms "$T/out.json")
+tm=$(json time_ms "$T/out.json")
+check "the seed's result has time_ms, baseline_ms and speedup ($tm ms, $bl ms, ${sp}x)" \
+	python3 -c "import sys; t,b,s=map(float,sys.argv[1:]); assert t>0 and b>0 and abs(b/t-s)<1e-6*s" "$tm" "$bl" "$sp"
+check "the correctness object reports five trials" test "$(json correctness.trials "$T/out.json")" = 5
+for t in layernorm matmul hgemm gemm_bias_relu; do
+	$KLOOP eval $t tasks/$t/seed.c $B --json >"$T/$t.json" 2>"$T/err"
+	check "the $t host seed is correct" test "$(json status "$T/$t.json")" = correct
+done
+
+verdict $F/off_by_one.c incorrect "NaN"
+verdict $F/zeros.c incorrect "relative L2 error 1"
+verdict $F/constant.c incorrect "relative L2"
+verdict $F/first_row.c incorrect "at \[1, 0\]"
+verdict $F/stateful.c incorrect "trial 2 of 5"
+verdict $F/modifies_input.c incorrect "input modified"
+verdict $F/oob_write.c incorrect "out-of-bounds write"
+verdict $F/returns_error.c incorrect "kl_run returned 7"
+verdict $F/syntax_error.c compile_error "error"
+verdict $F/no_kl_run.c compile_error "does not define kl_run"
+verdict $F/segfault.c crashed "SIGSEGV"
+verdict $F/abort.c crashed "SIGABRT"
+verdict $F/exit.c crashed "exit(3)"
+verdict $F/infinite_loop.c timeout "wall-clock" --timeout 3
+verdict $F/flood_stdout.c correct ""
+
+# a crash, a hang, then a correct candidate, in one run: fresh workers each time
+$KLOOP eval softmax $F/segfault.c $F/infinite_loop.c tasks/softmax/seed.c $B --timeout 3 --json >"$T/multi.json" 2>"$T/err"
+rc=$?
+statuses=$(python3 -c 'import json,sys; print(" ".join(json.loads(l)["status"] for l in open(sys.argv[1])))' "$T/multi.json")
+check "crash, hang, then a correct eval on a fresh worker (got: $statuses, rc $rc)" test "$statuses" = "crashed timeout correct" -a $rc -eq 1
+
+# the crash report carries the candidate's last output
+cat >"$T/noisy_crash.c" <<'C'
+#include <stdio.h>
+#include "kloop.h"
+int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)
+{
+	(void)in; (void)n_in; (void)out; (void)n_out; (void)stream;
+	fprintf(stderr, "about to fail: index 12345\n");
+	fflush(stderr);
+	*(volatile int *)0 = 1;
+	return 0;
+}
+C
+$KLOOP eval softmax "$T/noisy_crash.c" $B --json >"$T/nc.json" 2>&1
+check "a crash reports the last lines the candidate printed" grep -q "about to fail: index 12345" "$T/nc.json"
+
+# human-readable output and the compiler's own diagnostics
+$KLOOP eval softmax $F/syntax_error.c $B >"$T/human.txt" 2>&1
+check "a compile error shows the compiler's diagnostics with file and line" grep -q "syntax_error.c:[0-9]*:[0-9]*: error" "$T/human.txt"
+$KLOOP eval softmax tasks/softmax/seed.c $B >"$T/human.txt" 2>&1
+check "human output names verdict, time and speedup" sh -c "grep -q 'verdict   correct' '$T/human.txt' && grep -q 'speedup' '$T/human.txt'"

@@ -1,0 +1,25 @@
+# session.sh - `kloop eval --session` journals candidates and results;
+# `kloop session` folds them back, also after a crash mid-write.
+. tests/e2e/lib.sh
+B="--backend host --budget 0.2"
+S="$T/s.jsonl"
+$KLOOP eval softmax tasks/softmax/seed.c $B --session "$S" >/dev/null 2>&1
+$KLOOP eval softmax tests/fixtures/host/zeros.c $B --session "$S" >/dev/null 2>&1
+$KLOOP session "$S" --json >"$T/s.json"
+check "the session holds two candidates" test "$(json candidates "$T/s.json" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 2
+check "the seed is recorded with origin seed and status correct" \
+	test "$(json candidates.0.origin "$T/s.json") $(json candidates.0.status "$T/s.json")" = "seed correct"
+check "the hand-given candidate is human and incorrect" \
+	test "$(json candidates.1.origin "$T/s.json") $(json candidates.1.status "$T/s.json")" = "human incorrect"
+check "the seed's median time is recorded" python3 -c "import json; c=json.load(open('$T/s.json'))['candidates'][0]; assert c['time_ms']>0 and c['speedup']>0"
+check "events: started + 2 x (added, started, finished)" test "$(json events "$T/s.json")" = 7
+check "every journal line is one JSON object" python3 -c "import json; [json.loads(l) for l in open('$S')]"
+check "no line of the journal is an API key or an environment dump" sh -c "! grep -q 'API_KEY' '$S'"
+printf '{"type":"candidate_added","id":9,"na' >>"$S"
+$KLOOP session "$S" >"$T/human" 2>"$T/err"
+check "a truncated last line is reported, the rest is folded" sh -c "grep -q truncated '$T/err' && grep -q '2 candidates' '$T/human'"
+$KLOOP eval softmax tasks/softmax/seed.c $B --session "$S" >/dev/null 2>&1
+$KLOOP session "$S" --json >"$T/s2.json" 2>/dev/null
+check "appending after the truncated line works (3 candidates)" test "$(json candidates.2.id "$T/s2.json")" = 3
+$KLOOP eval layernorm tasks/layernorm/seed.c $B --session "$S" >"$T/out" 2>"$T/err"
+check "a session of another task is refused with exit 2" sh -c "test $? -eq 2 && grep -q \"is for task 'softmax'\" '$T/err'"
