@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,16 @@ struct compiler {
 	int nPending;
 };
 
+/* p made absolute (the compiler runs in its build directory); consumes p */
+static char *absolute(char *p)
+{
+	char *r = realpath(p, NULL);
+	if (!r)
+		return p;
+	free(p);
+	return r;
+}
+
 const char *compile_include_dir(void)
 {
 	static char *dir;
@@ -61,7 +72,7 @@ const char *compile_include_dir(void)
 		return dir;
 	const char *env = getenv("KLOOP_INCLUDE");
 	if (env && *env)
-		return dir = xstrdup(env);
+		return dir = absolute(xstrdup(env));
 	const char *cands[] = {"../include", "../share/kloop/include"};
 	for (size_t i = 0; i < 2; i++) {
 		char *p = path_join(exe_dir(), cands[i]);
@@ -69,7 +80,7 @@ const char *compile_include_dir(void)
 		int ok = path_exists(h);
 		free(h);
 		if (ok)
-			return dir = p;
+			return dir = absolute(p);
 		free(p);
 	}
 	return dir = path_join(exe_dir(), "../include");

@@ -10,6 +10,7 @@ log="$out/all.log"
 : >"$log"
 for t in "$@" "$top"/tests/e2e/*.sh; do
 	[ -e "$t" ] || continue
+	case "$t" in */lib.sh) continue ;; esac
 	name=$(basename "$t")
 	echo "# $name"
 	case "$t" in
