@@ -124,6 +124,16 @@ static void complete_result(cJSON *r, struct worker *w, const char *zTask, const
 		cJSON_AddNumberToObject(r, "speedup", base / t);
 	else
 		cJSON_AddNullToObject(r, "speedup");
+	const cJSON *cm = cJSON_GetObjectItem(worker_baselines(w), "compile");
+	double bc = num(cm, "median_ms");
+	if (!isnan(bc)) {
+		cJSON_AddNumberToObject(r, "baseline_compile_ms", bc);
+		if (ok && !isnan(t) && t > 0)
+			cJSON_AddNumberToObject(r, "speedup_compile", bc / t);
+	} else if (cm && cJSON_GetObjectItem(cm, "error")) {
+		cJSON_AddStringToObject(r, "baseline_compile_error",
+					cJSON_GetStringValue(cJSON_GetObjectItem(cm, "error")));
+	}
 	if (!cJSON_GetObjectItem(r, "reason"))
 		cJSON_AddStringToObject(r, "reason", "");
 	if (!cJSON_GetObjectItem(r, "correctness"))
@@ -180,9 +190,11 @@ static void print_human(const cJSON *r, const struct src *s)
 	if (!isnan(sp))
 		printf(", speedup %.3gx\n", sp);
 	const cJSON *bc = cJSON_GetObjectItem(r, "baseline_compile_ms");
-	if (cJSON_IsNumber(bc))
+	if (cJSON_IsNumber(bc) && !isnan(num(r, "speedup_compile")))
 		printf("  baseline  torch.compile %.4g ms, speedup %.3gx\n", bc->valuedouble,
 		       num(r, "speedup_compile"));
+	else if (cJSON_IsNumber(bc))
+		printf("  baseline  torch.compile %.4g ms\n", bc->valuedouble);
 }
 
 static int journal_result(struct session *ses, struct src *s, char *err)

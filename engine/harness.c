@@ -531,6 +531,7 @@ cJSON *harness_eval(struct harness *h, kl_run_fn fn, int bTime, harness_progress
 	char err[KL_ERRLEN] = "", why[1024] = "";
 	struct agg a = {0};
 	struct backend *b = h->b;
+	double t0 = now_s();
 	if (b->reset && b->reset(b, err) < 0)
 		return crashed(h, "resetting the device before the run", err);
 	for (int s = 0; s < h->o.nTrials; s++) {
@@ -570,8 +571,10 @@ cJSON *harness_eval(struct harness *h, kl_run_fn fn, int bTime, harness_progress
 	}
 	cJSON *o = verdict("correct", "");
 	cJSON_AddItemToObject(o, "correctness", correctness_json(&a, h->o.nTrials));
+	cJSON_AddNumberToObject(o, "check_seconds", now_s() - t0);
 	if (!bTime)
 		return o;
+	double t1 = now_s();
 	if (progress)
 		progress("timing", 0, arg);
 	int isBad;
@@ -586,6 +589,7 @@ cJSON *harness_eval(struct harness *h, kl_run_fn fn, int bTime, harness_progress
 		return crashed(h, "timing", err);
 	}
 	cJSON_AddItemToObject(o, "timing", tm);
+	cJSON_AddNumberToObject(o, "time_seconds", now_s() - t1);
 	return o;
 }
 

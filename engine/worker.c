@@ -43,6 +43,7 @@ struct worker {
 	strbuf tail;        /* last bytes of its stderr (and the candidate's output) */
 	int ready;          /* task loaded */
 	cJSON *refTiming;   /* from the first task_ready */
+	cJSON *baselines;   /* PyTorch eager and torch.compile timings, or NULL */
 	char *zRefName;
 	char *zDevice;
 	char *zTaskError;   /* task-level failure */
@@ -114,6 +115,7 @@ void worker_free(struct worker *w)
 	sb_free(&w->outbuf);
 	sb_free(&w->tail);
 	cJSON_Delete(w->refTiming);
+	cJSON_Delete(w->baselines);
 	free(w->zRefName);
 	free(w->zDevice);
 	free(w->zTaskError);
@@ -132,6 +134,11 @@ int worker_pending(const struct worker *w)
 const cJSON *worker_reference_timing(const struct worker *w)
 {
 	return w->refTiming;
+}
+
+const cJSON *worker_baselines(const struct worker *w)
+{
+	return w->baselines;
 }
 
 const char *worker_reference_name(const struct worker *w)
@@ -284,6 +291,9 @@ static void handle_event(struct worker *w, cJSON *o)
 		cJSON *tm = cJSON_GetObjectItem(o, "reference_timing");
 		if (tm && !w->refTiming)
 			w->refTiming = cJSON_Duplicate(tm, 1);
+		cJSON *bl = cJSON_GetObjectItem(o, "baselines");
+		if (bl && !w->baselines)
+			w->baselines = cJSON_Duplicate(bl, 1);
 		const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(o, "reference"));
 		if (r && !w->zRefName)
 			w->zRefName = xstrdup(r);
@@ -512,7 +522,7 @@ static void start(struct worker *w)
 		cJSON_AddNumberToObject(o, "trials", w->cfg.nTrials);
 	if (w->cfg.budgetS > 0)
 		cJSON_AddNumberToObject(o, "budget_s", w->cfg.budgetS);
-	cJSON_AddBoolToObject(o, "time_reference", w->refTiming == NULL);
+	cJSON_AddBoolToObject(o, "time_reference", w->refTiming == NULL && w->baselines == NULL);
 	send_line(w, o);
 	arm(w, w->cfg.setupTimeoutS);
 	for (struct wjob *j = w->jobs; j; j = j->next)

@@ -48,6 +48,9 @@ int worker_pending(const struct worker *w);
 
 /* the reference's timing ({"median_ms", ...}) once the task is loaded, or NULL */
 const cJSON *worker_reference_timing(const struct worker *w);
+/* the PyTorch baselines ({"eager": {...}, "compile": {...}}) when the
+ * reference is PyTorch, or NULL */
+const cJSON *worker_baselines(const struct worker *w);
 /* the reference's description ("reference.c", "reference.py (torch)") or NULL */
 const char *worker_reference_name(const struct worker *w);
 /* the device the worker reported, or NULL before it started */

@@ -32,7 +32,8 @@ struct job {
 	char *zSo;          /* shared object */
 	cJSON *compile;     /* the compile report */
 	double tCompile;    /* seconds */
-	struct job *next;   /* ready-to-run queue link */
+	int compiled;       /* its compile has finished (ok or not) */
+	struct job *next;   /* run queue link, in submission order */
 	int isReference;    /* the task's reference */
 };
 
@@ -46,7 +47,7 @@ static struct {
 	struct harness_opts opts;
 	int ready;                 /* task loaded and reference data in place */
 	int timeReference;         /* time the reference when it is ready */
-	struct job *runq;          /* compiled jobs waiting to run */
+	struct job *runq;          /* candidates in submission order; the head runs once compiled */
 	strbuf inbuf;
 	const char *zBackend;
 	char *zPython;             /* interpreter for torch references */
@@ -246,12 +247,15 @@ static void run_job(struct job *j)
 	double tRun = now_s() - t0 - tLoad;
 	cJSON *o = ev("result", j->id);
 	cJSON *e;
-	cJSON_ArrayForEach(e, res) cJSON_AddItemReferenceToObject(o, e->string, e);
+	cJSON_ArrayForEach(e, res) if (strcmp(e->string, "check_seconds") && strcmp(e->string, "time_seconds"))
+		cJSON_AddItemReferenceToObject(o, e->string, e);
 	cJSON_AddItemReferenceToObject(o, "compile", j->compile);
 	cJSON *sec = cJSON_AddObjectToObject(o, "seconds");
 	cJSON_AddNumberToObject(sec, "compile", j->tCompile);
 	cJSON_AddNumberToObject(sec, "load", tLoad);
-	cJSON_AddNumberToObject(sec, "run", tRun);
+	cJSON *cs = cJSON_GetObjectItem(res, "check_seconds"), *ts = cJSON_GetObjectItem(res, "time_seconds");
+	cJSON_AddNumberToObject(sec, "check", cs ? cs->valuedouble : tRun);
+	cJSON_AddNumberToObject(sec, "time", ts ? ts->valuedouble : 0);
 	cJSON_AddBoolToObject(o, "worker_exiting", W.b->fatal);
 	send_json(o);
 	cJSON_Delete(res);
@@ -261,7 +265,7 @@ static void run_job(struct job *j)
 
 static void pump(void)
 {
-	while (W.ready && W.runq) {
+	while (W.ready && W.runq && W.runq->compiled) {
 		struct job *j = W.runq;
 		W.runq = j->next;
 		run_job(j);
@@ -304,10 +308,7 @@ static void compiled(struct compile_result *r, void *arg)
 		cJSON_AddBoolToObject(o, "cached", r->cached);
 		cJSON_AddNumberToObject(o, "seconds", r->seconds);
 		send_json(o);
-		struct job **pp = &W.runq;
-		while (*pp)
-			pp = &(*pp)->next;
-		*pp = j;
+		j->compiled = 1;
 	}
 	pump_later();
 }
@@ -350,7 +351,9 @@ static int ends_with(const char *z, const char *suffix)
 static struct torchref *prepare_torch(const char *zProblem, char *err)
 {
 	struct torchref_opts to = {W.zPython, W.zCacheDir, strcmp(W.zBackend, "cuda") ? "cpu" : "cuda",
-				   W.opts.nTrials, W.opts.seed, W.timeReference, W.opts.budgetS};
+				   /* always timed: the cache makes it a one-time cost, and the
+				    * cache key must not depend on whether this worker is a restart */
+				   W.opts.nTrials, W.opts.seed, 1, W.opts.budgetS};
 	return torchref_prepare(zProblem, &to, err);
 }
 
@@ -459,7 +462,13 @@ static void op_eval(cJSON *req)
 	if (submit_compile(j, src->valuestring, strlen(src->valuestring), err) < 0) {
 		send_error(id, err, 0);
 		job_free(j);
+		return;
 	}
+	/* results come back in submission order; compiles run in parallel */
+	struct job **pp = &W.runq;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = j;
 }
 
 static void handle_line(char *line)

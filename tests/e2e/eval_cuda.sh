@@ -1,0 +1,93 @@
+# eval_cuda.sh - the GPU suite: every bundled task's CUDA seed is correct
+# against its PyTorch reference, and each way a kernel can cheat or fail gets
+# the right verdict.  Skipped with one line where there is no GPU.
+. tests/e2e/lib.sh
+if ! $KLOOP doctor --json 2>/dev/null | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["gpu"]["ok"] else 1)'; then
+	skip "cuda: no GPU here, the GPU suite did not run"
+	exit 0
+fi
+# the GPU machine has no cache of ours yet: keep one across the scripts of this run
+export XDG_CACHE_HOME="${KLOOP_GPU_CACHE:-$T/cache}"
+F=tests/fixtures/cuda
+B="--backend cuda --budget ${KLOOP_GPU_BUDGET:-1}"
+has_torch=0
+python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && has_torch=1
+
+for t in softmax layernorm matmul hgemm gemm_bias_relu; do
+	$KLOOP eval $t tasks/$t/seed.cu $B --json >"$T/$t.json" 2>"$T/$t.err"
+	st=$(json status "$T/$t.json" 2>/dev/null)
+	check "the $t CUDA seed is correct against $(json baseline "$T/$t.json" 2>/dev/null) ($(json reason "$T/$t.json" 2>/dev/null)$(head -c 300 "$T/$t.err"))" test "$st" = correct
+	echo "# $t seed: $(json time_ms "$T/$t.json" 2>/dev/null) ms, baseline $(json baseline_ms "$T/$t.json" 2>/dev/null) ms"
+done
+if [ $has_torch = 1 ]; then
+	check "with PyTorch present the default reference is PyTorch eager" grep -q 'PyTorch eager' "$T/softmax.json"
+fi
+$KLOOP eval softmax tasks/softmax/seed.cu $B --reference cuda --json >"$T/refcu.json" 2>"$T/err"
+check "the CUDA reference kernel serves as the reference too ($(json baseline "$T/refcu.json"))" \
+	test "$(json status "$T/refcu.json")" = correct -a "$(json baseline "$T/refcu.json")" = reference.cu
+
+# the kernel of own_stream.cu launched on the given stream, for comparison
+sed 's/0, own>>>/0, (cudaStream_t)stream>>>/' $F/own_stream.cu >"$T/given_stream.cu"
+
+$KLOOP eval softmax $F/writes_nothing.cu $F/zeros.cu $F/first_row.cu $F/oob_write.cu \
+	$F/modifies_input.cu "$T/given_stream.cu" $F/own_stream.cu $F/persisting_l2.cu \
+	$F/slow_register_spill.cu $F/syntax_error.cu $F/illegal_address.cu tasks/softmax/seed.cu \
+	$F/infinite_loop.cu tasks/softmax/seed.cu $B --timeout 20 --json >"$T/all.json" 2>"$T/all.err"
+python3 - "$T/all.json" <<'PY' >"$T/verdicts"
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    print(r["source"].split("/")[-1], r["status"], r.get("time_ms"), "|", r.get("reason", "").replace("\n", " ")[:300])
+PY
+cat "$T/verdicts" | sed 's/^/# /'
+v() { sed -n "${1}p" "$T/verdicts"; }
+expect() {
+	n=$1 file=$2 status=$3 needle=$4
+	line=$(v $n)
+	case "$line" in
+	"$file $status "*) echo "$line" | grep -q -- "$needle" && ok "$file: $status ($line)" || fail "$file: expected '$needle' in: $line" ;;
+	*) fail "$file: expected $status, got: $line" ;;
+	esac
+}
+expect 1 writes_nothing.cu incorrect "NaN"
+expect 2 zeros.cu incorrect "relative L2 error 1"
+expect 3 first_row.cu incorrect "at \[1, 0\]"
+expect 4 oob_write.cu incorrect "out-of-bounds write"
+expect 5 modifies_input.cu incorrect "input modified"
+expect 6 given_stream.cu correct ""
+expect 7 own_stream.cu correct ""
+expect 8 persisting_l2.cu correct ""
+expect 9 slow_register_spill.cu correct ""
+expect 10 syntax_error.cu compile_error "error"
+expect 11 illegal_address.cu crashed "illegal memory access\|illegal address"
+expect 12 seed.cu correct ""
+expect 13 infinite_loop.cu timeout "wall-clock"
+expect 14 seed.cu correct ""
+tg=$(v 6 | cut -d' ' -f3) to=$(v 7 | cut -d' ' -f3) tp=$(v 8 | cut -d' ' -f3)
+check "work on the candidate's own stream is inside the time (own $to ms vs given $tg ms)" \
+	python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); assert 0.7*b <= a <= 1.4*b" "$to" "$tg"
+check "a persisting-L2 window buys no unfair speed (pinned $tp ms vs plain $tg ms)" \
+	python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); assert a >= 0.7*b" "$tp" "$tg"
+check "the spilling kernel's resource report shows its stack frame" python3 -c "
+import json
+for l in open('$T/all.json'):
+    r=json.loads(l)
+    if r['source'].endswith('slow_register_spill.cu'):
+        assert any(k['stack_bytes']>0 or k['spill_stores']>0 for k in r['compile']['resources'])
+        break
+else: raise SystemExit(1)"
+check "every result names the device and its architecture" grep -q '"device":"[^"]*sm_[0-9]' "$T/all.json"
+check "a timed result reports the SM clock" grep -q 'sm_clock_mhz_after' "$T/all.json"
+
+if [ $has_torch = 1 ]; then
+	$KLOOP eval tasks/softmax/reference.py tasks/softmax/seed.cu $B --json >"$T/kb.json" 2>"$T/kb.err"
+	check "a KernelBench problem file works as the TASK ($(json reason "$T/kb.json" 2>/dev/null)$(head -c 200 "$T/kb.err"))" \
+		test "$(json status "$T/kb.json" 2>/dev/null)" = correct
+	check "the result reports the speedup against torch.compile too" python3 -c "
+import json; r=json.load(open('$T/kb.json')); assert r['baseline_compile_ms']>0 and r['speedup_compile']>0"
+else
+	skip "cuda: PyTorch is not installed for python3, PyTorch references not tested"
+fi
+python3 -c 'print(1)' >/dev/null
+PYTHON_MISSING=$($KLOOP eval softmax tasks/softmax/seed.cu $B --reference torch --python /nonexistent/python3 2>&1)
+check "a missing Python interpreter is one clear line" sh -c "echo '$PYTHON_MISSING' | grep -q 'cannot be run'"
