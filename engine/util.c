@@ -211,8 +211,11 @@ int read_file(const char *path, strbuf *sb, size_t max, char *err)
 		}
 	}
 	close(fd);
-	if (!sb->buf)
+	if (!sb->buf) {
+		/* an empty file: an empty string, not uninitialised bytes */
 		sb_grow(sb, 0);
+		sb->buf[sb->len] = 0;
+	}
 	return 0;
 }
 
