@@ -40,6 +40,9 @@ void state_free(struct state *st)
 
 struct cand *state_cand(const struct state *st, int id)
 {
+	/* ids are usually 1..n in order: try that slot first */
+	if (id >= 1 && id <= st->nCand && st->aCand[id - 1].id == id)
+		return &st->aCand[id - 1];
 	for (int i = 0; i < st->nCand; i++)
 		if (st->aCand[i].id == id)
 			return &st->aCand[i];
@@ -90,8 +93,11 @@ int state_apply(struct state *st, const cJSON *ev, char *err)
 	if (state_check(st, ev, err) < 0)
 		return -1;
 	const char *type = str(ev, "type");
+	const cJSON *ts = cJSON_GetObjectItem(ev, "ts");
+	double when = cJSON_IsNumber(ts) ? ts->valuedouble : 0;
 	st->nEvents++;
 	if (!strcmp(type, "session_started")) {
+		st->tsStarted = when;
 		set_str(&st->zTask, str(ev, "task"));
 		set_str(&st->zTaskDir, str(ev, "task_dir"));
 		set_str(&st->zBackend, str(ev, "backend"));
@@ -114,6 +120,7 @@ int state_apply(struct state *st, const cJSON *ev, char *err)
 		set_str(&c->zStatus, "new");
 		set_str(&c->zReason, "");
 		c->timeMs = c->speedup = -1;
+		c->tsAdded = when;
 		const cJSON *p, *ps = cJSON_GetObjectItem(ev, "parents");
 		cJSON_ArrayForEach(p, ps) if (cJSON_IsNumber(p) && c->nParent < 2) c->aParent[c->nParent++] =
 			p->valueint;
@@ -127,6 +134,7 @@ int state_apply(struct state *st, const cJSON *ev, char *err)
 		const cJSON *r = cJSON_GetObjectItem(ev, "result");
 		set_str(&c->zStatus, str(r, "status") ? str(r, "status") : "error");
 		set_str(&c->zReason, str(r, "reason") ? str(r, "reason") : "");
+		c->tsEval = when;
 		cJSON_Delete(c->result);
 		c->result = r ? cJSON_Duplicate(r, 1) : NULL;
 		const cJSON *tm = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "timing"), "median_ms");

@@ -21,6 +21,8 @@ struct cand {
 	double timeMs;   /* median time, or -1 */
 	double speedup;  /* baseline / time, or -1 */
 	cJSON *result;   /* the last eval result, or NULL */
+	double tsAdded;  /* wall-clock time of its candidate_added event (0: unknown) */
+	double tsEval;   /* wall-clock time of its last eval_finished (0: none) */
 };
 
 struct state {
@@ -33,6 +35,7 @@ struct state {
 	size_t nCandAlloc;
 	int nEvents;      /* events applied */
 	double baselineMs; /* reference time, or -1 */
+	double tsStarted;  /* wall-clock time of session_started (0: unknown) */
 };
 
 void state_init(struct state *st);
