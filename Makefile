@@ -14,9 +14,11 @@ LIBS    := -lcjson -ldl -lm
 UI_LIBS := -lncursesw -ledit -lcurl
 
 ENGINE_SRC := $(filter-out engine/worker_main.c,$(wildcard engine/*.c)) $(wildcard sessions/*.c)
-CLI_SRC    := $(wildcard cli/*.c) $(wildcard tui/*.c)
+CLI_SRC    := $(wildcard cli/*.c)
+TUI_SRC    := $(wildcard tui/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TUI_OBJ    := $(TUI_SRC:%.c=$(BUILD)/%.o)
 TS_OBJ     := $(BUILD)/ts/runtime.o $(BUILD)/ts/cuda_parser.o $(BUILD)/ts/cuda_scanner.o
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -45,17 +47,23 @@ $(BUILD)/libkloop.a: $(ENGINE_OBJ) $(TS_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-bin/kloop: $(CLI_OBJ) $(BUILD)/libkloop.a
+# the front ends (tui/): the TUI, the line REPL and the command language
+$(BUILD)/libkloopui.a: $(TUI_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+bin/kloop: $(CLI_OBJ) $(BUILD)/libkloopui.a $(BUILD)/libkloop.a
 	@mkdir -p bin
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libkloop.a $(LIBS) $(UI_LIBS)
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libkloopui.a $(BUILD)/libkloop.a $(LIBS) $(UI_LIBS)
 
 bin/kloop-worker: $(BUILD)/engine/worker_main.o $(BUILD)/libkloop.a
 	@mkdir -p bin
 	$(CC) $(CFLAGS) -rdynamic -o $@ $^ $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(BUILD)/libkloop.a
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(BUILD)/libkloopui.a $(BUILD)/libkloop.a
 	@mkdir -p $(dir $@)
-	$(CC) $(KCFLAGS) -Itests/unit $(CFLAGS) -o $@ $< $(BUILD)/libkloop.a $(LIBS) $(UI_LIBS)
+	$(CC) $(KCFLAGS) -Itests/unit $(CFLAGS) -o $@ $< $(BUILD)/libkloopui.a $(BUILD)/libkloop.a \
+		$(LIBS) $(UI_LIBS)
 
 test: all $(UNIT_BIN)
 	@sh tests/run.sh $(UNIT_BIN)
@@ -79,7 +87,7 @@ clean:
 	rm -rf $(BUILD) bin tests/out
 
 .PHONY: all test run deps bench install clean
--include $(ENGINE_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(ENGINE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TUI_OBJ:.o=.d)
 
 # --- code intelligence (issue 4): kloop's tree-sitter queries, embedded ----
 QUERY_SCM := $(sort $(wildcard grammars/queries/*.scm))
