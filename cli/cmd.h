@@ -21,5 +21,8 @@ extern const struct cmd_entry cmd_tasks_entry;
 extern const struct cmd_entry cmd_session_entry;
 extern const struct cmd_entry cmd_doctor_entry;
 extern const struct cmd_entry cmd_outline_entry;
+extern const struct cmd_entry cmd_open_entry;
+extern const struct cmd_entry cmd_shell_entry;
+extern const struct cmd_entry cmd_replay_entry;
 
 #endif

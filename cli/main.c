@@ -1,7 +1,8 @@
 /*
  * main.c - kloop's entry point: dispatches `kloop COMMAND ...` to the
- * command table; with no command, opens the default task.
+ * command table; with no command, `kloop [TASK]` opens the TUI.
  */
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,9 @@
 #define KLOOP_VERSION "0.1.0"
 
 static const struct cmd_entry *commands[] = {
+	&cmd_open_entry,
+	&cmd_shell_entry,
+	&cmd_replay_entry,
 	&cmd_eval_entry,
 	&cmd_tasks_entry,
 	&cmd_session_entry,
@@ -28,7 +32,7 @@ int cmd_usage(const struct cmd_entry *e)
 static void help(FILE *f)
 {
 	fprintf(f, "kloop %s - a workbench for writing and optimizing GPU kernels\n\n", KLOOP_VERSION);
-	fprintf(f, "usage: kloop [TASK]            evaluate the task's seeds (default task: softmax)\n");
+	fprintf(f, "usage: kloop [TASK]            the full-screen workbench on a new session (default task: softmax)\n");
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(f, "       kloop %s %s\n%*s%s\n", commands[i]->name, commands[i]->usage, 15, "",
 			commands[i]->help);
@@ -38,6 +42,7 @@ static void help(FILE *f)
 
 int main(int argc, char **argv)
 {
+	setlocale(LC_ALL, "");
 	if (argc >= 2 && (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		help(stdout);
 		return 0;
@@ -51,16 +56,6 @@ int main(int argc, char **argv)
 			if (!strcmp(argv[1], commands[i]->name))
 				return commands[i]->exec(argc - 1, argv + 1);
 	}
-	/* `kloop [TASK] [flags]`: the full-screen app is not built yet, so
-	 * evaluate the task's seeds */
-	char *v[64];
-	int n = 0;
-	v[n++] = "eval";
-	v[n++] = "--seeds";
-	if (argc < 2 || argv[1][0] == '-')
-		v[n++] = "softmax";
-	for (int i = 1; i < argc && n < 63; i++)
-		v[n++] = argv[i];
-	v[n] = NULL;
-	return cmd_eval_entry.exec(n, v);
+	/* `kloop [TASK] [flags]`: the full-screen workbench */
+	return cmd_open_entry.exec(argc, argv);
 }

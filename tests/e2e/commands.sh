@@ -16,6 +16,8 @@ check "doctor reports python and pytorch" sh -c "grep -q '^python ' '$T/doctor' 
 check "doctor says the OpenAI key is set" grep -q "OPENAI_API_KEY is set" "$T/doctor"
 check "doctor never prints the key" sh -c "! grep -q sk-test-secret-value '$T/doctor'"
 $KLOOP help >"$T/help"
-check "help lists every subcommand" sh -c "for c in eval tasks session outline doctor; do grep -q \"kloop \$c\" '$T/help' || exit 1; done"
+check "help lists every subcommand" sh -c "for c in open shell replay eval tasks session outline doctor; do grep -q \"kloop \$c\" '$T/help' || exit 1; done"
 $KLOOP --backend host --budget 0.2 >"$T/default" 2>&1
-check "kloop with no task evaluates the default task's seed" grep -q "softmax.*verdict   correct\|verdict   correct" "$T/default"
+check "kloop with no task and no terminal says what it does instead of the TUI" grep -q "stdout is not a terminal.*evaluating the seeds of softmax" "$T/default"
+check "and evaluates the default task's seed" grep -q "candidate 1 (seed.c): correct" "$T/default"
+check "into a session journal under \$XDG_STATE_HOME" sh -c "ls '$T'/state/kloop/sessions/softmax-*.jsonl >/dev/null"

@@ -21,3 +21,45 @@ for k in sys.argv[1].split("."):
     v=v[int(k)] if isinstance(v,list) else v.get(k)
 print(v if not isinstance(v,(dict,list)) else json.dumps(v))' "$1" "$2"
 }
+# --- the TUI in tmux: a private server in $T; tui_start CMD starts CMD in a
+# 100x30 session; screen prints what it shows; wait_for PATTERN [SECONDS]
+# polls the screen (grep -E) until it matches or the deadline passes.
+tm() {
+	[ -f "$T/tmux.conf" ] || printf 'set -g remain-on-exit on\nset -g status off\n' >"$T/tmux.conf"
+	tmux -f "$T/tmux.conf" -S "$T/tmux.sock" "$@"
+}
+TUI_N=0
+tui_start() {
+	TUI_N=$((TUI_N + 1))
+	K=k$TUI_N
+	tm new-session -d -s "$K" -x "${TUI_W:-100}" -y "${TUI_H:-30}" "$1"
+}
+keys() { tm send-keys -t "$K" "$@"; }
+screen() { tm capture-pane -p -t "$K"; }
+# the screen with the lines that scrolled off it (what a program printed on exit)
+screen_all() { tm capture-pane -p -S -200 -t "$K"; }
+wait_for() {
+	_end=$(($(date +%s) + ${2:-15}))
+	while :; do
+		screen >"$T/screen" 2>/dev/null
+		grep -Eq -- "$1" "$T/screen" && return 0
+		if [ "$(date +%s)" -ge "$_end" ]; then
+			echo "# the screen while waiting for: $1"
+			sed 's/^/#   /' "$T/screen"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+# wait_gone PATTERN [SECONDS]: until the screen no longer shows PATTERN
+wait_gone() {
+	_end=$(($(date +%s) + ${2:-15}))
+	while :; do
+		screen >"$T/screen" 2>/dev/null
+		grep -Eq -- "$1" "$T/screen" || return 0
+		[ "$(date +%s)" -ge "$_end" ] && return 1
+		sleep 0.05
+	done
+}
+# the alternate screen of the session's pane (1 while a full-screen app runs)
+alt_on() { tm display -p -t "$K" '#{alternate_on}'; }

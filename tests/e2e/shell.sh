@@ -1,0 +1,109 @@
+# shell.sh - the line REPL (`kloop shell`): commands piped in are run one
+# after the other, each waiting for the jobs it started, so the output is
+# the same every time; errors go to stderr and set the exit status; the
+# hand edit through $EDITOR; and the REPL on a terminal (libedit) in tmux.
+. tests/e2e/lib.sh
+TASK=tests/fixtures/tui_task
+B="--backend host --budget 0.2"
+S="$T/s.jsonl"
+cat >"$T/ed.sh" <<'EOF'
+#!/bin/sh
+sed -i 's/return 2.0f \* x + 1.0f;/return x + x + 1.0f;/' "$1"
+EOF
+chmod +x "$T/ed.sh"
+
+cat >"$T/script" <<'EOF'
+# a comment, then commands
+list
+bench 2
+sort speedup
+filter correct
+list
+show 1
+edit 1
+diff 3
+diff 1 2
+export 3 OUT/cand3.c
+filter origin=human
+list
+filter
+jobs
+help export
+EOF
+sed -i "s|OUT|$T|" "$T/script"
+EDITOR="$T/ed.sh" $KLOOP shell $TASK $B --session "$S" <"$T/script" >"$T/out" 2>"$T/err"
+rc=$?
+check "a piped script runs to its end with exit status 0" test $rc -eq 0
+check "nothing on stderr" test ! -s "$T/err"
+check "the seeds' verdicts come first (the REPL waits for them)" sh -c "head -2 '$T/out' | grep -q 'candidate 1 (seed.c): correct' && head -2 '$T/out' | grep -q 'candidate 2 (seed_unrolled.c): correct'"
+check "list prints the population table" grep -Eq "^ +2 +- seed +correct" "$T/out"
+check "bench waits for its job: its verdict comes before the next command's output" \
+	sh -c "grep -A1 'candidate 2 (seed_unrolled.c): evaluating' '$T/out' | tail -1 | grep -q 'candidate 2 (seed_unrolled.c): correct'"
+check "sort answers with the order" grep -q "^sorted by speedup, descending$" "$T/out"
+check "filter answers with the count" grep -q "^filter: correct (2 of 2 candidates shown)$" "$T/out"
+check "the sorted list puts the fastest first" sh -c "grep -A1 'time ms speedup' '$T/out' | sed -n 5p | grep -Eq '^ +2 '"
+check "show prints the results and the numbered source" sh -c "grep -q '^verdict   correct' '$T/out' && grep -Eq '^ +4  static float axpb' '$T/out'"
+check "edit adds a human candidate from the scripted editor and benchmarks it" sh -c "grep -q 'candidate 3 (human, from #1) added; evaluating' '$T/out' && grep -q 'candidate 3 (cand3.c): correct' '$T/out'"
+check "diff 3 compares with the parent by function" grep -Eq "^  changed +axpb" "$T/out"
+check "and by line" sh -c "grep -q '^-.*return 2.0f \* x + 1.0f;' '$T/out' && grep -q '^+.*return x + x + 1.0f;' '$T/out'"
+check "diff 1 2 compares two candidates" grep -q "^diff #1 (seed.c) -> #2 (seed_unrolled.c)" "$T/out"
+check "export writes the source" sh -c "grep -q 'return x + x' '$T/cand3.c' && grep -q 'wrote candidate 3 to' '$T/out'"
+check "filter origin=human shows the edited copy only" grep -q "^1 of 3 candidates; sorted by speedup, descending; filter: origin=human" "$T/out"
+check "filter alone clears it" grep -q "^no filter (3 candidates shown)" "$T/out"
+check "jobs with nothing running says so" grep -q "^no jobs are running" "$T/out"
+check "help COMMAND prints its usage" grep -q "^export ID FILE" "$T/out"
+check "the journal holds the edit as a human candidate with its parent" python3 -c "
+import json
+ev=[json.loads(l) for l in open('$S')]
+c=[e for e in ev if e['type']=='candidate_added' and e['id']==3][0]
+assert c['origin']=='human' and c['parents']==[1] and 'x + x' in c['source']"
+
+# the same script again gives the same output, but for the times
+EDITOR="$T/ed.sh" $KLOOP shell $TASK $B --session "$T/s2.jsonl" <"$T/script" >"$T/out2" 2>&1
+norm() { sed -E 's/[0-9]+(\.[0-9]+)?(e-?[0-9]+)?/N/g' "$1" | tr -s " " | sed "s/ (cached)//" | grep -v "session saved"; }
+norm "$T/out" >"$T/n1"
+norm "$T/out2" >"$T/n2"
+check "a piped script is deterministic (the same lines, numbers aside)" cmp -s "$T/n1" "$T/n2"
+
+# errors: named on stderr, the script goes on, the exit status says so
+printf 'bench 9\nfrobnicate\nexport 1\nfilter speed>2\nideas 2\naccept 1\nlist\n' |
+	$KLOOP shell $TASK $B --session "$T/e.jsonl" >"$T/eout" 2>"$T/eerr"
+rc=$?
+check "a failed command makes the exit status 1" test $rc -eq 1
+check "an unknown candidate is named" grep -q "error: bench: there is no candidate 9" "$T/eerr"
+check "an unknown command is named" grep -q "error: unknown command 'frobnicate'" "$T/eerr"
+check "a missing argument gives the usage" grep -q "error: export: missing a file name (usage: export ID FILE)" "$T/eerr"
+check "a bad filter says what is wrong" grep -q "error: filter: unknown field 'speed'" "$T/eerr"
+check "ideas without a provider: no LLM provider is configured" grep -q "error: ideas: no LLM provider is configured" "$T/eerr"
+check "so do the other LLM commands" grep -q "error: accept: no LLM provider is configured" "$T/eerr"
+check "the script went on after the errors" grep -Eq "^ +2 +- seed +correct" "$T/eout"
+check "a missing task is an error with exit status 2" sh -c "echo list | $KLOOP shell no_such_task $B >/dev/null 2>'$T/terr'; test \$? -eq 2 && grep -q 'no_such_task' '$T/terr'"
+check "quit ends the script" sh -c "printf 'quit\nlist\n' | $KLOOP shell $TASK $B --session '$T/q.jsonl' | grep -q 'time ms' && exit 1 || exit 0"
+
+# replay without a terminal lists the events
+$KLOOP replay "$S" >"$T/rp" 2>&1
+check "replay without a terminal lists the events" sh -c "grep -Eq '^ +1  session_started \(axpb on host\)' '$T/rp' && grep -q 'candidate_added #3 (human, parents 1)' '$T/rp'"
+$KLOOP replay "$S" --at 3 >"$T/rp3" 2>&1
+check "replay --at 3 stops after three events" grep -q "^after 3 of [0-9]* events: 1 candidates" "$T/rp3"
+
+# the REPL on a terminal: libedit's prompt, completion, history
+if command -v tmux >/dev/null 2>&1; then
+	trap 'tm kill-server 2>/dev/null; rm -rf "$T"' EXIT
+	KL=$(cd "$(dirname "$KLOOP")" && pwd)/$(basename "$KLOOP")
+	tui_start "$KL shell $TASK $B --session $T/tty.jsonl; echo DONE-S"
+	check "on a terminal the REPL shows its prompt" wait_for "^kloop>"
+	check "and prints verdicts as they come" wait_for "candidate 2 \(seed_unrolled.c\): correct"
+	keys 'sh' Tab '1' Enter
+	check "Tab completes a command name (sh -> show)" wait_for "^candidate #1  seed.c"
+	keys 'li' Tab Enter
+	check "list after completion" wait_for "^2 of 2 candidates"
+	keys Up Up Enter
+	check "up walks the history" wait_for "candidate #1  seed.c.*[^$]" 5
+	keys 'bench 1' Enter
+	check "a job's verdict is printed while the prompt waits" wait_for "candidate 1 \(seed.c\): correct, .*x$"
+	keys C-d
+	check "Ctrl-D ends the REPL" wait_for "^DONE-S"
+	check "the history is saved under \$XDG_STATE_HOME/kloop" grep -q "bench" "$T/state/kloop/history"
+else
+	skip "the REPL on a terminal: tmux is not installed"
+fi

@@ -1,0 +1,72 @@
+/*
+ * actions.h - what each command of the command language (tui/commands.h)
+ * does, once, for both front ends.  A front end (the TUI or the REPL)
+ * describes itself with a struct actions_front: the live session or the
+ * replay it shows, its population view, and hooks for what only it knows
+ * how to do (show a page of text, run the editor on the terminal, quit,
+ * switch from replay to live).  Changes to the session go through
+ * sessions/live.h, i.e. as events.
+ */
+#ifndef KL_ACTIONS_H
+#define KL_ACTIONS_H
+
+#include "commands.h"
+#include "config.h"
+#include "live.h"
+#include "popview.h"
+#include "replay.h"
+
+/* what only a front end knows how to do; arg is the front's actions_front.arg */
+struct actions_hooks {
+	/* a one-line answer (bError: it is an error) */
+	void (*say)(void *arg, const char *zText, int bError);
+	/* a long answer: zTitle and text (the TUI's viewer, the REPL prints);
+	 * cand: the candidate it is about, or 0 */
+	void (*page)(void *arg, const char *zTitle, const char *zText, int cand);
+	/* run the editor on zPath with the terminal: its exit status, or -1 + err */
+	int (*edit)(void *arg, const char *zPath, char *err);
+	/* quit (bForce: without asking about running jobs) */
+	void (*quit)(void *arg, int bForce);
+	/* continue the replay from its current point as a live session written to
+	 * zFile (NULL: a fresh default path); 0 or -1 + err */
+	int (*cont)(void *arg, const char *zFile, char *err);
+};
+
+struct actions_front {
+	struct live *lv;               /* the live session, or NULL while replaying */
+	struct replay *rp;             /* the journal being replayed, or NULL */
+	struct popview *pv;            /* the view `sort` and `filter` change */
+	const struct config *cfg;      /* for the LLM provider's settings */
+	int selCand;                   /* the TUI's selected candidate (0: none) */
+	const struct actions_hooks *h; /* the front end's hooks */
+	void *arg;                     /* their argument */
+};
+
+/* the state the commands act on: the live session's or the replay's fold */
+const struct state *actions_state(const struct actions_front *f);
+
+/*
+ * Do the parsed command c.  Returns 0, or -1 when it failed (the reason
+ * was said through f->say with bError set).
+ */
+int actions_run(struct actions_front *f, const struct commands_line *c);
+
+/* parse zLine and run it: 0, 1 for a blank line, -1 for an error (said) */
+int actions_run_line(struct actions_front *f, const char *zLine);
+
+/*
+ * Hand candidate id to the editor (a copy, in a private temp directory);
+ * when the editor exits normally with the text changed, add it as a
+ * `human` candidate with id as parent and evaluate it.  Returns the new
+ * candidate's id, 0 when nothing changed, -1 + err.
+ */
+int actions_edit(struct actions_front *f, int id, char *err);
+
+/* the words completion offers for an argument kind (candidate ids, columns),
+ * for commands_complete(); arg is the struct actions_front */
+const char *const *actions_words(enum commands_arg kind, void *arg);
+
+/* the jobs in flight, one line each ("" when none) into sb */
+void actions_jobs_text(const struct live *lv, strbuf *sb);
+
+#endif

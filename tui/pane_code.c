@@ -1,0 +1,222 @@
+/*
+ * pane_code.c - the Code pane: the selected candidate's source with
+ * tree-sitter highlighting (engine/highlight.h), or its diff against its
+ * parent (by function, then by line); both cached per candidate.
+ */
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "highlight.h"
+#include "panes.h"
+#include "report.h"
+#include "screen.h"
+
+#define TAB 4
+
+struct pane_code_cache {
+	const struct state *st; /* the state it was made from */
+	int cand;               /* the candidate */
+	int diff;               /* diff mode */
+	char *text;             /* the source, or the diff */
+	size_t *aLine;          /* byte offset of each line */
+	int nLine;
+	struct highlight hl;        /* spans of the source (not in diff mode) */
+	char zNote[KL_ERRLEN + 32]; /* why there is no highlighting, or "" */
+};
+
+void pane_code_free(struct ui *u)
+{
+	struct pane_code_cache *c = u->code;
+	if (!c)
+		return;
+	free(c->text);
+	free(c->aLine);
+	highlight_free(&c->hl);
+	free(c);
+	u->code = NULL;
+}
+
+static void index_lines(struct pane_code_cache *c)
+{
+	size_t alloc = 0;
+	c->nLine = 0;
+	const char *p = c->text;
+	while (*p) {
+		xgrow((void **)&c->aLine, &alloc, (size_t)c->nLine + 1, sizeof *c->aLine);
+		c->aLine[c->nLine++] = (size_t)(p - c->text);
+		const char *nl = strchr(p, '\n');
+		p = nl ? nl + 1 : p + strlen(p);
+	}
+}
+
+/* the diff with its tabs expanded (after the +/- column of each line) */
+static char *expand_tabs(const char *z)
+{
+	strbuf sb = STRBUF_INIT;
+	int col = 0;
+	for (const char *p = z; *p; p++) {
+		if (*p == '\t') {
+			int k = TAB - (col - 1 + TAB) % TAB;
+			for (int i = 0; i < k; i++)
+				sb_add(&sb, " ", 1);
+			col += k;
+		} else {
+			sb_add(&sb, p, 1);
+			col = *p == '\n' ? 0 : col + 1;
+		}
+	}
+	return sb.buf ? sb_detach(&sb) : xstrdup("");
+}
+
+static struct pane_code_cache *cache_for(struct ui *u, const struct cand *cd)
+{
+	struct pane_code_cache *c = u->code;
+	if (c && c->st == u->st && c->cand == cd->id && c->diff == u->codeDiff)
+		return c;
+	pane_code_free(u);
+	c = u->code = xcalloc(1, sizeof *c);
+	c->st = u->st;
+	c->cand = cd->id;
+	c->diff = u->codeDiff;
+	if (u->codeDiff) {
+		strbuf sb = STRBUF_INIT;
+		char err[KL_ERRLEN];
+		if (report_diff(u->st, NULL, cd, &sb, err) < 0)
+			sb_addf(&sb, "%s\n", err);
+		c->text = expand_tabs(sb.buf);
+		sb_free(&sb);
+	} else {
+		c->text = xstrdup(cd->zSource);
+		char err[KL_ERRLEN];
+		struct syntax_doc *d = syntax_parse(c->text, strlen(c->text), err);
+		if (!d || highlight_all(&c->hl, d, err) < 0)
+			snprintf(c->zNote, sizeof c->zNote, "not highlighted: %s", err);
+		syntax_free(d);
+	}
+	index_lines(c);
+	return c;
+}
+
+/* draw bytes [s, e) of the source at row y with the spans' colours */
+static void draw_source_line(const struct pane_code_cache *c, size_t s, size_t e, int y, int x,
+                             int w)
+{
+	/* the first span that ends after s */
+	size_t lo = 0, hi = c->hl.n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->hl.spans[mid].end <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t si = lo;
+	int col = 0;
+	char run[512];
+	size_t nRun = 0;
+	int runRole = SR_NORMAL;
+	for (size_t p = s; p <= e && col < w; p++) {
+		int role = SR_NORMAL;
+		if (p < e) {
+			while (si < c->hl.n && c->hl.spans[si].end <= p)
+				si++;
+			if (si < c->hl.n && c->hl.spans[si].start <= p)
+				role = screen_role_of_capture(c->hl.spans[si].name);
+		}
+		if (p == e || role != runRole || nRun + TAB + 1 >= sizeof run) {
+			col += screen_putn(y, x + col, w - col, run, nRun, screen_attr(runRole));
+			nRun = 0;
+			runRole = role;
+			if (p == e)
+				break;
+		}
+		if (c->text[p] == '\t') {
+			/* columns so far in this line decide the tab stop */
+			int at = col + screen_width(run, nRun);
+			int k = TAB - at % TAB;
+			memset(run + nRun, ' ', (size_t)k);
+			nRun += (size_t)k;
+		} else {
+			run[nRun++] = c->text[p];
+		}
+	}
+}
+
+static int diff_role(char c0, const char *line)
+{
+	if (c0 == '+')
+		return SR_ADDED;
+	if (c0 == '-')
+		return SR_REMOVED;
+	if (c0 == '@')
+		return SR_HUNK;
+	if (!strncmp(line, "diff ", 5) || !strncmp(line, "functions", 9))
+		return SR_HEADER;
+	if (!strncmp(line, "  changed", 9) || !strncmp(line, "  added", 7))
+		return SR_BUSY;
+	if (!strncmp(line, "  removed", 9))
+		return SR_BAD;
+	return SR_NORMAL;
+}
+
+void pane_code_draw(struct ui *u, const struct ui_rect *r, int focused)
+{
+	if (r->h < 3)
+		return;
+	const struct cand *cd = ui_selected(u);
+	int rows = r->h - 2, w = r->w - 2;
+	char title[200];
+	if (!cd) {
+		screen_frame(r, "Code", focused);
+		screen_put(r->y + 1, r->x + 2, w - 1, "no candidate selected", screen_attr(SR_DIM));
+		return;
+	}
+	struct pane_code_cache *c = cache_for(u, cd);
+	if (u->codeTop > c->nLine - rows)
+		u->codeTop = c->nLine - rows;
+	if (u->codeTop < 0)
+		u->codeTop = 0;
+	if (u->codeDiff)
+		snprintf(title, sizeof title, "Code #%d %s - diff against %s%d (d: source)", cd->id,
+		         cd->zName, cd->nParent ? "#" : "", cd->nParent ? cd->aParent[0] : 0);
+	else
+		snprintf(title, sizeof title, "Code #%d %s - %d lines%s", cd->id, cd->zName,
+		         c->nLine, cd->nParent ? " (d: diff)" : "");
+	screen_frame(r, title, focused);
+	int gutter = u->codeDiff ? 0 : 5;
+	for (int i = 0; i < rows && u->codeTop + i < c->nLine; i++) {
+		int ln = u->codeTop + i, y = r->y + 1 + i;
+		size_t s = c->aLine[ln];
+		size_t e = ln + 1 < c->nLine ? c->aLine[ln + 1] : strlen(c->text);
+		if (e > s && c->text[e - 1] == '\n')
+			e--;
+		if (gutter) {
+			char num[16];
+			snprintf(num, sizeof num, "%4d ", ln + 1);
+			screen_put(y, r->x + 1, gutter, num, screen_attr(SR_DIM));
+			draw_source_line(c, s, e, y, r->x + 1 + gutter, w - gutter);
+		} else {
+			const char *line = c->text + s;
+			screen_putn(y, r->x + 1, w, line, e - s,
+			            screen_attr(diff_role(*line, line)));
+		}
+	}
+	if (*c->zNote && rows > 1)
+		screen_put(r->y + r->h - 1, r->x + 2, w - 2, c->zNote, screen_attr(SR_DIM));
+}
+
+int pane_code_key(struct ui *u, int key)
+{
+	if (key == 'd') {
+		const struct cand *cd = ui_selected(u);
+		if (cd && (cd->nParent || u->codeDiff)) {
+			u->codeDiff = !u->codeDiff;
+			u->codeTop = 0;
+		}
+		return 1;
+	}
+	int n = u->code ? u->code->nLine : 0;
+	return pane_scroll_key(key, &u->codeTop, n, u->aRect[UI_CODE].h - 2);
+}

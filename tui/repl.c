@@ -1,0 +1,313 @@
+/*
+ * repl.c - the line REPL: libedit on a terminal (its character reader runs
+ * the event loop while it waits for a key), plain lines from a pipe (each
+ * command's jobs waited for), answers printed as text.
+ */
+#include "repl.h"
+
+#include <errno.h>
+#include <histedit.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#include "actions.h"
+#include "cmdline.h"
+#include "editor.h"
+#include "popview.h"
+
+struct repl {
+	struct loop *l;         /* the event loop */
+	struct live *lv;        /* the session */
+	struct popview pv;      /* sort and filter for `list` */
+	struct actions_front f; /* the hooks */
+	EditLine *el;           /* libedit, on a terminal */
+	History *hist;          /* its history */
+	char *zHist;            /* the history file */
+	int inPrompt;           /* libedit is showing the prompt */
+	int stdinReady;         /* a key is waiting */
+	int quit;               /* leave */
+	int askQuit;            /* the next line answers "quit anyway?" */
+	int nFailed;            /* commands that failed */
+};
+
+/* print a line that arrived while the user may be typing */
+static void print_async(struct repl *r, FILE *f, const char *zText)
+{
+	if (r->inPrompt && r->el) {
+		fputs("\r\033[K", stdout);
+		fflush(stdout);
+	}
+	fprintf(f, "%s\n", zText);
+	fflush(f);
+	if (r->inPrompt && r->el)
+		el_set(r->el, EL_REFRESH);
+}
+
+static void on_live(void *arg, enum live_note kind, int cand, const char *zText)
+{
+	struct repl *r = arg;
+	(void)cand;
+	if (kind == LIVE_FINISHED)
+		print_async(r, stdout, zText);
+	else if (kind == LIVE_MESSAGE) {
+		char *m = xasprintf("kloop: %s", zText);
+		size_t n = strlen(m);
+		while (n && m[n - 1] == '\n')
+			m[--n] = 0;
+		print_async(r, stderr, m);
+		free(m);
+	}
+}
+
+static void hook_say(void *arg, const char *zText, int bError)
+{
+	struct repl *r = arg;
+	if (bError) {
+		r->nFailed++;
+		fprintf(stderr, "error: %s\n", zText);
+		fflush(stderr);
+	} else {
+		printf("%s\n", zText);
+	}
+	fflush(stdout);
+}
+
+static void hook_page(void *arg, const char *zTitle, const char *zText, int cand)
+{
+	(void)arg, (void)zTitle, (void)cand;
+	fputs(zText, stdout);
+	if (*zText && zText[strlen(zText) - 1] != '\n')
+		fputc('\n', stdout);
+	fflush(stdout);
+}
+
+static int hook_edit(void *arg, const char *zPath, char *err)
+{
+	struct repl *r = arg;
+	fflush(stdout);
+	return editor_run(r->l, zPath, err);
+}
+
+static void hook_quit(void *arg, int bForce)
+{
+	struct repl *r = arg;
+	int n = live_jobs(r->lv);
+	if (!bForce && n > 0 && r->el) {
+		printf("%d job%s running; quit anyway? [y/N] ", n, n == 1 ? " is" : "s are");
+		fflush(stdout);
+		r->askQuit = 1;
+		return;
+	}
+	r->quit = 1;
+}
+
+static int hook_cont(void *arg, const char *zFile, char *err)
+{
+	(void)arg, (void)zFile;
+	return kl_err(err, "only `kloop replay` continues a journal");
+}
+
+/* ---- libedit on a terminal ---- */
+
+static void on_stdin(struct loop *l, int fd, int events, void *arg)
+{
+	struct repl *r = arg;
+	(void)l, (void)fd, (void)events;
+	r->stdinReady = 1;
+}
+
+/* libedit's character reader: turn the loop until a key arrives */
+static int getcfn(EditLine *el, wchar_t *wc)
+{
+	struct repl *r;
+	el_get(el, EL_CLIENTDATA, &r);
+	mbstate_t ms;
+	memset(&ms, 0, sizeof ms);
+	for (;;) {
+		r->stdinReady = 0;
+		loop_add_fd(r->l, STDIN_FILENO, LOOP_READ, on_stdin, r);
+		while (!r->stdinReady)
+			loop_once(r->l, -1);
+		loop_del_fd(r->l, STDIN_FILENO);
+		char c;
+		ssize_t n = read(STDIN_FILENO, &c, 1);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			return n == 0 ? 0 : -1;
+		size_t k = mbrtowc(wc, &c, 1, &ms);
+		if (k == (size_t)-2)
+			continue; /* more bytes of this character */
+		if (k == (size_t)-1) {
+			memset(&ms, 0, sizeof ms);
+			*wc = (unsigned char)c;
+		}
+		return 1;
+	}
+}
+
+static const char *prompt(EditLine *el)
+{
+	(void)el;
+	return "kloop> ";
+}
+
+static unsigned char complete(EditLine *el, int ch)
+{
+	struct repl *r;
+	(void)ch;
+	el_get(el, EL_CLIENTDATA, &r);
+	const LineInfo *li = el_line(el);
+	char *line = xstrndup(li->buffer, (size_t)(li->lastchar - li->buffer));
+	size_t cursor = (size_t)(li->cursor - li->buffer), start;
+	char **m;
+	int n = commands_complete(line, cursor, actions_words, &r->f, &m, &start);
+	unsigned char rc = CC_REFRESH;
+	if (n == 0) {
+		rc = CC_REFRESH_BEEP;
+	} else {
+		char *pre = commands_common_prefix(m, n);
+		size_t have = cursor - start;
+		if (strlen(pre) > have)
+			el_insertstr(el, pre + have);
+		if (n == 1)
+			el_insertstr(el, " ");
+		else {
+			fputc('\n', stdout);
+			for (int i = 0; i < n; i++)
+				printf("%s%s", i ? "  " : "", m[i]);
+			fputc('\n', stdout);
+			rc = CC_REDISPLAY;
+		}
+		free(pre);
+	}
+	commands_free_words(m, -1);
+	free(line);
+	return rc;
+}
+
+static void run_tty(struct repl *r)
+{
+	r->el = el_init("kloop", stdin, stdout, stderr);
+	el_set(r->el, EL_CLIENTDATA, r);
+	el_set(r->el, EL_EDITOR, "emacs");
+	el_set(r->el, EL_SIGNAL, 1);
+	el_set(r->el, EL_PROMPT, prompt);
+	el_set(r->el, EL_HIST, history, r->hist);
+	el_set(r->el, EL_GETCFN, getcfn);
+	el_set(r->el, EL_ADDFN, "kl-complete", "complete a command, candidate id or column",
+	       complete);
+	el_set(r->el, EL_BIND, "^I", "kl-complete", NULL);
+	el_source(r->el, NULL); /* the user's ~/.editrc */
+	printf("kloop shell: %s on %s, session %s (help lists the commands, Ctrl-D quits)\n",
+	       r->lv->zTaskName, r->lv->zBackend, r->lv->ses->zPath);
+	while (!r->quit) {
+		int n;
+		r->inPrompt = 1;
+		const char *line = el_gets(r->el, &n);
+		r->inPrompt = 0;
+		if (!line) {
+			putchar('\n');
+			break;
+		}
+		char *z = xstrndup(line, (size_t)n);
+		size_t k = strlen(z);
+		while (k && (z[k - 1] == '\n' || z[k - 1] == '\r'))
+			z[--k] = 0;
+		if (r->askQuit) {
+			r->askQuit = 0;
+			r->quit = z[0] == 'y' || z[0] == 'Y';
+		} else {
+			cmdline_history_add(r->hist, r->zHist, z);
+			actions_run_line(&r->f, z);
+		}
+		free(z);
+	}
+	el_end(r->el);
+	r->el = NULL;
+}
+
+/* ---- lines from a pipe ---- */
+
+static void wait_jobs(struct repl *r)
+{
+	while (live_jobs(r->lv) > 0)
+		loop_once(r->l, -1);
+}
+
+static void run_pipe(struct repl *r)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	wait_jobs(r);
+	while (!r->quit && (n = getline(&line, &cap, stdin)) >= 0) {
+		while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = 0;
+		actions_run_line(&r->f, line);
+		wait_jobs(r);
+	}
+	free(line);
+	wait_jobs(r);
+}
+
+static const struct actions_hooks hooks = {
+    .say = hook_say,
+    .page = hook_page,
+    .edit = hook_edit,
+    .quit = hook_quit,
+    .cont = hook_cont,
+};
+
+int repl_run(const struct config *cfg, const struct live_opts *lo, int bBatch)
+{
+	struct repl *r = xcalloc(1, sizeof *r);
+	char err[KL_ERRLEN];
+	int rc = 0;
+	signal(SIGPIPE, SIG_IGN);
+	r->l = loop_new();
+	popview_init(&r->pv);
+	r->f = (struct actions_front){.pv = &r->pv, .cfg = cfg, .h = &hooks, .arg = r};
+	r->lv = live_open(r->l, cfg, lo, on_live, r, err);
+	if (!r->lv) {
+		fprintf(stderr, "kloop: %s\n", err);
+		rc = 2;
+		goto out;
+	}
+	r->f.lv = r->lv;
+	if (bBatch) {
+		printf("kloop: stdout is not a terminal, so no full-screen interface: evaluating "
+		       "the seeds of %s "
+		       "on the %s backend (session %s)\n",
+		       r->lv->zTaskName, r->lv->zBackend, r->lv->ses->zPath);
+		fflush(stdout);
+		wait_jobs(r);
+		actions_run_line(&r->f, "list");
+		const struct state *st = live_state(r->lv);
+		for (int i = 0; i < st->nCand; i++)
+			if (strcmp(st->aCand[i].zStatus, "correct"))
+				rc = 1;
+		goto out;
+	}
+	r->zHist = cmdline_history_path();
+	r->hist = cmdline_history_open(r->zHist);
+	if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+		run_tty(r);
+	else
+		run_pipe(r);
+	rc = r->nFailed ? 1 : 0;
+	printf("session saved in %s\n", r->lv->ses->zPath);
+out:
+	if (r->hist)
+		history_end(r->hist);
+	free(r->zHist);
+	live_close(r->lv);
+	popview_free(&r->pv);
+	loop_free(r->l);
+	free(r);
+	return rc;
+}

@@ -1,0 +1,73 @@
+/*
+ * ui.h - what the TUI's panes share: the pane ids, their rectangles, and
+ * struct ui, the front end's own view state (selection, scroll positions,
+ * sort and filter, the activity log).  The panes read the engine's state
+ * through u->st and never change it; each pane is a module
+ * (tui/pane_<name>.c) exporting pane_<name>_draw() and pane_<name>_key().
+ */
+#ifndef KL_UI_H
+#define KL_UI_H
+
+#include <time.h>
+
+#include "live.h"
+#include "popview.h"
+#include "replay.h"
+#include "state.h"
+
+enum ui_pane {
+	UI_POPULATION,
+	UI_IDEAS,
+	UI_CODE,
+	UI_RESULTS,
+	UI_ACTIVITY,
+	UI_NPANES,
+	UI_CHART = UI_NPANES, /* the chart has a rectangle but takes no keys */
+	UI_NRECTS
+};
+
+struct ui_rect {
+	int y, x; /* top left corner (screen cells) */
+	int h, w; /* height and width; 0 when not shown */
+};
+
+#define UI_LOG_MAX 64
+
+struct pane_code_cache; /* tui/pane_code.c */
+
+struct ui {
+	const struct state *st; /* what the panes show (live: the session's; replay: a fold) */
+	struct live *lv;        /* the live session, or NULL while replaying */
+	struct replay *rp;      /* the journal being replayed, or NULL */
+	struct popview pv;      /* the population's filter and order */
+	int focus;              /* the pane that takes the keys */
+	int zoom;               /* the focused pane fills the body */
+	struct ui_rect aRect[UI_NRECTS]; /* where each pane is, from screen_layout() */
+	int selCand;                     /* the selected candidate's id (0: none) */
+	int popTop;                      /* first population row shown */
+	int selIdea;                     /* the selected idea's id (0: none) */
+	int ideaTop;                     /* first idea row shown */
+	int codeTop;                     /* first code line shown */
+	int codeDiff;                    /* the code pane shows the diff against the parent */
+	int resTop;                      /* first results line shown */
+	int actTop;                      /* first activity line shown */
+	struct pane_code_cache *code;    /* highlighted source of the candidate shown */
+	char *azLog[UI_LOG_MAX];         /* the activity log, oldest first */
+	int nLog;
+	char *zViewTitle; /* the viewer's title while it is open, else NULL */
+	char *zViewText;  /* the text it shows (help, show, diff, list) */
+	int viewTop;      /* its first line shown */
+};
+
+/* append a line to the activity log (stamped with the time of day) */
+void ui_log(struct ui *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* free what u owns (not the state, session or replay) */
+void ui_free(struct ui *u);
+
+/* the selected candidate, or NULL */
+const struct cand *ui_selected(const struct ui *u);
+/* select candidate id, scrolling the population to it (the code and results
+ * panes follow) */
+void ui_select(struct ui *u, int id);
+
+#endif
