@@ -431,7 +431,8 @@ static void op_task(cJSON *req)
 		pump_later();
 		return;
 	}
-	harness_generate_inputs(W.h);
+	if (harness_generate_inputs(W.h, err) < 0)
+		fail_task(err);
 	strbuf src = STRBUF_INIT;
 	if (read_file(zSrcPath, &src, 64 << 20, err) < 0)
 		fail_task(err);

@@ -116,7 +116,7 @@ int main(void)
 	o.budgetS = 0.2;
 	struct harness *h = harness_new(&t, b, &o, err);
 	CHECK(h != NULL, "harness on the host backend");
-	harness_generate_inputs(h);
+	CHECK(harness_generate_inputs(h, err) == 0, "inputs generated");
 	CHECK(harness_run_reference(h, ref_double, err) == 0, "reference data computed");
 
 	cJSON *r = harness_eval(h, ref_double, 1, NULL, NULL);
