@@ -352,14 +352,8 @@ int outline_build(const struct syntax_doc *d, struct outline *o, char *err)
 			depth++;
 			continue;
 		}
-		for (;;) {
-			if (depth == 0)
-				goto done;
-			if (ts_tree_cursor_goto_next_sibling(&c))
-				break;
-			ts_tree_cursor_goto_parent(&c);
-			depth--;
-		}
+		if (!syntax_cursor_next(&c, &depth))
+			goto done;
 	}
 done:
 	ts_tree_cursor_delete(&c);

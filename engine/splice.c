@@ -91,14 +91,8 @@ static void names_used(const struct syntax_doc *d, TSNode node, struct names *ou
 			depth++;
 			continue;
 		}
-		for (;;) {
-			if (depth == 0)
-				goto done;
-			if (ts_tree_cursor_goto_next_sibling(&c))
-				break;
-			ts_tree_cursor_goto_parent(&c);
-			depth--;
-		}
+		if (!syntax_cursor_next(&c, &depth))
+			goto done;
 	}
 done:
 	ts_tree_cursor_delete(&c);
@@ -962,18 +956,7 @@ static const struct item *elided(const struct unit *u)
 				depth++;
 				continue;
 			}
-			int up = 0;
-			for (;;) {
-				if (depth == 0) {
-					up = 1;
-					break;
-				}
-				if (ts_tree_cursor_goto_next_sibling(&c))
-					break;
-				ts_tree_cursor_goto_parent(&c);
-				depth--;
-			}
-			if (up)
+			if (!syntax_cursor_next(&c, &depth))
 				break;
 		}
 		ts_tree_cursor_delete(&c);

@@ -403,14 +403,8 @@ void syntax_tokens(const struct syntax_doc *d, TSNode node, strbuf *sb)
 				first = 0;
 			}
 		}
-		for (;;) {
-			if (depth == 0)
-				goto done;
-			if (ts_tree_cursor_goto_next_sibling(&c))
-				break;
-			ts_tree_cursor_goto_parent(&c);
-			depth--;
-		}
+		if (!syntax_cursor_next(&c, &depth))
+			goto done;
 	}
 done:
 	ts_tree_cursor_delete(&c);
@@ -672,4 +666,16 @@ void syntax_shutdown(void)
 	if (the_parser)
 		ts_parser_delete(the_parser);
 	the_parser = NULL;
+}
+
+int syntax_cursor_next(TSTreeCursor *c, uint32_t *pDepth)
+{
+	for (;;) {
+		if (*pDepth == 0)
+			return 0;
+		if (ts_tree_cursor_goto_next_sibling(c))
+			return 1;
+		ts_tree_cursor_goto_parent(c);
+		(*pDepth)--;
+	}
 }

@@ -146,4 +146,13 @@ int syntax_query_accept(const struct syntax_query *q, const TSQueryMatch *m,
 /* free the parser and the compiled queries (for leak checkers) */
 void syntax_shutdown(void);
 
+/*
+ * One step of a pre-order walk with cursor c that skips the current node's
+ * children: to its next sibling, or up to the first ancestor below the
+ * walk's start that has one.  *pDepth is the cursor's depth below the start
+ * (kept by the caller: ts_tree_cursor_current_depth() is not O(1)).  Returns
+ * 0 when the walk is over.
+ */
+int syntax_cursor_next(TSTreeCursor *c, uint32_t *pDepth);
+
 #endif
