@@ -341,9 +341,9 @@ static void evict_buffers(struct harness *h)
 	if (!h->b->evict)
 		return;
 	for (int i = 0; i < h->t->nIn; i++)
-		h->b->evict(h->b, h->aIn[i].base, h->aIn[i].n + 2 * GUARD);
+		h->b->evict(h->b, payload(&h->aIn[i]), h->aIn[i].n);
 	for (int j = 0; j < h->t->nOut; j++)
-		h->b->evict(h->b, h->aOut[j].base, h->aOut[j].n + 2 * GUARD);
+		h->b->evict(h->b, payload(&h->aOut[j]), h->aOut[j].n);
 }
 
 static int cmp_double(const void *a, const void *b)
