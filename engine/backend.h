@@ -7,6 +7,10 @@
 #define KL_BACKEND_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "compare.h"
+#include "task.h"
 
 struct backend {
 	const char *zName;   /* "host" or "cuda" */
@@ -22,17 +26,35 @@ struct backend {
 	/* copies between host memory and device memory; 0 or -1 + err */
 	int (*upload)(struct backend *b, void *dst, const void *src, size_t n, char *err);
 	int (*download)(struct backend *b, void *dst, const void *src, size_t n, char *err);
+	/* copy n bytes within device memory; 0 or -1 + err */
+	int (*copy)(struct backend *b, void *dst, const void *src, size_t n, char *err);
+	/* compare n elements of out with ref (device memory) under tol into r
+	 * (compare.h; firstExpected/firstActual filled); 0 or -1 + err */
+	int (*compare)(struct backend *b, const void *out, const void *ref, kl_dtype d, int64_t n,
+		       const struct task_tol *tol, struct compare_report *r, char *err);
+	/* how many of n elements of es bytes differ between x and y (device
+	 * memory), and the first one's index (-1 if none); 0 or -1 + err */
+	int (*diff)(struct backend *b, const void *x, const void *y, int64_t n, int es, int64_t *pCount,
+		    int64_t *pFirst, char *err);
+	/* fill tensor t's elements at p (device memory) from t's distribution,
+	 * reproducibly for seed; 0 or -1 + err */
+	int (*random)(struct backend *b, void *p, const struct task_tensor *t, uint64_t seed, char *err);
 	/* set n bytes of device memory to the byte value; 0 or -1 + err */
 	int (*fill)(struct backend *b, void *dst, int byte, size_t n, char *err);
 	/* evict the caches (called outside the timed region); 0 or -1 + err */
 	int (*flush)(struct backend *b, char *err);
+	/* optional: queue an empty kernel on the stream (calibrating launches) */
+	int (*launch_empty)(struct backend *b, char *err);
 	/* optional: evict n bytes at device address p from the caches (the host
 	 * backend flushes the candidate's own buffers line by line) */
 	void (*evict)(struct backend *b, const void *p, size_t n);
-	/* mark the start of a timed run, then its end; stop yields milliseconds.
-	 * stop waits for all work on the device, not only the stream. */
+	/* mark the start of a timed run, then its end.  stop yields two times in
+	 * milliseconds: *pStream, until the work on `stream` ended (an event
+	 * recorded right after kl_run returned), and *pDevice, until a
+	 * device-wide synchronize returned (all streams; includes the latency of
+	 * the synchronize itself).  On the host both are the wall time. */
 	int (*timer_start)(struct backend *b, char *err);
-	int (*timer_stop)(struct backend *b, double *ms, char *err);
+	int (*timer_stop)(struct backend *b, double *pStream, double *pDevice, char *err);
 	/* wait for the device and report any error the run left; 0 or -1 + err
 	 * (sets b->fatal when the context cannot be used again) */
 	int (*sync)(struct backend *b, char *err);

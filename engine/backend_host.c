@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "rng.h"
 #include "util.h"
 
 struct host {
@@ -40,6 +41,31 @@ static int h_copy(struct backend *b, void *dst, const void *src, size_t n, char 
 {
 	(void)b, (void)err;
 	memcpy(dst, src, n);
+	return 0;
+}
+
+static int h_compare(struct backend *b, const void *out, const void *ref, kl_dtype d, int64_t n,
+		     const struct task_tol *tol, struct compare_report *r, char *err)
+{
+	(void)b, (void)err;
+	compare_buffers(out, ref, d, n, tol, r);
+	return 0;
+}
+
+static int h_diff(struct backend *b, const void *x, const void *y, int64_t n, int es, int64_t *pCount,
+		  int64_t *pFirst, char *err)
+{
+	(void)b, (void)err;
+	compare_diff(x, y, n, es, pCount, pFirst);
+	return 0;
+}
+
+static int h_random(struct backend *b, void *p, const struct task_tensor *t, uint64_t seed, char *err)
+{
+	struct rng r;
+	(void)b, (void)err;
+	rng_seed(&r, seed);
+	rng_fill(&r, t, p);
 	return 0;
 }
 
@@ -87,13 +113,14 @@ static int h_timer_start(struct backend *b, char *err)
 	return 0;
 }
 
-static int h_timer_stop(struct backend *b, double *ms, char *err)
+static int h_timer_stop(struct backend *b, double *pStream, double *pDevice, char *err)
 {
 	struct host *h = b->priv;
 	struct timespec t1;
 	(void)err;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	*ms = (double)(t1.tv_sec - h->t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - h->t0.tv_nsec) * 1e-6;
+	*pStream = (double)(t1.tv_sec - h->t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - h->t0.tv_nsec) * 1e-6;
+	*pDevice = *pStream;
 	return 0;
 }
 
@@ -170,6 +197,10 @@ struct backend *backend_host_new(char *err)
 	b->upload = h_copy;
 	b->download = h_copy;
 	b->fill = h_fill;
+	b->copy = h_copy;
+	b->compare = h_compare;
+	b->diff = h_diff;
+	b->random = h_random;
 	b->flush = h_flush;
 	b->timer_start = h_timer_start;
 	b->timer_stop = h_timer_stop;

@@ -30,6 +30,10 @@ double compare_get(const void *p, kl_dtype d, int64_t i);
 void compare_buffers(const void *out, const void *ref, kl_dtype d, int64_t n,
 		     const struct task_tol *tol, struct compare_report *r);
 
+/* how many of n elements of es bytes differ between x and y, and the first
+ * one's index (-1 if none) */
+void compare_diff(const void *x, const void *y, int64_t n, int es, int64_t *pCount, int64_t *pFirst);
+
 /* format a flat index of tensor t as "[r, c]" into buf */
 void compare_index_str(const struct task_tensor *t, int64_t flat, char *buf, size_t n);
 

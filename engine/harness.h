@@ -38,13 +38,15 @@ struct harness *harness_new(const struct task *t, struct backend *b, const struc
 			    char *err);
 void harness_free(struct harness *h);
 
-/* draw every trial's inputs (and the timing set's) from the seeds */
-void harness_generate_inputs(struct harness *h);
+/* draw every trial's inputs (and the timing set's) from the seeds, on the
+ * device; 0 or -1 + err */
+int harness_generate_inputs(struct harness *h, char *err);
 
-/* set trial s's input i, or expected output j, from host memory (copied);
- * s ranges over 0..nTrials (nTrials is the timing set) */
-void harness_set_input(struct harness *h, int s, int i, const void *p);
-void harness_set_expected(struct harness *h, int s, int j, const void *p);
+/* set trial s's input i, or expected output j, from host memory (copied to
+ * the device); s ranges over 0..nTrials (nTrials is the timing set).
+ * 0 or -1 + err */
+int harness_set_input(struct harness *h, int s, int i, const void *p, char *err);
+int harness_set_expected(struct harness *h, int s, int j, const void *p, char *err);
 
 /* number of input sets (trials + the timing set) */
 int harness_nsets(const struct harness *h);

@@ -305,7 +305,10 @@ int torchref_fill(const struct torchref *r, struct harness *h, const struct task
 				sb_free(&sb);
 				return -1;
 			}
-			harness_set_input(h, s, i, sb.buf);
+			if (harness_set_input(h, s, i, sb.buf, err) < 0) {
+				sb_free(&sb);
+				return -1;
+			}
 		}
 		for (int j = 0; j < t->nOut; j++) {
 			size_t n = (size_t)task_numel(&t->aOut[j]) * task_dtype_size(t->aOut[j].dtype);
@@ -313,7 +316,10 @@ int torchref_fill(const struct torchref *r, struct harness *h, const struct task
 				sb_free(&sb);
 				return -1;
 			}
-			harness_set_expected(h, s, j, sb.buf);
+			if (harness_set_expected(h, s, j, sb.buf, err) < 0) {
+				sb_free(&sb);
+				return -1;
+			}
 		}
 	}
 	sb_free(&sb);

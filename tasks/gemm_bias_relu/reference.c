@@ -1,0 +1,34 @@
+/*
+ * gemm_bias_relu/reference.c - the exact host reference: y = relu(x W^T + b)
+ * for x[batch, in], W[out, in] (as nn.Linear stores it) and b[out], in double.
+ */
+#include "kloop.h"
+
+int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)
+{
+	(void)stream;
+	if (n_in != 3 || n_out != 1)
+		return 1;
+	for (int i = 0; i < 3; i++)
+		if (in[i].dtype != KL_F32)
+			return 2;
+	if (out[0].dtype != KL_F32)
+		return 2;
+	if (in[0].ndim != 2 || in[1].ndim != 2 || in[2].ndim != 1 || out[0].ndim != 2)
+		return 3;
+	int64_t M = in[0].shape[0], K = in[0].shape[1], N = in[1].shape[0];
+	if (in[1].shape[1] != K || in[2].shape[0] != N || out[0].shape[0] != M ||
+	    out[0].shape[1] != N)
+		return 3;
+
+	const float *x = in[0].data, *w = in[1].data, *b = in[2].data;
+	float *y = out[0].data;
+	for (int64_t i = 0; i < M; i++)
+		for (int64_t j = 0; j < N; j++) {
+			double acc = b[j];
+			for (int64_t k = 0; k < K; k++)
+				acc += (double)x[i * K + k] * w[j * K + k];
+			y[i * N + j] = acc > 0.0 ? (float)acc : 0.0f;
+		}
+	return 0;
+}

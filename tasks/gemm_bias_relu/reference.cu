@@ -1,0 +1,44 @@
+/*
+ * gemm_bias_relu/reference.cu - the cuda reference: one thread per element of
+ * y = relu(x W^T + b), the dot product accumulated in double.
+ */
+#include <cuda_runtime.h>
+
+#include "kloop.h"
+
+__global__ void gbr_ref(const float *x, const float *w, const float *b, float *y, int M, int K,
+                        int N)
+{
+	int j = blockIdx.x * blockDim.x + threadIdx.x;
+	int i = blockIdx.y * blockDim.y + threadIdx.y;
+	if (i >= M || j >= N)
+		return;
+	double acc = b[j];
+	for (int k = 0; k < K; k++)
+		acc += (double)x[(size_t)i * K + k] * w[(size_t)j * K + k];
+	y[(size_t)i * N + j] = acc > 0.0 ? (float)acc : 0.0f;
+}
+
+extern "C" int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)
+{
+	if (n_in != 3 || n_out != 1)
+		return 1;
+	for (int i = 0; i < 3; i++)
+		if (in[i].dtype != KL_F32)
+			return 2;
+	if (out[0].dtype != KL_F32)
+		return 2;
+	if (in[0].ndim != 2 || in[1].ndim != 2 || in[2].ndim != 1 || out[0].ndim != 2)
+		return 3;
+	int64_t M = in[0].shape[0], K = in[0].shape[1], N = in[1].shape[0];
+	if (in[1].shape[1] != K || in[2].shape[0] != N || out[0].shape[0] != M ||
+	    out[0].shape[1] != N)
+		return 3;
+	if (M == 0 || N == 0)
+		return 0;
+	dim3 block(16, 16), grid((unsigned)((N + 15) / 16), (unsigned)((M + 15) / 16));
+	gbr_ref<<<grid, block, 0, (cudaStream_t)stream>>>(
+	    (const float *)in[0].data, (const float *)in[1].data, (const float *)in[2].data,
+	    (float *)out[0].data, (int)M, (int)K, (int)N);
+	return cudaGetLastError() != cudaSuccess;
+}

@@ -1,0 +1,41 @@
+/*
+ * hgemm/reference.c - the exact host reference: C = A B for f16 A[M,K] and
+ * B[K,N], each dot product accumulated in double, then rounded to f16.
+ */
+#include <stdlib.h>
+
+#include "kloop.h"
+
+int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)
+{
+	(void)stream;
+	if (n_in != 2 || n_out != 1)
+		return 1;
+	if (in[0].dtype != KL_F16 || in[1].dtype != KL_F16 || out[0].dtype != KL_F16)
+		return 2;
+	if (in[0].ndim != 2 || in[1].ndim != 2 || out[0].ndim != 2)
+		return 3;
+	int64_t M = in[0].shape[0], K = in[0].shape[1], N = in[1].shape[1];
+	if (in[1].shape[0] != K || out[0].shape[0] != M || out[0].shape[1] != N)
+		return 3;
+
+	const uint16_t *A = in[0].data, *B = in[1].data;
+	uint16_t *C = out[0].data;
+	float *a = malloc((size_t)(M * K + K * N) * sizeof *a);
+	if (!a)
+		return 4;
+	float *b = a + M * K;
+	for (int64_t i = 0; i < M * K; i++)
+		a[i] = kl_f16_to_f32(A[i]);
+	for (int64_t i = 0; i < K * N; i++)
+		b[i] = kl_f16_to_f32(B[i]);
+	for (int64_t i = 0; i < M; i++)
+		for (int64_t j = 0; j < N; j++) {
+			double acc = 0.0;
+			for (int64_t k = 0; k < K; k++)
+				acc += (double)a[i * K + k] * b[k * N + j];
+			C[i * N + j] = kl_f32_to_f16((float)acc);
+		}
+	free(a);
+	return 0;
+}

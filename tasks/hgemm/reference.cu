@@ -1,0 +1,41 @@
+/*
+ * hgemm/reference.cu - the cuda reference: one thread per element of C, the
+ * dot product of the f16 operands accumulated in double, then rounded to f16.
+ */
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "kloop.h"
+
+__global__ void hgemm_ref(const __half *A, const __half *B, __half *C, int M, int K, int N)
+{
+	int j = blockIdx.x * blockDim.x + threadIdx.x;
+	int i = blockIdx.y * blockDim.y + threadIdx.y;
+	if (i >= M || j >= N)
+		return;
+	double acc = 0.0;
+	for (int k = 0; k < K; k++)
+		acc += (double)__half2float(A[(size_t)i * K + k]) *
+		       (double)__half2float(B[(size_t)k * N + j]);
+	C[(size_t)i * N + j] = __float2half_rn((float)acc);
+}
+
+extern "C" int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)
+{
+	if (n_in != 2 || n_out != 1)
+		return 1;
+	if (in[0].dtype != KL_F16 || in[1].dtype != KL_F16 || out[0].dtype != KL_F16)
+		return 2;
+	if (in[0].ndim != 2 || in[1].ndim != 2 || out[0].ndim != 2)
+		return 3;
+	int64_t M = in[0].shape[0], K = in[0].shape[1], N = in[1].shape[1];
+	if (in[1].shape[0] != K || out[0].shape[0] != M || out[0].shape[1] != N)
+		return 3;
+	if (M == 0 || N == 0)
+		return 0;
+	dim3 block(16, 16), grid((unsigned)((N + 15) / 16), (unsigned)((M + 15) / 16));
+	hgemm_ref<<<grid, block, 0, (cudaStream_t)stream>>>(
+	    (const __half *)in[0].data, (const __half *)in[1].data, (__half *)out[0].data, (int)M,
+	    (int)K, (int)N);
+	return cudaGetLastError() != cudaSuccess;
+}

@@ -1,0 +1,39 @@
+/*
+ * matmul/reference.cu - the cuda reference: one thread per element of C, the
+ * dot product accumulated in double, as the host reference does.
+ */
+#include <cuda_runtime.h>
+
+#include "kloop.h"
+
+__global__ void matmul_ref(const float *A, const float *B, float *C, int M, int K, int N)
+{
+	int j = blockIdx.x * blockDim.x + threadIdx.x;
+	int i = blockIdx.y * blockDim.y + threadIdx.y;
+	if (i >= M || j >= N)
+		return;
+	double acc = 0.0;
+	for (int k = 0; k < K; k++)
+		acc += (double)A[(size_t)i * K + k] * B[(size_t)k * N + j];
+	C[(size_t)i * N + j] = (float)acc;
+}
+
+extern "C" int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)
+{
+	if (n_in != 2 || n_out != 1)
+		return 1;
+	if (in[0].dtype != KL_F32 || in[1].dtype != KL_F32 || out[0].dtype != KL_F32)
+		return 2;
+	if (in[0].ndim != 2 || in[1].ndim != 2 || out[0].ndim != 2)
+		return 3;
+	int64_t M = in[0].shape[0], K = in[0].shape[1], N = in[1].shape[1];
+	if (in[1].shape[0] != K || out[0].shape[0] != M || out[0].shape[1] != N)
+		return 3;
+	if (M == 0 || N == 0)
+		return 0;
+	dim3 block(16, 16), grid((unsigned)((N + 15) / 16), (unsigned)((M + 15) / 16));
+	matmul_ref<<<grid, block, 0, (cudaStream_t)stream>>>(
+	    (const float *)in[0].data, (const float *)in[1].data, (float *)out[0].data, (int)M,
+	    (int)K, (int)N);
+	return cudaGetLastError() != cudaSuccess;
+}

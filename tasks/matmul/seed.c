@@ -1,0 +1,24 @@
+/*
+ * matmul/seed.c - naive host seed: the triple loop (i, j, k) with a float
+ * accumulator.
+ */
+#include "kloop.h"
+
+int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)
+{
+	(void)stream;
+	if (n_in != 2 || n_out != 1)
+		return 1;
+
+	int64_t M = in[0].shape[0], K = in[0].shape[1], N = in[1].shape[1];
+	const float *A = in[0].data, *B = in[1].data;
+	float *C = out[0].data;
+	for (int64_t i = 0; i < M; i++)
+		for (int64_t j = 0; j < N; j++) {
+			float acc = 0.0f;
+			for (int64_t k = 0; k < K; k++)
+				acc += A[i * K + k] * B[k * N + j];
+			C[i * N + j] = acc;
+		}
+	return 0;
+}
