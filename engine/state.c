@@ -40,8 +40,11 @@ void state_free(struct state *st)
 
 struct cand *state_cand(const struct state *st, int id)
 {
-	/* ids are usually 1..n in order: try that slot first */
-	if (id >= 1 && id <= st->nCand && st->aCand[id - 1].id == id)
+	/* no candidate has an id above the largest; ids are usually 1..n in
+	 * order, so try that slot first */
+	if (id < 1 || id > st->maxId)
+		return NULL;
+	if (id <= st->nCand && st->aCand[id - 1].id == id)
 		return &st->aCand[id - 1];
 	for (int i = 0; i < st->nCand; i++)
 		if (st->aCand[i].id == id)
@@ -51,11 +54,7 @@ struct cand *state_cand(const struct state *st, int id)
 
 int state_next_id(const struct state *st)
 {
-	int m = 0;
-	for (int i = 0; i < st->nCand; i++)
-		if (st->aCand[i].id > m)
-			m = st->aCand[i].id;
-	return m + 1;
+	return st->maxId + 1;
 }
 
 static const char *str(const cJSON *o, const char *k)
@@ -113,6 +112,8 @@ int state_apply(struct state *st, const cJSON *ev, char *err)
 		struct cand *c = &st->aCand[st->nCand++];
 		memset(c, 0, sizeof *c);
 		c->id = id->valueint;
+		if (c->id > st->maxId)
+			st->maxId = c->id;
 		set_str(&c->zName, str(ev, "name") ? str(ev, "name") : "candidate");
 		set_str(&c->zOrigin, str(ev, "origin") ? str(ev, "origin") : "human");
 		set_str(&c->zSource, str(ev, "source") ? str(ev, "source") : "");

@@ -33,6 +33,7 @@ struct state {
 	struct cand *aCand;
 	int nCand;
 	size_t nCandAlloc;
+	int maxId;        /* the largest candidate id (0: none) */
 	int nEvents;      /* events applied */
 	double baselineMs; /* reference time, or -1 */
 	double tsStarted;  /* wall-clock time of session_started (0: unknown) */

@@ -14,6 +14,20 @@
 
 #define JOURNAL_MAX ((size_t)1 << 34)
 
+/* fold one more event (the r->k-th) into the state; a rejection is
+ * reported the first time that event is folded */
+static void apply(struct replay *r, const cJSON *ev)
+{
+	char err[KL_ERRLEN];
+	if (ev && state_apply(&r->st, ev, err) < 0 && r->k >= r->nFolded) {
+		sb_addf(&r->warnings, "%s: event %d ignored: %s\n", r->zPath, r->k + 1, err);
+		r->nBad++;
+	}
+	r->k++;
+	if (r->k > r->nFolded)
+		r->nFolded = r->k;
+}
+
 struct replay *replay_open(const char *zPath, char *err)
 {
 	struct replay *r = xcalloc(1, sizeof *r);
@@ -23,6 +37,7 @@ struct replay *replay_open(const char *zPath, char *err)
 		replay_close(r);
 		return NULL;
 	}
+	/* one pass: index each event's line and fold it */
 	size_t nAlloc = 0, nAlloc2 = 0;
 	const char *p = r->text.buf, *end = r->text.buf + r->text.len;
 	int line = 0;
@@ -39,6 +54,7 @@ struct replay *replay_open(const char *zPath, char *err)
 				      sizeof *r->aLen);
 				r->aLine[r->nEv] = (size_t)(p - r->text.buf);
 				r->aLen[r->nEv++] = len;
+				apply(r, o);
 			} else {
 				sb_addf(&r->warnings, "%s:%d: %s; line ignored\n", zPath, line,
 				        !nl ? "a truncated last line"
@@ -55,7 +71,6 @@ struct replay *replay_open(const char *zPath, char *err)
 		replay_close(r);
 		return NULL;
 	}
-	replay_seek(r, r->nEv);
 	return r;
 }
 
