@@ -22,7 +22,10 @@ struct pane_code_cache {
 	char *text;             /* the source, or the diff */
 	size_t *aLine;          /* byte offset of each line */
 	int nLine;
-	struct highlight hl;        /* spans of the source (not in diff mode) */
+	struct syntax_doc *doc; /* the source parsed (not in diff mode), or NULL */
+	struct hl_span *aSpan;  /* spans of the lines drawn last (highlight_range) */
+	size_t nSpan;
+	uint32_t spanFrom, spanTo;  /* the bytes they cover */
 	char zNote[KL_ERRLEN + 32]; /* why there is no highlighting, or "" */
 };
 
@@ -33,7 +36,8 @@ void pane_code_free(struct ui *u)
 		return;
 	free(c->text);
 	free(c->aLine);
-	highlight_free(&c->hl);
+	syntax_free(c->doc);
+	free(c->aSpan);
 	free(c);
 	u->code = NULL;
 }
@@ -90,10 +94,10 @@ static struct pane_code_cache *cache_for(struct ui *u, const struct cand *cd)
 	} else {
 		c->text = xstrdup(cd->zSource);
 		char err[KL_ERRLEN];
-		struct syntax_doc *d = syntax_parse(c->text, strlen(c->text), err);
-		if (!d || highlight_all(&c->hl, d, err) < 0)
+		/* parsed once; only the lines on screen are highlighted */
+		c->doc = syntax_parse(c->text, strlen(c->text), err);
+		if (!c->doc)
 			snprintf(c->zNote, sizeof c->zNote, "not highlighted: %s", err);
-		syntax_free(d);
 	}
 	index_lines(c);
 	return c;
@@ -104,10 +108,10 @@ static void draw_source_line(const struct pane_code_cache *c, size_t s, size_t e
                              int w)
 {
 	/* the first span that ends after s */
-	size_t lo = 0, hi = c->hl.n;
+	size_t lo = 0, hi = c->nSpan;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (c->hl.spans[mid].end <= s)
+		if (c->aSpan[mid].end <= s)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -120,10 +124,10 @@ static void draw_source_line(const struct pane_code_cache *c, size_t s, size_t e
 	for (size_t p = s; p <= e && col < w; p++) {
 		int role = SR_NORMAL;
 		if (p < e) {
-			while (si < c->hl.n && c->hl.spans[si].end <= p)
+			while (si < c->nSpan && c->aSpan[si].end <= p)
 				si++;
-			if (si < c->hl.n && c->hl.spans[si].start <= p)
-				role = screen_role_of_capture(c->hl.spans[si].name);
+			if (si < c->nSpan && c->aSpan[si].start <= p)
+				role = screen_role_of_capture(c->aSpan[si].name);
 		}
 		if (p == e || role != runRole || nRun + TAB + 1 >= sizeof run) {
 			col += screen_putn(y, x + col, w - col, run, nRun, screen_attr(runRole));
@@ -186,6 +190,22 @@ void pane_code_draw(struct ui *u, const struct ui_rect *r, int focused)
 		         c->nLine, cd->nParent ? " (d: diff)" : "");
 	screen_frame(r, title, focused);
 	int gutter = u->codeDiff ? 0 : 5;
+	if (c->doc && c->nLine) {
+		int last = u->codeTop + rows < c->nLine ? u->codeTop + rows : c->nLine;
+		uint32_t from = (uint32_t)c->aLine[u->codeTop];
+		uint32_t to =
+		    last < c->nLine ? (uint32_t)c->aLine[last] : (uint32_t)strlen(c->text);
+		if (!c->aSpan || from != c->spanFrom || to != c->spanTo) {
+			char err[KL_ERRLEN];
+			free(c->aSpan);
+			c->aSpan = NULL;
+			c->nSpan = 0;
+			if (highlight_range(c->doc, from, to, &c->aSpan, &c->nSpan, err) < 0)
+				snprintf(c->zNote, sizeof c->zNote, "not highlighted: %s", err);
+			c->spanFrom = from;
+			c->spanTo = to;
+		}
+	}
 	for (int i = 0; i < rows && u->codeTop + i < c->nLine; i++) {
 		int ln = u->codeTop + i, y = r->y + 1 + i;
 		size_t s = c->aLine[ln];

@@ -35,6 +35,9 @@ for p in Population Ideas Code Results Activity "Best speedup"; do
 done
 check "the first candidate is selected: its code is shown" grep -q "Code #1 seed.c" "$T/s1"
 check "the code is shown with line numbers" grep -Eq "│ +4 static float axpb" "$T/s1"
+tm capture-pane -e -p -t "$K" | sed 's/\x1b\[49m//g' >"$T/s1e"
+check "the code is highlighted by tree-sitter (the keyword, the type, the number in colours)" \
+	sh -c "grep -q '33mstatic' '$T/s1e' && grep -q '32mfloat' '$T/s1e' && grep -q '35m2.0f' '$T/s1e'"
 check "results: the verdict and the timing with its spread" sh -c "grep -q 'verdict   correct' '$T/s1' && grep -q 'median (p10' '$T/s1'"
 check "the session journal is written" test -s "$S"
 
