@@ -113,8 +113,10 @@ int config_load(struct config *c, char *err)
 	}
 	c->zPath = path;
 	int line = 0, rc = 0;
-	char *save = NULL;
-	for (char *l = strtok_r(sb.buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+	for (char *l = sb.buf, *next; l && *l; l = next) {
+		next = strchr(l, '\n');
+		if (next)
+			*next++ = 0;
 		line++;
 		char *hash = strchr(l, '#');
 		if (hash)
