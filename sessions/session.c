@@ -80,3 +80,11 @@ int session_emit(struct session *s, cJSON *ev, char *err)
 	cJSON_Delete(ev);
 	return rc;
 }
+
+struct session *session_memory(void)
+{
+	struct session *s = xcalloc(1, sizeof *s);
+	state_init(&s->st);
+	s->zPath = xstrdup("(no journal)");
+	return s;
+}

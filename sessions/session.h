@@ -27,6 +27,10 @@ struct session {
 struct session *session_open(const char *zPath, int bWrite, char *err);
 void session_close(struct session *s);
 
+/* a session without a journal (zPath "(no journal)"): events are checked and
+ * applied, nothing is written.  For headless runs without --session. */
+struct session *session_memory(void);
+
 /* stamp ev with "ts" (wall-clock seconds) and "seq", append it to the
  * journal (flushed), then apply it to the state.  Consumes ev.  0 or -1 + err
  * (nothing applied when the append fails). */
