@@ -182,3 +182,30 @@ void config_free(struct config *c)
 	free(c->zPath);
 	memset(c, 0, sizeof *c);
 }
+
+char **config_worker_argv(const struct config *c)
+{
+	if (!c->zWorker)
+		return NULL;
+	const char *z = c->zWorker;
+	char **v = xcalloc(strlen(z) / 2 + 2, sizeof(char *));
+	int n = 0;
+	const char *p = z;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		size_t k = strcspn(p, " ");
+		v[n++] = xstrndup(p, k);
+		p += k;
+	}
+	return v;
+}
+
+void config_argv_free(char **argv)
+{
+	for (int i = 0; argv && argv[i]; i++)
+		free(argv[i]);
+	free(argv);
+}

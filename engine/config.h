@@ -39,6 +39,11 @@ char *config_path(void);
 int config_load(struct config *c, char *err);
 void config_free(struct config *c);
 
+/* the worker launch command split on spaces (a NULL-terminated argv the
+ * caller frees with config_argv_free()), or NULL when none is configured */
+char **config_worker_argv(const struct config *c);
+void config_argv_free(char **argv);
+
 /* set one key from text (as in the file); 0 or -1 + err */
 int config_set(struct config *c, const char *zKey, const char *zValue, char *err);
 

@@ -148,6 +148,32 @@ int state_apply(struct state *st, const cJSON *ev, char *err)
 	return 0;
 }
 
+cJSON *state_cand_json(const struct cand *c)
+{
+	cJSON *x = cJSON_CreateObject();
+	cJSON_AddNumberToObject(x, "id", c->id);
+	cJSON_AddStringToObject(x, "name", c->zName);
+	cJSON_AddStringToObject(x, "origin", c->zOrigin);
+	cJSON *ps = cJSON_AddArrayToObject(x, "parents");
+	for (int k = 0; k < c->nParent; k++)
+		cJSON_AddItemToArray(ps, cJSON_CreateNumber(c->aParent[k]));
+	cJSON_AddStringToObject(x, "status", c->zStatus);
+	cJSON_AddStringToObject(x, "reason", c->zReason);
+	if (c->timeMs >= 0)
+		cJSON_AddNumberToObject(x, "time_ms", c->timeMs);
+	else
+		cJSON_AddNullToObject(x, "time_ms");
+	if (c->speedup >= 0)
+		cJSON_AddNumberToObject(x, "speedup", c->speedup);
+	else
+		cJSON_AddNullToObject(x, "speedup");
+	if (c->zIdea)
+		cJSON_AddStringToObject(x, "idea", c->zIdea);
+	if (c->ideaId)
+		cJSON_AddNumberToObject(x, "idea_id", c->ideaId);
+	return x;
+}
+
 cJSON *state_to_json(const struct state *st)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -159,29 +185,8 @@ cJSON *state_to_json(const struct state *st)
 	else
 		cJSON_AddNullToObject(o, "baseline_ms");
 	cJSON *arr = cJSON_AddArrayToObject(o, "candidates");
-	for (int i = 0; i < st->nCand; i++) {
-		const struct cand *c = &st->aCand[i];
-		cJSON *x = cJSON_CreateObject();
-		cJSON_AddNumberToObject(x, "id", c->id);
-		cJSON_AddStringToObject(x, "name", c->zName);
-		cJSON_AddStringToObject(x, "origin", c->zOrigin);
-		cJSON *ps = cJSON_AddArrayToObject(x, "parents");
-		for (int k = 0; k < c->nParent; k++)
-			cJSON_AddItemToArray(ps, cJSON_CreateNumber(c->aParent[k]));
-		cJSON_AddStringToObject(x, "status", c->zStatus);
-		cJSON_AddStringToObject(x, "reason", c->zReason);
-		if (c->timeMs >= 0)
-			cJSON_AddNumberToObject(x, "time_ms", c->timeMs);
-		else
-			cJSON_AddNullToObject(x, "time_ms");
-		if (c->speedup >= 0)
-			cJSON_AddNumberToObject(x, "speedup", c->speedup);
-		else
-			cJSON_AddNullToObject(x, "speedup");
-		if (c->zIdea)
-			cJSON_AddStringToObject(x, "idea", c->zIdea);
-		cJSON_AddItemToArray(arr, x);
-	}
+	for (int i = 0; i < st->nCand; i++)
+		cJSON_AddItemToArray(arr, state_cand_json(&st->aCand[i]));
 	llm_to_json(st, o);
 	return o;
 }
@@ -317,16 +322,8 @@ static void apply_llm(struct state *st, const char *type, const cJSON *ev)
 
 static void llm_to_json(const struct state *st, cJSON *o)
 {
-	cJSON *cands = cJSON_GetObjectItem(o, "candidates"), *x;
-	int i = 0;
-	cJSON_ArrayForEach(x, cands)
-	{
-		if (i < st->nCand && st->aCand[i].ideaId)
-			cJSON_AddNumberToObject(x, "idea_id", st->aCand[i].ideaId);
-		i++;
-	}
 	cJSON *arr = cJSON_AddArrayToObject(o, "ideas");
-	for (i = 0; i < st->nIdea; i++) {
+	for (int i = 0; i < st->nIdea; i++) {
 		const struct state_idea *d = &st->aIdea[i];
 		cJSON *y = cJSON_CreateObject();
 		cJSON_AddNumberToObject(y, "id", d->id);

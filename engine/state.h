@@ -86,9 +86,12 @@ int state_next_idea_id(const struct state *st);
 /* the next free LLM request id */
 int state_next_request_id(const struct state *st);
 
+/* a candidate as JSON: {"id", "name", "origin", "parents", "status",
+ * "reason", "time_ms", "speedup", "idea"?, "idea_id"?} (caller frees) */
+cJSON *state_cand_json(const struct cand *c);
+
 /* the state as JSON: {"task", "backend", "events", "baseline_ms",
- * "candidates": [{"id", "name", "origin", "parents", "status", "reason",
- * "time_ms", "speedup", "idea"?, "idea_id"?}], "ideas": [{"id", "title",
+ * "candidates": [state_cand_json() of each], "ideas": [{"id", "title",
  * "description", "category", "status", "origin", "parent", "edited"}],
  * "llm": {"requests", "responses", "failed", "input_tokens",
  * "output_tokens", "cost"}}; the caller owns it */
