@@ -875,6 +875,21 @@ int llm_cancel(struct llm *c, int id)
 	return -1;
 }
 
+int llm_drop(struct llm *c, int id)
+{
+	for (struct req *r = c->reqs; r; r = r->next)
+		if (r->id == id) {
+			stop_attempt(r);
+			if (r->timer)
+				loop_del_timer(c->l, r->timer);
+			unlink_req(c, r);
+			free_req(r);
+			schedule(c);
+			return 0;
+		}
+	return -1;
+}
+
 int llm_pending(const struct llm *c)
 {
 	int n = 0;

@@ -106,6 +106,11 @@ int llm_submit(struct llm *c, const struct llm_request *rq, const struct llm_hoo
  * -1 when no such request is pending */
 int llm_cancel(struct llm *c, int id);
 
+/* end request id at once without calling its hooks (for a front end that
+ * goes away; not from the request's own hooks).  0, or -1 when no such
+ * request is pending */
+int llm_drop(struct llm *c, int id);
+
 /* requests not finished (queued, running or waiting to retry) */
 int llm_pending(const struct llm *c);
 /* attempts running now (at most the config's maxInFlight) */

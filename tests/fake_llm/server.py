@@ -10,7 +10,8 @@ speaking both wire formats with scripted replies:
                               {MATCH: the same three for the requests a rule took}}
 
 The script (--script FILE, JSON) is a list of rules; a request takes the first
-rule whose "match" string occurs in its prompt (system and messages, decoded),
+rule whose "match" string (or every string of a "match" list) occurs in its
+prompt (system and messages, decoded),
 and the n-th request that a rule takes gets its n-th reply (the last one
 repeats).  A reply:
 
@@ -67,12 +68,13 @@ def prompt_text(body):
 def pick(text):
     """the reply for a prompt, and the rule's stats entry (or None)"""
     for i, r in enumerate(rules):
-        if r.get("match", "") in text:
+        m = r.get("match", "")
+        if all(x in text for x in (m if isinstance(m, list) else [m])):
             with lock:
                 n = counters.get(i, 0)
                 counters[i] = n + 1
             replies = r["replies"]
-            return replies[min(n, len(replies) - 1)], r.get("match", "")
+            return replies[min(n, len(replies) - 1)], json.dumps(m) if isinstance(m, list) else m
     return {"status": 404, "body": json.dumps({"error": {"message": "no rule matches"}})}, None
 
 

@@ -236,7 +236,7 @@ static void bundled(void)
 			    "ideas.md: the count, the parent's source and results, the JSON form");
 		if (i == 2 && rc == 0)
 			CHECK(strstr(sb.buf, "Vectorize the loads") &&
-			          strstr(sb.buf, "variant 1\nof 2") &&
+			          strstr(sb.buf, "This is variant 1 of 2 of the same idea") &&
 			          !strstr(sb.buf, "`extern \"C\"` linkage"),
 			      "implement.md: the idea and the variant; no CUDA advice on the host");
 		if (i == 3 && rc == 0)
