@@ -7,6 +7,8 @@
 . tests/e2e/lib.sh
 KEY=sk-e2e-SECRET-9876
 export OPENAI_API_KEY=$KEY ANTHROPIC_API_KEY=$KEY
+# the fake server is on 127.0.0.1: no proxy in between
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
 python3 tests/fake_llm/server.py --script tests/fake_llm/softmax.json --port-file "$T/port" \
 	--log "$T/server.log" >/dev/null 2>&1 &
 SRV=$!
@@ -88,6 +90,12 @@ run sideas ideas softmax --json --session "$S" $OPENAI $EVAL
 run byid implement softmax --idea 3 -b 1 --fix 0 --json --session "$S" $OPENAI $EVAL
 check "ideas join the session; --idea 3 implements the session's idea 3" \
 	py byid 'j["idea"]["title"] == "Multiply by the reciprocal" and j["candidates"][0]["status"] == "correct"'
+
+run cross implement softmax --idea "Take the best of both" --with tasks/softmax/reference.c -b 1 \
+	--fix 0 --json --session "$T/cross.jsonl" $OPENAI $EVAL
+check "--with: a crossover of the seed and the reference, with both as parents" \
+	py cross 'j["candidates"][0]["origin"] == "crossover" and j["candidates"][0]["parents"] == [1, 2] and j["candidates"][0]["status"] == "correct"'
+check "... asked with the crossover prompt" grep -q '"purpose":"crossover"' "$T/cross.jsonl"
 
 run cerr implement softmax --idea "COMPILE-ERROR please" -b 2 --fix 0 --json --session "$T/cerr.jsonl" \
 	$OPENAI $EVAL

@@ -530,6 +530,11 @@ static void config(void)
 
 int main(void)
 {
+	/* the fake server is on 127.0.0.1: no proxy in between */
+	static const char *const proxies[] = {"http_proxy",  "https_proxy", "HTTP_PROXY",
+	                                      "HTTPS_PROXY", "all_proxy",   "ALL_PROXY"};
+	for (size_t i = 0; i < sizeof proxies / sizeof *proxies; i++)
+		unsetenv(proxies[i]);
 	L = loop_new();
 	tickTimer = loop_add_timer(L, 0.02, on_tick, NULL);
 	struct fake_llm f;
