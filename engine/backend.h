@@ -43,6 +43,8 @@ struct backend {
 	int (*fill)(struct backend *b, void *dst, int byte, size_t n, char *err);
 	/* evict the caches (called outside the timed region); 0 or -1 + err */
 	int (*flush)(struct backend *b, char *err);
+	/* optional: queue an empty kernel on the stream (calibrating launches) */
+	int (*launch_empty)(struct backend *b, char *err);
 	/* optional: evict n bytes at device address p from the caches (the host
 	 * backend flushes the candidate's own buffers line by line) */
 	void (*evict)(struct backend *b, const void *p, size_t n);

@@ -164,6 +164,23 @@ __global__ void random_kernel(void *p, int dtype, long long n, int dist, double 
 	}
 }
 
+__global__ void empty_kernel()
+{
+}
+
+/* read n 16-byte words: evicts the L2 and leaves only clean lines in it */
+__global__ void read_kernel(const uint4 *p, long long n, unsigned *sink)
+{
+	unsigned acc = 0;
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+	     i += (long long)gridDim.x * blockDim.x) {
+		uint4 v = p[i];
+		acc ^= v.x ^ v.y ^ v.z ^ v.w;
+	}
+	if (acc == 0x9e3779b9u) /* practically never: keeps the loads */
+		*sink = acc;
+}
+
 static int grid_for(long long n)
 {
 	long long g = (n + 255) / 256;
@@ -238,6 +255,20 @@ int kld_random(void *p, int dtype, long long n, int dist, double a, double b, un
 	       cudaStream_t s)
 {
 	random_kernel<<<grid_for(n), 256, 0, s>>>(p, dtype, n, dist, a, b, seed);
+	return cudaGetLastError();
+}
+
+/* an empty kernel on s, for calibrating the cost of a launch */
+int kld_empty(cudaStream_t s)
+{
+	empty_kernel<<<1, 32, 0, s>>>();
+	return cudaGetLastError();
+}
+
+/* read nbytes (a multiple of 16) at p on s; sink is 4 bytes of device memory */
+int kld_read(const void *p, long long nbytes, void *sink, cudaStream_t s)
+{
+	read_kernel<<<4096, 256, 0, s>>>((const uint4 *)p, nbytes / 16, (unsigned *)sink);
 	return cudaGetLastError();
 }
 

@@ -34,6 +34,8 @@ struct harness {
 	void ***aaExp;      /* [set][output] expected outputs, in device memory */
 	struct gbuf aIn[TASK_MAX_TENSORS], aOut[TASK_MAX_TENSORS];
 	kl_tensor atIn[TASK_MAX_TENSORS], atOut[TASK_MAX_TENSORS];
+	int bGenerated;     /* inputs drawn by harness_generate_inputs (not given) */
+	uint64_t nRuns;     /* timed runs so far: seeds their fresh inputs */
 	unsigned char *pGuard; /* host copy of the expected guard band */
 	unsigned char *pGuardRead;
 };
@@ -145,6 +147,7 @@ void harness_free(struct harness *h)
 
 int harness_generate_inputs(struct harness *h, char *err)
 {
+	h->bGenerated = 1;
 	for (int s = 0; s < h->nSets; s++)
 		for (int i = 0; i < h->t->nIn; i++) {
 			uint64_t seed = h->o.seed * 1000003ull + (uint64_t)s * 7919ull + (uint64_t)i;
@@ -338,9 +341,9 @@ static void evict_buffers(struct harness *h)
 	if (!h->b->evict)
 		return;
 	for (int i = 0; i < h->t->nIn; i++)
-		h->b->evict(h->b, h->aIn[i].base, h->aIn[i].n + 2 * GUARD);
+		h->b->evict(h->b, payload(&h->aIn[i]), h->aIn[i].n);
 	for (int j = 0; j < h->t->nOut; j++)
-		h->b->evict(h->b, h->aOut[j].base, h->aOut[j].n + 2 * GUARD);
+		h->b->evict(h->b, payload(&h->aOut[j]), h->aOut[j].n);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -364,33 +367,45 @@ static double median_of(double *a, int n)
 }
 
 /*
- * The cost of the device-wide check itself: timer_start, no work,
- * timer_stop, from an idle device.  Subtracted from the device-wide time so
- * that work on other streams is compared like with like.
+ * The cost of a strict run's frame: from an idle device, the start event, an
+ * empty kernel (where the backend has one), the stream's end event, a
+ * device-wide synchronize and the final event.  Subtracted from strict runs.
  */
 static int calibrate(struct harness *h, double *pCal, char *err)
 {
+	struct backend *b = h->b;
 	double d[21], s;
 	for (int i = 0; i < 21; i++)
-		if (h->b->sync(h->b, err) < 0 || h->b->timer_start(h->b, err) < 0 ||
-		    h->b->timer_stop(h->b, &s, &d[i], err) < 0)
+		if (b->sync(b, err) < 0 || b->timer_start(b, err) < 0 ||
+		    (b->launch_empty && b->launch_empty(b, err) < 0) || b->timer_stop(b, &s, &d[i], err) < 0)
 			return -1;
 	*pCal = median_of(d, 21);
 	return 0;
 }
 
 /*
- * One timed run.  Fast mode: the caches are flushed by work on the stream and
- * the start event is queued behind it, so the kernel starts as the event
- * fires, and the time is the stream's.  Strict mode (the candidate leaves
- * work on other streams): the device is idle at the start and the time runs
- * to a device-wide synchronize, less its calibrated cost.
+ * One timed run.  Fast: the flush is still running on the stream when the
+ * start event is queued behind it, so the kernel starts as the event fires,
+ * and the time is the stream's end event.  Strict: the device is idle at the
+ * start, and the time runs to a device-wide synchronize, less the calibrated
+ * frame: work on any stream counts, and none of it can hide behind ours.
  */
-static int timed_run(struct harness *h, kl_run_fn fn, int strict, double cal, double *pT,
-		     double *pExcess, int *pRc, char *err)
+static int timed_run(struct harness *h, kl_run_fn fn, int strict, double cal, double *pT, int *pRc,
+		     char *err)
 {
 	struct backend *b = h->b;
 	double ms, md;
+	/* fresh inputs for every timed run, so that remembering an earlier
+	 * answer does not pay (given inputs, e.g. PyTorch's, rotate instead) */
+	h->nRuns++;
+	for (int i = 0; i < h->t->nIn; i++) {
+		struct gbuf *g = &h->aIn[i];
+		int rc = h->bGenerated
+				 ? b->random(b, payload(g), &h->t->aIn[i], ~h->o.seed ^ (h->nRuns * 0x9e3779b97f4a7c15ull) ^ (uint64_t)i, err)
+				 : b->copy(b, payload(g), h->aaIn[h->nRuns % (uint64_t)h->nSets][i], g->n, err);
+		if (rc < 0)
+			return -1;
+	}
 	if (poison_outputs(h, err) < 0 || b->flush(b, err) < 0)
 		return -1;
 	evict_buffers(h);
@@ -401,15 +416,41 @@ static int timed_run(struct harness *h, kl_run_fn fn, int strict, double cal, do
 	*pRc = call(h, fn);
 	if (b->timer_stop(b, &ms, &md, err) < 0 || b->sync(b, err) < 0)
 		return -1;
-	*pExcess = md - cal - ms;
-	*pT = strict ? (md - cal > ms ? md - cal : ms) : ms;
+	*pT = strict ? (md - cal > 0 ? md - cal : 0) : ms;
 	return 0;
 }
 
-/* work beyond the stream worth switching to strict timing: 5 us plus 5% */
-static int offstream(double excessMedian, double t)
+/* an array of doubles that grows */
+struct samples {
+	double *a;
+	size_t n, alloc;
+};
+
+static void push(struct samples *s, double v)
 {
-	return excessMedian > 0.005 + 0.05 * t;
+	xgrow((void **)&s->a, &s->alloc, s->n + 1, sizeof *s->a);
+	s->a[s->n++] = v;
+}
+
+static double median_copy(const struct samples *s)
+{
+	if (!s->n)
+		return 0;
+	double *c = xmalloc(s->n * sizeof *c);
+	memcpy(c, s->a, s->n * sizeof *c);
+	double m = median_of(c, (int)s->n);
+	free(c);
+	return m;
+}
+
+/*
+ * Strict probes slower than the fast runs by more than launch noise mean the
+ * candidate's work is not all on its stream (or it behaves differently when
+ * the stream is busy): its time must be the strict one.
+ */
+static int probes_disagree(double probe, double fast)
+{
+	return probe > 1.15 * fast + 0.005;
 }
 
 /*
@@ -426,102 +467,105 @@ static cJSON *time_runs(struct harness *h, kl_run_fn fn, harness_progress_fn pro
 	double cal = 0;
 	if (prepare(h, T, err) < 0 || calibrate(h, &cal, err) < 0)
 		return NULL;
-	size_t nAlloc = 256;
-	double *ms = xmalloc(nAlloc * sizeof *ms), *ex = xmalloc(nAlloc * sizeof *ex);
-	int strict = 0, n, warm, converged, rc, clk0 = -1;
-	double rse, sum, sum2, start, t, x;
-restart:
-	/* warm-up, which also tells whether the candidate leaves work off its stream */
-	warm = 0;
+	struct samples ms = {0}, probe = {0};
+	int strict = 0, warm = 0, converged = 0, rc, clk0 = -1;
+	double rse = INFINITY, sum = 0, sum2 = 0, start, t, probeMed = 0, fastMed = 0;
+	/* warm-up, with strict probes in between */
 	start = now_s();
-	while (warm < 3 || (now_s() - start < h->o.warmupS && warm < 1000)) {
-		if (timed_run(h, fn, strict, cal, &t, &x, &rc, err) < 0)
+	while (warm < 6 || (now_s() - start < h->o.warmupS && warm < 1000)) {
+		int st = warm % 2;
+		if (timed_run(h, fn, st, cal, &t, &rc, err) < 0)
 			goto fail;
 		if (rc) {
 			snprintf(why, nWhy, "kl_run returned %d during warm-up", rc);
 			*pBad = 1;
 			goto fail;
 		}
-		if ((size_t)warm == nAlloc) {
-			nAlloc *= 2;
-			ms = xrealloc(ms, nAlloc * sizeof *ms);
-			ex = xrealloc(ex, nAlloc * sizeof *ex);
-		}
-		ms[warm] = t;
-		ex[warm++] = x;
+		push(st ? &probe : &ms, t);
+		warm++;
 	}
-	if (!strict && offstream(median_of(ex, warm), median_of(ms, warm))) {
-		strict = 1;
-		goto restart;
-	}
+	strict = probes_disagree(median_copy(&probe), median_copy(&ms));
+restart:
+	ms.n = 0;
 	clk0 = b->clock_mhz ? b->clock_mhz(b) : -1;
-	n = converged = 0;
+	converged = 0;
 	sum = sum2 = 0;
 	rse = INFINITY;
 	start = now_s();
-	for (;;) {
-		if (timed_run(h, fn, strict, cal, &t, &x, &rc, err) < 0)
-			goto fail;
+	for (int n = 0;;) {
+		/* every fourth run of the fast method, a strict probe (not counted) */
+		if (!strict && n % 4 == 3) {
+			if (timed_run(h, fn, 1, cal, &t, &rc, err) < 0)
+				goto fail;
+			if (!rc)
+				push(&probe, t);
+		} else {
+			if (timed_run(h, fn, strict, cal, &t, &rc, err) < 0)
+				goto fail;
+		}
 		if (rc) {
 			snprintf(why, nWhy, "kl_run returned %d during timed run %d", rc, n + 1);
 			*pBad = 1;
 			goto fail;
 		}
-		if ((size_t)n == nAlloc) {
-			nAlloc *= 2;
-			ms = xrealloc(ms, nAlloc * sizeof *ms);
-			ex = xrealloc(ex, nAlloc * sizeof *ex);
+		if (!strict && n % 4 == 3) {
+			n++;
+			continue;
 		}
-		ms[n] = t;
-		ex[n++] = x;
+		push(&ms, t);
+		n++;
 		sum += t;
 		sum2 += t * t;
-		if (n >= 2) {
-			double mean = sum / n, var = (sum2 - n * mean * mean) / (n - 1);
-			rse = var > 0 && mean > 0 ? sqrt(var / n) / mean : 0;
+		int k = (int)ms.n;
+		if (k >= 2) {
+			double mean = sum / k, var = (sum2 - k * mean * mean) / (k - 1);
+			rse = var > 0 && mean > 0 ? sqrt(var / k) / mean : 0;
 		}
-		if (progress && (n % 16) == 0)
-			progress("timing", n, arg);
-		if (n >= h->o.minRuns && rse <= h->o.rse) {
+		if (progress && (k % 16) == 0)
+			progress("timing", k, arg);
+		if (k >= h->o.minRuns && rse <= h->o.rse) {
 			converged = 1;
 			break;
 		}
-		if (n >= h->o.maxRuns || (n >= 3 && now_s() - start > h->o.budgetS))
+		if (k >= h->o.maxRuns || (k >= 3 && now_s() - start > h->o.budgetS))
 			break;
 	}
-	if (!strict) {
-		/* work that left the stream only after warm-up still counts */
-		double *e2 = xmalloc((size_t)n * sizeof *e2), *m2 = xmalloc((size_t)n * sizeof *m2);
-		memcpy(e2, ex, (size_t)n * sizeof *e2);
-		memcpy(m2, ms, (size_t)n * sizeof *m2);
-		int off = offstream(median_of(e2, n), median_of(m2, n));
-		free(e2);
-		free(m2);
-		if (off) {
-			strict = 1;
-			goto restart;
-		}
+	probeMed = median_copy(&probe);
+	fastMed = median_copy(&ms);
+	if (!strict && probes_disagree(probeMed, fastMed)) {
+		strict = 1;
+		goto restart;
 	}
+	int n = (int)ms.n;
 	int clk1 = b->clock_mhz ? b->clock_mhz(b) : -1;
 	char thr[256] = "";
 	int throttled = b->throttled ? b->throttled(b, thr, sizeof thr) : -1;
-	/* the output of the last timed run must be right, and nothing trampled */
+	/* one more run, as the timed ones but on the timing set, whose output
+	 * must be right, with nothing trampled */
+	if (prepare(h, T, err) < 0 || b->flush(b, err) < 0)
+		goto fail;
+	evict_buffers(h);
+	rc = call(h, fn);
+	if (b->sync(b, err) < 0)
+		goto fail;
+	if (rc) {
+		snprintf(why, nWhy, "kl_run returned %d after the timed runs", rc);
+		*pBad = 1;
+		goto fail;
+	}
 	int bad = check_guards(h, why, nWhy, err);
 	if (bad == 0)
 		bad = check_inputs(h, T, why, nWhy, err);
 	if (bad == 0) {
 		struct agg a = {0};
-		bad = check_outputs(h, T, &a, why, nWhy, "the last timed run", err);
+		bad = check_outputs(h, T, &a, why, nWhy, "the run after timing", err);
 	}
 	if (bad) {
 		*pBad = bad > 0;
 		goto fail;
 	}
-	double sumEx = 0;
-	for (int i = 0; i < n; i++)
-		sumEx += ex[i];
 	double *sorted = xmalloc((size_t)n * sizeof *sorted);
-	memcpy(sorted, ms, (size_t)n * sizeof *sorted);
+	memcpy(sorted, ms.a, (size_t)n * sizeof *sorted);
 	qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "median_ms", pct(sorted, n, 0.5));
@@ -534,12 +578,13 @@ restart:
 	cJSON_AddBoolToObject(o, "converged", converged);
 	cJSON_AddNumberToObject(o, "warmup_runs", warm);
 	cJSON_AddStringToObject(o, "method", strict ? "device-wide" : "stream");
+	cJSON_AddNumberToObject(o, "probe_median_ms", probeMed);
+	cJSON_AddNumberToObject(o, "probes", (double)probe.n);
+	cJSON_AddNumberToObject(o, "frame_ms", cal);
 	if (strict)
-		cJSON_AddStringToObject(o, "note", "the candidate leaves work on streams other than the one it "
-						   "was given: timed from an idle device to a device-wide "
-						   "synchronize (includes launch latency)");
-	cJSON_AddNumberToObject(o, "sync_overhead_ms", cal);
-	cJSON_AddNumberToObject(o, "offstream_ms_mean", sumEx / n);
+		cJSON_AddStringToObject(o, "note", "the candidate's work is not all on the stream it was given "
+						   "(or it behaves differently when that stream is busy): "
+						   "timed from an idle device to a device-wide synchronize");
 	if (clk0 >= 0) {
 		cJSON_AddNumberToObject(o, "sm_clock_mhz_before", clk0);
 		cJSON_AddNumberToObject(o, "sm_clock_mhz_after", clk1);
@@ -550,12 +595,12 @@ restart:
 			cJSON_AddStringToObject(o, "throttle_reason", thr);
 	}
 	free(sorted);
-	free(ms);
-	free(ex);
+	free(ms.a);
+	free(probe.a);
 	return o;
 fail:
-	free(ms);
-	free(ex);
+	free(ms.a);
+	free(probe.a);
 	return NULL;
 }
 

@@ -19,6 +19,7 @@ void rng_seed(struct rng *r, uint64_t seed)
 {
 	for (int i = 0; i < 4; i++)
 		r->s[i] = splitmix(&seed);
+	r->hasSpare = 0;
 }
 
 static uint64_t rotl(uint64_t x, int k)
@@ -40,10 +41,18 @@ double rng_uniform(struct rng *r)
 
 double rng_normal(struct rng *r)
 {
+	if (r->hasSpare) {
+		r->hasSpare = 0;
+		return r->spare;
+	}
 	double u1 = rng_uniform(r), u2 = rng_uniform(r);
 	if (u1 < 1e-300)
 		u1 = 1e-300;
-	return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+	double m = sqrt(-2 * log(u1)), sn, cs;
+	sincos(2 * M_PI * u2, &sn, &cs);
+	r->spare = m * sn;
+	r->hasSpare = 1;
+	return m * cs;
 }
 
 void rng_fill(struct rng *r, const struct task_tensor *t, void *p)

@@ -11,6 +11,8 @@
 
 struct rng {
 	uint64_t s[4]; /* xoshiro256** state */
+	double spare;  /* the second normal of the last Box-Muller pair */
+	int hasSpare;  /* spare is valid */
 };
 
 void rng_seed(struct rng *r, uint64_t seed);

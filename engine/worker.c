@@ -50,12 +50,21 @@ struct worker {
 	struct wjob *jobs;  /* unfinished jobs, in order */
 	int nextId;
 	long long timer;    /* the running job's or the setup's deadline */
+	long long reapTimer; /* polling for a dying worker's exit */
+	struct reap *reap;  /* that poll's state, or NULL */
 	int starts;
 	char *zSignal;      /* crash note from the worker (candidate_signal/exit) */
 };
 
 static void start(struct worker *w);
 static void died(struct worker *w, const char *zWhy);
+
+/* waiting for a worker that closed its output to exit, without blocking the loop */
+struct reap {
+	struct worker *w;
+	char *zWhy;  /* our reason, or NULL */
+	int tries;
+};
 
 struct worker *worker_new(struct loop *l, const struct worker_config *cfg, worker_done_fn done,
 			  worker_progress_fn progress, void *arg)
@@ -107,6 +116,12 @@ void worker_free(struct worker *w)
 	close_fds(w);
 	if (w->timer)
 		loop_del_timer(w->l, w->timer);
+	if (w->reapTimer)
+		loop_del_timer(w->l, w->reapTimer);
+	if (w->reap) {
+		free(w->reap->zWhy);
+		free(w->reap);
+	}
 	while (w->jobs) {
 		struct wjob *j = w->jobs;
 		w->jobs = j->next;
@@ -383,7 +398,32 @@ static void on_stderr(struct loop *l, int fd, int events, void *arg)
 	w->err = -1;
 }
 
-/* the worker process ended (zWhy: our reason, e.g. a timeout; NULL: it died) */
+static void reaped(struct worker *w, const char *zWhy, int status);
+
+static void reap_poll(struct loop *l, long long id, void *arg)
+{
+	struct reap *r = arg;
+	struct worker *w = r->w;
+	int status = 0;
+	(void)id;
+	w->reapTimer = 0;
+	pid_t p = waitpid(w->pid, &status, WNOHANG);
+	if (p == 0 && ++r->tries < 200) {
+		w->reapTimer = loop_add_timer(l, 0.005, reap_poll, r);
+		return;
+	}
+	if (p == 0) { /* closed its output but lingers: 1 s is enough */
+		proc_kill_group(w->pid);
+		waitpid(w->pid, &status, 0);
+	}
+	w->reap = NULL;
+	reaped(w, r->zWhy, status);
+	free(r->zWhy);
+	free(r);
+}
+
+/* the worker process ended or must end (zWhy: our reason, e.g. a timeout;
+ * NULL: it died).  The report follows once it has been reaped. */
 static void died(struct worker *w, const char *zWhy)
 {
 	/* drain what it left on stderr */
@@ -398,22 +438,26 @@ static void died(struct worker *w, const char *zWhy)
 		}
 	}
 	close_fds(w);
-	int status = 0;
-	char st[160] = "";
-	if (w->pid > 0) {
-		if (!zWhy) {
-			/* give it a moment to exit after closing its output */
-			for (int i = 0; i < 200 && waitpid(w->pid, &status, WNOHANG) == 0; i++)
-				usleep(5000);
-			if (waitpid(w->pid, &status, WNOHANG) == 0) {
-				proc_kill_group(w->pid);
-				waitpid(w->pid, &status, 0);
-			}
-		} else {
-			waitpid(w->pid, &status, 0);
-		}
-		proc_describe_status(status, st, sizeof st);
+	if (w->timer)
+		loop_del_timer(w->l, w->timer), w->timer = 0;
+	if (w->pid <= 0) {
+		reaped(w, zWhy, 0);
+		return;
 	}
+	if (zWhy)
+		proc_kill_group(w->pid);
+	struct reap *r = xcalloc(1, sizeof *r);
+	r->w = w;
+	r->zWhy = zWhy ? xstrdup(zWhy) : NULL;
+	w->reap = r;
+	reap_poll(w->l, 0, r);
+}
+
+static void reaped(struct worker *w, const char *zWhy, int status)
+{
+	char st[160] = "";
+	if (w->pid > 0)
+		proc_describe_status(status, st, sizeof st);
 	w->pid = 0;
 	if (w->timer)
 		loop_del_timer(w->l, w->timer), w->timer = 0;

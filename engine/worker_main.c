@@ -512,6 +512,31 @@ static void on_input(struct loop *l, int fd, int events, void *arg)
 	}
 }
 
+/*
+ * Limits a candidate runs under, so that exhausting them ends in a clear
+ * crash of this worker rather than the machine's: files at most 1 GiB, and on
+ * the host backend an address space of KLOOP_MEM_LIMIT_MB (default: half the
+ * memory).  The CUDA runtime reserves huge address ranges, so the cuda
+ * backend has no address-space limit.
+ */
+static void limit_resources(void)
+{
+	struct rlimit fs = {1ul << 30, 1ul << 30};
+	setrlimit(RLIMIT_FSIZE, &fs);
+	if (strcmp(W.zBackend, "host"))
+		return;
+	const char *env = getenv("KLOOP_MEM_LIMIT_MB");
+	long long mb = env && *env ? atoll(env) : 0;
+	if (mb <= 0) {
+		long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+		mb = pages > 0 && size > 0 ? (long long)pages * size / 2 / (1 << 20) : 0;
+	}
+	if (mb > 0) {
+		struct rlimit as = {(rlim_t)mb << 20, (rlim_t)mb << 20};
+		setrlimit(RLIMIT_AS, &as);
+	}
+}
+
 static char *default_cache_dir(void)
 {
 	const char *x = getenv("XDG_CACHE_HOME");
@@ -567,6 +592,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	struct rlimit rl = {0, 0};
 	setrlimit(RLIMIT_CORE, &rl);
+	limit_resources();
 	install_crash_reporting();
 
 	char err[KL_ERRLEN];

@@ -3,8 +3,10 @@
 # go to bench/RESULTS.md): end-to-end latency cold and warm, throughput with
 # parallel compiles, the load_inline anchor, timing fidelity against
 # triton's do_bench and Nsight Compute, and the naive seeds' speedups.
-# Usage: bench/gpu/run.sh [OUTDIR]
+# Usage: bench/gpu/run.sh [OUTDIR]   (BENCH_PARTS="1 2 4" runs some parts only)
 set -u
+PARTS=${BENCH_PARTS:-"1 2 3 4 5"}
+part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 cd "$(dirname "$0")/../.."
 O=${1:-/tmp/kloop-bench}
 mkdir -p "$O"
@@ -17,6 +19,7 @@ for k in sys.argv[2].split('.'): v=v[k]
 print(v)" "$1" "$2"; }
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); $(date -u '+%F %H:%M UTC')"
 
+if part 1; then
 echo "== 1. end-to-end latency, softmax CUDA seed (reference: the CUDA reference kernel)"
 rm -rf "$XDG_CACHE_HOME/kloop/so"
 for kind in cold warm warm warm; do
@@ -31,6 +34,8 @@ print("%-5s wall %.2f s: compile %.2f, load %.3f, check %.3f, time %.3f; rest (w
 PY
 done
 
+fi
+if part 2; then
 echo "== 2. throughput: 32 distinct candidates, parallel compiles on $(nproc) cores, cold cache"
 mkdir -p "$O/var"
 for i in $(seq 1 32); do
@@ -49,9 +54,13 @@ print("%d candidates (%d correct) in %.1f s: %.2f s each, %.0f per minute; nvcc 
       (len(rs), ok, w, w / len(rs), 60 * len(rs) / w, sorted(comp)[len(comp) // 2]))
 PY
 
+fi
+if part 3; then
 echo "== 3. anchor: torch.utils.cpp_extension.load_inline of the same kernel (cold)"
 python3 bench/gpu/load_inline_softmax.py 2>>"$O/err.log" | sed 's/^/load_inline: seconds, verdict: /'
 
+fi
+if part 4; then
 echo "== 4. timing fidelity: the softmax seed timed 10 times by kloop"
 for i in $(seq 1 10); do
 	$K eval softmax tasks/softmax/seed.cu $CUDA --reference cuda --json >"$O/fid$i.json" 2>>"$O/err.log"
@@ -81,19 +90,30 @@ vals = []
 for r in data:
     v = float(r[i].replace(",", ""))
     unit = r[u]
-    vals.append(v / 1e6 if unit == "nsecond" else v / 1e3 if unit == "usecond" else v)
-print("ncu gpu__time_duration median over %d launches: %.4f ms" % (len(vals), statistics.median(vals)))
+    scale = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1, "ms": 1,
+             "second": 1e3, "s": 1e3}
+    vals.append(v * scale.get(unit, float("nan")))
+    last_unit = unit
+print("ncu gpu__time_duration median over %d launches: %.4f ms (unit in the report: %s)" % (len(vals), statistics.median(vals), last_unit))
+open(sys.argv[1] + ".median", "w").write("%.6f" % statistics.median(vals))
 PY
 else
 	echo "ncu: not found"
 fi
 python3 - "$O" "$db" <<'PY'
-import json, sys, statistics
+import json, os, sys, statistics
 ms = [json.load(open("%s/fid%d.json" % (sys.argv[1], i)))["time_ms"] for i in range(1, 11)]
 k = statistics.median(ms); d = float(sys.argv[2])
 print("kloop median of medians %.4f ms vs do_bench %.4f ms: %+.2f%%" % (k, d, 100 * (k - d) / d))
+p = sys.argv[1] + "/ncu.csv.median"
+if os.path.exists(p):
+    n = float(open(p).read())
+    print("kloop median of medians %.4f ms vs ncu gpu__time_duration %.4f ms: %+.2f%%" % (k, n, 100 * (k - n) / n))
+print("timing method: " + json.load(open(sys.argv[1] + "/fid1.json"))["timing"]["method"])
 PY
 
+fi
+if part 5; then
 echo "== 5. the naive CUDA seeds against PyTorch eager and torch.compile"
 printf "%-16s %10s %10s %10s %8s %8s\n" task seed_ms eager_ms compile_ms vs_eager vs_compile
 for t in softmax layernorm matmul hgemm gemm_bias_relu; do
@@ -106,3 +126,4 @@ print("%-16s %10.4f %10.4f %10.4f %7.3fx %7.3fx  %s" % (sys.argv[2], f("time_ms"
       f("baseline_compile_ms"), f("speedup"), f("speedup_compile"), r["status"]))
 PY
 done
+fi

@@ -76,6 +76,10 @@ for l in open('$T/all.json'):
         assert any(k['stack_bytes']>0 or k['spill_stores']>0 for k in r['compile']['resources'])
         break
 else: raise SystemExit(1)"
+check "own_stream.cu is timed device-wide, its sibling on the given stream by stream events" python3 -c "
+import json
+m={json.loads(l)['source'].split('/')[-1]: json.loads(l).get('timing',{}).get('method') for l in open('$T/all.json')}
+assert m['own_stream.cu']=='device-wide' and m['given_stream.cu']=='stream', m"
 check "every result names the device and its architecture" grep -q '"device":"[^"]*sm_[0-9]' "$T/all.json"
 check "a timed result reports the SM clock" grep -q 'sm_clock_mhz_after' "$T/all.json"
 

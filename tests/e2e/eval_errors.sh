@@ -51,3 +51,11 @@ mkdir -p "$T/cfg/kloop"
 echo "budget = soon" >"$T/cfg/kloop/config"
 XDG_CONFIG_HOME="$T/cfg" expect2 "a bad config line names file and line" "config:1: budget" \
 	$KLOOP eval softmax tasks/softmax/seed.c --backend host
+if ! python3 -c 'import torch' 2>/dev/null; then
+	expect2 "a PyTorch task without PyTorch is one clear line" "PyTorch is not installed for python3" \
+		$KLOOP eval tasks/softmax/reference.py tasks/softmax/seed.c $B
+	check "... and only one line" test "$(wc -l <"$T/err")" -eq 1
+fi
+expect2 "a missing Python interpreter" "interpreter '/no/python' cannot be run" \
+	$KLOOP eval tasks/softmax/reference.py tasks/softmax/seed.c $B --python /no/python
+expect2 "a missing KernelBench problem file" "no such problem file" $KLOOP eval "$T/nope.py" tasks/softmax/seed.c $B

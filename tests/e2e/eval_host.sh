@@ -49,6 +49,8 @@ verdict $F/abort.c crashed "SIGABRT"
 verdict $F/exit.c crashed "exit(3)"
 verdict $F/infinite_loop.c timeout "wall-clock" --timeout 3
 verdict $F/flood_stdout.c correct ""
+KLOOP_MEM_LIMIT_MB=1024 verdict $F/hog_memory.c crashed "SIGABRT"
+check "a candidate exhausting the memory limit leaves its last words in the report" grep -q "malloc failed after" "$T/out.json"
 
 # a crash, a hang, then a correct candidate, in one run: fresh workers each time
 $KLOOP eval softmax $F/segfault.c $F/infinite_loop.c tasks/softmax/seed.c $B --timeout 3 --json >"$T/multi.json" 2>"$T/err"

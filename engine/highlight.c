@@ -1,0 +1,187 @@
+/*
+ * highlight.c - runs kloop's highlight query over a byte range, resolves
+ * nested and duplicate captures into flat spans, and keeps a document's
+ * spans current across edits by re-highlighting only what changed.
+ */
+#include "highlight.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Each byte of the range keeps the best capture covering it, as one key:
+ * the capturing node's length (shorter, i.e. inner, wins), then the
+ * pattern index (earlier wins), then the capture id.  No sorting needed:
+ * the captures are tree nodes, so they nest or are disjoint.
+ */
+#define NO_CAPTURE UINT64_MAX
+
+int highlight_range(const struct syntax_doc *d, uint32_t start, uint32_t end, struct hl_span **out,
+                    size_t *n, char *err)
+{
+	*out = NULL;
+	*n = 0;
+	const struct syntax_query *sq = syntax_query_get("highlights", err);
+	if (!sq)
+		return -1;
+	if (end > d->len)
+		end = (uint32_t)d->len;
+	if (start >= end)
+		return 0;
+	const TSQuery *q = syntax_query_ts(sq);
+
+	uint32_t width = end - start;
+	uint64_t *best = xmalloc((size_t)width * sizeof *best);
+	for (uint32_t i = 0; i < width; i++)
+		best[i] = NO_CAPTURE;
+	TSQueryCursor *qc = ts_query_cursor_new();
+	ts_query_cursor_set_byte_range(qc, start, end);
+	ts_query_cursor_exec(qc, q, syntax_root(d));
+	TSQueryMatch m;
+	while (ts_query_cursor_next_match(qc, &m)) {
+		if (!syntax_query_accept(sq, &m, d))
+			continue;
+		for (uint16_t i = 0; i < m.capture_count; i++) {
+			TSNode node = m.captures[i].node;
+			uint32_t s = ts_node_start_byte(node), e = ts_node_end_byte(node);
+			uint64_t key = (uint64_t)(e - s) << 32 |
+			               (uint64_t)(m.pattern_index & 0xFFFF) << 16 |
+			               (m.captures[i].index & 0xFFFF);
+			if (s < start)
+				s = start;
+			if (e > end)
+				e = end;
+			for (uint32_t b = s; b < e; b++)
+				if (key < best[b - start])
+					best[b - start] = key;
+		}
+	}
+	ts_query_cursor_delete(qc);
+
+	struct hl_span *spans = NULL;
+	size_t nspans = 0, aspans = 0;
+	for (uint32_t i = 0; i < width;) {
+		uint64_t id = best[i] == NO_CAPTURE ? NO_CAPTURE : (best[i] & 0xFFFF);
+		uint32_t j = i + 1;
+		while (j < width && (best[j] == NO_CAPTURE ? NO_CAPTURE : (best[j] & 0xFFFF)) == id)
+			j++;
+		if (id != NO_CAPTURE) {
+			uint32_t len;
+			xgrow((void **)&spans, &aspans, nspans + 1, sizeof *spans);
+			spans[nspans++] =
+			    (struct hl_span){start + i, start + j,
+			                     ts_query_capture_name_for_id(q, (uint32_t)id, &len)};
+		}
+		i = j;
+	}
+	free(best);
+	*out = spans;
+	*n = nspans;
+	return 0;
+}
+
+int highlight_all(struct highlight *h, const struct syntax_doc *d, char *err)
+{
+	struct hl_span *s;
+	size_t n;
+	if (highlight_range(d, 0, (uint32_t)d->len, &s, &n, err) < 0)
+		return -1;
+	free(h->spans);
+	h->spans = s;
+	h->n = h->alloc = n;
+	return 0;
+}
+
+/* merge spans i and i+1 of h when they touch and share a name */
+static void merge_at(struct highlight *h, size_t i)
+{
+	if (i + 1 >= h->n || i >= h->n)
+		return;
+	struct hl_span *a = &h->spans[i], *b = &h->spans[i + 1];
+	if (a->end != b->start || strcmp(a->name, b->name) != 0)
+		return;
+	a->end = b->end;
+	memmove(b, b + 1, (h->n - i - 2) * sizeof *b);
+	h->n--;
+}
+
+int highlight_update(struct highlight *h, const struct syntax_doc *d,
+                     const struct syntax_change *chg, char *err)
+{
+	int64_t delta = (int64_t)chg->new_end - (int64_t)chg->old_end;
+	uint32_t ds = chg->dirty_start < chg->start ? chg->dirty_start : chg->start;
+	uint32_t de = chg->dirty_end > chg->new_end ? chg->dirty_end : chg->new_end;
+	if (de > d->len)
+		de = (uint32_t)d->len;
+	if (ds > de)
+		ds = de;
+	/* whole lines of the new source */
+	while (ds > 0 && d->src[ds - 1] != '\n')
+		ds--;
+	while (de < d->len && d->src[de] != '\n')
+		de++;
+	if (de < d->len)
+		de++;
+
+	/* old spans: [0, lo) end before ds, [hi, n) start at or after de */
+	size_t lo = 0, hi = h->n;
+	while (lo < h->n && h->spans[lo].end <= ds)
+		lo++;
+	int64_t de_old = (int64_t)de - delta;
+	while (hi > lo && (int64_t)h->spans[hi - 1].start >= de_old)
+		hi--;
+	/* widen to the spans the range cuts */
+	if (lo < hi && h->spans[lo].start < ds)
+		ds = h->spans[lo].start;
+	if (lo < hi && (int64_t)h->spans[hi - 1].end > de_old)
+		de = (uint32_t)((int64_t)h->spans[hi - 1].end + delta);
+	if (de > d->len)
+		de = (uint32_t)d->len;
+
+	struct hl_span *mid;
+	size_t nmid;
+	if (highlight_range(d, ds, de, &mid, &nmid, err) < 0)
+		return -1;
+
+	size_t ntail = h->n - hi;
+	size_t total = lo + nmid + ntail;
+	xgrow((void **)&h->spans, &h->alloc, total, sizeof *h->spans);
+	if (ntail)
+		memmove(h->spans + lo + nmid, h->spans + hi, ntail * sizeof *h->spans);
+	for (size_t i = lo + nmid; i < total; i++) {
+		h->spans[i].start = (uint32_t)((int64_t)h->spans[i].start + delta);
+		h->spans[i].end = (uint32_t)((int64_t)h->spans[i].end + delta);
+	}
+	if (nmid)
+		memcpy(h->spans + lo, mid, nmid * sizeof *mid);
+	free(mid);
+	h->n = total;
+	/* the seams: a span cut by the range boundary joins its other half */
+	if (lo + nmid >= 1)
+		merge_at(h, lo + nmid - 1);
+	if (lo >= 1)
+		merge_at(h, lo - 1);
+	return 0;
+}
+
+void highlight_free(struct highlight *h)
+{
+	free(h->spans);
+	h->spans = NULL;
+	h->n = h->alloc = 0;
+}
+
+const struct hl_span *highlight_at(const struct highlight *h, uint32_t b)
+{
+	size_t lo = 0, hi = h->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (h->spans[mid].end <= b)
+			lo = mid + 1;
+		else if (h->spans[mid].start > b)
+			hi = mid;
+		else
+			return &h->spans[mid];
+	}
+	return NULL;
+}

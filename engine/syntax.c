@@ -1,0 +1,681 @@
+/*
+ * syntax.c - one tree-sitter parser for C, C++ and CUDA (the CUDA grammar),
+ * parse and incremental reparse of a source, error location, token
+ * normalisation, and the embedded queries with their text predicates.
+ */
+#include "syntax.h"
+
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const TSLanguage *tree_sitter_cuda(void);
+
+static TSParser *the_parser;
+
+const TSLanguage *syntax_language(void)
+{
+	return tree_sitter_cuda();
+}
+
+static TSParser *parser(void)
+{
+	if (!the_parser) {
+		the_parser = ts_parser_new();
+		if (!ts_parser_set_language(the_parser, syntax_language()))
+			die("the CUDA grammar's ABI %u does not fit tree-sitter %d..%d",
+			    ts_language_abi_version(syntax_language()),
+			    TREE_SITTER_MIN_COMPATIBLE_LANGUAGE_VERSION,
+			    TREE_SITTER_LANGUAGE_VERSION);
+	}
+	return the_parser;
+}
+
+static int refuse(const char *src, size_t n, char *err)
+{
+	if (n > SYNTAX_MAX_BYTES)
+		return kl_err(err, "source is %zu bytes, over the limit of %u bytes", n,
+		              SYNTAX_MAX_BYTES);
+	const char *nul = memchr(src, 0, n);
+	if (nul)
+		return kl_err(err,
+		              "source holds a NUL byte at offset %zu: binary data, not source text",
+		              (size_t)(nul - src));
+	return 0;
+}
+
+struct syntax_doc *syntax_parse(const char *src, size_t n, char *err)
+{
+	if (!src)
+		n = 0;
+	if (n && refuse(src, n, err) < 0)
+		return NULL;
+	struct syntax_doc *d = xcalloc(1, sizeof *d);
+	d->src = xstrndup(n ? src : "", n);
+	d->len = n;
+	d->tree = ts_parser_parse_string(parser(), NULL, d->src, (uint32_t)n);
+	if (!d->tree) {
+		ts_parser_reset(parser());
+		syntax_free(d);
+		kl_err(err, "the parser gave up on this source");
+		return NULL;
+	}
+	return d;
+}
+
+void syntax_free(struct syntax_doc *d)
+{
+	if (!d)
+		return;
+	if (d->tree)
+		ts_tree_delete(d->tree);
+	free(d->src);
+	free(d);
+}
+
+/* advance *pt over bytes [p, p + n) */
+static void advance_point(TSPoint *pt, const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == '\n') {
+			pt->row++;
+			pt->column = 0;
+		} else {
+			pt->column++;
+		}
+	}
+}
+
+int syntax_edit(struct syntax_doc *d, size_t start, size_t old_end, const char *text, size_t n,
+                struct syntax_change *chg, char *err)
+{
+	if (start > old_end || old_end > d->len)
+		return kl_err(err, "edit range %zu..%zu is outside the source (%zu bytes)", start,
+		              old_end, d->len);
+	size_t new_len = d->len - (old_end - start) + n;
+	if (new_len > SYNTAX_MAX_BYTES)
+		return kl_err(err, "source would be %zu bytes, over the limit of %u bytes", new_len,
+		              SYNTAX_MAX_BYTES);
+	if (n && memchr(text, 0, n))
+		return kl_err(err, "inserted text holds a NUL byte: binary data, not source text");
+
+	TSPoint p0 = {0, 0}, p_old, p_new;
+	advance_point(&p0, d->src, start);
+	p_old = p0;
+	advance_point(&p_old, d->src + start, old_end - start);
+	p_new = p0;
+	advance_point(&p_new, text, n);
+
+	char *ns = xmalloc(new_len + 1);
+	memcpy(ns, d->src, start);
+	if (n)
+		memcpy(ns + start, text, n);
+	memcpy(ns + start + n, d->src + old_end, d->len - old_end);
+	ns[new_len] = 0;
+
+	TSInputEdit e = {
+	    .start_byte = (uint32_t)start,
+	    .old_end_byte = (uint32_t)old_end,
+	    .new_end_byte = (uint32_t)(start + n),
+	    .start_point = p0,
+	    .old_end_point = p_old,
+	    .new_end_point = p_new,
+	};
+	TSTree *old = ts_tree_copy(d->tree);
+	ts_tree_edit(old, &e);
+	TSTree *nt = ts_parser_parse_string(parser(), old, ns, (uint32_t)new_len);
+	if (!nt) {
+		ts_parser_reset(parser());
+		ts_tree_delete(old);
+		free(ns);
+		return kl_err(err, "the parser gave up on the edited source");
+	}
+	uint32_t lo = e.start_byte, hi = e.new_end_byte, count = 0;
+	TSRange *r = ts_tree_get_changed_ranges(old, nt, &count);
+	for (uint32_t i = 0; i < count; i++) {
+		if (r[i].start_byte < lo)
+			lo = r[i].start_byte;
+		if (r[i].end_byte > hi)
+			hi = r[i].end_byte;
+	}
+	free(r);
+	ts_tree_delete(old);
+	ts_tree_delete(d->tree);
+	free(d->src);
+	d->tree = nt;
+	d->src = ns;
+	d->len = new_len;
+	if (hi > new_len)
+		hi = (uint32_t)new_len;
+	if (lo > hi)
+		lo = hi;
+	if (chg) {
+		chg->start = e.start_byte;
+		chg->old_end = e.old_end_byte;
+		chg->new_end = e.new_end_byte;
+		chg->dirty_start = lo;
+		chg->dirty_end = hi;
+	}
+	return 0;
+}
+
+TSNode syntax_root(const struct syntax_doc *d)
+{
+	return ts_tree_root_node(d->tree);
+}
+
+char *syntax_text(const struct syntax_doc *d, TSNode node)
+{
+	uint32_t s = ts_node_start_byte(node), e = ts_node_end_byte(node);
+	if (e > d->len)
+		e = (uint32_t)d->len;
+	if (s > e)
+		s = e;
+	return xstrndup(d->src + s, e - s);
+}
+
+int syntax_text_eq(const struct syntax_doc *d, TSNode node, const char *s)
+{
+	uint32_t a = ts_node_start_byte(node), b = ts_node_end_byte(node);
+	size_t n = strlen(s);
+	return b >= a && b <= d->len && b - a == n && memcmp(d->src + a, s, n) == 0;
+}
+
+/* characters (UTF-8 lead bytes) in p[0..n) */
+static unsigned count_chars(const char *p, size_t n)
+{
+	unsigned c = 0;
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)p[i] & 0xC0) != 0x80)
+			c++;
+	return c;
+}
+
+void syntax_position(const struct syntax_doc *d, uint32_t byte, unsigned *line, unsigned *column)
+{
+	if (byte > d->len)
+		byte = (uint32_t)d->len;
+	/* start from the smallest node holding the byte, then count the rest */
+	TSNode n = ts_node_descendant_for_byte_range(syntax_root(d), byte, byte);
+	uint32_t from = 0;
+	TSPoint pt = {0, 0};
+	if (!ts_node_is_null(n) && ts_node_start_byte(n) <= byte) {
+		from = ts_node_start_byte(n);
+		pt = ts_node_start_point(n);
+	}
+	advance_point(&pt, d->src + from, byte - from);
+	uint32_t line_start = byte - pt.column;
+	*line = pt.row + 1;
+	*column = count_chars(d->src + line_start, byte - line_start) + 1;
+}
+
+/* length of the valid UTF-8 sequence at p (n bytes left), 0 if invalid */
+static int utf8_len(const unsigned char *p, size_t n)
+{
+	unsigned c = p[0];
+	int len = c < 0x80             ? 1
+	          : (c & 0xE0) == 0xC0 ? 2
+	          : (c & 0xF0) == 0xE0 ? 3
+	          : (c & 0xF8) == 0xF0 ? 4
+	                               : 0;
+	if (!len || (size_t)len > n || c == 0xC0 || c == 0xC1 || c >= 0xF5)
+		return 0;
+	for (int k = 1; k < len; k++)
+		if ((p[k] & 0xC0) != 0x80)
+			return 0;
+	if (len == 3 && ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0)))
+		return 0; /* overlong, or a UTF-16 surrogate */
+	if (len == 4 && ((c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] >= 0x90)))
+		return 0;
+	return len;
+}
+
+char *syntax_utf8(const char *s)
+{
+	strbuf sb = STRBUF_INIT;
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		int len = utf8_len((const unsigned char *)s + i, n - i);
+		if (len) {
+			sb_add(&sb, s + i, (size_t)len);
+			i += (size_t)len;
+		} else {
+			sb_add(&sb, "\xEF\xBF\xBD", 3);
+			i++;
+		}
+	}
+	if (!sb.buf)
+		sb_grow(&sb, 0);
+	return sb_detach(&sb);
+}
+
+/* a printable one-line excerpt of at most max bytes of p[0..n) into out */
+static void excerpt(char *out, size_t outsz, const char *p, size_t n, size_t max)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n && i < max && o + 5 < outsz;) {
+		unsigned char c = (unsigned char)p[i];
+		if (c == '\n' || c == '\r')
+			break;
+		if (c < 0x80) {
+			out[o++] = (c < 0x20 || c == 0x7f) ? ' ' : (char)c;
+			i++;
+			continue;
+		}
+		int len = utf8_len((const unsigned char *)p + i, n - i);
+		if (!len) {
+			out[o++] = '?';
+			i++;
+			continue;
+		}
+		memcpy(out + o, p + i, (size_t)len);
+		o += (size_t)len;
+		i += (size_t)len;
+	}
+	out[o] = 0;
+}
+
+static void fill_error(const struct syntax_doc *d, TSNode n, struct syntax_error *e)
+{
+	uint32_t b = ts_node_start_byte(n);
+	TSPoint pt = ts_node_start_point(n);
+	if (ts_node_is_missing(n)) {
+		/* what is missing belongs right after the token before it */
+		TSNode prev = ts_node_prev_sibling(n);
+		if (!ts_node_is_null(prev) && ts_node_end_byte(prev) <= b) {
+			b = ts_node_end_byte(prev);
+			pt = ts_node_end_point(prev);
+		}
+	}
+	if (b > d->len)
+		b = (uint32_t)d->len;
+	e->byte = b;
+	e->line = pt.row + 1;
+	uint32_t ls = b >= pt.column ? b - pt.column : 0;
+	e->column = count_chars(d->src + ls, b - ls) + 1;
+	if (ts_node_is_missing(n)) {
+		const char *t = ts_node_type(n);
+		if (ts_node_is_named(n))
+			snprintf(e->msg, sizeof e->msg, "missing %s", t);
+		else
+			snprintf(e->msg, sizeof e->msg, "missing `%.40s`", t);
+		return;
+	}
+	char ex[100];
+	uint32_t end = ts_node_end_byte(n);
+	if (end > d->len)
+		end = (uint32_t)d->len;
+	/* skip leading blanks so the excerpt shows the offending text */
+	while (b < end && (d->src[b] == ' ' || d->src[b] == '\t' || d->src[b] == '\n'))
+		b++;
+	if (b >= end)
+		snprintf(e->msg, sizeof e->msg, "syntax error at end of input");
+	else {
+		excerpt(ex, sizeof ex, d->src + b, end - b, 40);
+		snprintf(e->msg, sizeof e->msg, "syntax error near `%s`", ex);
+	}
+}
+
+/*
+ * Walk the tree in source order, visiting only subtrees that hold an
+ * error, and record the outermost ERROR and MISSING nodes.
+ */
+static size_t collect_errors(const struct syntax_doc *d, struct syntax_error *out, size_t max)
+{
+	TSNode root = syntax_root(d);
+	if (!ts_node_has_error(root))
+		return 0;
+	size_t found = 0;
+	TSTreeCursor c = ts_tree_cursor_new(root);
+	for (;;) {
+		TSNode n = ts_tree_cursor_current_node(&c);
+		int is_err = ts_node_is_error(n) || ts_node_is_missing(n);
+		if (is_err) {
+			if (found < max)
+				fill_error(d, n, &out[found]);
+			found++;
+			if (max && found >= max)
+				break;
+		} else if (ts_node_has_error(n) && ts_tree_cursor_goto_first_child(&c)) {
+			continue;
+		}
+		while (!ts_tree_cursor_goto_next_sibling(&c)) {
+			if (!ts_tree_cursor_goto_parent(&c))
+				goto done;
+		}
+	}
+done:
+	ts_tree_cursor_delete(&c);
+	return found;
+}
+
+int syntax_is_clean(const struct syntax_doc *d)
+{
+	/* the root's error flag is also set by invalid bytes inside a token,
+	 * which leave no ERROR node: count the nodes instead */
+	return collect_errors(d, NULL, 0) == 0;
+}
+
+int syntax_first_error(const struct syntax_doc *d, struct syntax_error *e)
+{
+	return collect_errors(d, e, 1) > 0;
+}
+
+size_t syntax_errors(const struct syntax_doc *d, struct syntax_error *out, size_t max)
+{
+	return collect_errors(d, out, max);
+}
+
+int syntax_check(const char *src, size_t n, char *err)
+{
+	struct syntax_doc *d = syntax_parse(src, n, err);
+	if (!d)
+		return -1;
+	struct syntax_error e;
+	int bad = syntax_first_error(d, &e);
+	syntax_free(d);
+	if (bad)
+		return kl_err(err, "line %u, column %u: %s", e.line, e.column, e.msg);
+	return 0;
+}
+
+void syntax_tokens(const struct syntax_doc *d, TSNode node, strbuf *sb)
+{
+	TSTreeCursor c = ts_tree_cursor_new(node);
+	int first = 1;
+	uint32_t depth = 0;
+	for (;;) {
+		TSNode n = ts_tree_cursor_current_node(&c);
+		if (strcmp(ts_node_type(n), "comment") == 0) {
+			/* skip */
+		} else if (ts_tree_cursor_goto_first_child(&c)) {
+			depth++;
+			continue;
+		} else {
+			uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+			if (b > d->len)
+				b = (uint32_t)d->len;
+			if (b > a) {
+				if (!first)
+					sb_add(sb, " ", 1);
+				sb_add(sb, d->src + a, b - a);
+				first = 0;
+			}
+		}
+		if (!syntax_cursor_next(&c, &depth))
+			goto done;
+	}
+done:
+	ts_tree_cursor_delete(&c);
+	if (!sb->buf)
+		sb_grow(sb, 0);
+}
+
+/* ---- queries and their predicates ---- */
+
+enum pred_op { PRED_EQ, PRED_ANY_OF, PRED_MATCH };
+
+struct pred {
+	enum pred_op op;
+	int negate;        /* the not- form */
+	uint32_t capture;  /* the capture tested */
+	int other_capture; /* #eq? @a @b: index of @b, else -1 */
+	char **strs;       /* literal strings (one for #eq?, many for #any-of?) */
+	size_t nstrs;
+	regex_t re; /* #match?: the compiled pattern */
+};
+
+struct syntax_query {
+	char *name;
+	TSQuery *q;
+	struct pred **preds; /* per pattern: its predicates */
+	size_t *npreds;
+	uint32_t npatterns;
+};
+
+static struct syntax_query **queries;
+static size_t n_queries, a_queries;
+
+static void pred_free(struct pred *p)
+{
+	for (size_t i = 0; i < p->nstrs; i++)
+		free(p->strs[i]);
+	free(p->strs);
+	if (p->op == PRED_MATCH)
+		regfree(&p->re);
+}
+
+static void query_free(struct syntax_query *sq)
+{
+	for (uint32_t i = 0; i < sq->npatterns; i++) {
+		for (size_t k = 0; k < sq->npreds[i]; k++)
+			pred_free(&sq->preds[i][k]);
+		free(sq->preds[i]);
+	}
+	free(sq->preds);
+	free(sq->npreds);
+	if (sq->q)
+		ts_query_delete(sq->q);
+	free(sq->name);
+	free(sq);
+}
+
+static const char *query_error_name(TSQueryError t)
+{
+	switch (t) {
+	case TSQueryErrorSyntax:
+		return "syntax error";
+	case TSQueryErrorNodeType:
+		return "unknown node type";
+	case TSQueryErrorField:
+		return "unknown field";
+	case TSQueryErrorCapture:
+		return "unknown capture";
+	case TSQueryErrorStructure:
+		return "impossible pattern";
+	case TSQueryErrorLanguage:
+		return "language mismatch";
+	default:
+		return "error";
+	}
+}
+
+/* read the predicates of pattern i; 0 or -1 with err */
+static int load_preds(struct syntax_query *sq, uint32_t i, char *err)
+{
+	uint32_t nsteps = 0;
+	const TSQueryPredicateStep *st = ts_query_predicates_for_pattern(sq->q, i, &nsteps);
+	size_t alloc = 0;
+	for (uint32_t k = 0; k < nsteps;) {
+		uint32_t end = k;
+		while (end < nsteps && st[end].type != TSQueryPredicateStepTypeDone)
+			end++;
+		if (end == k || st[k].type != TSQueryPredicateStepTypeString) {
+			k = end + 1;
+			continue;
+		}
+		uint32_t len;
+		const char *op = ts_query_string_value_for_id(sq->q, st[k].value_id, &len);
+		struct pred p = {0};
+		p.other_capture = -1;
+		const char *base = op;
+		if (strncmp(op, "not-", 4) == 0) {
+			p.negate = 1;
+			base = op + 4;
+		}
+		if (strcmp(base, "eq?") == 0)
+			p.op = PRED_EQ;
+		else if (strcmp(base, "any-of?") == 0)
+			p.op = PRED_ANY_OF;
+		else if (strcmp(base, "match?") == 0)
+			p.op = PRED_MATCH;
+		else {
+			k = end + 1; /* a directive kloop does not use (#set! etc.) */
+			continue;
+		}
+		if (end - k < 3 || st[k + 1].type != TSQueryPredicateStepTypeCapture)
+			return kl_err(err, "%s.scm: pattern %u: #%s needs a capture and a value",
+			              sq->name, i, op);
+		p.capture = st[k + 1].value_id;
+		for (uint32_t a = k + 2; a < end; a++) {
+			if (st[a].type == TSQueryPredicateStepTypeCapture) {
+				p.other_capture = (int)st[a].value_id;
+				continue;
+			}
+			const char *s = ts_query_string_value_for_id(sq->q, st[a].value_id, &len);
+			p.strs = xrealloc(p.strs, (p.nstrs + 1) * sizeof *p.strs);
+			p.strs[p.nstrs++] = xstrndup(s, len);
+		}
+		if (p.op == PRED_MATCH) {
+			if (p.nstrs != 1) {
+				pred_free(&p);
+				return kl_err(err, "%s.scm: pattern %u: #match? needs one pattern",
+				              sq->name, i);
+			}
+			if (regcomp(&p.re, p.strs[0], REG_EXTENDED | REG_NOSUB) != 0) {
+				kl_err(err, "%s.scm: pattern %u: bad regular expression \"%s\"",
+				       sq->name, i, p.strs[0]);
+				p.op = PRED_EQ; /* nothing compiled to free */
+				pred_free(&p);
+				return -1;
+			}
+		}
+		xgrow((void **)&sq->preds[i], &alloc, sq->npreds[i] + 1, sizeof(struct pred));
+		sq->preds[i][sq->npreds[i]++] = p;
+		k = end + 1;
+	}
+	return 0;
+}
+
+const struct syntax_query *syntax_query_get(const char *name, char *err)
+{
+	for (size_t i = 0; i < n_queries; i++)
+		if (strcmp(queries[i]->name, name) == 0)
+			return queries[i];
+	const struct syntax_query_src *qs = syntax_query_srcs;
+	while (qs->name && strcmp(qs->name, name) != 0)
+		qs++;
+	if (!qs->name) {
+		kl_err(err, "%s.scm: no such query built into kloop", name);
+		return NULL;
+	}
+	uint32_t off = 0;
+	TSQueryError qe = TSQueryErrorNone;
+	TSQuery *q = ts_query_new(syntax_language(), qs->text, (uint32_t)qs->len, &off, &qe);
+	if (!q) {
+		unsigned line = 1;
+		for (uint32_t i = 0; i < off && i < qs->len; i++)
+			line += qs->text[i] == '\n';
+		kl_err(err, "grammars/queries/%s.scm: line %u: %s", name, line,
+		       query_error_name(qe));
+		return NULL;
+	}
+	struct syntax_query *sq = xcalloc(1, sizeof *sq);
+	sq->name = xstrdup(name);
+	sq->q = q;
+	sq->npatterns = ts_query_pattern_count(q);
+	sq->preds = xcalloc(sq->npatterns ? sq->npatterns : 1, sizeof *sq->preds);
+	sq->npreds = xcalloc(sq->npatterns ? sq->npatterns : 1, sizeof *sq->npreds);
+	for (uint32_t i = 0; i < sq->npatterns; i++) {
+		if (load_preds(sq, i, err) < 0) {
+			query_free(sq);
+			return NULL;
+		}
+	}
+	xgrow((void **)&queries, &a_queries, n_queries + 1, sizeof *queries);
+	queries[n_queries++] = sq;
+	return sq;
+}
+
+const TSQuery *syntax_query_ts(const struct syntax_query *q)
+{
+	return q->q;
+}
+
+/* does node's text satisfy p (ignoring negation)? */
+static int pred_test(const struct pred *p, const struct syntax_doc *d, TSNode n,
+                     const TSQueryMatch *m)
+{
+	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	if (b > d->len)
+		b = (uint32_t)d->len;
+	if (a > b)
+		a = b;
+	const char *t = d->src + a;
+	size_t len = b - a;
+	switch (p->op) {
+	case PRED_EQ:
+		if (p->other_capture >= 0) {
+			for (uint16_t i = 0; i < m->capture_count; i++) {
+				if (m->captures[i].index != (uint32_t)p->other_capture)
+					continue;
+				TSNode o = m->captures[i].node;
+				uint32_t oa = ts_node_start_byte(o), ob = ts_node_end_byte(o);
+				if (ob > d->len || oa > ob)
+					return 0;
+				return ob - oa == len && memcmp(d->src + oa, t, len) == 0;
+			}
+			return 0;
+		}
+		return p->nstrs && strlen(p->strs[0]) == len && memcmp(p->strs[0], t, len) == 0;
+	case PRED_ANY_OF:
+		for (size_t i = 0; i < p->nstrs; i++)
+			if (strlen(p->strs[i]) == len && memcmp(p->strs[i], t, len) == 0)
+				return 1;
+		return 0;
+	case PRED_MATCH: {
+		char small[256];
+		char *s = len < sizeof small ? small : xmalloc(len + 1);
+		memcpy(s, t, len);
+		s[len] = 0;
+		int ok = regexec(&p->re, s, 0, NULL, 0) == 0;
+		if (s != small)
+			free(s);
+		return ok;
+	}
+	}
+	return 0;
+}
+
+int syntax_query_accept(const struct syntax_query *q, const TSQueryMatch *m,
+                        const struct syntax_doc *d)
+{
+	if (m->pattern_index >= q->npatterns)
+		return 1;
+	const struct pred *ps = q->preds[m->pattern_index];
+	for (size_t k = 0; k < q->npreds[m->pattern_index]; k++) {
+		const struct pred *p = &ps[k];
+		for (uint16_t i = 0; i < m->capture_count; i++) {
+			if (m->captures[i].index != p->capture)
+				continue;
+			if (pred_test(p, d, m->captures[i].node, m) == p->negate)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+void syntax_shutdown(void)
+{
+	for (size_t i = 0; i < n_queries; i++)
+		query_free(queries[i]);
+	free(queries);
+	queries = NULL;
+	n_queries = a_queries = 0;
+	if (the_parser)
+		ts_parser_delete(the_parser);
+	the_parser = NULL;
+}
+
+int syntax_cursor_next(TSTreeCursor *c, uint32_t *pDepth)
+{
+	for (;;) {
+		if (*pDepth == 0)
+			return 0;
+		if (ts_tree_cursor_goto_next_sibling(c))
+			return 1;
+		ts_tree_cursor_goto_parent(c);
+		(*pDepth)--;
+	}
+}

@@ -1,0 +1,165 @@
+/*
+ * fuzz_syntax.c - libFuzzer target over the code-intelligence API: parse,
+ * errors, highlight (full and incremental), outline, tunables (find and
+ * rewrite), and splice (find, replace, reply, crossover, diff).  An input
+ * is a source A, optionally followed by "\n@@\n" and a second text B (a
+ * reply, a second parent, a replacement, an edit's text).  Besides the
+ * sanitizers it checks invariants: well-formed spans, an incremental
+ * re-highlight equal to a full one, spliced results that parse.
+ * Build and run: make fuzz FUZZ_SECONDS=60.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "highlight.h"
+#include "outline.h"
+#include "splice.h"
+#include "syntax.h"
+#include "tunables.h"
+
+#define REQUIRE(c)                                                                                 \
+	do {                                                                                       \
+		if (!(c))                                                                          \
+			__builtin_trap();                                                          \
+	} while (0)
+
+static void spans_ok(const struct highlight *h, size_t len)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		REQUIRE(h->spans[i].start < h->spans[i].end && h->spans[i].end <= len);
+		REQUIRE(!i || h->spans[i].start >= h->spans[i - 1].end);
+	}
+}
+
+static int same(const struct highlight *a, const struct highlight *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->spans[i].start != b->spans[i].start || a->spans[i].end != b->spans[i].end ||
+		    strcmp(a->spans[i].name, b->spans[i].name))
+			return 0;
+	return 1;
+}
+
+static void splice_ok(int rc, const struct splice_result *r)
+{
+	if (rc == 0) {
+		REQUIRE(r->src && strlen(r->src) == r->len);
+	} else {
+		REQUIRE(r->src == NULL);
+	}
+}
+
+static void on_source(const char *a, size_t an, const char *b, size_t bn)
+{
+	char err[KL_ERRLEN];
+	struct syntax_doc *d = syntax_parse(a, an, err);
+	if (!d)
+		return;
+	struct syntax_error e[8];
+	size_t ne = syntax_errors(d, e, 8);
+	REQUIRE(ne <= 8);
+	REQUIRE(syntax_is_clean(d) == (ne == 0));
+
+	struct highlight h = HIGHLIGHT_INIT;
+	REQUIRE(highlight_all(&h, d, err) == 0);
+	spans_ok(&h, d->len);
+
+	struct outline o;
+	outline_build(d, &o, err);
+	cJSON *j = outline_json(&o);
+	char *s = cJSON_PrintUnformatted(j);
+	REQUIRE(s != NULL);
+	free(s);
+	cJSON_Delete(j);
+
+	struct tunable_list tl;
+	REQUIRE(tunables_find(d, &tl, err) == 0);
+	for (size_t i = 0; i < tl.n; i++)
+		REQUIRE(tl.v[i].start < tl.v[i].end && tl.v[i].end <= d->len);
+	if (tl.n) {
+		struct tunable_set set = {tl.v[tl.n - 1].name, 7};
+		size_t len;
+		char *out = tunables_rewrite(a, an, &set, 1, &len, err);
+		if (out)
+			REQUIRE(strlen(out) == len);
+		free(out);
+	}
+	j = tunables_json(&tl);
+	cJSON_Delete(j);
+	tunables_free(&tl);
+
+	/* function-level edits with the first function's name */
+	if (o.n_funcs) {
+		const char *name = o.funcs[0].qualname;
+		struct splice_span sp;
+		if (splice_find(a, an, name, &sp, err) == 0) {
+			REQUIRE(sp.end <= an && sp.start < sp.end);
+			splice_span_free(&sp);
+		}
+		struct splice_result r;
+		splice_ok(splice_replace(a, an, name, b, bn, &r, err), &r);
+		splice_result_free(&r);
+		splice_ok(splice_crossover(b, bn, a, an, name, &r, err), &r);
+		splice_result_free(&r);
+	}
+	outline_free(&o);
+
+	/* an edit: replace a few bytes somewhere by the start of b */
+	size_t h1 = 0;
+	for (size_t i = 0; i < bn && i < 16; i++)
+		h1 = h1 * 31 + (unsigned char)b[i];
+	size_t at = an ? h1 % (an + 1) : 0;
+	size_t del = at < an ? (h1 >> 8) % 4 : 0;
+	if (at + del > an)
+		del = an - at;
+	size_t ins = bn < 12 ? bn : 12;
+	struct syntax_change chg;
+	if (syntax_edit(d, at, at + del, b, ins, &chg, err) == 0) {
+		REQUIRE(chg.dirty_start <= chg.dirty_end && chg.dirty_end <= d->len);
+		REQUIRE(highlight_update(&h, d, &chg, err) == 0);
+		struct highlight full = HIGHLIGHT_INIT;
+		REQUIRE(highlight_all(&full, d, err) == 0);
+		spans_ok(&h, d->len);
+		REQUIRE(same(&h, &full));
+		highlight_free(&full);
+	}
+	highlight_free(&h);
+	syntax_free(d);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size > 65536)
+		return 0;
+	const char *p = (const char *)data;
+	const char *sep = NULL;
+	for (size_t i = 0; i + 4 <= size; i++)
+		if (!memcmp(p + i, "\n@@\n", 4)) {
+			sep = p + i;
+			break;
+		}
+	size_t an = sep ? (size_t)(sep - p) : size;
+	const char *b = sep ? sep + 4 : "";
+	size_t bn = sep ? size - an - 4 : 0;
+
+	on_source(p, an, b, bn);
+	if (bn)
+		on_source(b, bn, p, an);
+
+	char err[KL_ERRLEN];
+	struct splice_result r;
+	splice_ok(splice_reply(p, an, b, bn, &r, err), &r);
+	splice_result_free(&r);
+	struct splice_diff df;
+	if (splice_diff(p, an, b, bn, &df, err) == 0)
+		splice_diff_free(&df);
+	struct splice_block *blocks;
+	size_t nb = splice_code_blocks(b, bn, &blocks);
+	for (size_t i = 0; i < nb; i++)
+		REQUIRE(blocks[i].start <= blocks[i].end && blocks[i].end <= bn);
+	free(blocks);
+	return 0;
+}

@@ -1,0 +1,475 @@
+/*
+ * test_splice.c - function-level edits: find, replace, splicing an LLM
+ * reply's code blocks into a candidate, crossover from a second parent,
+ * and the function-level diff; with the failures a user meets (a name
+ * that is not there, code that does not parse, a reply without code).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "outline.h"
+#include "splice.h"
+#include "syntax.h"
+#include "util.h"
+
+#define FIX "tests/fixtures/cuda_src/"
+
+static char *slurp(const char *path, size_t *n)
+{
+	strbuf sb = STRBUF_INIT;
+	char err[KL_ERRLEN];
+	if (read_file(path, &sb, 1 << 24, err) < 0) {
+		printf("# %s\n", err);
+		*n = 0;
+		return xstrdup("");
+	}
+	*n = sb.len;
+	return sb_detach(&sb);
+}
+
+static int parses(const char *s, size_t n)
+{
+	return syntax_check(s, n, NULL) == 0;
+}
+
+/* occurrences of needle in s */
+static int occurs(const char *s, const char *needle)
+{
+	int k = 0;
+	for (const char *p = s; (p = strstr(p, needle)); p++)
+		k++;
+	return k;
+}
+
+static const struct splice_change *change(const struct splice_result *r, const char *name)
+{
+	for (size_t i = 0; i < r->n_changes; i++)
+		if (!strcmp(r->changes[i].name, name))
+			return &r->changes[i];
+	return NULL;
+}
+
+static int action(const struct splice_result *r, const char *name, enum splice_action a)
+{
+	const struct splice_change *c = change(r, name);
+	return c && c->action == a;
+}
+
+/* the line of s where needle starts (1-based), 0 when absent */
+static unsigned line_of(const char *s, const char *needle)
+{
+	const char *p = strstr(s, needle);
+	if (!p)
+		return 0;
+	unsigned line = 1;
+	for (const char *q = s; q < p; q++)
+		line += *q == '\n';
+	return line;
+}
+
+static void test_find(void)
+{
+	size_t n;
+	char *src = slurp(FIX "gemm_tiled.cu", &n);
+	struct splice_span sp;
+	char err[KL_ERRLEN] = "";
+	CHECK(splice_find(src, n, "gemm_tiled", &sp, err) == 0, "gemm_tiled is found (%s)", err);
+	CHECK(sp.line == 12 && sp.end_line == 50 && !strncmp(sp.text, "template <int BM", 16) &&
+	          sp.text[strlen(sp.text) - 1] == '}',
+	      "with its template<> line, lines 12-50");
+	splice_span_free(&sp);
+	CHECK(splice_find(src, n, "kl_run", &sp, err) == 0 &&
+	          !strncmp(sp.text, "extern \"C\" int kl_run", 21),
+	      "kl_run comes with its extern \"C\"");
+	splice_span_free(&sp);
+	CHECK(splice_find(src, n, "gemm_tiled_v2", &sp, err) == -1 &&
+	          strstr(err, "no function named `gemm_tiled_v2`") && strstr(err, "ceil_div"),
+	      "a missing name is an error that lists what is there: %s", err);
+	free(src);
+
+	src = slurp(FIX "multi_launch.cu", &n);
+	CHECK(splice_find(src, n, "row_var", &sp, err) == 0 && !strcmp(sp.qualname, "ln::row_var"),
+	      "an unqualified name finds the function in its namespace");
+	splice_span_free(&sp);
+	free(src);
+
+	const char *two = "namespace a { void f() {} }\nnamespace b { void f() {} }\n";
+	CHECK(splice_find(two, strlen(two), "f", &sp, err) == -1 && strstr(err, "ambiguous") &&
+	          strstr(err, "a::f") && strstr(err, "b::f"),
+	      "an ambiguous name lists the candidates: %s", err);
+	CHECK(splice_find(two, strlen(two), "b::f", &sp, err) == 0 && sp.line == 2,
+	      "the qualified name picks one");
+	splice_span_free(&sp);
+}
+
+static const char new_ceil_div[] = "// rounds up; b must be positive\n"
+                                   "__device__ __forceinline__ int ceil_div(int a, int b)\n"
+                                   "{\n"
+                                   "\treturn (a + b - 1) / b; // unchanged math, new comment\n"
+                                   "}\n";
+
+static void test_replace(void)
+{
+	size_t n;
+	char *src = slurp(FIX "gemm_tiled.cu", &n);
+	struct splice_result r;
+	char err[KL_ERRLEN] = "";
+	const char *k2 = "template <int BM, int BN, int BK>\n"
+	                 "__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)\n"
+	                 "gemm_tiled(const float *__restrict__ A, const float *__restrict__ B,\n"
+	                 "\t   float *__restrict__ C, int M, int N, int K)\n"
+	                 "{\n\t/* version 2 */\n\tC[0] = A[0] * B[0];\n}";
+	CHECK(splice_replace(src, n, "gemm_tiled", k2, strlen(k2), &r, err) == 0,
+	      "gemm_tiled is replaced (%s)", err);
+	if (r.src) {
+		CHECK(strstr(r.src, "/* version 2 */") && !strstr(r.src, "__shared__ float As"),
+		      "the result has the new body and not the old one");
+		CHECK(occurs(r.src, "template <int BM") == 1, "one template<> line, not two");
+		CHECK(strstr(r.src, "int ceil_div(int a, int b)") &&
+		          strstr(r.src, "extern \"C\" int kl_run") &&
+		          strstr(r.src, "#define TILE_K 8"),
+		      "ceil_div, kl_run and the #defines are kept");
+		CHECK(parses(r.src, r.len), "the result parses");
+		CHECK(action(&r, "gemm_tiled", SPLICE_REPLACED), "the change says replaced");
+	}
+	splice_result_free(&r);
+
+	/* kl_run without extern "C" in the new text keeps its C linkage */
+	const char *run =
+	    "int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)\n"
+	    "{\n\treturn 7;\n}\n";
+	CHECK(splice_replace(src, n, "kl_run", run, strlen(run), &r, err) == 0 &&
+	          strstr(r.src, "extern \"C\" int kl_run") && strstr(r.src, "return 7;") &&
+	          occurs(r.src, "extern \"C\"") == 1,
+	      "a replaced extern \"C\" function keeps extern \"C\" once (%s)", err);
+	splice_result_free(&r);
+
+	/* leading comments of the new text replace none of the old */
+	CHECK(splice_replace(src, n, "ceil_div", new_ceil_div, strlen(new_ceil_div), &r, err) ==
+	              0 &&
+	          strstr(r.src, "// rounds up; b must be positive\n__device__"),
+	      "the new text's comment comes along (%s)", err);
+	splice_result_free(&r);
+
+	const char *nosemi = "int ceil_div(int a, int b) { return a / b }";
+	CHECK(splice_replace(src, n, "ceil_div", nosemi, strlen(nosemi), &r, err) == -1 &&
+	          strstr(err, "replacement text does not parse") && strstr(err, "missing `;`"),
+	      "replacement text that does not parse is refused: %s", err);
+	CHECK(r.src == NULL, "and nothing is returned");
+	const char *other = "__device__ int floor_div(int a, int b) { return a / b; }";
+	CHECK(splice_replace(src, n, "ceil_div", other, strlen(other), &r, err) == -1 &&
+	          strstr(err, "defines floor_div, not `ceil_div`"),
+	      "text defining another function is refused: %s", err);
+	const char *both = "__device__ int ceil_div(int a, int b) { return a / b; }\n"
+	                   "__device__ int floor_div(int a, int b) { return a / b; }\n";
+	CHECK(splice_replace(src, n, "ceil_div", both, strlen(both), &r, err) == -1 &&
+	          strstr(err, "other functions too (floor_div)"),
+	      "text defining more functions is refused: %s", err);
+	CHECK(splice_replace(src, n, "nope", both, strlen(both), &r, err) == -1 &&
+	          strstr(err, "no function named `nope`"),
+	      "replacing a function that is not there is refused: %s", err);
+	CHECK(splice_replace(src, n, "ceil_div", "", 0, &r, err) == -1 &&
+	          strstr(err, "defines no function"),
+	      "empty replacement text is refused: %s", err);
+	free(src);
+
+	/* a function in an extern "C" block: new text with extern "C" drops it */
+	const char *blk = "extern \"C\" {\nint f(void) { return 1; }\n}\n";
+	const char *nf = "extern \"C\" int f(void) { return 2; }";
+	CHECK(splice_replace(blk, strlen(blk), "f", nf, strlen(nf), &r, err) == 0 &&
+	          !strcmp(r.src, "extern \"C\" {\nint f(void) { return 2; }\n}\n"),
+	      "inside an extern \"C\" { } block, no second extern \"C\" (%s)", r.src ? r.src : err);
+	splice_result_free(&r);
+}
+
+static void test_reply(void)
+{
+	size_t n;
+	char *src = slurp(FIX "softmax_coop.cu", &n);
+	struct splice_result r;
+	char err[KL_ERRLEN] = "";
+	const char *reply =
+	    "Here is a faster version: the block reduction now uses a helper, and the\n"
+	    "scale kernel is vectorized.\n\n"
+	    "```cuda\n"
+	    "__device__ __forceinline__ float block_max(float v, float *red)\n"
+	    "{\n"
+	    "\tv = warp_max(v);\n"
+	    "\tif ((threadIdx.x & 31) == 0)\n"
+	    "\t\tred[threadIdx.x >> 5] = v;\n"
+	    "\t__syncthreads();\n"
+	    "\treturn red[0];\n"
+	    "}\n"
+	    "\n"
+	    "__global__ void scale_rows(float *y, float alpha, int n)\n"
+	    "{\n"
+	    "\tint i = (blockIdx.x * blockDim.x + threadIdx.x) * 4;\n"
+	    "\tif (i + 3 < n) {\n"
+	    "\t\tfloat4 v = *(float4 *)(y + i);\n"
+	    "\t\tv.x *= alpha; v.y *= alpha; v.z *= alpha; v.w *= alpha;\n"
+	    "\t\t*(float4 *)(y + i) = v;\n"
+	    "\t}\n"
+	    "}\n"
+	    "```\n\n"
+	    "And use it in the softmax:\n\n"
+	    "```cpp\n"
+	    "#define BLOCK 512\n"
+	    "#include <cuda_fp16.h>\n"
+	    "__global__ void __launch_bounds__(BLOCK) softmax_rows(const float *x, float *y, int "
+	    "cols)\n"
+	    "{\n"
+	    "\t__shared__ float red[BLOCK / 32];\n"
+	    "\tfloat m = block_max(x[threadIdx.x], red);\n"
+	    "\ty[threadIdx.x] = m;\n"
+	    "}\n"
+	    "```\n"
+	    "To test it:\n```python\nimport torch\nprint(torch.ones(3))\n```\n";
+	CHECK(splice_reply(src, n, reply, strlen(reply), &r, err) == 0, "the reply splices (%s)",
+	      err);
+	if (r.src) {
+		CHECK(strstr(r.src, "block_max(x[threadIdx.x], red)") &&
+		          strstr(r.src, "float4 v = *(float4 *)"),
+		      "the result has both new bodies");
+		CHECK(!strstr(r.src, "cg::reduce(warp, m"), "the old softmax body is gone");
+		CHECK(strstr(r.src, "float warp_max(float v)") &&
+		          strstr(r.src, "float warp_sum(float v)") &&
+		          strstr(r.src, "extern \"C\" int kl_run"),
+		      "the functions the reply left alone are kept");
+		unsigned helper = line_of(r.src, "float block_max("),
+		         user = line_of(r.src, "softmax_rows(const");
+		CHECK(helper && user && helper < user,
+		      "the new helper goes before its first user (lines %u < %u)", helper, user);
+		CHECK(line_of(r.src, "float warp_max(") < helper,
+		      "and after the function it calls");
+		CHECK(strstr(r.src, "#define BLOCK 512") && !strstr(r.src, "#define BLOCK 256"),
+		      "the changed #define replaces the old one");
+		CHECK(line_of(r.src, "#include <cuda_fp16.h>") ==
+		          line_of(r.src, "#include \"kloop.h\"") + 1,
+		      "the new #include goes after the last one");
+		CHECK(!strstr(r.src, "import torch"), "the python block is ignored");
+		CHECK(parses(r.src, r.len), "the result parses");
+		CHECK(action(&r, "block_max", SPLICE_ADDED) &&
+		          action(&r, "scale_rows", SPLICE_REPLACED) &&
+		          action(&r, "softmax_rows", SPLICE_REPLACED) &&
+		          action(&r, "BLOCK", SPLICE_REPLACED) &&
+		          action(&r, "<cuda_fp16.h>", SPLICE_ADDED),
+		      "the changes: block_max added; scale_rows, softmax_rows and BLOCK replaced; "
+		      "<cuda_fp16.h> added");
+	}
+	splice_result_free(&r);
+
+	/* a reply with the whole file: unchanged functions are reported as such */
+	char *whole = xasprintf("```cuda\n%s```\n", src);
+	CHECK(splice_reply(src, n, whole, strlen(whole), &r, err) == 0 && r.len == n &&
+	          !memcmp(r.src, src, n) && action(&r, "kl_run", SPLICE_UNCHANGED),
+	      "a reply repeating the file changes nothing (%s)", err);
+	splice_result_free(&r);
+	free(whole);
+
+	/* a reply without fences that is all code */
+	CHECK(splice_reply(src, n, new_ceil_div, strlen(new_ceil_div), &r, err) == 0 &&
+	          action(&r, "ceil_div", SPLICE_ADDED) && parses(r.src, r.len),
+	      "bare code without fences is spliced (%s)", err);
+	splice_result_free(&r);
+
+	const char *prose = "I would unroll the loop by four and use shuffles.";
+	CHECK(splice_reply(src, n, prose, strlen(prose), &r, err) == -1 && strstr(err, "no code"),
+	      "a reply with no code says so: %s", err);
+	const char *py = "```python\nx = 1\n```\n";
+	CHECK(splice_reply(src, n, py, strlen(py), &r, err) == -1 &&
+	          strstr(err, "not C, C++ or CUDA (python)"),
+	      "a reply with only python says so: %s", err);
+	const char *broken =
+	    "Try this:\n\n```cuda\n__global__ void scale_rows(float *y, float a, int n)\n{\n"
+	    "\tint i = threadIdx.x;\n\tif (i < n)\n\t\ty[i] *= a\n}\n```\n";
+	CHECK(splice_reply(src, n, broken, strlen(broken), &r, err) == -1 &&
+	          strstr(err, "code block 1 does not parse") && strstr(err, "reply line 8") &&
+	          strstr(err, "missing `;`"),
+	      "code that does not parse names the block and the reply line: %s", err);
+	const char *elided = "```cuda\n__global__ void scale_rows(float *y, float a, int n)\n{\n"
+	                     "\t// ... rest of the kernel unchanged\n}\n```\n";
+	CHECK(splice_reply(src, n, elided, strlen(elided), &r, err) == -1 &&
+	          strstr(err, "leaves code out"),
+	      "a function with `// ... rest unchanged` is refused: %s", err);
+	const char *with_main =
+	    "```cuda\n__global__ void scale_rows(float *y, float a, int n) { y[0] = a; }\n"
+	    "int main() { return 0; }\n```\n";
+	CHECK(splice_reply(src, n, with_main, strlen(with_main), &r, err) == 0 &&
+	          action(&r, "main", SPLICE_SKIPPED) && !strstr(r.src, "int main"),
+	      "a test main() in the reply is skipped (%s)", err);
+	splice_result_free(&r);
+	const char *unterminated =
+	    "```cuda\n__global__ void scale_rows(float *y, float a, int n) { y[0] = a; }\n";
+	CHECK(splice_reply(src, n, unterminated, strlen(unterminated), &r, err) == 0 &&
+	          strstr(r.src, "y[0] = a;"),
+	      "an unterminated fence runs to the end of the reply (%s)", err);
+	splice_result_free(&r);
+	free(src);
+
+	/* a new kernel and a kl_run that launches it */
+	src = slurp(FIX "inline_asm.cu", &n);
+	const char *newk =
+	    "```cuda\n"
+	    "__global__ void copy_scalar(const float *src, float *dst, int n)\n"
+	    "{\n\tint i = blockIdx.x * blockDim.x + threadIdx.x;\n\tif (i < n)\n\t\tdst[i] = "
+	    "src[i];\n}\n\n"
+	    "extern \"C\" int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, "
+	    "void *stream)\n"
+	    "{\n\tint n = (int)in[0].shape[0];\n"
+	    "\tcopy_scalar<<<(n + 255) / 256, 256, 0, (cudaStream_t)stream>>>((const float "
+	    "*)in[0].data, (float *)out[0].data, n);\n"
+	    "\treturn 0;\n}\n```\n";
+	CHECK(splice_reply(src, n, newk, strlen(newk), &r, err) == 0,
+	      "a reply with a new kernel splices (%s)", err);
+	if (r.src) {
+		unsigned k = line_of(r.src, "void copy_scalar("),
+		         run = line_of(r.src, "int kl_run(");
+		CHECK(k && run && k < run,
+		      "the new kernel goes before kl_run, which launches it (%u < %u)", k, run);
+		CHECK(strstr(r.src, "void copy_vec(") && occurs(r.src, "int kl_run(") == 1,
+		      "the old kernel stays, kl_run is there once");
+		CHECK(parses(r.src, r.len), "the result parses");
+	}
+	splice_result_free(&r);
+	free(src);
+}
+
+static void test_crossover(void)
+{
+	size_t na;
+	char *a = slurp(FIX "softmax_coop.cu", &na);
+	const char *b = "#include <cuda_fp16.h>\n"
+	                "#define VEC 4\n"
+	                "struct Scale { float s; };\n"
+	                "__device__ float mul(float x, Scale k) { return x * k.s; }\n"
+	                "__global__ void scale_rows(float *y, float alpha, int n)\n"
+	                "{\n"
+	                "\tint i = (blockIdx.x * blockDim.x + threadIdx.x) * VEC;\n"
+	                "\tScale k = {alpha};\n"
+	                "\tfor (int v = 0; v < VEC; v++)\n"
+	                "\t\tif (i + v < n)\n"
+	                "\t\t\ty[i + v] = mul(y[i + v], k);\n"
+	                "}\n"
+	                "__global__ void unrelated(void) {}\n";
+	struct splice_result r;
+	char err[KL_ERRLEN] = "";
+	CHECK(splice_crossover(a, na, b, strlen(b), "scale_rows", &r, err) == 0,
+	      "crossover works (%s)", err);
+	if (r.src) {
+		CHECK(strstr(r.src, "y[i + v] = mul(y[i + v], k)") &&
+		          !strstr(r.src, "y[i] *= alpha"),
+		      "scale_rows now has parent B's body");
+		CHECK(strstr(r.src, "__device__ float mul(float x, Scale k)") &&
+		          line_of(r.src, "float mul(") < line_of(r.src, "void scale_rows("),
+		      "the helper it calls comes along, before it");
+		CHECK(strstr(r.src, "#define VEC 4") &&
+		          strstr(r.src, "struct Scale { float s; };") &&
+		          line_of(r.src, "struct Scale") < line_of(r.src, "float mul("),
+		      "so do the macro and the struct it uses, before the functions");
+		CHECK(strstr(r.src, "#include <cuda_fp16.h>"), "and B's include");
+		CHECK(!strstr(r.src, "unrelated"), "what it does not use stays behind");
+		CHECK(strstr(r.src, "softmax_rows(const float *x") &&
+		          strstr(r.src, "#define BLOCK 256"),
+		      "parent A's other functions and macros are kept");
+		CHECK(parses(r.src, r.len), "the child parses");
+	}
+	splice_result_free(&r);
+	CHECK(splice_crossover(a, na, b, strlen(b), "missing_fn", &r, err) == -1 &&
+	          strstr(err, "no function named `missing_fn` in the second parent"),
+	      "a function B does not have is an error: %s", err);
+	/* a kernel A does not have is added before the function that launches it? none: at the end
+	 */
+	CHECK(splice_crossover(a, na, b, strlen(b), "unrelated", &r, err) == 0 &&
+	          action(&r, "unrelated", SPLICE_ADDED) && parses(r.src, r.len) &&
+	          line_of(r.src, "void unrelated") > line_of(r.src, "int kl_run"),
+	      "a function new to A is added at the end when nothing uses it");
+	splice_result_free(&r);
+	free(a);
+}
+
+static void test_diff(void)
+{
+	const char *a = "__device__ int sq(int x) { return x * x; }\n"
+	                "__global__ void k1(int *p) { p[0] = sq(p[0]); }\n"
+	                "__global__ void gone(void) {}\n"
+	                "void host(void) { }\n";
+	const char *b = "__device__ int sq(int x)\n{\n\treturn x * x; // same tokens\n}\n"
+	                "__global__ void k1(int *p) { p[0] = sq(p[1]); }\n"
+	                "void host(void) { }\n"
+	                "__global__ void fresh(void) {}\n";
+	struct splice_diff d;
+	char err[KL_ERRLEN];
+	CHECK(splice_diff(a, strlen(a), b, strlen(b), &d, err) == 0 && d.n == 5,
+	      "the diff has 5 entries");
+	if (d.n == 5) {
+		CHECK(!strcmp(d.v[0].name, "sq") && d.v[0].status == SPLICE_DIFF_SAME &&
+		          d.v[0].layout_only && d.v[0].b_line == 1 && d.v[0].b_end == 4,
+		      "sq: same tokens, only the layout changed");
+		CHECK(!strcmp(d.v[1].name, "k1") && d.v[1].status == SPLICE_DIFF_CHANGED &&
+		          d.v[1].a_line == 2 && d.v[1].b_line == 5,
+		      "k1: changed (line 2 in a, 5 in b)");
+		CHECK(!strcmp(d.v[2].name, "gone") && d.v[2].status == SPLICE_DIFF_REMOVED &&
+		          d.v[2].b_line == 0,
+		      "gone: removed");
+		CHECK(!strcmp(d.v[3].name, "host") && d.v[3].status == SPLICE_DIFF_SAME &&
+		          !d.v[3].layout_only,
+		      "host: the same");
+		CHECK(!strcmp(d.v[4].name, "fresh") && d.v[4].status == SPLICE_DIFF_ADDED &&
+		          d.v[4].b_line == 7,
+		      "fresh: added, line 7 of b");
+	}
+	splice_diff_free(&d);
+
+	size_t n;
+	char *src = slurp(FIX "multi_launch.cu", &n);
+	struct splice_result r;
+	const char *rv =
+	    "__global__ void row_var(const float *x, const float *mean, float *rstd, int cols) { }";
+	splice_replace(src, n, "row_var", rv, strlen(rv), &r, err);
+	CHECK(r.src && splice_diff(src, n, r.src, r.len, &d, err) == 0,
+	      "diff of a candidate and its edit");
+	int changed = 0, same = 0;
+	for (size_t i = 0; i < d.n; i++) {
+		changed += d.v[i].status == SPLICE_DIFF_CHANGED;
+		same += d.v[i].status == SPLICE_DIFF_SAME;
+	}
+	CHECK(changed == 1 && same == (int)d.n - 1 && d.n == 6,
+	      "exactly one function changed (ln::row_var) of six (%d, %zu)", changed, d.n);
+	splice_diff_free(&d);
+	splice_result_free(&r);
+	free(src);
+}
+
+static void test_code_blocks(void)
+{
+	const char *reply = "text\n```cuda\nA\n```\n  ~~~ C++ "
+	                    "{.numberLines}\nB\n~~~\n````\n```\ninner\n```\n````\n";
+	struct splice_block *b;
+	size_t n = splice_code_blocks(reply, strlen(reply), &b);
+	CHECK(n == 3, "three fenced blocks (%zu)", n);
+	if (n == 3) {
+		CHECK(!strcmp(b[0].lang, "cuda") && b[0].is_code && b[0].line == 2 &&
+		          !strncmp(reply + b[0].start, "A\n", b[0].end - b[0].start),
+		      "```cuda at line 2 holds A");
+		CHECK(!strcmp(b[1].lang, "c++") && b[1].is_code &&
+		          !strncmp(reply + b[1].start, "B\n", 2),
+		      "an indented ~~~ C++ fence holds B");
+		CHECK(!strcmp(b[2].lang, "") &&
+		          strstr(reply + b[2].start, "```\ninner\n```") == reply + b[2].start,
+		      "a four-backtick fence holds a three-backtick one");
+	}
+	free(b);
+}
+
+int main(void)
+{
+	test_find();
+	test_replace();
+	test_reply();
+	test_crossover();
+	test_diff();
+	test_code_blocks();
+	syntax_shutdown();
+	return check_done();
+}
