@@ -210,6 +210,8 @@ struct curl_slist *llm_headers(struct curl_slist *h, const char *zKeyHeader, con
 {
 	h = curl_slist_append(h, "Content-Type: application/json");
 	h = curl_slist_append(h, "Accept: text/event-stream");
+	/* no "Expect: 100-continue" wait before sending a long prompt */
+	h = curl_slist_append(h, "Expect:");
 	if (zKey && *zKey) {
 		char *a = xasprintf("%s%s", zKeyHeader, zKey);
 		h = curl_slist_append(h, a);
