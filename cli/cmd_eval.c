@@ -15,6 +15,7 @@
 #include "compile.h"
 #include "config.h"
 #include "loop.h"
+#include "result.h"
 #include "session.h"
 #include "task.h"
 #include "util.h"
@@ -91,55 +92,6 @@ static int read_source(struct src *s, const char *zBackend, char *err)
 	return 0;
 }
 
-static double num(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItem(o, k);
-	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-/* add baseline_ms, speedup, time_ms and context to a worker result */
-static void complete_result(cJSON *r, struct worker *w, const char *zTask, const struct src *s,
-			    const char *zBackend)
-{
-	const cJSON *rt = worker_reference_timing(w);
-	double base = rt ? num(rt, "median_ms") : NAN;
-	double t = num(cJSON_GetObjectItem(r, "timing"), "median_ms");
-	const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
-	int ok = st && !strcmp(st, "correct");
-	cJSON_DeleteItemFromObject(r, "worker_exiting");
-	cJSON_AddStringToObject(r, "task", zTask);
-	cJSON_AddStringToObject(r, "source", s->zPath);
-	cJSON_AddStringToObject(r, "backend", zBackend);
-	cJSON_AddStringToObject(r, "device", worker_device(w) ? worker_device(w) : "");
-	if (ok && !isnan(t))
-		cJSON_AddNumberToObject(r, "time_ms", t);
-	else
-		cJSON_AddNullToObject(r, "time_ms");
-	if (!isnan(base))
-		cJSON_AddNumberToObject(r, "baseline_ms", base);
-	else
-		cJSON_AddNullToObject(r, "baseline_ms");
-	cJSON_AddStringToObject(r, "baseline", worker_reference_name(w) ? worker_reference_name(w) : "");
-	if (ok && !isnan(t) && !isnan(base) && t > 0)
-		cJSON_AddNumberToObject(r, "speedup", base / t);
-	else
-		cJSON_AddNullToObject(r, "speedup");
-	const cJSON *cm = cJSON_GetObjectItem(worker_baselines(w), "compile");
-	double bc = num(cm, "median_ms");
-	if (!isnan(bc)) {
-		cJSON_AddNumberToObject(r, "baseline_compile_ms", bc);
-		if (ok && !isnan(t) && t > 0)
-			cJSON_AddNumberToObject(r, "speedup_compile", bc / t);
-	} else if (cm && cJSON_GetObjectItem(cm, "error")) {
-		cJSON_AddStringToObject(r, "baseline_compile_error",
-					cJSON_GetStringValue(cJSON_GetObjectItem(cm, "error")));
-	}
-	if (!cJSON_GetObjectItem(r, "reason"))
-		cJSON_AddStringToObject(r, "reason", "");
-	if (!cJSON_GetObjectItem(r, "correctness"))
-		cJSON_AddItemToObject(r, "correctness", cJSON_CreateObject());
-}
-
 static void print_human(const cJSON *r, const struct src *s)
 {
 	const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
@@ -151,15 +103,15 @@ static void print_human(const cJSON *r, const struct src *s)
 	       cJSON_GetStringValue(cJSON_GetObjectItem(r, "backend")),
 	       cJSON_GetStringValue(cJSON_GetObjectItem(r, "device")));
 	if (comp)
-		printf("  compile   %.2f s%s\n", num(comp, "seconds"),
+		printf("  compile   %.2f s%s\n", result_num(comp, "seconds"),
 		       cJSON_IsTrue(cJSON_GetObjectItem(comp, "cached")) ? " (cached)" : "");
 	const cJSON *res;
 	cJSON_ArrayForEach(res, cJSON_GetObjectItem(comp, "resources"))
 	{
 		printf("  kernel    %s: %g registers, %g B shared, %g B stack, %g B spill stores, %g B spill loads\n",
-		       cJSON_GetStringValue(cJSON_GetObjectItem(res, "kernel")), num(res, "registers"),
-		       num(res, "shared_bytes"), num(res, "stack_bytes"), num(res, "spill_stores"),
-		       num(res, "spill_loads"));
+		       cJSON_GetStringValue(cJSON_GetObjectItem(res, "kernel")), result_num(res, "registers"),
+		       result_num(res, "shared_bytes"), result_num(res, "stack_bytes"), result_num(res, "spill_stores"),
+		       result_num(res, "spill_loads"));
 	}
 	printf("  verdict   %s%s%s\n", st ? st : "?", why && *why ? ": " : "", why ? why : "");
 	if (st && !strcmp(st, "compile_error") && comp) {
@@ -174,25 +126,25 @@ static void print_human(const cJSON *r, const struct src *s)
 	}
 	if (cor && cJSON_GetObjectItem(cor, "trials"))
 		printf("  checked   %g/%g trials passed, max abs error %.3g, relative L2 error %.3g, %g mismatches\n",
-		       num(cor, "trials_passed"), num(cor, "trials"), num(cor, "max_abs_error"),
-		       num(cor, "rel_l2_error"), num(cor, "mismatches"));
+		       result_num(cor, "trials_passed"), result_num(cor, "trials"), result_num(cor, "max_abs_error"),
+		       result_num(cor, "rel_l2_error"), result_num(cor, "mismatches"));
 	if (tm)
 		printf("  time      %.4g ms median (p10 %.4g, p90 %.4g, %g runs, rse %.2f%%%s)\n",
-		       num(tm, "median_ms"), num(tm, "p10_ms"), num(tm, "p90_ms"), num(tm, "count"),
-		       num(tm, "rse") * 100, cJSON_IsTrue(cJSON_GetObjectItem(tm, "converged")) ? "" : ", not converged within the budget");
+		       result_num(tm, "median_ms"), result_num(tm, "p10_ms"), result_num(tm, "p90_ms"), result_num(tm, "count"),
+		       result_num(tm, "rse") * 100, cJSON_IsTrue(cJSON_GetObjectItem(tm, "converged")) ? "" : ", not converged within the budget");
 	if (tm && cJSON_IsTrue(cJSON_GetObjectItem(tm, "throttled")))
 		printf("  warning   the GPU was throttling during the measurement: %s\n",
 		       cJSON_GetStringValue(cJSON_GetObjectItem(tm, "throttle_reason")));
-	double base = num(r, "baseline_ms"), sp = num(r, "speedup");
+	double base = result_num(r, "baseline_ms"), sp = result_num(r, "speedup");
 	if (!isnan(base))
 		printf("  baseline  %s %.4g ms%s", cJSON_GetStringValue(cJSON_GetObjectItem(r, "baseline")), base,
 		       isnan(sp) ? "\n" : "");
 	if (!isnan(sp))
 		printf(", speedup %.3gx\n", sp);
 	const cJSON *bc = cJSON_GetObjectItem(r, "baseline_compile_ms");
-	if (cJSON_IsNumber(bc) && !isnan(num(r, "speedup_compile")))
+	if (cJSON_IsNumber(bc) && !isnan(result_num(r, "speedup_compile")))
 		printf("  baseline  torch.compile %.4g ms, speedup %.3gx\n", bc->valuedouble,
-		       num(r, "speedup_compile"));
+		       result_num(r, "speedup_compile"));
 	else if (cJSON_IsNumber(bc))
 		printf("  baseline  torch.compile %.4g ms\n", bc->valuedouble);
 }
@@ -214,44 +166,12 @@ static int open_session(const char *zPath, const char *zTask, const char *zTaskD
 		return -1;
 	if (ses->warnings.len)
 		fprintf(stderr, "kloop: warning: %s", ses->warnings.buf);
-	if (ses->st.zTask && strcmp(ses->st.zTask, zTask)) {
-		kl_err(err, "%s: the session is for task '%s', not '%s'", zPath, ses->st.zTask, zTask);
+	if (session_begin(ses, zTask, zTaskDir, zBackend, zShapes, err) < 0) {
 		session_close(ses);
 		return -1;
 	}
-	if (!ses->st.zTask) {
-		cJSON *e = cJSON_CreateObject();
-		cJSON_AddStringToObject(e, "type", "session_started");
-		cJSON_AddStringToObject(e, "task", zTask);
-		cJSON_AddStringToObject(e, "task_dir", zTaskDir);
-		cJSON_AddStringToObject(e, "backend", zBackend);
-		if (zShapes)
-			cJSON_AddStringToObject(e, "shapes", zShapes);
-		cJSON_AddStringToObject(e, "kloop", "0.1.0");
-		if (session_emit(ses, e, err) < 0) {
-			session_close(ses);
-			return -1;
-		}
-	}
 	*pses = ses;
 	return 0;
-}
-
-static char **split_words(const char *z)
-{
-	char **v = xcalloc(strlen(z) / 2 + 2, sizeof(char *));
-	int n = 0;
-	const char *p = z;
-	while (*p) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			break;
-		size_t k = strcspn(p, " ");
-		v[n++] = xstrndup(p, k);
-		p += k;
-	}
-	return v;
 }
 
 static int is_value_option(const char *a)
@@ -419,7 +339,7 @@ static int exec_eval(int argc, char **argv)
 	}
 	struct loop *l = loop_new();
 	struct run r = {aSrc, nSrc, 0, l, !json && isatty(2), zBackend};
-	char **launch = cfg.zWorker ? split_words(cfg.zWorker) : NULL;
+	char **launch = config_worker_argv(&cfg);
 	struct worker_config wc = {
 		.argvLaunch = launch,
 		.zBackend = zBackend,
@@ -445,7 +365,7 @@ static int exec_eval(int argc, char **argv)
 		rc = 2;
 	}
 	for (int i = 0; rc != 2 && i < nSrc; i++) {
-		complete_result(aSrc[i].result, w, zTaskName, &aSrc[i], zBackend);
+		result_complete(aSrc[i].result, w, zTaskName, aSrc[i].zPath, zBackend);
 		const cJSON *bl = NULL;
 		(void)bl;
 		if (json) {
@@ -466,9 +386,7 @@ static int exec_eval(int argc, char **argv)
 	fflush(stdout);
 	worker_free(w);
 	loop_free(l);
-	for (int i = 0; launch && launch[i]; i++)
-		free(launch[i]);
-	free(launch);
+	config_argv_free(launch);
 	session_close(ses);
 out:
 	for (int i = 0; i < nSrc; i++) {
