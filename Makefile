@@ -91,6 +91,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/kloop/include
 	install -m 755 bin/kloop bin/kloop-worker $(CUDA_LIB) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 include/kloop.h $(DESTDIR)$(PREFIX)/share/kloop/include/
+	install -d $(DESTDIR)$(PREFIX)/share/kloop/prompts
+	install -m 644 prompts/*.md $(DESTDIR)$(PREFIX)/share/kloop/prompts/
 	cp -r tasks $(DESTDIR)$(PREFIX)/share/kloop/
 
 clean:

@@ -17,6 +17,8 @@ struct cmd_entry {
 int cmd_usage(const struct cmd_entry *e);
 
 extern const struct cmd_entry cmd_eval_entry;
+extern const struct cmd_entry cmd_ideas_entry;
+extern const struct cmd_entry cmd_implement_entry;
 extern const struct cmd_entry cmd_tasks_entry;
 extern const struct cmd_entry cmd_session_entry;
 extern const struct cmd_entry cmd_doctor_entry;

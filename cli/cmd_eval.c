@@ -166,44 +166,12 @@ static int open_session(const char *zPath, const char *zTask, const char *zTaskD
 		return -1;
 	if (ses->warnings.len)
 		fprintf(stderr, "kloop: warning: %s", ses->warnings.buf);
-	if (ses->st.zTask && strcmp(ses->st.zTask, zTask)) {
-		kl_err(err, "%s: the session is for task '%s', not '%s'", zPath, ses->st.zTask, zTask);
+	if (session_begin(ses, zTask, zTaskDir, zBackend, zShapes, err) < 0) {
 		session_close(ses);
 		return -1;
 	}
-	if (!ses->st.zTask) {
-		cJSON *e = cJSON_CreateObject();
-		cJSON_AddStringToObject(e, "type", "session_started");
-		cJSON_AddStringToObject(e, "task", zTask);
-		cJSON_AddStringToObject(e, "task_dir", zTaskDir);
-		cJSON_AddStringToObject(e, "backend", zBackend);
-		if (zShapes)
-			cJSON_AddStringToObject(e, "shapes", zShapes);
-		cJSON_AddStringToObject(e, "kloop", "0.1.0");
-		if (session_emit(ses, e, err) < 0) {
-			session_close(ses);
-			return -1;
-		}
-	}
 	*pses = ses;
 	return 0;
-}
-
-static char **split_words(const char *z)
-{
-	char **v = xcalloc(strlen(z) / 2 + 2, sizeof(char *));
-	int n = 0;
-	const char *p = z;
-	while (*p) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			break;
-		size_t k = strcspn(p, " ");
-		v[n++] = xstrndup(p, k);
-		p += k;
-	}
-	return v;
 }
 
 static int is_value_option(const char *a)
@@ -371,7 +339,7 @@ static int exec_eval(int argc, char **argv)
 	}
 	struct loop *l = loop_new();
 	struct run r = {aSrc, nSrc, 0, l, !json && isatty(2), zBackend};
-	char **launch = cfg.zWorker ? split_words(cfg.zWorker) : NULL;
+	char **launch = config_worker_argv(&cfg);
 	struct worker_config wc = {
 		.argvLaunch = launch,
 		.zBackend = zBackend,
@@ -418,9 +386,7 @@ static int exec_eval(int argc, char **argv)
 	fflush(stdout);
 	worker_free(w);
 	loop_free(l);
-	for (int i = 0; launch && launch[i]; i++)
-		free(launch[i]);
-	free(launch);
+	config_argv_free(launch);
 	session_close(ses);
 out:
 	for (int i = 0; i < nSrc; i++) {

@@ -18,6 +18,8 @@ static const struct cmd_entry *commands[] = {
 	&cmd_eval_entry,
 	&cmd_tasks_entry,
 	&cmd_session_entry,
+	&cmd_ideas_entry,
+	&cmd_implement_entry,
 	&cmd_outline_entry,
 	&cmd_doctor_entry,
 };

@@ -80,9 +80,34 @@ int config_set(struct config *c, const char *k, const char *v, char *err)
 		return set_str(&c->zApiKeyEnv, v);
 	if (!strcmp(k, "command"))
 		return set_str(&c->zCommand, v);
-	return kl_err(err, "unknown key '%s' (known: backend, python, worker, timeout, budget, trials, "
-			   "jobs, provider, model, base_url, api_key_env, command)",
-		      k);
+	if (!strcmp(k, "llm_timeout"))
+		return set_num(&c->llmTimeoutS, k, v, 0.1, err);
+	if (!strcmp(k, "llm_stall_timeout"))
+		return set_num(&c->llmStallS, k, v, 0.1, err);
+	if (!strcmp(k, "temperature"))
+		return set_num(&c->llmTemperature, k, v, 0, err);
+	if (!strcmp(k, "price_input"))
+		return set_num(&c->priceIn, k, v, 0, err);
+	if (!strcmp(k, "price_output"))
+		return set_num(&c->priceOut, k, v, 0, err);
+	int *pInt = !strcmp(k, "llm_retries")         ? &c->llmRetries
+	            : !strcmp(k, "llm_max_in_flight") ? &c->llmMaxInFlight
+	            : !strcmp(k, "max_tokens")        ? &c->llmMaxTokens
+	            : !strcmp(k, "fix_attempts")      ? &c->fixAttempts
+	                                              : NULL;
+	if (pInt) {
+		double lo = !strcmp(k, "llm_max_in_flight") || !strcmp(k, "max_tokens") ? 1 : 0;
+		if (set_num(&d, k, v, lo, err) < 0)
+			return -1;
+		*pInt = (int)d;
+		return 0;
+	}
+	return kl_err(err,
+	              "unknown key '%s' (known: backend, python, worker, timeout, budget, trials, "
+	              "jobs, provider, model, base_url, api_key_env, command, llm_timeout, "
+	              "llm_stall_timeout, llm_retries, llm_max_in_flight, max_tokens, temperature, "
+	              "price_input, price_output, fix_attempts)",
+	              k);
 }
 
 static char *trim(char *s)
@@ -100,6 +125,12 @@ int config_load(struct config *c, char *err)
 	memset(c, 0, sizeof *c);
 	c->zPython = xstrdup("python3");
 	c->timeoutS = 120;
+	c->llmTimeoutS = 600;
+	c->llmStallS = 120;
+	c->llmRetries = 3;
+	c->llmMaxInFlight = 4;
+	c->llmTemperature = c->priceIn = c->priceOut = -1;
+	c->fixAttempts = 1;
 	char *path = config_path();
 	strbuf sb = STRBUF_INIT;
 	if (!path_exists(path)) {
@@ -113,8 +144,10 @@ int config_load(struct config *c, char *err)
 	}
 	c->zPath = path;
 	int line = 0, rc = 0;
-	char *save = NULL;
-	for (char *l = strtok_r(sb.buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+	for (char *l = sb.buf, *next; l && *l; l = next) {
+		next = strchr(l, '\n');
+		if (next)
+			*next++ = 0;
 		line++;
 		char *hash = strchr(l, '#');
 		if (hash)
@@ -150,4 +183,31 @@ void config_free(struct config *c)
 	free(c->zCommand);
 	free(c->zPath);
 	memset(c, 0, sizeof *c);
+}
+
+char **config_worker_argv(const struct config *c)
+{
+	if (!c->zWorker)
+		return NULL;
+	const char *z = c->zWorker;
+	char **v = xcalloc(strlen(z) / 2 + 2, sizeof(char *));
+	int n = 0;
+	const char *p = z;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		size_t k = strcspn(p, " ");
+		v[n++] = xstrndup(p, k);
+		p += k;
+	}
+	return v;
+}
+
+void config_argv_free(char **argv)
+{
+	for (int i = 0; argv && argv[i]; i++)
+		free(argv[i]);
+	free(argv);
 }

@@ -19,6 +19,15 @@ struct config {
 	char *zBaseUrl;     /* LLM base URL */
 	char *zApiKeyEnv;   /* environment variable holding the API key */
 	char *zCommand;     /* program for the command provider */
+	double llmTimeoutS; /* wall-clock limit of one LLM request attempt (600) */
+	double llmStallS;   /* an attempt that receives nothing for this long fails (120) */
+	int llmRetries;     /* retries on 429, 5xx and connection errors (3) */
+	int llmMaxInFlight; /* LLM requests at once (4) */
+	int llmMaxTokens;   /* max_tokens sent (0: the provider's default) */
+	double llmTemperature; /* temperature sent (-1: none) */
+	double priceIn;        /* USD per million input tokens (-1: unknown) */
+	double priceOut;       /* USD per million output tokens (-1: unknown) */
+	int fixAttempts;       /* fix prompts per implementation branch (1) */
 	char *zPath;        /* the config file read, or NULL */
 };
 
@@ -29,6 +38,11 @@ char *config_path(void);
  * file, the line and what was wrong (the defaults stay in place). */
 int config_load(struct config *c, char *err);
 void config_free(struct config *c);
+
+/* the worker launch command split on spaces (a NULL-terminated argv the
+ * caller frees with config_argv_free()), or NULL when none is configured */
+char **config_worker_argv(const struct config *c);
+void config_argv_free(char **argv);
 
 /* set one key from text (as in the file); 0 or -1 + err */
 int config_set(struct config *c, const char *zKey, const char *zValue, char *err);

@@ -9,6 +9,12 @@
 
 #include "util.h"
 
+/* the idea and LLM events (defined at the end) */
+static int check_llm(const struct state *st, const char *type, const cJSON *ev, char *err);
+static void apply_llm(struct state *st, const char *type, const cJSON *ev);
+static void free_ideas(struct state *st);
+static void llm_to_json(const struct state *st, cJSON *o);
+
 void state_init(struct state *st)
 {
 	memset(st, 0, sizeof *st);
@@ -35,6 +41,7 @@ void state_free(struct state *st)
 	for (int i = 0; i < st->nCand; i++)
 		cand_free(&st->aCand[i]);
 	free(st->aCand);
+	free_ideas(st);
 	state_init(st);
 }
 
@@ -84,7 +91,7 @@ int state_check(const struct state *st, const cJSON *ev, char *err)
 		if (!cJSON_IsNumber(id) || !state_cand(st, id->valueint))
 			return kl_err(err, "%s for a candidate that does not exist", type);
 	}
-	return 0;
+	return check_llm(st, type, ev, err);
 }
 
 int state_apply(struct state *st, const cJSON *ev, char *err)
@@ -146,7 +153,34 @@ int state_apply(struct state *st, const cJSON *ev, char *err)
 		if (cJSON_IsNumber(bl))
 			st->baselineMs = bl->valuedouble;
 	}
+	apply_llm(st, type, ev);
 	return 0;
+}
+
+cJSON *state_cand_json(const struct cand *c)
+{
+	cJSON *x = cJSON_CreateObject();
+	cJSON_AddNumberToObject(x, "id", c->id);
+	cJSON_AddStringToObject(x, "name", c->zName);
+	cJSON_AddStringToObject(x, "origin", c->zOrigin);
+	cJSON *ps = cJSON_AddArrayToObject(x, "parents");
+	for (int k = 0; k < c->nParent; k++)
+		cJSON_AddItemToArray(ps, cJSON_CreateNumber(c->aParent[k]));
+	cJSON_AddStringToObject(x, "status", c->zStatus);
+	cJSON_AddStringToObject(x, "reason", c->zReason);
+	if (c->timeMs >= 0)
+		cJSON_AddNumberToObject(x, "time_ms", c->timeMs);
+	else
+		cJSON_AddNullToObject(x, "time_ms");
+	if (c->speedup >= 0)
+		cJSON_AddNumberToObject(x, "speedup", c->speedup);
+	else
+		cJSON_AddNullToObject(x, "speedup");
+	if (c->zIdea)
+		cJSON_AddStringToObject(x, "idea", c->zIdea);
+	if (c->ideaId)
+		cJSON_AddNumberToObject(x, "idea_id", c->ideaId);
+	return x;
 }
 
 cJSON *state_to_json(const struct state *st)
@@ -160,28 +194,165 @@ cJSON *state_to_json(const struct state *st)
 	else
 		cJSON_AddNullToObject(o, "baseline_ms");
 	cJSON *arr = cJSON_AddArrayToObject(o, "candidates");
-	for (int i = 0; i < st->nCand; i++) {
-		const struct cand *c = &st->aCand[i];
-		cJSON *x = cJSON_CreateObject();
-		cJSON_AddNumberToObject(x, "id", c->id);
-		cJSON_AddStringToObject(x, "name", c->zName);
-		cJSON_AddStringToObject(x, "origin", c->zOrigin);
-		cJSON *ps = cJSON_AddArrayToObject(x, "parents");
-		for (int k = 0; k < c->nParent; k++)
-			cJSON_AddItemToArray(ps, cJSON_CreateNumber(c->aParent[k]));
-		cJSON_AddStringToObject(x, "status", c->zStatus);
-		cJSON_AddStringToObject(x, "reason", c->zReason);
-		if (c->timeMs >= 0)
-			cJSON_AddNumberToObject(x, "time_ms", c->timeMs);
-		else
-			cJSON_AddNullToObject(x, "time_ms");
-		if (c->speedup >= 0)
-			cJSON_AddNumberToObject(x, "speedup", c->speedup);
-		else
-			cJSON_AddNullToObject(x, "speedup");
-		if (c->zIdea)
-			cJSON_AddStringToObject(x, "idea", c->zIdea);
-		cJSON_AddItemToArray(arr, x);
-	}
+	for (int i = 0; i < st->nCand; i++)
+		cJSON_AddItemToArray(arr, state_cand_json(&st->aCand[i]));
+	llm_to_json(st, o);
 	return o;
+}
+
+/* ---- ideas and LLM traffic ---- */
+
+static void free_ideas(struct state *st)
+{
+	for (int i = 0; i < st->nIdea; i++) {
+		struct state_idea *d = &st->aIdea[i];
+		free(d->zTitle);
+		free(d->zDescription);
+		free(d->zCategory);
+		free(d->zStatus);
+		free(d->zOrigin);
+	}
+	free(st->aIdea);
+}
+
+struct state_idea *state_idea(const struct state *st, int id)
+{
+	for (int i = 0; i < st->nIdea; i++)
+		if (st->aIdea[i].id == id)
+			return &st->aIdea[i];
+	return NULL;
+}
+
+int state_next_idea_id(const struct state *st)
+{
+	int m = 0;
+	for (int i = 0; i < st->nIdea; i++)
+		if (st->aIdea[i].id > m)
+			m = st->aIdea[i].id;
+	return m + 1;
+}
+
+int state_next_request_id(const struct state *st)
+{
+	return st->llm.lastRequest + 1;
+}
+
+static int num_field(const cJSON *ev, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItem(ev, k);
+	return cJSON_IsNumber(v) ? v->valueint : 0;
+}
+
+static int check_llm(const struct state *st, const char *type, const cJSON *ev, char *err)
+{
+	int id = num_field(ev, "id");
+	if (!strcmp(type, "idea_proposed")) {
+		if (id < 1)
+			return kl_err(err, "idea_proposed without a positive \"id\"");
+		if (state_idea(st, id))
+			return kl_err(err, "idea %d is proposed twice", id);
+		const char *t = str(ev, "title");
+		if (!t || !*t)
+			return kl_err(err, "idea_proposed without a \"title\"");
+	} else if (!strcmp(type, "idea_accepted") || !strcmp(type, "idea_rejected") ||
+	           !strcmp(type, "idea_edited")) {
+		if (!state_idea(st, id))
+			return kl_err(err, "%s for an idea that does not exist (%d)", type, id);
+		const char *t = str(ev, "title");
+		if (!strcmp(type, "idea_edited") && t && !*t)
+			return kl_err(err, "idea_edited with an empty \"title\"");
+	} else if (!strcmp(type, "llm_request") || !strcmp(type, "llm_response")) {
+		if (num_field(ev, "request") < 1)
+			return kl_err(err, "%s without a positive \"request\"", type);
+	} else if (!strcmp(type, "candidate_added") && cJSON_GetObjectItem(ev, "idea_id")) {
+		if (!state_idea(st, num_field(ev, "idea_id")))
+			return kl_err(err, "candidate_added for an idea that does not exist (%d)",
+			              num_field(ev, "idea_id"));
+	}
+	return 0;
+}
+
+static void apply_llm(struct state *st, const char *type, const cJSON *ev)
+{
+	struct state_idea *d = state_idea(st, num_field(ev, "id"));
+	if (!strcmp(type, "idea_proposed")) {
+		xgrow((void **)&st->aIdea, &st->nIdeaAlloc, (size_t)st->nIdea + 1,
+		      sizeof *st->aIdea);
+		d = &st->aIdea[st->nIdea++];
+		memset(d, 0, sizeof *d);
+		d->id = num_field(ev, "id");
+		set_str(&d->zTitle, str(ev, "title"));
+		set_str(&d->zDescription, str(ev, "description") ? str(ev, "description") : "");
+		set_str(&d->zCategory, str(ev, "category") ? str(ev, "category") : "other");
+		set_str(&d->zStatus, "pending");
+		set_str(&d->zOrigin, str(ev, "origin") ? str(ev, "origin") : "llm");
+		d->parent = num_field(ev, "parent");
+		d->request = num_field(ev, "request");
+	} else if (!strcmp(type, "idea_accepted")) {
+		set_str(&d->zStatus, "accepted");
+	} else if (!strcmp(type, "idea_rejected")) {
+		set_str(&d->zStatus, "rejected");
+	} else if (!strcmp(type, "idea_edited")) {
+		if (str(ev, "title"))
+			set_str(&d->zTitle, str(ev, "title"));
+		if (str(ev, "description"))
+			set_str(&d->zDescription, str(ev, "description"));
+		if (str(ev, "category"))
+			set_str(&d->zCategory, str(ev, "category"));
+		d->edited = 1;
+	} else if (!strcmp(type, "llm_request")) {
+		st->llm.nRequests++;
+		if (num_field(ev, "request") > st->llm.lastRequest)
+			st->llm.lastRequest = num_field(ev, "request");
+	} else if (!strcmp(type, "llm_response")) {
+		st->llm.nResponses++;
+		const char *status = str(ev, "status");
+		st->llm.nFailed += !status || strcmp(status, "ok");
+		if (num_field(ev, "request") > st->llm.lastRequest)
+			st->llm.lastRequest = num_field(ev, "request");
+		const cJSON *v = cJSON_GetObjectItem(ev, "input_tokens");
+		st->llm.inTokens +=
+		    cJSON_IsNumber(v) && v->valuedouble > 0 ? (long)v->valuedouble : 0;
+		v = cJSON_GetObjectItem(ev, "output_tokens");
+		st->llm.outTokens +=
+		    cJSON_IsNumber(v) && v->valuedouble > 0 ? (long)v->valuedouble : 0;
+		v = cJSON_GetObjectItem(ev, "cost");
+		st->llm.cost += cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : 0;
+	} else if (!strcmp(type, "candidate_added")) {
+		struct cand *c = state_cand(st, num_field(ev, "id"));
+		struct state_idea *idea = state_idea(st, num_field(ev, "idea_id"));
+		if (c && idea) {
+			c->ideaId = idea->id;
+			if (!c->zIdea)
+				set_str(&c->zIdea, idea->zTitle);
+		}
+	}
+}
+
+static void llm_to_json(const struct state *st, cJSON *o)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "ideas");
+	for (int i = 0; i < st->nIdea; i++) {
+		const struct state_idea *d = &st->aIdea[i];
+		cJSON *y = cJSON_CreateObject();
+		cJSON_AddNumberToObject(y, "id", d->id);
+		cJSON_AddStringToObject(y, "title", d->zTitle);
+		cJSON_AddStringToObject(y, "description", d->zDescription);
+		cJSON_AddStringToObject(y, "category", d->zCategory);
+		cJSON_AddStringToObject(y, "status", d->zStatus);
+		cJSON_AddStringToObject(y, "origin", d->zOrigin);
+		if (d->parent)
+			cJSON_AddNumberToObject(y, "parent", d->parent);
+		else
+			cJSON_AddNullToObject(y, "parent");
+		cJSON_AddBoolToObject(y, "edited", d->edited);
+		cJSON_AddItemToArray(arr, y);
+	}
+	cJSON *l = cJSON_AddObjectToObject(o, "llm");
+	cJSON_AddNumberToObject(l, "requests", st->llm.nRequests);
+	cJSON_AddNumberToObject(l, "responses", st->llm.nResponses);
+	cJSON_AddNumberToObject(l, "failed", st->llm.nFailed);
+	cJSON_AddNumberToObject(l, "input_tokens", (double)st->llm.inTokens);
+	cJSON_AddNumberToObject(l, "output_tokens", (double)st->llm.outTokens);
+	cJSON_AddNumberToObject(l, "cost", st->llm.cost);
 }

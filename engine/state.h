@@ -8,6 +8,30 @@
 
 #include <cJSON.h>
 
+/* an optimization idea (idea_proposed, then accepted, edited or rejected) */
+struct state_idea {
+	int id;             /* idea id, from 1 */
+	char *zTitle;       /* short title */
+	char *zDescription; /* what to change and why */
+	char *zCategory;    /* one of ideas_categories[] (ideas.h) or "other" */
+	char *zStatus;      /* "pending", "accepted" or "rejected" */
+	char *zOrigin;      /* "llm" or "human" */
+	int parent;         /* the candidate it improves (0: none given) */
+	int request;        /* the llm_request it came from (0: none) */
+	int edited;         /* a person edited it */
+};
+
+/* the LLM traffic of a session (llm_request / llm_response) */
+struct state_llm {
+	int nRequests;   /* llm_request events */
+	int nResponses;  /* llm_response events */
+	int nFailed;     /* responses with a status other than "ok" */
+	int lastRequest; /* the highest request id seen */
+	long inTokens;   /* input tokens, summed over responses */
+	long outTokens;  /* output tokens */
+	double cost;     /* cost where the price is configured, summed */
+};
+
 struct cand {
 	int id;          /* candidate id, from 1 */
 	char *zName;     /* file name (e.g. "seed.c") */
@@ -16,6 +40,7 @@ struct cand {
 	int nParent;
 	char *zSource;   /* source text */
 	char *zIdea;     /* the idea it implements, or NULL */
+	int ideaId;      /* that idea's id in the state's ideas (0: none) */
 	char *zStatus;   /* "new", "evaluating", or an eval status (correct, incorrect, ...) */
 	char *zReason;   /* the eval's reason ("" if none) */
 	double timeMs;   /* median time, or -1 */
@@ -30,6 +55,10 @@ struct state {
 	char *zTaskDir;   /* where it was loaded from */
 	char *zBackend;   /* backend of the session */
 	char *zShapes;    /* shape set, or NULL */
+	struct state_idea *aIdea; /* the ideas proposed, in order */
+	int nIdea;
+	size_t nIdeaAlloc;
+	struct state_llm llm; /* LLM requests and their cost so far */
 	struct cand *aCand;
 	int nCand;
 	size_t nCandAlloc;
@@ -54,10 +83,22 @@ int state_check(const struct state *st, const cJSON *ev, char *err);
 struct cand *state_cand(const struct state *st, int id);
 /* the next free candidate id */
 int state_next_id(const struct state *st);
+/* the idea with id, or NULL */
+struct state_idea *state_idea(const struct state *st, int id);
+/* the next free idea id */
+int state_next_idea_id(const struct state *st);
+/* the next free LLM request id */
+int state_next_request_id(const struct state *st);
+
+/* a candidate as JSON: {"id", "name", "origin", "parents", "status",
+ * "reason", "time_ms", "speedup", "idea"?, "idea_id"?} (caller frees) */
+cJSON *state_cand_json(const struct cand *c);
 
 /* the state as JSON: {"task", "backend", "events", "baseline_ms",
- * "candidates": [{"id", "name", "origin", "parents", "status", "reason",
- * "time_ms", "speedup"}]}; the caller owns it */
+ * "candidates": [state_cand_json() of each], "ideas": [{"id", "title",
+ * "description", "category", "status", "origin", "parent", "edited"}],
+ * "llm": {"requests", "responses", "failed", "input_tokens",
+ * "output_tokens", "cost"}}; the caller owns it */
 cJSON *state_to_json(const struct state *st);
 
 #endif

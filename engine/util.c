@@ -290,6 +290,20 @@ const char *exe_dir(void)
 	return dir;
 }
 
+char *exe_data_dir(const char *zSub)
+{
+	char *build = xasprintf("%s/../%s", exe_dir(), zSub);
+	if (path_exists(build))
+		return build;
+	char *inst = xasprintf("%s/../share/kloop/%s", exe_dir(), zSub);
+	if (path_exists(inst)) {
+		free(build);
+		return inst;
+	}
+	free(inst);
+	return build;
+}
+
 char *path_join(const char *a, const char *b)
 {
 	if (b[0] == '/')

@@ -63,6 +63,10 @@ int mkdir_p(const char *path, char *err);
 int path_exists(const char *path);
 /* directory of the running executable (static buffer) */
 const char *exe_dir(void);
+/* kloop's data directory zSub ("prompts"): exe_dir()/../zSub in a build tree,
+ * else exe_dir()/../share/kloop/zSub when installed (the first that exists;
+ * the build tree's when neither does).  A fresh string the caller frees. */
+char *exe_data_dir(const char *zSub);
 /* join two path pieces into a fresh string */
 char *path_join(const char *a, const char *b);
 

@@ -80,3 +80,30 @@ int session_emit(struct session *s, cJSON *ev, char *err)
 	cJSON_Delete(ev);
 	return rc;
 }
+
+struct session *session_memory(void)
+{
+	struct session *s = xcalloc(1, sizeof *s);
+	state_init(&s->st);
+	s->zPath = xstrdup("(no journal)");
+	return s;
+}
+
+int session_begin(struct session *s, const char *zTask, const char *zTaskDir, const char *zBackend,
+                  const char *zShapes, char *err)
+{
+	if (s->st.zTask && strcmp(s->st.zTask, zTask))
+		return kl_err(err, "%s: the session is for task '%s', not '%s'", s->zPath,
+		              s->st.zTask, zTask);
+	if (s->st.zTask)
+		return 0;
+	cJSON *e = cJSON_CreateObject();
+	cJSON_AddStringToObject(e, "type", "session_started");
+	cJSON_AddStringToObject(e, "task", zTask);
+	cJSON_AddStringToObject(e, "task_dir", zTaskDir);
+	cJSON_AddStringToObject(e, "backend", zBackend);
+	if (zShapes)
+		cJSON_AddStringToObject(e, "shapes", zShapes);
+	cJSON_AddStringToObject(e, "kloop", "0.1.0");
+	return session_emit(s, e, err);
+}

@@ -1,0 +1,117 @@
+/*
+ * cmd_ideas.c - `kloop ideas TASK [--from SOURCE] [-n N]`: ask the LLM for N
+ * ideas, in natural language, for making SOURCE (default: the task's seed)
+ * faster; print them, and journal them when a session is given.
+ */
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "llmrun.h"
+
+struct ideas_run {
+	struct llmrun r;
+	int *aIdea; /* the ideas proposed */
+	int nIdea;
+	char *zError; /* why none came */
+};
+
+static void on_ideas(int request, const int *aIdea, int nIdea, const char *zError, void *arg)
+{
+	(void)request;
+	struct ideas_run *x = arg;
+	if (zError) {
+		free(x->zError);
+		x->zError = xstrdup(zError);
+		return;
+	}
+	x->aIdea = xrealloc(x->aIdea, sizeof *aIdea * (size_t)(x->nIdea + nIdea));
+	memcpy(x->aIdea + x->nIdea, aIdea, sizeof *aIdea * (size_t)nIdea);
+	x->nIdea += nIdea;
+}
+
+static void print(struct ideas_run *x)
+{
+	const struct state *st = &x->r.ses->st;
+	const struct cand *parent = state_cand(st, x->r.parent);
+	if (x->r.json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON *arr = cJSON_AddArrayToObject(o, "ideas");
+		for (int i = 0; i < x->nIdea; i++) {
+			const struct state_idea *d = state_idea(st, x->aIdea[i]);
+			cJSON *y = cJSON_CreateObject();
+			cJSON_AddNumberToObject(y, "id", d->id);
+			cJSON_AddStringToObject(y, "title", d->zTitle);
+			cJSON_AddStringToObject(y, "description", d->zDescription);
+			cJSON_AddStringToObject(y, "category", d->zCategory);
+			cJSON_AddItemToArray(arr, y);
+		}
+		cJSON_AddStringToObject(o, "task", x->r.zTaskName);
+		cJSON_AddStringToObject(o, "parent", parent->zName);
+		if (x->zError)
+			cJSON_AddStringToObject(o, "error", x->zError);
+		cJSON_AddItemToObject(o, "llm", llmrun_usage(&x->r));
+		char *z = cJSON_PrintUnformatted(o);
+		printf("%s\n", z);
+		free(z);
+		cJSON_Delete(o);
+		return;
+	}
+	printf("ideas for %s (%s, %s backend; %s", parent->zName, x->r.zTaskName, x->r.zBackend,
+	       parent->zStatus);
+	if (parent->timeMs >= 0)
+		printf(", %.4g ms", parent->timeMs);
+	if (parent->speedup >= 0)
+		printf(", %.3gx the baseline", parent->speedup);
+	printf(")\n");
+	for (int i = 0; i < x->nIdea; i++) {
+		const struct state_idea *d = state_idea(st, x->aIdea[i]);
+		printf("%2d. [%s] %s\n", d->id, d->zCategory, d->zTitle);
+		/* the description, indented */
+		for (const char *p = d->zDescription; *p;) {
+			size_t k = strcspn(p, "\n");
+			printf("    %.*s\n", (int)k, p);
+			p += k + (p[k] == '\n');
+		}
+	}
+	if (x->zError)
+		printf("no ideas: %s\n", x->zError);
+	llmrun_print_usage(&x->r);
+}
+
+static int exec_ideas(int argc, char **argv)
+{
+	struct ideas_run x = {0};
+	x.r.self = &cmd_ideas_entry;
+	int rc = llmrun_args(&x.r, argc, argv, 1);
+	struct pipeline_hooks hooks = {.ideas = on_ideas};
+	llmrun_hooks(&x.r, &hooks, "thinking of ideas");
+	char err[KL_ERRLEN];
+	if (rc == 0)
+		rc = llmrun_start(&x.r, &hooks, &x);
+	if (rc == 0 && pipeline_ideas(x.r.p, x.r.parent, x.r.n, err) < 0) {
+		fprintf(stderr, "kloop: %s\n", err);
+		rc = 2;
+	}
+	if (rc == 0) {
+		llmrun_wait(&x.r);
+		print(&x);
+		rc = x.nIdea ? 0 : 1;
+	}
+	llmrun_free(&x.r);
+	free(x.aIdea);
+	free(x.zError);
+	return rc;
+}
+
+const struct cmd_entry cmd_ideas_entry = {
+    .name = "ideas",
+    .usage = "TASK [--from SOURCE] [-n N] [--session FILE] [--json] [--provider "
+             "openai|anthropic|command] "
+             "[--model NAME] [--base-url URL] [--backend host|cuda] [--no-eval]",
+    .help = "ask the LLM for N ideas (natural language) for making SOURCE faster (exit 0 with "
+            "ideas, 1 without, 2 usage or setup error)",
+    .exec = exec_ideas,
+};

@@ -1,0 +1,143 @@
+/*
+ * test_state.c - the idea and LLM events folded into the state: ideas
+ * proposed, accepted, edited and rejected; candidates that implement an
+ * idea; token and cost totals; events that contradict the state refused;
+ * the same state after a journal is read back; sessions without a journal.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "session.h"
+
+static cJSON *ev(const char *json)
+{
+	cJSON *e = cJSON_Parse(json);
+	if (!e)
+		printf("# bad test JSON: %s\n", json);
+	return e;
+}
+
+static int emit(struct session *s, const char *json, char *err)
+{
+	return session_emit(s, ev(json), err);
+}
+
+static const char *const events[] = {
+    "{\"type\":\"session_started\",\"task\":\"softmax\",\"backend\":\"host\"}",
+    "{\"type\":\"candidate_added\",\"id\":1,\"name\":\"seed.c\",\"origin\":\"seed\",\"source\":"
+    "\"x\"}",
+    "{\"type\":\"llm_request\",\"request\":1,\"purpose\":\"ideas\",\"provider\":\"openai\","
+    "\"model\":\"m\",\"prompt\":\"p\"}",
+    "{\"type\":\"llm_response\",\"request\":1,\"status\":\"ok\",\"text\":\"t\","
+    "\"input_tokens\":100,\"output_tokens\":20,\"cost\":0.5}",
+    "{\"type\":\"idea_proposed\",\"id\":1,\"title\":\"Vectorize\",\"description\":\"float4\","
+    "\"category\":\"memory access\",\"origin\":\"llm\",\"request\":1,\"parent\":1}",
+    "{\"type\":\"idea_proposed\",\"id\":2,\"title\":\"Fuse\",\"category\":\"fusion\","
+    "\"origin\":\"llm\",\"request\":1,\"parent\":1}",
+    "{\"type\":\"idea_proposed\",\"id\":3,\"title\":\"Mine\",\"origin\":\"human\"}",
+    "{\"type\":\"idea_accepted\",\"id\":1}",
+    "{\"type\":\"idea_rejected\",\"id\":2,\"reason\":\"not now\"}",
+    "{\"type\":\"idea_edited\",\"id\":3,\"title\":\"Mine, better\",\"description\":\"d\"}",
+    "{\"type\":\"llm_request\",\"request\":2,\"purpose\":\"implement\"}",
+    "{\"type\":\"llm_response\",\"request\":2,\"status\":\"error\",\"error\":\"HTTP 500\"}",
+    "{\"type\":\"candidate_added\",\"id\":2,\"name\":\"idea1-b1.c\",\"origin\":\"llm\","
+    "\"source\":\"y\",\"parents\":[1],\"idea_id\":1,\"request\":2}",
+};
+#define N_EVENTS (int)(sizeof events / sizeof *events)
+
+static void check_state(const struct state *st, const char *when)
+{
+	const struct state_idea *a = state_idea(st, 1), *b = state_idea(st, 2),
+	                        *c = state_idea(st, 3);
+	CHECK(st->nIdea == 3 && a && b && c, "%s: three ideas", when);
+	if (!a || !b || !c)
+		return;
+	CHECK(!strcmp(a->zTitle, "Vectorize") && !strcmp(a->zDescription, "float4") &&
+	          !strcmp(a->zCategory, "memory access") && !strcmp(a->zStatus, "accepted") &&
+	          !strcmp(a->zOrigin, "llm") && a->parent == 1 && a->request == 1 && !a->edited,
+	      "%s: idea 1 accepted, with its fields", when);
+	CHECK(!strcmp(b->zStatus, "rejected") && !strcmp(b->zDescription, ""),
+	      "%s: idea 2 rejected", when);
+	CHECK(!strcmp(c->zTitle, "Mine, better") && !strcmp(c->zDescription, "d") &&
+	          !strcmp(c->zStatus, "pending") && c->edited && !strcmp(c->zCategory, "other") &&
+	          !strcmp(c->zOrigin, "human"),
+	      "%s: idea 3 edited and still pending", when);
+	const struct cand *k = state_cand(st, 2);
+	CHECK(k && k->ideaId == 1 && k->zIdea && !strcmp(k->zIdea, "Vectorize") &&
+	          !strcmp(k->zOrigin, "llm") && k->nParent == 1 && k->aParent[0] == 1,
+	      "%s: the llm candidate carries its idea's id and title", when);
+	CHECK(st->llm.nRequests == 2 && st->llm.nResponses == 2 && st->llm.nFailed == 1 &&
+	          st->llm.inTokens == 100 && st->llm.outTokens == 20 && st->llm.cost == 0.5 &&
+	          state_next_request_id(st) == 3 && state_next_idea_id(st) == 4,
+	      "%s: LLM traffic summed, next ids", when);
+}
+
+int main(void)
+{
+	char err[KL_ERRLEN] = "";
+	char path[] = "/tmp/kloop-test-state.XXXXXX";
+	int fd = mkstemp(path);
+	close(fd);
+	unlink(path);
+	struct session *s = session_open(path, 1, err);
+	int bad = 0;
+	for (int i = 0; i < N_EVENTS; i++)
+		if (emit(s, events[i], err) < 0) {
+			printf("# event %d: %s\n", i, err);
+			bad++;
+		}
+	CHECK(bad == 0, "every event is accepted");
+	check_state(&s->st, "live");
+
+	/* events that contradict the state */
+	struct {
+		const char *json, *why;
+	} refused[] = {
+	    {"{\"type\":\"idea_proposed\",\"id\":1,\"title\":\"again\"}",
+	     "idea 1 is proposed twice"},
+	    {"{\"type\":\"idea_proposed\",\"id\":9}", "without a \"title\""},
+	    {"{\"type\":\"idea_proposed\",\"title\":\"x\"}", "without a positive \"id\""},
+	    {"{\"type\":\"idea_accepted\",\"id\":42}",
+	     "idea_accepted for an idea that does not exist"},
+	    {"{\"type\":\"idea_edited\",\"id\":1,\"title\":\"\"}", "empty \"title\""},
+	    {"{\"type\":\"llm_response\",\"status\":\"ok\"}", "without a positive \"request\""},
+	    {"{\"type\":\"candidate_added\",\"id\":7,\"idea_id\":42}",
+	     "for an idea that does not exist"},
+	};
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+		CHECK(emit(s, refused[i].json, err) == -1 && strstr(err, refused[i].why),
+		      "refused: %s (%s)", refused[i].json, err);
+	check_state(&s->st, "after the refusals");
+
+	cJSON *j = state_to_json(&s->st);
+	char *z = cJSON_PrintUnformatted(j);
+	CHECK(
+	    strstr(z, "\"ideas\":[{\"id\":1,\"title\":\"Vectorize\",\"description\":\"float4\","
+	              "\"category\":\"memory access\",\"status\":\"accepted\",\"origin\":\"llm\","
+	              "\"parent\":1,\"edited\":false}") &&
+	        strstr(z, "\"idea\":\"Vectorize\",\"idea_id\":1") &&
+	        strstr(z,
+	               "\"llm\":{\"requests\":2,\"responses\":2,\"failed\":1,\"input_tokens\":100,"
+	               "\"output_tokens\":20,\"cost\":0.5}"),
+	    "state_to_json has the ideas, the candidates' idea ids and the LLM totals");
+	free(z);
+	cJSON_Delete(j);
+	session_close(s);
+
+	s = session_open(path, 0, err);
+	CHECK(s && s->nBad == 0, "the journal reads back without warnings (%s)",
+	      s ? s->warnings.buf ? s->warnings.buf : "" : err);
+	if (s)
+		check_state(&s->st, "read back");
+	session_close(s);
+	unlink(path);
+
+	s = session_memory();
+	CHECK(emit(s, events[0], err) == 0 && emit(s, events[6], err) == 0 && s->st.nIdea == 1 &&
+	          !s->j && !path_exists(s->zPath),
+	      "a session without a journal applies events and writes nothing");
+	session_close(s);
+	return check_done();
+}
