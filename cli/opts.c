@@ -21,10 +21,13 @@ static int parse(const struct cmd_entry *e, int argc, char **argv, int bAt, stru
 	}
 	static const struct {
 		const char *flag, *key; /* key: a config key, or NULL for our own */
-	} t[] = {{"--backend", "backend"}, {"--trials", "trials"}, {"--budget", "budget"},
-	         {"--timeout", "timeout"}, {"--python", "python"}, {"--jobs", "jobs"},
-	         {"--worker", "worker"},   {"--session", NULL},    {"--shapes", NULL},
-	         {"--reference", NULL},    {"--at", NULL}};
+	} t[] = {{"--backend", "backend"}, {"--trials", "trials"},
+	         {"--budget", "budget"},   {"--timeout", "timeout"},
+	         {"--python", "python"},   {"--jobs", "jobs"},
+	         {"--worker", "worker"},   {"--session", NULL},
+	         {"--shapes", NULL},       {"--reference", NULL},
+	         {"--at", NULL},           {"--provider", "provider"},
+	         {"--model", "model"},     {"--base-url", "base_url"}};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (a[0] != '-' || !a[1]) {

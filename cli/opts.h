@@ -23,7 +23,8 @@ struct opts {
 /*
  * Load the configuration, then apply argv[1..argc) for command e:
  * --backend, --session, --shapes, --reference, --trials, --budget,
- * --timeout, --python, --jobs, --worker, and --at when bAt; between nMin
+ * --timeout, --python, --jobs, --worker, --provider, --model, --base-url,
+ * and --at when bAt; between nMin
  * and nMax positional arguments.  Returns 0, or the exit status (2) after
  * printing what was wrong (o is freed then).
  */

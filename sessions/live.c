@@ -15,6 +15,8 @@
 
 #include "backend.h"
 #include "compile.h"
+#include "llm.h"
+#include "pipeline.h"
 #include "result.h"
 #include "task.h"
 #include "util.h"
@@ -132,6 +134,8 @@ static void on_done(int job, cJSON *result, void *arg)
 		snprintf(msg, sizeof msg, "candidate %d (%s): %s", id, c->zName, v);
 		note(lv, LIVE_FINISHED, id, msg);
 	}
+	if (lv->p)
+		pipeline_update(lv->p); /* a branch may wait for this verdict */
 	note(lv, LIVE_CHANGED, id, NULL);
 }
 
@@ -145,22 +149,6 @@ static void on_progress(int job, const char *zStage, int k, void *arg)
 	         !strcmp(zStage, "running") ? "loading" : zStage);
 	j->k = k;
 	note(lv, LIVE_CHANGED, j->cand, NULL);
-}
-
-static char **split_words(const char *z)
-{
-	char **v = xcalloc(strlen(z) / 2 + 2, sizeof(char *));
-	int n = 0;
-	for (const char *p = z; *p;) {
-		size_t k = strspn(p, " ");
-		p += k;
-		if (!*p)
-			break;
-		k = strcspn(p, " ");
-		v[n++] = xstrndup(p, k);
-		p += k;
-	}
-	return v;
 }
 
 int live_bench(struct live *lv, int id, char *err)
@@ -250,6 +238,164 @@ int live_add(struct live *lv, const char *zOrigin, const int *aParent, int nPare
 	return id;
 }
 
+/* ---- the LLM pipeline ---- */
+
+static int eval_hook(int candId, void *arg, char *err)
+{
+	return live_bench(arg, candId, err);
+}
+
+static void on_ideas(int request, const int *aIdea, int nIdea, const char *zError, void *arg)
+{
+	struct live *lv = arg;
+	strbuf sb = STRBUF_INIT;
+	if (!nIdea)
+		sb_addf(&sb, "no ideas from request %d: %s", request,
+		        zError ? zError : "the reply held none");
+	else
+		sb_addf(&sb, "%d idea%s from the LLM (accept, revise or reject them):", nIdea,
+		        nIdea == 1 ? "" : "s");
+	for (int i = 0; i < nIdea; i++) {
+		const struct state_idea *d = state_idea(&lv->ses->st, aIdea[i]);
+		if (d)
+			sb_addf(&sb, "\n  idea %d [%s] %s", d->id, d->zCategory, d->zTitle);
+	}
+	note(lv, LIVE_IDEAS, 0, sb.buf);
+	sb_free(&sb);
+	note(lv, LIVE_CHANGED, 0, NULL);
+}
+
+static void on_candidate(int candId, int branch, int attempt, void *arg)
+{
+	struct live *lv = arg;
+	const struct cand *c = state_cand(&lv->ses->st, candId);
+	char msg[300];
+	snprintf(msg, sizeof msg, "candidate %d (%s) from the LLM: idea %d, branch %d%s", candId,
+	         c ? c->zName : "?", c ? c->ideaId : 0, branch, attempt ? ", a fix" : "");
+	note(lv, LIVE_LOG, candId, msg);
+}
+
+static void on_branch(int ideaId, int branch, int candId, const char *zError, void *arg)
+{
+	struct live *lv = arg;
+	if (!zError)
+		return;
+	char msg[600];
+	snprintf(msg, sizeof msg, "idea %d, branch %d: %s%s", ideaId, branch, zError,
+	         candId ? "" : " (no candidate)");
+	note(lv, LIVE_LOG, candId, msg);
+}
+
+static void on_delta(int request, const char *z, size_t n, void *arg)
+{
+	struct live *lv = arg;
+	(void)z;
+	struct live_stream *st = NULL;
+	for (int i = 0; i < lv->nStream; i++)
+		if (lv->aStream[i].request == request)
+			st = &lv->aStream[i];
+	if (!st) {
+		xgrow((void **)&lv->aStream, &lv->nStreamAlloc, (size_t)lv->nStream + 1,
+		      sizeof *lv->aStream);
+		st = &lv->aStream[lv->nStream++];
+		*st = (struct live_stream){.request = request, .tStart = now_s()};
+	}
+	st->nChars += (long)n;
+	st->tLast = now_s();
+	note(lv, LIVE_CHANGED, 0, NULL);
+}
+
+static void on_log(const char *zLine, void *arg)
+{
+	note(arg, LIVE_LOG, 0, zLine);
+}
+
+int live_llm(struct live *lv, char *err)
+{
+	if (lv->p)
+		return 0;
+	struct llm_config lc;
+	if (llm_config_from(&lc, lv->cfg, err) < 0)
+		return -1;
+	if (!lv->llm && !(lv->llm = llm_new(lv->l, &lc, err)))
+		return -1;
+	static const struct pipeline_hooks hooks = {
+	    .ideas = on_ideas,
+	    .candidate = on_candidate,
+	    .branch = on_branch,
+	    .delta = on_delta,
+	    .log = on_log,
+	};
+	struct pipeline_config pc = {
+	    .l = lv->l,
+	    .ses = lv->ses,
+	    .llm = lv->llm,
+	    .task = lv->task,
+	    .zProblem = lv->task ? NULL : lv->zTaskDir,
+	    .zTaskName = lv->zTaskName,
+	    .zBackend = lv->zBackend,
+	    .fixAttempts = lv->cfg->fixAttempts,
+	    .evaluateParents = 1,
+	    .evaluate = eval_hook,
+	    .hooks = &hooks,
+	    .arg = lv,
+	};
+	lv->p = pipeline_new(&pc, err);
+	return lv->p ? 0 : -1;
+}
+
+int live_ideas(struct live *lv, int parent, int n, char *err)
+{
+	return live_llm(lv, err) < 0 ? -1 : pipeline_ideas(lv->p, parent, n, err);
+}
+
+int live_idea_accept(struct live *lv, int id, char *err)
+{
+	return live_llm(lv, err) < 0 ? -1 : pipeline_idea_accept(lv->p, id, err);
+}
+
+int live_idea_reject(struct live *lv, int id, char *err)
+{
+	return live_llm(lv, err) < 0 ? -1 : pipeline_idea_reject(lv->p, id, NULL, err);
+}
+
+int live_idea_revise(struct live *lv, int id, const char *zTitle, const char *zDescription,
+                     char *err)
+{
+	if (live_llm(lv, err) < 0)
+		return -1;
+	return pipeline_idea_edit(lv->p, id, zTitle, zDescription, NULL, err);
+}
+
+int live_implement(struct live *lv, int id, int parent, int nBranches, char *err)
+{
+	return live_llm(lv, err) < 0 ? -1
+	                             : pipeline_implement(lv->p, id, parent, 0, nBranches, err);
+}
+
+int live_llm_busy(const struct live *lv)
+{
+	return lv->p ? pipeline_busy(lv->p) : 0;
+}
+
+int live_streams(struct live *lv, const struct live_stream **pa)
+{
+	/* a finished request stops streaming: keep as many of the most
+	 * recently active streams as the client has requests pending */
+	int pending = lv->llm ? llm_pending(lv->llm) : 0;
+	while (lv->nStream > pending) {
+		int old = 0;
+		for (int i = 1; i < lv->nStream; i++)
+			if (lv->aStream[i].tLast < lv->aStream[old].tLast)
+				old = i;
+		memmove(&lv->aStream[old], &lv->aStream[old + 1],
+		        (size_t)(lv->nStream - old - 1) * sizeof *lv->aStream);
+		lv->nStream--;
+	}
+	*pa = lv->aStream;
+	return lv->nStream;
+}
+
 int live_export(const struct state *st, int id, const char *zPath, char *err)
 {
 	const struct cand *c = state_cand(st, id);
@@ -275,22 +421,18 @@ static int resolve_task(struct live *lv, const char *zTask, char *err)
 	lv->zTaskDir = task_resolve(zTask, err);
 	if (!lv->zTaskDir)
 		return -1;
-	struct task *t = task_load(lv->zTaskDir, lv->zBackend, lv->zShapes, err);
-	if (!t)
+	lv->task = task_load(lv->zTaskDir, lv->zBackend, lv->zShapes, err);
+	if (!lv->task)
 		return -1;
-	lv->zTaskName = xstrdup(t->zName);
-	task_free(t);
+	lv->zTaskName = xstrdup(lv->task->zName);
 	return 0;
 }
 
 static int add_seeds(struct live *lv, char *err)
 {
-	size_t n = strlen(lv->zTaskDir);
-	if (n > 3 && !strcmp(lv->zTaskDir + n - 3, ".py"))
-		return 0; /* a KernelBench problem has no seeds */
-	struct task *t = task_load(lv->zTaskDir, lv->zBackend, lv->zShapes, err);
+	const struct task *t = lv->task;
 	if (!t)
-		return -1;
+		return 0; /* a KernelBench problem has no seeds */
 	int cuda = !strcmp(lv->zBackend, "cuda");
 	char **az = cuda ? t->seeds.azCuda : t->seeds.azHost;
 	int nz = cuda ? t->seeds.nCuda : t->seeds.nHost, rc = 0;
@@ -304,21 +446,7 @@ static int add_seeds(struct live *lv, char *err)
 		sb_free(&sb);
 		rc = id < 0 ? -1 : live_bench(lv, id, err);
 	}
-	task_free(t);
 	return rc;
-}
-
-static int start_session(struct live *lv, char *err)
-{
-	cJSON *e = cJSON_CreateObject();
-	cJSON_AddStringToObject(e, "type", "session_started");
-	cJSON_AddStringToObject(e, "task", lv->zTaskName);
-	cJSON_AddStringToObject(e, "task_dir", lv->zTaskDir);
-	cJSON_AddStringToObject(e, "backend", lv->zBackend);
-	if (lv->zShapes)
-		cJSON_AddStringToObject(e, "shapes", lv->zShapes);
-	cJSON_AddStringToObject(e, "kloop", "0.1.0");
-	return session_emit(lv->ses, e, err);
 }
 
 /* make the journal's directory */
@@ -343,8 +471,7 @@ struct live *live_open(struct loop *l, const struct config *cfg, const struct li
 	lv->arg = arg;
 	lv->zShapes = o->zShapes ? xstrdup(o->zShapes) : NULL;
 	lv->zReference = o->zReference ? xstrdup(o->zReference) : NULL;
-	if (cfg->zWorker)
-		lv->argvLaunch = split_words(cfg->zWorker);
+	lv->argvLaunch = config_worker_argv(cfg);
 	/* an existing journal says which task and backend it is for */
 	struct session *old =
 	    o->zSession && path_exists(o->zSession) ? session_open(o->zSession, 0, err) : NULL;
@@ -385,7 +512,9 @@ struct live *live_open(struct loop *l, const struct config *cfg, const struct li
 	if (lv->ses->warnings.len)
 		note(lv, LIVE_MESSAGE, 0, lv->ses->warnings.buf);
 	if (!lv->ses->st.zTask) {
-		if (start_session(lv, err) < 0 || (!o->bNoSeeds && add_seeds(lv, err) < 0))
+		if (session_begin(lv->ses, lv->zTaskName, lv->zTaskDir, lv->zBackend, lv->zShapes,
+		                  err) < 0 ||
+		    (!o->bNoSeeds && add_seeds(lv, err) < 0))
 			goto fail;
 	} else {
 		/* evaluations cut short when the session stopped run again */
@@ -407,11 +536,13 @@ void live_close(struct live *lv)
 {
 	if (!lv)
 		return;
+	pipeline_free(lv->p);
+	llm_free(lv->llm);
 	worker_free(lv->w);
 	session_close(lv->ses);
-	for (int i = 0; lv->argvLaunch && lv->argvLaunch[i]; i++)
-		free(lv->argvLaunch[i]);
-	free(lv->argvLaunch);
+	task_free(lv->task);
+	free(lv->aStream);
+	config_argv_free(lv->argvLaunch);
 	free(lv->zTaskDir);
 	free(lv->zTaskName);
 	free(lv->zBackend);

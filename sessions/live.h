@@ -13,7 +13,11 @@
 #include "config.h"
 #include "loop.h"
 #include "session.h"
+#include "task.h"
 #include "worker.h"
+
+struct llm;
+struct pipeline;
 
 struct live_opts {
 	const char *zTask;      /* task name, directory or KernelBench .py; NULL: the
@@ -33,10 +37,20 @@ struct live_job {
 	double tStart;   /* monotonic time it was submitted */
 };
 
+/* an LLM request whose reply is streaming in */
+struct live_stream {
+	int request;   /* the session's request id */
+	long nChars;   /* characters received so far */
+	double tStart; /* monotonic time of its first text */
+	double tLast;  /* and of its last */
+};
+
 enum live_note {
 	LIVE_CHANGED,  /* progress or a state change: redraw */
 	LIVE_FINISHED, /* an evaluation ended; zText says how */
 	LIVE_MESSAGE,  /* something the user should read (zText), e.g. a journal error */
+	LIVE_IDEAS,    /* an ideas request ended: zText lists them (lines), or says why none */
+	LIVE_LOG,      /* a line about the LLM work (a candidate made, a retry, a fix sent) */
 };
 
 /* how a live session tells its front end; cand is 0 where none applies */
@@ -56,7 +70,13 @@ struct live {
 	struct live_job *aJob;    /* evaluations in flight, in submission order */
 	int nJob;
 	size_t nJobAlloc;
-	int submitting;        /* candidate being submitted (a synchronous result) */
+	int submitting;              /* candidate being submitted (a synchronous result) */
+	struct task *task;           /* the task (NULL for a KernelBench problem file) */
+	struct llm *llm;             /* the LLM client, once an LLM command needed it */
+	struct pipeline *p;          /* the idea -> code pipeline (engine/pipeline.h), likewise */
+	struct live_stream *aStream; /* replies streaming in, oldest first */
+	int nStream;
+	size_t nStreamAlloc;
 	int nFinished;         /* evaluations finished since opening */
 	live_notify_fn notify; /* the front end's callback, or NULL */
 	void *arg;             /* its argument */
@@ -109,6 +129,31 @@ int live_bench(struct live *lv, int id, char *err);
 int live_jobs(const struct live *lv);
 /* the job evaluating candidate id, or NULL */
 const struct live_job *live_job_of(const struct live *lv, int id);
+
+/*
+ * The LLM pipeline (made on the first call from the configuration's
+ * provider, model, base_url and key, evaluating through this session).
+ * 0, or -1 + err saying what is missing ("no LLM provider is configured").
+ */
+int live_llm(struct live *lv, char *err);
+
+/* ask the LLM for n ideas to improve candidate parent (LIVE_IDEAS reports);
+ * 0 or -1 + err */
+int live_ideas(struct live *lv, int parent, int n, char *err);
+/* decide on idea id: accept, reject, or revise (title and/or description;
+ * NULL keeps it).  Each is an event (idea_accepted, idea_rejected,
+ * idea_edited).  0 or -1 + err */
+int live_idea_accept(struct live *lv, int id, char *err);
+int live_idea_reject(struct live *lv, int id, char *err);
+int live_idea_revise(struct live *lv, int id, const char *zTitle, const char *zDescription,
+                     char *err);
+/* implement idea id on candidate parent in nBranches LLM requests; every
+ * reply becomes an llm candidate and is evaluated.  0 or -1 + err */
+int live_implement(struct live *lv, int id, int parent, int nBranches, char *err);
+/* LLM requests and pipeline steps not finished (0 when idle or never used) */
+int live_llm_busy(const struct live *lv);
+/* the streams of the requests in flight (pruned as requests end) */
+int live_streams(struct live *lv, const struct live_stream **pa);
 
 /*
  * Write candidate id's source to zPath (atomically).  0, or -1 + err

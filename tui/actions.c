@@ -65,23 +65,171 @@ static int need_live(struct actions_front *f, const struct commands_line *c)
 	    c->def->name);
 }
 
-/* the LLM commands, until an LLM provider is part of kloop */
-static int no_llm(struct actions_front *f, const struct commands_line *c)
+/* the LLM pipeline, or the reason there is none, said as the command's error */
+static int need_llm(struct actions_front *f, const struct commands_line *c)
 {
-	if (f->cfg && f->cfg->zProvider)
+	char err[KL_ERRLEN];
+	if (need_live(f, c) < 0)
+		return -1;
+	if (!f->cfg || !f->cfg->zProvider)
 		return fail(
 		    f,
-		    "%s: the LLM provider '%s' from the configuration cannot be used: this kloop "
-		    "is built without the LLM pipeline",
-		    c->def->name, f->cfg->zProvider);
-	return fail(
-	    f,
-	    "%s: no LLM provider is configured (set provider = openai, anthropic or command, "
-	    "with model and base_url, in $XDG_CONFIG_HOME/kloop/config; `kloop doctor` checks it)",
-	    c->def->name);
+		    "%s: no LLM provider is configured (give --provider openai|anthropic|command "
+		    "with --model and --base-url, or set provider, model and base_url in "
+		    "$XDG_CONFIG_HOME/kloop/config; `kloop doctor` checks it)",
+		    c->def->name);
+	if (live_llm(f->lv, err) < 0)
+		return fail(f, "%s: %s", c->def->name, err);
+	return 0;
 }
 
-void actions_jobs_text(const struct live *lv, strbuf *sb)
+/* the candidate ideas are about: the TUI's selection, else the fastest
+ * correct one, else the first */
+static int ideas_parent(const struct actions_front *f)
+{
+	const struct state *st = actions_state(f);
+	if (f->selCand && state_cand(st, f->selCand))
+		return f->selCand;
+	int best = 0;
+	double bs = -1;
+	for (int i = 0; i < st->nCand; i++)
+		if (!strcmp(st->aCand[i].zStatus, "correct") && st->aCand[i].speedup > bs)
+			bs = st->aCand[i].speedup, best = st->aCand[i].id;
+	return best ? best : st->nCand ? st->aCand[0].id : 0;
+}
+
+static const struct state_idea *idea_arg(struct actions_front *f, const struct commands_line *c)
+{
+	const struct state *st = actions_state(f);
+	const struct state_idea *d = state_idea(st, (int)c->aNum[0]);
+	if (!d)
+		fail(f, "%s: there is no idea %ld (%d in the session)", c->def->name, c->aNum[0],
+		     st->nIdea);
+	return d;
+}
+
+/* revise: "TITLE\n\nDESCRIPTION" in $EDITOR, or TEXT (its first line the title) */
+static int revise(struct actions_front *f, const struct state_idea *d,
+                  const struct commands_line *c)
+{
+	char err[KL_ERRLEN];
+	strbuf text = STRBUF_INIT;
+	if (c->nArg > 1) {
+		for (int i = 1; i < c->nArg; i++)
+			sb_addf(&text, "%s%s", i > 1 ? " " : "", c->azArg[i]);
+	} else {
+		char *orig = xasprintf("%s\n\n%s\n", d->zTitle, d->zDescription);
+		char *path = editor_tempfile("idea.txt", orig, err);
+		int rc = path ? f->h->edit(f->arg, path, err) : -1;
+		if (rc == 0 && read_file(path, &text, 1 << 20, err) < 0)
+			rc = -1;
+		if (path)
+			editor_cleanup(path);
+		free(path);
+		int same = rc == 0 && text.buf && !strcmp(text.buf, orig);
+		free(orig);
+		if (rc != 0 || same) {
+			sb_free(&text);
+			if (rc > 0)
+				return fail(f,
+				            "revise: the editor exited with status %d; idea %d is "
+				            "unchanged",
+				            rc, d->id);
+			if (rc < 0)
+				return fail(f, "revise: %s", err);
+			say(f, "idea %d is unchanged", d->id);
+			return 0;
+		}
+	}
+	/* the title is the first line, the description the rest (or all of it) */
+	char *t = text.buf ? text.buf : "";
+	while (*t == '\n' || *t == ' ')
+		t++;
+	size_t k = strcspn(t, "\n");
+	char *title = xstrndup(t, k > 80 ? 80 : k);
+	const char *rest = t + k;
+	while (*rest == '\n' || *rest == ' ')
+		rest++;
+	char *desc = xstrdup(*rest ? rest : t);
+	size_t n = strlen(desc);
+	while (n && (desc[n - 1] == '\n' || desc[n - 1] == ' '))
+		desc[--n] = 0;
+	int rc = 0;
+	if (!*title)
+		rc = fail(f, "revise: the text is empty; idea %d is unchanged", d->id);
+	else if (live_idea_revise(f->lv, d->id, title, desc, err) < 0)
+		rc = fail(f, "revise: %s", err);
+	else
+		say(f, "idea %d revised: %s", d->id, title);
+	free(title);
+	free(desc);
+	sb_free(&text);
+	return rc;
+}
+
+/* implement every accepted idea that has no candidate yet, B branches each */
+static int implement(struct actions_front *f, const struct commands_line *c)
+{
+	const struct state *st = actions_state(f);
+	int b = c->nArg ? (int)c->aNum[0] : 1, n = 0;
+	char err[KL_ERRLEN];
+	for (int i = 0; i < st->nIdea; i++) {
+		const struct state_idea *d = &st->aIdea[i];
+		int done = 0;
+		for (int k = 0; k < st->nCand && !done; k++)
+			done = st->aCand[k].ideaId == d->id;
+		if (strcmp(d->zStatus, "accepted") || done)
+			continue;
+		int parent = d->parent && state_cand(st, d->parent) ? d->parent : ideas_parent(f);
+		if (live_implement(f->lv, d->id, parent, b, err) < 0)
+			return fail(f, "implement: idea %d: %s", d->id, err);
+		n++;
+	}
+	if (!n)
+		return fail(
+		    f, "implement: no accepted idea waits for code (accept one first: accept ID)");
+	say(f, "implementing %d idea%s, %d branch%s each", n, n == 1 ? "" : "s", b,
+	    b == 1 ? "" : "es");
+	return 0;
+}
+
+static int do_llm(struct actions_front *f, const struct commands_line *c)
+{
+	char err[KL_ERRLEN];
+	if (need_llm(f, c) < 0)
+		return -1;
+	const struct state_idea *d = NULL;
+	if (c->def->id != CMD_IDEAS && c->def->id != CMD_IMPLEMENT && !(d = idea_arg(f, c)))
+		return -1;
+	switch (c->def->id) {
+	case CMD_IDEAS: {
+		int n = c->nArg ? (int)c->aNum[0] : 3, parent = ideas_parent(f);
+		if (!parent)
+			return fail(f, "ideas: there is no candidate to improve yet");
+		if (live_ideas(f->lv, parent, n, err) < 0)
+			return fail(f, "ideas: %s", err);
+		say(f, "asking the LLM for %d idea%s to improve candidate %d", n, n == 1 ? "" : "s",
+		    parent);
+		return 0;
+	}
+	case CMD_ACCEPT:
+		if (live_idea_accept(f->lv, d->id, err) < 0)
+			return fail(f, "accept: %s", err);
+		say(f, "idea %d accepted: %s (implement writes its code)", d->id, d->zTitle);
+		return 0;
+	case CMD_REJECT:
+		if (live_idea_reject(f->lv, d->id, err) < 0)
+			return fail(f, "reject: %s", err);
+		say(f, "idea %d rejected", d->id);
+		return 0;
+	case CMD_REVISE:
+		return revise(f, d, c);
+	default:
+		return implement(f, c);
+	}
+}
+
+void actions_jobs_text(struct live *lv, strbuf *sb)
 {
 	double now = now_s();
 	for (int i = 0; lv && i < lv->nJob; i++) {
@@ -92,6 +240,15 @@ void actions_jobs_text(const struct live *lv, strbuf *sb)
 			sb_addf(sb, " %d", j->k);
 		sb_addf(sb, " (%.1f s)\n", now - j->tStart);
 	}
+	const struct live_stream *a;
+	int n = lv ? live_streams(lv, &a) : 0;
+	for (int i = 0; i < n; i++)
+		sb_addf(sb, "LLM request %d: streaming, %ld characters (~%ld tokens) (%.1f s)\n",
+		        a[i].request, a[i].nChars, (a[i].nChars + 3) / 4, now - a[i].tStart);
+	int busy = lv ? live_llm_busy(lv) : 0;
+	if (busy && !n)
+		sb_addf(sb, "LLM: %d step%s waiting (a request or an evaluation)\n", busy,
+		        busy == 1 ? "" : "s");
 }
 
 static void table_text(const struct state *st, struct popview *pv, strbuf *sb)
@@ -174,7 +331,7 @@ int actions_run(struct actions_front *f, const struct commands_line *c)
 	case CMD_REJECT:
 	case CMD_REVISE:
 	case CMD_IMPLEMENT:
-		return no_llm(f, c);
+		return do_llm(f, c);
 	case CMD_EDIT:
 		if (need_live(f, c) < 0 || !(a = cand_arg(f, c, 0)))
 			return -1;

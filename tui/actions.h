@@ -66,7 +66,8 @@ int actions_edit(struct actions_front *f, int id, char *err);
  * for commands_complete(); arg is the struct actions_front */
 const char *const *actions_words(enum commands_arg kind, void *arg);
 
-/* the jobs in flight, one line each ("" when none) into sb */
-void actions_jobs_text(const struct live *lv, strbuf *sb);
+/* the jobs in flight (evaluations, then LLM requests), one line each ("" when
+ * none) into sb */
+void actions_jobs_text(struct live *lv, strbuf *sb);
 
 #endif

@@ -62,8 +62,19 @@ static void on_live(void *arg, enum live_note kind, int cand, const char *zText)
 {
 	struct app *a = arg;
 	(void)cand;
-	if (kind == LIVE_FINISHED) {
+	if (kind == LIVE_FINISHED || kind == LIVE_LOG) {
 		ui_log(&a->u, "%s", zText);
+	} else if (kind == LIVE_IDEAS) {
+		/* one log line per idea; the message line says how many */
+		for (const char *p = zText; *p;) {
+			size_t k = strcspn(p, "\n");
+			char *line = xstrndup(p, k);
+			ui_log(&a->u, "%s", line[0] == ' ' ? line + 2 : line);
+			free(line);
+			p += k + (p[k] == '\n');
+		}
+		message(a, 0, "%.*s", (int)strcspn(zText, "\n"), zText);
+		a->u.focus = a->u.zoom ? a->u.focus : UI_IDEAS;
 	} else if (kind == LIVE_MESSAGE) {
 		ui_log(&a->u, "%s", zText);
 		message(a, 1, "%s", zText);
@@ -402,6 +413,30 @@ static void on_key(struct app *a, wint_t wch, int isKey)
 	int k = isKey ? key : key == '\r' || key == '\n' ? KEY_ENTER : key;
 	if (pane_key(a, k))
 		return;
+	/* keys about the selected idea, on the ideas pane */
+	const struct state_idea *d = a->u.focus == UI_IDEAS ? pane_ideas_selected(&a->u) : NULL;
+	if (a->u.focus == UI_IDEAS && (k == 'a' || k == 'e' || k == 'r' || k == KEY_ENTER)) {
+		if (!d) {
+			message(a, 0, "no idea is selected: `:ideas 3` asks the LLM for three");
+		} else if (k == KEY_ENTER) {
+			strbuf sb = STRBUF_INIT;
+			sb_addf(&sb, "idea %d: %s\n\ncategory  %s\nstatus    %s%s\norigin    %s\n",
+			        d->id, d->zTitle, d->zCategory, d->zStatus,
+			        d->edited ? " (revised)" : "", d->zOrigin);
+			if (d->parent)
+				sb_addf(&sb, "for       candidate %d\n", d->parent);
+			sb_addf(&sb, "\n%s\n", d->zDescription);
+			viewer_open(&a->u, "idea", sb.buf);
+			sb_free(&sb);
+		} else {
+			run_fmt(a, "%s %d",
+			        k == 'a'   ? "accept"
+			        : k == 'e' ? "revise"
+			                   : "reject",
+			        d->id);
+		}
+		return;
+	}
 	/* keys about the selected candidate, from any pane that did not use them */
 	const struct cand *c = ui_selected(&a->u);
 	if (k == KEY_ENTER) {

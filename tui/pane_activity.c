@@ -11,7 +11,7 @@
 #include "screen.h"
 
 /* the lines the pane shows, jobs first; returns how many (at most max) */
-static int activity_lines(const struct ui *u, char lines[][256], int *roles, int max)
+static int activity_lines(struct ui *u, char lines[][256], int *roles, int max)
 {
 	int n = 0;
 	double now = now_s();
@@ -24,6 +24,24 @@ static int activity_lines(const struct ui *u, char lines[][256], int *roles, int
 		snprintf(lines[n], 256, "#%-4d %-14.14s %s%s  %.1f s", j->cand, c ? c->zName : "?",
 		         j->zStage, k, now - j->tStart);
 		roles[n++] = SR_BUSY;
+	}
+	if (u->lv) {
+		const struct live_stream *a;
+		int ns = live_streams(u->lv, &a);
+		for (int i = 0; i < ns && n < max; i++) {
+			snprintf(lines[n], 256,
+			         "LLM request %d: streaming, %ld characters (~%ld tokens)  %.1f s",
+			         a[i].request, a[i].nChars, (a[i].nChars + 3) / 4,
+			         now - a[i].tStart);
+			roles[n++] = SR_BUSY;
+		}
+		int busy = live_llm_busy(u->lv);
+		if (busy && !ns && n < max) {
+			snprintf(lines[n], 256,
+			         "LLM: %d step%s waiting (a request or an evaluation)", busy,
+			         busy == 1 ? "" : "s");
+			roles[n++] = SR_BUSY;
+		}
 	}
 	if (u->rp && n < max) {
 		char d[200];

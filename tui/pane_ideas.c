@@ -1,32 +1,122 @@
 /*
- * pane_ideas.c - the Ideas pane: the LLM's ideas for improving a
- * candidate; a accepts, e revises, r rejects the selected one.
+ * pane_ideas.c - the Ideas pane: the ideas in the session's state (from
+ * the LLM, or a person's), pending ones first; the app turns a, e and r
+ * on the selected idea into accept, revise and reject.
  */
 #include <curses.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "panes.h"
 #include "screen.h"
 
+/* pending, then accepted, then rejected; in order of id within each */
+static int rank(const struct state_idea *d)
+{
+	return !strcmp(d->zStatus, "pending") ? 0 : !strcmp(d->zStatus, "accepted") ? 1 : 2;
+}
+
+/* the ideas in display order (indices into st->aIdea); returns how many */
+static int order(const struct state *st, int *out)
+{
+	int n = 0;
+	for (int r = 0; r < 3; r++)
+		for (int i = 0; i < st->nIdea; i++)
+			if (rank(&st->aIdea[i]) == r)
+				out[n++] = i;
+	return n;
+}
+
+const struct state_idea *pane_ideas_selected(const struct ui *u)
+{
+	return u->selIdea ? state_idea(u->st, u->selIdea) : NULL;
+}
+
+/* keep the selection on an idea and visible; returns the display order */
+static int *fix_selection(struct ui *u, int rows, int *pn)
+{
+	int *ord = xcalloc((size_t)u->st->nIdea + 1, sizeof *ord);
+	int n = order(u->st, ord), row = -1;
+	for (int i = 0; i < n; i++)
+		if (u->st->aIdea[ord[i]].id == u->selIdea)
+			row = i;
+	if (row < 0)
+		u->selIdea = n ? u->st->aIdea[ord[0]].id : 0, row = n ? 0 : -1;
+	if (row >= 0 && row < u->ideaTop)
+		u->ideaTop = row;
+	if (rows > 0 && row >= u->ideaTop + rows)
+		u->ideaTop = row - rows + 1;
+	if (u->ideaTop > n - rows)
+		u->ideaTop = n - rows;
+	if (u->ideaTop < 0)
+		u->ideaTop = 0;
+	*pn = n;
+	return ord;
+}
+
 void pane_ideas_draw(struct ui *u, const struct ui_rect *r, int focused)
 {
 	if (r->h < 3)
 		return;
-	(void)u;
-	int w = r->w - 2;
-	screen_frame(r, "Ideas - 0 pending", focused);
-	screen_put(r->y + 1, r->x + 2, w - 1, "no ideas yet: `:ideas 3` asks the LLM for three",
-	           screen_attr(SR_DIM));
+	int rows = r->h - 2, w = r->w - 2, n, pending = 0;
+	int *ord = fix_selection(u, rows, &n);
+	for (int i = 0; i < u->st->nIdea; i++)
+		pending += !strcmp(u->st->aIdea[i].zStatus, "pending");
+	char title[160];
+	snprintf(title, sizeof title, "Ideas - %d pending of %d%s", pending, n,
+	         n ? " (a accept, e revise, r reject)" : "");
+	screen_frame(r, title, focused);
+	if (!n)
+		screen_put(r->y + 1, r->x + 2, w - 1,
+		           u->lv ? "no ideas yet: `:ideas 3` asks the LLM for three"
+		                 : "no ideas at this point",
+		           screen_attr(SR_DIM));
+	for (int i = 0; i < rows && u->ideaTop + i < n; i++) {
+		const struct state_idea *d = &u->st->aIdea[ord[u->ideaTop + i]];
+		int y = r->y + 1 + i, sel = d->id == u->selIdea;
+		int base = sel ? screen_attr(SR_SELECTED) | (focused ? A_BOLD : 0) : 0;
+		int role = rank(d) == 0 ? SR_BUSY : rank(d) == 1 ? SR_GOOD : SR_DIM;
+		char head[64];
+		snprintf(head, sizeof head, "%3d %-8s ", d->id, d->zStatus);
+		screen_fill(y, r->x + 1, w, base);
+		int used = screen_put(y, r->x + 1, w, head, base | screen_attr(role));
+		char rest[400];
+		snprintf(rest, sizeof rest, "%s%s [%s]", d->zTitle, d->edited ? " (revised)" : "",
+		         d->zCategory);
+		if (d->parent)
+			snprintf(rest + strlen(rest), sizeof rest - strlen(rest), " for #%d",
+			         d->parent);
+		screen_put(y, r->x + 1 + used, w - used, rest, base);
+	}
+	free(ord);
 }
 
 int pane_ideas_key(struct ui *u, int key)
 {
-	(void)u, (void)key;
-	return 0;
+	int rows = u->aRect[UI_IDEAS].h - 2, n;
+	int *ord = fix_selection(u, rows < 1 ? 1 : rows, &n);
+	int row = 0;
+	for (int i = 0; i < n; i++)
+		if (u->st->aIdea[ord[i]].id == u->selIdea)
+			row = i;
+	int top = row;
+	int used = pane_scroll_key(key, &top, n + (rows < 1 ? 1 : rows) - 1, rows < 1 ? 1 : rows);
+	if (used && n) {
+		if (key == KEY_END || key == 'G')
+			top = n - 1;
+		top = top >= n ? n - 1 : top < 0 ? 0 : top;
+		u->selIdea = u->st->aIdea[ord[top]].id;
+	}
+	free(ord);
+	return used;
 }
 
 void pane_ideas_click(struct ui *u, int row)
 {
-	(void)u, (void)row;
+	int n;
+	int *ord = fix_selection(u, u->aRect[UI_IDEAS].h - 2, &n);
+	if (row >= 0 && u->ideaTop + row < n)
+		u->selIdea = u->st->aIdea[ord[u->ideaTop + row]].id;
+	free(ord);
 }

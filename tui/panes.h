@@ -21,6 +21,8 @@ void pane_population_click(struct ui *u, int row);
 void pane_ideas_draw(struct ui *u, const struct ui_rect *r, int focused);
 int pane_ideas_key(struct ui *u, int key);
 void pane_ideas_click(struct ui *u, int row);
+/* the selected idea, or NULL */
+const struct state_idea *pane_ideas_selected(const struct ui *u);
 
 /* Code: the selected candidate's source, highlighted, or its diff against
  * its parent (d toggles) (tui/pane_code.c) */

@@ -51,7 +51,7 @@ static void on_live(void *arg, enum live_note kind, int cand, const char *zText)
 {
 	struct repl *r = arg;
 	(void)cand;
-	if (kind == LIVE_FINISHED)
+	if (kind == LIVE_FINISHED || kind == LIVE_IDEAS || kind == LIVE_LOG)
 		print_async(r, stdout, zText);
 	else if (kind == LIVE_MESSAGE) {
 		char *m = xasprintf("kloop: %s", zText);
@@ -233,9 +233,10 @@ static void run_tty(struct repl *r)
 
 /* ---- lines from a pipe ---- */
 
+/* until the evaluations and the LLM work a command started are done */
 static void wait_jobs(struct repl *r)
 {
-	while (live_jobs(r->lv) > 0)
+	while (live_jobs(r->lv) > 0 || live_llm_busy(r->lv) > 0)
 		loop_once(r->l, -1);
 }
 

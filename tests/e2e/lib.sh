@@ -63,3 +63,19 @@ wait_gone() {
 }
 # the alternate screen of the session's pane (1 while a full-screen app runs)
 alt_on() { tm display -p -t "$K" '#{alternate_on}'; }
+# fake_llm SCRIPT: start the fake LLM server (tests/fake_llm/server.py, real
+# HTTP on 127.0.0.1) with SCRIPT, logging requests to $T/server.log; sets
+# PORT and stops the server (and any tmux server) at exit.  Returns 1 when
+# it does not start.
+fake_llm() {
+	# the server is on 127.0.0.1: no proxy in between
+	unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
+	python3 tests/fake_llm/server.py --script "$1" --port-file "$T/port" --log "$T/server.log" \
+		>/dev/null 2>&1 &
+	SRV=$!
+	trap 'kill $SRV 2>/dev/null; [ -S "$T/tmux.sock" ] && tm kill-server 2>/dev/null; rm -rf "$T"' EXIT
+	_i=0
+	while [ ! -s "$T/port" ] && [ $_i -lt 200 ]; do sleep 0.05; _i=$((_i + 1)); done
+	PORT=$(cat "$T/port" 2>/dev/null)
+	[ -n "$PORT" ]
+}

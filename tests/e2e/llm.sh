@@ -7,16 +7,7 @@
 . tests/e2e/lib.sh
 KEY=sk-e2e-SECRET-9876
 export OPENAI_API_KEY=$KEY ANTHROPIC_API_KEY=$KEY
-# the fake server is on 127.0.0.1: no proxy in between
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
-python3 tests/fake_llm/server.py --script tests/fake_llm/softmax.json --port-file "$T/port" \
-	--log "$T/server.log" >/dev/null 2>&1 &
-SRV=$!
-trap 'kill $SRV 2>/dev/null; rm -rf "$T"' EXIT
-i=0
-while [ ! -s "$T/port" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-PORT=$(cat "$T/port" 2>/dev/null)
-if [ -z "$PORT" ]; then
+if ! fake_llm tests/fake_llm/softmax.json; then
 	fail "the fake LLM server starts"
 	exit 1
 fi

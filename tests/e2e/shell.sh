@@ -80,6 +80,21 @@ check "the script went on after the errors" grep -Eq "^ +2 +- seed +correct" "$T
 check "a missing task is an error with exit status 2" sh -c "echo list | $KLOOP shell no_such_task $B >/dev/null 2>'$T/terr'; test \$? -eq 2 && grep -q 'no_such_task' '$T/terr'"
 check "quit ends the script" sh -c "printf 'quit\nlist\n' | $KLOOP shell $TASK $B --session '$T/q.jsonl' | grep -q 'time ms' && exit 1 || exit 0"
 
+# the LLM commands against the fake LLM server, piped: each waits for its
+# requests and the evaluations they start
+check "the fake LLM server starts" fake_llm tests/fixtures/tui_llm.json
+printf 'ideas 3\naccept 1\nreject 3\nrevise 2 Reciprocal once per row\nimplement 2\nlist\naccept 9\n' |
+	OPENAI_API_KEY=sk-shell-test $KLOOP shell softmax $B --provider openai --model fake-gpt \
+		--base-url "http://127.0.0.1:$PORT/v1" --session "$T/llm.jsonl" >"$T/lout" 2>"$T/lerr"
+check "ideas prints the LLM's ideas with their ids and categories" sh -c "grep -q '3 ideas from the LLM' '$T/lout' && grep -q '  idea 1 \[algorithm\] One pass for the max and the sum' '$T/lout'"
+check "accept, reject and revise answer" sh -c "grep -q '^idea 1 accepted' '$T/lout' && grep -q '^idea 3 rejected' '$T/lout' && grep -q '^idea 2 revised: Reciprocal once per row' '$T/lout'"
+check "implement 2 makes two llm candidates from the accepted idea and evaluates them" \
+	sh -c "[ \$(grep -Ec '^ +[0-9]+ +1 llm +(correct|incorrect)' '$T/lout') -eq 2 ]"
+check "the wrong branch is sent back with the fix prompt" grep -q "sending it back (fix 1 of 1)" "$T/lout"
+check "and the fix is evaluated too" grep -Eq "^ +[0-9]+ +[0-9]+ llm +correct .*One pass" "$T/lout"
+check "an unknown idea is an error" grep -q "error: accept: there is no idea 9" "$T/lerr"
+check "the journal holds the ideas' decisions" sh -c "grep -q '\"type\":\"idea_accepted\"' '$T/llm.jsonl' && grep -q '\"type\":\"idea_rejected\"' '$T/llm.jsonl' && grep -q '\"type\":\"idea_edited\"' '$T/llm.jsonl'"
+
 # replay without a terminal lists the events
 $KLOOP replay "$S" >"$T/rp" 2>&1
 check "replay without a terminal lists the events" sh -c "grep -Eq '^ +1  session_started \(axpb on host\)' '$T/rp' && grep -q 'candidate_added #3 (human, parents 1)' '$T/rp'"
@@ -88,7 +103,6 @@ check "replay --at 3 stops after three events" grep -q "^after 3 of [0-9]* event
 
 # the REPL on a terminal: libedit's prompt, completion, history
 if command -v tmux >/dev/null 2>&1; then
-	trap 'tm kill-server 2>/dev/null; rm -rf "$T"' EXIT
 	KL=$(cd "$(dirname "$KLOOP")" && pwd)/$(basename "$KLOOP")
 	tui_start "$KL shell $TASK $B --session $T/tty.jsonl; echo DONE-S"
 	check "on a terminal the REPL shows its prompt" wait_for "^kloop>"

@@ -67,7 +67,6 @@ check "a bad filter is answered with what is wrong" wait_for "unknown field 'spe
 
 keys : 'ideas 3' Enter
 check ":ideas without a provider says that no LLM provider is configured" wait_for "no LLM provider is configured"
-skip "ideas from the fake LLM server, accepted with a: the LLM pipeline (issue 5) is not merged yet"
 
 # hand edit: e on candidate 1 runs the scripted editor; the copy becomes #3
 keys 1 g e
@@ -186,6 +185,48 @@ check "q closes the help" wait_gone "help - lines"
 check "the slow candidate finishes" wait_for "^│ +3 +1 human +correct" 30
 keys q
 wait_for "^DONE-7"
+
+# ideas from the fake LLM server (tests/fake_llm/server.py, real HTTP on
+# 127.0.0.1), streamed slowly: the activity pane counts the reply as it
+# comes; a accepts, r rejects, Enter shows an idea; implement makes code
+check "the fake LLM server starts" fake_llm tests/fixtures/tui_llm.json
+LLM="--provider openai --model fake-gpt --base-url http://127.0.0.1:$PORT/v1"
+tui_start "OPENAI_API_KEY=sk-tui-test $KL softmax $B $LLM --session $T/llm.jsonl; echo DONE-9"
+wait_for "1 candidates, 1 correct"
+keys : 'ideas 3' Enter
+check ":ideas 3 streams the LLM's reply into the activity pane with a token count" \
+	wait_for "LLM request 1: streaming, [0-9]+ characters \(~[0-9]+ tokens\)"
+keys Tab
+check "keys are answered while the reply streams (Tab moved the focus)" wait_for "Ideas - .* \*"
+check "the ideas arrive in the Ideas pane, pending" wait_for "Ideas - 3 pending of 3"
+check "each with its title and category" grep -Eq "1 pending +One pass for the max and the sum \[algori" "$T/screen"
+keys j a
+check "a accepts the selected idea" wait_for "2 accepted +Multiply by the reciprocal"
+keys k r
+check "r rejects another (accepted ones move below the pending ones)" wait_for "3 rejected +Vectorize the row loops"
+check "one idea is still pending" grep -q "Ideas - 1 pending of 3" "$T/screen"
+keys Enter
+check "Enter shows an idea's description" wait_for "idea [0-9]+: .*"
+keys q
+keys : 'implement 2' Enter
+check ":implement 2 asks for two branches" wait_for "implementing 1 idea, 2 branches each"
+check "the LLM's code becomes llm candidates, evaluated" wait_for "^│ +[0-9]+ +1 llm +(correct|incorrect)" 30
+check "the ideas pane shows the idea was accepted" grep -q "accepted" "$T/screen"
+check "every request and reply is in the journal" sh -c "grep -q '\"type\":\"llm_request\"' '$T/llm.jsonl' && grep -q '\"type\":\"llm_response\"' '$T/llm.jsonl'"
+check "the API key is nowhere in the journal" sh -c "! grep -q sk-tui-test '$T/llm.jsonl'"
+keys q
+wait_for "running; quit anyway|^DONE-9" 30
+keys y
+wait_for "^DONE-9"
+
+# without a provider the LLM commands say so (tested above), and with one
+# that cannot be reached the reason comes back instead of ideas
+tui_start "OPENAI_API_KEY=sk-tui-test $KL softmax $B --provider openai --model m --base-url http://127.0.0.1:9/v1 --session $T/llm2.jsonl; echo DONE-10"
+wait_for "1 correct"
+keys : 'ideas 2' Enter
+check "an LLM that cannot be reached: the failure is reported, not ideas" wait_for "no ideas from request 1" 40
+keys q
+wait_for "^DONE-10"
 
 # 80x24 from the start, and a mouse click selecting a row
 TUI_W=80 TUI_H=24 tui_start "$KL $TASK $B --session $T/m.jsonl; echo DONE-8"
