@@ -128,6 +128,14 @@ kill -TERM "$(cat "$T/pid")"
 check "SIGTERM kills kloop with the signal's status (143)" wait_for "^DONE-3 143"
 check "after SIGTERM the alternate screen is off" test "$(alt_on)" = 0
 
+# a fatal signal (here SIGSEGV sent from outside): the same restore, then the
+# default action (status 139)
+tui_start "ulimit -c 0; sh -c 'echo \$\$ >$T/pid2; exec $KL $TASK $B --session $T/v.jsonl'; echo DONE-3b \$?"
+wait_for "2 correct"
+kill -SEGV "$(cat "$T/pid2")"
+check "SIGSEGV: kloop dies of it (139) after restoring the terminal" wait_for "^DONE-3b 139"
+check "after SIGSEGV the alternate screen is off" test "$(alt_on)" = 0
+
 # NO_COLOR: attributes only
 tui_start "NO_COLOR=1 $KL $TASK $B --session $T/n.jsonl; echo DONE-4"
 wait_for "2 correct"
