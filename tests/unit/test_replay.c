@@ -14,9 +14,12 @@
 
 static char dir[] = "/tmp/kloop-test-replay.XXXXXX";
 
+/* DIR/name, kept until the end (freed with the others) */
+static char *azPath[16];
+static int nPath;
 static char *path(const char *name)
 {
-	return xasprintf("%s/%s", dir, name);
+	return azPath[nPath++] = xasprintf("%s/%s", dir, name);
 }
 
 int main(void)
@@ -103,5 +106,7 @@ int main(void)
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		return 1;
+	while (nPath)
+		free(azPath[--nPath]);
 	return check_done();
 }
