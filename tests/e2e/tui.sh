@@ -205,7 +205,8 @@ keys : 'ideas 3' Enter
 check ":ideas 3 streams the LLM's reply into the activity pane with a token count" \
 	wait_for "LLM request 1: streaming, [0-9]+ characters \(~[0-9]+ tokens\)"
 keys Tab
-check "keys are answered while the reply streams (Tab moved the focus)" wait_for "Ideas - .* \*"
+check "keys are answered while the reply streams (Tab focused the still empty Ideas pane)" \
+	wait_for "Ideas - 0 pending of 0 \*"
 check "the ideas arrive in the Ideas pane, pending" wait_for "Ideas - 3 pending of 3"
 check "each with its title and category" grep -Eq "1 pending +One pass for the max and the sum \[algori" "$T/screen"
 keys j a
