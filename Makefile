@@ -94,6 +94,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/share/kloop/prompts
 	install -m 644 prompts/*.md $(DESTDIR)$(PREFIX)/share/kloop/prompts/
 	cp -r tasks $(DESTDIR)$(PREFIX)/share/kloop/
+	install -m 644 engine/torchref.py $(DESTDIR)$(PREFIX)/share/kloop/
 
 clean:
 	rm -rf $(BUILD) bin tests/out

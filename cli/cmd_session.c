@@ -62,6 +62,13 @@ static int exec_session(int argc, char **argv)
 			printf("%4d  %-20.20s %-9s %-8s %-13s %10s %8s\n", c->id, c->zName, c->zOrigin, par,
 			       c->zStatus, tm, sp);
 		}
+		if (s->st.nIdea)
+			printf("\n%4s  %-9s %-28s %s\n", "idea", "status", "category", "title");
+		for (int i = 0; i < s->st.nIdea; i++) {
+			const struct state_idea *d = &s->st.aIdea[i];
+			printf("%4d  %-9s %-28.28s %s%s\n", d->id, d->zStatus, d->zCategory, d->zTitle,
+			       d->edited ? " (edited)" : "");
+		}
 	}
 	session_close(s);
 	return 0;

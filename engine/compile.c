@@ -71,19 +71,7 @@ const char *compile_include_dir(void)
 	if (dir)
 		return dir;
 	const char *env = getenv("KLOOP_INCLUDE");
-	if (env && *env)
-		return dir = absolute(xstrdup(env));
-	const char *cands[] = {"../include", "../share/kloop/include"};
-	for (size_t i = 0; i < 2; i++) {
-		char *p = path_join(exe_dir(), cands[i]);
-		char *h = path_join(p, "kloop.h");
-		int ok = path_exists(h);
-		free(h);
-		if (ok)
-			return dir = absolute(p);
-		free(p);
-	}
-	return dir = path_join(exe_dir(), "../include");
+	return dir = absolute(env && *env ? xstrdup(env) : exe_data_dir("include"));
 }
 
 int compile_lang_from_name(const char *z)

@@ -78,24 +78,15 @@ const char *task_bundled_dir(void)
 	if (dir)
 		return dir;
 	const char *env = getenv("KLOOP_TASKS");
-	if (env && *env) {
-		dir = xstrdup(env);
-		return dir;
-	}
-	const char *cands[] = {"../tasks", "../share/kloop/tasks"};
-	for (size_t i = 0; i < sizeof cands / sizeof *cands; i++) {
-		char *p = path_join(exe_dir(), cands[i]);
-		if (path_exists(p)) {
-			char real[PATH_MAX];
-			dir = realpath(p, real) ? xstrdup(real) : p;
-			if (dir != p)
-				free(p);
-			return dir;
-		}
+	if (env && *env)
+		return dir = xstrdup(env);
+	char *p = exe_data_dir("tasks");
+	char *real = realpath(p, NULL);
+	if (real) {
 		free(p);
+		p = real;
 	}
-	dir = path_join(exe_dir(), "../tasks");
-	return dir;
+	return dir = p;
 }
 
 static int valid_name(const char *z)
