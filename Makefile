@@ -114,7 +114,7 @@ $(BUILD)/libkloop.a: $(BUILD)/gen/queries.o
 $(BUILD)/tests/test_cmd_outline: cli/cmd_outline.c
 
 # --- fuzzing (issue 4): `make fuzz FUZZ_SECONDS=60` runs the libFuzzer target
-# tests/fuzz/fuzz_syntax.c (clang, ASan + UBSan) from tests/fuzz/corpus;
+# tests/fuzz/fuzz_syntax.c (clang, ASan + UBSan) from tests/fuzz/corpus and the tree-sitter fixtures;
 # new inputs and crash-* files land in build/fuzz/.
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
@@ -146,5 +146,6 @@ $(FUZZ_DIR)/fuzz_syntax: tests/fuzz/fuzz_syntax.c $(FUZZ_SRC) $(wildcard engine/
 fuzz: $(FUZZ_DIR)/fuzz_syntax
 	@mkdir -p $(FUZZ_DIR)/corpus
 	cd $(FUZZ_DIR) && ./fuzz_syntax -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
-		-timeout=30 -rss_limit_mb=4096 -print_final_stats=1 corpus $(CURDIR)/tests/fuzz/corpus
+		-timeout=30 -rss_limit_mb=4096 -print_final_stats=1 corpus $(CURDIR)/tests/fuzz/corpus \
+		$(CURDIR)/tests/fixtures/cuda_src
 .PHONY: fuzz
