@@ -15,6 +15,7 @@
 #include "compile.h"
 #include "config.h"
 #include "loop.h"
+#include "opts.h"
 #include "result.h"
 #include "session.h"
 #include "task.h"
@@ -174,87 +175,20 @@ static int open_session(const char *zPath, const char *zTask, const char *zTaskD
 	return 0;
 }
 
-static int is_value_option(const char *a)
-{
-	static const char *opts[] = {"--backend", "--session", "--shapes", "--reference", "--trials",
-				     "--budget", "--timeout", "--python", "--jobs", "--worker"};
-	for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
-		if (!strcmp(a, opts[i]))
-			return 1;
-	return 0;
-}
-
 static int exec_eval(int argc, char **argv)
 {
 	char err[KL_ERRLEN];
-	struct config cfg;
-	if (config_load(&cfg, err) < 0) {
-		fprintf(stderr, "kloop: %s\n", err);
-		return 2;
-	}
-	int json = 0, seeds = 0, rc = 2;
-	const char *zSession = NULL, *zShapes = NULL, *zRef = NULL;
-	const char *args[256];
-	int nArgs = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		int used = 1;
-		if (!strcmp(a, "--json"))
-			json = 1, used = 0;
-		else if (!strcmp(a, "--seeds"))
-			seeds = 1, used = 0;
-		else if (a[0] == '-' && !is_value_option(a)) {
-			fprintf(stderr, "kloop: eval: unknown option %s\n", a);
-			config_free(&cfg);
-			return cmd_usage(self);
-		} else if (!v) {
-			fprintf(stderr, "kloop: eval: %s needs a value\n", a);
-			config_free(&cfg);
-			return cmd_usage(self);
-		} else if (!strcmp(a, "--backend"))
-			rc = config_set(&cfg, "backend", v, err);
-		else if (!strcmp(a, "--session"))
-			zSession = v;
-		else if (!strcmp(a, "--shapes"))
-			zShapes = v;
-		else if (!strcmp(a, "--reference"))
-			zRef = v;
-		else if (!strcmp(a, "--trials"))
-			rc = config_set(&cfg, "trials", v, err);
-		else if (!strcmp(a, "--budget"))
-			rc = config_set(&cfg, "budget", v, err);
-		else if (!strcmp(a, "--timeout"))
-			rc = config_set(&cfg, "timeout", v, err);
-		else if (!strcmp(a, "--python"))
-			rc = config_set(&cfg, "python", v, err);
-		else if (!strcmp(a, "--jobs"))
-			rc = config_set(&cfg, "jobs", v, err);
-		else if (!strcmp(a, "--worker"))
-			rc = config_set(&cfg, "worker", v, err);
-		else {
-			if (nArgs < 255)
-				args[nArgs++] = a;
-			used = 0;
-		}
-		if (used && rc == -1) {
-			fprintf(stderr, "kloop: %s: %s\n", a, err);
-			config_free(&cfg);
-			return 2;
-		}
-		i += used;
-		rc = 2;
-	}
-	if (nArgs < 1 || (!seeds && nArgs < 2)) {
-		config_free(&cfg);
-		return cmd_usage(self);
-	}
-	if (zRef && strcmp(zRef, "host") && strcmp(zRef, "cuda") && strcmp(zRef, "torch")) {
-		fprintf(stderr, "kloop: --reference: expected host, cuda or torch, got '%s'\n", zRef);
-		config_free(&cfg);
-		return 2;
-	}
-	const char *zBackend = cfg.zBackend ? cfg.zBackend : backend_cuda_available() ? "cuda" : "host";
+	struct opts o;
+	int rc = opts_parse(self, argc, argv, OPTS_JSON, 2, OPTS_MAX_POS, &o);
+	if (rc)
+		return rc;
+	struct config *cfg = &o.cfg;
+	int json = o.json;
+	const char *zSession = o.lo.zSession, *zShapes = o.lo.zShapes, *zRef = o.lo.zReference;
+	const char **args = o.azPos;
+	int nArgs = o.nPos;
+	rc = 2; /* until the candidates have run */
+	const char *zBackend = cfg->zBackend ? cfg->zBackend : backend_cuda_available() ? "cuda" : "host";
 	/* the task */
 	char *zTaskDir = NULL, *zTaskName = NULL;
 	struct task *t = NULL;
@@ -262,7 +196,7 @@ static int exec_eval(int argc, char **argv)
 	if (la > 3 && !strcmp(args[0] + la - 3, ".py")) {
 		if (!path_exists(args[0])) {
 			fprintf(stderr, "kloop: %s: no such problem file\n", args[0]);
-			config_free(&cfg);
+			opts_free(&o);
 			return 2;
 		}
 		char *real = realpath(args[0], NULL);
@@ -276,31 +210,16 @@ static int exec_eval(int argc, char **argv)
 		if (!t) {
 			fprintf(stderr, "kloop: %s\n", err);
 			free(zTaskDir);
-			config_free(&cfg);
+			opts_free(&o);
 			return 2;
 		}
 		zTaskName = xstrdup(t->zName);
 	}
 	/* the sources */
-	int nSrc = seeds ? (t ? (!strcmp(zBackend, "cuda") ? t->seeds.nCuda : t->seeds.nHost) : 0) + nArgs - 1
-			 : nArgs - 1;
+	int nSrc = nArgs - 1;
 	struct src *aSrc = xcalloc((size_t)nSrc + 1, sizeof *aSrc);
-	int n = 0;
-	if (seeds && t) {
-		char **az = !strcmp(zBackend, "cuda") ? t->seeds.azCuda : t->seeds.azHost;
-		int nz = !strcmp(zBackend, "cuda") ? t->seeds.nCuda : t->seeds.nHost;
-		for (int i = 0; i < nz; i++) {
-			aSrc[n].zPath = xstrdup(az[i]);
-			aSrc[n++].isSeed = 1;
-		}
-	}
 	for (int i = 1; i < nArgs; i++)
-		aSrc[n++].zPath = xstrdup(args[i]);
-	nSrc = n;
-	if (nSrc == 0) {
-		fprintf(stderr, "kloop: %s: the task has no %s seeds; give a SOURCE\n", zTaskName, zBackend);
-		goto out;
-	}
+		aSrc[i - 1].zPath = xstrdup(args[i]);
 	for (int i = 0; i < nSrc; i++) {
 		if (read_source(&aSrc[i], zBackend, err) < 0) {
 			fprintf(stderr, "kloop: %s\n", err);
@@ -339,18 +258,18 @@ static int exec_eval(int argc, char **argv)
 	}
 	struct loop *l = loop_new();
 	struct run r = {aSrc, nSrc, 0, l, !json && isatty(2), zBackend};
-	char **launch = config_worker_argv(&cfg);
+	char **launch = config_worker_argv(cfg);
 	struct worker_config wc = {
 		.argvLaunch = launch,
 		.zBackend = zBackend,
 		.zTaskDir = zTaskDir,
 		.zShapes = zShapes,
 		.zReference = zRef,
-		.zPython = cfg.zPython,
-		.nTrials = cfg.nTrials,
-		.budgetS = cfg.budgetS,
-		.runTimeoutS = cfg.timeoutS,
-		.jobs = cfg.jobs,
+		.zPython = cfg->zPython,
+		.nTrials = cfg->nTrials,
+		.budgetS = cfg->budgetS,
+		.runTimeoutS = cfg->timeoutS,
+		.jobs = cfg->jobs,
 	};
 	struct worker *w = worker_new(l, &wc, on_done, on_progress, &r);
 	for (int i = 0; i < nSrc; i++)
@@ -399,7 +318,7 @@ out:
 	task_free(t);
 	free(zTaskDir);
 	free(zTaskName);
-	config_free(&cfg);
+	opts_free(&o);
 	return rc;
 }
 

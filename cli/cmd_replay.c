@@ -36,7 +36,7 @@ static int print_events(const char *zPath, int at)
 static int exec_replay(int argc, char **argv)
 {
 	struct opts o;
-	int rc = opts_parse(&cmd_replay_entry, argc, argv, 1, 1, 1, &o);
+	int rc = opts_parse(&cmd_replay_entry, argc, argv, OPTS_AT, 1, 1, &o);
 	if (rc)
 		return rc;
 	if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {

@@ -10,7 +10,7 @@
 
 #include "util.h"
 
-static int parse(const struct cmd_entry *e, int argc, char **argv, int bAt, struct opts *o)
+static int parse(const struct cmd_entry *e, int argc, char **argv, int flags, struct opts *o)
 {
 	char err[KL_ERRLEN];
 	memset(o, 0, sizeof *o);
@@ -38,9 +38,13 @@ static int parse(const struct cmd_entry *e, int argc, char **argv, int bAt, stru
 			o->azPos[o->nPos++] = a;
 			continue;
 		}
+		if ((flags & OPTS_JSON) && !strcmp(a, "--json")) {
+			o->json = 1;
+			continue;
+		}
 		size_t k;
 		for (k = 0; k < sizeof t / sizeof *t; k++)
-			if (!strcmp(a, t[k].flag) && (bAt || strcmp(a, "--at")))
+			if (!strcmp(a, t[k].flag) && ((flags & OPTS_AT) || strcmp(a, "--at")))
 				break;
 		if (k == sizeof t / sizeof *t) {
 			fprintf(stderr, "kloop: %s: unknown option %s\n", e->name, a);
@@ -83,10 +87,10 @@ static int parse(const struct cmd_entry *e, int argc, char **argv, int bAt, stru
 	return 0;
 }
 
-int opts_parse(const struct cmd_entry *e, int argc, char **argv, int bAt, int nMin, int nMax,
+int opts_parse(const struct cmd_entry *e, int argc, char **argv, int flags, int nMin, int nMax,
                struct opts *o)
 {
-	int rc = parse(e, argc, argv, bAt, o);
+	int rc = parse(e, argc, argv, flags, o);
 	if (!rc && (o->nPos < nMin || o->nPos > nMax))
 		rc = cmd_usage(e);
 	if (rc)

@@ -10,7 +10,7 @@
 #include "config.h"
 #include "live.h"
 
-#define OPTS_MAX_POS 8
+#define OPTS_MAX_POS 256
 
 struct opts {
 	struct config cfg;               /* the configuration, flags applied */
@@ -18,17 +18,20 @@ struct opts {
 	const char *azPos[OPTS_MAX_POS]; /* positional arguments */
 	int nPos;
 	int at; /* --at K (replay), or -1 */
+	int json; /* --json was given (commands that print JSON) */
 };
 
 /*
  * Load the configuration, then apply argv[1..argc) for command e:
  * --backend, --session, --shapes, --reference, --trials, --budget,
  * --timeout, --python, --jobs, --worker, --provider, --model, --base-url,
- * and --at when bAt; between nMin
+ * and --at when bAt, --json when bJson (OPTS_AT, OPTS_JSON in flags); between nMin
  * and nMax positional arguments.  Returns 0, or the exit status (2) after
  * printing what was wrong (o is freed then).
  */
-int opts_parse(const struct cmd_entry *e, int argc, char **argv, int bAt, int nMin, int nMax,
+#define OPTS_AT 1
+#define OPTS_JSON 2
+int opts_parse(const struct cmd_entry *e, int argc, char **argv, int flags, int nMin, int nMax,
                struct opts *o);
 void opts_free(struct opts *o);
 
