@@ -10,7 +10,7 @@ WARN    := -Wall -Wextra -Werror
 CFLAGS  ?= -O2 -g
 KCFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Iengine -Isessions -Icli -Itui \
            -I$(TS_RT)/include -I/usr/include/cjson -MMD -MP
-LIBS    := -lcjson -ldl -lm
+LIBS    := -lcjson -ldl -lm -pthread
 UI_LIBS := -lncursesw -ledit -lcurl
 
 ENGINE_SRC := $(filter-out engine/worker_main.c,$(wildcard engine/*.c)) $(wildcard sessions/*.c)

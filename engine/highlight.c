@@ -36,24 +36,26 @@ int highlight_range(const struct syntax_doc *d, uint32_t start, uint32_t end, st
 		best[i] = NO_CAPTURE;
 	TSQueryCursor *qc = ts_query_cursor_new();
 	ts_query_cursor_set_byte_range(qc, start, end);
-	ts_query_cursor_exec(qc, q, syntax_root(d));
 	TSQueryMatch m;
-	while (ts_query_cursor_next_match(qc, &m)) {
-		if (!syntax_query_accept(sq, &m, d))
-			continue;
-		for (uint16_t i = 0; i < m.capture_count; i++) {
-			TSNode node = m.captures[i].node;
-			uint32_t s = ts_node_start_byte(node), e = ts_node_end_byte(node);
-			uint64_t key = (uint64_t)(e - s) << 32 |
-			               (uint64_t)(m.pattern_index & 0xFFFF) << 16 |
-			               (m.captures[i].index & 0xFFFF);
-			if (s < start)
-				s = start;
-			if (e > end)
-				e = end;
-			for (uint32_t b = s; b < e; b++)
-				if (key < best[b - start])
-					best[b - start] = key;
+	for (size_t k = syntax_seg_of(d, start); k < d->nseg && d->seg[k].start < end; k++) {
+		ts_query_cursor_exec(qc, q, syntax_seg_root(d, k));
+		while (ts_query_cursor_next_match(qc, &m)) {
+			if (!syntax_query_accept(sq, &m, d))
+				continue;
+			for (uint16_t i = 0; i < m.capture_count; i++) {
+				TSNode node = m.captures[i].node;
+				uint32_t s = ts_node_start_byte(node), e = ts_node_end_byte(node);
+				uint64_t key = (uint64_t)(e - s) << 32 |
+				               (uint64_t)(m.pattern_index & 0xFFFF) << 16 |
+				               (m.captures[i].index & 0xFFFF);
+				if (s < start)
+					s = start;
+				if (e > end)
+					e = end;
+				for (uint32_t b = s; b < e; b++)
+					if (key < best[b - start])
+						best[b - start] = key;
+			}
 		}
 	}
 	ts_query_cursor_delete(qc);

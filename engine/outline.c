@@ -284,16 +284,20 @@ static TSNode launch_config(TSNode call)
 	return (TSNode){0};
 }
 
-int outline_build(const struct syntax_doc *d, struct outline *o, char *err)
+/* what outline_build's walk keeps across segments */
+struct walk {
+	struct frame *frames; /* the context of each level of the walk */
+	size_t aframes;
+	struct pool pool; /* scope names the frames point into */
+	size_t afuncs, alaunches;
+};
+
+/* walk one segment's tree, recording its functions and launches */
+static void walk_segment(const struct syntax_doc *d, struct outline *o, TSNode root, struct walk *w)
 {
-	(void)err;
-	memset(o, 0, sizeof *o);
-	size_t afuncs = 0, alaunches = 0, aframes = 0;
-	struct pool pool = {0};
-	struct frame *frames = NULL;
-	TSNode root = syntax_root(d);
 	TSTreeCursor c = ts_tree_cursor_new(root);
-	xgrow((void **)&frames, &aframes, 1, sizeof *frames);
+	xgrow((void **)&w->frames, &w->aframes, 1, sizeof *w->frames);
+	struct frame *frames = w->frames;
 	frames[0] = (struct frame){root, "", NULL, 0, 0, 0};
 	uint32_t depth = 0; /* ts_tree_cursor_current_depth() is not O(1) */
 	for (;;) {
@@ -307,7 +311,7 @@ int outline_build(const struct syntax_doc *d, struct outline *o, char *err)
 		} else if (!strcmp(t, "function_definition")) {
 			if (!ctx.in_func) {
 				size_t before = o->n_funcs;
-				record_function(d, o, &afuncs, n, frames, depth, &ctx);
+				record_function(d, o, &w->afuncs, n, frames, depth, &ctx);
 				if (o->n_funcs > before)
 					ctx.caller = o->funcs[before].qualname;
 			}
@@ -316,9 +320,9 @@ int outline_build(const struct syntax_doc *d, struct outline *o, char *err)
 			TSNode nm = field(n, "name");
 			if (!ts_node_is_null(nm) && !ctx.in_func) {
 				char *s = syntax_text(d, nm);
-				ctx.scope =
-				    pool_add(&pool, ctx.scope[0] ? xasprintf("%s::%s", ctx.scope, s)
-				                                 : xstrdup(s));
+				ctx.scope = pool_add(
+				    &w->pool,
+				    ctx.scope[0] ? xasprintf("%s::%s", ctx.scope, s) : xstrdup(s));
 				free(s);
 			}
 			ctx.in_class = 0;
@@ -332,22 +336,23 @@ int outline_build(const struct syntax_doc *d, struct outline *o, char *err)
 			if (!ts_node_is_null(nm) && !ts_node_is_null(field(n, "body")) &&
 			    !ctx.in_func) {
 				char *s = syntax_text(d, nm);
-				ctx.scope =
-				    pool_add(&pool, ctx.scope[0] ? xasprintf("%s::%s", ctx.scope, s)
-				                                 : xstrdup(s));
+				ctx.scope = pool_add(
+				    &w->pool,
+				    ctx.scope[0] ? xasprintf("%s::%s", ctx.scope, s) : xstrdup(s));
 				free(s);
 				ctx.in_class = 1;
 			}
 		} else if (!strcmp(t, "call_expression")) {
 			TSNode cfg = launch_config(n);
 			if (!ts_node_is_null(cfg))
-				record_launch(d, o, &alaunches, n, cfg, &ctx);
+				record_launch(d, o, &w->alaunches, n, cfg, &ctx);
 		} else if (!strcmp(t, "comment") || !strcmp(t, "string_literal") ||
 		           !strcmp(t, "preproc_arg") || !strcmp(t, "number_literal")) {
 			descend = 0;
 		}
 		if (descend && ts_tree_cursor_goto_first_child(&c)) {
-			xgrow((void **)&frames, &aframes, depth + 2, sizeof *frames);
+			xgrow((void **)&w->frames, &w->aframes, depth + 2, sizeof *frames);
+			frames = w->frames;
 			frames[depth] = ctx;
 			depth++;
 			continue;
@@ -357,10 +362,19 @@ int outline_build(const struct syntax_doc *d, struct outline *o, char *err)
 	}
 done:
 	ts_tree_cursor_delete(&c);
-	free(frames);
-	for (size_t i = 0; i < pool.n; i++)
-		free(pool.s[i]);
-	free(pool.s);
+}
+
+int outline_build(const struct syntax_doc *d, struct outline *o, char *err)
+{
+	(void)err;
+	memset(o, 0, sizeof *o);
+	struct walk w = {0};
+	for (size_t k = 0; k < d->nseg; k++)
+		walk_segment(d, o, syntax_seg_root(d, k), &w);
+	free(w.frames);
+	for (size_t i = 0; i < w.pool.n; i++)
+		free(w.pool.s[i]);
+	free(w.pool.s);
 
 	o->n_errors_total = syntax_errors(d, NULL, 0);
 	if (o->n_errors_total) {

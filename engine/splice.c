@@ -163,13 +163,6 @@ static uint32_t comments_above(const struct syntax_doc *d, TSNode node)
 	return start;
 }
 
-/* the node spanning exactly [s, e), climbing from the smallest one */
-static TSNode node_at(const struct syntax_doc *d, uint32_t s, uint32_t e)
-{
-	TSNode n = ts_node_descendant_for_byte_range(syntax_root(d), s, e);
-	return n;
-}
-
 static void add_item(struct unit *u, enum splice_item kind, char *key, char *name, TSNode node,
                      uint32_t start, uint32_t end)
 {
@@ -270,14 +263,13 @@ static int unit_load(struct unit *u, const char *src, size_t n, const char *what
 		return kl_err(err, "%s: %s", what, e2);
 	outline_build(u->d, &u->o, NULL);
 	u->nerrors = syntax_errors(u->d, NULL, 0);
-	TSNode root = syntax_root(u->d);
 
 	/* functions, wherever the outline found them (not class members) */
 	for (size_t i = 0; i < u->o.n_funcs; i++) {
 		const struct outline_func *f = &u->o.funcs[i];
 		if (f->member)
 			continue;
-		TSNode node = node_at(u->d, f->item_start, f->item_end);
+		TSNode node = syntax_node_at(u->d, f->item_start, f->item_end);
 		add_item(u, SPLICE_FUNCTION, xstrdup(f->qualname), xstrdup(f->qualname), node,
 		         f->item_start, f->item_end);
 		u->items[u->n - 1].fn = f;
@@ -287,60 +279,65 @@ static int unit_load(struct unit *u, const char *src, size_t n, const char *what
 	uint32_t first_func_root = UINT32_MAX, last_include = UINT32_MAX;
 	uint32_t lead_comments_end = 0;
 	int seen_code = 0;
-	TSTreeCursor c = ts_tree_cursor_new(root);
-	if (ts_tree_cursor_goto_first_child(&c)) {
-		do {
-			TSNode k = ts_tree_cursor_current_node(&c);
-			const char *t = ts_node_type(k);
-			uint32_t ks = ts_node_start_byte(k), ke = ts_node_end_byte(k);
-			if (!strcmp(t, "comment")) {
-				if (!seen_code)
-					lead_comments_end = ke;
-				continue;
-			}
-			seen_code = 1;
-			if (first_func_root == UINT32_MAX) {
-				for (size_t i = 0; i < u->o.n_funcs; i++)
-					if (u->o.funcs[i].item_start >= ks &&
-					    u->o.funcs[i].item_end <= ke) {
-						first_func_root = comments_above(u->d, k);
-						break;
-					}
-			}
-			if (!strcmp(t, "preproc_include")) {
-				TSNode p = field(k, "path");
-				if (ts_node_is_null(p))
+	/* the top-level items of every segment, in order */
+	for (size_t sk = 0; sk < u->d->nseg; sk++) {
+		TSNode root = syntax_seg_root(u->d, sk);
+		TSTreeCursor c = ts_tree_cursor_new(root);
+		if (ts_tree_cursor_goto_first_child(&c)) {
+			do {
+				TSNode k = ts_tree_cursor_current_node(&c);
+				const char *t = ts_node_type(k);
+				uint32_t ks = ts_node_start_byte(k), ke = ts_node_end_byte(k);
+				if (!strcmp(t, "comment")) {
+					if (!seen_code)
+						lead_comments_end = ke;
 					continue;
-				char *path = syntax_text(u->d, p);
-				add_item(u, SPLICE_INCLUDE, path, xstrdup(path), k, ks, ke);
-				last_include = ke;
-			} else if (!strcmp(t, "preproc_def") ||
-			           !strcmp(t, "preproc_function_def")) {
-				TSNode nm = field(k, "name");
-				if (ts_node_is_null(nm))
-					continue;
-				char *name = syntax_text(u->d, nm);
-				add_item(u, SPLICE_MACRO, name, xstrdup(name), k, ks, ke);
-			} else {
-				char *key, *name;
-				int proto;
-				if (decl_key(u->d, k, &key, &name, &proto) < 0)
-					continue;
-				/* `struct S {...}` is followed by its own `;` at top level */
-				uint32_t end = ke;
-				TSTreeCursor peek = ts_tree_cursor_copy(&c);
-				if (ts_tree_cursor_goto_next_sibling(&peek)) {
-					TSNode nx = ts_tree_cursor_current_node(&peek);
-					if (is(nx, ";"))
-						end = ts_node_end_byte(nx);
 				}
-				ts_tree_cursor_delete(&peek);
-				add_item(u, SPLICE_DECL, key, name, k, ks, end);
-				u->items[u->n - 1].proto = proto;
-			}
-		} while (ts_tree_cursor_goto_next_sibling(&c));
+				seen_code = 1;
+				if (first_func_root == UINT32_MAX) {
+					for (size_t i = 0; i < u->o.n_funcs; i++)
+						if (u->o.funcs[i].item_start >= ks &&
+						    u->o.funcs[i].item_end <= ke) {
+							first_func_root = comments_above(u->d, k);
+							break;
+						}
+				}
+				if (!strcmp(t, "preproc_include")) {
+					TSNode p = field(k, "path");
+					if (ts_node_is_null(p))
+						continue;
+					char *path = syntax_text(u->d, p);
+					add_item(u, SPLICE_INCLUDE, path, xstrdup(path), k, ks, ke);
+					last_include = ke;
+				} else if (!strcmp(t, "preproc_def") ||
+				           !strcmp(t, "preproc_function_def")) {
+					TSNode nm = field(k, "name");
+					if (ts_node_is_null(nm))
+						continue;
+					char *name = syntax_text(u->d, nm);
+					add_item(u, SPLICE_MACRO, name, xstrdup(name), k, ks, ke);
+				} else {
+					char *key, *name;
+					int proto;
+					if (decl_key(u->d, k, &key, &name, &proto) < 0)
+						continue;
+					/* `struct S {...}` is followed by its own `;` at top level
+					 */
+					uint32_t end = ke;
+					TSTreeCursor peek = ts_tree_cursor_copy(&c);
+					if (ts_tree_cursor_goto_next_sibling(&peek)) {
+						TSNode nx = ts_tree_cursor_current_node(&peek);
+						if (is(nx, ";"))
+							end = ts_node_end_byte(nx);
+					}
+					ts_tree_cursor_delete(&peek);
+					add_item(u, SPLICE_DECL, key, name, k, ks, end);
+					u->items[u->n - 1].proto = proto;
+				}
+			} while (ts_tree_cursor_goto_next_sibling(&c));
+		}
+		ts_tree_cursor_delete(&c);
 	}
-	ts_tree_cursor_delete(&c);
 	u->decl_at = first_func_root != UINT32_MAX ? first_func_root : (uint32_t)u->d->len;
 	u->include_at = last_include != UINT32_MAX ? last_include : lead_comments_end;
 	if (u->include_at > u->decl_at)
@@ -1188,7 +1185,7 @@ static size_t rank_of(const struct unit *u, size_t i)
 
 static char *func_tokens(const struct unit *u, const struct outline_func *f)
 {
-	TSNode n = node_at(u->d, f->item_start, f->item_end);
+	TSNode n = syntax_node_at(u->d, f->item_start, f->item_end);
 	return tokens_of(u->d, n);
 }
 

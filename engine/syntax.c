@@ -5,31 +5,58 @@
  */
 #include "syntax.h"
 
+#include <pthread.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const TSLanguage *tree_sitter_cuda(void);
 
-static TSParser *the_parser;
+/* one parser per thread that parses a segment; parsers[0] is the main one */
+static TSParser *parsers[SYNTAX_MAX_SEGS];
+static unsigned forced_threads;
 
 const TSLanguage *syntax_language(void)
 {
 	return tree_sitter_cuda();
 }
 
-static TSParser *parser(void)
+static TSParser *parser_n(unsigned i)
 {
-	if (!the_parser) {
-		the_parser = ts_parser_new();
-		if (!ts_parser_set_language(the_parser, syntax_language()))
+	if (!parsers[i]) {
+		parsers[i] = ts_parser_new();
+		if (!ts_parser_set_language(parsers[i], syntax_language()))
 			die("the CUDA grammar's ABI %u does not fit tree-sitter %d..%d",
 			    ts_language_abi_version(syntax_language()),
 			    TREE_SITTER_MIN_COMPATIBLE_LANGUAGE_VERSION,
 			    TREE_SITTER_LANGUAGE_VERSION);
 	}
-	return the_parser;
+	return parsers[i];
+}
+
+/* the main parser, reading the whole source */
+static TSParser *parser(void)
+{
+	TSParser *p = parser_n(0);
+	ts_parser_set_included_ranges(p, NULL, 0);
+	return p;
+}
+
+unsigned syntax_threads(void)
+{
+	if (forced_threads)
+		return forced_threads;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		n = 1;
+	return n > SYNTAX_MAX_SEGS ? SYNTAX_MAX_SEGS : (unsigned)n;
+}
+
+void syntax_set_threads(unsigned n)
+{
+	forced_threads = n > SYNTAX_MAX_SEGS ? SYNTAX_MAX_SEGS : n;
 }
 
 static int refuse(const char *src, size_t n, char *err)
@@ -45,6 +72,236 @@ static int refuse(const char *src, size_t n, char *err)
 	return 0;
 }
 
+/* ---- cutting a source into segments ---- */
+
+/* a place a segment may start: the byte and point of a line's start */
+struct cut {
+	uint32_t byte;
+	TSPoint pt;
+};
+
+/* skip a preprocessor line (and its continuations) from p; the index of its
+ * newline, or n; *if_delta is +1 for #if/#ifdef/#ifndef, -1 for #endif */
+static size_t skip_directive(const char *s, size_t n, size_t p, int *if_delta)
+{
+	size_t q = p + 1;
+	while (q < n && (s[q] == ' ' || s[q] == '\t'))
+		q++;
+	size_t w = q;
+	while (w < n && s[w] >= 'a' && s[w] <= 'z')
+		w++;
+	*if_delta = 0;
+	if ((w - q == 2 && !memcmp(s + q, "if", 2)) || (w - q == 5 && !memcmp(s + q, "ifdef", 5)) ||
+	    (w - q == 6 && !memcmp(s + q, "ifndef", 6)))
+		*if_delta = 1;
+	else if (w - q == 5 && !memcmp(s + q, "endif", 5))
+		*if_delta = -1;
+	for (; w < n && s[w] != '\n'; w++)
+		if (s[w] == '\\' && w + 1 < n && s[w + 1] == '\n')
+			w++;
+	return w;
+}
+
+/*
+ * The starts of lines that follow a top-level item: the line before ends
+ * in `}` or `;` outside every brace, parenthesis, comment, literal and
+ * preprocessor conditional.  A lexical scan, so it can be fooled (a raw
+ * string, a macro that opens a brace); syntax_parse() therefore keeps the
+ * segments only when each parses cleanly.  Returns how many were found.
+ */
+static size_t find_cuts(const char *s, size_t n, struct cut **out)
+{
+	struct cut *cuts = NULL;
+	size_t ncuts = 0, alloc = 0;
+	int braces = 0, parens = 0, ifs = 0, at_line_start = 1;
+	char last = 0; /* the last significant character of the line */
+	uint32_t row = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == '\n') {
+			row++;
+			if (braces == 0 && parens == 0 && ifs == 0 &&
+			    (last == '}' || last == ';') && i + 1 < n) {
+				xgrow((void **)&cuts, &alloc, ncuts + 1, sizeof *cuts);
+				cuts[ncuts++] = (struct cut){(uint32_t)(i + 1), {row, 0}};
+			}
+			last = 0;
+			at_line_start = 1;
+			continue;
+		}
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v')
+			continue;
+		if (c == '#' && at_line_start) {
+			int delta;
+			size_t e = skip_directive(s, n, i, &delta);
+			ifs += delta;
+			for (size_t k = i; k < e; k++)
+				row += s[k] == '\n';
+			i = e - 1; /* the newline (or the end) comes next */
+			last = 0;
+			continue;
+		}
+		at_line_start = 0;
+		if (c == '/' && i + 1 < n && s[i + 1] == '/') {
+			while (i + 1 < n && s[i + 1] != '\n')
+				i++;
+			continue;
+		}
+		if (c == '/' && i + 1 < n && s[i + 1] == '*') {
+			for (i += 2; i < n && !(s[i] == '*' && i + 1 < n && s[i + 1] == '/'); i++)
+				row += s[i] == '\n';
+			i++;
+			continue;
+		}
+		if (c == '"' || c == '\'') {
+			for (i++; i < n && s[i] != c && s[i] != '\n'; i++)
+				if (s[i] == '\\' && i + 1 < n)
+					i++;
+			if (i < n && s[i] == '\n')
+				i--; /* an unterminated literal ends at its line */
+			last = c;
+			continue;
+		}
+		braces += c == '{';
+		braces -= c == '}';
+		parens += c == '(' || c == '[';
+		parens -= c == ')' || c == ']';
+		if (braces < 0 || parens < 0) /* fooled already: start afresh */
+			braces = parens = 0;
+		last = c;
+	}
+	*out = cuts;
+	return ncuts;
+}
+
+/* a segment's parse: what one thread does */
+struct seg_job {
+	TSParser *p;
+	const char *src;
+	uint32_t len;
+	TSRange range;
+	TSTree *old; /* an edited old tree to reuse, or NULL */
+	TSTree *tree;
+};
+
+static void *seg_job_run(void *arg)
+{
+	struct seg_job *j = arg;
+	if (ts_parser_set_included_ranges(j->p, &j->range, 1))
+		j->tree = ts_parser_parse_string(j->p, j->old, j->src, j->len);
+	else
+		j->tree = NULL;
+	return NULL;
+}
+
+/* the point just past s[0..n) */
+static TSPoint end_point(const char *s, size_t n)
+{
+	TSPoint pt = {0, 0};
+	size_t line = 0;
+	for (const char *p = s; (p = memchr(p, '\n', (size_t)(s + n - p))); p++) {
+		pt.row++;
+		line = (size_t)(p + 1 - s);
+	}
+	pt.column = (uint32_t)(n - line);
+	return pt;
+}
+
+static void free_segs(struct syntax_seg *seg, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (seg[i].tree)
+			ts_tree_delete(seg[i].tree);
+	free(seg);
+}
+
+/*
+ * Parse d->src in up to syntax_threads() segments at once; 1 when that was
+ * done (every segment parsed cleanly), 0 when the source is better parsed
+ * whole (small, no cuts, or a segment with a syntax error).
+ */
+static int parse_segments(struct syntax_doc *d)
+{
+	size_t want = syntax_threads();
+	if (d->len / SYNTAX_MIN_SEG_BYTES < want)
+		want = d->len / SYNTAX_MIN_SEG_BYTES;
+	if (want < 2)
+		return 0;
+	struct cut *cuts;
+	size_t ncuts = find_cuts(d->src, d->len, &cuts);
+	/* segment k starts at the first cut at or after k/want of the source */
+	struct cut starts[SYNTAX_MAX_SEGS];
+	size_t nseg = 1, ci = 0;
+	starts[0] = (struct cut){0, {0, 0}};
+	for (size_t k = 1; k < want; k++) {
+		size_t target = d->len * k / want;
+		while (ci < ncuts &&
+		       (cuts[ci].byte < target ||
+		        cuts[ci].byte - starts[nseg - 1].byte < SYNTAX_MIN_SEG_BYTES / 2))
+			ci++;
+		if (ci == ncuts || d->len - cuts[ci].byte < SYNTAX_MIN_SEG_BYTES / 2)
+			break;
+		starts[nseg++] = cuts[ci++];
+	}
+	free(cuts);
+	if (nseg < 2)
+		return 0;
+
+	struct seg_job jobs[SYNTAX_MAX_SEGS];
+	TSPoint last = end_point(d->src, d->len);
+	for (size_t k = 0; k < nseg; k++) {
+		int is_last = k + 1 == nseg;
+		jobs[k] = (struct seg_job){
+		    .p = parser_n((unsigned)k),
+		    .src = d->src,
+		    .len = (uint32_t)d->len,
+		    .range = {starts[k].pt, is_last ? last : starts[k + 1].pt, starts[k].byte,
+		              is_last ? (uint32_t)d->len : starts[k + 1].byte},
+		};
+	}
+	pthread_t th[SYNTAX_MAX_SEGS];
+	int started[SYNTAX_MAX_SEGS] = {0};
+	for (size_t k = 1; k < nseg; k++)
+		started[k] = pthread_create(&th[k], NULL, seg_job_run, &jobs[k]) == 0;
+	seg_job_run(&jobs[0]);
+	for (size_t k = 1; k < nseg; k++) {
+		if (started[k])
+			pthread_join(th[k], NULL);
+		else
+			seg_job_run(&jobs[k]);
+	}
+
+	struct syntax_seg *seg = xcalloc(nseg, sizeof *seg);
+	int clean = 1;
+	for (size_t k = 0; k < nseg; k++) {
+		seg[k] = (struct syntax_seg){jobs[k].range.start_byte, jobs[k].range.end_byte,
+		                             jobs[k].tree};
+		if (!seg[k].tree || ts_node_has_error(ts_tree_root_node(seg[k].tree)))
+			clean = 0;
+	}
+	if (!clean) {
+		free_segs(seg, nseg);
+		return 0;
+	}
+	d->seg = seg;
+	d->nseg = nseg;
+	return 1;
+}
+
+/* parse d->src as one tree into d->seg; 0, or -1 when the parser gave up */
+static int parse_whole(struct syntax_doc *d)
+{
+	TSTree *t = ts_parser_parse_string(parser(), NULL, d->src, (uint32_t)d->len);
+	if (!t) {
+		ts_parser_reset(parser());
+		return -1;
+	}
+	d->seg = xcalloc(1, sizeof *d->seg);
+	d->seg[0] = (struct syntax_seg){0, (uint32_t)d->len, t};
+	d->nseg = 1;
+	return 0;
+}
+
 struct syntax_doc *syntax_parse(const char *src, size_t n, char *err)
 {
 	if (!src)
@@ -54,9 +311,7 @@ struct syntax_doc *syntax_parse(const char *src, size_t n, char *err)
 	struct syntax_doc *d = xcalloc(1, sizeof *d);
 	d->src = xstrndup(n ? src : "", n);
 	d->len = n;
-	d->tree = ts_parser_parse_string(parser(), NULL, d->src, (uint32_t)n);
-	if (!d->tree) {
-		ts_parser_reset(parser());
+	if (!parse_segments(d) && parse_whole(d) < 0) {
 		syntax_free(d);
 		kl_err(err, "the parser gave up on this source");
 		return NULL;
@@ -68,8 +323,7 @@ void syntax_free(struct syntax_doc *d)
 {
 	if (!d)
 		return;
-	if (d->tree)
-		ts_tree_delete(d->tree);
+	free_segs(d->seg, d->nseg);
 	free(d->src);
 	free(d);
 }
@@ -85,6 +339,46 @@ static void advance_point(TSPoint *pt, const char *p, size_t n)
 			pt->column++;
 		}
 	}
+}
+
+/* tree-sitter's point arithmetic: b - a and a + b as extents */
+static TSPoint point_sub(TSPoint a, TSPoint b)
+{
+	return a.row > b.row ? (TSPoint){a.row - b.row, a.column}
+	                     : (TSPoint){0, a.column >= b.column ? a.column - b.column : 0};
+}
+
+static TSPoint point_add(TSPoint a, TSPoint b)
+{
+	return b.row > 0 ? (TSPoint){a.row + b.row, b.column}
+	                 : (TSPoint){a.row, a.column + b.column};
+}
+
+static void fill_change(struct syntax_change *chg, const TSInputEdit *e, uint32_t lo, uint32_t hi)
+{
+	if (!chg)
+		return;
+	chg->start = e->start_byte;
+	chg->old_end = e->old_end_byte;
+	chg->new_end = e->new_end_byte;
+	chg->dirty_start = lo;
+	chg->dirty_end = hi;
+}
+
+/* make d one tree over the edited source ns (owned); all of it is dirty */
+static int edit_collapse(struct syntax_doc *d, char *ns, size_t new_len, const TSInputEdit *e,
+                         struct syntax_change *chg, char *err)
+{
+	struct syntax_doc nd = {ns, new_len, 0, NULL};
+	if (parse_whole(&nd) < 0) {
+		free(ns);
+		return kl_err(err, "the parser gave up on the edited source");
+	}
+	free_segs(d->seg, d->nseg);
+	free(d->src);
+	*d = nd;
+	fill_change(chg, e, 0, (uint32_t)new_len);
+	return 0;
 }
 
 int syntax_edit(struct syntax_doc *d, size_t start, size_t old_end, const char *text, size_t n,
@@ -122,14 +416,43 @@ int syntax_edit(struct syntax_doc *d, size_t start, size_t old_end, const char *
 	    .old_end_point = p_old,
 	    .new_end_point = p_new,
 	};
-	TSTree *old = ts_tree_copy(d->tree);
+	/* the segment the edit falls in, and whether it stays inside it */
+	size_t k = syntax_seg_of(d, e.start_byte);
+	int whole = d->nseg == 1;
+	if (!whole && k + 1 < d->nseg && old_end > d->seg[k].end)
+		return edit_collapse(d, ns, new_len, &e, chg, err);
+	TSTree *old = ts_tree_copy(d->seg[k].tree);
 	ts_tree_edit(old, &e);
-	TSTree *nt = ts_parser_parse_string(parser(), old, ns, (uint32_t)new_len);
+	TSTree *nt;
+	int64_t delta = (int64_t)n - (int64_t)(old_end - start);
+	uint32_t seg_end = (uint32_t)((int64_t)d->seg[k].end + delta);
+	if (whole) {
+		nt = ts_parser_parse_string(parser(), old, ns, (uint32_t)new_len);
+	} else {
+		/* the segment's range, moved by the edit inside it */
+		uint32_t nr = 0;
+		TSRange *was = ts_tree_included_ranges(d->seg[k].tree, &nr);
+		TSRange range = {
+		    was[0].start_point,
+		    point_add(e.new_end_point, point_sub(was[0].end_point, e.old_end_point)),
+		    d->seg[k].start, seg_end};
+		free(was);
+		TSParser *p = parser_n(0);
+		nt = ts_parser_set_included_ranges(p, &range, 1)
+		         ? ts_parser_parse_string(p, old, ns, (uint32_t)new_len)
+		         : NULL;
+	}
 	if (!nt) {
-		ts_parser_reset(parser());
+		ts_parser_reset(parser_n(0));
 		ts_tree_delete(old);
 		free(ns);
 		return kl_err(err, "the parser gave up on the edited source");
+	}
+	if (!whole && ts_node_has_error(ts_tree_root_node(nt))) {
+		/* an error is told where a whole-source parse would tell it */
+		ts_tree_delete(old);
+		ts_tree_delete(nt);
+		return edit_collapse(d, ns, new_len, &e, chg, err);
 	}
 	uint32_t lo = e.start_byte, hi = e.new_end_byte, count = 0;
 	TSRange *r = ts_tree_get_changed_ranges(old, nt, &count);
@@ -141,28 +464,44 @@ int syntax_edit(struct syntax_doc *d, size_t start, size_t old_end, const char *
 	}
 	free(r);
 	ts_tree_delete(old);
-	ts_tree_delete(d->tree);
+	ts_tree_delete(d->seg[k].tree);
+	d->seg[k].tree = nt;
+	d->seg[k].end = whole ? (uint32_t)new_len : seg_end;
+	for (size_t j = k + 1; j < d->nseg; j++) {
+		ts_tree_edit(d->seg[j].tree, &e);
+		d->seg[j].start = (uint32_t)((int64_t)d->seg[j].start + delta);
+		d->seg[j].end = (uint32_t)((int64_t)d->seg[j].end + delta);
+	}
 	free(d->src);
-	d->tree = nt;
 	d->src = ns;
 	d->len = new_len;
 	if (hi > new_len)
 		hi = (uint32_t)new_len;
 	if (lo > hi)
 		lo = hi;
-	if (chg) {
-		chg->start = e.start_byte;
-		chg->old_end = e.old_end_byte;
-		chg->new_end = e.new_end_byte;
-		chg->dirty_start = lo;
-		chg->dirty_end = hi;
-	}
+	fill_change(chg, &e, lo, hi);
 	return 0;
 }
 
-TSNode syntax_root(const struct syntax_doc *d)
+TSNode syntax_seg_root(const struct syntax_doc *d, size_t i)
 {
-	return ts_tree_root_node(d->tree);
+	return ts_tree_root_node(d->seg[i].tree);
+}
+
+size_t syntax_seg_of(const struct syntax_doc *d, uint32_t b)
+{
+	size_t k = d->nseg - 1;
+	while (k > 0 && d->seg[k].start > b)
+		k--;
+	return k;
+}
+
+TSNode syntax_node_at(const struct syntax_doc *d, uint32_t s, uint32_t e)
+{
+	size_t k = syntax_seg_of(d, s);
+	if (k + 1 < d->nseg && e > d->seg[k].end)
+		return (TSNode){0};
+	return ts_node_descendant_for_byte_range(syntax_seg_root(d, k), s, e);
 }
 
 char *syntax_text(const struct syntax_doc *d, TSNode node)
@@ -197,7 +536,7 @@ void syntax_position(const struct syntax_doc *d, uint32_t byte, unsigned *line, 
 	if (byte > d->len)
 		byte = (uint32_t)d->len;
 	/* start from the smallest node holding the byte, then count the rest */
-	TSNode n = ts_node_descendant_for_byte_range(syntax_root(d), byte, byte);
+	TSNode n = syntax_node_at(d, byte, byte);
 	uint32_t from = 0;
 	TSPoint pt = {0, 0};
 	if (!ts_node_is_null(n) && ts_node_start_byte(n) <= byte) {
@@ -318,35 +657,39 @@ static void fill_error(const struct syntax_doc *d, TSNode n, struct syntax_error
 }
 
 /*
- * Walk the tree in source order, visiting only subtrees that hold an
- * error, and record the outermost ERROR and MISSING nodes.
+ * Walk each segment's tree in source order, visiting only subtrees that
+ * hold an error, and record the outermost ERROR and MISSING nodes.
  */
 static size_t collect_errors(const struct syntax_doc *d, struct syntax_error *out, size_t max)
 {
-	TSNode root = syntax_root(d);
-	if (!ts_node_has_error(root))
-		return 0;
 	size_t found = 0;
-	TSTreeCursor c = ts_tree_cursor_new(root);
-	for (;;) {
-		TSNode n = ts_tree_cursor_current_node(&c);
-		int is_err = ts_node_is_error(n) || ts_node_is_missing(n);
-		if (is_err) {
-			if (found < max)
-				fill_error(d, n, &out[found]);
-			found++;
-			if (max && found >= max)
-				break;
-		} else if (ts_node_has_error(n) && ts_tree_cursor_goto_first_child(&c)) {
+	for (size_t k = 0; k < d->nseg; k++) {
+		TSNode root = syntax_seg_root(d, k);
+		if (!ts_node_has_error(root))
 			continue;
+		TSTreeCursor c = ts_tree_cursor_new(root);
+		for (;;) {
+			TSNode n = ts_tree_cursor_current_node(&c);
+			int is_err = ts_node_is_error(n) || ts_node_is_missing(n);
+			if (is_err) {
+				if (found < max)
+					fill_error(d, n, &out[found]);
+				found++;
+				if (max && found >= max)
+					break;
+			} else if (ts_node_has_error(n) && ts_tree_cursor_goto_first_child(&c)) {
+				continue;
+			}
+			while (!ts_tree_cursor_goto_next_sibling(&c)) {
+				if (!ts_tree_cursor_goto_parent(&c))
+					goto next;
+			}
 		}
-		while (!ts_tree_cursor_goto_next_sibling(&c)) {
-			if (!ts_tree_cursor_goto_parent(&c))
-				goto done;
-		}
+	next:
+		ts_tree_cursor_delete(&c);
+		if (max && found >= max)
+			break;
 	}
-done:
-	ts_tree_cursor_delete(&c);
 	return found;
 }
 
@@ -663,9 +1006,11 @@ void syntax_shutdown(void)
 	free(queries);
 	queries = NULL;
 	n_queries = a_queries = 0;
-	if (the_parser)
-		ts_parser_delete(the_parser);
-	the_parser = NULL;
+	for (unsigned i = 0; i < SYNTAX_MAX_SEGS; i++) {
+		if (parsers[i])
+			ts_parser_delete(parsers[i]);
+		parsers[i] = NULL;
+	}
 }
 
 int syntax_cursor_next(TSTreeCursor *c, uint32_t *pDepth)

@@ -6,9 +6,20 @@
  *
  * Lines and columns reported here are 1-based; columns count characters
  * (UTF-8 code points) from the start of the line.  Byte offsets are
- * 0-based.  The module keeps one parser and the compiled queries for the
- * life of the process (kloop is single-threaded); syntax_shutdown() frees
- * them.
+ * 0-based.  The module keeps its parsers and the compiled queries for the
+ * life of the process; syntax_shutdown() frees them.  The API is for one
+ * thread (kloop's loop); syntax_parse() runs helper threads of its own.
+ *
+ * Segments: a large source is parsed as several consecutive segments, one
+ * tree each, in parallel (tree-sitter's included ranges, so every node
+ * keeps its offsets and points in the whole source).  The cuts fall
+ * between top-level items, and a doc keeps its segments only while every
+ * one of them parses cleanly; a source with any syntax error is one tree
+ * over the whole text.  So the top-level items of the segments, in order,
+ * are the top-level items of a whole-source parse, and an ERROR node never
+ * depends on where a cut fell.  Code that walks a doc visits each
+ * segment's root (syntax_seg_root) or asks for the node at a byte range
+ * (syntax_node_at).
  */
 #ifndef KL_SYNTAX_H
 #define KL_SYNTAX_H
@@ -22,11 +33,22 @@
 /* the largest source syntax_parse() accepts; a larger one is refused */
 #define SYNTAX_MAX_BYTES (4u << 20)
 
+/* one segment of a doc: bytes [start, end) of the source and their tree */
+struct syntax_seg {
+	uint32_t start, end; /* consecutive; the first starts at 0, the last ends at len */
+	TSTree *tree;        /* owned; its nodes' offsets are offsets in the whole source */
+};
+
+/* the most segments a source is cut into, and the least bytes in one */
+#define SYNTAX_MAX_SEGS 16
+#define SYNTAX_MIN_SEG_BYTES (16u << 10)
+
 /* a parsed source */
 struct syntax_doc {
-	char *src;    /* the source text, owned, NUL-terminated */
-	size_t len;   /* bytes in src, excluding the NUL */
-	TSTree *tree; /* its syntax tree, owned */
+	char *src;              /* the source text, owned, NUL-terminated */
+	size_t len;             /* bytes in src, excluding the NUL */
+	size_t nseg;            /* at least 1 */
+	struct syntax_seg *seg; /* nseg segments in source order, owned */
 };
 
 /* where a source fails to parse */
@@ -62,6 +84,15 @@ struct syntax_query;
 const TSLanguage *syntax_language(void);
 
 /*
+ * How many threads (and so segments) syntax_parse() uses at most: the
+ * number of online CPUs up to SYNTAX_MAX_SEGS, or KLOOP_PARSE_THREADS when
+ * set (1 parses every source as one tree).  syntax_set_threads(0) goes
+ * back to that default; a positive n overrides it (tests, benchmarks).
+ */
+unsigned syntax_threads(void);
+void syntax_set_threads(unsigned n);
+
+/*
  * Parse n bytes of src (copied; src need not be NUL-terminated).  Returns
  * a new doc that the caller frees with syntax_free(), or NULL with err
  * naming the reason when the source is refused: larger than
@@ -70,13 +101,15 @@ const TSLanguage *syntax_language(void);
  * (see syntax_first_error()); invalid UTF-8 reads as U+FFFD.
  */
 struct syntax_doc *syntax_parse(const char *src, size_t n, char *err);
-/* free a doc and its tree; NULL is allowed */
+/* free a doc and its trees; NULL is allowed */
 void syntax_free(struct syntax_doc *d);
 
 /*
  * Replace bytes [start, old_end) of d's source by text[0..n) and reparse
- * incrementally (ts_tree_edit, then a parse that reuses the old tree).
- * Fills *chg (may be NULL) with the edit and the byte range whose
+ * incrementally (ts_tree_edit, then a parse that reuses the old tree) the
+ * segment the edit falls in; the later segments only shift.  An edit that
+ * crosses a cut, or leaves its segment with a syntax error, makes d one
+ * tree again (a full parse).  Fills *chg (may be NULL) with the edit and the byte range whose
  * highlighting may have changed.  Returns 0, or -1 with err when the
  * range is out of bounds, the result would be too large or holds a NUL;
  * d is unchanged on error.
@@ -84,8 +117,15 @@ void syntax_free(struct syntax_doc *d);
 int syntax_edit(struct syntax_doc *d, size_t start, size_t old_end, const char *text, size_t n,
                 struct syntax_change *chg, char *err);
 
-/* the root node of d's tree */
-TSNode syntax_root(const struct syntax_doc *d);
+/* the root node of segment i of d (i < d->nseg) */
+TSNode syntax_seg_root(const struct syntax_doc *d, size_t i);
+/* the segment holding byte b (the last one for b >= len) */
+size_t syntax_seg_of(const struct syntax_doc *d, uint32_t b);
+/*
+ * The smallest node spanning bytes [s, e): ts_node_descendant_for_byte_range
+ * in the segment holding s.  A null node when [s, e) crosses segments.
+ */
+TSNode syntax_node_at(const struct syntax_doc *d, uint32_t s, uint32_t e);
 
 /* 1 if d parsed without ERROR or MISSING nodes, else 0 */
 int syntax_is_clean(const struct syntax_doc *d);

@@ -263,99 +263,106 @@ static void from_query(struct finder *f, char *err_unused)
 		return;
 	const TSQuery *q = syntax_query_ts(sq);
 	TSQueryCursor *qc = ts_query_cursor_new();
-	ts_query_cursor_exec(qc, q, syntax_root(d));
 	TSQueryMatch m;
-	while (ts_query_cursor_next_match(qc, &m)) {
-		if (!syntax_query_accept(sq, &m, d))
-			continue;
-		TSNode name = {0}, value = {0}, whole = {0};
-		const char *kind = NULL;
-		for (uint16_t i = 0; i < m.capture_count; i++) {
-			uint32_t len;
-			const char *cn = ts_query_capture_name_for_id(q, m.captures[i].index, &len);
-			if (!strcmp(cn, "name"))
-				name = m.captures[i].node;
-			else if (!strcmp(cn, "value"))
-				value = m.captures[i].node;
-			else if (!strcmp(cn, "define") || !strcmp(cn, "decl") ||
-			         !strcmp(cn, "enum") || !strcmp(cn, "tparam") ||
-			         !strcmp(cn, "dim3")) {
-				kind = cn;
-				whole = m.captures[i].node;
-			}
-		}
-		if (!kind || ts_node_is_null(name) || ts_node_is_null(value))
-			continue;
-		char *nm = syntax_text(d, name);
-		const struct outline_func *fn = enclosing(f->o, ts_node_start_byte(whole));
-		long long v;
-		uint32_t s, e;
-		if (!strcmp(kind, "dim3")) {
-			static const char *const axis[3] = {"x", "y", "z"};
-			uint32_t nc = ts_node_named_child_count(value), idx = 0;
-			for (uint32_t i = 0; i < nc && idx < 3; i++) {
-				TSNode a = ts_node_named_child(value, i);
-				if (!strcmp(ts_node_type(a), "comment"))
-					continue;
-				if (!strcmp(ts_node_type(a), "number_literal") &&
-				    node_int(d, a, &v, &s, &e) == 0) {
-					char *full =
-					    fn ? xasprintf("%s.%s.%s", fn->qualname, nm, axis[idx])
-					       : xasprintf("%s.%s", nm, axis[idx]);
-					add(f, full, fn ? fn->qualname : NULL, TUNABLE_DIM3, v, s,
-					    e);
-					free(full);
+	for (size_t sk = 0; sk < d->nseg; sk++) {
+		ts_query_cursor_exec(qc, q, syntax_seg_root(d, sk));
+		while (ts_query_cursor_next_match(qc, &m)) {
+			if (!syntax_query_accept(sq, &m, d))
+				continue;
+			TSNode name = {0}, value = {0}, whole = {0};
+			const char *kind = NULL;
+			for (uint16_t i = 0; i < m.capture_count; i++) {
+				uint32_t len;
+				const char *cn =
+				    ts_query_capture_name_for_id(q, m.captures[i].index, &len);
+				if (!strcmp(cn, "name"))
+					name = m.captures[i].node;
+				else if (!strcmp(cn, "value"))
+					value = m.captures[i].node;
+				else if (!strcmp(cn, "define") || !strcmp(cn, "decl") ||
+				         !strcmp(cn, "enum") || !strcmp(cn, "tparam") ||
+				         !strcmp(cn, "dim3")) {
+					kind = cn;
+					whole = m.captures[i].node;
 				}
-				idx++;
 			}
-			free(nm);
-			continue;
-		}
-		if (node_int(d, value, &v, &s, &e) < 0) {
-			free(nm);
-			continue;
-		}
-		enum tunable_kind k;
-		char *full = NULL;
-		if (!strcmp(kind, "define")) {
-			k = TUNABLE_DEFINE;
-			full = xstrdup(nm);
-			fn = NULL;
-		} else if (!strcmp(kind, "decl")) {
-			int c = constness(d, whole);
-			if (!c || !integer_type(d, ts_node_child_by_field_name(whole, "type", 4))) {
+			if (!kind || ts_node_is_null(name) || ts_node_is_null(value))
+				continue;
+			char *nm = syntax_text(d, name);
+			const struct outline_func *fn = enclosing(f->o, ts_node_start_byte(whole));
+			long long v;
+			uint32_t s, e;
+			if (!strcmp(kind, "dim3")) {
+				static const char *const axis[3] = {"x", "y", "z"};
+				uint32_t nc = ts_node_named_child_count(value), idx = 0;
+				for (uint32_t i = 0; i < nc && idx < 3; i++) {
+					TSNode a = ts_node_named_child(value, i);
+					if (!strcmp(ts_node_type(a), "comment"))
+						continue;
+					if (!strcmp(ts_node_type(a), "number_literal") &&
+					    node_int(d, a, &v, &s, &e) == 0) {
+						char *full =
+						    fn ? xasprintf("%s.%s.%s", fn->qualname, nm,
+						                   axis[idx])
+						       : xasprintf("%s.%s", nm, axis[idx]);
+						add(f, full, fn ? fn->qualname : NULL, TUNABLE_DIM3,
+						    v, s, e);
+						free(full);
+					}
+					idx++;
+				}
 				free(nm);
 				continue;
 			}
-			k = c == 2 ? TUNABLE_CONSTEXPR : TUNABLE_CONST;
-		} else if (!strcmp(kind, "enum")) {
-			k = TUNABLE_ENUM;
-		} else {
-			TSNode decl = ts_node_parent(value);
-			if (!integer_type(d, ts_node_child_by_field_name(decl, "type", 4))) {
+			if (node_int(d, value, &v, &s, &e) < 0) {
 				free(nm);
 				continue;
 			}
-			k = TUNABLE_TEMPLATE_DEFAULT;
-			/* the templated function follows the parameter list */
-			TSNode tdecl = ts_node_parent(whole);
-			fn = enclosing(f->o,
-			               ts_node_end_byte(tdecl) ? ts_node_end_byte(tdecl) - 1 : 0);
-			if (fn && fn->item_start != ts_node_start_byte(tdecl))
+			enum tunable_kind k;
+			char *full = NULL;
+			if (!strcmp(kind, "define")) {
+				k = TUNABLE_DEFINE;
+				full = xstrdup(nm);
 				fn = NULL;
-		}
-		if (!full) {
-			if (fn)
-				full = xasprintf("%s.%s", fn->qualname, nm);
-			else {
-				char *ns = namespace_prefix(d, whole);
-				full = xasprintf("%s%s", ns, nm);
-				free(ns);
+			} else if (!strcmp(kind, "decl")) {
+				int c = constness(d, whole);
+				if (!c || !integer_type(
+				              d, ts_node_child_by_field_name(whole, "type", 4))) {
+					free(nm);
+					continue;
+				}
+				k = c == 2 ? TUNABLE_CONSTEXPR : TUNABLE_CONST;
+			} else if (!strcmp(kind, "enum")) {
+				k = TUNABLE_ENUM;
+			} else {
+				TSNode decl = ts_node_parent(value);
+				if (!integer_type(d,
+				                  ts_node_child_by_field_name(decl, "type", 4))) {
+					free(nm);
+					continue;
+				}
+				k = TUNABLE_TEMPLATE_DEFAULT;
+				/* the templated function follows the parameter list */
+				TSNode tdecl = ts_node_parent(whole);
+				fn = enclosing(f->o, ts_node_end_byte(tdecl)
+				                         ? ts_node_end_byte(tdecl) - 1
+				                         : 0);
+				if (fn && fn->item_start != ts_node_start_byte(tdecl))
+					fn = NULL;
 			}
+			if (!full) {
+				if (fn)
+					full = xasprintf("%s.%s", fn->qualname, nm);
+				else {
+					char *ns = namespace_prefix(d, whole);
+					full = xasprintf("%s%s", ns, nm);
+					free(ns);
+				}
+			}
+			add(f, full, fn ? fn->qualname : NULL, k, v, s, e);
+			free(full);
+			free(nm);
 		}
-		add(f, full, fn ? fn->qualname : NULL, k, v, s, e);
-		free(full);
-		free(nm);
 	}
 	ts_query_cursor_delete(qc);
 }
@@ -388,8 +395,7 @@ static void from_launches(struct finder *f)
 			free(nm);
 		}
 		if (l->targs_end > l->targs_start) {
-			TSNode ta = ts_node_descendant_for_byte_range(syntax_root(d),
-			                                              l->targs_start, l->targs_end);
+			TSNode ta = syntax_node_at(d, l->targs_start, l->targs_end);
 			if (!ts_node_is_null(ta) &&
 			    !strcmp(ts_node_type(ta), "template_argument_list")) {
 				uint32_t nc = ts_node_named_child_count(ta), idx = 0;
@@ -421,8 +427,7 @@ static void from_launch_bounds(struct finder *f)
 		const struct outline_func *fn = &f->o->funcs[i];
 		if (!fn->launch_bounds)
 			continue;
-		TSNode def =
-		    ts_node_descendant_for_byte_range(syntax_root(d), fn->def_start, fn->def_end);
+		TSNode def = syntax_node_at(d, fn->def_start, fn->def_end);
 		if (ts_node_is_null(def) || strcmp(ts_node_type(def), "function_definition"))
 			continue;
 		uint32_t nc = ts_node_child_count(def);
