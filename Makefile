@@ -142,7 +142,7 @@ $(FUZZ_DIR)/ts_scanner.o: $(TS_CUDA)/scanner.c
 $(FUZZ_DIR)/fuzz_syntax: tests/fuzz/fuzz_syntax.c $(FUZZ_SRC) $(wildcard engine/*.h) \
 		$(BUILD)/gen/queries.c $(FUZZ_TS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ tests/fuzz/fuzz_syntax.c $(FUZZ_SRC) \
-		$(BUILD)/gen/queries.c $(FUZZ_TS) -lcjson -lm
+		$(BUILD)/gen/queries.c $(FUZZ_TS) -lcjson -lm -pthread
 fuzz: $(FUZZ_DIR)/fuzz_syntax
 	@mkdir -p $(FUZZ_DIR)/corpus
 	cd $(FUZZ_DIR) && ./fuzz_syntax -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \

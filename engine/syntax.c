@@ -504,6 +504,25 @@ TSNode syntax_node_at(const struct syntax_doc *d, uint32_t s, uint32_t e)
 	return ts_node_descendant_for_byte_range(syntax_seg_root(d, k), s, e);
 }
 
+char *syntax_items_string(const struct syntax_doc *d)
+{
+	strbuf sb = STRBUF_INIT;
+	for (size_t k = 0; k < d->nseg; k++) {
+		TSNode r = syntax_seg_root(d, k);
+		for (uint32_t i = 0; i < ts_node_child_count(r); i++) {
+			TSNode c = ts_node_child(r, i);
+			char *t = ts_node_string(c);
+			TSPoint pt = ts_node_start_point(c), pe = ts_node_end_point(c);
+			sb_addf(&sb, "%u-%u %u:%u-%u:%u %s\n", ts_node_start_byte(c),
+			        ts_node_end_byte(c), pt.row, pt.column, pe.row, pe.column, t);
+			free(t);
+		}
+	}
+	if (!sb.buf)
+		sb_grow(&sb, 0);
+	return sb_detach(&sb);
+}
+
 char *syntax_text(const struct syntax_doc *d, TSNode node)
 {
 	uint32_t s = ts_node_start_byte(node), e = ts_node_end_byte(node);

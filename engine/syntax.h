@@ -149,6 +149,13 @@ size_t syntax_errors(const struct syntax_doc *d, struct syntax_error *out, size_
  */
 int syntax_check(const char *src, size_t n, char *err);
 
+/*
+ * d's top-level items, one line each: byte range, start and end point, and
+ * tree-sitter's S-expression of the item (caller frees).  The same for a
+ * segmented and a whole parse of a source; for tests and debugging.
+ */
+char *syntax_items_string(const struct syntax_doc *d);
+
 /* the text of node in d, as a fresh string the caller frees */
 char *syntax_text(const struct syntax_doc *d, TSNode node);
 /* 1 if node's text equals s exactly */

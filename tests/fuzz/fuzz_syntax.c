@@ -5,7 +5,10 @@
  * is a source A, optionally followed by "\n@@\n" and a second text B (a
  * reply, a second parent, a replacement, an edit's text).  Besides the
  * sanitizers it checks invariants: well-formed spans, an incremental
- * re-highlight equal to a full one, spliced results that parse.
+ * re-highlight equal to a full one, spliced results that parse, and (for
+ * one clean input in eight, repeated past the size where sources are cut
+ * into segments) a segmented parse, and an edit of it, equal to a whole
+ * parse.
  * Build and run: make fuzz FUZZ_SECONDS=60.
  */
 #include <stdint.h>
@@ -130,6 +133,46 @@ static void on_source(const char *a, size_t an, const char *b, size_t bn)
 	syntax_free(d);
 }
 
+/* d must hold the items and first error a whole parse of its text has */
+static void same_as_whole(const struct syntax_doc *d)
+{
+	syntax_set_threads(1);
+	struct syntax_doc *w = syntax_parse(d->src, d->len, NULL);
+	syntax_set_threads(0);
+	REQUIRE(w != NULL);
+	char *x = syntax_items_string(d), *y = syntax_items_string(w);
+	REQUIRE(!strcmp(x, y));
+	struct syntax_error ea = {0}, eb = {0};
+	REQUIRE(syntax_first_error(d, &ea) == syntax_first_error(w, &eb));
+	REQUIRE(ea.byte == eb.byte && !strcmp(ea.msg, eb.msg));
+	free(x);
+	free(y);
+	syntax_free(w);
+}
+
+/* a repeats until the source is large enough to be cut into segments */
+static void on_segments(const char *a, size_t an, const char *b, size_t bn)
+{
+	size_t want = 2 * SYNTAX_MIN_SEG_BYTES + 4096, n = 0;
+	char *big = malloc(want + an + 2);
+	while (n < want) {
+		memcpy(big + n, a, an);
+		n += an;
+		big[n++] = '\n';
+	}
+	syntax_set_threads(4);
+	struct syntax_doc *d = syntax_parse(big, n, NULL);
+	syntax_set_threads(0);
+	free(big);
+	if (!d)
+		return;
+	same_as_whole(d);
+	size_t at = (an * 7919 + bn) % (d->len + 1), del = at < d->len ? bn % 3 : 0;
+	if (syntax_edit(d, at, at + del, b, bn < 8 ? bn : 8, NULL, NULL) == 0)
+		same_as_whole(d);
+	syntax_free(d);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size > 65536)
@@ -148,6 +191,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	on_source(p, an, b, bn);
 	if (bn)
 		on_source(b, bn, p, an);
+	/* only a clean source can be kept in segments: others are parsed whole */
+	if (an && (p[0] ^ p[an - 1] ^ an) % 8 == 0 && syntax_check(p, an, NULL) == 0)
+		on_segments(p, an, b, bn);
 
 	char err[KL_ERRLEN];
 	struct splice_result r;

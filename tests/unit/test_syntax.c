@@ -32,26 +32,6 @@ static struct syntax_doc *parse_s(const char *s)
 	return syntax_parse(s, strlen(s), NULL);
 }
 
-/* the top-level items of d across its segments: range, start point, tree */
-static char *items_string(const struct syntax_doc *d)
-{
-	strbuf sb = STRBUF_INIT;
-	for (size_t k = 0; k < d->nseg; k++) {
-		TSNode r = syntax_seg_root(d, k);
-		for (uint32_t i = 0; i < ts_node_child_count(r); i++) {
-			TSNode c = ts_node_child(r, i);
-			char *t = ts_node_string(c);
-			TSPoint pt = ts_node_start_point(c), pe = ts_node_end_point(c);
-			sb_addf(&sb, "%u-%u %u:%u-%u:%u %s\n", ts_node_start_byte(c),
-			        ts_node_end_byte(c), pt.row, pt.column, pe.row, pe.column, t);
-			free(t);
-		}
-	}
-	if (!sb.buf)
-		sb_grow(&sb, 0);
-	return sb_detach(&sb);
-}
-
 static void test_fixtures_parse_cleanly(void)
 {
 	static const char *const clean[] = {
@@ -200,7 +180,7 @@ static void test_incremental_edit(void)
 	CHECK(chg.dirty_start <= chg.start && chg.dirty_end >= chg.new_end,
 	      "the dirty range covers the edit");
 	struct syntax_doc *fresh = syntax_parse(d->src, d->len, NULL);
-	char *a = items_string(d), *b = items_string(fresh);
+	char *a = syntax_items_string(d), *b = syntax_items_string(fresh);
 	CHECK(!strcmp(a, b), "the incremental tree equals a fresh parse");
 	free(a);
 	free(b);
@@ -213,8 +193,8 @@ static void test_incremental_edit(void)
 	CHECK(rc == 0 && chg.dirty_end > chg.new_end, "an unclosed comment dirties past the edit");
 	CHECK(syntax_edit(d, off, off + 3, "", 0, &chg, err) == 0, "and deleting it reparses");
 	fresh = syntax_parse(d->src, d->len, NULL);
-	a = items_string(d);
-	b = items_string(fresh);
+	a = syntax_items_string(d);
+	b = syntax_items_string(fresh);
 	CHECK(!strcmp(a, b) && syntax_is_clean(d),
 	      "the tree is clean again and equals a fresh parse");
 	free(a);
@@ -293,7 +273,7 @@ static struct syntax_doc *parse_both(const char *src, size_t n, unsigned threads
 	syntax_set_threads(threads);
 	struct syntax_doc *d = syntax_parse(src, n, NULL);
 	syntax_set_threads(0);
-	char *a = items_string(whole), *b = items_string(d);
+	char *a = syntax_items_string(whole), *b = syntax_items_string(d);
 	CHECK(whole->nseg == 1 && !strcmp(a, b),
 	      "%s: %zu segment(s) hold the same items as one whole parse", what, d->nseg);
 	struct syntax_error ea = {0}, eb = {0};
@@ -317,7 +297,7 @@ static void check_edit(struct syntax_doc *d, size_t start, size_t old_end, const
 	syntax_set_threads(1);
 	struct syntax_doc *fresh = syntax_parse(d->src, d->len, NULL);
 	syntax_set_threads(0);
-	char *a = items_string(d), *b = items_string(fresh);
+	char *a = syntax_items_string(d), *b = syntax_items_string(fresh);
 	CHECK(rc == 0 && !strcmp(a, b), "%s: %zu segment(s), the same items as a fresh parse (%s)",
 	      what, d->nseg, err);
 	CHECK(chg.dirty_start <= chg.start && chg.dirty_end >= chg.new_end,
