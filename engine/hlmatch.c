@@ -878,7 +878,8 @@ void hlm_run(const struct hlm *m, TSNode root, const char *src, size_t len, uint
 	for (;;) {
 		TSNode n = r.aFrame[r.nFrame - 1].node;
 		/* into the children of a node that overlaps the range */
-		if (ts_node_start_byte(n) < end && ts_node_end_byte(n) > start) {
+		if (ts_node_child_count(n) && ts_node_start_byte(n) < end &&
+		    ts_node_end_byte(n) > start) {
 			int64_t idx;
 			if (ts_node_start_byte(n) < start)
 				idx = ts_tree_cursor_goto_first_child_for_byte(&c, start);

@@ -548,7 +548,8 @@ static int load_preds(struct syntax_query *sq, uint32_t i, char *err)
 			syntax_pred_free(&p);
 			return kl_err(err, "%s.scm: pattern %u: %s", sq->name, i, why);
 		}
-		xgrow((void **)&sq->preds[i], &alloc, sq->npreds[i] + 1, sizeof(struct syntax_pred));
+		xgrow((void **)&sq->preds[i], &alloc, sq->npreds[i] + 1,
+		      sizeof(struct syntax_pred));
 		sq->preds[i][sq->npreds[i]++] = p;
 		k = end + 1;
 	}
@@ -652,7 +653,8 @@ static int pred_test(const struct syntax_pred *p, const struct syntax_doc *d, TS
 			if (m->captures[i].index != (uint32_t)p->other_capture)
 				continue;
 			TSNode on = m->captures[i].node;
-			if (ts_node_end_byte(on) > d->len || ts_node_start_byte(on) > ts_node_end_byte(on))
+			if (ts_node_end_byte(on) > d->len ||
+			    ts_node_start_byte(on) > ts_node_end_byte(on))
 				return 0;
 			o = node_text(d, on, &olen);
 		}
