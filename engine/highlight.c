@@ -1,10 +1,15 @@
 /*
- * highlight.c - runs kloop's highlight query over a byte range, resolves
- * nested and duplicate captures into flat spans, and keeps a document's
- * spans current across edits by re-highlighting only what changed.
+ * highlight.c - runs kloop's highlight query over a byte range (with
+ * hlmatch.c's matcher; tree-sitter's query cursor remains as the
+ * reference), resolves nested and duplicate captures into flat spans, and
+ * keeps a document's spans current across edits by re-highlighting only
+ * what changed.
  */
 #include "highlight.h"
 
+#include "hlmatch.h"
+
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,70 +21,185 @@
  */
 #define NO_CAPTURE UINT64_MAX
 
+/* the per-byte best keys of one highlight_range() */
+struct best {
+	uint64_t *aKey; /* per byte of [start, end) */
+	uint32_t start; /* the range */
+	uint32_t end;
+};
+
+/* b for [start, end) clipped to d's source; 0 (nothing allocated) when that is empty */
+static int best_init(struct best *b, const struct syntax_doc *d, uint32_t start, uint32_t end)
+{
+	if (end > d->len)
+		end = (uint32_t)d->len;
+	if (start >= end)
+		return 0;
+	b->start = start;
+	b->end = end;
+	b->aKey = xmalloc((size_t)(end - start) * sizeof *b->aKey);
+	for (uint32_t i = 0; i < end - start; i++)
+		b->aKey[i] = NO_CAPTURE;
+	return 1;
+}
+
+/* capture `capture` of pattern `pattern` on node: keep it where it is the best */
+static void best_note(void *ctx, TSNode node, uint32_t pattern, uint32_t capture)
+{
+	struct best *b = ctx;
+	uint32_t s = ts_node_start_byte(node), e = ts_node_end_byte(node);
+	uint64_t key =
+	    (uint64_t)(e - s) << 32 | (uint64_t)(pattern & 0xFFFF) << 16 | (capture & 0xFFFF);
+	if (s < b->start)
+		s = b->start;
+	if (e > b->end)
+		e = b->end;
+	for (uint32_t i = s; i < e; i++)
+		if (key < b->aKey[i - b->start])
+			b->aKey[i - b->start] = key;
+}
+
+/* the spans of b, named by name(q, capture id); frees b's keys */
+static void best_spans(struct best *b, const char *(*name)(const void *, uint32_t), const void *q,
+                       struct hl_span **out, size_t *n)
+{
+	uint32_t width = b->end - b->start;
+	struct hl_span *spans = NULL;
+	size_t nspans = 0, aspans = 0;
+	for (uint32_t i = 0; i < width;) {
+		uint64_t id = b->aKey[i] == NO_CAPTURE ? NO_CAPTURE : (b->aKey[i] & 0xFFFF);
+		uint32_t j = i + 1;
+		while (j < width &&
+		       (b->aKey[j] == NO_CAPTURE ? NO_CAPTURE : (b->aKey[j] & 0xFFFF)) == id)
+			j++;
+		if (id != NO_CAPTURE) {
+			xgrow((void **)&spans, &aspans, nspans + 1, sizeof *spans);
+			spans[nspans++] =
+			    (struct hl_span){b->start + i, b->start + j, name(q, (uint32_t)id)};
+		}
+		i = j;
+	}
+	free(b->aKey);
+	*out = spans;
+	*n = nspans;
+}
+
+static struct hlm *the_matcher;
+
+/* the matcher for highlights.scm, compiled on first use; NULL with err */
+static const struct hlm *matcher(char *err)
+{
+	if (the_matcher)
+		return the_matcher;
+	const struct syntax_query_src *qs = syntax_query_srcs;
+	while (qs->name && strcmp(qs->name, "highlights") != 0)
+		qs++;
+	if (!qs->name) {
+		kl_err(err, "highlights.scm: no such query built into kloop");
+		return NULL;
+	}
+	the_matcher = hlm_compile(syntax_language(), "highlights.scm", qs->text, qs->len, err);
+	return the_matcher;
+}
+
+static const char *hlm_name(const void *m, uint32_t id)
+{
+	return hlm_capture_name(m, id);
+}
+
+/* the matcher's walk over one segment's part of a range (one thread's work);
+ * segments hold disjoint bytes, so the threads write disjoint keys */
+struct seg_walk {
+	const struct hlm *m;
+	const struct syntax_doc *d;
+	size_t k;
+	struct best *b;
+};
+
+static void *seg_walk_run(void *arg)
+{
+	struct seg_walk *w = arg;
+	const struct syntax_seg *sg = &w->d->seg[w->k];
+	uint32_t s = sg->start > w->b->start ? sg->start : w->b->start;
+	uint32_t e = sg->end < w->b->end ? sg->end : w->b->end;
+	hlm_run(w->m, syntax_seg_root(w->d, w->k), w->d->src, w->d->len, s, e, best_note, w->b);
+	return NULL;
+}
+
 int highlight_range(const struct syntax_doc *d, uint32_t start, uint32_t end, struct hl_span **out,
                     size_t *n, char *err)
 {
 	*out = NULL;
 	*n = 0;
-	const struct syntax_query *sq = syntax_query_get("highlights", err);
-	if (!sq)
+	const struct hlm *m = matcher(err);
+	struct best b;
+	if (!m)
 		return -1;
-	if (end > d->len)
-		end = (uint32_t)d->len;
-	if (start >= end)
+	if (!best_init(&b, d, start, end))
 		return 0;
-	const TSQuery *q = syntax_query_ts(sq);
+	/* the segments the range touches, one thread each when it is large */
+	size_t k0 = syntax_seg_of(d, b.start), k1 = k0;
+	while (k1 < d->nseg && d->seg[k1].start < b.end)
+		k1++;
+	struct seg_walk w[SYNTAX_MAX_SEGS];
+	pthread_t th[SYNTAX_MAX_SEGS];
+	int started[SYNTAX_MAX_SEGS] = {0};
+	int parallel = b.end - b.start >= 2 * SYNTAX_MIN_SEG_BYTES;
+	for (size_t k = k0; k < k1; k++) {
+		w[k] = (struct seg_walk){m, d, k, &b};
+		if (parallel && k > k0)
+			started[k] = pthread_create(&th[k], NULL, seg_walk_run, &w[k]) == 0;
+	}
+	for (size_t k = k0; k < k1; k++) {
+		if (!started[k])
+			seg_walk_run(&w[k]);
+	}
+	for (size_t k = k0; k < k1; k++) {
+		if (started[k])
+			pthread_join(th[k], NULL);
+	}
+	best_spans(&b, hlm_name, m, out, n);
+	return 0;
+}
 
-	uint32_t width = end - start;
-	uint64_t *best = xmalloc((size_t)width * sizeof *best);
-	for (uint32_t i = 0; i < width; i++)
-		best[i] = NO_CAPTURE;
+static const char *ts_name(const void *q, uint32_t id)
+{
+	uint32_t len;
+	return ts_query_capture_name_for_id(q, id, &len);
+}
+
+int highlight_range_reference(const struct syntax_doc *d, uint32_t start, uint32_t end,
+                              struct hl_span **out, size_t *n, char *err)
+{
+	*out = NULL;
+	*n = 0;
+	const struct syntax_query *sq = syntax_query_get("highlights", err);
+	struct best b;
+	if (!sq || !best_init(&b, d, start, end))
+		return sq ? 0 : -1;
+	const TSQuery *q = syntax_query_ts(sq);
 	TSQueryCursor *qc = ts_query_cursor_new();
-	ts_query_cursor_set_byte_range(qc, start, end);
+	ts_query_cursor_set_byte_range(qc, b.start, b.end);
 	TSQueryMatch m;
-	for (size_t k = syntax_seg_of(d, start); k < d->nseg && d->seg[k].start < end; k++) {
+	for (size_t k = syntax_seg_of(d, b.start); k < d->nseg && d->seg[k].start < b.end; k++) {
 		ts_query_cursor_exec(qc, q, syntax_seg_root(d, k));
 		while (ts_query_cursor_next_match(qc, &m)) {
 			if (!syntax_query_accept(sq, &m, d))
 				continue;
-			for (uint16_t i = 0; i < m.capture_count; i++) {
-				TSNode node = m.captures[i].node;
-				uint32_t s = ts_node_start_byte(node), e = ts_node_end_byte(node);
-				uint64_t key = (uint64_t)(e - s) << 32 |
-				               (uint64_t)(m.pattern_index & 0xFFFF) << 16 |
-				               (m.captures[i].index & 0xFFFF);
-				if (s < start)
-					s = start;
-				if (e > end)
-					e = end;
-				for (uint32_t b = s; b < e; b++)
-					if (key < best[b - start])
-						best[b - start] = key;
-			}
+			for (uint16_t i = 0; i < m.capture_count; i++)
+				best_note(&b, m.captures[i].node, m.pattern_index,
+				          m.captures[i].index);
 		}
 	}
 	ts_query_cursor_delete(qc);
-
-	struct hl_span *spans = NULL;
-	size_t nspans = 0, aspans = 0;
-	for (uint32_t i = 0; i < width;) {
-		uint64_t id = best[i] == NO_CAPTURE ? NO_CAPTURE : (best[i] & 0xFFFF);
-		uint32_t j = i + 1;
-		while (j < width && (best[j] == NO_CAPTURE ? NO_CAPTURE : (best[j] & 0xFFFF)) == id)
-			j++;
-		if (id != NO_CAPTURE) {
-			uint32_t len;
-			xgrow((void **)&spans, &aspans, nspans + 1, sizeof *spans);
-			spans[nspans++] =
-			    (struct hl_span){start + i, start + j,
-			                     ts_query_capture_name_for_id(q, (uint32_t)id, &len)};
-		}
-		i = j;
-	}
-	free(best);
-	*out = spans;
-	*n = nspans;
+	best_spans(&b, ts_name, q, out, n);
 	return 0;
+}
+
+void highlight_shutdown(void)
+{
+	hlm_free(the_matcher);
+	the_matcher = NULL;
 }
 
 int highlight_all(struct highlight *h, const struct syntax_doc *d, char *err)

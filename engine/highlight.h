@@ -7,7 +7,10 @@
  * innermost wins, and where two patterns capture the same node, the one
  * written first in the query wins.  Bytes no capture covers have no span.
  * Capture names ("keyword", "function.kernel", "punctuation.launch", ...)
- * are static strings owned by the compiled query.
+ * are static strings owned by the compiled query.  The matching is
+ * hlmatch.c's, compiled from the embedded highlights.scm on first use
+ * (make that first call from one thread; later calls may run on several
+ * threads at once, on different docs).
  *
  * A `struct highlight` keeps the spans of a whole document and updates
  * them after an edit (syntax_edit()) by re-highlighting only the range the
@@ -47,6 +50,18 @@ struct highlight {
  */
 int highlight_range(const struct syntax_doc *d, uint32_t start, uint32_t end, struct hl_span **out,
                     size_t *n, char *err);
+
+/*
+ * The same spans computed by tree-sitter's own query cursor over the
+ * compiled highlights.scm (syntax_query_get()): the reference that
+ * highlight_range() is tested against.  Costs a ts_query_new() once per
+ * process and about five times as long per call.
+ */
+int highlight_range_reference(const struct syntax_doc *d, uint32_t start, uint32_t end,
+                              struct hl_span **out, size_t *n, char *err);
+
+/* free the compiled matcher (for leak checkers); the next call compiles it again */
+void highlight_shutdown(void);
 
 /* highlight all of d into h (replacing what h held); 0 or -1 with err */
 int highlight_all(struct highlight *h, const struct syntax_doc *d, char *err);

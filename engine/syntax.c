@@ -776,22 +776,10 @@ done:
 
 /* ---- queries and their predicates ---- */
 
-enum pred_op { PRED_EQ, PRED_ANY_OF, PRED_MATCH };
-
-struct pred {
-	enum pred_op op;
-	int negate;        /* the not- form */
-	uint32_t capture;  /* the capture tested */
-	int other_capture; /* #eq? @a @b: index of @b, else -1 */
-	char **strs;       /* literal strings (one for #eq?, many for #any-of?) */
-	size_t nstrs;
-	regex_t re; /* #match?: the compiled pattern */
-};
-
 struct syntax_query {
 	char *name;
 	TSQuery *q;
-	struct pred **preds; /* per pattern: its predicates */
+	struct syntax_pred **preds; /* per pattern: its predicates */
 	size_t *npreds;
 	uint32_t npatterns;
 };
@@ -799,20 +787,61 @@ struct syntax_query {
 static struct syntax_query **queries;
 static size_t n_queries, a_queries;
 
-static void pred_free(struct pred *p)
+void syntax_pred_free(struct syntax_pred *p)
 {
 	for (size_t i = 0; i < p->nstrs; i++)
 		free(p->strs[i]);
 	free(p->strs);
-	if (p->op == PRED_MATCH)
+	if (p->op == SYNTAX_PRED_MATCH)
 		regfree(&p->re);
+	p->strs = NULL;
+	p->nstrs = 0;
+	p->op = SYNTAX_PRED_EQ;
+}
+
+int syntax_pred_op(struct syntax_pred *p, const char *name)
+{
+	memset(p, 0, sizeof *p);
+	p->other_capture = -1;
+	if (strncmp(name, "not-", 4) == 0) {
+		p->negate = 1;
+		name += 4;
+	}
+	if (strcmp(name, "eq?") == 0)
+		p->op = SYNTAX_PRED_EQ;
+	else if (strcmp(name, "any-of?") == 0)
+		p->op = SYNTAX_PRED_ANY_OF;
+	else if (strcmp(name, "match?") == 0)
+		p->op = SYNTAX_PRED_MATCH_SRC;
+	else
+		return -1;
+	return 0;
+}
+
+void syntax_pred_add_str(struct syntax_pred *p, const char *s, size_t len)
+{
+	p->strs = xrealloc(p->strs, (p->nstrs + 1) * sizeof *p->strs);
+	p->strs[p->nstrs++] = xstrndup(s, len);
+}
+
+int syntax_pred_finish(struct syntax_pred *p, char *err)
+{
+	if (p->op != SYNTAX_PRED_MATCH_SRC)
+		return 0;
+	p->op = SYNTAX_PRED_EQ; /* nothing compiled to free yet */
+	if (p->nstrs != 1)
+		return kl_err(err, "#match? needs one pattern");
+	if (regcomp(&p->re, p->strs[0], REG_EXTENDED | REG_NOSUB) != 0)
+		return kl_err(err, "bad regular expression \"%s\"", p->strs[0]);
+	p->op = SYNTAX_PRED_MATCH;
+	return 0;
 }
 
 static void query_free(struct syntax_query *sq)
 {
 	for (uint32_t i = 0; i < sq->npatterns; i++) {
 		for (size_t k = 0; k < sq->npreds[i]; k++)
-			pred_free(&sq->preds[i][k]);
+			syntax_pred_free(&sq->preds[i][k]);
 		free(sq->preds[i]);
 	}
 	free(sq->preds);
@@ -859,20 +888,8 @@ static int load_preds(struct syntax_query *sq, uint32_t i, char *err)
 		}
 		uint32_t len;
 		const char *op = ts_query_string_value_for_id(sq->q, st[k].value_id, &len);
-		struct pred p = {0};
-		p.other_capture = -1;
-		const char *base = op;
-		if (strncmp(op, "not-", 4) == 0) {
-			p.negate = 1;
-			base = op + 4;
-		}
-		if (strcmp(base, "eq?") == 0)
-			p.op = PRED_EQ;
-		else if (strcmp(base, "any-of?") == 0)
-			p.op = PRED_ANY_OF;
-		else if (strcmp(base, "match?") == 0)
-			p.op = PRED_MATCH;
-		else {
+		struct syntax_pred p;
+		if (syntax_pred_op(&p, op) < 0) {
 			k = end + 1; /* a directive kloop does not use (#set! etc.) */
 			continue;
 		}
@@ -886,24 +903,15 @@ static int load_preds(struct syntax_query *sq, uint32_t i, char *err)
 				continue;
 			}
 			const char *s = ts_query_string_value_for_id(sq->q, st[a].value_id, &len);
-			p.strs = xrealloc(p.strs, (p.nstrs + 1) * sizeof *p.strs);
-			p.strs[p.nstrs++] = xstrndup(s, len);
+			syntax_pred_add_str(&p, s, len);
 		}
-		if (p.op == PRED_MATCH) {
-			if (p.nstrs != 1) {
-				pred_free(&p);
-				return kl_err(err, "%s.scm: pattern %u: #match? needs one pattern",
-				              sq->name, i);
-			}
-			if (regcomp(&p.re, p.strs[0], REG_EXTENDED | REG_NOSUB) != 0) {
-				kl_err(err, "%s.scm: pattern %u: bad regular expression \"%s\"",
-				       sq->name, i, p.strs[0]);
-				p.op = PRED_EQ; /* nothing compiled to free */
-				pred_free(&p);
-				return -1;
-			}
+		char why[KL_ERRLEN];
+		if (syntax_pred_finish(&p, why) < 0) {
+			syntax_pred_free(&p);
+			return kl_err(err, "%s.scm: pattern %u: %s", sq->name, i, why);
 		}
-		xgrow((void **)&sq->preds[i], &alloc, sq->npreds[i] + 1, sizeof(struct pred));
+		xgrow((void **)&sq->preds[i], &alloc, sq->npreds[i] + 1,
+		      sizeof(struct syntax_pred));
 		sq->preds[i][sq->npreds[i]++] = p;
 		k = end + 1;
 	}
@@ -955,38 +963,20 @@ const TSQuery *syntax_query_ts(const struct syntax_query *q)
 	return q->q;
 }
 
-/* does node's text satisfy p (ignoring negation)? */
-static int pred_test(const struct pred *p, const struct syntax_doc *d, TSNode n,
-                     const TSQueryMatch *m)
+int syntax_pred_test(const struct syntax_pred *p, const char *t, size_t len, const char *o,
+                     size_t olen)
 {
-	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
-	if (b > d->len)
-		b = (uint32_t)d->len;
-	if (a > b)
-		a = b;
-	const char *t = d->src + a;
-	size_t len = b - a;
 	switch (p->op) {
-	case PRED_EQ:
-		if (p->other_capture >= 0) {
-			for (uint16_t i = 0; i < m->capture_count; i++) {
-				if (m->captures[i].index != (uint32_t)p->other_capture)
-					continue;
-				TSNode o = m->captures[i].node;
-				uint32_t oa = ts_node_start_byte(o), ob = ts_node_end_byte(o);
-				if (ob > d->len || oa > ob)
-					return 0;
-				return ob - oa == len && memcmp(d->src + oa, t, len) == 0;
-			}
-			return 0;
-		}
+	case SYNTAX_PRED_EQ:
+		if (p->other_capture >= 0)
+			return o && olen == len && memcmp(o, t, len) == 0;
 		return p->nstrs && strlen(p->strs[0]) == len && memcmp(p->strs[0], t, len) == 0;
-	case PRED_ANY_OF:
+	case SYNTAX_PRED_ANY_OF:
 		for (size_t i = 0; i < p->nstrs; i++)
 			if (strlen(p->strs[i]) == len && memcmp(p->strs[i], t, len) == 0)
 				return 1;
 		return 0;
-	case PRED_MATCH: {
+	case SYNTAX_PRED_MATCH: {
 		char small[256];
 		char *s = len < sizeof small ? small : xmalloc(len + 1);
 		memcpy(s, t, len);
@@ -996,8 +986,42 @@ static int pred_test(const struct pred *p, const struct syntax_doc *d, TSNode n,
 			free(s);
 		return ok;
 	}
+	case SYNTAX_PRED_MATCH_SRC:
+		return 0;
 	}
 	return 0;
+}
+
+/* the text of n in d, clipped to the source */
+static const char *node_text(const struct syntax_doc *d, TSNode n, size_t *len)
+{
+	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	if (b > d->len)
+		b = (uint32_t)d->len;
+	if (a > b)
+		a = b;
+	*len = b - a;
+	return d->src + a;
+}
+
+/* does node's text satisfy p (ignoring negation)? */
+static int pred_test(const struct syntax_pred *p, const struct syntax_doc *d, TSNode n,
+                     const TSQueryMatch *m)
+{
+	size_t len, olen = 0;
+	const char *t = node_text(d, n, &len), *o = NULL;
+	if (p->other_capture >= 0) {
+		for (uint16_t i = 0; i < m->capture_count && !o; i++) {
+			if (m->captures[i].index != (uint32_t)p->other_capture)
+				continue;
+			TSNode on = m->captures[i].node;
+			if (ts_node_end_byte(on) > d->len ||
+			    ts_node_start_byte(on) > ts_node_end_byte(on))
+				return 0;
+			o = node_text(d, on, &olen);
+		}
+	}
+	return syntax_pred_test(p, t, len, o, olen);
 }
 
 int syntax_query_accept(const struct syntax_query *q, const TSQueryMatch *m,
@@ -1005,9 +1029,9 @@ int syntax_query_accept(const struct syntax_query *q, const TSQueryMatch *m,
 {
 	if (m->pattern_index >= q->npatterns)
 		return 1;
-	const struct pred *ps = q->preds[m->pattern_index];
+	const struct syntax_pred *ps = q->preds[m->pattern_index];
 	for (size_t k = 0; k < q->npreds[m->pattern_index]; k++) {
-		const struct pred *p = &ps[k];
+		const struct syntax_pred *p = &ps[k];
 		for (uint16_t i = 0; i < m->capture_count; i++) {
 			if (m->captures[i].index != p->capture)
 				continue;

@@ -24,6 +24,7 @@
 #ifndef KL_SYNTAX_H
 #define KL_SYNTAX_H
 
+#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <tree_sitter/api.h>
@@ -189,6 +190,52 @@ const TSQuery *syntax_query_ts(const struct syntax_query *q);
  */
 int syntax_query_accept(const struct syntax_query *q, const TSQueryMatch *m,
                         const struct syntax_doc *d);
+
+/*
+ * A text predicate of a query pattern: #eq?, #any-of?, #match? and their
+ * not- forms, tested on a captured node's text.  Shared by the compiled
+ * queries here and by hlmatch.c's own reader of highlights.scm.
+ */
+enum syntax_pred_kind {
+	SYNTAX_PRED_EQ,        /* #eq? @c "s" or #eq? @c @other */
+	SYNTAX_PRED_ANY_OF,    /* #any-of? @c "a" "b" ... */
+	SYNTAX_PRED_MATCH,     /* #match? @c "regex", compiled */
+	SYNTAX_PRED_MATCH_SRC, /* #match? before syntax_pred_finish() */
+};
+
+struct syntax_pred {
+	enum syntax_pred_kind op;
+	int negate;        /* the not- form */
+	uint32_t capture;  /* the capture tested */
+	int other_capture; /* #eq? @a @b: the id of @b, else -1 */
+	char **strs;       /* literal strings (one for #eq?, many for #any-of?), owned */
+	size_t nstrs;      /* entries in strs */
+	regex_t re;        /* #match?: the compiled POSIX extended expression */
+};
+
+/*
+ * Start p (zeroed, no other capture) as the predicate named name ("eq?",
+ * "not-any-of?", ...).  Returns 0, or -1 when name is not a text predicate
+ * (a directive such as #set!, which kloop ignores); p needs no free then.
+ */
+int syntax_pred_op(struct syntax_pred *p, const char *name);
+/* append a copy of the literal s[0..len) to p's strings */
+void syntax_pred_add_str(struct syntax_pred *p, const char *s, size_t len);
+/*
+ * Finish p once its strings are in: compiles #match?'s expression.
+ * Returns 0, or -1 with err ("bad regular expression ...", "#match? needs
+ * one pattern"); p must still be freed with syntax_pred_free().
+ */
+int syntax_pred_finish(struct syntax_pred *p, char *err);
+/* free p's strings and expression */
+void syntax_pred_free(struct syntax_pred *p);
+/*
+ * 1 if the text t[0..len) satisfies p, ignoring p->negate; o[0..olen) is
+ * the text of p->other_capture's node (NULL when it has none: #eq? @a @b
+ * then fails).  Safe to call from several threads at once.
+ */
+int syntax_pred_test(const struct syntax_pred *p, const char *t, size_t len, const char *o,
+                     size_t olen);
 
 /* free the parser and the compiled queries (for leak checkers) */
 void syntax_shutdown(void);
