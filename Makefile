@@ -42,6 +42,9 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(KCFLAGS) $(CFLAGS) -c $< -o $@
 
+# the tree walk reads the pinned runtime's internal headers (engine/tswalk.c)
+$(BUILD)/engine/tswalk.o: KCFLAGS += -I$(TS_RT)/src -Wno-unused-parameter
+
 # third-party generated code: built without -Werror, never edited
 $(BUILD)/ts/runtime.o: $(TS_RT)/src/lib.c
 	@mkdir -p $(dir $@)
@@ -120,10 +123,10 @@ FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O2 $(FUZZ_SAN) -Iengine -I$(TS_RT)/include \
+FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O2 $(FUZZ_SAN) -Iengine -I$(TS_RT)/include -I$(TS_RT)/src \
                 -I/usr/include/cjson
-FUZZ_SRC     := engine/syntax.c engine/highlight.c engine/outline.c engine/splice.c \
-                engine/tunables.c engine/util.c
+FUZZ_SRC     := engine/syntax.c engine/highlight.c engine/hlmatch.c engine/tswalk.c \
+                engine/outline.c engine/splice.c engine/tunables.c engine/util.c
 FUZZ_TS      := $(FUZZ_DIR)/ts_runtime.o $(FUZZ_DIR)/ts_parser.o $(FUZZ_DIR)/ts_scanner.o
 
 # the runtime: edge coverage only (comparison tracing made it 5x slower)

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "syntax.h"
+#include "tswalk.h"
 #include "util.h"
 
 #define NO_STEP UINT32_MAX
@@ -720,8 +721,22 @@ struct frame {
 	uint32_t index; /* its index among its parent's visible children */
 };
 
+/*
+ * The predicates' verdicts on texts already seen in this run, by step and
+ * text (direct-mapped): an identifier's #match? is worked out once per
+ * name, not once per occurrence.
+ */
+#define MEMO_SLOTS 4096
+struct memo {
+	uint32_t step; /* the step whose predicates were tested, + 1; 0 when empty */
+	uint32_t off;  /* the text: src[off, off + len) */
+	uint32_t len;
+	int ok; /* their verdict */
+};
+
 /* one hlm_run's state; m stays read-only */
 struct run {
+	struct memo *aMemo; /* MEMO_SLOTS verdicts, made on first use */
 	const struct hlm *m;
 	const char *src;                      /* the source text */
 	size_t len;                           /* its length */
@@ -732,7 +747,7 @@ struct run {
 };
 
 /* do n's text and the predicates of step s agree? */
-static int preds_ok(const struct run *r, const struct hstep *s, TSNode n)
+static int preds_ok(struct run *r, const struct hstep *s, TSNode n)
 {
 	if (!s->npred)
 		return 1;
@@ -741,12 +756,23 @@ static int preds_ok(const struct run *r, const struct hstep *s, TSNode n)
 		b = (uint32_t)r->len;
 	if (a > b)
 		a = b;
-	for (uint32_t i = 0; i < s->npred; i++) {
+	const char *t = r->src + a;
+	uint32_t step = (uint32_t)(s - r->m->aStep) + 1, h = 2166136261u ^ step;
+	for (uint32_t i = 0; i < b - a; i++)
+		h = (h ^ (unsigned char)t[i]) * 16777619u;
+	if (!r->aMemo)
+		r->aMemo = xcalloc(MEMO_SLOTS, sizeof *r->aMemo);
+	struct memo *mo = &r->aMemo[h & (MEMO_SLOTS - 1)];
+	if (mo->step == step && mo->len == b - a && !memcmp(r->src + mo->off, t, b - a))
+		return mo->ok;
+	int ok = 1;
+	for (uint32_t i = 0; i < s->npred && ok; i++) {
 		const struct syntax_pred *p = &r->m->aPred[r->m->aStepPred[s->pred0 + i]];
-		if (syntax_pred_test(p, r->src + a, b - a, NULL, 0) == p->negate)
-			return 0;
+		if (syntax_pred_test(p, t, b - a, NULL, 0) == p->negate)
+			ok = 0;
 	}
-	return 1;
+	*mo = (struct memo){step, a, b - a, ok};
+	return ok;
 }
 
 static TSTreeCursor *scratch(struct run *r, int level, TSNode n)
@@ -837,17 +863,17 @@ static int match_candidate(struct run *r, size_t d, const struct hstep *s)
 }
 
 /* the walk reached the node in the top frame: report its captures */
-static void visit(struct run *r, TSTreeCursor *c, hlm_capture_fn cb, void *ctx)
+static void visit(struct run *r, const struct tswalk *w, TSSymbol sym, hlm_capture_fn cb, void *ctx)
 {
 	size_t d = r->nFrame - 1;
 	struct frame *f = &r->aFrame[d];
 	const struct hlm *m = r->m;
-	f->sym = ts_node_symbol(f->node);
+	f->sym = sym;
 	f->field = 0;
 	if (f->sym >= m->nSym)
 		return;
 	if (m->aNeedField[f->sym] && d > 0)
-		f->field = ts_tree_cursor_current_field_id(c);
+		f->field = tswalk_field(w);
 	for (uint32_t i = m->aCandOff[f->sym]; i < m->aCandOff[f->sym + 1]; i++) {
 		const struct hstep *s = &m->aStep[m->aCand[i]];
 		if (!match_candidate(r, d, s))
@@ -859,7 +885,8 @@ static void visit(struct run *r, TSTreeCursor *c, hlm_capture_fn cb, void *ctx)
 
 static void push(struct run *r, TSNode n, uint32_t index)
 {
-	xgrow((void **)&r->aFrame, &r->aFrameA, r->nFrame + 1, sizeof *r->aFrame);
+	if (r->nFrame == r->aFrameA)
+		xgrow((void **)&r->aFrame, &r->aFrameA, r->nFrame + 1, sizeof *r->aFrame);
 	r->aFrame[r->nFrame++] = (struct frame){.node = n, .index = index};
 }
 
@@ -869,51 +896,17 @@ void hlm_run(const struct hlm *m, TSNode root, const char *src, size_t len, uint
 	if (start >= end || ts_node_is_null(root))
 		return;
 	struct run r = {.m = m, .src = src, .len = len};
-	TSTreeCursor c = ts_tree_cursor_new(root);
-	push(&r, root, 0);
-	if (ts_node_start_byte(root) < end && ts_node_end_byte(root) > start)
-		visit(&r, &c, cb, ctx);
-	else
-		goto done;
-	for (;;) {
-		TSNode n = r.aFrame[r.nFrame - 1].node;
-		/* into the children of a node that overlaps the range */
-		if (ts_node_child_count(n) && ts_node_start_byte(n) < end &&
-		    ts_node_end_byte(n) > start) {
-			int64_t idx;
-			if (ts_node_start_byte(n) < start)
-				idx = ts_tree_cursor_goto_first_child_for_byte(&c, start);
-			else
-				idx = ts_tree_cursor_goto_first_child(&c) ? 0 : -1;
-			if (idx >= 0) {
-				push(&r, ts_tree_cursor_current_node(&c), (uint32_t)idx);
-				TSNode k = r.aFrame[r.nFrame - 1].node;
-				if (ts_node_start_byte(k) < end && ts_node_end_byte(k) > start)
-					visit(&r, &c, cb, ctx);
-				continue;
-			}
-		}
-		/* else on to the next sibling that starts before the range's end */
-		for (;;) {
-			if (r.nFrame == 1)
-				goto done;
-			struct frame *f = &r.aFrame[r.nFrame - 1];
-			if (ts_node_start_byte(f->node) < end &&
-			    ts_tree_cursor_goto_next_sibling(&c)) {
-				f->node = ts_tree_cursor_current_node(&c);
-				f->index++;
-				if (ts_node_start_byte(f->node) < end &&
-				    ts_node_end_byte(f->node) > start)
-					visit(&r, &c, cb, ctx);
-				break;
-			}
-			ts_tree_cursor_goto_parent(&c);
-			r.nFrame--;
-		}
+	/* pre-order: the frames below a node's depth hold its ancestors */
+	struct tswalk *w = tswalk_new(root, start, end);
+	struct tswalk_node n;
+	while (tswalk_next(w, &n)) {
+		r.nFrame = n.depth;
+		push(&r, n.node, n.index);
+		visit(&r, w, n.sym, cb, ctx);
 	}
-done:
-	ts_tree_cursor_delete(&c);
+	tswalk_free(w);
 	for (int i = 0; i < r.nScratch; i++)
 		ts_tree_cursor_delete(&r.aScratch[i]);
 	free(r.aFrame);
+	free(r.aMemo);
 }

@@ -3,7 +3,8 @@
  * cursor: the same spans for every CUDA source in the repository, a large
  * generated file and sources with syntax errors, over the whole file and
  * over windows and ranges cut mid-token; the same capture ids and pattern
- * count; and hlm_compile()'s errors with their line.
+ * count; hlm_compile()'s errors with their line; and tswalk.c's walk
+ * against TSTreeCursor's (the same nodes, symbols, fields, indexes).
  */
 #include <glob.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "check.h"
 #include "highlight.h"
 #include "hlmatch.h"
+#include "tswalk.h"
 #include "util.h"
 
 static size_t n_sources, n_ranges, n_spans;
@@ -27,6 +29,58 @@ static int load(const char *path, strbuf *sb)
 	else if (!sb->buf)
 		sb_grow(sb, 0);
 	return rc;
+}
+
+/* the nodes a TSTreeCursor walk reaches under c that overlap [start, end),
+ * one line each, as tswalk reports them */
+static void cursor_walk(TSTreeCursor *c, uint32_t depth, uint32_t index, uint32_t start,
+                        uint32_t end, strbuf *out)
+{
+	TSNode n = ts_tree_cursor_current_node(c);
+	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+	if (s >= end || e <= start)
+		return;
+	sb_addf(out, "%u %u %u %u-%u %u %p %u\n", depth, index, ts_node_symbol(n), s, e,
+	        ts_tree_cursor_current_field_id(c), n.id, n.context[3]);
+	if (!ts_tree_cursor_goto_first_child(c))
+		return;
+	uint32_t i = 0;
+	do
+		cursor_walk(c, depth + 1, i++, start, end, out);
+	while (ts_tree_cursor_goto_next_sibling(c));
+	ts_tree_cursor_goto_parent(c);
+}
+
+/* tswalk and TSTreeCursor reach the same nodes of d over [start, end) */
+static int same_walk(const char *what, const struct syntax_doc *d, uint32_t start, uint32_t end)
+{
+	int same = 1;
+	for (size_t k = 0; k < d->nseg && same; k++) {
+		strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+		TSNode root = syntax_seg_root(d, k);
+		struct tswalk *w = tswalk_new(root, start, end);
+		struct tswalk_node n;
+		while (tswalk_next(w, &n))
+			sb_addf(&a, "%u %u %u %u-%u %u %p %u\n", n.depth, n.index, n.sym, n.start,
+			        n.end, tswalk_field(w), n.node.id, n.node.context[3]);
+		tswalk_free(w);
+		TSTreeCursor c = ts_tree_cursor_new(root);
+		cursor_walk(&c, 0, 0, start, end, &b);
+		ts_tree_cursor_delete(&c);
+		same = a.len == b.len && (!a.len || !memcmp(a.buf, b.buf, a.len));
+		if (!same) {
+			size_t i = 0;
+			while (i < a.len && i < b.len && a.buf[i] == b.buf[i])
+				i++;
+			while (i > 0 && a.buf[i - 1] != '\n')
+				i--;
+			printf("# %s [%u, %u) segment %zu: tswalk `%.60s` vs the cursor `%.60s`\n",
+			       what, start, end, k, a.buf ? a.buf + i : "", b.buf ? b.buf + i : "");
+		}
+		sb_free(&a);
+		sb_free(&b);
+	}
+	return same;
 }
 
 /* compare both ways over [start, end); 1 if the same, else prints the first difference */
@@ -54,6 +108,7 @@ static int same_range(const char *what, const struct syntax_doc *d, uint32_t sta
 			       (int)(b[i].end - b[i].start), d->src + b[i].start);
 		printf("\n");
 	}
+	same &= same_walk(what, d, start, end);
 	n_ranges++;
 	n_spans += nb;
 	free(a);
