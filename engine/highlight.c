@@ -107,22 +107,26 @@ static const char *hlm_name(const void *m, uint32_t id)
 	return hlm_capture_name(m, id);
 }
 
-/* the matcher's walk over one segment's part of a range (one thread's work);
- * segments hold disjoint bytes, so the threads write disjoint keys */
+/* one segment's part of a range: one thread's work, with keys and spans
+ * of its own (segments hold disjoint bytes) */
 struct seg_walk {
 	const struct hlm *m;
 	const struct syntax_doc *d;
-	size_t k;
-	struct best *b;
+	size_t k;              /* the segment */
+	uint32_t start, end;   /* its part of the range */
+	struct hl_span *spans; /* the result */
+	size_t n;
 };
 
 static void *seg_walk_run(void *arg)
 {
 	struct seg_walk *w = arg;
-	const struct syntax_seg *sg = &w->d->seg[w->k];
-	uint32_t s = sg->start > w->b->start ? sg->start : w->b->start;
-	uint32_t e = sg->end < w->b->end ? sg->end : w->b->end;
-	hlm_run(w->m, syntax_seg_root(w->d, w->k), w->d->src, w->d->len, s, e, best_note, w->b);
+	struct best b;
+	if (!best_init(&b, w->d, w->start, w->end))
+		return NULL;
+	hlm_run(w->m, syntax_seg_root(w->d, w->k), w->d->src, w->d->len, b.start, b.end, best_note,
+	        &b);
+	best_spans(&b, hlm_name, w->m, &w->spans, &w->n);
 	return NULL;
 }
 
@@ -132,21 +136,29 @@ int highlight_range(const struct syntax_doc *d, uint32_t start, uint32_t end, st
 	*out = NULL;
 	*n = 0;
 	const struct hlm *m = matcher(err);
-	struct best b;
 	if (!m)
 		return -1;
-	if (!best_init(&b, d, start, end))
+	if (end > d->len)
+		end = (uint32_t)d->len;
+	if (start >= end)
 		return 0;
 	/* the segments the range touches, one thread each when it is large */
-	size_t k0 = syntax_seg_of(d, b.start), k1 = k0;
-	while (k1 < d->nseg && d->seg[k1].start < b.end)
+	size_t k0 = syntax_seg_of(d, start), k1 = k0;
+	while (k1 < d->nseg && d->seg[k1].start < end)
 		k1++;
 	struct seg_walk w[SYNTAX_MAX_SEGS];
 	pthread_t th[SYNTAX_MAX_SEGS];
 	int started[SYNTAX_MAX_SEGS] = {0};
-	int parallel = b.end - b.start >= 2 * SYNTAX_MIN_SEG_BYTES;
+	int parallel = end - start >= 2 * SYNTAX_MIN_SEG_BYTES;
 	for (size_t k = k0; k < k1; k++) {
-		w[k] = (struct seg_walk){m, d, k, &b};
+		const struct syntax_seg *sg = &d->seg[k];
+		w[k] = (struct seg_walk){m,
+		                         d,
+		                         k,
+		                         sg->start > start ? sg->start : start,
+		                         sg->end < end && k + 1 < d->nseg ? sg->end : end,
+		                         NULL,
+		                         0};
 		if (parallel && k > k0)
 			started[k] = pthread_create(&th[k], NULL, seg_walk_run, &w[k]) == 0;
 	}
@@ -154,11 +166,24 @@ int highlight_range(const struct syntax_doc *d, uint32_t start, uint32_t end, st
 		if (!started[k])
 			seg_walk_run(&w[k]);
 	}
+	/* the segments' spans in order; a span cut by a seam joins its other half */
+	struct hl_span *spans = NULL;
+	size_t nspans = 0, aspans = 0;
 	for (size_t k = k0; k < k1; k++) {
 		if (started[k])
 			pthread_join(th[k], NULL);
+		size_t i = 0;
+		if (nspans && w[k].n && spans[nspans - 1].end == w[k].spans[0].start &&
+		    !strcmp(spans[nspans - 1].name, w[k].spans[0].name))
+			spans[nspans - 1].end = w[k].spans[i++].end;
+		xgrow((void **)&spans, &aspans, nspans + w[k].n, sizeof *spans);
+		if (w[k].n > i)
+			memcpy(spans + nspans, w[k].spans + i, (w[k].n - i) * sizeof *spans);
+		nspans += w[k].n - i;
+		free(w[k].spans);
 	}
-	best_spans(&b, hlm_name, m, out, n);
+	*out = spans;
+	*n = nspans;
 	return 0;
 }
 

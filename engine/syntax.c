@@ -111,6 +111,11 @@ static size_t skip_directive(const char *s, size_t n, size_t p, int *if_delta)
  */
 static size_t find_cuts(const char *s, size_t n, struct cut **out)
 {
+	static const unsigned char special[256] = {
+	    ['\n'] = 1, [' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\f'] = 1, ['\v'] = 1,
+	    ['#'] = 1,  ['/'] = 1, ['"'] = 1,  ['\''] = 1, ['{'] = 1,  ['}'] = 1,
+	    ['('] = 1,  [')'] = 1, ['['] = 1,  [']'] = 1,
+	};
 	struct cut *cuts = NULL;
 	size_t ncuts = 0, alloc = 0;
 	int braces = 0, parens = 0, ifs = 0, at_line_start = 1;
@@ -118,6 +123,14 @@ static size_t find_cuts(const char *s, size_t n, struct cut **out)
 	uint32_t row = 0;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
+		if (!special[(unsigned char)c]) {
+			/* a run of bytes that matter only as the line's last one */
+			while (i + 1 < n && !special[(unsigned char)s[i + 1]])
+				i++;
+			last = s[i];
+			at_line_start = 0;
+			continue;
+		}
 		if (c == '\n') {
 			row++;
 			if (braces == 0 && parens == 0 && ifs == 0 &&
