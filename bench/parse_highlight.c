@@ -3,6 +3,8 @@
  * file takes: a cold parse, a whole-file highlight, the two together (the
  * figure with a 20 ms target), a screen-sized window, and the incremental
  * path the code pane takes per keystroke (syntax_edit + highlight_update).
+ * It uses as many threads as syntax_threads() gives (online CPUs, at most
+ * 16) and reports the one-thread figure beside it.
  * The file is generated here (realistic kernels: tiled GEMM templates,
  * warp-shuffle reductions, elementwise kernels, launches); pass a path to
  * also write it out.  Figures are the median and the best of the runs.
@@ -206,7 +208,7 @@ int main(int argc, char **argv)
 
 	double parse[RUNS], hl[RUNS], both[RUNS], window[RUNS], edit[RUNS], outline_t[RUNS],
 	    tun[RUNS];
-	size_t nspans = 0, nerrors = 0;
+	size_t nspans = 0, nerrors = 0, nseg = 0;
 	for (int r = 0; r < RUNS; r++) {
 		double a = now_s();
 		struct syntax_doc *d = syntax_parse(src, len, err);
@@ -218,6 +220,7 @@ int main(int argc, char **argv)
 		hl[r] = c - b;
 		both[r] = c - a;
 		nspans = h.n;
+		nseg = d->nseg;
 		nerrors = syntax_errors(d, NULL, 0);
 
 		/* a 60-line screen in the middle of the file */
@@ -257,13 +260,29 @@ int main(int argc, char **argv)
 		highlight_free(&h);
 		syntax_free(d);
 	}
+	/* the same on one thread: one tree, nothing in parallel */
+	unsigned threads = syntax_threads();
+	double one[RUNS];
+	syntax_set_threads(1);
+	for (int r = 0; r < RUNS; r++) {
+		double a = now_s();
+		struct syntax_doc *d = syntax_parse(src, len, err);
+		struct highlight h = HIGHLIGHT_INIT;
+		highlight_all(&h, d, err);
+		one[r] = now_s() - a;
+		highlight_free(&h);
+		syntax_free(d);
+	}
+	syntax_set_threads(0);
+
 	struct stat_ms sb = summarize(both, RUNS);
 	printf("parse + highlight of a generated %u-line .cu (%zu bytes, %zu spans, %zu syntax "
-	       "errors), %d runs\n",
-	       lines, len, nspans, nerrors, RUNS);
+	       "errors), %d runs; %u threads, %zu segments\n",
+	       lines, len, nspans, nerrors, RUNS, threads, nseg);
 	report("parse (cold, whole file)", summarize(parse, RUNS));
 	report("highlight (whole file)", summarize(hl, RUNS));
 	report("parse + highlight (target: <= 20 ms)", sb);
+	report("the same on one thread (one tree)", summarize(one, RUNS));
 	report("highlight a 60-line window", summarize(window, RUNS));
 	report("keystroke: incremental reparse + re-highlight", summarize(edit, RUNS));
 	report("outline (whole file)", summarize(outline_t, RUNS));

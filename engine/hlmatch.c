@@ -1,7 +1,8 @@
 /*
  * hlmatch.c - reads highlights.scm (a subset of tree-sitter's query
  * language) into flat tables indexed by node symbol, and finds the
- * captures in one walk of a tree instead of through ts_query_cursor.
+ * captures in one walk of a tree (tswalk.c) instead of through
+ * ts_query_cursor.
  *
  * Alternations are expanded at compile time, so each pattern becomes one
  * or more alternation-free trees of steps.  Every step carrying a capture
@@ -11,7 +12,8 @@
  * against the candidate's chain of parent steps, and the other child
  * patterns of each step on the chain are matched against that ancestor's
  * children in order (greedy leftmost, which finds a match whenever one
- * exists, since each child pattern is matched on its own).
+ * exists, since each child pattern is matched on its own).  Predicate
+ * verdicts are remembered per text for the rest of a walk.
  */
 #include "hlmatch.h"
 
