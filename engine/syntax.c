@@ -169,7 +169,7 @@ static size_t find_cuts(const char *s, size_t n, struct cut **out)
 		if (c == '"' || c == '\'') {
 			for (i++; i < n && s[i] != c && s[i] != '\n'; i++)
 				if (s[i] == '\\' && i + 1 < n)
-					i++;
+					row += s[++i] == '\n'; /* an escape, or a continued line */
 			if (i < n && s[i] == '\n')
 				i--; /* an unterminated literal ends at its line */
 			last = c;
@@ -193,17 +193,17 @@ struct seg_job {
 	const char *src;
 	uint32_t len;
 	TSRange range;
-	TSTree *old; /* an edited old tree to reuse, or NULL */
-	TSTree *tree;
+	TSTree *tree; /* the result, or NULL when the parser gave up */
 };
 
 static void *seg_job_run(void *arg)
 {
 	struct seg_job *j = arg;
-	if (ts_parser_set_included_ranges(j->p, &j->range, 1))
-		j->tree = ts_parser_parse_string(j->p, j->old, j->src, j->len);
-	else
-		j->tree = NULL;
+	j->tree = ts_parser_set_included_ranges(j->p, &j->range, 1)
+	              ? ts_parser_parse_string(j->p, NULL, j->src, j->len)
+	              : NULL;
+	if (!j->tree)
+		ts_parser_reset(j->p);
 	return NULL;
 }
 

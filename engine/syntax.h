@@ -86,9 +86,9 @@ const TSLanguage *syntax_language(void);
 
 /*
  * How many threads (and so segments) syntax_parse() uses at most: the
- * number of online CPUs up to SYNTAX_MAX_SEGS, or KLOOP_PARSE_THREADS when
- * set (1 parses every source as one tree).  syntax_set_threads(0) goes
- * back to that default; a positive n overrides it (tests, benchmarks).
+ * number of online CPUs, up to SYNTAX_MAX_SEGS.  syntax_set_threads(n)
+ * overrides it (tests, benchmarks; 1 parses every source as one tree), and
+ * syntax_set_threads(0) goes back to the default.
  */
 unsigned syntax_threads(void);
 void syntax_set_threads(unsigned n);

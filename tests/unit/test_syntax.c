@@ -392,6 +392,17 @@ static void test_segments(void)
 	CHECK(d->nseg == 1, "the fooled cut is not kept (%zu segments)", d->nseg);
 	syntax_free(d);
 
+	/* a string continued over a newline before the cuts: the lines after it
+	 * keep their numbers */
+	sb_reset(&sb);
+	size_t third = (size_t)(strchr(src + n / 3, '\n') - src) + 1;
+	sb_add(&sb, src, third);
+	sb_adds(&sb, "const char *two_lines = \"one \\\ntwo\";\n");
+	sb_add(&sb, src + third, n - third);
+	d = parse_both(sb.buf, sb.len, 4, "a string continued over a newline");
+	CHECK(d->nseg > 1, "it is still cut into segments (%zu)", d->nseg);
+	syntax_free(d);
+
 	/* a #define's continuation lines are not code */
 	sb_reset(&sb);
 	size_t half = (size_t)(strchr(src + n / 2, '\n') - src) + 1;
