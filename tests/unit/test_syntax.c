@@ -287,6 +287,20 @@ static struct syntax_doc *parse_both(const char *src, size_t n, unsigned threads
 	return d;
 }
 
+/* src with text put at the start of the line after byte at, parsed both ways */
+static struct syntax_doc *parse_inserted(const char *src, size_t n, size_t at, const char *text,
+                                         unsigned threads, const char *what)
+{
+	size_t line = (size_t)(strchr(src + at, '\n') - src) + 1;
+	strbuf sb = STRBUF_INIT;
+	sb_add(&sb, src, line);
+	sb_adds(&sb, text);
+	sb_add(&sb, src + line, n - line);
+	struct syntax_doc *d = parse_both(sb.buf, sb.len, threads, what);
+	sb_free(&sb);
+	return d;
+}
+
 /* after an edit of d, it must equal a fresh whole parse of its text */
 static void check_edit(struct syntax_doc *d, size_t start, size_t old_end, const char *text,
                        const char *what)
@@ -394,22 +408,14 @@ static void test_segments(void)
 
 	/* a string continued over a newline before the cuts: the lines after it
 	 * keep their numbers */
-	sb_reset(&sb);
-	size_t third = (size_t)(strchr(src + n / 3, '\n') - src) + 1;
-	sb_add(&sb, src, third);
-	sb_adds(&sb, "const char *two_lines = \"one \\\ntwo\";\n");
-	sb_add(&sb, src + third, n - third);
-	d = parse_both(sb.buf, sb.len, 4, "a string continued over a newline");
+	d = parse_inserted(src, n, n / 3, "const char *two_lines = \"one \\\ntwo\";\n", 4,
+	                   "a string continued over a newline");
 	CHECK(d->nseg > 1, "it is still cut into segments (%zu)", d->nseg);
 	syntax_free(d);
 
 	/* a #define's continuation lines are not code */
-	sb_reset(&sb);
-	size_t half = (size_t)(strchr(src + n / 2, '\n') - src) + 1;
-	sb_add(&sb, src, half);
-	sb_adds(&sb, "#define OPEN_BODY \\\n  {\\\n}\n");
-	sb_add(&sb, src + half, n - half);
-	d = parse_both(sb.buf, sb.len, 8, "a #define holding a `}` line");
+	d = parse_inserted(src, n, n / 2, "#define OPEN_BODY \\\n  {\\\n}\n", 8,
+	                   "a #define holding a `}` line");
 	syntax_free(d);
 	sb_free(&sb);
 
