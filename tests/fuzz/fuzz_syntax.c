@@ -8,7 +8,7 @@
  * re-highlight equal to a full one, spliced results that parse, and (for
  * one clean input in eight, repeated past the size where sources are cut
  * into segments) a segmented parse, and an edit of it, equal to a whole
- * parse.
+ * parse, and highlighted the same.
  * Build and run: make fuzz FUZZ_SECONDS=60.
  */
 #include <stdint.h>
@@ -133,7 +133,8 @@ static void on_source(const char *a, size_t an, const char *b, size_t bn)
 	syntax_free(d);
 }
 
-/* d must hold the items and first error a whole parse of its text has */
+/* d must hold the items and first error a whole parse of its text has, and
+ * highlight (a segment per thread) as the whole parse does */
 static void same_as_whole(const struct syntax_doc *d)
 {
 	syntax_set_threads(1);
@@ -142,6 +143,11 @@ static void same_as_whole(const struct syntax_doc *d)
 	REQUIRE(w != NULL);
 	char *x = syntax_items_string(d), *y = syntax_items_string(w);
 	REQUIRE(!strcmp(x, y));
+	struct highlight hd = HIGHLIGHT_INIT, hw = HIGHLIGHT_INIT;
+	REQUIRE(highlight_all(&hd, d, NULL) == 0 && highlight_all(&hw, w, NULL) == 0);
+	REQUIRE(same(&hd, &hw));
+	highlight_free(&hd);
+	highlight_free(&hw);
 	struct syntax_error ea = {0}, eb = {0};
 	REQUIRE(syntax_first_error(d, &ea) == syntax_first_error(w, &eb));
 	REQUIRE(ea.byte == eb.byte && !strcmp(ea.msg, eb.msg));
