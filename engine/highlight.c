@@ -91,13 +91,9 @@ static const struct hlm *matcher(char *err)
 {
 	if (the_matcher)
 		return the_matcher;
-	const struct syntax_query_src *qs = syntax_query_srcs;
-	while (qs->name && strcmp(qs->name, "highlights") != 0)
-		qs++;
-	if (!qs->name) {
-		kl_err(err, "highlights.scm: no such query built into kloop");
+	const struct syntax_query_src *qs = syntax_query_src("highlights", err);
+	if (!qs)
 		return NULL;
-	}
 	the_matcher = hlm_compile(syntax_language(), "highlights.scm", qs->text, qs->len, err);
 	return the_matcher;
 }

@@ -931,11 +931,8 @@ static int load_preds(struct syntax_query *sq, uint32_t i, char *err)
 	return 0;
 }
 
-const struct syntax_query *syntax_query_get(const char *name, char *err)
+const struct syntax_query_src *syntax_query_src(const char *name, char *err)
 {
-	for (size_t i = 0; i < n_queries; i++)
-		if (strcmp(queries[i]->name, name) == 0)
-			return queries[i];
 	const struct syntax_query_src *qs = syntax_query_srcs;
 	while (qs->name && strcmp(qs->name, name) != 0)
 		qs++;
@@ -943,6 +940,17 @@ const struct syntax_query *syntax_query_get(const char *name, char *err)
 		kl_err(err, "%s.scm: no such query built into kloop", name);
 		return NULL;
 	}
+	return qs;
+}
+
+const struct syntax_query *syntax_query_get(const char *name, char *err)
+{
+	for (size_t i = 0; i < n_queries; i++)
+		if (strcmp(queries[i]->name, name) == 0)
+			return queries[i];
+	const struct syntax_query_src *qs = syntax_query_src(name, err);
+	if (!qs)
+		return NULL;
 	uint32_t off = 0;
 	TSQueryError qe = TSQueryErrorNone;
 	TSQuery *q = ts_query_new(syntax_language(), qs->text, (uint32_t)qs->len, &off, &qe);
