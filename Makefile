@@ -2,23 +2,36 @@
 CC      ?= cc
 PREFIX  ?= /usr/local
 BUILD   := build
+# where the programs go (make asan puts its own elsewhere)
+BIN     := bin
 TS_DIR  := grammars/node_modules
 TS_RT   := $(TS_DIR)/tree-sitter/vendor/tree-sitter/lib
 TS_CUDA := $(TS_DIR)/tree-sitter-cuda/src
 
 WARN    := -Wall -Wextra -Werror
 CFLAGS  ?= -O2 -g
-KCFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Iengine -Isessions -Icli -Itui \
-           -I$(TS_RT)/include -I/usr/include/cjson -MMD -MP
+# Layers (docs/ARCHITECTURE.md): each sees only its own headers and those
+# below it, so an include that points up (engine -> sessions, say) fails to build.
+ENGINE_INC := -Iinclude -Iengine -Iengine/measure -Iengine/code -Iengine/llm -I$(TS_RT)/include
+SESS_INC   := $(ENGINE_INC) -Isessions
+TUI_INC    := $(SESS_INC) -Itui
+CLI_INC    := $(TUI_INC) -Icli
+KCFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -I/usr/include/cjson -MMD -MP
 LIBS    := -lcjson -ldl -lm -pthread
+# the innovation archive (sessions/archive.c): SQLite with FTS5, Debian's libsqlite3-dev
+SQL_LIBS := -lsqlite3
 UI_LIBS := -lncursesw -ledit -lcurl
 
-ENGINE_SRC := $(filter-out engine/worker_main.c,$(wildcard engine/*.c)) $(wildcard sessions/*.c)
+ENGINE_SRC := $(wildcard engine/*.c engine/*/*.c)
+SESS_SRC   := $(wildcard sessions/*.c)
 CLI_SRC    := $(wildcard cli/*.c)
 TUI_SRC    := $(wildcard tui/*.c)
+WORKER_SRC := $(wildcard worker/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
+SESS_OBJ   := $(SESS_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TUI_OBJ    := $(TUI_SRC:%.c=$(BUILD)/%.o)
+WORKER_OBJ := $(WORKER_SRC:%.c=$(BUILD)/%.o)
 TS_OBJ     := $(BUILD)/ts/runtime.o $(BUILD)/ts/cuda_parser.o $(BUILD)/ts/cuda_scanner.o
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -26,24 +39,25 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 # kloop's own GPU kernels (checks and input generation on the device), built
 # where nvcc is installed; without them the cuda backend checks on the CPU
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
-CUDA_LIB := $(if $(NVCC),bin/libkloop-cuda.so)
+CUDA_LIB := $(if $(NVCC),$(BIN)/libkloop-cuda.so)
 
-all: bin/kloop bin/kloop-worker $(CUDA_LIB)
+all: $(BIN)/kloop $(BIN)/kloop-worker $(CUDA_LIB)
 
-bin/libkloop-cuda.so: engine/device_kernels.cu
-	@mkdir -p bin
+$(BIN)/libkloop-cuda.so: engine/measure/device_kernels.cu
+	@mkdir -p $(BIN)
 	$(NVCC) -O3 -std=c++17 -shared -Xcompiler -fPIC --cudart shared \
 		-gencode arch=compute_75,code=compute_75 -gencode arch=compute_90,code=sm_90 -o $@ $<
 
 $(TS_RT)/src/lib.c $(TS_CUDA)/parser.c:
 	@echo "kloop: the tree-sitter runtime and CUDA grammar are missing: run 'make deps' first" >&2; exit 1
 
+$(ENGINE_OBJ) $(WORKER_OBJ): INC := $(ENGINE_INC)
+$(SESS_OBJ): INC := $(SESS_INC)
+$(TUI_OBJ): INC := $(TUI_INC)
+$(CLI_OBJ): INC := $(CLI_INC)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(KCFLAGS) $(CFLAGS) -c $< -o $@
-
-# the tree walk reads the pinned runtime's internal headers (engine/tswalk.c)
-$(BUILD)/engine/tswalk.o: KCFLAGS += -I$(TS_RT)/src -Wno-unused-parameter
+	$(CC) $(KCFLAGS) $(INC) $(CFLAGS) -c $< -o $@
 
 # third-party generated code: built without -Werror, never edited
 $(BUILD)/ts/runtime.o: $(TS_RT)/src/lib.c
@@ -60,26 +74,42 @@ $(BUILD)/libkloop.a: $(ENGINE_OBJ) $(TS_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# a running session (sessions/): the journal, the fold, the runner
+$(BUILD)/libkloopsess.a: $(SESS_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
 # the front ends (tui/): the TUI, the line REPL and the command language
 $(BUILD)/libkloopui.a: $(TUI_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-bin/kloop: $(CLI_OBJ) $(BUILD)/libkloopui.a $(BUILD)/libkloop.a
-	@mkdir -p bin
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libkloopui.a $(BUILD)/libkloop.a $(LIBS) $(UI_LIBS)
+KLOOP_LIBS := $(BUILD)/libkloopui.a $(BUILD)/libkloopsess.a $(BUILD)/libkloop.a
 
-bin/kloop-worker: $(BUILD)/engine/worker_main.o $(BUILD)/libkloop.a
-	@mkdir -p bin
-	$(CC) $(CFLAGS) -rdynamic -o $@ $^ $(LIBS)
+$(BIN)/kloop: $(CLI_OBJ) $(KLOOP_LIBS)
+	@mkdir -p $(BIN)
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(KLOOP_LIBS) $(LIBS) $(UI_LIBS) $(SQL_LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(BUILD)/libkloopui.a $(BUILD)/libkloop.a
+$(BIN)/kloop-worker: $(WORKER_OBJ) $(BUILD)/libkloop.a
+	@mkdir -p $(BIN)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+# tests see every layer
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(KLOOP_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(KCFLAGS) -Itests/unit $(CFLAGS) -o $@ $< $(BUILD)/libkloopui.a $(BUILD)/libkloop.a \
-		$(LIBS) $(UI_LIBS)
+	$(CC) $(KCFLAGS) $(CLI_INC) -Itests/unit $(CFLAGS) -o $@ $< $(KLOOP_LIBS) \
+		$(LIBS) $(UI_LIBS) $(SQL_LIBS)
 
-test: all $(UNIT_BIN)
+test: format-check all $(UNIT_BIN)
 	@sh tests/run.sh $(UNIT_BIN)
+
+# .clang-format on every C file of ours (clang-format 14, Debian 12's, from make deps)
+FORMAT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find engine sessions tui cli worker tests bench include -name '*.[ch]')
+format:
+	clang-format -i $(FORMAT_SRC)
+format-check:
+	@out=$$(for f in $(FORMAT_SRC); do clang-format --dry-run -Werror "$$f" >/dev/null 2>&1 || echo "$$f"; done); \
+	if [ -n "$$out" ]; then echo "format-check: not formatted with .clang-format (run 'make format'):" $$out >&2; exit 1; fi
 
 run: all
 	./bin/kloop
@@ -97,36 +127,64 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/share/kloop/prompts
 	install -m 644 prompts/*.md $(DESTDIR)$(PREFIX)/share/kloop/prompts/
 	cp -r tasks $(DESTDIR)$(PREFIX)/share/kloop/
-	install -m 644 engine/torchref.py $(DESTDIR)$(PREFIX)/share/kloop/
+	install -m 644 engine/measure/torchref.py $(DESTDIR)$(PREFIX)/share/kloop/
 
 clean:
-	rm -rf $(BUILD) bin tests/out
+	rm -rf $(BUILD) bin tests/out $(ASAN_DIR)
 
-.PHONY: all test run deps bench install clean
--include $(ENGINE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TUI_OBJ:.o=.d)
+.PHONY: all test run deps bench install clean format format-check
+
+# --- make asan (issue 14): everything built with ASan + UBSan (-O1, frame
+# pointers, UB fatal) in build-asan/, then the whole suite run on those
+# binaries: the unit tests, and the e2e scripts through KLOOP; then the
+# readers' fuzzers (clang) for ASAN_FUZZ_SECONDS each.  The data directories
+# a build tree finds next to bin/ are linked in.  Leak checking is off: the
+# programs end through exit() with their state still reachable.  GCC leaves
+# float-cast-overflow out of -fsanitize=undefined: it is named, as a NaN
+# converted to an int is the kind of bug the fuzzers found.
+ASAN_DIR   := build-asan
+ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined,float-cast-overflow \
+              -fno-sanitize-recover=undefined
+ASAN_ENV   := ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_stack_use_after_return=0 \
+              UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+asan:
+	$(MAKE) BUILD=$(ASAN_DIR)/obj BIN=$(ASAN_DIR)/bin NVCC= CFLAGS="$(ASAN_FLAGS)" all \
+		$(UNIT_BIN:$(BUILD)/%=$(ASAN_DIR)/obj/%)
+	@for d in prompts tasks include engine; do ln -sfn ../$$d $(ASAN_DIR)/$$d; done
+	$(ASAN_ENV) KLOOP=$(ASAN_DIR)/bin/kloop KILL9_N=$(ASAN_KILL9_N) \
+		sh tests/run.sh $(UNIT_BIN:$(BUILD)/%=$(ASAN_DIR)/obj/%)
+	$(MAKE) fuzz-readers FUZZ_SECONDS=$(ASAN_FUZZ_SECONDS)
+# under the sanitizers the kill -9 suite runs 50 kills (make test: 200), and
+# each reader's fuzzer a short while
+ASAN_KILL9_N      := 50
+ASAN_FUZZ_SECONDS := 10
+.PHONY: asan
+-include $(ENGINE_OBJ:.o=.d) $(SESS_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TUI_OBJ:.o=.d) $(WORKER_OBJ:.o=.d)
 
 # --- code intelligence (issue 4): kloop's tree-sitter queries, embedded ----
 QUERY_SCM := $(sort $(wildcard grammars/queries/*.scm))
 $(BUILD)/gen/queries.c: $(QUERY_SCM) scripts/embed_queries.sh
 	@mkdir -p $(dir $@)
 	sh scripts/embed_queries.sh $(QUERY_SCM) >$@.tmp && mv $@.tmp $@
-$(BUILD)/gen/queries.o: $(BUILD)/gen/queries.c engine/syntax.h
-	$(CC) $(KCFLAGS) $(CFLAGS) -c $< -o $@
+$(BUILD)/gen/queries.o: $(BUILD)/gen/queries.c engine/code/syntax.h
+	$(CC) $(KCFLAGS) $(ENGINE_INC) $(CFLAGS) -c $< -o $@
 $(BUILD)/libkloop.a: $(BUILD)/gen/queries.o
 # the outline command's test compiles cli/cmd_outline.c into itself
 $(BUILD)/tests/test_cmd_outline: cli/cmd_outline.c
 
-# --- fuzzing (issue 4): `make fuzz FUZZ_SECONDS=60` runs the libFuzzer target
-# tests/fuzz/fuzz_syntax.c (clang, ASan + UBSan) from tests/fuzz/corpus and the tree-sitter fixtures;
-# new inputs and crash-* files land in build/fuzz/.
+# --- fuzzing (issues 4, 14): `make fuzz FUZZ_SECONDS=60` runs each libFuzzer
+# target tests/fuzz/fuzz_*.c (clang, ASan + UBSan) for FUZZ_SECONDS: syntax
+# (from tests/fuzz/corpus and the tree-sitter fixtures), and the readers of
+# untrusted bytes, each from its seeds in tests/fuzz/seeds/NAME: journal,
+# sse, reply (fences, candidates, ideas), task (task.json), protocol (the
+# worker's line reader).  New inputs and crash-* files land in build/fuzz/.
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O2 $(FUZZ_SAN) -Iengine -I$(TS_RT)/include -I$(TS_RT)/src \
-                -I/usr/include/cjson
-FUZZ_SRC     := engine/syntax.c engine/highlight.c engine/hlmatch.c engine/tswalk.c \
-                engine/outline.c engine/splice.c engine/tunables.c engine/util.c
+FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O2 $(FUZZ_SAN) -Iinclude -Iengine -Iengine/code -Iengine/llm \
+                -Iengine/measure -Isessions -I$(TS_RT)/include -I$(TS_RT)/src -I/usr/include/cjson
+FUZZ_SRC     := $(wildcard engine/code/*.c) engine/util.c
 FUZZ_TS      := $(FUZZ_DIR)/ts_runtime.o $(FUZZ_DIR)/ts_parser.o $(FUZZ_DIR)/ts_scanner.o
 
 # the runtime: edge coverage only (comparison tracing made it 5x slower)
@@ -142,13 +200,41 @@ $(FUZZ_DIR)/ts_parser.o: $(TS_CUDA)/parser.c
 $(FUZZ_DIR)/ts_scanner.o: $(TS_CUDA)/scanner.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -g -O2 -w $(FUZZ_SAN) -fsanitize=fuzzer-no-link -I$(TS_CUDA) -c $< -o $@
-$(FUZZ_DIR)/fuzz_syntax: tests/fuzz/fuzz_syntax.c $(FUZZ_SRC) $(wildcard engine/*.h) \
+$(FUZZ_DIR)/fuzz_syntax: tests/fuzz/fuzz_syntax.c $(FUZZ_SRC) $(wildcard engine/*.h engine/code/*.h) \
 		$(BUILD)/gen/queries.c $(FUZZ_TS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ tests/fuzz/fuzz_syntax.c $(FUZZ_SRC) \
 		$(BUILD)/gen/queries.c $(FUZZ_TS) -lcjson -lm -pthread
-fuzz: $(FUZZ_DIR)/fuzz_syntax
+# the readers of untrusted bytes: each target with the sources it needs
+FUZZ_READERS := journal sse reply task protocol
+FUZZ_SRC_journal  := sessions/journal.c sessions/session.c sessions/state.c sessions/event.c \
+                     sessions/replay.c engine/measure/status.c engine/llm/ideas.c engine/code/fence.c engine/util.c
+FUZZ_SRC_sse      := engine/llm/sse.c engine/util.c
+FUZZ_SRC_task     := engine/task.c engine/util.c
+FUZZ_SRC_protocol := engine/util.c
+FUZZ_SRC_reply    := engine/llm/reply.c engine/llm/ideas.c $(FUZZ_SRC) $(BUILD)/gen/queries.c $(FUZZ_TS)
+FUZZ_HDRS := $(wildcard include/*.h engine/*.h engine/*/*.h sessions/*.h)
+define fuzz_rule
+$$(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(FUZZ_SRC_$(1)) $$(FUZZ_HDRS)
+	@mkdir -p $$(FUZZ_DIR)
+	$$(FUZZ_CC) $$(FUZZ_CFLAGS) -fsanitize=fuzzer -o $$@ tests/fuzz/fuzz_$(1).c $$(FUZZ_SRC_$(1)) \
+		-lcjson -lm -pthread
+endef
+$(foreach t,$(FUZZ_READERS),$(eval $(call fuzz_rule,$(t))))
+FUZZ_OPTS := -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=4096 -print_final_stats=1
+
+fuzz: $(FUZZ_DIR)/fuzz_syntax $(FUZZ_READERS:%=$(FUZZ_DIR)/fuzz_%)
 	@mkdir -p $(FUZZ_DIR)/corpus
-	cd $(FUZZ_DIR) && ./fuzz_syntax -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
-		-timeout=30 -rss_limit_mb=4096 -print_final_stats=1 corpus $(CURDIR)/tests/fuzz/corpus \
+	cd $(FUZZ_DIR) && ./fuzz_syntax $(FUZZ_OPTS) -max_len=16384 corpus $(CURDIR)/tests/fuzz/corpus \
 		$(CURDIR)/tests/fixtures/cuda_src
-.PHONY: fuzz
+	@$(MAKE) --no-print-directory fuzz-readers
+# the readers only (make asan runs them briefly: FUZZ_SECONDS=10)
+fuzz-readers: $(FUZZ_READERS:%=$(FUZZ_DIR)/fuzz_%)
+	@set -e; for t in $(FUZZ_READERS); do \
+		mkdir -p $(FUZZ_DIR)/corpus_$$t; \
+		echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
+		(cd $(FUZZ_DIR) && ./fuzz_$$t $(FUZZ_OPTS) -max_len=65536 corpus_$$t \
+			$(CURDIR)/tests/fuzz/seeds/$$t 2>fuzz_$$t.log) || \
+			{ tail -n 40 $(FUZZ_DIR)/fuzz_$$t.log; echo "fuzz_$$t: FAILED (see $(FUZZ_DIR)/fuzz_$$t.log)"; exit 1; }; \
+		grep -E '^stat::number_of_executed_units|^Done' $(FUZZ_DIR)/fuzz_$$t.log | tail -2; \
+	done
+.PHONY: fuzz fuzz-readers

@@ -26,5 +26,11 @@ extern const struct cmd_entry cmd_outline_entry;
 extern const struct cmd_entry cmd_open_entry;
 extern const struct cmd_entry cmd_shell_entry;
 extern const struct cmd_entry cmd_replay_entry;
+extern const struct cmd_entry cmd_archive_entry;
+extern const struct cmd_entry cmd_report_entry;
+extern const struct cmd_entry cmd_export_entry;
+extern const struct cmd_entry cmd_profile_entry;
+extern const struct cmd_entry cmd_search_entry;
+extern const struct cmd_entry cmd_translate_entry;
 
 #endif

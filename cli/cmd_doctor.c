@@ -1,9 +1,12 @@
 /*
  * cmd_doctor.c - `kloop doctor`: what kloop can use on this machine
- * (compilers, GPU, Python and PyTorch, the grammar, the configuration, LLM
+ * (compilers, GPU, Python and PyTorch, the grammar, the configuration, the
+ * LLM provider, model and endpoint, tried with a real request, and the
  * keys), each on one line, never printing a key.
  */
 #include <cJSON.h>
+#include <curl/curl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,18 +14,23 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "cand.h"
 #include "cmd.h"
 #include "compile.h"
 #include "config.h"
+#include "doctor_workers.h"
+#include "llm.h"
 #include "proc.h"
 #include "task.h"
 #include "torchref.h"
+#include "libs.h"
 #include "util.h"
 
 static int json;
 static cJSON *report;
 
-static void line(const char *zWhat, int ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void line(const char *zWhat, int ok, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void line(const char *zWhat, int ok, const char *fmt, ...)
 {
 	strbuf sb = STRBUF_INIT;
@@ -31,13 +39,58 @@ static void line(const char *zWhat, int ok, const char *fmt, ...)
 	sb_vaddf(&sb, fmt, ap);
 	va_end(ap);
 	if (json) {
-		cJSON *o = cJSON_AddObjectToObject(report, zWhat);
-		cJSON_AddBoolToObject(o, "ok", ok);
-		cJSON_AddStringToObject(o, "detail", sb.buf);
+		/* one key per check: a second line of the same check (two keys
+		 * looked at) joins the first one's details; it is ok when one is */
+		cJSON *o = cJSON_GetObjectItem(report, zWhat);
+		if (o) {
+			const char *d = cJSON_GetStringValue(cJSON_GetObjectItem(o, "detail"));
+			char *both = xasprintf("%s; %s", d ? d : "", sb.buf);
+			cJSON_ReplaceItemInObject(o, "detail", cJSON_CreateString(both));
+			free(both);
+			/* one of them is enough (a key for either provider) */
+			if (ok)
+				cJSON_ReplaceItemInObject(o, "ok", cJSON_CreateBool(1));
+		} else {
+			o = cJSON_AddObjectToObject(report, zWhat);
+			cJSON_AddBoolToObject(o, "ok", ok);
+			cJSON_AddStringToObject(o, "detail", sb.buf);
+		}
 	} else {
 		printf("%-11s %s  %s\n", zWhat, ok ? "ok " : "-- ", sb.buf);
 	}
 	sb_free(&sb);
+}
+
+/*
+ * The libraries candidates can link (cuBLAS, cuBLASLt, cuDNN, CUTLASS: found
+ * or not; missing ones are fine unless a task names them) and those the
+ * configuration's libs = names (each must be found).
+ */
+static void check_libs(const char *zConfigured)
+{
+	char err[KL_ERRLEN];
+	for (int i = 0; libs_known[i]; i++) {
+		struct libs L = {0};
+		char key[64];
+		snprintf(key, sizeof key, "lib %s", libs_known[i]);
+		if (libs_add(&L, libs_known[i], NULL, err) == 0)
+			line(key, 1, "%s", L.a[0].zFound);
+		else
+			line(key, 0, "not found (only tasks that name it need it): %s", err);
+		libs_free(&L);
+	}
+	char *p = xstrdup(zConfigured ? zConfigured : "");
+	for (char *save, *w = strtok_r(p, " ,", &save); w; w = strtok_r(NULL, " ,", &save)) {
+		struct libs L = {0};
+		char key[160];
+		snprintf(key, sizeof key, "libs= %s", w);
+		if (libs_add(&L, w, NULL, err) == 0)
+			line(key, 1, "%s", L.a[0].zFound);
+		else
+			line(key, 0, "%s (named by libs= in the config)", err);
+		libs_free(&L);
+	}
+	free(p);
 }
 
 /* the first line of `cmd --version` (nvcc: its last line), or NULL */
@@ -72,18 +125,156 @@ static void tool(const char *zWhat, const char *env, const char *dflt, int last)
 	free(v);
 }
 
+static size_t sink(char *p, size_t size, size_t n, void *arg)
+{
+	strbuf *sb = arg;
+	if (sb->len < 65536)
+		sb_add(sb, p, size * n);
+	return size * n;
+}
+
+/*
+ * The LLM lines: the provider, model and base URL the configuration (and
+ * the flags) name, and the endpoint tried: GET BASE/models (OpenAI) or
+ * BASE/v1/models (Anthropic) with the key, within timeoutS.
+ */
+static void llm_lines(const struct config *cfg, double timeoutS)
+{
+	struct llm_config lc;
+	char err[KL_ERRLEN];
+	if (!cfg->zProvider || !*cfg->zProvider) {
+		line("llm", 0,
+		     "no LLM provider is configured (give --provider openai|anthropic|command with "
+		     "--model and --base-url, or set provider, model and base_url in %s)",
+		     "$XDG_CONFIG_HOME/kloop/config");
+		return;
+	}
+	int rc = llm_config_from(&lc, cfg, err);
+	int anth = !strcmp(cfg->zProvider, "anthropic");
+	const char *base = cfg->zBaseUrl && *cfg->zBaseUrl ? cfg->zBaseUrl
+	                   : anth                          ? "https://api.anthropic.com"
+	                                                   : "https://api.openai.com/v1";
+	if (!strcmp(cfg->zProvider, "command")) {
+		line("llm", rc == 0, "provider command, model %s, command %s%s%s",
+		     cfg->zModel ? cfg->zModel : "(none)", cfg->zCommand ? cfg->zCommand : "(none)",
+		     rc ? ": " : "", rc ? err : "");
+		return;
+	}
+	line("llm", rc == 0, "provider %s, model %s, base URL %s%s%s", cfg->zProvider,
+	     cfg->zModel && *cfg->zModel ? cfg->zModel : "(none)", base, rc ? ": " : "",
+	     rc ? err : "");
+	if (rc < 0)
+		return;
+	char *url = xasprintf("%s%s/models", base, anth && !strstr(base, "/v1") ? "/v1" : "");
+	/* trailing slashes of the base do not double */
+	for (char *p = strstr(url, "//models"); p; p = strstr(url, "//models"))
+		memmove(p, p + 1, strlen(p));
+	CURL *c = curl_easy_init();
+	struct curl_slist *h = NULL;
+	strbuf body = STRBUF_INIT;
+	if (lc.zApiKey && *lc.zApiKey) {
+		char *hd = anth ? xasprintf("x-api-key: %s", lc.zApiKey)
+		                : xasprintf("Authorization: Bearer %s", lc.zApiKey);
+		h = curl_slist_append(h, hd);
+		free(hd);
+	}
+	if (anth)
+		h = curl_slist_append(h, "anthropic-version: 2023-06-01");
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(timeoutS * 1000));
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeoutS * 1000));
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+	CURLcode cr = curl_easy_perform(c);
+	long status = 0;
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	if (cr != CURLE_OK) {
+		line("endpoint", 0, "GET %s: %s", url, curl_easy_strerror(cr));
+	} else if (status >= 200 && status < 300) {
+		cJSON *j = cJSON_ParseWithLength(body.buf ? body.buf : "", body.len);
+		cJSON *data = cJSON_GetObjectItem(j, "data");
+		int n = cJSON_IsArray(data) ? cJSON_GetArraySize(data) : -1, found = 0;
+		cJSON *m;
+		cJSON_ArrayForEach(m, data)
+		{
+			const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(m, "id"));
+			found |= id && cfg->zModel && !strcmp(id, cfg->zModel);
+		}
+		if (n < 0)
+			line("endpoint", 1, "GET %s: HTTP %ld", url, status);
+		else
+			line("endpoint", 1, "GET %s: HTTP %ld, %d model%s%s", url, status, n,
+			     n == 1 ? "" : "s",
+			     found ? ", the configured one among them"
+			           : ", the configured model is not listed");
+		cJSON_Delete(j);
+	} else {
+		line("endpoint", status == 404 || status == 405, "GET %s: HTTP %ld%s", url, status,
+		     status == 401 || status == 403 ? " (the key was refused)"
+		     : status == 404 || status == 405
+		         ? " (the server answers but lists no models; requests may still work)"
+		         : "");
+	}
+	sb_free(&body);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	free(url);
+}
+
+/* replace *pz by a copy of z */
+static void set(char **pz, const char *z)
+{
+	free(*pz);
+	*pz = xstrdup(z);
+}
+
 static int exec_doctor(int argc, char **argv)
 {
+	const char *zProv = NULL, *zModel = NULL, *zBase = NULL, *zWorkers = NULL;
+	double timeoutS = 5;
+	int workers = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = 1;
-		else
+		else if (!strcmp(argv[i], "--workers"))
+			workers = 1;
+		else if (!strncmp(argv[i], "--workers=", 10))
+			workers = 1, zWorkers = argv[i] + 10;
+		else if (!strcmp(argv[i], "--provider") && i + 1 < argc)
+			zProv = argv[++i];
+		else if (!strcmp(argv[i], "--model") && i + 1 < argc)
+			zModel = argv[++i];
+		else if (!strcmp(argv[i], "--base-url") && i + 1 < argc)
+			zBase = argv[++i];
+		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
+			char *end;
+			timeoutS = strtod(argv[++i], &end);
+			if (*end || !(timeoutS > 0 && timeoutS <= 600)) {
+				fprintf(stderr,
+				        "kloop doctor: --timeout: expected seconds (0 to 600), got "
+				        "'%s'\n",
+				        argv[i]);
+				return 2;
+			}
+		} else
 			return cmd_usage(&cmd_doctor_entry);
 	}
+	/* a worker tried that dies early (an unreachable ssh host) closes its
+	 * pipe: the write fails with EPIPE and is reported, it must not kill
+	 * doctor (pool.sh's doctor --workers ended with 141 now and then) */
+	signal(SIGPIPE, SIG_IGN);
 	report = cJSON_CreateObject();
 	char err[KL_ERRLEN];
 	struct config cfg;
 	int cfgOk = config_load(&cfg, err) == 0;
+	if (zProv)
+		set(&cfg.zProvider, zProv);
+	if (zModel)
+		set(&cfg.zModel, zModel);
+	if (zBase)
+		set(&cfg.zBaseUrl, zBase);
 	char *cp = config_path();
 	if (!cfgOk)
 		line("config", 0, "%s", err);
@@ -94,13 +285,15 @@ static int exec_doctor(int argc, char **argv)
 	tool("c++", "KLOOP_CXX", "c++", 0);
 	tool("nvcc", "KLOOP_NVCC", "nvcc", 1);
 	char *w = path_join(exe_dir(), "kloop-worker");
-	line("worker", access(w, X_OK) == 0, "%s%s", w, access(w, X_OK) == 0 ? "" : " is missing (run make)");
+	line("worker", access(w, X_OK) == 0, "%s%s", w,
+	     access(w, X_OK) == 0 ? "" : " is missing (run make)");
 	free(w);
 	char *h = path_join(compile_include_dir(), "kloop.h");
 	line("abi", path_exists(h), "%s%s", h, path_exists(h) ? "" : " is missing");
 	free(h);
 	line("tasks", path_exists(task_bundled_dir()), "%s", task_bundled_dir());
 	struct backend *b = backend_cuda_new(0, err);
+	int haveGpu = b != NULL;
 	if (b) {
 		line("gpu", 1, "%s", b->zDevice);
 		b->destroy(b);
@@ -120,17 +313,36 @@ static int exec_doctor(int argc, char **argv)
 		line("python", 0, "%s cannot be run (set python= in the config or --python)", py);
 		line("pytorch", 0, "not checked");
 	} else {
-		line("python", 1, "%s: Python %s", py, cJSON_GetStringValue(cJSON_GetObjectItem(chk, "python")));
+		line("python", 1, "%s: Python %s", py,
+		     cJSON_GetStringValue(cJSON_GetObjectItem(chk, "python")));
 		const char *tv = cJSON_GetStringValue(cJSON_GetObjectItem(chk, "torch"));
 		const char *dev = cJSON_GetStringValue(cJSON_GetObjectItem(chk, "device"));
 		if (tv)
-			line("pytorch", 1, "torch %s%s%s", tv, dev ? " on " : " (no CUDA)", dev ? dev : "");
+			line("pytorch", 1, "torch %s%s%s", tv, dev ? " on " : " (no CUDA)",
+			     dev ? dev : "");
 		else
-			line("pytorch", 0, "PyTorch is not installed for %s (PyTorch references need it)", py);
+			line("pytorch", 0,
+			     "PyTorch is not installed for %s (PyTorch references need it)", py);
 	}
 	cJSON_Delete(chk);
 	free(out);
 	line("grammar", 1, "tree-sitter runtime and CUDA grammar compiled in");
+	char serr[KL_ERRLEN];
+	if (cfg.noSandbox)
+		line("sandbox", 0,
+		     "off in the configuration (sandbox = off): candidates run "
+		     "unsandboxed");
+	else if (cand_sandbox_probe(serr) < 0)
+		line("sandbox", 0, "%s", serr);
+	else if (!cfg.sandboxOn && haveGpu)
+		line("sandbox", 0,
+		     "bubblewrap works, but on the GPU candidates run unsandboxed unless "
+		     "sandbox = on (or --sandbox): the GPU sandbox has not passed its GPU test");
+	else
+		line("sandbox", 1,
+		     "bubblewrap: candidates run without network, home, session or "
+		     "cache, in a private /tmp");
+	check_libs(cfg.zLibs);
 	const char *keyEnv = cfg.zApiKeyEnv;
 	const char *names[] = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", keyEnv};
 	for (size_t i = 0; i < 3; i++) {
@@ -139,6 +351,19 @@ static int exec_doctor(int argc, char **argv)
 		const char *v = getenv(names[i]);
 		line("llm key", v && *v, "%s is %s", names[i], v && *v ? "set" : "not set");
 	}
+	llm_lines(&cfg, timeoutS);
+	int rc = 0;
+	if (workers) {
+		/* each configured worker started and tried (the backend the session would use) */
+		const char *be = cfg.zBackend ? cfg.zBackend : (haveGpu ? "cuda" : "host");
+		if (!json)
+			printf("workers (%s backend, %s):\n", be,
+			       zWorkers       ? zWorkers
+			       : cfg.zWorkers ? cfg.zWorkers
+			                      : "local");
+		rc = doctor_workers(zWorkers ? zWorkers : cfg.zWorkers, be, cfg.jobs, cfg.zPython,
+		                    json ? report : NULL);
+	}
 	if (json) {
 		char *z = cJSON_Print(report);
 		printf("%s\n", z);
@@ -146,12 +371,14 @@ static int exec_doctor(int argc, char **argv)
 	}
 	cJSON_Delete(report);
 	config_free(&cfg);
-	return 0;
+	return rc;
 }
 
 const struct cmd_entry cmd_doctor_entry = {
-	.name = "doctor",
-	.usage = "[--json]",
-	.help = "check compilers, GPU, Python and PyTorch, grammar, configuration and LLM keys",
-	.exec = exec_doctor,
+    .name = "doctor",
+    .usage = "[--json] [--workers[=SPEC]] [--provider P --model M --base-url URL] [--timeout S]",
+    .help = "check compilers, GPU, Python and PyTorch, grammar, configuration, LLM keys, and the "
+            "LLM provider, model and endpoint (a real request, --timeout seconds, 5 by default); "
+            "--workers starts each configured worker and tries it",
+    .exec = exec_doctor,
 };

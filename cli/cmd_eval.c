@@ -13,60 +13,46 @@
 #include "backend.h"
 #include "cmd.h"
 #include "compile.h"
-#include "config.h"
-#include "loop.h"
-#include "opts.h"
+#include "flags.h"
 #include "result.h"
-#include "session.h"
-#include "task.h"
+#include "runner.h"
 #include "util.h"
-#include "worker.h"
 
 #define SOURCE_MAX (8u << 20)
 
 struct src {
-	char *zPath;    /* as given */
-	char *zName;    /* base name */
-	strbuf text;    /* contents */
-	int job;        /* worker job id */
-	int candId;     /* session candidate id, or 0 */
-	cJSON *result;  /* the verdict */
-	int isSeed;     /* one of the task's seeds */
+	const char *zPath; /* as given */
+	char *zName;       /* base name */
+	strbuf text;       /* contents */
+	int candId;        /* the session's candidate */
 };
 
 struct run {
-	struct src *a;
-	int n;
-	int done;
-	struct loop *l;
-	int tty;        /* progress lines on stderr */
-	const char *zBackend;
+	struct runner *rn;
+	int tty; /* progress lines on stderr */
 };
 
-static void on_done(int job, cJSON *result, void *arg)
+/* the runner's notes: journal messages, and progress on a terminal */
+static void on_note(void *arg, const struct runner_note *n)
 {
 	struct run *r = arg;
-	for (int i = 0; i < r->n; i++)
-		if (r->a[i].job == job) {
-			r->a[i].result = cJSON_Duplicate(result, 1);
-			r->done++;
-		}
-	if (r->done == r->n)
-		loop_stop(r->l);
-}
-
-static void on_progress(int job, const char *zStage, int k, void *arg)
-{
-	struct run *r = arg;
-	if (!r->tty)
+	if (n->kind == RUNNER_MESSAGE) {
+		fprintf(stderr, "kloop: warning: %s", n->zText);
+		if (*n->zText && n->zText[strlen(n->zText) - 1] != '\n')
+			fputc('\n', stderr);
 		return;
-	for (int i = 0; i < r->n; i++)
-		if (r->a[i].job == job) {
-			if (k > 0)
-				fprintf(stderr, "\r\033[K%s: %s %d", r->a[i].zName, zStage, k);
-			else
-				fprintf(stderr, "\r\033[K%s: %s", r->a[i].zName, zStage);
-		}
+	}
+	const struct runner_job *j = r->tty && r->rn && n->kind == RUNNER_CHANGED && n->cand
+	                                 ? runner_job_of(r->rn, n->cand)
+	                                 : NULL;
+	const struct cand *c = j ? state_cand(runner_state(r->rn), n->cand) : NULL;
+	if (!c || !strcmp(j->zStage, "queued"))
+		return;
+	if (j->k > 0)
+		term_ctl(stderr, "\r\033[K"),
+		    fprintf(stderr, "%s: %s %d", c->zName, j->zStage, j->k);
+	else
+		term_ctl(stderr, "\r\033[K"), fprintf(stderr, "%s: %s", c->zName, j->zStage);
 }
 
 static const struct cmd_entry *self = &cmd_eval_entry;
@@ -76,20 +62,25 @@ static int read_source(struct src *s, const char *zBackend, char *err)
 	s->zName = xstrdup(strrchr(s->zPath, '/') ? strrchr(s->zPath, '/') + 1 : s->zPath);
 	int lang = compile_lang_from_name(s->zName);
 	if (lang < 0)
-		return kl_err(err, "%s: unknown source language (expected a .c, .cpp or .cu file)", s->zPath);
+		return kl_err(err, "%s: unknown source language (expected a .c, .cpp or .cu file)",
+		              s->zPath);
 	if (lang == LANG_CUDA && strcmp(zBackend, "cuda"))
-		return kl_err(err, "%s: a .cu candidate needs the cuda backend (--backend cuda), but the "
-				   "backend is %s%s",
-			      s->zPath, zBackend, backend_cuda_available() ? "" : " (no GPU here)");
+		return kl_err(
+		    err,
+		    "%s: a .cu candidate needs the cuda backend (--backend cuda), but the "
+		    "backend is %s%s",
+		    s->zPath, zBackend, backend_cuda_available() ? "" : " (no GPU here)");
 	if (lang != LANG_CUDA && !strcmp(zBackend, "cuda"))
-		return kl_err(err, "%s: the cuda backend runs .cu candidates; use --backend host for C/C++",
-			      s->zPath);
+		return kl_err(
+		    err, "%s: the cuda backend runs .cu candidates; use --backend host for C/C++",
+		    s->zPath);
 	if (read_file(s->zPath, &s->text, SOURCE_MAX, err) < 0)
 		return -1;
 	if (s->text.len == 0)
 		return kl_err(err, "%s: the source file is empty", s->zPath);
 	if (looks_binary(s->text.buf, s->text.len))
-		return kl_err(err, "%s: this looks like a binary file, not C, C++ or CUDA source", s->zPath);
+		return kl_err(err, "%s: this looks like a binary file, not C, C++ or CUDA source",
+		              s->zPath);
 	return 0;
 }
 
@@ -100,7 +91,8 @@ static void print_human(const cJSON *r, const struct src *s)
 	const cJSON *comp = cJSON_GetObjectItem(r, "compile");
 	const cJSON *cor = cJSON_GetObjectItem(r, "correctness");
 	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
-	printf("%s  %s  [%s on %s]\n", s->zPath, cJSON_GetStringValue(cJSON_GetObjectItem(r, "task")),
+	printf("%s  %s  [%s on %s]\n", s->zPath,
+	       cJSON_GetStringValue(cJSON_GetObjectItem(r, "task")),
 	       cJSON_GetStringValue(cJSON_GetObjectItem(r, "backend")),
 	       cJSON_GetStringValue(cJSON_GetObjectItem(r, "device")));
 	if (comp)
@@ -109,9 +101,11 @@ static void print_human(const cJSON *r, const struct src *s)
 	const cJSON *res;
 	cJSON_ArrayForEach(res, cJSON_GetObjectItem(comp, "resources"))
 	{
-		printf("  kernel    %s: %g registers, %g B shared, %g B stack, %g B spill stores, %g B spill loads\n",
-		       cJSON_GetStringValue(cJSON_GetObjectItem(res, "kernel")), result_num(res, "registers"),
-		       result_num(res, "shared_bytes"), result_num(res, "stack_bytes"), result_num(res, "spill_stores"),
+		printf("  kernel    %s: %g registers, %g B shared, %g B stack, %g B spill stores, "
+		       "%g B spill loads\n",
+		       cJSON_GetStringValue(cJSON_GetObjectItem(res, "kernel")),
+		       result_num(res, "registers"), result_num(res, "shared_bytes"),
+		       result_num(res, "stack_bytes"), result_num(res, "spill_stores"),
 		       result_num(res, "spill_loads"));
 	}
 	printf("  verdict   %s%s%s\n", st ? st : "?", why && *why ? ": " : "", why ? why : "");
@@ -123,22 +117,44 @@ static void print_human(const cJSON *r, const struct src *s)
 	if ((st && (!strcmp(st, "crashed") || !strcmp(st, "timeout")))) {
 		const char *tail = cJSON_GetStringValue(cJSON_GetObjectItem(r, "stderr_tail"));
 		if (tail && *tail)
-			printf("  last output:\n%s%s", tail, tail[strlen(tail) - 1] == '\n' ? "" : "\n");
+			printf("  last output:\n%s%s", tail,
+			       tail[strlen(tail) - 1] == '\n' ? "" : "\n");
 	}
-	if (cor && cJSON_GetObjectItem(cor, "trials"))
-		printf("  checked   %g/%g trials passed, max abs error %.3g, relative L2 error %.3g, %g mismatches\n",
-		       result_num(cor, "trials_passed"), result_num(cor, "trials"), result_num(cor, "max_abs_error"),
-		       result_num(cor, "rel_l2_error"), result_num(cor, "mismatches"));
+	if (cor && cJSON_GetObjectItem(cor, "trials")) {
+		double l2 = result_num(cor, "rel_l2_error");
+		printf("  checked   %g/%g trials passed, max abs error %.3g, relative L2 error ",
+		       result_num(cor, "trials_passed"), result_num(cor, "trials"),
+		       result_num(cor, "max_abs_error"));
+		printf(isnan(l2) ? "inf" : "%.3g", l2);
+		printf(", %g mismatches\n", result_num(cor, "mismatches"));
+		strbuf tl = STRBUF_INIT;
+		result_tolerance_line(cor, &tl);
+		if (tl.len)
+			printf("  tolerance %s\n", tl.buf);
+		sb_free(&tl);
+	}
 	if (tm)
 		printf("  time      %.4g ms median (p10 %.4g, p90 %.4g, %g runs, rse %.2f%%%s)\n",
-		       result_num(tm, "median_ms"), result_num(tm, "p10_ms"), result_num(tm, "p90_ms"), result_num(tm, "count"),
-		       result_num(tm, "rse") * 100, cJSON_IsTrue(cJSON_GetObjectItem(tm, "converged")) ? "" : ", not converged within the budget");
+		       result_num(tm, "median_ms"), result_num(tm, "p10_ms"),
+		       result_num(tm, "p90_ms"), result_num(tm, "count"),
+		       result_num(tm, "rse") * 100,
+		       cJSON_IsTrue(cJSON_GetObjectItem(tm, "converged"))
+		           ? ""
+		           : ", not converged within the budget");
+	const cJSON *rd = cJSON_GetObjectItem(r, "reference_data");
+	if (rd) {
+		const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(rd, "note"));
+		printf("  reference PyTorch made %g set%s of inputs and outputs in %.2f s%s%s\n",
+		       result_num(rd, "trials") + 1, result_num(rd, "trials") == 0 ? "" : "s",
+		       result_num(rd, "seconds"), note ? "; " : "", note ? note : "");
+	}
 	if (tm && cJSON_IsTrue(cJSON_GetObjectItem(tm, "throttled")))
 		printf("  warning   the GPU was throttling during the measurement: %s\n",
 		       cJSON_GetStringValue(cJSON_GetObjectItem(tm, "throttle_reason")));
 	double base = result_num(r, "baseline_ms"), sp = result_num(r, "speedup");
 	if (!isnan(base))
-		printf("  baseline  %s %.4g ms%s", cJSON_GetStringValue(cJSON_GetObjectItem(r, "baseline")), base,
+		printf("  baseline  %s %.4g ms%s",
+		       cJSON_GetStringValue(cJSON_GetObjectItem(r, "baseline")), base,
 		       isnan(sp) ? "\n" : "");
 	if (!isnan(sp))
 		printf(", speedup %.3gx\n", sp);
@@ -150,183 +166,122 @@ static void print_human(const cJSON *r, const struct src *s)
 		printf("  baseline  torch.compile %.4g ms\n", bc->valuedouble);
 }
 
-static int journal_result(struct session *ses, struct src *s, char *err)
+/* the sources, read and checked against the backend before anything runs */
+static int read_sources(struct src *a, int n, const char *zBackend)
 {
-	cJSON *e = cJSON_CreateObject();
-	cJSON_AddStringToObject(e, "type", "eval_finished");
-	cJSON_AddNumberToObject(e, "candidate", s->candId);
-	cJSON_AddItemToObject(e, "result", cJSON_Duplicate(s->result, 1));
-	return session_emit(ses, e, err);
+	char err[KL_ERRLEN];
+	for (int i = 0; i < n; i++)
+		if (read_source(&a[i], zBackend, err) < 0) {
+			fprintf(stderr, "kloop: %s\n", err);
+			return -1;
+		}
+	return 0;
 }
 
-static int open_session(const char *zPath, const char *zTask, const char *zTaskDir,
-			const char *zBackend, const char *zShapes, struct session **pses, char *err)
+/* 1 when zPath is one of task t's seeds */
+static int is_seed(const struct task *t, const char *zPath)
 {
-	struct session *ses = session_open(zPath, 1, err);
-	if (!ses)
-		return -1;
-	if (ses->warnings.len)
-		fprintf(stderr, "kloop: warning: %s", ses->warnings.buf);
-	if (session_begin(ses, zTask, zTaskDir, zBackend, zShapes, err) < 0) {
-		session_close(ses);
-		return -1;
+	char *real = realpath(zPath, NULL);
+	int seed = 0;
+	for (int k = 0; t && real && !seed && k < t->seeds.nHost + t->seeds.nCuda; k++)
+		seed = !strcmp(real, k < t->seeds.nHost ? t->seeds.azHost[k]
+		                                        : t->seeds.azCuda[k - t->seeds.nHost]);
+	free(real);
+	return seed;
+}
+
+/* print each verdict (the result with the source as given); 0 when all are
+ * correct, else 1 */
+static int print_results(struct runner *rn, const struct src *a, int n, int json)
+{
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		const struct cand *c = state_cand(runner_state(rn), a[i].candId);
+		cJSON *r = c && c->result ? cJSON_Duplicate(c->result, 1) : cJSON_CreateObject();
+		cJSON_DeleteItemFromObject(r, "source");
+		cJSON_AddStringToObject(r, "source", a[i].zPath);
+		if (json) {
+			char *z = cJSON_PrintUnformatted(r);
+			printf("%s\n", z);
+			free(z);
+		} else {
+			print_human(r, &a[i]);
+		}
+		if (!c || c->status != STATUS_CORRECT)
+			rc = 1;
+		cJSON_Delete(r);
 	}
-	*pses = ses;
-	return 0;
+	return rc;
 }
 
 static int exec_eval(int argc, char **argv)
 {
 	char err[KL_ERRLEN];
-	struct opts o;
-	int rc = opts_parse(self, argc, argv, OPTS_JSON, 2, OPTS_MAX_POS, &o);
+	struct flags o;
+	int rc = flags_parse(self, FL_EVAL, argc, argv, 2, FLAGS_MAX_POS, &o);
 	if (rc)
 		return rc;
-	struct config *cfg = &o.cfg;
-	int json = o.json;
-	const char *zSession = o.lo.zSession, *zShapes = o.lo.zShapes, *zRef = o.lo.zReference;
-	const char **args = o.azPos;
-	int nArgs = o.nPos;
-	rc = 2; /* until the candidates have run */
-	const char *zBackend = cfg->zBackend ? cfg->zBackend : backend_cuda_available() ? "cuda" : "host";
-	/* the task */
-	char *zTaskDir = NULL, *zTaskName = NULL;
-	struct task *t = NULL;
-	size_t la = strlen(args[0]);
-	if (la > 3 && !strcmp(args[0] + la - 3, ".py")) {
-		if (!path_exists(args[0])) {
-			fprintf(stderr, "kloop: %s: no such problem file\n", args[0]);
-			opts_free(&o);
-			return 2;
-		}
-		char *real = realpath(args[0], NULL);
-		zTaskDir = real ? real : xstrdup(args[0]);
-		const char *b = strrchr(zTaskDir, '/');
-		zTaskName = xstrndup(b ? b + 1 : zTaskDir, strlen(b ? b + 1 : zTaskDir) - 3);
-	} else {
-		zTaskDir = task_resolve(args[0], err);
-		if (zTaskDir)
-			t = task_load(zTaskDir, zBackend, zShapes, err);
-		if (!t) {
-			fprintf(stderr, "kloop: %s\n", err);
-			free(zTaskDir);
-			opts_free(&o);
-			return 2;
-		}
-		zTaskName = xstrdup(t->zName);
-	}
-	/* the sources */
-	int nSrc = nArgs - 1;
+	const char *zBackend = o.cfg.zBackend             ? o.cfg.zBackend
+	                       : backend_cuda_available() ? "cuda"
+	                                                  : "host";
+	int nSrc = o.nPos - 1;
 	struct src *aSrc = xcalloc((size_t)nSrc + 1, sizeof *aSrc);
-	for (int i = 1; i < nArgs; i++)
-		aSrc[i - 1].zPath = xstrdup(args[i]);
-	for (int i = 0; i < nSrc; i++) {
-		if (read_source(&aSrc[i], zBackend, err) < 0) {
-			fprintf(stderr, "kloop: %s\n", err);
-			goto out;
-		}
-		for (int k = 0; t && !aSrc[i].isSeed && k < t->seeds.nHost + t->seeds.nCuda; k++) {
-			const char *sp = k < t->seeds.nHost ? t->seeds.azHost[k] : t->seeds.azCuda[k - t->seeds.nHost];
-			char *real = realpath(aSrc[i].zPath, NULL);
-			aSrc[i].isSeed = real && !strcmp(real, sp);
-			free(real);
-		}
-	}
-	struct session *ses = NULL;
-	if (zSession && open_session(zSession, zTaskName, zTaskDir, zBackend, zShapes, &ses, err) < 0) {
+	for (int i = 0; i < nSrc; i++)
+		aSrc[i].zPath = o.azPos[i + 1];
+	struct loop *l = loop_new();
+	struct run r = {NULL, !o.json && isatty(2)};
+	struct runner_opts ro = {
+	    .zTask = o.azPos[0],
+	    .zSession = o.zSession,
+	    .zShapes = o.zShapes,
+	    .zReference = o.zReference,
+	    .bNoSeeds = 1,
+	    .bMemory = 1,
+	    .bNoResume = 1,
+	};
+	rc = 2; /* until the candidates have run */
+	if (read_sources(aSrc, nSrc, zBackend) < 0)
+		goto out;
+	if (!(r.rn = runner_open(l, &o.cfg, &ro, on_note, &r, err))) {
 		fprintf(stderr, "kloop: %s\n", err);
 		goto out;
 	}
-	for (int i = 0; ses && i < nSrc; i++) {
-		aSrc[i].candId = state_next_id(&ses->st);
-		cJSON *e = cJSON_CreateObject();
-		cJSON_AddStringToObject(e, "type", "candidate_added");
-		cJSON_AddNumberToObject(e, "id", aSrc[i].candId);
-		cJSON_AddStringToObject(e, "name", aSrc[i].zName);
-		cJSON_AddStringToObject(e, "origin", aSrc[i].isSeed ? "seed" : "human");
-		cJSON_AddArrayToObject(e, "parents");
-		cJSON_AddStringToObject(e, "source", aSrc[i].text.buf);
-		cJSON *e2 = cJSON_CreateObject();
-		cJSON_AddStringToObject(e2, "type", "eval_started");
-		cJSON_AddNumberToObject(e2, "candidate", aSrc[i].candId);
-		cJSON_AddStringToObject(e2, "backend", zBackend);
-		if (session_emit(ses, e, err) < 0 || session_emit(ses, e2, err) < 0) {
+	for (int i = 0; i < nSrc; i++) {
+		const char *origin = is_seed(r.rn->task, aSrc[i].zPath) ? "seed" : "human";
+		aSrc[i].candId =
+		    runner_add(r.rn, origin, NULL, 0, aSrc[i].zName, aSrc[i].text.buf, NULL, err);
+		if (aSrc[i].candId < 0 || runner_bench(r.rn, aSrc[i].candId, err) < 0) {
 			fprintf(stderr, "kloop: %s\n", err);
-			session_close(ses);
 			goto out;
 		}
 	}
-	struct loop *l = loop_new();
-	struct run r = {aSrc, nSrc, 0, l, !json && isatty(2), zBackend};
-	char **launch = config_worker_argv(cfg);
-	struct worker_config wc = {
-		.argvLaunch = launch,
-		.zBackend = zBackend,
-		.zTaskDir = zTaskDir,
-		.zShapes = zShapes,
-		.zReference = zRef,
-		.zPython = cfg->zPython,
-		.nTrials = cfg->nTrials,
-		.budgetS = cfg->budgetS,
-		.runTimeoutS = cfg->timeoutS,
-		.jobs = cfg->jobs,
-	};
-	struct worker *w = worker_new(l, &wc, on_done, on_progress, &r);
-	for (int i = 0; i < nSrc; i++)
-		aSrc[i].job = worker_submit(w, aSrc[i].zName, aSrc[i].text.buf, aSrc[i].text.len);
-	if (r.done < nSrc)
-		loop_run(l);
+	while (runner_busy(r.rn))
+		loop_once(l, -1);
 	if (r.tty)
-		fprintf(stderr, "\r\033[K");
-	rc = 0;
-	if (worker_task_error(w)) {
-		fprintf(stderr, "kloop: %s\n", worker_task_error(w));
-		rc = 2;
-	}
-	for (int i = 0; rc != 2 && i < nSrc; i++) {
-		result_complete(aSrc[i].result, w, zTaskName, aSrc[i].zPath, zBackend);
-		const cJSON *bl = NULL;
-		(void)bl;
-		if (json) {
-			char *z = cJSON_PrintUnformatted(aSrc[i].result);
-			printf("%s\n", z);
-			free(z);
-		} else {
-			print_human(aSrc[i].result, &aSrc[i]);
-		}
-		const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(aSrc[i].result, "status"));
-		if (!st || strcmp(st, "correct"))
-			rc = 1;
-		if (ses && journal_result(ses, &aSrc[i], err) < 0) {
-			fprintf(stderr, "kloop: %s\n", err);
-			rc = 2;
-		}
-	}
+		term_ctl(stderr, "\r\033[K");
+	if (runner_task_error(r.rn))
+		fprintf(stderr, "kloop: %s\n", runner_task_error(r.rn));
+	else
+		rc = print_results(r.rn, aSrc, nSrc, o.json);
 	fflush(stdout);
-	worker_free(w);
-	loop_free(l);
-	config_argv_free(launch);
-	session_close(ses);
 out:
+	runner_close(r.rn);
+	loop_free(l);
 	for (int i = 0; i < nSrc; i++) {
-		free(aSrc[i].zPath);
 		free(aSrc[i].zName);
 		sb_free(&aSrc[i].text);
-		cJSON_Delete(aSrc[i].result);
 	}
 	free(aSrc);
-	task_free(t);
-	free(zTaskDir);
-	free(zTaskName);
-	opts_free(&o);
+	flags_free(&o);
 	return rc;
 }
 
 const struct cmd_entry cmd_eval_entry = {
-	.name = "eval",
-	.usage = "TASK SOURCE... [--backend host|cuda] [--json] [--session FILE] [--shapes SET] "
-		 "[--reference host|cuda|torch] [--trials N] [--budget SECONDS] [--timeout SECONDS] "
-		 "[--python PATH] [--jobs N]",
-	.help = "compile, check and time candidates (exit 0 correct, 1 otherwise, 2 usage or task error)",
-	.exec = exec_eval,
+    .name = "eval",
+    .usage = "TASK SOURCE... [--backend host|cuda] [--json] [--session FILE] [--shapes SET] "
+             "[--reference host|cuda|torch] [--trials N] [--budget SECONDS] [--timeout SECONDS] "
+             "[--python PATH] [--jobs N] [--workers SPEC] [--no-sandbox]",
+    .help =
+        "compile, check and time candidates (exit 0 correct, 1 otherwise, 2 usage or task error)",
+    .exec = exec_eval,
 };

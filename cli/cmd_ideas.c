@@ -18,25 +18,26 @@ struct ideas_run {
 	char *zError; /* why none came */
 };
 
-static void on_ideas(int request, const int *aIdea, int nIdea, const char *zError, void *arg)
+static void on_note(void *arg, const struct runner_note *n)
 {
-	(void)request;
 	struct ideas_run *x = arg;
-	if (zError) {
+	if (n->kind != RUNNER_IDEAS)
+		return;
+	if (!n->nIdea) {
 		free(x->zError);
-		x->zError = xstrdup(zError);
+		x->zError = xstrdup(n->zText ? n->zText : "the reply held none");
 		return;
 	}
-	x->aIdea = xrealloc(x->aIdea, sizeof *aIdea * (size_t)(x->nIdea + nIdea));
-	memcpy(x->aIdea + x->nIdea, aIdea, sizeof *aIdea * (size_t)nIdea);
-	x->nIdea += nIdea;
+	x->aIdea = xrealloc(x->aIdea, sizeof *x->aIdea * (size_t)(x->nIdea + n->nIdea));
+	memcpy(x->aIdea + x->nIdea, n->aIdea, sizeof *x->aIdea * (size_t)n->nIdea);
+	x->nIdea += n->nIdea;
 }
 
 static void print(struct ideas_run *x)
 {
-	const struct state *st = &x->r.ses->st;
+	const struct state *st = runner_state(x->r.rn);
 	const struct cand *parent = state_cand(st, x->r.parent);
-	if (x->r.json) {
+	if (x->r.f.json) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON *arr = cJSON_AddArrayToObject(o, "ideas");
 		for (int i = 0; i < x->nIdea; i++) {
@@ -48,8 +49,11 @@ static void print(struct ideas_run *x)
 			cJSON_AddStringToObject(y, "category", d->zCategory);
 			cJSON_AddItemToArray(arr, y);
 		}
-		cJSON_AddStringToObject(o, "task", x->r.zTaskName);
+		cJSON_AddStringToObject(o, "task", x->r.rn->zTaskName);
 		cJSON_AddStringToObject(o, "parent", parent->zName);
+		cJSON_AddStringToObject(o, "parent_status", parent->zStatus);
+		if (parent->zReason && *parent->zReason)
+			cJSON_AddStringToObject(o, "parent_reason", parent->zReason);
 		if (x->zError)
 			cJSON_AddStringToObject(o, "error", x->zError);
 		cJSON_AddItemToObject(o, "llm", llmrun_usage(&x->r));
@@ -59,8 +63,16 @@ static void print(struct ideas_run *x)
 		cJSON_Delete(o);
 		return;
 	}
-	printf("ideas for %s (%s, %s backend; %s", parent->zName, x->r.zTaskName, x->r.zBackend,
-	       parent->zStatus);
+	enum status ps = parent->status;
+	if (ps != STATUS_CORRECT && ps != STATUS_NEW && ps != STATUS_EVALUATING)
+		/* say what went wrong instead of a bare status word */
+		printf(
+		    "the parent %s was not evaluated successfully (%s%s%s); the LLM was told so\n",
+		    parent->zName, ps == STATUS_ERROR ? "its evaluation failed" : parent->zStatus,
+		    parent->zReason && *parent->zReason ? ": " : "",
+		    parent->zReason ? parent->zReason : "");
+	printf("ideas for %s (%s, %s backend; %s", parent->zName, x->r.rn->zTaskName,
+	       x->r.rn->zBackend, ps == STATUS_ERROR ? "evaluation failed" : parent->zStatus);
 	if (parent->timeMs >= 0)
 		printf(", %.4g ms", parent->timeMs);
 	if (parent->speedup >= 0)
@@ -85,13 +97,13 @@ static int exec_ideas(int argc, char **argv)
 {
 	struct ideas_run x = {0};
 	x.r.self = &cmd_ideas_entry;
-	int rc = llmrun_args(&x.r, argc, argv, 1);
-	struct pipeline_hooks hooks = {.ideas = on_ideas};
-	llmrun_hooks(&x.r, &hooks, "thinking of ideas");
+	x.r.cmd = FL_IDEAS;
+	x.r.zDoing = "thinking of ideas";
+	x.r.on = on_note;
+	x.r.arg = &x;
 	char err[KL_ERRLEN];
-	if (rc == 0)
-		rc = llmrun_start(&x.r, &hooks, &x);
-	if (rc == 0 && pipeline_ideas(x.r.p, x.r.parent, x.r.n, err) < 0) {
+	int rc = llmrun_start(&x.r, argc, argv);
+	if (rc == 0 && runner_ideas(x.r.rn, x.r.parent, x.r.f.n, err) < 0) {
 		fprintf(stderr, "kloop: %s\n", err);
 		rc = 2;
 	}

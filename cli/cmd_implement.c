@@ -24,24 +24,19 @@ struct implement_run {
 	cJSON *failures; /* [{"branch", "error"}] for branches that ended without code */
 };
 
-static void on_candidate(int candId, int branch, int attempt, void *arg)
+static void on_note(void *arg, const struct runner_note *n)
 {
 	struct implement_run *x = arg;
-	x->aMade = xrealloc(x->aMade, sizeof *x->aMade * (size_t)(x->nCand + 1));
-	x->aMade[x->nCand++] = (struct made){candId, branch, attempt};
-}
-
-static void on_branch(int ideaId, int branch, int candId, const char *zError, void *arg)
-{
-	(void)ideaId, (void)candId;
-	struct implement_run *x = arg;
-	if (!zError)
-		return;
-	cJSON *f = cJSON_CreateObject();
-	cJSON_AddNumberToObject(f, "branch", branch);
-	cJSON_AddStringToObject(f, "error", zError);
-	cJSON_AddItemToArray(x->failures, f);
-	llmrun_log(&x->r, zError);
+	if (n->kind == RUNNER_CANDIDATE) {
+		x->aMade = xrealloc(x->aMade, sizeof *x->aMade * (size_t)(x->nCand + 1));
+		x->aMade[x->nCand++] = (struct made){n->cand, n->branch, n->attempt};
+	} else if (n->kind == RUNNER_BRANCH) {
+		cJSON *f = cJSON_CreateObject();
+		cJSON_AddNumberToObject(f, "branch", n->branch);
+		cJSON_AddStringToObject(f, "error", n->zText);
+		cJSON_AddItemToArray(x->failures, f);
+		llmrun_log(&x->r, n->zText);
+	}
 }
 
 /* a candidate with the baseline it was timed against */
@@ -58,10 +53,10 @@ static cJSON *cand_json(const struct cand *c)
 
 static void print(struct implement_run *x)
 {
-	const struct state *st = &x->r.ses->st;
+	const struct state *st = runner_state(x->r.rn);
 	const struct state_idea *d = state_idea(st, x->idea);
 	const struct cand *parent = state_cand(st, x->r.parent);
-	if (x->r.json) {
+	if (x->r.f.json) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON *di = cJSON_AddObjectToObject(o, "idea");
 		cJSON_AddNumberToObject(di, "id", d->id);
@@ -89,7 +84,7 @@ static void print(struct implement_run *x)
 	int n = 0;
 	all[n++] = parent;
 	/* by branch, then attempt */
-	for (int b = 1; b <= x->r.b; b++)
+	for (int b = 1; b <= x->r.f.b; b++)
 		for (int i = 0; i < x->nCand && n < (int)(sizeof all / sizeof *all); i++)
 			if (x->aMade[i].branch == b)
 				all[n++] = state_cand(st, x->aMade[i].cand);
@@ -115,29 +110,29 @@ static void print(struct implement_run *x)
 /* --idea N names idea N of the session; anything else is a new idea */
 static int find_idea(struct implement_run *x, char *err)
 {
-	const char *z = x->r.zIdea;
+	const char *z = x->r.f.zIdea;
 	int digits = 1;
 	for (const char *p = z; *p; p++)
 		digits &= isdigit((unsigned char)*p) != 0;
-	if (digits && state_idea(&x->r.ses->st, atoi(z)))
+	if (digits && state_idea(runner_state(x->r.rn), atoi(z)))
 		return atoi(z);
-	return pipeline_idea_new(x->r.p, z, x->r.parent, err);
+	return runner_idea_new(x->r.rn, z, x->r.parent, err);
 }
 
 static int exec_implement(int argc, char **argv)
 {
 	struct implement_run x = {0};
 	x.r.self = &cmd_implement_entry;
+	x.r.cmd = FL_IMPLEMENT;
+	x.r.zDoing = "writing code";
+	x.r.on = on_note;
+	x.r.arg = &x;
 	x.failures = cJSON_CreateArray();
-	int rc = llmrun_args(&x.r, argc, argv, 0);
-	struct pipeline_hooks hooks = {.candidate = on_candidate, .branch = on_branch};
-	llmrun_hooks(&x.r, &hooks, "writing code");
 	char err[KL_ERRLEN];
-	if (rc == 0)
-		rc = llmrun_start(&x.r, &hooks, &x);
+	int rc = llmrun_start(&x.r, argc, argv);
 	if (rc == 0 &&
 	    ((x.idea = find_idea(&x, err)) < 0 ||
-	     pipeline_implement(x.r.p, x.idea, x.r.parent, x.r.parent2, x.r.b, err) < 0)) {
+	     runner_crossover(x.r.rn, x.idea, x.r.parent, x.r.parent2, x.r.f.b, err) < 0)) {
 		fprintf(stderr, "kloop: %s\n", err);
 		rc = 2;
 	}
@@ -146,7 +141,8 @@ static int exec_implement(int argc, char **argv)
 		print(&x);
 		rc = 1;
 		for (int i = 0; i < x.nCand; i++)
-			if (!strcmp(state_cand(&x.r.ses->st, x.aMade[i].cand)->zStatus, "correct"))
+			if (state_cand(runner_state(x.r.rn), x.aMade[i].cand)->status ==
+			    STATUS_CORRECT)
 				rc = 0;
 	}
 	llmrun_free(&x.r);

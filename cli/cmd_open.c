@@ -8,23 +8,27 @@
 
 #include "app.h"
 #include "cmd.h"
-#include "opts.h"
+#include "flags.h"
 #include "repl.h"
 
 static int exec_open(int argc, char **argv)
 {
-	struct opts o;
-	int rc = opts_parse(&cmd_open_entry, argc, argv, 0, 0, 1, &o);
+	struct flags o;
+	int rc = flags_parse(&cmd_open_entry, FL_OPEN, argc, argv, 0, 1, &o);
 	if (rc)
 		return rc;
-	o.lo.zTask = o.nPos ? o.azPos[0] : NULL;
+	struct runner_opts lo = {.zTask = o.nPos ? o.azPos[0] : NULL,
+	                         .zSession = o.zSession,
+	                         .zShapes = o.zShapes,
+	                         .zReference = o.zReference,
+	                         .bTorchWarning = 1};
 	if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
-		struct app_opts ao = {.cfg = &o.cfg, .lo = o.lo, .at = -1};
+		struct app_opts ao = {.cfg = &o.cfg, .lo = lo, .at = -1};
 		rc = app_run(&ao);
 	} else {
-		rc = repl_run(&o.cfg, &o.lo, 1);
+		rc = repl_run(&o.cfg, &lo, 1);
 	}
-	opts_free(&o);
+	flags_free(&o);
 	return rc;
 }
 
@@ -32,7 +36,7 @@ const struct cmd_entry cmd_open_entry = {
     .name = "open",
     .usage = "[TASK] [--session FILE] [--backend host|cuda] [--shapes SET] [--reference "
              "host|cuda|torch] "
-             "[--trials N] [--budget SECONDS] [--timeout SECONDS] [--jobs N]",
+             "[--trials N] [--budget SECONDS] [--timeout SECONDS] [--jobs N] [--workers SPEC]",
     .help =
         "the full-screen workbench on a session of TASK (the default when no command is given); "
         "without a terminal, evaluate the seeds and print the population",

@@ -8,7 +8,7 @@
 
 #include "app.h"
 #include "cmd.h"
-#include "opts.h"
+#include "flags.h"
 #include "replay.h"
 
 static int print_events(const char *zPath, int at)
@@ -28,25 +28,28 @@ static int print_events(const char *zPath, int at)
 		printf("%5d  %s\n", i + 1, d);
 	}
 	replay_seek(r, n);
-	printf("after %d of %d events: %d candidates\n", n, r->nEv, r->st.nCand);
+	printf("after %d of %d events: %d candidate%s\n", n, r->nEv, r->st.nCand,
+	       r->st.nCand == 1 ? "" : "s");
 	replay_close(r);
 	return 0;
 }
 
 static int exec_replay(int argc, char **argv)
 {
-	struct opts o;
-	int rc = opts_parse(&cmd_replay_entry, argc, argv, OPTS_AT, 1, 1, &o);
+	struct flags o;
+	int rc = flags_parse(&cmd_replay_entry, FL_REPLAY, argc, argv, 1, 1, &o);
 	if (rc)
 		return rc;
 	if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
-		struct app_opts ao = {.cfg = &o.cfg, .lo = o.lo, .zReplay = o.azPos[0], .at = o.at};
-		ao.lo.zSession = NULL; /* continuing writes a new journal */
+		/* continuing writes a new journal, not --session */
+		struct runner_opts lo = {
+		    .zShapes = o.zShapes, .zReference = o.zReference, .bTorchWarning = 1};
+		struct app_opts ao = {.cfg = &o.cfg, .lo = lo, .zReplay = o.azPos[0], .at = o.at};
 		rc = app_run(&ao);
 	} else {
 		rc = print_events(o.azPos[0], o.at);
 	}
-	opts_free(&o);
+	flags_free(&o);
 	return rc;
 }
 

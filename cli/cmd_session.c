@@ -8,22 +8,17 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "flags.h"
 #include "session.h"
 
 static int exec_session(int argc, char **argv)
 {
-	int json = 0;
-	const char *zPath = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (argv[i][0] == '-' || zPath)
-			return cmd_usage(&cmd_session_entry);
-		else
-			zPath = argv[i];
-	}
-	if (!zPath)
-		return cmd_usage(&cmd_session_entry);
+	struct flags f; /* a bare command: no configuration to free */
+	int usage = flags_parse(&cmd_session_entry, FL_SESSION, argc, argv, 1, 1, &f);
+	if (usage)
+		return usage;
+	int json = f.json;
+	const char *zPath = f.azPos[0];
 	char err[KL_ERRLEN];
 	struct session *s = session_open(zPath, 0, err);
 	if (!s) {
@@ -40,13 +35,13 @@ static int exec_session(int argc, char **argv)
 		free(z);
 		cJSON_Delete(o);
 	} else {
-		printf("session %s: task %s, backend %s, %d events, %d candidates\n", zPath,
+		printf("session %s: task %s, backend %s, %d events, %d candidate%s\n", zPath,
 		       s->st.zTask ? s->st.zTask : "?", s->st.zBackend ? s->st.zBackend : "?",
-		       s->st.nEvents, s->st.nCand);
+		       s->st.nEvents, s->st.nCand, s->st.nCand == 1 ? "" : "s");
 		if (s->st.baselineMs >= 0)
 			printf("baseline %.4g ms\n", s->st.baselineMs);
-		printf("%4s  %-20s %-9s %-8s %-13s %10s %8s\n", "id", "name", "origin", "parents", "status",
-		       "time (ms)", "speedup");
+		printf("%4s  %-20s %-9s %-8s %-13s %10s %8s\n", "id", "name", "origin", "parents",
+		       "status", "time (ms)", "speedup");
 		for (int i = 0; i < s->st.nCand; i++) {
 			const struct cand *c = &s->st.aCand[i];
 			char par[32] = "-";
@@ -59,15 +54,15 @@ static int exec_session(int argc, char **argv)
 				snprintf(tm, sizeof tm, "%.4g", c->timeMs);
 			if (c->speedup >= 0)
 				snprintf(sp, sizeof sp, "%.3gx", c->speedup);
-			printf("%4d  %-20.20s %-9s %-8s %-13s %10s %8s\n", c->id, c->zName, c->zOrigin, par,
-			       c->zStatus, tm, sp);
+			printf("%4d  %-20.20s %-9s %-8s %-13s %10s %8s\n", c->id, c->zName,
+			       c->zOrigin, par, c->zStatus, tm, sp);
 		}
 		if (s->st.nIdea)
 			printf("\n%4s  %-9s %-28s %s\n", "idea", "status", "category", "title");
 		for (int i = 0; i < s->st.nIdea; i++) {
 			const struct state_idea *d = &s->st.aIdea[i];
-			printf("%4d  %-9s %-28.28s %s%s\n", d->id, d->zStatus, d->zCategory, d->zTitle,
-			       d->edited ? " (edited)" : "");
+			printf("%4d  %-9s %-28.28s %s%s\n", d->id, d->zStatus, d->zCategory,
+			       d->zTitle, d->edited ? " (revised)" : "");
 		}
 	}
 	session_close(s);
@@ -75,8 +70,8 @@ static int exec_session(int argc, char **argv)
 }
 
 const struct cmd_entry cmd_session_entry = {
-	.name = "session",
-	.usage = "FILE [--json]",
-	.help = "show the state folded from a session journal",
-	.exec = exec_session,
+    .name = "session",
+    .usage = "FILE [--json]",
+    .help = "show the state folded from a session journal",
+    .exec = exec_session,
 };

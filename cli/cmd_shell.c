@@ -3,18 +3,22 @@
  * session of the task, or on --session FILE.
  */
 #include "cmd.h"
-#include "opts.h"
+#include "flags.h"
 #include "repl.h"
 
 static int exec_shell(int argc, char **argv)
 {
-	struct opts o;
-	int rc = opts_parse(&cmd_shell_entry, argc, argv, 0, 0, 1, &o);
+	struct flags o;
+	int rc = flags_parse(&cmd_shell_entry, FL_OPEN, argc, argv, 0, 1, &o);
 	if (rc)
 		return rc;
-	o.lo.zTask = o.nPos ? o.azPos[0] : NULL;
-	rc = repl_run(&o.cfg, &o.lo, 0);
-	opts_free(&o);
+	struct runner_opts lo = {.zTask = o.nPos ? o.azPos[0] : NULL,
+	                         .zSession = o.zSession,
+	                         .zShapes = o.zShapes,
+	                         .zReference = o.zReference,
+	                         .bTorchWarning = 1};
+	rc = repl_run(&o.cfg, &lo, 0);
+	flags_free(&o);
 	return rc;
 }
 

@@ -9,7 +9,10 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "config.h"
+#include "flags.h"
 #include "task.h"
+#include "torchref.h"
 #include "util.h"
 
 static int cmp_str(const void *a, const void *b)
@@ -43,15 +46,105 @@ static void print_tensors(const char *zWhat, const struct task_tensor *a, int n)
 	printf("\n");
 }
 
+/*
+ * `kloop tasks PROBLEM.py`: in[] and out[] of a KernelBench problem file as
+ * the PyTorch helper describes them (forward inputs, then parameters - a
+ * module's own before its submodules' - and buffers), with the constants
+ * --shapes and --size changed.
+ */
+static int show_problem(const char *zProblem, const char *zShapes, const char *zSize,
+                        const char *zPython, int json)
+{
+	char err[KL_ERRLEN];
+	if (!path_exists(zProblem)) {
+		fprintf(stderr, "kloop: tasks: %s: no such problem file\n", zProblem);
+		return 2;
+	}
+	struct config cfg;
+	if (config_load(&cfg, err) < 0) {
+		fprintf(stderr, "kloop: %s\n", err);
+		return 2;
+	}
+	int rc = 0;
+	cJSON *d =
+	    torchref_describe(zPython ? zPython : cfg.zPython, zProblem, zShapes, zSize, err);
+	if (!d) {
+		fprintf(stderr, "kloop: %s\n", err);
+		rc = 2;
+	} else if (json) {
+		char *z = cJSON_Print(d);
+		printf("%s\n", z);
+		free(z);
+	} else {
+		printf("%s  KernelBench problem, described by PyTorch %s on %s\n", zProblem,
+		       cJSON_GetStringValue(cJSON_GetObjectItem(d, "torch")),
+		       cJSON_GetStringValue(cJSON_GetObjectItem(d, "device")));
+		for (int k = 0; k < 2; k++) {
+			const cJSON *arr = cJSON_GetObjectItem(d, k ? "outputs" : "inputs"), *e;
+			int i = 0;
+			cJSON_ArrayForEach(e, arr)
+			{
+				strbuf sh = STRBUF_INIT;
+				const cJSON *x;
+				int nd = 0;
+				sb_adds(&sh, "[");
+				cJSON_ArrayForEach(x, cJSON_GetObjectItem(e, "shape"))
+				    sb_addf(&sh, "%s%.0f", nd++ ? ", " : "", x->valuedouble);
+				sb_adds(&sh, "]");
+				const char *kind =
+				    cJSON_GetStringValue(cJSON_GetObjectItem(e, "kind"));
+				char tag[16];
+				snprintf(tag, sizeof tag, "%s[%d]", k ? "out" : "in", i++);
+				printf("  %-7s  %-16s %-4s %s", tag,
+				       cJSON_GetStringValue(cJSON_GetObjectItem(e, "name")),
+				       cJSON_GetStringValue(cJSON_GetObjectItem(e, "dtype")),
+				       sh.buf);
+				if (kind)
+					printf("%*s%s", sh.len < 20 ? (int)(20 - sh.len) : 1, "",
+					       !strcmp(kind, "input") ? "forward() input" : kind);
+				printf("\n");
+				sb_free(&sh);
+			}
+		}
+		const cJSON *sz = cJSON_GetObjectItem(d, "sizes"), *e;
+		if (cJSON_IsObject(sz) && sz->child) {
+			printf("  sizes  ");
+			cJSON_ArrayForEach(e, sz)
+			{
+				char *a = cJSON_PrintUnformatted(cJSON_GetArrayItem(e, 0));
+				char *b = cJSON_PrintUnformatted(cJSON_GetArrayItem(e, 1));
+				printf("%s%s %s -> %s", e == sz->child ? "" : ", ", e->string,
+				       a ? a : "?", b ? b : "?");
+				free(a);
+				free(b);
+			}
+			printf("\n");
+		}
+		printf(
+		    "  in[] is forward()'s inputs, then the parameters (a module's own before its "
+		    "submodules') and buffers: docs/TORCH_REFERENCE.md\n");
+	}
+	cJSON_Delete(d);
+	config_free(&cfg);
+	return rc;
+}
+
 static int exec_tasks(int argc, char **argv)
 {
-	int json = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else
-			return cmd_usage(&cmd_tasks_entry);
+	struct flags f;
+	int usage = flags_parse(&cmd_tasks_entry, FL_TASKS, argc, argv, 0, 1, &f);
+	if (usage)
+		return usage;
+	int json = f.json;
+	if (f.nPos) {
+		int rc = show_problem(f.azPos[0], f.zShapes, f.zSize, f.cfg.zPython, json);
+		flags_free(&f);
+		return rc;
 	}
+	int bare = !f.zShapes && !f.zSize && !f.cfg.zPython;
+	flags_free(&f);
+	if (!bare)
+		return cmd_usage(&cmd_tasks_entry);
 	const char *dir = task_bundled_dir();
 	DIR *d = opendir(dir);
 	if (!d) {
@@ -95,7 +188,8 @@ static int exec_tasks(int argc, char **argv)
 					continue;
 				cJSON *s = cJSON_AddObjectToObject(sets, t->azShapeSets[k]);
 				cJSON_AddItemToObject(s, "inputs", tensors_json(ts->aIn, ts->nIn));
-				cJSON_AddItemToObject(s, "outputs", tensors_json(ts->aOut, ts->nOut));
+				cJSON_AddItemToObject(s, "outputs",
+				                      tensors_json(ts->aOut, ts->nOut));
 				task_free(ts);
 			}
 			cJSON *ref = cJSON_AddArrayToObject(o, "references");
@@ -119,9 +213,9 @@ static int exec_tasks(int argc, char **argv)
 				print_tensors("out", ts->aOut, ts->nOut);
 				task_free(ts);
 			}
-			printf("  reference %s%s%s; seeds: %d host, %d cuda\n", t->ref.zHost ? "host " : "",
-			       t->ref.zCuda ? "cuda " : "", t->ref.zTorch ? "torch" : "", t->seeds.nHost,
-			       t->seeds.nCuda);
+			printf("  reference %s%s%s; seeds: %d host, %d cuda\n",
+			       t->ref.zHost ? "host " : "", t->ref.zCuda ? "cuda " : "",
+			       t->ref.zTorch ? "torch" : "", t->seeds.nHost, t->seeds.nCuda);
 		}
 		task_free(t);
 		free(p);
@@ -142,8 +236,8 @@ static int exec_tasks(int argc, char **argv)
 }
 
 const struct cmd_entry cmd_tasks_entry = {
-	.name = "tasks",
-	.usage = "[--json]",
-	.help = "list the bundled tasks",
-	.exec = exec_tasks,
+    .name = "tasks",
+    .usage = "[--json] | PROBLEM.py [--shapes NAME=V,...] [--size F] [--python PY] [--json]",
+    .help = "list the bundled tasks, or show a KernelBench problem's in[] and out[]",
+    .exec = exec_tasks,
 };

@@ -6,22 +6,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "cmd.h"
+#include "util.h"
 
-#define KLOOP_VERSION "0.1.0"
+#include "version.h"
 
 static const struct cmd_entry *commands[] = {
-	&cmd_open_entry,
-	&cmd_shell_entry,
-	&cmd_replay_entry,
-	&cmd_eval_entry,
-	&cmd_tasks_entry,
-	&cmd_session_entry,
-	&cmd_ideas_entry,
-	&cmd_implement_entry,
-	&cmd_outline_entry,
-	&cmd_doctor_entry,
+    &cmd_open_entry,    &cmd_shell_entry,   &cmd_replay_entry,  &cmd_eval_entry,
+    &cmd_tasks_entry,   &cmd_session_entry, &cmd_ideas_entry,   &cmd_implement_entry,
+    &cmd_outline_entry, &cmd_doctor_entry,  &cmd_archive_entry, &cmd_report_entry,
+    &cmd_export_entry,  &cmd_profile_entry, &cmd_search_entry,  &cmd_translate_entry,
 };
 #define N_COMMANDS (sizeof commands / sizeof *commands)
 
@@ -33,19 +29,31 @@ int cmd_usage(const struct cmd_entry *e)
 
 static void help(FILE *f)
 {
-	fprintf(f, "kloop %s - a workbench for writing and optimizing GPU kernels\n\n", KLOOP_VERSION);
-	fprintf(f, "usage: kloop [TASK]            the full-screen workbench on a new session (default task: softmax)\n");
+	fprintf(f, "kloop %s - a workbench for writing and optimizing GPU kernels\n\n",
+	        KLOOP_VERSION);
+	fprintf(f, "usage: kloop [TASK]            the full-screen workbench on a new session "
+	           "(default task: softmax)\n");
 	for (size_t i = 0; i < N_COMMANDS; i++)
-		fprintf(f, "       kloop %s %s\n%*s%s\n", commands[i]->name, commands[i]->usage, 15, "",
-			commands[i]->help);
-	fprintf(f, "\nTASK is a bundled task's name (kloop tasks), a task directory, or a KernelBench\n"
-		   "problem file (.py).  Configuration: flags, then $XDG_CONFIG_HOME/kloop/config.\n");
+		fprintf(f, "       kloop %s %s\n%*s%s\n", commands[i]->name, commands[i]->usage, 15,
+		        "", commands[i]->help);
+	fprintf(
+	    f, "\nTASK is a bundled task's name (kloop tasks), a task directory, or a KernelBench\n"
+	       "problem file (.py).  Configuration: flags, then $XDG_CONFIG_HOME/kloop/config.\n");
 }
 
 int main(int argc, char **argv)
 {
 	setlocale(LC_ALL, "");
-	if (argc >= 2 && (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+	/* no other process of this user (a candidate on the GPU shares the pid
+	 * namespace) reads the journal's descriptor or the environment through
+	 * /proc/PID (issue 14) */
+	prctl(PR_SET_DUMPABLE, 0);
+	/* every command prints through the guard: text from candidates, compilers,
+	 * tasks, LLMs and journals is shown, never obeyed by the terminal (the TUI
+	 * and the line editor lift it and sanitise what they draw) */
+	term_guard();
+	if (argc >= 2 &&
+	    (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		help(stdout);
 		return 0;
 	}

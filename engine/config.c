@@ -5,10 +5,13 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "llm.h"
 #include "util.h"
 
 char *config_path(void)
@@ -27,19 +30,50 @@ static int set_str(char **p, const char *v)
 	return 0;
 }
 
-static int set_num(double *p, const char *zKey, const char *v, double lo, char *err)
+/*
+ * A number from text: finite, within [lo, hi], an integer when bInt.  NaN,
+ * inf, "1e999", "3e9" for an int and trailing junk are refused with the key,
+ * the value and the range in err.
+ */
+static int parse_num(const char *zKey, const char *v, double lo, double hi, int bInt, double *p,
+                     char *err)
 {
 	char *end;
+	errno = 0;
 	double d = strtod(v, &end);
-	if (end == v || *end || d < lo)
-		return kl_err(err, "%s: expected a number of at least %g, got '%s'", zKey, lo, v);
+	const char *zWhat = bInt ? "an integer" : "a number";
+	if (end == v || *end)
+		return kl_err(err, "%s: '%s' is not %s (expected %s from %g to %g)", zKey, v, zWhat,
+		              zWhat, lo, hi);
+	if (!isfinite(d) || errno == ERANGE)
+		return kl_err(err, "%s: '%s' is not a finite number (expected %s from %g to %g)",
+		              zKey, v, zWhat, lo, hi);
+	if (d < lo || d > hi)
+		return kl_err(err, "%s: %s is out of range (expected %s from %g to %g)", zKey, v,
+		              zWhat, lo, hi);
+	if (bInt && d != floor(d))
+		return kl_err(err, "%s: %s is not an integer (expected %s from %g to %g)", zKey, v,
+		              zWhat, lo, hi);
 	*p = d;
+	return 0;
+}
+
+static int set_num(double *p, const char *zKey, const char *v, double lo, double hi, char *err)
+{
+	return parse_num(zKey, v, lo, hi, 0, p, err);
+}
+
+static int set_int(int *p, const char *zKey, const char *v, double lo, double hi, char *err)
+{
+	double d;
+	if (parse_num(zKey, v, lo, hi, 1, &d, err) < 0)
+		return -1;
+	*p = (int)d;
 	return 0;
 }
 
 int config_set(struct config *c, const char *k, const char *v, char *err)
 {
-	double d = 0;
 	if (!strcmp(k, "backend")) {
 		if (strcmp(v, "host") && strcmp(v, "cuda") && strcmp(v, "auto"))
 			return kl_err(err, "backend: expected host, cuda or auto, got '%s'", v);
@@ -51,29 +85,47 @@ int config_set(struct config *c, const char *k, const char *v, char *err)
 		return set_str(&c->zPython, v);
 	if (!strcmp(k, "worker"))
 		return set_str(&c->zWorker, v);
+	if (!strcmp(k, "workers"))
+		return set_str(&c->zWorkers, v);
+	/* the ranges: from the smallest that makes sense to the largest a person
+	 * could mean (a week of timeout, a million trials) */
 	if (!strcmp(k, "timeout"))
-		return set_num(&c->timeoutS, k, v, 0.1, err);
+		return set_num(&c->timeoutS, k, v, 0.1, 7 * 86400, err);
 	if (!strcmp(k, "budget"))
-		return set_num(&c->budgetS, k, v, 0.01, err);
-	if (!strcmp(k, "trials")) {
-		if (set_num(&d, k, v, 1, err) < 0)
+		return set_num(&c->budgetS, k, v, 0.01, 86400, err);
+	if (!strcmp(k, "atol") || !strcmp(k, "rtol")) {
+		double *p = !strcmp(k, "atol") ? &c->atol : &c->rtol;
+		double d;
+		if (set_num(&d, k, v, 0, 1e6, err) < 0)
 			return -1;
-		c->nTrials = (int)d;
+		if (!c->bTol) /* the other one stays the task's */
+			c->atol = c->rtol = -1;
+		c->bTol = 1;
+		*p = d;
 		return 0;
 	}
-	if (!strcmp(k, "jobs")) {
-		if (set_num(&d, k, v, 1, err) < 0)
-			return -1;
-		c->jobs = (int)d;
-		return 0;
-	}
+	if (!strcmp(k, "size"))
+		return set_num(&c->size, k, v, 1e-6, 1000, err);
+	if (!strcmp(k, "libs"))
+		return set_str(&c->zLibs, v);
+	if (!strcmp(k, "trials"))
+		return set_int(&c->nTrials, k, v, 1, 1e6, err);
+	if (!strcmp(k, "jobs"))
+		return set_int(&c->jobs, k, v, 1, 4096, err);
 	if (!strcmp(k, "provider")) {
-		if (strcmp(v, "openai") && strcmp(v, "anthropic") && strcmp(v, "command"))
-			return kl_err(err, "provider: expected openai, anthropic or command, got '%s'", v);
+		if (llm_provider_check(v, err) < 0)
+			return -1;
 		return set_str(&c->zProvider, v);
 	}
 	if (!strcmp(k, "model"))
 		return set_str(&c->zModel, v);
+	if (!strcmp(k, "sandbox")) {
+		if (strcmp(v, "on") && strcmp(v, "off"))
+			return kl_err(err, "sandbox: expected on or off, got '%s'", v);
+		c->noSandbox = !strcmp(v, "off");
+		c->sandboxOn = !strcmp(v, "on");
+		return 0;
+	}
 	if (!strcmp(k, "base_url"))
 		return set_str(&c->zBaseUrl, v);
 	if (!strcmp(k, "api_key_env"))
@@ -81,33 +133,30 @@ int config_set(struct config *c, const char *k, const char *v, char *err)
 	if (!strcmp(k, "command"))
 		return set_str(&c->zCommand, v);
 	if (!strcmp(k, "llm_timeout"))
-		return set_num(&c->llmTimeoutS, k, v, 0.1, err);
+		return set_num(&c->llmTimeoutS, k, v, 0.1, 7 * 86400, err);
 	if (!strcmp(k, "llm_stall_timeout"))
-		return set_num(&c->llmStallS, k, v, 0.1, err);
+		return set_num(&c->llmStallS, k, v, 0.1, 7 * 86400, err);
 	if (!strcmp(k, "temperature"))
-		return set_num(&c->llmTemperature, k, v, 0, err);
+		return set_num(&c->llmTemperature, k, v, 0, 2, err);
 	if (!strcmp(k, "price_input"))
-		return set_num(&c->priceIn, k, v, 0, err);
+		return set_num(&c->priceIn, k, v, 0, 1e6, err);
 	if (!strcmp(k, "price_output"))
-		return set_num(&c->priceOut, k, v, 0, err);
-	int *pInt = !strcmp(k, "llm_retries")         ? &c->llmRetries
-	            : !strcmp(k, "llm_max_in_flight") ? &c->llmMaxInFlight
-	            : !strcmp(k, "max_tokens")        ? &c->llmMaxTokens
-	            : !strcmp(k, "fix_attempts")      ? &c->fixAttempts
-	                                              : NULL;
-	if (pInt) {
-		double lo = !strcmp(k, "llm_max_in_flight") || !strcmp(k, "max_tokens") ? 1 : 0;
-		if (set_num(&d, k, v, lo, err) < 0)
-			return -1;
-		*pInt = (int)d;
-		return 0;
-	}
-	return kl_err(err,
-	              "unknown key '%s' (known: backend, python, worker, timeout, budget, trials, "
-	              "jobs, provider, model, base_url, api_key_env, command, llm_timeout, "
-	              "llm_stall_timeout, llm_retries, llm_max_in_flight, max_tokens, temperature, "
-	              "price_input, price_output, fix_attempts)",
-	              k);
+		return set_num(&c->priceOut, k, v, 0, 1e6, err);
+	if (!strcmp(k, "llm_retries"))
+		return set_int(&c->llmRetries, k, v, 0, 100, err);
+	if (!strcmp(k, "llm_max_in_flight"))
+		return set_int(&c->llmMaxInFlight, k, v, 1, 1024, err);
+	if (!strcmp(k, "max_tokens"))
+		return set_int(&c->llmMaxTokens, k, v, 1, 1e8, err);
+	if (!strcmp(k, "fix_attempts"))
+		return set_int(&c->fixAttempts, k, v, 0, 1000, err);
+	return kl_err(
+	    err,
+	    "unknown key '%s' (known: backend, python, worker, workers, timeout, budget, trials, "
+	    "jobs, provider, model, base_url, api_key_env, command, llm_timeout, "
+	    "llm_stall_timeout, llm_retries, llm_max_in_flight, max_tokens, temperature, "
+	    "price_input, price_output, fix_attempts, atol, rtol, size, libs, sandbox)",
+	    k);
 }
 
 static char *trim(char *s)
@@ -131,6 +180,7 @@ int config_load(struct config *c, char *err)
 	c->llmMaxInFlight = 4;
 	c->llmTemperature = c->priceIn = c->priceOut = -1;
 	c->fixAttempts = 1;
+	c->atol = c->rtol = -1;
 	char *path = config_path();
 	strbuf sb = STRBUF_INIT;
 	if (!path_exists(path)) {
@@ -181,7 +231,9 @@ void config_free(struct config *c)
 	free(c->zBaseUrl);
 	free(c->zApiKeyEnv);
 	free(c->zCommand);
+	free(c->zWorkers);
 	free(c->zPath);
+	free(c->zLibs);
 	memset(c, 0, sizeof *c);
 }
 

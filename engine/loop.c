@@ -11,15 +11,15 @@
 #include "util.h"
 
 struct fdreg {
-	int fd;         /* -1 once deleted */
-	int events;     /* LOOP_READ | LOOP_WRITE */
-	loop_fd_fn fn;  /* callback */
-	void *arg;      /* its argument */
+	int fd;        /* -1 once deleted */
+	int events;    /* LOOP_READ | LOOP_WRITE */
+	loop_fd_fn fn; /* callback */
+	void *arg;     /* its argument */
 };
 
 struct timer {
-	long long id;   /* 0 once deleted or fired */
-	double when;    /* monotonic deadline */
+	long long id; /* 0 once deleted or fired */
+	double when;  /* monotonic deadline */
 	loop_timer_fn fn;
 	void *arg;
 };
@@ -125,7 +125,7 @@ int loop_once(struct loop *l, double max_wait)
 			continue;
 		pfd[n].fd = l->aFd[i].fd;
 		pfd[n].events = (short)(((l->aFd[i].events & LOOP_READ) ? POLLIN : 0) |
-					((l->aFd[i].events & LOOP_WRITE) ? POLLOUT : 0));
+		                        ((l->aFd[i].events & LOOP_WRITE) ? POLLOUT : 0));
 		n++;
 	}
 	int ms = wait < 0 ? -1 : (int)(wait * 1000 + 0.999);

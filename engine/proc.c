@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,8 +39,34 @@ static void close_other_fds(const int *keep, int nKeep)
 		close(fds[i]);
 }
 
+int proc_secret_name(const char *zName)
+{
+	static const char *bad[] = {"API_KEY", "APIKEY", "TOKEN", "SECRET", "PASSW", "CREDENTIAL"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+		if (strcasestr(zName, bad[i]))
+			return 1;
+	return 0;
+}
+
+extern char **environ;
+
+/* in a child: drop every variable that looks like a secret */
+static void scrub_env(void)
+{
+	for (char **e = environ; e && *e;) {
+		char name[256];
+		size_t n = strcspn(*e, "=");
+		snprintf(name, sizeof name, "%.*s", (int)(n < 255 ? n : 255), *e);
+		if (proc_secret_name(name) && unsetenv(name) == 0)
+			e = environ; /* the array changed: start over */
+		else
+			e++;
+	}
+}
+
 pid_t proc_spawn(const struct proc_spec *s, int *pOut, int *pErr, char *err)
 {
+	pid_t parent = getpid();
 	int outp[2] = {-1, -1}, errp[2] = {-1, -1};
 	if (pOut)
 		*pOut = -1;
@@ -61,6 +89,12 @@ pid_t proc_spawn(const struct proc_spec *s, int *pOut, int *pErr, char *err)
 	}
 	if (pid == 0) {
 		setpgid(0, 0);
+		/* no orphans: the child dies with us, even of SIGKILL */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		if (s->scrubEnv)
+			scrub_env();
 		sigset_t all;
 		sigemptyset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL);
@@ -82,7 +116,8 @@ pid_t proc_spawn(const struct proc_spec *s, int *pOut, int *pErr, char *err)
 				fcntl(keep[i], F_SETFD, fl & ~FD_CLOEXEC);
 		}
 		if (s->zCwd && chdir(s->zCwd) < 0) {
-			dprintf(2, "kloop: cannot change directory to %s: %s\n", s->zCwd, strerror(errno));
+			dprintf(2, "kloop: cannot change directory to %s: %s\n", s->zCwd,
+			        strerror(errno));
 			_exit(127);
 		}
 		execvp(s->argv[0], s->argv);
@@ -125,7 +160,7 @@ void proc_describe_status(int status, char *buf, size_t n)
 		snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
 		snprintf(buf, n, "killed by signal %d (SIG%s)", WTERMSIG(status),
-			 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
+		         sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
 	else
 		snprintf(buf, n, "stopped (status 0x%x)", status);
 }

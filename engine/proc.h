@@ -9,17 +9,24 @@
 #include <sys/types.h>
 
 struct proc_spec {
-	char *const *argv;  /* program and arguments (argv[0] looked up in PATH) */
-	const char *zCwd;   /* working directory, or NULL */
-	int stdinFd;        /* fd to use as stdin, or -1 for /dev/null */
-	int stdoutFd;       /* fd to use as stdout, or -1: a new pipe (*pOut) */
-	int stderrFd;       /* fd to use as stderr, -1: same as stdout, -2: a new pipe (*pErr) */
-	int keepFd[4];      /* further fds to keep open in the child (-1 terminated or 0 count) */
+	char *const *argv; /* program and arguments (argv[0] looked up in PATH) */
+	const char *zCwd;  /* working directory, or NULL */
+	int stdinFd;       /* fd to use as stdin, or -1 for /dev/null */
+	int stdoutFd;      /* fd to use as stdout, or -1: a new pipe (*pOut) */
+	int stderrFd;      /* fd to use as stderr, -1: same as stdout, -2: a new pipe (*pErr) */
+	int keepFd[4];     /* further fds to keep open in the child (-1 terminated or 0 count) */
 	int nKeep;
+	int scrubEnv; /* remove secrets from its environment (proc_secret_name) */
 };
 
+/* 1 if an environment variable of this name likely holds a secret (an API
+ * key, token, password): *API_KEY*, *TOKEN*, *SECRET*, *PASSW*, *CREDENTIAL*,
+ * any case */
+int proc_secret_name(const char *zName);
+
 /*
- * Start a child.  On success returns its pid (also its process group id) and
+ * Start a child.  It dies with this process (PR_SET_PDEATHSIG: SIGKILL).
+ * On success returns its pid (also its process group id) and
  * sets *pOut / *pErr to the read ends of the pipes it created (non-blocking,
  * close-on-exec), or -1 where none was made.  Returns -1 with err on failure.
  */

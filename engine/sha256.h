@@ -8,10 +8,10 @@
 #include <stdint.h>
 
 struct sha256 {
-	uint32_t h[8];     /* chaining state */
-	uint64_t nBytes;   /* bytes hashed so far */
-	uint8_t buf[64];   /* pending partial block */
-	size_t nBuf;       /* bytes in buf */
+	uint32_t h[8];   /* chaining state */
+	uint64_t nBytes; /* bytes hashed so far */
+	uint8_t buf[64]; /* pending partial block */
+	size_t nBuf;     /* bytes in buf */
 };
 
 void sha256_init(struct sha256 *s);

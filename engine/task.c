@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,12 +55,65 @@ struct task_tol task_default_tol(kl_dtype d)
 	}
 }
 
-int64_t task_numel(const struct task_tensor *t)
+int task_dtype_is_float(kl_dtype d)
+{
+	return d == KL_F32 || d == KL_F16 || d == KL_BF16 || d == KL_F64;
+}
+
+struct task_tol task_kernelbench_tol(kl_dtype d)
+{
+	if (task_dtype_is_float(d))
+		return (struct task_tol){1e-2, 1e-2, INFINITY};
+	return task_default_tol(d);
+}
+
+void task_use_kernelbench_tol(struct task *t)
+{
+	for (int d = 0; d < 8; d++)
+		t->aTol[d] = task_kernelbench_tol((kl_dtype)d);
+	t->zTolFrom = "kernelbench";
+}
+
+void task_override_tol(struct task *t, double atol, double rtol, double relL2)
+{
+	if (atol < 0 && rtol < 0 && relL2 < 0)
+		return;
+	for (int d = 0; d < 8; d++) {
+		if (!task_dtype_is_float((kl_dtype)d))
+			continue;
+		if (atol >= 0)
+			t->aTol[d].atol = atol;
+		if (rtol >= 0)
+			t->aTol[d].rtol = rtol;
+		if (relL2 >= 0)
+			t->aTol[d].rel_l2 = relL2;
+	}
+	t->zTolFrom = "flags";
+}
+
+int task_numel_checked(const struct task_tensor *t, int64_t *pn)
 {
 	int64_t n = 1;
 	for (int i = 0; i < t->ndim; i++)
-		n *= t->shape[i];
-	return n;
+		if (t->shape[i] < 0 || __builtin_mul_overflow(n, t->shape[i], &n))
+			return -1;
+	*pn = n;
+	return 0;
+}
+
+int task_bytes_checked(const struct task_tensor *t, int64_t *pn)
+{
+	int64_t n;
+	if (task_numel_checked(t, &n) < 0 ||
+	    __builtin_mul_overflow(n, (int64_t)task_dtype_size(t->dtype), pn))
+		return -1;
+	return 0;
+}
+
+int64_t task_numel(const struct task_tensor *t)
+{
+	int64_t n;
+	return task_numel_checked(t, &n) < 0 ? INT64_MAX : n;
 }
 
 char *task_shape_str(const struct task_tensor *t)
@@ -143,9 +197,51 @@ struct ctx {
 	const char *zSet;
 };
 
-static char *rel_path(const char *zDir, const char *z)
+/*
+ * A file named in task.json: relative to the task directory and inside it
+ * (no absolute path, no ".." step, no symlink out of it), a regular file.
+ * Returns the path, or NULL with err naming the field (zWhere) and the value.
+ */
+static char *task_file(struct ctx *c, const char *zDir, const char *zWhere, const char *z)
 {
-	return path_join(zDir, z);
+	if (z[0] == '/') {
+		kl_err(c->err,
+		       "%s: %s: '%s' is an absolute path; files of a task are named relative "
+		       "to its directory",
+		       c->zFile, zWhere, z);
+		return NULL;
+	}
+	for (const char *p = z; *p;) {
+		size_t k = strcspn(p, "/");
+		if (k == 2 && !memcmp(p, "..", 2)) {
+			kl_err(c->err,
+			       "%s: %s: '%s' steps out of the task directory ('..'); files of a "
+			       "task stay inside it",
+			       c->zFile, zWhere, z);
+			return NULL;
+		}
+		p += k + (p[k] == '/');
+	}
+	char *path = path_join(zDir, z);
+	char e2[KL_ERRLEN];
+	if (file_check_regular(path, e2) < 0) {
+		kl_err(c->err, "%s: %s: %s", c->zFile, zWhere, e2);
+		free(path);
+		return NULL;
+	}
+	char *real = realpath(path, NULL), *dir = realpath(zDir, NULL);
+	size_t nd = dir ? strlen(dir) : 0;
+	int inside = real && dir && !strncmp(real, dir, nd) && real[nd] == '/';
+	if (!inside)
+		kl_err(c->err, "%s: %s: '%s' leads out of the task directory (through a symlink)",
+		       c->zFile, zWhere, z);
+	free(real);
+	free(dir);
+	if (!inside) {
+		free(path);
+		return NULL;
+	}
+	return path;
 }
 
 static int get_number(struct ctx *c, const cJSON *o, const char *key, const char *where, double *p)
@@ -155,13 +251,17 @@ static int get_number(struct ctx *c, const cJSON *o, const char *key, const char
 		return 0;
 	if (!cJSON_IsNumber(v))
 		return kl_err(c->err, "%s: %s.%s: expected a number", c->zFile, where, key);
+	if (!isfinite(v->valuedouble) || fabs(v->valuedouble) > TASK_VALUE_MAX)
+		return kl_err(c->err, "%s: %s.%s: %g is out of range (at most %g in magnitude)",
+		              c->zFile, where, key, v->valuedouble, TASK_VALUE_MAX);
 	*p = v->valuedouble;
 	return 0;
 }
 
 static int parse_init(struct ctx *c, const cJSON *jt, const char *where, struct task_tensor *t)
 {
-	int isint = t->dtype == KL_I32 || t->dtype == KL_I64 || t->dtype == KL_I8 || t->dtype == KL_U8;
+	int isint =
+	    t->dtype == KL_I32 || t->dtype == KL_I64 || t->dtype == KL_I8 || t->dtype == KL_U8;
 	t->dist = isint ? DIST_RANDINT : DIST_UNIFORM;
 	t->a = isint ? (t->dtype == KL_U8 ? 0 : -8) : -1;
 	t->b = isint ? 8 : 1;
@@ -169,8 +269,10 @@ static int parse_init(struct ctx *c, const cJSON *jt, const char *where, struct 
 	if (!init)
 		return 0;
 	if (!cJSON_IsObject(init))
-		return kl_err(c->err, "%s: %s.init: expected an object like {\"dist\": \"uniform\", \"lo\": -1, \"hi\": 1}",
-			      c->zFile, where);
+		return kl_err(c->err,
+		              "%s: %s.init: expected an object like {\"dist\": \"uniform\", "
+		              "\"lo\": -1, \"hi\": 1}",
+		              c->zFile, where);
 	const cJSON *d = cJSON_GetObjectItemCaseSensitive(init, "dist");
 	const char *zd = cJSON_IsString(d) ? d->valuestring : "uniform";
 	if (d && !cJSON_IsString(d))
@@ -178,23 +280,34 @@ static int parse_init(struct ctx *c, const cJSON *jt, const char *where, struct 
 	if (!strcmp(zd, "uniform")) {
 		t->dist = DIST_UNIFORM;
 		t->a = -1, t->b = 1;
-		if (get_number(c, init, "lo", where, &t->a) || get_number(c, init, "hi", where, &t->b))
+		if (get_number(c, init, "lo", where, &t->a) ||
+		    get_number(c, init, "hi", where, &t->b))
 			return -1;
 	} else if (!strcmp(zd, "normal")) {
 		t->dist = DIST_NORMAL;
 		t->a = 0, t->b = 1;
-		if (get_number(c, init, "mean", where, &t->a) || get_number(c, init, "std", where, &t->b))
+		if (get_number(c, init, "mean", where, &t->a) ||
+		    get_number(c, init, "std", where, &t->b))
 			return -1;
 	} else if (!strcmp(zd, "randint")) {
 		t->dist = DIST_RANDINT;
-		if (get_number(c, init, "lo", where, &t->a) || get_number(c, init, "hi", where, &t->b))
+		if (get_number(c, init, "lo", where, &t->a) ||
+		    get_number(c, init, "hi", where, &t->b))
 			return -1;
 	} else {
-		return kl_err(c->err, "%s: %s.init.dist: '%s' is not one of uniform, normal, randint",
-			      c->zFile, where, zd);
+		return kl_err(c->err,
+		              "%s: %s.init.dist: '%s' is not one of uniform, normal, randint",
+		              c->zFile, where, zd);
 	}
+	if (t->dist == DIST_RANDINT && (t->a != floor(t->a) || t->b != floor(t->b) ||
+	                                fabs(t->a) > 0x1p53 || fabs(t->b) > 0x1p53))
+		return kl_err(c->err,
+		              "%s: %s.init: randint lo (%g) and hi (%g) must be integers of at "
+		              "most 2^53 in magnitude",
+		              c->zFile, where, t->a, t->b);
 	if (t->dist != DIST_NORMAL && t->b < t->a)
-		return kl_err(c->err, "%s: %s.init: hi (%g) is below lo (%g)", c->zFile, where, t->b, t->a);
+		return kl_err(c->err, "%s: %s.init: hi (%g) is below lo (%g)", c->zFile, where,
+		              t->b, t->a);
 	if (t->dist == DIST_NORMAL && t->b < 0)
 		return kl_err(c->err, "%s: %s.init.std: must not be negative", c->zFile, where);
 	return 0;
@@ -203,55 +316,86 @@ static int parse_init(struct ctx *c, const cJSON *jt, const char *where, struct 
 static int parse_tensor(struct ctx *c, const cJSON *jt, const char *where, struct task_tensor *t)
 {
 	if (!cJSON_IsObject(jt))
-		return kl_err(c->err, "%s: %s: expected an object with name, dtype and shape", c->zFile,
-			      where);
+		return kl_err(c->err, "%s: %s: expected an object with name, dtype and shape",
+		              c->zFile, where);
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(jt, "name");
 	if (!cJSON_IsString(n) || !valid_name(n->valuestring))
-		return kl_err(c->err, "%s: %s.name: expected an identifier string", c->zFile, where);
+		return kl_err(c->err, "%s: %s.name: expected an identifier string", c->zFile,
+		              where);
 	t->zName = xstrdup(n->valuestring);
 	const cJSON *d = cJSON_GetObjectItemCaseSensitive(jt, "dtype");
 	if (!cJSON_IsString(d) || task_dtype_parse(d->valuestring, &t->dtype) < 0)
-		return kl_err(c->err, "%s: %s.dtype: expected one of f32, f16, bf16, f64, i32, i64, i8, u8",
-			      c->zFile, where);
+		return kl_err(c->err,
+		              "%s: %s.dtype: expected one of f32, f16, bf16, f64, i32, i64, i8, u8",
+		              c->zFile, where);
 	const cJSON *s = cJSON_GetObjectItemCaseSensitive(jt, "shape");
 	int nd = cJSON_IsArray(s) ? cJSON_GetArraySize(s) : -1;
-	if (nd < 1 || nd > 8)
-		return kl_err(c->err, "%s: %s.shape: expected an array of 1 to 8 dimensions", c->zFile,
-			      where);
+	if (nd < 0 || nd > 8)
+		return kl_err(
+		    c->err,
+		    "%s: %s.shape: expected an array of 0 to 8 dimensions ([] for a scalar)",
+		    c->zFile, where);
 	t->ndim = nd;
 	for (int i = 0; i < nd; i++) {
 		const cJSON *e = cJSON_GetArrayItem(s, i);
 		double v;
 		if (cJSON_IsString(e)) {
 			t->azDim[i] = xstrdup(e->valuestring);
-			const cJSON *dv = c->shapeset ? cJSON_GetObjectItemCaseSensitive(c->shapeset, e->valuestring) : NULL;
+			const cJSON *dv =
+			    c->shapeset
+			        ? cJSON_GetObjectItemCaseSensitive(c->shapeset, e->valuestring)
+			        : NULL;
 			if (!dv)
-				return kl_err(c->err, "%s: %s.shape[%d]: dimension '%s' is not given in shape set '%s'",
-					      c->zFile, where, i, e->valuestring, c->zSet ? c->zSet : "(none)");
+				return kl_err(c->err,
+				              "%s: %s.shape[%d]: dimension '%s' is not given in "
+				              "shape set '%s'",
+				              c->zFile, where, i, e->valuestring,
+				              c->zSet ? c->zSet : "(none)");
 			if (!cJSON_IsNumber(dv))
-				return kl_err(c->err, "%s: shapes.%s.%s: expected a positive integer", c->zFile,
-					      c->zSet, e->valuestring);
+				return kl_err(c->err,
+				              "%s: shapes.%s.%s: expected a positive integer",
+				              c->zFile, c->zSet, e->valuestring);
 			v = dv->valuedouble;
 		} else if (cJSON_IsNumber(e)) {
 			v = e->valuedouble;
 		} else {
-			return kl_err(c->err, "%s: %s.shape[%d]: expected a positive integer or a dimension name",
-				      c->zFile, where, i);
+			return kl_err(
+			    c->err,
+			    "%s: %s.shape[%d]: expected a positive integer or a dimension name",
+			    c->zFile, where, i);
 		}
-		if (v < 1 || v != (double)(int64_t)v || v > 1e12)
-			return kl_err(c->err, "%s: %s.shape[%d]: %g is not a positive integer", c->zFile, where,
-				      i, v);
+		/* the range first: converting a NaN, an inf or 1e300 to int64_t is undefined */
+		if (!(v >= 1 && v <= TASK_DIM_MAX) || v != floor(v))
+			return kl_err(c->err,
+			              "%s: %s.shape[%d]: %g is not a positive integer of at most "
+			              "%g",
+			              c->zFile, where, i, v, TASK_DIM_MAX);
 		t->shape[i] = (int64_t)v;
 	}
-	int64_t bytes = task_numel(t) * (int64_t)task_dtype_size(t->dtype);
-	if (bytes > ((int64_t)16 << 30))
-		return kl_err(c->err, "%s: %s: tensor of %lld bytes is over the 16 GiB limit", c->zFile,
-			      where, (long long)bytes);
+	int64_t numel, bytes;
+	char *zShape = task_shape_str(t);
+	int over = task_numel_checked(t, &numel) < 0;
+	if (over || task_bytes_checked(t, &bytes) < 0 || bytes > TASK_BYTES_MAX) {
+		if (over)
+			kl_err(c->err,
+			       "%s: %s: shape %s: the element count overflows 64 bits (the limit "
+			       "is %lld bytes)",
+			       c->zFile, where, zShape, (long long)TASK_BYTES_MAX);
+		else
+			kl_err(c->err,
+			       "%s: %s: shape %s of %s: %lld elements of %zu bytes are over the "
+			       "limit of %lld bytes (16 GiB)",
+			       c->zFile, where, zShape, task_dtype_name(t->dtype), (long long)numel,
+			       task_dtype_size(t->dtype), (long long)TASK_BYTES_MAX);
+		free(zShape);
+		return -1;
+	}
+	free(zShape);
 	return parse_init(c, jt, where, t);
 }
 
 static int parse_tensors(struct ctx *c, const cJSON *root, const char *key, struct task_tensor *a,
-			 int *pn, int required)
+                         int *pn, int required)
 {
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, key);
 	if (!arr && !required)
@@ -262,8 +406,8 @@ static int parse_tensors(struct ctx *c, const cJSON *root, const char *key, stru
 	if (required && n < 1)
 		return kl_err(c->err, "%s: %s: expected at least one tensor", c->zFile, key);
 	if (n > TASK_MAX_TENSORS)
-		return kl_err(c->err, "%s: %s: %d tensors, at most %d are supported", c->zFile, key, n,
-			      TASK_MAX_TENSORS);
+		return kl_err(c->err, "%s: %s: %d tensors, at most %d are supported", c->zFile, key,
+		              n, TASK_MAX_TENSORS);
 	for (int i = 0; i < n; i++) {
 		char where[64];
 		snprintf(where, sizeof where, "%s[%d]", key, i);
@@ -274,8 +418,8 @@ static int parse_tensors(struct ctx *c, const cJSON *root, const char *key, stru
 		*pn = i + 1;
 		for (int j = 0; j < i; j++)
 			if (!strcmp(a[j].zName, a[i].zName))
-				return kl_err(c->err, "%s: %s.name: '%s' is used twice", c->zFile, where,
-					      a[i].zName);
+				return kl_err(c->err, "%s: %s.name: '%s' is used twice", c->zFile,
+				              where, a[i].zName);
 	}
 	return 0;
 }
@@ -284,35 +428,51 @@ static int parse_tolerance(struct ctx *c, const cJSON *root, struct task *t)
 {
 	for (int d = 0; d < 8; d++)
 		t->aTol[d] = task_default_tol((kl_dtype)d);
+	t->zTolFrom = "default";
 	const cJSON *tol = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
 	if (!tol)
 		return 0;
+	if (cJSON_IsString(tol) && !strcmp(tol->valuestring, "kernelbench")) {
+		task_use_kernelbench_tol(t);
+		return 0;
+	}
 	if (!cJSON_IsObject(tol))
-		return kl_err(c->err, "%s: tolerance: expected an object of dtype -> {atol, rtol, rel_l2}",
-			      c->zFile);
+		return kl_err(c->err,
+		              "%s: tolerance: expected \"kernelbench\" or an object of dtype -> "
+		              "{atol, rtol, rel_l2}",
+		              c->zFile);
+	t->zTolFrom = "task.json";
 	const cJSON *e;
 	cJSON_ArrayForEach(e, tol)
 	{
 		kl_dtype d;
 		if (task_dtype_parse(e->string, &d) < 0)
-			return kl_err(c->err, "%s: tolerance.%s: not a dtype (f32, f16, bf16, f64, i32, i64, i8, u8)",
-				      c->zFile, e->string);
+			return kl_err(
+			    c->err,
+			    "%s: tolerance.%s: not a dtype (f32, f16, bf16, f64, i32, i64, i8, u8)",
+			    c->zFile, e->string);
 		if (!cJSON_IsObject(e))
-			return kl_err(c->err, "%s: tolerance.%s: expected an object with atol, rtol, rel_l2",
-				      c->zFile, e->string);
+			return kl_err(
+			    c->err, "%s: tolerance.%s: expected an object with atol, rtol, rel_l2",
+			    c->zFile, e->string);
 		const cJSON *k;
 		cJSON_ArrayForEach(k, e)
 		{
 			double *p = !strcmp(k->string, "atol")     ? &t->aTol[d].atol
-				    : !strcmp(k->string, "rtol")   ? &t->aTol[d].rtol
-				    : !strcmp(k->string, "rel_l2") ? &t->aTol[d].rel_l2
-								   : NULL;
+			            : !strcmp(k->string, "rtol")   ? &t->aTol[d].rtol
+			            : !strcmp(k->string, "rel_l2") ? &t->aTol[d].rel_l2
+			                                           : NULL;
 			if (!p)
-				return kl_err(c->err, "%s: tolerance.%s.%s: unknown key (expected atol, rtol or rel_l2)",
-					      c->zFile, e->string, k->string);
-			if (!cJSON_IsNumber(k) || k->valuedouble < 0)
-				return kl_err(c->err, "%s: tolerance.%s.%s: expected a non-negative number",
-					      c->zFile, e->string, k->string);
+				return kl_err(c->err,
+				              "%s: tolerance.%s.%s: unknown key (expected atol, "
+				              "rtol or rel_l2)",
+				              c->zFile, e->string, k->string);
+			if (!cJSON_IsNumber(k) || !(k->valuedouble >= 0) ||
+			    !(k->valuedouble <= TASK_VALUE_MAX))
+				return kl_err(c->err,
+				              "%s: tolerance.%s.%s: expected a finite non-negative "
+				              "number of at most %g",
+				              c->zFile, e->string, k->string, TASK_VALUE_MAX);
 			*p = k->valuedouble;
 		}
 	}
@@ -320,63 +480,61 @@ static int parse_tolerance(struct ctx *c, const cJSON *root, struct task *t)
 }
 
 static int source_field(struct ctx *c, const cJSON *o, const char *where, const char *key,
-			const char *zDir, char **pz)
+                        const char *zDir, char **pz)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 	if (!v)
 		return 0;
 	if (!cJSON_IsString(v) || !*v->valuestring)
 		return kl_err(c->err, "%s: %s.%s: expected a file name", c->zFile, where, key);
-	char *p = rel_path(zDir, v->valuestring);
-	if (!path_exists(p)) {
-		kl_err(c->err, "%s: %s.%s: file %s does not exist", c->zFile, where, key, p);
-		free(p);
-		return -1;
-	}
-	*pz = p;
-	return 0;
+	char zWhere[128];
+	snprintf(zWhere, sizeof zWhere, "%s.%s", where, key);
+	return (*pz = task_file(c, zDir, zWhere, v->valuestring)) ? 0 : -1;
 }
 
 static int seed_list(struct ctx *c, const cJSON *seeds, const char *key, const char *zDir,
-		     char ***pa, int *pn)
+                     char ***pa, int *pn)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(seeds, key);
 	if (!v)
 		return 0;
+	char zWhere[128];
 	if (cJSON_IsString(v)) {
 		*pa = xcalloc(1, sizeof(char *));
+		snprintf(zWhere, sizeof zWhere, "seeds.%s", key);
+		if (!((*pa)[0] = task_file(c, zDir, zWhere, v->valuestring)))
+			return -1;
 		*pn = 1;
-		(*pa)[0] = rel_path(zDir, v->valuestring);
-		if (!path_exists((*pa)[0]))
-			return kl_err(c->err, "%s: seeds.%s: file %s does not exist", c->zFile, key, (*pa)[0]);
 		return 0;
 	}
 	if (!cJSON_IsArray(v))
-		return kl_err(c->err, "%s: seeds.%s: expected an array of file names", c->zFile, key);
+		return kl_err(c->err, "%s: seeds.%s: expected an array of file names", c->zFile,
+		              key);
 	int n = cJSON_GetArraySize(v);
 	*pa = xcalloc((size_t)n + 1, sizeof(char *));
 	for (int i = 0; i < n; i++) {
 		const cJSON *e = cJSON_GetArrayItem(v, i);
 		if (!cJSON_IsString(e))
-			return kl_err(c->err, "%s: seeds.%s[%d]: expected a file name", c->zFile, key, i);
-		(*pa)[i] = rel_path(zDir, e->valuestring);
+			return kl_err(c->err, "%s: seeds.%s[%d]: expected a file name", c->zFile,
+			              key, i);
+		snprintf(zWhere, sizeof zWhere, "seeds.%s[%d]", key, i);
+		if (!((*pa)[i] = task_file(c, zDir, zWhere, e->valuestring)))
+			return -1;
 		*pn = i + 1;
-		if (!path_exists((*pa)[i]))
-			return kl_err(c->err, "%s: seeds.%s[%d]: file %s does not exist", c->zFile, key, i,
-				      (*pa)[i]);
 	}
 	return 0;
 }
 
 static int parse_root(struct ctx *c, cJSON *root, struct task *t, const char *zBackend,
-		      const char *zShapeSet)
+                      const char *zShapeSet)
 {
 	if (!cJSON_IsObject(root))
 		return kl_err(c->err, "%s: expected a JSON object at the top level", c->zFile);
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "name");
 	if (!cJSON_IsString(n) || !valid_name(n->valuestring))
-		return kl_err(c->err, "%s: name: expected a string of letters, digits, '_', '-' or '.'",
-			      c->zFile);
+		return kl_err(c->err,
+		              "%s: name: expected a string of letters, digits, '_', '-' or '.'",
+		              c->zFile);
 	t->zName = xstrdup(n->valuestring);
 	const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "description");
 	if (d && !cJSON_IsString(d))
@@ -387,16 +545,20 @@ static int parse_root(struct ctx *c, cJSON *root, struct task *t, const char *zB
 	t->zShapeSet = xstrdup("");
 	if (shapes) {
 		if (!cJSON_IsObject(shapes) || !shapes->child)
-			return kl_err(c->err, "%s: shapes: expected an object of shape sets (e.g. \"host\": {\"rows\": 64})",
-				      c->zFile);
+			return kl_err(c->err,
+			              "%s: shapes: expected an object of shape sets (e.g. "
+			              "\"host\": {\"rows\": 64})",
+			              c->zFile);
 		cJSON *e;
 		int ns = cJSON_GetArraySize(shapes);
 		t->azShapeSets = xcalloc((size_t)ns, sizeof(char *));
 		cJSON_ArrayForEach(e, shapes)
 		{
 			if (!cJSON_IsObject(e))
-				return kl_err(c->err, "%s: shapes.%s: expected an object of dimension -> size",
-					      c->zFile, e->string);
+				return kl_err(
+				    c->err,
+				    "%s: shapes.%s: expected an object of dimension -> size",
+				    c->zFile, e->string);
 			t->azShapeSets[t->nShapeSets++] = xstrdup(e->string);
 		}
 		cJSON *set = NULL;
@@ -406,8 +568,9 @@ static int parse_root(struct ctx *c, cJSON *root, struct task *t, const char *zB
 				strbuf sb = STRBUF_INIT;
 				for (int i = 0; i < t->nShapeSets; i++)
 					sb_addf(&sb, "%s%s", i ? ", " : "", t->azShapeSets[i]);
-				kl_err(c->err, "%s: shapes: no shape set named '%s' (the task has: %s)", c->zFile,
-				       zShapeSet, sb.buf);
+				kl_err(c->err,
+				       "%s: shapes: no shape set named '%s' (the task has: %s)",
+				       c->zFile, zShapeSet, sb.buf);
 				sb_free(&sb);
 				return -1;
 			}
@@ -421,8 +584,9 @@ static int parse_root(struct ctx *c, cJSON *root, struct task *t, const char *zB
 		free(t->zShapeSet);
 		t->zShapeSet = xstrdup(set->string);
 	} else if (zShapeSet) {
-		return kl_err(c->err, "%s: shapes: the task has no shape sets, so '%s' cannot be chosen",
-			      c->zFile, zShapeSet);
+		return kl_err(c->err,
+		              "%s: shapes: the task has no shape sets, so '%s' cannot be chosen",
+		              c->zFile, zShapeSet);
 	}
 
 	if (parse_tensors(c, root, "inputs", t->aIn, &t->nIn, 0) < 0)
@@ -431,22 +595,52 @@ static int parse_root(struct ctx *c, cJSON *root, struct task *t, const char *zB
 		return -1;
 	if (parse_tolerance(c, root, t) < 0)
 		return -1;
+	const cJSON *libs = cJSON_GetObjectItemCaseSensitive(root, "libs");
+	strbuf lb = STRBUF_INIT;
+	sb_adds(&lb, "");
+	if (libs) {
+		const cJSON *e;
+		if (!cJSON_IsArray(libs)) {
+			sb_free(&lb);
+			return kl_err(c->err,
+			              "%s: libs: expected an array of library names or paths, e.g. "
+			              "[\"cublas\", \"m\"]",
+			              c->zFile);
+		}
+		cJSON_ArrayForEach(e, libs)
+		{
+			if (!cJSON_IsString(e) || !*e->valuestring ||
+			    strpbrk(e->valuestring, " \t\n,")) {
+				sb_free(&lb);
+				return kl_err(
+				    c->err,
+				    "%s: libs: each entry must be one name or path without "
+				    "spaces or commas",
+				    c->zFile);
+			}
+			sb_addf(&lb, "%s%s", lb.len ? " " : "", e->valuestring);
+		}
+	}
+	t->zLibs = sb_detach(&lb);
 
 	const cJSON *ref = cJSON_GetObjectItemCaseSensitive(root, "reference");
 	if (!cJSON_IsObject(ref))
-		return kl_err(c->err, "%s: reference: expected an object like {\"host\": \"reference.c\"}",
-			      c->zFile);
+		return kl_err(c->err,
+		              "%s: reference: expected an object like {\"host\": \"reference.c\"}",
+		              c->zFile);
 	if (source_field(c, ref, "reference", "host", t->zDir, &t->ref.zHost) < 0 ||
 	    source_field(c, ref, "reference", "cuda", t->zDir, &t->ref.zCuda) < 0 ||
 	    source_field(c, ref, "reference", "torch", t->zDir, &t->ref.zTorch) < 0)
 		return -1;
 	if (!t->ref.zHost && !t->ref.zCuda && !t->ref.zTorch)
-		return kl_err(c->err, "%s: reference: expected at least one of host, cuda, torch", c->zFile);
+		return kl_err(c->err, "%s: reference: expected at least one of host, cuda, torch",
+		              c->zFile);
 	const cJSON *seeds = cJSON_GetObjectItemCaseSensitive(root, "seeds");
 	if (seeds) {
 		if (!cJSON_IsObject(seeds))
-			return kl_err(c->err, "%s: seeds: expected an object like {\"host\": [\"seed.c\"]}",
-				      c->zFile);
+			return kl_err(c->err,
+			              "%s: seeds: expected an object like {\"host\": [\"seed.c\"]}",
+			              c->zFile);
 		if (seed_list(c, seeds, "host", t->zDir, &t->seeds.azHost, &t->seeds.nHost) < 0 ||
 		    seed_list(c, seeds, "cuda", t->zDir, &t->seeds.azCuda, &t->seeds.nCuda) < 0)
 			return -1;
@@ -529,6 +723,7 @@ void task_free(struct task *t)
 	free(t->ref.zHost);
 	free(t->ref.zCuda);
 	free(t->ref.zTorch);
+	free(t->zLibs);
 	for (int i = 0; i < t->seeds.nHost; i++)
 		free(t->seeds.azHost[i]);
 	free(t->seeds.azHost);

@@ -54,8 +54,11 @@ struct task {
 	struct task_tensor aOut[TASK_MAX_TENSORS];
 	int nOut;
 	struct task_tol aTol[8]; /* per kl_dtype, defaults overridden by the task */
+	const char *zTolFrom;    /* where the float tolerances come from (static string):
+	                          * "default", "task.json", "kernelbench" or "flags" */
 	struct task_sources ref; /* the reference per backend */
 	struct task_seeds seeds; /* the seeds per backend */
+	char *zLibs;             /* "libs": the words, space-separated ("" if none; libs.h) */
 };
 
 /*
@@ -85,7 +88,30 @@ const char *task_dtype_name(kl_dtype d);
 int task_dtype_parse(const char *z, kl_dtype *pOut);
 /* default tolerance for a dtype */
 struct task_tol task_default_tol(kl_dtype d);
-/* elements in a tensor */
+/* KernelBench's tolerance for a dtype: its eval's torch.allclose(atol=1e-2,
+ * rtol=1e-2) for every floating type, no relative-L2 bound (rel_l2 is
+ * infinite: reported, not judged); integers as task_default_tol */
+struct task_tol task_kernelbench_tol(kl_dtype d);
+/* set every float dtype's tolerance to KernelBench's (zTolFrom "kernelbench") */
+void task_use_kernelbench_tol(struct task *t);
+/* override the float dtypes' atol / rtol / rel_l2 (a negative value leaves
+ * that one as it is); zTolFrom becomes "flags" when any is set */
+void task_override_tol(struct task *t, double atol, double rtol, double relL2);
+/* 1 for f32, f16, bf16, f64 */
+int task_dtype_is_float(kl_dtype d);
+/* limits task_load() enforces: a dimension's extent, a tensor's bytes, and
+ * the magnitude of any other number (init bounds, tolerances) */
+#define TASK_DIM_MAX 1e12
+#define TASK_BYTES_MAX ((int64_t)16 << 30)
+#define TASK_VALUE_MAX 1e30
+
+/* elements in a tensor, in checked 64-bit arithmetic: 0 with *pn set, or -1
+ * when the product overflows int64_t (never a wrapped count) */
+int task_numel_checked(const struct task_tensor *t, int64_t *pn);
+/* the tensor's bytes (elements x dtype size), checked likewise: 0 or -1 */
+int task_bytes_checked(const struct task_tensor *t, int64_t *pn);
+/* elements in a tensor; INT64_MAX when the count overflows (task_load()
+ * refuses such tensors, so a loaded task never has one) */
 int64_t task_numel(const struct task_tensor *t);
 /* "rows=64 cols=4096"-style description of shape: "[64, 4096]"; caller frees */
 char *task_shape_str(const struct task_tensor *t);

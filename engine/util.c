@@ -122,6 +122,12 @@ void sb_adds(strbuf *sb, const char *s)
 
 void sb_vaddf(strbuf *sb, const char *fmt, va_list ap)
 {
+	/* said outright: with -fsanitize=undefined at -O1, GCC 12 otherwise sees
+	 * the sanitizer's own null-argument check as a path with fmt NULL into
+	 * vsnprintf and fails the build with -Wformat-truncation ("null format
+	 * string") */
+	if (!fmt)
+		die("sb_vaddf: no format string");
 	va_list cp;
 	va_copy(cp, ap);
 	int n = vsnprintf(NULL, 0, fmt, cp);
@@ -177,20 +183,44 @@ char *sb_detach(strbuf *sb)
 	return p;
 }
 
+static const char *file_kind(mode_t m)
+{
+	return S_ISDIR(m)    ? "a directory"
+	       : S_ISFIFO(m) ? "a FIFO (named pipe)"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+	       : S_ISSOCK(m) ? "a socket"
+	                     : "not a regular file";
+}
+
+int file_check_regular(const char *path, char *err)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return kl_err(err, "%s: cannot open: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return kl_err(err, "%s: is %s, not a regular file", path, file_kind(st.st_mode));
+	return 0;
+}
+
 int read_file(const char *path, strbuf *sb, size_t max, char *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (file_check_regular(path, err) < 0)
+		return -1;
+	/* O_NONBLOCK: a FIFO put in the file's place since the check must not
+	 * block the open; fstat below then refuses it */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return kl_err(err, "%s: cannot open: %s", path, strerror(errno));
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return kl_err(err, "%s: not a regular file", path);
+		return kl_err(err, "%s: is %s, not a regular file", path, file_kind(st.st_mode));
 	}
 	if ((size_t)st.st_size > max) {
 		close(fd);
 		return kl_err(err, "%s: file is %lld bytes, over the limit of %zu bytes", path,
-			      (long long)st.st_size, max);
+		              (long long)st.st_size, max);
 	}
 	char tmp[65536];
 	for (;;) {
@@ -364,7 +394,10 @@ int looks_binary(const char *p, size_t n)
 			i++;
 			continue;
 		}
-		int len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+		int len = (c & 0xE0) == 0xC0   ? 2
+		          : (c & 0xF0) == 0xE0 ? 3
+		          : (c & 0xF8) == 0xF0 ? 4
+		                               : 0;
 		int ok = len && i + (size_t)len <= n;
 		for (int k = 1; ok && k < len; k++)
 			ok = ((unsigned char)p[i + k] & 0xC0) == 0x80;
@@ -387,7 +420,10 @@ void utf8_sanitize(char *s)
 			i++;
 			continue;
 		}
-		int len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+		int len = (c & 0xE0) == 0xC0   ? 2
+		          : (c & 0xF0) == 0xE0 ? 3
+		          : (c & 0xF8) == 0xF0 ? 4
+		                               : 0;
 		int ok = len && i + (size_t)len <= n && c != 0xC0 && c != 0xC1;
 		for (int k = 1; ok && k < len; k++)
 			ok = ((unsigned char)s[i + k] & 0xC0) == 0x80;
@@ -396,4 +432,246 @@ void utf8_sanitize(char *s)
 		else
 			i += (size_t)len;
 	}
+}
+
+/* ---- line splitting ---- */
+
+void lb_init(struct linebuf *lb, size_t max)
+{
+	memset(lb, 0, sizeof *lb);
+	lb->max = max;
+}
+
+void lb_free(struct linebuf *lb)
+{
+	sb_free(&lb->sb);
+	lb->off = lb->scan = 0;
+}
+
+void lb_add(struct linebuf *lb, const void *p, size_t n)
+{
+	if (lb->off) { /* drop the lines returned, once per read rather than per line */
+		sb_consume(&lb->sb, lb->off);
+		lb->off = 0;
+	}
+	sb_add(&lb->sb, p, n);
+}
+
+int lb_next(struct linebuf *lb, char **pz, size_t *pn)
+{
+	size_t avail = lb->sb.len - lb->off;
+	if (lb->scan > avail)
+		lb->scan = avail;
+	char *start = lb->sb.buf ? lb->sb.buf + lb->off : NULL;
+	char *nl = avail > lb->scan ? memchr(start + lb->scan, '\n', avail - lb->scan) : NULL;
+	if (!nl) {
+		lb->scan = avail;
+		return avail > lb->max ? -1 : 0;
+	}
+	size_t n = (size_t)(nl - start);
+	if (n > lb->max)
+		return -1;
+	*nl = 0;
+	*pz = start;
+	*pn = n;
+	lb->off += n + 1;
+	lb->scan = 0;
+	return 1;
+}
+
+size_t lb_pending(const struct linebuf *lb)
+{
+	return lb->sb.len - lb->off;
+}
+
+/* ---- terminal-safe text ---- */
+
+/* length of the valid UTF-8 sequence at p (n bytes left), 0 if invalid */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	unsigned c = p[0];
+	size_t len = c < 0x80             ? 1
+	             : (c & 0xE0) == 0xC0 ? 2
+	             : (c & 0xF0) == 0xE0 ? 3
+	             : (c & 0xF8) == 0xF0 ? 4
+	                                  : 0;
+	if (!len || len > n || c == 0xC0 || c == 0xC1 || c > 0xF4)
+		return 0;
+	for (size_t k = 1; k < len; k++)
+		if ((p[k] & 0xC0) != 0x80)
+			return 0;
+	/* overlong 3- and 4-byte forms and surrogates */
+	if (len == 3 && ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0)))
+		return 0;
+	if (len == 4 && ((c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] >= 0x90)))
+		return 0;
+	return len;
+}
+
+/* bytes at p that pass unchanged (0: the byte at p needs escaping) */
+static size_t term_pass(const unsigned char *p, size_t n, int flags)
+{
+	unsigned c = p[0];
+	if (c == '\n')
+		return flags & TERM_KEEP_NL ? 1 : 0;
+	if (c == '\t')
+		return flags & TERM_KEEP_TAB ? 1 : 0;
+	if (c < 0x20 || c == 0x7F)
+		return 0;
+	size_t len = utf8_len(p, n);
+	if (len == 2 && c == 0xC2 && p[1] < 0xA0)
+		return 0; /* a C1 control, U+0080..U+009F */
+	return len;
+}
+
+void term_sanitize(strbuf *sb, const char *s, size_t n, int flags)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+	sb_grow(sb, n);
+	while (i < n) {
+		size_t run = i, k;
+		while (run < n && (k = term_pass(p + run, n - run, flags)) > 0)
+			run += k;
+		if (run > i)
+			sb_add(sb, p + i, run - i);
+		i = run;
+		if (i >= n)
+			break;
+		unsigned c = p[i];
+		if (c == 0x1B)
+			sb_adds(sb, "\\e");
+		else if (c == '\n')
+			sb_adds(sb, "\\n");
+		else if (c == '\t')
+			sb_adds(sb, "\\t");
+		else if (c == 0xC2 && i + 1 < n && p[i + 1] >= 0x80 && p[i + 1] < 0xA0) {
+			sb_addf(sb, "\\x%02X", p[i + 1]); /* the C1 control's code */
+			i++;
+		} else
+			sb_addf(sb, "\\x%02X", c);
+		i++;
+	}
+	if (!sb->buf)
+		sb_grow(sb, 0), sb->buf[0] = 0;
+}
+
+char *term_clean(const char *s, int flags)
+{
+	strbuf sb = STRBUF_INIT;
+	if (!s)
+		s = "";
+	term_sanitize(&sb, s, strlen(s), flags);
+	return sb_detach(&sb);
+}
+
+int term_is_clean(const char *s, size_t n, int flags)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0, k; i < n; i += k)
+		if (!(k = term_pass(p + i, n - i, flags)))
+			return 0;
+	return 1;
+}
+
+/* ---- guarded stdout/stderr ---- */
+
+struct tguard {
+	int fd;                /* the real descriptor written to */
+	unsigned char pend[4]; /* an incomplete UTF-8 sequence held for the next write */
+	size_t nPend;
+};
+
+static FILE *guardOrig[2]; /* the real stdout and stderr while guarded */
+
+/* bytes at the end of p (n) that may begin a UTF-8 sequence still to be
+ * completed by the next write (0..3) */
+static size_t utf8_partial_tail(const unsigned char *p, size_t n)
+{
+	for (size_t back = 1; back <= 3 && back <= n; back++) {
+		unsigned c = p[n - back];
+		if ((c & 0xC0) == 0x80)
+			continue; /* a continuation byte: look further back */
+		size_t len = (c & 0xE0) == 0xC0   ? 2
+		             : (c & 0xF0) == 0xE0 ? 3
+		             : (c & 0xF8) == 0xF0 ? 4
+		                                  : 0;
+		return len > back ? back : 0;
+	}
+	return 0;
+}
+
+static ssize_t tguard_write(void *cookie, const char *buf, size_t n)
+{
+	struct tguard *g = cookie;
+	strbuf in = STRBUF_INIT, out = STRBUF_INIT;
+	sb_add(&in, g->pend, g->nPend);
+	sb_add(&in, buf, n);
+	size_t keep = utf8_partial_tail((const unsigned char *)in.buf, in.len);
+	g->nPend = keep;
+	memcpy(g->pend, in.buf + in.len - keep, keep);
+	term_sanitize(&out, in.buf, in.len - keep, TERM_KEEP_NL | TERM_KEEP_TAB);
+	int rc = write_all(g->fd, out.buf, out.len);
+	sb_free(&in);
+	sb_free(&out);
+	return rc < 0 ? -1 : (ssize_t)n;
+}
+
+static int tguard_close(void *cookie)
+{
+	struct tguard *g = cookie;
+	if (g->nPend) {
+		strbuf out = STRBUF_INIT;
+		term_sanitize(&out, (const char *)g->pend, g->nPend, 0);
+		(void)!write_all(g->fd, out.buf, out.len);
+		sb_free(&out);
+	}
+	free(g);
+	return 0;
+}
+
+static FILE *guard_stream(int fd, int mode)
+{
+	struct tguard *g = xcalloc(1, sizeof *g);
+	g->fd = fd;
+	cookie_io_functions_t fns = {.write = tguard_write, .close = tguard_close};
+	FILE *f = fopencookie(g, "w", fns);
+	if (!f)
+		die("fopencookie: %s", strerror(errno));
+	setvbuf(f, NULL, mode, 0);
+	return f;
+}
+
+void term_guard(void)
+{
+	if (guardOrig[0])
+		return;
+	fflush(stdout);
+	fflush(stderr);
+	guardOrig[0] = stdout;
+	guardOrig[1] = stderr;
+	stdout = guard_stream(STDOUT_FILENO, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF);
+	stderr = guard_stream(STDERR_FILENO, _IONBF);
+}
+
+void term_unguard(void)
+{
+	if (!guardOrig[0])
+		return;
+	fclose(stdout);
+	fclose(stderr);
+	stdout = guardOrig[0];
+	stderr = guardOrig[1];
+	guardOrig[0] = guardOrig[1] = NULL;
+}
+
+void term_ctl(FILE *f, const char *zSeq)
+{
+	fflush(f);
+	if (!guardOrig[0]) {
+		fputs(zSeq, f);
+		fflush(f);
+		return;
+	}
+	(void)!write_all(f == stderr ? STDERR_FILENO : STDOUT_FILENO, zSeq, strlen(zSeq));
 }

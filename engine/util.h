@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* size of the caller-provided error buffers used across kloop */
 #define KL_ERRLEN 512
@@ -39,7 +40,10 @@ typedef struct {
 	size_t alloc; /* bytes allocated */
 } strbuf;
 
-#define STRBUF_INIT {NULL, 0, 0}
+#define STRBUF_INIT                                                                                \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 void sb_grow(strbuf *sb, size_t extra);
 void sb_add(strbuf *sb, const void *p, size_t n);
 void sb_adds(strbuf *sb, const char *s);
@@ -52,9 +56,16 @@ void sb_free(strbuf *sb);
 /* hand the buffer to the caller (who frees it); sb is reset */
 char *sb_detach(strbuf *sb);
 
-/* read a whole file into sb (appending); refuses files over max bytes.
+/* read a whole file into sb (appending); refuses files over max bytes and
+ * anything but a regular file (file_check_regular) before opening it, so a
+ * FIFO or a device never blocks the read.
  * Returns 0, or -1 with err naming the path and the reason. */
 int read_file(const char *path, strbuf *sb, size_t max, char *err);
+/* 0 if path is a regular file (symlinks followed), or -1 with err naming the
+ * path and what it is instead (a directory, a FIFO, a device, a socket) or
+ * why it cannot be examined.  For every user-given path that is read: call
+ * it before open(2), which on a FIFO would block. */
+int file_check_regular(const char *path, char *err);
 /* write n bytes to path atomically (temp file + rename); 0 or -1 + err */
 int write_file_atomic(const char *path, const void *p, size_t n, char *err);
 /* mkdir -p; 0 or -1 + err */
@@ -78,6 +89,62 @@ int write_all(int fd, const void *buf, size_t n);
 /* set O_NONBLOCK / FD_CLOEXEC on fd */
 void fd_nonblock(int fd);
 void fd_cloexec(int fd);
+
+/*
+ * A line splitter for a byte stream (a child's protocol pipe): bytes are
+ * added as they arrive; complete lines come out one by one.  The search for
+ * the newline resumes where it stopped, so a long line costs linear time, and
+ * a line longer than max bytes is refused instead of growing without bound.
+ */
+struct linebuf {
+	strbuf sb;   /* the bytes received and not yet returned, from off */
+	size_t off;  /* start of the first unreturned byte in sb */
+	size_t scan; /* bytes after off already searched for a newline */
+	size_t max;  /* the longest line accepted, newline excluded */
+};
+void lb_init(struct linebuf *lb, size_t max);
+void lb_free(struct linebuf *lb);
+/* append n received bytes */
+void lb_add(struct linebuf *lb, const void *p, size_t n);
+/* the next complete line: 1 with *pz (NUL-terminated in place, newline
+ * dropped; valid until the next lb_add/lb_free) and *pn set; 0 when no
+ * complete line is there yet; -1 when the line is over max bytes (the
+ * stream should then be dropped as a protocol error) */
+int lb_next(struct linebuf *lb, char **pz, size_t *pn);
+/* bytes received that are not part of a returned line */
+size_t lb_pending(const struct linebuf *lb);
+
+/*
+ * Terminal-safe text: bytes from a candidate, a compiler, a task, an LLM or
+ * a journal may hold escape sequences (ESC[2J, OSC 52 that writes the
+ * clipboard).  term_sanitize appends s (n bytes) to sb with every control
+ * character shown instead of sent: ESC as "\e", other C0 bytes, DEL and
+ * the C1 controls (U+0080..U+009F) as "\xNN", invalid UTF-8 bytes as
+ * "\xNN"; valid UTF-8 passes.  Newline and tab pass only when flags hold
+ * TERM_KEEP_NL / TERM_KEEP_TAB (otherwise "\n", "\t").
+ */
+#define TERM_KEEP_NL 1
+#define TERM_KEEP_TAB 2
+void term_sanitize(strbuf *sb, const char *s, size_t n, int flags);
+/* term_sanitize of the string s (NULL: "") into a fresh string; caller frees */
+char *term_clean(const char *s, int flags);
+/* 1 if s (n bytes) holds nothing term_sanitize would change with flags */
+int term_is_clean(const char *s, size_t n, int flags);
+
+/*
+ * Guard the process's stdout and stderr: from now on every byte written
+ * through them passes term_sanitize (newlines and tabs kept), so no printf
+ * of a candidate's name, a compiler log or an LLM title can put an escape
+ * sequence on the terminal.  kloop's own control sequences go through
+ * term_ctl().  A full-screen or line-editing front end (ncurses, libedit)
+ * needs the real streams: term_unguard() first, then sanitise what it draws.
+ * Both are idempotent.
+ */
+void term_guard(void);
+void term_unguard(void);
+/* write kloop's own control sequence zSeq ("\r\033[K") to f (stdout or
+ * stderr) past the guard, after flushing what f holds */
+void term_ctl(FILE *f, const char *zSeq);
 
 /* replace each byte of s that is not part of valid UTF-8 by '?', in place */
 void utf8_sanitize(char *s);

@@ -56,14 +56,20 @@ static inline float kl_f16_to_f32(uint16_t h)
 	} else {
 		bits = sign | ((exp + 112) << 23) | (man << 13);
 	}
-	union { uint32_t u; float f; } v;
+	union {
+		uint32_t u;
+		float f;
+	} v;
 	v.u = bits;
 	return v.f;
 }
 
 static inline uint16_t kl_f32_to_f16(float f)
 {
-	union { float f; uint32_t u; } v;
+	union {
+		float f;
+		uint32_t u;
+	} v;
 	v.f = f;
 	uint32_t x = v.u, sign = (x >> 16) & 0x8000;
 	int32_t exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;
@@ -77,7 +83,8 @@ static inline uint16_t kl_f32_to_f16(float f)
 			return (uint16_t)sign;
 		man |= 0x800000;
 		uint32_t shift = (uint32_t)(14 - exp);
-		uint32_t half = man >> shift, rem = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
+		uint32_t half = man >> shift, rem = man & ((1u << shift) - 1),
+		         mid = 1u << (shift - 1);
 		if (rem > mid || (rem == mid && (half & 1)))
 			half++;
 		return (uint16_t)(sign | half);
@@ -90,14 +97,20 @@ static inline uint16_t kl_f32_to_f16(float f)
 
 static inline float kl_bf16_to_f32(uint16_t b)
 {
-	union { uint32_t u; float f; } v;
+	union {
+		uint32_t u;
+		float f;
+	} v;
 	v.u = (uint32_t)b << 16;
 	return v.f;
 }
 
 static inline uint16_t kl_f32_to_bf16(float f)
 {
-	union { float f; uint32_t u; } v;
+	union {
+		float f;
+		uint32_t u;
+	} v;
 	v.f = f;
 	if ((v.u & 0x7fffffffu) > 0x7f800000u)
 		return (uint16_t)((v.u >> 16) | 0x40);

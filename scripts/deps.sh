@@ -4,7 +4,7 @@
 # from the npm registry (grammars/package-lock.json, scripts not run).
 set -eu
 cd "$(dirname "$0")/.."
-PKGS="build-essential pkg-config libncurses-dev libedit-dev libcurl4-openssl-dev libcjson-dev tmux python3"
+PKGS="build-essential pkg-config clang-format clang libclang-rt-dev bubblewrap slurmctld slurmd slurm-client munge libncurses-dev libedit-dev libcurl4-openssl-dev libcjson-dev libsqlite3-dev tmux python3"
 # npm: the machine's own Node.js where there is one, else Debian's
 command -v npm >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"
 missing=""

@@ -1,6 +1,6 @@
 #!/bin/sh
 # embed_queries.sh FILE.scm... - print a C file that builds kloop's
-# tree-sitter queries into the binary: syntax_query_srcs[] (engine/syntax.h)
+# tree-sitter queries into the binary: syntax_query_srcs[] (engine/code/syntax.h)
 # with one {name, text, length} per file, the name being the file's base
 # name without .scm.  Uses od, so it needs neither xxd nor a compiler.
 set -eu

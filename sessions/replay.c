@@ -4,6 +4,9 @@
  */
 #include "replay.h"
 
+#include "event.h"
+#include "journal.h"
+
 #include <cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define JOURNAL_MAX ((size_t)1 << 34)
 
 /* fold one more event (the r->k-th) into the state; a rejection is
  * reported the first time that event is folded */
@@ -28,43 +29,43 @@ static void apply(struct replay *r, const cJSON *ev)
 		r->nFolded = r->k;
 }
 
+/* the journal reader's callbacks: index each event's line and fold it */
+struct scan {
+	struct replay *r;
+	size_t nAlloc, nAlloc2;
+};
+
+static void on_event(const cJSON *ev, const char *zLine, size_t nLine, int line, void *arg)
+{
+	struct scan *sc = arg;
+	struct replay *r = sc->r;
+	(void)line;
+	xgrow((void **)&r->aLine, &sc->nAlloc, (size_t)r->nEv + 1, sizeof *r->aLine);
+	xgrow((void **)&r->aLen, &sc->nAlloc2, (size_t)r->nEv + 1, sizeof *r->aLen);
+	r->aLine[r->nEv] = r->text.len;
+	r->aLen[r->nEv++] = nLine;
+	sb_add(&r->text, zLine, nLine);
+	sb_add(&r->text, "\n", 1);
+	apply(r, ev);
+}
+
+static void on_bad(int line, const char *zWhy, int truncated, void *arg)
+{
+	struct scan *sc = arg;
+	sb_addf(&sc->r->warnings, "%s:%d: %s; line ignored\n", sc->r->zPath, line,
+	        truncated ? "a truncated last line" : zWhy);
+	sc->r->nBad++;
+}
+
 struct replay *replay_open(const char *zPath, char *err)
 {
 	struct replay *r = xcalloc(1, sizeof *r);
 	r->zPath = xstrdup(zPath);
 	state_init(&r->st);
-	if (read_file(zPath, &r->text, JOURNAL_MAX, err) < 0) {
+	struct scan sc = {r, 0, 0};
+	if (journal_read(zPath, on_event, on_bad, &sc, err) < 0) {
 		replay_close(r);
 		return NULL;
-	}
-	/* one pass: index each event's line and fold it */
-	size_t nAlloc = 0, nAlloc2 = 0;
-	const char *p = r->text.buf, *end = r->text.buf + r->text.len;
-	int line = 0;
-	while (p && p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		line++;
-		if (len) {
-			cJSON *o = cJSON_ParseWithLength(p, len);
-			if (o && cJSON_IsObject(o)) {
-				xgrow((void **)&r->aLine, &nAlloc, (size_t)r->nEv + 1,
-				      sizeof *r->aLine);
-				xgrow((void **)&r->aLen, &nAlloc2, (size_t)r->nEv + 1,
-				      sizeof *r->aLen);
-				r->aLine[r->nEv] = (size_t)(p - r->text.buf);
-				r->aLen[r->nEv++] = len;
-				apply(r, o);
-			} else {
-				sb_addf(&r->warnings, "%s:%d: %s; line ignored\n", zPath, line,
-				        !nl ? "a truncated last line"
-				        : o ? "not a JSON object"
-				            : "not valid JSON");
-				r->nBad++;
-			}
-			cJSON_Delete(o);
-		}
-		p += len + 1;
 	}
 	if (!r->nEv) {
 		kl_err(err, "%s: the journal holds no events", zPath);
@@ -128,25 +129,79 @@ void replay_describe(const struct replay *r, int i, char *buf, size_t n)
 {
 	cJSON *ev = i >= 0 && i < r->nEv ? parse_event(r, i) : NULL;
 	const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "type"));
+	enum ev_type t = ev_type_of(ev);
 	if (!type) {
 		snprintf(buf, n, "-");
-	} else if (!strcmp(type, "candidate_added")) {
+	} else if (t == EV_CANDIDATE_ADDED) {
 		strbuf ps = STRBUF_INIT;
 		const cJSON *p;
 		cJSON_ArrayForEach(p, cJSON_GetObjectItem(ev, "parents"))
 		    sb_addf(&ps, "%s%d", ps.len ? "," : "", p->valueint);
 		const char *org = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "origin"));
 		snprintf(buf, n, "candidate_added #%d (%s%s%s)",
-		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "id")), org ? org : "?",
-		         ps.len ? ", parents " : "", ps.len ? ps.buf : "");
+		         cJSON_IsNumber(cJSON_GetObjectItem(ev, "id"))
+		             ? cJSON_GetObjectItem(ev, "id")->valueint
+		             : 0,
+		         org ? org : "?", ps.len ? ", parents " : "", ps.len ? ps.buf : "");
 		sb_free(&ps);
-	} else if (!strcmp(type, "eval_started") || !strcmp(type, "eval_finished")) {
+	} else if (t == EV_EVAL_STARTED || t == EV_EVAL_FINISHED) {
 		const cJSON *res = cJSON_GetObjectItem(ev, "result");
 		const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(res, "status"));
 		snprintf(buf, n, "%s #%d%s%s", type,
-		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "candidate")),
+		         cJSON_IsNumber(cJSON_GetObjectItem(ev, "candidate"))
+		             ? cJSON_GetObjectItem(ev, "candidate")->valueint
+		             : 0,
 		         st ? ": " : "", st ? st : "");
-	} else if (!strcmp(type, "session_started")) {
+	} else if (t == EV_PARENTS_CHOSEN) {
+		/* the search: each parent and the policy's reason */
+		strbuf sb = STRBUF_INIT;
+		const cJSON *p;
+		cJSON_ArrayForEach(p, cJSON_GetObjectItem(ev, "parents"))
+		{
+			const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(p, "reason"));
+			sb_addf(&sb, "%s#%d (%s)", sb.len ? "; " : "",
+			        (int)cJSON_GetNumberValue(cJSON_GetObjectItem(p, "id")),
+			        why ? why : "");
+		}
+		const char *pol = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "policy"));
+		snprintf(buf, n, "parents_chosen round %d by %s: %s",
+		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "round")),
+		         pol ? pol : "?", sb.len ? sb.buf : "none");
+		sb_free(&sb);
+	} else if (t == EV_ROUND_STARTED || t == EV_ROUND_FINISHED) {
+		const cJSON *b = cJSON_GetObjectItem(ev, "best");
+		const cJSON *bs = cJSON_GetObjectItem(ev, "best_speedup");
+		if (cJSON_IsNumber(bs) && cJSON_IsNumber(b) && b->valueint)
+			snprintf(buf, n, "%s %d: best #%d %.3gx", type,
+			         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "round")),
+			         b->valueint, bs->valuedouble);
+		else
+			snprintf(buf, n, "%s %d", type,
+			         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "round")));
+	} else if (cJSON_IsNumber(cJSON_GetObjectItem(ev, "candidate")) && t >= EV_SEARCH_STARTED &&
+	           t < EV_COUNT) {
+		/* new_best, suspect_flagged, pin, ban, ... */
+		const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "why"));
+		const cJSON *sp = cJSON_GetObjectItem(ev, "speedup");
+		char x[64] = "";
+		if (cJSON_IsNumber(sp))
+			snprintf(x, sizeof x, " %.3gx", sp->valuedouble);
+		snprintf(buf, n, "%s #%d%s%s%s", type,
+		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "candidate")), x,
+		         why ? ": " : "", why ? why : "");
+	} else if (t == EV_SEARCH_SET || t == EV_SEARCH_STOPPED || t == EV_SEARCH_FINISHED ||
+	           t == EV_BAN_CATEGORY || t == EV_PREFER_CATEGORY) {
+		const char *a = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "key"));
+		const char *b = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "reason"));
+		const char *c = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "category"));
+		char *v = cJSON_PrintUnformatted(cJSON_GetObjectItem(ev, "value"));
+		snprintf(buf, n, "%s%s%s%s%s%s%s", type, a ? " " : "", a ? a : "",
+		         a && v ? " = " : "", a && v ? v : "", b || c ? ": " : "",
+		         b   ? b
+		         : c ? c
+		             : "");
+		free(v);
+	} else if (t == EV_SESSION_STARTED) {
 		const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "task"));
 		const char *b = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "backend"));
 		snprintf(buf, n, "session_started (%s on %s)", t ? t : "?", b ? b : "?");
@@ -178,4 +233,17 @@ int replay_write_prefix(const struct replay *r, int k, const char *zPath, char *
 	if (close(fd) < 0 && rc == 0)
 		rc = kl_err(err, "%s: cannot write the new journal: %s", zPath, strerror(errno));
 	return rc;
+}
+
+int replay_find(const struct replay *r, int from, int dir, const char *zType)
+{
+	for (int i = from; i >= 0 && i < r->nEv; i += dir) {
+		cJSON *ev = parse_event(r, i);
+		const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "type"));
+		int hit = t && !strcmp(t, zType);
+		cJSON_Delete(ev);
+		if (hit)
+			return i;
+	}
+	return -1;
 }

@@ -13,7 +13,7 @@
 
 struct replay {
 	char *zPath;     /* the journal */
-	strbuf text;     /* its contents */
+	strbuf text;     /* its event lines, each ended by a newline */
 	size_t *aLine;   /* byte offset of each event's line in text */
 	size_t *aLen;    /* and its length */
 	int nEv;         /* events (lines that are JSON objects) */
@@ -53,5 +53,10 @@ void replay_describe(const struct replay *r, int i, char *buf, size_t n);
  * exists), so that a session can continue from there.  0 or -1 + err.
  */
 int replay_write_prefix(const struct replay *r, int k, const char *zPath, char *err);
+
+/* the index of the first event of type zType from event index `from`
+ * going in direction dir (1 or -1), or -1 (a search's rounds: replay
+ * steps round by round with "round_started") */
+int replay_find(const struct replay *r, int from, int dir, const char *zType);
 
 #endif

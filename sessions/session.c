@@ -4,16 +4,16 @@
  */
 #include "session.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-struct fold {
-	struct session *s;
-};
+#include "event.h"
 
-static void on_event(const cJSON *ev, int line, void *arg)
+static void on_event(const cJSON *ev, const char *zLine, size_t nLine, int line, void *arg)
 {
+	(void)zLine, (void)nLine;
 	struct session *s = arg;
 	char err[KL_ERRLEN];
 	if (state_apply(&s->st, ev, err) < 0) {
@@ -26,7 +26,8 @@ static void on_bad(int line, const char *zWhy, int truncated, void *arg)
 {
 	struct session *s = arg;
 	sb_addf(&s->warnings, "%s:%d: %s%s\n", s->zPath, line, zWhy,
-		truncated ? " (a truncated last line, from a write cut short; ignored)" : "; line ignored");
+	        truncated ? " (a truncated last line, from a write cut short; ignored)"
+	                  : "; line ignored");
 	s->nBad++;
 }
 
@@ -35,8 +36,11 @@ struct session *session_open(const char *zPath, int bWrite, char *err)
 	struct session *s = xcalloc(1, sizeof *s);
 	state_init(&s->st);
 	s->zPath = xstrdup(zPath);
-	if (path_exists(zPath) && journal_read(zPath, on_event, on_bad, s, err) < 0) {
+	/* the lock first, so that nothing is appended between the fold and us */
+	if (bWrite && !(s->j = journal_open(zPath, err))) {
+		int e = errno;
 		session_close(s);
+		errno = e;
 		return NULL;
 	}
 	if (!bWrite && !path_exists(zPath)) {
@@ -44,8 +48,9 @@ struct session *session_open(const char *zPath, int bWrite, char *err)
 		session_close(s);
 		return NULL;
 	}
-	if (bWrite && !(s->j = journal_open(zPath, err))) {
+	if (journal_read(zPath, on_event, on_bad, s, err) < 0) {
 		session_close(s);
+		errno = 0;
 		return NULL;
 	}
 	return s;
@@ -56,8 +61,10 @@ void session_close(struct session *s)
 	if (!s)
 		return;
 	journal_close(s->j);
+	cJSON_Delete(s->last);
 	state_free(&s->st);
 	sb_free(&s->warnings);
+	free(s->zLost);
 	free(s->zPath);
 	free(s);
 }
@@ -68,17 +75,27 @@ int session_emit(struct session *s, cJSON *ev, char *err)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	cJSON_AddNumberToObject(ev, "ts", (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
 	cJSON_AddNumberToObject(ev, "seq", s->st.nEvents + 1);
+	cJSON_Delete(s->last);
+	s->last = NULL;
 	if (state_check(&s->st, ev, err) < 0) {
 		cJSON_Delete(ev);
 		return -1;
 	}
 	if (s->j && journal_append(s->j, ev, err) < 0) {
+		if (!s->nLost++)
+			s->zLost = xstrdup(err);
 		cJSON_Delete(ev);
 		return -1;
 	}
 	int rc = state_apply(&s->st, ev, err);
-	cJSON_Delete(ev);
+	cJSON_Delete(s->last);
+	s->last = ev;
 	return rc;
+}
+
+const cJSON *session_last(const struct session *s)
+{
+	return s->last;
 }
 
 struct session *session_memory(void)
@@ -97,13 +114,23 @@ int session_begin(struct session *s, const char *zTask, const char *zTaskDir, co
 		              s->st.zTask, zTask);
 	if (s->st.zTask)
 		return 0;
-	cJSON *e = cJSON_CreateObject();
-	cJSON_AddStringToObject(e, "type", "session_started");
-	cJSON_AddStringToObject(e, "task", zTask);
-	cJSON_AddStringToObject(e, "task_dir", zTaskDir);
-	cJSON_AddStringToObject(e, "backend", zBackend);
-	if (zShapes)
-		cJSON_AddStringToObject(e, "shapes", zShapes);
-	cJSON_AddStringToObject(e, "kloop", "0.1.0");
-	return session_emit(s, e, err);
+	return ev_session_started(s, zTask, zTaskDir, zBackend, zShapes, err);
+}
+
+int session_saved(const struct session *s, FILE *f)
+{
+	if (!s)
+		return 0;
+	if (s->nLost) {
+		char *z = term_clean(s->zLost, 0);
+		fprintf(stderr,
+		        "kloop: error: %d event%s could not be written to the session journal "
+		        "%s (the first: %s)\n",
+		        s->nLost, s->nLost == 1 ? "" : "s", s->zPath, z);
+		free(z);
+		return -1;
+	}
+	if (s->j)
+		fprintf(f, "kloop: session saved in %s\n", s->zPath);
+	return 0;
 }

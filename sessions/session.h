@@ -6,23 +6,30 @@
 #define KL_SESSION_H
 
 #include <cJSON.h>
+#include <stdio.h>
 
 #include "journal.h"
 #include "state.h"
 #include "util.h"
 
 struct session {
-	struct state st;      /* the folded state */
-	struct journal *j;    /* open for appending, or NULL (read-only) */
-	char *zPath;          /* the journal's path */
-	strbuf warnings;      /* one line per malformed or rejected journal line */
-	int nBad;             /* how many */
+	struct state st;   /* the folded state */
+	struct journal *j; /* open for appending, or NULL (read-only) */
+	char *zPath;       /* the journal's path */
+	strbuf warnings;   /* one line per malformed or rejected journal line */
+	int nBad;          /* how many */
+	int nLost;         /* events the journal refused (a failed append) */
+	char *zLost;       /* the first refusal's message, or NULL */
+	cJSON *last;       /* the event session_emit() journaled last, or NULL */
 };
 
 /*
- * Open the session journal zPath: fold what it holds, then (bWrite) open it
- * for appending, creating it if missing.  NULL + err when it cannot be read
- * or written (malformed lines are reported in warnings, not errors).
+ * Open the session journal zPath: (bWrite) open it for appending, creating
+ * it if missing and locking it (one writer: journal_open()), then fold what
+ * it holds.  NULL + err when it cannot be read or written (malformed lines
+ * are reported in warnings, not errors); errno is EBUSY when another process
+ * has it open for writing (front ends exit 2 then).  Read-only opens never
+ * take the lock.
  */
 struct session *session_open(const char *zPath, int bWrite, char *err);
 void session_close(struct session *s);
@@ -41,7 +48,18 @@ struct session *session_memory(void);
 
 /* stamp ev with "ts" (wall-clock seconds) and "seq", append it to the
  * journal (flushed), then apply it to the state.  Consumes ev.  0 or -1 + err
- * (nothing applied when the append fails). */
+ * (nothing applied when the append fails; the failure is counted in nLost). */
 int session_emit(struct session *s, cJSON *ev, char *err);
+
+/*
+ * The closing line of a front end: "kloop: session saved in PATH" on f when
+ * every event reached the journal, else an error on stderr saying how many
+ * events were lost and why (never "saved").  0, or -1 after a lost event (the exit status should
+ * then say failure).  Nothing for a session without a journal.
+ */
+int session_saved(const struct session *s, FILE *f);
+/* the event the last successful session_emit() journaled (its "ts" and
+ * "seq" included), valid until the next one; NULL after a refusal */
+const cJSON *session_last(const struct session *s);
 
 #endif

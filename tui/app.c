@@ -19,7 +19,10 @@
 #include "editor.h"
 #include "panes.h"
 #include "replay.h"
+#include "report.h"
 #include "screen.h"
+#include "search.h"
+#include "status.h"
 
 #define FRAME_S (1.0 / 30)
 
@@ -32,6 +35,12 @@ struct app {
 	char zMsg[1024];        /* the message line, or "" */
 	int msgErr;             /* it is an error */
 	int askQuit;            /* waiting for y/n to quit with jobs running */
+	char zAsk[64];          /* waiting for y/n to run this command (or "") */
+	int workBusy;           /* jobs ran at the last look */
+	int workFrom;           /* the first candidate id of the work running */
+	int workEvals;          /* evaluations finished when it started */
+	char zWork[1024];       /* the message of the command that started it */
+	int askNext;            /* ... and then select this idea (0: none) */
 	int quit;               /* leave the loop */
 	int dirty;              /* something changed: redraw soon */
 	int keyDirty;           /* a key arrived: redraw now */
@@ -58,27 +67,34 @@ static void message(struct app *a, int bError, const char *fmt, ...)
 
 /* ---- the live session's notices ---- */
 
-static void on_live(void *arg, enum live_note kind, int cand, const char *zText)
+static void on_live(void *arg, const struct runner_note *n)
 {
 	struct app *a = arg;
-	(void)cand;
-	if (kind == LIVE_FINISHED || kind == LIVE_LOG) {
-		ui_log(&a->u, "%s", zText);
-	} else if (kind == LIVE_IDEAS) {
+	strbuf sb = STRBUF_INIT;
+	if (a->u.lv)
+		runner_describe(a->u.lv, n, &sb);
+	else if (n->zText)
+		sb_addf(&sb, "%s", n->zText); /* a warning while the session opens */
+	if (n->kind == RUNNER_FINISHED || n->kind == RUNNER_LOG || n->kind == RUNNER_CANDIDATE ||
+	    n->kind == RUNNER_BRANCH) {
+		ui_log(&a->u, "%s", sb.buf ? sb.buf : "");
+	} else if (n->kind == RUNNER_IDEAS) {
 		/* one log line per idea; the message line says how many */
-		for (const char *p = zText; *p;) {
+		const char *z = sb.buf ? sb.buf : "";
+		for (const char *p = z; *p;) {
 			size_t k = strcspn(p, "\n");
 			char *line = xstrndup(p, k);
 			ui_log(&a->u, "%s", line[0] == ' ' ? line + 2 : line);
 			free(line);
 			p += k + (p[k] == '\n');
 		}
-		message(a, 0, "%.*s", (int)strcspn(zText, "\n"), zText);
+		message(a, 0, "%.*s", (int)strcspn(z, "\n"), z);
 		a->u.focus = a->u.zoom ? a->u.focus : UI_IDEAS;
-	} else if (kind == LIVE_MESSAGE) {
-		ui_log(&a->u, "%s", zText);
-		message(a, 1, "%s", zText);
+	} else if (n->kind == RUNNER_MESSAGE) {
+		ui_log(&a->u, "%s", sb.buf ? sb.buf : "");
+		message(a, 1, "%s", sb.buf ? sb.buf : "");
 	}
+	sb_free(&sb);
 	a->dirty = 1;
 }
 
@@ -120,10 +136,11 @@ static int hook_edit(void *arg, const char *zPath, char *err)
 
 static void request_quit(struct app *a, int bForce)
 {
-	int n = a->u.lv ? live_jobs(a->u.lv) : 0;
+	int n = actions_jobs_count(a->u.lv), nReq = n - (a->u.lv ? runner_jobs(a->u.lv) : 0);
 	if (!bForce && n > 0) {
 		a->askQuit = 1;
-		message(a, 0, "%d job%s running; quit anyway? (y/n)", n, n == 1 ? " is" : "s are");
+		message(a, 0, "%d job%s running%s; quit anyway? (y/n)", n, n == 1 ? " is" : "s are",
+		        nReq ? " (LLM requests are cancelled)" : "");
 		return;
 	}
 	a->quit = 1;
@@ -134,10 +151,10 @@ static void hook_quit(void *arg, int bForce)
 	request_quit(arg, bForce);
 }
 
-static void set_live(struct app *a, struct live *lv)
+static void set_live(struct app *a, struct runner *lv)
 {
 	a->u.lv = lv;
-	a->u.st = live_state(lv);
+	a->u.st = runner_state(lv);
 	a->f.lv = lv;
 }
 
@@ -146,7 +163,7 @@ static int hook_cont(void *arg, const char *zFile, char *err)
 	struct app *a = arg;
 	struct replay *rp = a->u.rp;
 	char *path =
-	    zFile ? xstrdup(zFile) : live_default_path(rp->st.zTask ? rp->st.zTask : "session");
+	    zFile ? xstrdup(zFile) : runner_default_path(rp->st.zTask ? rp->st.zTask : "session");
 	const char *slash = strrchr(path, '/');
 	if (slash && slash != path) {
 		char *dir = xstrndup(path, (size_t)(slash - path));
@@ -161,10 +178,10 @@ static int hook_cont(void *arg, const char *zFile, char *err)
 		free(path);
 		return -1;
 	}
-	struct live_opts lo = a->o.lo;
+	struct runner_opts lo = a->o.lo;
 	lo.zSession = path;
 	lo.zTask = NULL;
-	struct live *lv = live_open(a->l, a->o.cfg, &lo, on_live, a, err);
+	struct runner *lv = runner_open(a->l, a->o.cfg, &lo, on_live, a, err);
 	if (!lv) {
 		free(path);
 		return -1;
@@ -176,6 +193,7 @@ static int hook_cont(void *arg, const char *zFile, char *err)
 	set_live(a, lv);
 	pane_code_free(&a->u);
 	a->u.selCand = state_cand(a->u.st, sel) ? sel : 0;
+	actions_search_open(&a->f, 1); /* a search running at that event goes on */
 	ui_log(&a->u, "continuing after event %d as a new session: %s", k, path);
 	message(a, 0, "continuing after event %d as a new session: %s", k, path);
 	free(path);
@@ -184,13 +202,43 @@ static int hook_cont(void *arg, const char *zFile, char *err)
 
 /* ---- commands ---- */
 
+/* the work that jobs do: when the last one ends, the message line says
+ * what it came to instead of what was asked (which would go stale) */
+static void work_check(struct app *a)
+{
+	int n = actions_jobs_count(a->u.lv);
+	if (n && !a->workBusy) {
+		a->workBusy = 1;
+	} else if (!n && a->workBusy) {
+		a->workBusy = 0;
+		strbuf sb = STRBUF_INIT;
+		int nEvals = a->u.lv->nFinished - a->workEvals;
+		if (actions_summary(a->u.st, a->workFrom, nEvals, &sb)) {
+			ui_log(&a->u, "done: %s", sb.buf);
+			if (!a->msgErr)
+				message(a, 0, "done: %s", sb.buf);
+		}
+		sb_free(&sb);
+		a->zWork[0] = 0;
+		a->dirty = 1;
+	}
+}
+
 static void run_line(struct app *a, const char *zLine)
 {
 	const struct state *st = a->u.st;
 	int before = st ? st->nCand : 0;
 	a->f.selCand = a->u.selCand;
 	a->zMsg[0] = 0;
+	if (a->u.lv && !a->workBusy) {
+		a->workFrom = state_next_id(st);
+		a->workEvals = a->u.lv->nFinished;
+	}
 	actions_run_line(&a->f, zLine);
+	if (a->u.lv && actions_jobs_count(a->u.lv) && !a->msgErr)
+		snprintf(a->zWork, sizeof a->zWork, "%s", a->zMsg);
+	if (a->u.lv)
+		work_check(a);
 	st = a->u.st;
 	/* a candidate made by hand is selected, to watch it being benchmarked */
 	if (a->u.lv && st->nCand > before && !strcmp(st->aCand[st->nCand - 1].zOrigin, "human"))
@@ -221,14 +269,16 @@ static void help_page(struct app *a)
 	    "  Tab / Shift-Tab     next / previous pane (1-5 pick one: population, ideas, code, "
 	    "results, activity)\n"
 	    "  up/down, j/k        move the selection or scroll; PgUp/PgDn, g/G, Home/End\n"
-	    "  Enter               open: the selected candidate's code; an idea's text\n"
+	    "  Enter               zoom the selected candidate's code (Enter again: the panes); "
+	    "an idea's text\n"
 	    "  e                   population: edit a copy of the candidate in $EDITOR (a new "
 	    "human candidate)\n"
 	    "  B                   population: benchmark the selected candidate again\n"
 	    "  s / S               population: sort by the next column / reverse the order\n"
 	    "  d                   code: toggle the diff against the parent (by function, then by "
 	    "line)\n"
-	    "  a / e / r           ideas: accept / revise / reject the selected idea\n"
+	    "  a / e / r           ideas: accept / revise / reject the selected idea (the cursor "
+	    "goes to the next pending one; a decided idea asks before it flips)\n"
 	    "  /                   filter the population (e.g. correct, origin=llm, speedup>1.5)\n"
 	    "  :                   the command line (Tab completes, up/down walk the history)\n"
 	    "  z                   zoom the focused pane to the whole screen, and back\n"
@@ -236,14 +286,19 @@ static void help_page(struct app *a)
 	    "scrolls\n"
 	    "  Ctrl-L              redraw the screen\n"
 	    "  ?                   this help\n"
-	    "  q                   quit (asks while jobs run); Ctrl-C quits at once\n");
+	    "  q                   quit (asks while jobs run: evaluations and LLM requests); "
+	    "Ctrl-C quits at once\n"
+	    "  :cancel ID|rN|all   stop an evaluation, an LLM request (rN, as Activity lists it) "
+	    "or everything\n");
 	if (a->u.rp)
-		sb_adds(&sb,
-		        "replay\n"
-		        "  left/right, [ ]     one event back / forward\n"
-		        "  { }                 ten events back / forward\n"
-		        "  < >                 the start / the end of the journal\n"
-		        "  c                   continue from this point as a new live session\n");
+		sb_adds(
+		    &sb,
+		    "replay\n"
+		    "  left/right, [ ]     one event back / forward\n"
+		    "  { }                 ten events back / forward\n"
+		    "  < >                 the start / the end of the journal\n"
+		    "  ( )                 a search's previous / next round (its parents chosen)\n"
+		    "  c                   continue from this point as a new live session\n");
 	sb_adds(&sb, "\ncommands (type : first)\n");
 	commands_help(&sb, NULL, a->u.rp != NULL);
 	viewer_open(&a->u, "help", sb.buf);
@@ -319,6 +374,19 @@ static void on_key(struct app *a, wint_t wch, int isKey)
 			message(a, 0, "not quitting");
 		return;
 	}
+	if (a->zAsk[0]) {
+		char line[64];
+		snprintf(line, sizeof line, "%s", a->zAsk);
+		a->zAsk[0] = 0;
+		if (!isKey && (key == 'y' || key == 'Y')) {
+			run_line(a, line);
+			if (a->askNext)
+				a->u.selIdea = a->askNext;
+		} else {
+			message(a, 0, "nothing changed");
+		}
+		return;
+	}
 	if (a->cl.active) {
 		enum cmdline_result r = cmdline_key(&a->cl, wch, isKey, actions_words, &a->f);
 		if (r == CMDLINE_DONE) {
@@ -351,9 +419,14 @@ static void on_key(struct app *a, wint_t wch, int isKey)
 		case ':':
 			cmdline_open(&a->cl, ":", NULL);
 			return;
-		case '/':
-			cmdline_open(&a->cl, "/", a->u.pv.zFilter);
+		case '/': {
+			/* the filter so far and a space: what is typed is one more term */
+			const char *z = a->u.pv.zFilter;
+			char *init = z && *z ? xasprintf("%s ", z) : xstrdup("");
+			cmdline_open(&a->cl, "/", init);
+			free(init);
 			return;
+		}
 		case '?':
 			help_page(a);
 			return;
@@ -363,6 +436,14 @@ static void on_key(struct app *a, wint_t wch, int isKey)
 		case 'z':
 			a->u.zoom = !a->u.zoom;
 			return;
+		case 'R': /* the search: run (start), pause, resume */
+			if (a->u.lv) {
+				const struct state_search *ss = &a->u.st->search;
+				run_line(a, !ss->started || !ss->zState      ? "search start"
+				            : !strcmp(ss->zState, "running") ? "search pause"
+				                                             : "search resume");
+			}
+			return;
 		case 12: /* Ctrl-L */
 			clearok(curscr, TRUE);
 			return;
@@ -371,7 +452,9 @@ static void on_key(struct app *a, wint_t wch, int isKey)
 		case '3':
 		case '4':
 		case '5':
+			/* picking a pane shows the panes with it focused */
 			a->u.focus = key - '1';
+			a->u.zoom = 0;
 			return;
 		}
 		if (a->u.rp) {
@@ -398,6 +481,14 @@ static void on_key(struct app *a, wint_t wch, int isKey)
 			case 'c':
 				run_line(a, "continue");
 				return;
+			case '(': /* a search's previous / next round (after its parents_chosen) */
+			case ')': {
+				int i = replay_find(a->u.rp, key == ')' ? k : k - 3,
+				                    key == ')' ? 1 : -1, "round_started");
+				if (i >= 0)
+					replay_step(a, i + 2);
+				return;
+			}
 			}
 		}
 	} else {
@@ -421,7 +512,7 @@ static void on_key(struct app *a, wint_t wch, int isKey)
 		} else if (k == KEY_ENTER) {
 			strbuf sb = STRBUF_INIT;
 			sb_addf(&sb, "idea %d: %s\n\ncategory  %s\nstatus    %s%s\norigin    %s\n",
-			        d->id, d->zTitle, d->zCategory, d->zStatus,
+			        d->id, d->zTitle, d->zCategory, pane_ideas_status(a->u.st, d),
 			        d->edited ? " (revised)" : "", d->zOrigin);
 			if (d->parent)
 				sb_addf(&sb, "for       candidate %d\n", d->parent);
@@ -429,19 +520,45 @@ static void on_key(struct app *a, wint_t wch, int isKey)
 			viewer_open(&a->u, "idea", sb.buf);
 			sb_free(&sb);
 		} else {
-			run_fmt(a, "%s %d",
-			        k == 'a'   ? "accept"
-			        : k == 'e' ? "revise"
-			                   : "reject",
-			        d->id);
+			const char *cmd = k == 'a' ? "accept" : k == 'e' ? "revise" : "reject";
+			/* the cursor goes to the next pending idea, not with the idea
+			 * that moved down the list; a decided idea is not flipped by
+			 * one stray key */
+			int id = d->id, next = k == 'e' ? id : pane_ideas_next_pending(&a->u, id);
+			if (next == id || !next)
+				next = 0;
+			int flip =
+			    (k == 'r' && d->status != IDEA_REJECTED && d->status != IDEA_PENDING) ||
+			    (k == 'a' && d->status == IDEA_REJECTED);
+			if (flip) {
+				snprintf(a->zAsk, sizeof a->zAsk, "%s %d", cmd, id);
+				a->askNext = next;
+				message(a, 0, "idea %d is %s; %s it? (y/n)", id,
+				        pane_ideas_status(a->u.st, d), cmd);
+				return;
+			}
+			if (k != 'e' && !strcmp(d->zStatus, k == 'a' ? "accepted" : "rejected")) {
+				message(a, 0, "idea %d is %s already", id,
+				        pane_ideas_status(a->u.st, d));
+				return;
+			}
+			run_fmt(a, "%s %d", cmd, id);
+			if (next)
+				a->u.selIdea = next;
 		}
 		return;
 	}
 	/* keys about the selected candidate, from any pane that did not use them */
 	const struct cand *c = ui_selected(&a->u);
 	if (k == KEY_ENTER) {
-		if (a->u.focus == UI_POPULATION && c)
+		/* Enter zooms the code: the selected candidate's source takes the
+		 * screen; Enter (or z) on the code gives the panes back */
+		if (a->u.focus == UI_POPULATION && c) {
 			a->u.focus = UI_CODE;
+			a->u.zoom = 1;
+		} else if (a->u.focus == UI_CODE) {
+			a->u.zoom = !a->u.zoom;
+		}
 		return;
 	}
 	if (!c)
@@ -478,33 +595,77 @@ static void on_wake(struct loop *l, int fd, int events, void *arg)
 
 /* ---- drawing ---- */
 
+/* n and the noun, plural unless n is 1: "1 candidate", "2 candidates" */
+static const char *count_of(char *buf, size_t size, int n, const char *zNoun)
+{
+	snprintf(buf, size, "%d %s%s", n, zNoun, n == 1 ? "" : "s");
+	return buf;
+}
+
+/* a path for the title bar: ~ for the home directory; when it does not fit
+ * in room columns, …/ and its file name */
+static void short_path(const char *zPath, int room, char *buf, size_t n)
+{
+	const char *home = getenv("HOME");
+	size_t h = home ? strlen(home) : 0;
+	if (h > 1 && !strncmp(zPath, home, h) && zPath[h] == '/')
+		snprintf(buf, n, "~%s", zPath + h);
+	else
+		snprintf(buf, n, "%s", zPath);
+	if ((int)strlen(buf) > room) {
+		const char *b = strrchr(zPath, '/');
+		snprintf(buf, n, "%s%s", screen_utf8() ? "\xe2\x80\xa6" : "...", b ? b : zPath);
+	}
+}
+
 static void draw_title(struct app *a)
 {
 	const struct state *st = a->u.st;
-	char t[512];
-	int nOk = 0, best = 0;
-	double bs = -1;
-	for (int i = 0; i < st->nCand; i++) {
-		const struct cand *c = &st->aCand[i];
-		nOk += !strcmp(c->zStatus, "correct");
-		if (!strcmp(c->zStatus, "correct") && c->speedup > bs)
-			bs = c->speedup, best = c->id;
+	char t[1024], nc[32], jobs[32];
+	int nOk = 0, tie = 0;
+	for (int i = 0; i < st->nCand; i++)
+		nOk += st->aCand[i].status == STATUS_CORRECT;
+	const struct cand *best = report_best(st, &tie);
+	char bestz[96] = "best -";
+	if (best && tie)
+		snprintf(bestz, sizeof bestz, "best %.3gx (#%d, #%d within noise)", best->speedup,
+		         best->id, tie);
+	else if (best)
+		snprintf(bestz, sizeof bestz, "best %.3gx (#%d)", best->speedup, best->id);
+	count_of(nc, sizeof nc, st->nCand, "candidate");
+	char ss[256] = " | ";
+	search_status_state(st, ss + 3, sizeof ss - 3); /* the search: state, round, budget */
+	if (!ss[3])
+		ss[0] = 0;
+	if (a->u.rp) {
+		/* before the first event the journal has not said its task yet */
+		const char *b = strrchr(a->u.rp->zPath, '/');
+		char what[256];
+		if (st->zTask)
+			snprintf(what, sizeof what, "%s (%s)", st->zTask,
+			         st->zBackend ? st->zBackend : "backend not said yet");
+		else
+			snprintf(what, sizeof what, "%s", b ? b + 1 : a->u.rp->zPath);
+		snprintf(t, sizeof t,
+		         " kloop replay | %s | event %d of %d | %s, %d correct | "
+		         "%s%s | [ ] step, c continue, ? help",
+		         what, a->u.rp->k, a->u.rp->nEv, nc, nOk, bestz, ss);
+	} else {
+		int nj = actions_jobs_count(a->u.lv);
+		count_of(jobs, sizeof jobs, nj, "job");
+		/* the jobs before the best, the search before the path: a narrow
+		 * screen cuts the end */
+		int used = snprintf(t, sizeof t, " kloop | %s (%s) | %s, %d correct | %s | %s%s | ",
+		                    st->zTask ? st->zTask : "?", a->u.lv->zBackend, nc, nOk, jobs,
+		                    bestz, ss);
+		char path[512];
+		short_path(a->u.lv->ses->zPath, COLS - used, path, sizeof path);
+		/* no room even for …/name: the path is left out (the log has it) */
+		if (used < (int)sizeof t - 1 && screen_width(path, strlen(path)) <= COLS - used)
+			snprintf(t + used, sizeof t - (size_t)used, "%s", path);
+		else if (used < (int)sizeof t)
+			t[used - 3] = 0;
 	}
-	char bestz[64] = "best -";
-	if (best)
-		snprintf(bestz, sizeof bestz, "best %.3gx (#%d)", bs, best);
-	if (a->u.rp)
-		snprintf(t, sizeof t,
-		         " kloop replay | %s (%s) | event %d of %d | %d candidates, %d correct | "
-		         "%s | [ ] step, c continue, ? help",
-		         st->zTask ? st->zTask : "?", st->zBackend ? st->zBackend : "?", a->u.rp->k,
-		         a->u.rp->nEv, st->nCand, nOk, bestz);
-	else
-		snprintf(t, sizeof t,
-		         " kloop | %s (%s) | %d candidates, %d correct | %s | %d job%s | %s",
-		         st->zTask ? st->zTask : "?", a->u.lv->zBackend, st->nCand, nOk, bestz,
-		         live_jobs(a->u.lv), live_jobs(a->u.lv) == 1 ? "" : "s",
-		         a->u.lv->ses->zPath);
 	screen_fill(0, 0, COLS, screen_attr(SR_TITLE));
 	screen_put(0, 0, COLS, t, screen_attr(SR_TITLE));
 }
@@ -541,18 +702,35 @@ static void draw(struct app *a)
 	} else {
 		curs_set(0);
 		screen_fill(y, 0, COLS, 0);
-		if (a->zMsg[0])
+		if (a->zMsg[0] && a->workBusy && a->zWork[0] && !strcmp(a->zMsg, a->zWork)) {
+			/* the command's answer with how far its work has come */
+			const struct state *st = u->st;
+			int nNew = 0, nDone = 0;
+			for (int i = 0; i < st->nCand; i++)
+				if (st->aCand[i].id >= a->workFrom) {
+					nNew++;
+					nDone += status_finished(st->aCand[i].status);
+				}
+			int nj = actions_jobs_count(u->lv);
+			char line[1400];
+			snprintf(line, sizeof line,
+			         "%s - %d job%s running, %d new candidate%s, %d evaluated", a->zMsg,
+			         nj, nj == 1 ? "" : "s", nNew, nNew == 1 ? "" : "s", nDone);
+			screen_put(y, 0, COLS, line, A_BOLD);
+		} else if (a->zMsg[0])
 			screen_put(y, 0, COLS, a->zMsg,
 			           a->msgErr ? screen_attr(SR_BAD) | A_BOLD : A_BOLD);
 		else if (u->zViewText)
 			screen_put(y, 0, COLS, "up/down scroll  q close", screen_attr(SR_DIM));
 		else
-			screen_put(y, 0, COLS,
-			           u->rp ? "Tab pane  up/down move  [ ] step  c continue  / filter "
-			                   " : command  ? help  q quit"
-			                 : "Tab pane  up/down move  Enter open  e edit  B bench  d "
-			                   "diff  / filter  : command  ? help  q quit",
-			           screen_attr(SR_DIM));
+			/* help and quit first: a narrow screen cuts the others */
+			screen_put(
+			    y, 0, COLS,
+			    u->rp ? "? help  q quit  Tab pane  [ ] step  c continue  / filter  "
+			            ": command  up/down move"
+			          : "? help  q quit  Tab pane  Enter zoom code  : command  / "
+			            "filter  e edit  B bench  d diff  up/down move",
+			    screen_attr(SR_DIM));
 	}
 	refresh();
 	double t1 = now_s();
@@ -584,11 +762,12 @@ static int open_model(struct app *a, char *err)
 		ui_log(&a->u, "replaying %s: %d events", a->o.zReplay, rp->nEv);
 		return 0;
 	}
-	struct live *lv = live_open(a->l, a->o.cfg, &a->o.lo, on_live, a, err);
+	struct runner *lv = runner_open(a->l, a->o.cfg, &a->o.lo, on_live, a, err);
 	if (!lv)
 		return -1;
 	set_live(a, lv);
 	ui_log(&a->u, "session %s: %s on %s", lv->ses->zPath, lv->zTaskName, lv->zBackend);
+	actions_search_open(&a->f, 1); /* a search cut short goes on */
 	return 0;
 }
 
@@ -636,11 +815,13 @@ int app_run(const struct app_opts *o)
 	draw(a);
 	while (!a->quit) {
 		double now = now_s();
-		int busy = a->u.lv && live_jobs(a->u.lv) > 0;
+		int busy = actions_jobs_count(a->u.lv) > 0;
 		double wait = a->dirty ? FRAME_S - (now - a->lastDraw) : busy ? 0.25 : 1.0;
 		loop_once(a->l, wait < 0 ? 0 : wait);
 		if (screen_take_resize())
 			a->keyDirty = 1;
+		if (a->u.lv)
+			work_check(a);
 		if (screen_take_interrupt())
 			a->quit = 1;
 		now = now_s();
@@ -653,10 +834,11 @@ int app_run(const struct app_opts *o)
 	cmdline_free(&a->cl);
 	if (a->stats)
 		fclose(a->stats);
-	if (a->u.lv)
-		printf("kloop: session saved in %s\n", a->u.lv->ses->zPath);
+	if (a->u.lv && session_saved(a->u.lv->ses, stdout) < 0)
+		rc = 2;
 out:
-	live_close(a->u.lv);
+	actions_search_close(&a->f);
+	runner_close(a->u.lv);
 	replay_close(a->u.rp);
 	pane_code_free(&a->u);
 	ui_free(&a->u);

@@ -54,15 +54,22 @@ void cmdline_history_add(History *h, const char *zPath, const char *zLine)
 void cmdline_init(struct cmdline *c, const char *zHistPath)
 {
 	memset(c, 0, sizeof *c);
-	c->zHistPath = zHistPath ? xstrdup(zHistPath) : NULL;
-	c->hist = cmdline_history_open(zHistPath);
+	c->zCmdPath = zHistPath ? xstrdup(zHistPath) : NULL;
+	c->zFilterPath = zHistPath ? xasprintf("%s-filter", zHistPath) : NULL;
+	c->histCmd = cmdline_history_open(c->zCmdPath);
+	c->histFilter = cmdline_history_open(c->zFilterPath);
+	c->hist = c->histCmd;
+	c->zHistPath = c->zCmdPath;
 }
 
 void cmdline_free(struct cmdline *c)
 {
-	if (c->hist)
-		history_end(c->hist);
-	free(c->zHistPath);
+	if (c->histCmd)
+		history_end(c->histCmd);
+	if (c->histFilter)
+		history_end(c->histFilter);
+	free(c->zCmdPath);
+	free(c->zFilterPath);
 	memset(c, 0, sizeof *c);
 }
 
@@ -70,6 +77,9 @@ void cmdline_open(struct cmdline *c, const char *zPrompt, const char *zInitial)
 {
 	c->active = 1;
 	snprintf(c->zPrompt, sizeof c->zPrompt, "%s", zPrompt);
+	int filter = !strcmp(zPrompt, "/");
+	c->hist = filter ? c->histFilter : c->histCmd;
+	c->zHistPath = filter ? c->zFilterPath : c->zCmdPath;
 	snprintf(c->buf, sizeof c->buf, "%s", zInitial ? zInitial : "");
 	c->len = c->cur = strlen(c->buf);
 	c->browsing = 0;

@@ -22,8 +22,12 @@ struct cmdline {
 	char buf[CMDLINE_MAX];   /* the text, UTF-8, NUL-terminated */
 	size_t len;              /* bytes in buf */
 	size_t cur;              /* the cursor's byte offset */
-	History *hist;           /* libedit history */
+	History *hist;           /* libedit history of the prompt being edited */
 	char *zHistPath;         /* where it is saved, or NULL */
+	History *histCmd;        /* the `:` commands' history (hist while `:` is open) */
+	char *zCmdPath;          /* its file */
+	History *histFilter;     /* the `/` filters' history, kept apart */
+	char *zFilterPath;       /* its file (the commands' file + "-filter") */
 	int browsing;            /* walking the history with the arrows */
 	char saved[CMDLINE_MAX]; /* the line being typed before browsing */
 	char zHint[256];         /* completion candidates to show, or "" */
@@ -43,11 +47,13 @@ History *cmdline_history_open(const char *zPath);
  * zPath (its directory created) when zPath is not NULL */
 void cmdline_history_add(History *h, const char *zPath, const char *zLine);
 
-/* set up c with the history file zPath (may be NULL: no persistence) */
+/* set up c with the history file zPath (may be NULL: no persistence); the
+ * filters typed after `/` have their own history, in zPath-filter */
 void cmdline_init(struct cmdline *c, const char *zHistPath);
 void cmdline_free(struct cmdline *c);
 
-/* start editing with the prompt and an initial text (may be NULL) */
+/* start editing with the prompt and an initial text (may be NULL); the
+ * prompt "/" walks the filters' history, any other the commands' */
 void cmdline_open(struct cmdline *c, const char *zPrompt, const char *zInitial);
 
 /*

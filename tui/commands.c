@@ -62,10 +62,11 @@ const struct commands_def commands_table[] = {
     {
         .id = CMD_BENCH,
         .name = "bench",
-        .aArg = {ARG_CAND},
+        .aArg = {ARG_CAND, ARG_TERMS},
         .nRequired = 1,
-        .usage = "bench ID",
-        .help = "compile, check and time candidate ID again",
+        .usage = "bench ID [--on W]",
+        .help = "compile, check and time candidate ID again (--on W: on worker W only, as the "
+                "Activity pane and `jobs` number them)",
     },
     {
         .id = CMD_SHOW,
@@ -91,6 +92,23 @@ const struct commands_def commands_table[] = {
         .nRequired = 2,
         .usage = "export ID FILE",
         .help = "write candidate ID's source to FILE",
+    },
+    {
+        .id = CMD_ADD,
+        .name = "add",
+        .aArg = {ARG_FILE},
+        .nRequired = 1,
+        .usage = "add FILE",
+        .help = "add the source in FILE (.c, .cpp or .cu) as a new human candidate and evaluate it",
+    },
+    {
+        .id = CMD_PROFILE,
+        .name = "profile",
+        .aArg = {ARG_CAND},
+        .nRequired = 1,
+        .usage = "profile ID",
+        .help = "run Nsight Compute once on candidate ID's kernels: bandwidth, occupancy and "
+                "top stall join its results and the LLM's prompts",
     },
     {
         .id = CMD_SORT,
@@ -120,6 +138,14 @@ const struct commands_def commands_table[] = {
         .name = "jobs",
         .usage = "jobs",
         .help = "the evaluations and LLM requests in flight",
+    },
+    {
+        .id = CMD_ARCHIVE,
+        .name = "archive",
+        .aArg = {ARG_TEXT},
+        .usage = "archive QUERY | archive show|idea|cand ID",
+        .help = "search the innovation archive of all sessions (wins and dead ends); show an "
+                "entry, or bring it in as an idea or a candidate",
     },
     {
         .id = CMD_STEP,
@@ -160,6 +186,119 @@ const struct commands_def commands_table[] = {
         .alias = "q",
         .usage = "quit",
         .help = "quit (asks while jobs run; quit! does not)",
+    },
+    /* the search (sessions/search.h) */
+    {
+        .id = CMD_SEARCH,
+        .name = "search",
+        .aArg = {ARG_TEXT},
+        .nRequired = 1,
+        .usage = "search start|pause|resume|stop|step|status",
+        .help = "the automatic search: start it, pause or resume it (the key R does either), "
+                "stop it, run one round (step), or show its rounds and why each parent was "
+                "chosen (status)",
+    },
+    {
+        .id = CMD_PIN,
+        .name = "pin",
+        .aArg = {ARG_CAND},
+        .nRequired = 1,
+        .usage = "pin ID",
+        .help = "search: candidate ID is a parent of the next round",
+    },
+    {
+        .id = CMD_BAN,
+        .name = "ban",
+        .aArg = {ARG_TEXT},
+        .nRequired = 1,
+        .usage = "ban ID|CATEGORY",
+        .help = "search: candidate ID is never a parent again, or the gate rejects ideas of "
+                "CATEGORY",
+    },
+    {
+        .id = CMD_UNBAN,
+        .name = "unban",
+        .aArg = {ARG_CAND},
+        .nRequired = 1,
+        .usage = "unban ID",
+        .help = "search: candidate ID may be a parent again",
+    },
+    {
+        .id = CMD_PREFER,
+        .name = "prefer",
+        .aArg = {ARG_TEXT},
+        .nRequired = 1,
+        .usage = "prefer CATEGORY",
+        .help = "search: the gate accepts ideas of CATEGORY over the others for the same parent",
+    },
+    {
+        .id = CMD_CLEAR,
+        .name = "clear",
+        .aArg = {ARG_CAND},
+        .nRequired = 1,
+        .usage = "clear ID",
+        .help = "search: suspect ID (an implausible speedup) was checked by a person: it may be "
+                "a parent and the best",
+    },
+    {
+        .id = CMD_IDEA,
+        .name = "idea",
+        .aArg = {ARG_TEXT},
+        .nRequired = 1,
+        .usage = "idea TEXT",
+        .help = "search: an idea of your own, accepted and implemented in the search's round",
+    },
+    {
+        .id = CMD_GATE,
+        .name = "gate",
+        .aArg = {ARG_TEXT},
+        .nRequired = 1,
+        .usage = "gate auto|human",
+        .help = "search: ideas accepted by the search (auto) or waiting for you in the Ideas pane "
+                "(human; the round waits until each is accepted or rejected)",
+    },
+    {
+        .id = CMD_SET,
+        .name = "set",
+        .aArg = {ARG_TEXT},
+        .nRequired = 2,
+        .usage = "set KEY VALUE",
+        .help = "search: change a setting while it runs: ideas, branches, parents, translations, "
+                "policy, seed, rounds, max_candidates, budget_usd, time_s, no_improve, target, "
+                "sweep, sweep_points, crossover, sweep_only, suspect_x, bandwidth_gbs",
+    },
+    {
+        .id = CMD_CANCEL,
+        .name = "cancel",
+        .aArg = {ARG_TEXT},
+        .nRequired = 1,
+        .usage = "cancel ID|rN|all",
+        .help = "stop the evaluation of candidate ID, LLM request N (rN, as `jobs` lists it), "
+                "or all of them",
+    },
+    {
+        .id = CMD_COMPARE,
+        .name = "compare",
+        .aArg = {ARG_CAND, ARG_CAND},
+        .nRequired = 2,
+        .usage = "compare A B",
+        .help = "two candidates side by side: their metrics, then the diff from A to B",
+    },
+    {
+        .id = CMD_PROMPT,
+        .name = "prompt",
+        .aArg = {ARG_CAND},
+        .nRequired = 1,
+        .usage = "prompt ID",
+        .help = "what the LLM was asked for candidate ID (its llm_request)",
+    },
+    {
+        .id = CMD_REPLY,
+        .name = "reply",
+        .aArg = {ARG_CAND},
+        .nRequired = 1,
+        .usage = "reply ID",
+        .help = "what the LLM answered for candidate ID, with its explanation of the change",
     },
     {.id = CMD_COUNT},
 };

@@ -1,12 +1,15 @@
 /*
  * pane_activity.c - the Activity pane: the jobs in flight with their
  * stage and elapsed time (compiling, checking, timing; LLM requests with
- * their token counts), then the newest lines of the activity log.
+ * their token counts), the workers (host, device, state, job, jobs done,
+ * utilisation), then the newest lines of the activity log.
  */
 #include <curses.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "actions.h"
 #include "panes.h"
 #include "screen.h"
 
@@ -25,23 +28,18 @@ static int activity_lines(struct ui *u, char lines[][256], int *roles, int max)
 		         j->zStage, k, now - j->tStart);
 		roles[n++] = SR_BUSY;
 	}
-	if (u->lv) {
-		const struct live_stream *a;
-		int ns = live_streams(u->lv, &a);
-		for (int i = 0; i < ns && n < max; i++) {
-			snprintf(lines[n], 256,
-			         "LLM request %d: streaming, %ld characters (~%ld tokens)  %.1f s",
-			         a[i].request, a[i].nChars, (a[i].nChars + 3) / 4,
-			         now - a[i].tStart);
-			roles[n++] = SR_BUSY;
-		}
-		int busy = live_llm_busy(u->lv);
-		if (busy && !ns && n < max) {
-			snprintf(lines[n], 256,
-			         "LLM: %d step%s waiting (a request or an evaluation)", busy,
-			         busy == 1 ? "" : "s");
-			roles[n++] = SR_BUSY;
-		}
+	/* the LLM requests: streaming, waiting for the reply or for a parent */
+	char scratch[256];
+	int nr = u->lv ? actions_request_lines(u->lv, 0, scratch, sizeof scratch) : 0;
+	for (int i = 0; i < nr && n < max; i++) {
+		actions_request_lines(u->lv, i, lines[n], 256);
+		roles[n++] = SR_BUSY;
+	}
+	/* the workers: where the evaluations run (issue 13) */
+	int nw = actions_worker_line(u->lv, 0, scratch, sizeof scratch);
+	for (int i = 0; i < nw && n < max; i++) {
+		actions_worker_line(u->lv, i, lines[n], 256);
+		roles[n++] = SR_NORMAL;
 	}
 	if (u->rp && n < max) {
 		char d[200];
@@ -62,28 +60,35 @@ void pane_activity_draw(struct ui *u, const struct ui_rect *r, int focused)
 	int roles[16];
 	int nJobs = activity_lines(u, lines, roles, rows < 16 ? rows : 16);
 	char title[96];
-	snprintf(title, sizeof title, "Activity - %d job%s", u->lv ? u->lv->nJob : 0,
-	         u->lv && u->lv->nJob == 1 ? "" : "s");
+	int nj = actions_jobs_count(u->lv);
+	snprintf(title, sizeof title, "Activity - %d job%s%s", nj, nj == 1 ? "" : "s",
+	         nj ? " (:cancel ID)" : "");
 	screen_frame(r, title, focused);
 	for (int i = 0; i < nJobs; i++)
 		screen_put(r->y + 1 + i, r->x + 1, w, lines[i], screen_attr(roles[i]));
-	/* the log, newest at the bottom; actTop scrolls back */
-	int room = rows - nJobs;
-	if (u->actTop > u->nLog - room)
-		u->actTop = u->nLog - room;
+	/* the log, newest at the bottom, each line wrapped to the pane (an error
+	 * is read whole); actTop scrolls back by lines of the log */
+	if (u->actTop > u->nLog - 1)
+		u->actTop = u->nLog - 1;
 	if (u->actTop < 0)
 		u->actTop = 0;
-	int first = u->nLog - room - u->actTop;
-	if (first < 0)
-		first = 0;
-	for (int i = 0; i < room && first + i < u->nLog; i++) {
-		const char *l = u->azLog[first + i];
+	int y = r->y + 1 + rows; /* one past the last row, filled upwards */
+	for (int e = u->nLog - 1 - u->actTop; e >= 0 && y > r->y + 1 + nJobs; e--) {
+		const char *l = u->azLog[e];
 		int role = strstr(l, "correct") && !strstr(l, "incorrect") ? SR_GOOD
 		           : strstr(l, "error") || strstr(l, "incorrect") || strstr(l, "crashed") ||
-		                   strstr(l, "timeout")
+		                   strstr(l, "timeout") || strstr(l, "cancelled")
 		               ? SR_BAD
 		               : SR_NORMAL;
-		screen_put(r->y + 1 + nJobs + i, r->x + 1, w, l, screen_attr(role));
+		char *wr = pane_wrap(l, w);
+		int n = pane_count_lines(wr);
+		for (int i = n - 1; i >= 0 && y > r->y + 1 + nJobs; i--) {
+			size_t len;
+			const char *line = pane_line(wr, i, &len);
+			y--;
+			screen_putn(y, r->x + 1, w, line, len, screen_attr(role));
+		}
+		free(wr);
 	}
 }
 

@@ -1,6 +1,6 @@
 /*
  * pane_code.c - the Code pane: the selected candidate's source with
- * tree-sitter highlighting (engine/highlight.h), or its diff against its
+ * tree-sitter highlighting (engine/code/highlight.h), or its diff against its
  * parent (by function, then by line); both cached per candidate.
  */
 #include <curses.h>
@@ -56,6 +56,12 @@ static void index_lines(struct pane_code_cache *c)
 }
 
 /* the diff with its tabs expanded (after the +/- column of each line) */
+static char *expand_tabs(const char *z);
+char *pane_code_expand_tabs(const char *z)
+{
+	return expand_tabs(z);
+}
+
 static char *expand_tabs(const char *z)
 {
 	strbuf sb = STRBUF_INIT;
@@ -103,10 +109,20 @@ static struct pane_code_cache *cache_for(struct ui *u, const struct cand *cd)
 	return c;
 }
 
-/* draw bytes [s, e) of the source at row y with the spans' colours */
 static void draw_source_line(const struct pane_code_cache *c, size_t s, size_t e, int y, int x,
                              int w)
 {
+	pane_code_line(c->text, c->aSpan, c->nSpan, s, e, y, x, w);
+}
+
+void pane_code_line(const char *text, const struct hl_span *aSpan, size_t nSpan, size_t s, size_t e,
+                    int y, int x, int w)
+{
+	struct {
+		const char *text;
+		const struct hl_span *aSpan;
+		size_t nSpan;
+	} cc = {text, aSpan, nSpan}, *c = &cc;
 	/* the first span that ends after s */
 	size_t lo = 0, hi = c->nSpan;
 	while (lo < hi) {
@@ -148,8 +164,9 @@ static void draw_source_line(const struct pane_code_cache *c, size_t s, size_t e
 	}
 }
 
-static int diff_role(char c0, const char *line)
+int pane_code_diff_role(const char *line)
 {
+	char c0 = *line;
 	if (c0 == '+')
 		return SR_ADDED;
 	if (c0 == '-')
@@ -182,9 +199,13 @@ void pane_code_draw(struct ui *u, const struct ui_rect *r, int focused)
 		u->codeTop = c->nLine - rows;
 	if (u->codeTop < 0)
 		u->codeTop = 0;
-	if (u->codeDiff)
-		snprintf(title, sizeof title, "Code #%d %s - diff against %s%d (d: source)", cd->id,
-		         cd->zName, cd->nParent ? "#" : "", cd->nParent ? cd->aParent[0] : 0);
+	if (u->codeDiff && cd->nParent)
+		snprintf(title, sizeof title, "Code #%d %s - diff against #%d (d: source)", cd->id,
+		         cd->zName, cd->aParent[0]);
+	else if (u->codeDiff)
+		snprintf(title, sizeof title,
+		         "Code #%d %s - a %s has no parent to diff against (d: source)", cd->id,
+		         cd->zName, cd->zOrigin);
 	else
 		snprintf(title, sizeof title, "Code #%d %s - %d lines%s", cd->id, cd->zName,
 		         c->nLine, cd->nParent ? " (d: diff)" : "");
@@ -220,7 +241,7 @@ void pane_code_draw(struct ui *u, const struct ui_rect *r, int focused)
 		} else {
 			const char *line = c->text + s;
 			screen_putn(y, r->x + 1, w, line, e - s,
-			            screen_attr(diff_role(*line, line)));
+			            screen_attr(pane_code_diff_role(line)));
 		}
 	}
 	if (*c->zNote && rows > 1)

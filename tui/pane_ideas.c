@@ -11,10 +11,37 @@
 #include "panes.h"
 #include "screen.h"
 
-/* pending, then accepted, then rejected; in order of id within each */
+/* pending, then accepted (and implemented), then rejected; in order of id
+ * within each */
 static int rank(const struct state_idea *d)
 {
 	return !strcmp(d->zStatus, "pending") ? 0 : !strcmp(d->zStatus, "accepted") ? 1 : 2;
+}
+
+const char *pane_ideas_status(const struct state *st, const struct state_idea *d)
+{
+	if (strcmp(d->zStatus, "accepted"))
+		return d->zStatus;
+	for (int i = 0; i < st->nCand; i++)
+		if (st->aCand[i].ideaId == d->id)
+			return "implemented";
+	return d->zStatus;
+}
+
+int pane_ideas_next_pending(const struct ui *u, int id)
+{
+	const struct state *st = u->st;
+	int first = 0;
+	for (int i = 0; i < st->nIdea; i++) {
+		const struct state_idea *d = &st->aIdea[i];
+		if (strcmp(d->zStatus, "pending"))
+			continue;
+		if (d->id > id)
+			return d->id;
+		if (!first)
+			first = d->id;
+	}
+	return first;
 }
 
 /* the ideas in display order (indices into st->aIdea); returns how many */
@@ -64,8 +91,13 @@ void pane_ideas_draw(struct ui *u, const struct ui_rect *r, int focused)
 	for (int i = 0; i < u->st->nIdea; i++)
 		pending += !strcmp(u->st->aIdea[i].zStatus, "pending");
 	char title[160];
-	snprintf(title, sizeof title, "Ideas - %d pending of %d%s", pending, n,
-	         n ? " (a accept, e revise, r reject)" : "");
+	/* a narrow pane: a short title, short statuses (Enter shows the idea) */
+	int narrow = w < 34;
+	if (narrow)
+		snprintf(title, sizeof title, "Ideas %d/%d pending", pending, n);
+	else
+		snprintf(title, sizeof title, "Ideas - %d pending of %d%s", pending, n,
+		         n ? " (a accept, e revise, r reject)" : "");
 	screen_frame(r, title, focused);
 	if (!n)
 		screen_put(r->y + 1, r->x + 2, w - 1,
@@ -78,7 +110,15 @@ void pane_ideas_draw(struct ui *u, const struct ui_rect *r, int focused)
 		int base = sel ? screen_attr(SR_SELECTED) | (focused ? A_BOLD : 0) : 0;
 		int role = rank(d) == 0 ? SR_BUSY : rank(d) == 1 ? SR_GOOD : SR_DIM;
 		char head[64];
-		snprintf(head, sizeof head, "%3d %-8s ", d->id, d->zStatus);
+		const char *zs = pane_ideas_status(u->st, d);
+		if (narrow)
+			snprintf(head, sizeof head, "%3d %-4s ", d->id,
+			         !strcmp(zs, "pending")       ? "new"
+			         : !strcmp(zs, "accepted")    ? "acc"
+			         : !strcmp(zs, "implemented") ? "done"
+			                                      : "rej");
+		else
+			snprintf(head, sizeof head, "%3d %-11s ", d->id, zs);
 		screen_fill(y, r->x + 1, w, base);
 		int used = screen_put(y, r->x + 1, w, head, base | screen_attr(role));
 		char rest[400];

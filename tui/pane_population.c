@@ -83,12 +83,13 @@ void pane_population_draw(struct ui *u, const struct ui_rect *r, int focused)
 		int y = r->y + 2 + i, sel = c->id == u->selCand;
 		int base = sel ? screen_attr(SR_SELECTED) | (focused ? A_BOLD : 0) : 0;
 		screen_fill(y, r->x + 1, w, base);
-		/* the status column in its colour: "  id  par origin " is 17 columns */
+		/* the status column in its colour: "  id  par origin " is 17 columns, the
+		 * status 14 */
 		int used = screen_putn(y, r->x + 1, w, sb.buf, 17, base);
 		int role = st ? SR_BUSY : status_role(c->zStatus);
-		used += screen_putn(y, r->x + 1 + used, w - used, sb.buf + 17, 12,
+		used += screen_putn(y, r->x + 1 + used, w - used, sb.buf + 17, 14,
 		                    base | screen_attr(role));
-		screen_put(y, r->x + 1 + used, w - used, sb.buf + 29, base);
+		screen_put(y, r->x + 1 + used, w - used, sb.buf + 31, base);
 	}
 	sb_free(&sb);
 }

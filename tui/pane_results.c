@@ -38,7 +38,11 @@ static char *results_text(const struct ui *u, const struct cand *c)
 		sb_addf(&sb, " (%.1f s)\n", now_s() - j->tStart);
 	}
 	report_results(u->st, c, &sb);
-	return sb_detach(&sb);
+	/* wrapped to the pane: a long reason or mismatch message is read whole */
+	int w = u->aRect[UI_RESULTS].w - 2;
+	char *wrapped = pane_wrap(sb.buf ? sb.buf : "", w > 0 ? w : 80);
+	sb_free(&sb);
+	return wrapped;
 }
 
 void pane_results_draw(struct ui *u, const struct ui_rect *r, int focused)
@@ -52,7 +56,7 @@ void pane_results_draw(struct ui *u, const struct ui_rect *r, int focused)
 		screen_frame(r, "Results", focused);
 		return;
 	}
-	snprintf(title, sizeof title, "Results #%d %s", c->id, c->zStatus);
+	snprintf(title, sizeof title, "Results #%d %s", c->id, report_status_text(c->zStatus));
 	screen_frame(r, title, focused);
 	char *text = results_text(u, c);
 	int n = pane_count_lines(text);

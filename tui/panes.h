@@ -23,6 +23,11 @@ int pane_ideas_key(struct ui *u, int key);
 void pane_ideas_click(struct ui *u, int row);
 /* the selected idea, or NULL */
 const struct state_idea *pane_ideas_selected(const struct ui *u);
+/* an idea's status for people: "implemented" for an accepted idea that has
+ * a candidate, else its status */
+const char *pane_ideas_status(const struct state *st, const struct state_idea *d);
+/* the first pending idea after id (in id order, wrapping round), or 0 */
+int pane_ideas_next_pending(const struct ui *u, int id);
 
 /* Code: the selected candidate's source, highlighted, or its diff against
  * its parent (d toggles) (tui/pane_code.c) */
@@ -30,6 +35,16 @@ void pane_code_draw(struct ui *u, const struct ui_rect *r, int focused);
 int pane_code_key(struct ui *u, int key);
 /* free the highlighting cache */
 void pane_code_free(struct ui *u);
+struct hl_span;
+/* draw bytes [s, e) of text at row y, column x, w columns, coloured by the
+ * highlight spans (sorted, as highlight_range() gives them), tabs as 4
+ * columns (shared by the code pane and the `show` viewer) */
+void pane_code_line(const char *text, const struct hl_span *aSpan, size_t nSpan, size_t s, size_t e,
+                    int y, int x, int w);
+/* a diff's text with its tabs expanded after the +/- column (fresh string) */
+char *pane_code_expand_tabs(const char *z);
+/* the role of a line of a diff: added, removed, hunk, header, changed */
+int pane_code_diff_role(const char *line);
 
 /* Results: the selected candidate's report (tui/pane_results.c) */
 void pane_results_draw(struct ui *u, const struct ui_rect *r, int focused);
@@ -48,8 +63,11 @@ void viewer_draw(struct ui *u, int lines, int cols);
 /* 1 if the key was used; closes the viewer on q and Escape */
 int viewer_key(struct ui *u, int key);
 
-/* the best speedup over time (tui/chart.c) */
+/* the speedups by candidate, the best's lineage marked (tui/chart.c) */
 void chart_draw(struct ui *u, const struct ui_rect *r);
+/* candidate best's lineage: its id, its first parent's, ... back to a seed,
+ * into aId (at most max); returns how many */
+int chart_lineage(const struct state *st, int best, int *aId, int max);
 /*
  * The chart's series, pure: for each of n columns spanning the time from
  * the session's start to tEnd, the best speedup of a correct candidate
@@ -63,6 +81,13 @@ double chart_series(const struct state *st, double tEnd, int n, double *out);
  * rows.  Returns 1 if key was a scrolling key.
  */
 int pane_scroll_key(int key, int *top, int nLines, int rows);
+
+/*
+ * text with its tabs expanded (4 columns) and every line wider than w
+ * columns wrapped at spaces (a word wider than the line is cut); the
+ * continuation lines are indented two more than the line.  A fresh string.
+ */
+char *pane_wrap(const char *text, int w);
 
 /* the number of lines in text, and a pointer to line i (its length in *n) */
 int pane_count_lines(const char *text);

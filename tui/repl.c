@@ -21,7 +21,7 @@
 
 struct repl {
 	struct loop *l;         /* the event loop */
-	struct live *lv;        /* the session */
+	struct runner *lv;      /* the session */
 	struct popview pv;      /* sort and filter for `list` */
 	struct actions_front f; /* the hooks */
 	EditLine *el;           /* libedit, on a terminal */
@@ -38,48 +38,60 @@ struct repl {
 static void print_async(struct repl *r, FILE *f, const char *zText)
 {
 	if (r->inPrompt && r->el) {
-		fputs("\r\033[K", stdout);
-		fflush(stdout);
+		term_ctl(stdout, "\r\033[K");
 	}
-	fprintf(f, "%s\n", zText);
+	char *z = term_clean(zText, TERM_KEEP_NL | TERM_KEEP_TAB);
+	fprintf(f, "%s\n", z);
+	free(z);
 	fflush(f);
 	if (r->inPrompt && r->el)
 		el_set(r->el, EL_REFRESH);
 }
 
-static void on_live(void *arg, enum live_note kind, int cand, const char *zText)
+static void on_live(void *arg, const struct runner_note *n)
 {
 	struct repl *r = arg;
-	(void)cand;
-	if (kind == LIVE_FINISHED || kind == LIVE_IDEAS || kind == LIVE_LOG)
-		print_async(r, stdout, zText);
-	else if (kind == LIVE_MESSAGE) {
-		char *m = xasprintf("kloop: %s", zText);
-		size_t n = strlen(m);
-		while (n && m[n - 1] == '\n')
-			m[--n] = 0;
+	if (n->kind == RUNNER_CHANGED)
+		return;
+	strbuf sb = STRBUF_INIT;
+	if (r->lv)
+		runner_describe(r->lv, n, &sb);
+	else if (n->zText)
+		sb_addf(&sb, "%s", n->zText); /* a warning while the session opens */
+	if (n->kind == RUNNER_MESSAGE) {
+		char *m = xasprintf("kloop: %s", sb.buf ? sb.buf : "");
+		size_t k = strlen(m);
+		while (k && m[k - 1] == '\n')
+			m[--k] = 0;
 		print_async(r, stderr, m);
 		free(m);
+	} else if (sb.len) {
+		print_async(r, stdout, sb.buf);
 	}
+	sb_free(&sb);
 }
 
 static void hook_say(void *arg, const char *zText, int bError)
 {
 	struct repl *r = arg;
+	char *z = term_clean(zText, TERM_KEEP_NL | TERM_KEEP_TAB);
 	if (bError) {
 		r->nFailed++;
-		fprintf(stderr, "error: %s\n", zText);
+		fprintf(stderr, "error: %s\n", z);
 		fflush(stderr);
 	} else {
-		printf("%s\n", zText);
+		printf("%s\n", z);
 	}
+	free(z);
 	fflush(stdout);
 }
 
 static void hook_page(void *arg, const char *zTitle, const char *zText, int cand)
 {
 	(void)arg, (void)zTitle, (void)cand;
-	fputs(zText, stdout);
+	char *z = term_clean(zText, TERM_KEEP_NL | TERM_KEEP_TAB);
+	fputs(z, stdout);
+	free(z);
 	if (*zText && zText[strlen(zText) - 1] != '\n')
 		fputc('\n', stdout);
 	fflush(stdout);
@@ -95,7 +107,7 @@ static int hook_edit(void *arg, const char *zPath, char *err)
 static void hook_quit(void *arg, int bForce)
 {
 	struct repl *r = arg;
-	int n = live_jobs(r->lv);
+	int n = actions_jobs_count(r->lv);
 	if (!bForce && n > 0 && r->el) {
 		printf("%d job%s running; quit anyway? [y/N] ", n, n == 1 ? " is" : "s are");
 		fflush(stdout);
@@ -192,6 +204,7 @@ static unsigned char complete(EditLine *el, int ch)
 
 static void run_tty(struct repl *r)
 {
+	term_unguard(); /* libedit needs the real streams; the hooks sanitise */
 	r->el = el_init("kloop", stdin, stdout, stderr);
 	el_set(r->el, EL_CLIENTDATA, r);
 	el_set(r->el, EL_EDITOR, "emacs");
@@ -236,8 +249,8 @@ static void run_tty(struct repl *r)
 /* until the evaluations and the LLM work a command started are done */
 static void wait_jobs(struct repl *r)
 {
-	while (live_jobs(r->lv) > 0 || live_llm_busy(r->lv) > 0)
-		loop_once(r->l, -1);
+	while (runner_busy(r->lv) || actions_search_busy(&r->f))
+		loop_once(r->l, actions_search_busy(&r->f) ? 0.1 : -1);
 }
 
 static void run_pipe(struct repl *r)
@@ -249,8 +262,15 @@ static void run_pipe(struct repl *r)
 	while (!r->quit && (n = getline(&line, &cap, stdin)) >= 0) {
 		while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 			line[--n] = 0;
-		actions_run_line(&r->f, line);
+		int from = state_next_id(runner_state(r->lv)), evals = r->lv->nFinished;
+		int started = actions_run_line(&r->f, line) == 0 && actions_jobs_count(r->lv) > 0;
 		wait_jobs(r);
+		/* the work a command started is done: say what it came to */
+		strbuf sb = STRBUF_INIT;
+		if (started &&
+		    actions_summary(runner_state(r->lv), from, r->lv->nFinished - evals, &sb))
+			printf("done: %s\n", sb.buf);
+		sb_free(&sb);
 	}
 	free(line);
 	wait_jobs(r);
@@ -264,7 +284,7 @@ static const struct actions_hooks hooks = {
     .cont = hook_cont,
 };
 
-int repl_run(const struct config *cfg, const struct live_opts *lo, int bBatch)
+int repl_run(const struct config *cfg, const struct runner_opts *lo, int bBatch)
 {
 	struct repl *r = xcalloc(1, sizeof *r);
 	char err[KL_ERRLEN];
@@ -273,13 +293,14 @@ int repl_run(const struct config *cfg, const struct live_opts *lo, int bBatch)
 	r->l = loop_new();
 	popview_init(&r->pv);
 	r->f = (struct actions_front){.pv = &r->pv, .cfg = cfg, .h = &hooks, .arg = r};
-	r->lv = live_open(r->l, cfg, lo, on_live, r, err);
+	r->lv = runner_open(r->l, cfg, lo, on_live, r, err);
 	if (!r->lv) {
 		fprintf(stderr, "kloop: %s\n", err);
 		rc = 2;
 		goto out;
 	}
 	r->f.lv = r->lv;
+	actions_search_open(&r->f, 1); /* a search cut short goes on */
 	if (bBatch) {
 		printf("kloop: stdout is not a terminal, so no full-screen interface: evaluating "
 		       "the seeds of %s "
@@ -287,10 +308,21 @@ int repl_run(const struct config *cfg, const struct live_opts *lo, int bBatch)
 		       r->lv->zTaskName, r->lv->zBackend, r->lv->ses->zPath);
 		fflush(stdout);
 		wait_jobs(r);
+		const struct state *st = runner_state(r->lv);
+		if (!st->nCand) {
+			fprintf(
+			    stderr,
+			    "kloop: %s has no candidates to evaluate (a problem file comes without "
+			    "seeds): evaluate one with `kloop eval %s FILE`, or open it in a "
+			    "terminal "
+			    "and add one with :add FILE\n",
+			    r->lv->zTaskName, r->lv->zTaskDir);
+			rc = 1;
+			goto out;
+		}
 		actions_run_line(&r->f, "list");
-		const struct state *st = live_state(r->lv);
 		for (int i = 0; i < st->nCand; i++)
-			if (strcmp(st->aCand[i].zStatus, "correct"))
+			if (st->aCand[i].status != STATUS_CORRECT)
 				rc = 1;
 		goto out;
 	}
@@ -301,12 +333,15 @@ int repl_run(const struct config *cfg, const struct live_opts *lo, int bBatch)
 	else
 		run_pipe(r);
 	rc = r->nFailed ? 1 : 0;
-	printf("session saved in %s\n", r->lv->ses->zPath);
+	fflush(stdout);
+	if (session_saved(r->lv->ses, stdout) < 0)
+		rc = 2;
 out:
 	if (r->hist)
 		history_end(r->hist);
 	free(r->zHist);
-	live_close(r->lv);
+	actions_search_close(&r->f);
+	runner_close(r->lv);
 	popview_free(&r->pv);
 	loop_free(r->l);
 	free(r);

@@ -10,24 +10,157 @@
 #include <string.h>
 
 #include "linediff.h"
+#include "ncu.h"
 #include "result.h"
-#include "splice.h"
+#include "funcdiff.h"
 
 const char *report_status_short(const char *z)
 {
+	return report_status_text(z);
+}
+
+const char *report_status_text(const char *z)
+{
 	if (!strcmp(z, "compile_error"))
-		return "compile_err";
+		return "compile error";
 	return z;
+}
+
+int report_spread(const struct cand *c, double *p10, double *p90)
+{
+	const cJSON *tm = c->result ? cJSON_GetObjectItem(c->result, "timing") : NULL;
+	double a = tm ? result_num(tm, "p10_ms") : NAN, b = tm ? result_num(tm, "p90_ms") : NAN;
+	if (c->timeMs < 0 || isnan(a) || isnan(b)) {
+		*p10 = *p90 = -1;
+		return 0;
+	}
+	*p10 = a;
+	*p90 = b;
+	return 1;
+}
+
+int report_same_within_noise(const struct cand *a, const struct cand *b)
+{
+	double a10, a90, b10, b90;
+	if (!report_spread(a, &a10, &a90) || !report_spread(b, &b10, &b90))
+		return -1;
+	return a10 <= b90 && b10 <= a90;
+}
+
+const struct cand *report_best(const struct state *st, int *pTie)
+{
+	const struct cand *best = NULL, *second = NULL;
+	for (int i = 0; i < st->nCand; i++) {
+		const struct cand *c = &st->aCand[i];
+		if (strcmp(c->zStatus, "correct") || c->speedup < 0)
+			continue;
+		if (!best || c->speedup > best->speedup) {
+			second = best;
+			best = c;
+		} else if (!second || c->speedup > second->speedup) {
+			second = c;
+		}
+	}
+	if (pTie)
+		*pTie =
+		    best && second && report_same_within_noise(best, second) == 1 ? second->id : 0;
+	return best;
+}
+
+const struct cand *report_seed_of(const struct state *st, const struct cand *c)
+{
+	for (int hops = 0; c && hops < 10000; hops++) {
+		if (!strcmp(c->zOrigin, "seed"))
+			return c;
+		c = c->nParent ? state_cand(st, c->aParent[0]) : NULL;
+	}
+	return NULL;
+}
+
+/* the time with its spread: "0.9576 ms (p10-p90 0.95-0.97)" */
+static void time_text(const struct cand *c, char *buf, size_t n)
+{
+	double p10, p90;
+	if (c->timeMs < 0)
+		snprintf(buf, n, "-");
+	else if (report_spread(c, &p10, &p90))
+		snprintf(buf, n, "%.4g ms (p10-p90 %.4g-%.4g)", c->timeMs, p10, p90);
+	else
+		snprintf(buf, n, "%.4g ms", c->timeMs);
+}
+
+/* "1.23x faster than #2 (outside the noise)" or "same as #2 within noise" */
+static void versus(const struct cand *c, const struct cand *o, const char *zWho, strbuf *sb)
+{
+	if (c->timeMs <= 0 || o->timeMs <= 0) {
+		sb_addf(sb, "%s #%d: not comparable (not both timed)", zWho, o->id);
+		return;
+	}
+	int same = report_same_within_noise(c, o);
+	double r = o->timeMs / c->timeMs;
+	if (same == 1)
+		sb_addf(sb, "%s #%d: %.3gx, same within noise", zWho, o->id, r);
+	else
+		sb_addf(sb, "%s #%d: %.3gx (%s%s)", zWho, o->id, r, r >= 1 ? "faster" : "slower",
+		        same == 0 ? ", outside the noise" : "");
+}
+
+/* the speedups of c against its parent and its seed, one line */
+static void report_relative(const struct state *st, const struct cand *c, strbuf *sb)
+{
+	const struct cand *par = c->nParent ? state_cand(st, c->aParent[0]) : NULL;
+	const struct cand *seed = report_seed_of(st, c);
+	if (c->timeMs < 0 || (!par && (!seed || seed == c)))
+		return;
+	sb_adds(sb, "versus    ");
+	if (par)
+		versus(c, par, "parent", sb);
+	if (seed && seed != c && seed != par) {
+		sb_adds(sb, par ? "; " : "");
+		versus(c, seed, "seed", sb);
+	}
+	sb_adds(sb, "\n");
+}
+
+void report_compare(const struct state *st, const struct cand *a, const struct cand *b, strbuf *sb)
+{
+	char ta[96], tb[96], sa[32] = "-", sbp[32] = "-";
+	time_text(a, ta, sizeof ta);
+	time_text(b, tb, sizeof tb);
+	if (a->speedup >= 0)
+		snprintf(sa, sizeof sa, "%.3gx", a->speedup);
+	if (b->speedup >= 0)
+		snprintf(sbp, sizeof sbp, "%.3gx", b->speedup);
+	char ia[16], ib[16];
+	snprintf(ia, sizeof ia, "#%d", a->id);
+	snprintf(ib, sizeof ib, "#%d", b->id);
+	sb_addf(sb, "%-9s %-36s %s\n", "", ia, ib);
+	sb_addf(sb, "%-9s %-36s %s\n", "name", a->zName, b->zName);
+	sb_addf(sb, "%-9s %-36s %s\n", "origin", a->zOrigin, b->zOrigin);
+	sb_addf(sb, "%-9s %-36s %s\n", "status", report_status_text(a->zStatus),
+	        report_status_text(b->zStatus));
+	sb_addf(sb, "%-9s %-36s %s\n", "time", ta, tb);
+	sb_addf(sb, "%-9s %-36s %s\n", "speedup", sa, sbp);
+	sb_addf(sb, "%-9s %-36.36s %s\n", "idea", a->zIdea ? a->zIdea : "-",
+	        b->zIdea ? b->zIdea : "-");
+	char who[32];
+	snprintf(who, sizeof who, "#%d against", b->id);
+	sb_adds(sb, "verdict   ");
+	versus(b, a, who, sb);
+	sb_adds(sb, "\n\n");
+	char err[KL_ERRLEN];
+	if (report_diff(st, a, b, sb, err) < 0)
+		sb_addf(sb, "%s\n", err);
 }
 
 static const char *origin_short(const char *z)
 {
-	return !strcmp(z, "crossover") ? "cross" : z;
+	return !strcmp(z, "crossover") ? "cross" : !strcmp(z, "translation") ? "transl" : z;
 }
 
 void report_table_header(strbuf *sb)
 {
-	sb_addf(sb, "%4s %4s %-6s %-11s %9s %7s  %s", "id", "par", "origin", "status", "time ms",
+	sb_addf(sb, "%4s %4s %-6s %-13s %11s %7s  %s", "id", "par", "origin", "status", "time ms",
 	        "speedup", "idea");
 }
 
@@ -36,12 +169,23 @@ void report_table_row(const struct cand *c, const char *zStatus, strbuf *sb)
 	char par[16] = "-", tm[16] = "-", sp[16] = "-";
 	if (c->nParent)
 		snprintf(par, sizeof par, "%d", c->aParent[0]);
-	if (c->timeMs >= 0)
+	double p10, p90;
+	if (c->timeMs > 0 && report_spread(c, &p10, &p90))
+		snprintf(tm, sizeof tm, "%.4g±%.0f%%", c->timeMs,
+		         (p90 - p10) / 2 / c->timeMs * 100 < 99 ? (p90 - p10) / 2 / c->timeMs * 100
+		                                                : 99.0);
+	else if (c->timeMs >= 0)
 		snprintf(tm, sizeof tm, "%.4g", c->timeMs);
 	if (c->speedup >= 0)
 		snprintf(sp, sizeof sp, "%.3gx", c->speedup);
-	sb_addf(sb, "%4d %4s %-6.6s %-11.11s %9s %7s  ", c->id, par, origin_short(c->zOrigin),
-	        report_status_short(zStatus ? zStatus : c->zStatus), tm, sp);
+	/* ± is two bytes and one column: pad by columns */
+	char tmc[24];
+	snprintf(tmc, sizeof tmc, "%*s", 11 + (strstr(tm, "±") ? 1 : 0), tm);
+	sb_addf(sb, "%4d %4s %-6.6s %-13.13s %s %7s  ", c->id, par, origin_short(c->zOrigin),
+	        report_status_short(zStatus ? zStatus : c->zStatus), tmc, sp);
+	/* a search's candidate: its round (lineage: parent, round, origin) */
+	if (c->round)
+		sb_addf(sb, "r%d ", c->round);
 	/* the idea's first line */
 	const char *idea = c->zIdea ? c->zIdea : "";
 	sb_add(sb, idea, strcspn(idea, "\n"));
@@ -76,7 +220,7 @@ void report_results(const struct state *st, const struct cand *c, strbuf *sb)
 		return;
 	}
 	const char *status = s_of(r, "status"), *why = s_of(r, "reason");
-	sb_addf(sb, "verdict   %s\n", status);
+	sb_addf(sb, "verdict   %s\n", report_status_text(status));
 	if (*why)
 		add_indented(sb, why, "          ", 6);
 	const cJSON *comp = cJSON_GetObjectItem(r, "compile");
@@ -104,17 +248,38 @@ void report_results(const struct state *st, const struct cand *c, strbuf *sb)
 		        result_num(res, "shared_bytes"), result_num(res, "stack_bytes"),
 		        result_num(res, "spill_stores"), result_num(res, "spill_loads"));
 	}
+	const cJSON *vec = cJSON_GetObjectItem(comp, "vectorized");
+	if (cJSON_IsArray(vec)) {
+		/* the host's counterpart of the ptxas report */
+		const cJSON *v;
+		if (!cJSON_GetArraySize(vec))
+			sb_adds(sb, "vector    the compiler vectorised no loop\n");
+		cJSON_ArrayForEach(v, vec)
+		    sb_addf(sb, "vector    line %g: %s\n", result_num(v, "line"),
+		            cJSON_GetStringValue(cJSON_GetObjectItem(v, "message")));
+	}
 	const cJSON *cor = cJSON_GetObjectItem(r, "correctness");
 	if (cor && cJSON_GetObjectItem(cor, "trials")) {
 		double l2 = result_num(cor, "rel_l2_error");
 		sb_addf(sb, "checked   %g/%g trials passed, max abs error %.3g, relative L2 ",
 		        result_num(cor, "trials_passed"), result_num(cor, "trials"),
 		        result_num(cor, "max_abs_error"));
-		if (l2 < 0)
+		if (isnan(l2) || l2 < 0)
 			sb_adds(sb, "inf");
 		else
 			sb_addf(sb, "%.3g", l2);
 		sb_addf(sb, ", %g mismatches\n", result_num(cor, "mismatches"));
+		if (cJSON_GetObjectItem(cor, "tolerance")) {
+			sb_adds(sb, "tolerance ");
+			result_tolerance_line(cor, sb);
+			sb_adds(sb, "\n");
+		}
+	}
+	const cJSON *prof = cJSON_GetObjectItem(r, "profile");
+	if (prof) {
+		sb_adds(sb, "ncu       ");
+		ncu_summary(prof, sb);
+		sb_adds(sb, "\n");
 	}
 	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
 	if (tm) {
@@ -137,6 +302,7 @@ void report_results(const struct state *st, const struct cand *c, strbuf *sb)
 			sb_addf(sb, ", speedup %.3gx", sp);
 		sb_adds(sb, "\n");
 	}
+	report_relative(st, c, sb);
 	double bc = result_num(r, "baseline_compile_ms");
 	if (!isnan(bc)) {
 		sb_addf(sb, "baseline  torch.compile %.4g ms", bc);
@@ -187,24 +353,24 @@ int report_diff(const struct state *st, const struct cand *a, const struct cand 
 			              b->aParent[0]);
 	}
 	sb_addf(sb, "diff #%d (%s) -> #%d (%s)\n", a->id, a->zName, b->id, b->zName);
-	struct splice_diff fd;
+	struct funcdiff fd;
 	char e2[KL_ERRLEN];
-	if (splice_diff(a->zSource, strlen(a->zSource), b->zSource, strlen(b->zSource), &fd, e2) ==
-	    0) {
+	if (funcdiff_compare(a->zSource, strlen(a->zSource), b->zSource, strlen(b->zSource), &fd,
+	                     e2) == 0) {
 		int shown = 0;
 		for (size_t i = 0; i < fd.n; i++) {
-			const struct splice_diff_entry *x = &fd.v[i];
-			if (x->status == SPLICE_DIFF_SAME && !x->layout_only)
+			const struct funcdiff_entry *x = &fd.v[i];
+			if (x->status == FUNCDIFF_SAME && !x->layout_only)
 				continue;
 			if (!shown++)
 				sb_adds(sb, "functions\n");
 			sb_addf(sb, "  %-8s %s",
-			        x->status == SPLICE_DIFF_SAME ? "layout"
-			                                      : splice_diff_status_name(x->status),
+			        x->status == FUNCDIFF_SAME ? "layout"
+			                                   : funcdiff_status_name(x->status),
 			        x->name);
-			if (x->status == SPLICE_DIFF_ADDED)
+			if (x->status == FUNCDIFF_ADDED)
 				sb_addf(sb, "  (lines %u-%u)\n", x->b_line, x->b_end);
-			else if (x->status == SPLICE_DIFF_REMOVED)
+			else if (x->status == FUNCDIFF_REMOVED)
 				sb_addf(sb, "  (was lines %u-%u)\n", x->a_line, x->a_end);
 			else
 				sb_addf(sb, "  (lines %u-%u, were %u-%u)\n", x->b_line, x->b_end,
@@ -212,7 +378,7 @@ int report_diff(const struct state *st, const struct cand *a, const struct cand 
 		}
 		if (!shown)
 			sb_adds(sb, "functions: no function changed\n");
-		splice_diff_free(&fd);
+		funcdiff_free(&fd);
 	} else {
 		sb_addf(sb, "functions: not compared (%s)\n", e2);
 	}

@@ -34,11 +34,41 @@ void report_show(const struct state *st, const struct cand *c, strbuf *sb);
 
 /*
  * `diff`: b against a (a NULL: b's first parent).  First the functions
- * that changed, were added or removed (tree-sitter, engine/splice.h), then
+ * that changed, were added or removed (tree-sitter, engine/code/splice.h), then
  * the unified line diff.  0, or -1 + err when b has no parent to compare.
  */
 int report_diff(const struct state *st, const struct cand *a, const struct cand *b, strbuf *sb,
                 char *err);
+
+/* a status for people: "compile error" for compile_error (static or zStatus) */
+const char *report_status_text(const char *zStatus);
+
+/*
+ * c's timing spread: its p10 and p90 in ms (both -1 when c has no timing).
+ * Returns 1 when c has a timing.
+ */
+int report_spread(const struct cand *c, double *p10, double *p90);
+
+/*
+ * 1 when a and b (both timed) are the same within the noise: their p10-p90
+ * intervals overlap; 0 when they do not; -1 when either has no timing.
+ */
+int report_same_within_noise(const struct cand *a, const struct cand *b);
+
+/*
+ * The best candidate: the correct one with the highest speedup.  *pTie
+ * (may be NULL) gets the runner-up when the two are the same within the
+ * noise (report_same_within_noise()), so that the best is not claimed to
+ * beat it; 0 when the best is ahead by more than the noise or alone.  NULL
+ * when no candidate is correct.
+ */
+const struct cand *report_best(const struct state *st, int *pTie);
+
+/* the first seed among c's ancestors (or c itself), or NULL */
+const struct cand *report_seed_of(const struct state *st, const struct cand *c);
+
+/* `compare A B`: the metrics side by side, then the diff from a to b */
+void report_compare(const struct state *st, const struct cand *a, const struct cand *b, strbuf *sb);
 
 /* the short form of a status for narrow columns ("compile_err") */
 const char *report_status_short(const char *zStatus);

@@ -142,6 +142,7 @@ int screen_init(int bNoColor, char *err)
 	}
 	if (!getenv("ESCDELAY"))
 		set_escdelay(25);
+	term_unguard(); /* ncurses writes the real stdout; screen_putn sanitises */
 	if (!newterm(NULL, stdout, stdin))
 		return kl_err(err, "cannot use the terminal (TERM=%s)",
 		              getenv("TERM") ? getenv("TERM") : "");
@@ -259,6 +260,14 @@ enum screen_role screen_role_of_capture(const char *z)
 	return SR_NORMAL;
 }
 
+int screen_population_width(int w)
+{
+	/* the table's columns up to the speedup take 52 columns, the frame 2;
+	 * the idea column gets what a wide screen can spare, up to 30 */
+	int need = 54 + 8, spare = w - need - SCREEN_CODE_MIN - 20;
+	return need + (spare < 0 ? 0 : spare > 24 ? 24 : spare);
+}
+
 void screen_layout(int w, int h, int zoom, struct ui_rect *out)
 {
 	memset(out, 0, sizeof *out * UI_NRECTS);
@@ -269,30 +278,46 @@ void screen_layout(int w, int h, int zoom, struct ui_rect *out)
 		out[zoom] = (struct ui_rect){1, 0, bh, w};
 		return;
 	}
-	int ah = bh / 5;
-	ah = ah < 5 ? 5 : ah > 10 ? 10 : ah;
-	if (bh - ah < 8)
-		ah = bh > 12 ? 4 : 0;
-	int th = bh - ah;
-	int lw = w * 55 / 100;
-	if (lw < 50)
-		lw = 50;
-	if (lw > w - 28)
-		lw = w - 28 > w / 2 ? w - 28 : w / 2;
-	int ph = th * 3 / 5;
-	if (ph < 5)
-		ph = th;
-	int ch = th * 3 / 5;
-	if (ch < 5)
-		ch = th;
-	out[UI_POPULATION] = (struct ui_rect){1, 0, ph, lw};
-	out[UI_IDEAS] = (struct ui_rect){1 + ph, 0, th - ph, lw};
-	out[UI_CODE] = (struct ui_rect){1, lw, ch, w - lw};
-	out[UI_RESULTS] = (struct ui_rect){1 + ch, lw, th - ch, w - lw};
-	int cw = w / 3 < 22 ? 22 : w / 3;
-	if (ah) {
+	int lw = screen_population_width(w);
+	if (w - lw >= SCREEN_CODE_MIN && bh >= 16) {
+		/* wide: Population (as wide as its columns) over Ideas on the
+		 * left, Code (the rest) over Results on the right, Activity and
+		 * the chart below */
+		int ah = bh / 5;
+		ah = ah < 5 ? 5 : ah > 10 ? 10 : ah;
+		int th = bh - ah;
+		int ph = th * 3 / 5, ch = th * 3 / 5;
+		out[UI_POPULATION] = (struct ui_rect){1, 0, ph, lw};
+		out[UI_IDEAS] = (struct ui_rect){1 + ph, 0, th - ph, lw};
+		out[UI_CODE] = (struct ui_rect){1, lw, ch, w - lw};
+		out[UI_RESULTS] = (struct ui_rect){1 + ch, lw, th - ch, w - lw};
+		int cw = w / 3 < 24 ? 24 : w / 3 > 60 ? 60 : w / 3;
 		out[UI_ACTIVITY] = (struct ui_rect){1 + th, 0, ah, w - cw};
 		out[UI_CHART] = (struct ui_rect){1 + th, w - cw, ah, cw};
+	} else {
+		/* narrow: the panes stack; Code takes the whole width in the
+		 * middle band, Population and Ideas share the top one, Results,
+		 * Activity (and the chart when there is room) the bottom one */
+		int top = bh * 3 / 10, mid = bh * 4 / 10;
+		top = top < 5 ? 5 : top;
+		mid = mid < 5 ? 5 : mid;
+		int bot = bh - top - mid;
+		if (bot < 4) {
+			bot = 4;
+			mid = bh - top - bot;
+		}
+		/* Population to its speedup column (54), Ideas the rest */
+		int pw = lw < w - 24 ? lw : w - 24;
+		if (pw < w / 2)
+			pw = w / 2;
+		out[UI_POPULATION] = (struct ui_rect){1, 0, top, pw};
+		out[UI_IDEAS] = (struct ui_rect){1, pw, top, w - pw};
+		out[UI_CODE] = (struct ui_rect){1 + top, 0, mid, w};
+		int cw = w >= 96 ? w / 4 : 0, rw = (w - cw) / 2;
+		out[UI_RESULTS] = (struct ui_rect){1 + top + mid, 0, bot, rw};
+		out[UI_ACTIVITY] = (struct ui_rect){1 + top + mid, rw, bot, w - cw - rw};
+		if (cw)
+			out[UI_CHART] = (struct ui_rect){1 + top + mid, w - cw, bot, cw};
 	}
 	/* a pane of height 0 is not shown */
 	for (int i = 0; i < UI_NRECTS; i++)
@@ -300,8 +325,23 @@ void screen_layout(int w, int h, int zoom, struct ui_rect *out)
 			out[i] = (struct ui_rect){0, 0, 0, 0};
 }
 
-int screen_width(const char *s, size_t n)
+/* text drawn as it is shown: control characters escaped (term_sanitize,
+ * tabs kept for the drawing to turn into a space).  NULL when s is clean. */
+static char *shown(const char *s, size_t *pn)
 {
+	size_t n = strnlen(s, *pn);
+	if (term_is_clean(s, n, TERM_KEEP_TAB))
+		return NULL;
+	strbuf sb = STRBUF_INIT;
+	term_sanitize(&sb, s, n, TERM_KEEP_TAB);
+	*pn = sb.len;
+	return sb_detach(&sb);
+}
+
+int screen_width(const char *s0, size_t n)
+{
+	char *esc = shown(s0, &n);
+	const char *s = esc ? esc : s0;
 	mbstate_t ms;
 	memset(&ms, 0, sizeof ms);
 	int cols = 0;
@@ -318,13 +358,16 @@ int screen_width(const char *s, size_t n)
 		cols += cw < 0 ? 1 : cw;
 		i += k;
 	}
+	free(esc);
 	return cols;
 }
 
-int screen_putn(int y, int x, int w, const char *s, size_t n, int attr)
+int screen_putn(int y, int x, int w, const char *s0, size_t n, int attr)
 {
 	if (w <= 0 || y < 0 || y >= LINES || x >= COLS)
 		return 0;
+	char *esc = shown(s0, &n);
+	const char *s = esc ? esc : s0;
 	if (x + w > COLS)
 		w = COLS - x;
 	char buf[2048];
@@ -358,7 +401,26 @@ int screen_putn(int y, int x, int w, const char *s, size_t n, int attr)
 		memcpy(buf + o, s + i, k);
 		o += k, i += k, cols += cw;
 	}
+	/* text cut short ends in an ellipsis, so that it does not pass for the
+	 * whole of it */
+	if (i < n && s[i] && w >= 2) {
+		while (cols >= w && o > 0) {
+			size_t back = o - 1;
+			while (back > 0 && ((unsigned char)buf[back] & 0xc0) == 0x80)
+				back--;
+			cols -= screen_width(buf + back, o - back);
+			o = back;
+		}
+		if (screen_utf8()) {
+			memcpy(buf + o, "\xe2\x80\xa6", 3);
+			o += 3;
+		} else {
+			buf[o++] = '~';
+		}
+		cols++;
+	}
 	buf[o] = 0;
+	free(esc);
 	attron(attr);
 	mvaddstr(y, x, buf);
 	attroff(attr);

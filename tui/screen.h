@@ -68,10 +68,18 @@ enum screen_role screen_role_of_capture(const char *zCapture);
 
 /*
  * Lay the panes out on a w x h screen (row 0 is the title bar, row h-1
- * the command line): out[UI_NRECTS].  With zoom >= 0 that pane takes the
+ * the command line): out[UI_NRECTS].  Population gets the width its
+ * columns need and Code the rest; when that leaves Code narrower than
+ * SCREEN_CODE_MIN the panes stack, Code across the whole width (the chart
+ * is left out below 96 columns).  With zoom >= 0 that pane takes the
  * whole body and the others get 0 x 0.  Pure, for the tests.
  */
 void screen_layout(int w, int h, int zoom, struct ui_rect *out);
+/* the narrowest Code pane beside Population; below it the panes stack */
+#define SCREEN_CODE_MIN 60
+/* the Population pane's width on a w-column screen: what its columns need,
+ * plus room for the idea column when the screen can spare it */
+int screen_population_width(int w);
 
 /*
  * Draw s (UTF-8; control characters shown as '?') at y, x, clipped to w

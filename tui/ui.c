@@ -4,6 +4,8 @@
  */
 #include "ui.h"
 
+#include "syntax.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +42,11 @@ void ui_free(struct ui *u)
 	u->nLog = 0;
 	free(u->zViewTitle);
 	free(u->zViewText);
-	u->zViewTitle = u->zViewText = NULL;
+	free(u->zViewLines);
+	free(u->zViewSrc);
+	syntax_free(u->viewDoc);
+	u->viewDoc = NULL;
+	u->zViewTitle = u->zViewText = u->zViewLines = u->zViewSrc = NULL;
 	popview_free(&u->pv);
 }
 

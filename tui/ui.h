@@ -33,6 +33,10 @@ struct ui_rect {
 
 #define UI_LOG_MAX 64
 
+enum { VIEW_TEXT, VIEW_SHOW, VIEW_DIFF };
+
+struct syntax_doc;
+
 struct pane_code_cache; /* tui/pane_code.c */
 
 struct ui {
@@ -57,6 +61,13 @@ struct ui {
 	char *zViewTitle; /* the viewer's title while it is open, else NULL */
 	char *zViewText;  /* the text it shows (help, show, diff, list) */
 	int viewTop;      /* its first line shown */
+	int viewKind;     /* VIEW_TEXT (wrapped), VIEW_SHOW (a source at the end,
+	                   * highlighted), VIEW_DIFF (diff colours, tabs expanded) */
+	char *zViewLines; /* the text as drawn: wrapped to viewW, or tabs expanded */
+	int viewW;        /* the width zViewLines was made for (0: none yet) */
+	int viewSrcLine;  /* VIEW_SHOW: the first line of the source in zViewLines */
+	char *zViewSrc;   /* VIEW_SHOW: the source, and its parse (or NULL) */
+	struct syntax_doc *viewDoc;
 };
 
 /* append a line to the activity log (stamped with the time of day) */

@@ -14,14 +14,14 @@ int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *strea
 			return 2;
 	if (out[0].dtype != KL_F32)
 		return 2;
-	if (in[0].ndim != 2 || in[1].ndim != 2 || in[2].ndim != 1 || out[0].ndim != 2)
+	if (in[0].ndim != 2 || in[1].ndim != 1 || in[2].ndim != 2 || out[0].ndim != 2)
 		return 3;
-	int64_t M = in[0].shape[0], K = in[0].shape[1], N = in[1].shape[0];
-	if (in[1].shape[1] != K || in[2].shape[0] != N || out[0].shape[0] != M ||
+	int64_t M = in[0].shape[0], K = in[0].shape[1], N = in[2].shape[0];
+	if (in[2].shape[1] != K || in[1].shape[0] != N || out[0].shape[0] != M ||
 	    out[0].shape[1] != N)
 		return 3;
 
-	const float *x = in[0].data, *w = in[1].data, *b = in[2].data;
+	const float *x = in[0].data, *w = in[2].data, *b = in[1].data;
 	float *y = out[0].data;
 	for (int64_t i = 0; i < M; i++)
 		for (int64_t j = 0; j < N; j++) {

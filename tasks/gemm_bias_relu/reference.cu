@@ -28,17 +28,17 @@ extern "C" int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, 
 			return 2;
 	if (out[0].dtype != KL_F32)
 		return 2;
-	if (in[0].ndim != 2 || in[1].ndim != 2 || in[2].ndim != 1 || out[0].ndim != 2)
+	if (in[0].ndim != 2 || in[1].ndim != 1 || in[2].ndim != 2 || out[0].ndim != 2)
 		return 3;
-	int64_t M = in[0].shape[0], K = in[0].shape[1], N = in[1].shape[0];
-	if (in[1].shape[1] != K || in[2].shape[0] != N || out[0].shape[0] != M ||
+	int64_t M = in[0].shape[0], K = in[0].shape[1], N = in[2].shape[0];
+	if (in[2].shape[1] != K || in[1].shape[0] != N || out[0].shape[0] != M ||
 	    out[0].shape[1] != N)
 		return 3;
 	if (M == 0 || N == 0)
 		return 0;
 	dim3 block(16, 16), grid((unsigned)((N + 15) / 16), (unsigned)((M + 15) / 16));
 	gbr_ref<<<grid, block, 0, (cudaStream_t)stream>>>(
-	    (const float *)in[0].data, (const float *)in[1].data, (const float *)in[2].data,
+	    (const float *)in[0].data, (const float *)in[2].data, (const float *)in[1].data,
 	    (float *)out[0].data, (int)M, (int)K, (int)N);
 	return cudaGetLastError() != cudaSuccess;
 }

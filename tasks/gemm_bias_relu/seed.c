@@ -10,8 +10,8 @@ int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *strea
 	if (n_in != 3 || n_out != 1)
 		return 1;
 
-	int64_t M = in[0].shape[0], K = in[0].shape[1], N = in[1].shape[0];
-	const float *x = in[0].data, *w = in[1].data, *b = in[2].data;
+	int64_t M = in[0].shape[0], K = in[0].shape[1], N = in[2].shape[0];
+	const float *x = in[0].data, *w = in[2].data, *b = in[1].data;
 	float *y = out[0].data;
 	for (int64_t i = 0; i < M; i++)
 		for (int64_t j = 0; j < N; j++) {

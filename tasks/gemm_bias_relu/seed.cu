@@ -27,7 +27,7 @@ extern "C" int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, 
 	int M = (int)in[0].shape[0], K = (int)in[0].shape[1], N = (int)in[1].shape[0];
 	dim3 block(16, 16), grid((N + 15) / 16, (M + 15) / 16);
 	gbr_naive<<<grid, block, 0, (cudaStream_t)stream>>>(
-	    (const float *)in[0].data, (const float *)in[1].data, (const float *)in[2].data,
+	    (const float *)in[0].data, (const float *)in[2].data, (const float *)in[1].data,
 	    (float *)out[0].data, M, K, N);
 	return cudaGetLastError() != cudaSuccess;
 }

@@ -89,9 +89,35 @@ if [ $has_torch = 1 ]; then
 		test "$(json status "$T/kb.json" 2>/dev/null)" = correct
 	check "the result reports the speedup against torch.compile too" python3 -c "
 import json; r=json.load(open('$T/kb.json')); assert r['baseline_compile_ms']>0 and r['speedup_compile']>0"
+	# KernelBench-format problems (today's sizes scaled down) served over CUDA IPC
+	KB=tests/fixtures/torch/kb
+	for pc in "23_Softmax.py tasks/softmax/seed.cu" "2_Standard_matrix_multiplication_.py tasks/matmul/seed.cu" \
+		"76_Gemm_Add_ReLU.py tasks/gemm_bias_relu/seed.cu" \
+		"63_conv_standard_2D__square_input__square_kernel.py $KB/conv2d_naive.cu" "89_cumsum.py $KB/cumsum_rows.cu"; do
+		set -- $pc
+		$KLOOP eval $KB/$1 $2 $B --size 0.125 --json >"$T/kbp.json" 2>"$T/kbp.err"
+		check "$1 at --size 0.125: the candidate is correct against PyTorch on the GPU ($(json reason "$T/kbp.json" 2>/dev/null)$(tail -c 300 "$T/kbp.err"))" \
+			test "$(json status "$T/kbp.json" 2>/dev/null)" = correct
+	done
+	check "89_cumsum's fp64 block scan is judged by KernelBench's tolerance, inside it" python3 -c "
+import json; c=json.load(open('$T/kbp.json'))['correctness']
+assert c['tolerance']['from']=='kernelbench' and c['tol_fraction']<1, c"
+	sed 's/off += xr\[i\];/yr[i] = (float)off; off += xr[i]; continue;/' $KB/cumsum_rows.cu >"$T/exclusive.cu"
+	$KLOOP eval $KB/89_cumsum.py "$T/exclusive.cu" $B --size 0.125 --json >"$T/kbx.json" 2>"$T/kbx.err"
+	check "an exclusive scan on 89_cumsum is still incorrect" test "$(json status "$T/kbx.json" 2>/dev/null)" = incorrect
+	$KLOOP eval $KB/2_Standard_matrix_multiplication_.py tasks/matmul/seed.cu $B --size 0.125 --atol 1e-6 --rtol 1e-6 --json >"$T/kbt.json" 2>&1
+	check "--atol/--rtol tighten a problem file's tolerance (from: flags)" \
+		test "$(json correctness.tolerance.from "$T/kbt.json" 2>/dev/null)" = flags
+	check "no reference data was written to the cache (only timing and compiled objects)" \
+		sh -c "test -z \"\$(find '$XDG_CACHE_HOME' -type f -name '*.bin')\""
 else
 	skip "cuda: PyTorch is not installed for python3, PyTorch references not tested"
 fi
+$KLOOP eval matmul $F/cublas_matmul.cu $B --libs cublas --json >"$T/cublas.json" 2>"$T/cublas.err"
+check "a cuBLAS candidate links with --libs cublas and is correct ($(json reason "$T/cublas.json" 2>/dev/null)$(tail -c 200 "$T/cublas.err"))" \
+	test "$(json status "$T/cublas.json" 2>/dev/null)" = correct
+check "... its compile command links libcublas with an rpath" \
+	sh -c "grep -q -- '-l:libcublas' '$T/cublas.json' && grep -q -- '-rpath' '$T/cublas.json'"
 python3 -c 'print(1)' >/dev/null
 PYTHON_MISSING=$($KLOOP eval softmax tasks/softmax/seed.cu $B --reference torch --python /nonexistent/python3 2>&1)
 check "a missing Python interpreter is one clear line" sh -c "echo '$PYTHON_MISSING' | grep -q 'cannot be run'"

@@ -3,7 +3,7 @@
 # runs CMD and reports on its exit status.
 KLOOP=${KLOOP:-./bin/kloop}
 T=$(mktemp -d "${TMPDIR:-/tmp}/kloop-e2e.XXXXXX")
-export XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state"
+export XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state" XDG_DATA_HOME="$T/data"
 trap 'rm -rf "$T"' EXIT
 ok() { echo "ok - $*"; }
 fail() { echo "not ok - $*"; }

@@ -37,6 +37,10 @@ assert t['BLOCK']['value']==256 and t['BLOCK']['line']==10
 assert t['scale_rows.block']['value']==256 and t['scale_rows.block']['kind']=='launch_block'
 assert j['errors']==[]"
 
+$KLOOP outline $F/pragma_unroll.cu >"$T/pragma.txt" 2>&1
+check "#pragma unroll between an unbraced for and its loop is no syntax error" \
+	grep -q "^$F/pragma_unroll.cu: 2 kernels, .*, 0 syntax errors" "$T/pragma.txt"
+
 for f in wmma_gemm.cu inline_asm.cu lambda.cu multi_launch.cu host_sum.c; do
 	$KLOOP outline --json $F/$f >"$T/$f.json" 2>"$T/$f.err"
 	check "outline of $f exits 0 with valid JSON and no errors" python3 -c "

@@ -27,7 +27,7 @@ EOF
 chmod +x "$T/ed.sh" "$T/slow.sh"
 
 tui_start "EDITOR=$T/ed.sh $KL $TASK $B --session $S; echo DONE-1"
-check "the TUI opens with its panes titled" wait_for "Population.*Code"
+check "the TUI opens with its panes titled" wait_for "Population.*Ideas"
 check "the seeds are evaluated at start: 2 correct" wait_for "2 candidates, 2 correct"
 screen >"$T/s1"
 for p in Population Ideas Code Results Activity "Best speedup"; do
@@ -38,7 +38,10 @@ check "the code is shown with line numbers" grep -Eq "│ +4 static float axpb" 
 tm capture-pane -e -p -t "$K" | sed 's/\x1b\[49m//g' >"$T/s1e"
 check "the code is highlighted by tree-sitter (the keyword, the type, the number in colours)" \
 	sh -c "grep -q '33mstatic' '$T/s1e' && grep -q '32mfloat' '$T/s1e' && grep -q '35m2.0f' '$T/s1e'"
-check "results: the verdict and the timing with its spread" sh -c "grep -q 'verdict   correct' '$T/s1' && grep -q 'median (p10' '$T/s1'"
+check "results: the verdict" grep -q 'verdict   correct' "$T/s1"
+keys 4 z
+check "results (zoomed): the timing with its spread" wait_for "median \(p10 [0-9.]+, p90 [0-9.]+"
+keys z 1
 check "the session journal is written" test -s "$S"
 
 keys j
@@ -46,7 +49,8 @@ check "j moves the selection: the code pane follows" wait_for "Code #2 seed_unro
 keys k
 check "k moves it back" wait_for "Code #1 seed.c"
 keys Down Enter
-check "Enter opens the candidate's code (the code pane takes the focus)" wait_for "Code #2 seed_unrolled.c - [0-9]+ lines \*"
+check "Enter opens the candidate's code (the code pane takes the focus)" wait_for "Code #2 seed_unrolled.c - [0-9]+ lines.* \*"
+check "Enter zooms the code: it has the whole width" wait_for "^┌ Code #2 seed_unrolled.c.{60,}┐$"
 keys Tab
 check "Tab moves the focus to the next pane" wait_for "Results #2 correct \*"
 keys 1
@@ -73,7 +77,7 @@ keys 1 g e
 check "the edited copy becomes a new human candidate with parent 1" wait_for "^│ +3 +1 human "
 check "and is benchmarked at once: correct" wait_for "^│ +3 +1 human +correct"
 check "the new candidate is selected" grep -q "Code #3 cand3.c" "$T/screen"
-check "the activity log has its verdict" grep -q "candidate 3 (cand3.c): correct" "$T/screen"
+check "the activity log has its verdict" sh -c "grep -A1 'candidate 3 (cand3.c):' '$T/screen' | grep -q 'correct'"
 keys d
 check "d shows the diff against the parent, by function" wait_for "changed +axpb"
 check "and by line" sh -c "grep -q -- '- *return 2.0f \* x + 1.0f;' '$T/screen' && grep -q -- '+ *return x + x + 1.0f;' '$T/screen'"
@@ -91,11 +95,14 @@ keys q
 check "q with jobs running asks before quitting" wait_for "running; quit anyway\? \(y/n\)"
 keys n
 check "n keeps it running" wait_for "not quitting"
-check "the jobs finish" wait_for "\| 0 jobs \|"
+check "the jobs finish" wait_for "\| 0 jobs( \||$)"
 
 # resize to 80x24 and back; the layout follows
 tm resize-window -t "$K" -x 80 -y 24
-check "resized to 80x24: the title bar and the panes are redrawn" wait_for "^┌ Population.*┐┌ Code"
+check "resized to 80x24: the title bar and the panes are redrawn" wait_for "^┌ Population.*┐┌ Ideas"
+check "at 80x24 the panes stack: Code has all 80 columns" grep -Eq "^┌ Code.{70,}┐$" "$T/screen"
+keys 1
+check "at 80x24 the footer keeps ? help" wait_for "^\? help"
 screen >"$T/small"
 check "at 80x24 every line fits in 80 columns" python3 -c "
 import sys; sys.exit(any(len(l.rstrip('\\n')) > 80 for l in open(sys.argv[1], encoding='utf-8')))" "$T/small"
@@ -103,7 +110,7 @@ check "at 80x24 all the panes are still there" sh -c "grep -q Ideas '$T/small' &
 tm resize-window -t "$K" -x 60 -y 15
 tm resize-window -t "$K" -x 140 -y 45
 tm resize-window -t "$K" -x 100 -y 30
-check "after a storm of resizes the screen is whole at 100x30" wait_for "^┌ Population.{40,}┐┌ Code.*┐$"
+check "after a storm of resizes the screen is whole at 100x30" wait_for "^┌ Population.{40,}┐┌ Ideas.*┐$"
 keys z
 check "z zooms the focused pane to the whole width" wait_for "^┌ Population.{80,}┐$"
 keys z
@@ -159,7 +166,7 @@ check "replay shows the population as it ended (4 candidates)" grep -q "4 candid
 keys '<'
 check "< goes to the start: no candidates" wait_for "event 0 of $N \| 0 candidates"
 keys ']' ']'
-check "] steps forward one event at a time" wait_for "event 2 of $N \| 1 candidates"
+check "] steps forward one event at a time (1 candidate, singular)" wait_for "event 2 of $N \| 1 candidate,"
 keys '}' Right
 check "} and Right step ten and one" wait_for "event 13 of $N"
 keys Left '['
@@ -183,11 +190,13 @@ check "and goes on live (more than five events)" test "$(wc -l <"$NEW")" -gt 5
 tui_start "EDITOR=$T/slow.sh $KL $TASK $B --session $T/slow.jsonl; echo DONE-7"
 wait_for "2 correct"
 keys e
-check "the slow candidate is being evaluated (a job in the title)" wait_for "\| 1 job \|"
+check "the slow candidate is being evaluated (a job in the title)" wait_for "\| 1 job( \||$)"
 keys '?'
 check "? shows the help while the job runs" wait_for "help - lines"
-check "the job is still running when the help is up" grep -q "| 1 job |" "$T/screen"
-check "the help lists the keys and the commands" sh -c "grep -q 'Tab / Shift-Tab' '$T/screen' && grep -q 'edit ID' '$T/screen'"
+check "the job is still running when the help is up" grep -Eq "\| 1 job( \||$)" "$T/screen"
+check "the help lists the keys" grep -q 'Tab / Shift-Tab' "$T/screen"
+keys NPage
+check "and, a page down, the commands" wait_for "edit ID"
 keys q
 check "q closes the help" wait_gone "help - lines"
 check "the slow candidate finishes" wait_for "^│ +3 +1 human +correct" 30
@@ -200,27 +209,28 @@ wait_for "^DONE-7"
 check "the fake LLM server starts" fake_llm tests/fixtures/tui_llm.json
 LLM="--provider openai --model fake-gpt --base-url http://127.0.0.1:$PORT/v1"
 tui_start "OPENAI_API_KEY=sk-tui-test $KL softmax $B $LLM --session $T/llm.jsonl; echo DONE-9"
-wait_for "1 candidates, 1 correct"
+wait_for "1 candidate, 1 correct"
 keys : 'ideas 3' Enter
 check ":ideas 3 streams the LLM's reply into the activity pane with a token count" \
-	wait_for "LLM request 1: streaming, [0-9]+ characters \(~[0-9]+ tokens\)"
+	wait_for "r1 LLM ideas #1: ~[0-9]+ tokens"
 keys Tab
 check "keys are answered while the reply streams (Tab focused the still empty Ideas pane)" \
 	wait_for "Ideas - 0 pending of 0 \*"
 check "the ideas arrive in the Ideas pane, pending" wait_for "Ideas - 3 pending of 3"
-check "each with its title and category" grep -Eq "1 pending +One pass for the max and the sum \[algori" "$T/screen"
+check "each with its title" grep -Eq "1 pending +One pass for the ma" "$T/screen"
 keys j a
-check "a accepts the selected idea" wait_for "2 accepted +Multiply by the reciprocal"
-keys k r
-check "r rejects another (accepted ones move below the pending ones)" wait_for "3 rejected +Vectorize the row loops"
+check "a accepts the selected idea" wait_for "2 accepted +Multiply by the rec"
+keys r
+check "r rejects the idea under the cursor: the next pending one (3)" wait_for "3 rejected +Vectorize the row"
 check "one idea is still pending" grep -q "Ideas - 1 pending of 3" "$T/screen"
 keys Enter
-check "Enter shows an idea's description" wait_for "idea [0-9]+: .*"
+check "Enter shows an idea's description, with its category" wait_for "^┌ idea - lines"
+check "the category is on the idea's page" grep -q "category  algorithm" "$T/screen"
 keys q
 keys : 'implement 2' Enter
 check ":implement 2 asks for two branches" wait_for "implementing 1 idea, 2 branches each"
 check "the LLM's code becomes llm candidates, evaluated" wait_for "^│ +[0-9]+ +1 llm +(correct|incorrect)" 30
-check "the ideas pane shows the idea was accepted" grep -q "accepted" "$T/screen"
+check "the ideas pane says the idea is implemented (not accepted) once it has code" wait_for "2 implemented +Multiply"
 check "every request and reply is in the journal" sh -c "grep -q '\"type\":\"llm_request\"' '$T/llm.jsonl' && grep -q '\"type\":\"llm_response\"' '$T/llm.jsonl'"
 check "the API key is nowhere in the journal" sh -c "! grep -q sk-tui-test '$T/llm.jsonl'"
 keys q

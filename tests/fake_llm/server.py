@@ -6,6 +6,7 @@ speaking both wire formats with scripted replies:
 
   POST .../chat/completions   OpenAI chat completions (SSE when "stream": true)
   POST .../v1/messages        Anthropic Messages (SSE when "stream": true)
+  GET  .../models              a list of two models: fake-gpt and fake-claude
   GET  /stats                 {"requests", "concurrent", "max_concurrent", "rules":
                               {MATCH: the same three for the requests a rule took}}
 
@@ -18,6 +19,8 @@ repeats).  A reply:
   status        HTTP status (200)            headers   extra headers ({})
   text          the reply text               text_file a file with the text
   repeat        [s, n]: the text is s n times
+  program       a program (relative to the script) run with the prompt on its
+                stdin; its stdout is the text (a scripted LLM, e.g. a corpus)
   body          a raw body (with status >= 400: the error JSON)
   no_stream     answer with one JSON body even when asked to stream
   piece         characters of text per event (16)
@@ -26,6 +29,10 @@ repeats).  A reply:
   split         write each event in two halves, cut mid-line, 50 ms apart
   stall_after   after this many events, sleep "stall" seconds (then go on)
   drop_after    after this many events, close the connection at once
+  cut_at        send the first half of this event (1-based), then close the
+                connection: mid-line, mid-event (with no_end the stream is
+                close-delimited and ends cleanly; else its chunked framing is
+                left unfinished)
   malformed_at  this event's data (1-based) is not JSON
   empty_choices OpenAI: only events with "choices": [] (and the usage)
   no_end        leave out [DONE] / message_stop and close cleanly
@@ -37,6 +44,7 @@ import argparse
 import json
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -87,7 +95,12 @@ def count(entry, d):
         entry["max_concurrent"] = max(entry["max_concurrent"], entry["concurrent"])
 
 
-def reply_text(spec):
+def reply_text(spec, prompt=""):
+    if "program" in spec:
+        base = os.path.dirname(os.path.abspath(args.script))
+        out = subprocess.run([os.path.join(base, spec["program"])], input=prompt.encode(),
+                             stdout=subprocess.PIPE, check=False)
+        return out.stdout.decode()
     if "text_file" in spec:
         base = os.path.dirname(os.path.abspath(args.script))
         with open(os.path.join(base, spec["text_file"])) as f:
@@ -164,6 +177,14 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
+        if self.path.endswith("/models"):
+            # the model list (what `kloop doctor` asks for), logged like a POST
+            if args.log:
+                with lock, open(args.log, "a") as f:
+                    f.write(json.dumps({"method": "GET", "path": self.path,
+                                        "headers": dict(self.headers.items())}) + "\n")
+            return self.send_json(200, {"object": "list", "data": [
+                {"id": "fake-gpt", "object": "model"}, {"id": "fake-claude", "object": "model"}]})
         if self.path == "/stats":
             with lock:
                 data = json.dumps(stats).encode()
@@ -199,7 +220,8 @@ class Handler(BaseHTTPRequestHandler):
         anthropic = self.path.endswith("/v1/messages")
         if not anthropic and not self.path.endswith("/chat/completions"):
             return self.send_json(404, {"error": {"message": "no such endpoint " + self.path}})
-        spec, match = pick(prompt_text(body))
+        prompt = prompt_text(body)
+        spec, match = pick(prompt)
         if match is not None:
             with lock:
                 self.rule = stats["rules"].setdefault(
@@ -209,7 +231,7 @@ class Handler(BaseHTTPRequestHandler):
         if status != 200 or "body" in spec:
             return self.send_raw(status, spec.get("body", ""), spec.get("headers", {}))
         model = body.get("model", "")
-        text = reply_text(spec)
+        text = reply_text(spec, prompt)
         if not body.get("stream") or spec.get("no_stream"):
             return self.send_json(200, whole_body(anthropic, spec, text, model))
         events = anthropic_events(spec, text, model) if anthropic else openai_events(spec, text, model)
@@ -251,6 +273,12 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(spec["delay"])
             line = ("event: %s\n" % name if name else "") + "data: %s\n\n" % data
             raw = line.encode()
+            if spec.get("cut_at") == i:
+                write(raw[:len(raw) // 2])
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
+                self.close_connection = True
+                return
             if spec.get("split"):
                 half = len(raw) // 2
                 write(raw[:half])

@@ -1,14 +1,11 @@
 /*
  * fuzz_syntax.c - libFuzzer target over the code-intelligence API: parse,
- * errors, highlight (full and incremental), outline, tunables (find and
- * rewrite), and splice (find, replace, reply, crossover, diff).  An input
- * is a source A, optionally followed by "\n@@\n" and a second text B (a
- * reply, a second parent, a replacement, an edit's text).  Besides the
- * sanitizers it checks invariants: well-formed spans, an incremental
- * re-highlight equal to a full one, spliced results that parse, and (for
- * one clean input in eight, repeated past the size where sources are cut
- * into segments) a segmented parse, and an edit of it, equal to a whole
- * parse, and highlighted the same.
+ * errors, highlight (whole source and a window), outline, tunables (find
+ * and rewrite), and splice (find, replace, reply, crossover, diff).  An
+ * input is a source A, optionally followed by "\n@@\n" and a second text
+ * B (a reply, a second parent, a replacement).  Besides the sanitizers it
+ * checks invariants: well-formed spans, a window's spans equal to the
+ * whole source's clipped to it, spliced results that are whole strings.
  * Build and run: make fuzz FUZZ_SECONDS=60.
  */
 #include <stdint.h>
@@ -16,6 +13,8 @@
 #include <string.h>
 
 #include "highlight.h"
+#include "fence.h"
+#include "funcdiff.h"
 #include "outline.h"
 #include "splice.h"
 #include "syntax.h"
@@ -27,23 +26,33 @@
 			__builtin_trap();                                                          \
 	} while (0)
 
-static void spans_ok(const struct highlight *h, size_t len)
+static void spans_ok(const struct hl_span *s, size_t n, size_t len)
 {
-	for (size_t i = 0; i < h->n; i++) {
-		REQUIRE(h->spans[i].start < h->spans[i].end && h->spans[i].end <= len);
-		REQUIRE(!i || h->spans[i].start >= h->spans[i - 1].end);
+	for (size_t i = 0; i < n; i++) {
+		REQUIRE(s[i].start < s[i].end && s[i].end <= len);
+		REQUIRE(!i || s[i].start >= s[i - 1].end);
 	}
 }
 
-static int same(const struct highlight *a, const struct highlight *b)
+/* the spans of window [from, to) are the whole source's spans w[] clipped to it */
+static void window_ok(const struct syntax_doc *d, const struct hl_span *w, size_t nw, uint32_t from,
+                      uint32_t to)
 {
-	if (a->n != b->n)
-		return 0;
-	for (size_t i = 0; i < a->n; i++)
-		if (a->spans[i].start != b->spans[i].start || a->spans[i].end != b->spans[i].end ||
-		    strcmp(a->spans[i].name, b->spans[i].name))
-			return 0;
-	return 1;
+	struct hl_span *s;
+	size_t n;
+	REQUIRE(highlight_range(d, from, to, &s, &n, NULL) == 0);
+	size_t k = 0;
+	for (size_t i = 0; i < nw; i++) {
+		if (w[i].end <= from || w[i].start >= to)
+			continue;
+		REQUIRE(k < n);
+		REQUIRE(s[k].start == (w[i].start > from ? w[i].start : from));
+		REQUIRE(s[k].end == (w[i].end < to ? w[i].end : to));
+		REQUIRE(!strcmp(s[k].name, w[i].name));
+		k++;
+	}
+	REQUIRE(k == n);
+	free(s);
 }
 
 static void splice_ok(int rc, const struct splice_result *r)
@@ -66,9 +75,13 @@ static void on_source(const char *a, size_t an, const char *b, size_t bn)
 	REQUIRE(ne <= 8);
 	REQUIRE(syntax_is_clean(d) == (ne == 0));
 
-	struct highlight h = HIGHLIGHT_INIT;
-	REQUIRE(highlight_all(&h, d, err) == 0);
-	spans_ok(&h, d->len);
+	struct hl_span *spans;
+	size_t nspans;
+	REQUIRE(highlight_range(d, 0, (uint32_t)d->len, &spans, &nspans, err) == 0);
+	spans_ok(spans, nspans, d->len);
+	uint32_t from = (uint32_t)(d->len / 3), to = (uint32_t)(d->len * 2 / 3 + 1);
+	window_ok(d, spans, nspans, from, to);
+	free(spans);
 
 	struct outline o;
 	outline_build(d, &o, err);
@@ -110,72 +123,6 @@ static void on_source(const char *a, size_t an, const char *b, size_t bn)
 	}
 	outline_free(&o);
 
-	/* an edit: replace a few bytes somewhere by the start of b */
-	size_t h1 = 0;
-	for (size_t i = 0; i < bn && i < 16; i++)
-		h1 = h1 * 31 + (unsigned char)b[i];
-	size_t at = an ? h1 % (an + 1) : 0;
-	size_t del = at < an ? (h1 >> 8) % 4 : 0;
-	if (at + del > an)
-		del = an - at;
-	size_t ins = bn < 12 ? bn : 12;
-	struct syntax_change chg;
-	if (syntax_edit(d, at, at + del, b, ins, &chg, err) == 0) {
-		REQUIRE(chg.dirty_start <= chg.dirty_end && chg.dirty_end <= d->len);
-		REQUIRE(highlight_update(&h, d, &chg, err) == 0);
-		struct highlight full = HIGHLIGHT_INIT;
-		REQUIRE(highlight_all(&full, d, err) == 0);
-		spans_ok(&h, d->len);
-		REQUIRE(same(&h, &full));
-		highlight_free(&full);
-	}
-	highlight_free(&h);
-	syntax_free(d);
-}
-
-/* d must hold the items and first error a whole parse of its text has, and
- * highlight (a segment per thread) as the whole parse does */
-static void same_as_whole(const struct syntax_doc *d)
-{
-	syntax_set_threads(1);
-	struct syntax_doc *w = syntax_parse(d->src, d->len, NULL);
-	syntax_set_threads(0);
-	REQUIRE(w != NULL);
-	char *x = syntax_items_string(d), *y = syntax_items_string(w);
-	REQUIRE(!strcmp(x, y));
-	struct highlight hd = HIGHLIGHT_INIT, hw = HIGHLIGHT_INIT;
-	REQUIRE(highlight_all(&hd, d, NULL) == 0 && highlight_all(&hw, w, NULL) == 0);
-	REQUIRE(same(&hd, &hw));
-	highlight_free(&hd);
-	highlight_free(&hw);
-	struct syntax_error ea = {0}, eb = {0};
-	REQUIRE(syntax_first_error(d, &ea) == syntax_first_error(w, &eb));
-	REQUIRE(ea.byte == eb.byte && !strcmp(ea.msg, eb.msg));
-	free(x);
-	free(y);
-	syntax_free(w);
-}
-
-/* a repeats until the source is large enough to be cut into segments */
-static void on_segments(const char *a, size_t an, const char *b, size_t bn)
-{
-	size_t want = 2 * SYNTAX_MIN_SEG_BYTES + 4096, n = 0;
-	char *big = malloc(want + an + 2);
-	while (n < want) {
-		memcpy(big + n, a, an);
-		n += an;
-		big[n++] = '\n';
-	}
-	syntax_set_threads(4);
-	struct syntax_doc *d = syntax_parse(big, n, NULL);
-	syntax_set_threads(0);
-	free(big);
-	if (!d)
-		return;
-	same_as_whole(d);
-	size_t at = (an * 7919 + bn) % (d->len + 1), del = at < d->len ? bn % 3 : 0;
-	if (syntax_edit(d, at, at + del, b, bn < 8 ? bn : 8, NULL, NULL) == 0)
-		same_as_whole(d);
 	syntax_free(d);
 }
 
@@ -197,19 +144,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	on_source(p, an, b, bn);
 	if (bn)
 		on_source(b, bn, p, an);
-	/* only a clean source can be kept in segments: others are parsed whole */
-	if (an && (p[0] ^ p[an - 1] ^ an) % 8 == 0 && syntax_check(p, an, NULL) == 0)
-		on_segments(p, an, b, bn);
 
 	char err[KL_ERRLEN];
 	struct splice_result r;
 	splice_ok(splice_reply(p, an, b, bn, &r, err), &r);
 	splice_result_free(&r);
-	struct splice_diff df;
-	if (splice_diff(p, an, b, bn, &df, err) == 0)
-		splice_diff_free(&df);
-	struct splice_block *blocks;
-	size_t nb = splice_code_blocks(b, bn, &blocks);
+	struct funcdiff df;
+	if (funcdiff_compare(p, an, b, bn, &df, err) == 0)
+		funcdiff_free(&df);
+	struct fence_block *blocks;
+	size_t nb = fence_blocks(b, bn, &blocks);
 	for (size_t i = 0; i < nb; i++)
 		REQUIRE(blocks[i].start <= blocks[i].end && blocks[i].end <= bn);
 	free(blocks);

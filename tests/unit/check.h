@@ -13,7 +13,7 @@ static int check_pass, check_fail;
 #define CHECK(cond, ...)                                                                           \
 	do {                                                                                       \
 		int check_ok_ = !!(cond);                                                          \
-		if (check_ok_) {                                                                        \
+		if (check_ok_) {                                                                   \
 			check_pass++;                                                              \
 			printf("ok - ");                                                           \
 		} else {                                                                           \

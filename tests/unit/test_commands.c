@@ -51,8 +51,12 @@ int main(void)
 	CHECK(parse("bench 0", &c, err) < 0, "id 0 is refused");
 	CHECK(parse("bench -2", &c, err) < 0, "a negative id is refused");
 	CHECK(parse("bench 99999999999999999999", &c, err) < 0, "an id that overflows is refused");
-	CHECK(parse("bench 3 4", &c, err) < 0 && strstr(err, "unexpected '4'"),
+	CHECK(parse("show 3 4", &c, err) < 0 && strstr(err, "unexpected '4'"),
 	      "an extra argument is named (%s)", err);
+	CHECK(parse("bench 3 --on 1", &c, err) == 1 && c.nArg == 3 && c.aNum[0] == 3 &&
+	          !strcmp(c.azArg[1], "--on") && !strcmp(c.azArg[2], "1"),
+	      "bench ID --on W: the id, then the words for the worker");
+	commands_line_free(&c);
 	CHECK(parse("frobnicate 1", &c, err) < 0 && strstr(err, "unknown command 'frobnicate'"),
 	      "an unknown command is named (%s)", err);
 

@@ -22,7 +22,8 @@ int main(void)
 		ref[i] = (1.0f + 0.5f * sinf((float)i)) / N;
 	memcpy(out, ref, N * sizeof *out);
 	compare_buffers(out, ref, KL_F32, N, &tol, &r);
-	CHECK(r.pass && r.nMismatch == 0 && r.relL2 == 0 && r.firstBad == -1, "identical outputs pass");
+	CHECK(r.pass && r.nMismatch == 0 && r.relL2 == 0 && r.firstBad == -1,
+	      "identical outputs pass");
 
 	for (int i = 0; i < N; i++)
 		out[i] = ref[i] * (1 + 1e-6f);
@@ -45,9 +46,10 @@ int main(void)
 	out[100] = NAN;
 	out[200] = 5;
 	compare_buffers(out, ref, KL_F32, N, &tol, &r);
-	CHECK(!r.pass && r.nMismatch == 2 && r.firstBad == 100 && isnan(r.firstActual) &&
-		      r.firstExpected == ref[100] && isinf(r.relL2),
-	      "NaN is a mismatch and the first mismatch is reported with expected and actual values");
+	CHECK(
+	    !r.pass && r.nMismatch == 2 && r.firstBad == 100 && isnan(r.firstActual) &&
+	        r.firstExpected == ref[100] && isinf(r.relL2),
+	    "NaN is a mismatch and the first mismatch is reported with expected and actual values");
 
 	/* f16: the looser default tolerance */
 	uint16_t h[4], hr[4];
@@ -68,10 +70,37 @@ int main(void)
 	compare_buffers(a, b, KL_I32, 3, &ti, &r);
 	CHECK(!r.pass && r.firstBad == 2, "integer outputs must match exactly");
 
+	/* how much of its tolerance the worst element uses */
+	float kr[4] = {0.0f, 100.0f, -3.0f, 1e-4f}, ko[4];
+	struct task_tol kb = task_kernelbench_tol(KL_F32);
+	CHECK(kb.atol == 1e-2 && kb.rtol == 1e-2 && isinf(kb.rel_l2),
+	      "KernelBench's f32 tolerance: atol = rtol = 1e-2, relative L2 not judged");
+	memcpy(ko, kr, sizeof ko);
+	ko[0] = 0.005f; /* 0.005 of atol 0.01 + 0: half */
+	ko[1] = 100.5f; /* 0.5 of 0.01 + 1.0: about 0.495 */
+	compare_buffers(ko, kr, KL_F32, 4, &kb, &r);
+	CHECK(r.pass && fabs(r.tolFrac - 0.5) < 1e-3,
+	      "an error of half the tolerance near zero: pass, tolFrac 0.5 (got %g)", r.tolFrac);
+	ko[3] = 0.03f; /* near zero, 3x atol */
+	compare_buffers(ko, kr, KL_F32, 4, &kb, &r);
+	CHECK(!r.pass && r.nMismatch == 1 && fabs(r.tolFrac - (0.03 - 1e-4) / (0.01 + 1e-6)) < 1e-3,
+	      "3x the tolerance: fail, tolFrac about 3 (got %g)", r.tolFrac);
+	ko[3] = NAN;
+	compare_buffers(ko, kr, KL_F32, 4, &kb, &r);
+	CHECK(!r.pass && isinf(r.tolFrac), "a NaN output: tolFrac is infinite");
+	struct task_tol zero = {0, 0, 0};
+	memcpy(ko, kr, sizeof ko);
+	compare_buffers(ko, kr, KL_F32, 4, &zero, &r);
+	CHECK(r.pass && r.tolFrac == 0, "exact output under a zero tolerance: tolFrac 0");
+
 	struct task_tensor tt = {.ndim = 2, .shape = {64, 4096}};
 	char idx[64];
 	compare_index_str(&tt, 4096 * 3 + 17, idx, sizeof idx);
 	CHECK(!strcmp(idx, "[3, 17]"), "flat index 12305 of [64, 4096] is [3, 17] (got %s)", idx);
+	struct task_tensor scalar = {.ndim = 0};
+	compare_index_str(&scalar, 0, idx, sizeof idx);
+	CHECK(task_numel(&scalar) == 1 && !strcmp(idx, "[]"),
+	      "a 0-dim tensor has one element, index [] (got %s)", idx);
 	free(ref);
 	free(out);
 	return check_done();

@@ -1,8 +1,8 @@
 /*
  * test_highlight.c - highlight spans from kloop's own query: CUDA
  * qualifiers, builtins, launches, functions, literals, preprocessor;
- * range highlighting; incremental re-highlighting after edits matches a
- * full one.
+ * a window of a file (what the code pane draws) highlighted as the whole
+ * file is; bad sources.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +26,29 @@ static char *slurp(const char *path, size_t *n)
 	return sb_detach(&sb);
 }
 
+/* the spans of a whole document */
+struct spans {
+	struct hl_span *s;
+	size_t n;
+};
+
+static int highlight_doc(const struct syntax_doc *d, struct spans *h, char *err)
+{
+	return highlight_range(d, 0, (uint32_t)d->len, &h->s, &h->n, err);
+}
+
+/* the span covering byte b, or NULL */
+static const struct hl_span *span_at(const struct hl_span *s, size_t n, uint32_t b)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i].start <= b && b < s[i].end)
+			return &s[i];
+	return NULL;
+}
+
 /* the capture name at the nth (1-based) occurrence of needle, "-" if none */
-static const char *name_at(const struct highlight *h, const struct syntax_doc *d,
-                           const char *needle, int nth)
+static const char *name_at(const struct spans *h, const struct syntax_doc *d, const char *needle,
+                           int nth)
 {
 	const char *p = d->src;
 	for (int i = 0; i < nth && p; i++) {
@@ -38,7 +58,7 @@ static const char *name_at(const struct highlight *h, const struct syntax_doc *d
 	}
 	if (!p)
 		return "(not in the source)";
-	const struct hl_span *s = highlight_at(h, (uint32_t)(p - d->src));
+	const struct hl_span *s = span_at(h->s, h->n, (uint32_t)(p - d->src));
 	return s ? s->name : "-";
 }
 
@@ -54,17 +74,6 @@ static int well_formed(const struct hl_span *s, size_t n, size_t len)
 	return 1;
 }
 
-static int same_spans(const struct highlight *a, const struct highlight *b)
-{
-	if (a->n != b->n)
-		return 0;
-	for (size_t i = 0; i < a->n; i++)
-		if (a->spans[i].start != b->spans[i].start || a->spans[i].end != b->spans[i].end ||
-		    strcmp(a->spans[i].name, b->spans[i].name))
-			return 0;
-	return 1;
-}
-
 #define EXPECT(needle, nth, want)                                                                  \
 	do {                                                                                       \
 		const char *got_ = name_at(&h, d, needle, nth);                                    \
@@ -76,11 +85,11 @@ static void test_gemm(void)
 	size_t n;
 	char *src = slurp(FIX "gemm_tiled.cu", &n);
 	struct syntax_doc *d = syntax_parse(src, n, NULL);
-	struct highlight h = HIGHLIGHT_INIT;
+	struct spans h = {0};
 	char err[KL_ERRLEN] = "";
-	CHECK(highlight_all(&h, d, err) == 0, "gemm_tiled.cu highlights (%s)", err);
+	CHECK(highlight_doc(d, &h, err) == 0, "gemm_tiled.cu highlights (%s)", err);
 	CHECK(h.n > 300, "into hundreds of spans (%zu)", h.n);
-	CHECK(well_formed(h.spans, h.n, d->len), "spans are sorted and do not overlap");
+	CHECK(well_formed(h.s, h.n, d->len), "spans are sorted and do not overlap");
 
 	EXPECT("// Tiled SGEMM", 1, "comment");
 	EXPECT("#include", 1, "preproc");
@@ -133,7 +142,7 @@ static void test_gemm(void)
 	for (size_t i = 0; i < ns; i++) {
 		if (sp[i].start < a || sp[i].end > b)
 			inside = 0;
-		const struct hl_span *f = highlight_at(&h, sp[i].start);
+		const struct hl_span *f = span_at(h.s, h.n, sp[i].start);
 		if (!f || strcmp(f->name, sp[i].name))
 			agree = 0;
 	}
@@ -142,7 +151,7 @@ static void test_gemm(void)
 	free(sp);
 	CHECK(highlight_range(d, b, a, &sp, &ns, err) == 0 && ns == 0 && !sp,
 	      "an empty range gives no spans");
-	highlight_free(&h);
+	free(h.s);
 	syntax_free(d);
 	free(src);
 }
@@ -152,8 +161,8 @@ static void test_cuda_shapes(void)
 	size_t n;
 	char *src = slurp(FIX "softmax_coop.cu", &n);
 	struct syntax_doc *d = syntax_parse(src, n, NULL);
-	struct highlight h = HIGHLIGHT_INIT;
-	highlight_all(&h, d, NULL);
+	struct spans h = {0};
+	highlight_doc(d, &h, NULL);
 	EXPECT("cg = cooperative_groups", 1, "namespace");
 	EXPECT("__shfl_xor_sync", 1, "function.builtin");
 	EXPECT("0xffffffff", 1, "number");
@@ -164,13 +173,13 @@ static void test_cuda_shapes(void)
 	EXPECT("FLT_MAX", 1, "constant");
 	EXPECT("softmax_rows<<<", 1, "function.kernel");
 	EXPECT("scale_rows<<<", 1, "function.kernel");
-	highlight_free(&h);
+	free(h.s);
 	syntax_free(d);
 	free(src);
 
 	src = slurp(FIX "wmma_gemm.cu", &n);
 	d = syntax_parse(src, n, NULL);
-	highlight_all(&h, d, NULL);
+	highlight_doc(d, &h, NULL);
 	EXPECT("asm", 1, "keyword");
 	EXPECT("volatile", 1, "keyword");
 	EXPECT("\"mma.sync", 1, "string");
@@ -180,20 +189,20 @@ static void test_cuda_shapes(void)
 	EXPECT("wmma::fragment", 1, "namespace");
 	EXPECT("fragment<", 1, "type");
 	EXPECT("warpSize", 1, "variable.builtin.cuda");
-	highlight_free(&h);
+	free(h.s);
 	syntax_free(d);
 	free(src);
 
 	src = slurp(FIX "multi_launch.cu", &n);
 	d = syntax_parse(src, n, NULL);
-	highlight_all(&h, d, NULL);
+	highlight_doc(d, &h, NULL);
 	EXPECT("CUDA_TRY(expr)", 1, "function.macro");
 	EXPECT("row_mean<<<", 1, "function.kernel");
 	EXPECT("normalize<<<", 1, "function.kernel");
 	EXPECT("#if ROWS", 1, "preproc");
 	EXPECT("#endif", 1, "preproc");
 	EXPECT("nullptr", 1, "constant.builtin");
-	highlight_free(&h);
+	free(h.s);
 	syntax_free(d);
 	free(src);
 }
@@ -209,66 +218,70 @@ static void test_bad_sources(void)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		struct syntax_doc *d = syntax_parse(cases[i], strlen(cases[i]), NULL);
-		struct highlight h = HIGHLIGHT_INIT;
-		int rc = highlight_all(&h, d, NULL);
-		CHECK(rc == 0 && well_formed(h.spans, h.n, d->len),
+		struct spans h = {0};
+		int rc = highlight_doc(d, &h, NULL);
+		CHECK(rc == 0 && well_formed(h.s, h.n, d->len),
 		      "bad source %zu highlights into well-formed spans (%zu)", i, h.n);
-		highlight_free(&h);
+		free(h.s);
 		syntax_free(d);
 	}
 }
 
-/* apply an edit, update incrementally, compare with a full highlight */
-static void edit_and_compare(struct syntax_doc *d, struct highlight *h, const char *what,
-                             const char *anchor, size_t del, const char *ins)
-{
-	char err[KL_ERRLEN] = "";
-	const char *p = strstr(d->src, anchor);
-	if (!p) {
-		CHECK(0, "%s: anchor %s not found", what, anchor);
-		return;
-	}
-	size_t off = (size_t)(p - d->src);
-	struct syntax_change chg;
-	int rc = syntax_edit(d, off, off + del, ins, strlen(ins), &chg, err);
-	rc = rc ? rc : highlight_update(h, d, &chg, err);
-	struct highlight full = HIGHLIGHT_INIT;
-	highlight_all(&full, d, err);
-	CHECK(rc == 0 && same_spans(h, &full),
-	      "%s: incremental highlight equals a full one (%zu vs %zu)", what, h->n, full.n);
-	highlight_free(&full);
-}
-
-static void test_incremental(void)
+/*
+ * The code pane's windows: 60 lines at a time, each highlighted on its
+ * own, give the spans the whole-file highlight has on those lines (a
+ * capture that starts above the window, such as a block comment, is still
+ * found), clipped to the window.
+ */
+static void test_windows(void)
 {
 	size_t n;
 	char *src = slurp(FIX "multi_launch.cu", &n);
-	struct syntax_doc *d = syntax_parse(src, n, NULL);
-	struct highlight h = HIGHLIGHT_INIT;
-	highlight_all(&h, d, NULL);
-	edit_and_compare(d, &h, "typing a character", "float t = block_reduce", 0, "x");
-	edit_and_compare(d, &h, "deleting it", "xfloat t", 1, "");
-	edit_and_compare(d, &h, "renaming a kernel", "row_var(const", 7, "row_variance");
-	edit_and_compare(d, &h, "inserting a line", "namespace ln {", 0, "#define EXTRA 7\n");
-	edit_and_compare(d, &h, "opening a block comment", "__global__ void row_mean", 0, "/* ");
-	edit_and_compare(d, &h, "closing it after row_mean", "__global__ void row_var", 0, "*/\n");
-	CHECK(!strcmp(name_at(&h, d, "row_mean", 1), "comment"),
-	      "the commented-out kernel is comment");
-	edit_and_compare(d, &h, "removing the comment's end", "*/\n__global__ void row_var", 3, "");
-	edit_and_compare(d, &h, "and its start", "/* __global__", 3, "");
-	CHECK(!strcmp(name_at(&h, d, "row_variance", 1), "function"),
-	      "and the kernel's name is a function again");
-	edit_and_compare(d, &h, "breaking a launch", "<<<rows, 128", 3, "<<");
-	edit_and_compare(d, &h, "mending it", "<<rows, 128", 0, "<");
-	edit_and_compare(d, &h, "adding a kernel at the end", "extern \"C\"", 0,
-	                 "__global__ void extra(float *p) { p[threadIdx.x] = 0.f; }\n\n");
-	edit_and_compare(d, &h, "deleting everything but a line", "#include <cuda_runtime.h>",
-	                 d->len - (size_t)(strstr(d->src, "#include <cuda_runtime.h>") - d->src),
-	                 "");
-	const struct hl_span *s = highlight_at(&h, 0);
-	CHECK(s && !strcmp(s->name, "comment"), "the first line is still a comment");
-	highlight_free(&h);
+	strbuf sb = STRBUF_INIT;
+	sb_adds(&sb, "/* a block comment\n");
+	for (int i = 0; i < 130; i++)
+		sb_addf(&sb, "   line %d of it, __global__ void k() {}\n", i);
+	sb_adds(&sb, "*/\n");
+	sb_add(&sb, src, n);
+	struct syntax_doc *d = syntax_parse(sb.buf, sb.len, NULL);
+	struct spans h = {0};
+	char err[KL_ERRLEN] = "";
+	CHECK(highlight_doc(d, &h, err) == 0, "the file highlights (%s)", err);
+	int windows = 0, same = 1;
+	for (uint32_t from = 0; from < d->len;) {
+		uint32_t to = from;
+		for (int l = 0; l < 60 && to < d->len; to++)
+			l += d->src[to] == '\n';
+		struct hl_span *w;
+		size_t nw;
+		if (highlight_range(d, from, to, &w, &nw, err) < 0) {
+			same = 0;
+			break;
+		}
+		/* the whole-file spans meeting [from, to), clipped */
+		size_t k = 0;
+		for (size_t i = 0; i < h.n; i++) {
+			if (h.s[i].end <= from || h.s[i].start >= to)
+				continue;
+			uint32_t s = h.s[i].start > from ? h.s[i].start : from;
+			uint32_t e = h.s[i].end < to ? h.s[i].end : to;
+			if (k >= nw || w[k].start != s || w[k].end != e ||
+			    strcmp(w[k].name, h.s[i].name))
+				same = 0;
+			k++;
+		}
+		same &= k == nw;
+		if (windows == 1)
+			CHECK(nw == 1 && !strcmp(w[0].name, "comment") && w[0].start == from,
+			      "the second window, inside the block comment, is all comment");
+		free(w);
+		windows++;
+		from = to;
+	}
+	CHECK(windows >= 3 && same, "%d 60-line windows hold the whole-file spans", windows);
+	free(h.s);
 	syntax_free(d);
+	sb_free(&sb);
 	free(src);
 }
 
@@ -277,7 +290,7 @@ int main(void)
 	test_gemm();
 	test_cuda_shapes();
 	test_bad_sources();
-	test_incremental();
+	test_windows();
 	syntax_shutdown();
 	return check_done();
 }

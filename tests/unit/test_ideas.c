@@ -141,5 +141,18 @@ int main(void)
 	                "asynchrony and latency hiding") &&
 	        !strcmp(ideas_category("nonsense", "nothing to go on"), "other"),
 	    "ideas_category maps names and guesses from text");
+
+	/* found by fuzz_reply: a title of blanks gave an idea with an empty title */
+	struct idea_list b = {0};
+	char e2[KL_ERRLEN];
+	int nb = parse("{\"ideas\": [{\"title\": \"\\n \", \"description\": \"\"}, "
+	               "{\"title\": \"** **\", \"description\": \"Use float4 loads. Then "
+	               "more.\"}]}",
+	               &b, e2);
+	CHECK(nb == 1 && b.n == 1 && !strcmp(b.a[0].zTitle, "Use float4 loads"),
+	      "an idea whose title is blank takes its description's first words; one with "
+	      "neither is dropped (%d: %s)",
+	      nb, b.n ? b.a[0].zTitle : e2);
+	ideas_free(&b);
 	return check_done();
 }

@@ -4,7 +4,11 @@
  * malformed lines are reported and skipped; appending after a truncation
  * starts on a fresh line.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,8 +43,9 @@ int main(void)
 	CHECK(session_emit(s, e, err) == 0, "session_started appended");
 	CHECK(session_emit(s, cand_added(1, "seed"), err) == 0, "candidate 1 appended");
 	CHECK(session_emit(s, cand_added(2, "human"), err) == 0, "candidate 2 appended");
-	e = cJSON_Parse("{\"type\":\"eval_finished\",\"candidate\":2,\"result\":{\"status\":\"correct\","
-			"\"timing\":{\"median_ms\":1.5},\"speedup\":2.0,\"baseline_ms\":3.0}}");
+	e = cJSON_Parse(
+	    "{\"type\":\"eval_finished\",\"candidate\":2,\"result\":{\"status\":\"correct\","
+	    "\"timing\":{\"median_ms\":1.5},\"speedup\":2.0,\"baseline_ms\":3.0}}");
 	CHECK(session_emit(s, e, err) == 0, "a result appended");
 	e = cJSON_Parse("{\"type\":\"eval_finished\",\"candidate\":9,\"result\":{}}");
 	CHECK(session_emit(s, e, err) < 0 && strstr(err, "does not exist"),
@@ -55,7 +60,7 @@ int main(void)
 	      "reopening folds the same state");
 	struct cand *c = s ? state_cand(&s->st, 2) : NULL;
 	CHECK(c && c->timeMs == 1.5 && c->speedup == 2.0 && !strcmp(c->zOrigin, "human") &&
-		      s->st.baselineMs == 3.0,
+	          s->st.baselineMs == 3.0,
 	      "a folded candidate keeps origin, median time and speedup");
 	int events = s ? s->st.nEvents : 0;
 	session_close(s);
@@ -72,7 +77,8 @@ int main(void)
 
 	/* appending after the truncation starts a fresh line */
 	s = session_open(path, 1, err);
-	CHECK(s && session_emit(s, cand_added(3, "llm"), err) == 0, "appending after a truncated line");
+	CHECK(s && session_emit(s, cand_added(3, "llm"), err) == 0,
+	      "appending after a truncated line");
 	session_close(s);
 	s = session_open(path, 0, err);
 	CHECK(s && s->st.nCand == 3 && s->nBad == 1 && state_cand(&s->st, 3),
@@ -85,7 +91,8 @@ int main(void)
 	fclose(f);
 	s = session_open(path, 0, err);
 	CHECK(s && s->nBad == 4 && s->st.nCand == 3 && strstr(s->warnings.buf, ":7:"),
-	      "malformed lines are reported with their line numbers (%s)", s ? s->warnings.buf : err);
+	      "malformed lines are reported with their line numbers (%s)",
+	      s ? s->warnings.buf : err);
 	session_close(s);
 
 	s = session_open("/nonexistent-dir/x.jsonl", 1, err);
@@ -93,6 +100,59 @@ int main(void)
 	      "an unwritable session path is a clear error (%s)", err);
 	s = session_open("/tmp/kloop-no-such-journal", 0, err);
 	CHECK(!s && strstr(err, "no such session journal"), "a missing journal is a clear error");
+
+	/* one writer: a second open for appending is refused, naming the holder */
+	s = session_open(path, 1, err);
+	CHECK(s != NULL, "the journal opens for writing again (%s)", s ? "" : err);
+	errno = 0;
+	struct session *s2 = session_open(path, 1, err);
+	char pid[32];
+	snprintf(pid, sizeof pid, "(pid %d: ", (int)getpid());
+	CHECK(!s2 && errno == EBUSY && strstr(err, "open for writing in another process") &&
+	          strstr(err, pid) && strstr(err, "test_journal"),
+	      "a second writer gets EBUSY and the holder's pid and command (%s)", err);
+	s2 = session_open(path, 0, err);
+	CHECK(s2 && s2->st.nCand == s->st.nCand, "a read-only open still works while it is held");
+	session_close(s2);
+	session_close(s);
+	s = session_open(path, 1, err);
+	CHECK(s != NULL, "closing the writer frees the journal (%s)", s ? "" : err);
+	int nBadBefore = s ? s->nBad : -1;
+
+	/* a failed append (a file size limit) is cut back to a whole line and
+	 * counted; session_saved says events were lost, never "saved" */
+	struct rlimit old, small;
+	getrlimit(RLIMIT_FSIZE, &old);
+	struct stat st;
+	stat(path, &st);
+	small.rlim_cur = (rlim_t)st.st_size + 40;
+	small.rlim_max = old.rlim_max;
+	signal(SIGXFSZ, SIG_IGN);
+	/* the limit applies to this test's own output too (a log file larger
+	 * than it): nothing is printed until it is lifted */
+	fflush(stdout);
+	setrlimit(RLIMIT_FSIZE, &small);
+	int rcEmit = session_emit(s, cand_added(50, "human"), err);
+	setrlimit(RLIMIT_FSIZE, &old);
+	CHECK(rcEmit < 0 && strstr(err, "cannot append"),
+	      "an append over the file size limit fails (%s)", err);
+	stat(path, &st);
+	CHECK((rlim_t)st.st_size < small.rlim_cur, "and leaves no partial line");
+	CHECK(s->nLost == 1 && state_cand(&s->st, 50) == NULL,
+	      "the event is counted lost, not applied");
+	FILE *fs = tmpfile();
+	CHECK(session_saved(s, fs) < 0, "session_saved reports the loss");
+	rewind(fs);
+	char line[256] = "";
+	CHECK(!fgets(line, sizeof line, fs), "and prints no 'session saved'");
+	fclose(fs);
+	CHECK(session_emit(s, cand_added(51, "human"), err) == 0, "the next append works");
+	session_close(s);
+	s = session_open(path, 0, err);
+	CHECK(s && s->nBad == nBadBefore && state_cand(&s->st, 51),
+	      "the journal reads back: only the old bad lines, candidate 51 there (%s)",
+	      s ? s->warnings.buf : err);
+	session_close(s);
 	unlink(path);
 	return check_done();
 }

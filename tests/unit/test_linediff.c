@@ -1,6 +1,6 @@
 /*
  * test_linediff.c - the line diff behind the Code pane's diff toggle and
- * `diff` (tui/linediff.c): hunks, context, line numbers, the bound.
+ * `diff` (engine/linediff.c): hunks, context, line numbers, the bound.
  */
 #include <stdio.h>
 #include <string.h>

@@ -2,10 +2,11 @@
  * test_llm.c - the LLM providers against tests/fake_llm/server.py (real HTTP
  * on 127.0.0.1): streamed replies in both wire formats, events cut mid-line
  * across TCP segments, 429 with Retry-After and 500 retried, a stalled
- * stream, a dropped connection, malformed JSON, empty choices, a 5 MB
- * reply, server errors, the key sent in its header and redacted from all
- * that comes back, the limit in flight, cancellation, and the command
- * provider.  A timer ticks all along: the loop is never blocked.
+ * stream, a dropped connection (between events or mid-event, retried),
+ * malformed JSON, empty choices, a 5 MB reply, server errors, the key sent
+ * in its header and redacted from all that comes back, the limit in
+ * flight, cancellation, and the command provider.  A timer ticks all along: the loop is never
+ * blocked.
  */
 #include <curl/curl.h>
 #include <stdlib.h>
@@ -280,7 +281,7 @@ static void openai_only(const struct fake_llm *f)
 
 static void retries(const struct fake_llm *f)
 {
-	struct llm *c = client("openai", f->zBase, 5, 2);
+	struct llm *c = client("openai", f->zBase, 5, 2), *c2;
 	struct outcome o;
 	double t0 = now_s();
 	ask(c, "429", &o);
@@ -305,6 +306,40 @@ static void retries(const struct fake_llm *f)
 	          !strcmp(o.streamed.buf, "after the drop") && o.r.attempts == 2,
 	      "a dropped stream is retried; the retry hook voids the partial text (%s)", o.error);
 	outcome_free(&o);
+
+	/* a connection closed in the middle of an event (half a data: line):
+	 * a dropped stream like any other, retried */
+	ask(c, "midevent-close-once", &o);
+	wait_all(&o, 1);
+	CHECK(!strcmp(o.status, "ok") && !strcmp(o.text.buf, "after the cut") &&
+	          !strcmp(o.streamed.buf, "after the cut") && o.r.attempts == 2 && o.retries == 1,
+	      "a close-delimited stream cut mid-event is retried and the reply arrives (%s)",
+	      o.error);
+	outcome_free(&o);
+	ask(c, "midevent-chunked-once", &o);
+	wait_all(&o, 1);
+	CHECK(!strcmp(o.status, "ok") && !strcmp(o.text.buf, "after the cut") &&
+	          o.r.attempts == 2 && o.retries == 1,
+	      "a chunked stream cut mid-event is retried and the reply arrives (%s)", o.error);
+	outcome_free(&o);
+	llm_free(c);
+
+	/* the attempts are bounded: with no retry left, the error says what happened */
+	c = client("openai", f->zBase, 5, 0);
+	ask(c, "midevent-close", &o);
+	wait_all(&o, 1);
+	CHECK(!strcmp(o.status, "error") && o.r.attempts == 1 &&
+	          strstr(o.error, "the connection dropped in the middle of event 3"),
+	      "without retries a stream cut mid-event fails with: %s", o.error);
+	outcome_free(&o);
+	c2 = client("openai", f->zBase, 5, 2);
+	ask(c2, "midevent-close", &o);
+	wait_all(&o, 1);
+	CHECK(!strcmp(o.status, "error") && o.r.attempts == 3 && o.retries == 2 &&
+	          strstr(o.error, "(after 3 attempts)"),
+	      "a stream that is always cut mid-event gives up after 1 + 2 retries: %s", o.error);
+	outcome_free(&o);
+	llm_free(c2);
 	llm_free(c);
 
 	char *b = xasprintf("http://127.0.0.1:%d", f->port);
@@ -315,6 +350,11 @@ static void retries(const struct fake_llm *f)
 	CHECK(!strcmp(o.status, "ok") && !strcmp(o.text.buf, "after the overload") &&
 	          o.r.attempts == 2,
 	      "anthropic: an overloaded_error event is retried (%s)", o.error);
+	outcome_free(&o);
+	ask(c, "midevent-anthropic-once", &o);
+	wait_all(&o, 1);
+	CHECK(!strcmp(o.status, "ok") && !strcmp(o.text.buf, "after the cut") && o.r.attempts == 2,
+	      "anthropic: a stream cut mid-event is retried (%s)", o.error);
 	outcome_free(&o);
 	ask(c, "invalid", &o);
 	wait_all(&o, 1);

@@ -201,6 +201,7 @@ static void bundled(void)
 	prompt_set(&v, "n", "5");
 	prompt_set(&v, "categories", "memory access, fusion");
 	prompt_set(&v, "inspirations", "");
+	prompt_set(&v, "tried", "");
 	prompt_set(&v, "idea.title", "Vectorize the loads");
 	prompt_set(&v, "idea.description", "Use four-wide loads.");
 	prompt_set(&v, "idea.category", "memory access");
@@ -217,8 +218,9 @@ static void bundled(void)
 	          !strcmp(prompt_get(&v, "task.file"), "candidate.c") &&
 	          !*prompt_get(&v, "task.cuda"),
 	      "the task's placeholders: tensors, tolerances, reference, ABI, file name");
-	static const char *const names[] = {"system", "ideas", "implement", "fix", "crossover"};
-	for (size_t i = 0; i < 5; i++) {
+	static const char *const names[] = {"system", "ideas",     "implement",
+	                                    "fix",    "crossover", "translate"};
+	for (size_t i = 0; i < 6; i++) {
 		strbuf sb = STRBUF_INIT;
 		int rc = prompt_build(names[i], &v, &sb, err);
 		CHECK(rc == 0 && sb.len > 200 && !strstr(sb.buf, "{{") && !strstr(sb.buf, "\n\n\n"),
@@ -234,6 +236,10 @@ static void bundled(void)
 			        strstr(sb.buf, "speedup 1.16x") &&
 			        strstr(sb.buf, "naive host seed") && strstr(sb.buf, "\"ideas\""),
 			    "ideas.md: the count, the parent's source and results, the JSON form");
+		if (i == 5 && rc == 0)
+			CHECK(strstr(sb.buf, "Translate the reference into a first candidate") &&
+			          strstr(sb.buf, "This is translation 1 of 2"),
+			      "translate.md: what to do and which translation this is");
 		if (i == 2 && rc == 0)
 			CHECK(strstr(sb.buf, "Vectorize the loads") &&
 			          strstr(sb.buf, "This is variant 1 of 2 of the same idea") &&
@@ -269,6 +275,19 @@ static void bundled(void)
 	      "a KernelBench problem file is its own reference");
 	cJSON_Delete(r);
 	sb_free(&seed);
+	{
+		/* the ideas tried on the lineage, when there are some */
+		strbuf sb = STRBUF_INIT;
+		prompt_set(&v, "tried",
+		           "- [fusion] Fuse the passes: correct, 1.8x the baseline (a.c)");
+		int rc = prompt_build("ideas", &v, &sb, err);
+		CHECK(rc == 0 &&
+		          strstr(sb.buf, "## Ideas already tried on this lineage (do not propose "
+		                         "them again)\n- [fusion] Fuse the passes: correct"),
+		      "ideas.md lists the ideas tried on the lineage with their outcome");
+		prompt_set(&v, "tried", "");
+		sb_free(&sb);
+	}
 	prompt_vars_free(&v);
 	task_free(t);
 }

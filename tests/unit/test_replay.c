@@ -102,6 +102,23 @@ int main(void)
 	      "an empty journal is refused (%s)", err);
 	CHECK(replay_open(path("missing.jsonl"), err) == NULL && strstr(err, "missing.jsonl"),
 	      "a missing journal is named (%s)", err);
+	/* found by fuzz_journal: events without their numbers were described by
+	 * converting NaN to int (undefined; UBSan stops the test here) */
+	char *nn = path("nonumbers.jsonl");
+	f = fopen(nn, "w");
+	fputs("{\"type\":\"eval_finished\"}\n{\"type\":\"candidate_added\",\"id\":\"x\"}\n", f);
+	fclose(f);
+	r = replay_open(nn, err);
+	CHECK(r != NULL, "a journal of events without numbers opens (%s)", r ? "" : err);
+	if (r) {
+		replay_describe(r, 0, d, sizeof d);
+		CHECK(!strcmp(d, "eval_finished #0"),
+		      "an eval event without a candidate is #0 (%s)", d);
+		replay_describe(r, 1, d, sizeof d);
+		CHECK(!strncmp(d, "candidate_added #0", 18),
+		      "a candidate with a text id is #0 (%s)", d);
+		replay_close(r);
+	}
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	if (system(cmd) != 0)

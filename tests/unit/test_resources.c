@@ -26,7 +26,9 @@ static double num(const cJSON *o, const char *k)
 static cJSON *kernel(cJSON *arr, const char *name)
 {
 	cJSON *k;
-	cJSON_ArrayForEach(k, arr) if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(k, "kernel")), name)) return k;
+	cJSON_ArrayForEach(k,
+	                   arr) if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(k, "kernel")),
+	                                    name)) return k;
 	return NULL;
 }
 
@@ -44,7 +46,8 @@ static void done(struct compile_result *r, void *arg)
 {
 	struct pending *p = arg;
 	for (int k = 0; k < 64; k++)
-		if (p->names[k][0] && !p->logs[k] && r->zCommand && strstr(r->zCommand, strrchr(p->names[k], '/') + 1)) {
+		if (p->names[k][0] && !p->logs[k] && r->zCommand &&
+		    strstr(r->zCommand, strrchr(p->names[k], '/') + 1)) {
 			p->ok[k] = r->ok;
 			p->cached[k] = r->cached;
 			p->logs[k] = xstrdup(r->zLog);
@@ -55,23 +58,66 @@ static void done(struct compile_result *r, void *arg)
 		loop_stop(p->l);
 }
 
+/* the host compilers' vectorisation remarks, apart from the warnings */
+static void test_vec(void)
+{
+	const char *gcc =
+	    "seed.c: In function 'kl_run':\n"
+	    "seed.c:14:7: warning: unused variable 'k' [-Wunused-variable]\n"
+	    "seed.c:30:25: optimized: loop vectorized using 32 byte vectors\n"
+	    "seed.c:41:9: optimized: basic block part vectorized using 16 byte vectors\n";
+	char *rest = NULL;
+	cJSON *v = resources_parse_vec(gcc, &rest);
+	CHECK(cJSON_GetArraySize(v) == 2, "gcc: two remarks (got %d)", cJSON_GetArraySize(v));
+	const cJSON *a = cJSON_GetArrayItem(v, 0);
+	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(a, "line")) == 30 &&
+	          cJSON_GetNumberValue(cJSON_GetObjectItem(a, "column")) == 25 &&
+	          !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(a, "message")),
+	                  "loop vectorized using 32 byte vectors"),
+	      "gcc: line 30, column 25, the message");
+	CHECK(rest && strstr(rest, "unused variable") && !strstr(rest, "optimized:"),
+	      "gcc: the warnings stay in the log, the remarks leave it");
+	free(rest);
+	cJSON_Delete(v);
+	const char *clang =
+	    "k.c:12:3: remark: vectorized loop (vectorization width: 8, interleaved "
+	    "count: 4) [-Rpass=loop-vectorize]\n"
+	    "k.c:20:1: remark: something else [-Rpass=inline]\n";
+	v = resources_parse_vec(clang, &rest);
+	a = cJSON_GetArrayItem(v, 0);
+	CHECK(cJSON_GetArraySize(v) == 1 &&
+	          cJSON_GetNumberValue(cJSON_GetObjectItem(a, "line")) == 12 &&
+	          !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(a, "message")),
+	                  "vectorized loop (vectorization width: 8, interleaved count: 4)"),
+	      "clang: the loop-vectorize remark, without its flag");
+	CHECK(strstr(rest, "[-Rpass=inline]") != NULL, "clang: other remarks stay in the log");
+	free(rest);
+	cJSON_Delete(v);
+	v = resources_parse_vec("", NULL);
+	CHECK(cJSON_IsArray(v) && cJSON_GetArraySize(v) == 0, "nothing vectorised: an empty array");
+	cJSON_Delete(v);
+}
+
 int main(void)
 {
+	test_vec();
 	char err[KL_ERRLEN];
 	strbuf log = STRBUF_INIT;
 	CHECK(read_file("tests/fixtures/ptxas/sm90.log", &log, 1 << 20, err) == 0, "ptxas fixture");
 	cJSON *arr = resources_parse_ptxas(log.buf);
 	cJSON *a = kernel(arr, "_Z13softmax_naivePKfPfii"), *b = kernel(arr, "spilly");
 	CHECK(cJSON_GetArraySize(arr) == 2 && a && b, "two kernels in the report");
-	CHECK(a && num(a, "registers") == 18 && num(a, "shared_bytes") == 4096 && num(a, "barriers") == 1 &&
-		      num(a, "stack_bytes") == 0,
+	CHECK(a && num(a, "registers") == 18 && num(a, "shared_bytes") == 4096 &&
+	          num(a, "barriers") == 1 && num(a, "stack_bytes") == 0,
 	      "registers, shared memory and barriers of a kernel");
-	CHECK(b && num(b, "stack_bytes") == 136 && num(b, "spill_stores") == 96 && num(b, "spill_loads") == 112 &&
-		      !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(b, "arch")), "sm_90"),
+	CHECK(b && num(b, "stack_bytes") == 136 && num(b, "spill_stores") == 96 &&
+	          num(b, "spill_loads") == 112 &&
+	          !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(b, "arch")), "sm_90"),
 	      "stack frame and spills of a kernel");
 	cJSON_Delete(arr);
 	CHECK(resources_parse_ptxas("cc: all fine\n") == NULL, "no report in a log without ptxas");
-	char *e = resources_first_error("x.cu(3): warning: unused\nx.cu(7): error: identifier \"y\" is undefined\n");
+	char *e = resources_first_error(
+	    "x.cu(3): warning: unused\nx.cu(7): error: identifier \"y\" is undefined\n");
 	CHECK(e && strstr(e, "x.cu(7): error"), "the first error line of an nvcc log");
 	free(e);
 	sb_free(&log);
@@ -130,19 +176,23 @@ int main(void)
 		if (strstr(nm, "syntax_error")) {
 			char *fe = resources_first_error(p.logs[i] ? p.logs[i] : "");
 			CHECK(!p.ok[i] && fe && strstr(fe, "syntax_error.cu"),
-			      "%s fails with nvcc's diagnostic naming the file (%s)", nm, fe ? fe : "");
+			      "%s fails with nvcc's diagnostic naming the file (%s)", nm,
+			      fe ? fe : "");
 			free(fe);
 			continue;
 		}
 		int kernels = strstr(srcs[i].buf, "__global__") != NULL;
 		CHECK(p.ok[i] && (!kernels || (p.res[i] && cJSON_GetArraySize(p.res[i]) >= 1)),
-		      "nvcc compiles %s for sm_90%s%s%s", nm, kernels ? " with a resource report" : " (no kernels)",
-		      p.ok[i] ? "" : ": ", p.ok[i] ? "" : (p.logs[i] ? p.logs[i] : "no log"));
+		      "nvcc compiles %s for sm_90%s%s%s", nm,
+		      kernels ? " with a resource report" : " (no kernels)", p.ok[i] ? "" : ": ",
+		      p.ok[i] ? "" : (p.logs[i] ? p.logs[i] : "no log"));
 		if (strstr(nm, "slow_register_spill")) {
 			int spills = 0;
 			cJSON *k;
-			cJSON_ArrayForEach(k, p.res[i]) spills += num(k, "stack_bytes") > 0 || num(k, "spill_stores") > 0;
-			CHECK(spills, "the spilling kernel's report shows a stack frame or spill stores");
+			cJSON_ArrayForEach(k, p.res[i]) spills +=
+			    num(k, "stack_bytes") > 0 || num(k, "spill_stores") > 0;
+			CHECK(spills,
+			      "the spilling kernel's report shows a stack frame or spill stores");
 		}
 	}
 	/* the same source again comes from the cache */

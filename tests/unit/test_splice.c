@@ -1,8 +1,8 @@
 /*
  * test_splice.c - function-level edits: find, replace, splicing an LLM
- * reply's code blocks into a candidate, crossover from a second parent,
- * and the function-level diff; with the failures a user meets (a name
- * that is not there, code that does not parse, a reply without code).
+ * reply's code blocks into a candidate, crossover from a second parent;
+ * with the failures a user meets (a name that is not there, code that does
+ * not parse, a reply without code).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -388,88 +388,12 @@ static void test_crossover(void)
 	free(a);
 }
 
-static void test_diff(void)
-{
-	const char *a = "__device__ int sq(int x) { return x * x; }\n"
-	                "__global__ void k1(int *p) { p[0] = sq(p[0]); }\n"
-	                "__global__ void gone(void) {}\n"
-	                "void host(void) { }\n";
-	const char *b = "__device__ int sq(int x)\n{\n\treturn x * x; // same tokens\n}\n"
-	                "__global__ void k1(int *p) { p[0] = sq(p[1]); }\n"
-	                "void host(void) { }\n"
-	                "__global__ void fresh(void) {}\n";
-	struct splice_diff d;
-	char err[KL_ERRLEN];
-	CHECK(splice_diff(a, strlen(a), b, strlen(b), &d, err) == 0 && d.n == 5,
-	      "the diff has 5 entries");
-	if (d.n == 5) {
-		CHECK(!strcmp(d.v[0].name, "sq") && d.v[0].status == SPLICE_DIFF_SAME &&
-		          d.v[0].layout_only && d.v[0].b_line == 1 && d.v[0].b_end == 4,
-		      "sq: same tokens, only the layout changed");
-		CHECK(!strcmp(d.v[1].name, "k1") && d.v[1].status == SPLICE_DIFF_CHANGED &&
-		          d.v[1].a_line == 2 && d.v[1].b_line == 5,
-		      "k1: changed (line 2 in a, 5 in b)");
-		CHECK(!strcmp(d.v[2].name, "gone") && d.v[2].status == SPLICE_DIFF_REMOVED &&
-		          d.v[2].b_line == 0,
-		      "gone: removed");
-		CHECK(!strcmp(d.v[3].name, "host") && d.v[3].status == SPLICE_DIFF_SAME &&
-		          !d.v[3].layout_only,
-		      "host: the same");
-		CHECK(!strcmp(d.v[4].name, "fresh") && d.v[4].status == SPLICE_DIFF_ADDED &&
-		          d.v[4].b_line == 7,
-		      "fresh: added, line 7 of b");
-	}
-	splice_diff_free(&d);
-
-	size_t n;
-	char *src = slurp(FIX "multi_launch.cu", &n);
-	struct splice_result r;
-	const char *rv =
-	    "__global__ void row_var(const float *x, const float *mean, float *rstd, int cols) { }";
-	splice_replace(src, n, "row_var", rv, strlen(rv), &r, err);
-	CHECK(r.src && splice_diff(src, n, r.src, r.len, &d, err) == 0,
-	      "diff of a candidate and its edit");
-	int changed = 0, same = 0;
-	for (size_t i = 0; i < d.n; i++) {
-		changed += d.v[i].status == SPLICE_DIFF_CHANGED;
-		same += d.v[i].status == SPLICE_DIFF_SAME;
-	}
-	CHECK(changed == 1 && same == (int)d.n - 1 && d.n == 6,
-	      "exactly one function changed (ln::row_var) of six (%d, %zu)", changed, d.n);
-	splice_diff_free(&d);
-	splice_result_free(&r);
-	free(src);
-}
-
-static void test_code_blocks(void)
-{
-	const char *reply = "text\n```cuda\nA\n```\n  ~~~ C++ "
-	                    "{.numberLines}\nB\n~~~\n````\n```\ninner\n```\n````\n";
-	struct splice_block *b;
-	size_t n = splice_code_blocks(reply, strlen(reply), &b);
-	CHECK(n == 3, "three fenced blocks (%zu)", n);
-	if (n == 3) {
-		CHECK(!strcmp(b[0].lang, "cuda") && b[0].is_code && b[0].line == 2 &&
-		          !strncmp(reply + b[0].start, "A\n", b[0].end - b[0].start),
-		      "```cuda at line 2 holds A");
-		CHECK(!strcmp(b[1].lang, "c++") && b[1].is_code &&
-		          !strncmp(reply + b[1].start, "B\n", 2),
-		      "an indented ~~~ C++ fence holds B");
-		CHECK(!strcmp(b[2].lang, "") &&
-		          strstr(reply + b[2].start, "```\ninner\n```") == reply + b[2].start,
-		      "a four-backtick fence holds a three-backtick one");
-	}
-	free(b);
-}
-
 int main(void)
 {
 	test_find();
 	test_replace();
 	test_reply();
 	test_crossover();
-	test_diff();
-	test_code_blocks();
 	syntax_shutdown();
 	return check_done();
 }

@@ -2,7 +2,8 @@
  * test_sse.c - the Server-Sent Events parser: the events of a stream come out
  * the same however the bytes are cut (one byte at a time, a CRLF split in
  * two, every cut point), with LF, CRLF and CR line ends, multi-line data,
- * comments, event names, a BOM, a pending event at the end, and limits.
+ * comments, event names, a BOM, a pending event at the end, a stream cut
+ * inside a line, and limits.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -121,10 +122,21 @@ int main(void)
 	      got);
 	free(got);
 
-	/* limits */
+	/* where the bytes stop: inside a line (a cut stream) or after one */
 	struct sse p;
 	struct got g = {STRBUF_INIT, 0, 0};
 	char err[KL_ERRLEN] = "";
+	sse_init(&p, 0);
+	sse_feed(&p, "data: {\"a\":1}\n\ndata: {\"b\"", 25, on_event, &g, err);
+	CHECK(sse_partial(&p) && g.n == 1, "bytes that end inside a line are a partial event");
+	sse_feed(&p, ":2}\n", 4, on_event, &g, err);
+	CHECK(!sse_partial(&p) && g.n == 1,
+	      "once the line ends it is not partial (the event waits for its blank line)");
+	sse_free(&p);
+	sb_free(&g.log);
+	g = (struct got){STRBUF_INIT, 0, 0};
+
+	/* limits */
 	sse_init(&p, 16);
 	rc = sse_feed(&p, "data: 0123456789\ndata: 0123456789\n\n", 36, on_event, &g, err);
 	CHECK(rc == -1 && strstr(err, "larger than 16 bytes") && g.n == 0,

@@ -2,7 +2,8 @@
  * test_state.c - the idea and LLM events folded into the state: ideas
  * proposed, accepted, edited and rejected; candidates that implement an
  * idea; token and cost totals; events that contradict the state refused;
- * the same state after a journal is read back; sessions without a journal.
+ * the same state after a journal is read back; sessions without a journal;
+ * evaluations started and never finished (poison pills) counted.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,27 @@ int main(void)
 	CHECK(emit(s, events[0], err) == 0 && emit(s, events[6], err) == 0 && s->st.nIdea == 1 &&
 	          !s->j && !path_exists(s->zPath),
 	      "a session without a journal applies events and writes nothing");
+	session_close(s);
+
+	/* evaluations the session did not live through are counted (issue 14:
+	 * a poison pill is one started twice without a verdict) */
+	s = session_memory();
+	emit(s, events[0], err);
+	emit(s, events[1], err);
+	const char *started = "{\"type\":\"eval_started\",\"candidate\":1}";
+	emit(s, started, err);
+	emit(s, started, err);
+	const struct cand *k = state_cand(&s->st, 1);
+	CHECK(k && k->nUnfinished == 2 && k->status == STATUS_EVALUATING,
+	      "two eval_started without a verdict: two unfinished evaluations (%d)",
+	      k ? k->nUnfinished : -1);
+	emit(s,
+	     "{\"type\":\"eval_finished\",\"candidate\":1,\"result\":{\"status\":\"crashed\","
+	     "\"abandoned\":true}}",
+	     err);
+	k = state_cand(&s->st, 1);
+	CHECK(k && k->nUnfinished == 0 && k->status == STATUS_CRASHED,
+	      "its eval_finished (abandoned) ends them: crashed, none unfinished");
 	session_close(s);
 	return check_done();
 }

@@ -1,9 +1,8 @@
 /*
  * test_syntax.c - parsing C, C++ and CUDA with the tree-sitter CUDA grammar:
  * clean parses of the fixture kernels, the location of the first error,
- * refusals (NUL bytes, size), incremental reparse, token normalisation,
- * the embedded queries, and large sources parsed as segments in parallel
- * (the same items as one whole parse, before and after edits).
+ * refusals (NUL bytes, size), token normalisation, the embedded queries,
+ * and a large source read through its one tree.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -111,12 +110,53 @@ static void test_first_error_location(void)
 	syntax_free(d);
 }
 
+/* valid CUDA with #pragma lines where the grammar takes them for statement
+ * ends: no syntax error; a real error beside a pragma is still found, on its
+ * own line */
+static void test_pragmas(void)
+{
+	static const char *const ok[] = {
+	    /* between an unbraced for and its inner loop */
+	    "__global__ void k(float *a, int n)\n{\n\tfor (int i = 0; i < n; i++)\n#pragma "
+	    "unroll\n\t\tfor (int j = 0; j < 4; j++)\n\t\t\ta[i * 4 + j] += 1.0f;\n}\n",
+	    /* indented, with an argument, after an unbraced if */
+	    "void f(float *a, int n)\n{\n\tif (n > 0)\n\t#pragma unroll 4\n\t\tfor (int j = 0; j "
+	    "< 4; j++)\n\t\t\ta[j] = 0;\n}\n",
+	    /* two pragmas in a row, one continued with a backslash, under a while */
+	    "void g(int *a, int n)\n{\n\twhile (n--)\n#pragma unroll \\\n    8\n#  pragma "
+	    "nounroll\n\t\tfor (int j = 0; j < 8; j++)\n\t\t\ta[j] += n;\n}\n",
+	    /* before a braced loop and at file scope */
+	    "#pragma once\nvoid h(int *a)\n{\n#pragma unroll\n\tfor (int j = 0; j < 8; j++) "
+	    "{\n\t\ta[j] = j;\n\t}\n}\n",
+	    NULL};
+	for (int i = 0; ok[i]; i++) {
+		struct syntax_doc *d = parse_s(ok[i]);
+		struct syntax_error e = {0};
+		int bad = syntax_first_error(d, &e);
+		CHECK(d && !bad && syntax_is_clean(d),
+		      "pragma placement %d parses without errors (%s)", i, bad ? e.msg : "");
+		syntax_free(d);
+	}
+	struct syntax_doc *d = parse_s("void k(float *a, int n)\n{\n\tfor (int i = 0; i < n; "
+	                               "i++)\n#pragma unroll\n\t\tfor (int j = 0; j < 4; "
+	                               "j++)\n\t\t\ta[j] = ;\n}\n");
+	struct syntax_error e = {0};
+	CHECK(syntax_first_error(d, &e) && e.line == 6,
+	      "an error beside a pragma is still found, "
+	      "on line 6 (got line %u: %s)",
+	      e.line, e.msg);
+	syntax_free(d);
+	const char *pragmaIsText = "const char *s = \"#pragma unroll\";\nint x = ;\n";
+	d = parse_s(pragmaIsText);
+	CHECK(syntax_first_error(d, &e) && e.line == 2, "a pragma inside a string is not blanked");
+	syntax_free(d);
+}
+
 static void test_bad_input(void)
 {
 	char err[KL_ERRLEN] = "";
 	struct syntax_doc *d = syntax_parse("", 0, err);
-	CHECK(d && syntax_is_clean(d) && d->nseg == 1 &&
-	          ts_node_child_count(syntax_seg_root(d, 0)) == 0,
+	CHECK(d && syntax_is_clean(d) && ts_node_child_count(syntax_root(d)) == 0,
 	      "an empty source parses to an empty translation unit");
 	syntax_free(d);
 
@@ -150,7 +190,7 @@ static void test_bad_input(void)
 	/* found by the fuzzer: a stray byte in a #define's value at the end of
 	 * the file sets the root's error flag without leaving an ERROR node */
 	d = parse_s("#define x a\xde CUDAh__");
-	CHECK(d && ts_node_has_error(syntax_seg_root(d, 0)) && !syntax_first_error(d, &e) &&
+	CHECK(d && ts_node_has_error(syntax_root(d)) && !syntax_first_error(d, &e) &&
 	          syntax_is_clean(d),
 	      "a stray byte with no ERROR node: syntax_is_clean agrees with syntax_first_error");
 	syntax_free(d);
@@ -163,63 +203,16 @@ static void test_bad_input(void)
 	free(u);
 }
 
-static void test_incremental_edit(void)
-{
-	size_t n;
-	char *src = slurp(FIX "softmax_coop.cu", &n);
-	struct syntax_doc *d = syntax_parse(src, n, NULL);
-	char err[KL_ERRLEN];
-	const char *at = strstr(d->src, "float s = 0.f;");
-	size_t off = (size_t)(at - d->src);
-	struct syntax_change chg;
-	int rc = syntax_edit(d, off + 10, off + 13, "1.0f", 4, &chg, err);
-	CHECK(rc == 0, "an edit inside a kernel reparses (%s)", rc ? err : "");
-	CHECK(strstr(d->src, "float s = 1.0f;") != NULL, "the doc holds the edited text");
-	CHECK(chg.start == off + 10 && chg.old_end == off + 13 && chg.new_end == off + 14,
-	      "the change records the edit");
-	CHECK(chg.dirty_start <= chg.start && chg.dirty_end >= chg.new_end,
-	      "the dirty range covers the edit");
-	struct syntax_doc *fresh = syntax_parse(d->src, d->len, NULL);
-	char *a = syntax_items_string(d), *b = syntax_items_string(fresh);
-	CHECK(!strcmp(a, b), "the incremental tree equals a fresh parse");
-	free(a);
-	free(b);
-	syntax_free(fresh);
-
-	/* opening a comment turns the rest of the line into a comment */
-	at = strstr(d->src, "__global__ void scale_rows");
-	off = (size_t)(at - d->src);
-	rc = syntax_edit(d, off, off, "/* ", 3, &chg, err);
-	CHECK(rc == 0 && chg.dirty_end > chg.new_end, "an unclosed comment dirties past the edit");
-	CHECK(syntax_edit(d, off, off + 3, "", 0, &chg, err) == 0, "and deleting it reparses");
-	fresh = syntax_parse(d->src, d->len, NULL);
-	a = syntax_items_string(d);
-	b = syntax_items_string(fresh);
-	CHECK(!strcmp(a, b) && syntax_is_clean(d),
-	      "the tree is clean again and equals a fresh parse");
-	free(a);
-	free(b);
-	syntax_free(fresh);
-
-	size_t len = d->len;
-	CHECK(syntax_edit(d, len + 1, len + 2, "x", 1, NULL, err) == -1 && strstr(err, "outside"),
-	      "an edit outside the source is refused: %s", err);
-	CHECK(syntax_edit(d, 0, 0, "a\0b", 3, NULL, err) == -1 && d->len == len,
-	      "inserting a NUL is refused and leaves the doc as it was");
-	syntax_free(d);
-	free(src);
-}
-
 static void test_tokens_and_text(void)
 {
 	struct syntax_doc *a = parse_s("int  f(int x)\n{\n\treturn x+1; // one more\n}\n");
 	struct syntax_doc *b = parse_s("int f(int x) { /* c */ return x + 1; }");
 	strbuf sa = STRBUF_INIT, sb = STRBUF_INIT;
-	syntax_tokens(a, syntax_seg_root(a, 0), &sa);
-	syntax_tokens(b, syntax_seg_root(b, 0), &sb);
+	syntax_tokens(a, syntax_root(a), &sa);
+	syntax_tokens(b, syntax_root(b), &sb);
 	CHECK(!strcmp(sa.buf, sb.buf), "layout and comments do not change the tokens: %s", sa.buf);
 	CHECK(!strcmp(sa.buf, "int f ( int x ) { return x + 1 ; }"), "tokens are space-separated");
-	TSNode fn = ts_node_named_child(syntax_seg_root(a, 0), 0);
+	TSNode fn = ts_node_named_child(syntax_root(a), 0);
 	char *t = syntax_text(a, fn);
 	CHECK(!strncmp(t, "int  f(int x)", 13), "syntax_text gives a node's bytes");
 	free(t);
@@ -244,14 +237,15 @@ static void test_queries(void)
 	CHECK(ts_language_abi_version(syntax_language()) == 15, "the CUDA grammar has ABI 15");
 }
 
-/* the clean fixtures, each `times` times over: a large, realistic source */
-static char *big_source(int times, size_t *n)
+/* a large source (the clean fixtures 8 times over) is one tree: its
+ * positions and nodes come from the one root wherever they are */
+static void test_large_source(void)
 {
 	static const char *const files[] = {
 	    "gemm_tiled.cu", "softmax_coop.cu", "wmma_gemm.cu", "inline_asm.cu",
 	    "lambda.cu",     "multi_launch.cu", "host_sum.c",   NULL};
 	strbuf sb = STRBUF_INIT;
-	for (int t = 0; t < times; t++)
+	for (int t = 0; t < 8; t++)
 		for (int i = 0; files[i]; i++) {
 			char path[256];
 			size_t len;
@@ -260,181 +254,35 @@ static char *big_source(int times, size_t *n)
 			sb_add(&sb, src, len);
 			free(src);
 		}
-	*n = sb.len;
-	return sb_detach(&sb);
-}
-
-/* parse src whole (one thread) and in up to `threads` segments; check both
- * hold the same items and errors; returns the segmented doc */
-static struct syntax_doc *parse_both(const char *src, size_t n, unsigned threads, const char *what)
-{
-	syntax_set_threads(1);
-	struct syntax_doc *whole = syntax_parse(src, n, NULL);
-	syntax_set_threads(threads);
-	struct syntax_doc *d = syntax_parse(src, n, NULL);
-	syntax_set_threads(0);
-	char *a = syntax_items_string(whole), *b = syntax_items_string(d);
-	CHECK(whole->nseg == 1 && !strcmp(a, b),
-	      "%s: %zu segment(s) hold the same items as one whole parse", what, d->nseg);
-	struct syntax_error ea = {0}, eb = {0};
-	int ba = syntax_first_error(whole, &ea), bb = syntax_first_error(d, &eb);
-	CHECK(ba == bb && ea.line == eb.line && ea.column == eb.column && !strcmp(ea.msg, eb.msg),
-	      "%s: the same first error (%u:%u %s / %u:%u %s)", what, ea.line, ea.column, ea.msg,
-	      eb.line, eb.column, eb.msg);
-	free(a);
-	free(b);
-	syntax_free(whole);
-	return d;
-}
-
-/* src with text put at the start of the line after byte at, parsed both ways */
-static struct syntax_doc *parse_inserted(const char *src, size_t n, size_t at, const char *text,
-                                         unsigned threads, const char *what)
-{
-	size_t line = (size_t)(strchr(src + at, '\n') - src) + 1;
-	strbuf sb = STRBUF_INIT;
-	sb_add(&sb, src, line);
-	sb_adds(&sb, text);
-	sb_add(&sb, src + line, n - line);
-	struct syntax_doc *d = parse_both(sb.buf, sb.len, threads, what);
-	sb_free(&sb);
-	return d;
-}
-
-/* after an edit of d, it must equal a fresh whole parse of its text */
-static void check_edit(struct syntax_doc *d, size_t start, size_t old_end, const char *text,
-                       const char *what)
-{
-	char err[KL_ERRLEN] = "";
-	struct syntax_change chg;
-	int rc = syntax_edit(d, start, old_end, text, strlen(text), &chg, err);
-	syntax_set_threads(1);
-	struct syntax_doc *fresh = syntax_parse(d->src, d->len, NULL);
-	syntax_set_threads(0);
-	char *a = syntax_items_string(d), *b = syntax_items_string(fresh);
-	CHECK(rc == 0 && !strcmp(a, b), "%s: %zu segment(s), the same items as a fresh parse (%s)",
-	      what, d->nseg, err);
-	CHECK(chg.dirty_start <= chg.start && chg.dirty_end >= chg.new_end,
-	      "%s: the dirty range covers the edit", what);
-	uint32_t at = 0;
-	int contiguous = d->seg[0].start == 0 && d->seg[d->nseg - 1].end == d->len;
-	for (size_t k = 0; k < d->nseg; k++) {
-		contiguous &= d->seg[k].start == at && d->seg[k].end >= d->seg[k].start;
-		at = d->seg[k].end;
-	}
-	CHECK(contiguous, "%s: the segments still tile the source", what);
-	free(a);
-	free(b);
-	syntax_free(fresh);
-}
-
-static void test_segments(void)
-{
-	size_t n;
-	char *src = big_source(8, &n);
-	struct syntax_doc *d = parse_both(src, n, 4, "8 x the fixtures");
-	CHECK(d->nseg == 4, "a %zu-byte source is cut into 4 segments for 4 threads (%zu)", n,
-	      d->nseg);
-	CHECK(syntax_is_clean(d), "every segment is clean");
-	for (size_t k = 1; k < d->nseg; k++)
-		CHECK(d->seg[k].start > d->seg[k - 1].start && d->src[d->seg[k].start - 1] == '\n',
-		      "segment %zu starts a line", k);
-
-	/* a node is found in the segment holding it, wherever that is */
-	const char *last = strstr(d->src + d->seg[d->nseg - 1].start, "__global__");
+	struct syntax_doc *d = syntax_parse(sb.buf, sb.len, NULL);
+	CHECK(d && syntax_is_clean(d), "a %zu-byte source parses cleanly", sb.len);
+	const char *last = d->src;
+	for (const char *p; (p = strstr(last + 1, "__global__"));)
+		last = p;
 	uint32_t lb = (uint32_t)(last - d->src);
 	TSNode at = syntax_node_at(d, lb, lb + 10);
 	CHECK(!ts_node_is_null(at) && ts_node_start_byte(at) == lb,
-	      "syntax_node_at in the last segment");
-	CHECK(ts_node_is_null(syntax_node_at(d, d->seg[1].start - 2, d->seg[1].start + 2)),
-	      "a range across a cut has no node");
-	unsigned line, col;
+	      "syntax_node_at finds the last kernel's __global__");
+	unsigned line, col, want = 1;
 	syntax_position(d, lb, &line, &col);
-	unsigned want = 1;
 	for (uint32_t i = 0; i < lb; i++)
 		want += d->src[i] == '\n';
-	CHECK(line == want, "syntax_position counts lines through the segments (%u, want %u)", line,
-	      want);
-
-	/* edits: inside a segment, at a cut, across a cut, one that breaks the code */
-	size_t nseg = d->nseg;
-	size_t k2 = (size_t)(strstr(d->src + d->seg[2].start, "float") - d->src);
-	check_edit(d, k2, k2 + 5, "double", "a type renamed");
-	CHECK(d->nseg == nseg, "an edit inside a segment keeps the segments");
-	check_edit(d, d->seg[2].start, d->seg[2].start, "// a new first line\n", "insert at a cut");
-	check_edit(d, d->seg[1].end - 1, d->seg[1].end, "\n\n", "the newline before a cut");
-	CHECK(d->nseg == nseg, "still %zu segments", nseg);
-	size_t brace = (size_t)(strstr(d->src + d->seg[1].start, "{") - d->src);
-	check_edit(d, brace, brace + 1, "", "a `{` deleted");
-	CHECK(d->nseg == 1 && !syntax_is_clean(d),
-	      "a syntax error makes the doc one tree, as a fresh parse has it");
-	check_edit(d, brace, brace, "{", "the `{` put back");
-	CHECK(syntax_is_clean(d), "clean again");
+	CHECK(line == want && col == 1, "syntax_position counts every line (%u:%u, want %u:1)",
+	      line, col, want);
 	syntax_free(d);
 
-	d = parse_both(src, n, 4, "again");
-	check_edit(d, d->seg[1].start - 10, d->seg[1].start + 10, "", "an edit across a cut");
-	syntax_free(d);
-
-	/* a syntax error in the middle: one tree, the error where a whole parse puts it */
-	size_t mid = n / 2;
-	char *broken = xstrdup(src);
-	char *p = strstr(broken + mid, "for (");
+	/* an error in the middle of it is found where it is */
+	char *p = strstr(sb.buf + sb.len / 2, "for (");
 	p[0] = '{';
-	d = parse_both(broken, n, 4, "an error mid-file");
-	CHECK(d->nseg == 1, "a source with an error is parsed whole (%zu)", d->nseg);
-	syntax_free(d);
-	free(broken);
-
-	/* a cut the scan is fooled into: it reads a raw string's `}` line as
-	 * the end of an item, and the source is built so that the cut for two
-	 * threads falls right there; the cut segment does not parse, so the
-	 * source is parsed whole */
-	static const char raw[] = "const char *ptx = R\"(\n}\nint not_code;\n)\";\n";
-	size_t x = (size_t)(strstr(src + 50000, "\n__global__") - src) + 1;
-	size_t y = x - (sizeof raw - 1) + 10; /* the middle of the whole is x + 5 */
-	size_t from = (size_t)(strstr(src + n - y + 200, "\n__global__") - src) + 1;
-	strbuf sb = STRBUF_INIT;
-	sb_add(&sb, src, x);
-	sb_adds(&sb, raw);
-	sb_add(&sb, src + from, n - from);
-	sb_adds(&sb, "//");
-	while (sb.len < 2 * x + 10)
-		sb_adds(&sb, "-");
-	sb_adds(&sb, "\n");
-	d = parse_both(sb.buf, sb.len, 2, "a raw string holding a `}` line at the cut");
-	CHECK(d->nseg == 1, "the fooled cut is not kept (%zu segments)", d->nseg);
-	syntax_free(d);
-
-	/* a string continued over a newline before the cuts: the lines after it
-	 * keep their numbers */
-	d = parse_inserted(src, n, n / 3, "const char *two_lines = \"one \\\ntwo\";\n", 4,
-	                   "a string continued over a newline");
-	CHECK(d->nseg > 1, "it is still cut into segments (%zu)", d->nseg);
-	syntax_free(d);
-
-	/* a #define's continuation lines are not code */
-	d = parse_inserted(src, n, n / 2, "#define OPEN_BODY \\\n  {\\\n}\n", 8,
-	                   "a #define holding a `}` line");
+	unsigned eline = 1;
+	for (const char *q = sb.buf; q < p; q++)
+		eline += *q == '\n';
+	d = syntax_parse(sb.buf, sb.len, NULL);
+	struct syntax_error e;
+	CHECK(d && syntax_first_error(d, &e) && e.line >= eline - 1 && e.line <= eline + 1,
+	      "an error mid-file is reported near line %u (got %u: %s)", eline, e.line, e.msg);
 	syntax_free(d);
 	sb_free(&sb);
-
-	/* a long source of small items: many cuts, 16 segments at most */
-	sb_reset(&sb);
-	for (int i = 0; i < 12000; i++)
-		sb_addf(&sb, "__device__ int f%d(int x) { return x * %d; }\n", i, i);
-	d = parse_both(sb.buf, sb.len, 64, "12,000 one-line functions");
-	CHECK(d->nseg == SYNTAX_MAX_SEGS, "at most %d segments (%zu)", SYNTAX_MAX_SEGS, d->nseg);
-	syntax_free(d);
-	sb_free(&sb);
-
-	/* a small source is one tree whatever the threads */
-	syntax_set_threads(8);
-	d = parse_s("__global__ void k(float *x) { x[0] = 1; }\n");
-	CHECK(d->nseg == 1, "a small source is one tree");
-	syntax_set_threads(0);
-	syntax_free(d);
-	free(src);
 }
 
 int main(void)
@@ -442,10 +290,10 @@ int main(void)
 	test_fixtures_parse_cleanly();
 	test_first_error_location();
 	test_bad_input();
-	test_incremental_edit();
+	test_pragmas();
 	test_tokens_and_text();
 	test_queries();
-	test_segments();
+	test_large_source();
 	syntax_shutdown();
 	return check_done();
 }

@@ -2,9 +2,11 @@
  * test_task.c - task.json loading: the bundled tasks load with their shape
  * sets, and every kind of bad task.json gets an error naming file and field.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -22,17 +24,19 @@ static struct task *load_text(const char *body, const char *shapes, char *err)
 	return task_load(dir, "host", shapes, err);
 }
 
-#define BASE_OK                                                                                     \
-	"{\"name\": \"t\", \"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [\"n\"]}], "   \
-	"\"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [\"n\"]}], "                    \
-	"\"shapes\": {\"host\": {\"n\": 8}, \"cuda\": {\"n\": 1024}}, \"reference\": {\"host\": \"ref.c\"}"
+#define BASE_OK                                                                                    \
+	"{\"name\": \"t\", \"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": "         \
+	"[\"n\"]}], "                                                                              \
+	"\"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [\"n\"]}], "               \
+	"\"shapes\": {\"host\": {\"n\": 8}, \"cuda\": {\"n\": 1024}}, \"reference\": {\"host\": "  \
+	"\"ref.c\"}"
 
 static void expect_error(const char *body, const char *zNeedle, const char *zWhat)
 {
 	char err[KL_ERRLEN] = "";
 	struct task *t = load_text(body, NULL, err);
-	CHECK(!t && strstr(err, zNeedle) && strstr(err, "task.json"), "%s: error mentions '%s' (got: %s)",
-	      zWhat, zNeedle, err);
+	CHECK(!t && strstr(err, zNeedle) && strstr(err, "task.json"),
+	      "%s: error mentions '%s' (got: %s)", zWhat, zNeedle, err);
 	task_free(t);
 }
 
@@ -52,9 +56,10 @@ int main(void)
 			      "%s: the backend picks its shape set", names[i]);
 			CHECK(task_numel(&c->aOut[0]) > task_numel(&h->aOut[0]),
 			      "%s: the cuda shapes are larger than the host shapes", names[i]);
-			CHECK(h->ref.zHost && h->ref.zCuda && h->ref.zTorch && h->seeds.nHost >= 1 &&
-				      h->seeds.nCuda >= 1,
-			      "%s: has C, CUDA and PyTorch references and host and cuda seeds", names[i]);
+			CHECK(h->ref.zHost && h->ref.zCuda && h->ref.zTorch &&
+			          h->seeds.nHost >= 1 && h->seeds.nCuda >= 1,
+			      "%s: has C, CUDA and PyTorch references and host and cuda seeds",
+			      names[i]);
 		}
 		task_free(h);
 		task_free(c);
@@ -71,45 +76,171 @@ int main(void)
 	free(ref);
 
 	struct task *t = load_text(BASE_OK "}", NULL, err);
-	CHECK(t && t->aIn[0].shape[0] == 8 && t->nIn == 1 && t->nOut == 1, "a minimal task loads (%s)",
-	      t ? "" : err);
+	CHECK(t && t->aIn[0].shape[0] == 8 && t->nIn == 1 && t->nOut == 1,
+	      "a minimal task loads (%s)", t ? "" : err);
 	CHECK(t && t->aTol[KL_F32].atol == 1e-5 && t->aTol[KL_F32].rel_l2 == 1e-4 &&
-		      t->aTol[KL_F16].rtol == 1e-2,
+	          t->aTol[KL_F16].rtol == 1e-2,
 	      "default tolerances per dtype");
 	task_free(t);
 	t = load_text(BASE_OK ", \"tolerance\": {\"f32\": {\"atol\": 0.5}}}", "cuda", err);
-	CHECK(t && t->aIn[0].shape[0] == 1024 && t->aTol[KL_F32].atol == 0.5 && t->aTol[KL_F32].rtol == 1e-4,
+	CHECK(t && t->aIn[0].shape[0] == 1024 && t->aTol[KL_F32].atol == 0.5 &&
+	          t->aTol[KL_F32].rtol == 1e-4,
 	      "--shapes picks a set; a tolerance override keeps the other defaults");
 	task_free(t);
 
 	expect_error("{\"name\": ", "not valid JSON", "truncated JSON");
 	expect_error("[1, 2]", "top level", "not an object");
 	expect_error("{\"inputs\": []}", "name", "missing name");
-	expect_error("{\"name\": \"t\", \"outputs\": [], \"reference\": {\"host\": \"ref.c\"}}", "outputs",
-		     "no outputs");
-	expect_error("{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f31\", \"shape\": [4]}], "
-		     "\"reference\": {\"host\": \"ref.c\"}}",
-		     "outputs[0].dtype", "unknown dtype");
-	expect_error("{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [0]}], "
-		     "\"reference\": {\"host\": \"ref.c\"}}",
-		     "outputs[0].shape[0]", "zero extent");
-	expect_error("{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [\"m\"]}], "
-		     "\"shapes\": {\"host\": {\"n\": 4}}, \"reference\": {\"host\": \"ref.c\"}}",
-		     "dimension 'm' is not given", "undefined dimension");
-	expect_error("{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [4]}], "
-		     "\"reference\": {\"host\": \"missing.c\"}}",
-		     "reference.host", "missing reference file");
-	expect_error("{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [4]}], "
-		     "\"reference\": {}}",
-		     "reference", "no reference at all");
+	expect_error("{\"name\": \"t\", \"outputs\": [], \"reference\": {\"host\": \"ref.c\"}}",
+	             "outputs", "no outputs");
+	expect_error("{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f31\", "
+	             "\"shape\": [4]}], "
+	             "\"reference\": {\"host\": \"ref.c\"}}",
+	             "outputs[0].dtype", "unknown dtype");
+	expect_error("{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", "
+	             "\"shape\": [0]}], "
+	             "\"reference\": {\"host\": \"ref.c\"}}",
+	             "outputs[0].shape[0]", "zero extent");
+	expect_error("{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", "
+	             "\"shape\": [\"m\"]}], "
+	             "\"shapes\": {\"host\": {\"n\": 4}}, \"reference\": {\"host\": \"ref.c\"}}",
+	             "dimension 'm' is not given", "undefined dimension");
+	expect_error("{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", "
+	             "\"shape\": [4]}], "
+	             "\"reference\": {\"host\": \"missing.c\"}}",
+	             "reference.host", "missing reference file");
+	expect_error("{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", "
+	             "\"shape\": [4]}], "
+	             "\"reference\": {}}",
+	             "reference", "no reference at all");
+	t = load_text(BASE_OK ", \"tolerance\": \"kernelbench\"}", NULL, err);
+	CHECK(t && t->aTol[KL_F32].atol == 1e-2 && t->aTol[KL_F16].rtol == 1e-2 &&
+	          isinf(t->aTol[KL_BF16].rel_l2) && t->aTol[KL_I32].atol == 0 &&
+	          !strcmp(t->zTolFrom, "kernelbench"),
+	      "\"tolerance\": \"kernelbench\" gives atol = rtol = 1e-2 to every float dtype");
+	if (t) {
+		task_override_tol(t, 1e-5, -1, -1);
+		CHECK(t->aTol[KL_F32].atol == 1e-5 && t->aTol[KL_F32].rtol == 1e-2 &&
+		          t->aTol[KL_I8].atol == 0 && !strcmp(t->zTolFrom, "flags"),
+		      "--atol overrides the float atol only, and says so");
+	}
+	task_free(t);
+	t = load_text("{\"name\": \"t\", \"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", "
+	              "\"shape\": [8]}], \"outputs\": [{\"name\": \"s\", \"dtype\": \"f32\", "
+	              "\"shape\": []}], \"reference\": {\"host\": \"ref.c\"}}",
+	              NULL, err);
+	CHECK(t && t->aOut[0].ndim == 0 && task_numel(&t->aOut[0]) == 1,
+	      "a scalar output (\"shape\": []) has ndim 0 and one element (%s)", t ? "" : err);
+	task_free(t);
+	expect_error(BASE_OK ", \"tolerance\": \"loose\"}", "expected \"kernelbench\" or an object",
+	             "an unknown tolerance preset");
 	expect_error(BASE_OK ", \"tolerance\": {\"f32\": {\"atol\": -1}}}", "tolerance.f32.atol",
-		     "negative tolerance");
-	expect_error(BASE_OK ", \"tolerance\": {\"f32\": {\"eps\": 1}}}", "unknown key", "unknown tolerance key");
-	expect_error(BASE_OK ", \"seeds\": {\"host\": [\"nope.c\"]}}", "seeds.host[0]", "missing seed file");
-	expect_error("{\"name\": \"t\", \"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [4]},"
-		     "{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [4]}], \"outputs\": [{\"name\": \"y\", "
-		     "\"dtype\": \"f32\", \"shape\": [4]}], \"reference\": {\"host\": \"ref.c\"}}",
-		     "used twice", "duplicate tensor names");
+	             "negative tolerance");
+	expect_error(BASE_OK ", \"tolerance\": {\"f32\": {\"eps\": 1}}}", "unknown key",
+	             "unknown tolerance key");
+	expect_error(BASE_OK ", \"seeds\": {\"host\": [\"nope.c\"]}}", "seeds.host[0]",
+	             "missing seed file");
+	expect_error(
+	    "{\"name\": \"t\", \"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [4]},"
+	    "{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [4]}], \"outputs\": [{\"name\": "
+	    "\"y\", "
+	    "\"dtype\": \"f32\", \"shape\": [4]}], \"reference\": {\"host\": \"ref.c\"}}",
+	    "used twice", "duplicate tensor names");
+	/* numbers: every one range-checked, element counts in checked 64-bit arithmetic */
+#define ONE_OUT(SHAPE, DT)                                                                         \
+	"{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"" DT                       \
+	"\", \"shape\": " SHAPE "}], \"reference\": {\"host\": \"ref.c\"}}"
+	/* 2^32 x 2^32 = 2^64 elements: wrapped to 0 before, so a no-op was "correct" */
+	expect_error(ONE_OUT("[4294967296, 4294967296]", "f32"), "overflows 64 bits",
+	             "[2^32, 2^32] is refused, not wrapped to 0 elements");
+	expect_error(ONE_OUT("[4294967297, 4294967296]", "f32"),
+	             "outputs[0]: shape [4294967297, 4294967296]",
+	             "[2^32+1, 2^32] is refused with the shape in the message");
+	/* 2^31 x 2^31 f32: the count fits in 64 bits, the bytes (x4) do not */
+	expect_error(ONE_OUT("[2147483648, 2147483648]", "f32"),
+	             "4611686018427387904 elements of 4 bytes are over the limit",
+	             "an element count whose byte size overflows is refused");
+	/* 65536 x 65536 f32 = 16 GiB + 0: over the limit without overflowing */
+	expect_error(ONE_OUT("[65536, 65536, 2]", "f32"), "are over the limit of 17179869184 bytes",
+	             "a tensor over 16 GiB names its element count and the limit");
+	t = load_text(ONE_OUT("[65536, 65536]", "f32"), NULL, err);
+	int64_t nb = 0;
+	CHECK(t && task_bytes_checked(&t->aOut[0], &nb) == 0 && nb == ((int64_t)16 << 30),
+	      "exactly 16 GiB loads (%s)", t ? "" : err);
+	task_free(t);
+	struct task_tensor big = {
+	    .dtype = KL_F32, .ndim = 2, .shape = {(int64_t)1 << 32, (int64_t)1 << 32}};
+	int64_t n64 = 0;
+	CHECK(task_numel_checked(&big, &n64) < 0 && task_numel(&big) == INT64_MAX,
+	      "task_numel of [2^32, 2^32] saturates instead of wrapping to 0");
+	expect_error(ONE_OUT("[1e300]", "f32"),
+	             "outputs[0].shape[0]: 1e+300 is not a positive integer",
+	             "an absurd extent (1e300) is refused before any conversion");
+	expect_error(ONE_OUT("[1e999]", "f32"),
+	             "outputs[0].shape[0]: inf is not a positive integer",
+	             "an extent that parses as inf (1e999) is refused");
+	expect_error(ONE_OUT("[-4]", "f32"), "outputs[0].shape[0]: -4 is not a positive integer",
+	             "a negative extent is refused");
+	expect_error(ONE_OUT("[2.5]", "f32"), "2.5 is not a positive integer",
+	             "a fractional extent");
+	expect_error(BASE_OK ", \"tolerance\": {\"f32\": {\"rtol\": 1e999}}}", "tolerance.f32.rtol",
+	             "an infinite tolerance is refused");
+	expect_error(BASE_OK ", \"tolerance\": {\"f32\": {\"atol\": 1e40}}}", "at most 1e+30",
+	             "an absurd tolerance is refused");
+	expect_error(
+	    "{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [4], "
+	    "\"init\": {\"dist\": \"uniform\", \"lo\": -1e999, \"hi\": 1}}], "
+	    "\"reference\": {\"host\": \"ref.c\"}}",
+	    "outputs[0].lo: -inf is out of range", "an infinite init bound is refused");
+	expect_error(
+	    "{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"i32\", \"shape\": [4], "
+	    "\"init\": {\"dist\": \"randint\", \"lo\": 0.5, \"hi\": 1e17}}], "
+	    "\"reference\": {\"host\": \"ref.c\"}}",
+	    "must be integers", "randint bounds must be integers within 2^53");
+	expect_error(
+	    "{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": "
+	    "[\"n\"]}], "
+	    "\"shapes\": {\"host\": {\"n\": 1e999}}, \"reference\": {\"host\": \"ref.c\"}}",
+	    "outputs[0].shape[0]: inf", "an infinite shape-set dimension is refused");
+
+	/* paths: inside the task directory, regular files */
+	expect_error(BASE_OK ", \"seeds\": {\"host\": [\"../../etc/passwd\"]}}",
+	             "seeds.host[0]: '../../etc/passwd' steps out",
+	             "a seed path with '..' is refused");
+	expect_error("{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", "
+	             "\"shape\": [4]}], "
+	             "\"reference\": {\"host\": \"/etc/passwd\"}}",
+	             "reference.host: '/etc/passwd' is an absolute path",
+	             "an absolute reference path is refused");
+	expect_error(BASE_OK ", \"seeds\": {\"host\": \"sub/../../x.c\"}}",
+	             "seeds.host: 'sub/../../x.c' steps out", "'..' inside a path is refused too");
+	char *link = xasprintf("%s/out.c", dir);
+	CHECK(symlink("/etc/hostname", link) == 0, "a symlink out of the task directory");
+	expect_error(BASE_OK ", \"seeds\": {\"host\": [\"out.c\"]}}",
+	             "leads out of the task directory",
+	             "a seed symlinked out of the task directory is refused");
+	unlink(link);
+	CHECK(mkfifo(link, 0600) == 0, "a FIFO in the task directory");
+	expect_error(BASE_OK ", \"seeds\": {\"host\": [\"out.c\"]}}",
+	             "is a FIFO (named pipe), not a regular file",
+	             "a seed that is a FIFO is refused (without blocking)");
+	unlink(link);
+	CHECK(mkdir(link, 0700) == 0, "a directory in the task directory");
+	expect_error(BASE_OK ", \"seeds\": {\"host\": [\"out.c\"]}}", "is a directory",
+	             "a seed that is a directory is refused");
+	rmdir(link);
+	free(link);
+	char *tj = xasprintf("%s/fifo", dir);
+	CHECK(mkdir(tj, 0700) == 0, "a task directory whose task.json is a FIFO");
+	char *tjf = xasprintf("%s/task.json", tj);
+	CHECK(mkfifo(tjf, 0600) == 0, "mkfifo task.json");
+	t = task_load(tj, "host", NULL, err);
+	CHECK(!t && strstr(err, "task.json: is a FIFO"),
+	      "a task.json that is a FIFO is refused, not read (%s)", err);
+	unlink(tjf);
+	free(tjf);
+	free(tj);
+
 	t = load_text(BASE_OK "}", "gpu", err);
 	CHECK(!t && strstr(err, "no shape set named 'gpu'") && strstr(err, "host, cuda"),
 	      "an unknown shape set lists the sets (%s)", err);

@@ -4,6 +4,7 @@
  * (tui/chart.c), and the table rows and results report (tui/report.c).
  */
 #include <cJSON.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -41,7 +42,9 @@ int main(void)
 		screen_layout(w, h, -1, r);
 		int ok = 1, area = 0;
 		for (int i = 0; i < UI_NRECTS; i++) {
-			ok &= inside(&r[i], w, h) && r[i].h >= 4 && r[i].w >= 20;
+			/* every pane; the chart may be left out on a narrow screen */
+			ok &= inside(&r[i], w, h) &&
+			      ((r[i].h >= 4 && r[i].w >= 20) || (i == UI_CHART && !r[i].h));
 			area += r[i].h * r[i].w;
 			for (int k = i + 1; k < UI_NRECTS; k++)
 				ok &= !overlap(&r[i], &r[k]);
@@ -55,11 +58,25 @@ int main(void)
 		CHECK(r[UI_POPULATION].w - 2 >= 48,
 		      "%dx%d: the population table's columns fit (%d)", w, h,
 		      r[UI_POPULATION].w - 2);
+		CHECK(r[UI_POPULATION].w == screen_population_width(w) || r[UI_CODE].w == w,
+		      "%dx%d: Population is as wide as its columns need (%d), or the panes stack "
+		      "and Code has the whole width",
+		      w, h, r[UI_POPULATION].w);
+		CHECK(r[UI_CODE].w >= r[UI_POPULATION].w || r[UI_CODE].w >= SCREEN_CODE_MIN,
+		      "%dx%d: Code gets the rest (%d columns, Population %d)", w, h, r[UI_CODE].w,
+		      r[UI_POPULATION].w);
 		screen_layout(w, h, UI_CODE, r);
 		CHECK(r[UI_CODE].w == w && r[UI_CODE].h == h - 2 && r[UI_POPULATION].h == 0,
 		      "%dx%d: a zoomed pane takes the body, the others none", w, h);
 	}
 	struct ui_rect r[UI_NRECTS];
+	screen_layout(200, 50, -1, r);
+	CHECK(r[UI_CODE].w > 100 && r[UI_POPULATION].w < 90,
+	      "200x50: Code gets most of the width (%d), Population what it needs (%d)",
+	      r[UI_CODE].w, r[UI_POPULATION].w);
+	screen_layout(80, 24, -1, r);
+	CHECK(r[UI_CODE].w == 80 && r[UI_CODE].y > r[UI_POPULATION].y,
+	      "80x24: the panes stack, Code below Population across all 80 columns");
 	screen_layout(10, 3, -1, r);
 	int none = 1;
 	for (int i = 0; i < UI_NRECTS; i++)
@@ -107,5 +124,72 @@ int main(void)
 	CHECK(strstr(rs.buf, "verdict   correct"), "the results report starts with the verdict");
 	state_free(&st);
 	sb_free(&rs);
+
+	/* honest comparisons: a faster median inside the other's p10-p90 is the
+	 * same within noise, not a new best; one outside it is */
+	state_init(&st);
+	event(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1000}");
+	event(&st, "{\"type\":\"candidate_added\",\"id\":1,\"origin\":\"seed\","
+	           "\"source\":\"a\"}");
+	event(&st, "{\"type\":\"candidate_added\",\"id\":2,\"origin\":\"llm\","
+	           "\"parents\":[1],\"source\":\"b\"}");
+	event(&st, "{\"type\":\"candidate_added\",\"id\":3,\"origin\":\"llm\","
+	           "\"parents\":[2],\"source\":\"c\"}");
+	event(&st, "{\"type\":\"eval_finished\",\"candidate\":1,\"result\":{\"status\":"
+	           "\"correct\",\"speedup\":1,\"timing\":{\"median_ms\":0.9583,\"p10_ms\":0.95,"
+	           "\"p90_ms\":1.11}}}");
+	event(&st, "{\"type\":\"eval_finished\",\"candidate\":2,\"result\":{\"status\":"
+	           "\"correct\",\"speedup\":1.0007,\"timing\":{\"median_ms\":0.9576,\"p10_ms\":"
+	           "0.94,\"p90_ms\":0.99}}}");
+	int tie = 0;
+	const struct cand *b = report_best(&st, &tie);
+	CHECK(b && b->id == 2 && tie == 1,
+	      "0.9576 vs 0.9583 ms with overlapping spreads: #2 is not claimed to beat #1, the "
+	      "same within noise (best %d, tie %d)",
+	      b ? b->id : 0, tie);
+	CHECK(report_same_within_noise(state_cand(&st, 1), state_cand(&st, 2)) == 1,
+	      "overlapping p10-p90 intervals are the same within noise");
+	event(&st, "{\"type\":\"eval_finished\",\"candidate\":3,\"result\":{\"status\":"
+	           "\"correct\",\"speedup\":1.8,\"timing\":{\"median_ms\":0.53,\"p10_ms\":0.52,"
+	           "\"p90_ms\":0.55}}}");
+	b = report_best(&st, &tie);
+	CHECK(b && b->id == 3 && tie == 0, "a time outside the noise is a new best (%d)",
+	      b ? b->id : 0);
+	int lin[8];
+	CHECK(chart_lineage(&st, 3, lin, 8) == 3 && lin[0] == 3 && lin[1] == 2 && lin[2] == 1,
+	      "the best's lineage goes back to the seed: 3, 2, 1");
+	sb_reset(&rs);
+	report_results(&st, state_cand(&st, 3), &rs);
+	CHECK(strstr(rs.buf, "versus    parent #2: 1.81x (faster, outside the noise); seed #1: "),
+	      "results compare with the parent and the seed: %s", rs.buf);
+	sb_reset(&rs);
+	report_table_row(state_cand(&st, 3), NULL, &rs);
+	CHECK(strstr(rs.buf, "0.53±3%"), "the table shows the spread next to the time: %s", rs.buf);
+	sb_reset(&rs);
+	report_compare(&st, state_cand(&st, 1), state_cand(&st, 2), &rs);
+	CHECK(strstr(rs.buf, "0.9583 ms (p10-p90 0.95-1.11)") &&
+	          strstr(rs.buf, "#2 against #1: 1x, same within noise") &&
+	          strstr(rs.buf, "diff #1"),
+	      "compare puts the metrics side by side, says same within noise, then the diff: %s",
+	      rs.buf);
+	state_free(&st);
+	sb_free(&rs);
+
+	/* wrapping: at spaces, continuation lines indented, tabs as 4 columns */
+	char *wr =
+	    pane_wrap("          output 0 mismatch: 12 of 4096 elements differ, max abs error "
+	              "1.5 at index [3, 17]\n\tx\n",
+	              30);
+	int tooWide = 0;
+	for (int i = 0, n = pane_count_lines(wr); i < n; i++) {
+		size_t k;
+		const char *l = pane_line(wr, i, &k);
+		tooWide |= screen_width(l, k) > 30;
+	}
+	CHECK(!tooWide && strstr(wr, "          output 0 mismatch:\n") &&
+	          strstr(wr, "\n            12 of 4096\n") &&
+	          strstr(wr, "\n            elements differ,\n") && strstr(wr, "\n    x\n"),
+	      "pane_wrap wraps at spaces (no word cut), indents the rest, expands tabs:\n%s", wr);
+	free(wr);
 	return check_done();
 }

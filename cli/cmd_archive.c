@@ -1,0 +1,282 @@
+/*
+ * cmd_archive.c - `kloop archive add|search|show|stats|export|import`: the
+ * innovation archive (sessions/archive.h) from the command line.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "archive.h"
+#include "cmd.h"
+
+/* print z with control characters (but newlines and tabs) shown as '?':
+ * what a candidate, a compiler or an LLM wrote is shown, never obeyed */
+static void put_clean(FILE *f, const char *z)
+{
+	char *c = xstrdup(z ? z : "");
+	utf8_sanitize(c);
+	for (unsigned char *p = (unsigned char *)c; *p; p++) {
+		if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+			*p = '?';
+		else if (*p == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) /* C1 controls */
+			p[0] = '?', p[1] = '?';
+	}
+	fputs(c, f);
+	free(c);
+}
+
+/* one line: newlines and tabs as spaces too, cut to n bytes */
+static void put_line(FILE *f, const char *z, size_t n)
+{
+	z = z ? z : "";
+	char *c = xstrndup(z, strnlen(z, n)); /* a shorter string is not read past */
+	for (char *p = c; *p; p++)
+		if (*p == '\n' || *p == '\t' || *p == '\r')
+			*p = ' ';
+	put_clean(f, c);
+	free(c);
+}
+
+static const char *js(const cJSON *o, const char *k)
+{
+	const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
+	return z ? z : "";
+}
+
+static double jn(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItem(o, k);
+	return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+static void print_json(const cJSON *o)
+{
+	char *z = cJSON_PrintUnformatted(o);
+	printf("%s\n", z);
+	free(z);
+}
+
+static struct archive *open_db(const char *zDb, int bCreate)
+{
+	char err[KL_ERRLEN];
+	char *path = zDb ? xstrdup(zDb) : archive_default_path();
+	if (!path) {
+		fprintf(stderr, "kloop: the archive is off ($KLOOP_ARCHIVE=%s)\n",
+		        getenv("KLOOP_ARCHIVE"));
+		return NULL;
+	}
+	struct archive *a = archive_open(path, bCreate, 5000, err);
+	if (!a)
+		fprintf(stderr, "kloop: %s\n", err);
+	free(path);
+	return a;
+}
+
+static int do_add(struct archive *a, int n, char **av)
+{
+	char err[KL_ERRLEN];
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		struct archive_counts c;
+		if (archive_add_journal(a, av[i], &c, err) < 0) {
+			fprintf(stderr, "kloop: %s\n", err);
+			rc = 1;
+			continue;
+		}
+		printf("%s: %d win%s, %d dead end%s, %d new\n", av[i], c.nWins,
+		       c.nWins == 1 ? "" : "s", c.nDeadEnds, c.nDeadEnds == 1 ? "" : "s", c.nAdded);
+	}
+	return rc;
+}
+
+static void print_row(const cJSON *e)
+{
+	int win = !strcmp(js(e, "kind"), "win");
+	printf("%5.0f  %-8s  ", jn(e, "id"), win ? "win" : "dead end");
+	put_line(stdout, js(e, "task"), 20);
+	printf("%*s", 20 - (int)(strlen(js(e, "task")) < 20 ? strlen(js(e, "task")) : 20), "");
+	if (win)
+		printf("  %6.2fx  ", jn(e, "speedup_parent"));
+	else {
+		printf("  ");
+		put_line(stdout, js(e, "failure"), 14);
+		printf(" ");
+	}
+	printf(" [");
+	put_line(stdout, js(e, "category"), 30);
+	printf("] ");
+	put_line(stdout, js(e, "idea"), 90);
+	printf("\n");
+}
+
+static int do_search(struct archive *a, struct archive_query *q, int json)
+{
+	char err[KL_ERRLEN];
+	cJSON *r = archive_search(a, q, err);
+	if (!r) {
+		fprintf(stderr, "kloop: %s\n", err);
+		return 1;
+	}
+	if (json) {
+		print_json(r);
+	} else if (!cJSON_GetArraySize(r)) {
+		printf("no archive entry matches\n");
+	} else {
+		printf("   id  kind      task                  gain     [category] idea\n");
+		const cJSON *e;
+		cJSON_ArrayForEach(e, r) print_row(e);
+	}
+	int rc = cJSON_GetArraySize(r) ? 0 : 1;
+	cJSON_Delete(r);
+	return rc;
+}
+
+static int do_show(struct archive *a, const char *zId, int json)
+{
+	char err[KL_ERRLEN], *end;
+	long id = strtol(zId, &end, 10);
+	if (*end || id < 1) {
+		fprintf(stderr, "kloop: archive show: '%s' is not an entry id (a number from 1)\n",
+		        zId);
+		return 2;
+	}
+	cJSON *e = archive_get(a, id, err);
+	if (!e) {
+		fprintf(stderr, "kloop: %s\n", err);
+		return 1;
+	}
+	if (json) {
+		print_json(e);
+	} else {
+		strbuf sb = STRBUF_INIT;
+		archive_entry_text(e, &sb);
+		put_clean(stdout, sb.buf);
+		sb_free(&sb);
+	}
+	cJSON_Delete(e);
+	return 0;
+}
+
+static int do_stats(struct archive *a, int json)
+{
+	char err[KL_ERRLEN];
+	cJSON *s = archive_stats(a, err);
+	if (!s) {
+		fprintf(stderr, "kloop: %s\n", err);
+		return 1;
+	}
+	if (json) {
+		print_json(s);
+		cJSON_Delete(s);
+		return 0;
+	}
+	printf("%.0f entries: %.0f win%s, %.0f dead end%s, over %.0f task%s\n", jn(s, "entries"),
+	       jn(s, "wins"), jn(s, "wins") == 1 ? "" : "s", jn(s, "dead_ends"),
+	       jn(s, "dead_ends") == 1 ? "" : "s", jn(s, "tasks"), jn(s, "tasks") == 1 ? "" : "s");
+	printf("%-20s %-30s %5s %5s %6s %8s %8s\n", "task", "category", "wins", "dead", "won",
+	       "median", "best");
+	const cJSON *r;
+	cJSON_ArrayForEach(r, cJSON_GetObjectItem(s, "rows"))
+	{
+		char t[21], c[31];
+		snprintf(t, sizeof t, "%s", js(r, "task"));
+		snprintf(c, sizeof c, "%s", js(r, "category"));
+		put_line(stdout, t, 20);
+		printf("%*s ", 20 - (int)strlen(t), "");
+		put_line(stdout, c, 30);
+		printf("%*s %5.0f %5.0f %5.0f%%", 30 - (int)strlen(c), "", jn(r, "wins"),
+		       jn(r, "dead_ends"), 100 * jn(r, "win_rate"));
+		if (jn(r, "median_gain") >= 0)
+			printf(" %7.2fx %7.2fx\n", jn(r, "median_gain"), jn(r, "best_gain"));
+		else
+			printf(" %8s %8s\n", "-", "-");
+	}
+	cJSON_Delete(s);
+	return 0;
+}
+
+static int exec_archive(int argc, char **argv)
+{
+	const char *zDb = NULL;
+	struct archive_query q = {0};
+	int json = 0;
+	char **pos = xcalloc((size_t)argc + 1, sizeof *pos);
+	int npos = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int more = i + 1 < argc;
+		if (!strcmp(a, "--json"))
+			json = 1;
+		else if (!strcmp(a, "--db") && more)
+			zDb = argv[++i];
+		else if (!strcmp(a, "--task") && more)
+			q.zTask = argv[++i];
+		else if (!strcmp(a, "--gpu") && more)
+			q.zGpu = argv[++i];
+		else if (!strcmp(a, "--kind") && more)
+			q.zKind = argv[++i];
+		else if (!strcmp(a, "-n") && more)
+			q.limit = atoi(argv[++i]);
+		else if (a[0] == '-' && a[1]) {
+			fprintf(stderr,
+			        "kloop: archive: unknown flag or flag without its value: %s\n", a);
+			free(pos);
+			return cmd_usage(&cmd_archive_entry);
+		} else
+			pos[npos++] = argv[i];
+	}
+	const char *sub = npos ? pos[0] : "";
+	int rc = 2;
+	if (q.zKind && strcmp(q.zKind, "win") && strcmp(q.zKind, "dead_end")) {
+		fprintf(stderr, "kloop: archive: --kind is win or dead_end, not '%s'\n", q.zKind);
+	} else if (q.limit < 0) {
+		fprintf(stderr, "kloop: archive: -n takes a positive number\n");
+	} else if (!strcmp(sub, "add") && npos >= 2) {
+		struct archive *a = open_db(zDb, 1);
+		rc = a ? do_add(a, npos - 1, pos + 1) : 1;
+		archive_close(a);
+	} else if (!strcmp(sub, "search") && npos <= 2) {
+		struct archive *a = open_db(zDb, 0);
+		q.zText = npos == 2 ? pos[1] : NULL;
+		rc = a ? do_search(a, &q, json) : 1;
+		archive_close(a);
+	} else if (!strcmp(sub, "show") && npos == 2) {
+		struct archive *a = open_db(zDb, 0);
+		rc = a ? do_show(a, pos[1], json) : 1;
+		archive_close(a);
+	} else if (!strcmp(sub, "stats") && npos == 1) {
+		struct archive *a = open_db(zDb, 0);
+		rc = a ? do_stats(a, json) : 1;
+		archive_close(a);
+	} else if ((!strcmp(sub, "export") || !strcmp(sub, "import")) && npos == 2) {
+		char err[KL_ERRLEN];
+		int exp = !strcmp(sub, "export");
+		struct archive *a = open_db(zDb, !exp);
+		int seen = 0, n = !a    ? -1
+		                  : exp ? archive_export(a, pos[1], err)
+		                        : archive_import(a, pos[1], &seen, err);
+		if (a && n < 0)
+			fprintf(stderr, "kloop: %s\n", err);
+		else if (a && exp)
+			printf("%d entr%s written to %s\n", n, n == 1 ? "y" : "ies", pos[1]);
+		else if (a)
+			printf("%d entr%s read from %s, %d new\n", seen, seen == 1 ? "y" : "ies",
+			       pos[1], n);
+		rc = n < 0;
+		archive_close(a);
+	} else {
+		rc = cmd_usage(&cmd_archive_entry);
+	}
+	free(pos);
+	return rc;
+}
+
+const struct cmd_entry cmd_archive_entry = {
+    .name = "archive",
+    .usage = "add SESSION... | search [QUERY] [--task T] [--gpu G] [--kind win|dead_end] [-n N] "
+             "[--json] | show ID [--json] | stats [--json] | export FILE.jsonl | import "
+             "FILE.jsonl  [--db FILE]",
+    .help = "the innovation archive: wins and dead ends of every session, searchable across "
+            "tasks ($XDG_DATA_HOME/kloop/archive.db)",
+    .exec = exec_archive,
+};

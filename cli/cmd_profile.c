@@ -1,0 +1,215 @@
+/*
+ * cmd_profile.c - `kloop profile TASK FILE`: Nsight Compute on a candidate's
+ * kernels, once.  ncu runs `kloop eval TASK FILE` (one trial, a short
+ * timing budget) with a filter on the kernels the candidate defines (from
+ * its outline), and the few metrics that matter are read from its CSV:
+ * duration, achieved DRAM bandwidth, achieved and theoretical occupancy, the
+ * top stall reason (engine/measure/ncu.h).  `--parse FILE.csv` reads a CSV
+ * ncu wrote before (`ncu --csv --page raw --metrics ...`) instead of running it.  With --session,
+ * the profile is journaled for the candidate with that source, so the Results pane and the LLM's
+ * prompts show it.
+ */
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "ncu.h"
+#include "outline.h"
+#include "proc.h"
+#include "session.h"
+#include "syntax.h"
+#include "util.h"
+
+/* the candidate's kernels as an ncu --kernel-name regex, or NULL when it
+ * defines none (a cuBLAS call: every launch is profiled then) */
+static char *kernel_regex(const char *zSrc, size_t n)
+{
+	char err[KL_ERRLEN];
+	struct syntax_doc *d = syntax_parse(zSrc, n, err);
+	if (!d)
+		return NULL;
+	struct outline o = {0};
+	outline_build(d, &o, err);
+	strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < o.n_funcs; i++) {
+		if (o.funcs[i].kind != OUTLINE_KERNEL)
+			continue;
+		const char *name = strrchr(o.funcs[i].name, ':');
+		sb_addf(&sb, "%s%s", sb.len ? "|" : "regex:^(", name ? name + 1 : o.funcs[i].name);
+	}
+	outline_free(&o);
+	syntax_free(d);
+	if (!sb.len) {
+		sb_free(&sb);
+		return NULL;
+	}
+	sb_adds(&sb, ")(<.*)?$");
+	return sb_detach(&sb);
+}
+
+/* run ncu over `kloop eval`; the parsed profile or NULL + err */
+static cJSON *run_ncu(const char *zNcu, const char *zTask, const char *zFile, char **azExtra,
+                      int nExtra, char *err)
+{
+	strbuf src = STRBUF_INIT;
+	if (read_file(zFile, &src, 4 << 20, err) < 0) {
+		sb_free(&src);
+		return NULL;
+	}
+	char *re = kernel_regex(src.buf, src.len);
+	sb_free(&src);
+	char tmpl[] = "/tmp/kloop-ncu-XXXXXX";
+	if (!mkdtemp(tmpl)) {
+		free(re);
+		return kl_err(err, "cannot make a temporary directory"), NULL;
+	}
+	char *log = path_join(tmpl, "ncu.csv"), *ses = path_join(tmpl, "s.jsonl");
+	char *kl = path_join(exe_dir(), "kloop");
+	const char *argv[64] = {zNcu,
+	                        "--csv",
+	                        "--page",
+	                        "raw",
+	                        "--log-file",
+	                        log,
+	                        "--target-processes",
+	                        "all",
+	                        "--metrics",
+	                        ncu_metrics(),
+	                        "--launch-count",
+	                        "4"};
+	int n = 12;
+	if (re) {
+		argv[n++] = "--kernel-name-base";
+		argv[n++] = "function";
+		argv[n++] = "--kernel-name";
+		argv[n++] = re;
+	}
+	/* unsandboxed: Nsight Compute's injection (its environment and its files
+	 * in /tmp) does not reach a runner inside bubblewrap, which clears both;
+	 * the person profiles a candidate they chose */
+	const char *tail[] = {kl,         "eval", zTask,       zFile, "--trials", "1",
+	                      "--budget", "0.05", "--session", ses,   "--json",   "--no-sandbox"};
+	for (size_t i = 0; i < sizeof tail / sizeof *tail; i++)
+		argv[n++] = tail[i];
+	for (int i = 0; i < nExtra && n < 63; i++)
+		argv[n++] = azExtra[i];
+	argv[n] = NULL;
+	char *out = NULL;
+	int st = proc_capture((char *const *)argv, &out, 1 << 20);
+	cJSON *prof = NULL;
+	strbuf csv = STRBUF_INIT;
+	if (st < 0 || !WIFEXITED(st) || WEXITSTATUS(st) == 127)
+		kl_err(err, "Nsight Compute (%s) cannot be run: install it or give --ncu PATH",
+		       zNcu);
+	else if (read_file(log, &csv, 16 << 20, err) == 0 &&
+	         !(prof = ncu_parse_csv(csv.buf, err))) {
+		char *m = xasprintf("%s (ncu said: %.300s)", err, out ? out : "");
+		kl_err(err, "%s", m);
+		free(m);
+	}
+	sb_free(&csv);
+	free(out);
+	unlink(log);
+	unlink(ses);
+	rmdir(tmpl);
+	free(log);
+	free(ses);
+	free(kl);
+	free(re);
+	return prof;
+}
+
+static int exec_profile(int argc, char **argv)
+{
+	int json = 0;
+	const char *zParse = NULL, *zNcu = "ncu", *zSession = NULL, *pos[2] = {0};
+	char *extra[32];
+	int nPos = 0, nExtra = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (!strcmp(argv[i], "--parse") && i + 1 < argc)
+			zParse = argv[++i];
+		else if (!strcmp(argv[i], "--ncu") && i + 1 < argc)
+			zNcu = argv[++i];
+		else if (!strcmp(argv[i], "--session") && i + 1 < argc)
+			zSession = argv[++i];
+		else if (argv[i][0] == '-' && i + 1 < argc && nExtra < 30) {
+			/* kloop eval's flags (--backend cuda, --libs cublas, --python ...) */
+			extra[nExtra++] = argv[i];
+			extra[nExtra++] = argv[++i];
+		} else if (argv[i][0] != '-' && nPos < 2)
+			pos[nPos++] = argv[i];
+		else
+			return cmd_usage(&cmd_profile_entry);
+	}
+	if ((!zParse && nPos != 2) || (zParse && nPos != 0 && nPos != 2) || (zSession && nPos != 2))
+		return cmd_usage(&cmd_profile_entry);
+	char err[KL_ERRLEN];
+	cJSON *prof = NULL;
+	if (zParse) {
+		strbuf sb = STRBUF_INIT;
+		if (read_file(zParse, &sb, 64 << 20, err) == 0)
+			prof = ncu_parse_csv(sb.buf, err);
+		sb_free(&sb);
+	} else {
+		prof = run_ncu(zNcu, pos[0], pos[1], extra, nExtra, err);
+	}
+	if (!prof) {
+		fprintf(stderr, "kloop: profile: %s\n", err);
+		return 2;
+	}
+	int rc = 0;
+	if (zSession && nPos == 2) {
+		/* journal it for the session's candidate with this source */
+		struct session *s = session_open(zSession, 1, err);
+		strbuf src = STRBUF_INIT;
+		int id = -1;
+		if (s && read_file(pos[1], &src, 4 << 20, err) == 0)
+			for (int i = 0; i < s->st.nCand; i++)
+				if (s->st.aCand[i].zSource &&
+				    !strcmp(s->st.aCand[i].zSource, src.buf))
+					id = s->st.aCand[i].id;
+		if (s && id < 0)
+			kl_err(err, "%s has no candidate with the source of %s", zSession, pos[1]);
+		if (s && id > 0) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "type", "profile");
+			cJSON_AddNumberToObject(e, "candidate", id);
+			cJSON_AddItemToObject(e, "profile", cJSON_Duplicate(prof, 1));
+			if (session_emit(s, e, err) == 0)
+				id = 0;
+		}
+		if (id != 0) {
+			fprintf(stderr, "kloop: profile: %s\n", err);
+			rc = 2;
+		}
+		sb_free(&src);
+		session_close(s);
+	}
+	strbuf line = STRBUF_INIT;
+	ncu_summary(prof, &line);
+	if (json) {
+		cJSON_AddStringToObject(prof, "summary", line.buf);
+		char *z = cJSON_Print(prof);
+		printf("%s\n", z);
+		free(z);
+	} else {
+		printf("ncu  %s\n", line.buf);
+	}
+	sb_free(&line);
+	cJSON_Delete(prof);
+	return rc;
+}
+
+const struct cmd_entry cmd_profile_entry = {
+    .name = "profile",
+    .usage = "TASK FILE [--session FILE] [--ncu PATH] [kloop eval's flags] [--json] | [TASK FILE "
+             "--session FILE] --parse NCU.csv [--json]",
+    .help = "Nsight Compute once on a candidate's kernels: bandwidth, occupancy, top stall",
+    .exec = exec_profile,
+};

@@ -1,0 +1,99 @@
+/*
+ * cmd_search.c - `kloop search TASK [flags]`: the automatic search
+ * (sessions/search.h) without a screen: one line per event a person would
+ * want (or one JSON object per event with --json), then the population and
+ * the best candidate's lineage.  `--session F` on an unfinished search
+ * resumes it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "searchopts.h"
+
+static void summary(struct searchopts *o)
+{
+	const struct state *st = runner_state(o->rn);
+	const struct cand *best = state_cand(st, st->search.bestId);
+	strbuf sb = STRBUF_INIT;
+	if (best)
+		search_lineage(st, best->id, &sb);
+	if (o->json) {
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "type", "summary");
+		cJSON_AddStringToObject(e, "session", o->rn->ses->zPath);
+		if (best)
+			cJSON_AddItemToObject(e, "best", state_cand_json(best));
+		else
+			cJSON_AddNullToObject(e, "best");
+		cJSON *lin = cJSON_AddArrayToObject(e, "lineage");
+		for (const struct cand *c = best; c;
+		     c = c->nParent ? state_cand(st, c->aParent[0]) : NULL)
+			cJSON_AddItemToArray(lin, state_cand_json(c));
+		cJSON *all = state_to_json(st);
+		cJSON_AddItemToObject(e, "search", cJSON_DetachItemFromObject(all, "search"));
+		cJSON_AddItemToObject(e, "candidates",
+		                      cJSON_DetachItemFromObject(all, "candidates"));
+		cJSON_AddItemToObject(e, "llm", cJSON_DetachItemFromObject(all, "llm"));
+		cJSON_Delete(all);
+		char *z = cJSON_PrintUnformatted(e);
+		printf("%s\n", z);
+		free(z);
+		cJSON_Delete(e);
+	} else {
+		printf("\n");
+		searchopts_population(o);
+		if (best)
+			printf("\nbest: #%d %s, %.4g ms, %.3gx the baseline\nlineage: %s\n",
+			       best->id, best->zName, best->timeMs, best->speedup, sb.buf);
+		else
+			printf("\nno correct candidate faster than the baseline was found\n");
+		printf("LLM: %d requests, %ld input and %ld output tokens, $%.4f\n",
+		       st->llm.nRequests, st->llm.inTokens, st->llm.outTokens, st->llm.cost);
+	}
+	sb_free(&sb);
+}
+
+static int exec_search(int argc, char **argv)
+{
+	struct searchopts o = {.self = &cmd_search_entry};
+	int rc = searchopts_parse(&o, argc, argv, 1);
+	if (rc == 0)
+		rc = searchopts_open(&o);
+	char err[KL_ERRLEN];
+	if (rc == 0) {
+		o.s = search_new(o.rn, searchopts_note, &o);
+		if (search_start(o.s, o.settings, err) < 0) {
+			fprintf(stderr, "kloop: %s\n", err);
+			rc = 2;
+		}
+	}
+	if (rc == 0) {
+		while (!search_done(o.s))
+			loop_once(o.l, 1.0);
+		summary(&o);
+		const struct state *st = runner_state(o.rn);
+		const struct cand *best = state_cand(st, st->search.bestId);
+		rc = best && !strcmp(best->zStatus, "correct") && best->speedup > 1 ? 0 : 1;
+	}
+	searchopts_free(&o);
+	return rc;
+}
+
+const struct cmd_entry cmd_search_entry = {
+    .name = "search",
+    .usage = "TASK [--rounds R] [--ideas N] [--branches B] [--translations T] [--parents P] "
+             "[--policy islands|greedy|random] [--seed S] [--gate auto] [--budget-usd X] "
+             "[--max-candidates M] [--time SECONDS] [--target SPEEDUP] [--no-improve R] "
+             "[--sweep-only] [--sweep grid|random] [--sweep-points K] [--crossover 0|1|2] "
+             "[--no-crossover] "
+             "[--suspect X] [--bandwidth GBS] "
+             "[--from SOURCE] [--session F] [--json] [--provider openai|anthropic|command] "
+             "[--model NAME] [--base-url URL] [--command CMD] [--fix N] [--backend host|cuda] "
+             "[--budget S] [--trials N] [...]",
+    .help = "search automatically: rounds of parents, sweeps, crossover, LLM ideas and "
+            "implementations (exit 0 when a correct candidate faster than the baseline was "
+            "found, 1 otherwise, 2 usage or task error); --session F resumes",
+    .exec = exec_search,
+};

@@ -1,0 +1,256 @@
+/*
+ * flags.c - the flag table of every command and its parser.
+ */
+#include "flags.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy.h"
+#include "search.h"
+#include "util.h"
+
+enum flag_type {
+	FT_SWITCH, /* no value: sets an int to 1, or its key to zChoices */
+	FT_STRING, /* any text */
+	FT_CHOICE, /* one of zChoices ("a|b|c") */
+	FT_INT,    /* a whole number in [lo, hi] */
+	FT_NUM,    /* a finite number in [lo, hi] */
+};
+
+struct flag_def {
+	const char *zName;    /* "--budget" */
+	enum flag_type type;  /* what its value is */
+	const char *zKey;     /* the configuration key it sets, or NULL */
+	size_t off;           /* else: the struct flags member it sets */
+	double lo, hi;        /* FT_INT, FT_NUM: the range */
+	const char *zWhat;    /* FT_INT, FT_NUM: what is counted ("seconds"), for messages */
+	const char *zChoices; /* FT_CHOICE: the words, '|' between; FT_SWITCH with a key:
+	                       * the value it gives that key */
+	unsigned cmds;        /* the commands that take it (FL_ bits) */
+	const char *zSetting; /* else: the search setting it sets (search.h) */
+};
+
+#define SESSION_CMDS (FL_OPEN | FL_REPLAY | FL_EVAL)
+#define LLM_CMDS (FL_IDEAS | FL_IMPLEMENT)
+#define SEARCH_CMDS (FL_SEARCH | FL_TRANSLATE)
+#define ALL_CMDS (SESSION_CMDS | LLM_CMDS | SEARCH_CMDS)
+#define BARE_CMDS (FL_SESSION | FL_TASKS) /* no configuration */
+#define M(x) offsetof(struct flags, x)
+#define DAY 86400.0
+/* a search setting: type, range, what is counted, words, commands, key */
+#define SET(name, type, lo, hi, what, words, cmds, key)                                            \
+	{                                                                                          \
+		name, type, NULL, 0, lo, hi, what, words, cmds, key                                \
+	}
+
+static const struct flag_def table[] = {
+    {"--backend", FT_CHOICE, "backend", 0, 0, 0, NULL, "host|cuda|auto", ALL_CMDS, NULL},
+    {"--trials", FT_INT, "trials", 0, 1, 1e6, "trials", NULL, ALL_CMDS, NULL},
+    {"--budget", FT_NUM, "budget", 0, 0.01, DAY, "seconds", NULL, ALL_CMDS, NULL},
+    {"--timeout", FT_NUM, "timeout", 0, 0.1, 7 * DAY, "seconds", NULL, ALL_CMDS, NULL},
+    {"--jobs", FT_INT, "jobs", 0, 1, 4096, "parallel compiles", NULL, ALL_CMDS, NULL},
+    {"--python", FT_STRING, "python", 0, 0, 0, NULL, NULL, ALL_CMDS | FL_TASKS, NULL},
+    {"--worker", FT_STRING, "worker", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},
+    {"--workers", FT_STRING, "workers", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},
+    /* candidates run without bubblewrap: explicit, and quiet (issue 14); on the GPU
+     * only when asked for (worker_sandboxed) */
+    {"--no-sandbox", FT_SWITCH, "sandbox", 0, 0, 0, NULL, "off", ALL_CMDS, NULL},
+    {"--sandbox", FT_SWITCH, "sandbox", 0, 0, 0, NULL, "on", ALL_CMDS, NULL},
+    {"--provider", FT_CHOICE, "provider", 0, 0, 0, NULL, "openai|anthropic|command", ALL_CMDS,
+     NULL},
+    {"--model", FT_STRING, "model", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},
+    {"--base-url", FT_STRING, "base_url", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},
+    {"--llm-timeout", FT_NUM, "llm_timeout", 0, 0.1, DAY, "seconds", NULL, LLM_CMDS | SEARCH_CMDS,
+     NULL},
+    {"--atol", FT_NUM, "atol", 0, 0, 1e6, "absolute tolerance", NULL, ALL_CMDS, NULL},
+    {"--rtol", FT_NUM, "rtol", 0, 0, 1e6, "relative tolerance", NULL, ALL_CMDS, NULL},
+    {"--size", FT_NUM, "size", 0, 1e-6, 1000, "size factor", NULL, ALL_CMDS, NULL},
+    {"--size", FT_NUM, NULL, M(zSize), 1e-6, 1000, "size factor", NULL, FL_TASKS, NULL},
+    {"--libs", FT_STRING, "libs", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},
+    {"--fix", FT_INT, "fix_attempts", 0, 0, 16, "fix prompts", NULL, LLM_CMDS | SEARCH_CMDS, NULL},
+    {"--command", FT_STRING, "command", 0, 0, 0, NULL, NULL, SEARCH_CMDS, NULL},
+    {"--price-input", FT_NUM, "price_input", 0, 0, 1e6, "dollars", NULL, SEARCH_CMDS, NULL},
+    {"--price-output", FT_NUM, "price_output", 0, 0, 1e6, "dollars", NULL, SEARCH_CMDS, NULL},
+    {"--max-in-flight", FT_INT, "llm_max_in_flight", 0, 1, 4096, "requests", NULL, SEARCH_CMDS,
+     NULL},
+    {"--session", FT_STRING, NULL, M(zSession), 0, 0, NULL, NULL, ALL_CMDS, NULL},
+    {"--shapes", FT_STRING, NULL, M(zShapes), 0, 0, NULL, NULL, ALL_CMDS | FL_TASKS, NULL},
+    {"--reference", FT_CHOICE, NULL, M(zReference), 0, 0, NULL, "host|cuda|torch", ALL_CMDS, NULL},
+    {"--at", FT_INT, NULL, M(at), 0, 1e8, "events", NULL, FL_REPLAY, NULL},
+    {"--json", FT_SWITCH, NULL, M(json), 0, 0, NULL, NULL,
+     FL_EVAL | LLM_CMDS | BARE_CMDS | SEARCH_CMDS, NULL},
+    {"--no-eval", FT_SWITCH, NULL, M(noEval), 0, 0, NULL, NULL, LLM_CMDS, NULL},
+    {"--from", FT_STRING, NULL, M(zFrom), 0, 0, NULL, NULL, LLM_CMDS | FL_SEARCH, NULL},
+    {"-n", FT_INT, NULL, M(n), 1, 64, "ideas", NULL, FL_IDEAS, NULL},
+    {"-b", FT_INT, NULL, M(b), 1, 64, "branches", NULL, FL_IMPLEMENT, NULL},
+    {"--idea", FT_STRING, NULL, M(zIdea), 0, 0, NULL, NULL, FL_IMPLEMENT, NULL},
+    {"--with", FT_STRING, NULL, M(zWith), 0, 0, NULL, NULL, FL_IMPLEMENT, NULL},
+    /* the search's settings (search.h checks them again) */
+    {"--sweep-only", FT_SWITCH, NULL, M(sweepOnly), 0, 0, NULL, NULL, FL_SEARCH, NULL},
+    {"--no-crossover", FT_SWITCH, NULL, M(noCrossover), 0, 0, NULL, NULL, FL_SEARCH, NULL},
+    SET("--rounds", FT_INT, 0, 100000, "rounds", NULL, FL_SEARCH, "rounds"),
+    SET("--ideas", FT_INT, 1, 16, "ideas", NULL, FL_SEARCH, "ideas"),
+    SET("-n", FT_INT, 1, 16, "ideas", NULL, FL_SEARCH, "ideas"),
+    SET("--branches", FT_INT, 1, 16, "branches", NULL, FL_SEARCH, "branches"),
+    SET("-b", FT_INT, 1, 16, "branches", NULL, FL_SEARCH, "branches"),
+    SET("--translations", FT_INT, 1, 16, "translations", NULL, SEARCH_CMDS, "translations"),
+    SET("-t", FT_INT, 1, 16, "translations", NULL, SEARCH_CMDS, "translations"),
+    SET("-b", FT_INT, 1, 16, "translations", NULL, FL_TRANSLATE, "translations"),
+    SET("--parents", FT_INT, 1, POLICY_MAX_PICKS, "parents", NULL, FL_SEARCH, "parents"),
+    SET("--policy", FT_CHOICE, 0, 0, NULL, "islands|greedy|random", FL_SEARCH, "policy"),
+    SET("--seed", FT_INT, 0, 4294967295.0, "seed values", NULL, FL_SEARCH, "seed"),
+    SET("--gate", FT_CHOICE, 0, 0, NULL, "auto|human", FL_SEARCH, "gate"),
+    SET("--budget-usd", FT_NUM, 0, 1e9, "dollars", NULL, FL_SEARCH, "budget_usd"),
+    SET("--max-candidates", FT_INT, 0, 1000000, "candidates", NULL, FL_SEARCH, "max_candidates"),
+    SET("--time", FT_NUM, 0, 1e9, "seconds", NULL, FL_SEARCH, "time_s"),
+    SET("--target", FT_NUM, 0, 1e9, "speedup", NULL, FL_SEARCH, "target"),
+    SET("--no-improve", FT_INT, 0, 100000, "rounds", NULL, FL_SEARCH, "no_improve"),
+    SET("--sweep", FT_CHOICE, 0, 0, NULL, "grid|random", FL_SEARCH, "sweep"),
+    SET("--sweep-points", FT_INT, 0, 256, "points", NULL, FL_SEARCH, "sweep_points"),
+    SET("--suspect", FT_NUM, 1, 1e6, "speedup", NULL, FL_SEARCH, "suspect_x"),
+    SET("--bandwidth", FT_NUM, 0, 1e6, "GB/s", NULL, FL_SEARCH, "bandwidth_gbs"),
+    SET("--crossover", FT_INT, 0, 2, "crossover level", NULL, FL_SEARCH, "crossover"),
+};
+#define N_FLAGS (sizeof table / sizeof *table)
+
+int flags_number(const char *zFlag, const char *z, double lo, double hi, int bInt,
+                 const char *zWhat, double *pOut, char *err)
+{
+	char *end;
+	double d = strtod(z, &end);
+	int bad =
+	    end == z || *end || isnan(d) || isinf(d) || d < lo || d > hi || (bInt && d != floor(d));
+	if (bad)
+		return kl_err(err, "%s: expected %s of %s from %.15g to %.15g, got '%s'", zFlag,
+		              bInt ? "a whole number" : "a number", zWhat, lo, hi, z);
+	*pOut = d;
+	return 0;
+}
+
+static int choice_ok(const char *zChoices, const char *z)
+{
+	size_t n = strlen(z);
+	for (const char *p = zChoices; *p;) {
+		size_t k = strcspn(p, "|");
+		if (k == n && !strncmp(p, z, n))
+			return 1;
+		p += k + (p[k] == '|');
+	}
+	return 0;
+}
+
+/* apply flag d with value v (NULL for a switch); 0 or -1 + err */
+static int apply(struct flags *f, const struct flag_def *d, const char *v, char *err)
+{
+	double num = 0;
+	if (d->type == FT_CHOICE && !choice_ok(d->zChoices, v)) {
+		/* "host, cuda or torch" */
+		char words[200];
+		size_t w = 0;
+		for (const char *p = d->zChoices; *p && w + 5 < sizeof words; p++) {
+			if (*p != '|') {
+				words[w++] = *p;
+				continue;
+			}
+			const char *sep = strchr(p + 1, '|') ? ", " : " or ";
+			for (const char *q = sep; *q && w + 1 < sizeof words; q++)
+				words[w++] = *q;
+		}
+		words[w] = 0;
+		return kl_err(err, "%s: expected %s, got '%s'", d->zName, words, v);
+	}
+	if ((d->type == FT_INT || d->type == FT_NUM) &&
+	    flags_number(d->zName, v, d->lo, d->hi, d->type == FT_INT, d->zWhat, &num, err) < 0)
+		return -1;
+	if (d->zKey) {
+		char e2[KL_ERRLEN];
+		if (config_set(&f->cfg, d->zKey, d->type == FT_SWITCH ? d->zChoices : v, e2) < 0)
+			return kl_err(err, "%s: %s", d->zName, e2);
+		f->providerFlag |= !strcmp(d->zKey, "provider");
+		/* --command CMD alone means the command provider */
+		if (!strcmp(d->zKey, "command") && !f->providerFlag &&
+		    config_set(&f->cfg, "provider", "command", e2) < 0)
+			return kl_err(err, "%s: %s", d->zName, e2);
+		return 0;
+	}
+	if (d->zSetting) {
+		char e2[KL_ERRLEN];
+		if (!f->settings)
+			f->settings = cJSON_CreateObject();
+		if (search_setting_parse(f->settings, d->zSetting, v, e2) < 0)
+			return kl_err(err, "%s: %s", d->zName, e2);
+		return 0;
+	}
+	char *at = (char *)f + d->off;
+	if (d->type == FT_SWITCH)
+		*(int *)at = 1;
+	else if (d->type == FT_INT)
+		*(int *)at = (int)num;
+	else
+		*(const char **)at = v;
+	return 0;
+}
+
+static int parse(const struct cmd_entry *e, unsigned cmd, int argc, char **argv, struct flags *f)
+{
+	char err[KL_ERRLEN];
+	if (!(cmd & BARE_CMDS) && config_load(&f->cfg, err) < 0) {
+		fprintf(stderr, "kloop: %s\n", err);
+		return 2;
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (a[0] != '-' || !a[1]) {
+			if (f->nPos == FLAGS_MAX_POS) {
+				fprintf(stderr, "kloop: %s: too many arguments\n", e->name);
+				return cmd_usage(e);
+			}
+			f->azPos[f->nPos++] = a;
+			continue;
+		}
+		const struct flag_def *d = NULL;
+		for (size_t k = 0; k < N_FLAGS && !d; k++)
+			if ((table[k].cmds & cmd) && !strcmp(a, table[k].zName))
+				d = &table[k];
+		if (!d) {
+			fprintf(stderr, "kloop: %s: unknown option %s\n", e->name, a);
+			return cmd_usage(e);
+		}
+		const char *v = NULL;
+		if (d->type != FT_SWITCH && !(v = i + 1 < argc ? argv[++i] : NULL)) {
+			fprintf(stderr, "kloop: %s: %s needs a value\n", e->name, a);
+			return cmd_usage(e);
+		}
+		if (apply(f, d, v, err) < 0) {
+			fprintf(stderr, "kloop: %s\n", err);
+			return 2;
+		}
+	}
+	return 0;
+}
+
+int flags_parse(const struct cmd_entry *e, unsigned cmd, int argc, char **argv, int nMin, int nMax,
+                struct flags *f)
+{
+	memset(f, 0, sizeof *f);
+	f->at = -1;
+	f->n = 5;
+	f->b = 2;
+	int rc = parse(e, cmd, argc, argv, f);
+	if (!rc && (f->nPos < nMin || f->nPos > nMax))
+		rc = cmd_usage(e);
+	if (rc)
+		flags_free(f);
+	return rc;
+}
+
+void flags_free(struct flags *f)
+{
+	config_free(&f->cfg);
+	cJSON_Delete(f->settings);
+	f->settings = NULL;
+}

@@ -1,0 +1,225 @@
+/*
+ * searchopts.c - flags, session and printing shared by `kloop search` and
+ * `kloop translate`.
+ */
+#include "searchopts.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "util.h"
+
+#define SOURCE_MAX (8u << 20)
+
+/* a copy of z that a terminal shows and never obeys: control characters
+ * (escape included, newlines and tabs kept) and C1 controls become '?' */
+static char *terminal_safe(const char *z)
+{
+	char *o = xstrdup(z ? z : "");
+	utf8_sanitize(o);
+	for (unsigned char *p = (unsigned char *)o; *p; p++) {
+		if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+			*p = '?';
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			p[0] = '?', p[1] = '?';
+	}
+	return o;
+}
+
+int searchopts_parse(struct searchopts *o, int argc, char **argv, int bSearch)
+{
+	const struct cmd_entry *self = o->self;
+	memset(o, 0, sizeof *o);
+	o->self = self;
+	int rc = flags_parse(self, bSearch ? FL_SEARCH : FL_TRANSLATE, argc, argv, 0, 1, &o->f);
+	if (rc)
+		return rc;
+	struct flags *f = &o->f;
+	o->settings = f->settings ? f->settings : cJSON_CreateObject();
+	f->settings = NULL;
+	if (f->noCrossover) {
+		cJSON_DeleteItemFromObjectCaseSensitive(o->settings, "crossover");
+		cJSON_AddNumberToObject(o->settings, "crossover", 0);
+	}
+	o->lo.zTask = f->nPos ? f->azPos[0] : NULL;
+	o->lo.zSession = f->zSession;
+	o->lo.zShapes = f->zShapes;
+	o->lo.zReference = f->zReference;
+	o->zFrom = f->zFrom;
+	o->json = f->json;
+	o->sweepOnly = f->sweepOnly;
+	if (!o->lo.zTask && !o->lo.zSession) {
+		fprintf(stderr, "kloop: %s: a TASK (or --session FILE) is needed\n", self->name);
+		return cmd_usage(self);
+	}
+	const char *gate = cJSON_GetStringValue(cJSON_GetObjectItem(o->settings, "gate"));
+	if (gate && !strcmp(gate, "human")) {
+		fprintf(stderr, "kloop: --gate human needs a person at the keyboard: use the TUI "
+		                "(`kloop TASK`, then :search start) or `kloop shell`\n");
+		return 2;
+	}
+	o->providerGiven = f->cfg.zProvider != NULL;
+	if (bSearch && (o->sweepOnly || !o->providerGiven)) {
+		if (!o->sweepOnly)
+			fprintf(stderr,
+			        "kloop: no LLM provider is configured: --sweep-only implied "
+			        "(sweeps over tunables and crossover only; give --provider or "
+			        "--command for LLM ideas)\n");
+		cJSON_DeleteItemFromObjectCaseSensitive(o->settings, "sweep_only");
+		cJSON_AddNumberToObject(o->settings, "sweep_only", 1);
+	}
+	if (!bSearch && !o->providerGiven) {
+		fprintf(stderr, "kloop: translate: no LLM provider: give --provider (with --model "
+		                "and --base-url) or --command CMD\n");
+		return 2;
+	}
+	return 0;
+}
+
+static void on_runner(void *arg, const struct runner_note *n)
+{
+	struct searchopts *o = arg;
+	enum runner_note_kind kind = n->kind;
+	int cand = n->cand;
+	const char *zText = n->zText;
+	if (kind == RUNNER_FINISHED && o->rn) {
+		const struct cand *c = state_cand(runner_state(o->rn), cand);
+		if (!c)
+			return;
+		if (o->json) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "type", "verdict");
+			cJSON_AddItemToObject(e, "candidate", state_cand_json(c));
+			char *z = cJSON_PrintUnformatted(e);
+			printf("%s\n", z);
+			free(z);
+			cJSON_Delete(e);
+		} else {
+			char v[600];
+			runner_verdict(c, v, sizeof v);
+			char *safe = terminal_safe(v);
+			char rnd[32] = "";
+			if (c->round)
+				snprintf(rnd, sizeof rnd, ", round %d", c->round);
+			printf("  #%d %s (%s%s): %s\n", c->id, c->zName, c->zOrigin, rnd, safe);
+			free(safe);
+		}
+		fflush(stdout);
+	} else if ((kind == RUNNER_LOG || kind == RUNNER_MESSAGE) && zText) {
+		char *safe = terminal_safe(zText);
+		fprintf(stderr, "kloop: %s\n", safe);
+		free(safe);
+	} else if (kind == RUNNER_IDEAS && zText && !o->json) {
+		char *safe = terminal_safe(zText);
+		char *cut = strstr(safe, " (accept, revise or reject them)");
+		if (cut)
+			memmove(cut, cut + 32, strlen(cut + 32) + 1);
+		printf("%s\n", safe);
+		free(safe);
+		fflush(stdout);
+	}
+	if (o->s && kind != RUNNER_CHANGED)
+		search_poke(o->s);
+}
+
+void searchopts_note(void *arg, const char *zLine, const cJSON *ev)
+{
+	struct searchopts *o = arg;
+	if (o->json) {
+		char *z;
+		if (ev) {
+			z = cJSON_PrintUnformatted(ev);
+		} else {
+			if (!zLine)
+				return;
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "type", "log");
+			cJSON_AddStringToObject(e, "text", zLine);
+			z = cJSON_PrintUnformatted(e);
+			cJSON_Delete(e);
+		}
+		printf("%s\n", z);
+		free(z);
+	} else if (zLine) {
+		char *safe = terminal_safe(zLine);
+		printf("%s\n", safe);
+		free(safe);
+	}
+	fflush(stdout);
+}
+
+static int add_from(struct searchopts *o, char *err)
+{
+	const char *base = strrchr(o->zFrom, '/') ? strrchr(o->zFrom, '/') + 1 : o->zFrom;
+	int lang = compile_lang_from_name(base);
+	if (lang < 0)
+		return kl_err(err, "%s: unknown source language (expected a .c, .cpp or .cu file)",
+		              o->zFrom);
+	strbuf src = STRBUF_INIT;
+	if (read_file(o->zFrom, &src, SOURCE_MAX, err) < 0)
+		return -1;
+	int id = runner_add(o->rn, "seed", NULL, 0, base, src.buf ? src.buf : "", NULL, err);
+	sb_free(&src);
+	if (id < 0 || runner_bench(o->rn, id, err) < 0)
+		return -1;
+	o->first = id;
+	return 0;
+}
+
+int searchopts_open(struct searchopts *o)
+{
+	char err[KL_ERRLEN];
+	int fresh = !o->lo.zSession || !path_exists(o->lo.zSession);
+	if (o->zFrom && !fresh) {
+		fprintf(stderr, "kloop: --from starts a new session; %s exists already\n",
+		        o->lo.zSession);
+		return 2;
+	}
+	o->lo.bNoSeeds = o->zFrom != NULL || o->self == &cmd_translate_entry;
+	o->l = loop_new();
+	o->rn = runner_open(o->l, &o->f.cfg, &o->lo, on_runner, o, err);
+	if (!o->rn || (o->zFrom && add_from(o, err) < 0)) {
+		fprintf(stderr, "kloop: %s\n", err);
+		return 2;
+	}
+	if (!o->json)
+		fprintf(stderr, "kloop: session %s\n", o->rn->ses->zPath);
+	return 0;
+}
+
+void searchopts_population(const struct searchopts *o)
+{
+	const struct state *st = runner_state(o->rn);
+	printf("%-5s %-22s %-10s %-8s %-6s %-14s %10s %9s  %s\n", "id", "name", "origin", "parents",
+	       "round", "status", "time (ms)", "speedup", "idea");
+	for (int i = 0; i < st->nCand; i++) {
+		const struct cand *c = &st->aCand[i];
+		char par[32] = "-", tm[32] = "-", sp[32] = "-";
+		if (c->nParent == 1)
+			snprintf(par, sizeof par, "%d", c->aParent[0]);
+		else if (c->nParent == 2)
+			snprintf(par, sizeof par, "%d,%d", c->aParent[0], c->aParent[1]);
+		if (c->timeMs >= 0)
+			snprintf(tm, sizeof tm, "%.4g", c->timeMs);
+		if (c->speedup >= 0)
+			snprintf(sp, sizeof sp, "%.3gx", c->speedup);
+		const char *mark = c->id == st->search.bestId ? " *best*" : "";
+		if (state_search_excluded(st, c->id))
+			mark = state_search_suspect(st, c->id) ? " (suspect)" : " (banned)";
+		char *idea = terminal_safe(c->zIdea ? c->zIdea : "");
+		printf("%-5d %-22.22s %-10s %-8s %-6d %-14s %10s %9s  %.50s%s\n", c->id, c->zName,
+		       c->zOrigin, par, c->round, c->zStatus, tm, sp, idea, mark);
+		free(idea);
+	}
+}
+
+void searchopts_free(struct searchopts *o)
+{
+	search_free(o->s);
+	runner_close(o->rn);
+	loop_free(o->l);
+	cJSON_Delete(o->settings);
+	flags_free(&o->f);
+}

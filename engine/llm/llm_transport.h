@@ -1,0 +1,90 @@
+/*
+ * llm_transport.h - the contract between the request queue (llm.c) and the
+ * transports that carry one attempt of a request: HTTP with streamed
+ * Server-Sent Events (llm_http.c) and a local command's pipes
+ * (llm_command.c).  The queue owns requests, their retries and their end;
+ * a transport starts an attempt, feeds what arrives into the request's
+ * parse state, and reports the attempt's end back with llm_attempt_ok(),
+ * llm_attempt_failed() or llm_attempt_cancelled().  Internal to the
+ * llm_*.c files.
+ */
+#ifndef KL_LLM_TRANSPORT_H
+#define KL_LLM_TRANSPORT_H
+
+#include "llm.h"
+#include "llm_provider.h"
+
+enum llm_req_state { LLM_REQ_QUEUED, LLM_REQ_RUNNING, LLM_REQ_WAITING, LLM_REQ_DONE };
+
+/* one request and its current attempt */
+struct llm_req {
+	int id;
+	struct llm *c;
+	char *zSystem, *zPrompt; /* owned copies */
+	int maxTokens;
+	struct llm_hooks h;
+	void *arg;
+	enum llm_req_state state;
+	int cancelled;   /* llm_cancel() was called */
+	int attempts;    /* attempts started */
+	double t0;       /* submission time */
+	double tFirst;   /* first text (-1: none yet) */
+	long long timer; /* the retry delay (WAITING) */
+	/* the current attempt */
+	long long watchdog;     /* deadline and stall timer */
+	double tStart;          /* the attempt's start */
+	double tLast;           /* the last bytes received (set by the transport) */
+	int decided;            /* the transport has heard the reply begin */
+	long httpStatus;        /* the HTTP status (0: none) */
+	struct llm_parse parse; /* the reply being read */
+	int failed;             /* our own error ended the attempt (zErr) */
+	int retryable;          /* ... and it may pass on a retry */
+	char zErr[KL_ERRLEN];
+	void *pAttempt; /* the transport's state of the attempt, or NULL */
+	struct llm_req *next;
+};
+
+/* a client */
+struct llm {
+	struct loop *l;
+	struct llm_config cfg; /* strings below are owned copies */
+	char *zProvider, *zModel, *zBaseUrl, *zApiKey, *zCommand, *zEndpoint;
+	const struct llm_provider *prov;
+	void *pTransport;     /* the transport's state for this client, or NULL */
+	long long kick;       /* pending pump (0: none) */
+	struct llm_req *reqs; /* every request not finished, in submission order */
+	int nextId;
+	int running;   /* attempts running */
+	unsigned seed; /* jitter */
+};
+
+/* how a provider's attempts travel */
+struct llm_transport {
+	/* set up c->pTransport for a new client: 0, or -1 + err (may be NULL) */
+	int (*init)(struct llm *c, char *err);
+	/* free c->pTransport (may be NULL) */
+	void (*fini)(struct llm *c);
+	/* start an attempt of r (its parse state is reset): 0, or -1 + err */
+	int (*start)(struct llm_req *r, char *err);
+	/* stop r's attempt and free r->pAttempt, calling nothing back */
+	void (*stop)(struct llm_req *r);
+	/* an attempt that stalls or times out may pass on a retry (a network
+	 * may; a local program would do the same again) */
+	int retryStalls;
+};
+
+extern const struct llm_transport llm_http;
+extern const struct llm_transport llm_command_transport;
+
+/* the attempt ended with a complete reply: the request ends "ok" */
+void llm_attempt_ok(struct llm_req *r);
+/* the attempt ended because the request was cancelled */
+void llm_attempt_cancelled(struct llm_req *r);
+/*
+ * The attempt failed with zWhy: retried (after retryAfter seconds when the
+ * server asked for that) while retryable and attempts are left, else the
+ * request ends with the error.
+ */
+void llm_attempt_failed(struct llm_req *r, int retryable, double retryAfter, const char *zWhy);
+
+#endif

@@ -1,0 +1,598 @@
+/*
+ * backend_cuda.c - the GPU backend.  The CUDA runtime (libcudart, the same
+ * shared library candidates are linked against) and NVML are loaded at run
+ * time, so kloop builds and runs where there is no GPU.  Timing: CUDA events
+ * on the candidate's stream, then a device-wide synchronize and a second end
+ * event that sees work on every stream (engine/measure/harness.c decides which time
+ * counts); the L2 flushed with a buffer twice its size and persisting lines
+ * reset before every timed run.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "rng.h"
+#include "util.h"
+
+typedef int cudaError_t;
+typedef void *cudaStream_t;
+typedef void *cudaEvent_t;
+typedef struct {
+	char reserved[64];
+} cudaIpcMemHandle_t;
+
+/* the runtime entry points kloop uses, resolved with dlsym */
+#define CUDA_FUNCS(X)                                                                              \
+	X(cudaError_t, cudaGetDeviceCount, (int *))                                                \
+	X(cudaError_t, cudaSetDevice, (int))                                                       \
+	X(cudaError_t, cudaDeviceGetAttribute, (int *, int, int))                                  \
+	X(cudaError_t, cudaDeviceGetPCIBusId, (char *, int, int))                                  \
+	X(cudaError_t, cudaMalloc, (void **, size_t))                                              \
+	X(cudaError_t, cudaFree, (void *))                                                         \
+	X(cudaError_t, cudaIpcGetMemHandle, (cudaIpcMemHandle_t *, void *))                        \
+	X(cudaError_t, cudaIpcOpenMemHandle, (void **, cudaIpcMemHandle_t, unsigned))              \
+	X(cudaError_t, cudaMemcpy, (void *, const void *, size_t, int))                            \
+	X(cudaError_t, cudaMemsetAsync, (void *, int, size_t, cudaStream_t))                       \
+	X(cudaError_t, cudaStreamCreateWithFlags, (cudaStream_t *, unsigned))                      \
+	X(cudaError_t, cudaStreamDestroy, (cudaStream_t))                                          \
+	X(cudaError_t, cudaStreamSynchronize, (cudaStream_t))                                      \
+	X(cudaError_t, cudaEventCreate, (cudaEvent_t *))                                           \
+	X(cudaError_t, cudaEventRecord, (cudaEvent_t, cudaStream_t))                               \
+	X(cudaError_t, cudaEventSynchronize, (cudaEvent_t))                                        \
+	X(cudaError_t, cudaEventElapsedTime, (float *, cudaEvent_t, cudaEvent_t))                  \
+	X(cudaError_t, cudaDeviceSynchronize, (void))                                              \
+	X(cudaError_t, cudaGetLastError, (void))                                                   \
+	X(const char *, cudaGetErrorString, (cudaError_t))                                         \
+	X(const char *, cudaGetErrorName, (cudaError_t))                                           \
+	X(cudaError_t, cudaCtxResetPersistingL2Cache, (void))                                      \
+	X(cudaError_t, cudaDeviceSetLimit, (int, size_t))                                          \
+	X(cudaError_t, cudaRuntimeGetVersion, (int *))                                             \
+	X(cudaError_t, cudaDriverGetVersion, (int *))                                              \
+	X(cudaError_t, cudaMemGetInfo, (size_t *, size_t *))
+
+#define DECL(ret, name, args) ret(*name) args;
+static struct {
+	CUDA_FUNCS(DECL)
+	cudaError_t (*cudaMemcpyAsync)(void *, const void *, size_t, int, cudaStream_t);
+	void *dl;
+} R;
+
+/* NVML, optional */
+typedef void *nvmlDevice_t;
+static struct {
+	int (*init)(void);
+	int (*byPci)(const char *, nvmlDevice_t *);
+	int (*clock)(nvmlDevice_t, int, unsigned *);
+	int (*reasons)(nvmlDevice_t, unsigned long long *);
+	int (*name)(nvmlDevice_t, char *, unsigned);
+	int (*uuid)(nvmlDevice_t, char *, unsigned);
+	int ok;
+} N;
+
+/* kloop's own kernels (engine/device_kernels.cu, built into libkloop-cuda.so) */
+struct kld_report {
+	double num, den;
+	unsigned long long maxAbsBits, mismatches, nonFinite, nanSeen, firstBad, tolFracBits;
+};
+static struct {
+	int (*compare)(const void *, const void *, int, long long, double, double,
+	               struct kld_report *, cudaStream_t);
+	int (*diff)(const void *, const void *, long long, int, unsigned long long *, cudaStream_t);
+	int (*random)(void *, int, long long, int, double, double, unsigned long long,
+	              cudaStream_t);
+	int (*empty)(cudaStream_t);
+	int (*read)(const void *, long long, void *, cudaStream_t);
+	int ok;
+} K;
+
+enum {
+	ATTR_SM_COUNT = 16,
+	ATTR_CC_MAJOR = 75,
+	ATTR_CC_MINOR = 76,
+	ATTR_L2_SIZE = 38,
+	H2D = 1,
+	D2H = 2,
+	LIMIT_PERSISTING_L2 = 0x06,
+	STREAM_NON_BLOCKING = 1,
+};
+
+struct cuda {
+	int dev;
+	void *pFlush;          /* 2 x L2 bytes */
+	void *pReport;         /* device memory for kloop's kernels' results */
+	char *pHostA, *pHostB; /* host buffers for checks without kloop's kernels */
+	size_t nHost;
+	size_t nFlush;
+	cudaEvent_t e0, e1, e2;
+	nvmlDevice_t nvml; /* NULL without NVML */
+};
+
+static int load_runtime(char *err)
+{
+	if (R.dl)
+		return 0;
+	const char *env = getenv("KLOOP_CUDART");
+	const char *names[] = {env,
+	                       "libcudart.so.13",
+	                       "/usr/local/cuda/lib64/libcudart.so.13",
+	                       "/usr/local/cuda/targets/x86_64-linux/lib/libcudart.so.13",
+	                       "libcudart.so.12",
+	                       "/usr/local/cuda/lib64/libcudart.so.12",
+	                       "libcudart.so",
+	                       "/usr/local/cuda/lib64/libcudart.so"};
+	for (size_t i = 0; i < sizeof names / sizeof *names && !R.dl; i++)
+		if (names[i] && *names[i])
+			R.dl = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL);
+	if (!R.dl)
+		return kl_err(
+		    err,
+		    "the CUDA runtime (libcudart.so) could not be loaded: %s (set KLOOP_CUDART)",
+		    dlerror());
+#define LOAD(ret, name, args)                                                                      \
+	*(void **)&R.name = dlsym(R.dl, #name);                                                    \
+	if (!R.name)                                                                               \
+		return kl_err(err, "the CUDA runtime lacks %s", #name);
+	CUDA_FUNCS(LOAD)
+#undef LOAD
+	*(void **)&R.cudaMemcpyAsync = dlsym(R.dl, "cudaMemcpyAsync");
+	if (!R.cudaMemcpyAsync)
+		return kl_err(err, "the CUDA runtime lacks cudaMemcpyAsync");
+	const char *kenv = getenv("KLOOP_CUDA_KERNELS");
+	char *kp = kenv && *kenv ? xstrdup(kenv) : path_join(exe_dir(), "libkloop-cuda.so");
+	void *kd = dlopen(kp, RTLD_NOW | RTLD_LOCAL);
+	free(kp);
+	if (kd) {
+		*(void **)&K.compare = dlsym(kd, "kld_compare");
+		*(void **)&K.diff = dlsym(kd, "kld_diff");
+		*(void **)&K.random = dlsym(kd, "kld_random");
+		*(void **)&K.empty = dlsym(kd, "kld_empty");
+		*(void **)&K.read = dlsym(kd, "kld_read");
+		K.ok = K.compare && K.diff && K.random && K.empty && K.read;
+	}
+	void *nv = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (nv) {
+		*(void **)&N.init = dlsym(nv, "nvmlInit_v2");
+		*(void **)&N.byPci = dlsym(nv, "nvmlDeviceGetHandleByPciBusId_v2");
+		*(void **)&N.clock = dlsym(nv, "nvmlDeviceGetClockInfo");
+		*(void **)&N.reasons = dlsym(nv, "nvmlDeviceGetCurrentClocksEventReasons");
+		if (!N.reasons)
+			*(void **)&N.reasons =
+			    dlsym(nv, "nvmlDeviceGetCurrentClocksThrottleReasons");
+		*(void **)&N.name = dlsym(nv, "nvmlDeviceGetName");
+		*(void **)&N.uuid = dlsym(nv, "nvmlDeviceGetUUID");
+		N.ok = N.init && N.byPci && N.clock && N.init() == 0;
+	}
+	return 0;
+}
+
+int backend_cuda_available(void)
+{
+	char err[KL_ERRLEN];
+	int n = 0;
+	if (load_runtime(err) < 0)
+		return 0;
+	return R.cudaGetDeviceCount(&n) == 0 && n > 0;
+}
+
+static int cerr(const char *zWhat, cudaError_t e, char *err)
+{
+	return kl_err(err, "%s: %s (%s, CUDA error %d)", zWhat, R.cudaGetErrorString(e),
+	              R.cudaGetErrorName(e), e);
+}
+
+static void *c_alloc(struct backend *b, size_t n, char *err)
+{
+	void *p = NULL;
+	cudaError_t e = R.cudaMalloc(&p, n);
+	(void)b;
+	if (e) {
+		R.cudaGetLastError();
+		return cerr("cudaMalloc", e, err), NULL;
+	}
+	return p;
+}
+
+/* cudaIpcMemHandle_t: 64 opaque bytes, as hex */
+static int c_share_handle(struct backend *b, void *p, char *hex, char *err)
+{
+	cudaIpcMemHandle_t h;
+	cudaError_t e = R.cudaIpcGetMemHandle(&h, p);
+	(void)b;
+	if (e) {
+		R.cudaGetLastError();
+		return cerr("cudaIpcGetMemHandle", e, err);
+	}
+	for (int i = 0; i < 64; i++)
+		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)h.reserved[i]);
+	return 0;
+}
+
+static int c_mem_info(struct backend *b, size_t *pFree, size_t *pTotal)
+{
+	(void)b;
+	return R.cudaMemGetInfo(pFree, pTotal) ? -1 : 0;
+}
+
+static void c_release(struct backend *b, void *p)
+{
+	(void)b;
+	R.cudaFree(p);
+}
+
+/* device memory exported with CUDA IPC for the candidate's process */
+static void *c_alloc_shared(struct backend *b, size_t n, struct kl_share *sh, char *err)
+{
+	memset(sh, 0, sizeof *sh);
+	sh->fd = -1;
+	sh->n = n ? n : 1;
+	void *p = c_alloc(b, sh->n, err);
+	if (!p)
+		return NULL;
+	cudaIpcMemHandle_t h;
+	cudaError_t e = R.cudaIpcGetMemHandle(&h, p);
+	if (e) {
+		R.cudaGetLastError();
+		R.cudaFree(p);
+		return cerr("cudaIpcGetMemHandle", e, err), NULL;
+	}
+	memcpy(sh->handle, &h, sizeof h);
+	return p;
+}
+
+static void c_release_shared(struct backend *b, void *p, struct kl_share *sh)
+{
+	(void)b, (void)sh;
+	R.cudaFree(p);
+}
+
+static void *c_open_shared(struct backend *b, const struct kl_share *sh, int ro, char *err)
+{
+	(void)b, (void)ro; /* device memory cannot be mapped read-only */
+	cudaIpcMemHandle_t h;
+	memcpy(&h, sh->handle, sizeof h);
+	void *p = NULL;
+	cudaError_t e = R.cudaIpcOpenMemHandle(&p, h, 1 /* cudaIpcMemLazyEnablePeerAccess */);
+	if (e) {
+		R.cudaGetLastError();
+		return cerr("cudaIpcOpenMemHandle", e, err), NULL;
+	}
+	return p;
+}
+
+/* a sticky error leaves the context unusable: everything fails from then on */
+static int fail(struct backend *b, const char *zWhat, cudaError_t e, char *err)
+{
+	cerr(zWhat, e, err);
+	R.cudaGetLastError();
+	if (R.cudaDeviceSynchronize() != 0)
+		b->fatal = 1;
+	return -1;
+}
+
+static int c_upload(struct backend *b, void *dst, const void *src, size_t n, char *err)
+{
+	cudaError_t e = R.cudaMemcpy(dst, src, n, H2D);
+	return e ? fail(b, "copying to the device", e, err) : 0;
+}
+
+static int c_download(struct backend *b, void *dst, const void *src, size_t n, char *err)
+{
+	cudaError_t e = R.cudaMemcpy(dst, src, n, D2H);
+	return e ? fail(b, "copying from the device", e, err) : 0;
+}
+
+static int c_copy(struct backend *b, void *dst, const void *src, size_t n, char *err)
+{
+	cudaError_t e = R.cudaMemcpyAsync(dst, src, n, 3 /* device to device */, b->stream);
+	return e ? fail(b, "copying within the device", e, err) : 0;
+}
+
+/* host buffers of at least n bytes each, for checks without kloop's kernels */
+static void host_buffers(struct cuda *c, size_t n)
+{
+	if (c->nHost >= n)
+		return;
+	free(c->pHostA);
+	free(c->pHostB);
+	c->pHostA = xmalloc(n);
+	c->pHostB = xmalloc(n);
+	c->nHost = n;
+}
+
+static int c_compare(struct backend *b, const void *out, const void *ref, kl_dtype d, int64_t n,
+                     const struct task_tol *tol, struct compare_report *r, char *err)
+{
+	struct cuda *c = b->priv;
+	size_t es = task_dtype_size(d);
+	cudaError_t e;
+	if (!K.ok) {
+		host_buffers(c, (size_t)n * es);
+		if (c_download(b, c->pHostA, out, (size_t)n * es, err) < 0 ||
+		    c_download(b, c->pHostB, ref, (size_t)n * es, err) < 0)
+			return -1;
+		compare_buffers(c->pHostA, c->pHostB, d, n, tol, r);
+		return 0;
+	}
+	struct kld_report k;
+	if ((e = K.compare(out, ref, (int)d, n, tol->atol, tol->rtol, c->pReport, b->stream)) ||
+	    (e = R.cudaStreamSynchronize(b->stream)) ||
+	    (e = R.cudaMemcpy(&k, c->pReport, sizeof k, D2H)))
+		return fail(b, "comparing on the device", e, err);
+	memset(r, 0, sizeof *r);
+	r->n = n;
+	r->nMismatch = (int64_t)k.mismatches;
+	r->nNonFinite = (int64_t)k.nonFinite;
+	memcpy(&r->maxAbs, &k.maxAbsBits, sizeof r->maxAbs);
+	memcpy(&r->tolFrac, &k.tolFracBits, sizeof r->tolFrac);
+	r->relL2 = k.nanSeen   ? INFINITY
+	           : k.den > 0 ? sqrt(k.num / k.den)
+	           : k.num > 0 ? INFINITY
+	                       : 0;
+	r->firstBad = k.mismatches ? (int64_t)k.firstBad : -1;
+	if (r->firstBad >= 0) {
+		unsigned char a[8], x[8];
+		if (c_download(b, a, (const char *)out + (size_t)r->firstBad * es, es, err) < 0 ||
+		    c_download(b, x, (const char *)ref + (size_t)r->firstBad * es, es, err) < 0)
+			return -1;
+		r->firstActual = compare_get(a, d, 0);
+		r->firstExpected = compare_get(x, d, 0);
+	}
+	r->pass = r->nMismatch == 0 && r->relL2 <= tol->rel_l2;
+	return 0;
+}
+
+static int c_diff(struct backend *b, const void *x, const void *y, int64_t n, int es,
+                  int64_t *pCount, int64_t *pFirst, char *err)
+{
+	struct cuda *c = b->priv;
+	cudaError_t e;
+	if (!K.ok) {
+		host_buffers(c, (size_t)n * (size_t)es);
+		if (c_download(b, c->pHostA, x, (size_t)n * (size_t)es, err) < 0 ||
+		    c_download(b, c->pHostB, y, (size_t)n * (size_t)es, err) < 0)
+			return -1;
+		compare_diff(c->pHostA, c->pHostB, n, es, pCount, pFirst);
+		return 0;
+	}
+	unsigned long long res[2];
+	if ((e = K.diff(x, y, n, es, c->pReport, b->stream)) ||
+	    (e = R.cudaStreamSynchronize(b->stream)) ||
+	    (e = R.cudaMemcpy(res, c->pReport, sizeof res, D2H)))
+		return fail(b, "comparing on the device", e, err);
+	*pCount = (int64_t)res[0];
+	*pFirst = res[0] ? (int64_t)res[1] : -1;
+	return 0;
+}
+
+static int c_random(struct backend *b, void *p, const struct task_tensor *t, uint64_t seed,
+                    char *err)
+{
+	struct cuda *c = b->priv;
+	int64_t n = task_numel(t);
+	cudaError_t e;
+	if (!K.ok) {
+		struct rng r;
+		host_buffers(c, (size_t)n * task_dtype_size(t->dtype));
+		rng_seed(&r, seed);
+		rng_fill(&r, t, c->pHostA);
+		return c_upload(b, p, c->pHostA, (size_t)n * task_dtype_size(t->dtype), err);
+	}
+	int dist = t->dist == DIST_NORMAL ? 1 : t->dist == DIST_RANDINT ? 2 : 0;
+	if ((e = K.random(p, (int)t->dtype, n, dist, t->a, t->b, seed, b->stream)))
+		return fail(b, "generating inputs on the device", e, err);
+	return 0;
+}
+
+static int c_fill(struct backend *b, void *dst, int byte, size_t n, char *err)
+{
+	cudaError_t e = R.cudaMemsetAsync(dst, byte, n, b->stream);
+	return e ? fail(b, "cudaMemsetAsync", e, err) : 0;
+}
+
+static int c_flush(struct backend *b, char *err)
+{
+	struct cuda *c = b->priv;
+	static int gen;
+	/* persisting lines survive ordinary traffic: demote them first */
+	cudaError_t e = R.cudaCtxResetPersistingL2Cache();
+	if (e)
+		return fail(b, "cudaCtxResetPersistingL2Cache", e, err);
+	/* reading leaves the L2 clean, so the run does not pay for writing back
+	 * the flush; without kloop's kernels, write the buffer instead */
+	if (K.ok)
+		e = K.read(c->pFlush, (long long)(c->nFlush & ~(size_t)15), c->pReport, b->stream);
+	else
+		e = R.cudaMemsetAsync(c->pFlush, ++gen & 0xff, c->nFlush, b->stream);
+	return e ? fail(b, "flushing the L2", e, err) : 0;
+}
+
+static int c_empty(struct backend *b, char *err)
+{
+	cudaError_t e = K.ok ? K.empty(b->stream) : 0;
+	return e ? fail(b, "launching an empty kernel", e, err) : 0;
+}
+
+static int c_sync(struct backend *b, char *err)
+{
+	cudaError_t e = R.cudaDeviceSynchronize();
+	if (!e)
+		e = R.cudaGetLastError();
+	if (!e)
+		return 0;
+	return fail(b, "the run failed", e, err);
+}
+
+static int c_timer_start(struct backend *b, char *err)
+{
+	struct cuda *c = b->priv;
+	cudaError_t e = R.cudaEventRecord(c->e0, b->stream);
+	return e ? fail(b, "cudaEventRecord", e, err) : 0;
+}
+
+static int c_timer_stop(struct backend *b, double *pStream, double *pDevice, char *err)
+{
+	struct cuda *c = b->priv;
+	cudaError_t e;
+	/* e1: the end of the work on the candidate's stream; then a device-wide
+	 * synchronize, and e2, so that work on other streams is seen too */
+	if ((e = R.cudaEventRecord(c->e1, b->stream)))
+		return fail(b, "cudaEventRecord", e, err);
+	if ((e = R.cudaDeviceSynchronize()))
+		return fail(b, "the timed run failed", e, err);
+	if ((e = R.cudaEventRecord(c->e2, b->stream)) || (e = R.cudaEventSynchronize(c->e2)))
+		return fail(b, "cudaEventRecord", e, err);
+	float f1 = 0, f2 = 0;
+	if ((e = R.cudaEventElapsedTime(&f1, c->e0, c->e1)) ||
+	    (e = R.cudaEventElapsedTime(&f2, c->e0, c->e2)))
+		return fail(b, "cudaEventElapsedTime", e, err);
+	*pStream = f1;
+	*pDevice = f2;
+	return 0;
+}
+
+static int c_reset(struct backend *b, char *err)
+{
+	struct cuda *c = b->priv;
+	/* a fresh stream drops any access-policy window set on the old one */
+	cudaStream_t s;
+	cudaError_t e = R.cudaDeviceSynchronize();
+	if (e)
+		return fail(b, "synchronizing before the candidate", e, err);
+	if ((e = R.cudaStreamCreateWithFlags(&s, STREAM_NON_BLOCKING)))
+		return fail(b, "cudaStreamCreateWithFlags", e, err);
+	R.cudaStreamDestroy(b->stream);
+	b->stream = s;
+	R.cudaDeviceSetLimit(LIMIT_PERSISTING_L2, 0);
+	R.cudaCtxResetPersistingL2Cache();
+	R.cudaGetLastError();
+	(void)c;
+	return 0;
+}
+
+static int c_clock(struct backend *b)
+{
+	struct cuda *c = b->priv;
+	unsigned mhz = 0;
+	if (!c->nvml || N.clock(c->nvml, 1 /* NVML_CLOCK_SM */, &mhz) != 0)
+		return -1;
+	return (int)mhz;
+}
+
+static int c_throttled(struct backend *b, char *buf, size_t n)
+{
+	struct cuda *c = b->priv;
+	unsigned long long r = 0;
+	if (!c->nvml || !N.reasons || N.reasons(c->nvml, &r) != 0)
+		return -1;
+	static const struct {
+		unsigned long long bit;
+		const char *name;
+	} reasons[] = {{0x4, "software power cap"},
+	               {0x8, "hardware slowdown"},
+	               {0x20, "software thermal slowdown"},
+	               {0x40, "hardware thermal slowdown"},
+	               {0x80, "hardware power brake"}};
+	size_t used = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < sizeof reasons / sizeof *reasons; i++)
+		if (r & reasons[i].bit)
+			used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s",
+			                         used ? ", " : "", reasons[i].name);
+	return used > 0;
+}
+
+static void c_destroy(struct backend *b)
+{
+	struct cuda *c = b->priv;
+	R.cudaFree(c->pFlush);
+	R.cudaFree(c->pReport);
+	free(c->pHostA);
+	free(c->pHostB);
+	free(c);
+	free(b);
+}
+
+struct backend *backend_cuda_new(int dev, char *err)
+{
+	if (load_runtime(err) < 0)
+		return NULL;
+	int n = 0;
+	cudaError_t e = R.cudaGetDeviceCount(&n);
+	if (e || n == 0)
+		return kl_err(err, "no CUDA device is usable here (%s)",
+		              e ? R.cudaGetErrorString(e) : "the driver reports none"),
+		       NULL;
+	if (dev < 0 || dev >= n)
+		return kl_err(err, "CUDA device %d does not exist (there are %d)", dev, n), NULL;
+	if ((e = R.cudaSetDevice(dev)))
+		return cerr("cudaSetDevice", e, err), NULL;
+	struct backend *b = xcalloc(1, sizeof *b);
+	struct cuda *c = xcalloc(1, sizeof *c);
+	b->zName = "cuda";
+	b->priv = c;
+	c->dev = dev;
+	int major = 0, minor = 0, l2 = 0, sms = 0;
+	R.cudaDeviceGetAttribute(&major, ATTR_CC_MAJOR, dev);
+	R.cudaDeviceGetAttribute(&minor, ATTR_CC_MINOR, dev);
+	R.cudaDeviceGetAttribute(&l2, ATTR_L2_SIZE, dev);
+	R.cudaDeviceGetAttribute(&sms, ATTR_SM_COUNT, dev);
+	const char *arch = getenv("KLOOP_CUDA_ARCH");
+	if (arch && *arch)
+		snprintf(b->zArch, sizeof b->zArch, "%s", arch);
+	else
+		snprintf(b->zArch, sizeof b->zArch, "sm_%d%d", major, minor);
+	char pci[64] = "", name[96] = "GPU";
+	if (N.ok && R.cudaDeviceGetPCIBusId(pci, sizeof pci, dev) == 0 &&
+	    N.byPci(pci, &c->nvml) != 0)
+		c->nvml = NULL;
+	if (c->nvml && N.name)
+		N.name(c->nvml, name, sizeof name);
+	if (c->nvml && N.uuid && N.uuid(c->nvml, b->zUuid, sizeof b->zUuid) != 0)
+		b->zUuid[0] = 0;
+	int drv = 0, rt = 0;
+	R.cudaDriverGetVersion(&drv);
+	R.cudaRuntimeGetVersion(&rt);
+	snprintf(b->zDevice, sizeof b->zDevice,
+	         "%s (%s, %d SMs, L2 %d MB, driver CUDA %d.%d, runtime %d.%d%s)", name, b->zArch,
+	         sms, l2 >> 20, drv / 1000, (drv % 1000) / 10, rt / 1000, (rt % 1000) / 10,
+	         K.ok ? "" : "; checks on the CPU: libkloop-cuda.so not found");
+	c->nFlush = 2 * (size_t)(l2 > 0 ? l2 : 64 << 20);
+	if ((e = R.cudaStreamCreateWithFlags(&b->stream, STREAM_NON_BLOCKING)) ||
+	    (e = R.cudaEventCreate(&c->e0)) || (e = R.cudaEventCreate(&c->e1)) ||
+	    (e = R.cudaEventCreate(&c->e2)) || (e = R.cudaMalloc(&c->pFlush, c->nFlush)) ||
+	    (e = R.cudaMalloc(&c->pReport, 256)) ||
+	    (e = R.cudaMemsetAsync(c->pFlush, 0, c->nFlush, b->stream))) {
+		cerr("setting up the device", e, err);
+		free(c);
+		free(b);
+		return NULL;
+	}
+	b->alloc = c_alloc;
+	b->release = c_release;
+	b->alloc_shared = c_alloc_shared;
+	b->release_shared = c_release_shared;
+	b->open_shared = c_open_shared;
+	b->upload = c_upload;
+	b->download = c_download;
+	b->fill = c_fill;
+	b->copy = c_copy;
+	b->compare = c_compare;
+	b->diff = c_diff;
+	b->random = c_random;
+	b->launch_empty = c_empty;
+	b->flush = c_flush;
+	b->share_handle = c_share_handle;
+	b->mem_info = c_mem_info;
+	b->timer_start = c_timer_start;
+	b->timer_stop = c_timer_stop;
+	b->sync = c_sync;
+	b->reset = c_reset;
+	b->clock_mhz = c_clock;
+	b->throttled = c_throttled;
+	b->destroy = c_destroy;
+	return b;
+}

@@ -1,0 +1,785 @@
+/*
+ * cand.c - the candidate in its own sandboxed process: the trusted side
+ * (start, calls, crash diagnosis, kill) and the runner's side (cand_serve).
+ * Messages are fixed-size records on a SOCK_SEQPACKET socketpair; every
+ * reply carries the request's sequence number, so that anything the
+ * candidate writes to the channel itself is noticed.
+ */
+#include "cand.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proc.h"
+#include "util.h"
+
+enum {
+	CM_SETUP = 1, /* trusted -> runner: the buffers (and the fds) */
+	CM_READY,     /* runner: loaded */
+	CM_LOADERR,   /* runner: the object cannot be loaded (text) */
+	CM_RUN,       /* trusted: call kl_run (mode) */
+	CM_FRAME,     /* trusted: an empty timed frame */
+	CM_REPLY,     /* runner: rc, ms, md */
+	CM_FAIL,      /* runner: the run left a device error (text) */
+	CM_SIGNAL,    /* runner: the candidate died of a signal (rc, text) */
+	CM_EXIT,      /* runner: the candidate called exit (rc) */
+	CM_INPUT,     /* runner: the candidate wrote to a read-only input (text) */
+	CM_TERM,      /* runner: SIGTERM from another process (the job is being stopped) */
+};
+
+struct cm {
+	uint32_t op, seq;
+	int32_t mode, rc;
+	double ms, md;
+	char text[400];
+};
+
+#define MAX_BUF (2 * TASK_MAX_TENSORS)
+
+struct cm_buf {
+	unsigned char handle[64];
+	uint64_t n, off;
+	int32_t dtype, ndim, input, hasFd;
+	int64_t shape[8];
+	char name[64];
+};
+
+struct cm_setup {
+	uint32_t op, nBuf;
+	struct cm_buf buf[MAX_BUF];
+};
+
+struct cand {
+	struct harness_cand hc;
+	int fd;    /* control socket */
+	pid_t pid; /* bubblewrap, or the runner itself */
+	uint32_t seq;
+	int pollFd;
+	int dead;       /* the runner is gone */
+	int noteKind;   /* HC_CRASHED or HC_MISBEHAVED when the runner said why it died */
+	char note[512]; /* what it said */
+	char zStatus[160];
+	int schedFd; /* the runner's /proc/PID/schedstat, or -1 */
+};
+
+/* ---- sending descriptors ---- */
+
+static int send_with_fds(int sock, const void *p, size_t n, const int *fds, int nFds)
+{
+	struct iovec iov = {(void *)p, n};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * (MAX_BUF + 1))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (nFds > 0) {
+		memset(&u, 0, sizeof u);
+		m.msg_control = u.buf;
+		m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nFds);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nFds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nFds);
+	}
+	return sendmsg(sock, &m, MSG_NOSIGNAL) == (ssize_t)n ? 0 : -1;
+}
+
+static ssize_t recv_with_fds(int sock, void *p, size_t n, int *fds, int *pnFds)
+{
+	struct iovec iov = {p, n};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * (MAX_BUF + 1))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+	ssize_t r = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+	*pnFds = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); r >= 0 && c; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			memcpy(fds + *pnFds, CMSG_DATA(c), sizeof(int) * (size_t)k);
+			*pnFds += k;
+		}
+	return r;
+}
+
+/* ---- the sandbox ---- */
+
+static int probed, probeRc;
+static char probeErr[KL_ERRLEN];
+
+int cand_sandbox_probe(char *err)
+{
+	if (!probed) {
+		probed = 1;
+		char *argv[] = {"bwrap",
+		                "--unshare-user",
+		                "--unshare-pid",
+		                "--unshare-net",
+		                "--ro-bind",
+		                "/",
+		                "/",
+		                "--proc",
+		                "/proc",
+		                "--dev",
+		                "/dev",
+		                "--die-with-parent",
+		                "--clearenv",
+		                "true",
+		                NULL};
+		char *out = NULL;
+		int st = proc_capture(argv, &out, 4096);
+		if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) == 127) {
+			probeRc = kl_err(
+			    probeErr, "bubblewrap (bwrap) is not installed: candidates run "
+			              "unsandboxed (install the bubblewrap package; --no-sandbox "
+			              "accepts this without the warning)");
+		} else if (WEXITSTATUS(st) != 0) {
+			char *nl = out ? strchr(out, '\n') : NULL;
+			if (nl)
+				*nl = 0;
+			probeRc = kl_err(probeErr,
+			                 "bubblewrap cannot create its namespaces here (%s): user "
+			                 "namespaces are probably disabled (sysctl "
+			                 "kernel.unprivileged_userns_clone or "
+			                 "user.max_user_namespaces); candidates run unsandboxed "
+			                 "(--no-sandbox accepts this without the warning)",
+			                 out && *out ? out : "no message");
+		}
+		free(out);
+	}
+	if (probeRc < 0 && err)
+		snprintf(err, KL_ERRLEN, "%s", probeErr);
+	return probeRc;
+}
+
+struct argv {
+	char **v;
+	size_t n, alloc;
+};
+
+static void av(struct argv *a, const char *z)
+{
+	xgrow((void **)&a->v, &a->alloc, a->n + 2, sizeof *a->v);
+	a->v[a->n++] = z ? xstrdup(z) : NULL;
+	a->v[a->n] = NULL;
+}
+
+static void av2(struct argv *a, const char *x, const char *y, const char *z)
+{
+	av(a, x);
+	av(a, y);
+	if (z)
+		av(a, z);
+}
+
+/* the directory holding the CUDA runtime this process loaded, if any */
+static void bind_cudart_dir(struct argv *a)
+{
+	void *h = dlopen("libcudart.so.13", RTLD_NOLOAD | RTLD_NOW);
+	if (!h)
+		h = dlopen("libcudart.so.12", RTLD_NOLOAD | RTLD_NOW);
+	void *sym = h ? dlsym(h, "cudaMalloc") : NULL;
+	Dl_info info;
+	if (sym && dladdr(sym, &info) && info.dli_fname) {
+		char *d = xstrdup(info.dli_fname), *slash = strrchr(d, '/');
+		if (slash) {
+			*slash = 0;
+			av2(a, "--ro-bind-try", d, d);
+		}
+		free(d);
+	}
+}
+
+static void build_argv(const struct cand_opts *o, const char *zExe, struct argv *a)
+{
+	char dev[16];
+	snprintf(dev, sizeof dev, "%d", o->dev);
+	int cuda = !strcmp(o->zBackend, "cuda");
+	if (o->sandbox) {
+		av(a, "bwrap");
+		/* legacy CUDA IPC handles do not cross pid namespaces: on the GPU the
+		 * runner keeps the pid namespace, but not the dumpable processes'
+		 * /proc entries (kloop and the worker are not dumpable) */
+		av2(a, "--unshare-user", "--unshare-net", "--unshare-uts");
+		av(a, "--unshare-cgroup-try");
+		if (!cuda) /* and legacy CUDA IPC may use System V IPC: kept on the GPU */
+			av2(a, "--unshare-pid", "--unshare-ipc", NULL);
+		av2(a, "--die-with-parent", "--new-session", "--clearenv");
+		av2(a, "--setenv", "PATH", "/usr/bin:/bin");
+		av2(a, "--setenv", "HOME", "/tmp");
+		av2(a, "--setenv", "TMPDIR", "/tmp");
+		static const char *ro[] = {"/usr",
+		                           "/lib",
+		                           "/lib32",
+		                           "/lib64",
+		                           "/libx32",
+		                           "/bin",
+		                           "/sbin",
+		                           "/etc/ld.so.cache",
+		                           "/etc/ld.so.conf",
+		                           "/etc/ld.so.conf.d",
+		                           "/etc/alternatives",
+		                           "/etc/localtime"};
+		for (size_t i = 0; i < sizeof ro / sizeof *ro; i++)
+			av2(a, "--ro-bind-try", ro[i], ro[i]);
+		av2(a, "--proc", "/proc", NULL);
+		av2(a, "--dev", "/dev", NULL);
+		av2(a, "--tmpfs", "/tmp", NULL);
+		if (cuda) {
+			const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+			if (vis)
+				av2(a, "--setenv", "CUDA_VISIBLE_DEVICES", vis);
+			const char *ld = getenv("LD_LIBRARY_PATH");
+			if (ld && *ld) {
+				av2(a, "--setenv", "LD_LIBRARY_PATH", ld);
+				char *dup = xstrdup(ld), *save = NULL;
+				for (char *d = strtok_r(dup, ":", &save); d;
+				     d = strtok_r(NULL, ":", &save))
+					if (d[0] == '/')
+						av2(a, "--ro-bind-try", d, d);
+				free(dup);
+			}
+			bind_cudart_dir(a);
+			av2(a, "--ro-bind-try", "/sys", "/sys");
+			glob_t g;
+			if (glob("/dev/nvidia*", 0, NULL, &g) == 0) {
+				for (size_t i = 0; i < g.gl_pathc; i++)
+					av2(a, "--dev-bind-try", g.gl_pathv[i], g.gl_pathv[i]);
+				globfree(&g);
+			}
+			av2(a, "--dev-bind-try", "/dev/dri", "/dev/dri");
+		}
+		/* the libraries the task or --libs gave, found through their rpath */
+		for (int i = 0; o->azLibDirs && o->azLibDirs[i]; i++)
+			av2(a, "--ro-bind-try", o->azLibDirs[i], o->azLibDirs[i]);
+		av2(a, "--ro-bind", zExe, "/run/kloop/kloop-worker");
+		av2(a, "--chdir", "/tmp", NULL);
+		av(a, "--");
+		av(a, "/run/kloop/kloop-worker");
+	} else {
+		av(a, zExe);
+	}
+	av2(a, "--runner", "--backend", o->zBackend);
+	av2(a, "--device", dev, NULL);
+}
+
+/* ---- the trusted side ---- */
+
+/* the runner is gone: reap it and say why into why; HC_CRASHED or
+ * HC_MISBEHAVED */
+static int runner_died(struct cand *c, char *why, size_t nWhy)
+{
+	if (!c->dead) {
+		c->dead = 1;
+		int st = 0;
+		if (c->pid > 0) {
+			kill(-c->pid, SIGKILL);
+			kill(c->pid, SIGKILL);
+			if (waitpid(c->pid, &st, 0) == c->pid)
+				proc_describe_status(st, c->zStatus, sizeof c->zStatus);
+			c->pid = 0;
+		}
+	}
+	if (c->noteKind) {
+		snprintf(why, nWhy, "%s", c->note);
+		return c->noteKind;
+	}
+	snprintf(why, nWhy, "the candidate's process ended while running it (%s)",
+	         c->zStatus[0] ? c->zStatus : "no status");
+	return HC_CRASHED;
+}
+
+/* send req, wait for its reply: 0, or HC_* with why */
+static int roundtrip(struct cand *c, struct cm *req, struct cm *rep, char *why, size_t nWhy)
+{
+	if (c->dead)
+		return runner_died(c, why, nWhy);
+	req->seq = ++c->seq;
+	if (send(c->fd, req, sizeof *req, MSG_NOSIGNAL) != (ssize_t)sizeof *req)
+		return runner_died(c, why, nWhy);
+	for (;;) {
+		struct pollfd p[2] = {{.fd = c->fd, .events = POLLIN}, {.fd = c->pollFd}};
+		int n = poll(p, c->pollFd >= 0 ? 2 : 1, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (c->pollFd >= 0 && (p[1].revents & (POLLHUP | POLLERR | POLLNVAL))) {
+			/* whoever we work for is gone: so are we, and the candidate */
+			if (c->pid > 0)
+				kill(c->pid, SIGKILL);
+			_exit(0);
+		}
+		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		struct cm m;
+		ssize_t r = recv(c->fd, &m, sizeof m, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return runner_died(c, why, nWhy);
+		if (r != (ssize_t)sizeof m) {
+			snprintf(
+			    why, nWhy,
+			    "the candidate wrote to kloop's control channel (a %zd-byte message)",
+			    r);
+			return HC_MISBEHAVED;
+		}
+		m.text[sizeof m.text - 1] = 0;
+		if (m.op == CM_TERM) {
+			/* the runner and this worker are being stopped together (Slurm's
+			 * scancel signals every process of the step): no verdict, this
+			 * worker ends as if the signal had reached it first, and kloop
+			 * runs the job elsewhere (a candidate that fakes this gets its
+			 * job requeued, at most twice) */
+			signal(SIGTERM, SIG_DFL);
+			raise(SIGTERM);
+			_exit(128 + SIGTERM);
+		}
+		if (m.op == CM_SIGNAL || m.op == CM_EXIT || m.op == CM_INPUT) {
+			if (c->noteKind == HC_MISBEHAVED)
+				continue; /* the write to an input explains the signal */
+			c->noteKind = m.op == CM_INPUT ? HC_MISBEHAVED : HC_CRASHED;
+			if (m.op == CM_SIGNAL)
+				snprintf(c->note, sizeof c->note, "the candidate was killed by %s",
+				         m.text);
+			else if (m.op == CM_EXIT)
+				snprintf(c->note, sizeof c->note, "the candidate called exit(%d)",
+				         (int)m.rc);
+			else
+				snprintf(
+				    c->note, sizeof c->note,
+				    "input modified: the candidate wrote to its read-only input %s",
+				    m.text);
+			continue;
+		}
+		if (m.seq != req->seq || (m.op != CM_REPLY && m.op != CM_FAIL)) {
+			snprintf(why, nWhy,
+			         "the candidate wrote to kloop's control channel (a message out of "
+			         "turn)");
+			return HC_MISBEHAVED;
+		}
+		if (m.op == CM_FAIL) {
+			snprintf(why, nWhy, "%s", m.text);
+			return HC_CRASHED;
+		}
+		*rep = m;
+		return 0;
+	}
+}
+
+static int c_call(struct harness_cand *hc, int mode, int *pRc, double *pMs, double *pMd, char *why,
+                  size_t nWhy, char *err)
+{
+	struct cand *c = (struct cand *)hc;
+	struct cm req = {.op = CM_RUN, .mode = mode}, rep;
+	(void)err;
+	int rc = roundtrip(c, &req, &rep, why, nWhy);
+	if (rc)
+		return rc;
+	*pRc = rep.rc;
+	*pMs = rep.ms;
+	*pMd = rep.md;
+	return 0;
+}
+
+static int c_frame(struct harness_cand *hc, double *pMd, char *why, size_t nWhy, char *err)
+{
+	struct cand *c = (struct cand *)hc;
+	struct cm req = {.op = CM_FRAME}, rep;
+	(void)err;
+	int rc = roundtrip(c, &req, &rep, why, nWhy);
+	if (!rc)
+		*pMd = rep.md;
+	return rc;
+}
+
+/* the deepest descendant of pid (bubblewrap's: the runner itself), or pid */
+static pid_t runner_pid(pid_t pid)
+{
+	for (int depth = 0; depth < 4; depth++) {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+		pid_t child = 0;
+		while (d && (e = readdir(d)) && !child) {
+			if (e->d_name[0] < '1' || e->d_name[0] > '9')
+				continue;
+			char p[300], buf[512];
+			snprintf(p, sizeof p, "/proc/%s/stat", e->d_name);
+			int fd = open(p, O_RDONLY | O_CLOEXEC);
+			ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+			if (fd >= 0)
+				close(fd);
+			if (n <= 0)
+				continue;
+			buf[n] = 0;
+			char *rp = strrchr(buf, ')');
+			int ppid = 0;
+			if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == pid)
+				child = (pid_t)atoi(e->d_name);
+		}
+		if (d)
+			closedir(d);
+		if (!child)
+			break;
+		pid = child;
+	}
+	return pid;
+}
+
+static double c_sched_delay(struct harness_cand *hc)
+{
+	struct cand *c = (struct cand *)hc;
+	char buf[128];
+	ssize_t n = c->schedFd >= 0 ? pread(c->schedFd, buf, sizeof buf - 1, 0) : -1;
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	unsigned long long run = 0, wait = 0;
+	return sscanf(buf, "%llu %llu", &run, &wait) == 2 ? (double)wait * 1e-6 : 0;
+}
+
+struct harness_cand *cand_iface(struct cand *c)
+{
+	return &c->hc;
+}
+
+void cand_free(struct cand *c)
+{
+	if (!c)
+		return;
+	if (c->pid > 0) {
+		/* its process group; and bubblewrap's pid namespace dies with it,
+		 * with everything in it */
+		kill(-c->pid, SIGKILL);
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, NULL, 0);
+	}
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->schedFd >= 0)
+		close(c->schedFd);
+	free(c);
+}
+
+struct cand *cand_start(const struct cand_opts *o, struct harness *h, int soFd, int *pLoadErr,
+                        char *err)
+{
+	*pLoadErr = 0;
+	struct harness_buf hb[MAX_BUF];
+	int nBuf = harness_buffers(h, hb);
+	struct cm_setup *su = xcalloc(1, sizeof *su);
+	int fds[MAX_BUF + 1], nFds = 0;
+	fds[nFds++] = soFd;
+	su->op = CM_SETUP;
+	su->nBuf = (uint32_t)nBuf;
+	for (int i = 0; i < nBuf; i++) {
+		struct cm_buf *cb = &su->buf[i];
+		memcpy(cb->handle, hb[i].sh.handle, sizeof cb->handle);
+		cb->n = hb[i].sh.n;
+		cb->off = hb[i].off;
+		cb->dtype = (int32_t)hb[i].t.dtype;
+		cb->ndim = hb[i].t.ndim;
+		cb->input = hb[i].input;
+		memcpy(cb->shape, hb[i].t.shape, sizeof cb->shape);
+		snprintf(cb->name, sizeof cb->name, "%s", hb[i].zName ? hb[i].zName : "?");
+		if (hb[i].sh.fd >= 0 && hb[i].sh.n) {
+			cb->hasFd = 1;
+			fds[nFds++] = hb[i].sh.fd;
+		}
+	}
+	char exe[4096];
+	ssize_t ne = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (ne <= 0) {
+		free(su);
+		return kl_err(err, "cannot find kloop-worker's own executable: %s",
+		              strerror(errno)),
+		       NULL;
+	}
+	exe[ne] = 0;
+	struct argv a = {0};
+	build_argv(o, exe, &a);
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		free(su);
+		return kl_err(err, "socketpair: %s", strerror(errno)), NULL;
+	}
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid > 0)
+		setpgid(pid, pid);
+	if (pid == 0) {
+		/* its own process group, killed whole after the candidate; and it
+		 * dies with the worker */
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		for (int s = 1; s < NSIG; s++)
+			signal(s, SIG_DFL);
+		int nul = open("/dev/null", O_RDONLY);
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(2, 1) < 0 || dup2(sv[1], 3) < 0)
+			_exit(127);
+		/* nothing else: not the protocol, not the session, not the cache */
+		if (close_range(4, ~0u, 0) < 0)
+			for (int fd = 4; fd < 65536; fd++)
+				if (fcntl(fd, F_GETFD) >= 0)
+					close(fd);
+		execvp(a.v[0], a.v);
+		dprintf(2, "kloop-worker: cannot run %s: %s\n", a.v[0], strerror(errno));
+		_exit(127);
+	}
+	for (size_t i = 0; i < a.n; i++)
+		free(a.v[i]);
+	free(a.v);
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		free(su);
+		return kl_err(err, "cannot fork: %s", strerror(errno)), NULL;
+	}
+	struct cand *c = xcalloc(1, sizeof *c);
+	c->fd = sv[0];
+	c->pid = pid;
+	c->pollFd = o->pollFd;
+	c->schedFd = -1;
+	c->hc.call = c_call;
+	c->hc.frame = c_frame;
+	c->hc.sched_delay = c_sched_delay;
+	if (send_with_fds(c->fd, su, sizeof *su, fds, nFds) < 0) {
+		free(su);
+		char why[KL_ERRLEN];
+		runner_died(c, why, sizeof why);
+		kl_err(err, "the candidate's process did not start: %s", why);
+		cand_free(c);
+		return NULL;
+	}
+	free(su);
+	struct cm rep;
+	/* its first message: ready, or why the object cannot be loaded */
+	for (;;) {
+		struct pollfd p = {.fd = c->fd, .events = POLLIN};
+		if (poll(&p, 1, -1) < 0 && errno == EINTR)
+			continue;
+		ssize_t r = recv(c->fd, &rep, sizeof rep, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == (ssize_t)sizeof rep && rep.op == CM_READY) {
+			char p[64];
+			snprintf(p, sizeof p, "/proc/%d/schedstat", (int)runner_pid(c->pid));
+			c->schedFd = open(p, O_RDONLY | O_CLOEXEC);
+			return c;
+		}
+		if (r == (ssize_t)sizeof rep && rep.op == CM_LOADERR) {
+			rep.text[sizeof rep.text - 1] = 0;
+			*pLoadErr = 1;
+			kl_err(err, "%s", rep.text);
+		} else if (r == (ssize_t)sizeof rep &&
+		           (rep.op == CM_SIGNAL || rep.op == CM_EXIT || rep.op == CM_INPUT)) {
+			/* its constructors died: a crash while loading */
+			rep.text[sizeof rep.text - 1] = 0;
+			if (rep.op == CM_EXIT)
+				kl_err(err, "the candidate called exit(%d) while being loaded",
+				       (int)rep.rc);
+			else
+				kl_err(err, "the candidate was killed by %s while being loaded",
+				       rep.text);
+		} else {
+			char why[KL_ERRLEN];
+			runner_died(c, why, sizeof why);
+			kl_err(err, "the candidate's process did not start: %s", why);
+		}
+		cand_free(c);
+		return NULL;
+	}
+}
+
+/* ---- the runner's side ---- */
+
+static struct {
+	int fd;
+	volatile int inCand;
+	int nBuf;
+	struct cm_buf buf[MAX_BUF];
+	void *base[MAX_BUF];
+} S;
+
+static void say(int op, int rc, const char *text)
+{
+	struct cm m = {.op = (uint32_t)op, .rc = rc};
+	if (text) {
+		size_t n = strlen(text);
+		n = n < sizeof m.text - 1 ? n : sizeof m.text - 1;
+		memcpy(m.text, text, n);
+	}
+	(void)!send(S.fd, &m, sizeof m, MSG_NOSIGNAL);
+}
+
+static void on_fatal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (sig == SIGTERM && si->si_code == SI_USER && si->si_pid != getpid()) {
+		/* sent by another process: the job is being stopped, not a crash */
+		say(CM_TERM, sig, NULL);
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	if (sig == SIGSEGV || sig == SIGBUS) {
+		char *a = si->si_addr;
+		for (int i = 0; i < S.nBuf; i++)
+			if (S.buf[i].input && S.base[i] && a >= (char *)S.base[i] &&
+			    a < (char *)S.base[i] + S.buf[i].n) {
+				say(CM_INPUT, 0, S.buf[i].name);
+				break;
+			}
+	}
+	char name[32];
+	const char *ab = sigabbrev_np(sig);
+	snprintf(name, sizeof name, "SIG%s", ab ? ab : "?");
+	say(CM_SIGNAL, sig, name);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void on_exit_hook(int status, void *arg)
+{
+	(void)arg;
+	if (S.inCand)
+		say(CM_EXIT, status, NULL);
+}
+
+int cand_serve(int fd, const char *zBackend, int dev)
+{
+	char err[KL_ERRLEN];
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	S.fd = fd;
+	static char stack[1 << 16];
+	stack_t ss = {.ss_sp = stack, .ss_size = sizeof stack};
+	sigaltstack(&ss, NULL);
+	int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTERM, SIGXCPU, SIGXFSZ};
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+		struct sigaction sa = {0};
+		sa.sa_sigaction = on_fatal;
+		sa.sa_flags = SA_ONSTACK | SA_RESETHAND | SA_SIGINFO;
+		sigaction(sigs[i], &sa, NULL);
+	}
+	on_exit(on_exit_hook, NULL);
+	struct cm_setup *su = xcalloc(1, sizeof *su);
+	int fds[MAX_BUF + 1], nFds;
+	if (recv_with_fds(fd, su, sizeof *su, fds, &nFds) != (ssize_t)sizeof *su ||
+	    su->op != CM_SETUP || nFds < 1 || su->nBuf > MAX_BUF)
+		return 3;
+	int cuda = !strcmp(zBackend, "cuda");
+	struct backend *b = cuda ? backend_cuda_new(dev, err) : backend_host_new(err);
+	if (!b) {
+		say(CM_LOADERR, 0, err);
+		return 3;
+	}
+	kl_tensor in[TASK_MAX_TENSORS], out[TASK_MAX_TENSORS];
+	int nIn = 0, nOut = 0, k = 1;
+	S.nBuf = (int)su->nBuf;
+	for (int i = 0; i < S.nBuf; i++) {
+		struct cm_buf *cb = &su->buf[i];
+		struct kl_share sh = {.fd = cb->hasFd && k < nFds ? fds[k++] : -1, .n = cb->n};
+		memcpy(sh.handle, cb->handle, sizeof sh.handle);
+		void *p = b->open_shared(b, &sh, cb->input, err);
+		if (!p) {
+			say(CM_LOADERR, 0, err);
+			return 3;
+		}
+		if (sh.fd >= 0)
+			close(sh.fd);
+		S.buf[i] = *cb;
+		S.base[i] = p;
+		kl_tensor *t = cb->input ? &in[nIn++] : &out[nOut++];
+		t->data = (char *)p + cb->off;
+		t->dtype = (kl_dtype)cb->dtype;
+		t->ndim = cb->ndim;
+		memcpy(t->shape, cb->shape, sizeof t->shape);
+	}
+	free(su);
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fds[0]);
+	S.inCand = 1; /* its constructors are the candidate's code */
+	void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	S.inCand = 0;
+	if (!dl) {
+		snprintf(err, KL_ERRLEN, "the shared object could not be loaded: %s", dlerror());
+		say(CM_LOADERR, 0, err);
+		return 3;
+	}
+	kl_run_fn fn = (kl_run_fn)(uintptr_t)dlsym(dl, "kl_run");
+	if (!fn) {
+		say(CM_LOADERR, 0,
+		    "the candidate does not define kl_run (it must have C linkage: extern \"C\" in "
+		    "C++ and CUDA)");
+		return 3;
+	}
+	say(CM_READY, 0, NULL);
+	for (;;) {
+		struct cm m;
+		ssize_t r = recv(fd, &m, sizeof m, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != (ssize_t)sizeof m)
+			_exit(0); /* the trusted side hung up */
+		struct cm rep = {.op = CM_REPLY, .seq = m.seq};
+		int bad = 0;
+		if (m.op == CM_FRAME) {
+			double ms;
+			/* a run without kl_run: the same flush, start and stop */
+			bad = (cuda && b->flush(b, err) < 0) || b->sync(b, err) < 0 ||
+			      b->timer_start(b, err) < 0 ||
+			      (b->launch_empty && b->launch_empty(b, err) < 0) ||
+			      b->timer_stop(b, &ms, &rep.md, err) < 0;
+		} else if (m.op == CM_RUN) {
+			/* on the GPU, the caches are flushed in this context too (its
+			 * persisting L2 lines are its own), right before the start event */
+			if (m.mode != HC_UNTIMED && cuda && b->flush(b, err) < 0)
+				bad = 1;
+			if (!bad && m.mode == HC_STRICT && b->sync(b, err) < 0)
+				bad = 1;
+			if (!bad && m.mode != HC_UNTIMED && b->timer_start(b, err) < 0)
+				bad = 1;
+			if (!bad) {
+				S.inCand = 1;
+				rep.rc = fn(in, nIn, out, nOut, b->stream);
+				S.inCand = 0;
+			}
+			if (!bad && m.mode != HC_UNTIMED &&
+			    b->timer_stop(b, &rep.ms, &rep.md, err) < 0)
+				bad = 1;
+			if (!bad && b->sync(b, err) < 0)
+				bad = 1;
+		} else {
+			_exit(3);
+		}
+		if (bad) {
+			rep.op = CM_FAIL;
+			snprintf(rep.text, sizeof rep.text, "%.300s%s", err,
+			         b->fatal ? " (the device context is lost)" : "");
+		}
+		if (send(fd, &rep, sizeof rep, MSG_NOSIGNAL) != (ssize_t)sizeof rep)
+			_exit(0);
+		if (b->fatal)
+			_exit(3);
+	}
+}

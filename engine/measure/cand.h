@@ -1,0 +1,62 @@
+/*
+ * cand.h - a candidate in its own process.  The trusted side (the worker:
+ * protocol, reference data, comparison, timing bounds) never loads candidate
+ * code; it starts a runner (kloop-worker --runner) that loads the candidate's
+ * shared object, maps the harness's buffers (memfds on the host, inputs
+ * read-only; CUDA IPC handles on the GPU) and calls kl_run when told, over a
+ * socketpair that is the only descriptor it is given besides its output.
+ * The runner runs inside bubblewrap (no network, a read-only view of the
+ * system, a private /tmp, no session dir, cache or $HOME, its own pid
+ * namespace on the host, an empty environment, the GPU device nodes only for
+ * the cuda backend), and is killed with everything it started when the
+ * candidate is done.  On the GPU it keeps the pid and IPC namespaces (legacy
+ * CUDA IPC handles do not cross pid namespaces); kloop and the worker are
+ * not dumpable, so their /proc entries stay closed to it.
+ */
+#ifndef KL_CAND_H
+#define KL_CAND_H
+
+#include <stddef.h>
+
+#include "backend.h"
+#include "harness.h"
+
+struct cand_opts {
+	const char *zBackend;   /* "host" or "cuda" */
+	int dev;                /* CUDA device ordinal */
+	int sandbox;            /* run inside bubblewrap (0: --no-sandbox) */
+	int pollFd;             /* a descriptor whose hang-up means "give up" (the
+	                           protocol input), or -1 */
+	char *const *azLibDirs; /* directories of the libraries candidates link (the
+	                           task's libs), seen read-only in the sandbox; NULL
+	                           or NULL-terminated */
+};
+
+struct cand;
+
+/*
+ * Start a runner for the shared object open at soFd (dup'ed) on h's
+ * buffers.  NULL with err on kloop's failure; *pLoadErr is set (and NULL
+ * returned) when the object cannot be loaded or has no kl_run: err then
+ * says why, as a compile_error.
+ */
+struct cand *cand_start(const struct cand_opts *o, struct harness *h, int soFd, int *pLoadErr,
+                        char *err);
+
+/* the harness's view of it */
+struct harness_cand *cand_iface(struct cand *c);
+
+/* kill the runner with everything it started, and free c */
+void cand_free(struct cand *c);
+
+/*
+ * Whether bubblewrap can run here: 0, or -1 with err saying why not (not
+ * installed; user namespaces not allowed).  Probed once per process.
+ */
+int cand_sandbox_probe(char *err);
+
+/* the runner's side: serve the trusted side on fd until it hangs up; the
+ * exit status of kloop-worker --runner */
+int cand_serve(int fd, const char *zBackend, int dev);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * compare.h - deciding whether an output matches the reference: allclose per
+ * element with the dtype's tolerance, the relative L2 error, and the count of
+ * mismatching elements, with the first mismatch named.
+ */
+#ifndef KL_COMPARE_H
+#define KL_COMPARE_H
+
+#include <stdint.h>
+
+#include "task.h"
+
+struct compare_report {
+	int pass;             /* 1 when allclose holds everywhere and rel_l2 is within bounds */
+	int64_t n;            /* elements compared */
+	int64_t nMismatch;    /* elements outside atol + rtol*|ref| (NaN counts) */
+	int64_t nNonFinite;   /* NaN or Inf in the output where the reference is finite */
+	double maxAbs;        /* max |out - ref| over finite pairs */
+	double maxRel;        /* max |out - ref| / |ref| over finite pairs with ref != 0 */
+	double relL2;         /* ||out - ref|| / ||ref|| (inf if a NaN was met) */
+	double tolFrac;       /* max |out - ref| / (atol + rtol*|ref|): how much of its
+	                       * tolerance the worst element uses (> 1: outside; inf for a
+	                       * non-finite mismatch or an error where the tolerance is 0) */
+	int64_t firstBad;     /* flat index of the first mismatch, or -1 */
+	double firstExpected; /* reference value there */
+	double firstActual;   /* output value there */
+};
+
+/* value of element i of a buffer of dtype d, as a double */
+double compare_get(const void *p, kl_dtype d, int64_t i);
+
+/* compare n elements of out against ref (both of dtype d) under tol */
+void compare_buffers(const void *out, const void *ref, kl_dtype d, int64_t n,
+                     const struct task_tol *tol, struct compare_report *r);
+
+/* how many of n elements of es bytes differ between x and y, and the first
+ * one's index (-1 if none) */
+void compare_diff(const void *x, const void *y, int64_t n, int es, int64_t *pCount,
+                  int64_t *pFirst);
+
+/* format a flat index of tensor t as "[r, c]" into buf */
+void compare_index_str(const struct task_tensor *t, int64_t flat, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,641 @@
+/*
+ * compile.c - runs cc, c++ or nvcc as child processes of the event loop, at
+ * most N at a time, and keeps the shared objects in a content-hash cache so
+ * that an unchanged candidate is never compiled twice.
+ */
+#include "compile.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proc.h"
+#include "sha256.h"
+#include "libs.h"
+#include "util.h"
+
+#define LOG_MAX (1 << 20)
+
+struct cjob {
+	struct compiler *c;
+	struct compile_req req; /* with owned copies of source and name */
+	char *zSrc, *zName;
+	compile_done_fn done;
+	void *arg;
+	char zKey[65];
+	char *zDir;      /* build directory */
+	char **argv;     /* command */
+	pid_t pid;       /* running child, or 0 */
+	int fd;          /* its output pipe */
+	strbuf log;      /* its output */
+	double t0;       /* start time */
+	long long timer; /* timeout timer */
+	int timedOut;
+	struct cjob *next; /* queue link */
+};
+
+struct compiler {
+	struct loop *l;
+	char *zCache; /* cache root */
+	int jobs;     /* compilers at once */
+	int nRunning;
+	double timeout;     /* seconds per compile */
+	char *zArch;        /* CUDA target, e.g. sm_90 */
+	char *azCmd[3];     /* compiler per language */
+	char *azVersion[3]; /* their --version output (first line), for the key */
+	char *zHeaderHash;  /* hash of kloop.h */
+	char *zCpu;         /* CPU model, part of the key (-march=native) */
+	struct cjob *queue; /* waiting jobs */
+	int nPending;
+	int sandbox;      /* compilers run inside bubblewrap */
+	struct libs libs; /* libraries and include paths the candidates get */
+};
+
+/* p made absolute (the compiler runs in its build directory); consumes p */
+static char *absolute(char *p)
+{
+	char *r = realpath(p, NULL);
+	if (!r)
+		return p;
+	free(p);
+	return r;
+}
+
+const char *compile_include_dir(void)
+{
+	static char *dir;
+	if (dir)
+		return dir;
+	const char *env = getenv("KLOOP_INCLUDE");
+	return dir = absolute(env && *env ? xstrdup(env) : exe_data_dir("include"));
+}
+
+int compile_lang_from_name(const char *z)
+{
+	const char *dot = strrchr(z, '.');
+	if (!dot)
+		return -1;
+	if (!strcmp(dot, ".c"))
+		return LANG_C;
+	if (!strcmp(dot, ".cc") || !strcmp(dot, ".cpp") || !strcmp(dot, ".cxx"))
+		return LANG_CPP;
+	if (!strcmp(dot, ".cu"))
+		return LANG_CUDA;
+	return -1;
+}
+
+static const char *lang_ext[] = {"c", "cpp", "cu"};
+
+static char *first_line(const char *z)
+{
+	const char *nl = strchr(z, '\n');
+	return nl ? xstrndup(z, (size_t)(nl - z)) : xstrdup(z);
+}
+
+static char *tool_version(const char *zCmd)
+{
+	char *argv[] = {(char *)zCmd, "--version", NULL};
+	char *out = NULL;
+	int st = proc_capture(argv, &out, 1 << 16);
+	if (st < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		free(out);
+		return NULL;
+	}
+	/* nvcc's version is on its last line; cc's on its first: keep all of it */
+	return out;
+}
+
+static char *cpu_model(void)
+{
+	strbuf sb = STRBUF_INIT;
+	char err[KL_ERRLEN];
+	char *res = NULL;
+	if (read_file("/proc/cpuinfo", &sb, 1 << 22, err) == 0) {
+		char *p = strstr(sb.buf, "model name");
+		if (p)
+			res = first_line(p);
+	}
+	sb_free(&sb);
+	return res ? res : xstrdup("unknown cpu");
+}
+
+static char *env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+	return xstrdup(v && *v ? v : dflt);
+}
+
+struct compiler *compiler_new(struct loop *l, const char *zCacheDir, int jobs, const char *zArch,
+                              char *err)
+{
+	if (mkdir_p(zCacheDir, err) < 0)
+		return NULL;
+	struct compiler *c = xcalloc(1, sizeof *c);
+	c->l = l;
+	c->zCache = xstrdup(zCacheDir);
+	c->jobs = jobs > 0 ? jobs : 1;
+	c->timeout = 300;
+	c->zArch = zArch ? xstrdup(zArch) : NULL;
+	c->azCmd[LANG_C] = env_or("KLOOP_CC", "cc");
+	c->azCmd[LANG_CPP] = env_or("KLOOP_CXX", "c++");
+	c->azCmd[LANG_CUDA] = env_or("KLOOP_NVCC", "nvcc");
+	for (int i = 0; i < 3; i++)
+		c->azVersion[i] = tool_version(c->azCmd[i]);
+	strbuf h = STRBUF_INIT;
+	char *hp = path_join(compile_include_dir(), "kloop.h");
+	struct sha256 s;
+	char hex[65];
+	sha256_init(&s);
+	if (read_file(hp, &h, 1 << 20, NULL) == 0)
+		sha256_update(&s, h.buf, h.len);
+	sha256_hex(&s, hex);
+	c->zHeaderHash = xstrdup(hex);
+	sb_free(&h);
+	free(hp);
+	c->zCpu = cpu_model();
+	return c;
+}
+
+void compiler_free(struct compiler *c)
+{
+	if (!c)
+		return;
+	free(c->zCache);
+	free(c->zArch);
+	for (int i = 0; i < 3; i++) {
+		free(c->azCmd[i]);
+		free(c->azVersion[i]);
+	}
+	free(c->zHeaderHash);
+	free(c->zCpu);
+	libs_free(&c->libs);
+	free(c);
+}
+
+int compiler_add_libs(struct compiler *c, const char *zList, const char *zBaseDir, char *err)
+{
+	return libs_add(&c->libs, zList, zBaseDir, err);
+}
+
+char **compiler_lib_dirs(const struct compiler *c, int bIncludes)
+{
+	char **v = xcalloc(4 * LIBS_MAX + 1, sizeof(char *));
+	int n = 0;
+	for (int i = 0; i < c->libs.n; i++) {
+		const struct lib_item *it = &c->libs.a[i];
+		if (bIncludes && it->zIncDir)
+			v[n++] = xstrdup(it->zIncDir);
+		if (bIncludes && it->zIncDir2)
+			v[n++] = xstrdup(it->zIncDir2);
+		if (it->zLibDir)
+			v[n++] = xstrdup(it->zLibDir);
+		if (it->zLibPath) {
+			/* a library given by path: its directory */
+			char *d = xstrdup(it->zLibPath), *sl = strrchr(d, '/');
+			if (sl && sl != d)
+				*sl = 0;
+			v[n++] = d;
+		}
+	}
+	return v;
+}
+
+void compiler_dirs_free(char **az)
+{
+	for (int i = 0; az && az[i]; i++)
+		free(az[i]);
+	free(az);
+}
+
+void compiler_set_timeout(struct compiler *c, double seconds)
+{
+	c->timeout = seconds;
+}
+
+void compiler_set_sandbox(struct compiler *c, int on)
+{
+	c->sandbox = on;
+}
+
+/* the SHA-256 of p (hex) */
+static void hash_hex(const void *p, size_t n, char out[65])
+{
+	struct sha256 s;
+	sha256_init(&s);
+	sha256_update(&s, p, n);
+	sha256_hex(&s, out);
+}
+
+/* the recorded hash of a cached object, in its .sha256 file next to it */
+static char *sum_path(const char *zSo)
+{
+	return xasprintf("%s.sha256", zSo);
+}
+
+/* 1 if the cached object at zSo matches its recorded hash (the content
+ * read into sb when given), 0 if not or unreadable */
+static int so_verified(const char *zSo, strbuf *sb)
+{
+	strbuf own = STRBUF_INIT, sum = STRBUF_INIT;
+	strbuf *b = sb ? sb : &own;
+	char *sp = sum_path(zSo), hex[65];
+	int ok = read_file(zSo, b, 1u << 30, NULL) == 0 && read_file(sp, &sum, 128, NULL) == 0 &&
+	         sum.len >= 64;
+	if (ok) {
+		hash_hex(b->buf, b->len, hex);
+		ok = !memcmp(hex, sum.buf, 64);
+	}
+	free(sp);
+	sb_free(&own);
+	sb_free(&sum);
+	return ok;
+}
+
+int compiler_open_so(struct compiler *c, const char *zSo, char *err)
+{
+	(void)c;
+	strbuf sb = STRBUF_INIT;
+	if (!so_verified(zSo, &sb)) {
+		sb_free(&sb);
+		return kl_err(err,
+		              "%s: the cached shared object does not match the SHA-256 recorded "
+		              "when it was compiled (changed on disk): not loaded",
+		              zSo);
+	}
+	int fd = memfd_create("kloop-candidate.so", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0 || write_all(fd, sb.buf, sb.len) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+		kl_err(err, "cannot copy %s into memory: %s", zSo, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+	}
+	sb_free(&sb);
+	return fd;
+}
+
+int compiler_pending(struct compiler *c)
+{
+	return c->nPending;
+}
+
+static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
+{
+	char **v = xcalloc(32 + 4 * LIBS_MAX, sizeof(char *));
+	int n = 0;
+	const char *inc = compile_include_dir();
+	v[n++] = xstrdup(c->azCmd[j->req.lang]);
+	switch (j->req.lang) {
+	case LANG_C:
+	case LANG_CPP:
+		v[n++] = xstrdup(j->req.lang == LANG_C ? "-std=gnu11" : "-std=gnu++17");
+		v[n++] = xstrdup("-O3");
+		v[n++] = xstrdup("-march=native");
+		v[n++] = xstrdup("-fPIC");
+		v[n++] = xstrdup("-shared");
+		v[n++] = xstrdup("-Wall");
+		/* the vectoriser's remarks: the host's counterpart of ptxas' report */
+		v[n++] =
+		    xstrdup(c->azVersion[j->req.lang] && strstr(c->azVersion[j->req.lang], "clang")
+		                ? "-Rpass=loop-vectorize"
+		                : "-fopt-info-vec-optimized");
+		v[n++] = xasprintf("-I%s", inc);
+		v[n++] = xstrdup("-o");
+		v[n++] = xstrdup(zOut);
+		v[n++] = xstrdup(j->zName);
+		libs_flags(&c->libs, 0, v, &n, 31 + 4 * LIBS_MAX);
+		v[n++] = xstrdup("-lm");
+		break;
+	case LANG_CUDA:
+		v[n++] = xstrdup("-O3");
+		v[n++] = xstrdup("-std=c++17");
+		v[n++] = xasprintf("-arch=%s", c->zArch ? c->zArch : "sm_90");
+		v[n++] = xstrdup("-shared");
+		v[n++] = xstrdup("-Xcompiler");
+		v[n++] = xstrdup("-fPIC");
+		v[n++] = xstrdup("--cudart");
+		v[n++] = xstrdup("shared");
+		v[n++] = xstrdup("-Xptxas");
+		v[n++] = xstrdup("-v");
+		v[n++] = xstrdup("-lineinfo");
+		v[n++] = xasprintf("-I%s", inc);
+		v[n++] = xstrdup("-o");
+		v[n++] = xstrdup(zOut);
+		v[n++] = xstrdup(j->zName);
+		libs_flags(&c->libs, 1, v, &n, 31 + 4 * LIBS_MAX);
+		break;
+	}
+	return v;
+}
+
+static char *argv_join(char **v)
+{
+	strbuf sb = STRBUF_INIT;
+	for (int i = 0; v[i]; i++)
+		sb_addf(&sb, "%s%s", i ? " " : "", v[i]);
+	return sb_detach(&sb);
+}
+
+static void free_argv(char **v)
+{
+	for (int i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void job_free(struct cjob *j)
+{
+	free(j->zSrc);
+	free(j->zName);
+	free(j->zDir);
+	free_argv(j->argv);
+	sb_free(&j->log);
+	free(j);
+}
+
+static void finish(struct cjob *j, int ok, const char *zWhy, int cached)
+{
+	struct compiler *c = j->c;
+	struct compile_result r = {0};
+	r.ok = ok;
+	r.cached = cached;
+	memcpy(r.zKey, j->zKey, 65);
+	r.zSo = ok ? xasprintf("%s/%s.so", c->zCache, j->zKey) : NULL;
+	r.zLog = j->log.buf ? xstrdup(j->log.buf) : xstrdup("");
+	utf8_sanitize(r.zLog);
+	char **cmd = j->argv;
+	for (int i = 0; cmd && !strcmp(cmd[0], "bwrap") && cmd[i]; i++)
+		if (!strcmp(cmd[i], "--")) {
+			cmd += i + 1; /* the compiler's own command, not the sandbox's */
+			break;
+		}
+	r.zCommand = cmd ? argv_join(cmd) : xstrdup("");
+	r.seconds = cached ? 0 : now_s() - j->t0;
+	snprintf(r.zWhy, sizeof r.zWhy, "%s", zWhy ? zWhy : "");
+	c->nPending--;
+	j->done(&r, j->arg);
+	free(r.zSo);
+	free(r.zLog);
+	free(r.zCommand);
+	job_free(j);
+}
+
+static void start_next(struct compiler *c);
+
+/* remove a build directory (flat: the source and the compiler's outputs) */
+static void rm_build_dir(const char *zDir)
+{
+	DIR *d = opendir(zDir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char *p = path_join(zDir, de->d_name);
+		unlink(p);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(zDir);
+}
+
+static void on_output(struct loop *l, int fd, int ev, void *arg)
+{
+	struct cjob *j = arg;
+	(void)ev;
+	char buf[8192];
+	ssize_t r;
+	while ((r = read(fd, buf, sizeof buf)) > 0)
+		if (j->log.len < LOG_MAX)
+			sb_add(&j->log, buf, (size_t)r);
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	/* EOF: the compiler is done (or killed) */
+	loop_del_fd(l, fd);
+	close(fd);
+	if (j->timer)
+		loop_del_timer(l, j->timer);
+	int status = 0;
+	while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	struct compiler *c = j->c;
+	c->nRunning--;
+	char why[200], st[160];
+	proc_describe_status(status, st, sizeof st);
+	char *tmpSo = xasprintf("%s/out.so", j->zDir);
+	int ok =
+	    !j->timedOut && WIFEXITED(status) && WEXITSTATUS(status) == 0 && path_exists(tmpSo);
+	if (ok) {
+		char *dst = xasprintf("%s/%s.so", c->zCache, j->zKey);
+		char *logp = xasprintf("%s/%s.log", c->zCache, j->zKey);
+		char *sp = sum_path(dst), hex[65];
+		strbuf so = STRBUF_INIT;
+		write_file_atomic(logp, j->log.buf ? j->log.buf : "", j->log.len, NULL);
+		/* the object's hash, checked whenever it is loaded */
+		if (read_file(tmpSo, &so, 1u << 30, NULL) < 0)
+			ok = 0;
+		hash_hex(so.buf ? so.buf : "", so.len, hex);
+		if (!ok || write_file_atomic(sp, hex, 64, NULL) < 0 || rename(tmpSo, dst) < 0)
+			ok = 0;
+		sb_free(&so);
+		free(sp);
+		free(dst);
+		free(logp);
+	}
+	free(tmpSo);
+	if (!ok && c->sandbox && j->log.buf && strstr(j->log.buf, "No such file or directory"))
+		sb_adds(&j->log,
+		        "kloop: the compiler runs in a sandbox: it sees the system, the "
+		        "candidate's own directory, kloop's include directory and the task's "
+		        "libs, no other files (#include of anything else is refused)\n");
+	if (j->timedOut)
+		snprintf(why, sizeof why, "the compiler timed out after %.0f s", c->timeout);
+	else
+		snprintf(why, sizeof why, "%s %s", c->azCmd[j->req.lang], st);
+	rm_build_dir(j->zDir);
+	finish(j, ok, ok ? "" : why, 0);
+	start_next(c);
+}
+
+static void on_timeout(struct loop *l, long long id, void *arg)
+{
+	struct cjob *j = arg;
+	(void)l, (void)id;
+	j->timer = 0;
+	j->timedOut = 1;
+	proc_kill_group(j->pid);
+}
+
+/* argv prefixed with bubblewrap: the compiler sees the system, the build
+ * directory (writable), kloop's include directory and the libraries' and
+ * include paths the task gave (libs), nothing else (no
+ * home, no session, no cache, no network); consumes argv */
+static char **sandboxed(struct compiler *c, struct cjob *j, char **argv)
+{
+	char **v = xcalloc(160, sizeof(char *));
+	int n = 0;
+#define A(x) (v[n++] = xstrdup(x))
+	A("bwrap");
+	A("--unshare-all");
+	A("--die-with-parent");
+	A("--new-session");
+	A("--clearenv");
+	const char *path = getenv("PATH");
+	A("--setenv"), A("PATH"), A(path && *path ? path : "/usr/bin:/bin");
+	const char *ld = getenv("LD_LIBRARY_PATH");
+	if (ld && *ld)
+		A("--setenv"), A("LD_LIBRARY_PATH"), A(ld);
+	A("--setenv"), A("HOME"), A("/tmp");
+	A("--setenv"), A("TMPDIR"), A("/tmp");
+	static const char *ro[] = {"/usr",
+	                           "/lib",
+	                           "/lib32",
+	                           "/lib64",
+	                           "/bin",
+	                           "/sbin",
+	                           "/etc/ld.so.cache",
+	                           "/etc/ld.so.conf",
+	                           "/etc/ld.so.conf.d",
+	                           "/etc/alternatives",
+	                           "/opt"};
+	for (size_t i = 0; i < sizeof ro / sizeof *ro; i++)
+		A("--ro-bind-try"), A(ro[i]), A(ro[i]);
+	/* a compiler installed elsewhere: its prefix */
+	char *exe = argv[0][0] == '/' ? realpath(argv[0], NULL) : NULL;
+	if (exe && strncmp(exe, "/usr/", 5)) {
+		char *sl = strrchr(exe, '/');
+		if (sl)
+			*sl = 0;
+		sl = strrchr(exe, '/');
+		if (sl && sl != exe)
+			*sl = 0;
+		A("--ro-bind-try"), A(exe), A(exe);
+	}
+	free(exe);
+	A("--proc"), A("/proc");
+	A("--dev"), A("/dev");
+	A("--tmpfs"), A("/tmp");
+	A("--ro-bind"), A(compile_include_dir()), A(compile_include_dir());
+	/* the libraries and include paths the task or --libs gave (libs.h) */
+	char **libDirs = compiler_lib_dirs(c, 1);
+	for (int i = 0; libDirs[i] && n < 120; i++)
+		A("--ro-bind-try"), A(libDirs[i]), A(libDirs[i]);
+	compiler_dirs_free(libDirs);
+	A("--bind"), A(j->zDir), A(j->zDir);
+	A("--chdir"), A(j->zDir);
+	A("--");
+#undef A
+	for (int i = 0; argv[i] && n < 158; i++)
+		v[n++] = argv[i];
+	free(argv);
+	return v;
+}
+
+static void start_job(struct compiler *c, struct cjob *j)
+{
+	char err[KL_ERRLEN];
+	j->zDir = xasprintf("%s/build/%s.%d", c->zCache, j->zKey, (int)getpid());
+	char *src = path_join(j->zDir, j->zName);
+	if (mkdir_p(j->zDir, err) < 0 || write_file_atomic(src, j->zSrc, j->req.nSource, err) < 0) {
+		free(src);
+		sb_adds(&j->log, err);
+		finish(j, 0, "cannot write the source into the build directory", 0);
+		return;
+	}
+	free(src);
+	j->argv = build_argv(c, j, "out.so");
+	if (c->sandbox)
+		j->argv = sandboxed(c, j, j->argv);
+	struct proc_spec s = {
+	    .argv = j->argv, .zCwd = j->zDir, .stdinFd = -1, .stdoutFd = -1, .stderrFd = -1};
+	j->t0 = now_s();
+	j->pid = proc_spawn(&s, &j->fd, NULL, err);
+	if (j->pid < 0) {
+		sb_adds(&j->log, err);
+		finish(j, 0, "cannot start the compiler", 0);
+		return;
+	}
+	c->nRunning++;
+	loop_add_fd(c->l, j->fd, LOOP_READ, on_output, j);
+	j->timer = loop_add_timer(c->l, c->timeout, on_timeout, j);
+}
+
+static void start_next(struct compiler *c)
+{
+	while (c->queue && c->nRunning < c->jobs) {
+		struct cjob *j = c->queue;
+		c->queue = j->next;
+		start_job(c, j);
+	}
+}
+
+static void compute_key(struct compiler *c, struct cjob *j)
+{
+	struct sha256 s;
+	sha256_init(&s);
+	const char *ver = c->azVersion[j->req.lang] ? c->azVersion[j->req.lang] : "";
+	char **v = build_argv(c, j, "out.so");
+	char *cmd = argv_join(v);
+	free_argv(v);
+	const char *parts[] = {"kloop-compile-v1", cmd, ver, c->zHeaderHash, c->zCpu};
+	for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+		sha256_update(&s, parts[i], strlen(parts[i]) + 1);
+	sha256_update(&s, j->zSrc, j->req.nSource);
+	sha256_hex(&s, j->zKey);
+	free(cmd);
+}
+
+int compiler_submit(struct compiler *c, const struct compile_req *req, compile_done_fn done,
+                    void *arg, char *err)
+{
+	if (!c->azVersion[req->lang])
+		return kl_err(err, "the %s compiler '%s' is not available (set KLOOP_%s)",
+		              req->lang == LANG_C     ? "C"
+		              : req->lang == LANG_CPP ? "C++"
+		                                      : "CUDA",
+		              c->azCmd[req->lang],
+		              req->lang == LANG_C     ? "CC"
+		              : req->lang == LANG_CPP ? "CXX"
+		                                      : "NVCC");
+	struct cjob *j = xcalloc(1, sizeof *j);
+	j->c = c;
+	j->req = *req;
+	j->zSrc = xstrndup(req->zSource, req->nSource);
+	const char *base = req->zName ? strrchr(req->zName, '/') : NULL;
+	base = base ? base + 1 : req->zName;
+	if (!base || !*base || base[0] == '.')
+		base = NULL;
+	j->zName = base ? xstrdup(base) : xasprintf("candidate.%s", lang_ext[req->lang]);
+	j->done = done;
+	j->arg = arg;
+	compute_key(c, j);
+	c->nPending++;
+	char *so = xasprintf("%s/%s.so", c->zCache, j->zKey);
+	/* a cached object whose hash does not match is compiled again */
+	if (path_exists(so) && so_verified(so, NULL)) {
+		free(so);
+		char *logp = xasprintf("%s/%s.log", c->zCache, j->zKey);
+		read_file(logp, &j->log, LOG_MAX, NULL);
+		free(logp);
+		j->argv = build_argv(c, j, "out.so");
+		finish(j, 1, NULL, 1);
+		return 0;
+	}
+	free(so);
+	j->next = NULL;
+	struct cjob **pp = &c->queue;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = j;
+	start_next(c);
+	return 0;
+}

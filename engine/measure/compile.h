@@ -1,0 +1,94 @@
+/*
+ * compile.h - compiling candidates into shared objects: the compiler command
+ * per language (C, C++, CUDA), parallel compiler jobs on the event loop, and
+ * a cache keyed by the SHA-256 of source, flags, the ABI header and the
+ * compiler's version.  Used inside kloop-worker.
+ */
+#ifndef KL_COMPILE_H
+#define KL_COMPILE_H
+
+#include <stddef.h>
+
+#include "loop.h"
+
+enum compile_lang { LANG_C, LANG_CPP, LANG_CUDA };
+
+struct compile_req {
+	const char *zSource; /* source text */
+	size_t nSource;      /* its length */
+	enum compile_lang lang;
+	const char *zName; /* file name shown in diagnostics, e.g. "cand.cu" */
+};
+
+struct compile_result {
+	int ok;         /* 1: a shared object was produced */
+	int cached;     /* 1: it came from the cache */
+	char *zSo;      /* path of the shared object (ok only) */
+	char *zLog;     /* the compiler's output, verbatim ("" if none) */
+	char *zCommand; /* the command line, for the report */
+	double seconds; /* wall time of the compile (0 when cached) */
+	char zKey[65];  /* the cache key */
+	char zWhy[256]; /* on failure: one line saying why ("exited with status 1", "timed out") */
+};
+
+/* called once per request; r and its strings are freed after the call */
+typedef void (*compile_done_fn)(struct compile_result *r, void *arg);
+
+struct compiler;
+
+/*
+ * A compiler service over loop l, caching under zCacheDir, running at most
+ * jobs compilers at once, for CUDA targeting zArch (e.g. "sm_90"; NULL: host
+ * only).  Reads each compiler's version once.  NULL + err on failure.
+ */
+struct compiler *compiler_new(struct loop *l, const char *zCacheDir, int jobs, const char *zArch,
+                              char *err);
+void compiler_free(struct compiler *c);
+
+/*
+ * Give every later compile the libraries and include paths of zList (words:
+ * cublas, cublasLt, cudnn, cutlass, any NAME for -lNAME, a header directory,
+ * a .so or .a; libs.h), found now; relative paths from zBaseDir.  They are
+ * part of the command and so of the cache key.  0 or -1 + err naming the
+ * word that was not found.
+ */
+int compiler_add_libs(struct compiler *c, const char *zList, const char *zBaseDir, char *err);
+
+/*
+ * The directories those libraries give: with bIncludes their include
+ * directories too.  A sandboxed compiler (bIncludes) or runner sees them
+ * read-only.  Fresh NULL-terminated strings (compiler_dirs_free).
+ */
+char **compiler_lib_dirs(const struct compiler *c, int bIncludes);
+void compiler_dirs_free(char **az);
+
+/* set the per-compile timeout in seconds (default 300) */
+void compiler_set_timeout(struct compiler *c, double seconds);
+
+/* queue a compile; done is called from the loop (or at once on a cache hit
+ * when called outside the loop's callbacks is not required).  0 or -1 + err. */
+int compiler_submit(struct compiler *c, const struct compile_req *req, compile_done_fn done,
+                    void *arg, char *err);
+
+/* run the compilers inside bubblewrap, seeing only the system, the
+ * candidate's build directory and kloop's include directory (default: off;
+ * the worker turns it on with its sandbox) */
+void compiler_set_sandbox(struct compiler *c, int on);
+
+/*
+ * Open a cached shared object for loading: its SHA-256 must match the one
+ * recorded when it was compiled; returns a sealed memfd holding a copy (so
+ * nothing can change it afterwards), or -1 + err.
+ */
+int compiler_open_so(struct compiler *c, const char *zSo, char *err);
+
+/* number of compiles queued or running */
+int compiler_pending(struct compiler *c);
+
+/* language from a file name's extension (.c, .cc/.cpp/.cxx, .cu); -1 if unknown */
+int compile_lang_from_name(const char *zName);
+
+/* directory holding kloop.h for candidates (static string) */
+const char *compile_include_dir(void);
+
+#endif

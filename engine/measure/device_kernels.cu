@@ -1,0 +1,285 @@
+/*
+ * device_kernels.cu - kloop's own GPU helpers, built into libkloop-cuda.so
+ * with kloop (when nvcc is there) and loaded by the cuda backend: the
+ * correctness comparison, input verification and input generation run on
+ * the device, so checking a candidate moves no tensor across PCIe.
+ */
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+/* must match struct kld_report in engine/backend_cuda.c */
+struct kld_report {
+	double num, den;               /* sums of squared error and squared reference */
+	unsigned long long maxAbsBits; /* max |out - ref| as the bits of a non-negative double */
+	unsigned long long mismatches; /* elements outside atol + rtol*|ref| */
+	unsigned long long nonFinite;  /* NaN/Inf in out where ref is finite */
+	unsigned long long nanSeen;    /* a non-finite mismatch was met */
+	unsigned long long firstBad;   /* smallest mismatching index, or ~0 */
+	unsigned long long tolFracBits; /* max |out - ref| / (atol + rtol*|ref|), as double bits */
+};
+
+template <typename T> __device__ __forceinline__ double as_double(T v)
+{
+	return (double)v;
+}
+template <> __device__ __forceinline__ double as_double<__half>(__half v)
+{
+	return (double)__half2float(v);
+}
+template <> __device__ __forceinline__ double as_double<__nv_bfloat16>(__nv_bfloat16 v)
+{
+	return (double)__bfloat162float(v);
+}
+
+template <typename T>
+__global__ void compare_kernel(const T *out, const T *ref, long long n, double atol, double rtol,
+			       kld_report *r)
+{
+	double num = 0, den = 0, maxAbs = 0, frac = 0;
+	unsigned long long mism = 0, nonfin = 0, nan = 0, first = ~0ull;
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+	     i += (long long)gridDim.x * blockDim.x) {
+		double a = as_double(out[i]), b = as_double(ref[i]), diff = fabs(a - b);
+		int bad;
+		double lim = atol + rtol * fabs(b);
+		if (isnan(b)) {
+			bad = !isnan(a);
+			if (bad)
+				frac = INFINITY;
+		} else if (!isfinite(a) || !isfinite(b)) {
+			bad = a != b;
+			if (bad && isfinite(b))
+				nonfin++;
+			if (bad) {
+				nan = 1;
+				frac = INFINITY;
+			}
+		} else {
+			bad = !(diff <= lim);
+			if (diff > 0)
+				frac = fmax(frac, lim > 0 ? diff / lim : INFINITY);
+			num += diff * diff;
+			den += b * b;
+			maxAbs = fmax(maxAbs, diff);
+		}
+		if (bad) {
+			mism++;
+			if ((unsigned long long)i < first)
+				first = (unsigned long long)i;
+		}
+	}
+	/* warp, then block, then one atomic each */
+	for (int o = 16; o > 0; o /= 2) {
+		num += __shfl_down_sync(0xffffffff, num, o);
+		den += __shfl_down_sync(0xffffffff, den, o);
+		maxAbs = fmax(maxAbs, __shfl_down_sync(0xffffffff, maxAbs, o));
+		frac = fmax(frac, __shfl_down_sync(0xffffffff, frac, o));
+		mism += __shfl_down_sync(0xffffffff, mism, o);
+		nonfin += __shfl_down_sync(0xffffffff, nonfin, o);
+		nan |= __shfl_down_sync(0xffffffff, nan, o);
+		unsigned long long f = __shfl_down_sync(0xffffffff, first, o);
+		first = f < first ? f : first;
+	}
+	if ((threadIdx.x & 31) == 0) {
+		atomicAdd(&r->num, num);
+		atomicAdd(&r->den, den);
+		atomicMax(&r->maxAbsBits, (unsigned long long)__double_as_longlong(maxAbs));
+		atomicAdd(&r->mismatches, mism);
+		atomicAdd(&r->nonFinite, nonfin);
+		atomicOr(&r->nanSeen, nan);
+		atomicMin(&r->firstBad, first);
+		atomicMax(&r->tolFracBits, (unsigned long long)__double_as_longlong(frac));
+	}
+}
+
+/* elements (of es bytes) that differ between a and b; the first one's index */
+template <typename W>
+__global__ void diff_kernel(const W *a, const W *b, long long n, unsigned long long *count,
+			    unsigned long long *first)
+{
+	unsigned long long c = 0, f = ~0ull;
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+	     i += (long long)gridDim.x * blockDim.x)
+		if (a[i] != b[i]) {
+			c++;
+			if ((unsigned long long)i < f)
+				f = (unsigned long long)i;
+		}
+	for (int o = 16; o > 0; o /= 2) {
+		c += __shfl_down_sync(0xffffffff, c, o);
+		unsigned long long g = __shfl_down_sync(0xffffffff, f, o);
+		f = g < f ? g : f;
+	}
+	if ((threadIdx.x & 31) == 0) {
+		atomicAdd(count, c);
+		atomicMin(first, f);
+	}
+}
+
+__device__ __forceinline__ unsigned long long mix(unsigned long long z)
+{
+	z += 0x9e3779b97f4a7c15ull;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* element i of a counter-based stream: reproducible for (seed, i) */
+__global__ void random_kernel(void *p, int dtype, long long n, int dist, double a, double b,
+			      unsigned long long seed)
+{
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+	     i += (long long)gridDim.x * blockDim.x) {
+		unsigned long long h1 = mix(seed ^ mix((unsigned long long)i));
+		unsigned long long h2 = mix(h1);
+		double u1 = (double)(h1 >> 11) * 0x1.0p-53, u2 = (double)(h2 >> 11) * 0x1.0p-53, v;
+		if (dist == 1) { /* normal */
+			if (u1 < 1e-300)
+				u1 = 1e-300;
+			v = a + b * sqrt(-2 * log(u1)) * cospi(2 * u2);
+		} else if (dist == 2) { /* randint, inclusive */
+			v = a + (double)(h2 % (unsigned long long)(b - a + 1));
+		} else {
+			v = a + (b - a) * u1;
+		}
+		switch (dtype) {
+		case 0:
+			((float *)p)[i] = (float)v;
+			break;
+		case 1:
+			((__half *)p)[i] = __float2half_rn((float)v);
+			break;
+		case 2:
+			((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn((float)v);
+			break;
+		case 3:
+			((double *)p)[i] = v;
+			break;
+		case 4:
+			((int32_t *)p)[i] = (int32_t)v;
+			break;
+		case 5:
+			((int64_t *)p)[i] = (int64_t)v;
+			break;
+		case 6:
+			((int8_t *)p)[i] = (int8_t)v;
+			break;
+		default:
+			((uint8_t *)p)[i] = (uint8_t)v;
+			break;
+		}
+	}
+}
+
+__global__ void empty_kernel()
+{
+}
+
+/* read n 16-byte words: evicts the L2 and leaves only clean lines in it */
+__global__ void read_kernel(const uint4 *p, long long n, unsigned *sink)
+{
+	unsigned acc = 0;
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+	     i += (long long)gridDim.x * blockDim.x) {
+		uint4 v = p[i];
+		acc ^= v.x ^ v.y ^ v.z ^ v.w;
+	}
+	if (acc == 0x9e3779b9u) /* practically never: keeps the loads */
+		*sink = acc;
+}
+
+static int grid_for(long long n)
+{
+	long long g = (n + 255) / 256;
+	return (int)(g > 4096 ? 4096 : g < 1 ? 1 : g);
+}
+
+extern "C" {
+
+/* compare n elements of dtype (kl_dtype numbering); r is device memory,
+ * zeroed here; 0 or a cudaError_t */
+int kld_compare(const void *out, const void *ref, int dtype, long long n, double atol, double rtol,
+		kld_report *r, cudaStream_t s)
+{
+	kld_report init = {0, 0, 0, 0, 0, 0, ~0ull, 0};
+	cudaError_t e = cudaMemcpyAsync(r, &init, sizeof init, cudaMemcpyHostToDevice, s);
+	if (e)
+		return e;
+	int g = grid_for(n);
+	switch (dtype) {
+	case 0:
+		compare_kernel<<<g, 256, 0, s>>>((const float *)out, (const float *)ref, n, atol, rtol, r);
+		break;
+	case 1:
+		compare_kernel<<<g, 256, 0, s>>>((const __half *)out, (const __half *)ref, n, atol, rtol, r);
+		break;
+	case 2:
+		compare_kernel<<<g, 256, 0, s>>>((const __nv_bfloat16 *)out, (const __nv_bfloat16 *)ref, n,
+						 atol, rtol, r);
+		break;
+	case 3:
+		compare_kernel<<<g, 256, 0, s>>>((const double *)out, (const double *)ref, n, atol, rtol, r);
+		break;
+	case 4:
+		compare_kernel<<<g, 256, 0, s>>>((const int32_t *)out, (const int32_t *)ref, n, atol, rtol, r);
+		break;
+	case 5:
+		compare_kernel<<<g, 256, 0, s>>>((const long long *)out, (const long long *)ref, n, atol, rtol, r);
+		break;
+	case 6:
+		compare_kernel<<<g, 256, 0, s>>>((const int8_t *)out, (const int8_t *)ref, n, atol, rtol, r);
+		break;
+	default:
+		compare_kernel<<<g, 256, 0, s>>>((const uint8_t *)out, (const uint8_t *)ref, n, atol, rtol, r);
+		break;
+	}
+	return cudaGetLastError();
+}
+
+/* count elements of es bytes (1, 2, 4, 8) that differ; res[0] = count,
+ * res[1] = first index (~0 if none); res is device memory, zeroed here */
+int kld_diff(const void *a, const void *b, long long n, int es, unsigned long long *res, cudaStream_t s)
+{
+	unsigned long long init[2] = {0, ~0ull};
+	cudaError_t e = cudaMemcpyAsync(res, init, sizeof init, cudaMemcpyHostToDevice, s);
+	if (e)
+		return e;
+	int g = grid_for(n);
+	if (es == 8)
+		diff_kernel<<<g, 256, 0, s>>>((const unsigned long long *)a, (const unsigned long long *)b, n, res, res + 1);
+	else if (es == 4)
+		diff_kernel<<<g, 256, 0, s>>>((const unsigned *)a, (const unsigned *)b, n, res, res + 1);
+	else if (es == 2)
+		diff_kernel<<<g, 256, 0, s>>>((const unsigned short *)a, (const unsigned short *)b, n, res, res + 1);
+	else
+		diff_kernel<<<g, 256, 0, s>>>((const unsigned char *)a, (const unsigned char *)b, n, res, res + 1);
+	return cudaGetLastError();
+}
+
+/* fill n elements of dtype from a distribution (0 uniform [a, b), 1 normal
+ * (mean a, std b), 2 integers in [a, b]); 0 or a cudaError_t */
+int kld_random(void *p, int dtype, long long n, int dist, double a, double b, unsigned long long seed,
+	       cudaStream_t s)
+{
+	random_kernel<<<grid_for(n), 256, 0, s>>>(p, dtype, n, dist, a, b, seed);
+	return cudaGetLastError();
+}
+
+/* an empty kernel on s, for calibrating the cost of a launch */
+int kld_empty(cudaStream_t s)
+{
+	empty_kernel<<<1, 32, 0, s>>>();
+	return cudaGetLastError();
+}
+
+/* read nbytes (a multiple of 16) at p on s; sink is 4 bytes of device memory */
+int kld_read(const void *p, long long nbytes, void *sink, cudaStream_t s)
+{
+	read_kernel<<<4096, 256, 0, s>>>((const uint4 *)p, nbytes / 16, (unsigned *)sink);
+	return cudaGetLastError();
+}
+
+} /* extern "C" */

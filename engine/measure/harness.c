@@ -1,0 +1,1013 @@
+/*
+ * harness.c - the trustworthy measurement: every run on guarded, poisoned
+ * buffers with inputs verified unchanged; correctness over several trials
+ * with fresh inputs; timing with flushed caches until the median is stable.
+ */
+#include "harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "compare.h"
+#include "util.h"
+
+#define GUARD (64 * 1024) /* bytes of guard band on each side of a buffer */
+#define GUARD_BYTE 0xCB   /* the guard pattern */
+#define POISON_FLOAT 0xFF /* all-ones: NaN in f16, bf16, f32 and f64 */
+#define POISON_INT 0x5A
+
+#define POOL_MAX 8              /* checking sets at most */
+#define POOL_BYTES (1ull << 30) /* and at most this much memory for them */
+
+struct gbuf {
+	char *base;         /* allocation: GUARD + n + GUARD */
+	size_t n;           /* payload bytes */
+	struct kl_share sh; /* shared with the candidate's process (sh.n 0: not shared) */
+};
+
+struct harness {
+	const struct task *t;
+	struct backend *b;
+	struct harness_opts o;
+	int nSets;     /* trials + 1 + nPool */
+	int nPool;     /* checking sets, after the timing set */
+	void ***aaIn;  /* [set][input] pristine inputs, in device memory */
+	void ***aaExp; /* [set][output] expected outputs, in device memory */
+	struct gbuf aIn[TASK_MAX_TENSORS], aOut[TASK_MAX_TENSORS];
+	kl_tensor atIn[TASK_MAX_TENSORS], atOut[TASK_MAX_TENSORS];
+	int bGenerated;        /* inputs drawn by harness_generate_inputs (not given) */
+	uint64_t nRuns;        /* timed runs so far: seeds their fresh inputs */
+	uint64_t runSeed;      /* this evaluation's timed inputs' seed (unpredictable) */
+	int poolUsed;          /* checking sets used in this evaluation */
+	double pCheck;         /* chance that a timed run is checked */
+	int nChecked;          /* timed runs checked in this evaluation */
+	unsigned char *pGuard; /* host copy of the expected guard band */
+	unsigned char *pGuardRead;
+};
+
+void harness_default_opts(struct harness_opts *o, const char *zBackend)
+{
+	o->nTrials = 5;
+	o->seed = 1234;
+	o->budgetS = strcmp(zBackend, "cuda") ? 2.0 : 3.0;
+	o->rse = 0.005;
+	o->minRuns = 10;
+	o->maxRuns = 10000;
+	o->warmupS = 0.025;
+	o->nPool = -1;
+}
+
+uint64_t harness_random64(void)
+{
+	uint64_t v = 0;
+	if (getrandom(&v, sizeof v, 0) != (ssize_t)sizeof v) {
+		/* no getrandom: the clock's low bits, mixed */
+		v = (uint64_t)(now_s() * 1e9) ^ ((uint64_t)getpid() << 32);
+		v ^= v >> 31;
+		v *= 0x9e3779b97f4a7c15ull;
+	}
+	return v;
+}
+
+static size_t tensor_bytes(const struct task_tensor *t)
+{
+	return (size_t)task_numel(t) * task_dtype_size(t->dtype);
+}
+
+static int is_float(kl_dtype d)
+{
+	return d == KL_F32 || d == KL_F16 || d == KL_BF16 || d == KL_F64;
+}
+
+int harness_nsets(const struct harness *h)
+{
+	return h->nSets;
+}
+
+static void *payload(const struct gbuf *g)
+{
+	return g->base + GUARD;
+}
+
+struct harness *harness_new(const struct task *t, struct backend *b, const struct harness_opts *o,
+                            char *err)
+{
+	struct harness *h = xcalloc(1, sizeof *h);
+	h->t = t;
+	h->b = b;
+	h->o = *o;
+	if (h->o.nTrials < 1)
+		h->o.nTrials = 1;
+	h->nPool = h->o.nPool;
+	if (h->nPool < 0) {
+		size_t set = 0;
+		for (int i = 0; i < t->nIn; i++)
+			set += tensor_bytes(&t->aIn[i]);
+		for (int j = 0; j < t->nOut; j++)
+			set += tensor_bytes(&t->aOut[j]);
+		h->nPool = set ? (int)(POOL_BYTES / set) : POOL_MAX;
+		h->nPool = h->nPool > POOL_MAX ? POOL_MAX : h->nPool < 2 ? 2 : h->nPool;
+	}
+	h->nSets = h->o.nTrials + 1 + h->nPool;
+	h->aaIn = xcalloc((size_t)h->nSets, sizeof(void **));
+	h->aaExp = xcalloc((size_t)h->nSets, sizeof(void **));
+	for (int s = 0; s < h->nSets; s++) {
+		h->aaIn[s] = xcalloc((size_t)t->nIn + 1, sizeof(void *));
+		h->aaExp[s] = xcalloc((size_t)t->nOut + 1, sizeof(void *));
+	}
+	for (int k = 0; k < 2; k++) {
+		int n = k ? t->nOut : t->nIn;
+		for (int i = 0; i < n; i++) {
+			const struct task_tensor *tt = k ? &t->aOut[i] : &t->aIn[i];
+			struct gbuf *g = k ? &h->aOut[i] : &h->aIn[i];
+			kl_tensor *kt = k ? &h->atOut[i] : &h->atIn[i];
+			g->n = tensor_bytes(tt);
+			g->base = b->alloc_shared
+			              ? b->alloc_shared(b, g->n + 2 * GUARD, &g->sh, err)
+			              : b->alloc(b, g->n + 2 * GUARD, err);
+			if (!g->base) {
+				harness_free(h);
+				return NULL;
+			}
+			kt->data = payload(g);
+			kt->dtype = tt->dtype;
+			kt->ndim = tt->ndim;
+			memcpy(kt->shape, tt->shape, sizeof kt->shape);
+			for (int s = 0; s < h->nSets; s++) {
+				void **pp = k ? &h->aaExp[s][i] : &h->aaIn[s][i];
+				if (!(*pp = b->alloc(b, g->n ? g->n : 1, err))) {
+					harness_free(h);
+					return NULL;
+				}
+			}
+		}
+	}
+	h->pGuard = xmalloc(GUARD);
+	memset(h->pGuard, GUARD_BYTE, GUARD);
+	h->pGuardRead = xmalloc(GUARD);
+	return h;
+}
+
+void harness_free(struct harness *h)
+{
+	if (!h)
+		return;
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < (k ? h->t->nOut : h->t->nIn); i++) {
+			struct gbuf *g = k ? &h->aOut[i] : &h->aIn[i];
+			if (g->base && g->sh.n)
+				h->b->release_shared(h->b, g->base, &g->sh);
+			else if (g->base)
+				h->b->release(h->b, g->base);
+		}
+	for (int s = 0; s < h->nSets; s++) {
+		for (int i = 0; i < h->t->nIn; i++)
+			if (h->aaIn[s][i])
+				h->b->release(h->b, h->aaIn[s][i]);
+		for (int i = 0; i < h->t->nOut; i++)
+			if (h->aaExp[s][i])
+				h->b->release(h->b, h->aaExp[s][i]);
+		free(h->aaIn[s]);
+		free(h->aaExp[s]);
+	}
+	free(h->aaIn);
+	free(h->aaExp);
+	free(h->pGuard);
+	free(h->pGuardRead);
+	free(h);
+}
+
+int harness_buffers(const struct harness *h, struct harness_buf *a)
+{
+	int n = 0;
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < (k ? h->t->nOut : h->t->nIn); i++) {
+			const struct gbuf *g = k ? &h->aOut[i] : &h->aIn[i];
+			a[n].sh = g->sh;
+			a[n].off = GUARD;
+			a[n].t = k ? h->atOut[i] : h->atIn[i];
+			a[n].t.data = NULL;
+			a[n].input = !k;
+			a[n].zName = k ? h->t->aOut[i].zName : h->t->aIn[i].zName;
+			n++;
+		}
+	return n;
+}
+
+int harness_generate_inputs(struct harness *h, char *err)
+{
+	h->bGenerated = 1;
+	/* the trials' and the timing set's inputs are reproducible; the checking
+	 * sets' are unpredictable, so that no candidate can know them */
+	uint64_t poolSeed = harness_random64();
+	for (int s = 0; s < h->nSets; s++)
+		for (int i = 0; i < h->t->nIn; i++) {
+			uint64_t seed = (s > h->o.nTrials ? poolSeed : h->o.seed) * 1000003ull +
+			                (uint64_t)s * 7919ull + (uint64_t)i;
+			if (h->b->random(h->b, h->aaIn[s][i], &h->t->aIn[i], seed, err) < 0)
+				return -1;
+		}
+	return h->b->sync(h->b, err);
+}
+
+void *harness_input_buf(struct harness *h, int s, int i)
+{
+	return h->aaIn[s][i];
+}
+
+void *harness_expected_buf(struct harness *h, int s, int j)
+{
+	return h->aaExp[s][j];
+}
+
+int harness_set_input(struct harness *h, int s, int i, const void *p, char *err)
+{
+	return h->b->upload(h->b, h->aaIn[s][i], p, tensor_bytes(&h->t->aIn[i]), err);
+}
+
+int harness_set_expected(struct harness *h, int s, int j, const void *p, char *err)
+{
+	return h->b->upload(h->b, h->aaExp[s][j], p, tensor_bytes(&h->t->aOut[j]), err);
+}
+
+/* upload set s's inputs, reset every guard band and poison the outputs */
+static int prepare(struct harness *h, int s, char *err)
+{
+	struct backend *b = h->b;
+	for (int i = 0; i < h->t->nIn; i++) {
+		struct gbuf *g = &h->aIn[i];
+		if (b->fill(b, g->base, GUARD_BYTE, GUARD, err) < 0 ||
+		    b->fill(b, g->base + GUARD + g->n, GUARD_BYTE, GUARD, err) < 0 ||
+		    b->copy(b, payload(g), h->aaIn[s][i], g->n, err) < 0)
+			return -1;
+	}
+	for (int j = 0; j < h->t->nOut; j++) {
+		struct gbuf *g = &h->aOut[j];
+		int poison = is_float(h->t->aOut[j].dtype) ? POISON_FLOAT : POISON_INT;
+		if (b->fill(b, g->base, GUARD_BYTE, GUARD, err) < 0 ||
+		    b->fill(b, g->base + GUARD + g->n, GUARD_BYTE, GUARD, err) < 0 ||
+		    b->fill(b, payload(g), poison, g->n, err) < 0)
+			return -1;
+	}
+	return b->sync(b, err);
+}
+
+static int poison_outputs(struct harness *h, char *err)
+{
+	for (int j = 0; j < h->t->nOut; j++) {
+		struct gbuf *g = &h->aOut[j];
+		int poison = is_float(h->t->aOut[j].dtype) ? POISON_FLOAT : POISON_INT;
+		if (h->b->fill(h->b, payload(g), poison, g->n, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* call the candidate once, untimed: 0 with *pRc, -1 + err, or HC_* + why */
+static int call(struct harness_cand *c, int *pRc, char *why, size_t nWhy, char *err)
+{
+	double ms, md;
+	return c->call(c, HC_UNTIMED, pRc, &ms, &md, why, nWhy, err);
+}
+
+/* check one guard band; on damage describe it into why */
+static int check_band(struct harness *h, const char *base, const char *zWhere, const char *zName,
+                      int after, char *why, size_t nWhy, char *err)
+{
+	if (h->b->download(h->b, h->pGuardRead, base, GUARD, err) < 0)
+		return -1;
+	if (!memcmp(h->pGuardRead, h->pGuard, GUARD))
+		return 0;
+	size_t first = 0, last = GUARD - 1;
+	while (h->pGuardRead[first] == GUARD_BYTE)
+		first++;
+	while (h->pGuardRead[last] == GUARD_BYTE)
+		last--;
+	if (after)
+		snprintf(why, nWhy,
+		         "out-of-bounds write: %zu bytes after the end of %s %s were changed (from "
+		         "byte %zu past the end)",
+		         last - first + 1, zWhere, zName, first);
+	else
+		snprintf(why, nWhy,
+		         "out-of-bounds write: bytes before the start of %s %s were changed (from "
+		         "%zu bytes before it)",
+		         zWhere, zName, (size_t)GUARD - first);
+	return 1;
+}
+
+/* 1 (with why) if any guard band was damaged, 0 if none, -1 on error */
+static int check_guards(struct harness *h, char *why, size_t nWhy, char *err)
+{
+	for (int k = 0; k < 2; k++) {
+		int n = k ? h->t->nOut : h->t->nIn;
+		for (int i = 0; i < n; i++) {
+			struct gbuf *g = k ? &h->aOut[i] : &h->aIn[i];
+			const char *zName = k ? h->t->aOut[i].zName : h->t->aIn[i].zName;
+			const char *zWhere = k ? "output" : "input";
+			int rc = check_band(h, g->base, zWhere, zName, 0, why, nWhy, err);
+			if (rc)
+				return rc;
+			rc =
+			    check_band(h, g->base + GUARD + g->n, zWhere, zName, 1, why, nWhy, err);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* 1 (with why) if an input differs from set s's copy, 0 if none, -1 on error */
+static int check_inputs(struct harness *h, int s, char *why, size_t nWhy, char *err)
+{
+	for (int i = 0; i < h->t->nIn; i++) {
+		const struct task_tensor *tt = &h->t->aIn[i];
+		struct gbuf *g = &h->aIn[i];
+		int es = (int)task_dtype_size(tt->dtype);
+		int64_t count, first;
+		if (h->b->diff(h->b, payload(g), h->aaIn[s][i], task_numel(tt), es, &count, &first,
+		               err) < 0)
+			return -1;
+		if (!count)
+			continue;
+		unsigned char now[8], was[8];
+		if (h->b->download(h->b, now, (char *)payload(g) + first * es, (size_t)es, err) <
+		        0 ||
+		    h->b->download(h->b, was, (char *)h->aaIn[s][i] + first * es, (size_t)es, err) <
+		        0)
+			return -1;
+		char idx[128];
+		compare_index_str(tt, first, idx, sizeof idx);
+		snprintf(
+		    why, nWhy,
+		    "input modified: %s%s was %g, is now %g after the run (%lld element%s changed)",
+		    tt->zName, idx, compare_get(was, tt->dtype, 0), compare_get(now, tt->dtype, 0),
+		    (long long)count, count == 1 ? "" : "s");
+		return 1;
+	}
+	return 0;
+}
+
+/* compare the outputs with set s's expected values; fills the aggregate */
+struct agg {
+	double maxAbs, relL2;
+	double tolFrac;   /* the worst element's share of its tolerance (compare.h) */
+	double relL2Frac; /* relL2 / rel_l2 at worst */
+	int tolDtype;     /* the dtype whose tolerance the worst output was judged by, or -1 */
+	int64_t mismatches;
+	int trials, passed;
+};
+
+static int check_outputs(struct harness *h, int s, struct agg *a, char *why, size_t nWhy,
+                         const char *zWhen, char *err)
+{
+	int bad = 0;
+	for (int j = 0; j < h->t->nOut; j++) {
+		const struct task_tensor *tt = &h->t->aOut[j];
+		struct gbuf *g = &h->aOut[j];
+		struct compare_report r;
+		if (h->b->compare(h->b, payload(g), h->aaExp[s][j], tt->dtype, task_numel(tt),
+		                  &h->t->aTol[tt->dtype], &r, err) < 0)
+			return -1;
+		if (r.maxAbs > a->maxAbs)
+			a->maxAbs = r.maxAbs;
+		if (r.relL2 > a->relL2 || isnan(r.relL2))
+			a->relL2 = r.relL2;
+		const struct task_tol *tl = &h->t->aTol[tt->dtype];
+		double l2f = tl->rel_l2 > 0 ? r.relL2 / tl->rel_l2 : (r.relL2 > 0 ? INFINITY : 0);
+		if (a->tolDtype < 0 || r.tolFrac > a->tolFrac) {
+			a->tolFrac = r.tolFrac;
+			a->tolDtype = (int)tt->dtype;
+		}
+		if (l2f > a->relL2Frac)
+			a->relL2Frac = l2f;
+		a->mismatches += r.nMismatch;
+		if (r.pass || bad)
+			continue;
+		bad = 1;
+		const struct task_tol *tol = &h->t->aTol[tt->dtype];
+		if (r.firstBad >= 0) {
+			char idx[128];
+			compare_index_str(tt, r.firstBad, idx, sizeof idx);
+			char got[96];
+			if (isnan(r.firstActual))
+				snprintf(got, sizeof got,
+				         "NaN (left unwritten? outputs are poisoned with NaN "
+				         "before each run)");
+			else
+				snprintf(got, sizeof got, "%.6g", r.firstActual);
+			snprintf(
+			    why, nWhy,
+			    "%s: output %s differs from the reference at %s: expected %.6g, got %s "
+			    "(%lld of %lld elements mismatch; relative L2 error %.3g)",
+			    zWhen, tt->zName, idx, r.firstExpected, got, (long long)r.nMismatch,
+			    (long long)r.n, r.relL2);
+		} else {
+			snprintf(
+			    why, nWhy,
+			    "%s: output %s has relative L2 error %.3g, over the tolerance %.3g "
+			    "(every element is within atol %.3g + rtol %.3g, but not the whole)",
+			    zWhen, tt->zName, r.relL2, tol->rel_l2, tol->atol, tol->rtol);
+		}
+	}
+	return bad;
+}
+
+static cJSON *verdict(const char *zStatus, const char *zReason)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "status", zStatus);
+	cJSON_AddStringToObject(o, "reason", zReason);
+	return o;
+}
+
+/* evict the candidate's own buffers, where the backend can */
+static void evict_buffers(struct harness *h)
+{
+	if (!h->b->evict)
+		return;
+	for (int i = 0; i < h->t->nIn; i++)
+		h->b->evict(h->b, payload(&h->aIn[i]), h->aIn[i].n);
+	for (int j = 0; j < h->t->nOut; j++)
+		h->b->evict(h->b, payload(&h->aOut[j]), h->aOut[j].n);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double pct(const double *s, int n, double q)
+{
+	double pos = q * (n - 1);
+	int lo = (int)pos;
+	int hi = lo + 1 < n ? lo + 1 : lo;
+	return s[lo] + (s[hi] - s[lo]) * (pos - lo);
+}
+
+static double median_of(double *a, int n)
+{
+	qsort(a, (size_t)n, sizeof *a, cmp_double);
+	return pct(a, n, 0.5);
+}
+
+/*
+ * The cost of a strict run's frame: from an idle device, the start event, an
+ * empty kernel (where the backend has one), the stream's end event, a
+ * device-wide synchronize and the final event.  Subtracted from strict runs.
+ */
+/* an array of doubles that grows */
+struct samples {
+	double *a;
+	size_t n, alloc;
+};
+
+static void push(struct samples *s, double v)
+{
+	xgrow((void **)&s->a, &s->alloc, s->n + 1, sizeof *s->a);
+	s->a[s->n++] = v;
+}
+
+/* this thread's time waiting for a CPU so far, ms (0 where unknown) */
+static double own_run_delay(void)
+{
+	static int fd = -2;
+	if (fd == -2)
+		fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	char buf[128];
+	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	unsigned long long run = 0, wait = 0;
+	return sscanf(buf, "%llu %llu", &run, &wait) == 2 ? (double)wait * 1e-6 : 0;
+}
+
+/* both sides' time waiting for a CPU so far, ms */
+static double run_delay(struct harness_cand *c)
+{
+	return own_run_delay() + (c->sched_delay ? c->sched_delay(c) : 0);
+}
+
+/* one frame, also timed by kloop's clock (round trip in ms into *pW);
+ * returns as harness_cand's frame */
+static int frame(struct harness *h, struct harness_cand *c, double *pMd, double *pW, char *why,
+                 size_t nWhy, char *err)
+{
+	if (h->b->sync(h->b, err) < 0)
+		return -1;
+	double t0 = now_s();
+	int rc = c->frame(c, pMd, why, nWhy, err);
+	*pW = (now_s() - t0) * 1e3;
+	return rc;
+}
+
+static int calibrate(struct harness *h, struct harness_cand *c, double *pCal,
+                     struct samples *frames, char *why, size_t nWhy, char *err)
+{
+	double d[21], w;
+	for (int i = 0; i < 21; i++) {
+		int rc = frame(h, c, &d[i], &w, why, nWhy, err);
+		if (rc)
+			return rc;
+		push(frames, w);
+	}
+	*pCal = median_of(d, 21);
+	return 0;
+}
+
+/*
+ * One timed run.  Fast: the flush is still running on the stream when the
+ * start event is queued behind it, so the kernel starts as the event fires,
+ * and the time is the stream's end event.  Strict: the device is idle at the
+ * start, and the time runs to a device-wide synchronize, less the calibrated
+ * frame: work on any stream counts, and none of it can hide behind ours.
+ */
+static int timed_run(struct harness *h, struct harness_cand *c, int strict, double cal, double *pT,
+                     double *pW, double *pBusy, int *pRc, char *why, size_t nWhy, char *err)
+{
+	struct backend *b = h->b;
+	double ms, md;
+	/* fresh inputs for every timed run, so that remembering an earlier
+	 * answer does not pay (given inputs, e.g. PyTorch's, rotate instead);
+	 * by chance, a checking set's, whose outputs are then checked: the
+	 * candidate cannot tell which */
+	h->nRuns++;
+	int chk = -1;
+	double u = (double)(harness_random64() >> 11) * 0x1p-53;
+	if (h->bGenerated && h->poolUsed < h->nPool && u < h->pCheck)
+		chk = h->o.nTrials + 1 + h->poolUsed++;
+	int set = h->bGenerated ? chk : (int)(h->nRuns % (uint64_t)h->nSets);
+	if (!h->bGenerated && u < h->pCheck)
+		chk = set;
+	for (int i = 0; i < h->t->nIn; i++) {
+		struct gbuf *g = &h->aIn[i];
+		int rc =
+		    set < 0
+		        ? b->random(b, payload(g), &h->t->aIn[i],
+		                    h->runSeed ^ (h->nRuns * 0x9e3779b97f4a7c15ull) ^ (uint64_t)i,
+		                    err)
+		        : b->copy(b, payload(g), h->aaIn[set][i], g->n, err);
+		if (rc < 0)
+			return -1;
+	}
+	if (poison_outputs(h, err) < 0 || b->flush(b, err) < 0 || b->sync(b, err) < 0)
+		return -1;
+	evict_buffers(h);
+	double d0 = run_delay(c), t0 = now_s();
+	int rc = c->call(c, strict ? HC_STRICT : HC_FAST, pRc, &ms, &md, why, nWhy, err);
+	*pW = (now_s() - t0) * 1e3;
+	if (pBusy)
+		*pBusy = *pW - (run_delay(c) - d0);
+	if (rc)
+		return rc;
+	*pT = strict ? (md - cal > 0 ? md - cal : 0) : ms;
+	if (chk < 0 || *pRc)
+		return 0;
+	/* a checked run: nothing trampled, the inputs as given, the outputs right */
+	char w[900], when[64];
+	h->nChecked++;
+	snprintf(when, sizeof when, "timed run %llu", (unsigned long long)h->nRuns);
+	int bad = check_guards(h, w, sizeof w, err);
+	if (bad == 0)
+		bad = check_inputs(h, chk, w, sizeof w, err);
+	if (bad > 0)
+		snprintf(why, nWhy, "%s: %s", when, w);
+	if (bad == 0) {
+		struct agg a = {.tolDtype = -1};
+		bad = check_outputs(h, chk, &a, why, nWhy, when, err);
+	}
+	return bad < 0 ? -1 : bad ? HC_MISBEHAVED : 0;
+}
+
+static double median_copy(const struct samples *s)
+{
+	if (!s->n)
+		return 0;
+	double *c = xmalloc(s->n * sizeof *c);
+	memcpy(c, s->a, s->n * sizeof *c);
+	double m = median_of(c, (int)s->n);
+	free(c);
+	return m;
+}
+
+/*
+ * Strict probes slower than the fast runs by more than launch noise mean the
+ * candidate's work is not all on its stream (or it behaves differently when
+ * the stream is busy): its time must be the strict one.
+ */
+static int probes_disagree(double probe, double fast)
+{
+	return probe > 1.15 * fast + 0.005;
+}
+
+/*
+ * Kloop's clock around each run bounds the times the candidate's process
+ * reports.  No run may report more than the round trip kloop saw; and the
+ * fastest reported run may not fall below half of the fastest round trip
+ * (less the time both processes waited for a CPU in it: busy) less the
+ * fastest empty frame's.  0 when consistent, 1 with why.
+ */
+static int timing_inconsistent(const struct samples *rep, const struct samples *wall,
+                               const struct samples *busy, const struct samples *frames, char *why,
+                               size_t nWhy)
+{
+	if (!rep->n || rep->n != wall->n || rep->n != busy->n || !frames->n)
+		return 0;
+	double rMin = INFINITY, wMin = INFINITY, fMin = INFINITY, over = 0;
+	size_t iOver = 0;
+	for (size_t i = 0; i < rep->n; i++) {
+		rMin = rep->a[i] < rMin ? rep->a[i] : rMin;
+		wMin = busy->a[i] < wMin ? busy->a[i] : wMin;
+		if (rep->a[i] - wall->a[i] > over)
+			over = rep->a[i] - wall->a[i], iOver = i;
+	}
+	for (size_t i = 0; i < frames->n; i++)
+		fMin = frames->a[i] < fMin ? frames->a[i] : fMin;
+	if (over > 0.05 + 0.01 * wall->a[iOver]) {
+		snprintf(why, nWhy,
+		         "timing inconsistent: the candidate's process reported %.4g ms for a run "
+		         "that took %.4g ms by kloop's own clock",
+		         rep->a[iOver], wall->a[iOver]);
+		return 1;
+	}
+	double floor = 0.5 * (wMin - fMin) - 0.005;
+	if (rMin >= floor)
+		return 0;
+	snprintf(why, nWhy,
+	         "timing inconsistent: the candidate's process reported runs of %.4g ms, but "
+	         "kloop's own clock saw none shorter than %.4g ms of running (%.4g ms after an "
+	         "empty run's %.4g ms)",
+	         rMin, wMin, wMin - fMin, fMin);
+	return 1;
+}
+
+/*
+ * Time c on fresh inputs.  Returns the timing object, or NULL with why/err:
+ * *pBad = HC_MISBEHAVED or HC_CRASHED when the candidate misbehaved or
+ * crashed (why), 0 on kloop's own failure (err).
+ */
+static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progress_fn progress,
+                        void *arg, int *pBad, char *why, size_t nWhy, char *err)
+{
+	struct backend *b = h->b;
+	*pBad = 0;
+	int T = h->o.nTrials;
+	double cal = 0, w, fw, fd, busy = 0;
+	struct samples ms = {0}, probe = {0}, wall = {0}, busys = {0}, frames = {0};
+	int strict = 0, warm = 0, converged = 0, rc, crc, clk0 = -1;
+	double rse = INFINITY, sum = 0, sum2 = 0, start, t, probeMed = 0, fastMed = 0;
+	h->runSeed = harness_random64();
+	h->poolUsed = h->nChecked = 0;
+	h->nRuns = 0;
+	h->pCheck = 0.25;
+	if (prepare(h, T, err) < 0)
+		return NULL;
+	if ((crc = calibrate(h, c, &cal, &frames, why, nWhy, err)))
+		goto called;
+	/* warm-up, with strict probes in between */
+	start = now_s();
+	while (warm < 6 || (now_s() - start < h->o.warmupS && warm < 1000)) {
+		int st = warm % 2;
+		if ((crc = timed_run(h, c, st, cal, &t, &w, NULL, &rc, why, nWhy, err)))
+			goto called;
+		if (rc) {
+			snprintf(why, nWhy, "kl_run returned %d during warm-up", rc);
+			*pBad = HC_MISBEHAVED;
+			goto fail;
+		}
+		push(st ? &probe : &ms, t);
+		warm++;
+	}
+	strict = probes_disagree(median_copy(&probe), median_copy(&ms));
+	/* spread the remaining checking sets over the runs the budget allows */
+	double perRun = (now_s() - start) / warm;
+	double expect = perRun > 0 ? h->o.budgetS / perRun : h->o.maxRuns;
+	expect = expect > h->o.maxRuns   ? h->o.maxRuns
+	         : expect < h->o.minRuns ? h->o.minRuns
+	                                 : expect;
+	h->pCheck = h->nPool > h->poolUsed ? (h->nPool - h->poolUsed) / expect : 1.0 / 16;
+	if (h->pCheck < 1.0 / 256)
+		h->pCheck = 1.0 / 256;
+restart:
+	ms.n = wall.n = busys.n = 0;
+	clk0 = b->clock_mhz ? b->clock_mhz(b) : -1;
+	converged = 0;
+	sum = sum2 = 0;
+	rse = INFINITY;
+	start = now_s();
+	for (int n = 0;;) {
+		/* every fourth run of the fast method, a strict probe (not counted);
+		 * every eighth, an empty frame for the clock's bound */
+		if (n % 8 == 5) {
+			if ((crc = frame(h, c, &fd, &fw, why, nWhy, err)))
+				goto called;
+			push(&frames, fw);
+		}
+		if (!strict && n % 4 == 3) {
+			if ((crc = timed_run(h, c, 1, cal, &t, &w, NULL, &rc, why, nWhy, err)))
+				goto called;
+			if (!rc)
+				push(&probe, t);
+		} else {
+			if ((crc =
+			         timed_run(h, c, strict, cal, &t, &w, &busy, &rc, why, nWhy, err)))
+				goto called;
+		}
+		if (rc) {
+			snprintf(why, nWhy, "kl_run returned %d during timed run %d", rc, n + 1);
+			*pBad = HC_MISBEHAVED;
+			goto fail;
+		}
+		if (!strict && n % 4 == 3) {
+			n++;
+			continue;
+		}
+		push(&ms, t);
+		push(&wall, w);
+		push(&busys, busy);
+		n++;
+		sum += t;
+		sum2 += t * t;
+		int k = (int)ms.n;
+		if (k >= 2) {
+			double mean = sum / k, var = (sum2 - k * mean * mean) / (k - 1);
+			rse = var > 0 && mean > 0 ? sqrt(var / k) / mean : 0;
+		}
+		if (progress && (k % 16) == 0)
+			progress("timing", k, arg);
+		if (k >= h->o.minRuns && rse <= h->o.rse) {
+			converged = 1;
+			break;
+		}
+		if (k >= h->o.maxRuns || (k >= 3 && now_s() - start > h->o.budgetS))
+			break;
+	}
+	probeMed = median_copy(&probe);
+	fastMed = median_copy(&ms);
+	if (!strict && probes_disagree(probeMed, fastMed)) {
+		strict = 1;
+		goto restart;
+	}
+	if (timing_inconsistent(&ms, &wall, &busys, &frames, why, nWhy)) {
+		*pBad = HC_MISBEHAVED;
+		goto fail;
+	}
+	int n = (int)ms.n;
+	int clk1 = b->clock_mhz ? b->clock_mhz(b) : -1;
+	char thr[256] = "";
+	int throttled = b->throttled ? b->throttled(b, thr, sizeof thr) : -1;
+	/* one more run, as the timed ones but on the timing set, whose output
+	 * must be right, with nothing trampled */
+	if (prepare(h, T, err) < 0 || b->flush(b, err) < 0)
+		goto fail;
+	evict_buffers(h);
+	if ((crc = call(c, &rc, why, nWhy, err)))
+		goto called;
+	if (rc) {
+		snprintf(why, nWhy, "kl_run returned %d after the timed runs", rc);
+		*pBad = HC_MISBEHAVED;
+		goto fail;
+	}
+	int bad = check_guards(h, why, nWhy, err);
+	if (bad == 0)
+		bad = check_inputs(h, T, why, nWhy, err);
+	if (bad == 0) {
+		struct agg a = {.tolDtype = -1};
+		bad = check_outputs(h, T, &a, why, nWhy, "the run after timing", err);
+	}
+	if (bad) {
+		*pBad = bad > 0 ? HC_MISBEHAVED : 0;
+		goto fail;
+	}
+	double *sorted = xmalloc((size_t)n * sizeof *sorted);
+	memcpy(sorted, ms.a, (size_t)n * sizeof *sorted);
+	qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "median_ms", pct(sorted, n, 0.5));
+	cJSON_AddNumberToObject(o, "p10_ms", pct(sorted, n, 0.1));
+	cJSON_AddNumberToObject(o, "p90_ms", pct(sorted, n, 0.9));
+	cJSON_AddNumberToObject(o, "min_ms", sorted[0]);
+	cJSON_AddNumberToObject(o, "mean_ms", sum / n);
+	cJSON_AddNumberToObject(o, "count", n);
+	cJSON_AddNumberToObject(o, "rse", isfinite(rse) ? rse : -1);
+	cJSON_AddBoolToObject(o, "converged", converged);
+	cJSON_AddNumberToObject(o, "warmup_runs", warm);
+	cJSON_AddStringToObject(o, "method", strict ? "device-wide" : "stream");
+	cJSON_AddNumberToObject(o, "probe_median_ms", probeMed);
+	cJSON_AddNumberToObject(o, "probes", (double)probe.n);
+	cJSON_AddNumberToObject(o, "frame_ms", cal);
+	cJSON_AddNumberToObject(o, "checked_runs", h->nChecked);
+	cJSON_AddNumberToObject(o, "wall_median_ms", median_copy(&wall));
+	cJSON_AddNumberToObject(o, "frame_wall_median_ms", median_copy(&frames));
+	if (strict)
+		cJSON_AddStringToObject(
+		    o, "note",
+		    "the candidate's work is not all on the stream it was given "
+		    "(or it behaves differently when that stream is busy): "
+		    "timed from an idle device to a device-wide synchronize");
+	if (clk0 >= 0) {
+		cJSON_AddNumberToObject(o, "sm_clock_mhz_before", clk0);
+		cJSON_AddNumberToObject(o, "sm_clock_mhz_after", clk1);
+	}
+	if (throttled >= 0) {
+		cJSON_AddBoolToObject(o, "throttled", throttled > 0);
+		if (throttled > 0)
+			cJSON_AddStringToObject(o, "throttle_reason", thr);
+	}
+	free(sorted);
+	free(ms.a);
+	free(probe.a);
+	free(wall.a);
+	free(busys.a);
+	free(frames.a);
+	return o;
+called:
+	*pBad = crc > 0 ? crc : 0;
+fail:
+	free(ms.a);
+	free(probe.a);
+	free(wall.a);
+	free(busys.a);
+	free(frames.a);
+	return NULL;
+}
+
+int harness_run_reference(struct harness *h, struct harness_cand *ref, char *err)
+{
+	char why[KL_ERRLEN];
+	for (int s = 0; s < h->nSets; s++) {
+		if (prepare(h, s, err) < 0)
+			return -1;
+		int rc, crc = call(ref, &rc, why, sizeof why, err);
+		if (crc < 0)
+			return -1;
+		if (crc)
+			return kl_err(err, "the reference %s: %s",
+			              crc == HC_CRASHED ? "crashed" : "misbehaved", why);
+		if (h->b->sync(h->b, err) < 0)
+			return -1;
+		if (rc)
+			return kl_err(err, "the reference's kl_run returned %d", rc);
+		int bad = check_guards(h, why, sizeof why, err);
+		if (bad == 0)
+			bad = check_inputs(h, s, why, sizeof why, err);
+		if (bad < 0)
+			return -1;
+		if (bad)
+			return kl_err(err, "the reference misbehaved: %s", why);
+		for (int j = 0; j < h->t->nOut; j++) {
+			struct gbuf *g = &h->aOut[j];
+			if (h->b->copy(h->b, h->aaExp[s][j], payload(g), g->n, err) < 0)
+				return -1;
+		}
+	}
+	/* leave nothing of the reference's results in device memory */
+	return poison_outputs(h, err) < 0 ? -1 : h->b->sync(h->b, err);
+}
+
+/* a number, or null when it is not finite (JSON has no inf or NaN) */
+static void add_finite(cJSON *o, const char *k, double v)
+{
+	if (isfinite(v))
+		cJSON_AddNumberToObject(o, k, v);
+	else
+		cJSON_AddNullToObject(o, k);
+}
+
+static cJSON *correctness_json(const struct harness *h, const struct agg *a, int nTrials)
+{
+	cJSON *c = cJSON_CreateObject();
+	cJSON_AddNumberToObject(c, "trials", nTrials);
+	cJSON_AddNumberToObject(c, "trials_run", a->trials);
+	cJSON_AddNumberToObject(c, "trials_passed", a->passed);
+	cJSON_AddNumberToObject(c, "max_abs_error", a->maxAbs);
+	add_finite(c, "rel_l2_error", a->relL2);
+	cJSON_AddNumberToObject(c, "mismatches", (double)a->mismatches);
+	if (a->trials && a->tolDtype >= 0) {
+		add_finite(c, "tol_fraction", a->tolFrac);
+		add_finite(c, "rel_l2_fraction", a->relL2Frac);
+		const struct task_tol *tl = &h->t->aTol[a->tolDtype];
+		cJSON *t = cJSON_AddObjectToObject(c, "tolerance");
+		cJSON_AddStringToObject(t, "dtype", task_dtype_name((kl_dtype)a->tolDtype));
+		cJSON_AddNumberToObject(t, "atol", tl->atol);
+		cJSON_AddNumberToObject(t, "rtol", tl->rtol);
+		add_finite(t, "rel_l2", tl->rel_l2);
+		cJSON_AddStringToObject(t, "from", h->t->zTolFrom ? h->t->zTolFrom : "default");
+	}
+	return c;
+}
+
+static cJSON *crashed(struct harness *h, const char *zWhen, const char *err)
+{
+	char *z =
+	    xasprintf("%s: %s%s", zWhen, err, h->b->fatal ? " (the device context is lost)" : "");
+	cJSON *o = verdict("crashed", z);
+	free(z);
+	return o;
+}
+
+/* the verdict of a call that did not come back normally (crc: HC_*, or -1) */
+static cJSON *called_verdict(struct harness *h, int crc, const char *zWhen, const char *why,
+                             const char *err, const struct agg *a)
+{
+	if (crc < 0)
+		return crashed(h, zWhen, err);
+	char *z = xasprintf("%s: %s", zWhen, why);
+	cJSON *o = verdict(crc == HC_CRASHED ? "crashed" : "incorrect", z);
+	free(z);
+	if (crc == HC_MISBEHAVED)
+		cJSON_AddItemToObject(o, "correctness", correctness_json(h, a, h->o.nTrials));
+	return o;
+}
+
+cJSON *harness_eval(struct harness *h, struct harness_cand *c, int bTime,
+                    harness_progress_fn progress, void *arg)
+{
+	char err[KL_ERRLEN] = "", why[1024] = "";
+	struct agg a = {.tolDtype = -1};
+	struct backend *b = h->b;
+	double t0 = now_s();
+	if (b->reset && b->reset(b, err) < 0)
+		return crashed(h, "resetting the device before the run", err);
+	for (int s = 0; s < h->o.nTrials; s++) {
+		if (progress)
+			progress("checking", s + 1, arg);
+		if (prepare(h, s, err) < 0)
+			return crashed(h, "preparing the buffers", err);
+		int rc;
+		char when[64];
+		snprintf(when, sizeof when, "trial %d of %d", s + 1, h->o.nTrials);
+		int crc = call(c, &rc, why, sizeof why, err);
+		if (crc)
+			return called_verdict(h, crc, when, why, err, &a);
+		if (b->sync(b, err) < 0)
+			return crashed(h, when, err);
+		a.trials++;
+		int bad = 0;
+		if (rc) {
+			snprintf(why, sizeof why, "%s: kl_run returned %d", when, rc);
+			bad = 1;
+		}
+		if (!bad) {
+			char w[900];
+			bad = check_guards(h, w, sizeof w, err);
+			if (bad == 0)
+				bad = check_inputs(h, s, w, sizeof w, err);
+			if (bad > 0)
+				snprintf(why, sizeof why, "%s: %s", when, w);
+		}
+		if (!bad)
+			bad = check_outputs(h, s, &a, why, sizeof why, when, err);
+		if (bad < 0)
+			return crashed(h, when, err);
+		if (bad) {
+			cJSON *o = verdict("incorrect", why);
+			cJSON_AddItemToObject(o, "correctness",
+			                      correctness_json(h, &a, h->o.nTrials));
+			return o;
+		}
+		a.passed++;
+	}
+	cJSON *o = verdict("correct", "");
+	cJSON_AddItemToObject(o, "correctness", correctness_json(h, &a, h->o.nTrials));
+	cJSON_AddNumberToObject(o, "check_seconds", now_s() - t0);
+	if (!bTime)
+		return o;
+	double t1 = now_s();
+	if (progress)
+		progress("timing", 0, arg);
+	int isBad;
+	cJSON *tm = time_runs(h, c, progress, arg, &isBad, why, sizeof why, err);
+	if (!tm) {
+		cJSON_Delete(o);
+		if (isBad == HC_CRASHED)
+			return called_verdict(h, isBad, "timing", why, err, &a);
+		if (isBad) {
+			o = verdict("incorrect", why);
+			cJSON_AddItemToObject(o, "correctness",
+			                      correctness_json(h, &a, h->o.nTrials));
+			return o;
+		}
+		return crashed(h, "timing", err);
+	}
+	cJSON_AddItemToObject(o, "timing", tm);
+	cJSON_AddNumberToObject(o, "time_seconds", now_s() - t1);
+	return o;
+}
+
+cJSON *harness_time_only(struct harness *h, struct harness_cand *c, char *err)
+{
+	char why[1024];
+	int bad;
+	cJSON *tm = time_runs(h, c, NULL, NULL, &bad, why, sizeof why, err);
+	if (!tm && bad)
+		kl_err(err, "the reference misbehaved while timed: %s", why);
+	return tm;
+}

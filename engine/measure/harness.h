@@ -1,0 +1,125 @@
+/*
+ * harness.h - checking and timing one loaded candidate against a task's
+ * reference data on a backend: guard bands around every buffer, outputs
+ * poisoned before every run, inputs verified unchanged, several trials with
+ * fresh inputs, then timing with the caches flushed between runs until the
+ * median is stable.  Every timed run gets fresh inputs; an unpredictable
+ * subset of them is checked (inputs from checking sets whose expected
+ * outputs the reference computed), and the candidate's reported times are
+ * bounded by kloop's own clock around each run.
+ */
+#ifndef KL_HARNESS_H
+#define KL_HARNESS_H
+
+#include <cJSON.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "kloop.h"
+#include "task.h"
+
+typedef int (*kl_run_fn)(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream);
+
+/* how a run is timed: not at all, on the candidate's stream, or device-wide */
+enum { HC_UNTIMED, HC_FAST, HC_STRICT };
+
+/* what a call of the candidate came to (besides 0, ok, and -1 + err: kloop's
+ * own failure) */
+enum { HC_CRASHED = 1, HC_MISBEHAVED = 2 };
+
+/*
+ * The candidate (or the reference) as the harness calls it: kl_run in its
+ * own process on the shared buffers (cand.h), or in a unit test a function.
+ * Every call goes through call(), so the candidate cannot tell a trial from
+ * a timed run, nor a checked timed run from an unchecked one.
+ */
+struct harness_cand {
+	/* run kl_run once on the shared buffers (mode: HC_*); sets *pRc and, when
+	 * timed, the stream and device-wide times in ms (backend.h, timer_stop).
+	 * 0, -1 + err, or HC_CRASHED / HC_MISBEHAVED with why */
+	int (*call)(struct harness_cand *c, int mode, int *pRc, double *pMs, double *pMd, char *why,
+	            size_t nWhy, char *err);
+	/* a strict timed frame without kl_run (an empty kernel where the backend
+	 * has one): *pMd; same returns as call */
+	int (*frame)(struct harness_cand *c, double *pMd, char *why, size_t nWhy, char *err);
+	/* optional: how long its process has waited for a CPU so far, ms (kloop
+	 * discounts it from its own clock's round trips) */
+	double (*sched_delay)(struct harness_cand *c);
+};
+
+struct harness_opts {
+	int nTrials;    /* correctness trials (at least 1; default 5) */
+	uint64_t seed;  /* base seed of the trial inputs */
+	double budgetS; /* wall-time budget of one timing phase, seconds */
+	double rse;     /* target relative standard error of the mean (0.005) */
+	int minRuns;    /* timed runs at least (10) */
+	int maxRuns;    /* timed runs at most (10000) */
+	double warmupS; /* warm-up time at least, seconds */
+	int nPool;      /* checking sets for timed runs (-1: as memory allows, up to 8;
+	                   0 with given inputs: their own sets are checked) */
+};
+
+/* fill o with the defaults for a backend ("host" or "cuda") */
+void harness_default_opts(struct harness_opts *o, const char *zBackend);
+
+struct harness;
+
+/* a harness for task t on backend b (neither owned); allocates the guarded
+ * device buffers.  NULL + err on failure. */
+struct harness *harness_new(const struct task *t, struct backend *b, const struct harness_opts *o,
+                            char *err);
+void harness_free(struct harness *h);
+
+/* the buffers a candidate's process maps (inputs, then outputs; a[k].sh
+ * describes the shared memory, the tensor's data is at offset off): fills
+ * a (2 * TASK_MAX_TENSORS entries) and returns their number */
+struct harness_buf {
+	struct kl_share sh;
+	size_t off;
+	kl_tensor t;
+	int input;
+	const char *zName; /* the task's name for it */
+};
+int harness_buffers(const struct harness *h, struct harness_buf *a);
+
+/* draw every trial's inputs (and the timing set's) from the seeds, on the
+ * device; the checking sets' seeds are unpredictable.  0 or -1 + err */
+int harness_generate_inputs(struct harness *h, char *err);
+
+/* set trial s's input i, or expected output j, from host memory (copied to
+ * the device); s ranges over 0..nTrials (nTrials is the timing set).
+ * 0 or -1 + err */
+int harness_set_input(struct harness *h, int s, int i, const void *p, char *err);
+int harness_set_expected(struct harness *h, int s, int j, const void *p, char *err);
+
+/* number of input sets (trials + the timing set + the checking sets) */
+int harness_nsets(const struct harness *h);
+
+/* the device buffers holding set s's input i and expected output j (for a
+ * reference written straight into them, e.g. by PyTorch through CUDA IPC) */
+void *harness_input_buf(struct harness *h, int s, int i);
+void *harness_expected_buf(struct harness *h, int s, int j);
+
+/* run the reference on every set to produce the expected outputs.
+ * 0, or -1 with err saying what went wrong with the reference. */
+int harness_run_reference(struct harness *h, struct harness_cand *ref, char *err);
+
+/* progress callback: stage is "checking" or "timing"; k is the trial or run */
+typedef void (*harness_progress_fn)(const char *zStage, int k, void *arg);
+
+/*
+ * Check and (when correct and bTime) time fn.  Returns a JSON object the
+ * caller owns: {"status": "correct"|"incorrect"|"crashed", "reason": ...,
+ * "correctness": {...}, "timing": {...}}.  A sticky device error sets
+ * b->fatal: the caller must not run anything else in this process.
+ */
+cJSON *harness_eval(struct harness *h, struct harness_cand *c, int bTime,
+                    harness_progress_fn progress, void *arg);
+
+/* time fn alone on the timing set (for the reference); JSON timing or NULL + err */
+cJSON *harness_time_only(struct harness *h, struct harness_cand *c, char *err);
+
+/* 64 unpredictable bits (getrandom) */
+uint64_t harness_random64(void);
+
+#endif

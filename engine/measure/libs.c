@@ -1,0 +1,322 @@
+/*
+ * libs.c - finding the libraries and headers a task names, and the flags
+ * that give them to the compiler and to the dynamic loader (an rpath, so the
+ * candidate's shared object loads without LD_LIBRARY_PATH).
+ */
+#include "libs.h"
+
+#include <dirent.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const char *const libs_known[] = {"cublas", "cublasLt", "cudnn", "cutlass", NULL};
+
+static int is_dir(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int is_file(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* the CUDA toolkit's root: $CUDA_HOME, $CUDA_PATH, nvcc's, /usr/local/cuda */
+static char *cuda_root(void)
+{
+	const char *env[] = {"CUDA_HOME", "CUDA_PATH"};
+	for (size_t i = 0; i < 2; i++) {
+		const char *v = getenv(env[i]);
+		if (v && *v && is_dir(v))
+			return xstrdup(v);
+	}
+	const char *path = getenv("PATH");
+	char *p = xstrdup(path ? path : "");
+	for (char *save, *d = strtok_r(p, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		char *nv = path_join(d, "nvcc");
+		if (is_file(nv)) {
+			char *root = path_join(d, "..");
+			char *r = realpath(root, NULL);
+			free(root);
+			free(nv);
+			free(p);
+			return r;
+		}
+		free(nv);
+	}
+	free(p);
+	return xstrdup("/usr/local/cuda");
+}
+
+/* library directories, in search order; a NULL-terminated array of fresh strings */
+static char **lib_dirs(void)
+{
+	char **v = xcalloc(32, sizeof *v);
+	int n = 0;
+	const char *lp = getenv("LIBRARY_PATH");
+	if (lp && *lp) {
+		char *p = xstrdup(lp);
+		for (char *save, *d = strtok_r(p, ":", &save); d && n < 8;
+		     d = strtok_r(NULL, ":", &save))
+			v[n++] = xstrdup(d);
+		free(p);
+	}
+	char *cr = cuda_root();
+	v[n++] = xasprintf("%s/lib64", cr);
+	v[n++] = xasprintf("%s/lib", cr);
+	v[n++] = xasprintf("%s/targets/x86_64-linux/lib", cr);
+	v[n++] = xasprintf("%s/targets/sbsa-linux/lib", cr);
+	free(cr);
+	const char *sys[] = {"/usr/local/lib",
+	                     "/usr/lib/x86_64-linux-gnu",
+	                     "/lib/x86_64-linux-gnu",
+	                     "/usr/lib/aarch64-linux-gnu",
+	                     "/usr/lib64",
+	                     "/usr/lib",
+	                     "/lib64",
+	                     "/lib"};
+	for (size_t i = 0; i < sizeof sys / sizeof *sys; i++)
+		v[n++] = xstrdup(sys[i]);
+	return v;
+}
+
+/* include directories for headers */
+static char **inc_dirs(void)
+{
+	char **v = xcalloc(32, sizeof *v);
+	int n = 0;
+	const char *env[] = {"CUTLASS_DIR", "CUTLASS_PATH", "CUTLASS_HOME"};
+	for (size_t i = 0; i < 3; i++) {
+		const char *e = getenv(env[i]);
+		if (e && *e) {
+			v[n++] = xasprintf("%s/include", e);
+			v[n++] = xstrdup(e);
+		}
+	}
+	char *cr = cuda_root();
+	v[n++] = xasprintf("%s/include", cr);
+	v[n++] = xasprintf("%s/targets/x86_64-linux/include", cr);
+	free(cr);
+	const char *sys[] = {"/usr/local/cutlass/include", "/opt/cutlass/include",
+	                     "/usr/local/include", "/usr/include/x86_64-linux-gnu", "/usr/include"};
+	for (size_t i = 0; i < sizeof sys / sizeof *sys; i++)
+		v[n++] = xstrdup(sys[i]);
+	return v;
+}
+
+static void free_list(char **v)
+{
+	for (int i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* the first directory of dirs holding zRel; a fresh string or NULL */
+static char *find_in(char **dirs, const char *zRel)
+{
+	for (int i = 0; dirs[i]; i++) {
+		char *p = path_join(dirs[i], zRel);
+		int ok = is_file(p);
+		free(p);
+		if (ok)
+			return xstrdup(dirs[i]);
+	}
+	return NULL;
+}
+
+/* find libNAME: libNAME.so, else the highest libNAME.so.N, else libNAME.a */
+static int find_lib(const char *zName, struct lib_item *it)
+{
+	char **dirs = lib_dirs();
+	int found = 0;
+	for (int i = 0; dirs[i] && !found; i++) {
+		char *so = xasprintf("%s/lib%s.so", dirs[i], zName);
+		char *pat = xasprintf("%s/lib%s.so.[0-9]*", dirs[i], zName);
+		char *a = xasprintf("%s/lib%s.a", dirs[i], zName);
+		glob_t g = {0};
+		const char *hit = NULL;
+		if (is_file(so))
+			hit = so;
+		else if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0)
+			hit = g.gl_pathv[g.gl_pathc - 1];
+		else if (is_file(a))
+			hit = a;
+		if (hit) {
+			it->zLibDir = xstrdup(dirs[i]);
+			it->zLibFile = xstrdup(strrchr(hit, '/') + 1);
+			char *r = realpath(hit, NULL);
+			it->zFound = r ? r : xstrdup(hit);
+			found = 1;
+		}
+		globfree(&g);
+		free(so);
+		free(pat);
+		free(a);
+	}
+	free_list(dirs);
+	return found;
+}
+
+static int header_for(const char *zHeader, struct lib_item *it)
+{
+	char **dirs = inc_dirs();
+	char *d = find_in(dirs, zHeader);
+	free_list(dirs);
+	if (!d)
+		return 0;
+	it->zIncDir = d;
+	return 1;
+}
+
+static int resolve(const char *zWord, const char *zBaseDir, struct lib_item *it, char *err)
+{
+	it->zName = xstrdup(zWord);
+	char *rel = zBaseDir && zWord[0] != '/' ? path_join(zBaseDir, zWord) : NULL;
+	int there = rel && (is_dir(rel) || is_file(rel));
+	free(rel);
+	if (strchr(zWord, '/') || there) {
+		char *p =
+		    zWord[0] == '/' || !zBaseDir ? xstrdup(zWord) : path_join(zBaseDir, zWord);
+		char *r = realpath(p, NULL);
+		free(p);
+		if (!r)
+			return kl_err(err, "libs: %s: no such file or directory", zWord);
+		if (is_dir(r)) {
+			it->zIncDir = r;
+			it->zFound = xasprintf("include directory %s", r);
+			return 0;
+		}
+		size_t n = strlen(r);
+		if ((n > 3 && !strcmp(r + n - 3, ".so")) || strstr(r, ".so.") ||
+		    (n > 2 && !strcmp(r + n - 2, ".a"))) {
+			it->zLibPath = r;
+			it->zLibDir = xstrndup(r, (size_t)(strrchr(r, '/') - r));
+			it->zFound = xstrdup(r);
+			return 0;
+		}
+		free(r);
+		return kl_err(
+		    err, "libs: %s: neither a directory (headers) nor a .so or .a library", zWord);
+	}
+	if (!strcmp(zWord, "cutlass") || !strcmp(zWord, "cute")) {
+		if (!header_for(!strcmp(zWord, "cute") ? "cute/tensor.hpp" : "cutlass/cutlass.h",
+		                it))
+			return kl_err(
+			    err,
+			    "libs: %s: the CUTLASS headers (cutlass/cutlass.h) were not found "
+			    "in $CUTLASS_DIR/include, the CUDA toolkit, /usr/local/cutlass, "
+			    "/opt/cutlass, /usr/local/include or /usr/include (set CUTLASS_DIR "
+			    "or give the include directory itself)",
+			    zWord);
+		char *util = xasprintf("%s/../tools/util/include", it->zIncDir);
+		char *r = realpath(util, NULL);
+		free(util);
+		if (r && is_dir(r))
+			it->zIncDir2 = r;
+		else
+			free(r);
+		it->zFound = xasprintf("headers in %s", it->zIncDir);
+		return 0;
+	}
+	const char *hdr = !strcmp(zWord, "cublas")     ? "cublas_v2.h"
+	                  : !strcmp(zWord, "cublasLt") ? "cublasLt.h"
+	                  : !strcmp(zWord, "cudnn")    ? "cudnn.h"
+	                                               : NULL;
+	if (!find_lib(zWord, it)) {
+		char *cr = cuda_root();
+		kl_err(err,
+		       "libs: %s: lib%s.so was not found in $LIBRARY_PATH, %s/lib64, "
+		       "/usr/local/lib or the system's library directories",
+		       zWord, zWord, cr);
+		free(cr);
+		return -1;
+	}
+	if (hdr) {
+		struct lib_item h = {0};
+		if (!header_for(hdr, &h))
+			return kl_err(err, "libs: %s: %s was found but not its header %s", zWord,
+			              it->zFound, hdr);
+		it->zIncDir = h.zIncDir;
+		char *f = xasprintf("%s (%s in %s)", it->zFound, hdr, h.zIncDir);
+		free(it->zFound);
+		it->zFound = f;
+	}
+	return 0;
+}
+
+static void item_free(struct lib_item *it)
+{
+	free(it->zName);
+	free(it->zIncDir);
+	free(it->zIncDir2);
+	free(it->zLibDir);
+	free(it->zLibFile);
+	free(it->zLibPath);
+	free(it->zFound);
+	memset(it, 0, sizeof *it);
+}
+
+int libs_add(struct libs *L, const char *zList, const char *zBaseDir, char *err)
+{
+	char *p = xstrdup(zList ? zList : "");
+	int rc = 0;
+	for (char *save, *w = strtok_r(p, " ,\t\n", &save); w;
+	     w = strtok_r(NULL, " ,\t\n", &save)) {
+		int dup = 0;
+		for (int i = 0; i < L->n; i++)
+			dup |= !strcmp(L->a[i].zName, w);
+		if (dup)
+			continue;
+		if (L->n == LIBS_MAX) {
+			rc = kl_err(err, "libs: more than %d libraries", LIBS_MAX);
+			break;
+		}
+		if (resolve(w, zBaseDir, &L->a[L->n], err) < 0) {
+			item_free(&L->a[L->n]);
+			rc = -1;
+			break;
+		}
+		L->n++;
+	}
+	free(p);
+	return rc;
+}
+
+void libs_free(struct libs *L)
+{
+	for (int i = 0; i < L->n; i++)
+		item_free(&L->a[i]);
+	L->n = 0;
+}
+
+void libs_flags(const struct libs *L, int cuda, char **azOut, int *pn, int max)
+{
+	int n = *pn;
+	for (int i = 0; i < L->n && n + 8 < max; i++) {
+		const struct lib_item *it = &L->a[i];
+		if (it->zIncDir)
+			azOut[n++] = xasprintf("-I%s", it->zIncDir);
+		if (it->zIncDir2)
+			azOut[n++] = xasprintf("-I%s", it->zIncDir2);
+	}
+	for (int i = 0; i < L->n && n + 8 < max; i++) {
+		const struct lib_item *it = &L->a[i];
+		if (!it->zLibDir)
+			continue;
+		if (it->zLibPath)
+			azOut[n++] = xstrdup(it->zLibPath);
+		else {
+			azOut[n++] = xasprintf("-L%s", it->zLibDir);
+			azOut[n++] = xasprintf("-l:%s", it->zLibFile);
+		}
+		/* the loader finds it where it was found */
+		azOut[n++] = cuda ? xasprintf("-Xlinker=-rpath,%s", it->zLibDir)
+		                  : xasprintf("-Wl,-rpath,%s", it->zLibDir);
+	}
+	*pn = n;
+}

@@ -1,0 +1,113 @@
+/*
+ * result.c - completing a worker's verdict with the task, the source, the
+ * device and the baseline, so that every front end journals the same result.
+ */
+#include "result.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "status.h"
+
+double result_num(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItem(o, k);
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+void result_complete(cJSON *r, struct worker *w, const char *zTask, const char *zSource,
+                     const char *zBackend)
+{
+	result_complete_from(r, worker_reference_timing(w), worker_baselines(w),
+	                     worker_reference_data(w), worker_reference_name(w), worker_device(w),
+	                     zTask, zSource, zBackend);
+}
+
+void result_complete_from(cJSON *r, const cJSON *rt, const cJSON *baselines, const cJSON *refData,
+                          const char *zRefName, const char *zDevice, const char *zTask,
+                          const char *zSource, const char *zBackend)
+{
+	double base = rt ? result_num(rt, "median_ms") : NAN;
+	double t = result_num(cJSON_GetObjectItem(r, "timing"), "median_ms");
+	const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
+	int ok = status_from_name(st) == STATUS_CORRECT;
+	cJSON_DeleteItemFromObject(r, "worker_exiting");
+	cJSON_AddStringToObject(r, "task", zTask);
+	cJSON_AddStringToObject(r, "source", zSource);
+	cJSON_AddStringToObject(r, "backend", zBackend);
+	cJSON_AddStringToObject(r, "device", zDevice ? zDevice : "");
+	if (refData)
+		cJSON_AddItemToObject(r, "reference_data", cJSON_Duplicate(refData, 1));
+	if (ok && !isnan(t))
+		cJSON_AddNumberToObject(r, "time_ms", t);
+	else
+		cJSON_AddNullToObject(r, "time_ms");
+	if (!isnan(base))
+		cJSON_AddNumberToObject(r, "baseline_ms", base);
+	else
+		cJSON_AddNullToObject(r, "baseline_ms");
+	cJSON_AddStringToObject(r, "baseline", zRefName ? zRefName : "");
+	if (ok && !isnan(t) && !isnan(base) && t > 0)
+		cJSON_AddNumberToObject(r, "speedup", base / t);
+	else
+		cJSON_AddNullToObject(r, "speedup");
+	const cJSON *cm = cJSON_GetObjectItem(baselines, "compile");
+	double bc = result_num(cm, "median_ms");
+	if (!isnan(bc)) {
+		cJSON_AddNumberToObject(r, "baseline_compile_ms", bc);
+		if (ok && !isnan(t) && t > 0)
+			cJSON_AddNumberToObject(r, "speedup_compile", bc / t);
+	} else if (cm && cJSON_GetObjectItem(cm, "error")) {
+		cJSON_AddStringToObject(r, "baseline_compile_error",
+		                        cJSON_GetStringValue(cJSON_GetObjectItem(cm, "error")));
+	}
+	if (!cJSON_GetObjectItem(r, "reason"))
+		cJSON_AddStringToObject(r, "reason", "");
+	if (!cJSON_GetObjectItem(r, "correctness"))
+		cJSON_AddItemToObject(r, "correctness", cJSON_CreateObject());
+}
+
+/* where a tolerance came from, in words */
+static const char *tol_from(const char *z)
+{
+	if (!z || !strcmp(z, "default"))
+		return "kloop's default";
+	if (!strcmp(z, "kernelbench"))
+		return "KernelBench's";
+	if (!strcmp(z, "task.json"))
+		return "the task's";
+	if (!strcmp(z, "flags"))
+		return "--atol/--rtol";
+	return z;
+}
+
+void result_tolerance_line(const cJSON *cor, strbuf *sb)
+{
+	const cJSON *t = cJSON_GetObjectItem(cor, "tolerance");
+	if (!cJSON_IsObject(t))
+		return;
+	const cJSON *fr = cJSON_GetObjectItem(cor, "tol_fraction");
+	double frac = cJSON_IsNumber(fr) ? fr->valuedouble : INFINITY;
+	sb_addf(sb, "max err %.3g; worst element at ", result_num(cor, "max_abs_error"));
+	if (isinf(frac))
+		sb_adds(sb, "inf (non-finite)");
+	else if (frac < 0.01 && frac > 0)
+		sb_addf(sb, "%.1e", frac);
+	else
+		sb_addf(sb, "%.3g", frac);
+	const char *dt = cJSON_GetStringValue(cJSON_GetObjectItem(t, "dtype"));
+	sb_addf(sb, " of tolerance (%s atol %g + rtol %g*|ref|, %s%s)", dt ? dt : "?",
+	        result_num(t, "atol"), result_num(t, "rtol"),
+	        tol_from(cJSON_GetStringValue(cJSON_GetObjectItem(t, "from"))),
+	        frac > 1 ? "; outside" : "");
+	const cJSON *l2 = cJSON_GetObjectItem(cor, "rel_l2_error");
+	double bound = result_num(t, "rel_l2");
+	if (!cJSON_IsNumber(l2))
+		sb_adds(sb, "; relative L2 not finite");
+	else if (isnan(bound))
+		sb_addf(sb, "; relative L2 %.3g (not judged)", l2->valuedouble);
+	else
+		sb_addf(sb, "; relative L2 %.3g = %.3g of its bound %g", l2->valuedouble,
+		        bound > 0 ? l2->valuedouble / bound : (l2->valuedouble > 0 ? INFINITY : 0),
+		        bound);
+}

@@ -1,0 +1,51 @@
+/*
+ * result.h - a worker's verdict made whole: the worker reports status,
+ * correctness and timing; the engine adds what only it knows (task, source,
+ * backend, device, the baseline and the speedup against it) before the
+ * result is printed or journaled.
+ */
+#ifndef KL_RESULT_H
+#define KL_RESULT_H
+
+#include <cJSON.h>
+
+#include "util.h"
+#include "worker.h"
+
+/*
+ * Complete r (a worker result, modified in place): drops the protocol's
+ * "worker_exiting", adds "task", "source", "backend", "device", "time_ms"
+ * (null unless correct), "baseline_ms", "baseline" (the reference's name),
+ * "speedup" (baseline / time, null unless correct), the torch.compile
+ * baseline where w measured one, and empty "reason" / "correctness" where
+ * the worker gave none.
+ */
+void result_complete(cJSON *r, struct worker *w, const char *zTask, const char *zSource,
+                     const char *zBackend);
+
+/*
+ * The same with the baseline given: rt the reference's timing and baselines
+ * the PyTorch ones measured on the device the result came from (a pool's
+ * pool_reference_timing(p, device)), refData how a problem file's reference
+ * data was made there (copied as "reference_data"), zRefName the reference's name and
+ * zDevice the device; each may be NULL.
+ */
+void result_complete_from(cJSON *r, const cJSON *rt, const cJSON *baselines, const cJSON *refData,
+                          const char *zRefName, const char *zDevice, const char *zTask,
+                          const char *zSource, const char *zBackend);
+
+/* number field k of o, or NAN when missing or not a number */
+double result_num(const cJSON *o, const char *k);
+
+/*
+ * How far inside or outside its tolerance a result's correctness report
+ * ("correctness" object) is, as one line without a newline appended to sb:
+ * "max err 3.1e-06; worst element at 0.031 of tolerance (f32 atol 0.01 +
+ * rtol 0.01*|ref|, KernelBench's); relative L2 1.2e-06 (not judged)": the
+ * worst element is the one whose error is the largest share of its own
+ * atol + rtol*|ref| (above 1: outside, and "; outside" is said).  Appends nothing when
+ * the report has no "tolerance" (older results).
+ */
+void result_tolerance_line(const cJSON *cor, strbuf *sb);
+
+#endif

@@ -1,0 +1,666 @@
+/*
+ * torchref.c - serves a PyTorch reference to the harness: runs the Python
+ * helper (torchref.py --serve) beside the worker, reads its description of
+ * in[] and out[], and has it write every set's inputs and reference outputs
+ * straight into the harness's buffers (CUDA IPC on the GPU, a shared memory
+ * file on the host), never through disk.
+ */
+#include "torchref.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proc.h"
+#include "sha256.h"
+#include "util.h"
+
+struct torchref {
+	cJSON *manifest; /* the helper's "describe": inputs, outputs, torch, device */
+	pid_t pid;       /* the helper serving the problem, or 0 */
+	int to, from;    /* its stdin (our end) and stdout (our end) */
+	strbuf in;       /* bytes read from it, not yet a line */
+	int memfd;       /* host backend: the shared memory one set is written to, or -1 */
+	char *map;       /* that memory, mapped */
+	size_t mapLen;
+	char *zTimingPath; /* where the baselines' timing is cached */
+	cJSON *timing;     /* the baselines' timing, or NULL */
+	struct torchref_opts o;
+	char *zProblem;
+};
+
+const char *torchref_script(void)
+{
+	static char *p;
+	if (p)
+		return p;
+	const char *env = getenv("KLOOP_TORCHREF");
+	if (env && *env)
+		return p = xstrdup(env);
+	const char *cands[] = {"../engine/measure/torchref.py", "../share/kloop/torchref.py"};
+	for (size_t i = 0; i < 2; i++) {
+		char *q = path_join(exe_dir(), cands[i]);
+		if (path_exists(q))
+			return p = q;
+		free(q);
+	}
+	return p = path_join(exe_dir(), "../engine/measure/torchref.py");
+}
+
+/* the last non-empty line of z */
+static char *last_line(const char *z)
+{
+	const char *end = z + strlen(z);
+	while (end > z && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	const char *s = end;
+	while (s > z && s[-1] != '\n')
+		s--;
+	return xstrndup(s, (size_t)(end - s));
+}
+
+void torchref_free(struct torchref *r)
+{
+	if (!r)
+		return;
+	if (r->pid > 0) {
+		/* ask it to finish, then make sure it is gone */
+		if (r->to >= 0)
+			(void)!write(r->to, "{\"op\":\"quit\"}\n", 14);
+		if (r->to >= 0)
+			close(r->to);
+		r->to = -1;
+		double t0 = now_s();
+		int st;
+		while (waitpid(r->pid, &st, WNOHANG) == 0) {
+			if (now_s() - t0 > 10) {
+				proc_kill_group(r->pid);
+				waitpid(r->pid, &st, 0);
+				break;
+			}
+			usleep(10000);
+		}
+	}
+	if (r->to >= 0)
+		close(r->to);
+	if (r->from >= 0)
+		close(r->from);
+	if (r->map)
+		munmap(r->map, r->mapLen);
+	if (r->memfd >= 0)
+		close(r->memfd);
+	sb_free(&r->in);
+	cJSON_Delete(r->manifest);
+	cJSON_Delete(r->timing);
+	free(r->zTimingPath);
+	free(r->zProblem);
+	free(r);
+}
+
+/* the helper's next protocol line, parsed; NULL + err when it ended or
+ * failed (its own {"ev": "error"} message when it sent one) */
+static cJSON *recv_line(struct torchref *r, char *err)
+{
+	for (;;) {
+		char *nl = r->in.buf ? memchr(r->in.buf, '\n', r->in.len) : NULL;
+		if (nl) {
+			char *line = xstrndup(r->in.buf, (size_t)(nl - r->in.buf));
+			sb_consume(&r->in, (size_t)(nl - r->in.buf) + 1);
+			cJSON *o = cJSON_Parse(line);
+			if (!o) {
+				kl_err(err,
+				       "the PyTorch helper sent a line that is not JSON: %.80s",
+				       line);
+				free(line);
+				return NULL;
+			}
+			free(line);
+			const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(o, "ev"));
+			if (ev && !strcmp(ev, "error")) {
+				const char *m =
+				    cJSON_GetStringValue(cJSON_GetObjectItem(o, "message"));
+				kl_err(err, "%s: %s", r->zProblem,
+				       m ? m : "the PyTorch helper failed");
+				cJSON_Delete(o);
+				return NULL;
+			}
+			return o;
+		}
+		char buf[65536];
+		ssize_t n = read(r->from, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int st = 0;
+			char why[128] = "ended";
+			if (r->pid > 0 && waitpid(r->pid, &st, 0) == r->pid) {
+				proc_describe_status(st, why, sizeof why);
+				r->pid = 0;
+			}
+			return kl_err(err,
+			              "%s: the PyTorch helper %s (its messages are in the worker's "
+			              "output)",
+			              r->zProblem, why),
+			       NULL;
+		}
+		sb_add(&r->in, buf, (size_t)n);
+	}
+}
+
+static int send_req(struct torchref *r, cJSON *o, char *err)
+{
+	char *z = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	size_t n = strlen(z);
+	z = xrealloc(z, n + 2);
+	z[n] = '\n';
+	int rc = write_all(r->to, z, n + 1);
+	free(z);
+	return rc < 0 ? kl_err(err, "%s: the PyTorch helper is gone", r->zProblem) : 0;
+}
+
+/* the interpreter can be run and has torch (and CUDA when asked); 0 or -1 + err */
+static int check_python(const char *py, const char *script, const char *zDevice, char *err)
+{
+	char *out = NULL;
+	char *argvCheck[] = {(char *)py, (char *)script, "--check", NULL};
+	int st = proc_capture(argvCheck, &out, 1 << 16);
+	if (st < 0 || !WIFEXITED(st) || WEXITSTATUS(st) == 127) {
+		free(out);
+		return kl_err(err,
+		              "the Python interpreter '%s' cannot be run (set it with --python or "
+		              "python= in the config)",
+		              py);
+	}
+	char *line = last_line(out ? out : "");
+	free(out);
+	cJSON *chk = cJSON_Parse(line);
+	free(line);
+	const char *torchVer = chk ? cJSON_GetStringValue(cJSON_GetObjectItem(chk, "torch")) : NULL;
+	int rc = 0;
+	if (!torchVer) {
+		const char *why =
+		    chk ? cJSON_GetStringValue(cJSON_GetObjectItem(chk, "error")) : NULL;
+		rc = why && *why ? kl_err(err, "%s", why)
+		                 : kl_err(err, "PyTorch is not installed for %s", py);
+	} else if (!strcmp(zDevice, "cuda") && !cJSON_IsTrue(cJSON_GetObjectItem(chk, "cuda"))) {
+		rc = kl_err(err, "PyTorch %s for %s cannot use CUDA here", torchVer, py);
+	}
+	cJSON_Delete(chk);
+	return rc;
+}
+
+/* the timing cache's path: problem text, torch, device, seed and sizes */
+static char *timing_path(const struct torchref *r, char *err)
+{
+	strbuf src = STRBUF_INIT;
+	if (read_file(r->zProblem, &src, 16 << 20, err) < 0) {
+		sb_free(&src);
+		return NULL;
+	}
+	const cJSON *m = r->manifest;
+	char *sizes = cJSON_PrintUnformatted(cJSON_GetObjectItem(m, "sizes"));
+	char *meta = xasprintf("torchref-timing-v2|%s|%s|%s|%llu|%s|%.17g",
+	                       cJSON_GetStringValue(cJSON_GetObjectItem(m, "torch")),
+	                       cJSON_GetStringValue(cJSON_GetObjectItem(m, "device")), r->o.zDevice,
+	                       (unsigned long long)r->o.seed, sizes ? sizes : "", r->o.budgetS);
+	struct sha256 h;
+	char key[65];
+	sha256_init(&h);
+	sha256_update(&h, meta, strlen(meta) + 1);
+	sha256_update(&h, src.buf, src.len);
+	sha256_hex(&h, key);
+	free(meta);
+	free(sizes);
+	sb_free(&src);
+	return xasprintf("%s/torch/%s.timing.json", r->o.zCacheDir, key);
+}
+
+struct torchref *torchref_start(const char *zProblem, const struct torchref_opts *o, char *err)
+{
+	const char *py = o->zPython ? o->zPython : "python3";
+	const char *script = torchref_script();
+	if (!path_exists(script))
+		return kl_err(err, "the PyTorch helper %s is missing (set KLOOP_TORCHREF)", script),
+		       NULL;
+	if (check_python(py, script, o->zDevice, err) < 0)
+		return NULL;
+	struct torchref *r = xcalloc(1, sizeof *r);
+	r->to = r->from = r->memfd = -1;
+	r->o = *o;
+	r->zProblem = xstrdup(zProblem);
+	if (!strcmp(o->zDevice, "cpu")) {
+		/* the host backend: one set at a time through shared memory */
+		r->memfd = memfd_create("kloop-torchref", MFD_CLOEXEC);
+		if (r->memfd < 0) {
+			kl_err(err, "memfd_create: %s", strerror(errno));
+			torchref_free(r);
+			return NULL;
+		}
+	}
+	int tp[2];
+	if (pipe2(tp, O_CLOEXEC) < 0) {
+		kl_err(err, "pipe: %s", strerror(errno));
+		torchref_free(r);
+		return NULL;
+	}
+	char seed[32], dev[16], size[40];
+	snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+	snprintf(dev, sizeof dev, "%d", o->cudaIndex);
+	snprintf(size, sizeof size, "%.17g", o->size);
+	const char *argv[24] = {py,       script,          "--serve",  "--problem",
+	                        zProblem, "--device",      o->zDevice, "--seed",
+	                        seed,     "--cuda-device", dev};
+	int n = 11;
+	if (o->zShapes && *o->zShapes) {
+		argv[n++] = "--shapes";
+		argv[n++] = o->zShapes;
+	}
+	if (o->size > 0) {
+		argv[n++] = "--size";
+		argv[n++] = size;
+	}
+	argv[n] = NULL;
+	struct proc_spec ps = {.argv = (char *const *)argv,
+	                       .stdinFd = tp[0],
+	                       .stdoutFd = -1,
+	                       .stderrFd = 2,
+	                       .keepFd = {r->memfd},
+	                       .nKeep = r->memfd >= 0};
+	r->pid = proc_spawn(&ps, &r->from, NULL, err);
+	close(tp[0]);
+	r->to = tp[1];
+	if (r->pid < 0) {
+		r->pid = 0;
+		torchref_free(r);
+		return NULL;
+	}
+	int fl = fcntl(r->from, F_GETFL);
+	fcntl(r->from, F_SETFL, fl & ~O_NONBLOCK);
+	r->manifest = recv_line(r, err);
+	const char *ev =
+	    r->manifest ? cJSON_GetStringValue(cJSON_GetObjectItem(r->manifest, "ev")) : NULL;
+	if (!r->manifest || !ev || strcmp(ev, "describe")) {
+		if (r->manifest)
+			kl_err(err, "%s: the PyTorch helper did not describe the problem",
+			       zProblem);
+		torchref_free(r);
+		return NULL;
+	}
+	r->zTimingPath = timing_path(r, err);
+	if (!r->zTimingPath) {
+		torchref_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* the last line of z that starts with '{' (the helper's JSON line), or NULL */
+static char *json_line(const char *z)
+{
+	const char *best = NULL;
+	for (const char *p = z; p && *p;) {
+		if (*p == '{')
+			best = p;
+		const char *nl = strchr(p, '\n');
+		p = nl ? nl + 1 : NULL;
+	}
+	if (!best)
+		return NULL;
+	const char *e = strchr(best, '\n');
+	return xstrndup(best, e ? (size_t)(e - best) : strlen(best));
+}
+
+cJSON *torchref_describe(const char *zPython, const char *zProblem, const char *zShapes,
+                         const char *zSize, char *err)
+{
+	const char *py = zPython ? zPython : "python3";
+	if (!path_exists(zProblem))
+		return kl_err(err, "%s: no such problem file", zProblem), NULL;
+	const char *argv[16] = {py, torchref_script(), "--describe", "--problem", zProblem};
+	int n = 5;
+	if (zShapes && *zShapes) {
+		argv[n++] = "--shapes";
+		argv[n++] = zShapes;
+	}
+	if (zSize && *zSize) {
+		argv[n++] = "--size";
+		argv[n++] = zSize;
+	}
+	argv[n] = NULL;
+	char *out = NULL;
+	int st = proc_capture((char *const *)argv, &out, 1 << 20);
+	if (st < 0 || !WIFEXITED(st) || WEXITSTATUS(st) == 127) {
+		free(out);
+		return kl_err(err,
+		              "the Python interpreter '%s' cannot be run (set it with --python or "
+		              "python= in the config)",
+		              py),
+		       NULL;
+	}
+	char *line = json_line(out ? out : "");
+	cJSON *d = line ? cJSON_Parse(line) : NULL;
+	free(line);
+	const char *ev = d ? cJSON_GetStringValue(cJSON_GetObjectItem(d, "ev")) : NULL;
+	if (!ev || strcmp(ev, "describe")) {
+		const char *m = d ? cJSON_GetStringValue(cJSON_GetObjectItem(d, "message")) : NULL;
+		char *l = m ? NULL : last_line(out ? out : "");
+		kl_err(err, "%s: %s", zProblem, m ? m : *l ? l : "the PyTorch helper failed");
+		free(l);
+		cJSON_Delete(d);
+		free(out);
+		return NULL;
+	}
+	free(out);
+	cJSON_DeleteItemFromObject(d, "ev");
+	return d;
+}
+
+char *torchref_tensors_text(const cJSON *desc)
+{
+	strbuf sb = STRBUF_INIT;
+	for (int k = 0; k < 2; k++) {
+		const cJSON *e;
+		int i = 0;
+		cJSON_ArrayForEach(e, cJSON_GetObjectItem(desc, k ? "outputs" : "inputs"))
+		{
+			const cJSON *x;
+			int nd = 0;
+			const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(e, "kind"));
+			sb_addf(&sb, "%s[%d] %s: %s [", k ? "out" : "in", i++,
+			        cJSON_GetStringValue(cJSON_GetObjectItem(e, "name")),
+			        cJSON_GetStringValue(cJSON_GetObjectItem(e, "dtype")));
+			cJSON_ArrayForEach(x, cJSON_GetObjectItem(e, "shape"))
+			    sb_addf(&sb, "%s%.0f", nd++ ? ", " : "", x->valuedouble);
+			sb_adds(&sb, "]");
+			if (kind)
+				sb_addf(&sb, " (%s)",
+				        !strcmp(kind, "input") ? "forward() input" : kind);
+			sb_adds(&sb, "\n");
+		}
+	}
+	return sb_detach(&sb);
+}
+
+const cJSON *torchref_manifest(const struct torchref *r)
+{
+	return r->manifest;
+}
+
+/* bytes of tensor t */
+static size_t tbytes(const struct task_tensor *t)
+{
+	return (size_t)task_numel(t) * task_dtype_size(t->dtype);
+}
+
+size_t torchref_set_bytes(const struct task *t)
+{
+	size_t n = 0;
+	for (int i = 0; i < t->nIn; i++)
+		n += tbytes(&t->aIn[i]);
+	for (int j = 0; j < t->nOut; j++)
+		n += tbytes(&t->aOut[j]);
+	return n;
+}
+
+const cJSON *torchref_timing(struct torchref *r, struct harness *h, char *err)
+{
+	if (r->timing)
+		return r->timing;
+	strbuf sb = STRBUF_INIT;
+	char e2[KL_ERRLEN];
+	if (path_exists(r->zTimingPath) && read_file(r->zTimingPath, &sb, 1 << 20, e2) == 0) {
+		r->timing = cJSON_Parse(sb.buf);
+		sb_free(&sb);
+		if (cJSON_IsObject(r->timing))
+			return r->timing;
+		cJSON_Delete(r->timing);
+		r->timing = NULL;
+	}
+	sb_free(&sb);
+	cJSON *q = cJSON_CreateObject();
+	cJSON_AddStringToObject(q, "op", "time");
+	cJSON_AddNumberToObject(q, "seed",
+	                        (double)(r->o.seed + 1 + (uint64_t)(harness_nsets(h) - 1)));
+	cJSON_AddNumberToObject(q, "budget_ms", r->o.budgetS * 1000);
+	if (send_req(r, q, err) < 0)
+		return NULL;
+	cJSON *a = recv_line(r, err);
+	if (!a)
+		return NULL;
+	cJSON *tm = cJSON_DetachItemFromObject(a, "timing");
+	cJSON_Delete(a);
+	if (!cJSON_IsObject(tm)) {
+		cJSON_Delete(tm);
+		return kl_err(err, "%s: the PyTorch helper sent no timing", r->zProblem), NULL;
+	}
+	r->timing = tm;
+	char *z = cJSON_PrintUnformatted(tm);
+	char *dir = xstrdup(r->zTimingPath);
+	*strrchr(dir, '/') = 0;
+	if (mkdir_p(dir, e2) == 0) /* a cache: failing to write it loses nothing */
+		write_file_atomic(r->zTimingPath, z, strlen(z), e2);
+	free(dir);
+	free(z);
+	return r->timing;
+}
+
+static int tensor_from(const cJSON *e, struct task_tensor *t, const char *zWhere, char *err)
+{
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(e, "name"));
+	const char *dt = cJSON_GetStringValue(cJSON_GetObjectItem(e, "dtype"));
+	const cJSON *sh = cJSON_GetObjectItem(e, "shape");
+	if (!name || !dt || task_dtype_parse(dt, &t->dtype) < 0 || !cJSON_IsArray(sh))
+		return kl_err(err, "the PyTorch manifest's %s entry is malformed", zWhere);
+	t->zName = xstrdup(name);
+	t->ndim = cJSON_GetArraySize(sh);
+	if (t->ndim > 8)
+		return kl_err(err, "%s %s has %d dimensions; at most 8 are supported", zWhere, name,
+		              t->ndim);
+	for (int i = 0; i < t->ndim; i++) {
+		/* checked before the conversion: NaN or 1e300 into int64_t is undefined */
+		double v = cJSON_GetNumberValue(cJSON_GetArrayItem(sh, i));
+		if (!(v >= 1 && v <= TASK_DIM_MAX) || v != floor(v))
+			return kl_err(
+			    err, "%s %s: dimension %d is %g, not a positive integer of at most %g",
+			    zWhere, name, i, v, TASK_DIM_MAX);
+		t->shape[i] = (int64_t)v;
+	}
+	int64_t bytes;
+	if (task_bytes_checked(t, &bytes) < 0 || bytes > TASK_BYTES_MAX)
+		return kl_err(err, "%s %s: the tensor is over the limit of %lld bytes (16 GiB)",
+		              zWhere, name, (long long)TASK_BYTES_MAX);
+	/* a 0-dim tensor (a scalar) stays ndim 0: one element, shape [] */
+	return 0;
+}
+
+struct task *torchref_make_task(const struct torchref *r, const char *zProblem, char *err)
+{
+	struct task *t = xcalloc(1, sizeof *t);
+	const char *slash = strrchr(zProblem, '/');
+	const char *base = slash ? slash + 1 : zProblem;
+	const char *dot = strrchr(base, '.');
+	t->zName = xstrndup(base, dot ? (size_t)(dot - base) : strlen(base));
+	t->zDir = slash ? xstrndup(zProblem, (size_t)(slash - zProblem)) : xstrdup(".");
+	t->zDescription = xasprintf("KernelBench problem %s", base);
+	t->zShapeSet = xstrdup("");
+	t->ref.zTorch = xstrdup(zProblem);
+	task_use_kernelbench_tol(t); /* KernelBench's own allclose tolerances */
+	const cJSON *ins = cJSON_GetObjectItem(r->manifest, "inputs");
+	const cJSON *outs = cJSON_GetObjectItem(r->manifest, "outputs");
+	int ni = cJSON_GetArraySize(ins), no = cJSON_GetArraySize(outs);
+	if (ni > TASK_MAX_TENSORS || no > TASK_MAX_TENSORS || no < 1) {
+		kl_err(
+		    err,
+		    "%s: %d inputs and %d outputs; kloop supports 0..%d inputs and 1..%d outputs",
+		    zProblem, ni, no, TASK_MAX_TENSORS, TASK_MAX_TENSORS);
+		task_free(t);
+		return NULL;
+	}
+	for (int i = 0; i < ni; i++, t->nIn++)
+		if (tensor_from(cJSON_GetArrayItem(ins, i), &t->aIn[i], "input", err) < 0) {
+			t->nIn++;
+			task_free(t);
+			return NULL;
+		}
+	for (int i = 0; i < no; i++, t->nOut++)
+		if (tensor_from(cJSON_GetArrayItem(outs, i), &t->aOut[i], "output", err) < 0) {
+			t->nOut++;
+			task_free(t);
+			return NULL;
+		}
+	return t;
+}
+
+static int match(const cJSON *arr, const struct task_tensor *a, int n, const char *zWhat,
+                 const struct task *t, char *err)
+{
+	if (cJSON_GetArraySize(arr) != n)
+		return kl_err(err, "%s/task.json: %s: the task has %d, reference.py gives %d",
+		              t->zDir, zWhat, n, cJSON_GetArraySize(arr));
+	for (int i = 0; i < n; i++) {
+		struct task_tensor m = {0};
+		if (tensor_from(cJSON_GetArrayItem(arr, i), &m, zWhat, err) < 0) {
+			free(m.zName);
+			return -1;
+		}
+		int same = m.dtype == a[i].dtype && m.ndim == a[i].ndim;
+		for (int k = 0; same && k < m.ndim; k++)
+			same = m.shape[k] == a[i].shape[k];
+		if (!same) {
+			char *want = task_shape_str(&a[i]), *got = task_shape_str(&m);
+			kl_err(err,
+			       "%s/task.json: %s[%d] (%s): the task says %s %s for shape set '%s', "
+			       "reference.py gives %s %s (%s); pick the matching --shapes or "
+			       "--reference",
+			       t->zDir, zWhat, i, a[i].zName, task_dtype_name(a[i].dtype), want,
+			       t->zShapeSet, task_dtype_name(m.dtype), got, m.zName);
+			free(want);
+			free(got);
+			free(m.zName);
+			return -1;
+		}
+		free(m.zName);
+	}
+	return 0;
+}
+
+int torchref_check_task(const struct torchref *r, const struct task *t, char *err)
+{
+	if (match(cJSON_GetObjectItem(r->manifest, "inputs"), t->aIn, t->nIn, "inputs", t, err) < 0)
+		return -1;
+	return match(cJSON_GetObjectItem(r->manifest, "outputs"), t->aOut, t->nOut, "outputs", t,
+	             err);
+}
+
+/* a target for the helper: the device buffer's IPC handle, or bytes of the
+ * shared memory at *pOff (advanced) */
+static cJSON *target(struct torchref *r, struct backend *b, void *dev, size_t n, size_t *pOff,
+                     char *err)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (r->memfd >= 0) {
+		cJSON_AddNumberToObject(o, "memfd", r->memfd);
+		cJSON_AddNumberToObject(o, "offset", (double)*pOff);
+		*pOff += (n + 63) & ~(size_t)63;
+		return o;
+	}
+	char hex[130];
+	if (!b->share_handle) {
+		cJSON_Delete(o);
+		return kl_err(err, "the %s backend cannot share its buffers", b->zName), NULL;
+	}
+	if (b->share_handle(b, dev, hex, err) < 0) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	cJSON_AddStringToObject(o, "ipc", hex);
+	return o;
+}
+
+int torchref_fill(struct torchref *r, struct harness *h, struct backend *b, const struct task *t,
+                  char *err)
+{
+	int nSets = harness_nsets(h);
+	if (r->memfd >= 0 && !r->map) {
+		size_t need = 64;
+		for (int i = 0; i < t->nIn; i++)
+			need += (tbytes(&t->aIn[i]) + 63) & ~(size_t)63;
+		for (int j = 0; j < t->nOut; j++)
+			need += (tbytes(&t->aOut[j]) + 63) & ~(size_t)63;
+		if (ftruncate(r->memfd, (off_t)need) < 0)
+			return kl_err(err, "sizing the shared memory (%zu bytes): %s", need,
+			              strerror(errno));
+		r->map = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, r->memfd, 0);
+		if (r->map == MAP_FAILED) {
+			r->map = NULL;
+			return kl_err(err, "mapping the shared memory (%zu bytes): %s", need,
+			              strerror(errno));
+		}
+		r->mapLen = need;
+	}
+	for (int s = 0; s < nSets; s++) {
+		cJSON *q = cJSON_CreateObject();
+		cJSON_AddStringToObject(q, "op", "fill");
+		cJSON_AddNumberToObject(q, "set", s);
+		cJSON_AddNumberToObject(q, "seed", (double)(r->o.seed + 1 + (uint64_t)s));
+		cJSON *ins = cJSON_AddArrayToObject(q, "inputs");
+		cJSON *outs = cJSON_AddArrayToObject(q, "outputs");
+		size_t off = 0, offIn[TASK_MAX_TENSORS], offOut[TASK_MAX_TENSORS];
+		for (int k = 0; k < 2; k++) {
+			int n = k ? t->nOut : t->nIn;
+			for (int i = 0; i < n; i++) {
+				const struct task_tensor *tt = k ? &t->aOut[i] : &t->aIn[i];
+				void *dev =
+				    k ? harness_expected_buf(h, s, i) : harness_input_buf(h, s, i);
+				(k ? offOut : offIn)[i] = off;
+				cJSON *o = target(r, b, dev, tbytes(tt), &off, err);
+				if (!o) {
+					cJSON_Delete(q);
+					return -1;
+				}
+				cJSON_AddItemToArray(k ? outs : ins, o);
+			}
+		}
+		if (send_req(r, q, err) < 0)
+			return -1;
+		cJSON *a = recv_line(r, err);
+		if (!a)
+			return -1;
+		cJSON_Delete(a);
+		if (r->memfd < 0)
+			continue;
+		/* the host backend: copy the set out of the shared memory */
+		for (int i = 0; i < t->nIn; i++)
+			if (harness_set_input(h, s, i, r->map + offIn[i], err) < 0)
+				return -1;
+		for (int j = 0; j < t->nOut; j++)
+			if (harness_set_expected(h, s, j, r->map + offOut[j], err) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+int torchref_finish(struct torchref *r, char *err)
+{
+	if (r->pid <= 0)
+		return 0;
+	if (send_req(r, cJSON_Parse("{\"op\":\"quit\"}"), err) < 0)
+		return -1;
+	cJSON *a = recv_line(r, err);
+	if (!a)
+		return -1;
+	cJSON_Delete(a);
+	close(r->to);
+	r->to = -1;
+	int st;
+	waitpid(r->pid, &st, 0);
+	r->pid = 0;
+	return 0;
+}

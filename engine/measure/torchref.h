@@ -1,0 +1,78 @@
+/*
+ * torchref.h - PyTorch references: runs engine/measure/torchref.py --serve
+ * (the Python helper) beside the worker; it makes a KernelBench-style
+ * problem's inputs (from seeds, on the device), parameters and reference
+ * outputs and writes them straight into the harness's buffers, and times the
+ * eager and torch.compile baselines (cached by problem, torch, device, seed
+ * and sizes).  No reference data goes through disk.
+ */
+#ifndef KL_TORCHREF_H
+#define KL_TORCHREF_H
+
+#include <cJSON.h>
+#include <stdint.h>
+
+#include "harness.h"
+#include "task.h"
+
+struct torchref;
+
+struct torchref_opts {
+	const char *zPython;   /* interpreter (NULL: python3) */
+	const char *zCacheDir; /* kloop's cache root (the baselines' timing is cached there) */
+	const char *zDevice;   /* "cuda" or "cpu" */
+	int cudaIndex;         /* the GPU (the worker's --device) */
+	uint64_t seed;         /* base seed: set s is drawn under seed + 1 + s */
+	double budgetS;        /* timing budget of each baseline */
+	const char *zShapes;   /* "name=value,..." for the problem's constants, or NULL */
+	double size;           /* size factor of the problem's dimensions (0: none) */
+};
+
+/*
+ * Start the helper on problem file zProblem and read its description of in[]
+ * and out[] (it has made the first set meanwhile).  Blocks.  NULL + err on
+ * failure; err is one line ("PyTorch is not installed for python3 (...)",
+ * the helper's own message naming the problem).
+ */
+struct torchref *torchref_start(const char *zProblem, const struct torchref_opts *o, char *err);
+/* stop the helper (if still running) and free r */
+void torchref_free(struct torchref *r);
+
+/* the helper's description: {"inputs", "outputs", "torch", "device", "sizes", ...} */
+const cJSON *torchref_manifest(const struct torchref *r);
+/* a task made from the description (for a problem file given as the TASK) */
+struct task *torchref_make_task(const struct torchref *r, const char *zProblem, char *err);
+/* 0 if task t's tensors match the description's (count, dtype, shape); -1 + err */
+int torchref_check_task(const struct torchref *r, const struct task *t, char *err);
+/* bytes of one set: every in[] and out[] of t */
+size_t torchref_set_bytes(const struct task *t);
+/* have the helper write every set's inputs and expected outputs into h's
+ * buffers on backend b (cuda: through CUDA IPC handles; host: through the
+ * shared memory, then copied in).  0 or -1 + err */
+int torchref_fill(struct torchref *r, struct harness *h, struct backend *b, const struct task *t,
+                  char *err);
+/* the eager and torch.compile baselines' timing on h's timing set ({"eager":
+ * ..., "compile": ...}), from the cache or measured by the helper (then
+ * cached); NULL + err */
+const cJSON *torchref_timing(struct torchref *r, struct harness *h, char *err);
+/* tell the helper to finish (it checks that forward() left the parameters
+ * alone) and wait for it; 0 or -1 + err */
+int torchref_finish(struct torchref *r, char *err);
+
+/*
+ * Describe problem file zProblem without a worker (torchref.py --describe:
+ * shapes on PyTorch 2's meta device, else by running the first set on the
+ * CPU): {"inputs", "outputs", "torch", "device", "sizes", ...} as in
+ * torchref_manifest(), or NULL + err (the helper's own one-line message).
+ * zShapes / zSize as --shapes / --size (NULL: none).  Blocks.
+ */
+cJSON *torchref_describe(const char *zPython, const char *zProblem, const char *zShapes,
+                         const char *zSize, char *err);
+/* in[] and out[] of a description as lines "in[0] x: f32 [8, 32] (forward()
+ * input)" (a fresh string) */
+char *torchref_tensors_text(const cJSON *desc);
+
+/* locate torchref.py (static string) */
+const char *torchref_script(void);
+
+#endif

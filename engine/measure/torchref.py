@@ -1,0 +1,1269 @@
+#!/usr/bin/env python3
+"""torchref.py - turn a PyTorch reference into kloop reference data, and time
+PyTorch baselines.
+
+kloop's worker runs this helper (standard library + torch only) on the machine
+that has the GPU:
+
+    python3 torchref.py --problem FILE --out DIR --trials N [--seed S]
+                        [--device cuda|cpu] [--time] [--time-budget-ms MS]
+                        [--no-compile] [--verbose]
+    python3 torchref.py --check
+
+FILE is a KernelBench-style problem: a Python file defining
+``class Model(nn.Module)``, ``get_inputs()`` and ``get_init_inputs()``.  The
+model is built under ``torch.manual_seed(S)``; trial t (0..N, the last one is
+the timing set) draws its inputs under ``torch.manual_seed(S + 1 + t)``.  Every
+tensor is written to DIR as raw contiguous little-endian bytes and
+DIR/manifest.json, written last and atomically, describes them.  The format is
+in docs/TORCH_REFERENCE.md.
+
+``--check`` prints one JSON line saying whether PyTorch (and CUDA) can be used
+from this interpreter, and exits 0 even when torch is missing.
+
+Errors print one line ``torchref: FILE: what went wrong`` on stderr and exit 1
+(2 for usage errors).  Tracebacks are shown only with ``--verbose``.
+
+The module can also be imported: ``check()``, ``load_problem()``,
+``build_model()``, ``make_inputs()``, ``generate()``, ``time_model()`` and
+``main()`` are the entry points.  Importing it does not import torch.
+"""
+
+import argparse
+import contextlib
+import ctypes
+import hashlib
+import importlib.machinery
+import importlib.util
+import inspect
+import itertools
+import json
+import math
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+import traceback
+
+FORMAT = 1
+DEFAULT_SEED = 1234
+DEFAULT_TRIALS = 5
+DEFAULT_BUDGET_MS = 2000.0
+MAX_DIMS = 8  # kl_tensor.shape[8]
+
+# timing (the same method as kloop's worker)
+WARMUP_MIN_RUNS = 3
+WARMUP_MIN_S = 0.025
+WARMUP_MAX_RUNS = 10000
+TIMED_MIN_RUNS = 10
+TIMED_MAX_RUNS = 10000
+TARGET_RSE = 0.005
+DEFAULT_L2_BYTES = 100 * 1000 * 1000
+
+# kloop's dtype names (the kl_dtype values) by torch dtype attribute name;
+# bool is written as u8 (0 or 1)
+_DTYPE_NAMES = [
+    ("float32", "f32"), ("float16", "f16"), ("bfloat16", "bf16"), ("float64", "f64"),
+    ("int32", "i32"), ("int64", "i64"), ("int8", "i8"), ("uint8", "u8"), ("bool", "u8"),
+]
+SUPPORTED_DTYPES = "f32 f16 bf16 f64 i32 i64 i8 u8 (bool is written as u8)"
+
+_module_counter = itertools.count()
+
+
+class RefError(Exception):
+    """An expected failure: reported as one line, without a traceback unless
+    --verbose asks for one.  ``cause`` is the exception behind it, if any."""
+
+    def __init__(self, message, cause=None):
+        Exception.__init__(self, message)
+        self.cause = cause
+
+
+def _one_line(text, limit=600):
+    """Collapse text to one line of at most ``limit`` characters."""
+    s = " ".join(str(text).split())
+    if len(s) > limit:
+        s = s[:limit - 3] + "..."
+    return s
+
+
+def _describe(exc):
+    """'TypeName: message' for an exception, on one line."""
+    msg = _one_line(exc)
+    return "%s: %s" % (type(exc).__name__, msg) if msg else type(exc).__name__
+
+
+def _no_torch_message():
+    return "PyTorch is not installed for python3 (%s)" % sys.executable
+
+
+def import_torch():
+    """Import and return torch, or raise RefError saying it is not installed
+    (or fails to import) for this interpreter."""
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            import torch  # noqa: F401
+    except ModuleNotFoundError as e:
+        if e.name == "torch":
+            raise RefError(_no_torch_message(), e)
+        raise RefError("PyTorch failed to import for python3 (%s): %s" % (sys.executable, _describe(e)), e)
+    except Exception as e:  # a broken install: missing shared libraries, ...
+        raise RefError("PyTorch failed to import for python3 (%s): %s" % (sys.executable, _describe(e)), e)
+    return torch
+
+
+def check():
+    """Say whether PyTorch and CUDA can be used from this interpreter.
+
+    Returns a dict {"python", "executable", "torch", "cuda", "device", "error"}:
+    the Python version, sys.executable, torch.__version__ (None when torch is
+    missing), whether CUDA is available, the current CUDA device's name (None
+    without CUDA) and a one-line reason when torch cannot be used (else None).
+    Never raises for a missing or broken torch."""
+    info = {"python": platform.python_version(), "executable": sys.executable,
+            "torch": None, "cuda": False, "device": None, "error": None}
+    try:
+        torch = import_torch()
+    except RefError as e:
+        info["error"] = str(e)
+        return info
+    info["torch"] = str(torch.__version__)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            if torch.cuda.is_available():
+                info["cuda"] = True
+                info["device"] = str(torch.cuda.get_device_name(torch.cuda.current_device()))
+    except Exception as e:
+        info["cuda"] = False
+        info["device"] = None
+        info["error"] = "CUDA query failed: %s" % _describe(e)
+    return info
+
+
+# ---------------------------------------------------------------- problems
+
+def _assigning(source, path, values):
+    """The problem's code with each top-level ``NAME = expr`` of a name in
+    ``values`` made ``NAME = value``, so that constants computed from it
+    (``bias_shape = (out_features,)``) follow.  Returns (code, names set)."""
+    import ast
+    tree = ast.parse(source, path)
+    done = set()
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id in values):
+            node.value = ast.copy_location(ast.Constant(values[node.targets[0].id]), node.value)
+            done.add(node.targets[0].id)
+    ast.fix_missing_locations(tree)
+    return compile(tree, path, "exec"), done
+
+
+def load_problem(path, values=None):
+    """Import a KernelBench-style problem file under a unique module name,
+    with its directory first on sys.path.  ``values`` {name: int} replaces
+    the values its top-level assignments give those names (see
+    _assigning; a name assigned otherwise is set after the import).
+    Returns the module; raises RefError when it cannot be imported or lacks
+    Model or get_inputs()."""
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise RefError("no such file" if not os.path.exists(path) else "not a regular file")
+    directory = os.path.dirname(path)
+    if not sys.path or sys.path[0] != directory:
+        sys.path.insert(0, directory)
+    name = "kloop_problem_%d_%d" % (os.getpid(), next(_module_counter))
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    spec = importlib.util.spec_from_loader(name, loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    saved = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True  # leave no __pycache__ beside the problem
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            if values:
+                with open(path) as f:
+                    code, done = _assigning(f.read(), path, values)
+                module.__file__ = path
+                exec(code, module.__dict__)
+                for k, v in values.items():
+                    if k not in done:
+                        setattr(module, k, v)
+            else:
+                loader.exec_module(module)
+    except SyntaxError as e:
+        del sys.modules[name]
+        raise RefError("syntax error at line %s: %s" % (e.lineno, e.msg), e)
+    except ImportError as e:
+        del sys.modules[name]
+        raise RefError("importing the problem failed: %s" % _describe(e), e)
+    except SystemExit as e:
+        del sys.modules[name]
+        raise RefError("importing the problem called sys.exit(%s)" % (e.code,), e)
+    except Exception as e:
+        del sys.modules[name]
+        raise RefError("importing the problem failed: %s" % _describe(e), e)
+    finally:
+        sys.dont_write_bytecode = saved
+    missing = [n for n in ("Model", "get_inputs") if not hasattr(module, n)]
+    if missing:
+        raise RefError("the problem defines no %s (a KernelBench problem defines class Model, "
+                       "get_inputs() and get_init_inputs())" % " and no ".join(missing))
+    if not inspect.isclass(module.Model):
+        raise RefError("Model is not a class")
+    if not callable(module.get_inputs):
+        raise RefError("get_inputs is not a function")
+    if hasattr(module, "get_init_inputs") and not callable(module.get_init_inputs):
+        raise RefError("get_init_inputs is not a function")
+    return module
+
+
+def _seed_all(torch, seed, cuda):
+    """Seed torch (and its CUDA generators), random and, if loaded, numpy."""
+    torch.manual_seed(seed)
+    if cuda:
+        torch.cuda.manual_seed_all(seed)
+    random.seed(seed)
+    np = sys.modules.get("numpy")
+    if np is not None:
+        try:
+            np.random.seed(seed % (2 ** 32))
+        except Exception:
+            pass
+
+
+def _call(what, fn, *args, **kwargs):
+    """Call fn, turning any exception into a RefError naming ``what``."""
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            return fn(*args, **kwargs)
+    except RefError:
+        raise
+    except SystemExit as e:
+        raise RefError("%s called sys.exit(%s)" % (what, e.code), e)
+    except Exception as e:
+        raise RefError("%s failed: %s" % (what, _describe(e)), e)
+
+
+def build_model(torch, module, seed, device):
+    """Build module.Model(*get_init_inputs()) under torch.manual_seed(seed)
+    (parameters are initialised on the CPU, as KernelBench does, so a seed
+    gives the same weights whatever the device), move it to ``device`` and
+    put it in eval mode.  Returns the model."""
+    cuda = torch.device(device).type == "cuda"
+    _seed_all(torch, seed, cuda)
+    init = []
+    if hasattr(module, "get_init_inputs"):
+        init = _call("get_init_inputs()", module.get_init_inputs)
+    if init is None:
+        init = []
+    if isinstance(init, dict):
+        model = _call("Model(**get_init_inputs())", module.Model, **init)
+    elif isinstance(init, (list, tuple)):
+        model = _call("Model(*get_init_inputs())", module.Model, *init)
+    else:
+        raise RefError("get_init_inputs() returned a %s, not a list" % type(init).__name__)
+    if not isinstance(model, torch.nn.Module):
+        raise RefError("Model is not a torch.nn.Module")
+    model = _call("moving the model to %s" % device, model.to, device)
+    model.eval()
+    return model
+
+
+def forward_names(model, n):
+    """Names of the first n forward() arguments from inspect.signature when
+    they match (n positional parameters, none of them *args), else in0, in1..."""
+    fallback = ["in%d" % i for i in range(n)]
+    try:
+        params = list(inspect.signature(model.forward).parameters.values())
+    except (TypeError, ValueError):
+        return fallback
+    names = []
+    for p in params:
+        if p.kind == p.VAR_POSITIONAL:
+            break
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+    if len(names) < n:
+        return fallback
+    for p in params[n:]:  # the rest must be optional for the call to match
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty:
+            return fallback
+    return names[:n]
+
+
+def model_tensors(model):
+    """The module's parameters then buffers in module order, deduplicated:
+    a list of (name, tensor, kind) with kind "parameter" or "buffer"."""
+    seen = set()
+    out = []
+    for kind, items in (("parameter", model.named_parameters()), ("buffer", model.named_buffers())):
+        for name, t in items:
+            if t is None or id(t) in seen:
+                continue
+            seen.add(id(t))
+            out.append((name, t, kind))
+    return out
+
+
+def _unique(names):
+    """Make names unique by suffixing _2, _3... to repeats."""
+    used = set()
+    out = []
+    for n in names:
+        m, k = n, 2
+        while m in used:
+            m = "%s_%d" % (n, k)
+            k += 1
+        used.add(m)
+        out.append(m)
+    return out
+
+
+def dtype_name(torch, dtype):
+    """kloop's name for a torch dtype, or None when kloop has none."""
+    for attr, name in _DTYPE_NAMES:
+        if getattr(torch, attr, None) == dtype:
+            return name
+    return None
+
+
+def describe_tensor(torch, t, what):
+    """{"dtype", "shape"} for a tensor, or RefError naming ``what`` when kloop
+    cannot take it (dtype, layout, more than 8 dimensions)."""
+    name = dtype_name(torch, t.dtype)
+    if name is None:
+        raise RefError("%s has dtype %s, which kloop does not support (supported: %s)"
+                       % (what, str(t.dtype).replace("torch.", ""), SUPPORTED_DTYPES))
+    layout = getattr(t, "layout", None)
+    strided = getattr(torch, "strided", None)
+    if layout is not None and strided is not None and layout != strided:
+        raise RefError("%s has layout %s; kloop takes dense (strided) tensors only" % (what, layout))
+    shape = [int(d) for d in t.shape]
+    if len(shape) > MAX_DIMS:
+        raise RefError("%s has %d dimensions; kloop takes at most %d" % (what, len(shape), MAX_DIMS))
+    return {"dtype": name, "shape": shape}
+
+
+def write_tensor(torch, t, path):
+    """Write a tensor's elements as raw contiguous little-endian bytes (bool
+    as one byte 0/1) to path.  Returns the sha256 hex digest of the bytes."""
+    c = t.detach()
+    if c.dtype == torch.bool:
+        c = c.to(torch.uint8)
+    c = c.to("cpu")
+    if hasattr(c, "resolve_neg"):
+        c = c.resolve_neg()
+    c = c.contiguous()
+    n = int(c.numel()) * int(c.element_size())
+    h = hashlib.sha256()
+    with open(path, "wb") as f:
+        if n:
+            buf = (ctypes.c_char * n).from_address(c.data_ptr())  # c stays alive meanwhile
+            h.update(buf)
+            f.write(buf)
+            del buf
+    return h.hexdigest()
+
+
+def tensor_digest(torch, t):
+    """The sha256 of the bytes write_tensor() would write for t."""
+    c = t.detach()
+    if c.dtype == torch.bool:
+        c = c.to(torch.uint8)
+    c = c.to("cpu")
+    if hasattr(c, "resolve_neg"):
+        c = c.resolve_neg()
+    c = c.contiguous()
+    n = int(c.numel()) * int(c.element_size())
+    h = hashlib.sha256()
+    if n:
+        h.update((ctypes.c_char * n).from_address(c.data_ptr()))
+    return h.hexdigest()
+
+
+def make_inputs(torch, module, seed, device, model=None, on_device=False):
+    """Seed with ``seed``, call get_inputs() and move each tensor to device
+    (dtypes kept).  With ``on_device`` (and PyTorch 2, which has default
+    devices) get_inputs() runs with ``device`` as the default device, so
+    that torch.randn() and friends draw the inputs on the GPU itself.
+    Returns the list of tensors; RefError when an input is not a tensor
+    (naming it by its forward() argument when ``model`` is given)."""
+    cuda = torch.device(device).type == "cuda"
+    _seed_all(torch, seed, cuda)
+    if on_device and torch.device(device).type != "cpu" and hasattr(torch, "set_default_device"):
+        with torch.device(device):
+            inputs = _call("get_inputs()", module.get_inputs)
+    else:
+        inputs = _call("get_inputs()", module.get_inputs)
+    if isinstance(inputs, tuple):
+        inputs = list(inputs)
+    if not isinstance(inputs, list):
+        if torch.is_tensor(inputs):
+            inputs = [inputs]
+        else:
+            raise RefError("get_inputs() returned a %s, not a list of tensors" % type(inputs).__name__)
+    names = forward_names(model, len(inputs)) if model is not None else None
+    out = []
+    for i, x in enumerate(inputs):
+        if not torch.is_tensor(x):
+            label = "input %d" % i
+            if names is not None and i < len(names) and names[i] != "in%d" % i:
+                label += " (%s)" % names[i]
+            value = ""
+            if isinstance(x, (bool, int, float, str)):
+                value = " %r" % (x,)
+            raise RefError("%s from get_inputs() is a %s%s, not a tensor; non-tensor inputs are "
+                           "not supported as kernel inputs (make it a tensor, or move it to "
+                           "get_init_inputs())" % (label, type(x).__name__, value))
+        out.append(x.to(device))
+    return out
+
+
+def _outputs_list(torch, out):
+    if torch.is_tensor(out):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        for j, y in enumerate(out):
+            if not torch.is_tensor(y):
+                raise RefError("output %d of forward() is a %s, not a tensor" % (j, type(y).__name__))
+        if not out:
+            raise RefError("forward() returned no outputs")
+        return list(out)
+    raise RefError("forward() returned a %s; kloop needs a tensor or a tuple/list of tensors"
+                   % type(out).__name__)
+
+
+# ---------------------------------------------------------------- timing
+
+def _percentile(sorted_values, q):
+    """Linear-interpolated percentile (q in 0..1) of a sorted list."""
+    n = len(sorted_values)
+    if n == 1:
+        return sorted_values[0]
+    pos = q * (n - 1)
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, n - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def summarize(times_ms, converged, warmup_runs=None):
+    """The timing record for a list of run times in milliseconds."""
+    s = sorted(times_ms)
+    n = len(s)
+    mean = sum(s) / n
+    rse = None
+    if n >= 2 and mean > 0:
+        rse = statistics.stdev(s) / math.sqrt(n) / mean
+    rec = {"median_ms": statistics.median(s), "p10_ms": _percentile(s, 0.10),
+           "p90_ms": _percentile(s, 0.90), "mean_ms": mean, "min_ms": s[0],
+           "count": n, "rse": rse, "converged": bool(converged)}
+    if warmup_runs is not None:
+        rec["warmup_runs"] = warmup_runs
+    return rec
+
+
+def time_model(torch, fn, device, budget_ms=DEFAULT_BUDGET_MS, flush=None):
+    """Time fn() the way kloop's worker times candidates.
+
+    Warm-up: at least 3 runs and 25 ms.  Then repeated runs; on CUDA, before
+    each run and outside the timed region the L2 is flushed by writing
+    ``flush`` (a uint8 buffer of at least twice the L2 size) and the device is
+    synchronized; CUDA events are recorded on the current stream around the
+    run, with a device-wide torch.cuda.synchronize() before the end event so
+    that work on other streams is measured too.  On the CPU, perf_counter
+    around the run.  Runs repeat until the relative standard error of the mean
+    is at most 0.5% with at least 10 runs, or ``budget_ms`` of measured time
+    is spent, or 10,000 runs.  Returns summarize()'s record."""
+    cuda = torch.device(device).type == "cuda"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    sync()
+    t0 = time.perf_counter()
+    warm = 0
+    while warm < WARMUP_MIN_RUNS or time.perf_counter() - t0 < WARMUP_MIN_S:
+        fn()
+        sync()
+        warm += 1
+        if warm >= WARMUP_MAX_RUNS:
+            break
+    if cuda:
+        stream = torch.cuda.current_stream()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+    times = []
+    total = 0.0
+    mean = m2 = 0.0  # Welford's running mean and sum of squared deviations
+    converged = False
+    while True:
+        if cuda:
+            if flush is not None:
+                flush.fill_(len(times) & 0xFF)
+            torch.cuda.synchronize()
+            start.record(stream)
+            fn()
+            torch.cuda.synchronize()
+            end.record(stream)
+            end.synchronize()
+            ms = float(start.elapsed_time(end))
+        else:
+            a = time.perf_counter()
+            fn()
+            ms = (time.perf_counter() - a) * 1e3
+        times.append(ms)
+        total += ms
+        n = len(times)
+        d = ms - mean
+        mean += d / n
+        m2 += d * (ms - mean)
+        if n >= TIMED_MIN_RUNS and mean > 0:
+            rse = math.sqrt(m2 / (n - 1)) / math.sqrt(n) / mean
+            if rse <= TARGET_RSE:
+                converged = True
+                break
+        if total >= budget_ms or n >= TIMED_MAX_RUNS:
+            break
+    return summarize(times, converged, warm)
+
+
+def l2_flush_bytes(torch):
+    """Twice the current CUDA device's L2 size (100 MB assumed if unknown)."""
+    l2 = 0
+    try:
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        l2 = int(getattr(props, "L2_cache_size", 0) or 0)
+    except Exception:
+        l2 = 0
+    if l2 <= 0:
+        l2 = DEFAULT_L2_BYTES
+    return 2 * l2
+
+
+def time_baselines(torch, model, inputs, device, budget_ms=DEFAULT_BUDGET_MS, compile=True):
+    """Time the eager model and torch.compile(model) on ``inputs``.  Returns
+    the manifest's "timing" object; a torch.compile failure is recorded as
+    {"error": reason}, --no-compile as "compile": null."""
+    cuda = torch.device(device).type == "cuda"
+    flush = None
+    timing = {"method": "cuda-events" if cuda else "cpu-wall-clock", "budget_ms": budget_ms,
+              "target_rse": TARGET_RSE, "l2_flush_bytes": None}
+    if cuda:
+        nbytes = l2_flush_bytes(torch)
+        flush = _call("allocating the L2 flush buffer", torch.empty, nbytes, dtype=torch.uint8, device=device)
+        timing["l2_flush_bytes"] = nbytes
+    with torch.no_grad():
+        timing["eager"] = _call("timing the eager model", time_model, torch,
+                                lambda: model(*inputs), device, budget_ms, flush)
+        if not compile:
+            timing["compile"] = None
+        else:
+            try:
+                with contextlib.redirect_stdout(sys.stderr):
+                    compiled = torch.compile(model)
+                    compiled(*inputs)  # compiles
+                    if cuda:
+                        torch.cuda.synchronize()
+                timing["compile"] = _call("timing the compiled model", time_model, torch,
+                                          lambda: compiled(*inputs), device, budget_ms, flush)
+            except Exception as e:
+                cause = e.cause if isinstance(e, RefError) and e.cause is not None else e
+                timing["compile"] = {"error": "torch.compile failed: %s" % _describe(cause)}
+    del flush
+    return timing
+
+
+# ---------------------------------------------------------------- generation
+
+def _resolve_device(torch, device):
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device not in ("cuda", "cpu"):
+        raise RefError("unknown device %r (cuda or cpu)" % device)
+    if device == "cuda":
+        try:
+            ok = torch.cuda.is_available()
+        except Exception as e:
+            raise RefError("CUDA is not available to PyTorch %s: %s" % (torch.__version__, _describe(e)), e)
+        if not ok:
+            built = getattr(getattr(torch, "version", None), "cuda", None)
+            why = "built without CUDA" if not built else "built for CUDA %s, but no usable GPU or driver was found" % built
+            raise RefError("--device cuda: CUDA is not available to PyTorch %s (%s)" % (torch.__version__, why))
+    return device
+
+
+def _file_sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _write_json_atomic(path, obj):
+    tmp = os.path.join(os.path.dirname(path), ".%s.tmp.%d" % (os.path.basename(path), os.getpid()))
+    try:
+        with open(tmp, "w") as f:
+            json.dump(obj, f, indent=1)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _disable_tf32(torch):
+    """Full fp32 precision for matmuls and convolutions: the reference (and the
+    baseline) must be as exact as what kloop asks of candidates."""
+    with contextlib.suppress(Exception):
+        torch.backends.cuda.matmul.allow_tf32 = False
+    with contextlib.suppress(Exception):
+        torch.backends.cudnn.allow_tf32 = False
+    with contextlib.suppress(Exception):
+        torch.set_float32_matmul_precision("highest")
+
+
+def generate(problem, out, trials=DEFAULT_TRIALS, seed=DEFAULT_SEED, device=None, time_it=False,
+             budget_ms=DEFAULT_BUDGET_MS, compile=True):
+    """Write the reference data for ``problem`` to directory ``out`` and
+    return the manifest (also written, last and atomically, as
+    out/manifest.json).  device None: cuda when available, else cpu.  Raises
+    RefError for expected failures."""
+    if sys.byteorder != "little":
+        raise RefError("this machine is big-endian; kloop's reference files are little-endian")
+    if trials < 0:
+        raise RefError("--trials must be at least 0")
+    torch = import_torch()
+    device = _resolve_device(torch, device)
+    problem = os.path.abspath(problem)
+    module = load_problem(problem)
+    problem_sha = _file_sha256(problem)
+    try:
+        os.makedirs(out, exist_ok=True)
+        manifest_path = os.path.join(out, "manifest.json")
+        if os.path.lexists(manifest_path):
+            os.unlink(manifest_path)  # no stale manifest over half-written files
+    except OSError as e:
+        raise RefError("cannot prepare the output directory %s: %s" % (out, e.strerror or e), e)
+    _disable_tf32(torch)
+    if device == "cuda":
+        dev_name = str(torch.cuda.get_device_name(torch.cuda.current_device()))
+    else:
+        dev_name = "cpu"
+
+    model = build_model(torch, module, seed, device)
+    params = model_tensors(model)
+
+    entries = None   # manifest "inputs"
+    outputs = None   # manifest "outputs"
+    n_fwd = None
+    trial_list = []
+    param_files = []
+    param_digests = []
+    inputs = None
+    try:
+        for t in range(trials + 1):
+            tseed = seed + 1 + t
+            inputs = make_inputs(torch, module, tseed, device, model)
+            if entries is None:
+                n_fwd = len(inputs)
+                names = _unique(forward_names(model, n_fwd) + [p[0] for p in params])
+                entries = []
+                for i, x in enumerate(inputs):
+                    d = describe_tensor(torch, x, "input %d (%s)" % (i, names[i]))
+                    entries.append({"name": names[i], "dtype": d["dtype"], "shape": d["shape"], "kind": "input"})
+                for k, (pname, p, kind) in enumerate(params):
+                    name = names[n_fwd + k]
+                    d = describe_tensor(torch, p, "%s %s" % (kind, pname))
+                    fname = "param%d.bin" % k
+                    param_digests.append(write_tensor(torch, p, os.path.join(out, fname)))
+                    param_files.append(fname)
+                    entries.append({"name": name, "dtype": d["dtype"], "shape": d["shape"],
+                                    "kind": kind, "file": fname})
+            elif len(inputs) != n_fwd:
+                raise RefError("trial %d: get_inputs() returned %d tensors, trial 0 returned %d"
+                               % (t, len(inputs), n_fwd))
+            in_files = []
+            for i, x in enumerate(inputs):
+                e = entries[i]
+                d = describe_tensor(torch, x, "input %d (%s)" % (i, e["name"]))
+                if d["dtype"] != e["dtype"] or d["shape"] != e["shape"]:
+                    raise RefError("trial %d: input %s is %s %s, trial 0's was %s %s; kloop needs the "
+                                   "same dtypes and shapes in every trial"
+                                   % (t, e["name"], d["dtype"], d["shape"], e["dtype"], e["shape"]))
+                fname = "t%d_in%d.bin" % (t, i)
+                write_tensor(torch, x, os.path.join(out, fname))  # before forward() can touch it
+                in_files.append(fname)
+            with torch.no_grad():
+                result = _call("forward()", model, *inputs)
+            ys = _outputs_list(torch, result)
+            if outputs is None:
+                outputs = []
+                for j, y in enumerate(ys):
+                    d = describe_tensor(torch, y, "output %d" % j)
+                    outputs.append({"name": "out%d" % j, "dtype": d["dtype"], "shape": d["shape"]})
+            elif len(ys) != len(outputs):
+                raise RefError("trial %d: forward() returned %d outputs, trial 0 returned %d"
+                               % (t, len(ys), len(outputs)))
+            out_files = []
+            for j, y in enumerate(ys):
+                d = describe_tensor(torch, y, "output %d" % j)
+                o = outputs[j]
+                if d["dtype"] != o["dtype"] or d["shape"] != o["shape"]:
+                    raise RefError("trial %d: output %d is %s %s, trial 0's was %s %s"
+                                   % (t, j, d["dtype"], d["shape"], o["dtype"], o["shape"]))
+                fname = "t%d_out%d.bin" % (t, j)
+                write_tensor(torch, y, os.path.join(out, fname))
+                out_files.append(fname)
+            del result, ys
+            trial_list.append({"seed": tseed, "inputs": in_files + param_files, "outputs": out_files})
+    except OSError as e:
+        raise RefError("writing to %s failed: %s" % (out, e.strerror or e), e)
+
+    for (pname, p, kind), digest in zip(params, param_digests):
+        if tensor_digest(torch, p) != digest:
+            raise RefError("forward() changed %s %s in place; kloop needs parameters and buffers "
+                           "to stay the same in every trial" % (kind, pname))
+
+    timing = None
+    if time_it:
+        timing = time_baselines(torch, model, inputs, device, budget_ms, compile)
+
+    manifest = {
+        "format": FORMAT,
+        "problem": problem,
+        "problem_sha256": problem_sha,
+        "torch": str(torch.__version__),
+        "device": dev_name,
+        "device_type": device,
+        "seed": seed,
+        "tf32": False,
+        "inputs": entries,
+        "outputs": outputs,
+        "trials": trial_list,
+        "timing": timing,
+    }
+    try:
+        _write_json_atomic(os.path.join(out, "manifest.json"), manifest)
+    except OSError as e:
+        raise RefError("writing %s failed: %s" % (os.path.join(out, "manifest.json"), e.strerror or e), e)
+    return manifest
+
+
+# ---------------------------------------------------------------- sizes
+
+SIZE_MIN = 32  # module-level integers below this are not dimensions --size scales
+
+
+def apply_sizes(module, shapes=None, size=None):
+    """The changes to a problem's module-level integer constants that
+    ``shapes`` and ``size`` ask for (load_problem(path, values) makes them,
+    before the model and its inputs are made).  ``shapes`` is "name=value,name=value": each name must be a
+    module-level integer.  ``size`` F scales every other module-level integer
+    of at least 32 (batch sizes and dimensions; kernel sizes, strides and
+    small channel counts stay) to round(v * F), at least 1, kept a multiple of
+    16 (at least 16) when v was one; so are such integers inside a
+    module-level tuple of integers (``input_shape = (32768,)``).  Returns {name: [old, new]} for every
+    constant changed; RefError for a bad name or value."""
+    changed = {}
+    given = {}
+    if shapes:
+        for item in shapes.split(","):
+            item = item.strip()
+            if not item:
+                continue
+            if "=" not in item:
+                raise RefError("--shapes: expected name=value, got %r" % item)
+            name, value = (x.strip() for x in item.split("=", 1))
+            old = getattr(module, name, None)
+            if isinstance(old, bool) or not isinstance(old, int):
+                ints = sorted(k for k, v in vars(module).items()
+                              if not k.startswith("_") and isinstance(v, int) and not isinstance(v, bool))
+                raise RefError("--shapes: %s is not a module-level integer of the problem (it has: %s)"
+                               % (name, ", ".join(ints) or "none"))
+            try:
+                new = int(value)
+            except ValueError:
+                raise RefError("--shapes: %s=%s: expected an integer" % (name, value))
+            if new < 1:
+                raise RefError("--shapes: %s=%s: expected a positive integer" % (name, value))
+            given[name] = new
+    if size is not None and not (size > 0 and math.isfinite(size)):
+        raise RefError("--size: expected a positive number, got %r" % (size,))
+    def scaled(v):
+        if v % 16 == 0:
+            return max(16, int(round(v * size / 16.0)) * 16)
+        return max(1, int(round(v * size)))
+
+    for name, v in list(vars(module).items()):
+        if (size is not None and size != 1 and name not in given and isinstance(v, tuple) and v
+                and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+                and any(x >= SIZE_MIN for x in v)):
+            new = tuple(scaled(x) if x >= SIZE_MIN else x for x in v)
+            if new != v:
+                changed[name] = [list(v), list(new)]
+            continue
+        if name.startswith("_") or isinstance(v, bool) or not isinstance(v, int):
+            continue
+        if name in given:
+            new = given[name]
+        elif size is not None and size != 1 and v >= SIZE_MIN:
+            new = scaled(v)
+        else:
+            continue
+        if new != v:
+            changed[name] = [v, new]
+    return changed
+
+
+# ---------------------------------------------------------------- serving
+
+class _CudaArray(object):
+    """Device memory at ``ptr`` (n bytes) as __cuda_array_interface__, for
+    torch.as_tensor."""
+
+    def __init__(self, ptr, n):
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": "|u1", "data": (ptr, False),
+                                         "version": 2, "strides": None}
+
+
+class _IpcMemHandle(ctypes.Structure):
+    _fields_ = [("reserved", ctypes.c_char * 64)]
+
+
+def _cudart():
+    """The CUDA runtime library torch loaded (from /proc/self/maps), else one
+    found by name; RefError when there is none."""
+    paths = []
+    with contextlib.suppress(OSError):
+        with open("/proc/self/maps") as f:
+            for line in f:
+                part = line.split()
+                if len(part) >= 6 and "libcudart" in os.path.basename(part[-1]) and part[-1] not in paths:
+                    paths.append(part[-1])
+    paths += ["libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"]
+    for p in paths:
+        try:
+            lib = ctypes.CDLL(p)
+            lib.cudaIpcOpenMemHandle.argtypes = [ctypes.POINTER(ctypes.c_void_p), _IpcMemHandle, ctypes.c_uint]
+            lib.cudaIpcCloseMemHandle.argtypes = [ctypes.c_void_p]
+            lib.cudaSetDevice.argtypes = [ctypes.c_int]
+            return lib
+        except (OSError, AttributeError):
+            continue
+    raise RefError("cannot find the CUDA runtime (libcudart) to open the worker's device buffers")
+
+
+class Targets(object):
+    """Where a fill writes: the worker's buffers, as torch tensors.  A target
+    is {"ipc": HEX} (a cudaIpcMemHandle_t of a buffer on the GPU, 128 hex
+    digits) or {"memfd": FD, "offset": OFF} (bytes at OFF in the shared memory
+    file inherited as descriptor FD).  Opened IPC handles stay open until
+    close(): a worker buffer lives as long as the session."""
+
+    def __init__(self, torch, device, cuda_index):
+        self.torch = torch
+        self.device = device
+        self.cuda_index = cuda_index
+        self.lib = None
+        self.ipc = {}    # hex -> device pointer
+        self.maps = {}   # fd -> mmap
+
+    def tensor(self, tgt, entry):
+        torch = self.torch
+        dt = _torch_dtype(torch, entry["dtype"])
+        shape = entry["shape"]
+        numel = 1
+        for d in shape:
+            numel *= d
+        nbytes = numel * torch.tensor([], dtype=dt).element_size()
+        if "ipc" in tgt:
+            if self.lib is None:
+                self.lib = _cudart()
+                self.lib.cudaSetDevice(self.cuda_index)
+            key = tgt["ipc"]
+            ptr = self.ipc.get(key)
+            if ptr is None:
+                raw = bytes.fromhex(key)
+                if len(raw) != 64:
+                    raise RefError("a CUDA IPC handle has 64 bytes, got %d" % len(raw))
+                h = _IpcMemHandle()
+                ctypes.memmove(ctypes.addressof(h), raw, 64)
+                p = ctypes.c_void_p()
+                rc = self.lib.cudaIpcOpenMemHandle(ctypes.byref(p), h, 1)
+                if rc != 0:
+                    raise RefError("cudaIpcOpenMemHandle failed with CUDA error %d (is the worker on "
+                                   "the same GPU, cuda:%d?)" % (rc, self.cuda_index))
+                ptr = self.ipc[key] = p.value
+            if nbytes == 0:
+                return torch.empty(shape, dtype=dt, device=self.device)
+            base = torch.as_tensor(_CudaArray(ptr, nbytes), device=self.device)
+        else:
+            import mmap
+            fd = int(tgt["memfd"])
+            mm = self.maps.get(fd)
+            if mm is None:
+                size = os.fstat(fd).st_size
+                mm = self.maps[fd] = mmap.mmap(fd, size)
+            off = int(tgt.get("offset", 0))
+            if off + nbytes > len(mm):
+                raise RefError("a shared buffer target (%d bytes at %d) is past the end of the "
+                               "shared memory (%d bytes)" % (nbytes, off, len(mm)))
+            if nbytes == 0:
+                return torch.empty(shape, dtype=dt)
+            base = torch.frombuffer(mm, dtype=torch.uint8, count=nbytes, offset=off)
+        return base.view(dt).view(shape)
+
+    def close(self):
+        if self.lib is not None:
+            self.torch.cuda.synchronize()
+            for p in self.ipc.values():
+                self.lib.cudaIpcCloseMemHandle(ctypes.c_void_p(p))
+        self.ipc = {}
+        for mm in self.maps.values():
+            with contextlib.suppress(Exception):
+                mm.close()
+        self.maps = {}
+
+
+def _torch_dtype(torch, name):
+    for attr, n in _DTYPE_NAMES:
+        if n == name and attr != "bool":
+            return getattr(torch, attr)
+    raise RefError("unknown dtype %r" % name)
+
+
+def _put(dst, src):
+    """Copy tensor src into target dst (bool as 0/1 bytes)."""
+    s = src.detach()
+    if s.dtype != dst.dtype:
+        s = s.to(dst.dtype)
+    dst.copy_(s.reshape(dst.shape))
+
+
+class Server(object):
+    """One problem, serving the worker (see serve())."""
+
+    def __init__(self, torch, problem, device, seed, cuda_index=0, shapes=None, size=None):
+        self.torch = torch
+        self.problem = os.path.abspath(problem)
+        self.device = device
+        self.seed = seed
+        self.module = load_problem(self.problem)
+        self.sizes = apply_sizes(self.module, shapes, size)
+        if self.sizes:
+            self.module = load_problem(self.problem, {k: tuple(v[1]) if isinstance(v[1], list) else v[1]
+                                                      for k, v in self.sizes.items()})
+        _disable_tf32(torch)
+        if device == "meta":  # shapes only: nothing is allocated or computed
+            self.model = build_model(torch, self.module, seed, "cpu").to("meta")
+        else:
+            self.model = build_model(torch, self.module, seed, device)
+        self.params = model_tensors(self.model)
+        self.digests = None
+        if device != "meta":
+            self.digests = [tensor_digest(torch, p) for _, p, _ in self.params]
+        self.targets = Targets(torch, device, cuda_index)
+        self.entries = None
+        self.outputs = None
+        self.n_fwd = None
+        self.cached = None  # (seed, inputs, outputs) of the last set made
+
+    def _run(self, tseed, label):
+        """Inputs drawn under tseed on the device, and the forward's outputs."""
+        torch = self.torch
+        inputs = make_inputs(torch, self.module, tseed, self.device, self.model, on_device=True)
+        if self.n_fwd is not None and len(inputs) != self.n_fwd:
+            raise RefError("%s: get_inputs() returned %d tensors, the first set had %d"
+                           % (label, len(inputs), self.n_fwd))
+        with torch.no_grad():
+            ys = _outputs_list(torch, _call("forward()", self.model, *inputs))
+        return inputs, ys
+
+    def describe(self):
+        """Make the first set and describe in[] and out[] (the manifest's
+        "inputs" and "outputs", without files)."""
+        torch = self.torch
+        tseed = self.seed + 1
+        inputs, ys = self._run(tseed, "set 0")
+        self.n_fwd = len(inputs)
+        names = _unique(forward_names(self.model, self.n_fwd) + [p[0] for p in self.params])
+        self.entries = []
+        for i, x in enumerate(inputs):
+            d = describe_tensor(torch, x, "input %d (%s)" % (i, names[i]))
+            self.entries.append({"name": names[i], "dtype": d["dtype"], "shape": d["shape"], "kind": "input"})
+        for k, (pname, p, kind) in enumerate(self.params):
+            d = describe_tensor(torch, p, "%s %s" % (kind, pname))
+            self.entries.append({"name": names[self.n_fwd + k], "dtype": d["dtype"], "shape": d["shape"],
+                                 "kind": kind})
+        self.outputs = []
+        for j, y in enumerate(ys):
+            d = describe_tensor(torch, y, "output %d" % j)
+            self.outputs.append({"name": "out%d" % j, "dtype": d["dtype"], "shape": d["shape"]})
+        if self.device == "cuda":
+            # hold nothing while the worker measures its free memory and allocates:
+            # drawing the set again on the GPU costs milliseconds
+            del inputs, ys
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+        else:
+            self.cached = (tseed, inputs, ys)
+        dev_name = self.device
+        if self.device == "cuda":
+            dev_name = str(torch.cuda.get_device_name(torch.cuda.current_device()))
+        return {"ev": "describe", "format": FORMAT, "problem": self.problem,
+                "problem_sha256": _file_sha256(self.problem), "torch": str(torch.__version__),
+                "device": dev_name, "device_type": self.device, "seed": self.seed, "tf32": False,
+                "sizes": self.sizes, "inputs": self.entries, "outputs": self.outputs}
+
+    def fill(self, tseed, ins, outs, label):
+        """Draw the set of seed tseed and write its in[] and reference out[]
+        into the targets ins and outs (lists parallel to in[] and out[])."""
+        torch = self.torch
+        if len(ins) != len(self.entries) or len(outs) != len(self.outputs):
+            raise RefError("%s: %d input and %d output targets for %d inputs and %d outputs"
+                           % (label, len(ins), len(outs), len(self.entries), len(self.outputs)))
+        if self.cached is not None and self.cached[0] == tseed:
+            _, inputs, ys = self.cached
+        else:
+            inputs, ys = self._run(tseed, label)
+        self.cached = None  # one set at a time in memory
+        for i, x in enumerate(inputs):
+            e = self.entries[i]
+            d = describe_tensor(torch, x, "input %d (%s)" % (i, e["name"]))
+            if d["dtype"] != e["dtype"] or d["shape"] != e["shape"]:
+                raise RefError("%s: input %s is %s %s, the first set's was %s %s; kloop needs the "
+                               "same dtypes and shapes in every set"
+                               % (label, e["name"], d["dtype"], d["shape"], e["dtype"], e["shape"]))
+        if len(ys) != len(self.outputs):
+            raise RefError("%s: forward() returned %d outputs, the first set %d" % (label, len(ys), len(self.outputs)))
+        for j, y in enumerate(ys):
+            d = describe_tensor(torch, y, "output %d" % j)
+            o = self.outputs[j]
+            if d["dtype"] != o["dtype"] or d["shape"] != o["shape"]:
+                raise RefError("%s: output %d is %s %s, the first set's was %s %s"
+                               % (label, j, d["dtype"], d["shape"], o["dtype"], o["shape"]))
+        with torch.no_grad():
+            for i, x in enumerate(inputs):
+                _put(self.targets.tensor(ins[i], self.entries[i]), x)
+            for k, (_, p, _) in enumerate(self.params):
+                _put(self.targets.tensor(ins[self.n_fwd + k], self.entries[self.n_fwd + k]), p)
+            for j, y in enumerate(ys):
+                _put(self.targets.tensor(outs[j], self.outputs[j]), y)
+        del inputs, ys
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+
+    def check_params(self):
+        if self.digests is None:
+            return
+        for (pname, p, kind), digest in zip(self.params, self.digests):
+            if tensor_digest(self.torch, p) != digest:
+                raise RefError("forward() changed %s %s in place; kloop needs parameters and buffers "
+                               "to stay the same in every set" % (kind, pname))
+
+    def time(self, tseed, budget_ms, compile=True):
+        inputs, _ = self._run(tseed, "the timing set")
+        try:
+            return time_baselines(self.torch, self.model, inputs, self.device, budget_ms, compile)
+        finally:
+            del inputs
+            if self.device == "cuda":
+                self.torch.cuda.empty_cache()
+
+
+def serve(problem, device=None, seed=DEFAULT_SEED, cuda_index=0, shapes=None, size=None,
+          stdin=None, stdout=None):
+    """Serve one problem to kloop's worker over JSON lines: the reference data
+    is made on the device and written straight into the worker's buffers
+    (CUDA IPC on the GPU, a shared memory file on the CPU), never to disk.
+
+    First this prints {"ev": "describe", ...} (in[] and out[] as the
+    manifest's "inputs" and "outputs", plus "sizes": the constants --shapes
+    and --size changed), then answers each request line:
+
+    * {"op": "fill", "set": S, "seed": SEED, "inputs": [TARGET...],
+      "outputs": [TARGET...]}: draws the set's inputs under SEED on the
+      device, runs the model, writes in[] (forward inputs, then parameters and
+      buffers) and out[] into the targets; answers {"ev": "filled", "set": S}
+    * {"op": "time", "seed": SEED, "budget_ms": MS, "compile": BOOL}: times
+      the eager and compiled model on that set; answers {"ev": "timing",
+      "timing": {...}} (the manifest's "timing")
+    * {"op": "quit"}: checks that forward() left the parameters alone,
+      answers {"ev": "bye"} and exits 0.
+
+    Any failure answers {"ev": "error", "message": "one line"} and exits 1."""
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+
+    def send(obj):
+        stdout.write(json.dumps(obj) + "\n")
+        stdout.flush()
+
+    torch = import_torch()
+    device = _resolve_device(torch, device)
+    if device == "cuda":
+        torch.cuda.set_device(cuda_index)
+    srv = Server(torch, problem, device, seed, cuda_index, shapes, size)
+    send(srv.describe())
+    try:
+        for line in stdin:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                req = json.loads(line)
+            except ValueError:
+                raise RefError("malformed request line (expected JSON)")
+            op = req.get("op")
+            if op == "fill":
+                s = int(req.get("set", 0))
+                srv.fill(int(req["seed"]), req["inputs"], req["outputs"], "set %d" % s)
+                send({"ev": "filled", "set": s})
+            elif op == "time":
+                t = srv.time(int(req["seed"]), float(req.get("budget_ms", DEFAULT_BUDGET_MS)),
+                             bool(req.get("compile", True)))
+                send({"ev": "timing", "timing": t})
+            elif op == "quit":
+                srv.check_params()
+                srv.targets.close()
+                send({"ev": "bye"})
+                return 0
+            else:
+                raise RefError("unknown op %r" % (op,))
+    finally:
+        srv.targets.close()
+    return 0
+
+
+# ---------------------------------------------------------------- command line
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        sys.stderr.write("torchref: usage: %s (see --help)\n" % _one_line(message))
+        sys.exit(2)
+
+
+def _parser():
+    p = _Parser(prog="torchref.py", description="Turn a KernelBench-style PyTorch problem into "
+                "kloop reference data (docs/TORCH_REFERENCE.md), and time PyTorch baselines.")
+    p.add_argument("--check", action="store_true",
+                   help="print one JSON line about python3, torch and CUDA, and exit 0")
+    p.add_argument("--problem", metavar="FILE", help="the problem file (class Model, get_inputs(), get_init_inputs())")
+    p.add_argument("--out", metavar="DIR", help="the output directory (created if needed)")
+    p.add_argument("--trials", metavar="N", type=int, default=DEFAULT_TRIALS,
+                   help="correctness trials (one more, the timing set, is always written; default %d)" % DEFAULT_TRIALS)
+    p.add_argument("--seed", metavar="S", type=int, default=DEFAULT_SEED,
+                   help="model seed; trial t uses S+1+t (default %d)" % DEFAULT_SEED)
+    p.add_argument("--device", choices=("cuda", "cpu"), default=None,
+                   help="where to run the model (default: cuda when available, else cpu)")
+    p.add_argument("--time", action="store_true", help="time the eager and compiled model on the timing set")
+    p.add_argument("--time-budget-ms", metavar="MS", type=float, default=DEFAULT_BUDGET_MS,
+                   help="measured time per baseline before timing stops (default %g)" % DEFAULT_BUDGET_MS)
+    p.add_argument("--no-compile", action="store_true", help="with --time, skip torch.compile")
+    p.add_argument("--serve", action="store_true",
+                   help="serve the problem to kloop's worker over JSON lines on stdin/stdout (see serve())")
+    p.add_argument("--cuda-device", metavar="N", type=int, default=0, help="with --serve: the GPU (default 0)")
+    p.add_argument("--shapes", metavar="NAME=V,...", default=None,
+                   help="set the problem's module-level integer constants (e.g. batch_size=256,dim=4096)")
+    p.add_argument("--size", metavar="F", type=float, default=None,
+                   help="scale the problem's module-level integers of at least 32 by F (e.g. 0.25)")
+    p.add_argument("--describe", action="store_true",
+                   help="print in[] and out[] of the problem (one JSON line) and exit")
+    p.add_argument("--verbose", action="store_true", help="show tracebacks")
+    return p
+
+
+def main(argv=None):
+    """Run the command line; returns the exit status (0, 1 error, 2 usage)."""
+    p = _parser()
+    args = p.parse_args(argv)
+    if args.check:
+        print(json.dumps(check()))
+        sys.stdout.flush()
+        return 0
+    if not args.problem:
+        p.error("--problem FILE is required")
+    if args.serve or args.describe:
+        label = args.problem
+        proto = sys.stdout
+        try:
+            # the protocol keeps the real stdout; anything the problem prints goes to stderr
+            proto = os.fdopen(os.dup(1), "w")
+            os.dup2(2, 1)
+            sys.stdout = sys.stderr
+            if args.describe:
+                torch = import_torch()
+                desc = None
+                if args.device is None and hasattr(torch, "set_default_device"):
+                    # PyTorch 2: shapes on the meta device, without allocating today's sizes
+                    try:
+                        desc = Server(torch, args.problem, "meta", args.seed, 0, args.shapes,
+                                      args.size).describe()
+                    except RefError as e:
+                        if str(e).startswith(("--shapes", "--size")):
+                            raise
+                        desc = None
+                    except Exception:
+                        desc = None
+                if desc is None:
+                    device = _resolve_device(torch, args.device or "cpu")
+                    desc = Server(torch, args.problem, device, args.seed, args.cuda_device, args.shapes,
+                                  args.size).describe()
+                proto.write(json.dumps(desc) + "\n")
+                proto.flush()
+                return 0
+            return serve(args.problem, args.device, args.seed, args.cuda_device, args.shapes, args.size,
+                         stdout=proto)
+        except RefError as e:
+            msg = _one_line(e)
+            with contextlib.suppress(Exception):
+                proto.write(json.dumps({"ev": "error", "message": msg}) + "\n")
+                proto.flush()
+            sys.stderr.write("torchref: %s: %s\n" % (label, msg))
+            if args.verbose and e.cause is not None:
+                traceback.print_exception(type(e.cause), e.cause, e.cause.__traceback__)
+            return 1
+        except Exception as e:
+            msg = "unexpected %s" % _describe(e)
+            with contextlib.suppress(Exception):
+                proto.write(json.dumps({"ev": "error", "message": msg}) + "\n")
+                proto.flush()
+            sys.stderr.write("torchref: %s: %s\n" % (label, msg))
+            if args.verbose:
+                traceback.print_exc()
+            return 1
+    if not args.out:
+        p.error("--out DIR is required")
+    if args.trials < 0:
+        p.error("--trials must be at least 0")
+    if args.seed < 0 or args.seed + args.trials + 1 >= 2 ** 64:
+        p.error("--seed must be at least 0 and S + N + 1 below 2^64")
+    if args.time and (not (args.time_budget_ms > 0) or math.isinf(args.time_budget_ms)):
+        p.error("--time-budget-ms must be a positive number")
+    label = args.problem
+    try:
+        generate(args.problem, args.out, trials=args.trials, seed=args.seed, device=args.device,
+                 time_it=args.time, budget_ms=args.time_budget_ms, compile=not args.no_compile)
+    except RefError as e:
+        sys.stderr.write("torchref: %s: %s\n" % (label, _one_line(e)))
+        if args.verbose and e.cause is not None:
+            traceback.print_exception(type(e.cause), e.cause, e.cause.__traceback__)
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("torchref: %s: interrupted\n" % label)
+        return 130
+    except Exception as e:
+        sys.stderr.write("torchref: %s: unexpected %s\n" % (label, _describe(e)))
+        if args.verbose:
+            traceback.print_exc()
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

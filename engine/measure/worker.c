@@ -1,0 +1,840 @@
+/*
+ * worker.c - runs kloop-worker processes for the engine: the launch, the
+ * JSON-lines protocol, per-job wall-clock timeouts, crash diagnosis from the
+ * wait status and the worker's last output, and restarts.
+ */
+#include "worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proc.h"
+#include "util.h"
+#include "version.h"
+
+#define TAIL_MAX (64 * 1024)
+
+struct wjob {
+	int id;
+	char *zName;
+	char *zSource;
+	size_t nSource;
+	int sent;    /* sent to the current worker process */
+	int running; /* the worker said "running" */
+	const char *zStage;
+	int k;
+	struct wjob *next;
+};
+
+struct worker {
+	struct loop *l;
+	struct worker_config cfg;
+	worker_done_fn done;
+	worker_progress_fn progress;
+	void *arg;
+	pid_t pid;             /* current process, 0 if none */
+	int in, out, err;      /* its stdin (we write), stdout (protocol), stderr */
+	struct linebuf outbuf; /* protocol lines received, up to WORKER_LINE_MAX each */
+	strbuf tail;           /* last bytes of its stderr (and the candidate's output) */
+	int ready;             /* task loaded */
+	cJSON *refTiming;      /* from the first task_ready */
+	cJSON *baselines;      /* PyTorch eager and torch.compile timings, or NULL */
+	cJSON *refData; /* a PyTorch reference's data: {seconds, trials, note, sizes}, or NULL */
+	char *zRefName;
+	char *zDevice;
+	char *zHost;       /* the host the worker said it runs on */
+	char *zUuid;       /* its GPU's UUID, or NULL */
+	char *zTaskError;  /* task-level failure */
+	int taskErrorOwn;  /* zTaskError came from the worker itself (a bad task), not its loss */
+	int disabled;      /* refused for good (another version) */
+	struct wjob *jobs; /* unfinished jobs, in order */
+	int nextId;
+	long long timer;     /* the running job's or the setup's deadline */
+	long long reapTimer; /* polling for a dying worker's exit */
+	struct reap *reap;   /* that poll's state, or NULL */
+	int starts;
+	char *zSignal;         /* crash note from the worker (candidate_signal/exit) */
+	long long kick;        /* the timer that fails jobs of a worker that cannot start */
+	char *zSandboxWarning; /* the worker's hello: no sandbox, and why */
+};
+
+static void start(struct worker *w);
+static void died(struct worker *w, const char *zWhy);
+
+/* waiting for a worker that closed its output to exit, without blocking the loop */
+struct reap {
+	struct worker *w;
+	char *zWhy; /* our reason, or NULL */
+	int tries;
+};
+
+struct worker *worker_new(struct loop *l, const struct worker_config *cfg, worker_done_fn done,
+                          worker_progress_fn progress, void *arg)
+{
+	/* a request written to a worker that has just died (a host that
+	 * dropped) must fail with EPIPE, not end kloop with SIGPIPE */
+	struct sigaction sa;
+	if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
+		signal(SIGPIPE, SIG_IGN);
+	struct worker *w = xcalloc(1, sizeof *w);
+	w->l = l;
+	w->cfg = *cfg;
+	if (w->cfg.runTimeoutS <= 0)
+		w->cfg.runTimeoutS = 120;
+	if (w->cfg.setupTimeoutS <= 0)
+		w->cfg.setupTimeoutS = 900;
+	w->done = done;
+	w->progress = progress;
+	w->arg = arg;
+	w->in = w->out = w->err = -1;
+	lb_init(&w->outbuf, WORKER_LINE_MAX);
+	return w;
+}
+
+static void close_fds(struct worker *w)
+{
+	if (w->in >= 0)
+		close(w->in);
+	if (w->out >= 0) {
+		loop_del_fd(w->l, w->out);
+		close(w->out);
+	}
+	if (w->err >= 0) {
+		loop_del_fd(w->l, w->err);
+		close(w->err);
+	}
+	w->in = w->out = w->err = -1;
+}
+
+static void job_free(struct wjob *j)
+{
+	free(j->zName);
+	free(j->zSource);
+	free(j);
+}
+
+void worker_free(struct worker *w)
+{
+	if (!w)
+		return;
+	if (w->pid > 0) {
+		proc_kill_group(w->pid);
+		waitpid(w->pid, NULL, 0);
+	}
+	close_fds(w);
+	if (w->timer)
+		loop_del_timer(w->l, w->timer);
+	if (w->reapTimer)
+		loop_del_timer(w->l, w->reapTimer);
+	if (w->kick)
+		loop_del_timer(w->l, w->kick);
+	if (w->reap) {
+		free(w->reap->zWhy);
+		free(w->reap);
+	}
+	while (w->jobs) {
+		struct wjob *j = w->jobs;
+		w->jobs = j->next;
+		job_free(j);
+	}
+	lb_free(&w->outbuf);
+	sb_free(&w->tail);
+	cJSON_Delete(w->refTiming);
+	cJSON_Delete(w->baselines);
+	cJSON_Delete(w->refData);
+	free(w->zRefName);
+	free(w->zDevice);
+	free(w->zHost);
+	free(w->zUuid);
+	free(w->zTaskError);
+	free(w->zSignal);
+	free(w->zSandboxWarning);
+	free(w);
+}
+
+int worker_pending(const struct worker *w)
+{
+	int n = 0;
+	for (struct wjob *j = w->jobs; j; j = j->next)
+		n++;
+	return n;
+}
+
+const cJSON *worker_reference_timing(const struct worker *w)
+{
+	return w->refTiming;
+}
+
+const cJSON *worker_reference_data(const struct worker *w)
+{
+	return w->refData;
+}
+
+const cJSON *worker_baselines(const struct worker *w)
+{
+	return w->baselines;
+}
+
+const char *worker_reference_name(const struct worker *w)
+{
+	return w->zRefName;
+}
+
+const char *worker_device(const struct worker *w)
+{
+	return w->zDevice;
+}
+
+const char *worker_task_error(const struct worker *w)
+{
+	return w->zTaskError;
+}
+
+const char *worker_sandbox_warning(const struct worker *w)
+{
+	return w->zSandboxWarning;
+}
+
+const char *worker_host(const struct worker *w)
+{
+	return w->zHost;
+}
+
+const char *worker_uuid(const struct worker *w)
+{
+	return w->zUuid;
+}
+
+int worker_pid(const struct worker *w)
+{
+	return w->pid;
+}
+
+int worker_disabled(const struct worker *w)
+{
+	return w->disabled;
+}
+
+/* a result for a job the worker could not finish because the worker itself
+ * was lost (died, could not start, was refused): a pool runs it elsewhere */
+static cJSON *lost_result(struct worker *w, const char *zStatus, const char *zReason)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "status", zStatus);
+	cJSON_AddStringToObject(o, "reason", zReason);
+	cJSON_AddBoolToObject(o, "worker_lost", 1);
+	if (w->disabled)
+		cJSON_AddBoolToObject(o, "worker_disabled", 1);
+	return o;
+}
+
+int worker_starts(const struct worker *w)
+{
+	return w->starts;
+}
+
+static void send_line(struct worker *w, cJSON *o)
+{
+	char *z = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	size_t n = strlen(z);
+	z = xrealloc(z, n + 2);
+	z[n] = '\n';
+	if (w->in >= 0 && write_all(w->in, z, n + 1) < 0) {
+		/* the worker is gone; its EOF on the protocol pipe reports it */
+	}
+	free(z);
+}
+
+static void send_job(struct worker *w, struct wjob *j)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "op", "eval");
+	cJSON_AddNumberToObject(o, "job", j->id);
+	cJSON_AddStringToObject(o, "name", j->zName);
+	cJSON_AddItemToObject(o, "source", cJSON_CreateString(j->zSource));
+	send_line(w, o);
+	j->sent = 1;
+}
+
+static struct wjob *find_job(struct worker *w, int id)
+{
+	for (struct wjob *j = w->jobs; j; j = j->next)
+		if (j->id == id)
+			return j;
+	return NULL;
+}
+
+static void remove_job(struct worker *w, struct wjob *j)
+{
+	struct wjob **pp = &w->jobs;
+	while (*pp && *pp != j)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = j->next;
+}
+
+/* end job j with result (which this consumes) */
+static void finish(struct worker *w, struct wjob *j, cJSON *result)
+{
+	remove_job(w, j);
+	int id = j->id;
+	job_free(j);
+	w->done(id, result, w->arg);
+	cJSON_Delete(result);
+}
+
+static cJSON *simple_result(const char *zStatus, const char *zReason)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "status", zStatus);
+	cJSON_AddStringToObject(o, "reason", zReason);
+	return o;
+}
+
+/* the last n lines of the worker's output */
+static char *tail_lines(struct worker *w, int n)
+{
+	if (!w->tail.len)
+		return xstrdup("");
+	const char *s = w->tail.buf, *p = s + w->tail.len;
+	if (p > s && p[-1] == '\n')
+		p--;
+	int lines = 0;
+	while (p > s) {
+		if (p[-1] == '\n' && ++lines == n)
+			break;
+		p--;
+	}
+	size_t len = (size_t)(s + w->tail.len - p);
+	if (len > 4000) {
+		p = s + w->tail.len - 4000;
+		len = 4000;
+	}
+	char *z = xstrndup(p, len);
+	utf8_sanitize(z);
+	return z;
+}
+
+static void on_timer(struct loop *l, long long id, void *arg)
+{
+	struct worker *w = arg;
+	(void)l, (void)id;
+	w->timer = 0;
+	struct wjob *run = NULL;
+	for (struct wjob *j = w->jobs; j; j = j->next)
+		if (j->running)
+			run = j;
+	char why[300];
+	if (run)
+		snprintf(why, sizeof why, "no result after %.0f s (wall-clock limit) while %s%s",
+		         w->cfg.runTimeoutS, run->zStage ? run->zStage : "running",
+		         run->zStage && !strcmp(run->zStage, "checking") ? " (trial)" : "");
+	else
+		snprintf(why, sizeof why,
+		         "the worker did not finish loading the task within %.0f s",
+		         w->cfg.setupTimeoutS);
+	if (w->pid > 0)
+		proc_kill_group(w->pid);
+	died(w, why);
+}
+
+static void arm(struct worker *w, double s)
+{
+	if (w->timer)
+		loop_del_timer(w->l, w->timer);
+	w->timer = loop_add_timer(w->l, s, on_timer, w);
+}
+
+static void handle_event(struct worker *w, cJSON *o)
+{
+	const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(o, "ev"));
+	cJSON *jid = cJSON_GetObjectItem(o, "job");
+	struct wjob *j = cJSON_IsNumber(jid) ? find_job(w, jid->valueint) : NULL;
+	if (!ev)
+		return;
+	if (!strcmp(ev, "hello")) {
+		const char *d = cJSON_GetStringValue(cJSON_GetObjectItem(o, "device"));
+		const char *h = cJSON_GetStringValue(cJSON_GetObjectItem(o, "host"));
+		const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(o, "version"));
+		free(w->zDevice);
+		w->zDevice = xstrdup(d ? d : "?");
+		free(w->zHost);
+		w->zHost = h ? xstrdup(h) : NULL;
+		const char *u = cJSON_GetStringValue(cJSON_GetObjectItem(o, "uuid"));
+		free(w->zUuid);
+		w->zUuid = u ? xstrdup(u) : NULL;
+		if (!v || strcmp(v, KLOOP_VERSION)) {
+			/* another kloop's worker: its numbers and protocol are not ours */
+			free(w->zTaskError);
+			w->zTaskError =
+			    xasprintf("kloop-worker%s%s is version %s, kloop is %s: install the "
+			              "same kloop on "
+			              "both (make install)",
+			              h ? " on " : "", h ? h : "",
+			              v ? v : "unknown (older than 0.1.0)", KLOOP_VERSION);
+			w->taskErrorOwn = 0;
+			w->disabled = 1;
+			if (w->pid > 0)
+				proc_kill_group(w->pid);
+			died(w, NULL);
+			return;
+		}
+		const char *sw = cJSON_GetStringValue(cJSON_GetObjectItem(o, "sandbox_warning"));
+		if (sw && !w->zSandboxWarning)
+			w->zSandboxWarning = xstrdup(sw);
+	} else if (!strcmp(ev, "task_ready")) {
+		w->ready = 1;
+		if (w->timer)
+			loop_del_timer(w->l, w->timer), w->timer = 0;
+		cJSON *tm = cJSON_GetObjectItem(o, "reference_timing");
+		if (tm && !w->refTiming)
+			w->refTiming = cJSON_Duplicate(tm, 1);
+		cJSON *bl = cJSON_GetObjectItem(o, "baselines");
+		if (bl && !w->baselines)
+			w->baselines = cJSON_Duplicate(bl, 1);
+		const cJSON *rs = cJSON_GetObjectItem(o, "reference_seconds");
+		if (cJSON_IsNumber(rs)) {
+			/* the latest worker's: a restart makes the data again */
+			cJSON_Delete(w->refData);
+			w->refData = cJSON_CreateObject();
+			cJSON_AddNumberToObject(w->refData, "seconds", rs->valuedouble);
+			const char *keys[] = {"trials", "note", "sizes"};
+			for (size_t i = 0; i < 3; i++) {
+				const cJSON *v = cJSON_GetObjectItem(o, keys[i]);
+				if (v)
+					cJSON_AddItemToObject(w->refData, keys[i],
+					                      cJSON_Duplicate(v, 1));
+			}
+		}
+		const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(o, "reference"));
+		if (r && !w->zRefName)
+			w->zRefName = xstrdup(r);
+	} else if (!strcmp(ev, "progress") && j) {
+		const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(o, "stage"));
+		cJSON *k = cJSON_GetObjectItem(o, "k");
+		if (!st)
+			return;
+		if (!strcmp(st, "running")) {
+			j->running = 1;
+			free(w->zSignal);
+			w->zSignal = NULL;
+			arm(w, w->cfg.runTimeoutS);
+		}
+		j->zStage = !strcmp(st, "running")     ? "loading"
+		            : !strcmp(st, "checking")  ? "checking"
+		            : !strcmp(st, "timing")    ? "timing"
+		            : !strcmp(st, "compiling") ? "compiling"
+		                                       : j->zStage;
+		j->k = cJSON_IsNumber(k) ? k->valueint : -1;
+		if (w->progress)
+			w->progress(j->id, st, j->k, w->arg);
+	} else if (!strcmp(ev, "result") && j) {
+		if (w->timer)
+			loop_del_timer(w->l, w->timer), w->timer = 0;
+		cJSON *r = cJSON_Duplicate(o, 1);
+		cJSON_DeleteItemFromObject(r, "ev");
+		cJSON_DeleteItemFromObject(r, "job");
+		/* a candidate that crashed in its own process: its last words */
+		const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
+		if (st && !strcmp(st, "crashed") && !cJSON_GetObjectItem(r, "stderr_tail")) {
+			char buf[65536];
+			ssize_t n;
+			while (w->err >= 0 && (n = read(w->err, buf, sizeof buf)) > 0) {
+				sb_add(&w->tail, buf, (size_t)n);
+				if (w->tail.len > TAIL_MAX)
+					sb_consume(&w->tail, w->tail.len - TAIL_MAX / 2);
+			}
+			char *tail = tail_lines(w, 20);
+			cJSON_AddStringToObject(r, "stderr_tail", tail);
+			free(tail);
+		}
+		finish(w, j, r);
+	} else if (!strcmp(ev, "candidate_signal") || !strcmp(ev, "candidate_exit")) {
+		free(w->zSignal);
+		if (!strcmp(ev, "candidate_exit"))
+			w->zSignal = xasprintf("the candidate called exit(%d)",
+			                       cJSON_IsNumber(cJSON_GetObjectItem(o, "status"))
+			                           ? cJSON_GetObjectItem(o, "status")->valueint
+			                           : -1);
+		else
+			w->zSignal =
+			    xasprintf("the candidate was killed by %s",
+			              cJSON_GetStringValue(cJSON_GetObjectItem(o, "name")));
+	} else if (!strcmp(ev, "error")) {
+		const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(o, "message"));
+		if (j) {
+			finish(w, j, simple_result("compile_error", m ? m : "error"));
+		} else if (cJSON_IsTrue(cJSON_GetObjectItem(o, "fatal")) && !w->ready) {
+			free(w->zTaskError);
+			w->zTaskError = xstrdup(m ? m : "the worker failed to load the task");
+			w->taskErrorOwn = 1;
+		}
+	}
+}
+
+static void on_stdout(struct loop *l, int fd, int events, void *arg)
+{
+	struct worker *w = arg;
+	(void)l, (void)events;
+	char buf[65536];
+	ssize_t r;
+	while ((r = read(fd, buf, sizeof buf)) > 0) {
+		lb_add(&w->outbuf, buf, (size_t)r);
+		char *z;
+		size_t n;
+		int got;
+		while ((got = lb_next(&w->outbuf, &z, &n)) > 0) {
+			cJSON *o = cJSON_ParseWithLength(z, n);
+			if (o)
+				handle_event(w, o);
+			cJSON_Delete(o);
+			if (w->out != fd)
+				return; /* the worker was replaced from a callback */
+		}
+		if (got < 0) {
+			free(w->zSignal);
+			w->zSignal =
+			    xasprintf("protocol error: the worker sent a line of more than "
+			              "%u bytes without a newline",
+			              (unsigned)WORKER_LINE_MAX);
+			proc_kill_group(w->pid);
+			died(w, NULL);
+			return;
+		}
+	}
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	died(w, NULL);
+}
+
+static void on_stderr(struct loop *l, int fd, int events, void *arg)
+{
+	struct worker *w = arg;
+	(void)l, (void)events;
+	char buf[65536];
+	ssize_t r;
+	while ((r = read(fd, buf, sizeof buf)) > 0) {
+		sb_add(&w->tail, buf, (size_t)r);
+		if (w->tail.len > TAIL_MAX)
+			sb_consume(&w->tail, w->tail.len - TAIL_MAX / 2);
+	}
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	loop_del_fd(w->l, fd);
+	close(fd);
+	w->err = -1;
+}
+
+static void reaped(struct worker *w, const char *zWhy, int status);
+
+static void reap_poll(struct loop *l, long long id, void *arg)
+{
+	struct reap *r = arg;
+	struct worker *w = r->w;
+	int status = 0;
+	(void)id;
+	w->reapTimer = 0;
+	pid_t p = waitpid(w->pid, &status, WNOHANG);
+	if (p == 0 && ++r->tries < 200) {
+		w->reapTimer = loop_add_timer(l, 0.005, reap_poll, r);
+		return;
+	}
+	if (p == 0) { /* closed its output but lingers: 1 s is enough */
+		proc_kill_group(w->pid);
+		waitpid(w->pid, &status, 0);
+	}
+	w->reap = NULL;
+	reaped(w, r->zWhy, status);
+	free(r->zWhy);
+	free(r);
+}
+
+/* the worker process ended or must end (zWhy: our reason, e.g. a timeout;
+ * NULL: it died).  The report follows once it has been reaped. */
+static void died(struct worker *w, const char *zWhy)
+{
+	/* drain what it left on stderr */
+	if (w->err >= 0) {
+		fd_nonblock(w->err);
+		char buf[65536];
+		ssize_t r;
+		while ((r = read(w->err, buf, sizeof buf)) > 0) {
+			sb_add(&w->tail, buf, (size_t)r);
+			if (w->tail.len > TAIL_MAX)
+				sb_consume(&w->tail, w->tail.len - TAIL_MAX / 2);
+		}
+	}
+	close_fds(w);
+	if (w->timer)
+		loop_del_timer(w->l, w->timer), w->timer = 0;
+	if (w->pid <= 0) {
+		reaped(w, zWhy, 0);
+		return;
+	}
+	if (zWhy)
+		proc_kill_group(w->pid);
+	struct reap *r = xcalloc(1, sizeof *r);
+	r->w = w;
+	r->zWhy = zWhy ? xstrdup(zWhy) : NULL;
+	w->reap = r;
+	reap_poll(w->l, 0, r);
+}
+
+static void reaped(struct worker *w, const char *zWhy, int status)
+{
+	char st[160] = "";
+	if (w->pid > 0)
+		proc_describe_status(status, st, sizeof st);
+	w->pid = 0;
+	if (w->timer)
+		loop_del_timer(w->l, w->timer), w->timer = 0;
+	struct wjob *run = NULL;
+	for (struct wjob *j = w->jobs; j; j = j->next)
+		if (j->running)
+			run = j;
+	char *tail = tail_lines(w, 20);
+	if (run) {
+		strbuf why = STRBUF_INIT;
+		if (zWhy)
+			sb_addf(&why, "%s", zWhy);
+		else if (w->zSignal)
+			sb_addf(&why, "%s (the worker %s)", w->zSignal, st);
+		else
+			sb_addf(&why, "the worker %s while %s", st,
+			        run->zStage ? run->zStage : "running");
+		/* no crash note from the candidate and not our timeout: the worker
+		 * itself was lost (killed, its host or connection gone) */
+		int lost = !zWhy && !w->zSignal;
+		cJSON *r = lost ? lost_result(w, "crashed", why.buf)
+		                : simple_result(zWhy ? "timeout" : "crashed", why.buf);
+		cJSON_AddStringToObject(r, "stderr_tail", tail);
+		if (!zWhy && WIFSIGNALED(status))
+			cJSON_AddNumberToObject(r, "signal", WTERMSIG(status));
+		sb_free(&why);
+		finish(w, run, r);
+	} else if (!w->ready || w->jobs) {
+		/* nothing was running: the worker itself failed */
+		const char *m = w->zTaskError;
+		char *msg = m ? xstrdup(m)
+		            : w->zSignal
+		                ? xasprintf("%s, before %s", w->zSignal,
+		                            w->ready ? "running a candidate" : "loading the task")
+		                : xasprintf("the worker %s before %s%s%s", zWhy ? zWhy : st,
+		                            w->ready ? "running a candidate" : "loading the task",
+		                            *tail ? ":\n" : "", tail);
+		if (!w->zTaskError && !w->ready)
+			w->zTaskError = xstrdup(msg);
+		if (!w->ready) {
+			while (w->jobs)
+				finish(w, w->jobs,
+				       w->taskErrorOwn ? simple_result("error", msg)
+				                       : lost_result(w, "error", msg));
+		}
+		free(msg);
+	}
+	free(tail);
+	free(w->zSignal);
+	w->zSignal = NULL;
+	/* the remaining jobs go to a fresh worker (the task loaded once proved it works) */
+	if (w->jobs && !w->zTaskError) {
+		for (struct wjob *j = w->jobs; j; j = j->next)
+			j->sent = j->running = 0;
+		start(w);
+	}
+}
+
+char **worker_launch_argv(const struct worker_config *c, const char *zProgram)
+{
+	char **v = xcalloc(12, sizeof(char *));
+	int n = 0;
+	if (zProgram) {
+		v[n++] = xstrdup(zProgram);
+	} else {
+		/* beside this kloop, else on PATH (a program outside bin/, a test) */
+		char *z = path_join(exe_dir(), "kloop-worker");
+		if (access(z, X_OK) != 0) {
+			free(z);
+			z = xstrdup("kloop-worker");
+		}
+		v[n++] = z;
+	}
+	v[n++] = xstrdup("--backend");
+	v[n++] = xstrdup(c->zBackend);
+	if (c->jobs > 0) {
+		v[n++] = xstrdup("--jobs");
+		v[n++] = xasprintf("%d", c->jobs);
+	}
+	if (c->zPython) {
+		v[n++] = xstrdup("--python");
+		v[n++] = xstrdup(c->zPython);
+	}
+	if (!worker_sandboxed(c))
+		v[n++] = xstrdup("--no-sandbox");
+	return v;
+}
+
+int worker_sandboxed(const struct worker_config *c)
+{
+	if (c->noSandbox)
+		return 0;
+	return c->sandboxOn || !c->zBackend || strcmp(c->zBackend, "cuda") != 0;
+}
+
+/* the task's files (a directory's regular files, or one .py problem) in
+ * "files", for a worker that cannot see this host's files */
+static void ship_task(cJSON *o, const char *zTask)
+{
+	cJSON *files = cJSON_AddObjectToObject(o, "files");
+	char err[KL_ERRLEN];
+	strbuf sb = STRBUF_INIT;
+	struct stat st;
+	if (stat(zTask, &st) == 0 && S_ISREG(st.st_mode)) {
+		const char *base = strrchr(zTask, '/');
+		if (read_file(zTask, &sb, 16 << 20, err) == 0)
+			cJSON_AddStringToObject(files, base ? base + 1 : zTask,
+			                        sb.buf ? sb.buf : "");
+		sb_free(&sb);
+		return;
+	}
+	DIR *d = opendir(zTask);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *path = path_join(zTask, e->d_name);
+		sb_reset(&sb);
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= (4 << 20) &&
+		    read_file(path, &sb, 4 << 20, err) == 0 && !looks_binary(sb.buf, sb.len))
+			cJSON_AddStringToObject(files, e->d_name, sb.buf ? sb.buf : "");
+		free(path);
+	}
+	if (d)
+		closedir(d);
+	sb_free(&sb);
+}
+
+/* from the loop: fail the jobs of a worker that cannot start or load the
+ * task (worker_submit() and start() never answer from inside themselves) */
+static void on_kick(struct loop *l, long long id, void *arg)
+{
+	struct worker *w = arg;
+	(void)l, (void)id;
+	w->kick = 0;
+	while (w->zTaskError && w->jobs)
+		finish(w, w->jobs,
+		       w->taskErrorOwn ? simple_result("error", w->zTaskError)
+		                       : lost_result(w, "error", w->zTaskError));
+}
+
+static void kick(struct worker *w)
+{
+	if (!w->kick)
+		w->kick = loop_add_timer(w->l, 0, on_kick, w);
+}
+
+static void start(struct worker *w)
+{
+	char err[KL_ERRLEN];
+	char **argv = w->cfg.argvLaunch ? w->cfg.argvLaunch : worker_launch_argv(&w->cfg, NULL);
+	int inp[2];
+	if (pipe2(inp, O_CLOEXEC) < 0)
+		die("pipe: %s", strerror(errno));
+	/* workers never see API keys: nothing they run can leak one */
+	struct proc_spec s = {
+	    .argv = argv, .stdinFd = inp[0], .stdoutFd = -1, .stderrFd = -2, .scrubEnv = 1};
+	sb_reset(&w->tail);
+	lb_free(&w->outbuf);
+	w->pid = proc_spawn(&s, &w->out, &w->err, err);
+	close(inp[0]);
+	if (argv != w->cfg.argvLaunch) {
+		for (int i = 0; argv[i]; i++)
+			free(argv[i]);
+		free(argv);
+	}
+	if (w->pid < 0) {
+		close(inp[1]);
+		w->pid = 0;
+		free(w->zTaskError);
+		w->zTaskError = xasprintf("cannot start the worker: %s", err);
+		w->taskErrorOwn = 0;
+		kick(w); /* the jobs fail from the loop */
+		return;
+	}
+	w->starts++;
+	w->in = inp[1];
+	loop_add_fd(w->l, w->out, LOOP_READ, on_stdout, w);
+	loop_add_fd(w->l, w->err, LOOP_READ, on_stderr, w);
+	w->ready = 0;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "op", "task");
+	cJSON_AddStringToObject(o, "dir", w->cfg.zTaskDir);
+	if (w->cfg.shipTask)
+		ship_task(o, w->cfg.zTaskDir);
+	if (w->cfg.zShapes)
+		cJSON_AddStringToObject(o, "shapes", w->cfg.zShapes);
+	if (w->cfg.zReference)
+		cJSON_AddStringToObject(o, "reference", w->cfg.zReference);
+	if (w->cfg.nTrials > 0)
+		cJSON_AddNumberToObject(o, "trials", w->cfg.nTrials);
+	if (w->cfg.budgetS > 0)
+		cJSON_AddNumberToObject(o, "budget_s", w->cfg.budgetS);
+	if (w->cfg.bTol && w->cfg.atol >= 0)
+		cJSON_AddNumberToObject(o, "atol", w->cfg.atol);
+	if (w->cfg.bTol && w->cfg.rtol >= 0)
+		cJSON_AddNumberToObject(o, "rtol", w->cfg.rtol);
+	if (w->cfg.size > 0)
+		cJSON_AddNumberToObject(o, "size", w->cfg.size);
+	if (w->cfg.zLibs)
+		cJSON_AddStringToObject(o, "libs", w->cfg.zLibs);
+	cJSON_AddBoolToObject(o, "time_reference", w->refTiming == NULL && w->baselines == NULL);
+	send_line(w, o);
+	arm(w, w->cfg.setupTimeoutS);
+	for (struct wjob *j = w->jobs; j; j = j->next)
+		send_job(w, j);
+}
+
+int worker_submit(struct worker *w, const char *zName, const char *zSource, size_t nSource)
+{
+	struct wjob *j = xcalloc(1, sizeof *j);
+	j->id = ++w->nextId;
+	j->zName = xstrdup(zName);
+	j->zSource = xstrndup(zSource, nSource);
+	j->nSource = nSource;
+	struct wjob **pp = &w->jobs;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = j;
+	if (w->zTaskError)
+		kick(w); /* the job fails from the loop */
+	else if (!w->pid && !w->reap)
+		start(w); /* sends every job, this one too */
+	else if (w->in >= 0)
+		send_job(w, j);
+	/* else: a dying worker is being reaped; the restart sends every job */
+	return j->id;
+}
+
+void worker_config_from(struct worker_config *wc, const struct config *cfg)
+{
+	wc->zPython = cfg->zPython;
+	wc->nTrials = cfg->nTrials;
+	wc->budgetS = cfg->budgetS;
+	wc->runTimeoutS = cfg->timeoutS;
+	wc->jobs = cfg->jobs;
+	wc->noSandbox = cfg->noSandbox;
+	wc->sandboxOn = cfg->sandboxOn;
+	wc->bTol = cfg->bTol;
+	wc->atol = cfg->atol;
+	wc->rtol = cfg->rtol;
+	wc->size = cfg->size;
+	wc->zLibs = cfg->zLibs;
+}

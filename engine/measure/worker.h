@@ -1,0 +1,118 @@
+/*
+ * worker.h - the engine's side of a kloop-worker: start it from a launch
+ * command, load the task into it, send it candidates, follow their progress,
+ * enforce wall-clock timeouts, and when a candidate crashes or hangs report
+ * `crashed` or `timeout` (signal or reason, the last lines of its output) and
+ * start a fresh worker for the next job.
+ */
+#ifndef KL_WORKER_H
+#define KL_WORKER_H
+
+#include <cJSON.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "loop.h"
+
+/* the longest protocol line either side accepts (a request carries a
+ * candidate's source, a result its compile log); a longer one is a protocol
+ * error, never an unbounded buffer */
+#define WORKER_LINE_MAX (64u << 20)
+
+struct worker_config {
+	char **argvLaunch;      /* launch command (NULL: the kloop-worker next to kloop) */
+	const char *zBackend;   /* "host" or "cuda" */
+	const char *zTaskDir;   /* task directory, task.json or KernelBench .py file */
+	const char *zShapes;    /* shape set, or NULL */
+	const char *zReference; /* "host", "cuda", "torch" or NULL (the backend's default) */
+	const char *zPython;    /* interpreter for torch references (NULL: python3) */
+	int nTrials;            /* correctness trials (0: default) */
+	double budgetS;         /* timing budget per candidate (0: default) */
+	double runTimeoutS;     /* wall-clock limit from "running" to the result */
+	double setupTimeoutS;   /* limit for starting the worker and loading the task */
+	int jobs;               /* parallel compiles (0: all cores) */
+	int shipTask;           /* send the task's files with it (a worker on another host) */
+	int noSandbox;          /* candidates run without bubblewrap (--no-sandbox) */
+	int sandboxOn;     /* on the GPU too (sandbox = on, --sandbox): see worker_sandboxed() */
+	int bTol;          /* atol / rtol below were given (a zeroed config has none) */
+	double atol, rtol; /* tolerance overrides for float outputs (< 0: the task's) */
+	double size;       /* size factor of a KernelBench problem (0: as written) */
+	const char *zLibs; /* libraries candidates link ("cublas cudnn"), or NULL */
+};
+
+struct worker;
+
+/* a job's end: result is {"status": ..., ...} (owned by the callee's caller:
+ * valid only during the call) */
+typedef void (*worker_done_fn)(int job, cJSON *result, void *arg);
+/* progress: stage is "compiling", "compiled", "running", "checking", "timing" */
+typedef void (*worker_progress_fn)(int job, const char *zStage, int k, void *arg);
+
+/* a worker service on loop l (the process starts on the first submit); SIGPIPE is
+ * ignored from then on (unless the caller handles it), so that a request to a worker
+ * that just died fails instead of ending kloop */
+struct worker *worker_new(struct loop *l, const struct worker_config *cfg, worker_done_fn done,
+                          worker_progress_fn progress, void *arg);
+void worker_free(struct worker *w);
+
+/* queue a candidate (source text, copied) under a file name; returns the job
+ * id.  The worker answers later, from the loop, never from inside this call
+ * (even a worker that cannot start fails the job on the next turn). */
+int worker_submit(struct worker *w, const char *zName, const char *zSource, size_t nSource);
+
+/* fill the settings that come from the configuration (python, trials,
+ * budget, timeout, jobs, tolerances, size, libs) into wc; the caller sets the launch command, the
+ * backend, the task, the shapes and the reference.  wc keeps pointers into
+ * cfg, which must outlive it. */
+void worker_config_from(struct worker_config *wc, const struct config *cfg);
+
+/* jobs not yet finished */
+int worker_pending(const struct worker *w);
+
+/* the reference's timing ({"median_ms", ...}) once the task is loaded, or NULL */
+const cJSON *worker_reference_timing(const struct worker *w);
+/* the PyTorch baselines ({"eager": {...}, "compile": {...}}) when the
+ * reference is PyTorch, or NULL */
+const cJSON *worker_baselines(const struct worker *w);
+/* a PyTorch reference's data as the worker made it: {"seconds" (to make every
+ * set on the device), "trials" (kept), "note" (fewer trials, why), "sizes"
+ * (constants --shapes/--size changed)}, or NULL */
+const cJSON *worker_reference_data(const struct worker *w);
+/* the reference's description ("reference.c", "reference.py (torch)") or NULL */
+const char *worker_reference_name(const struct worker *w);
+/* the device the worker reported, or NULL before it started */
+const char *worker_device(const struct worker *w);
+/* a task-level failure (the worker could not load the task), or NULL */
+const char *worker_task_error(const struct worker *w);
+/* why candidates run unsandboxed although the sandbox was asked for
+ * (bubblewrap cannot run here), or NULL */
+const char *worker_sandbox_warning(const struct worker *w);
+/* number of worker processes started so far */
+int worker_starts(const struct worker *w);
+/* the host the worker said it runs on, or NULL before it started */
+const char *worker_host(const struct worker *w);
+/* its GPU's UUID, or NULL (host backend, no NVML, before it started) */
+const char *worker_uuid(const struct worker *w);
+/* the worker process's pid (its process group), or 0 when none runs */
+int worker_pid(const struct worker *w);
+/* 1 when the worker was refused for good (it is another kloop's version) */
+int worker_disabled(const struct worker *w);
+/*
+ * The command that starts a kloop-worker with c's settings: zProgram (NULL:
+ * the kloop-worker beside this kloop) then --backend, --jobs, --python.  A
+ * NULL-terminated argv the caller frees (each string, then the array).
+ * Results of jobs the worker could not finish because the worker itself was
+ * lost (it died with no crash note from the candidate, could not start, or
+ * was refused) carry "worker_lost": true (and "worker_disabled": true when it
+ * was refused for good), so that a pool can run them elsewhere.
+ */
+char **worker_launch_argv(const struct worker_config *c, const char *zProgram);
+/*
+ * Whether candidates run in the bubblewrap sandbox: on the host backend unless
+ * --no-sandbox / sandbox = off; on the cuda backend only when asked for
+ * (sandbox = on, --sandbox), because its GPU check has not passed yet (on an
+ * H100 the runner process died before it started: docs/ARCHITECTURE.md).
+ */
+int worker_sandboxed(const struct worker_config *c);
+
+#endif

@@ -1,0 +1,505 @@
+/*
+ * event.c - the event table that folds a journal into the state (one
+ * check and one apply per event type) and the typed emitters that build
+ * each event for session_emit().
+ */
+#include "event.h"
+#include "event_search.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ideas.h"
+#include "status.h"
+#include "util.h"
+
+static const char *str(const cJSON *o, const char *k)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
+}
+
+static void set_str(char **p, const char *z)
+{
+	free(*p);
+	*p = z ? xstrdup(z) : NULL;
+}
+
+static int num(const cJSON *ev, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItem(ev, k);
+	return cJSON_IsNumber(v) ? v->valueint : 0;
+}
+
+static double dnum(const cJSON *ev, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItem(ev, k);
+	/* a journal's numbers are checked before a conversion (inf into long is
+	 * undefined); absurd counts are ignored */
+	return cJSON_IsNumber(v) && v->valuedouble > 0 && v->valuedouble < 1e12 ? v->valuedouble
+	                                                                        : 0;
+}
+
+/* ---- session ---- */
+
+static void apply_session_started(struct state *st, const cJSON *ev, double ts)
+{
+	st->tsStarted = ts;
+	set_str(&st->zTask, str(ev, "task"));
+	set_str(&st->zTaskDir, str(ev, "task_dir"));
+	set_str(&st->zBackend, str(ev, "backend"));
+	set_str(&st->zShapes, str(ev, "shapes"));
+}
+
+static void apply_baseline(struct state *st, const cJSON *ev, double ts)
+{
+	(void)ts;
+	const cJSON *m = cJSON_GetObjectItem(ev, "median_ms");
+	if (cJSON_IsNumber(m))
+		st->baselineMs = m->valuedouble;
+}
+
+/* ---- candidates ---- */
+
+static int check_candidate_added(const struct state *st, const cJSON *ev, char *err)
+{
+	const cJSON *id = cJSON_GetObjectItem(ev, "id");
+	if (!cJSON_IsNumber(id) || id->valueint < 1)
+		return kl_err(err, "candidate_added without a positive \"id\"");
+	if (state_cand(st, id->valueint))
+		return kl_err(err, "candidate %d is added twice", id->valueint);
+	if (cJSON_GetObjectItem(ev, "idea_id") && !state_idea(st, num(ev, "idea_id")))
+		return kl_err(err, "candidate_added for an idea that does not exist (%d)",
+		              num(ev, "idea_id"));
+	return 0;
+}
+
+static void apply_candidate_added(struct state *st, const cJSON *ev, double ts)
+{
+	xgrow((void **)&st->aCand, &st->nCandAlloc, (size_t)st->nCand + 1, sizeof *st->aCand);
+	struct cand *c = &st->aCand[st->nCand++];
+	memset(c, 0, sizeof *c);
+	c->id = num(ev, "id");
+	if (c->id > st->maxId)
+		st->maxId = c->id;
+	set_str(&c->zName, str(ev, "name") ? str(ev, "name") : "candidate");
+	set_str(&c->zOrigin, str(ev, "origin") ? str(ev, "origin") : "human");
+	set_str(&c->zSource, str(ev, "source") ? str(ev, "source") : "");
+	set_str(&c->zIdea, str(ev, "idea"));
+	c->status = STATUS_NEW;
+	set_str(&c->zStatus, status_name(c->status));
+	set_str(&c->zReason, "");
+	c->timeMs = c->speedup = -1;
+	c->tsAdded = ts;
+	const cJSON *p, *ps = cJSON_GetObjectItem(ev, "parents");
+	cJSON_ArrayForEach(p, ps) if (cJSON_IsNumber(p) && c->nParent < 2)
+	    c->aParent[c->nParent++] = p->valueint;
+	c->round = st->search.roundOpen ? st->search.round : 0;
+	const struct state_idea *idea = state_idea(st, num(ev, "idea_id"));
+	if (idea) {
+		c->ideaId = idea->id;
+		if (!c->zIdea)
+			set_str(&c->zIdea, idea->zTitle);
+	}
+}
+
+static int check_eval(const struct state *st, const cJSON *ev, char *err)
+{
+	const cJSON *id = cJSON_GetObjectItem(ev, "candidate");
+	if (!cJSON_IsNumber(id) || !state_cand(st, id->valueint))
+		return kl_err(err, "%s for a candidate that does not exist",
+		              ev_name(ev_type_of(ev)));
+	return 0;
+}
+
+static void apply_eval_started(struct state *st, const cJSON *ev, double ts)
+{
+	(void)ts;
+	struct cand *c = state_cand(st, num(ev, "candidate"));
+	c->status = STATUS_EVALUATING;
+	set_str(&c->zStatus, status_name(c->status));
+	c->nUnfinished++; /* until its eval_finished: a poison pill counts them */
+}
+
+static void apply_eval_finished(struct state *st, const cJSON *ev, double ts)
+{
+	struct cand *c = state_cand(st, num(ev, "candidate"));
+	const cJSON *r = cJSON_GetObjectItem(ev, "result");
+	c->nUnfinished = 0;
+	/* the status as written (a newer kloop's may be unknown here: an error) */
+	set_str(&c->zStatus, str(r, "status") ? str(r, "status") : "error");
+	c->status = status_from_name(c->zStatus);
+	set_str(&c->zReason, str(r, "reason") ? str(r, "reason") : "");
+	c->tsEval = ts;
+	cJSON_Delete(c->result);
+	c->result = r ? cJSON_Duplicate(r, 1) : NULL;
+	const cJSON *tm = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "timing"), "median_ms");
+	c->timeMs = cJSON_IsNumber(tm) ? tm->valuedouble : -1;
+	const cJSON *sp = cJSON_GetObjectItem(r, "speedup");
+	c->speedup = cJSON_IsNumber(sp) ? sp->valuedouble : -1;
+	const cJSON *bl = cJSON_GetObjectItem(r, "baseline_ms");
+	if (cJSON_IsNumber(bl))
+		st->baselineMs = bl->valuedouble;
+}
+
+static int check_profile(const struct state *st, const cJSON *ev, char *err)
+{
+	if (check_eval(st, ev, err) < 0)
+		return -1;
+	if (!cJSON_IsObject(cJSON_GetObjectItem(ev, "profile")))
+		return kl_err(err, "profile without a \"profile\" object");
+	return 0;
+}
+
+/* Nsight Compute's facts join the candidate's result (until its next one) */
+static void apply_profile(struct state *st, const cJSON *ev, double ts)
+{
+	(void)ts;
+	struct cand *c = state_cand(st, num(ev, "candidate"));
+	if (!c->result)
+		c->result = cJSON_CreateObject();
+	cJSON_DeleteItemFromObject(c->result, "profile");
+	cJSON_AddItemToObject(c->result, "profile",
+	                      cJSON_Duplicate(cJSON_GetObjectItem(ev, "profile"), 1));
+}
+
+/* ---- ideas ---- */
+
+static int check_idea_proposed(const struct state *st, const cJSON *ev, char *err)
+{
+	int id = num(ev, "id");
+	if (id < 1)
+		return kl_err(err, "idea_proposed without a positive \"id\"");
+	if (state_idea(st, id))
+		return kl_err(err, "idea %d is proposed twice", id);
+	const char *t = str(ev, "title");
+	if (!t || !*t)
+		return kl_err(err, "idea_proposed without a \"title\"");
+	return 0;
+}
+
+static void apply_idea_proposed(struct state *st, const cJSON *ev, double ts)
+{
+	(void)ts;
+	xgrow((void **)&st->aIdea, &st->nIdeaAlloc, (size_t)st->nIdea + 1, sizeof *st->aIdea);
+	struct state_idea *d = &st->aIdea[st->nIdea++];
+	memset(d, 0, sizeof *d);
+	d->id = num(ev, "id");
+	set_str(&d->zTitle, str(ev, "title"));
+	set_str(&d->zDescription, str(ev, "description") ? str(ev, "description") : "");
+	set_str(&d->zCategory, str(ev, "category") ? str(ev, "category") : "other");
+	d->status = IDEA_PENDING;
+	set_str(&d->zStatus, "pending");
+	set_str(&d->zOrigin, str(ev, "origin") ? str(ev, "origin") : "llm");
+	d->parent = num(ev, "parent");
+	d->request = num(ev, "request");
+	d->round = st->search.roundOpen ? st->search.round : 0;
+}
+
+static int check_idea(const struct state *st, const cJSON *ev, char *err)
+{
+	if (!state_idea(st, num(ev, "id")))
+		return kl_err(err, "%s for an idea that does not exist (%d)",
+		              ev_name(ev_type_of(ev)), num(ev, "id"));
+	return 0;
+}
+
+static int check_idea_edited(const struct state *st, const cJSON *ev, char *err)
+{
+	if (check_idea(st, ev, err) < 0)
+		return -1;
+	const char *t = str(ev, "title");
+	if (t && !*t)
+		return kl_err(err, "idea_edited with an empty \"title\"");
+	return 0;
+}
+
+static void apply_idea_accepted(struct state *st, const cJSON *ev, double ts)
+{
+	(void)ts;
+	struct state_idea *d = state_idea(st, num(ev, "id"));
+	d->status = IDEA_ACCEPTED;
+	set_str(&d->zStatus, "accepted");
+}
+
+static void apply_idea_rejected(struct state *st, const cJSON *ev, double ts)
+{
+	(void)ts;
+	struct state_idea *d = state_idea(st, num(ev, "id"));
+	d->status = IDEA_REJECTED;
+	set_str(&d->zStatus, "rejected");
+}
+
+static void apply_idea_edited(struct state *st, const cJSON *ev, double ts)
+{
+	(void)ts;
+	struct state_idea *d = state_idea(st, num(ev, "id"));
+	if (str(ev, "title"))
+		set_str(&d->zTitle, str(ev, "title"));
+	if (str(ev, "description"))
+		set_str(&d->zDescription, str(ev, "description"));
+	if (str(ev, "category"))
+		set_str(&d->zCategory, str(ev, "category"));
+	d->edited = 1;
+}
+
+/* ---- LLM traffic ---- */
+
+static int check_llm(const struct state *st, const cJSON *ev, char *err)
+{
+	(void)st;
+	if (num(ev, "request") < 1)
+		return kl_err(err, "%s without a positive \"request\"", ev_name(ev_type_of(ev)));
+	return 0;
+}
+
+static void apply_llm_request(struct state *st, const cJSON *ev, double ts)
+{
+	(void)ts;
+	st->llm.nRequests++;
+	if (num(ev, "request") > st->llm.lastRequest)
+		st->llm.lastRequest = num(ev, "request");
+}
+
+static void apply_llm_response(struct state *st, const cJSON *ev, double ts)
+{
+	(void)ts;
+	st->llm.nResponses++;
+	const char *status = str(ev, "status");
+	st->llm.nFailed += !status || strcmp(status, "ok");
+	if (num(ev, "request") > st->llm.lastRequest)
+		st->llm.lastRequest = num(ev, "request");
+	st->llm.inTokens += (long)dnum(ev, "input_tokens");
+	st->llm.outTokens += (long)dnum(ev, "output_tokens");
+	st->llm.cost += dnum(ev, "cost");
+}
+
+const struct ev_entry ev_table[EV_COUNT] = {
+    [EV_SESSION_STARTED] = {.name = "session_started", .apply = apply_session_started},
+    [EV_BASELINE] = {.name = "baseline", .apply = apply_baseline},
+    [EV_CANDIDATE_ADDED] = {.name = "candidate_added",
+                            .check = check_candidate_added,
+                            .apply = apply_candidate_added},
+    [EV_EVAL_STARTED] = {.name = "eval_started", .check = check_eval, .apply = apply_eval_started},
+    [EV_EVAL_FINISHED] = {.name = "eval_finished",
+                          .check = check_eval,
+                          .apply = apply_eval_finished},
+    [EV_IDEA_PROPOSED] = {.name = "idea_proposed",
+                          .check = check_idea_proposed,
+                          .apply = apply_idea_proposed},
+    [EV_IDEA_ACCEPTED] = {.name = "idea_accepted",
+                          .check = check_idea,
+                          .apply = apply_idea_accepted},
+    [EV_IDEA_REJECTED] = {.name = "idea_rejected",
+                          .check = check_idea,
+                          .apply = apply_idea_rejected},
+    [EV_IDEA_EDITED] = {.name = "idea_edited",
+                        .check = check_idea_edited,
+                        .apply = apply_idea_edited},
+    [EV_LLM_REQUEST] = {.name = "llm_request", .check = check_llm, .apply = apply_llm_request},
+    [EV_LLM_RESPONSE] = {.name = "llm_response", .check = check_llm, .apply = apply_llm_response},
+    [EV_PROFILE] = {.name = "profile", .check = check_profile, .apply = apply_profile},
+    /* the search's (event_search.c) */
+    [EV_SEARCH_STARTED] = {"search_started", NULL, apply_search_started},
+    [EV_SEARCH_PAUSED] = {"search_paused", check_search, apply_search_paused},
+    [EV_SEARCH_RESUMED] = {"search_resumed", check_search, apply_search_resumed},
+    [EV_SEARCH_STOPPED] = {"search_stopped", check_search, apply_search_stopped},
+    [EV_SEARCH_FINISHED] = {"search_finished", check_search, apply_search_finished},
+    [EV_SEARCH_SET] = {"search_set", check_search, apply_search_set},
+    [EV_ROUND_STARTED] = {"round_started", check_round_started, apply_round_started},
+    [EV_PARENTS_CHOSEN] = {"parents_chosen", check_parents_chosen, apply_parents_chosen},
+    [EV_ROUND_FINISHED] = {"round_finished", check_search, apply_round_finished},
+    [EV_PIN] = {"pin", check_search_cand, apply_pin},
+    [EV_BAN] = {"ban", check_search_cand, apply_ban},
+    [EV_UNBAN] = {"unban", check_search_cand, apply_unban},
+    [EV_BAN_CATEGORY] = {"ban_category", check_search_category, apply_ban_category},
+    [EV_PREFER_CATEGORY] = {"prefer_category", check_search_category, apply_prefer_category},
+    [EV_IDEA_INJECTED] = {"idea_injected", check_search, apply_search_elapsed},
+    [EV_SUSPECT_FLAGGED] = {"suspect_flagged", check_search_cand, apply_suspect_flagged},
+    [EV_SUSPECT_CLEARED] = {"suspect_cleared", check_search_cand, apply_suspect_cleared},
+    [EV_NEW_BEST] = {"new_best", check_search_cand, apply_new_best},
+    [EV_SEARCH_BUDGET] = {"search_budget", check_search, apply_search_elapsed},
+};
+
+enum ev_type ev_type_of(const cJSON *ev)
+{
+	const char *type = str(ev, "type");
+	for (int i = 0; type && i < EV_COUNT; i++)
+		if (!strcmp(type, ev_table[i].name))
+			return (enum ev_type)i;
+	return EV_UNKNOWN;
+}
+
+const char *ev_name(enum ev_type t)
+{
+	return (unsigned)t < EV_COUNT ? ev_table[t].name : "unknown";
+}
+
+/* ---- emitters ---- */
+
+cJSON *ev_new(enum ev_type t)
+{
+	cJSON *e = cJSON_CreateObject();
+	cJSON_AddStringToObject(e, "type", ev_table[t].name);
+	return e;
+}
+
+int ev_session_started(struct session *s, const char *zTask, const char *zTaskDir,
+                       const char *zBackend, const char *zShapes, char *err)
+{
+	cJSON *e = ev_new(EV_SESSION_STARTED);
+	cJSON_AddStringToObject(e, "task", zTask);
+	cJSON_AddStringToObject(e, "task_dir", zTaskDir);
+	cJSON_AddStringToObject(e, "backend", zBackend);
+	if (zShapes)
+		cJSON_AddStringToObject(e, "shapes", zShapes);
+	cJSON_AddStringToObject(e, "kloop", "0.1.0");
+	return session_emit(s, e, err);
+}
+
+int ev_candidate_added(struct session *s, const struct ev_candidate *c, char *err)
+{
+	int id = state_next_id(&s->st);
+	cJSON *e = ev_new(EV_CANDIDATE_ADDED);
+	cJSON_AddNumberToObject(e, "id", id);
+	cJSON_AddStringToObject(e, "name", c->zName);
+	cJSON_AddStringToObject(e, "origin", c->zOrigin);
+	cJSON *ps = cJSON_AddArrayToObject(e, "parents");
+	for (int i = 0; i < c->nParent; i++)
+		cJSON_AddItemToArray(ps, cJSON_CreateNumber(c->aParent[i]));
+	cJSON_AddStringToObject(e, "source", c->zSource);
+	if (c->ideaId)
+		cJSON_AddNumberToObject(e, "idea_id", c->ideaId);
+	if (c->zIdea)
+		cJSON_AddStringToObject(e, "idea", c->zIdea);
+	if (c->request) {
+		cJSON_AddNumberToObject(e, "request", c->request);
+		cJSON_AddNumberToObject(e, "branch", c->branch);
+		cJSON_AddNumberToObject(e, "attempt", c->attempt);
+		cJSON_AddStringToObject(e, "changes", c->zChanges ? c->zChanges : "");
+	}
+	return session_emit(s, e, err) < 0 ? -1 : id;
+}
+
+int ev_eval_started(struct session *s, int cand, const char *zBackend, char *err)
+{
+	cJSON *e = ev_new(EV_EVAL_STARTED);
+	cJSON_AddNumberToObject(e, "candidate", cand);
+	if (zBackend)
+		cJSON_AddStringToObject(e, "backend", zBackend);
+	return session_emit(s, e, err);
+}
+
+int ev_eval_finished(struct session *s, int cand, const cJSON *result, char *err)
+{
+	cJSON *e = ev_new(EV_EVAL_FINISHED);
+	cJSON_AddNumberToObject(e, "candidate", cand);
+	cJSON_AddItemToObject(e, "result", cJSON_Duplicate(result, 1));
+	return session_emit(s, e, err);
+}
+
+int ev_profile(struct session *s, int cand, const cJSON *profile, char *err)
+{
+	cJSON *e = ev_new(EV_PROFILE);
+	cJSON_AddNumberToObject(e, "candidate", cand);
+	cJSON_AddItemToObject(e, "profile", cJSON_Duplicate(profile, 1));
+	return session_emit(s, e, err);
+}
+
+int ev_idea_proposed(struct session *s, const struct ev_idea *d, char *err)
+{
+	int id = state_next_idea_id(&s->st);
+	cJSON *e = ev_new(EV_IDEA_PROPOSED);
+	cJSON_AddNumberToObject(e, "id", id);
+	cJSON_AddStringToObject(e, "title", d->zTitle);
+	cJSON_AddStringToObject(e, "description", d->zDescription ? d->zDescription : "");
+	cJSON_AddStringToObject(e, "category", d->zCategory ? d->zCategory : "other");
+	cJSON_AddStringToObject(e, "origin", d->zOrigin);
+	if (d->request)
+		cJSON_AddNumberToObject(e, "request", d->request);
+	if (d->parent)
+		cJSON_AddNumberToObject(e, "parent", d->parent);
+	return session_emit(s, e, err) < 0 ? -1 : id;
+}
+
+/* an event of type t about idea id, or NULL + err when there is no such idea */
+static cJSON *idea_event(struct session *s, enum ev_type t, int id, char *err)
+{
+	if (!state_idea(&s->st, id))
+		return kl_err(err, "no idea %d in the session", id), NULL;
+	cJSON *e = ev_new(t);
+	cJSON_AddNumberToObject(e, "id", id);
+	return e;
+}
+
+int ev_idea_accepted(struct session *s, int id, char *err)
+{
+	cJSON *e = idea_event(s, EV_IDEA_ACCEPTED, id, err);
+	return e ? session_emit(s, e, err) : -1;
+}
+
+int ev_idea_rejected(struct session *s, int id, const char *zReason, char *err)
+{
+	cJSON *e = idea_event(s, EV_IDEA_REJECTED, id, err);
+	if (e && zReason)
+		cJSON_AddStringToObject(e, "reason", zReason);
+	return e ? session_emit(s, e, err) : -1;
+}
+
+int ev_idea_edited(struct session *s, int id, const char *zTitle, const char *zDescription,
+                   const char *zCategory, char *err)
+{
+	cJSON *e = idea_event(s, EV_IDEA_EDITED, id, err);
+	if (!e)
+		return -1;
+	if (zTitle)
+		cJSON_AddStringToObject(e, "title", zTitle);
+	if (zDescription)
+		cJSON_AddStringToObject(e, "description", zDescription);
+	if (zCategory)
+		cJSON_AddStringToObject(e, "category", ideas_category(zCategory, NULL));
+	return session_emit(s, e, err);
+}
+
+int ev_llm_request(struct session *s, const struct ev_llm_request *q, char *err)
+{
+	int id = state_next_request_id(&s->st);
+	cJSON *e = ev_new(EV_LLM_REQUEST);
+	cJSON_AddNumberToObject(e, "request", id);
+	cJSON_AddStringToObject(e, "purpose", q->zPurpose);
+	cJSON_AddStringToObject(e, "provider", q->zProvider);
+	cJSON_AddStringToObject(e, "model", q->zModel);
+	cJSON_AddStringToObject(e, "base_url", q->zBaseUrl);
+	cJSON_AddStringToObject(e, "system", q->zSystem ? q->zSystem : "");
+	cJSON_AddStringToObject(e, "prompt", q->zPrompt);
+	cJSON_AddNumberToObject(e, "parent", q->parent);
+	if (q->idea) {
+		cJSON_AddNumberToObject(e, "idea", q->idea);
+		cJSON_AddNumberToObject(e, "branch", q->branch);
+		cJSON_AddNumberToObject(e, "attempt", q->attempt);
+		if (q->fixes)
+			cJSON_AddNumberToObject(e, "fixes", q->fixes);
+	}
+	return session_emit(s, e, err) < 0 ? -1 : id;
+}
+
+int ev_llm_response(struct session *s, int request, const struct ev_llm_response *r, char *err)
+{
+	cJSON *e = ev_new(EV_LLM_RESPONSE);
+	cJSON_AddNumberToObject(e, "request", request);
+	cJSON_AddStringToObject(e, "status", r->zStatus);
+	cJSON_AddStringToObject(e, "text", r->zText);
+	if (r->zError)
+		cJSON_AddStringToObject(e, "error", r->zError);
+	cJSON_AddNumberToObject(e, "http_status", r->httpStatus);
+	cJSON_AddNumberToObject(e, "input_tokens", (double)r->inTokens);
+	cJSON_AddNumberToObject(e, "output_tokens", (double)r->outTokens);
+	if (r->cost >= 0)
+		cJSON_AddNumberToObject(e, "cost", r->cost);
+	cJSON_AddNumberToObject(e, "latency_s", r->latencyS);
+	cJSON_AddNumberToObject(e, "first_token_s", r->firstTokenS);
+	cJSON_AddNumberToObject(e, "attempts", r->attempts);
+	cJSON_AddStringToObject(e, "stop", r->zStop);
+	cJSON_AddStringToObject(e, "provider", r->zProvider);
+	cJSON_AddStringToObject(e, "model", r->zModel);
+	return session_emit(s, e, err);
+}

@@ -1,0 +1,195 @@
+/*
+ * event.h - the session's event types: one table ({name, check, apply}, as
+ * tmux's cmd_entry) from which the journal is folded into the state
+ * (state_check()/state_apply() look an event up here), and one typed
+ * emitter per event, the only place where an event's JSON is built.  The
+ * journal's format is the events' JSON, one per line (docs/SESSIONS.md);
+ * an event of a type not in the table is counted and otherwise ignored, so
+ * that older kloops read newer journals.
+ */
+#ifndef KL_EVENT_H
+#define KL_EVENT_H
+
+#include <cJSON.h>
+
+#include "session.h"
+#include "state.h"
+
+enum ev_type {
+	EV_SESSION_STARTED, /* task, task_dir, backend, shapes?, kloop */
+	EV_BASELINE,        /* median_ms */
+	EV_CANDIDATE_ADDED, /* id, name, origin, parents, source, idea?, idea_id?, ... */
+	EV_EVAL_STARTED,    /* candidate, backend */
+	EV_EVAL_FINISHED,   /* candidate, result */
+	EV_IDEA_PROPOSED,   /* id, title, description, category, origin, request?, parent? */
+	EV_IDEA_ACCEPTED,   /* id */
+	EV_IDEA_REJECTED,   /* id, reason? */
+	EV_IDEA_EDITED,     /* id, title?, description?, category? */
+	EV_LLM_REQUEST,     /* request, purpose, provider, model, ..., prompt */
+	EV_LLM_RESPONSE,    /* request, status, text, tokens, cost, ... */
+	EV_PROFILE,         /* candidate, profile (Nsight Compute's facts, docs/PROFILE.md) */
+	/* the search's (sessions/search.h); each carries elapsed_s, the
+	 * search's wall time so far.  Round 0 is the reference's translation. */
+	EV_SEARCH_STARTED,  /* settings */
+	EV_SEARCH_PAUSED,   /* */
+	EV_SEARCH_RESUMED,  /* */
+	EV_SEARCH_STOPPED,  /* reason */
+	EV_SEARCH_FINISHED, /* reason, rounds, candidates, usd, llm_requests */
+	EV_SEARCH_SET,      /* key, value */
+	EV_ROUND_STARTED,   /* round, best */
+	EV_PARENTS_CHOSEN,  /* round, policy, seed, parents: [{id, name, speedup,
+	                     * source_sha256, reason}] */
+	EV_ROUND_FINISHED,  /* round, best, best_speedup, made */
+	EV_PIN,             /* candidate */
+	EV_BAN,             /* candidate */
+	EV_UNBAN,           /* candidate */
+	EV_BAN_CATEGORY,    /* category */
+	EV_PREFER_CATEGORY, /* category */
+	EV_IDEA_INJECTED,   /* idea */
+	EV_SUSPECT_FLAGGED, /* candidate, speedup, why */
+	EV_SUSPECT_CLEARED, /* candidate */
+	EV_NEW_BEST,        /* candidate, speedup, time_ms, previous?, previous_speedup? */
+	EV_SEARCH_BUDGET,   /* rounds, candidates, usd, llm_requests */
+	EV_COUNT,
+	EV_UNKNOWN = EV_COUNT /* a type this kloop does not know */
+};
+
+struct ev_entry {
+	const char *name; /* the "type" in the journal */
+	/* 0 if ev can be applied to st, else -1 + err (NULL: always) */
+	int (*check)(const struct state *st, const cJSON *ev, char *err);
+	/* fold ev (checked) into st; ts is its wall-clock time (0: unknown) */
+	void (*apply)(struct state *st, const cJSON *ev, double ts);
+};
+
+/* the table, indexed by enum ev_type */
+extern const struct ev_entry ev_table[EV_COUNT];
+
+/* the type of ev from its "type" member (EV_UNKNOWN when missing or unknown) */
+enum ev_type ev_type_of(const cJSON *ev);
+/* the journal name of t ("eval_finished"; "unknown" for EV_UNKNOWN) */
+const char *ev_name(enum ev_type t);
+
+/* a new event of type t ({"type": name}), for an emitter to fill */
+cJSON *ev_new(enum ev_type t);
+
+/*
+ * The emitters: each builds its event, and session_emit() journals and
+ * applies it.  All return 0 (or the new id where they make one) or -1 + err
+ * (the journal refused it, or the state does: no such candidate or idea).
+ */
+
+/* session_started; zShapes may be NULL */
+int ev_session_started(struct session *s, const char *zTask, const char *zTaskDir,
+                       const char *zBackend, const char *zShapes, char *err);
+
+/* what candidate_added carries (NULL / 0 members are left out) */
+struct ev_candidate {
+	const char *zName;   /* file name */
+	const char *zOrigin; /* seed, human, llm, sweep, crossover */
+	const int *aParent;  /* parents */
+	int nParent;
+	const char *zSource;  /* the source text */
+	const char *zIdea;    /* the idea's title */
+	int ideaId;           /* the idea's id */
+	int request;          /* the LLM request the source came from */
+	int branch;           /* its implementation branch (with request) */
+	int attempt;          /* fixes before it (with request) */
+	const char *zChanges; /* what the reply said it changed (with request) */
+};
+/* candidate_added under the next free id; returns that id */
+int ev_candidate_added(struct session *s, const struct ev_candidate *c, char *err);
+
+int ev_eval_started(struct session *s, int cand, const char *zBackend, char *err);
+/* eval_finished with a copy of result */
+int ev_eval_finished(struct session *s, int cand, const cJSON *result, char *err);
+/* profile: Nsight Compute's metrics of candidate cand (the object profile,
+ * copied), which join its result until its next evaluation */
+int ev_profile(struct session *s, int cand, const cJSON *profile, char *err);
+
+/* what idea_proposed carries */
+struct ev_idea {
+	const char *zTitle, *zDescription, *zCategory;
+	const char *zOrigin; /* llm or human */
+	int request;         /* the request it came from (0: none) */
+	int parent;          /* the candidate it improves (0: none) */
+};
+/* idea_proposed under the next free idea id; returns that id */
+int ev_idea_proposed(struct session *s, const struct ev_idea *d, char *err);
+int ev_idea_accepted(struct session *s, int id, char *err);
+/* zReason may be NULL */
+int ev_idea_rejected(struct session *s, int id, const char *zReason, char *err);
+/* NULL fields are left as they are */
+int ev_idea_edited(struct session *s, int id, const char *zTitle, const char *zDescription,
+                   const char *zCategory, char *err);
+
+/* what llm_request carries */
+struct ev_llm_request {
+	const char *zPurpose; /* ideas, implement, fix, crossover */
+	const char *zProvider, *zModel, *zBaseUrl;
+	const char *zSystem, *zPrompt;
+	int parent;
+	int idea;    /* branch requests: the idea (0: an ideas request) */
+	int branch;  /* with idea */
+	int attempt; /* with idea */
+	int fixes;   /* the candidate a fix request repairs (0: none) */
+};
+/* llm_request under the next free request id; returns that id */
+int ev_llm_request(struct session *s, const struct ev_llm_request *q, char *err);
+
+/* what llm_response carries (an llm_reply's fields, as llm.h) */
+struct ev_llm_response {
+	const char *zStatus, *zText, *zError, *zStop;
+	int httpStatus, attempts;
+	long inTokens, outTokens;
+	double cost, latencyS, firstTokenS;
+	const char *zProvider, *zModel;
+};
+int ev_llm_response(struct session *s, int request, const struct ev_llm_response *r, char *err);
+
+/* ---- the search's (event_search.c); elapsedS: the search's wall time so far ---- */
+
+/* the search's spending so far (search_finished, search_budget) */
+struct ev_search_budget {
+	int rounds, candidates, llmRequests;
+	double usd;
+};
+/* one parent of parents_chosen */
+struct ev_parent {
+	int id;
+	const char *zName;
+	double speedup;
+	const char *zSha256; /* its source's hash */
+	const char *zReason; /* why the policy chose it */
+};
+/* settings: the whole settings object (copied) */
+int ev_search_started(struct session *s, const cJSON *settings, double elapsedS, char *err);
+int ev_search_paused(struct session *s, double elapsedS, char *err);
+int ev_search_resumed(struct session *s, double elapsedS, char *err);
+int ev_search_stopped(struct session *s, const char *zReason, double elapsedS, char *err);
+int ev_search_finished(struct session *s, const char *zReason, const struct ev_search_budget *b,
+                       double elapsedS, char *err);
+/* value is copied */
+int ev_search_set(struct session *s, const char *zKey, const cJSON *value, double elapsedS,
+                  char *err);
+int ev_round_started(struct session *s, int round, int best, double elapsedS, char *err);
+int ev_parents_chosen(struct session *s, int round, const char *zPolicy, double seed,
+                      const struct ev_parent *a, int n, double elapsedS, char *err);
+int ev_round_finished(struct session *s, int round, int best, double bestSpeedup, int made,
+                      double elapsedS, char *err);
+int ev_pin(struct session *s, int cand, double elapsedS, char *err);
+int ev_ban(struct session *s, int cand, double elapsedS, char *err);
+int ev_unban(struct session *s, int cand, double elapsedS, char *err);
+int ev_ban_category(struct session *s, const char *zCategory, double elapsedS, char *err);
+int ev_prefer_category(struct session *s, const char *zCategory, double elapsedS, char *err);
+int ev_idea_injected(struct session *s, int idea, double elapsedS, char *err);
+int ev_suspect_flagged(struct session *s, int cand, double speedup, const char *zWhy,
+                       double elapsedS, char *err);
+int ev_suspect_cleared(struct session *s, int cand, double elapsedS, char *err);
+/* previous: the incumbent it unseats (0: none) */
+int ev_new_best(struct session *s, int cand, double speedup, double timeMs, int previous,
+                double previousSpeedup, double elapsedS, char *err);
+int ev_search_budget(struct session *s, const struct ev_search_budget *b, double elapsedS,
+                     char *err);
+
+#endif

@@ -1,0 +1,499 @@
+/*
+ * event_search.c - the search's events (sessions/search.h): their checks
+ * and their fold into st->search, for event.c's table, and their typed
+ * emitters (event.h).  The journal's format is the one the search has
+ * always written (docs/SESSIONS.md).
+ */
+#include "event_search.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "event.h"
+#include "util.h"
+
+static const char *str(const cJSON *o, const char *k)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
+}
+
+static void set_str(char **p, const char *z)
+{
+	free(*p);
+	*p = z ? xstrdup(z) : NULL;
+}
+
+static int num(const cJSON *ev, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItem(ev, k);
+	return cJSON_IsNumber(v) ? v->valueint : 0;
+}
+
+/* ---- checks ---- */
+
+int check_search(const struct state *st, const cJSON *ev, char *err)
+{
+	if (!st->search.started)
+		return kl_err(err, "%s before search_started", ev_name(ev_type_of(ev)));
+	return 0;
+}
+
+int check_round_started(const struct state *st, const cJSON *ev, char *err)
+{
+	if (check_search(st, ev, err) < 0)
+		return -1;
+	if (!cJSON_IsNumber(cJSON_GetObjectItem(ev, "round")))
+		return kl_err(err, "round_started without a \"round\"");
+	return 0;
+}
+
+int check_parents_chosen(const struct state *st, const cJSON *ev, char *err)
+{
+	if (check_search(st, ev, err) < 0)
+		return -1;
+	const cJSON *p, *ps = cJSON_GetObjectItem(ev, "parents");
+	if (!cJSON_IsArray(ps))
+		return kl_err(err, "parents_chosen without a \"parents\" array");
+	cJSON_ArrayForEach(p, ps)
+	{
+		if (!state_cand(st, num(p, "id")))
+			return kl_err(err,
+			              "parents_chosen names a candidate that does not exist (%d)",
+			              num(p, "id"));
+	}
+	return 0;
+}
+
+int check_search_cand(const struct state *st, const cJSON *ev, char *err)
+{
+	if (check_search(st, ev, err) < 0)
+		return -1;
+	int id = num(ev, "candidate");
+	if (!state_cand(st, id))
+		return kl_err(err, "%s for a candidate that does not exist (%d)",
+		              ev_name(ev_type_of(ev)), id);
+	return 0;
+}
+
+int check_search_category(const struct state *st, const cJSON *ev, char *err)
+{
+	if (check_search(st, ev, err) < 0)
+		return -1;
+	if (!str(ev, "category"))
+		return kl_err(err, "%s without a \"category\"", ev_name(ev_type_of(ev)));
+	return 0;
+}
+
+/* ---- the fold ---- */
+
+void apply_search_elapsed(struct state *st, const cJSON *ev, double ts)
+{
+	(void)ts;
+	const cJSON *el = cJSON_GetObjectItem(ev, "elapsed_s");
+	if (cJSON_IsNumber(el) && el->valuedouble >= 0)
+		st->search.elapsedS = el->valuedouble;
+}
+
+void apply_search_started(struct state *st, const cJSON *ev, double ts)
+{
+	struct state_search *s = &st->search;
+	apply_search_elapsed(st, ev, ts);
+	if (!s->started) {
+		s->nCandStart = st->nCand;
+		s->costStart = st->llm.cost;
+	}
+	s->started = 1;
+	set_str(&s->zState, "running");
+	set_str(&s->zWhy, NULL);
+	const cJSON *set = cJSON_GetObjectItem(ev, "settings");
+	if (cJSON_IsObject(set)) {
+		cJSON_Delete(s->settings);
+		s->settings = cJSON_Duplicate(set, 1);
+	}
+}
+
+void apply_search_paused(struct state *st, const cJSON *ev, double ts)
+{
+	apply_search_elapsed(st, ev, ts);
+	set_str(&st->search.zState, "paused");
+}
+
+void apply_search_resumed(struct state *st, const cJSON *ev, double ts)
+{
+	apply_search_elapsed(st, ev, ts);
+	set_str(&st->search.zState, "running");
+}
+
+void apply_search_stopped(struct state *st, const cJSON *ev, double ts)
+{
+	apply_search_elapsed(st, ev, ts);
+	set_str(&st->search.zState, "stopped");
+	set_str(&st->search.zWhy, str(ev, "reason"));
+}
+
+void apply_search_finished(struct state *st, const cJSON *ev, double ts)
+{
+	apply_search_elapsed(st, ev, ts);
+	set_str(&st->search.zState, "finished");
+	set_str(&st->search.zWhy, str(ev, "reason"));
+}
+
+void apply_search_set(struct state *st, const cJSON *ev, double ts)
+{
+	struct state_search *s = &st->search;
+	apply_search_elapsed(st, ev, ts);
+	const char *k = str(ev, "key");
+	const cJSON *v = cJSON_GetObjectItem(ev, "value");
+	if (!k || !v)
+		return;
+	if (!s->settings)
+		s->settings = cJSON_CreateObject();
+	cJSON_DeleteItemFromObjectCaseSensitive(s->settings, k);
+	cJSON_AddItemToObject(s->settings, k, cJSON_Duplicate(v, 1));
+}
+
+static struct state_round *round_of(struct state *st, int r)
+{
+	for (int i = 0; i < st->search.nRound; i++)
+		if (st->search.aRound[i].round == r)
+			return &st->search.aRound[i];
+	return NULL;
+}
+
+void apply_round_started(struct state *st, const cJSON *ev, double ts)
+{
+	struct state_search *s = &st->search;
+	apply_search_elapsed(st, ev, ts);
+	s->round = num(ev, "round");
+	s->roundOpen = 1;
+	if (round_of(st, s->round))
+		return;
+	xgrow((void **)&s->aRound, &s->nRoundAlloc, (size_t)s->nRound + 1, sizeof *s->aRound);
+	struct state_round *r = &s->aRound[s->nRound++];
+	memset(r, 0, sizeof *r);
+	r->round = s->round;
+	r->bestSpeed = -1;
+	r->bestStart = num(ev, "best");
+}
+
+void apply_parents_chosen(struct state *st, const cJSON *ev, double ts)
+{
+	apply_search_elapsed(st, ev, ts);
+	struct state_round *r = round_of(st, num(ev, "round"));
+	if (r) {
+		for (int i = 0; i < r->nParent; i++)
+			free(r->azReason[i]);
+		r->nParent = 0;
+		set_str(&r->zPolicy, str(ev, "policy"));
+		const cJSON *p;
+		cJSON_ArrayForEach(p, cJSON_GetObjectItem(ev, "parents"))
+		{
+			if (r->nParent == STATE_MAX_PARENTS)
+				break;
+			r->aParent[r->nParent] = num(p, "id");
+			r->azReason[r->nParent++] =
+			    xstrdup(str(p, "reason") ? str(p, "reason") : "");
+		}
+	}
+	st->search.pinned = 0;
+}
+
+void apply_round_finished(struct state *st, const cJSON *ev, double ts)
+{
+	apply_search_elapsed(st, ev, ts);
+	struct state_round *r = round_of(st, num(ev, "round"));
+	if (num(ev, "round") == st->search.round)
+		st->search.roundOpen = 0;
+	if (!r)
+		return;
+	r->finished = 1;
+	r->bestId = num(ev, "best");
+	r->nMade = num(ev, "made");
+	const cJSON *b = cJSON_GetObjectItem(ev, "best_speedup");
+	r->bestSpeed = cJSON_IsNumber(b) ? b->valuedouble : -1;
+}
+
+void apply_pin(struct state *st, const cJSON *ev, double ts)
+{
+	apply_search_elapsed(st, ev, ts);
+	st->search.pinned = num(ev, "candidate");
+}
+
+void apply_ban(struct state *st, const cJSON *ev, double ts)
+{
+	struct state_search *s = &st->search;
+	apply_search_elapsed(st, ev, ts);
+	int id = num(ev, "candidate"), seen = 0;
+	for (int i = 0; i < s->nBanned; i++)
+		seen |= s->aBanned[i] == id;
+	if (!seen) {
+		xgrow((void **)&s->aBanned, &s->nBannedAlloc, (size_t)s->nBanned + 1,
+		      sizeof *s->aBanned);
+		s->aBanned[s->nBanned++] = id;
+	}
+	if (s->pinned == id)
+		s->pinned = 0;
+}
+
+void apply_unban(struct state *st, const cJSON *ev, double ts)
+{
+	struct state_search *s = &st->search;
+	apply_search_elapsed(st, ev, ts);
+	int id = num(ev, "candidate");
+	for (int i = 0; i < s->nBanned; i++)
+		if (s->aBanned[i] == id)
+			s->aBanned[i--] = s->aBanned[--s->nBanned];
+}
+
+static void add_word(char ***pa, int *pn, size_t *pAlloc, const char *z)
+{
+	for (int i = 0; i < *pn; i++)
+		if (!strcmp((*pa)[i], z))
+			return;
+	xgrow((void **)pa, pAlloc, (size_t)*pn + 1, sizeof **pa);
+	(*pa)[(*pn)++] = xstrdup(z);
+}
+
+void apply_ban_category(struct state *st, const cJSON *ev, double ts)
+{
+	struct state_search *s = &st->search;
+	apply_search_elapsed(st, ev, ts);
+	add_word(&s->azBanCat, &s->nBanCat, &s->nBanCatAlloc, str(ev, "category"));
+}
+
+void apply_prefer_category(struct state *st, const cJSON *ev, double ts)
+{
+	struct state_search *s = &st->search;
+	apply_search_elapsed(st, ev, ts);
+	add_word(&s->azPreferCat, &s->nPreferCat, &s->nPreferCatAlloc, str(ev, "category"));
+}
+
+void apply_suspect_flagged(struct state *st, const cJSON *ev, double ts)
+{
+	struct state_search *s = &st->search;
+	apply_search_elapsed(st, ev, ts);
+	int id = num(ev, "candidate");
+	if (state_search_suspect(st, id))
+		return;
+	xgrow((void **)&s->aSuspect, &s->nSuspectAlloc, (size_t)s->nSuspect + 1,
+	      sizeof *s->aSuspect);
+	struct state_suspect *x = &s->aSuspect[s->nSuspect++];
+	const cJSON *sp = cJSON_GetObjectItem(ev, "speedup");
+	x->cand = id;
+	x->speedup = cJSON_IsNumber(sp) ? sp->valuedouble : -1;
+	x->zWhy = xstrdup(str(ev, "why") ? str(ev, "why") : "");
+	x->cleared = 0;
+}
+
+void apply_suspect_cleared(struct state *st, const cJSON *ev, double ts)
+{
+	struct state_search *s = &st->search;
+	apply_search_elapsed(st, ev, ts);
+	for (int i = 0; i < s->nSuspect; i++)
+		if (s->aSuspect[i].cand == num(ev, "candidate"))
+			s->aSuspect[i].cleared = 1;
+}
+
+void apply_new_best(struct state *st, const cJSON *ev, double ts)
+{
+	apply_search_elapsed(st, ev, ts);
+	const cJSON *sp = cJSON_GetObjectItem(ev, "speedup");
+	st->search.bestId = num(ev, "candidate");
+	st->search.bestSpeed = cJSON_IsNumber(sp) ? sp->valuedouble : -1;
+}
+
+/* ---- emitters ---- */
+
+/* a new event t carrying the search's elapsed time */
+static cJSON *search_event(enum ev_type t, double elapsedS)
+{
+	cJSON *e = ev_new(t);
+	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
+	return e;
+}
+
+static cJSON *cand_event(enum ev_type t, int cand, double elapsedS)
+{
+	cJSON *e = ev_new(t);
+	cJSON_AddNumberToObject(e, "candidate", cand);
+	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
+	return e;
+}
+
+static void budget_fields(cJSON *e, const struct ev_search_budget *b)
+{
+	cJSON_AddNumberToObject(e, "rounds", b->rounds);
+	cJSON_AddNumberToObject(e, "candidates", b->candidates);
+	cJSON_AddNumberToObject(e, "usd", b->usd);
+	cJSON_AddNumberToObject(e, "llm_requests", b->llmRequests);
+}
+
+int ev_search_started(struct session *s, const cJSON *settings, double elapsedS, char *err)
+{
+	cJSON *e = ev_new(EV_SEARCH_STARTED);
+	cJSON_AddItemToObject(e, "settings", cJSON_Duplicate(settings, 1));
+	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
+	return session_emit(s, e, err);
+}
+
+int ev_search_paused(struct session *s, double elapsedS, char *err)
+{
+	return session_emit(s, search_event(EV_SEARCH_PAUSED, elapsedS), err);
+}
+
+int ev_search_resumed(struct session *s, double elapsedS, char *err)
+{
+	return session_emit(s, search_event(EV_SEARCH_RESUMED, elapsedS), err);
+}
+
+int ev_search_stopped(struct session *s, const char *zReason, double elapsedS, char *err)
+{
+	cJSON *e = ev_new(EV_SEARCH_STOPPED);
+	cJSON_AddStringToObject(e, "reason", zReason);
+	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
+	return session_emit(s, e, err);
+}
+
+int ev_search_finished(struct session *s, const char *zReason, const struct ev_search_budget *b,
+                       double elapsedS, char *err)
+{
+	cJSON *e = ev_new(EV_SEARCH_FINISHED);
+	cJSON_AddStringToObject(e, "reason", zReason);
+	budget_fields(e, b);
+	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
+	return session_emit(s, e, err);
+}
+
+int ev_search_set(struct session *s, const char *zKey, const cJSON *value, double elapsedS,
+                  char *err)
+{
+	cJSON *e = ev_new(EV_SEARCH_SET);
+	cJSON_AddStringToObject(e, "key", zKey);
+	cJSON_AddItemToObject(e, "value", cJSON_Duplicate(value, 1));
+	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
+	return session_emit(s, e, err);
+}
+
+int ev_round_started(struct session *s, int round, int best, double elapsedS, char *err)
+{
+	cJSON *e = ev_new(EV_ROUND_STARTED);
+	cJSON_AddNumberToObject(e, "round", round);
+	cJSON_AddNumberToObject(e, "best", best);
+	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
+	return session_emit(s, e, err);
+}
+
+int ev_parents_chosen(struct session *s, int round, const char *zPolicy, double seed,
+                      const struct ev_parent *a, int n, double elapsedS, char *err)
+{
+	cJSON *e = ev_new(EV_PARENTS_CHOSEN);
+	cJSON_AddNumberToObject(e, "round", round);
+	cJSON_AddStringToObject(e, "policy", zPolicy);
+	cJSON_AddNumberToObject(e, "seed", seed);
+	cJSON *ps = cJSON_AddArrayToObject(e, "parents");
+	for (int i = 0; i < n; i++) {
+		cJSON *p = cJSON_CreateObject();
+		cJSON_AddNumberToObject(p, "id", a[i].id);
+		cJSON_AddStringToObject(p, "name", a[i].zName);
+		cJSON_AddNumberToObject(p, "speedup", a[i].speedup);
+		cJSON_AddStringToObject(p, "source_sha256", a[i].zSha256);
+		cJSON_AddStringToObject(p, "reason", a[i].zReason);
+		cJSON_AddItemToArray(ps, p);
+	}
+	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
+	return session_emit(s, e, err);
+}
+
+int ev_round_finished(struct session *s, int round, int best, double bestSpeedup, int made,
+                      double elapsedS, char *err)
+{
+	cJSON *e = ev_new(EV_ROUND_FINISHED);
+	cJSON_AddNumberToObject(e, "round", round);
+	cJSON_AddNumberToObject(e, "best", best);
+	cJSON_AddNumberToObject(e, "best_speedup", bestSpeedup);
+	cJSON_AddNumberToObject(e, "made", made);
+	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
+	return session_emit(s, e, err);
+}
+
+int ev_pin(struct session *s, int cand, double elapsedS, char *err)
+{
+	return session_emit(s, cand_event(EV_PIN, cand, elapsedS), err);
+}
+
+int ev_ban(struct session *s, int cand, double elapsedS, char *err)
+{
+	return session_emit(s, cand_event(EV_BAN, cand, elapsedS), err);
+}
+
+int ev_unban(struct session *s, int cand, double elapsedS, char *err)
+{
+	return session_emit(s, cand_event(EV_UNBAN, cand, elapsedS), err);
+}
+
+static int category_event(struct session *s, enum ev_type t, const char *zCategory, double elapsedS,
+                          char *err)
+{
+	cJSON *e = ev_new(t);
+	cJSON_AddStringToObject(e, "category", zCategory);
+	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
+	return session_emit(s, e, err);
+}
+
+int ev_ban_category(struct session *s, const char *zCategory, double elapsedS, char *err)
+{
+	return category_event(s, EV_BAN_CATEGORY, zCategory, elapsedS, err);
+}
+
+int ev_prefer_category(struct session *s, const char *zCategory, double elapsedS, char *err)
+{
+	return category_event(s, EV_PREFER_CATEGORY, zCategory, elapsedS, err);
+}
+
+int ev_idea_injected(struct session *s, int idea, double elapsedS, char *err)
+{
+	cJSON *e = ev_new(EV_IDEA_INJECTED);
+	cJSON_AddNumberToObject(e, "idea", idea);
+	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
+	return session_emit(s, e, err);
+}
+
+int ev_suspect_flagged(struct session *s, int cand, double speedup, const char *zWhy,
+                       double elapsedS, char *err)
+{
+	cJSON *e = ev_new(EV_SUSPECT_FLAGGED);
+	cJSON_AddNumberToObject(e, "candidate", cand);
+	cJSON_AddNumberToObject(e, "speedup", speedup);
+	cJSON_AddStringToObject(e, "why", zWhy);
+	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
+	return session_emit(s, e, err);
+}
+
+int ev_suspect_cleared(struct session *s, int cand, double elapsedS, char *err)
+{
+	return session_emit(s, cand_event(EV_SUSPECT_CLEARED, cand, elapsedS), err);
+}
+
+int ev_new_best(struct session *s, int cand, double speedup, double timeMs, int previous,
+                double previousSpeedup, double elapsedS, char *err)
+{
+	cJSON *e = ev_new(EV_NEW_BEST);
+	cJSON_AddNumberToObject(e, "candidate", cand);
+	cJSON_AddNumberToObject(e, "speedup", speedup);
+	cJSON_AddNumberToObject(e, "time_ms", timeMs);
+	if (previous) {
+		cJSON_AddNumberToObject(e, "previous", previous);
+		cJSON_AddNumberToObject(e, "previous_speedup", previousSpeedup);
+	}
+	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
+	return session_emit(s, e, err);
+}
+
+int ev_search_budget(struct session *s, const struct ev_search_budget *b, double elapsedS,
+                     char *err)
+{
+	cJSON *e = ev_new(EV_SEARCH_BUDGET);
+	budget_fields(e, b);
+	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
+	return session_emit(s, e, err);
+}

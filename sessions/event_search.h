@@ -1,0 +1,44 @@
+/*
+ * event_search.h - the check and apply functions of the search's events,
+ * for event.c's table only (the fold into st->search; the emitters are
+ * declared in event.h).
+ */
+#ifndef KL_EVENT_SEARCH_H
+#define KL_EVENT_SEARCH_H
+
+#include <cJSON.h>
+
+#include "state.h"
+
+/* any search event but search_started: a search must have started */
+int check_search(const struct state *st, const cJSON *ev, char *err);
+/* and "round" is a number */
+int check_round_started(const struct state *st, const cJSON *ev, char *err);
+/* and "parents" is an array of existing candidates */
+int check_parents_chosen(const struct state *st, const cJSON *ev, char *err);
+/* and "candidate" exists */
+int check_search_cand(const struct state *st, const cJSON *ev, char *err);
+/* and "category" is a string */
+int check_search_category(const struct state *st, const cJSON *ev, char *err);
+
+void apply_search_started(struct state *st, const cJSON *ev, double ts);
+void apply_search_paused(struct state *st, const cJSON *ev, double ts);
+void apply_search_resumed(struct state *st, const cJSON *ev, double ts);
+void apply_search_stopped(struct state *st, const cJSON *ev, double ts);
+void apply_search_finished(struct state *st, const cJSON *ev, double ts);
+void apply_search_set(struct state *st, const cJSON *ev, double ts);
+void apply_round_started(struct state *st, const cJSON *ev, double ts);
+void apply_parents_chosen(struct state *st, const cJSON *ev, double ts);
+void apply_round_finished(struct state *st, const cJSON *ev, double ts);
+void apply_pin(struct state *st, const cJSON *ev, double ts);
+void apply_ban(struct state *st, const cJSON *ev, double ts);
+void apply_unban(struct state *st, const cJSON *ev, double ts);
+void apply_ban_category(struct state *st, const cJSON *ev, double ts);
+void apply_prefer_category(struct state *st, const cJSON *ev, double ts);
+void apply_suspect_flagged(struct state *st, const cJSON *ev, double ts);
+void apply_suspect_cleared(struct state *st, const cJSON *ev, double ts);
+void apply_new_best(struct state *st, const cJSON *ev, double ts);
+/* only the elapsed time (idea_injected, search_budget) */
+void apply_search_elapsed(struct state *st, const cJSON *ev, double ts);
+
+#endif

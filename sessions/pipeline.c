@@ -1,0 +1,826 @@
+/*
+ * pipeline.c - the idea -> code loop as a set of steps that advance on the
+ * event loop: an ideas step (parent evaluated, request, ideas recorded) and
+ * implementation branches (parent evaluated, request, candidate, verdict,
+ * fix), each waiting on an evaluation or an LLM reply, all journaled.
+ */
+#include "pipeline.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "archive.h"
+#include "ideas.h"
+#include "prompt.h"
+#include "reply.h"
+#include "event.h"
+#include "status.h"
+#include "result.h"
+#include "torchref.h"
+
+#define INSPIRATIONS 2
+#define INSPIRATION_MAX (16u << 10)
+#define ARCHIVE_ENTRIES 3
+#define ARCHIVE_MAX 4096
+
+enum step_kind { STEP_IDEAS, STEP_BRANCH };
+enum step_state {
+	STEP_PARENTS, /* waiting for the parents' results */
+	STEP_LLM,     /* waiting for an LLM reply */
+	STEP_EVAL,    /* waiting for the candidate's verdict */
+	STEP_DONE,
+};
+
+struct step {
+	enum step_kind kind;
+	enum step_state state;
+	struct pipeline *p;
+	int parent, parent2;  /* candidates (parent2: crossover, 0 otherwise) */
+	int n;                /* ideas: how many; branch: branches in the round */
+	int idea;             /* branch: the idea */
+	int branch;           /* branch: its number, from 1 */
+	int attempt;          /* branch: fixes sent so far */
+	int cand;             /* branch: the latest candidate (0: none) */
+	char *zBadReply;      /* branch: a reply without usable code, for the fix */
+	char *zBadReason;     /* ... and why */
+	int request;          /* the session's id of the pending LLM request */
+	int llmId;            /* the client's id of it */
+	const char *zPurpose; /* what it asks for: ideas, implement, fix, crossover */
+	double tAsked;        /* monotonic time it was sent */
+	struct step *next;
+};
+
+struct pipeline {
+	struct pipeline_config pc;
+	struct prompt_vars task; /* the task's placeholders */
+	strbuf system;           /* the system prompt */
+	struct step *steps;
+	int depth;     /* advance() calls on the stack */
+	int noRepeats; /* a reply whose code the session has makes no candidate */
+};
+
+static void advance(struct pipeline *p);
+
+static void say(struct pipeline *p, const char *zFmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct pipeline *p, const char *zFmt, ...)
+{
+	if (!p->pc.hooks || !p->pc.hooks->log)
+		return;
+	strbuf sb = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, zFmt);
+	sb_vaddf(&sb, zFmt, ap);
+	va_end(ap);
+	p->pc.hooks->log(sb.buf, p->pc.arg);
+	sb_free(&sb);
+}
+
+#define HOOK(p, name, ...)                                                                         \
+	do {                                                                                       \
+		if ((p)->pc.hooks && (p)->pc.hooks->name)                                          \
+			(p)->pc.hooks->name(__VA_ARGS__, (p)->pc.arg);                             \
+	} while (0)
+
+/* an emitter's failure that no caller can take: said on the log */
+static int said(struct pipeline *p, int rc, const char *zErr)
+{
+	if (rc < 0)
+		say(p, "cannot journal an event: %s", zErr);
+	return rc;
+}
+
+/* ---- evaluation ---- */
+
+int pipeline_evaluate(struct pipeline *p, int candId, char *err)
+{
+	if (!state_cand(&p->pc.ses->st, candId))
+		return kl_err(err, "no candidate %d in the session", candId);
+	return p->pc.evaluate(candId, p->pc.arg, err);
+}
+
+int pipeline_add_source(struct pipeline *p, const char *zName, const char *zSource,
+                        const char *zOrigin, char *err)
+{
+	const struct state *st = &p->pc.ses->st;
+	for (int i = 0; i < st->nCand; i++)
+		if (!strcmp(st->aCand[i].zSource, zSource))
+			return st->aCand[i].id;
+	struct ev_candidate c = {.zName = zName, .zOrigin = zOrigin, .zSource = zSource};
+	return ev_candidate_added(p->pc.ses, &c, err);
+}
+
+/* ---- prompts ---- */
+
+static void inspirations(struct pipeline *p, const struct step *s, struct prompt_vars *v)
+{
+	const struct state *st = &p->pc.ses->st;
+	int used[INSPIRATIONS] = {0};
+	strbuf sb = STRBUF_INIT;
+	for (int k = 0; k < INSPIRATIONS; k++) {
+		const struct cand *best = NULL;
+		for (int i = 0; i < st->nCand; i++) {
+			const struct cand *c = &st->aCand[i];
+			int skip = c->id == s->parent || c->id == s->parent2 || c->speedup <= 0 ||
+			           strlen(c->zSource) > INSPIRATION_MAX;
+			for (int u = 0; u < k; u++)
+				skip |= used[u] == c->id;
+			if (!skip && (!best || c->speedup > best->speedup))
+				best = c;
+		}
+		if (!best)
+			break;
+		used[k] = best->id;
+		sb_addf(&sb, "%s (correct, %.3gx the baseline%s%s):\n```\n%s%s```\n\n", best->zName,
+		        best->speedup, best->zIdea ? "; idea: " : "",
+		        best->zIdea ? best->zIdea : "", best->zSource,
+		        *best->zSource && best->zSource[strlen(best->zSource) - 1] != '\n' ? "\n"
+		                                                                           : "");
+	}
+	prompt_set(v, "inspirations", sb.buf);
+	sb_free(&sb);
+}
+
+/* {{archive}}: wins archived from other tasks and sessions that match the
+ * task (and the idea being implemented), and this task's known dead ends;
+ * at most ARCHIVE_ENTRIES of each in ARCHIVE_MAX bytes */
+static void archive_vars(struct pipeline *p, const struct step *s, struct prompt_vars *v)
+{
+	const struct state_idea *d = state_idea(&p->pc.ses->st, s->idea);
+	char *q = d ? xasprintf("%s %s", d->zTitle, d->zDescription) : NULL;
+	strbuf sb = STRBUF_INIT;
+	archive_prompt(&p->pc.ses->st, q, ARCHIVE_ENTRIES, ARCHIVE_MAX, &sb);
+	prompt_set(v, "archive", sb.buf);
+	sb_free(&sb);
+	free(q);
+}
+
+/* the ideas already tried on the parent's lineage (the parent and its
+ * ancestors), each with its outcome, so that none is proposed twice */
+static void tried(struct pipeline *p, int parent, struct prompt_vars *v)
+{
+	const struct state *st = &p->pc.ses->st;
+	int line[64], nLine = 0;
+	for (const struct cand *c = state_cand(st, parent); c && nLine < 64;
+	     c = c->nParent ? state_cand(st, c->aParent[0]) : NULL)
+		line[nLine++] = c->id;
+	strbuf sb = STRBUF_INIT;
+	for (int i = 0; i < st->nIdea; i++) {
+		const struct state_idea *d = &st->aIdea[i];
+		int on = 0;
+		for (int k = 0; k < nLine; k++)
+			on |= d->parent == line[k];
+		if (!on)
+			continue;
+		const struct cand *best = NULL, *any = NULL;
+		for (int k = 0; k < st->nCand; k++) {
+			const struct cand *c = &st->aCand[k];
+			if (c->ideaId != d->id)
+				continue;
+			any = c;
+			if (c->speedup > 0 && (!best || c->speedup > best->speedup))
+				best = c;
+		}
+		sb_addf(&sb, "- [%s] %s: ", d->zCategory, d->zTitle);
+		if (best)
+			sb_addf(&sb, "correct, %.3gx the baseline (%s)\n", best->speedup,
+			        best->zName);
+		else if (any)
+			sb_addf(&sb, "%s (%s)\n", any->zStatus, any->zName);
+		else
+			sb_addf(&sb, "%s, not implemented\n", d->zStatus);
+	}
+	prompt_set(v, "tried", sb.buf);
+	sb_free(&sb);
+}
+
+static void idea_vars(struct pipeline *p, int ideaId, struct prompt_vars *v)
+{
+	const struct state_idea *d = state_idea(&p->pc.ses->st, ideaId);
+	prompt_set(v, "idea.title", d ? d->zTitle : "");
+	prompt_set(v, "idea.description", d ? d->zDescription : "");
+	prompt_set(v, "idea.category", d ? d->zCategory : "");
+}
+
+static void cand_vars(struct pipeline *p, const char *zPrefix, int id, struct prompt_vars *v)
+{
+	const struct cand *c = state_cand(&p->pc.ses->st, id);
+	prompt_candidate_vars(v, zPrefix, c ? c->zName : "", c ? c->zSource : "",
+	                      c ? c->result : NULL);
+}
+
+/* the prompt for step s's next request: template zName with everything the
+ * templates may use */
+static int build(struct pipeline *p, struct step *s, const char *zName, strbuf *out, char *err)
+{
+	struct prompt_vars v = {0};
+	for (int i = 0; i < p->task.n; i++)
+		prompt_set(&v, p->task.azKey[i], p->task.azVal[i]);
+	cand_vars(p, "parent", s->parent, &v);
+	cand_vars(p, "parent2", s->parent2, &v);
+	cand_vars(p, "failed", s->zBadReply ? 0 : s->cand, &v);
+	prompt_set(&v, "failed.reason", s->zBadReason);
+	prompt_set(&v, "failed.reply", s->zBadReply);
+	idea_vars(p, s->idea, &v);
+	prompt_setf(&v, "n", "%d", s->n);
+	prompt_setf(&v, "branch", "%d", s->branch);
+	prompt_setf(&v, "branches", "%d", s->n);
+	strbuf cats = STRBUF_INIT;
+	for (int i = 0; ideas_categories[i]; i++)
+		sb_addf(&cats, "%s%s", i ? ", " : "", ideas_categories[i]);
+	prompt_set(&v, "categories", cats.buf);
+	sb_free(&cats);
+	inspirations(p, s, &v);
+	archive_vars(p, s, &v);
+	tried(p, s->parent, &v);
+	int rc = prompt_build(zName, &v, out, err);
+	prompt_vars_free(&v);
+	return rc;
+}
+
+/* ---- LLM requests ---- */
+
+static void on_llm_delta(int id, const char *z, size_t n, void *arg)
+{
+	(void)id;
+	struct step *s = arg;
+	HOOK(s->p, delta, s->request, z, n);
+}
+
+static void on_llm_retry(int id, int attempt, double delay, const char *zWhy, void *arg)
+{
+	(void)id;
+	struct step *s = arg;
+	say(s->p, "request %d: %s; attempt %d in %.1f s", s->request, zWhy, attempt, delay);
+}
+
+static void on_ideas_reply(struct step *s, const struct llm_reply *r);
+static void on_branch_reply(struct step *s, const struct llm_reply *r);
+
+static void on_llm_done(int id, const struct llm_reply *r, void *arg)
+{
+	(void)id;
+	struct step *s = arg;
+	struct pipeline *p = s->p;
+	struct ev_llm_response ev = {
+	    .zStatus = r->zStatus,
+	    .zText = r->zText,
+	    .zError = r->zError,
+	    .zStop = r->zStop,
+	    .httpStatus = r->httpStatus,
+	    .attempts = r->attempts,
+	    .inTokens = r->inTokens,
+	    .outTokens = r->outTokens,
+	    .cost = r->cost,
+	    .latencyS = r->latencyS,
+	    .firstTokenS = r->firstTokenS,
+	    .zProvider = llm_provider_name(p->pc.llm),
+	    .zModel = llm_model(p->pc.llm),
+	};
+	char err[KL_ERRLEN];
+	said(p, ev_llm_response(p->pc.ses, s->request, &ev, err), err);
+	s->llmId = 0;
+	if (s->kind == STEP_IDEAS)
+		on_ideas_reply(s, r);
+	else
+		on_branch_reply(s, r);
+	advance(p);
+}
+
+/* journal and send step s's request (purpose: ideas, implement, fix,
+ * crossover); 0 or -1 + err */
+static int ask(struct pipeline *p, struct step *s, const char *zPurpose, char *err)
+{
+	strbuf prompt = STRBUF_INIT;
+	if (build(p, s, zPurpose, &prompt, err) < 0) {
+		sb_free(&prompt);
+		return -1;
+	}
+	int branch = s->kind == STEP_BRANCH;
+	s->zPurpose = zPurpose;
+	s->tAsked = now_s();
+	struct ev_llm_request q = {
+	    .zPurpose = zPurpose,
+	    .zProvider = llm_provider_name(p->pc.llm),
+	    .zModel = llm_model(p->pc.llm),
+	    .zBaseUrl = llm_endpoint(p->pc.llm),
+	    .zSystem = p->system.buf,
+	    .zPrompt = prompt.buf,
+	    .parent = s->parent,
+	    .idea = branch ? s->idea : 0,
+	    .branch = s->branch,
+	    .attempt = s->attempt,
+	    .fixes = s->attempt ? s->cand : 0,
+	};
+	if ((s->request = ev_llm_request(p->pc.ses, &q, err)) < 0) {
+		s->request = 0;
+		sb_free(&prompt);
+		return -1;
+	}
+	static const struct llm_hooks hooks = {on_llm_delta, on_llm_retry, on_llm_done};
+	struct llm_request rq = {p->system.buf, prompt.buf, 0};
+	s->llmId = llm_submit(p->pc.llm, &rq, &hooks, s, err);
+	sb_free(&prompt);
+	if (s->llmId < 0) {
+		s->llmId = 0;
+		return -1;
+	}
+	s->state = STEP_LLM;
+	return 0;
+}
+
+/* ---- ideas ---- */
+
+static void on_ideas_reply(struct step *s, const struct llm_reply *r)
+{
+	struct pipeline *p = s->p;
+	s->state = STEP_DONE;
+	char err[KL_ERRLEN];
+	if (strcmp(r->zStatus, "ok")) {
+		HOOK(p, ideas, s->request, NULL, 0, r->zError ? r->zError : r->zStatus);
+		return;
+	}
+	struct idea_list l;
+	if (ideas_parse(r->zText, r->nText, &l, err) < 0) {
+		HOOK(p, ideas, s->request, NULL, 0, err);
+		return;
+	}
+	int *ids = xcalloc((size_t)l.n, sizeof *ids);
+	int n = 0;
+	for (int i = 0; i < l.n && i < s->n; i++) {
+		struct ev_idea d = {
+		    .zTitle = l.a[i].zTitle,
+		    .zDescription = l.a[i].zDescription,
+		    .zCategory = l.a[i].zCategory,
+		    .zOrigin = "llm",
+		    .request = s->request,
+		    .parent = s->parent,
+		};
+		int id = said(p, ev_idea_proposed(p->pc.ses, &d, err), err);
+		if (id > 0)
+			ids[n++] = id;
+	}
+	HOOK(p, ideas, s->request, ids, n, NULL);
+	free(ids);
+	ideas_free(&l);
+}
+
+/* ---- branches ---- */
+
+static const char *extension(struct pipeline *p, int parent)
+{
+	const struct cand *c = state_cand(&p->pc.ses->st, parent);
+	const char *dot = c ? strrchr(c->zName, '.') : NULL;
+	if (dot)
+		return dot;
+	return !strcmp(p->pc.zBackend, "cuda") ? ".cu" : ".c";
+}
+
+static void branch_end(struct step *s, const char *zError)
+{
+	s->state = STEP_DONE;
+	HOOK(s->p, branch, s->idea, s->branch, s->cand, zError);
+}
+
+/* send the fix prompt, or end the branch when no fix is left */
+static void fix_or_end(struct step *s, const char *zWhy)
+{
+	struct pipeline *p = s->p;
+	char err[KL_ERRLEN];
+	if (s->attempt >= p->pc.fixAttempts) {
+		branch_end(s, s->zBadReply ? zWhy : NULL);
+		return;
+	}
+	s->attempt++;
+	say(p, "idea %d branch %d: %s; sending it back (fix %d of %d)", s->idea, s->branch, zWhy,
+	    s->attempt, p->pc.fixAttempts);
+	if (ask(p, s, "fix", err) < 0)
+		branch_end(s, err);
+}
+
+static void on_branch_reply(struct step *s, const struct llm_reply *r)
+{
+	struct pipeline *p = s->p;
+	char err[KL_ERRLEN];
+	if (strcmp(r->zStatus, "ok")) {
+		branch_end(s, r->zError ? r->zError : r->zStatus);
+		return;
+	}
+	/* a fix applies to the failed candidate; the first reply to the parent */
+	int base = s->cand ? s->cand : s->parent;
+	const struct cand *bc = state_cand(&p->pc.ses->st, base);
+	const char *zBase = bc ? bc->zSource : ""; /* a translation has no parent */
+	struct reply_code code;
+	free(s->zBadReply);
+	free(s->zBadReason);
+	s->zBadReply = s->zBadReason = NULL;
+	int rc = reply_code(zBase, strlen(zBase), r->zText, r->nText, &code, err);
+	if (rc == 0 && bc && !strcmp(code.zSource, bc->zSource)) {
+		kl_err(err, "the reply's code is %s unchanged", bc->zName);
+		reply_code_free(&code);
+		rc = -1;
+	}
+	if (rc < 0) {
+		s->zBadReply = xstrndup(r->zText, r->nText);
+		s->zBadReason = xstrdup(err);
+		say(p, "idea %d branch %d: no usable code in the reply: %s", s->idea, s->branch,
+		    err);
+		fix_or_end(s, err);
+		return;
+	}
+	/* code the session has already is not evaluated (or timed) again */
+	const struct state *st = &p->pc.ses->st;
+	for (int i = 0; p->noRepeats && i < st->nCand; i++)
+		if (!strcmp(st->aCand[i].zSource, code.zSource)) {
+			say(p,
+			    "idea %d branch %d: the reply's code is the same as #%d (%s): not "
+			    "evaluated again",
+			    s->idea, s->branch, st->aCand[i].id, st->aCand[i].zName);
+			reply_code_free(&code);
+			branch_end(s, NULL);
+			return;
+		}
+	const struct state_idea *d = state_idea(&p->pc.ses->st, s->idea);
+	const char *ext = extension(p, s->parent);
+	char *name = !s->idea && s->attempt
+	                 ? xasprintf("translation-b%d-fix%d%s", s->branch, s->attempt, ext)
+	             : !s->idea ? xasprintf("translation-b%d%s", s->branch, ext)
+	             : s->attempt
+	                 ? xasprintf("idea%d-b%d-fix%d%s", s->idea, s->branch, s->attempt, ext)
+	                 : xasprintf("idea%d-b%d%s", s->idea, s->branch, ext);
+	int aParent[2] = {base, s->parent2}, nParent = 0;
+	if (base)
+		aParent[nParent++] = base;
+	if (s->parent2 && !s->attempt)
+		aParent[nParent++] = s->parent2;
+	struct ev_candidate ec = {
+	    .zName = name,
+	    .zOrigin = s->parent2 ? "crossover"
+	               : s->idea  ? "llm"
+	                          : "translation",
+	    .aParent = aParent,
+	    .nParent = nParent,
+	    .zSource = code.zSource,
+	    .zIdea = s->idea ? (d ? d->zTitle : "") : NULL,
+	    .ideaId = s->idea,
+	    .request = s->request,
+	    .branch = s->branch,
+	    .attempt = s->attempt,
+	    .zChanges = code.zChanges,
+	};
+	int id = ev_candidate_added(p->pc.ses, &ec, err);
+	free(name);
+	reply_code_free(&code);
+	if (id < 0) {
+		branch_end(s, err);
+		return;
+	}
+	s->cand = id;
+	HOOK(p, candidate, id, s->branch, s->attempt);
+	s->state = STEP_EVAL;
+	if (pipeline_evaluate(p, id, err) < 0)
+		branch_end(s, err);
+}
+
+/* a branch's candidate has its verdict */
+static void on_branch_verdict(struct step *s)
+{
+	const struct cand *c = state_cand(&s->p->pc.ses->st, s->cand);
+	if (c && status_fixable(c->status)) {
+		char *why = xasprintf("%s is %s", c->zName, c->zStatus);
+		fix_or_end(s, why);
+		free(why);
+		return;
+	}
+	branch_end(s, NULL);
+}
+
+/* ---- advancing ---- */
+
+/* 1 when candidate id has a verdict (or does not exist); starts its
+ * evaluation when it has none and none runs */
+static int evaluated(struct pipeline *p, int id)
+{
+	const struct cand *c = state_cand(&p->pc.ses->st, id);
+	if (!c || !p->pc.evaluateParents)
+		return 1;
+	if (c->status == STATUS_NEW) {
+		char err[KL_ERRLEN];
+		if (pipeline_evaluate(p, id, err) < 0)
+			say(p, "cannot evaluate %s: %s", c->zName, err);
+		c = state_cand(&p->pc.ses->st, id);
+	}
+	return status_finished(c->status);
+}
+
+static void step_advance(struct pipeline *p, struct step *s)
+{
+	char err[KL_ERRLEN];
+	if (s->state == STEP_PARENTS) {
+		int a = evaluated(p, s->parent), b = !s->parent2 || evaluated(p, s->parent2);
+		if (!a || !b)
+			return;
+		/* a parent whose evaluation was cancelled: the work on it is
+		 * stopped too, no request goes out */
+		int stop = 0;
+		for (int k = 0; k < 2; k++) {
+			const struct cand *c =
+			    state_cand(&p->pc.ses->st, k ? s->parent2 : s->parent);
+			if (c && c->status == STATUS_CANCELLED)
+				stop = c->id;
+		}
+		if (stop) {
+			char *why = xasprintf("cancelled with candidate %d's evaluation", stop);
+			if (s->kind == STEP_IDEAS) {
+				s->state = STEP_DONE;
+				HOOK(p, ideas, 0, NULL, 0, why);
+			} else {
+				branch_end(s, why);
+			}
+			free(why);
+			return;
+		}
+		const char *purpose = s->kind == STEP_IDEAS ? "ideas"
+		                      : !s->parent          ? "translate"
+		                      : s->parent2          ? "crossover"
+		                                            : "implement";
+		if (ask(p, s, purpose, err) == 0)
+			return;
+		if (s->kind == STEP_IDEAS) {
+			s->state = STEP_DONE;
+			HOOK(p, ideas, 0, NULL, 0, err);
+		} else {
+			branch_end(s, err);
+		}
+	} else if (s->state == STEP_EVAL) {
+		const struct cand *c = state_cand(&p->pc.ses->st, s->cand);
+		if (!c || status_finished(c->status))
+			on_branch_verdict(s);
+	}
+}
+
+/* move every step on as far as it goes (re-entrant calls are folded into
+ * the outermost one) */
+static void advance(struct pipeline *p)
+{
+	if (p->depth++) {
+		p->depth = 2;
+		return;
+	}
+	do {
+		p->depth = 1;
+		for (struct step *s = p->steps; s; s = s->next)
+			if (s->state == STEP_PARENTS || s->state == STEP_EVAL)
+				step_advance(p, s);
+	} while (p->depth > 1);
+	p->depth = 0;
+}
+
+static struct step *add_step(struct pipeline *p, enum step_kind kind, int parent)
+{
+	struct step *s = xcalloc(1, sizeof *s);
+	s->kind = kind;
+	s->p = p;
+	s->parent = parent;
+	struct step **pp = &p->steps;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = s;
+	return s;
+}
+
+int pipeline_ideas(struct pipeline *p, int parent, int n, char *err)
+{
+	if (!state_cand(&p->pc.ses->st, parent))
+		return kl_err(err, "no candidate %d in the session", parent);
+	if (n < 1 || n > IDEAS_MAX)
+		return kl_err(err, "the number of ideas must be 1 to %d, not %d", IDEAS_MAX, n);
+	struct step *s = add_step(p, STEP_IDEAS, parent);
+	s->n = n;
+	advance(p);
+	return 0;
+}
+
+int pipeline_implement(struct pipeline *p, int ideaId, int parent, int parent2, int nBranches,
+                       char *err)
+{
+	const struct state *st = &p->pc.ses->st;
+	const struct state_idea *d = state_idea(st, ideaId);
+	if (!d)
+		return kl_err(err, "no idea %d in the session", ideaId);
+	if (d->status == IDEA_REJECTED)
+		return kl_err(err, "idea %d (%s) was rejected", ideaId, d->zTitle);
+	if (!state_cand(st, parent) || (parent2 && !state_cand(st, parent2)))
+		return kl_err(err, "no candidate %d in the session",
+		              state_cand(st, parent) ? parent2 : parent);
+	if (nBranches < 1 || nBranches > 64)
+		return kl_err(err, "the number of branches must be 1 to 64, not %d", nBranches);
+	if (d->status == IDEA_PENDING && pipeline_idea_accept(p, ideaId, err) < 0)
+		return -1;
+	for (int b = 1; b <= nBranches; b++) {
+		struct step *s = add_step(p, STEP_BRANCH, parent);
+		s->parent2 = parent2;
+		s->idea = ideaId;
+		s->branch = b;
+		s->n = nBranches;
+	}
+	advance(p);
+	return 0;
+}
+
+int pipeline_translate(struct pipeline *p, int n, char *err)
+{
+	if (n < 1 || n > 64)
+		return kl_err(err, "the number of translations must be 1 to 64, not %d", n);
+	for (int b = 1; b <= n; b++) {
+		struct step *s = add_step(p, STEP_BRANCH, 0);
+		s->branch = b;
+		s->n = n;
+	}
+	advance(p);
+	return 0;
+}
+
+/* ---- ideas decided by people ---- */
+
+int pipeline_idea_accept(struct pipeline *p, int ideaId, char *err)
+{
+	return ev_idea_accepted(p->pc.ses, ideaId, err);
+}
+
+int pipeline_idea_reject(struct pipeline *p, int ideaId, const char *zReason, char *err)
+{
+	return ev_idea_rejected(p->pc.ses, ideaId, zReason, err);
+}
+
+int pipeline_idea_edit(struct pipeline *p, int ideaId, const char *zTitle, const char *zDescription,
+                       const char *zCategory, char *err)
+{
+	return ev_idea_edited(p->pc.ses, ideaId, zTitle, zDescription, zCategory, err);
+}
+
+int pipeline_idea_new(struct pipeline *p, const char *zText, int parent, char *err)
+{
+	size_t k = strcspn(zText, "\n");
+	if (!k)
+		return kl_err(err, "an idea needs some text");
+	struct idea_list l = {0};
+	char *first = xstrndup(zText, k);
+	if (k > 80) {
+		/* cut at the last space before 80 characters */
+		size_t cut = 80;
+		while (cut > 40 && first[cut] != ' ')
+			cut--;
+		strcpy(first + cut, "...");
+	}
+	ideas_add(&l, first, zText, NULL);
+	free(first);
+	if (l.n == 0) /* blanks only: ideas_add keeps no idea without a title */
+		return kl_err(err, "an idea needs some text");
+	struct ev_idea d = {
+	    .zTitle = l.a[0].zTitle,
+	    .zDescription = l.a[0].zDescription,
+	    .zCategory = l.a[0].zCategory,
+	    .zOrigin = "human",
+	    .parent = parent,
+	};
+	int id = ev_idea_proposed(p->pc.ses, &d, err);
+	ideas_free(&l);
+	return id;
+}
+
+/* ---- the pipeline ---- */
+
+/*
+ * A KernelBench problem's in[] and out[] by name and shape for the prompts'
+ * {{task.tensors}}, as the PyTorch helper describes them (with the worker's
+ * --shapes / --size); the generic words stay when it cannot.
+ */
+static void problem_tensors(struct pipeline *p)
+{
+	char err[KL_ERRLEN], size[40] = "";
+	if (p->pc.size > 0)
+		snprintf(size, sizeof size, "%.17g", p->pc.size);
+	cJSON *d = torchref_describe(p->pc.zPython, p->pc.zProblem, p->pc.zShapes, size, err);
+	if (!d) {
+		say(p, "the prompts name no tensors: %s", err);
+		return;
+	}
+	char *z = torchref_tensors_text(d);
+	strbuf sb = STRBUF_INIT;
+	sb_adds(&sb, z);
+	sb_adds(&sb, "in[] is forward()'s inputs in order, then the module's parameters as "
+	             "named_parameters() gives them (a module's own before its submodules', "
+	             "whatever order __init__ assigns them), then its buffers; out[] is what "
+	             "forward() returns. Tensors are contiguous, row-major.\n");
+	prompt_set(&p->task, "task.tensors", sb.buf);
+	sb_free(&sb);
+	free(z);
+	cJSON_Delete(d);
+}
+
+struct pipeline *pipeline_new(const struct pipeline_config *pc, char *err)
+{
+	struct pipeline *p = xcalloc(1, sizeof *p);
+	if (!pc->evaluate) {
+		free(p);
+		kl_err(err, "a pipeline needs an evaluate function");
+		return NULL;
+	}
+	p->pc = *pc;
+	prompt_task_vars(&p->task, pc->task, pc->zProblem, pc->zBackend);
+	if (!pc->task && pc->zProblem)
+		problem_tensors(p);
+	/* the caller's strings, perhaps on its stack: only pipeline_new reads them */
+	p->pc.zPython = p->pc.zShapes = NULL;
+	if (prompt_build("system", &p->task, &p->system, err) < 0) {
+		pipeline_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void pipeline_free(struct pipeline *p)
+{
+	if (!p)
+		return;
+	while (p->steps) {
+		struct step *s = p->steps;
+		p->steps = s->next;
+		if (s->llmId) {
+			/* the journal says how the request ended: no request is
+			 * left without its response */
+			struct ev_llm_response ev = {
+			    .zStatus = "cancelled",
+			    .zText = "",
+			    .zError = "kloop stopped before the reply came",
+			    .zStop = "",
+			    .cost = -1,
+			    .zProvider = llm_provider_name(p->pc.llm),
+			    .zModel = llm_model(p->pc.llm),
+			};
+			char err[KL_ERRLEN];
+			ev_llm_response(p->pc.ses, s->request, &ev, err);
+			llm_drop(p->pc.llm, s->llmId);
+		}
+		free(s->zBadReply);
+		free(s->zBadReason);
+		free(s);
+	}
+	prompt_vars_free(&p->task);
+	sb_free(&p->system);
+	free(p);
+}
+
+void pipeline_update(struct pipeline *p)
+{
+	advance(p);
+}
+
+int pipeline_busy(const struct pipeline *p)
+{
+	int n = 0;
+	for (const struct step *s = p->steps; s; s = s->next)
+		n += s->state != STEP_DONE;
+	return n;
+}
+
+void pipeline_no_repeats(struct pipeline *p, int on)
+{
+	p->noRepeats = on;
+}
+
+int pipeline_requests(const struct pipeline *p, struct pipeline_request *a, int max)
+{
+	int n = 0;
+	for (const struct step *s = p->steps; s && n < max; s = s->next) {
+		if (s->state != STEP_LLM && s->state != STEP_PARENTS)
+			continue;
+		a[n++] = (struct pipeline_request){
+		    .request = s->state == STEP_LLM ? s->request : 0,
+		    .zPurpose = s->state == STEP_LLM    ? s->zPurpose
+		                : s->kind == STEP_IDEAS ? "ideas"
+		                                        : "implement",
+		    .idea = s->idea,
+		    .branch = s->branch,
+		    .parent = s->parent,
+		    .tAsked = s->state == STEP_LLM ? s->tAsked : 0,
+		};
+	}
+	return n;
+}
+
+int pipeline_cancel(struct pipeline *p, int request, char *err)
+{
+	for (struct step *s = p->steps; s; s = s->next) {
+		if (s->state != STEP_LLM || s->request != request || !s->llmId)
+			continue;
+		/* its done hook journals the response as "cancelled" and ends the
+		 * step (a cancelled branch is not sent back for a fix) */
+		if (llm_cancel(p->pc.llm, s->llmId) < 0)
+			return kl_err(err, "LLM request %d is not pending", request);
+		return 0;
+	}
+	return kl_err(err, "LLM request %d is not running", request);
+}

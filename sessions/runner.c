@@ -1,0 +1,927 @@
+/*
+ * runner.c - a session that runs: the journal, the task's seeds, the
+ * evaluations submitted to the worker pool whose results come back through
+ * the caller's loop as eval_finished events, and the LLM pipeline
+ * evaluating through that same pool.
+ */
+#include "runner.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "archive.h"
+#include "backend.h"
+#include "event.h"
+#include "llm.h"
+#include "pipeline.h"
+#include "pool.h"
+#include "proc.h"
+#include "result.h"
+#include "status.h"
+#include "util.h"
+
+#define SOURCE_MAX (8u << 20)
+
+char *runner_state_dir(void)
+{
+	const char *x = getenv("XDG_STATE_HOME");
+	if (x && *x)
+		return xasprintf("%s/kloop", x);
+	const char *h = getenv("HOME");
+	return xasprintf("%s/.local/state/kloop", h && *h ? h : ".");
+}
+
+char *runner_default_path(const char *zTask)
+{
+	char *dir = runner_state_dir();
+	time_t t = time(NULL);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	char stamp[32];
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+	char *p = xasprintf("%s/sessions/%s-%s.jsonl", dir, zTask, stamp);
+	for (int i = 2; path_exists(p); i++) {
+		free(p);
+		p = xasprintf("%s/sessions/%s-%s-%d.jsonl", dir, zTask, stamp, i);
+	}
+	free(dir);
+	return p;
+}
+
+const struct state *runner_state(const struct runner *rn)
+{
+	return &rn->ses->st;
+}
+
+static void note(struct runner *rn, const struct runner_note *n)
+{
+	if (rn->notify)
+		rn->notify(rn->arg, n);
+}
+
+static void note_simple(struct runner *rn, enum runner_note_kind kind, int cand, const char *zText)
+{
+	struct runner_note n = {.kind = kind, .cand = cand, .zText = zText};
+	note(rn, &n);
+}
+
+const struct runner_job *runner_job_of(const struct runner *rn, int id)
+{
+	for (int i = 0; i < rn->nJob; i++)
+		if (rn->aJob[i].cand == id)
+			return &rn->aJob[i];
+	return NULL;
+}
+
+static int profiles_of(const struct runner *rn);
+
+int runner_jobs(const struct runner *rn)
+{
+	return rn->nJob + profiles_of(rn);
+}
+
+const char *runner_task_error(const struct runner *rn)
+{
+	return rn->pool ? pool_task_error(rn->pool) : NULL;
+}
+
+void runner_verdict(const struct cand *c, char *buf, size_t n)
+{
+	/* the spread next to the time: half the p10-p90 range, relative */
+	char sp[32] = "";
+	const cJSON *tm = c->result ? cJSON_GetObjectItem(c->result, "timing") : NULL;
+	const cJSON *p10 = cJSON_GetObjectItem(tm, "p10_ms"),
+	            *p90 = cJSON_GetObjectItem(tm, "p90_ms");
+	if (c->timeMs > 0 && cJSON_IsNumber(p10) && cJSON_IsNumber(p90))
+		snprintf(sp, sizeof sp, " ±%.0f%%",
+		         (p90->valuedouble - p10->valuedouble) / 2 / c->timeMs * 100);
+	const char *zStatus = c->status == STATUS_COMPILE_ERROR ? "compile error" : c->zStatus;
+	if (c->status == STATUS_CORRECT && c->timeMs >= 0 && c->speedup >= 0)
+		snprintf(buf, n, "correct, %.4g ms%s, %.3gx", c->timeMs, sp, c->speedup);
+	else if (c->status == STATUS_CORRECT && c->timeMs >= 0)
+		snprintf(buf, n, "correct, %.4g ms%s", c->timeMs, sp);
+	else if (c->zReason && *c->zReason)
+		snprintf(buf, n, "%s: %s", zStatus, c->zReason);
+	else
+		snprintf(buf, n, "%s", zStatus);
+	/* one line: the reason may hold a compiler's newlines */
+	for (char *p = buf; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
+}
+
+void runner_describe(const struct runner *rn, const struct runner_note *n, strbuf *sb)
+{
+	const struct state *st = &rn->ses->st;
+	const struct cand *c = state_cand(st, n->cand);
+	char v[600];
+	switch (n->kind) {
+	case RUNNER_CHANGED:
+		break;
+	case RUNNER_FINISHED:
+		if (c) {
+			runner_verdict(c, v, sizeof v);
+			sb_addf(sb, "candidate %d (%s): %s", c->id, c->zName, v);
+		}
+		break;
+	case RUNNER_IDEAS:
+		if (!n->nIdea)
+			sb_addf(sb, "no ideas from request %d: %s", n->request,
+			        n->zText ? n->zText : "the reply held none");
+		else
+			sb_addf(sb,
+			        "%d idea%s from the LLM (accept, revise or reject them):", n->nIdea,
+			        n->nIdea == 1 ? "" : "s");
+		for (int i = 0; i < n->nIdea; i++) {
+			const struct state_idea *d = state_idea(st, n->aIdea[i]);
+			if (d)
+				sb_addf(sb, "\n  idea %d [%s] %s", d->id, d->zCategory, d->zTitle);
+		}
+		break;
+	case RUNNER_CANDIDATE:
+		sb_addf(sb, "candidate %d (%s) from the LLM: idea %d, branch %d%s", n->cand,
+		        c ? c->zName : "?", n->idea, n->branch, n->attempt ? ", a fix" : "");
+		break;
+	case RUNNER_BRANCH:
+		sb_addf(sb, "idea %d, branch %d: %s%s", n->idea, n->branch, n->zText,
+		        n->cand ? "" : " (no candidate)");
+		break;
+	case RUNNER_MESSAGE:
+	case RUNNER_LOG:
+		sb_addf(sb, "%s", n->zText ? n->zText : "");
+		break;
+	}
+}
+
+/* an event the journal refused, where no caller can take the error */
+static void journal_failed(struct runner *rn, int cand, const char *zErr)
+{
+	char msg[KL_ERRLEN + 64];
+	snprintf(msg, sizeof msg, "journal: %s", zErr);
+	note_simple(rn, RUNNER_MESSAGE, cand, msg);
+}
+
+/* ---- the evaluations: the pool's jobs ---- */
+
+static struct runner_job *job_by_id(struct runner *rn, int job)
+{
+	for (int i = 0; i < rn->nJob; i++)
+		if (rn->aJob[i].job == job)
+			return &rn->aJob[i];
+	return NULL;
+}
+
+static void on_done(int job, cJSON *result, void *arg)
+{
+	struct runner *rn = arg;
+	struct runner_job *j = job_by_id(rn, job);
+	if (!j)
+		return;
+	int id = j->cand;
+	struct cand *c = state_cand(&rn->ses->st, id);
+	cJSON *r = cJSON_Duplicate(result, 1);
+	/* the baseline measured on the GPU model the result came from */
+	const char *dev =
+	    cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "worker"), "device"));
+	const char *d = dev && *dev ? dev : NULL;
+	result_complete_from(r, pool_reference_timing(rn->pool, d), pool_baselines(rn->pool, d),
+	                     pool_reference_data(rn->pool, d), pool_reference_name(rn->pool), d,
+	                     rn->zTaskName, c ? c->zName : "", rn->zBackend);
+	int k = (int)(j - rn->aJob);
+	memmove(&rn->aJob[k], &rn->aJob[k + 1], (size_t)(rn->nJob - k - 1) * sizeof *rn->aJob);
+	rn->nJob--;
+	char err[KL_ERRLEN];
+	if (!rn->bSandboxWarned && pool_sandbox_warning(rn->pool)) {
+		rn->bSandboxWarned = 1; /* once per runner: bubblewrap cannot run */
+		note_simple(rn, RUNNER_MESSAGE, 0, pool_sandbox_warning(rn->pool));
+	}
+	if (ev_eval_finished(rn->ses, id, r, err) < 0)
+		journal_failed(rn, id, err);
+	cJSON_Delete(r);
+	rn->nFinished++;
+	/* a new win or dead end goes into the innovation archive now (issue 15):
+	 * one short transaction, never fatal */
+	char aerr[KL_ERRLEN] = "";
+	if (archive_note_session(&rn->ses->st, rn->ses->zPath, aerr) < 0 && *aerr)
+		note_simple(rn, RUNNER_LOG, id, aerr);
+	if (state_cand(&rn->ses->st, id))
+		note_simple(rn, RUNNER_FINISHED, id, NULL);
+	if (rn->p)
+		pipeline_update(rn->p); /* a branch may wait for this verdict */
+	note_simple(rn, RUNNER_CHANGED, id, NULL);
+}
+
+static void on_progress(int job, const char *zStage, int k, void *arg)
+{
+	struct runner *rn = arg;
+	struct runner_job *j = job_by_id(rn, job);
+	if (!j)
+		return;
+	snprintf(j->zStage, sizeof j->zStage, "%s",
+	         !strcmp(zStage, "running") ? "loading" : zStage);
+	j->k = k;
+	note_simple(rn, RUNNER_CHANGED, j->cand, NULL);
+}
+
+/* evaluate candidate id on worker w, or on any when w < 0 */
+static int bench_at(struct runner *rn, int id, int w, char *err)
+{
+	if (!state_cand(&rn->ses->st, id))
+		return kl_err(err, "there is no candidate %d", id);
+	if (runner_job_of(rn, id))
+		return kl_err(err, "candidate %d is being evaluated already", id);
+	int nW = pool_size(rn->pool);
+	if (w >= nW)
+		return kl_err(err, "there is no worker %d (the pool has %d: 0 to %d)", w, nW,
+		              nW - 1);
+	if (ev_eval_started(rn->ses, id, rn->zBackend, err) < 0)
+		return -1;
+	const struct cand *c = state_cand(&rn->ses->st, id);
+	xgrow((void **)&rn->aJob, &rn->nJobAlloc, (size_t)rn->nJob + 1, sizeof *rn->aJob);
+	struct runner_job *j = &rn->aJob[rn->nJob++];
+	*j = (struct runner_job){.cand = id, .k = -1, .tStart = now_s()};
+	snprintf(j->zStage, sizeof j->zStage, "queued");
+	if (w < 0)
+		j->job = pool_submit(rn->pool, c->zName, c->zSource, strlen(c->zSource));
+	else
+		j->job = pool_submit_on(rn->pool, w, c->zName, c->zSource, strlen(c->zSource), err);
+	note_simple(rn, RUNNER_CHANGED, id, NULL);
+	return 0;
+}
+
+int runner_bench(struct runner *rn, int id, char *err)
+{
+	return bench_at(rn, id, -1, err);
+}
+
+int runner_bench_on(struct runner *rn, int id, int w, char *err)
+{
+	if (w < 0)
+		return kl_err(err, "worker %d: a worker is numbered from 0", w);
+	return bench_at(rn, id, w, err);
+}
+
+static const char *ext_of(const char *zName)
+{
+	return zName ? strrchr(zName, '.') : NULL;
+}
+
+int runner_add(struct runner *rn, const char *zOrigin, const int *aParent, int nParent,
+               const char *zName, const char *zSource, const char *zIdea, char *err)
+{
+	const struct state *st = &rn->ses->st;
+	for (int i = 0; i < nParent; i++)
+		if (!state_cand(st, aParent[i]))
+			return kl_err(err, "parent %d is not a candidate", aParent[i]);
+	if (!zSource || !*zSource)
+		return kl_err(err, "the source is empty");
+	if (looks_binary(zSource, strlen(zSource)))
+		return kl_err(err, "the source looks binary, not C, C++ or CUDA text");
+	char *name;
+	if (zName)
+		name = xstrdup(zName);
+	else {
+		const char *ext = nParent ? ext_of(state_cand(st, aParent[0])->zName) : NULL;
+		if (!ext)
+			ext = !strcmp(rn->zBackend, "cuda") ? ".cu" : ".c";
+		name = xasprintf("cand%d%s", state_next_id(st), ext);
+	}
+	struct ev_candidate c = {
+	    .zName = name,
+	    .zOrigin = zOrigin,
+	    .aParent = aParent,
+	    .nParent = nParent,
+	    .zSource = zSource,
+	    .zIdea = zIdea,
+	};
+	int id = ev_candidate_added(rn->ses, &c, err);
+	free(name);
+	if (id > 0)
+		note_simple(rn, RUNNER_CHANGED, id, NULL);
+	return id;
+}
+
+int runner_add_source(struct runner *rn, const char *zOrigin, const char *zName,
+                      const char *zSource, char *err)
+{
+	const struct state *st = &rn->ses->st;
+	for (int i = 0; i < st->nCand; i++)
+		if (!strcmp(st->aCand[i].zSource, zSource))
+			return st->aCand[i].id;
+	return runner_add(rn, zOrigin, NULL, 0, zName, zSource, NULL, err);
+}
+
+/* ---- the LLM pipeline ---- */
+
+static int eval_hook(int candId, void *arg, char *err)
+{
+	return runner_bench(arg, candId, err);
+}
+
+static void on_ideas(int request, const int *aIdea, int nIdea, const char *zError, void *arg)
+{
+	struct runner *rn = arg;
+	struct runner_note n = {
+	    .kind = RUNNER_IDEAS,
+	    .request = request,
+	    .aIdea = aIdea,
+	    .nIdea = nIdea,
+	    .zText = nIdea    ? NULL
+	             : zError ? zError
+	                      : "the reply held none",
+	};
+	note(rn, &n);
+	note_simple(rn, RUNNER_CHANGED, 0, NULL);
+}
+
+static void on_candidate(int candId, int branch, int attempt, void *arg)
+{
+	struct runner *rn = arg;
+	const struct cand *c = state_cand(&rn->ses->st, candId);
+	struct runner_note n = {
+	    .kind = RUNNER_CANDIDATE,
+	    .cand = candId,
+	    .idea = c ? c->ideaId : 0,
+	    .branch = branch,
+	    .attempt = attempt,
+	};
+	note(rn, &n);
+}
+
+static void on_branch(int ideaId, int branch, int candId, const char *zError, void *arg)
+{
+	struct runner *rn = arg;
+	if (!zError)
+		return;
+	struct runner_note n = {
+	    .kind = RUNNER_BRANCH,
+	    .cand = candId,
+	    .idea = ideaId,
+	    .branch = branch,
+	    .zText = zError,
+	};
+	note(rn, &n);
+}
+
+static void on_delta(int request, const char *z, size_t n, void *arg)
+{
+	struct runner *rn = arg;
+	(void)z;
+	struct runner_stream *st = NULL;
+	for (int i = 0; i < rn->nStream; i++)
+		if (rn->aStream[i].request == request)
+			st = &rn->aStream[i];
+	if (!st) {
+		xgrow((void **)&rn->aStream, &rn->nStreamAlloc, (size_t)rn->nStream + 1,
+		      sizeof *rn->aStream);
+		st = &rn->aStream[rn->nStream++];
+		*st = (struct runner_stream){.request = request, .tStart = now_s()};
+	}
+	st->nChars += (long)n;
+	st->tLast = now_s();
+	struct runner_note nt = {.kind = RUNNER_CHANGED, .request = request};
+	note(rn, &nt);
+}
+
+static void on_log(const char *zLine, void *arg)
+{
+	note_simple(arg, RUNNER_LOG, 0, zLine);
+}
+
+int runner_llm(struct runner *rn, char *err)
+{
+	if (rn->p)
+		return 0;
+	struct llm_config lc;
+	if (llm_config_from(&lc, rn->cfg, err) < 0)
+		return -1;
+	if (!rn->llm && !(rn->llm = llm_new(rn->l, &lc, err)))
+		return -1;
+	static const struct pipeline_hooks hooks = {
+	    .ideas = on_ideas,
+	    .candidate = on_candidate,
+	    .branch = on_branch,
+	    .delta = on_delta,
+	    .log = on_log,
+	};
+	struct pipeline_config pc = {
+	    .l = rn->l,
+	    .ses = rn->ses,
+	    .llm = rn->llm,
+	    .task = rn->task,
+	    .zProblem = rn->task ? NULL : rn->zTaskDir,
+	    .zTaskName = rn->zTaskName,
+	    .zBackend = rn->zBackend,
+	    .fixAttempts = rn->cfg->fixAttempts,
+	    .evaluateParents = !rn->bNoEvalParents,
+	    .zPython = rn->cfg->zPython,
+	    .zShapes = rn->zShapes,
+	    .size = rn->cfg->size,
+	    .evaluate = eval_hook,
+	    .hooks = &hooks,
+	    .arg = rn,
+	};
+	rn->p = pipeline_new(&pc, err);
+	return rn->p ? 0 : -1;
+}
+
+int runner_ideas(struct runner *rn, int parent, int n, char *err)
+{
+	return runner_llm(rn, err) < 0 ? -1 : pipeline_ideas(rn->p, parent, n, err);
+}
+
+int runner_idea_accept(struct runner *rn, int id, char *err)
+{
+	return runner_llm(rn, err) < 0 ? -1 : pipeline_idea_accept(rn->p, id, err);
+}
+
+int runner_idea_reject(struct runner *rn, int id, char *err)
+{
+	return runner_llm(rn, err) < 0 ? -1 : pipeline_idea_reject(rn->p, id, NULL, err);
+}
+
+int runner_idea_revise(struct runner *rn, int id, const char *zTitle, const char *zDescription,
+                       char *err)
+{
+	if (runner_llm(rn, err) < 0)
+		return -1;
+	return pipeline_idea_edit(rn->p, id, zTitle, zDescription, NULL, err);
+}
+
+int runner_idea_new(struct runner *rn, const char *zText, int parent, char *err)
+{
+	return runner_llm(rn, err) < 0 ? -1 : pipeline_idea_new(rn->p, zText, parent, err);
+}
+
+int runner_implement(struct runner *rn, int id, int parent, int nBranches, char *err)
+{
+	return runner_crossover(rn, id, parent, 0, nBranches, err);
+}
+
+int runner_crossover(struct runner *rn, int id, int parent, int parent2, int nBranches, char *err)
+{
+	return runner_llm(rn, err) < 0
+	           ? -1
+	           : pipeline_implement(rn->p, id, parent, parent2, nBranches, err);
+}
+
+int runner_llm_busy(const struct runner *rn)
+{
+	return rn->p ? pipeline_busy(rn->p) : 0;
+}
+
+int runner_busy(const struct runner *rn)
+{
+	return runner_jobs(rn) > 0 || runner_llm_busy(rn) > 0;
+}
+
+int runner_streams(struct runner *rn, const struct runner_stream **pa)
+{
+	/* a finished request stops streaming: keep as many of the most
+	 * recently active streams as the client has requests pending */
+	int pending = rn->llm ? llm_pending(rn->llm) : 0;
+	while (rn->nStream > pending) {
+		int old = 0;
+		for (int i = 1; i < rn->nStream; i++)
+			if (rn->aStream[i].tLast < rn->aStream[old].tLast)
+				old = i;
+		memmove(&rn->aStream[old], &rn->aStream[old + 1],
+		        (size_t)(rn->nStream - old - 1) * sizeof *rn->aStream);
+		rn->nStream--;
+	}
+	*pa = rn->aStream;
+	return rn->nStream;
+}
+
+int runner_export(const struct state *st, int id, const char *zPath, char *err)
+{
+	const struct cand *c = state_cand(st, id);
+	if (!c)
+		return kl_err(err, "there is no candidate %d", id);
+	return write_file_atomic(zPath, c->zSource, strlen(c->zSource), err);
+}
+
+/* ---- opening ---- */
+
+static int add_seeds(struct runner *rn, char *err)
+{
+	const struct task *t = rn->task;
+	if (!t)
+		return 0; /* a KernelBench problem has no seeds */
+	int cuda = !strcmp(rn->zBackend, "cuda");
+	char **az = cuda ? t->seeds.azCuda : t->seeds.azHost;
+	int nz = cuda ? t->seeds.nCuda : t->seeds.nHost, rc = 0;
+	for (int i = 0; i < nz && rc == 0; i++) {
+		strbuf sb = STRBUF_INIT;
+		const char *b = strrchr(az[i], '/');
+		rc = read_file(az[i], &sb, SOURCE_MAX, err);
+		int id = rc < 0 ? -1
+		                : runner_add(rn, "seed", NULL, 0, b ? b + 1 : az[i],
+		                             sb.buf ? sb.buf : "", NULL, err);
+		sb_free(&sb);
+		rc = id < 0 ? -1 : runner_bench(rn, id, err);
+	}
+	return rc;
+}
+
+/* make the journal's directory */
+static int make_parent(const char *zPath, char *err)
+{
+	const char *slash = strrchr(zPath, '/');
+	if (!slash || slash == zPath)
+		return 0;
+	char *dir = xstrndup(zPath, (size_t)(slash - zPath));
+	int rc = path_exists(dir) ? 0 : mkdir_p(dir, err);
+	free(dir);
+	return rc;
+}
+
+/*
+ * Issue 14 (sandbox): a candidate whose evaluation the session did not live
+ * through twice is never run again on resume: it ends as crashed, marked
+ * "abandoned", so that no candidate can make a session impossible to reopen.
+ */
+static int abandon_poison_pill(struct runner *rn, int id, char *err)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "status", status_name(STATUS_CRASHED));
+	cJSON_AddStringToObject(r, "reason",
+	                        "the session ended twice while evaluating this candidate: not "
+	                        "run again (it may kill whatever evaluates it)");
+	cJSON_AddBoolToObject(r, "abandoned", 1);
+	int rc = ev_eval_finished(rn->ses, id, r, err);
+	cJSON_Delete(r);
+	if (rc < 0)
+		return -1;
+	char msg[160];
+	snprintf(msg, sizeof msg,
+	         "candidate %d: the session ended twice while evaluating it; not run again", id);
+	note_simple(rn, RUNNER_MESSAGE, id, msg);
+	return 0;
+}
+
+/* the session: the journal zSession (made with its directory), or memory */
+static struct session *open_session(struct runner *rn, const struct runner_opts *o, char *err)
+{
+	if (!o->zSession && o->bMemory)
+		return session_memory();
+	char *path = o->zSession ? xstrdup(o->zSession) : runner_default_path(rn->zTaskName);
+	/* a one-shot command writes only into a directory that exists */
+	struct session *s =
+	    !o->bMemory && make_parent(path, err) < 0 ? NULL : session_open(path, 1, err);
+	free(path);
+	return s;
+}
+
+/*
+ * A problem file (or --reference torch) needs PyTorch: when the configured
+ * interpreter cannot be run or has no torch, say so at once, with the fix,
+ * rather than at the first evaluation.  (importlib's find_spec does not
+ * import torch: this takes milliseconds.)
+ */
+static void torch_warning(struct runner *rn)
+{
+	size_t n = strlen(rn->zTaskDir);
+	int py = n > 3 && !strcmp(rn->zTaskDir + n - 3, ".py");
+	if (!py && !(rn->zReference && !strcmp(rn->zReference, "torch")))
+		return;
+	const char *python = rn->cfg->zPython ? rn->cfg->zPython : "python3";
+	char *argv[] = {(char *)python, "-c",
+	                "import importlib.util, sys; "
+	                "sys.exit(0 if importlib.util.find_spec('torch') else 3)",
+	                NULL};
+	char *out = NULL;
+	int st = proc_capture(argv, &out, 1 << 12);
+	free(out);
+	if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return;
+	char *z = st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 3
+	              ? xasprintf("PyTorch is not installed for %s: start kloop with --python PATH "
+	                          "(a Python with torch) or install it there; until then %s's "
+	                          "PyTorch reference cannot run and no candidate can be checked",
+	                          python, rn->zTaskName)
+	              : xasprintf("the Python interpreter '%s' cannot be run: start kloop with "
+	                          "--python PATH (a Python with torch); until then %s's PyTorch "
+	                          "reference cannot run",
+	                          python, rn->zTaskName);
+	note_simple(rn, RUNNER_MESSAGE, 0, z);
+	free(z);
+}
+
+struct runner *runner_open(struct loop *l, const struct config *cfg, const struct runner_opts *o,
+                           runner_notify_fn notify, void *arg, char *err)
+{
+	struct runner *rn = xcalloc(1, sizeof *rn);
+	rn->l = l;
+	rn->cfg = cfg;
+	rn->notify = notify;
+	rn->arg = arg;
+	rn->bNoEvalParents = o->bNoEvalParents;
+	rn->zShapes = o->zShapes ? xstrdup(o->zShapes) : NULL;
+	rn->zReference = o->zReference ? xstrdup(o->zReference) : NULL;
+	rn->argvLaunch = config_worker_argv(cfg);
+	/* an existing journal says which task and backend it is for */
+	struct session *old =
+	    o->zSession && path_exists(o->zSession) ? session_open(o->zSession, 0, err) : NULL;
+	if (o->zSession && path_exists(o->zSession) && !old)
+		goto fail;
+	const char *zTask = o->zTask;
+	if (old && old->st.zTaskDir && !zTask)
+		zTask = old->st.zTaskDir;
+	if (!zTask)
+		zTask = "softmax";
+	const char *be = old && old->st.zBackend ? old->st.zBackend : cfg->zBackend;
+	rn->zBackend = xstrdup(be ? be : backend_cuda_available() ? "cuda" : "host");
+	if (!rn->zShapes && old && old->st.zShapes)
+		rn->zShapes = xstrdup(old->st.zShapes);
+	if (cfg->zBackend && old && old->st.zBackend && strcmp(cfg->zBackend, old->st.zBackend)) {
+		kl_err(err, "%s: the session ran on the %s backend, not %s", o->zSession,
+		       old->st.zBackend, cfg->zBackend);
+		goto fail;
+	}
+	struct task_ref tr;
+	if (task_open(zTask, rn->zBackend, rn->zShapes, &tr, err) < 0)
+		goto fail;
+	rn->zTaskDir = tr.zDir;
+	rn->zTaskName = tr.zName;
+	rn->task = tr.task;
+	if (old && old->st.zTask && strcmp(old->st.zTask, rn->zTaskName)) {
+		kl_err(err, "%s: the session is for task '%s', not '%s'", o->zSession,
+		       old->st.zTask, rn->zTaskName);
+		goto fail;
+	}
+	session_close(old);
+	old = NULL;
+	worker_config_from(&rn->wc, cfg);
+	rn->wc.argvLaunch = rn->argvLaunch;
+	rn->wc.zBackend = rn->zBackend;
+	rn->wc.zTaskDir = rn->zTaskDir;
+	rn->wc.zShapes = rn->zShapes;
+	rn->wc.zReference = rn->zReference;
+	/* the workers (none starts before the first evaluation) */
+	if (!(rn->pool = pool_new(l, &rn->wc, cfg->zWorkers, on_done, on_progress, rn, err)))
+		goto fail;
+	if (!(rn->ses = open_session(rn, o, err)))
+		goto fail;
+	if (rn->ses->warnings.len)
+		note_simple(rn, RUNNER_MESSAGE, 0, rn->ses->warnings.buf);
+	if (!rn->ses->st.zTask) {
+		if (session_begin(rn->ses, rn->zTaskName, rn->zTaskDir, rn->zBackend, rn->zShapes,
+		                  err) < 0 ||
+		    (!o->bNoSeeds && add_seeds(rn, err) < 0))
+			goto fail;
+	} else if (!o->bNoResume) {
+		/* evaluations cut short when the session stopped run again */
+		const struct state *st = &rn->ses->st;
+		for (int i = 0; i < st->nCand; i++)
+			if (st->aCand[i].nUnfinished >= 2) {
+				if (abandon_poison_pill(rn, st->aCand[i].id, err) < 0)
+					goto fail;
+			} else if (!status_finished(st->aCand[i].status) &&
+			           runner_bench(rn, st->aCand[i].id, err) < 0)
+				goto fail;
+	}
+	if (o->bTorchWarning)
+		torch_warning(rn);
+	return rn;
+fail:
+	session_close(old);
+	runner_close(rn);
+	return NULL;
+}
+
+/* ---- Nsight Compute in the background ---- */
+
+struct profile_run {
+	struct runner *rn;
+	int cand;
+	pid_t pid;
+	int fd;
+	strbuf out;
+	char *zFile; /* the candidate's source, written for the profiler */
+	struct profile_run *next;
+};
+
+static struct profile_run *profiles;
+
+static int profiles_of(const struct runner *rn)
+{
+	int n = 0;
+	for (struct profile_run *q = profiles; q; q = q->next)
+		n += q->rn == rn;
+	return n;
+}
+
+static void profile_end(struct profile_run *p, int bKill)
+{
+	struct profile_run **pp = &profiles;
+	while (*pp && *pp != p)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = p->next;
+	loop_del_fd(p->rn->l, p->fd);
+	close(p->fd);
+	if (bKill)
+		proc_kill_group(p->pid);
+	waitpid(p->pid, NULL, 0);
+	unlink(p->zFile);
+	char *dir = xstrdup(p->zFile);
+	*strrchr(dir, '/') = 0;
+	rmdir(dir);
+	free(dir);
+	free(p->zFile);
+	sb_free(&p->out);
+	free(p);
+}
+
+static void profile_read(struct loop *l, int fd, int events, void *arg)
+{
+	struct profile_run *p = arg;
+	(void)l, (void)events;
+	char buf[8192];
+	ssize_t n = read(fd, buf, sizeof buf);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n > 0) {
+		sb_add(&p->out, buf, (size_t)n);
+		return;
+	}
+	struct runner *rn = p->rn;
+	const char *z = p->out.buf ? p->out.buf : "";
+	const char *js = z[0] == '{' ? z : strstr(z, "\n{");
+	cJSON *prof = js ? cJSON_Parse(js + (js[0] == '\n')) : NULL;
+	char err[KL_ERRLEN];
+	const char *sum = prof ? cJSON_GetStringValue(cJSON_GetObjectItem(prof, "summary")) : NULL;
+	if (sum) {
+		char *line = xasprintf("candidate %d: ncu %s", p->cand, sum);
+		cJSON_DeleteItemFromObject(prof, "summary");
+		if (ev_profile(rn->ses, p->cand, prof, err) < 0)
+			note_simple(rn, RUNNER_MESSAGE, p->cand, err);
+		else
+			note_simple(rn, RUNNER_MESSAGE, p->cand, line);
+		free(line);
+	} else {
+		/* its last line says why */
+		size_t len = strlen(z);
+		while (len && z[len - 1] == '\n')
+			len--;
+		size_t s = len;
+		while (s && z[s - 1] != '\n')
+			s--;
+		char *m = xasprintf("profile of candidate %d failed: %.*s", p->cand, (int)(len - s),
+		                    z + s);
+		note_simple(rn, RUNNER_MESSAGE, p->cand, m);
+		free(m);
+	}
+	cJSON_Delete(prof);
+	profile_end(p, 0);
+	note_simple(rn, RUNNER_CHANGED, 0, NULL);
+}
+
+int runner_profile(struct runner *rn, int id, char *err)
+{
+	const struct cand *c = state_cand(&rn->ses->st, id);
+	if (!c)
+		return kl_err(err, "no candidate %d", id);
+	for (struct profile_run *q = profiles; q; q = q->next)
+		if (q->rn == rn && q->cand == id)
+			return kl_err(err, "candidate %d is being profiled already", id);
+	char tmpl[] = "/tmp/kloop-profile-XXXXXX";
+	if (!mkdtemp(tmpl))
+		return kl_err(err, "cannot make a temporary directory: %s", strerror(errno));
+	struct profile_run *p = xcalloc(1, sizeof *p);
+	p->rn = rn;
+	p->cand = id;
+	p->zFile = path_join(tmpl, c->zName && *c->zName ? c->zName : "candidate.cu");
+	if (write_file_atomic(p->zFile, c->zSource, strlen(c->zSource), err) < 0) {
+		rmdir(tmpl);
+		free(p->zFile);
+		free(p);
+		return -1;
+	}
+	char *kl = path_join(exe_dir(), "kloop");
+	const char *argv[16] = {kl,       "profile",   rn->zTaskDir, p->zFile,
+	                        "--json", "--backend", rn->zBackend};
+	int n = 7;
+	if (rn->cfg->zPython) {
+		argv[n++] = "--python";
+		argv[n++] = rn->cfg->zPython;
+	}
+	if (rn->cfg->zLibs) {
+		argv[n++] = "--libs";
+		argv[n++] = rn->cfg->zLibs;
+	}
+	argv[n] = NULL;
+	struct proc_spec ps = {
+	    .argv = (char *const *)argv, .stdinFd = -1, .stdoutFd = -1, .stderrFd = -1};
+	p->pid = proc_spawn(&ps, &p->fd, NULL, err);
+	free(kl);
+	if (p->pid < 0) {
+		unlink(p->zFile);
+		rmdir(tmpl);
+		free(p->zFile);
+		free(p);
+		return -1;
+	}
+	p->next = profiles;
+	profiles = p;
+	loop_add_fd(rn->l, p->fd, LOOP_READ, profile_read, p);
+	return 0;
+}
+
+void runner_close(struct runner *rn)
+{
+	if (!rn)
+		return;
+	for (struct profile_run *q = profiles, *nx; q; q = nx) {
+		nx = q->next;
+		if (q->rn == rn)
+			profile_end(q, 1);
+	}
+	pipeline_free(rn->p);
+	llm_free(rn->llm);
+	pool_free(rn->pool);
+	session_close(rn->ses);
+	task_free(rn->task);
+	free(rn->aStream);
+	config_argv_free(rn->argvLaunch);
+	free(rn->zTaskDir);
+	free(rn->zTaskName);
+	free(rn->zBackend);
+	free(rn->zShapes);
+	free(rn->zReference);
+	free(rn->aJob);
+	free(rn);
+}
+
+/* ---- for the search (sessions/search.h) ---- */
+
+const struct task *runner_task(const struct runner *rn)
+{
+	return rn->task;
+}
+
+struct loop *runner_loop(const struct runner *rn)
+{
+	return rn->l;
+}
+
+struct session *runner_session(struct runner *rn)
+{
+	return rn->ses;
+}
+
+void runner_changed(struct runner *rn)
+{
+	note_simple(rn, RUNNER_CHANGED, 0, NULL);
+}
+
+int runner_translate(struct runner *rn, int n, char *err)
+{
+	return runner_llm(rn, err) < 0 ? -1 : pipeline_translate(rn->p, n, err);
+}
+
+int runner_no_repeats(struct runner *rn, char *err)
+{
+	if (runner_llm(rn, err) < 0)
+		return -1;
+	pipeline_no_repeats(rn->p, 1);
+	return 0;
+}
+
+int runner_idea_reject_why(struct runner *rn, int id, const char *zReason, char *err)
+{
+	return runner_llm(rn, err) < 0 ? -1 : pipeline_idea_reject(rn->p, id, zReason, err);
+}
+
+/* ---- cancelling (issue 12: an evaluation or an LLM request stops) ---- */
+
+int runner_cancel_eval(struct runner *rn, int id, char *err)
+{
+	const struct runner_job *j = runner_job_of(rn, id);
+	if (!j)
+		return kl_err(err, "candidate %d is not being evaluated", id);
+	/* the pool restarts the worker running it (its other jobs go back on
+	 * the queue) and answers "cancelled" through on_done, which journals
+	 * the eval_finished and lets a branch waiting for it end */
+	if (pool_cancel(rn->pool, j->job) < 0)
+		return kl_err(err, "candidate %d's evaluation is no longer in the pool", id);
+	return 0;
+}
+
+int runner_cancel_request(struct runner *rn, int request, char *err)
+{
+	if (!rn->p)
+		return kl_err(err, "LLM request %d is not running", request);
+	return pipeline_cancel(rn->p, request, err);
+}
+
+int runner_requests(const struct runner *rn, struct pipeline_request *a, int max)
+{
+	return rn->p ? pipeline_requests(rn->p, a, max) : 0;
+}

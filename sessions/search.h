@@ -1,0 +1,121 @@
+/*
+ * search.h - the automatic search over a running session (runner.h): rounds of parents
+ * chosen by a policy (policy.h), cheap mechanical proposers first (sweeps
+ * over tunables, function crossover of two lineages), then N LLM ideas per
+ * parent, a gate (auto or a person), B implementations of each accepted
+ * idea with the fix loop, and the verdicts judged (a new best only beyond
+ * the noise; implausible speedups held as suspects).  Round 0 translates the
+ * reference when no candidate is correct to start from.
+ *
+ * It is a state machine driven by the caller's loop (a timer and
+ * search_poke()): it never blocks, it changes the session only through
+ * runner_* functions, and every decision is a journal event folded into
+ * st->search (state.h), so that replay shows it and a search killed at
+ * any point goes on from its journal: search_open() on a session whose
+ * search is not finished continues it within the same budget, asking again
+ * what was cut short and evaluating nothing twice.
+ *
+ * A verdict becomes the new best when its median time is below the
+ * incumbent's 10th-percentile time and at least 2% below its median (the
+ * two times come from separate evaluations, not an interleaved A/B run); a
+ * speedup above suspect_x, or a time below what moving the task's bytes
+ * (every input read and every output written once) takes at bandwidth_gbs
+ * (when set), is flagged suspect_flagged instead and is neither a parent
+ * nor the best until a person clears it.
+ *
+ * Settings (search_started's "settings", changed by search_set):
+ *   parents (2), ideas (3), branches (2), translations (2), policy
+ *   (islands), seed (1), gate (auto|human), sweep (grid|random), sweep_points
+ *   (8 per parent), crossover (1: on), sweep_only (0), suspect_x (10),
+ *   bandwidth_gbs (0: unknown; e.g. 3350 for an H100 SXM's HBM3);
+ *   budgets, 0 meaning none: rounds, max_candidates, budget_usd, time_s,
+ *   no_improve (rounds without a new best), target (speedup).
+ */
+#ifndef KL_SEARCH_H
+#define KL_SEARCH_H
+
+#include <cJSON.h>
+#include <stddef.h>
+
+#include "runner.h"
+
+struct search;
+
+/* a line for people (zLine) about event ev (the journaled event, or a
+ * "verdict" object {"type": "verdict", "candidate": {...}}); both valid
+ * only during the call */
+typedef void (*search_note_fn)(void *arg, const char *zLine, const cJSON *ev);
+
+/* the settings' defaults as a fresh object (caller frees) */
+cJSON *search_defaults(void);
+
+/*
+ * Set key zKey of settings to the text zVal, checked: whole numbers in
+ * range, a known policy, auto|human, grid|random.  0, or -1 + err naming
+ * the key, the value and what was expected.
+ */
+int search_setting_parse(cJSON *settings, const char *zKey, const char *zVal, char *err);
+
+/* "ideas, branches, ..." (static): the keys search_setting_parse() knows */
+const char *search_setting_keys(void);
+
+/*
+ * A search on runner rn (its loop drives it; rn must outlive it).
+ * Nothing runs until search_start().  notify may be NULL.
+ */
+struct search *search_new(struct runner *rn, search_note_fn notify, void *arg);
+void search_free(struct search *s);
+
+/*
+ * Start: a session without a search gets search_started with settings
+ * (NULL: the defaults; not consumed); one whose search is not finished is
+ * resumed with its journaled settings (then settings' keys, when given,
+ * are applied as search_set events).  A finished search goes on only when
+ * settings change one of its settings (a new budget); else -1 + err.
+ * 0 or -1 + err.
+ */
+int search_start(struct search *s, const cJSON *settings, char *err);
+
+/* pause (nothing new is started; what runs finishes), resume, stop for
+ * good, or run one round and pause (starting the search with settings when
+ * none ran); 0 or -1 + err (no search, already so) */
+int search_pause(struct search *s, char *err);
+int search_resume(struct search *s, char *err);
+int search_stop(struct search *s, const char *zWhy, char *err);
+int search_step(struct search *s, const cJSON *settings, char *err);
+
+/*
+ * Steer: zVerb one of pin ID, ban ID, unban ID, ban CATEGORY, prefer
+ * CATEGORY, clear ID (a suspect), idea TEXT, gate auto|human, set KEY
+ * VALUE (zArg "KEY VALUE").  Each is a journal event.  0 or -1 + err.
+ */
+int search_steer(struct search *s, const char *zVerb, const char *zArg, char *err);
+
+/* move the search on now (after an event the caller saw); cheap */
+void search_poke(struct search *s);
+
+/* 1 when the round waits for a person (gate human, its ideas pending) and
+ * nothing else runs */
+int search_waiting(const struct search *s);
+
+/* 1 when the search has ended (finished or stopped) and nothing it
+ * started is still running */
+int search_done(const struct search *s);
+
+/* the search's state in one line for a header: "search running, round 3,
+ * 14 candidates, $0.02 of $1.00, 21 s, best #12 2.4x" (buf of n bytes);
+ * "" when no search ran */
+void search_status(const struct search *s, char *buf, size_t n);
+/* the same from a folded state alone (replay, the TUI without a search) */
+void search_status_state(const struct state *st, char *buf, size_t n);
+
+/* the elapsed search wall time, seconds */
+double search_elapsed(const struct search *s);
+
+/*
+ * The best candidate's lineage, root first: "seed.c (seed) -> round 1:
+ * idea3-b1.c (idea: Fewer passes) -> ..." into sb (appending).
+ */
+void search_lineage(const struct state *st, int id, strbuf *sb);
+
+#endif

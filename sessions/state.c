@@ -1,0 +1,318 @@
+/*
+ * state.c - folding session events into the engine's state: the task and
+ * the population, with each candidate's latest result.
+ */
+#include "state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "event.h"
+#include "util.h"
+
+static void llm_to_json(const struct state *st, cJSON *o);
+static void free_ideas(struct state *st);
+static void free_search(struct state *st);
+
+void state_init(struct state *st)
+{
+	memset(st, 0, sizeof *st);
+	st->baselineMs = -1;
+}
+
+static void cand_free(struct cand *c)
+{
+	free(c->zName);
+	free(c->zOrigin);
+	free(c->zSource);
+	free(c->zIdea);
+	free(c->zStatus);
+	free(c->zReason);
+	cJSON_Delete(c->result);
+}
+
+void state_free(struct state *st)
+{
+	free(st->zTask);
+	free(st->zTaskDir);
+	free(st->zBackend);
+	free(st->zShapes);
+	for (int i = 0; i < st->nCand; i++)
+		cand_free(&st->aCand[i]);
+	free(st->aCand);
+	free_ideas(st);
+	free_search(st);
+	state_init(st);
+}
+
+struct cand *state_cand(const struct state *st, int id)
+{
+	/* no candidate has an id above the largest; ids are usually 1..n in
+	 * order, so try that slot first */
+	if (id < 1 || id > st->maxId)
+		return NULL;
+	if (id <= st->nCand && st->aCand[id - 1].id == id)
+		return &st->aCand[id - 1];
+	for (int i = 0; i < st->nCand; i++)
+		if (st->aCand[i].id == id)
+			return &st->aCand[i];
+	return NULL;
+}
+
+int state_next_id(const struct state *st)
+{
+	return st->maxId + 1;
+}
+
+int state_check(const struct state *st, const cJSON *ev, char *err)
+{
+	if (!cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "type")))
+		return kl_err(err, "event without a \"type\"");
+	enum ev_type t = ev_type_of(ev);
+	return t == EV_UNKNOWN || !ev_table[t].check ? 0 : ev_table[t].check(st, ev, err);
+}
+
+int state_apply(struct state *st, const cJSON *ev, char *err)
+{
+	if (state_check(st, ev, err) < 0)
+		return -1;
+	const cJSON *ts = cJSON_GetObjectItem(ev, "ts");
+	st->nEvents++;
+	enum ev_type t = ev_type_of(ev);
+	if (t != EV_UNKNOWN)
+		ev_table[t].apply(st, ev, cJSON_IsNumber(ts) ? ts->valuedouble : 0);
+	return 0;
+}
+
+cJSON *state_cand_json(const struct cand *c)
+{
+	cJSON *x = cJSON_CreateObject();
+	cJSON_AddNumberToObject(x, "id", c->id);
+	cJSON_AddStringToObject(x, "name", c->zName);
+	cJSON_AddStringToObject(x, "origin", c->zOrigin);
+	cJSON *ps = cJSON_AddArrayToObject(x, "parents");
+	for (int k = 0; k < c->nParent; k++)
+		cJSON_AddItemToArray(ps, cJSON_CreateNumber(c->aParent[k]));
+	cJSON_AddStringToObject(x, "status", c->zStatus);
+	cJSON_AddStringToObject(x, "reason", c->zReason);
+	if (c->timeMs >= 0)
+		cJSON_AddNumberToObject(x, "time_ms", c->timeMs);
+	else
+		cJSON_AddNullToObject(x, "time_ms");
+	if (c->speedup >= 0)
+		cJSON_AddNumberToObject(x, "speedup", c->speedup);
+	else
+		cJSON_AddNullToObject(x, "speedup");
+	if (c->zIdea)
+		cJSON_AddStringToObject(x, "idea", c->zIdea);
+	if (c->ideaId)
+		cJSON_AddNumberToObject(x, "idea_id", c->ideaId);
+	if (c->round)
+		cJSON_AddNumberToObject(x, "round", c->round);
+	return x;
+}
+
+cJSON *state_to_json(const struct state *st)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "task", st->zTask ? st->zTask : "");
+	cJSON_AddStringToObject(o, "backend", st->zBackend ? st->zBackend : "");
+	cJSON_AddNumberToObject(o, "events", st->nEvents);
+	if (st->baselineMs >= 0)
+		cJSON_AddNumberToObject(o, "baseline_ms", st->baselineMs);
+	else
+		cJSON_AddNullToObject(o, "baseline_ms");
+	cJSON *arr = cJSON_AddArrayToObject(o, "candidates");
+	for (int i = 0; i < st->nCand; i++)
+		cJSON_AddItemToArray(arr, state_cand_json(&st->aCand[i]));
+	llm_to_json(st, o);
+	cJSON *se = state_search_json(st);
+	if (se)
+		cJSON_AddItemToObject(o, "search", se);
+	return o;
+}
+
+/* ---- ideas and LLM traffic ---- */
+
+static void free_ideas(struct state *st)
+{
+	for (int i = 0; i < st->nIdea; i++) {
+		struct state_idea *d = &st->aIdea[i];
+		free(d->zTitle);
+		free(d->zDescription);
+		free(d->zCategory);
+		free(d->zStatus);
+		free(d->zOrigin);
+	}
+	free(st->aIdea);
+}
+
+struct state_idea *state_idea(const struct state *st, int id)
+{
+	for (int i = 0; i < st->nIdea; i++)
+		if (st->aIdea[i].id == id)
+			return &st->aIdea[i];
+	return NULL;
+}
+
+int state_next_idea_id(const struct state *st)
+{
+	int m = 0;
+	for (int i = 0; i < st->nIdea; i++)
+		if (st->aIdea[i].id > m)
+			m = st->aIdea[i].id;
+	return m + 1;
+}
+
+int state_next_request_id(const struct state *st)
+{
+	return st->llm.lastRequest + 1;
+}
+
+static void llm_to_json(const struct state *st, cJSON *o)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "ideas");
+	for (int i = 0; i < st->nIdea; i++) {
+		const struct state_idea *d = &st->aIdea[i];
+		cJSON *y = cJSON_CreateObject();
+		cJSON_AddNumberToObject(y, "id", d->id);
+		cJSON_AddStringToObject(y, "title", d->zTitle);
+		cJSON_AddStringToObject(y, "description", d->zDescription);
+		cJSON_AddStringToObject(y, "category", d->zCategory);
+		cJSON_AddStringToObject(y, "status", d->zStatus);
+		cJSON_AddStringToObject(y, "origin", d->zOrigin);
+		if (d->parent)
+			cJSON_AddNumberToObject(y, "parent", d->parent);
+		else
+			cJSON_AddNullToObject(y, "parent");
+		cJSON_AddBoolToObject(y, "edited", d->edited);
+		cJSON_AddItemToArray(arr, y);
+	}
+	cJSON *l = cJSON_AddObjectToObject(o, "llm");
+	cJSON_AddNumberToObject(l, "requests", st->llm.nRequests);
+	cJSON_AddNumberToObject(l, "responses", st->llm.nResponses);
+	cJSON_AddNumberToObject(l, "failed", st->llm.nFailed);
+	cJSON_AddNumberToObject(l, "input_tokens", (double)st->llm.inTokens);
+	cJSON_AddNumberToObject(l, "output_tokens", (double)st->llm.outTokens);
+	cJSON_AddNumberToObject(l, "cost", st->llm.cost);
+}
+
+/* ---- the search's folded state (its events fold in event_search.c) ---- */
+
+static void free_search(struct state *st)
+{
+	struct state_search *s = &st->search;
+	free(s->zState);
+	free(s->zWhy);
+	cJSON_Delete(s->settings);
+	for (int i = 0; i < s->nRound; i++) {
+		for (int k = 0; k < s->aRound[i].nParent; k++)
+			free(s->aRound[i].azReason[k]);
+		free(s->aRound[i].zPolicy);
+	}
+	free(s->aRound);
+	free(s->aBanned);
+	for (int i = 0; i < s->nBanCat; i++)
+		free(s->azBanCat[i]);
+	free(s->azBanCat);
+	for (int i = 0; i < s->nPreferCat; i++)
+		free(s->azPreferCat[i]);
+	free(s->azPreferCat);
+	for (int i = 0; i < s->nSuspect; i++)
+		free(s->aSuspect[i].zWhy);
+	free(s->aSuspect);
+}
+
+const struct state_suspect *state_search_suspect(const struct state *st, int id)
+{
+	for (int i = 0; i < st->search.nSuspect; i++)
+		if (st->search.aSuspect[i].cand == id)
+			return &st->search.aSuspect[i];
+	return NULL;
+}
+
+int state_search_excluded(const struct state *st, int id)
+{
+	for (int i = 0; i < st->search.nBanned; i++)
+		if (st->search.aBanned[i] == id)
+			return 1;
+	const struct state_suspect *x = state_search_suspect(st, id);
+	return x && !x->cleared;
+}
+
+static int has_word(char **a, int n, const char *z)
+{
+	for (int i = 0; i < n; i++)
+		if (z && !strcmp(a[i], z))
+			return 1;
+	return 0;
+}
+
+int state_search_cat_banned(const struct state *st, const char *zCat)
+{
+	return has_word(st->search.azBanCat, st->search.nBanCat, zCat);
+}
+
+int state_search_cat_preferred(const struct state *st, const char *zCat)
+{
+	return has_word(st->search.azPreferCat, st->search.nPreferCat, zCat);
+}
+
+static cJSON *words_json(char **a, int n)
+{
+	cJSON *arr = cJSON_CreateArray();
+	for (int i = 0; i < n; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(a[i]));
+	return arr;
+}
+
+cJSON *state_search_json(const struct state *st)
+{
+	const struct state_search *s = &st->search;
+	if (!s->started)
+		return NULL;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "state", s->zState ? s->zState : "");
+	if (s->zWhy)
+		cJSON_AddStringToObject(o, "why", s->zWhy);
+	cJSON_AddNumberToObject(o, "round", s->round);
+	cJSON_AddItemToObject(o, "settings",
+	                      s->settings ? cJSON_Duplicate(s->settings, 1) : cJSON_CreateObject());
+	cJSON_AddNumberToObject(o, "best", s->bestId);
+	cJSON_AddNumberToObject(o, "best_speedup", s->bestId ? s->bestSpeed : -1);
+	cJSON *rs = cJSON_AddArrayToObject(o, "rounds");
+	for (int i = 0; i < s->nRound; i++) {
+		const struct state_round *r = &s->aRound[i];
+		cJSON *y = cJSON_CreateObject();
+		cJSON_AddNumberToObject(y, "round", r->round);
+		cJSON_AddStringToObject(y, "policy", r->zPolicy ? r->zPolicy : "");
+		cJSON *ps = cJSON_AddArrayToObject(y, "parents");
+		for (int k = 0; k < r->nParent; k++) {
+			cJSON *p = cJSON_CreateObject();
+			cJSON_AddNumberToObject(p, "id", r->aParent[k]);
+			cJSON_AddStringToObject(p, "reason", r->azReason[k]);
+			cJSON_AddItemToArray(ps, p);
+		}
+		cJSON_AddBoolToObject(y, "finished", r->finished);
+		cJSON_AddNumberToObject(y, "best", r->bestId);
+		cJSON_AddNumberToObject(y, "best_speedup", r->bestSpeed);
+		cJSON_AddItemToArray(rs, y);
+	}
+	cJSON_AddNumberToObject(o, "pinned", s->pinned);
+	cJSON *b = cJSON_AddArrayToObject(o, "banned");
+	for (int i = 0; i < s->nBanned; i++)
+		cJSON_AddItemToArray(b, cJSON_CreateNumber(s->aBanned[i]));
+	cJSON_AddItemToObject(o, "ban_categories", words_json(s->azBanCat, s->nBanCat));
+	cJSON_AddItemToObject(o, "prefer_categories", words_json(s->azPreferCat, s->nPreferCat));
+	cJSON *su = cJSON_AddArrayToObject(o, "suspects");
+	for (int i = 0; i < s->nSuspect; i++) {
+		cJSON *y = cJSON_CreateObject();
+		cJSON_AddNumberToObject(y, "id", s->aSuspect[i].cand);
+		cJSON_AddNumberToObject(y, "speedup", s->aSuspect[i].speedup);
+		cJSON_AddStringToObject(y, "why", s->aSuspect[i].zWhy);
+		cJSON_AddBoolToObject(y, "cleared", s->aSuspect[i].cleared);
+		cJSON_AddItemToArray(su, y);
+	}
+	cJSON_AddNumberToObject(o, "elapsed_s", s->elapsedS);
+	return o;
+}

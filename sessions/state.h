@@ -1,0 +1,194 @@
+/*
+ * state.h - the engine's state (task, population of candidates, their
+ * results) as the fold of the session's events.  state_apply() is the only
+ * way the state changes; the UI reads it and never writes it.
+ */
+#ifndef KL_STATE_H
+#define KL_STATE_H
+
+#include <cJSON.h>
+
+#include "status.h"
+
+/* where an idea stands */
+enum idea_status {
+	IDEA_PENDING,  /* proposed, not decided */
+	IDEA_ACCEPTED, /* to be implemented */
+	IDEA_REJECTED, /* never to be implemented */
+};
+
+/* an optimization idea (idea_proposed, then accepted, edited or rejected) */
+struct state_idea {
+	int id;                  /* idea id, from 1 */
+	char *zTitle;            /* short title */
+	char *zDescription;      /* what to change and why */
+	char *zCategory;         /* one of ideas_categories[] (ideas.h) or "other" */
+	enum idea_status status; /* pending, accepted or rejected */
+	char *zStatus;           /* its name: "pending", "accepted" or "rejected" */
+	char *zOrigin;           /* "llm" or "human" */
+	int parent;              /* the candidate it improves (0: none given) */
+	int request;             /* the llm_request it came from (0: none) */
+	int edited;              /* a person edited it */
+	int round;               /* the search round it was proposed in (0: none) */
+};
+
+/* the LLM traffic of a session (llm_request / llm_response) */
+struct state_llm {
+	int nRequests;   /* llm_request events */
+	int nResponses;  /* llm_response events */
+	int nFailed;     /* responses with a status other than "ok" */
+	int lastRequest; /* the highest request id seen */
+	long inTokens;   /* input tokens, summed over responses */
+	long outTokens;  /* output tokens */
+	double cost;     /* cost where the price is configured, summed */
+};
+
+struct cand {
+	int id;         /* candidate id, from 1 */
+	char *zName;    /* file name (e.g. "seed.c") */
+	char *zOrigin;  /* seed, llm, human, sweep, crossover */
+	int aParent[2]; /* parent ids */
+	int nParent;
+	char *zSource;      /* source text */
+	char *zIdea;        /* the idea it implements, or NULL */
+	int ideaId;         /* that idea's id in the state's ideas (0: none) */
+	enum status status; /* new, evaluating, or the last verdict (status.h) */
+	char *zStatus;      /* its name as journaled ("new", "correct", ...; a newer kloop's
+	                     * unknown name is kept here while status says error) */
+	char *zReason;      /* the eval's reason ("" if none) */
+	double timeMs;      /* median time, or -1 */
+	double speedup;     /* baseline / time, or -1 */
+	cJSON *result;      /* the last eval result, or NULL */
+	double tsAdded;     /* wall-clock time of its candidate_added event (0: unknown) */
+	double tsEval;      /* wall-clock time of its last eval_finished (0: none) */
+	int nUnfinished;    /* eval_started since its last eval_finished: evaluations the
+	                     * session did not live through (poison pills, issue 14) */
+	int round;          /* the search round that made it (0: none, or translation) */
+};
+
+/* ---- the search (sessions/search.h), folded from its events ---- */
+#define STATE_MAX_PARENTS 16
+
+/* one round of a search */
+struct state_round {
+	int round;                         /* its number (0: translation) */
+	int aParent[STATE_MAX_PARENTS];    /* parents_chosen */
+	char *azReason[STATE_MAX_PARENTS]; /* the policy's reason for each */
+	int nParent;
+	char *zPolicy;    /* the policy that chose them */
+	int finished;     /* round_finished was seen */
+	int bestStart;    /* the incumbent when it started (0: none) */
+	int nMade;        /* candidates it made (round_finished's "made") */
+	int bestId;       /* the incumbent at its end (0: none) */
+	double bestSpeed; /* its speedup (-1: none) */
+};
+
+/* a candidate held back as suspect until a person clears it */
+struct state_suspect {
+	int cand;
+	double speedup;
+	char *zWhy;
+	int cleared;
+};
+
+struct state_search {
+	int started;     /* search_started was seen */
+	char *zState;    /* running, paused, stopped, finished (NULL: no search) */
+	char *zWhy;      /* why it stopped or finished */
+	cJSON *settings; /* {"ideas", "branches", "policy", "seed", "gate", ...} */
+	int round;       /* the current or last round (0: none) */
+	int roundOpen;   /* round_started without its round_finished */
+	struct state_round *aRound;
+	int nRound;
+	size_t nRoundAlloc;
+	int pinned;   /* the next parent a person asked for (0: none) */
+	int *aBanned; /* candidates never to be parents */
+	int nBanned;
+	size_t nBannedAlloc;
+	char **azBanCat; /* idea categories rejected by the gate */
+	int nBanCat;
+	size_t nBanCatAlloc;
+	char **azPreferCat; /* idea categories accepted first */
+	int nPreferCat;
+	size_t nPreferCatAlloc;
+	struct state_suspect *aSuspect;
+	int nSuspect;
+	size_t nSuspectAlloc;
+	int bestId;       /* the incumbent (new_best), 0: none */
+	double bestSpeed; /* its speedup */
+	double elapsedS;  /* search wall time as of the last search event */
+	int nCandStart;   /* candidates in the session before the search */
+	double costStart; /* LLM cost before the search */
+};
+
+struct state {
+	char *zTask;              /* task name */
+	char *zTaskDir;           /* where it was loaded from */
+	char *zBackend;           /* backend of the session */
+	char *zShapes;            /* shape set, or NULL */
+	struct state_idea *aIdea; /* the ideas proposed, in order */
+	int nIdea;
+	size_t nIdeaAlloc;
+	struct state_llm llm; /* LLM requests and their cost so far */
+	struct cand *aCand;
+	int nCand;
+	size_t nCandAlloc;
+	int maxId;                  /* the largest candidate id (0: none) */
+	int nEvents;                /* events applied */
+	double baselineMs;          /* reference time, or -1 */
+	double tsStarted;           /* wall-clock time of session_started (0: unknown) */
+	struct state_search search; /* the search, if one ran */
+};
+
+void state_init(struct state *st);
+void state_free(struct state *st);
+
+/* apply one event through the event table (event.h); unknown event types
+ * are counted and ignored (so that older kloops read newer journals).  0,
+ * or -1 + err for an event that contradicts the state (e.g. a result for a
+ * candidate that does not exist). */
+int state_apply(struct state *st, const cJSON *ev, char *err);
+
+/* 0 if ev could be applied to st, else -1 + err (nothing changes) */
+int state_check(const struct state *st, const cJSON *ev, char *err);
+
+/* the candidate with id, or NULL */
+struct cand *state_cand(const struct state *st, int id);
+/* the next free candidate id */
+int state_next_id(const struct state *st);
+/* the idea with id, or NULL */
+struct state_idea *state_idea(const struct state *st, int id);
+/* the next free idea id */
+int state_next_idea_id(const struct state *st);
+/* the next free LLM request id */
+int state_next_request_id(const struct state *st);
+
+/* a candidate as JSON: {"id", "name", "origin", "parents", "status",
+ * "reason", "time_ms", "speedup", "idea"?, "idea_id"?, "round"? (a search's
+ * round, when it made it)} (caller frees) */
+cJSON *state_cand_json(const struct cand *c);
+
+/* the state as JSON: {"task", "backend", "events", "baseline_ms",
+ * "candidates": [state_cand_json() of each], "ideas": [{"id", "title",
+ * "description", "category", "status", "origin", "parent", "edited"}],
+ * "llm": {"requests", "responses", "failed", "input_tokens",
+ * "output_tokens", "cost"}, "search"?: state_search_json()}; the caller owns it */
+cJSON *state_to_json(const struct state *st);
+
+/* ---- the search's folded state ---- */
+
+/* 1 when candidate id is banned, or a suspect not cleared */
+int state_search_excluded(const struct state *st, int id);
+/* the suspect entry of candidate id, or NULL */
+const struct state_suspect *state_search_suspect(const struct state *st, int id);
+/* 1 when idea category zCat is banned (prefer: preferred) */
+int state_search_cat_banned(const struct state *st, const char *zCat);
+int state_search_cat_preferred(const struct state *st, const char *zCat);
+/* the search as JSON {"state", "why", "round", "settings", "best", "best_speedup",
+ * "rounds": [{"round", "parents": [{"id", "reason"}], "policy", "best",
+ * "best_speedup"}], "pinned", "banned", "ban_categories", "prefer_categories",
+ * "suspects": [{"id", "speedup", "why", "cleared"}], "elapsed_s"}, or NULL
+ * when no search ran (caller frees) */
+cJSON *state_search_json(const struct state *st);
+
+#endif

@@ -1,0 +1,62 @@
+# export.sh - `kloop export SESSION ID`: --source/--cuda write the candidate's
+# plain source; --kernelbench writes a ModelNew module that, with PyTorch
+# (here on the CPU, a C candidate through ctypes), has Model's constructor and
+# forward() signature and matches Model on fresh inputs; errors name what is
+# wrong.  The PyTorch part skips with one line where python3 has no torch.
+. tests/e2e/lib.sh
+B="--backend host --budget 0.2 --trials 2"
+$KLOOP eval softmax tasks/softmax/seed.c tests/fixtures/host/zeros.c $B --session "$T/s.jsonl" >/dev/null 2>&1
+$KLOOP export "$T/s.jsonl" 1 --source "$T/out.c" --kernelbench "$T/kb.py" 2>"$T/err"
+check "export exits 0" test $? -eq 0
+check "--source writes the candidate's source as it is" cmp -s "$T/out.c" tasks/softmax/seed.c
+check "--kernelbench writes a Python module defining ModelNew for the task's reference.py" python3 -c "
+import ast; t=ast.parse(open('$T/kb.py').read())
+names=[n.name for n in t.body if isinstance(n, ast.ClassDef)]
+assert 'ModelNew' in names, names
+src=open('$T/kb.py').read(); assert 'softmax/reference.py' in src and '_FLAGS = [' in src"
+$KLOOP export "$T/s.jsonl" 2 --source "$T/zeros.c" 2>"$T/err2"
+check "exporting a candidate whose verdict is not correct says so" grep -q "candidate 2's last verdict is incorrect" "$T/err2"
+$KLOOP export "$T/s.jsonl" 1 --cuda "$T/x.cu" >"$T/o" 2>"$T/e"
+check "--cuda on a C candidate is refused, naming --source" sh -c "test $? -eq 2 && grep -q 'is not CUDA; --source FILE' '$T/e'"
+$KLOOP export "$T/s.jsonl" 9 --source "$T/x.c" >"$T/o" 2>"$T/e"
+check "a missing candidate id is named with the range there is" grep -q "has no candidate 9 (it has 1..2)" "$T/e"
+$KLOOP export "$T/s.jsonl" one --source "$T/x.c" >"$T/o" 2>"$T/e"
+check "a non-numeric id is refused" grep -q "'one' is not a candidate id" "$T/e"
+
+if ! python3 -c 'import torch' >/dev/null 2>&1; then
+	skip "export: PyTorch is not installed for python3, the exported ModelNew was not run"
+	exit 0
+fi
+export PYTHONDONTWRITEBYTECODE=1
+FX=tests/fixtures/torch
+# compare OUT.py: ModelNew(*get_init_inputs()) vs Model under the same seed, on fresh inputs
+compare() {
+	python3 - "$1" <<'PY'
+import importlib.util, inspect, sys, torch
+spec = importlib.util.spec_from_file_location("exported", sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+assert inspect.signature(m.ModelNew.__init__) == inspect.signature(m.Model.__init__)
+assert inspect.signature(m.ModelNew.forward) == inspect.signature(m.Model.forward)
+torch.manual_seed(42)
+ref = m.Model(*m.get_init_inputs())
+torch.manual_seed(42)
+new = m.ModelNew(*m.get_init_inputs())
+for trial in range(3):
+    torch.manual_seed(1000 + trial)
+    x = m.get_inputs()
+    a, b = ref(*x), new(*x)
+    a = [a] if torch.is_tensor(a) else list(a)
+    b = [b] if torch.is_tensor(b) else list(b)
+    for p, q in zip(a, b):
+        assert p.shape == q.shape and p.dtype == q.dtype, (p.shape, q.shape)
+        assert torch.allclose(p.float(), q.float(), atol=1e-2, rtol=1e-2), (p - q).abs().max()
+PY
+}
+for p in "layernorm.py tasks/layernorm/seed.c" "softmax.py tasks/softmax/seed.c" "sum_scalar.py $FX/sum_scalar.c"; do
+	set -- $p
+	rm -f "$T/p.jsonl"
+	$KLOOP eval $FX/$1 $2 $B --session "$T/p.jsonl" >/dev/null 2>&1
+	$KLOOP export "$T/p.jsonl" 1 --kernelbench "$T/p.py" 2>"$T/e"
+	check "$1: the exported ModelNew has Model's signatures and matches Model on fresh inputs" compare "$T/p.py"
+done

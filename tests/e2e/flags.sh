@@ -1,0 +1,62 @@
+# flags.sh - every command's flags come from one table: a number that is
+# not a finite number in its range (NaN, inf, negative, a fraction of a
+# count, too large to hold) is refused before anything runs, with exit 2 and
+# a message naming the flag and the value; an option a command does not
+# take is an unknown option.
+. tests/e2e/lib.sh
+
+# refused NAME NEEDLE CMD...: exit status 2, NEEDLE in stderr, nothing on stdout
+refused() {
+	name=$1 needle=$2
+	shift 2
+	"$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ $rc -eq 2 ] && grep -q -- "$needle" "$T/err" && [ ! -s "$T/out" ]; then
+		ok "$name ($(head -n 1 "$T/err"))"
+	else
+		fail "$name: rc=$rc, stderr: $(cat "$T/err"), stdout: $(head -c 200 "$T/out")"
+	fi
+}
+
+E="$KLOOP eval softmax tasks/softmax/seed.c --backend host"
+refused "--budget nan" "--budget: expected a number of seconds from 0.01 to 86400, got 'nan'" $E --budget nan
+refused "--timeout inf" "--timeout: expected a number of seconds from 0.1 to 604800, got 'inf'" $E --timeout inf
+refused "--trials 3e9" "--trials: expected a whole number of trials from 1 to 1000000, got '3e9'" $E --trials 3e9
+refused "--trials 2.5" "--trials: expected a whole number" $E --trials 2.5
+refused "--budget -1" "--budget: .* got '-1'" $E --budget -1
+refused "--budget 1e400 (overflows a double)" "got '1e400'" $E --budget 1e400
+refused "--jobs of 20 digits" "--jobs: expected a whole number of parallel compiles from 1 to 4096" \
+	$E --jobs 99999999999999999999
+refused "--budget with trailing text" "got '1s'" $E --budget 1s
+refused "--reference of an unknown kind" "--reference: expected host, cuda or torch, got 'gpu'" \
+	$E --reference gpu
+refused "--backend of an unknown kind" "--backend: expected host, cuda or auto, got 'tpu'" \
+	$E --backend tpu
+refused "ideas -n 0" "-n: expected a whole number of ideas from 1 to 64, got '0'" \
+	$KLOOP ideas softmax -n 0 --provider command
+refused "implement -b 65" "-b: expected a whole number of branches from 1 to 64, got '65'" \
+	$KLOOP implement softmax --idea x -b 65 --provider command
+refused "implement --fix -1" "--fix: expected a whole number of fix prompts from 0 to 16" \
+	$KLOOP implement softmax --idea x --fix -1 --provider command
+refused "replay --at -3" "--at: expected a whole number of events from 0 to 100000000, got '-3'" \
+	$KLOOP replay "$T/none.jsonl" --at -3
+S="$KLOOP search softmax --sweep-only"
+refused "search --seed nan" "--seed: expected a whole number of seed values from 0 to 4294967295, got 'nan'" \
+	$S --seed nan
+refused "search --time inf" "--time: expected a number of seconds from 0 to 1000000000, got 'inf'" \
+	$S --time inf
+refused "search --budget-usd -1" "--budget-usd: expected a number of dollars from 0 to 1000000000, got '-1'" \
+	$S --budget-usd -1
+refused "search --max-candidates of 20 digits" "--max-candidates: expected a whole number of candidates" \
+	$S --max-candidates 99999999999999999999
+refused "search --rounds 2.5" "--rounds: expected a whole number of rounds" $S --rounds 2.5
+refused "search --parents 17" "--parents: expected a whole number of parents from 1 to 16, got '17'" \
+	$S --parents 17
+refused "translate -b 0" "-b: expected a whole number of translations from 1 to 16, got '0'" \
+	$KLOOP translate softmax -b 0 --command true
+refused "a search flag is unknown to eval" "eval: unknown option --rounds" $E --rounds 3
+refused "a flag another command takes is unknown here" "eval: unknown option --at" $E --at 3
+refused "a flag without its value" "eval: --budget needs a value" $E --budget
+# a good value still runs
+$E --budget 0.05 --trials 1 --json >"$T/ok.json" 2>"$T/ok.err"
+check "in-range values run (exit $?)" grep -q '"status":"correct"' "$T/ok.json"

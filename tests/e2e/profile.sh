@@ -1,0 +1,49 @@
+# profile.sh - profiler facts: the host compiler's vectorisation remarks in
+# a result (apart from its warnings) and beside the ptxas report in :show;
+# Nsight Compute's CSV (a capture from an H100) read into bandwidth,
+# occupancy and top stall, journaled for a candidate and shown by :show and
+# in the LLM's prompt; `:profile ID` without ncu says why.  On the GPU with
+# ncu installed, tests/e2e/profile_cuda.sh runs ncu itself.
+. tests/e2e/lib.sh
+B="--backend host --budget 0.2 --trials 2"
+CSV=tests/fixtures/ncu/h100_softmax_sgemm_raw.csv
+S="$T/s.jsonl"
+
+$KLOOP eval softmax tasks/softmax/seed.c $B --session "$S" --json >"$T/r.json" 2>"$T/err"
+check "a host result lists the loops the compiler vectorised (line 30 of the softmax seed)" python3 -c "
+import json; c=json.load(open('$T/r.json'))['compile']
+v=c['vectorized']; assert any(x['line']==30 and 'vectorized' in x['message'] for x in v), v
+assert 'optimized:' not in c['log'], c['log']"
+printf 'show 1\n' | $KLOOP shell --session "$S" >"$T/show" 2>&1
+check ":show puts the vectoriser's remarks in the results" grep -q "^vector    line 30: loop vectorized using" "$T/show"
+
+$KLOOP profile --parse $CSV --json >"$T/p.json" 2>"$T/err"
+check "profile --parse reads ncu's CSV: the longest launch and its facts" python3 -c "
+import json; p=json.load(open('$T/p.json'))
+k=p['kernels'][p['main']]; assert 'sgemm' in k['name'] and k['occupancy_pct']==12.5, k
+s=p['kernels'][1]; assert s['top_stall']=='long_scoreboard' and s['dram_bytes_per_s']>1e12, s
+assert p['summary'].startswith('cutlass::Kernel2: 0.4234 ms, DRAM 45.2 GB/s'), p['summary']"
+$KLOOP profile softmax tasks/softmax/seed.c --session "$S" --parse $CSV >"$T/out" 2>"$T/err"
+check "a profile is journaled for the session's candidate with that source" grep -q '"type":"profile","candidate":1' "$S"
+printf 'show 1\n' | $KLOOP shell --session "$S" >"$T/show2" 2>&1
+check ":show puts Nsight Compute's facts in the results" \
+	grep -q "^ncu       cutlass::Kernel2: 0.4234 ms, DRAM 45.2 GB/s (1% of peak), occupancy 12% (theoretical 12%), top stall" "$T/show2"
+$KLOOP profile softmax tests/fixtures/host/zeros.c --session "$S" --parse $CSV >"$T/out" 2>"$T/err"
+check "a source the session does not have is refused" grep -q "has no candidate with the source of" "$T/err"
+
+if fake_llm tests/fake_llm/softmax.json; then
+	$KLOOP ideas softmax --session "$S" --provider openai --model fake-gpt \
+		--base-url "http://127.0.0.1:$PORT/v1" $B >"$T/ideas.out" 2>"$T/ideas.err"
+	check "the LLM's prompt carries Nsight Compute's facts and the vectoriser's remarks" \
+		sh -c "grep -q 'Nsight Compute (one run): cutlass::Kernel2' '$T/server.log' && grep -q 'host compiler, line 30: loop vectorized' '$T/server.log'"
+else
+	fail "the fake LLM server starts"
+fi
+
+if ! command -v ncu >/dev/null 2>&1; then
+	printf 'profile 1\n' | PATH=/usr/bin:/bin $KLOOP shell --session "$S" >"$T/pr" 2>&1
+	check ":profile without Nsight Compute says so, naming the fix" \
+		grep -q "profile of candidate 1 failed: kloop: profile: Nsight Compute (ncu) cannot be run: install it or give --ncu PATH" "$T/pr"
+else
+	skip "profile: ncu is installed here; profile_cuda.sh runs it"
+fi

@@ -1,0 +1,24 @@
+# profile_cuda.sh - Nsight Compute on the GPU: `kloop profile` runs ncu once
+# on the softmax CUDA seed's kernel (only it: kloop's own kernels and the
+# reference's are filtered out by name) and reports its bandwidth, occupancy
+# and top stall; `:profile ID` in a session journals them.  Skipped with one
+# line without a GPU or without ncu.
+. tests/e2e/lib.sh
+if ! command -v ncu >/dev/null 2>&1 || ! $KLOOP doctor --json 2>/dev/null |
+	python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["gpu"]["ok"] else 1)'; then
+	skip "profile_cuda: no GPU or no Nsight Compute (ncu) here"
+	exit 0
+fi
+export XDG_CACHE_HOME="${KLOOP_GPU_CACHE:-$T/cache}"
+B="--backend cuda"
+$KLOOP profile softmax tasks/softmax/seed.cu $B --json >"$T/p.json" 2>"$T/err"
+check "kloop profile: ncu ran on the seed's kernel only ($(tail -c 300 "$T/err"))" python3 -c "
+import json; p=json.load(open('$T/p.json'))
+names={k['name'] for k in p['kernels']}; assert names and all('softmax_rows' in n for n in names), names
+k=p['kernels'][p['main']]
+assert k['dram_bytes_per_s']>1e9 and 0<k['occupancy_pct']<=100 and k['top_stall'], k
+print('#', p['summary'])"
+S="$T/s.jsonl"
+$KLOOP eval softmax tasks/softmax/seed.cu $B --budget 0.5 --session "$S" >/dev/null 2>&1
+printf 'profile 1\nshow 1\n' | $KLOOP shell --session "$S" >"$T/sh" 2>&1
+check ":profile 1 journals the profile and :show lists it" grep -q "^ncu       softmax_rows: " "$T/sh"

@@ -1,0 +1,238 @@
+# sandbox.sh - evil candidates (tests/fixtures/evil) against the sandboxed
+# runner on the host backend: each gets the verdict it deserves, leaves
+# nothing behind, reads no secret, reaches no network, forges nothing; and
+# no worker outlives kloop, whatever signal ends it.
+. tests/e2e/lib.sh
+E=tests/fixtures/evil
+B="--backend host --budget 0.3 --trials 5"
+if ! ./bin/kloop doctor | grep -q '^sandbox *ok'; then
+	fail "bubblewrap runs here (kloop doctor: $(./bin/kloop doctor | grep '^sandbox'))"
+	exit 0
+fi
+ok "kloop doctor says bubblewrap can sandbox candidates"
+
+# the fixtures share softmax_body.h: each candidate is one source file
+mkdir -p "$T/evil"
+for f in $E/*.c; do
+	{ grep -v '#include "softmax_body.h"' "$E/softmax_body.h"; grep -v '#include "softmax_body.h"' "$f"; } |
+		sed "s|@CACHE@|$XDG_CACHE_HOME|g" >"$T/evil/$(basename "$f")"
+done
+V="$T/evil"
+
+# eval_json OUT FILES... : kloop eval --json, one result per line
+eval_json() {
+	out=$1
+	shift
+	$KLOOP eval softmax "$@" $B --json >"$out" 2>"$out.err"
+}
+# field N KEY FILE: a field of the Nth result line
+field() {
+	python3 -c 'import json,sys
+v=json.loads(open(sys.argv[3]).read().splitlines()[int(sys.argv[1])])
+for k in sys.argv[2].split("."):
+    v=v.get(k) if isinstance(v,dict) else None
+print(v)' "$1" "$2" "$3"
+}
+
+# 1. telling calls apart by their return address: every call comes from one place
+eval_json "$T/ra.json" $V/retaddr_skip.c
+check "retaddr_skip: correct, since every call looks alike ($(field 0 status "$T/ra.json"))" \
+	test "$(field 0 status "$T/ra.json")" = correct
+sp=$(field 0 speedup "$T/ra.json")
+check "retaddr_skip: an honest speedup (${sp}x, not thousands)" python3 -c "import sys; assert float(sys.argv[1]) < 20" "$sp"
+
+# 2. skipping the work after the trials: caught by a checked timed run
+eval_json "$T/cs.json" $V/count_skip.c
+check "count_skip: incorrect in a checked timed run ($(field 0 reason "$T/cs.json"))" \
+	sh -c "test \"\$(python3 -c 'import json;print(json.loads(open(\"$T/cs.json\").readline())[\"status\"])')\" = incorrect && grep -q 'timed run' '$T/cs.json'"
+
+# 3. an output cache on disk, over three runs of kloop
+rm -rf /tmp/kloop-evil-cache
+for i in 1 2 3; do
+	eval_json "$T/dc$i.json" $V/disk_cache.c
+	check "disk_cache run $i: correct, so no cache hit (a hit returns 77)" test "$(field 0 status "$T/dc$i.json")" = correct
+done
+check "disk_cache: nothing written to the host's /tmp" test ! -e /tmp/kloop-evil-cache
+
+# 4. forged protocol lines on fds 100..109, with an honest candidate after it
+eval_json "$T/ff.json" $V/forge_fds.c tasks/softmax/seed.c
+check "forge_fds: nothing forged reaches the results" sh -c "! grep -q forged '$T/ff.json'"
+check "forge_fds: both results are real (correct, correct)" \
+	test "$(field 0 status "$T/ff.json") $(field 1 status "$T/ff.json")" = "correct correct"
+check "forge_fds: an honest speedup ($(field 0 speedup "$T/ff.json")x)" \
+	python3 -c "import sys; assert float(sys.argv[1]) < 20" "$(field 0 speedup "$T/ff.json")"
+eval_json "$T/fc.json" $V/forge_ctl.c
+check "forge_ctl: writing to the runner's channel is incorrect ($(field 0 reason "$T/fc.json"))" \
+	sh -c "test '$(field 0 status "$T/fc.json")' = incorrect && grep -q 'control channel' '$T/fc.json'"
+
+# 5. patching the comparison: it is in another process
+eval_json "$T/pc.json" $V/patch_compare.c
+check "patch_compare: incorrect, NaN seen ($(field 0 reason "$T/pc.json"))" \
+	sh -c "test '$(field 0 status "$T/pc.json")' = incorrect && grep -q NaN '$T/pc.json'"
+
+# 6. 16 spinning threads, then an innocent candidate
+eval_json "$T/th.json" $V/threads.c tasks/softmax/seed.c
+check "threads: the threads' candidate and the innocent one after it are both correct" \
+	test "$(field 0 status "$T/th.json") $(field 1 status "$T/th.json")" = "correct correct"
+
+# 7. secrets: a file in the host's /tmp and $HOME, other processes' environments
+echo "kloop-secret-7f3a9" >/tmp/kloop-evil-secret
+SECRET_ENV=kloop-secret-env-51c2 eval_json "$T/rs.json" $V/read_secret.c
+check "read_secret: crashed (SIGABRT)" test "$(field 0 status "$T/rs.json")" = crashed
+check "read_secret: no secret in its report" sh -c "! grep -q 'kloop-secret-' '$T/rs.json' '$T/rs.json.err'"
+eval_json "$T/is.json" $V/include_secret.c
+check "include_secret: compile_error ($(field 0 reason "$T/is.json"))" \
+	test "$(field 0 status "$T/is.json")" = compile_error
+check "include_secret: the compile log says what the compiler can see, and holds no secret" \
+	sh -c "grep -q 'runs in a sandbox' '$T/is.json' && ! grep -q 'kloop-secret-' '$T/is.json'"
+rm -f /tmp/kloop-evil-secret
+
+# 8. the network
+python3 -c '
+import socket,sys
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1",47391)); s.listen(4); s.settimeout(30)
+try:
+    c,_=s.accept(); open(sys.argv[1],"w").write("connected")
+except Exception: pass' "$T/net.flag" &
+lp=$!
+sleep 0.3
+eval_json "$T/nw.json" $V/network.c
+kill $lp 2>/dev/null
+wait $lp 2>/dev/null
+check "network: correct" test "$(field 0 status "$T/nw.json")" = correct
+check "network: no connection reached 127.0.0.1:47391" test ! -e "$T/net.flag"
+
+# 9. a setsid daemon
+eval_json "$T/dm.json" $V/daemon.c
+sleep 0.5
+left=$(grep -l '^kl-evil-daemon$' /proc/[0-9]*/comm 2>/dev/null | wc -l)
+check "daemon: correct, and no kl-evil-daemon left running ($left)" \
+	test "$(field 0 status "$T/dm.json")" = correct -a "$left" -eq 0
+
+# 10. the compile cache: out of reach, and verified on load
+eval_json "$T/c1.json" tasks/softmax/seed.c
+eval_json "$T/oc.json" $V/overwrite_cache.c
+eval_json "$T/c2.json" tasks/softmax/seed.c
+check "overwrite_cache: the cached objects are out of its reach (it overwrote none)" \
+	sh -c "! grep -q 'overwrote [1-9]' '$T/oc.json.err' '$T/oc.json'"
+check "overwrite_cache: the seed, cached, is still correct" \
+	test "$(field 0 status "$T/c2.json") $(field 0 compile.cached "$T/c2.json")" = "correct True"
+for so in "$XDG_CACHE_HOME"/kloop/so/*.so; do printf 'tampered' >>"$so"; done
+eval_json "$T/c3.json" tasks/softmax/seed.c
+check "a cached object changed on disk is not loaded: compiled again (cached: $(field 0 compile.cached "$T/c3.json")), correct" \
+	test "$(field 0 status "$T/c3.json") $(field 0 compile.cached "$T/c3.json")" = "correct False"
+
+# 11. the session journal through /proc/PPID/fd
+$KLOOP eval softmax $V/journal_proc.c $B --session "$T/s.kloop" --json >"$T/jp.json" 2>"$T/jp.err"
+check "journal_proc: correct" test "$(field 0 status "$T/jp.json")" = correct
+check "journal_proc: no forged event in the journal" sh -c "! grep -q '^{\"type\":\"eval_finished\",\"forged\"' '$T/s.kloop'"
+
+# 12. killing its parent: crashed, and the next candidate runs
+eval_json "$T/kp.json" $V/kill_parent.c tasks/softmax/seed.c
+check "kill_parent: crashed, then the seed is correct ($(field 0 status "$T/kp.json") $(field 1 status "$T/kp.json"))" \
+	test "$(field 0 status "$T/kp.json") $(field 1 status "$T/kp.json")" = "crashed correct"
+
+# 13. API keys are not in any worker's environment
+OPENAI_API_KEY=sk-kloop-evil-key-0042 ANTHROPIC_API_KEY=sk-ant-kloop-evil-0042 \
+	eval_json "$T/pk.json" $V/print_key.c
+check "print_key: crashed" test "$(field 0 status "$T/pk.json")" = crashed
+check "print_key: no key in its report" sh -c "! grep -q 'kloop-evil-.*0042' '$T/pk.json' '$T/pk.json.err'"
+check "print_key: it saw none" grep -q 'OPENAI_API_KEY=(none) ANTHROPIC_API_KEY=(none)' "$T/pk.json"
+
+# 14. no worker outlives kloop: SIGTERM, SIGKILL, SIGHUP while a candidate hangs
+mkdir -p "$T/orphans"
+cat >"$T/orphans/hang.c" <<'C'
+#include "kloop.h"
+int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)
+{
+	(void)in; (void)n_in; (void)out; (void)n_out; (void)stream;
+	for (volatile int i = 0;; i++)
+		;
+}
+C
+top=$(pwd)
+# runners: inside the sandbox their cwd is the sandbox's /tmp, so they are
+# told by their command line (pids that were there before do not count)
+runners() {
+	for p in /proc/[0-9]*; do
+		{ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q 'kloop-worker --runner' && echo "${p#/proc/}"
+	done | sort
+}
+for sig in TERM KILL HUP; do
+	d="$T/orphans/$sig"
+	mkdir -p "$d"
+	runners >"$T/runners.before"
+	(cd "$d" && exec "$top/bin/kloop" eval softmax "$T/orphans/hang.c" $B --timeout 60 >/dev/null 2>&1) &
+	kp=$!
+	# wait until the candidate runs (its worker's cwd is $d)
+	n=0
+	while [ $n -lt 100 ]; do
+		c=0
+		for p in /proc/[0-9]*; do
+			[ "$(readlink "$p/cwd" 2>/dev/null)" = "$d" ] && c=$((c + 1))
+		done
+		[ $c -ge 3 ] && break
+		sleep 0.1
+		n=$((n + 1))
+	done
+	sleep 0.5
+	kill -$sig $kp
+	wait $kp 2>/dev/null
+	sleep 1
+	left=""
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/cwd" 2>/dev/null)" = "$d" ] && left="$left $(cat "$p/comm" 2>/dev/null)"
+	done
+	runners >"$T/runners.after"
+	newr=$(comm -13 "$T/runners.before" "$T/runners.after" | tr '\n' ' ')
+	check "SIG$sig of kloop while a candidate hangs leaves no process behind (${left:-none}; runners: ${newr:-none})" \
+		test -z "$left$newr"
+done
+
+# 15. a poison pill: a candidate whose evaluation the session did not live
+# through twice is marked and not run again when the session is reopened
+P="$T/pill.jsonl"
+wait_running() { # wait_running DIR: until a runner of a kloop started in DIR runs
+	n=0
+	while [ $n -lt 150 ]; do
+		for p in /proc/[0-9]*; do
+			[ "$(readlink "$p/cwd" 2>/dev/null)" = "$1" ] || continue
+			grep -q "runner" "$p/cmdline" 2>/dev/null && return 0
+		done
+		sleep 0.1
+		n=$((n + 1))
+	done
+}
+mkdir -p "$T/pill1" "$T/pill2" "$T/pill3"
+(cd "$T/pill1" && exec "$top/bin/kloop" eval softmax "$T/orphans/hang.c" $B --timeout 60 --session "$P" >/dev/null 2>&1) &
+kp=$!
+wait_running "$T/pill1"
+kill -KILL $kp
+wait $kp 2>/dev/null
+(cd "$T/pill2" && exec "$top/bin/kloop" shell softmax $B --timeout 60 --session "$P" </dev/null >/dev/null 2>&1) &
+kp=$!
+wait_running "$T/pill2"
+kill -KILL $kp
+wait $kp 2>/dev/null
+check "the journal holds two evaluations of the hanging candidate that never finished" \
+	test "$(grep -c '"type":"eval_started"' "$P")" -eq 2 -a "$(grep -c '"type":"eval_finished"' "$P")" -eq 0
+(cd "$T/pill3" && echo list | "$top/bin/kloop" shell softmax $B --timeout 60 --session "$P" >"$T/pill3.out" 2>&1)
+check "reopened, the session marks it abandoned (crashed) instead of running it a third time" \
+	sh -c "grep -q '\"abandoned\":true' '$P' && test \$(grep -c '\"type\":\"eval_started\"' '$P') -eq 2"
+check "the session lists it as crashed" grep -q "crashed" "$T/pill3.out"
+
+# 16. where bubblewrap cannot run (here: not on PATH), a clear warning, the
+# result says so, and kloop doctor too; --no-sandbox is explicit and quiet
+mkdir -p "$T/nobw"
+for t in cc gcc as ld python3 sh; do ln -sf "$(command -v $t)" "$T/nobw/$t"; done
+PATH="$T/nobw" $KLOOP eval softmax tasks/softmax/seed.c $B --json >"$T/nobw.json" 2>"$T/nobw.err"
+check "without bwrap: correct, with a warning that candidates run unsandboxed ($(cat "$T/nobw.err"))" \
+	sh -c "test '$(field 0 status "$T/nobw.json")' = correct && grep -q 'warning: bubblewrap (bwrap) is not installed: candidates run unsandboxed' '$T/nobw.err'"
+check "without bwrap: the result says \"sandbox\": \"none\"" test "$(field 0 sandbox "$T/nobw.json")" = none
+PATH="$T/nobw" $KLOOP doctor >"$T/nobw.doc" 2>&1
+check "without bwrap: kloop doctor says the sandbox is missing" grep -q '^sandbox *-- *bubblewrap (bwrap) is not installed' "$T/nobw.doc"
+$KLOOP eval softmax tasks/softmax/seed.c $B --no-sandbox --json >"$T/nosb.json" 2>"$T/nosb.err"
+check "--no-sandbox: correct, \"sandbox\": \"none\", no warning" \
+	sh -c "test '$(field 0 status "$T/nosb.json") $(field 0 sandbox "$T/nosb.json")' = 'correct none' && ! grep -q warning '$T/nosb.err'"
+check "with bubblewrap: the result says \"sandbox\": \"bubblewrap\"" test "$(field 0 sandbox "$T/c2.json")" = bubblewrap

@@ -1,0 +1,371 @@
+# search.sh - `kloop search` and `kloop translate` on the host backend: a
+# sweep over a #define that changes the work done, without an LLM; a
+# multi-round search whose "LLM" answers from a corpus of real softmax
+# variants (faster ones, a wrong one, one that does not compile, one that
+# crashes: tests/fixtures/search) over real HTTP (the fake server) and as
+# the command provider; --seed reproducing the parents; pin, ban, idea and
+# the human gate from `kloop shell`; kill -9 then resume; replay.
+. tests/e2e/lib.sh
+EVAL="--backend host --budget 0.2 --trials 2"
+F=tests/fixtures/search
+CORPUS="python3 $F/corpus_llm.py"
+# run NAME ARGS...: kloop ARGS > $T/NAME.out 2> $T/NAME.err; $rc
+run() {
+	name=$1
+	shift
+	$KLOOP "$@" >"$T/$name.out" 2>"$T/$name.err"
+	rc=$?
+}
+# pycheck NAME JOURNAL OUT: run the Python on stdin with ev (JOURNAL's
+# events), s (the last JSON line of OUT: the summary, or None), src, mark
+# (each candidate's corpus marker) and fin (each one's last result); ok
+# when it raises nothing, else the assertion in the report
+pycheck() {
+	_name=$1
+	python3 -c 'import json, re, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+s = None
+if sys.argv[2] != "-":
+    js = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")]
+    s = js[-1] if js else None
+src = {e["id"]: e["source"] for e in ev if e["type"] == "candidate_added"}
+mark = {}
+for i, t in src.items():
+    m = re.search(r"corpus: ([a-z0-9-]+)", t)
+    mark[i] = m.group(1) if m else None
+fin = {e["candidate"]: e["result"] for e in ev if e["type"] == "eval_finished"}
+exec(sys.stdin.read())' "$2" "$3" >"$T/py.out" 2>&1
+	if [ $? -eq 0 ]; then ok "$_name"; else
+		fail "$_name"
+		sed 's/^/#   /' "$T/py.out" | tail -5
+	fi
+}
+
+# --- sweeps without an LLM: CHUNK=16 sums the exponentials 64/16 = 4 times
+run sweep search softmax --from $F/chunked.c --rounds 2 --json --session "$T/sweep.jsonl" $EVAL
+check "no provider: --sweep-only implied, and said so" \
+	grep -q "no LLM provider is configured: --sweep-only implied" "$T/sweep.err"
+check "the sweep found a correct candidate faster than the baseline: exit 0 ($rc)" test "$rc" -eq 0
+pycheck "CHUNK=64 (a quarter of the seed's exponentials) is among the sweep points, and correct" \
+	"$T/sweep.jsonl" - <<'PY'
+ids = [i for i, t in src.items() if "#define CHUNK 64\n" in t]
+assert ids and fin[ids[0]]["status"] == "correct", ids
+PY
+pycheck "the best is a sweep point with CHUNK >= 32 (at most half the seed's exponentials), correct, faster than the seed beyond its p10" \
+	"$T/sweep.jsonl" - <<'PY'
+b = [e for e in ev if e["type"] == "new_best"][-1]
+org = {e["id"]: e["origin"] for e in ev if e["type"] == "candidate_added"}
+k = int(re.search(r"#define CHUNK (\d+)", src[b["candidate"]]).group(1))
+assert org[b["candidate"]] == "sweep" and k >= 32, (org[b["candidate"]], k)
+assert fin[b["candidate"]]["status"] == "correct"
+assert b["time_ms"] < fin[1]["timing"]["p10_ms"]
+PY
+pycheck "two rounds, every parent with a reason, every sweep point the child of a parent" \
+	"$T/sweep.jsonl" - <<'PY'
+assert [e["round"] for e in ev if e["type"] == "round_finished"] == [1, 2]
+assert all(p["reason"] for e in ev if e["type"] == "parents_chosen" for p in e["parents"])
+chosen = {p["id"] for e in ev if e["type"] == "parents_chosen" for p in e["parents"]}
+assert all(e["parents"] and e["parents"][0] in chosen
+           for e in ev if e["type"] == "candidate_added" and e["origin"] == "sweep")
+assert [e["reason"] for e in ev if e["type"] == "search_finished"] == ["2 rounds done"]
+PY
+pycheck "--json: one object per event, then the summary (best, lineage back to the seed, rounds)" \
+	"$T/sweep.jsonl" "$T/sweep.out" <<'PY'
+assert s["type"] == "summary" and s["best"]["origin"] == "sweep"
+assert s["lineage"][0]["id"] == s["best"]["id"] and s["lineage"][-1]["origin"] == "seed"
+assert len(s["search"]["rounds"]) == 2
+PY
+
+run sweeptxt search softmax --from $F/chunked.c --rounds 1 --sweep-only --suspect 2 \
+	--session "$T/sus.jsonl" $EVAL
+check "text: a line per event, the population table and the lineage" \
+	sh -c "grep -q '^round 1\$' '$T/sweeptxt.out' && grep -q '^sweep of #1 chunked.c: 4 points' '$T/sweeptxt.out' && grep -q '^id  *name  *origin  *parents  *round' '$T/sweeptxt.out' && grep -q 'search finished: 1 rounds done' '$T/sweeptxt.out'"
+pycheck "--suspect 2: every candidate above 2x is held as a suspect, and none of them is the best" \
+	"$T/sus.jsonl" - <<'PY'
+sus = {e["candidate"] for e in ev if e["type"] == "suspect_flagged"}
+fast = {i for i, r in fin.items() if r["status"] == "correct" and r["speedup"] > 2}
+best = {e["candidate"] for e in ev if e["type"] == "new_best"}
+assert fast == sus and not (best & sus), (fast, sus, best)
+PY
+
+run bw search softmax --from $F/chunked.c --rounds 1 --sweep-only --bandwidth 1 \
+	--session "$T/bw.jsonl" $EVAL
+pycheck "--bandwidth 1: a time below moving the task's 2.1 MB at 1 GB/s (2.097 ms) is a suspect, never the best" \
+	"$T/bw.jsonl" - <<'PY'
+floor = 2 * 64 * 4096 * 4 / 1e9 * 1e3
+sus = {e["candidate"]: e["why"] for e in ev if e["type"] == "suspect_flagged"}
+fast = {i for i, r in fin.items() if r["status"] == "correct" and r["time_ms"] < floor}
+best = {e["candidate"] for e in ev if e["type"] == "new_best"}
+assert set(sus) == fast and not (best & fast), (sus, fast, best)
+assert all("that moving its 2.1 MB at 1 GB/s takes" in w for w in sus.values())
+PY
+run maxc search softmax --from $F/chunked.c --max-candidates 2 --json --session "$T/maxc.jsonl" $EVAL
+pycheck "--max-candidates 2: two candidates made, then it stops and says why" "$T/maxc.jsonl" - <<'PY'
+assert len(src) == 3, len(src)
+assert "candidate budget is spent (2 of 2)" in [e["reason"] for e in ev if e["type"] == "search_finished"][0]
+PY
+run target search softmax --from $F/chunked.c --target 0.001 --json --session "$T/target.jsonl" $EVAL
+pycheck "--target: reached by the seed itself, no round is run" "$T/target.jsonl" - <<'PY'
+assert not [e for e in ev if e["type"] == "round_started"]
+assert "target speedup is reached" in [e["reason"] for e in ev if e["type"] == "search_finished"][0]
+PY
+
+# --- the corpus over real HTTP (the OpenAI wire format)
+if ! fake_llm tests/fake_llm/corpus.json; then
+	fail "the fake LLM server starts"
+	exit 1
+fi
+OPENAI="--provider openai --model fake-gpt --base-url http://127.0.0.1:$PORT/v1"
+run http search softmax --from $F/slow.c --rounds 3 --branches 1 --suspect 100 --json \
+	--price-input 1 --price-output 2 --session "$T/http.jsonl" $OPENAI $EVAL
+check "corpus over HTTP: exit 0 ($rc)" test "$rc" -eq 0
+pycheck "the best is the corpus's fastest correct variant (one pass of exponentials)" \
+	"$T/http.jsonl" "$T/http.out" <<'PY'
+assert mark[s["best"]["id"]] in ("fast", "fast2"), mark[s["best"]["id"]]
+PY
+pycheck "the wrong, the uncompilable and the crashing variants were evaluated as such" \
+	"$T/http.jsonl" "$T/http.out" <<'PY'
+st = {c["id"]: c["status"] for c in s["candidates"]}
+assert {mark[i] for i in st if st[i] == "incorrect"} == {"broken"}
+assert {mark[i] for i in st if st[i] == "compile_error"} == {"cerr"}
+assert {mark[i] for i in st if st[i] == "crashed"} == {"crash"}
+PY
+pycheck "three rounds; every parent correct; the compile error sent back and fixed" \
+	"$T/http.jsonl" "$T/http.out" <<'PY'
+st = {c["id"]: c["status"] for c in s["candidates"]}
+assert [e["round"] for e in ev if e["type"] == "round_finished"] == [1, 2, 3]
+assert all(st[p["id"]] == "correct" for e in ev if e["type"] == "parents_chosen" for p in e["parents"])
+fx = [c for c in s["candidates"] if mark[c["id"]] == "cerr-fixed"][0]
+assert fx["status"] == "correct" and mark[fx["parents"][0]] == "cerr"
+PY
+pycheck "later ideas prompts carry the ideas tried on the lineage, with their outcome" \
+	"$T/http.jsonl" - <<'PY'
+ps = [e["prompt"] for e in ev if e["type"] == "llm_request" and e["purpose"] == "ideas"]
+later = [p for p in ps if "corpus: mid" in p.split("## The current candidate")[1].split("\n## ")[0]]
+assert later
+for p in later:
+    assert "## Ideas already tried on this lineage" in p
+    assert re.search(r"CORPUS-mid Sum the exponentials fewer times: correct, [0-9.]+x", p)
+    assert "CORPUS-broken Skip the normalisation: incorrect" in p
+PY
+pycheck "every request journaled went over HTTP; the cost is totalled from the price settings" \
+	"$T/http.jsonl" "$T/http.out" <<'PY'
+n = len([e for e in ev if e["type"] == "llm_request"])
+log = [l for l in open(sys.argv[1].replace("http.jsonl", "server.log"))]
+assert len(log) == n, (len(log), n)
+assert abs(s["llm"]["cost"] - n * (100 * 1 + 50 * 2) / 1e6) < 1e-9, s["llm"]["cost"]
+PY
+run budget search softmax --from $F/slow.c --budget-usd 0.0005 --branches 1 --suspect 100 --json \
+	--price-input 1 --price-output 2 --session "$T/budget.jsonl" $OPENAI $EVAL
+pycheck "--budget-usd: no request is sent once the spend reaches the budget, and the search says why it stopped" \
+	"$T/budget.jsonl" - <<'PY'
+req = [e for e in ev if e["type"] == "llm_request"]
+resp = [e for e in ev if e["type"] == "llm_response"]
+assert sum(e["cost"] for e in resp) >= 0.0005
+reason = [e["reason"] for e in ev if e["type"] == "search_finished"][0]
+assert "LLM budget is spent" in reason, reason
+# each request was sent while the spend was below the budget
+spent = 0
+for e in ev:
+    if e["type"] == "llm_response":
+        spent += e["cost"]
+    if e["type"] == "llm_request" and e["purpose"] == "ideas":
+        assert spent < 0.0005
+PY
+
+# --- the command provider, and --seed
+run cmd search softmax --from $F/slow.c --rounds 3 --branches 1 --suspect 100 --json \
+	--policy random --seed 7 --command "$CORPUS" --session "$T/seed1.jsonl" $EVAL
+check "the command provider (--command): exit 0 ($rc)" test "$rc" -eq 0
+pycheck "... the corpus's fastest variant found, every request through the command provider" \
+	"$T/seed1.jsonl" "$T/cmd.out" <<'PY'
+assert mark[s["best"]["id"]] in ("fast", "fast2"), mark[s["best"]["id"]]
+assert {e["provider"] for e in ev if e["type"] == "llm_request"} == {"command"}
+PY
+run cmd2 search softmax --from $F/slow.c --rounds 3 --branches 1 --suspect 100 --json \
+	--policy random --seed 7 --command "$CORPUS" --session "$T/seed2.jsonl" $EVAL
+python3 -c 'import json,sys
+def parents(f):
+    return [[p["source_sha256"] for p in e["parents"]] for e in map(json.loads, open(f)) if e["type"] == "parents_chosen"]
+a, b = parents(sys.argv[1]), parents(sys.argv[2])
+print(a == b and len(a) == 3, a, b)' "$T/seed1.jsonl" "$T/seed2.jsonl" >"$T/seeds" 2>&1
+check "--seed 7 twice: the same parents (by source) in each of the 3 rounds" grep -q '^True' "$T/seeds"
+
+run xo search softmax --from $F/slow.c --rounds 2 --branches 1 --suspect 100 --crossover 2 --json \
+	--command "$CORPUS" --session "$T/xo.jsonl" $EVAL
+pycheck "--crossover 2: the function-level crossover and the LLM's crossover prompt, each a child of two parents of different islands" \
+	"$T/xo.jsonl" - <<'PY'
+xs = [e for e in ev if e["type"] == "candidate_added" and e["origin"] == "crossover"]
+fn = [e for e in xs if "request" not in e]
+llm = [e for e in xs if "request" in e]
+assert fn and all(len(e["parents"]) == 2 for e in fn), fn
+req = {e["request"]: e for e in ev if e["type"] == "llm_request"}
+assert llm and all(req[e["request"]]["purpose"] == "crossover" and mark[e["id"]] == "blend" and len(e["parents"]) == 2 for e in llm), llm
+idea = [e for e in ev if e["type"] == "idea_proposed" and e["origin"] == "search"]
+assert idea and idea[0]["title"].startswith("Combine #")
+PY
+
+# --- steering from `kloop shell` (a pipe: each line's work is waited for;
+# one request at a time, so ids are those of the script below)
+mkdir -p "$XDG_CONFIG_HOME/kloop"
+printf 'provider = command\ncommand = %s\nllm_max_in_flight = 1\n' "$CORPUS" \
+	>"$XDG_CONFIG_HOME/kloop/config"
+cp -r tasks/softmax "$T/slowtask"
+cp $F/slow.c "$T/slowtask/seed.c"
+python3 -c 'import json,sys
+j=json.load(open(sys.argv[1])); j["name"]="slowmax"; j["seeds"]={"host": ["seed.c"]}
+json.dump(j, open(sys.argv[1], "w"))' "$T/slowtask/task.json"
+# round 1 on the seed gives 2 mid, 3 broken, 4 cerr, 5 its fix (cerr-fixed);
+# ideas 1-3; `idea` makes idea 4; round 2 ideas 5-6; round 3 idea 7
+printf '%s\n' "search step" "ban 2" "pin 5" "idea CORPUS-fast Use one pass and a reciprocal" \
+	"set parents 1" "search step" "gate human" "search step" "reject 7" "search status" |
+	$KLOOP shell "$T/slowtask" --session "$T/steer.jsonl" $EVAL >"$T/steer.out" 2>"$T/steer.err"
+check "shell: the steering commands ran without an error ($(head -c 300 "$T/steer.err"))" \
+	sh -c "! grep -q '^error' '$T/steer.err'"
+pycheck "pin 5: round 2's only parent is #5, 'pinned by a person'" "$T/steer.jsonl" - <<'PY'
+r2 = [e for e in ev if e["type"] == "parents_chosen" and e["round"] == 2][0]
+assert [(p["id"], p["reason"].startswith("pinned by a person")) for p in r2["parents"]] == [(5, True)], r2
+assert mark[5] == "cerr-fixed"
+PY
+pycheck "ban 2: the banned candidate (the best of round 1) is never a parent after the ban" \
+	"$T/steer.jsonl" - <<'PY'
+k = [i for i, e in enumerate(ev) if e["type"] == "ban"][0]
+assert ev[k]["candidate"] == 2 and mark[2] == "mid"
+assert all(p["id"] != 2 for e in ev[k:] if e["type"] == "parents_chosen" for p in e["parents"])
+PY
+pycheck "idea TEXT: a person's idea, implemented in the next round on its parent" \
+	"$T/steer.jsonl" - <<'PY'
+d = [e for e in ev if e["type"] == "idea_proposed" and e["id"] == 4][0]
+assert d["origin"] == "human" and [e["idea"] for e in ev if e["type"] == "idea_injected"] == [4]
+c = [e for e in ev if e["type"] == "candidate_added" and e.get("idea_id") == 4]
+assert c and c[0]["parents"] == [5] and mark[c[0]["id"]] == "fast", c
+assert [e["round"] for e in ev if e["type"] == "round_started" and e["seq"] < c[0]["seq"]][-1] == 2
+PY
+pycheck "gate human: round 3's idea waited for the person, who rejected it: no code for it, the round closed" \
+	"$T/steer.jsonl" - <<'PY'
+assert not [e for e in ev if e["type"] == "idea_accepted" and e["id"] == 7]
+assert [e for e in ev if e["type"] == "idea_rejected" and e["id"] == 7]
+assert not [e for e in ev if e["type"] == "candidate_added" and e.get("idea_id") == 7]
+assert [e["round"] for e in ev if e["type"] == "round_finished"] == [1, 2, 3]
+assert [e["value"] for e in ev if e["type"] == "search_set" and e["key"] == "gate"] == ["human"]
+PY
+check "search status shows each round's parents and why they were chosen" \
+	grep -q '^  parent #5 idea3-b1-fix1.c: pinned by a person' "$T/steer.out"
+# prefer / ban an idea category: round 2's ideas are an algorithm one and a
+# memory-access one (the crash); round 3's is a precision one
+printf '%s\n' "search step" "prefer algorithm" "ban precision" "search step" "search step" |
+	$KLOOP shell "$T/slowtask" --session "$T/cat.jsonl" $EVAL >"$T/cat.out" 2>"$T/cat.err"
+pycheck "prefer algorithm: the gate rejects the other category's idea for the same parent; ban precision: rejects that category's" \
+	"$T/cat.jsonl" - <<'PY'
+rej = {e["id"]: e.get("reason") for e in ev if e["type"] == "idea_rejected"}
+ideas = {e["id"]: e for e in ev if e["type"] == "idea_proposed"}
+crash = [i for i, d in ideas.items() if "CORPUS-crash" in d["title"]]
+slow = [i for i, d in ideas.items() if "CORPUS-slowdown" in d["title"]]
+assert crash and all(rej.get(i) == "another idea for this parent is in a preferred category" for i in crash), rej
+assert slow and all(rej.get(i) == "its category is banned" for i in slow), rej
+assert not [e for e in ev if e["type"] == "candidate_added" and e.get("idea_id") in crash + slow]
+assert [e["round"] for e in ev if e["type"] == "round_finished"] == [1, 2, 3]
+PY
+rm "$XDG_CONFIG_HOME/kloop/config"
+
+# --- kill -9 in the middle, then resume
+R="$T/resume.jsonl"
+$KLOOP search softmax --from $F/slow.c --rounds 3 --branches 1 --suspect 100 --json \
+	--command "$CORPUS" --session "$R" $EVAL >"$T/kill.out" 2>&1 &
+KPID=$!
+i=0
+while [ $i -lt 600 ] && ! grep -q '"type":"parents_chosen","round":2' "$R" 2>/dev/null; do
+	sleep 0.05
+	i=$((i + 1))
+done
+kill -9 $KPID 2>/dev/null
+wait $KPID 2>/dev/null
+cut=$(wc -l <"$R")
+check "the search was killed in round 2" grep -q '"type":"parents_chosen","round":2' "$R"
+run resume search --session "$R" --json --command "$CORPUS" $EVAL
+check "resume (kloop search --session F): exit 0 ($rc)" test "$rc" -eq 0
+pycheck "after the resume: no finished evaluation run again, no round started twice, the same 3-round budget, a fast variant found" \
+	"$R" "$T/resume.out" <<PY
+cut = $cut
+done = {e["candidate"] for e in ev[:cut] if e["type"] == "eval_finished"}
+again = [e["candidate"] for e in ev[cut:] if e["type"] == "eval_started" and e["candidate"] in done]
+assert not again, again
+assert [e["round"] for e in ev if e["type"] == "round_started"] == [1, 2, 3]
+assert [e["round"] for e in ev if e["type"] == "round_finished"] == [1, 2, 3]
+assert [e["type"] for e in ev[cut:] if e["type"].startswith("search_")][0] == "search_resumed"
+assert mark[s["best"]["id"]] in ("fast", "fast2")
+assert len(set(src.values())) == len(src), "a candidate made twice"
+PY
+run again search --session "$R" --command "$CORPUS" $EVAL
+check "a finished search is not run again: exit 2 and what to give" \
+	sh -c "test $rc -eq 2 && grep -q 'has finished (3 rounds done); give a new budget' '$T/again.err'"
+cut2=$(wc -l <"$R")
+run more search --session "$R" --rounds 4 --json --command "$CORPUS" $EVAL
+pycheck "... a new budget (--rounds 4) goes on: round 4 runs, nothing finished before is evaluated again" \
+	"$R" - <<PY
+cut = $cut2
+done = {e["candidate"] for e in ev[:cut] if e["type"] == "eval_finished"}
+assert not [e for e in ev[cut:] if e["type"] == "eval_started" and e["candidate"] in done]
+assert [e["round"] for e in ev if e["type"] == "round_finished"] == [1, 2, 3, 4]
+assert [e["value"] for e in ev[cut:] if e["type"] == "search_set"] == [4]
+PY
+$KLOOP replay "$R" >"$T/replay.out" 2>&1
+check "replay (no terminal): each round and why each parent was chosen" \
+	sh -c "grep -Eq 'parents_chosen round 1 by islands: #1 \\(island 1' '$T/replay.out' && grep -Eq 'round_finished 3: best #[0-9]+' '$T/replay.out'"
+
+# --- round 0: a task without a seed is translated first
+cp -r tasks/softmax "$T/noseed"
+python3 -c 'import json,sys
+j=json.load(open(sys.argv[1])); j["name"]="noseed"; j["seeds"]={}
+json.dump(j, open(sys.argv[1], "w"))' "$T/noseed/task.json"
+run tr0 search "$T/noseed" --rounds 1 --translations 2 --branches 1 --suspect 100 --json \
+	--command "$CORPUS" --session "$T/tr0.jsonl" $EVAL
+pycheck "no seed: round 0 translates the reference (translate prompt), then round 1 improves it" \
+	"$T/tr0.jsonl" "$T/tr0.out" <<'PY'
+assert [e["round"] for e in ev if e["type"] == "round_started"] == [0, 1]
+tr = [e for e in ev if e["type"] == "candidate_added" and e["origin"] == "translation"]
+assert tr and not tr[0]["parents"] and fin[tr[0]["id"]]["status"] == "correct"
+assert [e["purpose"] for e in ev if e["type"] == "llm_request"][0] == "translate"
+assert s["best"] and s["best"]["round"] == 1
+PY
+run tr translate "$T/noseed" -b 2 --json --command "$CORPUS" $EVAL
+pycheck "kloop translate -b 2: two translations, evaluated, exit 0" "$T/tr0.jsonl" "$T/tr.out" <<PY
+assert $rc == 0 and len(s["candidates"]) == 2 and all(c["origin"] == "translation" and c["status"] == "correct" for c in s["candidates"])
+PY
+run trnone translate "$T/noseed" $EVAL
+check "translate without a provider: exit 2 and how to give one" \
+	sh -c "test $rc -eq 2 && grep -q 'no LLM provider: give --provider' '$T/trnone.err'"
+
+# --- usage
+run u1 search softmax --rounds many
+check "a bad number: exit 2 naming the flag and the value" \
+	sh -c "test $rc -eq 2 && grep -q -- \"--rounds: expected a whole number of rounds from 0 to 100000, got 'many'\" '$T/u1.err'"
+run u2 search softmax --policy best
+check "an unknown policy: exit 2 listing the policies" \
+	sh -c "test $rc -eq 2 && grep -q -- '--policy: expected islands, greedy or random' '$T/u2.err'"
+run u3 search no-such-task --sweep-only
+check "an unknown task: exit 2" test "$rc" -eq 2
+
+# --- the TUI: R starts the search; the header and the Population show it
+if ! command -v tmux >/dev/null 2>&1; then
+	skip "search in the TUI: tmux is not installed"
+	exit 0
+fi
+cp -r tasks/softmax "$T/chunktask"
+cp $F/chunked.c "$T/chunktask/seed.c"
+KL=$(cd "$(dirname "$KLOOP")" && pwd)/$(basename "$KLOOP")
+TUI_W=160 tui_start "$KL $T/chunktask --backend host --budget 0.2 --trials 2 --session $T/tui.jsonl; echo DONE-S"
+check "the TUI opens on the task" wait_for "Population"
+wait_for "correct" 30 >/dev/null
+keys R
+check "R starts the search: the header shows its state and round" \
+	wait_for "search (running|finished), round [1-9]" 30
+check "... it ends by itself (nothing new to try) and the header says so" \
+	wait_for "search finished, round [1-9].*best #[0-9]+" 90
+check "the Population shows each sweep point's round and setting" wait_for "r1 sweep CHUNK=64"
+check "the chart has a bar per round, its x axis the rounds" \
+	sh -c "grep -Eq 'Best speedup [0-9.]+x \(#[0-9]+\) by round' '$T/screen' && grep -Eq 'round 1\.\.[2-9]  bold: the best' '$T/screen'"
+keys q
+check "q quits" wait_for "DONE-S" 15
+check "the TUI's search is journaled like any other" \
+	grep -q '"type":"search_finished"' "$T/tui.jsonl"

@@ -1,0 +1,49 @@
+# tolerance.sh - correct kernels are not rejected: on tasks judged with
+# KernelBench's tolerance ("tolerance": "kernelbench"), a tiled matmul that
+# accumulates in fp64 and a block scan cumsum (outputs near zero, where an fp32
+# reference's rounding shows) pass, with how much of the tolerance they use
+# shown; wrong ones still fail; --atol/--rtol tighten it back.
+. tests/e2e/lib.sh
+F=tests/fixtures/kbtol
+B="--backend host --budget 0.2 --trials 3"
+
+# run TASK FILE [flags]: eval --json into $T/out.json, plain text into $T/out.txt
+run() {
+	task=$1 file=$2
+	shift 2
+	$KLOOP eval "$task" "$file" $B --json "$@" >"$T/out.json" 2>"$T/err"
+	$KLOOP eval "$task" "$file" $B "$@" >"$T/out.txt" 2>&1
+}
+
+run $F/matmul $F/matmul/tiled_f64.c
+check "a tiled fp64-accumulated matmul is correct under KernelBench's tolerance" \
+	test "$(json status "$T/out.json")" = correct
+check "the result names the tolerance it was judged by (f32, atol 0.01, rtol 0.01, kernelbench)" python3 -c "
+import json; c=json.load(open('$T/out.json'))['correctness']; t=c['tolerance']
+assert (t['dtype'],t['atol'],t['rtol'],t['from'])==('f32',0.01,0.01,'kernelbench'), t
+assert t['rel_l2'] is None, t
+assert 0 < c['tol_fraction'] < 1, c"
+check "eval shows how far inside the tolerance it is" \
+	grep -Eq "^  tolerance max err [0-9.e-]+; worst element at [0-9.e-]+ of tolerance \(f32 atol 0.01 \+ rtol 0.01\*\|ref\|, KernelBench's\)" "$T/out.txt"
+run $F/matmul $F/matmul/tiled_f64.c --atol 1e-5 --rtol 1e-4
+check "the same kernel fails a tight --atol 1e-5 --rtol 1e-4 (its error near zero outputs)" \
+	test "$(json status "$T/out.json")" = incorrect
+check "... and the result says it is outside, judged by --atol/--rtol" \
+	grep -q "of tolerance (f32 atol 1e-05 + rtol 0.0001\*|ref|, --atol/--rtol; outside)" "$T/out.txt"
+run $F/matmul $F/matmul/tiled_wrong.c
+check "a matmul that drops the last k tile still fails" test "$(json status "$T/out.json")" = incorrect
+
+run $F/cumsum $F/cumsum/block_scan.c
+check "a block scan cumsum in fp64 is correct under KernelBench's tolerance" \
+	test "$(json status "$T/out.json")" = correct
+run $F/cumsum $F/cumsum/block_scan.c --atol 1e-5 --rtol 1e-4
+check "the block scan fails a tight tolerance where the running sum is near zero" \
+	test "$(json status "$T/out.json")" = incorrect
+run $F/cumsum $F/cumsum/exclusive_scan.c
+check "an exclusive scan (the wrong one) still fails" test "$(json status "$T/out.json")" = incorrect
+check "... with the worst element far outside its tolerance" python3 -c "
+import json; c=json.load(open('$T/out.json'))['correctness']
+assert c['tol_fraction'] > 10 and c['mismatches'] > 0, c"
+
+$KLOOP eval $F/matmul $F/matmul/tiled_f64.c $B --atol -1 >"$T/bad" 2>&1
+check "a negative --atol is refused with the flag named" grep -q "^kloop: --atol: expected a number of absolute tolerance from 0 to 1000000, got .-1." "$T/bad"

@@ -1,0 +1,58 @@
+# torch_serve.sh - KernelBench problem files evaluated through the PyTorch
+# helper serving the worker (torchref.py --serve): the reference data never
+# touches the disk (only the baselines' timing is cached), in[] order with
+# parameters, a 0-dim output, --shapes and --size scaling a problem's
+# constants, and one-line errors.  On the host backend (torch on the CPU
+# writing into shared memory); skips when python3 has no PyTorch.
+. tests/e2e/lib.sh
+if ! python3 -c 'import torch' >/dev/null 2>&1; then
+	skip "torch_serve: PyTorch is not installed for python3"
+	exit 0
+fi
+export PYTHONDONTWRITEBYTECODE=1
+FX=tests/fixtures/torch
+B="--backend host --budget 0.2 --trials 3"
+
+$KLOOP eval $FX/softmax.py tasks/softmax/seed.c $B --json >"$T/sm.json" 2>"$T/err"
+check "a softmax problem file: the seed is correct against PyTorch" test "$(json status "$T/sm.json")" = correct
+check "the baseline is PyTorch eager" test "$(json baseline "$T/sm.json")" = "PyTorch eager (reference.py)"
+check "no reference data was written to disk (only the baselines' timing is cached)" \
+	sh -c "test -z \"\$(find '$XDG_CACHE_HOME' -type f ! -name '*.timing.json' ! -path '*/so/*')\""
+check "the result says how many sets PyTorch made and how long it took" python3 -c "
+import json; d=json.load(open('$T/sm.json'))['reference_data']; assert d['trials']==3 and d['seconds']>0, d"
+check "the baselines' timing is cached" sh -c "ls '$XDG_CACHE_HOME'/kloop/torch/*.timing.json >/dev/null"
+$KLOOP eval $FX/softmax.py tests/fixtures/host/zeros.c $B --json >"$T/z.json" 2>"$T/err"
+check "an all-zero softmax is incorrect" test "$(json status "$T/z.json")" = incorrect
+
+$KLOOP eval $FX/layernorm.py tasks/layernorm/seed.c $B --json >"$T/ln.json" 2>"$T/err"
+check "layernorm with parameters: in[] = x, weight, bias and the seed is correct" \
+	test "$(json status "$T/ln.json")" = correct
+
+$KLOOP eval $FX/sum_scalar.py $FX/sum_scalar.c $B --json >"$T/sc.json" 2>"$T/err"
+check "a 0-dim output reaches kl_run as ndim 0 with one element" test "$(json status "$T/sc.json")" = correct
+
+$KLOOP eval $FX/softmax.py tasks/softmax/seed.c $B --shapes batch_size=5,dim=300 --json >"$T/sh.json" 2>"$T/err"
+check "--shapes sets a problem file's constants (batch_size=5, dim=300)" test "$(json status "$T/sh.json")" = correct
+$KLOOP tasks $FX/softmax.py --shapes batch_size=5,dim=300 >"$T/tasks.txt" 2>&1
+check "tasks PROBLEM.py --shapes shows the new shapes" grep -Eq "in\[0\] +x +f32 +\[5, 300\]" "$T/tasks.txt"
+$KLOOP tasks $FX/softmax.py --size 4 >"$T/tasks4.txt" 2>&1
+check "--size 4 scales dim 64 to 256 (batch_size 16 is below 32 and stays)" \
+	grep -Eq "in\[0\] +x +f32 +\[16, 256\]" "$T/tasks4.txt"
+check "... and says which constants it changed" grep -q "dim 64 -> 256" "$T/tasks4.txt"
+
+$KLOOP eval $FX/softmax.py tasks/softmax/seed.c $B --shapes nope=3 >"$T/out" 2>"$T/err"
+rc=$?
+check "an unknown --shapes name fails with the problem's constants listed" \
+	sh -c "test $rc -ne 0 && grep -q 'nope is not a module-level integer of the problem (it has: batch_size, dim)' '$T/err'"
+
+# the prompts name each in[] with its shape (the fake LLM server logs what it was sent)
+if fake_llm tests/fake_llm/softmax.json; then
+	$KLOOP ideas $FX/layernorm.py --from tasks/layernorm/seed.c --json --provider openai --model fake-gpt \
+		--base-url "http://127.0.0.1:$PORT/v1" $B >"$T/ideas.out" 2>"$T/ideas.err"
+	check "the ideas prompt for a problem file names in[1] weight f32 [32] and in[2] bias" \
+		grep -q 'in\[1\] weight: f32 \[32\] (parameter)\\nin\[2\] bias: f32 \[32\] (parameter)' "$T/server.log"
+	check "... and says the parameters come in named_parameters() order" \
+		grep -q "a module's own before its submodules'" "$T/server.log"
+else
+	fail "the fake LLM server starts"
+fi

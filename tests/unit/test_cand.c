@@ -1,0 +1,195 @@
+/*
+ * test_cand.c - the parts of containment below the runner (issue 14):
+ * children start without secrets in their environment and die with their
+ * parent; cached objects are loaded only while they match their SHA-256;
+ * a sandboxed compiler sees nothing outside the candidate's directory and
+ * kloop's include directory.  The runner itself: tests/e2e/sandbox.sh.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cand.h"
+#include "check.h"
+#include "compile.h"
+#include "loop.h"
+#include "proc.h"
+#include "util.h"
+
+struct got {
+	int ok, cached, left;
+	char *so, *log;
+	struct loop *l;
+};
+
+static void done(struct compile_result *r, void *arg)
+{
+	struct got *g = arg;
+	g->ok = r->ok;
+	g->cached = r->cached;
+	free(g->so);
+	free(g->log);
+	g->so = r->zSo ? xstrdup(r->zSo) : NULL;
+	g->log = xstrdup(r->zLog ? r->zLog : "");
+	if (--g->left == 0 && g->l)
+		loop_stop(g->l);
+}
+
+static void compile(struct loop *l, struct compiler *c, const char *zSrc, const char *zName,
+                    struct got *g)
+{
+	char err[KL_ERRLEN];
+	struct compile_req req = {zSrc, strlen(zSrc), LANG_C, zName};
+	g->left = 1;
+	g->l = l;
+	if (compiler_submit(c, &req, done, g, err) < 0) {
+		g->left = 0, g->ok = 0;
+		return;
+	}
+	if (g->left)
+		loop_run(l);
+}
+
+/* 1 once pid is gone (or a zombie of someone else's), within 10 s */
+static int gone(pid_t pid)
+{
+	for (int i = 0; i < 1000; i++) {
+		char p[64], buf[256];
+		snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+		int fd = open(p, O_RDONLY);
+		if (fd < 0)
+			return 1;
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = 0;
+		char *rp = strrchr(buf, ')');
+		if (rp && rp[2] == 'Z')
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+int main(void)
+{
+	char err[KL_ERRLEN];
+	CHECK(proc_secret_name("OPENAI_API_KEY") && proc_secret_name("ANTHROPIC_API_KEY") &&
+	          proc_secret_name("github_token") && proc_secret_name("DB_PASSWORD") &&
+	          proc_secret_name("AWS_SECRET_ACCESS_KEY"),
+	      "API keys, tokens, passwords and secrets are recognised by name");
+	CHECK(!proc_secret_name("PATH") && !proc_secret_name("HOME") &&
+	          !proc_secret_name("CUDA_VISIBLE_DEVICES") && !proc_secret_name("KLOOP_CC"),
+	      "PATH, HOME, CUDA_VISIBLE_DEVICES and KLOOP_CC are not");
+
+	/* a child started with scrubEnv sees no key */
+	setenv("OPENAI_API_KEY", "sk-unit-test-0042", 1);
+	setenv("MY_SERVICE_TOKEN", "tok-unit-test-0042", 1);
+	char *argv[] = {"sh", "-c", "env; echo END", NULL};
+	struct proc_spec s = {
+	    .argv = argv, .stdinFd = -1, .stdoutFd = -1, .stderrFd = -1, .scrubEnv = 1};
+	int out;
+	pid_t pid = proc_spawn(&s, &out, NULL, err);
+	strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	ssize_t n;
+	for (;;) {
+		n = read(out, buf, sizeof buf);
+		if (n > 0)
+			sb_add(&sb, buf, (size_t)n);
+		else if (n == 0 || errno != EAGAIN)
+			break;
+		else
+			usleep(1000);
+	}
+	close(out);
+	waitpid(pid, NULL, 0);
+	CHECK(sb.buf && strstr(sb.buf, "END") && strstr(sb.buf, "PATH=") &&
+	          !strstr(sb.buf, "unit-test-0042"),
+	      "a child started with scrubEnv has PATH but neither key in its environment");
+	sb_free(&sb);
+
+	/* a child dies with its parent, even of SIGKILL */
+	int pp[2];
+	CHECK(pipe(pp) == 0, "a pipe");
+	pid_t mid = fork();
+	if (mid == 0) {
+		char *sl[] = {"sleep", "30", NULL};
+		struct proc_spec s2 = {.argv = sl, .stdinFd = -1, .stdoutFd = 2, .stderrFd = 2};
+		pid_t c = proc_spawn(&s2, NULL, NULL, err);
+		(void)!write(pp[1], &c, sizeof c);
+		pause();
+		_exit(0);
+	}
+	pid_t child = 0;
+	(void)!read(pp[0], &child, sizeof child);
+	kill(mid, SIGKILL);
+	waitpid(mid, NULL, 0);
+	CHECK(child > 0 && gone(child), "a child of a process killed by SIGKILL is gone too");
+
+	/* cached objects: verified on load, compiled again when changed */
+	char cache[] = "/tmp/kloop-test-cand.XXXXXX";
+	CHECK(mkdtemp(cache) != NULL, "a cache directory");
+	setenv("KLOOP_INCLUDE", "include", 1);
+	struct loop *l = loop_new();
+	struct compiler *c = compiler_new(l, cache, 1, NULL, err);
+	CHECK(c != NULL, "a compiler service");
+	const char *src = "#include \"kloop.h\"\nint kl_run(const kl_tensor *i, int ni, kl_tensor "
+	                  "*o, int no, void *s)\n{ (void)i; (void)ni; (void)o; (void)no; "
+	                  "(void)s; return 0; }\n";
+	struct got g = {0};
+	compile(l, c, src, "plain.c", &g);
+	CHECK(g.ok && !g.cached, "a candidate compiles");
+	int fd = g.so ? compiler_open_so(c, g.so, err) : -1;
+	CHECK(fd >= 0, "its object opens, matching its SHA-256");
+	CHECK(fd >= 0 && write(fd, "x", 1) < 0, "the copy handed to the runner is sealed");
+	if (fd >= 0)
+		close(fd);
+	int so = g.so ? open(g.so, O_WRONLY | O_APPEND) : -1;
+	CHECK(so >= 0 && write(so, "tampered", 8) == 8, "the cached object is changed on disk");
+	if (so >= 0)
+		close(so);
+	fd = compiler_open_so(c, g.so, err);
+	CHECK(fd < 0 && strstr(err, "does not match the SHA-256"),
+	      "a changed object is not loaded: %s", err);
+	compile(l, c, src, "plain.c", &g);
+	CHECK(g.ok && !g.cached, "the same source is compiled again instead of served changed");
+	fd = compiler_open_so(c, g.so, err);
+	CHECK(fd >= 0, "and the new object opens");
+	if (fd >= 0)
+		close(fd);
+
+	/* a sandboxed compiler sees only the system, the source's directory and
+	 * kloop's include directory */
+	if (cand_sandbox_probe(err) < 0) {
+		printf("skip - the compiler sandbox: %s\n", err);
+	} else {
+		char secret[] = "/tmp/kloop-test-secret.XXXXXX";
+		int sfd = mkstemp(secret);
+		CHECK(sfd >= 0 && write(sfd, "int unit_secret_0042;\n", 22) == 22,
+		      "a file outside the candidate's directory");
+		close(sfd);
+		char *inc = xasprintf("#include \"%s\"\n%s", secret, src);
+		compiler_set_sandbox(c, 1);
+		compile(l, c, inc, "inc.c", &g);
+		CHECK(!g.ok && strstr(g.log, "No such file or directory") &&
+		          strstr(g.log, "runs in a sandbox") && !strstr(g.log, "unit_secret_0042"),
+		      "its #include fails in the sandbox with a note saying why");
+		compile(l, c, src, "plain2.c", &g);
+		CHECK(g.ok, "an ordinary candidate compiles in the sandbox (%s)",
+		      g.log ? g.log : "");
+		unlink(secret);
+		free(inc);
+	}
+	free(g.so);
+	free(g.log);
+	compiler_free(c);
+	loop_free(l);
+	char *rm = xasprintf("rm -rf %s", cache);
+	(void)!system(rm);
+	free(rm);
+	return check_done();
+}

@@ -1,0 +1,279 @@
+/*
+ * test_runner.c - the runner with a real kloop-worker on the host backend
+ * and the softmax task: a new session adds and evaluates the seed; a
+ * candidate added by hand is evaluated (and not twice at once); a batch
+ * on a pool of two local workers is served by both; a
+ * session reopened after an evaluation was cut short evaluates that one
+ * again and nothing else; a one-shot runner in memory writes no journal; a
+ * worker that cannot start answers from the loop; the notes carry ids
+ * (finished candidates, proposed ideas through the command provider) and
+ * runner_describe() makes the lines a front end prints.
+ */
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "event.h"
+#include "runner.h"
+#include "util.h"
+
+struct notes {
+	struct runner *rn;
+	int inCall;   /* a runner call is on the stack */
+	int syncDone; /* RUNNER_FINISHED came from inside one */
+	int nFinished;
+	int lastFinished;
+	int nIdeas;
+	int aIdea[8];
+	char zLine[600]; /* runner_describe() of the last FINISHED or IDEAS note */
+};
+
+static void on_note(void *arg, const struct runner_note *n)
+{
+	struct notes *x = arg;
+	if (n->kind == RUNNER_FINISHED) {
+		x->nFinished++;
+		x->lastFinished = n->cand;
+		x->syncDone |= x->inCall;
+	} else if (n->kind == RUNNER_IDEAS) {
+		for (int i = 0; i < n->nIdea && x->nIdeas < 8; i++)
+			x->aIdea[x->nIdeas++] = n->aIdea[i];
+	} else {
+		return;
+	}
+	strbuf sb = STRBUF_INIT;
+	if (x->rn)
+		runner_describe(x->rn, n, &sb);
+	snprintf(x->zLine, sizeof x->zLine, "%s", sb.buf ? sb.buf : "");
+	sb_free(&sb);
+}
+
+static void run(struct loop *l, struct runner *rn)
+{
+	double t0 = now_s();
+	while (runner_busy(rn) && now_s() - t0 < 600)
+		loop_once(l, 0.5);
+}
+
+static char *slurp(const char *zPath)
+{
+	strbuf sb = STRBUF_INIT;
+	read_file(zPath, &sb, 1 << 24, NULL);
+	return sb.buf ? sb_detach(&sb) : xstrdup("");
+}
+
+static const struct cand *cand(struct runner *rn, int id)
+{
+	return state_cand(runner_state(rn), id);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/kloop-test-runner.XXXXXX";
+	char err[KL_ERRLEN];
+	CHECK(mkdtemp(dir) != NULL, "a directory");
+	setenv("XDG_CONFIG_HOME", dir, 1); /* no config file */
+	setenv("XDG_STATE_HOME", dir, 1);
+	setenv("KLOOP_INCLUDE", "include", 1);
+	setenv("KLOOP_TASKS", "tasks", 1);
+	setenv("KLOOP_PROMPTS", "prompts", 1);
+	char *path = xasprintf("%s/bin:%s", getcwd(NULL, 0), getenv("PATH")); /* kloop-worker */
+	setenv("PATH", path, 1);
+	free(path);
+	struct config cfg;
+	CHECK(config_load(&cfg, err) == 0, "the default configuration");
+	config_set(&cfg, "backend", "host", err);
+	config_set(&cfg, "worker", "bin/kloop-worker --backend host --jobs 2", err);
+	config_set(&cfg, "budget", "0.05", err);
+	config_set(&cfg, "trials", "1", err);
+	config_set(&cfg, "provider", "command", err);
+	config_set(&cfg, "command", "cat tests/fake_llm/replies/ideas.txt", err);
+	struct loop *l = loop_new();
+	struct notes x = {0};
+
+	/* a new session */
+	struct runner_opts o = {.zTask = "softmax"};
+	x.inCall = 1;
+	struct runner *rn = runner_open(l, &cfg, &o, on_note, &x, err);
+	x.inCall = 0;
+	x.rn = rn;
+	CHECK(rn != NULL, "a runner on a new session of softmax (%s)", rn ? "" : err);
+	if (!rn)
+		return check_done();
+	CHECK(runner_state(rn)->nCand == 1 && runner_jobs(rn) == 1 && runner_job_of(rn, 1) &&
+	          x.nFinished == 0,
+	      "the seed is added and queued, not yet answered");
+	char *zPath = xstrdup(rn->ses->zPath);
+	char *pattern = xasprintf("%s/kloop/sessions/softmax-*.jsonl", dir);
+	glob_t gl;
+	CHECK(glob(pattern, 0, NULL, &gl) == 0 && gl.gl_pathc == 1,
+	      "the journal is made under $XDG_STATE_HOME/kloop/sessions (%s)", zPath);
+	globfree(&gl);
+	free(pattern);
+	run(l, rn);
+	CHECK(x.nFinished == 1 && x.lastFinished == 1 && cand(rn, 1)->status == STATUS_CORRECT &&
+	          !strncmp(x.zLine, "candidate 1 (seed.c): correct, ", 31),
+	      "the seed's note carries its id, and the line reads the state: %s", x.zLine);
+
+	/* a candidate by hand */
+	strbuf zeros = STRBUF_INIT;
+	read_file("tests/fixtures/host/zeros.c", &zeros, 1 << 20, err);
+	int par = 1;
+	int id = runner_add(rn, "human", &par, 1, NULL, zeros.buf, NULL, err);
+	CHECK(id == 2 && !strcmp(cand(rn, 2)->zName, "cand2.c") && cand(rn, 2)->aParent[0] == 1,
+	      "a candidate added by hand, named after its parent's language");
+	x.inCall = 1;
+	int rc = runner_bench(rn, id, err);
+	x.inCall = 0;
+	CHECK(rc == 0 && runner_bench(rn, id, err) < 0 && strstr(err, "being evaluated already"),
+	      "a candidate is not evaluated twice at once (%s)", err);
+	CHECK(runner_bench(rn, 99, err) < 0 && strstr(err, "no candidate 99"),
+	      "there is no candidate 99 (%s)", err);
+	run(l, rn);
+	CHECK(cand(rn, 2)->status == STATUS_INCORRECT && !x.syncDone,
+	      "its verdict came later, from the loop: %s", cand(rn, 2)->zStatus);
+
+	/* a batch on a pool of two local CPU workers (kloop-worker from PATH) */
+	runner_close(rn);
+	x.rn = NULL;
+	config_set(&cfg, "workers", "local:2", err);
+	o = (struct runner_opts){.zSession = zPath};
+	rn = runner_open(l, &cfg, &o, on_note, &x, err);
+	x.rn = rn;
+	CHECK(rn && runner_jobs(rn) == 0, "the session reopens with nothing to evaluate again");
+	if (!rn)
+		return check_done();
+	strbuf seed = STRBUF_INIT;
+	read_file("tasks/softmax/seed.c", &seed, 1 << 20, err);
+	int first = 0, nMore = 6;
+	x.nFinished = 0;
+	for (int i = 0; i < nMore; i++) {
+		char *z = xasprintf("%s/* variant %d */\n", seed.buf, i);
+		int k = runner_add(rn, "human", NULL, 0, NULL, z, NULL, err);
+		first = first ? first : k;
+		runner_bench(rn, k, err);
+		free(z);
+	}
+	CHECK(runner_jobs(rn) == nMore && x.nFinished == 0, "%d jobs queued, none answered yet",
+	      nMore);
+	run(l, rn);
+	int allOk = 1, on0 = 0, on1 = 0;
+	for (int i = 0; i < nMore; i++) {
+		const struct cand *c = cand(rn, first + i);
+		const char *w = cJSON_GetStringValue(
+		    cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "worker"), "label"));
+		allOk &= c->status == STATUS_CORRECT && c->speedup > 0;
+		on0 += w && !strcmp(w, "local:0");
+		on1 += w && !strcmp(w, "local:1");
+	}
+	CHECK(allOk && runner_jobs(rn) == 0 && on0 + on1 == nMore && on0 && on1,
+	      "every job is correct with its speedup; both workers served the batch (%d, %d)", on0,
+	      on1);
+
+	/* pinned to one worker (bench ID --on W), and a worker it does not have */
+	CHECK(runner_bench_on(rn, first, 5, err) < 0 && strstr(err, "no worker 5") &&
+	          !runner_job_of(rn, first),
+	      "no worker 5 in a pool of two, nothing journaled (%s)", err);
+	CHECK(runner_bench_on(rn, first, 1, err) == 0, "bench on worker 1 (%s)", err);
+	run(l, rn);
+	const char *wl = cJSON_GetStringValue(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(cand(rn, first)->result, "worker"), "label"));
+	CHECK(wl && !strcmp(wl, "local:1") && cand(rn, first)->status == STATUS_CORRECT,
+	      "the pinned evaluation ran on local:1 (%s)", wl ? wl : "no label");
+
+	/* cancelled: the status is a real one, journaled, and the pool goes on */
+	CHECK(runner_cancel_eval(rn, first, err) < 0 && strstr(err, "not being evaluated"),
+	      "cancelling what is not evaluated is an error (%s)", err);
+	x.nFinished = 0;
+	runner_bench(rn, first, err);
+	CHECK(runner_cancel_eval(rn, first, err) == 0, "cancel its evaluation (%s)", err);
+	CHECK(cand(rn, first)->status == STATUS_CANCELLED && runner_jobs(rn) == 0 &&
+	          x.nFinished == 1 && strstr(x.zLine, ": cancelled"),
+	      "the candidate is cancelled, its note says so: %s", x.zLine);
+	runner_bench(rn, first + 1, err);
+	run(l, rn);
+	CHECK(cand(rn, first + 1)->status == STATUS_CORRECT,
+	      "the pool evaluates again after a cancel: %s", cand(rn, first + 1)->zStatus);
+	config_set(&cfg, "workers", "", err);
+
+	/* ideas through the command provider: the note carries the ideas' ids */
+	x.nIdeas = 0;
+	rc = runner_ideas(rn, 1, 2, err);
+	CHECK(rc == 0, "ask for two ideas (%s)", rc ? err : "the command provider");
+	run(l, rn);
+	CHECK(x.nIdeas == 2 && state_idea(runner_state(rn), x.aIdea[0]) &&
+	          !strcmp(state_idea(runner_state(rn), x.aIdea[0])->zTitle,
+	                  "One pass for the max and the sum") &&
+	          !strncmp(x.zLine, "2 ideas from the LLM", 20),
+	      "the ideas note carries their ids; the line: %.40s", x.zLine);
+	runner_close(rn);
+	x.rn = NULL;
+
+	/* cut short: candidate 2's evaluation started and never finished */
+	char *before = slurp(zPath);
+	FILE *f = fopen(zPath, "a");
+	fprintf(f, "{\"type\":\"eval_started\",\"candidate\":2,\"backend\":\"host\",\"ts\":1,"
+	           "\"seq\":999}\n");
+	fclose(f);
+	o = (struct runner_opts){.zSession = zPath};
+	x.nFinished = 0;
+	rn = runner_open(l, &cfg, &o, on_note, &x, err);
+	x.rn = rn;
+	CHECK(rn && !strcmp(rn->zTaskName, "softmax") && runner_jobs(rn) == 1 &&
+	          runner_job_of(rn, 2) && cand(rn, 2)->status == STATUS_EVALUATING,
+	      "reopened, the session evaluates again only what was cut short");
+	if (rn)
+		run(l, rn);
+	CHECK(rn && x.nFinished == 1 && x.lastFinished == 2 &&
+	          cand(rn, 2)->status == STATUS_INCORRECT && cand(rn, 1)->status == STATUS_CORRECT,
+	      "... and it is finished again; the finished ones kept their verdicts");
+	char *after = slurp(zPath);
+	CHECK(!strncmp(after, before, strlen(before)) &&
+	          strstr(after + strlen(before), "\"eval_finished\""),
+	      "the journal only grew");
+	free(before);
+	free(after);
+	runner_close(rn);
+
+	/* one shot, in memory */
+	x.rn = NULL;
+	o = (struct runner_opts){.zTask = "softmax", .bMemory = 1, .bNoSeeds = 1};
+	rn = runner_open(l, &cfg, &o, on_note, &x, err);
+	CHECK(rn && !rn->ses->j && !strcmp(rn->ses->zPath, "(no journal)") &&
+	          runner_state(rn)->nCand == 0 && !strcmp(runner_state(rn)->zTask, "softmax"),
+	      "a one-shot runner keeps its session in memory, without seeds");
+	runner_close(rn);
+
+	/* a worker that cannot start */
+	config_set(&cfg, "worker", "/nonexistent/kloop-worker", err);
+	o = (struct runner_opts){.zTask = "softmax", .bMemory = 1, .bNoSeeds = 1};
+	rn = runner_open(l, &cfg, &o, on_note, &x, err);
+	x.rn = rn;
+	id = rn ? runner_add(rn, "human", NULL, 0, "seed.c", seed.buf, NULL, err) : -1;
+	x.nFinished = 0;
+	x.inCall = 1;
+	rc = rn ? runner_bench(rn, id, err) : -1;
+	x.inCall = 0;
+	CHECK(rc == 0 && x.nFinished == 0,
+	      "a worker that cannot start: runner_bench() returns first");
+	if (rn)
+		run(l, rn);
+	CHECK(rn && x.nFinished == 1 && !x.syncDone && cand(rn, id)->status == STATUS_ERROR &&
+	          strstr(cand(rn, id)->zReason, "cannot run /nonexistent/kloop-worker"),
+	      "... then the job fails from the loop, saying why: %.100s",
+	      rn ? cand(rn, id)->zReason : "-");
+	runner_close(rn);
+
+	sb_free(&zeros);
+	sb_free(&seed);
+	free(zPath);
+	loop_free(l);
+	config_free(&cfg);
+	char *rm = xasprintf("rm -rf '%s'", dir);
+	CHECK(system(rm) == 0, "remove the directory");
+	free(rm);
+	return check_done();
+}

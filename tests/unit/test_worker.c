@@ -1,0 +1,162 @@
+/*
+ * test_worker.c - the engine's side of a real kloop-worker on the host
+ * backend: the softmax seed is correct and timed, a wrong candidate is
+ * incorrect, one that segfaults is crashed and the next job still runs on
+ * a fresh worker process, a worker that cannot start fails its job from
+ * the loop and never from inside worker_submit(), and
+ * worker_config_from() copies the configuration's settings.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "config.h"
+#include "util.h"
+#include "worker.h"
+
+#define MAX_JOBS 8
+
+struct got {
+	int n;                    /* results received */
+	char *azStatus[MAX_JOBS]; /* each job's status, by job id */
+	char *azReason[MAX_JOBS];
+	double timeMs[MAX_JOBS]; /* its median time, or -1 */
+	int inSubmit;            /* a worker_submit() call is on the stack */
+	int doneInSubmit;        /* done was called from inside it */
+};
+
+static void on_done(int job, cJSON *result, void *arg)
+{
+	struct got *g = arg;
+	g->n++;
+	g->doneInSubmit |= g->inSubmit;
+	if (job < 0 || job >= MAX_JOBS)
+		return;
+	const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(result, "status"));
+	const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(result, "reason"));
+	g->azStatus[job] = xstrdup(st ? st : "?");
+	g->azReason[job] = xstrdup(why ? why : "");
+	const cJSON *tm = cJSON_GetObjectItem(cJSON_GetObjectItem(result, "timing"), "median_ms");
+	g->timeMs[job] = cJSON_IsNumber(tm) ? tm->valuedouble : -1;
+}
+
+static int submit_file(struct worker *w, struct got *g, const char *zPath)
+{
+	strbuf sb = STRBUF_INIT;
+	char err[KL_ERRLEN];
+	if (read_file(zPath, &sb, 1 << 20, err) < 0) {
+		CHECK(0, "read %s: %s", zPath, err);
+		return -1;
+	}
+	const char *b = strrchr(zPath, '/');
+	g->inSubmit = 1;
+	int id = worker_submit(w, b ? b + 1 : zPath, sb.buf, sb.len);
+	g->inSubmit = 0;
+	sb_free(&sb);
+	return id;
+}
+
+static void wait_for(struct loop *l, struct got *g, int n)
+{
+	double t0 = now_s();
+	while (g->n < n && now_s() - t0 < 300)
+		loop_once(l, 0.5);
+}
+
+int main(void)
+{
+	setenv("KLOOP_INCLUDE", "include", 1);
+	struct loop *l = loop_new();
+	struct got g = {0};
+	char *launch[] = {"bin/kloop-worker", "--backend", "host", "--jobs", "2", NULL};
+	struct config cfg = {0};
+	cfg.zPython = "python3";
+	cfg.nTrials = 2;
+	cfg.budgetS = 0.05;
+	cfg.timeoutS = 60;
+	cfg.jobs = 2;
+	struct worker_config wc = {0};
+	worker_config_from(&wc, &cfg);
+	CHECK(wc.nTrials == 2 && wc.budgetS == 0.05 && wc.runTimeoutS == 60 && wc.jobs == 2 &&
+	          wc.zPython == cfg.zPython,
+	      "worker_config_from() copies trials, budget, timeout, jobs and python");
+	struct config cfgOff = cfg;
+	cfgOff.noSandbox = 1;
+	struct worker_config wcOff = {0};
+	worker_config_from(&wcOff, &cfgOff);
+	CHECK(wcOff.noSandbox == 1 && wc.noSandbox == 0,
+	      "worker_config_from() carries sandbox = off, and the sandbox is on by default");
+	struct worker_config wh = {.zBackend = "host"}, wg = {.zBackend = "cuda"},
+	                     wgOn = {.zBackend = "cuda", .sandboxOn = 1},
+	                     whOff = {.zBackend = "host", .noSandbox = 1};
+	CHECK(worker_sandboxed(&wh) && !worker_sandboxed(&whOff),
+	      "host backend: sandboxed unless sandbox = off");
+	CHECK(!worker_sandboxed(&wg) && worker_sandboxed(&wgOn),
+	      "cuda backend: unsandboxed unless sandbox = on (its GPU test has not passed)");
+	char **av = worker_launch_argv(&wg, "kloop-worker");
+	int noFlag = 0;
+	for (int i = 0; av[i]; i++)
+		noFlag |= !strcmp(av[i], "--no-sandbox"), free(av[i]);
+	free(av);
+	CHECK(noFlag, "so a cuda worker is started with --no-sandbox by default");
+	wc.argvLaunch = launch;
+	wc.zBackend = "host";
+	wc.zTaskDir = "tasks/softmax";
+	struct worker *w = worker_new(l, &wc, on_done, NULL, &g);
+
+	int seed = submit_file(w, &g, "tasks/softmax/seed.c");
+	int wrong = submit_file(w, &g, "tests/fixtures/host/zeros.c");
+	int crash = submit_file(w, &g, "tests/fixtures/host/segfault.c");
+	int after = submit_file(w, &g, "tasks/softmax/seed.c");
+	CHECK(g.n == 0 && worker_pending(w) == 4, "four jobs queued, none answered yet");
+	wait_for(l, &g, 4);
+	CHECK(g.n == 4, "every job answered (%d of 4)", g.n);
+	CHECK(g.n == 4 && !strcmp(g.azStatus[seed], "correct") && g.timeMs[seed] > 0,
+	      "the softmax seed is correct and timed (%s %s)",
+	      g.azStatus[seed] ? g.azStatus[seed] : "-", g.azReason[seed] ? g.azReason[seed] : "");
+	CHECK(g.n == 4 && !strcmp(g.azStatus[wrong], "incorrect"),
+	      "a candidate writing zeros is incorrect (%s)",
+	      g.azReason[wrong] ? g.azReason[wrong] : "-");
+	CHECK(g.n == 4 && !strcmp(g.azStatus[crash], "crashed") &&
+	          strstr(g.azReason[crash], "SIGSEGV"),
+	      "a segfault is crashed, with the signal (%s)",
+	      g.azReason[crash] ? g.azReason[crash] : "-");
+	/* the candidate crashed in its own runner process (issue 14), not in the worker */
+	CHECK(g.n == 4 && !strcmp(g.azStatus[after], "correct") && worker_starts(w) == 1,
+	      "the worker lives through the crash: the job after it runs on it (%d started)",
+	      worker_starts(w));
+	CHECK(worker_reference_timing(w) != NULL && worker_device(w) != NULL,
+	      "the worker reported its device and the reference's timing");
+	worker_free(w);
+
+	/* a worker that cannot start answers later, from the loop */
+	struct got g2 = {0};
+	char *none[] = {"/nonexistent/kloop-worker", NULL};
+	wc.argvLaunch = none;
+	w = worker_new(l, &wc, on_done, NULL, &g2);
+	g2.inSubmit = 1;
+	int job = worker_submit(w, "seed.c", "int x;", 6);
+	g2.inSubmit = 0;
+	CHECK(g2.n == 0, "a worker that cannot start does not answer inside worker_submit()");
+	wait_for(l, &g2, 1);
+	CHECK(g2.n == 1 && !g2.doneInSubmit && job == 1 && !strcmp(g2.azStatus[job], "error") &&
+	          strstr(g2.azReason[job], "cannot run /nonexistent/kloop-worker"),
+	      "... it fails the job from the loop with why (%s)",
+	      g2.azReason[job] ? g2.azReason[job] : "-");
+	g2.inSubmit = 1;
+	int job2 = worker_submit(w, "again.c", "int x;", 6);
+	g2.inSubmit = 0;
+	wait_for(l, &g2, 2);
+	CHECK(g2.n == 2 && !g2.doneInSubmit && !strcmp(g2.azStatus[job2], "error"),
+	      "and so does the next submit, later too");
+	worker_free(w);
+
+	for (int i = 0; i < MAX_JOBS; i++) {
+		free(g.azStatus[i]);
+		free(g.azReason[i]);
+		free(g2.azStatus[i]);
+		free(g2.azReason[i]);
+	}
+	loop_free(l);
+	return check_done();
+}

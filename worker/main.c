@@ -1,0 +1,807 @@
+/*
+ * worker/main.c - kloop-worker: one process per device.  It speaks
+ * newline-delimited JSON on the stdin/stdout it was started with, moved to
+ * private descriptors so that a candidate's own output (sent to stderr)
+ * cannot corrupt the protocol; it compiles candidates (in parallel, cached),
+ * checks and times them, and streams progress and results.  It never loads
+ * candidate code: each candidate (and the reference) runs in a sandboxed
+ * runner process (cand.h: `kloop-worker --runner`) on shared buffers, and
+ * this process compares and bounds the times.
+ */
+#include <cJSON.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cand.h"
+#include "compile.h"
+#include "harness.h"
+#include "loop.h"
+#include "resources.h"
+#include "task.h"
+#include "taskopen.h"
+#include "torchref.h"
+#include "util.h"
+#include "version.h"
+#include "worker.h"
+
+struct job {
+	int id;           /* the engine's job id */
+	char *zName;      /* file name for diagnostics */
+	int ok;           /* compiled */
+	char *zSo;        /* shared object */
+	cJSON *compile;   /* the compile report */
+	double tCompile;  /* seconds */
+	int compiled;     /* its compile has finished (ok or not) */
+	struct job *next; /* run queue link, in submission order */
+	int isReference;  /* the task's reference */
+};
+
+static struct {
+	int in, out; /* protocol descriptors */
+	struct loop *l;
+	struct backend *b;
+	struct compiler *comp;
+	struct task *t;
+	struct harness *h;
+	struct harness_opts opts;
+	int ready;            /* task loaded and reference data in place */
+	int timeReference;    /* time the reference when it is ready */
+	struct job *runq;     /* candidates in submission order; the head runs once compiled */
+	struct linebuf inbuf; /* request lines from the engine */
+	const char *zBackend;
+	char *zPython; /* interpreter for torch references */
+	char *zCacheDir;
+	int dev;
+	int sandbox;          /* candidates run inside bubblewrap */
+	struct cand *refCand; /* the reference's runner, kept for the worker's life */
+} W;
+
+/* ---- protocol out ---- */
+
+static void send_json(cJSON *o)
+{
+	char *z = cJSON_PrintUnformatted(o);
+	size_t n = strlen(z);
+	z = xrealloc(z, n + 2);
+	z[n] = '\n';
+	if (write_all(W.out, z, n + 1) < 0)
+		_exit(4); /* the engine is gone */
+	free(z);
+	cJSON_Delete(o);
+}
+
+static cJSON *ev(const char *zEv, int job)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "ev", zEv);
+	if (job >= 0)
+		cJSON_AddNumberToObject(o, "job", job);
+	return o;
+}
+
+static void send_error(int job, const char *zMsg, int fatal)
+{
+	cJSON *o = ev("error", job);
+	cJSON_AddStringToObject(o, "message", zMsg);
+	cJSON_AddBoolToObject(o, "fatal", fatal);
+	send_json(o);
+}
+
+static void send_progress(int job, const char *zStage, int k)
+{
+	cJSON *o = ev("progress", job);
+	cJSON_AddStringToObject(o, "stage", zStage);
+	if (k >= 0)
+		cJSON_AddNumberToObject(o, "k", k);
+	send_json(o);
+}
+
+/* ---- running ---- */
+
+static void job_free(struct job *j)
+{
+	free(j->zName);
+	free(j->zSo);
+	cJSON_Delete(j->compile);
+	free(j);
+}
+
+static void pump(void);
+
+static long long pumpTimer;
+
+static void pump_later_fn(struct loop *l, long long id, void *arg)
+{
+	(void)l, (void)id, (void)arg;
+	pumpTimer = 0;
+	pump();
+}
+
+static void pump_later(void)
+{
+	if (!pumpTimer)
+		pumpTimer = loop_add_timer(W.l, 0, pump_later_fn, NULL);
+}
+
+static void progress_cb(const char *zStage, int k, void *arg)
+{
+	send_progress(*(int *)arg, zStage, k);
+}
+
+/* start a runner for j's shared object; NULL + err (*pLoadErr: the object
+ * itself is at fault, a compile_error) */
+static struct cand *load(struct job *j, int *pLoadErr, char *err)
+{
+	*pLoadErr = 0;
+	int fd = compiler_open_so(W.comp, j->zSo, err);
+	if (fd < 0)
+		return NULL;
+	/* the task's libraries, where the candidate's rpath finds them */
+	char **libDirs = compiler_lib_dirs(W.comp, 0);
+	struct cand_opts o = {W.zBackend, W.dev, W.sandbox, W.in, libDirs};
+	struct cand *c = cand_start(&o, W.h, fd, pLoadErr, err);
+	compiler_dirs_free(libDirs);
+	close(fd);
+	return c;
+}
+
+static void finish_reference(struct job *j)
+{
+	char err[KL_ERRLEN];
+	int loadErr;
+	if (!j->ok) {
+		char *z = xasprintf("the reference %s does not compile:\n%s", j->zName,
+		                    cJSON_GetStringValue(cJSON_GetObjectItem(j->compile, "log")));
+		send_error(-1, z, 1);
+		free(z);
+		exit(1);
+	}
+	W.refCand = load(j, &loadErr, err);
+	if (!W.refCand || harness_run_reference(W.h, cand_iface(W.refCand), err) < 0) {
+		char *z = xasprintf("the reference %s failed: %s", j->zName, err);
+		send_error(-1, z, 1);
+		free(z);
+		exit(1);
+	}
+	cJSON *o = ev("task_ready", -1);
+	if (W.timeReference) {
+		cJSON *tm = harness_time_only(W.h, cand_iface(W.refCand), err);
+		if (!tm) {
+			char *z = xasprintf("timing the reference failed: %s", err);
+			send_error(-1, z, 1);
+			free(z);
+			exit(1);
+		}
+		cJSON_AddItemToObject(o, "reference_timing", tm);
+	}
+	cJSON_AddStringToObject(o, "reference", j->zName);
+	cJSON_AddStringToObject(o, "task", W.t->zName);
+	W.ready = 1;
+	send_json(o);
+}
+
+static void run_job(struct job *j)
+{
+	char err[KL_ERRLEN];
+	double t0 = now_s();
+	cJSON *res;
+	int loadErr = 0;
+	send_progress(j->id, "running", -1);
+	struct cand *c = j->ok ? load(j, &loadErr, err) : NULL;
+	double tLoad = now_s() - t0;
+	if (!j->ok) {
+		res = cJSON_CreateObject();
+		cJSON_AddStringToObject(res, "status", "compile_error");
+		cJSON_AddStringToObject(
+		    res, "reason",
+		    cJSON_GetStringValue(cJSON_GetObjectItem(j->compile, "summary")));
+	} else if (!c) {
+		res = cJSON_CreateObject();
+		cJSON_AddStringToObject(res, "status", loadErr ? "compile_error" : "crashed");
+		cJSON_AddStringToObject(res, "reason", err);
+	} else {
+		res = harness_eval(W.h, cand_iface(c), 1, progress_cb, &j->id);
+		/* the runner and everything it started end here: stray threads,
+		 * daemons, children */
+		cand_free(c);
+	}
+	double tRun = now_s() - t0 - tLoad;
+	cJSON *o = ev("result", j->id);
+	cJSON *e;
+	cJSON_ArrayForEach(e, res) if (strcmp(e->string, "check_seconds") &&
+	                               strcmp(e->string, "time_seconds"))
+	    cJSON_AddItemReferenceToObject(o, e->string, e);
+	cJSON_AddItemReferenceToObject(o, "compile", j->compile);
+	cJSON *sec = cJSON_AddObjectToObject(o, "seconds");
+	cJSON_AddNumberToObject(sec, "compile", j->tCompile);
+	cJSON_AddNumberToObject(sec, "load", tLoad);
+	cJSON *cs = cJSON_GetObjectItem(res, "check_seconds"),
+	      *ts = cJSON_GetObjectItem(res, "time_seconds");
+	cJSON_AddNumberToObject(sec, "check", cs ? cs->valuedouble : tRun);
+	cJSON_AddNumberToObject(sec, "time", ts ? ts->valuedouble : 0);
+	cJSON_AddBoolToObject(o, "worker_exiting", W.b->fatal);
+	cJSON_AddStringToObject(o, "sandbox", W.sandbox ? "bubblewrap" : "none");
+	send_json(o);
+	cJSON_Delete(res);
+	if (W.b->fatal)
+		exit(3);
+}
+
+static void pump(void)
+{
+	while (W.ready && W.runq && W.runq->compiled) {
+		struct job *j = W.runq;
+		W.runq = j->next;
+		run_job(j);
+		job_free(j);
+	}
+}
+
+static void compiled(struct compile_result *r, void *arg)
+{
+	struct job *j = arg;
+	j->ok = r->ok;
+	j->tCompile = r->seconds;
+	j->zSo = r->zSo ? xstrdup(r->zSo) : NULL;
+	cJSON *c = cJSON_CreateObject();
+	cJSON_AddBoolToObject(c, "ok", r->ok);
+	cJSON_AddBoolToObject(c, "cached", r->cached);
+	cJSON_AddNumberToObject(c, "seconds", r->seconds);
+	cJSON_AddStringToObject(c, "command", r->zCommand);
+	cJSON_AddStringToObject(c, "key", r->zKey);
+	/* the vectoriser's remarks (host compiles) go apart from the warnings */
+	char *rest = NULL;
+	cJSON *vec = resources_parse_vec(r->zLog, &rest);
+	cJSON_AddStringToObject(c, "log", rest);
+	free(rest);
+	if (compile_lang_from_name(j->zName) != LANG_CUDA)
+		cJSON_AddItemToObject(c, "vectorized", vec);
+	else
+		cJSON_Delete(vec);
+	if (!r->ok) {
+		/* the first diagnostic line, else the reason */
+		char *summary = resources_first_error(r->zLog);
+		if (!summary)
+			summary = xasprintf("compile failed: %s", r->zWhy);
+		cJSON_AddStringToObject(c, "summary", summary);
+		free(summary);
+	}
+	cJSON *res = resources_parse_ptxas(r->zLog);
+	if (res)
+		cJSON_AddItemToObject(c, "resources", res);
+	j->compile = c;
+	if (j->isReference) {
+		finish_reference(j);
+		job_free(j);
+	} else {
+		cJSON *o = ev("progress", j->id);
+		cJSON_AddStringToObject(o, "stage", "compiled");
+		cJSON_AddBoolToObject(o, "ok", r->ok);
+		cJSON_AddBoolToObject(o, "cached", r->cached);
+		cJSON_AddNumberToObject(o, "seconds", r->seconds);
+		send_json(o);
+		j->compiled = 1;
+	}
+	pump_later();
+}
+
+static int submit_compile(struct job *j, const char *zSrc, size_t n, char *err)
+{
+	int lang = compile_lang_from_name(j->zName);
+	if (lang < 0)
+		return kl_err(err, "%s: unknown source language (expected .c, .cpp or .cu)",
+		              j->zName);
+	struct compile_req req = {zSrc, n, (enum compile_lang)lang, j->zName};
+	return compiler_submit(W.comp, &req, compiled, j, err);
+}
+
+/* ---- requests ---- */
+
+static int json_int(const cJSON *o, const char *k, int dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	return cJSON_IsNumber(v) ? v->valueint : dflt;
+}
+
+static double json_num(const cJSON *o, const char *k, double dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+static void fail_task(const char *zMsg)
+{
+	send_error(-1, zMsg, 1);
+	exit(1);
+}
+
+/* start the PyTorch helper on zProblem; zShapes and size scale a problem
+ * file's constants (NULL, 0: as written) */
+static struct torchref *start_torch(const char *zProblem, const char *zShapes, double size,
+                                    char *err)
+{
+	struct torchref_opts to = {.zPython = W.zPython,
+	                           .zCacheDir = W.zCacheDir,
+	                           .zDevice = strcmp(W.zBackend, "cuda") ? "cpu" : "cuda",
+	                           .cudaIndex = W.dev,
+	                           .seed = W.opts.seed,
+	                           .budgetS = W.opts.budgetS,
+	                           .zShapes = zShapes,
+	                           .size = size};
+	return torchref_start(zProblem, &to, err);
+}
+
+/*
+ * Keep the sets a PyTorch reference needs on the device within its free
+ * memory: the sets (trials + the timing set), the candidate's own buffers and
+ * the helper's one set at a time.  Fewer trials when they do not fit (said in
+ * zNote), an error when not even one trial does.  0 or -1 + err.
+ */
+static int fit_sets(const char *zProblem, char *zNote, size_t nNote, char *err)
+{
+	size_t setB = torchref_set_bytes(W.t), fr = 0, tot = 0;
+	zNote[0] = 0;
+	if (!setB || !W.b->mem_info || W.b->mem_info(W.b, &fr, &tot) < 0)
+		return 0;
+	double avail = 0.9 * (double)fr, gb = 1e9;
+	int fit = (int)(avail / (double)setB) - 2;
+	if (fit < 2)
+		return kl_err(
+		    err,
+		    "%s: one set of inputs and outputs takes %.2f GB; with %.2f GB free of "
+		    "%.2f GB on this GPU, not even one trial and the timing set fit beside "
+		    "the candidate's buffers: scale the problem with --size (e.g. --size "
+		    "0.25) or --shapes NAME=VALUE",
+		    zProblem, (double)setB / gb, (double)fr / gb, (double)tot / gb);
+	if (fit < W.opts.nTrials + 1) {
+		snprintf(zNote, nNote,
+		         "%d trial%s instead of %d: one set takes %.2f GB and %.2f GB of the GPU's "
+		         "memory are free",
+		         fit - 1, fit == 2 ? "" : "s", W.opts.nTrials, (double)setB / gb,
+		         (double)fr / gb);
+		W.opts.nTrials = fit - 1;
+	}
+	return 0;
+}
+
+/*
+ * Write a shipped task's files (name -> text; plain names, no directories)
+ * into a fresh directory; returns the path to load (the directory, or the
+ * .py problem file in it when zDir named one) or NULL + err.
+ */
+static char *unpack_task(cJSON *files, const char *zDir, char *err)
+{
+	char tmpl[] = "/tmp/kloop-task-XXXXXX";
+	if (!mkdtemp(tmpl)) {
+		kl_err(err, "cannot make a directory for the shipped task: %s", strerror(errno));
+		return NULL;
+	}
+	cJSON *f;
+	cJSON_ArrayForEach(f, files)
+	{
+		const char *n = f->string;
+		if (!n || !*n || strchr(n, '/') || !strcmp(n, ".") || !strcmp(n, "..") ||
+		    !cJSON_IsString(f)) {
+			kl_err(err, "shipped task: '%s' is not a plain file name with text",
+			       n ? n : "");
+			return NULL;
+		}
+		char *path = path_join(tmpl, n);
+		int rc = write_file_atomic(path, f->valuestring, strlen(f->valuestring), err);
+		free(path);
+		if (rc < 0)
+			return NULL;
+	}
+	if (task_is_problem(zDir)) {
+		const char *base = strrchr(zDir, '/');
+		return path_join(tmpl, base ? base + 1 : zDir);
+	}
+	return xstrdup(tmpl);
+}
+
+static void op_task(cJSON *req)
+{
+	char err[KL_ERRLEN];
+	const char *zDir = cJSON_GetStringValue(cJSON_GetObjectItem(req, "dir"));
+	const char *zShapes = cJSON_GetStringValue(cJSON_GetObjectItem(req, "shapes"));
+	const char *zRef = cJSON_GetStringValue(cJSON_GetObjectItem(req, "reference"));
+	struct torchref *tr = NULL;
+	if (W.t) {
+		send_error(-1, "a task is already loaded in this worker", 0);
+		return;
+	}
+	if (!zDir) {
+		send_error(-1, "task request without \"dir\"", 0);
+		return;
+	}
+	/* a task shipped with the request (a worker on another host): its files
+	 * are written to a directory of this worker's own */
+	char *zShipped = NULL;
+	cJSON *files = cJSON_GetObjectItem(req, "files");
+	if (cJSON_IsObject(files)) {
+		if (!(zShipped = unpack_task(files, zDir, err)))
+			fail_task(err);
+		zDir = zShipped;
+	}
+	harness_default_opts(&W.opts, W.zBackend);
+	W.opts.nTrials = json_int(req, "trials", W.opts.nTrials);
+	W.opts.seed = (uint64_t)json_num(req, "seed", (double)W.opts.seed);
+	W.opts.budgetS = json_num(req, "budget_s", W.opts.budgetS);
+	W.opts.rse = json_num(req, "rse", W.opts.rse);
+	W.timeReference = cJSON_IsTrue(cJSON_GetObjectItem(req, "time_reference"));
+	const char *zSrcPath = NULL;
+	if (task_is_problem(zDir)) {
+		/* a KernelBench problem file given directly */
+		if (!(tr = start_torch(zDir, zShapes, json_num(req, "size", 0), err)) ||
+		    !(W.t = torchref_make_task(tr, zDir, err)))
+			fail_task(err);
+	} else {
+		W.t = task_load(zDir, W.zBackend, zShapes, err);
+		if (!W.t)
+			fail_task(err);
+		/* which reference: torch on the GPU where the task has one, else the backend's own
+		 */
+		int cuda = !strcmp(W.zBackend, "cuda");
+		if (!zRef)
+			zRef = cuda && W.t->ref.zTorch  ? "torch"
+			       : cuda && W.t->ref.zCuda ? "cuda"
+			                                : "host";
+		if (!strcmp(zRef, "torch")) {
+			if (!W.t->ref.zTorch)
+				fail_task("the task has no torch reference (reference.torch in "
+				          "task.json)");
+			if (!(tr = start_torch(W.t->ref.zTorch, NULL, 0, err)) ||
+			    torchref_check_task(tr, W.t, err) < 0)
+				fail_task(err);
+		} else {
+			zSrcPath = !strcmp(zRef, "cuda")   ? W.t->ref.zCuda
+			           : !strcmp(zRef, "host") ? W.t->ref.zHost
+			                                   : NULL;
+			if (!zSrcPath) {
+				char *z = xasprintf(
+				    "%s/task.json: reference.%s: the task has no such reference",
+				    W.t->zDir, zRef);
+				fail_task(z);
+			}
+			if (!strcmp(zRef, "cuda") && !cuda)
+				fail_task(
+				    "a cuda reference needs the cuda backend (--backend cuda)");
+		}
+	}
+	if (tr)
+		W.opts.nPool = 0; /* given inputs: their own sets are the checks */
+	/* the libraries the task and --libs give candidates (and the reference) */
+	const char *zFlagLibs = cJSON_GetStringValue(cJSON_GetObjectItem(req, "libs"));
+	if ((W.t->zLibs && *W.t->zLibs &&
+	     compiler_add_libs(W.comp, W.t->zLibs, W.t->zDir, err) < 0) ||
+	    (zFlagLibs && compiler_add_libs(W.comp, zFlagLibs, NULL, err) < 0))
+		fail_task(err);
+	/* --atol / --rtol override the float outputs' tolerances */
+	task_override_tol(W.t, json_num(req, "atol", -1), json_num(req, "rtol", -1), -1);
+	char note[256] = "";
+	if (tr && fit_sets(zDir, note, sizeof note, err) < 0)
+		fail_task(err);
+	W.h = harness_new(W.t, W.b, &W.opts, err);
+	if (!W.h)
+		fail_task(err);
+	if (tr) {
+		/* PyTorch writes every set straight into the harness's buffers */
+		double t0 = now_s();
+		if (torchref_fill(tr, W.h, W.b, W.t, err) < 0)
+			fail_task(err);
+		double tFill = now_s() - t0;
+		cJSON *o = ev("task_ready", -1);
+		if (W.timeReference) {
+			const cJSON *tm = torchref_timing(tr, W.h, err);
+			const cJSON *eager = tm ? cJSON_GetObjectItem(tm, "eager") : NULL;
+			if (!tm)
+				fail_task(err);
+			if (eager && cJSON_GetObjectItem(eager, "median_ms"))
+				cJSON_AddItemToObject(o, "reference_timing",
+				                      cJSON_Duplicate(eager, 1));
+			cJSON_AddItemToObject(o, "baselines", cJSON_Duplicate(tm, 1));
+		}
+		if (torchref_finish(tr, err) < 0)
+			fail_task(err);
+		cJSON_AddStringToObject(o, "reference", "PyTorch eager (reference.py)");
+		cJSON_AddStringToObject(o, "task", W.t->zName);
+		cJSON_AddNumberToObject(o, "trials", W.opts.nTrials);
+		cJSON_AddNumberToObject(o, "reference_seconds", tFill);
+		if (note[0])
+			cJSON_AddStringToObject(o, "note", note);
+		const cJSON *sizes = cJSON_GetObjectItem(torchref_manifest(tr), "sizes");
+		if (cJSON_IsObject(sizes) && sizes->child)
+			cJSON_AddItemToObject(o, "sizes", cJSON_Duplicate(sizes, 1));
+		torchref_free(tr);
+		W.ready = 1;
+		send_json(o);
+		pump_later();
+		return;
+	}
+	if (harness_generate_inputs(W.h, err) < 0)
+		fail_task(err);
+	strbuf src = STRBUF_INIT;
+	if (read_file(zSrcPath, &src, 64 << 20, err) < 0)
+		fail_task(err);
+	struct job *j = xcalloc(1, sizeof *j);
+	j->id = -1;
+	j->isReference = 1;
+	const char *base = strrchr(zSrcPath, '/');
+	j->zName = xstrdup(base ? base + 1 : zSrcPath);
+	if (submit_compile(j, src.buf, src.len, err) < 0)
+		fail_task(err);
+	sb_free(&src);
+}
+
+static void op_eval(cJSON *req)
+{
+	char err[KL_ERRLEN];
+	int id = json_int(req, "job", -1);
+	const cJSON *src = cJSON_GetObjectItem(req, "source");
+	const char *zName = cJSON_GetStringValue(cJSON_GetObjectItem(req, "name"));
+	if (id < 0 || !cJSON_IsString(src) || !zName) {
+		send_error(id, "eval request needs job, name and source", 0);
+		return;
+	}
+	struct job *j = xcalloc(1, sizeof *j);
+	j->id = id;
+	j->zName = xstrdup(zName);
+	send_progress(id, "compiling", -1);
+	if (submit_compile(j, src->valuestring, strlen(src->valuestring), err) < 0) {
+		send_error(id, err, 0);
+		job_free(j);
+		return;
+	}
+	/* results come back in submission order; compiles run in parallel */
+	struct job **pp = &W.runq;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = j;
+}
+
+static void handle_line(char *line)
+{
+	cJSON *req = cJSON_Parse(line);
+	const char *op = req ? cJSON_GetStringValue(cJSON_GetObjectItem(req, "op")) : NULL;
+	if (!op) {
+		send_error(-1, "malformed request (expected a JSON object with \"op\")", 0);
+	} else if (!strcmp(op, "task")) {
+		op_task(req);
+	} else if (!strcmp(op, "eval")) {
+		op_eval(req);
+	} else if (!strcmp(op, "quit")) {
+		exit(0);
+	} else {
+		char *z = xasprintf("unknown op '%s'", op);
+		send_error(-1, z, 0);
+		free(z);
+	}
+	cJSON_Delete(req);
+}
+
+static void on_input(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l, (void)events, (void)arg;
+	char buf[65536];
+	ssize_t r = read(fd, buf, sizeof buf);
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (r <= 0)
+		exit(0); /* the engine closed the channel */
+	lb_add(&W.inbuf, buf, (size_t)r);
+	char *z;
+	size_t n;
+	int got;
+	while ((got = lb_next(&W.inbuf, &z, &n)) > 0) {
+		char *line = xstrndup(z, n);
+		handle_line(line);
+		free(line);
+	}
+	if (got < 0) {
+		char *m =
+		    xasprintf("protocol error: a request line of more than %u bytes without a "
+		              "newline",
+		              (unsigned)WORKER_LINE_MAX);
+		send_error(-1, m, 1);
+		free(m);
+		exit(2);
+	}
+}
+
+/*
+ * Limits a candidate runs under, so that exhausting them ends in a clear
+ * crash of this worker rather than the machine's: files at most 1 GiB, and on
+ * the host backend an address space of KLOOP_MEM_LIMIT_MB (default: half the
+ * memory).  The CUDA runtime reserves huge address ranges, so the cuda
+ * backend has no address-space limit.
+ */
+/* built with AddressSanitizer (make asan): its shadow memory takes terabytes
+ * of address space, so RLIMIT_AS cannot coexist with it */
+#if defined(__SANITIZE_ADDRESS__)
+#define KL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KL_ASAN 1
+#endif
+#endif
+
+/* the host backend's memory limit in MiB (0: none) */
+static long long mem_limit_mb(void)
+{
+	const char *env = getenv("KLOOP_MEM_LIMIT_MB");
+	long long mb = env && *env ? atoll(env) : 0;
+	if (mb <= 0) {
+		long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+		mb = pages > 0 && size > 0 ? (long long)pages * size / 2 / (1 << 20) : 0;
+	}
+	return mb;
+}
+
+static void limit_resources(void)
+{
+	struct rlimit fs = {1ul << 30, 1ul << 30};
+	setrlimit(RLIMIT_FSIZE, &fs);
+	if (strcmp(W.zBackend, "host"))
+		return;
+	long long mb = mem_limit_mb();
+#ifndef KL_ASAN
+	if (mb > 0) {
+		struct rlimit as = {(rlim_t)mb << 20, (rlim_t)mb << 20};
+		setrlimit(RLIMIT_AS, &as);
+	}
+#else
+	(void)mb; /* ASan's own limit instead: asan_limit() */
+#endif
+}
+
+/*
+ * Under ASan the same limit is ASan's soft RSS limit (past it malloc returns
+ * NULL, as under RLIMIT_AS), which can only be set when the process starts:
+ * the worker runs itself again once with it in ASAN_OPTIONS.
+ */
+static void asan_limit(char **argv, const char *zBackend)
+{
+#ifdef KL_ASAN
+	long long mb = mem_limit_mb();
+	if (strcmp(zBackend, "host") || mb <= 0 || getenv("KLOOP_WORKER_ASAN_LIMIT"))
+		return;
+	const char *old = getenv("ASAN_OPTIONS");
+	char *opts = xasprintf("%s%ssoft_rss_limit_mb=%lld:allocator_may_return_null=1",
+	                       old ? old : "", old && *old ? ":" : "", mb);
+	setenv("ASAN_OPTIONS", opts, 1);
+	setenv("KLOOP_WORKER_ASAN_LIMIT", "1", 1);
+	free(opts);
+	execv("/proc/self/exe", argv);
+#else
+	(void)argv, (void)zBackend;
+#endif
+}
+
+static char *default_cache_dir(void)
+{
+	const char *x = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	if (x && *x)
+		return xasprintf("%s/kloop", x);
+	return xasprintf("%s/.cache/kloop", home && *home ? home : "/tmp");
+}
+
+static int usage(void)
+{
+	fprintf(stderr,
+	        "usage: kloop-worker [--backend host|cuda] [--device N] [--jobs N] [--cache DIR] "
+	        "[--python PATH] [--no-sandbox]\n(kloop starts workers itself; see kloop eval)\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	W.zBackend = "host";
+	int jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	char *zCache = NULL;
+	W.zPython = xstrdup("python3");
+	lb_init(&W.inbuf, WORKER_LINE_MAX);
+	W.sandbox = 1;
+	int runner = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--backend") && i + 1 < argc)
+			W.zBackend = argv[++i];
+		else if (!strcmp(argv[i], "--device") && i + 1 < argc)
+			W.dev = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--jobs") && i + 1 < argc)
+			jobs = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--cache") && i + 1 < argc)
+			zCache = xstrdup(argv[++i]);
+		else if (!strcmp(argv[i], "--python") && i + 1 < argc) {
+			free(W.zPython);
+			W.zPython = xstrdup(argv[++i]);
+		} else if (!strcmp(argv[i], "--no-sandbox"))
+			W.sandbox = 0;
+		else if (!strcmp(argv[i], "--runner"))
+			runner = 1;
+		else
+			return usage();
+	}
+	if (strcmp(W.zBackend, "host") && strcmp(W.zBackend, "cuda"))
+		return usage();
+	/* under ASan the host backend's memory limit is ASan's (the runner, where
+	 * the candidate allocates, included) */
+	asan_limit(argv, W.zBackend);
+	/* a runner: the candidate's side, on the socket it was given as fd 3 */
+	if (runner)
+		return cand_serve(3, W.zBackend, W.dev);
+	/* the trusted side dies with kloop, and no other process of this user
+	 * reads its memory, descriptors or environment through /proc */
+	pid_t parent = getppid();
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		return 1;
+	prctl(PR_SET_DUMPABLE, 0);
+	/* the protocol moves to private descriptors; stdout joins stderr */
+	W.in = fcntl(0, F_DUPFD_CLOEXEC, 100);
+	W.out = fcntl(1, F_DUPFD_CLOEXEC, 100);
+	if (W.in < 0 || W.out < 0) {
+		fprintf(stderr, "kloop-worker: cannot set up the protocol channel: %s\n",
+		        strerror(errno));
+		return 1;
+	}
+	int devnull = open("/dev/null", O_RDONLY);
+	dup2(devnull, 0);
+	if (devnull > 0)
+		close(devnull);
+	dup2(2, 1);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	struct rlimit rl = {0, 0};
+	setrlimit(RLIMIT_CORE, &rl);
+	limit_resources();
+
+	char err[KL_ERRLEN];
+	W.b = !strcmp(W.zBackend, "cuda") ? backend_cuda_new(W.dev, err) : backend_host_new(err);
+	if (!W.b) {
+		send_error(-1, err, 1);
+		return 1;
+	}
+	W.zCacheDir = zCache ? zCache : default_cache_dir();
+	char *soDir = path_join(W.zCacheDir, "so");
+	W.l = loop_new();
+	W.comp = compiler_new(W.l, soDir, jobs, W.b->zArch[0] ? W.b->zArch : NULL, err);
+	free(soDir);
+	if (!W.comp) {
+		send_error(-1, err, 1);
+		return 1;
+	}
+	cJSON *o = ev("hello", -1);
+	cJSON_AddStringToObject(o, "backend", W.b->zName);
+	cJSON_AddStringToObject(o, "device", W.b->zDevice);
+	cJSON_AddStringToObject(o, "arch", W.b->zArch);
+	cJSON_AddNumberToObject(o, "pid", getpid());
+	cJSON_AddStringToObject(o, "version", KLOOP_VERSION);
+	if (W.b->zUuid[0])
+		cJSON_AddStringToObject(o, "uuid", W.b->zUuid);
+	char zHost[256] = "";
+	if (gethostname(zHost, sizeof zHost - 1) == 0)
+		cJSON_AddStringToObject(o, "host", zHost);
+	char serr[KL_ERRLEN];
+	if (W.sandbox && cand_sandbox_probe(serr) < 0) {
+		fprintf(stderr, "kloop-worker: warning: %s\n", serr);
+		cJSON_AddStringToObject(o, "sandbox_warning", serr);
+		W.sandbox = 0;
+	}
+	cJSON_AddStringToObject(o, "sandbox", W.sandbox ? "bubblewrap" : "none");
+	compiler_set_sandbox(W.comp, W.sandbox);
+	send_json(o);
+	fd_nonblock(W.in);
+	loop_add_fd(W.l, W.in, LOOP_READ, on_input, NULL);
+	loop_run(W.l);
+	return 0;
+}
