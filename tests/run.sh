@@ -18,7 +18,7 @@ for t in "$@" "$top"/tests/e2e/*.sh; do
 	*) (cd "$top" && "$t") >"$out/$name.log" 2>&1 ;;
 	esac
 	rc=$?
-	grep -E '^(ok|not ok|skip) - ' "$out/$name.log" | sed 's/^/  /'
+	grep -E '^(ok|not ok|skip) - |^#\| ' "$out/$name.log" | head -n 2000 | sed 's/^/  /'
 	if [ $rc -ne 0 ] && ! grep -q '^not ok - ' "$out/$name.log"; then
 		echo "not ok - $name exited with status $rc" | tee -a "$out/$name.log" | sed 's/^/  /'
 		tail -n 15 "$out/$name.log" | sed 's/^/    | /'

@@ -111,6 +111,7 @@ check "the worker refuses a request line over the limit (rc=$rc)" \
 	sh -c "[ $rc -eq 2 ] && grep -q 'protocol error: a request line of more than 67108864 bytes' '$T/wout'"
 
 # ---- one writer per session journal ----
+D0=$NFAIL
 S="$T/s.jsonl"
 mkfifo "$T/cmds"
 # a REPL holds the journal while its input stays open
@@ -134,6 +135,7 @@ wait $SHELL_PID
 check "the REPL ends saved" grep -q "^kloop: session saved in $S" "$T/shell.out"
 $TO $KLOOP eval $TASK $TASK/seed.c $B --session "$S" >"$T/out" 2>"$T/err"
 check "once it has quit, the journal is free again (exit $?)" sh -c "grep -q correct '$T/out'"
+diag $D0 "$T/out" "$T/err" "$T/shell.out" "$T/shell.err"
 
 # ---- an event the journal refuses: never "saved" ----
 # a file size limit the journal soon hits (SIGXFSZ ignored: the write fails instead)

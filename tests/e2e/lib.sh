@@ -5,13 +5,29 @@ KLOOP=${KLOOP:-./bin/kloop}
 T=$(mktemp -d "${TMPDIR:-/tmp}/kloop-e2e.XXXXXX")
 export XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state" XDG_DATA_HOME="$T/data"
 trap 'rm -rf "$T"' EXIT
+NFAIL=0
 ok() { echo "ok - $*"; }
-fail() { echo "not ok - $*"; }
+fail() {
+	NFAIL=$((NFAIL + 1))
+	echo "not ok - $*"
+}
 skip() { echo "skip - $*"; }
 check() {
 	name=$1
 	shift
 	if "$@"; then ok "$name"; else fail "$name"; fi
+}
+# diag SINCE FILE...: when a check failed since NFAIL was SINCE, print the
+# first lines of each FILE as "#| " lines, which tests/run.sh passes on to
+# its own output (a CI log shows what the program said, not only the verdict)
+diag() {
+	_since=$1
+	shift
+	[ "$NFAIL" -gt "$_since" ] || return 0
+	for _f in "$@"; do
+		echo "#| --- $_f"
+		head -n 40 "$_f" 2>/dev/null | cut -c1-300 | tr -d '\033' | sed 's/^/#| /'
+	done
 }
 # json FIELD FILE: print a top-level or dotted field of a JSON file (python3)
 json() {

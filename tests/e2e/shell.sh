@@ -31,6 +31,7 @@ jobs
 help export
 EOF
 sed -i "s|OUT|$T|" "$T/script"
+D0=$NFAIL
 EDITOR="$T/ed.sh" $KLOOP shell $TASK $B --session "$S" <"$T/script" >"$T/out" 2>"$T/err"
 rc=$?
 check "a piped script runs to its end with exit status 0" test $rc -eq 0
@@ -84,6 +85,7 @@ norm() {
 norm "$T/out" >"$T/n1"
 norm "$T/out2" >"$T/n2"
 check "a piped script is deterministic (the same lines, numbers aside)" cmp -s "$T/n1" "$T/n2"
+diag $D0 "$T/out" "$T/err" "$T/out2"
 
 # errors: named on stderr, the script goes on, the exit status says so
 printf 'bench 9\nfrobnicate\nexport 1\nfilter speed>2\nideas 2\naccept 1\nlist\n' |

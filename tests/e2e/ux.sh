@@ -62,6 +62,7 @@ assert d['endpoint']['ok'] and 'HTTP 200' in d['endpoint']['detail']
 assert 'OPENAI_API_KEY is set' in d['llm key']['detail'] and 'ANTHROPIC_API_KEY' in d['llm key']['detail']"
 
 # ---- the REPL: compare, prompt, reply, cancel, summaries ----
+D0=$NFAIL
 printf 'bench 1\ncompare 1 2\nprompt 1\ncancel 1\ncancel r3\ncancel nope\ncancel all\n' |
 	$KLOOP shell $TASK $B --session "$T/r.jsonl" >"$T/rout" 2>"$T/rerr"
 check "bench: the summary when it is done" grep -q "^done: evaluated 1 candidate$" "$T/rout"
@@ -75,6 +76,7 @@ check "cancel with nothing running says so" grep -q "error: cancel: candidate 1 
 check "cancel rN with no such request says so" grep -q "error: cancel: LLM request 3 is not running" "$T/rerr"
 check "cancel with a bad id says what it takes" grep -q "error: cancel: 'nope' is not a candidate id, rN" "$T/rerr"
 check "cancel all with nothing running says so" grep -q "error: cancel: nothing is running" "$T/rerr"
+diag $D0 "$T/rout" "$T/rerr"
 
 printf 'ideas 3\naccept 1\nimplement 1\nprompt 2\nreply 2\n' |
 	OPENAI_API_KEY=sk-shell-test $KLOOP shell softmax $B --provider openai --model fake-gpt \
