@@ -141,6 +141,9 @@ static void print_human(const cJSON *r, const struct src *s)
 		       cJSON_IsTrue(cJSON_GetObjectItem(tm, "converged"))
 		           ? ""
 		           : ", not converged within the budget");
+	const char *cb = cJSON_GetStringValue(cJSON_GetObjectItem(tm, "clock_bound"));
+	if (cb)
+		printf("  warning   %s\n", cb);
 	const cJSON *rd = cJSON_GetObjectItem(r, "reference_data");
 	if (rd) {
 		const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(rd, "note"));

@@ -74,6 +74,7 @@ struct cand {
 	char note[512]; /* what it said */
 	char zStatus[160];
 	int schedFd; /* the runner's /proc/PID/schedstat, or -1 */
+	int statFd;  /* its /proc/PID/stat (whether it is asleep), or -1 */
 };
 
 /* ---- sending descriptors ---- */
@@ -442,11 +443,18 @@ static pid_t runner_pid(pid_t pid)
 	return pid;
 }
 
-static double c_sched_delay(struct harness_cand *hc)
+static double c_sched_delay(struct harness_cand *hc, int *pAsleep)
 {
 	struct cand *c = (struct cand *)hc;
-	char buf[128];
-	ssize_t n = c->schedFd >= 0 ? pread(c->schedFd, buf, sizeof buf - 1, 0) : -1;
+	char buf[512];
+	ssize_t n = c->statFd >= 0 ? pread(c->statFd, buf, sizeof buf - 1, 0) : -1;
+	*pAsleep = 0;
+	if (n > 0) {
+		buf[n] = 0;
+		const char *rp = strrchr(buf, ')');
+		*pAsleep = rp && rp[1] == ' ' && strchr("SDI", rp[2]) && rp[2];
+	}
+	n = c->schedFd >= 0 ? pread(c->schedFd, buf, sizeof buf - 1, 0) : -1;
 	if (n <= 0)
 		return 0;
 	buf[n] = 0;
@@ -474,6 +482,8 @@ void cand_free(struct cand *c)
 		close(c->fd);
 	if (c->schedFd >= 0)
 		close(c->schedFd);
+	if (c->statFd >= 0)
+		close(c->statFd);
 	free(c);
 }
 
@@ -560,7 +570,7 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *h, int soFd, 
 	c->fd = sv[0];
 	c->pid = pid;
 	c->pollFd = o->pollFd;
-	c->schedFd = -1;
+	c->schedFd = c->statFd = -1;
 	c->hc.call = c_call;
 	c->hc.frame = c_frame;
 	c->hc.sched_delay = c_sched_delay;
@@ -584,8 +594,11 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *h, int soFd, 
 			continue;
 		if (r == (ssize_t)sizeof rep && rep.op == CM_READY) {
 			char p[64];
-			snprintf(p, sizeof p, "/proc/%d/schedstat", (int)runner_pid(c->pid));
+			pid_t rp = runner_pid(c->pid);
+			snprintf(p, sizeof p, "/proc/%d/schedstat", (int)rp);
 			c->schedFd = open(p, O_RDONLY | O_CLOEXEC);
+			snprintf(p, sizeof p, "/proc/%d/stat", (int)rp);
+			c->statFd = open(p, O_RDONLY | O_CLOEXEC);
 			return c;
 		}
 		if (r == (ssize_t)sizeof rep && rep.op == CM_LOADERR) {

@@ -489,10 +489,28 @@ static double own_run_delay(void)
 	return sscanf(buf, "%llu %llu", &run, &wait) == 2 ? (double)wait * 1e-6 : 0;
 }
 
-/* both sides' time waiting for a CPU so far, ms */
-static double run_delay(struct harness_cand *c)
+/* both sides' time waiting for a CPU so far, ms; *pSure: 0 when the
+ * candidate's process is runnable now, so that a wait of it under way (begun
+ * before now) would be counted later, as if it had come after now */
+static double run_delay(struct harness_cand *c, int *pSure)
 {
-	return own_run_delay() + (c->sched_delay ? c->sched_delay(c) : 0);
+	int asleep = 1;
+	double d = own_run_delay() + (c->sched_delay ? c->sched_delay(c, &asleep) : 0);
+	*pSure = asleep;
+	return d;
+}
+
+/*
+ * The busy time of a round trip of wall ms between the delays d0 and d1, or
+ * NAN when it cannot be known: the candidate's process was runnable at the
+ * start (its waits counted within may have begun before), or the two
+ * processes waited for most of it (the waits are summed, and on a busy
+ * machine both wait at once: what is left is noise).
+ */
+static double busy_of(double wall, double d0, double d1, int sure)
+{
+	double waits = d1 - d0;
+	return sure && waits <= 0.5 * wall ? wall - waits : NAN;
 }
 
 /* one frame, also timed by kloop's clock (round trip in ms into *pW);
@@ -558,10 +576,11 @@ static int cold_frame(struct harness *h, struct harness_cand *c, int k, double *
 	if (prepare_run(h, set, h->runSeed ^ 0xc01df4a3e5ull ^ ((uint64_t)k << 32), err) < 0)
 		return -1;
 	/* framed as a timed run is, the reads of the waits included */
-	double t0 = now_s(), d0 = run_delay(c);
+	int sure, s1;
+	double t0 = now_s(), d0 = run_delay(c, &sure);
 	int rc = c->frame(c, &md, why, nWhy, err);
-	double d1 = run_delay(c);
-	*pW = (now_s() - t0) * 1e3 - (d1 - d0);
+	double d1 = run_delay(c, &s1);
+	*pW = busy_of((now_s() - t0) * 1e3, d0, d1, sure);
 	return rc;
 }
 
@@ -593,12 +612,13 @@ static int timed_run(struct harness *h, struct harness_cand *c, int strict, doub
 	/* the waits for a CPU are read inside kloop's clock: a wait just
 	 * outside it would count against the run and could make it look
 	 * shorter than the candidate's own time */
-	double t0 = now_s(), d0 = run_delay(c);
+	int sure, s1;
+	double t0 = now_s(), d0 = run_delay(c, &sure);
 	int rc = c->call(c, strict ? HC_STRICT : HC_FAST, pRc, &ms, &md, why, nWhy, err);
-	double d1 = run_delay(c);
+	double d1 = run_delay(c, &s1);
 	*pW = (now_s() - t0) * 1e3;
 	if (pBusy)
-		*pBusy = *pW - (d1 - d0);
+		*pBusy = busy_of(*pW, d0, d1, sure);
 	if (rc)
 		return rc;
 	*pT = strict ? (md - cal > 0 ? md - cal : 0) : ms;
@@ -631,6 +651,16 @@ static double median_copy(const struct samples *s)
 	return m;
 }
 
+/* the samples of s at the places where key (s itself when NULL) is known
+ * (not NAN), into *out */
+static void known_of(const struct samples *s, const struct samples *key, struct samples *out)
+{
+	out->n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (!isnan((key ? key : s)->a[i]))
+			push(out, s->a[i]);
+}
+
 /*
  * Strict probes slower than the fast runs by more than launch noise mean the
  * candidate's work is not all on its stream (or it behaves differently when
@@ -650,8 +680,10 @@ static int probes_disagree(double probe, double fast)
  * state a run starts in.  Medians, not minima: on a busy machine a run of
  * a candidate that spins on the clock can be descheduled for most of it,
  * and a bound from the one least busy run would let a process that lies
- * about its time through (and the fastest reported run is as noisy).
- * 0 when consistent, 1 with why.
+ * about its time through (and the fastest reported run is as noisy).  Runs
+ * whose busy time cannot be known (NAN: busy_of) are left out.
+ * 0 when consistent, 1 with why, 2 when too few runs could be bounded (why
+ * says so: a machine too busy to tell).
  */
 static int timing_inconsistent(const struct samples *rep, const struct samples *wall,
                                const struct samples *busy, const struct samples *frames, char *why,
@@ -671,15 +703,35 @@ static int timing_inconsistent(const struct samples *rep, const struct samples *
 		         rep->a[iOver], wall->a[iOver]);
 		return 1;
 	}
-	double r = median_copy(rep), b = median_copy(busy), f = median_copy(frames);
-	if (r >= 0.5 * (b - f) - 0.005)
-		return 0;
-	snprintf(why, nWhy,
-	         "timing inconsistent: the candidate's process reported a median run of %.4g ms, "
-	         "but kloop's own clock saw a median of %.4g ms of running (%.4g ms after an "
-	         "empty run's %.4g ms)",
-	         r, b, b - f, f);
-	return 1;
+	struct samples kr = {0}, kb = {0}, kf = {0};
+	known_of(rep, busy, &kr);
+	known_of(busy, NULL, &kb);
+	known_of(frames, NULL, &kf);
+	int rc = 0;
+	if (kb.n < 3 || kb.n * 3 < rep->n || !kf.n) {
+		snprintf(why, nWhy,
+		         "the clock bound was not applied: only %zu of %zu runs and %zu of %zu "
+		         "empty frames started with the candidate's process asleep and ran "
+		         "mostly on a CPU, so its running time could not be told apart from its "
+		         "waits (a machine too busy, or a process that never sleeps)",
+		         kb.n, rep->n, kf.n, frames->n);
+		rc = 2;
+	} else {
+		double r = median_copy(&kr), b = median_copy(&kb), f = median_copy(&kf);
+		if (r < 0.5 * (b - f) - 0.005) {
+			snprintf(
+			    why, nWhy,
+			    "timing inconsistent: the candidate's process reported a median run "
+			    "of %.4g ms, but kloop's own clock saw a median of %.4g ms of running "
+			    "(%.4g ms after an empty run's %.4g ms)",
+			    r, b, b - f, f);
+			rc = 1;
+		}
+	}
+	free(kr.a);
+	free(kb.a);
+	free(kf.a);
+	return rc;
 }
 
 /*
@@ -789,15 +841,20 @@ restart:
 		strict = 1;
 		goto restart;
 	}
-	if (timing_inconsistent(&ms, &wall, &busys, &frames, why, nWhy)) {
+	char bound[300] = "";
+	int inc = timing_inconsistent(&ms, &wall, &busys, &frames, bound, sizeof bound);
+	if (inc) {
 		/* a burst of noise on a busy machine can look like this once; a
 		 * process that lies about its time does it every time */
 		if (!retimed++) {
 			frames.n = 0;
 			goto restart;
 		}
-		*pBad = HC_MISBEHAVED;
-		goto fail;
+		if (inc == 1) {
+			snprintf(why, nWhy, "%s", bound);
+			*pBad = HC_MISBEHAVED;
+			goto fail;
+		}
 	}
 	int n = (int)ms.n;
 	int clk1 = b->clock_mhz ? b->clock_mhz(b) : -1;
@@ -845,7 +902,12 @@ restart:
 	cJSON_AddNumberToObject(o, "frame_ms", cal);
 	cJSON_AddNumberToObject(o, "checked_runs", h->nChecked);
 	cJSON_AddNumberToObject(o, "wall_median_ms", median_copy(&wall));
-	cJSON_AddNumberToObject(o, "frame_wall_median_ms", median_copy(&frames));
+	struct samples kf = {0};
+	known_of(&frames, NULL, &kf);
+	cJSON_AddNumberToObject(o, "frame_wall_median_ms", median_copy(&kf));
+	free(kf.a);
+	if (inc == 2)
+		cJSON_AddStringToObject(o, "clock_bound", bound);
 	if (strict)
 		cJSON_AddStringToObject(
 		    o, "note",

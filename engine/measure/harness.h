@@ -43,8 +43,10 @@ struct harness_cand {
 	 * has one): *pMd; same returns as call */
 	int (*frame)(struct harness_cand *c, double *pMd, char *why, size_t nWhy, char *err);
 	/* optional: how long its process has waited for a CPU so far, ms (kloop
-	 * discounts it from its own clock's round trips) */
-	double (*sched_delay)(struct harness_cand *c);
+	 * discounts it from its own clock's round trips); *pAsleep: 1 when the
+	 * process is blocked now (its waits so far are all counted), 0 when it
+	 * is runnable (a wait under way is counted only when it next runs) */
+	double (*sched_delay)(struct harness_cand *c, int *pAsleep);
 };
 
 struct harness_opts {

@@ -152,17 +152,42 @@ int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *strea
 }
 C
 top=$(pwd)
-# runners: inside the sandbox their cwd is the sandbox's /tmp, so they are
-# told by their command line (pids that were there before do not count)
-runners() {
-	for p in /proc/[0-9]*; do
-		{ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q 'kloop-worker --runner' && echo "${p#/proc/}"
-	done | sort
+# what kloop ran is known by its process tree before the signal (inside the
+# sandbox a runner's cwd is the sandbox's /tmp, and other kloops may run on
+# the machine): after it, none of that tree may be left
+# tree PID: "pid starttime" of PID and every process below it (starttime
+# tells a pid reused later apart); alive LIST: those of LIST still running
+tree() {
+	python3 - "$1" <<'PY'
+import os, sys
+kids, start = {}, {}
+for d in os.listdir("/proc"):
+    if d.isdigit():
+        try:
+            f = open("/proc/%s/stat" % d).read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        kids.setdefault(int(f[1]), []).append(int(d))
+        start[int(d)] = f[19]
+todo, seen = [int(sys.argv[1])], []
+while todo:
+    p = todo.pop()
+    if p in start:
+        seen.append(p)
+    todo += kids.get(p, [])
+for p in seen:
+    print(p, start[p])
+PY
+}
+alive() {
+	while read -r pid st; do
+		s=$( (cat "/proc/$pid/stat" 2>/dev/null || true) | sed 's/.*) //' | cut -d' ' -f20)
+		[ "$s" = "$st" ] && printf '%s(%s) ' "$pid" "$(cat "/proc/$pid/comm" 2>/dev/null)"
+	done <"$1"
 }
 for sig in TERM KILL HUP; do
 	d="$T/orphans/$sig"
 	mkdir -p "$d"
-	runners >"$T/runners.before"
 	(cd "$d" && exec "$top/bin/kloop" eval softmax "$T/orphans/hang.c" $B --timeout 60 >/dev/null 2>&1) &
 	kp=$!
 	# wait until the candidate runs (its worker's cwd is $d)
@@ -177,6 +202,7 @@ for sig in TERM KILL HUP; do
 		n=$((n + 1))
 	done
 	sleep 0.5
+	tree $kp >"$T/tree"
 	kill -$sig $kp
 	wait $kp 2>/dev/null
 	sleep 1
@@ -184,9 +210,8 @@ for sig in TERM KILL HUP; do
 	for p in /proc/[0-9]*; do
 		[ "$(readlink "$p/cwd" 2>/dev/null)" = "$d" ] && left="$left $(cat "$p/comm" 2>/dev/null)"
 	done
-	runners >"$T/runners.after"
-	newr=$(comm -13 "$T/runners.before" "$T/runners.after" | tr '\n' ' ')
-	check "SIG$sig of kloop while a candidate hangs leaves no process behind (${left:-none}; runners: ${newr:-none})" \
+	newr=$(alive "$T/tree")
+	check "SIG$sig of kloop while a candidate hangs leaves no process behind (${left:-none}; of its $(wc -l <"$T/tree") processes: ${newr:-none})" \
 		test -z "$left$newr"
 done
 

@@ -173,6 +173,16 @@ static int f_frame(struct harness_cand *hc, double *pMd, char *why, size_t nWhy,
 	return c->b->timer_start(c->b, err) < 0 ? -1 : c->b->timer_stop(c->b, &ms, pMd, err);
 }
 
+/* a process that is runnable whenever kloop looks, and seems to have
+ * waited 10 ms for a CPU before each look: its waits cannot be placed */
+static double f_restless(struct harness_cand *hc, int *pAsleep)
+{
+	static double waited;
+	(void)hc;
+	*pAsleep = 0;
+	return waited += 10;
+}
+
 static struct harness_cand *fcand(struct fcand *c, struct harness *h, struct backend *b,
                                   kl_run_fn fn)
 {
@@ -310,6 +320,19 @@ int main(void)
 	CHECK(!strcmp(status(r), "incorrect") && strstr(reason(r), "timing inconsistent"),
 	      "a candidate reporting a fiftieth of its time is incorrect: %s", reason(r));
 
+	cJSON_Delete(r);
+	/* a liar whose process is never seen asleep: its busy time cannot be
+	 * known, and the verdict says the bound was not applied, never that it
+	 * held (before, the misplaced waits made its round trips look empty) */
+	fcand(&fc, h2, b, slow_double);
+	fc.lie = 50;
+	fc.hc.sched_delay = f_restless;
+	r = harness_eval(h2, &fc.hc, 1, NULL, NULL);
+	tm = cJSON_GetObjectItem(r, "timing");
+	const char *cb = cJSON_GetStringValue(cJSON_GetObjectItem(tm, "clock_bound"));
+	CHECK(cb && strstr(cb, "not applied") && strstr(cb, "0 of "),
+	      "a process never seen asleep: the timing says the clock bound was not applied (%s)",
+	      cb ? cb : reason(r));
 	cJSON_Delete(r);
 	harness_free(h2);
 	harness_free(h);
