@@ -28,7 +28,8 @@
 #define QUERY_WORDS 12      /* a query's rarest words that are searched for */
 #define QUERY_SCAN 32       /* words of a query looked at (their frequency) */
 #define RANK_WINDOW 1000    /* matches ranked by a search pass, the newest */
-#define DF_PROBE 512        /* postings read to learn a word's frequency */
+#define DF_PROBE 256        /* a word in fewer entries is counted, else estimated */
+#define DF_SEGMENTS 4       /* stretches of the ids a frequency is estimated from */
 #define DF_DROP 0.5         /* a word in more than this share of the entries is left out */
 #define DF_MIN_ENTRIES 500  /* ... in an archive of at least this many */
 #define TASK_POSTINGS 30000 /* postings a search within a task reads at most */
@@ -1314,19 +1315,47 @@ static void rank_register(struct archive *a)
 	sqlite3_create_function(a->db, "kl_in", 2, SQLITE_UTF8, NULL, kl_in, NULL, NULL);
 }
 
+/* the postings of zWord in index zTable read from rowid lo up (below hi,
+ * at most max); *pLast: the last one's rowid.  The count, or -1 + err */
+static int postings(struct archive *a, const char *zTable, const char *zWord, sqlite3_int64 lo,
+                    sqlite3_int64 hi, int max, sqlite3_int64 *pLast, char *err)
+{
+	char sql[200];
+	snprintf(sql, sizeof sql,
+	         "SELECT rowid FROM %s WHERE %s MATCH ?1 AND rowid >= ?2 AND rowid < ?3 ORDER BY "
+	         "rowid LIMIT ?4",
+	         zTable, zTable);
+	sqlite3_stmt *s = stmt(a, sql, err);
+	if (!s)
+		return -1;
+	sqlite3_bind_text(s, 1, zWord, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, lo);
+	sqlite3_bind_int64(s, 3, hi);
+	sqlite3_bind_int(s, 4, max);
+	int n = 0, rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		*pLast = sqlite3_column_int64(s, 0);
+		n++;
+	}
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE ? n : db_err(a, err, "search");
+}
+
 /*
  * How many entries of index zTable hold zWord (a quoted phrase): counted
- * when fewer than DF_PROBE do, else estimated from the newest: DF_PROBE
- * postings read from the newest entry (maxId) down to rowid r make its
- * share DF_PROBE / (maxId - r + 1).  Reading at most DF_PROBE postings
- * keeps this cheap for the common words, which is where it is estimated.
- * -1 + err on a database error.
+ * when fewer than DF_PROBE do; else estimated from DF_SEGMENTS stretches of
+ * the ids spread over the archive: in each, the first DF_PROBE /
+ * DF_SEGMENTS postings (or all of the stretch's) and the ids they span give
+ * the word's density there.  Spread out, so that a burst of entries (a
+ * session adding many of one task) does not make its words look common
+ * everywhere.  Reading at most 2 DF_PROBE postings keeps this cheap for the
+ * common words, which is where it is estimated.  Remembered per connection
+ * while the archive grows by less than 1% (and 50 entries).  -1 + err on
+ * a database error.
  */
 static double word_df(struct archive *a, const char *zTable, const char *zWord, sqlite3_int64 maxId,
                       char *err)
 {
-	/* remembered while the archive has grown by less than 1% (and 50
-	 * entries): the prompts of a session ask for the same words again */
 	char *key = xasprintf("%s %s", zTable, zWord);
 	struct df_memo *memo = NULL;
 	for (int i = 0; i < a->nDf && !memo; i++)
@@ -1336,34 +1365,28 @@ static double word_df(struct archive *a, const char *zTable, const char *zWord, 
 		free(key);
 		return memo->df;
 	}
-	char sql[160];
-	snprintf(sql, sizeof sql,
-	         "SELECT rowid FROM %s WHERE %s MATCH ?1 ORDER BY rowid DESC LIMIT ?2", zTable,
-	         zTable);
-	sqlite3_stmt *s = stmt(a, sql, err);
-	if (!s) {
+	sqlite3_int64 last = 0;
+	int n = postings(a, zTable, zWord, 0, maxId + 1, DF_PROBE, &last, err);
+	double df = n;
+	for (int k = 0; n == DF_PROBE && k < DF_SEGMENTS && df >= 0; k++) {
+		if (k == 0)
+			df = 0;
+		sqlite3_int64 lo = 1 + maxId * k / DF_SEGMENTS,
+		              hi = 1 + maxId * (k + 1) / DF_SEGMENTS;
+		int m = postings(a, zTable, zWord, lo, hi, DF_PROBE / DF_SEGMENTS, &last, err);
+		if (m < 0)
+			df = -1;
+		else if (m == DF_PROBE / DF_SEGMENTS)
+			df += (double)m * (double)(hi - lo) / (double)(last - lo + 1);
+		else
+			df += m;
+	}
+	if (n < 0 || df < 0) {
 		free(key);
 		return -1;
 	}
-	sqlite3_bind_text(s, 1, zWord, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 2, DF_PROBE);
-	int n = 0, rc;
-	sqlite3_int64 last = maxId;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		last = sqlite3_column_int64(s, 0);
-		n++;
-	}
-	sqlite3_reset(s);
-	if (rc != SQLITE_DONE) {
-		free(key);
-		return db_err(a, err, "search");
-	}
-	double df = n;
-	if (n == DF_PROBE && last <= maxId) {
-		df = (double)n * (double)maxId / (double)(maxId - last + 1);
-		if (df > (double)maxId)
-			df = (double)maxId;
-	}
+	if (df > (double)maxId)
+		df = (double)maxId;
 	if (!memo && a->nDf < DF_MEMO) {
 		xgrow((void **)&a->aDf, &a->nDfAlloc, (size_t)a->nDf + 1, sizeof *a->aDf);
 		memo = &a->aDf[a->nDf++];
