@@ -1673,6 +1673,8 @@ static int search_pass(struct archive *a, const struct archive_query *q, const s
 	int bSet = n && q->zTask;
 	if (bSet && id_set(a, q->zTask, q->zKind, &ids, err) < 0)
 		return -1;
+	if (bSet && ids.n <= RANK_WINDOW)
+		nRare = 0; /* the window holds every match of the task already */
 	strbuf wh = STRBUF_INIT;
 	if (bSet)
 		sb_adds(&wh, " AND kl_in(?10, f.rowid)");

@@ -86,7 +86,7 @@ int archive_note_session(const struct state *st, const char *zJournal, char *err
 
 /* what to search for */
 struct archive_query {
-	const char *zText;       /* words (any of them; ranked by bm25), or NULL/"" for all */
+	const char *zText;       /* words (any of them; rare ones weigh more), or NULL/"" for all */
 	const char *zTask;       /* only this task, or NULL */
 	const char *zGpu;        /* only devices containing this (case-insensitive), or NULL */
 	const char *zKind;       /* "win" or "dead_end", or NULL for both */
