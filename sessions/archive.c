@@ -1235,18 +1235,24 @@ static int query_words(const char *z, char **az, int max)
  * bindings cleared); NULL + err */
 static sqlite3_stmt *stmt(struct archive *a, const char *zSql, char *err)
 {
+	/* most recently used last: the oldest goes when the cache is full, not
+	 * one the caller still holds (a search holds two at once) */
 	for (int i = 0; i < a->nStmt; i++)
 		if (!strcmp(a->aStmt[i].zSql, zSql)) {
-			sqlite3_reset(a->aStmt[i].s);
-			sqlite3_clear_bindings(a->aStmt[i].s);
-			return a->aStmt[i].s;
+			struct stmt_cache c = a->aStmt[i];
+			memmove(a->aStmt + i, a->aStmt + i + 1,
+			        sizeof *a->aStmt * (size_t)(a->nStmt - i - 1));
+			a->aStmt[a->nStmt - 1] = c;
+			sqlite3_reset(c.s);
+			sqlite3_clear_bindings(c.s);
+			return c.s;
 		}
 	sqlite3_stmt *s;
 	if (sqlite3_prepare_v3(a->db, zSql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK) {
 		db_err(a, err, "search");
 		return NULL;
 	}
-	if (a->nStmt == STMT_CACHE) { /* full: the oldest goes */
+	if (a->nStmt == STMT_CACHE) { /* full: the least recently used goes */
 		sqlite3_finalize(a->aStmt[0].s);
 		free(a->aStmt[0].zSql);
 		memmove(a->aStmt, a->aStmt + 1, sizeof *a->aStmt * (STMT_CACHE - 1));

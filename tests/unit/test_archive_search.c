@@ -84,8 +84,8 @@ static void test_rare_words_first(const char *zDb)
 		snprintf(idea, sizeof idea, "Tile the loop, variant %d", i);
 		snprintf(desc, sizeof desc, "%s the loop over shared memory%s",
 		         i % 10 ? "tile" : "unroll", i % 20 == 7 ? " with register fragments" : "");
-		entry(f, i, i % 4 ? "win" : "dead_end", i % 20 < 9 ? "hgemm" : "softmax", idea, desc,
-		      "__global__ void k() { for (;;) {} }");
+		entry(f, i, i % 4 ? "win" : "dead_end", i % 20 < 9 ? "hgemm" : "softmax", idea,
+		      desc, "__global__ void k() { for (;;) {} }");
 	}
 	fclose(f);
 	struct archive *a = archive_open(zDb, 1, 1000, err);
@@ -95,17 +95,19 @@ static void test_rare_words_first(const char *zDb)
 	/* words of a prompt: the signature's and the idea's */
 	cJSON *r = search(a, "ops: hgemm; in x f32 [64, 4096] tile the loop with wmma fragments",
 	                  NULL, NULL, 5);
-	CHECK(cJSON_GetArraySize(r) == 5 &&
-	          !strcmp(js(cJSON_GetArrayItem(r, 0), "idea"),
-	                  "Tensor cores through wmma fragments") &&
-	          !strcmp(js(cJSON_GetArrayItem(r, 1), "idea"), "wmma with a swizzled tile"),
-	      "the oldest entries, holding the rare words, first: words in most entries (f32, tile, "
-	      "loop) do not bury them");
+	CHECK(
+	    cJSON_GetArraySize(r) == 5 &&
+	        !strcmp(js(cJSON_GetArrayItem(r, 0), "idea"),
+	                "Tensor cores through wmma fragments") &&
+	        !strcmp(js(cJSON_GetArrayItem(r, 1), "idea"), "wmma with a swizzled tile"),
+	    "the oldest entries, holding the rare words, first: words in most entries (f32, tile, "
+	    "loop) do not bury them");
 	int ordered = 1;
 	for (int i = 1; i < cJSON_GetArraySize(r); i++)
-		ordered &= cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetArrayItem(r, i - 1),
-		                                                    "rank")) <=
-		           cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetArrayItem(r, i), "rank"));
+		ordered &=
+		    cJSON_GetNumberValue(
+		        cJSON_GetObjectItem(cJSON_GetArrayItem(r, i - 1), "rank")) <=
+		    cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetArrayItem(r, i), "rank"));
 	CHECK(ordered, "the results come best rank first");
 	int fragments = 0;
 	for (int i = 2; i < cJSON_GetArraySize(r); i++)
@@ -139,6 +141,32 @@ static void test_rare_words_first(const char *zDb)
 	r = search(a, "xylophone_reg", "hgemm", NULL, 5);
 	CHECK(r && cJSON_GetArraySize(r) == 0, "... and not in another task");
 	cJSON_Delete(r);
+	/* every combination of the filters, twice: more statements than the
+	 * connection keeps prepared, each search still right */
+	int wrong = 0, runs = 0;
+	for (int round = 0; round < 2; round++)
+		for (int m = 0; m < 32; m++) {
+			struct archive_query q = {.zText =
+			                              m & 16 ? "wmma fragments" : "xylophone_reg",
+			                          .zTask = m & 1 ? "hgemm" : NULL,
+			                          .zGpu = m & 2 ? "testgpu" : NULL,
+			                          .zKind = m & 4 ? "win" : NULL,
+			                          .zNotSession = m & 8 ? "old-session" : NULL,
+			                          .limit = 5};
+			cJSON *x = archive_search(a, &q, err);
+			runs++;
+			if (!x) {
+				wrong++;
+				continue;
+			}
+			cJSON_ArrayForEach(e, x) wrong +=
+			    (q.zTask && strcmp(js(e, "task"), q.zTask)) ||
+			    (q.zKind && strcmp(js(e, "kind"), q.zKind)) ||
+			    (q.zNotSession && !strcmp(js(e, "session"), q.zNotSession));
+			cJSON_Delete(x);
+		}
+	CHECK(runs == 64 && !wrong,
+	      "the 32 combinations of filters, twice: each search keeps to them");
 	archive_close(a);
 	free(file);
 }
@@ -181,11 +209,13 @@ static void test_upgrade(void)
 	if (!a)
 		return;
 	cJSON *r = search(a, "welford", NULL, NULL, 5);
-	CHECK(cJSON_GetArraySize(r) == 1 && !strcmp(js(cJSON_GetArrayItem(r, 0), "task"), "layernorm"),
+	CHECK(cJSON_GetArraySize(r) == 1 &&
+	          !strcmp(js(cJSON_GetArrayItem(r, 0), "task"), "layernorm"),
 	      "its entries are found by their idea");
 	cJSON_Delete(r);
 	r = search(a, "INFINITY", NULL, NULL, 5);
-	CHECK(cJSON_GetArraySize(r) == 1 && !strcmp(js(cJSON_GetArrayItem(r, 0), "task"), "softmax"),
+	CHECK(cJSON_GetArraySize(r) == 1 &&
+	          !strcmp(js(cJSON_GetArrayItem(r, 0), "task"), "softmax"),
 	      "and by their code");
 	cJSON_Delete(r);
 	archive_close(a);
@@ -218,8 +248,9 @@ int main(void)
 	test_upgrade();
 	free(db);
 	/* the files this test made, then its directory */
-	static const char *const made[] = {"entries.jsonl", "archive.db", "archive.db-wal",
-	                                   "archive.db-shm", "v1.db", "v1.db-wal", "v1.db-shm"};
+	static const char *const made[] = {"entries.jsonl",  "archive.db", "archive.db-wal",
+	                                   "archive.db-shm", "v1.db",      "v1.db-wal",
+	                                   "v1.db-shm"};
 	for (size_t i = 0; i < sizeof made / sizeof *made; i++) {
 		char *p = path_join(dir, made[i]);
 		unlink(p);
