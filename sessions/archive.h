@@ -12,8 +12,9 @@
  * signature (the operations of the reference, the tensors), the device,
  * the idea and its category, the code and its unified diff against the
  * parent, times and speedups, ptxas resources, the lineage, the session
- * and event it came from and the LLM model that wrote it.  An FTS5 index
- * (porter stemmer, bm25) covers ideas, code and signatures.
+ * and event it came from and the LLM model that wrote it.  Two FTS5
+ * indexes (porter stemmer) cover the ideas, signatures and task names, and
+ * the code.
  *
  * Concurrency: the database is in WAL mode, so readers never wait for a
  * writer; writes are one short IMMEDIATE transaction each (a session's new
@@ -85,7 +86,7 @@ int archive_note_session(const struct state *st, const char *zJournal, char *err
 
 /* what to search for */
 struct archive_query {
-	const char *zText;       /* words (any of them; ranked by bm25), or NULL/"" for all */
+	const char *zText;       /* words (any of them; rare ones weigh more), or NULL/"" for all */
 	const char *zTask;       /* only this task, or NULL */
 	const char *zGpu;        /* only devices containing this (case-insensitive), or NULL */
 	const char *zKind;       /* "win" or "dead_end", or NULL for both */
@@ -95,11 +96,13 @@ struct archive_query {
 };
 
 /*
- * Search: an array of entries, best first (bm25 over the idea, the
- * signature and the task, then the code; without words, the largest gain
- * over the parent first), each with "id", "kind", "task", "gpu", "idea",
+ * Search: an array of entries, best first (the idea, the signature and the
+ * task ranked by the query's words, weighted by how rare they are, then the
+ * code to fill; without words, the largest gain over the parent first;
+ * docs/ARCHIVE.md says how), each with "id", "kind", "task", "gpu", "idea",
  * "category", "speedup_parent", "speedup", "failure", "session",
- * "candidate", "rank".  The caller frees it; NULL + err on a database error.
+ * "candidate", "rank" (lower is better).  Statements stay prepared on a's
+ * connection.  The caller frees it; NULL + err on a database error.
  */
 cJSON *archive_search(struct archive *a, const struct archive_query *q, char *err);
 

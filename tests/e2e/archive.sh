@@ -255,11 +255,12 @@ while [ $i -lt 1000 ] && kill -0 $P3 2>/dev/null &&
 done
 kill -9 $P3 2>/dev/null && echo "# import killed with the WAL $(($(stat -c %s "$DB-wal" 2>/dev/null || echo 0) - w0)) bytes larger"
 wait $P3 $P4 2>/dev/null
-check "after kill -9 mid-import: integrity_check ok, every session entry once, the import all or nothing" python3 -c '
+check "after kill -9 mid-import: integrity_check ok (the table and both FTS5 indexes), every session entry once, the import all or nothing" python3 -c '
 import sqlite3,sys
 db=sqlite3.connect(sys.argv[1])
 assert db.execute("pragma integrity_check").fetchone()[0]=="ok"
 db.execute("insert into entries_fts(entries_fts) values(\"integrity-check\")")
+db.execute("insert into code_fts(code_fts) values(\"integrity-check\")")
 n=db.execute("select count(*) from entries").fetchone()[0]
 bulk=db.execute("select count(*) from entries where session like \"bulk%\"").fetchone()[0]
 dup=db.execute("select count(*) from (select ukey from entries group by ukey having count(*)>1)").fetchone()[0]
