@@ -6,7 +6,6 @@
  */
 #include <cJSON.h>
 #include <curl/curl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,10 +260,6 @@ static int exec_doctor(int argc, char **argv)
 		} else
 			return cmd_usage(&cmd_doctor_entry);
 	}
-	/* a worker tried that dies early (an unreachable ssh host) closes its
-	 * pipe: the write fails with EPIPE and is reported, it must not kill
-	 * doctor (pool.sh's doctor --workers ended with 141 now and then) */
-	signal(SIGPIPE, SIG_IGN);
 	report = cJSON_CreateObject();
 	char err[KL_ERRLEN];
 	struct config cfg;
