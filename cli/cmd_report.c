@@ -13,7 +13,7 @@
 #include "archive.h"
 #include "cmd.h"
 #include "linediff.h"
-#include "live.h"
+#include "runner.h"
 #include "session.h"
 
 #define LINEAGE_MAX 64
@@ -395,7 +395,7 @@ static void lineage(strbuf *o, const struct rep *r)
 		    r->aOnPath[i] ? "#d4a017" : status_colour(c->zStatus),
 		    r->aOnPath[i] ? "3.5" : "2.5");
 		char v[600];
-		live_verdict(c, v, sizeof v);
+		runner_verdict(c, v, sizeof v);
 		sb_addf(o, "%d ", c->id);
 		esc(o, c->zName);
 		sb_adds(o, " (");
