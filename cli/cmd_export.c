@@ -257,7 +257,7 @@ static int exec_export(int argc, char **argv)
 			fprintf(stderr, "kloop: export: %s\n", err);
 			rc = 2;
 		}
-		if (!rc && c->zStatus && strcmp(c->zStatus, "correct"))
+		if (!rc && c->status != STATUS_CORRECT)
 			fprintf(stderr, "kloop: export: note: candidate %ld's last verdict is %s\n",
 			        id, c->zStatus);
 	}

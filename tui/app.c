@@ -439,9 +439,10 @@ static void on_key(struct app *a, wint_t wch, int isKey)
 		case 'R': /* the search: run (start), pause, resume */
 			if (a->u.lv) {
 				const struct state_search *ss = &a->u.st->search;
-				run_line(a, !ss->started || !ss->zState      ? "search start"
-				            : !strcmp(ss->zState, "running") ? "search pause"
-				                                             : "search resume");
+				run_line(a, !ss->started || ss->state == SEARCH_NONE
+				                ? "search start"
+				            : ss->state == SEARCH_RUNNING ? "search pause"
+				                                          : "search resume");
 			}
 			return;
 		case 12: /* Ctrl-L */
@@ -537,7 +538,7 @@ static void on_key(struct app *a, wint_t wch, int isKey)
 				        pane_ideas_status(a->u.st, d), cmd);
 				return;
 			}
-			if (k != 'e' && !strcmp(d->zStatus, k == 'a' ? "accepted" : "rejected")) {
+			if (k != 'e' && d->status == (k == 'a' ? IDEA_ACCEPTED : IDEA_REJECTED)) {
 				message(a, 0, "idea %d is %s already", id,
 				        pane_ideas_status(a->u.st, d));
 				return;
