@@ -12,6 +12,7 @@
 
 #include "archive.h"
 #include "cmd.h"
+#include "flags.h"
 #include "linediff.h"
 #include "runner.h"
 #include "session.h"
@@ -594,18 +595,12 @@ static void page(strbuf *o, const struct state *st, const char *zJournal)
 
 static int exec_report(int argc, char **argv)
 {
-	const char *zOut = NULL, *zIn = NULL;
-	for (int i = 1; i < argc; i++) {
-		if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc)
-			zOut = argv[++i];
-		else if (argv[i][0] == '-' || zIn) {
-			fprintf(stderr, "kloop: report: unexpected argument: %s\n", argv[i]);
-			return cmd_usage(&cmd_report_entry);
-		} else
-			zIn = argv[i];
-	}
-	if (!zIn)
-		return cmd_usage(&cmd_report_entry);
+	struct flags f;
+	int frc = flags_parse(&cmd_report_entry, FL_REPORT, argc, argv, 1, 1, &f);
+	if (frc)
+		return frc;
+	const char *zOut = f.zOutput, *zIn = f.azPos[0];
+	flags_free(&f);
 	char err[KL_ERRLEN];
 	struct session *s = session_open(zIn, 0, err);
 	if (!s) {
