@@ -23,6 +23,7 @@
 #include "screen.h"
 #include "search.h"
 #include "status.h"
+#include "syntax.h"
 
 #define FRAME_S (1.0 / 30)
 
@@ -590,8 +591,16 @@ static void on_stdin(struct loop *l, int fd, int events, void *arg)
 
 static void on_wake(struct loop *l, int fd, int events, void *arg)
 {
-	(void)l, (void)fd, (void)events, (void)arg;
+	(void)l, (void)fd, (void)events;
 	screen_drain();
+	((struct app *)arg)->dirty = 1; /* a signal, or the highlight query is ready */
+}
+
+/* on the query-warming thread: only wake the loop */
+static void on_query_ready(void *arg)
+{
+	(void)arg;
+	screen_wake();
 }
 
 /* ---- drawing ---- */
@@ -796,6 +805,10 @@ int app_run(const struct app_opts *o)
 		rc = 2;
 		goto out;
 	}
+	/* the code pane's highlight query (51 ms to compile) is made on a thread
+	 * while the session opens; a frame drawn before it is ready shows the
+	 * code plain, and its end wakes the loop to draw it highlighted */
+	syntax_query_warm(on_query_ready, NULL);
 	/* the session opens (and its seeds start) with the screen up */
 	if (open_model(a, err) < 0) {
 		screen_end();
