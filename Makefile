@@ -169,8 +169,8 @@ $(BUILD)/gen/queries.c: $(QUERY_SCM) scripts/embed_queries.sh
 $(BUILD)/gen/queries.o: $(BUILD)/gen/queries.c engine/code/syntax.h
 	$(CC) $(KCFLAGS) $(ENGINE_INC) $(CFLAGS) -c $< -o $@
 $(BUILD)/libkloop.a: $(BUILD)/gen/queries.o
-# the outline command's test compiles cli/cmd_outline.c into itself
-$(BUILD)/tests/test_cmd_outline: cli/cmd_outline.c
+# the outline command's test compiles cli/cmd_outline.c (and the flag table) into itself
+$(BUILD)/tests/test_cmd_outline: cli/cmd_outline.c cli/flags.c
 
 # --- fuzzing (issues 4, 14): `make fuzz FUZZ_SECONDS=60` runs each libFuzzer
 # target tests/fuzz/fuzz_*.c (clang, ASan + UBSan) for FUZZ_SECONDS: syntax

@@ -10,6 +10,6 @@ make -s build/libkloop.a
 mkdir -p build/bench
 ${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -g -Iengine -Iengine/code -Igrammars/node_modules/tree-sitter/vendor/tree-sitter/lib/include \
 	-I/usr/include/cjson -o build/bench/parse_highlight bench/parse_highlight.c build/libkloop.a \
-	-lcjson -ldl -lm
+	-lcjson -ldl -lm -pthread
 echo "# $(uname -sm), $(nproc) cores, $(date +%Y-%m-%d)"
 ./build/bench/parse_highlight build/bench/gen_5000.cu

@@ -8,6 +8,7 @@
 
 #include "archive.h"
 #include "cmd.h"
+#include "flags.h"
 
 /* print z with control characters (but newlines and tabs) shown as '?':
  * what a candidate, a compiler or an LLM wrote is shown, never obeyed */
@@ -72,7 +73,7 @@ static struct archive *open_db(const char *zDb, int bCreate)
 	return a;
 }
 
-static int do_add(struct archive *a, int n, char **av)
+static int do_add(struct archive *a, int n, const char *const *av)
 {
 	char err[KL_ERRLEN];
 	int rc = 0;
@@ -197,41 +198,19 @@ static int do_stats(struct archive *a, int json)
 
 static int exec_archive(int argc, char **argv)
 {
-	const char *zDb = NULL;
-	struct archive_query q = {0};
-	int json = 0;
-	char **pos = xcalloc((size_t)argc + 1, sizeof *pos);
-	int npos = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int more = i + 1 < argc;
-		if (!strcmp(a, "--json"))
-			json = 1;
-		else if (!strcmp(a, "--db") && more)
-			zDb = argv[++i];
-		else if (!strcmp(a, "--task") && more)
-			q.zTask = argv[++i];
-		else if (!strcmp(a, "--gpu") && more)
-			q.zGpu = argv[++i];
-		else if (!strcmp(a, "--kind") && more)
-			q.zKind = argv[++i];
-		else if (!strcmp(a, "-n") && more)
-			q.limit = atoi(argv[++i]);
-		else if (a[0] == '-' && a[1]) {
-			fprintf(stderr,
-			        "kloop: archive: unknown flag or flag without its value: %s\n", a);
-			free(pos);
-			return cmd_usage(&cmd_archive_entry);
-		} else
-			pos[npos++] = argv[i];
-	}
+	struct flags f;
+	int frc = flags_parse(&cmd_archive_entry, FL_ARCHIVE, argc, argv, 0, FLAGS_MAX_POS, &f);
+	if (frc)
+		return frc;
+	const char *zDb = f.zDb;
+	struct archive_query q = {
+	    .zTask = f.zTask, .zGpu = f.zGpu, .zKind = f.zKind, .limit = f.limit};
+	int json = f.json;
+	const char *const *pos = f.azPos;
+	int npos = f.nPos;
 	const char *sub = npos ? pos[0] : "";
 	int rc = 2;
-	if (q.zKind && strcmp(q.zKind, "win") && strcmp(q.zKind, "dead_end")) {
-		fprintf(stderr, "kloop: archive: --kind is win or dead_end, not '%s'\n", q.zKind);
-	} else if (q.limit < 0) {
-		fprintf(stderr, "kloop: archive: -n takes a positive number\n");
-	} else if (!strcmp(sub, "add") && npos >= 2) {
+	if (!strcmp(sub, "add") && npos >= 2) {
 		struct archive *a = open_db(zDb, 1);
 		rc = a ? do_add(a, npos - 1, pos + 1) : 1;
 		archive_close(a);
@@ -267,7 +246,7 @@ static int exec_archive(int argc, char **argv)
 	} else {
 		rc = cmd_usage(&cmd_archive_entry);
 	}
-	free(pos);
+	flags_free(&f);
 	return rc;
 }
 

@@ -6,7 +6,6 @@
  */
 #include <cJSON.h>
 #include <curl/curl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "compile.h"
 #include "config.h"
 #include "doctor_workers.h"
+#include "flags.h"
 #include "llm.h"
 #include "proc.h"
 #include "task.h"
@@ -232,39 +232,17 @@ static void set(char **pz, const char *z)
 
 static int exec_doctor(int argc, char **argv)
 {
-	const char *zProv = NULL, *zModel = NULL, *zBase = NULL, *zWorkers = NULL;
-	double timeoutS = 5;
-	int workers = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (!strcmp(argv[i], "--workers"))
-			workers = 1;
-		else if (!strncmp(argv[i], "--workers=", 10))
-			workers = 1, zWorkers = argv[i] + 10;
-		else if (!strcmp(argv[i], "--provider") && i + 1 < argc)
-			zProv = argv[++i];
-		else if (!strcmp(argv[i], "--model") && i + 1 < argc)
-			zModel = argv[++i];
-		else if (!strcmp(argv[i], "--base-url") && i + 1 < argc)
-			zBase = argv[++i];
-		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
-			char *end;
-			timeoutS = strtod(argv[++i], &end);
-			if (*end || !(timeoutS > 0 && timeoutS <= 600)) {
-				fprintf(stderr,
-				        "kloop doctor: --timeout: expected seconds (0 to 600), got "
-				        "'%s'\n",
-				        argv[i]);
-				return 2;
-			}
-		} else
-			return cmd_usage(&cmd_doctor_entry);
-	}
-	/* a worker tried that dies early (an unreachable ssh host) closes its
-	 * pipe: the write fails with EPIPE and is reported, it must not kill
-	 * doctor (pool.sh's doctor --workers ended with 141 now and then) */
-	signal(SIGPIPE, SIG_IGN);
+	struct flags f;
+	int frc = flags_parse(&cmd_doctor_entry, FL_DOCTOR, argc, argv, 0, 0, &f);
+	if (frc)
+		return frc;
+	json = f.json;
+	const char *zProv = f.zProvider, *zModel = f.zModel, *zBase = f.zBaseUrl;
+	/* --workers alone: the configured workers; --workers=SPEC: those */
+	int workers = f.zWorkers != NULL;
+	const char *zWorkers = f.zWorkers && *f.zWorkers ? f.zWorkers : NULL;
+	double timeoutS = f.timeoutS > 0 ? f.timeoutS : 5;
+	flags_free(&f);
 	report = cJSON_CreateObject();
 	char err[KL_ERRLEN];
 	struct config cfg;

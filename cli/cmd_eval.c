@@ -109,12 +109,13 @@ static void print_human(const cJSON *r, const struct src *s)
 		       result_num(res, "spill_loads"));
 	}
 	printf("  verdict   %s%s%s\n", st ? st : "?", why && *why ? ": " : "", why ? why : "");
-	if (st && !strcmp(st, "compile_error") && comp) {
+	enum status vs = status_from_name(st);
+	if (vs == STATUS_COMPILE_ERROR && comp) {
 		const char *log = cJSON_GetStringValue(cJSON_GetObjectItem(comp, "log"));
 		if (log && *log)
 			printf("%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
 	}
-	if ((st && (!strcmp(st, "crashed") || !strcmp(st, "timeout")))) {
+	if (vs == STATUS_CRASHED || vs == STATUS_TIMEOUT) {
 		const char *tail = cJSON_GetStringValue(cJSON_GetObjectItem(r, "stderr_tail"));
 		if (tail && *tail)
 			printf("  last output:\n%s%s", tail,

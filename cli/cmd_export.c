@@ -13,6 +13,7 @@
 
 #include "cmd.h"
 #include "compile.h"
+#include "flags.h"
 #include "session.h"
 #include "task.h"
 #include "torchref.h"
@@ -195,26 +196,14 @@ out:
 
 static int exec_export(int argc, char **argv)
 {
-	const char *zSession = NULL, *zId = NULL, *zKb = NULL, *zCu = NULL, *zSrc = NULL,
-	           *zProblem = NULL;
-	for (int i = 1; i < argc; i++) {
-		const char **pv = !strcmp(argv[i], "--kernelbench") ? &zKb
-		                  : !strcmp(argv[i], "--cuda")      ? &zCu
-		                  : !strcmp(argv[i], "--source")    ? &zSrc
-		                  : !strcmp(argv[i], "--problem")   ? &zProblem
-		                                                    : NULL;
-		if (pv && i + 1 < argc)
-			*pv = argv[++i];
-		else if (argv[i][0] == '-')
-			return cmd_usage(&cmd_export_entry);
-		else if (!zSession)
-			zSession = argv[i];
-		else if (!zId)
-			zId = argv[i];
-		else
-			return cmd_usage(&cmd_export_entry);
-	}
-	if (!zSession || !zId || (!zKb && !zCu && !zSrc))
+	struct flags f;
+	int frc = flags_parse(&cmd_export_entry, FL_EXPORT, argc, argv, 2, 2, &f);
+	if (frc)
+		return frc;
+	const char *zSession = f.azPos[0], *zId = f.azPos[1], *zKb = f.zKernelbench, *zCu = f.zCuda,
+	           *zSrc = f.zSource, *zProblem = f.zProblem;
+	flags_free(&f);
+	if (!zKb && !zCu && !zSrc)
 		return cmd_usage(&cmd_export_entry);
 	char *end;
 	long id = strtol(zId, &end, 10);
@@ -257,7 +246,7 @@ static int exec_export(int argc, char **argv)
 			fprintf(stderr, "kloop: export: %s\n", err);
 			rc = 2;
 		}
-		if (!rc && c->zStatus && strcmp(c->zStatus, "correct"))
+		if (!rc && c->status != STATUS_CORRECT)
 			fprintf(stderr, "kloop: export: note: candidate %ld's last verdict is %s\n",
 			        id, c->zStatus);
 	}

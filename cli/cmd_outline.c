@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "flags.h"
 #include "outline.h"
 #include "syntax.h"
 #include "tunables.h"
@@ -118,20 +119,13 @@ static void print_text(const char *path, const struct outline *o, const struct t
 
 static int exec_outline(int argc, char **argv)
 {
-	const char *path = NULL;
-	int json = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (argv[i][0] == '-' && argv[i][1])
-			return cmd_usage(&cmd_outline_entry);
-		else if (path)
-			return cmd_usage(&cmd_outline_entry);
-		else
-			path = argv[i];
-	}
-	if (!path)
-		return cmd_usage(&cmd_outline_entry);
+	struct flags f;
+	int frc = flags_parse(&cmd_outline_entry, FL_OUTLINE, argc, argv, 1, 1, &f);
+	if (frc)
+		return frc;
+	const char *path = f.azPos[0];
+	int json = f.json;
+	flags_free(&f);
 
 	char err[KL_ERRLEN];
 	strbuf sb = STRBUF_INIT;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "flags.h"
 #include "ncu.h"
 #include "outline.h"
 #include "proc.h"
@@ -52,8 +53,8 @@ static char *kernel_regex(const char *zSrc, size_t n)
 }
 
 /* run ncu over `kloop eval`; the parsed profile or NULL + err */
-static cJSON *run_ncu(const char *zNcu, const char *zTask, const char *zFile, char **azExtra,
-                      int nExtra, char *err)
+static cJSON *run_ncu(const char *zNcu, const char *zTask, const char *zFile,
+                      const char *const *azExtra, int nExtra, char *err)
 {
 	strbuf src = STRBUF_INIT;
 	if (read_file(zFile, &src, 4 << 20, err) < 0) {
@@ -69,18 +70,18 @@ static cJSON *run_ncu(const char *zNcu, const char *zTask, const char *zFile, ch
 	}
 	char *log = path_join(tmpl, "ncu.csv"), *ses = path_join(tmpl, "s.jsonl");
 	char *kl = path_join(exe_dir(), "kloop");
-	const char *argv[64] = {zNcu,
-	                        "--csv",
-	                        "--page",
-	                        "raw",
-	                        "--log-file",
-	                        log,
-	                        "--target-processes",
-	                        "all",
-	                        "--metrics",
-	                        ncu_metrics(),
-	                        "--launch-count",
-	                        "4"};
+	const char *argv[32 + FLAGS_MAX_PASS] = {zNcu,
+	                                         "--csv",
+	                                         "--page",
+	                                         "raw",
+	                                         "--log-file",
+	                                         log,
+	                                         "--target-processes",
+	                                         "all",
+	                                         "--metrics",
+	                                         ncu_metrics(),
+	                                         "--launch-count",
+	                                         "4"};
 	int n = 12;
 	if (re) {
 		argv[n++] = "--kernel-name-base";
@@ -95,7 +96,7 @@ static cJSON *run_ncu(const char *zNcu, const char *zTask, const char *zFile, ch
 	                      "--budget", "0.05", "--session", ses,   "--json",   "--no-sandbox"};
 	for (size_t i = 0; i < sizeof tail / sizeof *tail; i++)
 		argv[n++] = tail[i];
-	for (int i = 0; i < nExtra && n < 63; i++)
+	for (int i = 0; i < nExtra && n < (int)(sizeof argv / sizeof *argv) - 1; i++)
 		argv[n++] = azExtra[i];
 	argv[n] = NULL;
 	char *out = NULL;
@@ -125,28 +126,14 @@ static cJSON *run_ncu(const char *zNcu, const char *zTask, const char *zFile, ch
 
 static int exec_profile(int argc, char **argv)
 {
-	int json = 0;
-	const char *zParse = NULL, *zNcu = "ncu", *zSession = NULL, *pos[2] = {0};
-	char *extra[32];
-	int nPos = 0, nExtra = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (!strcmp(argv[i], "--parse") && i + 1 < argc)
-			zParse = argv[++i];
-		else if (!strcmp(argv[i], "--ncu") && i + 1 < argc)
-			zNcu = argv[++i];
-		else if (!strcmp(argv[i], "--session") && i + 1 < argc)
-			zSession = argv[++i];
-		else if (argv[i][0] == '-' && i + 1 < argc && nExtra < 30) {
-			/* kloop eval's flags (--backend cuda, --libs cublas, --python ...) */
-			extra[nExtra++] = argv[i];
-			extra[nExtra++] = argv[++i];
-		} else if (argv[i][0] != '-' && nPos < 2)
-			pos[nPos++] = argv[i];
-		else
-			return cmd_usage(&cmd_profile_entry);
-	}
+	struct flags f;
+	int frc = flags_parse(&cmd_profile_entry, FL_PROFILE, argc, argv, 0, 2, &f);
+	if (frc)
+		return frc;
+	int json = f.json, nPos = f.nPos;
+	const char *zParse = f.zParse, *zNcu = f.zNcu ? f.zNcu : "ncu", *zSession = f.zSession;
+	const char *const *pos = f.azPos;
+	flags_free(&f); /* the configuration is not used: kloop eval's flags are passed on */
 	if ((!zParse && nPos != 2) || (zParse && nPos != 0 && nPos != 2) || (zSession && nPos != 2))
 		return cmd_usage(&cmd_profile_entry);
 	char err[KL_ERRLEN];
@@ -157,7 +144,7 @@ static int exec_profile(int argc, char **argv)
 			prof = ncu_parse_csv(sb.buf, err);
 		sb_free(&sb);
 	} else {
-		prof = run_ncu(zNcu, pos[0], pos[1], extra, nExtra, err);
+		prof = run_ncu(zNcu, pos[0], pos[1], f.azPass, f.nPass, err);
 	}
 	if (!prof) {
 		fprintf(stderr, "kloop: profile: %s\n", err);

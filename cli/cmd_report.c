@@ -12,8 +12,9 @@
 
 #include "archive.h"
 #include "cmd.h"
+#include "flags.h"
 #include "linediff.h"
-#include "live.h"
+#include "runner.h"
 #include "session.h"
 
 #define LINEAGE_MAX 64
@@ -61,17 +62,21 @@ static const char *origin_colour(const char *z)
 	return ORIGIN_COLOURS[i][1];
 }
 
-static const char *status_colour(const char *z)
+static const char *status_colour(enum status s)
 {
-	if (!strcmp(z, "correct"))
+	switch (s) {
+	case STATUS_CORRECT:
 		return "#2e7d32";
-	if (!strcmp(z, "incorrect"))
+	case STATUS_INCORRECT:
 		return "#c62828";
-	if (!strcmp(z, "compile_error"))
+	case STATUS_COMPILE_ERROR:
 		return "#ef6c00";
-	if (!strcmp(z, "crashed") || !strcmp(z, "timeout"))
+	case STATUS_CRASHED:
+	case STATUS_TIMEOUT:
 		return "#6a1b9a";
-	return "#757575";
+	default:
+		return "#757575";
+	}
 }
 
 static double tnum(const struct cand *c, const char *k)
@@ -127,7 +132,7 @@ static void rep_init(struct rep *r, const struct state *st)
 		r->aDepth[i] = d;
 		if (d > r->maxDepth)
 			r->maxDepth = d;
-		if (c->speedup > 0 && !strcmp(c->zStatus, "correct") &&
+		if (c->speedup > 0 && c->status == STATUS_CORRECT &&
 		    (r->best < 0 || c->speedup > st->aCand[r->best].speedup))
 			r->best = i;
 	}
@@ -195,7 +200,7 @@ static void chart_time(strbuf *o, const struct rep *r)
 	int *ord = xcalloc((size_t)n + 1, sizeof *ord);
 	int m = 0;
 	for (int i = 0; i < n; i++)
-		if (st->aCand[i].speedup > 0 && !strcmp(st->aCand[i].zStatus, "correct") &&
+		if (st->aCand[i].speedup > 0 && st->aCand[i].status == STATUS_CORRECT &&
 		    st->aCand[i].tsEval > 0)
 			ord[m++] = i;
 	/* by evaluation time (insertion sort: sessions are mostly in order) */
@@ -292,7 +297,7 @@ static void chart_rounds(strbuf *o, const struct rep *r)
 	double sMax = 0;
 	for (int i = 0; i < st->nCand; i++) {
 		const struct cand *c = &st->aCand[i];
-		if (c->speedup > 0 && !strcmp(c->zStatus, "correct") &&
+		if (c->speedup > 0 && c->status == STATUS_CORRECT &&
 		    c->speedup > best[r->aDepth[i]])
 			best[r->aDepth[i]] = c->speedup;
 	}
@@ -392,10 +397,10 @@ static void lineage(strbuf *o, const struct rep *r)
 		    "<g class=\"cand%s\"><circle class=\"node\" cx=\"%.1f\" cy=\"%.1f\" r=\"7\" "
 		    "fill=\"%s\" stroke=\"%s\" stroke-width=\"%s\"><title>",
 		    r->aOnPath[i] ? " win" : "", x, y, origin_colour(c->zOrigin),
-		    r->aOnPath[i] ? "#d4a017" : status_colour(c->zStatus),
+		    r->aOnPath[i] ? "#d4a017" : status_colour(c->status),
 		    r->aOnPath[i] ? "3.5" : "2.5");
 		char v[600];
-		live_verdict(c, v, sizeof v);
+		runner_verdict(c, v, sizeof v);
 		sb_addf(o, "%d ", c->id);
 		esc(o, c->zName);
 		sb_adds(o, " (");
@@ -560,7 +565,7 @@ static void page(strbuf *o, const struct state *st, const char *zJournal)
 	esc(o, st->zBackend);
 	int correct = 0;
 	for (int i = 0; i < st->nCand; i++)
-		correct += !strcmp(st->aCand[i].zStatus, "correct");
+		correct += st->aCand[i].status == STATUS_CORRECT;
 	sb_addf(o, " &#183; %d events &#183; %d candidates (%d correct) &#183; %d ideas",
 	        st->nEvents, st->nCand, correct, st->nIdea);
 	if (st->baselineMs >= 0)
@@ -590,18 +595,12 @@ static void page(strbuf *o, const struct state *st, const char *zJournal)
 
 static int exec_report(int argc, char **argv)
 {
-	const char *zOut = NULL, *zIn = NULL;
-	for (int i = 1; i < argc; i++) {
-		if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc)
-			zOut = argv[++i];
-		else if (argv[i][0] == '-' || zIn) {
-			fprintf(stderr, "kloop: report: unexpected argument: %s\n", argv[i]);
-			return cmd_usage(&cmd_report_entry);
-		} else
-			zIn = argv[i];
-	}
-	if (!zIn)
-		return cmd_usage(&cmd_report_entry);
+	struct flags f;
+	int frc = flags_parse(&cmd_report_entry, FL_REPORT, argc, argv, 1, 1, &f);
+	if (frc)
+		return frc;
+	const char *zOut = f.zOutput, *zIn = f.azPos[0];
+	flags_free(&f);
 	char err[KL_ERRLEN];
 	struct session *s = session_open(zIn, 0, err);
 	if (!s) {

@@ -75,7 +75,7 @@ static int exec_search(int argc, char **argv)
 		summary(&o);
 		const struct state *st = runner_state(o.rn);
 		const struct cand *best = state_cand(st, st->search.bestId);
-		rc = best && !strcmp(best->zStatus, "correct") && best->speedup > 1 ? 0 : 1;
+		rc = best && best->status == STATUS_CORRECT && best->speedup > 1 ? 0 : 1;
 	}
 	searchopts_free(&o);
 	return rc;

@@ -61,8 +61,8 @@ static int exec_session(int argc, char **argv)
 			printf("\n%4s  %-9s %-28s %s\n", "idea", "status", "category", "title");
 		for (int i = 0; i < s->st.nIdea; i++) {
 			const struct state_idea *d = &s->st.aIdea[i];
-			printf("%4d  %-9s %-28.28s %s%s\n", d->id, d->zStatus, d->zCategory,
-			       d->zTitle, d->edited ? " (revised)" : "");
+			printf("%4d  %-9s %-28.28s %s%s\n", d->id, idea_status_name(d->status),
+			       d->zCategory, d->zTitle, d->edited ? " (revised)" : "");
 		}
 	}
 	session_close(s);

@@ -34,7 +34,7 @@ static int exec_translate(int argc, char **argv)
 			const struct cand *c = &st->aCand[i];
 			if (c->id <= before)
 				continue;
-			rc = !strcmp(c->zStatus, "correct") ? 0 : rc;
+			rc = c->status == STATUS_CORRECT ? 0 : rc;
 			cJSON_AddItemToArray(arr, state_cand_json(c));
 		}
 		if (o.json) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "pool.h"
+#include "status.h"
 #include "task.h"
 #include "util.h"
 #include "version.h"
@@ -87,7 +88,7 @@ int doctor_workers(const char *zSpec, const char *zBackend, int nJobs, const cha
 		cJSON *wk = cJSON_GetObjectItem(r, "worker");
 		const char *host = cJSON_GetStringValue(cJSON_GetObjectItem(wk, "host"));
 		const char *dev = cJSON_GetStringValue(cJSON_GetObjectItem(wk, "device"));
-		int ok = st && !strcmp(st, "correct");
+		int ok = st && status_from_name(st) == STATUS_CORRECT;
 		bad += !ok;
 		char *detail =
 		    ok ? xasprintf("%s on %s, kloop-worker %s, the softmax seed is correct "

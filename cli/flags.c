@@ -19,6 +19,7 @@ enum flag_type {
 	FT_CHOICE, /* one of zChoices ("a|b|c") */
 	FT_INT,    /* a whole number in [lo, hi] */
 	FT_NUM,    /* a finite number in [lo, hi] */
+	FT_OPT,    /* a switch, or --flag=VALUE: the value ("" for the bare flag) */
 };
 
 struct flag_def {
@@ -38,9 +39,17 @@ struct flag_def {
 #define LLM_CMDS (FL_IDEAS | FL_IMPLEMENT)
 #define SEARCH_CMDS (FL_SEARCH | FL_TRANSLATE)
 #define ALL_CMDS (SESSION_CMDS | LLM_CMDS | SEARCH_CMDS)
-#define BARE_CMDS (FL_SESSION | FL_TASKS) /* no configuration */
+#define BARE_CMDS (FL_SESSION | FL_TASKS)
+/* the commands that read no configuration here */
+#define NO_CONFIG_CMDS                                                                             \
+	(BARE_CMDS | FL_DOCTOR | FL_EXPORT | FL_PROFILE | FL_OUTLINE | FL_ARCHIVE | FL_REPORT)
 #define M(x) offsetof(struct flags, x)
 #define DAY 86400.0
+/* a string flag that sets member `member` of struct flags */
+#define STR(name, member, cmds)                                                                    \
+	{                                                                                          \
+		name, FT_STRING, NULL, M(member), 0, 0, NULL, NULL, cmds, NULL                     \
+	}
 /* a search setting: type, range, what is counted, words, commands, key */
 #define SET(name, type, lo, hi, what, words, cmds, key)                                            \
 	{                                                                                          \
@@ -77,18 +86,43 @@ static const struct flag_def table[] = {
     {"--price-output", FT_NUM, "price_output", 0, 0, 1e6, "dollars", NULL, SEARCH_CMDS, NULL},
     {"--max-in-flight", FT_INT, "llm_max_in_flight", 0, 1, 4096, "requests", NULL, SEARCH_CMDS,
      NULL},
-    {"--session", FT_STRING, NULL, M(zSession), 0, 0, NULL, NULL, ALL_CMDS, NULL},
+    {"--session", FT_STRING, NULL, M(zSession), 0, 0, NULL, NULL, ALL_CMDS | FL_PROFILE, NULL},
     {"--shapes", FT_STRING, NULL, M(zShapes), 0, 0, NULL, NULL, ALL_CMDS | FL_TASKS, NULL},
     {"--reference", FT_CHOICE, NULL, M(zReference), 0, 0, NULL, "host|cuda|torch", ALL_CMDS, NULL},
     {"--at", FT_INT, NULL, M(at), 0, 1e8, "events", NULL, FL_REPLAY, NULL},
     {"--json", FT_SWITCH, NULL, M(json), 0, 0, NULL, NULL,
-     FL_EVAL | LLM_CMDS | BARE_CMDS | SEARCH_CMDS, NULL},
+     FL_EVAL | LLM_CMDS | BARE_CMDS | SEARCH_CMDS | FL_DOCTOR | FL_PROFILE | FL_OUTLINE |
+         FL_ARCHIVE,
+     NULL},
     {"--no-eval", FT_SWITCH, NULL, M(noEval), 0, 0, NULL, NULL, LLM_CMDS, NULL},
     {"--from", FT_STRING, NULL, M(zFrom), 0, 0, NULL, NULL, LLM_CMDS | FL_SEARCH, NULL},
     {"-n", FT_INT, NULL, M(n), 1, 64, "ideas", NULL, FL_IDEAS, NULL},
     {"-b", FT_INT, NULL, M(b), 1, 64, "branches", NULL, FL_IMPLEMENT, NULL},
     {"--idea", FT_STRING, NULL, M(zIdea), 0, 0, NULL, NULL, FL_IMPLEMENT, NULL},
     {"--with", FT_STRING, NULL, M(zWith), 0, 0, NULL, NULL, FL_IMPLEMENT, NULL},
+    /* profile (kloop eval's flags are passed on to the eval it profiles) */
+    STR("--parse", zParse, FL_PROFILE),
+    STR("--ncu", zNcu, FL_PROFILE),
+    /* export */
+    STR("--kernelbench", zKernelbench, FL_EXPORT),
+    STR("--problem", zProblem, FL_EXPORT),
+    STR("--cuda", zCuda, FL_EXPORT),
+    STR("--source", zSource, FL_EXPORT),
+    /* report */
+    STR("-o", zOutput, FL_REPORT),
+    STR("--output", zOutput, FL_REPORT),
+    /* archive */
+    STR("--db", zDb, FL_ARCHIVE),
+    STR("--task", zTask, FL_ARCHIVE),
+    STR("--gpu", zGpu, FL_ARCHIVE),
+    {"--kind", FT_CHOICE, NULL, M(zKind), 0, 0, NULL, "win|dead_end", FL_ARCHIVE, NULL},
+    {"-n", FT_INT, NULL, M(limit), 0, 1e6, "results", NULL, FL_ARCHIVE, NULL},
+    /* doctor (it reads the configuration itself and reports on it) */
+    {"--workers", FT_OPT, NULL, M(zWorkers), 0, 0, NULL, NULL, FL_DOCTOR, NULL},
+    STR("--provider", zProvider, FL_DOCTOR),
+    STR("--model", zModel, FL_DOCTOR),
+    STR("--base-url", zBaseUrl, FL_DOCTOR),
+    {"--timeout", FT_NUM, NULL, M(timeoutS), 0.1, 600, "seconds", NULL, FL_DOCTOR, NULL},
     /* the search's settings (search.h checks them again) */
     {"--sweep-only", FT_SWITCH, NULL, M(sweepOnly), 0, 0, NULL, NULL, FL_SEARCH, NULL},
     {"--no-crossover", FT_SWITCH, NULL, M(noCrossover), 0, 0, NULL, NULL, FL_SEARCH, NULL},
@@ -143,10 +177,9 @@ static int choice_ok(const char *zChoices, const char *z)
 	return 0;
 }
 
-/* apply flag d with value v (NULL for a switch); 0 or -1 + err */
-static int apply(struct flags *f, const struct flag_def *d, const char *v, char *err)
+/* check value v of flag d (a word, a number in range), its number in *pNum; 0 or -1 + err */
+static int check_value(const struct flag_def *d, const char *v, double *pNum, char *err)
 {
-	double num = 0;
 	if (d->type == FT_CHOICE && !choice_ok(d->zChoices, v)) {
 		/* "host, cuda or torch" */
 		char words[200];
@@ -164,7 +197,16 @@ static int apply(struct flags *f, const struct flag_def *d, const char *v, char 
 		return kl_err(err, "%s: expected %s, got '%s'", d->zName, words, v);
 	}
 	if ((d->type == FT_INT || d->type == FT_NUM) &&
-	    flags_number(d->zName, v, d->lo, d->hi, d->type == FT_INT, d->zWhat, &num, err) < 0)
+	    flags_number(d->zName, v, d->lo, d->hi, d->type == FT_INT, d->zWhat, pNum, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* apply flag d with value v (NULL for a switch); 0 or -1 + err */
+static int apply(struct flags *f, const struct flag_def *d, const char *v, char *err)
+{
+	double num = 0;
+	if (check_value(d, v, &num, err) < 0)
 		return -1;
 	if (d->zKey) {
 		char e2[KL_ERRLEN];
@@ -190,15 +232,27 @@ static int apply(struct flags *f, const struct flag_def *d, const char *v, char 
 		*(int *)at = 1;
 	else if (d->type == FT_INT)
 		*(int *)at = (int)num;
+	else if (d->type == FT_NUM)
+		*(double *)at = num;
 	else
 		*(const char **)at = v;
 	return 0;
 }
 
+/* the table's entry for flag a (its first n bytes) that one of cmds takes, or NULL */
+static const struct flag_def *find(const char *a, size_t n, unsigned cmds)
+{
+	for (size_t k = 0; k < N_FLAGS; k++)
+		if ((table[k].cmds & cmds) && strlen(table[k].zName) == n &&
+		    !strncmp(a, table[k].zName, n))
+			return &table[k];
+	return NULL;
+}
+
 static int parse(const struct cmd_entry *e, unsigned cmd, int argc, char **argv, struct flags *f)
 {
 	char err[KL_ERRLEN];
-	if (!(cmd & BARE_CMDS) && config_load(&f->cfg, err) < 0) {
+	if (!(cmd & NO_CONFIG_CMDS) && config_load(&f->cfg, err) < 0) {
 		fprintf(stderr, "kloop: %s\n", err);
 		return 2;
 	}
@@ -212,22 +266,40 @@ static int parse(const struct cmd_entry *e, unsigned cmd, int argc, char **argv,
 			f->azPos[f->nPos++] = a;
 			continue;
 		}
-		const struct flag_def *d = NULL;
-		for (size_t k = 0; k < N_FLAGS && !d; k++)
-			if ((table[k].cmds & cmd) && !strcmp(a, table[k].zName))
-				d = &table[k];
+		const char *v = NULL, *eq = strchr(a, '=');
+		const struct flag_def *d = find(a, strlen(a), cmd);
+		/* profile passes kloop eval's flags on to the eval it profiles, checked here */
+		int pass = !d && (cmd & FL_PROFILE) && (d = find(a, strlen(a), FL_EVAL)) != NULL;
+		if (d && d->type == FT_OPT) {
+			v = ""; /* the bare flag */
+		} else if (!d && eq) {
+			d = find(a, (size_t)(eq - a), cmd);
+			if (d && d->type != FT_OPT)
+				d = NULL;      /* only an optional value is given with '=' */
+			v = d ? eq + 1 : NULL; /* --workers=SPEC */
+		}
 		if (!d) {
 			fprintf(stderr, "kloop: %s: unknown option %s\n", e->name, a);
 			return cmd_usage(e);
 		}
-		const char *v = NULL;
-		if (d->type != FT_SWITCH && !(v = i + 1 < argc ? argv[++i] : NULL)) {
+		if (d->type != FT_SWITCH && !v && !(v = i + 1 < argc ? argv[++i] : NULL)) {
 			fprintf(stderr, "kloop: %s: %s needs a value\n", e->name, a);
 			return cmd_usage(e);
 		}
-		if (apply(f, d, v, err) < 0) {
+		double num;
+		int rc = pass ? check_value(d, v, &num, err) : apply(f, d, v, err);
+		if (rc < 0) {
 			fprintf(stderr, "kloop: %s\n", err);
 			return 2;
+		}
+		if (pass) {
+			if (f->nPass + 2 > FLAGS_MAX_PASS) {
+				fprintf(stderr, "kloop: %s: too many flags to pass on\n", e->name);
+				return cmd_usage(e);
+			}
+			f->azPass[f->nPass++] = a;
+			if (d->type != FT_SWITCH)
+				f->azPass[f->nPass++] = v;
 		}
 	}
 	return 0;

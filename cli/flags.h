@@ -15,7 +15,7 @@
 #include "cmd.h"
 #include "config.h"
 
-#define FLAGS_MAX_POS 256
+#define FLAGS_MAX_POS 4096 /* archive add takes many sessions */
 
 /* the commands, for the table's masks */
 #define FL_OPEN (1u << 0)      /* kloop [TASK], open, shell */
@@ -27,6 +27,14 @@
 #define FL_TASKS (1u << 6)     /* tasks (likewise) */
 #define FL_SEARCH (1u << 7)    /* search */
 #define FL_TRANSLATE (1u << 8) /* translate */
+#define FL_DOCTOR (1u << 9)    /* doctor (reads the configuration itself, to report on it) */
+#define FL_EXPORT (1u << 10)   /* export (no configuration) */
+#define FL_PROFILE (1u << 11)  /* profile (no configuration; kloop eval's flags passed on) */
+#define FL_OUTLINE (1u << 12)  /* outline (no configuration) */
+#define FL_ARCHIVE (1u << 13)  /* archive (no configuration) */
+#define FL_REPORT (1u << 14)   /* report (no configuration) */
+
+#define FLAGS_MAX_PASS 64
 
 struct flags {
 	struct config cfg;                /* the configuration, flags applied */
@@ -50,10 +58,36 @@ struct flags {
 	int noCrossover;        /* --no-crossover */
 	int providerFlag;       /* --provider was given (--command implies provider command
 	                         * only without it) */
+	/* profile */
+	const char *zParse;                 /* --parse CSV */
+	const char *zNcu;                   /* --ncu PATH */
+	const char *azPass[FLAGS_MAX_PASS]; /* kloop eval's flags given, checked, to pass on
+	                                     * (flag, then its value if it takes one) */
+	int nPass;
+	/* export */
+	const char *zKernelbench; /* --kernelbench OUT.py */
+	const char *zProblem;     /* --problem PROBLEM.py */
+	const char *zCuda;        /* --cuda OUT.cu */
+	const char *zSource;      /* --source OUT */
+	/* report */
+	const char *zOutput; /* -o, --output FILE */
+	/* archive */
+	const char *zDb;   /* --db FILE */
+	const char *zTask; /* --task T */
+	const char *zGpu;  /* --gpu G */
+	const char *zKind; /* --kind win|dead_end */
+	int limit;         /* -n N (0: the archive's default) */
+	/* doctor */
+	const char *zWorkers;  /* --workers[=SPEC]: "" for the bare flag, NULL when not given */
+	const char *zProvider; /* --provider P (doctor checks it itself) */
+	const char *zModel;    /* --model M */
+	const char *zBaseUrl;  /* --base-url URL */
+	double timeoutS;       /* --timeout S (0: not given) */
 };
 
 /*
- * Load the configuration (not for session and tasks, which use none), then parse argv[1..argc) for
+ * Load the configuration (only for the commands that run a session: open, replay, eval, ideas,
+ * implement, search, translate), then parse argv[1..argc) for
  * command e (cmd: its FL_ bit): the flags the table gives cmd, and between nMin and nMax positional
  * arguments.  Returns 0, or the exit status (2) after printing
  * what was wrong on stderr (f is freed then).

@@ -618,7 +618,7 @@ static int interval(const struct cand *c, double *lo, double *hi, double *med)
 {
 	const cJSON *t = cJSON_GetObjectItem(c->result, "timing");
 	double m = result_num(t, "median_ms");
-	if (strcmp(c->zStatus, "correct") || !(m > 0))
+	if (c->status != STATUS_CORRECT || !(m > 0))
 		return 0;
 	double p10 = result_num(t, "p10_ms"), p90 = result_num(t, "p90_ms");
 	double rse = result_num(t, "rse");
@@ -956,10 +956,9 @@ static struct idea_sum *idea_sums(const struct state *st, int max, const unsigne
 		if (c->ideaId < 1 || c->ideaId > max || !aMark[c->ideaId])
 			continue;
 		struct idea_sum *x = &v[c->ideaId];
-		x->open |= !strcmp(c->zStatus, "new") || !strcmp(c->zStatus, "evaluating") ||
-		           archive_is_win(st, c);
+		x->open |= !status_finished(c->status) || archive_is_win(st, c);
 		x->n++;
-		x->correct |= !strcmp(c->zStatus, "correct");
+		x->correct |= c->status == STATUS_CORRECT;
 		if (!x->last || c->id > x->last->id)
 			x->last = c;
 	}
@@ -971,7 +970,7 @@ static struct idea_sum *idea_sums(const struct state *st, int max, const unsigne
 static const char *dead_class(const struct idea_sum *x)
 {
 	/* a last evaluation the user cancelled says nothing about the idea */
-	if (x->open || !x->last || !strcmp(x->last->zStatus, "cancelled"))
+	if (x->open || !x->last || x->last->status == STATUS_CANCELLED)
 		return NULL;
 	return x->correct ? "slower" : x->last->zStatus;
 }

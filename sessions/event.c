@@ -188,7 +188,6 @@ static void apply_idea_proposed(struct state *st, const cJSON *ev, double ts)
 	set_str(&d->zDescription, str(ev, "description") ? str(ev, "description") : "");
 	set_str(&d->zCategory, str(ev, "category") ? str(ev, "category") : "other");
 	d->status = IDEA_PENDING;
-	set_str(&d->zStatus, "pending");
 	set_str(&d->zOrigin, str(ev, "origin") ? str(ev, "origin") : "llm");
 	d->parent = num(ev, "parent");
 	d->request = num(ev, "request");
@@ -218,7 +217,6 @@ static void apply_idea_accepted(struct state *st, const cJSON *ev, double ts)
 	(void)ts;
 	struct state_idea *d = state_idea(st, num(ev, "id"));
 	d->status = IDEA_ACCEPTED;
-	set_str(&d->zStatus, "accepted");
 }
 
 static void apply_idea_rejected(struct state *st, const cJSON *ev, double ts)
@@ -226,7 +224,6 @@ static void apply_idea_rejected(struct state *st, const cJSON *ev, double ts)
 	(void)ts;
 	struct state_idea *d = state_idea(st, num(ev, "id"));
 	d->status = IDEA_REJECTED;
-	set_str(&d->zStatus, "rejected");
 }
 
 static void apply_idea_edited(struct state *st, const cJSON *ev, double ts)

@@ -103,7 +103,7 @@ void apply_search_started(struct state *st, const cJSON *ev, double ts)
 		s->costStart = st->llm.cost;
 	}
 	s->started = 1;
-	set_str(&s->zState, "running");
+	s->state = SEARCH_RUNNING;
 	set_str(&s->zWhy, NULL);
 	const cJSON *set = cJSON_GetObjectItem(ev, "settings");
 	if (cJSON_IsObject(set)) {
@@ -115,26 +115,26 @@ void apply_search_started(struct state *st, const cJSON *ev, double ts)
 void apply_search_paused(struct state *st, const cJSON *ev, double ts)
 {
 	apply_search_elapsed(st, ev, ts);
-	set_str(&st->search.zState, "paused");
+	st->search.state = SEARCH_PAUSED;
 }
 
 void apply_search_resumed(struct state *st, const cJSON *ev, double ts)
 {
 	apply_search_elapsed(st, ev, ts);
-	set_str(&st->search.zState, "running");
+	st->search.state = SEARCH_RUNNING;
 }
 
 void apply_search_stopped(struct state *st, const cJSON *ev, double ts)
 {
 	apply_search_elapsed(st, ev, ts);
-	set_str(&st->search.zState, "stopped");
+	st->search.state = SEARCH_STOPPED;
 	set_str(&st->search.zWhy, str(ev, "reason"));
 }
 
 void apply_search_finished(struct state *st, const cJSON *ev, double ts)
 {
 	apply_search_elapsed(st, ev, ts);
-	set_str(&st->search.zState, "finished");
+	st->search.state = SEARCH_FINISHED;
 	set_str(&st->search.zWhy, str(ev, "reason"));
 }
 

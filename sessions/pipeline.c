@@ -189,7 +189,7 @@ static void tried(struct pipeline *p, int parent, struct prompt_vars *v)
 		else if (any)
 			sb_addf(&sb, "%s (%s)\n", any->zStatus, any->zName);
 		else
-			sb_addf(&sb, "%s, not implemented\n", d->zStatus);
+			sb_addf(&sb, "%s, not implemented\n", idea_status_name(d->status));
 	}
 	prompt_set(v, "tried", sb.buf);
 	sb_free(&sb);
@@ -337,7 +337,7 @@ static void on_ideas_reply(struct step *s, const struct llm_reply *r)
 	struct pipeline *p = s->p;
 	s->state = STEP_DONE;
 	char err[KL_ERRLEN];
-	if (strcmp(r->zStatus, "ok")) {
+	if (!r->ok) {
 		HOOK(p, ideas, s->request, NULL, 0, r->zError ? r->zError : r->zStatus);
 		return;
 	}
@@ -403,7 +403,7 @@ static void on_branch_reply(struct step *s, const struct llm_reply *r)
 {
 	struct pipeline *p = s->p;
 	char err[KL_ERRLEN];
-	if (strcmp(r->zStatus, "ok")) {
+	if (!r->ok) {
 		branch_end(s, r->zError ? r->zError : r->zStatus);
 		return;
 	}

@@ -27,7 +27,7 @@ static double uniform(uint64_t *s)
 
 int policy_eligible(const struct cand *c)
 {
-	return !strcmp(c->zStatus, "correct") && c->timeMs > 0 && c->speedup > 0;
+	return c->status == STATUS_CORRECT && c->timeMs > 0 && c->speedup > 0;
 }
 
 static int children(const struct state *st, int id)

@@ -220,7 +220,7 @@ static int emitted(struct search *s, int rc, const char *zLine, char *err)
 
 static int final(const struct cand *c)
 {
-	return strcmp(c->zStatus, "new") && strcmp(c->zStatus, "evaluating");
+	return status_finished(c->status);
 }
 
 /* the time a challenger's median must beat to unseat incumbent c: its
@@ -524,7 +524,7 @@ static void gate(struct search *s, int round)
 	char err[KL_ERRLEN], line[400];
 	for (int i = 0; i < st->nIdea; i++) {
 		const struct state_idea *d = &ST(s)->aIdea[i];
-		if (d->round != round || strcmp(d->zStatus, "pending") || strcmp(d->zOrigin, "llm"))
+		if (d->round != round || d->status != IDEA_PENDING || strcmp(d->zOrigin, "llm"))
 			continue;
 		const char *why = NULL;
 		if (state_search_cat_banned(st, d->zCategory))
@@ -569,7 +569,7 @@ static void implement(struct search *s, int round)
 	char err[KL_ERRLEN], line[400];
 	for (int i = 0; i < ST(s)->nIdea && llm_ok(s); i++) {
 		const struct state_idea *d = &ST(s)->aIdea[i];
-		if (strcmp(d->zStatus, "accepted") || set_has(&s->impl, d->id) ||
+		if (d->status != IDEA_ACCEPTED || set_has(&s->impl, d->id) ||
 		    !strcmp(d->zOrigin, "search") ||
 		    (d->round != round && strcmp(d->zOrigin, "human")) ||
 		    idea_has_cands(ST(s), d->id))
@@ -712,7 +712,7 @@ static int round_complete(struct search *s)
 	if (!strcmp(word(s, "gate", "auto"), "human"))
 		for (int i = 0; i < st->nIdea; i++)
 			if (st->aIdea[i].round == st->search.round &&
-			    !strcmp(st->aIdea[i].zStatus, "pending"))
+			    st->aIdea[i].status == IDEA_PENDING)
 				return 0;
 	return 1;
 }
@@ -848,7 +848,7 @@ static void tick(struct search *s)
 			break;
 		judge_all(s);
 		st = ST(s);
-		if (!st->search.zState || strcmp(st->search.zState, "running"))
+		if (st->search.state != SEARCH_RUNNING)
 			break;
 		if (st->search.roundOpen) {
 			drive_round(s);
@@ -931,7 +931,7 @@ int search_start(struct search *s, const cJSON *set, char *err)
 {
 	const struct state *st = ST(s);
 	const struct state_search *ss = &st->search;
-	if (ss->started && ss->zState && !strcmp(ss->zState, "finished")) {
+	if (ss->started && ss->state == SEARCH_FINISHED) {
 		/* a finished search goes on only when a setting changes (a new budget) */
 		int changed = 0;
 		const cJSON *it;
@@ -994,19 +994,21 @@ int search_start(struct search *s, const cJSON *set, char *err)
 	return 0;
 }
 
-static int need(const struct search *s, const char *zState, char *err)
+/* a search was started and (unless want is SEARCH_NONE) is in state want */
+static int need(const struct search *s, enum search_state want, char *err)
 {
 	const struct state_search *ss = &ST(s)->search;
 	if (!ss->started)
 		return kl_err(err, "no search is running (start one with `search start`)");
-	if (zState && strcmp(ss->zState, zState))
-		return kl_err(err, "the search is %s, not %s", ss->zState, zState);
+	if (want != SEARCH_NONE && ss->state != want)
+		return kl_err(err, "the search is %s, not %s", search_state_name(ss->state),
+		              search_state_name(want));
 	return 0;
 }
 
 int search_pause(struct search *s, char *err)
 {
-	if (need(s, "running", err) < 0)
+	if (need(s, SEARCH_RUNNING, err) < 0)
 		return -1;
 	s->stepping = 0;
 	int rc = emitted(s, ev_search_paused(SES(s), EL(s), ERR(s, err)),
@@ -1019,12 +1021,12 @@ int search_pause(struct search *s, char *err)
 int search_resume(struct search *s, char *err)
 {
 	const struct state_search *ss = &ST(s)->search;
-	if (need(s, NULL, err) < 0)
+	if (need(s, SEARCH_NONE, err) < 0)
 		return -1;
-	if (!s->timer && strcmp(ss->zState, "finished"))
+	if (!s->timer && ss->state != SEARCH_FINISHED)
 		return search_start(s, NULL, err); /* a journal's search, not yet running here */
-	if (!strcmp(ss->zState, "running") || !strcmp(ss->zState, "finished"))
-		return kl_err(err, "the search is %s", ss->zState);
+	if (ss->state == SEARCH_RUNNING || ss->state == SEARCH_FINISHED)
+		return kl_err(err, "the search is %s", search_state_name(ss->state));
 	s->tRun = now_s();
 	if (emitted(s, ev_search_resumed(SES(s), EL(s), ERR(s, err)), "search resumed", err) < 0)
 		return -1;
@@ -1037,10 +1039,10 @@ int search_resume(struct search *s, char *err)
 int search_stop(struct search *s, const char *zWhy, char *err)
 {
 	const struct state_search *ss = &ST(s)->search;
-	if (need(s, NULL, err) < 0)
+	if (need(s, SEARCH_NONE, err) < 0)
 		return -1;
-	if (!strcmp(ss->zState, "stopped") || !strcmp(ss->zState, "finished"))
-		return kl_err(err, "the search is %s already", ss->zState);
+	if (search_state_ended(ss->state))
+		return kl_err(err, "the search is %s already", search_state_name(ss->state));
 	const char *why = zWhy ? zWhy : "stopped by a person";
 	char line[200];
 	snprintf(line, sizeof line, "search stopped: %s", why);
@@ -1060,7 +1062,7 @@ int search_step(struct search *s, const cJSON *settings, char *err)
 		s->stepping = 1;
 		return 0;
 	}
-	if (!strcmp(ss->zState, "running"))
+	if (ss->state == SEARCH_RUNNING)
 		return kl_err(err, "the search is running: pause it first");
 	s->stepping = 1;
 	return search_resume(s, err);
@@ -1094,7 +1096,7 @@ static int is_number(const char *z)
 
 int search_steer(struct search *s, const char *zVerb, const char *zArg, char *err)
 {
-	if (need(s, NULL, err) < 0)
+	if (need(s, SEARCH_NONE, err) < 0)
 		return -1;
 	char line[400];
 	int id;
@@ -1192,8 +1194,7 @@ int search_waiting(const struct search *s)
 	    runner_jobs(s->rn) || runner_llm_busy(s->rn))
 		return 0;
 	for (int i = 0; i < st->nIdea; i++)
-		if (st->aIdea[i].round == st->search.round &&
-		    !strcmp(st->aIdea[i].zStatus, "pending"))
+		if (st->aIdea[i].round == st->search.round && st->aIdea[i].status == IDEA_PENDING)
 			return 1;
 	return 0;
 }
@@ -1201,9 +1202,9 @@ int search_waiting(const struct search *s)
 int search_done(const struct search *s)
 {
 	const struct state_search *ss = &ST(s)->search;
-	if (!ss->started || !ss->zState)
+	if (!ss->started || ss->state == SEARCH_NONE)
 		return 1;
-	if (!strcmp(ss->zState, "running") || !strcmp(ss->zState, "paused"))
+	if (search_state_live(ss->state))
 		return 0;
 	return !runner_jobs(s->rn) && !runner_llm_busy(s->rn);
 }
@@ -1232,9 +1233,9 @@ void search_status_state(const struct state *st, char *buf, size_t n)
 	int nSus = 0;
 	for (int i = 0; i < ss->nSuspect; i++)
 		nSus += !ss->aSuspect[i].cleared;
-	snprintf(buf, n, "search %s, round %d%s, %d%s cands, $%.2f%s, best %s%s%s", ss->zState,
-	         ss->round, r, st->nCand - ss->nCandStart, c, st->llm.cost - ss->costStart, u, b,
-	         nSus ? ", suspects " : "", nSus ? "!" : "");
+	snprintf(buf, n, "search %s, round %d%s, %d%s cands, $%.2f%s, best %s%s%s",
+	         search_state_name(ss->state), ss->round, r, st->nCand - ss->nCandStart, c,
+	         st->llm.cost - ss->costStart, u, b, nSus ? ", suspects " : "", nSus ? "!" : "");
 }
 
 void search_status(const struct search *s, char *buf, size_t n)

@@ -134,6 +134,22 @@ cJSON *state_to_json(const struct state *st)
 
 /* ---- ideas and LLM traffic ---- */
 
+static const char *const idea_names[IDEA_STATUS_COUNT] = {
+    [IDEA_PENDING] = "pending",
+    [IDEA_ACCEPTED] = "accepted",
+    [IDEA_REJECTED] = "rejected",
+};
+
+const char *idea_status_name(enum idea_status s)
+{
+	return (unsigned)s < IDEA_STATUS_COUNT ? idea_names[s] : idea_names[IDEA_PENDING];
+}
+
+int idea_decided(enum idea_status s)
+{
+	return s == IDEA_ACCEPTED || s == IDEA_REJECTED;
+}
+
 static void free_ideas(struct state *st)
 {
 	for (int i = 0; i < st->nIdea; i++) {
@@ -141,7 +157,6 @@ static void free_ideas(struct state *st)
 		free(d->zTitle);
 		free(d->zDescription);
 		free(d->zCategory);
-		free(d->zStatus);
 		free(d->zOrigin);
 	}
 	free(st->aIdea);
@@ -179,7 +194,7 @@ static void llm_to_json(const struct state *st, cJSON *o)
 		cJSON_AddStringToObject(y, "title", d->zTitle);
 		cJSON_AddStringToObject(y, "description", d->zDescription);
 		cJSON_AddStringToObject(y, "category", d->zCategory);
-		cJSON_AddStringToObject(y, "status", d->zStatus);
+		cJSON_AddStringToObject(y, "status", idea_status_name(d->status));
 		cJSON_AddStringToObject(y, "origin", d->zOrigin);
 		if (d->parent)
 			cJSON_AddNumberToObject(y, "parent", d->parent);
@@ -199,10 +214,29 @@ static void llm_to_json(const struct state *st, cJSON *o)
 
 /* ---- the search's folded state (its events fold in event_search.c) ---- */
 
+static const char *const search_names[SEARCH_STATE_COUNT] = {
+    [SEARCH_NONE] = "",           [SEARCH_RUNNING] = "running",   [SEARCH_PAUSED] = "paused",
+    [SEARCH_STOPPED] = "stopped", [SEARCH_FINISHED] = "finished",
+};
+
+const char *search_state_name(enum search_state s)
+{
+	return (unsigned)s < SEARCH_STATE_COUNT ? search_names[s] : search_names[SEARCH_NONE];
+}
+
+int search_state_live(enum search_state s)
+{
+	return s == SEARCH_RUNNING || s == SEARCH_PAUSED;
+}
+
+int search_state_ended(enum search_state s)
+{
+	return s == SEARCH_STOPPED || s == SEARCH_FINISHED;
+}
+
 static void free_search(struct state *st)
 {
 	struct state_search *s = &st->search;
-	free(s->zState);
 	free(s->zWhy);
 	cJSON_Delete(s->settings);
 	for (int i = 0; i < s->nRound; i++) {
@@ -272,7 +306,7 @@ cJSON *state_search_json(const struct state *st)
 	if (!s->started)
 		return NULL;
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "state", s->zState ? s->zState : "");
+	cJSON_AddStringToObject(o, "state", search_state_name(s->state));
 	if (s->zWhy)
 		cJSON_AddStringToObject(o, "why", s->zWhy);
 	cJSON_AddNumberToObject(o, "round", s->round);

@@ -10,12 +10,35 @@
 
 #include "status.h"
 
-/* where an idea stands */
+/* where an idea stands (its journal names: idea_status_name()) */
 enum idea_status {
 	IDEA_PENDING,  /* proposed, not decided */
 	IDEA_ACCEPTED, /* to be implemented */
 	IDEA_REJECTED, /* never to be implemented */
+	IDEA_STATUS_COUNT
 };
+
+/* "pending", "accepted" or "rejected"; "pending" for a value out of range */
+const char *idea_status_name(enum idea_status s);
+/* a person (or the gate) has decided it: accepted or rejected */
+int idea_decided(enum idea_status s);
+
+/* where a search stands, folded from its events (names: search_state_name()) */
+enum search_state {
+	SEARCH_NONE,     /* no search_started yet */
+	SEARCH_RUNNING,  /* started or resumed */
+	SEARCH_PAUSED,   /* search_paused */
+	SEARCH_STOPPED,  /* search_stopped: a person stopped it (it may be started again) */
+	SEARCH_FINISHED, /* search_finished: it reached its end (budget, target, rounds) */
+	SEARCH_STATE_COUNT
+};
+
+/* "running", "paused", "stopped", "finished"; "" for none (or out of range) */
+const char *search_state_name(enum search_state s);
+/* a started search that has not ended: running or paused */
+int search_state_live(enum search_state s);
+/* a search that has ended: stopped or finished */
+int search_state_ended(enum search_state s);
 
 /* an optimization idea (idea_proposed, then accepted, edited or rejected) */
 struct state_idea {
@@ -24,7 +47,6 @@ struct state_idea {
 	char *zDescription;      /* what to change and why */
 	char *zCategory;         /* one of ideas_categories[] (ideas.h) or "other" */
 	enum idea_status status; /* pending, accepted or rejected */
-	char *zStatus;           /* its name: "pending", "accepted" or "rejected" */
 	char *zOrigin;           /* "llm" or "human" */
 	int parent;              /* the candidate it improves (0: none given) */
 	int request;             /* the llm_request it came from (0: none) */
@@ -92,12 +114,12 @@ struct state_suspect {
 };
 
 struct state_search {
-	int started;     /* search_started was seen */
-	char *zState;    /* running, paused, stopped, finished (NULL: no search) */
-	char *zWhy;      /* why it stopped or finished */
-	cJSON *settings; /* {"ideas", "branches", "policy", "seed", "gate", ...} */
-	int round;       /* the current or last round (0: none) */
-	int roundOpen;   /* round_started without its round_finished */
+	int started;             /* search_started was seen */
+	enum search_state state; /* running, paused, stopped, finished (none: no search) */
+	char *zWhy;              /* why it stopped or finished */
+	cJSON *settings;         /* {"ideas", "branches", "policy", "seed", "gate", ...} */
+	int round;               /* the current or last round (0: none) */
+	int roundOpen;           /* round_started without its round_finished */
 	struct state_round *aRound;
 	int nRound;
 	size_t nRoundAlloc;

@@ -5,14 +5,14 @@
  * replay it shows, its population view, and hooks for what only it knows
  * how to do (show a page of text, run the editor on the terminal, quit,
  * switch from replay to live).  Changes to the session go through
- * sessions/live.h, i.e. as events.
+ * sessions/runner.h, i.e. as events.
  */
 #ifndef KL_ACTIONS_H
 #define KL_ACTIONS_H
 
 #include "commands.h"
 #include "config.h"
-#include "live.h"
+#include "runner.h"
 #include "popview.h"
 #include "replay.h"
 
@@ -33,7 +33,7 @@ struct actions_hooks {
 };
 
 struct actions_front {
-	struct live *lv;               /* the live session, or NULL while replaying */
+	struct runner *lv;             /* the live session, or NULL while replaying */
 	struct replay *rp;             /* the journal being replayed, or NULL */
 	struct popview *pv;            /* the view `sort` and `filter` change */
 	const struct config *cfg;      /* for the LLM provider's settings */
@@ -70,7 +70,7 @@ const char *const *actions_words(enum commands_arg kind, void *arg);
 
 /* the jobs in flight (evaluations, then LLM requests), one line each ("" when
  * none) into sb */
-void actions_jobs_text(struct live *lv, strbuf *sb);
+void actions_jobs_text(struct runner *lv, strbuf *sb);
 
 /* ---- the search ---- */
 
@@ -97,16 +97,16 @@ int actions_search_busy(const struct actions_front *f);
 int actions_summary(const struct state *st, int fromId, int nEvals, strbuf *sb);
 
 /* jobs in flight: evaluations plus LLM requests (sent or waiting to be) */
-int actions_jobs_count(struct live *lv);
+int actions_jobs_count(struct runner *lv);
 
 /* line i of the LLM requests in flight ("r3 LLM implement idea 1 branch 2:
  * streaming, ...") into buf of n bytes; returns how many there are */
-int actions_request_lines(struct live *lv, int i, char *buf, size_t n);
+int actions_request_lines(struct runner *lv, int i, char *buf, size_t n);
 
 /* line i of the pool's workers ("w0 local:0: busy #5, 3 done, 40% busy,
  * HOST, DEVICE": label, state, the candidate it evaluates, jobs done, the
  * share of its time it had work, host, device) into buf of n bytes;
  * returns how many workers there are */
-int actions_worker_line(struct live *lv, int i, char *buf, size_t n);
+int actions_worker_line(struct runner *lv, int i, char *buf, size_t n);
 
 #endif

@@ -23,6 +23,7 @@
 #include "screen.h"
 #include "search.h"
 #include "status.h"
+#include "syntax.h"
 
 #define FRAME_S (1.0 / 30)
 
@@ -439,9 +440,10 @@ static void on_key(struct app *a, wint_t wch, int isKey)
 		case 'R': /* the search: run (start), pause, resume */
 			if (a->u.lv) {
 				const struct state_search *ss = &a->u.st->search;
-				run_line(a, !ss->started || !ss->zState      ? "search start"
-				            : !strcmp(ss->zState, "running") ? "search pause"
-				                                             : "search resume");
+				run_line(a, !ss->started || ss->state == SEARCH_NONE
+				                ? "search start"
+				            : ss->state == SEARCH_RUNNING ? "search pause"
+				                                          : "search resume");
 			}
 			return;
 		case 12: /* Ctrl-L */
@@ -537,7 +539,7 @@ static void on_key(struct app *a, wint_t wch, int isKey)
 				        pane_ideas_status(a->u.st, d), cmd);
 				return;
 			}
-			if (k != 'e' && !strcmp(d->zStatus, k == 'a' ? "accepted" : "rejected")) {
+			if (k != 'e' && d->status == (k == 'a' ? IDEA_ACCEPTED : IDEA_REJECTED)) {
 				message(a, 0, "idea %d is %s already", id,
 				        pane_ideas_status(a->u.st, d));
 				return;
@@ -589,8 +591,16 @@ static void on_stdin(struct loop *l, int fd, int events, void *arg)
 
 static void on_wake(struct loop *l, int fd, int events, void *arg)
 {
-	(void)l, (void)fd, (void)events, (void)arg;
+	(void)l, (void)fd, (void)events;
 	screen_drain();
+	((struct app *)arg)->dirty = 1; /* a signal, or the highlight query is ready */
+}
+
+/* on the query-warming thread: only wake the loop */
+static void on_query_ready(void *arg)
+{
+	(void)arg;
+	screen_wake();
 }
 
 /* ---- drawing ---- */
@@ -795,6 +805,10 @@ int app_run(const struct app_opts *o)
 		rc = 2;
 		goto out;
 	}
+	/* the code pane's highlight query (51 ms to compile) is made on a thread
+	 * while the session opens; a frame drawn before it is ready shows the
+	 * code plain, and its end wakes the loop to draw it highlighted */
+	syntax_query_warm(on_query_ready, NULL);
 	/* the session opens (and its seeds start) with the screen up */
 	if (open_model(a, err) < 0) {
 		screen_end();

@@ -102,10 +102,10 @@ int archive_view_run(struct actions_front *f, const struct commands_line *c)
 			}
 		} else {
 			const char *code = js(e, "code");
-			int n =
-			    live_add(f->lv, "human", NULL, 0, *js(e, "name") ? js(e, "name") : NULL,
-			             code, *js(e, "idea") ? js(e, "idea") : NULL, err);
-			if (n < 0 || live_bench(f->lv, n, err) < 0)
+			int n = runner_add(f->lv, "human", NULL, 0,
+			                   *js(e, "name") ? js(e, "name") : NULL, code,
+			                   *js(e, "idea") ? js(e, "idea") : NULL, err);
+			if (n < 0 || runner_bench(f->lv, n, err) < 0)
 				rc = fail(f, w0, err);
 			else {
 				sb_addf(&sb, "candidate %d from archive entry %ld (%s): evaluating",

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "live.h"
+#include "runner.h"
 #include "screen.h"
 #include "util.h"
 
 char *cmdline_history_path(void)
 {
-	char *dir = live_state_dir();
+	char *dir = runner_state_dir();
 	char *p = path_join(dir, "history");
 	free(dir);
 	return p;

@@ -19,7 +19,7 @@ static int activity_lines(struct ui *u, char lines[][256], int *roles, int max)
 	int n = 0;
 	double now = now_s();
 	for (int i = 0; u->lv && i < u->lv->nJob && n < max; i++) {
-		const struct live_job *j = &u->lv->aJob[i];
+		const struct runner_job *j = &u->lv->aJob[i];
 		const struct cand *c = state_cand(u->st, j->cand);
 		char k[16] = "";
 		if (j->k > 0)

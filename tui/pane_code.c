@@ -216,7 +216,10 @@ void pane_code_draw(struct ui *u, const struct ui_rect *r, int focused)
 		uint32_t from = (uint32_t)c->aLine[u->codeTop];
 		uint32_t to =
 		    last < c->nLine ? (uint32_t)c->aLine[last] : (uint32_t)strlen(c->text);
-		if (!c->aSpan || from != c->spanFrom || to != c->spanTo) {
+		/* while the query compiles (the TUI's first frame, on a session that
+		 * opened quickly) the code is drawn plain, and highlighted in the
+		 * frame drawn when it is ready (app.c: syntax_query_warm()) */
+		if ((!c->aSpan || from != c->spanFrom || to != c->spanTo) && highlight_ready()) {
 			char err[KL_ERRLEN];
 			free(c->aSpan);
 			c->aSpan = NULL;

@@ -15,17 +15,23 @@
  * within each */
 static int rank(const struct state_idea *d)
 {
-	return !strcmp(d->zStatus, "pending") ? 0 : !strcmp(d->zStatus, "accepted") ? 1 : 2;
+	return d->status == IDEA_PENDING ? 0 : d->status == IDEA_ACCEPTED ? 1 : 2;
+}
+
+/* an accepted idea some candidate implements */
+static int implemented(const struct state *st, const struct state_idea *d)
+{
+	if (d->status != IDEA_ACCEPTED)
+		return 0;
+	for (int i = 0; i < st->nCand; i++)
+		if (st->aCand[i].ideaId == d->id)
+			return 1;
+	return 0;
 }
 
 const char *pane_ideas_status(const struct state *st, const struct state_idea *d)
 {
-	if (strcmp(d->zStatus, "accepted"))
-		return d->zStatus;
-	for (int i = 0; i < st->nCand; i++)
-		if (st->aCand[i].ideaId == d->id)
-			return "implemented";
-	return d->zStatus;
+	return implemented(st, d) ? "implemented" : idea_status_name(d->status);
 }
 
 int pane_ideas_next_pending(const struct ui *u, int id)
@@ -34,7 +40,7 @@ int pane_ideas_next_pending(const struct ui *u, int id)
 	int first = 0;
 	for (int i = 0; i < st->nIdea; i++) {
 		const struct state_idea *d = &st->aIdea[i];
-		if (strcmp(d->zStatus, "pending"))
+		if (d->status != IDEA_PENDING)
 			continue;
 		if (d->id > id)
 			return d->id;
@@ -89,7 +95,7 @@ void pane_ideas_draw(struct ui *u, const struct ui_rect *r, int focused)
 	int rows = r->h - 2, w = r->w - 2, n, pending = 0;
 	int *ord = fix_selection(u, rows, &n);
 	for (int i = 0; i < u->st->nIdea; i++)
-		pending += !strcmp(u->st->aIdea[i].zStatus, "pending");
+		pending += u->st->aIdea[i].status == IDEA_PENDING;
 	char title[160];
 	/* a narrow pane: a short title, short statuses (Enter shows the idea) */
 	int narrow = w < 34;
@@ -113,9 +119,9 @@ void pane_ideas_draw(struct ui *u, const struct ui_rect *r, int focused)
 		const char *zs = pane_ideas_status(u->st, d);
 		if (narrow)
 			snprintf(head, sizeof head, "%3d %-4s ", d->id,
-			         !strcmp(zs, "pending")       ? "new"
-			         : !strcmp(zs, "accepted")    ? "acc"
-			         : !strcmp(zs, "implemented") ? "done"
+			         implemented(u->st, d)        ? "done"
+			         : d->status == IDEA_PENDING  ? "new"
+			         : d->status == IDEA_ACCEPTED ? "acc"
 			                                      : "rej");
 		else
 			snprintf(head, sizeof head, "%3d %-11s ", d->id, zs);

@@ -13,7 +13,7 @@
 /* the status a row shows: the job's stage while one runs */
 static const char *row_status(const struct ui *u, const struct cand *c, char *buf, size_t n)
 {
-	const struct live_job *j = u->lv ? live_job_of(u->lv, c->id) : NULL;
+	const struct runner_job *j = u->lv ? runner_job_of(u->lv, c->id) : NULL;
 	if (!j)
 		return NULL;
 	if (j->k > 0)
@@ -23,15 +23,12 @@ static const char *row_status(const struct ui *u, const struct cand *c, char *bu
 	return buf;
 }
 
-static int status_role(const char *z)
+static int status_role(enum status s)
 {
-	if (!strcmp(z, "correct"))
-		return SR_GOOD;
-	if (!strcmp(z, "new"))
-		return SR_DIM;
-	if (!strcmp(z, "evaluating"))
-		return SR_BUSY;
-	return SR_BAD;
+	return s == STATUS_CORRECT   ? SR_GOOD
+	       : s == STATUS_NEW     ? SR_DIM
+	       : !status_finished(s) ? SR_BUSY
+	                             : SR_BAD;
 }
 
 /* keep the selection on a shown row and visible */
@@ -86,7 +83,7 @@ void pane_population_draw(struct ui *u, const struct ui_rect *r, int focused)
 		/* the status column in its colour: "  id  par origin " is 17 columns, the
 		 * status 14 */
 		int used = screen_putn(y, r->x + 1, w, sb.buf, 17, base);
-		int role = st ? SR_BUSY : status_role(c->zStatus);
+		int role = st ? SR_BUSY : status_role(c->status);
 		used += screen_putn(y, r->x + 1 + used, w - used, sb.buf + 17, 14,
 		                    base | screen_attr(role));
 		screen_put(y, r->x + 1 + used, w - used, sb.buf + 31, base);

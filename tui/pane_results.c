@@ -30,7 +30,7 @@ static char *results_text(const struct ui *u, const struct cand *c)
 	strbuf sb = STRBUF_INIT;
 	if (c->zIdea)
 		sb_addf(&sb, "idea      %s\n", c->zIdea);
-	const struct live_job *j = u->lv ? live_job_of(u->lv, c->id) : NULL;
+	const struct runner_job *j = u->lv ? runner_job_of(u->lv, c->id) : NULL;
 	if (j) {
 		sb_addf(&sb, "now       %s", j->zStage);
 		if (j->k > 0)

@@ -16,9 +16,6 @@ enum { OP_EQ, OP_NE, OP_LT, OP_GT, OP_LE, OP_GE, OP_HAS, OP_HASNT };
 const char *const popview_columns[] = {"id",   "parent",  "origin", "status",
                                        "time", "speedup", "idea",   NULL};
 
-static const char *const statuses[] = {"new",       "evaluating",    "correct",
-                                       "incorrect", "compile_error", "crashed",
-                                       "timeout",   "error",         NULL};
 static const char *const origins[] = {"seed", "llm", "human", "sweep", "crossover", NULL};
 
 void popview_init(struct popview *v)
@@ -83,6 +80,15 @@ static int in_list(const char *const *l, const char *z)
 	return 0;
 }
 
+/* z is a candidate status's name (status.h's table) */
+static int is_status_name(const char *z)
+{
+	for (int s = 0; s < STATUS_COUNT; s++)
+		if (!strcmp(z, status_name((enum status)s)))
+			return 1;
+	return 0;
+}
+
 static int numeric(int field)
 {
 	return field == POP_ID || field == POP_PARENT || field == POP_TIME || field == POP_SPEEDUP;
@@ -92,7 +98,7 @@ static int numeric(int field)
 static int parse_term(const char *z, struct popview_term *t, char *err)
 {
 	memset(t, 0, sizeof *t);
-	if (in_list(statuses, z) || !strcmp(z, "failed")) {
+	if (is_status_name(z) || !strcmp(z, "failed")) {
 		t->field = POP_STATUS, t->op = OP_EQ, t->zText = xstrdup(z);
 		return 0;
 	}
@@ -216,8 +222,7 @@ static const char *text_of(const struct cand *c, int field)
 static int term_match(const struct popview_term *t, const struct cand *c)
 {
 	if (t->field == POP_STATUS && t->op == OP_EQ && !strcmp(t->zText, "failed"))
-		return strcmp(c->zStatus, "correct") && strcmp(c->zStatus, "new") &&
-		       strcmp(c->zStatus, "evaluating");
+		return status_failed(c->status);
 	if (numeric(t->field) && t->op != OP_HAS && t->op != OP_HASNT) {
 		double x = num_of(c, t->field);
 		if (isnan(x))

@@ -21,9 +21,7 @@ const char *report_status_short(const char *z)
 
 const char *report_status_text(const char *z)
 {
-	if (!strcmp(z, "compile_error"))
-		return "compile error";
-	return z;
+	return status_from_name(z) == STATUS_COMPILE_ERROR ? "compile error" : z;
 }
 
 int report_spread(const struct cand *c, double *p10, double *p90)
@@ -52,7 +50,7 @@ const struct cand *report_best(const struct state *st, int *pTie)
 	const struct cand *best = NULL, *second = NULL;
 	for (int i = 0; i < st->nCand; i++) {
 		const struct cand *c = &st->aCand[i];
-		if (strcmp(c->zStatus, "correct") || c->speedup < 0)
+		if (c->status != STATUS_CORRECT || c->speedup < 0)
 			continue;
 		if (!best || c->speedup > best->speedup) {
 			second = best;
@@ -215,8 +213,7 @@ void report_results(const struct state *st, const struct cand *c, strbuf *sb)
 	const cJSON *r = c->result;
 	if (!r) {
 		sb_addf(sb, "#%d %s: %s\n", c->id, c->zName,
-		        !strcmp(c->zStatus, "evaluating") ? "being evaluated"
-		                                          : "not evaluated yet");
+		        c->status == STATUS_EVALUATING ? "being evaluated" : "not evaluated yet");
 		return;
 	}
 	const char *status = s_of(r, "status"), *why = s_of(r, "reason");

@@ -32,14 +32,11 @@ static int aAttr[SR_NROLES];
 
 static void on_flag(int sig)
 {
-	int e = errno;
 	if (sig == SIGWINCH)
 		gotWinch = 1;
 	else
 		gotInt = 1;
-	if (wake[1] >= 0)
-		(void)!write(wake[1], "", 1);
-	errno = e;
+	screen_wake();
 }
 
 static void on_fatal(int sig)
@@ -201,6 +198,14 @@ void screen_resume(void)
 	reset_prog_mode();
 	clearok(curscr, TRUE);
 	refresh();
+}
+
+void screen_wake(void)
+{
+	int e = errno;
+	if (wake[1] >= 0)
+		(void)!write(wake[1], "", 1);
+	errno = e;
 }
 
 int screen_wakeup_fd(void)

@@ -55,6 +55,8 @@ void screen_resume(void);
  * loop so that a signal wakes poll(); screen_drain() empties it */
 int screen_wakeup_fd(void);
 void screen_drain(void);
+/* make screen_wakeup_fd() readable: safe from another thread or a signal handler */
+void screen_wake(void);
 /* 1 (once) if the terminal was resized since the last call; then the
  * curses screen has the new size */
 int screen_take_resize(void);

@@ -10,7 +10,7 @@
 
 #include <time.h>
 
-#include "live.h"
+#include "runner.h"
 #include "popview.h"
 #include "replay.h"
 #include "state.h"
@@ -41,7 +41,7 @@ struct pane_code_cache; /* tui/pane_code.c */
 
 struct ui {
 	const struct state *st; /* what the panes show (live: the session's; replay: a fold) */
-	struct live *lv;        /* the live session, or NULL while replaying */
+	struct runner *lv;      /* the live session, or NULL while replaying */
 	struct replay *rp;      /* the journal being replayed, or NULL */
 	struct popview pv;      /* the population's filter and order */
 	int focus;              /* the pane that takes the keys */

@@ -38,6 +38,11 @@ static uint64_t key_capture(uint64_t key)
 	return key == NO_CAPTURE ? NO_CAPTURE : (key & 0xFFFF);
 }
 
+int highlight_ready(void)
+{
+	return !syntax_query_busy("highlights");
+}
+
 int highlight_range(const struct syntax_doc *d, uint32_t start, uint32_t end, struct hl_span **out,
                     size_t *n, char *err)
 {

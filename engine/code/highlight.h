@@ -36,4 +36,8 @@ struct hl_span {
 int highlight_range(const struct syntax_doc *d, uint32_t start, uint32_t end, struct hl_span **out,
                     size_t *n, char *err);
 
+/* 0 while the highlight query is being compiled on the warming thread
+ * (syntax_query_warm()), when highlight_range() would wait for it; else 1 */
+int highlight_ready(void);
+
 #endif

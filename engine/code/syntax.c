@@ -6,7 +6,9 @@
  */
 #include "syntax.h"
 
+#include <pthread.h>
 #include <regex.h>
+#include <signal.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -450,6 +452,17 @@ struct syntax_query {
 
 static struct syntax_query **queries;
 static size_t n_queries, a_queries;
+/* the names being compiled now (by the warming thread or a caller) */
+#define MAX_COMPILING 8
+static const char *compiling[MAX_COMPILING];
+static int n_compiling;
+/* held while queries or compiling are read or changed, never while a query
+ * compiles: a lookup of a compiled query does not wait for another one */
+static pthread_mutex_t queries_lock = PTHREAD_MUTEX_INITIALIZER;
+/* signalled when a compile ends */
+static pthread_cond_t queries_done = PTHREAD_COND_INITIALIZER;
+static pthread_t warm_thread;
+static int warm_started;
 
 static void pred_free(struct pred *p)
 {
@@ -594,11 +607,27 @@ static const struct syntax_query_src *query_src(const char *name, char *err)
 	return qs;
 }
 
-const struct syntax_query *syntax_query_get(const char *name, char *err)
+/* the compiled query NAME, or NULL (queries_lock held) */
+static const struct syntax_query *query_find(const char *name)
 {
 	for (size_t i = 0; i < n_queries; i++)
 		if (strcmp(queries[i]->name, name) == 0)
 			return queries[i];
+	return NULL;
+}
+
+/* the slot of NAME in compiling[], or -1 (queries_lock held) */
+static int compiling_at(const char *name)
+{
+	for (int i = 0; i < n_compiling; i++)
+		if (strcmp(compiling[i], name) == 0)
+			return i;
+	return -1;
+}
+
+/* compile the embedded query NAME (no lock held); NULL with err */
+static struct syntax_query *query_compile(const char *name, char *err)
+{
 	const struct syntax_query_src *qs = query_src(name, err);
 	if (!qs)
 		return NULL;
@@ -625,9 +654,100 @@ const struct syntax_query *syntax_query_get(const char *name, char *err)
 			return NULL;
 		}
 	}
-	xgrow((void **)&queries, &a_queries, n_queries + 1, sizeof *queries);
-	queries[n_queries++] = sq;
 	return sq;
+}
+
+/* compile NAME, which this thread has marked in compiling[], and add it; the
+ * waiting threads are woken (queries_lock not held) */
+static const struct syntax_query *compile_marked(const char *name, int marked, char *err)
+{
+	struct syntax_query *sq = query_compile(name, err);
+	pthread_mutex_lock(&queries_lock);
+	if (marked) {
+		int at = compiling_at(name);
+		compiling[at] = compiling[--n_compiling];
+	}
+	if (sq) {
+		xgrow((void **)&queries, &a_queries, n_queries + 1, sizeof *queries);
+		queries[n_queries++] = sq;
+	}
+	pthread_cond_broadcast(&queries_done);
+	pthread_mutex_unlock(&queries_lock);
+	return sq;
+}
+
+const struct syntax_query *syntax_query_get(const char *name, char *err)
+{
+	pthread_mutex_lock(&queries_lock);
+	const struct syntax_query *found;
+	/* one being compiled elsewhere is waited for, not compiled twice */
+	while (!(found = query_find(name)) && compiling_at(name) >= 0)
+		pthread_cond_wait(&queries_done, &queries_lock);
+	if (found) {
+		pthread_mutex_unlock(&queries_lock);
+		return found;
+	}
+	int marked = n_compiling < MAX_COMPILING;
+	if (marked)
+		compiling[n_compiling++] = name;
+	pthread_mutex_unlock(&queries_lock);
+	return compile_marked(name, marked, err);
+}
+
+int syntax_query_busy(const char *name)
+{
+	pthread_mutex_lock(&queries_lock);
+	int busy = !query_find(name) && compiling_at(name) >= 0;
+	pthread_mutex_unlock(&queries_lock);
+	return busy;
+}
+
+/* what the warming thread calls when the highlight query is there */
+static void (*warm_ready)(void *);
+static void *warm_arg;
+
+static void *warm_main(void *arg)
+{
+	(void)arg;
+	/* the highlight query first (marked by syntax_query_warm()): the code
+	 * pane's first paint wants it */
+	compile_marked("highlights", 1, NULL);
+	if (warm_ready)
+		warm_ready(warm_arg);
+	for (const struct syntax_query_src *qs = syntax_query_srcs; qs->name; qs++)
+		syntax_query_get(qs->name, NULL);
+	return NULL;
+}
+
+void syntax_query_warm(void (*ready)(void *arg), void *arg)
+{
+	if (warm_started)
+		return;
+	/* marked before the thread runs: from now on a caller waits for it, or
+	 * sees it busy, rather than compiling it a second time */
+	pthread_mutex_lock(&queries_lock);
+	int todo = !query_find("highlights") && compiling_at("highlights") < 0 &&
+	           n_compiling < MAX_COMPILING;
+	if (todo)
+		compiling[n_compiling++] = "highlights";
+	pthread_mutex_unlock(&queries_lock);
+	if (!todo)
+		return;
+	warm_ready = ready;
+	warm_arg = arg;
+	/* the thread takes no signals: the loop's handlers stay on the main thread */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	warm_started = pthread_create(&warm_thread, NULL, warm_main, NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!warm_started) {
+		/* no thread: each query compiles on its first use */
+		pthread_mutex_lock(&queries_lock);
+		compiling[compiling_at("highlights")] = compiling[--n_compiling];
+		pthread_cond_broadcast(&queries_done);
+		pthread_mutex_unlock(&queries_lock);
+	}
 }
 
 const TSQuery *syntax_query_ts(const struct syntax_query *q)
@@ -715,6 +835,9 @@ int syntax_query_accept(const struct syntax_query *q, const TSQueryMatch *m,
 
 void syntax_shutdown(void)
 {
+	if (warm_started)
+		pthread_join(warm_thread, NULL);
+	warm_started = 0;
 	for (size_t i = 0; i < n_queries; i++)
 		query_free(queries[i]);
 	free(queries);

@@ -10,7 +10,9 @@
  * (UTF-8 code points) from the start of the line.  Byte offsets are
  * 0-based.  The module keeps its parser and the compiled queries for the
  * life of the process; syntax_shutdown() frees them.  The API is for one
- * thread (kloop's loop).
+ * thread (kloop's loop), except syntax_query_get(), which any thread may
+ * call, and syntax_query_warm(), which compiles the queries on a thread of
+ * its own so that the first paint of the code pane does not pay for it.
  */
 #ifndef KL_SYNTAX_H
 #define KL_SYNTAX_H
@@ -117,6 +119,19 @@ void syntax_tokens(const struct syntax_doc *d, TSNode node, strbuf *sb);
  * compile against the grammar.
  */
 const struct syntax_query *syntax_query_get(const char *name, char *err);
+/*
+ * Start compiling every embedded query (highlights first) on a background
+ * thread and return at once; a later syntax_query_get() of a query still
+ * being compiled waits for it (a TSQuery does not change once made, so
+ * threads may share it).  ready (or NULL) is called with arg on that thread
+ * once the highlight query is compiled (or failed to): it must only do what
+ * is safe from another thread (e.g. write to a pipe the loop watches).
+ * Called once as a front end starts; a second call does nothing.
+ */
+void syntax_query_warm(void (*ready)(void *arg), void *arg);
+/* 1 while query NAME is being compiled by another thread (syntax_query_get()
+ * would wait for it), else 0 */
+int syntax_query_busy(const char *name);
 /* the tree-sitter query inside q */
 const TSQuery *syntax_query_ts(const struct syntax_query *q);
 /*

@@ -129,6 +129,7 @@ static void finish(struct llm_req *r, const char *zStatus, const char *zWhy)
 	struct llm_reply rep = {
 	    .id = r->id,
 	    .zStatus = zStatus,
+	    .ok = strcmp(zStatus, "ok") == 0,
 	    .zText = r->parse.text.buf ? r->parse.text.buf : "",
 	    .nText = r->parse.text.len,
 	    .zError = zWhy ? why.buf : NULL,

@@ -70,7 +70,8 @@ struct llm_request {
 /* what a finished request gives back (valid only during the done call) */
 struct llm_reply {
 	int id;              /* the request */
-	const char *zStatus; /* "ok", "error" or "cancelled" */
+	const char *zStatus; /* "ok", "error" or "cancelled" (the journal's name) */
+	int ok;              /* 1 when zStatus is "ok": the reply came */
 	const char *zText;   /* the reply's text ("" if none; on error, what arrived) */
 	size_t nText;
 	const char *zError; /* why it failed, for people (NULL when ok) */

@@ -80,7 +80,8 @@ struct worker *worker_new(struct loop *l, const struct worker_config *cfg, worke
                           worker_progress_fn progress, void *arg)
 {
 	/* a request written to a worker that has just died (a host that
-	 * dropped) must fail with EPIPE, not end kloop with SIGPIPE */
+	 * dropped, or one doctor --workers tries that dies early) must fail
+	 * with EPIPE, not end kloop with SIGPIPE: the one place that ignores it */
 	struct sigaction sa;
 	if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
 		signal(SIGPIPE, SIG_IGN);

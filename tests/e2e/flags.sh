@@ -57,6 +57,42 @@ refused "translate -b 0" "-b: expected a whole number of translations from 1 to 
 refused "a search flag is unknown to eval" "eval: unknown option --rounds" $E --rounds 3
 refused "a flag another command takes is unknown here" "eval: unknown option --at" $E --at 3
 refused "a flag without its value" "eval: --budget needs a value" $E --budget
+# the commands that run no session take their flags from the same table
+refused "doctor --timeout 0" "--timeout: expected a number of seconds from 0.1 to 600, got '0'" \
+	$KLOOP doctor --timeout 0
+refused "doctor --timeout nan" "--timeout: expected a number of seconds from 0.1 to 600, got 'nan'" \
+	$KLOOP doctor --timeout nan
+refused "doctor: an option it does not take" "doctor: unknown option --budget" $KLOOP doctor --budget 1
+refused "doctor --json=x (only --workers takes =VALUE)" "doctor: unknown option --json=x" \
+	$KLOOP doctor --json=x
+refused "doctor: a positional argument" "usage: kloop doctor" $KLOOP doctor softmax
+refused "export --cuda without its value" "export: --cuda needs a value" \
+	$KLOOP export "$T/none.jsonl" 1 --cuda
+refused "export: an option it does not take" "export: unknown option --json" \
+	$KLOOP export "$T/none.jsonl" 1 --source "$T/x.c" --json
+refused "export: a third positional argument" "usage: kloop export" \
+	$KLOOP export "$T/none.jsonl" 1 2 --source "$T/x.c"
+refused "profile passes eval's flags on, checked: --backend tpu" \
+	"--backend: expected host, cuda or auto, got 'tpu'" \
+	$KLOOP profile softmax tasks/softmax/seed.c --backend tpu
+refused "profile --trials 2.5" "--trials: expected a whole number of trials from 1 to 1000000, got '2.5'" \
+	$KLOOP profile softmax tasks/softmax/seed.c --trials 2.5
+refused "profile: a search flag is unknown" "profile: unknown option --rounds" \
+	$KLOOP profile softmax tasks/softmax/seed.c --rounds 3
+refused "profile --ncu without its value" "profile: --ncu needs a value" \
+	$KLOOP profile softmax tasks/softmax/seed.c --ncu
+refused "outline: an option it does not take" "outline: unknown option --xml" \
+	$KLOOP outline tests/fixtures/cuda_src/gemm_tiled.cu --xml
+refused "archive --kind of an unknown kind" "--kind: expected win or dead_end, got 'wins'" \
+	$KLOOP archive search --kind wins --db "$T/a.db"
+refused "archive -n -1" "-n: expected a whole number of results from 0 to 1000000, got '-1'" \
+	$KLOOP archive search -n -1 --db "$T/a.db"
+refused "archive -n 2.5" "-n: expected a whole number of results" \
+	$KLOOP archive search -n 2.5 --db "$T/a.db"
+refused "report: an option it does not take" "report: unknown option --json" \
+	$KLOOP report "$T/none.jsonl" --json
+refused "report -o without its value" "report: -o needs a value" $KLOOP report "$T/none.jsonl" -o
+check "archive: a refused flag makes no database" sh -c "[ ! -e '$T/a.db' ]"
 # a good value still runs
 $E --budget 0.05 --trials 1 --json >"$T/ok.json" 2>"$T/ok.err"
 check "in-range values run (exit $?)" grep -q '"status":"correct"' "$T/ok.json"

@@ -1,12 +1,14 @@
 /*
  * test_cmd_outline.c - `kloop outline FILE [--json]` run in-process (the
- * command's file is compiled into this test): the text and JSON outputs,
+ * command's file and the flag table are compiled into this test): the text
+ * and JSON outputs,
  * exit statuses, and the "kloop: FILE: ..." errors for files it refuses.
  */
 #include <fcntl.h>
 #include <unistd.h>
 
 #include "cmd_outline.c"
+#include "flags.c"
 
 #include "check.h"
 

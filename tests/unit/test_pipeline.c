@@ -183,7 +183,7 @@ int main(void)
 	      "the ideas prompt carries the parent's results");
 	free(pr);
 	const struct state_idea *d1 = state_idea(&f.ses->st, 1), *d2 = state_idea(&f.ses->st, 2);
-	CHECK(d1 && d2 && !strcmp(d1->zStatus, "pending") && d1->request == 1 && d1->parent == 1 &&
+	CHECK(d1 && d2 && d1->status == IDEA_PENDING && d1->request == 1 && d1->parent == 1 &&
 	          !strcmp(d2->zTitle, "Multiply by the reciprocal"),
 	      "the ideas are pending, with their request and parent");
 
@@ -207,7 +207,7 @@ int main(void)
 	      err);
 	run(&f);
 	const struct state *st = &f.ses->st;
-	CHECK(!strcmp(state_idea(st, 1)->zStatus, "accepted"), "implementing accepts the idea");
+	CHECK(state_idea(st, 1)->status == IDEA_ACCEPTED, "implementing accepts the idea");
 	const struct cand *b1 = NULL, *b2 = NULL, *fix = NULL;
 	for (int i = 0; i < st->nCand; i++) {
 		const struct cand *c = &st->aCand[i];

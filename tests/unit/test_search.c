@@ -269,11 +269,11 @@ static void test_emitters(void)
 	CHECK(ev_search_budget(s, &b, 4.5, err) == 0 && s->st.search.elapsedS == 4.5 &&
 	          cJSON_GetNumberValue(cJSON_GetObjectItem(session_last(s), "usd")) == 0.25,
 	      "search_budget: the spending and the elapsed time");
-	CHECK(ev_search_paused(s, 5, err) == 0 && !strcmp(s->st.search.zState, "paused") &&
-	          ev_search_resumed(s, 5, err) == 0 && !strcmp(s->st.search.zState, "running"),
+	CHECK(ev_search_paused(s, 5, err) == 0 && s->st.search.state == SEARCH_PAUSED &&
+	          ev_search_resumed(s, 5, err) == 0 && s->st.search.state == SEARCH_RUNNING,
 	      "paused, resumed");
 	CHECK(ev_search_finished(s, "1 rounds done", &b, 6, err) == 0 &&
-	          !strcmp(s->st.search.zState, "finished") &&
+	          s->st.search.state == SEARCH_FINISHED &&
 	          !strcmp(s->st.search.zWhy, "1 rounds done"),
 	      "search_finished with its reason");
 	CHECK(ev_pin(s, 9, 6, err) < 0 && strstr(err, "does not exist (9)") && !session_last(s),

@@ -95,7 +95,7 @@ int main(void)
 	struct ev_idea d = {.zTitle = "tile it", .zDescription = "use tiles", .zOrigin = "human"};
 	int idea = ev_idea_proposed(s, &d, err);
 	CHECK(idea == 1 && ev_idea_accepted(s, idea, err) == 0 &&
-	          !strcmp(state_idea(&s->st, idea)->zStatus, "accepted"),
+	          state_idea(&s->st, idea)->status == IDEA_ACCEPTED,
 	      "an idea proposed and accepted");
 	int n = lines(path);
 	CHECK(ev_eval_started(s, 9, "host", err) < 0 && strstr(err, "does not exist") &&

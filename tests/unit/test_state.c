@@ -56,13 +56,13 @@ static void check_state(const struct state *st, const char *when)
 	if (!a || !b || !c)
 		return;
 	CHECK(!strcmp(a->zTitle, "Vectorize") && !strcmp(a->zDescription, "float4") &&
-	          !strcmp(a->zCategory, "memory access") && !strcmp(a->zStatus, "accepted") &&
+	          !strcmp(a->zCategory, "memory access") && a->status == IDEA_ACCEPTED &&
 	          !strcmp(a->zOrigin, "llm") && a->parent == 1 && a->request == 1 && !a->edited,
 	      "%s: idea 1 accepted, with its fields", when);
-	CHECK(!strcmp(b->zStatus, "rejected") && !strcmp(b->zDescription, ""),
-	      "%s: idea 2 rejected", when);
+	CHECK(b->status == IDEA_REJECTED && !strcmp(b->zDescription, ""), "%s: idea 2 rejected",
+	      when);
 	CHECK(!strcmp(c->zTitle, "Mine, better") && !strcmp(c->zDescription, "d") &&
-	          !strcmp(c->zStatus, "pending") && c->edited && !strcmp(c->zCategory, "other") &&
+	          c->status == IDEA_PENDING && c->edited && !strcmp(c->zCategory, "other") &&
 	          !strcmp(c->zOrigin, "human"),
 	      "%s: idea 3 edited and still pending", when);
 	const struct cand *k = state_cand(st, 2);
@@ -73,6 +73,33 @@ static void check_state(const struct state *st, const char *when)
 	          st->llm.inTokens == 100 && st->llm.outTokens == 20 && st->llm.cost == 0.5 &&
 	          state_next_request_id(st) == 3 && state_next_idea_id(st) == 4,
 	      "%s: LLM traffic summed, next ids", when);
+}
+
+/* the ideas' and the search's journal names come from their tables: the
+ * state's JSON (what `kloop session --json` prints) says them as before */
+static void check_names(const struct state *st)
+{
+	cJSON *j = state_to_json(st);
+	const cJSON *ideas = cJSON_GetObjectItem(j, "ideas");
+	const char *want[] = {"accepted", "rejected", "pending"};
+	int same = cJSON_GetArraySize(ideas) == 3;
+	for (int i = 0; same && i < 3; i++)
+		same = !strcmp(cJSON_GetStringValue(
+		                   cJSON_GetObjectItem(cJSON_GetArrayItem(ideas, i), "status")),
+		               want[i]);
+	CHECK(same, "the ideas' statuses are written by name (accepted, rejected, pending)");
+	cJSON_Delete(j);
+	CHECK(!strcmp(idea_status_name(IDEA_REJECTED), "rejected") &&
+	          !strcmp(idea_status_name((enum idea_status)99), "pending") &&
+	          idea_decided(IDEA_ACCEPTED) && idea_decided(IDEA_REJECTED) &&
+	          !idea_decided(IDEA_PENDING),
+	      "idea status names and idea_decided()");
+	CHECK(!strcmp(search_state_name(SEARCH_PAUSED), "paused") &&
+	          !strcmp(search_state_name(SEARCH_NONE), "") &&
+	          search_state_live(SEARCH_RUNNING) && search_state_live(SEARCH_PAUSED) &&
+	          !search_state_live(SEARCH_STOPPED) && search_state_ended(SEARCH_FINISHED) &&
+	          search_state_ended(SEARCH_STOPPED) && !search_state_ended(SEARCH_NONE),
+	      "search state names, search_state_live() and search_state_ended()");
 }
 
 int main(void)
@@ -91,6 +118,7 @@ int main(void)
 		}
 	CHECK(bad == 0, "every event is accepted");
 	check_state(&s->st, "live");
+	check_names(&s->st);
 
 	/* events that contradict the state */
 	struct {

@@ -4,6 +4,7 @@
  * refusals (NUL bytes, size), token normalisation, the embedded queries,
  * and a large source read through its one tree.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,6 +226,53 @@ static void test_tokens_and_text(void)
 	syntax_free(b);
 }
 
+static void *get_highlights(void *arg)
+{
+	*(const struct syntax_query **)arg = syntax_query_get("highlights", NULL);
+	return NULL;
+}
+
+/* the queries compiled on the warming thread while two others ask for the
+ * highlight query: every caller gets the one compiled query, whole */
+static void on_ready(void *arg)
+{
+	/* called on the warming thread once the query is there */
+	*(int *)arg = syntax_query_busy("highlights") ? -1 : 1;
+}
+
+static void test_queries_warm(void)
+{
+	int ready = 0;
+	syntax_query_warm(on_ready, &ready);
+	syntax_query_warm(NULL, NULL); /* a second call starts nothing more */
+	const struct syntax_query *a = NULL, *b = NULL;
+	pthread_t ta, tb;
+	int made = pthread_create(&ta, NULL, get_highlights, &a) == 0;
+	made &= pthread_create(&tb, NULL, get_highlights, &b) == 0;
+	char err[KL_ERRLEN] = "";
+	const struct syntax_query *c = syntax_query_get("highlights", err);
+	if (made) {
+		pthread_join(ta, NULL);
+		pthread_join(tb, NULL);
+	}
+	CHECK(made && c && a == c && b == c,
+	      "threads asking while it warms get the one highlight query (%s)", err);
+	CHECK(!syntax_query_busy("highlights"), "once it is there it is not busy");
+	CHECK(c && ts_query_pattern_count(syntax_query_ts(c)) > 10 &&
+	          ts_query_capture_count(syntax_query_ts(c)) > 5,
+	      "it is compiled whole (%u patterns)",
+	      c ? ts_query_pattern_count(syntax_query_ts(c)) : 0);
+	CHECK(syntax_query_get("tunables", err) != NULL, "the warmed tunables query is there (%s)",
+	      err);
+	/* shutdown waits for the thread and frees them; they compile again */
+	syntax_shutdown();
+	CHECK(ready == 1, "the ready callback ran, after the query was stored (%d)", ready);
+	syntax_query_warm(NULL, NULL);
+	CHECK(syntax_query_get("highlights", err) != NULL,
+	      "after syntax_shutdown() a new warm-up compiles them again (%s)", err);
+	syntax_shutdown();
+}
+
 static void test_queries(void)
 {
 	char err[KL_ERRLEN] = "";
@@ -287,6 +335,7 @@ static void test_large_source(void)
 
 int main(void)
 {
+	test_queries_warm();
 	test_fixtures_parse_cleanly();
 	test_first_error_location();
 	test_bad_input();
