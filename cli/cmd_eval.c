@@ -141,6 +141,12 @@ static void print_human(const cJSON *r, const struct src *s)
 		       cJSON_IsTrue(cJSON_GetObjectItem(tm, "converged"))
 		           ? ""
 		           : ", not converged within the budget");
+	const char *nt = cJSON_GetStringValue(cJSON_GetObjectItem(r, "not_timed"));
+	if (tm && nt) {
+		char *z = term_clean(nt, 0);
+		printf("  timing    %s\n", z);
+		free(z);
+	}
 	const cJSON *rd = cJSON_GetObjectItem(r, "reference_data");
 	if (rd) {
 		const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(rd, "note"));
