@@ -80,8 +80,21 @@ static int has_prefix(const char *z, const char *zPre)
 	return !strncmp(z, zPre, strlen(zPre));
 }
 
-/* a cubin's sections that decide what runs: not names, symbols, notes or
- * the line tables (-lineinfo) and debug sections with their relocations */
+/* a symbol table without the names: each symbol's type, binding,
+ * visibility, section, value and size */
+static void add_symbols(struct sha256 *s, const struct elf *e, const Elf64_Shdr *sh)
+{
+	sha256_update(s, "Y", 1);
+	for (uint64_t off = 0; off + sizeof(Elf64_Sym) <= sh->sh_size; off += sizeof(Elf64_Sym)) {
+		Elf64_Sym y;
+		memcpy(&y, e->p + sh->sh_offset + off, sizeof y);
+		uint64_t rec[5] = {y.st_info, y.st_other, y.st_shndx, y.st_value, y.st_size};
+		sha256_update(s, rec, sizeof rec);
+	}
+}
+
+/* a cubin's sections that decide what runs: not names, notes or the line
+ * tables (-lineinfo) and debug sections with their relocations */
 static int add_cubin(struct sha256 *s, const void *p, size_t n)
 {
 	struct elf e;
@@ -96,8 +109,11 @@ static int add_cubin(struct sha256 *s, const void *p, size_t n)
 		Elf64_Shdr sh;
 		if (!elf_section(&e, i, &sh))
 			return 0;
-		if (sh.sh_type == SHT_NULL || sh.sh_type == SHT_SYMTAB ||
-		    sh.sh_type == SHT_STRTAB || sh.sh_type == SHT_NOTE)
+		if (sh.sh_type == SHT_SYMTAB) {
+			add_symbols(s, &e, &sh);
+			continue;
+		}
+		if (sh.sh_type == SHT_NULL || sh.sh_type == SHT_STRTAB || sh.sh_type == SHT_NOTE)
 			continue;
 		const char *name = elf_name(&e, &sh);
 		int skip = 0;
@@ -203,6 +219,7 @@ static int add_object(struct sha256 *s, const void *p, size_t n)
 		if (!elf_section(&e, i, &sh))
 			return 0;
 		const char *name = elf_name(&e, &sh);
+		/* .eh_frame differs between nvcc's compiles of the same code */
 		if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_type == SHT_NOTE ||
 		    !strcmp(name, ".eh_frame") || !strcmp(name, ".eh_frame_hdr"))
 			continue;

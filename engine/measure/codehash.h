@@ -8,12 +8,13 @@
  * - its allocated ELF sections in order (code, read-only data, data, the
  *   dynamic symbols it imports and exports with their versions, the
  *   relocations; .bss by size), each as type, flags, size and bytes; not
- *   the notes (the build id), the unwind tables (.eh_frame) nor anything
- *   not loaded (the symbol table, debug information, .comment, paths);
+ *   the notes (the build id), the unwind tables (.eh_frame: nvcc's differ
+ *   for the same code) nor anything not loaded (the symbol table, debug
+ *   information, .comment, paths);
  * - for CUDA, in place of the .nv_fatbin section: every cubin in the
  *   fatbin by its sections that hold code and launch data (SASS, .nv.info,
- *   constant banks, shared memory sizes), not its names, symbol table,
- *   notes or line tables; an entry that is not a plain cubin (PTX, a
+ *   constant banks, shared memory sizes, relocations) and its symbols
+ *   without their names, not its notes or line tables; an entry that is not a plain cubin (PTX, a
  *   compressed cubin) counts by its bytes when the fatbin holds no cubin,
  *   so that two different programs never look the same.
  * A file that is not such an ELF object hashes by all its bytes.
