@@ -213,8 +213,18 @@ static void test_fold(void)
 	cJSON_Delete(j);
 	char line[200];
 	search_status_state(&s->st, line, sizeof line);
-	CHECK(strstr(line, "search running, round 1") && strstr(line, "best #3 4x"),
+	CHECK(strstr(line, "search running, round 1") && strstr(line, "best #3 4x") &&
+	          !strstr(line, "same code"),
 	      "the header's line: %s", line);
+	/* a sweep point of the same machine code as its parent: not timed */
+	emit(s, "{\"type\":\"candidate_added\",\"id\":4,\"name\":\"c4.c\",\"origin\":\"sweep\","
+	        "\"parents\":[2],\"source\":\"s4\"}");
+	emit(s, "{\"type\":\"eval_finished\",\"candidate\":4,\"result\":{\"status\":\"correct\","
+	        "\"speedup\":2,\"timing\":{\"median_ms\":0.5},\"same_code_as\":2,"
+	        "\"not_timed\":\"same machine code as #2, not timed again\"}}");
+	search_status_state(&s->st, line, sizeof line);
+	CHECK(strstr(line, "2 cands, 1 same code,"),
+	      "the header counts the candidates not timed again: %s", line);
 	session_close(s);
 }
 
