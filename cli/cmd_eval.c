@@ -145,6 +145,12 @@ static void print_human(const cJSON *r, const struct src *s)
 	const char *cb = cJSON_GetStringValue(cJSON_GetObjectItem(tm, "clock_bound"));
 	if (cb)
 		printf("  warning   %s\n", cb);
+	const char *nt = cJSON_GetStringValue(cJSON_GetObjectItem(r, "not_timed"));
+	if (tm && nt) {
+		char *z = term_clean(nt, 0);
+		printf("  timing    %s\n", z);
+		free(z);
+	}
 	const cJSON *rd = cJSON_GetObjectItem(r, "reference_data");
 	if (rd) {
 		const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(rd, "note"));

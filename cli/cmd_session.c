@@ -54,8 +54,12 @@ static int exec_session(int argc, char **argv)
 				snprintf(tm, sizeof tm, "%.4g", c->timeMs);
 			if (c->speedup >= 0)
 				snprintf(sp, sizeof sp, "%.3gx", c->speedup);
-			printf("%4d  %-20.20s %-9s %-8s %-13s %10s %8s\n", c->id, c->zName,
-			       c->zOrigin, par, c->zStatus, tm, sp);
+			/* the same machine code as one timed before: its timing */
+			char *nt = term_clean(
+			    cJSON_GetStringValue(cJSON_GetObjectItem(c->result, "not_timed")), 0);
+			printf("%4d  %-20.20s %-9s %-8s %-13s %10s %8s%s%s\n", c->id, c->zName,
+			       c->zOrigin, par, c->zStatus, tm, sp, *nt ? "  " : "", nt);
+			free(nt);
 		}
 		if (s->st.nIdea)
 			printf("\n%4s  %-9s %-28s %s\n", "idea", "status", "category", "title");

@@ -222,8 +222,10 @@ int policy_choose(const struct policy *pol, const struct policy_ctx *ctx, int k,
 	int na = 0;
 	for (int i = 0; i < st->nCand; i++) {
 		const struct cand *c = &st->aCand[i];
+		/* the same machine code as an earlier candidate (not timed again,
+		 * issue 11): that one stands for it */
 		if (!policy_eligible(c) || (ctx->excluded && ctx->excluded(st, c->id)) ||
-		    (pin && c->id == pin->id))
+		    (pin && c->id == pin->id) || cJSON_GetObjectItem(c->result, "same_code_as"))
 			continue;
 		struct sha256 h;
 		sha256_init(&h);

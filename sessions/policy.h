@@ -5,7 +5,9 @@
  * journal.  Every pick carries the reason a person reads in replay.
  *
  * Eligible parents (for every policy): candidates evaluated "correct" with
- * a time, not banned, and not a suspect that a person has not cleared.
+ * a time, not banned, not a suspect that a person has not cleared, and not
+ * of the same machine code as an earlier candidate (a result with
+ * "same_code_as": that one stands for it).
  * They are considered in the order of their sources' SHA-256, so the
  * choice does not depend on the order in which parallel replies arrived
  * (and so on candidate ids).  A pinned candidate (eligible or not, unless

@@ -147,11 +147,13 @@ void replay_describe(const struct replay *r, int i, char *buf, size_t n)
 	} else if (t == EV_EVAL_STARTED || t == EV_EVAL_FINISHED) {
 		const cJSON *res = cJSON_GetObjectItem(ev, "result");
 		const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(res, "status"));
-		snprintf(buf, n, "%s #%d%s%s", type,
+		/* the same machine code as a candidate timed before */
+		const char *nt = cJSON_GetStringValue(cJSON_GetObjectItem(res, "not_timed"));
+		snprintf(buf, n, "%s #%d%s%s%s%s%s", type,
 		         cJSON_IsNumber(cJSON_GetObjectItem(ev, "candidate"))
 		             ? cJSON_GetObjectItem(ev, "candidate")->valueint
 		             : 0,
-		         st ? ": " : "", st ? st : "");
+		         st ? ": " : "", st ? st : "", nt ? " (" : "", nt ? nt : "", nt ? ")" : "");
 	} else if (t == EV_PARENTS_CHOSEN) {
 		/* the search: each parent and the policy's reason */
 		strbuf sb = STRBUF_INIT;

@@ -109,6 +109,11 @@ void runner_verdict(const struct cand *c, char *buf, size_t n)
 		snprintf(buf, n, "%s: %s", zStatus, c->zReason);
 	else
 		snprintf(buf, n, "%s", zStatus);
+	/* the same machine code as a candidate timed before: its timing */
+	const char *nt = cJSON_GetStringValue(cJSON_GetObjectItem(c->result, "not_timed"));
+	size_t len = strlen(buf);
+	if (c->status == STATUS_CORRECT && nt && len + 4 < n)
+		snprintf(buf + len, n - len, " (%s)", nt);
 	/* one line: the reason may hold a compiler's newlines */
 	for (char *p = buf; *p; p++)
 		if (*p == '\n' || *p == '\r' || *p == '\t')
@@ -176,6 +181,62 @@ static struct runner_job *job_by_id(struct runner *rn, int job)
 	return NULL;
 }
 
+/* ---- the same machine code is not timed again ---- */
+
+/* r's code hash and device, when r is a result that has them */
+static const char *code_of(const cJSON *r, const char **pzDevice)
+{
+	const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(r, "code_hash"));
+	*pzDevice = cJSON_GetStringValue(cJSON_GetObjectItem(r, "device"));
+	return z && *pzDevice ? z : NULL;
+}
+
+/* the first candidate other than id timed with code zCode on zDevice */
+static const struct cand *timed_with(const struct state *st, int id, const char *zCode,
+                                     const char *zDevice)
+{
+	for (int i = 0; i < st->nCand; i++) {
+		const struct cand *c = &st->aCand[i];
+		const char *dev, *code = code_of(c->result, &dev);
+		if (c->id != id && code && !strcmp(code, zCode) && !strcmp(dev, zDevice) &&
+		    c->status == STATUS_CORRECT && cJSON_GetObjectItem(c->result, "timing") &&
+		    !cJSON_GetObjectItem(c->result, "not_timed"))
+			return c;
+	}
+	return NULL;
+}
+
+/* a result the worker did not time (the same machine code as one timed in
+ * this session on this device model): whose timing it carries, by id */
+static void same_code_as(struct runner *rn, int id, cJSON *r, const char *zDevice)
+{
+	const char *code = cJSON_GetStringValue(cJSON_GetObjectItem(r, "code_hash"));
+	const struct cand *e = code && zDevice && cJSON_GetObjectItem(r, "not_timed")
+	                           ? timed_with(&rn->ses->st, id, code, zDevice)
+	                           : NULL;
+	if (!e)
+		return; /* the worker's own words name what it timed */
+	char *z = xasprintf("same machine code as #%d, not timed again", e->id);
+	cJSON_ReplaceItemInObject(r, "not_timed", cJSON_CreateString(z));
+	free(z);
+	cJSON_DeleteItemFromObject(r, "same_code_as");
+	cJSON_AddNumberToObject(r, "same_code_as", e->id);
+	cJSON_ReplaceItemInObject(r, "timing",
+	                          cJSON_Duplicate(cJSON_GetObjectItem(e->result, "timing"), 1));
+}
+
+/* the workers learn that cand c's code was timed (a result just in, or one
+ * of a session resumed), so that they do not time it again */
+static void tell_timed(struct runner *rn, const struct cand *c)
+{
+	const char *dev, *code = code_of(c->result, &dev);
+	const cJSON *tm = cJSON_GetObjectItem(c->result, "timing");
+	if (!code || c->status != STATUS_CORRECT || !cJSON_IsObject(tm) ||
+	    cJSON_GetObjectItem(c->result, "not_timed"))
+		return;
+	pool_code_measured(rn->pool, dev, code, c->zName, tm);
+}
+
 static void on_done(int job, cJSON *result, void *arg)
 {
 	struct runner *rn = arg;
@@ -189,6 +250,7 @@ static void on_done(int job, cJSON *result, void *arg)
 	const char *dev =
 	    cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "worker"), "device"));
 	const char *d = dev && *dev ? dev : NULL;
+	same_code_as(rn, id, r, d);
 	result_complete_from(r, pool_reference_timing(rn->pool, d), pool_baselines(rn->pool, d),
 	                     pool_reference_data(rn->pool, d), pool_reference_name(rn->pool), d,
 	                     rn->zTaskName, c ? c->zName : "", rn->zBackend);
@@ -204,6 +266,8 @@ static void on_done(int job, cJSON *result, void *arg)
 		journal_failed(rn, id, err);
 	cJSON_Delete(r);
 	rn->nFinished++;
+	if (state_cand(&rn->ses->st, id))
+		tell_timed(rn, state_cand(&rn->ses->st, id));
 	/* a new win or dead end goes into the innovation archive now (issue 15):
 	 * one short transaction, never fatal */
 	char aerr[KL_ERRLEN] = "";
@@ -670,6 +734,8 @@ struct runner *runner_open(struct loop *l, const struct config *cfg, const struc
 		goto fail;
 	if (rn->ses->warnings.len)
 		note_simple(rn, RUNNER_MESSAGE, 0, rn->ses->warnings.buf);
+	for (int i = 0; i < rn->ses->st.nCand; i++)
+		tell_timed(rn, &rn->ses->st.aCand[i]);
 	if (!rn->ses->st.zTask) {
 		if (session_begin(rn->ses, rn->zTaskName, rn->zTaskDir, rn->zBackend, rn->zShapes,
 		                  err) < 0 ||

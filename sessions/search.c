@@ -1230,11 +1230,17 @@ void search_status_state(const struct state *st, char *buf, size_t n)
 	const struct cand *best = state_cand(st, ss->bestId);
 	if (best)
 		snprintf(b, sizeof b, "#%d %.3gx", best->id, ss->bestSpeed);
-	int nSus = 0;
+	int nSus = 0, nSame = 0;
 	for (int i = 0; i < ss->nSuspect; i++)
 		nSus += !ss->aSuspect[i].cleared;
-	snprintf(buf, n, "search %s, round %d%s, %d%s cands, $%.2f%s, best %s%s%s",
-	         search_state_name(ss->state), ss->round, r, st->nCand - ss->nCandStart, c,
+	/* candidates of the same machine code as one timed before: not timed */
+	char same[48] = "";
+	for (int i = ss->nCandStart; i < st->nCand; i++)
+		nSame += cJSON_GetObjectItem(st->aCand[i].result, "not_timed") != NULL;
+	if (nSame)
+		snprintf(same, sizeof same, ", %d same code", nSame);
+	snprintf(buf, n, "search %s, round %d%s, %d%s cands%s, $%.2f%s, best %s%s%s",
+	         search_state_name(ss->state), ss->round, r, st->nCand - ss->nCandStart, c, same,
 	         st->llm.cost - ss->costStart, u, b, nSus ? ", suspects " : "", nSus ? "!" : "");
 }
 

@@ -109,6 +109,13 @@ cJSON *state_cand_json(const struct cand *c)
 		cJSON_AddNumberToObject(x, "idea_id", c->ideaId);
 	if (c->round)
 		cJSON_AddNumberToObject(x, "round", c->round);
+	/* the machine code's hash; not timed again when it was timed before */
+	static const char *code[] = {"code_hash", "not_timed", "same_code_as"};
+	for (size_t k = 0; k < sizeof code / sizeof *code; k++) {
+		const cJSON *v = cJSON_GetObjectItem(c->result, code[k]);
+		if (v)
+			cJSON_AddItemToObject(x, code[k], cJSON_Duplicate(v, 1));
+	}
 	return x;
 }
 

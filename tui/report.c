@@ -285,6 +285,8 @@ void report_results(const struct state *st, const struct cand *c, strbuf *sb)
 		    result_num(tm, "median_ms"), result_num(tm, "p10_ms"), result_num(tm, "p90_ms"),
 		    result_num(tm, "count"), result_num(tm, "rse") * 100,
 		    cJSON_IsTrue(cJSON_GetObjectItem(tm, "converged")) ? "" : ", not converged");
+		if (*s_of(r, "not_timed"))
+			sb_addf(sb, "timing    %s\n", s_of(r, "not_timed"));
 		if (cJSON_IsTrue(cJSON_GetObjectItem(tm, "throttled")))
 			sb_addf(sb, "warning   the GPU was throttling: %s\n",
 			        s_of(tm, "throttle_reason"));

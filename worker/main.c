@@ -43,6 +43,14 @@ struct job {
 	int compiled;     /* its compile has finished (ok or not) */
 	struct job *next; /* run queue link, in submission order */
 	int isReference;  /* the task's reference */
+	char zCode[65];   /* the hash of its machine code (codehash.h), "" if none */
+};
+
+/* machine code timed on this worker's device in the session */
+struct timed {
+	char zCode[65]; /* its code hash */
+	char *zLabel;   /* the name of the candidate timed ("cand3.c") */
+	cJSON *timing;  /* its timing */
 };
 
 static struct {
@@ -63,6 +71,9 @@ static struct {
 	int dev;
 	int sandbox;          /* candidates run inside bubblewrap */
 	struct cand *refCand; /* the reference's runner, kept for the worker's life */
+	struct timed *aTimed; /* code timed on this device (dedupe below) */
+	int nTimed;
+	size_t nTimedAlloc;
 } W;
 
 /* ---- protocol out ---- */
@@ -189,12 +200,62 @@ static void finish_reference(struct job *j)
 	send_json(o);
 }
 
+/* ---- the same machine code is not timed again ---- */
+
+/* the entry for code zCode, if it was timed under another name than
+ * zName (NULL: any): a candidate benched again is timed again */
+static const struct timed *was_timed(const char *zCode, const char *zName)
+{
+	for (int i = 0; zCode[0] && i < W.nTimed; i++)
+		if (!strcmp(W.aTimed[i].zCode, zCode))
+			return zName && !strcmp(W.aTimed[i].zLabel, zName) ? NULL : &W.aTimed[i];
+	return NULL;
+}
+
+static void add_timed(const char *zCode, const char *zLabel, const cJSON *timing)
+{
+	if (!zCode[0] || !cJSON_IsObject(timing) || was_timed(zCode, NULL))
+		return;
+	xgrow((void **)&W.aTimed, &W.nTimedAlloc, (size_t)W.nTimed + 1, sizeof *W.aTimed);
+	struct timed *t = &W.aTimed[W.nTimed++];
+	snprintf(t->zCode, sizeof t->zCode, "%s", zCode);
+	t->zLabel = xstrdup(zLabel);
+	t->timing = cJSON_Duplicate(timing, 1);
+}
+
+/*
+ * The result's code hash, and its timing: a correct candidate whose code
+ * this worker timed in the session (or the engine says was timed on a
+ * device of this model: op measured) was checked but not timed (skip), and
+ * gets that timing with "not_timed" saying whose it is.  The hash is the
+ * worker's own, from the object it compiled and loaded.
+ */
+static void note_code(const struct job *j, const struct timed *skip, cJSON *o)
+{
+	if (!j->zCode[0])
+		return;
+	cJSON_AddStringToObject(o, "code_hash", j->zCode);
+	const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(o, "status"));
+	if (!st || strcmp(st, "correct"))
+		return;
+	if (skip) {
+		char *z = xasprintf("same machine code as %s, not timed again", skip->zLabel);
+		cJSON_AddStringToObject(o, "not_timed", z);
+		free(z);
+		cJSON_DeleteItemFromObject(o, "timing");
+		cJSON_AddItemToObject(o, "timing", cJSON_Duplicate(skip->timing, 1));
+	} else {
+		add_timed(j->zCode, j->zName, cJSON_GetObjectItem(o, "timing"));
+	}
+}
+
 static void run_job(struct job *j)
 {
 	char err[KL_ERRLEN];
 	double t0 = now_s();
 	cJSON *res;
 	int loadErr = 0;
+	const struct timed *skip = was_timed(j->zCode, j->zName);
 	send_progress(j->id, "running", -1);
 	struct cand *c = j->ok ? load(j, &loadErr, err) : NULL;
 	double tLoad = now_s() - t0;
@@ -209,7 +270,7 @@ static void run_job(struct job *j)
 		cJSON_AddStringToObject(res, "status", loadErr ? "compile_error" : "crashed");
 		cJSON_AddStringToObject(res, "reason", err);
 	} else {
-		res = harness_eval(W.h, cand_iface(c), 1, progress_cb, &j->id);
+		res = harness_eval(W.h, cand_iface(c), !skip, progress_cb, &j->id);
 		/* the runner and everything it started end here: stray threads,
 		 * daemons, children */
 		cand_free(c);
@@ -221,6 +282,7 @@ static void run_job(struct job *j)
 	                               strcmp(e->string, "time_seconds"))
 	    cJSON_AddItemReferenceToObject(o, e->string, e);
 	cJSON_AddItemReferenceToObject(o, "compile", j->compile);
+	note_code(j, skip, o);
 	cJSON *sec = cJSON_AddObjectToObject(o, "seconds");
 	cJSON_AddNumberToObject(sec, "compile", j->tCompile);
 	cJSON_AddNumberToObject(sec, "load", tLoad);
@@ -252,12 +314,15 @@ static void compiled(struct compile_result *r, void *arg)
 	j->ok = r->ok;
 	j->tCompile = r->seconds;
 	j->zSo = r->zSo ? xstrdup(r->zSo) : NULL;
+	memcpy(j->zCode, r->zCodeHash, sizeof j->zCode);
 	cJSON *c = cJSON_CreateObject();
 	cJSON_AddBoolToObject(c, "ok", r->ok);
 	cJSON_AddBoolToObject(c, "cached", r->cached);
 	cJSON_AddNumberToObject(c, "seconds", r->seconds);
 	cJSON_AddStringToObject(c, "command", r->zCommand);
 	cJSON_AddStringToObject(c, "key", r->zKey);
+	if (r->ok)
+		cJSON_AddStringToObject(c, "code_hash", r->zCodeHash);
 	/* the vectoriser's remarks (host compiles) go apart from the warnings */
 	char *rest = NULL;
 	cJSON *vec = resources_parse_vec(r->zLog, &rest);
@@ -568,6 +633,24 @@ static void op_eval(cJSON *req)
 	*pp = j;
 }
 
+/* the engine: code with this hash was timed (timing) as label on a device
+ * named device in the session (by a worker before this one, or another of
+ * the same model) */
+static void op_measured(cJSON *req)
+{
+	const char *zDev = cJSON_GetStringValue(cJSON_GetObjectItem(req, "device"));
+	const char *zCode = cJSON_GetStringValue(cJSON_GetObjectItem(req, "code_hash"));
+	const char *zLabel = cJSON_GetStringValue(cJSON_GetObjectItem(req, "label"));
+	const cJSON *tm = cJSON_GetObjectItem(req, "timing");
+	if (!zDev || !zCode || strlen(zCode) != 64 || !zLabel || !cJSON_IsObject(tm)) {
+		send_error(
+		    -1, "measured request needs device, label, timing and a 64-digit code_hash", 0);
+		return;
+	}
+	if (!strcmp(zDev, W.b->zDevice))
+		add_timed(zCode, zLabel, tm);
+}
+
 static void handle_line(char *line)
 {
 	cJSON *req = cJSON_Parse(line);
@@ -578,6 +661,8 @@ static void handle_line(char *line)
 		op_task(req);
 	} else if (!strcmp(op, "eval")) {
 		op_eval(req);
+	} else if (!strcmp(op, "measured")) {
+		op_measured(req);
 	} else if (!strcmp(op, "quit")) {
 		exit(0);
 	} else {

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "codehash.h"
 #include "proc.h"
 #include "sha256.h"
 #include "libs.h"
@@ -370,6 +371,14 @@ static void finish(struct cjob *j, int ok, const char *zWhy, int cached)
 	r.cached = cached;
 	memcpy(r.zKey, j->zKey, 65);
 	r.zSo = ok ? xasprintf("%s/%s.so", c->zCache, j->zKey) : NULL;
+	char herr[KL_ERRLEN];
+	if (ok && code_hash_file(r.zSo, r.zCodeHash, herr) < 0) {
+		sb_addf(&j->log, "kloop: %s\n", herr);
+		ok = r.ok = 0;
+		free(r.zSo);
+		r.zSo = NULL;
+		zWhy = "the compiled object cannot be read";
+	}
 	r.zLog = j->log.buf ? xstrdup(j->log.buf) : xstrdup("");
 	utf8_sanitize(r.zLog);
 	char **cmd = j->argv;

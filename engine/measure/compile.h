@@ -28,6 +28,10 @@ struct compile_result {
 	char *zCommand; /* the command line, for the report */
 	double seconds; /* wall time of the compile (0 when cached) */
 	char zKey[65];  /* the cache key */
+	/* the hash of the machine code in the object (codehash.h), "" when
+	 * not ok: equal for sources that differ only in what does not change
+	 * the code that runs */
+	char zCodeHash[65];
 	char zWhy[256]; /* on failure: one line saying why ("exited with status 1", "timed out") */
 };
 

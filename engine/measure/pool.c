@@ -96,6 +96,7 @@ struct pool {
 	long long tmSalloc;
 	char *zCtlDir; /* ssh ControlPath directory, or NULL */
 	int started;
+	cJSON *measured; /* code timed in the session: [device, code, label, timing] */
 };
 
 static void dispatch_soon(struct pool *p);
@@ -412,6 +413,14 @@ static char **slot_argv(struct pool *p, struct slot *s)
 	return v;
 }
 
+/* one [device, code, label, timing] entry to slot s's worker */
+static void slot_measured(struct slot *s, const cJSON *m)
+{
+	worker_code_measured(s->w, cJSON_GetArrayItem(m, 0)->valuestring,
+	                     cJSON_GetArrayItem(m, 1)->valuestring,
+	                     cJSON_GetArrayItem(m, 2)->valuestring, cJSON_GetArrayItem(m, 3));
+}
+
 static void slot_start(struct pool *p, struct slot *s)
 {
 	if (s->w || s->state == POOL_W_DISABLED || s->state == POOL_W_WAITING)
@@ -431,6 +440,8 @@ static void slot_start(struct pool *p, struct slot *s)
 	s->argvRun = slot_argv(p, s);
 	wc.argvLaunch = s->argvRun;
 	s->w = worker_new(p->l, &wc, on_done, on_progress, s);
+	cJSON *m;
+	cJSON_ArrayForEach(m, p->measured) slot_measured(s, m);
 	s->state = POOL_W_STARTING;
 	if (!s->tUp)
 		s->tUp = now_s();
@@ -901,10 +912,27 @@ struct pool *pool_new(struct loop *l, const struct worker_config *wc, const char
 	return p;
 }
 
+void pool_code_measured(struct pool *p, const char *zDevice, const char *zCode, const char *zLabel,
+                        const cJSON *timing)
+{
+	cJSON *m = cJSON_CreateArray();
+	cJSON_AddItemToArray(m, cJSON_CreateString(zDevice));
+	cJSON_AddItemToArray(m, cJSON_CreateString(zCode));
+	cJSON_AddItemToArray(m, cJSON_CreateString(zLabel));
+	cJSON_AddItemToArray(m, cJSON_Duplicate(timing, 1));
+	if (!p->measured)
+		p->measured = cJSON_CreateArray();
+	cJSON_AddItemToArray(p->measured, m);
+	for (int i = 0; i < p->nSlot; i++)
+		if (p->aSlot[i].w)
+			slot_measured(&p->aSlot[i], m);
+}
+
 void pool_free(struct pool *p)
 {
 	if (!p)
 		return;
+	cJSON_Delete(p->measured);
 	if (p->tmDispatch)
 		loop_del_timer(p->l, p->tmDispatch);
 	for (int i = 0; i < p->nSlot; i++) {

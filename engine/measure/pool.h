@@ -86,6 +86,12 @@ int pool_submit_on(struct pool *p, int w, const char *zName, const char *zSource
  * done is called with status "cancelled".  0, or -1 when there is no such job */
 int pool_cancel(struct pool *p, int id);
 
+/* code with hash zCode was timed for candidate zLabel on a device named zDevice: every
+ * worker of the pool, those started later included, checks a candidate of
+ * that code without timing it again (worker_code_measured) */
+void pool_code_measured(struct pool *p, const char *zDevice, const char *zCode, const char *zLabel,
+                        const cJSON *timing);
+
 /* jobs not yet finished */
 int pool_pending(const struct pool *p);
 /* number of workers, and what to show about worker i */

@@ -64,6 +64,7 @@ struct worker {
 	char *zSignal;         /* crash note from the worker (candidate_signal/exit) */
 	long long kick;        /* the timer that fails jobs of a worker that cannot start */
 	char *zSandboxWarning; /* the worker's hello: no sandbox, and why */
+	cJSON *measured;       /* the "measured" requests, sent again on a restart */
 };
 
 static void start(struct worker *w);
@@ -158,6 +159,7 @@ void worker_free(struct worker *w)
 	free(w->zTaskError);
 	free(w->zSignal);
 	free(w->zSandboxWarning);
+	cJSON_Delete(w->measured);
 	free(w);
 }
 
@@ -799,6 +801,8 @@ static void start(struct worker *w)
 	cJSON_AddBoolToObject(o, "time_reference", w->refTiming == NULL && w->baselines == NULL);
 	send_line(w, o);
 	arm(w, w->cfg.setupTimeoutS);
+	cJSON *m;
+	cJSON_ArrayForEach(m, w->measured) send_line(w, cJSON_Duplicate(m, 1));
 	for (struct wjob *j = w->jobs; j; j = j->next)
 		send_job(w, j);
 }
@@ -822,6 +826,23 @@ int worker_submit(struct worker *w, const char *zName, const char *zSource, size
 		send_job(w, j);
 	/* else: a dying worker is being reaped; the restart sends every job */
 	return j->id;
+}
+
+void worker_code_measured(struct worker *w, const char *zDevice, const char *zCode,
+                          const char *zLabel, const cJSON *timing)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "op", "measured");
+	cJSON_AddStringToObject(o, "device", zDevice);
+	cJSON_AddStringToObject(o, "code_hash", zCode);
+	cJSON_AddStringToObject(o, "label", zLabel);
+	cJSON_AddItemToObject(o, "timing", cJSON_Duplicate(timing, 1));
+	if (!w->measured)
+		w->measured = cJSON_CreateArray();
+	cJSON_AddItemToArray(w->measured, o);
+	/* a running worker now; one that starts later from start() */
+	if (w->pid > 0 && w->in >= 0)
+		send_line(w, cJSON_Duplicate(o, 1));
 }
 
 void worker_config_from(struct worker_config *wc, const struct config *cfg)

@@ -60,6 +60,19 @@ void worker_free(struct worker *w);
  * (even a worker that cannot start fails the job on the next turn). */
 int worker_submit(struct worker *w, const char *zName, const char *zSource, size_t nSource);
 
+/*
+ * Tell the worker (now, and again whenever it restarts) that machine code
+ * with hash zCode (codehash.h) was timed in this session for the candidate
+ * named zLabel ("cand4.c") on a device named zDevice, with that timing: a
+ * candidate of another name with this code hash, on a device of that name,
+ * is checked but not timed, and its result carries that timing and
+ * "not_timed": "same machine code as cand4.c, not timed again".  The worker
+ * remembers what it timed itself as well.  (A candidate of the same name,
+ * benched again, is timed again.)
+ */
+void worker_code_measured(struct worker *w, const char *zDevice, const char *zCode,
+                          const char *zLabel, const cJSON *timing);
+
 /* fill the settings that come from the configuration (python, trials,
  * budget, timeout, jobs, tolerances, size, libs) into wc; the caller sets the launch command, the
  * backend, the task, the shapes and the reference.  wc keeps pointers into

@@ -132,6 +132,20 @@ static void test_policy(void)
 	n = choose(&s->st, "islands", 1, 2, p);
 	CHECK(n == 2 && p[0].cand != p[1].cand && *p[0].zReason && strstr(p[0].zReason, "island"),
 	      "islands: two different parents, each with its island in the reason");
+	/* #6: the machine code of #4, not timed again: #4 stands for it */
+	emit(s, "{\"type\":\"candidate_added\",\"id\":6,\"name\":\"c6.c\",\"origin\":\"sweep\","
+	        "\"parents\":[4],\"source\":\"src6\"}");
+	emit(s, "{\"type\":\"eval_finished\",\"candidate\":6,\"result\":{\"status\":\"correct\","
+	        "\"speedup\":3,\"timing\":{\"median_ms\":0.333},\"same_code_as\":4,"
+	        "\"not_timed\":\"same machine code as #4, not timed again\"}}");
+	int sawSame = 0;
+	const char *pols[] = {"greedy", "islands", "random"};
+	for (int i = 0; i < 3; i++) {
+		n = choose(&s->st, pols[i], 7, 10, p);
+		for (int k = 0; k < n; k++)
+			sawSame |= p[k].cand == 6;
+	}
+	CHECK(!sawSame, "a candidate of the same machine code as another is no policy's parent");
 	emit(s, "{\"type\":\"search_started\",\"settings\":{}}");
 	emit(s, "{\"type\":\"ban\",\"candidate\":4}");
 	emit(s, "{\"type\":\"pin\",\"candidate\":5}");
@@ -213,8 +227,18 @@ static void test_fold(void)
 	cJSON_Delete(j);
 	char line[200];
 	search_status_state(&s->st, line, sizeof line);
-	CHECK(strstr(line, "search running, round 1") && strstr(line, "best #3 4x"),
+	CHECK(strstr(line, "search running, round 1") && strstr(line, "best #3 4x") &&
+	          !strstr(line, "same code"),
 	      "the header's line: %s", line);
+	/* a sweep point of the same machine code as its parent: not timed */
+	emit(s, "{\"type\":\"candidate_added\",\"id\":4,\"name\":\"c4.c\",\"origin\":\"sweep\","
+	        "\"parents\":[2],\"source\":\"s4\"}");
+	emit(s, "{\"type\":\"eval_finished\",\"candidate\":4,\"result\":{\"status\":\"correct\","
+	        "\"speedup\":2,\"timing\":{\"median_ms\":0.5},\"same_code_as\":2,"
+	        "\"not_timed\":\"same machine code as #2, not timed again\"}}");
+	search_status_state(&s->st, line, sizeof line);
+	CHECK(strstr(line, "2 cands, 1 same code,"),
+	      "the header counts the candidates not timed again: %s", line);
 	session_close(s);
 }
 

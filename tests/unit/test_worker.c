@@ -3,7 +3,9 @@
  * backend: the softmax seed is correct and timed, a wrong candidate is
  * incorrect, one that segfaults is crashed and the next job still runs on
  * a fresh worker process, a worker that cannot start fails its job from
- * the loop and never from inside worker_submit(), and
+ * the loop and never from inside worker_submit(), the same machine code
+ * under another name is checked but not timed again (also when the engine
+ * says so before the worker starts, and not for another device), and
  * worker_config_from() copies the configuration's settings.
  */
 #include <stdlib.h>
@@ -20,9 +22,13 @@ struct got {
 	int n;                    /* results received */
 	char *azStatus[MAX_JOBS]; /* each job's status, by job id */
 	char *azReason[MAX_JOBS];
-	double timeMs[MAX_JOBS]; /* its median time, or -1 */
-	int inSubmit;            /* a worker_submit() call is on the stack */
-	int doneInSubmit;        /* done was called from inside it */
+	double timeMs[MAX_JOBS];    /* its median time, or -1 */
+	char *azCode[MAX_JOBS];     /* its code hash */
+	char *azNotTimed[MAX_JOBS]; /* its "not_timed" note */
+	cJSON *timing[MAX_JOBS];    /* its timing */
+	double timeS[MAX_JOBS];     /* seconds it was timed */
+	int inSubmit;               /* a worker_submit() call is on the stack */
+	int doneInSubmit;           /* done was called from inside it */
 };
 
 static void on_done(int job, cJSON *result, void *arg)
@@ -38,6 +44,34 @@ static void on_done(int job, cJSON *result, void *arg)
 	g->azReason[job] = xstrdup(why ? why : "");
 	const cJSON *tm = cJSON_GetObjectItem(cJSON_GetObjectItem(result, "timing"), "median_ms");
 	g->timeMs[job] = cJSON_IsNumber(tm) ? tm->valuedouble : -1;
+	const char *code = cJSON_GetStringValue(cJSON_GetObjectItem(result, "code_hash"));
+	const char *nt = cJSON_GetStringValue(cJSON_GetObjectItem(result, "not_timed"));
+	g->azCode[job] = code ? xstrdup(code) : NULL;
+	g->azNotTimed[job] = nt ? xstrdup(nt) : NULL;
+	g->timing[job] = cJSON_Duplicate(cJSON_GetObjectItem(result, "timing"), 1);
+	g->timeS[job] = cJSON_GetNumberValue(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(result, "seconds"), "time"));
+}
+
+/* submit zSource as zName */
+static int submit_as(struct worker *w, const char *zName, const char *zPath)
+{
+	strbuf sb = STRBUF_INIT;
+	read_file(zPath, &sb, 1 << 20, NULL);
+	int id = worker_submit(w, zName, sb.buf ? sb.buf : "", sb.len);
+	sb_free(&sb);
+	return id;
+}
+
+static void got_free(struct got *g)
+{
+	for (int i = 0; i < MAX_JOBS; i++) {
+		free(g->azStatus[i]);
+		free(g->azReason[i]);
+		free(g->azCode[i]);
+		free(g->azNotTimed[i]);
+		cJSON_Delete(g->timing[i]);
+	}
 }
 
 static int submit_file(struct worker *w, struct got *g, const char *zPath)
@@ -127,7 +161,48 @@ int main(void)
 	      worker_starts(w));
 	CHECK(worker_reference_timing(w) != NULL && worker_device(w) != NULL,
 	      "the worker reported its device and the reference's timing");
+	CHECK(g.n == 4 && g.azCode[seed] && strlen(g.azCode[seed]) == 64 &&
+	          !strcmp(g.azCode[seed], g.azCode[after]) && !g.azNotTimed[after] &&
+	          g.timeS[after] > 0,
+	      "the same candidate again (the same name) is timed again, with the same code hash");
+	/* issue 11: the same machine code under another name is not timed again */
+	int same = submit_as(w, "same.c", "tasks/softmax/seed.c");
+	wait_for(l, &g, 5);
+	CHECK(g.n == 5 && !strcmp(g.azStatus[same], "correct") && g.azNotTimed[same] &&
+	          !strcmp(g.azNotTimed[same], "same machine code as seed.c, not timed again") &&
+	          g.timeS[same] == 0 && cJSON_Compare(g.timing[same], g.timing[seed], 1),
+	      "another name, the same code: checked, not timed, with seed.c's timing (%s)",
+	      g.azNotTimed[same] ? g.azNotTimed[same] : "timed");
+	char *dev = xstrdup(worker_device(w));
 	worker_free(w);
+
+	/* what the engine says was timed reaches a worker that starts later, for
+	 * its own device only */
+	struct got g3 = {0};
+	w = worker_new(l, &wc, on_done, NULL, &g3);
+	cJSON *tm = cJSON_Parse("{\"median_ms\":123.5,\"p10_ms\":120,\"p90_ms\":130}");
+	worker_code_measured(w, dev, g.azCode[seed], "cand1.c", tm);
+	int told = submit_as(w, "cand2.c", "tasks/softmax/seed.c");
+	wait_for(l, &g3, 1);
+	CHECK(g3.n == 1 && g3.azNotTimed[told] &&
+	          !strcmp(g3.azNotTimed[told], "same machine code as cand1.c, not timed again") &&
+	          cJSON_Compare(g3.timing[told], tm, 1) && g3.timeS[told] == 0,
+	      "a worker told before it started does not time that code (%s)",
+	      g3.azNotTimed[told] ? g3.azNotTimed[told] : "timed");
+	worker_free(w);
+	struct got g4 = {0};
+	w = worker_new(l, &wc, on_done, NULL, &g4);
+	worker_code_measured(w, "another device", g.azCode[seed], "cand1.c", tm);
+	int other = submit_as(w, "cand2.c", "tasks/softmax/seed.c");
+	wait_for(l, &g4, 1);
+	CHECK(g4.n == 1 && !g4.azNotTimed[other] && g4.timeS[other] > 0 &&
+	          !cJSON_Compare(g4.timing[other], tm, 1),
+	      "code timed on another device is timed here");
+	worker_free(w);
+	cJSON_Delete(tm);
+	free(dev);
+	got_free(&g3);
+	got_free(&g4);
 
 	/* a worker that cannot start answers later, from the loop */
 	struct got g2 = {0};
@@ -151,12 +226,8 @@ int main(void)
 	      "and so does the next submit, later too");
 	worker_free(w);
 
-	for (int i = 0; i < MAX_JOBS; i++) {
-		free(g.azStatus[i]);
-		free(g.azReason[i]);
-		free(g2.azStatus[i]);
-		free(g2.azReason[i]);
-	}
+	got_free(&g);
+	got_free(&g2);
 	loop_free(l);
 	return check_done();
 }
