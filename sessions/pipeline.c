@@ -49,6 +49,7 @@ struct step {
 	int llmId;            /* the client's id of it */
 	const char *zPurpose; /* what it asks for: ideas, implement, fix, crossover */
 	double tAsked;        /* monotonic time it was sent */
+	int round;            /* the search round it works for (0: none given) */
 	struct step *next;
 };
 
@@ -59,6 +60,7 @@ struct pipeline {
 	struct step *steps;
 	int depth;     /* advance() calls on the stack */
 	int noRepeats; /* a reply whose code the session has makes no candidate */
+	int round;     /* the round new steps work for (pipeline_round()) */
 };
 
 static void advance(struct pipeline *p);
@@ -312,6 +314,7 @@ static int ask(struct pipeline *p, struct step *s, const char *zPurpose, char *e
 	    .branch = s->branch,
 	    .attempt = s->attempt,
 	    .fixes = s->attempt ? s->cand : 0,
+	    .round = s->round,
 	};
 	if ((s->request = ev_llm_request(p->pc.ses, &q, err)) < 0) {
 		s->request = 0;
@@ -356,6 +359,7 @@ static void on_ideas_reply(struct step *s, const struct llm_reply *r)
 		    .zOrigin = "llm",
 		    .request = s->request,
 		    .parent = s->parent,
+		    .round = s->round,
 		};
 		int id = said(p, ev_idea_proposed(p->pc.ses, &d, err), err);
 		if (id > 0)
@@ -468,6 +472,7 @@ static void on_branch_reply(struct step *s, const struct llm_reply *r)
 	    .branch = s->branch,
 	    .attempt = s->attempt,
 	    .zChanges = code.zChanges,
+	    .round = s->round,
 	};
 	int id = ev_candidate_added(p->pc.ses, &ec, err);
 	free(name);
@@ -583,6 +588,7 @@ static struct step *add_step(struct pipeline *p, enum step_kind kind, int parent
 	s->kind = kind;
 	s->p = p;
 	s->parent = parent;
+	s->round = p->round;
 	struct step **pp = &p->steps;
 	while (*pp)
 		pp = &(*pp)->next;
@@ -783,6 +789,26 @@ int pipeline_busy(const struct pipeline *p)
 	int n = 0;
 	for (const struct step *s = p->steps; s; s = s->next)
 		n += s->state != STEP_DONE;
+	return n;
+}
+
+void pipeline_round(struct pipeline *p, int round)
+{
+	p->round = round > 0 ? round : 0;
+}
+
+int pipeline_round_busy(const struct pipeline *p, int round, int *pUnsent)
+{
+	int n = 0, unsent = 0;
+	for (const struct step *s = p->steps; s; s = s->next) {
+		if (s->round != round || s->state == STEP_DONE)
+			continue;
+		n++;
+		/* an ideas step's implementations go out after its reply */
+		unsent += s->kind == STEP_IDEAS || s->state == STEP_PARENTS;
+	}
+	if (pUnsent)
+		*pUnsent = unsent;
 	return n;
 }
 

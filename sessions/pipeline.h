@@ -128,6 +128,18 @@ void pipeline_update(struct pipeline *p);
  * evaluation); 0 when idle */
 int pipeline_busy(const struct pipeline *p);
 
+/*
+ * The search round (> 0) that the steps started from now on work for (0:
+ * none): their llm_request, idea_proposed and candidate_added events carry
+ * it as "round", a fix's too, so that work of overlapping rounds is told
+ * apart in the journal.
+ */
+void pipeline_round(struct pipeline *p, int round);
+/* steps of round `round` not finished; *pUnsent (may be NULL): those of them
+ * whose LLM requests have not all gone out yet (an ideas step, whose
+ * implementations follow its reply, or a step waiting for its parents) */
+int pipeline_round_busy(const struct pipeline *p, int round, int *pUnsent);
+
 /* on: a reply whose code is the source of a candidate the session has
  * already makes no new candidate (it is not evaluated or timed again; the
  * branch ends, said through the log hook) */
