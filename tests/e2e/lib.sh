@@ -13,6 +13,13 @@ check() {
 	shift
 	if "$@"; then ok "$name"; else fail "$name"; fi
 }
+# run NAME ARGS...: kloop ARGS > $T/NAME.out 2> $T/NAME.err; $rc
+run() {
+	name=$1
+	shift
+	$KLOOP "$@" >"$T/$name.out" 2>"$T/$name.err"
+	rc=$?
+}
 # json FIELD FILE: print a top-level or dotted field of a JSON file (python3)
 json() {
 	python3 -c 'import json,sys

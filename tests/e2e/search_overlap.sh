@@ -20,12 +20,6 @@ EVAL="--backend host --budget 0.2 --trials 2"
 F=tests/fixtures/search
 CORPUS="python3 $F/corpus_llm.py"
 PROG=$(pwd)/$F/corpus_llm.py
-run() {
-	name=$1
-	shift
-	$KLOOP "$@" >"$T/$name.out" 2>"$T/$name.err"
-	rc=$?
-}
 pycheck() {
 	_name=$1
 	python3 -c 'import json, re, sys
