@@ -58,9 +58,11 @@ struct pipeline {
 	struct prompt_vars task; /* the task's placeholders */
 	strbuf system;           /* the system prompt */
 	struct step *steps;
-	int depth;     /* advance() calls on the stack */
-	int noRepeats; /* a reply whose code the session has makes no candidate */
-	int round;     /* the round new steps work for (pipeline_round()) */
+	int depth;               /* advance() calls on the stack */
+	int noRepeats;           /* a reply whose code the session has makes no candidate */
+	int round;               /* the round new steps work for (pipeline_round()) */
+	pipeline_limit_fn limit; /* may a request go out, a candidate be added */
+	void *limitArg;
 };
 
 static void advance(struct pipeline *p);
@@ -294,6 +296,9 @@ static void on_llm_done(int id, const struct llm_reply *r, void *arg)
  * crossover); 0 or -1 + err */
 static int ask(struct pipeline *p, struct step *s, const char *zPurpose, char *err)
 {
+	const char *stop = p->limit ? p->limit(p->limitArg, 0) : NULL;
+	if (stop)
+		return kl_err(err, "%s: no %s request sent", stop, zPurpose);
 	strbuf prompt = STRBUF_INIT;
 	if (build(p, s, zPurpose, &prompt, err) < 0) {
 		sb_free(&prompt);
@@ -445,6 +450,14 @@ static void on_branch_reply(struct step *s, const struct llm_reply *r)
 			branch_end(s, NULL);
 			return;
 		}
+	const char *stop = p->limit ? p->limit(p->limitArg, 1) : NULL;
+	if (stop) {
+		reply_code_free(&code);
+		char *why = xasprintf("%s: the reply makes no candidate", stop);
+		branch_end(s, why);
+		free(why);
+		return;
+	}
 	const struct state_idea *d = state_idea(&p->pc.ses->st, s->idea);
 	const char *ext = extension(p, s->parent);
 	char *name = !s->idea && s->attempt
@@ -810,6 +823,12 @@ int pipeline_round_busy(const struct pipeline *p, int round, int *pUnsent)
 	if (pUnsent)
 		*pUnsent = unsent;
 	return n;
+}
+
+void pipeline_limit(struct pipeline *p, pipeline_limit_fn fn, void *arg)
+{
+	p->limit = fn;
+	p->limitArg = arg;
 }
 
 void pipeline_no_repeats(struct pipeline *p, int on)

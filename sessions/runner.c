@@ -428,8 +428,10 @@ int runner_llm(struct runner *rn, char *err)
 	    .arg = rn,
 	};
 	rn->p = pipeline_new(&pc, err);
-	if (rn->p)
+	if (rn->p) {
 		pipeline_round(rn->p, rn->round);
+		pipeline_limit(rn->p, rn->limit, rn->limitArg);
+	}
 	return rn->p ? 0 : -1;
 }
 
@@ -902,6 +904,14 @@ void runner_round(struct runner *rn, int round)
 	rn->round = round > 0 ? round : 0;
 	if (rn->p)
 		pipeline_round(rn->p, rn->round);
+}
+
+void runner_limit(struct runner *rn, pipeline_limit_fn fn, void *arg)
+{
+	rn->limit = fn;
+	rn->limitArg = arg;
+	if (rn->p)
+		pipeline_limit(rn->p, fn, arg);
 }
 
 int runner_round_busy(const struct runner *rn, int round, int *pUnsent)

@@ -406,6 +406,24 @@ static int llm_ok(struct search *s)
 	return !num(s, "sweep_only") && cand_ok(s) && (v <= 0 || usd_used(ST(s)) < v);
 }
 
+/* the runner's limit while a search is on (running or paused): work in
+ * flight (fixes, replies to requests sent before) stays within the budgets
+ * of candidates, time and LLM dollars */
+static const char *limit(void *arg, int bCandidate)
+{
+	struct search *s = arg;
+	const struct state_search *ss = &ST(s)->search;
+	if (!ss->started || !ss->zState ||
+	    (strcmp(ss->zState, "running") && strcmp(ss->zState, "paused")))
+		return NULL;
+	if (!cand_ok(s))
+		return "the search's candidate or time budget is spent";
+	double v = num(s, "budget_usd");
+	if (!bCandidate && v > 0 && usd_used(ST(s)) >= v)
+		return "the search's LLM budget is spent";
+	return NULL;
+}
+
 /* ---- the mechanical proposers ---- */
 
 static int has_source(const struct state *st, const char *z)
@@ -1038,6 +1056,7 @@ struct search *search_new(struct runner *rn, search_note_fn notify, void *arg)
 	s->rn = rn;
 	s->notify = notify;
 	s->arg = arg;
+	runner_limit(rn, limit, s);
 	return s;
 }
 
@@ -1047,6 +1066,7 @@ void search_free(struct search *s)
 		return;
 	if (s->timer)
 		loop_del_timer(runner_loop(s->rn), s->timer);
+	runner_limit(s->rn, NULL, NULL);
 	while (s->nWork)
 		work_drop(s, s->aWork[0].round);
 	free(s->aWork);
@@ -1373,9 +1393,12 @@ void search_status_state(const struct state *st, char *buf, size_t n)
 	int nSus = 0;
 	for (int i = 0; i < ss->nSuspect; i++)
 		nSus += !ss->aSuspect[i].cleared;
-	snprintf(buf, n, "search %s, round %d%s, %d%s cands, $%.2f%s, best %s%s%s", ss->zState,
-	         ss->round, r, st->nCand - ss->nCandStart, c, st->llm.cost - ss->costStart, u, b,
-	         nSus ? ", suspects " : "", nSus ? "!" : "");
+	char open[24] = "";
+	if (ss->roundOpen > 1)
+		snprintf(open, sizeof open, " (%d open)", ss->roundOpen);
+	snprintf(buf, n, "search %s, round %d%s%s, %d%s cands, $%.2f%s, best %s%s%s", ss->zState,
+	         ss->round, r, open, st->nCand - ss->nCandStart, c, st->llm.cost - ss->costStart, u,
+	         b, nSus ? ", suspects " : "", nSus ? "!" : "");
 }
 
 void search_status(const struct search *s, char *buf, size_t n)

@@ -102,6 +102,17 @@ assert seq("llm_request", purpose="ideas", round=2)[0] > seq("round_finished", r
 assert all("snapshot" in e and e["snapshot"]["through"] == -1 for e in ev if e["type"] == "parents_chosen")
 PY
 
+run maxc search "$T/two" --max-candidates 3 --overlap 2 $S --session "$T/maxc.jsonl" $OPENAI $EVAL
+pycheck "--max-candidates 3 with rounds overlapping: exactly 3 candidates made, though more replies were on their way" \
+	"$T/maxc.jsonl" <<'PY'
+made = [i for i in src if i > 2]
+assert len(made) == 3, made
+reason = [e["reason"] for e in ev if e["type"] == "search_finished"][0]
+assert "candidate budget is spent (3 of 3)" in reason, reason
+impl = [e for e in ev if e["type"] == "llm_request" and e["purpose"] != "ideas"]
+assert len(impl) > 3, len(impl)
+PY
+
 # --- kill -9 with two rounds open, then resume
 rm -f "$T/go"
 R="$T/kill.jsonl"

@@ -300,6 +300,10 @@ static void test_overlap(void)
 	const struct state_search *ss = &s->st.search;
 	CHECK(ss->roundOpen == 2 && ss->round == 2, "two rounds open, the latest is 2 (%d, %d)",
 	      ss->roundOpen, ss->round);
+	char line[200];
+	search_status_state(&s->st, line, sizeof line);
+	CHECK(strstr(line, "search running, round 2 (2 open), 0 cands"), "the header's line: %s",
+	      line);
 	CHECK(!ss->aRound[0].lagged && ss->aRound[1].lagged,
 	      "round 2's parents came from a lagged snapshot, round 1's did not");
 	/* round 1's reply arrives while round 2 is the latest */
