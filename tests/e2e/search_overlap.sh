@@ -93,6 +93,9 @@ for e in ev:
     if e["type"] in ("idea_proposed", "llm_request"):
         assert e.get("round") in (1, 2, 3), e
 PY
+$KLOOP replay "$T/ov2.jsonl" >"$T/replay.out" 2>&1
+check "replay says which parents came from a lagged snapshot, and what it saw" \
+	grep -q 'parents_chosen round 2 by islands: #2 (.*) \[overlapping open rounds: saw rounds to 0, left out 1 former parent\]' "$T/replay.out"
 run ov1 search "$T/two" --rounds 3 --overlap 1 $S --session "$T/ov1.jsonl" $OPENAI $EVAL
 pycheck "overlap 1 (rounds one after another): round 2's ideas go out after round 1's last verdict and its round_finished" \
 	"$T/ov1.jsonl" <<'PY'
