@@ -50,6 +50,8 @@ for rep in $(seq 1 "$REPS"); do
 	for ov in 1 2; do
 		J="$O/overlap$ov-$rep.jsonl"
 		rm -f "$J"
+		# a cold compile cache for each run: no run reuses another's compiles
+		rm -rf "$O/cache"
 		$K search "$O/three" --rounds "$ROUNDS" --parents 2 --ideas 3 --branches 2 \
 			--overlap $ov --suspect 100 --json --provider openai --model fake-gpt \
 			--base-url "http://127.0.0.1:$PORT/v1" --backend host --budget 0.2 --trials 2 \
