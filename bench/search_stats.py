@@ -3,9 +3,48 @@
 best speedup per round, candidates evaluated per minute of search wall time,
 and the time spent in compile / check / time (summed over evaluations, from
 each result's "seconds") and waiting on the LLM (summed request latency), as
-shares of the wall time (work overlaps, so shares may add up past 100%)."""
+shares of the wall time (work overlaps, so shares may add up past 100%); and
+the share of the search's wall time (search_started to its end, by the
+events' ts) in which no evaluation was queued or running: the time the
+worker(s) sat idle while the search waited (on the LLM, or on itself), and
+how many rounds were open at once at most."""
 import json
 import sys
+
+
+def worker_idle(ev):
+    """(seconds with no evaluation queued or running, seconds) between
+    search_started and the search's end, or None"""
+    t0 = next((e["ts"] for e in ev if e["type"] == "search_started"), None)
+    t1 = next((e["ts"] for e in ev if e["type"] in ("search_finished", "search_stopped")), None)
+    if t0 is None or t1 is None or t1 <= t0:
+        return None
+    busy, since, n = 0.0, None, 0
+    for e in ev:
+        if e["type"] not in ("eval_started", "eval_finished") or not t0 <= e["ts"] <= t1:
+            continue
+        if e["type"] == "eval_started":
+            if n == 0:
+                since = e["ts"]
+            n += 1
+        elif n > 0:
+            n -= 1
+            if n == 0:
+                busy += e["ts"] - since
+    if n > 0:
+        busy += t1 - since
+    return (t1 - t0 - busy, t1 - t0)
+
+
+def max_open(ev):
+    n = m = 0
+    for e in ev:
+        if e["type"] == "round_started" and e.get("round", 0) >= 1:
+            n += 1
+            m = max(m, n)
+        elif e["type"] == "round_finished" and e.get("round", 0) >= 1:
+            n -= 1
+    return m
 
 
 def stats(path):
@@ -21,6 +60,7 @@ def stats(path):
             for k in sec:
                 sec[k] += s.get(k) or 0
     llm = sum(e.get("latency_s") or 0 for e in ev if e["type"] == "llm_response")
+    idle, maxOpen = worker_idle(ev), max_open(ev)
     fin = [e.get("reason") for e in ev if e["type"] == "search_finished"]
     best = [e for e in ev if e["type"] == "new_best"]
     print("%s (%s)" % (task, path))
@@ -32,6 +72,9 @@ def stats(path):
         print("  share of wall time: compile %.0f%%, load %.0f%%, check %.0f%%, time %.0f%%, LLM wait %.0f%%" % (
             100 * sec["compile"] / wall, 100 * sec["load"] / wall, 100 * sec["check"] / wall,
             100 * sec["time"] / wall, 100 * llm / wall))
+    if idle is not None:
+        print("  worker idle (no evaluation queued or running): %.0f%% of %.1f s; rounds open at once: %d" % (
+            100 * idle[0] / idle[1], idle[1], maxOpen))
     print("  stopped: %s" % (fin[0] if fin else "(not finished)"))
 
 

@@ -87,7 +87,7 @@ const struct cmd_entry cmd_search_entry = {
              "[--policy islands|greedy|random] [--seed S] [--gate auto] [--budget-usd X] "
              "[--max-candidates M] [--time SECONDS] [--target SPEEDUP] [--no-improve R] "
              "[--sweep-only] [--sweep grid|random] [--sweep-points K] [--crossover 0|1|2] "
-             "[--no-crossover] "
+             "[--no-crossover] [--overlap N] "
              "[--suspect X] [--bandwidth GBS] "
              "[--from SOURCE] [--session F] [--json] [--provider openai|anthropic|command] "
              "[--model NAME] [--base-url URL] [--command CMD] [--fix N] [--backend host|cuda] "

@@ -148,6 +148,7 @@ static const struct flag_def table[] = {
     SET("--suspect", FT_NUM, 1, 1e6, "speedup", NULL, FL_SEARCH, "suspect_x"),
     SET("--bandwidth", FT_NUM, 0, 1e6, "GB/s", NULL, FL_SEARCH, "bandwidth_gbs"),
     SET("--crossover", FT_INT, 0, 2, "crossover level", NULL, FL_SEARCH, "crossover"),
+    SET("--overlap", FT_INT, 1, 8, "rounds open at once", NULL, FL_SEARCH, "overlap"),
 };
 #define N_FLAGS (sizeof table / sizeof *table)
 

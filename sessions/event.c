@@ -93,7 +93,7 @@ static void apply_candidate_added(struct state *st, const cJSON *ev, double ts)
 	const cJSON *p, *ps = cJSON_GetObjectItem(ev, "parents");
 	cJSON_ArrayForEach(p, ps) if (cJSON_IsNumber(p) && c->nParent < 2)
 	    c->aParent[c->nParent++] = p->valueint;
-	c->round = st->search.roundOpen ? st->search.round : 0;
+	c->round = search_round_of(st, ev);
 	const struct state_idea *idea = state_idea(st, num(ev, "idea_id"));
 	if (idea) {
 		c->ideaId = idea->id;
@@ -191,7 +191,7 @@ static void apply_idea_proposed(struct state *st, const cJSON *ev, double ts)
 	set_str(&d->zOrigin, str(ev, "origin") ? str(ev, "origin") : "llm");
 	d->parent = num(ev, "parent");
 	d->request = num(ev, "request");
-	d->round = st->search.roundOpen ? st->search.round : 0;
+	d->round = search_round_of(st, ev);
 }
 
 static int check_idea(const struct state *st, const cJSON *ev, char *err)
@@ -374,6 +374,8 @@ int ev_candidate_added(struct session *s, const struct ev_candidate *c, char *er
 		cJSON_AddNumberToObject(e, "attempt", c->attempt);
 		cJSON_AddStringToObject(e, "changes", c->zChanges ? c->zChanges : "");
 	}
+	if (c->round > 0)
+		cJSON_AddNumberToObject(e, "round", c->round);
 	return session_emit(s, e, err) < 0 ? -1 : id;
 }
 
@@ -415,6 +417,8 @@ int ev_idea_proposed(struct session *s, const struct ev_idea *d, char *err)
 		cJSON_AddNumberToObject(e, "request", d->request);
 	if (d->parent)
 		cJSON_AddNumberToObject(e, "parent", d->parent);
+	if (d->round > 0)
+		cJSON_AddNumberToObject(e, "round", d->round);
 	return session_emit(s, e, err) < 0 ? -1 : id;
 }
 
@@ -476,6 +480,8 @@ int ev_llm_request(struct session *s, const struct ev_llm_request *q, char *err)
 		if (q->fixes)
 			cJSON_AddNumberToObject(e, "fixes", q->fixes);
 	}
+	if (q->round > 0)
+		cJSON_AddNumberToObject(e, "round", q->round);
 	return session_emit(s, e, err) < 0 ? -1 : id;
 }
 

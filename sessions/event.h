@@ -96,6 +96,8 @@ struct ev_candidate {
 	int branch;           /* its implementation branch (with request) */
 	int attempt;          /* fixes before it (with request) */
 	const char *zChanges; /* what the reply said it changed (with request) */
+	int round;            /* the search round it belongs to (0: none given: the
+	                       * latest open round, if any) */
 };
 /* candidate_added under the next free id; returns that id */
 int ev_candidate_added(struct session *s, const struct ev_candidate *c, char *err);
@@ -113,6 +115,7 @@ struct ev_idea {
 	const char *zOrigin; /* llm or human */
 	int request;         /* the request it came from (0: none) */
 	int parent;          /* the candidate it improves (0: none) */
+	int round;           /* the search round it belongs to (0: as ev_candidate) */
 };
 /* idea_proposed under the next free idea id; returns that id */
 int ev_idea_proposed(struct session *s, const struct ev_idea *d, char *err);
@@ -133,6 +136,7 @@ struct ev_llm_request {
 	int branch;  /* with idea */
 	int attempt; /* with idea */
 	int fixes;   /* the candidate a fix request repairs (0: none) */
+	int round;   /* the search round it is for (0: none given) */
 };
 /* llm_request under the next free request id; returns that id */
 int ev_llm_request(struct session *s, const struct ev_llm_request *q, char *err);
@@ -174,7 +178,8 @@ int ev_search_set(struct session *s, const char *zKey, const cJSON *value, doubl
                   char *err);
 int ev_round_started(struct session *s, int round, int best, double elapsedS, char *err);
 int ev_parents_chosen(struct session *s, int round, const char *zPolicy, double seed,
-                      const struct ev_parent *a, int n, double elapsedS, char *err);
+                      const struct ev_parent *a, int n, const cJSON *snapshot, double elapsedS,
+                      char *err);
 int ev_round_finished(struct session *s, int round, int best, double bestSpeedup, int made,
                       double elapsedS, char *err);
 int ev_pin(struct session *s, int cand, double elapsedS, char *err);

@@ -152,7 +152,7 @@ void apply_search_set(struct state *st, const cJSON *ev, double ts)
 	cJSON_AddItemToObject(s->settings, k, cJSON_Duplicate(v, 1));
 }
 
-static struct state_round *round_of(struct state *st, int r)
+static struct state_round *round_of(const struct state *st, int r)
 {
 	for (int i = 0; i < st->search.nRound; i++)
 		if (st->search.aRound[i].round == r)
@@ -160,20 +160,38 @@ static struct state_round *round_of(struct state *st, int r)
 	return NULL;
 }
 
+/* rounds started and not finished */
+static int count_open(const struct state *st)
+{
+	int n = 0;
+	for (int i = 0; i < st->search.nRound; i++)
+		n += !st->search.aRound[i].finished;
+	return n;
+}
+
+int search_round_of(const struct state *st, const cJSON *ev)
+{
+	int r = num(ev, "round");
+	if (r > 0)
+		return r;
+	return st->search.roundOpen ? st->search.round : 0;
+}
+
 void apply_round_started(struct state *st, const cJSON *ev, double ts)
 {
 	struct state_search *s = &st->search;
 	apply_search_elapsed(st, ev, ts);
 	s->round = num(ev, "round");
-	s->roundOpen = 1;
-	if (round_of(st, s->round))
-		return;
-	xgrow((void **)&s->aRound, &s->nRoundAlloc, (size_t)s->nRound + 1, sizeof *s->aRound);
-	struct state_round *r = &s->aRound[s->nRound++];
-	memset(r, 0, sizeof *r);
-	r->round = s->round;
-	r->bestSpeed = -1;
-	r->bestStart = num(ev, "best");
+	if (!round_of(st, s->round)) {
+		xgrow((void **)&s->aRound, &s->nRoundAlloc, (size_t)s->nRound + 1,
+		      sizeof *s->aRound);
+		struct state_round *r = &s->aRound[s->nRound++];
+		memset(r, 0, sizeof *r);
+		r->round = s->round;
+		r->bestSpeed = -1;
+		r->bestStart = num(ev, "best");
+	}
+	s->roundOpen = count_open(st);
 }
 
 void apply_parents_chosen(struct state *st, const cJSON *ev, double ts)
@@ -185,6 +203,9 @@ void apply_parents_chosen(struct state *st, const cJSON *ev, double ts)
 			free(r->azReason[i]);
 		r->nParent = 0;
 		set_str(&r->zPolicy, str(ev, "policy"));
+		const cJSON *th =
+		    cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "snapshot"), "through");
+		r->lagged = cJSON_IsNumber(th) && th->valuedouble >= 0;
 		const cJSON *p;
 		cJSON_ArrayForEach(p, cJSON_GetObjectItem(ev, "parents"))
 		{
@@ -202,15 +223,14 @@ void apply_round_finished(struct state *st, const cJSON *ev, double ts)
 {
 	apply_search_elapsed(st, ev, ts);
 	struct state_round *r = round_of(st, num(ev, "round"));
-	if (num(ev, "round") == st->search.round)
-		st->search.roundOpen = 0;
-	if (!r)
-		return;
-	r->finished = 1;
-	r->bestId = num(ev, "best");
-	r->nMade = num(ev, "made");
-	const cJSON *b = cJSON_GetObjectItem(ev, "best_speedup");
-	r->bestSpeed = cJSON_IsNumber(b) ? b->valuedouble : -1;
+	if (r) {
+		r->finished = 1;
+		r->bestId = num(ev, "best");
+		r->nMade = num(ev, "made");
+		const cJSON *b = cJSON_GetObjectItem(ev, "best_speedup");
+		r->bestSpeed = cJSON_IsNumber(b) ? b->valuedouble : -1;
+	}
+	st->search.roundOpen = count_open(st);
 }
 
 void apply_pin(struct state *st, const cJSON *ev, double ts)
@@ -300,6 +320,11 @@ void apply_new_best(struct state *st, const cJSON *ev, double ts)
 	const cJSON *sp = cJSON_GetObjectItem(ev, "speedup");
 	st->search.bestId = num(ev, "candidate");
 	st->search.bestSpeed = cJSON_IsNumber(sp) ? sp->valuedouble : -1;
+	/* the round that made it improved (rounds overlap: not the one open) */
+	const struct cand *c = state_cand(st, st->search.bestId);
+	struct state_round *r = c && c->round ? round_of(st, c->round) : NULL;
+	if (r)
+		r->improved = 1;
 }
 
 /* ---- emitters ---- */
@@ -384,7 +409,8 @@ int ev_round_started(struct session *s, int round, int best, double elapsedS, ch
 }
 
 int ev_parents_chosen(struct session *s, int round, const char *zPolicy, double seed,
-                      const struct ev_parent *a, int n, double elapsedS, char *err)
+                      const struct ev_parent *a, int n, const cJSON *snapshot, double elapsedS,
+                      char *err)
 {
 	cJSON *e = ev_new(EV_PARENTS_CHOSEN);
 	cJSON_AddNumberToObject(e, "round", round);
@@ -400,6 +426,8 @@ int ev_parents_chosen(struct session *s, int round, const char *zPolicy, double 
 		cJSON_AddStringToObject(p, "reason", a[i].zReason);
 		cJSON_AddItemToArray(ps, p);
 	}
+	if (snapshot)
+		cJSON_AddItemToObject(e, "snapshot", cJSON_Duplicate(snapshot, 1));
 	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
 	return session_emit(s, e, err);
 }

@@ -21,6 +21,10 @@ int check_search_cand(const struct state *st, const cJSON *ev, char *err);
 /* and "category" is a string */
 int check_search_category(const struct state *st, const cJSON *ev, char *err);
 
+/* the search round an idea_proposed or candidate_added belongs to: its
+ * "round" when given, else the latest round when one is open, else 0 */
+int search_round_of(const struct state *st, const cJSON *ev);
+
 void apply_search_started(struct state *st, const cJSON *ev, double ts);
 void apply_search_paused(struct state *st, const cJSON *ev, double ts);
 void apply_search_resumed(struct state *st, const cJSON *ev, double ts);

@@ -49,6 +49,7 @@ struct step {
 	int llmId;            /* the client's id of it */
 	const char *zPurpose; /* what it asks for: ideas, implement, fix, crossover */
 	double tAsked;        /* monotonic time it was sent */
+	int round;            /* the search round it works for (0: none given) */
 	struct step *next;
 };
 
@@ -57,8 +58,11 @@ struct pipeline {
 	struct prompt_vars task; /* the task's placeholders */
 	strbuf system;           /* the system prompt */
 	struct step *steps;
-	int depth;     /* advance() calls on the stack */
-	int noRepeats; /* a reply whose code the session has makes no candidate */
+	int depth;               /* advance() calls on the stack */
+	int noRepeats;           /* a reply whose code the session has makes no candidate */
+	int round;               /* the round new steps work for (pipeline_round()) */
+	pipeline_limit_fn limit; /* may a request go out, a candidate be added */
+	void *limitArg;
 };
 
 static void advance(struct pipeline *p);
@@ -292,6 +296,9 @@ static void on_llm_done(int id, const struct llm_reply *r, void *arg)
  * crossover); 0 or -1 + err */
 static int ask(struct pipeline *p, struct step *s, const char *zPurpose, char *err)
 {
+	const char *stop = p->limit ? p->limit(p->limitArg, 0) : NULL;
+	if (stop)
+		return kl_err(err, "%s: no %s request sent", stop, zPurpose);
 	strbuf prompt = STRBUF_INIT;
 	if (build(p, s, zPurpose, &prompt, err) < 0) {
 		sb_free(&prompt);
@@ -312,6 +319,7 @@ static int ask(struct pipeline *p, struct step *s, const char *zPurpose, char *e
 	    .branch = s->branch,
 	    .attempt = s->attempt,
 	    .fixes = s->attempt ? s->cand : 0,
+	    .round = s->round,
 	};
 	if ((s->request = ev_llm_request(p->pc.ses, &q, err)) < 0) {
 		s->request = 0;
@@ -356,6 +364,7 @@ static void on_ideas_reply(struct step *s, const struct llm_reply *r)
 		    .zOrigin = "llm",
 		    .request = s->request,
 		    .parent = s->parent,
+		    .round = s->round,
 		};
 		int id = said(p, ev_idea_proposed(p->pc.ses, &d, err), err);
 		if (id > 0)
@@ -441,6 +450,14 @@ static void on_branch_reply(struct step *s, const struct llm_reply *r)
 			branch_end(s, NULL);
 			return;
 		}
+	const char *stop = p->limit ? p->limit(p->limitArg, 1) : NULL;
+	if (stop) {
+		reply_code_free(&code);
+		char *why = xasprintf("%s: the reply makes no candidate", stop);
+		branch_end(s, why);
+		free(why);
+		return;
+	}
 	const struct state_idea *d = state_idea(&p->pc.ses->st, s->idea);
 	const char *ext = extension(p, s->parent);
 	char *name = !s->idea && s->attempt
@@ -468,6 +485,7 @@ static void on_branch_reply(struct step *s, const struct llm_reply *r)
 	    .branch = s->branch,
 	    .attempt = s->attempt,
 	    .zChanges = code.zChanges,
+	    .round = s->round,
 	};
 	int id = ev_candidate_added(p->pc.ses, &ec, err);
 	free(name);
@@ -583,6 +601,7 @@ static struct step *add_step(struct pipeline *p, enum step_kind kind, int parent
 	s->kind = kind;
 	s->p = p;
 	s->parent = parent;
+	s->round = p->round;
 	struct step **pp = &p->steps;
 	while (*pp)
 		pp = &(*pp)->next;
@@ -784,6 +803,32 @@ int pipeline_busy(const struct pipeline *p)
 	for (const struct step *s = p->steps; s; s = s->next)
 		n += s->state != STEP_DONE;
 	return n;
+}
+
+void pipeline_round(struct pipeline *p, int round)
+{
+	p->round = round > 0 ? round : 0;
+}
+
+int pipeline_round_busy(const struct pipeline *p, int round, int *pUnsent)
+{
+	int n = 0, unsent = 0;
+	for (const struct step *s = p->steps; s; s = s->next) {
+		if (s->round != round || s->state == STEP_DONE)
+			continue;
+		n++;
+		/* an ideas step's implementations go out after its reply */
+		unsent += s->kind == STEP_IDEAS || s->state == STEP_PARENTS;
+	}
+	if (pUnsent)
+		*pUnsent = unsent;
+	return n;
+}
+
+void pipeline_limit(struct pipeline *p, pipeline_limit_fn fn, void *arg)
+{
+	p->limit = fn;
+	p->limitArg = arg;
 }
 
 void pipeline_no_repeats(struct pipeline *p, int on)

@@ -128,6 +128,29 @@ void pipeline_update(struct pipeline *p);
  * evaluation); 0 when idle */
 int pipeline_busy(const struct pipeline *p);
 
+/*
+ * The search round (> 0) that the steps started from now on work for (0:
+ * none): their llm_request, idea_proposed and candidate_added events carry
+ * it as "round", a fix's too, so that work of overlapping rounds is told
+ * apart in the journal.
+ */
+void pipeline_round(struct pipeline *p, int round);
+/* steps of round `round` not finished; *pUnsent (may be NULL): those of them
+ * whose LLM requests have not all gone out yet (an ideas step, whose
+ * implementations follow its reply, or a step waiting for its parents) */
+int pipeline_round_busy(const struct pipeline *p, int round, int *pUnsent);
+
+/*
+ * A limit on the work (a search's budgets, which in-flight work would
+ * otherwise overrun): fn is asked before every LLM request goes out
+ * (bCandidate 0: an ideas, implementation, fix, crossover or translation
+ * request) and before a reply becomes a candidate (1); it returns NULL, or
+ * why not (static), and then the step ends with that reason.  fn NULL: no
+ * limit.
+ */
+typedef const char *(*pipeline_limit_fn)(void *arg, int bCandidate);
+void pipeline_limit(struct pipeline *p, pipeline_limit_fn fn, void *arg);
+
 /* on: a reply whose code is the source of a candidate the session has
  * already makes no new candidate (it is not evaluated or timed again; the
  * branch ends, said through the log hook) */

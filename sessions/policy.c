@@ -30,13 +30,28 @@ int policy_eligible(const struct cand *c)
 	return c->status == STATUS_CORRECT && c->timeMs > 0 && c->speedup > 0;
 }
 
-static int children(const struct state *st, int id)
+int policy_visible(const struct policy_ctx *ctx, const struct cand *c)
 {
+	return ctx->through < 0 || c->round <= ctx->through;
+}
+
+/* the children of id the snapshot holds */
+static int children(const struct policy_ctx *ctx, int id)
+{
+	const struct state *st = ctx->st;
 	int n = 0;
 	for (int i = 0; i < st->nCand; i++)
 		for (int k = 0; k < st->aCand[i].nParent; k++)
-			n += st->aCand[i].aParent[k] == id;
+			n += st->aCand[i].aParent[k] == id && policy_visible(ctx, &st->aCand[i]);
 	return n;
+}
+
+static int busy(const struct policy_ctx *ctx, int id)
+{
+	for (int i = 0; i < ctx->nBusy; i++)
+		if (ctx->aBusy[i] == id)
+			return 1;
+	return 0;
 }
 
 /* the island of candidate id: its ancestor one below the root */
@@ -141,7 +156,7 @@ static int choose_islands(const struct policy_ctx *ctx, const int *aElig, int nE
 				const struct cand *c = state_cand(st, aElig[i]);
 				if (policy_island(st, c->id) != aIsl[r] || picked(out, n, c->id))
 					continue;
-				int kids = children(st, c->id);
+				int kids = children(ctx, c->id);
 				if (!best || c->speedup > best->speedup)
 					best = c;
 				if (!least || kids < leastKids)
@@ -161,7 +176,7 @@ static int choose_islands(const struct policy_ctx *ctx, const int *aElig, int nE
 				snprintf(out[n].zReason, sizeof out[n].zReason,
 				         "island %d (rank %d of %d): its best candidate (%.3gx, %d "
 				         "children)",
-				         aIsl[r], r + 1, nIsl, c->speedup, children(st, c->id));
+				         aIsl[r], r + 1, nIsl, c->speedup, children(ctx, c->id));
 			n++;
 		}
 		if (n == before)
@@ -225,7 +240,8 @@ int policy_choose(const struct policy *pol, const struct policy_ctx *ctx, int k,
 		/* the same machine code as an earlier candidate (not timed again,
 		 * issue 11): that one stands for it */
 		if (!policy_eligible(c) || (ctx->excluded && ctx->excluded(st, c->id)) ||
-		    (pin && c->id == pin->id) || cJSON_GetObjectItem(c->result, "same_code_as"))
+		    (pin && c->id == pin->id) || cJSON_GetObjectItem(c->result, "same_code_as") ||
+		    !policy_visible(ctx, c) || busy(ctx, c->id))
 			continue;
 		struct sha256 h;
 		sha256_init(&h);

@@ -11,7 +11,10 @@
  * They are considered in the order of their sources' SHA-256, so the
  * choice does not depend on the order in which parallel replies arrived
  * (and so on candidate ids).  A pinned candidate (eligible or not, unless
- * banned or failed) comes first.
+ * banned or failed) comes first.  What a policy sees is the snapshot of the
+ * context (through, aBusy): with rounds overlapping, the candidates of the
+ * rounds that may still be open are left out, so that the choice depends
+ * only on rounds that are complete (ARCHITECTURE.md, "The search").
  *
  * The policies:
  *   islands  (default) a candidate's island is its first-generation
@@ -40,6 +43,13 @@ struct policy_ctx {
 	uint64_t seed; /* the search's seed */
 	int round;     /* the round being chosen for (mixed into the seed) */
 	int (*excluded)(const struct state *st, int id); /* banned or suspect, or NULL */
+	/* the snapshot (rounds overlap): a candidate made by a round after
+	 * `through` is not seen, neither as a parent nor as a child (-1: every
+	 * round is seen); aBusy[0..nBusy) (parents of rounds still open) are not
+	 * chosen.  A zeroed through sees only candidates made outside rounds. */
+	int through;
+	const int *aBusy;
+	int nBusy;
 };
 
 struct policy_pick {
@@ -71,6 +81,8 @@ int policy_island(const struct state *st, int id);
 
 /* 1 when candidate c may be a parent (correct, timed); excluded() aside */
 int policy_eligible(const struct cand *c);
+/* 1 when the snapshot of ctx holds candidate c (ctx->through) */
+int policy_visible(const struct policy_ctx *ctx, const struct cand *c);
 
 /*
  * Choose up to k (at most POLICY_MAX_PICKS) parents for round ctx->round

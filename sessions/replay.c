@@ -165,6 +165,16 @@ void replay_describe(const struct replay *r, int i, char *buf, size_t n)
 			        (int)cJSON_GetNumberValue(cJSON_GetObjectItem(p, "id")),
 			        why ? why : "");
 		}
+		/* a round that overlapped open ones saw a lagged snapshot */
+		const cJSON *snap = cJSON_GetObjectItem(ev, "snapshot");
+		const cJSON *th = cJSON_GetObjectItem(snap, "through");
+		if (cJSON_IsNumber(th) && th->valuedouble >= 0) {
+			int nb = cJSON_GetArraySize(cJSON_GetObjectItem(snap, "busy"));
+			sb_addf(&sb,
+			        " [overlapping open rounds: saw rounds to %d, left out %d former "
+			        "parent%s]",
+			        th->valueint, nb, nb == 1 ? "" : "s");
+		}
 		const char *pol = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "policy"));
 		snprintf(buf, n, "parents_chosen round %d by %s: %s",
 		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "round")),

@@ -362,6 +362,7 @@ int runner_add(struct runner *rn, const char *zOrigin, const int *aParent, int n
 	    .nParent = nParent,
 	    .zSource = zSource,
 	    .zIdea = zIdea,
+	    .round = rn->round,
 	};
 	int id = ev_candidate_added(rn->ses, &c, err);
 	free(name);
@@ -491,6 +492,10 @@ int runner_llm(struct runner *rn, char *err)
 	    .arg = rn,
 	};
 	rn->p = pipeline_new(&pc, err);
+	if (rn->p) {
+		pipeline_round(rn->p, rn->round);
+		pipeline_limit(rn->p, rn->limit, rn->limitArg);
+	}
 	return rn->p ? 0 : -1;
 }
 
@@ -958,6 +963,33 @@ int runner_no_repeats(struct runner *rn, char *err)
 		return -1;
 	pipeline_no_repeats(rn->p, 1);
 	return 0;
+}
+
+void runner_round(struct runner *rn, int round)
+{
+	rn->round = round > 0 ? round : 0;
+	if (rn->p)
+		pipeline_round(rn->p, rn->round);
+}
+
+void runner_limit(struct runner *rn, pipeline_limit_fn fn, void *arg)
+{
+	rn->limit = fn;
+	rn->limitArg = arg;
+	if (rn->p)
+		pipeline_limit(rn->p, fn, arg);
+}
+
+int runner_round_busy(const struct runner *rn, int round, int *pUnsent)
+{
+	if (pUnsent)
+		*pUnsent = 0;
+	return rn->p ? pipeline_round_busy(rn->p, round, pUnsent) : 0;
+}
+
+int runner_llm_room(const struct runner *rn)
+{
+	return !rn->llm || llm_pending(rn->llm) < llm_max_in_flight(rn->llm);
 }
 
 int runner_idea_reject_why(struct runner *rn, int id, const char *zReason, char *err)

@@ -25,6 +25,7 @@
 #include "session.h"
 #include "task.h"
 #include "taskopen.h"
+#include "pipeline.h"
 #include "pool.h"
 #include "worker.h"
 
@@ -118,6 +119,9 @@ struct runner {
 	int nStream;
 	size_t nStreamAlloc;
 	int nFinished;           /* evaluations finished since opening */
+	int round;               /* the search round new work belongs to (runner_round) */
+	pipeline_limit_fn limit; /* the pipeline's limit (runner_limit), or NULL */
+	void *limitArg;
 	runner_notify_fn notify; /* the front end's callback, or NULL */
 	void *arg;               /* its argument */
 };
@@ -273,6 +277,21 @@ int runner_translate(struct runner *rn, int n, char *err);
 /* replies whose code the session has make no new candidate (the search:
  * identical code is not evaluated again); 0 or -1 + err (no LLM) */
 int runner_no_repeats(struct runner *rn, char *err);
+/*
+ * The search round (> 0) that candidates added and LLM work started from
+ * now on belong to (0: none; they belong to the latest open round, if any):
+ * their events carry it (pipeline_round()).
+ */
+void runner_round(struct runner *rn, int round);
+/* LLM steps of round `round` not finished; *pUnsent (may be NULL): those
+ * whose requests have not all gone out (pipeline_round_busy()) */
+int runner_round_busy(const struct runner *rn, int round, int *pUnsent);
+/* the pipeline's limit on requests and candidates (pipeline_limit(); the
+ * search's budgets); fn NULL: none */
+void runner_limit(struct runner *rn, pipeline_limit_fn fn, void *arg);
+/* 1 when the LLM client would send one more request at once (fewer
+ * requests pending than its in-flight limit), or there is no client yet */
+int runner_llm_room(const struct runner *rn);
 /* reject idea id saying why (zReason may be NULL); 0 or -1 + err */
 int runner_idea_reject_why(struct runner *rn, int id, const char *zReason, char *err);
 

@@ -49,22 +49,30 @@ static int set_add(struct intset *x, int v)
 	return 1;
 }
 
+/* an open round's work done by this process (driven at least once: what
+ * was cut short before it was asked again) */
+struct work {
+	int round;
+	struct intset asked; /* parents whose ideas were asked for */
+	int crossed;         /* the crossover was made */
+	int llmCrossed;      /* the LLM crossover was asked for */
+};
+
 struct search {
 	struct runner *rn;
 	search_note_fn notify;
 	char zErr[KL_ERRLEN]; /* an emitter's error where the caller gave no err */
 	void *arg;
-	long long timer;     /* the tick's timer (0: none) */
-	int inTick, again;   /* a tick is running; one more was asked for */
-	int stepping;        /* one round, then pause */
-	double tRun;         /* now_s() when it last began running (0: not running) */
-	double base;         /* elapsed seconds before that */
-	int roundWork;       /* the round whose work the sets below describe */
-	struct intset asked; /* parents whose ideas were asked for in it */
+	long long timer;    /* the tick's timer (0: none) */
+	int inTick, again;  /* a tick is running; one more was asked for */
+	int stepping;       /* one round, then pause */
+	double tRun;        /* now_s() when it last began running (0: not running) */
+	double base;        /* elapsed seconds before that */
+	struct work *aWork; /* what was done for each open round (since opening) */
+	int nWork;
+	size_t nWorkAlloc;
 	struct intset swept; /* candidates swept (any round) */
 	struct intset impl;  /* ideas sent to be implemented */
-	int crossed;         /* the round's crossover was made */
-	int llmCrossed;      /* the round's LLM crossover was asked for */
 	int translating;     /* round 0's translations were asked for */
 	char *judged;        /* per candidate id: its verdict was judged */
 	size_t nJudged;
@@ -88,6 +96,7 @@ static const struct setting {
     {"sweep_points", 8, 0, 256, NULL},
     {"crossover", 1, 0, 2, NULL},
     {"sweep_only", 0, 0, 1, NULL},
+    {"overlap", 2, 1, 8, NULL},
     {"suspect_x", 10, 1, 1e6, NULL},
     {"bandwidth_gbs", 0, 0, 1e6, NULL},
     {"rounds", 0, 0, 100000, NULL},
@@ -102,7 +111,7 @@ static const struct setting {
 const char *search_setting_keys(void)
 {
 	return "parents, ideas, branches, translations, policy, seed, gate, sweep, sweep_points, "
-	       "crossover, sweep_only, suspect_x, bandwidth_gbs, rounds, max_candidates, "
+	       "crossover, sweep_only, overlap, suspect_x, bandwidth_gbs, rounds, max_candidates, "
 	       "budget_usd, time_s, no_improve, target";
 }
 
@@ -331,7 +340,8 @@ static int rounds_done(const struct state *st)
 	return n;
 }
 
-/* finished rounds at the end without a new best */
+/* finished rounds at the end none of whose candidates became the best
+ * (rounds close in order: the finished ones come first) */
 static int rounds_flat(const struct state *st)
 {
 	int n = 0;
@@ -339,7 +349,7 @@ static int rounds_flat(const struct state *st)
 		const struct state_round *r = &st->search.aRound[i];
 		if (r->round < 1 || !r->finished)
 			continue;
-		n = r->bestId == r->bestStart ? n + 1 : 0;
+		n = r->improved ? 0 : n + 1;
 	}
 	return n;
 }
@@ -374,7 +384,8 @@ static const char *stop_reason(struct search *s, char *buf, size_t n)
 		snprintf(buf, n, "no new best for %d rounds", rounds_flat(st));
 	else if (st->search.nRound && st->search.aRound[st->search.nRound - 1].finished &&
 	         st->search.aRound[st->search.nRound - 1].round >= 1 &&
-	         !st->search.aRound[st->search.nRound - 1].nMade)
+	         !st->search.aRound[st->search.nRound - 1].nMade &&
+	         !st->search.aRound[st->search.nRound - 1].lagged)
 		snprintf(buf, n, "round %d made no new candidate: nothing new to try",
 		         st->search.aRound[st->search.nRound - 1].round);
 	else
@@ -393,6 +404,23 @@ static int llm_ok(struct search *s)
 {
 	double v = num(s, "budget_usd");
 	return !num(s, "sweep_only") && cand_ok(s) && (v <= 0 || usd_used(ST(s)) < v);
+}
+
+/* the runner's limit while a search is on (running or paused): work in
+ * flight (fixes, replies to requests sent before) stays within the budgets
+ * of candidates, time and LLM dollars */
+static const char *limit(void *arg, int bCandidate)
+{
+	struct search *s = arg;
+	const struct state_search *ss = &ST(s)->search;
+	if (!ss->started || !search_state_live(ss->state))
+		return NULL;
+	if (!cand_ok(s))
+		return "the search's candidate or time budget is spent";
+	double v = num(s, "budget_usd");
+	if (!bCandidate && v > 0 && usd_used(ST(s)) >= v)
+		return "the search's LLM budget is spent";
+	return NULL;
 }
 
 /* ---- the mechanical proposers ---- */
@@ -631,24 +659,54 @@ static int ideas_exist(const struct state *st, int round, int parent)
 
 /* ---- rounds ---- */
 
-static const struct state_round *open_round(const struct state *st)
+static const struct state_round *round_at(const struct state *st, int round)
 {
 	for (int i = 0; i < st->search.nRound; i++)
-		if (st->search.aRound[i].round == st->search.round)
+		if (st->search.aRound[i].round == round)
 			return &st->search.aRound[i];
 	return NULL;
 }
 
-static void drive_round(struct search *s)
+/* the oldest open round, or -1 */
+static int oldest_open(const struct state *st)
+{
+	int r = -1;
+	for (int i = 0; i < st->search.nRound; i++) {
+		const struct state_round *x = &st->search.aRound[i];
+		if (!x->finished && (r < 0 || x->round < r))
+			r = x->round;
+	}
+	return r;
+}
+
+static struct work *work_of(struct search *s, int round, int make)
+{
+	for (int i = 0; i < s->nWork; i++)
+		if (s->aWork[i].round == round)
+			return &s->aWork[i];
+	if (!make)
+		return NULL;
+	xgrow((void **)&s->aWork, &s->nWorkAlloc, (size_t)s->nWork + 1, sizeof *s->aWork);
+	struct work *w = &s->aWork[s->nWork++];
+	memset(w, 0, sizeof *w);
+	w->round = round;
+	return w;
+}
+
+static void work_drop(struct search *s, int round)
+{
+	struct work *w = work_of(s, round, 0);
+	if (!w)
+		return;
+	free(w->asked.a);
+	*w = s->aWork[--s->nWork];
+}
+
+static void drive_round(struct search *s, int R)
 {
 	const struct state *st = ST(s);
-	const struct state_round *r = open_round(st);
-	int R = st->search.round;
-	if (s->roundWork != R) {
-		s->roundWork = R;
-		s->asked.n = 0;
-		s->crossed = s->llmCrossed = 0;
-	}
+	const struct state_round *r = round_at(st, R);
+	struct work *w = work_of(s, R, 1);
 	char err[KL_ERRLEN];
 	if (R == 0) {
 		if (!s->translating) {
@@ -673,22 +731,24 @@ static void drive_round(struct search *s)
 		return;
 	int aPar[STATE_MAX_PARENTS], nPar = r->nParent;
 	memcpy(aPar, r->aParent, sizeof aPar);
+	/* what is made now belongs to round R (rounds overlap) */
+	runner_round(s->rn, R);
 	/* cheap before dear: every parent's sweep and the crossover go first */
 	for (int i = 0; i < nPar; i++)
 		if (set_add(&s->swept, aPar[i]) && cand_ok(s))
 			sweep(s, aPar[i]);
-	if (!s->crossed && num(s, "crossover") > 0 && nPar >= 2) {
-		s->crossed = 1;
+	if (!w->crossed && num(s, "crossover") > 0 && nPar >= 2) {
+		w->crossed = 1;
 		crossover(s, aPar[0], aPar[1]);
 	}
-	if (!s->llmCrossed && num(s, "crossover") >= 2 && nPar >= 2 && llm_ok(s)) {
-		s->llmCrossed = 1;
+	if (!w->llmCrossed && num(s, "crossover") >= 2 && nPar >= 2 && llm_ok(s)) {
+		w->llmCrossed = 1;
 		llm_crossover(s, R, aPar[0], aPar[1]);
 	}
 	for (int i = 0; i < nPar; i++) {
-		if (!llm_ok(s) || set_has(&s->asked, aPar[i]))
+		if (!llm_ok(s) || set_has(&w->asked, aPar[i]))
 			continue;
-		set_add(&s->asked, aPar[i]);
+		set_add(&w->asked, aPar[i]);
 		if (ideas_exist(ST(s), R, aPar[i]))
 			continue; /* asked before a restart: not again */
 		if (runner_ideas(s->rn, aPar[i], (int)num(s, "ideas"), err) < 0) {
@@ -699,22 +759,32 @@ static void drive_round(struct search *s)
 	}
 	gate(s, R);
 	implement(s, R);
+	runner_round(s->rn, 0);
 }
 
-static int round_complete(struct search *s)
+/* ideas of round R waiting for a decision */
+static int pending_ideas(const struct state *st, int R)
+{
+	int n = 0;
+	for (int i = 0; i < st->nIdea; i++)
+		n += st->aIdea[i].round == R && st->aIdea[i].status == IDEA_PENDING;
+	return n;
+}
+
+/* round R's work is all done: nothing of it runs or waits (its LLM steps,
+ * its candidates' evaluations, under the human gate its ideas) */
+static int round_complete(struct search *s, int R)
 {
 	const struct state *st = ST(s);
-	if (s->roundWork != st->search.round || runner_jobs(s->rn) || runner_llm_busy(s->rn))
+	if (!work_of(s, R, 0) || runner_round_busy(s->rn, R, NULL))
+		return 0;
+	/* round 0's work (the translations) is not marked: all of it */
+	if (R == 0 && (runner_jobs(s->rn) || runner_llm_busy(s->rn)))
 		return 0;
 	for (int i = 0; i < st->nCand; i++)
-		if (!final(&st->aCand[i]))
+		if (st->aCand[i].round == R && !final(&st->aCand[i]))
 			return 0;
-	if (!strcmp(word(s, "gate", "auto"), "human"))
-		for (int i = 0; i < st->nIdea; i++)
-			if (st->aIdea[i].round == st->search.round &&
-			    st->aIdea[i].status == IDEA_PENDING)
-				return 0;
-	return 1;
+	return strcmp(word(s, "gate", "auto"), "human") || !pending_ideas(st, R);
 }
 
 static struct ev_search_budget budget(struct search *s)
@@ -729,10 +799,9 @@ static struct ev_search_budget budget(struct search *s)
 	return b;
 }
 
-static void finish_round(struct search *s)
+static void finish_round(struct search *s, int R)
 {
 	const struct state *st = ST(s);
-	int R = st->search.round;
 	int made = 0;
 	for (int i = 0; i < st->nCand; i++)
 		made += st->aCand[i].round == R;
@@ -746,6 +815,7 @@ static void finish_round(struct search *s)
 	                          st->search.bestId ? st->search.bestSpeed : -1, made, EL(s),
 	                          s->zErr),
 	        line, NULL);
+	work_drop(s, R);
 	snprintf(line, sizeof line, "budget: %d rounds, %d candidates, $%.4f, %.0f s",
 	         rounds_done(ST(s)), cands_used(ST(s)), usd_used(ST(s)), search_elapsed(s));
 	struct ev_search_budget spent = budget(s);
@@ -766,48 +836,111 @@ static void finish(struct search *s, const char *zWhy)
 	s->tRun = 0;
 }
 
-static void start_round(struct search *s)
+/* rounds started (round 0 aside) */
+static int rounds_started(const struct state *st)
+{
+	int n = 0;
+	for (int i = 0; i < st->search.nRound; i++)
+		n += st->search.aRound[i].round >= 1;
+	return n;
+}
+
+/*
+ * May round R + 1 start while the latest round R is open?  Only with
+ * `overlap` > 1 rounds allowed open and fewer open, when R (>= 1) asked for
+ * its ideas and all of its LLM requests are out (no ideas reply awaited, no
+ * idea undecided, no implementation waiting to be sent), the LLM client has
+ * room for one more request, and no budget or stopping rule (counted on the
+ * closed rounds, and the rounds budget on the rounds started) says stop.
+ */
+static int may_overlap(struct search *s)
 {
 	const struct state *st = ST(s);
-	int anyEligible = 0;
-	for (int i = 0; i < st->nCand && !anyEligible; i++)
-		anyEligible =
-		    policy_eligible(&st->aCand[i]) && !state_search_excluded(st, st->aCand[i].id);
+	int R = st->search.round, unsent = 0;
+	double rounds = num(s, "rounds");
+	char buf[200];
+	const struct work *w = work_of(s, R, 0);
+	if (num(s, "overlap") <= 1 || s->stepping || st->search.roundOpen >= num(s, "overlap") ||
+	    R < 1 || !w || !w->asked.n || !llm_ok(s) ||
+	    (rounds > 0 && rounds_started(st) >= rounds) || stop_reason(s, buf, sizeof buf))
+		return 0;
+	runner_round_busy(s->rn, R, &unsent);
+	return !unsent && !pending_ideas(st, R) && runner_llm_room(s->rn);
+}
+
+/*
+ * Start round R = the latest + 1: choose its parents and journal them.
+ * With rounds open (lagged), the policy sees the snapshot of round R -
+ * overlap and before (all closed and complete: at most `overlap` rounds
+ * are open, R among them, and they close in order) without any
+ * candidate that was a parent already; when that snapshot holds no
+ * eligible parent nothing starts (0), and the round waits until the open
+ * ones close.  Else it sees
+ * every candidate.  Either way the choice depends only on journaled facts.
+ * Returns 1 when a round started (or the search finished).
+ */
+static int start_round(struct search *s, int lagged)
+{
+	const struct state *st = ST(s);
 	char line[400];
-	if (!anyEligible) {
-		int translated = 0;
-		for (int i = 0; i < st->search.nRound; i++)
-			translated |= st->search.aRound[i].round == 0;
-		char err[KL_ERRLEN];
-		if (!translated && st->search.round == 0 && llm_ok(s) &&
-		    runner_llm(s->rn, err) == 0) {
-			emitted(s, ev_round_started(SES(s), 0, 0, EL(s), s->zErr),
-			        "round 0: no correct candidate to start from, translating", NULL);
-			return;
+	if (!lagged) {
+		int anyEligible = 0;
+		for (int i = 0; i < st->nCand && !anyEligible; i++)
+			anyEligible = policy_eligible(&st->aCand[i]) &&
+			              !state_search_excluded(st, st->aCand[i].id);
+		if (!anyEligible) {
+			int translated = 0;
+			for (int i = 0; i < st->search.nRound; i++)
+				translated |= st->search.aRound[i].round == 0;
+			char err[KL_ERRLEN];
+			if (!translated && st->search.round == 0 && llm_ok(s) &&
+			    runner_llm(s->rn, err) == 0) {
+				emitted(s, ev_round_started(SES(s), 0, 0, EL(s), s->zErr),
+				        "round 0: no correct candidate to start from, translating",
+				        NULL);
+				return 1;
+			}
+			finish(s, st->nCand ? "no correct candidate to be a parent"
+			                    : "no candidate to start from (no seed, and no LLM to "
+			                      "translate)");
+			return 1;
 		}
-		finish(s, st->nCand
-		              ? "no correct candidate to be a parent"
-		              : "no candidate to start from (no seed, and no LLM to translate)");
-		return;
 	}
 	int R = st->search.round + 1;
-	snprintf(line, sizeof line, "round %d", R);
-	if (emitted(s, ev_round_started(SES(s), R, st->search.bestId, EL(s), s->zErr), line, NULL) <
-	    0)
-		return;
-	st = ST(s);
 	const struct policy *pol = policy_find(word(s, "policy", "islands"));
 	if (!pol)
 		pol = &policy_table[0];
+	/* lagged, only candidates never a parent: a parent of an open round
+	 * is being worked on, and one of a closed round had its ideas asked
+	 * for on a view no older than this one (it waits for the full view) */
+	struct intset busy = {0};
+	for (int i = 0; lagged && i < st->search.nRound; i++)
+		for (int k = 0; k < st->search.aRound[i].nParent; k++)
+			set_add(&busy, st->search.aRound[i].aParent[k]);
 	struct policy_ctx ctx = {
 	    .st = st,
 	    .pinned = st->search.pinned,
 	    .seed = (uint64_t)num(s, "seed"),
 	    .round = R,
 	    .excluded = state_search_excluded,
+	    .through = lagged ? R - (int)num(s, "overlap") : -1,
+	    .aBusy = busy.a,
+	    .nBusy = busy.n,
 	};
 	struct policy_pick pick[POLICY_MAX_PICKS];
 	int n = policy_choose(pol, &ctx, (int)num(s, "parents"), pick);
+	if (lagged && !n) {
+		free(busy.a);
+		return 0;
+	}
+	snprintf(line, sizeof line, "round %d%s", R,
+	         lagged ? " (overlapping the open rounds)" : "");
+	if (emitted(s, ev_round_started(SES(s), R, st->search.bestId, EL(s), s->zErr), line, NULL) <
+	    0) {
+		free(busy.a);
+		return 1;
+	}
+	st = ST(s);
 	struct ev_parent ap[POLICY_MAX_PICKS];
 	char hexes[POLICY_MAX_PICKS][65];
 	strbuf sb = STRBUF_INIT;
@@ -827,9 +960,20 @@ static void start_round(struct search *s)
 		};
 		sb_addf(&sb, "\n  #%d %s: %s", c->id, c->zName, pick[i].zReason);
 	}
-	emitted(s, ev_parents_chosen(SES(s), R, pol->zName, num(s, "seed"), ap, n, EL(s), s->zErr),
-	        sb.buf, NULL);
+	/* the snapshot the policy saw, for replay */
+	cJSON *snap = cJSON_CreateObject();
+	cJSON_AddNumberToObject(snap, "through", ctx.through);
+	cJSON *b = cJSON_AddArrayToObject(snap, "busy");
+	for (int i = 0; i < busy.n; i++)
+		cJSON_AddItemToArray(b, cJSON_CreateNumber(busy.a[i]));
+	free(busy.a);
+	emitted(
+	    s,
+	    ev_parents_chosen(SES(s), R, pol->zName, num(s, "seed"), ap, n, snap, EL(s), s->zErr),
+	    sb.buf, NULL);
+	cJSON_Delete(snap);
 	sb_free(&sb);
+	return 1;
 }
 
 /* ---- the tick ---- */
@@ -850,27 +994,41 @@ static void tick(struct search *s)
 		st = ST(s);
 		if (st->search.state != SEARCH_RUNNING)
 			break;
-		if (st->search.roundOpen) {
-			drive_round(s);
-			if (round_complete(s)) {
-				finish_round(s);
-				s->again = 1;
-			}
-		} else {
-			char buf[200];
-			const char *why = stop_reason(s, buf, sizeof buf);
-			if (why) {
-				finish(s, why);
-				break;
-			}
-			int waiting = 0;
-			for (int i = 0; i < st->nCand; i++)
-				waiting |= !final(&st->aCand[i]);
-			if (waiting || runner_jobs(s->rn) || runner_llm_busy(s->rn))
-				break; /* the seeds (or a hand edit) are being evaluated */
-			start_round(s);
+		/* every open round moves on, the oldest first; they close in order */
+		for (int r = oldest_open(st); r >= 0 && r <= ST(s)->search.round; r++) {
+			const struct state_round *x = round_at(ST(s), r);
+			if (x && !x->finished)
+				drive_round(s, r);
+		}
+		int r;
+		while ((r = oldest_open(ST(s))) >= 0 && round_complete(s, r) &&
+		       ST(s)->search.state == SEARCH_RUNNING) {
+			finish_round(s, r);
 			s->again = 1;
 		}
+		st = ST(s);
+		if (st->search.state != SEARCH_RUNNING)
+			break;
+		judge_all(s); /* the policy sees every verdict judged */
+		st = ST(s);
+		if (st->search.roundOpen) {
+			if (may_overlap(s) && start_round(s, 1))
+				s->again = 1;
+			continue;
+		}
+		char buf[200];
+		const char *why = stop_reason(s, buf, sizeof buf);
+		if (why) {
+			finish(s, why);
+			break;
+		}
+		int waiting = 0;
+		for (int i = 0; i < st->nCand; i++)
+			waiting |= !final(&st->aCand[i]);
+		if (waiting || runner_jobs(s->rn) || runner_llm_busy(s->rn))
+			break; /* the seeds (or a hand edit) are being evaluated */
+		start_round(s, 0);
+		s->again = 1;
 	} while (s->again);
 	s->inTick = 0;
 }
@@ -897,7 +1055,7 @@ struct search *search_new(struct runner *rn, search_note_fn notify, void *arg)
 	s->rn = rn;
 	s->notify = notify;
 	s->arg = arg;
-	s->roundWork = -1;
+	runner_limit(rn, limit, s);
 	return s;
 }
 
@@ -907,7 +1065,10 @@ void search_free(struct search *s)
 		return;
 	if (s->timer)
 		loop_del_timer(runner_loop(s->rn), s->timer);
-	free(s->asked.a);
+	runner_limit(s->rn, NULL, NULL);
+	while (s->nWork)
+		work_drop(s, s->aWork[0].round);
+	free(s->aWork);
 	free(s->swept.a);
 	free(s->impl.a);
 	free(s->judged);
@@ -1193,8 +1354,8 @@ int search_waiting(const struct search *s)
 	if (!st->search.roundOpen || strcmp(word(s, "gate", "auto"), "human") ||
 	    runner_jobs(s->rn) || runner_llm_busy(s->rn))
 		return 0;
-	for (int i = 0; i < st->nIdea; i++)
-		if (st->aIdea[i].round == st->search.round && st->aIdea[i].status == IDEA_PENDING)
+	for (int i = 0; i < st->search.nRound; i++)
+		if (!st->search.aRound[i].finished && pending_ideas(st, st->search.aRound[i].round))
 			return 1;
 	return 0;
 }
@@ -1234,14 +1395,17 @@ void search_status_state(const struct state *st, char *buf, size_t n)
 	for (int i = 0; i < ss->nSuspect; i++)
 		nSus += !ss->aSuspect[i].cleared;
 	/* candidates of the same machine code as one timed before: not timed */
-	char same[48] = "";
+	char same[48] = "", open[24] = "";
 	for (int i = ss->nCandStart; i < st->nCand; i++)
 		nSame += cJSON_GetObjectItem(st->aCand[i].result, "not_timed") != NULL;
 	if (nSame)
 		snprintf(same, sizeof same, ", %d same code", nSame);
-	snprintf(buf, n, "search %s, round %d%s, %d%s cands%s, $%.2f%s, best %s%s%s",
-	         search_state_name(ss->state), ss->round, r, st->nCand - ss->nCandStart, c, same,
-	         st->llm.cost - ss->costStart, u, b, nSus ? ", suspects " : "", nSus ? "!" : "");
+	if (ss->roundOpen > 1)
+		snprintf(open, sizeof open, " (%d open)", ss->roundOpen);
+	snprintf(buf, n, "search %s, round %d%s%s, %d%s cands%s, $%.2f%s, best %s%s%s",
+	         search_state_name(ss->state), ss->round, r, open, st->nCand - ss->nCandStart, c,
+	         same, st->llm.cost - ss->costStart, u, b, nSus ? ", suspects " : "",
+	         nSus ? "!" : "");
 }
 
 void search_status(const struct search *s, char *buf, size_t n)

@@ -15,6 +15,13 @@
  * search is not finished continues it within the same budget, asking again
  * what was cut short and evaluating nothing twice.
  *
+ * Rounds overlap: while round N's candidates are evaluated, round N + 1
+ * starts once N's LLM requests are all out (and the LLM client has room),
+ * its parents chosen from a snapshot that does not depend on timing (the
+ * rounds `overlap` back, no former parent); rounds close in order, and
+ * the budgets hold for work in flight (runner_limit()).  ARCHITECTURE.md,
+ * "The automatic search", has the rules.
+ *
  * A verdict becomes the new best when its median time is below the
  * incumbent's 10th-percentile time and at least 2% below its median (the
  * two times come from separate evaluations, not an interleaved A/B run); a
@@ -26,7 +33,8 @@
  * Settings (search_started's "settings", changed by search_set):
  *   parents (2), ideas (3), branches (2), translations (2), policy
  *   (islands), seed (1), gate (auto|human), sweep (grid|random), sweep_points
- *   (8 per parent), crossover (1: on), sweep_only (0), suspect_x (10),
+ *   (8 per parent), crossover (1: on), sweep_only (0), overlap (2: rounds
+ *   open at once; 1: one after another), suspect_x (10),
  *   bandwidth_gbs (0: unknown; e.g. 3350 for an H100 SXM's HBM3);
  *   budgets, 0 meaning none: rounds, max_candidates, budget_usd, time_s,
  *   no_improve (rounds without a new best), target (speedup).

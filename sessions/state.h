@@ -103,6 +103,9 @@ struct state_round {
 	int nMade;        /* candidates it made (round_finished's "made") */
 	int bestId;       /* the incumbent at its end (0: none) */
 	double bestSpeed; /* its speedup (-1: none) */
+	int improved;     /* a new_best named one of its candidates */
+	int lagged;       /* its parents were chosen from a lagged snapshot (it
+	                   * overlapped open rounds: parents_chosen's snapshot) */
 };
 
 /* a candidate held back as suspect until a person clears it */
@@ -118,8 +121,9 @@ struct state_search {
 	enum search_state state; /* running, paused, stopped, finished (none: no search) */
 	char *zWhy;              /* why it stopped or finished */
 	cJSON *settings;         /* {"ideas", "branches", "policy", "seed", "gate", ...} */
-	int round;               /* the current or last round (0: none) */
-	int roundOpen;           /* round_started without its round_finished */
+	int round;               /* the latest round started (0: none) */
+	int roundOpen;           /* rounds started and not finished (several when rounds
+	                          * overlap: the search's `overlap` setting) */
 	struct state_round *aRound;
 	int nRound;
 	size_t nRoundAlloc;

@@ -445,6 +445,11 @@ int llm_pending(const struct llm *c)
 	return n;
 }
 
+int llm_max_in_flight(const struct llm *c)
+{
+	return c->cfg.maxInFlight;
+}
+
 int llm_running(const struct llm *c)
 {
 	return c->running;

@@ -123,6 +123,8 @@ int llm_drop(struct llm *c, int id);
 int llm_pending(const struct llm *c);
 /* attempts running now (at most the config's maxInFlight) */
 int llm_running(const struct llm *c);
+/* the config's maxInFlight: requests that run at once */
+int llm_max_in_flight(const struct llm *c);
 
 /* the provider's name, the model and the endpoint requests go to ("" for
  * the command provider); static or owned by c */

@@ -29,6 +29,13 @@ diag() {
 		head -n 40 "$_f" 2>/dev/null | cut -c1-300 | tr -d '\033' | sed 's/^/#| /'
 	done
 }
+# run NAME ARGS...: kloop ARGS > $T/NAME.out 2> $T/NAME.err; $rc
+run() {
+	name=$1
+	shift
+	$KLOOP "$@" >"$T/$name.out" 2>"$T/$name.err"
+	rc=$?
+}
 # json FIELD FILE: print a top-level or dotted field of a JSON file (python3)
 json() {
 	python3 -c 'import json,sys

@@ -14,13 +14,6 @@ fi
 OPENAI="--provider openai --model fake-gpt --base-url http://127.0.0.1:$PORT/v1"
 EVAL="--backend host --budget 0.2 --trials 3"
 n=0
-# run NAME ARGS...: kloop ARGS > $T/NAME.out 2> $T/NAME.err; $rc
-run() {
-	name=$1
-	shift
-	$KLOOP "$@" >"$T/$name.out" 2>"$T/$name.err"
-	rc=$?
-}
 # py NAME EXPR: evaluate a Python expression over j (the JSON in $T/NAME.out)
 py() {
 	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' \

@@ -9,13 +9,6 @@
 EVAL="--backend host --budget 0.2 --trials 2"
 F=tests/fixtures/search
 CORPUS="python3 $F/corpus_llm.py"
-# run NAME ARGS...: kloop ARGS > $T/NAME.out 2> $T/NAME.err; $rc
-run() {
-	name=$1
-	shift
-	$KLOOP "$@" >"$T/$name.out" 2>"$T/$name.err"
-	rc=$?
-}
 # pycheck NAME JOURNAL OUT: run the Python on stdin with ev (JOURNAL's
 # events), s (the last JSON line of OUT: the summary, or None), src, mark
 # (each candidate's corpus marker) and fin (each one's last result); ok

@@ -26,6 +26,9 @@ repeats).  A reply:
   piece         characters of text per event (16)
   usage         [input_tokens, output_tokens] ([12, 34])
   delay         seconds to wait before each event (0)
+  reply_delay   seconds to wait before answering at all (a model's latency)
+  hold          a file name: the reply waits until that file exists (a test
+                holds replies back, and lets them go by making the file)
   split         write each event in two halves, cut mid-line, 50 ms apart
   stall_after   after this many events, sleep "stall" seconds (then go on)
   drop_after    after this many events, close the connection at once
@@ -227,6 +230,10 @@ class Handler(BaseHTTPRequestHandler):
                 self.rule = stats["rules"].setdefault(
                     match, {"requests": 0, "concurrent": 0, "max_concurrent": 0})
             count(self.rule, 1)
+        if spec.get("reply_delay"):
+            time.sleep(spec["reply_delay"])
+        while spec.get("hold") and not os.path.exists(spec["hold"]):
+            time.sleep(0.02)
         status = spec.get("status", 200)
         if status != 200 or "body" in spec:
             return self.send_raw(status, spec.get("body", ""), spec.get("headers", {}))

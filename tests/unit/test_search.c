@@ -111,7 +111,8 @@ static int choose(const struct state *st, const char *pol, uint64_t seed, int k,
 	                         .pinned = st->search.pinned,
 	                         .seed = seed,
 	                         .round = 1,
-	                         .excluded = state_search_excluded};
+	                         .excluded = state_search_excluded,
+	                         .through = -1};
 	return policy_choose(policy_find(pol), &ctx, k, out);
 }
 
@@ -263,8 +264,8 @@ static void test_emitters(void)
 	      "session_last: the journaled search_started with its settings, elapsed_s and seq");
 	CHECK(ev_round_started(s, 1, 2, 1.5, err) == 0, "round_started: %s", err);
 	struct ev_parent par = {2, "c2.c", 2.0, "00ff", "the fastest"};
-	CHECK(ev_parents_chosen(s, 1, "greedy", 7, &par, 1, 2, err) == 0, "parents_chosen: %s",
-	      err);
+	CHECK(ev_parents_chosen(s, 1, "greedy", 7, &par, 1, NULL, 2, err) == 0,
+	      "parents_chosen: %s", err);
 	last = session_last(s);
 	const cJSON *p0 = cJSON_GetArrayItem(cJSON_GetObjectItem(last, "parents"), 0);
 	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(p0, "id")) == 2 &&
@@ -305,6 +306,68 @@ static void test_emitters(void)
 	session_close(s);
 }
 
+/* rounds that overlap: several open at once, work told apart by its
+ * "round", the rounds that improved, and the policy's snapshot */
+static void test_overlap(void)
+{
+	struct session *s = session_memory();
+	double sp[] = {1.0, 2.0, 3.0};
+	int key[] = {1, 2, 3};
+	population(s, sp, key, 3);
+	emit(s, "{\"type\":\"search_started\",\"settings\":{\"overlap\":2}}");
+	emit(s, "{\"type\":\"round_started\",\"round\":1,\"best\":3}");
+	emit(s, "{\"type\":\"parents_chosen\",\"round\":1,\"policy\":\"greedy\",\"parents\":"
+	        "[{\"id\":3,\"reason\":\"r\"}],\"snapshot\":{\"through\":-1,\"busy\":[]}}");
+	emit(s, "{\"type\":\"round_started\",\"round\":2,\"best\":3}");
+	emit(s, "{\"type\":\"parents_chosen\",\"round\":2,\"policy\":\"greedy\",\"parents\":"
+	        "[{\"id\":2,\"reason\":\"r\"}],\"snapshot\":{\"through\":0,\"busy\":[3]}}");
+	const struct state_search *ss = &s->st.search;
+	CHECK(ss->roundOpen == 2 && ss->round == 2, "two rounds open, the latest is 2 (%d, %d)",
+	      ss->roundOpen, ss->round);
+	char line[200];
+	search_status_state(&s->st, line, sizeof line);
+	CHECK(strstr(line, "search running, round 2 (2 open), 0 cands"), "the header's line: %s",
+	      line);
+	CHECK(!ss->aRound[0].lagged && ss->aRound[1].lagged,
+	      "round 2's parents came from a lagged snapshot, round 1's did not");
+	/* round 1's reply arrives while round 2 is the latest */
+	emit(s, "{\"type\":\"idea_proposed\",\"id\":1,\"title\":\"t\",\"origin\":\"llm\","
+	        "\"parent\":3,\"round\":1}");
+	emit(s, "{\"type\":\"candidate_added\",\"id\":4,\"name\":\"c4.c\",\"origin\":\"llm\","
+	        "\"parents\":[3],\"source\":\"src4\",\"idea_id\":1,\"round\":1}");
+	emit(s, "{\"type\":\"candidate_added\",\"id\":5,\"name\":\"c5.c\",\"origin\":\"human\","
+	        "\"parents\":[2],\"source\":\"src5\"}");
+	CHECK(state_idea(&s->st, 1)->round == 1 && state_cand(&s->st, 4)->round == 1,
+	      "an idea and a candidate carrying \"round\": 1 belong to round 1, not the latest");
+	CHECK(state_cand(&s->st, 5)->round == 2,
+	      "a candidate without \"round\" belongs to the latest open round");
+	emit(s, "{\"type\":\"eval_finished\",\"candidate\":4,\"result\":{\"status\":"
+	        "\"correct\",\"speedup\":5,\"timing\":{\"median_ms\":0.2}}}");
+	emit(s, "{\"type\":\"new_best\",\"candidate\":4,\"speedup\":5}");
+	emit(s, "{\"type\":\"round_finished\",\"round\":1,\"best\":4,\"made\":1}");
+	CHECK(ss->roundOpen == 1 && ss->aRound[0].finished && !ss->aRound[1].finished,
+	      "round 1 closes while round 2 stays open");
+	CHECK(ss->aRound[0].improved && !ss->aRound[1].improved,
+	      "the round whose candidate became the best improved, not the one open when it "
+	      "did");
+
+	/* the policy's snapshot: through 0 sees no candidate of a round */
+	struct policy_pick p[POLICY_MAX_PICKS];
+	struct policy_ctx ctx = {
+	    .st = &s->st, .seed = 1, .round = 3, .excluded = state_search_excluded, .through = -1};
+	int n = policy_choose(policy_find("greedy"), &ctx, 1, p);
+	CHECK(n == 1 && p[0].cand == 4, "every round seen: #4 (5x) is the fastest");
+	ctx.through = 0;
+	n = policy_choose(policy_find("greedy"), &ctx, 1, p);
+	CHECK(n == 1 && p[0].cand == 3, "through 0: round 1's #4 is not seen, #3 is the fastest");
+	int busy[] = {3, 2};
+	ctx.aBusy = busy;
+	ctx.nBusy = 2;
+	n = policy_choose(policy_find("greedy"), &ctx, 3, p);
+	CHECK(n == 1 && p[0].cand == 1, "busy parents are not chosen again: only #1 (%d)", n);
+	session_close(s);
+}
+
 static void test_settings(void)
 {
 	char err[KL_ERRLEN] = "";
@@ -325,6 +388,10 @@ static void test_settings(void)
 	CHECK(search_setting_parse(o, "speed", "1", err) < 0 &&
 	          strstr(err, "unknown search setting 'speed'"),
 	      "an unknown key is named");
+	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "overlap")) == 2 &&
+	          search_setting_parse(o, "overlap", "9", err) < 0 &&
+	          strstr(err, "overlap: expected a whole number from 1 to 8, got '9'"),
+	      "overlap: 2 rounds open at once by default, at most 8 (%s)", err);
 	cJSON_Delete(o);
 }
 
@@ -334,6 +401,7 @@ int main(void)
 	test_policy();
 	test_fold();
 	test_emitters();
+	test_overlap();
 	test_settings();
 	return check_done();
 }
