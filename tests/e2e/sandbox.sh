@@ -157,6 +157,7 @@ top=$(pwd)
 # the machine): after it, none of that tree may be left
 # tree PID: "pid starttime" of PID and every process below it (starttime
 # tells a pid reused later apart); alive LIST: those of LIST still running
+# (zombies are not)
 tree() {
 	python3 - "$1" <<'PY'
 import os, sys
@@ -181,8 +182,10 @@ PY
 }
 alive() {
 	while read -r pid st; do
-		s=$( (cat "/proc/$pid/stat" 2>/dev/null || true) | sed 's/.*) //' | cut -d' ' -f20)
-		[ "$s" = "$st" ] && printf '%s(%s) ' "$pid" "$(cat "/proc/$pid/comm" 2>/dev/null)"
+		f=$( (cat "/proc/$pid/stat" 2>/dev/null || true) | sed 's/.*) //')
+		# a zombie has ended (its parent, or init, has yet to reap it)
+		[ "$(echo "$f" | cut -d' ' -f20)" = "$st" ] && [ "$(echo "$f" | cut -d' ' -f1)" != Z ] &&
+			printf '%s(%s) ' "$pid" "$(cat "/proc/$pid/comm" 2>/dev/null)"
 	done <"$1"
 }
 for sig in TERM KILL HUP; do
