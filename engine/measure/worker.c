@@ -429,11 +429,14 @@ static void handle_event(struct worker *w, cJSON *o)
 			w->zSignal = NULL;
 			arm(w, w->cfg.runTimeoutS);
 		}
-		j->zStage = !strcmp(st, "running")     ? "loading"
-		            : !strcmp(st, "checking")  ? "checking"
-		            : !strcmp(st, "timing")    ? "timing"
-		            : !strcmp(st, "compiling") ? "compiling"
-		                                       : j->zStage;
+		static const char *known[] = {"checking",     "timing",      "compiling",
+		                              "small shapes", "full shapes", "quick timing",
+		                              "full timing",  "a/b"};
+		if (!strcmp(st, "running"))
+			j->zStage = "loading";
+		for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+			if (!strcmp(st, known[i]))
+				j->zStage = known[i];
 		j->k = cJSON_IsNumber(k) ? k->valueint : -1;
 		if (w->progress)
 			w->progress(j->id, st, j->k, w->arg);
