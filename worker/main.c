@@ -1083,6 +1083,8 @@ int main(int argc, char **argv)
 	cJSON_AddStringToObject(o, "version", KLOOP_VERSION);
 	if (W.b->zUuid[0])
 		cJSON_AddStringToObject(o, "uuid", W.b->zUuid);
+	if (W.b->bandwidthGbs > 0)
+		cJSON_AddNumberToObject(o, "bandwidth_gbs", W.b->bandwidthGbs);
 	char zHost[256] = "";
 	if (gethostname(zHost, sizeof zHost - 1) == 0)
 		cJSON_AddStringToObject(o, "host", zHost);

@@ -45,3 +45,59 @@ for c in "small_wrong incorrect:small shapes:compile" \
 		sed 's/^/#   /' "$T/py.out" | tail -3
 	fi
 done
+
+# --- the interleaved A/B: `bench 2 --ab 1` in the shell times #2 against #1
+# alternately whatever their times; the result is an ab_compared event
+# (its pairs and wins: no assertion on which one is faster) that replay shows
+printf '%s\n' "add tests/fixtures/search/chunked.c" "bench 2 --ab 1" |
+	$KLOOP shell softmax --session "$T/ab.jsonl" $EVAL >"$T/ab.out" 2>"$T/ab.err"
+python3 - "$T/ab.jsonl" <<'PY' >"$T/py.out" 2>&1
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ab = [e for e in ev if e["type"] == "ab_compared"]
+assert len(ab) == 1, ab
+a = ab[0]
+assert (a["candidate"], a["incumbent"]) == (2, 1), a
+assert 6 <= a["pairs"] <= 20 and 0 <= a["wins"] <= a["pairs"], a
+assert isinstance(a["won"], bool) and a["rule"].startswith("sign test: faster in"), a
+fin = [e["result"] for e in ev if e["type"] == "eval_finished" and e["candidate"] == 2][-1]
+assert fin["stage"] == "a/b" and fin["ab"]["pairs"] == a["pairs"], fin.get("stage")
+assert [s["stage"] for s in fin["stages"]][-1] == "a/b"
+PY
+if [ $? -eq 0 ]; then ok "bench 2 --ab 1: an ab_compared event with its pairs and wins; the result's stage is a/b"; else
+	fail "bench 2 --ab 1: an ab_compared event with its pairs and wins; the result's stage is a/b"
+	sed 's/^/#   /' "$T/py.out" "$T/ab.err" | tail -4
+fi
+$KLOOP replay "$T/ab.jsonl" >"$T/replay.out" 2>&1
+check "replay shows the A/B: 'ab_compared #2 vs #1: ... over N pairs, faster in W'" \
+	grep -Eq 'ab_compared #2 vs #1: .* over [0-9]+ pairs, faster in [0-9]+' "$T/replay.out"
+
+# --- the physical limit by FLOPs: a task giving its FLOP count, and a peak so
+# low (1 MFLOP/s) that every candidate's time is below what its FLOPs take:
+# every correct one is a suspect, none the best
+cp -r tasks/softmax "$T/flopmax"
+python3 -c 'import json,sys
+j=json.load(open(sys.argv[1])); j["name"]="flopmax"; j["flops"]="5*rows*cols"
+json.dump(j, open(sys.argv[1], "w"))' "$T/flopmax/task.json"
+$KLOOP search "$T/flopmax" --from tests/fixtures/search/chunked.c --rounds 1 --sweep-only \
+	--peak-tflops 0.000001 --session "$T/flops.jsonl" $EVAL >"$T/flops.out" 2>"$T/flops.err"
+python3 - "$T/flops.jsonl" <<'PY' >"$T/py.out" 2>&1
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+fin = {e["candidate"]: e["result"] for e in ev if e["type"] == "eval_finished"}
+ok = {i for i, r in fin.items() if r["status"] == "correct"}
+sus = {e["candidate"]: e["why"] for e in ev if e["type"] == "suspect_flagged"}
+best = [e for e in ev if e["type"] == "new_best"]
+assert ok and set(sus) == ok and not best, (ok, sus, best)
+assert all("its 0.001311 GFLOP take at 1e-06 TFLOP/s" in w for w in sus.values()), sus
+PY
+if [ $? -eq 0 ]; then ok "--peak-tflops: a time below the task's flops (5*rows*cols) at the peak is a suspect, never the best"; else
+	fail "--peak-tflops: a time below the task's flops (5*rows*cols) at the peak is a suspect, never the best"
+	sed 's/^/#   /' "$T/py.out" "$T/flops.err" | tail -4
+fi
+python3 -c 'import json,sys
+j=json.load(open(sys.argv[1])); j["flops"]="2*rows*depth"
+json.dump(j, open(sys.argv[1], "w"))' "$T/flopmax/task.json"
+$KLOOP eval "$T/flopmax" tasks/softmax/seed.c $EVAL >"$T/bad.out" 2>"$T/bad.err"
+check "a flops expression naming an unknown dimension is an error naming the field and the name" \
+	grep -q "flops: 'depth' is not a dimension of shape set 'host'" "$T/bad.err"
