@@ -1147,7 +1147,7 @@ cJSON *harness_ab(struct harness *h, struct harness_cand *inc, struct harness_ca
 	free(ts[0].a), free(ts[1].a), free(ratio.a), free(frames.a);
 	return o;
 returned:
-	snprintf(why, sizeof why, "%s: kl_run returned %d", when, rc);
+	snprintf(why, sizeof why, "kl_run returned %d", rc);
 	crc = HC_MISBEHAVED;
 called:
 	if (crc > 0) {
