@@ -101,14 +101,36 @@ void runner_verdict(const struct cand *c, char *buf, size_t n)
 		snprintf(sp, sizeof sp, " ±%.0f%%",
 		         (p90->valuedouble - p10->valuedouble) / 2 / c->timeMs * 100);
 	const char *zStatus = c->status == STATUS_COMPILE_ERROR ? "compile error" : c->zStatus;
+	/* where the cascade stopped, when the reason does not say */
+	const char *zStage = cJSON_GetStringValue(cJSON_GetObjectItem(c->result, "stage"));
+	char at[48] = "";
+	if (zStage && c->status != STATUS_CORRECT && strcmp(zStage, "compile") &&
+	    strcmp(zStage, "small shapes"))
+		snprintf(at, sizeof at, " at %s", zStage);
+	/* a quick timing only, and the A/B */
+	char more[160] = "";
+	const cJSON *ab = cJSON_GetObjectItem(c->result, "ab");
+	if (cJSON_GetObjectItem(tm, "stopped"))
+		snprintf(more, sizeof more, " (stopped after the quick timing)");
+	else if (cJSON_IsNumber(cJSON_GetObjectItem(ab, "pairs")))
+		snprintf(more, sizeof more, "; A/B vs #%d: faster in %d of %d pairs, %.3gx, %s",
+		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ab, "incumbent_id")),
+		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ab, "wins")),
+		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ab, "pairs")),
+		         cJSON_GetNumberValue(cJSON_GetObjectItem(ab, "ratio")),
+		         cJSON_IsTrue(cJSON_GetObjectItem(ab, "won")) ? "won"
+		                                                      : "not beyond the noise");
+	else if (ab)
+		snprintf(more, sizeof more, "; no A/B vs #%d",
+		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ab, "incumbent_id")));
 	if (c->status == STATUS_CORRECT && c->timeMs >= 0 && c->speedup >= 0)
-		snprintf(buf, n, "correct, %.4g ms%s, %.3gx", c->timeMs, sp, c->speedup);
+		snprintf(buf, n, "correct, %.4g ms%s, %.3gx%s", c->timeMs, sp, c->speedup, more);
 	else if (c->status == STATUS_CORRECT && c->timeMs >= 0)
-		snprintf(buf, n, "correct, %.4g ms%s", c->timeMs, sp);
+		snprintf(buf, n, "correct, %.4g ms%s%s", c->timeMs, sp, more);
 	else if (c->zReason && *c->zReason)
-		snprintf(buf, n, "%s: %s", zStatus, c->zReason);
+		snprintf(buf, n, "%s%s: %s", zStatus, at, c->zReason);
 	else
-		snprintf(buf, n, "%s", zStatus);
+		snprintf(buf, n, "%s%s", zStatus, at);
 	/* one line: the reason may hold a compiler's newlines */
 	for (char *p = buf; *p; p++)
 		if (*p == '\n' || *p == '\r' || *p == '\t')

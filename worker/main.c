@@ -388,7 +388,8 @@ static cJSON *cascade(struct job *j, cJSON *stages, double *pCheck, double *pTim
 	stage_done(stages, zStage, t0);
 	double stopX = opt_num(j, "quick_stop_x", 0), base = opt_num(j, "baseline_ms", 0);
 	double quickMs = timing_num(tm, "median_ms");
-	if (stopX > 0 && base > 0 && quickMs > stopX * base) {
+	if (stopX > 0 && base > 0 && quickMs > stopX * base &&
+	    !cJSON_IsTrue(cJSON_GetObjectItem(j->req, "ab_force"))) {
 		char why[200];
 		snprintf(
 		    why, sizeof why,

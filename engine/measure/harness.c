@@ -942,6 +942,7 @@ static cJSON *timed(struct harness *h, struct harness_cand *c, int nQuick,
 		h->o.minRuns = h->o.maxRuns = nQuick;
 		h->o.warmupS = 0;
 		h->o.rse = 0;
+		h->o.budgetS = 1e30; /* exactly nQuick runs, however slow */
 	}
 	int isBad;
 	cJSON *tm = time_runs(h, c, progress, arg, &isBad, why, sizeof why, err);

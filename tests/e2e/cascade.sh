@@ -68,6 +68,9 @@ if [ $? -eq 0 ]; then ok "bench 2 --ab 1: an ab_compared event with its pairs an
 	fail "bench 2 --ab 1: an ab_compared event with its pairs and wins; the result's stage is a/b"
 	sed 's/^/#   /' "$T/py.out" "$T/ab.err" | tail -4
 fi
+check "the shell's verdict line carries the A/B: 'A/B vs #1: faster in W of N pairs'" \
+	grep -Eq 'candidate 2 \(chunked.c\): correct, .*; A/B vs #1: faster in [0-9]+ of [0-9]+ pairs' \
+	"$T/ab.out"
 $KLOOP replay "$T/ab.jsonl" >"$T/replay.out" 2>&1
 check "replay shows the A/B: 'ab_compared #2 vs #1: ... over N pairs, faster in W'" \
 	grep -Eq 'ab_compared #2 vs #1: .* over [0-9]+ pairs, faster in [0-9]+' "$T/replay.out"
@@ -101,3 +104,30 @@ json.dump(j, open(sys.argv[1], "w"))' "$T/flopmax/task.json"
 $KLOOP eval "$T/flopmax" tasks/softmax/seed.c $EVAL >"$T/bad.out" 2>"$T/bad.err"
 check "a flops expression naming an unknown dimension is an error naming the field and the name" \
 	grep -q "flops: 'depth' is not a dimension of shape set 'host'" "$T/bad.err"
+
+# --- the quick timing's stop: --quick-stop 0.000001 ends every candidate the
+# search evaluates after its 5 quick runs (each is far slower than a
+# millionth of the baseline), still correct: it passed the full shapes
+$KLOOP search softmax --from tests/fixtures/search/chunked.c --rounds 1 --sweep-only \
+	--quick-stop 0.000001 --session "$T/quick.jsonl" $EVAL >"$T/quick.out" 2>"$T/quick.err"
+python3 - "$T/quick.jsonl" <<'PY' >"$T/py.out" 2>&1
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+src = {e["id"]: e["origin"] for e in ev if e["type"] == "candidate_added"}
+fin = {}
+for e in ev:  # each one's first verdict (one that looks faster is evaluated again, with an A/B)
+    if e["type"] == "eval_finished":
+        fin.setdefault(e["candidate"], e["result"])
+sweep = [i for i, o in src.items() if o == "sweep"]
+assert sweep, src
+for i in sweep:
+    r = fin[i]
+    assert r["status"] == "correct" and r["stage"] == "quick timing", (i, r["status"], r["stage"])
+    assert r["timing"]["count"] == 5 and "stopped after the quick timing" in r["timing"]["stopped"]
+    assert [s["stage"] for s in r["stages"]][-2:] == ["full shapes", "quick timing"]
+assert fin[1]["stage"] == "full timing"  # the seed, evaluated before the search began
+PY
+if [ $? -eq 0 ]; then ok "--quick-stop: the sweep points stop after 5 quick runs, correct, stage 'quick timing'"; else
+	fail "--quick-stop: the sweep points stop after 5 quick runs, correct, stage 'quick timing'"
+	sed 's/^/#   /' "$T/py.out" "$T/quick.err" | tail -4
+fi
