@@ -325,6 +325,7 @@ void apply_ab_compared(struct state *st, const cJSON *ev, double ts)
 	a->wins = num(ev, "wins");
 	a->ratio = cJSON_IsNumber(r) ? r->valuedouble : -1;
 	a->won = cJSON_IsTrue(cJSON_GetObjectItem(ev, "won"));
+	a->failed = cJSON_GetObjectItem(ev, "error") != NULL;
 }
 
 /* ---- emitters ---- */

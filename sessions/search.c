@@ -299,7 +299,13 @@ static int ab_decides(struct search *s, const struct cand *c, const struct cand 
 	int id = c->id, incId = best->id; /* the emitters below may move both */
 	double ms = c->timeMs, incMs = best->timeMs;
 	if (ab) {
-		if (!ab->won) {
+		if (ab->failed) {
+			snprintf(line, sizeof line,
+			         "A/B: #%d against #%d could not be run (the journal's ab_compared "
+			         "says why): #%d is not the best",
+			         id, incId, id);
+			note(s, line, NULL);
+		} else if (!ab->won) {
 			snprintf(
 			    line, sizeof line,
 			    "A/B: #%d is not faster than #%d beyond the noise (faster in %d of "

@@ -75,6 +75,7 @@ struct state_ab {
 	int pairs, wins;     /* pairs timed, pairs the challenger was faster in */
 	double ratio;        /* median per-pair incumbent/challenger time, or -1 */
 	int won;             /* beyond the noise (harness.h, harness_ab) */
+	int failed;          /* it could not be run ("error": the incumbent failed) */
 };
 
 /* one round of a search */

@@ -594,8 +594,9 @@ static int worker_arg(struct actions_front *f, const struct commands_line *c)
 	else if (c->nArg == 2 && !strncmp(c->azArg[1], "--on=", 5))
 		z = c->azArg[1] + 5;
 	if (!z)
-		return fail(f, "bench: expected --on W after the id, got '%s' (usage: %s)",
-		            c->azArg[1], c->def->usage);
+		return fail(
+		    f, "bench: expected --on W or --ab OTHER after the id, got '%s' (usage: %s)",
+		    c->azArg[1], c->def->usage);
 	char *end;
 	errno = 0;
 	long w = strtol(z, &end, 10);

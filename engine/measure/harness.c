@@ -43,7 +43,9 @@ struct harness {
 	int bGenerated;        /* inputs drawn by harness_generate_inputs (not given) */
 	uint64_t nRuns;        /* timed runs so far: seeds their fresh inputs */
 	uint64_t runSeed;      /* this evaluation's timed inputs' seed (unpredictable) */
-	int poolUsed;          /* checking sets used in this evaluation */
+	int poolUsed;          /* checking sets used in this evaluation (all its timing
+	                          phases: quick, full, A/B), so none is seen twice */
+	int quick;             /* the timing phase is a quick one (harness_time) */
 	double pCheck;         /* chance that a timed run is checked */
 	int nChecked;          /* timed runs checked in this evaluation */
 	unsigned char *pGuard; /* host copy of the expected guard band */
@@ -664,7 +666,7 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 	int strict = 0, warm = 0, converged = 0, rc, crc, clk0 = -1;
 	double rse = INFINITY, sum = 0, sum2 = 0, start, t, probeMed = 0, fastMed = 0;
 	h->runSeed = harness_random64();
-	h->poolUsed = h->nChecked = 0;
+	h->nChecked = 0;
 	h->nRuns = 0;
 	h->pCheck = 0.25;
 	if (prepare(h, T, err) < 0)
@@ -693,6 +695,8 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 	         : expect < h->o.minRuns ? h->o.minRuns
 	                                 : expect;
 	h->pCheck = h->nPool > h->poolUsed ? (h->nPool - h->poolUsed) / expect : 1.0 / 16;
+	if (h->quick) /* about one checked run: the full timing needs the rest */
+		h->pCheck = 1.0 / expect;
 	if (h->pCheck < 1.0 / 256)
 		h->pCheck = 1.0 / 256;
 restart:
@@ -763,6 +767,8 @@ restart:
 	int clk1 = b->clock_mhz ? b->clock_mhz(b) : -1;
 	char thr[256] = "";
 	int throttled = b->throttled ? b->throttled(b, thr, sizeof thr) : -1;
+	if (h->quick)
+		goto summary; /* the run after timing is the full timing's: its input once */
 	/* one more run, as the timed ones but on the timing set, whose output
 	 * must be right, with nothing trampled */
 	if (prepare(h, T, err) < 0 || b->flush(b, err) < 0)
@@ -786,6 +792,7 @@ restart:
 		*pBad = bad > 0 ? HC_MISBEHAVED : 0;
 		goto fail;
 	}
+summary:;
 	double *sorted = xmalloc((size_t)n * sizeof *sorted);
 	memcpy(sorted, ms.a, (size_t)n * sizeof *sorted);
 	qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
@@ -944,9 +951,11 @@ static cJSON *timed(struct harness *h, struct harness_cand *c, int nQuick,
 		h->o.rse = 0;
 		h->o.budgetS = 1e30; /* exactly nQuick runs, however slow */
 	}
+	h->quick = nQuick > 0;
 	int isBad;
 	cJSON *tm = time_runs(h, c, progress, arg, &isBad, why, sizeof why, err);
 	h->o = keep;
+	h->quick = 0;
 	*pFail = NULL;
 	if (tm) {
 		if (nQuick > 0)
@@ -970,6 +979,7 @@ cJSON *harness_eval(struct harness *h, struct harness_cand *c, int bTime,
 	struct agg a = {.tolDtype = -1};
 	struct backend *b = h->b;
 	double t0 = now_s();
+	h->poolUsed = 0; /* a new evaluation: every checking set unseen */
 	if (b->reset && b->reset(b, err) < 0)
 		return crashed(h, "resetting the device before the run", err);
 	for (int s = 0; s < h->o.nTrials; s++) {
@@ -1043,6 +1053,7 @@ cJSON *harness_time_only(struct harness *h, struct harness_cand *c, char *err)
 {
 	char why[1024];
 	int bad;
+	h->poolUsed = 0;
 	cJSON *tm = time_runs(h, c, NULL, NULL, &bad, why, sizeof why, err);
 	if (!tm && bad)
 		kl_err(err, "the reference misbehaved while timed: %s", why);
@@ -1083,9 +1094,11 @@ cJSON *harness_ab(struct harness *h, struct harness_cand *inc, struct harness_ca
 	*pFail = NULL;
 	*pWho = -1;
 	h->runSeed = harness_random64();
-	h->poolUsed = h->nChecked = 0;
+	h->nChecked = 0;
 	h->nRuns = 0;
-	h->pCheck = h->nPool > 0 ? (double)h->nPool / (2.0 * (ao->nPairs + 2)) : 1.0 / 16;
+	h->pCheck = h->nPool > h->poolUsed
+	                ? (double)(h->nPool - h->poolUsed) / (2.0 * (ao->nPairs + 2))
+	                : 0;
 	if (prepare(h, h->o.nTrials, err) < 0)
 		goto kloop;
 	if ((crc = calibrate(h, inc, &cal, &frames, why, sizeof why, err)))
