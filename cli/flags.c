@@ -115,7 +115,7 @@ static const struct flag_def table[] = {
     SET("--bandwidth", FT_NUM, 0, 1e6, "GB/s", NULL, FL_SEARCH, "bandwidth_gbs"),
     SET("--peak-tflops", FT_NUM, 0, 1e6, "TFLOP/s", NULL, FL_SEARCH, "peak_tflops"),
     SET("--quick-stop", FT_NUM, 0, 1e6, "times slower", NULL, FL_SEARCH, "quick_stop_x"),
-    SET("--ab-pairs", FT_INT, 6, 1000, "pairs", NULL, FL_SEARCH, "ab_pairs"),
+    SET("--ab-pairs", FT_INT, 12, 1000, "pairs", NULL, FL_SEARCH, "ab_pairs"),
     SET("--crossover", FT_INT, 0, 2, "crossover level", NULL, FL_SEARCH, "crossover"),
 };
 #define N_FLAGS (sizeof table / sizeof *table)

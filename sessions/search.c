@@ -93,7 +93,7 @@ static const struct setting {
     {"bandwidth_gbs", 0, 0, 1e6, NULL},
     {"peak_tflops", 0, 0, 1e6, NULL},
     {"quick_stop_x", 0, 0, 1e6, NULL},
-    {"ab_pairs", 20, 6, 1000, NULL},
+    {"ab_pairs", 20, 12, 1000, NULL},
     {"rounds", 0, 0, 100000, NULL},
     {"max_candidates", 0, 0, 1000000, NULL},
     {"budget_usd", 0, 0, 1e9, NULL},

@@ -308,8 +308,8 @@ static cJSON *ab_stage(struct job *j, struct cand *c, cJSON *res)
 		                             .strict = m && !strcmp(m, "device-wide")};
 		const char *im = cJSON_GetStringValue(cJSON_GetObjectItem(inc, "method"));
 		ao.strict |= im && !strcmp(im, "device-wide");
-		if (ao.nPairs < 6)
-			ao.nPairs = 6;
+		if (ao.nPairs < HARNESS_AB_MIN_PAIRS)
+			ao.nPairs = HARNESS_AB_MIN_PAIRS;
 		ab = harness_ab(W.h, cand_iface(ci), cand_iface(c), &ao, stage_progress, &sc, &who,
 		                &fail);
 		cand_free(ci);

@@ -1136,7 +1136,7 @@ cJSON *harness_ab(struct harness *h, struct harness_cand *inc, struct harness_ca
 		n++;
 		if (progress)
 			progress("a/b", n, arg);
-		if (n >= 6 && now_s() - start > ao->budgetS)
+		if (n >= HARNESS_AB_MIN_PAIRS && now_s() - start > ao->budgetS)
 			break;
 	}
 	double p = sign_p(wins, n);

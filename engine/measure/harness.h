@@ -132,10 +132,15 @@ cJSON *harness_time(struct harness *h, struct harness_cand *c, int nQuick,
 
 /* the sign test's level for an A/B win */
 #define HARNESS_AB_ALPHA 0.05
+/* pairs an A/B runs at least, whatever its budget (a win then needs 10 of
+ * 12: a noisy machine rarely turns a real speedup into a loss, nor chance
+ * into a win) */
+#define HARNESS_AB_MIN_PAIRS 12
 
 struct harness_ab_opts {
 	int nPairs;     /* pairs at most (20) */
-	double budgetS; /* after 6 pairs, stop when this much time has passed */
+	double budgetS; /* after HARNESS_AB_MIN_PAIRS pairs, stop when this much time
+	                   has passed */
 	int strict;     /* time device-wide (either side's timing needed it) */
 };
 

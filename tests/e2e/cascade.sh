@@ -58,7 +58,7 @@ ab = [e for e in ev if e["type"] == "ab_compared"]
 assert len(ab) == 1, ab
 a = ab[0]
 assert (a["candidate"], a["incumbent"]) == (2, 1), a
-assert 6 <= a["pairs"] <= 20 and 0 <= a["wins"] <= a["pairs"], a
+assert 12 <= a["pairs"] <= 20 and 0 <= a["wins"] <= a["pairs"], a
 assert isinstance(a["won"], bool) and a["rule"].startswith("sign test: faster in"), a
 fin = [e["result"] for e in ev if e["type"] == "eval_finished" and e["candidate"] == 2][-1]
 assert fin["stage"] == "a/b" and fin["ab"]["pairs"] == a["pairs"], fin.get("stage")
