@@ -88,7 +88,7 @@ const struct cmd_entry cmd_search_entry = {
              "[--max-candidates M] [--time SECONDS] [--target SPEEDUP] [--no-improve R] "
              "[--sweep-only] [--sweep grid|random] [--sweep-points K] [--crossover 0|1|2] "
              "[--no-crossover] [--overlap N] "
-             "[--suspect X] [--bandwidth GBS] "
+             "[--suspect X] [--bandwidth GBS] [--peak-tflops T] [--quick-stop X] [--ab-pairs N] "
              "[--from SOURCE] [--session F] [--json] [--provider openai|anthropic|command] "
              "[--model NAME] [--base-url URL] [--command CMD] [--fix N] [--backend host|cuda] "
              "[--budget S] [--trials N] [...]",

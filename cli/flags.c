@@ -147,6 +147,9 @@ static const struct flag_def table[] = {
     SET("--sweep-points", FT_INT, 0, 256, "points", NULL, FL_SEARCH, "sweep_points"),
     SET("--suspect", FT_NUM, 1, 1e6, "speedup", NULL, FL_SEARCH, "suspect_x"),
     SET("--bandwidth", FT_NUM, 0, 1e6, "GB/s", NULL, FL_SEARCH, "bandwidth_gbs"),
+    SET("--peak-tflops", FT_NUM, 0, 1e6, "TFLOP/s", NULL, FL_SEARCH, "peak_tflops"),
+    SET("--quick-stop", FT_NUM, 0, 1e6, "times slower", NULL, FL_SEARCH, "quick_stop_x"),
+    SET("--ab-pairs", FT_INT, 12, 1000, "pairs", NULL, FL_SEARCH, "ab_pairs"),
     SET("--crossover", FT_INT, 0, 2, "crossover level", NULL, FL_SEARCH, "crossover"),
     SET("--overlap", FT_INT, 1, 8, "rounds open at once", NULL, FL_SEARCH, "overlap"),
 };

@@ -126,6 +126,49 @@ char *task_shape_str(const struct task_tensor *t)
 	return sb_detach(&sb);
 }
 
+/* a named dimension's extent at the small shapes (task_shrink) */
+static int64_t shrink_dim(int64_t d)
+{
+	if (d <= 64)
+		return d;
+	int64_t p = 1; /* the largest power of two dividing d, at most 128 */
+	while (p < 128 && d % (p * 2) == 0)
+		p *= 2;
+	int64_t r = (d + 7) / 8;
+	r = (r + p - 1) / p * p;
+	if (r < 64)
+		r = (64 + p - 1) / p * p;
+	return r < d ? r : d;
+}
+
+int task_shrink(struct task *t, char *zDesc, size_t nDesc)
+{
+	int changed = 0;
+	strbuf sb = STRBUF_INIT;
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < (k ? t->nOut : t->nIn); i++) {
+			struct task_tensor *tt = k ? &t->aOut[i] : &t->aIn[i];
+			for (int d = 0; d < tt->ndim; d++) {
+				if (!tt->azDim[d])
+					continue;
+				int64_t v = shrink_dim(tt->shape[d]);
+				char word[96];
+				snprintf(word, sizeof word, "%s=%lld", tt->azDim[d], (long long)v);
+				/* each name once in the description */
+				const char *at = sb.buf ? strstr(sb.buf, word) : NULL;
+				size_t wl = strlen(word);
+				if (!(at && (at == sb.buf || at[-1] == ' ') &&
+				      (at[wl] == ' ' || !at[wl])))
+					sb_addf(&sb, "%s%s", sb.len ? " " : "", word);
+				changed += v != tt->shape[d];
+				tt->shape[d] = v;
+			}
+		}
+	snprintf(zDesc, nDesc, "%s", sb.len ? sb.buf : "");
+	sb_free(&sb);
+	return changed;
+}
+
 const char *task_bundled_dir(void)
 {
 	static char *dir;
@@ -525,6 +568,90 @@ static int seed_list(struct ctx *c, const cJSON *seeds, const char *key, const c
 	return 0;
 }
 
+/* the value of dimension name z[0..n) in the shape set, or -1 */
+static double dim_value(const struct ctx *c, const char *z, size_t n)
+{
+	const cJSON *e;
+	cJSON_ArrayForEach(e, c->shapeset) if (strlen(e->string) == n && !memcmp(e->string, z, n) &&
+	                                       cJSON_IsNumber(e)) return e->valuedouble;
+	return -1;
+}
+
+/*
+ * "flops": a number, or a sum of products of numbers and the shape set's
+ * dimension names ("2*M*N*K + M*N"), evaluated for the set in use.
+ */
+static int parse_flops(struct ctx *c, const cJSON *root, struct task *t)
+{
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(root, "flops");
+	t->flops = 0;
+	if (!f)
+		return 0;
+	if (cJSON_IsNumber(f)) {
+		if (!(f->valuedouble > 0 && f->valuedouble <= TASK_VALUE_MAX))
+			return kl_err(c->err, "%s: flops: expected a positive number, got %g",
+			              c->zFile, f->valuedouble);
+		t->flops = f->valuedouble;
+		return 0;
+	}
+	if (!cJSON_IsString(f))
+		return kl_err(c->err,
+		              "%s: flops: expected a number or an expression of the shape set's "
+		              "dimensions such as \"2*M*N*K\"",
+		              c->zFile);
+	const char *z = f->valuestring;
+	double sum = 0, prod = 1;
+	int want = 1; /* a factor is expected next */
+	for (;;) {
+		while (*z == ' ')
+			z++;
+		if (want) {
+			char *end;
+			double v;
+			if ((*z >= '0' && *z <= '9') || *z == '.') {
+				v = strtod(z, &end);
+			} else if (isalpha((unsigned char)*z) || *z == '_') {
+				end = (char *)z;
+				while (isalnum((unsigned char)*end) || *end == '_')
+					end++;
+				v = c->shapeset ? dim_value(c, z, (size_t)(end - z)) : -1;
+				if (v < 0)
+					return kl_err(
+					    c->err,
+					    "%s: flops: '%.*s' is not a dimension of shape set "
+					    "'%s'",
+					    c->zFile, (int)(end - z), z,
+					    c->zSet ? c->zSet : "(none)");
+			} else {
+				return kl_err(c->err,
+				              "%s: flops: expected a number or a dimension name at "
+				              "'%s' in \"%s\"",
+				              c->zFile, z, f->valuestring);
+			}
+			prod *= v;
+			z = end;
+			want = 0;
+		} else if (*z == '*') {
+			z++, want = 1;
+		} else if (*z == '+' || !*z) {
+			sum += prod;
+			prod = 1;
+			if (!*z)
+				break;
+			z++, want = 1;
+		} else {
+			return kl_err(c->err,
+			              "%s: flops: expected '*', '+' or the end at '%s' in \"%s\"",
+			              c->zFile, z, f->valuestring);
+		}
+	}
+	if (!(sum > 0 && sum <= TASK_VALUE_MAX))
+		return kl_err(c->err, "%s: flops: \"%s\" comes to %g, not a positive count",
+		              c->zFile, f->valuestring, sum);
+	t->flops = sum;
+	return 0;
+}
+
 static int parse_root(struct ctx *c, cJSON *root, struct task *t, const char *zBackend,
                       const char *zShapeSet)
 {
@@ -622,6 +749,8 @@ static int parse_root(struct ctx *c, cJSON *root, struct task *t, const char *zB
 		}
 	}
 	t->zLibs = sb_detach(&lb);
+	if (parse_flops(c, root, t) < 0)
+		return -1;
 
 	const cJSON *ref = cJSON_GetObjectItemCaseSensitive(root, "reference");
 	if (!cJSON_IsObject(ref))

@@ -59,6 +59,7 @@ struct task {
 	struct task_sources ref; /* the reference per backend */
 	struct task_seeds seeds; /* the seeds per backend */
 	char *zLibs;             /* "libs": the words, space-separated ("" if none; libs.h) */
+	double flops;            /* "flops" for the shape set in use (0: not given) */
 };
 
 /*
@@ -113,6 +114,14 @@ int task_bytes_checked(const struct task_tensor *t, int64_t *pn);
 /* elements in a tensor; INT64_MAX when the count overflows (task_load()
  * refuses such tensors, so a loaded task never has one) */
 int64_t task_numel(const struct task_tensor *t);
+/*
+ * The small shapes of the evaluation cascade: every named dimension above 64
+ * becomes about an eighth of itself, rounded up to a multiple of the largest
+ * power of two (up to 128) that divides it, and at least 64 (a literal
+ * extent stays).  Describes the dimensions as "rows=64 cols=512" into zDesc;
+ * returns how many extents changed (0: the small shapes are the full ones).
+ */
+int task_shrink(struct task *t, char *zDesc, size_t nDesc);
 /* "rows=64 cols=4096"-style description of shape: "[64, 4096]"; caller frees */
 char *task_shape_str(const struct task_tensor *t);
 

@@ -315,6 +315,7 @@ const struct ev_entry ev_table[EV_COUNT] = {
     [EV_SUSPECT_CLEARED] = {"suspect_cleared", check_search_cand, apply_suspect_cleared},
     [EV_NEW_BEST] = {"new_best", check_search_cand, apply_new_best},
     [EV_SEARCH_BUDGET] = {"search_budget", check_search, apply_search_elapsed},
+    [EV_AB_COMPARED] = {"ab_compared", check_ab_compared, apply_ab_compared},
 };
 
 enum ev_type ev_type_of(const cJSON *ev)

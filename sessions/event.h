@@ -50,6 +50,8 @@ enum ev_type {
 	EV_SUSPECT_CLEARED, /* candidate */
 	EV_NEW_BEST,        /* candidate, speedup, time_ms, previous?, previous_speedup? */
 	EV_SEARCH_BUDGET,   /* rounds, candidates, usd, llm_requests */
+	EV_AB_COMPARED,     /* candidate, incumbent, pairs, wins, p_value, ratio, won, rule,
+	                       candidate_ms, incumbent_ms, method, error? */
 	EV_COUNT,
 	EV_UNKNOWN = EV_COUNT /* a type this kloop does not know */
 };
@@ -196,5 +198,8 @@ int ev_new_best(struct session *s, int cand, double speedup, double timeMs, int 
                 double previousSpeedup, double elapsedS, char *err);
 int ev_search_budget(struct session *s, const struct ev_search_budget *b, double elapsedS,
                      char *err);
+/* an interleaved A/B of candidate cand against incumbent (a result's "ab",
+ * harness.h harness_ab), journaled by the runner when the result comes */
+int ev_ab_compared(struct session *s, int cand, int incumbent, const cJSON *ab, char *err);
 
 #endif

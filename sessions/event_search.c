@@ -75,6 +75,16 @@ int check_search_cand(const struct state *st, const cJSON *ev, char *err)
 	return 0;
 }
 
+int check_ab_compared(const struct state *st, const cJSON *ev, char *err)
+{
+	int id = num(ev, "candidate"), inc = num(ev, "incumbent");
+	if (!state_cand(st, id) || !state_cand(st, inc))
+		return kl_err(err, "ab_compared: candidates %d and %d must both exist", id, inc);
+	if (!cJSON_IsNumber(cJSON_GetObjectItem(ev, "pairs")))
+		return kl_err(err, "ab_compared: \"pairs\" must be a number");
+	return 0;
+}
+
 int check_search_category(const struct state *st, const cJSON *ev, char *err)
 {
 	if (check_search(st, ev, err) < 0)
@@ -327,6 +337,22 @@ void apply_new_best(struct state *st, const cJSON *ev, double ts)
 		r->improved = 1;
 }
 
+void apply_ab_compared(struct state *st, const cJSON *ev, double ts)
+{
+	(void)ts;
+	struct state_search *s = &st->search;
+	xgrow((void **)&s->aAb, &s->nAbAlloc, (size_t)s->nAb + 1, sizeof *s->aAb);
+	struct state_ab *a = &s->aAb[s->nAb++];
+	const cJSON *r = cJSON_GetObjectItem(ev, "ratio");
+	a->cand = num(ev, "candidate");
+	a->incumbent = num(ev, "incumbent");
+	a->pairs = num(ev, "pairs");
+	a->wins = num(ev, "wins");
+	a->ratio = cJSON_IsNumber(r) ? r->valuedouble : -1;
+	a->won = cJSON_IsTrue(cJSON_GetObjectItem(ev, "won"));
+	a->failed = cJSON_GetObjectItem(ev, "error") != NULL;
+}
+
 /* ---- emitters ---- */
 
 /* a new event t carrying the search's elapsed time */
@@ -514,6 +540,33 @@ int ev_new_best(struct session *s, int cand, double speedup, double timeMs, int 
 		cJSON_AddNumberToObject(e, "previous_speedup", previousSpeedup);
 	}
 	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
+	return session_emit(s, e, err);
+}
+
+int ev_ab_compared(struct session *s, int cand, int incumbent, const cJSON *ab, char *err)
+{
+	cJSON *e = ev_new(EV_AB_COMPARED);
+	cJSON_AddNumberToObject(e, "candidate", cand);
+	cJSON_AddNumberToObject(e, "incumbent", incumbent);
+	const char *num[] = {"pairs", "wins", "p_value", "ratio"};
+	for (size_t i = 0; i < sizeof num / sizeof *num; i++) {
+		const cJSON *v = cJSON_GetObjectItem(ab, num[i]);
+		cJSON_AddNumberToObject(e, num[i], cJSON_IsNumber(v) ? v->valuedouble : 0);
+	}
+	cJSON_AddBoolToObject(e, "won", cJSON_IsTrue(cJSON_GetObjectItem(ab, "won")));
+	const char *side[][2] = {{"candidate", "candidate_ms"}, {"incumbent", "incumbent_ms"}};
+	for (size_t i = 0; i < 2; i++) {
+		const cJSON *m =
+		    cJSON_GetObjectItem(cJSON_GetObjectItem(ab, side[i][0]), "median_ms");
+		if (cJSON_IsNumber(m))
+			cJSON_AddNumberToObject(e, side[i][1], m->valuedouble);
+	}
+	const char *str[] = {"rule", "method", "error"};
+	for (size_t i = 0; i < sizeof str / sizeof *str; i++) {
+		const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(ab, str[i]));
+		if (z)
+			cJSON_AddStringToObject(e, str[i], z);
+	}
 	return session_emit(s, e, err);
 }
 

@@ -42,6 +42,9 @@ void apply_prefer_category(struct state *st, const cJSON *ev, double ts);
 void apply_suspect_flagged(struct state *st, const cJSON *ev, double ts);
 void apply_suspect_cleared(struct state *st, const cJSON *ev, double ts);
 void apply_new_best(struct state *st, const cJSON *ev, double ts);
+/* ab_compared: both candidates exist, pairs is a number */
+int check_ab_compared(const struct state *st, const cJSON *ev, char *err);
+void apply_ab_compared(struct state *st, const cJSON *ev, double ts);
 /* only the elapsed time (idea_injected, search_budget) */
 void apply_search_elapsed(struct state *st, const cJSON *ev, double ts);
 

@@ -190,6 +190,17 @@ void replay_describe(const struct replay *r, int i, char *buf, size_t n)
 		else
 			snprintf(buf, n, "%s %d", type,
 			         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "round")));
+	} else if (t == EV_AB_COMPARED) {
+		const char *e = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "error"));
+		int won = cJSON_IsTrue(cJSON_GetObjectItem(ev, "won"));
+		snprintf(buf, n, "ab_compared #%d vs #%d: %s%.3gx over %d pairs, faster in %d%s%s",
+		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "candidate")),
+		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "incumbent")),
+		         won ? "won, " : "not beyond the noise, ",
+		         cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "ratio")),
+		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "pairs")),
+		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "wins")), e ? "; " : "",
+		         e ? e : "");
 	} else if (cJSON_IsNumber(cJSON_GetObjectItem(ev, "candidate")) && t >= EV_SEARCH_STARTED &&
 	           t < EV_COUNT) {
 		/* new_best, suspect_flagged, pin, ban, ... */

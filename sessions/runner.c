@@ -101,14 +101,36 @@ void runner_verdict(const struct cand *c, char *buf, size_t n)
 		snprintf(sp, sizeof sp, " ±%.0f%%",
 		         (p90->valuedouble - p10->valuedouble) / 2 / c->timeMs * 100);
 	const char *zStatus = c->status == STATUS_COMPILE_ERROR ? "compile error" : c->zStatus;
+	/* where the cascade stopped, when the reason does not say */
+	const char *zStage = cJSON_GetStringValue(cJSON_GetObjectItem(c->result, "stage"));
+	char at[48] = "";
+	if (zStage && c->status != STATUS_CORRECT && strcmp(zStage, "compile") &&
+	    strcmp(zStage, "small shapes"))
+		snprintf(at, sizeof at, " at %s", zStage);
+	/* a quick timing only, and the A/B */
+	char more[160] = "";
+	const cJSON *ab = cJSON_GetObjectItem(c->result, "ab");
+	if (cJSON_GetObjectItem(tm, "stopped"))
+		snprintf(more, sizeof more, " (stopped after the quick timing)");
+	else if (cJSON_IsNumber(cJSON_GetObjectItem(ab, "pairs")))
+		snprintf(more, sizeof more, "; A/B vs #%d: faster in %d of %d pairs, %.3gx, %s",
+		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ab, "incumbent_id")),
+		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ab, "wins")),
+		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ab, "pairs")),
+		         cJSON_GetNumberValue(cJSON_GetObjectItem(ab, "ratio")),
+		         cJSON_IsTrue(cJSON_GetObjectItem(ab, "won")) ? "won"
+		                                                      : "not beyond the noise");
+	else if (ab)
+		snprintf(more, sizeof more, "; no A/B vs #%d",
+		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ab, "incumbent_id")));
 	if (c->status == STATUS_CORRECT && c->timeMs >= 0 && c->speedup >= 0)
-		snprintf(buf, n, "correct, %.4g ms%s, %.3gx", c->timeMs, sp, c->speedup);
+		snprintf(buf, n, "correct, %.4g ms%s, %.3gx%s", c->timeMs, sp, c->speedup, more);
 	else if (c->status == STATUS_CORRECT && c->timeMs >= 0)
-		snprintf(buf, n, "correct, %.4g ms%s", c->timeMs, sp);
+		snprintf(buf, n, "correct, %.4g ms%s%s", c->timeMs, sp, more);
 	else if (c->zReason && *c->zReason)
-		snprintf(buf, n, "%s: %s", zStatus, c->zReason);
+		snprintf(buf, n, "%s%s: %s", zStatus, at, c->zReason);
 	else
-		snprintf(buf, n, "%s", zStatus);
+		snprintf(buf, n, "%s%s", zStatus, at);
 	/* the same machine code as a candidate timed before: its timing */
 	const char *nt = cJSON_GetStringValue(cJSON_GetObjectItem(c->result, "not_timed"));
 	size_t len = strlen(buf);
@@ -264,6 +286,12 @@ static void on_done(int job, cJSON *result, void *arg)
 	}
 	if (ev_eval_finished(rn->ses, id, r, err) < 0)
 		journal_failed(rn, id, err);
+	/* an A/B in the result is an event of its own (the search reads it) */
+	const cJSON *ab = cJSON_GetObjectItem(r, "ab");
+	const cJSON *abInc = cJSON_GetObjectItem(ab, "incumbent_id");
+	if (cJSON_IsNumber(abInc) && state_cand(&rn->ses->st, id) &&
+	    ev_ab_compared(rn->ses, id, abInc->valueint, ab, err) < 0)
+		journal_failed(rn, id, err);
 	cJSON_Delete(r);
 	rn->nFinished++;
 	if (state_cand(&rn->ses->st, id))
@@ -292,8 +320,51 @@ static void on_progress(int job, const char *zStage, int k, void *arg)
 	note_simple(rn, RUNNER_CHANGED, j->cand, NULL);
 }
 
-/* evaluate candidate id on worker w, or on any when w < 0 */
-static int bench_at(struct runner *rn, int id, int w, char *err)
+/*
+ * The eval request's extra fields for candidate id: the runner's options,
+ * the baseline for the quick timing's stop (the incumbent's time, else the
+ * reference's), and the incumbent to time against in an A/B (abWith, else
+ * the runner's incumbent; never the candidate itself).  NULL when none.
+ */
+static cJSON *eval_opts(struct runner *rn, int id, int abWith, int force)
+{
+	const struct state *st = &rn->ses->st;
+	cJSON *o = rn->evalOpts ? cJSON_Duplicate(rn->evalOpts, 1) : cJSON_CreateObject();
+	int incId = abWith ? abWith : rn->incumbent;
+	const struct cand *inc = incId && incId != id ? state_cand(st, incId) : NULL;
+	if (inc && (force || (inc->status == STATUS_CORRECT && inc->timeMs > 0))) {
+		cJSON *i = cJSON_AddObjectToObject(o, "incumbent");
+		cJSON_AddNumberToObject(i, "id", inc->id);
+		cJSON_AddStringToObject(i, "name", inc->zName);
+		cJSON_AddStringToObject(i, "source", inc->zSource);
+		cJSON_AddNumberToObject(i, "median_ms", inc->timeMs > 0 ? inc->timeMs : 0);
+		const cJSON *m =
+		    cJSON_GetObjectItem(cJSON_GetObjectItem(inc->result, "timing"), "method");
+		if (cJSON_IsString(m))
+			cJSON_AddStringToObject(i, "method", m->valuestring);
+		if (force)
+			cJSON_AddBoolToObject(o, "ab_force", 1);
+	}
+	double base = inc && inc->timeMs > 0 ? inc->timeMs : st->baselineMs;
+	if (base > 0 && !cJSON_GetObjectItem(o, "baseline_ms"))
+		cJSON_AddNumberToObject(o, "baseline_ms", base);
+	return o;
+}
+
+void runner_set_eval_opts(struct runner *rn, const cJSON *opts)
+{
+	cJSON_Delete(rn->evalOpts);
+	rn->evalOpts = opts ? cJSON_Duplicate(opts, 1) : NULL;
+}
+
+void runner_set_incumbent(struct runner *rn, int id)
+{
+	rn->incumbent = id;
+}
+
+/* evaluate candidate id on worker w, or on any when w < 0 (an A/B against
+ * abWith when not 0, forced) */
+static int bench_at(struct runner *rn, int id, int w, int abWith, char *err)
 {
 	if (!state_cand(&rn->ses->st, id))
 		return kl_err(err, "there is no candidate %d", id);
@@ -310,24 +381,32 @@ static int bench_at(struct runner *rn, int id, int w, char *err)
 	struct runner_job *j = &rn->aJob[rn->nJob++];
 	*j = (struct runner_job){.cand = id, .k = -1, .tStart = now_s()};
 	snprintf(j->zStage, sizeof j->zStage, "queued");
-	if (w < 0)
-		j->job = pool_submit(rn->pool, c->zName, c->zSource, strlen(c->zSource));
-	else
-		j->job = pool_submit_on(rn->pool, w, c->zName, c->zSource, strlen(c->zSource), err);
+	cJSON *opts = eval_opts(rn, id, abWith, abWith != 0);
+	j->job = pool_submit_opts(rn->pool, w, c->zName, c->zSource, strlen(c->zSource), opts, err);
+	cJSON_Delete(opts);
 	note_simple(rn, RUNNER_CHANGED, id, NULL);
 	return 0;
 }
 
 int runner_bench(struct runner *rn, int id, char *err)
 {
-	return bench_at(rn, id, -1, err);
+	return bench_at(rn, id, -1, 0, err);
+}
+
+int runner_bench_ab(struct runner *rn, int id, int other, char *err)
+{
+	if (!state_cand(&rn->ses->st, other))
+		return kl_err(err, "there is no candidate %d to time against", other);
+	if (other == id)
+		return kl_err(err, "an A/B needs two candidates (%d twice)", id);
+	return bench_at(rn, id, -1, other, err);
 }
 
 int runner_bench_on(struct runner *rn, int id, int w, char *err)
 {
 	if (w < 0)
 		return kl_err(err, "worker %d: a worker is numbered from 0", w);
-	return bench_at(rn, id, w, err);
+	return bench_at(rn, id, w, 0, err);
 }
 
 static const char *ext_of(const char *zName)
@@ -927,10 +1006,16 @@ void runner_close(struct runner *rn)
 	free(rn->zShapes);
 	free(rn->zReference);
 	free(rn->aJob);
+	cJSON_Delete(rn->evalOpts);
 	free(rn);
 }
 
 /* ---- for the search (sessions/search.h) ---- */
+
+double runner_bandwidth_gbs(const struct runner *rn)
+{
+	return pool_bandwidth_gbs(rn->pool);
+}
 
 const struct task *runner_task(const struct runner *rn)
 {

@@ -122,6 +122,8 @@ struct runner {
 	int round;               /* the search round new work belongs to (runner_round) */
 	pipeline_limit_fn limit; /* the pipeline's limit (runner_limit), or NULL */
 	void *limitArg;
+	cJSON *evalOpts;         /* fields every eval request carries (runner_set_eval_opts) */
+	int incumbent;           /* the candidate evaluations are A/B-timed against, or 0 */
 	runner_notify_fn notify; /* the front end's callback, or NULL */
 	void *arg;               /* its argument */
 };
@@ -178,6 +180,23 @@ int runner_bench(struct runner *rn, int id, char *err);
 /* the same, on worker w of the pool (0 to pool_size() - 1) only: -1 + err
  * when there is no such worker */
 int runner_bench_on(struct runner *rn, int id, int w, char *err);
+
+/*
+ * Evaluate candidate id and then time it against candidate other in an
+ * interleaved A/B (harness.h, harness_ab) whatever their times: the
+ * result's "ab".  0 or -1 + err.
+ */
+int runner_bench_ab(struct runner *rn, int id, int other, char *err);
+
+/*
+ * Fields every evaluation's request carries from now on (the cascade's
+ * quick_runs, quick_stop_x; copied; NULL: none), and the incumbent every
+ * evaluation is timed against in an A/B when its full timing's median is
+ * below the incumbent's (0: none; the search sets its best).  Each request
+ * also carries baseline_ms: the incumbent's time, else the reference's.
+ */
+void runner_set_eval_opts(struct runner *rn, const cJSON *opts);
+void runner_set_incumbent(struct runner *rn, int id);
 
 /*
  * Cancel the evaluation of candidate id: the pool restarts the worker
@@ -265,6 +284,8 @@ void runner_describe(const struct runner *rn, const struct runner_note *n, strbu
 
 /* the task (NULL for a KernelBench problem file) */
 const struct task *runner_task(const struct runner *rn);
+/* the workers' GPU memory bandwidth in GB/s (pool_bandwidth_gbs; 0: unknown) */
+double runner_bandwidth_gbs(const struct runner *rn);
 /* the loop the session runs on */
 struct loop *runner_loop(const struct runner *rn);
 /* the session, for the search's emitters (event.h) */

@@ -76,6 +76,7 @@ struct search {
 	int translating;     /* round 0's translations were asked for */
 	char *judged;        /* per candidate id: its verdict was judged */
 	size_t nJudged;
+	struct intset abAsked; /* candidates whose A/B the search asked for */
 };
 
 /* ---- settings ---- */
@@ -99,6 +100,9 @@ static const struct setting {
     {"overlap", 2, 1, 8, NULL},
     {"suspect_x", 10, 1, 1e6, NULL},
     {"bandwidth_gbs", 0, 0, 1e6, NULL},
+    {"peak_tflops", 0, 0, 1e6, NULL},
+    {"quick_stop_x", 0, 0, 1e6, NULL},
+    {"ab_pairs", 20, 12, 1000, NULL},
     {"rounds", 0, 0, 100000, NULL},
     {"max_candidates", 0, 0, 1000000, NULL},
     {"budget_usd", 0, 0, 1e9, NULL},
@@ -111,7 +115,9 @@ static const struct setting {
 const char *search_setting_keys(void)
 {
 	return "parents, ideas, branches, translations, policy, seed, gate, sweep, sweep_points, "
-	       "crossover, sweep_only, overlap, suspect_x, bandwidth_gbs, rounds, max_candidates, "
+	       "crossover, sweep_only, overlap, suspect_x, bandwidth_gbs, peak_tflops, "
+	       "quick_stop_x, "
+	       "ab_pairs, rounds, max_candidates, "
 	       "budget_usd, time_s, no_improve, target";
 }
 
@@ -154,7 +160,8 @@ int search_setting_parse(cJSON *o, const char *zKey, const char *zVal, char *err
 		double d = strtod(zVal, &end);
 		int whole = strcmp(zKey, "budget_usd") && strcmp(zKey, "time_s") &&
 		            strcmp(zKey, "target") && strcmp(zKey, "suspect_x") &&
-		            strcmp(zKey, "bandwidth_gbs");
+		            strcmp(zKey, "bandwidth_gbs") && strcmp(zKey, "peak_tflops") &&
+		            strcmp(zKey, "quick_stop_x");
 		if (end == zVal || *end || !isfinite(d) || d < t->lo || d > t->hi ||
 		    (whole && d != floor(d)))
 			return kl_err(err, "%s: expected %s from %g to %g, got '%s'", zKey,
@@ -256,22 +263,80 @@ static double min_bytes(const struct search *s)
 	return b;
 }
 
-/* why candidate c's time is implausible (into why), or 0 when it is not:
- * a speedup above suspect_x, or a time below what moving its bytes at
- * bandwidth_gbs takes */
+/* the HBM bandwidth in GB/s: the setting, else what the workers' GPU reports
+ * (0: unknown) */
+static double bandwidth(const struct search *s)
+{
+	double bw = num(s, "bandwidth_gbs");
+	return bw > 0 ? bw : runner_bandwidth_gbs(s->rn);
+}
+
+/* why candidate c's time is implausible (into why), or 0 when it is not: a
+ * speedup above suspect_x, a time below what moving its bytes at the
+ * bandwidth takes, or below what its FLOPs (the task's "flops") take at
+ * peak_tflops */
 static int implausible(const struct search *s, const struct cand *c, char *why, size_t n)
 {
-	double bw = num(s, "bandwidth_gbs"), bytes = min_bytes(s);
+	const struct task *t = runner_task(s->rn);
+	double bw = bandwidth(s), bytes = min_bytes(s);
 	double floorMs = bw > 0 && bytes > 0 ? bytes / (bw * 1e9) * 1e3 : 0;
+	double peak = num(s, "peak_tflops"), flops = t ? t->flops : 0;
+	double flopMs = peak > 0 && flops > 0 ? flops / (peak * 1e12) * 1e3 : 0;
 	if (c->speedup > num(s, "suspect_x"))
 		snprintf(why, n, "%.3gx is above %gx", c->speedup, num(s, "suspect_x"));
 	else if (c->timeMs < floorMs)
 		snprintf(why, n,
 		         "%.4g ms is below the %.4g ms that moving its %.3g MB at %g GB/s takes",
 		         c->timeMs, floorMs, bytes / 1e6, bw);
+	else if (c->timeMs < flopMs)
+		snprintf(why, n,
+		         "%.4g ms is below the %.4g ms that its %.4g GFLOP take at %g TFLOP/s",
+		         c->timeMs, flopMs, flops / 1e9, peak);
 	else
 		return 0;
 	return 1;
+}
+
+/*
+ * A challenger faster than the incumbent by their separate timings: the
+ * A/B decides.  1 when it won one (state_ab); 0 when it lost, or when the
+ * A/B was asked for now (it is judged again when that evaluation ends).
+ */
+static int ab_decides(struct search *s, const struct cand *c, const struct cand *best)
+{
+	const struct state_ab *ab = state_ab(ST(s), c->id, best->id);
+	char line[KL_ERRLEN + 100], err[KL_ERRLEN];
+	int id = c->id, incId = best->id; /* the emitters below may move both */
+	double ms = c->timeMs, incMs = best->timeMs;
+	if (ab) {
+		if (ab->failed) {
+			snprintf(line, sizeof line,
+			         "A/B: #%d against #%d could not be run (the journal's ab_compared "
+			         "says why): #%d is not the best",
+			         id, incId, id);
+			note(s, line, NULL);
+		} else if (!ab->won) {
+			snprintf(
+			    line, sizeof line,
+			    "A/B: #%d is not faster than #%d beyond the noise (faster in %d of "
+			    "%d pairs, %.3gx)",
+			    c->id, best->id, ab->wins, ab->pairs, ab->ratio);
+			note(s, line, NULL);
+		}
+		return ab->won;
+	}
+	if (!set_add(&s->abAsked, id))
+		return 0; /* asked once already: no A/B against this incumbent came back */
+	if (runner_bench_ab(s->rn, id, incId, err) < 0) {
+		snprintf(line, sizeof line, "A/B of #%d against #%d: %s", id, incId, err);
+		note(s, line, NULL);
+		return 0;
+	}
+	snprintf(line, sizeof line, "A/B: #%d (%.4g ms) against #%d (%.4g ms), timed alternately",
+	         id, ms, incId, incMs);
+	note(s, line, NULL);
+	s->judged[id] = 0; /* judged again with the A/B */
+	return 0;
 }
 
 static void judge(struct search *s, const struct cand *c)
@@ -297,12 +362,16 @@ static void judge(struct search *s, const struct cand *c)
 	const struct cand *best = st->search.bestId ? state_cand(st, st->search.bestId) : NULL;
 	if (best && (best->id == id || !(c->timeMs < low_time(best))))
 		return;
+	if (best && !ab_decides(s, c, best))
+		return;
+	st = ST(s);
 	if (best) {
+		const struct state_ab *ab = state_ab(st, id, best->id);
 		snprintf(
 		    line, sizeof line,
-		    "new best: #%d %s %.4g ms, %.3gx (was #%d %.3gx; under its noise floor %.4g "
-		    "ms)",
-		    id, c->zName, c->timeMs, c->speedup, best->id, best->speedup, low_time(best));
+		    "new best #%d: %.3gx vs #%d in A/B over %d pairs (%s %.4g ms, %.3gx; faster "
+		    "in %d)",
+		    id, ab->ratio, best->id, ab->pairs, c->zName, c->timeMs, c->speedup, ab->wins);
 	} else {
 		snprintf(line, sizeof line, "best: #%d %s %.4g ms, %.3gx", id, c->zName, c->timeMs,
 		         c->speedup);
@@ -328,6 +397,15 @@ static void judge_all(struct search *s)
 		s->judged[c->id] = 1;
 		judge(s, c);
 	}
+	/* what every evaluation from now on carries: the quick timing's stop,
+	 * the A/B's pairs, and the incumbent to be timed against */
+	cJSON *o = cJSON_CreateObject();
+	if (num(s, "quick_stop_x") > 0)
+		cJSON_AddNumberToObject(o, "quick_stop_x", num(s, "quick_stop_x"));
+	cJSON_AddNumberToObject(o, "ab_pairs", num(s, "ab_pairs"));
+	runner_set_eval_opts(s->rn, o);
+	cJSON_Delete(o);
+	runner_set_incumbent(s->rn, ST(s)->search.bestId);
 }
 
 /* ---- budgets ---- */
@@ -1072,6 +1150,7 @@ void search_free(struct search *s)
 	free(s->swept.a);
 	free(s->impl.a);
 	free(s->judged);
+	free(s->abAsked.a);
 	free(s);
 }
 

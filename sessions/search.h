@@ -23,19 +23,24 @@
  * "The automatic search", has the rules.
  *
  * A verdict becomes the new best when its median time is below the
- * incumbent's 10th-percentile time and at least 2% below its median (the
- * two times come from separate evaluations, not an interleaved A/B run); a
- * speedup above suspect_x, or a time below what moving the task's bytes
- * (every input read and every output written once) takes at bandwidth_gbs
- * (when set), is flagged suspect_flagged instead and is neither a parent
- * nor the best until a person clears it.
+ * incumbent's 10th-percentile time and at least 2% below its median, and
+ * it won an interleaved A/B against the incumbent (ab_compared; the
+ * runner's incumbent is the best, so the worker runs the A/B in the same
+ * evaluation; a verdict without one is evaluated again with
+ * runner_bench_ab(), once).  A speedup above suspect_x, a time below what
+ * moving the task's bytes (every input read and every output written
+ * once) takes at bandwidth_gbs (default: the workers' GPU's own), or below
+ * what the task's flops take at peak_tflops, is flagged suspect_flagged
+ * instead and is neither a parent nor the best until a person clears it.
  *
  * Settings (search_started's "settings", changed by search_set):
  *   parents (2), ideas (3), branches (2), translations (2), policy
  *   (islands), seed (1), gate (auto|human), sweep (grid|random), sweep_points
  *   (8 per parent), crossover (1: on), sweep_only (0), overlap (2: rounds
  *   open at once; 1: one after another), suspect_x (10),
- *   bandwidth_gbs (0: unknown; e.g. 3350 for an H100 SXM's HBM3);
+ *   bandwidth_gbs (0: the GPU's own; e.g. 3350 for an H100 SXM's HBM3),
+ *   peak_tflops (0: none), quick_stop_x (0: off; candidates slower than
+ *   that many times the incumbent stop after the quick timing), ab_pairs (20);
  *   budgets, 0 meaning none: rounds, max_candidates, budget_usd, time_s,
  *   no_improve (rounds without a new best), target (speedup).
  */

@@ -262,6 +262,15 @@ static void free_search(struct state *st)
 	for (int i = 0; i < s->nSuspect; i++)
 		free(s->aSuspect[i].zWhy);
 	free(s->aSuspect);
+	free(s->aAb);
+}
+
+const struct state_ab *state_ab(const struct state *st, int cand, int incumbent)
+{
+	for (int i = st->search.nAb - 1; i >= 0; i--)
+		if (st->search.aAb[i].cand == cand && st->search.aAb[i].incumbent == incumbent)
+			return &st->search.aAb[i];
+	return NULL;
 }
 
 const struct state_suspect *state_search_suspect(const struct state *st, int id)
@@ -353,6 +362,18 @@ cJSON *state_search_json(const struct state *st)
 		cJSON_AddStringToObject(y, "why", s->aSuspect[i].zWhy);
 		cJSON_AddBoolToObject(y, "cleared", s->aSuspect[i].cleared);
 		cJSON_AddItemToArray(su, y);
+	}
+	cJSON *ab = cJSON_AddArrayToObject(o, "ab");
+	for (int i = 0; i < s->nAb; i++) {
+		const struct state_ab *a = &s->aAb[i];
+		cJSON *y = cJSON_CreateObject();
+		cJSON_AddNumberToObject(y, "candidate", a->cand);
+		cJSON_AddNumberToObject(y, "incumbent", a->incumbent);
+		cJSON_AddNumberToObject(y, "pairs", a->pairs);
+		cJSON_AddNumberToObject(y, "wins", a->wins);
+		cJSON_AddNumberToObject(y, "ratio", a->ratio);
+		cJSON_AddBoolToObject(y, "won", a->won);
+		cJSON_AddItemToArray(ab, y);
 	}
 	cJSON_AddNumberToObject(o, "elapsed_s", s->elapsedS);
 	return o;

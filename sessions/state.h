@@ -91,6 +91,15 @@ struct cand {
 /* ---- the search (sessions/search.h), folded from its events ---- */
 #define STATE_MAX_PARENTS 16
 
+/* one interleaved A/B timing (ab_compared; in or out of a search) */
+struct state_ab {
+	int cand, incumbent; /* the challenger and the one it was timed against */
+	int pairs, wins;     /* pairs timed, pairs the challenger was faster in */
+	double ratio;        /* median per-pair incumbent/challenger time, or -1 */
+	int won;             /* beyond the noise (harness.h, harness_ab) */
+	int failed;          /* it could not be run ("error": the incumbent failed) */
+};
+
 /* one round of a search */
 struct state_round {
 	int round;                         /* its number (0: translation) */
@@ -140,6 +149,9 @@ struct state_search {
 	struct state_suspect *aSuspect;
 	int nSuspect;
 	size_t nSuspectAlloc;
+	struct state_ab *aAb; /* the interleaved A/B timings (ab_compared), oldest first */
+	int nAb;
+	size_t nAbAlloc;
 	int bestId;       /* the incumbent (new_best), 0: none */
 	double bestSpeed; /* its speedup */
 	double elapsedS;  /* search wall time as of the last search event */
@@ -207,6 +219,8 @@ cJSON *state_to_json(const struct state *st);
 int state_search_excluded(const struct state *st, int id);
 /* the suspect entry of candidate id, or NULL */
 const struct state_suspect *state_search_suspect(const struct state *st, int id);
+/* the latest A/B of cand against incumbent, or NULL */
+const struct state_ab *state_ab(const struct state *st, int cand, int incumbent);
 /* 1 when idea category zCat is banned (prefer: preferred) */
 int state_search_cat_banned(const struct state *st, const char *zCat);
 int state_search_cat_preferred(const struct state *st, const char *zCat);

@@ -594,8 +594,9 @@ static int worker_arg(struct actions_front *f, const struct commands_line *c)
 	else if (c->nArg == 2 && !strncmp(c->azArg[1], "--on=", 5))
 		z = c->azArg[1] + 5;
 	if (!z)
-		return fail(f, "bench: expected --on W after the id, got '%s' (usage: %s)",
-		            c->azArg[1], c->def->usage);
+		return fail(
+		    f, "bench: expected --on W or --ab OTHER after the id, got '%s' (usage: %s)",
+		    c->azArg[1], c->def->usage);
 	char *end;
 	errno = 0;
 	long w = strtol(z, &end, 10);
@@ -836,6 +837,17 @@ int actions_run(struct actions_front *f, const struct commands_line *c)
 	case CMD_BENCH:
 		if (need_live(f, c) < 0 || !(a = cand_arg(f, c, 0)))
 			return -1;
+		if (c->nArg == 3 && !strcmp(c->azArg[1], "--ab")) {
+			const struct cand *o = state_cand(st, atoi(c->azArg[2]));
+			if (!o)
+				return fail(f, "bench: --ab wants a candidate id, got '%s'",
+				            c->azArg[2]);
+			if (runner_bench_ab(f->lv, a->id, o->id, err) < 0)
+				return fail(f, "bench: %s", err);
+			say(f, "candidate %d (%s): evaluating, then an A/B against #%d (%s)", a->id,
+			    a->zName, o->id, o->zName);
+			return 0;
+		}
 		if (c->nArg > 1) {
 			int w = worker_arg(f, c);
 			if (w < 0)

@@ -64,9 +64,10 @@ const struct commands_def commands_table[] = {
         .name = "bench",
         .aArg = {ARG_CAND, ARG_TERMS},
         .nRequired = 1,
-        .usage = "bench ID [--on W]",
+        .usage = "bench ID [--on W | --ab OTHER]",
         .help = "compile, check and time candidate ID again (--on W: on worker W only, as the "
-                "Activity pane and `jobs` number them)",
+                "Activity pane and `jobs` number them; --ab OTHER: then time it against "
+                "candidate OTHER alternately, an interleaved A/B)",
     },
     {
         .id = CMD_SHOW,
@@ -263,9 +264,11 @@ const struct commands_def commands_table[] = {
         .aArg = {ARG_TEXT},
         .nRequired = 2,
         .usage = "set KEY VALUE",
-        .help = "search: change a setting while it runs: ideas, branches, parents, translations, "
-                "policy, seed, rounds, max_candidates, budget_usd, time_s, no_improve, target, "
-                "sweep, sweep_points, crossover, sweep_only, suspect_x, bandwidth_gbs",
+        .help =
+            "search: change a setting while it runs: ideas, branches, parents, translations, "
+            "policy, seed, rounds, max_candidates, budget_usd, time_s, no_improve, target, "
+            "sweep, sweep_points, crossover, sweep_only, suspect_x, bandwidth_gbs, peak_tflops, "
+            "quick_stop_x, ab_pairs",
     },
     {
         .id = CMD_CANCEL,

@@ -291,6 +291,28 @@ void report_results(const struct state *st, const struct cand *c, strbuf *sb)
 			sb_addf(sb, "warning   the GPU was throttling: %s\n",
 			        s_of(tm, "throttle_reason"));
 	}
+	/* the cascade: where it stopped, and the A/B */
+	const cJSON *stg;
+	if (*s_of(r, "stage")) {
+		sb_addf(sb, "stages    ");
+		int k = 0;
+		cJSON_ArrayForEach(stg, cJSON_GetObjectItem(r, "stages"))
+		    sb_addf(sb, "%s%s", k++ ? ", " : "", s_of(stg, "stage"));
+		if (strcmp(s_of(r, "status"), "correct"))
+			sb_addf(sb, "%sstopped at %s", k ? "; " : "", s_of(r, "stage"));
+		sb_adds(sb, "\n");
+	}
+	if (tm && cJSON_GetObjectItem(tm, "stopped"))
+		sb_addf(sb, "timing    %s\n", s_of(tm, "stopped"));
+	const cJSON *ab = cJSON_GetObjectItem(r, "ab");
+	if (ab && *s_of(ab, "error"))
+		sb_addf(sb, "A/B       against #%g: not run: %s\n", result_num(ab, "incumbent_id"),
+		        s_of(ab, "error"));
+	else if (ab)
+		sb_addf(sb, "A/B       against #%g: %s; %s\n", result_num(ab, "incumbent_id"),
+		        cJSON_IsTrue(cJSON_GetObjectItem(ab, "won")) ? "won"
+		                                                     : "not beyond the noise",
+		        s_of(ab, "rule"));
 	double base = result_num(r, "baseline_ms"), sp = result_num(r, "speedup");
 	if (isnan(base) && st->baselineMs >= 0)
 		base = st->baselineMs;

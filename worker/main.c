@@ -34,16 +34,20 @@
 #include "worker.h"
 
 struct job {
-	int id;           /* the engine's job id */
-	char *zName;      /* file name for diagnostics */
-	int ok;           /* compiled */
-	char *zSo;        /* shared object */
-	cJSON *compile;   /* the compile report */
-	double tCompile;  /* seconds */
-	int compiled;     /* its compile has finished (ok or not) */
-	struct job *next; /* run queue link, in submission order */
-	int isReference;  /* the task's reference */
-	char zCode[65];   /* the hash of its machine code (codehash.h), "" if none */
+	int id;            /* the engine's job id */
+	char *zName;       /* file name for diagnostics */
+	int ok;            /* compiled */
+	char *zSo;         /* shared object */
+	cJSON *compile;    /* the compile report */
+	double tCompile;   /* seconds */
+	int compiled;      /* its compile has finished (ok or not) */
+	struct job *next;  /* run queue link, in submission order */
+	int isReference;   /* the task's reference */
+	cJSON *req;        /* the eval request's options (quick_runs, quick_stop_x,
+	                      baseline_ms, incumbent, ab_pairs, ab_force), or NULL */
+	struct job *inc;   /* the incumbent to time against (A/B), compiled beside it */
+	struct job *owner; /* for an incumbent: the job it belongs to */
+	char zCode[65];    /* the hash of its machine code (codehash.h), "" if none */
 };
 
 /* machine code timed on this worker's device in the session */
@@ -61,8 +65,13 @@ static struct {
 	struct task *t;
 	struct harness *h;
 	struct harness_opts opts;
-	int ready;            /* task loaded and reference data in place */
-	int timeReference;    /* time the reference when it is ready */
+	struct task *tSmall;          /* the task at its small shapes (task_shrink), or NULL */
+	struct harness *hSmall;       /* its harness, the reference's outputs in it */
+	char zSmall[KL_ERRLEN + 256]; /* "rows=64 cols=512", or why there is no such stage */
+	double tolA, tolR;            /* --atol / --rtol (< 0: the task's) */
+	double loadS;                 /* seconds spent starting runners in the job that runs */
+	int ready;                    /* task loaded and reference data in place */
+	int timeReference;            /* time the reference when it is ready */
 	struct job *runq;     /* candidates in submission order; the head runs once compiled */
 	struct linebuf inbuf; /* request lines from the engine */
 	const char *zBackend;
@@ -118,11 +127,26 @@ static void send_progress(int job, const char *zStage, int k)
 
 /* ---- running ---- */
 
+static int json_int(const cJSON *o, const char *k, int dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	return cJSON_IsNumber(v) ? v->valueint : dflt;
+}
+
+static double json_num(const cJSON *o, const char *k, double dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
 static void job_free(struct job *j)
 {
+	if (j->inc)
+		job_free(j->inc);
 	free(j->zName);
 	free(j->zSo);
 	cJSON_Delete(j->compile);
+	cJSON_Delete(j->req);
 	free(j);
 }
 
@@ -143,26 +167,48 @@ static void pump_later(void)
 		pumpTimer = loop_add_timer(W.l, 0, pump_later_fn, NULL);
 }
 
-static void progress_cb(const char *zStage, int k, void *arg)
-{
-	send_progress(*(int *)arg, zStage, k);
-}
-
 /* start a runner for j's shared object; NULL + err (*pLoadErr: the object
  * itself is at fault, a compile_error) */
-static struct cand *load(struct job *j, int *pLoadErr, char *err)
+static struct cand *load(struct job *j, struct harness *h, int *pLoadErr, char *err)
 {
 	*pLoadErr = 0;
+	double t0 = now_s();
 	int fd = compiler_open_so(W.comp, j->zSo, err);
 	if (fd < 0)
 		return NULL;
 	/* the task's libraries, where the candidate's rpath finds them */
 	char **libDirs = compiler_lib_dirs(W.comp, 0);
 	struct cand_opts o = {W.zBackend, W.dev, W.sandbox, W.in, libDirs};
-	struct cand *c = cand_start(&o, W.h, fd, pLoadErr, err);
+	struct cand *c = cand_start(&o, h, fd, pLoadErr, err);
 	compiler_dirs_free(libDirs);
 	close(fd);
+	W.loadS += now_s() - t0;
 	return c;
+}
+
+/*
+ * The reference's outputs at the small shapes, in a runner of its own on
+ * the small harness; where that fails, the cascade has no small-shapes
+ * stage (W.zSmall says why).
+ */
+static void small_reference(struct job *j)
+{
+	char err[KL_ERRLEN];
+	int loadErr;
+	if (!W.hSmall)
+		return;
+	struct cand *c =
+	    harness_generate_inputs(W.hSmall, err) < 0 ? NULL : load(j, W.hSmall, &loadErr, err);
+	if (!c || harness_run_reference(W.hSmall, cand_iface(c), err) < 0) {
+		char *why = xasprintf("no small-shapes stage: the reference failed on %s: %s",
+		                      W.zSmall, err);
+		snprintf(W.zSmall, sizeof W.zSmall, "%s", why);
+		free(why);
+		harness_free(W.hSmall);
+		W.hSmall = NULL;
+	}
+	if (c)
+		cand_free(c);
 }
 
 static void finish_reference(struct job *j)
@@ -176,7 +222,8 @@ static void finish_reference(struct job *j)
 		free(z);
 		exit(1);
 	}
-	W.refCand = load(j, &loadErr, err);
+	small_reference(j);
+	W.refCand = load(j, W.h, &loadErr, err);
 	if (!W.refCand || harness_run_reference(W.h, cand_iface(W.refCand), err) < 0) {
 		char *z = xasprintf("the reference %s failed: %s", j->zName, err);
 		send_error(-1, z, 1);
@@ -196,6 +243,7 @@ static void finish_reference(struct job *j)
 	}
 	cJSON_AddStringToObject(o, "reference", j->zName);
 	cJSON_AddStringToObject(o, "task", W.t->zName);
+	cJSON_AddStringToObject(o, W.hSmall ? "small_shapes" : "small_shapes_note", W.zSmall);
 	W.ready = 1;
 	send_json(o);
 }
@@ -249,47 +297,248 @@ static void note_code(const struct job *j, const struct timed *skip, cJSON *o)
 	}
 }
 
-static void run_job(struct job *j)
+/* a cascade stage's progress: the harness's trial or run under the stage's name */
+struct stage_ctx {
+	int job;
+	const char *zStage;
+};
+
+static void stage_progress(const char *zWhat, int k, void *arg)
+{
+	(void)zWhat;
+	struct stage_ctx *sc = arg;
+	send_progress(sc->job, sc->zStage, k);
+}
+
+static const char *status_of(const cJSON *res)
+{
+	const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(res, "status"));
+	return z ? z : "crashed";
+}
+
+/* the runner could not start: a compile_error when the object is at fault */
+static cJSON *load_failed(int loadErr, const char *err)
+{
+	cJSON *res = cJSON_CreateObject();
+	cJSON_AddStringToObject(res, "status", loadErr ? "compile_error" : "crashed");
+	cJSON_AddStringToObject(res, "reason", err);
+	return res;
+}
+
+static double opt_num(const struct job *j, const char *k, double dflt)
+{
+	return j->req ? json_num(j->req, k, dflt) : dflt;
+}
+
+static double timing_num(const cJSON *tm, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItem(tm, k);
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* one stage passed: its name and seconds in the result's "stages" */
+static void stage_done(cJSON *stages, const char *zStage, double t0)
+{
+	cJSON *s = cJSON_CreateObject();
+	cJSON_AddStringToObject(s, "stage", zStage);
+	cJSON_AddNumberToObject(s, "seconds", now_s() - t0);
+	cJSON_AddItemToArray(stages, s);
+}
+
+/*
+ * The A/B stage: the incumbent in a runner of its own on the same buffers,
+ * timed alternately with c.  Adds "ab" to res; a challenger that misbehaves
+ * or crashes in it ends with that verdict instead (returned, res freed).
+ */
+static cJSON *ab_stage(struct job *j, struct cand *c, cJSON *res)
 {
 	char err[KL_ERRLEN];
-	double t0 = now_s();
-	cJSON *res;
+	int loadErr, who;
+	const cJSON *inc = cJSON_GetObjectItem(j->req, "incumbent");
+	const cJSON *tm = cJSON_GetObjectItem(res, "timing");
+	cJSON *ab = NULL, *fail = NULL;
+	struct cand *ci = j->inc->ok ? load(j->inc, W.h, &loadErr, err) : NULL;
+	if (!j->inc->ok)
+		snprintf(err, sizeof err, "the incumbent %s does not compile", j->inc->zName);
+	if (ci) {
+		struct stage_ctx sc = {j->id, "a/b"};
+		const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(tm, "method"));
+		struct harness_ab_opts ao = {.nPairs = (int)opt_num(j, "ab_pairs", 20),
+		                             .budgetS = W.opts.budgetS,
+		                             .strict = m && !strcmp(m, "device-wide")};
+		const char *im = cJSON_GetStringValue(cJSON_GetObjectItem(inc, "method"));
+		ao.strict |= im && !strcmp(im, "device-wide");
+		if (ao.nPairs < HARNESS_AB_MIN_PAIRS)
+			ao.nPairs = HARNESS_AB_MIN_PAIRS;
+		ab = harness_ab(W.h, cand_iface(ci), cand_iface(c), &ao, stage_progress, &sc, &who,
+		                &fail);
+		cand_free(ci);
+		if (!ab && who == 1) {
+			cJSON_Delete(res);
+			return fail;
+		}
+		if (!ab)
+			snprintf(err, sizeof err, "%s",
+			         cJSON_GetStringValue(cJSON_GetObjectItem(fail, "reason")));
+		cJSON_Delete(fail);
+	}
+	if (!ab) {
+		ab = cJSON_CreateObject();
+		cJSON_AddStringToObject(ab, "error", err);
+	}
+	const cJSON *id = cJSON_GetObjectItem(inc, "id");
+	if (cJSON_IsNumber(id))
+		cJSON_AddNumberToObject(ab, "incumbent_id", id->valuedouble);
+	cJSON_AddStringToObject(ab, "incumbent_name", j->inc->zName);
+	cJSON_AddItemToObject(res, "ab", ab);
+	return res;
+}
+
+/*
+ * The cascade: small shapes, full shapes, quick timing, full timing, and
+ * the A/B against an incumbent when the request gave one; the first stage
+ * that fails ends it.  The verdict with "stage" (where it stopped, or the
+ * last stage run) and "stages" (those passed, with their seconds).
+ */
+static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, double *pCheck,
+                      double *pTime)
+{
+	char err[KL_ERRLEN];
 	int loadErr = 0;
+	const char *zStage = "small shapes";
+	struct stage_ctx sc = {j->id, zStage};
+	cJSON *res = NULL, *fail = NULL, *tm;
+	struct cand *c;
+	double t0 = now_s(), tc = t0;
+	if (W.hSmall) {
+		send_progress(j->id, zStage, -1);
+		if (!(c = load(j, W.hSmall, &loadErr, err)))
+			return load_failed(loadErr, err);
+		res = harness_eval(W.hSmall, cand_iface(c), 0, stage_progress, &sc);
+		cand_free(c);
+		if (W.b->fatal || strcmp(status_of(res), "correct")) {
+			const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(res, "reason"));
+			char *z = xasprintf("at the small shapes (%s): %s", W.zSmall, r ? r : "");
+			cJSON_ReplaceItemInObject(res, "reason", cJSON_CreateString(z));
+			free(z);
+			goto stop;
+		}
+		cJSON_Delete(res);
+		stage_done(stages, zStage, t0);
+	}
+	sc.zStage = zStage = "full shapes";
+	t0 = now_s();
+	send_progress(j->id, zStage, -1);
+	if (!(c = load(j, W.h, &loadErr, err))) {
+		res = load_failed(loadErr, err);
+		goto stop;
+	}
+	res = harness_eval(W.h, cand_iface(c), 0, stage_progress, &sc);
+	if (W.b->fatal || strcmp(status_of(res), "correct"))
+		goto stop_c;
+	stage_done(stages, zStage, t0);
+	*pCheck = now_s() - tc - W.loadS;
+	cJSON_DeleteItemFromObject(res, "check_seconds");
+	/* the same machine code was timed before: checked, not timed again
+	 * (note_code gives it that timing) */
+	if (skip) {
+		cand_free(c);
+		goto stop;
+	}
+	/* quick timing: a few runs, which may end it when the search asks */
+	sc.zStage = zStage = "quick timing";
+	t0 = tc = now_s();
+	send_progress(j->id, zStage, 0);
+	if (!(tm = harness_time(W.h, cand_iface(c), (int)opt_num(j, "quick_runs", 5),
+	                        stage_progress, &sc, &fail)))
+		goto failed;
+	stage_done(stages, zStage, t0);
+	double stopX = opt_num(j, "quick_stop_x", 0), base = opt_num(j, "baseline_ms", 0);
+	double quickMs = timing_num(tm, "median_ms");
+	if (stopX > 0 && base > 0 && quickMs > stopX * base &&
+	    !cJSON_IsTrue(cJSON_GetObjectItem(j->req, "ab_force"))) {
+		char why[200];
+		snprintf(
+		    why, sizeof why,
+		    "stopped after the quick timing: %.4g ms is over %gx the baseline's %.4g ms",
+		    quickMs, stopX, base);
+		cJSON_AddStringToObject(tm, "stopped", why);
+		cJSON_AddItemToObject(res, "timing", tm);
+		goto stop_c;
+	}
+	cJSON_AddItemToObject(res, "quick_timing", tm);
+	sc.zStage = zStage = "full timing";
+	t0 = now_s();
+	send_progress(j->id, zStage, 0);
+	if (!(tm = harness_time(W.h, cand_iface(c), 0, stage_progress, &sc, &fail)))
+		goto failed;
+	cJSON_AddItemToObject(res, "timing", tm);
+	stage_done(stages, zStage, t0);
+	/* the A/B: when it looks faster than the incumbent, or when asked */
+	const cJSON *inc = j->req ? cJSON_GetObjectItem(j->req, "incumbent") : NULL;
+	double incMs = inc ? json_num(inc, "median_ms", 0) : 0;
+	if (j->inc && !W.b->fatal &&
+	    (cJSON_IsTrue(cJSON_GetObjectItem(j->req, "ab_force")) ||
+	     timing_num(tm, "median_ms") < incMs)) {
+		zStage = "a/b";
+		t0 = now_s();
+		send_progress(j->id, zStage, 0);
+		res = ab_stage(j, c, res);
+		if (strcmp(status_of(res), "correct"))
+			goto stop_c;
+		stage_done(stages, zStage, t0);
+	}
+	*pTime = now_s() - tc;
+	cand_free(c);
+	cJSON_AddStringToObject(res, "stage", zStage);
+	return res;
+failed:
+	/* a timing stage failed: its verdict, with the checks' correctness */
+	cJSON_AddItemToObject(fail, "correctness", cJSON_DetachItemFromObject(res, "correctness"));
+	cJSON_Delete(res);
+	res = fail;
+stop_c:
+	*pTime = now_s() - tc;
+	cand_free(c);
+stop:
+	cJSON_AddStringToObject(res, "stage", zStage);
+	return res;
+}
+
+static void run_job(struct job *j)
+{
+	double t0 = now_s(), tCheck = 0, tTime = 0;
+	cJSON *res, *stages = cJSON_CreateArray();
 	const struct timed *skip = was_timed(j->zCode, j->zName);
 	send_progress(j->id, "running", -1);
-	struct cand *c = j->ok ? load(j, &loadErr, err) : NULL;
-	double tLoad = now_s() - t0;
+	W.loadS = 0;
 	if (!j->ok) {
 		res = cJSON_CreateObject();
 		cJSON_AddStringToObject(res, "status", "compile_error");
 		cJSON_AddStringToObject(
 		    res, "reason",
 		    cJSON_GetStringValue(cJSON_GetObjectItem(j->compile, "summary")));
-	} else if (!c) {
-		res = cJSON_CreateObject();
-		cJSON_AddStringToObject(res, "status", loadErr ? "compile_error" : "crashed");
-		cJSON_AddStringToObject(res, "reason", err);
+		cJSON_AddStringToObject(res, "stage", "compile");
 	} else {
-		res = harness_eval(W.h, cand_iface(c), !skip, progress_cb, &j->id);
-		/* the runner and everything it started end here: stray threads,
-		 * daemons, children */
-		cand_free(c);
+		stage_done(stages, "compile", t0 - j->tCompile);
+		res = cascade(j, skip, stages, &tCheck, &tTime);
+		/* a load error is the object's: the compile stage's */
+		if (!strcmp(status_of(res), "compile_error"))
+			cJSON_ReplaceItemInObject(res, "stage", cJSON_CreateString("compile"));
 	}
-	double tRun = now_s() - t0 - tLoad;
+	double tRun = now_s() - t0;
 	cJSON *o = ev("result", j->id);
 	cJSON *e;
-	cJSON_ArrayForEach(e, res) if (strcmp(e->string, "check_seconds") &&
-	                               strcmp(e->string, "time_seconds"))
+	cJSON_ArrayForEach(e, res) if (strcmp(e->string, "check_seconds"))
 	    cJSON_AddItemReferenceToObject(o, e->string, e);
+	cJSON_AddItemToObject(o, "stages", stages);
 	cJSON_AddItemReferenceToObject(o, "compile", j->compile);
 	note_code(j, skip, o);
 	cJSON *sec = cJSON_AddObjectToObject(o, "seconds");
 	cJSON_AddNumberToObject(sec, "compile", j->tCompile);
-	cJSON_AddNumberToObject(sec, "load", tLoad);
-	cJSON *cs = cJSON_GetObjectItem(res, "check_seconds"),
-	      *ts = cJSON_GetObjectItem(res, "time_seconds");
-	cJSON_AddNumberToObject(sec, "check", cs ? cs->valuedouble : tRun);
-	cJSON_AddNumberToObject(sec, "time", ts ? ts->valuedouble : 0);
+	cJSON_AddNumberToObject(sec, "load", W.loadS);
+	cJSON_AddNumberToObject(sec, "check", tCheck > 0 ? tCheck : tRun - tTime - W.loadS);
+	cJSON_AddNumberToObject(sec, "time", tTime);
 	cJSON_AddBoolToObject(o, "worker_exiting", W.b->fatal);
 	cJSON_AddStringToObject(o, "sandbox", W.sandbox ? "bubblewrap" : "none");
 	send_json(o);
@@ -300,7 +549,7 @@ static void run_job(struct job *j)
 
 static void pump(void)
 {
-	while (W.ready && W.runq && W.runq->compiled) {
+	while (W.ready && W.runq && W.runq->compiled && (!W.runq->inc || W.runq->inc->compiled)) {
 		struct job *j = W.runq;
 		W.runq = j->next;
 		run_job(j);
@@ -344,7 +593,9 @@ static void compiled(struct compile_result *r, void *arg)
 	if (res)
 		cJSON_AddItemToObject(c, "resources", res);
 	j->compile = c;
-	if (j->isReference) {
+	if (j->owner) {
+		j->compiled = 1; /* an incumbent: its job runs once both are compiled */
+	} else if (j->isReference) {
 		finish_reference(j);
 		job_free(j);
 	} else {
@@ -370,18 +621,6 @@ static int submit_compile(struct job *j, const char *zSrc, size_t n, char *err)
 }
 
 /* ---- requests ---- */
-
-static int json_int(const cJSON *o, const char *k, int dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-	return cJSON_IsNumber(v) ? v->valueint : dflt;
-}
-
-static double json_num(const cJSON *o, const char *k, double dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
 
 static void fail_task(const char *zMsg)
 {
@@ -473,6 +712,36 @@ static char *unpack_task(cJSON *files, const char *zDir, char *err)
 	return xstrdup(tmpl);
 }
 
+/*
+ * The cascade's small shapes: the task's dimensions shrunk (task_shrink), a
+ * harness of a few trials on them; the reference fills it once it is
+ * compiled (small_reference).  None when shrinking changes nothing.
+ */
+static void small_task(const char *zDir, const char *zShapes)
+{
+	char err[KL_ERRLEN];
+	struct task *t = task_load(zDir, W.zBackend, zShapes, err);
+	if (!t) {
+		snprintf(W.zSmall, sizeof W.zSmall, "no small-shapes stage: %.*s", KL_ERRLEN, err);
+		return;
+	}
+	task_override_tol(t, W.tolA, W.tolR, -1);
+	if (!task_shrink(t, W.zSmall, sizeof W.zSmall)) {
+		snprintf(W.zSmall, sizeof W.zSmall,
+		         "no small-shapes stage: the task's shapes are small already");
+		task_free(t);
+		return;
+	}
+	struct harness_opts o = W.opts;
+	o.nPool = 0; /* checked, never timed */
+	if (!(W.hSmall = harness_new(t, W.b, &o, err))) {
+		snprintf(W.zSmall, sizeof W.zSmall, "no small-shapes stage: %.*s", KL_ERRLEN, err);
+		task_free(t);
+		return;
+	}
+	W.tSmall = t;
+}
+
 static void op_task(cJSON *req)
 {
 	char err[KL_ERRLEN];
@@ -551,7 +820,9 @@ static void op_task(cJSON *req)
 	    (zFlagLibs && compiler_add_libs(W.comp, zFlagLibs, NULL, err) < 0))
 		fail_task(err);
 	/* --atol / --rtol override the float outputs' tolerances */
-	task_override_tol(W.t, json_num(req, "atol", -1), json_num(req, "rtol", -1), -1);
+	W.tolA = json_num(req, "atol", -1);
+	W.tolR = json_num(req, "rtol", -1);
+	task_override_tol(W.t, W.tolA, W.tolR, -1);
 	char note[256] = "";
 	if (tr && fit_sets(zDir, note, sizeof note, err) < 0)
 		fail_task(err);
@@ -583,6 +854,9 @@ static void op_task(cJSON *req)
 		cJSON_AddNumberToObject(o, "reference_seconds", tFill);
 		if (note[0])
 			cJSON_AddStringToObject(o, "note", note);
+		cJSON_AddStringToObject(o, "small_shapes_note",
+		                        "no small-shapes stage: a PyTorch reference's data is "
+		                        "made at the task's shapes only");
 		const cJSON *sizes = cJSON_GetObjectItem(torchref_manifest(tr), "sizes");
 		if (cJSON_IsObject(sizes) && sizes->child)
 			cJSON_AddItemToObject(o, "sizes", cJSON_Duplicate(sizes, 1));
@@ -594,6 +868,7 @@ static void op_task(cJSON *req)
 	}
 	if (harness_generate_inputs(W.h, err) < 0)
 		fail_task(err);
+	small_task(zDir, zShapes);
 	strbuf src = STRBUF_INIT;
 	if (read_file(zSrcPath, &src, 64 << 20, err) < 0)
 		fail_task(err);
@@ -620,11 +895,39 @@ static void op_eval(cJSON *req)
 	struct job *j = xcalloc(1, sizeof *j);
 	j->id = id;
 	j->zName = xstrdup(zName);
+	j->req = cJSON_CreateObject();
+	const char *keys[] = {"quick_runs", "quick_stop_x", "baseline_ms",
+	                      "incumbent",  "ab_pairs",     "ab_force"};
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+		const cJSON *v = cJSON_GetObjectItem(req, keys[i]);
+		if (v)
+			cJSON_AddItemToObject(j->req, keys[i], cJSON_Duplicate(v, 1));
+	}
+	/* the incumbent of an A/B, compiled beside it (from the cache, mostly) */
+	const cJSON *inc = cJSON_GetObjectItem(req, "incumbent");
+	const char *zIncSrc = cJSON_GetStringValue(cJSON_GetObjectItem(inc, "source"));
+	const char *zIncName = cJSON_GetStringValue(cJSON_GetObjectItem(inc, "name"));
+	if (inc && (!zIncSrc || !zIncName)) {
+		send_error(id, "eval request: incumbent needs name and source", 0);
+		job_free(j);
+		return;
+	}
 	send_progress(id, "compiling", -1);
 	if (submit_compile(j, src->valuestring, strlen(src->valuestring), err) < 0) {
 		send_error(id, err, 0);
 		job_free(j);
 		return;
+	}
+	if (zIncSrc) {
+		struct job *i = xcalloc(1, sizeof *i);
+		i->id = id;
+		i->zName = xstrdup(zIncName);
+		i->owner = j;
+		j->inc = i;
+		if (submit_compile(i, zIncSrc, strlen(zIncSrc), err) < 0) {
+			i->compiled = 1; /* ok stays 0: the A/B says why */
+			i->compile = cJSON_CreateObject();
+		}
 	}
 	/* results come back in submission order; compiles run in parallel */
 	struct job **pp = &W.runq;
@@ -873,6 +1176,8 @@ int main(int argc, char **argv)
 	cJSON_AddStringToObject(o, "version", KLOOP_VERSION);
 	if (W.b->zUuid[0])
 		cJSON_AddStringToObject(o, "uuid", W.b->zUuid);
+	if (W.b->bandwidthGbs > 0)
+		cJSON_AddNumberToObject(o, "bandwidth_gbs", W.b->bandwidthGbs);
 	char zHost[256] = "";
 	if (gethostname(zHost, sizeof zHost - 1) == 0)
 		cJSON_AddStringToObject(o, "host", zHost);

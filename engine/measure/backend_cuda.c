@@ -94,6 +94,8 @@ enum {
 	ATTR_CC_MAJOR = 75,
 	ATTR_CC_MINOR = 76,
 	ATTR_L2_SIZE = 38,
+	ATTR_MEM_CLOCK_KHZ = 36, /* cudaDevAttrMemoryClockRate */
+	ATTR_MEM_BUS_BITS = 37,  /* cudaDevAttrGlobalMemoryBusWidth */
 	H2D = 1,
 	D2H = 2,
 	LIMIT_PERSISTING_L2 = 0x06,
@@ -540,6 +542,13 @@ struct backend *backend_cuda_new(int dev, char *err)
 	R.cudaDeviceGetAttribute(&minor, ATTR_CC_MINOR, dev);
 	R.cudaDeviceGetAttribute(&l2, ATTR_L2_SIZE, dev);
 	R.cudaDeviceGetAttribute(&sms, ATTR_SM_COUNT, dev);
+	/* the memory's peak: double data rate over the bus (H100 SXM: 2 x 2.619
+	 * GHz x 5120 bits = 3.35 TB/s) */
+	int memKhz = 0, busBits = 0;
+	if (R.cudaDeviceGetAttribute(&memKhz, ATTR_MEM_CLOCK_KHZ, dev) == 0 &&
+	    R.cudaDeviceGetAttribute(&busBits, ATTR_MEM_BUS_BITS, dev) == 0 && memKhz > 0 &&
+	    busBits > 0)
+		b->bandwidthGbs = 2.0 * memKhz * 1e3 * (busBits / 8.0) / 1e9;
 	const char *arch = getenv("KLOOP_CUDA_ARCH");
 	if (arch && *arch)
 		snprintf(b->zArch, sizeof b->zArch, "%s", arch);

@@ -43,7 +43,9 @@ struct harness {
 	int bGenerated;        /* inputs drawn by harness_generate_inputs (not given) */
 	uint64_t nRuns;        /* timed runs so far: seeds their fresh inputs */
 	uint64_t runSeed;      /* this evaluation's timed inputs' seed (unpredictable) */
-	int poolUsed;          /* checking sets used in this evaluation */
+	int poolUsed;          /* checking sets used in this evaluation (all its timing
+	                          phases: quick, full, A/B), so none is seen twice */
+	int quick;             /* the timing phase is a quick one (harness_time) */
 	double pCheck;         /* chance that a timed run is checked */
 	int nChecked;          /* timed runs checked in this evaluation */
 	unsigned char *pGuard; /* host copy of the expected guard band */
@@ -750,7 +752,7 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 	int strict = 0, warm = 0, converged = 0, rc, crc, clk0 = -1, retimed = 0;
 	double rse = INFINITY, sum = 0, sum2 = 0, start, t, probeMed = 0, fastMed = 0;
 	h->runSeed = harness_random64();
-	h->poolUsed = h->nChecked = 0;
+	h->nChecked = 0;
 	h->nRuns = 0;
 	h->pCheck = 0.25;
 	if (prepare(h, T, err) < 0)
@@ -779,6 +781,8 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 	         : expect < h->o.minRuns ? h->o.minRuns
 	                                 : expect;
 	h->pCheck = h->nPool > h->poolUsed ? (h->nPool - h->poolUsed) / expect : 1.0 / 16;
+	if (h->quick) /* about one checked run: the full timing needs the rest */
+		h->pCheck = 1.0 / expect;
 	if (h->pCheck < 1.0 / 256)
 		h->pCheck = 1.0 / 256;
 restart:
@@ -860,6 +864,8 @@ restart:
 	int clk1 = b->clock_mhz ? b->clock_mhz(b) : -1;
 	char thr[256] = "";
 	int throttled = b->throttled ? b->throttled(b, thr, sizeof thr) : -1;
+	if (h->quick)
+		goto summary; /* the run after timing is the full timing's: its input once */
 	/* one more run, as the timed ones but on the timing set, whose output
 	 * must be right, with nothing trampled */
 	if (prepare(h, T, err) < 0 || b->flush(b, err) < 0)
@@ -883,6 +889,7 @@ restart:
 		*pBad = bad > 0 ? HC_MISBEHAVED : 0;
 		goto fail;
 	}
+summary:;
 	double *sorted = xmalloc((size_t)n * sizeof *sorted);
 	memcpy(sorted, ms.a, (size_t)n * sizeof *sorted);
 	qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
@@ -1029,6 +1036,44 @@ static cJSON *called_verdict(struct harness *h, int crc, const char *zWhen, cons
 	return o;
 }
 
+/*
+ * time_runs under the options of one cascade stage: nQuick > 0 runs exactly
+ * that many timed runs after a short warm-up (the quick timing), 0 the full
+ * timing.  The timing object, or NULL with *pFail the verdict of the
+ * failure (crashed, incorrect: a checked run or the run after timing).
+ */
+static cJSON *timed(struct harness *h, struct harness_cand *c, int nQuick,
+                    harness_progress_fn progress, void *arg, cJSON **pFail)
+{
+	char err[KL_ERRLEN] = "", why[1024] = "";
+	struct harness_opts keep = h->o;
+	if (nQuick > 0) {
+		h->o.minRuns = h->o.maxRuns = nQuick;
+		h->o.warmupS = 0;
+		h->o.rse = 0;
+		h->o.budgetS = 1e30; /* exactly nQuick runs, however slow */
+	}
+	h->quick = nQuick > 0;
+	int isBad;
+	cJSON *tm = time_runs(h, c, progress, arg, &isBad, why, sizeof why, err);
+	h->o = keep;
+	h->quick = 0;
+	*pFail = NULL;
+	if (tm) {
+		if (nQuick > 0)
+			cJSON_AddBoolToObject(tm, "quick", 1);
+		return tm;
+	}
+	struct agg a = {.tolDtype = -1};
+	if (isBad == HC_CRASHED)
+		*pFail = called_verdict(h, isBad, "timing", why, err, &a);
+	else if (isBad)
+		*pFail = verdict("incorrect", why);
+	else
+		*pFail = crashed(h, "timing", err);
+	return NULL;
+}
+
 cJSON *harness_eval(struct harness *h, struct harness_cand *c, int bTime,
                     harness_progress_fn progress, void *arg)
 {
@@ -1036,6 +1081,7 @@ cJSON *harness_eval(struct harness *h, struct harness_cand *c, int bTime,
 	struct agg a = {.tolDtype = -1};
 	struct backend *b = h->b;
 	double t0 = now_s();
+	h->poolUsed = 0; /* a new evaluation: every checking set unseen */
 	if (b->reset && b->reset(b, err) < 0)
 		return crashed(h, "resetting the device before the run", err);
 	for (int s = 0; s < h->o.nTrials; s++) {
@@ -1085,31 +1131,150 @@ cJSON *harness_eval(struct harness *h, struct harness_cand *c, int bTime,
 	double t1 = now_s();
 	if (progress)
 		progress("timing", 0, arg);
-	int isBad;
-	cJSON *tm = time_runs(h, c, progress, arg, &isBad, why, sizeof why, err);
+	cJSON *fail = NULL;
+	cJSON *tm = timed(h, c, 0, progress, arg, &fail);
 	if (!tm) {
 		cJSON_Delete(o);
-		if (isBad == HC_CRASHED)
-			return called_verdict(h, isBad, "timing", why, err, &a);
-		if (isBad) {
-			o = verdict("incorrect", why);
-			cJSON_AddItemToObject(o, "correctness",
+		if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(fail, "status")), "incorrect"))
+			cJSON_AddItemToObject(fail, "correctness",
 			                      correctness_json(h, &a, h->o.nTrials));
-			return o;
-		}
-		return crashed(h, "timing", err);
+		return fail;
 	}
 	cJSON_AddItemToObject(o, "timing", tm);
 	cJSON_AddNumberToObject(o, "time_seconds", now_s() - t1);
 	return o;
 }
 
+cJSON *harness_time(struct harness *h, struct harness_cand *c, int nQuick,
+                    harness_progress_fn progress, void *arg, cJSON **pFail)
+{
+	return timed(h, c, nQuick, progress, arg, pFail);
+}
+
 cJSON *harness_time_only(struct harness *h, struct harness_cand *c, char *err)
 {
 	char why[1024];
 	int bad;
+	h->poolUsed = 0;
 	cJSON *tm = time_runs(h, c, NULL, NULL, &bad, why, sizeof why, err);
 	if (!tm && bad)
 		kl_err(err, "the reference misbehaved while timed: %s", why);
 	return tm;
+}
+
+/* P(X >= k) for X ~ Binomial(n, 1/2): the sign test's one-sided p-value */
+static double sign_p(int k, int n)
+{
+	double p = 0, c = 1; /* C(n, i) / 2^n, built up in logs to stay finite */
+	for (int i = 0; i <= n; i++) {
+		c = lgamma(n + 1.0) - lgamma(i + 1.0) - lgamma(n - i + 1.0) - n * log(2.0);
+		if (i >= k)
+			p += exp(c);
+	}
+	return p > 1 ? 1 : p;
+}
+
+static void add_spread(cJSON *o, const char *zWho, struct samples *s)
+{
+	qsort(s->a, s->n, sizeof *s->a, cmp_double);
+	int n = (int)s->n;
+	cJSON *t = cJSON_AddObjectToObject(o, zWho);
+	cJSON_AddNumberToObject(t, "median_ms", pct(s->a, n, 0.5));
+	cJSON_AddNumberToObject(t, "p10_ms", pct(s->a, n, 0.1));
+	cJSON_AddNumberToObject(t, "p90_ms", pct(s->a, n, 0.9));
+}
+
+cJSON *harness_ab(struct harness *h, struct harness_cand *inc, struct harness_cand *cand,
+                  const struct harness_ab_opts *ao, harness_progress_fn progress, void *arg,
+                  int *pWho, cJSON **pFail)
+{
+	char err[KL_ERRLEN] = "", why[1024] = "", when[96];
+	struct harness_cand *side[2] = {inc, cand};
+	struct samples ts[2] = {{0}}, ratio = {0};
+	double cal = 0, t, w;
+	int rc = 0, crc = 0, who = 0, wins = 0, n = 0;
+	*pFail = NULL;
+	*pWho = -1;
+	h->runSeed = harness_random64();
+	h->nChecked = 0;
+	h->nRuns = 0;
+	h->pCheck = h->nPool > h->poolUsed
+	                ? (double)(h->nPool - h->poolUsed) / (2.0 * (ao->nPairs + 2))
+	                : 0;
+	if (prepare(h, h->o.nTrials, err) < 0)
+		goto kloop;
+	if ((crc = calibrate(h, inc, &cal, why, sizeof why, err)))
+		goto called;
+	/* warm both up, alternately */
+	for (int i = 0; i < 6; i++) {
+		who = i % 2;
+		snprintf(when, sizeof when, "warm-up before the A/B runs");
+		if ((crc = timed_run(h, side[who], ao->strict, cal, &t, &w, NULL, &rc, why,
+		                     sizeof why, err)))
+			goto called;
+		if (rc)
+			goto returned;
+	}
+	double start = now_s();
+	for (n = 0; n < ao->nPairs;) {
+		/* each pair on the same inputs, in an unpredictable order */
+		int first = (int)(harness_random64() & 1);
+		uint64_t runs = h->nRuns;
+		double pair[2];
+		for (int k = 0; k < 2; k++) {
+			who = k ? !first : first;
+			h->nRuns = runs;
+			snprintf(when, sizeof when, "A/B pair %d", n + 1);
+			if ((crc = timed_run(h, side[who], ao->strict, cal, &pair[who], &w, NULL,
+			                     &rc, why, sizeof why, err)))
+				goto called;
+			if (rc)
+				goto returned;
+		}
+		push(&ts[0], pair[0]);
+		push(&ts[1], pair[1]);
+		push(&ratio, pair[1] > 0 ? pair[0] / pair[1] : INFINITY);
+		wins += pair[1] < pair[0];
+		n++;
+		if (progress)
+			progress("a/b", n, arg);
+		if (n >= HARNESS_AB_MIN_PAIRS && now_s() - start > ao->budgetS)
+			break;
+	}
+	double p = sign_p(wins, n);
+	qsort(ratio.a, ratio.n, sizeof *ratio.a, cmp_double);
+	double med = pct(ratio.a, n, 0.5);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "pairs", n);
+	cJSON_AddNumberToObject(o, "wins", wins);
+	cJSON_AddNumberToObject(o, "p_value", p);
+	add_finite(o, "ratio", med);
+	add_spread(o, "incumbent", &ts[0]);
+	add_spread(o, "candidate", &ts[1]);
+	cJSON_AddStringToObject(o, "method", ao->strict ? "device-wide" : "stream");
+	cJSON_AddNumberToObject(o, "checked_runs", h->nChecked);
+	cJSON_AddBoolToObject(o, "won", p < HARNESS_AB_ALPHA && med > 1.0);
+	char rule[160];
+	snprintf(rule, sizeof rule,
+	         "sign test: faster in %d of %d pairs (one-sided p %.3g, needs < %g) and the "
+	         "median pair ratio %.3g above 1",
+	         wins, n, p, HARNESS_AB_ALPHA, med);
+	cJSON_AddStringToObject(o, "rule", rule);
+	free(ts[0].a), free(ts[1].a), free(ratio.a);
+	return o;
+returned:
+	snprintf(why, sizeof why, "kl_run returned %d", rc);
+	crc = HC_MISBEHAVED;
+called:
+	if (crc > 0) {
+		char *z = xasprintf("%s: %s", when, why);
+		*pFail = verdict(crc == HC_CRASHED ? "crashed" : "incorrect", z);
+		free(z);
+		*pWho = who;
+	} else {
+	kloop:
+		*pFail = crashed(h, "the A/B timing", err);
+	}
+	free(ts[0].a), free(ts[1].a), free(ratio.a);
+	return NULL;
 }

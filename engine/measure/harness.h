@@ -121,6 +121,48 @@ cJSON *harness_eval(struct harness *h, struct harness_cand *c, int bTime,
 /* time fn alone on the timing set (for the reference); JSON timing or NULL + err */
 cJSON *harness_time_only(struct harness *h, struct harness_cand *c, char *err);
 
+/*
+ * One cascade stage's timing of c: nQuick > 0 exactly that many timed runs
+ * after a short warm-up (the quick timing, "quick": true in the object),
+ * 0 the full timing (until the median is stable or the budget is spent).
+ * The timing object (as harness_eval's "timing"), or NULL with *pFail the
+ * verdict of the failure ({"status": "crashed"|"incorrect", "reason"}),
+ * both the caller's.
+ */
+cJSON *harness_time(struct harness *h, struct harness_cand *c, int nQuick,
+                    harness_progress_fn progress, void *arg, cJSON **pFail);
+
+/* the sign test's level for an A/B win */
+#define HARNESS_AB_ALPHA 0.05
+/* pairs an A/B runs at least, whatever its budget (a win then needs 10 of
+ * 12: a noisy machine rarely turns a real speedup into a loss, nor chance
+ * into a win) */
+#define HARNESS_AB_MIN_PAIRS 12
+
+struct harness_ab_opts {
+	int nPairs;     /* pairs at most (20) */
+	double budgetS; /* after HARNESS_AB_MIN_PAIRS pairs, stop when this much time
+	                   has passed */
+	int strict;     /* time device-wide (either side's timing needed it) */
+};
+
+/*
+ * Interleaved A/B timing of the incumbent inc and the challenger cand, both
+ * loaded on h's buffers: a short warm-up of each, then pairs, each pair's
+ * two runs on the same fresh inputs in an unpredictable order (a random
+ * subset checked, as every timed run).  The challenger wins when it is
+ * faster in more pairs than chance explains (the one-sided sign test's p
+ * below HARNESS_AB_ALPHA) and the median of the per-pair ratios
+ * incumbent/challenger is above 1.  Returns {"pairs", "wins", "p_value",
+ * "ratio" (that median), "incumbent" and "candidate" ({median_ms, p10_ms,
+ * p90_ms}), "method", "checked_runs", "won", "rule" (the rule in words)},
+ * or NULL with *pFail a verdict and *pWho the side that failed (0 the
+ * incumbent, 1 the challenger, -1 kloop itself).
+ */
+cJSON *harness_ab(struct harness *h, struct harness_cand *inc, struct harness_cand *cand,
+                  const struct harness_ab_opts *ao, harness_progress_fn progress, void *arg,
+                  int *pWho, cJSON **pFail);
+
 /* 64 unpredictable bits (getrandom) */
 uint64_t harness_random64(void);
 

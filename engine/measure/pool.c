@@ -32,6 +32,7 @@ struct pjob {
 	char *zName;
 	char *zSource;
 	size_t nSource;
+	cJSON *opts;  /* more fields of its eval request, or NULL */
 	int onSlot;   /* the worker it must run on, or -1 */
 	int slot;     /* the worker it was given to, or -1 while queued */
 	int wjob;     /* that worker's job id, or 0 */
@@ -594,6 +595,7 @@ static void unlink_job(struct pool *p, struct pjob *j)
 
 static void job_free(struct pjob *j)
 {
+	cJSON_Delete(j->opts);
 	free(j->zName);
 	free(j->zSource);
 	free(j->zLost);
@@ -696,7 +698,7 @@ static void dispatch(struct loop *l, long long id, void *arg)
 		j->slot = s->idx;
 		slot_busy(s, +1);
 		/* worker_submit() answers later, from the loop, never from inside */
-		j->wjob = worker_submit(s->w, j->zName, j->zSource, j->nSource);
+		j->wjob = worker_submit_opts(s->w, j->zName, j->zSource, j->nSource, j->opts);
 		/* the list may have changed under us: start again from the top */
 		next = p->jobs;
 		for (struct pjob *q = p->jobs; q; q = q->next)
@@ -999,9 +1001,10 @@ void pool_free(struct pool *p)
 }
 
 static int submit(struct pool *p, int onSlot, const char *zName, const char *zSource,
-                  size_t nSource)
+                  size_t nSource, const cJSON *opts)
 {
 	struct pjob *j = xcalloc(1, sizeof *j);
+	j->opts = opts ? cJSON_Duplicate(opts, 1) : NULL;
 	j->id = ++p->nextId;
 	j->zName = xstrdup(zName);
 	j->zSource = xstrndup(zSource, nSource);
@@ -1018,7 +1021,16 @@ static int submit(struct pool *p, int onSlot, const char *zName, const char *zSo
 
 int pool_submit(struct pool *p, const char *zName, const char *zSource, size_t nSource)
 {
-	return submit(p, -1, zName, zSource, nSource);
+	return submit(p, -1, zName, zSource, nSource, NULL);
+}
+
+int pool_submit_opts(struct pool *p, int w, const char *zName, const char *zSource, size_t nSource,
+                     const cJSON *opts, char *err)
+{
+	if (w >= p->nSlot)
+		return kl_err(err, "there is no worker %d (the pool has %d: 0 to %d)", w, p->nSlot,
+		              p->nSlot - 1);
+	return submit(p, w < 0 ? -1 : w, zName, zSource, nSource, opts);
 }
 
 int pool_submit_on(struct pool *p, int w, const char *zName, const char *zSource, size_t nSource,
@@ -1027,7 +1039,7 @@ int pool_submit_on(struct pool *p, int w, const char *zName, const char *zSource
 	if (w < 0 || w >= p->nSlot)
 		return kl_err(err, "there is no worker %d (the pool has %d: 0 to %d)", w, p->nSlot,
 		              p->nSlot - 1);
-	return submit(p, w, zName, zSource, nSource);
+	return submit(p, w, zName, zSource, nSource, NULL);
 }
 
 int pool_cancel(struct pool *p, int id)
@@ -1115,6 +1127,17 @@ const cJSON *pool_reference_data(const struct pool *p, const char *zDevice)
 		if (!zDevice || !strcmp(p->aRef[i].zDevice, zDevice))
 			return p->aRef[i].refData;
 	return NULL;
+}
+
+double pool_bandwidth_gbs(const struct pool *p)
+{
+	double bw = 0;
+	for (int i = 0; i < p->nSlot; i++) {
+		double v = p->aSlot[i].w ? worker_bandwidth_gbs(p->aSlot[i].w) : 0;
+		if (v > 0 && (bw == 0 || v < bw))
+			bw = v;
+	}
+	return bw;
 }
 
 const char *pool_reference_name(const struct pool *p)

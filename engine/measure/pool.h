@@ -82,6 +82,10 @@ int pool_submit(struct pool *p, const char *zName, const char *zSource, size_t n
  * -1 + err when there is no such worker */
 int pool_submit_on(struct pool *p, int w, const char *zName, const char *zSource, size_t nSource,
                    char *err);
+/* either, with more fields for its eval request (worker_submit_opts; w < 0:
+ * any worker) */
+int pool_submit_opts(struct pool *p, int w, const char *zName, const char *zSource, size_t nSource,
+                     const cJSON *opts, char *err);
 /* stop job id (queued or running; a running one's worker is restarted);
  * done is called with status "cancelled".  0, or -1 when there is no such job */
 int pool_cancel(struct pool *p, int id);
@@ -109,6 +113,8 @@ const cJSON *pool_baselines(const struct pool *p, const char *zDevice);
 /* likewise how a problem file's reference data was made there (worker_reference_data) */
 const cJSON *pool_reference_data(const struct pool *p, const char *zDevice);
 const char *pool_reference_name(const struct pool *p);
+/* the lowest GPU memory bandwidth the workers reported, GB/s (0: none did) */
+double pool_bandwidth_gbs(const struct pool *p);
 /* a task-level failure every worker ran into, or NULL */
 const char *pool_task_error(const struct pool *p);
 /* the first worker's word that its candidates run unsandboxed although the

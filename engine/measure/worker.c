@@ -27,6 +27,7 @@ struct wjob {
 	char *zName;
 	char *zSource;
 	size_t nSource;
+	cJSON *opts; /* more fields of its eval request, or NULL */
 	int sent;    /* sent to the current worker process */
 	int running; /* the worker said "running" */
 	const char *zStage;
@@ -50,12 +51,13 @@ struct worker {
 	cJSON *refData; /* a PyTorch reference's data: {seconds, trials, note, sizes}, or NULL */
 	char *zRefName;
 	char *zDevice;
-	char *zHost;       /* the host the worker said it runs on */
-	char *zUuid;       /* its GPU's UUID, or NULL */
-	char *zTaskError;  /* task-level failure */
-	int taskErrorOwn;  /* zTaskError came from the worker itself (a bad task), not its loss */
-	int disabled;      /* refused for good (another version) */
-	struct wjob *jobs; /* unfinished jobs, in order */
+	char *zHost;         /* the host the worker said it runs on */
+	char *zUuid;         /* its GPU's UUID, or NULL */
+	double bandwidthGbs; /* its GPU memory's peak bandwidth (hello), 0: unknown */
+	char *zTaskError;    /* task-level failure */
+	int taskErrorOwn;    /* zTaskError came from the worker itself (a bad task), not its loss */
+	int disabled;        /* refused for good (another version) */
+	struct wjob *jobs;   /* unfinished jobs, in order */
 	int nextId;
 	long long timer;     /* the running job's or the setup's deadline */
 	long long reapTimer; /* polling for a dying worker's exit */
@@ -118,6 +120,7 @@ static void close_fds(struct worker *w)
 
 static void job_free(struct wjob *j)
 {
+	cJSON_Delete(j->opts);
 	free(j->zName);
 	free(j->zSource);
 	free(j);
@@ -189,6 +192,11 @@ const cJSON *worker_baselines(const struct worker *w)
 const char *worker_reference_name(const struct worker *w)
 {
 	return w->zRefName;
+}
+
+double worker_bandwidth_gbs(const struct worker *w)
+{
+	return w->bandwidthGbs;
 }
 
 const char *worker_device(const struct worker *w)
@@ -264,6 +272,9 @@ static void send_job(struct worker *w, struct wjob *j)
 	cJSON_AddNumberToObject(o, "job", j->id);
 	cJSON_AddStringToObject(o, "name", j->zName);
 	cJSON_AddItemToObject(o, "source", cJSON_CreateString(j->zSource));
+	const cJSON *e;
+	cJSON_ArrayForEach(e, j->opts) if (!cJSON_GetObjectItem(o, e->string))
+	    cJSON_AddItemToObject(o, e->string, cJSON_Duplicate(e, 1));
 	send_line(w, o);
 	j->sent = 1;
 }
@@ -372,6 +383,8 @@ static void handle_event(struct worker *w, cJSON *o)
 		w->zDevice = xstrdup(d ? d : "?");
 		free(w->zHost);
 		w->zHost = h ? xstrdup(h) : NULL;
+		const cJSON *bw = cJSON_GetObjectItem(o, "bandwidth_gbs");
+		w->bandwidthGbs = cJSON_IsNumber(bw) ? bw->valuedouble : 0;
 		const char *u = cJSON_GetStringValue(cJSON_GetObjectItem(o, "uuid"));
 		free(w->zUuid);
 		w->zUuid = u ? xstrdup(u) : NULL;
@@ -432,11 +445,14 @@ static void handle_event(struct worker *w, cJSON *o)
 			w->zSignal = NULL;
 			arm(w, w->cfg.runTimeoutS);
 		}
-		j->zStage = !strcmp(st, "running")     ? "loading"
-		            : !strcmp(st, "checking")  ? "checking"
-		            : !strcmp(st, "timing")    ? "timing"
-		            : !strcmp(st, "compiling") ? "compiling"
-		                                       : j->zStage;
+		static const char *known[] = {"checking",     "timing",      "compiling",
+		                              "small shapes", "full shapes", "quick timing",
+		                              "full timing",  "a/b"};
+		if (!strcmp(st, "running"))
+			j->zStage = "loading";
+		for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+			if (!strcmp(st, known[i]))
+				j->zStage = known[i];
 		j->k = cJSON_IsNumber(k) ? k->valueint : -1;
 		if (w->progress)
 			w->progress(j->id, st, j->k, w->arg);
@@ -809,7 +825,14 @@ static void start(struct worker *w)
 
 int worker_submit(struct worker *w, const char *zName, const char *zSource, size_t nSource)
 {
+	return worker_submit_opts(w, zName, zSource, nSource, NULL);
+}
+
+int worker_submit_opts(struct worker *w, const char *zName, const char *zSource, size_t nSource,
+                       const cJSON *opts)
+{
 	struct wjob *j = xcalloc(1, sizeof *j);
+	j->opts = opts ? cJSON_Duplicate(opts, 1) : NULL;
 	j->id = ++w->nextId;
 	j->zName = xstrdup(zName);
 	j->zSource = xstrndup(zSource, nSource);

@@ -59,6 +59,12 @@ void worker_free(struct worker *w);
  * id.  The worker answers later, from the loop, never from inside this call
  * (even a worker that cannot start fails the job on the next turn). */
 int worker_submit(struct worker *w, const char *zName, const char *zSource, size_t nSource);
+/* the same with more fields for the eval request (copied; NULL: none): the
+ * cascade's quick_runs, quick_stop_x and baseline_ms, and an incumbent
+ * {id, name, source, median_ms, method} to time against (ab_pairs, ab_force);
+ * docs/ARCHITECTURE.md, the worker protocol */
+int worker_submit_opts(struct worker *w, const char *zName, const char *zSource, size_t nSource,
+                       const cJSON *opts);
 
 /*
  * Tell the worker (now, and again whenever it restarts) that machine code
@@ -93,6 +99,9 @@ const cJSON *worker_baselines(const struct worker *w);
 const cJSON *worker_reference_data(const struct worker *w);
 /* the reference's description ("reference.c", "reference.py (torch)") or NULL */
 const char *worker_reference_name(const struct worker *w);
+/* the GPU memory's peak bandwidth the worker reported in GB/s (0: unknown,
+ * the host backend, or before it started) */
+double worker_bandwidth_gbs(const struct worker *w);
 /* the device the worker reported, or NULL before it started */
 const char *worker_device(const struct worker *w);
 /* a task-level failure (the worker could not load the task), or NULL */

@@ -114,7 +114,7 @@ check "bench --on a worker the pool does not have is named" \
 check "bench --on a word that is not a number says so" \
 	grep -q "error: bench: --on wants a worker number (0, 1, ...), got 'x'" "$T/werr"
 check "bench ID with another word gives the usage" \
-	grep -q "error: bench: expected --on W after the id, got '--of' (usage: bench ID \[--on W\])" "$T/werr"
+	grep -q "error: bench: expected --on W or --ab OTHER after the id, got '--of' (usage: bench ID \[--on W | --ab OTHER\])" "$T/werr"
 check "the pinned evaluation is journaled like any other" python3 -c "
 import json
 ev=[json.loads(l) for l in open('$T/w.jsonl')]

@@ -291,6 +291,40 @@ int main(void)
 	r = harness_eval(h, fcand(&fc, h, b, ref_double), 0, NULL, NULL);
 	CHECK(!strcmp(status(r), "correct"), "a correct candidate after the bad ones is correct");
 	cJSON_Delete(r);
+	/* the cascade's quick timing: exactly the runs asked for */
+	cJSON *fail = NULL;
+	tm = harness_time(h, fcand(&fc, h, b, ref_double), 4, NULL, NULL, &fail);
+	CHECK(tm && !fail && cJSON_GetNumberValue(cJSON_GetObjectItem(tm, "count")) == 4 &&
+	          cJSON_IsTrue(cJSON_GetObjectItem(tm, "quick")),
+	      "the quick timing: 4 timed runs, marked quick");
+	cJSON_Delete(tm);
+	tm = harness_time(h, fcand(&fc, h, b, fails), 4, NULL, NULL, &fail);
+	CHECK(!tm && fail && !strcmp(status(fail), "incorrect") &&
+	          strstr(reason(fail), "kl_run returned 42 during warm-up"),
+	      "a candidate failing in the quick timing: its verdict (%s)",
+	      fail ? reason(fail) : "");
+	cJSON_Delete(fail);
+	/* the interleaved A/B: its pairs and its verdict's fields (which side is
+	 * faster is not asserted: timing) */
+	struct fcand fa, fb;
+	struct harness_ab_opts ao = {.nPairs = 10, .budgetS = 100, .strict = 0};
+	int who;
+	cJSON *ab = harness_ab(h, fcand(&fa, h, b, ref_double), fcand(&fb, h, b, ref_double), &ao,
+	                       NULL, NULL, &who, &fail);
+	double pairs = cJSON_GetNumberValue(cJSON_GetObjectItem(ab, "pairs"));
+	double wins = cJSON_GetNumberValue(cJSON_GetObjectItem(ab, "wins"));
+	CHECK(ab && pairs == 10 && wins >= 0 && wins <= 10 &&
+	          cJSON_IsBool(cJSON_GetObjectItem(ab, "won")) &&
+	          cJSON_GetObjectItem(cJSON_GetObjectItem(ab, "incumbent"), "p10_ms") &&
+	          strstr(cJSON_GetStringValue(cJSON_GetObjectItem(ab, "rule")), "of 10 pairs"),
+	      "A/B of two honest candidates: 10 pairs, %g wins, a verdict and its rule", wins);
+	cJSON_Delete(ab);
+	ab = harness_ab(h, fcand(&fa, h, b, ref_double), fcand(&fb, h, b, fails), &ao, NULL, NULL,
+	                &who, &fail);
+	CHECK(!ab && who == 1 && fail && !strcmp(status(fail), "incorrect") &&
+	          strstr(reason(fail), "kl_run returned 42"),
+	      "a challenger failing in the A/B is the one blamed (%s)", fail ? reason(fail) : "");
+	cJSON_Delete(fail);
 	/* times reported by the candidate's side are bounded by kloop's clock */
 	o.budgetS = 0.05;
 	struct harness *h2 = harness_new(&t, b, &o, err);

@@ -301,6 +301,19 @@ static void test_emitters(void)
 	          s->st.search.state == SEARCH_FINISHED &&
 	          !strcmp(s->st.search.zWhy, "1 rounds done"),
 	      "search_finished with its reason");
+	cJSON *ab = cJSON_Parse("{\"pairs\": 20, \"wins\": 18, \"p_value\": 0.0002, \"ratio\": "
+	                        "1.31, \"won\": true, \"rule\": \"sign test\", \"candidate\": "
+	                        "{\"median_ms\": 1.0}, \"incumbent\": {\"median_ms\": 1.31}}");
+	const struct state_ab *sa;
+	CHECK(ev_ab_compared(s, 2, 1, ab, err) == 0 && (sa = state_ab(&s->st, 2, 1)) &&
+	          sa->pairs == 20 && sa->wins == 18 && sa->won && sa->ratio == 1.31 &&
+	          !state_ab(&s->st, 1, 2) &&
+	          cJSON_GetNumberValue(cJSON_GetObjectItem(session_last(s), "incumbent_ms")) ==
+	              1.31,
+	      "ab_compared folds the pairs, the wins and the verdict of candidate 2 against 1");
+	CHECK(ev_ab_compared(s, 2, 9, ab, err) < 0 && strstr(err, "must both exist"),
+	      "ab_compared against a candidate that does not exist is refused (%s)", err);
+	cJSON_Delete(ab);
 	CHECK(ev_pin(s, 9, 6, err) < 0 && strstr(err, "does not exist (9)") && !session_last(s),
 	      "a refused event: an error naming it, and no last event");
 	session_close(s);

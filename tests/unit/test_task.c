@@ -247,6 +247,35 @@ int main(void)
 	char *missing = xasprintf("%s/nothing", dir);
 	t = task_load(missing, "host", NULL, err);
 	CHECK(!t && strstr(err, "cannot open"), "a missing task.json is reported (%s)", err);
+
+	/* flops, and the cascade's small shapes */
+	const char *fl = "{\"name\": \"mm\", \"inputs\": [{\"name\": \"a\", \"dtype\": "
+	                 "\"f32\", \"shape\": [\"M\", \"K\"]}, {\"name\": \"b\", \"dtype\": "
+	                 "\"f32\", \"shape\": [\"K\", 3]}], \"outputs\": [{\"name\": \"c\", "
+	                 "\"dtype\": \"f32\", \"shape\": [\"M\", 3]}], \"shapes\": {\"host\": "
+	                 "{\"M\": 1000, \"K\": 4096}}, \"flops\": %s, \"reference\": "
+	                 "{\"host\": \"ref.c\"}}";
+	char body[1024];
+	snprintf(body, sizeof body, fl, "\"2*M*K*3 + M\"");
+	t = load_text(body, NULL, err);
+	CHECK(t && t->flops == 2.0 * 1000 * 4096 * 3 + 1000, "flops \"2*M*K*3 + M\" evaluated (%s)",
+	      t ? "" : err);
+	char desc[128];
+	CHECK(t && task_shrink(t, desc, sizeof desc) == 4 && t->aIn[0].shape[0] == 128 &&
+	          t->aIn[0].shape[1] == 512 && t->aIn[1].shape[1] == 3 &&
+	          t->aOut[0].shape[0] == 128 && !strcmp(desc, "M=128 K=512"),
+	      "task_shrink: M 1000 -> 128 (a multiple of 8), K 4096 -> 512 in 4 extents, a literal "
+	      "3 stays (%s)",
+	      desc);
+	task_free(t);
+	snprintf(body, sizeof body, fl, "\"2*M*N\"");
+	expect_error(body, "flops: 'N' is not a dimension of shape set 'host'",
+	             "a flops expression naming an unknown dimension");
+	snprintf(body, sizeof body, fl, "\"2*M*/K\"");
+	expect_error(body, "flops: expected a number or a dimension name at '/K'",
+	             "a flops expression with an unknown operator");
+	snprintf(body, sizeof body, fl, "-5");
+	expect_error(body, "flops: expected a positive number", "a negative flops");
 	free(missing);
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
