@@ -676,22 +676,23 @@ static int probes_disagree(double probe, double fast)
 /*
  * Kloop's clock around each run bounds the times the candidate's process
  * reports.  No run may report more than the round trip kloop saw; and the
- * median reported run may not fall below half of the median round trip's
+ * median reported run may not fall below half of the median of each run's
  * running time (the round trip less the time both processes waited for a
- * CPU in it: busy) less the median empty frame's, each frame taken from the
- * state a run starts in.  Medians, not minima: on a busy machine a run of
- * a candidate that spins on the clock can be descheduled for most of it,
- * and a bound from the one least busy run would let a process that lies
+ * CPU in it: busy) less that of the empty frame taken just before it (near:
+ * from the state a run starts in, every fourth run, so that a frame and its
+ * runs see the machine alike).  Medians, not minima: on a busy machine a
+ * run of a candidate that spins on the clock can be descheduled for most of
+ * it, and a bound from the one least busy run would let a process that lies
  * about its time through (and the fastest reported run is as noisy).  Runs
- * whose busy time cannot be known (NAN: busy_of) are left out.
+ * whose busy time or frame cannot be known (NAN: busy_of) are left out.
  * 0 when consistent, 1 with why, 2 when too few runs could be bounded (why
  * says so: a machine too busy to tell).
  */
 static int timing_inconsistent(const struct samples *rep, const struct samples *wall,
-                               const struct samples *busy, const struct samples *frames, char *why,
-                               size_t nWhy)
+                               const struct samples *busy, const struct samples *near,
+                               const struct samples *frames, char *why, size_t nWhy)
 {
-	if (!rep->n || rep->n != wall->n || rep->n != busy->n || !frames->n)
+	if (!rep->n || rep->n != wall->n || rep->n != busy->n || rep->n != near->n || !frames->n)
 		return 0;
 	double over = 0;
 	size_t iOver = 0;
@@ -705,31 +706,37 @@ static int timing_inconsistent(const struct samples *rep, const struct samples *
 		         rep->a[iOver], wall->a[iOver]);
 		return 1;
 	}
-	struct samples kr = {0}, kb = {0}, kf = {0};
-	known_of(rep, busy, &kr);
-	known_of(busy, NULL, &kb);
+	/* the runs whose busy time and frame are both known */
+	struct samples kr = {0}, kb = {0}, kf = {0}, kd = {0};
+	for (size_t i = 0; i < rep->n; i++)
+		if (!isnan(busy->a[i]) && !isnan(near->a[i])) {
+			push(&kr, rep->a[i]);
+			push(&kb, busy->a[i]);
+			push(&kd, busy->a[i] - near->a[i]);
+		}
 	known_of(frames, NULL, &kf);
 	int rc = 0;
 	if (kb.n < 3 || kb.n * 3 < rep->n || !kf.n) {
 		snprintf(why, nWhy,
-		         "the clock bound was not applied: only %zu of %zu runs and %zu of %zu "
-		         "empty frames started with the candidate's process asleep and ran "
+		         "the clock bound was not applied: only %zu of %zu runs (and %zu of %zu "
+		         "empty frames) started with the candidate's process asleep and ran "
 		         "mostly on a CPU, so its running time could not be told apart from its "
 		         "waits (a machine too busy, or a process that never sleeps)",
 		         kb.n, rep->n, kf.n, frames->n);
 		rc = 2;
 	} else {
-		double r = median_copy(&kr), b = median_copy(&kb), f = median_copy(&kf);
-		if (r < 0.5 * (b - f) - 0.005) {
+		double r = median_copy(&kr), b = median_copy(&kb), d = median_copy(&kd);
+		if (r < 0.5 * d - 0.005) {
 			snprintf(
 			    why, nWhy,
 			    "timing inconsistent: the candidate's process reported a median run "
 			    "of %.4g ms, but kloop's own clock saw a median of %.4g ms of running "
-			    "(%.4g ms after an empty run's %.4g ms)",
-			    r, b, b - f, f);
+			    "(%.4g ms more than the empty run before it)",
+			    r, b, d);
 			rc = 1;
 		}
 	}
+	free(kd.a);
 	free(kr.a);
 	free(kb.a);
 	free(kf.a);
@@ -748,7 +755,8 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 	*pBad = 0;
 	int T = h->o.nTrials;
 	double cal = 0, w, fw, busy = 0;
-	struct samples ms = {0}, probe = {0}, wall = {0}, busys = {0}, frames = {0};
+	struct samples ms = {0}, probe = {0}, wall = {0}, busys = {0}, frames = {0}, near = {0};
+	double nearFrame = NAN;
 	int strict = 0, warm = 0, converged = 0, rc, crc, clk0 = -1, retimed = 0;
 	double rse = INFINITY, sum = 0, sum2 = 0, start, t, probeMed = 0, fastMed = 0;
 	h->runSeed = harness_random64();
@@ -786,7 +794,7 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 	if (h->pCheck < 1.0 / 256)
 		h->pCheck = 1.0 / 256;
 restart:
-	ms.n = wall.n = busys.n = 0;
+	ms.n = wall.n = busys.n = near.n = 0;
 	clk0 = b->clock_mhz ? b->clock_mhz(b) : -1;
 	converged = 0;
 	sum = sum2 = 0;
@@ -794,11 +802,13 @@ restart:
 	start = now_s();
 	for (int n = 0;;) {
 		/* every fourth run of the fast method, a strict probe (not counted);
-		 * every eighth from the third, an empty frame for the clock's bound */
-		if (n % 8 == 2) {
+		 * before every fourth from the first, an empty frame for the clock's
+		 * bound (the runs after it are measured against it) */
+		if (n % 4 == 0) {
 			if ((crc = cold_frame(h, c, n, &fw, why, nWhy, err)))
 				goto called;
 			push(&frames, fw);
+			nearFrame = fw;
 		}
 		if (!strict && n % 4 == 3) {
 			if ((crc = timed_run(h, c, 1, cal, &t, &w, NULL, &rc, why, nWhy, err)))
@@ -822,6 +832,7 @@ restart:
 		push(&ms, t);
 		push(&wall, w);
 		push(&busys, busy);
+		push(&near, nearFrame);
 		n++;
 		sum += t;
 		sum2 += t * t;
@@ -846,12 +857,13 @@ restart:
 		goto restart;
 	}
 	char bound[300] = "";
-	int inc = timing_inconsistent(&ms, &wall, &busys, &frames, bound, sizeof bound);
+	int inc = timing_inconsistent(&ms, &wall, &busys, &near, &frames, bound, sizeof bound);
 	if (inc) {
 		/* a burst of noise on a busy machine can look like this once; a
 		 * process that lies about its time does it every time */
 		if (!retimed++) {
 			frames.n = 0;
+			nearFrame = NAN;
 			goto restart;
 		}
 		if (inc == 1) {
@@ -936,6 +948,7 @@ summary:;
 	free(wall.a);
 	free(busys.a);
 	free(frames.a);
+	free(near.a);
 	return o;
 called:
 	*pBad = crc > 0 ? crc : 0;
@@ -945,6 +958,7 @@ fail:
 	free(wall.a);
 	free(busys.a);
 	free(frames.a);
+	free(near.a);
 	return NULL;
 }
 
