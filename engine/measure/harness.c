@@ -622,13 +622,16 @@ static int probes_disagree(double probe, double fast)
  * ASan builds, about 1 evaluation in 100).  A wait taken out of a round
  * trip is not known better: three runs of a correct 0.006 ms candidate that
  * waited 35 to 104 ms kept 0.03 to 0.04 ms more than they ran (a 2 ms run
- * that waited 80 ms kept 1.3 ms less).  With no run that did not wait (a
- * machine too busy to tell) there is no floor: a lying candidate whose
- * every run waits (on a machine that busy, or one it keeps busy itself) is
- * not caught by it, nor one whose lie is within the noise.  0 when
- * consistent, 1 with why.
+ * that waited 80 ms kept 1.3 ms less).  And one run alone proves little:
+ * under nice 19 on a loaded machine a single run that did not wait still
+ * took 0.13 to 0.15 ms more.  With fewer than CLEAN_RUNS_MIN runs that did
+ * not wait (a machine too busy to tell) there is no floor: a lying
+ * candidate whose runs wait (on a machine that busy, or one it keeps busy
+ * itself) is not caught by it, nor one whose lie is within the noise.  0
+ * when consistent, 1 with why.
  */
 #define ROUND_TRIP_NOISE_MS 0.05
+#define CLEAN_RUNS_MIN 3
 static int timing_inconsistent(const struct samples *rep, const struct samples *wall,
                                const struct samples *busy, const struct samples *frames, char *why,
                                size_t nWhy)
@@ -657,7 +660,7 @@ static int timing_inconsistent(const struct samples *rep, const struct samples *
 		return 1;
 	}
 	double floor = 0.5 * (wMin - fMin) - ROUND_TRIP_NOISE_MS;
-	if (!nClean || rMin >= floor)
+	if (nClean < CLEAN_RUNS_MIN || rMin >= floor)
 		return 0;
 	snprintf(why, nWhy,
 	         "timing inconsistent: the candidate's process reported runs of %.4g ms, but "
