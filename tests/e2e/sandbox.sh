@@ -153,10 +153,19 @@ int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *strea
 C
 top=$(pwd)
 # runners: inside the sandbox their cwd is the sandbox's /tmp, so they are
-# told by their command line (pids that were there before do not count)
+# told by their command line (pids that were there before do not count),
+# and as this build's, not another checkout's suite running on the same
+# machine: bubblewrap by the worker it binds, the runner by its program (one
+# whose program cannot be read counts)
+wk=$(stat -L -c %d:%i "$top/bin/kloop-worker")
+wpath="$(cd "$top" && pwd -P)/bin/kloop-worker"
 runners() {
 	for p in /proc/[0-9]*; do
-		{ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q 'kloop-worker --runner' && echo "${p#/proc/}"
+		c=$({ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null)
+		case "$c" in *"kloop-worker --runner"*) ;; *) continue ;; esac
+		e=$(stat -L -c %d:%i "$p/exe" 2>/dev/null)
+		case "$c" in *" $wpath "*) echo "${p#/proc/}" && continue ;; esac
+		[ -z "$e" ] || [ "$e" = "$wk" ] && echo "${p#/proc/}"
 	done | sort
 }
 for sig in TERM KILL HUP; do
