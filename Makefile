@@ -195,7 +195,7 @@ FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O2 $(FUZZ_SAN) -Iinclude -Iengine -Iengine/code -Iengine/llm \
                 -Iengine/measure -Isessions -I$(TS_RT)/include -I$(TS_RT)/src -I/usr/include/cjson
-FUZZ_SRC     := $(wildcard engine/code/*.c) engine/util.c
+FUZZ_SRC     := $(wildcard engine/code/*.c) engine/util.c engine/rng.c engine/task.c
 FUZZ_TS      := $(FUZZ_DIR)/ts_runtime.o $(FUZZ_DIR)/ts_parser.o $(FUZZ_DIR)/ts_scanner.o
 
 # the runtime: edge coverage only (comparison tracing made it 5x slower)
@@ -217,7 +217,7 @@ $(FUZZ_DIR)/fuzz_syntax: tests/fuzz/fuzz_syntax.c $(FUZZ_SRC) $(wildcard engine/
 		$(BUILD)/gen/queries.c $(FUZZ_TS) -lcjson -lm -pthread
 # the readers of untrusted bytes: each target with the sources it needs
 FUZZ_READERS := journal sse reply task protocol
-FUZZ_SRC_journal  := sessions/journal.c sessions/session.c sessions/state.c sessions/event.c \
+FUZZ_SRC_journal  := sessions/journal.c sessions/session.c sessions/state.c sessions/event.c sessions/event_search.c \
                      sessions/replay.c engine/measure/status.c engine/llm/ideas.c engine/code/fence.c engine/util.c
 FUZZ_SRC_sse      := engine/llm/sse.c engine/util.c
 FUZZ_SRC_task     := engine/task.c engine/util.c
