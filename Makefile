@@ -138,21 +138,32 @@ clean:
 # pointers, UB fatal) in build-asan/, then the whole suite run on those
 # binaries: the unit tests, and the e2e scripts through KLOOP; then the
 # readers' fuzzers (clang) for ASAN_FUZZ_SECONDS each.  The data directories
-# a build tree finds next to bin/ are linked in.  Leak checking is off: the
-# programs end through exit() with their state still reachable.  GCC leaves
+# a build tree finds next to bin/ are linked in.  GCC leaves
 # float-cast-overflow out of -fsanitize=undefined: it is named, as a NaN
 # converted to an int is the kind of bug the fuzzers found.
-ASAN_DIR   := build-asan
-ASAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined,float-cast-overflow \
-              -fno-sanitize-recover=undefined
-ASAN_ENV   := ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_stack_use_after_return=0 \
-              UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# Leak checking is on: every program that ends through exit() is checked by
+# LeakSanitizer (third-party leaks in tests/lsan.supp, each with its
+# reason).  ASan's and LSan's reports go to files in ASAN_REPORTS, not to
+# stderr (which the tests capture and throw away): a leak does not change a
+# program's exit status, an ASan or UBSan error ends it as before (UBSan's
+# report still on stderr), and tests/asan_reports.sh prints every report
+# and fails the run when there is one, even from a program whose exit
+# status no test looks at.
+ASAN_DIR     := build-asan
+ASAN_REPORTS := $(ASAN_DIR)/reports
+ASAN_FLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined,float-cast-overflow \
+                -fno-sanitize-recover=undefined
+ASAN_ENV     := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0:log_path=$(CURDIR)/$(ASAN_REPORTS)/asan \
+                LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0:exitcode=0 \
+                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 asan:
 	$(MAKE) BUILD=$(ASAN_DIR)/obj BIN=$(ASAN_DIR)/bin NVCC= CFLAGS="$(ASAN_FLAGS)" all \
 		$(UNIT_BIN:$(BUILD)/%=$(ASAN_DIR)/obj/%)
 	@for d in prompts tasks include engine; do ln -sfn ../$$d $(ASAN_DIR)/$$d; done
-	$(ASAN_ENV) KLOOP=$(ASAN_DIR)/bin/kloop KILL9_N=$(ASAN_KILL9_N) \
-		sh tests/run.sh $(UNIT_BIN:$(BUILD)/%=$(ASAN_DIR)/obj/%)
+	@rm -rf $(ASAN_REPORTS) && mkdir -p $(ASAN_REPORTS)
+	@$(ASAN_ENV) KLOOP=$(ASAN_DIR)/bin/kloop KILL9_N=$(ASAN_KILL9_N) \
+		sh tests/run.sh $(UNIT_BIN:$(BUILD)/%=$(ASAN_DIR)/obj/%); rc=$$?; \
+		sh tests/asan_reports.sh $(ASAN_REPORTS) || rc=1; exit $$rc
 	$(MAKE) fuzz-readers FUZZ_SECONDS=$(ASAN_FUZZ_SECONDS)
 # under the sanitizers the kill -9 suite runs 50 kills (make test: 200), and
 # each reader's fuzzer a short while
@@ -184,7 +195,7 @@ FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O2 $(FUZZ_SAN) -Iinclude -Iengine -Iengine/code -Iengine/llm \
                 -Iengine/measure -Isessions -I$(TS_RT)/include -I$(TS_RT)/src -I/usr/include/cjson
-FUZZ_SRC     := $(wildcard engine/code/*.c) engine/util.c
+FUZZ_SRC     := $(wildcard engine/code/*.c) engine/util.c engine/rng.c engine/task.c
 FUZZ_TS      := $(FUZZ_DIR)/ts_runtime.o $(FUZZ_DIR)/ts_parser.o $(FUZZ_DIR)/ts_scanner.o
 
 # the runtime: edge coverage only (comparison tracing made it 5x slower)
@@ -206,7 +217,7 @@ $(FUZZ_DIR)/fuzz_syntax: tests/fuzz/fuzz_syntax.c $(FUZZ_SRC) $(wildcard engine/
 		$(BUILD)/gen/queries.c $(FUZZ_TS) -lcjson -lm -pthread
 # the readers of untrusted bytes: each target with the sources it needs
 FUZZ_READERS := journal sse reply task protocol
-FUZZ_SRC_journal  := sessions/journal.c sessions/session.c sessions/state.c sessions/event.c \
+FUZZ_SRC_journal  := sessions/journal.c sessions/session.c sessions/state.c sessions/event.c sessions/event_search.c \
                      sessions/replay.c engine/measure/status.c engine/llm/ideas.c engine/code/fence.c engine/util.c
 FUZZ_SRC_sse      := engine/llm/sse.c engine/util.c
 FUZZ_SRC_task     := engine/task.c engine/util.c

@@ -583,6 +583,9 @@ struct tguard {
 };
 
 static FILE *guardOrig[2]; /* the real stdout and stderr while guarded */
+/* the guards' states: glibc keeps a FILE's cookie mangled, so this is the
+ * reference to them LeakSanitizer sees while a program ends guarded */
+static struct tguard *guardCookie[2];
 
 /* bytes at the end of p (n) that may begin a UTF-8 sequence still to be
  * completed by the next write (0..3) */
@@ -620,6 +623,9 @@ static ssize_t tguard_write(void *cookie, const char *buf, size_t n)
 static int tguard_close(void *cookie)
 {
 	struct tguard *g = cookie;
+	for (int i = 0; i < 2; i++)
+		if (guardCookie[i] == g)
+			guardCookie[i] = NULL;
 	if (g->nPend) {
 		strbuf out = STRBUF_INIT;
 		term_sanitize(&out, (const char *)g->pend, g->nPend, 0);
@@ -634,6 +640,7 @@ static FILE *guard_stream(int fd, int mode)
 {
 	struct tguard *g = xcalloc(1, sizeof *g);
 	g->fd = fd;
+	guardCookie[fd == STDERR_FILENO] = g;
 	cookie_io_functions_t fns = {.write = tguard_write, .close = tguard_close};
 	FILE *f = fopencookie(g, "w", fns);
 	if (!f)

@@ -125,6 +125,14 @@ char *replay_event_text(const struct replay *r, int i)
 	return xstrndup(r->text.buf + r->aLine[i], r->aLen[i]);
 }
 
+/* a number field as an int: 0 when missing or not a number (a cast of the
+ * NaN cJSON_GetNumberValue gives for those is undefined) */
+static int num_int(const cJSON *o, const char *zKey)
+{
+	const cJSON *v = cJSON_GetObjectItem(o, zKey);
+	return cJSON_IsNumber(v) ? v->valueint : 0;
+}
+
 void replay_describe(const struct replay *r, int i, char *buf, size_t n)
 {
 	cJSON *ev = i >= 0 && i < r->nEv ? parse_event(r, i) : NULL;
@@ -161,8 +169,7 @@ void replay_describe(const struct replay *r, int i, char *buf, size_t n)
 		cJSON_ArrayForEach(p, cJSON_GetObjectItem(ev, "parents"))
 		{
 			const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(p, "reason"));
-			sb_addf(&sb, "%s#%d (%s)", sb.len ? "; " : "",
-			        (int)cJSON_GetNumberValue(cJSON_GetObjectItem(p, "id")),
+			sb_addf(&sb, "%s#%d (%s)", sb.len ? "; " : "", num_int(p, "id"),
 			        why ? why : "");
 		}
 		/* a round that overlapped open ones saw a lagged snapshot */
@@ -176,31 +183,25 @@ void replay_describe(const struct replay *r, int i, char *buf, size_t n)
 			        th->valueint, nb, nb == 1 ? "" : "s");
 		}
 		const char *pol = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "policy"));
-		snprintf(buf, n, "parents_chosen round %d by %s: %s",
-		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "round")),
+		snprintf(buf, n, "parents_chosen round %d by %s: %s", num_int(ev, "round"),
 		         pol ? pol : "?", sb.len ? sb.buf : "none");
 		sb_free(&sb);
 	} else if (t == EV_ROUND_STARTED || t == EV_ROUND_FINISHED) {
 		const cJSON *b = cJSON_GetObjectItem(ev, "best");
 		const cJSON *bs = cJSON_GetObjectItem(ev, "best_speedup");
 		if (cJSON_IsNumber(bs) && cJSON_IsNumber(b) && b->valueint)
-			snprintf(buf, n, "%s %d: best #%d %.3gx", type,
-			         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "round")),
+			snprintf(buf, n, "%s %d: best #%d %.3gx", type, num_int(ev, "round"),
 			         b->valueint, bs->valuedouble);
 		else
-			snprintf(buf, n, "%s %d", type,
-			         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "round")));
+			snprintf(buf, n, "%s %d", type, num_int(ev, "round"));
 	} else if (t == EV_AB_COMPARED) {
 		const char *e = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "error"));
 		int won = cJSON_IsTrue(cJSON_GetObjectItem(ev, "won"));
 		snprintf(buf, n, "ab_compared #%d vs #%d: %s%.3gx over %d pairs, faster in %d%s%s",
-		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "candidate")),
-		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "incumbent")),
+		         num_int(ev, "candidate"), num_int(ev, "incumbent"),
 		         won ? "won, " : "not beyond the noise, ",
 		         cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "ratio")),
-		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "pairs")),
-		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "wins")), e ? "; " : "",
-		         e ? e : "");
+		         num_int(ev, "pairs"), num_int(ev, "wins"), e ? "; " : "", e ? e : "");
 	} else if (cJSON_IsNumber(cJSON_GetObjectItem(ev, "candidate")) && t >= EV_SEARCH_STARTED &&
 	           t < EV_COUNT) {
 		/* new_best, suspect_flagged, pin, ban, ... */
@@ -209,9 +210,8 @@ void replay_describe(const struct replay *r, int i, char *buf, size_t n)
 		char x[64] = "";
 		if (cJSON_IsNumber(sp))
 			snprintf(x, sizeof x, " %.3gx", sp->valuedouble);
-		snprintf(buf, n, "%s #%d%s%s%s", type,
-		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "candidate")), x,
-		         why ? ": " : "", why ? why : "");
+		snprintf(buf, n, "%s #%d%s%s%s", type, num_int(ev, "candidate"), x, why ? ": " : "",
+		         why ? why : "");
 	} else if (t == EV_SEARCH_SET || t == EV_SEARCH_STOPPED || t == EV_SEARCH_FINISHED ||
 	           t == EV_BAN_CATEGORY || t == EV_PREFER_CATEGORY) {
 		const char *a = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "key"));

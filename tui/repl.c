@@ -212,8 +212,10 @@ static void run_tty(struct repl *r)
 	el_set(r->el, EL_PROMPT, prompt);
 	el_set(r->el, EL_HIST, history, r->hist);
 	el_set(r->el, EL_GETCFN, getcfn);
-	el_set(r->el, EL_ADDFN, "kl-complete", "complete a command, candidate id or column",
-	       complete);
+	/* the wide call: libedit's narrow el_set keeps its own copies of the
+	 * name and the help and never frees them */
+	el_wset(r->el, EL_ADDFN, L"kl-complete", L"complete a command, candidate id or column",
+	        complete);
 	el_set(r->el, EL_BIND, "^I", "kl-complete", NULL);
 	el_source(r->el, NULL); /* the user's ~/.editrc */
 	printf("kloop shell: %s on %s, session %s (help lists the commands, Ctrl-D quits)\n",

@@ -106,7 +106,9 @@ int main(void)
 	 * converting NaN to int (undefined; UBSan stops the test here) */
 	char *nn = path("nonumbers.jsonl");
 	f = fopen(nn, "w");
-	fputs("{\"type\":\"eval_finished\"}\n{\"type\":\"candidate_added\",\"id\":\"x\"}\n", f);
+	fputs("{\"type\":\"eval_finished\"}\n{\"type\":\"candidate_added\",\"id\":\"x\"}\n"
+	      "{\"type\":\"round_started\"}\n",
+	      f);
 	fclose(f);
 	r = replay_open(nn, err);
 	CHECK(r != NULL, "a journal of events without numbers opens (%s)", r ? "" : err);
@@ -117,6 +119,9 @@ int main(void)
 		replay_describe(r, 1, d, sizeof d);
 		CHECK(!strncmp(d, "candidate_added #0", 18),
 		      "a candidate with a text id is #0 (%s)", d);
+		replay_describe(r, 2, d, sizeof d);
+		CHECK(!strcmp(d, "round_started 0"), "a search round without its number is 0 (%s)",
+		      d);
 		replay_close(r);
 	}
 	char cmd[128];

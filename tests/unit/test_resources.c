@@ -199,6 +199,8 @@ int main(void)
 	CHECK(!p.cached[0], "the first compile of %s ran nvcc", p.names[0] + 1);
 	free(p.logs[0]);
 	p.logs[0] = NULL;
+	cJSON_Delete(p.res[0]);
+	p.res[0] = NULL;
 	p.left = 1;
 	struct compile_req again = {srcs[0].buf, srcs[0].len, LANG_CUDA, p.names[0] + 1};
 	compiler_submit(c, &again, done, &p, err);

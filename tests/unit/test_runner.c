@@ -80,9 +80,11 @@ int main(void)
 	setenv("KLOOP_INCLUDE", "include", 1);
 	setenv("KLOOP_TASKS", "tasks", 1);
 	setenv("KLOOP_PROMPTS", "prompts", 1);
-	char *path = xasprintf("%s/bin:%s", getcwd(NULL, 0), getenv("PATH")); /* kloop-worker */
+	char *cwd = getcwd(NULL, 0);
+	char *path = xasprintf("%s/bin:%s", cwd, getenv("PATH")); /* kloop-worker */
 	setenv("PATH", path, 1);
 	free(path);
+	free(cwd);
 	struct config cfg;
 	CHECK(config_load(&cfg, err) == 0, "the default configuration");
 	config_set(&cfg, "backend", "host", err);
