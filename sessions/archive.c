@@ -1285,7 +1285,8 @@ static void kl_rank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
 		nIdf = sqlite3_value_bytes(apVal[0]) / (int)sizeof(double);
 		if (nIdf > QUERY_WORDS)
 			nIdf = QUERY_WORDS;
-		memcpy(idf, sqlite3_value_blob(apVal[0]), sizeof(double) * (size_t)nIdf);
+		if (nIdf > 0) /* an empty blob is NULL, which memcpy must not get */
+			memcpy(idf, sqlite3_value_blob(apVal[0]), sizeof(double) * (size_t)nIdf);
 	}
 	int rc = api->xInstCount(fts, &nInst);
 	for (int i = 0; rc == SQLITE_OK && i < nInst; i++) {
@@ -1495,7 +1496,8 @@ static int id_set(struct archive *a, const char *zTask, const char *zKind, struc
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
 		return db_err(a, err, "search");
-	qsort(p->a, (size_t)p->n, sizeof *p->a, cmp_id);
+	if (p->n) /* qsort must not be given NULL, even for nothing */
+		qsort(p->a, (size_t)p->n, sizeof *p->a, cmp_id);
 	return 0;
 }
 
