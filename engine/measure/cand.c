@@ -190,6 +190,48 @@ static void av2(struct argv *a, const char *x, const char *y, const char *z)
 		av(a, z);
 }
 
+/* what the runner sees of the system, read-only */
+static const char *const aRo[] = {"/usr",
+                                  "/lib",
+                                  "/lib32",
+                                  "/lib64",
+                                  "/libx32",
+                                  "/bin",
+                                  "/sbin",
+                                  "/etc/ld.so.cache",
+                                  "/etc/ld.so.conf",
+                                  "/etc/ld.so.conf.d",
+                                  "/etc/alternatives",
+                                  "/etc/localtime"};
+
+static int under_ro(const char *z)
+{
+	for (size_t i = 0; i < sizeof aRo / sizeof *aRo; i++) {
+		size_t n = strlen(aRo[i]);
+		if (!strncmp(z, aRo[i], n) && (z[n] == '/' || z[n] == 0))
+			return 1;
+	}
+	return 0;
+}
+
+/* make directory zDir visible read-only, at its real path and at the path
+ * given.  Inside a tree the runner already sees (/usr), the given path's
+ * links resolve by themselves, and binding onto it fails: bubblewrap
+ * follows an absolute link there (/usr/local/cuda -> /etc/alternatives/cuda)
+ * outside the new root ("Can't mkdir parents"), which stopped every GPU
+ * runner from starting */
+static void bind_ro_dir(struct argv *a, const char *zDir)
+{
+	char *real = realpath(zDir, NULL);
+	if (!real)
+		return;
+	if (!under_ro(real))
+		av2(a, "--ro-bind-try", real, real);
+	if (strcmp(real, zDir) && !under_ro(zDir))
+		av2(a, "--ro-bind-try", real, zDir);
+	free(real);
+}
+
 /* the directory holding the CUDA runtime this process loaded, if any */
 static void bind_cudart_dir(struct argv *a)
 {
@@ -202,45 +244,40 @@ static void bind_cudart_dir(struct argv *a)
 		char *d = xstrdup(info.dli_fname), *slash = strrchr(d, '/');
 		if (slash) {
 			*slash = 0;
-			av2(a, "--ro-bind-try", d, d);
+			bind_ro_dir(a, d);
 		}
 		free(d);
 	}
 }
 
-static void build_argv(const struct cand_opts *o, const char *zExe, struct argv *a)
+/* keepPid: a buffer is shared with a legacy CUDA IPC handle, which names the
+ * worker's pid and so cannot cross pid namespaces */
+static void build_argv(const struct cand_opts *o, const char *zExe, int keepPid, struct argv *a)
 {
 	char dev[16];
 	snprintf(dev, sizeof dev, "%d", o->dev);
 	int cuda = !strcmp(o->zBackend, "cuda");
 	if (o->sandbox) {
 		av(a, "bwrap");
-		/* legacy CUDA IPC handles do not cross pid namespaces: on the GPU the
-		 * runner keeps the pid namespace, but not the dumpable processes'
-		 * /proc entries (kloop and the worker are not dumpable) */
 		av2(a, "--unshare-user", "--unshare-net", "--unshare-uts");
 		av(a, "--unshare-cgroup-try");
-		if (!cuda) /* and legacy CUDA IPC may use System V IPC: kept on the GPU */
+		/* GPU buffers come as file descriptors (backend_cuda.c) and need
+		 * neither; legacy CUDA IPC needs both the pid and the IPC namespace */
+		if (!keepPid)
 			av2(a, "--unshare-pid", "--unshare-ipc", NULL);
 		av2(a, "--die-with-parent", "--new-session", "--clearenv");
 		av2(a, "--setenv", "PATH", "/usr/bin:/bin");
 		av2(a, "--setenv", "HOME", "/tmp");
 		av2(a, "--setenv", "TMPDIR", "/tmp");
-		static const char *ro[] = {"/usr",
-		                           "/lib",
-		                           "/lib32",
-		                           "/lib64",
-		                           "/libx32",
-		                           "/bin",
-		                           "/sbin",
-		                           "/etc/ld.so.cache",
-		                           "/etc/ld.so.conf",
-		                           "/etc/ld.so.conf.d",
-		                           "/etc/alternatives",
-		                           "/etc/localtime"};
-		for (size_t i = 0; i < sizeof ro / sizeof *ro; i++)
-			av2(a, "--ro-bind-try", ro[i], ro[i]);
-		av2(a, "--proc", "/proc", NULL);
+		for (size_t i = 0; i < sizeof aRo / sizeof *aRo; i++)
+			av2(a, "--ro-bind-try", aRo[i], aRo[i]);
+		/* a fresh /proc needs a pid namespace of its own; without one, the
+		 * host's, read-only (kloop and the worker are not dumpable, so their
+		 * fds and environment stay closed to the candidate) */
+		if (keepPid)
+			av2(a, "--ro-bind", "/proc", "/proc");
+		else
+			av2(a, "--proc", "/proc", NULL);
 		av2(a, "--dev", "/dev", NULL);
 		av2(a, "--tmpfs", "/tmp", NULL);
 		if (cuda) {
@@ -254,7 +291,7 @@ static void build_argv(const struct cand_opts *o, const char *zExe, struct argv 
 				for (char *d = strtok_r(dup, ":", &save); d;
 				     d = strtok_r(NULL, ":", &save))
 					if (d[0] == '/')
-						av2(a, "--ro-bind-try", d, d);
+						bind_ro_dir(a, d);
 				free(dup);
 			}
 			bind_cudart_dir(a);
@@ -269,7 +306,7 @@ static void build_argv(const struct cand_opts *o, const char *zExe, struct argv 
 		}
 		/* the libraries the task or --libs gave, found through their rpath */
 		for (int i = 0; o->azLibDirs && o->azLibDirs[i]; i++)
-			av2(a, "--ro-bind-try", o->azLibDirs[i], o->azLibDirs[i]);
+			bind_ro_dir(a, o->azLibDirs[i]);
 		av2(a, "--ro-bind", zExe, "/run/kloop/kloop-worker");
 		av2(a, "--chdir", "/tmp", NULL);
 		av(a, "--");
@@ -279,6 +316,13 @@ static void build_argv(const struct cand_opts *o, const char *zExe, struct argv 
 	}
 	av2(a, "--runner", "--backend", o->zBackend);
 	av2(a, "--device", dev, NULL);
+}
+
+char **cand_runner_argv(const struct cand_opts *o, const char *zExe, int keepPid)
+{
+	struct argv a = {0};
+	build_argv(o, zExe, keepPid, &a);
+	return a.v;
 }
 
 /* ---- the trusted side ---- */
@@ -291,9 +335,20 @@ static int runner_died(struct cand *c, char *why, size_t nWhy)
 		c->dead = 1;
 		int st = 0;
 		if (c->pid > 0) {
-			kill(-c->pid, SIGKILL);
-			kill(c->pid, SIGKILL);
-			if (waitpid(c->pid, &st, 0) == c->pid)
+			/* a runner that hung up is usually ending by itself: its own
+			 * status says why (bubblewrap exits 1 after its message), ours
+			 * would only say SIGKILL; a short grace, then the kill */
+			pid_t r = 0;
+			for (int i = 0; i < 50 && (r = waitpid(c->pid, &st, WNOHANG)) == 0; i++)
+				usleep(2000);
+			if (r != c->pid) {
+				kill(-c->pid, SIGKILL);
+				kill(c->pid, SIGKILL);
+				r = waitpid(c->pid, &st, 0);
+			} else {
+				kill(-c->pid, SIGKILL);
+			}
+			if (r == c->pid)
 				proc_describe_status(st, c->zStatus, sizeof c->zStatus);
 			c->pid = 0;
 		}
@@ -522,8 +577,14 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *h, int soFd, 
 		       NULL;
 	}
 	exe[ne] = 0;
-	struct argv a = {0};
-	build_argv(o, exe, &a);
+	int keepPid = 0;
+	for (int i = 0; i < nBuf; i++)
+		if (hb[i].sh.n && hb[i].sh.fd < 0 && !strcmp(o->zBackend, "cuda"))
+			keepPid = 1;
+	char **v = cand_runner_argv(o, exe, keepPid);
+	struct argv a = {v, 0, 0};
+	while (v[a.n])
+		a.n++;
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		free(su);
@@ -697,9 +758,15 @@ int cand_serve(int fd, const char *zBackend, int dev)
 	on_exit(on_exit_hook, NULL);
 	struct cm_setup *su = xcalloc(1, sizeof *su);
 	int fds[MAX_BUF + 1], nFds;
-	if (recv_with_fds(fd, su, sizeof *su, fds, &nFds) != (ssize_t)sizeof *su ||
-	    su->op != CM_SETUP || nFds < 1 || su->nBuf > MAX_BUF)
+	ssize_t got = recv_with_fds(fd, su, sizeof *su, fds, &nFds);
+	if (got != (ssize_t)sizeof *su || su->op != CM_SETUP || nFds < 1 || su->nBuf > MAX_BUF) {
+		snprintf(err, KL_ERRLEN,
+		         "the runner's setup message was malformed (%zd bytes of %zu, %d file "
+		         "descriptors%s)",
+		         got, sizeof *su, nFds, got < 0 ? ", receive failed" : "");
+		say(CM_LOADERR, 0, err);
 		return 3;
+	}
 	int cuda = !strcmp(zBackend, "cuda");
 	struct backend *b = cuda ? backend_cuda_new(dev, err) : backend_host_new(err);
 	if (!b) {

@@ -55,6 +55,14 @@ void cand_free(struct cand *c);
  */
 int cand_sandbox_probe(char *err);
 
+/*
+ * The command that starts a runner: bubblewrap's arguments when o->sandbox,
+ * then kloop-worker's (zExe).  keepPid: a buffer is shared with a legacy
+ * CUDA IPC handle, so the runner keeps kloop's pid namespace.  NULL-
+ * terminated; each string and the array are the caller's to free.
+ */
+char **cand_runner_argv(const struct cand_opts *o, const char *zExe, int keepPid);
+
 /* the runner's side: serve the trusted side on fd until it hangs up; the
  * exit status of kloop-worker --runner */
 int cand_serve(int fd, const char *zBackend, int dev);

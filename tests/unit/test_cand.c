@@ -3,13 +3,16 @@
  * children start without secrets in their environment and die with their
  * parent; cached objects are loaded only while they match their SHA-256;
  * a sandboxed compiler sees nothing outside the candidate's directory and
- * kloop's include directory.  The runner itself: tests/e2e/sandbox.sh.
+ * kloop's include directory; the runner's bubblewrap arguments are accepted
+ * by bubblewrap for either backend, with library directories reached
+ * through links.  The runner itself: tests/e2e/sandbox.sh.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,9 +77,114 @@ static int gone(pid_t pid)
 	return 0;
 }
 
+/* the index of z in v, or -1 */
+static int argi(char **v, const char *z)
+{
+	for (int i = 0; v[i]; i++)
+		if (!strcmp(v[i], z))
+			return i;
+	return -1;
+}
+
+/* v has the triple X Y Z somewhere */
+static int has3(char **v, const char *x, const char *y, const char *z)
+{
+	for (int i = 0; v[i] && v[i + 1] && v[i + 2]; i++)
+		if (!strcmp(v[i], x) && !strcmp(v[i + 1], y) && !strcmp(v[i + 2], z))
+			return 1;
+	return 0;
+}
+
+static void free_argv(char **v)
+{
+	for (int i = 0; v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* run bubblewrap with the runner's arguments, the command after "--"
+ * replaced by sh -c CMD: its exit status, its output in out */
+static int run_bwrap(char **v, const char *zCmd, char *out, size_t nOut)
+{
+	int dd = argi(v, "--");
+	char *av[512];
+	int n = 0;
+	for (int i = 0; i <= dd && n < 500; i++)
+		av[n++] = v[i];
+	av[n++] = "/bin/sh";
+	av[n++] = "-c";
+	av[n++] = (char *)zCmd;
+	av[n] = NULL;
+	char *o = NULL;
+	int st = proc_capture(av, &o, 4096);
+	snprintf(out, nOut, "%s", o ? o : "");
+	free(o);
+	return st;
+}
+
+static void runner_argv_tests(void)
+{
+	char err[KL_ERRLEN], out[4096];
+	char dir[] = "/tmp/kloop-test-argv.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL, "a scratch directory");
+	char *real = xasprintf("%s/real-lib", dir), *link = xasprintf("%s/link", dir);
+	char *viaLink = xasprintf("%s/link/real-lib", dir), *mark = xasprintf("%s/marker", real);
+	(void)!mkdir(real, 0755);
+	(void)!close(open(mark, O_CREAT | O_WRONLY, 0644));
+	CHECK(symlink(dir, link) == 0, "a library directory reached through an absolute link");
+
+	struct cand_opts host = {.zBackend = "host", .sandbox = 1};
+	char **v = cand_runner_argv(&host, "/bin/true", 0);
+	CHECK(argi(v, "--unshare-pid") > 0 && has3(v, "--proc", "/proc", "--dev"),
+	      "host runner: its own pid namespace and a fresh /proc");
+	free_argv(v);
+
+	/* the GPU runner's library directories: the CUDA toolkit's (an absolute
+	 * link inside /usr where it is installed), one through /lib, and ours */
+	char *ld = xasprintf("/usr/local/cuda/lib64:/lib/x86_64-linux-gnu:%s", viaLink);
+	setenv("LD_LIBRARY_PATH", ld, 1);
+	char *libs[] = {viaLink, NULL};
+	struct cand_opts gpu = {.zBackend = "cuda", .sandbox = 1, .azLibDirs = libs};
+	v = cand_runner_argv(&gpu, "/bin/true", 0);
+	CHECK(argi(v, "--unshare-pid") > 0 && has3(v, "--proc", "/proc", "--dev"),
+	      "GPU runner with buffers passed as file descriptors: its own pid namespace too");
+	CHECK(has3(v, "--ro-bind-try", real, real) && has3(v, "--ro-bind-try", real, viaLink),
+	      "a linked library directory is bound at its real path and at the path given");
+	int underUsr = 0;
+	for (int i = 0; v[i]; i++)
+		underUsr |= !strcmp(v[i], "--ro-bind-try") && v[i + 1] && v[i + 2] &&
+		            (!strncmp(v[i + 2], "/usr/", 5) || !strncmp(v[i + 2], "/lib/", 5));
+	CHECK(!underUsr, "nothing is bound again inside /usr or /lib, which the runner sees whole");
+	if (cand_sandbox_probe(err) == 0) {
+		char *cmd = xasprintf("test -e %s/marker && test -e %s && test -d /proc/self/fd",
+		                      viaLink, real);
+		int st = run_bwrap(v, cmd, out, sizeof out);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "bubblewrap accepts the GPU runner's arguments, and the library is visible "
+		      "through the link (%s)",
+		      out);
+		free(cmd);
+	} else {
+		printf("skip - bubblewrap cannot run here (%s)\n", err);
+	}
+	free_argv(v);
+
+	v = cand_runner_argv(&gpu, "/bin/true", 1);
+	CHECK(argi(v, "--unshare-pid") < 0 && has3(v, "--ro-bind", "/proc", "/proc"),
+	      "GPU runner with legacy CUDA IPC handles: kloop's pid namespace, /proc read-only");
+	free_argv(v);
+	unsetenv("LD_LIBRARY_PATH");
+	free(ld);
+	char *rm = xasprintf("rm -rf %s", dir);
+	(void)!system(rm);
+	free(rm);
+	free(real), free(link), free(viaLink), free(mark);
+}
+
 int main(void)
 {
 	char err[KL_ERRLEN];
+	runner_argv_tests();
 	CHECK(proc_secret_name("OPENAI_API_KEY") && proc_secret_name("ANTHROPIC_API_KEY") &&
 	          proc_secret_name("github_token") && proc_secret_name("DB_PASSWORD") &&
 	          proc_secret_name("AWS_SECRET_ACCESS_KEY"),
