@@ -978,9 +978,30 @@ static int start_round(struct search *s, int lagged)
 				        NULL);
 				return 1;
 			}
-			finish(s, st->nCand ? "no correct candidate to be a parent"
-			                    : "no candidate to start from (no seed, and no LLM to "
-			                      "translate)");
+			/* correct ones held back: say which and what frees them */
+			char why[300] = "";
+			for (int i = 0, n = 0; i < st->nCand && n < 3; i++) {
+				const struct cand *c = &st->aCand[i];
+				const struct state_suspect *x = state_search_suspect(st, c->id);
+				if (!policy_eligible(c))
+					continue;
+				size_t u = strlen(why);
+				if (x && !x->cleared)
+					snprintf(why + u, sizeof why - u,
+					         "%s#%d is a suspect, %s (clear %d)",
+					         n ? "; " : ": ", c->id, x->zWhy ? x->zWhy : "?",
+					         c->id);
+				else
+					snprintf(why + u, sizeof why - u, "%s#%d is banned",
+					         n ? "; " : ": ", c->id);
+				n++;
+			}
+			snprintf(line, sizeof line, "%s%s",
+			         st->nCand ? "no correct candidate to be a parent"
+			                   : "no candidate to start from (no seed, and no LLM to "
+			                     "translate)",
+			         why);
+			finish(s, line);
 			return 1;
 		}
 	}

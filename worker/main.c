@@ -537,7 +537,10 @@ static void run_job(struct job *j)
 	cJSON *sec = cJSON_AddObjectToObject(o, "seconds");
 	cJSON_AddNumberToObject(sec, "compile", j->tCompile);
 	cJSON_AddNumberToObject(sec, "load", W.loadS);
-	cJSON_AddNumberToObject(sec, "check", tCheck > 0 ? tCheck : tRun - tTime - W.loadS);
+	/* without a measured check, what is left of the run (never below 0: the
+	 * load may have been counted for several runner starts) */
+	double rest = tRun - tTime - W.loadS;
+	cJSON_AddNumberToObject(sec, "check", tCheck > 0 ? tCheck : rest > 0 ? rest : 0);
 	cJSON_AddNumberToObject(sec, "time", tTime);
 	cJSON_AddBoolToObject(o, "worker_exiting", W.b->fatal);
 	cJSON_AddStringToObject(o, "sandbox", W.sandbox ? "bubblewrap" : "none");

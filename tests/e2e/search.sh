@@ -92,6 +92,10 @@ best = {e["candidate"] for e in ev if e["type"] == "new_best"}
 assert set(sus) == fast and not (best & fast), (sus, fast, best)
 assert all("that moving its 2.1 MB at 1 GB/s takes" in w for w in sus.values())
 PY
+run allsus search softmax --from $F/chunked.c --rounds 1 --sweep-only --bandwidth 0.001 \
+	--session "$T/allsus.jsonl" $EVAL
+check "a search whose only correct candidate is a suspect stops, says which and how to clear it (exit $rc)" \
+	sh -c "test $rc = 1 && grep -q 'search finished: no correct candidate to be a parent: #1 is a suspect, .* (clear 1)' '$T/allsus.out'"
 run maxc search softmax --from $F/chunked.c --max-candidates 2 --json --session "$T/maxc.jsonl" $EVAL
 pycheck "--max-candidates 2: two candidates made, then it stops and says why" "$T/maxc.jsonl" - <<'PY'
 assert len(src) == 3, len(src)
