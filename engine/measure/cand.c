@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "sandbox.h"
 #include "util.h"
 
 enum {
@@ -204,32 +205,15 @@ static const char *const aRo[] = {"/usr",
                                   "/etc/alternatives",
                                   "/etc/localtime"};
 
-static int under_ro(const char *z)
-{
-	for (size_t i = 0; i < sizeof aRo / sizeof *aRo; i++) {
-		size_t n = strlen(aRo[i]);
-		if (!strncmp(z, aRo[i], n) && (z[n] == '/' || z[n] == 0))
-			return 1;
-	}
-	return 0;
-}
-
-/* make directory zDir visible read-only, at its real path and at the path
- * given.  Inside a tree the runner already sees (/usr), the given path's
- * links resolve by themselves, and binding onto it fails: bubblewrap
- * follows an absolute link there (/usr/local/cuda -> /etc/alternatives/cuda)
- * outside the new root ("Can't mkdir parents"), which stopped every GPU
- * runner from starting */
+/* directory zDir, read-only (sandbox.h) */
 static void bind_ro_dir(struct argv *a, const char *zDir)
 {
-	char *real = realpath(zDir, NULL);
-	if (!real)
-		return;
-	if (!under_ro(real))
-		av2(a, "--ro-bind-try", real, real);
-	if (strcmp(real, zDir) && !under_ro(zDir))
-		av2(a, "--ro-bind-try", real, zDir);
-	free(real);
+	char *v[6];
+	int n = sandbox_dir_args(zDir, aRo, sizeof aRo / sizeof *aRo, v);
+	for (int i = 0; i < n; i++) {
+		av(a, v[i]);
+		free(v[i]);
+	}
 }
 
 /* the directory holding the CUDA runtime this process loaded, if any */

@@ -20,6 +20,7 @@
 
 #include "codehash.h"
 #include "proc.h"
+#include "sandbox.h"
 #include "sha256.h"
 #include "libs.h"
 #include "util.h"
@@ -536,8 +537,8 @@ static char **sandboxed(struct compiler *c, struct cjob *j, char **argv)
 	A("--ro-bind"), A(compile_include_dir()), A(compile_include_dir());
 	/* the libraries and include paths the task or --libs gave (libs.h) */
 	char **libDirs = compiler_lib_dirs(c, 1);
-	for (int i = 0; libDirs[i] && n < 120; i++)
-		A("--ro-bind-try"), A(libDirs[i]), A(libDirs[i]);
+	for (int i = 0; libDirs[i] && n < 114; i++)
+		n += sandbox_dir_args(libDirs[i], ro, sizeof ro / sizeof *ro, v + n);
 	compiler_dirs_free(libDirs);
 	A("--bind"), A(j->zDir), A(j->zDir);
 	A("--chdir"), A(j->zDir);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -291,6 +292,29 @@ int main(void)
 		      g.log ? g.log : "");
 		unlink(secret);
 		free(inc);
+
+		/* a header directory reached through a link, and the CUDA
+		 * toolkit's through /usr/local/cuda where it is installed */
+		char hdr[] = "/tmp/kloop-test-hdr.XXXXXX";
+		CHECK(mkdtemp(hdr) != NULL, "a header directory");
+		char *h = xasprintf("%s/unit_lib_0042.h", hdr), *ln = xasprintf("%s.link", hdr);
+		FILE *f = fopen(h, "w");
+		if (f)
+			fputs("#define UNIT_LIB_0042 42\n", f), fclose(f);
+		CHECK(symlink(hdr, ln) == 0, "a link to it");
+		char *libs = access("/usr/local/cuda/include", F_OK) == 0
+		                 ? xasprintf("%s,/usr/local/cuda/include", ln)
+		                 : xstrdup(ln);
+		CHECK(compiler_add_libs(c, libs, ".", err) == 0, "--libs %s (%s)", libs, err);
+		char *use = xasprintf("#include \"unit_lib_0042.h\"\n"
+		                      "int unit_lib_value = UNIT_LIB_0042;\n%s",
+		                      src);
+		compile(l, c, use, "uses_lib.c", &g);
+		CHECK(g.ok, "a sandboxed compile sees a library's headers through links (%s: %s)",
+		      libs, g.log ? g.log : "");
+		char *rmh = xasprintf("rm -rf %s %s", hdr, ln);
+		(void)!system(rmh);
+		free(rmh), free(use), free(libs), free(h), free(ln);
 	}
 	free(g.so);
 	free(g.log);
