@@ -53,24 +53,61 @@ static char *cuda_root(void)
 	return xstrdup("/usr/local/cuda");
 }
 
+/* a growing NULL-terminated list of fresh strings */
+struct dirlist {
+	char **v;
+	size_t n, alloc;
+};
+
+static void dl_add(struct dirlist *d, char *z)
+{
+	xgrow((void **)&d->v, &d->alloc, d->n + 2, sizeof *d->v);
+	d->v[d->n++] = z;
+	d->v[d->n] = NULL;
+}
+
+/* the directories SUB of the NVIDIA wheels Python installs (nvidia/cublas/lib,
+ * nvidia/cudnn/include, ...): where PyTorch's own cuBLAS and cuDNN live when
+ * the CUDA toolkit has only link stubs of them, as in NVIDIA's container images */
+static void wheel_dirs(struct dirlist *d, const char *zSub)
+{
+	const char *venv = getenv("VIRTUAL_ENV"), *home = getenv("HOME");
+	char *pats[] = {
+	    venv && *venv ? xasprintf("%s/lib/python3*/site-packages/nvidia/*/%s", venv, zSub)
+	                  : NULL,
+	    home && *home
+	        ? xasprintf("%s/.local/lib/python3*/site-packages/nvidia/*/%s", home, zSub)
+	        : NULL,
+	    xasprintf("/usr/local/lib/python3*/dist-packages/nvidia/*/%s", zSub),
+	    xasprintf("/usr/local/lib/python3*/site-packages/nvidia/*/%s", zSub),
+	    xasprintf("/usr/lib/python3/dist-packages/nvidia/*/%s", zSub),
+	    xasprintf("/opt/conda/lib/python3*/site-packages/nvidia/*/%s", zSub)};
+	for (size_t i = 0; i < sizeof pats / sizeof *pats; i++) {
+		glob_t g = {0};
+		if (pats[i] && glob(pats[i], GLOB_ONLYDIR, NULL, &g) == 0)
+			for (size_t k = 0; k < g.gl_pathc; k++)
+				dl_add(d, xstrdup(g.gl_pathv[k]));
+		globfree(&g);
+		free(pats[i]);
+	}
+}
+
 /* library directories, in search order; a NULL-terminated array of fresh strings */
 static char **lib_dirs(void)
 {
-	char **v = xcalloc(32, sizeof *v);
-	int n = 0;
+	struct dirlist d = {0};
 	const char *lp = getenv("LIBRARY_PATH");
 	if (lp && *lp) {
 		char *p = xstrdup(lp);
-		for (char *save, *d = strtok_r(p, ":", &save); d && n < 8;
-		     d = strtok_r(NULL, ":", &save))
-			v[n++] = xstrdup(d);
+		for (char *save, *s = strtok_r(p, ":", &save); s; s = strtok_r(NULL, ":", &save))
+			dl_add(&d, xstrdup(s));
 		free(p);
 	}
 	char *cr = cuda_root();
-	v[n++] = xasprintf("%s/lib64", cr);
-	v[n++] = xasprintf("%s/lib", cr);
-	v[n++] = xasprintf("%s/targets/x86_64-linux/lib", cr);
-	v[n++] = xasprintf("%s/targets/sbsa-linux/lib", cr);
+	dl_add(&d, xasprintf("%s/lib64", cr));
+	dl_add(&d, xasprintf("%s/lib", cr));
+	dl_add(&d, xasprintf("%s/targets/x86_64-linux/lib", cr));
+	dl_add(&d, xasprintf("%s/targets/sbsa-linux/lib", cr));
 	free(cr);
 	const char *sys[] = {"/usr/local/lib",
 	                     "/usr/lib/x86_64-linux-gnu",
@@ -81,8 +118,9 @@ static char **lib_dirs(void)
 	                     "/lib64",
 	                     "/lib"};
 	for (size_t i = 0; i < sizeof sys / sizeof *sys; i++)
-		v[n++] = xstrdup(sys[i]);
-	return v;
+		dl_add(&d, xstrdup(sys[i]));
+	wheel_dirs(&d, "lib");
+	return d.v;
 }
 
 /* include directories for headers */
@@ -106,7 +144,10 @@ static char **inc_dirs(void)
 	                     "/usr/local/include", "/usr/include/x86_64-linux-gnu", "/usr/include"};
 	for (size_t i = 0; i < sizeof sys / sizeof *sys; i++)
 		v[n++] = xstrdup(sys[i]);
-	return v;
+	v[n] = NULL;
+	struct dirlist d = {v, (size_t)n, 32};
+	wheel_dirs(&d, "include");
+	return d.v;
 }
 
 static void free_list(char **v)
@@ -129,12 +170,30 @@ static char *find_in(char **dirs, const char *zRel)
 	return NULL;
 }
 
-/* find libNAME: libNAME.so, else the highest libNAME.so.N, else libNAME.a */
-static int find_lib(const char *zName, struct lib_item *it)
+/* a directory of link stubs (the CUDA toolkit's lib64/stubs): libraries
+ * there only satisfy the linker and fail when loaded */
+static int is_stubs(const char *zDir)
+{
+	const char *s = strstr(zDir, "/stubs");
+	return s && (s[6] == 0 || s[6] == '/');
+}
+
+/* find libNAME: libNAME.so, else the highest libNAME.so.N, else libNAME.a,
+ * never in a directory of link stubs: 1, or 0 with the stub seen (if any)
+ * in *pzStub */
+static int find_lib(const char *zName, struct lib_item *it, char **pzStub)
 {
 	char **dirs = lib_dirs();
 	int found = 0;
 	for (int i = 0; dirs[i] && !found; i++) {
+		if (is_stubs(dirs[i])) {
+			char *so = xasprintf("%s/lib%s.so", dirs[i], zName);
+			if (!*pzStub && is_file(so))
+				*pzStub = so;
+			else
+				free(so);
+			continue;
+		}
 		char *so = xasprintf("%s/lib%s.so", dirs[i], zName);
 		char *pat = xasprintf("%s/lib%s.so.[0-9]*", dirs[i], zName);
 		char *a = xasprintf("%s/lib%s.a", dirs[i], zName);
@@ -227,12 +286,23 @@ static int resolve(const char *zWord, const char *zBaseDir, struct lib_item *it,
 	                  : !strcmp(zWord, "cublasLt") ? "cublasLt.h"
 	                  : !strcmp(zWord, "cudnn")    ? "cudnn.h"
 	                                               : NULL;
-	if (!find_lib(zWord, it)) {
+	char *stub = NULL;
+	if (!find_lib(zWord, it, &stub)) {
 		char *cr = cuda_root();
-		kl_err(err,
-		       "libs: %s: lib%s.so was not found in $LIBRARY_PATH, %s/lib64, "
-		       "/usr/local/lib or the system's library directories",
-		       zWord, zWord, cr);
+		if (stub)
+			kl_err(err,
+			       "libs: %s: only a link stub was found (%s), which fails when "
+			       "loaded; the library itself is not in $LIBRARY_PATH, %s/lib64, "
+			       "the system's library directories or Python's nvidia wheels "
+			       "(install it, or give its .so)",
+			       zWord, stub, cr);
+		else
+			kl_err(err,
+			       "libs: %s: lib%s.so was not found in $LIBRARY_PATH, %s/lib64, "
+			       "/usr/local/lib, the system's library directories or Python's "
+			       "nvidia wheels",
+			       zWord, zWord, cr);
+		free(stub);
 		free(cr);
 		return -1;
 	}

@@ -114,8 +114,13 @@ else
 	skip "cuda: PyTorch is not installed for python3, PyTorch references not tested"
 fi
 $KLOOP eval matmul $F/cublas_matmul.cu $B --libs cublas --json >"$T/cublas.json" 2>"$T/cublas.err"
+_n=$NFAIL
 check "a cuBLAS candidate links with --libs cublas and is correct ($(json reason "$T/cublas.json" 2>/dev/null)$(tail -c 200 "$T/cublas.err"))" \
 	test "$(json status "$T/cublas.json" 2>/dev/null)" = correct
+# the compiler's own words when it failed
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])).get("compile") or {}; print(c.get("command","")); print(c.get("log",""))' \
+	"$T/cublas.json" >"$T/cublas.log" 2>&1
+diag $_n "$T/cublas.log"
 check "... its compile command links libcublas with an rpath" \
 	sh -c "grep -q -- '-l:libcublas' '$T/cublas.json' && grep -q -- '-rpath' '$T/cublas.json'"
 python3 -c 'print(1)' >/dev/null
