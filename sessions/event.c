@@ -58,6 +58,23 @@ static void apply_baseline(struct state *st, const cJSON *ev, double ts)
 		st->baselineMs = m->valuedouble;
 }
 
+/* the branch (idea, branch), made when make; NULL when there is none */
+static struct state_branch *branch_of(struct state *st, int idea, int branch, int make)
+{
+	for (int i = st->nBranch - 1; i >= 0; i--)
+		if (st->aBranch[i].idea == idea && st->aBranch[i].branch == branch)
+			return &st->aBranch[i];
+	if (!make || idea < 1 || branch < 1)
+		return NULL;
+	xgrow((void **)&st->aBranch, &st->nBranchAlloc, (size_t)st->nBranch + 1,
+	      sizeof *st->aBranch);
+	struct state_branch *b = &st->aBranch[st->nBranch++];
+	memset(b, 0, sizeof *b);
+	b->idea = idea;
+	b->branch = branch;
+	return b;
+}
+
 /* ---- candidates ---- */
 
 static int check_candidate_added(const struct state *st, const cJSON *ev, char *err)
@@ -99,6 +116,13 @@ static void apply_candidate_added(struct state *st, const cJSON *ev, double ts)
 		c->ideaId = idea->id;
 		if (!c->zIdea)
 			set_str(&c->zIdea, idea->zTitle);
+	}
+	struct state_branch *b =
+	    num(ev, "request") > 0 ? branch_of(st, c->ideaId, num(ev, "branch"), 1) : NULL;
+	if (b) {
+		b->lastCand = c->id;
+		b->candRequest = num(ev, "request");
+		b->attempt = num(ev, "attempt");
 	}
 }
 
@@ -255,6 +279,15 @@ static void apply_llm_request(struct state *st, const cJSON *ev, double ts)
 	st->llm.nRequests++;
 	if (num(ev, "request") > st->llm.lastRequest)
 		st->llm.lastRequest = num(ev, "request");
+	struct state_branch *b = branch_of(st, num(ev, "idea"), num(ev, "branch"), 1);
+	if (b) {
+		if (!b->lastRequest) {
+			b->parent = num(ev, "parent");
+			b->round = num(ev, "round");
+		}
+		b->lastRequest = num(ev, "request");
+		b->answered = 0;
+	}
 }
 
 static void apply_llm_response(struct state *st, const cJSON *ev, double ts)
@@ -268,6 +301,11 @@ static void apply_llm_response(struct state *st, const cJSON *ev, double ts)
 	st->llm.inTokens += (long)dnum(ev, "input_tokens");
 	st->llm.outTokens += (long)dnum(ev, "output_tokens");
 	st->llm.cost += dnum(ev, "cost");
+	for (int i = st->nBranch - 1; i >= 0; i--)
+		if (st->aBranch[i].lastRequest == num(ev, "request")) {
+			st->aBranch[i].answered = 1;
+			break;
+		}
 }
 
 const struct ev_entry ev_table[EV_COUNT] = {

@@ -648,6 +648,44 @@ int pipeline_implement(struct pipeline *p, int ideaId, int parent, int parent2, 
 	return 0;
 }
 
+int pipeline_branch_resume(struct pipeline *p, const struct state_branch *b, int nBranches,
+                           char *err)
+{
+	const struct state *st = &p->pc.ses->st;
+	const struct state_idea *d = state_idea(st, b->idea);
+	if (!d || d->status == IDEA_REJECTED || !state_cand(st, b->parent))
+		return kl_err(err, "idea %d's branch %d cannot go on: its idea or parent is gone",
+		              b->idea, b->branch);
+	for (struct step *s = p->steps; s; s = s->next)
+		if (s->kind == STEP_BRANCH && s->state != STEP_DONE && s->idea == b->idea &&
+		    s->branch == b->branch)
+			return 0; /* at work in this process */
+	const struct cand *c = state_cand(st, b->lastCand);
+	/* a reply that made no candidate (after its fixes) ended the branch;
+	 * so did a verdict that needs no fix, or the last fix */
+	if (b->answered && (!c || b->candRequest != b->lastRequest))
+		return 0;
+	if (b->answered && status_finished(c->status) &&
+	    (!status_fixable(c->status) || b->attempt >= p->pc.fixAttempts))
+		return 0;
+	struct step *s = add_step(p, STEP_BRANCH, b->parent);
+	s->idea = b->idea;
+	s->branch = b->branch;
+	s->n = nBranches;
+	if (c) {
+		/* its fix is asked for (again) once the verdict is in */
+		s->cand = c->id;
+		s->attempt = b->attempt;
+		s->state = STEP_EVAL;
+	}
+	say(p, "idea %d branch %d: cut short before, %s", b->idea, b->branch,
+	    !c                           ? "asking for its implementation again"
+	    : status_finished(c->status) ? "sending its fix"
+	                                 : "its fix follows the verdict if needed");
+	advance(p);
+	return 1;
+}
+
 int pipeline_translate(struct pipeline *p, int n, char *err)
 {
 	if (n < 1 || n > 64)

@@ -112,6 +112,17 @@ int pipeline_implement(struct pipeline *p, int ideaId, int parent, int parent2, 
                        char *err);
 
 /*
+ * Go on with implementation branch b of a session reopened after it was cut
+ * short (kill -9): its last request unanswered, or its last candidate
+ * failed with fixes left (its fix was never sent).  The implementation is
+ * asked for again, or the fix is sent (after the verdict when the
+ * evaluation is still to run).  1 when a step started, 0 when the branch
+ * has ended or is at work in this process, -1 + err when it cannot go on.
+ */
+int pipeline_branch_resume(struct pipeline *p, const struct state_branch *b, int nBranches,
+                           char *err);
+
+/*
  * Translate the task's reference (a KernelBench problem's PyTorch module,
  * or the reference kernel) into n candidates with the translate prompt,
  * each a branch with no parent: a reply becomes a candidate of origin

@@ -618,6 +618,11 @@ int runner_crossover(struct runner *rn, int id, int parent, int parent2, int nBr
 	           : pipeline_implement(rn->p, id, parent, parent2, nBranches, err);
 }
 
+int runner_branch_resume(struct runner *rn, const struct state_branch *b, int nBranches, char *err)
+{
+	return runner_llm(rn, err) < 0 ? -1 : pipeline_branch_resume(rn->p, b, nBranches, err);
+}
+
 int runner_llm_busy(const struct runner *rn)
 {
 	return rn->p ? pipeline_busy(rn->p) : 0;

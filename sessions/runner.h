@@ -255,6 +255,8 @@ int runner_idea_new(struct runner *rn, const char *zText, int parent, char *err)
 int runner_implement(struct runner *rn, int id, int parent, int nBranches, char *err);
 /* likewise, crossing parent with parent2 (the crossover prompt) */
 int runner_crossover(struct runner *rn, int id, int parent, int parent2, int nBranches, char *err);
+/* go on with an implementation branch cut short (pipeline_branch_resume) */
+int runner_branch_resume(struct runner *rn, const struct state_branch *b, int nBranches, char *err);
 /* LLM requests and pipeline steps not finished (0 when idle or never used) */
 int runner_llm_busy(const struct runner *rn);
 /* the streams of the requests in flight (pruned as requests end) */

@@ -56,6 +56,7 @@ struct work {
 	struct intset asked; /* parents whose ideas were asked for */
 	int crossed;         /* the crossover was made */
 	int llmCrossed;      /* the LLM crossover was asked for */
+	int resumed;         /* its branches cut short were taken up */
 };
 
 struct search {
@@ -837,6 +838,22 @@ static void drive_round(struct search *s, int R)
 	}
 	gate(s, R);
 	implement(s, R);
+	if (!w->resumed && llm_ok(s)) {
+		/* a round reopened after kill -9: what its branches were waiting
+		 * for is asked again (an implementation, a fix) */
+		w->resumed = 1;
+		for (int i = 0; i < ST(s)->nBranch; i++) {
+			struct state_branch b = ST(s)->aBranch[i];
+			const struct state_idea *d = state_idea(ST(s), b.idea);
+			if (!d || (b.round ? b.round : d->round) != R)
+				continue;
+			if (runner_branch_resume(s->rn, &b, (int)num(s, "branches"), err) < 0) {
+				char msg[KL_ERRLEN + 64];
+				snprintf(msg, sizeof msg, "resuming: %s", err);
+				note(s, msg, NULL);
+			}
+		}
+	}
 	runner_round(s->rn, 0);
 }
 

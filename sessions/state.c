@@ -42,6 +42,7 @@ void state_free(struct state *st)
 	free(st->aCand);
 	free_ideas(st);
 	free_search(st);
+	free(st->aBranch);
 	state_init(st);
 }
 

@@ -54,6 +54,20 @@ struct state_idea {
 	int round;               /* the search round it was proposed in (0: none) */
 };
 
+/* an implementation branch of an idea (llm_request and candidate_added with
+ * an idea and a branch): where it stands, so that a resumed session asks
+ * again what was cut short */
+struct state_branch {
+	int idea, branch;
+	int parent;      /* the candidate its first request was about */
+	int round;       /* the search round of its first request (0: none) */
+	int lastRequest; /* its latest request */
+	int answered;    /* that request has its llm_response */
+	int lastCand;    /* its latest candidate (0: none yet) */
+	int candRequest; /* the request that candidate came from */
+	int attempt;     /* the fixes before that candidate */
+};
+
 /* the LLM traffic of a session (llm_request / llm_response) */
 struct state_llm {
 	int nRequests;   /* llm_request events */
@@ -167,7 +181,10 @@ struct state {
 	struct state_idea *aIdea; /* the ideas proposed, in order */
 	int nIdea;
 	size_t nIdeaAlloc;
-	struct state_llm llm; /* LLM requests and their cost so far */
+	struct state_llm llm;         /* LLM requests and their cost so far */
+	struct state_branch *aBranch; /* implementation branches, by first request */
+	int nBranch;
+	size_t nBranchAlloc;
 	struct cand *aCand;
 	int nCand;
 	size_t nCandAlloc;

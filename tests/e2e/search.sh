@@ -293,6 +293,42 @@ assert [e["type"] for e in ev[cut:] if e["type"].startswith("search_")][0] == "s
 assert mark[s["best"]["id"]] in ("fast", "fast2")
 assert len(set(src.values())) == len(src), "a candidate made twice"
 PY
+# --- kill -9 while a fix request is out: the resumed search sends it again
+cat >"$T/slowfix.sh" <<EOF
+p=\$(cat)
+case "\$p" in *"## The attempt that failed"*) sleep 120 ;; esac
+printf '%s' "\$p" | python3 $F/corpus_llm.py
+EOF
+RF="$T/fixcut.jsonl"
+$KLOOP search softmax --from $F/slow.c --rounds 1 --branches 1 --suspect 100 --json \
+	--command "sh $T/slowfix.sh" --session "$RF" $EVAL >"$T/fixcut.out" 2>&1 &
+KPID=$!
+i=0
+while [ $i -lt 600 ] && ! grep -q '"purpose":"fix"' "$RF" 2>/dev/null; do
+	sleep 0.05
+	i=$((i + 1))
+done
+kill -9 $KPID 2>/dev/null
+wait $KPID 2>/dev/null
+pkill -f "$T/slowfix.sh" 2>/dev/null
+cut=$(wc -l <"$RF")
+check "killed with a fix request out" grep -q '"purpose":"fix"' "$RF"
+run fixres search --session "$RF" --json --command "$CORPUS" $EVAL
+pycheck "after the resume: the fix cut short is asked again for the same branch, and its reply is evaluated ($rc)" \
+	"$RF" "$T/fixres.out" <<PY
+cut = $cut
+resp = {e["request"] for e in ev if e["type"] == "llm_response"}
+cutfix = [e for e in ev[:cut] if e["type"] == "llm_request" and e["purpose"] == "fix" and e["request"] not in resp]
+assert cutfix, "no fix request was cut short"
+for q in cutfix:
+    again = [e for e in ev[cut:] if e["type"] == "llm_request" and e["purpose"] == "fix"
+             and (e["idea"], e["branch"], e["attempt"], e.get("fixes")) == (q["idea"], q["branch"], q["attempt"], q.get("fixes"))]
+    assert again, ("not asked again", q["idea"], q["branch"])
+    made = [e["id"] for e in ev[cut:] if e["type"] == "candidate_added" and e.get("request") == again[0]["request"]]
+    assert made and made[0] in fin, ("its reply made no evaluated candidate", made)
+done = {e["candidate"] for e in ev[:cut] if e["type"] == "eval_finished"}
+assert not [e for e in ev[cut:] if e["type"] == "eval_started" and e["candidate"] in done]
+PY
 run again search --session "$R" --command "$CORPUS" $EVAL
 check "a finished search is not run again: exit 2 and what to give" \
 	sh -c "test $rc -eq 2 && grep -q 'has finished (3 rounds done); give a new budget' '$T/again.err'"
