@@ -348,7 +348,9 @@ static void stage_done(cJSON *stages, const char *zStage, double t0)
 /*
  * The A/B stage: the incumbent in a runner of its own on the same buffers,
  * timed alternately with c.  Adds "ab" to res; a challenger that misbehaves
- * or crashes in it ends with that verdict instead (returned, res freed).
+ * or crashes in it ends with that verdict instead (returned, res freed),
+ * which keeps what the earlier stages found: "correctness", and the timing
+ * as "earlier_timing" (not the candidate's time: its verdict is a failure).
  */
 static cJSON *ab_stage(struct job *j, struct cand *c, cJSON *res)
 {
@@ -374,6 +376,10 @@ static cJSON *ab_stage(struct job *j, struct cand *c, cJSON *res)
 		                &fail);
 		cand_free(ci);
 		if (!ab && who == 1) {
+			cJSON_AddItemToObject(fail, "correctness",
+			                      cJSON_DetachItemFromObject(res, "correctness"));
+			cJSON_AddItemToObject(fail, "earlier_timing",
+			                      cJSON_DetachItemFromObject(res, "timing"));
 			cJSON_Delete(res);
 			return fail;
 		}
