@@ -265,18 +265,22 @@ assert [e["round"] for e in ev if e["type"] == "round_finished"] == [1, 2, 3]
 PY
 rm "$XDG_CONFIG_HOME/kloop/config"
 
+# kill9_when PID TEXT FILE: kill -9 PID once FILE holds TEXT (at most 30 s)
+kill9_when() {
+	i=0
+	while [ $i -lt 600 ] && ! grep -q "$2" "$3" 2>/dev/null; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	kill -9 "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
 # --- kill -9 in the middle, then resume
 R="$T/resume.jsonl"
 $KLOOP search softmax --from $F/slow.c --rounds 3 --branches 1 --suspect 100 --json \
 	--command "$CORPUS" --session "$R" $EVAL >"$T/kill.out" 2>&1 &
-KPID=$!
-i=0
-while [ $i -lt 600 ] && ! grep -q '"type":"parents_chosen","round":2' "$R" 2>/dev/null; do
-	sleep 0.05
-	i=$((i + 1))
-done
-kill -9 $KPID 2>/dev/null
-wait $KPID 2>/dev/null
+kill9_when "$!" '"type":"parents_chosen","round":2' "$R"
 cut=$(wc -l <"$R")
 check "the search was killed in round 2" grep -q '"type":"parents_chosen","round":2' "$R"
 run resume search --session "$R" --json --command "$CORPUS" $EVAL
@@ -296,23 +300,16 @@ PY
 # --- kill -9 while a fix request is out: the resumed search sends it again
 cat >"$T/slowfix.sh" <<EOF
 p=\$(cat)
-case "\$p" in *"## The attempt that failed"*) sleep 120 ;; esac
+case "\$p" in *"## The attempt that failed"*"corpus: cerr"*) sleep 120 ;; esac
 printf '%s' "\$p" | python3 $F/corpus_llm.py
 EOF
 RF="$T/fixcut.jsonl"
 $KLOOP search softmax --from $F/slow.c --rounds 1 --branches 1 --suspect 100 --json \
 	--command "sh $T/slowfix.sh" --session "$RF" $EVAL >"$T/fixcut.out" 2>&1 &
-KPID=$!
-i=0
-while [ $i -lt 600 ] && ! grep -q '"purpose":"fix"' "$RF" 2>/dev/null; do
-	sleep 0.05
-	i=$((i + 1))
-done
-kill -9 $KPID 2>/dev/null
-wait $KPID 2>/dev/null
+kill9_when "$!" '"purpose":"fix".*corpus: cerr' "$RF"
 pkill -f "$T/slowfix.sh" 2>/dev/null
 cut=$(wc -l <"$RF")
-check "killed with a fix request out" grep -q '"purpose":"fix"' "$RF"
+check "killed with the fix of the candidate that did not compile out" grep -q '"purpose":"fix".*corpus: cerr' "$RF"
 run fixres search --session "$RF" --json --command "$CORPUS" $EVAL
 pycheck "after the resume: the fix cut short is asked again for the same branch, and its reply is evaluated ($rc)" \
 	"$RF" "$T/fixres.out" <<PY
@@ -324,8 +321,10 @@ for q in cutfix:
     again = [e for e in ev[cut:] if e["type"] == "llm_request" and e["purpose"] == "fix"
              and (e["idea"], e["branch"], e["attempt"], e.get("fixes")) == (q["idea"], q["branch"], q["attempt"], q.get("fixes"))]
     assert again, ("not asked again", q["idea"], q["branch"])
-    made = [e["id"] for e in ev[cut:] if e["type"] == "candidate_added" and e.get("request") == again[0]["request"]]
-    assert made and made[0] in fin, ("its reply made no evaluated candidate", made)
+    if "corpus: cerr" in q["prompt"]:  # the corpus answers it with cerr_fixed
+        made = [e["id"] for e in ev[cut:] if e["type"] == "candidate_added" and e.get("request") == again[0]["request"]]
+        assert made and made[0] in fin and mark[made[0]] == "cerr-fixed", ("its reply made no evaluated candidate", made)
+assert any("corpus: cerr" in q["prompt"] for q in cutfix)
 done = {e["candidate"] for e in ev[:cut] if e["type"] == "eval_finished"}
 assert not [e for e in ev[cut:] if e["type"] == "eval_started" and e["candidate"] in done]
 PY
