@@ -7,7 +7,9 @@ shares of the wall time (work overlaps, so shares may add up past 100%); and
 the share of the search's wall time (search_started to its end, by the
 events' ts) in which no evaluation was queued or running: the time the
 worker(s) sat idle while the search waited (on the LLM, or on itself), and
-how many rounds were open at once at most."""
+how many rounds were open at once at most; and the cascade's stages
+(compile, small shapes, full shapes, quick timing, full timing, a/b) summed
+over evaluations."""
 import json
 import sys
 
@@ -72,6 +74,15 @@ def stats(path):
         print("  share of wall time: compile %.0f%%, load %.0f%%, check %.0f%%, time %.0f%%, LLM wait %.0f%%" % (
             100 * sec["compile"] / wall, 100 * sec["load"] / wall, 100 * sec["check"] / wall,
             100 * sec["time"] / wall, 100 * llm / wall))
+    # the cascade's stages, summed over evaluations (each result's "stages")
+    st = {}
+    for r in res:
+        for s in r.get("stages") or []:
+            if isinstance(s, dict) and isinstance(s.get("seconds"), (int, float)):
+                st[s.get("stage", "?")] = st.get(s.get("stage", "?"), 0.0) + s["seconds"]
+    if st and wall > 0:
+        print("  cascade stages, summed: " + ", ".join(
+            "%s %.1f s (%.0f%%)" % (k, v, 100 * v / wall) for k, v in st.items()))
     if idle is not None:
         print("  worker idle (no evaluation queued or running): %.0f%% of %.1f s; rounds open at once: %d" % (
             100 * idle[0] / idle[1], idle[1], maxOpen))
