@@ -191,25 +191,11 @@ static void av2(struct argv *a, const char *x, const char *y, const char *z)
 		av(a, z);
 }
 
-/* what the runner sees of the system, read-only */
-static const char *const aRo[] = {"/usr",
-                                  "/lib",
-                                  "/lib32",
-                                  "/lib64",
-                                  "/libx32",
-                                  "/bin",
-                                  "/sbin",
-                                  "/etc/ld.so.cache",
-                                  "/etc/ld.so.conf",
-                                  "/etc/ld.so.conf.d",
-                                  "/etc/alternatives",
-                                  "/etc/localtime"};
-
 /* directory zDir, read-only (sandbox.h) */
 static void bind_ro_dir(struct argv *a, const char *zDir)
 {
 	char *v[6];
-	int n = sandbox_dir_args(zDir, aRo, sizeof aRo / sizeof *aRo, v);
+	int n = sandbox_dir_args(zDir, sandbox_system, sandbox_nSystem, v);
 	for (int i = 0; i < n; i++) {
 		av(a, v[i]);
 		free(v[i]);
@@ -253,8 +239,8 @@ static void build_argv(const struct cand_opts *o, const char *zExe, int keepPid,
 		av2(a, "--setenv", "PATH", "/usr/bin:/bin");
 		av2(a, "--setenv", "HOME", "/tmp");
 		av2(a, "--setenv", "TMPDIR", "/tmp");
-		for (size_t i = 0; i < sizeof aRo / sizeof *aRo; i++)
-			av2(a, "--ro-bind-try", aRo[i], aRo[i]);
+		for (size_t i = 0; i < sandbox_nSystem; i++)
+			av2(a, "--ro-bind-try", sandbox_system[i], sandbox_system[i]);
 		/* a fresh /proc needs a pid namespace of its own; without one, the
 		 * host's, read-only (kloop and the worker are not dumpable, so their
 		 * fds and environment stay closed to the candidate) */

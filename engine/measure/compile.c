@@ -506,18 +506,13 @@ static char **sandboxed(struct compiler *c, struct cjob *j, char **argv)
 		A("--setenv"), A("LD_LIBRARY_PATH"), A(ld);
 	A("--setenv"), A("HOME"), A("/tmp");
 	A("--setenv"), A("TMPDIR"), A("/tmp");
-	static const char *ro[] = {"/usr",
-	                           "/lib",
-	                           "/lib32",
-	                           "/lib64",
-	                           "/bin",
-	                           "/sbin",
-	                           "/etc/ld.so.cache",
-	                           "/etc/ld.so.conf",
-	                           "/etc/ld.so.conf.d",
-	                           "/etc/alternatives",
-	                           "/opt"};
-	for (size_t i = 0; i < sizeof ro / sizeof *ro; i++)
+	/* the system, and /opt where toolchains live */
+	const char *ro[32];
+	size_t nRo = 0;
+	for (size_t i = 0; i < sandbox_nSystem && nRo < 31; i++)
+		ro[nRo++] = sandbox_system[i];
+	ro[nRo++] = "/opt";
+	for (size_t i = 0; i < nRo; i++)
 		A("--ro-bind-try"), A(ro[i]), A(ro[i]);
 	/* a compiler installed elsewhere: its prefix */
 	char *exe = argv[0][0] == '/' ? realpath(argv[0], NULL) : NULL;
@@ -538,7 +533,7 @@ static char **sandboxed(struct compiler *c, struct cjob *j, char **argv)
 	/* the libraries and include paths the task or --libs gave (libs.h) */
 	char **libDirs = compiler_lib_dirs(c, 1);
 	for (int i = 0; libDirs[i] && n < 114; i++)
-		n += sandbox_dir_args(libDirs[i], ro, sizeof ro / sizeof *ro, v + n);
+		n += sandbox_dir_args(libDirs[i], ro, nRo, v + n);
 	compiler_dirs_free(libDirs);
 	A("--bind"), A(j->zDir), A(j->zDir);
 	A("--chdir"), A(j->zDir);

@@ -7,6 +7,21 @@
 #include "sandbox.h"
 #include "util.h"
 
+const char *const sandbox_system[] = {"/usr",
+                                      "/lib",
+                                      "/lib32",
+                                      "/lib64",
+                                      "/libx32",
+                                      "/bin",
+                                      "/sbin",
+                                      "/etc/ld.so.cache",
+                                      "/etc/ld.so.conf",
+                                      "/etc/ld.so.conf.d",
+                                      "/etc/alternatives",
+                                      "/etc/localtime",
+                                      NULL};
+const size_t sandbox_nSystem = sizeof sandbox_system / sizeof *sandbox_system - 1;
+
 static int under(const char *z, const char *const *azRo, size_t nRo)
 {
 	for (size_t i = 0; i < nRo; i++) {

@@ -7,6 +7,11 @@
 
 #include <stddef.h>
 
+/* what the sandboxed compiler and runner see of the system, read-only
+ * (a NULL-terminated list; the compiler also sees /opt) */
+extern const char *const sandbox_system[];
+extern const size_t sandbox_nSystem;
+
 /*
  * Make directory zDir visible read-only: "--ro-bind-try SRC DST" triples
  * written to v (room for 6 strings, each the caller's to free), binding its
