@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,6 +145,117 @@ pid_t proc_spawn(const struct proc_spec *s, int *pOut, int *pErr, char *err)
 			close(errp[0]);
 	}
 	return pid;
+}
+
+int proc_children(pid_t pid, pid_t *aOut, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+	while (d && (e = readdir(d)) && n < max) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		char p[300], buf[512];
+		snprintf(p, sizeof p, "/proc/%s/stat", e->d_name);
+		int fd = open(p, O_RDONLY | O_CLOEXEC);
+		ssize_t r = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (r <= 0)
+			continue;
+		buf[r] = 0;
+		char *rp = strrchr(buf, ')');
+		int ppid = 0;
+		if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == pid)
+			aOut[n++] = (pid_t)atoi(e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void on_child(int sig)
+{
+	(void)sig; /* only to interrupt ppoll */
+}
+
+/* the keeper's life: see proc_keep */
+static _Noreturn void keep(int lifeFd, pid_t child)
+{
+	/* nothing of its parent's stays open here: not the runner's socket (its
+	 * end would never see the runner go), not a pipe someone waits on */
+	close_other_fds(&lifeFd, 1);
+	int nul = open("/dev/null", O_RDWR);
+	for (int fd = 0; fd < 3 && nul >= 0; fd++)
+		if (fd != nul)
+			dup2(nul, fd);
+	if (nul > 2)
+		close(nul);
+	/* what stops a job (a terminal's ^C, a hang-up, SIGTERM to its group)
+	 * reaches what it runs; this one stays to clean up after them */
+	int ign[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU};
+	for (size_t i = 0; i < sizeof ign / sizeof *ign; i++)
+		signal(ign[i], SIG_IGN);
+	sigset_t chld, none;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigemptyset(&none);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	struct sigaction sa = {0};
+	sa.sa_handler = on_child;
+	sigaction(SIGCHLD, &sa, NULL);
+	int st = 0, have = 0;
+	for (;;) {
+		if (waitpid(child, &st, WNOHANG) == child) {
+			have = 1;
+			break;
+		}
+		struct pollfd p = {.fd = lifeFd, .events = POLLIN};
+		if (ppoll(&p, 1, NULL, &none) > 0 && p.revents)
+			break;
+	}
+	if (!have)
+		kill(child, SIGKILL);
+	/* what it left below it is this process's now: kill and reap all of it
+	 * (a pid namespace's init takes its namespace with it), for at most 10 s */
+	for (int round = 0; round < 1000; round++) {
+		pid_t kids[256];
+		int n = proc_children(getpid(), kids, 256);
+		for (int i = 0; i < n; i++)
+			kill(kids[i], SIGKILL);
+		pid_t r;
+		int s;
+		while ((r = waitpid(-1, &s, WNOHANG)) > 0)
+			if (r == child)
+				st = s, have = 1;
+		if (r < 0 && errno == ECHILD)
+			break;
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		ppoll(NULL, 0, &ts, &none);
+	}
+	if (have && WIFSIGNALED(st)) {
+		signal(WTERMSIG(st), SIG_DFL);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		raise(WTERMSIG(st));
+	}
+	_exit(have && WIFEXITED(st) ? WEXITSTATUS(st) : 127);
+}
+
+pid_t proc_keep(int lifeFd)
+{
+	pid_t keeper = getpid();
+	/* before the fork: an orphan from any depth below comes here */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	pid_t pid = fork();
+	if (pid < 0)
+		_exit(127);
+	if (pid > 0)
+		keep(lifeFd, pid);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != keeper)
+		_exit(127);
+	close(lifeFd);
+	return 0;
 }
 
 void proc_kill_group(pid_t pid)

@@ -32,6 +32,24 @@ int proc_secret_name(const char *zName);
  */
 pid_t proc_spawn(const struct proc_spec *s, int *pOut, int *pErr, char *err);
 
+/*
+ * In a freshly forked child that will exec something able to leave orphans
+ * behind (bubblewrap: its pid namespace's init is tied to it by
+ * PR_SET_PDEATHSIG only once its setup is done): become that program's
+ * keeper.  Forks; returns 0 in the new child (which dies with the keeper,
+ * PR_SET_PDEATHSIG: SIGKILL, and goes on to exec).  The keeper never
+ * returns: it holds lifeFd (the read end of a pipe whose write end only the
+ * caller's parent holds) and nothing else, ignores hang-ups, interrupts and
+ * SIGTERM, and is the child subreaper of everything below it.  When lifeFd
+ * hangs up (the parent closed it, or died of any signal, SIGKILL included)
+ * or the child ends, it SIGKILLs the child and every process left below it
+ * (orphans come to it), reaps them all, and exits as the child did.
+ */
+pid_t proc_keep(int lifeFd);
+
+/* up to max pids whose parent is pid (by /proc); their number */
+int proc_children(pid_t pid, pid_t *aOut, int max);
+
 /* SIGKILL the child's whole process group */
 void proc_kill_group(pid_t pid);
 

@@ -7,7 +7,6 @@
  */
 #include "cand.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -66,8 +65,9 @@ struct cm_setup {
 
 struct cand {
 	struct harness_cand hc;
-	int fd;    /* control socket */
-	pid_t pid; /* bubblewrap, or the runner itself */
+	int fd;     /* control socket */
+	pid_t pid;  /* its keeper (proc_keep), the parent of bubblewrap or of the runner */
+	int lifeFd; /* the keeper's life line: closed, it kills all it kept */
 	uint32_t seq;
 	int pollFd;
 	int dead;       /* the runner is gone */
@@ -297,6 +297,15 @@ char **cand_runner_argv(const struct cand_opts *o, const char *zExe, int keepPid
 
 /* ---- the trusted side ---- */
 
+/* tell the keeper to kill the runner with everything below it (it exits
+ * once all of it is gone, as bubblewrap did) */
+static void end_keeper(struct cand *c)
+{
+	if (c->lifeFd >= 0)
+		close(c->lifeFd);
+	c->lifeFd = -1;
+}
+
 /* the runner is gone: reap it and say why into why; HC_CRASHED or
  * HC_MISBEHAVED */
 static int runner_died(struct cand *c, char *why, size_t nWhy)
@@ -306,18 +315,15 @@ static int runner_died(struct cand *c, char *why, size_t nWhy)
 		int st = 0;
 		if (c->pid > 0) {
 			/* a runner that hung up is usually ending by itself: its own
-			 * status says why (bubblewrap exits 1 after its message), ours
-			 * would only say SIGKILL; a short grace, then the kill */
+			 * status (passed on by the keeper) says why, as bubblewrap's exit
+			 * 1 after its message; ours would only say SIGKILL.  A short
+			 * grace, then the keeper is told to kill it all */
 			pid_t r = 0;
 			for (int i = 0; i < 50 && (r = waitpid(c->pid, &st, WNOHANG)) == 0; i++)
 				usleep(2000);
-			if (r != c->pid) {
-				kill(-c->pid, SIGKILL);
-				kill(c->pid, SIGKILL);
+			end_keeper(c);
+			if (r != c->pid)
 				r = waitpid(c->pid, &st, 0);
-			} else {
-				kill(-c->pid, SIGKILL);
-			}
 			if (r == c->pid)
 				proc_describe_status(st, c->zStatus, sizeof c->zStatus);
 			c->pid = 0;
@@ -346,9 +352,8 @@ static int roundtrip(struct cand *c, struct cm *req, struct cm *rep, char *why, 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (c->pollFd >= 0 && (p[1].revents & (POLLHUP | POLLERR | POLLNVAL))) {
-			/* whoever we work for is gone: so are we, and the candidate */
-			if (c->pid > 0)
-				kill(c->pid, SIGKILL);
+			/* whoever we work for is gone: so are we, and the candidate
+			 * (its keeper sees our end of its life line close) */
 			_exit(0);
 		}
 		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -435,33 +440,13 @@ static int c_frame(struct harness_cand *hc, double *pMd, char *why, size_t nWhy,
 	return rc;
 }
 
-/* the deepest descendant of pid (bubblewrap's: the runner itself), or pid */
+/* the deepest descendant of pid (through the keeper and bubblewrap: the
+ * runner itself), or pid */
 static pid_t runner_pid(pid_t pid)
 {
-	for (int depth = 0; depth < 4; depth++) {
-		DIR *d = opendir("/proc");
-		struct dirent *e;
-		pid_t child = 0;
-		while (d && (e = readdir(d)) && !child) {
-			if (e->d_name[0] < '1' || e->d_name[0] > '9')
-				continue;
-			char p[300], buf[512];
-			snprintf(p, sizeof p, "/proc/%s/stat", e->d_name);
-			int fd = open(p, O_RDONLY | O_CLOEXEC);
-			ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-			if (fd >= 0)
-				close(fd);
-			if (n <= 0)
-				continue;
-			buf[n] = 0;
-			char *rp = strrchr(buf, ')');
-			int ppid = 0;
-			if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == pid)
-				child = (pid_t)atoi(e->d_name);
-		}
-		if (d)
-			closedir(d);
-		if (!child)
+	for (int depth = 0; depth < 5; depth++) {
+		pid_t child;
+		if (proc_children(pid, &child, 1) < 1)
 			break;
 		pid = child;
 	}
@@ -497,12 +482,12 @@ void cand_free(struct cand *c)
 	if (!c)
 		return;
 	if (c->pid > 0) {
-		/* its process group; and bubblewrap's pid namespace dies with it,
-		 * with everything in it */
-		kill(-c->pid, SIGKILL);
-		kill(c->pid, SIGKILL);
+		/* the keeper kills bubblewrap, its pid namespace's init (and so
+		 * everything in it) and whatever else is left below, then exits */
+		end_keeper(c);
 		waitpid(c->pid, NULL, 0);
 	}
+	end_keeper(c);
 	if (c->fd >= 0)
 		close(c->fd);
 	if (c->schedFd >= 0)
@@ -555,22 +540,32 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *h, int soFd, 
 	struct argv a = {v, 0, 0};
 	while (v[a.n])
 		a.n++;
-	int sv[2];
+	int sv[2], life[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		free(su);
 		return kl_err(err, "socketpair: %s", strerror(errno)), NULL;
+	}
+	if (pipe2(life, O_CLOEXEC) < 0) {
+		close(sv[0]), close(sv[1]);
+		free(su);
+		return kl_err(err, "pipe: %s", strerror(errno)), NULL;
 	}
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid > 0)
 		setpgid(pid, pid);
 	if (pid == 0) {
-		/* its own process group, killed whole after the candidate; and it
-		 * dies with the worker */
+		/* a keeper in its own process group (what kills this worker's group
+		 * does not reach it), without PR_SET_PDEATHSIG: it outlives this
+		 * worker to kill what it kept.  bubblewrap alone cannot promise
+		 * that: its pid namespace's init is tied to it by PR_SET_PDEATHSIG
+		 * only after the sandbox's setup, and before that it even waits
+		 * for bubblewrap's go-ahead, forever if bubblewrap was killed */
 		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(127);
+		close(life[1]);
+		proc_keep(life[0]); /* returns in bubblewrap's (or the runner's) process */
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
@@ -592,14 +587,17 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *h, int soFd, 
 		free(a.v[i]);
 	free(a.v);
 	close(sv[1]);
+	close(life[0]);
 	if (pid < 0) {
 		close(sv[0]);
+		close(life[1]);
 		free(su);
 		return kl_err(err, "cannot fork: %s", strerror(errno)), NULL;
 	}
 	struct cand *c = xcalloc(1, sizeof *c);
 	c->fd = sv[0];
 	c->pid = pid;
+	c->lifeFd = life[1];
 	c->pollFd = o->pollFd;
 	c->schedFd = c->statFd = -1;
 	c->hc.call = c_call;

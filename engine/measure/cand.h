@@ -9,9 +9,10 @@
  * system, a private /tmp, no session dir, cache or $HOME, its own pid
  * namespace on the host, an empty environment, the GPU device nodes only for
  * the cuda backend), and is killed with everything it started when the
- * candidate is done.  On the GPU it keeps the pid and IPC namespaces (legacy
- * CUDA IPC handles do not cross pid namespaces); kloop and the worker are
- * not dumpable, so their /proc entries stay closed to it.
+ * candidate is done, or the worker dies of any signal: by its keeper
+ * (proc_keep), the worker's child and bubblewrap's parent.  On the GPU it keeps the pid and IPC
+ * namespaces (legacy CUDA IPC handles do not cross pid namespaces); kloop and the worker are not
+ * dumpable, so their /proc entries stay closed to it.
  */
 #ifndef KL_CAND_H
 #define KL_CAND_H

@@ -1,0 +1,177 @@
+# orphans.sh - no process a candidate's runner start creates outlives it
+# (issue 14): not bubblewrap, not its pid namespace's init, not the runner,
+# whatever way the candidate ends: a normal end, a timeout, a candidate that
+# kills its parent, SIGKILL of the worker (also while a runner is being set
+# up), SIGKILL, SIGTERM or SIGHUP of kloop.
+# kloop runs from a copy in $T/bin: every process of this test's runners
+# (the worker, each runner's keeper, bubblewrap and its pid namespace's init,
+# which share bubblewrap's command line) names $T in its command line; the
+# runner and what the candidate starts live in that init's pid namespace,
+# which dies with it.  Other suites' processes never match.
+. tests/e2e/lib.sh
+if ! ./bin/kloop doctor | grep -q '^sandbox *ok'; then
+	fail "bubblewrap runs here (kloop doctor: $(./bin/kloop doctor | grep '^sandbox'))"
+	exit 0
+fi
+mkdir -p "$T/bin"
+cp bin/kloop bin/kloop-worker "$T/bin/"
+ln -s "$(pwd)/tasks" "$T/tasks"
+ln -s "$(pwd)/include" "$T/include"
+K="$T/bin/kloop"
+B="--backend host --budget 0.05 --trials 2"
+cat >"$T/hang.c" <<'C'
+#include "kloop.h"
+int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)
+{
+	(void)in; (void)n_in; (void)out; (void)n_out; (void)stream;
+	for (volatile int i = 0;; i++)
+		;
+}
+C
+{
+	grep -v '#include "softmax_body.h"' tests/fixtures/evil/softmax_body.h
+	grep -v '#include "softmax_body.h"' tests/fixtures/evil/kill_parent.c
+} >"$T/kill_parent.c"
+
+# ours: "pid comm start" of each live process of this test (its command line
+# names $T, or it is in the pid namespace of one that does; zombies have
+# ended), "runner" added for the runners; ours FILE: those of the processes
+# listed in FILE still alive (the same pid and start time)
+ours() {
+	python3 - "$T/" "${1:-}" <<'PY'
+import os, sys
+mark, only = sys.argv[1].encode(), sys.argv[2]
+def ns(p):
+    try: return os.readlink("/proc/%s/ns/pid" % p)
+    except OSError: return None
+host, procs = ns("self"), []
+for d in os.listdir("/proc"):
+    if not d.isdigit() or int(d) == os.getpid():
+        continue
+    try:
+        cl = open("/proc/%s/cmdline" % d, "rb").read()
+        f = open("/proc/%s/stat" % d).read().rsplit(")", 1)[1].split()
+        comm = open("/proc/%s/comm" % d).read().strip()
+    except OSError:
+        continue
+    if f[0] != "Z":
+        procs.append((d, comm, f[19], mark in cl, ns(d), b"\0--runner\0" in cl))
+spaces = {n for d, c, t, m, n, r in procs if m and n != host}
+keep = {tuple(l.split()[:3]) for l in open(only)} if only else None
+for d, comm, t, m, n, r in procs:
+    if keep is not None and (d, comm, t) not in keep:
+        continue
+    if m or (n in spaces and n != host):
+        print(d, comm, t, "runner" if r else "")
+PY
+}
+# gone [FILE]: wait (at most 10 s) until none of ours (of FILE) is left
+gone() {
+	n=0
+	while [ $n -lt 100 ]; do
+		[ -z "$(ours "$1")" ] && return 0
+		sleep 0.1
+		n=$((n + 1))
+	done
+	return 1
+}
+# runners N: wait (at most 30 s) until N runners of ours run
+runners() {
+	n=0
+	while [ $n -lt 300 ]; do
+		[ "$(ours | grep -c ' runner$')" -ge "$1" ] && return 0
+		sleep 0.1
+		n=$((n + 1))
+	done
+	return 1
+}
+# kill_at_start N: wait (at most 30 s) for the Nth bubblewrap of ours to
+# start, and SIGKILL the worker that started it (its keeper's parent) at once
+kill_at_start() {
+	python3 - "$T/bin/kloop-worker" "$1" <<'PY'
+import os, signal, sys, time
+mark, n = sys.argv[1].encode(), int(sys.argv[2])
+def stat(p):
+    return open("/proc/%s/stat" % p).read().rsplit(")", 1)
+seen, end = set(), time.time() + 30
+while time.time() < end:
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or d in seen:
+            continue
+        try:
+            cl = open("/proc/%s/cmdline" % d, "rb").read()
+            if not cl.startswith(b"bwrap\0") or mark not in cl:
+                continue
+            keeper = stat(d)[1].split()[1]
+            if stat(keeper)[0].endswith("(bwrap"):
+                continue  # the one inside: its pid namespace's init
+            worker = int(stat(keeper)[1].split()[1])
+        except (OSError, IndexError):
+            continue
+        seen.add(d)
+        if len(seen) == n:
+            os.kill(worker, signal.SIGKILL)
+            sys.exit(0)
+PY
+}
+ppid() { cut -d' ' -f4 "/proc/$1/stat" 2>/dev/null; }
+left() { ours | cut -d' ' -f1,2 | tr '\n' ' '; }
+
+# 1. a normal end: the seed evaluated, kloop done, nothing left
+$K eval softmax tasks/softmax/seed.c $B --json >"$T/n.json" 2>"$T/n.err"
+check "a normal end: the seed is correct ($(json status "$T/n.json"))" \
+	test "$(json status "$T/n.json")" = correct
+check "a normal end leaves no process behind ($(left))" gone
+
+# 2. a timeout of a hanging candidate
+$K eval softmax "$T/hang.c" $B --timeout 2 --json >"$T/t.json" 2>"$T/t.err"
+check "a hanging candidate times out ($(json status "$T/t.json"))" \
+	test "$(json status "$T/t.json")" = timeout
+check "its timeout leaves no process behind ($(left))" gone
+
+# 3. a candidate that kills its parent (the sandbox's init) and its group
+$K eval softmax "$T/kill_parent.c" $B --json >"$T/k.json" 2>"$T/k.err"
+check "kill_parent: crashed ($(json status "$T/k.json"))" test "$(json status "$T/k.json")" = crashed
+check "kill_parent leaves no process behind ($(left))" gone
+
+# 4. SIGKILL of the worker while the candidate hangs (the reference's
+# runner and the candidate's run): kloop goes on with a new worker, and
+# nothing the old one started is left
+$K eval softmax "$T/hang.c" $B --timeout 60 >/dev/null 2>&1 &
+kp=$!
+runners 2
+w=$(ours | while read -r p c t r; do [ "$c" = kloop-worker ] && [ "$(ppid "$p")" = $kp ] && echo "$p"; done)
+ours | grep -v "^$kp " >"$T/before"
+kill -KILL $w
+check "SIGKILL of the worker while a candidate hangs: none of its $(wc -l <"$T/before") processes is left ($(ours "$T/before" | cut -d' ' -f1,2 | tr '\n' ' '))" \
+	gone "$T/before"
+kill -KILL $kp
+wait $kp 2>/dev/null
+check "... and kloop's SIGKILL after it leaves no process behind ($(left))" gone
+
+# 5. SIGKILL of the worker right while bubblewrap sets a runner up (before
+# its pid namespace's init is tied to it): ten times, at the start of the
+# first to fourth runner of a run, then kloop's SIGKILL
+i=0
+while [ $i -lt 10 ]; do
+	$K eval softmax tasks/softmax/seed.c "$T/hang.c" $B --timeout 60 >/dev/null 2>&1 &
+	kp=$!
+	kill_at_start $((i % 4 + 1))
+	sleep 0.2
+	kill -KILL $kp
+	wait $kp 2>/dev/null
+	gone || break
+	i=$((i + 1))
+done
+check "SIGKILL of the worker while bubblewrap starts a runner, 10 times, leaves no process behind ($(left))" gone
+
+# 6. kloop itself ends while a candidate hangs: SIGKILL, SIGTERM, SIGHUP
+for sig in KILL TERM HUP; do
+	$K eval softmax "$T/hang.c" $B --timeout 60 >/dev/null 2>&1 &
+	kp=$!
+	runners 2
+	before=$(ours | wc -l)
+	kill -$sig $kp
+	wait $kp 2>/dev/null
+	check "SIG$sig of kloop while a candidate hangs (its $before processes) leaves no process behind ($(left))" gone
+done
