@@ -68,32 +68,43 @@ static void scrub_env(void)
 pid_t proc_spawn(const struct proc_spec *s, int *pOut, int *pErr, char *err)
 {
 	pid_t parent = getpid();
-	int outp[2] = {-1, -1}, errp[2] = {-1, -1};
+	int outp[2] = {-1, -1}, errp[2] = {-1, -1}, life[2] = {-1, -1};
 	if (pOut)
 		*pOut = -1;
 	if (pErr)
 		*pErr = -1;
 	if (s->stdoutFd < 0 && pipe2(outp, O_CLOEXEC) < 0)
 		return kl_err(err, "cannot create a pipe: %s", strerror(errno));
-	if (s->stderrFd == -2 && pipe2(errp, O_CLOEXEC) < 0) {
-		close(outp[0]), close(outp[1]);
-		return kl_err(err, "cannot create a pipe: %s", strerror(errno));
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
+	if ((s->stderrFd == -2 && pipe2(errp, O_CLOEXEC) < 0) ||
+	    (s->pLife && pipe2(life, O_CLOEXEC) < 0)) {
 		int e = errno;
 		if (outp[0] >= 0)
 			close(outp[0]), close(outp[1]);
 		if (errp[0] >= 0)
 			close(errp[0]), close(errp[1]);
+		return kl_err(err, "cannot create a pipe: %s", strerror(e));
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		int *fds[] = {outp, errp, life};
+		for (int k = 0; k < 3; k++)
+			if (fds[k][0] >= 0)
+				close(fds[k][0]), close(fds[k][1]);
 		return kl_err(err, "cannot fork: %s", strerror(e));
 	}
 	if (pid == 0) {
 		setpgid(0, 0);
-		/* no orphans: the child dies with us, even of SIGKILL */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* no orphans: the child dies with us, even of SIGKILL; a keeper
+		 * outlives us to kill what it keeps, and what it runs dies with it */
+		if (!s->pLife)
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(127);
+		if (s->pLife) {
+			close(life[1]);
+			proc_keep(life[0]);
+		}
 		if (s->scrubEnv)
 			scrub_env();
 		sigset_t all;
@@ -126,6 +137,10 @@ pid_t proc_spawn(const struct proc_spec *s, int *pOut, int *pErr, char *err)
 		_exit(127);
 	}
 	setpgid(pid, pid);
+	if (s->pLife) {
+		close(life[0]);
+		*s->pLife = life[1];
+	}
 	if (outp[1] >= 0)
 		close(outp[1]);
 	if (errp[1] >= 0)

@@ -17,6 +17,10 @@ struct proc_spec {
 	int keepFd[4];     /* further fds to keep open in the child (-1 terminated or 0 count) */
 	int nKeep;
 	int scrubEnv; /* remove secrets from its environment (proc_secret_name) */
+	int *pLife;   /* non-NULL: the child is a keeper (proc_keep) of the program,
+	                 and *pLife the write end of its life line: closed (or this
+	                 process dead), the keeper kills all of it.  The pid
+	                 returned is the keeper's, which exits as the program did */
 };
 
 /* 1 if an environment variable of this name likely holds a secret (an API

@@ -36,7 +36,8 @@ struct cjob {
 	char zKey[65];
 	char *zDir;      /* build directory */
 	char **argv;     /* command */
-	pid_t pid;       /* running child, or 0 */
+	pid_t pid;       /* running child (sandboxed: its keeper), or 0 */
+	int lifeFd;      /* sandboxed: the keeper's life line (proc_spawn), or -1 */
 	int fd;          /* its output pipe */
 	strbuf log;      /* its output */
 	double t0;       /* start time */
@@ -437,6 +438,9 @@ static void on_output(struct loop *l, int fd, int ev, void *arg)
 	int status = 0;
 	while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR)
 		;
+	if (j->lifeFd >= 0)
+		close(j->lifeFd);
+	j->lifeFd = -1;
 	struct compiler *c = j->c;
 	c->nRunning--;
 	char why[200], st[160];
@@ -482,7 +486,13 @@ static void on_timeout(struct loop *l, long long id, void *arg)
 	(void)l, (void)id;
 	j->timer = 0;
 	j->timedOut = 1;
-	proc_kill_group(j->pid);
+	if (j->lifeFd >= 0) {
+		/* its keeper kills bubblewrap and everything below it */
+		close(j->lifeFd);
+		j->lifeFd = -1;
+	} else {
+		proc_kill_group(j->pid);
+	}
 }
 
 /* argv prefixed with bubblewrap: the compiler sees the system, the build
@@ -560,8 +570,15 @@ static void start_job(struct compiler *c, struct cjob *j)
 	j->argv = build_argv(c, j, "out.so");
 	if (c->sandbox)
 		j->argv = sandboxed(c, j, j->argv);
-	struct proc_spec s = {
-	    .argv = j->argv, .zCwd = j->zDir, .stdinFd = -1, .stdoutFd = -1, .stderrFd = -1};
+	/* bubblewrap gets a keeper: killed while it sets up, it would leave its
+	 * pid namespace's init behind (engine/proc.h, proc_keep) */
+	j->lifeFd = -1;
+	struct proc_spec s = {.argv = j->argv,
+	                      .zCwd = j->zDir,
+	                      .stdinFd = -1,
+	                      .stdoutFd = -1,
+	                      .stderrFd = -1,
+	                      .pLife = c->sandbox ? &j->lifeFd : NULL};
 	j->t0 = now_s();
 	j->pid = proc_spawn(&s, &j->fd, NULL, err);
 	if (j->pid < 0) {
@@ -613,6 +630,7 @@ int compiler_submit(struct compiler *c, const struct compile_req *req, compile_d
 		                                      : "NVCC");
 	struct cjob *j = xcalloc(1, sizeof *j);
 	j->c = c;
+	j->lifeFd = -1;
 	j->req = *req;
 	j->zSrc = xstrndup(req->zSource, req->nSource);
 	const char *base = req->zName ? strrchr(req->zName, '/') : NULL;

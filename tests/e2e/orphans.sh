@@ -114,6 +114,15 @@ while time.time() < end:
             sys.exit(0)
 PY
 }
+# race_once KILLER...: KILLER kills the worker of kloop $kp (started by the
+# caller) at its moment; then kloop's SIGKILL; 0 when nothing is left
+race_once() {
+	"$@"
+	sleep 0.2
+	kill -KILL $kp
+	wait $kp 2>/dev/null
+	gone
+}
 ppid() { cut -d' ' -f4 "/proc/$1/stat" 2>/dev/null; }
 left() { ours | cut -d' ' -f1,2 | tr '\n' ' '; }
 
@@ -156,11 +165,7 @@ i=0
 while [ $i -lt 10 ]; do
 	$K eval softmax tasks/softmax/seed.c "$T/hang.c" $B --timeout 60 >/dev/null 2>&1 &
 	kp=$!
-	kill_at_start $((i % 4 + 1))
-	sleep 0.2
-	kill -KILL $kp
-	wait $kp 2>/dev/null
-	gone || break
+	race_once kill_at_start $((i % 4 + 1)) || break
 	i=$((i + 1))
 done
 check "SIGKILL of the worker while bubblewrap starts a runner, 10 times, leaves no process behind ($(left))" gone
@@ -175,3 +180,41 @@ for sig in KILL TERM HUP; do
 	wait $kp 2>/dev/null
 	check "SIG$sig of kloop while a candidate hangs (its $before processes) leaves no process behind ($(left))" gone
 done
+
+# 7. SIGKILL of the worker right while bubblewrap sets a sandboxed compile
+# up (the same window as 5): ten times, each a source not compiled before
+kill_at_compile() {
+	python3 - "$T/" <<'PY'
+import os, signal, sys, time
+mark = sys.argv[1].encode()
+def stat(p):
+    return open("/proc/%s/stat" % p).read().rsplit(")", 1)
+end = time.time() + 30
+while time.time() < end:
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            cl = open("/proc/%s/cmdline" % d, "rb").read()
+            if not cl.startswith(b"bwrap\0") or b"\0--unshare-all\0" not in cl or mark not in cl:
+                continue
+            keeper = stat(d)[1].split()[1]
+            if stat(keeper)[0].endswith("(bwrap"):
+                continue  # the one inside
+            worker = int(stat(keeper)[1].split()[1])
+        except (OSError, IndexError):
+            continue
+        os.kill(worker, signal.SIGKILL)
+        sys.exit(0)
+sys.exit(1)
+PY
+}
+i=0
+while [ $i -lt 10 ]; do
+	{ echo "/* compile $i */"; cat tasks/softmax/seed.c; } >"$T/c$i.c"
+	$K eval softmax "$T/c$i.c" $B --timeout 60 >/dev/null 2>&1 &
+	kp=$!
+	race_once kill_at_compile || break
+	i=$((i + 1))
+done
+check "SIGKILL of the worker while bubblewrap starts a compile, 10 times, leaves no process behind ($(left))" gone
