@@ -103,6 +103,12 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(KLOOP_LIBS)
 test: format-check all $(UNIT_BIN)
 	@sh tests/run.sh $(UNIT_BIN)
 
+# the suites that need a GPU (and PyTorch with CUDA), alone: on a GPU
+# machine after `make`; each skips with one line where there is none
+GPU_E2E = eval_cuda export_cuda sandbox_cuda profile_cuda torchref torch_serve
+test-gpu: all
+	@E2E="$(GPU_E2E)" sh tests/run.sh
+
 # .clang-format on every C file of ours (clang-format 14, Debian 12's, from make deps)
 FORMAT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find engine sessions tui cli worker tests bench include -name '*.[ch]')
 format:
@@ -132,7 +138,7 @@ install: all
 clean:
 	rm -rf $(BUILD) bin tests/out $(ASAN_DIR)
 
-.PHONY: all test run deps bench install clean format format-check
+.PHONY: all test test-gpu run deps bench install clean format format-check
 
 # --- make asan (issue 14): everything built with ASan + UBSan (-O1, frame
 # pointers, UB fatal) in build-asan/, then the whole suite run on those

@@ -1,14 +1,20 @@
 #!/bin/sh
-# Run every unit test binary given as arguments, then every tests/e2e/*.sh,
-# and print one closing line "N passed, N failed, N skipped".  Each test
-# prints "ok - ...", "not ok - ..." or "skip - ..." lines.
+# Run every unit test binary given as arguments, then every tests/e2e/*.sh
+# (E2E="a b": only tests/e2e/a.sh and b.sh), and print one closing line
+# "N passed, N failed, N skipped".  Each test prints "ok - ...",
+# "not ok - ..." or "skip - ..." lines.
 top=$(cd "$(dirname "$0")/.." && pwd)
 out="$top/tests/out"
 rm -rf "$out"
 mkdir -p "$out"
 log="$out/all.log"
 : >"$log"
-for t in "$@" "$top"/tests/e2e/*.sh; do
+scripts="$top/tests/e2e/*.sh"
+if [ -n "${E2E:-}" ]; then
+	scripts=""
+	for e in $E2E; do scripts="$scripts $top/tests/e2e/$e.sh"; done
+fi
+for t in "$@" $scripts; do
 	[ -e "$t" ] || continue
 	case "$t" in */lib.sh) continue ;; esac
 	name=$(basename "$t")
