@@ -21,9 +21,12 @@ def worker_idle(ev):
     t1 = next((e["ts"] for e in ev if e["type"] in ("search_finished", "search_stopped")), None)
     if t0 is None or t1 is None or t1 <= t0:
         return None
+    # evaluations are followed from the journal's start: one started before
+    # the search (its seed's, with the reference's and the baseline's set-up)
+    # keeps the worker busy into it; busy spans are clipped to the search
     busy, since, n = 0.0, None, 0
     for e in ev:
-        if e["type"] not in ("eval_started", "eval_finished") or not t0 <= e["ts"] <= t1:
+        if e["type"] not in ("eval_started", "eval_finished") or e["ts"] > t1:
             continue
         if e["type"] == "eval_started":
             if n == 0:
@@ -32,9 +35,9 @@ def worker_idle(ev):
         elif n > 0:
             n -= 1
             if n == 0:
-                busy += e["ts"] - since
+                busy += max(0.0, e["ts"] - max(since, t0))
     if n > 0:
-        busy += t1 - since
+        busy += t1 - max(since, t0)
     return (t1 - t0 - busy, t1 - t0)
 
 
