@@ -383,8 +383,18 @@ static void *c_alloc_shared(struct backend *b, size_t n, struct kl_share *sh, ch
 	memset(sh, 0, sizeof *sh);
 	sh->fd = -1;
 	sh->n = n ? n : 1;
-	if (vmm_usable(c->dev))
-		return vmm_alloc_shared(c->dev, sh->n, sh, err);
+	if (vmm_usable(c->dev)) {
+		void *v = vmm_alloc_shared(c->dev, sh->n, sh, err);
+		if (v || strstr(err, "out of device memory"))
+			return v;
+		/* the device says it can but does not (a driver, MIG): legacy
+		 * IPC from now on, and the runner keeps the pid namespace */
+		fprintf(stderr, "kloop-worker: GPU buffers as file descriptors failed (%s); "
+		                "using CUDA IPC handles\n",
+		        err);
+		D.state = -1;
+		sh->n = n ? n : 1;
+	}
 	void *p = c_alloc(b, sh->n, err);
 	if (!p)
 		return NULL;
