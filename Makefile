@@ -104,10 +104,14 @@ test: format-check all $(UNIT_BIN)
 	@sh tests/run.sh $(UNIT_BIN)
 
 # the suites that need a GPU (and PyTorch with CUDA), alone: on a GPU
-# machine after `make`; each skips with one line where there is none
+# machine after `make`; each skips with one line where there is none.  They
+# share one compile and baseline cache (PyTorch's torch.compile baselines
+# are measured once per task, not once per suite)
 GPU_E2E = eval_cuda export_cuda sandbox_cuda profile_cuda torchref torch_serve
+KLOOP_GPU_CACHE ?= $(CURDIR)/$(BUILD)/gpu-cache
 test-gpu: all
-	@E2E="$(GPU_E2E)" sh tests/run.sh
+	@mkdir -p $(KLOOP_GPU_CACHE)
+	@KLOOP_GPU_CACHE=$(KLOOP_GPU_CACHE) E2E="$(GPU_E2E)" sh tests/run.sh
 
 # .clang-format on every C file of ours (clang-format 14, Debian 12's, from make deps)
 FORMAT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find engine sessions tui cli worker tests bench include -name '*.[ch]')
