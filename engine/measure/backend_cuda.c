@@ -389,8 +389,9 @@ static void *c_alloc_shared(struct backend *b, size_t n, struct kl_share *sh, ch
 			return v;
 		/* the device says it can but does not (a driver, MIG): legacy
 		 * IPC from now on, and the runner keeps the pid namespace */
-		fprintf(stderr, "kloop-worker: GPU buffers as file descriptors failed (%s); "
-		                "using CUDA IPC handles\n",
+		fprintf(stderr,
+		        "kloop-worker: GPU buffers as file descriptors failed (%s); "
+		        "using CUDA IPC handles\n",
 		        err);
 		D.state = -1;
 		sh->n = n ? n : 1;
