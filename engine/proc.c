@@ -281,6 +281,17 @@ void proc_kill_group(pid_t pid)
 	}
 }
 
+void proc_die_of(int sig)
+{
+	signal(sig, SIG_DFL);
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
 void proc_describe_status(int status, char *buf, size_t n)
 {
 	if (WIFEXITED(status))

@@ -57,6 +57,10 @@ int proc_children(pid_t pid, pid_t *aOut, int max);
 /* SIGKILL the child's whole process group */
 void proc_kill_group(pid_t pid);
 
+/* end this process by sig's default action, as if sig had reached it from
+ * outside (its status says so to whoever waits for it) */
+_Noreturn void proc_die_of(int sig);
+
 /* describe a wait status: "exited with status 3", "killed by signal 11 (SIGSEGV)" */
 void proc_describe_status(int status, char *buf, size_t n);
 

@@ -25,6 +25,7 @@
 #include "compile.h"
 #include "harness.h"
 #include "loop.h"
+#include "proc.h"
 #include "resources.h"
 #include "task.h"
 #include "taskopen.h"
@@ -569,6 +570,9 @@ static void pump(void)
 static void compiled(struct compile_result *r, void *arg)
 {
 	struct job *j = arg;
+	if (r->stopped) /* this worker is being stopped with its compiler: no
+	                   verdict, kloop runs the job elsewhere */
+		proc_die_of(SIGTERM);
 	j->ok = r->ok;
 	j->tCompile = r->seconds;
 	j->zSo = r->zSo ? xstrdup(r->zSo) : NULL;
@@ -633,6 +637,9 @@ static int submit_compile(struct job *j, const char *zSrc, size_t n, char *err)
 
 static void fail_task(const char *zMsg)
 {
+	if (torchref_stopped()) /* stopped with its PyTorch helper: no verdict
+	                           on the task, kloop runs it elsewhere */
+		proc_die_of(SIGTERM);
 	send_error(-1, zMsg, 1);
 	exit(1);
 }

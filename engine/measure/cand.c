@@ -306,8 +306,20 @@ static void end_keeper(struct cand *c)
 	c->lifeFd = -1;
 }
 
+/* the runner and this worker are being stopped together (Slurm's scancel
+ * signals every process of the step, in an order of its own): no verdict,
+ * this worker ends as if the signal had reached it first, and kloop runs
+ * the job elsewhere */
+static _Noreturn void stopped_together(void)
+{
+	proc_die_of(SIGTERM);
+}
+
 /* the runner is gone: reap it and say why into why; HC_CRASHED or
- * HC_MISBEHAVED */
+ * HC_MISBEHAVED.  A runner ended by SIGTERM without a word of its own was
+ * stopped from outside: by SIGTERM to bubblewrap, which a candidate cannot
+ * reach, or to the runner before it could say so (one that signals itself
+ * says so first, CM_SIGNAL): the worker is being stopped with it */
 static int runner_died(struct cand *c, char *why, size_t nWhy)
 {
 	if (!c->dead) {
@@ -327,6 +339,8 @@ static int runner_died(struct cand *c, char *why, size_t nWhy)
 			if (r == c->pid)
 				proc_describe_status(st, c->zStatus, sizeof c->zStatus);
 			c->pid = 0;
+			if (r > 0 && !c->noteKind && WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM)
+				stopped_together();
 		}
 	}
 	if (c->noteKind) {
@@ -373,14 +387,9 @@ static int roundtrip(struct cand *c, struct cm *req, struct cm *rep, char *why, 
 		}
 		m.text[sizeof m.text - 1] = 0;
 		if (m.op == CM_TERM) {
-			/* the runner and this worker are being stopped together (Slurm's
-			 * scancel signals every process of the step): no verdict, this
-			 * worker ends as if the signal had reached it first, and kloop
-			 * runs the job elsewhere (a candidate that fakes this gets its
-			 * job requeued, at most twice) */
-			signal(SIGTERM, SIG_DFL);
-			raise(SIGTERM);
-			_exit(128 + SIGTERM);
+			/* the runner got SIGTERM from another process (a candidate
+			 * that fakes this gets its job requeued, at most twice) */
+			stopped_together();
 		}
 		if (m.op == CM_SIGNAL || m.op == CM_EXIT || m.op == CM_INPUT) {
 			if (c->noteKind == HC_MISBEHAVED)

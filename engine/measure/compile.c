@@ -365,12 +365,13 @@ static void job_free(struct cjob *j)
 	free(j);
 }
 
-static void finish(struct cjob *j, int ok, const char *zWhy, int cached)
+static void finish(struct cjob *j, int ok, const char *zWhy, int cached, int stopped)
 {
 	struct compiler *c = j->c;
 	struct compile_result r = {0};
 	r.ok = ok;
 	r.cached = cached;
+	r.stopped = !ok && stopped;
 	memcpy(r.zKey, j->zKey, 65);
 	r.zSo = ok ? xasprintf("%s/%s.so", c->zCache, j->zKey) : NULL;
 	char herr[KL_ERRLEN];
@@ -476,7 +477,8 @@ static void on_output(struct loop *l, int fd, int ev, void *arg)
 	else
 		snprintf(why, sizeof why, "%s %s", c->azCmd[j->req.lang], st);
 	rm_build_dir(j->zDir);
-	finish(j, ok, ok ? "" : why, 0);
+	finish(j, ok, ok ? "" : why, 0,
+	       !j->timedOut && WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
 	start_next(c);
 }
 
@@ -563,7 +565,7 @@ static void start_job(struct compiler *c, struct cjob *j)
 	if (mkdir_p(j->zDir, err) < 0 || write_file_atomic(src, j->zSrc, j->req.nSource, err) < 0) {
 		free(src);
 		sb_adds(&j->log, err);
-		finish(j, 0, "cannot write the source into the build directory", 0);
+		finish(j, 0, "cannot write the source into the build directory", 0, 0);
 		return;
 	}
 	free(src);
@@ -583,7 +585,7 @@ static void start_job(struct compiler *c, struct cjob *j)
 	j->pid = proc_spawn(&s, &j->fd, NULL, err);
 	if (j->pid < 0) {
 		sb_adds(&j->log, err);
-		finish(j, 0, "cannot start the compiler", 0);
+		finish(j, 0, "cannot start the compiler", 0, 0);
 		return;
 	}
 	c->nRunning++;
@@ -650,7 +652,7 @@ int compiler_submit(struct compiler *c, const struct compile_req *req, compile_d
 		read_file(logp, &j->log, LOG_MAX, NULL);
 		free(logp);
 		j->argv = build_argv(c, j, "out.so");
-		finish(j, 1, NULL, 1);
+		finish(j, 1, NULL, 1, 0);
 		return 0;
 	}
 	free(so);

@@ -33,6 +33,11 @@ struct compile_result {
 	 * the code that runs */
 	char zCodeHash[65];
 	char zWhy[256]; /* on failure: one line saying why ("exited with status 1", "timed out") */
+	/* 1: the compiler was ended by SIGTERM from outside kloop (which ends
+	 * its compilers with SIGKILL): whoever sent it is stopping this
+	 * process's job too (Slurm's scancel signals every process of the
+	 * step), so the failure says nothing about the source */
+	int stopped;
 };
 
 /* called once per request; r and its strings are freed after the call */

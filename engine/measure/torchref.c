@@ -35,6 +35,21 @@ struct torchref {
 	char *zProblem;
 };
 
+/* a helper of this process was ended by SIGTERM (kloop ends them with
+ * SIGKILL): see torchref_stopped */
+static int gStopped;
+
+int torchref_stopped(void)
+{
+	return gStopped;
+}
+
+static void note_status(int st)
+{
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM)
+		gStopped = 1;
+}
+
 const char *torchref_script(void)
 {
 	static char *p;
@@ -140,6 +155,7 @@ static cJSON *recv_line(struct torchref *r, char *err)
 			int st = 0;
 			char why[128] = "ended";
 			if (r->pid > 0 && waitpid(r->pid, &st, 0) == r->pid) {
+				note_status(st);
 				proc_describe_status(st, why, sizeof why);
 				r->pid = 0;
 			}
@@ -162,6 +178,15 @@ static int send_req(struct torchref *r, cJSON *o, char *err)
 	z[n] = '\n';
 	int rc = write_all(r->to, z, n + 1);
 	free(z);
+	if (rc < 0 && r->pid > 0) {
+		/* it closed its input: it is ending, or has ended; how says whether
+		 * it was stopped from outside */
+		int st;
+		if (waitpid(r->pid, &st, 0) == r->pid) {
+			note_status(st);
+			r->pid = 0;
+		}
+	}
 	return rc < 0 ? kl_err(err, "%s: the PyTorch helper is gone", r->zProblem) : 0;
 }
 
@@ -660,7 +685,8 @@ int torchref_finish(struct torchref *r, char *err)
 	close(r->to);
 	r->to = -1;
 	int st;
-	waitpid(r->pid, &st, 0);
+	if (waitpid(r->pid, &st, 0) == r->pid)
+		note_status(st);
 	r->pid = 0;
 	return 0;
 }

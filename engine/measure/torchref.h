@@ -38,6 +38,11 @@ struct torchref *torchref_start(const char *zProblem, const struct torchref_opts
 /* stop the helper (if still running) and free r */
 void torchref_free(struct torchref *r);
 
+/* whether a helper of this process was ended by SIGTERM from outside
+ * (Slurm's scancel signals every process of the step): what failed with
+ * it says nothing about the problem, as this process is being stopped too */
+int torchref_stopped(void);
+
 /* the helper's description: {"inputs", "outputs", "torch", "device", "sizes", ...} */
 const cJSON *torchref_manifest(const struct torchref *r);
 /* a task made from the description (for a problem file given as the TASK) */

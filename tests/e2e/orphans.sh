@@ -2,7 +2,9 @@
 # (issue 14): not bubblewrap, not its pid namespace's init, not the runner,
 # whatever way the candidate ends: a normal end, a timeout, a candidate that
 # kills its parent, SIGKILL of the worker (also while a runner is being set
-# up), SIGKILL, SIGTERM or SIGHUP of kloop.
+# up), SIGKILL, SIGTERM or SIGHUP of kloop.  And a process of the job
+# stopped from outside (SIGTERM, as Slurm's scancel sends to each process
+# of a step) is no verdict: the job runs again.
 # kloop runs from a copy in $T/bin: every process of this test's runners
 # (the worker, each runner's keeper, bubblewrap and its pid namespace's init,
 # which share bubblewrap's command line) names $T in its command line; the
@@ -183,10 +185,12 @@ done
 
 # 7. SIGKILL of the worker right while bubblewrap sets a sandboxed compile
 # up (the same window as 5): ten times, each a source not compiled before
+# kill_at_compile [term]: at once SIGKILL the worker that started it; with
+# term, SIGTERM that bubblewrap alone, 0.3 s later (the compiler at work)
 kill_at_compile() {
-	python3 - "$T/" <<'PY'
+	python3 - "$T/" "${1:-}" <<'PY'
 import os, signal, sys, time
-mark = sys.argv[1].encode()
+mark, term = sys.argv[1].encode(), sys.argv[2] == "term"
 def stat(p):
     return open("/proc/%s/stat" % p).read().rsplit(")", 1)
 end = time.time() + 30
@@ -204,7 +208,11 @@ while time.time() < end:
             worker = int(stat(keeper)[1].split()[1])
         except (OSError, IndexError):
             continue
-        os.kill(worker, signal.SIGKILL)
+        if term:
+            time.sleep(0.3)
+            os.kill(int(d), signal.SIGTERM)
+        else:
+            os.kill(worker, signal.SIGKILL)
         sys.exit(0)
 sys.exit(1)
 PY
@@ -218,3 +226,88 @@ while [ $i -lt 10 ]; do
 	i=$((i + 1))
 done
 check "SIGKILL of the worker while bubblewrap starts a compile, 10 times, leaves no process behind ($(left))" gone
+
+# 8. a runner stopped from outside is no verdict on the candidate: Slurm's
+# scancel sends SIGTERM to every process of the step in an order of its own,
+# and whichever it reaches first (bubblewrap, whose death takes the runner
+# with it before the runner can say a word, or the runner itself), the
+# worker ends with it and kloop runs the job again; the hanging candidate
+# then gets its own verdict, timeout, not "crashed"
+# newest KIND: the pid of the newest runner's bubblewrap ("outer", the one
+# outside its pid namespace) or runner process, once two runners of ours
+# run (the reference's and the candidate's)
+newest() {
+	python3 - "$T/bin/kloop-worker" "$1" <<'PY'
+import os, sys, time
+mark, what = sys.argv[1].encode(), sys.argv[2]
+def stat(p):
+    return open("/proc/%s/stat" % p).read().rsplit(")", 1)
+def ours(p):
+    # p or one of its three nearest ancestors (the runner sees kloop-worker
+    # at another path, inside the sandbox) names kloop-worker of ours
+    for _ in range(4):
+        if mark in open("/proc/%s/cmdline" % p, "rb").read():
+            return True
+        p = stat(p)[1].split()[1]
+    return False
+end = time.time() + 30
+while time.time() < end:
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            cl = open("/proc/%s/cmdline" % d, "rb").read()
+            f = stat(d)[1].split()
+            if b"\0--runner\0" not in cl or not ours(d):
+                continue
+            bw = cl.startswith(b"bwrap\0")
+            if what == "outer" and bw and not stat(f[1])[0].endswith("(bwrap"):
+                found.append((int(f[19]), d))
+            if what == "runner" and not bw:
+                found.append((int(f[19]), d))
+        except (OSError, IndexError):
+            continue
+    if len(found) >= 2:
+        print(max(found)[1])
+        sys.exit(0)
+    time.sleep(0.1)
+sys.exit(1)
+PY
+}
+for what in outer runner; do
+	$K eval softmax "$T/hang.c" $B --timeout 4 --json >"$T/s$what.json" 2>"$T/s$what.err" &
+	kp=$!
+	p=$(newest $what)
+	# the candidate's run has begun once its runner is there; SIGTERM to
+	# that one process, nothing else
+	[ -n "$p" ] && kill -TERM "$p"
+	wait $kp
+	st=$(json status "$T/s$what.json")
+	check "SIGTERM to the candidate's $([ $what = outer ] && echo bubblewrap || echo runner) alone is no verdict: the job runs again (requeued $(json worker.requeued "$T/s$what.json")) to its own, timeout ($st)" \
+		test "$st" = timeout -a "$(json worker.requeued "$T/s$what.json")" = 1
+done
+check "... and leaves no process behind ($(left))" gone
+
+# ... nor is a compiler stopped from outside a verdict on the source: SIGTERM
+# to the sandboxed compiler's bubblewrap (a source that takes the compiler
+# seconds: it is there to be found) and the worker ends with it; its jobs
+# go to a fresh worker (none was running yet) and the source is compiled
+# again: correct, not a compile_error
+{
+	cat tasks/softmax/seed.c
+	i=0
+	while [ $i -lt 1500 ]; do
+		echo "float kl_pad_$i(float x) { float y = x; for (int k = 0; k < 8; k++) y = y * 1.0001f + (float)$i; return y; }"
+		i=$((i + 1))
+	done
+} >"$T/slow.c"
+$K eval softmax "$T/slow.c" $B --json >"$T/sc.json" 2>"$T/sc.err" &
+kp=$!
+kill_at_compile term
+termed=$?
+wait $kp
+st=$(json status "$T/sc.json")
+check "SIGTERM to the compiler's bubblewrap alone (sent: $termed = 0) is no verdict: the source is compiled again and is correct ($st)" \
+	test $termed = 0 -a "$st" = correct
+check "... and leaves no process behind ($(left))" gone
