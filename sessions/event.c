@@ -300,6 +300,8 @@ static void apply_llm_response(struct state *st, const cJSON *ev, double ts)
 		st->llm.lastRequest = num(ev, "request");
 	st->llm.inTokens += (long)dnum(ev, "input_tokens");
 	st->llm.outTokens += (long)dnum(ev, "output_tokens");
+	if ((long)dnum(ev, "output_tokens") > st->llm.maxOutTokens)
+		st->llm.maxOutTokens = (long)dnum(ev, "output_tokens");
 	st->llm.cost += dnum(ev, "cost");
 	for (int i = st->nBranch - 1; i >= 0; i--)
 		if (st->aBranch[i].lastRequest == num(ev, "request")) {

@@ -49,6 +49,7 @@ struct step {
 	int llmId;            /* the client's id of it */
 	const char *zPurpose; /* what it asks for: ideas, implement, fix, crossover */
 	double tAsked;        /* monotonic time it was sent */
+	double usdHold;       /* what its request in flight may cost (estimate) */
 	int round;            /* the search round it works for (0: none given) */
 	struct step *next;
 };
@@ -63,6 +64,7 @@ struct pipeline {
 	int round;               /* the round new steps work for (pipeline_round()) */
 	pipeline_limit_fn limit; /* may a request go out, a candidate be added */
 	void *limitArg;
+	double usdNext; /* the estimate of the latest request asked */
 };
 
 static void advance(struct pipeline *p);
@@ -296,13 +298,22 @@ static void on_llm_done(int id, const struct llm_reply *r, void *arg)
  * crossover); 0 or -1 + err */
 static int ask(struct pipeline *p, struct step *s, const char *zPurpose, char *err)
 {
-	const char *stop = p->limit ? p->limit(p->limitArg, 0) : NULL;
-	if (stop)
-		return kl_err(err, "%s: no %s request sent", stop, zPurpose);
 	strbuf prompt = STRBUF_INIT;
 	if (build(p, s, zPurpose, &prompt, err) < 0) {
 		sb_free(&prompt);
 		return -1;
+	}
+	/* what it may cost, with what is in flight, before it goes out */
+	double est = llm_cost_estimate(p->pc.llm, p->system.len + prompt.len,
+	                               p->pc.ses->st.llm.maxOutTokens),
+	       held;
+	est = est > 0 ? est : 0;
+	p->usdNext = est;
+	pipeline_usd(p, &held, NULL);
+	const char *stop = p->limit ? p->limit(p->limitArg, 0, held + est) : NULL;
+	if (stop) {
+		sb_free(&prompt);
+		return kl_err(err, "%s: no %s request sent", stop, zPurpose);
 	}
 	int branch = s->kind == STEP_BRANCH;
 	s->zPurpose = zPurpose;
@@ -335,6 +346,7 @@ static int ask(struct pipeline *p, struct step *s, const char *zPurpose, char *e
 		return -1;
 	}
 	s->state = STEP_LLM;
+	s->usdHold = est;
 	return 0;
 }
 
@@ -450,7 +462,7 @@ static void on_branch_reply(struct step *s, const struct llm_reply *r)
 			branch_end(s, NULL);
 			return;
 		}
-	const char *stop = p->limit ? p->limit(p->limitArg, 1) : NULL;
+	const char *stop = p->limit ? p->limit(p->limitArg, 1, 0) : NULL;
 	if (stop) {
 		reply_code_free(&code);
 		char *why = xasprintf("%s: the reply makes no candidate", stop);
@@ -861,6 +873,18 @@ int pipeline_round_busy(const struct pipeline *p, int round, int *pUnsent)
 	if (pUnsent)
 		*pUnsent = unsent;
 	return n;
+}
+
+void pipeline_usd(const struct pipeline *p, double *pHeld, double *pNext)
+{
+	double held = 0;
+	for (const struct step *s = p->steps; s; s = s->next)
+		if (s->llmId)
+			held += s->usdHold;
+	if (pHeld)
+		*pHeld = held;
+	if (pNext)
+		*pNext = p->usdNext;
 }
 
 void pipeline_limit(struct pipeline *p, pipeline_limit_fn fn, void *arg)

@@ -155,12 +155,18 @@ int pipeline_round_busy(const struct pipeline *p, int round, int *pUnsent);
  * A limit on the work (a search's budgets, which in-flight work would
  * otherwise overrun): fn is asked before every LLM request goes out
  * (bCandidate 0: an ideas, implementation, fix, crossover or translation
- * request) and before a reply becomes a candidate (1); it returns NULL, or
- * why not (static), and then the step ends with that reason.  fn NULL: no
- * limit.
+ * request; usd: what it may cost plus what the requests in flight may,
+ * llm_cost_estimate(), 0 with unknown prices) and before a reply becomes a
+ * candidate (1, usd 0); it returns NULL, or why not (static), and then the
+ * step ends with that reason.  fn NULL: no limit.
  */
-typedef const char *(*pipeline_limit_fn)(void *arg, int bCandidate);
+typedef const char *(*pipeline_limit_fn)(void *arg, int bCandidate, double usd);
 void pipeline_limit(struct pipeline *p, pipeline_limit_fn fn, void *arg);
+
+/* USD the pipeline's requests in flight may still cost (their estimates),
+ * and the estimate of the latest request it asked (0: none yet, or the
+ * prices are unknown) */
+void pipeline_usd(const struct pipeline *p, double *pHeld, double *pNext);
 
 /* on: a reply whose code is the source of a candidate the session has
  * already makes no new candidate (it is not evaluated or timed again; the

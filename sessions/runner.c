@@ -1077,6 +1077,13 @@ int runner_round_busy(const struct runner *rn, int round, int *pUnsent)
 	return rn->p ? pipeline_round_busy(rn->p, round, pUnsent) : 0;
 }
 
+void runner_usd(const struct runner *rn, double *pHeld, double *pNext)
+{
+	*pHeld = *pNext = 0;
+	if (rn->p)
+		pipeline_usd(rn->p, pHeld, pNext);
+}
+
 int runner_llm_room(const struct runner *rn)
 {
 	return !rn->llm || llm_pending(rn->llm) < llm_max_in_flight(rn->llm);

@@ -315,6 +315,10 @@ void runner_limit(struct runner *rn, pipeline_limit_fn fn, void *arg);
 /* 1 when the LLM client would send one more request at once (fewer
  * requests pending than its in-flight limit), or there is no client yet */
 int runner_llm_room(const struct runner *rn);
+
+/* pipeline_usd(): what the requests in flight may cost, and the latest
+ * request's estimate (0, 0 before the pipeline exists) */
+void runner_usd(const struct runner *rn, double *pHeld, double *pNext);
 /* reject idea id saying why (zReason may be NULL); 0 or -1 + err */
 int runner_idea_reject_why(struct runner *rn, int id, const char *zReason, char *err);
 

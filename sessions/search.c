@@ -443,17 +443,34 @@ static double usd_used(const struct state *st)
 	return st->llm.cost - st->search.costStart;
 }
 
+/* may one more LLM request go out within budget_usd: what was spent, what
+ * the requests in flight may cost (*pHeld) and what the latest request
+ * might have cost (*pNext, llm_cost_estimate()) stay within it.  With none
+ * in flight and no room, the budget is spent: no request is sent that could
+ * pass it */
+static int usd_room(struct search *s, double *pHeld, double *pNext)
+{
+	double v = num(s, "budget_usd");
+	runner_usd(s->rn, pHeld, pNext);
+	return v <= 0 || usd_used(ST(s)) + *pHeld + *pNext <= v;
+}
+
 /* why the search should stop now (a static string in buf), or NULL */
 static const char *stop_reason(struct search *s, char *buf, size_t n)
 {
 	const struct state *st = ST(s);
-	double v;
+	double v, held, next;
 	if ((v = num(s, "rounds")) > 0 && rounds_done(st) >= v)
 		snprintf(buf, n, "%d rounds done", rounds_done(st));
 	else if ((v = num(s, "max_candidates")) > 0 && cands_used(st) >= v)
 		snprintf(buf, n, "the candidate budget is spent (%d of %g)", cands_used(st), v);
 	else if ((v = num(s, "budget_usd")) > 0 && usd_used(st) >= v)
 		snprintf(buf, n, "the LLM budget is spent ($%.4f of $%g)", usd_used(st), v);
+	else if (v > 0 && !usd_room(s, &held, &next) && held <= 0)
+		snprintf(buf, n,
+		         "the LLM budget is spent ($%.4f of $%g; another request may cost about "
+		         "$%.4f)",
+		         usd_used(st), v, next);
 	else if ((v = num(s, "time_s")) > 0 && search_elapsed(s) >= v)
 		snprintf(buf, n, "the time budget is spent (%.0f of %g s)", search_elapsed(s), v);
 	else if ((v = num(s, "target")) > 0 && st->search.bestId && st->search.bestSpeed >= v)
@@ -481,14 +498,15 @@ static int cand_ok(struct search *s)
 
 static int llm_ok(struct search *s)
 {
-	double v = num(s, "budget_usd");
-	return !num(s, "sweep_only") && cand_ok(s) && (v <= 0 || usd_used(ST(s)) < v);
+	double v = num(s, "budget_usd"), held, next;
+	return !num(s, "sweep_only") && cand_ok(s) && (v <= 0 || usd_used(ST(s)) < v) &&
+	       usd_room(s, &held, &next);
 }
 
 /* the runner's limit while a search is on (running or paused): work in
  * flight (fixes, replies to requests sent before) stays within the budgets
  * of candidates, time and LLM dollars */
-static const char *limit(void *arg, int bCandidate)
+static const char *limit(void *arg, int bCandidate, double usd)
 {
 	struct search *s = arg;
 	const struct state_search *ss = &ST(s)->search;
@@ -499,6 +517,9 @@ static const char *limit(void *arg, int bCandidate)
 	double v = num(s, "budget_usd");
 	if (!bCandidate && v > 0 && usd_used(ST(s)) >= v)
 		return "the search's LLM budget is spent";
+	if (!bCandidate && v > 0 && usd_used(ST(s)) + usd > v)
+		return "the search's LLM budget cannot pay for it (what is spent, what the "
+		       "requests in flight may cost and what it may cost would pass it)";
 	return NULL;
 }
 

@@ -70,13 +70,14 @@ struct state_branch {
 
 /* the LLM traffic of a session (llm_request / llm_response) */
 struct state_llm {
-	int nRequests;   /* llm_request events */
-	int nResponses;  /* llm_response events */
-	int nFailed;     /* responses with a status other than "ok" */
-	int lastRequest; /* the highest request id seen */
-	long inTokens;   /* input tokens, summed over responses */
-	long outTokens;  /* output tokens */
-	double cost;     /* cost where the price is configured, summed */
+	int nRequests;     /* llm_request events */
+	int nResponses;    /* llm_response events */
+	int nFailed;       /* responses with a status other than "ok" */
+	int lastRequest;   /* the highest request id seen */
+	long inTokens;     /* input tokens, summed over responses */
+	long outTokens;    /* output tokens */
+	long maxOutTokens; /* the most output tokens of one response */
+	double cost;       /* cost where the price is configured, summed */
 };
 
 struct cand {

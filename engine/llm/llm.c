@@ -450,6 +450,14 @@ int llm_max_in_flight(const struct llm *c)
 	return c->cfg.maxInFlight;
 }
 
+double llm_cost_estimate(const struct llm *c, size_t nPromptBytes, long outGuess)
+{
+	if (c->cfg.priceIn < 0 || c->cfg.priceOut < 0)
+		return -1;
+	long out = c->cfg.maxTokens > 0 ? c->cfg.maxTokens : outGuess > 0 ? outGuess : 1024;
+	return ((double)nPromptBytes / 4 * c->cfg.priceIn + (double)out * c->cfg.priceOut) / 1e6;
+}
+
 int llm_running(const struct llm *c)
 {
 	return c->running;

@@ -126,6 +126,12 @@ int llm_running(const struct llm *c);
 /* the config's maxInFlight: requests that run at once */
 int llm_max_in_flight(const struct llm *c);
 
+/* what a request of nPromptBytes (system and user message) may cost, in
+ * USD, before its usage is known: about 4 bytes a token in, and out the
+ * config's maxTokens, else outGuess (the longest reply seen), else 1024
+ * tokens.  -1 when the prices are unknown */
+double llm_cost_estimate(const struct llm *c, size_t nPromptBytes, long outGuess);
+
 /* the provider's name, the model and the endpoint requests go to ("" for
  * the command provider); static or owned by c */
 const char *llm_provider_name(const struct llm *c);

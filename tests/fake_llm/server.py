@@ -24,7 +24,8 @@ repeats).  A reply:
   body          a raw body (with status >= 400: the error JSON)
   no_stream     answer with one JSON body even when asked to stream
   piece         characters of text per event (16)
-  usage         [input_tokens, output_tokens] ([12, 34])
+  usage         [input_tokens, output_tokens] ([12, 34]), or "bytes": a
+                token per 4 bytes of the prompt and of the reply
   delay         seconds to wait before each event (0)
   reply_delay   seconds to wait before answering at all (a model's latency)
   hold          a file name: the reply waits until that file exists (a test
@@ -239,6 +240,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_raw(status, spec.get("body", ""), spec.get("headers", {}))
         model = body.get("model", "")
         text = reply_text(spec, prompt)
+        if spec.get("usage") == "bytes":
+            spec = dict(spec, usage=[len(prompt.encode()) // 4, len(text.encode()) // 4])
         if not body.get("stream") or spec.get("no_stream"):
             return self.send_json(200, whole_body(anthropic, spec, text, model))
         events = anthropic_events(spec, text, model) if anthropic else openai_events(spec, text, model)

@@ -9,6 +9,7 @@
  * blocked.
  */
 #include <curl/curl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -568,6 +569,35 @@ static void config(void)
 	CHECK(llm_config_from(&lc, &cfg, err) < 0 && strstr(err, "needs a command"), "%s", err);
 }
 
+/* what a request may cost before it is sent: what a budget is held against */
+static void estimate(void)
+{
+	struct llm_config lc;
+	llm_config_defaults(&lc);
+	lc.zProvider = "command";
+	lc.zCommand = "cat";
+	char err[KL_ERRLEN];
+	struct llm *c = llm_new(L, &lc, err);
+	CHECK(c && llm_cost_estimate(c, 4000, 500) == -1,
+	      "no estimate without prices (nothing is counted against a budget)");
+	llm_free(c);
+	lc.priceIn = 3;   /* USD per million tokens */
+	lc.priceOut = 15; /* 4000 bytes: 1000 tokens in */
+	c = llm_new(L, &lc, err);
+	CHECK(fabs(llm_cost_estimate(c, 4000, 500) - (1000 * 3 + 500 * 15) / 1e6) < 1e-12,
+	      "a token per 4 bytes in, the longest reply seen out ($%g)",
+	      llm_cost_estimate(c, 4000, 500));
+	CHECK(fabs(llm_cost_estimate(c, 4000, 0) - (1000 * 3 + 1024 * 15) / 1e6) < 1e-12,
+	      "before any reply: 1024 tokens out ($%g)", llm_cost_estimate(c, 4000, 0));
+	llm_free(c);
+	lc.maxTokens = 8192;
+	c = llm_new(L, &lc, err);
+	CHECK(fabs(llm_cost_estimate(c, 4000, 500) - (1000 * 3 + 8192 * 15) / 1e6) < 1e-12,
+	      "with max_tokens set, a reply may be that long ($%g)",
+	      llm_cost_estimate(c, 4000, 500));
+	llm_free(c);
+}
+
 int main(void)
 {
 	/* the fake server is on 127.0.0.1: no proxy in between */
@@ -589,6 +619,7 @@ int main(void)
 	headers(&f);
 	fake_llm_stop(&f);
 	command();
+	estimate();
 	config();
 	loop_del_timer(L, tickTimer);
 	loop_free(L);
