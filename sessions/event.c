@@ -123,6 +123,8 @@ static void apply_candidate_added(struct state *st, const cJSON *ev, double ts)
 		b->lastCand = c->id;
 		b->candRequest = num(ev, "request");
 		b->attempt = num(ev, "attempt");
+		free(b->zReply); /* a candidate came of it */
+		b->zReply = NULL;
 	}
 }
 
@@ -285,7 +287,10 @@ static void apply_llm_request(struct state *st, const cJSON *ev, double ts)
 			b->parent = num(ev, "parent");
 			b->round = num(ev, "round");
 		}
+		b->prevNoCand = b->lastRequest && b->answered && b->candRequest != b->lastRequest;
 		b->lastRequest = num(ev, "request");
+		b->lastAttempt = num(ev, "attempt");
+		b->lastFixes = num(ev, "fixes");
 		b->answered = 0;
 	}
 }
@@ -306,6 +311,7 @@ static void apply_llm_response(struct state *st, const cJSON *ev, double ts)
 	for (int i = st->nBranch - 1; i >= 0; i--)
 		if (st->aBranch[i].lastRequest == num(ev, "request")) {
 			st->aBranch[i].answered = 1;
+			set_str(&st->aBranch[i].zReply, str(ev, "text"));
 			break;
 		}
 }

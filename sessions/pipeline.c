@@ -420,6 +420,24 @@ static void fix_or_end(struct step *s, const char *zWhy)
 		branch_end(s, err);
 }
 
+/* the code of branch s's reply zText: 0 and *code, or -1 and err saying
+ * why it has none that can be used (a fix applies to the failed candidate,
+ * the first reply to the parent; the same code unchanged is none) */
+static int branch_code(struct step *s, const char *zText, size_t nText, struct reply_code *code,
+                       char *err)
+{
+	int base = s->cand ? s->cand : s->parent;
+	const struct cand *bc = state_cand(&s->p->pc.ses->st, base);
+	const char *zBase = bc ? bc->zSource : ""; /* a translation has no parent */
+	int rc = reply_code(zBase, strlen(zBase), zText, nText, code, err);
+	if (rc == 0 && bc && !strcmp(code->zSource, bc->zSource)) {
+		kl_err(err, "the reply's code is %s unchanged", bc->zName);
+		reply_code_free(code);
+		rc = -1;
+	}
+	return rc;
+}
+
 static void on_branch_reply(struct step *s, const struct llm_reply *r)
 {
 	struct pipeline *p = s->p;
@@ -430,18 +448,11 @@ static void on_branch_reply(struct step *s, const struct llm_reply *r)
 	}
 	/* a fix applies to the failed candidate; the first reply to the parent */
 	int base = s->cand ? s->cand : s->parent;
-	const struct cand *bc = state_cand(&p->pc.ses->st, base);
-	const char *zBase = bc ? bc->zSource : ""; /* a translation has no parent */
 	struct reply_code code;
 	free(s->zBadReply);
 	free(s->zBadReason);
 	s->zBadReply = s->zBadReason = NULL;
-	int rc = reply_code(zBase, strlen(zBase), r->zText, r->nText, &code, err);
-	if (rc == 0 && bc && !strcmp(code.zSource, bc->zSource)) {
-		kl_err(err, "the reply's code is %s unchanged", bc->zName);
-		reply_code_free(&code);
-		rc = -1;
-	}
+	int rc = branch_code(s, r->zText, r->nText, &code, err);
 	if (rc < 0) {
 		s->zBadReply = xstrndup(r->zText, r->nText);
 		s->zBadReason = xstrdup(err);
@@ -684,6 +695,25 @@ int pipeline_branch_resume(struct pipeline *p, const struct state_branch *b, int
 	s->idea = b->idea;
 	s->branch = b->branch;
 	s->n = nBranches;
+	if (!b->answered && b->prevNoCand && b->lastAttempt > 0 && b->zReply) {
+		/* the fix of a reply with no usable code: sent again, with that
+		 * reply (kept in the state) and why it had none */
+		s->cand = b->lastFixes;
+		s->attempt = b->lastAttempt - 1;
+		char why[KL_ERRLEN];
+		struct reply_code code;
+		if (branch_code(s, b->zReply, strlen(b->zReply), &code, why) == 0) {
+			reply_code_free(&code); /* none seen before: as before, no code */
+			snprintf(why, sizeof why, "the reply had no usable code");
+		}
+		s->zBadReply = xstrdup(b->zReply);
+		s->zBadReason = xstrdup(why);
+		say(p, "idea %d branch %d: cut short before, sending its fix again", b->idea,
+		    b->branch);
+		fix_or_end(s, why);
+		advance(p);
+		return 1;
+	}
 	if (c) {
 		/* its fix is asked for (again) once the verdict is in */
 		s->cand = c->id;

@@ -644,6 +644,23 @@ static int idea_has_cands(const struct state *st, int idea)
 	return 0;
 }
 
+/* the branch (idea, branch) journaled (its first request went out), or NULL */
+static const struct state_branch *branch_at(const struct state *st, int idea, int branch)
+{
+	for (int i = 0; i < st->nBranch; i++)
+		if (st->aBranch[i].idea == idea && st->aBranch[i].branch == branch)
+			return &st->aBranch[i];
+	return NULL;
+}
+
+static int idea_has_branches(const struct state *st, int idea)
+{
+	for (int i = 0; i < st->nBranch; i++)
+		if (st->aBranch[i].idea == idea)
+			return 1;
+	return 0;
+}
+
 static void gate(struct search *s, int round)
 {
 	const struct state *st = ST(s);
@@ -697,10 +714,12 @@ static void implement(struct search *s, int round)
 	char err[KL_ERRLEN], line[400];
 	for (int i = 0; i < ST(s)->nIdea && llm_ok(s); i++) {
 		const struct state_idea *d = &ST(s)->aIdea[i];
+		/* an idea whose branches were journaled before a restart goes on
+		 * branch by branch (drive_round), each from where it was cut */
 		if (d->status != IDEA_ACCEPTED || set_has(&s->impl, d->id) ||
 		    !strcmp(d->zOrigin, "search") ||
 		    (d->round != round && strcmp(d->zOrigin, "human")) ||
-		    idea_has_cands(ST(s), d->id))
+		    idea_has_cands(ST(s), d->id) || idea_has_branches(ST(s), d->id))
 			continue;
 		int parent = d->parent && state_cand(ST(s), d->parent) ? d->parent
 		                                                       : first_parent(ST(s), round);
@@ -863,12 +882,29 @@ static void drive_round(struct search *s, int R)
 		/* a round reopened after kill -9: what its branches were waiting
 		 * for is asked again (an implementation, a fix) */
 		w->resumed = 1;
-		for (int i = 0; i < ST(s)->nBranch; i++) {
+		int B = (int)num(s, "branches"), nb = ST(s)->nBranch;
+		for (int i = 0; i < nb; i++) {
 			struct state_branch b = ST(s)->aBranch[i];
 			const struct state_idea *d = state_idea(ST(s), b.idea);
 			if (!d || (b.round ? b.round : d->round) != R)
 				continue;
-			if (runner_branch_resume(s->rn, &b, (int)num(s, "branches"), err) < 0) {
+			/* a branch whose first request was never journaled (the
+			 * kill came between its idea's branches) starts now */
+			int first = 1;
+			for (int j = 0; j < i; j++)
+				first &= ST(s)->aBranch[j].idea != b.idea;
+			for (int k = 1; k <= B && first; k++)
+				if (!branch_at(ST(s), b.idea, k) && d->status == IDEA_ACCEPTED) {
+					struct state_branch nbr = b;
+					nbr.branch = k;
+					nbr.lastRequest = nbr.lastCand = nbr.candRequest = 0;
+					nbr.answered = nbr.prevNoCand = nbr.lastAttempt = 0;
+					nbr.attempt = nbr.lastFixes = 0;
+					nbr.zReply = NULL;
+					if (runner_branch_resume(s->rn, &nbr, B, err) < 0)
+						note(s, err, NULL);
+				}
+			if (runner_branch_resume(s->rn, &b, B, err) < 0) {
 				char msg[KL_ERRLEN + 64];
 				snprintf(msg, sizeof msg, "resuming: %s", err);
 				note(s, msg, NULL);

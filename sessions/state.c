@@ -42,6 +42,8 @@ void state_free(struct state *st)
 	free(st->aCand);
 	free_ideas(st);
 	free_search(st);
+	for (int i = 0; i < st->nBranch; i++)
+		free(st->aBranch[i].zReply);
 	free(st->aBranch);
 	state_init(st);
 }

@@ -66,6 +66,12 @@ struct state_branch {
 	int lastCand;    /* its latest candidate (0: none yet) */
 	int candRequest; /* the request that candidate came from */
 	int attempt;     /* the fixes before that candidate */
+	int lastAttempt; /* the fixes sent before its latest request */
+	int lastFixes;   /* the candidate its latest request fixes (0: none) */
+	int prevNoCand;  /* its latest request fixes the reply before it, which made
+	                    no candidate (no usable code) */
+	char *zReply;    /* its latest reply while no candidate has come of it
+	                    (what such a fix sends back), else NULL */
 };
 
 /* the LLM traffic of a session (llm_request / llm_response) */

@@ -311,13 +311,19 @@ p=\$(cat)
 case "\$p" in *"## The attempt that failed"*"corpus: cerr"*) sleep 120 ;; esac
 printf '%s' "\$p" | python3 $F/corpus_llm.py
 EOF
+# cut_fix SCRIPT JOURNAL PATTERN WHAT: a one-round search with the command
+# provider SCRIPT, killed -9 once JOURNAL shows a fix request matching
+# PATTERN; cut is the journal's length then
+cut_fix() {
+	$KLOOP search softmax --from $F/slow.c --rounds 1 --branches 1 --suspect 100 --json \
+		--command "sh $1" --session "$2" $EVAL >"$2.out" 2>&1 &
+	kill9_when "$!" "\"purpose\":\"fix\".*$3" "$2"
+	pkill -f "$1" 2>/dev/null
+	cut=$(wc -l <"$2")
+	check "killed with $4 out" grep -q "\"purpose\":\"fix\".*$3" "$2"
+}
 RF="$T/fixcut.jsonl"
-$KLOOP search softmax --from $F/slow.c --rounds 1 --branches 1 --suspect 100 --json \
-	--command "sh $T/slowfix.sh" --session "$RF" $EVAL >"$T/fixcut.out" 2>&1 &
-kill9_when "$!" '"purpose":"fix".*corpus: cerr' "$RF"
-pkill -f "$T/slowfix.sh" 2>/dev/null
-cut=$(wc -l <"$RF")
-check "killed with the fix of the candidate that did not compile out" grep -q '"purpose":"fix".*corpus: cerr' "$RF"
+cut_fix "$T/slowfix.sh" "$RF" "corpus: cerr" "the fix of the candidate that did not compile"
 run fixres search --session "$RF" --json --command "$CORPUS" $EVAL
 pycheck "after the resume: the fix cut short is asked again for the same branch, and its reply is evaluated ($rc)" \
 	"$RF" "$T/fixres.out" <<PY
@@ -335,6 +341,45 @@ for q in cutfix:
 assert any("corpus: cerr" in q["prompt"] for q in cutfix)
 done = {e["candidate"] for e in ev[:cut] if e["type"] == "eval_finished"}
 assert not [e for e in ev[cut:] if e["type"] == "eval_started" and e["candidate"] in done]
+PY
+# --- kill -9 while the fix of a reply without code is out: the resumed
+# search sends that fix again, with the reply (not the implementation
+# request from scratch)
+cat >"$T/nocode.sh" <<EOF
+p=\$(cat)
+case "\$p" in
+*NOCODE-REPLY*) sleep 120 ;;
+*"## The idea to implement"*"CORPUS-mid"*) echo "NOCODE-REPLY: I would sum the exponentials fewer times." ;;
+*) printf '%s' "\$p" | python3 $F/corpus_llm.py ;;
+esac
+EOF
+RN="$T/nocode.jsonl"
+cut_fix "$T/nocode.sh" "$RN" NOCODE-REPLY "the fix of a reply without code"
+# resumed, the "LLM" answers that fix with the variant the idea asked for
+cat >"$T/nocode2.sh" <<EOF
+p=\$(cat)
+case "\$p" in
+*NOCODE-REPLY*) printf '\140\140\140c\n'; python3 $F/corpus_llm.py --emit mid; printf '\140\140\140\n' ;;
+*) printf '%s' "\$p" | python3 $F/corpus_llm.py ;;
+esac
+EOF
+run nocoderes search --session "$RN" --json --command "sh $T/nocode2.sh" $EVAL
+pycheck "after the resume: that fix is sent again, with the reply, for the same branch and attempt; no implementation asked again ($rc)" \
+	"$RN" "$T/nocoderes.out" <<PY
+cut = $cut
+resp = {e["request"] for e in ev if e["type"] == "llm_response"}
+cutfix = [e for e in ev[:cut] if e["type"] == "llm_request" and e["purpose"] == "fix"
+          and "NOCODE-REPLY" in e["prompt"] and e["request"] not in resp]
+assert len(cutfix) == 1, cutfix
+q = cutfix[0]
+key = lambda e: (e["idea"], e["branch"])
+again = [e for e in ev[cut:] if e["type"] == "llm_request" and key(e) == key(q)]
+assert again and again[0]["purpose"] == "fix", [e["purpose"] for e in again]
+assert "NOCODE-REPLY" in again[0]["prompt"] and again[0]["attempt"] == q["attempt"], again[0]["attempt"]
+assert "could not be used as code" in again[0]["prompt"]
+assert not [e for e in again if e["purpose"] == "implement"]
+made = [e["id"] for e in ev[cut:] if e["type"] == "candidate_added" and e.get("request") == again[0]["request"]]
+assert made and made[0] in fin, ("its reply made no evaluated candidate", made)
 PY
 run again search --session "$R" --command "$CORPUS" $EVAL
 check "a finished search is not run again: exit 2 and what to give" \
