@@ -137,11 +137,14 @@ static int exec_tasks(int argc, char **argv)
 		return usage;
 	int json = f.json;
 	if (f.nPos) {
-		int rc = show_problem(f.azPos[0], f.zShapes, f.zSize, f.cfg.zPython, json);
+		char zSize[32] = "";
+		if (f.size > 0)
+			snprintf(zSize, sizeof zSize, "%.17g", f.size);
+		int rc = show_problem(f.azPos[0], f.zShapes, zSize, f.cfg.zPython, json);
 		flags_free(&f);
 		return rc;
 	}
-	int bare = !f.zShapes && !f.zSize && !f.cfg.zPython;
+	int bare = !f.zShapes && !f.size && !f.cfg.zPython;
 	flags_free(&f);
 	if (!bare)
 		return cmd_usage(&cmd_tasks_entry);

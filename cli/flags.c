@@ -43,12 +43,24 @@ struct flag_def {
 /* the commands that read no configuration here */
 #define NO_CONFIG_CMDS                                                                             \
 	(BARE_CMDS | FL_DOCTOR | FL_EXPORT | FL_PROFILE | FL_OUTLINE | FL_ARCHIVE | FL_REPORT)
-#define M(x) offsetof(struct flags, x)
+/* member x of struct flags, whose C type must be T (a compile error else:
+ * the flag's kind and the member it sets cannot disagree) */
+#define M(x, T)                                                                                    \
+	(offsetof(struct flags, x) +                                                               \
+	 0 * sizeof(char[_Generic(((struct flags *)0)->x, T : 1, default                           \
+	                          : -1)]))
+/* a flag's kind with the member it sets */
+#define F_STR(x) FT_STRING, NULL, M(x, const char *)
+#define F_CHOICE(x) FT_CHOICE, NULL, M(x, const char *)
+#define F_OPT(x) FT_OPT, NULL, M(x, const char *)
+#define F_INT(x) FT_INT, NULL, M(x, int)
+#define F_SWITCH(x) FT_SWITCH, NULL, M(x, int)
+#define F_NUM(x) FT_NUM, NULL, M(x, double)
 #define DAY 86400.0
 /* a string flag that sets member `member` of struct flags */
 #define STR(name, member, cmds)                                                                    \
 	{                                                                                          \
-		name, FT_STRING, NULL, M(member), 0, 0, NULL, NULL, cmds, NULL                     \
+		name, F_STR(member), 0, 0, NULL, NULL, cmds, NULL                                  \
 	}
 /* a search setting: type, range, what is counted, words, commands, key */
 #define SET(name, type, lo, hi, what, words, cmds, key)                                            \
@@ -78,7 +90,7 @@ static const struct flag_def table[] = {
     {"--atol", FT_NUM, "atol", 0, 0, 1e6, "absolute tolerance", NULL, ALL_CMDS, NULL},
     {"--rtol", FT_NUM, "rtol", 0, 0, 1e6, "relative tolerance", NULL, ALL_CMDS, NULL},
     {"--size", FT_NUM, "size", 0, 1e-6, 1000, "size factor", NULL, ALL_CMDS, NULL},
-    {"--size", FT_NUM, NULL, M(zSize), 1e-6, 1000, "size factor", NULL, FL_TASKS, NULL},
+    {"--size", F_NUM(size), 1e-6, 1000, "size factor", NULL, FL_TASKS, NULL},
     {"--libs", FT_STRING, "libs", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},
     {"--fix", FT_INT, "fix_attempts", 0, 0, 16, "fix prompts", NULL, LLM_CMDS | SEARCH_CMDS, NULL},
     {"--command", FT_STRING, "command", 0, 0, 0, NULL, NULL, SEARCH_CMDS, NULL},
@@ -86,20 +98,20 @@ static const struct flag_def table[] = {
     {"--price-output", FT_NUM, "price_output", 0, 0, 1e6, "dollars", NULL, SEARCH_CMDS, NULL},
     {"--max-in-flight", FT_INT, "llm_max_in_flight", 0, 1, 4096, "requests", NULL, SEARCH_CMDS,
      NULL},
-    {"--session", FT_STRING, NULL, M(zSession), 0, 0, NULL, NULL, ALL_CMDS | FL_PROFILE, NULL},
-    {"--shapes", FT_STRING, NULL, M(zShapes), 0, 0, NULL, NULL, ALL_CMDS | FL_TASKS, NULL},
-    {"--reference", FT_CHOICE, NULL, M(zReference), 0, 0, NULL, "host|cuda|torch", ALL_CMDS, NULL},
-    {"--at", FT_INT, NULL, M(at), 0, 1e8, "events", NULL, FL_REPLAY, NULL},
-    {"--json", FT_SWITCH, NULL, M(json), 0, 0, NULL, NULL,
+    {"--session", F_STR(zSession), 0, 0, NULL, NULL, ALL_CMDS | FL_PROFILE, NULL},
+    {"--shapes", F_STR(zShapes), 0, 0, NULL, NULL, ALL_CMDS | FL_TASKS, NULL},
+    {"--reference", F_CHOICE(zReference), 0, 0, NULL, "host|cuda|torch", ALL_CMDS, NULL},
+    {"--at", F_INT(at), 0, 1e8, "events", NULL, FL_REPLAY, NULL},
+    {"--json", F_SWITCH(json), 0, 0, NULL, NULL,
      FL_EVAL | LLM_CMDS | BARE_CMDS | SEARCH_CMDS | FL_DOCTOR | FL_PROFILE | FL_OUTLINE |
          FL_ARCHIVE,
      NULL},
-    {"--no-eval", FT_SWITCH, NULL, M(noEval), 0, 0, NULL, NULL, LLM_CMDS, NULL},
-    {"--from", FT_STRING, NULL, M(zFrom), 0, 0, NULL, NULL, LLM_CMDS | FL_SEARCH, NULL},
-    {"-n", FT_INT, NULL, M(n), 1, 64, "ideas", NULL, FL_IDEAS, NULL},
-    {"-b", FT_INT, NULL, M(b), 1, 64, "branches", NULL, FL_IMPLEMENT, NULL},
-    {"--idea", FT_STRING, NULL, M(zIdea), 0, 0, NULL, NULL, FL_IMPLEMENT, NULL},
-    {"--with", FT_STRING, NULL, M(zWith), 0, 0, NULL, NULL, FL_IMPLEMENT, NULL},
+    {"--no-eval", F_SWITCH(noEval), 0, 0, NULL, NULL, LLM_CMDS, NULL},
+    {"--from", F_STR(zFrom), 0, 0, NULL, NULL, LLM_CMDS | FL_SEARCH, NULL},
+    {"-n", F_INT(n), 1, 64, "ideas", NULL, FL_IDEAS, NULL},
+    {"-b", F_INT(b), 1, 64, "branches", NULL, FL_IMPLEMENT, NULL},
+    {"--idea", F_STR(zIdea), 0, 0, NULL, NULL, FL_IMPLEMENT, NULL},
+    {"--with", F_STR(zWith), 0, 0, NULL, NULL, FL_IMPLEMENT, NULL},
     /* profile (kloop eval's flags are passed on to the eval it profiles) */
     STR("--parse", zParse, FL_PROFILE),
     STR("--ncu", zNcu, FL_PROFILE),
@@ -115,17 +127,17 @@ static const struct flag_def table[] = {
     STR("--db", zDb, FL_ARCHIVE),
     STR("--task", zTask, FL_ARCHIVE),
     STR("--gpu", zGpu, FL_ARCHIVE),
-    {"--kind", FT_CHOICE, NULL, M(zKind), 0, 0, NULL, "win|dead_end", FL_ARCHIVE, NULL},
-    {"-n", FT_INT, NULL, M(limit), 0, 1e6, "results", NULL, FL_ARCHIVE, NULL},
+    {"--kind", F_CHOICE(zKind), 0, 0, NULL, "win|dead_end", FL_ARCHIVE, NULL},
+    {"-n", F_INT(limit), 0, 1e6, "results", NULL, FL_ARCHIVE, NULL},
     /* doctor (it reads the configuration itself and reports on it) */
-    {"--workers", FT_OPT, NULL, M(zWorkers), 0, 0, NULL, NULL, FL_DOCTOR, NULL},
+    {"--workers", F_OPT(zWorkers), 0, 0, NULL, NULL, FL_DOCTOR, NULL},
     STR("--provider", zProvider, FL_DOCTOR),
     STR("--model", zModel, FL_DOCTOR),
     STR("--base-url", zBaseUrl, FL_DOCTOR),
-    {"--timeout", FT_NUM, NULL, M(timeoutS), 0.1, 600, "seconds", NULL, FL_DOCTOR, NULL},
+    {"--timeout", F_NUM(timeoutS), 0.1, 600, "seconds", NULL, FL_DOCTOR, NULL},
     /* the search's settings (search.h checks them again) */
-    {"--sweep-only", FT_SWITCH, NULL, M(sweepOnly), 0, 0, NULL, NULL, FL_SEARCH, NULL},
-    {"--no-crossover", FT_SWITCH, NULL, M(noCrossover), 0, 0, NULL, NULL, FL_SEARCH, NULL},
+    {"--sweep-only", F_SWITCH(sweepOnly), 0, 0, NULL, NULL, FL_SEARCH, NULL},
+    {"--no-crossover", F_SWITCH(noCrossover), 0, 0, NULL, NULL, FL_SEARCH, NULL},
     SET("--rounds", FT_INT, 0, 100000, "rounds", NULL, FL_SEARCH, "rounds"),
     SET("--ideas", FT_INT, 1, 16, "ideas", NULL, FL_SEARCH, "ideas"),
     SET("-n", FT_INT, 1, 16, "ideas", NULL, FL_SEARCH, "ideas"),

@@ -46,7 +46,7 @@ struct flags {
 	const char *zFrom;      /* --from SOURCE */
 	const char *zWith;      /* --with SOURCE */
 	const char *zIdea;      /* --idea TEXT */
-	const char *zSize;      /* --size F of tasks PROBLEM.py (checked, kept as written) */
+	double size;            /* --size F of tasks PROBLEM.py (0: not given) */
 	int at;                 /* --at K (-1: not given) */
 	int json;               /* --json */
 	int noEval;             /* --no-eval */

@@ -96,3 +96,11 @@ check "archive: a refused flag makes no database" sh -c "[ ! -e '$T/a.db' ]"
 # a good value still runs
 $E --budget 0.05 --trials 1 --json >"$T/ok.json" 2>"$T/ok.err"
 check "in-range values run (exit $?)" grep -q '"status":"correct"' "$T/ok.json"
+# a number flag that a command keeps in its own member (tasks --size) reaches
+# it as a number: the problem is described at that size, no crash (it was
+# once read as a string: a segmentation fault before Python was asked)
+$KLOOP tasks tests/fixtures/torch/softmax.py --size 4 --python /nonexistent/python3 \
+	>"$T/size.out" 2>"$T/size.err"
+rc=$?
+check "tasks PROBLEM.py --size 4 goes as far as the Python it names (exit $rc)" \
+	sh -c "test $rc = 2 && grep -q \"interpreter '/nonexistent/python3' cannot be run\" '$T/size.err'"
