@@ -9,6 +9,17 @@ rm -rf "$out"
 mkdir -p "$out"
 log="$out/all.log"
 : >"$log"
+# the python3 of every test: the one on PATH, unless it has no PyTorch and
+# Debian's has (make deps installs python3-torch): then Debian's, so the
+# PyTorch suites run where a python3 of another install comes first on PATH
+if ! python3 -c 'import torch' >/dev/null 2>&1 && [ -x /usr/bin/python3 ] &&
+	/usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
+	mkdir -p "$out/python"
+	ln -sf /usr/bin/python3 "$out/python/python3"
+	PATH="$out/python:$PATH"
+	export PATH
+	echo "# python3 is /usr/bin/python3 (it has PyTorch)"
+fi
 scripts="$top/tests/e2e/*.sh"
 if [ -n "${E2E:-}" ]; then
 	scripts=""
