@@ -303,11 +303,13 @@ static void apply_llm_response(struct state *st, const cJSON *ev, double ts)
 	st->llm.nFailed += !status || strcmp(status, "ok");
 	if (num(ev, "request") > st->llm.lastRequest)
 		st->llm.lastRequest = num(ev, "request");
-	st->llm.inTokens += (long)dnum(ev, "input_tokens");
-	st->llm.outTokens += (long)dnum(ev, "output_tokens");
-	if ((long)dnum(ev, "output_tokens") > st->llm.maxOutTokens)
-		st->llm.maxOutTokens = (long)dnum(ev, "output_tokens");
-	st->llm.cost += dnum(ev, "cost");
+	/* -1: not reported */
+	long in = (long)dnum(ev, "input_tokens"), out = (long)dnum(ev, "output_tokens");
+	st->llm.inTokens += in > 0 ? in : 0;
+	st->llm.outTokens += out > 0 ? out : 0;
+	if (out > st->llm.maxOutTokens)
+		st->llm.maxOutTokens = out;
+	st->llm.cost += dnum(ev, "cost") > 0 ? dnum(ev, "cost") : 0;
 	for (int i = st->nBranch - 1; i >= 0; i--)
 		if (st->aBranch[i].lastRequest == num(ev, "request")) {
 			st->aBranch[i].answered = 1;

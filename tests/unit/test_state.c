@@ -42,7 +42,8 @@ static const char *const events[] = {
     "{\"type\":\"idea_rejected\",\"id\":2,\"reason\":\"not now\"}",
     "{\"type\":\"idea_edited\",\"id\":3,\"title\":\"Mine, better\",\"description\":\"d\"}",
     "{\"type\":\"llm_request\",\"request\":2,\"purpose\":\"implement\"}",
-    "{\"type\":\"llm_response\",\"request\":2,\"status\":\"error\",\"error\":\"HTTP 500\"}",
+    "{\"type\":\"llm_response\",\"request\":2,\"status\":\"error\",\"error\":\"HTTP 500\","
+    "\"input_tokens\":-1,\"output_tokens\":-1}",
     "{\"type\":\"candidate_added\",\"id\":2,\"name\":\"idea1-b1.c\",\"origin\":\"llm\","
     "\"source\":\"y\",\"parents\":[1],\"idea_id\":1,\"request\":2}",
 };
@@ -72,7 +73,8 @@ static void check_state(const struct state *st, const char *when)
 	CHECK(st->llm.nRequests == 2 && st->llm.nResponses == 2 && st->llm.nFailed == 1 &&
 	          st->llm.inTokens == 100 && st->llm.outTokens == 20 && st->llm.cost == 0.5 &&
 	          state_next_request_id(st) == 3 && state_next_idea_id(st) == 4,
-	      "%s: LLM traffic summed, next ids", when);
+	      "%s: LLM traffic summed (a response without usage, -1, adds nothing), next ids",
+	      when);
 }
 
 /* the ideas' and the search's journal names come from their tables: the
