@@ -3,10 +3,11 @@
 # packages from Debian, then the pinned tree-sitter runtime and CUDA grammar
 # from the npm registry (grammars/package-lock.json, scripts not run).
 # python3-torch (CPU) is for KernelBench problem files on the host backend
-# and their tests; the GPU's PyTorch comes with the GPU machine.
+# and their tests; the GPU's PyTorch comes with the GPU machine.  chromium
+# renders `kloop report`'s page headless in the tests.
 set -eu
 cd "$(dirname "$0")/.."
-PKGS="build-essential pkg-config clang-format clang libclang-rt-dev bubblewrap slurmctld slurmd slurm-client munge libncurses-dev libedit-dev libcurl4-openssl-dev libcjson-dev libsqlite3-dev tmux python3 python3-torch"
+PKGS="build-essential pkg-config clang-format clang libclang-rt-dev bubblewrap slurmctld slurmd slurm-client munge libncurses-dev libedit-dev libcurl4-openssl-dev libcjson-dev libsqlite3-dev tmux python3 python3-torch chromium"
 # npm: the machine's own Node.js where there is one, else Debian's
 command -v npm >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"
 missing=""
