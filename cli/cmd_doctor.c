@@ -294,10 +294,15 @@ static int exec_doctor(int argc, char **argv)
 		line("python", 1, "%s: Python %s", py,
 		     cJSON_GetStringValue(cJSON_GetObjectItem(chk, "python")));
 		const char *tv = cJSON_GetStringValue(cJSON_GetObjectItem(chk, "torch"));
-		const char *dev = cJSON_GetStringValue(cJSON_GetObjectItem(chk, "device"));
+		const char *dev = cJSON_GetStringValue(cJSON_GetObjectItem(chk, "device")), *other;
 		if (tv)
 			line("pytorch", 1, "torch %s%s%s", tv, dev ? " on " : " (no CUDA)",
 			     dev ? dev : "");
+		else if ((other = torchref_python_with_torch(py)))
+			line("pytorch", 0,
+			     "PyTorch is not installed for %s; %s has it: give --python %s, or set "
+			     "python = %s in the config",
+			     py, other, other, other);
 		else
 			line("pytorch", 0,
 			     "PyTorch is not installed for %s (PyTorch references need it)", py);

@@ -23,6 +23,7 @@
 #include "proc.h"
 #include "result.h"
 #include "status.h"
+#include "torchref.h"
 #include "util.h"
 
 #define SOURCE_MAX (8u << 20)
@@ -744,16 +745,16 @@ static void torch_warning(struct runner *rn)
 	if (!py && !(rn->zReference && !strcmp(rn->zReference, "torch")))
 		return;
 	const char *python = rn->cfg->zPython ? rn->cfg->zPython : "python3";
-	char *argv[] = {(char *)python, "-c",
-	                "import importlib.util, sys; "
-	                "sys.exit(0 if importlib.util.find_spec('torch') else 3)",
-	                NULL};
-	char *out = NULL;
-	int st = proc_capture(argv, &out, 1 << 12);
-	free(out);
-	if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+	int has = torchref_has_torch(python);
+	if (has == 1)
 		return;
-	char *z = st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 3
+	const char *other = torchref_python_with_torch(python);
+	char *z = has == 0 && other
+	              ? xasprintf("PyTorch is not installed for %s, %s has it: start kloop with "
+	                          "--python %s (or set python = %s in the config); until then %s's "
+	                          "PyTorch reference cannot run and no candidate can be checked",
+	                          python, other, other, other, rn->zTaskName)
+	          : has == 0
 	              ? xasprintf("PyTorch is not installed for %s: start kloop with --python PATH "
 	                          "(a Python with torch) or install it there; until then %s's "
 	                          "PyTorch reference cannot run and no candidate can be checked",

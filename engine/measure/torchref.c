@@ -35,6 +35,57 @@ struct torchref {
 	char *zProblem;
 };
 
+/* zProgram as a path: itself when it names a directory, else the first
+ * executable of that name on $PATH (NULL: none); malloc'd */
+static char *program_path(const char *zProgram)
+{
+	if (strchr(zProgram, '/'))
+		return realpath(zProgram, NULL);
+	const char *path = getenv("PATH");
+	for (const char *p = path ? path : ""; *p;) {
+		size_t n = strcspn(p, ":");
+		char *z = xasprintf("%.*s/%s", (int)n, p, zProgram);
+		if (access(z, X_OK) == 0) {
+			char *r = realpath(z, NULL);
+			free(z);
+			return r;
+		}
+		free(z);
+		p += n + (p[n] == ':');
+	}
+	return NULL;
+}
+
+int torchref_has_torch(const char *zPython)
+{
+	char *argv[] = {(char *)zPython, "-c",
+	                "import importlib.util, sys; "
+	                "sys.exit(0 if importlib.util.find_spec('torch') else 3)",
+	                NULL};
+	char *out = NULL;
+	int st = proc_capture(argv, &out, 1 << 12);
+	free(out);
+	if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 1;
+	return st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 3 ? 0 : -1;
+}
+
+const char *torchref_python_with_torch(const char *zPython)
+{
+	static const char *const others[] = {"/usr/bin/python3", "/usr/local/bin/python3"};
+	char *self = program_path(zPython ? zPython : "python3");
+	const char *found = NULL;
+	for (size_t i = 0; i < sizeof others / sizeof *others && !found; i++) {
+		char *o = realpath(others[i], NULL);
+		int same = o && self && !strcmp(o, self);
+		free(o);
+		if (!same && access(others[i], X_OK) == 0 && torchref_has_torch(others[i]) == 1)
+			found = others[i];
+	}
+	free(self);
+	return found;
+}
+
 /* a helper of this process was ended by SIGTERM (kloop ends them with
  * SIGKILL): see torchref_stopped */
 static int gStopped;
@@ -214,6 +265,13 @@ static int check_python(const char *py, const char *script, const char *zDevice,
 		    chk ? cJSON_GetStringValue(cJSON_GetObjectItem(chk, "error")) : NULL;
 		rc = why && *why ? kl_err(err, "%s", why)
 		                 : kl_err(err, "PyTorch is not installed for %s", py);
+		const char *other = torchref_python_with_torch(py);
+		if (other) {
+			size_t n = strlen(err);
+			snprintf(err + n, KL_ERRLEN - n,
+			         "; %s has it: give --python %s (or python = %s in the config)",
+			         other, other, other);
+		}
 	} else if (!strcmp(zDevice, "cuda") && !cJSON_IsTrue(cJSON_GetObjectItem(chk, "cuda"))) {
 		rc = kl_err(err, "PyTorch %s for %s cannot use CUDA here", torchVer, py);
 	}

@@ -38,6 +38,16 @@ struct torchref *torchref_start(const char *zProblem, const struct torchref_opts
 /* stop the helper (if still running) and free r */
 void torchref_free(struct torchref *r);
 
+/* whether the Python zPython has the torch package (not imported): 1, 0,
+ * or -1 when it cannot be run */
+int torchref_has_torch(const char *zPython);
+
+/* another Python on this machine that has PyTorch (Debian's
+ * /usr/bin/python3, where make deps installs python3-torch, or
+ * /usr/local/bin/python3), not zPython itself ("python3" when NULL): a
+ * static path, or NULL */
+const char *torchref_python_with_torch(const char *zPython);
+
 /* whether a helper of this process was ended by SIGTERM from outside
  * (Slurm's scancel signals every process of the step): what failed with
  * it says nothing about the problem, as this process is being stopped too */

@@ -10,14 +10,35 @@ KL=$(cd "$(dirname "$KLOOP")" && pwd)/$(basename "$KLOOP")
 # an interpreter without site-packages: PyTorch is missing for it wherever it is installed
 printf '#!/bin/sh\nexec python3 -S "$@"\n' >"$T/py-nosite"
 chmod +x "$T/py-nosite"
+# the fix named: Debian's python3 when it has PyTorch (make deps installs
+# python3-torch), else any Python with torch
+DEBTORCH=0
+/usr/bin/python3 -c 'import torch' >/dev/null 2>&1 && DEBTORCH=1
+if [ $DEBTORCH = 1 ]; then
+	FIX=", /usr/bin/python3 has it: start kloop with --python /usr/bin/python3"
+else
+	FIX=": start kloop with --python PATH"
+fi
 
 $KLOOP $FX/softmax.py $B --python "$T/py-nosite" --session "$T/a.jsonl" </dev/null >"$T/out" 2>"$T/err"
 rc=$?
 check "without a terminal and with no candidates kloop exits non-zero" test $rc -ne 0
 check "... saying what to do (kloop eval PROBLEM FILE, or :add FILE)" \
 	grep -q "softmax has no candidates to evaluate.*kloop eval .*softmax.py FILE.*:add FILE" "$T/err"
-check "... and warns that PyTorch is missing, naming --python" \
-	grep -q "PyTorch is not installed for $T/py-nosite: start kloop with --python PATH" "$T/err"
+check "... and warns that PyTorch is missing, naming the --python fix ($FIX)" \
+	grep -qF "PyTorch is not installed for $T/py-nosite$FIX" "$T/err"
+mkdir -p "$T/cfg/kloop"
+printf 'python = %s\n' "$T/py-nosite" >"$T/cfg/kloop/config"
+XDG_CONFIG_HOME="$T/cfg" $KLOOP doctor >"$T/doc" 2>&1
+if [ $DEBTORCH = 1 ]; then
+	check "doctor names the Python that has PyTorch" \
+		grep -qF "PyTorch is not installed for $T/py-nosite; /usr/bin/python3 has it: give --python /usr/bin/python3" "$T/doc"
+	$KLOOP eval $FX/softmax.py tasks/softmax/seed.c $B --python "$T/py-nosite" >/dev/null 2>"$T/ev.err"
+	check "eval of a problem file names it too" \
+		grep -qF "/usr/bin/python3 has it: give --python /usr/bin/python3" "$T/ev.err"
+else
+	check "doctor says PyTorch is missing" grep -qF "PyTorch is not installed for $T/py-nosite (PyTorch references need it)" "$T/doc"
+fi
 
 printf 'add tasks/softmax/seed.c\nadd %s/nope.cu\nadd README.md\nlist\n' "$T" |
 	$KLOOP shell softmax $B --session "$T/b.jsonl" >"$T/sh.out" 2>"$T/sh.err"
@@ -30,7 +51,7 @@ if command -v tmux >/dev/null 2>&1; then
 	trap 'tm kill-server 2>/dev/null; rm -rf "$T"' EXIT
 	TUI_W=140 tui_start "$KL $FX/softmax.py $B --python $T/py-nosite --session $T/c.jsonl"
 	check "the TUI opens on a problem file with a warning that PyTorch is missing, naming --python" \
-		wait_for "PyTorch is not installed for .*py-nosite: start kloop with --python PATH"
+		wait_for "PyTorch is not installed for .*py-nosite(: start kloop with --python PATH|, /usr/bin/python3 has it)"
 	keys q
 	tui_start "$KL softmax $B --session $T/d.jsonl"
 	wait_for "1 candidates?, 1 correct" 20 >/dev/null
