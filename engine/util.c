@@ -342,6 +342,21 @@ char *path_join(const char *a, const char *b)
 	return xasprintf("%s%s%s", a, (n && a[n - 1] == '/') ? "" : "/", b);
 }
 
+char *path_search(const char *zProgram)
+{
+	const char *path = getenv("PATH");
+	for (const char *p = path ? path : ""; *p;) {
+		size_t n = strcspn(p, ":");
+		char *z = xasprintf("%.*s/%s", (int)n, p, zProgram);
+		struct stat st;
+		if (n && stat(z, &st) == 0 && S_ISREG(st.st_mode) && access(z, X_OK) == 0)
+			return z;
+		free(z);
+		p += n + (p[n] == ':');
+	}
+	return NULL;
+}
+
 double now_s(void)
 {
 	struct timespec ts;

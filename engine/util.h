@@ -80,6 +80,9 @@ const char *exe_dir(void);
 char *exe_data_dir(const char *zSub);
 /* join two path pieces into a fresh string */
 char *path_join(const char *a, const char *b);
+/* the first executable regular file named zProgram in a directory of
+ * $PATH (malloc'd, as found there), or NULL */
+char *path_search(const char *zProgram);
 
 /* monotonic clock in seconds */
 double now_s(void);

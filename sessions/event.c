@@ -61,9 +61,9 @@ static void apply_baseline(struct state *st, const cJSON *ev, double ts)
 /* the branch (idea, branch), made when make; NULL when there is none */
 static struct state_branch *branch_of(struct state *st, int idea, int branch, int make)
 {
-	for (int i = st->nBranch - 1; i >= 0; i--)
-		if (st->aBranch[i].idea == idea && st->aBranch[i].branch == branch)
-			return &st->aBranch[i];
+	struct state_branch *found = state_branch_of(st, idea, branch);
+	if (found)
+		return found;
 	if (!make || idea < 1 || branch < 1)
 		return NULL;
 	xgrow((void **)&st->aBranch, &st->nBranchAlloc, (size_t)st->nBranch + 1,

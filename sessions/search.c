@@ -644,15 +644,6 @@ static int idea_has_cands(const struct state *st, int idea)
 	return 0;
 }
 
-/* the branch (idea, branch) journaled (its first request went out), or NULL */
-static const struct state_branch *branch_at(const struct state *st, int idea, int branch)
-{
-	for (int i = 0; i < st->nBranch; i++)
-		if (st->aBranch[i].idea == idea && st->aBranch[i].branch == branch)
-			return &st->aBranch[i];
-	return NULL;
-}
-
 static int idea_has_branches(const struct state *st, int idea)
 {
 	for (int i = 0; i < st->nBranch; i++)
@@ -894,13 +885,12 @@ static void drive_round(struct search *s, int R)
 			for (int j = 0; j < i; j++)
 				first &= ST(s)->aBranch[j].idea != b.idea;
 			for (int k = 1; k <= B && first; k++)
-				if (!branch_at(ST(s), b.idea, k) && d->status == IDEA_ACCEPTED) {
-					struct state_branch nbr = b;
-					nbr.branch = k;
-					nbr.lastRequest = nbr.lastCand = nbr.candRequest = 0;
-					nbr.answered = nbr.prevNoCand = nbr.lastAttempt = 0;
-					nbr.attempt = nbr.lastFixes = 0;
-					nbr.zReply = NULL;
+				if (!state_branch_of(ST(s), b.idea, k) &&
+				    d->status == IDEA_ACCEPTED) {
+					struct state_branch nbr = {.idea = b.idea,
+					                           .branch = k,
+					                           .parent = b.parent,
+					                           .round = b.round};
 					if (runner_branch_resume(s->rn, &nbr, B, err) < 0)
 						note(s, err, NULL);
 				}

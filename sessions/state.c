@@ -180,6 +180,14 @@ struct state_idea *state_idea(const struct state *st, int id)
 	return NULL;
 }
 
+struct state_branch *state_branch_of(const struct state *st, int idea, int branch)
+{
+	for (int i = st->nBranch - 1; i >= 0; i--)
+		if (st->aBranch[i].idea == idea && st->aBranch[i].branch == branch)
+			return &st->aBranch[i];
+	return NULL;
+}
+
 int state_next_idea_id(const struct state *st)
 {
 	int m = 0;

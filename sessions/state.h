@@ -220,6 +220,9 @@ struct cand *state_cand(const struct state *st, int id);
 int state_next_id(const struct state *st);
 /* the idea with id, or NULL */
 struct state_idea *state_idea(const struct state *st, int id);
+/* implementation branch `branch` of idea `idea` (its first request went
+ * out), or NULL */
+struct state_branch *state_branch_of(const struct state *st, int idea, int branch);
 /* the next free idea id */
 int state_next_idea_id(const struct state *st);
 /* the next free LLM request id */

@@ -35,21 +35,15 @@ static char *cuda_root(void)
 		if (v && *v && is_dir(v))
 			return xstrdup(v);
 	}
-	const char *path = getenv("PATH");
-	char *p = xstrdup(path ? path : "");
-	for (char *save, *d = strtok_r(p, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		char *nv = path_join(d, "nvcc");
-		if (is_file(nv)) {
-			char *root = path_join(d, "..");
-			char *r = realpath(root, NULL);
-			free(root);
-			free(nv);
-			free(p);
-			return r;
-		}
+	char *nv = path_search("nvcc");
+	if (nv) {
+		*strrchr(nv, '/') = 0; /* its directory */
+		char *root = path_join(nv, "..");
+		char *r = realpath(root, NULL);
+		free(root);
 		free(nv);
+		return r;
 	}
-	free(p);
 	return xstrdup("/usr/local/cuda");
 }
 

@@ -35,25 +35,16 @@ struct torchref {
 	char *zProblem;
 };
 
-/* zProgram as a path: itself when it names a directory, else the first
- * executable of that name on $PATH (NULL: none); malloc'd */
+/* the file zProgram runs, links resolved: itself when it has a slash, else
+ * the one found on $PATH (NULL: none); malloc'd */
 static char *program_path(const char *zProgram)
 {
 	if (strchr(zProgram, '/'))
 		return realpath(zProgram, NULL);
-	const char *path = getenv("PATH");
-	for (const char *p = path ? path : ""; *p;) {
-		size_t n = strcspn(p, ":");
-		char *z = xasprintf("%.*s/%s", (int)n, p, zProgram);
-		if (access(z, X_OK) == 0) {
-			char *r = realpath(z, NULL);
-			free(z);
-			return r;
-		}
-		free(z);
-		p += n + (p[n] == ':');
-	}
-	return NULL;
+	char *z = path_search(zProgram);
+	char *r = z ? realpath(z, NULL) : NULL;
+	free(z);
+	return r;
 }
 
 int torchref_has_torch(const char *zPython)
