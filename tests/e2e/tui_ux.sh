@@ -134,14 +134,14 @@ check "Results compare with the parent (honest: with the noise)" \
 	wait_for "versus +parent #1: [0-9.]+x(, same within noise| \((faster|slower), outside the noise\))"
 keys z 1
 wait_for "#1\.\.#5  bold: the best" >/dev/null
-check "the title bar shows the session as …/ux.jsonl" grep -q "| …/ux.jsonl" "$T/screen"
+check "the title bar shows the session as …/ux.jsonl" wait_for "\| …/ux\.jsonl"
 check "the chart has its axes labelled: the speedups and the candidates" \
 	sh -c "grep -q 'Best speedup .* by candidate' '$T/screen' && grep -q '#1..#5  bold: the best' '$T/screen' && grep -Eq '[0-9.]+x +[▁▂▃▄▅▆▇█]' '$T/screen'"
 keys : 'compare 1 5' Enter
 check ":compare A B: the metrics side by side" wait_for "compare #1 #5 - lines"
 check "with the spread of each time and a verdict on the noise" \
 	sh -c "grep -Eq '^│time +[0-9.]+ ms \(p10-p90 [0-9.]+-[0-9.]+\) +[0-9.]+ ms \(p10-p90' '$T/screen' && grep -Eq '#5 against #1: [0-9.]+x' '$T/screen'"
-check "then the code diff from A to B" grep -q "diff #1 (seed.c) -> #5 (cand5.c)" "$T/screen"
+check "then the code diff from A to B" wait_for "diff #1 \(seed\.c\) -> #5 \(cand5\.c\)"
 keys q
 
 # cancel: an evaluation is killed and recorded
@@ -218,7 +218,7 @@ check "n keeps it" wait_for "nothing changed"
 check "idea 1 is still accepted" grep -Eq "1 acc +One" "$T/screen"
 keys G Enter
 check "an idea's description wraps: read whole at 80 columns" wait_for "^│ +times\. +│"
-check "at a space, not mid-word" grep -q "instead of three *│$" "$T/screen"
+check "at a space, not mid-word" wait_for "instead of three *│$"
 keys q
 
 keys : 'implement 1' Enter
@@ -234,7 +234,7 @@ check "the request with its purpose and model" grep -Eq "candidate #3 idea1-b1.c
 keys q
 keys : 'reply 3' Enter
 check ":reply ID shows what it answered, with its explanation" wait_for "reply #3 - lines"
-check "the reply's text" grep -q "This version computes the reciprocal of the sum once per row" "$T/screen"
+check "the reply's text" wait_for "This version computes the reciprocal of the sum once per row"
 keys q
 keys : 'prompt 1' Enter
 check ":prompt on a seed says no request made it" wait_for "prompt: candidate 1 .* was not made by the LLM"
