@@ -151,6 +151,12 @@ static void print_human(const cJSON *r, const struct src *s)
 		printf("  timing    %s\n", z);
 		free(z);
 	}
+	const char *ks = cJSON_GetStringValue(cJSON_GetObjectItem(r, "kept_state"));
+	if (ks) {
+		char *z = term_clean(ks, 0);
+		printf("  warning   %s\n", z);
+		free(z);
+	}
 	const cJSON *rd = cJSON_GetObjectItem(r, "reference_data");
 	if (rd) {
 		const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(rd, "note"));

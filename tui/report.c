@@ -291,6 +291,8 @@ void report_results(const struct state *st, const struct cand *c, strbuf *sb)
 			sb_addf(sb, "warning   the GPU was throttling: %s\n",
 			        s_of(tm, "throttle_reason"));
 	}
+	if (*s_of(r, "kept_state"))
+		sb_addf(sb, "warning   %s\n", s_of(r, "kept_state"));
 	/* the cascade: where it stopped, and the A/B */
 	const cJSON *stg;
 	if (*s_of(r, "stage")) {

@@ -44,27 +44,39 @@ enum {
 struct cm {
 	uint32_t op, seq;
 	int32_t mode, rc;
+	int32_t set; /* CM_RUN, CM_FRAME: which harness's buffers */
 	double ms, md;
 	char text[400];
 };
 
-#define MAX_BUF (2 * TASK_MAX_TENSORS)
+#define MAX_BUF (2 * TASK_MAX_TENSORS)               /* of one harness */
+#define MAX_SETUP_BUF (CAND_MAX_HARNESSES * MAX_BUF) /* of a runner */
 
 struct cm_buf {
 	unsigned char handle[64];
 	uint64_t n, off;
-	int32_t dtype, ndim, input, hasFd;
+	int32_t dtype, ndim, input, hasFd, set;
 	int64_t shape[8];
 	char name[64];
 };
 
 struct cm_setup {
-	uint32_t op, nBuf;
-	struct cm_buf buf[MAX_BUF];
+	uint32_t op, nBuf, nSet;
+	struct cm_buf buf[MAX_SETUP_BUF];
+};
+
+struct cand;
+
+/* the harness's view of a runner: its calls on one harness's buffers */
+struct cand_view {
+	struct harness_cand hc; /* first: the harness's pointer is the view's */
+	struct cand *c;
+	int set;
 };
 
 struct cand {
-	struct harness_cand hc;
+	struct cand_view views[CAND_MAX_HARNESSES];
+	int nSet;
 	int fd;     /* control socket */
 	pid_t pid;  /* its keeper (proc_keep), the parent of bubblewrap or of the runner */
 	int lifeFd; /* the keeper's life line: closed, it kills all it kept */
@@ -84,7 +96,7 @@ static int send_with_fds(int sock, const void *p, size_t n, const int *fds, int 
 {
 	struct iovec iov = {(void *)p, n};
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * (MAX_BUF + 1))];
+		char buf[CMSG_SPACE(sizeof(int) * (MAX_SETUP_BUF + 1))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
@@ -105,7 +117,7 @@ static ssize_t recv_with_fds(int sock, void *p, size_t n, int *fds, int *pnFds)
 {
 	struct iovec iov = {p, n};
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * (MAX_BUF + 1))];
+		char buf[CMSG_SPACE(sizeof(int) * (MAX_SETUP_BUF + 1))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr m = {
@@ -426,8 +438,9 @@ static int roundtrip(struct cand *c, struct cm *req, struct cm *rep, char *why, 
 static int c_call(struct harness_cand *hc, int mode, int *pRc, double *pMs, double *pMd, char *why,
                   size_t nWhy, char *err)
 {
-	struct cand *c = (struct cand *)hc;
-	struct cm req = {.op = CM_RUN, .mode = mode}, rep;
+	struct cand_view *v = (struct cand_view *)hc;
+	struct cand *c = v->c;
+	struct cm req = {.op = CM_RUN, .mode = mode, .set = v->set}, rep;
 	(void)err;
 	int rc = roundtrip(c, &req, &rep, why, nWhy);
 	if (rc)
@@ -440,8 +453,9 @@ static int c_call(struct harness_cand *hc, int mode, int *pRc, double *pMs, doub
 
 static int c_frame(struct harness_cand *hc, double *pMd, char *why, size_t nWhy, char *err)
 {
-	struct cand *c = (struct cand *)hc;
-	struct cm req = {.op = CM_FRAME}, rep;
+	struct cand_view *v = (struct cand_view *)hc;
+	struct cand *c = v->c;
+	struct cm req = {.op = CM_FRAME, .set = v->set}, rep;
 	(void)err;
 	int rc = roundtrip(c, &req, &rep, why, nWhy);
 	if (!rc)
@@ -464,7 +478,7 @@ static pid_t runner_pid(pid_t pid)
 
 static double c_sched_delay(struct harness_cand *hc, int *pAsleep)
 {
-	struct cand *c = (struct cand *)hc;
+	struct cand *c = ((struct cand_view *)hc)->c;
 	char buf[512];
 	ssize_t n = c->statFd >= 0 ? pread(c->statFd, buf, sizeof buf - 1, 0) : -1;
 	*pAsleep = 0;
@@ -481,9 +495,9 @@ static double c_sched_delay(struct harness_cand *hc, int *pAsleep)
 	return sscanf(buf, "%llu %llu", &run, &wait) == 2 ? (double)wait * 1e-6 : 0;
 }
 
-struct harness_cand *cand_iface(struct cand *c)
+struct harness_cand *cand_iface(struct cand *c, int k)
 {
-	return &c->hc;
+	return k >= 0 && k < c->nSet ? &c->views[k].hc : NULL;
 }
 
 void cand_free(struct cand *c)
@@ -506,19 +520,31 @@ void cand_free(struct cand *c)
 	free(c);
 }
 
-struct cand *cand_start(const struct cand_opts *o, struct harness *h, int soFd, int *pLoadErr,
-                        char *err)
+struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, int nH, int soFd,
+                        int *pLoadErr, char *err)
 {
 	*pLoadErr = 0;
-	struct harness_buf hb[MAX_BUF];
-	int nBuf = harness_buffers(h, hb);
+	if (nH < 1 || nH > CAND_MAX_HARNESSES)
+		return kl_err(err, "a runner serves 1 to %d harnesses, not %d", CAND_MAX_HARNESSES,
+		              nH),
+		       NULL;
+	struct harness_buf hb[MAX_SETUP_BUF];
+	int set[MAX_SETUP_BUF], nBuf = 0;
+	for (int k = 0; k < nH; k++) {
+		int n = harness_buffers(ah[k], hb + nBuf);
+		for (int i = 0; i < n; i++)
+			set[nBuf + i] = k;
+		nBuf += n;
+	}
 	struct cm_setup *su = xcalloc(1, sizeof *su);
-	int fds[MAX_BUF + 1], nFds = 0;
+	int fds[MAX_SETUP_BUF + 1], nFds = 0;
 	fds[nFds++] = soFd;
 	su->op = CM_SETUP;
 	su->nBuf = (uint32_t)nBuf;
+	su->nSet = (uint32_t)nH;
 	for (int i = 0; i < nBuf; i++) {
 		struct cm_buf *cb = &su->buf[i];
+		cb->set = set[i];
 		memcpy(cb->handle, hb[i].sh.handle, sizeof cb->handle);
 		cb->n = hb[i].sh.n;
 		cb->off = hb[i].off;
@@ -609,9 +635,15 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *h, int soFd, 
 	c->lifeFd = life[1];
 	c->pollFd = o->pollFd;
 	c->schedFd = c->statFd = -1;
-	c->hc.call = c_call;
-	c->hc.frame = c_frame;
-	c->hc.sched_delay = c_sched_delay;
+	c->nSet = nH;
+	for (int k = 0; k < nH; k++) {
+		struct cand_view *v = &c->views[k];
+		v->c = c;
+		v->set = k;
+		v->hc.call = c_call;
+		v->hc.frame = c_frame;
+		v->hc.sched_delay = c_sched_delay;
+	}
 	if (send_with_fds(c->fd, su, sizeof *su, fds, nFds) < 0) {
 		free(su);
 		char why[KL_ERRLEN];
@@ -669,8 +701,8 @@ static struct {
 	int fd;
 	volatile int inCand;
 	int nBuf;
-	struct cm_buf buf[MAX_BUF];
-	void *base[MAX_BUF];
+	struct cm_buf buf[MAX_SETUP_BUF];
+	void *base[MAX_SETUP_BUF];
 } S;
 
 static void say(int op, int rc, const char *text)
@@ -734,9 +766,10 @@ int cand_serve(int fd, const char *zBackend, int dev)
 	}
 	on_exit(on_exit_hook, NULL);
 	struct cm_setup *su = xcalloc(1, sizeof *su);
-	int fds[MAX_BUF + 1], nFds;
+	int fds[MAX_SETUP_BUF + 1], nFds;
 	ssize_t got = recv_with_fds(fd, su, sizeof *su, fds, &nFds);
-	if (got != (ssize_t)sizeof *su || su->op != CM_SETUP || nFds < 1 || su->nBuf > MAX_BUF) {
+	if (got != (ssize_t)sizeof *su || su->op != CM_SETUP || nFds < 1 ||
+	    su->nBuf > MAX_SETUP_BUF || su->nSet < 1 || su->nSet > CAND_MAX_HARNESSES) {
 		snprintf(err, KL_ERRLEN,
 		         "the runner's setup message was malformed (%zd bytes of %zu, %d file "
 		         "descriptors%s)",
@@ -750,11 +783,20 @@ int cand_serve(int fd, const char *zBackend, int dev)
 		say(CM_LOADERR, 0, err);
 		return 3;
 	}
-	kl_tensor in[TASK_MAX_TENSORS], out[TASK_MAX_TENSORS];
-	int nIn = 0, nOut = 0, k = 1;
+	/* each harness's tensors, kl_run's arguments when a run names it */
+	static kl_tensor in[CAND_MAX_HARNESSES][TASK_MAX_TENSORS],
+	    out[CAND_MAX_HARNESSES][TASK_MAX_TENSORS];
+	int nIn[CAND_MAX_HARNESSES] = {0}, nOut[CAND_MAX_HARNESSES] = {0}, k = 1;
+	int nSet = (int)su->nSet;
 	S.nBuf = (int)su->nBuf;
 	for (int i = 0; i < S.nBuf; i++) {
 		struct cm_buf *cb = &su->buf[i];
+		int q = cb->set;
+		if (q < 0 || q >= nSet || (cb->input ? nIn[q] : nOut[q]) >= TASK_MAX_TENSORS) {
+			say(CM_LOADERR, 0,
+			    "the runner's setup message was malformed (a buffer's set)");
+			return 3;
+		}
 		struct kl_share sh = {.fd = cb->hasFd && k < nFds ? fds[k++] : -1, .n = cb->n};
 		memcpy(sh.handle, cb->handle, sizeof sh.handle);
 		void *p = b->open_shared(b, &sh, cb->input, err);
@@ -766,7 +808,7 @@ int cand_serve(int fd, const char *zBackend, int dev)
 			close(sh.fd);
 		S.buf[i] = *cb;
 		S.base[i] = p;
-		kl_tensor *t = cb->input ? &in[nIn++] : &out[nOut++];
+		kl_tensor *t = cb->input ? &in[q][nIn[q]++] : &out[q][nOut[q]++];
 		t->data = (char *)p + cb->off;
 		t->dtype = (kl_dtype)cb->dtype;
 		t->ndim = cb->ndim;
@@ -799,7 +841,9 @@ int cand_serve(int fd, const char *zBackend, int dev)
 		if (r != (ssize_t)sizeof m)
 			_exit(0); /* the trusted side hung up */
 		struct cm rep = {.op = CM_REPLY, .seq = m.seq};
-		int bad = 0;
+		int bad = 0, q = m.set;
+		if (q < 0 || q >= nSet)
+			_exit(3);
 		if (m.op == CM_FRAME) {
 			double ms;
 			/* a run without kl_run: the same flush, start and stop */
@@ -818,7 +862,7 @@ int cand_serve(int fd, const char *zBackend, int dev)
 				bad = 1;
 			if (!bad) {
 				S.inCand = 1;
-				rep.rc = fn(in, nIn, out, nOut, b->stream);
+				rep.rc = fn(in[q], nIn[q], out[q], nOut[q], b->stream);
 				S.inCand = 0;
 			}
 			if (!bad && m.mode != HC_UNTIMED &&

@@ -35,17 +35,22 @@ struct cand_opts {
 
 struct cand;
 
-/*
- * Start a runner for the shared object open at soFd (dup'ed) on h's
- * buffers.  NULL with err on kloop's failure; *pLoadErr is set (and NULL
- * returned) when the object cannot be loaded or has no kl_run: err then
- * says why, as a compile_error.
- */
-struct cand *cand_start(const struct cand_opts *o, struct harness *h, int soFd, int *pLoadErr,
-                        char *err);
+/* the harnesses one runner serves at most (the cascade's small and full shapes) */
+#define CAND_MAX_HARNESSES 2
 
-/* the harness's view of it */
-struct harness_cand *cand_iface(struct cand *c);
+/*
+ * Start a runner for the shared object open at soFd (dup'ed) on the buffers
+ * of the nH harnesses ah[] (1 to CAND_MAX_HARNESSES), all mapped at its
+ * start: one process (one sandbox, one device context, one load of the
+ * object) for every stage of a candidate.  NULL with err on kloop's
+ * failure; *pLoadErr is set (and NULL returned) when the object cannot be
+ * loaded or has no kl_run: err then says why, as a compile_error.
+ */
+struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, int nH, int soFd,
+                        int *pLoadErr, char *err);
+
+/* the view of it that harness ah[k] of cand_start runs it through */
+struct harness_cand *cand_iface(struct cand *c, int k);
 
 /* kill the runner with everything it started, and free c */
 void cand_free(struct cand *c);

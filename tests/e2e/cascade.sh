@@ -46,6 +46,43 @@ for c in "small_wrong incorrect:small shapes:compile" \
 	fi
 done
 
+# --- one runner for every stage: it maps the small and the full shapes'
+# buffers at its start; a failure at the full shapes is checked again in a
+# fresh runner, so that state a candidate keeps from its small-shapes calls
+# (here: the size of its first call's input, so the full shapes' rows past
+# it stay unwritten) is named, not taken for its verdict
+$KLOOP eval softmax "$T/seed.c" --json $EVAL >"$T/one.json" 2>"$T/one.err"
+check "a correct candidate went through every stage in one runner (\"runners\": 1)" python3 -c "
+import json; r=json.load(open('$T/one.json'))
+assert r['status']=='correct' and r['runners']==1, (r['status'], r.get('runners'))
+assert [s['stage'] for s in r['stages']][1:3]==['small shapes','full shapes'], r['stages']
+assert 'kept_state' not in r"
+sed -e 's/^\(\tint64_t rows = .*\)$/\1\n\tstatic int64_t n0;\n\tif (!n0)\n\t\tn0 = rows * cols;\n\tif (n0 < rows * cols)\n\t\trows = n0 \/ cols;/' \
+	$SEED >"$T/kept.c"
+$KLOOP eval softmax "$T/kept.c" --json $EVAL >"$T/kept.json" 2>"$T/kept.err"
+check "a candidate that keeps its first call's size is correct, from a fresh runner (\"runners\": 2)" \
+	python3 -c "
+import json; r=json.load(open('$T/kept.json'))
+assert r['status']=='correct' and r['runners']==2, (r['status'], r.get('reason'), r.get('runners'))"
+check "and its verdict names what happened in the shared runner (kept_state)" python3 -c "
+import json; r=json.load(open('$T/kept.json'))
+k=r['kept_state']
+assert k.startswith('incorrect at the full shapes in the process that had run the small shapes'), k
+assert 'correct in a fresh one' in k and 'keeps state' in k, k"
+$KLOOP eval softmax "$T/kept.c" $EVAL >"$T/kept.out" 2>&1
+check "kloop eval prints it as a warning" grep -q '^  warning   incorrect at the full shapes in the process that had run the small shapes' "$T/kept.out"
+printf '%s\n' "add $T/kept.c" "show 2" | $KLOOP shell softmax --session "$T/kept.jsonl" $EVAL \
+	>"$T/kept_show.out" 2>&1
+check "and the shell's show (the TUI's results pane) too" \
+	grep -q '^warning   incorrect at the full shapes in the process that had run the small shapes' "$T/kept_show.out"
+$KLOOP eval softmax "$T/full_wrong.c" --json $EVAL >"$T/fw.json" 2>"$T/fw.err"
+check "a candidate wrong at the full shapes is wrong in the fresh runner too: incorrect, no kept_state" \
+	python3 -c "
+import json; r=json.load(open('$T/fw.json'))
+assert r['status']=='incorrect' and r['stage']=='full shapes' and r['runners']==2, r
+assert 'kept_state' not in r and 'at the small shapes' not in r['reason'], r['reason']"
+diag 0 "$T/kept.json" "$T/kept.c"
+
 # --- the interleaved A/B: `bench 2 --ab 1` in the shell times #2 against #1
 # alternately whatever their times; the result is an ab_compared event
 # (its pairs and wins: no assertion on which one is faster) that replay shows
