@@ -280,6 +280,8 @@ static int exec_eval(int argc, char **argv)
 	else
 		rc = print_results(r.rn, aSrc, nSrc, o.json);
 	fflush(stdout);
+	if (runner_saved(r.rn) < 0)
+		rc = 2; /* events lost: the journal could not be written */
 out:
 	runner_close(r.rn);
 	loop_free(l);

@@ -112,7 +112,8 @@ static int exec_ideas(int argc, char **argv)
 		print(&x);
 		rc = x.nIdea ? 0 : 1;
 	}
-	llmrun_free(&x.r);
+	if (llmrun_free(&x.r) < 0)
+		rc = 2; /* events lost: the journal could not be written */
 	free(x.aIdea);
 	free(x.zError);
 	return rc;

@@ -145,7 +145,8 @@ static int exec_implement(int argc, char **argv)
 			    STATUS_CORRECT)
 				rc = 0;
 	}
-	llmrun_free(&x.r);
+	if (llmrun_free(&x.r) < 0)
+		rc = 2; /* events lost: the journal could not be written */
 	free(x.aMade);
 	cJSON_Delete(x.failures);
 	return rc;

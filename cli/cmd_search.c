@@ -77,7 +77,8 @@ static int exec_search(int argc, char **argv)
 		const struct cand *best = state_cand(st, st->search.bestId);
 		rc = best && best->status == STATUS_CORRECT && best->speedup > 1 ? 0 : 1;
 	}
-	searchopts_free(&o);
+	if (searchopts_free(&o) < 0)
+		rc = 2; /* events lost: the journal could not be written */
 	return rc;
 }
 

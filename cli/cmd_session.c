@@ -27,6 +27,13 @@ static int exec_session(int argc, char **argv)
 	}
 	if (s->warnings.len)
 		fprintf(stderr, "kloop: warning: %s", s->warnings.buf);
+	if (!s->st.nEvents) {
+		/* as kloop replay: an empty file, or one of no events, is no session */
+		fprintf(stderr, "kloop: %s: the journal holds no events%s\n", zPath,
+		        s->nBad ? " (every line was ignored: see the warnings above)" : "");
+		session_close(s);
+		return 2;
+	}
 	if (json) {
 		cJSON *o = state_to_json(&s->st);
 		cJSON_AddNumberToObject(o, "bad_lines", s->nBad);

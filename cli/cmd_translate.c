@@ -52,7 +52,8 @@ static int exec_translate(int argc, char **argv)
 			searchopts_population(&o);
 		}
 	}
-	searchopts_free(&o);
+	if (searchopts_free(&o) < 0)
+		rc = 2; /* events lost: the journal could not be written */
 	return rc;
 }
 

@@ -229,6 +229,7 @@ static int apply(struct flags *f, const struct flag_def *d, const char *v, char 
 		if (config_set(&f->cfg, d->zKey, d->type == FT_SWITCH ? d->zChoices : v, e2) < 0)
 			return kl_err(err, "%s: %s", d->zName, e2);
 		f->providerFlag |= !strcmp(d->zKey, "provider");
+		f->commandFlag |= !strcmp(d->zKey, "command");
 		/* --command CMD alone means the command provider */
 		if (!strcmp(d->zKey, "command") && !f->providerFlag &&
 		    config_set(&f->cfg, "provider", "command", e2) < 0)
@@ -329,6 +330,16 @@ int flags_parse(const struct cmd_entry *e, unsigned cmd, int argc, char **argv, 
 	f->n = 5;
 	f->b = 2;
 	int rc = parse(e, cmd, argc, argv, f);
+	/* --command is the command provider's: with another --provider it
+	 * would be ignored */
+	if (!rc && f->commandFlag && f->providerFlag && f->cfg.zProvider &&
+	    strcmp(f->cfg.zProvider, "command")) {
+		fprintf(stderr,
+		        "kloop: %s: --command CMD selects the command provider; it cannot go with "
+		        "--provider %s (drop one of them)\n",
+		        e->name, f->cfg.zProvider);
+		rc = 2;
+	}
 	if (!rc && (f->nPos < nMin || f->nPos > nMax))
 		rc = cmd_usage(e);
 	if (rc)

@@ -58,6 +58,7 @@ struct flags {
 	int noCrossover;        /* --no-crossover */
 	int providerFlag;       /* --provider was given (--command implies provider command
 	                         * only without it) */
+	int commandFlag;        /* --command was given */
 	/* profile */
 	const char *zParse;                 /* --parse CSV */
 	const char *zNcu;                   /* --ncu PATH */

@@ -166,10 +166,12 @@ cJSON *llmrun_usage(const struct llmrun *r)
 	return o;
 }
 
-void llmrun_free(struct llmrun *r)
+int llmrun_free(struct llmrun *r)
 {
+	int rc = runner_saved(r->rn);
 	runner_close(r->rn);
 	if (r->l)
 		loop_free(r->l);
 	flags_free(&r->f);
+	return rc;
 }

@@ -53,6 +53,7 @@ void llmrun_log(struct llmrun *r, const char *zLine);
  * configured)} (caller frees) */
 cJSON *llmrun_usage(const struct llmrun *r);
 
-void llmrun_free(struct llmrun *r);
+/* free all; -1 when events were lost (said on stderr: the exit status is 2) */
+int llmrun_free(struct llmrun *r);
 
 #endif

@@ -3,6 +3,7 @@
  * command table; with no command, `kloop [TASK]` opens the TUI.
  */
 #include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,12 @@ int main(int argc, char **argv)
 	 * namespace) reads the journal's descriptor or the environment through
 	 * /proc/PID (issue 14) */
 	prctl(PR_SET_DUMPABLE, 0);
+	/* a file size limit (ulimit -f) reached by the journal, an export or a
+	 * report is a write error that kloop reports (the journal's: events
+	 * lost, exit 2), not a signal that kills it with the session half
+	 * written; the processes it starts get the default back (proc_spawn,
+	 * the runner's keeper) */
+	signal(SIGXFSZ, SIG_IGN);
 	/* every command prints through the guard: text from candidates, compilers,
 	 * tasks, LLMs and journals is shown, never obeyed by the terminal (the TUI
 	 * and the line editor lift it and sanitise what they draw) */

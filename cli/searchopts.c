@@ -9,23 +9,17 @@
 #include <string.h>
 
 #include "compile.h"
+#include "llm.h"
 #include "util.h"
 
 #define SOURCE_MAX (8u << 20)
 
 /* a copy of z that a terminal shows and never obeys: control characters
- * (escape included, newlines and tabs kept) and C1 controls become '?' */
+ * shown escaped ("\e[2J", "\x07"), as in every other command; newlines and
+ * tabs kept */
 static char *terminal_safe(const char *z)
 {
-	char *o = xstrdup(z ? z : "");
-	utf8_sanitize(o);
-	for (unsigned char *p = (unsigned char *)o; *p; p++) {
-		if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
-			*p = '?';
-		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-			p[0] = '?', p[1] = '?';
-	}
-	return o;
+	return term_clean(z, TERM_KEEP_NL | TERM_KEEP_TAB);
 }
 
 int searchopts_parse(struct searchopts *o, int argc, char **argv, int bSearch)
@@ -75,6 +69,14 @@ int searchopts_parse(struct searchopts *o, int argc, char **argv, int bSearch)
 		                "and --base-url) or --command CMD\n");
 		return 2;
 	}
+	/* an LLM that cannot be asked is said before anything runs (as kloop
+	 * ideas does), not after the seeds' evaluation as a round's failure */
+	struct llm_config lc;
+	char err[KL_ERRLEN];
+	if (o->providerGiven && !o->sweepOnly && llm_config_from(&lc, &f->cfg, err) < 0) {
+		fprintf(stderr, "kloop: %s: %s\n", self->name, err);
+		return 2;
+	}
 	return 0;
 }
 
@@ -111,13 +113,14 @@ static void on_runner(void *arg, const struct runner_note *n)
 		char *safe = terminal_safe(zText);
 		fprintf(stderr, "kloop: %s\n", safe);
 		free(safe);
-	} else if (kind == RUNNER_IDEAS && zText && !o->json) {
-		char *safe = terminal_safe(zText);
-		char *cut = strstr(safe, " (accept, revise or reject them)");
-		if (cut)
-			memmove(cut, cut + 32, strlen(cut + 32) + 1);
+	} else if (kind == RUNNER_IDEAS && !n->nIdea && !o->json && o->rn) {
+		/* a request that brought no ideas: which one, and why */
+		strbuf sb = STRBUF_INIT;
+		runner_describe(o->rn, n, &sb);
+		char *safe = terminal_safe(sb.buf ? sb.buf : "");
 		printf("%s\n", safe);
 		free(safe);
+		sb_free(&sb);
 		fflush(stdout);
 	}
 	if (o->s && kind != RUNNER_CHANGED)
@@ -215,11 +218,13 @@ void searchopts_population(const struct searchopts *o)
 	}
 }
 
-void searchopts_free(struct searchopts *o)
+int searchopts_free(struct searchopts *o)
 {
+	int rc = runner_saved(o->rn);
 	search_free(o->s);
 	runner_close(o->rn);
 	loop_free(o->l);
 	cJSON_Delete(o->settings);
 	flags_free(&o->f);
+	return rc;
 }

@@ -49,6 +49,7 @@ void searchopts_note(void *arg, const char *zLine, const cJSON *ev);
 /* print the population table (text) */
 void searchopts_population(const struct searchopts *o);
 
-void searchopts_free(struct searchopts *o);
+/* free all; -1 when events were lost (said on stderr: the exit status is 2) */
+int searchopts_free(struct searchopts *o);
 
 #endif

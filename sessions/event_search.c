@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "event.h"
+#include "ideas.h"
+#include "search_settings.h"
 #include "util.h"
 
 static const char *str(const cJSON *o, const char *k)
@@ -36,6 +38,33 @@ int check_search(const struct state *st, const cJSON *ev, char *err)
 	if (!st->search.started)
 		return kl_err(err, "%s before search_started", ev_name(ev_type_of(ev)));
 	return 0;
+}
+
+/* a search's settings as the flags and `set` take them: a journal edited by
+ * hand (a policy that does not exist, -5 parents) is not run as given */
+int check_search_started(const struct state *st, const cJSON *ev, char *err)
+{
+	(void)st;
+	const cJSON *set = cJSON_GetObjectItem(ev, "settings"), *v;
+	if (set && !cJSON_IsObject(set))
+		return kl_err(err, "search_started: \"settings\" must be an object");
+	cJSON_ArrayForEach(v, set)
+	{
+		if (search_setting_check(v->string, v, 0, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int check_search_set(const struct state *st, const cJSON *ev, char *err)
+{
+	if (check_search(st, ev, err) < 0)
+		return -1;
+	const char *k = str(ev, "key");
+	const cJSON *v = cJSON_GetObjectItem(ev, "value");
+	if (!k || !v)
+		return kl_err(err, "search_set needs a \"key\" and a \"value\"");
+	return search_setting_check(k, v, 1, err);
 }
 
 int check_round_started(const struct state *st, const cJSON *ev, char *err)
@@ -91,6 +120,10 @@ int check_search_category(const struct state *st, const cJSON *ev, char *err)
 		return -1;
 	if (!str(ev, "category"))
 		return kl_err(err, "%s without a \"category\"", ev_name(ev_type_of(ev)));
+	const char *c = str(ev, "category");
+	if (!ideas_category_named(c) || strcmp(ideas_category_named(c), c))
+		return kl_err(err, "%s: unknown idea category (one of: %s)",
+		              ev_name(ev_type_of(ev)), ideas_category_list());
 	return 0;
 }
 

@@ -12,6 +12,8 @@
 
 /* any search event but search_started: a search must have started */
 int check_search(const struct state *st, const cJSON *ev, char *err);
+int check_search_started(const struct state *st, const cJSON *ev, char *err);
+int check_search_set(const struct state *st, const cJSON *ev, char *err);
 /* and "round" is a number */
 int check_round_started(const struct state *st, const cJSON *ev, char *err);
 /* and "parents" is an array of existing candidates */

@@ -21,7 +21,8 @@ static void apply(struct replay *r, const cJSON *ev)
 {
 	char err[KL_ERRLEN];
 	if (ev && state_apply(&r->st, ev, err) < 0 && r->k >= r->nFolded) {
-		sb_addf(&r->warnings, "%s: event %d ignored: %s\n", r->zPath, r->k + 1, err);
+		sb_addf(&r->warnings, "%s:%d: event %d ignored: %s\n", r->zPath, r->aNo[r->k],
+		        r->k + 1, err);
 		r->nBad++;
 	}
 	r->k++;
@@ -32,16 +33,17 @@ static void apply(struct replay *r, const cJSON *ev)
 /* the journal reader's callbacks: index each event's line and fold it */
 struct scan {
 	struct replay *r;
-	size_t nAlloc, nAlloc2;
+	size_t nAlloc, nAlloc2, nAlloc3;
 };
 
 static void on_event(const cJSON *ev, const char *zLine, size_t nLine, int line, void *arg)
 {
 	struct scan *sc = arg;
 	struct replay *r = sc->r;
-	(void)line;
 	xgrow((void **)&r->aLine, &sc->nAlloc, (size_t)r->nEv + 1, sizeof *r->aLine);
 	xgrow((void **)&r->aLen, &sc->nAlloc2, (size_t)r->nEv + 1, sizeof *r->aLen);
+	xgrow((void **)&r->aNo, &sc->nAlloc3, (size_t)r->nEv + 1, sizeof *r->aNo);
+	r->aNo[r->nEv] = line;
 	r->aLine[r->nEv] = r->text.len;
 	r->aLen[r->nEv++] = nLine;
 	sb_add(&r->text, zLine, nLine);
@@ -62,7 +64,7 @@ struct replay *replay_open(const char *zPath, char *err)
 	struct replay *r = xcalloc(1, sizeof *r);
 	r->zPath = xstrdup(zPath);
 	state_init(&r->st);
-	struct scan sc = {r, 0, 0};
+	struct scan sc = {r, 0, 0, 0};
 	if (journal_read(zPath, on_event, on_bad, &sc, err) < 0) {
 		replay_close(r);
 		return NULL;
@@ -83,6 +85,7 @@ void replay_close(struct replay *r)
 	sb_free(&r->text);
 	free(r->aLine);
 	free(r->aLen);
+	free(r->aNo);
 	sb_free(&r->warnings);
 	state_free(&r->st);
 	free(r);
@@ -108,8 +111,8 @@ void replay_seek(struct replay *r, int k)
 		cJSON *ev = parse_event(r, r->k);
 		/* a rejected event was reported when the journal was opened */
 		if (ev && state_apply(&r->st, ev, err) < 0 && r->k >= r->nFolded) {
-			sb_addf(&r->warnings, "%s: event %d ignored: %s\n", r->zPath, r->k + 1,
-			        err);
+			sb_addf(&r->warnings, "%s:%d: event %d ignored: %s\n", r->zPath,
+			        r->aNo[r->k], r->k + 1, err);
 			r->nBad++;
 		}
 		if (r->k >= r->nFolded)

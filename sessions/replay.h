@@ -16,6 +16,7 @@ struct replay {
 	strbuf text;     /* its event lines, each ended by a newline */
 	size_t *aLine;   /* byte offset of each event's line in text */
 	size_t *aLen;    /* and its length */
+	int *aNo;        /* and its line number in the file (from 1) */
 	int nEv;         /* events (lines that are JSON objects) */
 	strbuf warnings; /* one line per malformed line or rejected event */
 	int nBad;        /* how many */

@@ -719,6 +719,19 @@ static int abandon_poison_pill(struct runner *rn, int id, char *err)
 	return 0;
 }
 
+/* the session's journal refused an event (a full disk): the work under way
+ * goes on in memory, the search stops, nothing more is saved */
+static void journal_lost(void *arg, const char *zErr)
+{
+	struct runner *rn = arg;
+	char msg[KL_ERRLEN + 200];
+	snprintf(msg, sizeof msg,
+	         "journal: %s: nothing more of this session is saved (the journal holds it up to "
+	         "here: resume from it once there is room); a search stops",
+	         zErr);
+	note_simple(rn, RUNNER_MESSAGE, 0, msg);
+}
+
 /* the session: the journal zSession (made with its directory), or memory */
 static struct session *open_session(struct runner *rn, const struct runner_opts *o, char *err)
 {
@@ -842,6 +855,14 @@ struct runner *runner_open(struct loop *l, const struct config *cfg, const struc
 			           runner_bench(rn, st->aCand[i].id, err) < 0)
 				goto fail;
 	}
+	/* a journal that cannot be written at the start (a full disk): nothing
+	 * is under way yet, so nothing is run unsaved */
+	if (rn->ses->nLost) {
+		kl_err(err, "%s", rn->ses->zLost);
+		goto fail;
+	}
+	rn->ses->onLost = journal_lost;
+	rn->ses->lostArg = rn;
 	if (o->bTorchWarning)
 		torch_warning(rn);
 	return rn;
@@ -1036,6 +1057,11 @@ struct loop *runner_loop(const struct runner *rn)
 struct session *runner_session(struct runner *rn)
 {
 	return rn->ses;
+}
+
+int runner_saved(const struct runner *rn)
+{
+	return rn ? session_saved(rn->ses, NULL) : 0;
 }
 
 void runner_changed(struct runner *rn)

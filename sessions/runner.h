@@ -292,6 +292,11 @@ double runner_bandwidth_gbs(const struct runner *rn);
 struct loop *runner_loop(const struct runner *rn);
 /* the session, for the search's emitters (event.h) */
 struct session *runner_session(struct runner *rn);
+
+/* for a front end about to exit: 0 when every event reached the journal (or
+ * there is none), else -1 after saying on stderr how many were lost and why
+ * (the exit status is then 2) */
+int runner_saved(const struct runner *rn);
 /* events were emitted outside the runner: tell the front end (RUNNER_CHANGED) */
 void runner_changed(struct runner *rn);
 /* translate the task's reference into n candidates (pipeline_translate());

@@ -14,6 +14,7 @@
 
 #include "event.h"
 #include "funcdiff.h"
+#include "ideas.h"
 #include "policy.h"
 #include "runner.h"
 #include "sha256.h"
@@ -80,99 +81,7 @@ struct search {
 	struct intset abAsked; /* candidates whose A/B the search asked for */
 };
 
-/* ---- settings ---- */
-
-static const struct setting {
-	const char *zKey;
-	double def, lo, hi; /* numbers; lo > hi: a word */
-	const char *zWords; /* the words allowed, "|"-separated */
-} settings[] = {
-    {"parents", 2, 1, POLICY_MAX_PICKS, NULL},
-    {"ideas", 3, 1, 16, NULL},
-    {"branches", 2, 1, 16, NULL},
-    {"translations", 2, 1, 16, NULL},
-    {"policy", 0, 1, 0, "islands|greedy|random"},
-    {"seed", 1, 0, 4294967295.0, NULL},
-    {"gate", 0, 1, 0, "auto|human"},
-    {"sweep", 0, 1, 0, "grid|random"},
-    {"sweep_points", 8, 0, 256, NULL},
-    {"crossover", 1, 0, 2, NULL},
-    {"sweep_only", 0, 0, 1, NULL},
-    {"overlap", 2, 1, 8, NULL},
-    {"suspect_x", 10, 1, 1e6, NULL},
-    {"bandwidth_gbs", 0, 0, 1e6, NULL},
-    {"peak_tflops", 0, 0, 1e6, NULL},
-    {"quick_stop_x", 0, 0, 1e6, NULL},
-    {"ab_pairs", 20, 12, 1000, NULL},
-    {"rounds", 0, 0, 100000, NULL},
-    {"max_candidates", 0, 0, 1000000, NULL},
-    {"budget_usd", 0, 0, 1e9, NULL},
-    {"time_s", 0, 0, 1e9, NULL},
-    {"no_improve", 0, 0, 100000, NULL},
-    {"target", 0, 0, 1e9, NULL},
-};
-#define N_SETTINGS (sizeof settings / sizeof *settings)
-
-const char *search_setting_keys(void)
-{
-	return "parents, ideas, branches, translations, policy, seed, gate, sweep, sweep_points, "
-	       "crossover, sweep_only, overlap, suspect_x, bandwidth_gbs, peak_tflops, "
-	       "quick_stop_x, "
-	       "ab_pairs, rounds, max_candidates, "
-	       "budget_usd, time_s, no_improve, target";
-}
-
-cJSON *search_defaults(void)
-{
-	cJSON *o = cJSON_CreateObject();
-	for (size_t i = 0; i < N_SETTINGS; i++) {
-		const struct setting *t = &settings[i];
-		if (t->zWords) {
-			char w[32];
-			snprintf(w, sizeof w, "%.*s", (int)strcspn(t->zWords, "|"), t->zWords);
-			cJSON_AddStringToObject(o, t->zKey, w);
-		} else {
-			cJSON_AddNumberToObject(o, t->zKey, t->def);
-		}
-	}
-	return o;
-}
-
-int search_setting_parse(cJSON *o, const char *zKey, const char *zVal, char *err)
-{
-	const struct setting *t = NULL;
-	for (size_t i = 0; i < N_SETTINGS; i++)
-		if (!strcmp(settings[i].zKey, zKey))
-			t = &settings[i];
-	if (!t)
-		return kl_err(err, "unknown search setting '%s' (one of %s)", zKey,
-		              search_setting_keys());
-	cJSON *v;
-	if (t->zWords) {
-		size_t k = strlen(zVal);
-		const char *p = strstr(t->zWords, zVal);
-		int ok = k && p && (p == t->zWords || p[-1] == '|') && (p[k] == '|' || !p[k]);
-		if (!ok)
-			return kl_err(err, "%s: expected one of %s, got '%s'", zKey, t->zWords,
-			              zVal);
-		v = cJSON_CreateString(zVal);
-	} else {
-		char *end;
-		double d = strtod(zVal, &end);
-		int whole = strcmp(zKey, "budget_usd") && strcmp(zKey, "time_s") &&
-		            strcmp(zKey, "target") && strcmp(zKey, "suspect_x") &&
-		            strcmp(zKey, "bandwidth_gbs") && strcmp(zKey, "peak_tflops") &&
-		            strcmp(zKey, "quick_stop_x");
-		if (end == zVal || *end || !isfinite(d) || d < t->lo || d > t->hi ||
-		    (whole && d != floor(d)))
-			return kl_err(err, "%s: expected %s from %g to %g, got '%s'", zKey,
-			              whole ? "a whole number" : "a number", t->lo, t->hi, zVal);
-		v = cJSON_CreateNumber(d);
-	}
-	cJSON_DeleteItemFromObjectCaseSensitive(o, zKey);
-	cJSON_AddItemToObject(o, zKey, v);
-	return 0;
-}
+/* ---- settings: search_settings.c ---- */
 
 static const struct state *ST(const struct search *s)
 {
@@ -182,12 +91,7 @@ static const struct state *ST(const struct search *s)
 static double num(const struct search *s, const char *zKey)
 {
 	const cJSON *v = cJSON_GetObjectItem(ST(s)->search.settings, zKey);
-	if (cJSON_IsNumber(v))
-		return v->valuedouble;
-	for (size_t i = 0; i < N_SETTINGS; i++)
-		if (!strcmp(settings[i].zKey, zKey))
-			return settings[i].def;
-	return 0;
+	return cJSON_IsNumber(v) ? v->valuedouble : search_setting_default(zKey);
 }
 
 static const char *word(const struct search *s, const char *zKey, const char *zDef)
@@ -460,7 +364,10 @@ static const char *stop_reason(struct search *s, char *buf, size_t n)
 {
 	const struct state *st = ST(s);
 	double v, held, next;
-	if ((v = num(s, "rounds")) > 0 && rounds_done(st) >= v)
+	if (SES(s)->nLost)
+		snprintf(buf, n, "the session journal cannot be written (%s)",
+		         SES(s)->zLost ? SES(s)->zLost : "?");
+	else if ((v = num(s, "rounds")) > 0 && rounds_done(st) >= v)
 		snprintf(buf, n, "%d rounds done", rounds_done(st));
 	else if ((v = num(s, "max_candidates")) > 0 && cands_used(st) >= v)
 		snprintf(buf, n, "the candidate budget is spent (%d of %g)", cands_used(st), v);
@@ -493,7 +400,8 @@ static const char *stop_reason(struct search *s, char *buf, size_t n)
 static int cand_ok(struct search *s)
 {
 	double v = num(s, "max_candidates"), t = num(s, "time_s");
-	return (v <= 0 || cands_used(ST(s)) < v) && (t <= 0 || search_elapsed(s) < t);
+	return !SES(s)->nLost && (v <= 0 || cands_used(ST(s)) < v) &&
+	       (t <= 0 || search_elapsed(s) < t);
 }
 
 static int llm_ok(struct search *s)
@@ -512,6 +420,8 @@ static const char *limit(void *arg, int bCandidate, double usd)
 	const struct state_search *ss = &ST(s)->search;
 	if (!ss->started || !search_state_live(ss->state))
 		return NULL;
+	if (SES(s)->nLost)
+		return "the session journal cannot be written";
 	if (!cand_ok(s))
 		return "the search's candidate or time budget is spent";
 	double v = num(s, "budget_usd");
@@ -1459,6 +1369,17 @@ int search_steer(struct search *s, const char *zVerb, const char *zArg, char *er
 	} else if (!strcmp(zVerb, "ban") || !strcmp(zVerb, "prefer")) {
 		if (!zArg || !*zArg)
 			return kl_err(err, "%s needs a candidate id or an idea category", zVerb);
+		const char *zCat = ideas_category_named(zArg);
+		if (!zCat) {
+			char *z = term_clean(zArg, 0);
+			kl_err(err,
+			       "'%.80s' is neither a candidate id nor an idea category (one of: "
+			       "%s; a prefix of just one will do)",
+			       z, ideas_category_list());
+			free(z);
+			return -1;
+		}
+		zArg = zCat;
 		snprintf(line, sizeof line, "%s ideas of category '%s'",
 		         !strcmp(zVerb, "ban") ? "the gate rejects" : "the gate prefers", zArg);
 		int rc = !strcmp(zVerb, "ban")

@@ -51,6 +51,7 @@
 #include <stddef.h>
 
 #include "runner.h"
+#include "search_settings.h"
 
 struct search;
 
@@ -58,19 +59,6 @@ struct search;
  * "verdict" object {"type": "verdict", "candidate": {...}}); both valid
  * only during the call */
 typedef void (*search_note_fn)(void *arg, const char *zLine, const cJSON *ev);
-
-/* the settings' defaults as a fresh object (caller frees) */
-cJSON *search_defaults(void);
-
-/*
- * Set key zKey of settings to the text zVal, checked: whole numbers in
- * range, a known policy, auto|human, grid|random.  0, or -1 + err naming
- * the key, the value and what was expected.
- */
-int search_setting_parse(cJSON *settings, const char *zKey, const char *zVal, char *err);
-
-/* "ideas, branches, ..." (static): the keys search_setting_parse() knows */
-const char *search_setting_keys(void);
 
 /*
  * A search on runner rn (its loop drives it; rn must outlive it).

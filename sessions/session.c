@@ -16,6 +16,7 @@ static void on_event(const cJSON *ev, const char *zLine, size_t nLine, int line,
 	(void)zLine, (void)nLine;
 	struct session *s = arg;
 	char err[KL_ERRLEN];
+	s->nSeen++;
 	if (state_apply(&s->st, ev, err) < 0) {
 		sb_addf(&s->warnings, "%s:%d: event ignored: %s\n", s->zPath, line, err);
 		s->nBad++;
@@ -25,10 +26,40 @@ static void on_event(const cJSON *ev, const char *zLine, size_t nLine, int line,
 static void on_bad(int line, const char *zWhy, int truncated, void *arg)
 {
 	struct session *s = arg;
+	s->nSeen++;
+	s->nTruncated += truncated != 0;
 	sb_addf(&s->warnings, "%s:%d: %s%s\n", s->zPath, line, zWhy,
 	        truncated ? " (a truncated last line, from a write cut short; ignored)"
 	                  : "; line ignored");
 	s->nBad++;
+}
+
+/* whether the file folded into s is something else than a journal (err
+ * says what and where): its first byte is not '{', or not one of its lines
+ * is an event and they are not all a last line cut short */
+static int not_a_journal(struct session *s, char *err)
+{
+	FILE *f = fopen(s->zPath, "rb");
+	int c = EOF;
+	while (f && (c = fgetc(f)) != EOF && (c == ' ' || c == '\t' || c == '\n' || c == '\r'))
+		;
+	if (f)
+		fclose(f);
+	if (c == EOF)
+		return 0; /* empty: a new session */
+	const char *zWhy = NULL;
+	if (c != '{')
+		zWhy = "it does not start with '{'";
+	else if (s->st.nEvents == 0 && s->nBad > s->nTruncated)
+		zWhy = "none of its lines is a session event";
+	if (!zWhy)
+		return 0;
+	const char *nl = s->warnings.buf ? strchr(s->warnings.buf, '\n') : NULL;
+	kl_err(err,
+	       "%s is not a kloop session journal (%s; first: %.*s): nothing was written to "
+	       "it; give --session a new file or an existing journal",
+	       s->zPath, zWhy, nl ? (int)(nl - s->warnings.buf) : 0, nl ? s->warnings.buf : "");
+	return 1;
 }
 
 struct session *session_open(const char *zPath, int bWrite, char *err)
@@ -49,6 +80,11 @@ struct session *session_open(const char *zPath, int bWrite, char *err)
 		return NULL;
 	}
 	if (journal_read(zPath, on_event, on_bad, s, err) < 0) {
+		session_close(s);
+		errno = 0;
+		return NULL;
+	}
+	if (bWrite && not_a_journal(s, err)) {
 		session_close(s);
 		errno = 0;
 		return NULL;
@@ -81,11 +117,13 @@ int session_emit(struct session *s, cJSON *ev, char *err)
 		cJSON_Delete(ev);
 		return -1;
 	}
-	if (s->j && journal_append(s->j, ev, err) < 0) {
-		if (!s->nLost++)
-			s->zLost = xstrdup(err);
-		cJSON_Delete(ev);
-		return -1;
+	if (s->j && s->nLost) {
+		s->nLost++; /* the journal stays the whole prefix it is */
+	} else if (s->j && journal_append(s->j, ev, err) < 0) {
+		s->nLost++;
+		s->zLost = xstrdup(err);
+		if (s->onLost)
+			s->onLost(s->lostArg, err);
 	}
 	int rc = state_apply(&s->st, ev, err);
 	cJSON_Delete(s->last);
@@ -125,12 +163,12 @@ int session_saved(const struct session *s, FILE *f)
 		char *z = term_clean(s->zLost, 0);
 		fprintf(stderr,
 		        "kloop: error: %d event%s could not be written to the session journal "
-		        "%s (the first: %s)\n",
-		        s->nLost, s->nLost == 1 ? "" : "s", s->zPath, z);
+		        "%s (the first: %s); it holds the session up to there (%d events)\n",
+		        s->nLost, s->nLost == 1 ? "" : "s", s->zPath, z, s->st.nEvents - s->nLost);
 		free(z);
 		return -1;
 	}
-	if (s->j)
+	if (s->j && f)
 		fprintf(f, "kloop: session saved in %s\n", s->zPath);
 	return 0;
 }

@@ -69,6 +69,41 @@ static char *lower(const char *z)
 	return s;
 }
 
+const char *ideas_category_named(const char *zName)
+{
+	if (!zName)
+		return NULL;
+	while (*zName == ' ')
+		zName++;
+	char *s = lower(zName);
+	size_t n = strlen(s);
+	while (n && s[n - 1] == ' ')
+		s[--n] = 0;
+	for (char *p = s; *p; p++)
+		if (*p == '_' || *p == '-')
+			*p = ' ';
+	const char *found = NULL;
+	int nFound = 0;
+	for (int i = 0; n && i <= (int)(sizeof ideas_categories / sizeof *ideas_categories) - 1;
+	     i++) {
+		const char *c = ideas_categories[i] ? ideas_categories[i] : "other";
+		if (!strcmp(s, c)) {
+			found = c, nFound = 1;
+			break;
+		}
+		if (!strncmp(s, c, n))
+			found = c, nFound++;
+	}
+	free(s);
+	return nFound == 1 ? found : NULL;
+}
+
+const char *ideas_category_list(void)
+{
+	return "memory access, asynchrony and latency hiding, precision, compute and "
+	       "instructions, parallelism and occupancy, fusion, algorithm, other";
+}
+
 const char *ideas_category(const char *zName, const char *zText)
 {
 	if (zName && *zName) {

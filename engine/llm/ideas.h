@@ -54,4 +54,13 @@ void ideas_add(struct idea_list *l, const char *zTitle, const char *zDescription
  */
 const char *ideas_category(const char *zName, const char *zText);
 
+/*
+ * The category a person names (to ban or prefer): one of ideas_categories[]
+ * or "other", in any case, with '_' or '-' for spaces, or a prefix of one
+ * and of no other ("memory", "async").  A static string, or NULL when zName
+ * names none or several; ideas_category_list() is what to offer instead.
+ */
+const char *ideas_category_named(const char *zName);
+const char *ideas_category_list(void);
+
 #endif

@@ -258,8 +258,17 @@ check "search status shows each round's parents and why they were chosen" \
 	grep -q '^  parent #5 idea3-b1-fix1.c: pinned by a person' "$T/steer.out"
 # prefer / ban an idea category: round 2's ideas are an algorithm one and a
 # memory-access one (the crash); round 3's is a precision one
-printf '%s\n' "search step" "prefer algorithm" "ban precision" "search step" "search step" |
+# (named as a person types them: a prefix, another case; a misspelt one is
+# refused with the list, never journaled as a ban that matches nothing)
+printf '%s\n' "search step" "prefer algo" "ban Precision" "ban memroy access" "search step" \
+	"search step" |
 	$KLOOP shell "$T/slowtask" --session "$T/cat.jsonl" $EVAL >"$T/cat.out" 2>"$T/cat.err"
+check "ban with a misspelt category is refused, naming the categories" \
+	grep -q "^error: ban: 'memroy access' is neither a candidate id nor an idea category (one of: memory access, .*, other" "$T/cat.err"
+pycheck "prefer algo, ban Precision: journaled as the categories they name" "$T/cat.jsonl" - <<'PY'
+assert [e["category"] for e in ev if e["type"] == "prefer_category"] == ["algorithm"]
+assert [e["category"] for e in ev if e["type"] == "ban_category"] == ["precision"]
+PY
 pycheck "prefer algorithm: the gate rejects the other category's idea for the same parent; ban precision: rejects that category's" \
 	"$T/cat.jsonl" - <<'PY'
 rej = {e["id"]: e.get("reason") for e in ev if e["type"] == "idea_rejected"}
@@ -430,6 +439,53 @@ check "an unknown policy: exit 2 listing the policies" \
 	sh -c "test $rc -eq 2 && grep -q -- '--policy: expected islands, greedy or random' '$T/u2.err'"
 run u3 search no-such-task --sweep-only
 check "an unknown task: exit 2" test "$rc" -eq 2
+# an LLM that cannot be asked is said before anything runs, exit 2
+run u4 search softmax --rounds 1 --provider command $EVAL
+check "--provider command without a command: exit 2 before any evaluation" sh -c \
+	"test $rc -eq 2 && grep -q 'search: the command provider needs a command' '$T/u4.err' && ! grep -q 'correct' '$T/u4.out'"
+run u5 search softmax --rounds 1 --provider openai $EVAL
+check "--provider openai without a model: exit 2 naming the fix" sh -c \
+	"test $rc -eq 2 && grep -q 'no model for the openai provider: give --model NAME' '$T/u5.err'"
+run u6 search softmax --rounds 1 --provider openai --command /bin/true $EVAL
+check "--command with another --provider: exit 2 (it would be ignored)" sh -c \
+	"test $rc -eq 2 && grep -q -- '--command CMD selects the command provider; it cannot go with --provider openai' '$T/u6.err'"
+
+# --- what the LLM says is shown, never obeyed: an idea titled with escape
+# sequences is printed escaped, as in every other command
+cat >"$T/evil_llm.sh" <<'SH'
+#!/bin/sh
+cat >/dev/null
+printf '%s\n' '{"ideas": [{"title": "EVIL \u001b[31mred\u0007 \u001b]0;pwned\u0007", "description": "d", "category": "memory access"}]}'
+SH
+chmod +x "$T/evil_llm.sh"
+run evil search softmax --rounds 1 --parents 1 --ideas 1 --branches 1 --command "$T/evil_llm.sh" $EVAL
+check "an idea's title with escape sequences is printed escaped (\\e[31m, \\x07)" \
+	grep -q 'EVIL \\e\[31mred\\x07 \\e\]0;pwned\\x07' "$T/evil.out"
+check "and no escape byte from it reaches the output" sh -c \
+	"! grep -q \"\$(printf '\\033')\" '$T/evil.out' '$T/evil.err'"
+
+# --- a journal's search settings are checked as the flags are: a hand-edited
+# search_started (a policy that does not exist, -5 parents) is not run as
+# given but skipped with a warning naming its line, and the search resumes
+# with the flags' settings
+python3 - "$T/sweep.jsonl" "$T/edited.jsonl" <<'PY'
+import json, sys
+out = []
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e["type"] == "search_started":
+        e["settings"]["parents"] = -5
+    out.append(e)
+    if e["type"] == "eval_finished":
+        break
+open(sys.argv[2], "w").write("".join(json.dumps(e) + "\n" for e in out))
+PY
+n=$(grep -n '"search_started"' "$T/edited.jsonl" | cut -d: -f1)
+run u7 search softmax --rounds 1 --sweep-only --session "$T/edited.jsonl" $EVAL
+check "a search_started with -5 parents is skipped, naming its line and the setting" \
+	grep -q "edited.jsonl:$n: event ignored: parents: expected a whole number from 1 to 16, got '-5'" "$T/u7.err"
+check "and the search runs with the flags' settings (2 parents)" \
+	grep -q "^policy islands, seed 1, 2 parents" "$T/u7.out"
 
 # --- the TUI: R starts the search; the header and the Population show it
 if ! command -v tmux >/dev/null 2>&1; then

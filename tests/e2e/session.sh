@@ -23,3 +23,27 @@ $KLOOP session "$S" --json >"$T/s2.json" 2>/dev/null
 check "appending after the truncated line works (3 candidates)" test "$(json candidates.2.id "$T/s2.json")" = 3
 $KLOOP eval layernorm tasks/layernorm/seed.c $B --session "$S" >"$T/out" 2>"$T/err"
 check "a session of another task is refused with exit 2" sh -c "test $? -eq 2 && grep -q \"is for task 'softmax'\" '$T/err'"
+# an empty file, or one of no events, is no session (as kloop replay says)
+: >"$T/empty.jsonl"
+$KLOOP session "$T/empty.jsonl" >"$T/e.out" 2>"$T/e.err"
+check "kloop session of an empty file: exit 2, 'the journal holds no events'" sh -c \
+	"test $? -eq 2 && grep -q 'empty.jsonl: the journal holds no events' '$T/e.err'"
+printf 'not json\n\001\002binary\n' >"$T/junk.jsonl"
+$KLOOP session "$T/junk.jsonl" >"$T/j.out" 2>"$T/j.err"
+check "and of a file of junk lines: exit 2, each line named" sh -c \
+	"test $? -eq 2 && grep -q 'junk.jsonl:1: not valid JSON' '$T/j.err' && grep -q 'holds no events (every line was ignored' '$T/j.err'"
+# a rejected event is named by its line in the file, by replay as by session
+python3 - "$S" "$T/dup.jsonl" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines(True)
+lines = [l for l in lines if l.strip().endswith("}")]
+dup = '{"type":"candidate_added","id":1,"origin":"human","name":"dup.c","source":"x"}\n'
+out = lines[:3] + ["garbage\n", "more garbage\n", dup] + lines[3:]
+open(sys.argv[2], "w").write("".join(out))
+PY
+$KLOOP session "$T/dup.jsonl" >/dev/null 2>"$T/d1.err"
+$KLOOP replay "$T/dup.jsonl" </dev/null >"$T/d2.out" 2>"$T/d2.err"
+check "kloop session names the rejected event's line (6)" grep -q 'dup.jsonl:6: event ignored' "$T/d1.err"
+check "kloop replay names the same line" grep -q 'dup.jsonl:6: event 4 ignored' "$T/d2.err"
+diag 0 "$T/d1.err" "$T/d2.err"
+exit $((NFAIL > 0))

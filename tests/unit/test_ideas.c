@@ -141,6 +141,15 @@ int main(void)
 	                "asynchrony and latency hiding") &&
 	        !strcmp(ideas_category("nonsense", "nothing to go on"), "other"),
 	    "ideas_category maps names and guesses from text");
+	const char *n1 = ideas_category_named("Memory_Access"), *n2 = ideas_category_named("async"),
+	           *n3 = ideas_category_named(" other "), *n4 = ideas_category_named("memory");
+	CHECK(n1 && !strcmp(n1, "memory access") && n2 &&
+	          !strcmp(n2, "asynchrony and latency hiding") && n3 && !strcmp(n3, "other") &&
+	          n4 && !strcmp(n4, "memory access"),
+	      "a person names a category in any case, with _ for spaces, or by a prefix");
+	CHECK(!ideas_category_named("memroy access") && !ideas_category_named("a") &&
+	          !ideas_category_named("") && !ideas_category_named("precisionx"),
+	      "a misspelt category, a prefix of several, or nothing names none");
 
 	/* found by fuzz_reply: a title of blanks gave an idea with an empty title */
 	struct idea_list b = {0};

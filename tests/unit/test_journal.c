@@ -27,6 +27,18 @@ static cJSON *cand_added(int id, const char *origin)
 	return e;
 }
 
+struct lost_seen {
+	int n;
+	char zErr[KL_ERRLEN];
+};
+
+static void on_lost(void *arg, const char *zErr)
+{
+	struct lost_seen *ls = arg;
+	ls->n++;
+	snprintf(ls->zErr, sizeof ls->zErr, "%s", zErr);
+}
+
 int main(void)
 {
 	char path[] = "/tmp/kloop-test-journal.XXXXXX";
@@ -120,7 +132,9 @@ int main(void)
 	int nBadBefore = s ? s->nBad : -1;
 
 	/* a failed append (a file size limit) is cut back to a whole line and
-	 * counted; session_saved says events were lost, never "saved" */
+	 * counted; the event is applied in memory (the work under way stays
+	 * whole), nothing after it is appended (the journal stays a whole
+	 * prefix), and session_saved says events were lost, never "saved" */
 	struct rlimit old, small;
 	getrlimit(RLIMIT_FSIZE, &old);
 	struct stat st;
@@ -128,31 +142,67 @@ int main(void)
 	small.rlim_cur = (rlim_t)st.st_size + 40;
 	small.rlim_max = old.rlim_max;
 	signal(SIGXFSZ, SIG_IGN);
+	struct lost_seen ls = {0};
+	s->onLost = on_lost;
+	s->lostArg = &ls;
 	/* the limit applies to this test's own output too (a log file larger
 	 * than it): nothing is printed until it is lifted */
 	fflush(stdout);
 	setrlimit(RLIMIT_FSIZE, &small);
 	int rcEmit = session_emit(s, cand_added(50, "human"), err);
 	setrlimit(RLIMIT_FSIZE, &old);
-	CHECK(rcEmit < 0 && strstr(err, "cannot append"),
-	      "an append over the file size limit fails (%s)", err);
+	CHECK(rcEmit == 0 && ls.n == 1 && strstr(ls.zErr, "cannot append"),
+	      "an append over the file size limit fails, and onLost is told why (%s)", ls.zErr);
+	off_t sizeCut;
 	stat(path, &st);
+	sizeCut = st.st_size;
 	CHECK((rlim_t)st.st_size < small.rlim_cur, "and leaves no partial line");
-	CHECK(s->nLost == 1 && state_cand(&s->st, 50) == NULL,
-	      "the event is counted lost, not applied");
+	CHECK(s->nLost == 1 && state_cand(&s->st, 50) != NULL,
+	      "the event is counted lost, and applied in memory");
+	CHECK(session_emit(s, cand_added(51, "human"), err) == 0 && state_cand(&s->st, 51),
+	      "the next event is applied too");
+	stat(path, &st);
+	CHECK(st.st_size == sizeCut && s->nLost == 2 && ls.n == 1,
+	      "but not appended (no hole in the journal), counted, onLost told once");
 	FILE *fs = tmpfile();
 	CHECK(session_saved(s, fs) < 0, "session_saved reports the loss");
 	rewind(fs);
 	char line[256] = "";
 	CHECK(!fgets(line, sizeof line, fs), "and prints no 'session saved'");
 	fclose(fs);
-	CHECK(session_emit(s, cand_added(51, "human"), err) == 0, "the next append works");
 	session_close(s);
 	s = session_open(path, 0, err);
-	CHECK(s && s->nBad == nBadBefore && state_cand(&s->st, 51),
-	      "the journal reads back: only the old bad lines, candidate 51 there (%s)",
+	CHECK(s && s->nBad == nBadBefore && !state_cand(&s->st, 50) && !state_cand(&s->st, 51),
+	      "the journal reads back whole up to the loss: the old bad lines only, neither "
+	      "lost candidate (%s)",
 	      s ? s->warnings.buf : err);
 	session_close(s);
+
+	/* a file that is not a journal is never appended to */
+	char *src = xasprintf("%s.c", path);
+	f = fopen(src, "w");
+	fputs("int kl_run(void) { return 0; }\n", f);
+	fclose(f);
+	s = session_open(src, 1, err);
+	CHECK(!s && strstr(err, "is not a kloop session journal (it does not start with '{'") &&
+	          strstr(err, ":1: not valid JSON"),
+	      "a C source as the journal is refused, naming the file and its first line (%s)", err);
+	stat(src, &st);
+	CHECK(st.st_size == 31, "and left as it was");
+	f = fopen(src, "w");
+	fputs("{\"not\": \"an event\"}\n{also not}\n", f);
+	fclose(f);
+	s = session_open(src, 1, err);
+	CHECK(!s && strstr(err, "none of its lines is a session event"),
+	      "a JSON file of no events is refused too (%s)", err);
+	f = fopen(src, "w");
+	fputs("{\"type\":\"session_sta", f); /* the first write, cut by kill -9 */
+	fclose(f);
+	s = session_open(src, 1, err);
+	CHECK(s != NULL, "a journal whose only line was cut short opens (%s)", s ? "" : err);
+	session_close(s);
+	unlink(src);
+	free(src);
 	unlink(path);
 	return check_done();
 }

@@ -49,8 +49,8 @@ int main(void)
 	CHECK(r->k == 6 && r->st.nCand == 2, "at first the state is the end's");
 	CHECK(strstr(r->warnings.buf, ":4: not valid JSON") &&
 	          strstr(r->warnings.buf, ":8: a truncated last line") &&
-	          strstr(r->warnings.buf, "event 6 ignored"),
-	      "the warnings name the lines and the rejected event");
+	          strstr(r->warnings.buf, "s.jsonl:7: event 6 ignored"),
+	      "the warnings name the lines and the rejected event, with its line");
 	CHECK(r->nBad == 3, "three bad lines or events: %d", r->nBad);
 	replay_seek(r, 2);
 	CHECK(r->k == 2 && r->st.nCand == 1 && !strcmp(r->st.aCand[0].zStatus, "new"),
