@@ -560,7 +560,11 @@ static char **sandboxed(struct compiler *c, struct cjob *j, char **argv)
 static void start_job(struct compiler *c, struct cjob *j)
 {
 	char err[KL_ERRLEN];
-	j->zDir = xasprintf("%s/build/%s.%d", c->zCache, j->zKey, (int)getpid());
+	/* a directory of its own, also when the same source is compiled twice
+	 * at once (two copies of a candidate, an LLM's repeated answer): one
+	 * compiler must not clean up what the other is still writing */
+	static unsigned long nBuild;
+	j->zDir = xasprintf("%s/build/%s.%d.%lu", c->zCache, j->zKey, (int)getpid(), ++nBuild);
 	char *src = path_join(j->zDir, j->zName);
 	if (mkdir_p(j->zDir, err) < 0 || write_file_atomic(src, j->zSrc, j->req.nSource, err) < 0) {
 		free(src);

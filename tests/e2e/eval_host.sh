@@ -79,3 +79,15 @@ $KLOOP eval softmax $F/syntax_error.c $B >"$T/human.txt" 2>&1
 check "a compile error shows the compiler's diagnostics with file and line" grep -q "syntax_error.c:[0-9]*:[0-9]*: error" "$T/human.txt"
 $KLOOP eval softmax tasks/softmax/seed.c $B >"$T/human.txt" 2>&1
 check "human output names verdict, time and speedup" sh -c "grep -q 'verdict   correct' '$T/human.txt' && grep -q 'speedup' '$T/human.txt'"
+# the same source compiled twice at once (two copies of a file, a repeated
+# LLM answer), with nothing in the cache: each compile has a directory of
+# its own, so neither is a false compile error
+mkdir -p "$T/twice/a" "$T/twice/b"
+{ cat tasks/softmax/seed.c; echo "/* never compiled before: $$ $(date +%s%N) */"; } >"$T/twice/a/k.c"
+cp "$T/twice/a/k.c" "$T/twice/b/k.c"
+XDG_CACHE_HOME="$T/twice/cache" $KLOOP eval softmax "$T/twice/a/k.c" "$T/twice/b/k.c" \
+	"$T/twice/a/k.c" $B --json >"$T/twice.json" 2>"$T/twice.err"
+check "the same new source three times in one eval: each correct, none a compile error" python3 -c "
+import json
+rs = [json.loads(l) for l in open('$T/twice.json') if l.strip()]
+assert [r['status'] for r in rs] == ['correct'] * 3, [(r['status'], r.get('reason')) for r in rs]"
