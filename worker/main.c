@@ -1066,10 +1066,12 @@ static void on_input(struct loop *l, int fd, int events, void *arg)
 
 /*
  * Limits a candidate runs under, so that exhausting them ends in a clear
- * crash of this worker rather than the machine's: files at most 1 GiB, and on
- * the host backend an address space of KLOOP_MEM_LIMIT_MB (default: half the
- * memory).  The CUDA runtime reserves huge address ranges, so the cuda
- * backend has no address-space limit.
+ * crash of this worker rather than the machine's: on the host backend an
+ * address space of KLOOP_MEM_LIMIT_MB (default: half the memory), here and
+ * in the runners it starts.  The CUDA runtime reserves huge address ranges,
+ * so the cuda backend has no address-space limit.  The file size limit is
+ * the runner's alone (limit_files): the worker's own buffers are memfds,
+ * whose size counts as a file's, and a task's tensors may be up to 16 GiB.
  */
 /* built with AddressSanitizer (make asan): its shadow memory takes terabytes
  * of address space, so RLIMIT_AS cannot coexist with it */
@@ -1093,10 +1095,16 @@ static long long mem_limit_mb(void)
 	return mb;
 }
 
-static void limit_resources(void)
+/* the runner: a file the candidate writes is at most 1 GiB (past it,
+ * SIGXFSZ: a crash) */
+static void limit_files(void)
 {
 	struct rlimit fs = {1ul << 30, 1ul << 30};
 	setrlimit(RLIMIT_FSIZE, &fs);
+}
+
+static void limit_resources(void)
+{
 	if (strcmp(W.zBackend, "host"))
 		return;
 	long long mb = mem_limit_mb();
@@ -1184,8 +1192,10 @@ int main(int argc, char **argv)
 	 * the candidate allocates, included) */
 	asan_limit(argv, W.zBackend);
 	/* a runner: the candidate's side, on the socket it was given as fd 3 */
-	if (runner)
+	if (runner) {
+		limit_files();
 		return cand_serve(3, W.zBackend, W.dev);
+	}
 	/* the trusted side dies with kloop, and no other process of this user
 	 * reads its memory, descriptors or environment through /proc */
 	pid_t parent = getppid();

@@ -311,3 +311,21 @@ st=$(json status "$T/sc.json")
 check "SIGTERM to the compiler's bubblewrap alone (sent: $termed = 0) is no verdict: the source is compiled again and is correct ($st)" \
 	test $termed = 0 -a "$st" = correct
 check "... and leaves no process behind ($(left))" gone
+
+# 9. the file size limit is the candidate's (its runner's: 1 GiB), not the
+# worker's: the worker's buffers are memfds, whose size counts as a file's,
+# and a task's tensors may pass 1 GiB
+$K eval softmax "$T/hang.c" $B --timeout 60 >/dev/null 2>&1 &
+kp=$!
+runners 2
+fsize() { awk '/^Max file size/ {print $4}' "/proc/$1/limits" 2>/dev/null; }
+w=$(ours | while read -r p c t r; do [ "$c" = kloop-worker ] && [ -z "$r" ] && [ "$(ppid "$p")" = $kp ] && echo "$p"; done)
+rn=$(ours | while read -r p c t r; do [ "$r" = runner ] && echo "$p"; done | tail -1)
+wl=$(fsize "$w")
+rl=$(fsize "$rn")
+mine=$(awk '/^Max file size/ {print $4}' /proc/self/limits)
+check "the worker keeps kloop's file size limit ($wl, kloop's: $mine)" test "$wl" = "$mine"
+check "the candidate's runner has 1 GiB ($rl)" test "$rl" = 1073741824
+kill -KILL $kp
+wait $kp 2>/dev/null
+check "... and leaves no process behind ($(left))" gone
