@@ -979,8 +979,16 @@ class Server(object):
         if self.n_fwd is not None and len(inputs) != self.n_fwd:
             raise RefError("%s: get_inputs() returned %d tensors, the first set had %d"
                            % (label, len(inputs), self.n_fwd))
+        versions = [getattr(x, "_version", None) for x in inputs]
         with torch.no_grad():
             ys = _outputs_list(torch, _call("forward()", self.model, *inputs))
+        # a forward that changed an input in place (x.mul_(2)) must not hand
+        # the candidate the changed input: the set is drawn again from its
+        # seed (get_inputs() under the same seed gives the same tensors), so
+        # in[] holds what forward() was given
+        if any(v is None or getattr(x, "_version", None) != v for x, v in zip(inputs, versions)):
+            del inputs
+            inputs = make_inputs(torch, self.module, tseed, self.device, self.model, on_device=True)
         return inputs, ys
 
     def describe(self):

@@ -56,3 +56,34 @@ if fake_llm tests/fake_llm/softmax.json; then
 else
 	fail "the fake LLM server starts"
 fi
+
+# a forward that changes its input in place (x.mul_(2)): in[] is the input
+# forward() was given, so 2*x is correct and a copy of in[] is not
+cat >"$T/double.c" <<'C'
+#include "kloop.h"
+int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	(void)n_in, (void)n_out, (void)s;
+	const float *x = in[0].data;
+	float *y = out[0].data;
+	for (int64_t i = 0; i < kl_numel(&in[0]); i++)
+		y[i] = 2 * x[i];
+	return 0;
+}
+C
+cat >"$T/copy.c" <<'C'
+#include <string.h>
+#include "kloop.h"
+int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	(void)n_in, (void)n_out, (void)s;
+	memcpy(out[0].data, in[0].data, (size_t)kl_numel(&in[0]) * 4);
+	return 0;
+}
+C
+$KLOOP eval $FX/inplace_mul.py "$T/double.c" "$T/copy.c" $B --json >"$T/ip.json" 2>"$T/ip.err"
+check "an in-place forward: 2*x is correct, a copy of in[] is incorrect" python3 -c "
+import json
+rs = [json.loads(l) for l in open('$T/ip.json') if l.strip()]
+assert [r['status'] for r in rs] == ['correct', 'incorrect'], [(r['status'], r.get('reason')) for r in rs]"
+diag 0 "$T/ip.err"
