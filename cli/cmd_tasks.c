@@ -53,7 +53,7 @@ static void print_tensors(const char *zWhat, const struct task_tensor *a, int n)
  * --shapes and --size changed.
  */
 static int show_problem(const char *zProblem, const char *zShapes, const char *zSize,
-                        const char *zPython, int json)
+                        const char *zPython, double timeoutS, int json)
 {
 	char err[KL_ERRLEN];
 	if (!path_exists(zProblem)) {
@@ -66,8 +66,8 @@ static int show_problem(const char *zProblem, const char *zShapes, const char *z
 		return 2;
 	}
 	int rc = 0;
-	cJSON *d =
-	    torchref_describe(zPython ? zPython : cfg.zPython, zProblem, zShapes, zSize, err);
+	cJSON *d = torchref_describe(zPython ? zPython : cfg.zPython, zProblem, zShapes, zSize,
+	                             timeoutS, err);
 	if (!d) {
 		fprintf(stderr, "kloop: %s\n", err);
 		rc = 2;
@@ -140,7 +140,9 @@ static int exec_tasks(int argc, char **argv)
 		char zSize[32] = "";
 		if (f.size > 0)
 			snprintf(zSize, sizeof zSize, "%.17g", f.size);
-		int rc = show_problem(f.azPos[0], f.zShapes, zSize, f.cfg.zPython, json);
+		/* --timeout bounds the helper's description (default 300 s) */
+		int rc =
+		    show_problem(f.azPos[0], f.zShapes, zSize, f.cfg.zPython, f.timeoutS, json);
 		flags_free(&f);
 		return rc;
 	}
@@ -240,7 +242,8 @@ static int exec_tasks(int argc, char **argv)
 
 const struct cmd_entry cmd_tasks_entry = {
     .name = "tasks",
-    .usage = "[--json] | PROBLEM.py [--shapes NAME=V,...] [--size F] [--python PY] [--json]",
+    .usage = "[--json] | PROBLEM.py [--shapes NAME=V,...] [--size F] [--python PY] [--timeout S] "
+             "[--json]",
     .help = "list the bundled tasks, or show a KernelBench problem's in[] and out[]",
     .exec = exec_tasks,
 };

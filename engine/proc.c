@@ -305,22 +305,43 @@ void proc_describe_status(int status, char *buf, size_t n)
 
 int proc_capture(char *const *argv, char **pzOut, size_t max)
 {
+	int timedOut;
+	return proc_capture_timeout(argv, pzOut, max, 0, &timedOut);
+}
+
+int proc_capture_timeout(char *const *argv, char **pzOut, size_t max, double timeoutS,
+                         int *pTimedOut)
+{
 	struct proc_spec s = {.argv = argv, .stdinFd = -1, .stdoutFd = -1, .stderrFd = -1};
 	int out;
 	char err[KL_ERRLEN];
 	*pzOut = NULL;
+	*pTimedOut = 0;
 	pid_t pid = proc_spawn(&s, &out, NULL, err);
 	if (pid < 0)
 		return -1;
-	int fl = fcntl(out, F_GETFL);
-	fcntl(out, F_SETFL, fl & ~O_NONBLOCK);
 	strbuf sb = STRBUF_INIT;
 	char buf[4096];
-	ssize_t r;
-	while ((r = read(out, buf, sizeof buf)) != 0) {
-		if (r < 0 && errno == EINTR)
+	double deadline = timeoutS > 0 ? now_s() + timeoutS : 0;
+	for (;;) {
+		int ms = -1;
+		if (deadline > 0) {
+			double left = deadline - now_s();
+			ms = left > 0 ? (int)(left * 1000) + 1 : 0;
+		}
+		struct pollfd p = {.fd = out, .events = POLLIN};
+		int n = poll(&p, 1, ms);
+		if (n < 0 && errno == EINTR)
 			continue;
-		if (r < 0)
+		if (n == 0) {
+			*pTimedOut = 1;
+			proc_kill_group(pid);
+			break;
+		}
+		ssize_t r = read(out, buf, sizeof buf);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r <= 0)
 			break;
 		if (sb.len < max)
 			sb_add(&sb, buf, (size_t)r);

@@ -68,4 +68,10 @@ void proc_describe_status(int status, char *buf, size_t n);
  * for start-up probes only (blocks).  Returns the wait status or -1. */
 int proc_capture(char *const *argv, char **pzOut, size_t max);
 
+/* proc_capture, killing the child (and its group) when it has not ended
+ * within timeoutS seconds (> 0): then *pTimedOut is 1 and the status is
+ * its death by SIGKILL */
+int proc_capture_timeout(char *const *argv, char **pzOut, size_t max, double timeoutS,
+                         int *pTimedOut);
+
 #endif

@@ -801,7 +801,7 @@ static void problem_tensors(struct pipeline *p)
 	char err[KL_ERRLEN], size[40] = "";
 	if (p->pc.size > 0)
 		snprintf(size, sizeof size, "%.17g", p->pc.size);
-	cJSON *d = torchref_describe(p->pc.zPython, p->pc.zProblem, p->pc.zShapes, size, err);
+	cJSON *d = torchref_describe(p->pc.zPython, p->pc.zProblem, p->pc.zShapes, size, 0, err);
 	if (!d) {
 		say(p, "the prompts name no tensors: %s", err);
 		return;

@@ -71,6 +71,7 @@ static struct {
 	char zSmall[KL_ERRLEN + 256]; /* "rows=64 cols=512", or why there is no such stage */
 	double tolA, tolR;            /* --atol / --rtol (< 0: the task's) */
 	double loadS;                 /* seconds spent starting runners in the job that runs */
+	double refTimeoutS;           /* a reference run's limit (the engine's run timeout) */
 	int nRunners;                 /* runners started for it */
 	int ready;                    /* task loaded and reference data in place */
 	int timeReference;            /* time the reference when it is ready */
@@ -210,6 +211,8 @@ static void small_reference(struct job *j)
 		return;
 	struct cand *c =
 	    harness_generate_inputs(W.hSmall, err) < 0 ? NULL : load(j, W.hSmall, &loadErr, err);
+	if (c)
+		cand_set_timeout(c, W.refTimeoutS);
 	if (!c || harness_run_reference(W.hSmall, cand_iface(c, 0), err) < 0) {
 		char *why = xasprintf("no small-shapes stage: the reference failed on %s: %s",
 		                      W.zSmall, err);
@@ -235,6 +238,8 @@ static void finish_reference(struct job *j)
 	}
 	small_reference(j);
 	W.refCand = load(j, W.h, &loadErr, err);
+	if (W.refCand)
+		cand_set_timeout(W.refCand, W.refTimeoutS);
 	if (!W.refCand || harness_run_reference(W.h, cand_iface(W.refCand, 0), err) < 0) {
 		char *z = xasprintf("the reference %s failed: %s", j->zName, err);
 		send_error(-1, z, 1);
@@ -829,6 +834,7 @@ static void op_task(cJSON *req)
 	W.opts.nTrials = json_int(req, "trials", W.opts.nTrials);
 	W.opts.seed = (uint64_t)json_num(req, "seed", (double)W.opts.seed);
 	W.opts.budgetS = json_num(req, "budget_s", W.opts.budgetS);
+	W.refTimeoutS = json_num(req, "run_timeout_s", 0);
 	W.opts.rse = json_num(req, "rse", W.opts.rse);
 	W.timeReference = cJSON_IsTrue(cJSON_GetObjectItem(req, "time_reference"));
 	const char *zSrcPath = NULL;

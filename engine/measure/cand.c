@@ -86,8 +86,9 @@ struct cand {
 	int noteKind;   /* HC_CRASHED or HC_MISBEHAVED when the runner said why it died */
 	char note[512]; /* what it said */
 	char zStatus[160];
-	int schedFd; /* the runner's /proc/PID/schedstat, or -1 */
-	int statFd;  /* its /proc/PID/stat (whether it is asleep), or -1 */
+	int schedFd;     /* the runner's /proc/PID/schedstat, or -1 */
+	double timeoutS; /* a call's limit (cand_set_timeout), 0: none */
+	int statFd;      /* its /proc/PID/stat (whether it is asleep), or -1 */
 };
 
 /* ---- sending descriptors ---- */
@@ -372,11 +373,30 @@ static int roundtrip(struct cand *c, struct cm *req, struct cm *rep, char *why, 
 	req->seq = ++c->seq;
 	if (send(c->fd, req, sizeof *req, MSG_NOSIGNAL) != (ssize_t)sizeof *req)
 		return runner_died(c, why, nWhy);
+	double deadline = c->timeoutS > 0 ? now_s() + c->timeoutS : 0;
 	for (;;) {
 		struct pollfd p[2] = {{.fd = c->fd, .events = POLLIN}, {.fd = c->pollFd}};
-		int n = poll(p, c->pollFd >= 0 ? 2 : 1, -1);
+		int ms = -1;
+		if (deadline > 0) {
+			double left = deadline - now_s();
+			ms = left > 0 ? (int)(left * 1000) + 1 : 0;
+		}
+		int n = poll(p, c->pollFd >= 0 ? 2 : 1, ms);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n == 0 && deadline > 0) {
+			/* it never returned: killed with everything it started */
+			end_keeper(c);
+			if (c->pid > 0)
+				waitpid(c->pid, NULL, 0);
+			c->pid = 0;
+			c->dead = 1;
+			c->noteKind = HC_CRASHED;
+			snprintf(c->note, sizeof c->note,
+			         "it did not return within %g s (the --timeout limit); stopped",
+			         c->timeoutS);
+			return runner_died(c, why, nWhy);
+		}
 		if (c->pollFd >= 0 && (p[1].revents & (POLLHUP | POLLERR | POLLNVAL))) {
 			/* whoever we work for is gone: so are we, and the candidate
 			 * (its keeper sees our end of its life line close) */
@@ -493,6 +513,11 @@ static double c_sched_delay(struct harness_cand *hc, int *pAsleep)
 	buf[n] = 0;
 	unsigned long long run = 0, wait = 0;
 	return sscanf(buf, "%llu %llu", &run, &wait) == 2 ? (double)wait * 1e-6 : 0;
+}
+
+void cand_set_timeout(struct cand *c, double timeoutS)
+{
+	c->timeoutS = timeoutS > 0 ? timeoutS : 0;
 }
 
 struct harness_cand *cand_iface(struct cand *c, int k)

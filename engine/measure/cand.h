@@ -52,6 +52,11 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, in
 /* the view of it that harness ah[k] of cand_start runs it through */
 struct harness_cand *cand_iface(struct cand *c, int k);
 
+/* each call of c returns within timeoutS seconds (> 0; 0: no limit), or
+ * the runner is killed and the call is HC_CRASHED "did not return within
+ * N s": for the reference, which no per-job timer of the engine bounds */
+void cand_set_timeout(struct cand *c, double timeoutS);
+
 /* kill the runner with everything it started, and free c */
 void cand_free(struct cand *c);
 

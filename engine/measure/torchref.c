@@ -392,8 +392,10 @@ static char *json_line(const char *z)
 }
 
 cJSON *torchref_describe(const char *zPython, const char *zProblem, const char *zShapes,
-                         const char *zSize, char *err)
+                         const char *zSize, double timeoutS, char *err)
 {
+	if (timeoutS <= 0)
+		timeoutS = TORCHREF_DESCRIBE_S;
 	const char *py = zPython ? zPython : "python3";
 	if (!path_exists(zProblem))
 		return kl_err(err, "%s: no such problem file", zProblem), NULL;
@@ -409,8 +411,18 @@ cJSON *torchref_describe(const char *zPython, const char *zProblem, const char *
 	}
 	argv[n] = NULL;
 	char *out = NULL;
-	int st = proc_capture((char *const *)argv, &out, 1 << 20);
-	if (st < 0 || !WIFEXITED(st) || WEXITSTATUS(st) == 127) {
+	int timedOut = 0;
+	int st = proc_capture_timeout((char *const *)argv, &out, 1 << 20, timeoutS, &timedOut);
+	if (timedOut) {
+		free(out);
+		return kl_err(err,
+		              "%s: the PyTorch helper did not describe the problem within %g s "
+		              "(get_init_inputs(), get_inputs() or forward() may never return); it "
+		              "was stopped",
+		              zProblem, timeoutS),
+		       NULL;
+	}
+	if (st < 0 || (WIFEXITED(st) && WEXITSTATUS(st) == 127)) {
 		free(out);
 		return kl_err(err,
 		              "the Python interpreter '%s' cannot be run (set it with --python or "
@@ -425,7 +437,18 @@ cJSON *torchref_describe(const char *zPython, const char *zProblem, const char *
 	if (!ev || strcmp(ev, "describe")) {
 		const char *m = d ? cJSON_GetStringValue(cJSON_GetObjectItem(d, "message")) : NULL;
 		char *l = m ? NULL : last_line(out ? out : "");
-		kl_err(err, "%s: %s", zProblem, m ? m : *l ? l : "the PyTorch helper failed");
+		char how[128] = "";
+		/* the problem's own code ended the helper: a crash, or exit() */
+		if (!m && (WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0)))
+			proc_describe_status(st, how, sizeof how);
+		if (*how)
+			kl_err(err, "%s: the PyTorch helper running the problem %s%s%s", zProblem,
+			       how, *l ? "; its last line: " : " (it printed nothing)", l);
+		else
+			kl_err(err, "%s: %s", zProblem,
+			       m    ? m
+			       : *l ? l
+			            : "the PyTorch helper failed");
 		free(l);
 		cJSON_Delete(d);
 		free(out);

@@ -79,10 +79,14 @@ int torchref_finish(struct torchref *r, char *err);
  * shapes on PyTorch 2's meta device, else by running the first set on the
  * CPU): {"inputs", "outputs", "torch", "device", "sizes", ...} as in
  * torchref_manifest(), or NULL + err (the helper's own one-line message).
- * zShapes / zSize as --shapes / --size (NULL: none).  Blocks.
+ * zShapes / zSize as --shapes / --size (NULL: none).  Blocks, at most
+ * timeoutS seconds (0: TORCHREF_DESCRIBE_S): a problem whose code never
+ * returns is stopped and said to be so; one whose code crashes is said to
+ * have.
  */
+#define TORCHREF_DESCRIBE_S 300
 cJSON *torchref_describe(const char *zPython, const char *zProblem, const char *zShapes,
-                         const char *zSize, char *err);
+                         const char *zSize, double timeoutS, char *err);
 /* in[] and out[] of a description as lines "in[0] x: f32 [8, 32] (forward()
  * input)" (a fresh string) */
 char *torchref_tensors_text(const cJSON *desc);

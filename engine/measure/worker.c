@@ -806,6 +806,8 @@ static void start(struct worker *w)
 		cJSON_AddNumberToObject(o, "trials", w->cfg.nTrials);
 	if (w->cfg.budgetS > 0)
 		cJSON_AddNumberToObject(o, "budget_s", w->cfg.budgetS);
+	/* a reference run is bounded as a candidate's whole evaluation is */
+	cJSON_AddNumberToObject(o, "run_timeout_s", w->cfg.runTimeoutS);
 	if (w->cfg.bTol && w->cfg.atol >= 0)
 		cJSON_AddNumberToObject(o, "atol", w->cfg.atol);
 	if (w->cfg.bTol && w->cfg.rtol >= 0)

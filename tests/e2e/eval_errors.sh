@@ -59,3 +59,43 @@ fi
 expect2 "a missing Python interpreter" "interpreter '/no/python' cannot be run" \
 	$KLOOP eval tasks/softmax/reference.py tasks/softmax/seed.c $B --python /no/python
 expect2 "a missing KernelBench problem file" "no such problem file" $KLOOP eval "$T/nope.py" tasks/softmax/seed.c $B
+# a reference that never returns is stopped at --timeout: a task error, exit 2
+cp -r tasks/softmax "$T/refhang"
+cat >"$T/refhang/reference.c" <<'C'
+#include "kloop.h"
+int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)
+{
+	(void)in, (void)n_in, (void)out, (void)n_out, (void)stream;
+	for (volatile int i = 0;; i++)
+		;
+}
+C
+expect2 "a reference that never returns is stopped at --timeout" \
+	"the reference reference.c failed: .*did not return within 2 s (the --timeout limit)" \
+	timeout 120 $KLOOP eval "$T/refhang" "$T/refhang/seed.c" $B --timeout 2
+# a problem file whose code never returns, or crashes, as kloop tasks describes it
+mkdir -p "$T/kb"
+cat >"$T/kb/sleepy.py" <<'PY'
+import time
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        return x
+def get_inputs():
+    time.sleep(1000)
+    return [torch.randn(16)]
+def get_init_inputs():
+    return []
+PY
+sed 's/    time.sleep(1000)/    import ctypes; ctypes.string_at(0)/' "$T/kb/sleepy.py" >"$T/kb/segv.py"
+if python3 -c 'import torch' >/dev/null 2>&1; then
+	expect2 "kloop tasks: a problem that never returns is stopped at --timeout" \
+		"sleepy.py: the PyTorch helper did not describe the problem within 2 s" \
+		timeout 120 $KLOOP tasks "$T/kb/sleepy.py" --timeout 2
+	expect2 "kloop tasks: a problem that crashes is said to have (not a missing interpreter)" \
+		"segv.py: the PyTorch helper running the problem killed by signal 11 (SIGSEGV)" \
+		$KLOOP tasks "$T/kb/segv.py"
+else
+	skip "kloop tasks on a problem that hangs or crashes: python3 has no PyTorch"
+fi
