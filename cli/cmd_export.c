@@ -8,6 +8,7 @@
  */
 #include <cJSON.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,6 +195,44 @@ out:
 	return rc;
 }
 
+/* whether a and b name one existing file (through links too) */
+static int same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+	return a && b && stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
+}
+
+/* an output that would overwrite what the export reads (the journal, the
+ * problem file) or another output: said, and refused before anything is
+ * written.  0 or -1 + err */
+static int check_outputs(const struct state *st, const char *zSession, const char *zProblem,
+                         const char *const *azOut, int nOut, char *err)
+{
+	char e2[KL_ERRLEN];
+	char *prob = problem_of(st, zProblem, e2);
+	int rc = 0;
+	for (int i = 0; i < nOut && !rc; i++) {
+		if (!azOut[i])
+			continue;
+		if (same_file(azOut[i], zSession))
+			rc = kl_err(
+			    err, "%s is the session journal being exported from: not overwritten",
+			    azOut[i]);
+		else if (same_file(azOut[i], prob))
+			rc = kl_err(err,
+			            "%s is the KernelBench problem file: not overwritten (give "
+			            "another OUT.py)",
+			            azOut[i]);
+		for (int k = 0; k < i && !rc; k++)
+			if (azOut[k] &&
+			    (!strcmp(azOut[k], azOut[i]) || same_file(azOut[k], azOut[i])))
+				rc = kl_err(err, "%s is given as two outputs", azOut[i]);
+	}
+	free(prob);
+	return rc;
+}
+
 static int exec_export(int argc, char **argv)
 {
 	struct flags f;
@@ -223,6 +262,10 @@ static int exec_export(int argc, char **argv)
 	if (!c) {
 		fprintf(stderr, "kloop: export: %s has no candidate %ld (it has 1..%d)\n", zSession,
 		        id, s->st.nCand);
+		rc = 2;
+	} else if (check_outputs(&s->st, zSession, zProblem, (const char *const[]){zCu, zSrc, zKb},
+	                         3, err) < 0) {
+		fprintf(stderr, "kloop: export: %s\n", err);
 		rc = 2;
 	} else {
 		int cuda = c->zName && ends_with(c->zName, ".cu");

@@ -60,3 +60,22 @@ for p in "layernorm.py tasks/layernorm/seed.c" "softmax.py tasks/softmax/seed.c"
 	$KLOOP export "$T/p.jsonl" 1 --kernelbench "$T/p.py" 2>"$T/e"
 	check "$1: the exported ModelNew has Model's signatures and matches Model on fresh inputs" compare "$T/p.py"
 done
+
+# an output that would overwrite what the export reads is refused, and
+# nothing is written: the journal, the problem file, one path given twice
+$KLOOP eval softmax tasks/softmax/seed.c $B --session "$T/keep.jsonl" >/dev/null 2>&1
+cp "$T/keep.jsonl" "$T/keep.before"
+cp tasks/softmax/reference.py "$T/problem.py"
+$KLOOP export "$T/keep.jsonl" 1 --source "$T/keep.jsonl" >"$T/o1" 2>"$T/e1"
+rc1=$?
+$KLOOP export "$T/keep.jsonl" 1 --kernelbench "$T/problem.py" --problem "$T/problem.py" >"$T/o2" 2>"$T/e2"
+rc2=$?
+$KLOOP export "$T/keep.jsonl" 1 --source "$T/same.c" --kernelbench "$T/same.c" --problem "$T/problem.py" \
+	>"$T/o3" 2>"$T/e3"
+rc3=$?
+check "export --source onto the session journal: exit 2, the journal unchanged" sh -c \
+	"test $rc1 -eq 2 && grep -q 'is the session journal being exported from: not overwritten' '$T/e1' && cmp -s '$T/keep.jsonl' '$T/keep.before'"
+check "export --kernelbench onto the problem file: exit 2, the problem unchanged" sh -c \
+	"test $rc2 -eq 2 && grep -q 'is the KernelBench problem file: not overwritten' '$T/e2' && cmp -s '$T/problem.py' tasks/softmax/reference.py"
+check "one path as two outputs: exit 2, nothing written" sh -c \
+	"test $rc3 -eq 2 && grep -q 'same.c is given as two outputs' '$T/e3' && test ! -e '$T/same.c'"
