@@ -88,6 +88,7 @@ struct cand {
 	char zStatus[160];
 	int schedFd;     /* the runner's /proc/PID/schedstat, or -1 */
 	double timeoutS; /* a call's limit (cand_set_timeout), 0: none */
+	int sandboxed;   /* the runner is bubblewrap's child */
 	int statFd;      /* its /proc/PID/stat (whether it is asleep), or -1 */
 };
 
@@ -349,8 +350,18 @@ static int runner_died(struct cand *c, char *why, size_t nWhy)
 			end_keeper(c);
 			if (r != c->pid)
 				r = waitpid(c->pid, &st, 0);
-			if (r == c->pid)
+			if (r == c->pid && c->sandboxed && WIFEXITED(st) && WEXITSTATUS(st) > 128 &&
+			    WEXITSTATUS(st) < 128 + NSIG) {
+				/* bubblewrap, the sandbox's init, passes on a death by signal
+				 * as exit status 128 + N (an exit() would have said so itself:
+				 * CM_EXIT) */
+				int sig = WEXITSTATUS(st) - 128;
+				const char *ab = sigabbrev_np(sig);
+				snprintf(c->zStatus, sizeof c->zStatus,
+				         "killed by signal %d (SIG%s)", sig, ab ? ab : "?");
+			} else if (r == c->pid) {
 				proc_describe_status(st, c->zStatus, sizeof c->zStatus);
+			}
 			c->pid = 0;
 			if (r > 0 && !c->noteKind && WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM)
 				stopped_together();
@@ -660,6 +671,7 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, in
 	c->lifeFd = life[1];
 	c->pollFd = o->pollFd;
 	c->schedFd = c->statFd = -1;
+	c->sandboxed = o->sandbox;
 	c->nSet = nH;
 	for (int k = 0; k < nH; k++) {
 		struct cand_view *v = &c->views[k];

@@ -264,3 +264,13 @@ $KLOOP eval softmax tasks/softmax/seed.c $B --no-sandbox --json >"$T/nosb.json" 
 check "--no-sandbox: correct, \"sandbox\": \"none\", no warning" \
 	sh -c "test '$(field 0 status "$T/nosb.json") $(field 0 sandbox "$T/nosb.json")' = 'correct none' && ! grep -q warning '$T/nosb.err'"
 check "with bubblewrap: the result says \"sandbox\": \"bubblewrap\"" test "$(field 0 sandbox "$T/c2.json")" = bubblewrap
+# a candidate killed by a signal in the sandbox is said to be, as without it
+# (bubblewrap passes a death by signal on as exit status 128 + N)
+for sig in KILL USR1; do
+	printf '#include <signal.h>\n#include "kloop.h"\nint kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)\n{\n\t(void)in, (void)n_in, (void)out, (void)n_out, (void)s;\n\traise(SIG%s);\n\treturn 0;\n}\n' \
+		$sig >"$T/sig$sig.c"
+	eval_json "$T/sig$sig.json" "$T/sig$sig.c"
+	field 0 reason "$T/sig$sig.json" >"$T/sig$sig.reason"
+	check "raise(SIG$sig) in the sandbox: crashed, killed by SIG$sig ($(cat "$T/sig$sig.reason"))" sh -c \
+		"test '$(field 0 status "$T/sig$sig.json") $(field 0 sandbox "$T/sig$sig.json")' = 'crashed bubblewrap' && grep -q 'killed by signal [0-9]* (SIG$sig)' '$T/sig$sig.reason'"
+done
