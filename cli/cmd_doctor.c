@@ -242,6 +242,8 @@ static int exec_doctor(int argc, char **argv)
 	int workers = f.zWorkers != NULL;
 	const char *zWorkers = f.zWorkers && *f.zWorkers ? f.zWorkers : NULL;
 	double timeoutS = f.timeoutS > 0 ? f.timeoutS : 5;
+	/* --python: the interpreter to check (the fix doctor itself advises) */
+	char *zPy = f.cfg.zPython ? xstrdup(f.cfg.zPython) : NULL;
 	flags_free(&f);
 	report = cJSON_CreateObject();
 	char err[KL_ERRLEN];
@@ -253,6 +255,9 @@ static int exec_doctor(int argc, char **argv)
 		set(&cfg.zModel, zModel);
 	if (zBase)
 		set(&cfg.zBaseUrl, zBase);
+	if (zPy)
+		set(&cfg.zPython, zPy);
+	free(zPy);
 	char *cp = config_path();
 	if (!cfgOk)
 		line("config", 0, "%s", err);
@@ -359,7 +364,8 @@ static int exec_doctor(int argc, char **argv)
 
 const struct cmd_entry cmd_doctor_entry = {
     .name = "doctor",
-    .usage = "[--json] [--workers[=SPEC]] [--provider P --model M --base-url URL] [--timeout S]",
+    .usage = "[--json] [--workers[=SPEC]] [--provider P --model M --base-url URL] [--python PY] "
+             "[--timeout S]",
     .help = "check compilers, GPU, Python and PyTorch, grammar, configuration, LLM keys, and the "
             "LLM provider, model and endpoint (a real request, --timeout seconds, 5 by default); "
             "--workers starts each configured worker and tries it",

@@ -136,6 +136,18 @@ static int exec_tasks(int argc, char **argv)
 	if (usage)
 		return usage;
 	int json = f.json;
+	size_t nArg = f.nPos ? strlen(f.azPos[0]) : 0;
+	if (f.nPos && (nArg < 3 || strcmp(f.azPos[0] + nArg - 3, ".py"))) {
+		/* a task directory or its task.json: not what the helper reads */
+		fprintf(
+		    stderr,
+		    "kloop: tasks: %s is not a KernelBench problem file (PROBLEM.py); `kloop "
+		    "tasks` alone lists the bundled tasks, and a task directory's in[] and out[] "
+		    "are its task.json's \"inputs\" and \"outputs\" (docs/TASKS.md)\n",
+		    f.azPos[0]);
+		flags_free(&f);
+		return 2;
+	}
 	if (f.nPos) {
 		char zSize[32] = "";
 		if (f.size > 0)

@@ -74,7 +74,7 @@ static const struct flag_def table[] = {
     {"--budget", FT_NUM, "budget", 0, 0.01, DAY, "seconds", NULL, ALL_CMDS, NULL},
     {"--timeout", FT_NUM, "timeout", 0, 0.1, 7 * DAY, "seconds", NULL, ALL_CMDS, NULL},
     {"--jobs", FT_INT, "jobs", 0, 1, 4096, "parallel compiles", NULL, ALL_CMDS, NULL},
-    {"--python", FT_STRING, "python", 0, 0, 0, NULL, NULL, ALL_CMDS | FL_TASKS, NULL},
+    {"--python", FT_STRING, "python", 0, 0, 0, NULL, NULL, ALL_CMDS | FL_TASKS | FL_DOCTOR, NULL},
     {"--worker", FT_STRING, "worker", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},
     {"--workers", FT_STRING, "workers", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},
     /* candidates run without bubblewrap: explicit, and quiet (issue 14); on the GPU

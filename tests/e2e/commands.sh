@@ -9,6 +9,9 @@ $KLOOP tasks --json >"$T/tasks.json"
 check "kloop tasks --json gives both shape sets of softmax" python3 -c "
 import json; t={x['name']:x for x in json.load(open('$T/tasks.json'))['tasks']}
 s=t['softmax']['shapes']; assert s['host']['inputs'][0]['shape']==[64,4096] and 'cuda' in s"
+$KLOOP tasks tasks/softmax >"$T/tdir.out" 2>"$T/tdir.err"
+check "kloop tasks DIR: exit 2, saying it takes a PROBLEM.py and what to use instead" sh -c \
+	"test $? -eq 2 && grep -q 'tasks/softmax is not a KernelBench problem file (PROBLEM.py); .kloop tasks. alone lists the bundled tasks' '$T/tdir.err'"
 OPENAI_API_KEY=sk-test-secret-value $KLOOP doctor >"$T/doctor" 2>&1
 check "doctor reports the C compiler" grep -q "^cc .*ok" "$T/doctor"
 check "doctor reports the GPU line" grep -q "^gpu " "$T/doctor"

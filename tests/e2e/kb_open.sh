@@ -33,6 +33,9 @@ XDG_CONFIG_HOME="$T/cfg" $KLOOP doctor >"$T/doc" 2>&1
 if [ $DEBTORCH = 1 ]; then
 	check "doctor names the Python that has PyTorch" \
 		grep -qF "PyTorch is not installed for $T/py-nosite; /usr/bin/python3 has it: give --python /usr/bin/python3" "$T/doc"
+	XDG_CONFIG_HOME="$T/cfg" $KLOOP doctor --python /usr/bin/python3 >"$T/doc2" 2>&1
+	check "doctor takes the --python it advises, and checks that one" sh -c \
+		"grep -q '^python  *ok  */usr/bin/python3: Python' '$T/doc2' && grep -q '^pytorch  *ok  *torch' '$T/doc2'"
 	$KLOOP eval $FX/softmax.py tasks/softmax/seed.c $B --python "$T/py-nosite" >/dev/null 2>"$T/ev.err"
 	check "eval of a problem file names it too" \
 		grep -qF "/usr/bin/python3 has it: give --python /usr/bin/python3" "$T/ev.err"
