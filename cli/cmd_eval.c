@@ -127,7 +127,12 @@ static void print_human(const cJSON *r, const struct src *s)
 		       result_num(cor, "trials_passed"), result_num(cor, "trials"),
 		       result_num(cor, "max_abs_error"));
 		printf(isnan(l2) ? "inf" : "%.3g", l2);
-		printf(", %g mismatches\n", result_num(cor, "mismatches"));
+		printf(", %g mismatches", result_num(cor, "mismatches"));
+		if (result_num(cor, "non_finite") > 0)
+			printf(" (%g of them NaN or Inf where the reference is finite; the max abs "
+			       "error is over the finite ones)",
+			       result_num(cor, "non_finite"));
+		printf("\n");
 		strbuf tl = STRBUF_INIT;
 		result_tolerance_line(cor, &tl);
 		if (tl.len)

@@ -265,7 +265,11 @@ void report_results(const struct state *st, const struct cand *c, strbuf *sb)
 			sb_adds(sb, "inf");
 		else
 			sb_addf(sb, "%.3g", l2);
-		sb_addf(sb, ", %g mismatches\n", result_num(cor, "mismatches"));
+		sb_addf(sb, ", %g mismatches", result_num(cor, "mismatches"));
+		if (result_num(cor, "non_finite") > 0)
+			sb_addf(sb, " (%g of them NaN or Inf where the reference is finite)",
+			        result_num(cor, "non_finite"));
+		sb_adds(sb, "\n");
 		if (cJSON_GetObjectItem(cor, "tolerance")) {
 			sb_adds(sb, "tolerance ");
 			result_tolerance_line(cor, sb);

@@ -362,6 +362,7 @@ struct agg {
 	double relL2Frac; /* relL2 / rel_l2 at worst */
 	int tolDtype;     /* the dtype whose tolerance the worst output was judged by, or -1 */
 	int64_t mismatches;
+	int64_t nonFinite; /* of them, NaN or Inf outputs where the reference is finite */
 	int trials, passed;
 };
 
@@ -389,6 +390,7 @@ static int check_outputs(struct harness *h, int s, struct agg *a, char *why, siz
 		if (l2f > a->relL2Frac)
 			a->relL2Frac = l2f;
 		a->mismatches += r.nMismatch;
+		a->nonFinite += r.nNonFinite;
 		if (r.pass || bad)
 			continue;
 		bad = 1;
@@ -1042,6 +1044,8 @@ static cJSON *correctness_json(const struct harness *h, const struct agg *a, int
 	cJSON_AddNumberToObject(c, "max_abs_error", a->maxAbs);
 	add_finite(c, "rel_l2_error", a->relL2);
 	cJSON_AddNumberToObject(c, "mismatches", (double)a->mismatches);
+	/* max_abs_error is over finite pairs: these are the others */
+	cJSON_AddNumberToObject(c, "non_finite", (double)a->nonFinite);
 	if (a->trials && a->tolDtype >= 0) {
 		add_finite(c, "tol_fraction", a->tolFrac);
 		add_finite(c, "rel_l2_fraction", a->relL2Frac);

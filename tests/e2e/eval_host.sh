@@ -91,3 +91,24 @@ check "the same new source three times in one eval: each correct, none a compile
 import json
 rs = [json.loads(l) for l in open('$T/twice.json') if l.strip()]
 assert [r['status'] for r in rs] == ['correct'] * 3, [(r['status'], r.get('reason')) for r in rs]"
+# NaN outputs: the max abs error is over the finite pairs, so the count of
+# the non-finite ones is given next to it, not a bare "max abs error 0"
+cat >"$T/nan.c" <<'C'
+#include <math.h>
+#include "kloop.h"
+int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)
+{
+	(void)in, (void)n_in, (void)n_out, (void)stream;
+	float *y = out[0].data;
+	for (int64_t i = 0; i < kl_numel(&out[0]); i++)
+		y[i] = NAN;
+	return 0;
+}
+C
+$KLOOP eval softmax "$T/nan.c" $B --json >"$T/nan.json" 2>/dev/null
+check "NaN outputs: incorrect, every mismatch counted as non-finite in --json" python3 -c "
+import json; r = json.load(open('$T/nan.json')); c = r['correctness']
+assert r['status'] == 'incorrect' and c['mismatches'] > 0 and c['non_finite'] == c['mismatches'], c"
+$KLOOP eval softmax "$T/nan.c" $B >"$T/nan.txt" 2>&1
+check "and the text says how many were NaN or Inf" \
+	grep -Eq 'mismatches \([0-9]+ of them NaN or Inf where the reference is finite' "$T/nan.txt"
