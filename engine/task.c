@@ -301,6 +301,33 @@ static int get_number(struct ctx *c, const cJSON *o, const char *key, const char
 	return 0;
 }
 
+/* every key of object o is one of azKeys (NULL-terminated), or starts with
+ * '_' (a note of the author's): a misspelt key ("tolerence") would
+ * otherwise be ignored, and its default used without a word */
+static int known_keys(struct ctx *c, const cJSON *o, const char *where, const char *const *azKeys)
+{
+	const cJSON *e;
+	cJSON_ArrayForEach(e, o)
+	{
+		int ok = e->string && e->string[0] == '_';
+		for (int i = 0; !ok && azKeys[i]; i++)
+			ok = e->string && !strcmp(e->string, azKeys[i]);
+		if (ok)
+			continue;
+		strbuf sb = STRBUF_INIT;
+		for (int i = 0; azKeys[i]; i++)
+			sb_addf(&sb, "%s%s", i ? ", " : "", azKeys[i]);
+		kl_err(c->err,
+		       "%s: %s%s'%.60s': unknown key (expected %s; a key starting with '_' is a "
+		       "note)",
+		       c->zFile, where ? where : "", where ? ": " : "", e->string ? e->string : "?",
+		       sb.buf);
+		sb_free(&sb);
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_init(struct ctx *c, const cJSON *jt, const char *where, struct task_tensor *t)
 {
 	int isint =
@@ -320,22 +347,24 @@ static int parse_init(struct ctx *c, const cJSON *jt, const char *where, struct 
 	const char *zd = cJSON_IsString(d) ? d->valuestring : "uniform";
 	if (d && !cJSON_IsString(d))
 		return kl_err(c->err, "%s: %s.init.dist: expected a string", c->zFile, where);
+	char iw[96];
+	snprintf(iw, sizeof iw, "%s.init", where);
 	if (!strcmp(zd, "uniform")) {
 		t->dist = DIST_UNIFORM;
 		t->a = -1, t->b = 1;
-		if (get_number(c, init, "lo", where, &t->a) ||
-		    get_number(c, init, "hi", where, &t->b))
+		if (known_keys(c, init, iw, (const char *const[]){"dist", "lo", "hi", NULL}) ||
+		    get_number(c, init, "lo", iw, &t->a) || get_number(c, init, "hi", iw, &t->b))
 			return -1;
 	} else if (!strcmp(zd, "normal")) {
 		t->dist = DIST_NORMAL;
 		t->a = 0, t->b = 1;
-		if (get_number(c, init, "mean", where, &t->a) ||
-		    get_number(c, init, "std", where, &t->b))
+		if (known_keys(c, init, iw, (const char *const[]){"dist", "mean", "std", NULL}) ||
+		    get_number(c, init, "mean", iw, &t->a) || get_number(c, init, "std", iw, &t->b))
 			return -1;
 	} else if (!strcmp(zd, "randint")) {
 		t->dist = DIST_RANDINT;
-		if (get_number(c, init, "lo", where, &t->a) ||
-		    get_number(c, init, "hi", where, &t->b))
+		if (known_keys(c, init, iw, (const char *const[]){"dist", "lo", "hi", NULL}) ||
+		    get_number(c, init, "lo", iw, &t->a) || get_number(c, init, "hi", iw, &t->b))
 			return -1;
 	} else {
 		return kl_err(c->err,
@@ -361,6 +390,8 @@ static int parse_tensor(struct ctx *c, const cJSON *jt, const char *where, struc
 	if (!cJSON_IsObject(jt))
 		return kl_err(c->err, "%s: %s: expected an object with name, dtype and shape",
 		              c->zFile, where);
+	if (known_keys(c, jt, where, (const char *const[]){"name", "dtype", "shape", "init", NULL}))
+		return -1;
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(jt, "name");
 	if (!cJSON_IsString(n) || !valid_name(n->valuestring))
 		return kl_err(c->err, "%s: %s.name: expected an identifier string", c->zFile,
@@ -657,6 +688,11 @@ static int parse_root(struct ctx *c, cJSON *root, struct task *t, const char *zB
 {
 	if (!cJSON_IsObject(root))
 		return kl_err(c->err, "%s: expected a JSON object at the top level", c->zFile);
+	if (known_keys(c, root, NULL,
+	               (const char *const[]){"name", "description", "inputs", "outputs", "shapes",
+	                                     "tolerance", "reference", "seeds", "libs", "flops",
+	                                     NULL}))
+		return -1;
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "name");
 	if (!cJSON_IsString(n) || !valid_name(n->valuestring))
 		return kl_err(c->err,
@@ -801,7 +837,23 @@ struct task *task_load(const char *zPath, const char *zBackend, const char *zSha
 		sb_free(&sb);
 		return NULL;
 	}
-	cJSON *root = cJSON_ParseWithLength(sb.buf, sb.len);
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(sb.buf, sb.len, &end, 0);
+	/* text after the object ("{...} garbage", two objects) is an error too */
+	while (root && end && end < sb.buf + sb.len && strchr(" \t\r\n", *end) && *end)
+		end++;
+	if (root && end && end < sb.buf + sb.len) {
+		cJSON_Delete(root);
+		root = NULL;
+		int line = 1;
+		for (const char *p = sb.buf; p < end; p++)
+			line += *p == '\n';
+		kl_err(err, "%s:%d: text after the JSON object", zFile, line);
+		free(zFile);
+		free(zDir);
+		sb_free(&sb);
+		return NULL;
+	}
 	if (!root) {
 		const char *at = cJSON_GetErrorPtr();
 		int line = 1;

@@ -187,11 +187,34 @@ int main(void)
 	             "an infinite tolerance is refused");
 	expect_error(BASE_OK ", \"tolerance\": {\"f32\": {\"atol\": 1e40}}}", "at most 1e+30",
 	             "an absurd tolerance is refused");
+	expect_error(BASE_OK ", \"tolerence\": {\"f32\": {\"atol\": 1e-3}}}",
+	             "'tolerence': unknown key (expected name, description",
+	             "a misspelt top-level key is refused, not ignored");
+	expect_error(
+	    "{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [4], "
+	    "\"init\": {\"dist\": \"normal\", \"stdev\": 2}}], \"reference\": {\"host\": "
+	    "\"ref.c\"}}",
+	    "outputs[0].init: 'stdev': unknown key (expected dist, mean, std",
+	    "a misspelt init key is refused");
+	expect_error(
+	    "{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [4], "
+	    "\"dtyp\": \"f16\"}], \"reference\": {\"host\": \"ref.c\"}}",
+	    "outputs[0]: 'dtyp': unknown key", "a misspelt tensor key is refused");
+	expect_error(BASE_OK "}\n garbage", "task.json:2: text after the JSON object",
+	             "text after the object is refused, with its line");
+	{
+		struct task *t = load_text(BASE_OK ", \"_comment\": \"a note\"}\n\n", NULL, err);
+		CHECK(t != NULL,
+		      "a key starting with '_' is a note, and whitespace after the object "
+		      "is fine (%s)",
+		      t ? "" : err);
+		task_free(t);
+	}
 	expect_error(
 	    "{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [4], "
 	    "\"init\": {\"dist\": \"uniform\", \"lo\": -1e999, \"hi\": 1}}], "
 	    "\"reference\": {\"host\": \"ref.c\"}}",
-	    "outputs[0].lo: -inf is out of range", "an infinite init bound is refused");
+	    "outputs[0].init.lo: -inf is out of range", "an infinite init bound is refused");
 	expect_error(
 	    "{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"i32\", \"shape\": [4], "
 	    "\"init\": {\"dist\": \"randint\", \"lo\": 0.5, \"hi\": 1e17}}], "
