@@ -89,6 +89,7 @@ struct cand {
 	int schedFd;     /* the runner's /proc/PID/schedstat, or -1 */
 	double timeoutS; /* a call's limit (cand_set_timeout), 0: none */
 	int sandboxed;   /* the runner is bubblewrap's child */
+	int noteInput;   /* the note is about a write to an input (or its guard band) */
 	int statFd;      /* its /proc/PID/stat (whether it is asleep), or -1 */
 };
 
@@ -435,15 +436,26 @@ static int roundtrip(struct cand *c, struct cm *req, struct cm *rep, char *why, 
 			stopped_together();
 		}
 		if (m.op == CM_SIGNAL || m.op == CM_EXIT || m.op == CM_INPUT) {
-			if (c->noteKind == HC_MISBEHAVED)
+			if (c->noteInput)
 				continue; /* the write to an input explains the signal */
-			c->noteKind = m.op == CM_INPUT ? HC_MISBEHAVED : HC_CRASHED;
+			c->noteInput = m.op == CM_INPUT;
+			/* a write into an input's guard band is an out-of-bounds
+			 * write (a crash), not a change of the input */
+			c->noteKind = m.op == CM_INPUT && m.rc == 0 ? HC_MISBEHAVED : HC_CRASHED;
 			if (m.op == CM_SIGNAL)
 				snprintf(c->note, sizeof c->note, "the candidate was killed by %s",
 				         m.text);
 			else if (m.op == CM_EXIT)
 				snprintf(c->note, sizeof c->note, "the candidate called exit(%d)",
 				         (int)m.rc);
+			else if (m.rc != 0)
+				snprintf(
+				    c->note, sizeof c->note,
+				    "out-of-bounds write: the candidate wrote into the guard band "
+				    "%s "
+				    "read-only input %.100s (64 KiB around each buffer: an index "
+				    "past the end of a buffer lands there); killed by SIGSEGV",
+				    m.rc == 1 ? "before" : "after", m.text);
 			else
 				snprintf(
 				    c->note, sizeof c->note,
@@ -767,7 +779,12 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
 		for (int i = 0; i < S.nBuf; i++)
 			if (S.buf[i].input && S.base[i] && a >= (char *)S.base[i] &&
 			    a < (char *)S.base[i] + S.buf[i].n) {
-				say(CM_INPUT, 0, S.buf[i].name);
+				/* the tensor itself, or the guard band around it (its
+				 * mapping is guard, tensor, guard: an index past another
+				 * buffer's end lands there) */
+				char *p0 = (char *)S.base[i] + S.buf[i].off;
+				char *p1 = (char *)S.base[i] + S.buf[i].n - S.buf[i].off;
+				say(CM_INPUT, a < p0 ? 1 : a >= p1 ? 2 : 0, S.buf[i].name);
 				break;
 			}
 	}

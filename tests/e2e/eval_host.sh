@@ -112,3 +112,21 @@ assert r['status'] == 'incorrect' and c['mismatches'] > 0 and c['non_finite'] ==
 $KLOOP eval softmax "$T/nan.c" $B >"$T/nan.txt" 2>&1
 check "and the text says how many were NaN or Inf" \
 	grep -Eq 'mismatches \([0-9]+ of them NaN or Inf where the reference is finite' "$T/nan.txt"
+# a write just before or after a read-only input lands in its guard band:
+# an out-of-bounds write (crashed), not "input modified"; a write inside it is
+for w in "-1:before" "numel:after" "3:inside"; do
+	at=${w%%:*} where=${w#*:}
+	[ "$at" = numel ] && at="kl_numel(in)"
+	sed "s|^\treturn 0;|\t((float *)in[0].data)[$at] = 1;\n\treturn 0;|" tasks/softmax/seed.c \
+		>"$T/inw_$where.c"
+	$KLOOP eval softmax "$T/inw_$where.c" $B --json >"$T/inw_$where.json" 2>/dev/null
+done
+check "a write just before input x: crashed, an out-of-bounds write into its guard band" python3 -c "
+import json; r = json.load(open('$T/inw_before.json'))
+assert r['status'] == 'crashed' and 'out-of-bounds write: the candidate wrote into the guard band before read-only input x' in r['reason'], r['reason']"
+check "just after it: the same, after" python3 -c "
+import json; r = json.load(open('$T/inw_after.json'))
+assert r['status'] == 'crashed' and 'guard band after read-only input x' in r['reason'], r['reason']"
+check "inside it: input modified" python3 -c "
+import json; r = json.load(open('$T/inw_inside.json'))
+assert 'input modified: the candidate wrote to its read-only input x' in r['reason'], r['reason']"
