@@ -104,7 +104,6 @@ int search_setting_parse(cJSON *o, const char *zKey, const char *zVal, char *err
 	return 0;
 }
 
-
 double search_setting_default(const char *zKey)
 {
 	for (size_t i = 0; i < N_SETTINGS; i++)
@@ -127,7 +126,8 @@ int search_setting_check(const char *zKey, const cJSON *v, int bKnown, char *err
 	const char *z = NULL;
 	if (t->zWords && cJSON_IsString(v))
 		z = v->valuestring;
-	else if (!t->zWords && cJSON_IsNumber(v) && snprintf(buf, sizeof buf, "%.17g", v->valuedouble))
+	else if (!t->zWords && cJSON_IsNumber(v) &&
+	         snprintf(buf, sizeof buf, "%.17g", v->valuedouble))
 		z = buf;
 	else
 		return kl_err(err, "%s: expected %s", zKey, t->zWords ? "a word" : "a number");
