@@ -323,8 +323,8 @@ w=$(ours | while read -r p c t r; do [ "$c" = kloop-worker ] && [ -z "$r" ] && [
 rn=$(ours | while read -r p c t r; do [ "$r" = runner ] && echo "$p"; done | tail -1)
 wl=$(fsize "$w")
 rl=$(fsize "$rn")
-mine=$(awk '/^Max file size/ {print $4}' /proc/self/limits)
-check "the worker keeps kloop's file size limit ($wl, kloop's: $mine)" test "$wl" = "$mine"
+mine=$(awk '/^Max file size/ {print $5}' /proc/self/limits)
+check "the worker's file size limit is kloop's hard one ($wl, kloop's: $mine)" test "$wl" = "$mine"
 check "the candidate's runner has 1 GiB ($rl)" test "$rl" = 1073741824
 kill -KILL $kp
 wait $kp 2>/dev/null
