@@ -493,8 +493,23 @@ static void handle_event(struct worker *w, cJSON *o)
 		if (j) {
 			finish(w, j, simple_result("compile_error", m ? m : "error"));
 		} else if (cJSON_IsTrue(cJSON_GetObjectItem(o, "fatal")) && !w->ready) {
+			/* what the worker and its helpers printed last (a problem's
+			 * traceback, a helper's complaint) goes with the error: the
+			 * person reading it has no other way to see it */
+			char buf[65536];
+			ssize_t n;
+			while (w->err >= 0 && (n = read(w->err, buf, sizeof buf)) > 0) {
+				sb_add(&w->tail, buf, (size_t)n);
+				if (w->tail.len > TAIL_MAX)
+					sb_consume(&w->tail, w->tail.len - TAIL_MAX / 2);
+			}
+			char *tail = tail_lines(w, 12);
 			free(w->zTaskError);
-			w->zTaskError = xstrdup(m ? m : "the worker failed to load the task");
+			w->zTaskError =
+			    *tail ? xasprintf("%s\nthe worker's last lines of output:\n%s",
+			                      m ? m : "the worker failed to load the task", tail)
+			          : xstrdup(m ? m : "the worker failed to load the task");
+			free(tail);
 			w->taskErrorOwn = 1;
 		}
 	}

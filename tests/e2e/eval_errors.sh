@@ -96,6 +96,25 @@ if python3 -c 'import torch' >/dev/null 2>&1; then
 	expect2 "kloop tasks: a problem that crashes is said to have (not a missing interpreter)" \
 		"segv.py: the PyTorch helper running the problem killed by signal 11 (SIGSEGV)" \
 		$KLOOP tasks "$T/kb/segv.py"
+	# in kloop eval the helper runs in the worker: what it printed last comes
+	# with the task error (the person has no other way to see it)
+	cat >"$T/kb/ex3.py" <<'PY'
+import os, sys
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        print("boom in forward: the problem's own message", file=sys.stderr, flush=True)
+        os._exit(3)
+def get_inputs():
+    return [torch.randn(16)]
+def get_init_inputs():
+    return []
+PY
+	expect2 "kloop eval: a problem that exits: the helper's status" \
+		"ex3.py: the PyTorch helper exited with status 3" \
+		$KLOOP eval "$T/kb/ex3.py" tasks/softmax/seed.c $B
+	check "... with what it printed last" grep -q "^boom in forward: the problem's own message" "$T/err"
 else
 	skip "kloop tasks on a problem that hangs or crashes: python3 has no PyTorch"
 fi
