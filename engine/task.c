@@ -842,24 +842,17 @@ struct task *task_load(const char *zPath, const char *zBackend, const char *zSha
 	/* text after the object ("{...} garbage", two objects) is an error too */
 	while (root && end && end < sb.buf + sb.len && strchr(" \t\r\n", *end) && *end)
 		end++;
+	const char *zWhy = "not valid JSON", *at = root ? NULL : cJSON_GetErrorPtr();
 	if (root && end && end < sb.buf + sb.len) {
 		cJSON_Delete(root);
 		root = NULL;
-		int line = 1;
-		for (const char *p = sb.buf; p < end; p++)
-			line += *p == '\n';
-		kl_err(err, "%s:%d: text after the JSON object", zFile, line);
-		free(zFile);
-		free(zDir);
-		sb_free(&sb);
-		return NULL;
+		zWhy = "text after the JSON object", at = end;
 	}
 	if (!root) {
-		const char *at = cJSON_GetErrorPtr();
 		int line = 1;
 		for (const char *p = sb.buf; at && p < at && *p; p++)
 			line += *p == '\n';
-		kl_err(err, "%s:%d: not valid JSON", zFile, line);
+		kl_err(err, "%s:%d: %s", zFile, line, zWhy);
 		free(zFile);
 		free(zDir);
 		sb_free(&sb);

@@ -314,6 +314,23 @@ static cJSON *simple_result(const char *zStatus, const char *zReason)
 	return o;
 }
 
+/* n more bytes of the worker's stderr into its tail (the last TAIL_MAX) */
+static void tail_add(struct worker *w, const char *buf, size_t n)
+{
+	sb_add(&w->tail, buf, n);
+	if (w->tail.len > TAIL_MAX)
+		sb_consume(&w->tail, w->tail.len - TAIL_MAX / 2);
+}
+
+/* what the worker's stderr holds now, into the tail (before it is read) */
+static void drain_err(struct worker *w)
+{
+	char buf[65536];
+	ssize_t n;
+	while (w->err >= 0 && (n = read(w->err, buf, sizeof buf)) > 0)
+		tail_add(w, buf, (size_t)n);
+}
+
 /* the last n lines of the worker's output */
 static char *tail_lines(struct worker *w, int n)
 {
@@ -465,13 +482,7 @@ static void handle_event(struct worker *w, cJSON *o)
 		/* a candidate that crashed in its own process: its last words */
 		const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
 		if (st && !strcmp(st, "crashed") && !cJSON_GetObjectItem(r, "stderr_tail")) {
-			char buf[65536];
-			ssize_t n;
-			while (w->err >= 0 && (n = read(w->err, buf, sizeof buf)) > 0) {
-				sb_add(&w->tail, buf, (size_t)n);
-				if (w->tail.len > TAIL_MAX)
-					sb_consume(&w->tail, w->tail.len - TAIL_MAX / 2);
-			}
+			drain_err(w);
 			char *tail = tail_lines(w, 20);
 			cJSON_AddStringToObject(r, "stderr_tail", tail);
 			free(tail);
@@ -496,13 +507,7 @@ static void handle_event(struct worker *w, cJSON *o)
 			/* what the worker and its helpers printed last (a problem's
 			 * traceback, a helper's complaint) goes with the error: the
 			 * person reading it has no other way to see it */
-			char buf[65536];
-			ssize_t n;
-			while (w->err >= 0 && (n = read(w->err, buf, sizeof buf)) > 0) {
-				sb_add(&w->tail, buf, (size_t)n);
-				if (w->tail.len > TAIL_MAX)
-					sb_consume(&w->tail, w->tail.len - TAIL_MAX / 2);
-			}
+			drain_err(w);
 			char *tail = tail_lines(w, 12);
 			free(w->zTaskError);
 			w->zTaskError =
@@ -556,11 +561,8 @@ static void on_stderr(struct loop *l, int fd, int events, void *arg)
 	(void)l, (void)events;
 	char buf[65536];
 	ssize_t r;
-	while ((r = read(fd, buf, sizeof buf)) > 0) {
-		sb_add(&w->tail, buf, (size_t)r);
-		if (w->tail.len > TAIL_MAX)
-			sb_consume(&w->tail, w->tail.len - TAIL_MAX / 2);
-	}
+	while ((r = read(fd, buf, sizeof buf)) > 0)
+		tail_add(w, buf, (size_t)r);
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	loop_del_fd(w->l, fd);
@@ -601,11 +603,8 @@ static void died(struct worker *w, const char *zWhy)
 		fd_nonblock(w->err);
 		char buf[65536];
 		ssize_t r;
-		while ((r = read(w->err, buf, sizeof buf)) > 0) {
-			sb_add(&w->tail, buf, (size_t)r);
-			if (w->tail.len > TAIL_MAX)
-				sb_consume(&w->tail, w->tail.len - TAIL_MAX / 2);
-		}
+		while ((r = read(w->err, buf, sizeof buf)) > 0)
+			tail_add(w, buf, (size_t)r);
 	}
 	close_fds(w);
 	if (w->timer)
