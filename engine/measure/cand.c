@@ -265,20 +265,22 @@ static void build_argv(const struct cand_opts *o, const char *zExe, int keepPid,
 			av2(a, "--proc", "/proc", NULL);
 		av2(a, "--dev", "/dev", NULL);
 		av2(a, "--tmpfs", "/tmp", NULL);
+		/* the libraries the runner itself was found with (cJSON outside
+		 * the system's directories; the CUDA toolkit's): without them it
+		 * cannot start, on any backend */
+		const char *ld = getenv("LD_LIBRARY_PATH");
+		if (ld && *ld) {
+			av2(a, "--setenv", "LD_LIBRARY_PATH", ld);
+			char *dup = xstrdup(ld), *save = NULL;
+			for (char *d = strtok_r(dup, ":", &save); d; d = strtok_r(NULL, ":", &save))
+				if (d[0] == '/')
+					bind_ro_dir(a, d);
+			free(dup);
+		}
 		if (cuda) {
 			const char *vis = getenv("CUDA_VISIBLE_DEVICES");
 			if (vis)
 				av2(a, "--setenv", "CUDA_VISIBLE_DEVICES", vis);
-			const char *ld = getenv("LD_LIBRARY_PATH");
-			if (ld && *ld) {
-				av2(a, "--setenv", "LD_LIBRARY_PATH", ld);
-				char *dup = xstrdup(ld), *save = NULL;
-				for (char *d = strtok_r(dup, ":", &save); d;
-				     d = strtok_r(NULL, ":", &save))
-					if (d[0] == '/')
-						bind_ro_dir(a, d);
-				free(dup);
-			}
 			bind_cudart_dir(a);
 			av2(a, "--ro-bind-try", "/sys", "/sys");
 			glob_t g;
@@ -737,7 +739,13 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, in
 		} else {
 			char why[KL_ERRLEN];
 			runner_died(c, why, sizeof why);
-			kl_err(err, "the candidate's process did not start: %s", why);
+			kl_err(
+			    err, "the candidate's process did not start: %s%s", why,
+			    strstr(c->zStatus, "status 127")
+			        ? "; status 127 is the loader's or exec's: the runner program or "
+			          "a library it needs (LD_LIBRARY_PATH) was not found, see the "
+			          "worker's messages"
+			        : "");
 		}
 		cand_free(c);
 		return NULL;

@@ -134,11 +134,36 @@ static void runner_argv_tests(void)
 	(void)!close(open(mark, O_CREAT | O_WRONLY, 0644));
 	CHECK(symlink(dir, link) == 0, "a library directory reached through an absolute link");
 
+	const char *ldWas = getenv("LD_LIBRARY_PATH");
+	char *ldSaved = ldWas ? xstrdup(ldWas) : NULL;
+	unsetenv("LD_LIBRARY_PATH");
 	struct cand_opts host = {.zBackend = "host", .sandbox = 1};
 	char **v = cand_runner_argv(&host, "/bin/true", 0);
 	CHECK(argi(v, "--unshare-pid") > 0 && has3(v, "--proc", "/proc", "--dev"),
 	      "host runner: its own pid namespace and a fresh /proc");
+	CHECK(argi(v, "LD_LIBRARY_PATH") < 0,
+	      "host runner: no LD_LIBRARY_PATH where kloop had none");
 	free_argv(v);
+
+	/* the runner's own libraries (cJSON installed outside the system's
+	 * directories) found through LD_LIBRARY_PATH: on the host backend too,
+	 * or the runner cannot start (on a GPU machine every host candidate
+	 * "crashed", exit status 127) */
+	setenv("LD_LIBRARY_PATH", viaLink, 1);
+	v = cand_runner_argv(&host, "/bin/true", 0);
+	CHECK(has3(v, "--setenv", "LD_LIBRARY_PATH", viaLink) &&
+	          has3(v, "--ro-bind-try", real, viaLink),
+	      "host runner: LD_LIBRARY_PATH is kept and its directories are visible");
+	if (cand_sandbox_probe(err) == 0) {
+		char *cmd = xasprintf("test -e %s/marker && test \"$LD_LIBRARY_PATH\" = %s",
+		                      viaLink, viaLink);
+		int st = run_bwrap(v, cmd, out, sizeof out);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "inside the host runner's sandbox the library directory is there (%s)", out);
+		free(cmd);
+	}
+	free_argv(v);
+	unsetenv("LD_LIBRARY_PATH");
 
 	/* the GPU runner's library directories: the CUDA toolkit's (an absolute
 	 * link inside /usr where it is installed), one through /lib, and ours */
@@ -175,6 +200,9 @@ static void runner_argv_tests(void)
 	      "GPU runner with legacy CUDA IPC handles: kloop's pid namespace, /proc read-only");
 	free_argv(v);
 	unsetenv("LD_LIBRARY_PATH");
+	if (ldSaved)
+		setenv("LD_LIBRARY_PATH", ldSaved, 1);
+	free(ldSaved);
 	free(ld);
 	char *rm = xasprintf("rm -rf %s", dir);
 	(void)!system(rm);
