@@ -177,9 +177,10 @@ static double bandwidth(const struct search *s)
 }
 
 /* why candidate c's time is implausible (into why), or 0 when it is not: a
- * speedup above suspect_x, a time below what moving its bytes at the
- * bandwidth takes, or below what its FLOPs (the task's "flops") take at
- * peak_tflops */
+ * speedup above suspect_x (IMPLAUSIBLE_RATIO), a time below what moving its
+ * bytes at the bandwidth takes, or below what its FLOPs (the task's
+ * "flops") take at peak_tflops (IMPLAUSIBLE_PHYSICS) */
+enum { IMPLAUSIBLE_RATIO = 1, IMPLAUSIBLE_PHYSICS };
 static int implausible(const struct search *s, const struct cand *c, char *why, size_t n)
 {
 	const struct task *t = runner_task(s->rn);
@@ -187,9 +188,10 @@ static int implausible(const struct search *s, const struct cand *c, char *why, 
 	double floorMs = bw > 0 && bytes > 0 ? bytes / (bw * 1e9) * 1e3 : 0;
 	double peak = num(s, "peak_tflops"), flops = t ? t->flops : 0;
 	double flopMs = peak > 0 && flops > 0 ? flops / (peak * 1e12) * 1e3 : 0;
-	if (c->speedup > num(s, "suspect_x"))
+	if (c->speedup > num(s, "suspect_x")) {
 		snprintf(why, n, "%.3gx is above %gx", c->speedup, num(s, "suspect_x"));
-	else if (c->timeMs < floorMs)
+		return IMPLAUSIBLE_RATIO;
+	} else if (c->timeMs < floorMs)
 		snprintf(why, n,
 		         "%.4g ms is below the %.4g ms that moving its %.3g MB at %g GB/s takes",
 		         c->timeMs, floorMs, bytes / 1e6, bw);
@@ -199,7 +201,7 @@ static int implausible(const struct search *s, const struct cand *c, char *why, 
 		         c->timeMs, flopMs, flops / 1e9, peak);
 	else
 		return 0;
-	return 1;
+	return IMPLAUSIBLE_PHYSICS;
 }
 
 /*
@@ -252,7 +254,18 @@ static void judge(struct search *s, const struct cand *c)
 	int id = c->id;
 	const struct state_suspect *x = state_search_suspect(st, id);
 	char line[600], what[200];
-	if (!x && implausible(s, c, what, sizeof what)) {
+	int kind = x ? 0 : implausible(s, c, what, sizeof what);
+	if (kind == IMPLAUSIBLE_RATIO && c->zOrigin && !strcmp(c->zOrigin, "seed")) {
+		/* a seed is the person's own starting point (the task's, or
+		 * --from): a large speedup over a naive baseline is no reason to
+		 * hold it back; a time below the hardware's limits still is */
+		snprintf(line, sizeof line,
+		         "seed #%d %s: %s, not held back (a seed is not the search's own)", id,
+		         c->zName, what);
+		note(s, line, NULL);
+		kind = 0;
+	}
+	if (kind) {
 		char why[300];
 		snprintf(why, sizeof why,
 		         "%s: held back (not a parent, not the best) until a person clears it",
