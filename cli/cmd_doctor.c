@@ -322,10 +322,6 @@ static int exec_doctor(int argc, char **argv)
 		     "unsandboxed");
 	else if (cand_sandbox_probe(serr) < 0)
 		line("sandbox", 0, "%s", serr);
-	else if (!cfg.sandboxOn && haveGpu)
-		line("sandbox", 0,
-		     "bubblewrap works, but on the GPU candidates run unsandboxed unless "
-		     "sandbox = on (or --sandbox): the GPU sandbox has not passed its GPU test");
 	else
 		line("sandbox", 1,
 		     "bubblewrap: candidates run without network, home, session or "

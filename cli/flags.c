@@ -77,8 +77,8 @@ static const struct flag_def table[] = {
     {"--python", FT_STRING, "python", 0, 0, 0, NULL, NULL, ALL_CMDS | FL_TASKS | FL_DOCTOR, NULL},
     {"--worker", FT_STRING, "worker", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},
     {"--workers", FT_STRING, "workers", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},
-    /* candidates run without bubblewrap: explicit, and quiet (issue 14); on the GPU
-     * only when asked for (worker_sandboxed) */
+    /* candidates run without bubblewrap: explicit, and quiet (issue 14); --sandbox
+     * says the default (sandbox = on) */
     {"--no-sandbox", FT_SWITCH, "sandbox", 0, 0, 0, NULL, "off", ALL_CMDS, NULL},
     {"--sandbox", FT_SWITCH, "sandbox", 0, 0, 0, NULL, "on", ALL_CMDS, NULL},
     {"--provider", FT_CHOICE, "provider", 0, 0, 0, NULL, "openai|anthropic|command", ALL_CMDS,

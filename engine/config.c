@@ -123,7 +123,6 @@ int config_set(struct config *c, const char *k, const char *v, char *err)
 		if (strcmp(v, "on") && strcmp(v, "off"))
 			return kl_err(err, "sandbox: expected on or off, got '%s'", v);
 		c->noSandbox = !strcmp(v, "off");
-		c->sandboxOn = !strcmp(v, "on");
 		return 0;
 	}
 	if (!strcmp(k, "base_url"))

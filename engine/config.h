@@ -30,7 +30,6 @@ struct config {
 	double priceOut;       /* USD per million output tokens (-1: unknown) */
 	int fixAttempts;       /* fix prompts per implementation branch (1) */
 	int noSandbox;         /* candidates run without bubblewrap (sandbox = off) */
-	int sandboxOn;         /* sandbox = on: on the GPU too (off there by default) */
 	double atol, rtol;     /* tolerance overrides for float outputs (-1: the task's) */
 	int bTol;              /* atol or rtol was set (a zeroed config has neither) */
 	double size;           /* size factor of a KernelBench problem's dimensions (0: none) */

@@ -717,9 +717,7 @@ char **worker_launch_argv(const struct worker_config *c, const char *zProgram)
 
 int worker_sandboxed(const struct worker_config *c)
 {
-	if (c->noSandbox)
-		return 0;
-	return c->sandboxOn || !c->zBackend || strcmp(c->zBackend, "cuda") != 0;
+	return !c->noSandbox;
 }
 
 /* the task's files (a directory's regular files, or one .py problem) in
@@ -892,7 +890,6 @@ void worker_config_from(struct worker_config *wc, const struct config *cfg)
 	wc->runTimeoutS = cfg->timeoutS;
 	wc->jobs = cfg->jobs;
 	wc->noSandbox = cfg->noSandbox;
-	wc->sandboxOn = cfg->sandboxOn;
 	wc->bTol = cfg->bTol;
 	wc->atol = cfg->atol;
 	wc->rtol = cfg->rtol;

@@ -33,11 +33,10 @@ struct worker_config {
 	int jobs;               /* parallel compiles (0: all cores) */
 	int shipTask;           /* send the task's files with it (a worker on another host) */
 	int noSandbox;          /* candidates run without bubblewrap (--no-sandbox) */
-	int sandboxOn;     /* on the GPU too (sandbox = on, --sandbox): see worker_sandboxed() */
-	int bTol;          /* atol / rtol below were given (a zeroed config has none) */
-	double atol, rtol; /* tolerance overrides for float outputs (< 0: the task's) */
-	double size;       /* size factor of a KernelBench problem (0: as written) */
-	const char *zLibs; /* libraries candidates link ("cublas cudnn"), or NULL */
+	int bTol;               /* atol / rtol below were given (a zeroed config has none) */
+	double atol, rtol;      /* tolerance overrides for float outputs (< 0: the task's) */
+	double size;            /* size factor of a KernelBench problem (0: as written) */
+	const char *zLibs;      /* libraries candidates link ("cublas cudnn"), or NULL */
 };
 
 struct worker;
@@ -130,10 +129,8 @@ int worker_disabled(const struct worker *w);
  */
 char **worker_launch_argv(const struct worker_config *c, const char *zProgram);
 /*
- * Whether candidates run in the bubblewrap sandbox: on the host backend unless
- * --no-sandbox / sandbox = off; on the cuda backend only when asked for
- * (sandbox = on, --sandbox), because its GPU check has not passed yet (on an
- * H100 the runner process died before it started: docs/ARCHITECTURE.md).
+ * Whether candidates run in the bubblewrap sandbox: on every backend unless
+ * --no-sandbox / sandbox = off.
  */
 int worker_sandboxed(const struct worker_config *c);
 

@@ -9,7 +9,7 @@ fi
 # the GPU machine has no cache of ours yet: keep one across the scripts of this run
 export XDG_CACHE_HOME="${KLOOP_GPU_CACHE:-$T/cache}"
 F=tests/fixtures/cuda
-B="--backend cuda --budget ${KLOOP_GPU_BUDGET:-1}"
+B="--backend cuda --budget ${KLOOP_GPU_BUDGET:-1} ${KLOOP_GPU_FLAGS:-}"
 has_torch=0
 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && has_torch=1
 
