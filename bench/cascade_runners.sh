@@ -7,6 +7,7 @@
 # interleaved.  Per candidate: wall seconds, the seconds the worker spent
 # starting runners (the results' seconds.load), and runners started.
 # Usage: KLOOP_OLD=DIR/bin bench/cascade_runners.sh [host|cuda]
+# (DIR holds that commit's include/, tasks/ and prompts/ beside bin/)
 set -eu
 cd "$(dirname "$0")/.."
 BE=${1:-host}
@@ -43,8 +44,8 @@ PY
 }
 $OLD/kloop eval softmax $SRCS $F --json >/dev/null 2>&1 || true # warm the cache
 for r in $(seq 1 "${ROUNDS:-3}"); do
-	run old-sandbox "$OLD/kloop"
-	run new-sandbox ./bin/kloop
+	run old-sandbox "$OLD/kloop" --sandbox
+	run new-sandbox ./bin/kloop --sandbox
 	run old-nosandbox "$OLD/kloop" --no-sandbox
 	run new-nosandbox ./bin/kloop --no-sandbox
 done

@@ -1,8 +1,10 @@
 #!/bin/sh
 # sandbox.sh - what the sandboxed runner and the checked timed runs cost per
-# candidate: `kloop eval` of 8 copies of the softmax seed in one run (warm
-# compile cache, --budget 0.5), as kloop did before issue 14 (KLOOP_OLD: a
-# bin/ directory built from an earlier commit, when given), with
+# candidate: `kloop eval` of 8 variants of the softmax seed (each with a
+# global of its own, so each is timed) in one run (warm compile cache,
+# --budget 0.5), as kloop did before issue 14 (KLOOP_OLD: a bin/ directory
+# built from an earlier commit, when given, with include/, tasks/ and
+# prompts/ beside it: the first wave is ebe0be3), with
 # --no-sandbox (a runner process, checked runs, no bubblewrap) and with
 # bubblewrap; 3 rounds, interleaved.  Per candidate: wall seconds, timed
 # runs, checked runs, and the median round trip of a run beyond the time it
@@ -18,7 +20,10 @@ trap 'rm -rf "$T"' EXIT
 export XDG_CACHE_HOME="$T/cache"
 SRCS=""
 for i in 1 2 3 4 5 6 7 8; do
-	cp tasks/softmax/seed.$EXT "$T/c$i.$EXT"
+	# distinct machine code (a global of its own): identical copies would be
+	# checked but not timed again (same machine code), which is not the cost
+	# of a candidate
+	{ cat tasks/softmax/seed.$EXT; echo "int kl_bench_copy_$i = $i;"; } >"$T/c$i.$EXT"
 	SRCS="$SRCS $T/c$i.$EXT"
 done
 F="--backend $BE --budget 0.5"
@@ -47,7 +52,7 @@ PY
 for round in 1 2 3; do
 	[ -n "${KLOOP_OLD:-}" ] && run before "$KLOOP_OLD/kloop"
 	run no-sandbox ./bin/kloop --no-sandbox
-	run sandbox ./bin/kloop
+	run sandbox ./bin/kloop --sandbox
 done
 echo "machine: $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%F); backend $BE"
 python3 - "$T/rows" <<'PY'

@@ -9,7 +9,9 @@ events' ts) in which no evaluation was queued or running: the time the
 worker(s) sat idle while the search waited (on the LLM, or on itself), and
 how many rounds were open at once at most; and the cascade's stages
 (compile, small shapes, full shapes, quick timing, full timing, a/b) summed
-over evaluations."""
+over evaluations; and the rate after the first evaluation (whose time is
+mostly the worker's start: PyTorch, the eager and torch.compile baselines).
+"""
 import json
 import sys
 
@@ -73,6 +75,15 @@ def stats(path):
     print("  best: %s" % ("%.3gx (candidate %d)" % (best[-1]["speedup"], best[-1]["candidate"]) if best else "-"))
     print("  %d candidates evaluated in %.1f s: %.1f per minute" % (
         len(res), wall, len(res) / (wall / 60) if wall > 0 else 0))
+    # the steady state: from the end of the first evaluation (the seed's,
+    # which also pays the worker's start: PyTorch's import and the eager and
+    # torch.compile baselines) to the end of the search
+    t0 = next((e["ts"] for e in ev if e["type"] == "search_started" and "ts" in e), None)
+    fins = [e["ts"] for e in ev if e["type"] == "eval_finished" and "ts" in e]
+    if t0 is not None and len(fins) > 1 and fins[-1] > fins[0]:
+        print("  after the first evaluation (%.1f s: the worker's start and the baselines): "
+              "%d in %.1f s: %.1f per minute" % (fins[0] - t0, len(fins) - 1, fins[-1] - fins[0],
+                                                 (len(fins) - 1) / ((fins[-1] - fins[0]) / 60)))
     if wall > 0:
         print("  share of wall time: compile %.0f%%, load %.0f%%, check %.0f%%, time %.0f%%, LLM wait %.0f%%" % (
             100 * sec["compile"] / wall, 100 * sec["load"] / wall, 100 * sec["check"] / wall,

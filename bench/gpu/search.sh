@@ -6,7 +6,8 @@
 # and layernorm, and --sweep-only on every bundled task's CUDA seed.  For
 # each: best speedup per round, candidates per minute, share of time in
 # compile / check / time / LLM wait (bench/search_stats.py).
-# Usage: bench/gpu/search.sh [OUTDIR] (ROUNDS=3 by default)
+# Usage: bench/gpu/search.sh [OUTDIR] (ROUNDS=3 by default; CORPUS="softmax
+# layernorm" and SWEEP="all" choose the tasks of each part, "" skips one)
 set -u
 cd "$(dirname "$0")/../.."
 O=${1:-/tmp/kloop-bench-search}
@@ -22,7 +23,7 @@ export XDG_STATE_HOME="$O/state" XDG_CONFIG_HOME="$O/config"
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); $(date -u '+%F %H:%M UTC'); $(nproc) cores"
 C=tests/fixtures/search/corpus_llm.py
 rc=0
-for t in softmax layernorm; do
+for t in ${CORPUS-softmax layernorm}; do
 	echo "== scripted-corpus search: $t ($ROUNDS rounds, 2 parents, 3 ideas, 2 branches)"
 	rm -f "$O/corpus-$t.jsonl"
 	KLOOP_CORPUS_SEED=tasks/$t/seed.cu python3 $C --emit slow >"$O/$t-slow.cu"
@@ -36,12 +37,19 @@ import json, re, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 src = {e["id"]: e["source"] for e in ev if e["type"] == "candidate_added"}
 b = [e for e in ev if e["type"] == "new_best"][-1]["candidate"]
-m = re.search(r"corpus: ([a-z0-9-]+)", src[b])
-print("  best is the corpus variant '%s' (expected: fast or fast2, one run of the seed's work)" % (m.group(1) if m else "?"))
-sys.exit(0 if m and m.group(1) in ("fast", "fast2") else 1)
+name = lambda c: (re.search(r"corpus: ([a-z0-9-]+)", src[c]) or re.match("", "?")).group(0).split(": ")[-1]
+print("  best is the corpus variant '%s' (expected: fast or fast2, one run of the seed's work)" % name(b))
+# a variant above the suspect limit (10x, or the task's physical bound) is
+# held back for a person to clear, never the best: found is what counts
+sus = [(e["candidate"], e["speedup"]) for e in ev if e["type"] == "suspect_flagged"]
+for c, x in sus:
+    print("  held back as suspect: candidate %d, the corpus variant '%s', %.3gx" % (c, name(c), x))
+sys.exit(0 if name(b) in ("fast", "fast2") or any(name(c) in ("fast", "fast2") for c, _ in sus) else 1)
 PY
 done
-for t in $(ls tasks); do
+SW=${SWEEP-all}
+[ "$SW" = all ] && SW=$(ls tasks)
+for t in $SW; do
 	[ -f "tasks/$t/seed.cu" ] || continue
 	echo "== --sweep-only: $t (CUDA seed, $ROUNDS rounds)"
 	rm -f "$O/sweep-$t.jsonl"
