@@ -67,7 +67,8 @@ static void tensors_ok(const struct task_tensor *a, int n)
 {
 	for (int i = 0; i < n; i++) {
 		int64_t numel, bytes;
-		REQUIRE(a[i].ndim >= 1 && a[i].ndim <= 8);
+		/* ndim 0: a scalar, "shape": [] (docs/TASKS.md), one element */
+		REQUIRE(a[i].ndim >= 0 && a[i].ndim <= 8);
 		REQUIRE(task_numel_checked(&a[i], &numel) == 0 && numel >= 1);
 		REQUIRE(task_bytes_checked(&a[i], &bytes) == 0 && bytes <= TASK_BYTES_MAX);
 		REQUIRE(task_numel(&a[i]) == numel);
