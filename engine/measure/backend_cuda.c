@@ -78,6 +78,7 @@ static struct {
 struct kld_report {
 	double num, den;
 	unsigned long long maxAbsBits, mismatches, nonFinite, nanSeen, firstBad, tolFracBits;
+	unsigned long long refNaN;
 };
 static struct {
 	int (*compare)(const void *, const void *, int, long long, double, double,
@@ -521,6 +522,7 @@ static int c_compare(struct backend *b, const void *out, const void *ref, kl_dty
 	r->n = n;
 	r->nMismatch = (int64_t)k.mismatches;
 	r->nNonFinite = (int64_t)k.nonFinite;
+	r->nRefNaN = (int64_t)k.refNaN;
 	memcpy(&r->maxAbs, &k.maxAbsBits, sizeof r->maxAbs);
 	memcpy(&r->tolFrac, &k.tolFracBits, sizeof r->tolFrac);
 	r->relL2 = k.nanSeen   ? INFINITY

@@ -57,9 +57,10 @@ double compare_get(const void *p, kl_dtype d, int64_t i)
 			/* the rare path: a mismatch, a NaN or an infinity */                      \
 			int bad;                                                                   \
 			if (isnan(b)) {                                                            \
-				bad = !isnan(a);                                                   \
-				if (bad)                                                           \
-					frac = INFINITY;                                           \
+				bad = 1;                                                           \
+				r->nRefNaN++;                                                      \
+				*pNan = 1;                                                         \
+				frac = INFINITY;                                                   \
 			} else if (!isfinite(a) || !isfinite(b)) {                                 \
 				bad = a != b;                                                      \
 				if (bad && isfinite(b))                                            \

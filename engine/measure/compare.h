@@ -15,6 +15,9 @@ struct compare_report {
 	int64_t n;            /* elements compared */
 	int64_t nMismatch;    /* elements outside atol + rtol*|ref| (NaN counts) */
 	int64_t nNonFinite;   /* NaN or Inf in the output where the reference is finite */
+	int64_t nRefNaN;      /* NaN in the reference: a mismatch whatever the output (NaN
+	                       * never passes, as torch.allclose: a candidate that writes
+	                       * nothing leaves the NaN poison there) */
 	double maxAbs;        /* max |out - ref| over finite pairs */
 	double maxRel;        /* max |out - ref| / |ref| over finite pairs with ref != 0 */
 	double relL2;         /* ||out - ref|| / ||ref|| (inf if a NaN was met) */

@@ -19,6 +19,7 @@ struct kld_report {
 	unsigned long long nanSeen;    /* a non-finite mismatch was met */
 	unsigned long long firstBad;   /* smallest mismatching index, or ~0 */
 	unsigned long long tolFracBits; /* max |out - ref| / (atol + rtol*|ref|), as double bits */
+	unsigned long long refNaN;     /* NaN in ref: a mismatch whatever out is */
 };
 
 template <typename T> __device__ __forceinline__ double as_double(T v)
@@ -39,16 +40,18 @@ __global__ void compare_kernel(const T *out, const T *ref, long long n, double a
 			       kld_report *r)
 {
 	double num = 0, den = 0, maxAbs = 0, frac = 0;
-	unsigned long long mism = 0, nonfin = 0, nan = 0, first = ~0ull;
+	unsigned long long mism = 0, nonfin = 0, nan = 0, refnan = 0, first = ~0ull;
 	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
 	     i += (long long)gridDim.x * blockDim.x) {
 		double a = as_double(out[i]), b = as_double(ref[i]), diff = fabs(a - b);
 		int bad;
 		double lim = atol + rtol * fabs(b);
 		if (isnan(b)) {
-			bad = !isnan(a);
-			if (bad)
-				frac = INFINITY;
+			/* NaN never passes: a NaN left by the poison would match it */
+			bad = 1;
+			refnan++;
+			nan = 1;
+			frac = INFINITY;
 		} else if (!isfinite(a) || !isfinite(b)) {
 			bad = a != b;
 			if (bad && isfinite(b))
@@ -79,6 +82,7 @@ __global__ void compare_kernel(const T *out, const T *ref, long long n, double a
 		frac = fmax(frac, __shfl_down_sync(0xffffffff, frac, o));
 		mism += __shfl_down_sync(0xffffffff, mism, o);
 		nonfin += __shfl_down_sync(0xffffffff, nonfin, o);
+		refnan += __shfl_down_sync(0xffffffff, refnan, o);
 		nan |= __shfl_down_sync(0xffffffff, nan, o);
 		unsigned long long f = __shfl_down_sync(0xffffffff, first, o);
 		first = f < first ? f : first;
@@ -89,6 +93,7 @@ __global__ void compare_kernel(const T *out, const T *ref, long long n, double a
 		atomicMax(&r->maxAbsBits, (unsigned long long)__double_as_longlong(maxAbs));
 		atomicAdd(&r->mismatches, mism);
 		atomicAdd(&r->nonFinite, nonfin);
+		atomicAdd(&r->refNaN, refnan);
 		atomicOr(&r->nanSeen, nan);
 		atomicMin(&r->firstBad, first);
 		atomicMax(&r->tolFracBits, (unsigned long long)__double_as_longlong(frac));
@@ -204,7 +209,7 @@ extern "C" {
 int kld_compare(const void *out, const void *ref, int dtype, long long n, double atol, double rtol,
 		kld_report *r, cudaStream_t s)
 {
-	kld_report init = {0, 0, 0, 0, 0, 0, ~0ull, 0};
+	kld_report init = {0, 0, 0, 0, 0, 0, ~0ull, 0, 0};
 	cudaError_t e = cudaMemcpyAsync(r, &init, sizeof init, cudaMemcpyHostToDevice, s);
 	if (e)
 		return e;

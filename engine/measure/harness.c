@@ -363,6 +363,7 @@ struct agg {
 	int tolDtype;     /* the dtype whose tolerance the worst output was judged by, or -1 */
 	int64_t mismatches;
 	int64_t nonFinite; /* of them, NaN or Inf outputs where the reference is finite */
+	int64_t refNaN;    /* NaN in the reference's outputs (never a match) */
 	int trials, passed;
 };
 
@@ -391,11 +392,18 @@ static int check_outputs(struct harness *h, int s, struct agg *a, char *why, siz
 			a->relL2Frac = l2f;
 		a->mismatches += r.nMismatch;
 		a->nonFinite += r.nNonFinite;
+		a->refNaN += r.nRefNaN;
 		if (r.pass || bad)
 			continue;
 		bad = 1;
 		const struct task_tol *tol = &h->t->aTol[tt->dtype];
-		if (r.firstBad >= 0) {
+		if (r.nRefNaN > 0) {
+			snprintf(why, nWhy,
+			         "%s: the reference's output %s has %lld NaN of %lld elements: NaN "
+			         "never passes, so no candidate can match it (the reference or its "
+			         "inputs are at fault: fix the reference, or the inputs' init)",
+			         zWhen, tt->zName, (long long)r.nRefNaN, (long long)r.n);
+		} else if (r.firstBad >= 0) {
 			char idx[128];
 			compare_index_str(tt, r.firstBad, idx, sizeof idx);
 			char got[96];
@@ -1046,6 +1054,8 @@ static cJSON *correctness_json(const struct harness *h, const struct agg *a, int
 	cJSON_AddNumberToObject(c, "mismatches", (double)a->mismatches);
 	/* max_abs_error is over finite pairs: these are the others */
 	cJSON_AddNumberToObject(c, "non_finite", (double)a->nonFinite);
+	if (a->refNaN)
+		cJSON_AddNumberToObject(c, "reference_nan", (double)a->refNaN);
 	if (a->trials && a->tolDtype >= 0) {
 		add_finite(c, "tol_fraction", a->tolFrac);
 		add_finite(c, "rel_l2_fraction", a->relL2Frac);

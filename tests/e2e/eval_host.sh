@@ -112,6 +112,19 @@ assert r['status'] == 'incorrect' and c['mismatches'] > 0 and c['non_finite'] ==
 $KLOOP eval softmax "$T/nan.c" $B >"$T/nan.txt" 2>&1
 check "and the text says how many were NaN or Inf" \
 	grep -Eq 'mismatches \([0-9]+ of them NaN or Inf where the reference is finite' "$T/nan.txt"
+# a reference whose output has NaN (here at one element): NaN never passes,
+# so a candidate that leaves that element unwritten (the NaN poison stays)
+# or copies the NaN must not match it; the fault is the reference's, and
+# the error says so
+cp -r tasks/softmax "$T/nanref"
+sed 's|^\treturn 0;|\ty[0] = NAN;\n\treturn 0;|' tasks/softmax/reference.c >"$T/nanref/reference.c"
+cp "$T/nanref/reference.c" "$T/nanref_copy.c"
+$KLOOP eval "$T/nanref" "$T/nanref_copy.c" $B --json >"$T/nanref.json" 2>"$T/nanref.err"
+rc=$?
+check "a reference with a NaN output: a candidate with the same NaN does not pass (exit $rc)" \
+	sh -c "test $rc -ne 0 && ! grep -q '\"status\":\"correct\"' '$T/nanref.json'"
+check "... and the error puts the fault on the reference ($(head -c 300 "$T/nanref.err"))" \
+	grep -q "the reference's output y has 1 NaN of .* elements: NaN never passes" "$T/nanref.err"
 # a write just before or after a read-only input lands in its guard band:
 # an out-of-bounds write (crashed), not "input modified"; a write inside it is
 for w in "-1:before" "numel:after" "3:inside"; do

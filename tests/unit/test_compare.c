@@ -51,6 +51,21 @@ int main(void)
 	        r.firstExpected == ref[100] && isinf(r.relL2),
 	    "NaN is a mismatch and the first mismatch is reported with expected and actual values");
 
+	/* a NaN in the reference never matches, not even the NaN poison a
+	 * candidate that writes nothing leaves (torch.allclose: NaN != NaN) */
+	memcpy(out, ref, N * sizeof *out);
+	float keep = ref[7];
+	ref[7] = NAN;
+	out[7] = NAN;
+	compare_buffers(out, ref, KL_F32, N, &tol, &r);
+	CHECK(!r.pass && r.nRefNaN == 1 && r.nMismatch == 1 && r.firstBad == 7 && isinf(r.relL2),
+	      "NaN in the reference is a mismatch, counted as the reference's (%lld)",
+	      (long long)r.nRefNaN);
+	out[7] = ref[6];
+	compare_buffers(out, ref, KL_F32, N, &tol, &r);
+	CHECK(!r.pass && r.nRefNaN == 1, "... whatever the output holds there");
+	ref[7] = keep;
+
 	/* f16: the looser default tolerance */
 	uint16_t h[4], hr[4];
 	float vals[4] = {1.0f, -2.0f, 0.5f, 3.25f};
