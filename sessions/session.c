@@ -35,8 +35,9 @@ static void on_bad(int line, const char *zWhy, int truncated, void *arg)
 }
 
 /* whether the file folded into s is something else than a journal (err
- * says what and where): its first byte is not '{', or not one of its lines
- * is an event and they are not all a last line cut short */
+ * says what and where): its first byte is not '{', not one of its lines is
+ * an event and they are not all a last line cut short, or its events do not
+ * begin a session */
 static int not_a_journal(struct session *s, char *err)
 {
 	FILE *f = fopen(s->zPath, "rb");
@@ -52,6 +53,11 @@ static int not_a_journal(struct session *s, char *err)
 		zWhy = "it does not start with '{'";
 	else if (s->st.nEvents == 0 && s->nBad > s->nTruncated)
 		zWhy = "none of its lines is a session event";
+	else if (s->st.nEvents > 0 && !s->st.zTask)
+		/* kloop's journals begin with session_started: events without it
+		 * (another tool's JSON lines that happen to have a "type") are not
+		 * a session to go on with */
+		zWhy = "it has no session_started event, which every journal begins with";
 	if (!zWhy)
 		return 0;
 	const char *nl = s->warnings.buf ? strchr(s->warnings.buf, '\n') : NULL;

@@ -73,4 +73,9 @@ printf 'list\n' | $KLOOP shell softmax --session "$T/notes.txt" $EVAL >"$T/n.out
 rc=$?
 check "the shell refuses it too ($rc), the notes unchanged" sh -c \
 	"[ $rc -eq 2 ] && [ \"\$(cat '$T/notes.txt')\" = 'my notes' ] && grep -q 'is not a kloop session journal' '$T/n.err'"
+# another tool's JSON lines whose "type" is one of kloop's events (message)
+printf '{"type":"message","text":"hi"}\n' >"$T/other.jsonl"
+run other search softmax --sweep-only --rounds 1 --session "$T/other.jsonl" $EVAL
+check "JSON lines without a session_started are refused too ($rc), the file unchanged" sh -c \
+	"[ $rc -eq 2 ] && [ \"\$(wc -l <'$T/other.jsonl')\" -eq 1 ] && grep -q 'other.jsonl is not a kloop session journal (it has no session_started event' '$T/other.err'"
 exit $((NFAIL > 0))
