@@ -146,11 +146,23 @@ static void apply_eval_started(struct state *st, const cJSON *ev, double ts)
 	c->nUnfinished++; /* until its eval_finished: a poison pill counts them */
 }
 
+/* the worker is about to run its code: an evaluation cut short from here
+ * on may be the candidate's doing (a poison pill, issue 14); one cut short
+ * while it was queued or compiling is not */
+static void apply_eval_running(struct state *st, const cJSON *ev, double ts)
+{
+	(void)ts;
+	struct cand *c = state_cand(st, num(ev, "candidate"));
+	if (c->nUnfinished > c->nRunning)
+		c->nRunning++;
+}
+
 static void apply_eval_finished(struct state *st, const cJSON *ev, double ts)
 {
 	struct cand *c = state_cand(st, num(ev, "candidate"));
 	const cJSON *r = cJSON_GetObjectItem(ev, "result");
 	c->nUnfinished = 0;
+	c->nRunning = 0;
 	/* the status as written (a newer kloop's may be unknown here: an error) */
 	set_str(&c->zStatus, str(r, "status") ? str(r, "status") : "error");
 	c->status = status_from_name(c->zStatus);
@@ -325,6 +337,7 @@ const struct ev_entry ev_table[EV_COUNT] = {
                             .check = check_candidate_added,
                             .apply = apply_candidate_added},
     [EV_EVAL_STARTED] = {.name = "eval_started", .check = check_eval, .apply = apply_eval_started},
+    [EV_EVAL_RUNNING] = {.name = "eval_running", .check = check_eval, .apply = apply_eval_running},
     [EV_EVAL_FINISHED] = {.name = "eval_finished",
                           .check = check_eval,
                           .apply = apply_eval_finished},
@@ -434,6 +447,13 @@ int ev_eval_started(struct session *s, int cand, const char *zBackend, char *err
 	cJSON_AddNumberToObject(e, "candidate", cand);
 	if (zBackend)
 		cJSON_AddStringToObject(e, "backend", zBackend);
+	return session_emit(s, e, err);
+}
+
+int ev_eval_running(struct session *s, int cand, char *err)
+{
+	cJSON *e = ev_new(EV_EVAL_RUNNING);
+	cJSON_AddNumberToObject(e, "candidate", cand);
 	return session_emit(s, e, err);
 }
 

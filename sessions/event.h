@@ -21,6 +21,8 @@ enum ev_type {
 	EV_CANDIDATE_ADDED, /* id, name, origin, parents, source, idea?, idea_id?, ... */
 	EV_EVAL_STARTED,    /* candidate, backend */
 	EV_EVAL_FINISHED,   /* candidate, result */
+	EV_EVAL_RUNNING,    /* candidate: its code is about to run (the worker said
+	                     * "running"), after eval_started and before eval_finished */
 	EV_IDEA_PROPOSED,   /* id, title, description, category, origin, request?, parent? */
 	EV_IDEA_ACCEPTED,   /* id */
 	EV_IDEA_REJECTED,   /* id, reason? */
@@ -105,6 +107,7 @@ struct ev_candidate {
 int ev_candidate_added(struct session *s, const struct ev_candidate *c, char *err);
 
 int ev_eval_started(struct session *s, int cand, const char *zBackend, char *err);
+int ev_eval_running(struct session *s, int cand, char *err);
 /* eval_finished with a copy of result */
 int ev_eval_finished(struct session *s, int cand, const cJSON *result, char *err);
 /* profile: Nsight Compute's metrics of candidate cand (the object profile,

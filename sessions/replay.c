@@ -155,7 +155,7 @@ void replay_describe(const struct replay *r, int i, char *buf, size_t n)
 		             : 0,
 		         org ? org : "?", ps.len ? ", parents " : "", ps.len ? ps.buf : "");
 		sb_free(&ps);
-	} else if (t == EV_EVAL_STARTED || t == EV_EVAL_FINISHED) {
+	} else if (t == EV_EVAL_STARTED || t == EV_EVAL_FINISHED || t == EV_EVAL_RUNNING) {
 		const cJSON *res = cJSON_GetObjectItem(ev, "result");
 		const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(res, "status"));
 		/* the same machine code as a candidate timed before */

@@ -315,6 +315,14 @@ static void on_progress(int job, const char *zStage, int k, void *arg)
 	struct runner_job *j = job_by_id(rn, job);
 	if (!j)
 		return;
+	if (!strcmp(zStage, "running") && !j->bRunning) {
+		/* its code is about to run: from here a session cut short may be
+		 * the candidate's doing (abandon_poison_pill) */
+		char err[KL_ERRLEN];
+		j->bRunning = 1;
+		if (ev_eval_running(rn->ses, j->cand, err) < 0)
+			journal_failed(rn, j->cand, err);
+	}
 	snprintf(j->zStage, sizeof j->zStage, "%s",
 	         !strcmp(zStage, "running") ? "loading" : zStage);
 	j->k = k;
@@ -697,24 +705,56 @@ static int make_parent(const char *zPath, char *err)
 
 /*
  * Issue 14 (sandbox): a candidate whose evaluation the session did not live
- * through twice is never run again on resume: it ends as crashed, marked
- * "abandoned", so that no candidate can make a session impossible to reopen.
+ * through twice, its code running (eval_running) at least once of them, is
+ * never run again on resume, so that no candidate can make a session
+ * impossible to reopen.  One that only waited (queued or compiling behind
+ * another, or the worker still timing the reference) when kloop was killed
+ * did nothing to it and runs again, up to the fourth time its evaluation is
+ * cut short.  "At least once": a candidate that kills kloop at once may do
+ * so before the worker's "running" reaches the journal.
  */
-static int abandon_poison_pill(struct runner *rn, int id, char *err)
+static int poison_pill(const struct cand *c)
 {
-	cJSON *r = cJSON_CreateObject();
-	cJSON_AddStringToObject(r, "status", status_name(STATUS_CRASHED));
-	cJSON_AddStringToObject(r, "reason",
-	                        "the session ended twice while evaluating this candidate: not "
-	                        "run again (it may kill whatever evaluates it)");
-	cJSON_AddBoolToObject(r, "abandoned", 1);
+	return (c->nUnfinished >= 2 && c->nRunning >= 1) || c->nUnfinished >= 4;
+}
+
+/* it ends as crashed, marked "abandoned"; or, when it had a verdict before
+ * this evaluation (an A/B, a bench again), that verdict stands, marked */
+static int abandon_poison_pill(struct runner *rn, const struct cand *c, char *err)
+{
+	int id = c->id;
+	/* copied: the eval_finished below replaces c->result */
+	char prev[32] = "";
+	const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(c->result, "status"));
+	snprintf(prev, sizeof prev, "%s", z ? z : "");
+	int kept = z && status_finished(status_from_name(prev));
+	cJSON *r;
+	if (kept) {
+		r = cJSON_Duplicate(c->result, 1);
+		cJSON_DeleteItemFromObject(r, "rerun_abandoned");
+		cJSON_AddStringToObject(
+		    r, "rerun_abandoned",
+		    "the session ended twice while evaluating it again: not run "
+		    "again; its earlier verdict stands");
+	} else {
+		r = cJSON_CreateObject();
+		cJSON_AddStringToObject(r, "status", status_name(STATUS_CRASHED));
+		cJSON_AddStringToObject(r, "reason",
+		                        "the session ended twice while this candidate was running: "
+		                        "not run again (it may kill whatever evaluates it)");
+		cJSON_AddBoolToObject(r, "abandoned", 1);
+	}
 	int rc = ev_eval_finished(rn->ses, id, r, err);
 	cJSON_Delete(r);
 	if (rc < 0)
 		return -1;
-	char msg[160];
+	char msg[200];
 	snprintf(msg, sizeof msg,
-	         "candidate %d: the session ended twice while evaluating it; not run again", id);
+	         kept ? "candidate %d: the session ended twice while evaluating it again; not "
+	                "run again, its earlier verdict (%s) stands"
+	              : "candidate %d: the session ended twice while it was running; not run "
+	                "again%s",
+	         id, kept ? prev : "");
 	note_simple(rn, RUNNER_MESSAGE, id, msg);
 	return 0;
 }
@@ -848,8 +888,8 @@ struct runner *runner_open(struct loop *l, const struct config *cfg, const struc
 		/* evaluations cut short when the session stopped run again */
 		const struct state *st = &rn->ses->st;
 		for (int i = 0; i < st->nCand; i++)
-			if (st->aCand[i].nUnfinished >= 2) {
-				if (abandon_poison_pill(rn, st->aCand[i].id, err) < 0)
+			if (poison_pill(&st->aCand[i])) {
+				if (abandon_poison_pill(rn, &st->aCand[i], err) < 0)
 					goto fail;
 			} else if (!status_finished(st->aCand[i].status) &&
 			           runner_bench(rn, st->aCand[i].id, err) < 0)

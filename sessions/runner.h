@@ -55,6 +55,7 @@ struct runner_job {
 	char zStage[16]; /* queued, compiling, compiled, loading, checking, timing */
 	int k;           /* the stage's counter (trial or run), or -1 */
 	double tStart;   /* monotonic time it was submitted */
+	int bRunning;    /* its eval_running is journaled */
 };
 
 /* an LLM request whose reply is streaming in */

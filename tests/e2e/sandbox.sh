@@ -219,35 +219,39 @@ for sig in TERM KILL HUP; do
 done
 
 # 15. a poison pill: a candidate whose evaluation the session did not live
-# through twice is marked and not run again when the session is reopened
+# through twice, running, is marked and not run again when the session is
+# reopened; one that waited behind it in the queue is not
 P="$T/pill.jsonl"
-wait_running() { # wait_running DIR: until a runner of a kloop started in DIR runs
+# wait_running N: until the journal says the candidate's code runs for the
+# Nth time (eval_running: a runner seen in /proc may still be the
+# reference's, timed as the worker starts, and a session killed then was
+# not the candidate's doing)
+wait_running() {
 	n=0
-	while [ $n -lt 150 ]; do
-		for p in /proc/[0-9]*; do
-			[ "$(readlink "$p/cwd" 2>/dev/null)" = "$1" ] || continue
-			grep -q "runner" "$p/cmdline" 2>/dev/null && return 0
-		done
+	while [ $n -lt 300 ]; do
+		[ "$(grep -c '"type":"eval_running","candidate":1' "$P" 2>/dev/null)" -ge "$1" ] && return 0
 		sleep 0.1
 		n=$((n + 1))
 	done
 }
 mkdir -p "$T/pill1" "$T/pill2" "$T/pill3"
-(cd "$T/pill1" && exec "$top/bin/kloop" eval softmax "$T/orphans/hang.c" $B --timeout 60 --session "$P" >/dev/null 2>&1) &
+(cd "$T/pill1" && exec "$top/bin/kloop" eval softmax "$T/orphans/hang.c" "$top/tasks/softmax/seed.c" $B --timeout 60 --session "$P" >/dev/null 2>&1) &
 kp=$!
-wait_running "$T/pill1"
+wait_running 1
 kill -KILL $kp
 wait $kp 2>/dev/null
 (cd "$T/pill2" && exec "$top/bin/kloop" shell softmax $B --timeout 60 --session "$P" </dev/null >/dev/null 2>&1) &
 kp=$!
-wait_running "$T/pill2"
+wait_running 2
 kill -KILL $kp
 wait $kp 2>/dev/null
-check "the journal holds two evaluations of the hanging candidate that never finished" \
-	test "$(grep -c '"type":"eval_started"' "$P")" -eq 2 -a "$(grep -c '"type":"eval_finished"' "$P")" -eq 0
+check "the journal holds two evaluations of the hanging candidate that never finished, running both times" \
+	test "$(grep -c '"type":"eval_started","candidate":1' "$P")" -eq 2 -a "$(grep -c '"type":"eval_running","candidate":1' "$P")" -eq 2 -a "$(grep -c '"type":"eval_finished"' "$P")" -eq 0
 (cd "$T/pill3" && echo list | "$top/bin/kloop" shell softmax $B --timeout 60 --session "$P" >"$T/pill3.out" 2>&1)
 check "reopened, the session marks it abandoned (crashed) instead of running it a third time" \
-	sh -c "grep -q '\"abandoned\":true' '$P' && test \$(grep -c '\"type\":\"eval_started\"' '$P') -eq 2"
+	sh -c "grep -q '\"abandoned\":true' '$P' && test \$(grep -c '\"type\":\"eval_started\",\"candidate\":1' '$P') -eq 2"
+check "... but not the seed, which only waited behind it in the queue both times" \
+	sh -c "! grep '\"type\":\"eval_finished\",\"candidate\":2' '$P' | grep -q abandoned"
 check "the session lists it as crashed" grep -q "crashed" "$T/pill3.out"
 
 # 16. where bubblewrap cannot run (here: not on PATH), a clear warning, the

@@ -12,7 +12,7 @@ check "the seed is recorded with origin seed and status correct" \
 check "the hand-given candidate is human and incorrect" \
 	test "$(json candidates.1.origin "$T/s.json") $(json candidates.1.status "$T/s.json")" = "human incorrect"
 check "the seed's median time is recorded" python3 -c "import json; c=json.load(open('$T/s.json'))['candidates'][0]; assert c['time_ms']>0 and c['speedup']>0"
-check "events: started + 2 x (added, started, finished)" test "$(json events "$T/s.json")" = 7
+check "events: started + 2 x (added, started, running, finished)" test "$(json events "$T/s.json")" = 9
 check "every journal line is one JSON object" python3 -c "import json; [json.loads(l) for l in open('$S')]"
 check "no line of the journal is an API key or an environment dump" sh -c "! grep -q 'API_KEY' '$S'"
 printf '{"type":"candidate_added","id":9,"na' >>"$S"

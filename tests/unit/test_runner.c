@@ -240,6 +240,34 @@ int main(void)
 	free(after);
 	runner_close(rn);
 
+	/* cut short twice more (issue 14's poison pill): candidate 1 (correct)
+	 * was running both times, evaluated again; candidate 2 only waited in
+	 * the queue behind it.  A candidate that waited did nothing to the
+	 * session: run again; one that ran keeps its earlier verdict */
+	f = fopen(zPath, "a");
+	for (int k = 0; k < 2; k++)
+		fprintf(f, "{\"type\":\"eval_started\",\"candidate\":1,\"backend\":\"host\"}\n"
+		           "{\"type\":\"eval_started\",\"candidate\":2,\"backend\":\"host\"}\n"
+		           "{\"type\":\"eval_running\",\"candidate\":1}\n");
+	fclose(f);
+	o = (struct runner_opts){.zSession = zPath};
+	x.nFinished = 0;
+	rn = runner_open(l, &cfg, &o, on_note, &x, err);
+	x.rn = rn;
+	CHECK(rn && cand(rn, 1)->status == STATUS_CORRECT && !runner_job_of(rn, 1) &&
+	          cJSON_GetObjectItem(cand(rn, 1)->result, "rerun_abandoned"),
+	      "reopened: #1, running when the session ended twice, is not run again and keeps "
+	      "'correct' (%s)",
+	      rn ? status_name(cand(rn, 1)->status) : "-");
+	CHECK(rn && runner_job_of(rn, 2) && cand(rn, 2)->status == STATUS_EVALUATING &&
+	          !cJSON_GetObjectItem(cand(rn, 2)->result, "abandoned"),
+	      "... #2, which only waited behind it, is evaluated again, not abandoned");
+	if (rn)
+		run(l, rn);
+	CHECK(rn && cand(rn, 2)->status == STATUS_INCORRECT, "... to its own verdict (%s)",
+	      rn ? status_name(cand(rn, 2)->status) : "-");
+	runner_close(rn);
+
 	/* one shot, in memory */
 	x.rn = NULL;
 	o = (struct runner_opts){.zTask = "softmax", .bMemory = 1, .bNoSeeds = 1};
