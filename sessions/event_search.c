@@ -131,10 +131,11 @@ int check_search_category(const struct state *st, const cJSON *ev, char *err)
 
 void apply_search_elapsed(struct state *st, const cJSON *ev, double ts)
 {
-	(void)ts;
 	const cJSON *el = cJSON_GetObjectItem(ev, "elapsed_s");
-	if (cJSON_IsNumber(el) && el->valuedouble >= 0)
+	if (cJSON_IsNumber(el) && el->valuedouble >= 0) {
 		st->search.elapsedS = el->valuedouble;
+		st->search.tsElapsed = ts;
+	}
 }
 
 void apply_search_started(struct state *st, const cJSON *ev, double ts)

@@ -1210,7 +1210,13 @@ int search_start(struct search *s, const cJSON *set, char *err)
 		if (rc < 0)
 			return -1;
 	} else {
-		s->base = ss->elapsedS;
+		/* the time spent after the last search event, until the session
+		 * ended (kill -9 mid-round: the evaluations' and replies' events
+		 * say how long it went on), counts against a time budget too */
+		double after = ss->state == SEARCH_RUNNING && ss->tsElapsed > 0
+		                   ? ST(s)->tsLast - ss->tsElapsed
+		                   : 0;
+		s->base = ss->elapsedS + (after > 0 ? after : 0);
 		s->tRun = now_s();
 		const cJSON *it;
 		cJSON_ArrayForEach(it, set)
@@ -1225,7 +1231,7 @@ int search_start(struct search *s, const cJSON *set, char *err)
 		char line[200];
 		snprintf(line, sizeof line,
 		         "search resumed from the journal at round %d (%.0f s spent)",
-		         ST(s)->search.round, ST(s)->search.elapsedS);
+		         ST(s)->search.round, s->base);
 		if (emitted(s, ev_search_resumed(SES(s), EL(s), ERR(s, err)), line, err) < 0)
 			return -1;
 	}

@@ -81,6 +81,8 @@ int state_apply(struct state *st, const cJSON *ev, char *err)
 		return -1;
 	const cJSON *ts = cJSON_GetObjectItem(ev, "ts");
 	st->nEvents++;
+	if (cJSON_IsNumber(ts) && ts->valuedouble > st->tsLast)
+		st->tsLast = ts->valuedouble;
 	enum ev_type t = ev_type_of(ev);
 	if (t != EV_UNKNOWN)
 		ev_table[t].apply(st, ev, cJSON_IsNumber(ts) ? ts->valuedouble : 0);

@@ -178,6 +178,7 @@ struct state_search {
 	int bestId;       /* the incumbent (new_best), 0: none */
 	double bestSpeed; /* its speedup */
 	double elapsedS;  /* search wall time as of the last search event */
+	double tsElapsed; /* that event's ts (0: none) */
 	int nCandStart;   /* candidates in the session before the search */
 	double costStart; /* LLM cost before the search */
 };
@@ -199,6 +200,7 @@ struct state {
 	size_t nCandAlloc;
 	int maxId;                  /* the largest candidate id (0: none) */
 	int nEvents;                /* events applied */
+	double tsLast;              /* the latest ts of an event applied (0: none had one) */
 	double baselineMs;          /* reference time, or -1 */
 	double tsStarted;           /* wall-clock time of session_started (0: unknown) */
 	struct state_search search; /* the search, if one ran */

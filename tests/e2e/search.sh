@@ -328,6 +328,31 @@ assert [e["type"] for e in ev[cut:] if e["type"].startswith("search_")][0] == "s
 assert mark[s["best"]["id"]] in ("fast", "fast2")
 assert len(set(src.values())) == len(src), "a candidate made twice"
 PY
+# killed a while after its last search event (evaluations and replies go
+# on meanwhile): the resumed search counts that time too
+R2="$T/resume2.jsonl"
+$KLOOP search softmax --from $F/slow.c --rounds 3 --branches 1 --suspect 100 --json \
+	--command "$CORPUS" --session "$R2" $EVAL >"$T/kill2.out" 2>&1 &
+kp=$!
+i=0
+while [ $i -lt 600 ] && ! grep -q '"type":"parents_chosen","round":1' "$R2" 2>/dev/null; do
+	sleep 0.05
+	i=$((i + 1))
+done
+sleep 1
+kill -9 $kp 2>/dev/null
+wait $kp 2>/dev/null
+cut=$(wc -l <"$R2")
+run resume2 search --session "$R2" --json --command "$CORPUS" --rounds 1 $EVAL
+pycheck "the resumed search counts the time spent before the kill, up to the journal's last event, not only to its last search event" \
+	"$R2" - <<PY
+cut = $cut
+t0 = [e["ts"] for e in ev if e["type"] == "search_started"][0]
+last = max(e["ts"] for e in ev[:cut] if "ts" in e)
+resumed = [e for e in ev[cut:] if e["type"] == "search_resumed"][0]
+# elapsed_s runs on the monotonic clock, ts on the wall clock: a little slack
+assert resumed["elapsed_s"] >= (last - t0) - 0.05, (resumed["elapsed_s"], last - t0)
+PY
 # --- kill -9 while a fix request is out: the resumed search sends it again
 cat >"$T/slowfix.sh" <<EOF
 p=\$(cat)
