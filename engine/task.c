@@ -683,11 +683,55 @@ static int parse_flops(struct ctx *c, const cJSON *root, struct task *t)
 	return 0;
 }
 
+/* a key given twice in one object, anywhere in the file: JSON parsers keep
+ * one of them silently (cJSON the first), so a task that says "n": 4 and
+ * then "n": 8 would run with a size its author did not mean */
+static int duplicate_keys(struct ctx *c, const cJSON *o, strbuf *path)
+{
+	const cJSON *e;
+	size_t len = path->len;
+	int i = 0;
+	cJSON_ArrayForEach(e, o)
+	{
+		if (cJSON_IsObject(o) && e->string)
+			for (const cJSON *f = o->child; f != e; f = f->next)
+				if (f->string && !strcmp(f->string, e->string)) {
+					kl_err(c->err,
+					       "%s: %s%s'%.60s' is given twice (JSON keeps one of "
+					       "them "
+					       "silently: give it once)",
+					       c->zFile, path->len ? path->buf : "",
+					       path->len ? ": " : "", e->string);
+					return -1;
+				}
+		if (cJSON_IsObject(e) || cJSON_IsArray(e)) {
+			if (cJSON_IsObject(o))
+				sb_addf(path, "%s%.60s", len ? "." : "",
+				        e->string ? e->string : "?");
+			else
+				sb_addf(path, "[%d]", i);
+			int rc = duplicate_keys(c, e, path);
+			path->len = len;
+			if (path->buf)
+				path->buf[len] = 0;
+			if (rc < 0)
+				return -1;
+		}
+		i++;
+	}
+	return 0;
+}
+
 static int parse_root(struct ctx *c, cJSON *root, struct task *t, const char *zBackend,
                       const char *zShapeSet)
 {
 	if (!cJSON_IsObject(root))
 		return kl_err(c->err, "%s: expected a JSON object at the top level", c->zFile);
+	strbuf path = STRBUF_INIT;
+	int dup = duplicate_keys(c, root, &path);
+	sb_free(&path);
+	if (dup < 0)
+		return -1;
 	if (known_keys(c, root, NULL,
 	               (const char *const[]){"name", "description", "inputs", "outputs", "shapes",
 	                                     "tolerance", "reference", "seeds", "libs", "flops",

@@ -200,6 +200,18 @@ int main(void)
 	    "{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [4], "
 	    "\"dtyp\": \"f16\"}], \"reference\": {\"host\": \"ref.c\"}}",
 	    "outputs[0]: 'dtyp': unknown key", "a misspelt tensor key is refused");
+	expect_error("{\"name\": \"t\", \"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", "
+	             "\"shape\": [\"n\"]}], \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", "
+	             "\"shape\": [\"n\"]}], \"shapes\": {\"host\": {\"n\": 4, \"n\": 8}}, "
+	             "\"reference\": {\"host\": \"ref.c\"}}",
+	             "shapes.host: 'n' is given twice",
+	             "a key given twice is refused, not the first taken silently");
+	expect_error(BASE_OK ", \"name\": \"other\"}", "task.json: 'name' is given twice",
+	             "... at the top level too");
+	expect_error("{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", "
+	             "\"shape\": [4], \"dtype\": \"f16\"}], \"reference\": {\"host\": \"ref.c\"}}",
+	             "outputs[0]: 'dtype' is given twice",
+	             "... and in a tensor, named by its path");
 	expect_error(BASE_OK "}\n garbage", "task.json:2: text after the JSON object",
 	             "text after the object is refused, with its line");
 	{
