@@ -123,10 +123,29 @@ static void free_list(char **a, int n)
  * task's reference.torch; a fresh path or NULL + err */
 static char *problem_of(const struct state *st, const char *zGiven, char *err)
 {
-	if (zGiven)
-		return path_exists(zGiven)
-		           ? xstrdup(zGiven)
-		           : (kl_err(err, "%s: no such problem file", zGiven), NULL);
+	if (zGiven) {
+		/* a KernelBench problem: FILE.py with a Model (the exported module
+		 * imports it) */
+		struct stat sb;
+		strbuf txt = STRBUF_INIT;
+		char e2[KL_ERRLEN];
+		int ok = 0;
+		if (stat(zGiven, &sb) < 0)
+			kl_err(err, "%s: no such problem file", zGiven);
+		else if (!S_ISREG(sb.st_mode) || !ends_with(zGiven, ".py"))
+			kl_err(err,
+			       "%s is not a KernelBench problem file (FILE.py, with class Model)",
+			       zGiven);
+		else if (read_file(zGiven, &txt, 16 << 20, e2) < 0)
+			kl_err(err, "%s", e2);
+		else if (!txt.buf || !strstr(txt.buf, "class Model"))
+			kl_err(err, "%s defines no class Model: not a KernelBench problem file",
+			       zGiven);
+		else
+			ok = 1;
+		sb_free(&txt);
+		return ok ? xstrdup(zGiven) : NULL;
+	}
 	if (st->zTaskDir && ends_with(st->zTaskDir, ".py"))
 		return xstrdup(st->zTaskDir);
 	if (st->zTaskDir) {

@@ -249,7 +249,8 @@ int read_file(const char *path, strbuf *sb, size_t max, char *err)
 	return 0;
 }
 
-int write_file_atomic(const char *path, const void *p, size_t n, char *err)
+/* write p into path through a temporary file renamed over it */
+static int write_replacing(const char *path, const void *p, size_t n, char *err)
 {
 	char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -272,6 +273,29 @@ int write_file_atomic(const char *path, const void *p, size_t n, char *err)
 	}
 	free(tmp);
 	return 0;
+}
+
+int write_file_atomic(const char *zPath, const void *p, size_t n, char *err)
+{
+	/* a link is written through (its target is replaced, the link stays);
+	 * what exists and is not a regular file (a FIFO, a device, a
+	 * directory) is not replaced by one */
+	char *real = realpath(zPath, NULL);
+	const char *path = real ? real : zPath;
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		kl_err(err, "%s is not a regular file (%s): not replaced; give a file's path",
+		       zPath,
+		       S_ISDIR(st.st_mode)                          ? "a directory"
+		       : S_ISFIFO(st.st_mode)                       ? "a FIFO"
+		       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+		                                                    : "a socket or the like");
+		free(real);
+		return -1;
+	}
+	int rc = write_replacing(path, p, n, err);
+	free(real);
+	return rc;
 }
 
 int mkdir_p(const char *path, char *err)

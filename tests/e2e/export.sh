@@ -79,3 +79,22 @@ check "export --kernelbench onto the problem file: exit 2, the problem unchanged
 	"test $rc2 -eq 2 && grep -q 'is the KernelBench problem file: not overwritten' '$T/e2' && cmp -s '$T/problem.py' tasks/softmax/reference.py"
 check "one path as two outputs: exit 2, nothing written" sh -c \
 	"test $rc3 -eq 2 && grep -q 'same.c is given as two outputs' '$T/e3' && test ! -e '$T/same.c'"
+
+# a link is written through (the link stays, its target gets the source);
+# a FIFO or a device is not replaced by a file; a --problem that is not a
+# KernelBench problem (FILE.py with class Model) is refused
+echo old >"$T/target.c"
+ln -s "$T/target.c" "$T/link.c"
+$KLOOP export "$T/keep.jsonl" 1 --source "$T/link.c" >"$T/o4" 2>"$T/e4"
+check "export --source onto a link: the link stays, its target holds the source" sh -c \
+	"test -L '$T/link.c' && cmp -s '$T/target.c' tasks/softmax/seed.c"
+mkfifo "$T/fifo.c"
+$KLOOP export "$T/keep.jsonl" 1 --source "$T/fifo.c" >"$T/o5" 2>"$T/e5"
+rc5=$?
+check "export --source onto a FIFO: exit 2, it stays a FIFO ($(cat "$T/e5"))" sh -c \
+	"test $rc5 -eq 2 && test -p '$T/fifo.c' && grep -q 'fifo.c is not a regular file (a FIFO): not replaced' '$T/e5'"
+$KLOOP export "$T/keep.jsonl" 1 --kernelbench "$T/kb2.py" --problem tasks/softmax/seed.c >"$T/o6" 2>"$T/e6"
+rc6=$?
+check "export --problem with a C file: exit 2, nothing written ($(cat "$T/e6"))" sh -c \
+	"test $rc6 -eq 2 && test ! -e '$T/kb2.py' && grep -q 'is not a KernelBench problem file' '$T/e6'"
+exit $((NFAIL > 0))
