@@ -704,7 +704,8 @@ static struct torchref *start_torch(const char *zProblem, const char *zShapes, d
 	                           .seed = W.opts.seed,
 	                           .budgetS = W.opts.budgetS,
 	                           .zShapes = zShapes,
-	                           .size = size};
+	                           .size = size,
+	                           .timeoutS = W.refTimeoutS};
 	return torchref_start(zProblem, &to, err);
 }
 

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,9 +162,12 @@ void torchref_free(struct torchref *r)
 }
 
 /* the helper's next protocol line, parsed; NULL + err when it ended or
- * failed (its own {"ev": "error"} message when it sent one) */
-static cJSON *recv_line(struct torchref *r, char *err)
+ * failed (its own {"ev": "error"} message when it sent one), or sent
+ * nothing within limitS seconds (> 0: it is killed; zWhat says what it was
+ * doing) */
+static cJSON *recv_line_within(struct torchref *r, double limitS, const char *zWhat, char *err)
 {
+	double deadline = limitS > 0 ? now_s() + limitS : 0;
 	for (;;) {
 		char *nl = r->in.buf ? memchr(r->in.buf, '\n', r->in.len) : NULL;
 		if (nl) {
@@ -188,6 +192,26 @@ static cJSON *recv_line(struct torchref *r, char *err)
 				return NULL;
 			}
 			return o;
+		}
+		if (deadline > 0) {
+			double left = deadline - now_s();
+			struct pollfd pf = {.fd = r->from, .events = POLLIN};
+			int pr = left > 0 ? poll(&pf, 1, (int)(left * 1000) + 1) : 0;
+			if (pr < 0 && errno == EINTR)
+				continue;
+			if (pr == 0) {
+				if (r->pid > 0) {
+					proc_kill_group(r->pid);
+					waitpid(r->pid, NULL, 0);
+					r->pid = 0;
+				}
+				kl_err(
+				    err,
+				    "%s: the PyTorch helper sent nothing for %g s while %s (the "
+				    "--timeout limit): stopped; does the problem's forward return?",
+				    r->zProblem, limitS, zWhat);
+				return NULL;
+			}
 		}
 		char buf[65536];
 		ssize_t n = read(r->from, buf, sizeof buf);
@@ -357,7 +381,8 @@ struct torchref *torchref_start(const char *zProblem, const struct torchref_opts
 	}
 	int fl = fcntl(r->from, F_GETFL);
 	fcntl(r->from, F_SETFL, fl & ~O_NONBLOCK);
-	r->manifest = recv_line(r, err);
+	r->manifest = recv_line_within(r, o->timeoutS > 0 ? o->timeoutS + 60 : 0,
+	                               "describing the problem (its first forward)", err);
 	const char *ev =
 	    r->manifest ? cJSON_GetStringValue(cJSON_GetObjectItem(r->manifest, "ev")) : NULL;
 	if (!r->manifest || !ev || strcmp(ev, "describe")) {
@@ -528,7 +553,7 @@ const cJSON *torchref_timing(struct torchref *r, struct harness *h, char *err)
 	cJSON_AddNumberToObject(q, "budget_ms", r->o.budgetS * 1000);
 	if (send_req(r, q, err) < 0)
 		return NULL;
-	cJSON *a = recv_line(r, err);
+	cJSON *a = recv_line_within(r, 0, NULL, err);
 	if (!a)
 		return NULL;
 	cJSON *tm = cJSON_DetachItemFromObject(a, "timing");
@@ -727,7 +752,9 @@ int torchref_fill(struct torchref *r, struct harness *h, struct backend *b, cons
 		}
 		if (send_req(r, q, err) < 0)
 			return -1;
-		cJSON *a = recv_line(r, err);
+		char what[64];
+		snprintf(what, sizeof what, "computing set %d (the forward)", s);
+		cJSON *a = recv_line_within(r, r->o.timeoutS, what, err);
 		if (!a)
 			return -1;
 		cJSON_Delete(a);
@@ -750,7 +777,7 @@ int torchref_finish(struct torchref *r, char *err)
 		return 0;
 	if (send_req(r, cJSON_Parse("{\"op\":\"quit\"}"), err) < 0)
 		return -1;
-	cJSON *a = recv_line(r, err);
+	cJSON *a = recv_line_within(r, 0, NULL, err);
 	if (!a)
 		return -1;
 	cJSON_Delete(a);

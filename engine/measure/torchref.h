@@ -26,6 +26,9 @@ struct torchref_opts {
 	double budgetS;        /* timing budget of each baseline */
 	const char *zShapes;   /* "name=value,..." for the problem's constants, or NULL */
 	double size;           /* size factor of the problem's dimensions (0: none) */
+	double timeoutS;       /* a set's reply within this (--timeout: a forward that hangs),
+	                        * the description within it and a minute for the import
+	                        * (0: no limit) */
 };
 
 /*

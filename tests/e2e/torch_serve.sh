@@ -87,3 +87,30 @@ import json
 rs = [json.loads(l) for l in open('$T/ip.json') if l.strip()]
 assert [r['status'] for r in rs] == ['correct', 'incorrect'], [(r['status'], r.get('reason')) for r in rs]"
 diag 0 "$T/ip.err"
+
+# a forward that never returns (here from its third call: the description
+# and the first sets pass) is stopped by --timeout with a line saying where,
+# not waited on for the 15-minute setup limit
+cat >"$T/hang.py" <<'PY'
+import torch
+import torch.nn as nn
+n = 64
+calls = [0]
+def get_inputs():
+    return [torch.randn(n)]
+def get_init_inputs():
+    return []
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+    def forward(self, x):
+        calls[0] += 1
+        if calls[0] >= 3:
+            import time
+            time.sleep(1000)
+        return x * 2
+PY
+timeout 300 $KLOOP eval "$T/hang.py" tests/fixtures/host/zeros.c $B --timeout 3 >"$T/hang.out" 2>"$T/hang.err"
+rc=$?
+check "a forward that hangs: stopped by --timeout, exit 2, the line says so ($(head -c 300 "$T/hang.err"))" sh -c \
+	"test $rc -eq 2 && grep -q 'the PyTorch helper sent nothing for 3 s while computing set .* (the --timeout limit): stopped' '$T/hang.err'"
