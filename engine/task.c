@@ -698,8 +698,7 @@ static int duplicate_keys(struct ctx *c, const cJSON *o, strbuf *path)
 				if (f->string && !strcmp(f->string, e->string)) {
 					kl_err(c->err,
 					       "%s: %s%s'%.60s' is given twice (JSON keeps one of "
-					       "them "
-					       "silently: give it once)",
+					       "them silently: give it once)",
 					       c->zFile, path->len ? path->buf : "",
 					       path->len ? ": " : "", e->string);
 					return -1;

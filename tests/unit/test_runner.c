@@ -65,6 +65,20 @@ static char *slurp(const char *zPath)
 	return sb.buf ? sb_detach(&sb) : xstrdup("");
 }
 
+/* the journal zPath gets zLines appended (a session cut short), and is
+ * reopened with x's notes cleared */
+static struct runner *reopen_cut(struct loop *l, const struct config *cfg, const char *zPath,
+                                 const char *zLines, struct notes *x, char *err)
+{
+	FILE *f = fopen(zPath, "a");
+	fputs(zLines, f);
+	fclose(f);
+	struct runner_opts o = {.zSession = zPath};
+	x->nFinished = 0;
+	x->rn = runner_open(l, cfg, &o, on_note, x, err);
+	return x->rn;
+}
+
 static const struct cand *cand(struct runner *rn, int id)
 {
 	return state_cand(runner_state(rn), id);
@@ -216,14 +230,10 @@ int main(void)
 
 	/* cut short: candidate 2's evaluation started and never finished */
 	char *before = slurp(zPath);
-	FILE *f = fopen(zPath, "a");
-	fprintf(f, "{\"type\":\"eval_started\",\"candidate\":2,\"backend\":\"host\",\"ts\":1,"
-	           "\"seq\":999}\n");
-	fclose(f);
-	o = (struct runner_opts){.zSession = zPath};
-	x.nFinished = 0;
-	rn = runner_open(l, &cfg, &o, on_note, &x, err);
-	x.rn = rn;
+	rn = reopen_cut(l, &cfg, zPath,
+	                "{\"type\":\"eval_started\",\"candidate\":2,\"backend\":\"host\",\"ts\":1,"
+	                "\"seq\":999}\n",
+	                &x, err);
 	CHECK(rn && !strcmp(rn->zTaskName, "softmax") && runner_jobs(rn) == 1 &&
 	          runner_job_of(rn, 2) && cand(rn, 2)->status == STATUS_EVALUATING,
 	      "reopened, the session evaluates again only what was cut short");
@@ -244,16 +254,12 @@ int main(void)
 	 * was running both times, evaluated again; candidate 2 only waited in
 	 * the queue behind it.  A candidate that waited did nothing to the
 	 * session: run again; one that ran keeps its earlier verdict */
-	f = fopen(zPath, "a");
-	for (int k = 0; k < 2; k++)
-		fprintf(f, "{\"type\":\"eval_started\",\"candidate\":1,\"backend\":\"host\"}\n"
-		           "{\"type\":\"eval_started\",\"candidate\":2,\"backend\":\"host\"}\n"
-		           "{\"type\":\"eval_running\",\"candidate\":1}\n");
-	fclose(f);
-	o = (struct runner_opts){.zSession = zPath};
-	x.nFinished = 0;
-	rn = runner_open(l, &cfg, &o, on_note, &x, err);
-	x.rn = rn;
+	const char *cut = "{\"type\":\"eval_started\",\"candidate\":1,\"backend\":\"host\"}\n"
+	                  "{\"type\":\"eval_started\",\"candidate\":2,\"backend\":\"host\"}\n"
+	                  "{\"type\":\"eval_running\",\"candidate\":1}\n";
+	char *twice = xasprintf("%s%s", cut, cut);
+	rn = reopen_cut(l, &cfg, zPath, twice, &x, err);
+	free(twice);
 	CHECK(rn && cand(rn, 1)->status == STATUS_CORRECT && !runner_job_of(rn, 1) &&
 	          cJSON_GetObjectItem(cand(rn, 1)->result, "rerun_abandoned"),
 	      "reopened: #1, running when the session ended twice, is not run again and keeps "
