@@ -48,6 +48,8 @@ struct harness {
 	int quick;             /* the timing phase is a quick one (harness_time) */
 	double pCheck;         /* chance that a timed run is checked */
 	int nChecked;          /* timed runs checked in this evaluation */
+	struct tcont *cont;    /* where a quick timing stopped: the full timing of the
+	                          same candidate goes on from there (its runs count) */
 	unsigned char *pGuard; /* host copy of the expected guard band */
 	unsigned char *pGuardRead;
 };
@@ -155,10 +157,13 @@ struct harness *harness_new(const struct task *t, struct backend *b, const struc
 	return h;
 }
 
+static void tcont_drop(struct harness *h);
+
 void harness_free(struct harness *h)
 {
 	if (!h)
 		return;
+	tcont_drop(h);
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < (k ? h->t->nOut : h->t->nIn); i++) {
 			struct gbuf *g = k ? &h->aOut[i] : &h->aIn[i];
@@ -480,6 +485,25 @@ struct samples {
 	size_t n, alloc;
 };
 
+/* a quick timing's state, for the full timing that follows it */
+struct tcont {
+	struct harness_cand *c; /* whose */
+	struct samples ms, probe, wall, busys, frames, near;
+	double cal, nearFrame, sum, sum2, rse, start, perRun;
+	int warm, strict, n, clk0, retimed;
+};
+
+static void tcont_drop(struct harness *h)
+{
+	struct tcont *kc = h->cont;
+	if (!kc)
+		return;
+	free(kc->ms.a), free(kc->probe.a), free(kc->wall.a);
+	free(kc->busys.a), free(kc->frames.a), free(kc->near.a);
+	free(kc);
+	h->cont = NULL;
+}
+
 static void push(struct samples *s, double v)
 {
 	xgrow((void **)&s->a, &s->alloc, s->n + 1, sizeof *s->a);
@@ -793,11 +817,42 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 	struct backend *b = h->b;
 	*pBad = 0;
 	int T = h->o.nTrials;
-	double cal = 0, w, fw, busy = 0;
+	double cal = 0, w, fw, busy = 0, perRun, expect;
 	struct samples ms = {0}, probe = {0}, wall = {0}, busys = {0}, frames = {0}, near = {0};
 	double nearFrame = NAN;
-	int strict = 0, warm = 0, converged = 0, rc, crc, clk0 = -1, retimed = 0;
+	int strict = 0, warm = 0, converged = 0, rc, crc, clk0 = -1, retimed = 0, nr = 0;
 	double rse = INFINITY, sum = 0, sum2 = 0, start, t, probeMed = 0, fastMed = 0;
+	struct tcont *kc = h->cont;
+	h->cont = NULL;
+	if (kc && kc->c == c && !h->quick && !kc->strict) {
+		/* the full timing goes on from the quick one: warm, calibrated, its
+		 * runs counted and its budget begun; the checking sets it did not
+		 * use spread over the runs left.  Not from a quick timing that went
+		 * device-wide: its few probes came right after the object's load
+		 * (lazy module loading, first touches), and the full timing's own
+		 * warm-up decides the method again */
+		ms = kc->ms, probe = kc->probe, wall = kc->wall;
+		busys = kc->busys, frames = kc->frames, near = kc->near;
+		cal = kc->cal, nearFrame = kc->nearFrame, sum = kc->sum, sum2 = kc->sum2;
+		rse = kc->rse, start = kc->start, perRun = kc->perRun;
+		warm = kc->warm, strict = kc->strict, nr = kc->n, clk0 = kc->clk0;
+		retimed = kc->retimed;
+		free(kc);
+		expect = perRun > 0 ? h->o.budgetS / perRun : h->o.maxRuns;
+		expect = expect > h->o.maxRuns   ? h->o.maxRuns
+		         : expect < h->o.minRuns ? h->o.minRuns
+		                                 : expect;
+		h->pCheck = h->nPool > h->poolUsed ? (h->nPool - h->poolUsed) / expect : 1.0 / 16;
+		if (h->pCheck < 1.0 / 256)
+			h->pCheck = 1.0 / 256;
+		if (prepare(h, T, err) < 0)
+			goto fail;
+		goto resume;
+	}
+	if (kc) {
+		h->cont = kc;
+		tcont_drop(h);
+	}
 	h->runSeed = harness_random64();
 	h->nChecked = 0;
 	h->nRuns = 0;
@@ -822,8 +877,8 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 	}
 	strict = probes_disagree(median_copy(&probe), median_copy(&ms));
 	/* spread the remaining checking sets over the runs the budget allows */
-	double perRun = (now_s() - start) / warm;
-	double expect = perRun > 0 ? h->o.budgetS / perRun : h->o.maxRuns;
+	perRun = (now_s() - start) / warm;
+	expect = perRun > 0 ? h->o.budgetS / perRun : h->o.maxRuns;
 	expect = expect > h->o.maxRuns   ? h->o.maxRuns
 	         : expect < h->o.minRuns ? h->o.minRuns
 	                                 : expect;
@@ -839,17 +894,19 @@ restart:
 	sum = sum2 = 0;
 	rse = INFINITY;
 	start = now_s();
-	for (int n = 0;;) {
+	nr = 0;
+resume:
+	for (;;) {
 		/* every fourth run of the fast method, a strict probe (not counted);
 		 * before every fourth from the first, an empty frame for the clock's
 		 * bound (the runs after it are measured against it) */
-		if (n % 4 == 0) {
-			if ((crc = cold_frame(h, c, n, &fw, why, nWhy, err)))
+		if (nr % 4 == 0) {
+			if ((crc = cold_frame(h, c, nr, &fw, why, nWhy, err)))
 				goto called;
 			push(&frames, fw);
 			nearFrame = fw;
 		}
-		if (!strict && n % 4 == 3) {
+		if (!strict && nr % 4 == 3) {
 			if ((crc = timed_run(h, c, 1, cal, &t, &w, NULL, &rc, why, nWhy, err)))
 				goto called;
 			if (!rc)
@@ -860,19 +917,19 @@ restart:
 				goto called;
 		}
 		if (rc) {
-			snprintf(why, nWhy, "kl_run returned %d during timed run %d", rc, n + 1);
+			snprintf(why, nWhy, "kl_run returned %d during timed run %d", rc, nr + 1);
 			*pBad = HC_MISBEHAVED;
 			goto fail;
 		}
-		if (!strict && n % 4 == 3) {
-			n++;
+		if (!strict && nr % 4 == 3) {
+			nr++;
 			continue;
 		}
 		push(&ms, t);
 		push(&wall, w);
 		push(&busys, busy);
 		push(&near, nearFrame);
-		n++;
+		nr++;
 		sum += t;
 		sum2 += t * t;
 		int k = (int)ms.n;
@@ -982,6 +1039,31 @@ summary:;
 			cJSON_AddStringToObject(o, "throttle_reason", thr);
 	}
 	free(sorted);
+	if (h->quick) {
+		/* kept for the full timing of the same candidate (time_runs) */
+		struct tcont *q = xcalloc(1, sizeof *q);
+		*q = (struct tcont){.c = c,
+		                    .ms = ms,
+		                    .probe = probe,
+		                    .wall = wall,
+		                    .busys = busys,
+		                    .frames = frames,
+		                    .near = near,
+		                    .cal = cal,
+		                    .nearFrame = nearFrame,
+		                    .sum = sum,
+		                    .sum2 = sum2,
+		                    .rse = rse,
+		                    .start = start,
+		                    .perRun = perRun,
+		                    .warm = warm,
+		                    .strict = strict,
+		                    .n = nr,
+		                    .clk0 = clk0,
+		                    .retimed = retimed};
+		h->cont = q;
+		return o;
+	}
 	free(ms.a);
 	free(probe.a);
 	free(wall.a);
@@ -1138,6 +1220,7 @@ cJSON *harness_eval(struct harness *h, struct harness_cand *c, int bTime,
 	struct agg a = {.tolDtype = -1};
 	struct backend *b = h->b;
 	double t0 = now_s();
+	tcont_drop(h);
 	h->poolUsed = 0; /* a new evaluation: every checking set unseen */
 	if (b->reset && b->reset(b, err) < 0)
 		return crashed(h, "resetting the device before the run", err);
@@ -1252,6 +1335,7 @@ cJSON *harness_ab(struct harness *h, struct harness_cand *inc, struct harness_ca
 	int rc = 0, crc = 0, who = 0, wins = 0, n = 0;
 	*pFail = NULL;
 	*pWho = -1;
+	tcont_drop(h);
 	h->runSeed = harness_random64();
 	h->nChecked = 0;
 	h->nRuns = 0;

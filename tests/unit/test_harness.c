@@ -309,6 +309,22 @@ int main(void)
 	CHECK(tm && !fail && cJSON_GetNumberValue(cJSON_GetObjectItem(tm, "count")) == 4 &&
 	          cJSON_IsTrue(cJSON_GetObjectItem(tm, "quick")),
 	      "the quick timing: 4 timed runs, marked quick");
+	/* the full timing of the same candidate goes on from it: no second
+	 * warm-up, the quick runs among its runs (unless the quick timing went
+	 * device-wide: then it starts afresh, and its warm-up is its own) */
+	double qWarm = cJSON_GetNumberValue(cJSON_GetObjectItem(tm, "warmup_runs"));
+	double qChecked = cJSON_GetNumberValue(cJSON_GetObjectItem(tm, "checked_runs"));
+	int qStrict =
+	    !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(tm, "method")), "device-wide");
+	cJSON_Delete(tm);
+	tm = harness_time(h, &fc.hc, 0, NULL, NULL, &fail);
+	double fWarm = cJSON_GetNumberValue(cJSON_GetObjectItem(tm, "warmup_runs"));
+	CHECK(tm && !fail && cJSON_GetNumberValue(cJSON_GetObjectItem(tm, "count")) >= 10 &&
+	          !cJSON_GetObjectItem(tm, "quick") &&
+	          (qStrict || (fWarm == qWarm && cJSON_GetNumberValue(cJSON_GetObjectItem(
+	                                             tm, "checked_runs")) >= qChecked)),
+	      "the full timing after the quick one goes on from it (quick %s, warm-up %g then %g)",
+	      qStrict ? "device-wide" : "on the stream", qWarm, fWarm);
 	cJSON_Delete(tm);
 	tm = harness_time(h, fcand(&fc, h, b, fails), 4, NULL, NULL, &fail);
 	CHECK(!tm && fail && !strcmp(status(fail), "incorrect") &&
