@@ -6,9 +6,14 @@
 # built from an earlier commit, when given, with include/, tasks/ and
 # prompts/ beside it: the first wave is ebe0be3), with
 # --no-sandbox (a runner process, checked runs, no bubblewrap) and with
-# bubblewrap; 3 rounds, interleaved.  Per candidate: wall seconds, timed
-# runs, checked runs, and the median round trip of a run beyond the time it
-# reported (the runner's per-run overhead).
+# bubblewrap; on the GPU also with bubblewrap and the spare runner off and
+# started after a runner ends (KLOOP_SPARE_RUNNER; the default is "ready":
+# started as soon as the previous runner is ready); 3 rounds, interleaved.
+# Per candidate: wall seconds, timed runs, checked runs, the median round
+# trip of a run beyond the time it reported (the runner's per-run
+# overhead), the milliseconds spent starting (load) and ending (end) its
+# runners, and the median of the candidates' timed medians (whether a spare
+# starting beside a timed candidate moves its time).
 # Usage: bench/sandbox.sh [host|cuda]     (cuda: run on the GPU machine)
 set -eu
 cd "$(dirname "$0")/.."
@@ -43,7 +48,11 @@ runs = sum(r["timing"]["count"] for r in ok) / max(len(ok), 1)
 chk = sum(r["timing"].get("checked_runs", 0) for r in ok) / max(len(ok), 1)
 over = [r["timing"]["wall_median_ms"] - r["timing"]["median_ms"] for r in ok if "wall_median_ms" in r["timing"]]
 over = sorted(over)[len(over) // 2] * 1000 if over else float("nan")
-print("%s %.3f %.0f %.1f %.1f %d" % (sys.argv[4], wall, runs, chk, over, len(ok)))
+med = lambda a: sorted(a)[len(a) // 2] if a else float("nan")
+load = med([r["seconds"]["load"] * 1000 for r in ok if "seconds" in r])
+end = med([r["seconds"].get("end", float("nan")) * 1000 for r in ok if "seconds" in r])
+tmed = med([r["timing"]["median_ms"] for r in ok])
+print("%s %.3f %.0f %.1f %.1f %d %.1f %.1f %.5f" % (sys.argv[4], wall, runs, chk, over, len(ok), load, end, tmed))
 PY
 }
 # warm the compile cache
@@ -53,6 +62,10 @@ for round in 1 2 3; do
 	[ -n "${KLOOP_OLD:-}" ] && run before "$KLOOP_OLD/kloop"
 	run no-sandbox ./bin/kloop --no-sandbox
 	run sandbox ./bin/kloop --sandbox
+	if [ "$BE" = cuda ]; then
+		run spare-off "env KLOOP_SPARE_RUNNER=off ./bin/kloop" --sandbox
+		run spare-after "env KLOOP_SPARE_RUNNER=after ./bin/kloop" --sandbox
+	fi
 done
 echo "machine: $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%F); backend $BE"
 python3 - "$T/rows" <<'PY'
@@ -63,10 +76,11 @@ for l in open(sys.argv[1]):
     rows.setdefault(n, []).append([float(x) for x in v])
 med = lambda a: sorted(a)[len(a) // 2]
 base = med([r[0] for r in rows["before"]]) if "before" in rows else None
-print("%-11s %12s %10s %8s %8s %9s %9s" % ("", "s/candidate", "vs before", "runs", "checked", "rt us/run", "correct"))
+print("%-11s %12s %10s %8s %8s %9s %9s %8s %7s %10s" % ("", "s/candidate", "vs before", "runs", "checked", "rt us/run", "correct",
+      "load ms", "end ms", "timed ms"))
 for n, rs in rows.items():
     w = med([r[0] for r in rs])
-    print("%-11s %12.3f %10s %8.0f %8.1f %9.1f %9s" % (n, w, "%+.1f%%" % (100 * (w / base - 1)) if base else "-",
+    print("%-11s %12.3f %10s %8.0f %8.1f %9.1f %9s %8.1f %7.1f %10.5f" % (n, w, "%+.1f%%" % (100 * (w / base - 1)) if base else "-",
           med([r[1] for r in rs]), med([r[2] for r in rs]), med([r[3] for r in rs]),
-          "/".join(str(int(r[4])) for r in rs)))
+          "/".join(str(int(r[4])) for r in rs), med([r[5] for r in rs]), med([r[6] for r in rs]), med([r[7] for r in rs])))
 PY

@@ -73,6 +73,8 @@ static struct {
 	double loadS;                 /* seconds spent starting runners in the job that runs */
 	double refTimeoutS;           /* a reference run's limit (the engine's run timeout) */
 	int nRunners;                 /* runners started for it */
+	int nAhead;                   /* of them, spares started ahead (cand_spare_policy) */
+	double endS;                  /* seconds spent ending them */
 	int ready;                    /* task loaded and reference data in place */
 	int timeReference;            /* time the reference when it is ready */
 	struct job *runq;     /* candidates in submission order; the head runs once compiled */
@@ -189,7 +191,17 @@ static struct cand *load_on(struct job *j, struct harness *const *ah, int nH, in
 	close(fd);
 	W.loadS += now_s() - t0;
 	W.nRunners++;
+	W.nAhead += c && cand_started_ahead(c);
 	return c;
+}
+
+/* end a candidate's runner (the keeper kills it and everything it started,
+ * and reaps them: on the GPU the device context goes with it) */
+static void unload(struct cand *c)
+{
+	double t0 = now_s();
+	cand_free(c);
+	W.endS += now_s() - t0;
 }
 
 /* a runner for j's shared object on h's buffers alone */
@@ -389,7 +401,7 @@ static cJSON *ab_stage(struct job *j, struct harness_cand *hc, cJSON *res)
 		if (ao.nPairs < HARNESS_AB_MIN_PAIRS)
 			ao.nPairs = HARNESS_AB_MIN_PAIRS;
 		ab = harness_ab(W.h, cand_iface(ci, 0), hc, &ao, stage_progress, &sc, &who, &fail);
-		cand_free(ci);
+		unload(ci);
 		if (!ab && who == 1) {
 			cJSON_AddItemToObject(fail, "correctness",
 			                      cJSON_DetachItemFromObject(res, "correctness"));
@@ -466,7 +478,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 	if (full && !W.b->fatal && strcmp(status_of(res), "correct")) {
 		/* again in a process that has not run the small shapes */
 		cJSON *shared = res;
-		cand_free(c);
+		unload(c);
 		if (!(c = load(j, W.h, &loadErr, err))) {
 			cJSON_Delete(shared);
 			res = load_failed(loadErr, err);
@@ -495,7 +507,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 	/* the same machine code was timed before: checked, not timed again
 	 * (note_code gives it that timing) */
 	if (skip) {
-		cand_free(c);
+		unload(c);
 		goto stop;
 	}
 	/* quick timing: a few runs, which may end it when the search asks */
@@ -542,7 +554,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 		stage_done(stages, zStage, t0);
 	}
 	*pTime = now_s() - tc;
-	cand_free(c);
+	unload(c);
 	cJSON_AddStringToObject(res, "stage", zStage);
 	return res;
 failed:
@@ -552,7 +564,7 @@ failed:
 	res = fail;
 stop_c:
 	*pTime = now_s() - tc;
-	cand_free(c);
+	unload(c);
 stop:
 	cJSON_AddStringToObject(res, "stage", zStage);
 	return res;
@@ -566,6 +578,8 @@ static void run_job(struct job *j)
 	send_progress(j->id, "running", -1);
 	W.loadS = 0;
 	W.nRunners = 0;
+	W.nAhead = 0;
+	W.endS = 0;
 	if (!j->ok) {
 		res = cJSON_CreateObject();
 		cJSON_AddStringToObject(res, "status", "compile_error");
@@ -591,10 +605,12 @@ static void run_job(struct job *j)
 	cJSON *sec = cJSON_AddObjectToObject(o, "seconds");
 	cJSON_AddNumberToObject(sec, "compile", j->tCompile);
 	cJSON_AddNumberToObject(sec, "load", W.loadS);
+	cJSON_AddNumberToObject(sec, "end", W.endS);
 	cJSON_AddNumberToObject(o, "runners", W.nRunners);
+	cJSON_AddNumberToObject(o, "runners_ahead", W.nAhead);
 	/* without a measured check, what is left of the run (never below 0: the
 	 * load may have been counted for several runner starts) */
-	double rest = tRun - tTime - W.loadS;
+	double rest = tRun - tTime - W.loadS - W.endS;
 	cJSON_AddNumberToObject(sec, "check", tCheck > 0 ? tCheck : rest > 0 ? rest : 0);
 	cJSON_AddNumberToObject(sec, "time", tTime);
 	cJSON_AddBoolToObject(o, "worker_exiting", W.b->fatal);
@@ -1275,6 +1291,27 @@ int main(int argc, char **argv)
 	}
 	cJSON_AddStringToObject(o, "sandbox", W.sandbox ? "bubblewrap" : "none");
 	compiler_set_sandbox(W.comp, W.sandbox);
+	/* the spare runner: on the GPU the next candidate's runner makes its
+	 * device context while this one is checked and timed; on the CPU a
+	 * runner starts in milliseconds, and one started ahead would only take
+	 * a core from the candidate being timed */
+	const char *zSpare = getenv("KLOOP_SPARE_RUNNER");
+	const char *spares[] = {"off", "after", "ready"};
+	int spare = strcmp(W.zBackend, "cuda") ? CAND_SPARE_OFF : CAND_SPARE_READY;
+	if (zSpare && *zSpare) {
+		for (spare = 2; spare >= 0 && strcmp(zSpare, spares[spare]); spare--)
+			;
+		if (spare < 0) {
+			send_error(-1,
+			           "KLOOP_SPARE_RUNNER must be off, after or ready (when a runner "
+			           "for the next candidate is started ahead)",
+			           1);
+			cJSON_Delete(o);
+			return 2;
+		}
+	}
+	cand_spare_policy(spare);
+	cJSON_AddStringToObject(o, "spare_runner", spares[spare]);
 	send_json(o);
 	fd_nonblock(W.in);
 	loop_add_fd(W.l, W.in, LOOP_READ, on_input, NULL);

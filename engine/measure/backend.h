@@ -97,6 +97,10 @@ struct backend {
 struct backend *backend_host_new(char *err);
 /* the GPU backend on device ordinal dev; NULL + err (e.g. no GPU) */
 struct backend *backend_cuda_new(int dev, char *err);
+/* a runner's backend: without NVML (the device's name, clocks and throttle
+ * reasons are the trusted side's; its start costs a runner 7 to 10 ms on an
+ * H100); call before backend_cuda_new */
+void backend_cuda_for_runner(void);
 /* 1 if a CUDA device is usable here (loads the runtime to find out) */
 int backend_cuda_available(void);
 

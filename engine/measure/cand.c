@@ -91,7 +91,19 @@ struct cand {
 	int sandboxed;   /* the runner is bubblewrap's child */
 	int noteInput;   /* the note is about a write to an input (or its guard band) */
 	int statFd;      /* its /proc/PID/stat (whether it is asleep), or -1 */
+	int ahead;       /* it was the spare: started before its candidate was known */
 };
+
+/* the spare runner (cand_spare_policy) */
+static struct {
+	int policy;         /* CAND_SPARE_* */
+	struct cand *c;     /* the spare, started and waiting for its setup */
+	char *zKey;         /* what it was started for */
+	struct cand_opts o; /* the last runner's options (a deep copy): the next spare's */
+	int keepPid;
+	int hasOpts;
+} Spare;
+static void spare_start(void);
 
 /* ---- sending descriptors ---- */
 
@@ -190,6 +202,13 @@ struct argv {
 	char **v;
 	size_t n, alloc;
 };
+
+static void argv_free(struct argv *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->v[i]);
+	free(a->v);
+}
 
 static void av(struct argv *a, const char *z)
 {
@@ -540,6 +559,11 @@ static double c_sched_delay(struct harness_cand *hc, int *pAsleep)
 	return sscanf(buf, "%llu %llu", &run, &wait) == 2 ? (double)wait * 1e-6 : 0;
 }
 
+int cand_started_ahead(const struct cand *c)
+{
+	return c->ahead;
+}
+
 void cand_set_timeout(struct cand *c, double timeoutS)
 {
 	c->timeoutS = timeoutS > 0 ? timeoutS : 0;
@@ -556,7 +580,12 @@ void cand_free(struct cand *c)
 		return;
 	if (c->pid > 0) {
 		/* the keeper kills bubblewrap, its pid namespace's init (and so
-		 * everything in it) and whatever else is left below, then exits */
+		 * everything in it) and whatever else is left below, then exits.
+		 * Waited for: on the GPU the runner's end is its device context's
+		 * (60 to 100 ms), and a kernel still running there (a candidate
+		 * that timed out) would share the device with the next one's
+		 * timed runs; nor would ending it later make the next context
+		 * start sooner, the driver makes and ends them one at a time */
 		end_keeper(c);
 		waitpid(c->pid, NULL, 0);
 	}
@@ -568,6 +597,227 @@ void cand_free(struct cand *c)
 	if (c->statFd >= 0)
 		close(c->statFd);
 	free(c);
+	if (Spare.policy == CAND_SPARE_AFTER)
+		spare_start();
+}
+
+/*
+ * Start a runner that makes its device context and then waits for its setup
+ * (attach): NULL with err.  The keeper's fork and bubblewrap's (or the
+ * runner's) exec, as cand_start does them.
+ */
+static struct cand *spawn(const struct cand_opts *o, int keepPid, char *err)
+{
+	char exe[4096];
+	ssize_t ne = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (ne <= 0)
+		return kl_err(err, "cannot find kloop-worker's own executable: %s",
+		              strerror(errno)),
+		       NULL;
+	exe[ne] = 0;
+	char **v = cand_runner_argv(o, exe, keepPid);
+	struct argv a = {v, 0, 0};
+	while (v[a.n])
+		a.n++;
+	int sv[2], life[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		argv_free(&a);
+		return kl_err(err, "socketpair: %s", strerror(errno)), NULL;
+	}
+	if (pipe2(life, O_CLOEXEC) < 0) {
+		argv_free(&a);
+		close(sv[0]), close(sv[1]);
+		return kl_err(err, "pipe: %s", strerror(errno)), NULL;
+	}
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid > 0)
+		setpgid(pid, pid);
+	if (pid == 0) {
+		/* a keeper in its own process group (what kills this worker's group
+		 * does not reach it), without PR_SET_PDEATHSIG: it outlives this
+		 * worker to kill what it kept.  bubblewrap alone cannot promise
+		 * that: its pid namespace's init is tied to it by PR_SET_PDEATHSIG
+		 * only after the sandbox's setup, and before that it even waits
+		 * for bubblewrap's go-ahead, forever if bubblewrap was killed */
+		setpgid(0, 0);
+		if (getppid() != parent)
+			_exit(127);
+		close(life[1]);
+		proc_keep(life[0]); /* returns in bubblewrap's (or the runner's) process */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		for (int s = 1; s < NSIG; s++)
+			signal(s, SIG_DFL);
+		int nul = open("/dev/null", O_RDONLY);
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(2, 1) < 0 || dup2(sv[1], 3) < 0)
+			_exit(127);
+		/* nothing else: not the protocol, not the session, not the cache */
+		if (close_range(4, ~0u, 0) < 0)
+			for (int fd = 4; fd < 65536; fd++)
+				if (fcntl(fd, F_GETFD) >= 0)
+					close(fd);
+		execvp(a.v[0], a.v);
+		dprintf(2, "kloop-worker: cannot run %s: %s\n", a.v[0], strerror(errno));
+		_exit(127);
+	}
+	argv_free(&a);
+	close(sv[1]);
+	close(life[0]);
+	if (pid < 0) {
+		close(sv[0]);
+		close(life[1]);
+		return kl_err(err, "cannot fork: %s", strerror(errno)), NULL;
+	}
+	struct cand *c = xcalloc(1, sizeof *c);
+	c->fd = sv[0];
+	c->pid = pid;
+	c->lifeFd = life[1];
+	c->pollFd = o->pollFd;
+	c->schedFd = c->statFd = -1;
+	c->sandboxed = o->sandbox;
+	for (int k = 0; k < CAND_MAX_HARNESSES; k++) {
+		struct cand_view *v = &c->views[k];
+		v->c = c;
+		v->set = k;
+		v->hc.call = c_call;
+		v->hc.frame = c_frame;
+		v->hc.sched_delay = c_sched_delay;
+	}
+	return c;
+}
+
+/*
+ * Hand the started runner c its setup (the object and the buffers) and wait
+ * for its first word: c, ready; or NULL (c freed) with err, *pLoadErr set
+ * when the object is at fault.  *pStarted: the runner had started (it said
+ * anything at all), so a failure is not the start's.
+ */
+static struct cand *attach(struct cand *c, const struct cm_setup *su, const int *fds, int nFds,
+                           int *pLoadErr, int *pStarted, char *err)
+{
+	*pStarted = 0;
+	c->nSet = (int)su->nSet;
+	if (send_with_fds(c->fd, su, sizeof *su, fds, nFds) < 0) {
+		char why[KL_ERRLEN];
+		runner_died(c, why, sizeof why);
+		kl_err(err, "the candidate's process did not start: %s", why);
+		cand_free(c);
+		return NULL;
+	}
+	struct cm rep;
+	/* its first message: ready, or why the object cannot be loaded */
+	for (;;) {
+		struct pollfd p = {.fd = c->fd, .events = POLLIN};
+		if (poll(&p, 1, -1) < 0 && errno == EINTR)
+			continue;
+		ssize_t r = recv(c->fd, &rep, sizeof rep, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		*pStarted = r == (ssize_t)sizeof rep;
+		if (r == (ssize_t)sizeof rep && rep.op == CM_READY) {
+			char p[64];
+			pid_t rp = runner_pid(c->pid);
+			snprintf(p, sizeof p, "/proc/%d/schedstat", (int)rp);
+			c->schedFd = open(p, O_RDONLY | O_CLOEXEC);
+			snprintf(p, sizeof p, "/proc/%d/stat", (int)rp);
+			c->statFd = open(p, O_RDONLY | O_CLOEXEC);
+			return c;
+		}
+		if (r == (ssize_t)sizeof rep && rep.op == CM_LOADERR) {
+			rep.text[sizeof rep.text - 1] = 0;
+			*pLoadErr = 1;
+			kl_err(err, "%s", rep.text);
+		} else if (r == (ssize_t)sizeof rep &&
+		           (rep.op == CM_SIGNAL || rep.op == CM_EXIT || rep.op == CM_INPUT)) {
+			/* its constructors died: a crash while loading */
+			rep.text[sizeof rep.text - 1] = 0;
+			if (rep.op == CM_EXIT)
+				kl_err(err, "the candidate called exit(%d) while being loaded",
+				       (int)rep.rc);
+			else
+				kl_err(err, "the candidate was killed by %s while being loaded",
+				       rep.text);
+		} else {
+			char why[KL_ERRLEN];
+			runner_died(c, why, sizeof why);
+			kl_err(
+			    err, "the candidate's process did not start: %s%s", why,
+			    strstr(c->zStatus, "status 127")
+			        ? "; status 127 is the loader's or exec's: the runner program or "
+			          "a library it needs (LD_LIBRARY_PATH) was not found, see the "
+			          "worker's messages"
+			        : "");
+		}
+		cand_free(c);
+		return NULL;
+	}
+}
+
+/* ---- the spare runner ---- */
+
+/* what a runner was started for: a spare serves a candidate of the same */
+static char *runner_key(const struct cand_opts *o, int keepPid)
+{
+	strbuf b = STRBUF_INIT;
+	sb_addf(&b, "%s|%d|%d|%d", o->zBackend, o->dev, o->sandbox, keepPid);
+	for (char *const *d = o->azLibDirs; d && *d; d++)
+		sb_addf(&b, "|%s", *d);
+	return sb_detach(&b);
+}
+
+void cand_spare_policy(int policy)
+{
+	Spare.policy = policy;
+	if (policy == CAND_SPARE_OFF)
+		cand_spare_drop();
+}
+
+void cand_spare_drop(void)
+{
+	cand_free(Spare.c);
+	Spare.c = NULL;
+	free(Spare.zKey);
+	Spare.zKey = NULL;
+}
+
+static void keep_opts(const struct cand_opts *o, int keepPid)
+{
+	if (Spare.hasOpts) {
+		free((char *)Spare.o.zBackend);
+		for (char *const *d = Spare.o.azLibDirs; d && *d; d++)
+			free(*d);
+		free((void *)Spare.o.azLibDirs);
+	}
+	Spare.o = *o;
+	Spare.o.zBackend = xstrdup(o->zBackend);
+	size_t n = 0;
+	while (o->azLibDirs && o->azLibDirs[n])
+		n++;
+	char **v = xcalloc(n + 1, sizeof *v);
+	for (size_t i = 0; i < n; i++)
+		v[i] = xstrdup(o->azLibDirs[i]);
+	Spare.o.azLibDirs = v;
+	Spare.keepPid = keepPid;
+	Spare.hasOpts = 1;
+}
+
+/* start a spare for the options of the last runner, unless one is there */
+static void spare_start(void)
+{
+	char err[KL_ERRLEN];
+	if (Spare.policy == CAND_SPARE_OFF || Spare.c || !Spare.hasOpts)
+		return;
+	Spare.c = spawn(&Spare.o, Spare.keepPid, err);
+	if (Spare.c)
+		Spare.zKey = runner_key(&Spare.o, Spare.keepPid);
+}
+
+void cand_spare_start(const struct cand_opts *o)
+{
+	keep_opts(o, 0);
+	spare_start();
 }
 
 struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, int nH, int soFd,
@@ -608,148 +858,41 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, in
 			fds[nFds++] = hb[i].sh.fd;
 		}
 	}
-	char exe[4096];
-	ssize_t ne = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (ne <= 0) {
-		free(su);
-		return kl_err(err, "cannot find kloop-worker's own executable: %s",
-		              strerror(errno)),
-		       NULL;
-	}
-	exe[ne] = 0;
 	int keepPid = 0;
 	for (int i = 0; i < nBuf; i++)
 		if (hb[i].sh.n && hb[i].sh.fd < 0 && !strcmp(o->zBackend, "cuda"))
 			keepPid = 1;
-	char **v = cand_runner_argv(o, exe, keepPid);
-	struct argv a = {v, 0, 0};
-	while (v[a.n])
-		a.n++;
-	int sv[2], life[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		free(su);
-		return kl_err(err, "socketpair: %s", strerror(errno)), NULL;
+	keep_opts(o, keepPid);
+	/* the spare, when it was started for the same; else a runner now */
+	struct cand *c = NULL;
+	char *zKey = runner_key(o, keepPid);
+	int spare = Spare.c && !strcmp(Spare.zKey, zKey);
+	if (spare) {
+		c = Spare.c;
+		Spare.c = NULL;
+		free(Spare.zKey);
+		Spare.zKey = NULL;
+		c->pollFd = o->pollFd;
+	} else {
+		cand_spare_drop();
 	}
-	if (pipe2(life, O_CLOEXEC) < 0) {
-		close(sv[0]), close(sv[1]);
-		free(su);
-		return kl_err(err, "pipe: %s", strerror(errno)), NULL;
-	}
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid > 0)
-		setpgid(pid, pid);
-	if (pid == 0) {
-		/* a keeper in its own process group (what kills this worker's group
-		 * does not reach it), without PR_SET_PDEATHSIG: it outlives this
-		 * worker to kill what it kept.  bubblewrap alone cannot promise
-		 * that: its pid namespace's init is tied to it by PR_SET_PDEATHSIG
-		 * only after the sandbox's setup, and before that it even waits
-		 * for bubblewrap's go-ahead, forever if bubblewrap was killed */
-		setpgid(0, 0);
-		if (getppid() != parent)
-			_exit(127);
-		close(life[1]);
-		proc_keep(life[0]); /* returns in bubblewrap's (or the runner's) process */
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		for (int s = 1; s < NSIG; s++)
-			signal(s, SIG_DFL);
-		int nul = open("/dev/null", O_RDONLY);
-		if (nul < 0 || dup2(nul, 0) < 0 || dup2(2, 1) < 0 || dup2(sv[1], 3) < 0)
-			_exit(127);
-		/* nothing else: not the protocol, not the session, not the cache */
-		if (close_range(4, ~0u, 0) < 0)
-			for (int fd = 4; fd < 65536; fd++)
-				if (fcntl(fd, F_GETFD) >= 0)
-					close(fd);
-		execvp(a.v[0], a.v);
-		dprintf(2, "kloop-worker: cannot run %s: %s\n", a.v[0], strerror(errno));
-		_exit(127);
-	}
-	for (size_t i = 0; i < a.n; i++)
-		free(a.v[i]);
-	free(a.v);
-	close(sv[1]);
-	close(life[0]);
-	if (pid < 0) {
-		close(sv[0]);
-		close(life[1]);
-		free(su);
-		return kl_err(err, "cannot fork: %s", strerror(errno)), NULL;
-	}
-	struct cand *c = xcalloc(1, sizeof *c);
-	c->fd = sv[0];
-	c->pid = pid;
-	c->lifeFd = life[1];
-	c->pollFd = o->pollFd;
-	c->schedFd = c->statFd = -1;
-	c->sandboxed = o->sandbox;
-	c->nSet = nH;
-	for (int k = 0; k < nH; k++) {
-		struct cand_view *v = &c->views[k];
-		v->c = c;
-		v->set = k;
-		v->hc.call = c_call;
-		v->hc.frame = c_frame;
-		v->hc.sched_delay = c_sched_delay;
-	}
-	if (send_with_fds(c->fd, su, sizeof *su, fds, nFds) < 0) {
-		free(su);
-		char why[KL_ERRLEN];
-		runner_died(c, why, sizeof why);
-		kl_err(err, "the candidate's process did not start: %s", why);
-		cand_free(c);
-		return NULL;
+	free(zKey);
+	int started = 0;
+	if (c || (c = spawn(o, keepPid, err)))
+		c = attach(c, su, fds, nFds, pLoadErr, &started, err);
+	if (c)
+		c->ahead = spare;
+	if (!c && spare && !started) {
+		/* the spare had died before its turn (its start failed, or it was
+		 * killed): a runner of its own, whose failure is the answer */
+		*pLoadErr = 0;
+		if ((c = spawn(o, keepPid, err)))
+			c = attach(c, su, fds, nFds, pLoadErr, &started, err);
 	}
 	free(su);
-	struct cm rep;
-	/* its first message: ready, or why the object cannot be loaded */
-	for (;;) {
-		struct pollfd p = {.fd = c->fd, .events = POLLIN};
-		if (poll(&p, 1, -1) < 0 && errno == EINTR)
-			continue;
-		ssize_t r = recv(c->fd, &rep, sizeof rep, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r == (ssize_t)sizeof rep && rep.op == CM_READY) {
-			char p[64];
-			pid_t rp = runner_pid(c->pid);
-			snprintf(p, sizeof p, "/proc/%d/schedstat", (int)rp);
-			c->schedFd = open(p, O_RDONLY | O_CLOEXEC);
-			snprintf(p, sizeof p, "/proc/%d/stat", (int)rp);
-			c->statFd = open(p, O_RDONLY | O_CLOEXEC);
-			return c;
-		}
-		if (r == (ssize_t)sizeof rep && rep.op == CM_LOADERR) {
-			rep.text[sizeof rep.text - 1] = 0;
-			*pLoadErr = 1;
-			kl_err(err, "%s", rep.text);
-		} else if (r == (ssize_t)sizeof rep &&
-		           (rep.op == CM_SIGNAL || rep.op == CM_EXIT || rep.op == CM_INPUT)) {
-			/* its constructors died: a crash while loading */
-			rep.text[sizeof rep.text - 1] = 0;
-			if (rep.op == CM_EXIT)
-				kl_err(err, "the candidate called exit(%d) while being loaded",
-				       (int)rep.rc);
-			else
-				kl_err(err, "the candidate was killed by %s while being loaded",
-				       rep.text);
-		} else {
-			char why[KL_ERRLEN];
-			runner_died(c, why, sizeof why);
-			kl_err(
-			    err, "the candidate's process did not start: %s%s", why,
-			    strstr(c->zStatus, "status 127")
-			        ? "; status 127 is the loader's or exec's: the runner program or "
-			          "a library it needs (LD_LIBRARY_PATH) was not found, see the "
-			          "worker's messages"
-			        : "");
-		}
-		cand_free(c);
-		return NULL;
-	}
+	if (c && Spare.policy == CAND_SPARE_READY)
+		spare_start();
+	return c;
 }
 
 /* ---- the runner's side ---- */
@@ -827,6 +970,14 @@ int cand_serve(int fd, const char *zBackend, int dev)
 		sigaction(sigs[i], &sa, NULL);
 	}
 	on_exit(on_exit_hook, NULL);
+	/* the device context first: a spare runner makes it before its
+	 * candidate is known (cand_spare_policy), and says why it failed once
+	 * the setup comes */
+	int cuda = !strcmp(zBackend, "cuda");
+	char beErr[KL_ERRLEN];
+	if (cuda)
+		backend_cuda_for_runner();
+	struct backend *b = cuda ? backend_cuda_new(dev, beErr) : backend_host_new(beErr);
 	struct cm_setup *su = xcalloc(1, sizeof *su);
 	int fds[MAX_SETUP_BUF + 1], nFds;
 	ssize_t got = recv_with_fds(fd, su, sizeof *su, fds, &nFds);
@@ -839,10 +990,8 @@ int cand_serve(int fd, const char *zBackend, int dev)
 		say(CM_LOADERR, 0, err);
 		return 3;
 	}
-	int cuda = !strcmp(zBackend, "cuda");
-	struct backend *b = cuda ? backend_cuda_new(dev, err) : backend_host_new(err);
 	if (!b) {
-		say(CM_LOADERR, 0, err);
+		say(CM_LOADERR, 0, beErr);
 		return 3;
 	}
 	/* each harness's tensors, kl_run's arguments when a run names it */

@@ -49,6 +49,26 @@ struct cand;
 struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, int nH, int soFd,
                         int *pLoadErr, char *err);
 
+/*
+ * The spare runner: a runner started ahead, which makes its device context
+ * (on the GPU, about 0.2 s of cuInit and context creation, which the driver
+ * does one process at a time) while the worker does something else, and is
+ * handed the next candidate's object and buffers by cand_start when it was
+ * started for the same options.  CAND_SPARE_OFF: none (every runner is
+ * started for its candidate); CAND_SPARE_AFTER: one is started when a runner
+ * is freed; CAND_SPARE_READY: as soon as a runner is ready, so it starts
+ * while that candidate is checked and timed.  A spare that died before its
+ * turn is replaced by a runner started then.
+ */
+enum { CAND_SPARE_OFF, CAND_SPARE_AFTER, CAND_SPARE_READY };
+void cand_spare_policy(int policy);
+/* start a spare for runners of o now (the policy permitting), unless one is there */
+void cand_spare_start(const struct cand_opts *o);
+/* kill the spare, if any */
+void cand_spare_drop(void);
+/* whether c was a spare (its start was not its candidate's wait) */
+int cand_started_ahead(const struct cand *c);
+
 /* the view of it that harness ah[k] of cand_start runs it through */
 struct harness_cand *cand_iface(struct cand *c, int k);
 
@@ -57,7 +77,8 @@ struct harness_cand *cand_iface(struct cand *c, int k);
  * N s": for the reference, which no per-job timer of the engine bounds */
 void cand_set_timeout(struct cand *c, double timeoutS);
 
-/* kill the runner with everything it started, and free c */
+/* kill the runner with everything it started, wait until it is gone, and
+ * free c */
 void cand_free(struct cand *c);
 
 /*

@@ -4,7 +4,9 @@
 # kills its parent, SIGKILL of the worker (also while a runner is being set
 # up), SIGKILL, SIGTERM or SIGHUP of kloop.  And a process of the job
 # stopped from outside (SIGTERM, as Slurm's scancel sends to each process
-# of a step) is no verdict: the job runs again.
+# of a step) is no verdict: the job runs again.  A spare runner (started
+# ahead for the next candidate) gives each candidate its own verdict, dies
+# with kloop, and is replaced when it died before its turn.
 # kloop runs from a copy in $T/bin: every process of this test's runners
 # (the worker, each runner's keeper, bubblewrap and its pid namespace's init,
 # which share bubblewrap's command line) names $T in its command line; the
@@ -235,7 +237,9 @@ check "SIGKILL of the worker while bubblewrap starts a compile, 10 times, leaves
 # then gets its own verdict, timeout, not "crashed"
 # newest KIND: the pid of the newest runner's bubblewrap ("outer", the one
 # outside its pid namespace) or runner process, once two runners of ours
-# run (the reference's and the candidate's)
+# run (the reference's and the candidate's); "spare": the one runner without
+# buffers mapped (no memfd: a spare waiting for its setup) once two with
+# them run
 newest() {
 	python3 - "$T/bin/kloop-worker" "$1" <<'PY'
 import os, sys, time
@@ -252,7 +256,7 @@ def ours(p):
     return False
 end = time.time() + 30
 while time.time() < end:
-    found = []
+    found, bare = [], []
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
@@ -266,9 +270,15 @@ while time.time() < end:
                 found.append((int(f[19]), d))
             if what == "runner" and not bw:
                 found.append((int(f[19]), d))
+            if what == "spare" and not bw:
+                mapped = "memfd:" in open("/proc/%s/maps" % d).read()
+                (found if mapped else bare).append((int(f[19]), d))
         except (OSError, IndexError):
             continue
-    if len(found) >= 2:
+    if what == "spare" and len(found) >= 2 and len(bare) == 1:
+        print(bare[0][1])
+        sys.exit(0)
+    if what != "spare" and len(found) >= 2:
         print(max(found)[1])
         sys.exit(0)
     time.sleep(0.1)
@@ -329,3 +339,54 @@ check "the candidate's runner has 1 GiB ($rl)" test "$rl" = 1073741824
 kill -KILL $kp
 wait $kp 2>/dev/null
 check "... and leaves no process behind ($(left))" gone
+
+# 10. the spare runner (KLOOP_SPARE_RUNNER=ready: a runner started ahead for
+# the next candidate, the cuda backend's default): every candidate gets its
+# own verdict from a spare, a spare dies with kloop, and a spare that died
+# before its turn is replaced
+for i in 1 2 3; do
+	{ cat tasks/softmax/seed.c; echo "int kl_spare_copy_$i = $i;"; } >"$T/good$i.c"
+done
+{
+	echo '#define kl_run seed_kl_run'
+	cat tasks/softmax/seed.c
+	echo '#undef kl_run'
+	echo '#include <unistd.h>'
+	echo 'int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)'
+	echo '{ usleep(150000); return seed_kl_run(in, n_in, out, n_out, stream); }'
+} >"$T/sleepy.c"
+F=tests/fixtures/host
+KLOOP_SPARE_RUNNER=ready $K eval softmax "$T/good1.c" $F/segfault.c "$T/good2.c" $F/exit.c \
+	"$T/good3.c" $B --json >"$T/sp.json" 2>"$T/sp.err"
+got=$(python3 -c '
+import json, sys
+print(" ".join("%s/%d" % (r["status"], r.get("runners_ahead", -1)) for r in map(json.loads, open(sys.argv[1]))))' "$T/sp.json")
+check "with a spare runner each candidate gets its own verdict, from a runner started ahead ($got)" \
+	test "$got" = "correct/1 crashed/1 correct/1 crashed/1 correct/1"
+check "... and nothing is left ($(left))" gone
+KLOOP_SPARE_RUNNER=ready $K eval softmax "$T/sleepy.c" $B --timeout 60 >/dev/null 2>&1 &
+kp=$!
+runners 2
+sleep 0.5
+kill -KILL $kp
+wait $kp 2>/dev/null
+check "a spare waiting beside a running candidate dies with kloop's SIGKILL ($(left))" gone
+# the spare for good1.c: started once sleepy.c's runner was ready, so while
+# sleepy.c runs there are two runners with buffers mapped (the reference's,
+# kept for the worker's life, and sleepy.c's) and one without
+KLOOP_SPARE_RUNNER=ready $K eval softmax "$T/sleepy.c" "$T/good1.c" $B --json >"$T/sk.json" 2>"$T/sk.err" &
+kp=$!
+sp=$(newest spare)
+[ -n "$sp" ] && kill -KILL "$sp"
+wait $kp
+got=$(python3 -c '
+import json, sys
+print(" ".join("%s/%d" % (r["status"], r.get("runners_ahead", -1)) for r in map(json.loads, open(sys.argv[1]))))' "$T/sk.json")
+check "a spare killed before its turn (pid ${sp:-none}) is replaced: the next candidate is correct in a runner of its own ($got)" \
+	test -n "$sp" -a "$got" = "correct/1 correct/0"
+# (sleepy.c: correct from the spare started after the reference's runner;
+# good1.c: its spare killed, so a runner started for it)
+check "... and nothing is left ($(left))" gone
+out=$(KLOOP_SPARE_RUNNER=soon $K eval softmax "$T/good1.c" $B 2>&1)
+check "KLOOP_SPARE_RUNNER=soon is refused, saying what it may be ($(echo "$out" | head -2 | tr '\n' ' '))" \
+	sh -c 'echo "$1" | grep -q "KLOOP_SPARE_RUNNER must be off, after or ready"' - "$out"
