@@ -98,6 +98,51 @@ static void *payload(const struct gbuf *g)
 	return g->base + GUARD;
 }
 
+/* memory this process may still take: the kernel's estimate of what can be
+ * had without swapping (MemAvailable), or 0 when unknown */
+static uint64_t host_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	unsigned long long kb = 0;
+	char line[256];
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+/*
+ * Every set (the trials, the timing set, the checking sets) keeps its
+ * inputs and expected outputs for the harness's life, on the device for the
+ * GPU: refuse, before allocating any, a number of trials whose sets cannot
+ * fit in the memory there is (--trials 1000000 would otherwise run the
+ * machine out of memory set by set).
+ */
+static int check_sets_fit(const struct harness *h, char *err)
+{
+	uint64_t set = 0;
+	for (int i = 0; i < h->t->nIn; i++)
+		set += tensor_bytes(&h->t->aIn[i]);
+	for (int j = 0; j < h->t->nOut; j++)
+		set += tensor_bytes(&h->t->aOut[j]);
+	size_t devFree = 0, devTotal = 0;
+	int dev = h->b->mem_info && h->b->mem_info(h->b, &devFree, &devTotal) == 0;
+	uint64_t avail = dev ? devFree : host_available();
+	if (!set || !avail)
+		return 0;
+	long double need = (long double)set * h->nSets;
+	if (need <= 0.8L * avail)
+		return 0;
+	return kl_err(err,
+	              "the task's data does not fit: %d trials, 1 timing set and %d checking "
+	              "sets of %.4g MB each (inputs and expected outputs) need %.4g GB, more than "
+	              "80%% of the %.4g GB of %s memory free: use fewer --trials",
+	              h->o.nTrials, h->nPool, set / 1e6, (double)(need / 1e9), avail / 1e9,
+	              dev ? "device" : "host");
+}
+
 struct harness *harness_new(const struct task *t, struct backend *b, const struct harness_opts *o,
                             char *err)
 {
@@ -118,6 +163,10 @@ struct harness *harness_new(const struct task *t, struct backend *b, const struc
 		h->nPool = h->nPool > POOL_MAX ? POOL_MAX : h->nPool < 2 ? 2 : h->nPool;
 	}
 	h->nSets = h->o.nTrials + 1 + h->nPool;
+	if (check_sets_fit(h, err) < 0) {
+		free(h);
+		return NULL;
+	}
 	h->aaIn = xcalloc((size_t)h->nSets, sizeof(void **));
 	h->aaExp = xcalloc((size_t)h->nSets, sizeof(void **));
 	for (int s = 0; s < h->nSets; s++) {

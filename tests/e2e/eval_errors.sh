@@ -28,6 +28,8 @@ expect2 "a source of unknown language" "unknown source language" $KLOOP eval sof
 expect2 "missing arguments" "usage: kloop eval" $KLOOP eval softmax
 expect2 "unknown option" "unknown option" $KLOOP eval softmax tasks/softmax/seed.c --frobnicate
 expect2 "bad --trials" "trials" $KLOOP eval softmax tasks/softmax/seed.c --trials zero
+expect2 "--trials whose sets cannot fit in memory, refused before any is made" \
+	"does not fit: 1000000 trials.*use fewer --trials" $KLOOP eval softmax tasks/softmax/seed.c --trials 1000000 $B
 mkdir -p "$T/badtask"
 echo '{"name": "bad", "outputs": [' >"$T/badtask/task.json"
 expect2 "malformed task.json" "task.json:[0-9]*: not valid JSON" $KLOOP eval "$T/badtask" tasks/softmax/seed.c $B

@@ -247,6 +247,11 @@ int main(void)
 	struct harness_opts o;
 	harness_default_opts(&o, "host");
 	o.budgetS = 0.2;
+	o.nTrials = 1 << 30;
+	CHECK(!harness_new(&t, b, &o, err) && strstr(err, "does not fit") &&
+	          strstr(err, "use fewer --trials"),
+	      "a billion trials' sets do not fit in memory: refused before any is made (%s)", err);
+	o.nTrials = 5;
 	struct harness *h = harness_new(&t, b, &o, err);
 	CHECK(h != NULL, "harness on the host backend");
 	CHECK(harness_generate_inputs(h, err) == 0, "inputs generated");
