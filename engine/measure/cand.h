@@ -3,16 +3,19 @@
  * protocol, reference data, comparison, timing bounds) never loads candidate
  * code; it starts a runner (kloop-worker --runner) that loads the candidate's
  * shared object, maps the harness's buffers (memfds on the host, inputs
- * read-only; CUDA IPC handles on the GPU) and calls kl_run when told, over a
- * socketpair that is the only descriptor it is given besides its output.
- * The runner runs inside bubblewrap (no network, a read-only view of the
- * system, a private /tmp, no session dir, cache or $HOME, its own pid
- * namespace on the host, an empty environment, the GPU device nodes only for
- * the cuda backend), and is killed with everything it started when the
- * candidate is done, or the worker dies of any signal: by its keeper
- * (proc_keep), the worker's child and bubblewrap's parent.  On the GPU it keeps the pid and IPC
- * namespaces (legacy CUDA IPC handles do not cross pid namespaces); kloop and the worker are not
- * dumpable, so their /proc entries stay closed to it.
+ * read-only; on the GPU, device memory exported as file descriptors, or
+ * legacy CUDA IPC handles where the driver cannot) and calls kl_run when
+ * told, over a socketpair that is the only descriptor it is given besides
+ * its output.  The runner runs inside bubblewrap (no network, a read-only
+ * view of the system, a private /tmp, no session dir, cache or $HOME, its
+ * own pid and IPC namespaces, an empty environment, the GPU device nodes
+ * only for the cuda backend), and is killed with everything it started when
+ * the candidate is done, or the worker dies of any signal: by its keeper
+ * (proc_keep), the worker's child and bubblewrap's parent.  With legacy
+ * CUDA IPC handles (which do not cross pid namespaces) it keeps the pid and
+ * IPC namespaces; kloop and the worker are not dumpable, so their /proc
+ * entries stay closed to it.  A spare runner may be started ahead for the
+ * next candidate (cand_spare_policy).
  */
 #ifndef KL_CAND_H
 #define KL_CAND_H
