@@ -177,7 +177,7 @@ int flags_number(const char *zFlag, const char *z, double lo, double hi, int bIn
 	int bad =
 	    end == z || *end || isnan(d) || isinf(d) || d < lo || d > hi || (bInt && d != floor(d));
 	if (bad)
-		return kl_err(err, "%s: expected %s of %s from %.15g to %.15g, got '%s'", zFlag,
+		return kl_err(err, "%s: expected %s (%s) from %.15g to %.15g, got '%s'", zFlag,
 		              bInt ? "a whole number" : "a number", zWhat, lo, hi, z);
 	*pOut = d;
 	return 0;

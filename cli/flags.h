@@ -99,8 +99,9 @@ void flags_free(struct flags *f);
 
 /*
  * Read the number z for flag zFlag: a finite decimal in [lo, hi], whole
- * when bInt.  0 with *pOut, or -1 + err ("--budget: expected a number of
- * seconds from 0.01 to 86400, got 'nan'").
+ * when bInt; zWhat names what it counts or is ("seconds", "size factor").
+ * 0 with *pOut, or -1 + err ("--budget: expected a number (seconds) from
+ * 0.01 to 86400, got 'nan'").
  */
 int flags_number(const char *zFlag, const char *z, double lo, double hi, int bInt,
                  const char *zWhat, double *pOut, char *err);

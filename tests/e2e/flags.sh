@@ -19,48 +19,48 @@ refused() {
 }
 
 E="$KLOOP eval softmax tasks/softmax/seed.c --backend host"
-refused "--budget nan" "--budget: expected a number of seconds from 0.01 to 86400, got 'nan'" $E --budget nan
-refused "--timeout inf" "--timeout: expected a number of seconds from 0.1 to 604800, got 'inf'" $E --timeout inf
-refused "--trials 3e9" "--trials: expected a whole number of trials from 1 to 1000000, got '3e9'" $E --trials 3e9
+refused "--budget nan" "--budget: expected a number (seconds) from 0.01 to 86400, got 'nan'" $E --budget nan
+refused "--timeout inf" "--timeout: expected a number (seconds) from 0.1 to 604800, got 'inf'" $E --timeout inf
+refused "--trials 3e9" "--trials: expected a whole number (trials) from 1 to 1000000, got '3e9'" $E --trials 3e9
 refused "--trials 2.5" "--trials: expected a whole number" $E --trials 2.5
 refused "--budget -1" "--budget: .* got '-1'" $E --budget -1
 refused "--budget 1e400 (overflows a double)" "got '1e400'" $E --budget 1e400
-refused "--jobs of 20 digits" "--jobs: expected a whole number of parallel compiles from 1 to 4096" \
+refused "--jobs of 20 digits" "--jobs: expected a whole number (parallel compiles) from 1 to 4096" \
 	$E --jobs 99999999999999999999
 refused "--budget with trailing text" "got '1s'" $E --budget 1s
 refused "--reference of an unknown kind" "--reference: expected host, cuda or torch, got 'gpu'" \
 	$E --reference gpu
 refused "--backend of an unknown kind" "--backend: expected host, cuda or auto, got 'tpu'" \
 	$E --backend tpu
-refused "ideas -n 0" "-n: expected a whole number of ideas from 1 to 64, got '0'" \
+refused "ideas -n 0" "-n: expected a whole number (ideas) from 1 to 64, got '0'" \
 	$KLOOP ideas softmax -n 0 --provider command
-refused "implement -b 65" "-b: expected a whole number of branches from 1 to 64, got '65'" \
+refused "implement -b 65" "-b: expected a whole number (branches) from 1 to 64, got '65'" \
 	$KLOOP implement softmax --idea x -b 65 --provider command
-refused "implement --fix -1" "--fix: expected a whole number of fix prompts from 0 to 16" \
+refused "implement --fix -1" "--fix: expected a whole number (fix prompts) from 0 to 16" \
 	$KLOOP implement softmax --idea x --fix -1 --provider command
-refused "replay --at -3" "--at: expected a whole number of events from 0 to 100000000, got '-3'" \
+refused "replay --at -3" "--at: expected a whole number (events) from 0 to 100000000, got '-3'" \
 	$KLOOP replay "$T/none.jsonl" --at -3
 S="$KLOOP search softmax --sweep-only"
-refused "search --seed nan" "--seed: expected a whole number of seed values from 0 to 4294967295, got 'nan'" \
+refused "search --seed nan" "--seed: expected a whole number (seed values) from 0 to 4294967295, got 'nan'" \
 	$S --seed nan
-refused "search --time inf" "--time: expected a number of seconds from 0 to 1000000000, got 'inf'" \
+refused "search --time inf" "--time: expected a number (seconds) from 0 to 1000000000, got 'inf'" \
 	$S --time inf
-refused "search --budget-usd -1" "--budget-usd: expected a number of dollars from 0 to 1000000000, got '-1'" \
+refused "search --budget-usd -1" "--budget-usd: expected a number (dollars) from 0 to 1000000000, got '-1'" \
 	$S --budget-usd -1
-refused "search --max-candidates of 20 digits" "--max-candidates: expected a whole number of candidates" \
+refused "search --max-candidates of 20 digits" "--max-candidates: expected a whole number (candidates)" \
 	$S --max-candidates 99999999999999999999
-refused "search --rounds 2.5" "--rounds: expected a whole number of rounds" $S --rounds 2.5
-refused "search --parents 17" "--parents: expected a whole number of parents from 1 to 16, got '17'" \
+refused "search --rounds 2.5" "--rounds: expected a whole number (rounds)" $S --rounds 2.5
+refused "search --parents 17" "--parents: expected a whole number (parents) from 1 to 16, got '17'" \
 	$S --parents 17
-refused "translate -b 0" "-b: expected a whole number of translations from 1 to 16, got '0'" \
+refused "translate -b 0" "-b: expected a whole number (translations) from 1 to 16, got '0'" \
 	$KLOOP translate softmax -b 0 --command true
 refused "a search flag is unknown to eval" "eval: unknown option --rounds" $E --rounds 3
 refused "a flag another command takes is unknown here" "eval: unknown option --at" $E --at 3
 refused "a flag without its value" "eval: --budget needs a value" $E --budget
 # the commands that run no session take their flags from the same table
-refused "doctor --timeout 0" "--timeout: expected a number of seconds from 0.1 to 600, got '0'" \
+refused "doctor --timeout 0" "--timeout: expected a number (seconds) from 0.1 to 600, got '0'" \
 	$KLOOP doctor --timeout 0
-refused "doctor --timeout nan" "--timeout: expected a number of seconds from 0.1 to 600, got 'nan'" \
+refused "doctor --timeout nan" "--timeout: expected a number (seconds) from 0.1 to 600, got 'nan'" \
 	$KLOOP doctor --timeout nan
 refused "doctor: an option it does not take" "doctor: unknown option --budget" $KLOOP doctor --budget 1
 refused "doctor --json=x (only --workers takes =VALUE)" "doctor: unknown option --json=x" \
@@ -75,7 +75,7 @@ refused "export: a third positional argument" "usage: kloop export" \
 refused "profile passes eval's flags on, checked: --backend tpu" \
 	"--backend: expected host, cuda or auto, got 'tpu'" \
 	$KLOOP profile softmax tasks/softmax/seed.c --backend tpu
-refused "profile --trials 2.5" "--trials: expected a whole number of trials from 1 to 1000000, got '2.5'" \
+refused "profile --trials 2.5" "--trials: expected a whole number (trials) from 1 to 1000000, got '2.5'" \
 	$KLOOP profile softmax tasks/softmax/seed.c --trials 2.5
 refused "profile: a search flag is unknown" "profile: unknown option --rounds" \
 	$KLOOP profile softmax tasks/softmax/seed.c --rounds 3
@@ -85,9 +85,9 @@ refused "outline: an option it does not take" "outline: unknown option --xml" \
 	$KLOOP outline tests/fixtures/cuda_src/gemm_tiled.cu --xml
 refused "archive --kind of an unknown kind" "--kind: expected win or dead_end, got 'wins'" \
 	$KLOOP archive search --kind wins --db "$T/a.db"
-refused "archive -n -1" "-n: expected a whole number of results from 0 to 1000000, got '-1'" \
+refused "archive -n -1" "-n: expected a whole number (results) from 0 to 1000000, got '-1'" \
 	$KLOOP archive search -n -1 --db "$T/a.db"
-refused "archive -n 2.5" "-n: expected a whole number of results" \
+refused "archive -n 2.5" "-n: expected a whole number (results)" \
 	$KLOOP archive search -n 2.5 --db "$T/a.db"
 refused "report: an option it does not take" "report: unknown option --json" \
 	$KLOOP report "$T/none.jsonl" --json

@@ -75,9 +75,9 @@ expect2 "a seed path leaving the task directory is refused" "seeds.host\[0\]: '.
 	$TO $KLOOP eval "$T/esc" $TASK/seed.c $B
 
 # ---- numbers: the flag table's range checks (NaN, inf, overflow) ----
-expect2 "--budget nan is refused" "--budget: expected a number of seconds from 0.01 to 86400, got 'nan'" $TO $KLOOP eval $TASK $TASK/seed.c --backend host --budget nan
-expect2 "--timeout inf is refused" "--timeout: expected a number of seconds from 0.1 to 604800, got 'inf'" $TO $KLOOP eval $TASK $TASK/seed.c --backend host --timeout inf
-expect2 "--trials 3e9 is refused, not cast" "--trials: expected a whole number of trials from 1 to 1000000, got '3e9'" \
+expect2 "--budget nan is refused" "--budget: expected a number (seconds) from 0.01 to 86400, got 'nan'" $TO $KLOOP eval $TASK $TASK/seed.c --backend host --budget nan
+expect2 "--timeout inf is refused" "--timeout: expected a number (seconds) from 0.1 to 604800, got 'inf'" $TO $KLOOP eval $TASK $TASK/seed.c --backend host --timeout inf
+expect2 "--trials 3e9 is refused, not cast" "--trials: expected a whole number (trials) from 1 to 1000000, got '3e9'" \
 	$TO $KLOOP eval $TASK $TASK/seed.c --backend host --trials 3e9
 mkdir "$T/huge"
 cp $TASK/*.c "$T/huge/"

@@ -472,7 +472,7 @@ check "translate without a provider: exit 2 and how to give one" \
 # --- usage
 run u1 search softmax --rounds many
 check "a bad number: exit 2 naming the flag and the value" \
-	sh -c "test $rc -eq 2 && grep -q -- \"--rounds: expected a whole number of rounds from 0 to 100000, got 'many'\" '$T/u1.err'"
+	sh -c "test $rc -eq 2 && grep -q -- \"--rounds: expected a whole number (rounds) from 0 to 100000, got 'many'\" '$T/u1.err'"
 run u2 search softmax --policy best
 check "an unknown policy: exit 2 listing the policies" \
 	sh -c "test $rc -eq 2 && grep -q -- '--policy: expected islands, greedy or random' '$T/u2.err'"

@@ -46,4 +46,4 @@ import json; c=json.load(open('$T/out.json'))['correctness']
 assert c['tol_fraction'] > 10 and c['mismatches'] > 0, c"
 
 $KLOOP eval $F/matmul $F/matmul/tiled_f64.c $B --atol -1 >"$T/bad" 2>&1
-check "a negative --atol is refused with the flag named" grep -q "^kloop: --atol: expected a number of absolute tolerance from 0 to 1000000, got .-1." "$T/bad"
+check "a negative --atol is refused with the flag named" grep -q "^kloop: --atol: expected a number (absolute tolerance) from 0 to 1000000, got .-1." "$T/bad"

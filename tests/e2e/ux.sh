@@ -47,7 +47,7 @@ rm "$T/config/kloop/config"
 $KLOOP doctor --provider openai --model m --base-url http://127.0.0.1:9/v1 --timeout 3 >"$T/d3" 2>&1
 check "an endpoint that cannot be reached is named with the reason" \
 	grep -Eq "^endpoint +-- +GET http://127.0.0.1:9/v1/models: (Couldn't connect|Could not connect|Failed to connect|Connection refused|Timeout)" "$T/d3"
-check "doctor --timeout rejects a bad number" sh -c "$KLOOP doctor --timeout soon >/dev/null 2>'$T/d4'; test \$? -eq 2 && grep -q -- \"--timeout: expected a number of seconds from 0.1 to 600, got 'soon'\" '$T/d4'"
+check "doctor --timeout rejects a bad number" sh -c "$KLOOP doctor --timeout soon >/dev/null 2>'$T/d4'; test \$? -eq 2 && grep -q -- \"--timeout: expected a number (seconds) from 0.1 to 600, got 'soon'\" '$T/d4'"
 
 OPENAI_API_KEY=sk-x $KLOOP doctor --json --provider openai --model fake-gpt --base-url "$URL" >"$T/dj" 2>&1
 check "doctor --json is one JSON object with unique keys" python3 -c "
