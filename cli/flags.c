@@ -342,8 +342,18 @@ int flags_parse(const struct cmd_entry *e, unsigned cmd, int argc, char **argv, 
 		        e->name, f->cfg.zProvider);
 		rc = 2;
 	}
-	if (!rc && (f->nPos < nMin || f->nPos > nMax))
+	if (!rc && f->nPos > nMax) {
+		/* name what was not expected (a flag's value given apart from a
+		 * flag that takes none, a second task) */
+		fprintf(stderr, "kloop: %s: unexpected argument '%s' (%s)\n", e->name,
+		        f->azPos[nMax],
+		        nMax == 0   ? "it takes no arguments besides flags"
+		        : nMax == 1 ? "one is expected"
+		                    : "too many");
 		rc = cmd_usage(e);
+	} else if (!rc && f->nPos < nMin) {
+		rc = cmd_usage(e);
+	}
 	if (rc)
 		flags_free(f);
 	return rc;

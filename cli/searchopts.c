@@ -33,6 +33,13 @@ int searchopts_parse(struct searchopts *o, int argc, char **argv, int bSearch)
 	struct flags *f = &o->f;
 	o->settings = f->settings ? f->settings : cJSON_CreateObject();
 	f->settings = NULL;
+	const cJSON *cx = cJSON_GetObjectItem(o->settings, "crossover");
+	if (f->noCrossover && cJSON_IsNumber(cx) && cx->valuedouble != 0) {
+		fprintf(stderr,
+		        "kloop: %s: --no-crossover contradicts --crossover %g (give one of them)\n",
+		        self->name, cx->valuedouble);
+		return 2;
+	}
 	if (f->noCrossover) {
 		cJSON_DeleteItemFromObjectCaseSensitive(o->settings, "crossover");
 		cJSON_AddNumberToObject(o->settings, "crossover", 0);

@@ -52,6 +52,11 @@ refused "search --max-candidates of 20 digits" "--max-candidates: expected a who
 refused "search --rounds 2.5" "--rounds: expected a whole number (rounds)" $S --rounds 2.5
 refused "search --parents 17" "--parents: expected a whole number (parents) from 1 to 16, got '17'" \
 	$S --parents 17
+refused "search with a second task names it" "search: unexpected argument 'layernorm'" \
+	$S layernorm
+refused "search --crossover 2 --no-crossover contradict each other" \
+	"--no-crossover contradicts --crossover 2" $S --crossover 2 --no-crossover
+refused "doctor with an argument names it" "doctor: unexpected argument 'extra'" $KLOOP doctor extra
 refused "translate -b 0" "-b: expected a whole number (translations) from 1 to 16, got '0'" \
 	$KLOOP translate softmax -b 0 --command true
 refused "a search flag is unknown to eval" "eval: unknown option --rounds" $E --rounds 3
