@@ -686,6 +686,20 @@ static int parse_flops(struct ctx *c, const cJSON *root, struct task *t)
 /* a key given twice in one object, anywhere in the file: JSON parsers keep
  * one of them silently (cJSON the first), so a task that says "n": 4 and
  * then "n": 8 would run with a size its author did not mean */
+/* the first \u0000 escape in JSON text z[0..n) (not an escaped backslash
+ * followed by "u0000"), or NULL */
+static const char *json_nul_escape(const char *z, size_t n)
+{
+	for (size_t i = 0; i + 6 <= n; i++) {
+		if (z[i] != '\\')
+			continue;
+		if (z[i + 1] == 'u' && !memcmp(z + i + 2, "0000", 4))
+			return z + i;
+		i++; /* the escaped character: "\\\\u0000" is a backslash, then text */
+	}
+	return NULL;
+}
+
 static int duplicate_keys(struct ctx *c, const cJSON *o, strbuf *path)
 {
 	const cJSON *e;
@@ -890,6 +904,14 @@ struct task *task_load(const char *zPath, const char *zBackend, const char *zSha
 		cJSON_Delete(root);
 		root = NULL;
 		zWhy = "text after the JSON object", at = end;
+	}
+	const char *nul = root ? json_nul_escape(sb.buf, sb.len) : NULL;
+	if (nul) {
+		/* cJSON ends the string there: "a\u0000/../b" would be read as "a" */
+		cJSON_Delete(root);
+		root = NULL;
+		zWhy = "a string holds \\u0000 (NUL), which no name, file or value may hold";
+		at = nul;
 	}
 	if (!root) {
 		int line = 1;

@@ -214,6 +214,16 @@ int main(void)
 	             "... and in a tensor, named by its path");
 	expect_error(BASE_OK "}\n garbage", "task.json:2: text after the JSON object",
 	             "text after the object is refused, with its line");
+	expect_error("{\"name\": \"t\", \"outputs\": [{\"name\": \"y\", \"dtype\": \"f32\", "
+	             "\"shape\": [4]}],\n\"reference\": {\"host\": \"ref.c\\u0000/../x.c\"}}",
+	             "task.json:2: a string holds \\u0000 (NUL)",
+	             "a NUL escape in a file name is refused, with its line (cJSON would end "
+	             "the name there)");
+	struct task *tb = load_text(BASE_OK ", \"description\": \"a\\\\u0000b\"}", NULL, err);
+	CHECK(tb && !strcmp(tb->zDescription, "a\\u0000b"),
+	      "... but an escaped backslash before u0000 is text, not a NUL (%s)",
+	      tb ? tb->zDescription : err);
+	task_free(tb);
 	{
 		struct task *t = load_text(BASE_OK ", \"_comment\": \"a note\"}\n\n", NULL, err);
 		CHECK(t != NULL,
