@@ -872,9 +872,13 @@ static void finish_round(struct search *s, int R)
 		made += st->aCand[i].round == R;
 	char line[300];
 	const struct cand *b = state_cand(st, st->search.bestId);
-	snprintf(line, sizeof line, "round %d done: %d candidate%s made; best %s%d %s %.3gx", R,
-	         made, made == 1 ? "" : "s", b ? "#" : "", b ? b->id : 0, b ? b->zName : "(none)",
-	         b ? b->speedup : 0.0);
+	if (b)
+		snprintf(line, sizeof line, "round %d done: %d candidate%s made; best #%d %s %.3gx",
+		         R, made, made == 1 ? "" : "s", b->id, b->zName, b->speedup);
+	else
+		snprintf(line, sizeof line,
+		         "round %d done: %d candidate%s made; no correct candidate yet", R, made,
+		         made == 1 ? "" : "s");
 	emitted(s,
 	        ev_round_finished(SES(s), R, st->search.bestId,
 	                          st->search.bestId ? st->search.bestSpeed : -1, made, EL(s),

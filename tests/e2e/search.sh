@@ -465,6 +465,10 @@ run tr translate "$T/noseed" -b 2 --json --command "$CORPUS" $EVAL
 pycheck "kloop translate -b 2: two translations, evaluated, exit 0" "$T/tr0.jsonl" "$T/tr.out" <<PY
 assert $rc == 0 and len(s["candidates"]) == 2 and all(c["origin"] == "translation" and c["status"] == "correct" for c in s["candidates"])
 PY
+run trbad search "$T/noseed" --rounds 1 --translations 1 --fix 0 \
+	--command "echo 'int kl_run(void) { return 0; }'" --session "$T/trbad.jsonl" $EVAL
+check "a round 0 whose translation is wrong says no correct candidate yet, not 'best 0 (none) 0x' ($(grep 'round 0 done' "$T/trbad.out" "$T/trbad.err" | head -1))" \
+	sh -c "test $rc -eq 1 && grep -hq 'round 0 done: 1 candidate made; no correct candidate yet' '$T/trbad.out' '$T/trbad.err'"
 run trnone translate "$T/noseed" $EVAL
 check "translate without a provider: exit 2 and how to give one" \
 	sh -c "test $rc -eq 2 && grep -q 'no LLM provider: give --provider' '$T/trnone.err'"
