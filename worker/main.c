@@ -185,7 +185,7 @@ static struct cand *load_on(struct job *j, struct harness *const *ah, int nH, in
 		return NULL;
 	/* the task's libraries, where the candidate's rpath finds them */
 	char **libDirs = compiler_lib_dirs(W.comp, 0);
-	struct cand_opts o = {W.zBackend, W.dev, W.sandbox, W.in, libDirs};
+	struct cand_opts o = {W.zBackend, W.dev, W.sandbox, W.in, libDirs, j->isReference};
 	struct cand *c = cand_start(&o, ah, nH, fd, pLoadErr, err);
 	compiler_dirs_free(libDirs);
 	close(fd);

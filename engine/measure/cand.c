@@ -92,7 +92,14 @@ struct cand {
 	int noteInput;   /* the note is about a write to an input (or its guard band) */
 	int statFd;      /* its /proc/PID/stat (whether it is asleep), or -1 */
 	int ahead;       /* it was the spare: started before its candidate was known */
+	int reference;   /* it runs the task's reference, not a candidate (messages) */
 };
+
+/* whom the runner runs, for messages */
+static const char *who(const struct cand *c)
+{
+	return c->reference ? "the reference" : "the candidate";
+}
 
 /* the spare runner (cand_spare_policy) */
 static struct {
@@ -393,7 +400,7 @@ static int runner_died(struct cand *c, char *why, size_t nWhy)
 		snprintf(why, nWhy, "%s", c->note);
 		return c->noteKind;
 	}
-	snprintf(why, nWhy, "the candidate's process ended while running it (%s)",
+	snprintf(why, nWhy, "%s's process ended while running it (%s)", who(c),
 	         c->zStatus[0] ? c->zStatus : "no status");
 	return HC_CRASHED;
 }
@@ -444,10 +451,9 @@ static int roundtrip(struct cand *c, struct cm *req, struct cm *rep, char *why, 
 		if (r <= 0)
 			return runner_died(c, why, nWhy);
 		if (r != (ssize_t)sizeof m) {
-			snprintf(
-			    why, nWhy,
-			    "the candidate wrote to kloop's control channel (a %zd-byte message)",
-			    r);
+			snprintf(why, nWhy,
+			         "%s wrote to kloop's control channel (a %zd-byte message)", who(c),
+			         r);
 			return HC_MISBEHAVED;
 		}
 		m.text[sizeof m.text - 1] = 0;
@@ -464,30 +470,29 @@ static int roundtrip(struct cand *c, struct cm *req, struct cm *rep, char *why, 
 			 * write (a crash), not a change of the input */
 			c->noteKind = m.op == CM_INPUT && m.rc == 0 ? HC_MISBEHAVED : HC_CRASHED;
 			if (m.op == CM_SIGNAL)
-				snprintf(c->note, sizeof c->note, "the candidate was killed by %s",
+				snprintf(c->note, sizeof c->note, "%s was killed by %s", who(c),
 				         m.text);
 			else if (m.op == CM_EXIT)
-				snprintf(c->note, sizeof c->note, "the candidate called exit(%d)",
+				snprintf(c->note, sizeof c->note, "%s called exit(%d)", who(c),
 				         (int)m.rc);
 			else if (m.rc != 0)
 				snprintf(
 				    c->note, sizeof c->note,
-				    "out-of-bounds write: the candidate wrote into the guard band "
+				    "out-of-bounds write: %s wrote into the guard band "
 				    "%s "
 				    "read-only input %.100s (64 KiB around each buffer: an index "
 				    "past the end of a buffer lands there); killed by SIGSEGV",
-				    m.rc == 1 ? "before" : "after", m.text);
+				    who(c), m.rc == 1 ? "before" : "after", m.text);
 			else
-				snprintf(
-				    c->note, sizeof c->note,
-				    "input modified: the candidate wrote to its read-only input %s",
-				    m.text);
+				snprintf(c->note, sizeof c->note,
+				         "input modified: %s wrote to its read-only input %s",
+				         who(c), m.text);
 			continue;
 		}
 		if (m.seq != req->seq || (m.op != CM_REPLY && m.op != CM_FAIL)) {
 			snprintf(why, nWhy,
-			         "the candidate wrote to kloop's control channel (a message out of "
-			         "turn)");
+			         "%s wrote to kloop's control channel (a message out of turn)",
+			         who(c));
 			return HC_MISBEHAVED;
 		}
 		if (m.op == CM_FAIL) {
@@ -702,7 +707,7 @@ static struct cand *attach(struct cand *c, const struct cm_setup *su, const int 
 	if (send_with_fds(c->fd, su, sizeof *su, fds, nFds) < 0) {
 		char why[KL_ERRLEN];
 		runner_died(c, why, sizeof why);
-		kl_err(err, "the candidate's process did not start: %s", why);
+		kl_err(err, "%s's process did not start: %s", who(c), why);
 		cand_free(c);
 		return NULL;
 	}
@@ -734,16 +739,16 @@ static struct cand *attach(struct cand *c, const struct cm_setup *su, const int 
 			/* its constructors died: a crash while loading */
 			rep.text[sizeof rep.text - 1] = 0;
 			if (rep.op == CM_EXIT)
-				kl_err(err, "the candidate called exit(%d) while being loaded",
+				kl_err(err, "%s called exit(%d) while being loaded", who(c),
 				       (int)rep.rc);
 			else
-				kl_err(err, "the candidate was killed by %s while being loaded",
+				kl_err(err, "%s was killed by %s while being loaded", who(c),
 				       rep.text);
 		} else {
 			char why[KL_ERRLEN];
 			runner_died(c, why, sizeof why);
 			kl_err(
-			    err, "the candidate's process did not start: %s%s", why,
+			    err, "%s's process did not start: %s%s", who(c), why,
 			    strstr(c->zStatus, "status 127")
 			        ? "; status 127 is the loader's or exec's: the runner program or "
 			          "a library it needs (LD_LIBRARY_PATH) was not found, see the "
@@ -878,16 +883,20 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, in
 	}
 	free(zKey);
 	int started = 0;
-	if (c || (c = spawn(o, keepPid, err)))
+	if (c || (c = spawn(o, keepPid, err))) {
+		c->reference = o->reference;
 		c = attach(c, su, fds, nFds, pLoadErr, &started, err);
+	}
 	if (c)
 		c->ahead = spare;
 	if (!c && spare && !started) {
 		/* the spare had died before its turn (its start failed, or it was
 		 * killed): a runner of its own, whose failure is the answer */
 		*pLoadErr = 0;
-		if ((c = spawn(o, keepPid, err)))
+		if ((c = spawn(o, keepPid, err))) {
+			c->reference = o->reference;
 			c = attach(c, su, fds, nFds, pLoadErr, &started, err);
+		}
 	}
 	free(su);
 	if (c && Spare.policy == CAND_SPARE_READY)

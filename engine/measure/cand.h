@@ -34,6 +34,7 @@ struct cand_opts {
 	char *const *azLibDirs; /* directories of the libraries candidates link (the
 	                           task's libs), seen read-only in the sandbox; NULL
 	                           or NULL-terminated */
+	int reference;          /* it runs the task's reference: messages say so */
 };
 
 struct cand;

@@ -1141,9 +1141,11 @@ int harness_run_reference(struct harness *h, struct harness_cand *ref, char *err
 		int rc, crc = call(ref, &rc, why, sizeof why, err);
 		if (crc < 0)
 			return -1;
+		if (crc == HC_CRASHED) /* why names the reference ("the reference was killed by
+		                          SIGSEGV", "it did not return within 5 s") */
+			return kl_err(err, "%s", why);
 		if (crc)
-			return kl_err(err, "the reference %s: %s",
-			              crc == HC_CRASHED ? "crashed" : "misbehaved", why);
+			return kl_err(err, "the reference misbehaved: %s", why);
 		if (h->b->sync(h->b, err) < 0)
 			return -1;
 		if (rc)

@@ -41,6 +41,20 @@ sed 's/"cols": 4096/"cols": 4000/; s/"shape": \["rows", "cols"\]}\]/"shape": ["r
 	python3 -c 'import json,sys; t=json.load(sys.stdin); t["outputs"][0]["shape"]=["rows",100]; t["seeds"]={}; t["reference"]={"host":"reference.c"}; print(json.dumps(t))' >"$T/shape/task.json"
 expect2 "output shape that does not fit the reference" "the reference reference.c failed" \
 	$KLOOP eval "$T/shape" tasks/softmax/seed.c $B
+# a reference that crashes: said of the reference, not of a candidate
+cp -r tasks/softmax "$T/refsegv"
+cat >"$T/refsegv/reference.c" <<'C'
+#include "kloop.h"
+int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)
+{
+	(void)in, (void)n_in, (void)out, (void)n_out, (void)stream;
+	*(volatile int *)0 = 1;
+	return 0;
+}
+C
+expect2 "a crashing reference is named as the one killed, not the candidate" \
+	"the reference reference.c failed: the reference was killed by SIGSEGV" \
+	$KLOOP eval "$T/refsegv" "$T/refsegv/seed.c" $B
 mkdir -p "$T/noout"
 python3 -c 'import json; t=json.load(open("tasks/softmax/task.json")); t["outputs"]=[]; print(json.dumps(t))' >"$T/noout/task.json"
 expect2 "a task.json with no outputs" "outputs: expected at least one tensor" $KLOOP eval "$T/noout" tasks/softmax/seed.c $B
@@ -72,8 +86,8 @@ int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *strea
 		;
 }
 C
-expect2 "a reference that never returns is stopped at --timeout" \
-	"the reference reference.c failed: .*did not return within 2 s (the --timeout limit)" \
+expect2 "a reference that never returns is stopped at --timeout, and not said to crash" \
+	"the reference reference.c failed: it did not return within 2 s (the --timeout limit)" \
 	timeout 120 $KLOOP eval "$T/refhang" "$T/refhang/seed.c" $B --timeout 2
 # a problem file whose code never returns, or crashes, as kloop tasks describes it
 mkdir -p "$T/kb"
