@@ -465,14 +465,28 @@ static int check_outputs(struct harness *h, int s, struct agg *a, char *why, siz
 				snprintf(got, sizeof got,
 				         "NaN (left unwritten? outputs are poisoned with NaN "
 				         "before each run)");
-			else
-				snprintf(got, sizeof got, "%.6g", r.firstActual);
+			/* enough digits to tell the two apart (with --atol 0 --rtol 0
+			 * one ulp is a mismatch, and 6 digits print it as no
+			 * difference): 6, else as many as a double needs */
+			int dig = 6;
+			char a1[40], a2[40];
+			while (dig < 17 && !isnan(r.firstActual)) {
+				snprintf(a1, sizeof a1, "%.*g", dig, r.firstExpected);
+				snprintf(a2, sizeof a2, "%.*g", dig, r.firstActual);
+				if (strcmp(a1, a2))
+					break;
+				dig++;
+			}
+			char exp[40];
+			snprintf(exp, sizeof exp, "%.*g", dig, r.firstExpected);
+			if (!isnan(r.firstActual))
+				snprintf(got, sizeof got, "%.*g", dig, r.firstActual);
 			snprintf(
 			    why, nWhy,
-			    "%s: output %s differs from the reference at %s: expected %.6g, got %s "
+			    "%s: output %s differs from the reference at %s: expected %s, got %s "
 			    "(%lld of %lld elements mismatch; relative L2 error %.3g)",
-			    zWhen, tt->zName, idx, r.firstExpected, got, (long long)r.nMismatch,
-			    (long long)r.n, r.relL2);
+			    zWhen, tt->zName, idx, exp, got, (long long)r.nMismatch, (long long)r.n,
+			    r.relL2);
 		} else {
 			snprintf(
 			    why, nWhy,

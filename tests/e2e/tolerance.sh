@@ -47,3 +47,26 @@ assert c['tol_fraction'] > 10 and c['mismatches'] > 0, c"
 
 $KLOOP eval $F/matmul $F/matmul/tiled_f64.c $B --atol -1 >"$T/bad" 2>&1
 check "a negative --atol is refused with the flag named" grep -q "^kloop: --atol: expected a number (absolute tolerance) from 0 to 1000000, got .-1." "$T/bad"
+
+# with no tolerance at all a one-ulp difference fails, and the mismatch line
+# prints enough digits to show it (6 digits printed "expected 0.00263952, got
+# 0.00263952")
+{
+	echo '#define kl_run seed_kl_run'
+	cat tasks/softmax/seed.c
+	echo '#undef kl_run'
+	echo '#include <math.h>'
+	echo 'int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)'
+	echo '{'
+	echo '	int rc = seed_kl_run(in, n_in, out, n_out, stream);'
+	echo '	float *y = (float *)out[0].data;'
+	echo '	y[3] = nextafterf(y[3], INFINITY);'
+	echo '	return rc;'
+	echo '}'
+} >"$T/ulp.c"
+$KLOOP eval softmax "$T/ulp.c" $B --atol 0 --rtol 0 >"$T/ulp.out" 2>&1
+check "with --atol 0 --rtol 0 the mismatch shows two different numbers ($(grep -o 'expected [^(]*' "$T/ulp.out" | head -1))" \
+	python3 -c "
+import re, sys
+m = re.search(r'expected ([-0-9.e+]+), got ([-0-9.e+]+)', open('$T/ulp.out').read())
+assert m and m.group(1) != m.group(2) and float(m.group(1)) != float(m.group(2)), m and m.groups()"
