@@ -95,6 +95,7 @@ const struct cmd_entry cmd_search_entry = {
              "[--budget S] [--trials N] [...]",
     .help = "search automatically: rounds of parents, sweeps, crossover, LLM ideas and "
             "implementations (exit 0 when a correct candidate faster than the baseline was "
-            "found, 1 otherwise, 2 usage or task error); --session F resumes",
+            "found, 1 otherwise, 2 usage or task error); --session F resumes; a budget of 0 "
+            "(--rounds 0, --time 0, --max-candidates 0, --budget-usd 0) is no limit",
     .exec = exec_search,
 };

@@ -69,9 +69,19 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc >= 2 && argv[1][0] != '-') {
-		for (size_t i = 0; i < N_COMMANDS; i++)
-			if (!strcmp(argv[1], commands[i]->name))
-				return commands[i]->exec(argc - 1, argv + 1);
+		for (size_t i = 0; i < N_COMMANDS; i++) {
+			if (strcmp(argv[1], commands[i]->name))
+				continue;
+			/* `kloop CMD --help`: its usage and what it does, exit 0 (no
+			 * command takes --help or -h as a flag) */
+			for (int k = 2; k < argc && strcmp(argv[k], "--"); k++)
+				if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+					printf("usage: kloop %s %s\n\n%s\n", commands[i]->name,
+					       commands[i]->usage, commands[i]->help);
+					return 0;
+				}
+			return commands[i]->exec(argc - 1, argv + 1);
+		}
 	}
 	/* `kloop [TASK] [flags]`: the full-screen workbench */
 	return cmd_open_entry.exec(argc, argv);

@@ -109,3 +109,13 @@ $KLOOP tasks tests/fixtures/torch/softmax.py --size 4 --python /nonexistent/pyth
 rc=$?
 check "tasks PROBLEM.py --size 4 goes as far as the Python it names (exit $rc)" \
 	sh -c "test $rc = 2 && grep -q \"interpreter '/nonexistent/python3' cannot be run\" '$T/size.err'"
+
+# every command answers --help (or -h) with its usage and what it does, exit 0
+out=$($KLOOP search --help 2>&1)
+rc=$?
+check "kloop search --help: its usage and help, saying a budget of 0 is no limit, exit 0 (rc $rc)" \
+	sh -c 'test "$1" -eq 0 && echo "$2" | grep -q "^usage: kloop search TASK" && echo "$2" | grep -q "(--rounds 0, .*) is no limit"' - "$rc" "$out"
+out=$($KLOOP eval softmax -h 2>&1)
+rc=$?
+check "kloop eval softmax -h: its usage, exit 0, nothing evaluated (rc $rc)" \
+	sh -c 'test "$1" -eq 0 && echo "$2" | grep -q "^usage: kloop eval TASK SOURCE" && test "$(echo "$2" | wc -l)" -eq 3' - "$rc" "$out"
