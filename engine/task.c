@@ -71,6 +71,8 @@ void task_use_kernelbench_tol(struct task *t)
 {
 	for (int d = 0; d < 8; d++)
 		t->aTol[d] = task_kernelbench_tol((kl_dtype)d);
+	if (!t->zTolFromInt)
+		t->zTolFromInt = t->zTolFrom ? t->zTolFrom : "default";
 	t->zTolFrom = "kernelbench";
 }
 
@@ -88,6 +90,8 @@ void task_override_tol(struct task *t, double atol, double rtol, double relL2)
 		if (relL2 >= 0)
 			t->aTol[d].rel_l2 = relL2;
 	}
+	if (!t->zTolFromInt)
+		t->zTolFromInt = t->zTolFrom ? t->zTolFrom : "default";
 	t->zTolFrom = "flags";
 }
 

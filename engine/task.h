@@ -56,6 +56,9 @@ struct task {
 	struct task_tol aTol[8]; /* per kl_dtype, defaults overridden by the task */
 	const char *zTolFrom;    /* where the float tolerances come from (static string):
 	                          * "default", "task.json", "kernelbench" or "flags" */
+	const char *zTolFromInt; /* ... and the integer ones, which KernelBench's
+	                            tolerance and --atol/--rtol leave as they were
+	                            (static string; NULL: as zTolFrom) */
 	struct task_sources ref; /* the reference per backend */
 	struct task_seeds seeds; /* the seeds per backend */
 	char *zLibs;             /* "libs": the words, space-separated ("" if none; libs.h) */

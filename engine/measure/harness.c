@@ -1212,7 +1212,10 @@ static cJSON *correctness_json(const struct harness *h, const struct agg *a, int
 		cJSON_AddNumberToObject(t, "atol", tl->atol);
 		cJSON_AddNumberToObject(t, "rtol", tl->rtol);
 		add_finite(t, "rel_l2", tl->rel_l2);
-		cJSON_AddStringToObject(t, "from", h->t->zTolFrom ? h->t->zTolFrom : "default");
+		const char *from = h->t->zTolFrom;
+		if (!task_dtype_is_float((kl_dtype)a->tolDtype) && h->t->zTolFromInt)
+			from = h->t->zTolFromInt; /* flags and KernelBench set floats only */
+		cJSON_AddStringToObject(t, "from", from ? from : "default");
 	}
 	return c;
 }

@@ -70,3 +70,29 @@ check "with --atol 0 --rtol 0 the mismatch shows two different numbers ($(grep -
 import re, sys
 m = re.search(r'expected ([-0-9.e+]+), got ([-0-9.e+]+)', open('$T/ulp.out').read())
 assert m and m.group(1) != m.group(2) and float(m.group(1)) != float(m.group(2)), m and m.groups()"
+
+# --atol/--rtol set the float dtypes' tolerance only: an i32 output is still
+# compared exactly, and its tolerance line says where that comes from
+mkdir -p "$T/quant"
+cat >"$T/quant/task.json" <<'J'
+{"name": "quant", "inputs": [{"name": "x", "dtype": "f32", "shape": ["n"]}],
+ "outputs": [{"name": "q", "dtype": "i32", "shape": ["n"]}],
+ "shapes": {"host": {"n": 4096}}, "reference": {"host": "reference.c"}}
+J
+cat >"$T/quant/reference.c" <<'C'
+#include <math.h>
+#include "kloop.h"
+int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)
+{
+	(void)n_in, (void)n_out, (void)stream;
+	const float *x = in[0].data;
+	int *q = out[0].data;
+	for (int64_t i = 0; i < kl_numel(&in[0]); i++)
+		q[i] = (int)floorf(x[i] * 8.0f);
+	return 0;
+}
+C
+run "$T/quant" "$T/quant/reference.c" --atol 0.5
+st=$(json status "$T/out.json")
+check "an i32 output under --atol 0.5: $st, judged exactly by kloop's default, not said to come from --atol/--rtol ($(grep -o 'tolerance (i32[^)]*)' "$T/out.txt"))" \
+	sh -c "test $st = correct && grep -q 'tolerance (i32 atol 0 + rtol 0\*|ref|, kloop.s default)' '$T/out.txt'"
