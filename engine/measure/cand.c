@@ -104,11 +104,10 @@ static const char *who(const struct cand *c)
 /* the spare runner (cand_spare_policy) */
 static struct {
 	int policy;         /* CAND_SPARE_* */
-	struct cand *c;     /* the spare, started and waiting for its setup */
-	char *zKey;         /* what it was started for */
+	struct cand *c;     /* the spare, started for o and waiting for its setup */
 	struct cand_opts o; /* the last runner's options (a deep copy): the next spare's */
-	int keepPid;
-	int hasOpts;
+	int keepPid;        /* ... and its namespaces */
+	char *zKey;         /* runner_key() of them; NULL: none yet */
 } Spare;
 static void spare_start(void);
 
@@ -784,28 +783,30 @@ static char *runner_key(const struct cand_opts *o, int keepPid)
 	return sb_detach(&b);
 }
 
+/* kill the spare, if any */
+static void spare_drop(void)
+{
+	cand_free(Spare.c);
+	Spare.c = NULL;
+}
+
 void cand_spare_policy(int policy)
 {
 	Spare.policy = policy;
 	if (policy == CAND_SPARE_OFF)
-		cand_spare_drop();
+		spare_drop();
 }
 
-void cand_spare_drop(void)
+/* the options of the runner being started, zKey theirs (taken): the next
+ * spare's */
+static void keep_opts(const struct cand_opts *o, int keepPid, char *zKey)
 {
-	cand_free(Spare.c);
-	Spare.c = NULL;
-	free(Spare.zKey);
-	Spare.zKey = NULL;
-}
-
-static void keep_opts(const struct cand_opts *o, int keepPid)
-{
-	if (Spare.hasOpts) {
+	if (Spare.zKey) {
 		free((char *)Spare.o.zBackend);
 		for (char *const *d = Spare.o.azLibDirs; d && *d; d++)
 			free(*d);
 		free((void *)Spare.o.azLibDirs);
+		free(Spare.zKey);
 	}
 	Spare.o = *o;
 	Spare.o.zBackend = xstrdup(o->zBackend);
@@ -817,24 +818,15 @@ static void keep_opts(const struct cand_opts *o, int keepPid)
 		v[i] = xstrdup(o->azLibDirs[i]);
 	Spare.o.azLibDirs = v;
 	Spare.keepPid = keepPid;
-	Spare.hasOpts = 1;
+	Spare.zKey = zKey;
 }
 
 /* start a spare for the options of the last runner, unless one is there */
 static void spare_start(void)
 {
 	char err[KL_ERRLEN];
-	if (Spare.policy == CAND_SPARE_OFF || Spare.c || !Spare.hasOpts)
-		return;
-	Spare.c = spawn(&Spare.o, Spare.keepPid, err);
-	if (Spare.c)
-		Spare.zKey = runner_key(&Spare.o, Spare.keepPid);
-}
-
-void cand_spare_start(const struct cand_opts *o)
-{
-	keep_opts(o, 0);
-	spare_start();
+	if (Spare.policy != CAND_SPARE_OFF && !Spare.c && Spare.zKey)
+		Spare.c = spawn(&Spare.o, Spare.keepPid, err);
 }
 
 struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, int nH, int soFd,
@@ -879,36 +871,32 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, in
 	for (int i = 0; i < nBuf; i++)
 		if (hb[i].sh.n && hb[i].sh.fd < 0 && !strcmp(o->zBackend, "cuda"))
 			keepPid = 1;
-	keep_opts(o, keepPid);
-	/* the spare, when it was started for the same; else a runner now */
-	struct cand *c = NULL;
+	/* the spare, when it was started for the same options; else a runner
+	 * now (and the options kept for the next spare) */
 	char *zKey = runner_key(o, keepPid);
-	int spare = Spare.c && !strcmp(Spare.zKey, zKey);
-	if (spare) {
-		c = Spare.c;
-		Spare.c = NULL;
-		free(Spare.zKey);
-		Spare.zKey = NULL;
-		c->pollFd = o->pollFd;
+	if (Spare.zKey && !strcmp(Spare.zKey, zKey)) {
+		free(zKey);
 	} else {
-		cand_spare_drop();
+		spare_drop();
+		keep_opts(o, keepPid, zKey);
 	}
-	free(zKey);
-	int started = 0;
-	if (c || (c = spawn(o, keepPid, err))) {
+	struct cand *c = Spare.c;
+	int spare = c != NULL;
+	Spare.c = NULL;
+	for (;;) {
+		int started = 0;
+		if (!c && !(c = spawn(o, keepPid, err)))
+			break;
+		c->pollFd = o->pollFd;
 		c->reference = o->reference;
-		c = attach(c, su, fds, nFds, pLoadErr, &started, err);
-	}
-	if (c)
 		c->ahead = spare;
-	if (!c && spare && !started) {
+		c = attach(c, su, fds, nFds, pLoadErr, &started, err);
+		if (c || !spare || started)
+			break;
 		/* the spare had died before its turn (its start failed, or it was
 		 * killed): a runner of its own, whose failure is the answer */
 		*pLoadErr = 0;
-		if ((c = spawn(o, keepPid, err))) {
-			c->reference = o->reference;
-			c = attach(c, su, fds, nFds, pLoadErr, &started, err);
-		}
+		spare = 0;
 	}
 	free(su);
 	if (c && Spare.policy == CAND_SPARE_READY)

@@ -66,10 +66,6 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, in
  */
 enum { CAND_SPARE_OFF, CAND_SPARE_AFTER, CAND_SPARE_READY };
 void cand_spare_policy(int policy);
-/* start a spare for runners of o now (the policy permitting), unless one is there */
-void cand_spare_start(const struct cand_opts *o);
-/* kill the spare, if any */
-void cand_spare_drop(void);
 /* whether c was a spare (its start was not its candidate's wait) */
 int cand_started_ahead(const struct cand *c);
 

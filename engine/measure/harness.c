@@ -98,6 +98,17 @@ static void *payload(const struct gbuf *g)
 	return g->base + GUARD;
 }
 
+/* the bytes of one set: every input and every expected output */
+static uint64_t set_bytes(const struct task *t)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < t->nIn; i++)
+		n += tensor_bytes(&t->aIn[i]);
+	for (int j = 0; j < t->nOut; j++)
+		n += tensor_bytes(&t->aOut[j]);
+	return n;
+}
+
 /* memory this process may still take: the kernel's estimate of what can be
  * had without swapping (MemAvailable), or 0 when unknown */
 static uint64_t host_available(void)
@@ -122,11 +133,7 @@ static uint64_t host_available(void)
  */
 static int check_sets_fit(const struct harness *h, char *err)
 {
-	uint64_t set = 0;
-	for (int i = 0; i < h->t->nIn; i++)
-		set += tensor_bytes(&h->t->aIn[i]);
-	for (int j = 0; j < h->t->nOut; j++)
-		set += tensor_bytes(&h->t->aOut[j]);
+	uint64_t set = set_bytes(h->t);
 	size_t devFree = 0, devTotal = 0;
 	int dev = h->b->mem_info && h->b->mem_info(h->b, &devFree, &devTotal) == 0;
 	uint64_t avail = dev ? devFree : host_available();
@@ -154,11 +161,7 @@ struct harness *harness_new(const struct task *t, struct backend *b, const struc
 		h->o.nTrials = 1;
 	h->nPool = h->o.nPool;
 	if (h->nPool < 0) {
-		size_t set = 0;
-		for (int i = 0; i < t->nIn; i++)
-			set += tensor_bytes(&t->aIn[i]);
-		for (int j = 0; j < t->nOut; j++)
-			set += tensor_bytes(&t->aOut[j]);
+		uint64_t set = set_bytes(t);
 		h->nPool = set ? (int)(POOL_BYTES / set) : POOL_MAX;
 		h->nPool = h->nPool > POOL_MAX ? POOL_MAX : h->nPool < 2 ? 2 : h->nPool;
 	}
@@ -556,15 +559,34 @@ struct tcont {
 	int warm, strict, n, clk0, retimed;
 };
 
-static void tcont_drop(struct harness *h)
+static void tcont_free(struct tcont *kc)
 {
-	struct tcont *kc = h->cont;
 	if (!kc)
 		return;
 	free(kc->ms.a), free(kc->probe.a), free(kc->wall.a);
 	free(kc->busys.a), free(kc->frames.a), free(kc->near.a);
 	free(kc);
+}
+
+static void tcont_drop(struct harness *h)
+{
+	tcont_free(h->cont);
 	h->cont = NULL;
+}
+
+/* spread the checking sets left over the runs the budget allows, at perRun
+ * seconds a run (a quick timing: about one; the full timing needs the rest) */
+static void spread_checks(struct harness *h, double perRun)
+{
+	double expect = perRun > 0 ? h->o.budgetS / perRun : h->o.maxRuns;
+	expect = expect > h->o.maxRuns   ? h->o.maxRuns
+	         : expect < h->o.minRuns ? h->o.minRuns
+	                                 : expect;
+	h->pCheck = h->nPool > h->poolUsed ? (h->nPool - h->poolUsed) / expect : 1.0 / 16;
+	if (h->quick)
+		h->pCheck = 1.0 / expect;
+	if (h->pCheck < 1.0 / 256)
+		h->pCheck = 1.0 / 256;
 }
 
 static void push(struct samples *s, double v)
@@ -880,7 +902,7 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 	struct backend *b = h->b;
 	*pBad = 0;
 	int T = h->o.nTrials;
-	double cal = 0, w, fw, busy = 0, perRun, expect;
+	double cal = 0, w, fw, busy = 0, perRun;
 	struct samples ms = {0}, probe = {0}, wall = {0}, busys = {0}, frames = {0}, near = {0};
 	double nearFrame = NAN;
 	int strict = 0, warm = 0, converged = 0, rc, crc, clk0 = -1, retimed = 0, nr = 0;
@@ -901,21 +923,12 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 		warm = kc->warm, strict = kc->strict, nr = kc->n, clk0 = kc->clk0;
 		retimed = kc->retimed;
 		free(kc);
-		expect = perRun > 0 ? h->o.budgetS / perRun : h->o.maxRuns;
-		expect = expect > h->o.maxRuns   ? h->o.maxRuns
-		         : expect < h->o.minRuns ? h->o.minRuns
-		                                 : expect;
-		h->pCheck = h->nPool > h->poolUsed ? (h->nPool - h->poolUsed) / expect : 1.0 / 16;
-		if (h->pCheck < 1.0 / 256)
-			h->pCheck = 1.0 / 256;
+		spread_checks(h, perRun);
 		if (prepare(h, T, err) < 0)
 			goto fail;
 		goto resume;
 	}
-	if (kc) {
-		h->cont = kc;
-		tcont_drop(h);
-	}
+	tcont_free(kc);
 	h->runSeed = harness_random64();
 	h->nChecked = 0;
 	h->nRuns = 0;
@@ -939,17 +952,8 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 		warm++;
 	}
 	strict = probes_disagree(median_copy(&probe), median_copy(&ms));
-	/* spread the remaining checking sets over the runs the budget allows */
 	perRun = (now_s() - start) / warm;
-	expect = perRun > 0 ? h->o.budgetS / perRun : h->o.maxRuns;
-	expect = expect > h->o.maxRuns   ? h->o.maxRuns
-	         : expect < h->o.minRuns ? h->o.minRuns
-	                                 : expect;
-	h->pCheck = h->nPool > h->poolUsed ? (h->nPool - h->poolUsed) / expect : 1.0 / 16;
-	if (h->quick) /* about one checked run: the full timing needs the rest */
-		h->pCheck = 1.0 / expect;
-	if (h->pCheck < 1.0 / 256)
-		h->pCheck = 1.0 / 256;
+	spread_checks(h, perRun);
 restart:
 	ms.n = wall.n = busys.n = near.n = 0;
 	clk0 = b->clock_mhz ? b->clock_mhz(b) : -1;
