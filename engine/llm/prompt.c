@@ -409,6 +409,16 @@ void prompt_results(const cJSON *r, strbuf *sb)
 		        isnan(sp) ? "\n" : "");
 	if (!isnan(base) && !isnan(sp))
 		sb_addf(sb, "; speedup %.3gx\n", sp);
+	/* PyTorch's other baseline, where the reference is PyTorch */
+	double bc = num(r, "baseline_compile_ms"), spc = num(r, "speedup_compile");
+	if (!isnan(bc))
+		sb_addf(sb, "torch.compile of the reference: %.4g ms%s", bc,
+		        isnan(spc) ? "\n" : "");
+	if (!isnan(bc) && !isnan(spc))
+		sb_addf(sb, "; speedup %.3gx\n", spc);
+	if (isnan(bc) && *str(r, "baseline_compile_error"))
+		add_log(sb, "torch.compile of the reference failed",
+		        str(r, "baseline_compile_error"), 0);
 	const cJSON *res;
 	cJSON_ArrayForEach(res, cJSON_GetObjectItem(c, "resources"))
 	{

@@ -157,6 +157,27 @@ static void results(void)
 	          strstr(sb.buf, "baseline: reference.c 3 ms; speedup 2x") &&
 	          strstr(sb.buf, "kernel softmax_rows: 32 registers, 1024 B shared memory"),
 	      "a correct result: trials, time, baseline and speedup, resources");
+	CHECK(!strstr(sb.buf, "torch.compile"),
+	      "no torch.compile line where the reference is not PyTorch");
+	cJSON_Delete(r);
+	sb_reset(&sb);
+	/* a PyTorch reference: both baselines, as the prompt asks */
+	r = result("{\"status\":\"correct\",\"timing\":{\"median_ms\":0.5},"
+	           "\"baseline_ms\":0.8,\"baseline\":\"PyTorch eager (reference.py)\","
+	           "\"speedup\":1.6,\"baseline_compile_ms\":0.4,\"speedup_compile\":0.8}");
+	prompt_results(r, &sb);
+	CHECK(strstr(sb.buf, "baseline: PyTorch eager (reference.py) 0.8 ms; speedup 1.6x\n") &&
+	          strstr(sb.buf, "torch.compile of the reference: 0.4 ms; speedup 0.8x\n"),
+	      "a PyTorch reference: the speedup against eager and against torch.compile");
+	cJSON_Delete(r);
+	sb_reset(&sb);
+	r = result("{\"status\":\"correct\",\"timing\":{\"median_ms\":0.5},"
+	           "\"baseline_ms\":0.8,\"speedup\":1.6,"
+	           "\"baseline_compile_error\":\"torch.compile failed: no triton\"}");
+	prompt_results(r, &sb);
+	CHECK(strstr(sb.buf, "torch.compile of the reference failed:\ntorch.compile failed: no "
+	                     "triton\n"),
+	      "a torch.compile that failed says so and why");
 	cJSON_Delete(r);
 	sb_reset(&sb);
 	strbuf log = STRBUF_INIT;
