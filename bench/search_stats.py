@@ -10,7 +10,8 @@ worker(s) sat idle while the search waited (on the LLM, or on itself), and
 how many rounds were open at once at most; and the cascade's stages
 (compile, small shapes, full shapes, quick timing, full timing, a/b) summed
 over evaluations; and the rate after the first evaluation (whose time is
-mostly the worker's start: PyTorch, the eager and torch.compile baselines).
+mostly the worker's start: PyTorch, the eager and torch.compile baselines),
+with where that setup went (the first result's reference_data.setup).
 """
 import json
 import sys
@@ -54,6 +55,10 @@ def max_open(ev):
     return m
 
 
+def fmt_s(v):
+    return "%.1f s" % v if isinstance(v, (int, float)) else "-"
+
+
 def stats(path):
     ev = [json.loads(l) for l in open(path) if l.strip()]
     task = next((e.get("task") for e in ev if e["type"] == "session_started"), "?")
@@ -84,6 +89,17 @@ def stats(path):
         print("  after the first evaluation (%.1f s: the worker's start and the baselines): "
               "%d in %.1f s: %.1f per minute" % (fins[0] - t0, len(fins) - 1, fins[-1] - fins[0],
                                                  (len(fins) - 1) / ((fins[-1] - fins[0]) / 60)))
+    # where the worker's setup went (the first candidate waited for it)
+    su = next((r["reference_data"]["setup"] for r in res
+               if isinstance((r.get("reference_data") or {}).get("setup"), dict)), None)
+    if su:
+        print("  the worker's setup: %.1f s (PyTorch start %s, reference data %s, baselines %s%s, "
+              "the helper's end %s)" % (
+                  su.get("seconds", 0), fmt_s(su.get("helper")), fmt_s(su.get("reference_data")),
+                  fmt_s(su.get("baselines")),
+                  ", cached" if su.get("baselines_cached") else
+                  (", torch.compile compiling %s" % fmt_s(su.get("torch_compile")) if "torch_compile" in su
+                   else ""), fmt_s(su.get("helper_end"))))
     if wall > 0:
         print("  share of wall time: compile %.0f%%, load %.0f%%, check %.0f%%, time %.0f%%, LLM wait %.0f%%" % (
             100 * sec["compile"] / wall, 100 * sec["load"] / wall, 100 * sec["check"] / wall,

@@ -48,6 +48,7 @@ struct job {
 	                      baseline_ms, incumbent, ab_pairs, ab_force), or NULL */
 	struct job *inc;   /* the incumbent to time against (A/B), compiled beside it */
 	struct job *owner; /* for an incumbent: the job it belongs to */
+	int cancelled;     /* the engine no longer wants it: dropped unrun once compiled */
 	char zCode[65];    /* the hash of its machine code (codehash.h), "" if none */
 };
 
@@ -77,6 +78,7 @@ static struct {
 	double endS;                  /* seconds spent ending them */
 	int ready;                    /* task loaded and reference data in place */
 	int timeReference;            /* time the reference when it is ready */
+	double tTask;                 /* when the task request came */
 	struct job *runq;     /* candidates in submission order; the head runs once compiled */
 	struct linebuf inbuf; /* request lines from the engine */
 	const char *zBackend;
@@ -272,6 +274,8 @@ static void finish_reference(struct job *j)
 	cJSON_AddStringToObject(o, "reference", j->zName);
 	cJSON_AddStringToObject(o, "task", W.t->zName);
 	cJSON_AddStringToObject(o, W.hSmall ? "small_shapes" : "small_shapes_note", W.zSmall);
+	cJSON *su = cJSON_AddObjectToObject(o, "setup");
+	cJSON_AddNumberToObject(su, "seconds", now_s() - W.tTask);
 	W.ready = 1;
 	send_json(o);
 }
@@ -621,14 +625,45 @@ static void run_job(struct job *j)
 		exit(3);
 }
 
+static int compiles_done(const struct job *j)
+{
+	return j->compiled && (!j->inc || j->inc->compiled);
+}
+
 static void pump(void)
 {
-	while (W.ready && W.runq && W.runq->compiled && (!W.runq->inc || W.runq->inc->compiled)) {
-		struct job *j = W.runq;
-		W.runq = j->next;
+	for (;;) {
+		/* cancelled jobs go once the compiler is done with them */
+		for (struct job **pp = &W.runq; *pp;) {
+			struct job *c = *pp;
+			if (c->cancelled && compiles_done(c)) {
+				*pp = c->next;
+				job_free(c);
+			} else {
+				pp = &c->next;
+			}
+		}
+		struct job **pp = &W.runq;
+		while (*pp && (*pp)->cancelled)
+			pp = &(*pp)->next;
+		struct job *j = *pp;
+		if (!W.ready || !j || !compiles_done(j))
+			return;
+		*pp = j->next;
 		run_job(j);
 		job_free(j);
 	}
+}
+
+/* the engine cancelled job id before it ran: it is dropped unrun (unknown:
+ * it ran, or is running, and the engine drops its result) */
+static void op_cancel(cJSON *req)
+{
+	int id = json_int(req, "job", -1);
+	for (struct job *j = W.runq; j; j = j->next)
+		if (j->id == id && !j->isReference)
+			j->cancelled = 1;
+	pump_later();
 }
 
 static void compiled(struct compile_result *r, void *arg)
@@ -676,6 +711,11 @@ static void compiled(struct compile_result *r, void *arg)
 		finish_reference(j);
 		job_free(j);
 	} else {
+		if (j->cancelled) { /* dropped by pump(), no word of it */
+			j->compiled = 1;
+			pump_later();
+			return;
+		}
 		cJSON *o = ev("progress", j->id);
 		cJSON_AddStringToObject(o, "stage", "compiled");
 		cJSON_AddBoolToObject(o, "ok", r->ok);
@@ -708,6 +748,29 @@ static void fail_task(const char *zMsg)
 	exit(1);
 }
 
+static void handle_lines(void);
+
+static void on_helper_fd(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l, (void)fd, (void)events;
+	*(int *)arg = 1;
+}
+
+/* while the PyTorch helper makes its data or times the baselines, the loop
+ * goes on: requests are read and candidates compile (none runs before the
+ * task is ready) */
+static void wait_helper(void *arg, int fd, double maxS)
+{
+	(void)arg;
+	int readable = 0;
+	double end = now_s() + (maxS > 0 ? maxS : 3600);
+	handle_lines();
+	loop_add_fd(W.l, fd, LOOP_READ, on_helper_fd, &readable);
+	while (!readable && now_s() < end)
+		loop_once(W.l, end - now_s());
+	loop_del_fd(W.l, fd);
+}
+
 /* start the PyTorch helper on zProblem; zShapes and size scale a problem
  * file's constants (NULL, 0: as written) */
 static struct torchref *start_torch(const char *zProblem, const char *zShapes, double size,
@@ -721,7 +784,8 @@ static struct torchref *start_torch(const char *zProblem, const char *zShapes, d
 	                           .budgetS = W.opts.budgetS,
 	                           .zShapes = zShapes,
 	                           .size = size,
-	                           .timeoutS = W.refTimeoutS};
+	                           .timeoutS = W.refTimeoutS,
+	                           .wait = wait_helper};
 	return torchref_start(zProblem, &to, err);
 }
 
@@ -830,10 +894,12 @@ static void op_task(cJSON *req)
 	const char *zShapes = cJSON_GetStringValue(cJSON_GetObjectItem(req, "shapes"));
 	const char *zRef = cJSON_GetStringValue(cJSON_GetObjectItem(req, "reference"));
 	struct torchref *tr = NULL;
-	if (W.t) {
+	static int loading; /* a task request read while one loads */
+	if (W.t || loading) {
 		send_error(-1, "a task is already loaded in this worker", 0);
 		return;
 	}
+	loading = 1;
 	if (!zDir) {
 		send_error(-1, "task request without \"dir\"", 0);
 		return;
@@ -847,6 +913,7 @@ static void op_task(cJSON *req)
 			fail_task(err);
 		zDir = zShipped;
 	}
+	W.tTask = now_s();
 	harness_default_opts(&W.opts, W.zBackend);
 	W.opts.nTrials = json_int(req, "trials", W.opts.nTrials);
 	W.opts.seed = (uint64_t)json_num(req, "seed", (double)W.opts.seed);
@@ -855,14 +922,24 @@ static void op_task(cJSON *req)
 	W.opts.rse = json_num(req, "rse", W.opts.rse);
 	W.timeReference = cJSON_IsTrue(cJSON_GetObjectItem(req, "time_reference"));
 	const char *zSrcPath = NULL;
+	/* the libraries the task and --libs give candidates (and the reference),
+	 * set before anything waits on the PyTorch helper: the candidates sent
+	 * meanwhile compile then */
+	const char *zFlagLibs = cJSON_GetStringValue(cJSON_GetObjectItem(req, "libs"));
 	if (task_is_problem(zDir)) {
 		/* a KernelBench problem file given directly */
+		if (zFlagLibs && compiler_add_libs(W.comp, zFlagLibs, NULL, err) < 0)
+			fail_task(err);
 		if (!(tr = start_torch(zDir, zShapes, json_num(req, "size", 0), err)) ||
 		    !(W.t = torchref_make_task(tr, zDir, err)))
 			fail_task(err);
 	} else {
 		W.t = task_load(zDir, W.zBackend, zShapes, err);
 		if (!W.t)
+			fail_task(err);
+		if ((W.t->zLibs && *W.t->zLibs &&
+		     compiler_add_libs(W.comp, W.t->zLibs, W.t->zDir, err) < 0) ||
+		    (zFlagLibs && compiler_add_libs(W.comp, zFlagLibs, NULL, err) < 0))
 			fail_task(err);
 		/* which reference: torch on the GPU where the task has one, else the backend's own
 		 */
@@ -895,12 +972,6 @@ static void op_task(cJSON *req)
 	}
 	if (tr)
 		W.opts.nPool = 0; /* given inputs: their own sets are the checks */
-	/* the libraries the task and --libs give candidates (and the reference) */
-	const char *zFlagLibs = cJSON_GetStringValue(cJSON_GetObjectItem(req, "libs"));
-	if ((W.t->zLibs && *W.t->zLibs &&
-	     compiler_add_libs(W.comp, W.t->zLibs, W.t->zDir, err) < 0) ||
-	    (zFlagLibs && compiler_add_libs(W.comp, zFlagLibs, NULL, err) < 0))
-		fail_task(err);
 	/* --atol / --rtol override the float outputs' tolerances */
 	W.tolA = json_num(req, "atol", -1);
 	W.tolR = json_num(req, "rtol", -1);
@@ -913,23 +984,40 @@ static void op_task(cJSON *req)
 		fail_task(err);
 	if (tr) {
 		/* PyTorch writes every set straight into the harness's buffers */
-		double t0 = now_s();
+		double t0 = now_s(), tHelper = t0 - W.tTask;
 		if (torchref_fill(tr, W.h, W.b, W.t, err) < 0)
 			fail_task(err);
 		double tFill = now_s() - t0;
 		cJSON *o = ev("task_ready", -1);
+		/* where the setup's seconds went: the first candidate waits for it */
+		cJSON *su = cJSON_CreateObject();
+		const cJSON *hs = cJSON_GetObjectItem(torchref_manifest(tr), "seconds");
+		cJSON_AddNumberToObject(su, "helper", tHelper);
+		if (cJSON_IsNumber(cJSON_GetObjectItem(hs, "import_torch")))
+			cJSON_AddNumberToObject(su, "import_torch",
+			                        json_num(hs, "import_torch", 0));
+		cJSON_AddNumberToObject(su, "reference_data", tFill);
 		if (W.timeReference) {
+			t0 = now_s();
 			const cJSON *tm = torchref_timing(tr, W.h, err);
 			const cJSON *eager = tm ? cJSON_GetObjectItem(tm, "eager") : NULL;
 			if (!tm)
 				fail_task(err);
+			cJSON_AddNumberToObject(su, "baselines", now_s() - t0);
+			cJSON_AddBoolToObject(su, "baselines_cached", torchref_timing_cached(tr));
+			const cJSON *cs = cJSON_GetObjectItem(cJSON_GetObjectItem(tm, "compile"),
+			                                      "compile_seconds");
+			if (cJSON_IsNumber(cs) && !torchref_timing_cached(tr))
+				cJSON_AddNumberToObject(su, "torch_compile", cs->valuedouble);
 			if (eager && cJSON_GetObjectItem(eager, "median_ms"))
 				cJSON_AddItemToObject(o, "reference_timing",
 				                      cJSON_Duplicate(eager, 1));
 			cJSON_AddItemToObject(o, "baselines", cJSON_Duplicate(tm, 1));
 		}
+		t0 = now_s();
 		if (torchref_finish(tr, err) < 0)
 			fail_task(err);
+		cJSON_AddNumberToObject(su, "helper_end", now_s() - t0);
 		cJSON_AddStringToObject(o, "reference", "PyTorch eager (reference.py)");
 		cJSON_AddStringToObject(o, "task", W.t->zName);
 		cJSON_AddNumberToObject(o, "trials", W.opts.nTrials);
@@ -942,6 +1030,8 @@ static void op_task(cJSON *req)
 		const cJSON *sizes = cJSON_GetObjectItem(torchref_manifest(tr), "sizes");
 		if (cJSON_IsObject(sizes) && sizes->child)
 			cJSON_AddItemToObject(o, "sizes", cJSON_Duplicate(sizes, 1));
+		cJSON_AddNumberToObject(su, "seconds", now_s() - W.tTask);
+		cJSON_AddItemToObject(o, "setup", su);
 		torchref_free(tr);
 		W.ready = 1;
 		send_json(o);
@@ -1048,6 +1138,8 @@ static void handle_line(char *line)
 		op_eval(req);
 	} else if (!strcmp(op, "measured")) {
 		op_measured(req);
+	} else if (!strcmp(op, "cancel")) {
+		op_cancel(req);
 	} else if (!strcmp(op, "quit")) {
 		exit(0);
 	} else {
@@ -1068,6 +1160,13 @@ static void on_input(struct loop *l, int fd, int events, void *arg)
 	if (r <= 0)
 		exit(0); /* the engine closed the channel */
 	lb_add(&W.inbuf, buf, (size_t)r);
+	handle_lines();
+}
+
+/* the request lines read so far; from the input's callback, and while a task
+ * loads (the lines read with the task request come after it) */
+static void handle_lines(void)
+{
 	char *z;
 	size_t n;
 	int got;

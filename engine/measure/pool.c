@@ -53,6 +53,7 @@ struct slot {
 	struct worker *w;
 	enum pool_state state;
 	int nOut;            /* jobs given to it and not finished */
+	int nCompile;        /* its compiles at once (0: not known; set as it starts) */
 	int nDone, nLost;    /* finished jobs, losses */
 	double tBusy, busyS; /* since when it has work; seconds with work */
 	double tUp;          /* first start, or 0 */
@@ -79,7 +80,7 @@ struct pool {
 	struct pjob *jobs; /* queued and running, in submission order */
 	int nextId;
 	int nRequeued;
-	int capacity;         /* jobs given to one worker at once */
+	int capacity;         /* jobs given to one worker at once (0: slot_capacity()) */
 	long long tmDispatch; /* the pending dispatch, or 0 */
 	struct refent *aRef;  /* reference timing per device model */
 	int nRef;
@@ -436,6 +437,9 @@ static void slot_start(struct pool *p, struct slot *s)
 			nLocal += p->aSlot[i].kind == SLOT_LOCAL;
 		long cores = sysconf(_SC_NPROCESSORS_ONLN);
 		wc.jobs = nLocal > 1 ? (int)(cores / nLocal > 1 ? cores / nLocal : 1) : 0;
+		s->nCompile = wc.jobs > 0 ? wc.jobs : (int)cores;
+	} else if (wc.jobs > 0) {
+		s->nCompile = wc.jobs;
 	}
 	free_words(s->argvRun);
 	s->argvRun = slot_argv(p, s);
@@ -622,10 +626,27 @@ static void slot_busy(struct slot *s, int delta)
 }
 
 /* a slot that can take another job */
+/*
+ * Jobs given to one worker at once: one running and some compiling behind
+ * it.  On the GPU a candidate's compile (nvcc, about a second) takes longer
+ * than its check and timing, so as many compile behind it as the worker
+ * compiles at once (at most 16) and the GPU is not kept waiting on nvcc; on
+ * the CPU one, since a compile takes a core from the candidate being timed.
+ */
+static int slot_capacity(const struct pool *p, const struct slot *s)
+{
+	if (p->capacity > 0)
+		return p->capacity;
+	if (!p->wc.zBackend || strcmp(p->wc.zBackend, "cuda"))
+		return 2;
+	int k = s->nCompile > 0 ? s->nCompile : 4;
+	return 1 + (k < 16 ? k : 16);
+}
+
 static int slot_open(const struct pool *p, const struct slot *s)
 {
 	return s->state != POOL_W_DISABLED && s->state != POOL_W_BACKOFF &&
-	       s->state != POOL_W_WAITING && s->nOut < p->capacity;
+	       s->state != POOL_W_WAITING && s->nOut < slot_capacity(p, s);
 }
 
 static struct slot *pick_slot(struct pool *p, const struct pjob *j)
@@ -871,7 +892,6 @@ struct pool *pool_new(struct loop *l, const struct worker_config *wc, const char
 	p->done = done;
 	p->progress = progress;
 	p->arg = arg;
-	p->capacity = 2; /* one running, one compiling behind it */
 	if (wc->argvLaunch && (!zSpec || !*zSpec)) {
 		/* the old --worker CMD: one worker started by that command */
 		struct slot *s = add_slot(p, SLOT_ARGV, "worker");
@@ -1047,7 +1067,11 @@ int pool_cancel(struct pool *p, int id)
 	struct pjob *j = find_job(p, id);
 	if (!j)
 		return -1;
-	if (j->slot >= 0) {
+	if (j->slot >= 0 && p->aSlot[j->slot].w &&
+	    worker_cancel_waiting(p->aSlot[j->slot].w, j->wjob) == 0) {
+		/* it waited in the worker (compiling, or behind the one running) */
+		slot_busy(&p->aSlot[j->slot], -1);
+	} else if (j->slot >= 0) {
 		/* the worker is in the middle of it: start that worker again */
 		struct slot *s = &p->aSlot[j->slot];
 		int keep = s->state == POOL_W_DISABLED;
@@ -1099,6 +1123,7 @@ void pool_info(const struct pool *p, int i, struct pool_info *pi)
 		}
 	pi->nDone = s->nDone;
 	pi->nLost = s->nLost;
+	pi->nOut = s->nOut;
 	pi->busyS = s->busyS + (s->tBusy > 0 ? now_s() - s->tBusy : 0);
 	pi->upS = s->tUp > 0 ? now_s() - s->tUp : 0;
 	pi->pid = s->w ? worker_pid(s->w) : 0;

@@ -53,6 +53,7 @@ struct pool_info {
 	int job;           /* the pool job it evaluates (the oldest), or 0 */
 	int nDone;         /* jobs it finished */
 	int nLost;         /* times it was lost */
+	int nOut;          /* jobs given to it and not finished (running, compiling, waiting) */
 	double busyS;      /* seconds it had work, so far */
 	double upS;        /* seconds since it was first started */
 	const char *zNote; /* why it is in backoff or disabled, or NULL */

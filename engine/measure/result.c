@@ -81,6 +81,33 @@ static const char *tol_from(const char *z)
 	return z;
 }
 
+void result_setup_line(const cJSON *su, strbuf *sb)
+{
+	sb_addf(sb, "the worker was ready after %.2f s", result_num(su, "seconds"));
+	double h = result_num(su, "helper"), imp = result_num(su, "import_torch");
+	if (isnan(h))
+		return;
+	sb_addf(sb, ": PyTorch started in %.2f s", h);
+	if (!isnan(imp))
+		sb_addf(sb, " (importing torch %.2f s)", imp);
+	sb_addf(sb, ", the reference data took %.2f s", result_num(su, "reference_data"));
+	double b = result_num(su, "baselines"), tc = result_num(su, "torch_compile");
+	if (isnan(b))
+		return;
+	if (cJSON_IsTrue(cJSON_GetObjectItem(su, "baselines_cached")))
+		sb_adds(sb, ", the baselines came from the cache");
+	else if (!isnan(tc))
+		sb_addf(sb,
+		        ", timing the baselines %.2f s (torch.compile compiling %.2f s of it); "
+		        "they are cached for the next run",
+		        b, tc);
+	else
+		sb_addf(sb, ", timing the baselines %.2f s; they are cached for the next run", b);
+	double e = result_num(su, "helper_end");
+	if (!isnan(e) && e >= 0.5) /* worth a word only when it is slow */
+		sb_addf(sb, "; the helper took %.2f s to end", e);
+}
+
 void result_tolerance_line(const cJSON *cor, strbuf *sb)
 {
 	const cJSON *t = cJSON_GetObjectItem(cor, "tolerance");

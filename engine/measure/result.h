@@ -47,5 +47,8 @@ double result_num(const cJSON *o, const char *k);
  * the report has no "tolerance" (older results).
  */
 void result_tolerance_line(const cJSON *cor, strbuf *sb);
+/* where a worker's setup went (reference_data.setup: the PyTorch helper's
+ * start, the reference data, the baselines), in one line */
+void result_setup_line(const cJSON *setup, strbuf *sb);
 
 #endif

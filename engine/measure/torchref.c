@@ -32,6 +32,7 @@ struct torchref {
 	size_t mapLen;
 	char *zTimingPath; /* where the baselines' timing is cached */
 	cJSON *timing;     /* the baselines' timing, or NULL */
+	int timingCached;  /* it was read from the cache */
 	struct torchref_opts o;
 	char *zProblem;
 };
@@ -193,10 +194,17 @@ static cJSON *recv_line_within(struct torchref *r, double limitS, const char *zW
 			}
 			return o;
 		}
-		if (deadline > 0) {
-			double left = deadline - now_s();
+		if (deadline > 0 || r->o.wait) {
+			double left = deadline > 0 ? deadline - now_s() : 1;
 			struct pollfd pf = {.fd = r->from, .events = POLLIN};
-			int pr = left > 0 ? poll(&pf, 1, (int)(left * 1000) + 1) : 0;
+			int pr = poll(&pf, 1, 0);
+			if (pr == 0 && left > 0 && r->o.wait) {
+				/* the caller's loop runs meanwhile */
+				r->o.wait(r->o.waitArg, r->from, deadline > 0 ? left : 0);
+				continue;
+			}
+			if (pr == 0 && left > 0)
+				pr = poll(&pf, 1, (int)(left * 1000) + 1);
 			if (pr < 0 && errno == EINTR)
 				continue;
 			if (pr == 0) {
@@ -327,8 +335,8 @@ struct torchref *torchref_start(const char *zProblem, const struct torchref_opts
 	if (!path_exists(script))
 		return kl_err(err, "the PyTorch helper %s is missing (set KLOOP_TORCHREF)", script),
 		       NULL;
-	if (check_python(py, script, o->zDevice, err) < 0)
-		return NULL;
+	/* no check of the interpreter first: that would import torch and start
+	 * CUDA twice; a helper that fails to start is explained below */
 	struct torchref *r = xcalloc(1, sizeof *r);
 	r->to = r->from = r->memfd = -1;
 	r->o = *o;
@@ -377,6 +385,7 @@ struct torchref *torchref_start(const char *zProblem, const struct torchref_opts
 	if (r->pid < 0) {
 		r->pid = 0;
 		torchref_free(r);
+		check_python(py, script, o->zDevice, err); /* its words, when it finds why */
 		return NULL;
 	}
 	int fl = fcntl(r->from, F_GETFL);
@@ -390,6 +399,9 @@ struct torchref *torchref_start(const char *zProblem, const struct torchref_opts
 			kl_err(err, "%s: the PyTorch helper did not describe the problem",
 			       zProblem);
 		torchref_free(r);
+		/* an interpreter that cannot be run, or lacks torch or CUDA: said as
+		 * such (and which other python3 has torch), not as the problem's fault */
+		check_python(py, script, o->zDevice, err);
 		return NULL;
 	}
 	r->zTimingPath = timing_path(r, err);
@@ -540,8 +552,10 @@ const cJSON *torchref_timing(struct torchref *r, struct harness *h, char *err)
 	if (path_exists(r->zTimingPath) && read_file(r->zTimingPath, &sb, 1 << 20, e2) == 0) {
 		r->timing = cJSON_Parse(sb.buf);
 		sb_free(&sb);
-		if (cJSON_IsObject(r->timing))
+		if (cJSON_IsObject(r->timing)) {
+			r->timingCached = 1;
 			return r->timing;
+		}
 		cJSON_Delete(r->timing);
 		r->timing = NULL;
 	}
@@ -571,6 +585,11 @@ const cJSON *torchref_timing(struct torchref *r, struct harness *h, char *err)
 	free(dir);
 	free(z);
 	return r->timing;
+}
+
+int torchref_timing_cached(const struct torchref *r)
+{
+	return r->timingCached;
 }
 
 static int tensor_from(const cJSON *e, struct task_tensor *t, const char *zWhere, char *err)

@@ -29,6 +29,11 @@ struct torchref_opts {
 	double timeoutS;       /* a set's reply within this (--timeout: a forward that hangs),
 	                        * the description within it and a minute for the import
 	                        * (0: no limit) */
+	/* while waiting for the helper: run the caller's own loop until fd can be
+	 * read or maxS seconds pass (0: no limit), so that it goes on with other
+	 * work (NULL: just wait) */
+	void (*wait)(void *arg, int fd, double maxS);
+	void *waitArg;
 };
 
 /*
@@ -73,6 +78,8 @@ int torchref_fill(struct torchref *r, struct harness *h, struct backend *b, cons
  * ..., "compile": ...}), from the cache or measured by the helper (then
  * cached); NULL + err */
 const cJSON *torchref_timing(struct torchref *r, struct harness *h, char *err);
+/* 1 when torchref_timing() read the baselines from the cache (nothing was timed) */
+int torchref_timing_cached(const struct torchref *r);
 /* tell the helper to finish (it checks that forward() left the parameters
  * alone) and wait for it; 0 or -1 + err */
 int torchref_finish(struct torchref *r, char *err);

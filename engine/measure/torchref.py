@@ -108,7 +108,9 @@ def import_torch():
             import torch  # noqa: F401
     except ModuleNotFoundError as e:
         if e.name == "torch":
-            raise RefError(_no_torch_message(), e)
+            err = RefError(_no_torch_message(), e)
+            err.no_torch = True
+            raise err
         raise RefError("PyTorch failed to import for python3 (%s): %s" % (sys.executable, _describe(e)), e)
     except Exception as e:  # a broken install: missing shared libraries, ...
         raise RefError("PyTorch failed to import for python3 (%s): %s" % (sys.executable, _describe(e)), e)
@@ -553,19 +555,26 @@ def time_baselines(torch, model, inputs, device, budget_ms=DEFAULT_BUDGET_MS, co
         flush = _call("allocating the L2 flush buffer", torch.empty, nbytes, dtype=torch.uint8, device=device)
         timing["l2_flush_bytes"] = nbytes
     with torch.no_grad():
+        t0 = time.perf_counter()
         timing["eager"] = _call("timing the eager model", time_model, torch,
                                 lambda: model(*inputs), device, budget_ms, flush)
+        timing["eager"]["seconds"] = time.perf_counter() - t0
         if not compile:
             timing["compile"] = None
         else:
             try:
+                t0 = time.perf_counter()
                 with contextlib.redirect_stdout(sys.stderr):
                     compiled = torch.compile(model)
                     compiled(*inputs)  # compiles
                     if cuda:
                         torch.cuda.synchronize()
+                t1 = time.perf_counter()
                 timing["compile"] = _call("timing the compiled model", time_model, torch,
                                           lambda: compiled(*inputs), device, budget_ms, flush)
+                # what compiling took (its first call), then what timing it took
+                timing["compile"]["compile_seconds"] = t1 - t0
+                timing["compile"]["seconds"] = time.perf_counter() - t1
             except Exception as e:
                 cause = e.cause if isinstance(e, RefError) and e.cause is not None else e
                 timing["compile"] = {"error": "torch.compile failed: %s" % _describe(cause)}
@@ -1112,12 +1121,18 @@ def serve(problem, device=None, seed=DEFAULT_SEED, cuda_index=0, shapes=None, si
         stdout.write(json.dumps(obj) + "\n")
         stdout.flush()
 
+    t0 = time.perf_counter()
     torch = import_torch()
+    t_import = time.perf_counter() - t0
     device = _resolve_device(torch, device)
     if device == "cuda":
         torch.cuda.set_device(cuda_index)
     srv = Server(torch, problem, device, seed, cuda_index, shapes, size)
-    send(srv.describe())
+    d = srv.describe()
+    # where the helper's start went: importing torch, then the device, the
+    # model and its first forward
+    d["seconds"] = {"import_torch": t_import, "model": time.perf_counter() - t0 - t_import}
+    send(d)
     try:
         for line in stdin:
             line = line.strip()
@@ -1225,14 +1240,26 @@ def main(argv=None):
                 proto.write(json.dumps(desc) + "\n")
                 proto.flush()
                 return 0
-            return serve(args.problem, args.device, args.seed, args.cuda_device, args.shapes, args.size,
-                         stdout=proto)
+            rc = serve(args.problem, args.device, args.seed, args.cuda_device, args.shapes, args.size,
+                       stdout=proto)
+            # "bye" is sent: end now.  The interpreter's own ending waits on
+            # torch.compile's pool of compile workers (about 10 s after a
+            # compile on a 16-core GPU host), and the worker waits for this
+            # process; the pool's workers end by themselves once this
+            # process is gone
+            sys.stderr.flush()
+            os._exit(rc)
         except RefError as e:
             msg = _one_line(e)
+            sent = False
             with contextlib.suppress(Exception):
                 proto.write(json.dumps({"ev": "error", "message": msg}) + "\n")
                 proto.flush()
-            sys.stderr.write("torchref: %s: %s\n" % (label, msg))
+                sent = True
+            # an interpreter without torch is the worker's to explain (it
+            # names a python3 that has it): the protocol line is enough
+            if not (sent and args.serve and getattr(e, "no_torch", False)):
+                sys.stderr.write("torchref: %s: %s\n" % (label, msg))
             if args.verbose and e.cause is not None:
                 traceback.print_exception(type(e.cause), e.cause, e.cause.__traceback__)
             return 1

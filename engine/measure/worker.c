@@ -296,6 +296,26 @@ static void remove_job(struct worker *w, struct wjob *j)
 		*pp = j->next;
 }
 
+int worker_cancel_waiting(struct worker *w, int id)
+{
+	struct wjob *j = w->jobs;
+	while (j && j->id != id)
+		j = j->next;
+	if (!j || j->running)
+		return -1;
+	/* the worker drops it unrun; one that started it before reading this
+	 * finishes it, and that result, for a job no longer here, is dropped */
+	if (j->sent && w->in >= 0) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "op", "cancel");
+		cJSON_AddNumberToObject(o, "job", id);
+		send_line(w, o);
+	}
+	remove_job(w, j);
+	job_free(j);
+	return 0;
+}
+
 /* end job j with result (which this consumes) */
 static void finish(struct worker *w, struct wjob *j, cJSON *result)
 {
@@ -440,8 +460,9 @@ static void handle_event(struct worker *w, cJSON *o)
 			cJSON_Delete(w->refData);
 			w->refData = cJSON_CreateObject();
 			cJSON_AddNumberToObject(w->refData, "seconds", rs->valuedouble);
-			const char *keys[] = {"trials", "note", "sizes"};
-			for (size_t i = 0; i < 3; i++) {
+			/* setup: where the worker's seconds before its first candidate went */
+			const char *keys[] = {"trials", "note", "sizes", "setup"};
+			for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
 				const cJSON *v = cJSON_GetObjectItem(o, keys[i]);
 				if (v)
 					cJSON_AddItemToObject(w->refData, keys[i],

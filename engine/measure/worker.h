@@ -64,6 +64,10 @@ int worker_submit(struct worker *w, const char *zName, const char *zSource, size
  * docs/ARCHITECTURE.md, the worker protocol */
 int worker_submit_opts(struct worker *w, const char *zName, const char *zSource, size_t nSource,
                        const cJSON *opts);
+/* drop job id when it has not started running (waiting, or compiling): the
+ * worker is told to forget it and no result comes; 0, or -1 when it runs
+ * (or is unknown), which only a restart of the worker stops */
+int worker_cancel_waiting(struct worker *w, int id);
 
 /*
  * Tell the worker (now, and again whenever it restarts) that machine code

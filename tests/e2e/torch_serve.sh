@@ -114,3 +114,18 @@ timeout 300 $KLOOP eval "$T/hang.py" tests/fixtures/host/zeros.c $B --timeout 3 
 rc=$?
 check "a forward that hangs: stopped by --timeout, exit 2, the line says so ($(head -c 300 "$T/hang.err"))" sh -c \
 	"test $rc -eq 2 && grep -q 'the PyTorch helper sent nothing for 3 s while computing set .* (the --timeout limit): stopped' '$T/hang.err'"
+
+# the worker compiles while its PyTorch helper starts: this problem's model
+# is made only once a candidate has compiled in the (fresh) cache
+XDG_CACHE_HOME="$T/cache-overlap" $KLOOP eval $FX/waits_for_compile.py tasks/softmax/seed.c $B --json \
+	>"$T/ov.json" 2>"$T/ov.err"
+check "candidates compile while the PyTorch helper starts ($(head -c 300 "$T/ov.err"))" \
+	test "$(json status "$T/ov.json")" = correct
+check "the result says where the worker's setup went (helper start, reference data, baselines)" python3 -c "
+import json; s=json.load(open('$T/ov.json'))['reference_data']['setup']
+assert s['seconds'] >= s['helper'] + s['reference_data'] + s['baselines'] - 1e-6, s
+assert s['helper'] > 0 and s['import_torch'] > 0 and s['baselines_cached'] is False, s"
+XDG_CACHE_HOME="$T/cache-overlap" $KLOOP eval $FX/waits_for_compile.py tasks/softmax/seed.c $B \
+	>"$T/ov.txt" 2>&1
+check "kloop eval prints the setup once; the baselines came from the cache the second time" sh -c \
+	"test \$(grep -c '^  setup ' '$T/ov.txt') = 1 && grep -q 'setup     the worker was ready after .* s: PyTorch started in .* (importing torch .* s), the reference data took .* the baselines came from the cache' '$T/ov.txt'"

@@ -216,6 +216,92 @@ static void test_local(void)
 	run_free(&rn);
 }
 
+/* how many jobs one worker is given at once: on the GPU one running and as
+ * many compiling behind it as it compiles at once, on the CPU one and one */
+static void test_capacity(void)
+{
+	const char *backends[] = {"host", "cuda"};
+	int want[] = {2, 4};
+	for (int b = 0; b < 2; b++) {
+		struct run rn = {0};
+		rn.l = loop_new();
+		struct worker_config wc = host_config();
+		wc.zBackend = backends[b];
+		wc.jobs = 3;
+		char err[KL_ERRLEN];
+		rn.p = pool_new(rn.l, &wc, "local", on_done, NULL, &rn, err);
+		CHECK(rn.p != NULL, "a pool of one local %s worker (%s)", backends[b],
+		      rn.p ? "" : err);
+		if (!rn.p)
+			continue;
+		submit_batch(&rn, 8, 0);
+		loop_once(rn.l, 0); /* the dispatch */
+		struct pool_info pi;
+		pool_info(rn.p, 0, &pi);
+		CHECK(pi.nOut == want[b],
+		      "%s: a worker compiling 3 at once is given %d of 8 jobs at once (%d)",
+		      backends[b], want[b], pi.nOut);
+		pool_free(rn.p);
+		loop_free(rn.l);
+		run_free(&rn);
+	}
+}
+
+/* a job cancelled while it waits in a worker (compiling, or behind the one
+ * running) is dropped there: the worker is not started again */
+struct cw {
+	struct run rn;
+	int job2;     /* the job to cancel */
+	int pid;      /* the worker's pid when it was cancelled */
+	int pidAfter; /* and right after (a restart stops the old one at once) */
+	int rc;       /* pool_cancel's */
+	int waiting;  /* job2 was given to the worker when it was cancelled */
+};
+
+static void cw_progress(int job, const char *zStage, int k, void *arg)
+{
+	struct cw *c = arg;
+	(void)k;
+	if (job != c->rn.hangJob || c->pid || strcmp(zStage, "running"))
+		return;
+	struct pool_info pi;
+	pool_info(c->rn.p, 0, &pi);
+	c->pid = pi.pid;
+	c->waiting = pi.nOut == 2;
+	c->rc = pool_cancel(c->rn.p, c->job2);
+	pool_info(c->rn.p, 0, &pi);
+	c->pidAfter = pi.pid;
+}
+
+static void test_cancel_waiting(void)
+{
+	struct cw c = {0};
+	c.rn.l = loop_new();
+	struct worker_config wc = host_config();
+	char err[KL_ERRLEN];
+	c.rn.p = pool_new(c.rn.l, &wc, "local", on_done, cw_progress, &c, err);
+	CHECK(c.rn.p != NULL, "a pool of one local worker (%s)", c.rn.p ? "" : err);
+	if (!c.rn.p)
+		return;
+	submit_batch(&c.rn, 2, 1); /* the hanging one (1), then 2 and 3 */
+	c.job2 = c.rn.hangJob + 1;
+	run_until(&c.rn, 3, 60);
+	CHECK(c.rc == 0 && c.waiting && c.rn.zStatus[c.job2] &&
+	          !strcmp(c.rn.zStatus[c.job2], "cancelled"),
+	      "a job waiting in the worker behind a running one is cancelled (%s)",
+	      c.rn.zStatus[c.job2] ? c.rn.zStatus[c.job2] : "no result");
+	CHECK(c.pid > 0 && c.pidAfter == c.pid,
+	      "... without starting the worker again (pid %d, then %d)", c.pid, c.pidAfter);
+	CHECK(c.rn.zStatus[c.rn.hangJob] && !strcmp(c.rn.zStatus[c.rn.hangJob], "timeout") &&
+	          c.rn.zStatus[c.job2 + 1] && !strcmp(c.rn.zStatus[c.job2 + 1], "correct"),
+	      "the running job goes on to its verdict (%s) and the next one runs (%s)",
+	      c.rn.zStatus[c.rn.hangJob] ? c.rn.zStatus[c.rn.hangJob] : "-",
+	      c.rn.zStatus[c.job2 + 1] ? c.rn.zStatus[c.job2 + 1] : "-");
+	pool_free(c.rn.p);
+	loop_free(c.rn.l);
+	run_free(&c.rn);
+}
+
 static void test_killed(void)
 {
 	struct run rn = {0};
@@ -430,6 +516,8 @@ int main(void)
 	char *path = xasprintf("%s:%s", bin, getenv("PATH") ? getenv("PATH") : "/usr/bin");
 	setenv("PATH", path, 1);
 	test_specs();
+	test_capacity();
+	test_cancel_waiting();
 	test_local();
 	test_killed();
 	test_ssh();
