@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,8 +336,17 @@ struct torchref *torchref_start(const char *zProblem, const struct torchref_opts
 	if (!path_exists(script))
 		return kl_err(err, "the PyTorch helper %s is missing (set KLOOP_TORCHREF)", script),
 		       NULL;
-	/* no check of the interpreter first: that would import torch and start
-	 * CUDA twice; a helper that fails to start is explained below */
+	/* no check of torch first (that would import torch and start CUDA
+	 * twice): a helper that fails to start is explained below; only an
+	 * interpreter that is not there at all is said at once, in one line */
+	char *zPy = program_path(py);
+	int runnable = zPy && access(zPy, X_OK) == 0;
+	free(zPy);
+	if (!runnable) {
+		if (check_python(py, script, o->zDevice, err) == 0)
+			kl_err(err, "the Python interpreter '%s' cannot be run", py);
+		return NULL;
+	}
 	struct torchref *r = xcalloc(1, sizeof *r);
 	r->to = r->from = r->memfd = -1;
 	r->o = *o;
@@ -805,6 +815,9 @@ int torchref_finish(struct torchref *r, char *err)
 	int st;
 	if (waitpid(r->pid, &st, 0) == r->pid)
 		note_status(st);
+	/* it ends itself at once after "bye" (torchref.py): what it started,
+	 * torch.compile's compile workers, goes with its process group */
+	kill(-r->pid, SIGKILL); /* the group only: the pid itself is reaped */
 	r->pid = 0;
 	return 0;
 }

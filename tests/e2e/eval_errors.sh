@@ -74,6 +74,7 @@ if ! python3 -c 'import torch' 2>/dev/null; then
 fi
 expect2 "a missing Python interpreter" "interpreter '/no/python' cannot be run" \
 	$KLOOP eval tasks/softmax/reference.py tasks/softmax/seed.c $B --python /no/python
+check "... in one line (no worker output after it)" test "$(wc -l <"$T/err")" -eq 1
 expect2 "a missing KernelBench problem file" "no such problem file" $KLOOP eval "$T/nope.py" tasks/softmax/seed.c $B
 # a reference that never returns is stopped at --timeout: a task error, exit 2
 cp -r tasks/softmax "$T/refhang"

@@ -129,3 +129,24 @@ XDG_CACHE_HOME="$T/cache-overlap" $KLOOP eval $FX/waits_for_compile.py tasks/sof
 	>"$T/ov.txt" 2>&1
 check "kloop eval prints the setup once; the baselines came from the cache the second time" sh -c \
 	"test \$(grep -c '^  setup ' '$T/ov.txt') = 1 && grep -q 'setup     the worker was ready after .* s: PyTorch started in .* (importing torch .* s), the reference data took .* the baselines came from the cache' '$T/ov.txt'"
+
+# what the helper started (torch.compile's compile workers, here a sleep) is
+# gone with it: the helper ends at once after "bye" and its process group
+# is killed
+cat >"$T/spawns.py" <<'PY'
+import subprocess
+import torch
+import torch.nn as nn
+subprocess.Popen(["sleep", "1234567"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def get_inputs():
+    return [torch.randn(8, 32)]
+def get_init_inputs():
+    return []
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+PY
+$KLOOP eval "$T/spawns.py" tasks/softmax/seed.c $B --json >"$T/sp.json" 2>"$T/sp.err"
+check "a problem whose module starts a process is evaluated ($(head -c 200 "$T/sp.err"))" \
+	test "$(json status "$T/sp.json")" = correct
+check "... and nothing the PyTorch helper started is left running" sh -c "! pgrep -f '[s]leep 1234567'"
