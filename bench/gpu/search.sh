@@ -7,12 +7,13 @@
 # each: best speedup per round, candidates per minute, share of time in
 # compile / check / time / LLM wait (bench/search_stats.py).
 # Usage: bench/gpu/search.sh [OUTDIR] (ROUNDS=3 by default; CORPUS="softmax
-# layernorm" and SWEEP="all" choose the tasks of each part, "" skips one)
+# layernorm" and SWEEP="all" choose the tasks of each part, "" skips one;
+# KLOOP=PATH runs another build's kloop, for a before/after in one call)
 set -u
 cd "$(dirname "$0")/../.."
 O=${1:-/tmp/kloop-bench-search}
 mkdir -p "$O"
-K=./bin/kloop
+K=${KLOOP:-./bin/kloop}
 ROUNDS=${ROUNDS:-3}
 if ! nvidia-smi -L >/dev/null 2>&1; then
 	echo "skip: no GPU (nvidia-smi -L failed): the search benchmarks need the cuda backend"
