@@ -739,8 +739,21 @@ static int submit_compile(struct job *j, const char *zSrc, size_t n, char *err)
 
 /* ---- requests ---- */
 
+/* the PyTorch helper while the task loads: ended with what it started
+ * before a task error is sent (so that nothing of it outlives the error
+ * kloop prints), and when the worker ends first (a quit read meanwhile) */
+static struct torchref *gHelper;
+static pid_t gWorkerPid; /* a forked child's exit() leaves it alone */
+
+static void kill_helper(void)
+{
+	if (getpid() == gWorkerPid)
+		torchref_kill(gHelper);
+}
+
 static void fail_task(const char *zMsg)
 {
+	kill_helper();
 	if (torchref_stopped()) /* stopped with its PyTorch helper: no verdict
 	                           on the task, kloop runs it elsewhere */
 		proc_die_of(SIGTERM);
@@ -786,7 +799,7 @@ static struct torchref *start_torch(const char *zProblem, const char *zShapes, d
 	                           .size = size,
 	                           .timeoutS = W.refTimeoutS,
 	                           .wait = wait_helper};
-	return torchref_start(zProblem, &to, err);
+	return gHelper = torchref_start(zProblem, &to, err);
 }
 
 /*
@@ -1032,6 +1045,7 @@ static void op_task(cJSON *req)
 			cJSON_AddItemToObject(o, "sizes", cJSON_Duplicate(sizes, 1));
 		cJSON_AddNumberToObject(su, "seconds", now_s() - W.tTask);
 		cJSON_AddItemToObject(o, "setup", su);
+		gHelper = NULL;
 		torchref_free(tr);
 		W.ready = 1;
 		send_json(o);
@@ -1363,6 +1377,8 @@ int main(int argc, char **argv)
 	W.zCacheDir = zCache ? zCache : default_cache_dir();
 	char *soDir = path_join(W.zCacheDir, "so");
 	W.l = loop_new();
+	gWorkerPid = getpid();
+	atexit(kill_helper);
 	W.comp = compiler_new(W.l, soDir, jobs, W.b->zArch[0] ? W.b->zArch : NULL, err);
 	free(soDir);
 	if (!W.comp) {

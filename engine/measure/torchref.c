@@ -800,6 +800,15 @@ int torchref_fill(struct torchref *r, struct harness *h, struct backend *b, cons
 	return 0;
 }
 
+void torchref_kill(struct torchref *r)
+{
+	if (r && r->pid > 0) {
+		proc_kill_group(r->pid);
+		waitpid(r->pid, NULL, 0);
+		r->pid = 0;
+	}
+}
+
 int torchref_finish(struct torchref *r, char *err)
 {
 	if (r->pid <= 0)

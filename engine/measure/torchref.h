@@ -80,6 +80,9 @@ int torchref_fill(struct torchref *r, struct harness *h, struct backend *b, cons
 const cJSON *torchref_timing(struct torchref *r, struct harness *h, char *err);
 /* 1 when torchref_timing() read the baselines from the cache (nothing was timed) */
 int torchref_timing_cached(const struct torchref *r);
+/* kill the helper and what it started (its process group) at once, when
+ * the worker ends before torchref_finish() (a task error, a quit) */
+void torchref_kill(struct torchref *r);
 /* tell the helper to finish (it checks that forward() left the parameters
  * alone) and wait for it; 0 or -1 + err */
 int torchref_finish(struct torchref *r, char *err);

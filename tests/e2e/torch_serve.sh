@@ -150,3 +150,12 @@ $KLOOP eval "$T/spawns.py" tasks/softmax/seed.c $B --json >"$T/sp.json" 2>"$T/sp
 check "a problem whose module starts a process is evaluated ($(head -c 200 "$T/sp.err"))" \
 	test "$(json status "$T/sp.json")" = correct
 check "... and nothing the PyTorch helper started is left running" sh -c "! pgrep -f '[s]leep 1234567'"
+# ... and when the task fails while the helper is up (its forward raises at
+# the third set), the worker ends it and what it started
+sed -e 's/1234567/1234568/' -e 's/        return torch.softmax(x, dim=-1)/        calls[0] += 1\n        if calls[0] >= 3:\n            raise ValueError("set 2 fails")\n        return torch.softmax(x, dim=-1)/' \
+	-e 's/^def get_inputs/calls = [0]\ndef get_inputs/' "$T/spawns.py" >"$T/spawns_fail.py"
+$KLOOP eval "$T/spawns_fail.py" tasks/softmax/seed.c $B --json >"$T/spf.json" 2>"$T/spf.err"
+rc=$?
+check "a problem that fails at its third set is a task error ($(head -c 200 "$T/spf.err"))" \
+	sh -c "test $rc -eq 2 && grep -q 'set 2 fails' '$T/spf.err'"
+check "... and nothing the PyTorch helper started is left running" sh -c "! pgrep -f '[s]leep 1234568'"
