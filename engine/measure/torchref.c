@@ -347,6 +347,15 @@ struct torchref *torchref_start(const char *zProblem, const struct torchref_opts
 			kl_err(err, "the Python interpreter '%s' cannot be run", py);
 		return NULL;
 	}
+	/* torch.compile's own cache (inductor's compiled graphs and kernels)
+	 * beside kloop's, where it outlives a reboot (its default is under
+	 * /tmp): a baseline timed again (another --budget, seed or size)
+	 * compiles from it in seconds */
+	if (o->zCacheDir && !getenv("TORCHINDUCTOR_CACHE_DIR")) {
+		char *z = xasprintf("%s/torch/inductor", o->zCacheDir);
+		setenv("TORCHINDUCTOR_CACHE_DIR", z, 0);
+		free(z);
+	}
 	struct torchref *r = xcalloc(1, sizeof *r);
 	r->to = r->from = r->memfd = -1;
 	r->o = *o;

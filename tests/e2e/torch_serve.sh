@@ -16,8 +16,8 @@ B="--backend host --budget 0.2 --trials 3"
 $KLOOP eval $FX/softmax.py tasks/softmax/seed.c $B --json >"$T/sm.json" 2>"$T/err"
 check "a softmax problem file: the seed is correct against PyTorch" test "$(json status "$T/sm.json")" = correct
 check "the baseline is PyTorch eager" test "$(json baseline "$T/sm.json")" = "PyTorch eager (reference.py)"
-check "no reference data was written to disk (only the baselines' timing is cached)" \
-	sh -c "test -z \"\$(find '$XDG_CACHE_HOME' -type f ! -name '*.timing.json' ! -path '*/so/*')\""
+check "no reference data was written to disk (only the baselines' timing is cached, and torch.compile's own cache)" \
+	sh -c "test -z \"\$(find '$XDG_CACHE_HOME' -type f ! -name '*.timing.json' ! -path '*/so/*' ! -path '*/torch/inductor/*')\""
 check "the result says how many sets PyTorch made and how long it took" python3 -c "
 import json; d=json.load(open('$T/sm.json'))['reference_data']; assert d['trials']==3 and d['seconds']>0, d"
 check "the baselines' timing is cached" sh -c "ls '$XDG_CACHE_HOME'/kloop/torch/*.timing.json >/dev/null"
@@ -159,3 +159,27 @@ rc=$?
 check "a problem that fails at its third set is a task error ($(head -c 200 "$T/spf.err"))" \
 	sh -c "test $rc -eq 2 && grep -q 'set 2 fails' '$T/spf.err'"
 check "... and nothing the PyTorch helper started is left running" sh -c "! pgrep -f '[s]leep 1234568'"
+
+# torch.compile's cache lives in kloop's cache (not under /tmp, where a
+# reboot empties it), unless TORCHINDUCTOR_CACHE_DIR says otherwise
+cat >"$T/inductor_dir.py" <<'PY'
+import os
+import torch
+import torch.nn as nn
+d = os.environ.get("TORCHINDUCTOR_CACHE_DIR", "")
+if d != os.path.join(os.environ["XDG_CACHE_HOME"], "kloop", "torch", "inductor"):
+    raise RuntimeError("TORCHINDUCTOR_CACHE_DIR is %r" % d)
+def get_inputs():
+    return [torch.randn(8, 32)]
+def get_init_inputs():
+    return []
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+PY
+$KLOOP eval "$T/inductor_dir.py" tasks/softmax/seed.c $B --json >"$T/ind.json" 2>"$T/ind.err"
+check "torch.compile's cache is kloop's: CACHE/kloop/torch/inductor ($(head -c 200 "$T/ind.err"))" \
+	test "$(json status "$T/ind.json")" = correct
+TORCHINDUCTOR_CACHE_DIR=/elsewhere $KLOOP eval "$T/inductor_dir.py" tasks/softmax/seed.c $B --json >"$T/ind2.json" 2>"$T/ind2.err"
+check "... unless TORCHINDUCTOR_CACHE_DIR is set: the problem sees /elsewhere" \
+	grep -q "TORCHINDUCTOR_CACHE_DIR is '/elsewhere'" "$T/ind2.err"
