@@ -1411,10 +1411,12 @@ int main(int argc, char **argv)
 	 * runner starts in milliseconds, and one started ahead would only take
 	 * a core from the candidate being timed */
 	const char *zSpare = getenv("KLOOP_SPARE_RUNNER");
-	const char *spares[] = {"off", "after", "ready"};
+	static const char *const spares[] = {
+	    [CAND_SPARE_OFF] = "off", [CAND_SPARE_AFTER] = "after", [CAND_SPARE_READY] = "ready"};
+	int nSpares = (int)(sizeof spares / sizeof *spares);
 	int spare = strcmp(W.zBackend, "cuda") ? CAND_SPARE_OFF : CAND_SPARE_READY;
 	if (zSpare && *zSpare) {
-		for (spare = 2; spare >= 0 && strcmp(zSpare, spares[spare]); spare--)
+		for (spare = nSpares - 1; spare >= 0 && strcmp(zSpare, spares[spare]); spare--)
 			;
 		if (spare < 0) {
 			send_error(-1,
