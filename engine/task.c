@@ -67,13 +67,20 @@ struct task_tol task_kernelbench_tol(kl_dtype d)
 	return task_default_tol(d);
 }
 
+/* the float tolerances now come from z; the integer ones stay where they
+ * came from */
+static void float_tol_from(struct task *t, const char *z)
+{
+	if (!t->zTolFromInt)
+		t->zTolFromInt = t->zTolFrom ? t->zTolFrom : "default";
+	t->zTolFrom = z;
+}
+
 void task_use_kernelbench_tol(struct task *t)
 {
 	for (int d = 0; d < 8; d++)
 		t->aTol[d] = task_kernelbench_tol((kl_dtype)d);
-	if (!t->zTolFromInt)
-		t->zTolFromInt = t->zTolFrom ? t->zTolFrom : "default";
-	t->zTolFrom = "kernelbench";
+	float_tol_from(t, "kernelbench");
 }
 
 void task_override_tol(struct task *t, double atol, double rtol, double relL2)
@@ -90,9 +97,7 @@ void task_override_tol(struct task *t, double atol, double rtol, double relL2)
 		if (relL2 >= 0)
 			t->aTol[d].rel_l2 = relL2;
 	}
-	if (!t->zTolFromInt)
-		t->zTolFromInt = t->zTolFrom ? t->zTolFrom : "default";
-	t->zTolFrom = "flags";
+	float_tol_from(t, "flags");
 }
 
 int task_numel_checked(const struct task_tensor *t, int64_t *pn)
@@ -118,6 +123,21 @@ int64_t task_numel(const struct task_tensor *t)
 {
 	int64_t n;
 	return task_numel_checked(t, &n) < 0 ? INT64_MAX : n;
+}
+
+size_t task_tensor_bytes(const struct task_tensor *t)
+{
+	return (size_t)task_numel(t) * task_dtype_size(t->dtype);
+}
+
+size_t task_set_bytes(const struct task *t)
+{
+	size_t n = 0;
+	for (int i = 0; i < t->nIn; i++)
+		n += task_tensor_bytes(&t->aIn[i]);
+	for (int j = 0; j < t->nOut; j++)
+		n += task_tensor_bytes(&t->aOut[j]);
+	return n;
 }
 
 char *task_shape_str(const struct task_tensor *t)

@@ -117,6 +117,10 @@ int task_bytes_checked(const struct task_tensor *t, int64_t *pn);
 /* elements in a tensor; INT64_MAX when the count overflows (task_load()
  * refuses such tensors, so a loaded task never has one) */
 int64_t task_numel(const struct task_tensor *t);
+/* the tensor's bytes (elements x dtype size) of a loaded task's tensor */
+size_t task_tensor_bytes(const struct task_tensor *t);
+/* the bytes of one set of the task: every input and every expected output */
+size_t task_set_bytes(const struct task *t);
 /*
  * The small shapes of the evaluation cascade: every named dimension above 64
  * becomes about an eighth of itself, rounded up to a multiple of the largest

@@ -810,7 +810,7 @@ static struct torchref *start_torch(const char *zProblem, const char *zShapes, d
  */
 static int fit_sets(const char *zProblem, char *zNote, size_t nNote, char *err)
 {
-	size_t setB = torchref_set_bytes(W.t), fr = 0, tot = 0;
+	size_t setB = task_set_bytes(W.t), fr = 0, tot = 0;
 	zNote[0] = 0;
 	if (!setB || !W.b->mem_info || W.b->mem_info(W.b, &fr, &tot) < 0)
 		return 0;

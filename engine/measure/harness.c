@@ -78,11 +78,6 @@ uint64_t harness_random64(void)
 	return v;
 }
 
-static size_t tensor_bytes(const struct task_tensor *t)
-{
-	return (size_t)task_numel(t) * task_dtype_size(t->dtype);
-}
-
 static int is_float(kl_dtype d)
 {
 	return d == KL_F32 || d == KL_F16 || d == KL_BF16 || d == KL_F64;
@@ -96,17 +91,6 @@ int harness_nsets(const struct harness *h)
 static void *payload(const struct gbuf *g)
 {
 	return g->base + GUARD;
-}
-
-/* the bytes of one set: every input and every expected output */
-static uint64_t set_bytes(const struct task *t)
-{
-	uint64_t n = 0;
-	for (int i = 0; i < t->nIn; i++)
-		n += tensor_bytes(&t->aIn[i]);
-	for (int j = 0; j < t->nOut; j++)
-		n += tensor_bytes(&t->aOut[j]);
-	return n;
 }
 
 /* memory this process may still take: the kernel's estimate of what can be
@@ -133,7 +117,7 @@ static uint64_t host_available(void)
  */
 static int check_sets_fit(const struct harness *h, char *err)
 {
-	uint64_t set = set_bytes(h->t);
+	uint64_t set = task_set_bytes(h->t);
 	size_t devFree = 0, devTotal = 0;
 	int dev = h->b->mem_info && h->b->mem_info(h->b, &devFree, &devTotal) == 0;
 	uint64_t avail = dev ? devFree : host_available();
@@ -161,7 +145,7 @@ struct harness *harness_new(const struct task *t, struct backend *b, const struc
 		h->o.nTrials = 1;
 	h->nPool = h->o.nPool;
 	if (h->nPool < 0) {
-		uint64_t set = set_bytes(t);
+		uint64_t set = task_set_bytes(t);
 		h->nPool = set ? (int)(POOL_BYTES / set) : POOL_MAX;
 		h->nPool = h->nPool > POOL_MAX ? POOL_MAX : h->nPool < 2 ? 2 : h->nPool;
 	}
@@ -182,7 +166,7 @@ struct harness *harness_new(const struct task *t, struct backend *b, const struc
 			const struct task_tensor *tt = k ? &t->aOut[i] : &t->aIn[i];
 			struct gbuf *g = k ? &h->aOut[i] : &h->aIn[i];
 			kl_tensor *kt = k ? &h->atOut[i] : &h->atIn[i];
-			g->n = tensor_bytes(tt);
+			g->n = task_tensor_bytes(tt);
 			g->base = b->alloc_shared
 			              ? b->alloc_shared(b, g->n + 2 * GUARD, &g->sh, err)
 			              : b->alloc(b, g->n + 2 * GUARD, err);
@@ -286,12 +270,12 @@ void *harness_expected_buf(struct harness *h, int s, int j)
 
 int harness_set_input(struct harness *h, int s, int i, const void *p, char *err)
 {
-	return h->b->upload(h->b, h->aaIn[s][i], p, tensor_bytes(&h->t->aIn[i]), err);
+	return h->b->upload(h->b, h->aaIn[s][i], p, task_tensor_bytes(&h->t->aIn[i]), err);
 }
 
 int harness_set_expected(struct harness *h, int s, int j, const void *p, char *err)
 {
-	return h->b->upload(h->b, h->aaExp[s][j], p, tensor_bytes(&h->t->aOut[j]), err);
+	return h->b->upload(h->b, h->aaExp[s][j], p, task_tensor_bytes(&h->t->aOut[j]), err);
 }
 
 /* upload set s's inputs, reset every guard band and poison the outputs */

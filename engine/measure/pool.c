@@ -625,7 +625,6 @@ static void slot_busy(struct slot *s, int delta)
 	}
 }
 
-/* a slot that can take another job */
 /*
  * Jobs given to one worker at once: one running and some compiling behind
  * it.  On the GPU a candidate's compile (nvcc, about a second) takes longer
@@ -643,6 +642,7 @@ static int slot_capacity(const struct pool *p, const struct slot *s)
 	return 1 + (k < 16 ? k : 16);
 }
 
+/* a slot that can take another job */
 static int slot_open(const struct pool *p, const struct slot *s)
 {
 	return s->state != POOL_W_DISABLED && s->state != POOL_W_BACKOFF &&

@@ -546,22 +546,6 @@ const cJSON *torchref_manifest(const struct torchref *r)
 	return r->manifest;
 }
 
-/* bytes of tensor t */
-static size_t tbytes(const struct task_tensor *t)
-{
-	return (size_t)task_numel(t) * task_dtype_size(t->dtype);
-}
-
-size_t torchref_set_bytes(const struct task *t)
-{
-	size_t n = 0;
-	for (int i = 0; i < t->nIn; i++)
-		n += tbytes(&t->aIn[i]);
-	for (int j = 0; j < t->nOut; j++)
-		n += tbytes(&t->aOut[j]);
-	return n;
-}
-
 const cJSON *torchref_timing(struct torchref *r, struct harness *h, char *err)
 {
 	if (r->timing)
@@ -751,9 +735,9 @@ int torchref_fill(struct torchref *r, struct harness *h, struct backend *b, cons
 	if (r->memfd >= 0 && !r->map) {
 		size_t need = 64;
 		for (int i = 0; i < t->nIn; i++)
-			need += (tbytes(&t->aIn[i]) + 63) & ~(size_t)63;
+			need += (task_tensor_bytes(&t->aIn[i]) + 63) & ~(size_t)63;
 		for (int j = 0; j < t->nOut; j++)
-			need += (tbytes(&t->aOut[j]) + 63) & ~(size_t)63;
+			need += (task_tensor_bytes(&t->aOut[j]) + 63) & ~(size_t)63;
 		if (ftruncate(r->memfd, (off_t)need) < 0)
 			return kl_err(err, "sizing the shared memory (%zu bytes): %s", need,
 			              strerror(errno));
@@ -780,7 +764,7 @@ int torchref_fill(struct torchref *r, struct harness *h, struct backend *b, cons
 				void *dev =
 				    k ? harness_expected_buf(h, s, i) : harness_input_buf(h, s, i);
 				(k ? offOut : offIn)[i] = off;
-				cJSON *o = target(r, b, dev, tbytes(tt), &off, err);
+				cJSON *o = target(r, b, dev, task_tensor_bytes(tt), &off, err);
 				if (!o) {
 					cJSON_Delete(q);
 					return -1;

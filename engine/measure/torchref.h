@@ -67,8 +67,6 @@ const cJSON *torchref_manifest(const struct torchref *r);
 struct task *torchref_make_task(const struct torchref *r, const char *zProblem, char *err);
 /* 0 if task t's tensors match the description's (count, dtype, shape); -1 + err */
 int torchref_check_task(const struct torchref *r, const struct task *t, char *err);
-/* bytes of one set: every in[] and out[] of t */
-size_t torchref_set_bytes(const struct task *t);
 /* have the helper write every set's inputs and expected outputs into h's
  * buffers on backend b (cuda: through CUDA IPC handles; host: through the
  * shared memory, then copied in).  0 or -1 + err */

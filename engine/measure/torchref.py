@@ -1245,8 +1245,8 @@ def main(argv=None):
             # "bye" is sent: end now.  The interpreter's own ending waits on
             # torch.compile's pool of compile workers (about 10 s after a
             # compile on a 16-core GPU host), and the worker waits for this
-            # process; the pool's workers end by themselves once this
-            # process is gone
+            # process; the worker then kills this process group, the pool's
+            # workers with it
             sys.stderr.flush()
             os._exit(rc)
         except RefError as e:

@@ -130,30 +130,44 @@ XDG_CACHE_HOME="$T/cache-overlap" $KLOOP eval $FX/waits_for_compile.py tasks/sof
 check "kloop eval prints the setup once; the baselines came from the cache the second time" sh -c \
 	"test \$(grep -c '^  setup ' '$T/ov.txt') = 1 && grep -q 'setup     the worker was ready after .* s: PyTorch started in .* (importing torch .* s), the reference data took .* the baselines came from the cache' '$T/ov.txt'"
 
-# what the helper started (torch.compile's compile workers, here a sleep) is
-# gone with it: the helper ends at once after "bye" and its process group
-# is killed
-cat >"$T/spawns.py" <<'PY'
-import subprocess
-import torch
-import torch.nn as nn
-subprocess.Popen(["sleep", "1234567"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+# a row-softmax problem in FILE: its module-level lines on stdin, then the
+# model (FAIL_AT=N: its forward raises at its Nth call, the Nth set)
+softmax_problem() {
+	{
+		echo "import torch"
+		echo "import torch.nn as nn"
+		cat
+		cat <<PY
+calls = [0]
 def get_inputs():
     return [torch.randn(8, 32)]
 def get_init_inputs():
     return []
 class Model(nn.Module):
     def forward(self, x):
+        calls[0] += 1
+        if calls[0] == ${FAIL_AT:-0}:
+            raise ValueError("set 2 fails")
         return torch.softmax(x, dim=-1)
 PY
+	} >"$1"
+}
+
+# what the helper started (torch.compile's compile workers, here a sleep) is
+# gone with it: the helper ends at once after "bye" and its process group
+# is killed
+spawn_sleep() {
+	echo "import subprocess"
+	echo "subprocess.Popen(['sleep', '$1'], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)"
+}
+spawn_sleep 1234567 | softmax_problem "$T/spawns.py"
 $KLOOP eval "$T/spawns.py" tasks/softmax/seed.c $B --json >"$T/sp.json" 2>"$T/sp.err"
 check "a problem whose module starts a process is evaluated ($(head -c 200 "$T/sp.err"))" \
 	test "$(json status "$T/sp.json")" = correct
 check "... and nothing the PyTorch helper started is left running" sh -c "! pgrep -f '[s]leep 1234567'"
 # ... and when the task fails while the helper is up (its forward raises at
 # the third set), the worker ends it and what it started
-sed -e 's/1234567/1234568/' -e 's/        return torch.softmax(x, dim=-1)/        calls[0] += 1\n        if calls[0] >= 3:\n            raise ValueError("set 2 fails")\n        return torch.softmax(x, dim=-1)/' \
-	-e 's/^def get_inputs/calls = [0]\ndef get_inputs/' "$T/spawns.py" >"$T/spawns_fail.py"
+spawn_sleep 1234568 | FAIL_AT=3 softmax_problem "$T/spawns_fail.py"
 $KLOOP eval "$T/spawns_fail.py" tasks/softmax/seed.c $B --json >"$T/spf.json" 2>"$T/spf.err"
 rc=$?
 check "a problem that fails at its third set is a task error ($(head -c 200 "$T/spf.err"))" \
@@ -162,20 +176,11 @@ check "... and nothing the PyTorch helper started is left running" sh -c "! pgre
 
 # torch.compile's cache lives in kloop's cache (not under /tmp, where a
 # reboot empties it), unless TORCHINDUCTOR_CACHE_DIR says otherwise
-cat >"$T/inductor_dir.py" <<'PY'
+softmax_problem "$T/inductor_dir.py" <<'PY'
 import os
-import torch
-import torch.nn as nn
 d = os.environ.get("TORCHINDUCTOR_CACHE_DIR", "")
 if d != os.path.join(os.environ["XDG_CACHE_HOME"], "kloop", "torch", "inductor"):
     raise RuntimeError("TORCHINDUCTOR_CACHE_DIR is %r" % d)
-def get_inputs():
-    return [torch.randn(8, 32)]
-def get_init_inputs():
-    return []
-class Model(nn.Module):
-    def forward(self, x):
-        return torch.softmax(x, dim=-1)
 PY
 $KLOOP eval "$T/inductor_dir.py" tasks/softmax/seed.c $B --json >"$T/ind.json" 2>"$T/ind.err"
 check "torch.compile's cache is kloop's: CACHE/kloop/torch/inductor ($(head -c 200 "$T/ind.err"))" \
