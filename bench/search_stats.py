@@ -100,6 +100,27 @@ def stats(path):
                   ", cached" if su.get("baselines_cached") else
                   (", torch.compile compiling %s" % fmt_s(su.get("torch_compile")) if "torch_compile" in su
                    else ""), fmt_s(su.get("helper_end"))))
+    # torch.compile's baseline compiled in the background (a search on the GPU)
+    cb = [e for e in ev if e["type"] == "compile_baseline"]
+    for e in cb:
+        c = e.get("compile") or {}
+        if "median_ms" in c:
+            print("  torch.compile's baseline, compiled in the background: %.4g ms; compiling took "
+                  "%s, %d benchmarks were given the GPU for %s between candidates; in %s after "
+                  "the search started" % (
+                      c["median_ms"], fmt_s(c.get("compile_seconds")), c.get("benchmarks", 0),
+                      fmt_s(c.get("benchmark_seconds")),
+                      fmt_s(e["ts"] - t0 if t0 is not None and "ts" in e else None)))
+        else:
+            print("  torch.compile's baseline, compiled in the background: %s" % c.get("error", "?"))
+    if cb:
+        k = ev.index(cb[0])
+        before = [e for e in ev[:k] if e["type"] == "eval_finished"
+                  and isinstance(e["result"].get("speedup"), (int, float))]
+        after = [e for e in ev[k:] if e["type"] == "eval_finished"
+                 and isinstance(e["result"].get("speedup_compile"), (int, float))]
+        print("  correct results before it: %d (the compile_baseline event gives them their speedup "
+              "against torch.compile); after it, carrying their own: %d" % (len(before), len(after)))
     if wall > 0:
         print("  share of wall time: compile %.0f%%, load %.0f%%, check %.0f%%, time %.0f%%, LLM wait %.0f%%" % (
             100 * sec["compile"] / wall, 100 * sec["load"] / wall, 100 * sec["check"] / wall,

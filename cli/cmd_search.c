@@ -55,6 +55,30 @@ static void summary(struct searchopts *o)
 	sb_free(&sb);
 }
 
+/* torch.compile's baseline still compiling in the background when the
+ * search ends: waited for, so that the results carry their speedup against
+ * it, while a worker is there to finish it */
+static void wait_baselines(struct searchopts *o)
+{
+	struct pool *p = o->rn->pool;
+	double t0 = now_s();
+	int said = 0;
+	while (pool_baselines_pending(p) && now_s() - t0 < 900) {
+		int up = 0;
+		for (int i = 0; i < pool_size(p); i++) {
+			struct pool_info pi;
+			pool_info(p, i, &pi);
+			up |= pi.state == POOL_W_IDLE || pi.state == POOL_W_BUSY;
+		}
+		if (!up)
+			break;
+		if (!said++)
+			fprintf(stderr, "kloop: waiting for torch.compile's baseline (compiling in "
+			                "the background)\n");
+		loop_once(o->l, 1.0);
+	}
+}
+
 static int exec_search(int argc, char **argv)
 {
 	struct searchopts o = {.self = &cmd_search_entry};
@@ -72,6 +96,7 @@ static int exec_search(int argc, char **argv)
 	if (rc == 0) {
 		while (!search_done(o.s))
 			loop_once(o.l, 1.0);
+		wait_baselines(&o);
 		summary(&o);
 		const struct state *st = runner_state(o.rn);
 		const struct cand *best = state_cand(st, st->search.bestId);

@@ -188,6 +188,9 @@ int searchopts_open(struct searchopts *o)
 		return 2;
 	}
 	o->lo.bNoSeeds = o->zFrom != NULL || o->self == &cmd_translate_entry;
+	/* a search's candidates run on the GPU while torch.compile's baseline
+	 * compiles (waited for at its end) */
+	o->lo.bDeferCompile = o->self == &cmd_search_entry;
 	o->l = loop_new();
 	o->rn = runner_open(o->l, &o->f.cfg, &o->lo, on_runner, o, err);
 	if (!o->rn || (o->zFrom && add_from(o, err) < 0)) {

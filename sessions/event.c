@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ideas.h"
+#include "result.h"
 #include "status.h"
 #include "util.h"
 
@@ -200,6 +201,23 @@ static void apply_profile(struct state *st, const cJSON *ev, double ts)
 	                      cJSON_Duplicate(cJSON_GetObjectItem(ev, "profile"), 1));
 }
 
+static int check_compile_baseline(const struct state *st, const cJSON *ev, char *err)
+{
+	(void)st;
+	if (!str(ev, "device") || !cJSON_IsObject(cJSON_GetObjectItem(ev, "compile")))
+		return kl_err(err, "compile_baseline without \"device\" and a \"compile\" object");
+	return 0;
+}
+
+static void apply_compile_baseline(struct state *st, const cJSON *ev, double ts)
+{
+	(void)ts;
+	const cJSON *cm = cJSON_GetObjectItem(ev, "compile");
+	for (int i = 0; i < st->nCand; i++)
+		if (st->aCand[i].result)
+			result_add_compile(st->aCand[i].result, cm, str(ev, "device"));
+}
+
 /* ---- ideas ---- */
 
 static int check_idea_proposed(const struct state *st, const cJSON *ev, char *err)
@@ -377,6 +395,7 @@ const struct ev_entry ev_table[EV_COUNT] = {
     [EV_NEW_BEST] = {"new_best", check_search_cand, apply_new_best},
     [EV_SEARCH_BUDGET] = {"search_budget", check_search, apply_search_elapsed},
     [EV_AB_COMPARED] = {"ab_compared", check_ab_compared, apply_ab_compared},
+    [EV_COMPILE_BASELINE] = {"compile_baseline", check_compile_baseline, apply_compile_baseline},
 };
 
 enum ev_type ev_type_of(const cJSON *ev)
@@ -470,6 +489,14 @@ int ev_profile(struct session *s, int cand, const cJSON *profile, char *err)
 	cJSON *e = ev_new(EV_PROFILE);
 	cJSON_AddNumberToObject(e, "candidate", cand);
 	cJSON_AddItemToObject(e, "profile", cJSON_Duplicate(profile, 1));
+	return session_emit(s, e, err);
+}
+
+int ev_compile_baseline(struct session *s, const char *zDevice, const cJSON *cm, char *err)
+{
+	cJSON *e = ev_new(EV_COMPILE_BASELINE);
+	cJSON_AddStringToObject(e, "device", zDevice ? zDevice : "");
+	cJSON_AddItemToObject(e, "compile", cJSON_Duplicate(cm, 1));
 	return session_emit(s, e, err);
 }
 

@@ -32,28 +32,30 @@ enum ev_type {
 	EV_PROFILE,         /* candidate, profile (Nsight Compute's facts, docs/PROFILE.md) */
 	/* the search's (sessions/search.h); each carries elapsed_s, the
 	 * search's wall time so far.  Round 0 is the reference's translation. */
-	EV_SEARCH_STARTED,  /* settings */
-	EV_SEARCH_PAUSED,   /* */
-	EV_SEARCH_RESUMED,  /* */
-	EV_SEARCH_STOPPED,  /* reason */
-	EV_SEARCH_FINISHED, /* reason, rounds, candidates, usd, llm_requests */
-	EV_SEARCH_SET,      /* key, value */
-	EV_ROUND_STARTED,   /* round, best */
-	EV_PARENTS_CHOSEN,  /* round, policy, seed, parents: [{id, name, speedup,
-	                     * source_sha256, reason}] */
-	EV_ROUND_FINISHED,  /* round, best, best_speedup, made */
-	EV_PIN,             /* candidate */
-	EV_BAN,             /* candidate */
-	EV_UNBAN,           /* candidate */
-	EV_BAN_CATEGORY,    /* category */
-	EV_PREFER_CATEGORY, /* category */
-	EV_IDEA_INJECTED,   /* idea */
-	EV_SUSPECT_FLAGGED, /* candidate, speedup, why */
-	EV_SUSPECT_CLEARED, /* candidate */
-	EV_NEW_BEST,        /* candidate, speedup, time_ms, previous?, previous_speedup? */
-	EV_SEARCH_BUDGET,   /* rounds, candidates, usd, llm_requests */
-	EV_AB_COMPARED,     /* candidate, incumbent, pairs, wins, p_value, ratio, won, rule,
-	                       candidate_ms, incumbent_ms, method, error? */
+	EV_SEARCH_STARTED,   /* settings */
+	EV_SEARCH_PAUSED,    /* */
+	EV_SEARCH_RESUMED,   /* */
+	EV_SEARCH_STOPPED,   /* reason */
+	EV_SEARCH_FINISHED,  /* reason, rounds, candidates, usd, llm_requests */
+	EV_SEARCH_SET,       /* key, value */
+	EV_ROUND_STARTED,    /* round, best */
+	EV_PARENTS_CHOSEN,   /* round, policy, seed, parents: [{id, name, speedup,
+	                      * source_sha256, reason}] */
+	EV_ROUND_FINISHED,   /* round, best, best_speedup, made */
+	EV_PIN,              /* candidate */
+	EV_BAN,              /* candidate */
+	EV_UNBAN,            /* candidate */
+	EV_BAN_CATEGORY,     /* category */
+	EV_PREFER_CATEGORY,  /* category */
+	EV_IDEA_INJECTED,    /* idea */
+	EV_SUSPECT_FLAGGED,  /* candidate, speedup, why */
+	EV_SUSPECT_CLEARED,  /* candidate */
+	EV_NEW_BEST,         /* candidate, speedup, time_ms, previous?, previous_speedup? */
+	EV_SEARCH_BUDGET,    /* rounds, candidates, usd, llm_requests */
+	EV_AB_COMPARED,      /* candidate, incumbent, pairs, wins, p_value, ratio, won, rule,
+	                        candidate_ms, incumbent_ms, method, error? */
+	EV_COMPILE_BASELINE, /* device, compile: torch.compile's baseline, compiled in the
+	                      * background of a search, reached the results before it */
 	EV_COUNT,
 	EV_UNKNOWN = EV_COUNT /* a type this kloop does not know */
 };
@@ -113,6 +115,11 @@ int ev_eval_finished(struct session *s, int cand, const cJSON *result, char *err
 /* profile: Nsight Compute's metrics of candidate cand (the object profile,
  * copied), which join its result until its next evaluation */
 int ev_profile(struct session *s, int cand, const cJSON *profile, char *err);
+/* compile_baseline: torch.compile's baseline on device zDevice (cm: the
+ * baselines' "compile" record, copied), measured after some results were
+ * in; applying it gives those results of that device baseline_compile_ms
+ * and speedup_compile (or baseline_compile_error) */
+int ev_compile_baseline(struct session *s, const char *zDevice, const cJSON *cm, char *err);
 
 /* what idea_proposed carries */
 struct ev_idea {

@@ -7,6 +7,7 @@
 #include "runner.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,6 +308,37 @@ static void on_done(int job, cJSON *result, void *arg)
 	if (rn->p)
 		pipeline_update(rn->p); /* a branch may wait for this verdict */
 	note_simple(rn, RUNNER_CHANGED, id, NULL);
+}
+
+/* torch.compile's baseline, compiled in the background, is in: the results
+ * before it get it (journaled), the archive too, and a line says so */
+static void on_baselines(const char *zDevice, const cJSON *baselines, void *arg)
+{
+	struct runner *rn = arg;
+	char err[KL_ERRLEN];
+	const cJSON *cm = cJSON_GetObjectItem(baselines, "compile");
+	if (ev_compile_baseline(rn->ses, zDevice, cm, err) < 0)
+		journal_failed(rn, 0, err);
+	char aerr[KL_ERRLEN] = "";
+	if (archive_note_session(&rn->ses->st, rn->ses->zPath, aerr) < 0 && *aerr)
+		note_simple(rn, RUNNER_LOG, 0, aerr);
+	strbuf sb = STRBUF_INIT;
+	double ms = result_num(cm, "median_ms");
+	if (isnan(ms))
+		sb_addf(&sb, "torch.compile's baseline on %s: %s", zDevice,
+		        cJSON_GetStringValue(cJSON_GetObjectItem(cm, "error"))
+		            ? cJSON_GetStringValue(cJSON_GetObjectItem(cm, "error"))
+		            : "not measured");
+	else
+		sb_addf(&sb,
+		        "torch.compile's baseline on %s: %.4g ms (compiled in the background in "
+		        "%.1f s, %d benchmark%s given the GPU between candidates)",
+		        zDevice, ms, result_num(cm, "compile_seconds"),
+		        (int)result_num(cm, "benchmarks"),
+		        result_num(cm, "benchmarks") == 1 ? "" : "s");
+	note_simple(rn, RUNNER_LOG, 0, sb.buf);
+	sb_free(&sb);
+	note_simple(rn, RUNNER_CHANGED, 0, NULL);
 }
 
 static void on_progress(int job, const char *zStage, int k, void *arg)
@@ -870,6 +902,9 @@ struct runner *runner_open(struct loop *l, const struct config *cfg, const struc
 	rn->wc.zTaskDir = rn->zTaskDir;
 	rn->wc.zShapes = rn->zShapes;
 	rn->wc.zReference = rn->zReference;
+	rn->wc.deferCompile = o->bDeferCompile;
+	rn->wc.onBaselines = on_baselines;
+	rn->wc.baselinesArg = rn;
 	/* the workers (none starts before the first evaluation) */
 	if (!(rn->pool = pool_new(l, &rn->wc, cfg->zWorkers, on_done, on_progress, rn, err)))
 		goto fail;

@@ -46,6 +46,9 @@ struct runner_opts {
 	int bNoEvalParents;     /* the LLM prompts without evaluating a parent first */
 	int bTorchWarning;      /* a problem file or --reference torch without PyTorch for
 	                         * the configured Python: a RUNNER_MESSAGE at once (the TUI, REPL) */
+	int bDeferCompile;      /* a search: torch.compile's baseline compiles in the
+	                         * background while candidates run on the GPU; the results
+	                         * before it get it with a compile_baseline event */
 };
 
 /* one evaluation, queued in the pool or running on one of its workers */

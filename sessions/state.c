@@ -114,8 +114,11 @@ cJSON *state_cand_json(const struct cand *c)
 		cJSON_AddNumberToObject(x, "idea_id", c->ideaId);
 	if (c->round)
 		cJSON_AddNumberToObject(x, "round", c->round);
-	/* the machine code's hash; not timed again when it was timed before */
-	static const char *code[] = {"code_hash", "not_timed", "same_code_as"};
+	/* against torch.compile (a search's early results get it later: the
+	 * compile_baseline event); the machine code's hash; not timed again
+	 * when it was timed before */
+	static const char *code[] = {"speedup_compile", "baseline_compile_ms", "code_hash",
+	                             "not_timed", "same_code_as"};
 	for (size_t k = 0; k < sizeof code / sizeof *code; k++) {
 		const cJSON *v = cJSON_GetObjectItem(c->result, code[k]);
 		if (v)

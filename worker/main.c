@@ -90,6 +90,9 @@ static struct {
 	struct timed *aTimed; /* code timed on this device (dedupe below) */
 	int nTimed;
 	size_t nTimedAlloc;
+	struct torchref *bg; /* the PyTorch helper compiling torch.compile's baseline in
+	                        the background while candidates run, or NULL */
+	int bgFd;            /* its output, watched by the loop */
 } W;
 
 /* ---- protocol out ---- */
@@ -514,7 +517,9 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 		unload(c);
 		goto stop;
 	}
-	/* quick timing: a few runs, which may end it when the search asks */
+	/* quick timing: a few runs, which may end it when the search asks; from
+	 * here the background compile's helper is stopped (run_job lets it go) */
+	torchref_hold(W.bg, 1);
 	sc.zStage = zStage = "quick timing";
 	t0 = tc = now_s();
 	send_progress(j->id, zStage, 0);
@@ -594,6 +599,7 @@ static void run_job(struct job *j)
 	} else {
 		stage_done(stages, "compile", t0 - j->tCompile);
 		res = cascade(j, skip, stages, &tCheck, &tTime);
+		torchref_hold(W.bg, 0);
 		/* a load error is the object's: the compile stage's */
 		if (!strcmp(status_of(res), "compile_error"))
 			cJSON_ReplaceItemInObject(res, "stage", cJSON_CreateString("compile"));
@@ -630,9 +636,15 @@ static int compiles_done(const struct job *j)
 	return j->compiled && (!j->inc || j->inc->compiled);
 }
 
+static void background_compile(void);
+
 static void pump(void)
 {
 	for (;;) {
+		/* between two candidates the GPU may be handed to the background
+		 * compile of torch.compile's baseline (and its timing) */
+		if (W.bg)
+			background_compile();
 		/* cancelled jobs go once the compiler is done with them */
 		for (struct job **pp = &W.runq; *pp;) {
 			struct job *c = *pp;
@@ -782,6 +794,43 @@ static void wait_helper(void *arg, int fd, double maxS)
 	while (!readable && now_s() < end)
 		loop_once(W.l, end - now_s());
 	loop_del_fd(W.l, fd);
+}
+
+static void on_bg_fd(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l, (void)fd, (void)events, (void)arg;
+	background_compile();
+}
+
+/*
+ * torch.compile's baseline, compiled in the background (a search asked
+ * "defer_compile"): what the helper said is read when no candidate runs;
+ * once it has compiled, the compiled model is timed at once (the GPU is
+ * its own meanwhile) and the engine hears {"ev": "baselines"} with the
+ * whole baselines.  A failure of the helper is the baseline's, not the
+ * task's: it says so in "compile".
+ */
+static void background_compile(void)
+{
+	char err[KL_ERRLEN];
+	struct torchref *r = W.bg;
+	int rc = torchref_service(r, err);
+	if (rc == 0)
+		return;
+	double t0 = now_s();
+	/* on a failure the baselines say why in "compile" */
+	const cJSON *tm = rc > 0 ? torchref_time_compile(r, err) : torchref_timing(r, W.h, 0, err);
+	if (rc > 0 && torchref_finish(r, err) < 0)
+		torchref_kill(r);
+	cJSON *o = ev("baselines", -1);
+	cJSON_AddItemToObject(o, "baselines", cJSON_Duplicate(tm, 1));
+	cJSON_AddNumberToObject(o, "seconds", now_s() - W.tTask);
+	cJSON_AddNumberToObject(o, "timing_seconds", now_s() - t0);
+	loop_del_fd(W.l, W.bgFd);
+	W.bg = NULL;
+	gHelper = NULL;
+	torchref_free(r);
+	send_json(o);
 }
 
 /* start the PyTorch helper on zProblem; zShapes and size scale a problem
@@ -1010,9 +1059,12 @@ static void op_task(cJSON *req)
 			cJSON_AddNumberToObject(su, "import_torch",
 			                        json_num(hs, "import_torch", 0));
 		cJSON_AddNumberToObject(su, "reference_data", tFill);
+		/* a search on the GPU: torch.compile compiles in the background */
+		int defer = cJSON_IsTrue(cJSON_GetObjectItem(req, "defer_compile")) &&
+		            !strcmp(W.zBackend, "cuda");
 		if (W.timeReference) {
 			t0 = now_s();
-			const cJSON *tm = torchref_timing(tr, W.h, err);
+			const cJSON *tm = torchref_timing(tr, W.h, defer, err);
 			const cJSON *eager = tm ? cJSON_GetObjectItem(tm, "eager") : NULL;
 			if (!tm)
 				fail_task(err);
@@ -1027,10 +1079,18 @@ static void op_task(cJSON *req)
 				                      cJSON_Duplicate(eager, 1));
 			cJSON_AddItemToObject(o, "baselines", cJSON_Duplicate(tm, 1));
 		}
-		t0 = now_s();
-		if (torchref_finish(tr, err) < 0)
-			fail_task(err);
-		cJSON_AddNumberToObject(su, "helper_end", now_s() - t0);
+		if (torchref_compile_pending(tr)) {
+			/* the helper stays: background_compile() ends it */
+			W.bg = tr;
+			W.bgFd = torchref_fd(tr);
+			loop_add_fd(W.l, W.bgFd, LOOP_READ, on_bg_fd, NULL);
+			cJSON_AddBoolToObject(su, "torch_compile_background", 1);
+		} else {
+			t0 = now_s();
+			if (torchref_finish(tr, err) < 0)
+				fail_task(err);
+			cJSON_AddNumberToObject(su, "helper_end", now_s() - t0);
+		}
 		cJSON_AddStringToObject(o, "reference", "PyTorch eager (reference.py)");
 		cJSON_AddStringToObject(o, "task", W.t->zName);
 		cJSON_AddNumberToObject(o, "trials", W.opts.nTrials);
@@ -1045,8 +1105,10 @@ static void op_task(cJSON *req)
 			cJSON_AddItemToObject(o, "sizes", cJSON_Duplicate(sizes, 1));
 		cJSON_AddNumberToObject(su, "seconds", now_s() - W.tTask);
 		cJSON_AddItemToObject(o, "setup", su);
-		gHelper = NULL;
-		torchref_free(tr);
+		if (!W.bg) {
+			gHelper = NULL;
+			torchref_free(tr);
+		}
 		W.ready = 1;
 		send_json(o);
 		pump_later();

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "result.h"
 #include "util.h"
 
 #define MAX_REQUEUE 2     /* a job goes back on the queue at most this often */
@@ -423,6 +424,24 @@ static void slot_measured(struct slot *s, const cJSON *m)
 	                     cJSON_GetArrayItem(m, 2)->valuestring, cJSON_GetArrayItem(m, 3));
 }
 
+/* a worker's torch.compile baseline came from the background: the
+ * device's baselines are whole now (the first worker's to come), and the
+ * pool's owner hears of it */
+static void on_baselines(const char *zDevice, const cJSON *baselines, void *arg)
+{
+	struct slot *s = arg;
+	struct pool *p = s->p;
+	for (int i = 0; zDevice && i < p->nRef; i++) {
+		if (strcmp(p->aRef[i].zDevice, zDevice) ||
+		    !result_compile_pending(p->aRef[i].baselines))
+			continue;
+		cJSON_Delete(p->aRef[i].baselines);
+		p->aRef[i].baselines = cJSON_Duplicate(baselines, 1);
+		if (p->wc.onBaselines)
+			p->wc.onBaselines(zDevice, baselines, p->wc.baselinesArg);
+	}
+}
+
 static void slot_start(struct pool *p, struct slot *s)
 {
 	if (s->w || s->state == POOL_W_DISABLED || s->state == POOL_W_WAITING)
@@ -444,6 +463,8 @@ static void slot_start(struct pool *p, struct slot *s)
 	free_words(s->argvRun);
 	s->argvRun = slot_argv(p, s);
 	wc.argvLaunch = s->argvRun;
+	wc.onBaselines = on_baselines;
+	wc.baselinesArg = s;
 	s->w = worker_new(p->l, &wc, on_done, on_progress, s);
 	cJSON *m;
 	cJSON_ArrayForEach(m, p->measured) slot_measured(s, m);
@@ -1144,6 +1165,14 @@ const cJSON *pool_baselines(const struct pool *p, const char *zDevice)
 		if (!zDevice || !strcmp(p->aRef[i].zDevice, zDevice))
 			return p->aRef[i].baselines;
 	return NULL;
+}
+
+int pool_baselines_pending(const struct pool *p)
+{
+	for (int i = 0; i < p->nRef; i++)
+		if (result_compile_pending(p->aRef[i].baselines))
+			return 1;
+	return 0;
 }
 
 const cJSON *pool_reference_data(const struct pool *p, const char *zDevice)

@@ -111,6 +111,9 @@ int pool_requeued(const struct pool *p);
 const cJSON *pool_reference_timing(const struct pool *p, const char *zDevice);
 /* likewise the PyTorch baselines and the reference's name */
 const cJSON *pool_baselines(const struct pool *p, const char *zDevice);
+/* a device's torch.compile baseline still compiles in the background
+ * (worker_config.deferCompile; its owner's onBaselines hears when it is in) */
+int pool_baselines_pending(const struct pool *p);
 /* likewise how a problem file's reference data was made there (worker_reference_data) */
 const cJSON *pool_reference_data(const struct pool *p, const char *zDevice);
 const char *pool_reference_name(const struct pool *p);

@@ -67,6 +67,33 @@ void result_complete_from(cJSON *r, const cJSON *rt, const cJSON *baselines, con
 		cJSON_AddItemToObject(r, "correctness", cJSON_CreateObject());
 }
 
+int result_compile_pending(const cJSON *baselines)
+{
+	return cJSON_IsTrue(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(baselines, "compile"), "pending"));
+}
+
+int result_add_compile(cJSON *r, const cJSON *cm, const char *zDevice)
+{
+	const char *d = cJSON_GetStringValue(cJSON_GetObjectItem(r, "device"));
+	if (!cJSON_IsObject(r) || cJSON_GetObjectItem(r, "baseline_compile_ms") ||
+	    cJSON_GetObjectItem(r, "baseline_compile_error") || !d || !zDevice ||
+	    strcmp(d, zDevice) || !cJSON_GetObjectItem(r, "baseline"))
+		return -1;
+	double bc = result_num(cm, "median_ms"), t = result_num(r, "time_ms");
+	if (!isnan(bc)) {
+		cJSON_AddNumberToObject(r, "baseline_compile_ms", bc);
+		if (!isnan(t) && t > 0)
+			cJSON_AddNumberToObject(r, "speedup_compile", bc / t);
+	} else if (cJSON_IsString(cJSON_GetObjectItem(cm, "error"))) {
+		cJSON_AddStringToObject(r, "baseline_compile_error",
+		                        cJSON_GetStringValue(cJSON_GetObjectItem(cm, "error")));
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
 /* where a tolerance came from, in words */
 static const char *tol_from(const char *z)
 {
@@ -94,6 +121,17 @@ void result_setup_line(const cJSON *su, strbuf *sb)
 	double b = result_num(su, "baselines"), tc = result_num(su, "torch_compile");
 	if (isnan(b))
 		return;
+	if (cJSON_IsTrue(cJSON_GetObjectItem(su, "torch_compile_background"))) {
+		/* a search: the eager baseline now, torch.compile's while candidates run */
+		sb_addf(sb,
+		        ", timing the eager baseline %.2f s; torch.compile's compiles in the "
+		        "background",
+		        b);
+		double d = result_num(su, "torch_compile_done");
+		if (!isnan(d))
+			sb_addf(sb, " (timed %.2f s after the task came)", d);
+		return;
+	}
 	if (cJSON_IsTrue(cJSON_GetObjectItem(su, "baselines_cached")))
 		sb_adds(sb, ", the baselines came from the cache");
 	else if (!isnan(tc))

@@ -50,5 +50,13 @@ void result_tolerance_line(const cJSON *cor, strbuf *sb);
 /* where a worker's setup went (reference_data.setup: the PyTorch helper's
  * start, the reference data, the baselines), in one line */
 void result_setup_line(const cJSON *setup, strbuf *sb);
+/* baselines whose torch.compile record is {"pending": true}: compiling in
+ * the background of a search (worker_config.deferCompile) */
+int result_compile_pending(const cJSON *baselines);
+/* candidate result r, completed before torch.compile's baseline was timed,
+ * given it now (cm: the baselines' "compile" record): baseline_compile_ms
+ * and speedup_compile, or baseline_compile_error.  0, or -1 when r has its
+ * own already or came from another device than zDevice */
+int result_add_compile(cJSON *r, const cJSON *cm, const char *zDevice);
 
 #endif

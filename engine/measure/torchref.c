@@ -34,6 +34,13 @@ struct torchref {
 	char *zTimingPath; /* where the baselines' timing is cached */
 	cJSON *timing;     /* the baselines' timing, or NULL */
 	int timingCached;  /* it was read from the cache */
+	/* torch.compile compiling in the background (torchref_timing's defer) */
+	enum { COMPILE_NONE, COMPILE_RUNNING, COMPILE_OVER, COMPILE_TIMED } compile;
+	int held;         /* stopped (SIGSTOP) by torchref_hold() */
+	int nGpu;         /* benchmarks it ran on the GPU handed over */
+	double gpuS;      /* seconds the GPU was handed over for them */
+	double compileS;  /* what compiling took (its "compiled" answer) */
+	double compileT0; /* when the compile was asked for */
 	struct torchref_opts o;
 	char *zProblem;
 };
@@ -129,6 +136,8 @@ void torchref_free(struct torchref *r)
 {
 	if (!r)
 		return;
+	if (r->pid > 0 && r->held)
+		kill(r->pid, SIGCONT);
 	if (r->pid > 0) {
 		/* ask it to finish, then make sure it is gone */
 		if (r->to >= 0)
@@ -546,7 +555,20 @@ const cJSON *torchref_manifest(const struct torchref *r)
 	return r->manifest;
 }
 
-const cJSON *torchref_timing(struct torchref *r, struct harness *h, char *err)
+/* cache the baselines' timing (a cache: failing to write it loses nothing) */
+static void save_timing(struct torchref *r)
+{
+	char e2[KL_ERRLEN];
+	char *z = cJSON_PrintUnformatted(r->timing);
+	char *dir = xstrdup(r->zTimingPath);
+	*strrchr(dir, '/') = 0;
+	if (mkdir_p(dir, e2) == 0)
+		write_file_atomic(r->zTimingPath, z, strlen(z), e2);
+	free(dir);
+	free(z);
+}
+
+const cJSON *torchref_timing(struct torchref *r, struct harness *h, int defer, char *err)
 {
 	if (r->timing)
 		return r->timing;
@@ -568,6 +590,9 @@ const cJSON *torchref_timing(struct torchref *r, struct harness *h, char *err)
 	cJSON_AddNumberToObject(q, "seed",
 	                        (double)(r->o.seed + 1 + (uint64_t)(harness_nsets(h) - 1)));
 	cJSON_AddNumberToObject(q, "budget_ms", r->o.budgetS * 1000);
+	double seed = cJSON_GetObjectItem(q, "seed")->valuedouble;
+	if (defer)
+		cJSON_AddStringToObject(q, "compile", "defer");
 	if (send_req(r, q, err) < 0)
 		return NULL;
 	cJSON *a = recv_line_within(r, 0, NULL, err);
@@ -580,13 +605,162 @@ const cJSON *torchref_timing(struct torchref *r, struct harness *h, char *err)
 		return kl_err(err, "%s: the PyTorch helper sent no timing", r->zProblem), NULL;
 	}
 	r->timing = tm;
-	char *z = cJSON_PrintUnformatted(tm);
-	char *dir = xstrdup(r->zTimingPath);
-	*strrchr(dir, '/') = 0;
-	if (mkdir_p(dir, e2) == 0) /* a cache: failing to write it loses nothing */
-		write_file_atomic(r->zTimingPath, z, strlen(z), e2);
-	free(dir);
+	const cJSON *cm = cJSON_GetObjectItem(tm, "compile");
+	if (!cJSON_IsTrue(cJSON_GetObjectItem(cm, "pending"))) {
+		save_timing(r);
+		return r->timing;
+	}
+	/* the eager model alone was timed: torch.compile compiles from now on,
+	 * in the background (torchref_service), and is timed later */
+	q = cJSON_CreateObject();
+	cJSON_AddStringToObject(q, "op", "compile");
+	cJSON_AddNumberToObject(q, "seed", seed);
+	if (send_req(r, q, err) < 0)
+		return NULL;
+	r->compile = COMPILE_RUNNING;
+	r->compileT0 = now_s();
+	return r->timing;
+}
+
+int torchref_compile_pending(const struct torchref *r)
+{
+	return r && (r->compile == COMPILE_RUNNING || r->compile == COMPILE_OVER);
+}
+
+int torchref_fd(const struct torchref *r)
+{
+	return r->from;
+}
+
+void torchref_hold(struct torchref *r, int hold)
+{
+	if (!r || r->pid <= 0 || r->compile != COMPILE_RUNNING || r->held == !!hold)
+		return;
+	/* the helper's own process only: torch.compile's compile workers go on
+	 * with their CPU work, and only the helper touches the GPU */
+	kill(r->pid, hold ? SIGSTOP : SIGCONT);
+	r->held = !!hold;
+}
+
+/* the background compile's record in the baselines: rec (taken) */
+static void set_compile(struct torchref *r, cJSON *rec)
+{
+	if (cJSON_IsObject(rec)) {
+		cJSON_AddNumberToObject(rec, "benchmarks", r->nGpu);
+		cJSON_AddNumberToObject(rec, "benchmark_seconds", r->gpuS);
+		cJSON_AddBoolToObject(rec, "background", 1);
+	}
+	cJSON_ReplaceItemInObject(r->timing, "compile", rec);
+}
+
+/* the background compile failed with err: the baselines say so, and the
+ * helper is ended */
+static int compile_lost(struct torchref *r, const char *err)
+{
+	cJSON *rec = cJSON_CreateObject();
+	char *z = xasprintf("torch.compile failed: %s", err);
+	cJSON_AddStringToObject(rec, "error", z);
 	free(z);
+	set_compile(r, rec);
+	r->compile = COMPILE_TIMED;
+	torchref_kill(r);
+	return -1;
+}
+
+/* a complete line the helper has sent, reading only what is there; NULL
+ * when none (*pGone: it ended) */
+static cJSON *line_now(struct torchref *r, int *pGone, char *err)
+{
+	*pGone = 0;
+	struct pollfd pf = {.fd = r->from, .events = POLLIN};
+	if (!(r->in.buf && memchr(r->in.buf, '\n', r->in.len)) && poll(&pf, 1, 0) <= 0)
+		return NULL;
+	cJSON *o = recv_line_within(r, 0, NULL, err);
+	*pGone = !o;
+	return o;
+}
+
+int torchref_service(struct torchref *r, char *err)
+{
+	if (r->compile != COMPILE_RUNNING)
+		return r->compile == COMPILE_NONE ? 0 : 1;
+	torchref_hold(r, 0);
+	void (*wait)(void *, int, double) = r->o.wait;
+	r->o.wait = NULL; /* nothing of the caller's runs while the helper has the GPU */
+	int rc = 0, gone;
+	cJSON *o;
+	while (rc == 0 && (o = line_now(r, &gone, err))) {
+		const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(o, "ev"));
+		if (ev && !strcmp(ev, "gpu")) {
+			/* a benchmark of inductor's: the GPU is the helper's until it says done */
+			double t0 = now_s(), limit = r->o.timeoutS > 600 ? r->o.timeoutS : 600;
+			cJSON *done = NULL;
+			if (send_req(r, cJSON_Parse("{\"op\":\"go\"}"), err) == 0)
+				done = recv_line_within(
+				    r, limit, "benchmarking a kernel for torch.compile", err);
+			const char *dv = cJSON_GetStringValue(cJSON_GetObjectItem(done, "ev"));
+			if (!done || !dv || strcmp(dv, "gpu_done")) {
+				if (done)
+					kl_err(err,
+					       "the PyTorch helper sent \"%s\" instead of gpu_done",
+					       dv ? dv : "?");
+				rc = compile_lost(r, err);
+			} else {
+				r->nGpu++;
+				r->gpuS += now_s() - t0;
+			}
+			cJSON_Delete(done);
+		} else if (ev && !strcmp(ev, "compiled")) {
+			const cJSON *cs = cJSON_GetObjectItem(o, "compile_seconds");
+			r->compileS = cJSON_IsNumber(cs) ? cs->valuedouble : now_s() - r->compileT0;
+			r->compile = COMPILE_OVER;
+			if (cJSON_GetObjectItem(o, "error")) {
+				cJSON *rec = cJSON_CreateObject();
+				cJSON_AddItemToObject(rec, "error",
+				                      cJSON_DetachItemFromObject(o, "error"));
+				set_compile(r, rec);
+				r->compile = COMPILE_TIMED;
+				save_timing(r); /* as a compile that fails in the foreground */
+			}
+			rc = 1;
+		} else {
+			kl_err(err, "the PyTorch helper sent \"%s\" while compiling",
+			       ev ? ev : "?");
+			rc = compile_lost(r, err);
+		}
+		cJSON_Delete(o);
+	}
+	if (rc == 0 && gone)
+		rc = compile_lost(r, err);
+	r->o.wait = wait;
+	return rc;
+}
+
+const cJSON *torchref_time_compile(struct torchref *r, char *err)
+{
+	if (r->compile != COMPILE_OVER)
+		return r->timing;
+	void (*wait)(void *, int, double) = r->o.wait;
+	r->o.wait = NULL; /* the GPU is the helper's while it times */
+	cJSON *q = cJSON_CreateObject();
+	cJSON_AddStringToObject(q, "op", "time_compile");
+	cJSON_AddNumberToObject(q, "budget_ms", r->o.budgetS * 1000);
+	cJSON *a = send_req(r, q, err) == 0 ? recv_line_within(r, 0, NULL, err) : NULL;
+	r->o.wait = wait;
+	if (!a) {
+		compile_lost(r, err);
+		return r->timing;
+	}
+	cJSON *rec = cJSON_DetachItemFromObject(a, "compile");
+	cJSON_Delete(a);
+	if (!cJSON_IsObject(rec)) {
+		cJSON_Delete(rec);
+		compile_lost(r, "the PyTorch helper sent no timing of the compiled model");
+		return r->timing;
+	}
+	set_compile(r, rec);
+	r->compile = COMPILE_TIMED;
+	save_timing(r);
 	return r->timing;
 }
 
@@ -806,6 +980,8 @@ int torchref_finish(struct torchref *r, char *err)
 {
 	if (r->pid <= 0)
 		return 0;
+	if (r->held)
+		kill(r->pid, SIGCONT), r->held = 0;
 	if (send_req(r, cJSON_Parse("{\"op\":\"quit\"}"), err) < 0)
 		return -1;
 	cJSON *a = recv_line_within(r, 0, NULL, err);

@@ -74,8 +74,31 @@ int torchref_fill(struct torchref *r, struct harness *h, struct backend *b, cons
                   char *err);
 /* the eager and torch.compile baselines' timing on h's timing set ({"eager":
  * ..., "compile": ...}), from the cache or measured by the helper (then
- * cached); NULL + err */
-const cJSON *torchref_timing(struct torchref *r, struct harness *h, char *err);
+ * cached); NULL + err.  With defer (a search on the GPU), when they are not
+ * cached, only the eager model is timed now: "compile" is {"pending": true}
+ * while torch.compile compiles in the helper, in the background (below);
+ * a torch whose benchmarks cannot be handed over times both now. */
+const cJSON *torchref_timing(struct torchref *r, struct harness *h, int defer, char *err);
+/*
+ * The background compile.  While it runs, the helper asks for the GPU
+ * before each benchmark inductor runs to choose a kernel's configuration;
+ * torchref_service(), called when no candidate runs (the helper's fd,
+ * torchref_fd(), is readable, and between candidates), reads what it said,
+ * hands the GPU over and blocks until that benchmark is done.  It returns 1
+ * once the compile is over (torchref_time_compile() next), 0 while it goes
+ * on, -1 + err when the helper failed (the baselines' "compile" then says
+ * so; the helper is ended).  torchref_hold() stops the helper (SIGSTOP, its
+ * own process: torch.compile's compile workers go on) while a candidate is
+ * timed, and lets it go on.  torchref_time_compile() times the compiled
+ * model (blocks: the GPU is the helper's) and returns the whole baselines,
+ * cached; "compile" carries "background": true, "benchmarks" and
+ * "benchmark_seconds" (the hand-overs).
+ */
+int torchref_compile_pending(const struct torchref *r);
+int torchref_fd(const struct torchref *r);
+int torchref_service(struct torchref *r, char *err);
+void torchref_hold(struct torchref *r, int hold);
+const cJSON *torchref_time_compile(struct torchref *r, char *err);
 /* 1 when torchref_timing() read the baselines from the cache (nothing was timed) */
 int torchref_timing_cached(const struct torchref *r);
 /* kill the helper and what it started (its process group) at once, when

@@ -44,6 +44,7 @@ import platform
 import random
 import statistics
 import sys
+import threading
 import time
 import traceback
 
@@ -542,44 +543,179 @@ def l2_flush_bytes(torch):
     return 2 * l2
 
 
+def _flush_buffer(torch, device):
+    """The L2 flush buffer on CUDA (and its size), else (None, None)."""
+    if torch.device(device).type != "cuda":
+        return None, None
+    nbytes = l2_flush_bytes(torch)
+    return _call("allocating the L2 flush buffer", torch.empty, nbytes, dtype=torch.uint8,
+                 device=device), nbytes
+
+
+def compile_model(torch, model, inputs, device):
+    """torch.compile(model) and its first call on ``inputs``, which compiles
+    it (under no_grad, as it is timed).  Returns (compiled, seconds); a
+    failure raises."""
+    t0 = time.perf_counter()
+    with contextlib.redirect_stdout(sys.stderr), torch.no_grad():
+        compiled = torch.compile(model)
+        compiled(*inputs)  # compiles
+        if torch.device(device).type == "cuda":
+            torch.cuda.synchronize()
+    return compiled, time.perf_counter() - t0
+
+
+def time_compiled(torch, compiled, inputs, device, budget_ms, flush, compile_seconds):
+    """The compiled model's timing record, with what compiling took
+    ("compile_seconds") and what timing it took ("seconds")."""
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        rec = _call("timing the compiled model", time_model, torch, lambda: compiled(*inputs),
+                    device, budget_ms, flush)
+    rec["compile_seconds"] = compile_seconds
+    rec["seconds"] = time.perf_counter() - t0
+    return rec
+
+
+def _compile_failed(e):
+    cause = e.cause if isinstance(e, RefError) and e.cause is not None else e
+    return {"error": "torch.compile failed: %s" % _describe(cause)}
+
+
 def time_baselines(torch, model, inputs, device, budget_ms=DEFAULT_BUDGET_MS, compile=True):
     """Time the eager model and torch.compile(model) on ``inputs``.  Returns
     the manifest's "timing" object; a torch.compile failure is recorded as
     {"error": reason}, --no-compile as "compile": null."""
     cuda = torch.device(device).type == "cuda"
-    flush = None
     timing = {"method": "cuda-events" if cuda else "cpu-wall-clock", "budget_ms": budget_ms,
               "target_rse": TARGET_RSE, "l2_flush_bytes": None}
-    if cuda:
-        nbytes = l2_flush_bytes(torch)
-        flush = _call("allocating the L2 flush buffer", torch.empty, nbytes, dtype=torch.uint8, device=device)
-        timing["l2_flush_bytes"] = nbytes
+    flush, timing["l2_flush_bytes"] = _flush_buffer(torch, device)
     with torch.no_grad():
         t0 = time.perf_counter()
         timing["eager"] = _call("timing the eager model", time_model, torch,
                                 lambda: model(*inputs), device, budget_ms, flush)
         timing["eager"]["seconds"] = time.perf_counter() - t0
-        if not compile:
-            timing["compile"] = None
-        else:
-            try:
-                t0 = time.perf_counter()
-                with contextlib.redirect_stdout(sys.stderr):
-                    compiled = torch.compile(model)
-                    compiled(*inputs)  # compiles
-                    if cuda:
-                        torch.cuda.synchronize()
-                t1 = time.perf_counter()
-                timing["compile"] = _call("timing the compiled model", time_model, torch,
-                                          lambda: compiled(*inputs), device, budget_ms, flush)
-                # what compiling took (its first call), then what timing it took
-                timing["compile"]["compile_seconds"] = t1 - t0
-                timing["compile"]["seconds"] = time.perf_counter() - t1
-            except Exception as e:
-                cause = e.cause if isinstance(e, RefError) and e.cause is not None else e
-                timing["compile"] = {"error": "torch.compile failed: %s" % _describe(cause)}
+    if not compile:
+        timing["compile"] = None
+    else:
+        try:
+            compiled, seconds = compile_model(torch, model, inputs, device)
+            timing["compile"] = time_compiled(torch, compiled, inputs, device, budget_ms, flush,
+                                              seconds)
+        except GateError:
+            raise
+        except Exception as e:
+            timing["compile"] = _compile_failed(e)
     del flush
     return timing
+
+
+class GateError(RefError):
+    """The worker broke the GPU's hand-over (GpuGate): fatal, not a
+    torch.compile failure."""
+
+
+class GpuGate(object):
+    """While torch.compile compiles in the background of a search, the GPU
+    belongs to the worker's candidates.  Every benchmark inductor runs to
+    choose a kernel's configuration first asks the worker for the GPU
+    ({"ev": "gpu"}), waits for {"op": "go"} (the worker sends it between two
+    candidates and runs none until it hears back) and then says
+    {"ev": "gpu_done"}: no candidate's timing shares the GPU with inductor's,
+    and inductor's choice is not skewed by a candidate running beside it.
+
+    It patches the methods of inductor's one benchmarker object
+    (torch._inductor.runtime.benchmarking.benchmarker, PyTorch 2.5 and
+    later); where it finds none, the whole compile is one hand-over (the
+    search waits for it, as it would without the background).  available()
+    says whether deferring is worth it, from the version alone: importing
+    inductor takes seconds, which the background compile pays instead."""
+
+    METHODS = ("benchmark_gpu", "benchmark")
+
+    def __init__(self, torch, send, stdin):
+        self.torch = torch
+        self.send = send
+        self.stdin = stdin
+        self.depth = 0
+        self.granted = 0  # hand-overs so far
+        self.lock = threading.RLock()  # one hand-over at a time, whichever thread asks
+        self.patched = []
+        self.whole = False  # the whole compile is one hand-over
+
+    @staticmethod
+    def benchmarker(torch):
+        try:
+            from torch._inductor.runtime import benchmarking
+        except Exception:
+            return None
+        return getattr(benchmarking, "benchmarker", None)
+
+    @staticmethod
+    def available(torch):
+        try:
+            major, minor = (int(x) for x in str(torch.__version__).split(".")[:2])
+        except ValueError:
+            return False
+        return (major, minor) >= (2, 5) and hasattr(torch, "compile")
+
+    def _acquire(self):
+        self.send({"ev": "gpu"})
+        line = self.stdin.readline()
+        try:
+            req = json.loads(line) if line.strip() else None
+        except ValueError:
+            req = None
+        if not isinstance(req, dict) or req.get("op") != "go":
+            raise GateError("the worker answered %r to a request for the GPU (expected "
+                            "{\"op\": \"go\"})" % (line.strip()[:80] or "nothing"))
+        self.granted += 1
+
+    def _release(self):
+        try:
+            self.torch.cuda.synchronize()
+        finally:
+            self.send({"ev": "gpu_done"})
+
+    def _gated(self, fn):
+        def gated(*args, **kwargs):
+            with self.lock:
+                if self.depth:  # benchmark() calling benchmark_gpu(): one hand-over
+                    return fn(*args, **kwargs)
+                self.depth += 1
+                try:
+                    self._acquire()
+                    try:
+                        return fn(*args, **kwargs)
+                    finally:
+                        self._release()
+                finally:
+                    self.depth -= 1
+        return gated
+
+    def __enter__(self):
+        b = self.benchmarker(self.torch)
+        for m in self.METHODS:
+            fn = getattr(b, m, None) if b is not None else None
+            if callable(fn):
+                setattr(b, m, self._gated(fn))
+                self.patched.append((b, m))
+        if not self.patched:
+            self._acquire()
+            self.whole = True
+        return self
+
+    def __exit__(self, *exc):
+        for b, m in self.patched:
+            try:
+                delattr(b, m)  # the class's method again
+            except AttributeError:
+                pass
+        self.patched = []
+        if self.whole:
+            self.whole = False
+            self._release()
+        return False
 
 
 # ---------------------------------------------------------------- generation
@@ -980,6 +1116,7 @@ class Server(object):
         self.outputs = None
         self.n_fwd = None
         self.cached = None  # (seed, inputs, outputs) of the last set made
+        self.pending = None  # (compiled, inputs, seconds) between compile and time_compile
 
     def _run(self, tseed, label):
         """Inputs drawn under tseed on the device, and the forward's outputs."""
@@ -1084,11 +1221,60 @@ class Server(object):
                                "to stay the same in every set" % (kind, pname))
 
     def time(self, tseed, budget_ms, compile=True):
+        """The baselines' timing; compile="defer" times the eager model only
+        and says {"pending": true} for torch.compile, which compile_start()
+        and time_compile() measure later (only on CUDA with a torch whose
+        benchmarks can be handed over: else both are timed now)."""
+        defer = compile == "defer" and self.device == "cuda" and GpuGate.available(self.torch)
         inputs, _ = self._run(tseed, "the timing set")
         try:
-            return time_baselines(self.torch, self.model, inputs, self.device, budget_ms, compile)
+            t = time_baselines(self.torch, self.model, inputs, self.device, budget_ms,
+                               bool(compile) and not defer)
+            if defer:
+                t["compile"] = {"pending": True}
+            return t
         finally:
             del inputs
+            if self.device == "cuda":
+                self.torch.cuda.empty_cache()
+
+    def compile_start(self, tseed, gate):
+        """Compile torch.compile(model) on the timing set (its first call),
+        handing the GPU over through gate; the compiled model and the set are
+        kept for time_compile().  Returns {"compile_seconds": S} or
+        {"error": ...}."""
+        inputs, _ = self._run(tseed, "the timing set")
+        self.pending = None
+        if self.device != "cuda":  # no GPU to hand over
+            gate = contextlib.nullcontext(gate)
+        try:
+            with gate:
+                compiled, seconds = compile_model(self.torch, self.model, inputs, self.device)
+        except GateError:
+            raise
+        except Exception as e:
+            del inputs
+            return _compile_failed(e)
+        self.pending = (compiled, inputs, seconds)
+        return {"compile_seconds": seconds,
+                "benchmarks": gate.granted if isinstance(gate, GpuGate) else 0}
+
+    def time_compile(self, budget_ms):
+        """Time the model compile_start() compiled: the baselines' "compile"
+        record (or {"error": ...})."""
+        if not self.pending:
+            raise RefError("time_compile without a compiled model (compile first)")
+        compiled, inputs, seconds = self.pending
+        self.pending = None
+        flush = None
+        try:
+            flush, _ = _flush_buffer(self.torch, self.device)
+            return time_compiled(self.torch, compiled, inputs, self.device, budget_ms, flush,
+                                 seconds)
+        except Exception as e:
+            return _compile_failed(e)
+        finally:
+            del compiled, inputs, flush
             if self.device == "cuda":
                 self.torch.cuda.empty_cache()
 
@@ -1109,7 +1295,18 @@ def serve(problem, device=None, seed=DEFAULT_SEED, cuda_index=0, shapes=None, si
       buffers) and out[] into the targets; answers {"ev": "filled", "set": S}
     * {"op": "time", "seed": SEED, "budget_ms": MS, "compile": BOOL}: times
       the eager and compiled model on that set; answers {"ev": "timing",
-      "timing": {...}} (the manifest's "timing")
+      "timing": {...}} (the manifest's "timing").  "compile": "defer" (a
+      search on CUDA) times the eager model only, with "compile":
+      {"pending": true}, when the GPU can be handed over (GpuGate); else
+      both, as with true
+    * {"op": "compile", "seed": SEED}: compiles torch.compile(model) on that
+      set; each benchmark inductor runs meanwhile sends {"ev": "gpu"}, waits
+      for the line {"op": "go"} and sends {"ev": "gpu_done"} after it.
+      Answers {"ev": "compiled", "compile_seconds": S} or {"ev": "compiled",
+      "error": "torch.compile failed: ..."}
+    * {"op": "time_compile", "budget_ms": MS}: times the model "compile"
+      compiled; answers {"ev": "timing", "compile": {...}} (the baselines'
+      "compile" record, or {"error": ...})
     * {"op": "quit"}: checks that forward() left the parameters alone,
       answers {"ev": "bye"} and exits 0.
 
@@ -1148,9 +1345,17 @@ def serve(problem, device=None, seed=DEFAULT_SEED, cuda_index=0, shapes=None, si
                 srv.fill(int(req["seed"]), req["inputs"], req["outputs"], "set %d" % s)
                 send({"ev": "filled", "set": s})
             elif op == "time":
+                c = req.get("compile", True)
                 t = srv.time(int(req["seed"]), float(req.get("budget_ms", DEFAULT_BUDGET_MS)),
-                             bool(req.get("compile", True)))
+                             "defer" if c == "defer" else bool(c))
                 send({"ev": "timing", "timing": t})
+            elif op == "compile":
+                r = srv.compile_start(int(req["seed"]), GpuGate(torch, send, stdin))
+                r["ev"] = "compiled"
+                send(r)
+            elif op == "time_compile":
+                send({"ev": "timing",
+                      "compile": srv.time_compile(float(req.get("budget_ms", DEFAULT_BUDGET_MS)))})
             elif op == "quit":
                 srv.check_params()
                 srv.targets.close()

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "result.h"
 #include "util.h"
 #include "version.h"
 
@@ -452,8 +453,14 @@ static void handle_event(struct worker *w, cJSON *o)
 		if (tm && !w->refTiming)
 			w->refTiming = cJSON_Duplicate(tm, 1);
 		cJSON *bl = cJSON_GetObjectItem(o, "baselines");
-		if (bl && !w->baselines)
+		if (bl && (!w->baselines || result_compile_pending(w->baselines))) {
+			/* a restart's, whole where the first's was still compiling */
+			int whole = w->baselines && !result_compile_pending(bl);
+			cJSON_Delete(w->baselines);
 			w->baselines = cJSON_Duplicate(bl, 1);
+			if (whole && w->cfg.onBaselines)
+				w->cfg.onBaselines(w->zDevice, w->baselines, w->cfg.baselinesArg);
+		}
 		const cJSON *rs = cJSON_GetObjectItem(o, "reference_seconds");
 		if (cJSON_IsNumber(rs)) {
 			/* the latest worker's: a restart makes the data again */
@@ -472,6 +479,19 @@ static void handle_event(struct worker *w, cJSON *o)
 		const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(o, "reference"));
 		if (r && !w->zRefName)
 			w->zRefName = xstrdup(r);
+	} else if (!strcmp(ev, "baselines")) {
+		/* torch.compile's baseline, compiled in the background, is timed */
+		cJSON *bl = cJSON_GetObjectItem(o, "baselines");
+		if (!cJSON_IsObject(bl) || !result_compile_pending(w->baselines))
+			return;
+		cJSON_Delete(w->baselines);
+		w->baselines = cJSON_Duplicate(bl, 1);
+		cJSON *su = cJSON_GetObjectItem(w->refData, "setup");
+		const cJSON *sec = cJSON_GetObjectItem(o, "seconds");
+		if (cJSON_IsObject(su) && cJSON_IsNumber(sec))
+			cJSON_AddNumberToObject(su, "torch_compile_done", sec->valuedouble);
+		if (w->cfg.onBaselines)
+			w->cfg.onBaselines(w->zDevice, w->baselines, w->cfg.baselinesArg);
 	} else if (!strcmp(ev, "progress") && j) {
 		const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(o, "stage"));
 		cJSON *k = cJSON_GetObjectItem(o, "k");
@@ -849,7 +869,11 @@ static void start(struct worker *w)
 		cJSON_AddNumberToObject(o, "size", w->cfg.size);
 	if (w->cfg.zLibs)
 		cJSON_AddStringToObject(o, "libs", w->cfg.zLibs);
-	cJSON_AddBoolToObject(o, "time_reference", w->refTiming == NULL && w->baselines == NULL);
+	cJSON_AddBoolToObject(o, "time_reference",
+	                      (w->refTiming == NULL && w->baselines == NULL) ||
+	                          result_compile_pending(w->baselines));
+	if (w->cfg.deferCompile)
+		cJSON_AddBoolToObject(o, "defer_compile", 1);
 	send_line(w, o);
 	arm(w, w->cfg.setupTimeoutS);
 	cJSON *m;

@@ -37,6 +37,13 @@ struct worker_config {
 	double atol, rtol;      /* tolerance overrides for float outputs (< 0: the task's) */
 	double size;            /* size factor of a KernelBench problem (0: as written) */
 	const char *zLibs;      /* libraries candidates link ("cublas cudnn"), or NULL */
+	/* a search on the GPU: torch.compile's baseline of a PyTorch reference
+	 * compiles in the background while candidates run (its "compile" is
+	 * {"pending": true} until then); onBaselines hears the whole baselines
+	 * when they come (NULL: not told) */
+	int deferCompile;
+	void (*onBaselines)(const char *zDevice, const cJSON *baselines, void *arg);
+	void *baselinesArg;
 };
 
 struct worker;

@@ -89,6 +89,24 @@ if [ $has_torch = 1 ]; then
 		test "$(json status "$T/kb.json" 2>/dev/null)" = correct
 	check "the result reports the speedup against torch.compile too" python3 -c "
 import json; r=json.load(open('$T/kb.json')); assert r['baseline_compile_ms']>0 and r['speedup_compile']>0"
+	# a search: torch.compile's baseline compiles in the background (a cache of
+	# its own, so that it is compiled here) while the candidates run, and every
+	# correct result ends with its speedup against it
+	XDG_CACHE_HOME="$T/bgcache" $KLOOP search softmax $B --sweep-only --rounds 1 --json \
+		--session "$T/bg.jsonl" >"$T/bg.out" 2>"$T/bg.err"
+	_n=$NFAIL
+	check "a search compiles torch.compile's baseline in the background: the setup says so, one compile_baseline event has its time" python3 -c "
+import json; ev=[json.loads(l) for l in open('$T/bg.jsonl')]
+su=[e['result']['reference_data']['setup'] for e in ev if e['type']=='eval_finished'][0]
+cb=[e for e in ev if e['type']=='compile_baseline']
+assert su.get('torch_compile_background') and 'torch_compile' not in su, su
+assert len(cb)==1 and cb[0]['compile']['median_ms']>0 and cb[0]['compile']['background'], cb"
+	check "... and the summary's correct candidates all carry their speedup against it" python3 -c "
+import json; s=[json.loads(l) for l in open('$T/bg.out') if '\"summary\"' in l][0]
+ok=[c for c in s['candidates'] if c['status']=='correct']
+assert ok and all(c.get('speedup_compile',0)>0 for c in ok), ok"
+	diag $_n "$T/bg.err"
+	python3 bench/search_stats.py "$T/bg.jsonl" | sed 's/^/# /'
 	# KernelBench-format problems (today's sizes scaled down) served over CUDA IPC
 	KB=tests/fixtures/torch/kb
 	for pc in "23_Softmax.py tasks/softmax/seed.cu" "2_Standard_matrix_multiplication_.py tasks/matmul/seed.cu" \

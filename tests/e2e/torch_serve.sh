@@ -188,3 +188,39 @@ check "torch.compile's cache is kloop's: CACHE/kloop/torch/inductor ($(head -c 2
 TORCHINDUCTOR_CACHE_DIR=/elsewhere $KLOOP eval "$T/inductor_dir.py" tasks/softmax/seed.c $B --json >"$T/ind2.json" 2>"$T/ind2.err"
 check "... unless TORCHINDUCTOR_CACHE_DIR is set: the problem sees /elsewhere" \
 	grep -q "TORCHINDUCTOR_CACHE_DIR is '/elsewhere'" "$T/ind2.err"
+
+# the helper's background-compile ops, driven as the worker drives them: on
+# the CPU "defer" is not taken (both baselines are timed at once), and
+# "compile" then "time_compile" give torch.compile's record (or, with a
+# torch that has no torch.compile, the reason)
+cat >"$T/bg.py" <<'PY'
+import json, subprocess, sys
+p = subprocess.Popen([sys.executable, "engine/measure/torchref.py", "--serve", "--problem",
+                      sys.argv[1], "--device", "cpu"], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, universal_newlines=True)
+def ask(o):
+    p.stdin.write(json.dumps(o) + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+assert json.loads(p.stdout.readline())["ev"] == "describe"
+t = ask({"op": "time", "seed": 1240, "budget_ms": 50, "compile": "defer"})["timing"]
+assert t["eager"]["median_ms"] > 0 and "pending" not in (t["compile"] or {}), t
+c = ask({"op": "compile", "seed": 1240})
+assert c["ev"] == "compiled", c
+if "error" in c:
+    assert c["error"].startswith("torch.compile failed: "), c
+    print("compile failed:", c["error"])
+else:
+    assert c["compile_seconds"] > 0 and c["benchmarks"] == 0, c
+    r = ask({"op": "time_compile", "budget_ms": 50})
+    assert r["ev"] == "timing" and r["compile"]["median_ms"] > 0, r
+    assert r["compile"]["compile_seconds"] == c["compile_seconds"], r
+    print("compiled in %.2f s, %.4g ms" % (c["compile_seconds"], r["compile"]["median_ms"]))
+assert ask({"op": "quit"})["ev"] == "bye"
+print("ok")
+PY
+softmax_problem "$T/bg_problem.py" </dev/null
+python3 "$T/bg.py" "$T/bg_problem.py" >"$T/bg.out" 2>"$T/bg.err"
+check "the helper's compile and time_compile ops, as the worker drives them (on the CPU no defer)" \
+	grep -qx ok "$T/bg.out"
+diag 0 "$T/bg.out" "$T/bg.err"

@@ -7,7 +7,10 @@
  * again and nothing else; a one-shot runner in memory writes no journal; a
  * worker that cannot start answers from the loop; the notes carry ids
  * (finished candidates, proposed ideas through the command provider) and
- * runner_describe() makes the lines a front end prints.
+ * runner_describe() makes the lines a front end prints.  With a scripted
+ * worker: torch.compile's baseline compiled in the background (a search)
+ * reaches the results that came before it through a compile_baseline
+ * event, also when the journal is read again.
  */
 #include <glob.h>
 #include <stdio.h>
@@ -19,6 +22,7 @@
 #include "event.h"
 #include "runner.h"
 #include "util.h"
+#include "version.h"
 
 struct notes {
 	struct runner *rn;
@@ -29,6 +33,7 @@ struct notes {
 	int nIdeas;
 	int aIdea[8];
 	char zLine[600]; /* runner_describe() of the last FINISHED or IDEAS note */
+	char zLog[600];  /* the last RUNNER_LOG line */
 };
 
 static void on_note(void *arg, const struct runner_note *n)
@@ -38,6 +43,9 @@ static void on_note(void *arg, const struct runner_note *n)
 		x->nFinished++;
 		x->lastFinished = n->cand;
 		x->syncDone |= x->inCall;
+	} else if (n->kind == RUNNER_LOG) {
+		snprintf(x->zLog, sizeof x->zLog, "%s", n->zText ? n->zText : "");
+		return;
 	} else if (n->kind == RUNNER_IDEAS) {
 		for (int i = 0; i < n->nIdea && x->nIdeas < 8; i++)
 			x->aIdea[x->nIdeas++] = n->aIdea[i];
@@ -82,6 +90,85 @@ static struct runner *reopen_cut(struct loop *l, const struct config *cfg, const
 static const struct cand *cand(struct runner *rn, int id)
 {
 	return state_cand(runner_state(rn), id);
+}
+
+/* candidate id's result's number k (-1: none) */
+static double res_num(struct runner *rn, int id, const char *k)
+{
+	const struct cand *c = state_cand(runner_state(rn), id);
+	const cJSON *v = c ? cJSON_GetObjectItem(c->result, k) : NULL;
+	return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+/* torch.compile's baseline compiled in the background: a scripted worker
+ * (tests/fixtures/baselines_worker.py) is ready with it pending and sends
+ * it after its second result */
+static void test_background_baseline(struct loop *l, struct config *cfg, struct notes *x)
+{
+	char err[KL_ERRLEN];
+	char *wk = xasprintf("python3 tests/fixtures/baselines_worker.py %s", KLOOP_VERSION);
+	config_set(cfg, "worker", wk, err);
+	free(wk);
+	struct runner_opts o = {.zTask = "softmax", .bNoSeeds = 1, .bDeferCompile = 1};
+	struct runner *rn = runner_open(l, cfg, &o, on_note, x, err);
+	x->rn = rn;
+	CHECK(rn != NULL, "a runner with the scripted worker (%s)", rn ? "" : err);
+	if (!rn)
+		return;
+	for (int i = 1; i <= 3; i++) {
+		int id = runner_add(rn, "human", NULL, 0, "c.c", "int x;", NULL, err);
+		CHECK(id == i && runner_bench(rn, id, err) == 0, "candidate %d is queued", i);
+	}
+	run(l, rn);
+	char *zPath = xstrdup(rn->ses->zPath);
+	int ok = 1;
+	for (int i = 1; i <= 3; i++)
+		ok &= res_num(rn, i, "baseline_compile_ms") == 0.5 &&
+		      res_num(rn, i, "speedup_compile") == 0.5 && res_num(rn, i, "speedup") == 2;
+	CHECK(ok,
+	      "all three results carry torch.compile's 0.5 ms and their 0.5x against it, "
+	      "the two before it came as well (#1: %g)",
+	      res_num(rn, 1, "speedup_compile"));
+	CHECK(strstr(x->zLog, "torch.compile's baseline on Fake GPU: 0.5 ms (compiled in the "
+	                      "background in 9.0 s, 3 benchmarks given the GPU") != NULL,
+	      "a line says it came: %s", x->zLog);
+	runner_close(rn);
+	char *z = slurp(zPath);
+	int nEv = 0, firstBare = 0;
+	for (char *p = z; (p = strstr(p, "\"type\":\"compile_baseline\"")); p++)
+		nEv++;
+	char *e1 = strstr(z, "\"type\":\"eval_finished\",\"candidate\":1");
+	char *nl = e1 ? strchr(e1, '\n') : NULL;
+	if (nl) {
+		*nl = 0;
+		firstBare = !strstr(e1, "baseline_compile_ms");
+		*nl = '\n';
+	}
+	CHECK(nEv == 1 && firstBare && strstr(z, "\"device\":\"Fake GPU\",\"compile\":{"),
+	      "the journal has one compile_baseline event for Fake GPU, and #1's own verdict "
+	      "came without it (%d events)",
+	      nEv);
+	free(z);
+	struct session *s = session_open(zPath, 0, err);
+	const cJSON *r1 = s ? state_cand(&s->st, 1)->result : NULL;
+	const cJSON *sc = cJSON_GetObjectItem(r1, "speedup_compile");
+	CHECK(cJSON_IsNumber(sc) && sc->valuedouble == 0.5,
+	      "the journal read again gives #1 its speedup against torch.compile");
+	session_close(s);
+	unlink(zPath);
+	free(zPath);
+
+	/* not deferred (not a search): the worker is not asked, and no event */
+	o = (struct runner_opts){.zTask = "softmax", .bNoSeeds = 1};
+	x->zLog[0] = 0;
+	rn = runner_open(l, cfg, &o, on_note, x, err);
+	x->rn = rn;
+	int id = rn ? runner_add(rn, "human", NULL, 0, "c.c", "int x;", NULL, err) : -1;
+	if (rn && runner_bench(rn, id, err) == 0)
+		run(l, rn);
+	CHECK(rn && res_num(rn, id, "speedup_compile") == 0.5 && !x->zLog[0],
+	      "without it the baselines are whole at once and no line is said");
+	runner_close(rn);
 }
 
 int main(void)
@@ -282,6 +369,8 @@ int main(void)
 	          runner_state(rn)->nCand == 0 && !strcmp(runner_state(rn)->zTask, "softmax"),
 	      "a one-shot runner keeps its session in memory, without seeds");
 	runner_close(rn);
+
+	test_background_baseline(l, &cfg, &x);
 
 	/* a worker that cannot start */
 	config_set(&cfg, "worker", "/nonexistent/kloop-worker", err);
