@@ -107,6 +107,8 @@ pid_t proc_spawn(const struct proc_spec *s, int *pOut, int *pErr, char *err)
 		}
 		if (s->scrubEnv)
 			scrub_env();
+		if (s->nice > 0)
+			(void)!nice(s->nice);
 		sigset_t all;
 		sigemptyset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL);

@@ -21,6 +21,7 @@ struct proc_spec {
 	                 and *pLife the write end of its life line: closed (or this
 	                 process dead), the keeper kills all of it.  The pid
 	                 returned is the keeper's, which exits as the program did */
+	int nice;     /* > 0: the child runs that much nicer (work in the background) */
 };
 
 /* 1 if an environment variable of this name likely holds a secret (an API

@@ -579,12 +579,15 @@ static void start_job(struct compiler *c, struct cjob *j)
 	/* bubblewrap gets a keeper: killed while it sets up, it would leave its
 	 * pid namespace's init behind (engine/proc.h, proc_keep) */
 	j->lifeFd = -1;
+	/* compiles are work ahead of the GPU: they yield the CPU to what runs
+	 * now (a candidate being timed, the PyTorch helper) */
 	struct proc_spec s = {.argv = j->argv,
 	                      .zCwd = j->zDir,
 	                      .stdinFd = -1,
 	                      .stdoutFd = -1,
 	                      .stderrFd = -1,
-	                      .pLife = c->sandbox ? &j->lifeFd : NULL};
+	                      .pLife = c->sandbox ? &j->lifeFd : NULL,
+	                      .nice = COMPILE_NICE};
 	j->t0 = now_s();
 	j->pid = proc_spawn(&s, &j->fd, NULL, err);
 	if (j->pid < 0) {

@@ -7,6 +7,11 @@
 #ifndef KL_COMPILE_H
 #define KL_COMPILE_H
 
+/* how much nicer a compile runs than kloop: compiles are work ahead of the
+ * GPU, and yield the CPU to a candidate being timed and to the PyTorch
+ * helper (a search's torch.compile baseline) */
+#define COMPILE_NICE 10
+
 #include <stddef.h>
 
 #include "loop.h"

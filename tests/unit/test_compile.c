@@ -3,10 +3,12 @@
  * candidate compiles into a shared object, the same source again is a
  * cache hit under the same key (by hash, no compiler run), a changed
  * source gets another key, and a broken one fails with the compiler's
- * message and why.
+ * message and why; the compiler runs COMPILE_NICE nicer than kloop.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -88,8 +90,32 @@ int main(void)
 	CHECK(g.n == 4 && !g.ok && strstr(g.zLog, "undefined_name") && *g.zWhy,
 	      "a broken source fails with the compiler's message (%s)", g.zWhy);
 	CHECK(compiler_pending(c) == 0, "nothing left pending");
-
 	compiler_free(c);
+
+	/* the compiler's niceness, as a wrapper around cc sees it */
+	char *wrap = xasprintf("%s/cc.sh", dir), *niceFile = xasprintf("%s/nice.txt", dir);
+	char *script = xasprintf("#!/bin/sh\nnice >'%s'\nexec cc \"$@\"\n", niceFile);
+	write_file_atomic(wrap, script, strlen(script), err);
+	chmod(wrap, 0755);
+	setenv("KLOOP_CC", wrap, 1);
+	char *dir2 = xasprintf("%s/c2", dir);
+	c = compiler_new(l, dir2, 1, NULL, err);
+	compile(l, c, good, &g);
+	unsetenv("KLOOP_CC");
+	strbuf nb = STRBUF_INIT;
+	read_file(niceFile, &nb, 64, err);
+	int want = getpriority(PRIO_PROCESS, 0) + COMPILE_NICE;
+	want = want > 19 ? 19 : want;
+	CHECK(g.n == 5 && g.ok && nb.buf && atoi(nb.buf) == want,
+	      "the compiler runs %d nicer than kloop (it saw %d)", COMPILE_NICE,
+	      nb.buf ? atoi(nb.buf) : -1);
+	sb_free(&nb);
+	compiler_free(c);
+	free(wrap);
+	free(niceFile);
+	free(script);
+	free(dir2);
+
 	loop_free(l);
 	free(g.zSo);
 	free(g.zLog);
