@@ -227,6 +227,21 @@ void replay_describe(const struct replay *r, int i, char *buf, size_t n)
 		         : c ? c
 		             : "");
 		free(v);
+	} else if (t == EV_COMPILE_BASELINE) {
+		/* torch.compile's baseline, compiled in the background of a search */
+		const cJSON *cm = cJSON_GetObjectItem(ev, "compile");
+		const char *d = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "device"));
+		const char *e = cJSON_GetStringValue(cJSON_GetObjectItem(cm, "error"));
+		const cJSON *ms = cJSON_GetObjectItem(cm, "median_ms");
+		const cJSON *cs = cJSON_GetObjectItem(cm, "compile_seconds");
+		if (cJSON_IsNumber(ms))
+			snprintf(
+			    buf, n,
+			    "compile_baseline on %s: torch.compile %.4g ms (compiled in %.1f s)",
+			    d ? d : "?", ms->valuedouble, cJSON_IsNumber(cs) ? cs->valuedouble : 0);
+		else
+			snprintf(buf, n, "compile_baseline on %s: %s", d ? d : "?",
+			         e ? e : "not measured");
 	} else if (t == EV_SESSION_STARTED) {
 		const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "task"));
 		const char *b = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "backend"));

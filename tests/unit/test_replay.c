@@ -106,9 +106,12 @@ int main(void)
 	 * converting NaN to int (undefined; UBSan stops the test here) */
 	char *nn = path("nonumbers.jsonl");
 	f = fopen(nn, "w");
-	fputs("{\"type\":\"eval_finished\"}\n{\"type\":\"candidate_added\",\"id\":\"x\"}\n"
-	      "{\"type\":\"round_started\"}\n",
-	      f);
+	fputs(
+	    "{\"type\":\"eval_finished\"}\n{\"type\":\"candidate_added\",\"id\":\"x\"}\n"
+	    "{\"type\":\"round_started\"}\n{\"type\":\"compile_baseline\"}\n"
+	    "{\"type\":\"compile_baseline\",\"device\":\"H100\",\"compile\":{\"median_ms\":0.1418,"
+	    "\"compile_seconds\":5.04}}\n",
+	    f);
 	fclose(f);
 	r = replay_open(nn, err);
 	CHECK(r != NULL, "a journal of events without numbers opens (%s)", r ? "" : err);
@@ -122,6 +125,14 @@ int main(void)
 		replay_describe(r, 2, d, sizeof d);
 		CHECK(!strcmp(d, "round_started 0"), "a search round without its number is 0 (%s)",
 		      d);
+		replay_describe(r, 3, d, sizeof d);
+		CHECK(!strcmp(d, "compile_baseline on ?: not measured"),
+		      "a compile_baseline without its record says so (%s)", d);
+		replay_describe(r, 4, d, sizeof d);
+		CHECK(
+		    !strcmp(
+		        d, "compile_baseline on H100: torch.compile 0.1418 ms (compiled in 5.0 s)"),
+		    "a compile_baseline names the device, the time and the compile (%s)", d);
 		replay_close(r);
 	}
 	char cmd[128];
