@@ -15,14 +15,6 @@ double result_num(const cJSON *o, const char *k)
 	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
-void result_complete(cJSON *r, struct worker *w, const char *zTask, const char *zSource,
-                     const char *zBackend)
-{
-	result_complete_from(r, worker_reference_timing(w), worker_baselines(w),
-	                     worker_reference_data(w), worker_reference_name(w), worker_device(w),
-	                     zTask, zSource, zBackend);
-}
-
 void result_complete_from(cJSON *r, const cJSON *rt, const cJSON *baselines, const cJSON *refData,
                           const char *zRefName, const char *zDevice, const char *zTask,
                           const char *zSource, const char *zBackend)
