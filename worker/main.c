@@ -91,8 +91,8 @@ static struct {
 	int nTimed;
 	size_t nTimedAlloc;
 	struct torchref *bg; /* the PyTorch helper compiling torch.compile's baseline in
-	                        the background while candidates run, or NULL */
-	int bgFd;            /* its output, watched by the loop */
+	                        the background while candidates run (its output
+	                        watched by the loop), or NULL */
 } W;
 
 /* ---- protocol out ---- */
@@ -826,7 +826,7 @@ static void background_compile(void)
 	cJSON_AddItemToObject(o, "baselines", cJSON_Duplicate(tm, 1));
 	cJSON_AddNumberToObject(o, "seconds", now_s() - W.tTask);
 	cJSON_AddNumberToObject(o, "timing_seconds", now_s() - t0);
-	loop_del_fd(W.l, W.bgFd);
+	loop_del_fd(W.l, torchref_fd(r));
 	W.bg = NULL;
 	gHelper = NULL;
 	torchref_free(r);
@@ -1082,8 +1082,7 @@ static void op_task(cJSON *req)
 		if (torchref_compile_pending(tr)) {
 			/* the helper stays: background_compile() ends it */
 			W.bg = tr;
-			W.bgFd = torchref_fd(tr);
-			loop_add_fd(W.l, W.bgFd, LOOP_READ, on_bg_fd, NULL);
+			loop_add_fd(W.l, torchref_fd(tr), LOOP_READ, on_bg_fd, NULL);
 			cJSON_AddBoolToObject(su, "torch_compile_background", 1);
 		} else {
 			t0 = now_s();

@@ -36,11 +36,9 @@ struct torchref {
 	int timingCached;  /* it was read from the cache */
 	/* torch.compile compiling in the background (torchref_timing's defer) */
 	enum { COMPILE_NONE, COMPILE_RUNNING, COMPILE_OVER, COMPILE_TIMED } compile;
-	int held;         /* stopped (SIGSTOP) by torchref_hold() */
-	int nGpu;         /* benchmarks it ran on the GPU handed over */
-	double gpuS;      /* seconds the GPU was handed over for them */
-	double compileS;  /* what compiling took (its "compiled" answer) */
-	double compileT0; /* when the compile was asked for */
+	int held;    /* stopped (SIGSTOP) by torchref_hold() */
+	int nGpu;    /* benchmarks it ran on the GPU handed over */
+	double gpuS; /* seconds the GPU was handed over for them */
 	struct torchref_opts o;
 	char *zProblem;
 };
@@ -587,10 +585,10 @@ const cJSON *torchref_timing(struct torchref *r, struct harness *h, int defer, c
 	sb_free(&sb);
 	cJSON *q = cJSON_CreateObject();
 	cJSON_AddStringToObject(q, "op", "time");
-	cJSON_AddNumberToObject(q, "seed",
-	                        (double)(r->o.seed + 1 + (uint64_t)(harness_nsets(h) - 1)));
+	/* the timing set's */
+	double seed = (double)(r->o.seed + 1 + (uint64_t)(harness_nsets(h) - 1));
+	cJSON_AddNumberToObject(q, "seed", seed);
 	cJSON_AddNumberToObject(q, "budget_ms", r->o.budgetS * 1000);
-	double seed = cJSON_GetObjectItem(q, "seed")->valuedouble;
 	if (defer)
 		cJSON_AddStringToObject(q, "compile", "defer");
 	if (send_req(r, q, err) < 0)
@@ -611,14 +609,16 @@ const cJSON *torchref_timing(struct torchref *r, struct harness *h, int defer, c
 		return r->timing;
 	}
 	/* the eager model alone was timed: torch.compile compiles from now on,
-	 * in the background (torchref_service), and is timed later */
+	 * in the background (torchref_service), and is timed later.  From here
+	 * the helper is served between the caller's own work, never by running
+	 * the caller's loop from inside a call (that loop is what calls us) */
+	r->o.wait = NULL;
 	q = cJSON_CreateObject();
 	cJSON_AddStringToObject(q, "op", "compile");
 	cJSON_AddNumberToObject(q, "seed", seed);
 	if (send_req(r, q, err) < 0)
 		return NULL;
 	r->compile = COMPILE_RUNNING;
-	r->compileT0 = now_s();
 	return r->timing;
 }
 
@@ -685,8 +685,6 @@ int torchref_service(struct torchref *r, char *err)
 	if (r->compile != COMPILE_RUNNING)
 		return r->compile == COMPILE_NONE ? 0 : 1;
 	torchref_hold(r, 0);
-	void (*wait)(void *, int, double) = r->o.wait;
-	r->o.wait = NULL; /* nothing of the caller's runs while the helper has the GPU */
 	int rc = 0, gone;
 	cJSON *o;
 	while (rc == 0 && (o = line_now(r, &gone, err))) {
@@ -711,8 +709,6 @@ int torchref_service(struct torchref *r, char *err)
 			}
 			cJSON_Delete(done);
 		} else if (ev && !strcmp(ev, "compiled")) {
-			const cJSON *cs = cJSON_GetObjectItem(o, "compile_seconds");
-			r->compileS = cJSON_IsNumber(cs) ? cs->valuedouble : now_s() - r->compileT0;
 			r->compile = COMPILE_OVER;
 			if (cJSON_GetObjectItem(o, "error")) {
 				cJSON *rec = cJSON_CreateObject();
@@ -732,7 +728,6 @@ int torchref_service(struct torchref *r, char *err)
 	}
 	if (rc == 0 && gone)
 		rc = compile_lost(r, err);
-	r->o.wait = wait;
 	return rc;
 }
 
@@ -740,13 +735,10 @@ const cJSON *torchref_time_compile(struct torchref *r, char *err)
 {
 	if (r->compile != COMPILE_OVER)
 		return r->timing;
-	void (*wait)(void *, int, double) = r->o.wait;
-	r->o.wait = NULL; /* the GPU is the helper's while it times */
 	cJSON *q = cJSON_CreateObject();
 	cJSON_AddStringToObject(q, "op", "time_compile");
 	cJSON_AddNumberToObject(q, "budget_ms", r->o.budgetS * 1000);
 	cJSON *a = send_req(r, q, err) == 0 ? recv_line_within(r, 0, NULL, err) : NULL;
-	r->o.wait = wait;
 	if (!a) {
 		compile_lost(r, err);
 		return r->timing;

@@ -92,7 +92,9 @@ const cJSON *torchref_timing(struct torchref *r, struct harness *h, int defer, c
  * timed, and lets it go on.  torchref_time_compile() times the compiled
  * model (blocks: the GPU is the helper's) and returns the whole baselines,
  * cached; "compile" carries "background": true, "benchmarks" and
- * "benchmark_seconds" (the hand-overs).
+ * "benchmark_seconds" (the hand-overs).  Once the background compile
+ * starts, no call runs the caller's loop (torchref_opts.wait): the loop
+ * calls these.
  */
 int torchref_compile_pending(const struct torchref *r);
 int torchref_fd(const struct torchref *r);
