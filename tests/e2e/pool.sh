@@ -52,7 +52,7 @@ C="$T/slurm"
 mkdir -p "$C"
 if ! sh tests/slurm/cluster.sh start "$C" >"$T/cluster.log" 2>&1; then
 	fail "a single-node Slurm cluster starts"
-	sed 's/^/# /' "$T/cluster.log"
+	sed 's/^/#| /' "$T/cluster.log"
 	exit 0
 fi
 trap 'sh tests/slurm/cluster.sh stop "$C" >/dev/null 2>&1; rm -rf "$T"' EXIT

@@ -90,15 +90,48 @@ NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
 export SLURM_CONF="$D/slurm.conf"
+alive() { pid=$(cat "$D/$1.pid" 2>/dev/null) && kill -0 "$pid" 2>/dev/null; }
 /usr/sbin/slurmctld -f "$D/slurm.conf" -i
-/usr/sbin/slurmd -f "$D/slurm.conf"
-# ready when the node answers idle
+# the controller first: a slurmd that starts before it answers registers
+# late (once, the node stayed "unknown*" past the old 30 s wait)
 for _ in $(seq 1 150); do
-	st=$(sinfo -h -o '%T' 2>/dev/null | head -1 || true)
-	case $st in idle*|mixed*|allocated*) echo "export SLURM_CONF=$D/slurm.conf"; exit 0 ;; esac
+	scontrol ping 2>/dev/null | grep -q 'is UP' && break
 	sleep 0.2
 done
-echo "cluster.sh: the node did not come up (state '$st'); logs in $D" >&2
-tail -5 "$D/slurmctld.log" "$D/slurmd.log" >&2 || true
+/usr/sbin/slurmd -f "$D/slurm.conf"
+# ready when the node answers idle; a slurmd that died is started again,
+# and a node still not responding after 15 s is asked to register again
+st=""
+n=0
+while [ $n -lt 450 ]; do
+	st=$(sinfo -h -o '%T' 2>/dev/null | head -1 || true)
+	case $st in idle*|mixed*|allocated*) echo "export SLURM_CONF=$D/slurm.conf"; exit 0 ;; esac
+	if ! alive slurmd; then
+		echo "cluster.sh: slurmd is not running after $((n / 5)) s: starting it again" >&2
+		/usr/sbin/slurmd -f "$D/slurm.conf" || true
+	fi
+	if [ $n = 75 ] || [ $n = 225 ]; then
+		echo "cluster.sh: the node is '$st' after $((n / 5)) s: restarting slurmd" >&2
+		pid=$(cat "$D/slurmd.pid" 2>/dev/null) && kill "$pid" 2>/dev/null
+		sleep 1
+		/usr/sbin/slurmd -f "$D/slurm.conf" || true
+		scontrol update NodeName="$host" State=RESUME 2>/dev/null || true
+	fi
+	sleep 0.2
+	n=$((n + 1))
+done
+# why not: each daemon, the node as the controller sees it, each log's end
+{
+	echo "cluster.sh: the node did not come up within 90 s (state '$st'); logs in $D"
+	for p in munged slurmctld slurmd; do
+		alive $p && echo "  $p: running (pid $pid)" || echo "  $p: not running"
+	done
+	scontrol ping 2>&1 | sed 's/^/  /'
+	scontrol show node "$host" 2>&1 | sed 's/^/  /'
+	for f in slurmctld slurmd munged; do
+		echo "  --- the end of $D/$f.log"
+		tail -n 15 "$D/$f.log" 2>&1 | sed 's/^/  /'
+	done
+} >&2
 stop
 exit 1
