@@ -52,7 +52,7 @@ static double jn(const cJSON *o, const char *k)
 
 static void print_json(const cJSON *o)
 {
-	char *z = cJSON_PrintUnformatted(o);
+	char *z = json_text(o, 0);
 	printf("%s\n", z);
 	free(z);
 }

@@ -44,7 +44,7 @@ static char *body_path(void)
 static void py_str(strbuf *sb, const char *zName, const char *z)
 {
 	cJSON *s = cJSON_CreateString(z);
-	char *q = cJSON_PrintUnformatted(s);
+	char *q = json_text(s, 0);
 	sb_addf(sb, "%s = %s\n", zName, q);
 	free(q);
 	cJSON_Delete(s);
@@ -55,7 +55,7 @@ static void py_list(strbuf *sb, const char *zName, char **az, int n)
 	cJSON *a = cJSON_CreateArray();
 	for (int i = 0; i < n; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(az[i]));
-	char *q = cJSON_PrintUnformatted(a);
+	char *q = json_text(a, 0);
 	sb_addf(sb, "%s = %s\n", zName, q);
 	free(q);
 	cJSON_Delete(a);

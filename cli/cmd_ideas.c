@@ -57,7 +57,7 @@ static void print(struct ideas_run *x)
 		if (x->zError)
 			cJSON_AddStringToObject(o, "error", x->zError);
 		cJSON_AddItemToObject(o, "llm", llmrun_usage(&x->r));
-		char *z = cJSON_PrintUnformatted(o);
+		char *z = json_text(o, 0);
 		printf("%s\n", z);
 		free(z);
 		cJSON_Delete(o);

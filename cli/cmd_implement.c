@@ -72,7 +72,7 @@ static void print(struct implement_run *x)
 		}
 		cJSON_AddItemToObject(o, "failures", cJSON_Duplicate(x->failures, 1));
 		cJSON_AddItemToObject(o, "llm", llmrun_usage(&x->r));
-		char *z = cJSON_PrintUnformatted(o);
+		char *z = json_text(o, 0);
 		printf("%s\n", z);
 		free(z);
 		cJSON_Delete(o);

@@ -160,7 +160,7 @@ static int exec_outline(int argc, char **argv)
 		cJSON_AddStringToObject(j, "file", u);
 		free(u);
 		cJSON_AddItemToObject(j, "tunables", tunables_json(&t));
-		char *s = cJSON_PrintUnformatted(j);
+		char *s = json_text(j, 0);
 		puts(s);
 		free(s);
 		cJSON_Delete(j);

@@ -182,7 +182,7 @@ static int exec_profile(int argc, char **argv)
 	ncu_summary(prof, &line);
 	if (json) {
 		cJSON_AddStringToObject(prof, "summary", line.buf);
-		char *z = cJSON_Print(prof);
+		char *z = json_text(prof, 1);
 		printf("%s\n", z);
 		free(z);
 	} else {

@@ -37,7 +37,7 @@ static void summary(struct searchopts *o)
 		                      cJSON_DetachItemFromObject(all, "candidates"));
 		cJSON_AddItemToObject(e, "llm", cJSON_DetachItemFromObject(all, "llm"));
 		cJSON_Delete(all);
-		char *z = cJSON_PrintUnformatted(e);
+		char *z = json_text(e, 0);
 		printf("%s\n", z);
 		free(z);
 		cJSON_Delete(e);

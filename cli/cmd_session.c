@@ -37,7 +37,7 @@ static int exec_session(int argc, char **argv)
 	if (json) {
 		cJSON *o = state_to_json(&s->st);
 		cJSON_AddNumberToObject(o, "bad_lines", s->nBad);
-		char *z = cJSON_Print(o);
+		char *z = json_text(o, 1);
 		printf("%s\n", z);
 		free(z);
 		cJSON_Delete(o);

@@ -72,7 +72,7 @@ static int show_problem(const char *zProblem, const char *zShapes, const char *z
 		fprintf(stderr, "kloop: %s\n", err);
 		rc = 2;
 	} else if (json) {
-		char *z = cJSON_Print(d);
+		char *z = json_text(d, 1);
 		printf("%s\n", z);
 		free(z);
 	} else {
@@ -111,8 +111,8 @@ static int show_problem(const char *zProblem, const char *zShapes, const char *z
 			printf("  sizes  ");
 			cJSON_ArrayForEach(e, sz)
 			{
-				char *a = cJSON_PrintUnformatted(cJSON_GetArrayItem(e, 0));
-				char *b = cJSON_PrintUnformatted(cJSON_GetArrayItem(e, 1));
+				char *a = json_text(cJSON_GetArrayItem(e, 0), 0);
+				char *b = json_text(cJSON_GetArrayItem(e, 1), 0);
 				printf("%s%s %s -> %s", e == sz->child ? "" : ", ", e->string,
 				       a ? a : "?", b ? b : "?");
 				free(a);
@@ -240,7 +240,7 @@ static int exec_tasks(int argc, char **argv)
 	if (json) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddItemToObject(o, "tasks", arr);
-		char *z = cJSON_Print(o);
+		char *z = json_text(o, 1);
 		printf("%s\n", z);
 		free(z);
 		cJSON_Delete(o);

@@ -42,7 +42,7 @@ static int exec_translate(int argc, char **argv)
 			cJSON_AddStringToObject(e, "type", "summary");
 			cJSON_AddStringToObject(e, "session", o.rn->ses->zPath);
 			cJSON_AddItemToObject(e, "candidates", arr);
-			char *z = cJSON_PrintUnformatted(e);
+			char *z = json_text(e, 0);
 			printf("%s\n", z);
 			free(z);
 			cJSON_Delete(e);

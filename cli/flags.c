@@ -172,10 +172,9 @@ static const struct flag_def table[] = {
 int flags_number(const char *zFlag, const char *z, double lo, double hi, int bInt,
                  const char *zWhat, double *pOut, char *err)
 {
-	char *end;
-	double d = strtod(z, &end);
-	int bad =
-	    end == z || *end || isnan(d) || isinf(d) || d < lo || d > hi || (bInt && d != floor(d));
+	double d = 0;
+	int bad = num_parse(z, &d) < 0 || isnan(d) || isinf(d) || d < lo || d > hi ||
+	          (bInt && d != floor(d));
 	if (bad)
 		return kl_err(err, "%s: expected %s (%s) from %.15g to %.15g, got '%s'", zFlag,
 		              bInt ? "a whole number" : "a number", zWhat, lo, hi, z);

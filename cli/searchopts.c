@@ -101,7 +101,7 @@ static void on_runner(void *arg, const struct runner_note *n)
 			cJSON *e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "type", "verdict");
 			cJSON_AddItemToObject(e, "candidate", state_cand_json(c));
-			char *z = cJSON_PrintUnformatted(e);
+			char *z = json_text(e, 0);
 			printf("%s\n", z);
 			free(z);
 			cJSON_Delete(e);
@@ -140,14 +140,14 @@ void searchopts_note(void *arg, const char *zLine, const cJSON *ev)
 	if (o->json) {
 		char *z;
 		if (ev) {
-			z = cJSON_PrintUnformatted(ev);
+			z = json_text(ev, 0);
 		} else {
 			if (!zLine)
 				return;
 			cJSON *e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "type", "log");
 			cJSON_AddStringToObject(e, "text", zLine);
-			z = cJSON_PrintUnformatted(e);
+			z = json_text(e, 0);
 			cJSON_Delete(e);
 		}
 		printf("%s\n", z);

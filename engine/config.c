@@ -38,14 +38,15 @@ static int set_str(char **p, const char *v)
 static int parse_num(const char *zKey, const char *v, double lo, double hi, int bInt, double *p,
                      char *err)
 {
-	char *end;
 	errno = 0;
-	double d = strtod(v, &end);
+	double d = 0;
 	const char *zWhat = bInt ? "an integer" : "a number";
-	if (end == v || *end)
+	char *end;
+	double any = strtod(v, &end);
+	if (num_parse(v, &d) < 0 && (end == v || *end || isfinite(any)))
 		return kl_err(err, "%s: '%s' is not %s (expected %s from %g to %g)", zKey, v, zWhat,
 		              zWhat, lo, hi);
-	if (!isfinite(d) || errno == ERANGE)
+	if (!isfinite(any) || !isfinite(d) || errno == ERANGE)
 		return kl_err(err, "%s: '%s' is not a finite number (expected %s from %g to %g)",
 		              zKey, v, zWhat, lo, hi);
 	if (d < lo || d > hi)

@@ -664,7 +664,18 @@ static int parse_flops(struct ctx *c, const cJSON *root, struct task *t)
 			char *end;
 			double v;
 			if ((*z >= '0' && *z <= '9') || *z == '.') {
-				v = strtod(z, &end);
+				/* decimal only: strtod would read "0x10" as 16 */
+				end = (char *)z + strspn(z, "0123456789.");
+				if (*end == 'e' || *end == 'E') {
+					const char *q = end + 1 + (end[1] == '+' || end[1] == '-');
+					if (*q >= '0' && *q <= '9')
+						end = (char *)q + strspn(q, "0123456789");
+				}
+				char num[64];
+				snprintf(num, sizeof num, "%.*s", (int)(end - z), z);
+				if (num_parse(num, &v) < 0)
+					return kl_err(c->err, "%s: flops: '%s' is not a number",
+					              c->zFile, num);
 			} else if (isalpha((unsigned char)*z) || *z == '_') {
 				end = (char *)z;
 				while (isalnum((unsigned char)*end) || *end == '_')

@@ -4,6 +4,8 @@
  */
 #include "util.h"
 
+#include <cJSON.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -593,6 +595,66 @@ void term_sanitize(strbuf *sb, const char *s, size_t n, int flags)
 	}
 	if (!sb->buf)
 		sb_grow(sb, 0), sb->buf[0] = 0;
+}
+
+int num_parse(const char *z, double *pOut)
+{
+	const char *p = z;
+	if (*p == '+' || *p == '-')
+		p++;
+	size_t nd = strspn(p, "0123456789");
+	p += nd;
+	if (*p == '.') {
+		size_t nf = strspn(p + 1, "0123456789");
+		p += 1 + nf;
+		nd += nf;
+	}
+	if (!nd)
+		return -1;
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		size_t ne = strspn(p, "0123456789");
+		if (!ne)
+			return -1;
+		p += ne;
+	}
+	if (*p)
+		return -1;
+	*pOut = strtod(z, NULL);
+	return 0;
+}
+
+char *json_text(const void *o, int pretty)
+{
+	if (!o)
+		return NULL;
+	char *z = pretty ? cJSON_Print(o) : cJSON_PrintUnformatted(o);
+	if (!z)
+		die("out of memory printing JSON");
+	const unsigned char *p = (const unsigned char *)z;
+	size_t n = strlen(z);
+	if (term_is_clean(z, n, TERM_KEEP_NL | TERM_KEEP_TAB))
+		return z;
+	strbuf sb = STRBUF_INIT;
+	for (size_t i = 0, k; i < n; i += k) {
+		if ((k = term_pass(p + i, n - i, TERM_KEEP_NL | TERM_KEEP_TAB)) > 0) {
+			sb_add(&sb, p + i, k);
+			continue;
+		}
+		k = 1;
+		if (p[i] == 0xC2 && i + 1 < n && p[i + 1] >= 0x80 && p[i + 1] < 0xA0) {
+			sb_addf(&sb, "\\u00%02x", p[i + 1]);
+			k = 2;
+		} else if (p[i] == 0x7F || p[i] < 0x20) {
+			sb_addf(&sb, "\\u%04x", p[i]);
+		} else {
+			sb_adds(&sb, "\\ufffd");
+		}
+	}
+	free(z);
+	return sb_detach(&sb);
 }
 
 char *term_clean(const char *s, int flags)

@@ -135,6 +135,25 @@ char *term_clean(const char *s, int flags);
 int term_is_clean(const char *s, size_t n, int flags);
 
 /*
+ * A number as a person writes one, the whole of z: an optional sign, decimal
+ * digits with an optional point, an optional exponent ("3", "-0.5", "1e-6",
+ * ".25").  strtod alone takes hexadecimal ("0x10"), "inf", "nan" and
+ * leading spaces; they are refused here.  0 with *pOut, or -1.
+ */
+int num_parse(const char *z, double *pOut);
+
+/*
+ * cJSON's text of o (pretty: indented) with nothing in it that a terminal
+ * or a strict JSON reader trips on: cJSON passes DEL, the C1 controls and
+ * bytes that are not UTF-8 through raw inside strings, which the stdout
+ * guard then showed as "\x7F", an invalid JSON escape; here DEL and C1 are
+ * "\u007f" .. "\u009f", and a byte that is not UTF-8 is "\ufffd".  o is a
+ * cJSON pointer (void *, so that util.h needs no cJSON); NULL for NULL;
+ * caller frees.
+ */
+char *json_text(const void *o, int pretty);
+
+/*
  * Guard the process's stdout and stderr: from now on every byte written
  * through them passes term_sanitize (newlines and tabs kept), so no printf
  * of a candidate's name, a compiler log or an LLM title can put an escape

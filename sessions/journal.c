@@ -129,7 +129,7 @@ void journal_close(struct journal *j)
 
 int journal_append(struct journal *j, const cJSON *ev, char *err)
 {
-	char *zEv = cJSON_PrintUnformatted(ev);
+	char *zEv = json_text(ev, 0);
 	char *z = xasprintf("%s%s\n", j->bEndNl ? "\n" : "", zEv);
 	free(zEv);
 	struct stat st;

@@ -220,7 +220,7 @@ void replay_describe(const struct replay *r, int i, char *buf, size_t n)
 		const char *a = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "key"));
 		const char *b = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "reason"));
 		const char *c = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "category"));
-		char *v = cJSON_PrintUnformatted(cJSON_GetObjectItem(ev, "value"));
+		char *v = json_text(cJSON_GetObjectItem(ev, "value"), 0);
 		snprintf(buf, n, "%s%s%s%s%s%s%s", type, a ? " " : "", a ? a : "",
 		         a && v ? " = " : "", a && v ? v : "", b || c ? ": " : "",
 		         b   ? b

@@ -87,14 +87,13 @@ int search_setting_parse(cJSON *o, const char *zKey, const char *zVal, char *err
 			              zVal);
 		v = cJSON_CreateString(zVal);
 	} else {
-		char *end;
-		double d = strtod(zVal, &end);
+		double d = 0;
+		int bad = num_parse(zVal, &d) < 0;
 		int whole = strcmp(zKey, "budget_usd") && strcmp(zKey, "time_s") &&
 		            strcmp(zKey, "target") && strcmp(zKey, "suspect_x") &&
 		            strcmp(zKey, "bandwidth_gbs") && strcmp(zKey, "peak_tflops") &&
 		            strcmp(zKey, "quick_stop_x");
-		if (end == zVal || *end || !isfinite(d) || d < t->lo || d > t->hi ||
-		    (whole && d != floor(d)))
+		if (bad || !isfinite(d) || d < t->lo || d > t->hi || (whole && d != floor(d)))
 			return kl_err(err, "%s: expected %s from %g to %g, got '%s'", zKey,
 			              whole ? "a whole number" : "a number", t->lo, t->hi, zVal);
 		v = cJSON_CreateNumber(d);

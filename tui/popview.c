@@ -149,9 +149,7 @@ static int parse_term(const char *z, struct popview_term *t, char *err)
 		return -1;
 	}
 	if (numeric(t->field) && t->op != OP_HAS && t->op != OP_HASNT) {
-		char *end;
-		t->num = strtod(val, &end);
-		if (*end || end == val || isnan(t->num)) {
+		if (num_parse(val, &t->num) < 0) {
 			kl_err(err, "filter: '%s': %s takes a number, got '%s'", z, field, val);
 			free(field);
 			return -1;

@@ -28,6 +28,14 @@ refused "--budget 1e400 (overflows a double)" "got '1e400'" $E --budget 1e400
 refused "--jobs of 20 digits" "--jobs: expected a whole number (parallel compiles) from 1 to 4096" \
 	$E --jobs 99999999999999999999
 refused "--budget with trailing text" "got '1s'" $E --budget 1s
+# numbers as a person writes them: strtod alone took these (issue 24)
+refused "--trials 0x10 (hexadecimal)" "--trials: expected a whole number (trials) from 1 to 1000000, got '0x10'" $E --trials 0x10
+refused "--budget ' 2' (a leading space)" "got ' 2'" $E --budget ' 2'
+refused "--budget infinity" "got 'infinity'" $E --budget infinity
+mkdir -p "$XDG_CONFIG_HOME/kloop"
+printf 'timeout = 0x20\n' >"$XDG_CONFIG_HOME/kloop/config"
+refused "timeout = 0x20 in the configuration" "timeout: '0x20' is not a number" $E
+rm -f "$XDG_CONFIG_HOME/kloop/config"
 refused "--reference of an unknown kind" "--reference: expected host, cuda or torch, got 'gpu'" \
 	$E --reference gpu
 refused "--backend of an unknown kind" "--backend: expected host, cuda or auto, got 'tpu'" \

@@ -46,4 +46,17 @@ $KLOOP replay "$T/dup.jsonl" </dev/null >"$T/d2.out" 2>"$T/d2.err"
 check "kloop session names the rejected event's line (6)" grep -q 'dup.jsonl:6: event ignored' "$T/d1.err"
 check "kloop replay names the same line" grep -q 'dup.jsonl:6: event 4 ignored' "$T/d2.err"
 diag 0 "$T/d1.err" "$T/d2.err"
+
+# --json is JSON: DEL, the C1 controls and bytes that are not UTF-8 (a
+# candidate's name, a journal's text) are escaped as JSON escapes them,
+# never rewritten by the terminal guard into "\x7F", an invalid escape
+printf '{"type":"session_started","ts":1,"task":"soft\177max\302\233y\377","backend":"host"}\n' >"$T/ctl.jsonl"
+$KLOOP session "$T/ctl.jsonl" --json >"$T/ctl.json" 2>"$T/ctl.err"
+check "kloop session --json of control bytes is strict JSON, escaped (\\u007f, \\u009b, \\ufffd)" python3 -c '
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+raw.decode("utf-8")  # valid UTF-8
+assert b"\\x7F" not in raw and b"\\\\x" not in raw, raw[:200]
+assert json.loads(raw)["task"] == "soft\x7fmax\x9by\ufffd", json.loads(raw)["task"]' "$T/ctl.json"
 exit $((NFAIL > 0))
+
