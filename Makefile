@@ -18,6 +18,9 @@ TUI_INC    := $(SESS_INC) -Itui
 CLI_INC    := $(TUI_INC) -Icli
 KCFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -I/usr/include/cjson -MMD -MP
 LIBS    := -lcjson -ldl -lm -pthread
+# full RELRO: the GOT is read-only once loaded, so a candidate in the
+# runner (kloop-worker --runner) cannot redirect its calls (confine.h)
+HARDEN  := -Wl,-z,relro,-z,now
 # the innovation archive (sessions/archive.c): SQLite with FTS5, Debian's libsqlite3-dev
 SQL_LIBS := -lsqlite3
 UI_LIBS := -lncursesw -ledit -lcurl
@@ -88,11 +91,11 @@ KLOOP_LIBS := $(BUILD)/libkloopui.a $(BUILD)/libkloopsess.a $(BUILD)/libkloop.a
 
 $(BIN)/kloop: $(CLI_OBJ) $(KLOOP_LIBS)
 	@mkdir -p $(BIN)
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(KLOOP_LIBS) $(LIBS) $(UI_LIBS) $(SQL_LIBS)
+	$(CC) $(CFLAGS) $(HARDEN) -o $@ $(CLI_OBJ) $(KLOOP_LIBS) $(LIBS) $(UI_LIBS) $(SQL_LIBS)
 
 $(BIN)/kloop-worker: $(WORKER_OBJ) $(BUILD)/libkloop.a
 	@mkdir -p $(BIN)
-	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(CFLAGS) $(HARDEN) -o $@ $^ $(LIBS)
 
 # tests see every layer
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(KLOOP_LIBS)

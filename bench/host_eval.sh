@@ -2,9 +2,10 @@
 # host_eval.sh - wall time of `kloop eval` on the host softmax seed, with a
 # cold and a warm compiler cache, split into compile, load, check and time
 # (and the rest: worker start, inputs, the reference).  Prints a table.
+# KLOOP=PATH times another build (a before and after on one machine).
 set -eu
 cd "$(dirname "$0")/.."
-K=./bin/kloop
+K=${KLOOP:-./bin/kloop}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 run() {

@@ -14,6 +14,8 @@
 
 #include "backend.h"
 #include "cand.h"
+#include "cgroup.h"
+#include "confine.h"
 #include "cmd.h"
 #include "compile.h"
 #include "config.h"
@@ -326,6 +328,19 @@ static int exec_doctor(int argc, char **argv)
 		line("sandbox", 1,
 		     "bubblewrap: candidates run without network, home, session or "
 		     "cache, in a private /tmp");
+	/* what holds a candidate in its runner (confine.h, cgroup.h) */
+	struct confine_report cr;
+	if (confine_probe(&cr, serr) < 0)
+		line("confine", 0, "the runner cannot confine itself: %s", serr);
+	else
+		line("confine", cr.seccomp && cr.landlock,
+		     "a runner keeps its code unchangeable and starts no process (seccomp)%s%s",
+		     cr.landlock ? ", and writes only /tmp and /dev (landlock)" : "; ",
+		     cr.landlock ? "" : cr.zNote);
+	char lim[1024];
+	const struct cgroup_support *cs = cgroup_probe();
+	cgroup_describe(lim, sizeof lim);
+	line("limits", cs->memory && cs->pids && cs->freeze, "%s", lim);
 	check_libs(cfg.zLibs);
 	const char *keyEnv = cfg.zApiKeyEnv;
 	const char *names[] = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", keyEnv};
@@ -349,7 +364,7 @@ static int exec_doctor(int argc, char **argv)
 		                    json ? report : NULL);
 	}
 	if (json) {
-		char *z = cJSON_Print(report);
+		char *z = json_text(report, 1);
 		printf("%s\n", z);
 		free(z);
 	}

@@ -108,7 +108,10 @@ static void print_human(const cJSON *r, const struct src *s)
 		       result_num(res, "stack_bytes"), result_num(res, "spill_stores"),
 		       result_num(res, "spill_loads"));
 	}
-	printf("  verdict   %s%s%s\n", st ? st : "?", why && *why ? ": " : "", why ? why : "");
+	int unverified = cJSON_IsFalse(cJSON_GetObjectItem(tm, "verified"));
+	printf("  verdict   %s%s%s%s\n", st ? st : "?",
+	       unverified ? " (its time unverified: not ranked)" : "", why && *why ? ": " : "",
+	       why ? why : "");
 	enum status vs = status_from_name(st);
 	if (vs == STATUS_COMPILE_ERROR && comp) {
 		const char *log = cJSON_GetStringValue(cJSON_GetObjectItem(comp, "log"));
@@ -149,7 +152,16 @@ static void print_human(const cJSON *r, const struct src *s)
 		           : ", not converged within the budget");
 	const char *cb = cJSON_GetStringValue(cJSON_GetObjectItem(tm, "clock_bound"));
 	if (cb)
-		printf("  warning   %s\n", cb);
+		printf("  unverified %s: this time is shown, never taken as a speedup to rank\n",
+		       cb);
+	const char *cn = cJSON_GetStringValue(cJSON_GetObjectItem(tm, "clock_note"));
+	if (cn)
+		printf("  clock     %s\n", cn);
+	const char *bd = cJSON_GetStringValue(cJSON_GetObjectItem(tm, "bound"));
+	if (bd && !strcmp(bd, "cpu"))
+		printf(
+		    "  bound     by the candidate's CPU time: the machine was too busy for kloop's "
+		    "clock to tell its runs from its waits\n");
 	const char *nt = cJSON_GetStringValue(cJSON_GetObjectItem(r, "not_timed"));
 	if (tm && nt) {
 		char *z = term_clean(nt, 0);
@@ -230,7 +242,7 @@ static int print_results(struct runner *rn, const struct src *a, int n, int json
 		cJSON_DeleteItemFromObject(r, "source");
 		cJSON_AddStringToObject(r, "source", a[i].zPath);
 		if (json) {
-			char *z = cJSON_PrintUnformatted(r);
+			char *z = json_text(r, 0);
 			printf("%s\n", z);
 			free(z);
 		} else {

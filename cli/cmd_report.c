@@ -132,7 +132,7 @@ static void rep_init(struct rep *r, const struct state *st)
 		r->aDepth[i] = d;
 		if (d > r->maxDepth)
 			r->maxDepth = d;
-		if (c->speedup > 0 && c->status == STATUS_CORRECT &&
+		if (state_cand_rankable(c) &&
 		    (r->best < 0 || c->speedup > st->aCand[r->best].speedup))
 			r->best = i;
 	}
@@ -297,8 +297,7 @@ static void chart_rounds(strbuf *o, const struct rep *r)
 	double sMax = 0;
 	for (int i = 0; i < st->nCand; i++) {
 		const struct cand *c = &st->aCand[i];
-		if (c->speedup > 0 && c->status == STATUS_CORRECT &&
-		    c->speedup > best[r->aDepth[i]])
+		if (state_cand_rankable(c) && c->speedup > best[r->aDepth[i]])
 			best[r->aDepth[i]] = c->speedup;
 	}
 	for (int k = 0; k < g; k++)

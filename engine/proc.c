@@ -65,6 +65,54 @@ static void scrub_env(void)
 	}
 }
 
+int proc_env_allowed(const char *zName)
+{
+	static const char *const allow[] = {"PATH",
+	                                    "LD_LIBRARY_PATH",
+	                                    "LANG",
+	                                    "LANGUAGE",
+	                                    "LC_ALL",
+	                                    "LC_CTYPE",
+	                                    "LC_MESSAGES",
+	                                    "LC_NUMERIC",
+	                                    "TMPDIR",
+	                                    "CUDA_HOME",
+	                                    "CUDA_PATH",
+	                                    "CUDA_VISIBLE_DEVICES",
+	                                    "CUDA_DEVICE_ORDER",
+	                                    "CPATH",
+	                                    "C_INCLUDE_PATH",
+	                                    "CPLUS_INCLUDE_PATH",
+	                                    "LIBRARY_PATH",
+	                                    "NVCC_PREPEND_FLAGS",
+	                                    "NVCC_APPEND_FLAGS",
+	                                    "NVCC_CCBIN",
+	                                    "SOURCE_DATE_EPOCH",
+	                                    "KLOOP_CUDART",
+	                                    "KLOOP_CUDA_KERNELS",
+	                                    "KLOOP_CUDA_ARCH",
+	                                    "ASAN_OPTIONS",
+	                                    "UBSAN_OPTIONS",
+	                                    "LSAN_OPTIONS"};
+	for (size_t i = 0; i < sizeof allow / sizeof *allow; i++)
+		if (!strcmp(zName, allow[i]))
+			return 1;
+	return 0;
+}
+
+void proc_env_clean(void)
+{
+	for (char **e = environ; e && *e;) {
+		char name[256];
+		size_t n = strcspn(*e, "=");
+		snprintf(name, sizeof name, "%.*s", (int)(n < 255 ? n : 255), *e);
+		if (!proc_env_allowed(name) && unsetenv(name) == 0)
+			e = environ; /* the array changed: start over */
+		else
+			e++;
+	}
+}
+
 pid_t proc_spawn(const struct proc_spec *s, int *pOut, int *pErr, char *err)
 {
 	pid_t parent = getpid();
@@ -105,8 +153,13 @@ pid_t proc_spawn(const struct proc_spec *s, int *pOut, int *pErr, char *err)
 			close(life[1]);
 			proc_keep(life[0]);
 		}
+		/* before the descriptors it may use are closed */
+		if (s->inChild)
+			s->inChild(s->childArg);
 		if (s->scrubEnv)
 			scrub_env();
+		if (s->cleanEnv)
+			proc_env_clean();
 		if (s->nice > 0)
 			(void)!nice(s->nice);
 		sigset_t all;

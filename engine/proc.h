@@ -17,17 +17,34 @@ struct proc_spec {
 	int keepFd[4];     /* further fds to keep open in the child (-1 terminated or 0 count) */
 	int nKeep;
 	int scrubEnv; /* remove secrets from its environment (proc_secret_name) */
+	int cleanEnv; /* keep only the variables proc_env_allowed() names */
 	int *pLife;   /* non-NULL: the child is a keeper (proc_keep) of the program,
 	                 and *pLife the write end of its life line: closed (or this
 	                 process dead), the keeper kills all of it.  The pid
 	                 returned is the keeper's, which exits as the program did */
 	int nice;     /* > 0: the child runs that much nicer (work in the background) */
+	void (*inChild)(void *arg); /* optional: run in the program's process (below
+	                               its keeper) before its descriptors are closed
+	                               and it execs: limits, a cgroup to enter */
+	void *childArg;
 };
 
 /* 1 if an environment variable of this name likely holds a secret (an API
  * key, token, password): *API_KEY*, *TOKEN*, *SECRET*, *PASSW*, *CREDENTIAL*,
  * any case */
 int proc_secret_name(const char *zName);
+
+/* 1 if a child that runs or compiles a candidate may keep a variable of
+ * this name: what compilers, the CUDA runtime and kloop's runner read
+ * (PATH, LD_LIBRARY_PATH, the locale, TMPDIR, CUDA_*, the compilers'
+ * include and library paths, NVCC_*, the sanitizers' options, kloop's
+ * KLOOP_CUDA* overrides); never kloop's configuration nor the rest of the
+ * user's shell, where keys and passwords live under any name */
+int proc_env_allowed(const char *zName);
+
+/* in a child about to exec: drop every variable proc_env_allowed() does
+ * not name */
+void proc_env_clean(void);
 
 /*
  * Start a child.  It dies with this process (PR_SET_PDEATHSIG: SIGKILL).

@@ -94,3 +94,39 @@ void rng_fill(struct rng *r, const struct task_tensor *t, void *p)
 		}
 	}
 }
+
+int rng_mix_bit(uint64_t seed, int64_t i)
+{
+	/* splitmix64 of the seed and the element's word of 64 */
+	uint64_t z = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(i / 64 + 1);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return (int)((z >> (i % 64)) & 1);
+}
+
+#define MIX_LOOP(T)                                                                                \
+	do {                                                                                       \
+		T *d = dst;                                                                        \
+		const T *x = a, *y = b;                                                            \
+		for (int64_t i = 0; i < n; i++)                                                    \
+			d[i] = rng_mix_bit(seed, i) ? x[i] : y[i];                                 \
+	} while (0)
+
+void rng_mix(void *dst, const void *a, const void *b, int64_t n, int es, uint64_t seed)
+{
+	switch (es) {
+	case 8:
+		MIX_LOOP(uint64_t);
+		break;
+	case 4:
+		MIX_LOOP(uint32_t);
+		break;
+	case 2:
+		MIX_LOOP(uint16_t);
+		break;
+	default:
+		MIX_LOOP(uint8_t);
+		break;
+	}
+}

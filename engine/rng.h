@@ -24,4 +24,14 @@ double rng_normal(struct rng *r);
 /* fill p (task_numel(t) elements of t->dtype) from t's distribution */
 void rng_fill(struct rng *r, const struct task_tensor *t, void *p);
 
+/* the bit that rng_mix() takes element i by: a hash of (seed, i) */
+int rng_mix_bit(uint64_t seed, int64_t i);
+
+/* new inputs from two sets of them: dst[i] = a[i] where rng_mix_bit(seed,
+ * i), else b[i], for n elements of es bytes (1, 2, 4 or 8).  The same
+ * values, at the same places, as two sets drawn alike (so the same
+ * distribution, and the same zeros or indices where the task has such
+ * structure), in bytes never seen together before */
+void rng_mix(void *dst, const void *a, const void *b, int64_t n, int es, uint64_t seed);
+
 #endif

@@ -618,7 +618,7 @@ static int interval(const struct cand *c, double *lo, double *hi, double *med)
 {
 	const cJSON *t = cJSON_GetObjectItem(c->result, "timing");
 	double m = result_num(t, "median_ms");
-	if (c->status != STATUS_CORRECT || !(m > 0))
+	if (c->status != STATUS_CORRECT || c->unverified || !(m > 0))
 		return 0;
 	double p10 = result_num(t, "p10_ms"), p90 = result_num(t, "p90_ms");
 	double rse = result_num(t, "rse");
@@ -833,7 +833,7 @@ static int put_entry(struct archive *a, const cJSON *e, int bNote, int bReplace,
 	}
 	cJSON *rest = cJSON_Duplicate(e, 1);
 	cJSON_DeleteItemFromObject(rest, "code");
-	char *js = cJSON_PrintUnformatted(rest);
+	char *js = json_text(rest, 0);
 	cJSON_Delete(rest);
 	char *idea = xasprintf("%s\n%s\n%s", jstr(e, "idea"), jstr(e, "idea_description"),
 	                       jstr(e, "category"));
@@ -1939,7 +1939,7 @@ int archive_export(struct archive *a, const char *zFile, char *err)
 			if (!e)
 				continue;
 			cJSON_AddStringToObject(e, "code", (const char *)sqlite3_column_text(s, 1));
-			char *z = cJSON_PrintUnformatted(e);
+			char *z = json_text(e, 0);
 			fprintf(f, "%s\n", z);
 			free(z);
 			cJSON_Delete(e);

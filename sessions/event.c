@@ -145,6 +145,9 @@ static void apply_eval_started(struct state *st, const cJSON *ev, double ts)
 	c->status = STATUS_EVALUATING;
 	set_str(&c->zStatus, status_name(c->status));
 	c->nUnfinished++; /* until its eval_finished: a poison pill counts them */
+	/* an A/B asked for: one cut short is run again as that A/B */
+	int ab = num(ev, "ab_with");
+	c->abWith = ab > 0 && ab != c->id && state_cand(st, ab) ? ab : 0;
 }
 
 /* the worker is about to run its code: an evaluation cut short from here
@@ -164,6 +167,7 @@ static void apply_eval_finished(struct state *st, const cJSON *ev, double ts)
 	const cJSON *r = cJSON_GetObjectItem(ev, "result");
 	c->nUnfinished = 0;
 	c->nRunning = 0;
+	c->abWith = 0;
 	/* the status as written (a newer kloop's may be unknown here: an error) */
 	set_str(&c->zStatus, str(r, "status") ? str(r, "status") : "error");
 	c->status = status_from_name(c->zStatus);
@@ -175,6 +179,10 @@ static void apply_eval_finished(struct state *st, const cJSON *ev, double ts)
 	c->timeMs = cJSON_IsNumber(tm) ? tm->valuedouble : -1;
 	const cJSON *sp = cJSON_GetObjectItem(r, "speedup");
 	c->speedup = cJSON_IsNumber(sp) ? sp->valuedouble : -1;
+	/* a time kloop's clock could not bound: never ranked (issue 24);
+	 * results from before the flag are taken as they were */
+	c->unverified =
+	    cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "timing"), "verified"));
 	const cJSON *bl = cJSON_GetObjectItem(r, "baseline_ms");
 	if (cJSON_IsNumber(bl))
 		st->baselineMs = bl->valuedouble;
@@ -460,10 +468,12 @@ int ev_candidate_added(struct session *s, const struct ev_candidate *c, char *er
 	return session_emit(s, e, err) < 0 ? -1 : id;
 }
 
-int ev_eval_started(struct session *s, int cand, const char *zBackend, char *err)
+int ev_eval_started(struct session *s, int cand, const char *zBackend, int abWith, char *err)
 {
 	cJSON *e = ev_new(EV_EVAL_STARTED);
 	cJSON_AddNumberToObject(e, "candidate", cand);
+	if (abWith)
+		cJSON_AddNumberToObject(e, "ab_with", abWith);
 	if (zBackend)
 		cJSON_AddStringToObject(e, "backend", zBackend);
 	return session_emit(s, e, err);

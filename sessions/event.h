@@ -108,7 +108,9 @@ struct ev_candidate {
 /* candidate_added under the next free id; returns that id */
 int ev_candidate_added(struct session *s, const struct ev_candidate *c, char *err);
 
-int ev_eval_started(struct session *s, int cand, const char *zBackend, char *err);
+/* eval_started; abWith: the candidate it is timed against in an A/B asked for
+ * (0: none), so that one cut short is run again as that A/B */
+int ev_eval_started(struct session *s, int cand, const char *zBackend, int abWith, char *err);
 int ev_eval_running(struct session *s, int cand, char *err);
 /* eval_finished with a copy of result */
 int ev_eval_finished(struct session *s, int cand, const cJSON *result, char *err);

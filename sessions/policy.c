@@ -27,7 +27,7 @@ static double uniform(uint64_t *s)
 
 int policy_eligible(const struct cand *c)
 {
-	return c->status == STATUS_CORRECT && c->timeMs > 0 && c->speedup > 0;
+	return state_cand_rankable(c) && c->timeMs > 0;
 }
 
 int policy_visible(const struct policy_ctx *ctx, const struct cand *c)

@@ -415,7 +415,7 @@ static int bench_at(struct runner *rn, int id, int w, int abWith, char *err)
 	if (w >= nW)
 		return kl_err(err, "there is no worker %d (the pool has %d: 0 to %d)", w, nW,
 		              nW - 1);
-	if (ev_eval_started(rn->ses, id, rn->zBackend, err) < 0)
+	if (ev_eval_started(rn->ses, id, rn->zBackend, abWith, err) < 0)
 		return -1;
 	const struct cand *c = state_cand(&rn->ses->st, id);
 	xgrow((void **)&rn->aJob, &rn->nJobAlloc, (size_t)rn->nJob + 1, sizeof *rn->aJob);
@@ -926,9 +926,15 @@ struct runner *runner_open(struct loop *l, const struct config *cfg, const struc
 			if (poison_pill(&st->aCand[i])) {
 				if (abandon_poison_pill(rn, &st->aCand[i], err) < 0)
 					goto fail;
-			} else if (!status_finished(st->aCand[i].status) &&
-			           runner_bench(rn, st->aCand[i].id, err) < 0)
-				goto fail;
+			} else if (!status_finished(st->aCand[i].status)) {
+				/* as it was asked for: an A/B again as that A/B, not a
+				 * plain evaluation that the search would then time
+				 * against the incumbent a second time */
+				const struct cand *c = &st->aCand[i];
+				if ((c->abWith ? runner_bench_ab(rn, c->id, c->abWith, err)
+				               : runner_bench(rn, c->id, err)) < 0)
+					goto fail;
+			}
 	}
 	/* a journal that cannot be written at the start (a full disk): nothing
 	 * is under way yet, so nothing is run unsaved */

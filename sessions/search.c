@@ -249,6 +249,18 @@ static int ab_decides(struct search *s, const struct cand *c, const struct cand 
 static void judge(struct search *s, const struct cand *c)
 {
 	const struct state *st = ST(s);
+	if (c->status == STATUS_CORRECT && c->unverified) {
+		/* correct, but its time could not be bounded by kloop's clock:
+		 * shown as such, never a parent nor the best (issue 24) */
+		char line[300];
+		snprintf(
+		    line, sizeof line,
+		    "#%d %s: correct, but its time (%.4g ms) is unverified: kloop's clock could "
+		    "not bound it; not a parent, not the best",
+		    c->id, c->zName, c->timeMs);
+		note(s, line, NULL);
+		return;
+	}
 	if (!policy_eligible(c))
 		return;
 	int id = c->id;

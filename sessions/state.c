@@ -48,6 +48,11 @@ void state_free(struct state *st)
 	state_init(st);
 }
 
+int state_cand_rankable(const struct cand *c)
+{
+	return c && c->status == STATUS_CORRECT && c->speedup > 0 && !c->unverified;
+}
+
 struct cand *state_cand(const struct state *st, int id)
 {
 	/* no candidate has an id above the largest; ids are usually 1..n in

@@ -109,6 +109,9 @@ struct cand {
 	int nRunning;       /* of them, those whose code had started to run (eval_running):
 	                     * the ones a candidate can have cut short itself */
 	int round;          /* the search round that made it (0: none, or translation) */
+	int abWith;         /* its unfinished evaluation is an A/B against this one (0: none) */
+	int unverified;     /* correct, but kloop's clock could not bound its time (its
+	                     * timing's "verified": false): shown as such, never ranked */
 };
 
 /* ---- the search (sessions/search.h), folded from its events ---- */
@@ -220,6 +223,10 @@ int state_check(const struct state *st, const cJSON *ev, char *err);
 
 /* the candidate with id, or NULL */
 struct cand *state_cand(const struct state *st, int id);
+/* c may be ranked: a parent, the best, a win: correct, with a speedup,
+ * and its time not unverified (kloop's own clock bounded it, or it came
+ * before the flag) */
+int state_cand_rankable(const struct cand *c);
 /* the next free candidate id */
 int state_next_id(const struct state *st);
 /* the idea with id, or NULL */

@@ -99,7 +99,7 @@ static int ideas_parent(const struct actions_front *f)
 	int best = 0;
 	double bs = -1;
 	for (int i = 0; i < st->nCand; i++)
-		if (st->aCand[i].status == STATUS_CORRECT && st->aCand[i].speedup > bs)
+		if (state_cand_rankable(&st->aCand[i]) && st->aCand[i].speedup > bs)
 			bs = st->aCand[i].speedup, best = st->aCand[i].id;
 	return best ? best : st->nCand ? st->aCand[0].id : 0;
 }

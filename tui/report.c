@@ -50,7 +50,7 @@ const struct cand *report_best(const struct state *st, int *pTie)
 	const struct cand *best = NULL, *second = NULL;
 	for (int i = 0; i < st->nCand; i++) {
 		const struct cand *c = &st->aCand[i];
-		if (c->status != STATUS_CORRECT || c->speedup < 0)
+		if (!state_cand_rankable(c))
 			continue;
 		if (!best || c->speedup > best->speedup) {
 			second = best;
@@ -175,7 +175,7 @@ void report_table_row(const struct cand *c, const char *zStatus, strbuf *sb)
 	else if (c->timeMs >= 0)
 		snprintf(tm, sizeof tm, "%.4g", c->timeMs);
 	if (c->speedup >= 0)
-		snprintf(sp, sizeof sp, "%.3gx", c->speedup);
+		snprintf(sp, sizeof sp, "%.3gx%s", c->speedup, c->unverified ? "?" : "");
 	/* ± is two bytes and one column: pad by columns */
 	char tmc[24];
 	snprintf(tmc, sizeof tmc, "%*s", 11 + (strstr(tm, "±") ? 1 : 0), tm);
@@ -291,6 +291,14 @@ void report_results(const struct state *st, const struct cand *c, strbuf *sb)
 		    cJSON_IsTrue(cJSON_GetObjectItem(tm, "converged")) ? "" : ", not converged");
 		if (*s_of(r, "not_timed"))
 			sb_addf(sb, "timing    %s\n", s_of(r, "not_timed"));
+		if (*s_of(tm, "clock_note"))
+			sb_addf(sb, "clock     %s\n", s_of(tm, "clock_note"));
+		if (cJSON_IsFalse(cJSON_GetObjectItem(tm, "verified")))
+			sb_addf(sb, "UNVERIFIED %s: never a parent, the best or a win\n",
+			        s_of(tm, "clock_bound"));
+		else if (!strcmp(s_of(tm, "bound"), "cpu"))
+			sb_addf(sb, "bound     by its CPU time (the machine too busy for kloop's "
+			            "clock)\n");
 		if (cJSON_IsTrue(cJSON_GetObjectItem(tm, "throttled")))
 			sb_addf(sb, "warning   the GPU was throttling: %s\n",
 			        s_of(tm, "throttle_reason"));

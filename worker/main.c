@@ -74,6 +74,7 @@ static struct {
 	double loadS;                 /* seconds spent starting runners in the job that runs */
 	double refTimeoutS;           /* a reference run's limit (the engine's run timeout) */
 	int nRunners;                 /* runners started for it */
+	char zConfine[600];           /* how its last runner was confined (cand_describe) */
 	int nAhead;                   /* of them, spares started ahead (cand_spare_policy) */
 	double endS;                  /* seconds spent ending them */
 	int ready;                    /* task loaded and reference data in place */
@@ -87,6 +88,7 @@ static struct {
 	int dev;
 	int sandbox;          /* candidates run inside bubblewrap */
 	struct cand *refCand; /* the reference's runner, kept for the worker's life */
+	struct cand *twin;    /* the clock's twin (cand_twin), started with the first runner */
 	struct timed *aTimed; /* code timed on this device (dedupe below) */
 	int nTimed;
 	size_t nTimedAlloc;
@@ -161,6 +163,27 @@ static void job_free(struct job *j)
 }
 
 static void pump(void);
+static long long mem_limit_mb(void);
+
+/* checking sets the PyTorch reference makes beside the trials (as memory
+ * allows): each is seen once, by a checked timed run */
+#define TORCH_POOL 4
+
+/* a candidate's processes and threads at most (its cgroup's pids.max): four
+ * a core, at least 256 (OpenMP starts one a core; the CUDA runtime two) */
+static int max_tasks(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 64 ? (int)(4 * n) : 256;
+}
+
+/* the size of a runner's private /tmp in MiB: KLOOP_TMP_LIMIT_MB, or 512 */
+static long long tmp_limit_mb(void)
+{
+	const char *env = getenv("KLOOP_TMP_LIMIT_MB");
+	long long mb = env && *env ? atoll(env) : 0;
+	return mb > 0 ? mb : 512;
+}
 
 static long long pumpTimer;
 
@@ -190,13 +213,34 @@ static struct cand *load_on(struct job *j, struct harness *const *ah, int nH, in
 		return NULL;
 	/* the task's libraries, where the candidate's rpath finds them */
 	char **libDirs = compiler_lib_dirs(W.comp, 0);
-	struct cand_opts o = {W.zBackend, W.dev, W.sandbox, W.in, libDirs, j->isReference};
+	struct cand_opts o = {.zBackend = W.zBackend,
+	                      .dev = W.dev,
+	                      .sandbox = W.sandbox,
+	                      .pollFd = W.in,
+	                      .azLibDirs = libDirs,
+	                      .reference = j->isReference,
+	                      .memBytes = (unsigned long long)mem_limit_mb() << 20,
+	                      .maxTasks = max_tasks(),
+	                      .tmpBytes = (unsigned long long)tmp_limit_mb() << 20};
+	/* the clock's twin first: started once, again if it died */
+	if (!cand_alive(W.twin)) {
+		char terr[KL_ERRLEN];
+		cand_free(W.twin);
+		if (!(W.twin = cand_twin(&o, terr)))
+			fprintf(stderr,
+			        "kloop-worker: warning: no clock twin (%s): the clock's bound uses "
+			        "the frames taken before each load\n",
+			        terr);
+	}
+	o.twin = W.twin;
 	struct cand *c = cand_start(&o, ah, nH, fd, pLoadErr, err);
 	compiler_dirs_free(libDirs);
 	close(fd);
 	W.loadS += now_s() - t0;
 	W.nRunners++;
 	W.nAhead += c && cand_started_ahead(c);
+	if (c)
+		cand_describe(c, W.zConfine, sizeof W.zConfine);
 	return c;
 }
 
@@ -589,6 +633,7 @@ static void run_job(struct job *j)
 	W.nRunners = 0;
 	W.nAhead = 0;
 	W.endS = 0;
+	W.zConfine[0] = 0;
 	if (!j->ok) {
 		res = cJSON_CreateObject();
 		cJSON_AddStringToObject(res, "status", "compile_error");
@@ -625,6 +670,8 @@ static void run_job(struct job *j)
 	cJSON_AddNumberToObject(sec, "time", tTime);
 	cJSON_AddBoolToObject(o, "worker_exiting", W.b->fatal);
 	cJSON_AddStringToObject(o, "sandbox", W.sandbox ? "bubblewrap" : "none");
+	if (W.zConfine[0])
+		cJSON_AddStringToObject(o, "confinement", W.zConfine);
 	send_json(o);
 	cJSON_Delete(res);
 	if (W.b->fatal)
@@ -873,6 +920,9 @@ static int fit_sets(const char *zProblem, char *zNote, size_t nNote, char *err)
 		    "the candidate's buffers: scale the problem with --size (e.g. --size "
 		    "0.25) or --shapes NAME=VALUE",
 		    zProblem, (double)setB / gb, (double)fr / gb, (double)tot / gb);
+	/* the checking sets go first where memory is short */
+	if (fit < W.opts.nTrials + 1 + W.opts.nPool)
+		W.opts.nPool = fit - W.opts.nTrials - 1 > 0 ? fit - W.opts.nTrials - 1 : 0;
 	if (fit < W.opts.nTrials + 1) {
 		snprintf(zNote, nNote,
 		         "%d trial%s instead of %d: one set takes %.2f GB and %.2f GB of the GPU's "
@@ -1032,8 +1082,10 @@ static void op_task(cJSON *req)
 				    "a cuda reference needs the cuda backend (--backend cuda)");
 		}
 	}
+	/* given inputs: the reference makes a few checking sets too, so that a
+	 * checked timed run is one the candidate has not seen */
 	if (tr)
-		W.opts.nPool = 0; /* given inputs: their own sets are the checks */
+		W.opts.nPool = TORCH_POOL;
 	/* --atol / --rtol override the float outputs' tolerances */
 	W.tolA = json_num(req, "atol", -1);
 	W.tolR = json_num(req, "rtol", -1);
@@ -1316,8 +1368,13 @@ static void limit_resources(void)
 		return;
 	long long mb = mem_limit_mb();
 #ifndef KL_ASAN
-	if (mb > 0) {
-		struct rlimit as = {(rlim_t)mb << 20, (rlim_t)mb << 20};
+	/* the soft limit: a runner whose cgroup limits the candidate as a
+	 * whole lifts it (runner_limits) */
+	struct rlimit as;
+	if (mb > 0 && getrlimit(RLIMIT_AS, &as) == 0) {
+		as.rlim_cur = (rlim_t)mb << 20;
+		if (as.rlim_max != RLIM_INFINITY && as.rlim_max < as.rlim_cur)
+			as.rlim_cur = as.rlim_max;
 		setrlimit(RLIMIT_AS, &as);
 	}
 #else
@@ -1330,10 +1387,10 @@ static void limit_resources(void)
  * NULL, as under RLIMIT_AS), which can only be set when the process starts:
  * the worker runs itself again once with it in ASAN_OPTIONS.
  */
-static void asan_limit(char **argv, const char *zBackend)
+static void asan_limit(char **argv, const char *zBackend, int runner, long long runnerMb)
 {
 #ifdef KL_ASAN
-	long long mb = mem_limit_mb();
+	long long mb = runner ? runnerMb : mem_limit_mb();
 	if (strcmp(zBackend, "host") || mb <= 0 || getenv("KLOOP_WORKER_ASAN_LIMIT"))
 		return;
 	const char *old = getenv("ASAN_OPTIONS");
@@ -1344,8 +1401,28 @@ static void asan_limit(char **argv, const char *zBackend)
 	free(opts);
 	execv("/proc/self/exe", argv);
 #else
-	(void)argv, (void)zBackend;
+	(void)argv, (void)zBackend, (void)runner, (void)runnerMb;
 #endif
+}
+
+/*
+ * A runner's own limits: its files at most 1 GiB; its address space asMb
+ * MiB where the worker gave it one (--as-limit-mb: no cgroup limits the
+ * candidate as a whole, so this process, the only one it may have, is
+ * limited), else lifted from the worker's (its cgroup's memory limit
+ * holds, and says so when it is reached).
+ */
+static void runner_limits(long long asMb)
+{
+	limit_files();
+	struct rlimit as;
+	if (getrlimit(RLIMIT_AS, &as) < 0)
+		return;
+	if (asMb > 0)
+		as.rlim_cur = as.rlim_max = (rlim_t)asMb << 20;
+	else
+		as.rlim_cur = as.rlim_max;
+	setrlimit(RLIMIT_AS, &as);
 }
 
 static char *default_cache_dir(void)
@@ -1374,6 +1451,7 @@ int main(int argc, char **argv)
 	lb_init(&W.inbuf, WORKER_LINE_MAX);
 	W.sandbox = 1;
 	int runner = 0;
+	long long asMb = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--backend") && i + 1 < argc)
 			W.zBackend = argv[++i];
@@ -1390,6 +1468,10 @@ int main(int argc, char **argv)
 			W.sandbox = 0;
 		else if (!strcmp(argv[i], "--runner"))
 			runner = 1;
+		else if (!strcmp(argv[i], "--as-limit-mb") && i + 1 < argc)
+			asMb = atoll(argv[++i]);
+		else if (!strcmp(argv[i], "--twin") && runner)
+			; /* the clock's twin: a runner that never loads anything */
 		else
 			return usage();
 	}
@@ -1397,10 +1479,10 @@ int main(int argc, char **argv)
 		return usage();
 	/* under ASan the host backend's memory limit is ASan's (the runner, where
 	 * the candidate allocates, included) */
-	asan_limit(argv, W.zBackend);
+	asan_limit(argv, W.zBackend, runner, asMb);
 	/* a runner: the candidate's side, on the socket it was given as fd 3 */
 	if (runner) {
-		limit_files();
+		runner_limits(asMb);
 		return cand_serve(3, W.zBackend, W.dev);
 	}
 	/* the trusted side dies with kloop, and no other process of this user

@@ -58,6 +58,10 @@ struct backend {
 	 * reproducibly for seed; 0 or -1 + err */
 	int (*random)(struct backend *b, void *p, const struct task_tensor *t, uint64_t seed,
 	              char *err);
+	/* dst = a mix of a and b (device memory, n elements of es bytes), element
+	 * by element as rng_mix() takes them for seed; 0 or -1 + err */
+	int (*mix)(struct backend *b, void *dst, const void *a, const void *src2, int64_t n, int es,
+	           uint64_t seed, char *err);
 	/* set n bytes of device memory to the byte value; 0 or -1 + err */
 	int (*fill)(struct backend *b, void *dst, int byte, size_t n, char *err);
 	/* evict the caches (called outside the timed region); 0 or -1 + err */

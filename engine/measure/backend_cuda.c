@@ -86,6 +86,8 @@ static struct {
 	int (*diff)(const void *, const void *, long long, int, unsigned long long *, cudaStream_t);
 	int (*random)(void *, int, long long, int, double, double, unsigned long long,
 	              cudaStream_t);
+	int (*mix)(void *, const void *, const void *, long long, int, unsigned long long,
+	           cudaStream_t);
 	int (*empty)(cudaStream_t);
 	int (*read)(const void *, long long, void *, cudaStream_t);
 	int ok;
@@ -160,6 +162,7 @@ static int load_runtime(char *err)
 		*(void **)&K.compare = dlsym(kd, "kld_compare");
 		*(void **)&K.diff = dlsym(kd, "kld_diff");
 		*(void **)&K.random = dlsym(kd, "kld_random");
+		*(void **)&K.mix = dlsym(kd, "kld_mix");
 		*(void **)&K.empty = dlsym(kd, "kld_empty");
 		*(void **)&K.read = dlsym(kd, "kld_read");
 		K.ok = K.compare && K.diff && K.random && K.empty && K.read;
@@ -591,6 +594,26 @@ static int c_random(struct backend *b, void *p, const struct task_tensor *t, uin
 	return 0;
 }
 
+static int c_mix(struct backend *b, void *dst, const void *a, const void *src2, int64_t n, int es,
+                 uint64_t seed, char *err)
+{
+	struct cuda *c = b->priv;
+	cudaError_t e;
+	size_t bytes = (size_t)n * (size_t)es;
+	if (!K.ok || !K.mix) {
+		/* on the CPU: both sets down, the mix up */
+		host_buffers(c, bytes);
+		if (c_download(b, c->pHostA, a, bytes, err) < 0 ||
+		    c_download(b, c->pHostB, src2, bytes, err) < 0)
+			return -1;
+		rng_mix(c->pHostA, c->pHostA, c->pHostB, n, es, seed);
+		return c_upload(b, dst, c->pHostA, bytes, err);
+	}
+	if ((e = K.mix(dst, a, src2, n, es, seed, b->stream)))
+		return fail(b, "mixing inputs on the device", e, err);
+	return 0;
+}
+
 static int c_fill(struct backend *b, void *dst, int byte, size_t n, char *err)
 {
 	cudaError_t e = R.cudaMemsetAsync(dst, byte, n, b->stream);
@@ -819,6 +842,7 @@ struct backend *backend_cuda_new(int dev, char *err)
 	b->compare = c_compare;
 	b->diff = c_diff;
 	b->random = c_random;
+	b->mix = c_mix;
 	b->launch_empty = c_empty;
 	b->flush = c_flush;
 	b->share_handle = c_share_handle;

@@ -110,6 +110,14 @@ static int h_random(struct backend *b, void *p, const struct task_tensor *t, uin
 	return 0;
 }
 
+static int h_mix(struct backend *b, void *dst, const void *a, const void *src2, int64_t n, int es,
+                 uint64_t seed, char *err)
+{
+	(void)b, (void)err;
+	rng_mix(dst, a, src2, n, es, seed);
+	return 0;
+}
+
 static int h_fill(struct backend *b, void *dst, int byte, size_t n, char *err)
 {
 	(void)b, (void)err;
@@ -246,6 +254,7 @@ struct backend *backend_host_new(char *err)
 	b->compare = h_compare;
 	b->diff = h_diff;
 	b->random = h_random;
+	b->mix = h_mix;
 	b->flush = h_flush;
 	b->timer_start = h_timer_start;
 	b->timer_stop = h_timer_stop;

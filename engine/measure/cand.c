@@ -7,11 +7,14 @@
  */
 #include "cand.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +26,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup.h"
+#include "confine.h"
 #include "proc.h"
 #include "sandbox.h"
 #include "util.h"
@@ -39,7 +44,13 @@ enum {
 	CM_EXIT,      /* runner: the candidate called exit (rc) */
 	CM_INPUT,     /* runner: the candidate wrote to a read-only input (text) */
 	CM_TERM,      /* runner: SIGTERM from another process (the job is being stopped) */
+	CM_MAPPED,    /* runner: the buffers are mapped; frames may come, then CM_LOAD */
+	CM_LOAD,      /* trusted: confine yourself and load the candidate */
 };
+
+/* empty frames taken before the candidate is loaded, for the clock's bound
+ * (harness_preload), after this many warm-up frames */
+#define PRE_WARM 2
 
 struct cm {
 	uint32_t op, seq;
@@ -62,6 +73,7 @@ struct cm_buf {
 
 struct cm_setup {
 	uint32_t op, nBuf, nSet;
+	uint32_t twin; /* the clock's twin: no buffers, no object, frames only */
 	struct cm_buf buf[MAX_SETUP_BUF];
 };
 
@@ -86,14 +98,26 @@ struct cand {
 	int noteKind;   /* HC_CRASHED or HC_MISBEHAVED when the runner said why it died */
 	char note[512]; /* what it said */
 	char zStatus[160];
-	int schedFd;     /* the runner's /proc/PID/schedstat, or -1 */
-	double timeoutS; /* a call's limit (cand_set_timeout), 0: none */
-	int sandboxed;   /* the runner is bubblewrap's child */
-	int noteInput;   /* the note is about a write to an input (or its guard band) */
-	int statFd;      /* its /proc/PID/stat (whether it is asleep), or -1 */
-	int ahead;       /* it was the spare: started before its candidate was known */
-	int reference;   /* it runs the task's reference, not a candidate (messages) */
+	int schedFd;        /* the runner's /proc/PID/schedstat, or -1 */
+	double timeoutS;    /* a call's limit (cand_set_timeout), 0: none */
+	int sandboxed;      /* the runner is bubblewrap's child */
+	int noteInput;      /* the note is about a write to an input (or its guard band) */
+	int statFd;         /* its /proc/PID/stat (whether it is asleep), or -1 */
+	int ahead;          /* it was the spare: started before its candidate was known */
+	int reference;      /* it runs the task's reference, not a candidate (messages) */
+	struct cgroup *cg;  /* its control group (cgroup.h), or NULL */
+	pid_t rpid;         /* the runner's pid (kloop-worker --runner), once ready */
+	int stop;           /* how it is held between calls: STOP_* */
+	int held;           /* it is frozen or stopped now */
+	int nTasks0;        /* its threads when it was ready (the candidate loaded) */
+	int twin;           /* the clock's twin (cand_twin): it never loads anything */
+	char zConfine[400]; /* what the runner put in place before the load (its word) */
 };
+
+/* how a runner is held between calls, so that nothing of the candidate runs
+ * while the harness prepares the next one: its cgroup frozen, or SIGSTOP
+ * (one process: the seccomp filter refuses it any other) */
+enum { STOP_NONE, STOP_CGROUP, STOP_SIGNAL };
 
 /* whom the runner runs, for messages */
 static const char *who(const struct cand *c)
@@ -110,6 +134,7 @@ static struct {
 	char *zKey;         /* runner_key() of them; NULL: none yet */
 } Spare;
 static void spare_start(void);
+void cand_use_twin(struct cand *c, struct cand *twin);
 
 /* ---- sending descriptors ---- */
 
@@ -262,7 +287,8 @@ static void bind_cudart_dir(struct argv *a)
 
 /* keepPid: a buffer is shared with a legacy CUDA IPC handle, which names the
  * worker's pid and so cannot cross pid namespaces */
-static void build_argv(const struct cand_opts *o, const char *zExe, int keepPid, struct argv *a)
+static void build_argv(const struct cand_opts *o, const char *zExe, int keepPid,
+                       unsigned long long asMb, int twin, struct argv *a)
 {
 	char dev[16];
 	snprintf(dev, sizeof dev, "%d", o->dev);
@@ -289,6 +315,13 @@ static void build_argv(const struct cand_opts *o, const char *zExe, int keepPid,
 		else
 			av2(a, "--proc", "/proc", NULL);
 		av2(a, "--dev", "/dev", NULL);
+		/* a sized /tmp: its files are the candidate's memory too (and
+		 * counted in its cgroup's) */
+		if (o->tmpBytes) {
+			char size[32];
+			snprintf(size, sizeof size, "%llu", o->tmpBytes);
+			av2(a, "--size", size, NULL);
+		}
 		av2(a, "--tmpfs", "/tmp", NULL);
 		/* the libraries the runner itself was found with (cJSON outside
 		 * the system's directories; the CUDA toolkit's): without them it
@@ -340,12 +373,21 @@ static void build_argv(const struct cand_opts *o, const char *zExe, int keepPid,
 	}
 	av2(a, "--runner", "--backend", o->zBackend);
 	av2(a, "--device", dev, NULL);
+	/* the clock's twin says so in its command line (ps, the tests) */
+	if (twin)
+		av(a, "--twin");
+	/* no cgroup limits it as a whole: its one process is limited (host) */
+	if (asMb) {
+		char mb[32];
+		snprintf(mb, sizeof mb, "%llu", asMb);
+		av2(a, "--as-limit-mb", mb, NULL);
+	}
 }
 
 char **cand_runner_argv(const struct cand_opts *o, const char *zExe, int keepPid)
 {
 	struct argv a = {0};
-	build_argv(o, zExe, keepPid, &a);
+	build_argv(o, zExe, keepPid, 0, 0, &a);
 	return a.v;
 }
 
@@ -369,6 +411,51 @@ static _Noreturn void stopped_together(void)
 	proc_die_of(SIGTERM);
 }
 
+/*
+ * A message of the runner's own about its end (the signal it died of, an
+ * exit(), a write to an input, SIGTERM from outside) into c's note; 1 if m
+ * was one.  CM_TERM does not return: the worker is being stopped with it.
+ */
+static int take_note(struct cand *c, const struct cm *m)
+{
+	if (m->op == CM_TERM)
+		stopped_together();
+	if (m->op != CM_SIGNAL && m->op != CM_EXIT && m->op != CM_INPUT)
+		return 0;
+	if (c->noteInput)
+		return 1; /* the write to an input explains the signal */
+	c->noteInput = m->op == CM_INPUT;
+	/* a write into an input's guard band is an out-of-bounds write (a
+	 * crash), not a change of the input */
+	c->noteKind = m->op == CM_INPUT && m->rc == 0 ? HC_MISBEHAVED : HC_CRASHED;
+	if (m->op == CM_SIGNAL)
+		snprintf(c->note, sizeof c->note, "%s was killed by %s", who(c), m->text);
+	else if (m->op == CM_EXIT)
+		snprintf(c->note, sizeof c->note, "%s called exit(%d)", who(c), (int)m->rc);
+	else if (m->rc != 0)
+		snprintf(
+		    c->note, sizeof c->note,
+		    "out-of-bounds write: %s wrote into the guard band %s read-only input %.100s "
+		    "(64 KiB around each buffer: an index past the end of a buffer lands "
+		    "there); killed by SIGSEGV",
+		    who(c), m->rc == 1 ? "before" : "after", m->text);
+	else
+		snprintf(c->note, sizeof c->note,
+		         "input modified: %s wrote to its read-only input %s", who(c), m->text);
+	return 1;
+}
+
+/* what the runner said before it hung up and nobody read (it died between
+ * two calls: a request could not even be sent) */
+static void drain_notes(struct cand *c)
+{
+	struct cm m;
+	while (c->fd >= 0 && recv(c->fd, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m) {
+		m.text[sizeof m.text - 1] = 0;
+		take_note(c, &m);
+	}
+}
+
 /* the runner is gone: reap it and say why into why; HC_CRASHED or
  * HC_MISBEHAVED.  A runner ended by SIGTERM without a word of its own was
  * stopped from outside: by SIGTERM to bubblewrap, which a candidate cannot
@@ -377,6 +464,7 @@ static _Noreturn void stopped_together(void)
 static int runner_died(struct cand *c, char *why, size_t nWhy)
 {
 	if (!c->dead) {
+		drain_notes(c);
 		c->dead = 1;
 		int st = 0;
 		if (c->pid > 0) {
@@ -407,23 +495,155 @@ static int runner_died(struct cand *c, char *why, size_t nWhy)
 				stopped_together();
 		}
 	}
+	/* what the limits of its group did to it, if anything */
+	struct cgroup_usage u;
+	char lim[600];
+	cgroup_usage(c->cg, &u);
+	cgroup_usage_note(&u, lim, sizeof lim);
 	if (c->noteKind) {
-		snprintf(why, nWhy, "%s", c->note);
+		snprintf(why, nWhy, "%s%s%s", c->note, lim[0] ? "; " : "", lim);
 		return c->noteKind;
 	}
-	snprintf(why, nWhy, "%s's process ended while running it (%s)", who(c),
-	         c->zStatus[0] ? c->zStatus : "no status");
+	snprintf(why, nWhy, "%s's process ended while running it (%s)%s%s", who(c),
+	         c->zStatus[0] ? c->zStatus : "no status", lim[0] ? "; " : "", lim);
 	return HC_CRASHED;
 }
 
-/* send req, wait for its reply: 0, or HC_* with why */
+/* every thread of process pid is stopped (or gone); 0, or -1 after a second */
+static int wait_stopped(pid_t pid)
+{
+	char dir[64];
+	snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
+	double t0 = now_s();
+	for (int i = 0;; i++) {
+		DIR *d = opendir(dir);
+		if (!d)
+			return 0; /* gone */
+		int running = 0;
+		struct dirent *e;
+		while ((e = readdir(d)) && !running) {
+			if (e->d_name[0] == '.')
+				continue;
+			char p[400], buf[512];
+			snprintf(p, sizeof p, "%s/%s/stat", dir, e->d_name);
+			int fd = open(p, O_RDONLY | O_CLOEXEC);
+			ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+			if (fd >= 0)
+				close(fd);
+			if (n <= 0)
+				continue;
+			buf[n] = 0;
+			const char *rp = strrchr(buf, ')');
+			running = rp && rp[1] == ' ' && !strchr("TtZX", rp[2]);
+		}
+		closedir(d);
+		if (!running)
+			return 0;
+		if (now_s() - t0 > 1)
+			return -1;
+		if (i > 16)
+			usleep(100);
+	}
+}
+
+/*
+ * Hold the runner or let it go: nothing of the candidate runs while it is
+ * held, its threads and any process of it.  The hold is asked for as soon
+ * as a reply has come (hold_start: a write, or a signal) and waited for
+ * once kloop has read its clock (hold_wait: harness_cand.settle), so that
+ * the wait is in no round trip kloop times; every request waits for it
+ * first too, so nothing is prepared while the runner may still run.  0, or
+ * -1 with err.
+ */
+static int hold_start(struct cand *c, char *err)
+{
+	if (c->dead || c->held || c->stop == STOP_NONE)
+		return 0;
+	if (c->stop == STOP_CGROUP) {
+		if (cgroup_freeze_start(c->cg, err) < 0)
+			return -1;
+	} else if (c->rpid > 0 && kill(c->rpid, SIGSTOP) < 0) {
+		return 0; /* gone: the next call says so */
+	}
+	c->held = 1;
+	return 0;
+}
+
+static int hold_wait(struct cand *c, char *err)
+{
+	if (c->dead || c->held == 2 || c->stop == STOP_NONE)
+		return 0;
+	if (!c->held && hold_start(c, err) < 0)
+		return -1;
+	if (c->stop == STOP_CGROUP) {
+		if (cgroup_freeze_wait(c->cg, err) < 0)
+			return -1;
+	} else if (c->rpid > 0 && wait_stopped(c->rpid) < 0) {
+		return kl_err(err, "the runner did not stop within a second of SIGSTOP");
+	}
+	c->held = 2;
+	return 0;
+}
+
+static int let_go(struct cand *c, char *err)
+{
+	if (c->dead || !c->held || c->stop == STOP_NONE)
+		return 0;
+	if (c->stop == STOP_CGROUP) {
+		if (cgroup_freeze(c->cg, 0, err) < 0)
+			return -1;
+	} else if (c->rpid > 0) {
+		kill(c->rpid, SIGCONT);
+	}
+	c->held = 0;
+	return 0;
+}
+
+/* hold (on: until it is held) or let go */
+static int hold(struct cand *c, int on, char *err)
+{
+	return on ? hold_wait(c, err) : let_go(c, err);
+}
+
+/* the threads of the runner's process now */
+static int runner_threads(const struct cand *c)
+{
+	char dir[64];
+	snprintf(dir, sizeof dir, "/proc/%d/task", (int)c->rpid);
+	DIR *d = c->rpid > 0 ? opendir(dir) : NULL;
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* send req, wait for its reply: 0, or HC_* with why.  The runner is let go
+ * once the request is on its socket and held again once it has answered */
 static int roundtrip(struct cand *c, struct cm *req, struct cm *rep, char *why, size_t nWhy)
 {
 	if (c->dead)
 		return runner_died(c, why, nWhy);
+	char herr[KL_ERRLEN];
+	if (hold_wait(c, herr) < 0) {
+		snprintf(why, nWhy, "kloop could not hold the runner between calls: %s", herr);
+		return HC_CRASHED;
+	}
+	/* the request first, then let go: the runner wakes once, to a request
+	 * already there (thawed first, it woke twice, and on a virtual machine
+	 * the waits of the first wake-up, overlapping the worker's own send,
+	 * were taken from honest short runs: 0 of 15 bounded).  The runner is
+	 * SCHED_BATCH (cand_serve), so its wake-up does not preempt the worker
+	 * before it sleeps in poll(), which would wait the whole run */
 	req->seq = ++c->seq;
 	if (send(c->fd, req, sizeof *req, MSG_NOSIGNAL) != (ssize_t)sizeof *req)
 		return runner_died(c, why, nWhy);
+	if (let_go(c, herr) < 0) {
+		snprintf(why, nWhy, "kloop could not let the runner go: %s", herr);
+		return HC_CRASHED;
+	}
 	double deadline = c->timeoutS > 0 ? now_s() + c->timeoutS : 0;
 	for (;;) {
 		struct pollfd p[2] = {{.fd = c->fd, .events = POLLIN}, {.fd = c->pollFd}};
@@ -473,33 +693,8 @@ static int roundtrip(struct cand *c, struct cm *req, struct cm *rep, char *why, 
 			 * that fakes this gets its job requeued, at most twice) */
 			stopped_together();
 		}
-		if (m.op == CM_SIGNAL || m.op == CM_EXIT || m.op == CM_INPUT) {
-			if (c->noteInput)
-				continue; /* the write to an input explains the signal */
-			c->noteInput = m.op == CM_INPUT;
-			/* a write into an input's guard band is an out-of-bounds
-			 * write (a crash), not a change of the input */
-			c->noteKind = m.op == CM_INPUT && m.rc == 0 ? HC_MISBEHAVED : HC_CRASHED;
-			if (m.op == CM_SIGNAL)
-				snprintf(c->note, sizeof c->note, "%s was killed by %s", who(c),
-				         m.text);
-			else if (m.op == CM_EXIT)
-				snprintf(c->note, sizeof c->note, "%s called exit(%d)", who(c),
-				         (int)m.rc);
-			else if (m.rc != 0)
-				snprintf(
-				    c->note, sizeof c->note,
-				    "out-of-bounds write: %s wrote into the guard band "
-				    "%s "
-				    "read-only input %.100s (64 KiB around each buffer: an index "
-				    "past the end of a buffer lands there); killed by SIGSEGV",
-				    who(c), m.rc == 1 ? "before" : "after", m.text);
-			else
-				snprintf(c->note, sizeof c->note,
-				         "input modified: %s wrote to its read-only input %s",
-				         who(c), m.text);
+		if (take_note(c, &m))
 			continue;
-		}
 		if (m.seq != req->seq || (m.op != CM_REPLY && m.op != CM_FAIL)) {
 			snprintf(why, nWhy,
 			         "%s wrote to kloop's control channel (a message out of turn)",
@@ -508,6 +703,11 @@ static int roundtrip(struct cand *c, struct cm *req, struct cm *rep, char *why, 
 		}
 		if (m.op == CM_FAIL) {
 			snprintf(why, nWhy, "%s", m.text);
+			return HC_CRASHED;
+		}
+		if (hold_start(c, herr) < 0) {
+			snprintf(why, nWhy, "kloop could not hold the runner between calls: %s",
+			         herr);
 			return HC_CRASHED;
 		}
 		*rep = m;
@@ -565,7 +765,7 @@ static double c_sched_delay(struct harness_cand *hc, int *pAsleep)
 	if (n > 0) {
 		buf[n] = 0;
 		const char *rp = strrchr(buf, ')');
-		*pAsleep = rp && rp[1] == ' ' && strchr("SDI", rp[2]) && rp[2];
+		*pAsleep = rp && rp[1] == ' ' && strchr("SDITt", rp[2]) && rp[2];
 	}
 	n = c->schedFd >= 0 ? pread(c->schedFd, buf, sizeof buf - 1, 0) : -1;
 	if (n <= 0)
@@ -575,9 +775,64 @@ static double c_sched_delay(struct harness_cand *hc, int *pAsleep)
 	return sscanf(buf, "%llu %llu", &run, &wait) == 2 ? (double)wait * 1e-6 : 0;
 }
 
+/* the runner's pid, and its /proc files that the harness reads around
+ * each call (its waits and CPU time, whether it is asleep) */
+static void watch_runner(struct cand *c)
+{
+	char p[64];
+	c->rpid = runner_pid(c->pid);
+	snprintf(p, sizeof p, "/proc/%d/schedstat", (int)c->rpid);
+	c->schedFd = open(p, O_RDONLY | O_CLOEXEC);
+	snprintf(p, sizeof p, "/proc/%d/stat", (int)c->rpid);
+	c->statFd = open(p, O_RDONLY | O_CLOEXEC);
+}
+
+static int c_cpu(struct harness_cand *hc, double *pMain, double *pAll)
+{
+	struct cand *c = ((struct cand_view *)hc)->c;
+	char buf[512];
+	ssize_t n = c->schedFd >= 0 ? pread(c->schedFd, buf, sizeof buf - 1, 0) : -1;
+	unsigned long long run = 0;
+	*pMain = *pAll = NAN;
+	if (n > 0) {
+		buf[n] = 0;
+		if (sscanf(buf, "%llu", &run) == 1)
+			*pMain = (double)run * 1e-6;
+	}
+	long long us = cgroup_cpu_usec(c->cg);
+	if (us >= 0)
+		*pAll = (double)us * 1e-3;
+	return isnan(*pMain) && isnan(*pAll) ? -1 : 0;
+}
+
 int cand_started_ahead(const struct cand *c)
 {
 	return c->ahead;
+}
+
+static void c_settle(struct harness_cand *hc)
+{
+	struct cand *c = ((struct cand_view *)hc)->c;
+	char err[KL_ERRLEN];
+	if (hold_wait(c, err) < 0)
+		fprintf(stderr, "kloop-worker: %s\n", err);
+}
+
+static int c_threads_left(struct harness_cand *hc)
+{
+	struct cand *c = ((struct cand_view *)hc)->c;
+	int n = runner_threads(c);
+	return c->nTasks0 > 0 && n > c->nTasks0 ? n - c->nTasks0 : 0;
+}
+
+void cand_describe(const struct cand *c, char *buf, size_t n)
+{
+	static const char *stop[] = {[STOP_NONE] = "nothing",
+	                             [STOP_CGROUP] = "its cgroup frozen",
+	                             [STOP_SIGNAL] = "SIGSTOP"};
+	snprintf(buf, n, "%s; held between calls by %s%s", c->zConfine[0] ? c->zConfine : "?",
+	         stop[c->stop],
+	         cgroup_has_memory(c->cg) ? "; memory and task limits of its cgroup" : "");
 }
 
 void cand_set_timeout(struct cand *c, double timeoutS)
@@ -606,14 +861,16 @@ void cand_free(struct cand *c)
 		waitpid(c->pid, NULL, 0);
 	}
 	end_keeper(c);
+	cgroup_free(c->cg);
 	if (c->fd >= 0)
 		close(c->fd);
 	if (c->schedFd >= 0)
 		close(c->schedFd);
 	if (c->statFd >= 0)
 		close(c->statFd);
+	int twin = c->twin;
 	free(c);
-	if (Spare.policy == CAND_SPARE_AFTER)
+	if (Spare.policy == CAND_SPARE_AFTER && !twin)
 		spare_start();
 }
 
@@ -622,7 +879,7 @@ void cand_free(struct cand *c)
  * (attach): NULL with err.  The keeper's fork and bubblewrap's (or the
  * runner's) exec, as cand_start does them.
  */
-static struct cand *spawn(const struct cand_opts *o, int keepPid, char *err)
+static struct cand *spawn(const struct cand_opts *o, int keepPid, int twin, char *err)
 {
 	char exe[4096];
 	ssize_t ne = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -631,17 +888,24 @@ static struct cand *spawn(const struct cand_opts *o, int keepPid, char *err)
 		              strerror(errno)),
 		       NULL;
 	exe[ne] = 0;
-	char **v = cand_runner_argv(o, exe, keepPid);
-	struct argv a = {v, 0, 0};
-	while (v[a.n])
-		a.n++;
+	/* a control group for all of it: one memory and task limit, and frozen
+	 * between calls (without one: per-process limits and SIGSTOP) */
+	struct cgroup_limits lim = {o->memBytes, o->maxTasks};
+	char cgErr[KL_ERRLEN];
+	struct cgroup *cg = cgroup_new("runner", &lim, cgErr);
+	unsigned long long asMb =
+	    !cgroup_has_memory(cg) && !strcmp(o->zBackend, "host") ? o->memBytes >> 20 : 0;
+	struct argv a = {0};
+	build_argv(o, exe, keepPid, asMb, twin, &a);
 	int sv[2], life[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		argv_free(&a);
+		cgroup_free(cg);
 		return kl_err(err, "socketpair: %s", strerror(errno)), NULL;
 	}
 	if (pipe2(life, O_CLOEXEC) < 0) {
 		argv_free(&a);
+		cgroup_free(cg);
 		close(sv[0]), close(sv[1]);
 		return kl_err(err, "pipe: %s", strerror(errno)), NULL;
 	}
@@ -661,6 +925,15 @@ static struct cand *spawn(const struct cand_opts *o, int keepPid, char *err)
 			_exit(127);
 		close(life[1]);
 		proc_keep(life[0]); /* returns in bubblewrap's (or the runner's) process */
+		/* into the group (the keeper stays out: it kills what is in it) */
+		if (cg && cgroup_enter(cg) < 0) {
+			dprintf(2, "kloop-worker: cannot enter the runner's cgroup: %s\n",
+			        strerror(errno));
+			_exit(127);
+		}
+		/* an environment of what the runner needs alone: bubblewrap is the
+		 * sandbox's pid 1, and its environment is readable there */
+		proc_env_clean();
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
@@ -684,9 +957,12 @@ static struct cand *spawn(const struct cand_opts *o, int keepPid, char *err)
 	if (pid < 0) {
 		close(sv[0]);
 		close(life[1]);
+		cgroup_free(cg);
 		return kl_err(err, "cannot fork: %s", strerror(errno)), NULL;
 	}
 	struct cand *c = xcalloc(1, sizeof *c);
+	c->cg = cg;
+	c->stop = cgroup_has_freeze(cg) ? STOP_CGROUP : STOP_SIGNAL;
 	c->fd = sv[0];
 	c->pid = pid;
 	c->lifeFd = life[1];
@@ -700,18 +976,68 @@ static struct cand *spawn(const struct cand_opts *o, int keepPid, char *err)
 		v->hc.call = c_call;
 		v->hc.frame = c_frame;
 		v->hc.sched_delay = c_sched_delay;
+		v->hc.cpu = c_cpu;
+		v->hc.threads_left = c_threads_left;
+		v->hc.settle = c_settle;
 	}
 	return c;
 }
 
+/* the runner's next message, whatever it is: 1, or 0 when it hung up */
+static int next_msg(struct cand *c, struct cm *rep)
+{
+	for (;;) {
+		struct pollfd p = {.fd = c->fd, .events = POLLIN};
+		if (poll(&p, 1, -1) < 0 && errno == EINTR)
+			continue;
+		ssize_t r = recv(c->fd, rep, sizeof *rep, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == (ssize_t)sizeof *rep) {
+			rep->text[sizeof rep->text - 1] = 0;
+			if (rep->op == CM_TERM)
+				stopped_together(); /* as in a call (roundtrip) */
+		}
+		return r == (ssize_t)sizeof *rep;
+	}
+}
+
+/* why the runner did not come to be ready (rep: its last message, when
+ * got), into err; *pLoadErr when the object is at fault */
+static void not_ready(struct cand *c, const struct cm *rep, int got, int *pLoadErr, char *err)
+{
+	if (got && rep->op == CM_LOADERR) {
+		*pLoadErr = rep->rc == 0;
+		kl_err(err, "%s", rep->text);
+	} else if (got && (rep->op == CM_SIGNAL || rep->op == CM_EXIT || rep->op == CM_INPUT)) {
+		/* its constructors died: a crash while loading */
+		if (rep->op == CM_EXIT)
+			kl_err(err, "%s called exit(%d) while being loaded", who(c), (int)rep->rc);
+		else
+			kl_err(err, "%s was killed by %s while being loaded", who(c), rep->text);
+	} else {
+		char why[KL_ERRLEN];
+		runner_died(c, why, sizeof why);
+		kl_err(err, "%s's process did not start: %s%s", who(c), why,
+		       strstr(c->zStatus, "status 127")
+		           ? "; status 127 is the loader's or exec's: the runner program or "
+		             "a library it needs (LD_LIBRARY_PATH) was not found, see the "
+		             "worker's messages"
+		           : "");
+	}
+}
+
 /*
- * Hand the started runner c its setup (the object and the buffers) and wait
- * for its first word: c, ready; or NULL (c freed) with err, *pLoadErr set
- * when the object is at fault.  *pStarted: the runner had started (it said
- * anything at all), so a failure is not the start's.
+ * Hand the started runner c its setup (the object and the buffers); once
+ * it has mapped them, take the empty frames of the clock's bound on each
+ * harness of ah[] (harness_preload: before the candidate is loaded, so it
+ * cannot lengthen them), then have it confine itself and load the object.
+ * c, ready and held; or NULL (c freed) with err, *pLoadErr set when the
+ * object is at fault.  *pStarted: the runner had started (it said anything
+ * at all), so a failure is not the start's.
  */
 static struct cand *attach(struct cand *c, const struct cm_setup *su, const int *fds, int nFds,
-                           int *pLoadErr, int *pStarted, char *err)
+                           struct harness *const *ah, int *pLoadErr, int *pStarted, char *err)
 {
 	*pStarted = 0;
 	c->nSet = (int)su->nSet;
@@ -723,52 +1049,50 @@ static struct cand *attach(struct cand *c, const struct cm_setup *su, const int 
 		return NULL;
 	}
 	struct cm rep;
-	/* its first message: ready, or why the object cannot be loaded */
-	for (;;) {
-		struct pollfd p = {.fd = c->fd, .events = POLLIN};
-		if (poll(&p, 1, -1) < 0 && errno == EINTR)
-			continue;
-		ssize_t r = recv(c->fd, &rep, sizeof rep, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		*pStarted = r == (ssize_t)sizeof rep;
-		if (r == (ssize_t)sizeof rep && rep.op == CM_READY) {
-			char p[64];
-			pid_t rp = runner_pid(c->pid);
-			snprintf(p, sizeof p, "/proc/%d/schedstat", (int)rp);
-			c->schedFd = open(p, O_RDONLY | O_CLOEXEC);
-			snprintf(p, sizeof p, "/proc/%d/stat", (int)rp);
-			c->statFd = open(p, O_RDONLY | O_CLOEXEC);
-			return c;
-		}
-		if (r == (ssize_t)sizeof rep && rep.op == CM_LOADERR) {
-			rep.text[sizeof rep.text - 1] = 0;
-			*pLoadErr = 1;
-			kl_err(err, "%s", rep.text);
-		} else if (r == (ssize_t)sizeof rep &&
-		           (rep.op == CM_SIGNAL || rep.op == CM_EXIT || rep.op == CM_INPUT)) {
-			/* its constructors died: a crash while loading */
-			rep.text[sizeof rep.text - 1] = 0;
-			if (rep.op == CM_EXIT)
-				kl_err(err, "%s called exit(%d) while being loaded", who(c),
-				       (int)rep.rc);
-			else
-				kl_err(err, "%s was killed by %s while being loaded", who(c),
-				       rep.text);
-		} else {
-			char why[KL_ERRLEN];
-			runner_died(c, why, sizeof why);
-			kl_err(
-			    err, "%s's process did not start: %s%s", who(c), why,
-			    strstr(c->zStatus, "status 127")
-			        ? "; status 127 is the loader's or exec's: the runner program or "
-			          "a library it needs (LD_LIBRARY_PATH) was not found, see the "
-			          "worker's messages"
-			        : "");
-		}
+	int got = next_msg(c, &rep);
+	*pStarted = got;
+	if (!got || rep.op != CM_MAPPED) {
+		not_ready(c, &rep, got, pLoadErr, err);
 		cand_free(c);
 		return NULL;
 	}
+	watch_runner(c);
+	char why[KL_ERRLEN];
+	if (hold(c, 1, err) < 0) {
+		cand_free(c);
+		return NULL;
+	}
+	/* the frames the clock's bound subtracts, from a runner that holds
+	 * nothing of the candidate yet */
+	for (int k = 0; k < c->nSet; k++) {
+		int rc = harness_preload(ah[k], &c->views[k].hc, why, sizeof why, err);
+		if (rc > 0)
+			kl_err(err, "%s's process failed before the load: %s", who(c), why);
+		if (rc) {
+			cand_free(c);
+			return NULL;
+		}
+	}
+	struct cm load = {.op = CM_LOAD, .seq = ++c->seq};
+	if (send(c->fd, &load, sizeof load, MSG_NOSIGNAL) != (ssize_t)sizeof load ||
+	    hold(c, 0, err) < 0) {
+		not_ready(c, &rep, 0, pLoadErr, err);
+		cand_free(c);
+		return NULL;
+	}
+	got = next_msg(c, &rep);
+	if (!got || rep.op != CM_READY) {
+		not_ready(c, &rep, got, pLoadErr, err);
+		cand_free(c);
+		return NULL;
+	}
+	snprintf(c->zConfine, sizeof c->zConfine, "%s", rep.text);
+	if (hold(c, 1, err) < 0) {
+		cand_free(c);
+		return NULL;
+	}
+	c->nTasks0 = runner_threads(c);
+	return c;
 }
 
 /* ---- the spare runner ---- */
@@ -826,7 +1150,7 @@ static void spare_start(void)
 {
 	char err[KL_ERRLEN];
 	if (Spare.policy != CAND_SPARE_OFF && !Spare.c && Spare.zKey)
-		Spare.c = spawn(&Spare.o, Spare.keepPid, err);
+		Spare.c = spawn(&Spare.o, Spare.keepPid, 0, err);
 }
 
 struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, int nH, int soFd,
@@ -885,12 +1209,15 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, in
 	Spare.c = NULL;
 	for (;;) {
 		int started = 0;
-		if (!c && !(c = spawn(o, keepPid, err)))
+		if (!c && !(c = spawn(o, keepPid, 0, err)))
 			break;
 		c->pollFd = o->pollFd;
 		c->reference = o->reference;
+		cand_use_twin(c, o->twin);
+		for (int k = 0; k < CAND_MAX_HARNESSES; k++)
+			c->views[k].hc.trusted = o->reference;
 		c->ahead = spare;
-		c = attach(c, su, fds, nFds, pLoadErr, &started, err);
+		c = attach(c, su, fds, nFds, ah, pLoadErr, &started, err);
 		if (c || !spare || started)
 			break;
 		/* the spare had died before its turn (its start failed, or it was
@@ -902,6 +1229,46 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, in
 	if (c && Spare.policy == CAND_SPARE_READY)
 		spare_start();
 	return c;
+}
+
+struct cand *cand_twin(const struct cand_opts *o, char *err)
+{
+	struct cand_opts to = *o;
+	to.azLibDirs = NULL;
+	to.reference = 0;
+	struct cand *c = spawn(&to, 0, 1, err);
+	if (!c)
+		return NULL;
+	c->twin = 1;
+	c->nSet = CAND_MAX_HARNESSES;
+	struct cm_setup *su = xcalloc(1, sizeof *su);
+	*su = (struct cm_setup){.op = CM_SETUP, .nSet = CAND_MAX_HARNESSES, .twin = 1};
+	int sent = send_with_fds(c->fd, su, sizeof *su, NULL, 0) == 0;
+	free(su);
+	struct cm rep;
+	int pl = 0;
+	if (!sent || !next_msg(c, &rep) || rep.op != CM_MAPPED) {
+		not_ready(c, &rep, 0, &pl, err);
+		cand_free(c);
+		return NULL;
+	}
+	watch_runner(c);
+	if (hold(c, 1, err) < 0) {
+		cand_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+int cand_alive(const struct cand *c)
+{
+	return c && !c->dead;
+}
+
+void cand_use_twin(struct cand *c, struct cand *twin)
+{
+	for (int k = 0; k < CAND_MAX_HARNESSES; k++)
+		c->views[k].hc.twin = cand_alive(twin) ? &twin->views[k].hc : NULL;
 }
 
 /* ---- the runner's side ---- */
@@ -963,6 +1330,45 @@ static void on_exit_hook(int status, void *arg)
 		say(CM_EXIT, status, NULL);
 }
 
+/* confine this process (confine.h), then load the candidate from soFd:
+ * its kl_run, after CM_READY with what was confined; NULL after CM_LOADERR */
+static kl_run_fn load_candidate(int soFd)
+{
+	char err[KL_ERRLEN], path[64];
+	struct confine_report cr;
+	if (confine_runner(&cr, err) < 0) {
+		char msg[KL_ERRLEN + 64];
+		snprintf(msg, sizeof msg, "kloop could not confine the runner: %s", err);
+		say(CM_LOADERR, 1, msg);
+		return NULL;
+	}
+	snprintf(path, sizeof path, "/proc/self/fd/%d", soFd);
+	S.inCand = 1; /* its constructors are the candidate's code */
+	void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	S.inCand = 0;
+	if (!dl) {
+		snprintf(err, KL_ERRLEN, "the shared object could not be loaded: %s", dlerror());
+		say(CM_LOADERR, 0, err);
+		return NULL;
+	}
+	kl_run_fn fn = (kl_run_fn)(uintptr_t)dlsym(dl, "kl_run");
+	if (!fn) {
+		say(CM_LOADERR, 0,
+		    "the candidate does not define kl_run (it must have C linkage: extern \"C\" in "
+		    "C++ and CUDA)");
+		return NULL;
+	}
+	char what[400];
+	if (cr.landlock)
+		snprintf(what, sizeof what, "seccomp filter (%d ranges kept), landlock (ABI %d)",
+		         cr.nRanges, cr.landlockAbi);
+	else
+		snprintf(what, sizeof what, "%s (%d ranges kept); %s",
+		         cr.seccomp ? "seccomp filter" : "no seccomp filter", cr.nRanges, cr.zNote);
+	say(CM_READY, 0, what);
+	return fn;
+}
+
 int cand_serve(int fd, const char *zBackend, int dev)
 {
 	char err[KL_ERRLEN];
@@ -979,6 +1385,13 @@ int cand_serve(int fd, const char *zBackend, int dev)
 		sigaction(sigs[i], &sa, NULL);
 	}
 	on_exit(on_exit_hook, NULL);
+	/* woken by kloop's hold being let go, the runner must not preempt the
+	 * worker before that sleeps in poll(): the worker's wait would overlap
+	 * the whole run and be taken from it (batch tasks do not preempt on
+	 * wake-up); its threads inherit this, and on an idle core nothing else
+	 * changes */
+	struct sched_param sp = {0};
+	sched_setscheduler(0, SCHED_BATCH, &sp);
 	/* the device context first: a spare runner makes it before its
 	 * candidate is known (cand_spare_policy), and says why it failed once
 	 * the setup comes */
@@ -990,17 +1403,18 @@ int cand_serve(int fd, const char *zBackend, int dev)
 	struct cm_setup *su = xcalloc(1, sizeof *su);
 	int fds[MAX_SETUP_BUF + 1], nFds;
 	ssize_t got = recv_with_fds(fd, su, sizeof *su, fds, &nFds);
-	if (got != (ssize_t)sizeof *su || su->op != CM_SETUP || nFds < 1 ||
+	int twin = got == (ssize_t)sizeof *su && su->twin && su->nBuf == 0;
+	if (got != (ssize_t)sizeof *su || su->op != CM_SETUP || (nFds < 1 && !twin) ||
 	    su->nBuf > MAX_SETUP_BUF || su->nSet < 1 || su->nSet > CAND_MAX_HARNESSES) {
 		snprintf(err, KL_ERRLEN,
 		         "the runner's setup message was malformed (%zd bytes of %zu, %d file "
 		         "descriptors%s)",
 		         got, sizeof *su, nFds, got < 0 ? ", receive failed" : "");
-		say(CM_LOADERR, 0, err);
+		say(CM_LOADERR, 1, err);
 		return 3;
 	}
 	if (!b) {
-		say(CM_LOADERR, 0, beErr);
+		say(CM_LOADERR, 1, beErr);
 		return 3;
 	}
 	/* each harness's tensors, kl_run's arguments when a run names it */
@@ -1013,7 +1427,7 @@ int cand_serve(int fd, const char *zBackend, int dev)
 		struct cm_buf *cb = &su->buf[i];
 		int q = cb->set;
 		if (q < 0 || q >= nSet || (cb->input ? nIn[q] : nOut[q]) >= TASK_MAX_TENSORS) {
-			say(CM_LOADERR, 0,
+			say(CM_LOADERR, 1,
 			    "the runner's setup message was malformed (a buffer's set)");
 			return 3;
 		}
@@ -1021,7 +1435,7 @@ int cand_serve(int fd, const char *zBackend, int dev)
 		memcpy(sh.handle, cb->handle, sizeof sh.handle);
 		void *p = b->open_shared(b, &sh, cb->input, err);
 		if (!p) {
-			say(CM_LOADERR, 0, err);
+			say(CM_LOADERR, 1, err);
 			return 3;
 		}
 		if (sh.fd >= 0)
@@ -1035,24 +1449,10 @@ int cand_serve(int fd, const char *zBackend, int dev)
 		memcpy(t->shape, cb->shape, sizeof t->shape);
 	}
 	free(su);
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fds[0]);
-	S.inCand = 1; /* its constructors are the candidate's code */
-	void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	S.inCand = 0;
-	if (!dl) {
-		snprintf(err, KL_ERRLEN, "the shared object could not be loaded: %s", dlerror());
-		say(CM_LOADERR, 0, err);
-		return 3;
-	}
-	kl_run_fn fn = (kl_run_fn)(uintptr_t)dlsym(dl, "kl_run");
-	if (!fn) {
-		say(CM_LOADERR, 0,
-		    "the candidate does not define kl_run (it must have C linkage: extern \"C\" in "
-		    "C++ and CUDA)");
-		return 3;
-	}
-	say(CM_READY, 0, NULL);
+	/* mapped: the trusted side takes its empty frames now, then asks for
+	 * the load */
+	say(CM_MAPPED, 0, NULL);
+	kl_run_fn fn = NULL;
 	for (;;) {
 		struct cm m;
 		ssize_t r = recv(fd, &m, sizeof m, 0);
@@ -1060,9 +1460,16 @@ int cand_serve(int fd, const char *zBackend, int dev)
 			continue;
 		if (r != (ssize_t)sizeof m)
 			_exit(0); /* the trusted side hung up */
+		if (twin && m.op != CM_FRAME)
+			_exit(3); /* the clock's twin never loads anything */
+		if (m.op == CM_LOAD && !fn) {
+			if (!(fn = load_candidate(fds[0])))
+				return 3;
+			continue;
+		}
 		struct cm rep = {.op = CM_REPLY, .seq = m.seq};
 		int bad = 0, q = m.set;
-		if (q < 0 || q >= nSet)
+		if (q < 0 || q >= nSet || (m.op == CM_RUN && !fn))
 			_exit(3);
 		if (m.op == CM_FRAME) {
 			double ms;

@@ -26,15 +26,19 @@
 #include "harness.h"
 
 struct cand_opts {
-	const char *zBackend;   /* "host" or "cuda" */
-	int dev;                /* CUDA device ordinal */
-	int sandbox;            /* run inside bubblewrap (0: --no-sandbox) */
-	int pollFd;             /* a descriptor whose hang-up means "give up" (the
-	                           protocol input), or -1 */
-	char *const *azLibDirs; /* directories of the libraries candidates link (the
-	                           task's libs), seen read-only in the sandbox; NULL
-	                           or NULL-terminated */
-	int reference;          /* it runs the task's reference: messages say so */
+	const char *zBackend;        /* "host" or "cuda" */
+	int dev;                     /* CUDA device ordinal */
+	int sandbox;                 /* run inside bubblewrap (0: --no-sandbox) */
+	int pollFd;                  /* a descriptor whose hang-up means "give up" (the
+	                                protocol input), or -1 */
+	char *const *azLibDirs;      /* directories of the libraries candidates link (the
+	                                task's libs), seen read-only in the sandbox; NULL
+	                                or NULL-terminated */
+	int reference;               /* it runs the task's reference: messages say so */
+	unsigned long long memBytes; /* memory of the whole candidate (its cgroup), 0: none */
+	int maxTasks;                /* its processes and threads at most (cgroup), 0: none */
+	unsigned long long tmpBytes; /* the size of its private /tmp (sandboxed), 0: unsized */
+	struct cand *twin; /* the clock's twin (cand_twin) to take frames beside, or NULL */
 };
 
 struct cand;
@@ -68,6 +72,27 @@ enum { CAND_SPARE_OFF, CAND_SPARE_AFTER, CAND_SPARE_READY };
 void cand_spare_policy(int policy);
 /* whether c was a spare (its start was not its candidate's wait) */
 int cand_started_ahead(const struct cand *c);
+
+/* what holds the runner, in words for a result: what it confined itself
+ * with (seccomp, landlock), how it is held between calls (its cgroup frozen,
+ * or SIGSTOP), whether its cgroup limits it as a whole */
+void cand_describe(const struct cand *c, char *buf, size_t n);
+
+/*
+ * The clock's twin: a runner started as a candidate's is (the same
+ * sandbox, backend and device, held between calls alike) that never loads
+ * anything, so that the empty frames the clock's bound subtracts can be
+ * taken beside a candidate's runs, where the candidate can neither reach
+ * nor lengthen them (harness.h, harness_cand.twin).  NULL with err.
+ */
+struct cand *cand_twin(const struct cand_opts *o, char *err);
+
+/* the runner of c is alive (NULL: no) */
+int cand_alive(const struct cand *c);
+
+/* take c's empty frames on twin (cand_twin; NULL or dead: on c itself,
+ * before its load) */
+void cand_use_twin(struct cand *c, struct cand *twin);
 
 /* the view of it that harness ah[k] of cand_start runs it through */
 struct harness_cand *cand_iface(struct cand *c, int k);

@@ -14,10 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "codehash.h"
 #include "proc.h"
 #include "sandbox.h"
@@ -43,6 +45,7 @@ struct cjob {
 	double t0;       /* start time */
 	long long timer; /* timeout timer */
 	int timedOut;
+	struct cgroup *cg; /* its control group (a memory limit for all of it), or NULL */
 	struct cjob *next; /* queue link */
 };
 
@@ -357,12 +360,67 @@ static void free_argv(char **v)
 
 static void job_free(struct cjob *j)
 {
+	cgroup_free(j->cg);
 	free(j->zSrc);
 	free(j->zName);
 	free(j->zDir);
 	free_argv(j->argv);
 	sb_free(&j->log);
 	free(j);
+}
+
+/* a compile's memory in MiB: KLOOP_COMPILE_MEM_MB, else the machine's memory
+ * shared by the compiles that run at once, halved, at least 2 GiB (nvcc on
+ * a CUTLASS kernel takes that), at most half the machine */
+static unsigned long long compile_mem_mb(const struct compiler *c)
+{
+	const char *env = getenv("KLOOP_COMPILE_MEM_MB");
+	long long mb = env && *env ? atoll(env) : 0;
+	if (mb > 0)
+		return (unsigned long long)mb;
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+	unsigned long long ram = pages > 0 && size > 0 ? (unsigned long long)pages * size >> 20 : 0;
+	unsigned long long each = ram / 2 / (unsigned long long)(c->jobs > 0 ? c->jobs : 1);
+	return each < 2048 ? (ram / 2 < 2048 ? ram / 2 : 2048) : each;
+}
+
+/* in the compiler's process, before its exec: into its group, or where
+ * there is no memory controller, a limit on its data (each process of it:
+ * the driver and cc1 alike) */
+static void compile_child(void *arg)
+{
+	struct cjob *j = arg;
+	if (j->cg && cgroup_enter(j->cg) < 0) {
+		dprintf(2, "kloop: cannot enter the compile's cgroup: %s\n", strerror(errno));
+		_exit(127);
+	}
+	if (!cgroup_has_memory(j->cg)) {
+		rlim_t b = (rlim_t)compile_mem_mb(j->c) << 20;
+		struct rlimit r = {b, b};
+		setrlimit(RLIMIT_DATA, &r);
+	}
+}
+
+/* what the memory limit did to a compile that failed, into its log */
+static void compile_limit_note(struct cjob *j)
+{
+	unsigned long long mb = compile_mem_mb(j->c);
+	struct cgroup_usage u;
+	cgroup_usage(j->cg, &u);
+	const char *log = j->log.buf ? j->log.buf : "";
+	if (u.oomKills > 0 ||
+	    (u.memMaxHits > 0 && u.memLimit && u.memPeak >= u.memLimit / 100 * 99))
+		sb_addf(&j->log,
+		        "kloop: the compile reached its memory limit of %llu MiB (all of its "
+		        "processes together; KLOOP_COMPILE_MEM_MB) and was stopped\n",
+		        mb);
+	else if (!cgroup_has_memory(j->cg) &&
+	         (strstr(log, "out of memory") || strstr(log, "virtual memory exhausted") ||
+	          strstr(log, "Cannot allocate memory") || strstr(log, "bad_alloc")))
+		sb_addf(&j->log,
+		        "kloop: the compiler ran out of its memory limit of %llu MiB (each of its "
+		        "processes; KLOOP_COMPILE_MEM_MB)\n",
+		        mb);
 }
 
 static void finish(struct cjob *j, int ok, const char *zWhy, int cached, int stopped)
@@ -467,6 +525,8 @@ static void on_output(struct loop *l, int fd, int ev, void *arg)
 		free(logp);
 	}
 	free(tmpSo);
+	if (!ok && !j->timedOut)
+		compile_limit_note(j);
 	if (!ok && c->sandbox && j->log.buf && strstr(j->log.buf, "No such file or directory"))
 		sb_adds(&j->log,
 		        "kloop: the compiler runs in a sandbox: it sees the system, the "
@@ -587,7 +647,13 @@ static void start_job(struct compiler *c, struct cjob *j)
 	                      .stdoutFd = -1,
 	                      .stderrFd = -1,
 	                      .pLife = c->sandbox ? &j->lifeFd : NULL,
-	                      .nice = COMPILE_NICE};
+	                      .cleanEnv = 1,
+	                      .nice = COMPILE_NICE,
+	                      .inChild = compile_child,
+	                      .childArg = j};
+	struct cgroup_limits lim = {compile_mem_mb(c) << 20, 0};
+	char cgErr[KL_ERRLEN];
+	j->cg = cgroup_new("compile", &lim, cgErr);
 	j->t0 = now_s();
 	j->pid = proc_spawn(&s, &j->fd, NULL, err);
 	if (j->pid < 0) {

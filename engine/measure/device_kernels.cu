@@ -179,6 +179,24 @@ __global__ void random_kernel(void *p, int dtype, long long n, int dist, double 
 	}
 }
 
+/* rng_mix() on the device: the same hash, the same choice per element */
+__device__ int mix_bit(unsigned long long seed, long long i)
+{
+	unsigned long long z = seed + 0x9e3779b97f4a7c15ull * (unsigned long long)(i / 64 + 1);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return (int)((z >> (i % 64)) & 1);
+}
+
+template <typename T>
+__global__ void mix_kernel(T *d, const T *a, const T *b, long long n, unsigned long long seed)
+{
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+	     i += (long long)gridDim.x * blockDim.x)
+		d[i] = mix_bit(seed, i) ? a[i] : b[i];
+}
+
 __global__ void empty_kernel()
 {
 }
@@ -270,6 +288,26 @@ int kld_random(void *p, int dtype, long long n, int dist, double a, double b, un
 	       cudaStream_t s)
 {
 	random_kernel<<<grid_for(n), 256, 0, s>>>(p, dtype, n, dist, a, b, seed);
+	return cudaGetLastError();
+}
+
+/* d = a or b element by element (es bytes each) as rng_mix() chooses for seed */
+int kld_mix(void *d, const void *a, const void *b, long long n, int es, unsigned long long seed,
+	    cudaStream_t s)
+{
+	int g = grid_for(n);
+	if (es == 8)
+		mix_kernel<<<g, 256, 0, s>>>((unsigned long long *)d, (const unsigned long long *)a,
+					     (const unsigned long long *)b, n, seed);
+	else if (es == 4)
+		mix_kernel<<<g, 256, 0, s>>>((unsigned *)d, (const unsigned *)a, (const unsigned *)b, n,
+					     seed);
+	else if (es == 2)
+		mix_kernel<<<g, 256, 0, s>>>((unsigned short *)d, (const unsigned short *)a,
+					     (const unsigned short *)b, n, seed);
+	else
+		mix_kernel<<<g, 256, 0, s>>>((unsigned char *)d, (const unsigned char *)a,
+					     (const unsigned char *)b, n, seed);
 	return cudaGetLastError();
 }
 

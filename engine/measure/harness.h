@@ -20,6 +20,9 @@
 
 typedef int (*kl_run_fn)(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream);
 
+/* empty frames taken for the clock's bound before the candidate is loaded */
+#define HARNESS_PRE_FRAMES 9
+
 /* how a run is timed: not at all, on the candidate's stream, or device-wide */
 enum { HC_UNTIMED, HC_FAST, HC_STRICT };
 
@@ -47,6 +50,40 @@ struct harness_cand {
 	 * process is blocked now (its waits so far are all counted), 0 when it
 	 * is runnable (a wait under way is counted only when it next runs) */
 	double (*sched_delay)(struct harness_cand *c, int *pAsleep);
+	/* optional: the CPU time its process has spent so far, ms: the thread
+	 * that calls kl_run (*pMain) and every process and thread of the
+	 * candidate, ended ones too (*pAll); NAN where unknown.  0, or -1 when
+	 * neither is known */
+	int (*cpu)(struct harness_cand *c, double *pMain, double *pAll);
+	/* optional: called once kloop has read its clock after a call or a
+	 * frame, before it prepares anything: returns once the candidate's
+	 * process is held again (cand.h), so that the hold's wait is in no
+	 * round trip kloop times */
+	void (*settle)(struct harness_cand *c);
+	/* optional: threads of its process beyond those it had when it was
+	 * loaded (the candidate left them after kl_run returned) */
+	int (*threads_left)(struct harness_cand *c);
+	/* filled by harness_preload, before the candidate is loaded: the busy
+	 * times (kloop's clock, ms; NAN where the waits could not be told
+	 * apart) of empty frames prepared as runs are, which the clock's bound
+	 * subtracts, and the calibrated strict frame (the device-wide time of
+	 * an empty run, ms) that strict runs subtract */
+	double preFrame[HARNESS_PRE_FRAMES];
+	double preCpu[HARNESS_PRE_FRAMES]; /* their CPU time (cpu_delta; NAN: unknown) */
+	int nPreFrame;
+	double preCal;
+	double prePrep; /* kloop's preparation of a run then, ms (its median; NAN: none) */
+	double preTwin; /* the clock's twin's frames taken beside them, ms (median; NAN) */
+	/* optional: the clock's twin (cand.h), a runner that never loads a
+	 * candidate: the empty frames of the bound are taken on it, interleaved
+	 * with the runs, where the candidate can neither reach them nor
+	 * lengthen them, and where they see the machine as the runs do (the
+	 * frames before the load alone were taken too long before the runs) */
+	struct harness_cand *twin;
+	/* the task's own reference: its times are not bounded (the task's code,
+	 * whose time is the baseline; a burst of load that made an honest 4 us
+	 * reference look like a liar failed the whole task) */
+	int trusted;
 };
 
 struct harness_opts {
@@ -101,6 +138,16 @@ int harness_nsets(const struct harness *h);
  * reference written straight into them, e.g. by PyTorch through CUDA IPC) */
 void *harness_input_buf(struct harness *h, int s, int i);
 void *harness_expected_buf(struct harness *h, int s, int j);
+
+/*
+ * Time c's empty frames for the clock's bound (preFrame, preCal): called
+ * by the runner's starter after its buffers are mapped and before the
+ * candidate is loaded, so that nothing the candidate does can lengthen
+ * them (a frame answered late would excuse a forged time); the harness
+ * takes them itself for a c that has none when it is first timed.  0, -1 +
+ * err, or HC_* with why (the runner failed).
+ */
+int harness_preload(struct harness *h, struct harness_cand *c, char *why, size_t nWhy, char *err);
 
 /* run the reference on every set to produce the expected outputs.
  * 0, or -1 with err saying what went wrong with the reference. */

@@ -59,7 +59,9 @@ for d in os.listdir("/proc"):
     except OSError:
         continue
     if f[0] != "Z":
-        procs.append((d, comm, f[19], mark in cl, ns(d), b"\0--runner\0" in cl))
+        # a runner: not the clock's twin (--twin), which runs no candidate
+        procs.append((d, comm, f[19], mark in cl, ns(d),
+                      b"\0--runner\0" in cl and b"\0--twin\0" not in cl))
 spaces = {n for d, c, t, m, n, r in procs if m and n != host}
 keep = {tuple(l.split()[:3]) for l in open(only)} if only else None
 for d, comm, t, m, n, r in procs:
@@ -263,7 +265,8 @@ while time.time() < end:
         try:
             cl = open("/proc/%s/cmdline" % d, "rb").read()
             f = stat(d)[1].split()
-            if b"\0--runner\0" not in cl or not ours(d):
+            # the clock's twin (--twin) is no candidate's runner
+            if b"\0--runner\0" not in cl or b"\0--twin\0" in cl or not ours(d):
                 continue
             bw = cl.startswith(b"bwrap\0")
             if what == "outer" and bw and not stat(f[1])[0].endswith("(bwrap"):
@@ -330,7 +333,7 @@ kp=$!
 runners 2
 fsize() { awk '/^Max file size/ {print $4}' "/proc/$1/limits" 2>/dev/null; }
 w=$(ours | while read -r p c t r; do [ "$c" = kloop-worker ] && [ -z "$r" ] && [ "$(ppid "$p")" = $kp ] && echo "$p"; done)
-rn=$(ours | while read -r p c t r; do [ "$r" = runner ] && echo "$p"; done | tail -1)
+rn=$(ours | while read -r p c t r; do [ "$r" = runner ] && [ "$c" != bwrap ] && echo "$p"; done | tail -1)
 wl=$(fsize "$w")
 rl=$(fsize "$rn")
 mine=$(awk '/^Max file size/ {print $5}' /proc/self/limits)

@@ -30,7 +30,7 @@ fin = {e["candidate"]: e["result"] for e in ev if e["type"] == "eval_finished"}
 exec(sys.stdin.read())' "$2" "$3" >"$T/py.out" 2>&1
 	if [ $? -eq 0 ]; then ok "$_name"; else
 		fail "$_name"
-		sed 's/^/#   /' "$T/py.out" | tail -5
+		sed 's/^/#| /' "$T/py.out" | tail -5
 	fi
 }
 

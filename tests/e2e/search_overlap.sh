@@ -32,7 +32,7 @@ def seq(t, **kw):
 exec(sys.stdin.read())' "$2" >"$T/py.out" 2>&1
 	if [ $? -eq 0 ]; then ok "$_name"; else
 		fail "$_name"
-		sed 's/^/#   /' "$T/py.out" | tail -5
+		sed 's/^/#| /' "$T/py.out" | tail -5
 	fi
 }
 

@@ -102,11 +102,12 @@ static int memoizing(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, v
 	return 0;
 }
 
+static int wrongCalls;
 static int timed_run_only_wrong(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
 {
-	static int n;
+	int n = ++wrongCalls;
 	ref_double(in, n_in, out, n_out, s);
-	if (++n > 5) /* right on the five trials, wrong when timed */
+	if (n > 5) /* right on the five trials, wrong when timed */
 		((float *)out[0].data)[7] = 0;
 	return 0;
 }
@@ -193,6 +194,55 @@ static double f_restless(struct harness_cand *hc, int *pAsleep)
 	(void)hc;
 	*pAsleep = 0;
 	return waited += 10;
+}
+
+/* the CPU time of the candidate's process: here the harness's own thread,
+ * which calls kl_run; all of it is that thread too */
+static int f_cpu(struct harness_cand *hc, double *pMain, double *pAll)
+{
+	struct timespec ts;
+	(void)hc;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	*pMain = *pAll = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+	return 0;
+}
+
+/* an empty frame answered late once the candidate has run: as long as its
+ * last run took (the overhead kloop subtracts, made to swallow the run) */
+static double lastRunMs;
+static int f_call_timed(struct harness_cand *hc, int mode, int *pRc, double *pMs, double *pMd,
+                        char *why, size_t nWhy, char *err)
+{
+	double t0 = now_s();
+	int rc = f_call(hc, mode, pRc, pMs, pMd, why, nWhy, err);
+	lastRunMs = (now_s() - t0) * 1e3;
+	return rc;
+}
+
+static int f_frame_late(struct harness_cand *hc, double *pMd, char *why, size_t nWhy, char *err)
+{
+	if (lastRunMs > 0) {
+		double t0 = now_s();
+		while ((now_s() - t0) * 1e3 < lastRunMs)
+			;
+	}
+	return f_frame(hc, pMd, why, nWhy, err);
+}
+
+/* the inputs a candidate saw, by a hash of all of their bytes */
+static uint64_t seenHash[4096];
+static int nSeen, nRepeats;
+static int remembers_inputs(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	uint64_t hsh = 1469598103934665603ull;
+	const unsigned char *p = in[0].data;
+	for (int i = 0; i < N * 4; i++)
+		hsh = (hsh ^ p[i]) * 1099511628211ull;
+	for (int i = 0; i < nSeen; i++)
+		nRepeats += seenHash[i] == hsh;
+	if (nSeen < 4096)
+		seenHash[nSeen++] = hsh;
+	return ref_double(in, n_in, out, n_out, s);
 }
 
 static struct harness_cand *fcand(struct fcand *c, struct harness *h, struct backend *b,
@@ -413,8 +463,101 @@ int main(void)
 	CHECK(cb && strstr(cb, "not applied") && strstr(cb, "0 of "),
 	      "a process never seen asleep: the timing says the clock bound was not applied (%s)",
 	      cb ? cb : reason(r));
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(tm, "verified")),
+	      "... and the time is unverified (never ranked)");
 	cJSON_Delete(r);
+	/* where the CPU time of all of the candidate is known, it bounds the
+	 * time when the clock cannot: the same liar is found by it, and an
+	 * honest candidate never seen asleep is verified by it */
+	fcand(&fc, h2, b, slow_double);
+	fc.lie = 50;
+	fc.hc.sched_delay = f_restless;
+	fc.hc.cpu = f_cpu;
+	r = harness_eval(h2, &fc.hc, 1, NULL, NULL);
+	CHECK(!strcmp(status(r), "incorrect") && strstr(reason(r), "timing inconsistent") &&
+	          strstr(reason(r), "on a CPU"),
+	      "a liar never seen asleep is found by its CPU time: %s", reason(r));
+	cJSON_Delete(r);
+	fcand(&fc, h2, b, slow_double);
+	fc.hc.sched_delay = f_restless;
+	fc.hc.cpu = f_cpu;
+	r = harness_eval(h2, &fc.hc, 1, NULL, NULL);
+	tm = cJSON_GetObjectItem(r, "timing");
+	cb = cJSON_GetStringValue(cJSON_GetObjectItem(tm, "bound"));
+	CHECK(!strcmp(status(r), "correct") && cJSON_IsTrue(cJSON_GetObjectItem(tm, "verified")) &&
+	          cb && !strcmp(cb, "cpu"),
+	      "an honest candidate never seen asleep is verified by its CPU time (%s, bound %s)",
+	      status(r), cb ? cb : "none");
+	cJSON_Delete(r);
+	/* a liar that answers the empty frames late, once it has run, as long
+	 * as its last run: the frames the bound subtracts were taken before
+	 * its first call, so the late ones excuse nothing */
+	fcand(&fc, h2, b, slow_double);
+	fc.hc.call = f_call_timed;
+	fc.hc.frame = f_frame_late;
+	fc.lie = 30;
+	lastRunMs = 0;
+	r = harness_eval(h2, &fc.hc, 1, NULL, NULL);
+	tm = cJSON_GetObjectItem(r, "timing");
+	cb = cJSON_GetStringValue(cJSON_GetObjectItem(tm, "clock_bound"));
+	CHECK((!strcmp(status(r), "incorrect") && strstr(reason(r), "timing inconsistent")) ||
+	          (cJSON_IsFalse(cJSON_GetObjectItem(tm, "verified")) && cb &&
+	           strstr(cb, "lengthens them")),
+	      "a liar whose later empty frames take as long as its runs is caught: %s",
+	      cb ? cb : reason(r));
+	cJSON_Delete(r);
+	/* an honest candidate's time is verified */
+	r = harness_eval(h2, fcand(&fc, h2, b, slow_double), 1, NULL, NULL);
+	tm = cJSON_GetObjectItem(r, "timing");
+	CHECK(!strcmp(status(r), "correct") && cJSON_IsTrue(cJSON_GetObjectItem(tm, "verified")),
+	      "an honest candidate's time is verified (%s)", reason(r));
+	cJSON_Delete(r);
+	/* an A/B bounds both sides too: a challenger reporting a fiftieth of
+	 * its A/B times is the liar, not the winner */
+	struct fcand fl, fh;
+	struct harness_ab_opts ao2 = {.nPairs = 12, .budgetS = 100, .strict = 0};
+	int who2;
+	fcand(&fl, h2, b, slow_double)->call = f_call;
+	fl.lie = 50;
+	cJSON *ab2 =
+	    harness_ab(h2, fcand(&fh, h2, b, slow_double), &fl.hc, &ao2, NULL, NULL, &who2, &fail);
+	CHECK(!ab2 && who2 == 1 && fail && strstr(reason(fail), "timing inconsistent"),
+	      "a challenger forging its A/B times is incorrect: %s", fail ? reason(fail) : "won?");
+	cJSON_Delete(ab2);
+	cJSON_Delete(fail);
+	fail = NULL;
 	harness_free(h2);
+	/* given inputs (PyTorch's): no timed run sees bytes seen before, and
+	 * checked timed runs use checking sets the reference computed */
+	o.nPool = 3;
+	o.budgetS = 0.05;
+	struct harness *h3 = harness_new(&t, b, &o, err);
+	CHECK(h3 != NULL, "a harness for given inputs");
+	float *given = xmalloc(N * sizeof *given);
+	for (int s3 = 0; h3 && s3 < harness_nsets(h3); s3++) {
+		for (int i = 0; i < N; i++)
+			given[i] = (float)((i * 7 + s3 * 13) % 101) / 50.0f - 1.0f;
+		harness_set_input(h3, s3, 0, given, err);
+	}
+	free(given);
+	CHECK(h3 && harness_run_reference(h3, fcand(&fc, h3, b, ref_double), err) == 0,
+	      "the reference on the given sets");
+	nSeen = nRepeats = 0;
+	r = h3 ? harness_eval(h3, fcand(&fc, h3, b, remembers_inputs), 1, NULL, NULL) : NULL;
+	tm = cJSON_GetObjectItem(r, "timing");
+	CHECK(r && !strcmp(status(r), "correct") && nRepeats == 0 && nSeen > 20,
+	      "given inputs: %d calls, none on bytes seen before (%d repeats)", nSeen, nRepeats);
+	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(tm, "checked_runs")) >= 1,
+	      "given inputs: %g timed runs checked on the reference's checking sets",
+	      cJSON_GetNumberValue(cJSON_GetObjectItem(tm, "checked_runs")));
+	cJSON_Delete(r);
+	wrongCalls = 0;
+	r = h3 ? harness_eval(h3, fcand(&fc, h3, b, timed_run_only_wrong), 1, NULL, NULL) : NULL;
+	CHECK(r && !strcmp(status(r), "incorrect") && strstr(reason(r), "timed run"),
+	      "given inputs: wrong only when timed is caught in a checked timed run (%s)",
+	      r ? reason(r) : "");
+	cJSON_Delete(r);
+	harness_free(h3);
 	harness_free(h);
 	b->destroy(b);
 	return check_done();

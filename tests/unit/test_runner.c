@@ -361,6 +361,47 @@ int main(void)
 	      rn ? status_name(cand(rn, 2)->status) : "-");
 	runner_close(rn);
 
+	/* an A/B cut short (issue 24): run again once, as the A/B it was, not
+	 * as a plain evaluation to be timed against the incumbent again */
+	x.rn = NULL;
+	o = (struct runner_opts){.zTask = "softmax", .bNoSeeds = 1};
+	rn = runner_open(l, &cfg, &o, on_note, &x, err);
+	x.rn = rn;
+	int a1 = rn ? runner_add(rn, "human", NULL, 0, "a.c", seed.buf, NULL, err) : -1;
+	/* other machine code than a.c's, so that it is timed (issue 11) */
+	char *seedB = xasprintf("%s\nint kloop_variant_b = 2;\n", seed.buf);
+	int a2 = rn ? runner_add(rn, "human", NULL, 0, "b.c", seedB, NULL, err) : -1;
+	free(seedB);
+	if (rn && runner_bench(rn, a1, err) == 0 && runner_bench(rn, a2, err) == 0)
+		run(l, rn);
+	char *abPath = rn ? xstrdup(rn->ses->zPath) : xstrdup("");
+	runner_close(rn);
+	char *line = xasprintf("{\"type\":\"eval_started\",\"candidate\":%d,\"backend\":\"host\","
+	                       "\"ab_with\":%d}\n",
+	                       a2, a1);
+	char *before2 = slurp(abPath);
+	rn = reopen_cut(l, &cfg, abPath, line, &x, err);
+	free(line);
+	CHECK(rn && runner_job_of(rn, a2) && cand(rn, a2)->abWith == a1,
+	      "reopened: the A/B of #%d against #%d cut short is under way again", a2, a1);
+	if (rn)
+		run(l, rn);
+	const cJSON *abr = rn ? cJSON_GetObjectItem(cand(rn, a2)->result, "ab") : NULL;
+	char *after2 = slurp(abPath);
+	const char *tail = after2 + strlen(before2);
+	int nStarted = 0;
+	for (const char *q = tail; (q = strstr(q, "\"eval_started\"")); q++)
+		nStarted++;
+	CHECK(rn && cand(rn, a2)->status == STATUS_CORRECT && cJSON_IsObject(abr) &&
+	          cJSON_GetObjectItem(abr, "pairs") && nStarted == 2 && strstr(tail, "\"ab_with\""),
+	      "... as that A/B, once: its result has the A/B (%s); evaluations started: the "
+	      "one cut short and %d more",
+	      abr ? "yes" : "no", nStarted - 1);
+	free(before2);
+	free(after2);
+	free(abPath);
+	runner_close(rn);
+
 	/* one shot, in memory */
 	x.rn = NULL;
 	o = (struct runner_opts){.zTask = "softmax", .bMemory = 1, .bNoSeeds = 1};

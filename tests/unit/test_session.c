@@ -84,7 +84,7 @@ int main(void)
 	CHECK(par[0] == 1 && id2 == 2, "candidates get the next ids (%d, %d)", par[0], id2);
 	cJSON *r = cJSON_Parse("{\"status\": \"correct\", \"timing\": {\"median_ms\": 2}, "
 	                       "\"speedup\": 1.5, \"baseline_ms\": 3}");
-	CHECK(ev_eval_started(s, 2, "host", err) == 0 &&
+	CHECK(ev_eval_started(s, 2, "host", 0, err) == 0 &&
 	          state_cand(&s->st, 2)->status == STATUS_EVALUATING,
 	      "eval_started: the candidate is being evaluated");
 	CHECK(ev_eval_finished(s, 2, r, err) == 0 &&
@@ -98,7 +98,7 @@ int main(void)
 	          state_idea(&s->st, idea)->status == IDEA_ACCEPTED,
 	      "an idea proposed and accepted");
 	int n = lines(path);
-	CHECK(ev_eval_started(s, 9, "host", err) < 0 && strstr(err, "does not exist") &&
+	CHECK(ev_eval_started(s, 9, "host", 0, err) < 0 && strstr(err, "does not exist") &&
 	          lines(path) == n && s->st.nEvents == n,
 	      "an event for no candidate is refused, neither written nor applied (%s)", err);
 	CHECK(ev_idea_rejected(s, 7, NULL, err) < 0 && strstr(err, "no idea 7"),

@@ -1,0 +1,74 @@
+#!/bin/sh
+# bench/verify_load.sh - how often kloop's clock bound leaves an honest
+# candidate unverified (or calls it a liar) on this machine, idle and with
+# every core busy (issue 24: "keep honest candidates on a loaded 2-core
+# machine verified").  The host seeds of softmax, layernorm and matmul, and
+# a 4 us candidate (the libs fixture, where the frames weigh most), each
+# evaluated N times (VERIFY_N, default 20) by kloop eval on the host
+# backend.  Prints one line per candidate and load: verified, unverified,
+# timing inconsistent, other; how the verified ones were bounded (kloop's
+# clock, or the CPU time where the clock could not tell runs from waits),
+# and the largest ratio of an evaluation's frame CPU time to that before
+# the load (frames_lengthened's test, 3x + 30 us).
+# Usage: bench/verify_load.sh [KLOOP]
+set -u
+cd "$(dirname "$0")/.."
+K=${1:-./bin/kloop}
+N=${VERIFY_N:-20}
+T=$(mktemp -d)
+trap 'kill $LOAD 2>/dev/null; rm -rf "$T"' EXIT
+LOAD=""
+cp -r tests/fixtures/libs "$T/libs"
+mkdir -p "$T/libs/lib"
+cc -shared -fPIC -O2 -I"$T/libs/include" -o "$T/libs/lib/libkloop_scale.so" "$T/libs/src/kloop_scale.c" -lm
+export XDG_CACHE_HOME="$T/cache"
+one() { # LABEL TASK SOURCE
+	: >"$T/runs"
+	for _ in $(seq 1 "$N"); do
+		$K eval "$2" "$3" --backend host --budget 0.3 --json 2>/dev/null | head -1 >>"$T/runs"
+	done
+	python3 - "$LOADNAME" "$1" "$N" "$T/runs" <<'PY'
+import json, sys
+load, label, n, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+clock = cpu = unver = inc = other = 0
+ratio = []
+for l in open(path):
+    try:
+        r = json.loads(l)
+    except ValueError:
+        other += 1
+        continue
+    t = r.get("timing") or {}
+    if "timing inconsistent" in (r.get("reason") or ""):
+        inc += 1
+    elif t.get("verified") is True:
+        clock += t.get("bound") != "cpu"
+        cpu += t.get("bound") == "cpu"
+    elif t.get("verified") is False:
+        unver += 1
+    else:
+        other += 1
+    a, b = t.get("frame_cpu_median_ms"), t.get("frame_cpu_before_load_ms")
+    if a and b:
+        ratio.append(a / b)
+print("%-7s %-11s %3d verified (%d by the clock, %d by CPU time), %3d unverified, %3d inconsistent, %3d other (of %d); frame CPU after/before the load: max %.2fx"
+      % (load, label, clock + cpu, clock, cpu, unver, inc, other, n, max(ratio) if ratio else float("nan")))
+PY
+}
+all() {
+	one softmax softmax tasks/softmax/seed.c
+	one layernorm layernorm tasks/layernorm/seed.c
+	one matmul matmul tasks/matmul/seed.c
+	one "4us (libs)" "$T/libs" "$T/libs/uses_lib.c"
+}
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(date -u '+%F %H:%M UTC')"
+LOADNAME=idle
+all
+# every core busy with a plain spinning process, which the scheduler shares
+# with kloop's: the waits are the bound's to tell apart
+for _ in $(seq 1 "$(nproc)"); do
+	sh -c 'while :; do :; done' &
+	LOAD="$LOAD $!"
+done
+LOADNAME=loaded
+all
