@@ -76,18 +76,22 @@ assert c['origin']=='human' and c['parents']==[1] and 'x + x' in c['source']"
 # timing converged within its budget (", not converged"), how two timed
 # candidates compare (faster, slower, same within noise), and whether
 # kloop's clock could bound a time on a machine this busy (a speedup with a
-# "?", the UNVERIFIED line) --
+# "?", the UNVERIFIED line, or a time bounded by the candidate's CPU time
+# instead: the "bound" line) --
 # everything else, every line and every other word, must be the same
 EDITOR="$T/ed.sh" $KLOOP shell $TASK $B --session "$T/s2.jsonl" <"$T/script" >"$T/out2" 2>&1
 norm() {
 	sed -E 's/[0-9]+(\.[0-9]+)?(e-?[0-9]+)?/N/g' "$1" | tr -s " " | sed "s/ (cached)//" |
 		sed -E 's/, not converged//; s/ \((faster|slower)(, outside the noise)?\)/ CMP/g; s/, same within noise/ CMP/g' |
-		sed -E 's/Nx\?/Nx/' | grep -v "^UNVERIFIED " |
+		sed -E 's/Nx\?/Nx/' | grep -v "^UNVERIFIED " | grep -v "^bound " |
 		grep -v "session saved"
 }
 norm "$T/out" >"$T/n1"
 norm "$T/out2" >"$T/n2"
+nf=$NFAIL
 check "a piped script is deterministic (the same lines, numbers aside)" cmp -s "$T/n1" "$T/n2"
+diff "$T/n1" "$T/n2" >"$T/ndiff"
+diag $nf "$T/ndiff"
 diag $D0 "$T/out" "$T/err" "$T/out2"
 
 # errors: named on stderr, the script goes on, the exit status says so
