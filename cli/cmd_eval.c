@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "compile.h"
 #include "flags.h"
+#include "roofline.h"
 #include "result.h"
 #include "runner.h"
 #include "util.h"
@@ -142,6 +143,14 @@ static void print_human(const cJSON *r, const struct src *s)
 			printf("  tolerance %s\n", tl.buf);
 		sb_free(&tl);
 	}
+	strbuf pl = STRBUF_INIT;
+	result_precision_line(r, &pl);
+	if (pl.len) {
+		char *z = term_clean(pl.buf, 0);
+		printf("  precision %s\n", z);
+		free(z);
+	}
+	sb_free(&pl);
 	if (tm)
 		printf("  time      %.4g ms median (p10 %.4g, p90 %.4g, %g runs, rse %.2f%%%s)\n",
 		       result_num(tm, "median_ms"), result_num(tm, "p10_ms"),
@@ -150,6 +159,15 @@ static void print_human(const cJSON *r, const struct src *s)
 		       cJSON_IsTrue(cJSON_GetObjectItem(tm, "converged"))
 		           ? ""
 		           : ", not converged within the budget");
+	char rl[400];
+	roofline_line(cJSON_GetObjectItem(r, "roofline"), rl, sizeof rl);
+	if (rl[0])
+		printf("  roofline  %s\n", rl);
+	const char *sus = cJSON_GetStringValue(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(r, "roofline"), "suspect"));
+	if (sus)
+		printf("  SUSPECT   %s: faster than the device can be, not taken as a speedup\n",
+		       sus);
 	const char *cb = cJSON_GetStringValue(cJSON_GetObjectItem(tm, "clock_bound"));
 	if (cb)
 		printf("  unverified %s: this time is shown, never taken as a speedup to rank\n",
@@ -232,8 +250,8 @@ static int is_seed(const struct task *t, const char *zPath)
 }
 
 /* print each verdict (the result with the source as given); 0 when all are
- * correct, else 1 */
-static int print_results(struct runner *rn, const struct src *a, int n, int json)
+ * correct (and faithful in precision, unless bAnyPrecision), else 1 */
+static int print_results(struct runner *rn, const struct src *a, int n, int json, int bAnyPrecision)
 {
 	int rc = 0;
 	for (int i = 0; i < n; i++) {
@@ -248,11 +266,19 @@ static int print_results(struct runner *rn, const struct src *a, int n, int json
 		} else {
 			print_human(r, &a[i]);
 		}
-		if (!c || c->status != STATUS_CORRECT)
+		if (!c || c->status != STATUS_CORRECT || (c->reduced && !bAnyPrecision) ||
+		    c->belowFloor)
 			rc = 1;
 		cJSON_Delete(r);
 	}
 	return rc;
+}
+
+/* --precision any: a reduced-precision verdict still exits 0 */
+static int any_precision(const struct flags *o)
+{
+	const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(o->settings, "precision"));
+	return z && !strcmp(z, "any");
 }
 
 static int exec_eval(int argc, char **argv)
@@ -303,7 +329,7 @@ static int exec_eval(int argc, char **argv)
 	if (runner_task_error(r.rn))
 		fprintf(stderr, "kloop: %s\n", runner_task_error(r.rn));
 	else
-		rc = print_results(r.rn, aSrc, nSrc, o.json);
+		rc = print_results(r.rn, aSrc, nSrc, o.json, any_precision(&o));
 	fflush(stdout);
 	if (runner_saved(r.rn) < 0)
 		rc = 2; /* events lost: the journal could not be written */
@@ -321,10 +347,11 @@ out:
 
 const struct cmd_entry cmd_eval_entry = {
     .name = "eval",
-    .usage = "TASK SOURCE... [--backend host|cuda] [--json] [--session FILE] [--shapes SET] "
-             "[--reference host|cuda|torch] [--trials N] [--budget SECONDS] [--timeout SECONDS] "
-             "[--python PATH] [--jobs N] [--workers SPEC] [--no-sandbox]",
-    .help =
-        "compile, check and time candidates (exit 0 correct, 1 otherwise, 2 usage or task error)",
+    .usage =
+        "TASK SOURCE... [--backend host|cuda] [--json] [--session FILE] [--shapes SET] "
+        "[--reference host|cuda|torch] [--trials N] [--budget SECONDS] [--timeout SECONDS] "
+        "[--python PATH] [--jobs N] [--workers SPEC] [--no-sandbox] [--precision faithful|any]",
+    .help = "compile, check and time candidates (exit 0 correct and faithful in precision, or "
+            "correct with --precision any; 1 otherwise; 2 usage or task error)",
     .exec = exec_eval,
 };

@@ -94,13 +94,14 @@ static double rnum(const cJSON *o, const char *k)
 /* the report's view of a session */
 struct rep {
 	const struct state *st;
-	int *aDepth;  /* by index in st->aCand: the generation (seeds and orphans 0) */
-	int *aRow;    /* by index: its row within its generation */
-	int *aOnPath; /* by index: on the winning path */
-	int maxDepth; /* the largest generation */
-	int maxRows;  /* the most candidates in one generation */
-	int best;     /* index of the fastest correct candidate, or -1 */
-	int *aPath;   /* the winning path, root first (indices) */
+	int *aDepth;   /* by index in st->aCand: the generation (seeds and orphans 0) */
+	int *aRow;     /* by index: its row within its generation */
+	int *aOnPath;  /* by index: on the winning path */
+	int maxDepth;  /* the largest generation */
+	int maxRows;   /* the most candidates in one generation */
+	int best;      /* index of the best (state_best()), or -1 */
+	int confirmed; /* ... confirmed beyond the noise (else a leader, unconfirmed) */
+	int *aPath;    /* the winning path, root first (indices) */
 	int nPath;
 };
 
@@ -132,10 +133,10 @@ static void rep_init(struct rep *r, const struct state *st)
 		r->aDepth[i] = d;
 		if (d > r->maxDepth)
 			r->maxDepth = d;
-		if (state_cand_rankable(c) &&
-		    (r->best < 0 || c->speedup > st->aCand[r->best].speedup))
-			r->best = i;
 	}
+	/* the one best (state_best()): the header's, the search's, the archive's */
+	const struct cand *b = state_best(st, &r->confirmed, NULL);
+	r->best = b ? index_of(st, b->id) : -1;
 	int *rows = xcalloc((size_t)r->maxDepth + 1, sizeof *rows);
 	for (int i = 0; i < n; i++) {
 		r->aRow[i] = rows[r->aDepth[i]]++;
@@ -297,7 +298,7 @@ static void chart_rounds(strbuf *o, const struct rep *r)
 	double sMax = 0;
 	for (int i = 0; i < st->nCand; i++) {
 		const struct cand *c = &st->aCand[i];
-		if (state_cand_rankable(c) && c->speedup > best[r->aDepth[i]])
+		if (state_cand_rankable(st, c) && c->speedup > best[r->aDepth[i]])
 			best[r->aDepth[i]] = c->speedup;
 	}
 	for (int k = 0; k < g; k++)
@@ -435,7 +436,8 @@ static void table(strbuf *o, const struct rep *r)
 	sb_adds(o, "<table id=\"cand-table\"><thead><tr><th class=\"n\">id</th><th>name</th>"
 	           "<th>origin</th><th>parents</th><th>idea</th><th>verdict</th>"
 	           "<th class=\"n\">time ms</th><th class=\"n\">p10&#8211;p90</th>"
-	           "<th class=\"n\">speedup</th><th class=\"n\">vs compile</th>"
+	           "<th class=\"n\">speedup</th><th class=\"n\">roofline</th>"
+	           "<th class=\"n\">vs compile</th>"
 	           "<th class=\"n\">vs parent</th><th>resources</th></tr></thead><tbody>\n");
 	for (int i = 0; i < st->nCand; i++) {
 		const struct cand *c = &st->aCand[i];
@@ -469,7 +471,22 @@ static void table(strbuf *o, const struct rep *r)
 		else
 			sb_adds(o, "&#8211;");
 		sb_adds(o, "</td>");
-		num_cell(o, c->speedup, "%.3gx");
+		/* the speedup, with what its time or its precision is worth */
+		sb_adds(o, "<td class=\"n\">");
+		if (c->speedup >= 0)
+			sb_addf(o, "%.3gx%s%s%s", c->speedup,
+			        c->unverified ? " <span title=\"its time unverified\">?</span>"
+			                      : "",
+			        c->reduced ? " <span title=\"reduced precision\">~</span>" : "",
+			        c->belowFloor ? " <span title=\"below the device's floor: a "
+			                        "suspect\">!</span>"
+			                      : "");
+		else
+			sb_adds(o, "&#8211;");
+		sb_adds(o, "</td>");
+		/* the share of the device's limit its time reaches (roofline.h) */
+		num_cell(o, rnum(cJSON_GetObjectItem(c->result, "roofline"), "fraction") * 100,
+		         "%.0f%%");
 		num_cell(o, rnum(c->result, "speedup_compile"), "%.3gx");
 		const struct cand *p = c->nParent ? state_cand(st, c->aParent[0]) : NULL;
 		num_cell(o, p && p->timeMs > 0 && c->timeMs > 0 ? p->timeMs / c->timeMs : NAN,
@@ -575,10 +592,13 @@ static void page(strbuf *o, const struct state *st, const char *zJournal)
 	sb_adds(o, "</p>\n<p class=\"best\" id=\"best\">");
 	if (r.best >= 0) {
 		const struct cand *b = &st->aCand[r.best];
-		sb_addf(o, "Best: candidate %d (", b->id);
+		sb_addf(o, "%s: candidate %d (", r.confirmed ? "Best" : "Leader", b->id);
 		esc(o, b->zName);
-		sb_addf(o, "), <b id=\"best-speedup\">%.2fx</b> the baseline, %.4g ms.", b->speedup,
-		        b->timeMs);
+		sb_addf(o, "), <b id=\"best-speedup\">%.2fx</b> the baseline, %.4g ms%s.",
+		        b->speedup, b->timeMs,
+		        r.confirmed ? ""
+		                    : " (unconfirmed: another candidate is within its timing noise "
+		                      "and no A/B has told them apart)");
 	} else {
 		sb_adds(o, "No correct, timed candidate yet.");
 	}

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "report.h"
 #include "searchopts.h"
 
 static void summary(struct searchopts *o)
@@ -49,6 +50,10 @@ static void summary(struct searchopts *o)
 			       best->id, best->zName, best->timeMs, best->speedup, sb.buf);
 		else
 			printf("\nno correct candidate faster than the baseline was found\n");
+		/* the session's best, as every front end says it (state_best()) */
+		char bt[160];
+		report_best_text(st, bt, sizeof bt);
+		printf("session: %s\n", bt);
 		printf("LLM: %d requests, %ld input and %ld output tokens, $%.4f\n",
 		       st->llm.nRequests, st->llm.inTokens, st->llm.outTokens, st->llm.cost);
 	}

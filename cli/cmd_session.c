@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "flags.h"
+#include "report.h"
 #include "session.h"
 
 static int exec_session(int argc, char **argv)
@@ -47,8 +48,12 @@ static int exec_session(int argc, char **argv)
 		       s->st.nEvents, s->st.nCand, s->st.nCand == 1 ? "" : "s");
 		if (s->st.baselineMs >= 0)
 			printf("baseline %.4g ms\n", s->st.baselineMs);
+		char bt[160];
+		report_best_text(&s->st, bt, sizeof bt);
+		printf("%s\n", bt);
 		printf("%4s  %-20s %-9s %-8s %-13s %10s %8s\n", "id", "name", "origin", "parents",
 		       "status", "time (ms)", "speedup");
+		int nMarked = 0;
 		for (int i = 0; i < s->st.nCand; i++) {
 			const struct cand *c = &s->st.aCand[i];
 			char par[32] = "-";
@@ -60,7 +65,11 @@ static int exec_session(int argc, char **argv)
 			if (c->timeMs >= 0)
 				snprintf(tm, sizeof tm, "%.4g", c->timeMs);
 			if (c->speedup >= 0)
-				snprintf(sp, sizeof sp, "%.3gx", c->speedup);
+				snprintf(sp, sizeof sp, "%.3gx%s%s%s", c->speedup,
+				         c->unverified ? "?" : "", c->reduced ? "~" : "",
+				         c->belowFloor ? "!" : "");
+			nMarked +=
+			    c->speedup >= 0 && (c->unverified || c->reduced || c->belowFloor);
 			/* the same machine code as one timed before: its timing */
 			char *nt = term_clean(
 			    cJSON_GetStringValue(cJSON_GetObjectItem(c->result, "not_timed")), 0);
@@ -68,6 +77,10 @@ static int exec_session(int argc, char **argv)
 			       c->zOrigin, par, c->zStatus, tm, sp, *nt ? "  " : "", nt);
 			free(nt);
 		}
+		if (nMarked)
+			printf("(?: its time unverified; ~: reduced precision; !: faster than the "
+			       "device can be, a suspect; none is ranked%s)\n",
+			       state_precision_any(&s->st) ? ", but ~ is under precision any" : "");
 		if (s->st.nIdea)
 			printf("\n%4s  %-9s %-28s %s\n", "idea", "status", "category", "title");
 		for (int i = 0; i < s->st.nIdea; i++) {

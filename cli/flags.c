@@ -156,6 +156,8 @@ static const struct flag_def table[] = {
     SET("--max-candidates", FT_INT, 0, 1000000, "candidates", NULL, FL_SEARCH, "max_candidates"),
     SET("--time", FT_NUM, 0, 1e9, "seconds", NULL, FL_SEARCH, "time_s"),
     SET("--target", FT_NUM, 0, 1e9, "speedup", NULL, FL_SEARCH, "target"),
+    SET("--target-roofline", FT_NUM, 0, 100, "percent of the roofline", NULL, FL_SEARCH,
+        "target_roofline"),
     SET("--no-improve", FT_INT, 0, 100000, "rounds", NULL, FL_SEARCH, "no_improve"),
     SET("--sweep", FT_CHOICE, 0, 0, NULL, "grid|random", FL_SEARCH, "sweep"),
     SET("--sweep-points", FT_INT, 0, 256, "points", NULL, FL_SEARCH, "sweep_points"),
@@ -166,6 +168,7 @@ static const struct flag_def table[] = {
     SET("--ab-pairs", FT_INT, 12, 1000, "pairs", NULL, FL_SEARCH, "ab_pairs"),
     SET("--crossover", FT_INT, 0, 2, "crossover level", NULL, FL_SEARCH, "crossover"),
     SET("--overlap", FT_INT, 1, 8, "rounds open at once", NULL, FL_SEARCH, "overlap"),
+    SET("--precision", FT_CHOICE, 0, 0, NULL, "faithful|any", FL_SEARCH | FL_EVAL, "precision"),
 };
 #define N_FLAGS (sizeof table / sizeof *table)
 

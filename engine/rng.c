@@ -55,6 +55,37 @@ double rng_normal(struct rng *r)
 	return m * cs;
 }
 
+/* element i of a buffer of dtype d set to v (converted as a cast does) */
+static void put_v(void *p, kl_dtype d, int64_t i, double v)
+{
+	switch (d) {
+	case KL_F32:
+		((float *)p)[i] = (float)v;
+		break;
+	case KL_F64:
+		((double *)p)[i] = v;
+		break;
+	case KL_F16:
+		((uint16_t *)p)[i] = kl_f32_to_f16((float)v);
+		break;
+	case KL_BF16:
+		((uint16_t *)p)[i] = kl_f32_to_bf16((float)v);
+		break;
+	case KL_I32:
+		((int32_t *)p)[i] = (int32_t)v;
+		break;
+	case KL_I64:
+		((int64_t *)p)[i] = (int64_t)v;
+		break;
+	case KL_I8:
+		((int8_t *)p)[i] = (int8_t)v;
+		break;
+	case KL_U8:
+		((uint8_t *)p)[i] = (uint8_t)v;
+		break;
+	}
+}
+
 void rng_fill(struct rng *r, const struct task_tensor *t, void *p)
 {
 	int64_t n = task_numel(t);
@@ -66,32 +97,7 @@ void rng_fill(struct rng *r, const struct task_tensor *t, void *p)
 			v = t->a + (double)(rng_next(r) % (uint64_t)(t->b - t->a + 1));
 		else
 			v = t->a + (t->b - t->a) * rng_uniform(r);
-		switch (t->dtype) {
-		case KL_F32:
-			((float *)p)[i] = (float)v;
-			break;
-		case KL_F64:
-			((double *)p)[i] = v;
-			break;
-		case KL_F16:
-			((uint16_t *)p)[i] = kl_f32_to_f16((float)v);
-			break;
-		case KL_BF16:
-			((uint16_t *)p)[i] = kl_f32_to_bf16((float)v);
-			break;
-		case KL_I32:
-			((int32_t *)p)[i] = (int32_t)v;
-			break;
-		case KL_I64:
-			((int64_t *)p)[i] = (int64_t)v;
-			break;
-		case KL_I8:
-			((int8_t *)p)[i] = (int8_t)v;
-			break;
-		case KL_U8:
-			((uint8_t *)p)[i] = (uint8_t)v;
-			break;
-		}
+		put_v(p, t->dtype, i, v);
 	}
 }
 
@@ -129,4 +135,66 @@ void rng_mix(void *dst, const void *a, const void *b, int64_t n, int es, uint64_
 		MIX_LOOP(uint8_t);
 		break;
 	}
+}
+
+static double get_f(const void *p, kl_dtype d, int64_t i)
+{
+	switch (d) {
+	case KL_F32:
+		return ((const float *)p)[i];
+	case KL_F64:
+		return ((const double *)p)[i];
+	case KL_F16:
+		return kl_f16_to_f32(((const uint16_t *)p)[i]);
+	default:
+		return kl_bf16_to_f32(((const uint16_t *)p)[i]);
+	}
+}
+
+void rng_vary(void *p, kl_dtype d, int64_t n, int flags, uint64_t seed)
+{
+	if (!(d == KL_F32 || d == KL_F64 || d == KL_F16 || d == KL_BF16) || n <= 0 || !flags)
+		return;
+	struct rng r;
+	rng_seed(&r, seed ^ 0x7661727931ull);
+	double mean = 0, m2 = 0, amax = 0;
+	for (int64_t i = 0; i < n; i++) { /* Welford: no cancellation */
+		double v = get_f(p, d, i), dv = v - mean;
+		mean += dv / (double)(i + 1);
+		m2 += dv * (v - mean);
+		amax = fabs(v) > amax ? fabs(v) : amax;
+	}
+	double sd = n > 1 ? sqrt(m2 / (double)(n - 1)) : fabs(mean);
+	if (!(sd > 0))
+		sd = amax > 0 ? amax : 1;
+	if (flags & RNG_SCALED) {
+		double a = exp2(-3 + 6 * rng_uniform(&r)), b = (4 * rng_uniform(&r) - 2) * a * sd;
+		for (int64_t i = 0; i < n; i++)
+			put_v(p, d, i, get_f(p, d, i) * a + b);
+		amax = amax * a + fabs(b);
+	}
+	if (flags & RNG_HEAVY)
+		for (int64_t i = 0; i < n; i++) {
+			double g = rng_normal(&r);
+			put_v(p, d, i, get_f(p, d, i) * exp(g));
+			if (fabs(get_f(p, d, i)) > amax)
+				amax = fabs(get_f(p, d, i));
+		}
+	if (flags & RNG_OUTLIERS) {
+		int64_t m = n / 2048 > 0 ? n / 2048 : 1;
+		double big = amax > 0 ? amax : 1;
+		for (int64_t k = 0; k < m; k++) {
+			int64_t i = (int64_t)(rng_next(&r) % (uint64_t)n);
+			double v = (8 + 56 * rng_uniform(&r)) * big;
+			put_v(p, d, i, rng_next(&r) & 1 ? v : -v);
+		}
+	}
+}
+
+const char *rng_vary_name(int flags)
+{
+	static const char *const names[8] = {
+	    "plain",    "scaled",          "heavy-tailed",          "scaled+heavy-tailed",
+	    "outliers", "scaled+outliers", "heavy-tailed+outliers", "scaled+heavy-tailed+outliers"};
+	return names[flags & 7];
 }

@@ -24,6 +24,23 @@ double rng_normal(struct rng *r);
 /* fill p (task_numel(t) elements of t->dtype) from t's distribution */
 void rng_fill(struct rng *r, const struct task_tensor *t, void *p);
 
+/*
+ * How a checked set's inputs are varied, so that no statistic of one known
+ * distribution passes for the answer (issue 25: a constant written without
+ * reading the inputs, a mean over every 64th element):
+ *   RNG_SCALED   x a + b: a log-uniform in [1/8, 8], b uniform in [-2, 2]
+ *                times a and the elements' standard deviation
+ *   RNG_HEAVY    x e^g, g standard normal per element: heavy tails
+ *   RNG_OUTLIERS one element in 2048 (at least one), at random places, set
+ *                to +-(8..64) times the largest |x|
+ * Flags, combined; integer types are left as they are.
+ */
+enum { RNG_PLAIN = 0, RNG_SCALED = 1, RNG_HEAVY = 2, RNG_OUTLIERS = 4 };
+/* vary n elements of dtype d at p by the flags, reproducibly for seed */
+void rng_vary(void *p, kl_dtype d, int64_t n, int flags, uint64_t seed);
+/* "scaled+outliers", "plain" (static) */
+const char *rng_vary_name(int flags);
+
 /* the bit that rng_mix() takes element i by: a hash of (seed, i) */
 int rng_mix_bit(uint64_t seed, int64_t i);
 

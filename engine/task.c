@@ -373,21 +373,30 @@ static int parse_init(struct ctx *c, const cJSON *jt, const char *where, struct 
 		return kl_err(c->err, "%s: %s.init.dist: expected a string", c->zFile, where);
 	char iw[96];
 	snprintf(iw, sizeof iw, "%s.init", where);
+	/* "vary": false keeps the distribution in the checked sets that vary
+	 * the others (docs/TASKS.md, "Inputs a statistic cannot guess") */
+	const cJSON *vary = cJSON_GetObjectItemCaseSensitive(init, "vary");
+	if (vary && !cJSON_IsBool(vary))
+		return kl_err(c->err, "%s: %s.vary: expected true or false", c->zFile, iw);
+	t->fixed = cJSON_IsFalse(vary);
 	if (!strcmp(zd, "uniform")) {
 		t->dist = DIST_UNIFORM;
 		t->a = -1, t->b = 1;
-		if (known_keys(c, init, iw, (const char *const[]){"dist", "lo", "hi", NULL}) ||
+		if (known_keys(c, init, iw,
+		               (const char *const[]){"dist", "lo", "hi", "vary", NULL}) ||
 		    get_number(c, init, "lo", iw, &t->a) || get_number(c, init, "hi", iw, &t->b))
 			return -1;
 	} else if (!strcmp(zd, "normal")) {
 		t->dist = DIST_NORMAL;
 		t->a = 0, t->b = 1;
-		if (known_keys(c, init, iw, (const char *const[]){"dist", "mean", "std", NULL}) ||
+		if (known_keys(c, init, iw,
+		               (const char *const[]){"dist", "mean", "std", "vary", NULL}) ||
 		    get_number(c, init, "mean", iw, &t->a) || get_number(c, init, "std", iw, &t->b))
 			return -1;
 	} else if (!strcmp(zd, "randint")) {
 		t->dist = DIST_RANDINT;
-		if (known_keys(c, init, iw, (const char *const[]){"dist", "lo", "hi", NULL}) ||
+		if (known_keys(c, init, iw,
+		               (const char *const[]){"dist", "lo", "hi", "vary", NULL}) ||
 		    get_number(c, init, "lo", iw, &t->a) || get_number(c, init, "hi", iw, &t->b))
 			return -1;
 	} else {

@@ -23,6 +23,9 @@ struct task_tensor {
 	char *azDim[8];      /* symbolic dimension names as written (NULL: literal) */
 	enum task_dist dist; /* how random inputs are drawn */
 	double a, b;         /* uniform lo/hi, normal mean/std, randint lo/hi */
+	int fixed;           /* init.vary false: checked sets keep its distribution (a
+	                      * probability, a mask: values a scale or an outlier
+	                      * would take out of the problem's domain) */
 };
 
 struct task_tol {

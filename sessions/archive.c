@@ -618,7 +618,7 @@ static int interval(const struct cand *c, double *lo, double *hi, double *med)
 {
 	const cJSON *t = cJSON_GetObjectItem(c->result, "timing");
 	double m = result_num(t, "median_ms");
-	if (c->status != STATUS_CORRECT || c->unverified || !(m > 0))
+	if (c->status != STATUS_CORRECT || c->unverified || c->reduced || !(m > 0))
 		return 0;
 	double p10 = result_num(t, "p10_ms"), p90 = result_num(t, "p90_ms");
 	double rse = result_num(t, "rse");

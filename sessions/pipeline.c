@@ -524,12 +524,23 @@ static void on_branch_reply(struct step *s, const struct llm_reply *r)
 		branch_end(s, err);
 }
 
+/* c's verdict asks for a fix: it failed, or it is correct but of reduced
+ * precision where the policy ranks only faithful ones */
+static int needs_fix(const struct state *st, const struct cand *c)
+{
+	return status_fixable(c->status) ||
+	       (c->status == STATUS_CORRECT && c->reduced && !state_precision_any(st));
+}
+
 /* a branch's candidate has its verdict */
 static void on_branch_verdict(struct step *s)
 {
-	const struct cand *c = state_cand(&s->p->pc.ses->st, s->cand);
-	if (c && status_fixable(c->status)) {
-		char *why = xasprintf("%s is %s", c->zName, c->zStatus);
+	const struct state *st = &s->p->pc.ses->st;
+	const struct cand *c = state_cand(st, s->cand);
+	if (c && needs_fix(st, c)) {
+		char *why = c->status == STATUS_CORRECT
+		                ? xasprintf("%s is correct but of reduced precision", c->zName)
+		                : xasprintf("%s is %s", c->zName, c->zStatus);
 		fix_or_end(s, why);
 		free(why);
 		return;
@@ -689,7 +700,7 @@ int pipeline_branch_resume(struct pipeline *p, const struct state_branch *b, int
 	if (b->answered && (!c || b->candRequest != b->lastRequest))
 		return 0;
 	if (b->answered && status_finished(c->status) &&
-	    (!status_fixable(c->status) || b->attempt >= p->pc.fixAttempts))
+	    (!needs_fix(st, c) || b->attempt >= p->pc.fixAttempts))
 		return 0;
 	struct step *s = add_step(p, STEP_BRANCH, b->parent);
 	s->idea = b->idea;

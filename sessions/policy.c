@@ -25,9 +25,9 @@ static double uniform(uint64_t *s)
 	return (double)(next(s) >> 11) / 9007199254740992.0;
 }
 
-int policy_eligible(const struct cand *c)
+int policy_eligible(const struct state *st, const struct cand *c)
 {
-	return state_cand_rankable(c) && c->timeMs > 0;
+	return state_cand_rankable(st, c) && c->timeMs > 0;
 }
 
 int policy_visible(const struct policy_ctx *ctx, const struct cand *c)
@@ -227,7 +227,7 @@ int policy_choose(const struct policy *pol, const struct policy_ctx *ctx, int k,
 	int n = 0;
 	const struct cand *pin = ctx->pinned ? state_cand(st, ctx->pinned) : NULL;
 	if (pin && k > 0 && (!ctx->excluded || !ctx->excluded(st, pin->id)) &&
-	    policy_eligible(pin)) {
+	    policy_eligible(st, pin)) {
 		out[n].cand = pin->id;
 		snprintf(out[n].zReason, sizeof out[n].zReason, "pinned by a person (%.3gx)",
 		         pin->speedup);
@@ -239,7 +239,7 @@ int policy_choose(const struct policy *pol, const struct policy_ctx *ctx, int k,
 		const struct cand *c = &st->aCand[i];
 		/* the same machine code as an earlier candidate (not timed again,
 		 * issue 11): that one stands for it */
-		if (!policy_eligible(c) || (ctx->excluded && ctx->excluded(st, c->id)) ||
+		if (!policy_eligible(st, c) || (ctx->excluded && ctx->excluded(st, c->id)) ||
 		    (pin && c->id == pin->id) || cJSON_GetObjectItem(c->result, "same_code_as") ||
 		    !policy_visible(ctx, c) || busy(ctx, c->id))
 			continue;

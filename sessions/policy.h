@@ -80,7 +80,7 @@ const char *policy_names(void);
 int policy_island(const struct state *st, int id);
 
 /* 1 when candidate c may be a parent (correct, timed); excluded() aside */
-int policy_eligible(const struct cand *c);
+int policy_eligible(const struct state *st, const struct cand *c);
 /* 1 when the snapshot of ctx holds candidate c (ctx->through) */
 int policy_visible(const struct policy_ctx *ctx, const struct cand *c);
 

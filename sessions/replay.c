@@ -6,6 +6,7 @@
 
 #include "event.h"
 #include "journal.h"
+#include "precision.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -160,11 +161,21 @@ void replay_describe(const struct replay *r, int i, char *buf, size_t n)
 		const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(res, "status"));
 		/* the same machine code as a candidate timed before */
 		const char *nt = cJSON_GetStringValue(cJSON_GetObjectItem(res, "not_timed"));
-		snprintf(buf, n, "%s #%d%s%s%s%s%s", type,
+		/* what its time and its precision are worth (issues 24, 25) */
+		const cJSON *tm = cJSON_GetObjectItem(res, "timing");
+		const char *flags =
+		    precision_is_reduced(res) ? ", reduced precision"
+		    : cJSON_IsString(
+		          cJSON_GetObjectItem(cJSON_GetObjectItem(res, "roofline"), "suspect"))
+		        ? ", below the device's floor: a suspect"
+		    : cJSON_IsFalse(cJSON_GetObjectItem(tm, "verified")) ? ", its time unverified"
+		                                                         : "";
+		snprintf(buf, n, "%s #%d%s%s%s%s%s%s", type,
 		         cJSON_IsNumber(cJSON_GetObjectItem(ev, "candidate"))
 		             ? cJSON_GetObjectItem(ev, "candidate")->valueint
 		             : 0,
-		         st ? ": " : "", st ? st : "", nt ? " (" : "", nt ? nt : "", nt ? ")" : "");
+		         st ? ": " : "", st ? st : "", st ? flags : "", nt ? " (" : "",
+		         nt ? nt : "", nt ? ")" : "");
 	} else if (t == EV_PARENTS_CHOSEN) {
 		/* the search: each parent and the policy's reason */
 		strbuf sb = STRBUF_INIT;

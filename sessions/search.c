@@ -168,6 +168,15 @@ static double min_bytes(const struct search *s)
 	return b;
 }
 
+/* the share of the device's limit c's time reaches (its roofline's
+ * "fraction", roofline.h), 0 when unknown */
+static double roof_of(const struct cand *c)
+{
+	const cJSON *f =
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(c ? c->result : NULL, "roofline"), "fraction");
+	return cJSON_IsNumber(f) ? f->valuedouble : 0;
+}
+
 /* the HBM bandwidth in GB/s: the setting, else what the workers' GPU reports
  * (0: unknown) */
 static double bandwidth(const struct search *s)
@@ -261,7 +270,34 @@ static void judge(struct search *s, const struct cand *c)
 		note(s, line, NULL);
 		return;
 	}
-	if (!policy_eligible(c))
+	if (c->status == STATUS_CORRECT && c->reduced && !state_precision_any(st)) {
+		/* correct within the tolerance, but less precise than the
+		 * reference's arithmetic: not a win under `precision faithful` */
+		char line[400];
+		const char *cause = cJSON_GetStringValue(
+		    cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "precision"), "cause"));
+		snprintf(line, sizeof line,
+		         "#%d %s: correct, but of reduced precision%s%s%s: not a parent, not the "
+		         "best (set precision any to let it compete)",
+		         c->id, c->zName, cause ? " (" : "", cause ? cause : "", cause ? ")" : "");
+		note(s, line, NULL);
+		return;
+	}
+	if (c->status == STATUS_CORRECT && c->belowFloor && !state_search_suspect(st, c->id)) {
+		/* its time is below what the device can do: held until a person
+		 * clears it (then state_cand_rankable() lets it rank) */
+		char why[400], line[600];
+		snprintf(why, sizeof why,
+		         "%s: held back (not a parent, not the best) until a person clears it",
+		         cJSON_GetStringValue(cJSON_GetObjectItem(
+		             cJSON_GetObjectItem(c->result, "roofline"), "suspect")));
+		snprintf(line, sizeof line, "suspect: #%d %s %s (clear %d)", c->id, c->zName, why,
+		         c->id);
+		emitted(s, ev_suspect_flagged(SES(s), c->id, c->speedup, why, EL(s), s->zErr), line,
+		        NULL);
+		return;
+	}
+	if (!policy_eligible(st, c))
 		return;
 	int id = c->id;
 	const struct state_suspect *x = state_search_suspect(st, id);
@@ -408,6 +444,11 @@ static const char *stop_reason(struct search *s, char *buf, size_t n)
 	else if ((v = num(s, "target")) > 0 && st->search.bestId && st->search.bestSpeed >= v)
 		snprintf(buf, n, "the target speedup is reached (%.3gx >= %gx)",
 		         st->search.bestSpeed, v);
+	else if ((v = num(s, "target_roofline")) > 0 && st->search.bestId &&
+	         roof_of(state_cand(st, st->search.bestId)) * 100 >= v)
+		snprintf(buf, n,
+		         "the target is reached: the best is at %.0f%% of the roofline (>= %g%%)",
+		         roof_of(state_cand(st, st->search.bestId)) * 100, v);
 	else if ((v = num(s, "no_improve")) > 0 && rounds_flat(st) >= v)
 		snprintf(buf, n, "no new best for %d rounds", rounds_flat(st));
 	else if (st->search.nRound && st->search.aRound[st->search.nRound - 1].finished &&
@@ -967,7 +1008,7 @@ static int start_round(struct search *s, int lagged)
 	if (!lagged) {
 		int anyEligible = 0;
 		for (int i = 0; i < st->nCand && !anyEligible; i++)
-			anyEligible = policy_eligible(&st->aCand[i]) &&
+			anyEligible = policy_eligible(st, &st->aCand[i]) &&
 			              !state_search_excluded(st, st->aCand[i].id);
 		if (!anyEligible) {
 			int translated = 0;
@@ -986,7 +1027,7 @@ static int start_round(struct search *s, int lagged)
 			for (int i = 0, n = 0; i < st->nCand && n < 3; i++) {
 				const struct cand *c = &st->aCand[i];
 				const struct state_suspect *x = state_search_suspect(st, c->id);
-				if (!policy_eligible(c))
+				if (!policy_eligible(st, c))
 					continue;
 				size_t u = strlen(why);
 				if (x && !x->cleared)
@@ -1185,7 +1226,8 @@ static void describe(struct search *s, strbuf *sb)
 	        num(s, "branches"), word(s, "gate", "auto"),
 	        num(s, "sweep_only") ? ", sweeps only" : "");
 	static const char *const budgets[] = {
-	    "rounds", "max_candidates", "budget_usd", "time_s", "no_improve", "target", NULL};
+	    "rounds",     "max_candidates", "budget_usd",      "time_s",
+	    "no_improve", "target",         "target_roofline", NULL};
 	for (int i = 0; budgets[i]; i++)
 		if (num(s, budgets[i]) > 0)
 			sb_addf(sb, ", %s %g", budgets[i], num(s, budgets[i]));
@@ -1389,7 +1431,7 @@ int search_steer(struct search *s, const char *zVerb, const char *zArg, char *er
 			if ((size_t)id < s->nJudged)
 				s->judged[id] = 0; /* judged again as the best */
 		} else {
-			if (!strcmp(zVerb, "pin") && !policy_eligible(c))
+			if (!strcmp(zVerb, "pin") && !policy_eligible(ST(s), c))
 				return kl_err(err,
 				              "candidate %d is %s: only a correct, timed candidate "
 				              "can be a parent",

@@ -42,7 +42,9 @@
  *   peak_tflops (0: none), quick_stop_x (0: off; candidates slower than
  *   that many times the incumbent stop after the quick timing), ab_pairs (20);
  *   budgets, 0 meaning none: rounds, max_candidates, budget_usd, time_s,
- *   no_improve (rounds without a new best), target (speedup).
+ *   no_improve (rounds without a new best), target (speedup),
+ *   target_roofline (the best's percent of the device's roofline,
+ *   roofline.h); precision (faithful|any: whether reduced precision ranks).
  */
 #ifndef KL_SEARCH_H
 #define KL_SEARCH_H

@@ -40,6 +40,8 @@ static const struct setting {
     {"time_s", 0, 0, 1e9, NULL},
     {"no_improve", 0, 0, 100000, NULL},
     {"target", 0, 0, 1e9, NULL},
+    {"target_roofline", 0, 0, 100, NULL},
+    {"precision", 0, 1, 0, "faithful|any"},
 };
 #define N_SETTINGS (sizeof settings / sizeof *settings)
 
@@ -49,7 +51,7 @@ const char *search_setting_keys(void)
 	       "crossover, sweep_only, overlap, suspect_x, bandwidth_gbs, peak_tflops, "
 	       "quick_stop_x, "
 	       "ab_pairs, rounds, max_candidates, "
-	       "budget_usd, time_s, no_improve, target";
+	       "budget_usd, time_s, no_improve, target, target_roofline, precision";
 }
 
 cJSON *search_defaults(void)
@@ -90,9 +92,9 @@ int search_setting_parse(cJSON *o, const char *zKey, const char *zVal, char *err
 		double d = 0;
 		int bad = num_parse(zVal, &d) < 0;
 		int whole = strcmp(zKey, "budget_usd") && strcmp(zKey, "time_s") &&
-		            strcmp(zKey, "target") && strcmp(zKey, "suspect_x") &&
-		            strcmp(zKey, "bandwidth_gbs") && strcmp(zKey, "peak_tflops") &&
-		            strcmp(zKey, "quick_stop_x");
+		            strcmp(zKey, "target") && strcmp(zKey, "target_roofline") &&
+		            strcmp(zKey, "suspect_x") && strcmp(zKey, "bandwidth_gbs") &&
+		            strcmp(zKey, "peak_tflops") && strcmp(zKey, "quick_stop_x");
 		if (bad || !isfinite(d) || d < t->lo || d > t->hi || (whole && d != floor(d)))
 			return kl_err(err, "%s: expected %s from %g to %g, got '%s'", zKey,
 			              whole ? "a whole number" : "a number", t->lo, t->hi, zVal);

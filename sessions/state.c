@@ -4,6 +4,7 @@
  */
 #include "state.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,9 +49,19 @@ void state_free(struct state *st)
 	state_init(st);
 }
 
-int state_cand_rankable(const struct cand *c)
+int state_precision_any(const struct state *st)
 {
-	return c && c->status == STATUS_CORRECT && c->speedup > 0 && !c->unverified;
+	const cJSON *v = cJSON_GetObjectItem(st->search.settings, "precision");
+	return cJSON_IsString(v) && !strcmp(v->valuestring, "any");
+}
+
+int state_cand_rankable(const struct state *st, const struct cand *c)
+{
+	if (!c || c->status != STATUS_CORRECT || !(c->speedup > 0) || c->unverified ||
+	    (c->reduced && !state_precision_any(st)))
+		return 0;
+	const struct state_suspect *x = c->belowFloor ? state_search_suspect(st, c->id) : NULL;
+	return !c->belowFloor || (x && x->cleared);
 }
 
 struct cand *state_cand(const struct state *st, int id)
@@ -113,6 +124,14 @@ cJSON *state_cand_json(const struct cand *c)
 		cJSON_AddNumberToObject(x, "speedup", c->speedup);
 	else
 		cJSON_AddNullToObject(x, "speedup");
+	/* what its time and its precision are worth (unranked when either is
+	 * flagged: state_cand_rankable) */
+	if (c->unverified)
+		cJSON_AddBoolToObject(x, "unverified", 1);
+	const char *pv = cJSON_GetStringValue(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "precision"), "verdict"));
+	if (pv)
+		cJSON_AddStringToObject(x, "precision", pv);
 	if (c->zIdea)
 		cJSON_AddStringToObject(x, "idea", c->zIdea);
 	if (c->ideaId)
@@ -398,4 +417,71 @@ cJSON *state_search_json(const struct state *st)
 	}
 	cJSON_AddNumberToObject(o, "elapsed_s", s->elapsedS);
 	return o;
+}
+
+int state_cand_spread(const struct cand *c, double *p10, double *p90)
+{
+	const cJSON *tm = c->result ? cJSON_GetObjectItem(c->result, "timing") : NULL;
+	const cJSON *a = cJSON_GetObjectItem(tm, "p10_ms"), *b = cJSON_GetObjectItem(tm, "p90_ms");
+	if (c->timeMs < 0 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b)) {
+		*p10 = *p90 = -1;
+		return 0;
+	}
+	*p10 = a->valuedouble;
+	*p90 = b->valuedouble;
+	return 1;
+}
+
+int state_same_within_noise(const struct cand *a, const struct cand *b)
+{
+	double a10, a90, b10, b90;
+	if (!state_cand_spread(a, &a10, &a90) || !state_cand_spread(b, &b10, &b90))
+		return -1;
+	return a10 <= b90 && b10 <= a90;
+}
+
+static double base_of(const struct cand *c)
+{
+	const cJSON *b = cJSON_GetObjectItem(c->result, "baseline_ms");
+	return cJSON_IsNumber(b) ? b->valuedouble : -1;
+}
+
+int state_faster(const struct cand *a, const struct cand *b)
+{
+	const char *da = cJSON_GetStringValue(cJSON_GetObjectItem(a->result, "device"));
+	const char *db = cJSON_GetStringValue(cJSON_GetObjectItem(b->result, "device"));
+	double ba = base_of(a), bb = base_of(b);
+	int sameDevice = da && db && !strcmp(da, db);
+	if (sameDevice && ba > 0 && bb > 0 && fabs(ba - bb) > 0.02 * (ba < bb ? ba : bb) &&
+	    a->timeMs > 0 && b->timeMs > 0)
+		return a->timeMs < b->timeMs;
+	return a->speedup > b->speedup;
+}
+
+const struct cand *state_best(const struct state *st, int *pConfirmed, int *pTie)
+{
+	const struct cand *best = NULL;
+	for (int i = 0; i < st->nCand; i++) {
+		const struct cand *c = &st->aCand[i];
+		if (state_cand_rankable(st, c) && (!best || state_faster(c, best)))
+			best = c;
+	}
+	int confirmed = best != NULL, tie = 0;
+	if (best && best->id != st->search.bestId)
+		for (int i = 0; i < st->nCand && confirmed; i++) {
+			const struct cand *c = &st->aCand[i];
+			if (c == best || !state_cand_rankable(st, c) ||
+			    state_same_within_noise(best, c) != 1)
+				continue;
+			const struct state_ab *ab = state_ab(st, best->id, c->id);
+			if (!ab || !ab->won) {
+				confirmed = 0;
+				tie = c->id;
+			}
+		}
+	if (pConfirmed)
+		*pConfirmed = confirmed;
+	if (pTie)
+		*pTie = tie;
+	return best;
 }

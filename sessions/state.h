@@ -112,6 +112,12 @@ struct cand {
 	int abWith;         /* its unfinished evaluation is an A/B against this one (0: none) */
 	int unverified;     /* correct, but kloop's clock could not bound its time (its
 	                     * timing's "verified": false): shown as such, never ranked */
+	int reduced;        /* correct, but of reduced precision (its "precision"
+	                     * verdict, precision.h): ranked only under the policy
+	                     * "precision any" (state_precision_any) */
+	int belowFloor;     /* correct, but its time is below the device's floor (its
+	                     * "roofline" has "suspect", roofline.h): a suspect,
+	                     * ranked only once a person cleared it */
 };
 
 /* ---- the search (sessions/search.h), folded from its events ---- */
@@ -224,9 +230,14 @@ int state_check(const struct state *st, const cJSON *ev, char *err);
 /* the candidate with id, or NULL */
 struct cand *state_cand(const struct state *st, int id);
 /* c may be ranked: a parent, the best, a win: correct, with a speedup,
- * and its time not unverified (kloop's own clock bounded it, or it came
- * before the flag) */
-int state_cand_rankable(const struct cand *c);
+ * its time not unverified (kloop's own clock bounded it, or it came
+ * before the flag) nor below the device's floor (unless a person cleared
+ * it), and faithful in precision unless the session's policy lets reduced
+ * precision compete */
+int state_cand_rankable(const struct state *st, const struct cand *c);
+/* the precision policy is "any" (the search's setting `precision`; no
+ * search, or "faithful": reduced precision is never ranked) */
+int state_precision_any(const struct state *st);
 /* the next free candidate id */
 int state_next_id(const struct state *st);
 /* the idea with id, or NULL */
@@ -255,6 +266,27 @@ cJSON *state_to_json(const struct state *st);
 
 /* 1 when candidate id is banned, or a suspect not cleared */
 int state_search_excluded(const struct state *st, int id);
+/* c's timing spread: its p10 and p90 in ms (both -1 when c has no timing);
+ * 1 when c has a timing */
+int state_cand_spread(const struct cand *c, double *p10, double *p90);
+/* 1 when a and b (both timed) are the same within the noise: their p10-p90
+ * intervals overlap; 0 when they do not; -1 when either has no timing */
+int state_same_within_noise(const struct cand *a, const struct cand *b);
+/* 1 when a is faster than b: by time on the same device against
+ * different baselines (a session continued with the reference timed
+ * again), else by speedup (each against its own device's baseline) */
+int state_faster(const struct cand *a, const struct cand *b);
+
+/*
+ * The best: one definition for every front end (issue 25).  The fastest
+ * rankable candidate (state_cand_rankable(), state_faster()); *pConfirmed
+ * 1 when it is the search's incumbent (made so by an A/B) or when no other
+ * rankable one is within its noise unless it beat that one in an A/B; else
+ * 0, a leader to be shown as unconfirmed, and *pTie the first one within
+ * its noise.  Either pointer may be NULL; NULL when none ranks.
+ */
+const struct cand *state_best(const struct state *st, int *pConfirmed, int *pTie);
+
 /* the suspect entry of candidate id, or NULL */
 const struct state_suspect *state_search_suspect(const struct state *st, int id);
 /* the latest A/B of cand against incumbent, or NULL */

@@ -99,7 +99,7 @@ static int ideas_parent(const struct actions_front *f)
 	int best = 0;
 	double bs = -1;
 	for (int i = 0; i < st->nCand; i++)
-		if (state_cand_rankable(&st->aCand[i]) && st->aCand[i].speedup > bs)
+		if (state_cand_rankable(st, &st->aCand[i]) && st->aCand[i].speedup > bs)
 			bs = st->aCand[i].speedup, best = st->aCand[i].id;
 	return best ? best : st->nCand ? st->aCand[0].id : 0;
 }
@@ -486,11 +486,12 @@ int actions_summary(const struct state *st, int fromId, int nEvals, strbuf *sb)
 		if (best)
 			sb_addf(sb, ", best %.3gx (#%d)", best->speedup, best->id);
 	}
-	/* the session's best (by report_best(): a faster one within the noise
-	 * does not take its place) */
-	const struct cand *all = report_best(st, NULL);
-	if (all && n)
-		sb_addf(sb, "; best overall #%d (%.3gx)", all->id, all->speedup);
+	/* the session's best (state_best(), as the header says it) */
+	if (report_best(st, NULL) && n) {
+		char bt[160];
+		report_best_text(st, bt, sizeof bt);
+		sb_addf(sb, "; overall %s", bt);
+	}
 	return 1;
 }
 

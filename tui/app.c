@@ -632,16 +632,11 @@ static void draw_title(struct app *a)
 {
 	const struct state *st = a->u.st;
 	char t[1024], nc[32], jobs[32];
-	int nOk = 0, tie = 0;
+	int nOk = 0;
 	for (int i = 0; i < st->nCand; i++)
 		nOk += st->aCand[i].status == STATUS_CORRECT;
-	const struct cand *best = report_best(st, &tie);
-	char bestz[96] = "best -";
-	if (best && tie)
-		snprintf(bestz, sizeof bestz, "best %.3gx (#%d, #%d within noise)", best->speedup,
-		         best->id, tie);
-	else if (best)
-		snprintf(bestz, sizeof bestz, "best %.3gx (#%d)", best->speedup, best->id);
+	char bestz[128];
+	report_best_text(st, bestz, sizeof bestz);
 	count_of(nc, sizeof nc, st->nCand, "candidate");
 	char ss[256] = " | ";
 	search_status_state(st, ss + 3, sizeof ss - 3); /* the search: state, round, budget */

@@ -146,9 +146,18 @@ void chart_draw(struct ui *u, const struct ui_rect *r)
 	int byRound = st->search.nRound > 1;
 	const char *by = byRound ? "round" : "candidate";
 	char title[96];
+	int confirmed = 1;
+	state_best(st, &confirmed, NULL);
+	/* how far the best is from the device's limit (roofline.h) */
+	const cJSON *fr = cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(best ? best->result : NULL, "roofline"), "fraction");
+	char roof[32] = "";
+	if (cJSON_IsNumber(fr))
+		snprintf(roof, sizeof roof, ", %.0f%% of roofline", fr->valuedouble * 100);
 	if (best)
-		snprintf(title, sizeof title, "Best speedup %.3gx (#%d) by %s", best->speedup,
-		         best->id, by);
+		snprintf(title, sizeof title, "%s speedup %.3gx (#%d%s%s) by %s",
+		         confirmed ? "Best" : "Leader", best->speedup, best->id,
+		         confirmed ? "" : ", unconfirmed", roof, by);
 	else
 		snprintf(title, sizeof title, "Best speedup - by %s", by);
 	screen_frame(r, title, 0);

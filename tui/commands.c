@@ -268,7 +268,7 @@ const struct commands_def commands_table[] = {
             "search: change a setting while it runs: ideas, branches, parents, translations, "
             "policy, seed, rounds, max_candidates, budget_usd, time_s, no_improve, target, "
             "sweep, sweep_points, crossover, sweep_only, suspect_x, bandwidth_gbs, peak_tflops, "
-            "quick_stop_x, ab_pairs",
+            "quick_stop_x, ab_pairs, target_roofline (percent), precision (faithful|any)",
     },
     {
         .id = CMD_CANCEL,

@@ -11,6 +11,8 @@
 
 #include "linediff.h"
 #include "ncu.h"
+#include "precision.h"
+#include "roofline.h"
 #include "result.h"
 #include "funcdiff.h"
 
@@ -26,43 +28,30 @@ const char *report_status_text(const char *z)
 
 int report_spread(const struct cand *c, double *p10, double *p90)
 {
-	const cJSON *tm = c->result ? cJSON_GetObjectItem(c->result, "timing") : NULL;
-	double a = tm ? result_num(tm, "p10_ms") : NAN, b = tm ? result_num(tm, "p90_ms") : NAN;
-	if (c->timeMs < 0 || isnan(a) || isnan(b)) {
-		*p10 = *p90 = -1;
-		return 0;
-	}
-	*p10 = a;
-	*p90 = b;
-	return 1;
+	return state_cand_spread(c, p10, p90);
 }
 
 int report_same_within_noise(const struct cand *a, const struct cand *b)
 {
-	double a10, a90, b10, b90;
-	if (!report_spread(a, &a10, &a90) || !report_spread(b, &b10, &b90))
-		return -1;
-	return a10 <= b90 && b10 <= a90;
+	return state_same_within_noise(a, b);
 }
 
 const struct cand *report_best(const struct state *st, int *pTie)
 {
-	const struct cand *best = NULL, *second = NULL;
-	for (int i = 0; i < st->nCand; i++) {
-		const struct cand *c = &st->aCand[i];
-		if (!state_cand_rankable(c))
-			continue;
-		if (!best || c->speedup > best->speedup) {
-			second = best;
-			best = c;
-		} else if (!second || c->speedup > second->speedup) {
-			second = c;
-		}
-	}
-	if (pTie)
-		*pTie =
-		    best && second && report_same_within_noise(best, second) == 1 ? second->id : 0;
-	return best;
+	return state_best(st, NULL, pTie);
+}
+
+void report_best_text(const struct state *st, char *buf, size_t n)
+{
+	int confirmed, tie;
+	const struct cand *b = state_best(st, &confirmed, &tie);
+	if (!b)
+		snprintf(buf, n, "best -");
+	else if (confirmed)
+		snprintf(buf, n, "best %.3gx (#%d)", b->speedup, b->id);
+	else
+		snprintf(buf, n, "leader %.3gx (#%d, unconfirmed: #%d within noise, no A/B)",
+		         b->speedup, b->id, tie);
 }
 
 const struct cand *report_seed_of(const struct state *st, const struct cand *c)
@@ -158,13 +147,13 @@ static const char *origin_short(const char *z)
 
 void report_table_header(strbuf *sb)
 {
-	sb_addf(sb, "%4s %4s %-6s %-13s %11s %7s  %s", "id", "par", "origin", "status", "time ms",
-	        "speedup", "idea");
+	sb_addf(sb, "%4s %4s %-6s %-13s %11s %7s %5s  %s", "id", "par", "origin", "status",
+	        "time ms", "speedup", "roof", "idea");
 }
 
 void report_table_row(const struct cand *c, const char *zStatus, strbuf *sb)
 {
-	char par[16] = "-", tm[16] = "-", sp[16] = "-";
+	char par[16] = "-", tm[16] = "-", sp[16] = "-", roof[16] = "-";
 	if (c->nParent)
 		snprintf(par, sizeof par, "%d", c->aParent[0]);
 	double p10, p90;
@@ -175,12 +164,17 @@ void report_table_row(const struct cand *c, const char *zStatus, strbuf *sb)
 	else if (c->timeMs >= 0)
 		snprintf(tm, sizeof tm, "%.4g", c->timeMs);
 	if (c->speedup >= 0)
-		snprintf(sp, sizeof sp, "%.3gx%s", c->speedup, c->unverified ? "?" : "");
+		snprintf(sp, sizeof sp, "%.3gx%s%s%s", c->speedup, c->unverified ? "?" : "",
+		         c->reduced ? "~" : "", c->belowFloor ? "!" : "");
+	/* how far from the device's limit (roofline.h) */
+	double fr = result_num(cJSON_GetObjectItem(c->result, "roofline"), "fraction");
+	if (c->timeMs >= 0 && fr > 0)
+		snprintf(roof, sizeof roof, "%.0f%%", fr * 100 < 9999 ? fr * 100 : 9999.0);
 	/* ± is two bytes and one column: pad by columns */
 	char tmc[24];
 	snprintf(tmc, sizeof tmc, "%*s", 11 + (strstr(tm, "±") ? 1 : 0), tm);
-	sb_addf(sb, "%4d %4s %-6.6s %-13.13s %s %7s  ", c->id, par, origin_short(c->zOrigin),
-	        report_status_short(zStatus ? zStatus : c->zStatus), tmc, sp);
+	sb_addf(sb, "%4d %4s %-6.6s %-13.13s %s %7s %5s  ", c->id, par, origin_short(c->zOrigin),
+	        report_status_short(zStatus ? zStatus : c->zStatus), tmc, sp, roof);
 	/* a search's candidate: its round (lineage: parent, round, origin) */
 	if (c->round)
 		sb_addf(sb, "r%d ", c->round);
@@ -276,6 +270,27 @@ void report_results(const struct state *st, const struct cand *c, strbuf *sb)
 			sb_adds(sb, "\n");
 		}
 	}
+	if (cJSON_GetObjectItem(r, "precision")) {
+		sb_adds(sb, precision_is_reduced(r) ? "PRECISION " : "precision ");
+		result_precision_line(r, sb);
+		if (precision_is_reduced(r))
+			sb_adds(sb,
+			        state_precision_any(st)
+			            ? " (ranked: the precision policy is any, its speedup marked ~)"
+			            : " (never a parent, the best or a win: the precision policy "
+			              "is faithful)");
+		sb_adds(sb, "\n");
+	}
+	char rl[400];
+	roofline_line(cJSON_GetObjectItem(r, "roofline"), rl, sizeof rl);
+	if (rl[0])
+		sb_addf(sb, "roofline  %s\n", rl);
+	const char *sus = s_of(cJSON_GetObjectItem(r, "roofline"), "suspect");
+	if (*sus)
+		sb_addf(sb,
+		        "SUSPECT   %s: faster than the device can be; never a parent, the best "
+		        "or a win until a person clears it\n",
+		        sus);
 	const cJSON *prof = cJSON_GetObjectItem(r, "profile");
 	if (prof) {
 		sb_adds(sb, "ncu       ");
@@ -335,6 +350,13 @@ void report_results(const struct state *st, const struct cand *c, strbuf *sb)
 		        *s_of(r, "baseline") ? s_of(r, "baseline") : "reference", base);
 		if (!isnan(sp))
 			sb_addf(sb, ", speedup %.3gx", sp);
+		/* a speedup stays with the baseline it was measured against: a
+		 * session continued later timed the reference again */
+		if (st->baselineMs > 0 && fabs(base - st->baselineMs) > 0.02 * st->baselineMs)
+			sb_addf(sb,
+			        " (against this baseline, measured with it; the session's latest "
+			        "is %.4g ms: candidates are ranked by time on one device)",
+			        st->baselineMs);
 		sb_adds(sb, "\n");
 	}
 	report_relative(st, c, sb);

@@ -56,13 +56,14 @@ int report_spread(const struct cand *c, double *p10, double *p90);
 int report_same_within_noise(const struct cand *a, const struct cand *b);
 
 /*
- * The best candidate: the correct one with the highest speedup.  *pTie
- * (may be NULL) gets the runner-up when the two are the same within the
- * noise (report_same_within_noise()), so that the best is not claimed to
- * beat it; 0 when the best is ahead by more than the noise or alone.  NULL
- * when no candidate is correct.
+ * The best candidate: state_best(), the one definition.  *pTie (may be
+ * NULL) gets one within its noise that it did not beat in an A/B (then it
+ * is an unconfirmed leader); 0 when it is confirmed.  NULL when none ranks.
  */
 const struct cand *report_best(const struct state *st, int *pTie);
+/* "best 1.8x (#3)", or "leader 1.8x (#3, unconfirmed: #2 within noise, no
+ * A/B)", or "best -": what every front end says of the best */
+void report_best_text(const struct state *st, char *buf, size_t n);
 
 /* the first seed among c's ancestors (or c itself), or NULL */
 const struct cand *report_seed_of(const struct state *st, const struct cand *c);

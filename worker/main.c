@@ -27,6 +27,8 @@
 #include "loop.h"
 #include "proc.h"
 #include "resources.h"
+#include "precision.h"
+#include "roofline.h"
 #include "task.h"
 #include "taskopen.h"
 #include "torchref.h"
@@ -70,18 +72,21 @@ static struct {
 	struct task *tSmall;          /* the task at its small shapes (task_shrink), or NULL */
 	struct harness *hSmall;       /* its harness, the reference's outputs in it */
 	char zSmall[KL_ERRLEN + 256]; /* "rows=64 cols=512", or why there is no such stage */
-	double tolA, tolR;            /* --atol / --rtol (< 0: the task's) */
-	double loadS;                 /* seconds spent starting runners in the job that runs */
-	double refTimeoutS;           /* a reference run's limit (the engine's run timeout) */
-	int nRunners;                 /* runners started for it */
-	char zConfine[600];           /* how its last runner was confined (cand_describe) */
-	int nAhead;                   /* of them, spares started ahead (cand_spare_policy) */
-	double endS;                  /* seconds spent ending them */
-	int ready;                    /* task loaded and reference data in place */
-	int timeReference;            /* time the reference when it is ready */
-	double tTask;                 /* when the task request came */
-	struct job *runq;     /* candidates in submission order; the head runs once compiled */
-	struct linebuf inbuf; /* request lines from the engine */
+	/* what the precision verdicts are measured against, or why none is */
+	char zPrec[KL_ERRLEN + 256];
+	struct roofline_dev roof; /* what the device does (hello): every result's roofline */
+	double tolA, tolR;        /* --atol / --rtol (< 0: the task's) */
+	double loadS;             /* seconds spent starting runners in the job that runs */
+	double refTimeoutS;       /* a reference run's limit (the engine's run timeout) */
+	int nRunners;             /* runners started for it */
+	char zConfine[600];       /* how its last runner was confined (cand_describe) */
+	int nAhead;               /* of them, spares started ahead (cand_spare_policy) */
+	double endS;              /* seconds spent ending them */
+	int ready;                /* task loaded and reference data in place */
+	int timeReference;        /* time the reference when it is ready */
+	double tTask;             /* when the task request came */
+	struct job *runq;         /* candidates in submission order; the head runs once compiled */
+	struct linebuf inbuf;     /* request lines from the engine */
 	const char *zBackend;
 	char *zPython; /* interpreter for torch references */
 	char *zCacheDir;
@@ -286,6 +291,44 @@ static void small_reference(struct job *j)
 		cand_free(c);
 }
 
+/*
+ * The reference once more, with float64 outputs on the same trial inputs
+ * (and on the first trial's rounded to 10 and 7 mantissa bits), for the
+ * precision verdict (precision.h); where it cannot be had, every verdict
+ * says why.  Returns what task_ready says of it (static or W.zPrec).
+ */
+static const char *float64_reference(struct job *j, struct torchref *tr)
+{
+	char err[KL_ERRLEN];
+	int loadErr, ok = 0;
+	const char *zName = tr ? "PyTorch's model" : j->zName;
+	struct harness *h64 = precision_harness(W.h, err);
+	if (h64 && tr) {
+		ok = torchref_fill64(tr, h64, W.b, harness_options(W.h)->nTrials, err) == 0;
+	} else if (h64) {
+		struct cand *c = load(j, h64, &loadErr, err);
+		if (c) {
+			cand_set_timeout(c, W.refTimeoutS);
+			ok = harness_run_reference(h64, cand_iface(c, 0), err) == 0;
+			cand_free(c);
+		}
+	}
+	if (ok)
+		ok = precision_attach(W.h, h64, err) == 0; /* h64 is W.h's from now on */
+	else
+		precision_discard(h64);
+	if (ok) {
+		snprintf(W.zPrec, sizeof W.zPrec, "against %s in float64", zName);
+		return W.zPrec;
+	}
+	snprintf(W.zPrec, sizeof W.zPrec, "no precision verdict: %s in float64: %s%s", zName, err,
+	         tr ? ""
+	            : " (a C or CUDA reference gives it by writing exact KL_F64 outputs when "
+	              "given them: docs/TASKS.md, \"Precision\")");
+	harness_set_precision_note(W.h, W.zPrec);
+	return W.zPrec;
+}
+
 static void finish_reference(struct job *j)
 {
 	char err[KL_ERRLEN];
@@ -307,7 +350,9 @@ static void finish_reference(struct job *j)
 		free(z);
 		exit(1);
 	}
+	const char *zPrec = float64_reference(j, NULL);
 	cJSON *o = ev("task_ready", -1);
+	cJSON_AddStringToObject(o, "precision", zPrec);
 	if (W.timeReference) {
 		cJSON *tm = harness_time_only(W.h, cand_iface(W.refCand, 0), err);
 		if (!tm) {
@@ -592,6 +637,10 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 		goto failed;
 	cJSON_AddItemToObject(res, "timing", tm);
 	stage_done(stages, zStage, t0);
+	/* the precision again, with the run after timing's (precision.h) */
+	cJSON *pr = cJSON_GetObjectItem(res, "precision") ? harness_precision(W.h) : NULL;
+	if (pr)
+		cJSON_ReplaceItemInObject(res, "precision", pr);
 	/* the A/B: when it looks faster than the incumbent, or when asked */
 	const cJSON *inc = j->req ? cJSON_GetObjectItem(j->req, "incumbent") : NULL;
 	double incMs = inc ? json_num(inc, "median_ms", 0) : 0;
@@ -650,6 +699,13 @@ static void run_job(struct job *j)
 			cJSON_ReplaceItemInObject(res, "stage", cJSON_CreateString("compile"));
 	}
 	double tRun = now_s() - t0;
+	/* how far its time is from the device's limit; below it: a suspect */
+	const cJSON *med = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "timing"), "median_ms");
+	cJSON *roof = !strcmp(status_of(res), "correct") && cJSON_IsNumber(med)
+	                  ? roofline_json(W.t, &W.roof, med->valuedouble)
+	                  : NULL;
+	if (roof)
+		cJSON_AddItemToObject(res, "roofline", roof);
 	cJSON *o = ev("result", j->id);
 	cJSON *e;
 	cJSON_ArrayForEach(e, res) if (strcmp(e->string, "check_seconds"))
@@ -1101,8 +1157,10 @@ static void op_task(cJSON *req)
 		double t0 = now_s(), tHelper = t0 - W.tTask;
 		if (torchref_fill(tr, W.h, W.b, W.t, err) < 0)
 			fail_task(err);
+		const char *zPrec = float64_reference(NULL, tr);
 		double tFill = now_s() - t0;
 		cJSON *o = ev("task_ready", -1);
+		cJSON_AddStringToObject(o, "precision", zPrec);
 		/* where the setup's seconds went: the first candidate waits for it */
 		cJSON *su = cJSON_CreateObject();
 		const cJSON *hs = cJSON_GetObjectItem(torchref_manifest(tr), "seconds");
@@ -1538,6 +1596,19 @@ int main(int argc, char **argv)
 		cJSON_AddStringToObject(o, "uuid", W.b->zUuid);
 	if (W.b->bandwidthGbs > 0)
 		cJSON_AddNumberToObject(o, "bandwidth_gbs", W.b->bandwidthGbs);
+	/* what the device does, for every result's roofline (roofline.h) */
+	W.roof.bwGbs = W.b->bandwidthGbs;
+	W.roof.tflops = W.b->tflops;
+	char merr[KL_ERRLEN];
+	if (W.b->measure &&
+	    W.b->measure(W.b, &W.roof.bwMeasuredGbs, &W.roof.tflopsMeasured, merr) < 0)
+		fprintf(stderr, "kloop-worker: warning: %s\n", merr);
+	if (W.roof.bwMeasuredGbs > 0)
+		cJSON_AddNumberToObject(o, "measured_bandwidth_gbs", W.roof.bwMeasuredGbs);
+	if (W.roof.tflops > 0)
+		cJSON_AddNumberToObject(o, "peak_tflops", W.roof.tflops);
+	if (W.roof.tflopsMeasured > 0)
+		cJSON_AddNumberToObject(o, "measured_peak_tflops", W.roof.tflopsMeasured);
 	char zHost[256] = "";
 	if (gethostname(zHost, sizeof zHost - 1) == 0)
 		cJSON_AddStringToObject(o, "host", zHost);

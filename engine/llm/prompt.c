@@ -14,6 +14,7 @@
 
 #include "compile.h"
 #include "ncu.h"
+#include "precision.h"
 #include "result.h"
 
 #define LOG_MAX 4096
@@ -390,6 +391,19 @@ void prompt_results(const cJSON *r, strbuf *sb)
 			result_tolerance_line(k, sb);
 			sb_adds(sb, "\n");
 		}
+	}
+	if (cJSON_GetObjectItem(r, "precision")) {
+		sb_adds(sb, "precision: ");
+		result_precision_line(r, sb);
+		sb_adds(sb, "\n");
+		if (precision_is_reduced(r))
+			sb_adds(
+			    sb,
+			    "Under the precision policy `faithful` (the default) this candidate "
+			    "is not ranked: its results are less precise than the reference's "
+			    "arithmetic allows. Compute in the "
+			    "reference's precision (no TF32, f16 or bf16 arithmetic or storage, "
+			    "no coarse approximations of math functions).\n");
 	}
 	const cJSON *prof = cJSON_GetObjectItem(r, "profile");
 	if (prof) {

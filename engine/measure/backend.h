@@ -27,6 +27,8 @@ struct backend {
 	char zUuid[96];      /* the GPU's UUID (NVML), "" where unknown or on host */
 	double bandwidthGbs; /* the device memory's peak bandwidth in GB/s (2 x memory clock x
 	                        bus width), 0 where unknown or on host */
+	double tflops;       /* the fp32 peak in TFLOP/s (SMs x lanes x 2 x clock), 0 where
+	                        unknown or on host */
 	void *stream;        /* what kl_run receives as `stream` */
 	int fatal;           /* set when the device context is unusable (sticky error) */
 	void *priv;          /* backend state */
@@ -50,6 +52,11 @@ struct backend {
 	 * (compare.h; firstExpected/firstActual filled); 0 or -1 + err */
 	int (*compare)(struct backend *b, const void *out, const void *ref, kl_dtype d, int64_t n,
 	               const struct task_tol *tol, struct compare_report *r, char *err);
+	/* the sums of a precision verdict (compare.h, compare_error64) of n
+	 * elements of out (dtype d) against ref, n float64 values (both device
+	 * memory) into a[CMP_NSUM]; 0 or -1 + err */
+	int (*error64)(struct backend *b, const void *out, kl_dtype d, const void *ref, int64_t n,
+	               double *a, char *err);
 	/* how many of n elements of es bytes differ between x and y (device
 	 * memory), and the first one's index (-1 if none); 0 or -1 + err */
 	int (*diff)(struct backend *b, const void *x, const void *y, int64_t n, int es,
@@ -92,6 +99,9 @@ struct backend {
 	 * p (from alloc): the cuda backend's cudaIpcMemHandle_t as 128 hex digits
 	 * into hex (129 bytes at least); 0 or -1 + err */
 	int (*share_handle)(struct backend *b, void *p, char *hex, char *err);
+	/* optional: measure what the device does: *pBw GB/s (a device-to-device
+	 * copy), *pTflops fp32 TFLOP/s (an FMA kernel); 0 or -1 + err */
+	int (*measure)(struct backend *b, double *pBw, double *pTflops, char *err);
 	/* optional: device memory free and in all, in bytes; 0 or -1 */
 	int (*mem_info)(struct backend *b, size_t *pFree, size_t *pTotal);
 	void (*destroy)(struct backend *b);

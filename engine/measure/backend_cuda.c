@@ -89,12 +89,15 @@ static struct {
 	int (*mix)(void *, const void *, const void *, long long, int, unsigned long long,
 	           cudaStream_t);
 	int (*empty)(cudaStream_t);
+	int (*error64)(const void *, int, const void *, long long, double *, cudaStream_t);
+	int (*fma)(int, int, float *, cudaStream_t);
 	int (*read)(const void *, long long, void *, cudaStream_t);
 	int ok;
 } K;
 
 enum {
 	ATTR_SM_COUNT = 16,
+	ATTR_CLOCK_KHZ = 13, /* cudaDevAttrClockRate: the SM's peak clock */
 	ATTR_CC_MAJOR = 75,
 	ATTR_CC_MINOR = 76,
 	ATTR_L2_SIZE = 38,
@@ -165,7 +168,9 @@ static int load_runtime(char *err)
 		*(void **)&K.mix = dlsym(kd, "kld_mix");
 		*(void **)&K.empty = dlsym(kd, "kld_empty");
 		*(void **)&K.read = dlsym(kd, "kld_read");
-		K.ok = K.compare && K.diff && K.random && K.empty && K.read;
+		*(void **)&K.error64 = dlsym(kd, "kld_error64");
+		*(void **)&K.fma = dlsym(kd, "kld_fma");
+		K.ok = K.compare && K.diff && K.random && K.empty && K.read && K.error64;
 	}
 	void *nv = forRunner ? NULL : dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (nv) {
@@ -229,6 +234,57 @@ static int c_mem_info(struct backend *b, size_t *pFree, size_t *pTotal)
 {
 	(void)b;
 	return R.cudaMemGetInfo(pFree, pTotal) ? -1 : 0;
+}
+
+/* ms between c->e0 and c->e1 around fn's work on the stream; -1 on failure */
+static double events_ms(struct backend *b)
+{
+	struct cuda *c = b->priv;
+	float ms = 0;
+	if (R.cudaEventRecord(c->e1, b->stream) || R.cudaEventSynchronize(c->e1) ||
+	    R.cudaEventElapsedTime(&ms, c->e0, c->e1))
+		return -1;
+	return ms;
+}
+
+/* what this device does, measured: a device-to-device copy of 256 MiB (read
+ * and written: twice its bytes moved) and the FMA kernel over every SM, each
+ * the best of 5 */
+static int c_measure(struct backend *b, double *pBw, double *pTflops, char *err)
+{
+	struct cuda *c = b->priv;
+	size_t n = 256u << 20;
+	void *x = NULL, *y = NULL;
+	cudaError_t e;
+	*pBw = *pTflops = 0;
+	if ((e = R.cudaMalloc(&x, n)) || (e = R.cudaMalloc(&y, n)) ||
+	    (e = R.cudaMemsetAsync(x, 1, n, b->stream))) {
+		R.cudaFree(x);
+		return cerr("measuring the bandwidth", e, err);
+	}
+	for (int k = 0; k < 6; k++) {
+		R.cudaEventRecord(c->e0, b->stream);
+		R.cudaMemcpyAsync(y, x, n, 3 /* cudaMemcpyDeviceToDevice */, b->stream);
+		double ms = events_ms(b);
+		if (k > 0 && ms > 0 && 2.0 * n / (ms * 1e6) > *pBw)
+			*pBw = 2.0 * n / (ms * 1e6);
+	}
+	int sms = 0;
+	R.cudaDeviceGetAttribute(&sms, ATTR_SM_COUNT, c->dev);
+	for (int k = 0; K.fma && sms > 0 && k < 6; k++) {
+		int blocks = sms * 8, iters = 4096;
+		R.cudaEventRecord(c->e0, b->stream);
+		K.fma(blocks, iters, (float *)c->pReport, b->stream);
+		double ms = events_ms(b);
+		double tf = 16.0 * iters * blocks * 256 / (ms * 1e9);
+		if (k > 0 && ms > 0 && tf > *pTflops)
+			*pTflops = tf;
+	}
+	R.cudaFree(x);
+	R.cudaFree(y);
+	if ((e = R.cudaGetLastError()))
+		return cerr("measuring the device", e, err);
+	return 0;
 }
 
 static void c_release(struct backend *b, void *p)
@@ -552,6 +608,28 @@ static int c_compare(struct backend *b, const void *out, const void *ref, kl_dty
 	return 0;
 }
 
+static int c_error64(struct backend *b, const void *out, kl_dtype d, const void *ref, int64_t n,
+                     double *a, char *err)
+{
+	struct cuda *c = b->priv;
+	size_t es = task_dtype_size(d);
+	cudaError_t e;
+	int floating = d == KL_F32 || d == KL_F16 || d == KL_BF16 || d == KL_F64;
+	if (!K.ok || !floating) {
+		host_buffers(c, (size_t)n * (es > 8 ? es : 8));
+		if (c_download(b, c->pHostA, out, (size_t)n * es, err) < 0 ||
+		    c_download(b, c->pHostB, ref, (size_t)n * 8, err) < 0)
+			return -1;
+		compare_error64(c->pHostA, d, (const double *)c->pHostB, n, a);
+		return 0;
+	}
+	if ((e = K.error64(out, (int)d, ref, n, c->pReport, b->stream)) ||
+	    (e = R.cudaStreamSynchronize(b->stream)) ||
+	    (e = R.cudaMemcpy(a, c->pReport, CMP_NSUM * sizeof *a, D2H)))
+		return fail(b, "measuring the error against the float64 reference", e, err);
+	return 0;
+}
+
 static int c_diff(struct backend *b, const void *x, const void *y, int64_t n, int es,
                   int64_t *pCount, int64_t *pFirst, char *err)
 {
@@ -797,6 +875,14 @@ struct backend *backend_cuda_new(int dev, char *err)
 	    R.cudaDeviceGetAttribute(&busBits, ATTR_MEM_BUS_BITS, dev) == 0 && memKhz > 0 &&
 	    busBits > 0)
 		b->bandwidthGbs = 2.0 * memKhz * 1e3 * (busBits / 8.0) / 1e9;
+	/* the fp32 peak: an FMA (2 FLOPs) per lane per clock, 64 lanes an SM
+	 * before Ampere's consumer parts and on A100, 128 on sm_86 and after
+	 * (H100 SXM: 132 x 128 x 2 x 1.98 GHz = 66.9 TFLOP/s) */
+	int clkKhz = 0;
+	if (R.cudaDeviceGetAttribute(&clkKhz, ATTR_CLOCK_KHZ, dev) == 0 && clkKhz > 0 && sms > 0) {
+		int lanes = major >= 9 || (major == 8 && minor >= 6) ? 128 : 64;
+		b->tflops = (double)sms * lanes * 2.0 * clkKhz * 1e3 / 1e12;
+	}
 	const char *arch = getenv("KLOOP_CUDA_ARCH");
 	if (arch && *arch)
 		snprintf(b->zArch, sizeof b->zArch, "%s", arch);
@@ -840,6 +926,7 @@ struct backend *backend_cuda_new(int dev, char *err)
 	b->fill = c_fill;
 	b->copy = c_copy;
 	b->compare = c_compare;
+	b->error64 = c_error64;
 	b->diff = c_diff;
 	b->random = c_random;
 	b->mix = c_mix;
@@ -847,6 +934,7 @@ struct backend *backend_cuda_new(int dev, char *err)
 	b->flush = c_flush;
 	b->share_handle = c_share_handle;
 	b->mem_info = c_mem_info;
+	b->measure = c_measure;
 	b->timer_start = c_timer_start;
 	b->timer_stop = c_timer_stop;
 	b->sync = c_sync;

@@ -92,6 +92,14 @@ static int h_compare(struct backend *b, const void *out, const void *ref, kl_dty
 	return 0;
 }
 
+static int h_error64(struct backend *b, const void *out, kl_dtype d, const void *ref, int64_t n,
+                     double *a, char *err)
+{
+	(void)b, (void)err;
+	compare_error64(out, d, ref, n, a);
+	return 0;
+}
+
 static int h_diff(struct backend *b, const void *x, const void *y, int64_t n, int es,
                   int64_t *pCount, int64_t *pFirst, char *err)
 {
@@ -253,6 +261,7 @@ struct backend *backend_host_new(char *err)
 	b->copy = h_copy;
 	b->compare = h_compare;
 	b->diff = h_diff;
+	b->error64 = h_error64;
 	b->random = h_random;
 	b->mix = h_mix;
 	b->flush = h_flush;

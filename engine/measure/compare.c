@@ -163,6 +163,73 @@ void compare_diff(const void *x, const void *y, int64_t n, int es, int64_t *pCou
 		}
 }
 
+static double round_to(double v, kl_dtype d)
+{
+	switch (d) {
+	case KL_F32:
+		return (float)v;
+	case KL_F16:
+		return kl_f16_to_f32(kl_f32_to_f16((float)v));
+	case KL_BF16:
+		return kl_bf16_to_f32(kl_f32_to_bf16((float)v));
+	default:
+		return v;
+	}
+}
+
+void compare_error64(const void *out, kl_dtype d, const double *ref, int64_t n, double a[CMP_NSUM])
+{
+	memset(a, 0, CMP_NSUM * sizeof *a);
+	for (int64_t i = 0; i < n; i++) {
+		double o = compare_get(out, d, i), r = ref[i];
+		if (!isfinite(o) || !isfinite(r)) {
+			a[CMP_NONFINITE]++;
+			continue;
+		}
+		double e = o - r, e1 = round_to(r, d) - r, e2 = round_to(r, KL_BF16) - r,
+		       e3 = round_to(r, KL_F16) - r;
+		a[CMP_ERR] += e * e;
+		a[CMP_REF] += r * r;
+		a[CMP_ROUND] += e1 * e1;
+		a[CMP_BF16] += e2 * e2;
+		a[CMP_F16] += isfinite(e3) ? e3 * e3 : r * r; /* beyond f16's range: all of it */
+	}
+}
+
+/* round the low `drop` bits of the integer u away, to nearest even (or,
+ * with tr, toward zero: the sign and magnitude are apart in a float) */
+#define ROUND_BITS(u, drop, one, tr)                                                               \
+	((u) + ((tr) ? 0 : (((one) << ((drop)-1)) - 1) + (((u) >> (drop)) & 1))) &                 \
+	    ~(((one) << (drop)) - 1)
+
+void compare_round_mantissa(void *p, kl_dtype d, int64_t n, int bits, int tr)
+{
+	for (int64_t i = 0; i < n; i++) {
+		if (d == KL_F32 && bits < 23) {
+			uint32_t u;
+			memcpy(&u, (char *)p + i * 4, 4);
+			if ((u & 0x7f800000u) == 0x7f800000u)
+				continue;
+			u = ROUND_BITS(u, 23 - bits, 1u, tr);
+			memcpy((char *)p + i * 4, &u, 4);
+		} else if (d == KL_F64 && bits < 52) {
+			uint64_t u;
+			memcpy(&u, (char *)p + i * 8, 8);
+			if ((u & 0x7ff0000000000000ull) == 0x7ff0000000000000ull)
+				continue;
+			u = ROUND_BITS(u, 52 - bits, 1ull, tr);
+			memcpy((char *)p + i * 8, &u, 8);
+		} else if (d == KL_F16 && bits < 10) {
+			uint16_t u;
+			memcpy(&u, (char *)p + i * 2, 2);
+			if ((u & 0x7c00) == 0x7c00)
+				continue;
+			u = (uint16_t)(ROUND_BITS((uint32_t)u, 10 - bits, 1u, tr));
+			memcpy((char *)p + i * 2, &u, 2);
+		}
+	}
+}
+
 void compare_index_str(const struct task_tensor *t, int64_t flat, char *buf, size_t n)
 {
 	int64_t idx[8];

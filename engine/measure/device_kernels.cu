@@ -100,6 +100,51 @@ __global__ void compare_kernel(const T *out, const T *ref, long long n, double a
 	}
 }
 
+template <typename T> __device__ __forceinline__ double round_as(double v)
+{
+	return (double)(T)v;
+}
+template <> __device__ __forceinline__ double round_as<float>(double v)
+{
+	return (double)(float)v;
+}
+template <> __device__ __forceinline__ double round_as<__half>(double v)
+{
+	return (double)__half2float(__float2half_rn((float)v));
+}
+template <> __device__ __forceinline__ double round_as<__nv_bfloat16>(double v)
+{
+	return (double)__bfloat162float(__float2bfloat16_rn((float)v));
+}
+
+/* the sums of a precision verdict (compare.h, compare_error64): r[0..5] */
+template <typename T>
+__global__ void error64_kernel(const T *out, const double *ref, long long n, double *r)
+{
+	double a[6] = {0, 0, 0, 0, 0, 0};
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+	     i += (long long)gridDim.x * blockDim.x) {
+		double o = as_double(out[i]), v = ref[i];
+		if (!isfinite(o) || !isfinite(v)) {
+			a[5] += 1;
+			continue;
+		}
+		double e = o - v, e1 = round_as<T>(v) - v, e2 = round_as<__nv_bfloat16>(v) - v,
+		       e3 = round_as<__half>(v) - v;
+		a[0] += e * e;
+		a[1] += v * v;
+		a[2] += e1 * e1;
+		a[3] += e2 * e2;
+		a[4] += isfinite(e3) ? e3 * e3 : v * v;
+	}
+	for (int k = 0; k < 6; k++) {
+		for (int o = 16; o > 0; o /= 2)
+			a[k] += __shfl_down_sync(0xffffffff, a[k], o);
+		if ((threadIdx.x & 31) == 0)
+			atomicAdd(&r[k], a[k]);
+	}
+}
+
 /* elements (of es bytes) that differ between a and b; the first one's index */
 template <typename W>
 __global__ void diff_kernel(const W *a, const W *b, long long n, unsigned long long *count,
@@ -201,6 +246,22 @@ __global__ void empty_kernel()
 {
 }
 
+/* iters rounds of 8 independent FMA chains per thread: the fp32 peak */
+__global__ void fma_kernel(int iters, float seed, float *sink)
+{
+	float a[8];
+	for (int k = 0; k < 8; k++)
+		a[k] = seed + threadIdx.x + k;
+	for (int i = 0; i < iters; i++)
+		for (int k = 0; k < 8; k++)
+			a[k] = fmaf(a[k], 0.999999f, 1e-7f);
+	float s = 0;
+	for (int k = 0; k < 8; k++)
+		s += a[k];
+	if (s == 12345.678f) /* never: keeps the chains */
+		*sink = s;
+}
+
 /* read n 16-byte words: evicts the L2 and leaves only clean lines in it */
 __global__ void read_kernel(const uint4 *p, long long n, unsigned *sink)
 {
@@ -282,6 +343,29 @@ int kld_diff(const void *a, const void *b, long long n, int es, unsigned long lo
 	return cudaGetLastError();
 }
 
+/* the sums of a precision verdict of n elements of out (f32 0, f16 1, bf16
+ * 2, f64 3: kl_dtype numbering) against the float64 ref into r[6] (device
+ * memory); 0 or a cudaError_t (an integer dtype: cudaErrorInvalidValue) */
+int kld_error64(const void *out, int dtype, const void *ref, long long n, double *r, cudaStream_t s)
+{
+	cudaError_t e = cudaMemsetAsync(r, 0, 6 * sizeof(double), s);
+	if (e)
+		return e;
+	int g = grid_for(n);
+	const double *x = (const double *)ref;
+	if (dtype == 0)
+		error64_kernel<<<g, 256, 0, s>>>((const float *)out, x, n, r);
+	else if (dtype == 1)
+		error64_kernel<<<g, 256, 0, s>>>((const __half *)out, x, n, r);
+	else if (dtype == 2)
+		error64_kernel<<<g, 256, 0, s>>>((const __nv_bfloat16 *)out, x, n, r);
+	else if (dtype == 3)
+		error64_kernel<<<g, 256, 0, s>>>((const double *)out, x, n, r);
+	else
+		return cudaErrorInvalidValue;
+	return cudaGetLastError();
+}
+
 /* fill n elements of dtype from a distribution (0 uniform [a, b), 1 normal
  * (mean a, std b), 2 integers in [a, b]); 0 or a cudaError_t */
 int kld_random(void *p, int dtype, long long n, int dist, double a, double b, unsigned long long seed,
@@ -315,6 +399,13 @@ int kld_mix(void *d, const void *a, const void *b, long long n, int es, unsigned
 int kld_empty(cudaStream_t s)
 {
 	empty_kernel<<<1, 32, 0, s>>>();
+	return cudaGetLastError();
+}
+
+/* blocks x 256 threads of fma_kernel (16 * iters FLOPs each) on s */
+int kld_fma(int blocks, int iters, float *sink, cudaStream_t s)
+{
+	fma_kernel<<<blocks, 256, 0, s>>>(iters, 1.0f, sink);
 	return cudaGetLastError();
 }
 

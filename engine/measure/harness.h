@@ -131,6 +131,33 @@ int harness_generate_inputs(struct harness *h, char *err);
 int harness_set_input(struct harness *h, int s, int i, const void *p, char *err);
 int harness_set_expected(struct harness *h, int s, int j, const void *p, char *err);
 
+/* what the harness was made with, and the candidate's output j (its
+ * payload in the shared buffers) */
+const struct task *harness_task(const struct harness *h);
+struct backend *harness_backend(const struct harness *h);
+const struct harness_opts *harness_options(const struct harness *h);
+void *harness_output_buf(struct harness *h, int j);
+
+/* the precision verdict's state (precision.h), owned by h from now on; or,
+ * where there is none, why (a copy): every correct verdict carries one or
+ * the other as "precision" */
+struct precision;
+void harness_set_precision(struct harness *h, struct precision *p);
+/* the precision verdict of the candidate evaluated last (precision.h): its
+ * trials' and, once timed, its run after timing's; or {"verdict":
+ * "unknown", "why"}; NULL when h has neither (caller frees) */
+cJSON *harness_precision(const struct harness *h);
+void harness_set_precision_note(struct harness *h, const char *zWhy);
+
+/* how set s's inputs are varied (rng.h flags): the first trials (the
+ * precision verdict's) and the timing set plain; the later trials and the
+ * checking sets each one way, in turn (docs/TASKS.md, "Inputs a statistic
+ * cannot guess").  harness_generate_inputs() varies them so; given inputs
+ * (PyTorch's) say what was done with harness_note_vary(): applied, and the
+ * ways found unsound for the task (its reference's outputs not finite) */
+int harness_vary_of(const struct harness *h, int s);
+void harness_note_vary(struct harness *h, int s, int applied, int unsound);
+
 /* number of input sets (trials + the timing set + the checking sets) */
 int harness_nsets(const struct harness *h);
 

@@ -168,3 +168,38 @@ void result_tolerance_line(const cJSON *cor, strbuf *sb)
 		        bound > 0 ? l2->valuedouble / bound : (l2->valuedouble > 0 ? INFINITY : 0),
 		        bound);
 }
+
+void result_precision_line(const cJSON *r, strbuf *sb)
+{
+	const cJSON *p = cJSON_GetObjectItem(r, "precision");
+	const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(p, "verdict"));
+	if (!v)
+		return;
+	if (!strcmp(v, "unknown")) {
+		sb_addf(sb, "unknown: %s", cJSON_GetStringValue(cJSON_GetObjectItem(p, "why")));
+		return;
+	}
+	int reduced = !strcmp(v, "reduced");
+	double e = result_num(p, "rel_l2"), eRef = result_num(p, "reference_rel_l2"),
+	       eRound = result_num(p, "rounding_rel_l2"), ratio = result_num(p, "ratio");
+	int exact = !(eRef > eRound); /* the reference's error is the rounding's */
+	sb_addf(sb, "%s: relative L2 error %.2g against float64", reduced ? "reduced precision" : v,
+	        e);
+	if (reduced)
+		sb_addf(sb, ", %.2gx %s (%.2g; the limit is %gx)", ratio,
+		        exact ? "what rounding the exact result makes"
+		              : "the reference's own error",
+		        exact ? eRound : eRef, result_num(p, "limit"));
+	else
+		sb_addf(sb, " (%s %.2g",
+		        exact ? "rounding the exact result makes" : "the reference's own",
+		        exact ? eRound : eRef);
+	double e10 = result_num(cJSON_GetObjectItem(p, "emulated"), "tf32_f16_inputs");
+	if (!reduced && e10 > 0)
+		sb_addf(sb, "; TF32 or f16 inputs would make %.2g", e10);
+	if (!reduced)
+		sb_adds(sb, ")");
+	const char *cause = cJSON_GetStringValue(cJSON_GetObjectItem(p, "cause"));
+	if (cause)
+		sb_addf(sb, ": %s", cause);
+}

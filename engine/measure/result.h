@@ -41,6 +41,16 @@ double result_num(const cJSON *o, const char *k);
  * the report has no "tolerance" (older results).
  */
 void result_tolerance_line(const cJSON *cor, strbuf *sb);
+
+/*
+ * A result's precision verdict (precision.h) in words, appended to sb:
+ * "faithful: relative L2 error 9.7e-07 against float64 (the reference's own
+ * 2.5e-08; TF32 or f16 inputs would make 0.00047)", "reduced precision:
+ * relative L2 error 0.00047 against float64, 1.9e+04x the reference's own
+ * 2.5e-08 (more than 8x): consistent with TF32 or f16 inputs (10-bit
+ * mantissa)", or "unknown: WHY".  Appends nothing when r has none.
+ */
+void result_precision_line(const cJSON *r, strbuf *sb);
 /* where a worker's setup went (reference_data.setup: the PyTorch helper's
  * start, the reference data, the baselines), in one line */
 void result_setup_line(const cJSON *setup, strbuf *sb);

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "precision.h"
 #include "proc.h"
 #include "sha256.h"
 #include "util.h"
@@ -894,67 +895,125 @@ static cJSON *target(struct torchref *r, struct backend *b, void *dev, size_t n,
 	return o;
 }
 
+/* the host backend's shared memory, sized once for a set of every tensor,
+ * each output as large as its float64 copy would be (torchref_fill64) */
+static int map_sets(struct torchref *r, const struct task *t, char *err)
+{
+	if (r->memfd < 0 || r->map)
+		return 0;
+	size_t need = 64;
+	for (int i = 0; i < t->nIn; i++)
+		need += (task_tensor_bytes(&t->aIn[i]) + 63) & ~(size_t)63;
+	for (int j = 0; j < t->nOut; j++) {
+		size_t n = task_tensor_bytes(&t->aOut[j]),
+		       n64 = (size_t)task_numel(&t->aOut[j]) * 8;
+		need += ((n > n64 ? n : n64) + 63) & ~(size_t)63;
+	}
+	if (ftruncate(r->memfd, (off_t)need) < 0)
+		return kl_err(err, "sizing the shared memory (%zu bytes): %s", need,
+		              strerror(errno));
+	r->map = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, r->memfd, 0);
+	if (r->map == MAP_FAILED) {
+		r->map = NULL;
+		return kl_err(err, "mapping the shared memory (%zu bytes): %s", need,
+		              strerror(errno));
+	}
+	r->mapLen = need;
+	return 0;
+}
+
+/*
+ * One set s of h made by the helper from the seed of set `from`: "fill"
+ * (in[] and the outputs) or "fill64" (the outputs in float64 of the model
+ * in float64, its float inputs and parameters rounded to `bits` mantissa
+ * bits first where bits > 0, truncated to -bits where bits < 0).
+ */
+static int fill_set(struct torchref *r, struct harness *h, struct backend *b, int s, int from,
+                    const char *zOp, int bits, char *err)
+{
+	const struct task *t = harness_task(h);
+	int b64 = !strcmp(zOp, "fill64");
+	cJSON *q = cJSON_CreateObject();
+	cJSON_AddStringToObject(q, "op", zOp);
+	cJSON_AddNumberToObject(q, "set", s);
+	cJSON_AddNumberToObject(q, "seed", (double)(r->o.seed + 1 + (uint64_t)from));
+	if (b64) {
+		cJSON_AddNumberToObject(q, "round", bits < 0 ? -bits : bits);
+		cJSON_AddBoolToObject(q, "truncate", bits < 0);
+	} else {
+		cJSON_AddNumberToObject(q, "vary", harness_vary_of(h, s));
+	}
+	cJSON *ins = cJSON_AddArrayToObject(q, "inputs");
+	cJSON *outs = cJSON_AddArrayToObject(q, "outputs");
+	size_t off = 0, offIn[TASK_MAX_TENSORS], offOut[TASK_MAX_TENSORS];
+	for (int k = b64; k < 2; k++) {
+		int n = k ? t->nOut : t->nIn;
+		for (int i = 0; i < n; i++) {
+			const struct task_tensor *tt = k ? &t->aOut[i] : &t->aIn[i];
+			void *dev = k ? harness_expected_buf(h, s, i) : harness_input_buf(h, s, i);
+			(k ? offOut : offIn)[i] = off;
+			cJSON *o = target(r, b, dev, task_tensor_bytes(tt), &off, err);
+			if (!o) {
+				cJSON_Delete(q);
+				return -1;
+			}
+			if (b64)
+				cJSON_AddStringToObject(o, "dtype", task_dtype_name(tt->dtype));
+			cJSON_AddItemToArray(k ? outs : ins, o);
+		}
+	}
+	if (send_req(r, q, err) < 0)
+		return -1;
+	char what[64];
+	snprintf(what, sizeof what, "computing set %d (the forward%s)", s,
+	         b64 ? " in float64" : "");
+	cJSON *a = recv_line_within(r, r->o.timeoutS, what, err);
+	if (!a)
+		return -1;
+	if (!b64) /* how its inputs were varied, and what was out of the problem's domain */
+	{
+		const cJSON *va = cJSON_GetObjectItem(a, "varied"),
+		            *un = cJSON_GetObjectItem(a, "unsound");
+		harness_note_vary(h, s, cJSON_IsNumber(va) ? va->valueint : 0,
+		                  cJSON_IsNumber(un) ? un->valueint : 0);
+	}
+	cJSON_Delete(a);
+	if (r->memfd < 0)
+		return 0;
+	/* the host backend: copy the set out of the shared memory */
+	for (int i = 0; !b64 && i < t->nIn; i++)
+		if (harness_set_input(h, s, i, r->map + offIn[i], err) < 0)
+			return -1;
+	for (int j = 0; j < t->nOut; j++)
+		if (harness_set_expected(h, s, j, r->map + offOut[j], err) < 0)
+			return -1;
+	return 0;
+}
+
 int torchref_fill(struct torchref *r, struct harness *h, struct backend *b, const struct task *t,
                   char *err)
 {
-	int nSets = harness_nsets(h);
-	if (r->memfd >= 0 && !r->map) {
-		size_t need = 64;
-		for (int i = 0; i < t->nIn; i++)
-			need += (task_tensor_bytes(&t->aIn[i]) + 63) & ~(size_t)63;
-		for (int j = 0; j < t->nOut; j++)
-			need += (task_tensor_bytes(&t->aOut[j]) + 63) & ~(size_t)63;
-		if (ftruncate(r->memfd, (off_t)need) < 0)
-			return kl_err(err, "sizing the shared memory (%zu bytes): %s", need,
-			              strerror(errno));
-		r->map = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, r->memfd, 0);
-		if (r->map == MAP_FAILED) {
-			r->map = NULL;
-			return kl_err(err, "mapping the shared memory (%zu bytes): %s", need,
-			              strerror(errno));
-		}
-		r->mapLen = need;
-	}
-	for (int s = 0; s < nSets; s++) {
-		cJSON *q = cJSON_CreateObject();
-		cJSON_AddStringToObject(q, "op", "fill");
-		cJSON_AddNumberToObject(q, "set", s);
-		cJSON_AddNumberToObject(q, "seed", (double)(r->o.seed + 1 + (uint64_t)s));
-		cJSON *ins = cJSON_AddArrayToObject(q, "inputs");
-		cJSON *outs = cJSON_AddArrayToObject(q, "outputs");
-		size_t off = 0, offIn[TASK_MAX_TENSORS], offOut[TASK_MAX_TENSORS];
-		for (int k = 0; k < 2; k++) {
-			int n = k ? t->nOut : t->nIn;
-			for (int i = 0; i < n; i++) {
-				const struct task_tensor *tt = k ? &t->aOut[i] : &t->aIn[i];
-				void *dev =
-				    k ? harness_expected_buf(h, s, i) : harness_input_buf(h, s, i);
-				(k ? offOut : offIn)[i] = off;
-				cJSON *o = target(r, b, dev, task_tensor_bytes(tt), &off, err);
-				if (!o) {
-					cJSON_Delete(q);
-					return -1;
-				}
-				cJSON_AddItemToArray(k ? outs : ins, o);
-			}
-		}
-		if (send_req(r, q, err) < 0)
+	if (map_sets(r, t, err) < 0)
+		return -1;
+	for (int s = 0; s < harness_nsets(h); s++)
+		if (fill_set(r, h, b, s, s, "fill", 0, err) < 0)
 			return -1;
-		char what[64];
-		snprintf(what, sizeof what, "computing set %d (the forward)", s);
-		cJSON *a = recv_line_within(r, r->o.timeoutS, what, err);
-		if (!a)
+	return 0;
+}
+
+int torchref_fill64(struct torchref *r, struct harness *h64, struct backend *b, int hTiming,
+                    char *err)
+{
+	if (map_sets(r, harness_task(h64), err) < 0)
+		return -1;
+	int nTrials = harness_options(h64)->nTrials, nSets = harness_nsets(h64);
+	for (int s = 0; s <= nTrials; s++) /* the trials kept, then h's timing set */
+		if (fill_set(r, h64, b, s, s < nTrials ? s : hTiming, "fill64", 0, err) < 0)
 			return -1;
-		cJSON_Delete(a);
-		if (r->memfd < 0)
-			continue;
-		/* the host backend: copy the set out of the shared memory */
-		for (int i = 0; i < t->nIn; i++)
-			if (harness_set_input(h, s, i, r->map + offIn[i], err) < 0)
-				return -1;
-		for (int j = 0; j < t->nOut; j++)
-			if (harness_set_expected(h, s, j, r->map + offOut[j], err) < 0)
-				return -1;
+	for (int k = 0; k < PRECISION_NEMU && nTrials + 1 + k < nSets; k++) {
+		int tr, bits = precision_emu_bits(k, &tr);
+		if (fill_set(r, h64, b, nTrials + 1 + k, 0, "fill64", tr ? -bits : bits, err) < 0)
+			return -1;
 	}
 	return 0;
 }

@@ -72,6 +72,17 @@ int torchref_check_task(const struct torchref *r, const struct task *t, char *er
  * shared memory, then copied in).  0 or -1 + err */
 int torchref_fill(struct torchref *r, struct harness *h, struct backend *b, const struct task *t,
                   char *err);
+
+/*
+ * The float64 reference of the precision verdict (precision.h) into h64
+ * (precision_harness()): each trial's outputs of the model run in float64
+ * on the trial's inputs, and its timing set's on the inputs of the task's
+ * harness's timing set (set hTiming: the run after timing's), and the emulation sets' on the first
+ * trial's inputs and the model's parameters rounded to 10 and 7 mantissa bits.  Its inputs are
+ * h64's already (copied from the task's harness).  0 or -1 + err.
+ */
+int torchref_fill64(struct torchref *r, struct harness *h64, struct backend *b, int hTiming,
+                    char *err);
 /* the eager and torch.compile baselines' timing on h's timing set ({"eager":
  * ..., "compile": ...}), from the cache or measured by the helper (then
  * cached); NULL + err.  With defer (a search on the GPU), when they are not

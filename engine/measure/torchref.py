@@ -1081,6 +1081,74 @@ def _torch_dtype(torch, name):
     raise RefError("unknown dtype %r" % name)
 
 
+def _round_mantissa(torch, t, bits, truncate=False):
+    """t with its float elements rounded to ``bits`` explicit mantissa bits,
+    to nearest even (10: TF32 or f16, 7: bf16) or toward zero (truncate), as
+    compare_round_mantissa() does; unchanged when bits is 0 or the type has
+    no more bits."""
+    have = {torch.float32: 23, torch.float64: 52, torch.float16: 10}.get(t.dtype, 0)
+    if bits <= 0 or not t.is_floating_point() or bits >= have:
+        return t
+    if t.dtype == torch.float16:  # exact in float32, and back
+        return _round_mantissa(torch, t.float(), bits, truncate).half()
+    ity = torch.int32 if t.dtype == torch.float32 else torch.int64
+    drop = have - bits
+    u = t.contiguous().view(ity)
+    one = torch.ones((), dtype=ity, device=t.device)
+    if truncate:
+        r = u & ~((one << drop) - 1)
+    else:
+        half = (one << (drop - 1)) - 1
+        odd = (u >> drop) & 1
+        r = (u + half + odd) & ~((one << drop) - 1)
+    exp_mask = 0x7f800000 if t.dtype == torch.float32 else 0x7ff0000000000000
+    finite = (u & exp_mask) != exp_mask
+    return torch.where(finite, r, u).view(t.dtype).view(t.shape)
+
+
+def _vary(torch, xs, flags, seed):
+    """The float tensors of xs varied as rng_vary() does (kloop's rng.h),
+    with a generator seeded from seed: 1 scaled (x a + b, a log-uniform in
+    [1/8, 8], b in [-2, 2] a sd), 2 heavy tails (x e^g, g normal), 4
+    outliers (one element in 2048 at random places, +-(8..64) max |x|);
+    integer tensors and flags 0 give xs as they are."""
+    if not flags:
+        return xs
+    out = []
+    for k, x in enumerate(xs):
+        if not x.is_floating_point() or x.numel() == 0:
+            out.append(x)
+            continue
+        dev = x.device
+        g = torch.Generator(device=dev)
+        g.manual_seed((int(seed) * 1000003 + k * 7919 + 0x7661727931) & 0x7FFFFFFFFFFFFFFF)
+        wt = torch.float64 if x.dtype == torch.float64 else torch.float32
+        y = x.detach().to(wt)
+        sd = float(y.std()) if y.numel() > 1 else abs(float(y.mean()))
+        amax = float(y.abs().max())
+        if not sd > 0:
+            sd = amax if amax > 0 else 1.0
+        if flags & 1:
+            u = torch.rand(2, generator=g, device=dev, dtype=torch.float64).tolist()
+            a = 2.0 ** (-3 + 6 * u[0])
+            b = (4 * u[1] - 2) * a * sd
+            y = y * a + b
+            amax = amax * a + abs(b)
+        if flags & 2:
+            y = y * torch.exp(torch.randn(y.shape, generator=g, device=dev, dtype=wt))
+            amax = max(amax, float(y.abs().max()))
+        if flags & 4:
+            m = max(1, y.numel() // 2048)
+            idx = torch.randint(0, y.numel(), (m,), generator=g, device=dev)
+            v = (8 + 56 * torch.rand(m, generator=g, device=dev, dtype=wt)) * (amax if amax > 0 else 1.0)
+            sign = torch.randint(0, 2, (m,), generator=g, device=dev).to(wt) * 2 - 1
+            y = y.reshape(-1).clone()
+            y[idx] = v * sign
+            y = y.view(x.shape)
+        out.append(y.to(x.dtype))
+    return out
+
+
 def _put(dst, src):
     """Copy tensor src into target dst (bool as 0/1 bytes)."""
     s = src.detach()
@@ -1118,10 +1186,12 @@ class Server(object):
         self.cached = None  # (seed, inputs, outputs) of the last set made
         self.pending = None  # (compiled, inputs, seconds) between compile and time_compile
 
-    def _run(self, tseed, label):
-        """Inputs drawn under tseed on the device, and the forward's outputs."""
+    def _run(self, tseed, label, vary=0):
+        """Inputs drawn under tseed on the device (varied as ``vary`` says:
+        _vary()), and the forward's outputs."""
         torch = self.torch
-        inputs = make_inputs(torch, self.module, tseed, self.device, self.model, on_device=True)
+        inputs = _vary(torch, make_inputs(torch, self.module, tseed, self.device, self.model,
+                                          on_device=True), vary, tseed)
         if self.n_fwd is not None and len(inputs) != self.n_fwd:
             raise RefError("%s: get_inputs() returned %d tensors, the first set had %d"
                            % (label, len(inputs), self.n_fwd))
@@ -1134,7 +1204,8 @@ class Server(object):
         # in[] holds what forward() was given
         if any(v is None or getattr(x, "_version", None) != v for x, v in zip(inputs, versions)):
             del inputs
-            inputs = make_inputs(torch, self.module, tseed, self.device, self.model, on_device=True)
+            inputs = _vary(torch, make_inputs(torch, self.module, tseed, self.device, self.model,
+                                              on_device=True), vary, tseed)
         return inputs, ys
 
     def describe(self):
@@ -1173,17 +1244,25 @@ class Server(object):
                 "device": dev_name, "device_type": self.device, "seed": self.seed, "tf32": False,
                 "sizes": self.sizes, "inputs": self.entries, "outputs": self.outputs}
 
-    def fill(self, tseed, ins, outs, label):
-        """Draw the set of seed tseed and write its in[] and reference out[]
-        into the targets ins and outs (lists parallel to in[] and out[])."""
+    def fill(self, tseed, ins, outs, label, vary=0):
+        """Draw the set of seed tseed (its inputs varied as ``vary`` says,
+        where the model's outputs stay finite: else plain) and write its in[]
+        and reference out[] into the targets ins and outs (lists parallel to
+        in[] and out[]).  Returns (varied, unsound): the flags applied, and
+        those found out of the problem's domain."""
         torch = self.torch
         if len(ins) != len(self.entries) or len(outs) != len(self.outputs):
             raise RefError("%s: %d input and %d output targets for %d inputs and %d outputs"
                            % (label, len(ins), len(outs), len(self.entries), len(self.outputs)))
-        if self.cached is not None and self.cached[0] == tseed:
+        unsound = 0
+        if not vary and self.cached is not None and self.cached[0] == tseed:
             _, inputs, ys = self.cached
         else:
-            inputs, ys = self._run(tseed, label)
+            inputs, ys = self._run(tseed, label, vary)
+            if vary and not all(bool(torch.isfinite(y).all()) for y in ys if y.is_floating_point()):
+                unsound, vary = vary, 0
+                del inputs, ys
+                inputs, ys = self._run(tseed, label, 0)
         self.cached = None  # one set at a time in memory
         for i, x in enumerate(inputs):
             e = self.entries[i]
@@ -1208,6 +1287,51 @@ class Server(object):
             for j, y in enumerate(ys):
                 _put(self.targets.tensor(outs[j], self.outputs[j]), y)
         del inputs, ys
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+        return vary, unsound
+
+    def _model64(self, bits, truncate):
+        """The model in float64 (its float parameters and buffers rounded to
+        ``bits`` mantissa bits first when bits > 0), made once per rounding."""
+        torch = self.torch
+        if not hasattr(self, "models64"):
+            self.models64 = {}
+        m = self.models64.get((bits, truncate))
+        if m is None:
+            import copy
+            m = copy.deepcopy(self.model)
+            with torch.no_grad():
+                for t in list(m.parameters()) + list(m.buffers()):
+                    if t.is_floating_point():
+                        t.copy_(_round_mantissa(torch, t, bits, truncate))
+            m = self.models64[(bits, truncate)] = m.double()
+        return m
+
+    def fill64(self, tseed, outs, bits, truncate, label):
+        """The outputs of set tseed's inputs (their floats rounded to ``bits``
+        mantissa bits first when bits > 0) through the model in float64,
+        written into the targets outs (each {"dtype": ...} says the type the
+        worker holds it in: f64 for a float output)."""
+        torch = self.torch
+        if len(outs) != len(self.outputs):
+            raise RefError("%s: %d output targets for %d outputs" % (label, len(outs), len(self.outputs)))
+        inputs = make_inputs(torch, self.module, tseed, self.device, self.model, on_device=True)
+        xs = [_round_mantissa(torch, x, bits, truncate).double() if x.is_floating_point() else x
+              for x in inputs]
+        with torch.no_grad():
+            ys = _outputs_list(torch, _call("forward() in float64", self._model64(bits, truncate),
+                                            *xs))
+        if len(ys) != len(self.outputs):
+            raise RefError("%s: forward() in float64 returned %d outputs, in its own precision %d"
+                           % (label, len(ys), len(self.outputs)))
+        with torch.no_grad():
+            for j, y in enumerate(ys):
+                entry = {"dtype": outs[j].get("dtype", self.outputs[j]["dtype"]),
+                         "shape": self.outputs[j]["shape"]}
+                _put(self.targets.tensor(outs[j], entry), y)
+        del inputs, xs, ys
         if self.device == "cuda":
             torch.cuda.synchronize()
             torch.cuda.empty_cache()
@@ -1289,10 +1413,21 @@ def serve(problem, device=None, seed=DEFAULT_SEED, cuda_index=0, shapes=None, si
     manifest's "inputs" and "outputs", plus "sizes": the constants --shapes
     and --size changed), then answers each request line:
 
-    * {"op": "fill", "set": S, "seed": SEED, "inputs": [TARGET...],
-      "outputs": [TARGET...]}: draws the set's inputs under SEED on the
-      device, runs the model, writes in[] (forward inputs, then parameters and
-      buffers) and out[] into the targets; answers {"ev": "filled", "set": S}
+    * {"op": "fill", "set": S, "seed": SEED, "vary": FLAGS, "inputs":
+      [TARGET...], "outputs": [TARGET...]}: draws the set's inputs under SEED
+      on the device, varies the forward's float inputs as FLAGS says
+      (_vary(): 1 scaled, 2 heavy tails, 4 outliers; where the outputs are
+      then not finite, the set is drawn again plain), runs the model, writes
+      in[] (forward inputs, then parameters and buffers) and out[] into the
+      targets; answers {"ev": "filled", "set": S, "varied": FLAGS applied,
+      "unsound": FLAGS found out of the problem's domain}
+    * {"op": "fill64", "set": S, "seed": SEED, "round": BITS, "truncate":
+      BOOL, "outputs": [TARGET...]}: the float64 reference of the precision
+      verdict: draws the set's inputs under SEED, rounds their floats (and
+      the model's parameters) to BITS mantissa bits when BITS > 0 (toward
+      zero with "truncate"), runs the model in
+      float64 and writes out[] into the targets, each in the TARGET's
+      "dtype" (f64 for a float output); answers {"ev": "filled", "set": S}
     * {"op": "time", "seed": SEED, "budget_ms": MS, "compile": BOOL}: times
       the eager and compiled model on that set; answers {"ev": "timing",
       "timing": {...}} (the manifest's "timing").  "compile": "defer" (a
@@ -1342,7 +1477,13 @@ def serve(problem, device=None, seed=DEFAULT_SEED, cuda_index=0, shapes=None, si
             op = req.get("op")
             if op == "fill":
                 s = int(req.get("set", 0))
-                srv.fill(int(req["seed"]), req["inputs"], req["outputs"], "set %d" % s)
+                varied, unsound = srv.fill(int(req["seed"]), req["inputs"], req["outputs"],
+                                           "set %d" % s, int(req.get("vary", 0)))
+                send({"ev": "filled", "set": s, "varied": varied, "unsound": unsound})
+            elif op == "fill64":
+                s = int(req.get("set", 0))
+                srv.fill64(int(req["seed"]), req["outputs"], int(req.get("round", 0)),
+                           bool(req.get("truncate", False)), "set %d in float64" % s)
                 send({"ev": "filled", "set": s})
             elif op == "time":
                 c = req.get("compile", True)

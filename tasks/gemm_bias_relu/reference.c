@@ -1,6 +1,8 @@
 /*
  * gemm_bias_relu/reference.c - the exact host reference: y = relu(x W^T + b)
  * for x[batch, in], W[out, in] (as nn.Linear stores it) and b[out], in double.
+ * With a KL_F64 output it writes the exact result unrounded: the float64
+ * reference of the precision verdict (docs/TASKS.md, "Precision").
  */
 #include "kloop.h"
 
@@ -12,7 +14,7 @@ int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *strea
 	for (int i = 0; i < 3; i++)
 		if (in[i].dtype != KL_F32)
 			return 2;
-	if (out[0].dtype != KL_F32)
+	if (out[0].dtype != KL_F32 && out[0].dtype != KL_F64)
 		return 2;
 	if (in[0].ndim != 2 || in[1].ndim != 1 || in[2].ndim != 2 || out[0].ndim != 2)
 		return 3;
@@ -23,12 +25,17 @@ int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *strea
 
 	const float *x = in[0].data, *w = in[2].data, *b = in[1].data;
 	float *y = out[0].data;
+	double *y64 = out[0].data;
+	int exact = out[0].dtype == KL_F64;
 	for (int64_t i = 0; i < M; i++)
 		for (int64_t j = 0; j < N; j++) {
 			double acc = b[j];
 			for (int64_t k = 0; k < K; k++)
 				acc += (double)x[i * K + k] * w[j * K + k];
-			y[i * N + j] = acc > 0.0 ? (float)acc : 0.0f;
+			if (exact)
+				y64[i * N + j] = acc > 0.0 ? acc : 0.0;
+			else
+				y[i * N + j] = acc > 0.0 ? (float)acc : 0.0f;
 		}
 	return 0;
 }

@@ -1,6 +1,8 @@
 /*
  * hgemm/reference.c - the exact host reference: C = A B for f16 A[M,K] and
  * B[K,N], each dot product accumulated in double, then rounded to f16.
+ * With a KL_F64 output it writes the exact result unrounded: the float64
+ * reference of the precision verdict (docs/TASKS.md, "Precision").
  */
 #include <stdlib.h>
 
@@ -11,7 +13,8 @@ int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *strea
 	(void)stream;
 	if (n_in != 2 || n_out != 1)
 		return 1;
-	if (in[0].dtype != KL_F16 || in[1].dtype != KL_F16 || out[0].dtype != KL_F16)
+	if (in[0].dtype != KL_F16 || in[1].dtype != KL_F16 ||
+	    (out[0].dtype != KL_F16 && out[0].dtype != KL_F64))
 		return 2;
 	if (in[0].ndim != 2 || in[1].ndim != 2 || out[0].ndim != 2)
 		return 3;
@@ -21,6 +24,8 @@ int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *strea
 
 	const uint16_t *A = in[0].data, *B = in[1].data;
 	uint16_t *C = out[0].data;
+	double *C64 = out[0].data;
+	int exact = out[0].dtype == KL_F64;
 	float *a = malloc((size_t)(M * K + K * N) * sizeof *a);
 	if (!a)
 		return 4;
@@ -34,7 +39,10 @@ int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *strea
 			double acc = 0.0;
 			for (int64_t k = 0; k < K; k++)
 				acc += (double)a[i * K + k] * b[k * N + j];
-			C[i * N + j] = kl_f32_to_f16((float)acc);
+			if (exact)
+				C64[i * N + j] = acc;
+			else
+				C[i * N + j] = kl_f32_to_f16((float)acc);
 		}
 	free(a);
 	return 0;

@@ -2,6 +2,8 @@
  * layernorm/reference.c - the exact host reference: each batch row of x is
  * normalised over the trailing dimensions that weight and bias span (mean and
  * biased variance in double, eps 1e-5), then scaled by weight and shifted by bias.
+ * With a KL_F64 output it writes the exact result unrounded: the float64
+ * reference of the precision verdict (docs/TASKS.md, "Precision").
  */
 #include <math.h>
 
@@ -17,7 +19,7 @@ int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *strea
 	for (int i = 0; i < 3; i++)
 		if (in[i].dtype != KL_F32)
 			return 2;
-	if (out[0].dtype != KL_F32)
+	if (out[0].dtype != KL_F32 && out[0].dtype != KL_F64)
 		return 2;
 	int nd = in[1].ndim, lead = in[0].ndim - nd;
 	if (lead < 0 || in[2].ndim != nd || kl_numel(&out[0]) != kl_numel(&in[0]))
@@ -28,12 +30,13 @@ int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *strea
 
 	const float *x = in[0].data, *w = in[1].data, *b = in[2].data;
 	float *y = out[0].data;
+	double *y64 = out[0].data;
+	int exact = out[0].dtype == KL_F64;
 	int64_t n = kl_numel(&in[1]);
 	int64_t rows = n ? kl_numel(&in[0]) / n : 0;
 
 	for (int64_t r = 0; r < rows; r++) {
 		const float *xr = x + r * n;
-		float *yr = y + r * n;
 		double mean = 0.0, var = 0.0;
 		for (int64_t i = 0; i < n; i++)
 			mean += xr[i];
@@ -42,8 +45,13 @@ int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *strea
 			var += ((double)xr[i] - mean) * ((double)xr[i] - mean);
 		var /= (double)n;
 		double rstd = 1.0 / sqrt(var + EPS);
-		for (int64_t i = 0; i < n; i++)
-			yr[i] = (float)(((double)xr[i] - mean) * rstd * w[i] + b[i]);
+		for (int64_t i = 0; i < n; i++) {
+			double v = ((double)xr[i] - mean) * rstd * w[i] + b[i];
+			if (exact)
+				y64[r * n + i] = v;
+			else
+				y[r * n + i] = (float)v;
+		}
 	}
 	return 0;
 }

@@ -6,7 +6,19 @@
 
 #include "kloop.h"
 
-__global__ void matmul_ref(const float *A, const float *B, float *C, int M, int K, int N)
+/* the value stored as the output's type (a KL_F64 output: the exact
+ * result unrounded, the float64 reference of the precision verdict) */
+__device__ __forceinline__ void put(float *p, double v)
+{
+	*p = (float)v;
+}
+__device__ __forceinline__ void put(double *p, double v)
+{
+	*p = v;
+}
+
+template <typename O>
+__global__ void matmul_ref(const float *A, const float *B, O *C, int M, int K, int N)
 {
 	int j = blockIdx.x * blockDim.x + threadIdx.x;
 	int i = blockIdx.y * blockDim.y + threadIdx.y;
@@ -15,14 +27,15 @@ __global__ void matmul_ref(const float *A, const float *B, float *C, int M, int 
 	double acc = 0.0;
 	for (int k = 0; k < K; k++)
 		acc += (double)A[(size_t)i * K + k] * B[(size_t)k * N + j];
-	C[(size_t)i * N + j] = (float)acc;
+	put(&C[(size_t)i * N + j], acc);
 }
 
 extern "C" int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)
 {
 	if (n_in != 2 || n_out != 1)
 		return 1;
-	if (in[0].dtype != KL_F32 || in[1].dtype != KL_F32 || out[0].dtype != KL_F32)
+	if (in[0].dtype != KL_F32 || in[1].dtype != KL_F32 ||
+	    (out[0].dtype != KL_F32 && out[0].dtype != KL_F64))
 		return 2;
 	if (in[0].ndim != 2 || in[1].ndim != 2 || out[0].ndim != 2)
 		return 3;
@@ -32,8 +45,13 @@ extern "C" int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, 
 	if (M == 0 || N == 0)
 		return 0;
 	dim3 block(16, 16), grid((unsigned)((N + 15) / 16), (unsigned)((M + 15) / 16));
-	matmul_ref<<<grid, block, 0, (cudaStream_t)stream>>>(
-	    (const float *)in[0].data, (const float *)in[1].data, (float *)out[0].data, (int)M,
-	    (int)K, (int)N);
+	if (out[0].dtype == KL_F64)
+		matmul_ref<<<grid, block, 0, (cudaStream_t)stream>>>(
+		    (const float *)in[0].data, (const float *)in[1].data, (double *)out[0].data,
+		    (int)M, (int)K, (int)N);
+	else
+		matmul_ref<<<grid, block, 0, (cudaStream_t)stream>>>(
+		    (const float *)in[0].data, (const float *)in[1].data, (float *)out[0].data,
+		    (int)M, (int)K, (int)N);
 	return cudaGetLastError() != cudaSuccess;
 }

@@ -9,12 +9,23 @@
 
 #define THREADS 256
 
-__global__ void softmax_ref(const float *x, float *y, long long cols)
+/* the value stored as the output's type (a KL_F64 output: the exact
+ * result unrounded, the float64 reference of the precision verdict) */
+__device__ __forceinline__ void put(float *p, double v)
+{
+	*p = (float)v;
+}
+__device__ __forceinline__ void put(double *p, double v)
+{
+	*p = v;
+}
+
+template <typename O> __global__ void softmax_ref(const float *x, O *y, long long cols)
 {
 	__shared__ float smax[THREADS];
 	__shared__ double ssum[THREADS];
 	const float *xr = x + (long long)blockIdx.x * cols;
-	float *yr = y + (long long)blockIdx.x * cols;
+	O *yr = y + (long long)blockIdx.x * cols;
 	int t = threadIdx.x;
 
 	float m = -INFINITY;
@@ -42,14 +53,15 @@ __global__ void softmax_ref(const float *x, float *y, long long cols)
 	double rsum = ssum[0];
 
 	for (long long c = t; c < cols; c += THREADS)
-		yr[c] = (float)(exp((double)xr[c] - rmax) / rsum);
+		put(&yr[c], exp((double)xr[c] - rmax) / rsum);
 }
 
 extern "C" int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)
 {
 	if (n_in != 1 || n_out != 1)
 		return 1;
-	if (in[0].dtype != KL_F32 || out[0].dtype != KL_F32 || in[0].ndim < 1)
+	if (in[0].dtype != KL_F32 || (out[0].dtype != KL_F32 && out[0].dtype != KL_F64) ||
+	    in[0].ndim < 1)
 		return 2;
 	if (kl_numel(&in[0]) != kl_numel(&out[0]))
 		return 3;
@@ -57,7 +69,11 @@ extern "C" int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, 
 	long long rows = cols ? kl_numel(&in[0]) / cols : 0;
 	if (rows == 0)
 		return 0;
-	softmax_ref<<<(unsigned)rows, THREADS, 0, (cudaStream_t)stream>>>(
-	    (const float *)in[0].data, (float *)out[0].data, cols);
+	if (out[0].dtype == KL_F64)
+		softmax_ref<<<(unsigned)rows, THREADS, 0, (cudaStream_t)stream>>>(
+		    (const float *)in[0].data, (double *)out[0].data, cols);
+	else
+		softmax_ref<<<(unsigned)rows, THREADS, 0, (cudaStream_t)stream>>>(
+		    (const float *)in[0].data, (float *)out[0].data, cols);
 	return cudaGetLastError() != cudaSuccess;
 }

@@ -36,6 +36,19 @@ run() {
 	$KLOOP "$@" >"$T/$name.out" 2>"$T/$name.err"
 	rc=$?
 }
+# kb_task TASK DIR: a copy of bundled task TASK in DIR judged by KernelBench's
+# tolerance ("tolerance": "kernelbench")
+kb_task() {
+	mkdir -p "$2"
+	cp tasks/$1/* "$2/"
+	python3 - "$2/task.json" <<'EOF'
+import json, sys
+p = sys.argv[1]
+d = json.load(open(p))
+d["tolerance"] = "kernelbench"
+json.dump(d, open(p, "w"), indent=1)
+EOF
+}
 # json FIELD FILE: print a top-level or dotted field of a JSON file (python3)
 json() {
 	python3 -c 'import json,sys

@@ -83,7 +83,10 @@ def main():
           len(nodes) == len(cands))
     rows = [a for t, a in p.tags if t == "tr" and (a.get("id") or "").startswith("c")]
     check("one table row per candidate (%d)" % len(rows), len(rows) == len(cands))
-    good = [c for c in cands if c["status"] == "correct" and c["speedup"]]
+    # the ranked ones (state_cand_rankable): correct, a speedup, its time
+    # verified, faithful in precision (the default policy)
+    good = [c for c in cands if c["status"] == "correct" and c["speedup"]
+            and not c.get("unverified") and c.get("precision") != "reduced"]
     best = max(good, key=lambda c: c["speedup"]) if good else None
     by_id = {c["id"]: c for c in cands}
     path = []

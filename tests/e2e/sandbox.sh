@@ -43,8 +43,18 @@ check "retaddr_skip: an honest speedup (${sp}x, not thousands)" python3 -c "impo
 
 # 2. skipping the work after the trials: caught by a checked timed run
 eval_json "$T/cs.json" $V/count_skip.c
-check "count_skip: incorrect in a checked timed run ($(field 0 reason "$T/cs.json"))" \
-	sh -c "test \"\$(python3 -c 'import json;print(json.loads(open(\"$T/cs.json\").readline())[\"status\"])')\" = incorrect && grep -q 'timed run' '$T/cs.json'"
+check "count_skip: incorrect in a checked timed run, or the run after timing, always checked ($(field 0 reason "$T/cs.json"))" \
+	sh -c "test \"\$(python3 -c 'import json;print(json.loads(open(\"$T/cs.json\").readline())[\"status\"])')\" = incorrect && grep -Eq 'timed run|the run after timing' '$T/cs.json'"
+
+# 2b. telling timed runs by the clock, or being right at one shape only
+# (issue 25's classes): incorrect wherever the line is drawn
+eval_json "$T/ck.json" $V/clock_skip.c $V/shape_special.c $V/flush_skip.c
+check "clock_skip: incorrect ($(field 0 reason "$T/ck.json" | cut -c1-120))" \
+	test "$(field 0 status "$T/ck.json")" = incorrect
+check "shape_special: right at the timed shape only, incorrect at the small shapes ($(field 1 reason "$T/ck.json" | cut -c1-120))" \
+	sh -c "test '$(field 1 status "$T/ck.json")' = incorrect && sed -n 2p '$T/ck.json' | grep -q 'small shapes'"
+check "flush_skip: telling a timed run by its flushed cache buys nothing: $(field 2 status "$T/ck.json") ($(field 2 reason "$T/ck.json" | cut -c1-100))" \
+	sh -c "test '$(field 2 status "$T/ck.json")' = incorrect || python3 -c \"import json; r=json.loads(open('$T/ck.json').read().splitlines()[2]); assert r['status']=='correct' and r['speedup'] < 20\""
 
 # 3. an output cache on disk, over three runs of kloop
 rm -rf /tmp/kloop-evil-cache

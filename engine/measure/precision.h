@@ -1,0 +1,100 @@
+/*
+ * precision.h - the precision verdict of a correct candidate: its error
+ * against a float64 reference, beside the error of the task's own reference
+ * at its declared precision, so that reduced precision (TF32 or f16 tensor
+ * cores, bf16 storage, a coarse approximation) that happens to pass the
+ * tolerance on benign inputs is named as such and not taken as a win.
+ *
+ * The float64 outputs come from the task's reference run once more on the
+ * same trial inputs with float64 output tensors (a C or CUDA reference that
+ * writes KL_F64 when asked; a PyTorch reference in float64), in a harness of
+ * its own (harness_new_float64).  Two more runs on the first trial's inputs
+ * rounded to 10 and 7 mantissa bits measure what TF32 / f16 inputs and bf16
+ * inputs cost on this very data, which names the likely cause and draws the
+ * line for a task whose reference is exact.  docs/ARCHITECTURE.md,
+ * "Precision", has the rule.
+ */
+#ifndef KL_PRECISION_H
+#define KL_PRECISION_H
+
+#include <cJSON.h>
+
+#include "compare.h"
+
+struct harness;
+
+/* a candidate is reduced precision when its relative L2 error against the
+ * float64 reference is more than PRECISION_LIMIT times the larger of the
+ * task's reference's own and the rounding of the exact result to the output
+ * type, more than 1/PRECISION_EMU_FRAC of the error that rounding the
+ * inputs to 10 mantissa bits makes (where the inputs have more), and more
+ * than summing in the output's type may cost in any order: 2 u sqrt(L),
+ * u its unit roundoff, L the input elements per output element (a full
+ * reduction's length) */
+#define PRECISION_LIMIT 8.0
+#define PRECISION_EMU_FRAC 3.0
+
+/* the trials whose float64 outputs are kept, at most */
+#define PRECISION_TRIALS 3
+
+/* the emulation sets of the float64 harness, after its trials and timing
+ * set: the first trial's inputs rounded to 10 mantissa bits (TF32 or f16),
+ * truncated to 10 (a tensor core reading fp32 as TF32), rounded to 7 (bf16) */
+enum { PRECISION_EMU10, PRECISION_EMU10Z, PRECISION_EMU7, PRECISION_NEMU };
+/* emulation k's mantissa bits, and *pTruncate: toward zero, not to nearest */
+int precision_emu_bits(int k, int *pTruncate);
+
+struct precision;
+
+/*
+ * A harness like h (its first PRECISION_TRIALS trials or as many as fit,
+ * their inputs and the timing set's) whose float outputs are float64, with
+ * PRECISION_NEMU extra sets where memory allows: the first trial's inputs
+ * rounded to 10 and to 7 mantissa bits.  Run the reference on it with
+ * harness_run_reference() (or fill its expected outputs from PyTorch), then
+ * give it to precision_attach().  NULL + err (no float output; no memory).
+ */
+struct harness *precision_harness(struct harness *h, char *err);
+
+/* free a harness from precision_harness() that is not attached */
+void precision_discard(struct harness *h64);
+
+/*
+ * Take h64 (owned from now on, also on failure) as h's float64 reference:
+ * measures the task's reference's own error on the trials and the errors of
+ * the emulations.  0, or -1 + err where its outputs cannot be the task's
+ * reference's in float64 (non-finite where the reference is finite, or
+ * farther from them than the task's tolerance): then h has no precision
+ * verdict and err says why.
+ */
+int precision_attach(struct harness *h, struct harness *h64, char *err);
+
+/* h's precision state (NULL: no float64 reference) */
+struct precision *precision_of(const struct harness *h);
+void precision_free(struct precision *p);
+
+/* a new evaluation: the candidate's sums start again */
+void precision_reset(struct precision *p);
+/* add the candidate's outputs now in h's buffers (trial set s) */
+int precision_add_trial(struct precision *p, struct harness *h, int s, char *err);
+/* ... of the run after timing (h's timing set, whose float64 outputs the
+ * float64 harness holds too): a candidate faithful in the trials and not
+ * there is reduced, "faithful in the trials, not in the run after timing" */
+int precision_add_after_timing(struct precision *p, struct harness *h, char *err);
+
+/*
+ * The verdict of the trials added: {"verdict": "faithful" | "reduced",
+ * "rel_l2", "reference_rel_l2", "rounding_rel_l2", "ratio", "limit",
+ * "emulated": {"tf32_f16_inputs", "bf16_inputs", "bf16_outputs",
+ * "f16_outputs"}, "cause"?, "against"}; NULL when no trial was added
+ */
+cJSON *precision_json(const struct precision *p);
+
+/* the verdict object of a task without a float64 reference: {"verdict":
+ * "unknown", "why"} */
+cJSON *precision_unknown_json(const char *zWhy);
+
+/* a result's precision verdict is "reduced" */
+int precision_is_reduced(const cJSON *result);
+
+#endif

@@ -1,0 +1,94 @@
+# precision_cuda.sh - the precision verdict on the GPU (issue 25): under
+# KernelBench's tolerance, which each of these passes, TF32 tensor cores
+# (cuBLAS with CUBLAS_TF32_TENSOR_OP_MATH on torch.rand inputs, and a
+# softmax reading its inputs at 10 mantissa bits) and bf16 storage are
+# named reduced precision, with
+# the cause, against the CUDA reference's float64 outputs and against
+# PyTorch's model in float64; plain fp32 cuBLAS, the seed and an online
+# softmax with __expf stay faithful.  Skipped with one line where there is
+# no GPU.
+. tests/e2e/lib.sh
+if ! $KLOOP doctor --json 2>/dev/null | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["gpu"]["ok"] else 1)'; then
+	skip "precision_cuda: no GPU here, the GPU precision suite did not run"
+	exit 0
+fi
+export XDG_CACHE_HOME="${KLOOP_GPU_CACHE:-$T/cache}"
+F=tests/fixtures/precision
+B="--backend cuda --budget ${KLOOP_GPU_BUDGET:-0.3}"
+has_torch=0
+python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && has_torch=1
+kb_task softmax "$T/softmax"
+kb_task matmul "$T/matmul"
+for f in softmax_fast_exp softmax_tf32_inputs softmax_bf16_outputs; do
+	{
+		grep -v '#include "softmax_common.cuh"' $F/$f.cu
+		cat $F/softmax_common.cuh
+	} >"$T/$f.cu"
+done
+cp tasks/softmax/seed.cu "$T/softmax_seed.cu"
+
+# verdicts LABEL FILE: "name status precision ratio cause" per result line
+verdicts() {
+	python3 - "$2" <<'PY' >"$T/$1.v"
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    p = r.get("precision") or {}
+    print(r["source"].split("/")[-1], r["status"], p.get("verdict"), p.get("ratio"),
+          "|", p.get("cause") or p.get("why") or "", "|", r.get("reason", "")[:200])
+PY
+	cat "$T/$1.v" | sed 's/^/# /'
+}
+# expect LABEL NAME STATUS VERDICT [CAUSE]
+expect() {
+	line=$(grep "^$2 " "$T/$1.v")
+	check "$1: $2 is $3, precision $4${5:+ ($5)} [$line]" \
+		sh -c "echo '$line' | grep -q '^$2 $3 $4 ' && echo '$line' | grep -q '$5'"
+}
+# reduced LABEL NAME CAUSE: never a faithful win: correct but of reduced
+# precision (named), or incorrect outright (the varied trials' outliers can
+# take TF32's error past even KernelBench's tolerance)
+reduced() {
+	line=$(grep "^$2 " "$T/$1.v")
+	check "$1: $2 is reduced precision ($3) or incorrect, not a faithful win [$line]" \
+		sh -c "echo '$line' | grep -Eq '^$2 (incorrect|correct reduced .*$3)'"
+}
+
+for ref in cuda torch; do
+	[ $ref = torch ] && [ $has_torch = 0 ] && {
+		skip "precision_cuda: no PyTorch with CUDA, the float64 PyTorch reference did not run"
+		continue
+	}
+	nf=$NFAIL
+	$KLOOP eval "$T/softmax" "$T/softmax_seed.cu" "$T/softmax_fast_exp.cu" "$T/softmax_tf32_inputs.cu" \
+		"$T/softmax_bf16_outputs.cu" $B --reference $ref --json >"$T/sm_$ref.json" 2>"$T/sm_$ref.err"
+	verdicts sm_$ref "$T/sm_$ref.json"
+	expect sm_$ref softmax_seed.cu correct faithful
+	expect sm_$ref softmax_fast_exp.cu correct faithful
+	reduced sm_$ref softmax_tf32_inputs.cu "TF32 or f16 inputs"
+	reduced sm_$ref softmax_bf16_outputs.cu bf16
+	$KLOOP eval "$T/matmul" tests/fixtures/cuda/cublas_matmul.cu $F/cublas_tf32.cu $B --libs cublas \
+		--reference $ref --json >"$T/mm_$ref.json" 2>"$T/mm_$ref.err"
+	verdicts mm_$ref "$T/mm_$ref.json"
+	expect mm_$ref cublas_matmul.cu correct faithful
+	# uniform(-1, 1) inputs over K = 4096: TF32 is outside even KernelBench's
+	# tolerance at the outputs near zero
+	expect mm_$ref cublas_tf32.cu incorrect None
+	diag $nf "$T/sm_$ref.err" "$T/mm_$ref.err"
+done
+
+# a KernelBench problem file (torch.rand inputs, as the issue's reproduction):
+# PyTorch's model in float64 is the reference
+if [ $has_torch = 1 ]; then
+	KB=tests/fixtures/torch/kb/2_Standard_matrix_multiplication_.py
+	$KLOOP eval $KB tests/fixtures/cuda/cublas_matmul.cu $F/cublas_tf32.cu $B --libs cublas \
+		--size 0.5 --python python3 --json >"$T/kb.json" 2>"$T/kb.err"
+	verdicts kb "$T/kb.json"
+	expect kb cublas_matmul.cu correct faithful
+	reduced kb cublas_tf32.cu TF32
+	$KLOOP eval $KB $F/cublas_tf32.cu $B --libs cublas --size 0.5 --python python3 >"$T/kb.txt" 2>&1
+	rc=$?
+	check "kloop eval exits 1 for it (exit $rc) and says why in words ($(grep -E '^  (precision|verdict)' "$T/kb.txt" | cut -c1-150 | tr '\n' ' '))" \
+		sh -c "test $rc = 1 && grep -Eq '^  (precision reduced precision: .*TF32|verdict   incorrect)' '$T/kb.txt'"
+fi
+exit 0

@@ -1,0 +1,321 @@
+/*
+ * test_precision.c - the precision verdict on the host backend with
+ * in-process candidates: y = exp(x) judged against the reference's float64
+ * outputs; a faithful float computation passes, reduced precision of each
+ * kind (TF32-like inputs, bf16 outputs, a coarse approximation) is named as
+ * such whatever the tolerance lets through, and a reference that cannot
+ * write float64 gives no verdict, with the reason, rather than a wrong one.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "check.h"
+#include "compare.h"
+#include "harness.h"
+#include "precision.h"
+#include "util.h"
+
+#define N 4096
+
+/* the exact reference: exp in double, rounded to the output's type */
+static int ref_exp(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	(void)n_in, (void)n_out, (void)s;
+	const float *x = in[0].data;
+	for (int64_t i = 0; i < kl_numel(&in[0]); i++) {
+		if (out[0].dtype == KL_F64)
+			((double *)out[0].data)[i] = exp((double)x[i]);
+		else
+			((float *)out[0].data)[i] = (float)exp((double)x[i]);
+	}
+	return 0;
+}
+
+/* a reference that knows only float outputs: says so */
+static int ref_f32_only(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	return out[0].dtype != KL_F32 ? 2 : ref_exp(in, n_in, out, n_out, s);
+}
+
+/* one that writes floats whatever it is given */
+static int ref_ignores_dtype(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	(void)n_in, (void)n_out, (void)s;
+	const float *x = in[0].data;
+	for (int64_t i = 0; i < kl_numel(&in[0]); i++)
+		((float *)out[0].data)[i] = (float)exp((double)x[i]);
+	return 0;
+}
+
+static int c_expf(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	(void)n_in, (void)n_out, (void)s;
+	const float *x = in[0].data;
+	float *y = out[0].data;
+	for (int64_t i = 0; i < kl_numel(&in[0]); i++)
+		y[i] = expf(x[i]);
+	return 0;
+}
+
+/* exp through exp2f: a few ulp off, faithful */
+static int c_exp2f(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	(void)n_in, (void)n_out, (void)s;
+	const float *x = in[0].data;
+	float *y = out[0].data;
+	for (int64_t i = 0; i < kl_numel(&in[0]); i++)
+		y[i] = exp2f(x[i] * 1.44269504f);
+	return 0;
+}
+
+static int c_tf32_inputs(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	(void)n_in, (void)n_out, (void)s;
+	float *y = out[0].data;
+	for (int64_t i = 0; i < kl_numel(&in[0]); i++) {
+		float x = ((const float *)in[0].data)[i];
+		compare_round_mantissa(&x, KL_F32, 1, 10, 0);
+		y[i] = expf(x);
+	}
+	return 0;
+}
+
+static int c_bf16_outputs(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	c_expf(in, n_in, out, n_out, s);
+	float *y = out[0].data;
+	for (int64_t i = 0; i < kl_numel(&out[0]); i++)
+		y[i] = kl_bf16_to_f32(kl_f32_to_bf16(y[i]));
+	return 0;
+}
+
+/* 0.8% off everywhere: inside KernelBench's 1%, beyond bf16 */
+static int c_coarse(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	c_expf(in, n_in, out, n_out, s);
+	float *y = out[0].data;
+	for (int64_t i = 0; i < kl_numel(&out[0]); i++)
+		y[i] *= i % 2 ? 1.008f : 0.992f;
+	return 0;
+}
+
+/* faithful for its first three calls (the trials), bf16 outputs after:
+ * it computes otherwise once it is timed */
+static int nCalls;
+static int c_counts(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	return ++nCalls <= 3 ? c_expf(in, n_in, out, n_out, s) : c_bf16_outputs(in, n_in, out, n_out, s);
+}
+
+struct fcand {
+	struct harness_cand hc;
+	kl_run_fn fn;
+	struct backend *b;
+	kl_tensor in[2], out[2];
+	int nIn, nOut;
+};
+
+static int f_call(struct harness_cand *hc, int mode, int *pRc, double *pMs, double *pMd, char *why,
+                  size_t nWhy, char *err)
+{
+	struct fcand *c = (struct fcand *)hc;
+	(void)why, (void)nWhy;
+	if (mode != HC_UNTIMED && c->b->timer_start(c->b, err) < 0)
+		return -1;
+	*pRc = c->fn(c->in, c->nIn, c->out, c->nOut, NULL);
+	if (mode != HC_UNTIMED && c->b->timer_stop(c->b, pMs, pMd, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int f_frame(struct harness_cand *hc, double *pMd, char *why, size_t nWhy, char *err)
+{
+	struct fcand *c = (struct fcand *)hc;
+	double ms;
+	(void)why, (void)nWhy;
+	return c->b->timer_start(c->b, err) < 0 ? -1 : c->b->timer_stop(c->b, &ms, pMd, err);
+}
+
+static struct harness_cand *fcand(struct fcand *c, struct harness *h, struct backend *b,
+                                  kl_run_fn fn)
+{
+	char err[KL_ERRLEN];
+	struct harness_buf hb[4];
+	int n = harness_buffers(h, hb);
+	memset(c, 0, sizeof *c);
+	c->hc.call = f_call;
+	c->hc.frame = f_frame;
+	c->b = b;
+	c->fn = fn;
+	for (int i = 0; i < n; i++) {
+		char *p = b->open_shared(b, &hb[i].sh, 0, err);
+		kl_tensor *t = hb[i].input ? &c->in[c->nIn++] : &c->out[c->nOut++];
+		*t = hb[i].t;
+		t->data = p + hb[i].off;
+	}
+	return &c->hc;
+}
+
+static const cJSON *prec(const cJSON *r)
+{
+	return cJSON_GetObjectItem(r, "precision");
+}
+
+static const char *pstr(const cJSON *r, const char *k)
+{
+	const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(prec(r), k));
+	return z ? z : "";
+}
+
+static double pnum(const cJSON *r, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItem(prec(r), k);
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* a harness for the task with the reference fn run, and (where bPrec) its
+ * float64 reference attached; NULL where that fails (err) */
+static struct harness *setup(const struct task *t, struct backend *b, kl_run_fn ref, int bPrec,
+                             char *err)
+{
+	struct harness_opts o;
+	harness_default_opts(&o, "host");
+	o.nTrials = 3;
+	o.budgetS = 0.05;
+	struct harness *h = harness_new(t, b, &o, err);
+	struct fcand fc;
+	if (!h || harness_generate_inputs(h, err) < 0 ||
+	    harness_run_reference(h, fcand(&fc, h, b, ref_exp), err) < 0)
+		return h;
+	if (!bPrec)
+		return h;
+	struct harness *h64 = precision_harness(h, err);
+	if (!h64)
+		return h;
+	if (harness_run_reference(h64, fcand(&fc, h64, b, ref), err) < 0) {
+		precision_discard(h64);
+		harness_set_precision_note(h, err);
+		return h;
+	}
+	if (precision_attach(h, h64, err) < 0)
+		harness_set_precision_note(h, err);
+	return h;
+}
+
+int main(void)
+{
+	char err[KL_ERRLEN] = "";
+
+	/* the pieces: rounding a mantissa, and the sums */
+	float v[4] = {1.0f + 0x1p-12f, 1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 3.0f};
+	compare_round_mantissa(v, KL_F32, 4, 10, 0);
+	CHECK(v[0] == 1.0f && v[1] == 1.0f && v[2] == 1.0f + 0x1p-9f && v[3] == 3.0f,
+	      "rounding to 10 mantissa bits: a quarter ulp goes down, half an ulp and one and "
+	      "a half go to even (%a, %a, %a, %a)",
+	      v[0], v[1], v[2], v[3]);
+	float w[2] = {1.0f + 0x1p-10f - 0x1p-20f, -(1.0f + 0x1p-10f - 0x1p-20f)};
+	compare_round_mantissa(w, KL_F32, 2, 10, 1);
+	CHECK(w[0] == 1.0f && w[1] == -1.0f,
+	      "truncating to 10 mantissa bits drops the rest toward zero, of either sign (%a, %a)",
+	      w[0], w[1]);
+	double ref[2] = {1.0, 0.1}, a[CMP_NSUM];
+	float out[2] = {1.0f, 0.1f};
+	compare_error64(out, KL_F32, ref, 2, a);
+	CHECK(a[CMP_ERR] == a[CMP_ROUND] && a[CMP_ERR] > 0 && a[CMP_REF] == 1.01 &&
+	          a[CMP_BF16] > a[CMP_F16] && a[CMP_F16] > a[CMP_ROUND],
+	      "a float output that is its float64 reference rounded has exactly the rounding's "
+	      "error; bf16 rounding errs more than f16's, f16's more than f32's");
+
+	struct task t = {.zName = "exp", .nIn = 1, .nOut = 1};
+	t.aIn[0] = (struct task_tensor){.zName = "x",
+	                                .dtype = KL_F32,
+	                                .ndim = 1,
+	                                .shape = {N},
+	                                .dist = DIST_NORMAL,
+	                                .a = 0,
+	                                .b = 1};
+	t.aOut[0] = (struct task_tensor){.zName = "y", .dtype = KL_F32, .ndim = 1, .shape = {N}};
+	for (int d = 0; d < 8; d++)
+		t.aTol[d] = task_kernelbench_tol((kl_dtype)d);
+	struct backend *b = backend_host_new(err);
+	struct harness *h = setup(&t, b, ref_exp, 1, err);
+	CHECK(h && precision_of(h), "the float64 reference is attached (%s)", err);
+	if (!h || !precision_of(h))
+		return check_done();
+
+	struct {
+		kl_run_fn fn;
+		const char *verdict, *cause, *what;
+	} cases[] = {
+	    {c_expf, "faithful", NULL, "expf in float"},
+	    {c_exp2f, "faithful", NULL, "exp2f(x log2 e), a few ulp off"},
+	    {c_tf32_inputs, "reduced", "TF32", "inputs rounded to 10 mantissa bits"},
+	    {c_bf16_outputs, "reduced", "bf16 outputs", "outputs stored through bf16"},
+	    {c_coarse, "reduced", NULL, "a result 0.8% off"},
+	    {c_expf, "faithful", NULL, "expf again, after the reduced ones"},
+	};
+	struct fcand fc;
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		cJSON *r = harness_eval(h, fcand(&fc, h, b, cases[i].fn), 0, NULL, NULL);
+		const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
+		CHECK(st && !strcmp(st, "correct") && !strcmp(pstr(r, "verdict"), cases[i].verdict) &&
+		          (!cases[i].cause || strstr(pstr(r, "cause"), cases[i].cause)),
+		      "%s: %s within KernelBench's tolerance, precision %s (ratio %.3g, error %.3g, "
+		      "%s)",
+		      cases[i].what, st ? st : "?", pstr(r, "verdict"), pnum(r, "ratio"),
+		      pnum(r, "rel_l2"), pstr(r, "cause"));
+		if (i == 0)
+			CHECK(pnum(r, "ratio") <= PRECISION_LIMIT && pnum(r, "trials") == 3 &&
+			          pnum(r, "reference_rel_l2") > 0,
+			      "... within %gx of the exact result's rounding, over the 3 trials",
+			      PRECISION_LIMIT);
+		cJSON_Delete(r);
+	}
+	/* faithful in the three trials, bf16 once timed: the run after timing
+	 * (flushed and called as the timed runs are) says so */
+	nCalls = 0;
+	cJSON *rt = harness_eval(h, fcand(&fc, h, b, c_counts), 1, NULL, NULL);
+	CHECK(!strcmp(pstr(rt, "verdict"), "reduced") &&
+	          strstr(pstr(rt, "cause"), "faithful in the trials, not in the run after timing"),
+	      "faithful in the trials and bf16 once timed: reduced (%s; %s)",
+	      cJSON_GetStringValue(cJSON_GetObjectItem(rt, "status")), pstr(rt, "cause"));
+	cJSON_Delete(rt);
+	rt = harness_eval(h, fcand(&fc, h, b, c_expf), 1, NULL, NULL);
+	CHECK(!strcmp(pstr(rt, "verdict"), "faithful") && pnum(rt, "after_timing_rel_l2") > 0,
+	      "expf timed too: faithful, the run after timing's error measured (%.3g)",
+	      pnum(rt, "after_timing_rel_l2"));
+	cJSON_Delete(rt);
+	harness_free(h);
+
+	/* no verdict, with the reason, where the reference cannot give float64 */
+	h = setup(&t, b, ref_f32_only, 1, err);
+	cJSON *r = harness_eval(h, fcand(&fc, h, b, c_expf), 0, NULL, NULL);
+	CHECK(!strcmp(pstr(r, "verdict"), "unknown") && strstr(pstr(r, "why"), "returned 2"),
+	      "a reference that refuses float64 outputs: precision unknown (%s)", pstr(r, "why"));
+	cJSON_Delete(r);
+	harness_free(h);
+	h = setup(&t, b, ref_ignores_dtype, 1, err);
+	r = harness_eval(h, fcand(&fc, h, b, c_tf32_inputs), 0, NULL, NULL);
+	CHECK(!strcmp(pstr(r, "verdict"), "unknown") && strstr(pstr(r, "why"), "KL_F64"),
+	      "a reference that writes floats into float64 outputs: unknown, not a wrong verdict "
+	      "(%s)",
+	      pstr(r, "why"));
+	cJSON_Delete(r);
+	harness_free(h);
+	h = setup(&t, b, ref_exp, 0, err);
+	r = harness_eval(h, fcand(&fc, h, b, c_expf), 0, NULL, NULL);
+	CHECK(r && !prec(r), "without a float64 reference or a note, no precision is claimed");
+	cJSON_Delete(r);
+	harness_free(h);
+
+	/* an integer output has no precision to judge */
+	t.aOut[0].dtype = KL_I32;
+	h = harness_new(&t, b, &(struct harness_opts){.nTrials = 1, .nPool = 0}, err);
+	CHECK(h && !precision_harness(h, err) && strstr(err, "no floating-point output"),
+	      "a task without float outputs gets no float64 harness (%s)", err);
+	harness_free(h);
+	b->destroy(b);
+	return check_done();
+}
