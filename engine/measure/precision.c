@@ -14,9 +14,9 @@
 #include "util.h"
 
 struct precision {
-	struct harness *h64; /* the float64 reference's harness (owned) */
-	int nTrials;         /* the trials whose float64 outputs it holds */
-	double ref[CMP_NSUM];  /* the task's reference against it, over every trial */
+	struct harness *h64;        /* the float64 reference's harness (owned) */
+	int nTrials;                /* the trials whose float64 outputs it holds */
+	double ref[CMP_NSUM];       /* the task's reference against it, over every trial */
 	double emu[PRECISION_NEMU]; /* relative L2 of each emulation (-1: not measured) */
 	double acc; /* what summing in the output's type may cost, any order: 2 u sqrt(L),
 	               L the input elements per output element (precision.h) */
@@ -199,7 +199,10 @@ int precision_attach(struct harness *h, struct harness *h64, char *err)
 		if (!is_float(d))
 			continue;
 		nOut += (double)task_numel(&t->aOut[j]);
-		double uj = d == KL_F64 ? 0x1p-53 : d == KL_F32 ? 0x1p-24 : d == KL_F16 ? 0x1p-11 : 0x1p-8;
+		double uj = d == KL_F64   ? 0x1p-53
+		            : d == KL_F32 ? 0x1p-24
+		            : d == KL_F16 ? 0x1p-11
+		                          : 0x1p-8;
 		u = uj > u ? uj : u;
 	}
 	double L = nOut > 0 && nIn > nOut ? nIn / nOut : 1;
@@ -328,8 +331,8 @@ cJSON *precision_json(const struct precision *p)
 	 * reduced there */
 	double eA = p->nAfter ? rel(p->after, CMP_ERR) : NAN;
 	double baseA = p->nAfter ? fmax(eRef, rel(p->after, CMP_ROUND)) : NAN;
-	int reducedAfter = p->nAfter && !reduced && p->after[CMP_NONFINITE] == 0 &&
-	                   is_reduced(p, eA, baseA);
+	int reducedAfter =
+	    p->nAfter && !reduced && p->after[CMP_NONFINITE] == 0 && is_reduced(p, eA, baseA);
 	if (reducedAfter) {
 		e = eA;
 		ratio = baseA > 0 ? eA / baseA : INFINITY;
@@ -351,15 +354,15 @@ cJSON *precision_json(const struct precision *p)
 	for (int k = 0; k < 5; k++)
 		add_num(em, keys[k], est[k]);
 	if (reduced) {
-		const char *names[5] = {"TF32 or f16 inputs (10-bit mantissa)",
-		                        "TF32 or f16 inputs (10-bit mantissa)",
-		                        "bf16 inputs (7-bit mantissa)",
-		                        "bf16 outputs or intermediates",
-		                        "f16 outputs or intermediates"};
+		const char *names[5] = {
+		    "TF32 or f16 inputs (10-bit mantissa)", "TF32 or f16 inputs (10-bit mantissa)",
+		    "bf16 inputs (7-bit mantissa)", "bf16 outputs or intermediates",
+		    "f16 outputs or intermediates"};
 		strbuf sb = STRBUF_INIT;
 		if (reducedAfter)
-			sb_adds(&sb, "faithful in the trials, not in the run after timing (it computes "
-			             "otherwise once timed): ");
+			sb_adds(&sb,
+			        "faithful in the trials, not in the run after timing (it computes "
+			        "otherwise once timed): ");
 		cause_of(e, est, names, 5, &sb);
 		cJSON_AddStringToObject(o, "cause", sb.buf);
 		sb_free(&sb);

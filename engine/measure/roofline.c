@@ -77,16 +77,19 @@ cJSON *roofline_json(const struct task *t, const struct roofline_dev *d, double 
 		cJSON_AddNumberToObject(o, "fraction", floorMs / ms);
 		char why[300];
 		if (ms < memMs) {
-			snprintf(why, sizeof why,
-			         "%.4g ms is below the %.4g ms that reading its inputs and writing its "
-			         "outputs once (%.3g MB) takes at %.0f GB/s",
-			         ms, memMs, bytes / 1e6, bw);
+			snprintf(
+			    why, sizeof why,
+			    "%.4g ms is below the %.4g ms that reading its inputs and writing its "
+			    "outputs once (%.3g MB) takes at %.0f GB/s",
+			    ms, memMs, bytes / 1e6, bw);
 			cJSON_AddStringToObject(o, "suspect", why);
 		} else if (ms < cmpMs) {
-			snprintf(why, sizeof why,
-			         "%.4g ms is below the %.4g ms that its %.4g GFLOP take at the fp32 "
-			         "peak, %.1f TFLOP/s (tensor cores: reduced precision, or a forged time)",
-			         ms, cmpMs, flops / 1e9, tf);
+			snprintf(
+			    why, sizeof why,
+			    "%.4g ms is below the %.4g ms that its %.4g GFLOP take at the fp32 "
+			    "peak, %.1f TFLOP/s (tensor cores: reduced precision, or a forged "
+			    "time)",
+			    ms, cmpMs, flops / 1e9, tf);
 			cJSON_AddStringToObject(o, "suspect", why);
 		}
 	}
@@ -104,11 +107,13 @@ void roofline_line(const cJSON *roof, char *buf, size_t n)
 	int compute = bound && !strcmp(bound, "compute");
 	double bytes = cJSON_GetNumberValue(cJSON_GetObjectItem(roof, "bytes"));
 	if (compute)
-		snprintf(buf, n, "%.0f%% of the compute roofline (%.4g GFLOP at %.1f TFLOP/s fp32: %.4g ms)",
-		         f->valuedouble * 100,
-		         cJSON_GetNumberValue(cJSON_GetObjectItem(roof, "flops")) / 1e9,
-		         cJSON_GetNumberValue(cJSON_GetObjectItem(roof, "peak_tflops")),
-		         fl->valuedouble);
+		snprintf(
+		    buf, n,
+		    "%.0f%% of the compute roofline (%.4g GFLOP at %.1f TFLOP/s fp32: %.4g ms)",
+		    f->valuedouble * 100,
+		    cJSON_GetNumberValue(cJSON_GetObjectItem(roof, "flops")) / 1e9,
+		    cJSON_GetNumberValue(cJSON_GetObjectItem(roof, "peak_tflops")),
+		    fl->valuedouble);
 	else
 		snprintf(buf, n, "%.0f%% of the memory roofline (%.3g MB at %.0f GB/s: %.4g ms)",
 		         f->valuedouble * 100, bytes / 1e6,

@@ -15,9 +15,9 @@
 
 /* what a device can do: 0 where unknown */
 struct roofline_dev {
-	double bwGbs;         /* the memory's peak bandwidth, GB/s (datasheet: clock x bus) */
-	double bwMeasuredGbs; /* a device-to-device copy's, measured */
-	double tflops;        /* fp32 peak, TFLOP/s (SMs x lanes x 2 x clock) */
+	double bwGbs;          /* the memory's peak bandwidth, GB/s (datasheet: clock x bus) */
+	double bwMeasuredGbs;  /* a device-to-device copy's, measured */
+	double tflops;         /* fp32 peak, TFLOP/s (SMs x lanes x 2 x clock) */
 	double tflopsMeasured; /* an FMA kernel's, measured */
 };
 

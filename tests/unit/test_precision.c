@@ -106,7 +106,8 @@ static int c_coarse(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, vo
 static int nCalls;
 static int c_counts(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
 {
-	return ++nCalls <= 3 ? c_expf(in, n_in, out, n_out, s) : c_bf16_outputs(in, n_in, out, n_out, s);
+	return ++nCalls <= 3 ? c_expf(in, n_in, out, n_out, s)
+	                     : c_bf16_outputs(in, n_in, out, n_out, s);
 }
 
 struct fcand {
@@ -260,12 +261,13 @@ int main(void)
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		cJSON *r = harness_eval(h, fcand(&fc, h, b, cases[i].fn), 0, NULL, NULL);
 		const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
-		CHECK(st && !strcmp(st, "correct") && !strcmp(pstr(r, "verdict"), cases[i].verdict) &&
-		          (!cases[i].cause || strstr(pstr(r, "cause"), cases[i].cause)),
-		      "%s: %s within KernelBench's tolerance, precision %s (ratio %.3g, error %.3g, "
-		      "%s)",
-		      cases[i].what, st ? st : "?", pstr(r, "verdict"), pnum(r, "ratio"),
-		      pnum(r, "rel_l2"), pstr(r, "cause"));
+		CHECK(
+		    st && !strcmp(st, "correct") && !strcmp(pstr(r, "verdict"), cases[i].verdict) &&
+		        (!cases[i].cause || strstr(pstr(r, "cause"), cases[i].cause)),
+		    "%s: %s within KernelBench's tolerance, precision %s (ratio %.3g, error %.3g, "
+		    "%s)",
+		    cases[i].what, st ? st : "?", pstr(r, "verdict"), pnum(r, "ratio"),
+		    pnum(r, "rel_l2"), pstr(r, "cause"));
 		if (i == 0)
 			CHECK(pnum(r, "ratio") <= PRECISION_LIMIT && pnum(r, "trials") == 3 &&
 			          pnum(r, "reference_rel_l2") > 0,

@@ -64,8 +64,8 @@ int main(void)
 	      fr * 100);
 	char line[300];
 	roofline_line(r, line, sizeof line);
-	CHECK(strstr(line, "57% of the memory roofline (268 MB at 4800 GB/s"),
-	      "in words: %s", line);
+	CHECK(strstr(line, "57% of the memory roofline (268 MB at 4800 GB/s"), "in words: %s",
+	      line);
 	cJSON_Delete(r);
 	r = roofline_json(&sm, &d, 0.0184);
 	const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(r, "suspect"));
@@ -89,7 +89,8 @@ int main(void)
 	      "the same matmul in f16 (tensor cores, rightly): no compute floor, no suspect");
 	cJSON_Delete(r);
 	struct roofline_dev none = {0};
-	CHECK(!roofline_json(&sm, &none, 1.0), "no bandwidth nor peak known (the host): no roofline");
+	CHECK(!roofline_json(&sm, &none, 1.0),
+	      "no bandwidth nor peak known (the host): no roofline");
 
 	/* what the flags do to the rank */
 	struct state st;
@@ -97,8 +98,8 @@ int main(void)
 	event(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1}");
 	for (int i = 1; i <= 3; i++) {
 		char e[160];
-		snprintf(e, sizeof e, "{\"type\":\"candidate_added\",\"id\":%d,\"source\":\"x\",\"ts\":1}",
-		         i);
+		snprintf(e, sizeof e,
+		         "{\"type\":\"candidate_added\",\"id\":%d,\"source\":\"x\",\"ts\":1}", i);
 		event(&st, e);
 	}
 	event(&st, "{\"type\":\"eval_finished\",\"candidate\":1,\"ts\":2,\"result\":{\"status\":"
@@ -137,14 +138,15 @@ int main(void)
 	sb_free(&rs);
 	event(&st, "{\"type\":\"search_started\",\"settings\":{\"precision\":\"any\"},\"ts\":3}");
 	CHECK(state_cand_rankable(&st, state_cand(&st, 2)), "... reduced precision ranks under "
-	                                                      "`precision any`");
+	                                                    "`precision any`");
 	event(&st, "{\"type\":\"suspect_flagged\",\"candidate\":3,\"speedup\":50,\"why\":\"w\","
 	           "\"ts\":4}");
 	CHECK(!state_cand_rankable(&st, state_cand(&st, 3)), "a flagged suspect does not rank");
 	event(&st, "{\"type\":\"suspect_cleared\",\"candidate\":3,\"ts\":5}");
 	CHECK(state_cand_rankable(&st, state_cand(&st, 3)),
 	      "... until a person cleared it: then it ranks");
-	event(&st, "{\"type\":\"search_set\",\"key\":\"precision\",\"value\":\"faithful\",\"ts\":6}");
+	event(&st,
+	      "{\"type\":\"search_set\",\"key\":\"precision\",\"value\":\"faithful\",\"ts\":6}");
 	CHECK(!state_cand_rankable(&st, state_cand(&st, 2)),
 	      "`set precision faithful` takes reduced precision out of the ranking again");
 	state_free(&st);
@@ -156,16 +158,18 @@ int main(void)
 	event(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1}");
 	for (int i = 1; i <= 3; i++) {
 		char e[160];
-		snprintf(e, sizeof e, "{\"type\":\"candidate_added\",\"id\":%d,\"source\":\"x\",\"ts\":1}",
-		         i);
+		snprintf(e, sizeof e,
+		         "{\"type\":\"candidate_added\",\"id\":%d,\"source\":\"x\",\"ts\":1}", i);
 		event(&st, e);
 	}
-	event(&st, "{\"type\":\"eval_finished\",\"candidate\":1,\"ts\":2,\"result\":{\"status\":"
-	           "\"correct\",\"speedup\":2.0,\"baseline_ms\":1.0,\"device\":\"H200\",\"timing\":{"
-	           "\"median_ms\":0.5,\"p10_ms\":0.49,\"p90_ms\":0.52}}}");
-	event(&st, "{\"type\":\"eval_finished\",\"candidate\":2,\"ts\":2,\"result\":{\"status\":"
-	           "\"correct\",\"speedup\":2.02,\"baseline_ms\":1.0,\"device\":\"H200\",\"timing\":{"
-	           "\"median_ms\":0.495,\"p10_ms\":0.48,\"p90_ms\":0.51}}}");
+	event(&st,
+	      "{\"type\":\"eval_finished\",\"candidate\":1,\"ts\":2,\"result\":{\"status\":"
+	      "\"correct\",\"speedup\":2.0,\"baseline_ms\":1.0,\"device\":\"H200\",\"timing\":{"
+	      "\"median_ms\":0.5,\"p10_ms\":0.49,\"p90_ms\":0.52}}}");
+	event(&st,
+	      "{\"type\":\"eval_finished\",\"candidate\":2,\"ts\":2,\"result\":{\"status\":"
+	      "\"correct\",\"speedup\":2.02,\"baseline_ms\":1.0,\"device\":\"H200\",\"timing\":{"
+	      "\"median_ms\":0.495,\"p10_ms\":0.48,\"p90_ms\":0.51}}}");
 	int confirmed = -1, tie = -1;
 	const struct cand *b = state_best(&st, &confirmed, &tie);
 	CHECK(b && b->id == 2 && !confirmed && tie == 1,
@@ -179,9 +183,10 @@ int main(void)
 	      "... after #2 won an A/B against #1: the best, confirmed");
 	/* a session continued: the reference timed again (0.7 ms), a copy of #2
 	 * timed against it shows a lower speedup for the same time */
-	event(&st, "{\"type\":\"eval_finished\",\"candidate\":3,\"ts\":4,\"result\":{\"status\":"
-	           "\"correct\",\"speedup\":1.45,\"baseline_ms\":0.7,\"device\":\"H200\",\"timing\":{"
-	           "\"median_ms\":0.474,\"p10_ms\":0.47,\"p90_ms\":0.478}}}");
+	event(&st,
+	      "{\"type\":\"eval_finished\",\"candidate\":3,\"ts\":4,\"result\":{\"status\":"
+	      "\"correct\",\"speedup\":1.45,\"baseline_ms\":0.7,\"device\":\"H200\",\"timing\":{"
+	      "\"median_ms\":0.474,\"p10_ms\":0.47,\"p90_ms\":0.478}}}");
 	b = state_best(&st, &confirmed, NULL);
 	CHECK(b && b->id == 3 && confirmed,
 	      "against another baseline on the same device, the faster time is the best (#3: "
