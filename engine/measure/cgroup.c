@@ -165,7 +165,7 @@ static void remove_bases(void)
  * kloop's own group for the freezer alone */
 static void probe_v2(const char *zMount, const char *zOwn, char *why, size_t nWhy)
 {
-	char own[600], ctl[256] = "";
+	char own[1100], ctl[256] = "";
 	snprintf(own, sizeof own, "%s%s", zMount, strcmp(zOwn, "/") ? zOwn : "");
 	const char *parents[2] = {own, zMount};
 	if (file_in(own, "cgroup.subtree_control", ctl, sizeof ctl) == 0 &&
