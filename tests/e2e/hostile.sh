@@ -176,11 +176,14 @@ $TO $KLOOP eval $TASK "$T/${EVIL}evil.c" "$T/crash.c" "$T/cerr.c" $B --session "
 check "kloop eval: the candidate's name, its crash output and the compiler log reach the terminal escaped" \
 	noraw "$T/eval.out" "$T/eval.err"
 check "the name is shown with \\e" grep -q '\\e\[2J\\e\]52;c;ZXZpbA==\\x07evil.c' "$T/eval.out"
-check "the crash output is shown" grep -q 'crash' "$T/eval.out"
-check "the compile error is shown" grep -q 'compile' "$T/eval.out"
+check "the crash output is shown (its own words, escaped: c2VjcmV0 ... crash)" \
+	grep -q 'c2VjcmV0.* crash' "$T/eval.out"
+check "the compile error is shown (the compiler's diagnostic on cerr.c's line 2)" \
+	grep -Eq 'cerr\.c:2:[0-9]+: error' "$T/eval.out"
 $TO $KLOOP session "$T/evil.jsonl" >"$T/ses.out" 2>&1
 check "kloop session: names from the journal escaped" noraw "$T/ses.out"
-check "kloop session shows the name" grep -q "evil" "$T/ses.out"
+check "kloop session shows the name (escaped, cut to its column)" \
+	grep -q '\\e\[2J\\e\]52;c;ZXZpbA' "$T/ses.out"
 $TO $KLOOP replay "$T/evil.jsonl" >"$T/rep.out" 2>&1 </dev/null
 check "kloop replay: events described escaped" noraw "$T/rep.out"
 # a task whose description holds escape sequences

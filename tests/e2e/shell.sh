@@ -166,7 +166,7 @@ if command -v tmux >/dev/null 2>&1; then
 	check "a job's verdict is printed while the prompt waits" wait_for "candidate 1 \(seed.c\): correct, .*x$"
 	keys C-d
 	check "Ctrl-D ends the REPL" wait_for "^DONE-S"
-	check "the history is saved under \$XDG_STATE_HOME/kloop" grep -q "bench" "$T/state/kloop/history"
+	check "the history is saved under \$XDG_STATE_HOME/kloop" grep -Eqx 'bench( |\\040)1' "$T/state/kloop/history"
 else
 	skip "the REPL on a terminal: tmux is not installed"
 fi
