@@ -9,6 +9,7 @@
 #include "archive.h"
 #include "cmd.h"
 #include "flags.h"
+#include "json.h"
 
 /* print z with control characters (but newlines and tabs) shown as '?':
  * what a candidate, a compiler or an LLM wrote is shown, never obeyed */
@@ -36,18 +37,6 @@ static void put_line(FILE *f, const char *z, size_t n)
 			*p = ' ';
 	put_clean(f, c);
 	free(c);
-}
-
-static const char *js(const cJSON *o, const char *k)
-{
-	const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
-	return z ? z : "";
-}
-
-static double jn(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItem(o, k);
-	return cJSON_IsNumber(v) ? v->valuedouble : -1;
 }
 
 static void print_json(const cJSON *o)
@@ -92,21 +81,24 @@ static int do_add(struct archive *a, int n, const char *const *av)
 
 static void print_row(const cJSON *e)
 {
-	int win = !strcmp(js(e, "kind"), "win");
-	printf("%5.0f  %-8s  ", jn(e, "id"), win ? "win" : "dead end");
-	put_line(stdout, js(e, "task"), 20);
-	printf("%*s", 20 - (int)(strlen(js(e, "task")) < 20 ? strlen(js(e, "task")) : 20), "");
+	int win = !strcmp(json_str(e, "kind", ""), "win");
+	printf("%5.0f  %-8s  ", json_num(e, "id", -1), win ? "win" : "dead end");
+	put_line(stdout, json_str(e, "task", ""), 20);
+	printf(
+	    "%*s",
+	    20 - (int)(strlen(json_str(e, "task", "")) < 20 ? strlen(json_str(e, "task", "")) : 20),
+	    "");
 	if (win)
-		printf("  %6.2fx  ", jn(e, "speedup_parent"));
+		printf("  %6.2fx  ", json_num(e, "speedup_parent", -1));
 	else {
 		printf("  ");
-		put_line(stdout, js(e, "failure"), 14);
+		put_line(stdout, json_str(e, "failure", ""), 14);
 		printf(" ");
 	}
 	printf(" [");
-	put_line(stdout, js(e, "category"), 30);
+	put_line(stdout, json_str(e, "category", ""), 30);
 	printf("] ");
-	put_line(stdout, js(e, "idea"), 90);
+	put_line(stdout, json_str(e, "idea", ""), 90);
 	printf("\n");
 }
 
@@ -171,24 +163,27 @@ static int do_stats(struct archive *a, int json)
 		cJSON_Delete(s);
 		return 0;
 	}
-	printf("%.0f entries: %.0f win%s, %.0f dead end%s, over %.0f task%s\n", jn(s, "entries"),
-	       jn(s, "wins"), jn(s, "wins") == 1 ? "" : "s", jn(s, "dead_ends"),
-	       jn(s, "dead_ends") == 1 ? "" : "s", jn(s, "tasks"), jn(s, "tasks") == 1 ? "" : "s");
+	printf("%.0f entries: %.0f win%s, %.0f dead end%s, over %.0f task%s\n",
+	       json_num(s, "entries", -1), json_num(s, "wins", -1),
+	       json_num(s, "wins", -1) == 1 ? "" : "s", json_num(s, "dead_ends", -1),
+	       json_num(s, "dead_ends", -1) == 1 ? "" : "s", json_num(s, "tasks", -1),
+	       json_num(s, "tasks", -1) == 1 ? "" : "s");
 	printf("%-20s %-30s %5s %5s %6s %8s %8s\n", "task", "category", "wins", "dead", "won",
 	       "median", "best");
 	const cJSON *r;
 	cJSON_ArrayForEach(r, cJSON_GetObjectItem(s, "rows"))
 	{
 		char t[21], c[31];
-		snprintf(t, sizeof t, "%s", js(r, "task"));
-		snprintf(c, sizeof c, "%s", js(r, "category"));
+		snprintf(t, sizeof t, "%s", json_str(r, "task", ""));
+		snprintf(c, sizeof c, "%s", json_str(r, "category", ""));
 		put_line(stdout, t, 20);
 		printf("%*s ", 20 - (int)strlen(t), "");
 		put_line(stdout, c, 30);
-		printf("%*s %5.0f %5.0f %5.0f%%", 30 - (int)strlen(c), "", jn(r, "wins"),
-		       jn(r, "dead_ends"), 100 * jn(r, "win_rate"));
-		if (jn(r, "median_gain") >= 0)
-			printf(" %7.2fx %7.2fx\n", jn(r, "median_gain"), jn(r, "best_gain"));
+		printf("%*s %5.0f %5.0f %5.0f%%", 30 - (int)strlen(c), "", json_num(r, "wins", -1),
+		       json_num(r, "dead_ends", -1), 100 * json_num(r, "win_rate", -1));
+		if (json_num(r, "median_gain", -1) >= 0)
+			printf(" %7.2fx %7.2fx\n", json_num(r, "median_gain", -1),
+			       json_num(r, "best_gain", -1));
 		else
 			printf(" %8s %8s\n", "-", "-");
 	}

@@ -13,6 +13,7 @@
 #include "archive.h"
 #include "cmd.h"
 #include "flags.h"
+#include "json.h"
 #include "linediff.h"
 #include "runner.h"
 #include "session.h"
@@ -82,12 +83,6 @@ static const char *status_colour(enum status s)
 static double tnum(const struct cand *c, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "timing"), k);
-	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-static double rnum(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItem(o, k);
 	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
@@ -485,9 +480,10 @@ static void table(strbuf *o, const struct rep *r)
 			sb_adds(o, "&#8211;");
 		sb_adds(o, "</td>");
 		/* the share of the device's limit its time reaches (roofline.h) */
-		num_cell(o, rnum(cJSON_GetObjectItem(c->result, "roofline"), "fraction") * 100,
-		         "%.0f%%");
-		num_cell(o, rnum(c->result, "speedup_compile"), "%.3gx");
+		num_cell(
+		    o, json_num(cJSON_GetObjectItem(c->result, "roofline"), "fraction", NAN) * 100,
+		    "%.0f%%");
+		num_cell(o, json_num(c->result, "speedup_compile", NAN), "%.3gx");
 		const struct cand *p = c->nParent ? state_cand(st, c->aParent[0]) : NULL;
 		num_cell(o, p && p->timeMs > 0 && c->timeMs > 0 ? p->timeMs / c->timeMs : NAN,
 		         "%.3gx");
@@ -497,8 +493,9 @@ static void table(strbuf *o, const struct rep *r)
 		    x, cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "compile"), "resources"))
 		{
 			esc(o, cJSON_GetStringValue(cJSON_GetObjectItem(x, "kernel")));
-			sb_addf(o, ": %g regs, %g B smem, %g B spill<br>", rnum(x, "registers"),
-			        rnum(x, "shared_bytes"), rnum(x, "spill_stores"));
+			sb_addf(o, ": %g regs, %g B smem, %g B spill<br>",
+			        json_num(x, "registers", NAN), json_num(x, "shared_bytes", NAN),
+			        json_num(x, "spill_stores", NAN));
 		}
 		sb_adds(o, "</td></tr>\n");
 	}

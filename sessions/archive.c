@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "journal.h"
+#include "json.h"
 #include "linediff.h"
 #include "result.h"
 #include "session.h"
@@ -797,12 +798,6 @@ static cJSON *entry_json(const struct sess *s, const struct cand *c, const char 
 	return e;
 }
 
-static const char *jstr(const cJSON *o, const char *k)
-{
-	const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
-	return z ? z : "";
-}
-
 /*
  * Store entry e (a JSON object as entry_json() makes it; not consumed).
  * bNote: noted from a session (not imported): a win removes the dead end
@@ -835,30 +830,31 @@ static int put_entry(struct archive *a, const cJSON *e, int bNote, int bReplace,
 	cJSON_DeleteItemFromObject(rest, "code");
 	char *js = json_text(rest, 0);
 	cJSON_Delete(rest);
-	char *idea = xasprintf("%s\n%s\n%s", jstr(e, "idea"), jstr(e, "idea_description"),
-	                       jstr(e, "category"));
+	char *idea = xasprintf("%s\n%s\n%s", json_str(e, "idea", ""),
+	                       json_str(e, "idea_description", ""), json_str(e, "category", ""));
 	const cJSON *iid = cJSON_GetObjectItem(e, "idea_id");
-	char *ikey =
-	    cJSON_IsNumber(iid) ? xasprintf("%s:%d", jstr(e, "session"), iid->valueint) : NULL;
-	const char *kind = jstr(e, "kind");
-	sqlite3_bind_text(s, 1, jstr(e, "ukey"), -1, SQLITE_STATIC);
+	char *ikey = cJSON_IsNumber(iid)
+	                 ? xasprintf("%s:%d", json_str(e, "session", ""), iid->valueint)
+	                 : NULL;
+	const char *kind = json_str(e, "kind", "");
+	sqlite3_bind_text(s, 1, json_str(e, "ukey", ""), -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, jstr(e, "task"), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, jstr(e, "signature"), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, jstr(e, "backend"), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 6, jstr(e, "gpu"), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, json_str(e, "task", ""), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, json_str(e, "signature", ""), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, json_str(e, "backend", ""), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 6, json_str(e, "gpu", ""), -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 7, idea, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 8, jstr(e, "category"), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 8, json_str(e, "category", ""), -1, SQLITE_STATIC);
 	if (!strcmp(kind, "dead_end"))
-		sqlite3_bind_text(s, 9, jstr(e, "failure"), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 10, jstr(e, "code"), -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 9, json_str(e, "failure", ""), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 10, json_str(e, "code", ""), -1, SQLITE_STATIC);
 	const cJSON *sp = cJSON_GetObjectItem(e, "speedup_parent");
 	if (cJSON_IsNumber(sp))
 		sqlite3_bind_double(s, 11, sp->valuedouble);
 	sp = cJSON_GetObjectItem(e, "speedup");
 	if (cJSON_IsNumber(sp))
 		sqlite3_bind_double(s, 12, sp->valuedouble);
-	sqlite3_bind_text(s, 13, jstr(e, "session"), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 13, json_str(e, "session", ""), -1, SQLITE_STATIC);
 	if (ikey)
 		sqlite3_bind_text(s, 14, ikey, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 15, js, -1, SQLITE_STATIC);
@@ -1978,12 +1974,12 @@ int archive_import(struct archive *a, const char *zFile, int *pSeen, char *err)
 		if (!len)
 			continue;
 		cJSON *e = cJSON_ParseWithLength(line, len);
-		const char *kind = jstr(e, "kind");
+		const char *kind = json_str(e, "kind", "");
 		const char *miss = !cJSON_IsObject(e)                                ? NULL
-		                   : !*jstr(e, "ukey")                               ? "ukey"
+		                   : !*json_str(e, "ukey", "")                       ? "ukey"
 		                   : strcmp(kind, "win") && strcmp(kind, "dead_end") ? "kind"
-		                   : !*jstr(e, "task")                               ? "task"
-		                   : !*jstr(e, "session")                            ? "session"
+		                   : !*json_str(e, "task", "")                       ? "task"
+		                   : !*json_str(e, "session", "")                    ? "session"
 		                                                                     : "";
 		if (!miss)
 			rc = kl_err(err,
@@ -2026,22 +2022,22 @@ static void prompt_win(const cJSON *e, size_t max, strbuf *out)
 	strbuf sb = STRBUF_INIT;
 	double sp = cJSON_GetNumberValue(cJSON_GetObjectItem(e, "speedup_parent"));
 	double sb0 = cJSON_GetNumberValue(cJSON_GetObjectItem(e, "speedup"));
-	sb_addf(&sb, "- Task %s", jstr(e, "task"));
-	if (*jstr(e, "signature"))
-		sb_addf(&sb, " (%s)", jstr(e, "signature"));
-	if (*jstr(e, "gpu"))
-		sb_addf(&sb, " on %s", jstr(e, "gpu"));
-	sb_addf(&sb, ": \"%s\" [%s], %.2fx faster than its parent", jstr(e, "idea"),
-	        jstr(e, "category"), sp);
+	sb_addf(&sb, "- Task %s", json_str(e, "task", ""));
+	if (*json_str(e, "signature", ""))
+		sb_addf(&sb, " (%s)", json_str(e, "signature", ""));
+	if (*json_str(e, "gpu", ""))
+		sb_addf(&sb, " on %s", json_str(e, "gpu", ""));
+	sb_addf(&sb, ": \"%s\" [%s], %.2fx faster than its parent", json_str(e, "idea", ""),
+	        json_str(e, "category", ""), sp);
 	if (sb0 > 0)
 		sb_addf(&sb, " (%.2fx the baseline)", sb0);
 	sb_adds(&sb, ".\n");
-	if (*jstr(e, "idea_description")) {
+	if (*json_str(e, "idea_description", "")) {
 		sb_adds(&sb, "  ");
-		add_cut(&sb, jstr(e, "idea_description"), 400);
+		add_cut(&sb, json_str(e, "idea_description", ""), 400);
 		sb_adds(&sb, "\n");
 	}
-	const char *diff = jstr(e, "diff");
+	const char *diff = json_str(e, "diff", "");
 	if (*diff && sb.len + 64 < max) {
 		sb_adds(&sb, "  The change against its parent:\n  ```diff\n");
 		size_t room = max - sb.len - 16;
@@ -2142,11 +2138,11 @@ void archive_prompt(const struct state *st, const char *zIdea, int k, size_t max
 			if (!e)
 				continue;
 			strbuf line = STRBUF_INIT;
-			sb_addf(&line, "- \"%s\" [%s]: %s", jstr(e, "idea"), jstr(e, "category"),
-			        jstr(e, "failure"));
-			if (*jstr(e, "reason")) {
+			sb_addf(&line, "- \"%s\" [%s]: %s", json_str(e, "idea", ""),
+			        json_str(e, "category", ""), json_str(e, "failure", ""));
+			if (*json_str(e, "reason", "")) {
 				sb_adds(&line, " (");
-				add_cut(&line, jstr(e, "reason"), 160);
+				add_cut(&line, json_str(e, "reason", ""), 160);
 				sb_adds(&line, ")");
 			}
 			sb_adds(&line, "\n");
@@ -2176,12 +2172,6 @@ void archive_prompt(const struct state *st, const char *zIdea, int k, size_t max
 
 /* ---- an entry for people, and into a session ---- */
 
-static double jnum(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItem(o, k);
-	return cJSON_IsNumber(v) ? v->valuedouble : -1;
-}
-
 /* "label  value" on one line (newlines in the value made spaces) */
 static void field(strbuf *sb, const char *zLabel, const char *z)
 {
@@ -2199,92 +2189,101 @@ static void field(strbuf *sb, const char *zLabel, const char *z)
 void archive_entry_text(const cJSON *e, strbuf *sb)
 {
 	char buf[256];
-	int win = !strcmp(jstr(e, "kind"), "win");
-	sb_addf(sb, "archive entry %.0f: %s\n", jnum(e, "id"), win ? "a win" : "a dead end");
-	field(sb, "task", jstr(e, "task"));
-	field(sb, "signature", jstr(e, "signature"));
-	field(sb, "device", jstr(e, "gpu"));
-	field(sb, "idea", jstr(e, "idea"));
-	field(sb, "category", jstr(e, "category"));
-	field(sb, "description", jstr(e, "idea_description"));
+	int win = !strcmp(json_str(e, "kind", ""), "win");
+	sb_addf(sb, "archive entry %.0f: %s\n", json_num(e, "id", -1),
+	        win ? "a win" : "a dead end");
+	field(sb, "task", json_str(e, "task", ""));
+	field(sb, "signature", json_str(e, "signature", ""));
+	field(sb, "device", json_str(e, "gpu", ""));
+	field(sb, "idea", json_str(e, "idea", ""));
+	field(sb, "category", json_str(e, "category", ""));
+	field(sb, "description", json_str(e, "idea_description", ""));
 	if (!win) {
-		snprintf(buf, sizeof buf, "%s after %.0f candidate%s", jstr(e, "failure"),
-		         jnum(e, "tried"), jnum(e, "tried") == 1 ? "" : "s");
+		snprintf(buf, sizeof buf, "%s after %.0f candidate%s", json_str(e, "failure", ""),
+		         json_num(e, "tried", -1), json_num(e, "tried", -1) == 1 ? "" : "s");
 		field(sb, "failure", buf);
-		field(sb, "reason", jstr(e, "reason"));
+		field(sb, "reason", json_str(e, "reason", ""));
 	}
-	if (jnum(e, "time_ms") >= 0) {
-		snprintf(buf, sizeof buf, "%.4g ms (p10 %.4g, p90 %.4g)", jnum(e, "time_ms"),
-		         jnum(e, "p10_ms"), jnum(e, "p90_ms"));
+	if (json_num(e, "time_ms", -1) >= 0) {
+		snprintf(buf, sizeof buf, "%.4g ms (p10 %.4g, p90 %.4g)",
+		         json_num(e, "time_ms", -1), json_num(e, "p10_ms", -1),
+		         json_num(e, "p90_ms", -1));
 		field(sb, "time", buf);
 	}
-	if (jnum(e, "parent_time_ms") >= 0) {
-		snprintf(buf, sizeof buf, "%.4g ms (p10 %.4g, p90 %.4g)", jnum(e, "parent_time_ms"),
-		         jnum(e, "parent_p10_ms"), jnum(e, "parent_p90_ms"));
+	if (json_num(e, "parent_time_ms", -1) >= 0) {
+		snprintf(buf, sizeof buf, "%.4g ms (p10 %.4g, p90 %.4g)",
+		         json_num(e, "parent_time_ms", -1), json_num(e, "parent_p10_ms", -1),
+		         json_num(e, "parent_p90_ms", -1));
 		field(sb, "parent's time", buf);
 	}
-	if (jnum(e, "speedup_parent") >= 0) {
-		snprintf(buf, sizeof buf, "%.3gx over the parent", jnum(e, "speedup_parent"));
+	if (json_num(e, "speedup_parent", -1) >= 0) {
+		snprintf(buf, sizeof buf, "%.3gx over the parent",
+		         json_num(e, "speedup_parent", -1));
 		field(sb, "gain", buf);
 	}
-	if (jnum(e, "speedup") >= 0) {
-		snprintf(buf, sizeof buf, "%.3gx over %s", jnum(e, "speedup"),
-		         *jstr(e, "baseline") ? jstr(e, "baseline") : "the baseline");
+	if (json_num(e, "speedup", -1) >= 0) {
+		snprintf(buf, sizeof buf, "%.3gx over %s", json_num(e, "speedup", -1),
+		         *json_str(e, "baseline", "") ? json_str(e, "baseline", "")
+		                                      : "the baseline");
 		field(sb, "speedup", buf);
 	}
-	if (jnum(e, "speedup_compile") >= 0) {
-		snprintf(buf, sizeof buf, "%.3gx over torch.compile", jnum(e, "speedup_compile"));
+	if (json_num(e, "speedup_compile", -1) >= 0) {
+		snprintf(buf, sizeof buf, "%.3gx over torch.compile",
+		         json_num(e, "speedup_compile", -1));
 		field(sb, "", buf);
 	}
-	field(sb, "model", jstr(e, "model"));
-	snprintf(buf, sizeof buf, "%s, event %.0f, candidate %.0f (%s)", jstr(e, "session"),
-	         jnum(e, "event"), jnum(e, "candidate"), jstr(e, "origin"));
+	field(sb, "model", json_str(e, "model", ""));
+	snprintf(buf, sizeof buf, "%s, event %.0f, candidate %.0f (%s)", json_str(e, "session", ""),
+	         json_num(e, "event", -1), json_num(e, "candidate", -1), json_str(e, "origin", ""));
 	field(sb, "from", buf);
-	field(sb, "journal", jstr(e, "session_path"));
+	field(sb, "journal", json_str(e, "session_path", ""));
 	const cJSON *x;
 	strbuf lin = STRBUF_INIT;
 	cJSON_ArrayForEach(x, cJSON_GetObjectItem(e, "lineage"))
 	{
-		sb_addf(&lin, "%s%.0f %s", lin.len ? " -> " : "", jnum(x, "id"), jstr(x, "name"));
-		if (*jstr(x, "idea"))
-			sb_addf(&lin, " (%s)", jstr(x, "idea"));
+		sb_addf(&lin, "%s%.0f %s", lin.len ? " -> " : "", json_num(x, "id", -1),
+		        json_str(x, "name", ""));
+		if (*json_str(x, "idea", ""))
+			sb_addf(&lin, " (%s)", json_str(x, "idea", ""));
 	}
 	field(sb, "lineage", lin.buf);
 	sb_free(&lin);
 	cJSON_ArrayForEach(x, cJSON_GetObjectItem(e, "resources"))
 	{
 		snprintf(buf, sizeof buf, "%s: %.0f registers, %.0f B shared, %.0f B spilled",
-		         jstr(x, "kernel"), jnum(x, "registers"), jnum(x, "shared_bytes"),
-		         jnum(x, "spill_stores"));
+		         json_str(x, "kernel", ""), json_num(x, "registers", -1),
+		         json_num(x, "shared_bytes", -1), json_num(x, "spill_stores", -1));
 		field(sb, "resources", buf);
 	}
-	if (*jstr(e, "diff"))
-		sb_addf(sb, "\n%s", jstr(e, "diff"));
+	if (*json_str(e, "diff", ""))
+		sb_addf(sb, "\n%s", json_str(e, "diff", ""));
 }
 
 int archive_idea_event(struct session *s, const cJSON *e, char *err)
 {
 	int id = state_next_idea_id(&s->st);
-	const char *title = jstr(e, "idea");
+	const char *title = json_str(e, "idea", "");
 	cJSON *ev = cJSON_CreateObject();
 	cJSON_AddStringToObject(ev, "type", "idea_proposed");
 	cJSON_AddNumberToObject(ev, "id", id);
 	cJSON_AddStringToObject(ev, "title", *title ? title : "an idea from the archive");
 	strbuf d = STRBUF_INIT;
-	sb_addf(&d, "%s", jstr(e, "idea_description"));
-	if (!strcmp(jstr(e, "kind"), "win"))
+	sb_addf(&d, "%s", json_str(e, "idea_description", ""));
+	if (!strcmp(json_str(e, "kind", ""), "win"))
 		sb_addf(&d,
 		        "%s(From the archive, entry %.0f: %.2fx over its parent on task %s, %s.)",
-		        d.len ? "\n\n" : "", jnum(e, "id"), jnum(e, "speedup_parent"),
-		        jstr(e, "task"), *jstr(e, "gpu") ? jstr(e, "gpu") : "an unknown device");
+		        d.len ? "\n\n" : "", json_num(e, "id", -1),
+		        json_num(e, "speedup_parent", -1), json_str(e, "task", ""),
+		        *json_str(e, "gpu", "") ? json_str(e, "gpu", "") : "an unknown device");
 	else
 		sb_addf(&d, "%s(From the archive, entry %.0f: a dead end on task %s, %s.)",
-		        d.len ? "\n\n" : "", jnum(e, "id"), jstr(e, "task"), jstr(e, "failure"));
+		        d.len ? "\n\n" : "", json_num(e, "id", -1), json_str(e, "task", ""),
+		        json_str(e, "failure", ""));
 	cJSON_AddStringToObject(ev, "description", d.buf);
 	sb_free(&d);
-	cJSON_AddStringToObject(ev, "category",
-	                        *jstr(e, "category") ? jstr(e, "category") : "other");
+	cJSON_AddStringToObject(
+	    ev, "category", *json_str(e, "category", "") ? json_str(e, "category", "") : "other");
 	cJSON_AddStringToObject(ev, "origin", "archive");
-	cJSON_AddNumberToObject(ev, "archive_entry", jnum(e, "id"));
+	cJSON_AddNumberToObject(ev, "archive_entry", json_num(e, "id", -1));
 	return session_emit(s, ev, err) < 0 ? -1 : id;
 }

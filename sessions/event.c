@@ -10,26 +10,16 @@
 #include <string.h>
 
 #include "ideas.h"
+#include "json.h"
 #include "result.h"
 #include "precision.h"
 #include "status.h"
 #include "util.h"
 
-static const char *str(const cJSON *o, const char *k)
-{
-	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
-}
-
 static void set_str(char **p, const char *z)
 {
 	free(*p);
 	*p = z ? xstrdup(z) : NULL;
-}
-
-static int num(const cJSON *ev, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItem(ev, k);
-	return cJSON_IsNumber(v) ? v->valueint : 0;
 }
 
 static double dnum(const cJSON *ev, const char *k)
@@ -46,10 +36,10 @@ static double dnum(const cJSON *ev, const char *k)
 static void apply_session_started(struct state *st, const cJSON *ev, double ts)
 {
 	st->tsStarted = ts;
-	set_str(&st->zTask, str(ev, "task"));
-	set_str(&st->zTaskDir, str(ev, "task_dir"));
-	set_str(&st->zBackend, str(ev, "backend"));
-	set_str(&st->zShapes, str(ev, "shapes"));
+	set_str(&st->zTask, json_str(ev, "task", NULL));
+	set_str(&st->zTaskDir, json_str(ev, "task_dir", NULL));
+	set_str(&st->zBackend, json_str(ev, "backend", NULL));
+	set_str(&st->zShapes, json_str(ev, "shapes", NULL));
 }
 
 static void apply_baseline(struct state *st, const cJSON *ev, double ts)
@@ -86,9 +76,9 @@ static int check_candidate_added(const struct state *st, const cJSON *ev, char *
 		return kl_err(err, "candidate_added without a positive \"id\"");
 	if (state_cand(st, id->valueint))
 		return kl_err(err, "candidate %d is added twice", id->valueint);
-	if (cJSON_GetObjectItem(ev, "idea_id") && !state_idea(st, num(ev, "idea_id")))
+	if (cJSON_GetObjectItem(ev, "idea_id") && !state_idea(st, json_int(ev, "idea_id", 0)))
 		return kl_err(err, "candidate_added for an idea that does not exist (%d)",
-		              num(ev, "idea_id"));
+		              json_int(ev, "idea_id", 0));
 	return 0;
 }
 
@@ -97,13 +87,13 @@ static void apply_candidate_added(struct state *st, const cJSON *ev, double ts)
 	xgrow((void **)&st->aCand, &st->nCandAlloc, (size_t)st->nCand + 1, sizeof *st->aCand);
 	struct cand *c = &st->aCand[st->nCand++];
 	memset(c, 0, sizeof *c);
-	c->id = num(ev, "id");
+	c->id = json_int(ev, "id", 0);
 	if (c->id > st->maxId)
 		st->maxId = c->id;
-	set_str(&c->zName, str(ev, "name") ? str(ev, "name") : "candidate");
-	set_str(&c->zOrigin, str(ev, "origin") ? str(ev, "origin") : "human");
-	set_str(&c->zSource, str(ev, "source") ? str(ev, "source") : "");
-	set_str(&c->zIdea, str(ev, "idea"));
+	set_str(&c->zName, json_str(ev, "name", NULL) ? json_str(ev, "name", NULL) : "candidate");
+	set_str(&c->zOrigin, json_str(ev, "origin", NULL) ? json_str(ev, "origin", NULL) : "human");
+	set_str(&c->zSource, json_str(ev, "source", NULL) ? json_str(ev, "source", NULL) : "");
+	set_str(&c->zIdea, json_str(ev, "idea", NULL));
 	c->status = STATUS_NEW;
 	set_str(&c->zStatus, status_name(c->status));
 	set_str(&c->zReason, "");
@@ -113,18 +103,19 @@ static void apply_candidate_added(struct state *st, const cJSON *ev, double ts)
 	cJSON_ArrayForEach(p, ps) if (cJSON_IsNumber(p) && c->nParent < 2)
 	    c->aParent[c->nParent++] = p->valueint;
 	c->round = search_round_of(st, ev);
-	const struct state_idea *idea = state_idea(st, num(ev, "idea_id"));
+	const struct state_idea *idea = state_idea(st, json_int(ev, "idea_id", 0));
 	if (idea) {
 		c->ideaId = idea->id;
 		if (!c->zIdea)
 			set_str(&c->zIdea, idea->zTitle);
 	}
-	struct state_branch *b =
-	    num(ev, "request") > 0 ? branch_of(st, c->ideaId, num(ev, "branch"), 1) : NULL;
+	struct state_branch *b = json_int(ev, "request", 0) > 0
+	                             ? branch_of(st, c->ideaId, json_int(ev, "branch", 0), 1)
+	                             : NULL;
 	if (b) {
 		b->lastCand = c->id;
-		b->candRequest = num(ev, "request");
-		b->attempt = num(ev, "attempt");
+		b->candRequest = json_int(ev, "request", 0);
+		b->attempt = json_int(ev, "attempt", 0);
 		free(b->zReply); /* a candidate came of it */
 		b->zReply = NULL;
 	}
@@ -142,12 +133,12 @@ static int check_eval(const struct state *st, const cJSON *ev, char *err)
 static void apply_eval_started(struct state *st, const cJSON *ev, double ts)
 {
 	(void)ts;
-	struct cand *c = state_cand(st, num(ev, "candidate"));
+	struct cand *c = state_cand(st, json_int(ev, "candidate", 0));
 	c->status = STATUS_EVALUATING;
 	set_str(&c->zStatus, status_name(c->status));
 	c->nUnfinished++; /* until its eval_finished: a poison pill counts them */
 	/* an A/B asked for: one cut short is run again as that A/B */
-	int ab = num(ev, "ab_with");
+	int ab = json_int(ev, "ab_with", 0);
 	c->abWith = ab > 0 && ab != c->id && state_cand(st, ab) ? ab : 0;
 }
 
@@ -157,22 +148,22 @@ static void apply_eval_started(struct state *st, const cJSON *ev, double ts)
 static void apply_eval_running(struct state *st, const cJSON *ev, double ts)
 {
 	(void)ts;
-	struct cand *c = state_cand(st, num(ev, "candidate"));
+	struct cand *c = state_cand(st, json_int(ev, "candidate", 0));
 	if (c->nUnfinished > c->nRunning)
 		c->nRunning++;
 }
 
 static void apply_eval_finished(struct state *st, const cJSON *ev, double ts)
 {
-	struct cand *c = state_cand(st, num(ev, "candidate"));
+	struct cand *c = state_cand(st, json_int(ev, "candidate", 0));
 	const cJSON *r = cJSON_GetObjectItem(ev, "result");
 	c->nUnfinished = 0;
 	c->nRunning = 0;
 	c->abWith = 0;
 	/* the status as written (a newer kloop's may be unknown here: an error) */
-	set_str(&c->zStatus, str(r, "status") ? str(r, "status") : "error");
+	set_str(&c->zStatus, json_str(r, "status", NULL) ? json_str(r, "status", NULL) : "error");
 	c->status = status_from_name(c->zStatus);
-	set_str(&c->zReason, str(r, "reason") ? str(r, "reason") : "");
+	set_str(&c->zReason, json_str(r, "reason", NULL) ? json_str(r, "reason", NULL) : "");
 	c->tsEval = ts;
 	cJSON_Delete(c->result);
 	c->result = r ? cJSON_Duplicate(r, 1) : NULL;
@@ -205,7 +196,7 @@ static int check_profile(const struct state *st, const cJSON *ev, char *err)
 static void apply_profile(struct state *st, const cJSON *ev, double ts)
 {
 	(void)ts;
-	struct cand *c = state_cand(st, num(ev, "candidate"));
+	struct cand *c = state_cand(st, json_int(ev, "candidate", 0));
 	if (!c->result)
 		c->result = cJSON_CreateObject();
 	cJSON_DeleteItemFromObject(c->result, "profile");
@@ -216,7 +207,7 @@ static void apply_profile(struct state *st, const cJSON *ev, double ts)
 static int check_compile_baseline(const struct state *st, const cJSON *ev, char *err)
 {
 	(void)st;
-	if (!str(ev, "device") || !cJSON_IsObject(cJSON_GetObjectItem(ev, "compile")))
+	if (!json_str(ev, "device", NULL) || !cJSON_IsObject(cJSON_GetObjectItem(ev, "compile")))
 		return kl_err(err, "compile_baseline without \"device\" and a \"compile\" object");
 	return 0;
 }
@@ -227,19 +218,19 @@ static void apply_compile_baseline(struct state *st, const cJSON *ev, double ts)
 	const cJSON *cm = cJSON_GetObjectItem(ev, "compile");
 	for (int i = 0; i < st->nCand; i++)
 		if (st->aCand[i].result)
-			result_add_compile(st->aCand[i].result, cm, str(ev, "device"));
+			result_add_compile(st->aCand[i].result, cm, json_str(ev, "device", NULL));
 }
 
 /* ---- ideas ---- */
 
 static int check_idea_proposed(const struct state *st, const cJSON *ev, char *err)
 {
-	int id = num(ev, "id");
+	int id = json_int(ev, "id", 0);
 	if (id < 1)
 		return kl_err(err, "idea_proposed without a positive \"id\"");
 	if (state_idea(st, id))
 		return kl_err(err, "idea %d is proposed twice", id);
-	const char *t = str(ev, "title");
+	const char *t = json_str(ev, "title", NULL);
 	if (!t || !*t)
 		return kl_err(err, "idea_proposed without a \"title\"");
 	return 0;
@@ -251,22 +242,24 @@ static void apply_idea_proposed(struct state *st, const cJSON *ev, double ts)
 	xgrow((void **)&st->aIdea, &st->nIdeaAlloc, (size_t)st->nIdea + 1, sizeof *st->aIdea);
 	struct state_idea *d = &st->aIdea[st->nIdea++];
 	memset(d, 0, sizeof *d);
-	d->id = num(ev, "id");
-	set_str(&d->zTitle, str(ev, "title"));
-	set_str(&d->zDescription, str(ev, "description") ? str(ev, "description") : "");
-	set_str(&d->zCategory, str(ev, "category") ? str(ev, "category") : "other");
+	d->id = json_int(ev, "id", 0);
+	set_str(&d->zTitle, json_str(ev, "title", NULL));
+	set_str(&d->zDescription,
+	        json_str(ev, "description", NULL) ? json_str(ev, "description", NULL) : "");
+	set_str(&d->zCategory,
+	        json_str(ev, "category", NULL) ? json_str(ev, "category", NULL) : "other");
 	d->status = IDEA_PENDING;
-	set_str(&d->zOrigin, str(ev, "origin") ? str(ev, "origin") : "llm");
-	d->parent = num(ev, "parent");
-	d->request = num(ev, "request");
+	set_str(&d->zOrigin, json_str(ev, "origin", NULL) ? json_str(ev, "origin", NULL) : "llm");
+	d->parent = json_int(ev, "parent", 0);
+	d->request = json_int(ev, "request", 0);
 	d->round = search_round_of(st, ev);
 }
 
 static int check_idea(const struct state *st, const cJSON *ev, char *err)
 {
-	if (!state_idea(st, num(ev, "id")))
+	if (!state_idea(st, json_int(ev, "id", 0)))
 		return kl_err(err, "%s for an idea that does not exist (%d)",
-		              ev_name(ev_type_of(ev)), num(ev, "id"));
+		              ev_name(ev_type_of(ev)), json_int(ev, "id", 0));
 	return 0;
 }
 
@@ -274,7 +267,7 @@ static int check_idea_edited(const struct state *st, const cJSON *ev, char *err)
 {
 	if (check_idea(st, ev, err) < 0)
 		return -1;
-	const char *t = str(ev, "title");
+	const char *t = json_str(ev, "title", NULL);
 	if (t && !*t)
 		return kl_err(err, "idea_edited with an empty \"title\"");
 	return 0;
@@ -283,27 +276,27 @@ static int check_idea_edited(const struct state *st, const cJSON *ev, char *err)
 static void apply_idea_accepted(struct state *st, const cJSON *ev, double ts)
 {
 	(void)ts;
-	struct state_idea *d = state_idea(st, num(ev, "id"));
+	struct state_idea *d = state_idea(st, json_int(ev, "id", 0));
 	d->status = IDEA_ACCEPTED;
 }
 
 static void apply_idea_rejected(struct state *st, const cJSON *ev, double ts)
 {
 	(void)ts;
-	struct state_idea *d = state_idea(st, num(ev, "id"));
+	struct state_idea *d = state_idea(st, json_int(ev, "id", 0));
 	d->status = IDEA_REJECTED;
 }
 
 static void apply_idea_edited(struct state *st, const cJSON *ev, double ts)
 {
 	(void)ts;
-	struct state_idea *d = state_idea(st, num(ev, "id"));
-	if (str(ev, "title"))
-		set_str(&d->zTitle, str(ev, "title"));
-	if (str(ev, "description"))
-		set_str(&d->zDescription, str(ev, "description"));
-	if (str(ev, "category"))
-		set_str(&d->zCategory, str(ev, "category"));
+	struct state_idea *d = state_idea(st, json_int(ev, "id", 0));
+	if (json_str(ev, "title", NULL))
+		set_str(&d->zTitle, json_str(ev, "title", NULL));
+	if (json_str(ev, "description", NULL))
+		set_str(&d->zDescription, json_str(ev, "description", NULL));
+	if (json_str(ev, "category", NULL))
+		set_str(&d->zCategory, json_str(ev, "category", NULL));
 	d->edited = 1;
 }
 
@@ -312,7 +305,7 @@ static void apply_idea_edited(struct state *st, const cJSON *ev, double ts)
 static int check_llm(const struct state *st, const cJSON *ev, char *err)
 {
 	(void)st;
-	if (num(ev, "request") < 1)
+	if (json_int(ev, "request", 0) < 1)
 		return kl_err(err, "%s without a positive \"request\"", ev_name(ev_type_of(ev)));
 	return 0;
 }
@@ -321,18 +314,19 @@ static void apply_llm_request(struct state *st, const cJSON *ev, double ts)
 {
 	(void)ts;
 	st->llm.nRequests++;
-	if (num(ev, "request") > st->llm.lastRequest)
-		st->llm.lastRequest = num(ev, "request");
-	struct state_branch *b = branch_of(st, num(ev, "idea"), num(ev, "branch"), 1);
+	if (json_int(ev, "request", 0) > st->llm.lastRequest)
+		st->llm.lastRequest = json_int(ev, "request", 0);
+	struct state_branch *b =
+	    branch_of(st, json_int(ev, "idea", 0), json_int(ev, "branch", 0), 1);
 	if (b) {
 		if (!b->lastRequest) {
-			b->parent = num(ev, "parent");
-			b->round = num(ev, "round");
+			b->parent = json_int(ev, "parent", 0);
+			b->round = json_int(ev, "round", 0);
 		}
 		b->prevNoCand = b->lastRequest && b->answered && b->candRequest != b->lastRequest;
-		b->lastRequest = num(ev, "request");
-		b->lastAttempt = num(ev, "attempt");
-		b->lastFixes = num(ev, "fixes");
+		b->lastRequest = json_int(ev, "request", 0);
+		b->lastAttempt = json_int(ev, "attempt", 0);
+		b->lastFixes = json_int(ev, "fixes", 0);
 		b->answered = 0;
 	}
 }
@@ -341,10 +335,10 @@ static void apply_llm_response(struct state *st, const cJSON *ev, double ts)
 {
 	(void)ts;
 	st->llm.nResponses++;
-	const char *status = str(ev, "status");
+	const char *status = json_str(ev, "status", NULL);
 	st->llm.nFailed += !status || strcmp(status, "ok");
-	if (num(ev, "request") > st->llm.lastRequest)
-		st->llm.lastRequest = num(ev, "request");
+	if (json_int(ev, "request", 0) > st->llm.lastRequest)
+		st->llm.lastRequest = json_int(ev, "request", 0);
 	/* -1: not reported */
 	long in = (long)dnum(ev, "input_tokens"), out = (long)dnum(ev, "output_tokens");
 	st->llm.inTokens += in > 0 ? in : 0;
@@ -353,9 +347,9 @@ static void apply_llm_response(struct state *st, const cJSON *ev, double ts)
 		st->llm.maxOutTokens = out;
 	st->llm.cost += dnum(ev, "cost") > 0 ? dnum(ev, "cost") : 0;
 	for (int i = st->nBranch - 1; i >= 0; i--)
-		if (st->aBranch[i].lastRequest == num(ev, "request")) {
+		if (st->aBranch[i].lastRequest == json_int(ev, "request", 0)) {
 			st->aBranch[i].answered = 1;
-			set_str(&st->aBranch[i].zReply, str(ev, "text"));
+			set_str(&st->aBranch[i].zReply, json_str(ev, "text", NULL));
 			break;
 		}
 }
@@ -412,7 +406,7 @@ const struct ev_entry ev_table[EV_COUNT] = {
 
 enum ev_type ev_type_of(const cJSON *ev)
 {
-	const char *type = str(ev, "type");
+	const char *type = json_str(ev, "type", NULL);
 	for (int i = 0; type && i < EV_COUNT; i++)
 		if (!strcmp(type, ev_table[i].name))
 			return (enum ev_type)i;

@@ -11,24 +11,14 @@
 
 #include "event.h"
 #include "ideas.h"
+#include "json.h"
 #include "search_settings.h"
 #include "util.h"
-
-static const char *str(const cJSON *o, const char *k)
-{
-	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
-}
 
 static void set_str(char **p, const char *z)
 {
 	free(*p);
 	*p = z ? xstrdup(z) : NULL;
-}
-
-static int num(const cJSON *ev, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItem(ev, k);
-	return cJSON_IsNumber(v) ? v->valueint : 0;
 }
 
 /* ---- checks ---- */
@@ -60,7 +50,7 @@ int check_search_set(const struct state *st, const cJSON *ev, char *err)
 {
 	if (check_search(st, ev, err) < 0)
 		return -1;
-	const char *k = str(ev, "key");
+	const char *k = json_str(ev, "key", NULL);
 	const cJSON *v = cJSON_GetObjectItem(ev, "value");
 	if (!k || !v)
 		return kl_err(err, "search_set needs a \"key\" and a \"value\"");
@@ -85,10 +75,10 @@ int check_parents_chosen(const struct state *st, const cJSON *ev, char *err)
 		return kl_err(err, "parents_chosen without a \"parents\" array");
 	cJSON_ArrayForEach(p, ps)
 	{
-		if (!state_cand(st, num(p, "id")))
+		if (!state_cand(st, json_int(p, "id", 0)))
 			return kl_err(err,
 			              "parents_chosen names a candidate that does not exist (%d)",
-			              num(p, "id"));
+			              json_int(p, "id", 0));
 	}
 	return 0;
 }
@@ -97,7 +87,7 @@ int check_search_cand(const struct state *st, const cJSON *ev, char *err)
 {
 	if (check_search(st, ev, err) < 0)
 		return -1;
-	int id = num(ev, "candidate");
+	int id = json_int(ev, "candidate", 0);
 	if (!state_cand(st, id))
 		return kl_err(err, "%s for a candidate that does not exist (%d)",
 		              ev_name(ev_type_of(ev)), id);
@@ -106,7 +96,7 @@ int check_search_cand(const struct state *st, const cJSON *ev, char *err)
 
 int check_ab_compared(const struct state *st, const cJSON *ev, char *err)
 {
-	int id = num(ev, "candidate"), inc = num(ev, "incumbent");
+	int id = json_int(ev, "candidate", 0), inc = json_int(ev, "incumbent", 0);
 	if (!state_cand(st, id) || !state_cand(st, inc))
 		return kl_err(err, "ab_compared: candidates %d and %d must both exist", id, inc);
 	if (!cJSON_IsNumber(cJSON_GetObjectItem(ev, "pairs")))
@@ -118,9 +108,9 @@ int check_search_category(const struct state *st, const cJSON *ev, char *err)
 {
 	if (check_search(st, ev, err) < 0)
 		return -1;
-	if (!str(ev, "category"))
+	if (!json_str(ev, "category", NULL))
 		return kl_err(err, "%s without a \"category\"", ev_name(ev_type_of(ev)));
-	const char *c = str(ev, "category");
+	const char *c = json_str(ev, "category", NULL);
 	if (!ideas_category_named(c) || strcmp(ideas_category_named(c), c))
 		return kl_err(err, "%s: unknown idea category (one of: %s)",
 		              ev_name(ev_type_of(ev)), ideas_category_list());
@@ -172,21 +162,21 @@ void apply_search_stopped(struct state *st, const cJSON *ev, double ts)
 {
 	apply_search_elapsed(st, ev, ts);
 	st->search.state = SEARCH_STOPPED;
-	set_str(&st->search.zWhy, str(ev, "reason"));
+	set_str(&st->search.zWhy, json_str(ev, "reason", NULL));
 }
 
 void apply_search_finished(struct state *st, const cJSON *ev, double ts)
 {
 	apply_search_elapsed(st, ev, ts);
 	st->search.state = SEARCH_FINISHED;
-	set_str(&st->search.zWhy, str(ev, "reason"));
+	set_str(&st->search.zWhy, json_str(ev, "reason", NULL));
 }
 
 void apply_search_set(struct state *st, const cJSON *ev, double ts)
 {
 	struct state_search *s = &st->search;
 	apply_search_elapsed(st, ev, ts);
-	const char *k = str(ev, "key");
+	const char *k = json_str(ev, "key", NULL);
 	const cJSON *v = cJSON_GetObjectItem(ev, "value");
 	if (!k || !v)
 		return;
@@ -215,7 +205,7 @@ static int count_open(const struct state *st)
 
 int search_round_of(const struct state *st, const cJSON *ev)
 {
-	int r = num(ev, "round");
+	int r = json_int(ev, "round", 0);
 	if (r > 0)
 		return r;
 	return st->search.roundOpen ? st->search.round : 0;
@@ -225,7 +215,7 @@ void apply_round_started(struct state *st, const cJSON *ev, double ts)
 {
 	struct state_search *s = &st->search;
 	apply_search_elapsed(st, ev, ts);
-	s->round = num(ev, "round");
+	s->round = json_int(ev, "round", 0);
 	if (!round_of(st, s->round)) {
 		xgrow((void **)&s->aRound, &s->nRoundAlloc, (size_t)s->nRound + 1,
 		      sizeof *s->aRound);
@@ -233,7 +223,7 @@ void apply_round_started(struct state *st, const cJSON *ev, double ts)
 		memset(r, 0, sizeof *r);
 		r->round = s->round;
 		r->bestSpeed = -1;
-		r->bestStart = num(ev, "best");
+		r->bestStart = json_int(ev, "best", 0);
 	}
 	s->roundOpen = count_open(st);
 }
@@ -241,12 +231,12 @@ void apply_round_started(struct state *st, const cJSON *ev, double ts)
 void apply_parents_chosen(struct state *st, const cJSON *ev, double ts)
 {
 	apply_search_elapsed(st, ev, ts);
-	struct state_round *r = round_of(st, num(ev, "round"));
+	struct state_round *r = round_of(st, json_int(ev, "round", 0));
 	if (r) {
 		for (int i = 0; i < r->nParent; i++)
 			free(r->azReason[i]);
 		r->nParent = 0;
-		set_str(&r->zPolicy, str(ev, "policy"));
+		set_str(&r->zPolicy, json_str(ev, "policy", NULL));
 		const cJSON *th =
 		    cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "snapshot"), "through");
 		r->lagged = cJSON_IsNumber(th) && th->valuedouble >= 0;
@@ -255,9 +245,9 @@ void apply_parents_chosen(struct state *st, const cJSON *ev, double ts)
 		{
 			if (r->nParent == STATE_MAX_PARENTS)
 				break;
-			r->aParent[r->nParent] = num(p, "id");
+			r->aParent[r->nParent] = json_int(p, "id", 0);
 			r->azReason[r->nParent++] =
-			    xstrdup(str(p, "reason") ? str(p, "reason") : "");
+			    xstrdup(json_str(p, "reason", NULL) ? json_str(p, "reason", NULL) : "");
 		}
 	}
 	st->search.pinned = 0;
@@ -266,11 +256,11 @@ void apply_parents_chosen(struct state *st, const cJSON *ev, double ts)
 void apply_round_finished(struct state *st, const cJSON *ev, double ts)
 {
 	apply_search_elapsed(st, ev, ts);
-	struct state_round *r = round_of(st, num(ev, "round"));
+	struct state_round *r = round_of(st, json_int(ev, "round", 0));
 	if (r) {
 		r->finished = 1;
-		r->bestId = num(ev, "best");
-		r->nMade = num(ev, "made");
+		r->bestId = json_int(ev, "best", 0);
+		r->nMade = json_int(ev, "made", 0);
 		const cJSON *b = cJSON_GetObjectItem(ev, "best_speedup");
 		r->bestSpeed = cJSON_IsNumber(b) ? b->valuedouble : -1;
 	}
@@ -280,14 +270,14 @@ void apply_round_finished(struct state *st, const cJSON *ev, double ts)
 void apply_pin(struct state *st, const cJSON *ev, double ts)
 {
 	apply_search_elapsed(st, ev, ts);
-	st->search.pinned = num(ev, "candidate");
+	st->search.pinned = json_int(ev, "candidate", 0);
 }
 
 void apply_ban(struct state *st, const cJSON *ev, double ts)
 {
 	struct state_search *s = &st->search;
 	apply_search_elapsed(st, ev, ts);
-	int id = num(ev, "candidate"), seen = 0;
+	int id = json_int(ev, "candidate", 0), seen = 0;
 	for (int i = 0; i < s->nBanned; i++)
 		seen |= s->aBanned[i] == id;
 	if (!seen) {
@@ -303,7 +293,7 @@ void apply_unban(struct state *st, const cJSON *ev, double ts)
 {
 	struct state_search *s = &st->search;
 	apply_search_elapsed(st, ev, ts);
-	int id = num(ev, "candidate");
+	int id = json_int(ev, "candidate", 0);
 	for (int i = 0; i < s->nBanned; i++)
 		if (s->aBanned[i] == id)
 			s->aBanned[i--] = s->aBanned[--s->nBanned];
@@ -322,21 +312,22 @@ void apply_ban_category(struct state *st, const cJSON *ev, double ts)
 {
 	struct state_search *s = &st->search;
 	apply_search_elapsed(st, ev, ts);
-	add_word(&s->azBanCat, &s->nBanCat, &s->nBanCatAlloc, str(ev, "category"));
+	add_word(&s->azBanCat, &s->nBanCat, &s->nBanCatAlloc, json_str(ev, "category", NULL));
 }
 
 void apply_prefer_category(struct state *st, const cJSON *ev, double ts)
 {
 	struct state_search *s = &st->search;
 	apply_search_elapsed(st, ev, ts);
-	add_word(&s->azPreferCat, &s->nPreferCat, &s->nPreferCatAlloc, str(ev, "category"));
+	add_word(&s->azPreferCat, &s->nPreferCat, &s->nPreferCatAlloc,
+	         json_str(ev, "category", NULL));
 }
 
 void apply_suspect_flagged(struct state *st, const cJSON *ev, double ts)
 {
 	struct state_search *s = &st->search;
 	apply_search_elapsed(st, ev, ts);
-	int id = num(ev, "candidate");
+	int id = json_int(ev, "candidate", 0);
 	if (state_search_suspect(st, id))
 		return;
 	xgrow((void **)&s->aSuspect, &s->nSuspectAlloc, (size_t)s->nSuspect + 1,
@@ -345,7 +336,7 @@ void apply_suspect_flagged(struct state *st, const cJSON *ev, double ts)
 	const cJSON *sp = cJSON_GetObjectItem(ev, "speedup");
 	x->cand = id;
 	x->speedup = cJSON_IsNumber(sp) ? sp->valuedouble : -1;
-	x->zWhy = xstrdup(str(ev, "why") ? str(ev, "why") : "");
+	x->zWhy = xstrdup(json_str(ev, "why", NULL) ? json_str(ev, "why", NULL) : "");
 	x->cleared = 0;
 }
 
@@ -354,7 +345,7 @@ void apply_suspect_cleared(struct state *st, const cJSON *ev, double ts)
 	struct state_search *s = &st->search;
 	apply_search_elapsed(st, ev, ts);
 	for (int i = 0; i < s->nSuspect; i++)
-		if (s->aSuspect[i].cand == num(ev, "candidate"))
+		if (s->aSuspect[i].cand == json_int(ev, "candidate", 0))
 			s->aSuspect[i].cleared = 1;
 }
 
@@ -362,7 +353,7 @@ void apply_new_best(struct state *st, const cJSON *ev, double ts)
 {
 	apply_search_elapsed(st, ev, ts);
 	const cJSON *sp = cJSON_GetObjectItem(ev, "speedup");
-	st->search.bestId = num(ev, "candidate");
+	st->search.bestId = json_int(ev, "candidate", 0);
 	st->search.bestSpeed = cJSON_IsNumber(sp) ? sp->valuedouble : -1;
 	/* the round that made it improved (rounds overlap: not the one open) */
 	const struct cand *c = state_cand(st, st->search.bestId);
@@ -378,10 +369,10 @@ void apply_ab_compared(struct state *st, const cJSON *ev, double ts)
 	xgrow((void **)&s->aAb, &s->nAbAlloc, (size_t)s->nAb + 1, sizeof *s->aAb);
 	struct state_ab *a = &s->aAb[s->nAb++];
 	const cJSON *r = cJSON_GetObjectItem(ev, "ratio");
-	a->cand = num(ev, "candidate");
-	a->incumbent = num(ev, "incumbent");
-	a->pairs = num(ev, "pairs");
-	a->wins = num(ev, "wins");
+	a->cand = json_int(ev, "candidate", 0);
+	a->incumbent = json_int(ev, "incumbent", 0);
+	a->pairs = json_int(ev, "pairs", 0);
+	a->wins = json_int(ev, "wins", 0);
 	a->ratio = cJSON_IsNumber(r) ? r->valuedouble : -1;
 	a->won = cJSON_IsTrue(cJSON_GetObjectItem(ev, "won"));
 	a->failed = cJSON_GetObjectItem(ev, "error") != NULL;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "archive.h"
+#include "json.h"
 
 static int fail(struct actions_front *f, const char *zWhat, const char *zWhy)
 {
@@ -16,18 +17,6 @@ static int fail(struct actions_front *f, const char *zWhat, const char *zWhy)
 	f->h->say(f->arg, m, 1);
 	free(m);
 	return -1;
-}
-
-static const char *js(const cJSON *o, const char *k)
-{
-	const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
-	return z ? z : "";
-}
-
-static double jn(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItem(o, k);
-	return cJSON_IsNumber(v) ? v->valuedouble : -1;
 }
 
 /* the search results as the viewer shows them */
@@ -39,14 +28,14 @@ static void results_text(const cJSON *r, const char *zQuery, strbuf *sb)
 	const cJSON *e;
 	cJSON_ArrayForEach(e, r)
 	{
-		int win = !strcmp(js(e, "kind"), "win");
-		sb_addf(sb, "%5.0f  %-8s %-16.16s ", jn(e, "id"), win ? "win" : "dead end",
-		        js(e, "task"));
+		int win = !strcmp(json_str(e, "kind", ""), "win");
+		sb_addf(sb, "%5.0f  %-8s %-16.16s ", json_num(e, "id", -1),
+		        win ? "win" : "dead end", json_str(e, "task", ""));
 		if (win)
-			sb_addf(sb, "%6.2fx  ", jn(e, "speedup_parent"));
+			sb_addf(sb, "%6.2fx  ", json_num(e, "speedup_parent", -1));
 		else
-			sb_addf(sb, "%-14.14s ", js(e, "failure"));
-		sb_addf(sb, "[%s] %s\n", js(e, "category"), js(e, "idea"));
+			sb_addf(sb, "%-14.14s ", json_str(e, "failure", ""));
+		sb_addf(sb, "[%s] %s\n", json_str(e, "category", ""), json_str(e, "idea", ""));
 	}
 	sb_adds(sb, "\n`archive show ID`: an entry in full (its diff and lineage)\n"
 	            "`archive idea ID`: propose it as an idea of this session (then accept, "
@@ -97,19 +86,20 @@ int archive_view_run(struct actions_front *f, const struct commands_line *c)
 				sb_addf(&sb,
 				        "idea %d from archive entry %ld: %s (accept it, then "
 				        "implement)",
-				        n, id, js(e, "idea"));
+				        n, id, json_str(e, "idea", ""));
 				f->h->say(f->arg, sb.buf, 0);
 			}
 		} else {
-			const char *code = js(e, "code");
-			int n = runner_add(f->lv, "human", NULL, 0,
-			                   *js(e, "name") ? js(e, "name") : NULL, code,
-			                   *js(e, "idea") ? js(e, "idea") : NULL, err);
+			const char *code = json_str(e, "code", "");
+			int n = runner_add(
+			    f->lv, "human", NULL, 0,
+			    *json_str(e, "name", "") ? json_str(e, "name", "") : NULL, code,
+			    *json_str(e, "idea", "") ? json_str(e, "idea", "") : NULL, err);
 			if (n < 0 || runner_bench(f->lv, n, err) < 0)
 				rc = fail(f, w0, err);
 			else {
 				sb_addf(&sb, "candidate %d from archive entry %ld (%s): evaluating",
-				        n, id, js(e, "task"));
+				        n, id, json_str(e, "task", ""));
 				f->h->say(f->arg, sb.buf, 0);
 			}
 		}

@@ -24,6 +24,7 @@
 #include "cand.h"
 #include "compile.h"
 #include "harness.h"
+#include "json.h"
 #include "loop.h"
 #include "proc.h"
 #include "resources.h"
@@ -143,18 +144,6 @@ static void send_progress(int job, const char *zStage, int k)
 }
 
 /* ---- running ---- */
-
-static int json_int(const cJSON *o, const char *k, int dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-	return cJSON_IsNumber(v) ? v->valueint : dflt;
-}
-
-static double json_num(const cJSON *o, const char *k, double dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
 
 static void job_free(struct job *j)
 {

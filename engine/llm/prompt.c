@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "json.h"
 #include "ncu.h"
 #include "precision.h"
 #include "result.h"
@@ -335,18 +336,6 @@ void prompt_task_vars(struct prompt_vars *v, const struct task *t, const char *z
 	free(abi);
 }
 
-static double num(const cJSON *o, const char *k)
-{
-	const cJSON *x = cJSON_GetObjectItem(o, k);
-	return cJSON_IsNumber(x) ? x->valuedouble : NAN;
-}
-
-static const char *str(const cJSON *o, const char *k)
-{
-	const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
-	return s ? s : "";
-}
-
 /* append "label:" and the text on the next lines, cut to LOG_MAX bytes (its
  * last ones when tail); nothing for an empty text */
 static void add_log(strbuf *sb, const char *zLabel, const char *z, int tail)
@@ -370,22 +359,23 @@ void prompt_results(const cJSON *r, strbuf *sb)
 		sb_adds(sb, "not evaluated yet\n");
 		return;
 	}
-	sb_addf(sb, "verdict: %s%s%s\n", str(r, "status"), *str(r, "reason") ? ": " : "",
-	        str(r, "reason"));
+	sb_addf(sb, "verdict: %s%s%s\n", json_str(r, "status", ""),
+	        *json_str(r, "reason", "") ? ": " : "", json_str(r, "reason", ""));
 	const cJSON *c = cJSON_GetObjectItem(r, "compile");
 	add_log(sb,
 	        c && !cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")) ? "compiler output"
 	                                                         : "compiler warnings",
-	        str(c, "log"), 0);
+	        json_str(c, "log", ""), 0);
 	const cJSON *k = cJSON_GetObjectItem(r, "correctness");
 	if (cJSON_GetObjectItem(k, "trials")) {
-		double l2 = num(k, "rel_l2_error");
+		double l2 = json_num(k, "rel_l2_error", NAN);
 		sb_addf(
 		    sb,
 		    "correctness: %g of %g trials passed; max abs error %.3g, relative L2 error ",
-		    num(k, "trials_passed"), num(k, "trials"), num(k, "max_abs_error"));
+		    json_num(k, "trials_passed", NAN), json_num(k, "trials", NAN),
+		    json_num(k, "max_abs_error", NAN));
 		sb_addf(sb, isnan(l2) ? "inf" : "%.3g", l2);
-		sb_addf(sb, ", %g mismatching elements\n", num(k, "mismatches"));
+		sb_addf(sb, ", %g mismatching elements\n", json_num(k, "mismatches", NAN));
 		if (cJSON_GetObjectItem(k, "tolerance")) {
 			sb_adds(sb, "tolerance: ");
 			result_tolerance_line(k, sb);
@@ -412,27 +402,28 @@ void prompt_results(const cJSON *r, strbuf *sb)
 		sb_adds(sb, "\n");
 	}
 	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
-	if (tm && !isnan(num(tm, "median_ms")))
+	if (tm && !isnan(json_num(tm, "median_ms", NAN)))
 		sb_addf(sb, "time: median %.4g ms (p10 %.4g, p90 %.4g over %g runs)\n",
-		        num(tm, "median_ms"), num(tm, "p10_ms"), num(tm, "p90_ms"),
-		        num(tm, "count"));
-	double base = num(r, "baseline_ms"), sp = num(r, "speedup");
+		        json_num(tm, "median_ms", NAN), json_num(tm, "p10_ms", NAN),
+		        json_num(tm, "p90_ms", NAN), json_num(tm, "count", NAN));
+	double base = json_num(r, "baseline_ms", NAN), sp = json_num(r, "speedup", NAN);
 	if (!isnan(base))
 		sb_addf(sb, "baseline: %s %.4g ms%s",
-		        *str(r, "baseline") ? str(r, "baseline") : "reference", base,
-		        isnan(sp) ? "\n" : "");
+		        *json_str(r, "baseline", "") ? json_str(r, "baseline", "") : "reference",
+		        base, isnan(sp) ? "\n" : "");
 	if (!isnan(base) && !isnan(sp))
 		sb_addf(sb, "; speedup %.3gx\n", sp);
 	/* PyTorch's other baseline, where the reference is PyTorch */
-	double bc = num(r, "baseline_compile_ms"), spc = num(r, "speedup_compile");
+	double bc = json_num(r, "baseline_compile_ms", NAN),
+	       spc = json_num(r, "speedup_compile", NAN);
 	if (!isnan(bc))
 		sb_addf(sb, "torch.compile of the reference: %.4g ms%s", bc,
 		        isnan(spc) ? "\n" : "");
 	if (!isnan(bc) && !isnan(spc))
 		sb_addf(sb, "; speedup %.3gx\n", spc);
-	if (isnan(bc) && *str(r, "baseline_compile_error"))
+	if (isnan(bc) && *json_str(r, "baseline_compile_error", ""))
 		add_log(sb, "torch.compile of the reference failed",
-		        str(r, "baseline_compile_error"), 0);
+		        json_str(r, "baseline_compile_error", ""), 0);
 	const cJSON *res;
 	cJSON_ArrayForEach(res, cJSON_GetObjectItem(c, "resources"))
 	{
@@ -440,8 +431,9 @@ void prompt_results(const cJSON *r, strbuf *sb)
 		    sb,
 		    "kernel %s: %g registers, %g B shared memory, %g B stack, %g B spill stores, "
 		    "%g B spill loads\n",
-		    str(res, "kernel"), num(res, "registers"), num(res, "shared_bytes"),
-		    num(res, "stack_bytes"), num(res, "spill_stores"), num(res, "spill_loads"));
+		    json_str(res, "kernel", ""), json_num(res, "registers", NAN),
+		    json_num(res, "shared_bytes", NAN), json_num(res, "stack_bytes", NAN),
+		    json_num(res, "spill_stores", NAN), json_num(res, "spill_loads", NAN));
 	}
 	const cJSON *vec = cJSON_GetObjectItem(c, "vectorized");
 	if (cJSON_IsArray(vec)) {
@@ -449,10 +441,12 @@ void prompt_results(const cJSON *r, strbuf *sb)
 		if (!cJSON_GetArraySize(vec))
 			sb_adds(sb, "host compiler: no loop was vectorised\n");
 		cJSON_ArrayForEach(v, vec)
-		    sb_addf(sb, "host compiler, line %g: %s\n", num(v, "line"), str(v, "message"));
+		    sb_addf(sb, "host compiler, line %g: %s\n", json_num(v, "line", NAN),
+		            json_str(v, "message", ""));
 	}
-	if (!strcmp(str(r, "status"), "crashed") || !strcmp(str(r, "status"), "timeout"))
-		add_log(sb, "its last output", str(r, "stderr_tail"), 1);
+	if (!strcmp(json_str(r, "status", ""), "crashed") ||
+	    !strcmp(json_str(r, "status", ""), "timeout"))
+		add_log(sb, "its last output", json_str(r, "stderr_tail", ""), 1);
 }
 
 void prompt_candidate_vars(struct prompt_vars *v, const char *zPrefix, const char *zName,

@@ -7,12 +7,12 @@
 #include <math.h>
 #include <string.h>
 
+#include "json.h"
 #include "status.h"
 
 double result_num(const cJSON *o, const char *k)
 {
-	const cJSON *v = cJSON_GetObjectItem(o, k);
-	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+	return json_num(o, k, NAN);
 }
 
 void result_complete_from(cJSON *r, const cJSON *rt, const cJSON *baselines, const cJSON *refData,
