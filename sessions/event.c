@@ -12,7 +12,6 @@
 #include "ideas.h"
 #include "json.h"
 #include "result.h"
-#include "precision.h"
 #include "status.h"
 #include "util.h"
 
@@ -175,7 +174,7 @@ static void apply_eval_finished(struct state *st, const cJSON *ev, double ts)
 	 * results from before the flag are taken as they were */
 	c->unverified =
 	    cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "timing"), "verified"));
-	c->reduced = precision_is_reduced(r);
+	c->reduced = result_is_reduced(r);
 	c->belowFloor =
 	    cJSON_IsString(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "roofline"), "suspect"));
 	const cJSON *bl = cJSON_GetObjectItem(r, "baseline_ms");

@@ -6,7 +6,7 @@
 
 #include "event.h"
 #include "journal.h"
-#include "precision.h"
+#include "result.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -164,7 +164,7 @@ void replay_describe(const struct replay *r, int i, char *buf, size_t n)
 		/* what its time and its precision are worth (issues 24, 25) */
 		const cJSON *tm = cJSON_GetObjectItem(res, "timing");
 		const char *flags =
-		    precision_is_reduced(res) ? ", reduced precision"
+		    result_is_reduced(res) ? ", reduced precision"
 		    : cJSON_IsString(
 		          cJSON_GetObjectItem(cJSON_GetObjectItem(res, "roofline"), "suspect"))
 		        ? ", below the device's floor: a suspect"

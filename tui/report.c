@@ -11,7 +11,6 @@
 
 #include "linediff.h"
 #include "ncu.h"
-#include "precision.h"
 #include "roofline.h"
 #include "result.h"
 #include "funcdiff.h"
@@ -271,9 +270,9 @@ void report_results(const struct state *st, const struct cand *c, strbuf *sb)
 		}
 	}
 	if (cJSON_GetObjectItem(r, "precision")) {
-		sb_adds(sb, precision_is_reduced(r) ? "PRECISION " : "precision ");
+		sb_adds(sb, result_is_reduced(r) ? "PRECISION " : "precision ");
 		result_precision_line(r, sb);
-		if (precision_is_reduced(r))
+		if (result_is_reduced(r))
 			sb_adds(sb,
 			        state_precision_any(st)
 			            ? " (ranked: the precision policy is any, its speedup marked ~)"

@@ -15,7 +15,6 @@
 #include "compile.h"
 #include "json.h"
 #include "ncu.h"
-#include "precision.h"
 #include "result.h"
 
 #define LOG_MAX 4096
@@ -386,7 +385,7 @@ void prompt_results(const cJSON *r, strbuf *sb)
 		sb_adds(sb, "precision: ");
 		result_precision_line(r, sb);
 		sb_adds(sb, "\n");
-		if (precision_is_reduced(r))
+		if (result_is_reduced(r))
 			sb_adds(
 			    sb,
 			    "Under the precision policy `faithful` (the default) this candidate "

@@ -380,9 +380,3 @@ cJSON *precision_unknown_json(const char *zWhy)
 	cJSON_AddStringToObject(o, "why", zWhy);
 	return o;
 }
-
-int precision_is_reduced(const cJSON *result)
-{
-	const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(result, "precision"), "verdict");
-	return cJSON_IsString(v) && !strcmp(v->valuestring, "reduced");
-}

@@ -94,7 +94,4 @@ cJSON *precision_json(const struct precision *p);
  * "unknown", "why"} */
 cJSON *precision_unknown_json(const char *zWhy);
 
-/* a result's precision verdict is "reduced" */
-int precision_is_reduced(const cJSON *result);
-
 #endif

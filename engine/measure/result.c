@@ -203,3 +203,9 @@ void result_precision_line(const cJSON *r, strbuf *sb)
 	if (cause)
 		sb_addf(sb, ": %s", cause);
 }
+
+int result_is_reduced(const cJSON *r)
+{
+	const char *v = json_str(cJSON_GetObjectItem(r, "precision"), "verdict", "");
+	return !strcmp(v, "reduced");
+}

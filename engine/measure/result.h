@@ -51,6 +51,9 @@ void result_tolerance_line(const cJSON *cor, strbuf *sb);
  * mantissa)", or "unknown: WHY".  Appends nothing when r has none.
  */
 void result_precision_line(const cJSON *r, strbuf *sb);
+
+/* r's precision verdict (precision.h) is "reduced" */
+int result_is_reduced(const cJSON *r);
 /* where a worker's setup went (reference_data.setup: the PyTorch helper's
  * start, the reference data, the baselines), in one line */
 void result_setup_line(const cJSON *setup, strbuf *sb);
