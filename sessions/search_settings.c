@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness.h"
 #include "policy.h"
 #include "util.h"
 
@@ -33,7 +34,7 @@ static const struct setting {
     {"bandwidth_gbs", 0, 0, 1e6, NULL},
     {"peak_tflops", 0, 0, 1e6, NULL},
     {"quick_stop_x", 0, 0, 1e6, NULL},
-    {"ab_pairs", 20, 12, 1000, NULL},
+    {"ab_pairs", HARNESS_AB_PAIRS, HARNESS_AB_MIN_PAIRS, 1000, NULL},
     {"rounds", 0, 0, 100000, NULL},
     {"max_candidates", 0, 0, 1000000, NULL},
     {"budget_usd", 0, 0, 1e9, NULL},

@@ -478,7 +478,8 @@ static cJSON *ab_stage(struct job *j, struct harness_cand *hc, cJSON *res)
 	if (ci) {
 		struct stage_ctx sc = {j->id, "a/b"};
 		const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(tm, "method"));
-		struct harness_ab_opts ao = {.nPairs = (int)opt_num(j, "ab_pairs", 20),
+		struct harness_ab_opts ao = {.nPairs =
+		                                 (int)opt_num(j, "ab_pairs", HARNESS_AB_PAIRS),
 		                             .budgetS = W.opts.budgetS,
 		                             .strict = m && !strcmp(m, "device-wide")};
 		const char *im = cJSON_GetStringValue(cJSON_GetObjectItem(inc, "method"));

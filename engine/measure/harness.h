@@ -213,8 +213,12 @@ cJSON *harness_time(struct harness *h, struct harness_cand *c, int nQuick,
  * into a win) */
 #define HARNESS_AB_MIN_PAIRS 12
 
+/* an A/B's pairs at most, unless asked for more or fewer (the search's
+ * setting ab_pairs defaults to it) */
+#define HARNESS_AB_PAIRS 20
+
 struct harness_ab_opts {
-	int nPairs;     /* pairs at most (20) */
+	int nPairs;     /* pairs at most (HARNESS_AB_PAIRS) */
 	double budgetS; /* after HARNESS_AB_MIN_PAIRS pairs, stop when this much time
 	                   has passed */
 	int strict;     /* time device-wide (either side's timing needed it) */
