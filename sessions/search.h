@@ -8,12 +8,13 @@
  * reference when no candidate is correct to start from.
  *
  * It is a state machine driven by the caller's loop (a timer and
- * search_poke()): it never blocks, it changes the session only through
- * runner_* functions, and every decision is a journal event folded into
- * st->search (state.h), so that replay shows it and a search killed at
- * any point goes on from its journal: search_open() on a session whose
- * search is not finished continues it within the same budget, asking again
- * what was cut short and evaluating nothing twice.
+ * search_poke()): it never blocks, it evaluates and asks through runner_*
+ * functions, and every decision is a journal event of its own (the ev_*
+ * emitters of event_search.h) folded into st->search (state.h), so that
+ * replay shows it and a search killed at any point goes on from its
+ * journal: search_start() on a session whose search is not finished
+ * continues it within the same budget, asking again what was cut short and
+ * evaluating nothing twice.
  *
  * Rounds overlap: while round N's candidates are evaluated, round N + 1
  * starts once N's LLM requests are all out (and the LLM client has room),
