@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "event.h"
 #include "flags.h"
 #include "ncu.h"
 #include "outline.h"
@@ -164,11 +165,7 @@ static int exec_profile(int argc, char **argv)
 		if (s && id < 0)
 			kl_err(err, "%s has no candidate with the source of %s", zSession, pos[1]);
 		if (s && id > 0) {
-			cJSON *e = cJSON_CreateObject();
-			cJSON_AddStringToObject(e, "type", "profile");
-			cJSON_AddNumberToObject(e, "candidate", id);
-			cJSON_AddItemToObject(e, "profile", cJSON_Duplicate(prof, 1));
-			if (session_emit(s, e, err) == 0)
+			if (ev_profile(s, id, prof, err) == 0)
 				id = 0;
 		}
 		if (id != 0) {

@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "event.h"
 #include "journal.h"
 #include "json.h"
 #include "linediff.h"
@@ -2261,12 +2262,7 @@ void archive_entry_text(const cJSON *e, strbuf *sb)
 
 int archive_idea_event(struct session *s, const cJSON *e, char *err)
 {
-	int id = state_next_idea_id(&s->st);
 	const char *title = json_str(e, "idea", "");
-	cJSON *ev = cJSON_CreateObject();
-	cJSON_AddStringToObject(ev, "type", "idea_proposed");
-	cJSON_AddNumberToObject(ev, "id", id);
-	cJSON_AddStringToObject(ev, "title", *title ? title : "an idea from the archive");
 	strbuf d = STRBUF_INIT;
 	sb_addf(&d, "%s", json_str(e, "idea_description", ""));
 	if (!strcmp(json_str(e, "kind", ""), "win"))
@@ -2279,11 +2275,13 @@ int archive_idea_event(struct session *s, const cJSON *e, char *err)
 		sb_addf(&d, "%s(From the archive, entry %.0f: a dead end on task %s, %s.)",
 		        d.len ? "\n\n" : "", json_num(e, "id", -1), json_str(e, "task", ""),
 		        json_str(e, "failure", ""));
-	cJSON_AddStringToObject(ev, "description", d.buf);
+	struct ev_idea ei = {.zTitle = *title ? title : "an idea from the archive",
+	                     .zDescription = d.buf ? d.buf : "",
+	                     .zCategory = *json_str(e, "category", "") ? json_str(e, "category", "")
+	                                                               : "other",
+	                     .zOrigin = "archive",
+	                     .archiveEntry = json_int(e, "id", 0)};
+	int id = ev_idea_proposed(s, &ei, err);
 	sb_free(&d);
-	cJSON_AddStringToObject(
-	    ev, "category", *json_str(e, "category", "") ? json_str(e, "category", "") : "other");
-	cJSON_AddStringToObject(ev, "origin", "archive");
-	cJSON_AddNumberToObject(ev, "archive_entry", json_num(e, "id", -1));
-	return session_emit(s, ev, err) < 0 ? -1 : id;
+	return id;
 }

@@ -522,6 +522,8 @@ int ev_idea_proposed(struct session *s, const struct ev_idea *d, char *err)
 		cJSON_AddNumberToObject(e, "parent", d->parent);
 	if (d->round > 0)
 		cJSON_AddNumberToObject(e, "round", d->round);
+	if (d->archiveEntry > 0)
+		cJSON_AddNumberToObject(e, "archive_entry", d->archiveEntry);
 	return session_emit(s, e, err) < 0 ? -1 : id;
 }
 

@@ -130,6 +130,7 @@ struct ev_idea {
 	int request;         /* the request it came from (0: none) */
 	int parent;          /* the candidate it improves (0: none) */
 	int round;           /* the search round it belongs to (0: as ev_candidate) */
+	int archiveEntry;    /* the archive entry it came from (0: none; origin "archive") */
 };
 /* idea_proposed under the next free idea id; returns that id */
 int ev_idea_proposed(struct session *s, const struct ev_idea *d, char *err);
