@@ -157,11 +157,11 @@ static int exec_profile(int argc, char **argv)
 		struct session *s = session_open(zSession, 1, err);
 		strbuf src = STRBUF_INIT;
 		int id = -1;
-		if (s && read_file(pos[1], &src, 4 << 20, err) == 0)
-			for (int i = 0; i < s->st.nCand; i++)
-				if (s->st.aCand[i].zSource &&
-				    !strcmp(s->st.aCand[i].zSource, src.buf))
-					id = s->st.aCand[i].id;
+		const struct cand *same = s && read_file(pos[1], &src, 4 << 20, err) == 0
+		                              ? state_cand_by_source(&s->st, src.buf)
+		                              : NULL;
+		if (same)
+			id = same->id;
 		if (s && id < 0)
 			kl_err(err, "%s has no candidate with the source of %s", zSession, pos[1]);
 		if (s && id > 0) {

@@ -109,10 +109,9 @@ int pipeline_evaluate(struct pipeline *p, int candId, char *err)
 int pipeline_add_source(struct pipeline *p, const char *zName, const char *zSource,
                         const char *zOrigin, char *err)
 {
-	const struct state *st = &p->pc.ses->st;
-	for (int i = 0; i < st->nCand; i++)
-		if (!strcmp(st->aCand[i].zSource, zSource))
-			return st->aCand[i].id;
+	const struct cand *same = state_cand_by_source(&p->pc.ses->st, zSource);
+	if (same)
+		return same->id;
 	struct ev_candidate c = {.zName = zName, .zOrigin = zOrigin, .zSource = zSource};
 	return ev_candidate_added(p->pc.ses, &c, err);
 }
@@ -462,17 +461,17 @@ static void on_branch_reply(struct step *s, const struct llm_reply *r)
 		return;
 	}
 	/* code the session has already is not evaluated (or timed) again */
-	const struct state *st = &p->pc.ses->st;
-	for (int i = 0; p->noRepeats && i < st->nCand; i++)
-		if (!strcmp(st->aCand[i].zSource, code.zSource)) {
-			say(p,
-			    "idea %d branch %d: the reply's code is the same as #%d (%s): not "
-			    "evaluated again",
-			    s->idea, s->branch, st->aCand[i].id, st->aCand[i].zName);
-			reply_code_free(&code);
-			branch_end(s, NULL);
-			return;
-		}
+	const struct cand *same =
+	    p->noRepeats ? state_cand_by_source(&p->pc.ses->st, code.zSource) : NULL;
+	if (same) {
+		say(p,
+		    "idea %d branch %d: the reply's code is the same as #%d (%s): not "
+		    "evaluated again",
+		    s->idea, s->branch, same->id, same->zName);
+		reply_code_free(&code);
+		branch_end(s, NULL);
+		return;
+	}
 	const char *stop = p->limit ? p->limit(p->limitArg, 1, 0) : NULL;
 	if (stop) {
 		reply_code_free(&code);

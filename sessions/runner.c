@@ -494,10 +494,9 @@ int runner_add(struct runner *rn, const char *zOrigin, const int *aParent, int n
 int runner_add_source(struct runner *rn, const char *zOrigin, const char *zName,
                       const char *zSource, char *err)
 {
-	const struct state *st = &rn->ses->st;
-	for (int i = 0; i < st->nCand; i++)
-		if (!strcmp(st->aCand[i].zSource, zSource))
-			return st->aCand[i].id;
+	const struct cand *same = state_cand_by_source(&rn->ses->st, zSource);
+	if (same)
+		return same->id;
 	return runner_add(rn, zOrigin, NULL, 0, zName, zSource, NULL, err);
 }
 

@@ -503,10 +503,7 @@ static const char *limit(void *arg, int bCandidate, double usd)
 
 static int has_source(const struct state *st, const char *z)
 {
-	for (int i = 0; i < st->nCand; i++)
-		if (!strcmp(st->aCand[i].zSource, z))
-			return 1;
-	return 0;
+	return state_cand_by_source(st, z) != NULL;
 }
 
 static const char *ext_of(const struct cand *c)

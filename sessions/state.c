@@ -78,6 +78,14 @@ struct cand *state_cand(const struct state *st, int id)
 	return NULL;
 }
 
+const struct cand *state_cand_by_source(const struct state *st, const char *zSource)
+{
+	for (int i = 0; zSource && i < st->nCand; i++)
+		if (st->aCand[i].zSource && !strcmp(st->aCand[i].zSource, zSource))
+			return &st->aCand[i];
+	return NULL;
+}
+
 int state_next_id(const struct state *st)
 {
 	return st->maxId + 1;

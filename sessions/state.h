@@ -229,6 +229,8 @@ int state_check(const struct state *st, const cJSON *ev, char *err);
 
 /* the candidate with id, or NULL */
 struct cand *state_cand(const struct state *st, int id);
+/* the first candidate whose source is zSource, byte for byte, or NULL */
+const struct cand *state_cand_by_source(const struct state *st, const char *zSource);
 /* c may be ranked: a parent, the best, a win: correct, with a speedup,
  * its time not unverified (kloop's own clock bounded it, or it came
  * before the flag) nor below the device's floor (unless a person cleared
