@@ -2,7 +2,10 @@
  * json.h - a cJSON object's members read with a default: one place for the
  * getters every layer needs (a journal's events, a worker's messages, a
  * result's fields), where each file had its own.  Keys are matched as
- * written (kloop writes every key it reads).
+ * cJSON_GetObjectItem() matches them, whatever their case: as the checks
+ * that come before a journal's event is applied find them (a check that
+ * found "Candidate" and an apply that did not met a NULL candidate in the
+ * journal's fuzzer).
  */
 #ifndef KL_JSON_H
 #define KL_JSON_H
