@@ -153,7 +153,7 @@ static double get_f(const void *p, kl_dtype d, int64_t i)
 
 void rng_vary(void *p, kl_dtype d, int64_t n, int flags, uint64_t seed)
 {
-	if (!(d == KL_F32 || d == KL_F64 || d == KL_F16 || d == KL_BF16) || n <= 0 || !flags)
+	if (!task_dtype_is_float(d) || n <= 0 || !flags)
 		return;
 	struct rng r;
 	rng_seed(&r, seed ^ 0x7661727931ull);

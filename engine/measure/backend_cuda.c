@@ -614,8 +614,7 @@ static int c_error64(struct backend *b, const void *out, kl_dtype d, const void 
 	struct cuda *c = b->priv;
 	size_t es = task_dtype_size(d);
 	cudaError_t e;
-	int floating = d == KL_F32 || d == KL_F16 || d == KL_BF16 || d == KL_F64;
-	if (!K.ok || !floating) {
+	if (!K.ok || !task_dtype_is_float(d)) {
 		host_buffers(c, (size_t)n * (es > 8 ? es : 8));
 		if (c_download(b, c->pHostA, out, (size_t)n * es, err) < 0 ||
 		    c_download(b, c->pHostB, ref, (size_t)n * 8, err) < 0)

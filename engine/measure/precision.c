@@ -26,18 +26,13 @@ struct precision {
 	int nAfter;
 };
 
-static int is_float(kl_dtype d)
-{
-	return d == KL_F32 || d == KL_F16 || d == KL_BF16 || d == KL_F64;
-}
-
 /* the harness's task with its float outputs in float64 */
 static struct task *task64(const struct task *t)
 {
 	struct task *t64 = xmalloc(sizeof *t64);
 	*t64 = *t;
 	for (int j = 0; j < t64->nOut; j++)
-		if (is_float(t64->aOut[j].dtype))
+		if (task_dtype_is_float(t64->aOut[j].dtype))
 			t64->aOut[j].dtype = KL_F64;
 	return t64;
 }
@@ -62,7 +57,7 @@ struct harness *precision_harness(struct harness *h, char *err)
 	const struct task *t = harness_task(h);
 	int nFloat = 0;
 	for (int j = 0; j < t->nOut; j++)
-		nFloat += is_float(t->aOut[j].dtype);
+		nFloat += task_dtype_is_float(t->aOut[j].dtype);
 	if (!nFloat) {
 		kl_err(err, "the task has no floating-point output");
 		return NULL;
@@ -123,7 +118,7 @@ static int sums(struct harness *h, struct harness *h64, int s64, const void *con
 	const struct task *t = harness_task(h);
 	struct backend *b = harness_backend(h);
 	for (int j = 0; j < t->nOut; j++) {
-		if (!is_float(t->aOut[j].dtype))
+		if (!task_dtype_is_float(t->aOut[j].dtype))
 			continue;
 		double a[CMP_NSUM];
 		if (b->error64(b, aOut[j], t->aOut[j].dtype, harness_expected_buf(h64, s64, j),
@@ -160,7 +155,7 @@ int precision_attach(struct harness *h, struct harness *h64, char *err)
 	double bound = 0;
 	for (int j = 0; j < t->nOut; j++) {
 		const struct task_tol *tl = &t->aTol[t->aOut[j].dtype];
-		if (is_float(t->aOut[j].dtype)) {
+		if (task_dtype_is_float(t->aOut[j].dtype)) {
 			double b1 = tl->rel_l2 < INFINITY ? tl->rel_l2 : tl->rtol + tl->atol;
 			bound = b1 > bound ? b1 : bound;
 		}
@@ -196,7 +191,7 @@ int precision_attach(struct harness *h, struct harness *h64, char *err)
 		nIn += (double)task_numel(&t->aIn[i]);
 	for (int j = 0; j < t->nOut; j++) {
 		kl_dtype d = t->aOut[j].dtype;
-		if (!is_float(d))
+		if (!task_dtype_is_float(d))
 			continue;
 		nOut += (double)task_numel(&t->aOut[j]);
 		double uj = d == KL_F64   ? 0x1p-53
