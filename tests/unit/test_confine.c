@@ -133,7 +133,11 @@ int main(void)
 	char cwd[4096];
 	if (!getcwd(cwd, sizeof cwd))
 		snprintf(cwd, sizeof cwd, ".");
-	char *outside = xasprintf("%s/build/confine-outside-%d", cwd, (int)getpid());
+	/* a place outside /tmp: the build tree, unless the checkout itself is
+	 * under /tmp (a clone there), then /var/tmp */
+	int underTmp = !strncmp(cwd, "/tmp/", 5) || !strcmp(cwd, "/tmp");
+	char *outside = underTmp ? xasprintf("/var/tmp/kloop-confine-outside-%d", (int)getpid())
+	                         : xasprintf("%s/build/confine-outside-%d", cwd, (int)getpid());
 	fflush(stdout);
 	pid_t p = fork();
 	if (p == 0) {
