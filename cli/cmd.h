@@ -5,12 +5,16 @@
 #ifndef KL_CMD_H
 #define KL_CMD_H
 
+#include <stdio.h>
+
 struct cmd_entry {
 	const char *name;  /* the word after `kloop` */
 	const char *usage; /* arguments, for `kloop help` and usage errors */
 	const char *help;  /* one line saying what it does */
 	/* run it; argv[0] is the command name.  Returns the exit status. */
 	int (*exec)(int argc, char **argv);
+	/* `kloop NAME --help` after the usage and help, or NULL: its flags, one a line */
+	void (*more_help)(FILE *f);
 };
 
 /* print "usage: kloop NAME USAGE" to stderr; returns 2 (the usage exit status) */

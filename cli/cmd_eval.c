@@ -17,6 +17,7 @@
 #include "roofline.h"
 #include "result.h"
 #include "runner.h"
+#include "search_settings.h"
 #include "util.h"
 
 #define SOURCE_MAX (8u << 20)
@@ -277,7 +278,7 @@ static int print_results(struct runner *rn, const struct src *a, int n, int json
 /* --precision any: a reduced-precision verdict still exits 0 */
 static int any_precision(const struct flags *o)
 {
-	const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(o->settings, "precision"));
+	const char *z = cJSON_GetStringValue(search_setting_get(o->settings, SS_precision));
 	return z && !strcmp(z, "any");
 }
 

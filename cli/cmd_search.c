@@ -112,6 +112,11 @@ static int exec_search(int argc, char **argv)
 	return rc;
 }
 
+static void more_help(FILE *f)
+{
+	search_settings_help(f, 0);
+}
+
 const struct cmd_entry cmd_search_entry = {
     .name = "search",
     .usage = "TASK [--rounds R] [--ideas N] [--branches B] [--translations T] [--parents P] "
@@ -128,4 +133,5 @@ const struct cmd_entry cmd_search_entry = {
             "found, 1 otherwise, 2 usage or task error); --session F resumes; a budget of 0 "
             "(--rounds 0, --time 0, --max-candidates 0, --budget-usd 0) is no limit",
     .exec = exec_search,
+    .more_help = more_help,
 };

@@ -19,8 +19,9 @@ static int exec_translate(int argc, char **argv)
 		rc = searchopts_open(&o);
 	char err[KL_ERRLEN];
 	int before = rc == 0 ? runner_state(o.rn)->maxId : 0;
-	const cJSON *t = cJSON_GetObjectItem(o.settings, "translations");
-	if (rc == 0 && runner_translate(o.rn, cJSON_IsNumber(t) ? t->valueint : 2, err) < 0) {
+	struct search_settings set;
+	search_settings_from_json(&set, o.settings);
+	if (rc == 0 && runner_translate(o.rn, (int)set.translations, err) < 0) {
 		fprintf(stderr, "kloop: %s\n", err);
 		rc = 2;
 	}
@@ -57,6 +58,11 @@ static int exec_translate(int argc, char **argv)
 	return rc;
 }
 
+static void more_help(FILE *f)
+{
+	search_settings_help(f, SS_TRANSLATE);
+}
+
 const struct cmd_entry cmd_translate_entry = {
     .name = "translate",
     .usage = "PROBLEM [-b T] [--session F] [--json] [--provider openai|anthropic|command] "
@@ -66,4 +72,5 @@ const struct cmd_entry cmd_translate_entry = {
             "the LLM and evaluate them (exit 0 when one is correct, 1 otherwise, 2 usage or "
             "task error)",
     .exec = exec_translate,
+    .more_help = more_help,
 };

@@ -9,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy.h"
-#include "search.h"
+#include "search_settings.h"
 #include "util.h"
 
 enum flag_type {
@@ -20,6 +19,7 @@ enum flag_type {
 	FT_INT,    /* a whole number in [lo, hi] */
 	FT_NUM,    /* a finite number in [lo, hi] */
 	FT_OPT,    /* a switch, or --flag=VALUE: the value ("" for the bare flag) */
+	FT_ALIAS,  /* another name of the flag zChoices */
 };
 
 struct flag_def {
@@ -62,10 +62,22 @@ struct flag_def {
 	{                                                                                          \
 		name, F_STR(member), 0, 0, NULL, NULL, cmds, NULL                                  \
 	}
-/* a search setting: type, range, what is counted, words, commands, key */
-#define SET(name, type, lo, hi, what, words, cmds, key)                                            \
+/* the flag types of the settings' kinds */
+#define FT_SK_INT FT_INT
+#define FT_SK_NUM FT_NUM
+#define FT_SK_WORD FT_CHOICE
+/* the commands that take a setting (search_settings.h's SS_ bits) */
+#define SET_CMDS(ss)                                                                               \
+	(FL_SEARCH | ((ss)&SS_TRANSLATE ? FL_TRANSLATE : 0) | ((ss)&SS_EVAL ? FL_EVAL : 0))
+/* a search setting's flag and its alias (zName NULL: none), from its row */
+#define SET_FLAGS(key, kind, lo, hi, def, words, flag, alias, what, cmds, group, help)             \
+	{flag, FT_##kind, NULL, 0, lo, hi, what, words, SET_CMDS(cmds), #key},                     \
+	    {alias, FT_##kind, NULL, 0, lo, hi, what, words, SET_CMDS(cmds), #key},
+/* another name, for commands cmds, of the flag zFlag (it takes zFlag's
+ * value; find() makes the row) */
+#define ALIAS(name, flag, cmds)                                                                    \
 	{                                                                                          \
-		name, type, NULL, 0, lo, hi, what, words, cmds, key                                \
+		name, FT_ALIAS, NULL, 0, 0, 0, NULL, flag, cmds, NULL                              \
 	}
 
 static const struct flag_def table[] = {
@@ -140,37 +152,14 @@ static const struct flag_def table[] = {
     /* the search's settings (search.h checks them again) */
     {"--sweep-only", F_SWITCH(sweepOnly), 0, 0, NULL, NULL, FL_SEARCH, NULL},
     {"--no-crossover", F_SWITCH(noCrossover), 0, 0, NULL, NULL, FL_SEARCH, NULL},
-    SET("--rounds", FT_INT, 0, 100000, "rounds", NULL, FL_SEARCH, "rounds"),
-    SET("--ideas", FT_INT, 1, 16, "ideas", NULL, FL_SEARCH, "ideas"),
-    SET("-n", FT_INT, 1, 16, "ideas", NULL, FL_SEARCH, "ideas"),
-    SET("--branches", FT_INT, 1, 16, "branches", NULL, FL_SEARCH, "branches"),
-    SET("-b", FT_INT, 1, 16, "branches", NULL, FL_SEARCH, "branches"),
-    SET("--translations", FT_INT, 1, 16, "translations", NULL, SEARCH_CMDS, "translations"),
-    SET("-t", FT_INT, 1, 16, "translations", NULL, SEARCH_CMDS, "translations"),
-    SET("-b", FT_INT, 1, 16, "translations", NULL, FL_TRANSLATE, "translations"),
-    SET("--parents", FT_INT, 1, POLICY_MAX_PICKS, "parents", NULL, FL_SEARCH, "parents"),
-    SET("--policy", FT_CHOICE, 0, 0, NULL, "islands|greedy|random", FL_SEARCH, "policy"),
-    SET("--seed", FT_INT, 0, 4294967295.0, "seed values", NULL, FL_SEARCH, "seed"),
-    SET("--gate", FT_CHOICE, 0, 0, NULL, "auto|human", FL_SEARCH, "gate"),
-    SET("--budget-usd", FT_NUM, 0, 1e9, "dollars", NULL, FL_SEARCH, "budget_usd"),
-    SET("--max-candidates", FT_INT, 0, 1000000, "candidates", NULL, FL_SEARCH, "max_candidates"),
-    SET("--time", FT_NUM, 0, 1e9, "seconds", NULL, FL_SEARCH, "time_s"),
-    SET("--target", FT_NUM, 0, 1e9, "speedup", NULL, FL_SEARCH, "target"),
-    SET("--target-roofline", FT_NUM, 0, 100, "percent of the roofline", NULL, FL_SEARCH,
-        "target_roofline"),
-    SET("--no-improve", FT_INT, 0, 100000, "rounds", NULL, FL_SEARCH, "no_improve"),
-    SET("--sweep", FT_CHOICE, 0, 0, NULL, "grid|random", FL_SEARCH, "sweep"),
-    SET("--sweep-points", FT_INT, 0, 256, "points", NULL, FL_SEARCH, "sweep_points"),
-    SET("--suspect", FT_NUM, 1, 1e6, "speedup", NULL, FL_SEARCH, "suspect_x"),
-    SET("--bandwidth", FT_NUM, 0, 1e6, "GB/s", NULL, FL_SEARCH, "bandwidth_gbs"),
-    SET("--peak-tflops", FT_NUM, 0, 1e6, "TFLOP/s", NULL, FL_SEARCH, "peak_tflops"),
-    SET("--quick-stop", FT_NUM, 0, 1e6, "times slower", NULL, FL_SEARCH, "quick_stop_x"),
-    SET("--ab-pairs", FT_INT, 12, 1000, "pairs", NULL, FL_SEARCH, "ab_pairs"),
-    SET("--crossover", FT_INT, 0, 2, "crossover level", NULL, FL_SEARCH, "crossover"),
-    SET("--overlap", FT_INT, 1, 8, "rounds open at once", NULL, FL_SEARCH, "overlap"),
-    SET("--precision", FT_CHOICE, 0, 0, NULL, "faithful|any", FL_SEARCH | FL_EVAL, "precision"),
+    /* translate's -b T is its --translations */
+    ALIAS("-b", "--translations", FL_TRANSLATE),
 };
 #define N_FLAGS (sizeof table / sizeof *table)
+
+/* the search settings' flags, from their table (search_settings.h) */
+static const struct flag_def settings[] = {SEARCH_SETTINGS(SET_FLAGS)};
+#define N_SETTINGS (sizeof settings / sizeof *settings)
 
 int flags_number(const char *zFlag, const char *z, double lo, double hi, int bInt,
                  const char *zWhat, double *pOut, char *err)
@@ -260,14 +249,33 @@ static int apply(struct flags *f, const struct flag_def *d, const char *v, char 
 	return 0;
 }
 
-/* the table's entry for flag a (its first n bytes) that one of cmds takes, or NULL */
+/* the entry for flag a (its first n bytes) in rows t (n of them) that one of cmds takes */
+static const struct flag_def *find_in(const struct flag_def *t, size_t nT, const char *a, size_t n,
+                                      unsigned cmds)
+{
+	for (size_t k = 0; k < nT; k++)
+		if (t[k].zName && (t[k].cmds & cmds) && strlen(t[k].zName) == n &&
+		    !strncmp(a, t[k].zName, n))
+			return &t[k];
+	return NULL;
+}
+
+/* the entry for flag a (its first n bytes) that one of cmds takes, or NULL */
 static const struct flag_def *find(const char *a, size_t n, unsigned cmds)
 {
-	for (size_t k = 0; k < N_FLAGS; k++)
-		if ((table[k].cmds & cmds) && strlen(table[k].zName) == n &&
-		    !strncmp(a, table[k].zName, n))
-			return &table[k];
-	return NULL;
+	const struct flag_def *d = find_in(table, N_FLAGS, a, n, cmds);
+	if (!d)
+		return find_in(settings, N_SETTINGS, a, n, cmds);
+	if (d->type != FT_ALIAS)
+		return d;
+	/* an alias: its flag's row under its own name (for messages) */
+	static struct flag_def alias;
+	const char *z = d->zName;
+	if (!(d = find(d->zChoices, strlen(d->zChoices), cmds)))
+		return NULL;
+	alias = *d;
+	alias.zName = z;
+	return &alias;
 }
 
 static int parse(const struct cmd_entry *e, unsigned cmd, int argc, char **argv, struct flags *f)

@@ -78,6 +78,8 @@ int main(int argc, char **argv)
 				if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
 					printf("usage: kloop %s %s\n\n%s\n", commands[i]->name,
 					       commands[i]->usage, commands[i]->help);
+					if (commands[i]->more_help)
+						commands[i]->more_help(stdout);
 					return 0;
 				}
 			return commands[i]->exec(argc - 1, argv + 1);

@@ -33,17 +33,15 @@ int searchopts_parse(struct searchopts *o, int argc, char **argv, int bSearch)
 	struct flags *f = &o->f;
 	o->settings = f->settings ? f->settings : cJSON_CreateObject();
 	f->settings = NULL;
-	const cJSON *cx = cJSON_GetObjectItem(o->settings, "crossover");
+	const cJSON *cx = search_setting_get(o->settings, SS_crossover);
 	if (f->noCrossover && cJSON_IsNumber(cx) && cx->valuedouble != 0) {
 		fprintf(stderr,
 		        "kloop: %s: --no-crossover contradicts --crossover %g (give one of them)\n",
 		        self->name, cx->valuedouble);
 		return 2;
 	}
-	if (f->noCrossover) {
-		cJSON_DeleteItemFromObjectCaseSensitive(o->settings, "crossover");
-		cJSON_AddNumberToObject(o->settings, "crossover", 0);
-	}
+	if (f->noCrossover)
+		search_setting_put(o->settings, SS_crossover, 0);
 	o->lo.zTask = f->nPos ? f->azPos[0] : NULL;
 	o->lo.zSession = f->zSession;
 	o->lo.zShapes = f->zShapes;
@@ -55,7 +53,7 @@ int searchopts_parse(struct searchopts *o, int argc, char **argv, int bSearch)
 		fprintf(stderr, "kloop: %s: a TASK (or --session FILE) is needed\n", self->name);
 		return cmd_usage(self);
 	}
-	const char *gate = cJSON_GetStringValue(cJSON_GetObjectItem(o->settings, "gate"));
+	const char *gate = cJSON_GetStringValue(search_setting_get(o->settings, SS_gate));
 	if (gate && !strcmp(gate, "human")) {
 		fprintf(stderr, "kloop: --gate human needs a person at the keyboard: use the TUI "
 		                "(`kloop TASK`, then :search start) or `kloop shell`\n");
@@ -68,8 +66,7 @@ int searchopts_parse(struct searchopts *o, int argc, char **argv, int bSearch)
 			        "kloop: no LLM provider is configured: --sweep-only implied "
 			        "(sweeps over tunables and crossover only; give --provider or "
 			        "--command for LLM ideas)\n");
-		cJSON_DeleteItemFromObjectCaseSensitive(o->settings, "sweep_only");
-		cJSON_AddNumberToObject(o->settings, "sweep_only", 1);
+		search_setting_put(o->settings, SS_sweep_only, 1);
 	}
 	if (!bSearch && !o->providerGiven) {
 		fprintf(stderr, "kloop: translate: no LLM provider: give --provider (with --model "

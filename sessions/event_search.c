@@ -144,6 +144,7 @@ void apply_search_started(struct state *st, const cJSON *ev, double ts)
 		cJSON_Delete(s->settings);
 		s->settings = cJSON_Duplicate(set, 1);
 	}
+	search_settings_from_json(&s->set, s->settings);
 }
 
 void apply_search_paused(struct state *st, const cJSON *ev, double ts)
@@ -184,6 +185,7 @@ void apply_search_set(struct state *st, const cJSON *ev, double ts)
 		s->settings = cJSON_CreateObject();
 	cJSON_DeleteItemFromObjectCaseSensitive(s->settings, k);
 	cJSON_AddItemToObject(s->settings, k, cJSON_Duplicate(v, 1));
+	search_settings_from_json(&s->set, s->settings);
 }
 
 static struct state_round *round_of(const struct state *st, int r)

@@ -88,16 +88,10 @@ static const struct state *ST(const struct search *s)
 	return runner_state(s->rn);
 }
 
-static double num(const struct search *s, const char *zKey)
+/* the settings, as the journal's search_started and search_set left them */
+static const struct search_settings *OPT(const struct search *s)
 {
-	const cJSON *v = cJSON_GetObjectItem(ST(s)->search.settings, zKey);
-	return cJSON_IsNumber(v) ? v->valuedouble : search_setting_default(zKey);
-}
-
-static const char *word(const struct search *s, const char *zKey, const char *zDef)
-{
-	const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(ST(s)->search.settings, zKey));
-	return z ? z : zDef;
+	return &ST(s)->search.set;
 }
 
 /* ---- events ---- */
@@ -181,7 +175,7 @@ static double roof_of(const struct cand *c)
  * (0: unknown) */
 static double bandwidth(const struct search *s)
 {
-	double bw = num(s, "bandwidth_gbs");
+	double bw = OPT(s)->bandwidth_gbs;
 	return bw > 0 ? bw : runner_bandwidth_gbs(s->rn);
 }
 
@@ -195,10 +189,10 @@ static int implausible(const struct search *s, const struct cand *c, char *why, 
 	const struct task *t = runner_task(s->rn);
 	double bw = bandwidth(s), bytes = min_bytes(s);
 	double floorMs = bw > 0 && bytes > 0 ? bytes / (bw * 1e9) * 1e3 : 0;
-	double peak = num(s, "peak_tflops"), flops = t ? t->flops : 0;
+	double peak = OPT(s)->peak_tflops, flops = t ? t->flops : 0;
 	double flopMs = peak > 0 && flops > 0 ? flops / (peak * 1e12) * 1e3 : 0;
-	if (c->speedup > num(s, "suspect_x")) {
-		snprintf(why, n, "%.3gx is above %gx", c->speedup, num(s, "suspect_x"));
+	if (c->speedup > OPT(s)->suspect_x) {
+		snprintf(why, n, "%.3gx is above %gx", c->speedup, OPT(s)->suspect_x);
 		return IMPLAUSIBLE_RATIO;
 	} else if (c->timeMs < floorMs)
 		snprintf(why, n,
@@ -366,9 +360,9 @@ static void judge_all(struct search *s)
 	/* what every evaluation from now on carries: the quick timing's stop,
 	 * the A/B's pairs, and the incumbent to be timed against */
 	cJSON *o = cJSON_CreateObject();
-	if (num(s, "quick_stop_x") > 0)
-		cJSON_AddNumberToObject(o, "quick_stop_x", num(s, "quick_stop_x"));
-	cJSON_AddNumberToObject(o, "ab_pairs", num(s, "ab_pairs"));
+	if (OPT(s)->quick_stop_x > 0)
+		cJSON_AddNumberToObject(o, "quick_stop_x", OPT(s)->quick_stop_x);
+	cJSON_AddNumberToObject(o, "ab_pairs", OPT(s)->ab_pairs);
 	runner_set_eval_opts(s->rn, o);
 	cJSON_Delete(o);
 	runner_set_incumbent(s->rn, ST(s)->search.bestId);
@@ -415,7 +409,7 @@ static double usd_used(const struct state *st)
  * pass it */
 static int usd_room(struct search *s, double *pHeld, double *pNext)
 {
-	double v = num(s, "budget_usd");
+	double v = OPT(s)->budget_usd;
 	runner_usd(s->rn, pHeld, pNext);
 	return v <= 0 || usd_used(ST(s)) + *pHeld + *pNext <= v;
 }
@@ -428,28 +422,28 @@ static const char *stop_reason(struct search *s, char *buf, size_t n)
 	if (SES(s)->nLost)
 		snprintf(buf, n, "the session journal cannot be written (%s)",
 		         SES(s)->zLost ? SES(s)->zLost : "?");
-	else if ((v = num(s, "rounds")) > 0 && rounds_done(st) >= v)
+	else if ((v = OPT(s)->rounds) > 0 && rounds_done(st) >= v)
 		snprintf(buf, n, "%d rounds done", rounds_done(st));
-	else if ((v = num(s, "max_candidates")) > 0 && cands_used(st) >= v)
+	else if ((v = OPT(s)->max_candidates) > 0 && cands_used(st) >= v)
 		snprintf(buf, n, "the candidate budget is spent (%d of %g)", cands_used(st), v);
-	else if ((v = num(s, "budget_usd")) > 0 && usd_used(st) >= v)
+	else if ((v = OPT(s)->budget_usd) > 0 && usd_used(st) >= v)
 		snprintf(buf, n, "the LLM budget is spent ($%.4f of $%g)", usd_used(st), v);
 	else if (v > 0 && !usd_room(s, &held, &next) && held <= 0)
 		snprintf(buf, n,
 		         "the LLM budget is spent ($%.4f of $%g; another request may cost about "
 		         "$%.4f)",
 		         usd_used(st), v, next);
-	else if ((v = num(s, "time_s")) > 0 && search_elapsed(s) >= v)
+	else if ((v = OPT(s)->time_s) > 0 && search_elapsed(s) >= v)
 		snprintf(buf, n, "the time budget is spent (%.0f of %g s)", search_elapsed(s), v);
-	else if ((v = num(s, "target")) > 0 && st->search.bestId && st->search.bestSpeed >= v)
+	else if ((v = OPT(s)->target) > 0 && st->search.bestId && st->search.bestSpeed >= v)
 		snprintf(buf, n, "the target speedup is reached (%.3gx >= %gx)",
 		         st->search.bestSpeed, v);
-	else if ((v = num(s, "target_roofline")) > 0 && st->search.bestId &&
+	else if ((v = OPT(s)->target_roofline) > 0 && st->search.bestId &&
 	         roof_of(state_cand(st, st->search.bestId)) * 100 >= v)
 		snprintf(buf, n,
 		         "the target is reached: the best is at %.0f%% of the roofline (>= %g%%)",
 		         roof_of(state_cand(st, st->search.bestId)) * 100, v);
-	else if ((v = num(s, "no_improve")) > 0 && rounds_flat(st) >= v)
+	else if ((v = OPT(s)->no_improve) > 0 && rounds_flat(st) >= v)
 		snprintf(buf, n, "no new best for %d rounds", rounds_flat(st));
 	else if (st->search.nRound && st->search.aRound[st->search.nRound - 1].finished &&
 	         st->search.aRound[st->search.nRound - 1].round >= 1 &&
@@ -465,15 +459,15 @@ static const char *stop_reason(struct search *s, char *buf, size_t n)
 /* may more candidates be made, more LLM money spent? */
 static int cand_ok(struct search *s)
 {
-	double v = num(s, "max_candidates"), t = num(s, "time_s");
+	double v = OPT(s)->max_candidates, t = OPT(s)->time_s;
 	return !SES(s)->nLost && (v <= 0 || cands_used(ST(s)) < v) &&
 	       (t <= 0 || search_elapsed(s) < t);
 }
 
 static int llm_ok(struct search *s)
 {
-	double v = num(s, "budget_usd"), held, next;
-	return !num(s, "sweep_only") && cand_ok(s) && (v <= 0 || usd_used(ST(s)) < v) &&
+	double v = OPT(s)->budget_usd, held, next;
+	return !OPT(s)->sweep_only && cand_ok(s) && (v <= 0 || usd_used(ST(s)) < v) &&
 	       usd_room(s, &held, &next);
 }
 
@@ -490,7 +484,7 @@ static const char *limit(void *arg, int bCandidate, double usd)
 		return "the session journal cannot be written";
 	if (!cand_ok(s))
 		return "the search's candidate or time budget is spent";
-	double v = num(s, "budget_usd");
+	double v = OPT(s)->budget_usd;
 	if (!bCandidate && v > 0 && usd_used(ST(s)) >= v)
 		return "the search's LLM budget is spent";
 	if (!bCandidate && v > 0 && usd_used(ST(s)) + usd > v)
@@ -534,14 +528,13 @@ static int add_mechanical(struct search *s, const char *zOrigin, const int *aPar
 static void sweep(struct search *s, int parent)
 {
 	const struct cand *c = state_cand(ST(s), parent);
-	int max = (int)num(s, "sweep_points");
+	int max = (int)OPT(s)->sweep_points;
 	if (!c || max <= 0)
 		return;
 	struct sweep_list l;
 	char err[KL_ERRLEN];
-	uint64_t seed = (uint64_t)num(s, "seed") * 1000003u + (uint64_t)parent;
-	if (sweep_points(c->zSource, strlen(c->zSource), word(s, "sweep", "grid"), seed, max, &l,
-	                 err) < 0) {
+	uint64_t seed = (uint64_t)OPT(s)->seed * 1000003u + (uint64_t)parent;
+	if (sweep_points(c->zSource, strlen(c->zSource), OPT(s)->sweep, seed, max, &l, err) < 0) {
 		char msg[KL_ERRLEN + 64];
 		snprintf(msg, sizeof msg, "sweep of #%d: %s", parent, err);
 		note(s, msg, NULL);
@@ -628,7 +621,7 @@ static int idea_has_branches(const struct state *st, int idea)
 static void gate(struct search *s, int round)
 {
 	const struct state *st = ST(s);
-	if (strcmp(word(s, "gate", "auto"), "auto"))
+	if (strcmp(OPT(s)->gate, "auto"))
 		return;
 	char err[KL_ERRLEN], line[400];
 	for (int i = 0; i < st->nIdea; i++) {
@@ -690,7 +683,7 @@ static void implement(struct search *s, int round)
 		if (!parent)
 			continue;
 		set_add(&s->impl, d->id);
-		int id = d->id, b = (int)num(s, "branches");
+		int id = d->id, b = (int)OPT(s)->branches;
 		snprintf(line, sizeof line, "implementing idea %d on #%d in %d branch%s: %s", id,
 		         parent, b, b == 1 ? "" : "es", d->zTitle);
 		if (runner_implement(s->rn, id, parent, b, err) < 0)
@@ -723,7 +716,7 @@ static void llm_crossover(struct search *s, int round, int a, int b)
 	    runner_idea_accept(s->rn, id, err) < 0)
 		return;
 	set_add(&s->impl, id);
-	int nb = (int)num(s, "branches");
+	int nb = (int)OPT(s)->branches;
 	snprintf(line, sizeof line, "LLM crossover of #%d and #%d in %d branch%s (idea %d)", a, b,
 	         nb, nb == 1 ? "" : "es", id);
 	if (runner_crossover(s->rn, id, a, b, nb, err) < 0)
@@ -797,7 +790,7 @@ static void drive_round(struct search *s, int R)
 			int have = 0;
 			for (int i = 0; i < st->nCand; i++)
 				have |= !strcmp(st->aCand[i].zOrigin, "translation");
-			int t = (int)num(s, "translations");
+			int t = (int)OPT(s)->translations;
 			if (!have && llm_ok(s)) {
 				char line[120];
 				snprintf(line, sizeof line,
@@ -820,11 +813,11 @@ static void drive_round(struct search *s, int R)
 	for (int i = 0; i < nPar; i++)
 		if (set_add(&s->swept, aPar[i]) && cand_ok(s))
 			sweep(s, aPar[i]);
-	if (!w->crossed && num(s, "crossover") > 0 && nPar >= 2) {
+	if (!w->crossed && OPT(s)->crossover > 0 && nPar >= 2) {
 		w->crossed = 1;
 		crossover(s, aPar[0], aPar[1]);
 	}
-	if (!w->llmCrossed && num(s, "crossover") >= 2 && nPar >= 2 && llm_ok(s)) {
+	if (!w->llmCrossed && OPT(s)->crossover >= 2 && nPar >= 2 && llm_ok(s)) {
 		w->llmCrossed = 1;
 		llm_crossover(s, R, aPar[0], aPar[1]);
 	}
@@ -834,7 +827,7 @@ static void drive_round(struct search *s, int R)
 		set_add(&w->asked, aPar[i]);
 		if (ideas_exist(ST(s), R, aPar[i]))
 			continue; /* asked before a restart: not again */
-		if (runner_ideas(s->rn, aPar[i], (int)num(s, "ideas"), err) < 0) {
+		if (runner_ideas(s->rn, aPar[i], (int)OPT(s)->ideas, err) < 0) {
 			char msg[KL_ERRLEN + 64];
 			snprintf(msg, sizeof msg, "ideas for #%d: %s", aPar[i], err);
 			note(s, msg, NULL);
@@ -846,7 +839,7 @@ static void drive_round(struct search *s, int R)
 		/* a round reopened after kill -9: what its branches were waiting
 		 * for is asked again (an implementation, a fix) */
 		w->resumed = 1;
-		int B = (int)num(s, "branches"), nb = ST(s)->nBranch;
+		int B = (int)OPT(s)->branches, nb = ST(s)->nBranch;
 		for (int i = 0; i < nb; i++) {
 			struct state_branch b = ST(s)->aBranch[i];
 			const struct state_idea *d = state_idea(ST(s), b.idea);
@@ -899,7 +892,7 @@ static int round_complete(struct search *s, int R)
 	for (int i = 0; i < st->nCand; i++)
 		if (st->aCand[i].round == R && !final(&st->aCand[i]))
 			return 0;
-	return strcmp(word(s, "gate", "auto"), "human") || !pending_ideas(st, R);
+	return strcmp(OPT(s)->gate, "human") || !pending_ideas(st, R);
 }
 
 static struct ev_search_budget budget(struct search *s)
@@ -976,10 +969,10 @@ static int may_overlap(struct search *s)
 {
 	const struct state *st = ST(s);
 	int R = st->search.round, unsent = 0;
-	double rounds = num(s, "rounds");
+	double rounds = OPT(s)->rounds;
 	char buf[200];
 	const struct work *w = work_of(s, R, 0);
-	if (num(s, "overlap") <= 1 || s->stepping || st->search.roundOpen >= num(s, "overlap") ||
+	if (OPT(s)->overlap <= 1 || s->stepping || st->search.roundOpen >= OPT(s)->overlap ||
 	    R < 1 || !w || !w->asked.n || !llm_ok(s) ||
 	    (rounds > 0 && rounds_started(st) >= rounds) || stop_reason(s, buf, sizeof buf))
 		return 0;
@@ -1047,7 +1040,7 @@ static int start_round(struct search *s, int lagged)
 		}
 	}
 	int R = st->search.round + 1;
-	const struct policy *pol = policy_find(word(s, "policy", "islands"));
+	const struct policy *pol = policy_find(OPT(s)->policy);
 	if (!pol)
 		pol = &policy_table[0];
 	/* lagged, only candidates never a parent: a parent of an open round
@@ -1060,15 +1053,15 @@ static int start_round(struct search *s, int lagged)
 	struct policy_ctx ctx = {
 	    .st = st,
 	    .pinned = st->search.pinned,
-	    .seed = (uint64_t)num(s, "seed"),
+	    .seed = (uint64_t)OPT(s)->seed,
 	    .round = R,
 	    .excluded = state_search_excluded,
-	    .through = lagged ? R - (int)num(s, "overlap") : -1,
+	    .through = lagged ? R - (int)OPT(s)->overlap : -1,
 	    .aBusy = busy.a,
 	    .nBusy = busy.n,
 	};
 	struct policy_pick pick[POLICY_MAX_PICKS];
-	int n = policy_choose(pol, &ctx, (int)num(s, "parents"), pick);
+	int n = policy_choose(pol, &ctx, (int)OPT(s)->parents, pick);
 	if (lagged && !n) {
 		free(busy.a);
 		return 0;
@@ -1107,10 +1100,9 @@ static int start_round(struct search *s, int lagged)
 	for (int i = 0; i < busy.n; i++)
 		cJSON_AddItemToArray(b, cJSON_CreateNumber(busy.a[i]));
 	free(busy.a);
-	emitted(
-	    s,
-	    ev_parents_chosen(SES(s), R, pol->zName, num(s, "seed"), ap, n, snap, EL(s), s->zErr),
-	    sb.buf, NULL);
+	emitted(s,
+	        ev_parents_chosen(SES(s), R, pol->zName, OPT(s)->seed, ap, n, snap, EL(s), s->zErr),
+	        sb.buf, NULL);
 	cJSON_Delete(snap);
 	sb_free(&sb);
 	return 1;
@@ -1219,15 +1211,15 @@ void search_free(struct search *s)
 static void describe(struct search *s, strbuf *sb)
 {
 	sb_addf(sb, "policy %s, seed %g, %g parents, %g ideas, %g branches, gate %s%s",
-	        word(s, "policy", "islands"), num(s, "seed"), num(s, "parents"), num(s, "ideas"),
-	        num(s, "branches"), word(s, "gate", "auto"),
-	        num(s, "sweep_only") ? ", sweeps only" : "");
-	static const char *const budgets[] = {
-	    "rounds",     "max_candidates", "budget_usd",      "time_s",
-	    "no_improve", "target",         "target_roofline", NULL};
-	for (int i = 0; budgets[i]; i++)
-		if (num(s, budgets[i]) > 0)
-			sb_addf(sb, ", %s %g", budgets[i], num(s, budgets[i]));
+	        OPT(s)->policy, OPT(s)->seed, OPT(s)->parents, OPT(s)->ideas, OPT(s)->branches,
+	        OPT(s)->gate, OPT(s)->sweep_only ? ", sweeps only" : "");
+	static const enum search_setting budgets[] = {
+	    SS_rounds,     SS_max_candidates, SS_budget_usd,     SS_time_s,
+	    SS_no_improve, SS_target,         SS_target_roofline};
+	for (size_t i = 0; i < sizeof budgets / sizeof *budgets; i++)
+		if (search_settings_num(OPT(s), budgets[i]) > 0)
+			sb_addf(sb, ", %s %g", search_setting_info[budgets[i]].zKey,
+			        search_settings_num(OPT(s), budgets[i]));
 }
 
 int search_start(struct search *s, const cJSON *set, char *err)
@@ -1291,7 +1283,7 @@ int search_start(struct search *s, const cJSON *set, char *err)
 			return -1;
 	}
 	char e2[KL_ERRLEN];
-	if (!num(s, "sweep_only"))
+	if (!OPT(s)->sweep_only)
 		runner_no_repeats(s->rn, e2); /* without an LLM, there is nothing to repeat */
 	strbuf sb = STRBUF_INIT;
 	describe(s, &sb);
@@ -1510,8 +1502,8 @@ int search_steer(struct search *s, const char *zVerb, const char *zArg, char *er
 int search_waiting(const struct search *s)
 {
 	const struct state *st = ST(s);
-	if (!st->search.roundOpen || strcmp(word(s, "gate", "auto"), "human") ||
-	    runner_jobs(s->rn) || runner_llm_busy(s->rn))
+	if (!st->search.roundOpen || strcmp(OPT(s)->gate, "human") || runner_jobs(s->rn) ||
+	    runner_llm_busy(s->rn))
 		return 0;
 	for (int i = 0; i < st->search.nRound; i++)
 		if (!st->search.aRound[i].finished && pending_ideas(st, st->search.aRound[i].round))
@@ -1536,10 +1528,7 @@ void search_status_state(const struct state *st, char *buf, size_t n)
 		snprintf(buf, n, "%s", "");
 		return;
 	}
-	const cJSON *set = ss->settings;
-	double usd = cJSON_GetNumberValue(cJSON_GetObjectItem(set, "budget_usd"));
-	double rounds = cJSON_GetNumberValue(cJSON_GetObjectItem(set, "rounds"));
-	double maxc = cJSON_GetNumberValue(cJSON_GetObjectItem(set, "max_candidates"));
+	double usd = ss->set.budget_usd, rounds = ss->set.rounds, maxc = ss->set.max_candidates;
 	char r[32] = "", c[32] = "", u[32] = "", b[64] = "none";
 	if (rounds > 0)
 		snprintf(r, sizeof r, "/%g", rounds);

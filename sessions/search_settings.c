@@ -1,6 +1,6 @@
 /*
- * search_settings.c - the search's settings: keys, defaults, ranges, and
- * their checks (search_settings.h).
+ * search_settings.c - the search's settings: the table's rows, defaults,
+ * checks and help (search_settings.h).
  */
 #include "search_settings.h"
 
@@ -9,60 +9,78 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
 #include "policy.h"
 #include "util.h"
 
-static const struct setting {
-	const char *zKey;
-	double def, lo, hi; /* numbers; lo > hi: a word */
-	const char *zWords; /* the words allowed, "|"-separated */
-} settings[] = {
-    {"parents", 2, 1, POLICY_MAX_PICKS, NULL},
-    {"ideas", 3, 1, 16, NULL},
-    {"branches", 2, 1, 16, NULL},
-    {"translations", 2, 1, 16, NULL},
-    {"policy", 0, 1, 0, "islands|greedy|random"},
-    {"seed", 1, 0, 4294967295.0, NULL},
-    {"gate", 0, 1, 0, "auto|human"},
-    {"sweep", 0, 1, 0, "grid|random"},
-    {"sweep_points", 8, 0, 256, NULL},
-    {"crossover", 1, 0, 2, NULL},
-    {"sweep_only", 0, 0, 1, NULL},
-    {"overlap", 2, 1, 8, NULL},
-    {"suspect_x", 10, 1, 1e6, NULL},
-    {"bandwidth_gbs", 0, 0, 1e6, NULL},
-    {"peak_tflops", 0, 0, 1e6, NULL},
-    {"quick_stop_x", 0, 0, 1e6, NULL},
-    {"ab_pairs", HARNESS_AB_PAIRS, HARNESS_AB_MIN_PAIRS, 1000, NULL},
-    {"rounds", 0, 0, 100000, NULL},
-    {"max_candidates", 0, 0, 1000000, NULL},
-    {"budget_usd", 0, 0, 1e9, NULL},
-    {"time_s", 0, 0, 1e9, NULL},
-    {"no_improve", 0, 0, 100000, NULL},
-    {"target", 0, 0, 1e9, NULL},
-    {"target_roofline", 0, 0, 100, NULL},
-    {"precision", 0, 1, 0, "faithful|any"},
-};
-#define N_SETTINGS (sizeof settings / sizeof *settings)
+_Static_assert(SEARCH_PARENTS_MAX <= POLICY_MAX_PICKS, "a policy chooses every parent asked for");
 
-const char *search_setting_keys(void)
+const struct search_setting_info search_setting_info[SS_COUNT] = {
+#define SS_ROW(key, kind, lo, hi, def, words, flag, alias, what, cmds, group, help)                \
+	{#key, kind, lo, hi, def, words, flag, alias, what, cmds, group, help},
+    SEARCH_SETTINGS(SS_ROW)
+#undef SS_ROW
+};
+
+/* the first word of "a|b|c" into w (n bytes) */
+static void first_word(const char *zWords, char *w, size_t n)
 {
-	return "parents, ideas, branches, translations, policy, seed, gate, sweep, sweep_points, "
-	       "crossover, sweep_only, overlap, suspect_x, bandwidth_gbs, peak_tflops, "
-	       "quick_stop_x, "
-	       "ab_pairs, rounds, max_candidates, "
-	       "budget_usd, time_s, no_improve, target, target_roofline, precision";
+	snprintf(w, n, "%.*s", (int)strcspn(zWords, "|"), zWords);
+}
+
+void search_settings_default(struct search_settings *set)
+{
+	search_settings_from_json(set, NULL);
+}
+
+void search_settings_from_json(struct search_settings *set, const cJSON *o)
+{
+	const cJSON *v;
+#define SS_GET_SK_INT(key)                                                                         \
+	set->key = cJSON_IsNumber(v) ? v->valuedouble : search_setting_info[SS_##key].def;
+#define SS_GET_SK_NUM(key) SS_GET_SK_INT(key)
+#define SS_GET_SK_WORD(key)                                                                        \
+	if (cJSON_IsString(v))                                                                     \
+		snprintf(set->key, sizeof set->key, "%s", v->valuestring);                         \
+	else                                                                                       \
+		first_word(search_setting_info[SS_##key].zWords, set->key, sizeof set->key);
+#define SS_GET(key, kind, ...)                                                                     \
+	v = search_setting_get(o, SS_##key);                                                       \
+	SS_GET_##kind(key)
+	SEARCH_SETTINGS(SS_GET)
+#undef SS_GET
+#undef SS_GET_SK_WORD
+#undef SS_GET_SK_NUM
+#undef SS_GET_SK_INT
+}
+
+double search_settings_num(const struct search_settings *set, enum search_setting id)
+{
+	switch (id) {
+#define SS_NUM_SK_INT(key) return set->key;
+#define SS_NUM_SK_NUM(key) return set->key;
+#define SS_NUM_SK_WORD(key) return 0;
+#define SS_NUM(key, kind, ...)                                                                     \
+	case SS_##key:                                                                             \
+		SS_NUM_##kind(key)
+		SEARCH_SETTINGS(SS_NUM)
+#undef SS_NUM
+#undef SS_NUM_SK_WORD
+#undef SS_NUM_SK_NUM
+#undef SS_NUM_SK_INT
+	case SS_COUNT:
+		break;
+	}
+	return 0;
 }
 
 cJSON *search_defaults(void)
 {
 	cJSON *o = cJSON_CreateObject();
-	for (size_t i = 0; i < N_SETTINGS; i++) {
-		const struct setting *t = &settings[i];
-		if (t->zWords) {
-			char w[32];
-			snprintf(w, sizeof w, "%.*s", (int)strcspn(t->zWords, "|"), t->zWords);
+	for (int i = 0; i < SS_COUNT; i++) {
+		const struct search_setting_info *t = &search_setting_info[i];
+		if (t->kind == SK_WORD) {
+			char w[SEARCH_WORD_MAX];
+			first_word(t->zWords, w, sizeof w);
 			cJSON_AddStringToObject(o, t->zKey, w);
 		} else {
 			cJSON_AddNumberToObject(o, t->zKey, t->def);
@@ -71,17 +89,44 @@ cJSON *search_defaults(void)
 	return o;
 }
 
+int search_setting_find(const char *zKey)
+{
+	for (int i = 0; i < SS_COUNT; i++)
+		if (!strcmp(search_setting_info[i].zKey, zKey))
+			return i;
+	return -1;
+}
+
+const cJSON *search_setting_get(const cJSON *o, enum search_setting id)
+{
+	return o ? cJSON_GetObjectItem(o, search_setting_info[id].zKey) : NULL;
+}
+
+void search_setting_put(cJSON *o, enum search_setting id, double v)
+{
+	cJSON_DeleteItemFromObjectCaseSensitive(o, search_setting_info[id].zKey);
+	cJSON_AddNumberToObject(o, search_setting_info[id].zKey, v);
+}
+
+const char *search_setting_keys(void)
+{
+	static char buf[SS_COUNT * 24];
+	if (!buf[0])
+		for (int i = 0; i < SS_COUNT; i++)
+			snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? ", " : "",
+			         search_setting_info[i].zKey);
+	return buf;
+}
+
 int search_setting_parse(cJSON *o, const char *zKey, const char *zVal, char *err)
 {
-	const struct setting *t = NULL;
-	for (size_t i = 0; i < N_SETTINGS; i++)
-		if (!strcmp(settings[i].zKey, zKey))
-			t = &settings[i];
-	if (!t)
+	int id = search_setting_find(zKey);
+	if (id < 0)
 		return kl_err(err, "unknown search setting '%s' (one of %s)", zKey,
 		              search_setting_keys());
+	const struct search_setting_info *t = &search_setting_info[id];
 	cJSON *v;
-	if (t->zWords) {
+	if (t->kind == SK_WORD) {
 		size_t k = strlen(zVal);
 		const char *p = strstr(t->zWords, zVal);
 		int ok = k && p && (p == t->zWords || p[-1] == '|') && (p[k] == '|' || !p[k]);
@@ -92,10 +137,7 @@ int search_setting_parse(cJSON *o, const char *zKey, const char *zVal, char *err
 	} else {
 		double d = 0;
 		int bad = num_parse(zVal, &d) < 0;
-		int whole = strcmp(zKey, "budget_usd") && strcmp(zKey, "time_s") &&
-		            strcmp(zKey, "target") && strcmp(zKey, "target_roofline") &&
-		            strcmp(zKey, "suspect_x") && strcmp(zKey, "bandwidth_gbs") &&
-		            strcmp(zKey, "peak_tflops") && strcmp(zKey, "quick_stop_x");
+		int whole = t->kind == SK_INT;
 		if (bad || !isfinite(d) || d < t->lo || d > t->hi || (whole && d != floor(d)))
 			return kl_err(err, "%s: expected %s from %g to %g, got '%s'", zKey,
 			              whole ? "a whole number" : "a number", t->lo, t->hi, zVal);
@@ -106,35 +148,63 @@ int search_setting_parse(cJSON *o, const char *zKey, const char *zVal, char *err
 	return 0;
 }
 
-double search_setting_default(const char *zKey)
-{
-	for (size_t i = 0; i < N_SETTINGS; i++)
-		if (!strcmp(settings[i].zKey, zKey))
-			return settings[i].def;
-	return 0;
-}
-
 int search_setting_check(const char *zKey, const cJSON *v, int bKnown, char *err)
 {
-	const struct setting *t = NULL;
-	for (size_t i = 0; i < N_SETTINGS; i++)
-		if (!strcmp(settings[i].zKey, zKey))
-			t = &settings[i];
-	if (!t)
+	int id = search_setting_find(zKey);
+	if (id < 0)
 		return bKnown ? kl_err(err, "unknown search setting '%s' (one of %s)", zKey,
 		                       search_setting_keys())
 		              : 0;
+	const struct search_setting_info *t = &search_setting_info[id];
 	char buf[64];
 	const char *z = NULL;
-	if (t->zWords && cJSON_IsString(v))
+	if (t->kind == SK_WORD && cJSON_IsString(v))
 		z = v->valuestring;
-	else if (!t->zWords && cJSON_IsNumber(v) &&
+	else if (t->kind != SK_WORD && cJSON_IsNumber(v) &&
 	         snprintf(buf, sizeof buf, "%.17g", v->valuedouble))
 		z = buf;
 	else
-		return kl_err(err, "%s: expected %s", zKey, t->zWords ? "a word" : "a number");
+		return kl_err(err, "%s: expected %s", zKey,
+		              t->kind == SK_WORD ? "a word" : "a number");
 	cJSON *o = cJSON_CreateObject();
 	int rc = search_setting_parse(o, zKey, z, err);
 	cJSON_Delete(o);
 	return rc;
+}
+
+void search_settings_help(FILE *f, unsigned only)
+{
+	const char *zGroup = NULL;
+	for (int pass = 0; pass < SS_COUNT; pass++) {
+		/* the groups in the order they first appear */
+		const char *g = search_setting_info[pass].zGroup;
+		int seen = 0;
+		for (int k = 0; k < pass; k++)
+			seen |= !strcmp(search_setting_info[k].zGroup, g);
+		if (seen)
+			continue;
+		for (int i = pass; i < SS_COUNT; i++) {
+			const struct search_setting_info *t = &search_setting_info[i];
+			if (strcmp(t->zGroup, g) || !t->zFlag || (only && !(t->cmds & only)))
+				continue;
+			if (zGroup != g)
+				fprintf(f,
+				        "\nsearch settings, %s (`set KEY VALUE` while a search "
+				        "runs):\n",
+				        g);
+			zGroup = g;
+			char name[64], range[128];
+			snprintf(name, sizeof name, "%s%s%s %s", t->zFlag, t->zAlias ? ", " : "",
+			         t->zAlias ? t->zAlias : "", t->kind == SK_WORD ? "WORD" : "N");
+			if (t->kind == SK_WORD) {
+				char w[SEARCH_WORD_MAX];
+				first_word(t->zWords, w, sizeof w);
+				snprintf(range, sizeof range, "%s, default %s", t->zWords, w);
+			} else {
+				snprintf(range, sizeof range, "%s%.15g..%.15g, default %g",
+				         t->kind == SK_INT ? "" : "number ", t->lo, t->hi, t->def);
+			}
+			fprintf(f, "  %-24s %s [%s; set %s]\n", name, t->zHelp, range, t->zKey);
+		}
+	}
 }

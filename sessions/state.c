@@ -19,6 +19,7 @@ void state_init(struct state *st)
 {
 	memset(st, 0, sizeof *st);
 	st->baselineMs = -1;
+	search_settings_default(&st->search.set);
 }
 
 static void cand_free(struct cand *c)
@@ -51,8 +52,7 @@ void state_free(struct state *st)
 
 int state_precision_any(const struct state *st)
 {
-	const cJSON *v = cJSON_GetObjectItem(st->search.settings, "precision");
-	return cJSON_IsString(v) && !strcmp(v->valuestring, "any");
+	return !strcmp(st->search.set.precision, "any");
 }
 
 int state_cand_rankable(const struct state *st, const struct cand *c)

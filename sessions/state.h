@@ -8,6 +8,7 @@
 
 #include <cJSON.h>
 
+#include "search_settings.h"
 #include "status.h"
 
 /* where an idea stands (its journal names: idea_status_name()) */
@@ -162,9 +163,12 @@ struct state_search {
 	enum search_state state; /* running, paused, stopped, finished (none: no search) */
 	char *zWhy;              /* why it stopped or finished */
 	cJSON *settings;         /* {"ideas", "branches", "policy", "seed", "gate", ...} */
-	int round;               /* the latest round started (0: none) */
-	int roundOpen;           /* rounds started and not finished (several when rounds
-	                          * overlap: the search's `overlap` setting) */
+	/* the same typed, the defaults where not given (a newer kloop's keys
+	 * are kept in settings only) */
+	struct search_settings set;
+	int round;     /* the latest round started (0: none) */
+	int roundOpen; /* rounds started and not finished (several when rounds
+	                * overlap: the search's `overlap` setting) */
 	struct state_round *aRound;
 	int nRound;
 	size_t nRoundAlloc;
