@@ -362,45 +362,48 @@ static void on_progress(int job, const char *zStage, int k, void *arg)
 }
 
 /*
- * The eval request's extra fields for candidate id: the runner's options,
- * the baseline for the quick timing's stop (the incumbent's time, else the
- * reference's), and the incumbent to time against in an A/B (abWith, else
- * the runner's incumbent; never the candidate itself).  NULL when none.
+ * The eval request of candidate c: what the runner was told every request
+ * carries (runner_set_eval_request()), the baseline for the quick
+ * timing's stop (the incumbent's time, else the reference's), and the
+ * incumbent to time against in an A/B (abWith, forced, else the runner's
+ * incumbent when it is correct and timed; never the candidate itself).
+ * Its strings point into the state.
  */
-static cJSON *eval_opts(struct runner *rn, int id, int abWith, int force)
+static struct eval_request eval_request_for(struct runner *rn, const struct cand *c, int abWith)
 {
 	const struct state *st = &rn->ses->st;
-	cJSON *o = rn->evalOpts ? cJSON_Duplicate(rn->evalOpts, 1) : cJSON_CreateObject();
-	int incId = abWith ? abWith : rn->incumbent;
-	const struct cand *inc = incId && incId != id ? state_cand(st, incId) : NULL;
-	if (inc && (force || (inc->status == STATUS_CORRECT && inc->timeMs > 0))) {
-		cJSON *i = cJSON_AddObjectToObject(o, "incumbent");
-		cJSON_AddNumberToObject(i, "id", inc->id);
-		cJSON_AddStringToObject(i, "name", inc->zName);
-		cJSON_AddStringToObject(i, "source", inc->zSource);
-		cJSON_AddNumberToObject(i, "median_ms", inc->timeMs > 0 ? inc->timeMs : 0);
-		const cJSON *m =
-		    cJSON_GetObjectItem(cJSON_GetObjectItem(inc->result, "timing"), "method");
-		if (cJSON_IsString(m))
-			cJSON_AddStringToObject(i, "method", m->valuestring);
-		if (force)
-			cJSON_AddBoolToObject(o, "ab_force", 1);
-	}
+	struct eval_request rq = {
+	    .zName = c->zName,
+	    .zSource = c->zSource,
+	    .nSource = strlen(c->zSource),
+	    .quickRuns = rn->evalReq.quickRuns,
+	    .quickStopX = rn->evalReq.quickStopX,
+	    .abPairs = rn->evalReq.abPairs,
+	    .abForce = abWith != 0,
+	};
+	int incId = abWith ? abWith : rn->evalReq.inc.id;
+	const struct cand *inc = incId && incId != c->id ? state_cand(st, incId) : NULL;
+	if (inc && (rq.abForce || (inc->status == STATUS_CORRECT && inc->timeMs > 0)))
+		rq.inc = (struct eval_incumbent){
+		    .id = inc->id,
+		    .zName = inc->zName,
+		    .zSource = inc->zSource,
+		    .medianMs = inc->timeMs > 0 ? inc->timeMs : 0,
+		    .zMethod = result_timing_method(inc->result),
+		};
 	double base = inc && inc->timeMs > 0 ? inc->timeMs : st->baselineMs;
-	if (base > 0 && !cJSON_GetObjectItem(o, "baseline_ms"))
-		cJSON_AddNumberToObject(o, "baseline_ms", base);
-	return o;
+	rq.baselineMs = base > 0 ? base : 0;
+	return rq;
 }
 
-void runner_set_eval_opts(struct runner *rn, const cJSON *opts)
+void runner_set_eval_request(struct runner *rn, const struct eval_request *rq)
 {
-	cJSON_Delete(rn->evalOpts);
-	rn->evalOpts = opts ? cJSON_Duplicate(opts, 1) : NULL;
-}
-
-void runner_set_incumbent(struct runner *rn, int id)
-{
-	rn->incumbent = id;
+	rn->evalReq = (struct eval_request){
+	    .quickRuns = rq->quickRuns,
+	    .quickStopX = rq->quickStopX,
+	    .abPairs = rq->abPairs,
+	    .inc.id = rq->inc.id,
+	};
 }
 
 /* evaluate candidate id on worker w, or on any when w < 0 (an A/B against
@@ -422,9 +425,8 @@ static int bench_at(struct runner *rn, int id, int w, int abWith, char *err)
 	struct runner_job *j = &rn->aJob[rn->nJob++];
 	*j = (struct runner_job){.cand = id, .k = -1, .tStart = now_s()};
 	snprintf(j->zStage, sizeof j->zStage, "queued");
-	cJSON *opts = eval_opts(rn, id, abWith, abWith != 0);
-	j->job = pool_submit_opts(rn->pool, w, c->zName, c->zSource, strlen(c->zSource), opts, err);
-	cJSON_Delete(opts);
+	struct eval_request rq = eval_request_for(rn, c, abWith);
+	j->job = pool_submit_req(rn->pool, w, &rq, err);
 	note_simple(rn, RUNNER_CHANGED, id, NULL);
 	return 0;
 }
@@ -1113,7 +1115,6 @@ void runner_close(struct runner *rn)
 	free(rn->zShapes);
 	free(rn->zReference);
 	free(rn->aJob);
-	cJSON_Delete(rn->evalOpts);
 	free(rn);
 }
 

@@ -126,10 +126,10 @@ struct runner {
 	int round;               /* the search round new work belongs to (runner_round) */
 	pipeline_limit_fn limit; /* the pipeline's limit (runner_limit), or NULL */
 	void *limitArg;
-	cJSON *evalOpts;         /* fields every eval request carries (runner_set_eval_opts) */
-	int incumbent;           /* the candidate evaluations are A/B-timed against, or 0 */
-	runner_notify_fn notify; /* the front end's callback, or NULL */
-	void *arg;               /* its argument */
+	struct eval_request evalReq; /* what every eval request carries
+	                              * (runner_set_eval_request) */
+	runner_notify_fn notify;     /* the front end's callback, or NULL */
+	void *arg;                   /* its argument */
 };
 
 /*
@@ -193,14 +193,15 @@ int runner_bench_on(struct runner *rn, int id, int w, char *err);
 int runner_bench_ab(struct runner *rn, int id, int other, char *err);
 
 /*
- * Fields every evaluation's request carries from now on (the cascade's
- * quick_runs, quick_stop_x; copied; NULL: none), and the incumbent every
+ * What every evaluation's request carries from now on (protocol.h's struct
+ * eval_request; the search builds it): the quick timing's runs and stop,
+ * the A/B's pairs, and the incumbent (rq->inc.id; 0: none) every
  * evaluation is timed against in an A/B when its full timing's median is
- * below the incumbent's (0: none; the search sets its best).  Each request
- * also carries baseline_ms: the incumbent's time, else the reference's.
+ * below the incumbent's.  The runner completes each request with the
+ * candidate, the incumbent's source and time, and the baseline for the
+ * quick stop (the incumbent's time, else the reference's).
  */
-void runner_set_eval_opts(struct runner *rn, const cJSON *opts);
-void runner_set_incumbent(struct runner *rn, int id);
+void runner_set_eval_request(struct runner *rn, const struct eval_request *rq);
 
 /*
  * Cancel the evaluation of candidate id: the pool restarts the worker

@@ -359,13 +359,10 @@ static void judge_all(struct search *s)
 	}
 	/* what every evaluation from now on carries: the quick timing's stop,
 	 * the A/B's pairs, and the incumbent to be timed against */
-	cJSON *o = cJSON_CreateObject();
-	if (OPT(s)->quick_stop_x > 0)
-		cJSON_AddNumberToObject(o, "quick_stop_x", OPT(s)->quick_stop_x);
-	cJSON_AddNumberToObject(o, "ab_pairs", OPT(s)->ab_pairs);
-	runner_set_eval_opts(s->rn, o);
-	cJSON_Delete(o);
-	runner_set_incumbent(s->rn, ST(s)->search.bestId);
+	struct eval_request rq = {.quickStopX = OPT(s)->quick_stop_x,
+	                          .abPairs = (int)OPT(s)->ab_pairs,
+	                          .inc.id = ST(s)->search.bestId};
+	runner_set_eval_request(s->rn, &rq);
 }
 
 /* ---- budgets ---- */

@@ -7,10 +7,12 @@
  * the noise; implausible speedups held as suspects).  Round 0 translates the
  * reference when no candidate is correct to start from.
  *
- * It is a state machine driven by the caller's loop (a timer and
- * search_poke()): it never blocks, it evaluates and asks through runner_*
- * functions, and every decision is a journal event of its own (the ev_*
- * emitters of event_search.h) folded into st->search (state.h), so that
+ * It is a state machine driven by the caller's loop (its timer on the
+ * runner's loop, and search_poke() after an event): it never blocks, it
+ * adds, evaluates and asks through runner_* functions, and every decision
+ * is a journal event of its own, written with the typed emitters of
+ * event.h on the runner's session (their check and fold are in
+ * event_search.c) and folded into st->search (state.h), so that
  * replay shows it and a search killed at any point goes on from its
  * journal: search_start() on a session whose search is not finished
  * continues it within the same budget, asking again what was cut short and
@@ -26,26 +28,19 @@
  * A verdict becomes the new best when its median time is below the
  * incumbent's 10th-percentile time and at least 2% below its median, and
  * it won an interleaved A/B against the incumbent (ab_compared; the
- * runner's incumbent is the best, so the worker runs the A/B in the same
- * evaluation; a verdict without one is evaluated again with
+ * search gives the runner its best as the incumbent of every evaluation's
+ * request, runner_set_eval_request(), so the worker runs the A/B in the
+ * same evaluation; a verdict without one is evaluated again with
  * runner_bench_ab(), once).  A speedup above suspect_x, a time below what
  * moving the task's bytes (every input read and every output written
  * once) takes at bandwidth_gbs (default: the workers' GPU's own), or below
  * what the task's flops take at peak_tflops, is flagged suspect_flagged
  * instead and is neither a parent nor the best until a person clears it.
  *
- * Settings (search_started's "settings", changed by search_set):
- *   parents (2), ideas (3), branches (2), translations (2), policy
- *   (islands), seed (1), gate (auto|human), sweep (grid|random), sweep_points
- *   (8 per parent), crossover (1: on), sweep_only (0), overlap (2: rounds
- *   open at once; 1: one after another), suspect_x (10),
- *   bandwidth_gbs (0: the GPU's own; e.g. 3350 for an H100 SXM's HBM3),
- *   peak_tflops (0: none), quick_stop_x (0: off; candidates slower than
- *   that many times the incumbent stop after the quick timing), ab_pairs (20);
- *   budgets, 0 meaning none: rounds, max_candidates, budget_usd, time_s,
- *   no_improve (rounds without a new best), target (speedup),
- *   target_roofline (the best's percent of the device's roofline,
- *   roofline.h); precision (faithful|any: whether reduced precision ranks).
+ * Settings (search_started's "settings", changed by search_set): the
+ * table of search_settings.h (the policy, ideas, branches, gate, sweeps,
+ * crossover, overlap, the suspect limits, the quick stop and the A/B's
+ * pairs, and the budgets, 0 meaning none), read as st->search.set.
  */
 #ifndef KL_SEARCH_H
 #define KL_SEARCH_H

@@ -29,6 +29,7 @@
 #include "proc.h"
 #include "resources.h"
 #include "precision.h"
+#include "protocol.h"
 #include "roofline.h"
 #include "task.h"
 #include "taskopen.h"
@@ -38,21 +39,21 @@
 #include "worker.h"
 
 struct job {
-	int id;            /* the engine's job id */
-	char *zName;       /* file name for diagnostics */
-	int ok;            /* compiled */
-	char *zSo;         /* shared object */
-	cJSON *compile;    /* the compile report */
-	double tCompile;   /* seconds */
-	int compiled;      /* its compile has finished (ok or not) */
-	struct job *next;  /* run queue link, in submission order */
-	int isReference;   /* the task's reference */
-	cJSON *req;        /* the eval request's options (quick_runs, quick_stop_x,
-	                      baseline_ms, incumbent, ab_pairs, ab_force), or NULL */
-	struct job *inc;   /* the incumbent to time against (A/B), compiled beside it */
-	struct job *owner; /* for an incumbent: the job it belongs to */
-	int cancelled;     /* the engine no longer wants it: dropped unrun once compiled */
-	char zCode[65];    /* the hash of its machine code (codehash.h), "" if none */
+	int id;                 /* the engine's job id */
+	char *zName;            /* file name for diagnostics */
+	int ok;                 /* compiled */
+	char *zSo;              /* shared object */
+	cJSON *compile;         /* the compile report */
+	double tCompile;        /* seconds */
+	int compiled;           /* its compile has finished (ok or not) */
+	struct job *next;       /* run queue link, in submission order */
+	int isReference;        /* the task's reference */
+	struct eval_request rq; /* its eval request (protocol.h; its strings owned;
+	                           the defaults for the reference) */
+	struct job *inc;        /* the incumbent to time against (A/B), compiled beside it */
+	struct job *owner;      /* for an incumbent: the job it belongs to */
+	int cancelled;          /* the engine no longer wants it: dropped unrun once compiled */
+	char zCode[65];         /* the hash of its machine code (codehash.h), "" if none */
 };
 
 /* machine code timed on this worker's device in the session */
@@ -117,30 +118,14 @@ static void send_json(cJSON *o)
 	cJSON_Delete(o);
 }
 
-static cJSON *ev(const char *zEv, int job)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "ev", zEv);
-	if (job >= 0)
-		cJSON_AddNumberToObject(o, "job", job);
-	return o;
-}
-
 static void send_error(int job, const char *zMsg, int fatal)
 {
-	cJSON *o = ev("error", job);
-	cJSON_AddStringToObject(o, "message", zMsg);
-	cJSON_AddBoolToObject(o, "fatal", fatal);
-	send_json(o);
+	send_json(protocol_error(job, zMsg, fatal));
 }
 
 static void send_progress(int job, const char *zStage, int k)
 {
-	cJSON *o = ev("progress", job);
-	cJSON_AddStringToObject(o, "stage", zStage);
-	if (k >= 0)
-		cJSON_AddNumberToObject(o, "k", k);
-	send_json(o);
+	send_json(protocol_progress(job, zStage, k));
 }
 
 /* ---- running ---- */
@@ -152,7 +137,7 @@ static void job_free(struct job *j)
 	free(j->zName);
 	free(j->zSo);
 	cJSON_Delete(j->compile);
-	cJSON_Delete(j->req);
+	eval_request_free(&j->rq);
 	free(j);
 }
 
@@ -339,26 +324,30 @@ static void finish_reference(struct job *j)
 		free(z);
 		exit(1);
 	}
-	const char *zPrec = float64_reference(j, NULL);
-	cJSON *o = ev("task_ready", -1);
-	cJSON_AddStringToObject(o, "precision", zPrec);
+	struct proto_ready rd = {.zPrecision = float64_reference(j, NULL),
+	                         .zReference = j->zName,
+	                         .zTask = W.t->zName,
+	                         .nTrials = -1,
+	                         .refSeconds = -1};
+	cJSON *tm = NULL;
 	if (W.timeReference) {
-		cJSON *tm = harness_time_only(W.h, cand_iface(W.refCand, 0), err);
+		tm = harness_time_only(W.h, cand_iface(W.refCand, 0), err);
 		if (!tm) {
 			char *z = xasprintf("timing the reference failed: %s", err);
 			send_error(-1, z, 1);
 			free(z);
 			exit(1);
 		}
-		cJSON_AddItemToObject(o, "reference_timing", tm);
+		rd.refTiming = tm;
 	}
-	cJSON_AddStringToObject(o, "reference", j->zName);
-	cJSON_AddStringToObject(o, "task", W.t->zName);
-	cJSON_AddStringToObject(o, W.hSmall ? "small_shapes" : "small_shapes_note", W.zSmall);
-	cJSON *su = cJSON_AddObjectToObject(o, "setup");
+	*(W.hSmall ? &rd.zSmallShapes : &rd.zSmallNote) = W.zSmall;
+	cJSON *su = cJSON_CreateObject();
 	cJSON_AddNumberToObject(su, "seconds", now_s() - W.tTask);
+	rd.setup = su;
 	W.ready = 1;
-	send_json(o);
+	send_json(protocol_ready(&rd));
+	cJSON_Delete(tm);
+	cJSON_Delete(su);
 }
 
 /* ---- the same machine code is not timed again ---- */
@@ -438,11 +427,6 @@ static cJSON *load_failed(int loadErr, const char *err)
 	return res;
 }
 
-static double opt_num(const struct job *j, const char *k, double dflt)
-{
-	return j->req ? json_num(j->req, k, dflt) : dflt;
-}
-
 static double timing_num(const cJSON *tm, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItem(tm, k);
@@ -469,7 +453,7 @@ static cJSON *ab_stage(struct job *j, struct harness_cand *hc, cJSON *res)
 {
 	char err[KL_ERRLEN];
 	int loadErr, who;
-	const cJSON *inc = cJSON_GetObjectItem(j->req, "incumbent");
+	const struct eval_incumbent *inc = &j->rq.inc;
 	const cJSON *tm = cJSON_GetObjectItem(res, "timing");
 	cJSON *ab = NULL, *fail = NULL;
 	struct cand *ci = j->inc->ok ? load(j->inc, W.h, &loadErr, err) : NULL;
@@ -478,11 +462,10 @@ static cJSON *ab_stage(struct job *j, struct harness_cand *hc, cJSON *res)
 	if (ci) {
 		struct stage_ctx sc = {j->id, "a/b"};
 		const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(tm, "method"));
-		struct harness_ab_opts ao = {.nPairs =
-		                                 (int)opt_num(j, "ab_pairs", HARNESS_AB_PAIRS),
+		struct harness_ab_opts ao = {.nPairs = j->rq.abPairs,
 		                             .budgetS = W.opts.budgetS,
 		                             .strict = m && !strcmp(m, "device-wide")};
-		const char *im = cJSON_GetStringValue(cJSON_GetObjectItem(inc, "method"));
+		const char *im = inc->zMethod;
 		ao.strict |= im && !strcmp(im, "device-wide");
 		if (ao.nPairs < HARNESS_AB_MIN_PAIRS)
 			ao.nPairs = HARNESS_AB_MIN_PAIRS;
@@ -505,9 +488,8 @@ static cJSON *ab_stage(struct job *j, struct harness_cand *hc, cJSON *res)
 		ab = cJSON_CreateObject();
 		cJSON_AddStringToObject(ab, "error", err);
 	}
-	const cJSON *id = cJSON_GetObjectItem(inc, "id");
-	if (cJSON_IsNumber(id))
-		cJSON_AddNumberToObject(ab, "incumbent_id", id->valuedouble);
+	if (inc->id >= 0)
+		cJSON_AddNumberToObject(ab, "incumbent_id", inc->id);
 	cJSON_AddStringToObject(ab, "incumbent_name", j->inc->zName);
 	cJSON_AddItemToObject(res, "ab", ab);
 	return res;
@@ -602,14 +584,13 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 	sc.zStage = zStage = "quick timing";
 	t0 = tc = now_s();
 	send_progress(j->id, zStage, 0);
-	if (!(tm = harness_time(W.h, cand_iface(c, full), (int)opt_num(j, "quick_runs", 5),
-	                        stage_progress, &sc, &fail)))
+	if (!(tm = harness_time(W.h, cand_iface(c, full), j->rq.quickRuns, stage_progress, &sc,
+	                        &fail)))
 		goto failed;
 	stage_done(stages, zStage, t0);
-	double stopX = opt_num(j, "quick_stop_x", 0), base = opt_num(j, "baseline_ms", 0);
+	double stopX = j->rq.quickStopX, base = j->rq.baselineMs;
 	double quickMs = timing_num(tm, "median_ms");
-	if (stopX > 0 && base > 0 && quickMs > stopX * base &&
-	    !cJSON_IsTrue(cJSON_GetObjectItem(j->req, "ab_force"))) {
+	if (stopX > 0 && base > 0 && quickMs > stopX * base && !j->rq.abForce) {
 		char why[200];
 		snprintf(
 		    why, sizeof why,
@@ -632,11 +613,8 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 	if (pr)
 		cJSON_ReplaceItemInObject(res, "precision", pr);
 	/* the A/B: when it looks faster than the incumbent, or when asked */
-	const cJSON *inc = j->req ? cJSON_GetObjectItem(j->req, "incumbent") : NULL;
-	double incMs = inc ? json_num(inc, "median_ms", 0) : 0;
-	if (j->inc && !W.b->fatal &&
-	    (cJSON_IsTrue(cJSON_GetObjectItem(j->req, "ab_force")) ||
-	     timing_num(tm, "median_ms") < incMs)) {
+	double incMs = j->rq.inc.zSource ? j->rq.inc.medianMs : 0;
+	if (j->inc && !W.b->fatal && (j->rq.abForce || timing_num(tm, "median_ms") < incMs)) {
 		zStage = "a/b";
 		t0 = now_s();
 		send_progress(j->id, zStage, 0);
@@ -696,7 +674,7 @@ static void run_job(struct job *j)
 	                  : NULL;
 	if (roof)
 		cJSON_AddItemToObject(res, "roofline", roof);
-	cJSON *o = ev("result", j->id);
+	cJSON *o = protocol_event(PROTO_EV_RESULT, j->id);
 	cJSON *e;
 	cJSON_ArrayForEach(e, res) if (strcmp(e->string, "check_seconds"))
 	    cJSON_AddItemReferenceToObject(o, e->string, e);
@@ -764,7 +742,7 @@ static void pump(void)
  * it ran, or is running, and the engine drops its result) */
 static void op_cancel(cJSON *req)
 {
-	int id = json_int(req, "job", -1);
+	int id = protocol_cancel_job(req);
 	for (struct job *j = W.runq; j; j = j->next)
 		if (j->id == id && !j->isReference)
 			j->cancelled = 1;
@@ -821,12 +799,7 @@ static void compiled(struct compile_result *r, void *arg)
 			pump_later();
 			return;
 		}
-		cJSON *o = ev("progress", j->id);
-		cJSON_AddStringToObject(o, "stage", "compiled");
-		cJSON_AddBoolToObject(o, "ok", r->ok);
-		cJSON_AddBoolToObject(o, "cached", r->cached);
-		cJSON_AddNumberToObject(o, "seconds", r->seconds);
-		send_json(o);
+		send_json(protocol_compiled(j->id, r->ok, r->cached, r->seconds));
 		j->compiled = 1;
 	}
 	pump_later();
@@ -915,10 +888,7 @@ static void background_compile(void)
 	const cJSON *tm = rc > 0 ? torchref_time_compile(r, err) : torchref_timing(r, W.h, 0, err);
 	if (rc > 0 && torchref_finish(r, err) < 0)
 		torchref_kill(r);
-	cJSON *o = ev("baselines", -1);
-	cJSON_AddItemToObject(o, "baselines", cJSON_Duplicate(tm, 1));
-	cJSON_AddNumberToObject(o, "seconds", now_s() - W.tTask);
-	cJSON_AddNumberToObject(o, "timing_seconds", now_s() - t0);
+	cJSON *o = protocol_baselines(tm, now_s() - W.tTask, now_s() - t0);
 	loop_del_fd(W.l, torchref_fd(r));
 	W.bg = NULL;
 	gHelper = NULL;
@@ -985,7 +955,7 @@ static int fit_sets(const char *zProblem, char *zNote, size_t nNote, char *err)
  * into a fresh directory; returns the path to load (the directory, or the
  * .py problem file in it when zDir named one) or NULL + err.
  */
-static char *unpack_task(cJSON *files, const char *zDir, char *err)
+static char *unpack_task(const cJSON *files, const char *zDir, char *err)
 {
 	char tmpl[] = "/tmp/kloop-task-XXXXXX";
 	if (!mkdtemp(tmpl)) {
@@ -1048,9 +1018,9 @@ static void small_task(const char *zDir, const char *zShapes)
 static void op_task(cJSON *req)
 {
 	char err[KL_ERRLEN];
-	const char *zDir = cJSON_GetStringValue(cJSON_GetObjectItem(req, "dir"));
-	const char *zShapes = cJSON_GetStringValue(cJSON_GetObjectItem(req, "shapes"));
-	const char *zRef = cJSON_GetStringValue(cJSON_GetObjectItem(req, "reference"));
+	struct proto_task tq;
+	int bad = protocol_task_decode(req, &tq, err) < 0;
+	const char *zDir = tq.zDir, *zShapes = tq.zShapes, *zRef = tq.zReference;
 	struct torchref *tr = NULL;
 	static int loading; /* a task request read while one loads */
 	if (W.t || loading) {
@@ -1058,14 +1028,14 @@ static void op_task(cJSON *req)
 		return;
 	}
 	loading = 1;
-	if (!zDir) {
-		send_error(-1, "task request without \"dir\"", 0);
+	if (bad) {
+		send_error(-1, err, 0);
 		return;
 	}
 	/* a task shipped with the request (a worker on another host): its files
 	 * are written to a directory of this worker's own */
 	char *zShipped = NULL;
-	cJSON *files = cJSON_GetObjectItem(req, "files");
+	const cJSON *files = tq.files;
 	if (cJSON_IsObject(files)) {
 		if (!(zShipped = unpack_task(files, zDir, err)))
 			fail_task(err);
@@ -1073,22 +1043,26 @@ static void op_task(cJSON *req)
 	}
 	W.tTask = now_s();
 	harness_default_opts(&W.opts, W.zBackend);
-	W.opts.nTrials = json_int(req, "trials", W.opts.nTrials);
-	W.opts.seed = (uint64_t)json_num(req, "seed", (double)W.opts.seed);
-	W.opts.budgetS = json_num(req, "budget_s", W.opts.budgetS);
-	W.refTimeoutS = json_num(req, "run_timeout_s", 0);
-	W.opts.rse = json_num(req, "rse", W.opts.rse);
-	W.timeReference = cJSON_IsTrue(cJSON_GetObjectItem(req, "time_reference"));
+	if (tq.nTrials >= 0)
+		W.opts.nTrials = tq.nTrials;
+	if (tq.bSeed)
+		W.opts.seed = (uint64_t)tq.seed;
+	if (tq.budgetS >= 0)
+		W.opts.budgetS = tq.budgetS;
+	W.refTimeoutS = tq.runTimeoutS;
+	if (tq.rse >= 0)
+		W.opts.rse = tq.rse;
+	W.timeReference = tq.timeReference;
 	const char *zSrcPath = NULL;
 	/* the libraries the task and --libs give candidates (and the reference),
 	 * set before anything waits on the PyTorch helper: the candidates sent
 	 * meanwhile compile then */
-	const char *zFlagLibs = cJSON_GetStringValue(cJSON_GetObjectItem(req, "libs"));
+	const char *zFlagLibs = tq.zLibs;
 	if (task_is_problem(zDir)) {
 		/* a KernelBench problem file given directly */
 		if (zFlagLibs && compiler_add_libs(W.comp, zFlagLibs, NULL, err) < 0)
 			fail_task(err);
-		if (!(tr = start_torch(zDir, zShapes, json_num(req, "size", 0), err)) ||
+		if (!(tr = start_torch(zDir, zShapes, tq.size, err)) ||
 		    !(W.t = torchref_make_task(tr, zDir, err)))
 			fail_task(err);
 	} else {
@@ -1133,8 +1107,8 @@ static void op_task(cJSON *req)
 	if (tr)
 		W.opts.nPool = TORCH_POOL;
 	/* --atol / --rtol override the float outputs' tolerances */
-	W.tolA = json_num(req, "atol", -1);
-	W.tolR = json_num(req, "rtol", -1);
+	W.tolA = tq.atol;
+	W.tolR = tq.rtol;
 	task_override_tol(W.t, W.tolA, W.tolR, -1);
 	char note[256] = "";
 	if (tr && fit_sets(zDir, note, sizeof note, err) < 0)
@@ -1147,10 +1121,10 @@ static void op_task(cJSON *req)
 		double t0 = now_s(), tHelper = t0 - W.tTask;
 		if (torchref_fill(tr, W.h, W.b, W.t, err) < 0)
 			fail_task(err);
-		const char *zPrec = float64_reference(NULL, tr);
 		double tFill = now_s() - t0;
-		cJSON *o = ev("task_ready", -1);
-		cJSON_AddStringToObject(o, "precision", zPrec);
+		struct proto_ready rd = {
+		    .zPrecision = float64_reference(NULL, tr), .nTrials = -1, .refSeconds = -1};
+		cJSON *refTm = NULL, *bases = NULL;
 		/* where the setup's seconds went: the first candidate waits for it */
 		cJSON *su = cJSON_CreateObject();
 		const cJSON *hs = cJSON_GetObjectItem(torchref_manifest(tr), "seconds");
@@ -1160,8 +1134,7 @@ static void op_task(cJSON *req)
 			                        json_num(hs, "import_torch", 0));
 		cJSON_AddNumberToObject(su, "reference_data", tFill);
 		/* a search on the GPU: torch.compile compiles in the background */
-		int defer = cJSON_IsTrue(cJSON_GetObjectItem(req, "defer_compile")) &&
-		            !strcmp(W.zBackend, "cuda");
+		int defer = tq.deferCompile && !strcmp(W.zBackend, "cuda");
 		if (W.timeReference) {
 			t0 = now_s();
 			const cJSON *tm = torchref_timing(tr, W.h, defer, err);
@@ -1174,10 +1147,10 @@ static void op_task(cJSON *req)
 			                                      "compile_seconds");
 			if (cJSON_IsNumber(cs) && !torchref_timing_cached(tr))
 				cJSON_AddNumberToObject(su, "torch_compile", cs->valuedouble);
+			/* copies: the helper's own go with it */
 			if (eager && cJSON_GetObjectItem(eager, "median_ms"))
-				cJSON_AddItemToObject(o, "reference_timing",
-				                      cJSON_Duplicate(eager, 1));
-			cJSON_AddItemToObject(o, "baselines", cJSON_Duplicate(tm, 1));
+				rd.refTiming = refTm = cJSON_Duplicate(eager, 1);
+			rd.baselines = bases = cJSON_Duplicate(tm, 1);
 		}
 		if (torchref_compile_pending(tr)) {
 			/* the helper stays: background_compile() ends it */
@@ -1190,26 +1163,28 @@ static void op_task(cJSON *req)
 				fail_task(err);
 			cJSON_AddNumberToObject(su, "helper_end", now_s() - t0);
 		}
-		cJSON_AddStringToObject(o, "reference", "PyTorch eager (reference.py)");
-		cJSON_AddStringToObject(o, "task", W.t->zName);
-		cJSON_AddNumberToObject(o, "trials", W.opts.nTrials);
-		cJSON_AddNumberToObject(o, "reference_seconds", tFill);
+		rd.zReference = "PyTorch eager (reference.py)";
+		rd.zTask = W.t->zName;
+		rd.nTrials = W.opts.nTrials;
+		rd.refSeconds = tFill;
 		if (note[0])
-			cJSON_AddStringToObject(o, "note", note);
-		cJSON_AddStringToObject(o, "small_shapes_note",
-		                        "no small-shapes stage: a PyTorch reference's data is "
-		                        "made at the task's shapes only");
+			rd.zNote = note;
+		rd.zSmallNote = "no small-shapes stage: a PyTorch reference's data is "
+		                "made at the task's shapes only";
 		const cJSON *sizes = cJSON_GetObjectItem(torchref_manifest(tr), "sizes");
 		if (cJSON_IsObject(sizes) && sizes->child)
-			cJSON_AddItemToObject(o, "sizes", cJSON_Duplicate(sizes, 1));
+			rd.sizes = sizes;
 		cJSON_AddNumberToObject(su, "seconds", now_s() - W.tTask);
-		cJSON_AddItemToObject(o, "setup", su);
+		rd.setup = su;
+		W.ready = 1;
+		send_json(protocol_ready(&rd));
+		cJSON_Delete(su);
+		cJSON_Delete(refTm);
+		cJSON_Delete(bases);
 		if (!W.bg) {
 			gHelper = NULL;
 			torchref_free(tr);
 		}
-		W.ready = 1;
-		send_json(o);
 		pump_later();
 		return;
 	}
@@ -1222,6 +1197,7 @@ static void op_task(cJSON *req)
 	struct job *j = xcalloc(1, sizeof *j);
 	j->id = -1;
 	j->isReference = 1;
+	eval_request_defaults(&j->rq);
 	const char *base = strrchr(zSrcPath, '/');
 	j->zName = xstrdup(base ? base + 1 : zSrcPath);
 	if (submit_compile(j, src.buf, src.len, err) < 0)
@@ -1232,35 +1208,20 @@ static void op_task(cJSON *req)
 static void op_eval(cJSON *req)
 {
 	char err[KL_ERRLEN];
-	int id = json_int(req, "job", -1);
-	const cJSON *src = cJSON_GetObjectItem(req, "source");
-	const char *zName = cJSON_GetStringValue(cJSON_GetObjectItem(req, "name"));
-	if (id < 0 || !cJSON_IsString(src) || !zName) {
-		send_error(id, "eval request needs job, name and source", 0);
+	struct eval_request rq;
+	if (protocol_eval_decode(req, &rq, err) < 0) {
+		send_error(rq.job, err, 0);
 		return;
 	}
+	int id = rq.job;
 	struct job *j = xcalloc(1, sizeof *j);
 	j->id = id;
-	j->zName = xstrdup(zName);
-	j->req = cJSON_CreateObject();
-	const char *keys[] = {"quick_runs", "quick_stop_x", "baseline_ms",
-	                      "incumbent",  "ab_pairs",     "ab_force"};
-	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-		const cJSON *v = cJSON_GetObjectItem(req, keys[i]);
-		if (v)
-			cJSON_AddItemToObject(j->req, keys[i], cJSON_Duplicate(v, 1));
-	}
+	j->zName = xstrdup(rq.zName);
+	j->rq = eval_request_copy(&rq);
 	/* the incumbent of an A/B, compiled beside it (from the cache, mostly) */
-	const cJSON *inc = cJSON_GetObjectItem(req, "incumbent");
-	const char *zIncSrc = cJSON_GetStringValue(cJSON_GetObjectItem(inc, "source"));
-	const char *zIncName = cJSON_GetStringValue(cJSON_GetObjectItem(inc, "name"));
-	if (inc && (!zIncSrc || !zIncName)) {
-		send_error(id, "eval request: incumbent needs name and source", 0);
-		job_free(j);
-		return;
-	}
+	const char *zIncSrc = rq.inc.zSource, *zIncName = rq.inc.zName;
 	send_progress(id, "compiling", -1);
-	if (submit_compile(j, src->valuestring, strlen(src->valuestring), err) < 0) {
+	if (submit_compile(j, rq.zSource, rq.nSource, err) < 0) {
 		send_error(id, err, 0);
 		job_free(j);
 		return;
@@ -1288,13 +1249,11 @@ static void op_eval(cJSON *req)
  * the same model) */
 static void op_measured(cJSON *req)
 {
-	const char *zDev = cJSON_GetStringValue(cJSON_GetObjectItem(req, "device"));
-	const char *zCode = cJSON_GetStringValue(cJSON_GetObjectItem(req, "code_hash"));
-	const char *zLabel = cJSON_GetStringValue(cJSON_GetObjectItem(req, "label"));
-	const cJSON *tm = cJSON_GetObjectItem(req, "timing");
-	if (!zDev || !zCode || strlen(zCode) != 64 || !zLabel || !cJSON_IsObject(tm)) {
-		send_error(
-		    -1, "measured request needs device, label, timing and a 64-digit code_hash", 0);
+	const char *zDev, *zCode, *zLabel;
+	const cJSON *tm;
+	char err[KL_ERRLEN];
+	if (protocol_measured_decode(req, &zDev, &zCode, &zLabel, &tm, err) < 0) {
+		send_error(-1, err, 0);
 		return;
 	}
 	if (!strcmp(zDev, W.b->zDevice))
@@ -1304,23 +1263,30 @@ static void op_measured(cJSON *req)
 static void handle_line(char *line)
 {
 	cJSON *req = cJSON_Parse(line);
-	const char *op = req ? cJSON_GetStringValue(cJSON_GetObjectItem(req, "op")) : NULL;
-	if (!op) {
+	switch (protocol_op(req)) {
+	case PROTO_OP_NONE:
 		send_error(-1, "malformed request (expected a JSON object with \"op\")", 0);
-	} else if (!strcmp(op, "task")) {
+		break;
+	case PROTO_OP_TASK:
 		op_task(req);
-	} else if (!strcmp(op, "eval")) {
+		break;
+	case PROTO_OP_EVAL:
 		op_eval(req);
-	} else if (!strcmp(op, "measured")) {
+		break;
+	case PROTO_OP_MEASURED:
 		op_measured(req);
-	} else if (!strcmp(op, "cancel")) {
+		break;
+	case PROTO_OP_CANCEL:
 		op_cancel(req);
-	} else if (!strcmp(op, "quit")) {
+		break;
+	case PROTO_OP_QUIT:
 		exit(0);
-	} else {
-		char *z = xasprintf("unknown op '%s'", op);
+	case PROTO_OP_UNKNOWN: {
+		char *z = xasprintf("unknown op '%s'", protocol_op_name(req));
 		send_error(-1, z, 0);
 		free(z);
+		break;
+	}
 	}
 	cJSON_Delete(req);
 }
@@ -1576,16 +1542,13 @@ int main(int argc, char **argv)
 		send_error(-1, err, 1);
 		return 1;
 	}
-	cJSON *o = ev("hello", -1);
-	cJSON_AddStringToObject(o, "backend", W.b->zName);
-	cJSON_AddStringToObject(o, "device", W.b->zDevice);
-	cJSON_AddStringToObject(o, "arch", W.b->zArch);
-	cJSON_AddNumberToObject(o, "pid", getpid());
-	cJSON_AddStringToObject(o, "version", KLOOP_VERSION);
-	if (W.b->zUuid[0])
-		cJSON_AddStringToObject(o, "uuid", W.b->zUuid);
-	if (W.b->bandwidthGbs > 0)
-		cJSON_AddNumberToObject(o, "bandwidth_gbs", W.b->bandwidthGbs);
+	struct proto_hello hi = {.zBackend = W.b->zName,
+	                         .zDevice = W.b->zDevice,
+	                         .zArch = W.b->zArch,
+	                         .pid = getpid(),
+	                         .zVersion = KLOOP_VERSION,
+	                         .zUuid = W.b->zUuid[0] ? W.b->zUuid : NULL,
+	                         .bandwidthGbs = W.b->bandwidthGbs};
 	/* what the device does, for every result's roofline (roofline.h) */
 	W.roof.bwGbs = W.b->bandwidthGbs;
 	W.roof.tflops = W.b->tflops;
@@ -1593,22 +1556,19 @@ int main(int argc, char **argv)
 	if (W.b->measure &&
 	    W.b->measure(W.b, &W.roof.bwMeasuredGbs, &W.roof.tflopsMeasured, merr) < 0)
 		fprintf(stderr, "kloop-worker: warning: %s\n", merr);
-	if (W.roof.bwMeasuredGbs > 0)
-		cJSON_AddNumberToObject(o, "measured_bandwidth_gbs", W.roof.bwMeasuredGbs);
-	if (W.roof.tflops > 0)
-		cJSON_AddNumberToObject(o, "peak_tflops", W.roof.tflops);
-	if (W.roof.tflopsMeasured > 0)
-		cJSON_AddNumberToObject(o, "measured_peak_tflops", W.roof.tflopsMeasured);
+	hi.measuredBandwidthGbs = W.roof.bwMeasuredGbs;
+	hi.peakTflops = W.roof.tflops;
+	hi.measuredPeakTflops = W.roof.tflopsMeasured;
 	char zHost[256] = "";
 	if (gethostname(zHost, sizeof zHost - 1) == 0)
-		cJSON_AddStringToObject(o, "host", zHost);
+		hi.zHost = zHost;
 	char serr[KL_ERRLEN];
 	if (W.sandbox && cand_sandbox_probe(serr) < 0) {
 		fprintf(stderr, "kloop-worker: warning: %s\n", serr);
-		cJSON_AddStringToObject(o, "sandbox_warning", serr);
+		hi.zSandboxWarning = serr;
 		W.sandbox = 0;
 	}
-	cJSON_AddStringToObject(o, "sandbox", W.sandbox ? "bubblewrap" : "none");
+	hi.zSandbox = W.sandbox ? "bubblewrap" : "none";
 	compiler_set_sandbox(W.comp, W.sandbox);
 	/* the spare runner: on the GPU the next candidate's runner makes its
 	 * device context while this one is checked and timed; on the CPU a
@@ -1627,13 +1587,12 @@ int main(int argc, char **argv)
 			           "KLOOP_SPARE_RUNNER must be off, after or ready (when a runner "
 			           "for the next candidate is started ahead)",
 			           1);
-			cJSON_Delete(o);
 			return 2;
 		}
 	}
 	cand_spare_policy(spare);
-	cJSON_AddStringToObject(o, "spare_runner", spares[spare]);
-	send_json(o);
+	hi.zSpareRunner = spares[spare];
+	send_json(protocol_hello(&hi));
 	fd_nonblock(W.in);
 	loop_add_fd(W.l, W.in, LOOP_READ, on_input, NULL);
 	loop_run(W.l);

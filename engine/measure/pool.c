@@ -30,15 +30,12 @@ enum slot_kind { SLOT_LOCAL, SLOT_SSH, SLOT_SLURM, SLOT_CMD, SLOT_ARGV };
 
 struct pjob {
 	int id;
-	char *zName;
-	char *zSource;
-	size_t nSource;
-	cJSON *opts;  /* more fields of its eval request, or NULL */
-	int onSlot;   /* the worker it must run on, or -1 */
-	int slot;     /* the worker it was given to, or -1 while queued */
-	int wjob;     /* that worker's job id, or 0 */
-	int attempts; /* times its worker was lost under it */
-	char *zLost;  /* the last loss, for the final reason */
+	struct eval_request rq; /* its request (owned) */
+	int onSlot;             /* the worker it must run on, or -1 */
+	int slot;               /* the worker it was given to, or -1 while queued */
+	int wjob;               /* that worker's job id, or 0 */
+	int attempts;           /* times its worker was lost under it */
+	char *zLost;            /* the last loss, for the final reason */
 	struct pjob *next;
 };
 
@@ -620,9 +617,7 @@ static void unlink_job(struct pool *p, struct pjob *j)
 
 static void job_free(struct pjob *j)
 {
-	cJSON_Delete(j->opts);
-	free(j->zName);
-	free(j->zSource);
+	eval_request_free(&j->rq);
 	free(j->zLost);
 	free(j);
 }
@@ -740,7 +735,7 @@ static void dispatch(struct loop *l, long long id, void *arg)
 		j->slot = s->idx;
 		slot_busy(s, +1);
 		/* worker_submit() answers later, from the loop, never from inside */
-		j->wjob = worker_submit_opts(s->w, j->zName, j->zSource, j->nSource, j->opts);
+		j->wjob = worker_submit_req(s->w, &j->rq);
 		/* the list may have changed under us: start again from the top */
 		next = p->jobs;
 		for (struct pjob *q = p->jobs; q; q = q->next)
@@ -1041,15 +1036,11 @@ void pool_free(struct pool *p)
 	free(p);
 }
 
-static int submit(struct pool *p, int onSlot, const char *zName, const char *zSource,
-                  size_t nSource, const cJSON *opts)
+static int submit(struct pool *p, int onSlot, const struct eval_request *rq)
 {
 	struct pjob *j = xcalloc(1, sizeof *j);
-	j->opts = opts ? cJSON_Duplicate(opts, 1) : NULL;
+	j->rq = eval_request_copy(rq);
 	j->id = ++p->nextId;
-	j->zName = xstrdup(zName);
-	j->zSource = xstrndup(zSource, nSource);
-	j->nSource = nSource;
 	j->onSlot = onSlot;
 	j->slot = -1;
 	struct pjob **pp = &p->jobs;
@@ -1062,16 +1053,16 @@ static int submit(struct pool *p, int onSlot, const char *zName, const char *zSo
 
 int pool_submit(struct pool *p, const char *zName, const char *zSource, size_t nSource)
 {
-	return submit(p, -1, zName, zSource, nSource, NULL);
+	struct eval_request rq = {.zName = zName, .zSource = zSource, .nSource = nSource};
+	return submit(p, -1, &rq);
 }
 
-int pool_submit_opts(struct pool *p, int w, const char *zName, const char *zSource, size_t nSource,
-                     const cJSON *opts, char *err)
+int pool_submit_req(struct pool *p, int w, const struct eval_request *rq, char *err)
 {
 	if (w >= p->nSlot)
 		return kl_err(err, "there is no worker %d (the pool has %d: 0 to %d)", w, p->nSlot,
 		              p->nSlot - 1);
-	return submit(p, w < 0 ? -1 : w, zName, zSource, nSource, opts);
+	return submit(p, w < 0 ? -1 : w, rq);
 }
 
 int pool_submit_on(struct pool *p, int w, const char *zName, const char *zSource, size_t nSource,
@@ -1080,7 +1071,8 @@ int pool_submit_on(struct pool *p, int w, const char *zName, const char *zSource
 	if (w < 0 || w >= p->nSlot)
 		return kl_err(err, "there is no worker %d (the pool has %d: 0 to %d)", w, p->nSlot,
 		              p->nSlot - 1);
-	return submit(p, w, zName, zSource, nSource, NULL);
+	struct eval_request rq = {.zName = zName, .zSource = zSource, .nSource = nSource};
+	return submit(p, w, &rq);
 }
 
 int pool_cancel(struct pool *p, int id)

@@ -83,10 +83,9 @@ int pool_submit(struct pool *p, const char *zName, const char *zSource, size_t n
  * -1 + err when there is no such worker */
 int pool_submit_on(struct pool *p, int w, const char *zName, const char *zSource, size_t nSource,
                    char *err);
-/* either, with more fields for its eval request (worker_submit_opts; w < 0:
- * any worker) */
-int pool_submit_opts(struct pool *p, int w, const char *zName, const char *zSource, size_t nSource,
-                     const cJSON *opts, char *err);
+/* either, for a whole eval request (worker_submit_req; copied; w < 0: any
+ * worker) */
+int pool_submit_req(struct pool *p, int w, const struct eval_request *rq, char *err);
 /* stop job id (queued or running; a running one's worker is restarted);
  * done is called with status "cancelled".  0, or -1 when there is no such job */
 int pool_cancel(struct pool *p, int id);

@@ -15,6 +15,12 @@ double result_num(const cJSON *o, const char *k)
 	return json_num(o, k, NAN);
 }
 
+const char *result_timing_method(const cJSON *r)
+{
+	return cJSON_GetStringValue(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(r, "timing"), "method"));
+}
+
 void result_complete_from(cJSON *r, const cJSON *rt, const cJSON *baselines, const cJSON *refData,
                           const char *zRefName, const char *zDevice, const char *zTask,
                           const char *zSource, const char *zBackend)

@@ -31,6 +31,9 @@ void result_complete_from(cJSON *r, const cJSON *rt, const cJSON *baselines, con
 /* number field k of o, or NAN when missing or not a number */
 double result_num(const cJSON *o, const char *k);
 
+/* the method of a result's timing ("device-wide", ...), or NULL */
+const char *result_timing_method(const cJSON *r);
+
 /*
  * How far inside or outside its tolerance a result's correctness report
  * ("correctness" object) is, as one line without a newline appended to sb:

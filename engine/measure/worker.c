@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "protocol.h"
 #include "result.h"
 #include "util.h"
 #include "version.h"
@@ -25,12 +26,9 @@
 
 struct wjob {
 	int id;
-	char *zName;
-	char *zSource;
-	size_t nSource;
-	cJSON *opts; /* more fields of its eval request, or NULL */
-	int sent;    /* sent to the current worker process */
-	int running; /* the worker said "running" */
+	struct eval_request rq; /* its request (owned; rq.job is id) */
+	int sent;               /* sent to the current worker process */
+	int running;            /* the worker said "running" */
 	const char *zStage;
 	int k;
 	struct wjob *next;
@@ -121,9 +119,7 @@ static void close_fds(struct worker *w)
 
 static void job_free(struct wjob *j)
 {
-	cJSON_Delete(j->opts);
-	free(j->zName);
-	free(j->zSource);
+	eval_request_free(&j->rq);
 	free(j);
 }
 
@@ -268,15 +264,7 @@ static void send_line(struct worker *w, cJSON *o)
 
 static void send_job(struct worker *w, struct wjob *j)
 {
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "op", "eval");
-	cJSON_AddNumberToObject(o, "job", j->id);
-	cJSON_AddStringToObject(o, "name", j->zName);
-	cJSON_AddItemToObject(o, "source", cJSON_CreateString(j->zSource));
-	const cJSON *e;
-	cJSON_ArrayForEach(e, j->opts) if (!cJSON_GetObjectItem(o, e->string))
-	    cJSON_AddItemToObject(o, e->string, cJSON_Duplicate(e, 1));
-	send_line(w, o);
+	send_line(w, protocol_eval(&j->rq));
 	j->sent = 1;
 }
 
@@ -307,10 +295,7 @@ int worker_cancel_waiting(struct worker *w, int id)
 	/* the worker drops it unrun; one that started it before reading this
 	 * finishes it, and that result, for a job no longer here, is dropped */
 	if (j->sent && w->in >= 0) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "op", "cancel");
-		cJSON_AddNumberToObject(o, "job", id);
-		send_line(w, o);
+		send_line(w, protocol_cancel(id));
 	}
 	remove_job(w, j);
 	job_free(j);
@@ -408,24 +393,20 @@ static void arm(struct worker *w, double s)
 
 static void handle_event(struct worker *w, cJSON *o)
 {
-	const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(o, "ev"));
-	cJSON *jid = cJSON_GetObjectItem(o, "job");
-	struct wjob *j = cJSON_IsNumber(jid) ? find_job(w, jid->valueint) : NULL;
-	if (!ev)
-		return;
-	if (!strcmp(ev, "hello")) {
-		const char *d = cJSON_GetStringValue(cJSON_GetObjectItem(o, "device"));
-		const char *h = cJSON_GetStringValue(cJSON_GetObjectItem(o, "host"));
-		const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(o, "version"));
+	int jid;
+	enum proto_ev ev = protocol_event_of(o, &jid);
+	struct wjob *j = jid >= 0 ? find_job(w, jid) : NULL;
+	if (ev == PROTO_EV_HELLO) {
+		struct proto_hello hi;
+		protocol_hello_decode(o, &hi);
+		const char *h = hi.zHost, *v = hi.zVersion;
 		free(w->zDevice);
-		w->zDevice = xstrdup(d ? d : "?");
+		w->zDevice = xstrdup(hi.zDevice ? hi.zDevice : "?");
 		free(w->zHost);
 		w->zHost = h ? xstrdup(h) : NULL;
-		const cJSON *bw = cJSON_GetObjectItem(o, "bandwidth_gbs");
-		w->bandwidthGbs = cJSON_IsNumber(bw) ? bw->valuedouble : 0;
-		const char *u = cJSON_GetStringValue(cJSON_GetObjectItem(o, "uuid"));
+		w->bandwidthGbs = hi.bandwidthGbs;
 		free(w->zUuid);
-		w->zUuid = u ? xstrdup(u) : NULL;
+		w->zUuid = hi.zUuid ? xstrdup(hi.zUuid) : NULL;
 		if (!v || strcmp(v, KLOOP_VERSION)) {
 			/* another kloop's worker: its numbers and protocol are not ours */
 			free(w->zTaskError);
@@ -442,17 +423,19 @@ static void handle_event(struct worker *w, cJSON *o)
 			died(w, NULL);
 			return;
 		}
-		const char *sw = cJSON_GetStringValue(cJSON_GetObjectItem(o, "sandbox_warning"));
+		const char *sw = hi.zSandboxWarning;
 		if (sw && !w->zSandboxWarning)
 			w->zSandboxWarning = xstrdup(sw);
-	} else if (!strcmp(ev, "task_ready")) {
+	} else if (ev == PROTO_EV_TASK_READY) {
+		struct proto_ready rd;
+		protocol_ready_decode(o, &rd);
 		w->ready = 1;
 		if (w->timer)
 			loop_del_timer(w->l, w->timer), w->timer = 0;
-		cJSON *tm = cJSON_GetObjectItem(o, "reference_timing");
+		const cJSON *tm = rd.refTiming;
 		if (tm && !w->refTiming)
 			w->refTiming = cJSON_Duplicate(tm, 1);
-		cJSON *bl = cJSON_GetObjectItem(o, "baselines");
+		const cJSON *bl = rd.baselines;
 		if (bl && (!w->baselines || result_compile_pending(w->baselines))) {
 			/* a restart's, whole where the first's was still compiling */
 			int whole = w->baselines && !result_compile_pending(bl);
@@ -461,40 +444,43 @@ static void handle_event(struct worker *w, cJSON *o)
 			if (whole && w->cfg.onBaselines)
 				w->cfg.onBaselines(w->zDevice, w->baselines, w->cfg.baselinesArg);
 		}
-		const cJSON *rs = cJSON_GetObjectItem(o, "reference_seconds");
-		if (cJSON_IsNumber(rs)) {
-			/* the latest worker's: a restart makes the data again */
+		if (rd.refSeconds >= 0) {
+			/* the latest worker's: a restart makes the data again (the
+			 * reference data's keys, result.h's) */
 			cJSON_Delete(w->refData);
 			w->refData = cJSON_CreateObject();
-			cJSON_AddNumberToObject(w->refData, "seconds", rs->valuedouble);
+			cJSON_AddNumberToObject(w->refData, "seconds", rd.refSeconds);
+			if (rd.nTrials >= 0)
+				cJSON_AddNumberToObject(w->refData, "trials", rd.nTrials);
+			if (rd.zNote)
+				cJSON_AddStringToObject(w->refData, "note", rd.zNote);
+			if (rd.sizes)
+				cJSON_AddItemToObject(w->refData, "sizes",
+				                      cJSON_Duplicate(rd.sizes, 1));
 			/* setup: where the worker's seconds before its first candidate went */
-			const char *keys[] = {"trials", "note", "sizes", "setup"};
-			for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-				const cJSON *v = cJSON_GetObjectItem(o, keys[i]);
-				if (v)
-					cJSON_AddItemToObject(w->refData, keys[i],
-					                      cJSON_Duplicate(v, 1));
-			}
+			if (rd.setup)
+				cJSON_AddItemToObject(w->refData, "setup",
+				                      cJSON_Duplicate(rd.setup, 1));
 		}
-		const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(o, "reference"));
+		const char *r = rd.zReference;
 		if (r && !w->zRefName)
 			w->zRefName = xstrdup(r);
-	} else if (!strcmp(ev, "baselines")) {
+	} else if (ev == PROTO_EV_BASELINES) {
 		/* torch.compile's baseline, compiled in the background, is timed */
-		cJSON *bl = cJSON_GetObjectItem(o, "baselines");
+		double sec;
+		const cJSON *bl = protocol_baselines_decode(o, &sec);
 		if (!cJSON_IsObject(bl) || !result_compile_pending(w->baselines))
 			return;
 		cJSON_Delete(w->baselines);
 		w->baselines = cJSON_Duplicate(bl, 1);
 		cJSON *su = cJSON_GetObjectItem(w->refData, "setup");
-		const cJSON *sec = cJSON_GetObjectItem(o, "seconds");
-		if (cJSON_IsObject(su) && cJSON_IsNumber(sec))
-			cJSON_AddNumberToObject(su, "torch_compile_done", sec->valuedouble);
+		if (cJSON_IsObject(su) && sec >= 0)
+			cJSON_AddNumberToObject(su, "torch_compile_done", sec);
 		if (w->cfg.onBaselines)
 			w->cfg.onBaselines(w->zDevice, w->baselines, w->cfg.baselinesArg);
-	} else if (!strcmp(ev, "progress") && j) {
-		const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(o, "stage"));
-		cJSON *k = cJSON_GetObjectItem(o, "k");
+	} else if (ev == PROTO_EV_PROGRESS && j) {
+		int k;
+		const char *st = protocol_progress_decode(o, &k);
 		if (!st)
 			return;
 		if (!strcmp(st, "running")) {
@@ -511,15 +497,13 @@ static void handle_event(struct worker *w, cJSON *o)
 		for (size_t i = 0; i < sizeof known / sizeof *known; i++)
 			if (!strcmp(st, known[i]))
 				j->zStage = known[i];
-		j->k = cJSON_IsNumber(k) ? k->valueint : -1;
+		j->k = k;
 		if (w->progress)
 			w->progress(j->id, st, j->k, w->arg);
-	} else if (!strcmp(ev, "result") && j) {
+	} else if (ev == PROTO_EV_RESULT && j) {
 		if (w->timer)
 			loop_del_timer(w->l, w->timer), w->timer = 0;
-		cJSON *r = cJSON_Duplicate(o, 1);
-		cJSON_DeleteItemFromObject(r, "ev");
-		cJSON_DeleteItemFromObject(r, "job");
+		cJSON *r = protocol_result_of(o);
 		/* a candidate that crashed in its own process: its last words */
 		const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
 		if (st && !strcmp(st, "crashed") && !cJSON_GetObjectItem(r, "stderr_tail")) {
@@ -529,22 +513,21 @@ static void handle_event(struct worker *w, cJSON *o)
 			free(tail);
 		}
 		finish(w, j, r);
-	} else if (!strcmp(ev, "candidate_signal") || !strcmp(ev, "candidate_exit")) {
+	} else if (ev == PROTO_EV_CAND_SIGNAL || ev == PROTO_EV_CAND_EXIT) {
+		int code;
+		const char *zName;
+		protocol_cand_ended_decode(o, &code, &zName);
 		free(w->zSignal);
-		if (!strcmp(ev, "candidate_exit"))
-			w->zSignal = xasprintf("the candidate called exit(%d)",
-			                       cJSON_IsNumber(cJSON_GetObjectItem(o, "status"))
-			                           ? cJSON_GetObjectItem(o, "status")->valueint
-			                           : -1);
+		if (ev == PROTO_EV_CAND_EXIT)
+			w->zSignal = xasprintf("the candidate called exit(%d)", code);
 		else
-			w->zSignal =
-			    xasprintf("the candidate was killed by %s",
-			              cJSON_GetStringValue(cJSON_GetObjectItem(o, "name")));
-	} else if (!strcmp(ev, "error")) {
-		const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(o, "message"));
+			w->zSignal = xasprintf("the candidate was killed by %s", zName);
+	} else if (ev == PROTO_EV_ERROR) {
+		int fatal;
+		const char *m = protocol_error_decode(o, &fatal);
 		if (j) {
 			finish(w, j, simple_result("compile_error", m ? m : "error"));
-		} else if (cJSON_IsTrue(cJSON_GetObjectItem(o, "fatal")) && !w->ready) {
+		} else if (fatal && !w->ready) {
 			/* what the worker and its helpers printed last (a problem's
 			 * traceback, a helper's complaint) goes with the error: the
 			 * person reading it has no other way to see it */
@@ -761,11 +744,11 @@ int worker_sandboxed(const struct worker_config *c)
 	return !c->noSandbox;
 }
 
-/* the task's files (a directory's regular files, or one .py problem) in
- * "files", for a worker that cannot see this host's files */
-static void ship_task(cJSON *o, const char *zTask)
+/* the task's files (a directory's regular files, or one .py problem), for
+ * a worker that cannot see this host's files: {name: text} (caller frees) */
+static cJSON *ship_task(const char *zTask)
 {
-	cJSON *files = cJSON_AddObjectToObject(o, "files");
+	cJSON *files = cJSON_CreateObject();
 	char err[KL_ERRLEN];
 	strbuf sb = STRBUF_INIT;
 	struct stat st;
@@ -775,7 +758,7 @@ static void ship_task(cJSON *o, const char *zTask)
 			cJSON_AddStringToObject(files, base ? base + 1 : zTask,
 			                        sb.buf ? sb.buf : "");
 		sb_free(&sb);
-		return;
+		return files;
 	}
 	DIR *d = opendir(zTask);
 	struct dirent *e;
@@ -792,6 +775,7 @@ static void ship_task(cJSON *o, const char *zTask)
 	if (d)
 		closedir(d);
 	sb_free(&sb);
+	return files;
 }
 
 /* from the loop: fail the jobs of a worker that cannot start or load the
@@ -846,35 +830,26 @@ static void start(struct worker *w)
 	loop_add_fd(w->l, w->out, LOOP_READ, on_stdout, w);
 	loop_add_fd(w->l, w->err, LOOP_READ, on_stderr, w);
 	w->ready = 0;
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "op", "task");
-	cJSON_AddStringToObject(o, "dir", w->cfg.zTaskDir);
-	if (w->cfg.shipTask)
-		ship_task(o, w->cfg.zTaskDir);
-	if (w->cfg.zShapes)
-		cJSON_AddStringToObject(o, "shapes", w->cfg.zShapes);
-	if (w->cfg.zReference)
-		cJSON_AddStringToObject(o, "reference", w->cfg.zReference);
-	if (w->cfg.nTrials > 0)
-		cJSON_AddNumberToObject(o, "trials", w->cfg.nTrials);
-	if (w->cfg.budgetS > 0)
-		cJSON_AddNumberToObject(o, "budget_s", w->cfg.budgetS);
-	/* a reference run is bounded as a candidate's whole evaluation is */
-	cJSON_AddNumberToObject(o, "run_timeout_s", w->cfg.runTimeoutS);
-	if (w->cfg.bTol && w->cfg.atol >= 0)
-		cJSON_AddNumberToObject(o, "atol", w->cfg.atol);
-	if (w->cfg.bTol && w->cfg.rtol >= 0)
-		cJSON_AddNumberToObject(o, "rtol", w->cfg.rtol);
-	if (w->cfg.size > 0)
-		cJSON_AddNumberToObject(o, "size", w->cfg.size);
-	if (w->cfg.zLibs)
-		cJSON_AddStringToObject(o, "libs", w->cfg.zLibs);
-	cJSON_AddBoolToObject(o, "time_reference",
-	                      (w->refTiming == NULL && w->baselines == NULL) ||
-	                          result_compile_pending(w->baselines));
-	if (w->cfg.deferCompile)
-		cJSON_AddBoolToObject(o, "defer_compile", 1);
-	send_line(w, o);
+	cJSON *files = w->cfg.shipTask ? ship_task(w->cfg.zTaskDir) : NULL;
+	struct proto_task t = {
+	    .zDir = w->cfg.zTaskDir,
+	    .files = files,
+	    .zShapes = w->cfg.zShapes,
+	    .zReference = w->cfg.zReference,
+	    .zLibs = w->cfg.zLibs,
+	    .nTrials = w->cfg.nTrials,
+	    .budgetS = w->cfg.budgetS,
+	    /* a reference run is bounded as a candidate's whole evaluation is */
+	    .runTimeoutS = w->cfg.runTimeoutS,
+	    .atol = w->cfg.bTol ? w->cfg.atol : -1,
+	    .rtol = w->cfg.bTol ? w->cfg.rtol : -1,
+	    .size = w->cfg.size,
+	    .timeReference = (w->refTiming == NULL && w->baselines == NULL) ||
+	                     result_compile_pending(w->baselines),
+	    .deferCompile = w->cfg.deferCompile,
+	};
+	send_line(w, protocol_task(&t));
+	cJSON_Delete(files);
 	arm(w, w->cfg.setupTimeoutS);
 	cJSON *m;
 	cJSON_ArrayForEach(m, w->measured) send_line(w, cJSON_Duplicate(m, 1));
@@ -884,18 +859,15 @@ static void start(struct worker *w)
 
 int worker_submit(struct worker *w, const char *zName, const char *zSource, size_t nSource)
 {
-	return worker_submit_opts(w, zName, zSource, nSource, NULL);
+	struct eval_request rq = {.zName = zName, .zSource = zSource, .nSource = nSource};
+	return worker_submit_req(w, &rq);
 }
 
-int worker_submit_opts(struct worker *w, const char *zName, const char *zSource, size_t nSource,
-                       const cJSON *opts)
+int worker_submit_req(struct worker *w, const struct eval_request *rq)
 {
 	struct wjob *j = xcalloc(1, sizeof *j);
-	j->opts = opts ? cJSON_Duplicate(opts, 1) : NULL;
-	j->id = ++w->nextId;
-	j->zName = xstrdup(zName);
-	j->zSource = xstrndup(zSource, nSource);
-	j->nSource = nSource;
+	j->rq = eval_request_copy(rq);
+	j->id = j->rq.job = ++w->nextId;
 	struct wjob **pp = &w->jobs;
 	while (*pp)
 		pp = &(*pp)->next;
@@ -913,12 +885,7 @@ int worker_submit_opts(struct worker *w, const char *zName, const char *zSource,
 void worker_code_measured(struct worker *w, const char *zDevice, const char *zCode,
                           const char *zLabel, const cJSON *timing)
 {
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "op", "measured");
-	cJSON_AddStringToObject(o, "device", zDevice);
-	cJSON_AddStringToObject(o, "code_hash", zCode);
-	cJSON_AddStringToObject(o, "label", zLabel);
-	cJSON_AddItemToObject(o, "timing", cJSON_Duplicate(timing, 1));
+	cJSON *o = protocol_measured(zDevice, zCode, zLabel, timing);
 	if (!w->measured)
 		w->measured = cJSON_CreateArray();
 	cJSON_AddItemToArray(w->measured, o);

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "loop.h"
+#include "protocol.h"
 
 /* the longest protocol line either side accepts (a request carries a
  * candidate's source, a result its compile log); a longer one is a protocol
@@ -65,12 +66,10 @@ void worker_free(struct worker *w);
  * id.  The worker answers later, from the loop, never from inside this call
  * (even a worker that cannot start fails the job on the next turn). */
 int worker_submit(struct worker *w, const char *zName, const char *zSource, size_t nSource);
-/* the same with more fields for the eval request (copied; NULL: none): the
- * cascade's quick_runs, quick_stop_x and baseline_ms, and an incumbent
- * {id, name, source, median_ms, method} to time against (ab_pairs, ab_force);
- * docs/ARCHITECTURE.md, the worker protocol */
-int worker_submit_opts(struct worker *w, const char *zName, const char *zSource, size_t nSource,
-                       const cJSON *opts);
+/* the same for a whole eval request (protocol.h: the candidate, the quick
+ * timing's stop, the A/B's incumbent and pairs; copied; rq->job is set
+ * here) */
+int worker_submit_req(struct worker *w, const struct eval_request *rq);
 /* drop job id when it has not started running (waiting, or compiling): the
  * worker is told to forget it and no result comes; 0, or -1 when it runs
  * (or is unknown), which only a restart of the worker stops */
