@@ -709,75 +709,6 @@ static void reaped(struct worker *w, const char *zWhy, int status)
 	}
 }
 
-char **worker_launch_argv(const struct worker_config *c, const char *zProgram)
-{
-	char **v = xcalloc(12, sizeof(char *));
-	int n = 0;
-	if (zProgram) {
-		v[n++] = xstrdup(zProgram);
-	} else {
-		/* beside this kloop, else on PATH (a program outside bin/, a test) */
-		char *z = path_join(exe_dir(), "kloop-worker");
-		if (access(z, X_OK) != 0) {
-			free(z);
-			z = xstrdup("kloop-worker");
-		}
-		v[n++] = z;
-	}
-	v[n++] = xstrdup("--backend");
-	v[n++] = xstrdup(c->zBackend);
-	if (c->jobs > 0) {
-		v[n++] = xstrdup("--jobs");
-		v[n++] = xasprintf("%d", c->jobs);
-	}
-	if (c->zPython) {
-		v[n++] = xstrdup("--python");
-		v[n++] = xstrdup(c->zPython);
-	}
-	if (!worker_sandboxed(c))
-		v[n++] = xstrdup("--no-sandbox");
-	return v;
-}
-
-int worker_sandboxed(const struct worker_config *c)
-{
-	return !c->noSandbox;
-}
-
-/* the task's files (a directory's regular files, or one .py problem), for
- * a worker that cannot see this host's files: {name: text} (caller frees) */
-static cJSON *ship_task(const char *zTask)
-{
-	cJSON *files = cJSON_CreateObject();
-	char err[KL_ERRLEN];
-	strbuf sb = STRBUF_INIT;
-	struct stat st;
-	if (stat(zTask, &st) == 0 && S_ISREG(st.st_mode)) {
-		const char *base = strrchr(zTask, '/');
-		if (read_file(zTask, &sb, 16 << 20, err) == 0)
-			cJSON_AddStringToObject(files, base ? base + 1 : zTask,
-			                        sb.buf ? sb.buf : "");
-		sb_free(&sb);
-		return files;
-	}
-	DIR *d = opendir(zTask);
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		char *path = path_join(zTask, e->d_name);
-		sb_reset(&sb);
-		if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= (4 << 20) &&
-		    read_file(path, &sb, 4 << 20, err) == 0 && !looks_binary(sb.buf, sb.len))
-			cJSON_AddStringToObject(files, e->d_name, sb.buf ? sb.buf : "");
-		free(path);
-	}
-	if (d)
-		closedir(d);
-	sb_free(&sb);
-	return files;
-}
-
 /* from the loop: fail the jobs of a worker that cannot start or load the
  * task (worker_submit() and start() never answer from inside themselves) */
 static void on_kick(struct loop *l, long long id, void *arg)
@@ -830,7 +761,7 @@ static void start(struct worker *w)
 	loop_add_fd(w->l, w->out, LOOP_READ, on_stdout, w);
 	loop_add_fd(w->l, w->err, LOOP_READ, on_stderr, w);
 	w->ready = 0;
-	cJSON *files = w->cfg.shipTask ? ship_task(w->cfg.zTaskDir) : NULL;
+	cJSON *files = w->cfg.shipTask ? worker_task_files(w->cfg.zTaskDir) : NULL;
 	struct proto_task t = {
 	    .zDir = w->cfg.zTaskDir,
 	    .files = files,
@@ -892,19 +823,4 @@ void worker_code_measured(struct worker *w, const char *zDevice, const char *zCo
 	/* a running worker now; one that starts later from start() */
 	if (w->pid > 0 && w->in >= 0)
 		send_line(w, cJSON_Duplicate(o, 1));
-}
-
-void worker_config_from(struct worker_config *wc, const struct config *cfg)
-{
-	wc->zPython = cfg->zPython;
-	wc->nTrials = cfg->nTrials;
-	wc->budgetS = cfg->budgetS;
-	wc->runTimeoutS = cfg->timeoutS;
-	wc->jobs = cfg->jobs;
-	wc->noSandbox = cfg->noSandbox;
-	wc->bTol = cfg->bTol;
-	wc->atol = cfg->atol;
-	wc->rtol = cfg->rtol;
-	wc->size = cfg->size;
-	wc->zLibs = cfg->zLibs;
 }

@@ -144,4 +144,9 @@ char **worker_launch_argv(const struct worker_config *c, const char *zProgram);
  */
 int worker_sandboxed(const struct worker_config *c);
 
+/* the task's files (a directory's regular text files up to 4 MiB each, or
+ * the one .py problem), for a worker that cannot see this host's files:
+ * {name: text} (caller frees) */
+cJSON *worker_task_files(const char *zTask);
+
 #endif

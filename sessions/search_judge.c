@@ -1,0 +1,379 @@
+/*
+ * search_judge.c - the search's verdicts judged (a new best only beyond
+ * the noise and after an A/B, implausible speedups held as suspects) and
+ * its budgets (what may still start, why it stops).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search_int.h"
+#include "funcdiff.h"
+#include "ideas.h"
+#include "policy.h"
+#include "sha256.h"
+#include "splice.h"
+#include "sweep.h"
+#include "task.h"
+
+/* ---- judging verdicts ---- */
+
+int search_final(const struct cand *c)
+{
+	return status_finished(c->status);
+}
+
+/* the time a challenger's median must beat to unseat incumbent c: its
+ * 10th-percentile time, and at least 2% below its median */
+static double low_time(const struct cand *c)
+{
+	const cJSON *p10 = cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "timing"), "p10_ms");
+	double t = c->timeMs * 0.98;
+	if (cJSON_IsNumber(p10) && p10->valuedouble > 0 && p10->valuedouble < t)
+		t = p10->valuedouble;
+	return t;
+}
+
+/* the bytes a run must move at least: every input read, every output
+ * written once (0 without a task) */
+static double min_bytes(const struct search *s)
+{
+	const struct task *t = runner_task(s->rn);
+	double b = 0;
+	for (int i = 0; t && i < t->nIn; i++)
+		b += (double)task_numel(&t->aIn[i]) * (double)task_dtype_size(t->aIn[i].dtype);
+	for (int i = 0; t && i < t->nOut; i++)
+		b += (double)task_numel(&t->aOut[i]) * (double)task_dtype_size(t->aOut[i].dtype);
+	return b;
+}
+
+/* the share of the device's limit c's time reaches (its roofline's
+ * "fraction", roofline.h), 0 when unknown */
+static double roof_of(const struct cand *c)
+{
+	const cJSON *f =
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(c ? c->result : NULL, "roofline"), "fraction");
+	return cJSON_IsNumber(f) ? f->valuedouble : 0;
+}
+
+/* the HBM bandwidth in GB/s: the setting, else what the workers' GPU reports
+ * (0: unknown) */
+static double bandwidth(const struct search *s)
+{
+	double bw = OPT(s)->bandwidth_gbs;
+	return bw > 0 ? bw : runner_bandwidth_gbs(s->rn);
+}
+
+/* why candidate c's time is implausible (into why), or 0 when it is not: a
+ * speedup above suspect_x (IMPLAUSIBLE_RATIO), a time below what moving its
+ * bytes at the bandwidth takes, or below what its FLOPs (the task's
+ * "flops") take at peak_tflops (IMPLAUSIBLE_PHYSICS) */
+enum { IMPLAUSIBLE_RATIO = 1, IMPLAUSIBLE_PHYSICS };
+static int implausible(const struct search *s, const struct cand *c, char *why, size_t n)
+{
+	const struct task *t = runner_task(s->rn);
+	double bw = bandwidth(s), bytes = min_bytes(s);
+	double floorMs = bw > 0 && bytes > 0 ? bytes / (bw * 1e9) * 1e3 : 0;
+	double peak = OPT(s)->peak_tflops, flops = t ? t->flops : 0;
+	double flopMs = peak > 0 && flops > 0 ? flops / (peak * 1e12) * 1e3 : 0;
+	if (c->speedup > OPT(s)->suspect_x) {
+		snprintf(why, n, "%.3gx is above %gx", c->speedup, OPT(s)->suspect_x);
+		return IMPLAUSIBLE_RATIO;
+	} else if (c->timeMs < floorMs)
+		snprintf(why, n,
+		         "%.4g ms is below the %.4g ms that moving its %.3g MB at %g GB/s takes",
+		         c->timeMs, floorMs, bytes / 1e6, bw);
+	else if (c->timeMs < flopMs)
+		snprintf(why, n,
+		         "%.4g ms is below the %.4g ms that its %.4g GFLOP take at %g TFLOP/s",
+		         c->timeMs, flopMs, flops / 1e9, peak);
+	else
+		return 0;
+	return IMPLAUSIBLE_PHYSICS;
+}
+
+/*
+ * A challenger faster than the incumbent by their separate timings: the
+ * A/B decides.  1 when it won one (state_ab); 0 when it lost, or when the
+ * A/B was asked for now (it is judged again when that evaluation ends).
+ */
+static int ab_decides(struct search *s, const struct cand *c, const struct cand *best)
+{
+	const struct state_ab *ab = state_ab(ST(s), c->id, best->id);
+	char line[KL_ERRLEN + 100], err[KL_ERRLEN];
+	int id = c->id, incId = best->id; /* the emitters below may move both */
+	double ms = c->timeMs, incMs = best->timeMs;
+	if (ab) {
+		if (ab->failed) {
+			snprintf(line, sizeof line,
+			         "A/B: #%d against #%d could not be run (the journal's ab_compared "
+			         "says why): #%d is not the best",
+			         id, incId, id);
+			note(s, line, NULL);
+		} else if (!ab->won) {
+			snprintf(
+			    line, sizeof line,
+			    "A/B: #%d is not faster than #%d beyond the noise (faster in %d of "
+			    "%d pairs, %.3gx)",
+			    c->id, best->id, ab->wins, ab->pairs, ab->ratio);
+			note(s, line, NULL);
+		}
+		return ab->won;
+	}
+	if (!set_add(&s->abAsked, id))
+		return 0; /* asked once already: no A/B against this incumbent came back */
+	if (runner_bench_ab(s->rn, id, incId, err) < 0) {
+		snprintf(line, sizeof line, "A/B of #%d against #%d: %s", id, incId, err);
+		note(s, line, NULL);
+		return 0;
+	}
+	snprintf(line, sizeof line, "A/B: #%d (%.4g ms) against #%d (%.4g ms), timed alternately",
+	         id, ms, incId, incMs);
+	note(s, line, NULL);
+	s->judged[id] = 0; /* judged again with the A/B */
+	return 0;
+}
+
+static void judge(struct search *s, const struct cand *c)
+{
+	const struct state *st = ST(s);
+	if (c->status == STATUS_CORRECT && c->unverified) {
+		/* correct, but its time could not be bounded by kloop's clock:
+		 * shown as such, never a parent nor the best (issue 24) */
+		char line[300];
+		snprintf(
+		    line, sizeof line,
+		    "#%d %s: correct, but its time (%.4g ms) is unverified: kloop's clock could "
+		    "not bound it; not a parent, not the best",
+		    c->id, c->zName, c->timeMs);
+		note(s, line, NULL);
+		return;
+	}
+	if (c->status == STATUS_CORRECT && c->reduced && !state_precision_any(st)) {
+		/* correct within the tolerance, but less precise than the
+		 * reference's arithmetic: not a win under `precision faithful` */
+		char line[400];
+		const char *cause = cJSON_GetStringValue(
+		    cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "precision"), "cause"));
+		snprintf(line, sizeof line,
+		         "#%d %s: correct, but of reduced precision%s%s%s: not a parent, not the "
+		         "best (set precision any to let it compete)",
+		         c->id, c->zName, cause ? " (" : "", cause ? cause : "", cause ? ")" : "");
+		note(s, line, NULL);
+		return;
+	}
+	if (c->status == STATUS_CORRECT && c->belowFloor && !state_search_suspect(st, c->id)) {
+		/* its time is below what the device can do: held until a person
+		 * clears it (then state_cand_rankable() lets it rank) */
+		char why[400], line[600];
+		snprintf(why, sizeof why,
+		         "%s: held back (not a parent, not the best) until a person clears it",
+		         cJSON_GetStringValue(cJSON_GetObjectItem(
+		             cJSON_GetObjectItem(c->result, "roofline"), "suspect")));
+		snprintf(line, sizeof line, "suspect: #%d %s %s (clear %d)", c->id, c->zName, why,
+		         c->id);
+		search_emitted(s,
+		               ev_suspect_flagged(SES(s), c->id, c->speedup, why, EL(s), s->zErr),
+		               line, NULL);
+		return;
+	}
+	if (!policy_eligible(st, c))
+		return;
+	int id = c->id;
+	const struct state_suspect *x = state_search_suspect(st, id);
+	char line[600], what[200];
+	int kind = x ? 0 : implausible(s, c, what, sizeof what);
+	if (kind == IMPLAUSIBLE_RATIO && c->zOrigin && !strcmp(c->zOrigin, "seed")) {
+		/* a seed is the person's own starting point (the task's, or
+		 * --from): a large speedup over a naive baseline is no reason to
+		 * hold it back; a time below the hardware's limits still is */
+		snprintf(line, sizeof line,
+		         "seed #%d %s: %s, not held back (a seed is not the search's own)", id,
+		         c->zName, what);
+		note(s, line, NULL);
+		kind = 0;
+	}
+	if (kind) {
+		char why[300];
+		snprintf(why, sizeof why,
+		         "%s: held back (not a parent, not the best) until a person clears it",
+		         what);
+		snprintf(line, sizeof line, "suspect: #%d %s %s (clear %d)", id, c->zName, why, id);
+		search_emitted(s, ev_suspect_flagged(SES(s), id, c->speedup, why, EL(s), s->zErr),
+		               line, NULL);
+		return;
+	}
+	if (state_search_excluded(st, id))
+		return;
+	const struct cand *best = st->search.bestId ? state_cand(st, st->search.bestId) : NULL;
+	if (best && (best->id == id || !(c->timeMs < low_time(best))))
+		return;
+	if (best && !ab_decides(s, c, best))
+		return;
+	st = ST(s);
+	if (best) {
+		const struct state_ab *ab = state_ab(st, id, best->id);
+		snprintf(
+		    line, sizeof line,
+		    "new best #%d: %.3gx vs #%d in A/B over %d pairs (%s %.4g ms, %.3gx; faster "
+		    "in %d)",
+		    id, ab->ratio, best->id, ab->pairs, c->zName, c->timeMs, c->speedup, ab->wins);
+	} else {
+		snprintf(line, sizeof line, "best: #%d %s %.4g ms, %.3gx", id, c->zName, c->timeMs,
+		         c->speedup);
+	}
+	search_emitted(s,
+	               ev_new_best(SES(s), id, c->speedup, c->timeMs, best ? best->id : 0,
+	                           best ? best->speedup : 0, EL(s), s->zErr),
+	               line, NULL);
+}
+
+void search_judge_all(struct search *s)
+{
+	const struct state *st = ST(s);
+	if (s->nJudged < (size_t)st->maxId + 1) {
+		s->judged = xrealloc(s->judged, (size_t)st->maxId + 1);
+		memset(s->judged + s->nJudged, 0, (size_t)st->maxId + 1 - s->nJudged);
+		s->nJudged = (size_t)st->maxId + 1;
+	}
+	for (int i = 0; i < ST(s)->nCand; i++) {
+		const struct cand *c = &ST(s)->aCand[i];
+		if (s->judged[c->id] || !search_final(c))
+			continue;
+		s->judged[c->id] = 1;
+		judge(s, c);
+	}
+	/* what every evaluation from now on carries: the quick timing's stop,
+	 * the A/B's pairs, and the incumbent to be timed against */
+	struct eval_request rq = {.quickStopX = OPT(s)->quick_stop_x,
+	                          .abPairs = (int)OPT(s)->ab_pairs,
+	                          .inc.id = ST(s)->search.bestId};
+	runner_set_eval_request(s->rn, &rq);
+}
+
+/* ---- budgets ---- */
+
+int search_rounds_done(const struct state *st)
+{
+	int n = 0;
+	for (int i = 0; i < st->search.nRound; i++)
+		n += st->search.aRound[i].round >= 1 && st->search.aRound[i].finished;
+	return n;
+}
+
+/* finished rounds at the end none of whose candidates became the best
+ * (rounds close in order: the finished ones come first) */
+static int rounds_flat(const struct state *st)
+{
+	int n = 0;
+	for (int i = 0; i < st->search.nRound; i++) {
+		const struct state_round *r = &st->search.aRound[i];
+		if (r->round < 1 || !r->finished)
+			continue;
+		n = r->improved ? 0 : n + 1;
+	}
+	return n;
+}
+
+int search_cands_used(const struct state *st)
+{
+	return st->nCand - st->search.nCandStart;
+}
+
+double search_usd_used(const struct state *st)
+{
+	return st->llm.cost - st->search.costStart;
+}
+
+/* may one more LLM request go out within budget_usd: what was spent, what
+ * the requests in flight may cost (*pHeld) and what the latest request
+ * might have cost (*pNext, llm_cost_estimate()) stay within it.  With none
+ * in flight and no room, the budget is spent: no request is sent that could
+ * pass it */
+static int usd_room(struct search *s, double *pHeld, double *pNext)
+{
+	double v = OPT(s)->budget_usd;
+	runner_usd(s->rn, pHeld, pNext);
+	return v <= 0 || search_usd_used(ST(s)) + *pHeld + *pNext <= v;
+}
+
+/* why the search should stop now (a static string in buf), or NULL */
+const char *search_stop_reason(struct search *s, char *buf, size_t n)
+{
+	const struct state *st = ST(s);
+	double v, held, next;
+	if (SES(s)->nLost)
+		snprintf(buf, n, "the session journal cannot be written (%s)",
+		         SES(s)->zLost ? SES(s)->zLost : "?");
+	else if ((v = OPT(s)->rounds) > 0 && search_rounds_done(st) >= v)
+		snprintf(buf, n, "%d rounds done", search_rounds_done(st));
+	else if ((v = OPT(s)->max_candidates) > 0 && search_cands_used(st) >= v)
+		snprintf(buf, n, "the candidate budget is spent (%d of %g)", search_cands_used(st),
+		         v);
+	else if ((v = OPT(s)->budget_usd) > 0 && search_usd_used(st) >= v)
+		snprintf(buf, n, "the LLM budget is spent ($%.4f of $%g)", search_usd_used(st), v);
+	else if (v > 0 && !usd_room(s, &held, &next) && held <= 0)
+		snprintf(buf, n,
+		         "the LLM budget is spent ($%.4f of $%g; another request may cost about "
+		         "$%.4f)",
+		         search_usd_used(st), v, next);
+	else if ((v = OPT(s)->time_s) > 0 && search_elapsed(s) >= v)
+		snprintf(buf, n, "the time budget is spent (%.0f of %g s)", search_elapsed(s), v);
+	else if ((v = OPT(s)->target) > 0 && st->search.bestId && st->search.bestSpeed >= v)
+		snprintf(buf, n, "the target speedup is reached (%.3gx >= %gx)",
+		         st->search.bestSpeed, v);
+	else if ((v = OPT(s)->target_roofline) > 0 && st->search.bestId &&
+	         roof_of(state_cand(st, st->search.bestId)) * 100 >= v)
+		snprintf(buf, n,
+		         "the target is reached: the best is at %.0f%% of the roofline (>= %g%%)",
+		         roof_of(state_cand(st, st->search.bestId)) * 100, v);
+	else if ((v = OPT(s)->no_improve) > 0 && rounds_flat(st) >= v)
+		snprintf(buf, n, "no new best for %d rounds", rounds_flat(st));
+	else if (st->search.nRound && st->search.aRound[st->search.nRound - 1].finished &&
+	         st->search.aRound[st->search.nRound - 1].round >= 1 &&
+	         !st->search.aRound[st->search.nRound - 1].nMade &&
+	         !st->search.aRound[st->search.nRound - 1].lagged)
+		snprintf(buf, n, "round %d made no new candidate: nothing new to try",
+		         st->search.aRound[st->search.nRound - 1].round);
+	else
+		return NULL;
+	return buf;
+}
+
+/* may more candidates be made, more LLM money spent? */
+int search_cand_ok(struct search *s)
+{
+	double v = OPT(s)->max_candidates, t = OPT(s)->time_s;
+	return !SES(s)->nLost && (v <= 0 || search_cands_used(ST(s)) < v) &&
+	       (t <= 0 || search_elapsed(s) < t);
+}
+
+int search_llm_ok(struct search *s)
+{
+	double v = OPT(s)->budget_usd, held, next;
+	return !OPT(s)->sweep_only && search_cand_ok(s) && (v <= 0 || search_usd_used(ST(s)) < v) &&
+	       usd_room(s, &held, &next);
+}
+
+/* the runner's limit while a search is on (running or paused): work in
+ * flight (fixes, replies to requests sent before) stays within the budgets
+ * of candidates, time and LLM dollars */
+const char *search_limit(void *arg, int bCandidate, double usd)
+{
+	struct search *s = arg;
+	const struct state_search *ss = &ST(s)->search;
+	if (!ss->started || !search_state_live(ss->state))
+		return NULL;
+	if (SES(s)->nLost)
+		return "the session journal cannot be written";
+	if (!search_cand_ok(s))
+		return "the search's candidate or time budget is spent";
+	double v = OPT(s)->budget_usd;
+	if (!bCandidate && v > 0 && search_usd_used(ST(s)) >= v)
+		return "the search's LLM budget is spent";
+	if (!bCandidate && v > 0 && search_usd_used(ST(s)) + usd > v)
+		return "the search's LLM budget cannot pay for it (what is spent, what the "
+		       "requests in flight may cost and what it may cost would pass it)";
+	return NULL;
+}

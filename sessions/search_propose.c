@@ -1,0 +1,258 @@
+/*
+ * search_propose.c - the search's proposers: the mechanical ones (sweeps
+ * over tunables, function crossover) and the LLM's (the gate over its
+ * ideas, implementations, the LLM crossover).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search_int.h"
+#include "funcdiff.h"
+#include "ideas.h"
+#include "policy.h"
+#include "sha256.h"
+#include "splice.h"
+#include "sweep.h"
+#include "task.h"
+
+/* ---- the mechanical proposers ---- */
+
+static int has_source(const struct state *st, const char *z)
+{
+	return state_cand_by_source(st, z) != NULL;
+}
+
+static const char *ext_of(const struct cand *c)
+{
+	const char *d = strrchr(c->zName, '.');
+	return d ? d : ".c";
+}
+
+/* add and evaluate a candidate made without an LLM; its id or -1 */
+static int add_mechanical(struct search *s, const char *zOrigin, const int *aParent, int nParent,
+                          const char *zStem, const char *zSource, const char *zWhat)
+{
+	const struct state *st = ST(s);
+	char err[KL_ERRLEN];
+	const struct cand *p = state_cand(st, aParent[0]);
+	char *name = xasprintf("%s%d%s", zStem, state_next_id(st), ext_of(p));
+	int id = runner_add(s->rn, zOrigin, aParent, nParent, name, zSource, zWhat, err);
+	free(name);
+	if (id < 0 || runner_bench(s->rn, id, err) < 0) {
+		char msg[KL_ERRLEN + 64];
+		snprintf(msg, sizeof msg, "%s: %s", zOrigin, err);
+		note(s, msg, NULL);
+		return -1;
+	}
+	return id;
+}
+
+void search_sweep(struct search *s, int parent)
+{
+	const struct cand *c = state_cand(ST(s), parent);
+	int max = (int)OPT(s)->sweep_points;
+	if (!c || max <= 0)
+		return;
+	struct sweep_list l;
+	char err[KL_ERRLEN];
+	uint64_t seed = (uint64_t)OPT(s)->seed * 1000003u + (uint64_t)parent;
+	if (sweep_points(c->zSource, strlen(c->zSource), OPT(s)->sweep, seed, max, &l, err) < 0) {
+		char msg[KL_ERRLEN + 64];
+		snprintf(msg, sizeof msg, "sweep of #%d: %s", parent, err);
+		note(s, msg, NULL);
+		sweep_free(&l);
+		return;
+	}
+	int made = 0;
+	for (size_t i = 0; i < l.n && search_cand_ok(s); i++) {
+		if (has_source(ST(s), l.v[i].zSource))
+			continue;
+		char *what = xasprintf("sweep %s", l.v[i].zLabel);
+		made += add_mechanical(s, "sweep", &parent, 1, "sweep", l.v[i].zSource, what) > 0;
+		free(what);
+	}
+	if (made) {
+		char line[200];
+		c = state_cand(ST(s), parent);
+		snprintf(line, sizeof line, "sweep of #%d %s: %d point%s", parent, c->zName, made,
+		         made == 1 ? "" : "s");
+		note(s, line, NULL);
+	}
+	sweep_free(&l);
+}
+
+/* take functions of b that differ into a: up to CROSSOVER_MAX candidates */
+void search_crossover(struct search *s, int ia, int ib)
+{
+	const struct state *st = ST(s);
+	const struct cand *a = state_cand(st, ia), *b = state_cand(st, ib);
+	if (!a || !b || policy_island(st, ia) == policy_island(st, ib))
+		return;
+	struct funcdiff d;
+	char err[KL_ERRLEN];
+	if (funcdiff_compare(a->zSource, strlen(a->zSource), b->zSource, strlen(b->zSource), &d,
+	                     err) < 0) {
+		funcdiff_free(&d);
+		return;
+	}
+	int made = 0;
+	for (size_t i = 0; i < d.n && made < CROSSOVER_MAX && search_cand_ok(s); i++) {
+		if (d.v[i].status != FUNCDIFF_CHANGED && d.v[i].status != FUNCDIFF_ADDED)
+			continue;
+		a = state_cand(ST(s), ia), b = state_cand(ST(s), ib);
+		struct splice_result r;
+		memset(&r, 0, sizeof r);
+		if (splice_crossover(a->zSource, strlen(a->zSource), b->zSource, strlen(b->zSource),
+		                     d.v[i].name, &r, err) == 0 &&
+		    !has_source(ST(s), r.src)) {
+			char *what =
+			    xasprintf("crossover: %s from #%d into #%d", d.v[i].name, ib, ia);
+			int par[2] = {ia, ib};
+			made += add_mechanical(s, "crossover", par, 2, "cross", r.src, what) > 0;
+			free(what);
+		}
+		splice_result_free(&r);
+	}
+	funcdiff_free(&d);
+	if (made) {
+		char line[160];
+		snprintf(line, sizeof line, "crossover of #%d and #%d: %d candidate%s", ia, ib,
+		         made, made == 1 ? "" : "s");
+		note(s, line, NULL);
+	}
+}
+
+/* ---- the LLM proposers and the gate ---- */
+
+static int idea_has_cands(const struct state *st, int idea)
+{
+	for (int i = 0; i < st->nCand; i++)
+		if (st->aCand[i].ideaId == idea)
+			return 1;
+	return 0;
+}
+
+static int idea_has_branches(const struct state *st, int idea)
+{
+	for (int i = 0; i < st->nBranch; i++)
+		if (st->aBranch[i].idea == idea)
+			return 1;
+	return 0;
+}
+
+void search_gate(struct search *s, int round)
+{
+	const struct state *st = ST(s);
+	if (strcmp(OPT(s)->gate, "auto"))
+		return;
+	char err[KL_ERRLEN], line[400];
+	for (int i = 0; i < st->nIdea; i++) {
+		const struct state_idea *d = &ST(s)->aIdea[i];
+		if (d->round != round || d->status != IDEA_PENDING || strcmp(d->zOrigin, "llm"))
+			continue;
+		const char *why = NULL;
+		if (state_search_cat_banned(st, d->zCategory))
+			why = "its category is banned";
+		else if (ST(s)->search.nPreferCat &&
+		         !state_search_cat_preferred(st, d->zCategory)) {
+			/* another idea for the same parent in a preferred category wins */
+			for (int k = 0; k < st->nIdea && !why; k++) {
+				const struct state_idea *o = &st->aIdea[k];
+				if (o->round == round && o->parent == d->parent &&
+				    state_search_cat_preferred(st, o->zCategory))
+					why = "another idea for this parent is in a preferred "
+					      "category";
+			}
+		}
+		int id = d->id, rc;
+		if (why) {
+			rc = runner_idea_reject_why(s->rn, id, why, err);
+			snprintf(line, sizeof line, "gate: idea %d rejected [%s] %s: %s", id,
+			         d->zCategory, d->zTitle, why);
+		} else {
+			rc = runner_idea_accept(s->rn, id, err);
+			snprintf(line, sizeof line, "gate: idea %d accepted [%s] %s (for #%d)", id,
+			         d->zCategory, d->zTitle, d->parent);
+		}
+		if (rc == 0)
+			note(s, line, session_last(SES(s)));
+		st = ST(s);
+	}
+}
+
+static int first_parent(const struct state *st, int round)
+{
+	for (int i = 0; i < st->search.nRound; i++)
+		if (st->search.aRound[i].round == round && st->search.aRound[i].nParent)
+			return st->search.aRound[i].aParent[0];
+	return 0;
+}
+
+void search_implement(struct search *s, int round)
+{
+	char err[KL_ERRLEN], line[400];
+	for (int i = 0; i < ST(s)->nIdea && search_llm_ok(s); i++) {
+		const struct state_idea *d = &ST(s)->aIdea[i];
+		/* an idea whose branches were journaled before a restart goes on
+		 * branch by branch (drive_round), each from where it was cut */
+		if (d->status != IDEA_ACCEPTED || set_has(&s->impl, d->id) ||
+		    !strcmp(d->zOrigin, "search") ||
+		    (d->round != round && strcmp(d->zOrigin, "human")) ||
+		    idea_has_cands(ST(s), d->id) || idea_has_branches(ST(s), d->id))
+			continue;
+		int parent = d->parent && state_cand(ST(s), d->parent) ? d->parent
+		                                                       : first_parent(ST(s), round);
+		if (!parent)
+			continue;
+		set_add(&s->impl, d->id);
+		int id = d->id, b = (int)OPT(s)->branches;
+		snprintf(line, sizeof line, "implementing idea %d on #%d in %d branch%s: %s", id,
+		         parent, b, b == 1 ? "" : "es", d->zTitle);
+		if (runner_implement(s->rn, id, parent, b, err) < 0)
+			snprintf(line, sizeof line, "idea %d: %.300s", id, err);
+		note(s, line, NULL);
+	}
+}
+
+/* the crossover prompt on two parents of different islands: an idea of
+ * the search's own (origin "search"), accepted, implemented as a crossover */
+void search_llm_crossover(struct search *s, int round, int a, int b)
+{
+	const struct state *st = ST(s);
+	if (policy_island(st, a) == policy_island(st, b))
+		return;
+	for (int i = 0; i < st->nIdea; i++)
+		if (st->aIdea[i].round == round && !strcmp(st->aIdea[i].zOrigin, "search"))
+			return; /* asked before a restart */
+	char err[KL_ERRLEN], title[120], line[300];
+	int id = state_next_idea_id(st);
+	snprintf(title, sizeof title, "Combine #%d and #%d", a, b);
+	struct ev_idea d = {
+	    .zTitle = title,
+	    .zDescription = "Take what makes each parent fast and make one candidate of both.",
+	    .zCategory = "other",
+	    .zOrigin = "search",
+	    .parent = a,
+	};
+	if (search_emitted(s, ev_idea_proposed(SES(s), &d, err), NULL, err) < 0 ||
+	    runner_idea_accept(s->rn, id, err) < 0)
+		return;
+	set_add(&s->impl, id);
+	int nb = (int)OPT(s)->branches;
+	snprintf(line, sizeof line, "LLM crossover of #%d and #%d in %d branch%s (idea %d)", a, b,
+	         nb, nb == 1 ? "" : "es", id);
+	if (runner_crossover(s->rn, id, a, b, nb, err) < 0)
+		snprintf(line, sizeof line, "LLM crossover of #%d and #%d: %.200s", a, b, err);
+	note(s, line, NULL);
+}
+
+int search_ideas_exist(const struct state *st, int round, int parent)
+{
+	for (int i = 0; i < st->nIdea; i++)
+		if (st->aIdea[i].round == round && st->aIdea[i].parent == parent &&
+		    !strcmp(st->aIdea[i].zOrigin, "llm"))
+			return 1;
+	return 0;
+}

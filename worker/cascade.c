@@ -1,0 +1,688 @@
+/*
+ * cascade.c - kloop-worker's candidates: their compiles, the reference's
+ * run, the cascade of checks and timings (small shapes, full shapes, quick
+ * and full timing, the A/B against an incumbent), and their results in
+ * submission order (kworker.h).
+ */
+#include "kworker.h"
+
+/* ---- running ---- */
+
+void kworker_job_free(struct job *j)
+{
+	if (j->inc)
+		kworker_job_free(j->inc);
+	free(j->zName);
+	free(j->zSo);
+	cJSON_Delete(j->compile);
+	eval_request_free(&j->rq);
+	free(j);
+}
+
+static void pump(void);
+
+/* a candidate's processes and threads at most (its cgroup's pids.max): four
+ * a core, at least 256 (OpenMP starts one a core; the CUDA runtime two) */
+static int max_tasks(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 64 ? (int)(4 * n) : 256;
+}
+
+/* the size of a runner's private /tmp in MiB: KLOOP_TMP_LIMIT_MB, or 512 */
+static long long tmp_limit_mb(void)
+{
+	const char *env = getenv("KLOOP_TMP_LIMIT_MB");
+	long long mb = env && *env ? atoll(env) : 0;
+	return mb > 0 ? mb : 512;
+}
+
+static long long pumpTimer;
+
+static void pump_later_fn(struct loop *l, long long id, void *arg)
+{
+	(void)l, (void)id, (void)arg;
+	pumpTimer = 0;
+	pump();
+}
+
+void kworker_pump_later(void)
+{
+	if (!pumpTimer)
+		pumpTimer = loop_add_timer(W.l, 0, pump_later_fn, NULL);
+}
+
+/* start a runner for j's shared object on the buffers of the nH harnesses
+ * ah[] (cand_iface(c, k) runs it on ah[k]'s); NULL + err (*pLoadErr: the
+ * object itself is at fault, a compile_error) */
+static struct cand *load_on(struct job *j, struct harness *const *ah, int nH, int *pLoadErr,
+                            char *err)
+{
+	*pLoadErr = 0;
+	double t0 = now_s();
+	int fd = compiler_open_so(W.comp, j->zSo, err);
+	if (fd < 0)
+		return NULL;
+	/* the task's libraries, where the candidate's rpath finds them */
+	char **libDirs = compiler_lib_dirs(W.comp, 0);
+	struct cand_opts o = {.zBackend = W.zBackend,
+	                      .dev = W.dev,
+	                      .sandbox = W.sandbox,
+	                      .pollFd = W.in,
+	                      .azLibDirs = libDirs,
+	                      .reference = j->isReference,
+	                      .memBytes = (unsigned long long)kworker_mem_limit_mb() << 20,
+	                      .maxTasks = max_tasks(),
+	                      .tmpBytes = (unsigned long long)tmp_limit_mb() << 20};
+	/* the clock's twin first: started once, again if it died */
+	if (!cand_alive(W.twin)) {
+		char terr[KL_ERRLEN];
+		cand_free(W.twin);
+		if (!(W.twin = cand_twin(&o, terr)))
+			fprintf(stderr,
+			        "kloop-worker: warning: no clock twin (%s): the clock's bound uses "
+			        "the frames taken before each load\n",
+			        terr);
+	}
+	o.twin = W.twin;
+	struct cand *c = cand_start(&o, ah, nH, fd, pLoadErr, err);
+	compiler_dirs_free(libDirs);
+	close(fd);
+	W.loadS += now_s() - t0;
+	W.nRunners++;
+	W.nAhead += c && cand_started_ahead(c);
+	if (c)
+		cand_describe(c, W.zConfine, sizeof W.zConfine);
+	return c;
+}
+
+/* end a candidate's runner (the keeper kills it and everything it started,
+ * and reaps them: on the GPU the device context goes with it) */
+void kworker_unload(struct cand *c)
+{
+	double t0 = now_s();
+	cand_free(c);
+	W.endS += now_s() - t0;
+}
+
+/* a runner for j's shared object on h's buffers alone */
+struct cand *kworker_load(struct job *j, struct harness *h, int *pLoadErr, char *err)
+{
+	return load_on(j, &h, 1, pLoadErr, err);
+}
+
+/*
+ * The reference's outputs at the small shapes, in a runner of its own on
+ * the small harness; where that fails, the cascade has no small-shapes
+ * stage (W.zSmall says why).
+ */
+void kworker_small_reference(struct job *j)
+{
+	char err[KL_ERRLEN];
+	int loadErr;
+	if (!W.hSmall)
+		return;
+	struct cand *c = harness_generate_inputs(W.hSmall, err) < 0
+	                     ? NULL
+	                     : kworker_load(j, W.hSmall, &loadErr, err);
+	if (c)
+		cand_set_timeout(c, W.refTimeoutS);
+	if (!c || harness_run_reference(W.hSmall, cand_iface(c, 0), err) < 0) {
+		char *why = xasprintf("no small-shapes stage: the reference failed on %s: %s",
+		                      W.zSmall, err);
+		snprintf(W.zSmall, sizeof W.zSmall, "%s", why);
+		free(why);
+		harness_free(W.hSmall);
+		W.hSmall = NULL;
+	}
+	if (c)
+		cand_free(c);
+}
+
+/*
+ * The reference once more, with float64 outputs on the same trial inputs
+ * (and on the first trial's rounded to 10 and 7 mantissa bits), for the
+ * precision verdict (precision.h); where it cannot be had, every verdict
+ * says why.  Returns what task_ready says of it (static or W.zPrec).
+ */
+const char *kworker_float64_reference(struct job *j, struct torchref *tr)
+{
+	char err[KL_ERRLEN];
+	int loadErr, ok = 0;
+	const char *zName = tr ? "PyTorch's model" : j->zName;
+	struct harness *h64 = precision_harness(W.h, err);
+	if (h64 && tr) {
+		ok = torchref_fill64(tr, h64, W.b, harness_options(W.h)->nTrials, err) == 0;
+	} else if (h64) {
+		struct cand *c = kworker_load(j, h64, &loadErr, err);
+		if (c) {
+			cand_set_timeout(c, W.refTimeoutS);
+			ok = harness_run_reference(h64, cand_iface(c, 0), err) == 0;
+			cand_free(c);
+		}
+	}
+	if (ok)
+		ok = precision_attach(W.h, h64, err) == 0; /* h64 is W.h's from now on */
+	else
+		precision_discard(h64);
+	if (ok) {
+		snprintf(W.zPrec, sizeof W.zPrec, "against %s in float64", zName);
+		return W.zPrec;
+	}
+	snprintf(W.zPrec, sizeof W.zPrec, "no precision verdict: %s in float64: %s%s", zName, err,
+	         tr ? ""
+	            : " (a C or CUDA reference gives it by writing exact KL_F64 outputs when "
+	              "given them: docs/TASKS.md, \"Precision\")");
+	harness_set_precision_note(W.h, W.zPrec);
+	return W.zPrec;
+}
+
+static void finish_reference(struct job *j)
+{
+	char err[KL_ERRLEN];
+	int loadErr;
+	if (!j->ok) {
+		char *z = xasprintf("the reference %s does not compile:\n%s", j->zName,
+		                    cJSON_GetStringValue(cJSON_GetObjectItem(j->compile, "log")));
+		kworker_send_error(-1, z, 1);
+		free(z);
+		exit(1);
+	}
+	kworker_small_reference(j);
+	W.refCand = kworker_load(j, W.h, &loadErr, err);
+	if (W.refCand)
+		cand_set_timeout(W.refCand, W.refTimeoutS);
+	if (!W.refCand || harness_run_reference(W.h, cand_iface(W.refCand, 0), err) < 0) {
+		char *z = xasprintf("the reference %s failed: %s", j->zName, err);
+		kworker_send_error(-1, z, 1);
+		free(z);
+		exit(1);
+	}
+	struct proto_ready rd = {.zPrecision = kworker_float64_reference(j, NULL),
+	                         .zReference = j->zName,
+	                         .zTask = W.t->zName,
+	                         .nTrials = -1,
+	                         .refSeconds = -1};
+	cJSON *tm = NULL;
+	if (W.timeReference) {
+		tm = harness_time_only(W.h, cand_iface(W.refCand, 0), err);
+		if (!tm) {
+			char *z = xasprintf("timing the reference failed: %s", err);
+			kworker_send_error(-1, z, 1);
+			free(z);
+			exit(1);
+		}
+		rd.refTiming = tm;
+	}
+	*(W.hSmall ? &rd.zSmallShapes : &rd.zSmallNote) = W.zSmall;
+	cJSON *su = cJSON_CreateObject();
+	cJSON_AddNumberToObject(su, "seconds", now_s() - W.tTask);
+	rd.setup = su;
+	W.ready = 1;
+	kworker_send_json(protocol_ready(&rd));
+	cJSON_Delete(tm);
+	cJSON_Delete(su);
+}
+
+/* ---- the same machine code is not timed again ---- */
+
+/* the entry for code zCode, if it was timed under another name than
+ * zName (NULL: any): a candidate benched again is timed again */
+static const struct timed *was_timed(const char *zCode, const char *zName)
+{
+	for (int i = 0; zCode[0] && i < W.nTimed; i++)
+		if (!strcmp(W.aTimed[i].zCode, zCode))
+			return zName && !strcmp(W.aTimed[i].zLabel, zName) ? NULL : &W.aTimed[i];
+	return NULL;
+}
+
+void kworker_add_timed(const char *zCode, const char *zLabel, const cJSON *timing)
+{
+	if (!zCode[0] || !cJSON_IsObject(timing) || was_timed(zCode, NULL))
+		return;
+	xgrow((void **)&W.aTimed, &W.nTimedAlloc, (size_t)W.nTimed + 1, sizeof *W.aTimed);
+	struct timed *t = &W.aTimed[W.nTimed++];
+	snprintf(t->zCode, sizeof t->zCode, "%s", zCode);
+	t->zLabel = xstrdup(zLabel);
+	t->timing = cJSON_Duplicate(timing, 1);
+}
+
+/*
+ * The result's code hash, and its timing: a correct candidate whose code
+ * this worker timed in the session (or the engine says was timed on a
+ * device of this model: op measured) was checked but not timed (skip), and
+ * gets that timing with "not_timed" saying whose it is.  The hash is the
+ * worker's own, from the object it compiled and loaded.
+ */
+static void note_code(const struct job *j, const struct timed *skip, cJSON *o)
+{
+	if (!j->zCode[0])
+		return;
+	cJSON_AddStringToObject(o, "code_hash", j->zCode);
+	const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(o, "status"));
+	if (!st || strcmp(st, "correct"))
+		return;
+	if (skip) {
+		char *z = xasprintf("same machine code as %s, not timed again", skip->zLabel);
+		cJSON_AddStringToObject(o, "not_timed", z);
+		free(z);
+		cJSON_DeleteItemFromObject(o, "timing");
+		cJSON_AddItemToObject(o, "timing", cJSON_Duplicate(skip->timing, 1));
+	} else {
+		kworker_add_timed(j->zCode, j->zName, cJSON_GetObjectItem(o, "timing"));
+	}
+}
+
+/* a cascade stage's progress: the harness's trial or run under the stage's name */
+struct stage_ctx {
+	int job;
+	const char *zStage;
+};
+
+static void stage_progress(const char *zWhat, int k, void *arg)
+{
+	(void)zWhat;
+	struct stage_ctx *sc = arg;
+	kworker_send_progress(sc->job, sc->zStage, k);
+}
+
+static const char *status_of(const cJSON *res)
+{
+	const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(res, "status"));
+	return z ? z : "crashed";
+}
+
+/* the runner could not start: a compile_error when the object is at fault */
+static cJSON *load_failed(int loadErr, const char *err)
+{
+	cJSON *res = cJSON_CreateObject();
+	cJSON_AddStringToObject(res, "status", loadErr ? "compile_error" : "crashed");
+	cJSON_AddStringToObject(res, "reason", err);
+	return res;
+}
+
+static double timing_num(const cJSON *tm, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItem(tm, k);
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* one stage passed: its name and seconds in the result's "stages" */
+static void stage_done(cJSON *stages, const char *zStage, double t0)
+{
+	cJSON *s = cJSON_CreateObject();
+	cJSON_AddStringToObject(s, "stage", zStage);
+	cJSON_AddNumberToObject(s, "seconds", now_s() - t0);
+	cJSON_AddItemToArray(stages, s);
+}
+
+/*
+ * The A/B stage: the incumbent in a runner of its own on the same buffers,
+ * timed alternately with c.  Adds "ab" to res; a challenger that misbehaves
+ * or crashes in it ends with that verdict instead (returned, res freed),
+ * which keeps what the earlier stages found: "correctness", and the timing
+ * as "earlier_timing" (not the candidate's time: its verdict is a failure).
+ */
+static cJSON *ab_stage(struct job *j, struct harness_cand *hc, cJSON *res)
+{
+	char err[KL_ERRLEN];
+	int loadErr, who;
+	const struct eval_incumbent *inc = &j->rq.inc;
+	const cJSON *tm = cJSON_GetObjectItem(res, "timing");
+	cJSON *ab = NULL, *fail = NULL;
+	struct cand *ci = j->inc->ok ? kworker_load(j->inc, W.h, &loadErr, err) : NULL;
+	if (!j->inc->ok)
+		snprintf(err, sizeof err, "the incumbent %s does not compile", j->inc->zName);
+	if (ci) {
+		struct stage_ctx sc = {j->id, "a/b"};
+		const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(tm, "method"));
+		struct harness_ab_opts ao = {.nPairs = j->rq.abPairs,
+		                             .budgetS = W.opts.budgetS,
+		                             .strict = m && !strcmp(m, "device-wide")};
+		const char *im = inc->zMethod;
+		ao.strict |= im && !strcmp(im, "device-wide");
+		if (ao.nPairs < HARNESS_AB_MIN_PAIRS)
+			ao.nPairs = HARNESS_AB_MIN_PAIRS;
+		ab = harness_ab(W.h, cand_iface(ci, 0), hc, &ao, stage_progress, &sc, &who, &fail);
+		kworker_unload(ci);
+		if (!ab && who == 1) {
+			cJSON_AddItemToObject(fail, "correctness",
+			                      cJSON_DetachItemFromObject(res, "correctness"));
+			cJSON_AddItemToObject(fail, "earlier_timing",
+			                      cJSON_DetachItemFromObject(res, "timing"));
+			cJSON_Delete(res);
+			return fail;
+		}
+		if (!ab)
+			snprintf(err, sizeof err, "%s",
+			         cJSON_GetStringValue(cJSON_GetObjectItem(fail, "reason")));
+		cJSON_Delete(fail);
+	}
+	if (!ab) {
+		ab = cJSON_CreateObject();
+		cJSON_AddStringToObject(ab, "error", err);
+	}
+	if (inc->id >= 0)
+		cJSON_AddNumberToObject(ab, "incumbent_id", inc->id);
+	cJSON_AddStringToObject(ab, "incumbent_name", j->inc->zName);
+	cJSON_AddItemToObject(res, "ab", ab);
+	return res;
+}
+
+/*
+ * The cascade: small shapes, full shapes, quick timing, full timing, and
+ * the A/B against an incumbent when the request gave one; the first stage
+ * that fails ends it.  The verdict with "stage" (where it stopped, or the
+ * last stage run) and "stages" (those passed, with their seconds).
+ *
+ * One runner serves every stage: it maps the small and the full shapes'
+ * buffers at its start (a process, a sandbox, a device context and a load
+ * of the object per candidate, not per stage).  A candidate that fails at
+ * the full shapes after passing the small ones in that process may have
+ * kept something from them (a workspace sized by its first call): the full
+ * shapes are checked again in a fresh runner, whose verdict stands, and a
+ * pass there says so in "kept_state".
+ */
+static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, double *pCheck,
+                      double *pTime)
+{
+	char err[KL_ERRLEN];
+	int loadErr = 0, full = 0;
+	const char *zStage = "small shapes";
+	struct stage_ctx sc = {j->id, zStage};
+	cJSON *res = NULL, *fail = NULL, *tm;
+	struct cand *c;
+	double t0 = now_s(), tc = t0;
+	if (W.hSmall) {
+		struct harness *both[] = {W.hSmall, W.h};
+		kworker_send_progress(j->id, zStage, -1);
+		if (!(c = load_on(j, both, 2, &loadErr, err)))
+			return load_failed(loadErr, err);
+		full = 1;
+		res = harness_eval(W.hSmall, cand_iface(c, 0), 0, stage_progress, &sc);
+		if (W.b->fatal || strcmp(status_of(res), "correct")) {
+			const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(res, "reason"));
+			char *z = xasprintf("at the small shapes (%s): %s", W.zSmall, r ? r : "");
+			cJSON_ReplaceItemInObject(res, "reason", cJSON_CreateString(z));
+			free(z);
+			goto stop_c;
+		}
+		cJSON_Delete(res);
+		stage_done(stages, zStage, t0);
+	} else if (!(c = kworker_load(j, W.h, &loadErr, err))) {
+		res = load_failed(loadErr, err);
+		goto stop;
+	}
+	sc.zStage = zStage = "full shapes";
+	t0 = now_s();
+	kworker_send_progress(j->id, zStage, -1);
+	res = harness_eval(W.h, cand_iface(c, full), 0, stage_progress, &sc);
+	if (full && !W.b->fatal && strcmp(status_of(res), "correct")) {
+		/* again in a process that has not run the small shapes */
+		cJSON *shared = res;
+		kworker_unload(c);
+		if (!(c = kworker_load(j, W.h, &loadErr, err))) {
+			cJSON_Delete(shared);
+			res = load_failed(loadErr, err);
+			goto stop;
+		}
+		full = 0;
+		res = harness_eval(W.h, cand_iface(c, 0), 0, stage_progress, &sc);
+		if (!strcmp(status_of(res), "correct")) {
+			const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(shared, "reason"));
+			char *z = xasprintf(
+			    "%s at the full shapes in the process that had run the small shapes "
+			    "(%s), "
+			    "correct in a fresh one: it keeps state from an earlier call (a buffer "
+			    "sized by its first shapes?)",
+			    status_of(shared), r ? r : "no reason");
+			cJSON_AddStringToObject(res, "kept_state", z);
+			free(z);
+		}
+		cJSON_Delete(shared);
+	}
+	if (W.b->fatal || strcmp(status_of(res), "correct"))
+		goto stop_c;
+	stage_done(stages, zStage, t0);
+	*pCheck = now_s() - tc - W.loadS;
+	cJSON_DeleteItemFromObject(res, "check_seconds");
+	/* the same machine code was timed before: checked, not timed again
+	 * (note_code gives it that timing) */
+	if (skip) {
+		kworker_unload(c);
+		goto stop;
+	}
+	/* quick timing: a few runs, which may end it when the search asks; from
+	 * here the background compile's helper is stopped (run_job lets it go) */
+	torchref_hold(W.bg, 1);
+	sc.zStage = zStage = "quick timing";
+	t0 = tc = now_s();
+	kworker_send_progress(j->id, zStage, 0);
+	if (!(tm = harness_time(W.h, cand_iface(c, full), j->rq.quickRuns, stage_progress, &sc,
+	                        &fail)))
+		goto failed;
+	stage_done(stages, zStage, t0);
+	double stopX = j->rq.quickStopX, base = j->rq.baselineMs;
+	double quickMs = timing_num(tm, "median_ms");
+	if (stopX > 0 && base > 0 && quickMs > stopX * base && !j->rq.abForce) {
+		char why[200];
+		snprintf(
+		    why, sizeof why,
+		    "stopped after the quick timing: %.4g ms is over %gx the baseline's %.4g ms",
+		    quickMs, stopX, base);
+		cJSON_AddStringToObject(tm, "stopped", why);
+		cJSON_AddItemToObject(res, "timing", tm);
+		goto stop_c;
+	}
+	cJSON_AddItemToObject(res, "quick_timing", tm);
+	sc.zStage = zStage = "full timing";
+	t0 = now_s();
+	kworker_send_progress(j->id, zStage, 0);
+	if (!(tm = harness_time(W.h, cand_iface(c, full), 0, stage_progress, &sc, &fail)))
+		goto failed;
+	cJSON_AddItemToObject(res, "timing", tm);
+	stage_done(stages, zStage, t0);
+	/* the precision again, with the run after timing's (precision.h) */
+	cJSON *pr = cJSON_GetObjectItem(res, "precision") ? harness_precision(W.h) : NULL;
+	if (pr)
+		cJSON_ReplaceItemInObject(res, "precision", pr);
+	/* the A/B: when it looks faster than the incumbent, or when asked */
+	double incMs = j->rq.inc.zSource ? j->rq.inc.medianMs : 0;
+	if (j->inc && !W.b->fatal && (j->rq.abForce || timing_num(tm, "median_ms") < incMs)) {
+		zStage = "a/b";
+		t0 = now_s();
+		kworker_send_progress(j->id, zStage, 0);
+		res = ab_stage(j, cand_iface(c, full), res);
+		if (strcmp(status_of(res), "correct"))
+			goto stop_c;
+		stage_done(stages, zStage, t0);
+	}
+	*pTime = now_s() - tc;
+	kworker_unload(c);
+	cJSON_AddStringToObject(res, "stage", zStage);
+	return res;
+failed:
+	/* a timing stage failed: its verdict, with the checks' correctness */
+	cJSON_AddItemToObject(fail, "correctness", cJSON_DetachItemFromObject(res, "correctness"));
+	cJSON_Delete(res);
+	res = fail;
+stop_c:
+	*pTime = now_s() - tc;
+	kworker_unload(c);
+stop:
+	cJSON_AddStringToObject(res, "stage", zStage);
+	return res;
+}
+
+static void run_job(struct job *j)
+{
+	double t0 = now_s(), tCheck = 0, tTime = 0;
+	cJSON *res, *stages = cJSON_CreateArray();
+	const struct timed *skip = was_timed(j->zCode, j->zName);
+	kworker_send_progress(j->id, "running", -1);
+	W.loadS = 0;
+	W.nRunners = 0;
+	W.nAhead = 0;
+	W.endS = 0;
+	W.zConfine[0] = 0;
+	if (!j->ok) {
+		res = cJSON_CreateObject();
+		cJSON_AddStringToObject(res, "status", "compile_error");
+		cJSON_AddStringToObject(
+		    res, "reason",
+		    cJSON_GetStringValue(cJSON_GetObjectItem(j->compile, "summary")));
+		cJSON_AddStringToObject(res, "stage", "compile");
+	} else {
+		stage_done(stages, "compile", t0 - j->tCompile);
+		res = cascade(j, skip, stages, &tCheck, &tTime);
+		torchref_hold(W.bg, 0);
+		/* a load error is the object's: the compile stage's */
+		if (!strcmp(status_of(res), "compile_error"))
+			cJSON_ReplaceItemInObject(res, "stage", cJSON_CreateString("compile"));
+	}
+	double tRun = now_s() - t0;
+	/* how far its time is from the device's limit; below it: a suspect */
+	const cJSON *med = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "timing"), "median_ms");
+	cJSON *roof = !strcmp(status_of(res), "correct") && cJSON_IsNumber(med)
+	                  ? roofline_json(W.t, &W.roof, med->valuedouble)
+	                  : NULL;
+	if (roof)
+		cJSON_AddItemToObject(res, "roofline", roof);
+	cJSON *o = protocol_event(PROTO_EV_RESULT, j->id);
+	cJSON *e;
+	cJSON_ArrayForEach(e, res) if (strcmp(e->string, "check_seconds"))
+	    cJSON_AddItemReferenceToObject(o, e->string, e);
+	cJSON_AddItemToObject(o, "stages", stages);
+	cJSON_AddItemReferenceToObject(o, "compile", j->compile);
+	note_code(j, skip, o);
+	cJSON *sec = cJSON_AddObjectToObject(o, "seconds");
+	cJSON_AddNumberToObject(sec, "compile", j->tCompile);
+	cJSON_AddNumberToObject(sec, "load", W.loadS);
+	cJSON_AddNumberToObject(sec, "end", W.endS);
+	cJSON_AddNumberToObject(o, "runners", W.nRunners);
+	cJSON_AddNumberToObject(o, "runners_ahead", W.nAhead);
+	/* without a measured check, what is left of the run (never below 0: the
+	 * load may have been counted for several runner starts) */
+	double rest = tRun - tTime - W.loadS - W.endS;
+	cJSON_AddNumberToObject(sec, "check", tCheck > 0 ? tCheck : rest > 0 ? rest : 0);
+	cJSON_AddNumberToObject(sec, "time", tTime);
+	cJSON_AddBoolToObject(o, "worker_exiting", W.b->fatal);
+	cJSON_AddStringToObject(o, "sandbox", W.sandbox ? "bubblewrap" : "none");
+	if (W.zConfine[0])
+		cJSON_AddStringToObject(o, "confinement", W.zConfine);
+	kworker_send_json(o);
+	cJSON_Delete(res);
+	if (W.b->fatal)
+		exit(3);
+}
+
+static int compiles_done(const struct job *j)
+{
+	return j->compiled && (!j->inc || j->inc->compiled);
+}
+
+static void pump(void)
+{
+	for (;;) {
+		/* between two candidates the GPU may be handed to the background
+		 * compile of torch.compile's baseline (and its timing) */
+		if (W.bg)
+			kworker_background_compile();
+		/* cancelled jobs go once the compiler is done with them */
+		for (struct job **pp = &W.runq; *pp;) {
+			struct job *c = *pp;
+			if (c->cancelled && compiles_done(c)) {
+				*pp = c->next;
+				kworker_job_free(c);
+			} else {
+				pp = &c->next;
+			}
+		}
+		struct job **pp = &W.runq;
+		while (*pp && (*pp)->cancelled)
+			pp = &(*pp)->next;
+		struct job *j = *pp;
+		if (!W.ready || !j || !compiles_done(j))
+			return;
+		*pp = j->next;
+		run_job(j);
+		kworker_job_free(j);
+	}
+}
+
+/* the engine cancelled job id before it ran: it is dropped unrun (unknown:
+ * it ran, or is running, and the engine drops its result) */
+void kworker_op_cancel(cJSON *req)
+{
+	int id = protocol_cancel_job(req);
+	for (struct job *j = W.runq; j; j = j->next)
+		if (j->id == id && !j->isReference)
+			j->cancelled = 1;
+	kworker_pump_later();
+}
+
+void kworker_compiled(struct compile_result *r, void *arg)
+{
+	struct job *j = arg;
+	if (r->stopped) /* this worker is being stopped with its compiler: no
+	                   verdict, kloop runs the job elsewhere */
+		proc_die_of(SIGTERM);
+	j->ok = r->ok;
+	j->tCompile = r->seconds;
+	j->zSo = r->zSo ? xstrdup(r->zSo) : NULL;
+	memcpy(j->zCode, r->zCodeHash, sizeof j->zCode);
+	cJSON *c = cJSON_CreateObject();
+	cJSON_AddBoolToObject(c, "ok", r->ok);
+	cJSON_AddBoolToObject(c, "cached", r->cached);
+	cJSON_AddNumberToObject(c, "seconds", r->seconds);
+	cJSON_AddStringToObject(c, "command", r->zCommand);
+	cJSON_AddStringToObject(c, "key", r->zKey);
+	if (r->ok)
+		cJSON_AddStringToObject(c, "code_hash", r->zCodeHash);
+	/* the vectoriser's remarks (host compiles) go apart from the warnings */
+	char *rest = NULL;
+	cJSON *vec = resources_parse_vec(r->zLog, &rest);
+	cJSON_AddStringToObject(c, "log", rest);
+	free(rest);
+	if (compile_lang_from_name(j->zName) != LANG_CUDA)
+		cJSON_AddItemToObject(c, "vectorized", vec);
+	else
+		cJSON_Delete(vec);
+	if (!r->ok) {
+		/* the first diagnostic line, else the reason */
+		char *summary = resources_first_error(r->zLog);
+		if (!summary)
+			summary = xasprintf("compile failed: %s", r->zWhy);
+		cJSON_AddStringToObject(c, "summary", summary);
+		free(summary);
+	}
+	cJSON *res = resources_parse_ptxas(r->zLog);
+	if (res)
+		cJSON_AddItemToObject(c, "resources", res);
+	j->compile = c;
+	if (j->owner) {
+		j->compiled = 1; /* an incumbent: its job runs once both are compiled */
+	} else if (j->isReference) {
+		finish_reference(j);
+		kworker_job_free(j);
+	} else {
+		if (j->cancelled) { /* dropped by pump(), no word of it */
+			j->compiled = 1;
+			kworker_pump_later();
+			return;
+		}
+		kworker_send_json(protocol_compiled(j->id, r->ok, r->cached, r->seconds));
+		j->compiled = 1;
+	}
+	kworker_pump_later();
+}
+
+int kworker_submit_compile(struct job *j, const char *zSrc, size_t n, char *err)
+{
+	int lang = compile_lang_from_name(j->zName);
+	if (lang < 0)
+		return kl_err(err, "%s: unknown source language (expected .c, .cpp or .cu)",
+		              j->zName);
+	struct compile_req req = {zSrc, n, (enum compile_lang)lang, j->zName};
+	return compiler_submit(W.comp, &req, kworker_compiled, j, err);
+}

@@ -1,0 +1,162 @@
+/*
+ * kworker.h - what the files of kloop-worker share: main.c (the protocol
+ * out, the request loop, limits, main), cascade.c (compiles, the reference
+ * run, the cascade of checks and timings, the A/B, results) and
+ * requests.c (the task, eval and measured requests, the PyTorch helper):
+ * the jobs, the worker's one state W, and their functions.
+ */
+#ifndef KL_KWORKER_H
+#define KL_KWORKER_H
+
+#include <cJSON.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cand.h"
+#include "compile.h"
+#include "harness.h"
+#include "json.h"
+#include "loop.h"
+#include "proc.h"
+#include "resources.h"
+#include "precision.h"
+#include "protocol.h"
+#include "roofline.h"
+#include "task.h"
+#include "taskopen.h"
+#include "torchref.h"
+#include "util.h"
+#include "version.h"
+#include "worker.h"
+
+struct job {
+	int id;                 /* the engine's job id */
+	char *zName;            /* file name for diagnostics */
+	int ok;                 /* compiled */
+	char *zSo;              /* shared object */
+	cJSON *compile;         /* the compile report */
+	double tCompile;        /* seconds */
+	int compiled;           /* its compile has finished (ok or not) */
+	struct job *next;       /* run queue link, in submission order */
+	int isReference;        /* the task's reference */
+	struct eval_request rq; /* its eval request (protocol.h; its strings owned;
+	                           the defaults for the reference) */
+	struct job *inc;        /* the incumbent to time against (A/B), compiled beside it */
+	struct job *owner;      /* for an incumbent: the job it belongs to */
+	int cancelled;          /* the engine no longer wants it: dropped unrun once compiled */
+	char zCode[65];         /* the hash of its machine code (codehash.h), "" if none */
+};
+
+/* machine code timed on this worker's device in the session */
+struct timed {
+	char zCode[65]; /* its code hash */
+	char *zLabel;   /* the name of the candidate timed ("cand3.c") */
+	cJSON *timing;  /* its timing */
+};
+
+/* the worker's one state */
+struct kworker_state {
+	int in, out; /* protocol descriptors */
+	struct loop *l;
+	struct backend *b;
+	struct compiler *comp;
+	struct task *t;
+	struct harness *h;
+	struct harness_opts opts;
+	struct task *tSmall;          /* the task at its small shapes (task_shrink), or NULL */
+	struct harness *hSmall;       /* its harness, the reference's outputs in it */
+	char zSmall[KL_ERRLEN + 256]; /* "rows=64 cols=512", or why there is no such stage */
+	/* what the precision verdicts are measured against, or why none is */
+	char zPrec[KL_ERRLEN + 256];
+	struct roofline_dev roof; /* what the device does (hello): every result's roofline */
+	double tolA, tolR;        /* --atol / --rtol (< 0: the task's) */
+	double loadS;             /* seconds spent starting runners in the job that runs */
+	double refTimeoutS;       /* a reference run's limit (the engine's run timeout) */
+	int nRunners;             /* runners started for it */
+	char zConfine[600];       /* how its last runner was confined (cand_describe) */
+	int nAhead;               /* of them, spares started ahead (cand_spare_policy) */
+	double endS;              /* seconds spent ending them */
+	int ready;                /* task loaded and reference data in place */
+	int timeReference;        /* time the reference when it is ready */
+	double tTask;             /* when the task request came */
+	struct job *runq;         /* candidates in submission order; the head runs once compiled */
+	struct linebuf inbuf;     /* request lines from the engine */
+	const char *zBackend;
+	char *zPython; /* interpreter for torch references */
+	char *zCacheDir;
+	int dev;
+	int sandbox;          /* candidates run inside bubblewrap */
+	struct cand *refCand; /* the reference's runner, kept for the worker's life */
+	struct cand *twin;    /* the clock's twin (cand_twin), started with the first runner */
+	struct timed *aTimed; /* code timed on this device (dedupe below) */
+	int nTimed;
+	size_t nTimedAlloc;
+	struct torchref *bg; /* the PyTorch helper compiling torch.compile's baseline in
+	                        the background while candidates run (its output
+	                        watched by the loop), or NULL */
+};
+extern struct kworker_state kworker_w;
+/* the worker's code names it W */
+#define W kworker_w
+
+/* the worker's pid (a forked child's exit() leaves the helper alone) */
+extern pid_t kworker_pid;
+
+/* ---- main.c: the protocol out, the loop, main ---- */
+/* send event o to the engine (consumed); a gone engine ends the worker */
+void kworker_send_json(cJSON *o);
+/* an error event about job (< 0: none); fatal: the worker cannot go on */
+void kworker_send_error(int job, const char *zMsg, int fatal);
+/* job's stage (k: the trial or run, < 0: none) */
+void kworker_send_progress(int job, const char *zStage, int k);
+
+/* ---- cascade.c: compiles, the cascade, the A/B, results ---- */
+/* free job j and its incumbent */
+void kworker_job_free(struct job *j);
+/* run the queue from the loop (not from inside a caller) */
+void kworker_pump_later(void);
+/* the reference run at the small shapes: the cascade's first stage, or why none */
+void kworker_small_reference(struct job *j);
+/* the precision the float64 reference gives, or why there is none */
+const char *kworker_float64_reference(struct job *j, struct torchref *tr);
+/* code zCode was timed as zLabel (timing copied) */
+void kworker_add_timed(const char *zCode, const char *zLabel, const cJSON *timing);
+/* compile j's source (n bytes); 0, or -1 + err */
+int kworker_submit_compile(struct job *j, const char *zSrc, size_t n, char *err);
+/* a compile finished (the compiler service's callback) */
+void kworker_compiled(struct compile_result *r, void *arg);
+/* the cancel request: drop a job not yet running */
+void kworker_op_cancel(cJSON *req);
+/* a runner for j's shared object on harness h; NULL + err (*pLoadErr: the object is at fault) */
+struct cand *kworker_load(struct job *j, struct harness *h, int *pLoadErr, char *err);
+/* end a runner from kworker_load() */
+void kworker_unload(struct cand *c);
+
+/* ---- requests.c: the task, eval and measured requests ---- */
+/* atexit: end the PyTorch helper of the task that loads */
+void kworker_kill_helper(void);
+/* torch.compile's baseline compiled in the background: go on with it */
+void kworker_background_compile(void);
+/* the task request: load the task and its reference */
+void kworker_op_task(cJSON *req);
+/* the eval request: compile the candidate (and its incumbent), queue it */
+void kworker_op_eval(cJSON *req);
+/* the measured request: code timed in the session elsewhere */
+void kworker_op_measured(cJSON *req);
+
+/* ---- main.c ---- */
+/* a runner's memory limit, MiB */
+long long kworker_mem_limit_mb(void);
+/* the request lines read so far */
+void kworker_handle_lines(void);
+
+#endif

@@ -1,0 +1,454 @@
+/*
+ * requests.c - kloop-worker's requests: the task (loaded with its
+ * reference and the PyTorch helper that makes a problem's data), eval and
+ * measured (kworker.h).
+ */
+#include "kworker.h"
+
+/* checking sets the PyTorch reference makes beside the trials (as memory
+ * allows): each is seen once, by a checked timed run */
+#define TORCH_POOL 4
+
+/* ---- requests ---- */
+
+/* the PyTorch helper while the task loads: ended with what it started
+ * before a task error is sent (so that nothing of it outlives the error
+ * kloop prints), and when the worker ends first (a quit read meanwhile) */
+static struct torchref *gHelper;
+pid_t kworker_pid; /* a forked child's exit() leaves it alone */
+
+void kworker_kill_helper(void)
+{
+	if (getpid() == kworker_pid)
+		torchref_kill(gHelper);
+}
+
+static void fail_task(const char *zMsg)
+{
+	kworker_kill_helper();
+	if (torchref_stopped()) /* stopped with its PyTorch helper: no verdict
+	                           on the task, kloop runs it elsewhere */
+		proc_die_of(SIGTERM);
+	kworker_send_error(-1, zMsg, 1);
+	exit(1);
+}
+
+static void on_helper_fd(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l, (void)fd, (void)events;
+	*(int *)arg = 1;
+}
+
+/* while the PyTorch helper makes its data or times the baselines, the loop
+ * goes on: requests are read and candidates compile (none runs before the
+ * task is ready) */
+static void wait_helper(void *arg, int fd, double maxS)
+{
+	(void)arg;
+	int readable = 0;
+	double end = now_s() + (maxS > 0 ? maxS : 3600);
+	kworker_handle_lines();
+	loop_add_fd(W.l, fd, LOOP_READ, on_helper_fd, &readable);
+	while (!readable && now_s() < end)
+		loop_once(W.l, end - now_s());
+	loop_del_fd(W.l, fd);
+}
+
+static void on_bg_fd(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l, (void)fd, (void)events, (void)arg;
+	kworker_background_compile();
+}
+
+/*
+ * torch.compile's baseline, compiled in the background (a search asked
+ * "defer_compile"): what the helper said is read when no candidate runs;
+ * once it has kworker_compiled, the compiled model is timed at once (the GPU is
+ * its own meanwhile) and the engine hears {"ev": "baselines"} with the
+ * whole baselines.  A failure of the helper is the baseline's, not the
+ * task's: it says so in "compile".
+ */
+void kworker_background_compile(void)
+{
+	char err[KL_ERRLEN];
+	struct torchref *r = W.bg;
+	int rc = torchref_service(r, err);
+	if (rc == 0)
+		return;
+	double t0 = now_s();
+	/* on a failure the baselines say why in "compile" */
+	const cJSON *tm = rc > 0 ? torchref_time_compile(r, err) : torchref_timing(r, W.h, 0, err);
+	if (rc > 0 && torchref_finish(r, err) < 0)
+		torchref_kill(r);
+	cJSON *o = protocol_baselines(tm, now_s() - W.tTask, now_s() - t0);
+	loop_del_fd(W.l, torchref_fd(r));
+	W.bg = NULL;
+	gHelper = NULL;
+	torchref_free(r);
+	kworker_send_json(o);
+}
+
+/* start the PyTorch helper on zProblem; zShapes and size scale a problem
+ * file's constants (NULL, 0: as written) */
+static struct torchref *start_torch(const char *zProblem, const char *zShapes, double size,
+                                    char *err)
+{
+	struct torchref_opts to = {.zPython = W.zPython,
+	                           .zCacheDir = W.zCacheDir,
+	                           .zDevice = strcmp(W.zBackend, "cuda") ? "cpu" : "cuda",
+	                           .cudaIndex = W.dev,
+	                           .seed = W.opts.seed,
+	                           .budgetS = W.opts.budgetS,
+	                           .zShapes = zShapes,
+	                           .size = size,
+	                           .timeoutS = W.refTimeoutS,
+	                           .wait = wait_helper};
+	return gHelper = torchref_start(zProblem, &to, err);
+}
+
+/*
+ * Keep the sets a PyTorch reference needs on the device within its free
+ * memory: the sets (trials + the timing set), the candidate's own buffers and
+ * the helper's one set at a time.  Fewer trials when they do not fit (said in
+ * zNote), an error when not even one trial does.  0 or -1 + err.
+ */
+static int fit_sets(const char *zProblem, char *zNote, size_t nNote, char *err)
+{
+	size_t setB = task_set_bytes(W.t), fr = 0, tot = 0;
+	zNote[0] = 0;
+	if (!setB || !W.b->mem_info || W.b->mem_info(W.b, &fr, &tot) < 0)
+		return 0;
+	double avail = 0.9 * (double)fr, gb = 1e9;
+	int fit = (int)(avail / (double)setB) - 2;
+	if (fit < 2)
+		return kl_err(
+		    err,
+		    "%s: one set of inputs and outputs takes %.2f GB; with %.2f GB free of "
+		    "%.2f GB on this GPU, not even one trial and the timing set fit beside "
+		    "the candidate's buffers: scale the problem with --size (e.g. --size "
+		    "0.25) or --shapes NAME=VALUE",
+		    zProblem, (double)setB / gb, (double)fr / gb, (double)tot / gb);
+	/* the checking sets go first where memory is short */
+	if (fit < W.opts.nTrials + 1 + W.opts.nPool)
+		W.opts.nPool = fit - W.opts.nTrials - 1 > 0 ? fit - W.opts.nTrials - 1 : 0;
+	if (fit < W.opts.nTrials + 1) {
+		snprintf(zNote, nNote,
+		         "%d trial%s instead of %d: one set takes %.2f GB and %.2f GB of the GPU's "
+		         "memory are free",
+		         fit - 1, fit == 2 ? "" : "s", W.opts.nTrials, (double)setB / gb,
+		         (double)fr / gb);
+		W.opts.nTrials = fit - 1;
+	}
+	return 0;
+}
+
+/*
+ * Write a shipped task's files (name -> text; plain names, no directories)
+ * into a fresh directory; returns the path to kworker_load (the directory, or the
+ * .py problem file in it when zDir named one) or NULL + err.
+ */
+static char *unpack_task(const cJSON *files, const char *zDir, char *err)
+{
+	char tmpl[] = "/tmp/kloop-task-XXXXXX";
+	if (!mkdtemp(tmpl)) {
+		kl_err(err, "cannot make a directory for the shipped task: %s", strerror(errno));
+		return NULL;
+	}
+	cJSON *f;
+	cJSON_ArrayForEach(f, files)
+	{
+		const char *n = f->string;
+		if (!n || !*n || strchr(n, '/') || !strcmp(n, ".") || !strcmp(n, "..") ||
+		    !cJSON_IsString(f)) {
+			kl_err(err, "shipped task: '%s' is not a plain file name with text",
+			       n ? n : "");
+			return NULL;
+		}
+		char *path = path_join(tmpl, n);
+		int rc = write_file_atomic(path, f->valuestring, strlen(f->valuestring), err);
+		free(path);
+		if (rc < 0)
+			return NULL;
+	}
+	if (task_is_problem(zDir)) {
+		const char *base = strrchr(zDir, '/');
+		return path_join(tmpl, base ? base + 1 : zDir);
+	}
+	return xstrdup(tmpl);
+}
+
+/*
+ * The cascade's small shapes: the task's dimensions shrunk (task_shrink), a
+ * harness of a few trials on them; the reference fills it once it is
+ * kworker_compiled (kworker_small_reference).  None when shrinking changes nothing.
+ */
+static void small_task(const char *zDir, const char *zShapes)
+{
+	char err[KL_ERRLEN];
+	struct task *t = task_load(zDir, W.zBackend, zShapes, err);
+	if (!t) {
+		snprintf(W.zSmall, sizeof W.zSmall, "no small-shapes stage: %.*s", KL_ERRLEN, err);
+		return;
+	}
+	task_override_tol(t, W.tolA, W.tolR, -1);
+	if (!task_shrink(t, W.zSmall, sizeof W.zSmall)) {
+		snprintf(W.zSmall, sizeof W.zSmall,
+		         "no small-shapes stage: the task's shapes are small already");
+		task_free(t);
+		return;
+	}
+	struct harness_opts o = W.opts;
+	o.nPool = 0; /* checked, never timed */
+	if (!(W.hSmall = harness_new(t, W.b, &o, err))) {
+		snprintf(W.zSmall, sizeof W.zSmall, "no small-shapes stage: %.*s", KL_ERRLEN, err);
+		task_free(t);
+		return;
+	}
+	W.tSmall = t;
+}
+
+void kworker_op_task(cJSON *req)
+{
+	char err[KL_ERRLEN];
+	struct proto_task tq;
+	int bad = protocol_task_decode(req, &tq, err) < 0;
+	const char *zDir = tq.zDir, *zShapes = tq.zShapes, *zRef = tq.zReference;
+	struct torchref *tr = NULL;
+	static int loading; /* a task request read while one loads */
+	if (W.t || loading) {
+		kworker_send_error(-1, "a task is already loaded in this worker", 0);
+		return;
+	}
+	loading = 1;
+	if (bad) {
+		kworker_send_error(-1, err, 0);
+		return;
+	}
+	/* a task shipped with the request (a worker on another host): its files
+	 * are written to a directory of this worker's own */
+	char *zShipped = NULL;
+	const cJSON *files = tq.files;
+	if (cJSON_IsObject(files)) {
+		if (!(zShipped = unpack_task(files, zDir, err)))
+			fail_task(err);
+		zDir = zShipped;
+	}
+	W.tTask = now_s();
+	harness_default_opts(&W.opts, W.zBackend);
+	if (tq.nTrials >= 0)
+		W.opts.nTrials = tq.nTrials;
+	if (tq.bSeed)
+		W.opts.seed = (uint64_t)tq.seed;
+	if (tq.budgetS >= 0)
+		W.opts.budgetS = tq.budgetS;
+	W.refTimeoutS = tq.runTimeoutS;
+	if (tq.rse >= 0)
+		W.opts.rse = tq.rse;
+	W.timeReference = tq.timeReference;
+	const char *zSrcPath = NULL;
+	/* the libraries the task and --libs give candidates (and the reference),
+	 * set before anything waits on the PyTorch helper: the candidates sent
+	 * meanwhile compile then */
+	const char *zFlagLibs = tq.zLibs;
+	if (task_is_problem(zDir)) {
+		/* a KernelBench problem file given directly */
+		if (zFlagLibs && compiler_add_libs(W.comp, zFlagLibs, NULL, err) < 0)
+			fail_task(err);
+		if (!(tr = start_torch(zDir, zShapes, tq.size, err)) ||
+		    !(W.t = torchref_make_task(tr, zDir, err)))
+			fail_task(err);
+	} else {
+		W.t = task_load(zDir, W.zBackend, zShapes, err);
+		if (!W.t)
+			fail_task(err);
+		if ((W.t->zLibs && *W.t->zLibs &&
+		     compiler_add_libs(W.comp, W.t->zLibs, W.t->zDir, err) < 0) ||
+		    (zFlagLibs && compiler_add_libs(W.comp, zFlagLibs, NULL, err) < 0))
+			fail_task(err);
+		/* which reference: torch on the GPU where the task has one, else the backend's own
+		 */
+		int cuda = !strcmp(W.zBackend, "cuda");
+		if (!zRef)
+			zRef = cuda && W.t->ref.zTorch  ? "torch"
+			       : cuda && W.t->ref.zCuda ? "cuda"
+			                                : "host";
+		if (!strcmp(zRef, "torch")) {
+			if (!W.t->ref.zTorch)
+				fail_task("the task has no torch reference (reference.torch in "
+				          "task.json)");
+			if (!(tr = start_torch(W.t->ref.zTorch, NULL, 0, err)) ||
+			    torchref_check_task(tr, W.t, err) < 0)
+				fail_task(err);
+		} else {
+			zSrcPath = !strcmp(zRef, "cuda")   ? W.t->ref.zCuda
+			           : !strcmp(zRef, "host") ? W.t->ref.zHost
+			                                   : NULL;
+			if (!zSrcPath) {
+				char *z = xasprintf(
+				    "%s/task.json: reference.%s: the task has no such reference",
+				    W.t->zDir, zRef);
+				fail_task(z);
+			}
+			if (!strcmp(zRef, "cuda") && !cuda)
+				fail_task(
+				    "a cuda reference needs the cuda backend (--backend cuda)");
+		}
+	}
+	/* given inputs: the reference makes a few checking sets too, so that a
+	 * checked timed run is one the candidate has not seen */
+	if (tr)
+		W.opts.nPool = TORCH_POOL;
+	/* --atol / --rtol override the float outputs' tolerances */
+	W.tolA = tq.atol;
+	W.tolR = tq.rtol;
+	task_override_tol(W.t, W.tolA, W.tolR, -1);
+	char note[256] = "";
+	if (tr && fit_sets(zDir, note, sizeof note, err) < 0)
+		fail_task(err);
+	W.h = harness_new(W.t, W.b, &W.opts, err);
+	if (!W.h)
+		fail_task(err);
+	if (tr) {
+		/* PyTorch writes every set straight into the harness's buffers */
+		double t0 = now_s(), tHelper = t0 - W.tTask;
+		if (torchref_fill(tr, W.h, W.b, W.t, err) < 0)
+			fail_task(err);
+		double tFill = now_s() - t0;
+		struct proto_ready rd = {.zPrecision = kworker_float64_reference(NULL, tr),
+		                         .nTrials = -1,
+		                         .refSeconds = -1};
+		cJSON *refTm = NULL, *bases = NULL;
+		/* where the setup's seconds went: the first candidate waits for it */
+		cJSON *su = cJSON_CreateObject();
+		const cJSON *hs = cJSON_GetObjectItem(torchref_manifest(tr), "seconds");
+		cJSON_AddNumberToObject(su, "helper", tHelper);
+		if (cJSON_IsNumber(cJSON_GetObjectItem(hs, "import_torch")))
+			cJSON_AddNumberToObject(su, "import_torch",
+			                        json_num(hs, "import_torch", 0));
+		cJSON_AddNumberToObject(su, "reference_data", tFill);
+		/* a search on the GPU: torch.compile compiles in the background */
+		int defer = tq.deferCompile && !strcmp(W.zBackend, "cuda");
+		if (W.timeReference) {
+			t0 = now_s();
+			const cJSON *tm = torchref_timing(tr, W.h, defer, err);
+			const cJSON *eager = tm ? cJSON_GetObjectItem(tm, "eager") : NULL;
+			if (!tm)
+				fail_task(err);
+			cJSON_AddNumberToObject(su, "baselines", now_s() - t0);
+			cJSON_AddBoolToObject(su, "baselines_cached", torchref_timing_cached(tr));
+			const cJSON *cs = cJSON_GetObjectItem(cJSON_GetObjectItem(tm, "compile"),
+			                                      "compile_seconds");
+			if (cJSON_IsNumber(cs) && !torchref_timing_cached(tr))
+				cJSON_AddNumberToObject(su, "torch_compile", cs->valuedouble);
+			/* copies: the helper's own go with it */
+			if (eager && cJSON_GetObjectItem(eager, "median_ms"))
+				rd.refTiming = refTm = cJSON_Duplicate(eager, 1);
+			rd.baselines = bases = cJSON_Duplicate(tm, 1);
+		}
+		if (torchref_compile_pending(tr)) {
+			/* the helper stays: kworker_background_compile() ends it */
+			W.bg = tr;
+			loop_add_fd(W.l, torchref_fd(tr), LOOP_READ, on_bg_fd, NULL);
+			cJSON_AddBoolToObject(su, "torch_compile_background", 1);
+		} else {
+			t0 = now_s();
+			if (torchref_finish(tr, err) < 0)
+				fail_task(err);
+			cJSON_AddNumberToObject(su, "helper_end", now_s() - t0);
+		}
+		rd.zReference = "PyTorch eager (reference.py)";
+		rd.zTask = W.t->zName;
+		rd.nTrials = W.opts.nTrials;
+		rd.refSeconds = tFill;
+		if (note[0])
+			rd.zNote = note;
+		rd.zSmallNote = "no small-shapes stage: a PyTorch reference's data is "
+		                "made at the task's shapes only";
+		const cJSON *sizes = cJSON_GetObjectItem(torchref_manifest(tr), "sizes");
+		if (cJSON_IsObject(sizes) && sizes->child)
+			rd.sizes = sizes;
+		cJSON_AddNumberToObject(su, "seconds", now_s() - W.tTask);
+		rd.setup = su;
+		W.ready = 1;
+		kworker_send_json(protocol_ready(&rd));
+		cJSON_Delete(su);
+		cJSON_Delete(refTm);
+		cJSON_Delete(bases);
+		if (!W.bg) {
+			gHelper = NULL;
+			torchref_free(tr);
+		}
+		kworker_pump_later();
+		return;
+	}
+	if (harness_generate_inputs(W.h, err) < 0)
+		fail_task(err);
+	small_task(zDir, zShapes);
+	strbuf src = STRBUF_INIT;
+	if (read_file(zSrcPath, &src, 64 << 20, err) < 0)
+		fail_task(err);
+	struct job *j = xcalloc(1, sizeof *j);
+	j->id = -1;
+	j->isReference = 1;
+	eval_request_defaults(&j->rq);
+	const char *base = strrchr(zSrcPath, '/');
+	j->zName = xstrdup(base ? base + 1 : zSrcPath);
+	if (kworker_submit_compile(j, src.buf, src.len, err) < 0)
+		fail_task(err);
+	sb_free(&src);
+}
+
+void kworker_op_eval(cJSON *req)
+{
+	char err[KL_ERRLEN];
+	struct eval_request rq;
+	if (protocol_eval_decode(req, &rq, err) < 0) {
+		kworker_send_error(rq.job, err, 0);
+		return;
+	}
+	int id = rq.job;
+	struct job *j = xcalloc(1, sizeof *j);
+	j->id = id;
+	j->zName = xstrdup(rq.zName);
+	j->rq = eval_request_copy(&rq);
+	/* the incumbent of an A/B, compiled beside it (from the cache, mostly) */
+	const char *zIncSrc = rq.inc.zSource, *zIncName = rq.inc.zName;
+	kworker_send_progress(id, "compiling", -1);
+	if (kworker_submit_compile(j, rq.zSource, rq.nSource, err) < 0) {
+		kworker_send_error(id, err, 0);
+		kworker_job_free(j);
+		return;
+	}
+	if (zIncSrc) {
+		struct job *i = xcalloc(1, sizeof *i);
+		i->id = id;
+		i->zName = xstrdup(zIncName);
+		i->owner = j;
+		j->inc = i;
+		if (kworker_submit_compile(i, zIncSrc, strlen(zIncSrc), err) < 0) {
+			i->compiled = 1; /* ok stays 0: the A/B says why */
+			i->compile = cJSON_CreateObject();
+		}
+	}
+	/* results come back in submission order; compiles run in parallel */
+	struct job **pp = &W.runq;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = j;
+}
+
+/* the engine: code with this hash was timed (timing) as label on a device
+ * named device in the session (by a worker before this one, or another of
+ * the same model) */
+void kworker_op_measured(cJSON *req)
+{
+	const char *zDev, *zCode, *zLabel;
+	const cJSON *tm;
+	char err[KL_ERRLEN];
+	if (protocol_measured_decode(req, &zDev, &zCode, &zLabel, &tm, err) < 0) {
+		kworker_send_error(-1, err, 0);
+		return;
+	}
+	if (!strcmp(zDev, W.b->zDevice))
+		kworker_add_timed(zCode, zLabel, tm);
+}
