@@ -103,7 +103,7 @@ static int exec_ideas(int argc, char **argv)
 	x.r.arg = &x;
 	char err[KL_ERRLEN];
 	int rc = llmrun_start(&x.r, argc, argv);
-	if (rc == 0 && runner_ideas(x.r.rn, x.r.parent, x.r.f.n, err) < 0) {
+	if (rc == 0 && runner_ideas(x.r.rn, x.r.parent, x.r.f.n, 0, err) < 0) {
 		fprintf(stderr, "kloop: %s\n", err);
 		rc = 2;
 	}

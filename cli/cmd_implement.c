@@ -132,7 +132,7 @@ static int exec_implement(int argc, char **argv)
 	int rc = llmrun_start(&x.r, argc, argv);
 	if (rc == 0 &&
 	    ((x.idea = find_idea(&x, err)) < 0 ||
-	     runner_crossover(x.r.rn, x.idea, x.r.parent, x.r.parent2, x.r.f.b, err) < 0)) {
+	     runner_crossover(x.r.rn, x.idea, x.r.parent, x.r.parent2, x.r.f.b, 0, err) < 0)) {
 		fprintf(stderr, "kloop: %s\n", err);
 		rc = 2;
 	}

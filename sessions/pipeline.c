@@ -61,7 +61,6 @@ struct pipeline {
 	struct step *steps;
 	int depth;               /* advance() calls on the stack */
 	int noRepeats;           /* a reply whose code the session has makes no candidate */
-	int round;               /* the round new steps work for (pipeline_round()) */
 	pipeline_limit_fn limit; /* may a request go out, a candidate be added */
 	void *limitArg;
 	double usdNext; /* the estimate of the latest request asked */
@@ -628,13 +627,13 @@ static void advance(struct pipeline *p)
 	p->depth = 0;
 }
 
-static struct step *add_step(struct pipeline *p, enum step_kind kind, int parent)
+static struct step *add_step(struct pipeline *p, enum step_kind kind, int parent, int round)
 {
 	struct step *s = xcalloc(1, sizeof *s);
 	s->kind = kind;
 	s->p = p;
 	s->parent = parent;
-	s->round = p->round;
+	s->round = round > 0 ? round : 0;
 	struct step **pp = &p->steps;
 	while (*pp)
 		pp = &(*pp)->next;
@@ -642,20 +641,20 @@ static struct step *add_step(struct pipeline *p, enum step_kind kind, int parent
 	return s;
 }
 
-int pipeline_ideas(struct pipeline *p, int parent, int n, char *err)
+int pipeline_ideas(struct pipeline *p, int parent, int n, int round, char *err)
 {
 	if (!state_cand(&p->pc.ses->st, parent))
 		return kl_err(err, "no candidate %d in the session", parent);
 	if (n < 1 || n > IDEAS_MAX)
 		return kl_err(err, "the number of ideas must be 1 to %d, not %d", IDEAS_MAX, n);
-	struct step *s = add_step(p, STEP_IDEAS, parent);
+	struct step *s = add_step(p, STEP_IDEAS, parent, round);
 	s->n = n;
 	advance(p);
 	return 0;
 }
 
 int pipeline_implement(struct pipeline *p, int ideaId, int parent, int parent2, int nBranches,
-                       char *err)
+                       int round, char *err)
 {
 	const struct state *st = &p->pc.ses->st;
 	const struct state_idea *d = state_idea(st, ideaId);
@@ -671,7 +670,7 @@ int pipeline_implement(struct pipeline *p, int ideaId, int parent, int parent2, 
 	if (d->status == IDEA_PENDING && pipeline_idea_accept(p, ideaId, err) < 0)
 		return -1;
 	for (int b = 1; b <= nBranches; b++) {
-		struct step *s = add_step(p, STEP_BRANCH, parent);
+		struct step *s = add_step(p, STEP_BRANCH, parent, round);
 		s->parent2 = parent2;
 		s->idea = ideaId;
 		s->branch = b;
@@ -682,7 +681,7 @@ int pipeline_implement(struct pipeline *p, int ideaId, int parent, int parent2, 
 }
 
 int pipeline_branch_resume(struct pipeline *p, const struct state_branch *b, int nBranches,
-                           char *err)
+                           int round, char *err)
 {
 	const struct state *st = &p->pc.ses->st;
 	const struct state_idea *d = state_idea(st, b->idea);
@@ -701,7 +700,7 @@ int pipeline_branch_resume(struct pipeline *p, const struct state_branch *b, int
 	if (b->answered && status_finished(c->status) &&
 	    (!needs_fix(st, c) || b->attempt >= p->pc.fixAttempts))
 		return 0;
-	struct step *s = add_step(p, STEP_BRANCH, b->parent);
+	struct step *s = add_step(p, STEP_BRANCH, b->parent, round);
 	s->idea = b->idea;
 	s->branch = b->branch;
 	s->n = nBranches;
@@ -743,7 +742,7 @@ int pipeline_translate(struct pipeline *p, int n, char *err)
 	if (n < 1 || n > 64)
 		return kl_err(err, "the number of translations must be 1 to 64, not %d", n);
 	for (int b = 1; b <= n; b++) {
-		struct step *s = add_step(p, STEP_BRANCH, 0);
+		struct step *s = add_step(p, STEP_BRANCH, 0, 0);
 		s->branch = b;
 		s->n = n;
 	}
@@ -893,11 +892,6 @@ int pipeline_busy(const struct pipeline *p)
 	for (const struct step *s = p->steps; s; s = s->next)
 		n += s->state != STEP_DONE;
 	return n;
-}
-
-void pipeline_round(struct pipeline *p, int round)
-{
-	p->round = round > 0 ? round : 0;
 }
 
 int pipeline_round_busy(const struct pipeline *p, int round, int *pUnsent)

@@ -81,9 +81,16 @@ int pipeline_add_source(struct pipeline *p, const char *zName, const char *zSour
 /* evaluate candidate candId through pc.evaluate; 0 or -1 + err */
 int pipeline_evaluate(struct pipeline *p, int candId, char *err);
 
-/* ask for n ideas to improve candidate parent; the ideas hook reports.
- * Returns 0, or -1 + err (no such candidate, a template that fails) */
-int pipeline_ideas(struct pipeline *p, int parent, int n, char *err);
+/*
+ * Ask for n ideas to improve candidate parent; the ideas hook reports.
+ * round: the search round (> 0) the work is for (0: none; it then belongs
+ * to the latest open round, if any): the steps' llm_request,
+ * idea_proposed and candidate_added events carry it as "round", their
+ * fixes' too, so that work of overlapping rounds is told apart in the
+ * journal.  Returns 0, or -1 + err (no such candidate, a template that
+ * fails).
+ */
+int pipeline_ideas(struct pipeline *p, int parent, int n, int round, char *err);
 
 /*
  * The idea decisions of a person (or the automatic mode), journaled:
@@ -106,21 +113,23 @@ int pipeline_idea_edit(struct pipeline *p, int ideaId, const char *zTitle, const
  * (origin "llm", the idea's id and title) that is evaluated; a reply with
  * no usable code, or a candidate that does not compile, is wrong, crashes
  * or hangs, is sent back with the fix prompt up to fixAttempts times.
- * Returns 0, or -1 + err (no such idea or candidate, a rejected idea).
+ * round as for pipeline_ideas().  Returns 0, or -1 + err (no such idea or
+ * candidate, a rejected idea).
  */
 int pipeline_implement(struct pipeline *p, int ideaId, int parent, int parent2, int nBranches,
-                       char *err);
+                       int round, char *err);
 
 /*
  * Go on with implementation branch b of a session reopened after it was cut
  * short (kill -9): its last request unanswered, or its last candidate
  * failed with fixes left (its fix was never sent).  The implementation is
  * asked for again, or the fix is sent (after the verdict when the
- * evaluation is still to run).  1 when a step started, 0 when the branch
- * has ended or is at work in this process, -1 + err when it cannot go on.
+ * evaluation is still to run), for round (as for pipeline_ideas()).  1 when
+ * a step started, 0 when the branch has ended or is at work in this
+ * process, -1 + err when it cannot go on.
  */
 int pipeline_branch_resume(struct pipeline *p, const struct state_branch *b, int nBranches,
-                           char *err);
+                           int round, char *err);
 
 /*
  * Translate the task's reference (a KernelBench problem's PyTorch module,
@@ -139,13 +148,6 @@ void pipeline_update(struct pipeline *p);
  * evaluation); 0 when idle */
 int pipeline_busy(const struct pipeline *p);
 
-/*
- * The search round (> 0) that the steps started from now on work for (0:
- * none): their llm_request, idea_proposed and candidate_added events carry
- * it as "round", a fix's too, so that work of overlapping rounds is told
- * apart in the journal.
- */
-void pipeline_round(struct pipeline *p, int round);
 /* steps of round `round` not finished; *pUnsent (may be NULL): those of them
  * whose LLM requests have not all gone out yet (an ideas step, whose
  * implementations follow its reply, or a step waiting for its parents) */

@@ -23,6 +23,7 @@
 #include "pool.h"
 #include "proc.h"
 #include "result.h"
+#include "runner_int.h"
 #include "status.h"
 #include "torchref.h"
 #include "util.h"
@@ -60,18 +61,6 @@ const struct state *runner_state(const struct runner *rn)
 	return &rn->ses->st;
 }
 
-static void note(struct runner *rn, const struct runner_note *n)
-{
-	if (rn->notify)
-		rn->notify(rn->arg, n);
-}
-
-static void note_simple(struct runner *rn, enum runner_note_kind kind, int cand, const char *zText)
-{
-	struct runner_note n = {.kind = kind, .cand = cand, .zText = zText};
-	note(rn, &n);
-}
-
 const struct runner_job *runner_job_of(const struct runner *rn, int id)
 {
 	for (int i = 0; i < rn->nJob; i++)
@@ -80,11 +69,9 @@ const struct runner_job *runner_job_of(const struct runner *rn, int id)
 	return NULL;
 }
 
-static int profiles_of(const struct runner *rn);
-
 int runner_jobs(const struct runner *rn)
 {
-	return rn->nJob + profiles_of(rn);
+	return rn->nJob + runner_profiles(rn);
 }
 
 const char *runner_task_error(const struct runner *rn)
@@ -457,40 +444,46 @@ static const char *ext_of(const char *zName)
 	return zName ? strrchr(zName, '.') : NULL;
 }
 
-int runner_add(struct runner *rn, const char *zOrigin, const int *aParent, int nParent,
-               const char *zName, const char *zSource, const char *zIdea, char *err)
+int runner_add_cand(struct runner *rn, const struct ev_candidate *cand, char *err)
 {
 	const struct state *st = &rn->ses->st;
-	for (int i = 0; i < nParent; i++)
-		if (!state_cand(st, aParent[i]))
-			return kl_err(err, "parent %d is not a candidate", aParent[i]);
-	if (!zSource || !*zSource)
+	struct ev_candidate c = *cand;
+	for (int i = 0; i < c.nParent; i++)
+		if (!state_cand(st, c.aParent[i]))
+			return kl_err(err, "parent %d is not a candidate", c.aParent[i]);
+	if (!c.zSource || !*c.zSource)
 		return kl_err(err, "the source is empty");
-	if (looks_binary(zSource, strlen(zSource)))
+	if (looks_binary(c.zSource, strlen(c.zSource)))
 		return kl_err(err, "the source looks binary, not C, C++ or CUDA text");
 	char *name;
-	if (zName)
-		name = xstrdup(zName);
+	if (c.zName)
+		name = xstrdup(c.zName);
 	else {
-		const char *ext = nParent ? ext_of(state_cand(st, aParent[0])->zName) : NULL;
+		const char *ext = c.nParent ? ext_of(state_cand(st, c.aParent[0])->zName) : NULL;
 		if (!ext)
 			ext = !strcmp(rn->zBackend, "cuda") ? ".cu" : ".c";
 		name = xasprintf("cand%d%s", state_next_id(st), ext);
 	}
-	struct ev_candidate c = {
-	    .zName = name,
-	    .zOrigin = zOrigin,
-	    .aParent = aParent,
-	    .nParent = nParent,
-	    .zSource = zSource,
-	    .zIdea = zIdea,
-	    .round = rn->round,
-	};
+	c.zName = name;
 	int id = ev_candidate_added(rn->ses, &c, err);
 	free(name);
 	if (id > 0)
 		note_simple(rn, RUNNER_CHANGED, id, NULL);
 	return id;
+}
+
+int runner_add(struct runner *rn, const char *zOrigin, const int *aParent, int nParent,
+               const char *zName, const char *zSource, const char *zIdea, char *err)
+{
+	struct ev_candidate c = {
+	    .zName = zName,
+	    .zOrigin = zOrigin,
+	    .aParent = aParent,
+	    .nParent = nParent,
+	    .zSource = zSource,
+	    .zIdea = zIdea,
+	};
+	return runner_add_cand(rn, &c, err);
 }
 
 int runner_add_source(struct runner *rn, const char *zOrigin, const char *zName,
@@ -500,205 +493,6 @@ int runner_add_source(struct runner *rn, const char *zOrigin, const char *zName,
 	if (same)
 		return same->id;
 	return runner_add(rn, zOrigin, NULL, 0, zName, zSource, NULL, err);
-}
-
-/* ---- the LLM pipeline ---- */
-
-static int eval_hook(int candId, void *arg, char *err)
-{
-	return runner_bench(arg, candId, err);
-}
-
-static void on_ideas(int request, const int *aIdea, int nIdea, const char *zError, void *arg)
-{
-	struct runner *rn = arg;
-	struct runner_note n = {
-	    .kind = RUNNER_IDEAS,
-	    .request = request,
-	    .aIdea = aIdea,
-	    .nIdea = nIdea,
-	    .zText = nIdea    ? NULL
-	             : zError ? zError
-	                      : "the reply held none",
-	};
-	note(rn, &n);
-	note_simple(rn, RUNNER_CHANGED, 0, NULL);
-}
-
-static void on_candidate(int candId, int branch, int attempt, void *arg)
-{
-	struct runner *rn = arg;
-	const struct cand *c = state_cand(&rn->ses->st, candId);
-	struct runner_note n = {
-	    .kind = RUNNER_CANDIDATE,
-	    .cand = candId,
-	    .idea = c ? c->ideaId : 0,
-	    .branch = branch,
-	    .attempt = attempt,
-	};
-	note(rn, &n);
-}
-
-static void on_branch(int ideaId, int branch, int candId, const char *zError, void *arg)
-{
-	struct runner *rn = arg;
-	if (!zError)
-		return;
-	struct runner_note n = {
-	    .kind = RUNNER_BRANCH,
-	    .cand = candId,
-	    .idea = ideaId,
-	    .branch = branch,
-	    .zText = zError,
-	};
-	note(rn, &n);
-}
-
-static void on_delta(int request, const char *z, size_t n, void *arg)
-{
-	struct runner *rn = arg;
-	(void)z;
-	struct runner_stream *st = NULL;
-	for (int i = 0; i < rn->nStream; i++)
-		if (rn->aStream[i].request == request)
-			st = &rn->aStream[i];
-	if (!st) {
-		xgrow((void **)&rn->aStream, &rn->nStreamAlloc, (size_t)rn->nStream + 1,
-		      sizeof *rn->aStream);
-		st = &rn->aStream[rn->nStream++];
-		*st = (struct runner_stream){.request = request, .tStart = now_s()};
-	}
-	st->nChars += (long)n;
-	st->tLast = now_s();
-	struct runner_note nt = {.kind = RUNNER_CHANGED, .request = request};
-	note(rn, &nt);
-}
-
-static void on_log(const char *zLine, void *arg)
-{
-	note_simple(arg, RUNNER_LOG, 0, zLine);
-}
-
-int runner_llm(struct runner *rn, char *err)
-{
-	if (rn->p)
-		return 0;
-	struct llm_config lc;
-	if (llm_config_from(&lc, rn->cfg, err) < 0)
-		return -1;
-	if (!rn->llm && !(rn->llm = llm_new(rn->l, &lc, err)))
-		return -1;
-	static const struct pipeline_hooks hooks = {
-	    .ideas = on_ideas,
-	    .candidate = on_candidate,
-	    .branch = on_branch,
-	    .delta = on_delta,
-	    .log = on_log,
-	};
-	struct pipeline_config pc = {
-	    .l = rn->l,
-	    .ses = rn->ses,
-	    .llm = rn->llm,
-	    .task = rn->task,
-	    .zProblem = rn->task ? NULL : rn->zTaskDir,
-	    .zTaskName = rn->zTaskName,
-	    .zBackend = rn->zBackend,
-	    .fixAttempts = rn->cfg->fixAttempts,
-	    .evaluateParents = !rn->bNoEvalParents,
-	    .zPython = rn->cfg->zPython,
-	    .zShapes = rn->zShapes,
-	    .size = rn->cfg->size,
-	    .evaluate = eval_hook,
-	    .hooks = &hooks,
-	    .arg = rn,
-	};
-	rn->p = pipeline_new(&pc, err);
-	if (rn->p) {
-		pipeline_round(rn->p, rn->round);
-		pipeline_limit(rn->p, rn->limit, rn->limitArg);
-	}
-	return rn->p ? 0 : -1;
-}
-
-int runner_ideas(struct runner *rn, int parent, int n, char *err)
-{
-	return runner_llm(rn, err) < 0 ? -1 : pipeline_ideas(rn->p, parent, n, err);
-}
-
-int runner_idea_accept(struct runner *rn, int id, char *err)
-{
-	return runner_llm(rn, err) < 0 ? -1 : pipeline_idea_accept(rn->p, id, err);
-}
-
-int runner_idea_reject(struct runner *rn, int id, char *err)
-{
-	return runner_llm(rn, err) < 0 ? -1 : pipeline_idea_reject(rn->p, id, NULL, err);
-}
-
-int runner_idea_revise(struct runner *rn, int id, const char *zTitle, const char *zDescription,
-                       char *err)
-{
-	if (runner_llm(rn, err) < 0)
-		return -1;
-	return pipeline_idea_edit(rn->p, id, zTitle, zDescription, NULL, err);
-}
-
-int runner_idea_new(struct runner *rn, const char *zText, int parent, char *err)
-{
-	return runner_llm(rn, err) < 0 ? -1 : pipeline_idea_new(rn->p, zText, parent, err);
-}
-
-int runner_implement(struct runner *rn, int id, int parent, int nBranches, char *err)
-{
-	return runner_crossover(rn, id, parent, 0, nBranches, err);
-}
-
-int runner_crossover(struct runner *rn, int id, int parent, int parent2, int nBranches, char *err)
-{
-	return runner_llm(rn, err) < 0
-	           ? -1
-	           : pipeline_implement(rn->p, id, parent, parent2, nBranches, err);
-}
-
-int runner_branch_resume(struct runner *rn, const struct state_branch *b, int nBranches, char *err)
-{
-	return runner_llm(rn, err) < 0 ? -1 : pipeline_branch_resume(rn->p, b, nBranches, err);
-}
-
-int runner_llm_busy(const struct runner *rn)
-{
-	return rn->p ? pipeline_busy(rn->p) : 0;
-}
-
-int runner_busy(const struct runner *rn)
-{
-	return runner_jobs(rn) > 0 || runner_llm_busy(rn) > 0;
-}
-
-int runner_streams(struct runner *rn, const struct runner_stream **pa)
-{
-	/* a finished request stops streaming: keep as many of the most
-	 * recently active streams as the client has requests pending */
-	int pending = rn->llm ? llm_pending(rn->llm) : 0;
-	while (rn->nStream > pending) {
-		int old = 0;
-		for (int i = 1; i < rn->nStream; i++)
-			if (rn->aStream[i].tLast < rn->aStream[old].tLast)
-				old = i;
-		memmove(&rn->aStream[old], &rn->aStream[old + 1],
-		        (size_t)(rn->nStream - old - 1) * sizeof *rn->aStream);
-		rn->nStream--;
-	}
-	*pa = rn->aStream;
-	return rn->nStream;
-}
-
-int runner_export(const struct state *st, int id, const char *zPath, char *err)
-{
-	const struct cand *c = state_cand(st, id);
-	if (!c)
-		return kl_err(err, "there is no candidate %d", id);
-	return write_file_atomic(zPath, c->zSource, strlen(c->zSource), err);
 }
 
 /* ---- opening ---- */
@@ -954,154 +748,11 @@ fail:
 	return NULL;
 }
 
-/* ---- Nsight Compute in the background ---- */
-
-struct profile_run {
-	struct runner *rn;
-	int cand;
-	pid_t pid;
-	int fd;
-	strbuf out;
-	char *zFile; /* the candidate's source, written for the profiler */
-	struct profile_run *next;
-};
-
-static struct profile_run *profiles;
-
-static int profiles_of(const struct runner *rn)
-{
-	int n = 0;
-	for (struct profile_run *q = profiles; q; q = q->next)
-		n += q->rn == rn;
-	return n;
-}
-
-static void profile_end(struct profile_run *p, int bKill)
-{
-	struct profile_run **pp = &profiles;
-	while (*pp && *pp != p)
-		pp = &(*pp)->next;
-	if (*pp)
-		*pp = p->next;
-	loop_del_fd(p->rn->l, p->fd);
-	close(p->fd);
-	if (bKill)
-		proc_kill_group(p->pid);
-	waitpid(p->pid, NULL, 0);
-	unlink(p->zFile);
-	char *dir = xstrdup(p->zFile);
-	*strrchr(dir, '/') = 0;
-	rmdir(dir);
-	free(dir);
-	free(p->zFile);
-	sb_free(&p->out);
-	free(p);
-}
-
-static void profile_read(struct loop *l, int fd, int events, void *arg)
-{
-	struct profile_run *p = arg;
-	(void)l, (void)events;
-	char buf[8192];
-	ssize_t n = read(fd, buf, sizeof buf);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n > 0) {
-		sb_add(&p->out, buf, (size_t)n);
-		return;
-	}
-	struct runner *rn = p->rn;
-	const char *z = p->out.buf ? p->out.buf : "";
-	const char *js = z[0] == '{' ? z : strstr(z, "\n{");
-	cJSON *prof = js ? cJSON_Parse(js + (js[0] == '\n')) : NULL;
-	char err[KL_ERRLEN];
-	const char *sum = prof ? cJSON_GetStringValue(cJSON_GetObjectItem(prof, "summary")) : NULL;
-	if (sum) {
-		char *line = xasprintf("candidate %d: ncu %s", p->cand, sum);
-		cJSON_DeleteItemFromObject(prof, "summary");
-		if (ev_profile(rn->ses, p->cand, prof, err) < 0)
-			note_simple(rn, RUNNER_MESSAGE, p->cand, err);
-		else
-			note_simple(rn, RUNNER_MESSAGE, p->cand, line);
-		free(line);
-	} else {
-		/* its last line says why */
-		size_t len = strlen(z);
-		while (len && z[len - 1] == '\n')
-			len--;
-		size_t s = len;
-		while (s && z[s - 1] != '\n')
-			s--;
-		char *m = xasprintf("profile of candidate %d failed: %.*s", p->cand, (int)(len - s),
-		                    z + s);
-		note_simple(rn, RUNNER_MESSAGE, p->cand, m);
-		free(m);
-	}
-	cJSON_Delete(prof);
-	profile_end(p, 0);
-	note_simple(rn, RUNNER_CHANGED, 0, NULL);
-}
-
-int runner_profile(struct runner *rn, int id, char *err)
-{
-	const struct cand *c = state_cand(&rn->ses->st, id);
-	if (!c)
-		return kl_err(err, "no candidate %d", id);
-	for (struct profile_run *q = profiles; q; q = q->next)
-		if (q->rn == rn && q->cand == id)
-			return kl_err(err, "candidate %d is being profiled already", id);
-	char tmpl[] = "/tmp/kloop-profile-XXXXXX";
-	if (!mkdtemp(tmpl))
-		return kl_err(err, "cannot make a temporary directory: %s", strerror(errno));
-	struct profile_run *p = xcalloc(1, sizeof *p);
-	p->rn = rn;
-	p->cand = id;
-	p->zFile = path_join(tmpl, c->zName && *c->zName ? c->zName : "candidate.cu");
-	if (write_file_atomic(p->zFile, c->zSource, strlen(c->zSource), err) < 0) {
-		rmdir(tmpl);
-		free(p->zFile);
-		free(p);
-		return -1;
-	}
-	char *kl = path_join(exe_dir(), "kloop");
-	const char *argv[16] = {kl,       "profile",   rn->zTaskDir, p->zFile,
-	                        "--json", "--backend", rn->zBackend};
-	int n = 7;
-	if (rn->cfg->zPython) {
-		argv[n++] = "--python";
-		argv[n++] = rn->cfg->zPython;
-	}
-	if (rn->cfg->zLibs) {
-		argv[n++] = "--libs";
-		argv[n++] = rn->cfg->zLibs;
-	}
-	argv[n] = NULL;
-	struct proc_spec ps = {
-	    .argv = (char *const *)argv, .stdinFd = -1, .stdoutFd = -1, .stderrFd = -1};
-	p->pid = proc_spawn(&ps, &p->fd, NULL, err);
-	free(kl);
-	if (p->pid < 0) {
-		unlink(p->zFile);
-		rmdir(tmpl);
-		free(p->zFile);
-		free(p);
-		return -1;
-	}
-	p->next = profiles;
-	profiles = p;
-	loop_add_fd(rn->l, p->fd, LOOP_READ, profile_read, p);
-	return 0;
-}
-
 void runner_close(struct runner *rn)
 {
 	if (!rn)
 		return;
-	for (struct profile_run *q = profiles, *nx; q; q = nx) {
-		nx = q->next;
-		if (q->rn == rn)
-			profile_end(q, 1);
-	}
+	runner_profiles_end(rn);
 	pipeline_free(rn->p);
 	llm_free(rn->llm);
 	pool_free(rn->pool);
@@ -1150,58 +801,6 @@ void runner_changed(struct runner *rn)
 	note_simple(rn, RUNNER_CHANGED, 0, NULL);
 }
 
-int runner_translate(struct runner *rn, int n, char *err)
-{
-	return runner_llm(rn, err) < 0 ? -1 : pipeline_translate(rn->p, n, err);
-}
-
-int runner_no_repeats(struct runner *rn, char *err)
-{
-	if (runner_llm(rn, err) < 0)
-		return -1;
-	pipeline_no_repeats(rn->p, 1);
-	return 0;
-}
-
-void runner_round(struct runner *rn, int round)
-{
-	rn->round = round > 0 ? round : 0;
-	if (rn->p)
-		pipeline_round(rn->p, rn->round);
-}
-
-void runner_limit(struct runner *rn, pipeline_limit_fn fn, void *arg)
-{
-	rn->limit = fn;
-	rn->limitArg = arg;
-	if (rn->p)
-		pipeline_limit(rn->p, fn, arg);
-}
-
-int runner_round_busy(const struct runner *rn, int round, int *pUnsent)
-{
-	if (pUnsent)
-		*pUnsent = 0;
-	return rn->p ? pipeline_round_busy(rn->p, round, pUnsent) : 0;
-}
-
-void runner_usd(const struct runner *rn, double *pHeld, double *pNext)
-{
-	*pHeld = *pNext = 0;
-	if (rn->p)
-		pipeline_usd(rn->p, pHeld, pNext);
-}
-
-int runner_llm_room(const struct runner *rn)
-{
-	return !rn->llm || llm_pending(rn->llm) < llm_max_in_flight(rn->llm);
-}
-
-int runner_idea_reject_why(struct runner *rn, int id, const char *zReason, char *err)
-{
-	return runner_llm(rn, err) < 0 ? -1 : pipeline_idea_reject(rn->p, id, zReason, err);
-}
-
 /* ---- cancelling (issue 12: an evaluation or an LLM request stops) ---- */
 
 int runner_cancel_eval(struct runner *rn, int id, char *err)
@@ -1215,16 +814,4 @@ int runner_cancel_eval(struct runner *rn, int id, char *err)
 	if (pool_cancel(rn->pool, j->job) < 0)
 		return kl_err(err, "candidate %d's evaluation is no longer in the pool", id);
 	return 0;
-}
-
-int runner_cancel_request(struct runner *rn, int request, char *err)
-{
-	if (!rn->p)
-		return kl_err(err, "LLM request %d is not running", request);
-	return pipeline_cancel(rn->p, request, err);
-}
-
-int runner_requests(const struct runner *rn, struct pipeline_request *a, int max)
-{
-	return rn->p ? pipeline_requests(rn->p, a, max) : 0;
 }

@@ -31,6 +31,7 @@
 
 struct llm;
 struct pipeline;
+struct ev_candidate;
 
 struct runner_opts {
 	const char *zTask;      /* task name, directory or KernelBench .py; NULL: the
@@ -123,7 +124,6 @@ struct runner {
 	int nStream;
 	size_t nStreamAlloc;
 	int nFinished;           /* evaluations finished since opening */
-	int round;               /* the search round new work belongs to (runner_round) */
 	pipeline_limit_fn limit; /* the pipeline's limit (runner_limit), or NULL */
 	void *limitArg;
 	struct eval_request evalReq; /* what every eval request carries
@@ -167,6 +167,9 @@ char *runner_state_dir(void);
  */
 int runner_add(struct runner *rn, const char *zOrigin, const int *aParent, int nParent,
                const char *zName, const char *zSource, const char *zIdea, char *err);
+/* the same for a candidate of search round c->round (c->zName NULL: named
+ * as above) */
+int runner_add_cand(struct runner *rn, const struct ev_candidate *c, char *err);
 
 /*
  * The candidate whose source is zSource: one of the session's, or a new one
@@ -243,8 +246,9 @@ const char *runner_task_error(const struct runner *rn);
 int runner_llm(struct runner *rn, char *err);
 
 /* ask the LLM for n ideas to improve candidate parent (RUNNER_IDEAS
- * reports); 0 or -1 + err */
-int runner_ideas(struct runner *rn, int parent, int n, char *err);
+ * reports), for search round `round` (0: none; pipeline_ideas()); 0 or -1
+ * + err */
+int runner_ideas(struct runner *rn, int parent, int n, int round, char *err);
 /* decide on idea id: accept, reject, or revise (title and/or description;
  * NULL keeps it).  Each is an event (idea_accepted, idea_rejected,
  * idea_edited).  0 or -1 + err */
@@ -255,13 +259,16 @@ int runner_idea_revise(struct runner *rn, int id, const char *zTitle, const char
 /* a person's idea (zText: its first line is the title) for candidate parent
  * (0: none); returns its id or -1 + err */
 int runner_idea_new(struct runner *rn, const char *zText, int parent, char *err);
-/* implement idea id on candidate parent in nBranches LLM requests; every
- * reply becomes an llm candidate and is evaluated.  0 or -1 + err */
-int runner_implement(struct runner *rn, int id, int parent, int nBranches, char *err);
+/* implement idea id on candidate parent in nBranches LLM requests, for
+ * search round `round` (0: none); every reply becomes an llm candidate and
+ * is evaluated.  0 or -1 + err */
+int runner_implement(struct runner *rn, int id, int parent, int nBranches, int round, char *err);
 /* likewise, crossing parent with parent2 (the crossover prompt) */
-int runner_crossover(struct runner *rn, int id, int parent, int parent2, int nBranches, char *err);
+int runner_crossover(struct runner *rn, int id, int parent, int parent2, int nBranches, int round,
+                     char *err);
 /* go on with an implementation branch cut short (pipeline_branch_resume) */
-int runner_branch_resume(struct runner *rn, const struct state_branch *b, int nBranches, char *err);
+int runner_branch_resume(struct runner *rn, const struct state_branch *b, int nBranches, int round,
+                         char *err);
 /* LLM requests and pipeline steps not finished (0 when idle or never used) */
 int runner_llm_busy(const struct runner *rn);
 /* the streams of the requests in flight (pruned as requests end) */
@@ -310,12 +317,6 @@ int runner_translate(struct runner *rn, int n, char *err);
 /* replies whose code the session has make no new candidate (the search:
  * identical code is not evaluated again); 0 or -1 + err (no LLM) */
 int runner_no_repeats(struct runner *rn, char *err);
-/*
- * The search round (> 0) that candidates added and LLM work started from
- * now on belong to (0: none; they belong to the latest open round, if any):
- * their events carry it (pipeline_round()).
- */
-void runner_round(struct runner *rn, int round);
 /* LLM steps of round `round` not finished; *pUnsent (may be NULL): those
  * whose requests have not all gone out (pipeline_round_busy()) */
 int runner_round_busy(const struct runner *rn, int round, int *pUnsent);

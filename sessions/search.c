@@ -118,15 +118,15 @@ static void drive_round(struct search *s, int R)
 		return;
 	int aPar[STATE_MAX_PARENTS], nPar = r->nParent;
 	memcpy(aPar, r->aParent, sizeof aPar);
-	/* what is made now belongs to round R (rounds overlap) */
-	runner_round(s->rn, R);
+	/* what is made now belongs to round R (rounds overlap): every call
+	 * below says so */
 	/* cheap before dear: every parent's sweep and the crossover go first */
 	for (int i = 0; i < nPar; i++)
 		if (set_add(&s->swept, aPar[i]) && search_cand_ok(s))
-			search_sweep(s, aPar[i]);
+			search_sweep(s, R, aPar[i]);
 	if (!w->crossed && OPT(s)->crossover > 0 && nPar >= 2) {
 		w->crossed = 1;
-		search_crossover(s, aPar[0], aPar[1]);
+		search_crossover(s, R, aPar[0], aPar[1]);
 	}
 	if (!w->llmCrossed && OPT(s)->crossover >= 2 && nPar >= 2 && search_llm_ok(s)) {
 		w->llmCrossed = 1;
@@ -138,7 +138,7 @@ static void drive_round(struct search *s, int R)
 		set_add(&w->asked, aPar[i]);
 		if (search_ideas_exist(ST(s), R, aPar[i]))
 			continue; /* asked before a restart: not again */
-		if (runner_ideas(s->rn, aPar[i], (int)OPT(s)->ideas, err) < 0) {
+		if (runner_ideas(s->rn, aPar[i], (int)OPT(s)->ideas, R, err) < 0) {
 			char msg[KL_ERRLEN + 64];
 			snprintf(msg, sizeof msg, "ideas for #%d: %s", aPar[i], err);
 			note(s, msg, NULL);
@@ -168,17 +168,16 @@ static void drive_round(struct search *s, int R)
 					                           .branch = k,
 					                           .parent = b.parent,
 					                           .round = b.round};
-					if (runner_branch_resume(s->rn, &nbr, B, err) < 0)
+					if (runner_branch_resume(s->rn, &nbr, B, R, err) < 0)
 						note(s, err, NULL);
 				}
-			if (runner_branch_resume(s->rn, &b, B, err) < 0) {
+			if (runner_branch_resume(s->rn, &b, B, R, err) < 0) {
 				char msg[KL_ERRLEN + 64];
 				snprintf(msg, sizeof msg, "resuming: %s", err);
 				note(s, msg, NULL);
 			}
 		}
 	}
-	runner_round(s->rn, 0);
 }
 
 /* ideas of round R waiting for a decision */

@@ -125,10 +125,10 @@ int search_llm_ok(struct search *s);
 /* the pipeline's limit (runner_limit()): why no more may start, or NULL */
 const char *search_limit(void *arg, int bCandidate, double usd);
 /* ---- search_propose.c ---- */
-/* sweep parent's tunables (once per parent) */
-void search_sweep(struct search *s, int parent);
-/* the function crossover of two parents' lineages */
-void search_crossover(struct search *s, int ia, int ib);
+/* sweep parent's tunables (once per parent) in round R */
+void search_sweep(struct search *s, int R, int parent);
+/* the function crossover of two parents' lineages in round R */
+void search_crossover(struct search *s, int R, int ia, int ib);
 /* decide round's pending ideas (gate auto), or leave them to a person */
 void search_gate(struct search *s, int round);
 /* send round's accepted ideas to be implemented */

@@ -30,15 +30,22 @@ static const char *ext_of(const struct cand *c)
 	return d ? d : ".c";
 }
 
-/* add and evaluate a candidate made without an LLM; its id or -1 */
-static int add_mechanical(struct search *s, const char *zOrigin, const int *aParent, int nParent,
-                          const char *zStem, const char *zSource, const char *zWhat)
+/* add and evaluate a candidate of round R made without an LLM; its id or -1 */
+static int add_mechanical(struct search *s, int R, const char *zOrigin, const int *aParent,
+                          int nParent, const char *zStem, const char *zSource, const char *zWhat)
 {
 	const struct state *st = ST(s);
 	char err[KL_ERRLEN];
 	const struct cand *p = state_cand(st, aParent[0]);
 	char *name = xasprintf("%s%d%s", zStem, state_next_id(st), ext_of(p));
-	int id = runner_add(s->rn, zOrigin, aParent, nParent, name, zSource, zWhat, err);
+	struct ev_candidate c = {.zName = name,
+	                         .zOrigin = zOrigin,
+	                         .aParent = aParent,
+	                         .nParent = nParent,
+	                         .zSource = zSource,
+	                         .zIdea = zWhat,
+	                         .round = R};
+	int id = runner_add_cand(s->rn, &c, err);
 	free(name);
 	if (id < 0 || runner_bench(s->rn, id, err) < 0) {
 		char msg[KL_ERRLEN + 64];
@@ -49,7 +56,7 @@ static int add_mechanical(struct search *s, const char *zOrigin, const int *aPar
 	return id;
 }
 
-void search_sweep(struct search *s, int parent)
+void search_sweep(struct search *s, int R, int parent)
 {
 	const struct cand *c = state_cand(ST(s), parent);
 	int max = (int)OPT(s)->sweep_points;
@@ -70,7 +77,8 @@ void search_sweep(struct search *s, int parent)
 		if (has_source(ST(s), l.v[i].zSource))
 			continue;
 		char *what = xasprintf("sweep %s", l.v[i].zLabel);
-		made += add_mechanical(s, "sweep", &parent, 1, "sweep", l.v[i].zSource, what) > 0;
+		made +=
+		    add_mechanical(s, R, "sweep", &parent, 1, "sweep", l.v[i].zSource, what) > 0;
 		free(what);
 	}
 	if (made) {
@@ -84,7 +92,7 @@ void search_sweep(struct search *s, int parent)
 }
 
 /* take functions of b that differ into a: up to CROSSOVER_MAX candidates */
-void search_crossover(struct search *s, int ia, int ib)
+void search_crossover(struct search *s, int R, int ia, int ib)
 {
 	const struct state *st = ST(s);
 	const struct cand *a = state_cand(st, ia), *b = state_cand(st, ib);
@@ -110,7 +118,7 @@ void search_crossover(struct search *s, int ia, int ib)
 			char *what =
 			    xasprintf("crossover: %s from #%d into #%d", d.v[i].name, ib, ia);
 			int par[2] = {ia, ib};
-			made += add_mechanical(s, "crossover", par, 2, "cross", r.src, what) > 0;
+			made += add_mechanical(s, R, "crossover", par, 2, "cross", r.src, what) > 0;
 			free(what);
 		}
 		splice_result_free(&r);
@@ -210,7 +218,7 @@ void search_implement(struct search *s, int round)
 		int id = d->id, b = (int)OPT(s)->branches;
 		snprintf(line, sizeof line, "implementing idea %d on #%d in %d branch%s: %s", id,
 		         parent, b, b == 1 ? "" : "es", d->zTitle);
-		if (runner_implement(s->rn, id, parent, b, err) < 0)
+		if (runner_implement(s->rn, id, parent, b, round, err) < 0)
 			snprintf(line, sizeof line, "idea %d: %.300s", id, err);
 		note(s, line, NULL);
 	}
@@ -243,7 +251,7 @@ void search_llm_crossover(struct search *s, int round, int a, int b)
 	int nb = (int)OPT(s)->branches;
 	snprintf(line, sizeof line, "LLM crossover of #%d and #%d in %d branch%s (idea %d)", a, b,
 	         nb, nb == 1 ? "" : "es", id);
-	if (runner_crossover(s->rn, id, a, b, nb, err) < 0)
+	if (runner_crossover(s->rn, id, a, b, nb, round, err) < 0)
 		snprintf(line, sizeof line, "LLM crossover of #%d and #%d: %.200s", a, b, err);
 	note(s, line, NULL);
 }

@@ -187,7 +187,7 @@ static int implement(struct actions_front *f, const struct commands_line *c)
 		if (d->status != IDEA_ACCEPTED || done)
 			continue;
 		int parent = d->parent && state_cand(st, d->parent) ? d->parent : ideas_parent(f);
-		if (runner_implement(f->lv, d->id, parent, b, err) < 0)
+		if (runner_implement(f->lv, d->id, parent, b, 0, err) < 0)
 			return fail(f, "implement: idea %d: %s", d->id, err);
 		n++;
 	}
@@ -212,7 +212,7 @@ static int do_llm(struct actions_front *f, const struct commands_line *c)
 		int n = c->nArg ? (int)c->aNum[0] : 3, parent = ideas_parent(f);
 		if (!parent)
 			return fail(f, "ideas: there is no candidate to improve yet");
-		if (runner_ideas(f->lv, parent, n, err) < 0)
+		if (runner_ideas(f->lv, parent, n, 0, err) < 0)
 			return fail(f, "ideas: %s", err);
 		say(f, "asking the LLM for %d idea%s to improve candidate %d", n, n == 1 ? "" : "s",
 		    parent);

@@ -170,7 +170,7 @@ int main(void)
 	CHECK(parent == 1 && pipeline_add_source(f.p, "again.c", seed.buf, "human", err) == 1,
 	      "the seed becomes candidate 1; the same source again is the same candidate");
 
-	CHECK(pipeline_ideas(f.p, parent, 2, err) == 0 && pipeline_busy(f.p),
+	CHECK(pipeline_ideas(f.p, parent, 2, 0, err) == 0 && pipeline_busy(f.p),
 	      "an ideas round starts");
 	run(&f);
 	CHECK(f.evals == 1 && f.nIdeas == 2 && !f.ideasError[0] &&
@@ -194,16 +194,16 @@ int main(void)
 	          state_idea(&f.ses->st, 1)->edited,
 	      "an idea edited: its description and category (normalised)");
 	CHECK(pipeline_idea_reject(f.p, 2, "not now", err) == 0 &&
-	          pipeline_implement(f.p, 2, parent, 0, 1, err) == -1 &&
+	          pipeline_implement(f.p, 2, parent, 0, 1, 0, err) == -1 &&
 	          strstr(err, "was rejected"),
 	      "a rejected idea is not implemented: %s", err);
 	CHECK(pipeline_idea_accept(f.p, 9, err) == -1 && strstr(err, "no idea 9"), "%s", err);
-	CHECK(pipeline_implement(f.p, 1, parent, 0, 0, err) == -1 && strstr(err, "1 to 64"), "%s",
-	      err);
-	CHECK(pipeline_implement(f.p, 1, 42, 0, 1, err) == -1 && strstr(err, "no candidate 42"),
+	CHECK(pipeline_implement(f.p, 1, parent, 0, 0, 0, err) == -1 && strstr(err, "1 to 64"),
+	      "%s", err);
+	CHECK(pipeline_implement(f.p, 1, 42, 0, 1, 0, err) == -1 && strstr(err, "no candidate 42"),
 	      "%s", err);
 
-	CHECK(pipeline_implement(f.p, 1, parent, 0, 2, err) == 0, "idea 1 in two branches (%s)",
+	CHECK(pipeline_implement(f.p, 1, parent, 0, 2, 0, err) == 0, "idea 1 in two branches (%s)",
 	      err);
 	run(&f);
 	const struct state *st = &f.ses->st;
@@ -240,7 +240,7 @@ int main(void)
 	          !strcmp(state_idea(st, 3)->zOrigin, "human"),
 	      "a person's idea: the first line is its title");
 	f.branches = 0;
-	CHECK(pipeline_implement(f.p, human, parent, 0, 1, err) == 0, "the idea in one branch");
+	CHECK(pipeline_implement(f.p, human, parent, 0, 1, 0, err) == 0, "the idea in one branch");
 	run(&f);
 	CHECK(
 	    f.branches == 1 && strstr(f.branchError, "holds no code") && st->llm.nRequests == 6,

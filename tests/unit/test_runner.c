@@ -304,7 +304,7 @@ int main(void)
 
 	/* ideas through the command provider: the note carries the ideas' ids */
 	x.nIdeas = 0;
-	rc = runner_ideas(rn, 1, 2, err);
+	rc = runner_ideas(rn, 1, 2, 0, err);
 	CHECK(rc == 0, "ask for two ideas (%s)", rc ? err : "the command provider");
 	run(l, rn);
 	CHECK(x.nIdeas == 2 && state_idea(runner_state(rn), x.aIdea[0]) &&
