@@ -235,7 +235,7 @@ FUZZ_SRC_journal  := sessions/journal.c sessions/session.c sessions/state.c sess
                      engine/code/fence.c engine/util.c engine/json.c
 FUZZ_SRC_sse      := engine/llm/sse.c engine/util.c
 FUZZ_SRC_task     := engine/task.c engine/util.c
-FUZZ_SRC_protocol := engine/util.c
+FUZZ_SRC_protocol := engine/measure/protocol.c engine/json.c engine/util.c
 FUZZ_SRC_reply    := engine/llm/reply.c engine/llm/ideas.c $(FUZZ_SRC) $(BUILD)/gen/queries.c $(FUZZ_TS)
 FUZZ_HDRS := $(wildcard include/*.h engine/*.h engine/*/*.h sessions/*.h)
 define fuzz_rule

@@ -148,10 +148,10 @@ int protocol_eval_decode(const cJSON *msg, struct eval_request *rq, char *err)
 		return kl_err(err, "eval request needs job, name and source");
 	rq->zSource = src->valuestring;
 	rq->nSource = strlen(src->valuestring);
-	rq->quickRuns = (int)json_num(msg, "quick_runs", PROTO_QUICK_RUNS);
+	rq->quickRuns = json_int(msg, "quick_runs", PROTO_QUICK_RUNS);
 	rq->quickStopX = json_num(msg, "quick_stop_x", 0);
 	rq->baselineMs = json_num(msg, "baseline_ms", 0);
-	rq->abPairs = (int)json_num(msg, "ab_pairs", HARNESS_AB_PAIRS);
+	rq->abPairs = json_int(msg, "ab_pairs", HARNESS_AB_PAIRS);
 	rq->abForce = cJSON_IsTrue(cJSON_GetObjectItem(msg, "ab_force"));
 	const cJSON *inc = cJSON_GetObjectItem(msg, "incumbent");
 	if (inc) {
@@ -200,7 +200,8 @@ int protocol_task_decode(const cJSON *msg, struct proto_task *t, char *err)
 	t->budgetS = json_num(msg, "budget_s", -1);
 	t->rse = json_num(msg, "rse", -1);
 	t->bSeed = cJSON_IsNumber(cJSON_GetObjectItem(msg, "seed"));
-	t->seed = (unsigned long long)json_num(msg, "seed", 0);
+	double seed = json_num(msg, "seed", 0);
+	t->seed = seed > 0 && seed < 18446744073709551616.0 ? (unsigned long long)seed : 0;
 	t->runTimeoutS = json_num(msg, "run_timeout_s", 0);
 	t->atol = json_num(msg, "atol", -1);
 	t->rtol = json_num(msg, "rtol", -1);

@@ -1,11 +1,10 @@
 /*
  * fuzz_protocol.c - libFuzzer target for the worker protocol reader: the
  * line splitter both sides use (lb_* in util.h) with a small maximum line,
- * fed in chunks seeded by the first byte, each line parsed as JSON as the
- * engine does.  Checks the lines against a plain split of the whole input
- * and that a line over the maximum is refused (never returned, never
- * buffered past the maximum plus one chunk).
- * Build and run: make fuzz.
+ * fed in chunks seeded by the first byte, each line parsed as JSON and
+ * read by every decoder of protocol.h, as both sides do.  Checks the lines against a plain split of
+ * the whole input and that a line over the maximum is refused (never returned, never buffered past
+ * the maximum plus one chunk). Build and run: make fuzz.
  */
 #include <cJSON.h>
 #include <stdint.h>
@@ -13,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol.h"
 #include "util.h"
 
 #define REQUIRE(c)                                                                                 \
@@ -24,6 +24,45 @@
 	} while (0)
 
 #define MAXLINE 256
+
+/* read line o as each side does (protocol.h): its op or event, and every
+ * decoder, whatever it holds; an eval request's copy is freed */
+static void decode(const cJSON *o)
+{
+	char err[KL_ERRLEN];
+	struct eval_request rq;
+	if (protocol_op(o) == PROTO_OP_UNKNOWN)
+		REQUIRE(protocol_op_name(o) != NULL);
+	if (protocol_eval_decode(o, &rq, err) == 0) {
+		REQUIRE(rq.zName && rq.zSource && strlen(rq.zSource) == rq.nSource);
+		struct eval_request c = eval_request_copy(&rq);
+		cJSON *back = protocol_eval(&c);
+		REQUIRE(protocol_op(back) == PROTO_OP_EVAL);
+		cJSON_Delete(back);
+		eval_request_free(&c);
+	}
+	struct proto_task t;
+	if (protocol_task_decode(o, &t, err) == 0)
+		REQUIRE(t.zDir != NULL);
+	const char *zDev, *zCode, *zLabel;
+	const cJSON *tm;
+	if (protocol_measured_decode(o, &zDev, &zCode, &zLabel, &tm, err) == 0)
+		REQUIRE(strlen(zCode) == 64 && cJSON_IsObject(tm));
+	(void)protocol_cancel_job(o);
+	int job, k, code;
+	(void)protocol_event_of(o, &job);
+	struct proto_hello h;
+	protocol_hello_decode(o, &h);
+	struct proto_ready r;
+	protocol_ready_decode(o, &r);
+	double sec;
+	(void)protocol_baselines_decode(o, &sec);
+	(void)protocol_progress_decode(o, &k);
+	(void)protocol_error_decode(o, &k);
+	const char *zName;
+	protocol_cand_ended_decode(o, &code, &zName);
+	cJSON_Delete(protocol_result_of(o));
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -50,11 +89,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			REQUIRE(nl && (size_t)(nl - (p + ref)) == len && len <= MAXLINE);
 			REQUIRE(!memcmp(z, p + ref, len) && z[len] == 0);
 			cJSON *o = cJSON_ParseWithLength(z, len);
-			if (o && cJSON_IsObject(o)) {
-				const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(o, "ev"));
-				(void)ev;
-				(void)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "job"));
-			}
+			if (o)
+				decode(o);
 			cJSON_Delete(o);
 			ref += len + 1;
 		}
