@@ -188,10 +188,8 @@ void search_settings_help(FILE *f, unsigned only)
 			if (strcmp(t->zGroup, g) || !t->zFlag || (only && !(t->cmds & only)))
 				continue;
 			if (zGroup != g)
-				fprintf(f,
-				        "\nsearch settings, %s (`set KEY VALUE` while a search "
-				        "runs):\n",
-				        g);
+				fprintf(f, "\nsearch settings, %s%s:\n", g,
+				        only ? "" : " (`set KEY VALUE` while a search runs)");
 			zGroup = g;
 			char name[64], range[128];
 			snprintf(name, sizeof name, "%s%s%s %s", t->zFlag, t->zAlias ? ", " : "",
