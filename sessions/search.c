@@ -15,13 +15,8 @@
 #include <string.h>
 
 #include "search_int.h"
-#include "funcdiff.h"
-#include "ideas.h"
 #include "policy.h"
 #include "sha256.h"
-#include "splice.h"
-#include "sweep.h"
-#include "task.h"
 
 double search_elapsed(const struct search *s)
 {

@@ -9,12 +9,7 @@
 #include <string.h>
 
 #include "search_int.h"
-#include "funcdiff.h"
-#include "ideas.h"
 #include "policy.h"
-#include "sha256.h"
-#include "splice.h"
-#include "sweep.h"
 #include "task.h"
 
 /* ---- judging verdicts ---- */

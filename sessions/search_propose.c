@@ -10,12 +10,9 @@
 
 #include "search_int.h"
 #include "funcdiff.h"
-#include "ideas.h"
 #include "policy.h"
-#include "sha256.h"
 #include "splice.h"
 #include "sweep.h"
-#include "task.h"
 
 /* ---- the mechanical proposers ---- */
 

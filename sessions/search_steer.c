@@ -8,13 +8,8 @@
 #include <string.h>
 
 #include "search_int.h"
-#include "funcdiff.h"
 #include "ideas.h"
 #include "policy.h"
-#include "sha256.h"
-#include "splice.h"
-#include "sweep.h"
-#include "task.h"
 
 /* a candidate id from "12" or "#12" */
 static int cand_arg(const struct search *s, const char *z, char *err)

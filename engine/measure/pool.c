@@ -6,7 +6,6 @@
  */
 #include "pool.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
