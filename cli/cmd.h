@@ -5,6 +5,8 @@
 #ifndef KL_CMD_H
 #define KL_CMD_H
 
+#include <stddef.h>
+
 struct cmd_entry {
 	const char *name;  /* the word after `kloop` */
 	const char *usage; /* arguments, for `kloop help` and usage errors */
@@ -15,6 +17,10 @@ struct cmd_entry {
 
 /* print "usage: kloop NAME USAGE" to stderr; returns 2 (the usage exit status) */
 int cmd_usage(const struct cmd_entry *e);
+/* a subcommand of e (one of azSub, n of them) that is not one, or given the
+ * wrong arguments: says which, with the nearest subcommand to a typo, then
+ * e's usage; returns 2 */
+int cmd_sub_usage(const struct cmd_entry *e, const char *zSub, const char *const *azSub, size_t n);
 
 extern const struct cmd_entry cmd_eval_entry;
 extern const struct cmd_entry cmd_ideas_entry;

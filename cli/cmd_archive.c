@@ -239,7 +239,9 @@ static int exec_archive(int argc, char **argv)
 		rc = n < 0;
 		archive_close(a);
 	} else {
-		rc = cmd_usage(&cmd_archive_entry);
+		static const char *const subs[] = {"add",   "search", "show",
+		                                   "stats", "export", "import"};
+		rc = cmd_sub_usage(&cmd_archive_entry, sub, subs, sizeof subs / sizeof *subs);
 	}
 	flags_free(&f);
 	return rc;

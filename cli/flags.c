@@ -11,6 +11,7 @@
 
 #include "policy.h"
 #include "search.h"
+#include "suggest.h"
 #include "util.h"
 
 enum flag_type {
@@ -270,6 +271,17 @@ static const struct flag_def *find(const char *a, size_t n, unsigned cmds)
 	return NULL;
 }
 
+/* the flag of cmds nearest to a typo of one (its first n bytes), or NULL */
+static const char *nearest_flag(const char *a, size_t n, unsigned cmds)
+{
+	const char *az[N_FLAGS];
+	for (size_t k = 0; k < N_FLAGS; k++)
+		az[k] = table[k].cmds & cmds ? table[k].zName : NULL;
+	char word[64];
+	snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1), a);
+	return suggest_nearest(word, az, N_FLAGS);
+}
+
 static int parse(const struct cmd_entry *e, unsigned cmd, int argc, char **argv, struct flags *f)
 {
 	char err[KL_ERRLEN];
@@ -300,7 +312,12 @@ static int parse(const struct cmd_entry *e, unsigned cmd, int argc, char **argv,
 			v = d ? eq + 1 : NULL; /* --workers=SPEC */
 		}
 		if (!d) {
-			fprintf(stderr, "kloop: %s: unknown option %s\n", e->name, a);
+			const char *near = nearest_flag(a, eq ? (size_t)(eq - a) : strlen(a), cmd);
+			if (near)
+				fprintf(stderr, "kloop: %s: unknown option %s: did you mean %s?\n",
+				        e->name, a, near);
+			else
+				fprintf(stderr, "kloop: %s: unknown option %s\n", e->name, a);
 			return cmd_usage(e);
 		}
 		if (d->type != FT_SWITCH && !v && !(v = i + 1 < argc ? argv[++i] : NULL)) {

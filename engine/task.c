@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "suggest.h"
 #include "util.h"
 
 static const char *dtype_names[] = {"f32", "f16", "bf16", "f64", "i32", "i64", "i8", "u8"};
@@ -237,22 +238,58 @@ char *task_resolve(const char *zArg, char *err)
 	if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
 		return p;
 	free(p);
+	size_t n;
+	char **az = task_bundled_names(&n);
 	strbuf names = STRBUF_INIT;
+	for (size_t i = 0; i < n; i++)
+		sb_addf(&names, "%s%s", names.len ? ", " : "", az[i]);
+	const char *near = suggest_nearest(zArg, (const char *const *)az, n);
+	if (near)
+		kl_err(err, "unknown task '%s': did you mean '%s'? (bundled tasks: %s)", zArg, near,
+		       names.buf);
+	else
+		kl_err(err, "unknown task '%s' (bundled tasks: %s)", zArg,
+		       names.len ? names.buf : "none");
+	sb_free(&names);
+	task_names_free(az, n);
+	return NULL;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **task_bundled_names(size_t *pn)
+{
+	char **az = NULL;
+	size_t n = 0, cap = 0;
 	DIR *d = opendir(task_bundled_dir());
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
 		char *tj = xasprintf("%s/%s/task.json", task_bundled_dir(), de->d_name);
-		if (path_exists(tj))
-			sb_addf(&names, "%s%s", names.len ? ", " : "", de->d_name);
+		if (path_exists(tj)) {
+			if (n == cap)
+				az = xrealloc(az, (cap = cap ? 2 * cap : 16) * sizeof *az);
+			az[n++] = xstrdup(de->d_name);
+		}
 		free(tj);
 	}
 	if (d)
 		closedir(d);
-	kl_err(err, "unknown task '%s' (bundled tasks: %s)", zArg, names.len ? names.buf : "none");
-	sb_free(&names);
-	return NULL;
+	if (n)
+		qsort(az, n, sizeof *az, cmp_name);
+	*pn = n;
+	return az;
+}
+
+void task_names_free(char **az, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(az[i]);
+	free(az);
 }
 
 /* ---- parsing ---- */
