@@ -84,6 +84,27 @@ static void wait_baselines(struct searchopts *o)
 	}
 }
 
+/* the search waits at the human gate (a session resumed with its ideas
+ * pending): no one here can decide them, so say how to go on rather than
+ * wait silently; the session keeps them.  Returns 3. */
+static int at_gate(struct searchopts *o)
+{
+	const struct state *st = runner_state(o->rn);
+	int n = 0;
+	for (int i = 0; i < st->nIdea; i++)
+		n += st->aIdea[i].status == IDEA_PENDING;
+	const char *z = o->rn->ses->zPath;
+	fprintf(stderr,
+	        "kloop: the search waits at the human gate: %d idea%s wait%s for a person to "
+	        "accept or reject %s.\n"
+	        "  go on in the workbench:  kloop open --session %s\n"
+	        "  or in the shell:         kloop shell --session %s   (then: ideas, accept ID, "
+	        "reject ID)\n"
+	        "  or let the search decide: kloop search --session %s --gate auto\n",
+	        n, n == 1 ? "" : "s", n == 1 ? "s" : "", n == 1 ? "it" : "them", z, z, z);
+	return 3;
+}
+
 static int exec_search(int argc, char **argv)
 {
 	struct searchopts o = {.self = &cmd_search_entry};
@@ -98,9 +119,14 @@ static int exec_search(int argc, char **argv)
 			rc = 2;
 		}
 	}
+	int waiting = 0;
 	if (rc == 0) {
-		while (!search_done(o.s))
+		while (!search_done(o.s) && !(waiting = search_waiting(o.s)))
 			loop_once(o.l, 1.0);
+		if (waiting)
+			rc = at_gate(&o);
+	}
+	if (rc == 0) {
 		wait_baselines(&o);
 		summary(&o);
 		const struct state *st = runner_state(o.rn);
@@ -125,7 +151,8 @@ const struct cmd_entry cmd_search_entry = {
              "[--budget S] [--trials N] [...]",
     .help = "search automatically: rounds of parents, sweeps, crossover, LLM ideas and "
             "implementations (exit 0 when a correct candidate faster than the baseline was "
-            "found, 1 otherwise, 2 usage or task error); --session F resumes; a budget of 0 "
+            "found, 1 otherwise, 2 usage or task error, 3 when a resumed search waits for a person "
+            "at the human gate); --session F resumes; a budget of 0 "
             "(--rounds 0, --time 0, --max-candidates 0, --budget-usd 0) is no limit",
     .exec = exec_search,
 };

@@ -55,6 +55,15 @@ int searchopts_parse(struct searchopts *o, int argc, char **argv, int bSearch)
 		fprintf(stderr, "kloop: %s: a TASK (or --session FILE) is needed\n", self->name);
 		return cmd_usage(self);
 	}
+	/* a session to resume that is not there is a typo, not a new search
+	 * on the default task */
+	if (!o->lo.zTask && !path_exists(o->lo.zSession)) {
+		fprintf(stderr,
+		        "kloop: %s: %s: no such session file (to start a new search in it, give "
+		        "the TASK too: kloop %s TASK --session %s)\n",
+		        self->name, o->lo.zSession, self->name, o->lo.zSession);
+		return 2;
+	}
 	const char *gate = cJSON_GetStringValue(cJSON_GetObjectItem(o->settings, "gate"));
 	if (gate && !strcmp(gate, "human")) {
 		fprintf(stderr, "kloop: --gate human needs a person at the keyboard: use the TUI "

@@ -226,14 +226,7 @@ PY
 
 # --- steering from `kloop shell` (a pipe: each line's work is waited for;
 # one request at a time, so ids are those of the script below)
-mkdir -p "$XDG_CONFIG_HOME/kloop"
-printf 'provider = command\ncommand = %s\nllm_max_in_flight = 1\n' "$CORPUS" \
-	>"$XDG_CONFIG_HOME/kloop/config"
-cp -r tasks/softmax "$T/slowtask"
-cp $F/slow.c "$T/slowtask/seed.c"
-python3 -c 'import json,sys
-j=json.load(open(sys.argv[1])); j["name"]="slowmax"; j["seeds"]={"host": ["seed.c"]}
-json.dump(j, open(sys.argv[1], "w"))' "$T/slowtask/task.json"
+corpus_steering "$T/slowtask"
 # round 1 on the seed gives 2 mid, 3 broken, 4 cerr, 5 its fix (cerr-fixed);
 # ideas 1-3; `idea` makes idea 4; round 2 ideas 5-6; round 3 idea 7
 printf '%s\n' "search step" "ban 2" "pin 5" "idea CORPUS-fast Use one pass and a reciprocal" \
