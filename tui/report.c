@@ -5,13 +5,13 @@
 #include "report.h"
 
 #include <cJSON.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "describe.h"
 #include "linediff.h"
-#include "ncu.h"
-#include "roofline.h"
 #include "result.h"
 #include "funcdiff.h"
 
@@ -201,6 +201,30 @@ static void add_indented(strbuf *sb, const char *text, const char *ind, int maxL
 	}
 }
 
+/* a verdict's fact in the workbench's layout: the label in a column of
+ * nine, in capitals where it withholds a rank; reduced precision says
+ * what the session's precision policy makes of it */
+struct lines {
+	const struct state *st;
+	strbuf *sb;
+};
+
+static void report_line(void *arg, const char *zLabel, const char *zText, int alarm)
+{
+	struct lines *ln = arg;
+	char label[16];
+	snprintf(label, sizeof label, "%s", zLabel);
+	for (char *p = label; alarm && *p; p++)
+		*p = (char)toupper((unsigned char)*p);
+	sb_addf(ln->sb, "%-9s %s", label, zText);
+	if (alarm && !strcmp(zLabel, "precision"))
+		sb_adds(ln->sb, state_precision_any(ln->st)
+		                    ? " (ranked: the precision policy is any, its speedup marked ~)"
+		                    : " (never a parent, the best or a win: the precision policy "
+		                      "is faithful)");
+	sb_adds(ln->sb, "\n");
+}
+
 void report_results(const struct state *st, const struct cand *c, strbuf *sb)
 {
 	const cJSON *r = c->result;
@@ -228,97 +252,9 @@ void report_results(const struct state *st, const struct cand *c, strbuf *sb)
 			sb_adds(sb, "diagnostics none\n");
 		}
 	}
-	const cJSON *res;
-	cJSON_ArrayForEach(res, cJSON_GetObjectItem(comp, "resources"))
-	{
-		sb_addf(sb,
-		        "kernel    %s: %g registers, %g B shared, %g B stack, %g/%g B spilled "
-		        "(st/ld)\n",
-		        s_of(res, "kernel"), result_num(res, "registers"),
-		        result_num(res, "shared_bytes"), result_num(res, "stack_bytes"),
-		        result_num(res, "spill_stores"), result_num(res, "spill_loads"));
-	}
-	const cJSON *vec = cJSON_GetObjectItem(comp, "vectorized");
-	if (cJSON_IsArray(vec)) {
-		/* the host's counterpart of the ptxas report */
-		const cJSON *v;
-		if (!cJSON_GetArraySize(vec))
-			sb_adds(sb, "vector    the compiler vectorised no loop\n");
-		cJSON_ArrayForEach(v, vec)
-		    sb_addf(sb, "vector    line %g: %s\n", result_num(v, "line"),
-		            cJSON_GetStringValue(cJSON_GetObjectItem(v, "message")));
-	}
-	const cJSON *cor = cJSON_GetObjectItem(r, "correctness");
-	if (cor && cJSON_GetObjectItem(cor, "trials")) {
-		double l2 = result_num(cor, "rel_l2_error");
-		sb_addf(sb, "checked   %g/%g trials passed, max abs error %.3g, relative L2 ",
-		        result_num(cor, "trials_passed"), result_num(cor, "trials"),
-		        result_num(cor, "max_abs_error"));
-		if (isnan(l2) || l2 < 0)
-			sb_adds(sb, "inf");
-		else
-			sb_addf(sb, "%.3g", l2);
-		sb_addf(sb, ", %g mismatches", result_num(cor, "mismatches"));
-		if (result_num(cor, "non_finite") > 0)
-			sb_addf(sb, " (%g of them NaN or Inf where the reference is finite)",
-			        result_num(cor, "non_finite"));
-		sb_adds(sb, "\n");
-		if (cJSON_GetObjectItem(cor, "tolerance")) {
-			sb_adds(sb, "tolerance ");
-			result_tolerance_line(cor, sb);
-			sb_adds(sb, "\n");
-		}
-	}
-	if (cJSON_GetObjectItem(r, "precision")) {
-		sb_adds(sb, result_is_reduced(r) ? "PRECISION " : "precision ");
-		result_precision_line(r, sb);
-		if (result_is_reduced(r))
-			sb_adds(sb,
-			        state_precision_any(st)
-			            ? " (ranked: the precision policy is any, its speedup marked ~)"
-			            : " (never a parent, the best or a win: the precision policy "
-			              "is faithful)");
-		sb_adds(sb, "\n");
-	}
-	char rl[400];
-	roofline_line(cJSON_GetObjectItem(r, "roofline"), rl, sizeof rl);
-	if (rl[0])
-		sb_addf(sb, "roofline  %s\n", rl);
-	const char *sus = s_of(cJSON_GetObjectItem(r, "roofline"), "suspect");
-	if (*sus)
-		sb_addf(sb,
-		        "SUSPECT   %s: faster than the device can be; never a parent, the best "
-		        "or a win until a person clears it\n",
-		        sus);
-	const cJSON *prof = cJSON_GetObjectItem(r, "profile");
-	if (prof) {
-		sb_adds(sb, "ncu       ");
-		ncu_summary(prof, sb);
-		sb_adds(sb, "\n");
-	}
+	struct lines ln = {st, sb};
+	result_describe(r, report_line, &ln);
 	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
-	if (tm) {
-		sb_addf(
-		    sb, "time      %.4g ms median (p10 %.4g, p90 %.4g; %g runs, rse %.2f%%%s)\n",
-		    result_num(tm, "median_ms"), result_num(tm, "p10_ms"), result_num(tm, "p90_ms"),
-		    result_num(tm, "count"), result_num(tm, "rse") * 100,
-		    cJSON_IsTrue(cJSON_GetObjectItem(tm, "converged")) ? "" : ", not converged");
-		if (*s_of(r, "not_timed"))
-			sb_addf(sb, "timing    %s\n", s_of(r, "not_timed"));
-		if (*s_of(tm, "clock_note"))
-			sb_addf(sb, "clock     %s\n", s_of(tm, "clock_note"));
-		if (cJSON_IsFalse(cJSON_GetObjectItem(tm, "verified")))
-			sb_addf(sb, "UNVERIFIED %s: never a parent, the best or a win\n",
-			        s_of(tm, "clock_bound"));
-		else if (!strcmp(s_of(tm, "bound"), "cpu"))
-			sb_addf(sb, "bound     by its CPU time (the machine too busy for kloop's "
-			            "clock)\n");
-		if (cJSON_IsTrue(cJSON_GetObjectItem(tm, "throttled")))
-			sb_addf(sb, "warning   the GPU was throttling: %s\n",
-			        s_of(tm, "throttle_reason"));
-	}
-	if (*s_of(r, "kept_state"))
-		sb_addf(sb, "warning   %s\n", s_of(r, "kept_state"));
 	/* the cascade: where it stopped, and the A/B */
 	const cJSON *stg;
 	if (*s_of(r, "stage")) {
