@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "event.h"
+#include "emit.h"
 #include "json.h"
 
 void archive_add_num(cJSON *o, const char *k, double v)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event.h"
 #include "journal.h"
 #include "linediff.h"
 #include "result.h"

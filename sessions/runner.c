@@ -17,7 +17,7 @@
 
 #include "archive.h"
 #include "backend.h"
-#include "event.h"
+#include "emit.h"
 #include "llm.h"
 #include "pipeline.h"
 #include "pool.h"
