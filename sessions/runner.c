@@ -18,7 +18,7 @@
 #include "archive.h"
 #include "backend.h"
 #include "emit.h"
-#include "llm.h"
+#include "llm_config.h"
 #include "pipeline.h"
 #include "pool.h"
 #include "proc.h"
