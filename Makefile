@@ -21,7 +21,7 @@ LIBS    := -lcjson -ldl -lm -pthread
 # full RELRO: the GOT is read-only once loaded, so a candidate in the
 # runner (kloop-worker --runner) cannot redirect its calls (confine.h)
 HARDEN  := -Wl,-z,relro,-z,now
-# the innovation archive (sessions/archive.c): SQLite with FTS5, Debian's libsqlite3-dev
+# the innovation archive (sessions/archive_*.c): SQLite with FTS5, Debian's libsqlite3-dev
 SQL_LIBS := -lsqlite3
 UI_LIBS := -lncursesw -ledit -lcurl
 

@@ -21,7 +21,7 @@
 #include "config.h"
 #include "doctor_workers.h"
 #include "flags.h"
-#include "llm.h"
+#include "llm_config.h"
 #include "proc.h"
 #include "task.h"
 #include "torchref.h"

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "event.h"
+#include "emit.h"
 #include "flags.h"
 #include "ncu.h"
 #include "outline.h"

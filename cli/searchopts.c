@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "compile.h"
-#include "llm.h"
+#include "llm_config.h"
 #include "util.h"
 
 #define SOURCE_MAX (8u << 20)

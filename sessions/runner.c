@@ -17,8 +17,8 @@
 
 #include "archive.h"
 #include "backend.h"
-#include "event.h"
-#include "llm.h"
+#include "emit.h"
+#include "llm_config.h"
 #include "pipeline.h"
 #include "pool.h"
 #include "proc.h"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "event.h"
+#include "emit.h"
 #include "funcdiff.h"
 #include "ideas.h"
 #include "policy.h"

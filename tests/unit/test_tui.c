@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "panes.h"
+#include "event.h"
 #include "report.h"
 #include "screen.h"
 
