@@ -130,7 +130,7 @@ static void print_human(const cJSON *r, const struct src *s)
 			printf("  last output:\n%s%s", tail,
 			       tail[strlen(tail) - 1] == '\n' ? "" : "\n");
 	}
-	result_describe(r, eval_line, NULL);
+	result_describe(r, RD_ALL, eval_line, NULL);
 	const cJSON *rd = cJSON_GetObjectItem(r, "reference_data");
 	if (rd) {
 		const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(rd, "note"));

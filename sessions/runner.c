@@ -149,6 +149,7 @@ void runner_describe(const struct runner *rn, const struct runner_note *n, strbu
 	const struct state *st = &rn->ses->st;
 	const struct cand *c = state_cand(st, n->cand);
 	char v[600];
+	const char *gate;
 	switch (n->kind) {
 	case RUNNER_CHANGED:
 		break;
@@ -159,13 +160,18 @@ void runner_describe(const struct runner *rn, const struct runner_note *n, strbu
 		}
 		break;
 	case RUNNER_IDEAS:
+		/* under the auto gate a person has nothing to decide */
+		gate = cJSON_GetStringValue(cJSON_GetObjectItem(st->search.settings, "gate"));
 		if (!n->nIdea)
 			sb_addf(sb, "no ideas from request %d: %s", n->request,
 			        n->zText ? n->zText : "the reply held none");
 		else
-			sb_addf(sb,
-			        "%d idea%s from the LLM (accept, revise or reject them):", n->nIdea,
-			        n->nIdea == 1 ? "" : "s");
+			sb_addf(sb, "%d idea%s from the LLM (%s):", n->nIdea,
+			        n->nIdea == 1 ? "" : "s",
+			        search_state_live(st->search.state) &&
+			                strcmp(gate ? gate : "auto", "human")
+			            ? "the search's auto gate decides them"
+			            : "accept, revise or reject them");
 		for (int i = 0; i < n->nIdea; i++) {
 			const struct state_idea *d = state_idea(st, n->aIdea[i]);
 			if (d)

@@ -719,6 +719,8 @@ static void search_text(const struct state *st, strbuf *sb)
 	search_status_state(st, line, sizeof line);
 	sb_addf(sb, "%s\n", *line ? line : "no search has run in this session");
 	const struct state_search *ss = &st->search;
+	if (search_state_ended(ss->state) && ss->zWhy && *ss->zWhy)
+		sb_addf(sb, "%s: %s\n", search_state_name(ss->state), ss->zWhy);
 	for (int i = 0; i < ss->nRound; i++) {
 		const struct state_round *r = &ss->aRound[i];
 		const struct cand *b = state_cand(st, r->bestId);

@@ -18,6 +18,7 @@
 #include "cmdline.h"
 #include "editor.h"
 #include "panes.h"
+#include "pool.h"
 #include "replay.h"
 #include "report.h"
 #include "screen.h"
@@ -36,6 +37,7 @@ struct app {
 	char zMsg[1024];        /* the message line, or "" */
 	int msgErr;             /* it is an error */
 	int askQuit;            /* waiting for y/n to quit with jobs running */
+	int searchWas;          /* the search's state at the last look (its end is logged) */
 	char zAsk[64];          /* waiting for y/n to run this command (or "") */
 	int workBusy;           /* jobs ran at the last look */
 	int workFrom;           /* the first candidate id of the work running */
@@ -91,6 +93,12 @@ static void on_live(void *arg, const struct runner_note *n)
 		}
 		message(a, 0, "%.*s", (int)strcspn(z, "\n"), z);
 		a->u.focus = a->u.zoom ? a->u.focus : UI_IDEAS;
+		/* the new ideas in view: pending ideas come first, the cursor on
+		 * the first of them (not below them, which would scroll them off) */
+		int first = pane_ideas_next_pending(&a->u, 0);
+		const struct state_idea *sel = pane_ideas_selected(&a->u);
+		if (first && (!sel || sel->status != IDEA_PENDING))
+			a->u.selIdea = first, a->u.ideaTop = 0;
 	} else if (n->kind == RUNNER_MESSAGE) {
 		ui_log(&a->u, "%s", sb.buf ? sb.buf : "");
 		message(a, 1, "%s", sb.buf ? sb.buf : "");
@@ -135,13 +143,36 @@ static int hook_edit(void *arg, const char *zPath, char *err)
 	return rc;
 }
 
+/* the pending ideas of a search that waits for a person at its gate (0:
+ * it does not wait) */
+static int gate_waiting(const struct app *a)
+{
+	if (!a->f.search || !search_waiting(a->f.search))
+		return 0;
+	int n = 0;
+	for (int i = 0; i < a->u.st->nIdea; i++)
+		n += a->u.st->aIdea[i].status == IDEA_PENDING;
+	return n ? n : 1;
+}
+
 static void request_quit(struct app *a, int bForce)
 {
 	int n = actions_jobs_count(a->u.lv), nReq = n - (a->u.lv ? runner_jobs(a->u.lv) : 0);
+	int nGate = gate_waiting(a);
 	if (!bForce && n > 0) {
 		a->askQuit = 1;
 		message(a, 0, "%d job%s running%s; quit anyway? (y/n)", n, n == 1 ? " is" : "s are",
 		        nReq ? " (LLM requests are cancelled)" : "");
+		return;
+	}
+	if (!bForce && nGate) {
+		/* a search waiting for a person is work in progress too */
+		a->askQuit = 1;
+		message(
+		    a, 0,
+		    "quit? the search waits at the human gate: %d idea%s pending (y/n; Ideas: a "
+		    "accept, r reject)",
+		    nGate, nGate == 1 ? "" : "s");
 		return;
 	}
 	a->quit = 1;
@@ -225,6 +256,53 @@ static void work_check(struct app *a)
 	}
 }
 
+/* the workers' setup (a worker's start, the reference's compile and
+ * timing, the baselines) is a step of its own: Activity shows it while it
+ * runs and logs how long it took; the candidates evaluated beside it are
+ * remembered, their compile time includes the wait (Results says so) */
+static void setup_check(struct app *a)
+{
+	struct ui *u = &a->u;
+	int nw = u->lv && u->lv->pool ? pool_size(u->lv->pool) : 0, starting = 0;
+	for (int i = 0; i < nw; i++) {
+		struct pool_info pi;
+		pool_info(u->lv->pool, i, &pi);
+		starting |= pi.state == POOL_W_STARTING;
+	}
+	if (starting) {
+		if (!u->setupT0)
+			u->setupT0 = now_s();
+		for (int k = 0; k < u->lv->nJob; k++)
+			if (!ui_setup_beside(u, u->lv->aJob[k].cand) &&
+			    u->nSetupCand < (int)(sizeof u->aSetupCand / sizeof *u->aSetupCand))
+				u->aSetupCand[u->nSetupCand++] = u->lv->aJob[k].cand;
+	} else if (u->setupT0) {
+		u->setupS = now_s() - u->setupT0;
+		u->setupT0 = 0;
+		ui_log(
+		    u,
+		    "setup done in %.1f s: the worker started, compiled and timed the reference, "
+		    "made the baselines (the compile times of the candidates beside it include "
+		    "the wait)",
+		    u->setupS);
+		a->dirty = 1;
+	}
+}
+
+/* the end of a search is said in Activity, with its reason (the message
+ * line goes stale; the header has room for its short form only) */
+static void search_check(struct app *a)
+{
+	const struct state_search *ss = &a->u.st->search;
+	int now = ss->started ? (int)ss->state : SEARCH_NONE;
+	if (now != a->searchWas && search_state_ended(now) && search_state_live(a->searchWas)) {
+		ui_log(&a->u, "search %s after round %d: %s", search_state_name(now), ss->round,
+		       ss->zWhy && *ss->zWhy ? ss->zWhy : "no reason was given");
+		a->dirty = 1;
+	}
+	a->searchWas = now;
+}
+
 static void run_line(struct app *a, const char *zLine)
 {
 	const struct state *st = a->u.st;
@@ -240,6 +318,7 @@ static void run_line(struct app *a, const char *zLine)
 		snprintf(a->zWork, sizeof a->zWork, "%s", a->zMsg);
 	if (a->u.lv)
 		work_check(a);
+	search_check(a);
 	st = a->u.st;
 	/* a candidate made by hand is selected, to watch it being benchmarked */
 	if (a->u.lv && st->nCand > before && !strcmp(st->aCand[st->nCand - 1].zOrigin, "human"))
@@ -276,6 +355,10 @@ static void help_page(struct app *a)
 	    "human candidate)\n"
 	    "  B                   population: benchmark the selected candidate again\n"
 	    "  s / S               population: sort by the next column / reverse the order\n"
+	    "  *                   select the best candidate\n"
+	    "  f                   follow the newest candidate, the best, or nothing (on, "
+	    "following the newest, while a search runs; moving the selection turns it off)\n"
+	    "  R                   the search: start it, pause it, resume it\n"
 	    "  d                   code: toggle the diff against the parent (by function, then by "
 	    "line)\n"
 	    "  a / e / r           ideas: accept / revise / reject the selected idea (the cursor "
@@ -287,10 +370,27 @@ static void help_page(struct app *a)
 	    "scrolls\n"
 	    "  Ctrl-L              redraw the screen\n"
 	    "  ?                   this help\n"
-	    "  q                   quit (asks while jobs run: evaluations and LLM requests); "
-	    "Ctrl-C quits at once\n"
+	    "  q                   quit (asks while jobs run: evaluations and LLM requests, "
+	    "or while a search waits at the human gate); Ctrl-C quits at once\n"
 	    "  :cancel ID|rN|all   stop an evaluation, an LLM request (rN, as Activity lists it) "
-	    "or everything\n");
+	    "or everything\n"
+	    "marks before a candidate's id (Results says them in words)\n"
+	    "  ");
+	sb_adds(&sb, report_mark_legend());
+	sb_adds(&sb,
+	        "\n"
+	        "idea states (the same words in every pane)\n"
+	        "  pending             proposed, waiting for a person (or the gate) to decide\n"
+	        "  accepted            to be implemented; implemented once a candidate has it\n"
+	        "  rejected            never to be implemented\n"
+	        "an evaluation's stages (Population, Activity, Results: `now`)\n"
+	        "  compiling           the candidate's code is compiled\n"
+	        "  small shapes N      checked against the reference at small shapes, trial N\n"
+	        "  full shapes N       checked at the task's shapes, trial N\n"
+	        "  quick timing / timing N   timed, run N; a/b N: timed against the best, "
+	        "pair N\n"
+	        "  setup               the worker starts: the reference is compiled and timed, "
+	        "baselines made (the first candidates wait for it)\n");
 	if (a->u.rp)
 		sb_adds(
 		    &sb,
@@ -364,193 +464,226 @@ static void replay_step(struct app *a, int k)
 	run_fmt(a, "goto %d", k < 0 ? 0 : k);
 }
 
-static void on_key(struct app *a, wint_t wch, int isKey)
+/* y or n to a question on the message line (quit, flip an idea); 1 when
+ * one was asked and the key answered it */
+static int on_answer(struct app *a, int key, int isKey)
 {
-	int key = (int)wch;
+	int yes = !isKey && (key == 'y' || key == 'Y');
 	if (a->askQuit) {
 		a->askQuit = 0;
-		if (!isKey && (key == 'y' || key == 'Y'))
+		if (yes)
 			a->quit = 1;
 		else
 			message(a, 0, "not quitting");
-		return;
+		return 1;
 	}
 	if (a->zAsk[0]) {
 		char line[64];
 		snprintf(line, sizeof line, "%s", a->zAsk);
 		a->zAsk[0] = 0;
-		if (!isKey && (key == 'y' || key == 'Y')) {
+		if (yes) {
 			run_line(a, line);
 			if (a->askNext)
 				a->u.selIdea = a->askNext;
 		} else {
 			message(a, 0, "nothing changed");
 		}
-		return;
+		return 1;
 	}
-	if (a->cl.active) {
-		enum cmdline_result r = cmdline_key(&a->cl, wch, isKey, actions_words, &a->f);
-		if (r == CMDLINE_DONE) {
-			if (!strcmp(a->cl.zPrompt, "/")) {
-				char *line = xasprintf("filter %s", a->cl.buf);
-				run_line(a, line);
-				free(line);
-			} else {
-				run_line(a, a->cl.buf);
-			}
-		}
+	return 0;
+}
+
+/* a key for the `:` or `/` line while it is open */
+static void on_cmdline_key(struct app *a, wint_t wch, int isKey)
+{
+	enum cmdline_result r = cmdline_key(&a->cl, wch, isKey, actions_words, &a->f);
+	if (r != CMDLINE_DONE)
 		return;
-	}
-	a->zMsg[0] = 0;
-	if (isKey && key == KEY_MOUSE) {
-		on_mouse(a);
-		return;
-	}
-	if (isKey && key == KEY_RESIZE)
-		return;
-	if (!isKey && key >= KEY_MIN)
-		key = 0; /* a character whose code is a curses key's */
-	if (a->u.zViewText && viewer_key(&a->u, key))
-		return;
-	if (!isKey) {
-		switch (key) {
-		case '\t':
-			focus_step(a, 1);
-			return;
-		case ':':
-			cmdline_open(&a->cl, ":", NULL);
-			return;
-		case '/': {
-			/* the filter so far and a space: what is typed is one more term */
-			const char *z = a->u.pv.zFilter;
-			char *init = z && *z ? xasprintf("%s ", z) : xstrdup("");
-			cmdline_open(&a->cl, "/", init);
-			free(init);
-			return;
-		}
-		case '?':
-			help_page(a);
-			return;
-		case 'q':
-			request_quit(a, 0);
-			return;
-		case 'z':
-			a->u.zoom = !a->u.zoom;
-			return;
-		case 'R': /* the search: run (start), pause, resume */
-			if (a->u.lv) {
-				const struct state_search *ss = &a->u.st->search;
-				run_line(a, !ss->started || ss->state == SEARCH_NONE
-				                ? "search start"
-				            : ss->state == SEARCH_RUNNING ? "search pause"
-				                                          : "search resume");
-			}
-			return;
-		case 12: /* Ctrl-L */
-			clearok(curscr, TRUE);
-			return;
-		case '1':
-		case '2':
-		case '3':
-		case '4':
-		case '5':
-			/* picking a pane shows the panes with it focused */
-			a->u.focus = key - '1';
-			a->u.zoom = 0;
-			return;
-		}
-		if (a->u.rp) {
-			int k = a->u.rp->k;
-			switch (key) {
-			case '[':
-				replay_step(a, k - 1);
-				return;
-			case ']':
-				replay_step(a, k + 1);
-				return;
-			case '{':
-				replay_step(a, k - 10);
-				return;
-			case '}':
-				replay_step(a, k + 10);
-				return;
-			case '<':
-				replay_step(a, 0);
-				return;
-			case '>':
-				replay_step(a, a->u.rp->nEv);
-				return;
-			case 'c':
-				run_line(a, "continue");
-				return;
-			case '(': /* a search's previous / next round (after its parents_chosen) */
-			case ')': {
-				int i = replay_find(a->u.rp, key == ')' ? k : k - 3,
-				                    key == ')' ? 1 : -1, "round_started");
-				if (i >= 0)
-					replay_step(a, i + 2);
-				return;
-			}
-			}
-		}
+	if (!strcmp(a->cl.zPrompt, "/")) {
+		char *line = xasprintf("filter %s", a->cl.buf);
+		run_line(a, line);
+		free(line);
 	} else {
-		if (key == KEY_BTAB) {
-			focus_step(a, -1);
-			return;
-		}
-		if (a->u.rp && (key == KEY_LEFT || key == KEY_RIGHT)) {
-			replay_step(a, a->u.rp->k + (key == KEY_LEFT ? -1 : 1));
-			return;
-		}
+		run_line(a, a->cl.buf);
 	}
-	int k = isKey ? key : key == '\r' || key == '\n' ? KEY_ENTER : key;
-	if (pane_key(a, k))
-		return;
-	/* keys about the selected idea, on the ideas pane */
-	const struct state_idea *d = a->u.focus == UI_IDEAS ? pane_ideas_selected(&a->u) : NULL;
-	if (a->u.focus == UI_IDEAS && (k == 'a' || k == 'e' || k == 'r' || k == KEY_ENTER)) {
-		if (!d) {
-			message(a, 0, "no idea is selected: `:ideas 3` asks the LLM for three");
-		} else if (k == KEY_ENTER) {
-			strbuf sb = STRBUF_INIT;
-			sb_addf(&sb, "idea %d: %s\n\ncategory  %s\nstatus    %s%s\norigin    %s\n",
-			        d->id, d->zTitle, d->zCategory, pane_ideas_status(a->u.st, d),
-			        d->edited ? " (revised)" : "", d->zOrigin);
-			if (d->parent)
-				sb_addf(&sb, "for       candidate %d\n", d->parent);
-			sb_addf(&sb, "\n%s\n", d->zDescription);
-			viewer_open(&a->u, "idea", sb.buf);
-			sb_free(&sb);
-		} else {
-			const char *cmd = k == 'a' ? "accept" : k == 'e' ? "revise" : "reject";
-			/* the cursor goes to the next pending idea, not with the idea
-			 * that moved down the list; a decided idea is not flipped by
-			 * one stray key */
-			int id = d->id, next = k == 'e' ? id : pane_ideas_next_pending(&a->u, id);
-			if (next == id || !next)
-				next = 0;
-			int flip =
-			    (k == 'r' && d->status != IDEA_REJECTED && d->status != IDEA_PENDING) ||
-			    (k == 'a' && d->status == IDEA_REJECTED);
-			if (flip) {
-				snprintf(a->zAsk, sizeof a->zAsk, "%s %d", cmd, id);
-				a->askNext = next;
-				message(a, 0, "idea %d is %s; %s it? (y/n)", id,
-				        pane_ideas_status(a->u.st, d), cmd);
-				return;
-			}
-			if (k != 'e' && d->status == (k == 'a' ? IDEA_ACCEPTED : IDEA_REJECTED)) {
-				message(a, 0, "idea %d is %s already", id,
-				        pane_ideas_status(a->u.st, d));
-				return;
-			}
-			run_fmt(a, "%s %d", cmd, id);
-			if (next)
-				a->u.selIdea = next;
-		}
+}
+
+/* `*`: the best candidate selected; the follow mode goes off unless it
+ * follows the best (else it would move the selection away at once) */
+static void jump_best(struct app *a)
+{
+	popview_refresh(&a->u.pv, a->u.st);
+	int id = ui_follow_target(&a->u, UI_FOLLOW_BEST);
+	if (!id) {
+		message(a, 0, "no candidate ranks yet: the best is the fastest correct one");
 		return;
 	}
-	/* keys about the selected candidate, from any pane that did not use them */
+	if (popview_row(&a->u.pv, a->u.st, id) < 0) {
+		message(a, 0, "the best, #%d, is not shown by the filter (/ changes it)", id);
+		return;
+	}
+	ui_select(&a->u, id);
+	if (a->u.follow != UI_FOLLOW_BEST)
+		a->u.follow = UI_FOLLOW_OFF;
+	a->u.focus = a->u.zoom ? a->u.focus : UI_POPULATION;
+	message(a, 0, "the best: #%d%s", id,
+	        a->u.follow == UI_FOLLOW_BEST ? "" : " (f follows the newest or the best)");
+}
+
+/* f: the follow mode, newest -> best -> off; turned on, it acts also when
+ * no search runs */
+static void follow_cycle(struct app *a)
+{
+	struct ui *u = &a->u;
+	u->follow = ui_following(u)
+	                ? (u->follow == UI_FOLLOW_NEWEST ? UI_FOLLOW_BEST : UI_FOLLOW_OFF)
+	                : UI_FOLLOW_NEWEST;
+	u->followAlways = u->follow != UI_FOLLOW_OFF;
+	ui_follow(u);
+	message(a, 0, "%s",
+	        u->follow == UI_FOLLOW_NEWEST ? "following the newest candidate (f: the best)"
+	        : u->follow == UI_FOLLOW_BEST ? "following the best candidate (f: off)"
+	                                      : "not following (f: the newest)");
+}
+
+/* the keys that mean the same in every pane; 1 when key was one */
+static int on_global_key(struct app *a, int key)
+{
+	switch (key) {
+	case '\t':
+		focus_step(a, 1);
+		return 1;
+	case ':':
+		cmdline_open(&a->cl, ":", NULL);
+		return 1;
+	case '/': {
+		/* the filter so far and a space: what is typed is one more term */
+		const char *z = a->u.pv.zFilter;
+		char *init = z && *z ? xasprintf("%s ", z) : xstrdup("");
+		cmdline_open(&a->cl, "/", init);
+		free(init);
+		return 1;
+	}
+	case '?':
+		help_page(a);
+		return 1;
+	case 'q':
+		request_quit(a, 0);
+		return 1;
+	case 'z':
+		a->u.zoom = !a->u.zoom;
+		return 1;
+	case '*':
+		jump_best(a);
+		return 1;
+	case 'f':
+		follow_cycle(a);
+		return 1;
+	case 'R': /* the search: run (start), pause, resume */
+		if (a->u.lv) {
+			const struct state_search *ss = &a->u.st->search;
+			run_line(a, !ss->started || ss->state == SEARCH_NONE ? "search start"
+			            : ss->state == SEARCH_RUNNING            ? "search pause"
+			                                                     : "search resume");
+		}
+		return 1;
+	case 12: /* Ctrl-L */
+		clearok(curscr, TRUE);
+		return 1;
+	case '1':
+	case '2':
+	case '3':
+	case '4':
+	case '5':
+		/* picking a pane shows the panes with it focused */
+		a->u.focus = key - '1';
+		a->u.zoom = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* a replay's keys: step through the journal; 1 when key was one */
+static int on_replay_key(struct app *a, int key)
+{
+	static const struct {
+		int key, d;
+	} steps[] = {{'[', -1}, {']', 1}, {'{', -10}, {'}', 10}}; /* events back / forward */
+	int k = a->u.rp->k;
+	for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
+		if (key == steps[i].key) {
+			replay_step(a, k + steps[i].d);
+			return 1;
+		}
+	switch (key) {
+	case '<':
+		replay_step(a, 0);
+		return 1;
+	case '>':
+		replay_step(a, a->u.rp->nEv);
+		return 1;
+	case 'c':
+		run_line(a, "continue");
+		return 1;
+	case '(': /* a search's previous / next round (after its parents_chosen) */
+	case ')': {
+		int i = replay_find(a->u.rp, key == ')' ? k : k - 3, key == ')' ? 1 : -1,
+		                    "round_started");
+		if (i >= 0)
+			replay_step(a, i + 2);
+		return 1;
+	}
+	}
+	return 0;
+}
+
+/* a, e, r and Enter on the Ideas pane: about the selected idea */
+static void on_idea_key(struct app *a, int k)
+{
+	const struct state_idea *d = pane_ideas_selected(&a->u);
+	if (!d) {
+		message(a, 0, "no idea is selected: `:ideas 3` asks the LLM for three");
+	} else if (k == KEY_ENTER) {
+		strbuf sb = STRBUF_INIT;
+		sb_addf(&sb, "idea %d: %s\n\ncategory  %s\nstatus    %s%s\norigin    %s\n", d->id,
+		        d->zTitle, d->zCategory, pane_ideas_status(a->u.st, d),
+		        d->edited ? " (revised)" : "", d->zOrigin);
+		if (d->parent)
+			sb_addf(&sb, "for       candidate %d\n", d->parent);
+		sb_addf(&sb, "\n%s\n", d->zDescription);
+		viewer_open(&a->u, "idea", sb.buf);
+		sb_free(&sb);
+	} else {
+		const char *cmd = k == 'a' ? "accept" : k == 'e' ? "revise" : "reject";
+		/* the cursor goes to the next pending idea, not with the idea
+		 * that moved down the list; a decided idea is not flipped by
+		 * one stray key */
+		int id = d->id, next = k == 'e' ? id : pane_ideas_next_pending(&a->u, id);
+		if (next == id || !next)
+			next = 0;
+		int flip = (k == 'r' && d->status != IDEA_REJECTED && d->status != IDEA_PENDING) ||
+		           (k == 'a' && d->status == IDEA_REJECTED);
+		if (flip) {
+			snprintf(a->zAsk, sizeof a->zAsk, "%s %d", cmd, id);
+			a->askNext = next;
+			message(a, 0, "idea %d is %s; %s it? (y/n)", id,
+			        pane_ideas_status(a->u.st, d), cmd);
+			return;
+		}
+		if (k != 'e' && d->status == (k == 'a' ? IDEA_ACCEPTED : IDEA_REJECTED)) {
+			message(a, 0, "idea %d is %s already", id, pane_ideas_status(a->u.st, d));
+			return;
+		}
+		run_fmt(a, "%s %d", cmd, id);
+		if (next)
+			a->u.selIdea = next;
+	}
+}
+
+/* Enter, e, B and d about the selected candidate, from any pane that did
+ * not use them */
+static void on_cand_key(struct app *a, int k)
+{
 	const struct cand *c = ui_selected(&a->u);
 	if (k == KEY_ENTER) {
 		/* Enter zooms the code: the selected candidate's source takes the
@@ -573,6 +706,47 @@ static void on_key(struct app *a, wint_t wch, int isKey)
 		a->u.focus = UI_CODE;
 		pane_code_key(&a->u, 'd');
 	}
+}
+
+/* a key: an answer, the command line, the viewer, the global and replay
+ * bindings, the focused pane, then the selected idea or candidate */
+static void on_key(struct app *a, wint_t wch, int isKey)
+{
+	int key = (int)wch;
+	if (on_answer(a, key, isKey))
+		return;
+	if (a->cl.active) {
+		on_cmdline_key(a, wch, isKey);
+		return;
+	}
+	a->zMsg[0] = 0;
+	if (isKey && key == KEY_MOUSE) {
+		on_mouse(a);
+		return;
+	}
+	if (isKey && key == KEY_RESIZE)
+		return;
+	if (!isKey && key >= KEY_MIN)
+		key = 0; /* a character whose code is a curses key's */
+	if (a->u.zViewText && viewer_key(&a->u, key))
+		return;
+	if (!isKey) {
+		if (on_global_key(a, key) || (a->u.rp && on_replay_key(a, key)))
+			return;
+	} else if (key == KEY_BTAB) {
+		focus_step(a, -1);
+		return;
+	} else if (a->u.rp && (key == KEY_LEFT || key == KEY_RIGHT)) {
+		replay_step(a, a->u.rp->k + (key == KEY_LEFT ? -1 : 1));
+		return;
+	}
+	int k = isKey ? key : key == '\r' || key == '\n' ? KEY_ENTER : key;
+	if (pane_key(a, k))
+		return;
+	if (a->u.focus == UI_IDEAS && (k == 'a' || k == 'e' || k == 'r' || k == KEY_ENTER))
+		on_idea_key(a, k);
+	else
+		on_cand_key(a, k);
 }
 
 static void on_stdin(struct loop *l, int fd, int events, void *arg)
@@ -628,6 +802,31 @@ static void short_path(const char *zPath, int room, char *buf, size_t n)
 	}
 }
 
+/* the search's fields for the title bar: its state and round (with the
+ * short reason it ended), and the rest of its status line */
+static void search_fields(const struct state *st, int bWhy, char *head, size_t nHead, char *rest,
+                          size_t nRest)
+{
+	char ss[256];
+	search_status_state(st, ss, sizeof ss); /* "search S, round R..., N cands, ..." */
+	head[0] = rest[0] = 0;
+	if (!ss[0])
+		return;
+	const char *r = strstr(ss, "round ");
+	const char *cut = r ? strstr(r, ", ") : NULL;
+	snprintf(head, nHead, "%.*s", cut ? (int)(cut - ss) : (int)strlen(ss), ss);
+	if (cut)
+		snprintf(rest, nRest, "%s", cut + 2);
+	const char *why = st->search.zWhy;
+	if (bWhy && search_state_ended(st->search.state) && why && *why) {
+		/* "round 8 made no new candidate: nothing new to try": the part
+		 * after the last colon; Activity and `:search status` say it whole */
+		const char *c = strrchr(why, ':');
+		size_t k = strlen(head);
+		snprintf(head + k, nHead - k, " (%s)", c && c[1] == ' ' ? c + 2 : why);
+	}
+}
+
 static void draw_title(struct app *a)
 {
 	const struct state *st = a->u.st;
@@ -637,39 +836,59 @@ static void draw_title(struct app *a)
 		nOk += st->aCand[i].status == STATUS_CORRECT;
 	char bestz[128];
 	report_best_text(st, bestz, sizeof bestz);
+	int confirmed;
+	const struct cand *best = state_best(st, &confirmed, NULL);
+	if (best && !confirmed && COLS < 200) /* the leader's caveat in short: it stays in view */
+		snprintf(bestz, sizeof bestz, "leader %.3gx (#%d%s)", best->speedup, best->id,
+		         COLS < 100 ? "" : ", unconfirmed");
 	count_of(nc, sizeof nc, st->nCand, "candidate");
-	char ss[256] = " | ";
-	search_status_state(st, ss + 3, sizeof ss - 3); /* the search: state, round, budget */
-	if (!ss[3])
-		ss[0] = 0;
+	char cands[64], head[256], rest[256];
+	snprintf(cands, sizeof cands, "%s, %d correct", nc, nOk);
+	search_fields(st, 1, head, sizeof head, rest, sizeof rest);
+	int nGate = a->u.lv ? gate_waiting(a) : 0;
+	if (nGate) /* running, but nothing moves until a person decides */
+		snprintf(head + strlen(head), sizeof head - strlen(head), ", waits at the gate");
 	if (a->u.rp) {
 		/* before the first event the journal has not said its task yet */
 		const char *b = strrchr(a->u.rp->zPath, '/');
-		char what[256];
+		char what[256], ev[64];
 		if (st->zTask)
 			snprintf(what, sizeof what, "%s (%s)", st->zTask,
 			         st->zBackend ? st->zBackend : "backend not said yet");
 		else
 			snprintf(what, sizeof what, "%s", b ? b + 1 : a->u.rp->zPath);
-		snprintf(t, sizeof t,
-		         " kloop replay | %s | event %d of %d | %s, %d correct | "
-		         "%s%s | [ ] step, c continue, ? help",
-		         what, a->u.rp->k, a->u.rp->nEv, nc, nOk, bestz, ss);
+		snprintf(ev, sizeof ev, "event %d of %d", a->u.rp->k, a->u.rp->nEv);
+		const char *az[] = {" kloop replay", what, ev,   cands,
+		                    bestz,           head, rest, "[ ] step, c continue, ? help"};
+		const int prio[] = {0, 1, 0, 3, 2, 1, 4, 5};
+		screen_fit_fields(az, prio, 8, COLS, t, sizeof t);
 	} else {
 		int nj = actions_jobs_count(a->u.lv);
 		count_of(jobs, sizeof jobs, nj, "job");
-		/* the jobs before the best, the search before the path: a narrow
-		 * screen cuts the end */
-		int used = snprintf(t, sizeof t, " kloop | %s (%s) | %s, %d correct | %s | %s%s | ",
-		                    st->zTask ? st->zTask : "?", a->u.lv->zBackend, nc, nOk, jobs,
-		                    bestz, ss);
-		char path[512];
+		char task[256], path[512];
+		snprintf(task, sizeof task, "%s (%s)", st->zTask ? st->zTask : "?",
+		         a->u.lv->zBackend);
+		/* what matters most stays on a narrow screen: the search's state
+		 * (never cut first), then the best, then the task and the jobs,
+		 * the rest of the search's status, the counts, the path (…/name,
+		 * or left out: the log has it) */
+		const char *az[] = {" kloop", task, head, cands, jobs, bestz, rest, path};
+		const int prio[] = {0, 3, 0, 5, 3, 2, 4, 6};
+		path[0] = 0;
+		/* the reason an ended search gives, where it leaves room for the
+		 * best and the jobs (Activity and `:search status` say it whole) */
+		if (screen_fit_fields(az, prio, 7, COLS, t, sizeof t) < 3) {
+			search_fields(st, 0, head, sizeof head, rest, sizeof rest);
+			if (nGate)
+				snprintf(head + strlen(head), sizeof head - strlen(head),
+				         ", waits at the gate");
+			screen_fit_fields(az, prio, 7, COLS, t, sizeof t);
+		}
+		int used = screen_width(t, strlen(t)) + 3;
 		short_path(a->u.lv->ses->zPath, COLS - used, path, sizeof path);
-		/* no room even for …/name: the path is left out (the log has it) */
-		if (used < (int)sizeof t - 1 && screen_width(path, strlen(path)) <= COLS - used)
-			snprintf(t + used, sizeof t - (size_t)used, "%s", path);
-		else if (used < (int)sizeof t)
-			t[used - 3] = 0;
+		if (screen_width(path, strlen(path)) > COLS - used)
+			path[0] = 0;
+		screen_fit_fields(az, prio, 8, COLS, t, sizeof t);
 	}
 	screen_fill(0, 0, COLS, screen_attr(SR_TITLE));
 	screen_put(0, 0, COLS, t, screen_attr(SR_TITLE));
@@ -684,8 +903,9 @@ static void draw(struct app *a)
 	screen_layout(COLS, LINES, a->u.zoom ? a->u.focus : -1, a->u.aRect);
 	if (a->u.zoom && a->u.aRect[a->u.focus].h == 0)
 		a->u.zoom = 0, screen_layout(COLS, LINES, -1, a->u.aRect);
-	draw_title(a);
 	struct ui *u = &a->u;
+	ui_follow(u); /* the newest or the best, while a search runs */
+	draw_title(a);
 	if (u->aRect[UI_POPULATION].h)
 		pane_population_draw(u, &u->aRect[UI_POPULATION], u->focus == UI_POPULATION);
 	if (u->aRect[UI_IDEAS].h)
@@ -819,6 +1039,8 @@ int app_run(const struct app_opts *o)
 	free(hist);
 	if (a->u.st->nCand)
 		a->u.selCand = a->u.st->aCand[0].id;
+	a->u.follow = UI_FOLLOW_NEWEST; /* while a search runs; f changes it */
+	a->searchWas = a->u.st->search.started ? (int)a->u.st->search.state : SEARCH_NONE;
 	loop_add_fd(a->l, STDIN_FILENO, LOOP_READ, on_stdin, a);
 	loop_add_fd(a->l, screen_wakeup_fd(), LOOP_READ, on_wake, a);
 	draw(a);
@@ -829,8 +1051,11 @@ int app_run(const struct app_opts *o)
 		loop_once(a->l, wait < 0 ? 0 : wait);
 		if (screen_take_resize())
 			a->keyDirty = 1;
-		if (a->u.lv)
+		if (a->u.lv) {
 			work_check(a);
+			setup_check(a);
+		}
+		search_check(a);
 		if (screen_take_interrupt())
 			a->quit = 1;
 		now = now_s();

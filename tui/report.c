@@ -133,7 +133,27 @@ void report_compare(const struct state *st, const struct cand *a, const struct c
 	snprintf(who, sizeof who, "#%d against", b->id);
 	sb_adds(sb, "verdict   ");
 	versus(b, a, who, sb);
-	sb_adds(sb, "\n\n");
+	sb_adds(sb, "\n");
+	/* the A/B timing of the two, the latest either way, if one was run */
+	const struct state_ab *ab = state_ab(st, b->id, a->id), *ba = state_ab(st, a->id, b->id);
+	for (int k = 0; k < 2; k++) {
+		const struct state_ab *x = k ? ba : ab;
+		if (!x)
+			continue;
+		if (x->failed)
+			sb_addf(sb, "A/B       #%d against #%d: could not be run\n", x->cand,
+			        x->incumbent);
+		else
+			sb_addf(
+			    sb,
+			    "A/B       #%d against #%d: %.3gx over %d interleaved pairs, faster in "
+			    "%d; %s\n",
+			    x->cand, x->incumbent, x->ratio, x->pairs, x->wins,
+			    x->won ? "won, beyond the noise" : "not beyond the noise");
+	}
+	if (!ab && !ba)
+		sb_addf(sb, "A/B       none run between #%d and #%d\n", a->id, b->id);
+	sb_adds(sb, "\n");
 	char err[KL_ERRLEN];
 	if (report_diff(st, a, b, sb, err) < 0)
 		sb_addf(sb, "%s\n", err);
@@ -151,6 +171,11 @@ void report_table_header(strbuf *sb)
 }
 
 void report_table_row(const struct cand *c, const char *zStatus, strbuf *sb)
+{
+	report_table_row_marked(c, zStatus, ' ', sb);
+}
+
+void report_table_row_marked(const struct cand *c, const char *zStatus, char mark, strbuf *sb)
 {
 	char par[16] = "-", tm[16] = "-", sp[16] = "-", roof[16] = "-";
 	if (c->nParent)
@@ -172,7 +197,13 @@ void report_table_row(const struct cand *c, const char *zStatus, strbuf *sb)
 	/* ± is two bytes and one column: pad by columns */
 	char tmc[24];
 	snprintf(tmc, sizeof tmc, "%*s", 11 + (strstr(tm, "±") ? 1 : 0), tm);
-	sb_addf(sb, "%4d %4s %-6.6s %-13.13s %s %7s %5s  ", c->id, par, origin_short(c->zOrigin),
+	/* the mark in the id's first column (an id of four digits has no room:
+	 * Results still says it) */
+	if (mark != ' ' && c->id < 1000)
+		sb_addf(sb, "%c%3d", mark, c->id);
+	else
+		sb_addf(sb, "%4d", c->id);
+	sb_addf(sb, " %4s %-6.6s %-13.13s %s %7s %5s  ", par, origin_short(c->zOrigin),
 	        report_status_short(zStatus ? zStatus : c->zStatus), tmc, sp, roof);
 	/* a search's candidate: its round (lineage: parent, round, origin) */
 	if (c->round)
@@ -201,6 +232,30 @@ static void add_indented(strbuf *sb, const char *text, const char *ind, int maxL
 	}
 }
 
+char report_mark(const struct state *st, const struct cand *c)
+{
+	const struct state_search *ss = &st->search;
+	for (int i = 0; i < ss->nBanned; i++)
+		if (ss->aBanned[i] == c->id)
+			return 'B';
+	if (ss->pinned && ss->pinned == c->id)
+		return 'P';
+	const struct state_suspect *x = state_search_suspect(st, c->id);
+	if ((x && !x->cleared) || (c->belowFloor && !x))
+		return '!';
+	if (c->unverified)
+		return '?';
+	if (c->reduced)
+		return '~';
+	return ' ';
+}
+
+const char *report_mark_legend(void)
+{
+	return "B banned (never a parent), P pinned (the next parent), ! suspect (faster than the "
+	       "device can be, held back), ? unverified time, ~ reduced precision";
+}
+
 /* a verdict's fact in the workbench's layout: the label in a column of
  * nine, in capitals where it withholds a rank; reduced precision says
  * what the session's precision policy makes of it */
@@ -225,58 +280,40 @@ static void report_line(void *arg, const char *zLabel, const char *zText, int al
 	sb_adds(ln->sb, "\n");
 }
 
-void report_results(const struct state *st, const struct cand *c, strbuf *sb)
+/* the steering a person did on c: pinned, banned, held back as a suspect */
+static void results_marks(const struct state *st, const struct cand *c, strbuf *sb)
+{
+	const struct state_search *ss = &st->search;
+	for (int i = 0; i < ss->nBanned; i++)
+		if (ss->aBanned[i] == c->id)
+			sb_addf(sb, "BANNED    never a parent (`:search unban %d` lifts it)\n",
+			        c->id);
+	if (ss->pinned && ss->pinned == c->id)
+		sb_adds(sb, "PINNED    the next round's parent (a person asked for it)\n");
+	const struct state_suspect *x = state_search_suspect(st, c->id);
+	if (x)
+		sb_addf(sb, "%s %s\n", x->cleared ? "suspect   cleared:" : "SUSPECT   held back:",
+		        x->zWhy && *x->zWhy ? x->zWhy : "its speedup is too good to trust");
+}
+
+/* verdict and reason, the time, the speedup and how it compares */
+static void results_head(const struct state *st, const struct cand *c, strbuf *sb)
 {
 	const cJSON *r = c->result;
-	if (!r) {
-		sb_addf(sb, "#%d %s: %s\n", c->id, c->zName,
-		        c->status == STATUS_EVALUATING ? "being evaluated" : "not evaluated yet");
-		return;
-	}
 	const char *status = s_of(r, "status"), *why = s_of(r, "reason");
-	sb_addf(sb, "verdict   %s\n", report_status_text(status));
+	/* the speedup and the time on the verdict's line: a pane of a few rows
+	 * shows them */
+	sb_addf(sb, "verdict   %s", report_status_text(status));
+	if (c->speedup >= 0)
+		sb_addf(sb, ", %.3gx", c->speedup);
+	if (c->timeMs >= 0)
+		sb_addf(sb, " (%.4g ms)", c->timeMs);
+	sb_adds(sb, "\n");
 	if (*why)
 		add_indented(sb, why, "          ", 6);
-	const cJSON *comp = cJSON_GetObjectItem(r, "compile");
-	if (comp) {
-		sb_addf(sb, "compile   %.2f s%s on %s\n", result_num(comp, "seconds"),
-		        cJSON_IsTrue(cJSON_GetObjectItem(comp, "cached")) ? " (cached)" : "",
-		        s_of(r, "device"));
-		if (*s_of(comp, "command"))
-			sb_addf(sb, "          %s\n", s_of(comp, "command"));
-		const char *log = s_of(comp, "log");
-		if (*log) {
-			sb_adds(sb, "diagnostics\n");
-			add_indented(sb, log, "  ", 40);
-		} else {
-			sb_adds(sb, "diagnostics none\n");
-		}
-	}
+	results_marks(st, c, sb);
 	struct lines ln = {st, sb};
-	result_describe(r, report_line, &ln);
-	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
-	/* the cascade: where it stopped, and the A/B */
-	const cJSON *stg;
-	if (*s_of(r, "stage")) {
-		sb_addf(sb, "stages    ");
-		int k = 0;
-		cJSON_ArrayForEach(stg, cJSON_GetObjectItem(r, "stages"))
-		    sb_addf(sb, "%s%s", k++ ? ", " : "", s_of(stg, "stage"));
-		if (strcmp(s_of(r, "status"), "correct"))
-			sb_addf(sb, "%sstopped at %s", k ? "; " : "", s_of(r, "stage"));
-		sb_adds(sb, "\n");
-	}
-	if (tm && cJSON_GetObjectItem(tm, "stopped"))
-		sb_addf(sb, "timing    %s\n", s_of(tm, "stopped"));
-	const cJSON *ab = cJSON_GetObjectItem(r, "ab");
-	if (ab && *s_of(ab, "error"))
-		sb_addf(sb, "A/B       against #%g: not run: %s\n", result_num(ab, "incumbent_id"),
-		        s_of(ab, "error"));
-	else if (ab)
-		sb_addf(sb, "A/B       against #%g: %s; %s\n", result_num(ab, "incumbent_id"),
-		        cJSON_IsTrue(cJSON_GetObjectItem(ab, "won")) ? "won"
-		                                                     : "not beyond the noise",
-		        s_of(ab, "rule"));
+	result_describe(r, RD_TIME, report_line, &ln);
 	double base = result_num(r, "baseline_ms"), sp = result_num(r, "speedup");
 	if (isnan(base) && st->baselineMs >= 0)
 		base = st->baselineMs;
@@ -302,11 +339,85 @@ void report_results(const struct state *st, const struct cand *c, strbuf *sb)
 			sb_addf(sb, ", speedup %.3gx", result_num(r, "speedup_compile"));
 		sb_adds(sb, "\n");
 	}
+	const cJSON *ab = cJSON_GetObjectItem(r, "ab");
+	if (ab && *s_of(ab, "error"))
+		sb_addf(sb, "A/B       against #%g: not run: %s\n", result_num(ab, "incumbent_id"),
+		        s_of(ab, "error"));
+	else if (ab)
+		sb_addf(sb, "A/B       against #%g: %s; %s\n", result_num(ab, "incumbent_id"),
+		        cJSON_IsTrue(cJSON_GetObjectItem(ab, "won")) ? "won"
+		                                                     : "not beyond the noise",
+		        s_of(ab, "rule"));
+}
+
+/* the checks: correctness, precision, the roofline, the profile */
+static void results_checks(const struct state *st, const cJSON *r, strbuf *sb)
+{
+	struct lines ln = {st, sb};
+	result_describe(r, RD_CHECKS | RD_WARN, report_line, &ln);
+	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
+	/* the cascade: where it stopped */
+	const cJSON *stg;
+	if (*s_of(r, "stage")) {
+		sb_addf(sb, "stages    ");
+		int k = 0;
+		cJSON_ArrayForEach(stg, cJSON_GetObjectItem(r, "stages"))
+		    sb_addf(sb, "%s%s", k++ ? ", " : "", s_of(stg, "stage"));
+		if (strcmp(s_of(r, "status"), "correct"))
+			sb_addf(sb, "%sstopped at %s", k ? "; " : "", s_of(r, "stage"));
+		sb_adds(sb, "\n");
+	}
+	if (tm && cJSON_GetObjectItem(tm, "stopped"))
+		sb_addf(sb, "timing    %s\n", s_of(tm, "stopped"));
+}
+
+/* the compile: its time, resources, the vectoriser, the diagnostics */
+static void results_compile(const cJSON *r, strbuf *sb)
+{
+	const cJSON *comp = cJSON_GetObjectItem(r, "compile");
+	if (comp) {
+		sb_addf(sb, "compile   %.2f s%s on %s\n", result_num(comp, "seconds"),
+		        cJSON_IsTrue(cJSON_GetObjectItem(comp, "cached")) ? " (cached)" : "",
+		        s_of(r, "device"));
+	}
+	struct lines ln = {NULL, sb}; /* (no precision among the compile's facts) */
+	result_describe(r, RD_COMPILE, report_line, &ln);
+	if (comp) {
+		const char *log = s_of(comp, "log");
+		if (*log) {
+			sb_adds(sb, "diagnostics\n");
+			add_indented(sb, log, "  ", 40);
+		} else {
+			sb_adds(sb, "diagnostics none\n");
+		}
+	}
+}
+
+void report_results(const struct state *st, const struct cand *c, strbuf *sb)
+{
+	const cJSON *r = c->result;
+	if (!r) {
+		sb_addf(sb, "#%d %s: %s\n", c->id, c->zName,
+		        c->status == STATUS_EVALUATING ? "being evaluated" : "not evaluated yet");
+		results_marks(st, c, sb);
+		return;
+	}
+	/* what a person reads first (a pane of a few rows shows it): the
+	 * verdict, the time and the speedup; long text (the compiler's
+	 * command, a crash's output) last */
+	results_head(st, c, sb);
+	if (c->zIdea)
+		sb_addf(sb, "idea      %s\n", c->zIdea);
+	results_checks(st, r, sb);
+	results_compile(r, sb);
 	const char *tail = s_of(r, "stderr_tail");
 	if (*tail) {
 		sb_adds(sb, "last output\n");
 		add_indented(sb, tail, "  ", 20);
 	}
+	const char *cmd = s_of(cJSON_GetObjectItem(r, "compile"), "command");
+	if (*cmd)
+		sb_addf(sb, "command   %s\n", cmd);
 }
 
 void report_show(const struct state *st, const struct cand *c, strbuf *sb)
@@ -315,8 +426,9 @@ void report_show(const struct state *st, const struct cand *c, strbuf *sb)
 	for (int i = 0; i < c->nParent; i++)
 		sb_addf(sb, "%s%d", i ? "," : "  parent ", c->aParent[i]);
 	sb_addf(sb, "  status %s\n", c->zStatus);
-	if (c->zIdea)
-		sb_addf(sb, "idea      %s\n", c->zIdea);
+	if (c->zIdea && !c->result)
+		sb_addf(sb, "idea      %s\n",
+		        c->zIdea); /* report_results() says it after the verdict */
 	report_results(st, c, sb);
 	sb_adds(sb, "source\n");
 	int line = 1;

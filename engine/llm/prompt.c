@@ -372,7 +372,7 @@ void prompt_results(const cJSON *r, strbuf *sb)
 	        c && !cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")) ? "compiler output"
 	                                                         : "compiler warnings",
 	        json_str(c, "log", ""), 0);
-	result_describe(r, prompt_line, sb);
+	result_describe(r, RD_ALL, prompt_line, sb);
 	if (result_is_reduced(r))
 		sb_adds(sb, "Under the precision policy `faithful` (the default) this candidate "
 		            "is not ranked: its results are less precise than the reference's "

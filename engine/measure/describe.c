@@ -119,18 +119,22 @@ static void timed(const cJSON *r, result_line_fn emit, void *arg)
 		      json_str(tm, "clock_bound", "kloop's clock could not bound it"));
 	else if (!strcmp(json_str(tm, "bound", ""), "cpu"))
 		emit(arg, "bound", "by its CPU time (the machine too busy for kloop's clock)", 0);
-	if (cJSON_IsTrue(cJSON_GetObjectItem(tm, "throttled")))
-		linef(emit, arg, "warning", 0, "the GPU was throttling during the measurement: %s",
-		      json_str(tm, "throttle_reason", ""));
 }
 
-void result_describe(const cJSON *r, result_line_fn emit, void *arg)
+void result_describe(const cJSON *r, unsigned mask, result_line_fn emit, void *arg)
 {
 	if (!r)
 		return;
-	compiled(cJSON_GetObjectItem(r, "compile"), emit, arg);
-	checked(r, emit, arg);
-	timed(r, emit, arg);
-	if (*json_str(r, "kept_state", ""))
+	if (mask & RD_COMPILE)
+		compiled(cJSON_GetObjectItem(r, "compile"), emit, arg);
+	if (mask & RD_CHECKS)
+		checked(r, emit, arg);
+	if (mask & RD_TIME)
+		timed(r, emit, arg);
+	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
+	if ((mask & RD_WARN) && cJSON_IsTrue(cJSON_GetObjectItem(tm, "throttled")))
+		linef(emit, arg, "warning", 0, "the GPU was throttling during the measurement: %s",
+		      json_str(tm, "throttle_reason", ""));
+	if ((mask & RD_WARN) && *json_str(r, "kept_state", ""))
 		emit(arg, "warning", json_str(r, "kept_state", ""), 0);
 }

@@ -15,8 +15,18 @@
  * in capitals */
 typedef void (*result_line_fn)(void *arg, const char *zLabel, const char *zText, int alarm);
 
+/* the parts of a description, for a front end that lays them out apart */
+enum {
+	RD_COMPILE = 1, /* the kernels' resources, the vectoriser's remarks */
+	RD_CHECKS = 2,  /* correctness, tolerance, precision, roofline, suspect, profile */
+	RD_TIME = 4,    /* the time and how it was taken */
+	RD_WARN = 8,    /* warnings: a throttling GPU, state kept between calls */
+	RD_ALL = 15,
+};
+
 /*
- * The measured facts of result r, in order, each given to emit: the
+ * The measured facts of result r (the parts in mask: RD_ALL for all), in
+ * order, each given to emit: the
  * kernels' resources, the host compiler's vectorisation remarks, the
  * correctness check and its tolerance, the precision verdict, the roofline
  * and a suspect time, Nsight Compute's summary, the time with how it was
@@ -26,6 +36,6 @@ typedef void (*result_line_fn)(void *arg, const char *zLabel, const char *zText,
  * The verdict, the compile, the baselines and what only a front end knows
  * (the session's baseline, the precision policy) are the front end's.
  */
-void result_describe(const cJSON *r, result_line_fn emit, void *arg);
+void result_describe(const cJSON *r, unsigned mask, result_line_fn emit, void *arg);
 
 #endif

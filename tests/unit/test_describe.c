@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "describe.h"
+#include "event.h"
 #include "prompt.h"
 #include "report.h"
 #include "state.h"
@@ -62,7 +63,7 @@ int main(void)
 {
 	cJSON *r = cJSON_Parse(RESULT);
 	struct got g = {0};
-	result_describe(r, collect, &g);
+	result_describe(r, RD_ALL, collect, &g);
 	const char *order[] = {"kernel",  "vector", "checked",    "precision", "roofline",
 	                       "suspect", "time",   "unverified", "warning"};
 	int at = -1, inOrder = 1;
@@ -137,9 +138,9 @@ int main(void)
 	/* a result with nothing measured describes nothing */
 	r = cJSON_Parse("{\"status\":\"compile_error\"}");
 	g.n = 0;
-	result_describe(r, collect, &g);
+	result_describe(r, RD_ALL, collect, &g);
 	CHECK(g.n == 0, "a compile error has no measured facts (%d lines)", g.n);
-	result_describe(NULL, collect, &g);
+	result_describe(NULL, RD_ALL, collect, &g);
 	CHECK(g.n == 0, "nor does no result");
 	cJSON_Delete(r);
 	return check_done();
