@@ -84,10 +84,12 @@ const struct commands_def commands_table[] = {
     },
     {
         .name = "export",
-        .aArg = {ARG_CAND, ARG_FILE},
+        .aArg = {ARG_CAND, ARG_FILE, ARG_TERMS},
         .nRequired = 2,
         .usage = "export ID FILE",
-        .help = "write candidate ID's source to FILE",
+        .help = "write a candidate as its plain source (to FILE, --source OUT or --cuda OUT.cu) "
+                "or as a KernelBench ModelNew module (--kernelbench OUT.py [--problem "
+                "PROBLEM.py])",
         .run = verb_export,
     },
     {

@@ -1,7 +1,8 @@
 /*
  * verbs_cand.c - the commands about one candidate: evaluate it again
  * (bench), edit a copy, add one from a file, profile it, look at it (show,
- * diff, compare), and write its source out (export).
+ * diff, compare), and write it out (export, as `kloop export` does:
+ * sessions/cand_export.h).
  */
 #include "actions.h"
 
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "verbs.h"
+#include "cand_export.h"
 #include "compile.h"
 #include "editor.h"
 #include "report.h"
@@ -210,15 +212,64 @@ int verb_compare(struct actions_front *f, const struct commands_line *c)
 	return 0;
 }
 
+/* export ID's words after the id into x: FILE (the plain source), --source
+ * OUT, --cuda OUT, --kernelbench OUT.py, --problem PROBLEM.py (or
+ * --NAME=VALUE); 0, or -1 after saying what is wrong */
+static int export_args(struct actions_front *f, const struct commands_line *c,
+                       struct cand_export *x)
+{
+	static const char *const names[] = {"--source", "--cuda", "--kernelbench", "--problem"};
+	const char **slots[] = {&x->zSource, &x->zCuda, &x->zKernelbench, &x->zProblem};
+	for (int i = 1; i < c->nArg; i++) {
+		const char *w = c->azArg[i];
+		if (strncmp(w, "--", 2)) {
+			if (x->zSource)
+				return actions_fail(f, "export: unexpected '%s' (usage: %s)", w,
+				                    c->def->usage);
+			x->zSource = w;
+			continue;
+		}
+		size_t k = strcspn(w, "=");
+		int which = -1;
+		for (int n = 0; n < 4; n++)
+			if (strlen(names[n]) == k && !strncmp(w, names[n], k))
+				which = n;
+		if (which < 0)
+			return actions_fail(f, "export: unknown option '%.*s' (usage: %s)", (int)k,
+			                    w, c->def->usage);
+		const char *v = w[k] ? w + k + 1 : i + 1 < c->nArg ? c->azArg[++i] : NULL;
+		if (!v || !*v)
+			return actions_fail(f, "export: %s wants a file name", names[which]);
+		*slots[which] = v;
+	}
+	if (!x->zSource && !x->zCuda && !x->zKernelbench)
+		return actions_fail(f,
+		                    "export: nothing to write: give FILE, --source, --cuda or "
+		                    "--kernelbench (usage: %s)",
+		                    c->def->usage);
+	return 0;
+}
+
 int verb_export(struct actions_front *f, const struct commands_line *c)
 {
 	char err[KL_ERRLEN];
 	const struct cand *a = actions_cand(f, c, 0);
-	if (!a)
+	struct cand_export x = {0};
+	if (!a || export_args(f, c, &x) < 0)
 		return -1;
-	if (runner_export(actions_state(f), a->id, c->azArg[1], err) < 0)
+	const char *zJournal = f->lv ? f->lv->ses->zPath : f->rp ? f->rp->zPath : NULL;
+	if (cand_export_write(actions_state(f), zJournal, a, &x, err) < 0)
 		return actions_fail(f, "export: %s", err);
-	actions_say(f, "wrote candidate %d to %s (%zu bytes)", a->id, c->azArg[1],
-	            strlen(a->zSource));
+	const char *const plain[] = {x.zSource, x.zCuda};
+	for (int k = 0; k < 2; k++)
+		if (plain[k])
+			actions_say(f, "wrote candidate %d to %s (%zu bytes)", a->id, plain[k],
+			            strlen(a->zSource));
+	if (x.zKernelbench)
+		actions_say(f, "wrote candidate %d to %s as a KernelBench ModelNew module", a->id,
+		            x.zKernelbench);
+	if (a->status != STATUS_CORRECT)
+		actions_say(f, "export: note: candidate %d's last verdict is %s", a->id,
+		            a->zStatus);
 	return 0;
 }
