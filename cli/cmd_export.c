@@ -60,6 +60,5 @@ const struct cmd_entry cmd_export_entry = {
     .name = "export",
     .usage = "SESSION ID [--kernelbench OUT.py [--problem PROBLEM.py]] [--cuda OUT.cu] "
              "[--source OUT]",
-    .help = "write a candidate as a KernelBench ModelNew module or as its plain source",
     .exec = exec_export,
 };

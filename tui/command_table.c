@@ -11,8 +11,8 @@ const struct commands_def commands_table[] = {
         .name = "ideas",
         .aArg = {ARG_COUNT},
         .usage = "ideas [N]",
-        .help = "ask the LLM for N ideas (default 3) to improve the selected (REPL: the best) "
-                "candidate",
+        .help = "ask the LLM for N ideas (default 3), in natural language, for making a candidate "
+                "faster: the TUI's selected one, the REPL's best (kloop ideas: SOURCE)",
         .run = verb_ideas,
     },
     {
@@ -43,7 +43,8 @@ const struct commands_def commands_table[] = {
         .name = "implement",
         .aArg = {ARG_COUNT},
         .usage = "implement [B]",
-        .help = "have the LLM implement every accepted idea, B branches each (default 1)",
+        .help = "have the LLM write B implementations (default 1) of each accepted idea (kloop "
+                "implement: of --idea) and evaluate them",
         .run = verb_implement,
     },
     {
@@ -105,8 +106,8 @@ const struct commands_def commands_table[] = {
         .aArg = {ARG_CAND},
         .nRequired = 1,
         .usage = "profile ID",
-        .help = "run Nsight Compute once on candidate ID's kernels: bandwidth, occupancy and "
-                "top stall join its results and the LLM's prompts",
+        .help = "run Nsight Compute once on a candidate's kernels: bandwidth, occupancy and top "
+                "stall join its results and the LLM's prompts (kloop profile: with --session)",
         .run = verb_profile,
     },
     {
@@ -142,8 +143,8 @@ const struct commands_def commands_table[] = {
         .name = "archive",
         .aArg = {ARG_TEXT},
         .usage = "archive QUERY | archive show|idea|cand ID",
-        .help = "search the innovation archive of all sessions (wins and dead ends); show an "
-                "entry, or bring it in as an idea or a candidate",
+        .help = "the innovation archive: wins and dead ends of every session, searchable across "
+                "tasks; show an entry, or bring it into a session as an idea or a candidate",
         .run = verb_archive,
     },
     {
@@ -192,9 +193,10 @@ const struct commands_def commands_table[] = {
         .aArg = {ARG_TEXT},
         .nRequired = 1,
         .usage = "search start|pause|resume|stop|step|status",
-        .help = "the automatic search: start it, pause or resume it (the key R does either), "
-                "stop it, run one round (step), or show its rounds and why each parent was "
-                "chosen (status)",
+        .help = "the automatic search: rounds of parents, sweeps, crossover, LLM ideas and "
+                "implementations; in a session, start it, pause or resume it (the key R does "
+                "either), stop it, run one round (step), or show its rounds and why each parent "
+                "was chosen (status)",
         .run = verb_search,
     },
     {
