@@ -260,16 +260,25 @@ int verb_export(struct actions_front *f, const struct commands_line *c)
 	const char *zJournal = f->lv ? f->lv->ses->zPath : f->rp ? f->rp->zPath : NULL;
 	if (cand_export_write(actions_state(f), zJournal, a, &x, err) < 0)
 		return actions_fail(f, "export: %s", err);
-	const char *const plain[] = {x.zSource, x.zCuda};
-	for (int k = 0; k < 2; k++)
-		if (plain[k])
-			actions_say(f, "wrote candidate %d to %s (%zu bytes)", a->id, plain[k],
-			            strlen(a->zSource));
-	if (x.zKernelbench)
-		actions_say(f, "wrote candidate %d to %s as a KernelBench ModelNew module", a->id,
-		            x.zKernelbench);
+	/* one line (the TUI's message line shows one): each file written, then
+	 * the note kloop export gives on stderr */
+	strbuf sb = STRBUF_INIT;
+	const char *const out[] = {x.zSource, x.zCuda, x.zKernelbench};
+	for (int k = 0; k < 3; k++) {
+		if (!out[k])
+			continue;
+		if (sb.len)
+			sb_addf(&sb, ", to %s", out[k]);
+		else
+			sb_addf(&sb, "wrote candidate %d to %s", a->id, out[k]);
+		if (k < 2)
+			sb_addf(&sb, " (%zu bytes)", strlen(a->zSource));
+		else
+			sb_adds(&sb, " as a KernelBench ModelNew module");
+	}
 	if (a->status != STATUS_CORRECT)
-		actions_say(f, "export: note: candidate %d's last verdict is %s", a->id,
-		            a->zStatus);
+		sb_addf(&sb, "; note: its last verdict is %s", a->zStatus);
+	f->h->say(f->arg, sb.buf, 0);
+	sb_free(&sb);
 	return 0;
 }
