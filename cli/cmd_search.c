@@ -149,10 +149,9 @@ const struct cmd_entry cmd_search_entry = {
              "[--from SOURCE] [--session F] [--json] [--provider openai|anthropic|command] "
              "[--model NAME] [--base-url URL] [--command CMD] [--fix N] [--backend host|cuda] "
              "[--budget S] [--trials N] [...]",
-    .help = "search automatically: rounds of parents, sweeps, crossover, LLM ideas and "
-            "implementations (exit 0 when a correct candidate faster than the baseline was "
-            "found, 1 otherwise, 2 usage or task error, 3 when a resumed search waits for a person "
-            "at the human gate); --session F resumes; a budget of 0 "
-            "(--rounds 0, --time 0, --max-candidates 0, --budget-usd 0) is no limit",
+    .help = "exit 0 when a correct candidate faster than the baseline was found, 1 "
+            "otherwise, 2 usage or task error, 3 when a resumed search waits for a person at "
+            "the human gate; --session F resumes; a budget of 0 (--rounds 0, --time 0, "
+            "--max-candidates 0, --budget-usd 0) is no limit",
     .exec = exec_search,
 };

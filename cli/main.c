@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "cmd.h"
+#include "commands.h"
 #include "suggest.h"
 #include "task.h"
 #include "util.h"
@@ -50,15 +51,26 @@ int cmd_sub_usage(const struct cmd_entry *e, const char *zSub, const char *const
 	return cmd_usage(e);
 }
 
+char *cmd_help(const struct cmd_entry *e)
+{
+	const struct commands_def *d = commands_find(e->name);
+	if (!d)
+		return xstrdup(e->help);
+	return e->help ? xasprintf("%s; %s", d->help, e->help) : xstrdup(d->help);
+}
+
 static void help(FILE *f)
 {
 	fprintf(f, "kloop %s - a workbench for writing and optimizing GPU kernels\n\n",
 	        KLOOP_VERSION);
 	fprintf(f, "usage: kloop [TASK]            the full-screen workbench on a new session "
 	           "(default task: softmax)\n");
-	for (size_t i = 0; i < N_COMMANDS; i++)
+	for (size_t i = 0; i < N_COMMANDS; i++) {
+		char *h = cmd_help(commands[i]);
 		fprintf(f, "       kloop %s %s\n%*s%s\n", commands[i]->name, commands[i]->usage, 15,
-		        "", commands[i]->help);
+		        "", h);
+		free(h);
+	}
 	fprintf(
 	    f, "\nTASK is a bundled task's name (kloop tasks), a task directory, or a KernelBench\n"
 	       "problem file (.py).  Configuration: flags, then $XDG_CONFIG_HOME/kloop/config.\n");
@@ -152,8 +164,10 @@ int main(int argc, char **argv)
 			 * command takes --help or -h as a flag) */
 			for (int k = 2; k < argc && strcmp(argv[k], "--"); k++)
 				if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+					char *h = cmd_help(commands[i]);
 					printf("usage: kloop %s %s\n\n%s\n", commands[i]->name,
-					       commands[i]->usage, commands[i]->help);
+					       commands[i]->usage, h);
+					free(h);
 					return 0;
 				}
 			return commands[i]->exec(argc - 1, argv + 1);

@@ -24,9 +24,6 @@ INC_PATH = ["include", "engine", "engine/measure", "engine/code", "engine/llm",
 # Remove an entry once the branch that breaks its loop has merged (a stale
 # entry, whose edge is gone, is reported).
 KNOWN = {
-    # issue 26 item 5: tui/archive_view.h includes actions.h, actions.c
-    # includes archive_view.h; the tui command table branch removes it
-    ("tui/archive_view", "tui/actions"): "issue 26: the tui command table branch",
     # issue 26 item 4: precision.c drives a float64 harness through
     # harness.h while harness.c calls precision.h's per-trial hooks; left to
     # the branch that splits engine/measure (harness.c is being split there)

@@ -697,14 +697,6 @@ int runner_streams(struct runner *rn, const struct runner_stream **pa)
 	return rn->nStream;
 }
 
-int runner_export(const struct state *st, int id, const char *zPath, char *err)
-{
-	const struct cand *c = state_cand(st, id);
-	if (!c)
-		return kl_err(err, "there is no candidate %d", id);
-	return write_file_atomic(zPath, c->zSource, strlen(c->zSource), err);
-}
-
 /* ---- opening ---- */
 
 static int add_seeds(struct runner *rn, char *err)

@@ -23,6 +23,25 @@ check "a missing candidate id is named with the range there is" grep -q "has no 
 $KLOOP export "$T/s.jsonl" one --source "$T/x.c" >"$T/o" 2>"$T/e"
 check "a non-numeric id is refused" grep -q "'one' is not a candidate id" "$T/e"
 
+# the workbench's export is the same command (one entry, sessions/cand_export.c):
+# in `kloop shell`, --kernelbench writes the module the CLI writes, and the
+# same outputs are refused with the same words
+printf '%s\n' "export 1 --kernelbench $T/shkb.py --source=$T/shsrc.c" "export 1 --cuda $T/sh.cu" \
+	"export 1 $T/s.jsonl" "export 1 --problem tasks/softmax/reference.py" "export 1 --xml $T/a" \
+	"export 2 $T/shz.c" |
+	$KLOOP shell --session "$T/s.jsonl" --backend host >"$T/sho" 2>"$T/she"
+check "shell: export --kernelbench writes the module the CLI wrote, --source the source" sh -c \
+	"cmp -s '$T/shkb.py' '$T/kb.py' && cmp -s '$T/shsrc.c' tasks/softmax/seed.c && grep -q 'wrote candidate 1 to $T/shsrc.c ([0-9]* bytes), to $T/shkb.py as a KernelBench ModelNew module$' '$T/sho'"
+check "shell: export --cuda on a C candidate is refused, naming --source" \
+	grep -q "error: export: candidate 1 (seed.c) is not CUDA; --source FILE writes its source" "$T/she"
+check "shell: export onto the session's journal is refused" \
+	grep -q "error: export: $T/s.jsonl is the session journal being exported from: not overwritten" "$T/she"
+check "shell: export with no output names what to give" \
+	grep -q "error: export: nothing to write: give FILE, --source, --cuda or --kernelbench" "$T/she"
+check "shell: export with an unknown option names it" grep -q "error: export: unknown option '--xml'" "$T/she"
+check "shell: exporting a candidate whose verdict is not correct says so" \
+	grep -q "^wrote candidate 2 to $T/shz.c ([0-9]* bytes); note: its last verdict is incorrect$" "$T/sho"
+
 if ! python3 -c 'import torch' >/dev/null 2>&1; then
 	skip "export: PyTorch is not installed for python3, the exported ModelNew was not run"
 	exit 0
