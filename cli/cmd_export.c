@@ -1,5 +1,5 @@
 /*
- * cmd_export.c - `kloop export SESSION ID`: a candidate for people outside
+ * cmd_export.c - `kloop export SESSION ID|best`: a candidate for people outside
  * kloop, from a session's journal.  --cuda FILE (or --source FILE) writes
  * its plain source; --kernelbench FILE writes a Python module with
  * ModelNew (sessions/cand_export.h, as the `export` command of the TUI and
@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cand_export.h"
 #include "cmd.h"
@@ -24,10 +25,12 @@ static int exec_export(int argc, char **argv)
 	flags_free(&f);
 	if (!zKb && !zCu && !zSrc)
 		return cmd_usage(&cmd_export_entry);
+	int best = !strcmp(zId, "best");
 	char *end;
-	long id = strtol(zId, &end, 10);
-	if (*end || end == zId || id < 1) {
-		fprintf(stderr, "kloop: export: '%s' is not a candidate id (a number from 1)\n",
+	long id = best ? 0 : strtol(zId, &end, 10);
+	if (!best && (*end || end == zId || id < 1)) {
+		fprintf(stderr,
+		        "kloop: export: '%s' is not a candidate id (a number from 1, or best)\n",
 		        zId);
 		return 2;
 	}
@@ -37,28 +40,47 @@ static int exec_export(int argc, char **argv)
 		fprintf(stderr, "kloop: %s\n", err);
 		return 2;
 	}
-	int rc = 0;
-	const struct cand *c = state_cand(&s->st, (int)id);
+	int rc = 0, confirmed = 1;
+	/* best: the session's best, as every front end names it (state_best) */
+	const struct cand *c =
+	    best ? state_best(&s->st, &confirmed, NULL) : state_cand(&s->st, (int)id);
 	struct cand_export x = {
 	    .zSource = zSrc, .zCuda = zCu, .zKernelbench = zKb, .zProblem = zProblem};
-	if (!c) {
+	strbuf sb = STRBUF_INIT;
+	if (!c && best) {
+		fprintf(stderr,
+		        "kloop: export: %s has no best candidate (none correct and faster than the "
+		        "baseline, of %d)\n",
+		        zSession, s->st.nCand);
+		rc = 2;
+	} else if (!c) {
 		fprintf(stderr, "kloop: export: %s has no candidate %ld (it has 1..%d)\n", zSession,
 		        id, s->st.nCand);
 		rc = 2;
 	} else if (cand_export_write(&s->st, zSession, c, &x, err) < 0) {
 		fprintf(stderr, "kloop: export: %s\n", err);
 		rc = 2;
-	} else if (c->status != STATUS_CORRECT) {
-		fprintf(stderr, "kloop: export: note: candidate %ld's last verdict is %s\n", id,
-		        c->zStatus);
+	} else {
+		/* what was written where, on stdout; a caveat on stderr */
+		cand_export_said(c, &x, 0, &sb);
+		printf("%s\n", sb.buf);
+		if (c->status != STATUS_CORRECT)
+			fprintf(stderr, "kloop: export: note: candidate %d's last verdict is %s\n",
+			        c->id, c->zStatus);
+		if (best && !confirmed)
+			fprintf(stderr,
+			        "kloop: export: note: #%d leads, unconfirmed (another candidate is "
+			        "within its noise)\n",
+			        c->id);
 	}
+	sb_free(&sb);
 	session_close(s);
 	return rc;
 }
 
 const struct cmd_entry cmd_export_entry = {
     .name = "export",
-    .usage = "SESSION ID [--kernelbench OUT.py [--problem PROBLEM.py]] [--cuda OUT.cu] "
+    .usage = "SESSION ID|best [--kernelbench OUT.py [--problem PROBLEM.py]] [--cuda OUT.cu] "
              "[--source OUT]",
     .exec = exec_export,
 };

@@ -269,3 +269,23 @@ int cand_export_write(const struct state *st, const char *zJournal, const struct
 		return -1;
 	return 0;
 }
+
+void cand_export_said(const struct cand *c, const struct cand_export *x, int withNote, strbuf *sb)
+{
+	const char *const out[] = {x->zSource, x->zCuda, x->zKernelbench};
+	size_t at = sb->len;
+	for (int k = 0; k < 3; k++) {
+		if (!out[k])
+			continue;
+		if (sb->len > at)
+			sb_addf(sb, ", to %s", out[k]);
+		else
+			sb_addf(sb, "wrote candidate %d to %s", c->id, out[k]);
+		if (k < 2)
+			sb_addf(sb, " (%zu bytes)", strlen(c->zSource));
+		else
+			sb_adds(sb, " as a KernelBench ModelNew module");
+	}
+	if (withNote && c->status != STATUS_CORRECT)
+		sb_addf(sb, "; note: its last verdict is %s", c->zStatus);
+}

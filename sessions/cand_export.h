@@ -9,6 +9,7 @@
 #define KL_CAND_EXPORT_H
 
 #include "state.h"
+#include "util.h"
 
 /* what to write: each a file name, or NULL when not wanted */
 struct cand_export {
@@ -26,5 +27,11 @@ struct cand_export {
  */
 int cand_export_write(const struct state *st, const char *zJournal, const struct cand *c,
                       const struct cand_export *x, char *err);
+
+/* what cand_export_write() wrote for c, in one line (no newline) appended to
+ * sb: "wrote candidate 3 to out.cu (2104 bytes), to m.py as a KernelBench
+ * ModelNew module"; withNote: then "; note: its last verdict is V" when c
+ * is not correct */
+void cand_export_said(const struct cand *c, const struct cand_export *x, int withNote, strbuf *sb);
 
 #endif

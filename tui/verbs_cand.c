@@ -263,21 +263,7 @@ int verb_export(struct actions_front *f, const struct commands_line *c)
 	/* one line (the TUI's message line shows one): each file written, then
 	 * the note kloop export gives on stderr */
 	strbuf sb = STRBUF_INIT;
-	const char *const out[] = {x.zSource, x.zCuda, x.zKernelbench};
-	for (int k = 0; k < 3; k++) {
-		if (!out[k])
-			continue;
-		if (sb.len)
-			sb_addf(&sb, ", to %s", out[k]);
-		else
-			sb_addf(&sb, "wrote candidate %d to %s", a->id, out[k]);
-		if (k < 2)
-			sb_addf(&sb, " (%zu bytes)", strlen(a->zSource));
-		else
-			sb_adds(&sb, " as a KernelBench ModelNew module");
-	}
-	if (a->status != STATUS_CORRECT)
-		sb_addf(&sb, "; note: its last verdict is %s", a->zStatus);
+	cand_export_said(a, &x, 1, &sb);
 	f->h->say(f->arg, sb.buf, 0);
 	sb_free(&sb);
 	return 0;
