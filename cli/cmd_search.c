@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "report.h"
@@ -105,6 +106,52 @@ static int at_gate(struct searchopts *o)
 	return 3;
 }
 
+/* the human gate on a terminal: each pending idea put to the person, who
+ * accepts it (a), rejects it (r) or leaves the rest for later (q, or the
+ * end of input: the search stops there, its ideas kept for the workbench,
+ * the shell or a later kloop search).  0 to go on, else at_gate()'s 3. */
+static int gate_prompt(struct searchopts *o)
+{
+	const struct state *st = runner_state(o->rn);
+	int n = 0, *ids = xcalloc((size_t)st->nIdea + 1, sizeof *ids);
+	for (int i = 0; i < st->nIdea; i++)
+		if (st->aIdea[i].status == IDEA_PENDING)
+			ids[n++] = st->aIdea[i].id;
+	char err[KL_ERRLEN], *line = NULL;
+	size_t cap = 0;
+	int rc = 0;
+	for (int k = 0; k < n && !rc; k++) {
+		const struct state_idea *d = state_idea(runner_state(o->rn), ids[k]);
+		if (!d || d->status != IDEA_PENDING)
+			continue;
+		char *t = term_clean(d->zTitle, 0), *ds = term_clean(d->zDescription, TERM_KEEP_NL);
+		fprintf(stderr, "\nidea %d [%s] for #%d: %s\n  %s\n", d->id, d->zCategory,
+		        d->parent, t, ds);
+		free(t);
+		free(ds);
+		for (;;) {
+			fprintf(stderr, "accept, reject, or quit (the ideas wait)? [a/r/q] ");
+			fflush(stderr);
+			if (getline(&line, &cap, stdin) < 0 || line[0] == 'q') {
+				rc = at_gate(o);
+				break;
+			}
+			int r = line[0] == 'a'   ? runner_idea_accept(o->rn, ids[k], err)
+			        : line[0] == 'r' ? runner_idea_reject(o->rn, ids[k], err)
+			                         : 1;
+			if (r < 0)
+				fprintf(stderr, "kloop: %s\n", err);
+			if (r <= 0)
+				break;
+		}
+	}
+	free(line);
+	free(ids);
+	if (!rc)
+		search_poke(o->s);
+	return rc;
+}
+
 static int exec_search(int argc, char **argv)
 {
 	struct searchopts o = {.self = &cmd_search_entry};
@@ -119,12 +166,14 @@ static int exec_search(int argc, char **argv)
 			rc = 2;
 		}
 	}
-	int waiting = 0;
-	if (rc == 0) {
-		while (!search_done(o.s) && !(waiting = search_waiting(o.s)))
+	/* at the human gate: a person on the terminal decides; with no one
+	 * there, say how to go on */
+	int person = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
+	while (rc == 0 && !search_done(o.s)) {
+		if (search_waiting(o.s))
+			rc = person ? gate_prompt(&o) : at_gate(&o);
+		else
 			loop_once(o.l, 1.0);
-		if (waiting)
-			rc = at_gate(&o);
 	}
 	if (rc == 0) {
 		wait_baselines(&o);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compile.h"
 #include "llm_config.h"
@@ -65,9 +66,13 @@ int searchopts_parse(struct searchopts *o, int argc, char **argv, int bSearch)
 		return 2;
 	}
 	const char *gate = cJSON_GetStringValue(cJSON_GetObjectItem(o->settings, "gate"));
-	if (gate && !strcmp(gate, "human")) {
-		fprintf(stderr, "kloop: --gate human needs a person at the keyboard: use the TUI "
-		                "(`kloop TASK`, then :search start) or `kloop shell`\n");
+	/* kloop search asks a person on a terminal (cmd_search.c); translate
+	 * has no gate to ask at, and a pipe no person */
+	if (gate && !strcmp(gate, "human") && (!bSearch || !isatty(STDIN_FILENO))) {
+		fprintf(stderr,
+		        "kloop: --gate human needs a person at the keyboard: run kloop search on a "
+		        "terminal, or use the workbench (`kloop TASK`, then :search start) or "
+		        "`kloop shell`\n");
 		return 2;
 	}
 	o->providerGiven = f->cfg.zProvider != NULL;

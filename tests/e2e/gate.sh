@@ -1,7 +1,8 @@
-# gate.sh - the human gate when no person can answer it (issue 27, items 2
-# and 3): `kloop search --session F` on a session whose ideas wait at the
-# human gate says so and how to go on, instead of waiting silently; a
-# session file that is not there, with no task, is an error naming it.
+# gate.sh - the human gate (issue 27, items 1-3): `kloop search --session F`
+# on a session whose ideas wait at the human gate says so and how to go on
+# when no person can answer, instead of waiting silently; a session file
+# that is not there, with no task, is an error naming it; `kloop search
+# --gate human` on a terminal puts round 1's ideas to the person.
 . tests/e2e/lib.sh
 EVAL="--backend host --budget 0.2 --trials 2"
 corpus_steering "$T/slowtask"
@@ -50,4 +51,55 @@ check "search --session MISSING without a task: exit 2 ($(cat "$T/t.err"))" test
 check "... the error names the file and how to start a new search in it" \
 	grep -q "search: $T/typo.jsonl: no such session file (to start a new search in it, give the TASK too" "$T/t.err"
 check "... and no journal was written" test ! -e "$T/typo.jsonl"
+# --gate human with no person: stdin not a terminal
+timeout 20 $KLOOP search "$T/slowtask" --gate human $EVAL --session "$T/np.jsonl" </dev/null \
+	>"$T/np.out" 2>"$T/np.err"
+rc=$?
+check "search --gate human from a pipe: exit 2, saying a person is needed and where ($(head -c 150 "$T/np.err"))" \
+	sh -c "test $rc -eq 2 && grep -q 'needs a person at the keyboard: run kloop search on a terminal' '$T/np.err' && test ! -e '$T/np.jsonl'"
+
+# --- kloop search --gate human on a terminal (issue 27 item 1): round 1's
+# ideas are put to the person, who accepts the first and rejects the rest;
+# only the accepted idea is implemented
+if ! command -v tmux >/dev/null 2>&1; then
+	skip "kloop search --gate human on a terminal: tmux is not installed"
+	exit $((NFAIL > 0))
+fi
+KL=$(cd "$(dirname "$KLOOP")" && pwd)/$(basename "$KLOOP")
+TUI_W=160 TUI_H=40 tui_start "cd $PWD && $KL search $T/slowtask --gate human --rounds 1 --branches 1 $EVAL --session $T/h.jsonl; echo DONE-\$?; sleep 30"
+check "search --gate human on a terminal puts round 1's first idea to the person" \
+	wait_for "accept, reject, or quit \(the ideas wait\)\? \[a/r/q\]" 90
+first=$(grep -Eo '^idea [0-9]+' "$T/screen" | tail -1 | cut -d' ' -f2)
+keys a Enter
+# each further idea put to the person is rejected, until the search ends
+answered=" $first "
+end=$(($(date +%s) + 180))
+while [ "$(date +%s)" -lt "$end" ]; do
+	screen >"$T/screen"
+	grep -q "DONE-" "$T/screen" && break
+	id=$(grep -Eo '^idea [0-9]+' "$T/screen" | tail -1 | cut -d' ' -f2)
+	if [ -n "$id" ] && grep -v "^ *$" "$T/screen" | tail -1 | grep -q "accept, reject, or quit" &&
+		! echo "$answered" | grep -q " $id "; then
+		answered="$answered$id "
+		keys r Enter
+	fi
+	sleep 0.2
+done
+check "... and the search ends once the accepted idea is implemented" wait_for "DONE-[01]" 60
+python3 - "$T/h.jsonl" "$first" >"$T/hpy" 2>&1 <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+first = int(sys.argv[2])
+st = [e for e in ev if e["type"] == "search_started"][0]
+assert st["settings"]["gate"] == "human", st
+r1 = [e["id"] for e in ev if e["type"] == "idea_proposed" and e.get("origin") == "llm"]
+acc = [e["id"] for e in ev if e["type"] == "idea_accepted"]
+rej = [e["id"] for e in ev if e["type"] == "idea_rejected"]
+assert len(r1) >= 2 and acc == [first], (acc, first, r1)
+assert sorted(rej) == sorted(i for i in r1 if i != first), (rej, r1)
+impl = {e.get("idea_id") for e in ev if e["type"] == "candidate_added" and e.get("idea_id")}
+assert impl == {first}, impl
+PY
+check "the person's decisions are round 1's: the accepted idea alone implemented ($(tail -1 "$T/hpy"))" \
+	test $? -eq 0
 exit $((NFAIL > 0))
