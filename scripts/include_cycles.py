@@ -24,10 +24,6 @@ INC_PATH = ["include", "engine", "engine/measure", "engine/code", "engine/llm",
 # Remove an entry once the branch that breaks its loop has merged (a stale
 # entry, whose edge is gone, is reported).
 KNOWN = {
-    # issue 26 item 4: precision.c drives a float64 harness through
-    # harness.h while harness.c calls precision.h's per-trial hooks; left to
-    # the branch that splits engine/measure (harness.c is being split there)
-    ("engine/measure/precision", "engine/measure/harness"): "issue 26: the engine/measure split",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
@@ -49,12 +45,23 @@ def resolve(root, here, name):
     return None  # a system or generated header
 
 
+def module(path):
+    """The module a file belongs to: X.c and X.h are X, and so is X's
+    private header X_priv.h or X_int.h (what X's own files share)."""
+    node = os.path.splitext(path)[0]
+    if path.endswith(".h"):
+        for suffix in ("_priv", "_int"):
+            if node.endswith(suffix):
+                return node[: -len(suffix)]
+    return node
+
+
 def graph(root, known=None):
     """The graph {node: set of nodes}, without the edges of known (which are
     added to it when seen, if it is a set)."""
     g = {}
     for f in sources(root):
-        node = os.path.splitext(f)[0]
+        node = module(f)
         g.setdefault(node, set())
         with open(os.path.join(root, f), encoding="utf-8", errors="replace") as fh:
             text = fh.read()
@@ -62,7 +69,7 @@ def graph(root, known=None):
             p = resolve(root, f, name)
             if not p:
                 continue
-            to = os.path.splitext(p)[0]
+            to = module(p)
             if to == node:
                 continue
             if (node, to) in KNOWN:

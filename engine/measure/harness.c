@@ -14,7 +14,6 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "precision.h"
 #include "util.h"
 
 #define POISON_FLOAT 0xFF /* all-ones: NaN in f16, bf16, f32 and f64 */
@@ -179,8 +178,7 @@ void harness_free(struct harness *h)
 	}
 	free(h->aaIn);
 	free(h->aaExp);
-	precision_free(h->prec);
-	free(h->zPrecWhy);
+	harness_set_judge(h, NULL, NULL);
 	free(h->aVary);
 	free(h->pGuard);
 	free(h->pGuardRead);
@@ -207,27 +205,22 @@ void *harness_output_buf(struct harness *h, int j)
 	return payload(&h->aOut[j]);
 }
 
-void harness_set_precision(struct harness *h, struct precision *p)
+void harness_set_judge(struct harness *h, void *j, const struct harness_judge_ops *ops)
 {
-	precision_free(h->prec);
-	h->prec = p;
+	if (h->judge && h->judgeOps->free)
+		h->judgeOps->free(h->judge);
+	h->judge = j;
+	h->judgeOps = j ? ops : NULL;
 }
 
-struct precision *precision_of(const struct harness *h)
+void *harness_judge(const struct harness *h, const struct harness_judge_ops *ops)
 {
-	return h->prec;
+	return h->judgeOps == ops ? h->judge : NULL;
 }
 
 cJSON *harness_precision(const struct harness *h)
 {
-	cJSON *pr = precision_json(h->prec);
-	return pr ? pr : h->zPrecWhy ? precision_unknown_json(h->zPrecWhy) : NULL;
-}
-
-void harness_set_precision_note(struct harness *h, const char *zWhy)
-{
-	free(h->zPrecWhy);
-	h->zPrecWhy = zWhy ? xstrdup(zWhy) : NULL;
+	return h->judge && h->judgeOps->json ? h->judgeOps->json(h->judge) : NULL;
 }
 
 int harness_buffers(const struct harness *h, struct harness_buf *a)
@@ -379,7 +372,8 @@ cJSON *harness_eval(struct harness *h, struct harness_cand *c, int bTime,
 	double t0 = now_s();
 	harness_drop_timing(h);
 	h->poolUsed = 0; /* a new evaluation: every checking set unseen */
-	precision_reset(h->prec);
+	if (h->judge && h->judgeOps->reset)
+		h->judgeOps->reset(h->judge);
 	if (b->reset && b->reset(b, err) < 0)
 		return harness_crashed(h, "resetting the device before the run", err);
 	/* the empty frames before its first call, where its starter did not
@@ -423,7 +417,8 @@ cJSON *harness_eval(struct harness *h, struct harness_cand *c, int bTime,
 		}
 		if (!bad)
 			bad = harness_check_outputs(h, s, &a, why, sizeof why, when, err);
-		if (!bad && precision_add_trial(h->prec, h, s, err) < 0)
+		if (!bad && h->judge && h->judgeOps->trial &&
+		    h->judgeOps->trial(h->judge, h, s, err) < 0)
 			bad = -1;
 		if (bad < 0)
 			return harness_crashed(h, when, err);

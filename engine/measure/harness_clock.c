@@ -35,7 +35,8 @@ static double own_run_delay(void)
 double harness_run_delay(struct harness_cand *c, int *pSure)
 {
 	int asleep = 1;
-	double d = own_run_delay() + (c->sched_delay ? c->sched_delay(c, &asleep) : 0);
+	double d = (c->own_delay ? c->own_delay(c) : own_run_delay()) +
+	           (c->sched_delay ? c->sched_delay(c, &asleep) : 0);
 	*pSure = asleep;
 	return d;
 }

@@ -38,24 +38,24 @@ struct harness {
 	void ***aaExp; /* [set][output] expected outputs, in device memory */
 	struct gbuf aIn[TASK_MAX_TENSORS], aOut[TASK_MAX_TENSORS];
 	kl_tensor atIn[TASK_MAX_TENSORS], atOut[TASK_MAX_TENSORS];
-	int bGenerated;         /* inputs drawn by harness_generate_inputs (not given) */
-	uint64_t poolSeed;      /* the checking sets' seed (unpredictable) */
-	int *aVary;             /* [set] how its inputs were varied (rng.h flags) */
-	int varyUnsound;        /* the ways the reference's outputs were not finite in: those
-	                           sets were drawn again, plain */
-	uint64_t nRuns;         /* timed runs so far: seeds their fresh inputs */
-	uint64_t runSeed;       /* this evaluation's timed inputs' seed (unpredictable) */
-	int poolUsed;           /* checking sets used in this evaluation (all its timing
-	                           phases: quick, full, A/B), so none is seen twice */
-	int quick;              /* the timing phase is a quick one (harness_time) */
-	double pCheck;          /* chance that a timed run is checked */
-	int nChecked;           /* timed runs checked in this evaluation */
-	struct timing *cont;    /* where a quick timing stopped: the full timing of the
-	                           same candidate goes on from there (its runs count) */
-	double lastPrepMs;      /* the wall time of the last harness_prepare_run(), ms */
-	struct precision *prec; /* the float64 reference's sums (NULL: none) */
-	char *zPrecWhy;         /* why there is none (NULL: not said) */
-	unsigned char *pGuard;  /* host copy of the expected guard band */
+	int bGenerated;      /* inputs drawn by harness_generate_inputs (not given) */
+	uint64_t poolSeed;   /* the checking sets' seed (unpredictable) */
+	int *aVary;          /* [set] how its inputs were varied (rng.h flags) */
+	int varyUnsound;     /* the ways the reference's outputs were not finite in: those
+	                        sets were drawn again, plain */
+	uint64_t nRuns;      /* timed runs so far: seeds their fresh inputs */
+	uint64_t runSeed;    /* this evaluation's timed inputs' seed (unpredictable) */
+	int poolUsed;        /* checking sets used in this evaluation (all its timing
+	                        phases: quick, full, A/B), so none is seen twice */
+	int quick;           /* the timing phase is a quick one (harness_time) */
+	double pCheck;       /* chance that a timed run is checked */
+	int nChecked;        /* timed runs checked in this evaluation */
+	struct timing *cont; /* where a quick timing stopped: the full timing of the
+	                        same candidate goes on from there (its runs count) */
+	double lastPrepMs;   /* the wall time of the last harness_prepare_run(), ms */
+	void *judge;         /* the judge of each trial (the precision verdict's; NULL: none) */
+	const struct harness_judge_ops *judgeOps;
+	unsigned char *pGuard; /* host copy of the expected guard band */
 	unsigned char *pGuardRead;
 };
 

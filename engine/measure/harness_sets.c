@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "precision.h"
 #include "rng.h"
 #include "util.h"
 
@@ -22,7 +21,7 @@ int harness_vary_of(const struct harness *h, int s)
 	static const int kinds[] = {RNG_SCALED | RNG_OUTLIERS, RNG_HEAVY, RNG_OUTLIERS, RNG_SCALED};
 	int nT = h->o.nTrials;
 	if (s < nT)
-		return s < PRECISION_TRIALS ? 0 : kinds[(s - PRECISION_TRIALS) % 4];
+		return s < HARNESS_PLAIN_TRIALS ? 0 : kinds[(s - HARNESS_PLAIN_TRIALS) % 4];
 	return s == nT ? 0 : kinds[(s - nT - 1) % 4];
 }
 

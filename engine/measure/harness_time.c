@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "precision.h"
 #include "util.h"
 
 /* spread the checking sets left over the runs the budget allows, at perRun
@@ -385,7 +384,8 @@ static int run_after_timing(struct harness *h, struct harness_cand *c, char *why
 		struct agg a = {.tolDtype = -1};
 		bad = harness_check_outputs(h, T, &a, why, nWhy, "the run after timing", err);
 	}
-	if (bad == 0 && precision_add_after_timing(h->prec, h, err) < 0)
+	if (bad == 0 && h->judge && h->judgeOps->after_timing &&
+	    h->judgeOps->after_timing(h->judge, h, err) < 0)
 		bad = -1;
 	return bad < 0 ? -1 : bad ? HC_MISBEHAVED : 0;
 }
