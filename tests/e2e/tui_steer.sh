@@ -36,7 +36,17 @@ check "... and keeps the best (or the unconfirmed leader) beside it" \
 check "Activity says why the search ended (the journal's reason)" \
 	wait_for "[0-9:]{8} search finished after round"
 WHY=$(pyj "$S" '[e["reason"] for e in ev if e["type"] == "search_finished"][-1]')
-check "the reason is the journal's ($WHY)" sh -c "[ -n '$WHY' ] && tr -d '│\n' <'$T/screen' | tr -s ' ' | grep -qF '$(echo "$WHY" | tr -s ' ')'"
+# Activity zoomed (5 z), so that later lines cannot scroll the reason off:
+# the reason as the journal says it, however the pane wraps it
+keys 5 z
+found=1
+end=$(($(date +%s) + 15))
+while [ -n "$WHY" ] && [ "$(date +%s)" -lt "$end" ]; do
+	screen | tr -d '│\n' | tr -s ' ' | grep -qF "$(echo "$WHY" | tr -s ' ')" && found=0 && break
+	sleep 0.1
+done
+check "the reason is the journal's ($WHY)" test $found -eq 0
+keys z 1
 keys : 'search status' Enter
 check ":search status says why it ended" wait_for "^│finished: $WHY"
 keys q
