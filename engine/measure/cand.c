@@ -28,6 +28,7 @@
 
 #include "cgroup.h"
 #include "confine.h"
+#include "mps.h"
 #include "proc.h"
 #include "sandbox.h"
 #include "util.h"
@@ -293,6 +294,11 @@ static void build_argv(const struct cand_opts *o, const char *zExe, int keepPid,
 	char dev[16];
 	snprintf(dev, sizeof dev, "%d", o->dev);
 	int cuda = !strcmp(o->zBackend, "cuda");
+	char *mps[16];
+	int nMps = 0, mpsNs = 0;
+	if (o->sandbox)
+		nMps = mps_runner_args(cuda, mps, 16, &mpsNs);
+	keepPid = keepPid || mpsNs; /* an MPS client shares memory with its server (mps.h) */
 	if (o->sandbox) {
 		av(a, "bwrap");
 		av2(a, "--unshare-user", "--unshare-net", "--unshare-uts");
@@ -352,6 +358,9 @@ static void build_argv(const struct cand_opts *o, const char *zExe, int keepPid,
 		/* the libraries the task or --libs gave, found through their rpath */
 		for (int i = 0; o->azLibDirs && o->azLibDirs[i]; i++)
 			bind_ro_dir(a, o->azLibDirs[i]);
+		/* MPS's pipe directory over the private /tmp, after the rest */
+		for (int i = 0; i < nMps; i++)
+			av(a, mps[i]), free(mps[i]);
 		av2(a, "--ro-bind", zExe, "/run/kloop/kloop-worker");
 		if (cuda) {
 			/* kloop's own kernels, which the runner finds beside its
