@@ -298,7 +298,7 @@ static void build_argv(const struct cand_opts *o, const char *zExe, int keepPid,
 	int nMps = 0, mpsNs = 0;
 	if (o->sandbox)
 		nMps = mps_runner_args(cuda, mps, 16, &mpsNs);
-	keepPid = keepPid || mpsNs; /* an MPS client shares memory with its server (mps.h) */
+	keepPid = keepPid || mpsNs; /* KLOOP_MPS_NAMESPACES=share (mps.h) */
 	if (o->sandbox) {
 		av(a, "bwrap");
 		av2(a, "--unshare-user", "--unshare-net", "--unshare-uts");

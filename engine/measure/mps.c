@@ -428,14 +428,18 @@ int mps_runner_args(int cuda, char **v, int max, int *pShareNs)
 	    S_ISDIR(st.st_mode) && n + 6 <= max) {
 		/* the client connects to the daemon's and the server's sockets
 		 * there (read-only suffices for that) and shares memory with the
-		 * server through /dev/shm and the IPC namespace */
+		 * server through /dev/shm */
 		v[n++] = xstrdup("--ro-bind");
 		v[n++] = xstrdup(pipeDir);
 		v[n++] = xstrdup(pipeDir);
 		v[n++] = xstrdup("--bind-try");
 		v[n++] = xstrdup("/dev/shm");
 		v[n++] = xstrdup("/dev/shm");
-		*pShareNs = 1;
+		/* the runner keeps its own pid and IPC namespaces (with kloop's, a
+		 * hand-made GPU sandbox failed cuInit on an H100); whether an MPS
+		 * client needs them is for a GPU host to say: share tries it */
+		const char *ns = getenv("KLOOP_MPS_NAMESPACES");
+		*pShareNs = ns && !strcmp(ns, "share");
 	}
 	return n;
 }

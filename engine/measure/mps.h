@@ -64,10 +64,11 @@ int mps_describe(int mode, int haveGpu, char *buf, size_t n);
 /*
  * A runner's bubblewrap arguments for MPS (in kloop-worker, from its
  * environment), fresh strings into v (at most max), their count: the
- * variables set inside, and for a cuda runner the pipe directory and the
- * host's /dev/shm bound (an MPS client reaches its server through them).
- * *pShareNs is set when the runner must keep the host's pid and IPC
- * namespaces (an MPS client on the cuda backend).
+ * variables set inside, and for a cuda runner the pipe directory (read-only)
+ * and the host's /dev/shm bound (an MPS client reaches its server through
+ * them).  *pShareNs is set when such a runner is to keep kloop's pid and IPC
+ * namespaces as well: only with KLOOP_MPS_NAMESPACES=share (not measured
+ * yet on a GPU host whether a client in its own namespaces reaches the server).
  */
 int mps_runner_args(int cuda, char **v, int max, int *pShareNs);
 

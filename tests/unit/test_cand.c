@@ -223,8 +223,8 @@ static void runner_argv_tests(void)
 	free_argv(v);
 
 	/* MPS (mps.h): its variables reach every runner; a GPU runner also sees
-	 * the pipe directory and the host's /dev/shm, and keeps kloop's pid and
-	 * IPC namespaces (a client shares memory with its server) */
+	 * the pipe directory and the host's /dev/shm, in its own namespaces
+	 * unless KLOOP_MPS_NAMESPACES=share */
 	char *pipeDir = xasprintf("%s/mps", dir);
 	(void)!mkdir(pipeDir, 0700);
 	setenv("CUDA_MPS_PIPE_DIRECTORY", pipeDir, 1);
@@ -236,7 +236,7 @@ static void runner_argv_tests(void)
 	v = cand_runner_argv(&gpu, "/bin/true", 0);
 	CHECK(has3(v, "--setenv", "CUDA_MPS_PIPE_DIRECTORY", pipeDir) &&
 	          has3(v, "--ro-bind", pipeDir, pipeDir) &&
-	          has3(v, "--bind-try", "/dev/shm", "/dev/shm") && argi(v, "--unshare-ipc") < 0 &&
+	          has3(v, "--bind-try", "/dev/shm", "/dev/shm") && argi(v, "--unshare-ipc") > 0 &&
 	          argi(v, "--tmpfs") < argi(v, pipeDir),
 	      "GPU runner under MPS: the pipe directory (over the private /tmp) and /dev/shm");
 	if (cand_sandbox_probe(err) == 0) {
@@ -249,6 +249,13 @@ static void runner_argv_tests(void)
 		free(cmd);
 	}
 	free_argv(v);
+	setenv("KLOOP_MPS_NAMESPACES", "share", 1);
+	v = cand_runner_argv(&gpu, "/bin/true", 0);
+	CHECK(argi(v, "--unshare-pid") < 0 && argi(v, "--unshare-ipc") < 0 &&
+	          has3(v, "--ro-bind", "/proc", "/proc"),
+	      "KLOOP_MPS_NAMESPACES=share: the GPU runner keeps kloop's pid and IPC namespaces");
+	free_argv(v);
+	unsetenv("KLOOP_MPS_NAMESPACES");
 	unsetenv("CUDA_MPS_PIPE_DIRECTORY");
 	free(pipeDir);
 	unsetenv("LD_LIBRARY_PATH");
