@@ -12,8 +12,8 @@ B="--budget 0.2 --trials 2"
 
 # ---- doctor ----
 CUDA_MPS_PIPE_DIRECTORY="$T/none" $KLOOP doctor >"$T/d0" 2>&1
-check "doctor: MPS not available here, and why ($(grep '^mps' "$T/d0"))" \
-	grep -Eq "^mps +-- +not available: (no usable GPU here|nvidia-cuda-mps-control is not on PATH)" "$T/d0"
+check "doctor: no daemon running: MPS not available, and why, or available ($(grep '^mps' "$T/d0"))" \
+	grep -Eq "^mps +(-- +not available: (no usable GPU here|nvidia-cuda-mps-control is not on PATH)|ok +available, not running \(no daemon at $T/none\))" "$T/d0"
 mkdir -p "$T/sys"
 mkfifo "$T/sys/control"
 sleep 300 </dev/null >/dev/null 2>&1 &
@@ -44,7 +44,8 @@ CUDA_MPS_PIPE_DIRECTORY="$T/none" CUDA_VISIBLE_DEVICES=0 PATH="$FAKE:$PATH" \
 rc=$?
 check "--mps with workers on another host: a clear error (rc $rc)" \
 	sh -c "test $rc -eq 2 && grep -q -- \"--mps: kloop starts MPS for this host's GPUs, and the workers 'ssh:gpu1' run elsewhere\" '$T/ssh.err'"
-CUDA_MPS_PIPE_DIRECTORY="$T/none" CUDA_VISIBLE_DEVICES=0 \
+mkdir -p "$T/emptybin"
+CUDA_MPS_PIPE_DIRECTORY="$T/none" CUDA_VISIBLE_DEVICES=0 PATH="$T/emptybin" \
 	$KLOOP eval softmax tasks/softmax/seed.cu --backend cuda --mps $B >"$T/nt.out" 2>"$T/nt.err"
 rc=$?
 check "--mps without nvidia-cuda-mps-control: a clear error (rc $rc)" \
