@@ -29,7 +29,8 @@
 #   --host-smoke  the reduced form on the host backend (no GPU needed):
 #                 CPU workers (local:1 against local:2), N=6, HEAVY=8,
 #                 ROUNDS=1, no MPS arm (--mps is checked to be refused there)
-#   N=32 HEAVY=64 BUDGET_GPU=2 ROUNDS=3 MPS="off on" PHASES="batch search"
+#   N=32 HEAVY=1000 BUDGET_GPU=2 ROUNDS=3 MPS="off on" PHASES="batch search"
+#   WEIGHTS="light heavy" (PHASES and WEIGHTS split it over several calls)
 #   KLOOP=PATH: another build's kloop
 set -u
 cd "$(dirname "$0")/../.."
@@ -56,7 +57,7 @@ else
 		exit 0
 	fi
 	BE=cuda SEED=tasks/softmax/seed.cu EXT=cu ONE=local:1 ALL=local
-	N=${N:-32} HEAVY=${HEAVY:-64} BUDGET_GPU=${BUDGET_GPU:-2} ROUNDS=${ROUNDS:-3}
+	N=${N:-32} HEAVY=${HEAVY:-1000} BUDGET_GPU=${BUDGET_GPU:-2} ROUNDS=${ROUNDS:-3}
 	MPS_ARMS=${MPS:-off on}
 	CMD="KLOOP_CORPUS_SEED=$SEED python3 $C"
 	KLOOP_CORPUS_SEED=$SEED python3 $C --emit slow >"$O/from.cu"
@@ -197,7 +198,7 @@ for phase in $PHASES; do
 	batch)
 		make_set light "$O/light"
 		make_set heavy "$O/heavy"
-		for w in light heavy; do
+		for w in ${WEIGHTS:-light heavy}; do
 			bud=""
 			[ $w = heavy ] && bud="--budget $BUDGET_GPU"
 			for mps in $MPS_ARMS; do
@@ -236,6 +237,9 @@ elif echo "$MPS_ARMS" | grep -q on; then
 		"(daemon start, one kernel, stop; left running: $(ls -d "${TMPDIR:-/tmp}"/kloop-mps-* 2>/dev/null | wc -l))" |
 		tee -a "$O/log.txt"
 fi
+# the heavy setting is meant to be GPU-bound: say so where it was not
+awk -F'\t' '$1 ~ /heavy/ && $17 + 0 < 50 {print "note: " $1 ": the GPU share is " $17 ", under half: raise HEAVY or BUDGET_GPU"}' \
+	"$O/summary.tsv" | tee -a "$O/log.txt"
 echo
 column -t -s "$(printf '\t')" "$O/summary.tsv" 2>/dev/null || cat "$O/summary.tsv"
 cat "$O/detail.txt"
