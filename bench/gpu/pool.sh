@@ -13,6 +13,8 @@
 #          (the `gpu_share` column says whether it was: raise HEAVY if not).
 # The search: `kloop search` from the scripted corpus LLM
 # (tests/fixtures/search/corpus_llm.py: no model latency), ROUNDS rounds.
+# Fidelity: the seed itself timed by REPS separate evals on one GPU, without
+# and with MPS (its medians' spread; the runner's start).
 #
 # Per arm (one line of $OUT/summary.tsv, bench/gpu/pool_stats.py): the
 # candidates, how many were timed, correct, wall time, candidates a minute,
@@ -29,7 +31,8 @@
 #   --host-smoke  the reduced form on the host backend (no GPU needed):
 #                 CPU workers (local:1 against local:2), N=6, HEAVY=8,
 #                 ROUNDS=1, no MPS arm (--mps is checked to be refused there)
-#   N=32 HEAVY=1000 BUDGET_GPU=2 ROUNDS=3 MPS="off on" PHASES="batch search"
+#   N=32 HEAVY=1000 BUDGET_GPU=2 ROUNDS=3 MPS="off on" REPS=5
+#   PHASES="batch search fidelity"
 #   WEIGHTS="light heavy" (PHASES and WEIGHTS split it over several calls)
 #   KLOOP=PATH: another build's kloop
 set -u
@@ -63,7 +66,7 @@ else
 	KLOOP_CORPUS_SEED=$SEED python3 $C --emit slow >"$O/from.cu"
 	gpus="$(nvidia-smi -L | wc -l) x $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 fi
-PHASES=${PHASES:-batch search}
+PHASES=${PHASES:-batch search fidelity}
 export XDG_STATE_HOME="$O/state" XDG_CONFIG_HOME="$O/config" KLOOP_ARCHIVE=off
 {
 	echo "date: $(date -u '+%F %H:%M UTC')"
@@ -223,6 +226,39 @@ for phase in $PHASES; do
 					--session "$O/@ARM@.jsonl"
 			done
 		done
+		;;
+	fidelity)
+		# the same kernel (the seed) timed by REPS separate evals on one
+		# GPU, without and with MPS: its medians' spread, the runner's start
+		for mps in $MPS_ARMS; do
+			if [ "$mps" = on ]; then
+				command -v nvidia-cuda-mps-control >/dev/null || continue
+				mps_up
+			fi
+			f="$O/fidelity-mps$mps.txt"
+			: >"$f"
+			for i in $(seq 1 "${REPS:-5}"); do
+				XDG_CACHE_HOME="$O/cache-fidelity" "$K" eval softmax "$SEED" --backend $BE \
+					--workers "$ONE" $(mpsflag $mps) --json 2>>"$O/fidelity-mps$mps.err" |
+					python3 -c 'import json, sys
+r = json.loads(sys.stdin.readline() or "{}")
+print(r.get("time_ms"), (r.get("seconds") or {}).get("load"))' >>"$f"
+			done
+			[ "$mps" = on ] && mps_down
+			python3 - "$f" "$mps" <<'PY' | tee -a "$O/log.txt"
+import statistics as st, sys
+rows = [l.split() for l in open(sys.argv[1])]
+t = sorted(float(a) for a, b in rows if a != "None")
+ld = [float(b) for a, b in rows if b != "None"]
+if t:
+    m = st.median(t)
+    print("== fidelity, MPS %s: the seed's medians over %d evals: %s ms; spread (max - min) / median %.2f%%; runner start median %.3f s"
+          % (sys.argv[2], len(t), " ".join("%.4f" % x for x in t), 100 * (t[-1] - t[0]) / m, st.median(ld) if ld else -1))
+else:
+    print("== fidelity, MPS %s: no timing (see fidelity-mps%s.err)" % (sys.argv[2], sys.argv[2]))
+PY
+		done
+		rm -rf "$O/cache-fidelity"
 		;;
 	esac
 done
