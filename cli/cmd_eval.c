@@ -286,10 +286,10 @@ out:
 
 const struct cmd_entry cmd_eval_entry = {
     .name = "eval",
-    .usage =
-        "TASK SOURCE... [--backend host|cuda] [--json] [--session FILE] [--shapes SET] "
-        "[--reference host|cuda|torch] [--trials N] [--budget SECONDS] [--timeout SECONDS] "
-        "[--python PATH] [--jobs N] [--workers SPEC] [--no-sandbox] [--precision faithful|any]",
+    .usage = "TASK SOURCE... [--backend host|cuda] [--json] [--session FILE] [--shapes SET] "
+             "[--reference host|cuda|torch] [--trials N] [--budget SECONDS] [--timeout SECONDS] "
+             "[--python PATH] [--jobs N] [--workers SPEC] [--mps|--no-mps] [--no-sandbox] "
+             "[--precision faithful|any]",
     .help = "compile, check and time candidates (exit 0 correct and faithful in precision, or "
             "correct with --precision any; 1 otherwise; 2 usage or task error)",
     .exec = exec_eval,

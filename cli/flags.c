@@ -82,6 +82,9 @@ static const struct flag_def table[] = {
      * says the default (sandbox = on) */
     {"--no-sandbox", FT_SWITCH, "sandbox", 0, 0, 0, NULL, "off", ALL_CMDS, NULL},
     {"--sandbox", FT_SWITCH, "sandbox", 0, 0, 0, NULL, "on", ALL_CMDS, NULL},
+    /* MPS for the local GPUs (engine/measure/mps.h; config mps = on|off|auto) */
+    {"--mps", FT_SWITCH, "mps", 0, 0, 0, NULL, "on", ALL_CMDS, NULL},
+    {"--no-mps", FT_SWITCH, "mps", 0, 0, 0, NULL, "off", ALL_CMDS, NULL},
     {"--provider", FT_CHOICE, "provider", 0, 0, 0, NULL, "openai|anthropic|command", ALL_CMDS,
      NULL},
     {"--model", FT_STRING, "model", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},

@@ -19,6 +19,7 @@
 #include "backend.h"
 #include "emit.h"
 #include "llm_config.h"
+#include "mps.h"
 #include "pipeline.h"
 #include "pool.h"
 #include "proc.h"
@@ -902,6 +903,9 @@ struct runner *runner_open(struct loop *l, const struct config *cfg, const struc
 	rn->wc.deferCompile = o->bDeferCompile;
 	rn->wc.onBaselines = on_baselines;
 	rn->wc.baselinesArg = rn;
+	/* MPS for the local GPUs (mps.h), named to the workers before they start */
+	if (mps_begin(cfg->mps, rn->zBackend, cfg->zWorkers, pool_local_gpus(), NULL, err) < 0)
+		goto fail;
 	/* the workers (none starts before the first evaluation) */
 	if (!(rn->pool = pool_new(l, &rn->wc, cfg->zWorkers, on_done, on_progress, rn, err)))
 		goto fail;

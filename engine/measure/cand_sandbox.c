@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "mps.h"
 #include "proc.h"
 #include "sandbox.h"
 #include "util.h"
@@ -122,6 +123,11 @@ void cand_build_argv(const struct cand_opts *o, const char *zExe, int keepPid,
 	char dev[16];
 	snprintf(dev, sizeof dev, "%d", o->dev);
 	int cuda = !strcmp(o->zBackend, "cuda");
+	char *mps[16];
+	int nMps = 0, mpsNs = 0;
+	if (o->sandbox)
+		nMps = mps_runner_args(cuda, mps, 16, &mpsNs);
+	keepPid = keepPid || mpsNs; /* KLOOP_MPS_NAMESPACES=share (mps.h) */
 	if (o->sandbox) {
 		av(a, "bwrap");
 		av2(a, "--unshare-user", "--unshare-net", "--unshare-uts");
@@ -181,6 +187,9 @@ void cand_build_argv(const struct cand_opts *o, const char *zExe, int keepPid,
 		/* the libraries the task or --libs gave, found through their rpath */
 		for (int i = 0; o->azLibDirs && o->azLibDirs[i]; i++)
 			bind_ro_dir(a, o->azLibDirs[i]);
+		/* MPS's pipe directory over the private /tmp, after the rest */
+		for (int i = 0; i < nMps; i++)
+			av(a, mps[i]), free(mps[i]);
 		av2(a, "--ro-bind", zExe, "/run/kloop/kloop-worker");
 		if (cuda) {
 			/* kloop's own kernels, which the runner finds beside its
