@@ -21,7 +21,7 @@ LIBS    := -lcjson -ldl -lm -pthread
 # full RELRO: the GOT is read-only once loaded, so a candidate in the
 # runner (kloop-worker --runner) cannot redirect its calls (confine.h)
 HARDEN  := -Wl,-z,relro,-z,now
-# the innovation archive (sessions/archive.c): SQLite with FTS5, Debian's libsqlite3-dev
+# the innovation archive (sessions/archive_*.c): SQLite with FTS5, Debian's libsqlite3-dev
 SQL_LIBS := -lsqlite3
 UI_LIBS := -lncursesw -ledit -lcurl
 
@@ -208,7 +208,7 @@ FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O2 $(FUZZ_SAN) -Iinclude -Iengine -Iengine/code -Iengine/llm \
                 -Iengine/measure -Isessions -I$(TS_RT)/include -I$(TS_RT)/src -I/usr/include/cjson
-FUZZ_SRC     := $(wildcard engine/code/*.c) engine/util.c engine/rng.c engine/task.c
+FUZZ_SRC     := $(wildcard engine/code/*.c) engine/util.c engine/rng.c engine/task.c engine/task_load.c engine/suggest.c
 FUZZ_TS      := $(FUZZ_DIR)/ts_runtime.o $(FUZZ_DIR)/ts_parser.o $(FUZZ_DIR)/ts_scanner.o
 
 # the runtime: edge coverage only (comparison tracing made it 5x slower)
@@ -234,7 +234,7 @@ FUZZ_SRC_journal  := sessions/journal.c sessions/session.c sessions/state.c sess
                      sessions/replay.c engine/measure/status.c engine/measure/result.c engine/llm/ideas.c \
                      engine/code/fence.c engine/util.c engine/json.c
 FUZZ_SRC_sse      := engine/llm/sse.c engine/util.c
-FUZZ_SRC_task     := engine/task.c engine/util.c
+FUZZ_SRC_task     := engine/task.c engine/task_load.c engine/suggest.c engine/util.c
 FUZZ_SRC_protocol := engine/measure/protocol.c engine/json.c engine/util.c
 FUZZ_SRC_reply    := engine/llm/reply.c engine/llm/ideas.c $(FUZZ_SRC) $(BUILD)/gen/queries.c $(FUZZ_TS)
 FUZZ_HDRS := $(wildcard include/*.h engine/*.h engine/*/*.h sessions/*.h)

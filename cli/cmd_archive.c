@@ -239,7 +239,9 @@ static int exec_archive(int argc, char **argv)
 		rc = n < 0;
 		archive_close(a);
 	} else {
-		rc = cmd_usage(&cmd_archive_entry);
+		static const char *const subs[] = {"add",   "search", "show",
+		                                   "stats", "export", "import"};
+		rc = cmd_sub_usage(&cmd_archive_entry, sub, subs, sizeof subs / sizeof *subs);
 	}
 	flags_free(&f);
 	return rc;
@@ -250,7 +252,6 @@ const struct cmd_entry cmd_archive_entry = {
     .usage = "add SESSION... | search [QUERY] [--task T] [--gpu G] [--kind win|dead_end] [-n N] "
              "[--json] | show ID [--json] | stats [--json] | export FILE.jsonl | import "
              "FILE.jsonl  [--db FILE]",
-    .help = "the innovation archive: wins and dead ends of every session, searchable across "
-            "tasks ($XDG_DATA_HOME/kloop/archive.db)",
+    .help = "kept in $XDG_DATA_HOME/kloop/archive.db",
     .exec = exec_archive,
 };

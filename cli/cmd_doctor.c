@@ -21,7 +21,8 @@
 #include "config.h"
 #include "doctor_workers.h"
 #include "flags.h"
-#include "llm.h"
+#include "llm_config.h"
+#include "mps.h"
 #include "proc.h"
 #include "task.h"
 #include "torchref.h"
@@ -285,6 +286,9 @@ static int exec_doctor(int argc, char **argv)
 	} else {
 		line("gpu", 0, "%s (the host backend is used)", err);
 	}
+	char mps[1024];
+	int mpsOk = mps_describe(cfg.mps, haveGpu, mps, sizeof mps);
+	line("mps", mpsOk, "%s", mps);
 	const char *py = cfg.zPython ? cfg.zPython : "python3";
 	char *argvPy[] = {(char *)py, (char *)torchref_script(), "--check", NULL};
 	char *out = NULL;

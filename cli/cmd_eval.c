@@ -4,6 +4,7 @@
  * session is given.
  */
 #include <cJSON.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +14,8 @@
 #include "backend.h"
 #include "cmd.h"
 #include "compile.h"
+#include "describe.h"
 #include "flags.h"
-#include "roofline.h"
 #include "result.h"
 #include "runner.h"
 #include "search_settings.h"
@@ -86,12 +87,26 @@ static int read_source(struct src *s, const char *zBackend, char *err)
 	return 0;
 }
 
+/* a verdict's fact as kloop eval prints it: indented, the label in a
+ * column of nine, in capitals where it withholds a rank; what came from
+ * the candidate or a compiler cleaned of terminal controls */
+static void eval_line(void *arg, const char *zLabel, const char *zText, int alarm)
+{
+	(void)arg;
+	char label[16];
+	snprintf(label, sizeof label, "%s", zLabel);
+	for (char *p = label; alarm && *p; p++)
+		*p = (char)toupper((unsigned char)*p);
+	char *z = term_clean(zText, 0);
+	printf("  %-9s %s\n", label, z);
+	free(z);
+}
+
 static void print_human(const cJSON *r, const struct src *s)
 {
 	const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
 	const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(r, "reason"));
 	const cJSON *comp = cJSON_GetObjectItem(r, "compile");
-	const cJSON *cor = cJSON_GetObjectItem(r, "correctness");
 	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
 	printf("%s  %s  [%s on %s]\n", s->zPath,
 	       cJSON_GetStringValue(cJSON_GetObjectItem(r, "task")),
@@ -100,16 +115,6 @@ static void print_human(const cJSON *r, const struct src *s)
 	if (comp)
 		printf("  compile   %.2f s%s\n", result_num(comp, "seconds"),
 		       cJSON_IsTrue(cJSON_GetObjectItem(comp, "cached")) ? " (cached)" : "");
-	const cJSON *res;
-	cJSON_ArrayForEach(res, cJSON_GetObjectItem(comp, "resources"))
-	{
-		printf("  kernel    %s: %g registers, %g B shared, %g B stack, %g B spill stores, "
-		       "%g B spill loads\n",
-		       cJSON_GetStringValue(cJSON_GetObjectItem(res, "kernel")),
-		       result_num(res, "registers"), result_num(res, "shared_bytes"),
-		       result_num(res, "stack_bytes"), result_num(res, "spill_stores"),
-		       result_num(res, "spill_loads"));
-	}
 	int unverified = cJSON_IsFalse(cJSON_GetObjectItem(tm, "verified"));
 	printf("  verdict   %s%s%s%s\n", st ? st : "?",
 	       unverified ? " (its time unverified: not ranked)" : "", why && *why ? ": " : "",
@@ -126,73 +131,7 @@ static void print_human(const cJSON *r, const struct src *s)
 			printf("  last output:\n%s%s", tail,
 			       tail[strlen(tail) - 1] == '\n' ? "" : "\n");
 	}
-	if (cor && cJSON_GetObjectItem(cor, "trials")) {
-		double l2 = result_num(cor, "rel_l2_error");
-		printf("  checked   %g/%g trials passed, max abs error %.3g, relative L2 error ",
-		       result_num(cor, "trials_passed"), result_num(cor, "trials"),
-		       result_num(cor, "max_abs_error"));
-		printf(isnan(l2) ? "inf" : "%.3g", l2);
-		printf(", %g mismatches", result_num(cor, "mismatches"));
-		if (result_num(cor, "non_finite") > 0)
-			printf(" (%g of them NaN or Inf where the reference is finite; the max abs "
-			       "error is over the finite ones)",
-			       result_num(cor, "non_finite"));
-		printf("\n");
-		strbuf tl = STRBUF_INIT;
-		result_tolerance_line(cor, &tl);
-		if (tl.len)
-			printf("  tolerance %s\n", tl.buf);
-		sb_free(&tl);
-	}
-	strbuf pl = STRBUF_INIT;
-	result_precision_line(r, &pl);
-	if (pl.len) {
-		char *z = term_clean(pl.buf, 0);
-		printf("  precision %s\n", z);
-		free(z);
-	}
-	sb_free(&pl);
-	if (tm)
-		printf("  time      %.4g ms median (p10 %.4g, p90 %.4g, %g runs, rse %.2f%%%s)\n",
-		       result_num(tm, "median_ms"), result_num(tm, "p10_ms"),
-		       result_num(tm, "p90_ms"), result_num(tm, "count"),
-		       result_num(tm, "rse") * 100,
-		       cJSON_IsTrue(cJSON_GetObjectItem(tm, "converged"))
-		           ? ""
-		           : ", not converged within the budget");
-	char rl[400];
-	roofline_line(cJSON_GetObjectItem(r, "roofline"), rl, sizeof rl);
-	if (rl[0])
-		printf("  roofline  %s\n", rl);
-	const char *sus = cJSON_GetStringValue(
-	    cJSON_GetObjectItem(cJSON_GetObjectItem(r, "roofline"), "suspect"));
-	if (sus)
-		printf("  SUSPECT   %s: faster than the device can be, not taken as a speedup\n",
-		       sus);
-	const char *cb = cJSON_GetStringValue(cJSON_GetObjectItem(tm, "clock_bound"));
-	if (cb)
-		printf("  unverified %s: this time is shown, never taken as a speedup to rank\n",
-		       cb);
-	const char *cn = cJSON_GetStringValue(cJSON_GetObjectItem(tm, "clock_note"));
-	if (cn)
-		printf("  clock     %s\n", cn);
-	const char *bd = cJSON_GetStringValue(cJSON_GetObjectItem(tm, "bound"));
-	if (bd && !strcmp(bd, "cpu"))
-		printf(
-		    "  bound     by the candidate's CPU time: the machine was too busy for kloop's "
-		    "clock to tell its runs from its waits\n");
-	const char *nt = cJSON_GetStringValue(cJSON_GetObjectItem(r, "not_timed"));
-	if (tm && nt) {
-		char *z = term_clean(nt, 0);
-		printf("  timing    %s\n", z);
-		free(z);
-	}
-	const char *ks = cJSON_GetStringValue(cJSON_GetObjectItem(r, "kept_state"));
-	if (ks) {
-		char *z = term_clean(ks, 0);
-		printf("  warning   %s\n", z);
-		free(z);
-	}
+	result_describe(r, RD_ALL, eval_line, NULL);
 	const cJSON *rd = cJSON_GetObjectItem(r, "reference_data");
 	if (rd) {
 		const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(rd, "note"));
@@ -348,10 +287,10 @@ out:
 
 const struct cmd_entry cmd_eval_entry = {
     .name = "eval",
-    .usage =
-        "TASK SOURCE... [--backend host|cuda] [--json] [--session FILE] [--shapes SET] "
-        "[--reference host|cuda|torch] [--trials N] [--budget SECONDS] [--timeout SECONDS] "
-        "[--python PATH] [--jobs N] [--workers SPEC] [--no-sandbox] [--precision faithful|any]",
+    .usage = "TASK SOURCE... [--backend host|cuda] [--json] [--session FILE] [--shapes SET] "
+             "[--reference host|cuda|torch] [--trials N] [--budget SECONDS] [--timeout SECONDS] "
+             "[--python PATH] [--jobs N] [--workers SPEC] [--mps|--no-mps] [--no-sandbox] "
+             "[--precision faithful|any]",
     .help = "compile, check and time candidates (exit 0 correct and faithful in precision, or "
             "correct with --precision any; 1 otherwise; 2 usage or task error)",
     .exec = exec_eval,

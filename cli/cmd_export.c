@@ -1,256 +1,18 @@
 /*
- * cmd_export.c - `kloop export SESSION ID`: a candidate for people outside
- * kloop.  --cuda FILE (or --source FILE) writes its plain source;
- * --kernelbench FILE writes a Python module with ModelNew, the problem's
- * Model whose forward() runs the candidate (compiled on first use and called
- * through ctypes), for a KernelBench-style harness to import and compare
- * against Model (docs/EXPORT.md).
+ * cmd_export.c - `kloop export SESSION ID|best`: a candidate for people outside
+ * kloop, from a session's journal.  --cuda FILE (or --source FILE) writes
+ * its plain source; --kernelbench FILE writes a Python module with
+ * ModelNew (sessions/cand_export.h, as the `export` command of the TUI and
+ * the REPL does).
  */
-#include <cJSON.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cand_export.h"
 #include "cmd.h"
-#include "compile.h"
 #include "flags.h"
 #include "session.h"
-#include "task.h"
-#include "torchref.h"
-#include "util.h"
-
-static int ends_with(const char *z, const char *suffix)
-{
-	size_t n = strlen(z), m = strlen(suffix);
-	return n >= m && !strcmp(z + n - m, suffix);
-}
-
-/* a file beside torchref.py (the module body template) */
-static char *body_path(void)
-{
-	const char *env = getenv("KLOOP_EXPORT_BODY");
-	if (env && *env)
-		return xstrdup(env);
-	const char *t = torchref_script();
-	const char *slash = strrchr(t, '/');
-	char *dir = slash ? xstrndup(t, (size_t)(slash - t)) : xstrdup(".");
-	char *p = path_join(dir, "kbexport.py");
-	free(dir);
-	return p;
-}
-
-/* NAME = "json string" (a valid Python literal) */
-static void py_str(strbuf *sb, const char *zName, const char *z)
-{
-	cJSON *s = cJSON_CreateString(z);
-	char *q = json_text(s, 0);
-	sb_addf(sb, "%s = %s\n", zName, q);
-	free(q);
-	cJSON_Delete(s);
-}
-
-static void py_list(strbuf *sb, const char *zName, char **az, int n)
-{
-	cJSON *a = cJSON_CreateArray();
-	for (int i = 0; i < n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(az[i]));
-	char *q = json_text(a, 0);
-	sb_addf(sb, "%s = %s\n", zName, q);
-	free(q);
-	cJSON_Delete(a);
-}
-
-/*
- * The compile flags kloop used for the candidate (its result's
- * compile.command without the compiler, the output, the source and kloop's
- * include directory), split into those before the source and those after
- * (libraries); kloop's defaults when it has no result.
- */
-static void flags_of(const struct cand *c, int cuda, char ***pPre, int *pnPre, char ***pPost,
-                     int *pnPost)
-{
-	const char *cmd = cJSON_GetStringValue(
-	    cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "compile"), "command"));
-	char **pre = xcalloc(64, sizeof *pre), **post = xcalloc(64, sizeof *post);
-	int np = 0, nq = 0;
-	if (cmd && *cmd) {
-		char *buf = xstrdup(cmd), *save;
-		char *inc = xasprintf("-I%s", compile_include_dir());
-		int after = 0, first = 1;
-		for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-			if (first) {
-				first = 0;
-				continue;
-			}
-			if (!strcmp(w, "-o")) {
-				strtok_r(NULL, " ", &save);
-				continue;
-			}
-			if (!strcmp(w, inc))
-				continue;
-			if (!after && c->zName && !strcmp(w, c->zName)) {
-				after = 1;
-				continue;
-			}
-			if (after ? nq < 63 : np < 63)
-				(after ? post : pre)[after ? nq++ : np++] = xstrdup(w);
-		}
-		free(inc);
-		free(buf);
-	} else if (cuda) {
-		const char *d[] = {"-O3",   "-std=c++17", "-shared", "-Xcompiler",
-		                   "-fPIC", "--cudart",   "shared"};
-		for (size_t i = 0; i < sizeof d / sizeof *d; i++)
-			pre[np++] = xstrdup(d[i]);
-	} else {
-		const char *d[] = {"-std=gnu11", "-O3", "-march=native", "-fPIC", "-shared"};
-		for (size_t i = 0; i < sizeof d / sizeof *d; i++)
-			pre[np++] = xstrdup(d[i]);
-		post[nq++] = xstrdup("-lm");
-	}
-	*pPre = pre, *pnPre = np, *pPost = post, *pnPost = nq;
-}
-
-static void free_list(char **a, int n)
-{
-	for (int i = 0; i < n; i++)
-		free(a[i]);
-	free(a);
-}
-
-/* the PyTorch problem of the session: --problem, the session's .py, or its
- * task's reference.torch; a fresh path or NULL + err */
-static char *problem_of(const struct state *st, const char *zGiven, char *err)
-{
-	if (zGiven) {
-		/* a KernelBench problem: FILE.py with a Model (the exported module
-		 * imports it) */
-		struct stat sb;
-		strbuf txt = STRBUF_INIT;
-		char e2[KL_ERRLEN];
-		int ok = 0;
-		if (stat(zGiven, &sb) < 0)
-			kl_err(err, "%s: no such problem file", zGiven);
-		else if (!S_ISREG(sb.st_mode) || !ends_with(zGiven, ".py"))
-			kl_err(err,
-			       "%s is not a KernelBench problem file (FILE.py, with class Model)",
-			       zGiven);
-		else if (read_file(zGiven, &txt, 16 << 20, e2) < 0)
-			kl_err(err, "%s", e2);
-		else if (!txt.buf || !strstr(txt.buf, "class Model"))
-			kl_err(err, "%s defines no class Model: not a KernelBench problem file",
-			       zGiven);
-		else
-			ok = 1;
-		sb_free(&txt);
-		return ok ? xstrdup(zGiven) : NULL;
-	}
-	if (st->zTaskDir && ends_with(st->zTaskDir, ".py"))
-		return xstrdup(st->zTaskDir);
-	if (st->zTaskDir) {
-		struct task *t = task_load(st->zTaskDir, st->zBackend, st->zShapes, err);
-		char *p = t && t->ref.zTorch ? xstrdup(t->ref.zTorch) : NULL;
-		if (t && !p)
-			kl_err(err,
-			       "the session's task %s has no PyTorch reference (reference.torch); "
-			       "give the problem with --problem FILE.py",
-			       t->zName);
-		task_free(t);
-		return p;
-	}
-	return kl_err(err, "the session names no task; give the problem with --problem FILE.py"),
-	       NULL;
-}
-
-static int write_kernelbench(const struct state *st, const struct cand *c, const char *zOut,
-                             const char *zProblem, char *err)
-{
-	char *prob = problem_of(st, zProblem, err);
-	if (!prob)
-		return -1;
-	int cuda = c->zName && ends_with(c->zName, ".cu");
-	strbuf src = STRBUF_INIT, hdr = STRBUF_INIT, body = STRBUF_INIT, out = STRBUF_INIT;
-	char *bp = body_path();
-	char *abi = path_join(compile_include_dir(), "kloop.h");
-	char *absProb = realpath(prob, NULL);
-	int rc = -1;
-	if (read_file(prob, &src, 16 << 20, err) < 0 || read_file(abi, &hdr, 1 << 20, err) < 0 ||
-	    read_file(bp, &body, 1 << 20, err) < 0)
-		goto out;
-	char **pre, **post;
-	int np, nq;
-	flags_of(c, cuda, &pre, &np, &post, &nq);
-	sb_addf(
-	    &out,
-	    "# Generated by `kloop export --kernelbench`: candidate %d (%s) of a kloop session,\n"
-	    "# as KernelBench's ModelNew for the problem %s.\n"
-	    "# Import it beside the problem's Model: ModelNew(*get_init_inputs()) has the same\n"
-	    "# parameters and forward() signature; forward() runs the candidate (compiled on\n"
-	    "# first use with the flags kloop used, cached under ~/.cache/kloop/export).\n",
-	    c->id, c->zName ? c->zName : "?", prob);
-	py_str(&out, "_LANG", cuda ? "cuda" : "c");
-	py_str(&out, "_FILE", c->zName ? c->zName : (cuda ? "candidate.cu" : "candidate.c"));
-	py_list(&out, "_FLAGS", pre, np);
-	py_list(&out, "_LINK", post, nq);
-	py_str(&out, "_PROBLEM_PATH", absProb ? absProb : prob);
-	py_str(&out, "_PROBLEM_SOURCE", src.buf);
-	py_str(&out, "_KLOOP_H", hdr.buf);
-	py_str(&out, "_SOURCE", c->zSource ? c->zSource : "");
-	sb_adds(&out, "\n");
-	sb_add(&out, body.buf, body.len);
-	free_list(pre, np);
-	free_list(post, nq);
-	rc = write_file_atomic(zOut, out.buf, out.len, err);
-out:
-	sb_free(&src);
-	sb_free(&hdr);
-	sb_free(&body);
-	sb_free(&out);
-	free(bp);
-	free(abi);
-	free(absProb);
-	free(prob);
-	return rc;
-}
-
-/* whether a and b name one existing file (through links too) */
-static int same_file(const char *a, const char *b)
-{
-	struct stat x, y;
-	return a && b && stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
-	       x.st_ino == y.st_ino;
-}
-
-/* an output that would overwrite what the export reads (the journal, the
- * problem file) or another output: said, and refused before anything is
- * written.  0 or -1 + err */
-static int check_outputs(const struct state *st, const char *zSession, const char *zProblem,
-                         const char *const *azOut, int nOut, char *err)
-{
-	char e2[KL_ERRLEN];
-	char *prob = problem_of(st, zProblem, e2);
-	int rc = 0;
-	for (int i = 0; i < nOut && !rc; i++) {
-		if (!azOut[i])
-			continue;
-		if (same_file(azOut[i], zSession))
-			rc = kl_err(
-			    err, "%s is the session journal being exported from: not overwritten",
-			    azOut[i]);
-		else if (same_file(azOut[i], prob))
-			rc = kl_err(err,
-			            "%s is the KernelBench problem file: not overwritten (give "
-			            "another OUT.py)",
-			            azOut[i]);
-		for (int k = 0; k < i && !rc; k++)
-			if (azOut[k] &&
-			    (!strcmp(azOut[k], azOut[i]) || same_file(azOut[k], azOut[i])))
-				rc = kl_err(err, "%s is given as two outputs", azOut[i]);
-	}
-	free(prob);
-	return rc;
-}
 
 static int exec_export(int argc, char **argv)
 {
@@ -263,10 +25,12 @@ static int exec_export(int argc, char **argv)
 	flags_free(&f);
 	if (!zKb && !zCu && !zSrc)
 		return cmd_usage(&cmd_export_entry);
+	int best = !strcmp(zId, "best");
 	char *end;
-	long id = strtol(zId, &end, 10);
-	if (*end || end == zId || id < 1) {
-		fprintf(stderr, "kloop: export: '%s' is not a candidate id (a number from 1)\n",
+	long id = best ? 0 : strtol(zId, &end, 10);
+	if (!best && (*end || end == zId || id < 1)) {
+		fprintf(stderr,
+		        "kloop: export: '%s' is not a candidate id (a number from 1, or best)\n",
 		        zId);
 		return 2;
 	}
@@ -276,50 +40,47 @@ static int exec_export(int argc, char **argv)
 		fprintf(stderr, "kloop: %s\n", err);
 		return 2;
 	}
-	int rc = 0;
-	const struct cand *c = state_cand(&s->st, (int)id);
-	if (!c) {
+	int rc = 0, confirmed = 1;
+	/* best: the session's best, as every front end names it (state_best) */
+	const struct cand *c =
+	    best ? state_best(&s->st, &confirmed, NULL) : state_cand(&s->st, (int)id);
+	struct cand_export x = {
+	    .zSource = zSrc, .zCuda = zCu, .zKernelbench = zKb, .zProblem = zProblem};
+	strbuf sb = STRBUF_INIT;
+	if (!c && best) {
+		fprintf(stderr,
+		        "kloop: export: %s has no best candidate (none correct and faster than the "
+		        "baseline, of %d)\n",
+		        zSession, s->st.nCand);
+		rc = 2;
+	} else if (!c) {
 		fprintf(stderr, "kloop: export: %s has no candidate %ld (it has 1..%d)\n", zSession,
 		        id, s->st.nCand);
 		rc = 2;
-	} else if (check_outputs(&s->st, zSession, zProblem, (const char *const[]){zCu, zSrc, zKb},
-	                         3, err) < 0) {
+	} else if (cand_export_write(&s->st, zSession, c, &x, err) < 0) {
 		fprintf(stderr, "kloop: export: %s\n", err);
 		rc = 2;
 	} else {
-		int cuda = c->zName && ends_with(c->zName, ".cu");
-		if (zCu && !cuda) {
-			fprintf(
-			    stderr,
-			    "kloop: export: candidate %ld (%s) is not CUDA; --source FILE writes "
-			    "its source\n",
-			    id, c->zName ? c->zName : "?");
-			rc = 2;
-		}
-		const char *srcOut[] = {rc ? NULL : zCu, zSrc};
-		for (int k = 0; k < 2 && !rc; k++)
-			if (srcOut[k] &&
-			    write_file_atomic(srcOut[k], c->zSource ? c->zSource : "",
-			                      c->zSource ? strlen(c->zSource) : 0, err) < 0) {
-				fprintf(stderr, "kloop: export: %s\n", err);
-				rc = 2;
-			}
-		if (!rc && zKb && write_kernelbench(&s->st, c, zKb, zProblem, err) < 0) {
-			fprintf(stderr, "kloop: export: %s\n", err);
-			rc = 2;
-		}
-		if (!rc && c->status != STATUS_CORRECT)
-			fprintf(stderr, "kloop: export: note: candidate %ld's last verdict is %s\n",
-			        id, c->zStatus);
+		/* what was written where, on stdout; a caveat on stderr */
+		cand_export_said(c, &x, 0, &sb);
+		printf("%s\n", sb.buf);
+		if (c->status != STATUS_CORRECT)
+			fprintf(stderr, "kloop: export: note: candidate %d's last verdict is %s\n",
+			        c->id, c->zStatus);
+		if (best && !confirmed)
+			fprintf(stderr,
+			        "kloop: export: note: #%d leads, unconfirmed (another candidate is "
+			        "within its noise)\n",
+			        c->id);
 	}
+	sb_free(&sb);
 	session_close(s);
 	return rc;
 }
 
 const struct cmd_entry cmd_export_entry = {
     .name = "export",
-    .usage = "SESSION ID [--kernelbench OUT.py [--problem PROBLEM.py]] [--cuda OUT.cu] "
+    .usage = "SESSION ID|best [--kernelbench OUT.py [--problem PROBLEM.py]] [--cuda OUT.cu] "
              "[--source OUT]",
-    .help = "write a candidate as a KernelBench ModelNew module or as its plain source",
     .exec = exec_export,
 };

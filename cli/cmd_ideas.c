@@ -124,7 +124,6 @@ const struct cmd_entry cmd_ideas_entry = {
     .usage = "TASK [--from SOURCE] [-n N] [--session FILE] [--json] [--provider "
              "openai|anthropic|command] "
              "[--model NAME] [--base-url URL] [--backend host|cuda] [--no-eval]",
-    .help = "ask the LLM for N ideas (natural language) for making SOURCE faster (exit 0 with "
-            "ideas, 1 without, 2 usage or setup error)",
+    .help = "exit 0 with ideas, 1 without, 2 usage or setup error",
     .exec = exec_ideas,
 };

@@ -157,7 +157,6 @@ const struct cmd_entry cmd_implement_entry = {
     .usage = "TASK --idea TEXT [--from SOURCE] [--with SOURCE] [-b B] [--session FILE] [--json] "
              "[--fix N] [--provider openai|anthropic|command] [--model NAME] [--base-url URL] "
              "[--backend host|cuda]",
-    .help = "ask the LLM for B implementations of an idea and evaluate them (exit 0 when one is "
-            "correct, 1 otherwise, 2 usage or setup error)",
+    .help = "exit 0 when one is correct, 1 otherwise, 2 usage or setup error",
     .exec = exec_implement,
 };

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "event.h"
+#include "emit.h"
 #include "flags.h"
 #include "ncu.h"
 #include "outline.h"
@@ -194,6 +194,5 @@ const struct cmd_entry cmd_profile_entry = {
     .name = "profile",
     .usage = "TASK FILE [--session FILE] [--ncu PATH] [kloop eval's flags] [--json] | [TASK FILE "
              "--session FILE] --parse NCU.csv [--json]",
-    .help = "Nsight Compute once on a candidate's kernels: bandwidth, occupancy, top stall",
     .exec = exec_profile,
 };

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "report.h"
@@ -84,6 +85,73 @@ static void wait_baselines(struct searchopts *o)
 	}
 }
 
+/* the search waits at the human gate (a session resumed with its ideas
+ * pending): no one here can decide them, so say how to go on rather than
+ * wait silently; the session keeps them.  Returns 3. */
+static int at_gate(struct searchopts *o)
+{
+	const struct state *st = runner_state(o->rn);
+	int n = 0;
+	for (int i = 0; i < st->nIdea; i++)
+		n += st->aIdea[i].status == IDEA_PENDING;
+	const char *z = o->rn->ses->zPath;
+	fprintf(stderr,
+	        "kloop: the search waits at the human gate: %d idea%s wait%s for a person to "
+	        "accept or reject %s.\n"
+	        "  go on in the workbench:  kloop open --session %s\n"
+	        "  or in the shell:         kloop shell --session %s   (then: ideas, accept ID, "
+	        "reject ID)\n"
+	        "  or let the search decide: kloop search --session %s --gate auto\n",
+	        n, n == 1 ? "" : "s", n == 1 ? "s" : "", n == 1 ? "it" : "them", z, z, z);
+	return 3;
+}
+
+/* the human gate on a terminal: each pending idea put to the person, who
+ * accepts it (a), rejects it (r) or leaves the rest for later (q, or the
+ * end of input: the search stops there, its ideas kept for the workbench,
+ * the shell or a later kloop search).  0 to go on, else at_gate()'s 3. */
+static int gate_prompt(struct searchopts *o)
+{
+	const struct state *st = runner_state(o->rn);
+	int n = 0, *ids = xcalloc((size_t)st->nIdea + 1, sizeof *ids);
+	for (int i = 0; i < st->nIdea; i++)
+		if (st->aIdea[i].status == IDEA_PENDING)
+			ids[n++] = st->aIdea[i].id;
+	char err[KL_ERRLEN], *line = NULL;
+	size_t cap = 0;
+	int rc = 0;
+	for (int k = 0; k < n && !rc; k++) {
+		const struct state_idea *d = state_idea(runner_state(o->rn), ids[k]);
+		if (!d || d->status != IDEA_PENDING)
+			continue;
+		char *t = term_clean(d->zTitle, 0), *ds = term_clean(d->zDescription, TERM_KEEP_NL);
+		fprintf(stderr, "\nidea %d [%s] for #%d: %s\n  %s\n", d->id, d->zCategory,
+		        d->parent, t, ds);
+		free(t);
+		free(ds);
+		for (;;) {
+			fprintf(stderr, "accept, reject, or quit (the ideas wait)? [a/r/q] ");
+			fflush(stderr);
+			if (getline(&line, &cap, stdin) < 0 || line[0] == 'q') {
+				rc = at_gate(o);
+				break;
+			}
+			int r = line[0] == 'a'   ? runner_idea_accept(o->rn, ids[k], err)
+			        : line[0] == 'r' ? runner_idea_reject(o->rn, ids[k], err)
+			                         : 1;
+			if (r < 0)
+				fprintf(stderr, "kloop: %s\n", err);
+			if (r <= 0)
+				break;
+		}
+	}
+	free(line);
+	free(ids);
+	if (!rc)
+		search_poke(o->s);
+	return rc;
+}
+
 static int exec_search(int argc, char **argv)
 {
 	struct searchopts o = {.self = &cmd_search_entry};
@@ -98,9 +166,16 @@ static int exec_search(int argc, char **argv)
 			rc = 2;
 		}
 	}
-	if (rc == 0) {
-		while (!search_done(o.s))
+	/* at the human gate: a person on the terminal decides; with no one
+	 * there, say how to go on */
+	int person = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
+	while (rc == 0 && !search_done(o.s)) {
+		if (search_waiting(o.s))
+			rc = person ? gate_prompt(&o) : at_gate(&o);
+		else
 			loop_once(o.l, 1.0);
+	}
+	if (rc == 0) {
 		wait_baselines(&o);
 		summary(&o);
 		const struct state *st = runner_state(o.rn);
@@ -128,10 +203,10 @@ const struct cmd_entry cmd_search_entry = {
              "[--from SOURCE] [--session F] [--json] [--provider openai|anthropic|command] "
              "[--model NAME] [--base-url URL] [--command CMD] [--fix N] [--backend host|cuda] "
              "[--budget S] [--trials N] [...]",
-    .help = "search automatically: rounds of parents, sweeps, crossover, LLM ideas and "
-            "implementations (exit 0 when a correct candidate faster than the baseline was "
-            "found, 1 otherwise, 2 usage or task error); --session F resumes; a budget of 0 "
-            "(--rounds 0, --time 0, --max-candidates 0, --budget-usd 0) is no limit",
+    .help = "exit 0 when a correct candidate faster than the baseline was found, 1 "
+            "otherwise, 2 usage or task error, 3 when a resumed search waits for a person at "
+            "the human gate; --session F resumes; a budget of 0 (--rounds 0, --time 0, "
+            "--max-candidates 0, --budget-usd 0) is no limit",
     .exec = exec_search,
     .more_help = more_help,
 };

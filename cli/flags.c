@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "search_settings.h"
+#include "suggest.h"
 #include "util.h"
 
 enum flag_type {
@@ -93,6 +94,9 @@ static const struct flag_def table[] = {
      * says the default (sandbox = on) */
     {"--no-sandbox", FT_SWITCH, "sandbox", 0, 0, 0, NULL, "off", ALL_CMDS, NULL},
     {"--sandbox", FT_SWITCH, "sandbox", 0, 0, 0, NULL, "on", ALL_CMDS, NULL},
+    /* MPS for the local GPUs (engine/measure/mps.h; config mps = on|off|auto) */
+    {"--mps", FT_SWITCH, "mps", 0, 0, 0, NULL, "on", ALL_CMDS, NULL},
+    {"--no-mps", FT_SWITCH, "mps", 0, 0, 0, NULL, "off", ALL_CMDS, NULL},
     {"--provider", FT_CHOICE, "provider", 0, 0, 0, NULL, "openai|anthropic|command", ALL_CMDS,
      NULL},
     {"--model", FT_STRING, "model", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},
@@ -278,6 +282,19 @@ static const struct flag_def *find(const char *a, size_t n, unsigned cmds)
 	return &alias;
 }
 
+/* the flag of cmds nearest to a typo of one (its first n bytes), or NULL */
+static const char *nearest_flag(const char *a, size_t n, unsigned cmds)
+{
+	const char *az[N_FLAGS + N_SETTINGS];
+	for (size_t k = 0; k < N_FLAGS; k++)
+		az[k] = table[k].cmds & cmds ? table[k].zName : NULL;
+	for (size_t k = 0; k < N_SETTINGS; k++)
+		az[N_FLAGS + k] = settings[k].cmds & cmds ? settings[k].zName : NULL;
+	char word[64];
+	snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1), a);
+	return suggest_nearest(word, az, N_FLAGS + N_SETTINGS);
+}
+
 static int parse(const struct cmd_entry *e, unsigned cmd, int argc, char **argv, struct flags *f)
 {
 	char err[KL_ERRLEN];
@@ -308,7 +325,12 @@ static int parse(const struct cmd_entry *e, unsigned cmd, int argc, char **argv,
 			v = d ? eq + 1 : NULL; /* --workers=SPEC */
 		}
 		if (!d) {
-			fprintf(stderr, "kloop: %s: unknown option %s\n", e->name, a);
+			const char *near = nearest_flag(a, eq ? (size_t)(eq - a) : strlen(a), cmd);
+			if (near)
+				fprintf(stderr, "kloop: %s: unknown option %s: did you mean %s?\n",
+				        e->name, a, near);
+			else
+				fprintf(stderr, "kloop: %s: unknown option %s\n", e->name, a);
 			return cmd_usage(e);
 		}
 		if (d->type != FT_SWITCH && !v && !(v = i + 1 < argc ? argv[++i] : NULL)) {

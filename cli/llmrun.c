@@ -12,7 +12,7 @@
 
 #include "backend.h"
 #include "compile.h"
-#include "llm.h"
+#include "llm_config.h"
 
 #define SOURCE_MAX (8u << 20)
 

@@ -9,7 +9,12 @@
 #include <string.h>
 #include <sys/prctl.h>
 
+#include <sys/stat.h>
+
 #include "cmd.h"
+#include "commands.h"
+#include "suggest.h"
+#include "task.h"
 #include "util.h"
 
 #include "version.h"
@@ -28,18 +33,101 @@ int cmd_usage(const struct cmd_entry *e)
 	return 2;
 }
 
+int cmd_sub_usage(const struct cmd_entry *e, const char *zSub, const char *const *azSub, size_t n)
+{
+	int known = 0;
+	for (size_t i = 0; i < n; i++)
+		known |= !strcmp(zSub, azSub[i]);
+	const char *near = known ? NULL : suggest_nearest(zSub, azSub, n);
+	if (!*zSub)
+		fprintf(stderr, "kloop: %s: which one? a subcommand is expected\n", e->name);
+	else if (known)
+		fprintf(stderr, "kloop: %s %s: wrong arguments\n", e->name, zSub);
+	else if (near)
+		fprintf(stderr, "kloop: %s: unknown subcommand '%s': did you mean '%s'?\n", e->name,
+		        zSub, near);
+	else
+		fprintf(stderr, "kloop: %s: unknown subcommand '%s'\n", e->name, zSub);
+	return cmd_usage(e);
+}
+
+char *cmd_help(const struct cmd_entry *e)
+{
+	const struct commands_def *d = commands_find(e->name);
+	if (!d)
+		return xstrdup(e->help);
+	return e->help ? xasprintf("%s; %s", d->help, e->help) : xstrdup(d->help);
+}
+
 static void help(FILE *f)
 {
 	fprintf(f, "kloop %s - a workbench for writing and optimizing GPU kernels\n\n",
 	        KLOOP_VERSION);
 	fprintf(f, "usage: kloop [TASK]            the full-screen workbench on a new session "
 	           "(default task: softmax)\n");
-	for (size_t i = 0; i < N_COMMANDS; i++)
+	for (size_t i = 0; i < N_COMMANDS; i++) {
+		char *h = cmd_help(commands[i]);
 		fprintf(f, "       kloop %s %s\n%*s%s\n", commands[i]->name, commands[i]->usage, 15,
-		        "", commands[i]->help);
+		        "", h);
+		free(h);
+	}
 	fprintf(
 	    f, "\nTASK is a bundled task's name (kloop tasks), a task directory, or a KernelBench\n"
 	       "problem file (.py).  Configuration: flags, then $XDG_CONFIG_HOME/kloop/config.\n");
+}
+
+/* whether z names a task kloop can open: a path that exists, a KernelBench
+ * file, or a bundled task */
+static int is_task(const char *z)
+{
+	struct stat st;
+	if (strchr(z, '/') || stat(z, &st) == 0)
+		return 1;
+	size_t n;
+	char **az = task_bundled_names(&n);
+	int found = 0;
+	for (size_t i = 0; i < n && !found; i++)
+		found = !strcmp(az[i], z);
+	task_names_free(az, n);
+	return found;
+}
+
+/* `kloop WORD` where WORD is neither a command nor a task: an error that
+ * names the nearest of both when it looks like a typo (kloop serach
+ * softmax, kloop softmx), and lists both */
+static int not_a_task(const char *z)
+{
+	size_t nTask;
+	char **azTask = task_bundled_names(&nTask);
+	const char **az = xmalloc((N_COMMANDS + nTask) * sizeof *az);
+	strbuf cmds = STRBUF_INIT, tasks = STRBUF_INIT;
+	for (size_t i = 0; i < N_COMMANDS; i++) {
+		az[i] = commands[i]->name;
+		sb_addf(&cmds, "%s%s", i ? ", " : "", az[i]);
+	}
+	for (size_t i = 0; i < nTask; i++) {
+		az[N_COMMANDS + i] = azTask[i];
+		sb_addf(&tasks, "%s%s", i ? ", " : "", azTask[i]);
+	}
+	const char *near = suggest_nearest(z, az, N_COMMANDS + nTask);
+	int isCmd = 0;
+	for (size_t i = 0; near && i < N_COMMANDS; i++)
+		isCmd |= near == az[i];
+	if (near && isCmd)
+		fprintf(stderr, "kloop: '%s' is not a command: did you mean 'kloop %s'?\n", z,
+		        near);
+	else if (near)
+		fprintf(stderr, "kloop: '%s' is not a task: did you mean '%s'?\n", z, near);
+	else
+		fprintf(stderr, "kloop: '%s' is neither a command nor a task\n", z);
+	fprintf(stderr,
+	        "  commands: %s\n  tasks: %s (or a task directory, or a KernelBench .py file)\n",
+	        cmds.buf, tasks.len ? tasks.buf : "none bundled");
+	sb_free(&cmds);
+	sb_free(&tasks);
+	free(az);
+	task_names_free(azTask, nTask);
+	return 2;
 }
 
 int main(int argc, char **argv)
@@ -76,8 +164,10 @@ int main(int argc, char **argv)
 			 * command takes --help or -h as a flag) */
 			for (int k = 2; k < argc && strcmp(argv[k], "--"); k++)
 				if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+					char *h = cmd_help(commands[i]);
 					printf("usage: kloop %s %s\n\n%s\n", commands[i]->name,
-					       commands[i]->usage, commands[i]->help);
+					       commands[i]->usage, h);
+					free(h);
 					if (commands[i]->more_help)
 						commands[i]->more_help(stdout);
 					return 0;
@@ -85,6 +175,8 @@ int main(int argc, char **argv)
 			return commands[i]->exec(argc - 1, argv + 1);
 		}
 	}
+	if (argc >= 2 && argv[1][0] != '-' && !is_task(argv[1]))
+		return not_a_task(argv[1]);
 	/* `kloop [TASK] [flags]`: the full-screen workbench */
 	return cmd_open_entry.exec(argc, argv);
 }

@@ -7,9 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compile.h"
-#include "llm.h"
+#include "llm_config.h"
 #include "util.h"
 
 #define SOURCE_MAX (8u << 20)
@@ -53,10 +54,23 @@ int searchopts_parse(struct searchopts *o, int argc, char **argv, int bSearch)
 		fprintf(stderr, "kloop: %s: a TASK (or --session FILE) is needed\n", self->name);
 		return cmd_usage(self);
 	}
+	/* a session to resume that is not there is a typo, not a new search
+	 * on the default task */
+	if (!o->lo.zTask && !path_exists(o->lo.zSession)) {
+		fprintf(stderr,
+		        "kloop: %s: %s: no such session file (to start a new search in it, give "
+		        "the TASK too: kloop %s TASK --session %s)\n",
+		        self->name, o->lo.zSession, self->name, o->lo.zSession);
+		return 2;
+	}
 	const char *gate = cJSON_GetStringValue(search_setting_get(o->settings, SS_gate));
-	if (gate && !strcmp(gate, "human")) {
-		fprintf(stderr, "kloop: --gate human needs a person at the keyboard: use the TUI "
-		                "(`kloop TASK`, then :search start) or `kloop shell`\n");
+	/* kloop search asks a person on a terminal (cmd_search.c); translate
+	 * has no gate to ask at, and a pipe no person */
+	if (gate && !strcmp(gate, "human") && (!bSearch || !isatty(STDIN_FILENO))) {
+		fprintf(stderr,
+		        "kloop: --gate human needs a person at the keyboard: run kloop search on a "
+		        "terminal, or use the workbench (`kloop TASK`, then :search start) or "
+		        "`kloop shell`\n");
 		return 2;
 	}
 	o->providerGiven = f->cfg.zProvider != NULL;

@@ -109,6 +109,14 @@ int config_set(struct config *c, const char *k, const char *v, char *err)
 		return set_num(&c->size, k, v, 1e-6, 1000, err);
 	if (!strcmp(k, "libs"))
 		return set_str(&c->zLibs, v);
+	if (!strcmp(k, "mps")) {
+		/* mps.h's enum mps_mode: auto 0, on 1, off 2 */
+		static const char *const modes[] = {"auto", "on", "off"};
+		for (int i = 0; i < 3; i++)
+			if (!strcmp(v, modes[i]))
+				return c->mps = i, 0;
+		return kl_err(err, "mps: expected on, off or auto, got '%s'", v);
+	}
 	if (!strcmp(k, "trials"))
 		return set_int(&c->nTrials, k, v, 1, 1e6, err);
 	if (!strcmp(k, "jobs"))
@@ -155,7 +163,7 @@ int config_set(struct config *c, const char *k, const char *v, char *err)
 	    "unknown key '%s' (known: backend, python, worker, workers, timeout, budget, trials, "
 	    "jobs, provider, model, base_url, api_key_env, command, llm_timeout, "
 	    "llm_stall_timeout, llm_retries, llm_max_in_flight, max_tokens, temperature, "
-	    "price_input, price_output, fix_attempts, atol, rtol, size, libs, sandbox)",
+	    "price_input, price_output, fix_attempts, atol, rtol, size, libs, sandbox, mps)",
 	    k);
 }
 

@@ -34,7 +34,8 @@ struct config {
 	int bTol;              /* atol or rtol was set (a zeroed config has neither) */
 	double size;           /* size factor of a KernelBench problem's dimensions (0: none) */
 	char *zLibs;           /* libraries for candidates ("cublas cudnn"), or NULL */
-	char *zPath;           /* the config file read, or NULL */
+	int mps;     /* MPS for the local GPUs: auto 0, on 1, off 2 (mps.h's enum mps_mode) */
+	char *zPath; /* the config file read, or NULL */
 };
 
 /* the config file's path (fresh string) */

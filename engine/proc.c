@@ -80,6 +80,8 @@ int proc_env_allowed(const char *zName)
 	                                    "CUDA_PATH",
 	                                    "CUDA_VISIBLE_DEVICES",
 	                                    "CUDA_DEVICE_ORDER",
+	                                    "CUDA_MPS_PIPE_DIRECTORY",
+	                                    "CUDA_MPS_LOG_DIRECTORY",
 	                                    "CPATH",
 	                                    "C_INCLUDE_PATH",
 	                                    "CPLUS_INCLUDE_PATH",

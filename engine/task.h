@@ -88,6 +88,11 @@ char *task_resolve(const char *zNameOrPath, char *err);
 /* the directory of the bundled tasks (static string) */
 const char *task_bundled_dir(void);
 
+/* the names of the bundled tasks, sorted (*pn of them), for
+ * task_names_free() */
+char **task_bundled_names(size_t *pn);
+void task_names_free(char **az, size_t n);
+
 /* dtype helpers */
 size_t task_dtype_size(kl_dtype d);
 const char *task_dtype_name(kl_dtype d);

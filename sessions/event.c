@@ -1,7 +1,7 @@
 /*
  * event.c - the event table that folds a journal into the state (one
- * check and one apply per event type) and the typed emitters that build
- * each event for session_emit().
+ * check and one apply per event type), and the fold itself
+ * (state_check(), state_apply()).  The typed emitters are emit.c's.
  */
 #include "event.h"
 #include "event_search.h"
@@ -417,8 +417,7 @@ const char *ev_name(enum ev_type t)
 	return (unsigned)t < EV_COUNT ? ev_table[t].name : "unknown";
 }
 
-/* ---- emitters ---- */
-
+/* a new event of type t, for an emitter (emit.c) to fill */
 cJSON *ev_new(enum ev_type t)
 {
 	cJSON *e = cJSON_CreateObject();
@@ -426,188 +425,26 @@ cJSON *ev_new(enum ev_type t)
 	return e;
 }
 
-int ev_session_started(struct session *s, const char *zTask, const char *zTaskDir,
-                       const char *zBackend, const char *zShapes, char *err)
+/* ---- the fold ---- */
+
+int state_check(const struct state *st, const cJSON *ev, char *err)
 {
-	cJSON *e = ev_new(EV_SESSION_STARTED);
-	cJSON_AddStringToObject(e, "task", zTask);
-	cJSON_AddStringToObject(e, "task_dir", zTaskDir);
-	cJSON_AddStringToObject(e, "backend", zBackend);
-	if (zShapes)
-		cJSON_AddStringToObject(e, "shapes", zShapes);
-	cJSON_AddStringToObject(e, "kloop", "0.1.0");
-	return session_emit(s, e, err);
+	if (!cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "type")))
+		return kl_err(err, "event without a \"type\"");
+	enum ev_type t = ev_type_of(ev);
+	return t == EV_UNKNOWN || !ev_table[t].check ? 0 : ev_table[t].check(st, ev, err);
 }
 
-int ev_candidate_added(struct session *s, const struct ev_candidate *c, char *err)
+int state_apply(struct state *st, const cJSON *ev, char *err)
 {
-	int id = state_next_id(&s->st);
-	cJSON *e = ev_new(EV_CANDIDATE_ADDED);
-	cJSON_AddNumberToObject(e, "id", id);
-	cJSON_AddStringToObject(e, "name", c->zName);
-	cJSON_AddStringToObject(e, "origin", c->zOrigin);
-	cJSON *ps = cJSON_AddArrayToObject(e, "parents");
-	for (int i = 0; i < c->nParent; i++)
-		cJSON_AddItemToArray(ps, cJSON_CreateNumber(c->aParent[i]));
-	cJSON_AddStringToObject(e, "source", c->zSource);
-	if (c->ideaId)
-		cJSON_AddNumberToObject(e, "idea_id", c->ideaId);
-	if (c->zIdea)
-		cJSON_AddStringToObject(e, "idea", c->zIdea);
-	if (c->request) {
-		cJSON_AddNumberToObject(e, "request", c->request);
-		cJSON_AddNumberToObject(e, "branch", c->branch);
-		cJSON_AddNumberToObject(e, "attempt", c->attempt);
-		cJSON_AddStringToObject(e, "changes", c->zChanges ? c->zChanges : "");
-	}
-	if (c->round > 0)
-		cJSON_AddNumberToObject(e, "round", c->round);
-	return session_emit(s, e, err) < 0 ? -1 : id;
-}
-
-int ev_eval_started(struct session *s, int cand, const char *zBackend, int abWith, char *err)
-{
-	cJSON *e = ev_new(EV_EVAL_STARTED);
-	cJSON_AddNumberToObject(e, "candidate", cand);
-	if (abWith)
-		cJSON_AddNumberToObject(e, "ab_with", abWith);
-	if (zBackend)
-		cJSON_AddStringToObject(e, "backend", zBackend);
-	return session_emit(s, e, err);
-}
-
-int ev_eval_running(struct session *s, int cand, char *err)
-{
-	cJSON *e = ev_new(EV_EVAL_RUNNING);
-	cJSON_AddNumberToObject(e, "candidate", cand);
-	return session_emit(s, e, err);
-}
-
-int ev_eval_finished(struct session *s, int cand, const cJSON *result, char *err)
-{
-	cJSON *e = ev_new(EV_EVAL_FINISHED);
-	cJSON_AddNumberToObject(e, "candidate", cand);
-	cJSON_AddItemToObject(e, "result", cJSON_Duplicate(result, 1));
-	return session_emit(s, e, err);
-}
-
-int ev_profile(struct session *s, int cand, const cJSON *profile, char *err)
-{
-	cJSON *e = ev_new(EV_PROFILE);
-	cJSON_AddNumberToObject(e, "candidate", cand);
-	cJSON_AddItemToObject(e, "profile", cJSON_Duplicate(profile, 1));
-	return session_emit(s, e, err);
-}
-
-int ev_compile_baseline(struct session *s, const char *zDevice, const cJSON *cm, char *err)
-{
-	cJSON *e = ev_new(EV_COMPILE_BASELINE);
-	cJSON_AddStringToObject(e, "device", zDevice ? zDevice : "");
-	cJSON_AddItemToObject(e, "compile", cJSON_Duplicate(cm, 1));
-	return session_emit(s, e, err);
-}
-
-int ev_idea_proposed(struct session *s, const struct ev_idea *d, char *err)
-{
-	int id = state_next_idea_id(&s->st);
-	cJSON *e = ev_new(EV_IDEA_PROPOSED);
-	cJSON_AddNumberToObject(e, "id", id);
-	cJSON_AddStringToObject(e, "title", d->zTitle);
-	cJSON_AddStringToObject(e, "description", d->zDescription ? d->zDescription : "");
-	cJSON_AddStringToObject(e, "category", d->zCategory ? d->zCategory : "other");
-	cJSON_AddStringToObject(e, "origin", d->zOrigin);
-	if (d->request)
-		cJSON_AddNumberToObject(e, "request", d->request);
-	if (d->parent)
-		cJSON_AddNumberToObject(e, "parent", d->parent);
-	if (d->round > 0)
-		cJSON_AddNumberToObject(e, "round", d->round);
-	if (d->archiveEntry > 0)
-		cJSON_AddNumberToObject(e, "archive_entry", d->archiveEntry);
-	return session_emit(s, e, err) < 0 ? -1 : id;
-}
-
-/* an event of type t about idea id, or NULL + err when there is no such idea */
-static cJSON *idea_event(struct session *s, enum ev_type t, int id, char *err)
-{
-	if (!state_idea(&s->st, id))
-		return kl_err(err, "no idea %d in the session", id), NULL;
-	cJSON *e = ev_new(t);
-	cJSON_AddNumberToObject(e, "id", id);
-	return e;
-}
-
-int ev_idea_accepted(struct session *s, int id, char *err)
-{
-	cJSON *e = idea_event(s, EV_IDEA_ACCEPTED, id, err);
-	return e ? session_emit(s, e, err) : -1;
-}
-
-int ev_idea_rejected(struct session *s, int id, const char *zReason, char *err)
-{
-	cJSON *e = idea_event(s, EV_IDEA_REJECTED, id, err);
-	if (e && zReason)
-		cJSON_AddStringToObject(e, "reason", zReason);
-	return e ? session_emit(s, e, err) : -1;
-}
-
-int ev_idea_edited(struct session *s, int id, const char *zTitle, const char *zDescription,
-                   const char *zCategory, char *err)
-{
-	cJSON *e = idea_event(s, EV_IDEA_EDITED, id, err);
-	if (!e)
+	if (state_check(st, ev, err) < 0)
 		return -1;
-	if (zTitle)
-		cJSON_AddStringToObject(e, "title", zTitle);
-	if (zDescription)
-		cJSON_AddStringToObject(e, "description", zDescription);
-	if (zCategory)
-		cJSON_AddStringToObject(e, "category", ideas_category(zCategory, NULL));
-	return session_emit(s, e, err);
-}
-
-int ev_llm_request(struct session *s, const struct ev_llm_request *q, char *err)
-{
-	int id = state_next_request_id(&s->st);
-	cJSON *e = ev_new(EV_LLM_REQUEST);
-	cJSON_AddNumberToObject(e, "request", id);
-	cJSON_AddStringToObject(e, "purpose", q->zPurpose);
-	cJSON_AddStringToObject(e, "provider", q->zProvider);
-	cJSON_AddStringToObject(e, "model", q->zModel);
-	cJSON_AddStringToObject(e, "base_url", q->zBaseUrl);
-	cJSON_AddStringToObject(e, "system", q->zSystem ? q->zSystem : "");
-	cJSON_AddStringToObject(e, "prompt", q->zPrompt);
-	cJSON_AddNumberToObject(e, "parent", q->parent);
-	if (q->idea) {
-		cJSON_AddNumberToObject(e, "idea", q->idea);
-		cJSON_AddNumberToObject(e, "branch", q->branch);
-		cJSON_AddNumberToObject(e, "attempt", q->attempt);
-		if (q->fixes)
-			cJSON_AddNumberToObject(e, "fixes", q->fixes);
-	}
-	if (q->round > 0)
-		cJSON_AddNumberToObject(e, "round", q->round);
-	return session_emit(s, e, err) < 0 ? -1 : id;
-}
-
-int ev_llm_response(struct session *s, int request, const struct ev_llm_response *r, char *err)
-{
-	cJSON *e = ev_new(EV_LLM_RESPONSE);
-	cJSON_AddNumberToObject(e, "request", request);
-	cJSON_AddStringToObject(e, "status", r->zStatus);
-	cJSON_AddStringToObject(e, "text", r->zText);
-	if (r->zError)
-		cJSON_AddStringToObject(e, "error", r->zError);
-	cJSON_AddNumberToObject(e, "http_status", r->httpStatus);
-	cJSON_AddNumberToObject(e, "input_tokens", (double)r->inTokens);
-	cJSON_AddNumberToObject(e, "output_tokens", (double)r->outTokens);
-	if (r->cost >= 0)
-		cJSON_AddNumberToObject(e, "cost", r->cost);
-	cJSON_AddNumberToObject(e, "latency_s", r->latencyS);
-	cJSON_AddNumberToObject(e, "first_token_s", r->firstTokenS);
-	cJSON_AddNumberToObject(e, "attempts", r->attempts);
-	cJSON_AddStringToObject(e, "stop", r->zStop);
-	cJSON_AddStringToObject(e, "provider", r->zProvider);
-	cJSON_AddStringToObject(e, "model", r->zModel);
-	return session_emit(s, e, err);
+	const cJSON *ts = cJSON_GetObjectItem(ev, "ts");
+	st->nEvents++;
+	if (cJSON_IsNumber(ts) && ts->valuedouble > st->tsLast)
+		st->tsLast = ts->valuedouble;
+	enum ev_type t = ev_type_of(ev);
+	if (t != EV_UNKNOWN)
+		ev_table[t].apply(st, ev, cJSON_IsNumber(ts) ? ts->valuedouble : 0);
+	return 0;
 }

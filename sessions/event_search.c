@@ -1,7 +1,7 @@
 /*
  * event_search.c - the search's events (sessions/search.h): their checks
- * and their fold into st->search, for event.c's table, and their typed
- * emitters (event.h).  The journal's format is the one the search has
+ * and their fold into st->search, for event.c's table (their typed
+ * emitters are emit.c's).  The journal's format is the one the search has
  * always written (docs/SESSIONS.md).
  */
 #include "event_search.h"
@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "event.h"
 #include "ideas.h"
 #include "json.h"
 #include "search_settings.h"
@@ -26,7 +25,7 @@ static void set_str(char **p, const char *z)
 int check_search(const struct state *st, const cJSON *ev, char *err)
 {
 	if (!st->search.started)
-		return kl_err(err, "%s before search_started", ev_name(ev_type_of(ev)));
+		return kl_err(err, "%s before search_started", json_str(ev, "type", ""));
 	return 0;
 }
 
@@ -90,7 +89,7 @@ int check_search_cand(const struct state *st, const cJSON *ev, char *err)
 	int id = json_int(ev, "candidate", 0);
 	if (!state_cand(st, id))
 		return kl_err(err, "%s for a candidate that does not exist (%d)",
-		              ev_name(ev_type_of(ev)), id);
+		              json_str(ev, "type", ""), id);
 	return 0;
 }
 
@@ -109,11 +108,11 @@ int check_search_category(const struct state *st, const cJSON *ev, char *err)
 	if (check_search(st, ev, err) < 0)
 		return -1;
 	if (!json_str(ev, "category", NULL))
-		return kl_err(err, "%s without a \"category\"", ev_name(ev_type_of(ev)));
+		return kl_err(err, "%s without a \"category\"", json_str(ev, "type", ""));
 	const char *c = json_str(ev, "category", NULL);
 	if (!ideas_category_named(c) || strcmp(ideas_category_named(c), c))
 		return kl_err(err, "%s: unknown idea category (one of: %s)",
-		              ev_name(ev_type_of(ev)), ideas_category_list());
+		              json_str(ev, "type", ""), ideas_category_list());
 	return 0;
 }
 
@@ -378,230 +377,4 @@ void apply_ab_compared(struct state *st, const cJSON *ev, double ts)
 	a->ratio = cJSON_IsNumber(r) ? r->valuedouble : -1;
 	a->won = cJSON_IsTrue(cJSON_GetObjectItem(ev, "won"));
 	a->failed = cJSON_GetObjectItem(ev, "error") != NULL;
-}
-
-/* ---- emitters ---- */
-
-/* a new event t carrying the search's elapsed time */
-static cJSON *search_event(enum ev_type t, double elapsedS)
-{
-	cJSON *e = ev_new(t);
-	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
-	return e;
-}
-
-static cJSON *cand_event(enum ev_type t, int cand, double elapsedS)
-{
-	cJSON *e = ev_new(t);
-	cJSON_AddNumberToObject(e, "candidate", cand);
-	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
-	return e;
-}
-
-static void budget_fields(cJSON *e, const struct ev_search_budget *b)
-{
-	cJSON_AddNumberToObject(e, "rounds", b->rounds);
-	cJSON_AddNumberToObject(e, "candidates", b->candidates);
-	cJSON_AddNumberToObject(e, "usd", b->usd);
-	cJSON_AddNumberToObject(e, "llm_requests", b->llmRequests);
-}
-
-int ev_search_started(struct session *s, const cJSON *settings, double elapsedS, char *err)
-{
-	cJSON *e = ev_new(EV_SEARCH_STARTED);
-	cJSON_AddItemToObject(e, "settings", cJSON_Duplicate(settings, 1));
-	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
-	return session_emit(s, e, err);
-}
-
-int ev_search_paused(struct session *s, double elapsedS, char *err)
-{
-	return session_emit(s, search_event(EV_SEARCH_PAUSED, elapsedS), err);
-}
-
-int ev_search_resumed(struct session *s, double elapsedS, char *err)
-{
-	return session_emit(s, search_event(EV_SEARCH_RESUMED, elapsedS), err);
-}
-
-int ev_search_stopped(struct session *s, const char *zReason, double elapsedS, char *err)
-{
-	cJSON *e = ev_new(EV_SEARCH_STOPPED);
-	cJSON_AddStringToObject(e, "reason", zReason);
-	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
-	return session_emit(s, e, err);
-}
-
-int ev_search_finished(struct session *s, const char *zReason, const struct ev_search_budget *b,
-                       double elapsedS, char *err)
-{
-	cJSON *e = ev_new(EV_SEARCH_FINISHED);
-	cJSON_AddStringToObject(e, "reason", zReason);
-	budget_fields(e, b);
-	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
-	return session_emit(s, e, err);
-}
-
-int ev_search_set(struct session *s, const char *zKey, const cJSON *value, double elapsedS,
-                  char *err)
-{
-	cJSON *e = ev_new(EV_SEARCH_SET);
-	cJSON_AddStringToObject(e, "key", zKey);
-	cJSON_AddItemToObject(e, "value", cJSON_Duplicate(value, 1));
-	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
-	return session_emit(s, e, err);
-}
-
-int ev_round_started(struct session *s, int round, int best, double elapsedS, char *err)
-{
-	cJSON *e = ev_new(EV_ROUND_STARTED);
-	cJSON_AddNumberToObject(e, "round", round);
-	cJSON_AddNumberToObject(e, "best", best);
-	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
-	return session_emit(s, e, err);
-}
-
-int ev_parents_chosen(struct session *s, int round, const char *zPolicy, double seed,
-                      const struct ev_parent *a, int n, const cJSON *snapshot, double elapsedS,
-                      char *err)
-{
-	cJSON *e = ev_new(EV_PARENTS_CHOSEN);
-	cJSON_AddNumberToObject(e, "round", round);
-	cJSON_AddStringToObject(e, "policy", zPolicy);
-	cJSON_AddNumberToObject(e, "seed", seed);
-	cJSON *ps = cJSON_AddArrayToObject(e, "parents");
-	for (int i = 0; i < n; i++) {
-		cJSON *p = cJSON_CreateObject();
-		cJSON_AddNumberToObject(p, "id", a[i].id);
-		cJSON_AddStringToObject(p, "name", a[i].zName);
-		cJSON_AddNumberToObject(p, "speedup", a[i].speedup);
-		cJSON_AddStringToObject(p, "source_sha256", a[i].zSha256);
-		cJSON_AddStringToObject(p, "reason", a[i].zReason);
-		cJSON_AddItemToArray(ps, p);
-	}
-	if (snapshot)
-		cJSON_AddItemToObject(e, "snapshot", cJSON_Duplicate(snapshot, 1));
-	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
-	return session_emit(s, e, err);
-}
-
-int ev_round_finished(struct session *s, int round, int best, double bestSpeedup, int made,
-                      double elapsedS, char *err)
-{
-	cJSON *e = ev_new(EV_ROUND_FINISHED);
-	cJSON_AddNumberToObject(e, "round", round);
-	cJSON_AddNumberToObject(e, "best", best);
-	cJSON_AddNumberToObject(e, "best_speedup", bestSpeedup);
-	cJSON_AddNumberToObject(e, "made", made);
-	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
-	return session_emit(s, e, err);
-}
-
-int ev_pin(struct session *s, int cand, double elapsedS, char *err)
-{
-	return session_emit(s, cand_event(EV_PIN, cand, elapsedS), err);
-}
-
-int ev_ban(struct session *s, int cand, double elapsedS, char *err)
-{
-	return session_emit(s, cand_event(EV_BAN, cand, elapsedS), err);
-}
-
-int ev_unban(struct session *s, int cand, double elapsedS, char *err)
-{
-	return session_emit(s, cand_event(EV_UNBAN, cand, elapsedS), err);
-}
-
-static int category_event(struct session *s, enum ev_type t, const char *zCategory, double elapsedS,
-                          char *err)
-{
-	cJSON *e = ev_new(t);
-	cJSON_AddStringToObject(e, "category", zCategory);
-	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
-	return session_emit(s, e, err);
-}
-
-int ev_ban_category(struct session *s, const char *zCategory, double elapsedS, char *err)
-{
-	return category_event(s, EV_BAN_CATEGORY, zCategory, elapsedS, err);
-}
-
-int ev_prefer_category(struct session *s, const char *zCategory, double elapsedS, char *err)
-{
-	return category_event(s, EV_PREFER_CATEGORY, zCategory, elapsedS, err);
-}
-
-int ev_idea_injected(struct session *s, int idea, double elapsedS, char *err)
-{
-	cJSON *e = ev_new(EV_IDEA_INJECTED);
-	cJSON_AddNumberToObject(e, "idea", idea);
-	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
-	return session_emit(s, e, err);
-}
-
-int ev_suspect_flagged(struct session *s, int cand, double speedup, const char *zWhy,
-                       double elapsedS, char *err)
-{
-	cJSON *e = ev_new(EV_SUSPECT_FLAGGED);
-	cJSON_AddNumberToObject(e, "candidate", cand);
-	cJSON_AddNumberToObject(e, "speedup", speedup);
-	cJSON_AddStringToObject(e, "why", zWhy);
-	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
-	return session_emit(s, e, err);
-}
-
-int ev_suspect_cleared(struct session *s, int cand, double elapsedS, char *err)
-{
-	return session_emit(s, cand_event(EV_SUSPECT_CLEARED, cand, elapsedS), err);
-}
-
-int ev_new_best(struct session *s, int cand, double speedup, double timeMs, int previous,
-                double previousSpeedup, double elapsedS, char *err)
-{
-	cJSON *e = ev_new(EV_NEW_BEST);
-	cJSON_AddNumberToObject(e, "candidate", cand);
-	cJSON_AddNumberToObject(e, "speedup", speedup);
-	cJSON_AddNumberToObject(e, "time_ms", timeMs);
-	if (previous) {
-		cJSON_AddNumberToObject(e, "previous", previous);
-		cJSON_AddNumberToObject(e, "previous_speedup", previousSpeedup);
-	}
-	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
-	return session_emit(s, e, err);
-}
-
-int ev_ab_compared(struct session *s, int cand, int incumbent, const cJSON *ab, char *err)
-{
-	cJSON *e = ev_new(EV_AB_COMPARED);
-	cJSON_AddNumberToObject(e, "candidate", cand);
-	cJSON_AddNumberToObject(e, "incumbent", incumbent);
-	const char *num[] = {"pairs", "wins", "p_value", "ratio"};
-	for (size_t i = 0; i < sizeof num / sizeof *num; i++) {
-		const cJSON *v = cJSON_GetObjectItem(ab, num[i]);
-		cJSON_AddNumberToObject(e, num[i], cJSON_IsNumber(v) ? v->valuedouble : 0);
-	}
-	cJSON_AddBoolToObject(e, "won", cJSON_IsTrue(cJSON_GetObjectItem(ab, "won")));
-	const char *side[][2] = {{"candidate", "candidate_ms"}, {"incumbent", "incumbent_ms"}};
-	for (size_t i = 0; i < 2; i++) {
-		const cJSON *m =
-		    cJSON_GetObjectItem(cJSON_GetObjectItem(ab, side[i][0]), "median_ms");
-		if (cJSON_IsNumber(m))
-			cJSON_AddNumberToObject(e, side[i][1], m->valuedouble);
-	}
-	const char *str[] = {"rule", "method", "error"};
-	for (size_t i = 0; i < sizeof str / sizeof *str; i++) {
-		const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(ab, str[i]));
-		if (z)
-			cJSON_AddStringToObject(e, str[i], z);
-	}
-	return session_emit(s, e, err);
-}
-
-int ev_search_budget(struct session *s, const struct ev_search_budget *b, double elapsedS,
-                     char *err)
-{
-	cJSON *e = ev_new(EV_SEARCH_BUDGET);
-	budget_fields(e, b);
-	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
-	return session_emit(s, e, err);
 }

@@ -1,7 +1,7 @@
 /*
  * event_search.h - the check and apply functions of the search's events,
  * for event.c's table only (the fold into st->search; the emitters are
- * declared in event.h).
+ * declared in emit.h).
  */
 #ifndef KL_EVENT_SEARCH_H
 #define KL_EVENT_SEARCH_H

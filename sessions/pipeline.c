@@ -15,7 +15,7 @@
 #include "ideas.h"
 #include "prompt.h"
 #include "reply.h"
-#include "event.h"
+#include "emit.h"
 #include "status.h"
 #include "result.h"
 #include "torchref.h"

@@ -15,8 +15,9 @@
 
 #include "archive.h"
 #include "backend.h"
-#include "event.h"
-#include "llm.h"
+#include "emit.h"
+#include "llm_config.h"
+#include "mps.h"
 #include "pipeline.h"
 #include "pool.h"
 #include "proc.h"
@@ -134,6 +135,7 @@ void runner_describe(const struct runner *rn, const struct runner_note *n, strbu
 	const struct state *st = &rn->ses->st;
 	const struct cand *c = state_cand(st, n->cand);
 	char v[600];
+	const char *gate;
 	switch (n->kind) {
 	case RUNNER_CHANGED:
 		break;
@@ -144,13 +146,18 @@ void runner_describe(const struct runner *rn, const struct runner_note *n, strbu
 		}
 		break;
 	case RUNNER_IDEAS:
+		/* under the auto gate a person has nothing to decide */
+		gate = st->search.set.gate;
 		if (!n->nIdea)
 			sb_addf(sb, "no ideas from request %d: %s", n->request,
 			        n->zText ? n->zText : "the reply held none");
 		else
-			sb_addf(sb,
-			        "%d idea%s from the LLM (accept, revise or reject them):", n->nIdea,
-			        n->nIdea == 1 ? "" : "s");
+			sb_addf(sb, "%d idea%s from the LLM (%s):", n->nIdea,
+			        n->nIdea == 1 ? "" : "s",
+			        search_state_live(st->search.state) &&
+			                strcmp(gate ? gate : "auto", "human")
+			            ? "the search's auto gate decides them"
+			            : "accept, revise or reject them");
 		for (int i = 0; i < n->nIdea; i++) {
 			const struct state_idea *d = state_idea(st, n->aIdea[i]);
 			if (d)
@@ -698,6 +705,9 @@ struct runner *runner_open(struct loop *l, const struct config *cfg, const struc
 	rn->wc.deferCompile = o->bDeferCompile;
 	rn->wc.onBaselines = on_baselines;
 	rn->wc.baselinesArg = rn;
+	/* MPS for the local GPUs (mps.h), named to the workers before they start */
+	if (mps_begin(cfg->mps, rn->zBackend, cfg->zWorkers, pool_local_gpus(), NULL, err) < 0)
+		goto fail;
 	/* the workers (none starts before the first evaluation) */
 	if (!(rn->pool = pool_new(l, &rn->wc, cfg->zWorkers, on_done, on_progress, rn, err)))
 		goto fail;

@@ -276,12 +276,6 @@ int runner_streams(struct runner *rn, const struct runner_stream **pa);
 /* 1 while anything runs: an evaluation, a profile, an LLM request or a pipeline step */
 int runner_busy(const struct runner *rn);
 
-/*
- * Write candidate id's source to zPath (atomically).  0, or -1 + err
- * naming the candidate or the file.
- */
-int runner_export(const struct state *st, int id, const char *zPath, char *err);
-
 /* a one-line summary of a candidate's verdict ("correct, 1.02 ms, 2.55x"),
  * written into buf of n bytes */
 void runner_verdict(const struct cand *c, char *buf, size_t n);

@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "event.h"
+#include "emit.h"
 #include "llm.h"
+#include "llm_config.h"
 #include "pipeline.h"
 #include "runner_int.h"
 #include "util.h"
@@ -204,14 +205,6 @@ int runner_streams(struct runner *rn, const struct runner_stream **pa)
 	}
 	*pa = rn->aStream;
 	return rn->nStream;
-}
-
-int runner_export(const struct state *st, int id, const char *zPath, char *err)
-{
-	const struct cand *c = state_cand(st, id);
-	if (!c)
-		return kl_err(err, "there is no candidate %d", id);
-	return write_file_atomic(zPath, c->zSource, strlen(c->zSource), err);
 }
 
 /* ---- for the search (sessions/search.h) ---- */

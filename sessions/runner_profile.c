@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "event.h"
+#include "emit.h"
 #include "proc.h"
 #include "runner_int.h"
 #include "util.h"

@@ -18,6 +18,9 @@
 #include "policy.h"
 #include "sha256.h"
 
+/* a round's parents, as many as the settings allow, fit what a policy chooses */
+_Static_assert(SEARCH_PARENTS_MAX <= POLICY_MAX_PICKS, "a policy chooses every parent asked for");
+
 double search_elapsed(const struct search *s)
 {
 	return s->base + (s->tRun > 0 ? now_s() - s->tRun : 0);

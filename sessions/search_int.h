@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "event.h"
+#include "emit.h"
 #include "runner.h"
 #include "search.h"
 #include "util.h"

@@ -9,10 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy.h"
 #include "util.h"
-
-_Static_assert(SEARCH_PARENTS_MAX <= POLICY_MAX_PICKS, "a policy chooses every parent asked for");
 
 const struct search_setting_info search_setting_info[SS_COUNT] = {
 #define SS_ROW(key, kind, lo, hi, def, words, flag, alias, what, cmds, group, help)                \

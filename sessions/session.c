@@ -150,17 +150,6 @@ struct session *session_memory(void)
 	return s;
 }
 
-int session_begin(struct session *s, const char *zTask, const char *zTaskDir, const char *zBackend,
-                  const char *zShapes, char *err)
-{
-	if (s->st.zTask && strcmp(s->st.zTask, zTask))
-		return kl_err(err, "%s: the session is for task '%s', not '%s'", s->zPath,
-		              s->st.zTask, zTask);
-	if (s->st.zTask)
-		return 0;
-	return ev_session_started(s, zTask, zTaskDir, zBackend, zShapes, err);
-}
-
 int session_saved(const struct session *s, FILE *f)
 {
 	if (!s)

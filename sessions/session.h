@@ -42,14 +42,6 @@ struct session {
 struct session *session_open(const char *zPath, int bWrite, char *err);
 void session_close(struct session *s);
 
-/*
- * Make s the session of task zTask: a new session gets its session_started
- * event (task, task directory, backend, shape set); an existing one must be
- * of the same task.  0, or -1 with err naming the journal and both tasks.
- */
-int session_begin(struct session *s, const char *zTask, const char *zTaskDir, const char *zBackend,
-                  const char *zShapes, char *err);
-
 /* a session without a journal (zPath "(no journal)"): events are checked and
  * applied, nothing is written.  For headless runs without --session. */
 struct session *session_memory(void);

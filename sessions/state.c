@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "event.h"
 #include "util.h"
 
 static void llm_to_json(const struct state *st, cJSON *o);
@@ -89,28 +88,6 @@ const struct cand *state_cand_by_source(const struct state *st, const char *zSou
 int state_next_id(const struct state *st)
 {
 	return st->maxId + 1;
-}
-
-int state_check(const struct state *st, const cJSON *ev, char *err)
-{
-	if (!cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "type")))
-		return kl_err(err, "event without a \"type\"");
-	enum ev_type t = ev_type_of(ev);
-	return t == EV_UNKNOWN || !ev_table[t].check ? 0 : ev_table[t].check(st, ev, err);
-}
-
-int state_apply(struct state *st, const cJSON *ev, char *err)
-{
-	if (state_check(st, ev, err) < 0)
-		return -1;
-	const cJSON *ts = cJSON_GetObjectItem(ev, "ts");
-	st->nEvents++;
-	if (cJSON_IsNumber(ts) && ts->valuedouble > st->tsLast)
-		st->tsLast = ts->valuedouble;
-	enum ev_type t = ev_type_of(ev);
-	if (t != EV_UNKNOWN)
-		ev_table[t].apply(st, ev, cJSON_IsNumber(ts) ? ts->valuedouble : 0);
-	return 0;
 }
 
 cJSON *state_cand_json(const struct cand *c)

@@ -1,7 +1,7 @@
 /*
  * state.h - the engine's state (task, population of candidates, their
- * results) as the fold of the session's events.  state_apply() is the only
- * way the state changes; the UI reads it and never writes it.
+ * results) as the fold of the session's events.  state_apply() (event.h)
+ * is the only way the state changes; the UI reads it and never writes it.
  */
 #ifndef KL_STATE_H
 #define KL_STATE_H
@@ -221,15 +221,6 @@ struct state {
 
 void state_init(struct state *st);
 void state_free(struct state *st);
-
-/* apply one event through the event table (event.h); unknown event types
- * are counted and ignored (so that older kloops read newer journals).  0,
- * or -1 + err for an event that contradicts the state (e.g. a result for a
- * candidate that does not exist). */
-int state_apply(struct state *st, const cJSON *ev, char *err);
-
-/* 0 if ev could be applied to st, else -1 + err (nothing changes) */
-int state_check(const struct state *st, const cJSON *ev, char *err);
 
 /* the candidate with id, or NULL */
 struct cand *state_cand(const struct state *st, int id);

@@ -1,11 +1,12 @@
 /*
- * actions.h - what each command of the command language (tui/commands.h)
- * does, once, for both front ends.  A front end (the TUI or the REPL)
- * describes itself with a struct actions_front: the live session or the
- * replay it shows, its population view, and hooks for what only it knows
- * how to do (show a page of text, run the editor on the terminal, quit,
- * switch from replay to live).  Changes to the session go through
- * sessions/runner.h, i.e. as events.
+ * actions.h - the commands of the command language (tui/commands.h) run
+ * for either front end: each command's entry has its handler (tui/verbs.h),
+ * written once for both.  A front end (the TUI or the REPL) describes
+ * itself with a struct actions_front: the live session or the replay it
+ * shows, its population view, and hooks for what only it knows how to do
+ * (show a page of text, run the editor on the terminal, quit, switch from
+ * replay to live).  Changes to the session go through sessions/runner.h,
+ * i.e. as events.
  */
 #ifndef KL_ACTIONS_H
 #define KL_ACTIONS_H
@@ -44,12 +45,27 @@ struct actions_front {
 	                                * search command or by actions_search_open() */
 };
 
+/* ---- what the command handlers (tui/verbs.h) share ---- */
+
+/* say the formatted text as an error; returns -1 */
+int actions_fail(struct actions_front *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* say the formatted text as an answer */
+void actions_say(struct actions_front *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* the candidate argument i of c, or NULL after saying there is none */
+const struct cand *actions_cand(struct actions_front *f, const struct commands_line *c, int i);
+/* 0 with a live session; -1 after saying a replay is read-only */
+int actions_need_live(struct actions_front *f, const struct commands_line *c);
+/* 0 with a live session and an LLM pipeline; -1 after saying why not */
+int actions_need_llm(struct actions_front *f, const struct commands_line *c);
+
 /* the state the commands act on: the live session's or the replay's fold */
 const struct state *actions_state(const struct actions_front *f);
 
 /*
- * Do the parsed command c.  Returns 0, or -1 when it failed (the reason
- * was said through f->say with bError set).
+ * Do the parsed command c (its entry's handler).  Returns 0, or -1 when it
+ * failed (the reason was said through f->say with bError set).
  */
 int actions_run(struct actions_front *f, const struct commands_line *c);
 

@@ -1,10 +1,4 @@
-/*
- * app.c - the TUI's loop glue: one event loop for keys, workers and signal
- * flags; keys go to the command line, the viewer, the global bindings or
- * the focused pane; the screen is redrawn when something changed (at most
- * 30 times a second, at once after a key).
- */
-#include "app.h"
+#include "app_int.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -18,6 +12,7 @@
 #include "cmdline.h"
 #include "editor.h"
 #include "panes.h"
+#include "pool.h"
 #include "replay.h"
 #include "report.h"
 #include "screen.h"
@@ -25,35 +20,7 @@
 #include "status.h"
 #include "syntax.h"
 
-#define FRAME_S (1.0 / 30)
-
-struct app {
-	struct ui u;            /* what the panes share */
-	struct loop *l;         /* the one event loop */
-	struct app_opts o;      /* how we were started */
-	struct cmdline cl;      /* the `:` and `/` line */
-	struct actions_front f; /* how commands reach us */
-	char zMsg[1024];        /* the message line, or "" */
-	int msgErr;             /* it is an error */
-	int askQuit;            /* waiting for y/n to quit with jobs running */
-	char zAsk[64];          /* waiting for y/n to run this command (or "") */
-	int workBusy;           /* jobs ran at the last look */
-	int workFrom;           /* the first candidate id of the work running */
-	int workEvals;          /* evaluations finished when it started */
-	char zWork[1024];       /* the message of the command that started it */
-	int askNext;            /* ... and then select this idea (0: none) */
-	int quit;               /* leave the loop */
-	int dirty;              /* something changed: redraw soon */
-	int keyDirty;           /* a key arrived: redraw now */
-	int editing;            /* $EDITOR has the terminal: do not draw */
-	double lastDraw;        /* monotonic time of the last frame */
-	double keyAt;           /* when the first key of this batch was read (0: none) */
-	FILE *stats;            /* KLOOP_TUI_STATS: frame times for the benchmark */
-};
-
-static void message(struct app *a, int bError, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void message(struct app *a, int bError, const char *fmt, ...)
+void app_message(struct app *a, int bError, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -89,11 +56,17 @@ static void on_live(void *arg, const struct runner_note *n)
 			free(line);
 			p += k + (p[k] == '\n');
 		}
-		message(a, 0, "%.*s", (int)strcspn(z, "\n"), z);
+		app_message(a, 0, "%.*s", (int)strcspn(z, "\n"), z);
 		a->u.focus = a->u.zoom ? a->u.focus : UI_IDEAS;
+		/* the new ideas in view: pending ideas come first, the cursor on
+		 * the first of them (not below them, which would scroll them off) */
+		int first = pane_ideas_next_pending(&a->u, 0);
+		const struct state_idea *sel = pane_ideas_selected(&a->u);
+		if (first && (!sel || sel->status != IDEA_PENDING))
+			a->u.selIdea = first, a->u.ideaTop = 0;
 	} else if (n->kind == RUNNER_MESSAGE) {
 		ui_log(&a->u, "%s", sb.buf ? sb.buf : "");
-		message(a, 1, "%s", sb.buf ? sb.buf : "");
+		app_message(a, 1, "%s", sb.buf ? sb.buf : "");
 	}
 	sb_free(&sb);
 	a->dirty = 1;
@@ -104,7 +77,7 @@ static void on_live(void *arg, const struct runner_note *n)
 static void hook_say(void *arg, const char *zText, int bError)
 {
 	struct app *a = arg;
-	message(a, bError, "%s", zText);
+	app_message(a, bError, "%s", zText);
 	if (bError)
 		ui_log(&a->u, "%s", zText);
 }
@@ -118,8 +91,6 @@ static void hook_page(void *arg, const char *zTitle, const char *zText, int cand
 	a->dirty = 1;
 }
 
-static void on_stdin(struct loop *l, int fd, int events, void *arg);
-
 static int hook_edit(void *arg, const char *zPath, char *err)
 {
 	struct app *a = arg;
@@ -128,20 +99,43 @@ static int hook_edit(void *arg, const char *zPath, char *err)
 	screen_suspend();
 	int rc = editor_run(a->l, zPath, err);
 	screen_resume();
-	loop_add_fd(a->l, STDIN_FILENO, LOOP_READ, on_stdin, a);
+	loop_add_fd(a->l, STDIN_FILENO, LOOP_READ, app_on_stdin, a);
 	screen_take_interrupt(); /* a Ctrl-C meant for the editor */
 	a->editing = 0;
 	a->keyDirty = 1;
 	return rc;
 }
 
-static void request_quit(struct app *a, int bForce)
+/* the pending ideas of a search that waits for a person at its gate (0:
+ * it does not wait) */
+int app_gate_waiting(const struct app *a)
+{
+	if (!a->f.search || !search_waiting(a->f.search))
+		return 0;
+	int n = 0;
+	for (int i = 0; i < a->u.st->nIdea; i++)
+		n += a->u.st->aIdea[i].status == IDEA_PENDING;
+	return n ? n : 1;
+}
+
+void app_request_quit(struct app *a, int bForce)
 {
 	int n = actions_jobs_count(a->u.lv), nReq = n - (a->u.lv ? runner_jobs(a->u.lv) : 0);
+	int nGate = app_gate_waiting(a);
 	if (!bForce && n > 0) {
 		a->askQuit = 1;
-		message(a, 0, "%d job%s running%s; quit anyway? (y/n)", n, n == 1 ? " is" : "s are",
-		        nReq ? " (LLM requests are cancelled)" : "");
+		app_message(a, 0, "%d job%s running%s; quit anyway? (y/n)", n,
+		            n == 1 ? " is" : "s are", nReq ? " (LLM requests are cancelled)" : "");
+		return;
+	}
+	if (!bForce && nGate) {
+		/* a search waiting for a person is work in progress too */
+		a->askQuit = 1;
+		app_message(
+		    a, 0,
+		    "quit? the search waits at the human gate: %d idea%s pending (y/n; Ideas: a "
+		    "accept, r reject)",
+		    nGate, nGate == 1 ? "" : "s");
 		return;
 	}
 	a->quit = 1;
@@ -149,7 +143,7 @@ static void request_quit(struct app *a, int bForce)
 
 static void hook_quit(void *arg, int bForce)
 {
-	request_quit(arg, bForce);
+	app_request_quit(arg, bForce);
 }
 
 static void set_live(struct app *a, struct runner *lv)
@@ -196,7 +190,7 @@ static int hook_cont(void *arg, const char *zFile, char *err)
 	a->u.selCand = state_cand(a->u.st, sel) ? sel : 0;
 	actions_search_open(&a->f, 1); /* a search running at that event goes on */
 	ui_log(&a->u, "continuing after event %d as a new session: %s", k, path);
-	message(a, 0, "continuing after event %d as a new session: %s", k, path);
+	app_message(a, 0, "continuing after event %d as a new session: %s", k, path);
 	free(path);
 	return 0;
 }
@@ -217,7 +211,7 @@ static void work_check(struct app *a)
 		if (actions_summary(a->u.st, a->workFrom, nEvals, &sb)) {
 			ui_log(&a->u, "done: %s", sb.buf);
 			if (!a->msgErr)
-				message(a, 0, "done: %s", sb.buf);
+				app_message(a, 0, "done: %s", sb.buf);
 		}
 		sb_free(&sb);
 		a->zWork[0] = 0;
@@ -225,7 +219,54 @@ static void work_check(struct app *a)
 	}
 }
 
-static void run_line(struct app *a, const char *zLine)
+/* the workers' setup (a worker's start, the reference's compile and
+ * timing, the baselines) is a step of its own: Activity shows it while it
+ * runs and logs how long it took; the candidates evaluated beside it are
+ * remembered, their compile time includes the wait (Results says so) */
+static void setup_check(struct app *a)
+{
+	struct ui *u = &a->u;
+	int nw = u->lv && u->lv->pool ? pool_size(u->lv->pool) : 0, starting = 0;
+	for (int i = 0; i < nw; i++) {
+		struct pool_info pi;
+		pool_info(u->lv->pool, i, &pi);
+		starting |= pi.state == POOL_W_STARTING;
+	}
+	if (starting) {
+		if (!u->setupT0)
+			u->setupT0 = now_s();
+		for (int k = 0; k < u->lv->nJob; k++)
+			if (!ui_setup_beside(u, u->lv->aJob[k].cand) &&
+			    u->nSetupCand < (int)(sizeof u->aSetupCand / sizeof *u->aSetupCand))
+				u->aSetupCand[u->nSetupCand++] = u->lv->aJob[k].cand;
+	} else if (u->setupT0) {
+		u->setupS = now_s() - u->setupT0;
+		u->setupT0 = 0;
+		ui_log(
+		    u,
+		    "setup done in %.1f s: the worker started, compiled and timed the reference, "
+		    "made the baselines (the compile times of the candidates beside it include "
+		    "the wait)",
+		    u->setupS);
+		a->dirty = 1;
+	}
+}
+
+/* the end of a search is said in Activity, with its reason (the message
+ * line goes stale; the header has room for its short form only) */
+static void search_check(struct app *a)
+{
+	const struct state_search *ss = &a->u.st->search;
+	int now = ss->started ? (int)ss->state : SEARCH_NONE;
+	if (now != a->searchWas && search_state_ended(now) && search_state_live(a->searchWas)) {
+		ui_log(&a->u, "search %s after round %d: %s", search_state_name(now), ss->round,
+		       ss->zWhy && *ss->zWhy ? ss->zWhy : "no reason was given");
+		a->dirty = 1;
+	}
+	a->searchWas = now;
+}
+
+void app_run_line(struct app *a, const char *zLine)
 {
 	const struct state *st = a->u.st;
 	int before = st ? st->nCand : 0;
@@ -240,6 +281,7 @@ static void run_line(struct app *a, const char *zLine)
 		snprintf(a->zWork, sizeof a->zWork, "%s", a->zMsg);
 	if (a->u.lv)
 		work_check(a);
+	search_check(a);
 	st = a->u.st;
 	/* a candidate made by hand is selected, to watch it being benchmarked */
 	if (a->u.lv && st->nCand > before && !strcmp(st->aCand[st->nCand - 1].zOrigin, "human"))
@@ -248,506 +290,14 @@ static void run_line(struct app *a, const char *zLine)
 }
 
 /* run a command made from a key (so that keys and commands share one path) */
-static void run_fmt(struct app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void run_fmt(struct app *a, const char *fmt, ...)
+void app_run_fmt(struct app *a, const char *fmt, ...)
 {
 	char line[256];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
-	run_line(a, line);
-}
-
-/* ---- keys ---- */
-
-static void help_page(struct app *a)
-{
-	strbuf sb = STRBUF_INIT;
-	sb_adds(
-	    &sb,
-	    "keys\n"
-	    "  Tab / Shift-Tab     next / previous pane (1-5 pick one: population, ideas, code, "
-	    "results, activity)\n"
-	    "  up/down, j/k        move the selection or scroll; PgUp/PgDn, g/G, Home/End\n"
-	    "  Enter               zoom the selected candidate's code (Enter again: the panes); "
-	    "an idea's text\n"
-	    "  e                   population: edit a copy of the candidate in $EDITOR (a new "
-	    "human candidate)\n"
-	    "  B                   population: benchmark the selected candidate again\n"
-	    "  s / S               population: sort by the next column / reverse the order\n"
-	    "  d                   code: toggle the diff against the parent (by function, then by "
-	    "line)\n"
-	    "  a / e / r           ideas: accept / revise / reject the selected idea (the cursor "
-	    "goes to the next pending one; a decided idea asks before it flips)\n"
-	    "  /                   filter the population (e.g. correct, origin=llm, speedup>1.5)\n"
-	    "  :                   the command line (Tab completes, up/down walk the history)\n"
-	    "  z                   zoom the focused pane to the whole screen, and back\n"
-	    "  mouse               click a pane to focus it, a row to select it; the wheel "
-	    "scrolls\n"
-	    "  Ctrl-L              redraw the screen\n"
-	    "  ?                   this help\n"
-	    "  q                   quit (asks while jobs run: evaluations and LLM requests); "
-	    "Ctrl-C quits at once\n"
-	    "  :cancel ID|rN|all   stop an evaluation, an LLM request (rN, as Activity lists it) "
-	    "or everything\n");
-	if (a->u.rp)
-		sb_adds(
-		    &sb,
-		    "replay\n"
-		    "  left/right, [ ]     one event back / forward\n"
-		    "  { }                 ten events back / forward\n"
-		    "  < >                 the start / the end of the journal\n"
-		    "  ( )                 a search's previous / next round (its parents chosen)\n"
-		    "  c                   continue from this point as a new live session\n");
-	sb_adds(&sb, "\ncommands (type : first)\n");
-	commands_help(&sb, NULL, a->u.rp != NULL);
-	viewer_open(&a->u, "help", sb.buf);
-	sb_free(&sb);
-}
-
-static void focus_step(struct app *a, int d)
-{
-	for (int i = 0; i < UI_NPANES; i++) {
-		a->u.focus = (a->u.focus + d + UI_NPANES) % UI_NPANES;
-		if (a->u.zoom || a->u.aRect[a->u.focus].h > 0)
-			return;
-	}
-}
-
-static int pane_key(struct app *a, int key)
-{
-	switch (a->u.focus) {
-	case UI_POPULATION:
-		return pane_population_key(&a->u, key);
-	case UI_IDEAS:
-		return pane_ideas_key(&a->u, key);
-	case UI_CODE:
-		return pane_code_key(&a->u, key);
-	case UI_RESULTS:
-		return pane_results_key(&a->u, key);
-	case UI_ACTIVITY:
-		return pane_activity_key(&a->u, key);
-	}
-	return 0;
-}
-
-static void on_mouse(struct app *a)
-{
-	MEVENT me;
-	if (getmouse(&me) != OK)
-		return;
-	for (int p = 0; p < UI_NPANES; p++) {
-		const struct ui_rect *r = &a->u.aRect[p];
-		if (r->h <= 0 || me.y < r->y || me.y >= r->y + r->h || me.x < r->x ||
-		    me.x >= r->x + r->w)
-			continue;
-		a->u.focus = p;
-		if (me.bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)) {
-			for (int i = 0; i < 3; i++)
-				pane_key(a, (me.bstate & BUTTON4_PRESSED) ? KEY_UP : KEY_DOWN);
-			return;
-		}
-		int row = me.y - r->y - 1;
-		if (p == UI_POPULATION)
-			pane_population_click(&a->u, row);
-		else if (p == UI_IDEAS)
-			pane_ideas_click(&a->u, row);
-		if (p == UI_POPULATION && (me.bstate & BUTTON1_DOUBLE_CLICKED))
-			a->u.focus = UI_CODE;
-		return;
-	}
-}
-
-static void replay_step(struct app *a, int k)
-{
-	run_fmt(a, "goto %d", k < 0 ? 0 : k);
-}
-
-static void on_key(struct app *a, wint_t wch, int isKey)
-{
-	int key = (int)wch;
-	if (a->askQuit) {
-		a->askQuit = 0;
-		if (!isKey && (key == 'y' || key == 'Y'))
-			a->quit = 1;
-		else
-			message(a, 0, "not quitting");
-		return;
-	}
-	if (a->zAsk[0]) {
-		char line[64];
-		snprintf(line, sizeof line, "%s", a->zAsk);
-		a->zAsk[0] = 0;
-		if (!isKey && (key == 'y' || key == 'Y')) {
-			run_line(a, line);
-			if (a->askNext)
-				a->u.selIdea = a->askNext;
-		} else {
-			message(a, 0, "nothing changed");
-		}
-		return;
-	}
-	if (a->cl.active) {
-		enum cmdline_result r = cmdline_key(&a->cl, wch, isKey, actions_words, &a->f);
-		if (r == CMDLINE_DONE) {
-			if (!strcmp(a->cl.zPrompt, "/")) {
-				char *line = xasprintf("filter %s", a->cl.buf);
-				run_line(a, line);
-				free(line);
-			} else {
-				run_line(a, a->cl.buf);
-			}
-		}
-		return;
-	}
-	a->zMsg[0] = 0;
-	if (isKey && key == KEY_MOUSE) {
-		on_mouse(a);
-		return;
-	}
-	if (isKey && key == KEY_RESIZE)
-		return;
-	if (!isKey && key >= KEY_MIN)
-		key = 0; /* a character whose code is a curses key's */
-	if (a->u.zViewText && viewer_key(&a->u, key))
-		return;
-	if (!isKey) {
-		switch (key) {
-		case '\t':
-			focus_step(a, 1);
-			return;
-		case ':':
-			cmdline_open(&a->cl, ":", NULL);
-			return;
-		case '/': {
-			/* the filter so far and a space: what is typed is one more term */
-			const char *z = a->u.pv.zFilter;
-			char *init = z && *z ? xasprintf("%s ", z) : xstrdup("");
-			cmdline_open(&a->cl, "/", init);
-			free(init);
-			return;
-		}
-		case '?':
-			help_page(a);
-			return;
-		case 'q':
-			request_quit(a, 0);
-			return;
-		case 'z':
-			a->u.zoom = !a->u.zoom;
-			return;
-		case 'R': /* the search: run (start), pause, resume */
-			if (a->u.lv) {
-				const struct state_search *ss = &a->u.st->search;
-				run_line(a, !ss->started || ss->state == SEARCH_NONE
-				                ? "search start"
-				            : ss->state == SEARCH_RUNNING ? "search pause"
-				                                          : "search resume");
-			}
-			return;
-		case 12: /* Ctrl-L */
-			clearok(curscr, TRUE);
-			return;
-		case '1':
-		case '2':
-		case '3':
-		case '4':
-		case '5':
-			/* picking a pane shows the panes with it focused */
-			a->u.focus = key - '1';
-			a->u.zoom = 0;
-			return;
-		}
-		if (a->u.rp) {
-			int k = a->u.rp->k;
-			switch (key) {
-			case '[':
-				replay_step(a, k - 1);
-				return;
-			case ']':
-				replay_step(a, k + 1);
-				return;
-			case '{':
-				replay_step(a, k - 10);
-				return;
-			case '}':
-				replay_step(a, k + 10);
-				return;
-			case '<':
-				replay_step(a, 0);
-				return;
-			case '>':
-				replay_step(a, a->u.rp->nEv);
-				return;
-			case 'c':
-				run_line(a, "continue");
-				return;
-			case '(': /* a search's previous / next round (after its parents_chosen) */
-			case ')': {
-				int i = replay_find(a->u.rp, key == ')' ? k : k - 3,
-				                    key == ')' ? 1 : -1, "round_started");
-				if (i >= 0)
-					replay_step(a, i + 2);
-				return;
-			}
-			}
-		}
-	} else {
-		if (key == KEY_BTAB) {
-			focus_step(a, -1);
-			return;
-		}
-		if (a->u.rp && (key == KEY_LEFT || key == KEY_RIGHT)) {
-			replay_step(a, a->u.rp->k + (key == KEY_LEFT ? -1 : 1));
-			return;
-		}
-	}
-	int k = isKey ? key : key == '\r' || key == '\n' ? KEY_ENTER : key;
-	if (pane_key(a, k))
-		return;
-	/* keys about the selected idea, on the ideas pane */
-	const struct state_idea *d = a->u.focus == UI_IDEAS ? pane_ideas_selected(&a->u) : NULL;
-	if (a->u.focus == UI_IDEAS && (k == 'a' || k == 'e' || k == 'r' || k == KEY_ENTER)) {
-		if (!d) {
-			message(a, 0, "no idea is selected: `:ideas 3` asks the LLM for three");
-		} else if (k == KEY_ENTER) {
-			strbuf sb = STRBUF_INIT;
-			sb_addf(&sb, "idea %d: %s\n\ncategory  %s\nstatus    %s%s\norigin    %s\n",
-			        d->id, d->zTitle, d->zCategory, pane_ideas_status(a->u.st, d),
-			        d->edited ? " (revised)" : "", d->zOrigin);
-			if (d->parent)
-				sb_addf(&sb, "for       candidate %d\n", d->parent);
-			sb_addf(&sb, "\n%s\n", d->zDescription);
-			viewer_open(&a->u, "idea", sb.buf);
-			sb_free(&sb);
-		} else {
-			const char *cmd = k == 'a' ? "accept" : k == 'e' ? "revise" : "reject";
-			/* the cursor goes to the next pending idea, not with the idea
-			 * that moved down the list; a decided idea is not flipped by
-			 * one stray key */
-			int id = d->id, next = k == 'e' ? id : pane_ideas_next_pending(&a->u, id);
-			if (next == id || !next)
-				next = 0;
-			int flip =
-			    (k == 'r' && d->status != IDEA_REJECTED && d->status != IDEA_PENDING) ||
-			    (k == 'a' && d->status == IDEA_REJECTED);
-			if (flip) {
-				snprintf(a->zAsk, sizeof a->zAsk, "%s %d", cmd, id);
-				a->askNext = next;
-				message(a, 0, "idea %d is %s; %s it? (y/n)", id,
-				        pane_ideas_status(a->u.st, d), cmd);
-				return;
-			}
-			if (k != 'e' && d->status == (k == 'a' ? IDEA_ACCEPTED : IDEA_REJECTED)) {
-				message(a, 0, "idea %d is %s already", id,
-				        pane_ideas_status(a->u.st, d));
-				return;
-			}
-			run_fmt(a, "%s %d", cmd, id);
-			if (next)
-				a->u.selIdea = next;
-		}
-		return;
-	}
-	/* keys about the selected candidate, from any pane that did not use them */
-	const struct cand *c = ui_selected(&a->u);
-	if (k == KEY_ENTER) {
-		/* Enter zooms the code: the selected candidate's source takes the
-		 * screen; Enter (or z) on the code gives the panes back */
-		if (a->u.focus == UI_POPULATION && c) {
-			a->u.focus = UI_CODE;
-			a->u.zoom = 1;
-		} else if (a->u.focus == UI_CODE) {
-			a->u.zoom = !a->u.zoom;
-		}
-		return;
-	}
-	if (!c)
-		return;
-	if (k == 'e')
-		run_fmt(a, "edit %d", c->id);
-	else if (k == 'B')
-		run_fmt(a, "bench %d", c->id);
-	else if (k == 'd') {
-		a->u.focus = UI_CODE;
-		pane_code_key(&a->u, 'd');
-	}
-}
-
-static void on_stdin(struct loop *l, int fd, int events, void *arg)
-{
-	struct app *a = arg;
-	(void)l, (void)fd, (void)events;
-	wint_t wch;
-	int rc;
-	while (!a->quit && !a->editing && (rc = get_wch(&wch)) != ERR) {
-		if (!a->keyAt)
-			a->keyAt = now_s();
-		on_key(a, wch, rc == KEY_CODE_YES);
-	}
-	a->keyDirty = 1;
-}
-
-static void on_wake(struct loop *l, int fd, int events, void *arg)
-{
-	(void)l, (void)fd, (void)events;
-	screen_drain();
-	((struct app *)arg)->dirty = 1; /* a signal, or the highlight query is ready */
-}
-
-/* on the query-warming thread: only wake the loop */
-static void on_query_ready(void *arg)
-{
-	(void)arg;
-	screen_wake();
-}
-
-/* ---- drawing ---- */
-
-/* n and the noun, plural unless n is 1: "1 candidate", "2 candidates" */
-static const char *count_of(char *buf, size_t size, int n, const char *zNoun)
-{
-	snprintf(buf, size, "%d %s%s", n, zNoun, n == 1 ? "" : "s");
-	return buf;
-}
-
-/* a path for the title bar: ~ for the home directory; when it does not fit
- * in room columns, …/ and its file name */
-static void short_path(const char *zPath, int room, char *buf, size_t n)
-{
-	const char *home = getenv("HOME");
-	size_t h = home ? strlen(home) : 0;
-	if (h > 1 && !strncmp(zPath, home, h) && zPath[h] == '/')
-		snprintf(buf, n, "~%s", zPath + h);
-	else
-		snprintf(buf, n, "%s", zPath);
-	if ((int)strlen(buf) > room) {
-		const char *b = strrchr(zPath, '/');
-		snprintf(buf, n, "%s%s", screen_utf8() ? "\xe2\x80\xa6" : "...", b ? b : zPath);
-	}
-}
-
-static void draw_title(struct app *a)
-{
-	const struct state *st = a->u.st;
-	char t[1024], nc[32], jobs[32];
-	int nOk = 0;
-	for (int i = 0; i < st->nCand; i++)
-		nOk += st->aCand[i].status == STATUS_CORRECT;
-	char bestz[128];
-	report_best_text(st, bestz, sizeof bestz);
-	count_of(nc, sizeof nc, st->nCand, "candidate");
-	char ss[256] = " | ";
-	search_status_state(st, ss + 3, sizeof ss - 3); /* the search: state, round, budget */
-	if (!ss[3])
-		ss[0] = 0;
-	if (a->u.rp) {
-		/* before the first event the journal has not said its task yet */
-		const char *b = strrchr(a->u.rp->zPath, '/');
-		char what[256];
-		if (st->zTask)
-			snprintf(what, sizeof what, "%s (%s)", st->zTask,
-			         st->zBackend ? st->zBackend : "backend not said yet");
-		else
-			snprintf(what, sizeof what, "%s", b ? b + 1 : a->u.rp->zPath);
-		snprintf(t, sizeof t,
-		         " kloop replay | %s | event %d of %d | %s, %d correct | "
-		         "%s%s | [ ] step, c continue, ? help",
-		         what, a->u.rp->k, a->u.rp->nEv, nc, nOk, bestz, ss);
-	} else {
-		int nj = actions_jobs_count(a->u.lv);
-		count_of(jobs, sizeof jobs, nj, "job");
-		/* the jobs before the best, the search before the path: a narrow
-		 * screen cuts the end */
-		int used = snprintf(t, sizeof t, " kloop | %s (%s) | %s, %d correct | %s | %s%s | ",
-		                    st->zTask ? st->zTask : "?", a->u.lv->zBackend, nc, nOk, jobs,
-		                    bestz, ss);
-		char path[512];
-		short_path(a->u.lv->ses->zPath, COLS - used, path, sizeof path);
-		/* no room even for …/name: the path is left out (the log has it) */
-		if (used < (int)sizeof t - 1 && screen_width(path, strlen(path)) <= COLS - used)
-			snprintf(t + used, sizeof t - (size_t)used, "%s", path);
-		else if (used < (int)sizeof t)
-			t[used - 3] = 0;
-	}
-	screen_fill(0, 0, COLS, screen_attr(SR_TITLE));
-	screen_put(0, 0, COLS, t, screen_attr(SR_TITLE));
-}
-
-static void draw(struct app *a)
-{
-	if (a->editing)
-		return;
-	double t0 = now_s();
-	erase();
-	screen_layout(COLS, LINES, a->u.zoom ? a->u.focus : -1, a->u.aRect);
-	if (a->u.zoom && a->u.aRect[a->u.focus].h == 0)
-		a->u.zoom = 0, screen_layout(COLS, LINES, -1, a->u.aRect);
-	draw_title(a);
-	struct ui *u = &a->u;
-	if (u->aRect[UI_POPULATION].h)
-		pane_population_draw(u, &u->aRect[UI_POPULATION], u->focus == UI_POPULATION);
-	if (u->aRect[UI_IDEAS].h)
-		pane_ideas_draw(u, &u->aRect[UI_IDEAS], u->focus == UI_IDEAS);
-	if (u->aRect[UI_CODE].h)
-		pane_code_draw(u, &u->aRect[UI_CODE], u->focus == UI_CODE);
-	if (u->aRect[UI_RESULTS].h)
-		pane_results_draw(u, &u->aRect[UI_RESULTS], u->focus == UI_RESULTS);
-	if (u->aRect[UI_ACTIVITY].h)
-		pane_activity_draw(u, &u->aRect[UI_ACTIVITY], u->focus == UI_ACTIVITY);
-	if (u->aRect[UI_CHART].h)
-		chart_draw(u, &u->aRect[UI_CHART]);
-	if (u->zViewText)
-		viewer_draw(u, LINES, COLS);
-	int y = LINES - 1;
-	if (a->cl.active) {
-		cmdline_draw(&a->cl, y, COLS);
-		curs_set(1);
-	} else {
-		curs_set(0);
-		screen_fill(y, 0, COLS, 0);
-		if (a->zMsg[0] && a->workBusy && a->zWork[0] && !strcmp(a->zMsg, a->zWork)) {
-			/* the command's answer with how far its work has come */
-			const struct state *st = u->st;
-			int nNew = 0, nDone = 0;
-			for (int i = 0; i < st->nCand; i++)
-				if (st->aCand[i].id >= a->workFrom) {
-					nNew++;
-					nDone += status_finished(st->aCand[i].status);
-				}
-			int nj = actions_jobs_count(u->lv);
-			char line[1400];
-			snprintf(line, sizeof line,
-			         "%s - %d job%s running, %d new candidate%s, %d evaluated", a->zMsg,
-			         nj, nj == 1 ? "" : "s", nNew, nNew == 1 ? "" : "s", nDone);
-			screen_put(y, 0, COLS, line, A_BOLD);
-		} else if (a->zMsg[0])
-			screen_put(y, 0, COLS, a->zMsg,
-			           a->msgErr ? screen_attr(SR_BAD) | A_BOLD : A_BOLD);
-		else if (u->zViewText)
-			screen_put(y, 0, COLS, "up/down scroll  q close", screen_attr(SR_DIM));
-		else
-			/* help and quit first: a narrow screen cuts the others */
-			screen_put(
-			    y, 0, COLS,
-			    u->rp ? "? help  q quit  Tab pane  [ ] step  c continue  / filter  "
-			            ": command  up/down move"
-			          : "? help  q quit  Tab pane  Enter zoom code  : command  / "
-			            "filter  e edit  B bench  d diff  up/down move",
-			    screen_attr(SR_DIM));
-	}
-	refresh();
-	double t1 = now_s();
-	if (a->stats) {
-		fprintf(a->stats, "frame %.3f ms%s", (t1 - t0) * 1e3, a->keyAt ? "" : "\n");
-		if (a->keyAt)
-			fprintf(a->stats, " key %.3f ms\n", (t1 - a->keyAt) * 1e3);
-		fflush(a->stats);
-	}
-	a->keyAt = 0;
-	a->lastDraw = t1;
-	a->dirty = a->keyDirty = 0;
+	app_run_line(a, line);
 }
 
 /* ---- the run ---- */
@@ -803,7 +353,7 @@ int app_run(const struct app_opts *o)
 	/* the code pane's highlight query (51 ms to compile) is made on a thread
 	 * while the session opens; a frame drawn before it is ready shows the
 	 * code plain, and its end wakes the loop to draw it highlighted */
-	syntax_query_warm(on_query_ready, NULL);
+	syntax_query_warm(app_on_query_ready, NULL);
 	/* the session opens (and its seeds start) with the screen up */
 	if (open_model(a, err) < 0) {
 		screen_end();
@@ -819,9 +369,11 @@ int app_run(const struct app_opts *o)
 	free(hist);
 	if (a->u.st->nCand)
 		a->u.selCand = a->u.st->aCand[0].id;
-	loop_add_fd(a->l, STDIN_FILENO, LOOP_READ, on_stdin, a);
-	loop_add_fd(a->l, screen_wakeup_fd(), LOOP_READ, on_wake, a);
-	draw(a);
+	a->u.follow = UI_FOLLOW_NEWEST; /* while a search runs; f changes it */
+	a->searchWas = a->u.st->search.started ? (int)a->u.st->search.state : SEARCH_NONE;
+	loop_add_fd(a->l, STDIN_FILENO, LOOP_READ, app_on_stdin, a);
+	loop_add_fd(a->l, screen_wakeup_fd(), LOOP_READ, app_on_wake, a);
+	app_draw(a);
 	while (!a->quit) {
 		double now = now_s();
 		int busy = actions_jobs_count(a->u.lv) > 0;
@@ -829,15 +381,18 @@ int app_run(const struct app_opts *o)
 		loop_once(a->l, wait < 0 ? 0 : wait);
 		if (screen_take_resize())
 			a->keyDirty = 1;
-		if (a->u.lv)
+		if (a->u.lv) {
 			work_check(a);
+			setup_check(a);
+		}
+		search_check(a);
 		if (screen_take_interrupt())
 			a->quit = 1;
 		now = now_s();
 		if (busy && now - a->lastDraw >= 0.25)
 			a->dirty = 1; /* elapsed times in the activity pane */
 		if (!a->quit && (a->keyDirty || (a->dirty && now - a->lastDraw >= FRAME_S)))
-			draw(a);
+			app_draw(a);
 	}
 	screen_end();
 	cmdline_free(&a->cl);

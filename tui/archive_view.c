@@ -2,12 +2,13 @@
  * archive_view.c - `archive QUERY | show ID | idea ID | cand ID` on the
  * command line of the TUI and the REPL (sessions/archive.h underneath).
  */
-#include "archive_view.h"
+#include "actions.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "verbs.h"
 #include "archive.h"
 #include "json.h"
 
@@ -43,7 +44,7 @@ static void results_text(const cJSON *r, const char *zQuery, strbuf *sb)
 	            "`archive cand ID`: add its code as a candidate and evaluate it\n");
 }
 
-int archive_view_run(struct actions_front *f, const struct commands_line *c)
+int verb_archive(struct actions_front *f, const struct commands_line *c)
 {
 	char err[KL_ERRLEN];
 	strbuf q = STRBUF_INIT;

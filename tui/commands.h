@@ -1,10 +1,10 @@
 /*
  * commands.h - kloop's command language, shared by the TUI's `:` line and
- * the line REPL (`kloop shell`): the table of commands with their
- * arguments and help, the parser (words split by libedit's tokenizer, so
- * quoting works as in a shell), and completion.  It knows nothing of the
- * engine: a parsed line says what was asked, and the front end does it
- * (tui/actions.c).
+ * the line REPL (`kloop shell`): the table of commands (one entry each,
+ * with its arguments, help and handler), the parser (words split by
+ * libedit's tokenizer, so quoting works as in a shell), help, and
+ * completion.  The parser knows nothing of the engine: a parsed line says
+ * what was asked, and actions_run() calls its entry's handler.
  */
 #ifndef KL_COMMANDS_H
 #define KL_COMMANDS_H
@@ -12,46 +12,6 @@
 #include <stddef.h>
 
 #include "util.h"
-
-enum commands_id {
-	CMD_IDEAS,
-	CMD_ACCEPT,
-	CMD_REJECT,
-	CMD_REVISE,
-	CMD_IMPLEMENT,
-	CMD_EDIT,
-	CMD_BENCH,
-	CMD_SHOW,
-	CMD_DIFF,
-	CMD_EXPORT,
-	CMD_ADD,
-	CMD_PROFILE,
-	CMD_SORT,
-	CMD_FILTER,
-	CMD_LIST,
-	CMD_JOBS,
-	CMD_ARCHIVE,
-	CMD_STEP,
-	CMD_GOTO,
-	CMD_CONTINUE,
-	CMD_HELP,
-	CMD_QUIT,
-	/* the search (sessions/search.h) */
-	CMD_SEARCH,
-	CMD_PIN,
-	CMD_BAN,
-	CMD_UNBAN,
-	CMD_PREFER,
-	CMD_CLEAR,
-	CMD_IDEA,
-	CMD_GATE,
-	CMD_SET,
-	CMD_CANCEL,
-	CMD_COMPARE,
-	CMD_PROMPT,
-	CMD_REPLY,
-	CMD_COUNT
-};
 
 /* what an argument is */
 enum commands_arg {
@@ -71,8 +31,17 @@ enum commands_arg {
 #define COMMANDS_MAX_ARGS 3
 #define COMMANDS_MAX_WORDS 32
 
+struct actions_front;
+struct commands_line;
+
+/*
+ * One command: everything about it is this entry (as tmux's cmd_entry):
+ * its names, its arguments (which the parser checks), its usage and help
+ * line (for `help`, and for the `kloop` verb of the same name, cli/main.c),
+ * and the function that does it (tui/verbs.h).  Adding a command is one
+ * entry of commands_table (tui/command_table.c) and its handler.
+ */
 struct commands_def {
-	enum commands_id id;
 	const char *name;                          /* the word that names it */
 	const char *alias;                         /* a short form, or NULL */
 	enum commands_arg aArg[COMMANDS_MAX_ARGS]; /* its arguments, ARG_NONE-ended */
@@ -80,6 +49,8 @@ struct commands_def {
 	const char *usage;                         /* "diff ID [ID]" */
 	const char *help;                          /* one line */
 	int replayOnly;                            /* only while replaying a journal */
+	/* do it: 0, or -1 when it failed (the reason said through the front's hooks) */
+	int (*run)(struct actions_front *f, const struct commands_line *c);
 };
 
 /* a parsed command line */

@@ -18,14 +18,19 @@ static int activity_lines(struct ui *u, char lines[][256], int *roles, int max)
 {
 	int n = 0;
 	double now = now_s();
+	if (u->setupT0 && n < max) {
+		/* the setup, a step of its own: the first candidates wait for it */
+		snprintf(lines[n], 256,
+		         "setup: the worker starts, compiles and times the reference  %.1f s",
+		         now - u->setupT0);
+		roles[n++] = SR_BUSY;
+	}
 	for (int i = 0; u->lv && i < u->lv->nJob && n < max; i++) {
 		const struct runner_job *j = &u->lv->aJob[i];
 		const struct cand *c = state_cand(u->st, j->cand);
-		char k[16] = "";
-		if (j->k > 0)
-			snprintf(k, sizeof k, " %d", j->k);
-		snprintf(lines[n], 256, "#%-4d %-14.14s %s%s  %.1f s", j->cand, c ? c->zName : "?",
-		         j->zStage, k, now - j->tStart);
+		char stage[64];
+		snprintf(lines[n], 256, "#%-4d %-14.14s %s  %.1f s", j->cand, c ? c->zName : "?",
+		         ui_stage_text(j->zStage, j->k, stage, sizeof stage), now - j->tStart);
 		roles[n++] = SR_BUSY;
 	}
 	/* the LLM requests: streaming, waiting for the reply or for a parent */

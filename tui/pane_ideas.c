@@ -34,6 +34,16 @@ const char *pane_ideas_status(const struct state *st, const struct state_idea *d
 	return implemented(st, d) ? "implemented" : idea_status_name(d->status);
 }
 
+const char *pane_ideas_status_short(const char *zStatus)
+{
+	static const char *const map[][2] = {
+	    {"pending", "pend"}, {"implemented", "impl"}, {"accepted", "acc"}, {"rejected", "rej"}};
+	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+		if (!strcmp(zStatus, map[i][0]))
+			return map[i][1];
+	return zStatus;
+}
+
 int pane_ideas_next_pending(const struct ui *u, int id)
 {
 	const struct state *st = u->st;
@@ -78,6 +88,10 @@ static int *fix_selection(struct ui *u, int rows, int *pn)
 		u->selIdea = n ? u->st->aIdea[ord[0]].id : 0, row = n ? 0 : -1;
 	if (row >= 0 && row < u->ideaTop)
 		u->ideaTop = row;
+	/* a selection that fits from the top shows the top: the pending ideas
+	 * (first) never scroll above the visible ones */
+	if (rows > 0 && row < rows)
+		u->ideaTop = 0;
 	if (rows > 0 && row >= u->ideaTop + rows)
 		u->ideaTop = row - rows + 1;
 	if (u->ideaTop > n - rows)
@@ -97,13 +111,16 @@ void pane_ideas_draw(struct ui *u, const struct ui_rect *r, int focused)
 	for (int i = 0; i < u->st->nIdea; i++)
 		pending += u->st->aIdea[i].status == IDEA_PENDING;
 	char title[160];
-	/* a narrow pane: a short title, short statuses (Enter shows the idea) */
+	/* the longest title that fits (the frame takes " ", " *" and " "); a
+	 * narrow pane: short statuses (Enter shows the idea) */
 	int narrow = w < 34;
-	if (narrow)
-		snprintf(title, sizeof title, "Ideas %d/%d pending", pending, n);
-	else
+	snprintf(title, sizeof title, "Ideas - %d pending of %d%s", pending, n,
+	         n ? " (a accept, e revise, r reject)" : "");
+	if (screen_width(title, strlen(title)) > w - 4)
 		snprintf(title, sizeof title, "Ideas - %d pending of %d%s", pending, n,
-		         n ? " (a accept, e revise, r reject)" : "");
+		         n ? " (a/e/r)" : "");
+	if (screen_width(title, strlen(title)) > w - 4)
+		snprintf(title, sizeof title, "Ideas %d/%d pending", pending, n);
 	screen_frame(r, title, focused);
 	if (!n)
 		screen_put(r->y + 1, r->x + 2, w - 1,
@@ -119,10 +136,7 @@ void pane_ideas_draw(struct ui *u, const struct ui_rect *r, int focused)
 		const char *zs = pane_ideas_status(u->st, d);
 		if (narrow)
 			snprintf(head, sizeof head, "%3d %-4s ", d->id,
-			         implemented(u->st, d)        ? "done"
-			         : d->status == IDEA_PENDING  ? "new"
-			         : d->status == IDEA_ACCEPTED ? "acc"
-			                                      : "rej");
+			         pane_ideas_status_short(zs));
 		else
 			snprintf(head, sizeof head, "%3d %-11s ", d->id, zs);
 		screen_fill(y, r->x + 1, w, base);

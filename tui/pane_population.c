@@ -59,7 +59,12 @@ void pane_population_draw(struct ui *u, const struct ui_rect *r, int focused)
 	char title[200];
 	strbuf d = STRBUF_INIT;
 	popview_describe(&u->pv, &d);
-	snprintf(title, sizeof title, "Population %d/%d - %s", u->pv.nIdx, u->st->nCand, d.buf);
+	/* the follow mode before the order: a narrow pane cuts the end */
+	snprintf(title, sizeof title, "Population %d/%d%s - %s", u->pv.nIdx, u->st->nCand,
+	         ui_following(u)
+	             ? (u->follow == UI_FOLLOW_BEST ? " [follow best]" : " [follow new]")
+	             : "",
+	         d.buf);
 	sb_free(&d);
 	screen_frame(r, title, focused);
 	strbuf sb = STRBUF_INIT;
@@ -76,7 +81,7 @@ void pane_population_draw(struct ui *u, const struct ui_rect *r, int focused)
 		char stage[32];
 		const char *st = row_status(u, c, stage, sizeof stage);
 		sb_reset(&sb);
-		report_table_row(c, st, &sb);
+		report_table_row_marked(c, st, report_mark(u->st, c), &sb);
 		int y = r->y + 2 + i, sel = c->id == u->selCand;
 		int base = sel ? screen_attr(SR_SELECTED) | (focused ? A_BOLD : 0) : 0;
 		screen_fill(y, r->x + 1, w, base);
@@ -123,6 +128,7 @@ int pane_population_key(struct ui *u, int key)
 		top = 0;
 	if (n)
 		ui_select(u, u->st->aCand[u->pv.aIdx[top]].id);
+	u->follow = UI_FOLLOW_OFF; /* moved by hand: the selection stays where it was put */
 	return 1;
 }
 
@@ -130,6 +136,8 @@ void pane_population_click(struct ui *u, int row)
 {
 	int i = u->popTop + row - 1; /* row 0 is the header */
 	popview_refresh(&u->pv, u->st);
-	if (row >= 1 && i < u->pv.nIdx)
+	if (row >= 1 && i < u->pv.nIdx) {
 		ui_select(u, u->st->aCand[u->pv.aIdx[i]].id);
+		u->follow = UI_FOLLOW_OFF;
+	}
 }

@@ -28,16 +28,43 @@ static int line_role(const char *line, size_t n)
 static char *results_text(const struct ui *u, const struct cand *c)
 {
 	strbuf sb = STRBUF_INIT;
-	if (c->zIdea)
-		sb_addf(&sb, "idea      %s\n", c->zIdea);
+	if (c->zIdea && !c->result)
+		sb_addf(&sb, "idea      %s\n", c->zIdea); /* else after the verdict */
 	const struct runner_job *j = u->lv ? runner_job_of(u->lv, c->id) : NULL;
 	if (j) {
-		sb_addf(&sb, "now       %s", j->zStage);
-		if (j->k > 0)
-			sb_addf(&sb, " %d", j->k);
-		sb_addf(&sb, " (%.1f s)\n", now_s() - j->tStart);
+		char stage[64];
+		sb_addf(&sb, "now       %s (%.1f s)\n",
+		        ui_stage_text(j->zStage, j->k, stage, sizeof stage), now_s() - j->tStart);
 	}
 	report_results(u->st, c, &sb);
+	if (c->result && ui_setup_beside(u, c->id)) {
+		/* its compile ran while the worker set up: the line after the
+		 * compile's says that its time is not the compile's own */
+		char note[300];
+		if (u->setupS > 0)
+			snprintf(
+			    note, sizeof note,
+			    "setup     %.1f s, its own step: the worker's start, the reference's "
+			    "compile and timing, the baselines; this compile ran beside it, its "
+			    "time includes the wait\n",
+			    u->setupS);
+		else
+			snprintf(note, sizeof note,
+			         "setup     this compile ran beside the worker's setup, its time "
+			         "includes the wait\n");
+		const char *p = sb.buf ? strstr(sb.buf, "\ncompile   ") : NULL;
+		if (p) {
+			size_t at = (size_t)(strchr(p + 1, '\n') + 1 - sb.buf);
+			strbuf t = STRBUF_INIT;
+			sb_add(&t, sb.buf, at);
+			sb_adds(&t, note);
+			sb_adds(&t, sb.buf + at);
+			sb_free(&sb);
+			sb = t;
+		} else {
+			sb_adds(&sb, note);
+		}
+	}
 	/* wrapped to the pane: a long reason or mismatch message is read whole */
 	int w = u->aRect[UI_RESULTS].w - 2;
 	char *wrapped = pane_wrap(sb.buf ? sb.buf : "", w > 0 ? w : 80);

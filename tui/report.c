@@ -5,13 +5,13 @@
 #include "report.h"
 
 #include <cJSON.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "describe.h"
 #include "linediff.h"
-#include "ncu.h"
-#include "roofline.h"
 #include "result.h"
 #include "funcdiff.h"
 
@@ -133,7 +133,27 @@ void report_compare(const struct state *st, const struct cand *a, const struct c
 	snprintf(who, sizeof who, "#%d against", b->id);
 	sb_adds(sb, "verdict   ");
 	versus(b, a, who, sb);
-	sb_adds(sb, "\n\n");
+	sb_adds(sb, "\n");
+	/* the A/B timing of the two, the latest either way, if one was run */
+	const struct state_ab *ab = state_ab(st, b->id, a->id), *ba = state_ab(st, a->id, b->id);
+	for (int k = 0; k < 2; k++) {
+		const struct state_ab *x = k ? ba : ab;
+		if (!x)
+			continue;
+		if (x->failed)
+			sb_addf(sb, "A/B       #%d against #%d: could not be run\n", x->cand,
+			        x->incumbent);
+		else
+			sb_addf(
+			    sb,
+			    "A/B       #%d against #%d: %.3gx over %d interleaved pairs, faster in "
+			    "%d; %s\n",
+			    x->cand, x->incumbent, x->ratio, x->pairs, x->wins,
+			    x->won ? "won, beyond the noise" : "not beyond the noise");
+	}
+	if (!ab && !ba)
+		sb_addf(sb, "A/B       none run between #%d and #%d\n", a->id, b->id);
+	sb_adds(sb, "\n");
 	char err[KL_ERRLEN];
 	if (report_diff(st, a, b, sb, err) < 0)
 		sb_addf(sb, "%s\n", err);
@@ -151,6 +171,11 @@ void report_table_header(strbuf *sb)
 }
 
 void report_table_row(const struct cand *c, const char *zStatus, strbuf *sb)
+{
+	report_table_row_marked(c, zStatus, ' ', sb);
+}
+
+void report_table_row_marked(const struct cand *c, const char *zStatus, char mark, strbuf *sb)
 {
 	char par[16] = "-", tm[16] = "-", sp[16] = "-", roof[16] = "-";
 	if (c->nParent)
@@ -172,7 +197,13 @@ void report_table_row(const struct cand *c, const char *zStatus, strbuf *sb)
 	/* ± is two bytes and one column: pad by columns */
 	char tmc[24];
 	snprintf(tmc, sizeof tmc, "%*s", 11 + (strstr(tm, "±") ? 1 : 0), tm);
-	sb_addf(sb, "%4d %4s %-6.6s %-13.13s %s %7s %5s  ", c->id, par, origin_short(c->zOrigin),
+	/* the mark in the id's first column (an id of four digits has no room:
+	 * Results still says it) */
+	if (mark != ' ' && c->id < 1000)
+		sb_addf(sb, "%c%3d", mark, c->id);
+	else
+		sb_addf(sb, "%4d", c->id);
+	sb_addf(sb, " %4s %-6.6s %-13.13s %s %7s %5s  ", par, origin_short(c->zOrigin),
 	        report_status_short(zStatus ? zStatus : c->zStatus), tmc, sp, roof);
 	/* a search's candidate: its round (lineage: parent, round, origin) */
 	if (c->round)
@@ -201,146 +232,88 @@ static void add_indented(strbuf *sb, const char *text, const char *ind, int maxL
 	}
 }
 
-void report_results(const struct state *st, const struct cand *c, strbuf *sb)
+char report_mark(const struct state *st, const struct cand *c)
+{
+	const struct state_search *ss = &st->search;
+	for (int i = 0; i < ss->nBanned; i++)
+		if (ss->aBanned[i] == c->id)
+			return 'B';
+	if (ss->pinned && ss->pinned == c->id)
+		return 'P';
+	const struct state_suspect *x = state_search_suspect(st, c->id);
+	if ((x && !x->cleared) || (c->belowFloor && !x))
+		return '!';
+	if (c->unverified)
+		return '?';
+	if (c->reduced)
+		return '~';
+	return ' ';
+}
+
+const char *report_mark_legend(void)
+{
+	return "B banned (never a parent), P pinned (the next parent), ! suspect (faster than the "
+	       "device can be, held back), ? unverified time, ~ reduced precision";
+}
+
+/* a verdict's fact in the workbench's layout: the label in a column of
+ * nine, in capitals where it withholds a rank; reduced precision says
+ * what the session's precision policy makes of it */
+struct lines {
+	const struct state *st;
+	strbuf *sb;
+};
+
+static void report_line(void *arg, const char *zLabel, const char *zText, int alarm)
+{
+	struct lines *ln = arg;
+	char label[16];
+	snprintf(label, sizeof label, "%s", zLabel);
+	for (char *p = label; alarm && *p; p++)
+		*p = (char)toupper((unsigned char)*p);
+	sb_addf(ln->sb, "%-9s %s", label, zText);
+	if (alarm && !strcmp(zLabel, "precision"))
+		sb_adds(ln->sb, state_precision_any(ln->st)
+		                    ? " (ranked: the precision policy is any, its speedup marked ~)"
+		                    : " (never a parent, the best or a win: the precision policy "
+		                      "is faithful)");
+	sb_adds(ln->sb, "\n");
+}
+
+/* the steering a person did on c: pinned, banned, held back as a suspect */
+static void results_marks(const struct state *st, const struct cand *c, strbuf *sb)
+{
+	const struct state_search *ss = &st->search;
+	for (int i = 0; i < ss->nBanned; i++)
+		if (ss->aBanned[i] == c->id)
+			sb_addf(sb, "BANNED    never a parent (`:search unban %d` lifts it)\n",
+			        c->id);
+	if (ss->pinned && ss->pinned == c->id)
+		sb_adds(sb, "PINNED    the next round's parent (a person asked for it)\n");
+	const struct state_suspect *x = state_search_suspect(st, c->id);
+	if (x)
+		sb_addf(sb, "%s %s\n", x->cleared ? "suspect   cleared:" : "SUSPECT   held back:",
+		        x->zWhy && *x->zWhy ? x->zWhy : "its speedup is too good to trust");
+}
+
+/* verdict and reason, the time, the speedup and how it compares */
+static void results_head(const struct state *st, const struct cand *c, strbuf *sb)
 {
 	const cJSON *r = c->result;
-	if (!r) {
-		sb_addf(sb, "#%d %s: %s\n", c->id, c->zName,
-		        c->status == STATUS_EVALUATING ? "being evaluated" : "not evaluated yet");
-		return;
-	}
 	const char *status = s_of(r, "status"), *why = s_of(r, "reason");
-	sb_addf(sb, "verdict   %s\n", report_status_text(status));
+	/* the speedup and the time on the verdict's line: a pane of a few rows
+	 * shows them */
+	sb_addf(sb, "verdict   %s", report_status_text(status));
+	if (c->speedup >= 0)
+		sb_addf(sb, ", %.3gx", c->speedup);
+	if (c->timeMs >= 0)
+		sb_addf(sb, " (%.4g ms)", c->timeMs);
+	sb_adds(sb, "\n");
 	if (*why)
 		add_indented(sb, why, "          ", 6);
-	const cJSON *comp = cJSON_GetObjectItem(r, "compile");
-	if (comp) {
-		sb_addf(sb, "compile   %.2f s%s on %s\n", result_num(comp, "seconds"),
-		        cJSON_IsTrue(cJSON_GetObjectItem(comp, "cached")) ? " (cached)" : "",
-		        s_of(r, "device"));
-		if (*s_of(comp, "command"))
-			sb_addf(sb, "          %s\n", s_of(comp, "command"));
-		const char *log = s_of(comp, "log");
-		if (*log) {
-			sb_adds(sb, "diagnostics\n");
-			add_indented(sb, log, "  ", 40);
-		} else {
-			sb_adds(sb, "diagnostics none\n");
-		}
-	}
-	const cJSON *res;
-	cJSON_ArrayForEach(res, cJSON_GetObjectItem(comp, "resources"))
-	{
-		sb_addf(sb,
-		        "kernel    %s: %g registers, %g B shared, %g B stack, %g/%g B spilled "
-		        "(st/ld)\n",
-		        s_of(res, "kernel"), result_num(res, "registers"),
-		        result_num(res, "shared_bytes"), result_num(res, "stack_bytes"),
-		        result_num(res, "spill_stores"), result_num(res, "spill_loads"));
-	}
-	const cJSON *vec = cJSON_GetObjectItem(comp, "vectorized");
-	if (cJSON_IsArray(vec)) {
-		/* the host's counterpart of the ptxas report */
-		const cJSON *v;
-		if (!cJSON_GetArraySize(vec))
-			sb_adds(sb, "vector    the compiler vectorised no loop\n");
-		cJSON_ArrayForEach(v, vec)
-		    sb_addf(sb, "vector    line %g: %s\n", result_num(v, "line"),
-		            cJSON_GetStringValue(cJSON_GetObjectItem(v, "message")));
-	}
-	const cJSON *cor = cJSON_GetObjectItem(r, "correctness");
-	if (cor && cJSON_GetObjectItem(cor, "trials")) {
-		double l2 = result_num(cor, "rel_l2_error");
-		sb_addf(sb, "checked   %g/%g trials passed, max abs error %.3g, relative L2 ",
-		        result_num(cor, "trials_passed"), result_num(cor, "trials"),
-		        result_num(cor, "max_abs_error"));
-		if (isnan(l2) || l2 < 0)
-			sb_adds(sb, "inf");
-		else
-			sb_addf(sb, "%.3g", l2);
-		sb_addf(sb, ", %g mismatches", result_num(cor, "mismatches"));
-		if (result_num(cor, "non_finite") > 0)
-			sb_addf(sb, " (%g of them NaN or Inf where the reference is finite)",
-			        result_num(cor, "non_finite"));
-		sb_adds(sb, "\n");
-		if (cJSON_GetObjectItem(cor, "tolerance")) {
-			sb_adds(sb, "tolerance ");
-			result_tolerance_line(cor, sb);
-			sb_adds(sb, "\n");
-		}
-	}
-	if (cJSON_GetObjectItem(r, "precision")) {
-		sb_adds(sb, result_is_reduced(r) ? "PRECISION " : "precision ");
-		result_precision_line(r, sb);
-		if (result_is_reduced(r))
-			sb_adds(sb,
-			        state_precision_any(st)
-			            ? " (ranked: the precision policy is any, its speedup marked ~)"
-			            : " (never a parent, the best or a win: the precision policy "
-			              "is faithful)");
-		sb_adds(sb, "\n");
-	}
-	char rl[400];
-	roofline_line(cJSON_GetObjectItem(r, "roofline"), rl, sizeof rl);
-	if (rl[0])
-		sb_addf(sb, "roofline  %s\n", rl);
-	const char *sus = s_of(cJSON_GetObjectItem(r, "roofline"), "suspect");
-	if (*sus)
-		sb_addf(sb,
-		        "SUSPECT   %s: faster than the device can be; never a parent, the best "
-		        "or a win until a person clears it\n",
-		        sus);
-	const cJSON *prof = cJSON_GetObjectItem(r, "profile");
-	if (prof) {
-		sb_adds(sb, "ncu       ");
-		ncu_summary(prof, sb);
-		sb_adds(sb, "\n");
-	}
-	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
-	if (tm) {
-		sb_addf(
-		    sb, "time      %.4g ms median (p10 %.4g, p90 %.4g; %g runs, rse %.2f%%%s)\n",
-		    result_num(tm, "median_ms"), result_num(tm, "p10_ms"), result_num(tm, "p90_ms"),
-		    result_num(tm, "count"), result_num(tm, "rse") * 100,
-		    cJSON_IsTrue(cJSON_GetObjectItem(tm, "converged")) ? "" : ", not converged");
-		if (*s_of(r, "not_timed"))
-			sb_addf(sb, "timing    %s\n", s_of(r, "not_timed"));
-		if (*s_of(tm, "clock_note"))
-			sb_addf(sb, "clock     %s\n", s_of(tm, "clock_note"));
-		if (cJSON_IsFalse(cJSON_GetObjectItem(tm, "verified")))
-			sb_addf(sb, "UNVERIFIED %s: never a parent, the best or a win\n",
-			        s_of(tm, "clock_bound"));
-		else if (!strcmp(s_of(tm, "bound"), "cpu"))
-			sb_addf(sb, "bound     by its CPU time (the machine too busy for kloop's "
-			            "clock)\n");
-		if (cJSON_IsTrue(cJSON_GetObjectItem(tm, "throttled")))
-			sb_addf(sb, "warning   the GPU was throttling: %s\n",
-			        s_of(tm, "throttle_reason"));
-	}
-	if (*s_of(r, "kept_state"))
-		sb_addf(sb, "warning   %s\n", s_of(r, "kept_state"));
-	/* the cascade: where it stopped, and the A/B */
-	const cJSON *stg;
-	if (*s_of(r, "stage")) {
-		sb_addf(sb, "stages    ");
-		int k = 0;
-		cJSON_ArrayForEach(stg, cJSON_GetObjectItem(r, "stages"))
-		    sb_addf(sb, "%s%s", k++ ? ", " : "", s_of(stg, "stage"));
-		if (strcmp(s_of(r, "status"), "correct"))
-			sb_addf(sb, "%sstopped at %s", k ? "; " : "", s_of(r, "stage"));
-		sb_adds(sb, "\n");
-	}
-	if (tm && cJSON_GetObjectItem(tm, "stopped"))
-		sb_addf(sb, "timing    %s\n", s_of(tm, "stopped"));
-	const cJSON *ab = cJSON_GetObjectItem(r, "ab");
-	if (ab && *s_of(ab, "error"))
-		sb_addf(sb, "A/B       against #%g: not run: %s\n", result_num(ab, "incumbent_id"),
-		        s_of(ab, "error"));
-	else if (ab)
-		sb_addf(sb, "A/B       against #%g: %s; %s\n", result_num(ab, "incumbent_id"),
-		        cJSON_IsTrue(cJSON_GetObjectItem(ab, "won")) ? "won"
-		                                                     : "not beyond the noise",
-		        s_of(ab, "rule"));
+	results_marks(st, c, sb);
+	struct lines ln = {st, sb};
+	result_describe(r, RD_TIME, report_line, &ln);
 	double base = result_num(r, "baseline_ms"), sp = result_num(r, "speedup");
 	if (isnan(base) && st->baselineMs >= 0)
 		base = st->baselineMs;
@@ -366,11 +339,85 @@ void report_results(const struct state *st, const struct cand *c, strbuf *sb)
 			sb_addf(sb, ", speedup %.3gx", result_num(r, "speedup_compile"));
 		sb_adds(sb, "\n");
 	}
+	const cJSON *ab = cJSON_GetObjectItem(r, "ab");
+	if (ab && *s_of(ab, "error"))
+		sb_addf(sb, "A/B       against #%g: not run: %s\n", result_num(ab, "incumbent_id"),
+		        s_of(ab, "error"));
+	else if (ab)
+		sb_addf(sb, "A/B       against #%g: %s; %s\n", result_num(ab, "incumbent_id"),
+		        cJSON_IsTrue(cJSON_GetObjectItem(ab, "won")) ? "won"
+		                                                     : "not beyond the noise",
+		        s_of(ab, "rule"));
+}
+
+/* the checks: correctness, precision, the roofline, the profile */
+static void results_checks(const struct state *st, const cJSON *r, strbuf *sb)
+{
+	struct lines ln = {st, sb};
+	result_describe(r, RD_CHECKS | RD_WARN, report_line, &ln);
+	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
+	/* the cascade: where it stopped */
+	const cJSON *stg;
+	if (*s_of(r, "stage")) {
+		sb_addf(sb, "stages    ");
+		int k = 0;
+		cJSON_ArrayForEach(stg, cJSON_GetObjectItem(r, "stages"))
+		    sb_addf(sb, "%s%s", k++ ? ", " : "", s_of(stg, "stage"));
+		if (strcmp(s_of(r, "status"), "correct"))
+			sb_addf(sb, "%sstopped at %s", k ? "; " : "", s_of(r, "stage"));
+		sb_adds(sb, "\n");
+	}
+	if (tm && cJSON_GetObjectItem(tm, "stopped"))
+		sb_addf(sb, "timing    %s\n", s_of(tm, "stopped"));
+}
+
+/* the compile: its time, resources, the vectoriser, the diagnostics */
+static void results_compile(const cJSON *r, strbuf *sb)
+{
+	const cJSON *comp = cJSON_GetObjectItem(r, "compile");
+	if (comp) {
+		sb_addf(sb, "compile   %.2f s%s on %s\n", result_num(comp, "seconds"),
+		        cJSON_IsTrue(cJSON_GetObjectItem(comp, "cached")) ? " (cached)" : "",
+		        s_of(r, "device"));
+	}
+	struct lines ln = {NULL, sb}; /* (no precision among the compile's facts) */
+	result_describe(r, RD_COMPILE, report_line, &ln);
+	if (comp) {
+		const char *log = s_of(comp, "log");
+		if (*log) {
+			sb_adds(sb, "diagnostics\n");
+			add_indented(sb, log, "  ", 40);
+		} else {
+			sb_adds(sb, "diagnostics none\n");
+		}
+	}
+}
+
+void report_results(const struct state *st, const struct cand *c, strbuf *sb)
+{
+	const cJSON *r = c->result;
+	if (!r) {
+		sb_addf(sb, "#%d %s: %s\n", c->id, c->zName,
+		        c->status == STATUS_EVALUATING ? "being evaluated" : "not evaluated yet");
+		results_marks(st, c, sb);
+		return;
+	}
+	/* what a person reads first (a pane of a few rows shows it): the
+	 * verdict, the time and the speedup; long text (the compiler's
+	 * command, a crash's output) last */
+	results_head(st, c, sb);
+	if (c->zIdea)
+		sb_addf(sb, "idea      %s\n", c->zIdea);
+	results_checks(st, r, sb);
+	results_compile(r, sb);
 	const char *tail = s_of(r, "stderr_tail");
 	if (*tail) {
 		sb_adds(sb, "last output\n");
 		add_indented(sb, tail, "  ", 20);
 	}
+	const char *cmd = s_of(cJSON_GetObjectItem(r, "compile"), "command");
+	if (*cmd)
+		sb_addf(sb, "command   %s\n", cmd);
 }
 
 void report_show(const struct state *st, const struct cand *c, strbuf *sb)
@@ -379,8 +426,9 @@ void report_show(const struct state *st, const struct cand *c, strbuf *sb)
 	for (int i = 0; i < c->nParent; i++)
 		sb_addf(sb, "%s%d", i ? "," : "  parent ", c->aParent[i]);
 	sb_addf(sb, "  status %s\n", c->zStatus);
-	if (c->zIdea)
-		sb_addf(sb, "idea      %s\n", c->zIdea);
+	if (c->zIdea && !c->result)
+		sb_addf(sb, "idea      %s\n",
+		        c->zIdea); /* report_results() says it after the verdict */
 	report_results(st, c, sb);
 	sb_adds(sb, "source\n");
 	int line = 1;

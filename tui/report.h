@@ -19,12 +19,23 @@ void report_table_header(strbuf *sb);
  * speedup, and the idea.  The columns line up with report_table_header().
  */
 void report_table_row(const struct cand *c, const char *zStatus, strbuf *sb);
+/* the same with a mark (report_mark()) in the id's first column */
+void report_table_row_marked(const struct cand *c, const char *zStatus, char mark, strbuf *sb);
+/*
+ * The steering mark of c, one character: 'B' banned, 'P' pinned, '!' a
+ * suspect held back, '?' an unverified time, '~' reduced precision (the
+ * first that applies), ' ' none.  report_mark_legend() says them in words.
+ */
+char report_mark(const struct state *st, const struct cand *c);
+const char *report_mark_legend(void);
 
 /*
- * The results of c's last evaluation as lines: verdict and reason, compile
- * time and command, compiler diagnostics, per-kernel resources, the
- * correctness report, timing with its spread, the baseline and speedup,
- * the last output of a crash.  "not evaluated yet" when there is none.
+ * The results of c's last evaluation as lines, what a person reads first
+ * first: verdict and reason, its steering (pinned, banned, suspect), timing
+ * with its spread, the baseline and speedup, the comparisons; then the
+ * correctness report, the compile time, per-kernel resources, compiler
+ * diagnostics, the last output of a crash, and last the compiler's
+ * command.  "not evaluated yet" when there is none.
  */
 void report_results(const struct state *st, const struct cand *c, strbuf *sb);
 
@@ -68,7 +79,8 @@ void report_best_text(const struct state *st, char *buf, size_t n);
 /* the first seed among c's ancestors (or c itself), or NULL */
 const struct cand *report_seed_of(const struct state *st, const struct cand *c);
 
-/* `compare A B`: the metrics side by side, then the diff from a to b */
+/* `compare A B`: the metrics side by side, the A/B timing of the two if
+ * one was run, then the diff from a to b */
 void report_compare(const struct state *st, const struct cand *a, const struct cand *b, strbuf *sb);
 
 /* the short form of a status for narrow columns ("compile_err") */

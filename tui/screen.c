@@ -472,3 +472,26 @@ int screen_utf8(void)
 	const char *cs = nl_langinfo(CODESET);
 	return cs && (!strcmp(cs, "UTF-8") || !strcmp(cs, "utf8"));
 }
+
+int screen_fit_fields(const char *const *az, const int *aPrio, int n, int cols, char *out,
+                      size_t size)
+{
+	int keep = 0, worst = 0; /* fields with a priority above keep are left out */
+	for (int i = 0; i < n; i++)
+		worst = aPrio[i] > worst ? aPrio[i] : worst;
+	for (keep = worst; keep >= 0; keep--) {
+		size_t k = 0;
+		out[0] = 0;
+		for (int i = 0; i < n; i++) {
+			if (!az[i] || !*az[i] || aPrio[i] > keep)
+				continue;
+			int m = snprintf(out + k, size - k, "%s%s", k ? " | " : "", az[i]);
+			if (m < 0 || (size_t)m >= size - k)
+				break;
+			k += (size_t)m;
+		}
+		if (screen_width(out, strlen(out)) <= cols || keep == 0)
+			return keep;
+	}
+	return 0;
+}

@@ -96,6 +96,15 @@ void screen_fill(int y, int x, int w, int attr);
 void screen_frame(const struct ui_rect *r, const char *zTitle, int focused);
 /* display columns of the UTF-8 string s (at most n bytes) */
 int screen_width(const char *s, size_t n);
+/*
+ * Join the n fields az (NULL or "" are skipped) with " | " into out, leaving
+ * out the fields of the largest priority number first (aPrio: 0 is kept
+ * always) until the line fits in cols columns: a narrow screen drops what
+ * matters least, never cuts what matters most.  Returns the largest
+ * priority kept.  Pure, for the tests.
+ */
+int screen_fit_fields(const char *const *az, const int *aPrio, int n, int cols, char *out,
+                      size_t size);
 /* 1 if the terminal's locale is UTF-8 (block characters for the chart) */
 int screen_utf8(void);
 

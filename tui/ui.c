@@ -70,3 +70,57 @@ void ui_select(struct ui *u, int id)
 	if (row >= 0 && rows > 0 && row >= u->popTop + rows)
 		u->popTop = row - rows + 1;
 }
+
+int ui_following(const struct ui *u)
+{
+	if (u->follow == UI_FOLLOW_OFF)
+		return 0;
+	return u->followAlways || (u->st && u->st->search.state == SEARCH_RUNNING);
+}
+
+int ui_follow_target(const struct ui *u, int mode)
+{
+	const struct state *st = u->st;
+	if (!st)
+		return 0;
+	if (mode == UI_FOLLOW_BEST) {
+		const struct cand *b = state_best(st, NULL, NULL);
+		return b ? b->id : 0;
+	}
+	/* the newest that the filter shows */
+	for (int i = st->nCand - 1; i >= 0; i--)
+		if (popview_row(&u->pv, st, st->aCand[i].id) >= 0)
+			return st->aCand[i].id;
+	return 0;
+}
+
+void ui_follow(struct ui *u)
+{
+	if (!ui_following(u))
+		return;
+	popview_refresh(&u->pv, u->st);
+	int id = ui_follow_target(u, u->follow);
+	if (id && id != u->selCand)
+		ui_select(u, id);
+}
+
+const char *ui_stage_text(const char *zStage, int k, char *buf, size_t n)
+{
+	const char *unit = !strcmp(zStage, "a/b")                                    ? "pair"
+	                   : strstr(zStage, "timing")                                ? "run"
+	                   : strstr(zStage, "shapes") || !strcmp(zStage, "checking") ? "trial"
+	                                                                             : "";
+	if (k > 0)
+		snprintf(buf, n, "%s, %s%s%d", zStage, unit, *unit ? " " : "", k);
+	else
+		snprintf(buf, n, "%s", zStage);
+	return buf;
+}
+
+int ui_setup_beside(const struct ui *u, int id)
+{
+	for (int i = 0; i < u->nSetupCand; i++)
+		if (u->aSetupCand[i] == id)
+			return 1;
+	return 0;
+}

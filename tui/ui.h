@@ -35,6 +35,10 @@ struct ui_rect {
 
 enum { VIEW_TEXT, VIEW_SHOW, VIEW_DIFF };
 
+/* what the selection follows: nothing (a person put it), the newest
+ * candidate, the best */
+enum { UI_FOLLOW_OFF, UI_FOLLOW_NEWEST, UI_FOLLOW_BEST };
+
 struct syntax_doc;
 
 struct pane_code_cache; /* tui/pane_code.c */
@@ -48,15 +52,24 @@ struct ui {
 	int zoom;               /* the focused pane fills the body */
 	struct ui_rect aRect[UI_NRECTS]; /* where each pane is, from screen_layout() */
 	int selCand;                     /* the selected candidate's id (0: none) */
-	int popTop;                      /* first population row shown */
-	int selIdea;                     /* the selected idea's id (0: none) */
-	int ideaTop;                     /* first idea row shown */
-	int codeTop;                     /* first code line shown */
-	int codeDiff;                    /* the code pane shows the diff against the parent */
-	int resTop;                      /* first results line shown */
-	int actTop;                      /* first activity line shown */
-	struct pane_code_cache *code;    /* highlighted source of the candidate shown */
-	char *azLog[UI_LOG_MAX];         /* the activity log, oldest first */
+	int follow;                      /* UI_FOLLOW_*: what the selection follows */
+	int followAlways;                /* follow also when no search runs (f turned it on);
+	                                  * else only while a search runs */
+	double setupT0;     /* monotonic time a worker was first seen setting up (its start,
+	                     * the reference's compile and timing, the baselines), 0: none */
+	double setupS;      /* how long the latest setup took (0: none seen) */
+	int aSetupCand[32]; /* candidates whose evaluation ran beside a setup: their compile
+	                     * time includes the wait (Results says so) */
+	int nSetupCand;
+	int popTop;                   /* first population row shown */
+	int selIdea;                  /* the selected idea's id (0: none) */
+	int ideaTop;                  /* first idea row shown */
+	int codeTop;                  /* first code line shown */
+	int codeDiff;                 /* the code pane shows the diff against the parent */
+	int resTop;                   /* first results line shown */
+	int actTop;                   /* first activity line shown */
+	struct pane_code_cache *code; /* highlighted source of the candidate shown */
+	char *azLog[UI_LOG_MAX];      /* the activity log, oldest first */
 	int nLog;
 	char *zViewTitle; /* the viewer's title while it is open, else NULL */
 	char *zViewText;  /* the text it shows (help, show, diff, list) */
@@ -80,5 +93,17 @@ const struct cand *ui_selected(const struct ui *u);
 /* select candidate id, scrolling the population to it (the code and results
  * panes follow) */
 void ui_select(struct ui *u, int id);
+/* a job's stage for people: "full shapes, trial 4", "timing, run 12",
+ * "a/b, pair 3" (the Population's column says "full shapes 4") */
+const char *ui_stage_text(const char *zStage, int k, char *buf, size_t n);
+/* candidate id's evaluation ran beside the workers' setup */
+int ui_setup_beside(const struct ui *u, int id);
+/* the follow mode acts now: on, and a search runs or f turned it on */
+int ui_following(const struct ui *u);
+/* the candidate the follow mode would select: the newest shown in the
+ * population, or the best (state_best()); 0 when none.  Pure, for the tests */
+int ui_follow_target(const struct ui *u, int mode);
+/* select what the follow mode follows, if it acts and that changed */
+void ui_follow(struct ui *u);
 
 #endif

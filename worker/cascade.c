@@ -173,7 +173,7 @@ const char *kworker_float64_reference(struct job *j, struct torchref *tr)
 	         tr ? ""
 	            : " (a C or CUDA reference gives it by writing exact KL_F64 outputs when "
 	              "given them: docs/TASKS.md, \"Precision\")");
-	harness_set_precision_note(W.h, W.zPrec);
+	precision_note(W.h, W.zPrec);
 	return W.zPrec;
 }
 

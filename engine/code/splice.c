@@ -119,129 +119,173 @@ static int text_uses(const struct syntax_doc *d, TSNode node, const char *name)
 	return has;
 }
 
-/*
- * Merge donors[0..nd) into target t; fills res.  Returns 0 or -1 + err.
- */
-static int merge(const struct unit *t, const struct donor *donors, size_t nd,
-                 struct splice_result *res, char *err)
+/* a merge being planned: the edits to the target and the changes said */
+struct plan {
+	const struct unit *t;
+	struct splice_result *res;
+	size_t achanges;
+	struct edit *edits;
+	size_t nedits, aedits;
+	size_t *added; /* the edits that add a function (placed once all are known) */
+	size_t nadded;
+};
+
+static struct edit *plan_edit(struct plan *p)
 {
-	memset(res, 0, sizeof *res);
-	size_t achanges = 0, aedits = 0, nedits = 0;
-	struct edit *edits = NULL;
-	/* added functions, whose places are settled after the loop */
-	size_t *added = xcalloc(nd ? nd : 1, sizeof *added), nadded = 0;
+	xgrow((void **)&p->edits, &p->aedits, p->nedits + 1, sizeof *p->edits);
+	return &p->edits[p->nedits++];
+}
 
-	for (size_t i = 0; i < nd; i++) {
-		const struct donor *dn = &donors[i];
-		const struct unit_item *it = dn->it;
-		const struct unit_item *tgt = dn->target;
-		if (it->kind == SPLICE_FUNCTION && !strcmp(base_name(it->key), "main") && !tgt) {
-			add_change(res, &achanges, it->kind, SPLICE_SKIPPED, it->name);
-			continue;
-		}
-		if (!tgt) {
-			if (it->kind == SPLICE_DECL && it->proto) {
-				/* a prototype: needless when the function or its prototype exists
-				 */
-				if (unit_lookup(t, SPLICE_FUNCTION, it->name) ||
-				    unit_lookup(t, SPLICE_DECL, it->key)) {
-					add_change(res, &achanges, it->kind, SPLICE_UNCHANGED,
-					           it->name);
-					continue;
-				}
-			}
-			tgt = unit_lookup(t, it->kind, it->key);
-		}
-		/* an explicit replacement applies unless byte for byte the same;
-		 * otherwise the same tokens (layout, comments aside) change nothing */
-		int same = 0;
-		if (tgt && dn->target)
-			same = it->end - it->cstart == tgt->end - tgt->cstart &&
-			       !memcmp(dn->u->d->src + it->cstart, t->d->src + tgt->cstart,
-			               it->end - it->cstart);
-		else if (tgt)
-			same = same_tokens(dn->u, it, t, tgt);
-		if (tgt && (dn->mode == MERGE_ADD || same)) {
-			/* the item was already replaced by an earlier donor: last one wins */
-			int replaced_before = 0;
-			for (size_t k = 0; k < nedits; k++)
-				if (edits[k].target == tgt)
-					replaced_before = 1;
-			if (!replaced_before)
-				add_change(res, &achanges, it->kind, SPLICE_UNCHANGED, it->name);
-			continue;
-		}
-		if (tgt) {
-			int with_comments = it->cstart < it->start;
-			uint32_t s = with_comments ? tgt->cstart : tgt->start;
-			char *text = donor_text(dn, with_comments, tgt);
-			/* keep the target's trailing newline (preprocessor lines have one) */
-			if (tgt->end > tgt->start && t->d->src[tgt->end - 1] == '\n') {
-				char *x = xasprintf("%s\n", text);
-				free(text);
-				text = x;
-			}
-			size_t k;
-			for (k = 0; k < nedits && edits[k].target != tgt; k++)
-				;
-			if (k < nedits) {
-				free(edits[k].text);
-			} else {
-				xgrow((void **)&edits, &aedits, nedits + 1, sizeof *edits);
-				k = nedits++;
-				add_change(res, &achanges, it->kind, SPLICE_REPLACED, it->name);
-			}
-			edits[k] = (struct edit){s, tgt->end, text, i, dn, tgt};
-			continue;
-		}
-		/* a new item */
-		char *text = donor_text(dn, 1, NULL);
-		uint32_t at;
-		char *chunk;
-		if (it->kind == SPLICE_FUNCTION) {
-			added[nadded++] = nedits;
-			at = (uint32_t)t->d->len; /* settled below */
-			chunk = text;
-		} else if (it->kind == SPLICE_INCLUDE) {
-			at = t->include_at;
-			int line_start = at == 0 || t->d->src[at - 1] == '\n';
-			chunk = line_start ? xasprintf("%s\n", text) : xasprintf("\n%s", text);
-			free(text);
-		} else {
-			at = t->decl_at;
-			int line_start = at == 0 || t->d->src[at - 1] == '\n';
-			chunk = xasprintf("%s%s\n%s", line_start ? "" : "\n", text,
-			                  it->kind == SPLICE_DECL ? "\n" : "");
-			free(text);
-		}
-		xgrow((void **)&edits, &aedits, nedits + 1, sizeof *edits);
-		edits[nedits++] = (struct edit){at, at, chunk, i, dn, NULL};
-		add_change(res, &achanges, it->kind, SPLICE_ADDED, it->name);
+/* the target item donor dn's item would replace (NULL: it is new), or
+ * NULL with *pSkip set where it brings nothing (a main() of its own, a
+ * prototype of what the target has) */
+static const struct unit_item *plan_target(struct plan *p, const struct donor *dn, int *pSkip)
+{
+	const struct unit *t = p->t;
+	const struct unit_item *it = dn->it;
+	*pSkip = 0;
+	if (dn->target)
+		return dn->target;
+	if (it->kind == SPLICE_FUNCTION && !strcmp(base_name(it->key), "main")) {
+		add_change(p->res, &p->achanges, it->kind, SPLICE_SKIPPED, it->name);
+		return *pSkip = 1, NULL;
 	}
+	/* a prototype: needless when the function or its prototype exists */
+	if (it->kind == SPLICE_DECL && it->proto &&
+	    (unit_lookup(t, SPLICE_FUNCTION, it->name) || unit_lookup(t, SPLICE_DECL, it->key))) {
+		add_change(p->res, &p->achanges, it->kind, SPLICE_UNCHANGED, it->name);
+		return *pSkip = 1, NULL;
+	}
+	return unit_lookup(t, it->kind, it->key);
+}
 
-	/*
-	 * New functions go before the first function that uses them: one of
-	 * the target's, one that replaces a target function, or another new
-	 * one (settled by iterating; places only move up).
-	 */
+/* donor i's item replaces target item tgt (a later donor's replacement of
+ * the same item wins) */
+static void plan_replace(struct plan *p, size_t i, const struct donor *dn,
+                         const struct unit_item *tgt)
+{
+	const struct unit_item *it = dn->it;
+	int with_comments = it->cstart < it->start;
+	uint32_t s = with_comments ? tgt->cstart : tgt->start;
+	char *text = donor_text(dn, with_comments, tgt);
+	/* keep the target's trailing newline (preprocessor lines have one) */
+	if (tgt->end > tgt->start && p->t->d->src[tgt->end - 1] == '\n') {
+		char *x = xasprintf("%s\n", text);
+		free(text);
+		text = x;
+	}
+	size_t k;
+	for (k = 0; k < p->nedits && p->edits[k].target != tgt; k++)
+		;
+	struct edit *e;
+	if (k < p->nedits) {
+		e = &p->edits[k];
+		free(e->text);
+	} else {
+		e = plan_edit(p);
+		add_change(p->res, &p->achanges, it->kind, SPLICE_REPLACED, it->name);
+	}
+	*e = (struct edit){s, tgt->end, text, i, dn, tgt};
+}
+
+/* donor i's item is new to the target: an include goes with the
+ * includes, a declaration with the declarations, a function where it is
+ * first used (plan_place_added) */
+static void plan_add(struct plan *p, size_t i, const struct donor *dn)
+{
+	const struct unit *t = p->t;
+	const struct unit_item *it = dn->it;
+	char *text = donor_text(dn, 1, NULL);
+	uint32_t at;
+	char *chunk;
+	if (it->kind == SPLICE_FUNCTION) {
+		p->added[p->nadded++] = p->nedits;
+		at = (uint32_t)t->d->len; /* settled below */
+		chunk = text;
+	} else if (it->kind == SPLICE_INCLUDE) {
+		at = t->include_at;
+		int line_start = at == 0 || t->d->src[at - 1] == '\n';
+		chunk = line_start ? xasprintf("%s\n", text) : xasprintf("\n%s", text);
+		free(text);
+	} else {
+		at = t->decl_at;
+		int line_start = at == 0 || t->d->src[at - 1] == '\n';
+		chunk = xasprintf("%s%s\n%s", line_start ? "" : "\n", text,
+		                  it->kind == SPLICE_DECL ? "\n" : "");
+		free(text);
+	}
+	*plan_edit(p) = (struct edit){at, at, chunk, i, dn, NULL};
+	add_change(p->res, &p->achanges, it->kind, SPLICE_ADDED, it->name);
+}
+
+/* donor i: skipped, unchanged, a replacement or an addition */
+static void plan_donor(struct plan *p, size_t i, const struct donor *dn)
+{
+	const struct unit *t = p->t;
+	const struct unit_item *it = dn->it;
+	int skip;
+	const struct unit_item *tgt = plan_target(p, dn, &skip);
+	if (skip)
+		return;
+	/* an explicit replacement applies unless byte for byte the same;
+	 * otherwise the same tokens (layout, comments aside) change nothing */
+	int same = 0;
+	if (tgt && dn->target)
+		same = it->end - it->cstart == tgt->end - tgt->cstart &&
+		       !memcmp(dn->u->d->src + it->cstart, t->d->src + tgt->cstart,
+		               it->end - it->cstart);
+	else if (tgt)
+		same = same_tokens(dn->u, it, t, tgt);
+	if (tgt && (dn->mode == MERGE_ADD || same)) {
+		/* the item was already replaced by an earlier donor: last one wins */
+		int replaced_before = 0;
+		for (size_t k = 0; k < p->nedits; k++)
+			replaced_before |= p->edits[k].target == tgt;
+		if (!replaced_before)
+			add_change(p->res, &p->achanges, it->kind, SPLICE_UNCHANGED, it->name);
+	} else if (tgt) {
+		plan_replace(p, i, dn, tgt);
+	} else {
+		plan_add(p, i, dn);
+	}
+}
+
+/* the first place new function nm may go: before the first of the
+ * target's functions (or its replacement) that uses it; the end else */
+static uint32_t first_use(const struct plan *p, const char *nm)
+{
+	const struct unit *t = p->t;
+	uint32_t best = (uint32_t)t->d->len;
+	for (size_t k = 0; k < t->n; k++) {
+		const struct unit_item *ti = &t->items[k];
+		if (ti->kind != SPLICE_FUNCTION || ti->cstart >= best)
+			continue;
+		const struct edit *rep = NULL;
+		for (size_t r = 0; r < p->nedits; r++)
+			if (p->edits[r].target == ti)
+				rep = &p->edits[r];
+		int uses = rep ? text_uses(rep->from->u->d, rep->from->it->node, nm)
+		               : text_uses(t->d, ti->node, nm);
+		if (uses)
+			best = rep ? rep->start : ti->cstart;
+	}
+	return best;
+}
+
+/*
+ * New functions go before the first function that uses them: one of the
+ * target's, one that replaces a target function, or another new one
+ * (settled by iterating; places only move up); at one place, a function
+ * used by another goes first.
+ */
+static void plan_place_added(struct plan *p)
+{
+	const struct unit *t = p->t;
+	struct edit *edits = p->edits;
+	size_t nadded = p->nadded, *added = p->added;
 	for (size_t a = 0; a < nadded; a++) {
 		struct edit *e = &edits[added[a]];
-		const char *nm = base_name(e->from->it->key);
-		uint32_t best = (uint32_t)t->d->len;
-		for (size_t k = 0; k < t->n; k++) {
-			const struct unit_item *ti = &t->items[k];
-			if (ti->kind != SPLICE_FUNCTION || ti->cstart >= best)
-				continue;
-			const struct edit *rep = NULL;
-			for (size_t r = 0; r < nedits; r++)
-				if (edits[r].target == ti)
-					rep = &edits[r];
-			int uses = rep ? text_uses(rep->from->u->d, rep->from->it->node, nm)
-			               : text_uses(t->d, ti->node, nm);
-			if (uses)
-				best = rep ? rep->start : ti->cstart;
-		}
-		e->start = e->end = best;
+		e->start = e->end = first_use(p, base_name(e->from->it->key));
 	}
 	for (int changed = 1, rounds = 0; changed && rounds < 64; rounds++) {
 		changed = 0;
@@ -271,7 +315,6 @@ static int merge(const struct unit *t, const struct donor *donors, size_t nd,
 		}
 		free(text);
 	}
-	/* a function used by another new one goes first at the same place */
 	for (size_t a = 0; a < nadded; a++)
 		for (size_t b = 0; b < nadded; b++) {
 			struct edit *e = &edits[added[a]], *h = &edits[added[b]];
@@ -285,31 +328,36 @@ static int merge(const struct unit *t, const struct donor *donors, size_t nd,
 				h->seq = s;
 			}
 		}
-	free(added);
+}
 
-	if (nedits > 1)
-		qsort(edits, nedits, sizeof *edits, edit_cmp);
-	strbuf sb = STRBUF_INIT;
+/* the target with the plan's edits applied, into sb; the edits freed */
+static void plan_apply(struct plan *p, strbuf *sb)
+{
+	const struct unit *t = p->t;
+	if (p->nedits > 1)
+		qsort(p->edits, p->nedits, sizeof *p->edits, edit_cmp);
 	uint32_t pos = 0;
-	for (size_t i = 0; i < nedits; i++) {
-		if (edits[i].start < pos)
+	for (size_t i = 0; i < p->nedits; i++) {
+		if (p->edits[i].start < pos)
 			continue; /* cannot happen: items do not overlap */
-		sb_add(&sb, t->d->src + pos, edits[i].start - pos);
-		sb_adds(&sb, edits[i].text);
-		pos = edits[i].end;
+		sb_add(sb, t->d->src + pos, p->edits[i].start - pos);
+		sb_adds(sb, p->edits[i].text);
+		pos = p->edits[i].end;
 	}
-	sb_add(&sb, t->d->src + pos, t->d->len - pos);
-	for (size_t i = 0; i < nedits; i++)
-		free(edits[i].text);
-	free(edits);
+	sb_add(sb, t->d->src + pos, t->d->len - pos);
+	for (size_t i = 0; i < p->nedits; i++)
+		free(p->edits[i].text);
+	free(p->edits);
+	free(p->added);
+}
 
-	/* the result must parse as well as the target did */
+/* the merged source parses as well as the target did: 0, or -1 + err */
+static int parses_as_well(const struct unit *t, const strbuf *sb, char *err)
+{
 	char e2[KL_ERRLEN];
-	struct syntax_doc *nd2 = syntax_parse(sb.buf, sb.len, e2);
-	if (!nd2) {
-		kl_err(err, "the spliced source is refused: %s", e2);
-		goto fail;
-	}
+	struct syntax_doc *nd2 = syntax_parse(sb->buf, sb->len, e2);
+	if (!nd2)
+		return kl_err(err, "the spliced source is refused: %s", e2);
 	size_t after = syntax_errors(nd2, NULL, 0);
 	if (after > t->nerrors) {
 		struct syntax_error se;
@@ -317,16 +365,33 @@ static int merge(const struct unit *t, const struct donor *donors, size_t nd,
 		kl_err(err, "the spliced source does not parse: line %u, column %u: %s", se.line,
 		       se.column, se.msg);
 		syntax_free(nd2);
-		goto fail;
+		return -1;
 	}
 	syntax_free(nd2);
+	return 0;
+}
+
+/*
+ * Merge donors[0..nd) into target t; fills res.  Returns 0 or -1 + err.
+ */
+static int merge(const struct unit *t, const struct donor *donors, size_t nd,
+                 struct splice_result *res, char *err)
+{
+	memset(res, 0, sizeof *res);
+	struct plan p = {.t = t, .res = res, .added = xcalloc(nd ? nd : 1, sizeof(size_t))};
+	for (size_t i = 0; i < nd; i++)
+		plan_donor(&p, i, &donors[i]);
+	plan_place_added(&p);
+	strbuf sb = STRBUF_INIT;
+	plan_apply(&p, &sb);
+	if (parses_as_well(t, &sb, err) < 0) {
+		sb_free(&sb);
+		splice_result_free(res);
+		return -1;
+	}
 	res->len = sb.len;
 	res->src = sb_detach(&sb);
 	return 0;
-fail:
-	sb_free(&sb);
-	splice_result_free(res);
-	return -1;
 }
 
 /* ---- the public operations ---- */

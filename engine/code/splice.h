@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "splice_item.h"
+
 /* where a function is */
 struct splice_span {
 	uint32_t start, end;     /* its bytes: template<> and a direct extern "C" included */
@@ -33,13 +35,6 @@ enum splice_action {
 	SPLICE_ADDED,     /* a new definition was inserted */
 	SPLICE_UNCHANGED, /* the new text is the same, tokens for tokens */
 	SPLICE_SKIPPED,   /* left out on purpose (a main(), say) */
-};
-
-enum splice_item {
-	SPLICE_FUNCTION, /* a function definition */
-	SPLICE_MACRO,    /* #define */
-	SPLICE_INCLUDE,  /* #include */
-	SPLICE_DECL,     /* another top-level declaration: struct, constant, using */
 };
 
 struct splice_change {

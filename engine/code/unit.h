@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "outline.h"
-#include "splice.h"
+#include "splice_item.h"
 #include "syntax.h"
 
 /* one top-level item */

@@ -15,7 +15,6 @@
 
 #include <stddef.h>
 
-#include "config.h"
 #include "loop.h"
 #include "util.h"
 
@@ -50,16 +49,6 @@ int llm_provider_check(const char *zName, char *err);
 /* the defaults: 600 s, 120 s stall, 3 retries from 1 s up to 60 s, 4 in
  * flight, no temperature, prices unknown */
 void llm_config_defaults(struct llm_config *lc);
-
-/*
- * Fill lc from kloop's configuration (provider, model, base_url, command,
- * the llm_* keys and prices) and the environment: the key is read from the
- * variable the config names (api_key_env), else OPENAI_API_KEY or
- * ANTHROPIC_API_KEY.  lc's strings point into cfg and the environment.
- * Returns 0, or -1 with err saying what is missing (no provider, no model,
- * no command, no key for anthropic or for a named variable that is unset).
- */
-int llm_config_from(struct llm_config *lc, const struct config *cfg, char *err);
 
 struct llm_request {
 	const char *zSystem; /* the system prompt, or NULL */

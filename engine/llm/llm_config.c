@@ -2,6 +2,8 @@
  * llm_config.c - the provider table, and an LLM client's settings from
  * kloop's configuration and the environment (where the API key is read).
  */
+#include "llm_config.h"
+
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /*
- * llm_transport.h - the contract between the request queue (llm.c) and the
- * transports that carry one attempt of a request: HTTP with streamed
+ * llm_transport.h - the contract between the request queue (llm_queue.c)
+ * and the transports that carry one attempt of a request: HTTP with streamed
  * Server-Sent Events (llm_http.c) and a local command's pipes
  * (llm_command.c).  The queue owns requests, their retries and their end;
  * a transport starts an attempt, feeds what arrives into the request's

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "compile.h"
+#include "describe.h"
 #include "json.h"
-#include "ncu.h"
 #include "result.h"
 
 #define LOG_MAX 4096
@@ -352,6 +352,13 @@ static void add_log(strbuf *sb, const char *zLabel, const char *z, int tail)
 		sb_adds(sb, "\n");
 }
 
+/* a verdict's fact as the prompt says it: "label: text" */
+static void prompt_line(void *arg, const char *zLabel, const char *zText, int alarm)
+{
+	(void)alarm;
+	sb_addf(arg, "%s: %s\n", zLabel, zText);
+}
+
 void prompt_results(const cJSON *r, strbuf *sb)
 {
 	if (!r) {
@@ -365,46 +372,13 @@ void prompt_results(const cJSON *r, strbuf *sb)
 	        c && !cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")) ? "compiler output"
 	                                                         : "compiler warnings",
 	        json_str(c, "log", ""), 0);
-	const cJSON *k = cJSON_GetObjectItem(r, "correctness");
-	if (cJSON_GetObjectItem(k, "trials")) {
-		double l2 = json_num(k, "rel_l2_error", NAN);
-		sb_addf(
-		    sb,
-		    "correctness: %g of %g trials passed; max abs error %.3g, relative L2 error ",
-		    json_num(k, "trials_passed", NAN), json_num(k, "trials", NAN),
-		    json_num(k, "max_abs_error", NAN));
-		sb_addf(sb, isnan(l2) ? "inf" : "%.3g", l2);
-		sb_addf(sb, ", %g mismatching elements\n", json_num(k, "mismatches", NAN));
-		if (cJSON_GetObjectItem(k, "tolerance")) {
-			sb_adds(sb, "tolerance: ");
-			result_tolerance_line(k, sb);
-			sb_adds(sb, "\n");
-		}
-	}
-	if (cJSON_GetObjectItem(r, "precision")) {
-		sb_adds(sb, "precision: ");
-		result_precision_line(r, sb);
-		sb_adds(sb, "\n");
-		if (result_is_reduced(r))
-			sb_adds(
-			    sb,
-			    "Under the precision policy `faithful` (the default) this candidate "
-			    "is not ranked: its results are less precise than the reference's "
-			    "arithmetic allows. Compute in the "
-			    "reference's precision (no TF32, f16 or bf16 arithmetic or storage, "
-			    "no coarse approximations of math functions).\n");
-	}
-	const cJSON *prof = cJSON_GetObjectItem(r, "profile");
-	if (prof) {
-		sb_adds(sb, "Nsight Compute (one run): ");
-		ncu_summary(prof, sb);
-		sb_adds(sb, "\n");
-	}
-	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
-	if (tm && !isnan(json_num(tm, "median_ms", NAN)))
-		sb_addf(sb, "time: median %.4g ms (p10 %.4g, p90 %.4g over %g runs)\n",
-		        json_num(tm, "median_ms", NAN), json_num(tm, "p10_ms", NAN),
-		        json_num(tm, "p90_ms", NAN), json_num(tm, "count", NAN));
+	result_describe(r, RD_ALL, prompt_line, sb);
+	if (result_is_reduced(r))
+		sb_adds(sb, "Under the precision policy `faithful` (the default) this candidate "
+		            "is not ranked: its results are less precise than the reference's "
+		            "arithmetic allows. Compute in the "
+		            "reference's precision (no TF32, f16 or bf16 arithmetic or storage, "
+		            "no coarse approximations of math functions).\n");
 	double base = json_num(r, "baseline_ms", NAN), sp = json_num(r, "speedup", NAN);
 	if (!isnan(base))
 		sb_addf(sb, "baseline: %s %.4g ms%s",
@@ -423,26 +397,6 @@ void prompt_results(const cJSON *r, strbuf *sb)
 	if (isnan(bc) && *json_str(r, "baseline_compile_error", ""))
 		add_log(sb, "torch.compile of the reference failed",
 		        json_str(r, "baseline_compile_error", ""), 0);
-	const cJSON *res;
-	cJSON_ArrayForEach(res, cJSON_GetObjectItem(c, "resources"))
-	{
-		sb_addf(
-		    sb,
-		    "kernel %s: %g registers, %g B shared memory, %g B stack, %g B spill stores, "
-		    "%g B spill loads\n",
-		    json_str(res, "kernel", ""), json_num(res, "registers", NAN),
-		    json_num(res, "shared_bytes", NAN), json_num(res, "stack_bytes", NAN),
-		    json_num(res, "spill_stores", NAN), json_num(res, "spill_loads", NAN));
-	}
-	const cJSON *vec = cJSON_GetObjectItem(c, "vectorized");
-	if (cJSON_IsArray(vec)) {
-		const cJSON *v;
-		if (!cJSON_GetArraySize(vec))
-			sb_adds(sb, "host compiler: no loop was vectorised\n");
-		cJSON_ArrayForEach(v, vec)
-		    sb_addf(sb, "host compiler, line %g: %s\n", json_num(v, "line", NAN),
-		            json_str(v, "message", ""));
-	}
 	if (!strcmp(json_str(r, "status", ""), "crashed") ||
 	    !strcmp(json_str(r, "status", ""), "timeout"))
 		add_log(sb, "its last output", json_str(r, "stderr_tail", ""), 1);

@@ -3,10 +3,13 @@
  * shared library candidates are linked against) and NVML are loaded at run
  * time, so kloop builds and runs where there is no GPU.  Timing: CUDA events
  * on the candidate's stream, then a device-wide synchronize and a second end
- * event that sees work on every stream (engine/measure/harness.c decides which time
- * counts); the L2 flushed with a buffer twice its size and persisting lines
- * reset before every timed run.
+ * event that sees work on every stream (engine/measure/harness_time.c
+ * decides which time counts); the L2 flushed with a buffer twice its size
+ * and persisting lines reset before every timed run.  The buffers shared
+ * with the runner: backend_cuda_share.c (backend_cuda_priv.h).
  */
+#include "backend_cuda_priv.h"
+
 #include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
@@ -15,55 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
 #include "rng.h"
 #include "util.h"
 
-typedef int cudaError_t;
-typedef void *cudaStream_t;
-typedef void *cudaEvent_t;
-typedef struct {
-	char reserved[64];
-} cudaIpcMemHandle_t;
-
-/* the runtime entry points kloop uses, resolved with dlsym */
-#define CUDA_FUNCS(X)                                                                              \
-	X(cudaError_t, cudaGetDeviceCount, (int *))                                                \
-	X(cudaError_t, cudaSetDevice, (int))                                                       \
-	X(cudaError_t, cudaDeviceGetAttribute, (int *, int, int))                                  \
-	X(cudaError_t, cudaDeviceGetPCIBusId, (char *, int, int))                                  \
-	X(cudaError_t, cudaMalloc, (void **, size_t))                                              \
-	X(cudaError_t, cudaFree, (void *))                                                         \
-	X(cudaError_t, cudaIpcGetMemHandle, (cudaIpcMemHandle_t *, void *))                        \
-	X(cudaError_t, cudaIpcOpenMemHandle, (void **, cudaIpcMemHandle_t, unsigned))              \
-	X(cudaError_t, cudaMemcpy, (void *, const void *, size_t, int))                            \
-	X(cudaError_t, cudaMemsetAsync, (void *, int, size_t, cudaStream_t))                       \
-	X(cudaError_t, cudaStreamCreateWithFlags, (cudaStream_t *, unsigned))                      \
-	X(cudaError_t, cudaStreamDestroy, (cudaStream_t))                                          \
-	X(cudaError_t, cudaStreamSynchronize, (cudaStream_t))                                      \
-	X(cudaError_t, cudaEventCreate, (cudaEvent_t *))                                           \
-	X(cudaError_t, cudaEventRecord, (cudaEvent_t, cudaStream_t))                               \
-	X(cudaError_t, cudaEventSynchronize, (cudaEvent_t))                                        \
-	X(cudaError_t, cudaEventElapsedTime, (float *, cudaEvent_t, cudaEvent_t))                  \
-	X(cudaError_t, cudaDeviceSynchronize, (void))                                              \
-	X(cudaError_t, cudaGetLastError, (void))                                                   \
-	X(const char *, cudaGetErrorString, (cudaError_t))                                         \
-	X(const char *, cudaGetErrorName, (cudaError_t))                                           \
-	X(cudaError_t, cudaCtxResetPersistingL2Cache, (void))                                      \
-	X(cudaError_t, cudaDeviceSetLimit, (int, size_t))                                          \
-	X(cudaError_t, cudaRuntimeGetVersion, (int *))                                             \
-	X(cudaError_t, cudaDriverGetVersion, (int *))                                              \
-	X(cudaError_t, cudaMemGetInfo, (size_t *, size_t *))
-
-#define DECL(ret, name, args) ret(*name) args;
-static struct {
-	CUDA_FUNCS(DECL)
-	cudaError_t (*cudaMemcpyAsync)(void *, const void *, size_t, int, cudaStream_t);
-	void *dl;
-} R;
+#define R backend_cuda_rt /* every call names it */
 
 /* NVML, optional */
-typedef void *nvmlDevice_t;
 static struct {
 	int (*init)(void);
 	int (*byPci)(const char *, nvmlDevice_t *);
@@ -109,16 +69,8 @@ enum {
 	STREAM_NON_BLOCKING = 1,
 };
 
-struct cuda {
-	int dev;
-	void *pFlush;          /* 2 x L2 bytes */
-	void *pReport;         /* device memory for kloop's kernels' results */
-	char *pHostA, *pHostB; /* host buffers for checks without kloop's kernels */
-	size_t nHost;
-	size_t nFlush;
-	cudaEvent_t e0, e1, e2;
-	nvmlDevice_t nvml; /* NULL without NVML */
-};
+/* the runtime's entry points, resolved by load_runtime() */
+struct backend_cuda_runtime backend_cuda_rt;
 
 static int forRunner;
 
@@ -197,20 +149,20 @@ int backend_cuda_available(void)
 	return R.cudaGetDeviceCount(&n) == 0 && n > 0;
 }
 
-static int cerr(const char *zWhat, cudaError_t e, char *err)
+int backend_cuda_err(const char *zWhat, cudaError_t e, char *err)
 {
 	return kl_err(err, "%s: %s (%s, CUDA error %d)", zWhat, R.cudaGetErrorString(e),
 	              R.cudaGetErrorName(e), e);
 }
 
-static void *c_alloc(struct backend *b, size_t n, char *err)
+void *backend_cuda_alloc(struct backend *b, size_t n, char *err)
 {
 	void *p = NULL;
 	cudaError_t e = R.cudaMalloc(&p, n);
 	(void)b;
 	if (e) {
 		R.cudaGetLastError();
-		return cerr("cudaMalloc", e, err), NULL;
+		return backend_cuda_err("cudaMalloc", e, err), NULL;
 	}
 	return p;
 }
@@ -223,7 +175,7 @@ static int c_share_handle(struct backend *b, void *p, char *hex, char *err)
 	(void)b;
 	if (e) {
 		R.cudaGetLastError();
-		return cerr("cudaIpcGetMemHandle", e, err);
+		return backend_cuda_err("cudaIpcGetMemHandle", e, err);
 	}
 	for (int i = 0; i < 64; i++)
 		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)h.reserved[i]);
@@ -260,7 +212,7 @@ static int c_measure(struct backend *b, double *pBw, double *pTflops, char *err)
 	if ((e = R.cudaMalloc(&x, n)) || (e = R.cudaMalloc(&y, n)) ||
 	    (e = R.cudaMemsetAsync(x, 1, n, b->stream))) {
 		R.cudaFree(x);
-		return cerr("measuring the bandwidth", e, err);
+		return backend_cuda_err("measuring the bandwidth", e, err);
 	}
 	for (int k = 0; k < 6; k++) {
 		R.cudaEventRecord(c->e0, b->stream);
@@ -283,7 +235,7 @@ static int c_measure(struct backend *b, double *pBw, double *pTflops, char *err)
 	R.cudaFree(x);
 	R.cudaFree(y);
 	if ((e = R.cudaGetLastError()))
-		return cerr("measuring the device", e, err);
+		return backend_cuda_err("measuring the device", e, err);
 	return 0;
 }
 
@@ -293,242 +245,10 @@ static void c_release(struct backend *b, void *p)
 	R.cudaFree(p);
 }
 
-/* The candidate's buffers are shared with its process through a file
- * descriptor: memory made with the driver's virtual memory API (cuMemCreate)
- * exported as a POSIX file descriptor, which travels over the runner's socket
- * like the host's memfds.  Legacy CUDA IPC handles name the exporting
- * process's pid and cannot cross pid namespaces, so with them the sandboxed
- * runner could not have its own; they remain the fallback on a device
- * without the virtual memory API (the runner then keeps the pid namespace). */
-typedef int CUresult;
-typedef unsigned long long CUdeviceptr, CUmemHandle;
-typedef struct {
-	int type, id;
-} CUmemLocation;
-typedef struct {
-	int type, requestedHandleTypes;
-	CUmemLocation location;
-	void *win32HandleMetaData;
-	struct {
-		unsigned char compressionType, gpuDirectRDMACapable;
-		unsigned short usage;
-		unsigned char reserved[4];
-	} allocFlags;
-} CUmemAllocationProp;
-typedef struct {
-	CUmemLocation location;
-	int flags;
-} CUmemAccessDesc;
-enum {
-	CU_MEM_ALLOCATION_TYPE_PINNED = 1,
-	CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1,
-	CU_MEM_LOCATION_TYPE_DEVICE = 1,
-	CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3,
-	CU_DEVICE_ATTRIBUTE_VMM = 102,
-	CU_DEVICE_ATTRIBUTE_POSIX_FD = 103,
-};
-#define CU_FUNCS(X)                                                                                \
-	X(cuInit, (unsigned))                                                                      \
-	X(cuDeviceGet, (int *, int))                                                               \
-	X(cuDeviceGetAttribute, (int *, int, int))                                                 \
-	X(cuMemGetAllocationGranularity, (size_t *, const CUmemAllocationProp *, int))             \
-	X(cuMemCreate, (CUmemHandle *, size_t, const CUmemAllocationProp *, unsigned long long))   \
-	X(cuMemAddressReserve, (CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long))   \
-	X(cuMemMap, (CUdeviceptr, size_t, size_t, CUmemHandle, unsigned long long))                \
-	X(cuMemSetAccess, (CUdeviceptr, size_t, const CUmemAccessDesc *, size_t))                  \
-	X(cuMemExportToShareableHandle, (void *, CUmemHandle, int, unsigned long long))            \
-	X(cuMemImportFromShareableHandle, (CUmemHandle *, void *, int))                            \
-	X(cuMemUnmap, (CUdeviceptr, size_t))                                                       \
-	X(cuMemAddressFree, (CUdeviceptr, size_t))                                                 \
-	X(cuMemRelease, (CUmemHandle))                                                             \
-	X(cuGetErrorString, (CUresult, const char **))
-#define CU_DECL(name, args) CUresult(*name) args;
-static struct {
-	CU_FUNCS(CU_DECL)
-	int state; /* 0 not tried, 1 usable, -1 not */
-} D;
-
-/* the driver's virtual memory API with POSIX file descriptors, on device
- * dev: 1 usable, 0 not */
-static int vmm_usable(int dev)
-{
-	if (D.state == 0) {
-		D.state = -1;
-		void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-		int ok = h != NULL;
-#define CU_LOAD(name, args)                                                                        \
-	if (ok && !(*(void **)&D.name = dlsym(h, #name)))                                          \
-		ok = 0;
-		CU_FUNCS(CU_LOAD)
-#undef CU_LOAD
-		if (ok && D.cuInit(0) == 0)
-			D.state = 1;
-	}
-	int d, vmm = 0, fd = 0;
-	return D.state == 1 && D.cuDeviceGet(&d, dev) == 0 &&
-	       D.cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VMM, d) == 0 &&
-	       D.cuDeviceGetAttribute(&fd, CU_DEVICE_ATTRIBUTE_POSIX_FD, d) == 0 && vmm && fd;
-}
-
-static int cu_err(const char *zWhat, CUresult e, char *err)
-{
-	const char *s = NULL;
-	if (D.cuGetErrorString(e, &s) != 0 || !s)
-		s = "unknown error";
-	return kl_err(err, "%s: %s (CUDA driver error %d)", zWhat, s, e);
-}
-
-/* map memory handle h of n bytes read-write for device dev at a fresh
- * address: the address, or 0 + err */
-static CUdeviceptr vmm_map(CUmemHandle h, size_t n, int dev, char *err)
-{
-	CUdeviceptr p = 0;
-	CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, 0},
-	                       CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-	CUresult e = D.cuDeviceGet(&acc.location.id, dev);
-	if (e)
-		return cu_err("cuDeviceGet", e, err), 0;
-	if ((e = D.cuMemAddressReserve(&p, n, 0, 0, 0)))
-		return cu_err("cuMemAddressReserve", e, err), 0;
-	if ((e = D.cuMemMap(p, n, 0, h, 0))) {
-		D.cuMemAddressFree(p, n);
-		return cu_err("cuMemMap", e, err), 0;
-	}
-	if ((e = D.cuMemSetAccess(p, n, &acc, 1))) {
-		D.cuMemUnmap(p, n);
-		D.cuMemAddressFree(p, n);
-		return cu_err("cuMemSetAccess", e, err), 0;
-	}
-	return p;
-}
-
-static void *vmm_alloc_shared(int dev, size_t n, struct kl_share *sh, char *err)
-{
-	CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
-	                            .requestedHandleTypes =
-	                                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-	                            .location = {CU_MEM_LOCATION_TYPE_DEVICE, 0}};
-	size_t gran = 0;
-	CUresult e = D.cuDeviceGet(&prop.location.id, dev);
-	if (!e)
-		e = D.cuMemGetAllocationGranularity(&gran, &prop, 0 /* minimum */);
-	if (e)
-		return cu_err("cuMemGetAllocationGranularity", e, err), NULL;
-	if (gran == 0)
-		gran = 2u << 20;
-	sh->n = (n + gran - 1) / gran * gran;
-	CUmemHandle h;
-	if ((e = D.cuMemCreate(&h, sh->n, &prop, 0))) {
-		if (e == 2 /* CUDA_ERROR_OUT_OF_MEMORY */)
-			return kl_err(err, "out of device memory: cannot allocate %zu bytes",
-			              sh->n),
-			       NULL;
-		return cu_err("cuMemCreate", e, err), NULL;
-	}
-	int fd = -1;
-	if ((e = D.cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-	                                        0))) {
-		D.cuMemRelease(h);
-		return cu_err("cuMemExportToShareableHandle", e, err), NULL;
-	}
-	CUdeviceptr p = vmm_map(h, sh->n, dev, err);
-	if (!p) {
-		close(fd);
-		D.cuMemRelease(h);
-		return NULL;
-	}
-	sh->fd = fd;
-	memcpy(sh->handle, &h, sizeof h);
-	return (void *)(uintptr_t)p;
-}
-
-/* device memory shared with the candidate's process: a file descriptor
- * where the device can, else a legacy CUDA IPC handle */
-static void *c_alloc_shared(struct backend *b, size_t n, struct kl_share *sh, char *err)
-{
-	struct cuda *c = b->priv;
-	memset(sh, 0, sizeof *sh);
-	sh->fd = -1;
-	sh->n = n ? n : 1;
-	if (vmm_usable(c->dev)) {
-		void *v = vmm_alloc_shared(c->dev, sh->n, sh, err);
-		if (v || strstr(err, "out of device memory"))
-			return v;
-		/* the device says it can but does not (a driver, MIG): legacy
-		 * IPC from now on, and the runner keeps the pid namespace */
-		fprintf(stderr,
-		        "kloop-worker: GPU buffers as file descriptors failed (%s); "
-		        "using CUDA IPC handles\n",
-		        err);
-		D.state = -1;
-		sh->n = n ? n : 1;
-	}
-	void *p = c_alloc(b, sh->n, err);
-	if (!p)
-		return NULL;
-	cudaIpcMemHandle_t h;
-	cudaError_t e = R.cudaIpcGetMemHandle(&h, p);
-	if (e) {
-		R.cudaGetLastError();
-		R.cudaFree(p);
-		return cerr("cudaIpcGetMemHandle", e, err), NULL;
-	}
-	memcpy(sh->handle, &h, sizeof h);
-	return p;
-}
-
-static void c_release_shared(struct backend *b, void *p, struct kl_share *sh)
-{
-	(void)b;
-	if (sh->fd < 0) {
-		R.cudaFree(p);
-		return;
-	}
-	/* the candidate's work on it is over before its buffers go */
-	R.cudaDeviceSynchronize();
-	CUmemHandle h;
-	memcpy(&h, sh->handle, sizeof h);
-	D.cuMemUnmap((CUdeviceptr)(uintptr_t)p, sh->n);
-	D.cuMemAddressFree((CUdeviceptr)(uintptr_t)p, sh->n);
-	D.cuMemRelease(h);
-	close(sh->fd);
-	sh->fd = -1;
-}
-
-static void *c_open_shared(struct backend *b, const struct kl_share *sh, int ro, char *err)
-{
-	struct cuda *c = b->priv;
-	(void)ro; /* inputs stay writable: a write to one is a verdict, not a fault */
-	if (sh->fd >= 0) {
-		if (!vmm_usable(c->dev))
-			return kl_err(err,
-			              "a buffer came as a file descriptor, but the CUDA driver's "
-			              "virtual memory API is not usable in this process"),
-			       NULL;
-		CUmemHandle h;
-		CUresult e = D.cuMemImportFromShareableHandle(
-		    &h, (void *)(intptr_t)sh->fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
-		if (e)
-			return cu_err("cuMemImportFromShareableHandle", e, err), NULL;
-		CUdeviceptr p = vmm_map(h, sh->n, c->dev, err);
-		D.cuMemRelease(h); /* the mapping holds the memory */
-		return p ? (void *)(uintptr_t)p : NULL;
-	}
-	cudaIpcMemHandle_t h;
-	memcpy(&h, sh->handle, sizeof h);
-	void *p = NULL;
-	cudaError_t e = R.cudaIpcOpenMemHandle(&p, h, 1 /* cudaIpcMemLazyEnablePeerAccess */);
-	if (e) {
-		R.cudaGetLastError();
-		return cerr("cudaIpcOpenMemHandle", e, err), NULL;
-	}
-	return p;
-}
-
 /* a sticky error leaves the context unusable: everything fails from then on */
 static int fail(struct backend *b, const char *zWhat, cudaError_t e, char *err)
 {
-	cerr(zWhat, e, err);
+	backend_cuda_err(zWhat, e, err);
 	R.cudaGetLastError();
 	if (R.cudaDeviceSynchronize() != 0)
 		b->fatal = 1;
@@ -856,7 +576,7 @@ struct backend *backend_cuda_new(int dev, char *err)
 	if (dev < 0 || dev >= n)
 		return kl_err(err, "CUDA device %d does not exist (there are %d)", dev, n), NULL;
 	if ((e = R.cudaSetDevice(dev)))
-		return cerr("cudaSetDevice", e, err), NULL;
+		return backend_cuda_err("cudaSetDevice", e, err), NULL;
 	struct backend *b = xcalloc(1, sizeof *b);
 	struct cuda *c = xcalloc(1, sizeof *c);
 	b->zName = "cuda";
@@ -908,18 +628,18 @@ struct backend *backend_cuda_new(int dev, char *err)
 	    (e = R.cudaEventCreate(&c->e2)) || (e = R.cudaMalloc(&c->pFlush, c->nFlush)) ||
 	    (e = R.cudaMalloc(&c->pReport, 256)) ||
 	    (e = R.cudaMemsetAsync(c->pFlush, 0, c->nFlush, b->stream))) {
-		cerr("setting up the device", e, err);
+		backend_cuda_err("setting up the device", e, err);
 		free(c);
 		free(b);
 		return NULL;
 	}
 	if (forRunner)
 		keep_pool(dev);
-	b->alloc = c_alloc;
+	b->alloc = backend_cuda_alloc;
 	b->release = c_release;
-	b->alloc_shared = c_alloc_shared;
-	b->release_shared = c_release_shared;
-	b->open_shared = c_open_shared;
+	b->alloc_shared = backend_cuda_alloc_shared;
+	b->release_shared = backend_cuda_release_shared;
+	b->open_shared = backend_cuda_open_shared;
 	b->upload = c_upload;
 	b->download = c_download;
 	b->fill = c_fill;

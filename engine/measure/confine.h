@@ -16,7 +16,7 @@
  * - no new privileges.
  * None of this is what makes a time trustworthy: code in a process can
  * always take the process over (its stack, its heap), so kloop bounds every
- * reported time by its own clock from outside (harness.c) and freezes the
+ * reported time by its own clock from outside (harness_clock.c) and freezes the
  * runner between calls (cgroup.h).  It closes the cheap routes: patching
  * the runner's GOT or code, writing its memory through /proc, forking a
  * helper that works while the runner is stopped.

@@ -50,6 +50,11 @@ struct harness_cand {
 	 * process is blocked now (its waits so far are all counted), 0 when it
 	 * is runnable (a wait under way is counted only when it next runs) */
 	double (*sched_delay)(struct harness_cand *c, int *pAsleep);
+	/* optional: kloop's own time waiting for a CPU so far, ms, in place of
+	 * this process's (/proc/self/schedstat): the unit tests give a machine
+	 * that is never busy, so that what they check does not depend on the
+	 * load of the machine they run on */
+	double (*own_delay)(struct harness_cand *c);
 	/* optional: the CPU time its process has spent so far, ms: the thread
 	 * that calls kl_run (*pMain) and every process and thread of the
 	 * candidate, ended ones too (*pAll); NAN where unknown.  0, or -1 when
@@ -138,17 +143,30 @@ struct backend *harness_backend(const struct harness *h);
 const struct harness_opts *harness_options(const struct harness *h);
 void *harness_output_buf(struct harness *h, int j);
 
-/* the precision verdict's state (precision.h), owned by h from now on; or,
- * where there is none, why (a copy): every correct verdict carries one or
- * the other as "precision" */
-struct precision;
-void harness_set_precision(struct harness *h, struct precision *p);
-/* the precision verdict of the candidate evaluated last (precision.h): its
- * trials' and, once timed, its run after timing's; or {"verdict":
- * "unknown", "why"}; NULL when h has neither (caller frees) */
+/*
+ * A judge of each checked trial beside the checks: the precision verdict
+ * (precision.h) is kloop's.  The harness owns it from harness_set_judge()
+ * on (a judge set before is freed) and knows it only by these calls, each
+ * of which may be NULL: every correct verdict carries its json() as
+ * "precision".
+ */
+struct harness_judge_ops {
+	void (*reset)(void *j);                                     /* a new evaluation */
+	int (*trial)(void *j, struct harness *h, int s, char *err); /* trial set s's outputs */
+	int (*after_timing)(void *j, struct harness *h, char *err); /* the run after timing's */
+	cJSON *(*json)(const void *j); /* the verdict, or NULL (caller frees) */
+	void (*free)(void *j);
+};
+void harness_set_judge(struct harness *h, void *j, const struct harness_judge_ops *ops);
+/* h's judge when its calls are ops (a judge of that kind), else NULL */
+void *harness_judge(const struct harness *h, const struct harness_judge_ops *ops);
+/* the verdict of the candidate evaluated last: its judge's json(); NULL
+ * when it has none (caller frees) */
 cJSON *harness_precision(const struct harness *h);
-void harness_set_precision_note(struct harness *h, const char *zWhy);
 
+/* the first trials, whose inputs are plain (the precision verdict's, which
+ * keeps their float64 outputs) */
+#define HARNESS_PLAIN_TRIALS 3
 /* how set s's inputs are varied (rng.h flags): the first trials (the
  * precision verdict's) and the timing set plain; the later trials and the
  * checking sets each one way, in turn (docs/TASKS.md, "Inputs a statistic

@@ -135,6 +135,56 @@ static double rel(const double *a, int k)
 	return a[CMP_REF] > 0 ? sqrt(a[k] / a[CMP_REF]) : a[k] > 0 ? INFINITY : 0;
 }
 
+/* the precision state as the harness's judge of each trial (harness.h) */
+static void op_reset(void *j)
+{
+	precision_reset(j);
+}
+
+static int op_trial(void *j, struct harness *h, int s, char *err)
+{
+	return precision_add_trial(j, h, s, err);
+}
+
+static int op_after(void *j, struct harness *h, char *err)
+{
+	return precision_add_after_timing(j, h, err);
+}
+
+static cJSON *op_json(const void *j)
+{
+	return precision_json(j);
+}
+
+static void op_free(void *j)
+{
+	precision_free(j);
+}
+
+static const struct harness_judge_ops precision_ops = {.reset = op_reset,
+                                                       .trial = op_trial,
+                                                       .after_timing = op_after,
+                                                       .json = op_json,
+                                                       .free = op_free};
+
+/* where there is no verdict, why: a judge that says only that */
+static cJSON *note_json(const void *j)
+{
+	return precision_unknown_json(j);
+}
+
+static const struct harness_judge_ops note_ops = {.json = note_json, .free = free};
+
+struct precision *precision_of(const struct harness *h)
+{
+	return harness_judge(h, &precision_ops);
+}
+
+void precision_note(struct harness *h, const char *zWhy)
+{
+	harness_set_judge(h, zWhy ? xstrdup(zWhy) : NULL, &note_ops);
+}
+
 int precision_attach(struct harness *h, struct harness *h64, char *err)
 {
 	const struct task *t = harness_task(h);
@@ -202,7 +252,7 @@ int precision_attach(struct harness *h, struct harness *h64, char *err)
 	}
 	double L = nOut > 0 && nIn > nOut ? nIn / nOut : 1;
 	p->acc = 2 * u * sqrt(L);
-	harness_set_precision(h, p);
+	harness_set_judge(h, p, &precision_ops);
 	return 0;
 fail:
 	p->h64 = NULL;

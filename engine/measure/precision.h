@@ -20,6 +20,7 @@
 #include <cJSON.h>
 
 #include "compare.h"
+#include "harness.h"
 
 struct harness;
 
@@ -34,8 +35,9 @@ struct harness;
 #define PRECISION_LIMIT 8.0
 #define PRECISION_EMU_FRAC 3.0
 
-/* the trials whose float64 outputs are kept, at most */
-#define PRECISION_TRIALS 3
+/* the trials whose float64 outputs are kept, at most: the harness's plain
+ * ones (harness_vary_of) */
+#define PRECISION_TRIALS HARNESS_PLAIN_TRIALS
 
 /* the emulation sets of the float64 harness, after its trials and timing
  * set: the first trial's inputs rounded to 10 mantissa bits (TF32 or f16),
@@ -71,6 +73,9 @@ int precision_attach(struct harness *h, struct harness *h64, char *err);
 
 /* h's precision state (NULL: no float64 reference) */
 struct precision *precision_of(const struct harness *h);
+/* where h has no precision verdict, why (a copy): its verdicts say
+ * {"verdict": "unknown", "why"} */
+void precision_note(struct harness *h, const char *zWhy);
 void precision_free(struct precision *p);
 
 /* a new evaluation: the candidate's sums start again */

@@ -20,6 +20,20 @@ check "doctor says the OpenAI key is set" grep -q "OPENAI_API_KEY is set" "$T/do
 check "doctor never prints the key" sh -c "! grep -q sk-test-secret-value '$T/doctor'"
 $KLOOP help >"$T/help"
 check "help lists every subcommand" sh -c "for c in open shell replay eval tasks session outline doctor; do grep -q \"kloop \$c\" '$T/help' || exit 1; done"
+# a verb of both the CLI and the workbench is one command: `kloop VERB
+# --help` says what it does in the line the workbench's `help VERB` says
+V="archive export ideas implement profile search"
+for v in $V; do echo "help $v"; done |
+	$KLOOP shell tests/fixtures/tui_task --backend host --budget 0.2 --session "$T/h.jsonl" \
+		>"$T/wbhelp" 2>&1
+for v in $V; do
+	wb=$(grep -A1 "^$v " "$T/wbhelp" | sed -n '2s/^    //p')
+	cli=$($KLOOP $v --help 2>&1 | sed -n 3p)
+	check "kloop $v --help and the workbench's help $v say the same line" \
+		sh -c 'test -n "$1" && case "$2" in "$1"*) exit 0 ;; *) exit 1 ;; esac' - "$wb" "$cli"
+	check "kloop help lists $v once, with that line" \
+		sh -c 'test "$(grep -c "^       kloop $1 " "$3")" -eq 1 && grep -qF -- "$2" "$3"' - "$v" "$wb" "$T/help"
+done
 $KLOOP --backend host --budget 0.2 >"$T/default" 2>&1
 check "kloop with no task and no terminal says what it does instead of the TUI" grep -q "stdout is not a terminal.*evaluating the seeds of softmax" "$T/default"
 check "and evaluates the default task's seed" grep -q "candidate 1 (seed.c): correct" "$T/default"

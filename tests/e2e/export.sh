@@ -6,8 +6,10 @@
 . tests/e2e/lib.sh
 B="--backend host --budget 0.2 --trials 2"
 $KLOOP eval softmax tasks/softmax/seed.c tests/fixtures/host/zeros.c $B --session "$T/s.jsonl" >/dev/null 2>&1
-$KLOOP export "$T/s.jsonl" 1 --source "$T/out.c" --kernelbench "$T/kb.py" 2>"$T/err"
+$KLOOP export "$T/s.jsonl" 1 --source "$T/out.c" --kernelbench "$T/kb.py" >"$T/out" 2>"$T/err"
 check "export exits 0" test $? -eq 0
+check "... and says what it wrote where ($(cat "$T/out"))" \
+	grep -qx "wrote candidate 1 to $T/out.c ([0-9]* bytes), to $T/kb.py as a KernelBench ModelNew module" "$T/out"
 check "--source writes the candidate's source as it is" cmp -s "$T/out.c" tasks/softmax/seed.c
 check "--kernelbench writes a Python module defining ModelNew for the task's reference.py" python3 -c "
 import ast; t=ast.parse(open('$T/kb.py').read())
@@ -21,7 +23,36 @@ check "--cuda on a C candidate is refused, naming --source" sh -c "test $? -eq 2
 $KLOOP export "$T/s.jsonl" 9 --source "$T/x.c" >"$T/o" 2>"$T/e"
 check "a missing candidate id is named with the range there is" grep -q "has no candidate 9 (it has 1..2)" "$T/e"
 $KLOOP export "$T/s.jsonl" one --source "$T/x.c" >"$T/o" 2>"$T/e"
-check "a non-numeric id is refused" grep -q "'one' is not a candidate id" "$T/e"
+check "a non-numeric id is refused, naming best too" grep -q "'one' is not a candidate id (a number from 1, or best)" "$T/e"
+# best: the session's best (the seed: zeros.c is incorrect), as every
+# front end names it
+$KLOOP export "$T/s.jsonl" best --source "$T/best.c" >"$T/o" 2>"$T/e"
+check "export SESSION best writes the session's best ($(cat "$T/o"))" sh -c \
+	"cmp -s '$T/best.c' tasks/softmax/seed.c && grep -q '^wrote candidate 1 to $T/best.c' '$T/o'"
+$KLOOP eval softmax tests/fixtures/host/zeros.c $B --session "$T/z.jsonl" >/dev/null 2>&1
+$KLOOP export "$T/z.jsonl" best --source "$T/zb.c" >"$T/o" 2>"$T/e"
+rc=$?
+check "export best of a session with no correct candidate: exit 2, saying so ($(cat "$T/e"))" \
+	sh -c "test $rc -eq 2 && grep -q 'has no best candidate' '$T/e' && test ! -e '$T/zb.c'"
+
+# the workbench's export is the same command (one entry, sessions/cand_export.c):
+# in `kloop shell`, --kernelbench writes the module the CLI writes, and the
+# same outputs are refused with the same words
+printf '%s\n' "export 1 --kernelbench $T/shkb.py --source=$T/shsrc.c" "export 1 --cuda $T/sh.cu" \
+	"export 1 $T/s.jsonl" "export 1 --problem tasks/softmax/reference.py" "export 1 --xml $T/a" \
+	"export 2 $T/shz.c" |
+	$KLOOP shell --session "$T/s.jsonl" --backend host >"$T/sho" 2>"$T/she"
+check "shell: export --kernelbench writes the module the CLI wrote, --source the source" sh -c \
+	"cmp -s '$T/shkb.py' '$T/kb.py' && cmp -s '$T/shsrc.c' tasks/softmax/seed.c && grep -q 'wrote candidate 1 to $T/shsrc.c ([0-9]* bytes), to $T/shkb.py as a KernelBench ModelNew module$' '$T/sho'"
+check "shell: export --cuda on a C candidate is refused, naming --source" \
+	grep -q "error: export: candidate 1 (seed.c) is not CUDA; --source FILE writes its source" "$T/she"
+check "shell: export onto the session's journal is refused" \
+	grep -q "error: export: $T/s.jsonl is the session journal being exported from: not overwritten" "$T/she"
+check "shell: export with no output names what to give" \
+	grep -q "error: export: nothing to write: give FILE, --source, --cuda or --kernelbench" "$T/she"
+check "shell: export with an unknown option names it" grep -q "error: export: unknown option '--xml'" "$T/she"
+check "shell: exporting a candidate whose verdict is not correct says so" \
+	grep -q "^wrote candidate 2 to $T/shz.c ([0-9]* bytes); note: its last verdict is incorrect$" "$T/sho"
 
 if ! python3 -c 'import torch' >/dev/null 2>&1; then
 	skip "export: PyTorch is not installed for python3, the exported ModelNew was not run"

@@ -36,6 +36,20 @@ run() {
 	$KLOOP "$@" >"$T/$name.out" 2>"$T/$name.err"
 	rc=$?
 }
+# corpus_steering DIR: the command provider answering from the search
+# corpus (tests/fixtures/search), one request at a time, in the
+# configuration; and in DIR a softmax task "slowmax" whose seed is the
+# corpus's slow.c (a search steered from `kloop shell` starts there)
+corpus_steering() {
+	mkdir -p "$XDG_CONFIG_HOME/kloop"
+	printf 'provider = command\ncommand = python3 %s\nllm_max_in_flight = 1\n' \
+		tests/fixtures/search/corpus_llm.py >"$XDG_CONFIG_HOME/kloop/config"
+	cp -r tasks/softmax "$1"
+	cp tests/fixtures/search/slow.c "$1/seed.c"
+	python3 -c 'import json,sys
+j=json.load(open(sys.argv[1])); j["name"]="slowmax"; j["seeds"]={"host": ["seed.c"]}
+json.dump(j, open(sys.argv[1], "w"))' "$1/task.json"
+}
 # kb_task TASK DIR: a copy of bundled task TASK in DIR judged by KernelBench's
 # tolerance ("tolerance": "kernelbench")
 kb_task() {

@@ -53,7 +53,7 @@ for c in "softmax_bf16_outputs:softmax:bf16" "softmax_approx_exp:softmax:"; do
 	check "$n: correct within KernelBench's tolerance, but reduced precision, exit 1 ($(field ratio $n)x; $(field cause $n))" \
 		test "$(json status "$T/$n.json")/$(field verdict $n)/$rc" = correct/reduced/1
 	check "... named in words, with the cause${cause:+ ($cause)}" \
-		sh -c "grep '^  precision reduced precision: relative L2 error' '$T/$n.txt' | grep -q '$cause'"
+		sh -c "grep '^  PRECISION reduced precision: relative L2 error' '$T/$n.txt' | grep -q '$cause'"
 	diag $nf "$T/$n.txt" "$T/$n.err"
 done
 # 10-bit inputs err with the inputs' magnitude: on the varied checking sets
@@ -68,7 +68,7 @@ for c in "softmax_tf32_inputs:softmax" "matmul_tf32:matmul"; do
 	check "$n: reduced precision or incorrect, exit 1, never a faithful win ($st; $(field cause $n))" \
 		sh -c "case '$st' in correct/reduced/1 | incorrect/*/1) exit 0 ;; *) exit 1 ;; esac"
 	check "... its words say which, with the cause (TF32 or f16 inputs)" \
-		sh -c "grep -q '^  precision reduced precision: relative L2 error.*TF32 or f16 inputs' '$T/$n.txt' || grep -q '^  verdict   incorrect' '$T/$n.txt'"
+		sh -c "grep -q '^  PRECISION reduced precision: relative L2 error.*TF32 or f16 inputs' '$T/$n.txt' || grep -q '^  verdict   incorrect' '$T/$n.txt'"
 	diag $nf "$T/$n.txt" "$T/$n.err"
 done
 # and in-process, with no checking set of the timed runs to fail on, 10-bit

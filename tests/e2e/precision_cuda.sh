@@ -89,6 +89,6 @@ if [ $has_torch = 1 ]; then
 	$KLOOP eval $KB $F/cublas_tf32.cu $B --libs cublas --size 0.5 --python python3 >"$T/kb.txt" 2>&1
 	rc=$?
 	check "kloop eval exits 1 for it (exit $rc) and says why in words ($(grep -E '^  (precision|verdict)' "$T/kb.txt" | cut -c1-150 | tr '\n' ' '))" \
-		sh -c "test $rc = 1 && grep -Eq '^  (precision reduced precision: .*TF32|verdict   incorrect)' '$T/kb.txt'"
+		sh -c "test $rc = 1 && grep -Eq '^  (PRECISION reduced precision: .*TF32|verdict   incorrect)' '$T/kb.txt'"
 fi
 exit 0

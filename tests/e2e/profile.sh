@@ -27,7 +27,7 @@ $KLOOP profile softmax tasks/softmax/seed.c --session "$S" --parse $CSV >"$T/out
 check "a profile is journaled for the session's candidate with that source" grep -q '"type":"profile","candidate":1' "$S"
 printf 'show 1\n' | $KLOOP shell --session "$S" >"$T/show2" 2>&1
 check ":show puts Nsight Compute's facts in the results" \
-	grep -q "^ncu       cutlass::Kernel2: 0.4234 ms, DRAM 45.2 GB/s (1% of peak), occupancy 12% (theoretical 12%), top stall" "$T/show2"
+	grep -q "^ncu       Nsight Compute (one run): cutlass::Kernel2: 0.4234 ms, DRAM 45.2 GB/s (1% of peak), occupancy 12% (theoretical 12%), top stall" "$T/show2"
 $KLOOP profile softmax tests/fixtures/host/zeros.c --session "$S" --parse $CSV >"$T/out" 2>"$T/err"
 check "a source the session does not have is refused" grep -q "has no candidate with the source of" "$T/err"
 
@@ -35,7 +35,7 @@ if fake_llm tests/fake_llm/softmax.json; then
 	$KLOOP ideas softmax --session "$S" --provider openai --model fake-gpt \
 		--base-url "http://127.0.0.1:$PORT/v1" $B >"$T/ideas.out" 2>"$T/ideas.err"
 	check "the LLM's prompt carries Nsight Compute's facts and the vectoriser's remarks" \
-		sh -c "grep -q 'Nsight Compute (one run): cutlass::Kernel2' '$T/server.log' && grep -q 'host compiler, line 30: loop vectorized' '$T/server.log'"
+		sh -c "grep -q 'Nsight Compute (one run): cutlass::Kernel2' '$T/server.log' && grep -q 'vector: line 30: loop vectorized' '$T/server.log'"
 else
 	fail "the fake LLM server starts"
 fi

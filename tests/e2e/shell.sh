@@ -82,7 +82,7 @@ assert c['origin']=='human' and c['parents']==[1] and 'x + x' in c['source']"
 EDITOR="$T/ed.sh" $KLOOP shell $TASK $B --session "$T/s2.jsonl" <"$T/script" >"$T/out2" 2>&1
 norm() {
 	sed -E 's/[0-9]+(\.[0-9]+)?(e-?[0-9]+)?/N/g' "$1" | tr -s " " | sed "s/ (cached)//" |
-		sed -E 's/, not converged//; s/ \((faster|slower)(, outside the noise)?\)/ CMP/g; s/, same within noise/ CMP/g' |
+		sed -E 's/, not converged( within the budget)?//; s/ \((faster|slower)(, outside the noise)?\)/ CMP/g; s/, same within noise/ CMP/g' |
 		sed -E 's/Nx\?/Nx/' | grep -v "^UNVERIFIED " | grep -v "^bound " |
 		grep -v "session saved"
 }

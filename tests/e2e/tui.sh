@@ -40,7 +40,7 @@ check "the code is highlighted by tree-sitter (the keyword, the type, the number
 	sh -c "grep -q '33mstatic' '$T/s1e' && grep -q '32mfloat' '$T/s1e' && grep -q '35m2.0f' '$T/s1e'"
 check "results: the verdict" grep -q 'verdict   correct' "$T/s1"
 keys 4 z
-check "results (zoomed): the timing with its spread" wait_for "median \(p10 [0-9.]+, p90 [0-9.]+"
+check "results (zoomed): the timing with its spread" wait_for "time      median [0-9.]+ ms \(p10 [0-9.]+, p90 [0-9.]+"
 keys z 1
 check "the session journal is written" test -s "$S"
 

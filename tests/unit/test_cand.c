@@ -221,6 +221,43 @@ static void runner_argv_tests(void)
 	CHECK(argi(v, "--unshare-pid") < 0 && has3(v, "--ro-bind", "/proc", "/proc"),
 	      "GPU runner with legacy CUDA IPC handles: kloop's pid namespace, /proc read-only");
 	free_argv(v);
+
+	/* MPS (mps.h): its variables reach every runner; a GPU runner also sees
+	 * the pipe directory and the host's /dev/shm, in its own namespaces
+	 * unless KLOOP_MPS_NAMESPACES=share */
+	char *pipeDir = xasprintf("%s/mps", dir);
+	(void)!mkdir(pipeDir, 0700);
+	setenv("CUDA_MPS_PIPE_DIRECTORY", pipeDir, 1);
+	v = cand_runner_argv(&host, "/bin/true", 0);
+	CHECK(has3(v, "--setenv", "CUDA_MPS_PIPE_DIRECTORY", pipeDir) && argi(v, "/dev/shm") < 0 &&
+	          argi(v, "--unshare-ipc") > 0,
+	      "host runner under MPS: the variable set, nothing more bound or shared");
+	free_argv(v);
+	v = cand_runner_argv(&gpu, "/bin/true", 0);
+	CHECK(has3(v, "--setenv", "CUDA_MPS_PIPE_DIRECTORY", pipeDir) &&
+	          has3(v, "--ro-bind", pipeDir, pipeDir) &&
+	          has3(v, "--bind-try", "/dev/shm", "/dev/shm") && argi(v, "--unshare-ipc") > 0 &&
+	          argi(v, "--tmpfs") < argi(v, pipeDir),
+	      "GPU runner under MPS: the pipe directory (over the private /tmp) and /dev/shm");
+	if (cand_sandbox_probe(err) == 0) {
+		char *cmd = xasprintf("test \"$CUDA_MPS_PIPE_DIRECTORY\" = %s && test -d %s",
+		                      pipeDir, pipeDir);
+		int st = run_bwrap(v, cmd, out, sizeof out);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "inside the GPU runner's sandbox the pipe directory is there and named (%s)",
+		      out);
+		free(cmd);
+	}
+	free_argv(v);
+	setenv("KLOOP_MPS_NAMESPACES", "share", 1);
+	v = cand_runner_argv(&gpu, "/bin/true", 0);
+	CHECK(argi(v, "--unshare-pid") < 0 && argi(v, "--unshare-ipc") < 0 &&
+	          has3(v, "--ro-bind", "/proc", "/proc"),
+	      "KLOOP_MPS_NAMESPACES=share: the GPU runner keeps kloop's pid and IPC namespaces");
+	free_argv(v);
+	unsetenv("KLOOP_MPS_NAMESPACES");
+	unsetenv("CUDA_MPS_PIPE_DIRECTORY");
+	free(pipeDir);
 	unsetenv("LD_LIBRARY_PATH");
 	if (ldSaved)
 		setenv("LD_LIBRARY_PATH", ldSaved, 1);

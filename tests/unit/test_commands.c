@@ -2,6 +2,7 @@
  * test_commands.c - the command language (tui/commands.c): parsing with
  * quoting, argument checks and their messages, help, and completion.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,11 +37,12 @@ int main(void)
 	CHECK(parse("   \t ", &c, err) == 0, "a blank line is not a command");
 	CHECK(parse("# a comment", &c, err) == 0, "a comment line is not a command");
 
-	CHECK(parse("bench 3", &c, err) == 1 && c.def->id == CMD_BENCH && c.nArg == 1 &&
+	CHECK(parse("bench 3", &c, err) == 1 && !strcmp(c.def->name, "bench") && c.nArg == 1 &&
 	          c.aNum[0] == 3,
 	      "bench 3 parses with the id");
 	commands_line_free(&c);
-	CHECK(parse("  show   #12  ", &c, err) == 1 && c.def->id == CMD_SHOW && c.aNum[0] == 12,
+	CHECK(parse("  show   #12  ", &c, err) == 1 && !strcmp(c.def->name, "show") &&
+	          c.aNum[0] == 12,
 	      "ids may be written #12, blanks around are ignored");
 	commands_line_free(&c);
 	CHECK(parse("bench", &c, err) < 0 && strstr(err, "bench: missing a candidate id") &&
@@ -106,16 +108,16 @@ int main(void)
 	CHECK(parse("step -3", &c, err) == 1 && c.aNum[0] == -3, "step takes a negative count");
 	commands_line_free(&c);
 
-	CHECK(parse("quit", &c, err) == 1 && c.def->id == CMD_QUIT && !c.bang, "quit");
+	CHECK(parse("quit", &c, err) == 1 && !strcmp(c.def->name, "quit") && !c.bang, "quit");
 	commands_line_free(&c);
-	CHECK(parse("quit!", &c, err) == 1 && c.def->id == CMD_QUIT && c.bang,
+	CHECK(parse("quit!", &c, err) == 1 && !strcmp(c.def->name, "quit") && c.bang,
 	      "quit! is quit without asking");
 	commands_line_free(&c);
-	CHECK(parse("q", &c, err) == 1 && c.def->id == CMD_QUIT, "q is an alias of quit");
+	CHECK(parse("q", &c, err) == 1 && !strcmp(c.def->name, "quit"), "q is an alias of quit");
 	commands_line_free(&c);
-	CHECK(parse("ls", &c, err) == 1 && c.def->id == CMD_LIST, "ls is an alias of list");
+	CHECK(parse("ls", &c, err) == 1 && !strcmp(c.def->name, "list"), "ls is an alias of list");
 	commands_line_free(&c);
-	CHECK(parse("?", &c, err) == 1 && c.def->id == CMD_HELP, "? is help");
+	CHECK(parse("?", &c, err) == 1 && !strcmp(c.def->name, "help"), "? is help");
 	commands_line_free(&c);
 
 	/* every command in the table has a usage and help, and parses by name */
@@ -144,6 +146,31 @@ int main(void)
 	sb_reset(&sb);
 	CHECK(commands_help(&sb, "diff", 0) == 0 && strstr(sb.buf, "diff ID [ID]"), "help diff");
 	CHECK(commands_help(&sb, "nope", 0) < 0, "help of an unknown command fails");
+
+	/* one entry per command: each has its handler, and `help` lists each
+	 * once, on one line with its usage and its help line */
+	int allRun = 1, allOnce = 1;
+	sb_reset(&sb);
+	commands_help(&sb, NULL, 1);
+	for (const struct commands_def *d = commands_table; d->name; d++) {
+		allRun &= d->run != NULL;
+		int nLine = 0, nName = 0;
+		for (const char *p = sb.buf; *p;) {
+			size_t k = strcspn(p, "\n"), n = strlen(d->name);
+			char *line = xstrndup(p, k);
+			if (!strncmp(line, "  ", 2) && !strncmp(line + 2, d->name, n) &&
+			    (line[2 + n] == ' ' || line[2 + n] == '|' || line[2 + n] == '['))
+				nName++, nLine += strstr(line, d->usage) && strstr(line, d->help);
+			free(line);
+			p += k + (p[k] == '\n');
+		}
+		if (nName != 1 || nLine != 1)
+			allOnce = 0, printf("# %s: %d lines, %d with its usage and help\n", d->name,
+			                    nName, nLine);
+	}
+	CHECK(allRun, "every entry of the table has its handler");
+	CHECK(allOnce, "help lists each of the %d commands once, with its usage and help line",
+	      nCmd);
 	sb_free(&sb);
 
 	/* completion */

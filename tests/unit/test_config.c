@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "config.h"
+#include "mps.h"
 #include "util.h"
 
 static char dir[64];
@@ -86,6 +87,16 @@ int main(void)
 	config_free(&c);
 	rmdir(p);
 	free(p);
+	/* mps = on|off|auto, into mps.h's values */
+	struct config m = {0};
+	CHECK(config_set(&m, "mps", "on", err) == 0 && m.mps == MPS_ON &&
+	          config_set(&m, "mps", "off", err) == 0 && m.mps == MPS_OFF &&
+	          config_set(&m, "mps", "auto", err) == 0 && m.mps == MPS_AUTO,
+	      "mps = on, off, auto");
+	CHECK(config_set(&m, "mps", "yes", err) < 0 &&
+	          strstr(err, "mps: expected on, off or auto, got 'yes'"),
+	      "mps = yes is refused (%s)", err);
+	config_free(&m);
 	char *cmd = xasprintf("rm -rf %s", dir);
 	CHECK(system(cmd) == 0, "cleanup");
 	free(cmd);

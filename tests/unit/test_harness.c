@@ -112,11 +112,21 @@ static int timed_run_only_wrong(const kl_tensor *in, int n_in, kl_tensor *out, i
 	return 0;
 }
 
-/* busy for about 2 ms, then right */
+/* this thread's CPU time, s */
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* 2 ms of work on a CPU (however long a busy machine makes that take),
+ * then right: as a real kernel's, its work is CPU time, which its CPU time
+ * bounds */
 static int slow_double(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
 {
-	double t0 = now_s();
-	while (now_s() - t0 < 0.002)
+	double t0 = thread_cpu_s();
+	while (thread_cpu_s() - t0 < 0.002)
 		ref_double(in, n_in, out, n_out, s);
 	return 0;
 }
@@ -245,6 +255,15 @@ static int remembers_inputs(const kl_tensor *in, int n_in, kl_tensor *out, int n
 	return ref_double(in, n_in, out, n_out, s);
 }
 
+/* kloop's own waits for a CPU: none, whatever the load of the machine the
+ * test runs on (the candidate here runs in kloop's thread, so its runs'
+ * waits would be kloop's) */
+static double f_never_waits(struct harness_cand *hc)
+{
+	(void)hc;
+	return 0;
+}
+
 static struct harness_cand *fcand(struct fcand *c, struct harness *h, struct backend *b,
                                   kl_run_fn fn)
 {
@@ -254,6 +273,7 @@ static struct harness_cand *fcand(struct fcand *c, struct harness *h, struct bac
 	memset(c, 0, sizeof *c);
 	c->hc.call = f_call;
 	c->hc.frame = f_frame;
+	c->hc.own_delay = f_never_waits;
 	c->fn = fn;
 	c->b = b;
 	c->lie = 1;
@@ -474,9 +494,14 @@ int main(void)
 	fc.hc.sched_delay = f_restless;
 	fc.hc.cpu = f_cpu;
 	r = harness_eval(h2, &fc.hc, 1, NULL, NULL);
-	CHECK(!strcmp(status(r), "incorrect") && strstr(reason(r), "timing inconsistent") &&
-	          strstr(reason(r), "on a CPU"),
-	      "a liar never seen asleep is found by its CPU time: %s", reason(r));
+	/* (on a machine so busy that this process itself waits for a CPU most
+	 * of the time, no bound holds, and the time is unverified: either way
+	 * the liar's time is never trusted) */
+	tm = cJSON_GetObjectItem(r, "timing");
+	CHECK((!strcmp(status(r), "incorrect") && strstr(reason(r), "timing inconsistent") &&
+	       strstr(reason(r), "on a CPU")) ||
+	          cJSON_IsFalse(cJSON_GetObjectItem(tm, "verified")),
+	      "a liar never seen asleep is found by its CPU time, or unverified: %s", reason(r));
 	cJSON_Delete(r);
 	fcand(&fc, h2, b, slow_double);
 	fc.hc.sched_delay = f_restless;
@@ -500,10 +525,14 @@ int main(void)
 	r = harness_eval(h2, &fc.hc, 1, NULL, NULL);
 	tm = cJSON_GetObjectItem(r, "timing");
 	cb = cJSON_GetStringValue(cJSON_GetObjectItem(tm, "clock_bound"));
+	/* caught: incorrect, or unverified because its frames lengthen, or
+	 * (where this process itself waits for a CPU most of the time, a
+	 * machine too busy for the clock) unverified because no bound holds;
+	 * never a verified time */
 	CHECK((!strcmp(status(r), "incorrect") && strstr(reason(r), "timing inconsistent")) ||
 	          (cJSON_IsFalse(cJSON_GetObjectItem(tm, "verified")) && cb &&
-	           strstr(cb, "lengthens them")),
-	      "a liar whose later empty frames take as long as its runs is caught: %s",
+	           (strstr(cb, "lengthens them") || strstr(cb, "not applied"))),
+	      "a liar whose later empty frames take as long as its runs is never verified: %s",
 	      cb ? cb : reason(r));
 	cJSON_Delete(r);
 	/* an honest candidate's time is verified */

@@ -15,7 +15,7 @@
 
 #include "check.h"
 #include "fake_llm.h"
-#include "llm.h"
+#include "llm_config.h"
 
 #define KEY "sk-test-SECRET-4242"
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "emit.h"
 #include "pipeline.h"
 
 #define R "tests/fake_llm/replies/"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "event.h"
 #include "popview.h"
 #include "state.h"
 

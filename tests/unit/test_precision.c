@@ -197,11 +197,11 @@ static struct harness *setup(const struct task *t, struct backend *b, kl_run_fn 
 		return h;
 	if (harness_run_reference(h64, fcand(&fc, h64, b, ref), err) < 0) {
 		precision_discard(h64);
-		harness_set_precision_note(h, err);
+		precision_note(h, err);
 		return h;
 	}
 	if (precision_attach(h, h64, err) < 0)
-		harness_set_precision_note(h, err);
+		precision_note(h, err);
 	return h;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "event.h"
 #include "report.h"
 #include "roofline.h"
 #include "state.h"

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "event.h"
+#include "emit.h"
 #include "runner.h"
 #include "util.h"
 #include "version.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "event.h"
+#include "emit.h"
 #include "policy.h"
 #include "search.h"
 #include "session.h"

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "event.h"
+#include "emit.h"
 #include "session.h"
 #include "status.h"
 #include "util.h"

@@ -1,7 +1,9 @@
 /*
  * test_tui.c - the TUI's pure parts: the layout of the panes at the sizes
- * a terminal may have (tui/screen.c), the best-speedup series of the chart
- * (tui/chart.c), and the table rows and results report (tui/report.c).
+ * a terminal may have (tui/screen.c) and its title bar's fields, the
+ * best-speedup series of the chart (tui/chart.c), the table rows, marks and
+ * results report (tui/report.c), the follow mode's target and the stage
+ * labels (tui/ui.c).
  */
 #include <cJSON.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 
 #include "check.h"
 #include "panes.h"
+#include "event.h"
 #include "report.h"
 #include "screen.h"
 
@@ -174,6 +177,124 @@ int main(void)
 	      rs.buf);
 	state_free(&st);
 	sb_free(&rs);
+
+	/* steering (issue 27): marks, the Results' order, the A/B in compare,
+	 * the follow mode's target */
+	state_init(&st);
+	event(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1000}");
+	for (int i = 1; i <= 4; i++) {
+		char ev[200];
+		snprintf(ev, sizeof ev,
+		         "{\"type\":\"candidate_added\",\"id\":%d,\"origin\":\"%s\",%s\"source\":"
+		         "\"s%d\"}",
+		         i, i == 1 ? "seed" : "llm", i == 1 ? "" : "\"parents\":[1],", i);
+		event(&st, ev);
+	}
+	event(&st,
+	      "{\"type\":\"eval_finished\",\"candidate\":1,\"result\":{\"status\":\"correct\","
+	      "\"speedup\":1,\"time_ms\":2,\"timing\":{\"median_ms\":2,\"p10_ms\":1.9,\"p90_ms\":"
+	      "2.1},\"compile\":{\"seconds\":0.3,\"command\":\"cc -O3 -shared a-long-command\"}}}");
+	event(&st,
+	      "{\"type\":\"eval_finished\",\"candidate\":2,\"result\":{\"status\":\"correct\","
+	      "\"speedup\":2,\"time_ms\":1,\"timing\":{\"median_ms\":1,\"p10_ms\":0.99,\"p90_ms\":"
+	      "1.01}}}");
+	event(&st, "{\"type\":\"search_started\",\"settings\":{},\"ts\":1001}");
+	event(&st, "{\"type\":\"ban\",\"candidate\":3,\"ts\":1002}");
+	event(&st, "{\"type\":\"pin\",\"candidate\":2,\"ts\":1002}");
+	event(&st, "{\"type\":\"suspect_flagged\",\"candidate\":4,\"speedup\":90,\"why\":\"90x is "
+	           "more than the suspect limit\",\"ts\":1002}");
+	event(&st, "{\"type\":\"ab_compared\",\"candidate\":2,\"incumbent\":1,\"pairs\":20,"
+	           "\"wins\":19,\"ratio\":1.9,\"won\":true,\"ts\":1003}");
+	CHECK(report_mark(&st, state_cand(&st, 1)) == ' ' &&
+	          report_mark(&st, state_cand(&st, 2)) == 'P' &&
+	          report_mark(&st, state_cand(&st, 3)) == 'B' &&
+	          report_mark(&st, state_cand(&st, 4)) == '!',
+	      "marks: none, pinned, banned, suspect");
+	CHECK(strstr(report_mark_legend(), "B banned") &&
+	          strstr(report_mark_legend(), "P pinned") &&
+	          strstr(report_mark_legend(), "! suspect"),
+	      "the legend says each mark");
+	sb_reset(&h);
+	sb_reset(&row);
+	report_table_header(&h);
+	report_table_row_marked(state_cand(&st, 2), NULL, 'P', &row);
+	CHECK(!strncmp(row.buf, "P  2", 4) &&
+	          strstr(h.buf, "status") - h.buf == strstr(row.buf, "correct") - row.buf,
+	      "a marked row: the mark in the id's column, the columns still line up: %s", row.buf);
+	sb_reset(&rs);
+	report_results(&st, state_cand(&st, 2), &rs);
+	CHECK(strstr(rs.buf, "verdict   correct, 2x (1 ms)\nPINNED") != NULL,
+	      "Results: the verdict with the speedup and time first, then the steering: %s",
+	      rs.buf);
+	sb_reset(&rs);
+	report_results(&st, state_cand(&st, 3), &rs);
+	CHECK(strstr(rs.buf, "BANNED    never a parent"), "Results say banned: %s", rs.buf);
+	sb_reset(&rs);
+	report_results(&st, state_cand(&st, 1), &rs);
+	const char *pv = strstr(rs.buf, "verdict"), *pt = strstr(rs.buf, "time      median 2 ms");
+	const char *pc = strstr(rs.buf, "compile   0.30 s"), *pcmd = strstr(rs.buf, "command   cc");
+	CHECK(pv == rs.buf && pt && pc && pcmd && pv < pt && pt < pc && pc < pcmd &&
+	          !strchr(pcmd, '\n')[1],
+	      "Results: verdict, time, then the compile, the compiler's command last: %s", rs.buf);
+	sb_reset(&rs);
+	report_compare(&st, state_cand(&st, 1), state_cand(&st, 2), &rs);
+	CHECK(strstr(rs.buf, "A/B       #2 against #1: 1.9x over 20 interleaved pairs, faster in "
+	                     "19; won"),
+	      "compare shows the A/B that was run: %s", rs.buf);
+	sb_reset(&rs);
+	report_compare(&st, state_cand(&st, 1), state_cand(&st, 3), &rs);
+	CHECK(strstr(rs.buf, "A/B       none run between #1 and #3"), "... or that none was: %s",
+	      rs.buf);
+	struct ui u;
+	memset(&u, 0, sizeof u);
+	popview_init(&u.pv);
+	u.st = &st;
+	popview_refresh(&u.pv, &st);
+	CHECK(ui_follow_target(&u, UI_FOLLOW_NEWEST) == 4, "follow: the newest is #4");
+	CHECK(ui_follow_target(&u, UI_FOLLOW_BEST) == 2, "follow: the best is #2 (%d)",
+	      ui_follow_target(&u, UI_FOLLOW_BEST));
+	u.follow = UI_FOLLOW_NEWEST;
+	CHECK(ui_following(&u), "a running search: the follow mode acts");
+	event(&st, "{\"type\":\"search_finished\",\"reason\":\"round 3 made no new candidate: "
+	           "nothing new to try\",\"ts\":1004}");
+	CHECK(!ui_following(&u), "... not once it ended (unless f turned it on)");
+	u.followAlways = 1;
+	CHECK(ui_following(&u), "... f turned it on: it acts");
+	popview_free(&u.pv);
+	state_free(&st);
+	sb_free(&h);
+	sb_free(&row);
+	sb_free(&rs);
+	char stage[64];
+	CHECK(
+	    !strcmp(ui_stage_text("full shapes", 4, stage, sizeof stage), "full shapes, trial 4") &&
+	        !strcmp(ui_stage_text("timing", 12, stage, sizeof stage), "timing, run 12") &&
+	        !strcmp(ui_stage_text("compiling", -1, stage, sizeof stage), "compiling"),
+	    "stage labels say what the number counts: %s", stage);
+	CHECK(!strcmp(pane_ideas_status_short("pending"), "pend") &&
+	          !strcmp(pane_ideas_status_short("implemented"), "impl") &&
+	          !strcmp(pane_ideas_status_short("accepted"), "acc") &&
+	          !strcmp(pane_ideas_status_short("rejected"), "rej"),
+	      "the Ideas pane's short statuses map one for one to the words");
+	/* the title bar: what matters most is never cut first */
+	const char *az[] = {" kloop",
+	                    "softmax (host)",
+	                    "search finished, round 8",
+	                    "7 candidates, 7 correct",
+	                    "0 jobs",
+	                    "best 1.2x (#5)",
+	                    "path"};
+	const int prio[] = {0, 1, 0, 4, 2, 2, 5};
+	char t[256];
+	screen_fit_fields(az, prio, 7, 80, t, sizeof t);
+	CHECK(!strcmp(t, " kloop | softmax (host) | search finished, round 8 | 0 jobs | best 1.2x "
+	                 "(#5)"),
+	      "80 columns: the counts and the path go, the search state stays: '%s'", t);
+	screen_fit_fields(az, prio, 7, 200, t, sizeof t);
+	CHECK(strstr(t, "7 candidates") && strstr(t, "| path"), "200 columns: all of it: '%s'", t);
+	screen_fit_fields(az, prio, 7, 30, t, sizeof t);
+	CHECK(!strcmp(t, " kloop | search finished, round 8"), "30 columns: the search state: '%s'",
+	      t);
 
 	/* wrapping: at spaces, continuation lines indented, tabs as 4 columns */
 	char *wr =

@@ -1,9 +1,9 @@
 /*
- * llm.c - the request queue behind every provider: requests in order with
- * a limit in flight, an attempt per request handed to the provider's
- * transport (llm_transport.h), a watchdog per attempt (deadline and
- * stall), retries with backoff and jitter, cancellation, and the reply
- * with its usage, cost and latency, the key redacted from all of it.
+ * llm_queue.c - the client of llm.h: the request queue behind every
+ * provider: requests in order with a limit in flight, an attempt per
+ * request handed to the provider's transport (llm_transport.h), a watchdog per attempt (deadline
+ * and stall), retries with backoff and jitter, cancellation, and the reply with its usage, cost and
+ * latency, the key redacted from all of it.
  */
 #include "llm.h"
 

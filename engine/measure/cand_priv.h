@@ -1,0 +1,145 @@
+/*
+ * cand_priv.h - what the candidate runner's files share, private to them
+ * (cand*.c): the messages on the socketpair, the trusted side's struct
+ * cand, and the steps one file takes from another.  The module's
+ * interface is cand.h.
+ *
+ *   cand.c          the trusted side's calls: hold, round trip, crash
+ *                   diagnosis, the harness's view, free
+ *   cand_start.c    a runner started: the keeper's fork, the setup, the
+ *                   load; the spare; the clock's twin
+ *   cand_sandbox.c  bubblewrap: the probe, the runner's command line
+ *   cand_runner.c   the runner's side (cand_serve): the buffers mapped,
+ *                   confined, loaded, each call answered
+ */
+#ifndef KL_CAND_PRIV_H
+#define KL_CAND_PRIV_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cand.h"
+#include "cgroup.h"
+#include "harness.h"
+
+enum {
+	CM_SETUP = 1, /* trusted -> runner: the buffers (and the fds) */
+	CM_READY,     /* runner: loaded */
+	CM_LOADERR,   /* runner: the object cannot be loaded (text) */
+	CM_RUN,       /* trusted: call kl_run (mode) */
+	CM_FRAME,     /* trusted: an empty timed frame */
+	CM_REPLY,     /* runner: rc, ms, md */
+	CM_FAIL,      /* runner: the run left a device error (text) */
+	CM_SIGNAL,    /* runner: the candidate died of a signal (rc, text) */
+	CM_EXIT,      /* runner: the candidate called exit (rc) */
+	CM_INPUT,     /* runner: the candidate wrote to a read-only input (text) */
+	CM_TERM,      /* runner: SIGTERM from another process (the job is being stopped) */
+	CM_MAPPED,    /* runner: the buffers are mapped; frames may come, then CM_LOAD */
+	CM_LOAD,      /* trusted: confine yourself and load the candidate */
+};
+
+struct cm {
+	uint32_t op, seq;
+	int32_t mode, rc;
+	int32_t set; /* CM_RUN, CM_FRAME: which harness's buffers */
+	double ms, md;
+	char text[400];
+};
+
+#define MAX_BUF (2 * TASK_MAX_TENSORS)               /* of one harness */
+#define MAX_SETUP_BUF (CAND_MAX_HARNESSES * MAX_BUF) /* of a runner */
+
+struct cm_buf {
+	unsigned char handle[64];
+	uint64_t n, off;
+	int32_t dtype, ndim, input, hasFd, set;
+	int64_t shape[8];
+	char name[64];
+};
+
+struct cm_setup {
+	uint32_t op, nBuf, nSet;
+	uint32_t twin; /* the clock's twin: no buffers, no object, frames only */
+	struct cm_buf buf[MAX_SETUP_BUF];
+};
+
+struct cand;
+
+/* the harness's view of a runner: its calls on one harness's buffers */
+struct cand_view {
+	struct harness_cand hc; /* first: the harness's pointer is the view's */
+	struct cand *c;
+	int set;
+};
+
+struct cand {
+	struct cand_view views[CAND_MAX_HARNESSES];
+	int nSet;
+	int fd;     /* control socket */
+	pid_t pid;  /* its keeper (proc_keep), the parent of bubblewrap or of the runner */
+	int lifeFd; /* the keeper's life line: closed, it kills all it kept */
+	uint32_t seq;
+	int pollFd;
+	int dead;       /* the runner is gone */
+	int noteKind;   /* HC_CRASHED or HC_MISBEHAVED when the runner said why it died */
+	char note[512]; /* what it said */
+	char zStatus[160];
+	int schedFd;        /* the runner's /proc/PID/schedstat, or -1 */
+	double timeoutS;    /* a call's limit (cand_set_timeout), 0: none */
+	int sandboxed;      /* the runner is bubblewrap's child */
+	int noteInput;      /* the note is about a write to an input (or its guard band) */
+	int statFd;         /* its /proc/PID/stat (whether it is asleep), or -1 */
+	int ahead;          /* it was the spare: started before its candidate was known */
+	int reference;      /* it runs the task's reference, not a candidate (messages) */
+	struct cgroup *cg;  /* its control group (cgroup.h), or NULL */
+	pid_t rpid;         /* the runner's pid (kloop-worker --runner), once ready */
+	int stop;           /* how it is held between calls: STOP_* */
+	int held;           /* it is frozen or stopped now */
+	int nTasks0;        /* its threads when it was ready (the candidate loaded) */
+	int twin;           /* the clock's twin (cand_twin): it never loads anything */
+	char zConfine[400]; /* what the runner put in place before the load (its word) */
+};
+
+/* how a runner is held between calls, so that nothing of the candidate runs
+ * while the harness prepares the next one: its cgroup frozen, or SIGSTOP
+ * (one process: the seccomp filter refuses it any other) */
+enum { STOP_NONE, STOP_CGROUP, STOP_SIGNAL };
+
+/* whom the runner runs, for messages */
+static inline const char *who(const struct cand *c)
+{
+	return c->reference ? "the reference" : "the candidate";
+}
+
+/* a command line being built */
+struct argv {
+	char **v;
+	size_t n, alloc;
+};
+
+/* cand.c: the runner is gone: reaped, why into why; HC_CRASHED or
+ * HC_MISBEHAVED */
+int cand_runner_died(struct cand *c, char *why, size_t nWhy);
+/* hold the runner (on) or let it go: 0 or -1 + err */
+int cand_hold(struct cand *c, int on, char *err);
+/* the threads of the runner's process now (0: unknown) */
+int cand_runner_threads(const struct cand *c);
+/* once it is ready: its pid, schedstat and stat opened */
+void cand_watch_runner(struct cand *c);
+/* the runner and this worker are stopped together: this worker ends */
+_Noreturn void cand_stopped_together(void);
+/* c's views of each harness, their harness_cand calls set */
+void cand_views_init(struct cand *c);
+
+/* cand_sandbox.c: the runner's command line (bubblewrap's, around it when
+ * sandboxed) into a; asMb: an address-space limit (0: none); twin: the
+ * clock's twin.  a freed */
+void cand_build_argv(const struct cand_opts *o, const char *zExe, int keepPid,
+                     unsigned long long asMb, int twin, struct argv *a);
+void cand_argv_free(struct argv *a);
+
+/* cand_start.c: a runner was freed: a spare started, where the policy
+ * says so (CAND_SPARE_AFTER) */
+void cand_spare_refill(void);
+
+#endif

@@ -1,0 +1,281 @@
+/*
+ * cand_runner.c - the runner's side (cand_serve, in kloop-worker --runner):
+ * its device context, the buffers mapped, the empty frames answered, then
+ * confined and the candidate loaded, each call answered; a crash, an
+ * exit() or a write to an input said before it dies.
+ */
+#include "cand_priv.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "confine.h"
+#include "util.h"
+
+static ssize_t recv_with_fds(int sock, void *p, size_t n, int *fds, int *pnFds)
+{
+	struct iovec iov = {p, n};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * (MAX_SETUP_BUF + 1))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+	ssize_t r = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+	*pnFds = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); r >= 0 && c; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			memcpy(fds + *pnFds, CMSG_DATA(c), sizeof(int) * (size_t)k);
+			*pnFds += k;
+		}
+	return r;
+}
+
+static struct {
+	int fd;
+	volatile int inCand;
+	int nBuf;
+	struct cm_buf buf[MAX_SETUP_BUF];
+	void *base[MAX_SETUP_BUF];
+} S;
+
+static void say(int op, int rc, const char *text)
+{
+	struct cm m = {.op = (uint32_t)op, .rc = rc};
+	if (text) {
+		size_t n = strlen(text);
+		n = n < sizeof m.text - 1 ? n : sizeof m.text - 1;
+		memcpy(m.text, text, n);
+	}
+	(void)!send(S.fd, &m, sizeof m, MSG_NOSIGNAL);
+}
+
+static void on_fatal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (sig == SIGTERM && si->si_code == SI_USER && si->si_pid != getpid()) {
+		/* sent by another process: the job is being stopped, not a crash */
+		say(CM_TERM, sig, NULL);
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	if (sig == SIGSEGV || sig == SIGBUS) {
+		char *a = si->si_addr;
+		for (int i = 0; i < S.nBuf; i++)
+			if (S.buf[i].input && S.base[i] && a >= (char *)S.base[i] &&
+			    a < (char *)S.base[i] + S.buf[i].n) {
+				/* the tensor itself, or the guard band around it (its
+				 * mapping is guard, tensor, guard: an index past another
+				 * buffer's end lands there) */
+				char *p0 = (char *)S.base[i] + S.buf[i].off;
+				char *p1 = (char *)S.base[i] + S.buf[i].n - S.buf[i].off;
+				say(CM_INPUT, a < p0 ? 1 : a >= p1 ? 2 : 0, S.buf[i].name);
+				break;
+			}
+	}
+	char name[32];
+	const char *ab = sigabbrev_np(sig);
+	snprintf(name, sizeof name, "SIG%s", ab ? ab : "?");
+	say(CM_SIGNAL, sig, name);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void on_exit_hook(int status, void *arg)
+{
+	(void)arg;
+	if (S.inCand)
+		say(CM_EXIT, status, NULL);
+}
+
+/* confine this process (confine.h), then load the candidate from soFd:
+ * its kl_run, after CM_READY with what was confined; NULL after CM_LOADERR */
+static kl_run_fn load_candidate(int soFd)
+{
+	char err[KL_ERRLEN], path[64];
+	struct confine_report cr;
+	if (confine_runner(&cr, err) < 0) {
+		char msg[KL_ERRLEN + 64];
+		snprintf(msg, sizeof msg, "kloop could not confine the runner: %s", err);
+		say(CM_LOADERR, 1, msg);
+		return NULL;
+	}
+	snprintf(path, sizeof path, "/proc/self/fd/%d", soFd);
+	S.inCand = 1; /* its constructors are the candidate's code */
+	void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	S.inCand = 0;
+	if (!dl) {
+		snprintf(err, KL_ERRLEN, "the shared object could not be loaded: %s", dlerror());
+		say(CM_LOADERR, 0, err);
+		return NULL;
+	}
+	kl_run_fn fn = (kl_run_fn)(uintptr_t)dlsym(dl, "kl_run");
+	if (!fn) {
+		say(CM_LOADERR, 0,
+		    "the candidate does not define kl_run (it must have C linkage: extern \"C\" in "
+		    "C++ and CUDA)");
+		return NULL;
+	}
+	char what[400];
+	if (cr.landlock)
+		snprintf(what, sizeof what, "seccomp filter (%d ranges kept), landlock (ABI %d)",
+		         cr.nRanges, cr.landlockAbi);
+	else
+		snprintf(what, sizeof what, "%s (%d ranges kept); %s",
+		         cr.seccomp ? "seccomp filter" : "no seccomp filter", cr.nRanges, cr.zNote);
+	say(CM_READY, 0, what);
+	return fn;
+}
+
+int cand_serve(int fd, const char *zBackend, int dev)
+{
+	char err[KL_ERRLEN];
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	S.fd = fd;
+	static char stack[1 << 16];
+	stack_t ss = {.ss_sp = stack, .ss_size = sizeof stack};
+	sigaltstack(&ss, NULL);
+	int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTERM, SIGXCPU, SIGXFSZ};
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+		struct sigaction sa = {0};
+		sa.sa_sigaction = on_fatal;
+		sa.sa_flags = SA_ONSTACK | SA_RESETHAND | SA_SIGINFO;
+		sigaction(sigs[i], &sa, NULL);
+	}
+	on_exit(on_exit_hook, NULL);
+	/* woken by kloop's hold being let go, the runner must not preempt the
+	 * worker before that sleeps in poll(): the worker's wait would overlap
+	 * the whole run and be taken from it (batch tasks do not preempt on
+	 * wake-up); its threads inherit this, and on an idle core nothing else
+	 * changes */
+	struct sched_param sp = {0};
+	sched_setscheduler(0, SCHED_BATCH, &sp);
+	/* the device context first: a spare runner makes it before its
+	 * candidate is known (cand_spare_policy), and says why it failed once
+	 * the setup comes */
+	int cuda = !strcmp(zBackend, "cuda");
+	char beErr[KL_ERRLEN];
+	if (cuda)
+		backend_cuda_for_runner();
+	struct backend *b = cuda ? backend_cuda_new(dev, beErr) : backend_host_new(beErr);
+	struct cm_setup *su = xcalloc(1, sizeof *su);
+	int fds[MAX_SETUP_BUF + 1], nFds;
+	ssize_t got = recv_with_fds(fd, su, sizeof *su, fds, &nFds);
+	int twin = got == (ssize_t)sizeof *su && su->twin && su->nBuf == 0;
+	if (got != (ssize_t)sizeof *su || su->op != CM_SETUP || (nFds < 1 && !twin) ||
+	    su->nBuf > MAX_SETUP_BUF || su->nSet < 1 || su->nSet > CAND_MAX_HARNESSES) {
+		snprintf(err, KL_ERRLEN,
+		         "the runner's setup message was malformed (%zd bytes of %zu, %d file "
+		         "descriptors%s)",
+		         got, sizeof *su, nFds, got < 0 ? ", receive failed" : "");
+		say(CM_LOADERR, 1, err);
+		return 3;
+	}
+	if (!b) {
+		say(CM_LOADERR, 1, beErr);
+		return 3;
+	}
+	/* each harness's tensors, kl_run's arguments when a run names it */
+	static kl_tensor in[CAND_MAX_HARNESSES][TASK_MAX_TENSORS],
+	    out[CAND_MAX_HARNESSES][TASK_MAX_TENSORS];
+	int nIn[CAND_MAX_HARNESSES] = {0}, nOut[CAND_MAX_HARNESSES] = {0}, k = 1;
+	int nSet = (int)su->nSet;
+	S.nBuf = (int)su->nBuf;
+	for (int i = 0; i < S.nBuf; i++) {
+		struct cm_buf *cb = &su->buf[i];
+		int q = cb->set;
+		if (q < 0 || q >= nSet || (cb->input ? nIn[q] : nOut[q]) >= TASK_MAX_TENSORS) {
+			say(CM_LOADERR, 1,
+			    "the runner's setup message was malformed (a buffer's set)");
+			return 3;
+		}
+		struct kl_share sh = {.fd = cb->hasFd && k < nFds ? fds[k++] : -1, .n = cb->n};
+		memcpy(sh.handle, cb->handle, sizeof sh.handle);
+		void *p = b->open_shared(b, &sh, cb->input, err);
+		if (!p) {
+			say(CM_LOADERR, 1, err);
+			return 3;
+		}
+		if (sh.fd >= 0)
+			close(sh.fd);
+		S.buf[i] = *cb;
+		S.base[i] = p;
+		kl_tensor *t = cb->input ? &in[q][nIn[q]++] : &out[q][nOut[q]++];
+		t->data = (char *)p + cb->off;
+		t->dtype = (kl_dtype)cb->dtype;
+		t->ndim = cb->ndim;
+		memcpy(t->shape, cb->shape, sizeof t->shape);
+	}
+	free(su);
+	/* mapped: the trusted side takes its empty frames now, then asks for
+	 * the load */
+	say(CM_MAPPED, 0, NULL);
+	kl_run_fn fn = NULL;
+	for (;;) {
+		struct cm m;
+		ssize_t r = recv(fd, &m, sizeof m, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != (ssize_t)sizeof m)
+			_exit(0); /* the trusted side hung up */
+		if (twin && m.op != CM_FRAME)
+			_exit(3); /* the clock's twin never loads anything */
+		if (m.op == CM_LOAD && !fn) {
+			if (!(fn = load_candidate(fds[0])))
+				return 3;
+			continue;
+		}
+		struct cm rep = {.op = CM_REPLY, .seq = m.seq};
+		int bad = 0, q = m.set;
+		if (q < 0 || q >= nSet || (m.op == CM_RUN && !fn))
+			_exit(3);
+		if (m.op == CM_FRAME) {
+			double ms;
+			/* a run without kl_run: the same flush, start and stop */
+			bad = (cuda && b->flush(b, err) < 0) || b->sync(b, err) < 0 ||
+			      b->timer_start(b, err) < 0 ||
+			      (b->launch_empty && b->launch_empty(b, err) < 0) ||
+			      b->timer_stop(b, &ms, &rep.md, err) < 0;
+		} else if (m.op == CM_RUN) {
+			/* on the GPU, the caches are flushed in this context too (its
+			 * persisting L2 lines are its own), right before the start event */
+			if (m.mode != HC_UNTIMED && cuda && b->flush(b, err) < 0)
+				bad = 1;
+			if (!bad && m.mode == HC_STRICT && b->sync(b, err) < 0)
+				bad = 1;
+			if (!bad && m.mode != HC_UNTIMED && b->timer_start(b, err) < 0)
+				bad = 1;
+			if (!bad) {
+				S.inCand = 1;
+				rep.rc = fn(in[q], nIn[q], out[q], nOut[q], b->stream);
+				S.inCand = 0;
+			}
+			if (!bad && m.mode != HC_UNTIMED &&
+			    b->timer_stop(b, &rep.ms, &rep.md, err) < 0)
+				bad = 1;
+			if (!bad && b->sync(b, err) < 0)
+				bad = 1;
+		} else {
+			_exit(3);
+		}
+		if (bad) {
+			rep.op = CM_FAIL;
+			snprintf(rep.text, sizeof rep.text, "%.300s%s", err,
+			         b->fatal ? " (the device context is lost)" : "");
+		}
+		if (send(fd, &rep, sizeof rep, MSG_NOSIGNAL) != (ssize_t)sizeof rep)
+			_exit(0);
+		if (b->fatal)
+			_exit(3);
+	}
+}

@@ -1,0 +1,441 @@
+/*
+ * cand_start.c - starting a runner: the keeper's fork and bubblewrap's (or
+ * the runner's) exec, its setup (the buffers, then the empty frames of the
+ * clock's bound, then the load); the spare runner started ahead of its
+ * candidate; the clock's twin.
+ */
+#include "cand_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "proc.h"
+#include "util.h"
+
+/* the spare runner (cand_spare_policy) */
+static struct {
+	int policy;         /* CAND_SPARE_* */
+	struct cand *c;     /* the spare, started for o and waiting for its setup */
+	struct cand_opts o; /* the last runner's options (a deep copy): the next spare's */
+	int keepPid;        /* ... and its namespaces */
+	char *zKey;         /* runner_key() of them; NULL: none yet */
+} Spare;
+
+static int send_with_fds(int sock, const void *p, size_t n, const int *fds, int nFds)
+{
+	struct iovec iov = {(void *)p, n};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * (MAX_SETUP_BUF + 1))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (nFds > 0) {
+		memset(&u, 0, sizeof u);
+		m.msg_control = u.buf;
+		m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nFds);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nFds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nFds);
+	}
+	return sendmsg(sock, &m, MSG_NOSIGNAL) == (ssize_t)n ? 0 : -1;
+}
+
+/*
+ * Start a runner that makes its device context and then waits for its setup
+ * (attach): NULL with err.  The keeper's fork and bubblewrap's (or the
+ * runner's) exec, as cand_start does them.
+ */
+static struct cand *spawn(const struct cand_opts *o, int keepPid, int twin, char *err)
+{
+	char exe[4096];
+	ssize_t ne = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (ne <= 0)
+		return kl_err(err, "cannot find kloop-worker's own executable: %s",
+		              strerror(errno)),
+		       NULL;
+	exe[ne] = 0;
+	/* a control group for all of it: one memory and task limit, and frozen
+	 * between calls (without one: per-process limits and SIGSTOP) */
+	struct cgroup_limits lim = {o->memBytes, o->maxTasks};
+	char cgErr[KL_ERRLEN];
+	struct cgroup *cg = cgroup_new("runner", &lim, cgErr);
+	unsigned long long asMb =
+	    !cgroup_has_memory(cg) && !strcmp(o->zBackend, "host") ? o->memBytes >> 20 : 0;
+	struct argv a = {0};
+	cand_build_argv(o, exe, keepPid, asMb, twin, &a);
+	int sv[2], life[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		cand_argv_free(&a);
+		cgroup_free(cg);
+		return kl_err(err, "socketpair: %s", strerror(errno)), NULL;
+	}
+	if (pipe2(life, O_CLOEXEC) < 0) {
+		cand_argv_free(&a);
+		cgroup_free(cg);
+		close(sv[0]), close(sv[1]);
+		return kl_err(err, "pipe: %s", strerror(errno)), NULL;
+	}
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid > 0)
+		setpgid(pid, pid);
+	if (pid == 0) {
+		/* a keeper in its own process group (what kills this worker's group
+		 * does not reach it), without PR_SET_PDEATHSIG: it outlives this
+		 * worker to kill what it kept.  bubblewrap alone cannot promise
+		 * that: its pid namespace's init is tied to it by PR_SET_PDEATHSIG
+		 * only after the sandbox's setup, and before that it even waits
+		 * for bubblewrap's go-ahead, forever if bubblewrap was killed */
+		setpgid(0, 0);
+		if (getppid() != parent)
+			_exit(127);
+		close(life[1]);
+		proc_keep(life[0]); /* returns in bubblewrap's (or the runner's) process */
+		/* into the group (the keeper stays out: it kills what is in it) */
+		if (cg && cgroup_enter(cg) < 0) {
+			dprintf(2, "kloop-worker: cannot enter the runner's cgroup: %s\n",
+			        strerror(errno));
+			_exit(127);
+		}
+		/* an environment of what the runner needs alone: bubblewrap is the
+		 * sandbox's pid 1, and its environment is readable there */
+		proc_env_clean();
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		for (int s = 1; s < NSIG; s++)
+			signal(s, SIG_DFL);
+		int nul = open("/dev/null", O_RDONLY);
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(2, 1) < 0 || dup2(sv[1], 3) < 0)
+			_exit(127);
+		/* nothing else: not the protocol, not the session, not the cache */
+		if (close_range(4, ~0u, 0) < 0)
+			for (int fd = 4; fd < 65536; fd++)
+				if (fcntl(fd, F_GETFD) >= 0)
+					close(fd);
+		execvp(a.v[0], a.v);
+		dprintf(2, "kloop-worker: cannot run %s: %s\n", a.v[0], strerror(errno));
+		_exit(127);
+	}
+	cand_argv_free(&a);
+	close(sv[1]);
+	close(life[0]);
+	if (pid < 0) {
+		close(sv[0]);
+		close(life[1]);
+		cgroup_free(cg);
+		return kl_err(err, "cannot fork: %s", strerror(errno)), NULL;
+	}
+	struct cand *c = xcalloc(1, sizeof *c);
+	c->cg = cg;
+	c->stop = cgroup_has_freeze(cg) ? STOP_CGROUP : STOP_SIGNAL;
+	c->fd = sv[0];
+	c->pid = pid;
+	c->lifeFd = life[1];
+	c->pollFd = o->pollFd;
+	c->schedFd = c->statFd = -1;
+	c->sandboxed = o->sandbox;
+	cand_views_init(c);
+	return c;
+}
+
+/* the runner's next message, whatever it is: 1, or 0 when it hung up */
+static int next_msg(struct cand *c, struct cm *rep)
+{
+	for (;;) {
+		struct pollfd p = {.fd = c->fd, .events = POLLIN};
+		if (poll(&p, 1, -1) < 0 && errno == EINTR)
+			continue;
+		ssize_t r = recv(c->fd, rep, sizeof *rep, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == (ssize_t)sizeof *rep) {
+			rep->text[sizeof rep->text - 1] = 0;
+			if (rep->op == CM_TERM)
+				cand_stopped_together(); /* as in a call (roundtrip) */
+		}
+		return r == (ssize_t)sizeof *rep;
+	}
+}
+
+/* why the runner did not come to be ready (rep: its last message, when
+ * got), into err; *pLoadErr when the object is at fault */
+static void not_ready(struct cand *c, const struct cm *rep, int got, int *pLoadErr, char *err)
+{
+	if (got && rep->op == CM_LOADERR) {
+		*pLoadErr = rep->rc == 0;
+		kl_err(err, "%s", rep->text);
+	} else if (got && (rep->op == CM_SIGNAL || rep->op == CM_EXIT || rep->op == CM_INPUT)) {
+		/* its constructors died: a crash while loading */
+		if (rep->op == CM_EXIT)
+			kl_err(err, "%s called exit(%d) while being loaded", who(c), (int)rep->rc);
+		else
+			kl_err(err, "%s was killed by %s while being loaded", who(c), rep->text);
+	} else {
+		char why[KL_ERRLEN];
+		cand_runner_died(c, why, sizeof why);
+		kl_err(err, "%s's process did not start: %s%s", who(c), why,
+		       strstr(c->zStatus, "status 127")
+		           ? "; status 127 is the loader's or exec's: the runner program or "
+		             "a library it needs (LD_LIBRARY_PATH) was not found, see the "
+		             "worker's messages"
+		           : "");
+	}
+}
+
+/*
+ * Hand the started runner c its setup (the object and the buffers); once
+ * it has mapped them, take the empty frames of the clock's bound on each
+ * harness of ah[] (harness_preload: before the candidate is loaded, so it
+ * cannot lengthen them), then have it confine itself and load the object.
+ * c, ready and held; or NULL (c freed) with err, *pLoadErr set when the
+ * object is at fault.  *pStarted: the runner had started (it said anything
+ * at all), so a failure is not the start's.
+ */
+static struct cand *attach(struct cand *c, const struct cm_setup *su, const int *fds, int nFds,
+                           struct harness *const *ah, int *pLoadErr, int *pStarted, char *err)
+{
+	*pStarted = 0;
+	c->nSet = (int)su->nSet;
+	if (send_with_fds(c->fd, su, sizeof *su, fds, nFds) < 0) {
+		char why[KL_ERRLEN];
+		cand_runner_died(c, why, sizeof why);
+		kl_err(err, "%s's process did not start: %s", who(c), why);
+		cand_free(c);
+		return NULL;
+	}
+	struct cm rep;
+	int got = next_msg(c, &rep);
+	*pStarted = got;
+	if (!got || rep.op != CM_MAPPED) {
+		not_ready(c, &rep, got, pLoadErr, err);
+		cand_free(c);
+		return NULL;
+	}
+	cand_watch_runner(c);
+	char why[KL_ERRLEN];
+	if (cand_hold(c, 1, err) < 0) {
+		cand_free(c);
+		return NULL;
+	}
+	/* the frames the clock's bound subtracts, from a runner that holds
+	 * nothing of the candidate yet */
+	for (int k = 0; k < c->nSet; k++) {
+		int rc = harness_preload(ah[k], &c->views[k].hc, why, sizeof why, err);
+		if (rc > 0)
+			kl_err(err, "%s's process failed before the load: %s", who(c), why);
+		if (rc) {
+			cand_free(c);
+			return NULL;
+		}
+	}
+	struct cm load = {.op = CM_LOAD, .seq = ++c->seq};
+	if (send(c->fd, &load, sizeof load, MSG_NOSIGNAL) != (ssize_t)sizeof load ||
+	    cand_hold(c, 0, err) < 0) {
+		not_ready(c, &rep, 0, pLoadErr, err);
+		cand_free(c);
+		return NULL;
+	}
+	got = next_msg(c, &rep);
+	if (!got || rep.op != CM_READY) {
+		not_ready(c, &rep, got, pLoadErr, err);
+		cand_free(c);
+		return NULL;
+	}
+	snprintf(c->zConfine, sizeof c->zConfine, "%s", rep.text);
+	if (cand_hold(c, 1, err) < 0) {
+		cand_free(c);
+		return NULL;
+	}
+	c->nTasks0 = cand_runner_threads(c);
+	return c;
+}
+
+/* what a runner was started for: a spare serves a candidate of the same */
+static char *runner_key(const struct cand_opts *o, int keepPid)
+{
+	strbuf b = STRBUF_INIT;
+	sb_addf(&b, "%s|%d|%d|%d", o->zBackend, o->dev, o->sandbox, keepPid);
+	for (char *const *d = o->azLibDirs; d && *d; d++)
+		sb_addf(&b, "|%s", *d);
+	return sb_detach(&b);
+}
+
+/* kill the spare, if any */
+static void spare_drop(void)
+{
+	cand_free(Spare.c);
+	Spare.c = NULL;
+}
+
+void cand_spare_policy(int policy)
+{
+	Spare.policy = policy;
+	if (policy == CAND_SPARE_OFF)
+		spare_drop();
+}
+
+/* the options of the runner being started, zKey theirs (taken): the next
+ * spare's */
+static void keep_opts(const struct cand_opts *o, int keepPid, char *zKey)
+{
+	if (Spare.zKey) {
+		free((char *)Spare.o.zBackend);
+		for (char *const *d = Spare.o.azLibDirs; d && *d; d++)
+			free(*d);
+		free((void *)Spare.o.azLibDirs);
+		free(Spare.zKey);
+	}
+	Spare.o = *o;
+	Spare.o.zBackend = xstrdup(o->zBackend);
+	size_t n = 0;
+	while (o->azLibDirs && o->azLibDirs[n])
+		n++;
+	char **v = xcalloc(n + 1, sizeof *v);
+	for (size_t i = 0; i < n; i++)
+		v[i] = xstrdup(o->azLibDirs[i]);
+	Spare.o.azLibDirs = v;
+	Spare.keepPid = keepPid;
+	Spare.zKey = zKey;
+}
+
+/* start a spare for the options of the last runner, unless one is there */
+static void spare_start(void)
+{
+	char err[KL_ERRLEN];
+	if (Spare.policy != CAND_SPARE_OFF && !Spare.c && Spare.zKey)
+		Spare.c = spawn(&Spare.o, Spare.keepPid, 0, err);
+}
+
+void cand_spare_refill(void)
+{
+	if (Spare.policy == CAND_SPARE_AFTER)
+		spare_start();
+}
+
+struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, int nH, int soFd,
+                        int *pLoadErr, char *err)
+{
+	*pLoadErr = 0;
+	if (nH < 1 || nH > CAND_MAX_HARNESSES)
+		return kl_err(err, "a runner serves 1 to %d harnesses, not %d", CAND_MAX_HARNESSES,
+		              nH),
+		       NULL;
+	struct harness_buf hb[MAX_SETUP_BUF];
+	int set[MAX_SETUP_BUF], nBuf = 0;
+	for (int k = 0; k < nH; k++) {
+		int n = harness_buffers(ah[k], hb + nBuf);
+		for (int i = 0; i < n; i++)
+			set[nBuf + i] = k;
+		nBuf += n;
+	}
+	struct cm_setup *su = xcalloc(1, sizeof *su);
+	int fds[MAX_SETUP_BUF + 1], nFds = 0;
+	fds[nFds++] = soFd;
+	su->op = CM_SETUP;
+	su->nBuf = (uint32_t)nBuf;
+	su->nSet = (uint32_t)nH;
+	for (int i = 0; i < nBuf; i++) {
+		struct cm_buf *cb = &su->buf[i];
+		cb->set = set[i];
+		memcpy(cb->handle, hb[i].sh.handle, sizeof cb->handle);
+		cb->n = hb[i].sh.n;
+		cb->off = hb[i].off;
+		cb->dtype = (int32_t)hb[i].t.dtype;
+		cb->ndim = hb[i].t.ndim;
+		cb->input = hb[i].input;
+		memcpy(cb->shape, hb[i].t.shape, sizeof cb->shape);
+		snprintf(cb->name, sizeof cb->name, "%s", hb[i].zName ? hb[i].zName : "?");
+		if (hb[i].sh.fd >= 0 && hb[i].sh.n) {
+			cb->hasFd = 1;
+			fds[nFds++] = hb[i].sh.fd;
+		}
+	}
+	int keepPid = 0;
+	for (int i = 0; i < nBuf; i++)
+		if (hb[i].sh.n && hb[i].sh.fd < 0 && !strcmp(o->zBackend, "cuda"))
+			keepPid = 1;
+	/* the spare, when it was started for the same options; else a runner
+	 * now (and the options kept for the next spare) */
+	char *zKey = runner_key(o, keepPid);
+	if (Spare.zKey && !strcmp(Spare.zKey, zKey)) {
+		free(zKey);
+	} else {
+		spare_drop();
+		keep_opts(o, keepPid, zKey);
+	}
+	struct cand *c = Spare.c;
+	int spare = c != NULL;
+	Spare.c = NULL;
+	for (;;) {
+		int started = 0;
+		if (!c && !(c = spawn(o, keepPid, 0, err)))
+			break;
+		c->pollFd = o->pollFd;
+		c->reference = o->reference;
+		cand_use_twin(c, o->twin);
+		for (int k = 0; k < CAND_MAX_HARNESSES; k++)
+			c->views[k].hc.trusted = o->reference;
+		c->ahead = spare;
+		c = attach(c, su, fds, nFds, ah, pLoadErr, &started, err);
+		if (c || !spare || started)
+			break;
+		/* the spare had died before its turn (its start failed, or it was
+		 * killed): a runner of its own, whose failure is the answer */
+		*pLoadErr = 0;
+		spare = 0;
+	}
+	free(su);
+	if (c && Spare.policy == CAND_SPARE_READY)
+		spare_start();
+	return c;
+}
+
+struct cand *cand_twin(const struct cand_opts *o, char *err)
+{
+	struct cand_opts to = *o;
+	to.azLibDirs = NULL;
+	to.reference = 0;
+	struct cand *c = spawn(&to, 0, 1, err);
+	if (!c)
+		return NULL;
+	c->twin = 1;
+	c->nSet = CAND_MAX_HARNESSES;
+	struct cm_setup *su = xcalloc(1, sizeof *su);
+	*su = (struct cm_setup){.op = CM_SETUP, .nSet = CAND_MAX_HARNESSES, .twin = 1};
+	int sent = send_with_fds(c->fd, su, sizeof *su, NULL, 0) == 0;
+	free(su);
+	struct cm rep;
+	int pl = 0;
+	if (!sent || !next_msg(c, &rep) || rep.op != CM_MAPPED) {
+		not_ready(c, &rep, 0, &pl, err);
+		cand_free(c);
+		return NULL;
+	}
+	cand_watch_runner(c);
+	if (cand_hold(c, 1, err) < 0) {
+		cand_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+int cand_alive(const struct cand *c)
+{
+	return c && !c->dead;
+}
+
+void cand_use_twin(struct cand *c, struct cand *twin)
+{
+	for (int k = 0; k < CAND_MAX_HARNESSES; k++)
+		c->views[k].hc.twin = cand_alive(twin) ? &twin->views[k].hc : NULL;
+}

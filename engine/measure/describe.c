@@ -1,0 +1,140 @@
+/*
+ * describe.c - a verdict's facts in words (describe.h).
+ */
+#include "describe.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "json.h"
+#include "ncu.h"
+#include "result.h"
+#include "roofline.h"
+#include "util.h"
+
+/* emit one line made with a format */
+static void __attribute__((format(printf, 5, 6)))
+linef(result_line_fn emit, void *arg, const char *zLabel, int alarm, const char *zFmt, ...)
+{
+	va_list ap;
+	va_start(ap, zFmt);
+	strbuf sb = STRBUF_INIT;
+	sb_vaddf(&sb, zFmt, ap);
+	va_end(ap);
+	emit(arg, zLabel, sb.buf, alarm);
+	sb_free(&sb);
+}
+
+static void compiled(const cJSON *comp, result_line_fn emit, void *arg)
+{
+	const cJSON *res;
+	cJSON_ArrayForEach(res, cJSON_GetObjectItem(comp, "resources"))
+	{
+		linef(emit, arg, "kernel", 0,
+		      "%s: %g registers, %g B shared memory, %g B stack, %g B spill stores, %g B "
+		      "spill loads",
+		      json_str(res, "kernel", ""), result_num(res, "registers"),
+		      result_num(res, "shared_bytes"), result_num(res, "stack_bytes"),
+		      result_num(res, "spill_stores"), result_num(res, "spill_loads"));
+	}
+	/* the host's counterpart of the ptxas report */
+	const cJSON *vec = cJSON_GetObjectItem(comp, "vectorized"), *v;
+	if (cJSON_IsArray(vec) && !cJSON_GetArraySize(vec))
+		emit(arg, "vector", "the host compiler vectorised no loop", 0);
+	if (cJSON_IsArray(vec))
+		cJSON_ArrayForEach(v, vec) linef(emit, arg, "vector", 0, "line %g: %s",
+		                                 result_num(v, "line"), json_str(v, "message", ""));
+}
+
+static void checked(const cJSON *r, result_line_fn emit, void *arg)
+{
+	const cJSON *cor = cJSON_GetObjectItem(r, "correctness");
+	if (cor && cJSON_GetObjectItem(cor, "trials")) {
+		double l2 = result_num(cor, "rel_l2_error");
+		char l2s[32] = "inf";
+		if (!isnan(l2) && l2 >= 0)
+			snprintf(l2s, sizeof l2s, "%.3g", l2);
+		char nf[160] = "";
+		if (result_num(cor, "non_finite") > 0)
+			snprintf(
+			    nf, sizeof nf,
+			    " (%g of them NaN or Inf where the reference is finite; the max abs "
+			    "error is over the finite ones)",
+			    result_num(cor, "non_finite"));
+		linef(emit, arg, "checked", 0,
+		      "%g/%g trials passed, max abs error %.3g, relative L2 error %s, %g "
+		      "mismatches%s",
+		      result_num(cor, "trials_passed"), result_num(cor, "trials"),
+		      result_num(cor, "max_abs_error"), l2s, result_num(cor, "mismatches"), nf);
+		strbuf tl = STRBUF_INIT;
+		result_tolerance_line(cor, &tl);
+		if (tl.len)
+			emit(arg, "tolerance", tl.buf, 0);
+		sb_free(&tl);
+	}
+	strbuf pl = STRBUF_INIT;
+	result_precision_line(r, &pl);
+	if (pl.len)
+		emit(arg, "precision", pl.buf, result_is_reduced(r));
+	sb_free(&pl);
+	char rl[400];
+	const cJSON *roof = cJSON_GetObjectItem(r, "roofline");
+	roofline_line(roof, rl, sizeof rl);
+	if (rl[0])
+		emit(arg, "roofline", rl, 0);
+	if (*json_str(roof, "suspect", ""))
+		linef(emit, arg, "suspect", 1,
+		      "%s: faster than the device can be; never a parent, the best or a win until "
+		      "a person clears it",
+		      json_str(roof, "suspect", ""));
+	const cJSON *prof = cJSON_GetObjectItem(r, "profile");
+	if (prof) {
+		strbuf sb = STRBUF_INIT;
+		ncu_summary(prof, &sb);
+		linef(emit, arg, "ncu", 0, "Nsight Compute (one run): %s", sb.buf);
+		sb_free(&sb);
+	}
+}
+
+static void timed(const cJSON *r, result_line_fn emit, void *arg)
+{
+	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
+	if (!tm)
+		return;
+	linef(emit, arg, "time", 0, "median %.4g ms (p10 %.4g, p90 %.4g; %g runs, rse %.2f%%%s)",
+	      result_num(tm, "median_ms"), result_num(tm, "p10_ms"), result_num(tm, "p90_ms"),
+	      result_num(tm, "count"), result_num(tm, "rse") * 100,
+	      cJSON_IsTrue(cJSON_GetObjectItem(tm, "converged"))
+	          ? ""
+	          : ", not converged within the budget");
+	if (*json_str(r, "not_timed", ""))
+		emit(arg, "timing", json_str(r, "not_timed", ""), 0);
+	if (*json_str(tm, "clock_note", ""))
+		emit(arg, "clock", json_str(tm, "clock_note", ""), 0);
+	if (cJSON_IsFalse(cJSON_GetObjectItem(tm, "verified")))
+		linef(emit, arg, "unverified", 1,
+		      "%s: this time is shown, never a parent, the best or a win",
+		      json_str(tm, "clock_bound", "kloop's clock could not bound it"));
+	else if (!strcmp(json_str(tm, "bound", ""), "cpu"))
+		emit(arg, "bound", "by its CPU time (the machine too busy for kloop's clock)", 0);
+}
+
+void result_describe(const cJSON *r, unsigned mask, result_line_fn emit, void *arg)
+{
+	if (!r)
+		return;
+	if (mask & RD_COMPILE)
+		compiled(cJSON_GetObjectItem(r, "compile"), emit, arg);
+	if (mask & RD_CHECKS)
+		checked(r, emit, arg);
+	if (mask & RD_TIME)
+		timed(r, emit, arg);
+	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
+	if ((mask & RD_WARN) && cJSON_IsTrue(cJSON_GetObjectItem(tm, "throttled")))
+		linef(emit, arg, "warning", 0, "the GPU was throttling during the measurement: %s",
+		      json_str(tm, "throttle_reason", ""));
+	if ((mask & RD_WARN) && *json_str(r, "kept_state", ""))
+		emit(arg, "warning", json_str(r, "kept_state", ""), 0);
+}

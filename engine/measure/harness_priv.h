@@ -1,0 +1,189 @@
+/*
+ * harness_priv.h - what the harness's files share, private to them
+ * (harness*.c): the harness object, its guarded buffers, the samples its
+ * timings keep, and the steps one file makes for another.  The module's
+ * interface is harness.h.
+ *
+ *   harness.c          the harness object, its buffers, a run's preparation, the trials
+ *   harness_sets.c     the input sets: drawn, varied or given; the reference's outputs
+ *   harness_check.c    a run checked: guard bands, inputs unchanged, outputs right
+ *   harness_samples.c  samples that grow, and their order statistics
+ *   harness_clock.c    the clock bound: waits, CPU time, empty frames
+ *   harness_time.c     timed runs and the timing until stable (time_runs)
+ *   harness_ab.c       the interleaved A/B of two candidates
+ */
+#ifndef KL_HARNESS_PRIV_H
+#define KL_HARNESS_PRIV_H
+
+#include <string.h>
+
+#include "harness.h"
+
+#define GUARD (64 * 1024) /* bytes of guard band on each side of a buffer */
+#define GUARD_BYTE 0xCB   /* the guard pattern */
+
+struct gbuf {
+	char *base;         /* allocation: GUARD + n + GUARD */
+	size_t n;           /* payload bytes */
+	struct kl_share sh; /* shared with the candidate's process (sh.n 0: not shared) */
+};
+
+struct harness {
+	const struct task *t;
+	struct backend *b;
+	struct harness_opts o;
+	int nSets;     /* trials + 1 + nPool */
+	int nPool;     /* checking sets, after the timing set */
+	void ***aaIn;  /* [set][input] pristine inputs, in device memory */
+	void ***aaExp; /* [set][output] expected outputs, in device memory */
+	struct gbuf aIn[TASK_MAX_TENSORS], aOut[TASK_MAX_TENSORS];
+	kl_tensor atIn[TASK_MAX_TENSORS], atOut[TASK_MAX_TENSORS];
+	int bGenerated;      /* inputs drawn by harness_generate_inputs (not given) */
+	uint64_t poolSeed;   /* the checking sets' seed (unpredictable) */
+	int *aVary;          /* [set] how its inputs were varied (rng.h flags) */
+	int varyUnsound;     /* the ways the reference's outputs were not finite in: those
+	                        sets were drawn again, plain */
+	uint64_t nRuns;      /* timed runs so far: seeds their fresh inputs */
+	uint64_t runSeed;    /* this evaluation's timed inputs' seed (unpredictable) */
+	int poolUsed;        /* checking sets used in this evaluation (all its timing
+	                        phases: quick, full, A/B), so none is seen twice */
+	int quick;           /* the timing phase is a quick one (harness_time) */
+	double pCheck;       /* chance that a timed run is checked */
+	int nChecked;        /* timed runs checked in this evaluation */
+	struct timing *cont; /* where a quick timing stopped: the full timing of the
+	                        same candidate goes on from there (its runs count) */
+	double lastPrepMs;   /* the wall time of the last harness_prepare_run(), ms */
+	void *judge;         /* the judge of each trial (the precision verdict's; NULL: none) */
+	const struct harness_judge_ops *judgeOps;
+	unsigned char *pGuard; /* host copy of the expected guard band */
+	unsigned char *pGuardRead;
+};
+
+/* an array of doubles that grows */
+struct samples {
+	double *a;
+	size_t n, alloc;
+};
+
+/* the outputs' comparisons with the expected values, over the trials */
+struct agg {
+	double maxAbs, relL2;
+	double tolFrac;   /* the worst element's share of its tolerance (compare.h) */
+	double relL2Frac; /* relL2 / rel_l2 at worst */
+	int tolDtype;     /* the dtype whose tolerance the worst output was judged by, or -1 */
+	int64_t mismatches;
+	int64_t nonFinite; /* of them, NaN or Inf outputs where the reference is finite */
+	int64_t refNaN;    /* NaN in the reference's outputs (never a match) */
+	int trials, passed;
+};
+
+static inline int is_float(kl_dtype d)
+{
+	return d == KL_F32 || d == KL_F16 || d == KL_BF16 || d == KL_F64;
+}
+
+/* a guarded buffer's payload, past its front guard band */
+static inline void *payload(const struct gbuf *g)
+{
+	return g->base + GUARD;
+}
+
+/* the candidate held again after a call or a frame (harness_cand.settle) */
+static inline void settle(struct harness_cand *c)
+{
+	if (c->settle)
+		c->settle(c);
+}
+
+/* whether h runs on the GPU */
+static inline int gpu(const struct harness *h)
+{
+	return h->b->zName && !strcmp(h->b->zName, "cuda");
+}
+
+/* harness.c: set s's inputs uploaded, every guard band reset, the outputs
+ * poisoned (0 or -1 + err); the outputs poisoned alone; the candidate's
+ * buffers evicted where the backend can; a timed run's (or a frame's)
+ * preparation: inputs from set, or fresh from seed when set < 0, poisoned
+ * outputs, the flush, the eviction (its wall time in h->lastPrepMs) */
+int harness_prepare(struct harness *h, int s, char *err);
+int harness_poison_outputs(struct harness *h, char *err);
+void harness_evict(struct harness *h);
+int harness_prepare_run(struct harness *h, int set, uint64_t seed, char *err);
+/* call the candidate once, untimed: 0 with *pRc, -1 + err, or HC_* + why */
+int harness_call(struct harness_cand *c, int *pRc, char *why, size_t nWhy, char *err);
+/* verdicts ({"status", "reason"}, the caller's): one; kloop's own failure
+ * zWhen (crashed); a call that did not come back normally (crc: HC_* or -1) */
+cJSON *harness_verdict(const char *zStatus, const char *zReason);
+cJSON *harness_crashed(struct harness *h, const char *zWhen, const char *err);
+cJSON *harness_called_verdict(struct harness *h, int crc, const char *zWhen, const char *why,
+                              const char *err, const struct agg *a);
+
+/* harness_sets.c: " (scaled+outliers inputs)" for a varied set s, else ""
+ * (a static buffer) */
+const char *harness_vary_words(const struct harness *h, int s);
+
+/* harness_check.c: 1 with why when a guard band was damaged, or an input
+ * differs from set s's copy, or an output from set s's expected (which a
+ * fills; zWhen names the run), 0 when not, -1 + err; the correctness
+ * object of a (the caller's) */
+int harness_check_guards(struct harness *h, char *why, size_t nWhy, char *err);
+int harness_check_inputs(struct harness *h, int s, char *why, size_t nWhy, char *err);
+int harness_check_outputs(struct harness *h, int s, struct agg *a, char *why, size_t nWhy,
+                          const char *zWhen, char *err);
+cJSON *harness_correctness_json(const struct harness *h, const struct agg *a, int nTrials);
+
+/* harness_samples.c: qsort's order of doubles; the q-quantile of n sorted
+ * values; the median of n values (sorts a); v appended to s; the median of
+ * s (0 when empty); a 99% lower confidence bound of it; the samples of s
+ * where key (s when NULL) is not NAN, into *out; o[k] = v, or null when v
+ * is not finite */
+int harness_cmp_double(const void *a, const void *b);
+double harness_pct(const double *s, int n, double q);
+double harness_median_of(double *a, int n);
+void harness_push(struct samples *s, double v);
+double harness_median(const struct samples *s);
+double harness_lower_median(const struct samples *s);
+void harness_known_of(const struct samples *s, const struct samples *key, struct samples *out);
+void harness_add_finite(cJSON *o, const char *k, double v);
+
+/* harness_clock.c: both sides' waits for a CPU so far, ms (*pSure: 0 when
+ * c is runnable now); the busy time of a round trip between two such
+ * reads (NAN: unknown); c's CPU time so far (NAN where unknown); that of a
+ * round trip between two reads; whether c's CPU time covers all of it;
+ * the median of c's frames before its load; a frame of c's runner (and of
+ * its twin, *pTwin) to bound the runs after it */
+double harness_run_delay(struct harness_cand *c, int *pSure);
+double harness_busy_of(double wall, double d0, double d1, int sure);
+void harness_cpu_read(const struct harness *h, struct harness_cand *c, double *pMain, double *pAll);
+double harness_cpu_delta(double m0, double a0, double m1, double a1);
+int harness_cpu_all_known(const struct harness *h, struct harness_cand *c);
+double harness_pre_median(const struct harness_cand *c);
+double harness_frame_for(struct harness *h, struct harness_cand *c, int k, double *pTwin,
+                         double *pCpu);
+/* the clock bound's tests, 1 with why when they fail (2: not applied):
+ * frames the candidate lengthened; reported times inconsistent with
+ * kloop's clock or CPU time (*pByCpu: bounded by CPU time); kloop's clock's
+ * own times of the runs, into out; the GPU kept busy between calls */
+int harness_frames_lengthened(const struct harness_cand *c, const struct samples *own,
+                              const struct samples *twin, const struct samples *ownCpu,
+                              int checkCpu, char *why, size_t nWhy);
+int harness_timing_inconsistent(const struct samples *rep, const struct samples *wall,
+                                const struct samples *busy, const struct samples *near,
+                                const struct samples *cpus, const struct samples *nearCpu,
+                                int cpuVerifies, int *pByCpu, char *why, size_t nWhy);
+void harness_clock_times(const struct samples *busy, const struct samples *near,
+                         struct samples *out);
+int harness_gpu_busy_between(const struct harness *h, const struct harness_cand *c,
+                             const struct samples *preps, char *why, size_t nWhy);
+
+/* harness_time.c: one timed run of c on fresh inputs (a random few of them
+ * checked): its time *pT, round trip *pW, busy and CPU time (where asked),
+ * kl_run's *pRc; 0, -1 + err, or HC_* + why.  The quick timing's state
+ * dropped (a new evaluation) */
+int harness_timed_run(struct harness *h, struct harness_cand *c, int strict, double cal, double *pT,
+                      double *pW, double *pBusy, double *pCpu, int *pRc, char *why, size_t nWhy,
+                      char *err);
+void harness_drop_timing(struct harness *h);
+
+#endif

@@ -1,0 +1,610 @@
+/*
+ * harness_time.c - timing: each timed run on fresh inputs, a random few of
+ * them checked; the warm-up, the method (stream or device-wide), the runs
+ * until the median is stable, the clock bound on them, and the run after
+ * timing (time_runs), for harness_eval, harness_time and harness_time_only.
+ */
+#include "harness_priv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "util.h"
+
+/* spread the checking sets left over the runs the budget allows, at perRun
+ * seconds a run (a quick timing: about one; the full timing needs the rest) */
+static void spread_checks(struct harness *h, double perRun)
+{
+	double expect = perRun > 0 ? h->o.budgetS / perRun : h->o.maxRuns;
+	expect = expect > h->o.maxRuns   ? h->o.maxRuns
+	         : expect < h->o.minRuns ? h->o.minRuns
+	                                 : expect;
+	h->pCheck = h->nPool > h->poolUsed ? (h->nPool - h->poolUsed) / expect : 1.0 / 16;
+	if (h->quick)
+		h->pCheck = 1.0 / expect;
+	if (h->pCheck < 1.0 / 256)
+		h->pCheck = 1.0 / 256;
+}
+
+/*
+ * One timed run.  Fast: the flush is still running on the stream when the
+ * start event is queued behind it, so the kernel starts as the event fires,
+ * and the time is the stream's end event.  Strict: the device is idle at the
+ * start, and the time runs to a device-wide synchronize, less the calibrated
+ * frame: work on any stream counts, and none of it can hide behind ours.
+ */
+int harness_timed_run(struct harness *h, struct harness_cand *c, int strict, double cal, double *pT,
+                      double *pW, double *pBusy, double *pCpu, int *pRc, char *why, size_t nWhy,
+                      char *err)
+{
+	double ms, md, m0, a0, m1, a1;
+	/* fresh inputs for every timed run, so that remembering an earlier
+	 * answer does not pay (given inputs, e.g. PyTorch's, are mixed afresh
+	 * from two of their sets: no two runs see the same bytes either); by
+	 * chance, a checking set's, never seen before in this evaluation,
+	 * whose outputs are then checked: the candidate cannot tell which */
+	h->nRuns++;
+	int chk = -1;
+	double u = (double)(harness_random64() >> 11) * 0x1p-53;
+	if (h->poolUsed < h->nPool && u < h->pCheck)
+		chk = h->o.nTrials + 1 + h->poolUsed++;
+	if (harness_prepare_run(h, chk, h->runSeed ^ (h->nRuns * 0x9e3779b97f4a7c15ull), err) < 0)
+		return -1;
+	/* the waits for a CPU are read inside kloop's clock: a wait just
+	 * outside it would count against the run and could make it look
+	 * shorter than the candidate's own time */
+	harness_cpu_read(h, c, &m0, &a0);
+	int sure, s1;
+	double t0 = now_s(), d0 = harness_run_delay(c, &sure);
+	int rc = c->call(c, strict ? HC_STRICT : HC_FAST, pRc, &ms, &md, why, nWhy, err);
+	double d1 = harness_run_delay(c, &s1);
+	*pW = (now_s() - t0) * 1e3;
+	settle(c);
+	if (pBusy)
+		*pBusy = harness_busy_of(*pW, d0, d1, sure);
+	if (pCpu) {
+		harness_cpu_read(h, c, &m1, &a1);
+		*pCpu = harness_cpu_delta(m0, a0, m1, a1);
+	}
+	if (rc)
+		return rc;
+	*pT = strict ? (md - cal > 0 ? md - cal : 0) : ms;
+	if (chk < 0 || *pRc)
+		return 0;
+	/* a checked run: nothing trampled, the inputs as given, the outputs right */
+	char w[900], when[96];
+	h->nChecked++;
+	snprintf(when, sizeof when, "timed run %llu%s", (unsigned long long)h->nRuns,
+	         harness_vary_words(h, chk));
+	int bad = harness_check_guards(h, w, sizeof w, err);
+	if (bad == 0)
+		bad = harness_check_inputs(h, chk, w, sizeof w, err);
+	if (bad > 0)
+		snprintf(why, nWhy, "%s: %s", when, w);
+	if (bad == 0) {
+		struct agg a = {.tolDtype = -1};
+		bad = harness_check_outputs(h, chk, &a, why, nWhy, when, err);
+	}
+	return bad < 0 ? -1 : bad ? HC_MISBEHAVED : 0;
+}
+
+/*
+ * Strict probes slower than the fast runs by more than launch noise mean the
+ * candidate's work is not all on its stream (or it behaves differently when
+ * the stream is busy): its time must be the strict one.
+ */
+static int probes_disagree(double probe, double fast)
+{
+	return probe > 1.15 * fast + 0.005;
+}
+
+/*
+ * One timing of a candidate: time_runs()'s whole state, which its steps
+ * work on.  A quick timing leaves it in h->cont, and the full timing of the
+ * same candidate goes on from there (warm, calibrated, its runs counted
+ * and its budget begun).
+ */
+struct timing {
+	struct harness_cand *c; /* whose */
+	struct samples ms;      /* each counted run's time, ms (the candidate's) */
+	struct samples probe;   /* each strict probe's (not counted) */
+	struct samples wall;    /* each counted run's round trip by kloop's clock, ms */
+	struct samples busys;   /* its busy time (harness_busy_of; NAN: unknown) */
+	struct samples near;    /* the empty frame before it (harness_frame_for) */
+	struct samples preps;   /* kloop's preparation of it, ms */
+	struct samples cpus;    /* its CPU time (harness_cpu_delta) */
+	struct samples nearCpu; /* that of the frame before it */
+	struct samples fOwn;    /* each frame, the runner's own */
+	struct samples fTwin;   /* and the clock's twin's beside it */
+	struct samples fOwnCpu; /* the CPU time of the runner's own */
+	struct samples kclk;    /* kloop's own clock's times (harness_clock_times) */
+	double cal;             /* the calibrated strict frame, ms */
+	double nearFrame;       /* the last empty frame, ms (NAN: unknown) */
+	double nearCpuFrame;    /* its CPU time */
+	double sum, sum2, rse;  /* of the counted times; their relative standard error */
+	double start;           /* when the warm-up, then the counted runs, began (now_s) */
+	double perRun;          /* seconds a warm-up run took */
+	double probeMed;        /* the median strict probe, ms */
+	int warm;               /* warm-up runs */
+	int strict;             /* timed device-wide (the probes disagreed) */
+	int n;                  /* runs since the counted runs began, probes included */
+	int converged;          /* stopped at the target rse */
+	int retimed;            /* times the counted runs were taken again for the bound */
+	int clk0, clk1;         /* the SM clock before and after, MHz (-1: unknown) */
+	int left;               /* threads of the candidate that outlived kl_run */
+	int inc;                /* the clock bound: 0 held, 1 inconsistent, 2 not applied */
+	int byCpu;              /* bounded by CPU time rather than the clock */
+	int byClock;            /* timed by kloop's own clock (kclk) */
+	char bound[300];        /* why the bound failed or was not applied */
+	int throttled;          /* the backend's throttling (-1: unknown) */
+	char thr[256];          /* and why */
+};
+
+static void timing_free(struct timing *tg)
+{
+	if (!tg)
+		return;
+	struct samples *all[] = {&tg->ms,   &tg->probe, &tg->wall,    &tg->busys,
+	                         &tg->near, &tg->preps, &tg->cpus,    &tg->nearCpu,
+	                         &tg->fOwn, &tg->fTwin, &tg->fOwnCpu, &tg->kclk};
+	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+		free(all[i]->a);
+	free(tg);
+}
+
+void harness_drop_timing(struct harness *h)
+{
+	timing_free(h->cont);
+	h->cont = NULL;
+}
+
+/* the counted runs start (again): none counted, the clock read */
+static void timing_restart(struct harness *h, struct timing *tg)
+{
+	struct samples *counted[] = {&tg->ms,   &tg->wall,  &tg->busys, &tg->near,    &tg->preps,
+	                             &tg->fOwn, &tg->fTwin, &tg->cpus,  &tg->nearCpu, &tg->fOwnCpu};
+	for (size_t i = 0; i < sizeof counted / sizeof *counted; i++)
+		counted[i]->n = 0;
+	tg->clk0 = h->b->clock_mhz ? h->b->clock_mhz(h->b) : -1;
+	tg->converged = 0;
+	tg->sum = tg->sum2 = 0;
+	tg->rse = INFINITY;
+	tg->start = now_s();
+	tg->n = 0;
+}
+
+/*
+ * A new timing: the empty frames (unless the runner's starter took them
+ * before the load: a candidate called in this process, in the unit tests),
+ * then the warm-up, with strict probes in between, which decides the
+ * method.  0, -1 + err, or HC_* + why.
+ */
+static int timing_warm(struct harness *h, struct timing *tg, char *why, size_t nWhy, char *err)
+{
+	struct harness_cand *c = tg->c;
+	int crc;
+	h->runSeed = harness_random64();
+	h->nChecked = 0;
+	h->nRuns = 0;
+	h->pCheck = 0.25;
+	if (!c->nPreFrame && (crc = harness_preload(h, c, why, nWhy, err)))
+		return crc;
+	if (harness_prepare(h, h->o.nTrials, err) < 0)
+		return -1;
+	tg->cal = isnan(c->preCal) ? 0 : c->preCal;
+	tg->start = now_s();
+	while (tg->warm < 6 || (now_s() - tg->start < h->o.warmupS && tg->warm < 1000)) {
+		int st = tg->warm % 2, rc;
+		double t, w;
+		if ((crc = harness_timed_run(h, c, st, tg->cal, &t, &w, NULL, NULL, &rc, why, nWhy,
+		                             err)))
+			return crc;
+		if (rc) {
+			snprintf(why, nWhy, "kl_run returned %d during warm-up", rc);
+			return HC_MISBEHAVED;
+		}
+		harness_push(st ? &tg->probe : &tg->ms, t);
+		tg->warm++;
+	}
+	tg->strict = probes_disagree(harness_median(&tg->probe), harness_median(&tg->ms));
+	tg->perRun = (now_s() - tg->start) / tg->warm;
+	spread_checks(h, tg->perRun);
+	return 0;
+}
+
+/* count one run (time t, round trip w, busy and CPU time): 1 when the
+ * timing stops here (the median stable, or the runs or the budget spent) */
+static int timing_add(struct harness *h, struct timing *tg, double t, double w, double busy,
+                      double cpu, harness_progress_fn progress, void *arg)
+{
+	harness_push(&tg->ms, t);
+	harness_push(&tg->wall, w);
+	harness_push(&tg->busys, busy);
+	harness_push(&tg->near, tg->nearFrame);
+	harness_push(&tg->cpus, cpu);
+	harness_push(&tg->nearCpu, tg->nearCpuFrame);
+	harness_push(&tg->preps, h->lastPrepMs);
+	tg->sum += t;
+	tg->sum2 += t * t;
+	int k = (int)tg->ms.n;
+	if (k >= 2) {
+		double mean = tg->sum / k, var = (tg->sum2 - k * mean * mean) / (k - 1);
+		tg->rse = var > 0 && mean > 0 ? sqrt(var / k) / mean : 0;
+	}
+	if (progress && (k % 16) == 0)
+		progress("timing", k, arg);
+	if (k >= h->o.minRuns && tg->rse <= h->o.rse) {
+		tg->converged = 1;
+		return 1;
+	}
+	return k >= h->o.maxRuns || (k >= 3 && now_s() - tg->start > h->o.budgetS);
+}
+
+/* the counted runs, until timing_add() stops them: 0, -1 + err, or HC_* + why */
+static int timing_count(struct harness *h, struct timing *tg, harness_progress_fn progress,
+                        void *arg, char *why, size_t nWhy, char *err)
+{
+	struct harness_cand *c = tg->c;
+	for (;;) {
+		/* every fourth run of the fast method, a strict probe (not counted);
+		 * before every fourth from the first, an empty frame for the clock's
+		 * bound on the twin (the runs after it are measured against it) */
+		if (tg->n % 4 == 0) {
+			double twinFrame;
+			tg->nearFrame =
+			    harness_frame_for(h, c, tg->n, &twinFrame, &tg->nearCpuFrame);
+			harness_push(&tg->fOwn, tg->nearFrame);
+			harness_push(&tg->fTwin, twinFrame);
+			harness_push(&tg->fOwnCpu, tg->nearCpuFrame);
+		}
+		int probe = !tg->strict && tg->n % 4 == 3, rc, crc;
+		double t, w, busy = 0, cpu = NAN;
+		if (probe)
+			crc = harness_timed_run(h, c, 1, tg->cal, &t, &w, NULL, NULL, &rc, why,
+			                        nWhy, err);
+		else
+			crc = harness_timed_run(h, c, tg->strict, tg->cal, &t, &w, &busy, &cpu, &rc,
+			                        why, nWhy, err);
+		if (crc)
+			return crc;
+		if (probe && !rc)
+			harness_push(&tg->probe, t);
+		if (rc) {
+			snprintf(why, nWhy, "kl_run returned %d during timed run %d", rc,
+			         tg->n + 1);
+			return HC_MISBEHAVED;
+		}
+		tg->n++;
+		if (!probe && timing_add(h, tg, t, w, busy, cpu, progress, arg))
+			return 0;
+	}
+}
+
+/* the clock bound on the counted runs: tg->inc, and why in tg->bound */
+static void timing_bound(struct harness *h, struct timing *tg)
+{
+	struct harness_cand *c = tg->c;
+	tg->bound[0] = 0;
+	/* threads that outlive kl_run: their CPU time beside the frames and
+	 * the runs is no bound */
+	tg->left = c->threads_left && !c->trusted ? c->threads_left(c) : 0;
+	tg->byCpu = 0;
+	int cpuOk = !gpu(h) && harness_cpu_all_known(h, c) && tg->left == 0;
+	tg->inc = c->trusted
+	              ? 0
+	              : harness_timing_inconsistent(&tg->ms, &tg->wall, &tg->busys, &tg->near,
+	                                            &tg->cpus, &tg->nearCpu, cpuOk, &tg->byCpu,
+	                                            tg->bound, sizeof tg->bound);
+	/* frames the candidate lengthened prove nothing (a liar still called
+	 * inconsistent with them is one) */
+	if (tg->inc != 1 && !c->trusted &&
+	    harness_frames_lengthened(c, &tg->fOwn, &tg->fTwin, &tg->fOwnCpu, cpuOk, tg->bound,
+	                              sizeof tg->bound))
+		tg->inc = 2, tg->byCpu = 0;
+}
+
+/*
+ * What the clock bound cannot see, once it held or could not be applied:
+ * the GPU kept busy between calls, and threads that outlive kl_run, whose
+ * time is then kloop's own clock's (tg->byClock: the counted times are
+ * tg->kclk, their sums and rse recomputed).
+ */
+static void timing_unseen(struct harness *h, struct timing *tg)
+{
+	struct harness_cand *c = tg->c;
+	/* the GPU busy while kloop prepared the runs: the candidate's context
+	 * kept working between calls (a kernel left running by a runner that
+	 * the candidate took over, which did not synchronize), and whatever it
+	 * did there is in no round trip kloop times.  Contexts share the GPU by
+	 * time slices, so kloop's own copies and flush wait for it */
+	if (tg->inc != 2 && !c->trusted &&
+	    harness_gpu_busy_between(h, c, &tg->preps, tg->bound, sizeof tg->bound))
+		tg->inc = 2;
+	free(tg->preps.a);
+	tg->preps = (struct samples){0};
+	/* threads that outlive kl_run: the time is kloop's clock's */
+	int left = tg->left;
+	tg->byClock = 0;
+	if (left > 0 && tg->inc != 2 && gpu(h)) {
+		/* on the GPU kloop's clock is no time to report: its frames are
+		 * longer than the runs' own overhead (a 0.095 ms softmax came to
+		 * 0.049 ms by it on an H200) */
+		snprintf(tg->bound, sizeof tg->bound,
+		         "the clock bound was not applied: %d thread%s of the candidate outlived "
+		         "kl_run, and on the GPU work such a thread starts between kloop's request "
+		         "and the runner's start event is in no time the runner reports",
+		         left, left == 1 ? "" : "s");
+		tg->inc = 2;
+	} else if (left > 0 && tg->inc != 2) {
+		harness_clock_times(&tg->busys, &tg->near, &tg->kclk);
+		tg->byClock = tg->kclk.n >= 3 && tg->kclk.n * 3 >= tg->ms.n;
+		if (!tg->byClock) {
+			snprintf(
+			    tg->bound, sizeof tg->bound,
+			    "the clock bound was not applied: %d thread%s of the candidate "
+			    "outlived "
+			    "kl_run, so its time is kloop's own clock's, and only %zu of %zu runs "
+			    "could be measured by it",
+			    left, left == 1 ? "" : "s", tg->kclk.n, tg->ms.n);
+			tg->inc = 2;
+		}
+	}
+	if (tg->byClock) {
+		const struct samples *S = &tg->kclk;
+		int n = (int)S->n;
+		tg->sum = tg->sum2 = 0;
+		for (int i = 0; i < n; i++)
+			tg->sum += S->a[i], tg->sum2 += S->a[i] * S->a[i];
+		double mean = tg->sum / n, var = n > 1 ? (tg->sum2 - n * mean * mean) / (n - 1) : 0;
+		tg->rse = var > 0 && mean > 0 ? sqrt(var / n) / mean : 0;
+	}
+}
+
+/* one more run, as the timed ones but on the timing set, whose output must
+ * be right, with nothing trampled: 0, -1 + err, or HC_* + why */
+static int run_after_timing(struct harness *h, struct harness_cand *c, char *why, size_t nWhy,
+                            char *err)
+{
+	struct backend *b = h->b;
+	int T = h->o.nTrials, rc, crc;
+	if (harness_prepare(h, T, err) < 0 || b->flush(b, err) < 0)
+		return -1;
+	harness_evict(h);
+	if ((crc = harness_call(c, &rc, why, nWhy, err)))
+		return crc;
+	if (rc) {
+		snprintf(why, nWhy, "kl_run returned %d after the timed runs", rc);
+		return HC_MISBEHAVED;
+	}
+	int bad = harness_check_guards(h, why, nWhy, err);
+	if (bad == 0)
+		bad = harness_check_inputs(h, T, why, nWhy, err);
+	if (bad == 0) {
+		struct agg a = {.tolDtype = -1};
+		bad = harness_check_outputs(h, T, &a, why, nWhy, "the run after timing", err);
+	}
+	if (bad == 0 && h->judge && h->judgeOps->after_timing &&
+	    h->judgeOps->after_timing(h->judge, h, err) < 0)
+		bad = -1;
+	return bad < 0 ? -1 : bad ? HC_MISBEHAVED : 0;
+}
+
+/* the timing object of tg (harness_eval's "timing") */
+static cJSON *timing_json(const struct harness *h, const struct timing *tg)
+{
+	const struct harness_cand *c = tg->c;
+	const struct samples *S = tg->byClock ? &tg->kclk : &tg->ms;
+	int n = (int)S->n, left = tg->left;
+	double *sorted = xmalloc((size_t)n * sizeof *sorted);
+	memcpy(sorted, S->a, (size_t)n * sizeof *sorted);
+	qsort(sorted, (size_t)n, sizeof *sorted, harness_cmp_double);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "median_ms", harness_pct(sorted, n, 0.5));
+	cJSON_AddNumberToObject(o, "p10_ms", harness_pct(sorted, n, 0.1));
+	cJSON_AddNumberToObject(o, "p90_ms", harness_pct(sorted, n, 0.9));
+	cJSON_AddNumberToObject(o, "min_ms", sorted[0]);
+	cJSON_AddNumberToObject(o, "mean_ms", tg->sum / n);
+	cJSON_AddNumberToObject(o, "count", n);
+	cJSON_AddNumberToObject(o, "rse", isfinite(tg->rse) ? tg->rse : -1);
+	cJSON_AddBoolToObject(o, "converged", tg->converged);
+	cJSON_AddNumberToObject(o, "warmup_runs", tg->warm);
+	cJSON_AddStringToObject(o, "method", tg->strict ? "device-wide" : "stream");
+	cJSON_AddNumberToObject(o, "probe_median_ms", tg->probeMed);
+	cJSON_AddNumberToObject(o, "probes", (double)tg->probe.n);
+	cJSON_AddNumberToObject(o, "frame_ms", tg->cal);
+	cJSON_AddNumberToObject(o, "checked_runs", h->nChecked);
+	cJSON_AddNumberToObject(o, "wall_median_ms", harness_median(&tg->wall));
+	struct samples kf = {0};
+	harness_known_of(&tg->near, NULL, &kf);
+	cJSON_AddNumberToObject(o, "frame_wall_median_ms", harness_median(&kf));
+	/* the frames the bound was checked against: before the load (the
+	 * runner's own and the twin's beside them), and since (both) */
+	harness_add_finite(o, "frame_before_load_ms", harness_pre_median(c));
+	harness_add_finite(o, "twin_before_load_ms", c->preTwin);
+	struct samples kt = {0};
+	harness_known_of(&tg->fTwin, NULL, &kt);
+	if (kt.n)
+		cJSON_AddNumberToObject(o, "twin_frame_median_ms", harness_median(&kt));
+	/* the CPU time of a run and of a frame (harness_cpu_delta) */
+	harness_known_of(&tg->cpus, NULL, &kt);
+	if (kt.n)
+		cJSON_AddNumberToObject(o, "cpu_median_ms", harness_median(&kt));
+	harness_known_of(&tg->fOwnCpu, NULL, &kt);
+	if (kt.n)
+		cJSON_AddNumberToObject(o, "frame_cpu_median_ms", harness_median(&kt));
+	kt.n = 0;
+	for (int i = 0; i < c->nPreFrame; i++)
+		if (!isnan(c->preCpu[i]))
+			harness_push(&kt, c->preCpu[i]);
+	if (kt.n)
+		cJSON_AddNumberToObject(o, "frame_cpu_before_load_ms", harness_median(&kt));
+	free(kt.a);
+	free(kf.a);
+	/* verified: kloop's own clock bounded the time; otherwise it is shown
+	 * as unverified and never ranked (never the best, a parent, a win) */
+	cJSON_AddBoolToObject(o, "verified", tg->inc != 2);
+	if (tg->inc == 2)
+		cJSON_AddStringToObject(o, "clock_bound", tg->bound);
+	else if (!c->trusted)
+		cJSON_AddStringToObject(o, "bound", tg->byCpu ? "cpu" : "clock");
+	if (left > 0)
+		cJSON_AddNumberToObject(o, "threads_left", left);
+	if (tg->byClock) {
+		cJSON_AddStringToObject(o, "clock", "kloop");
+		char note[300];
+		snprintf(note, sizeof note,
+		         "timed by kloop's own clock (each run's round trip less an empty frame), "
+		         "not the runner's: %d thread%s of the candidate outlived kl_run, and what "
+		         "such a thread does before the runner starts its timer is in no time the "
+		         "runner reports",
+		         left, left == 1 ? "" : "s");
+		cJSON_AddStringToObject(o, "clock_note", note);
+	}
+	if (tg->strict)
+		cJSON_AddStringToObject(
+		    o, "note",
+		    "the candidate's work is not all on the stream it was given "
+		    "(or it behaves differently when that stream is busy): "
+		    "timed from an idle device to a device-wide synchronize");
+	if (tg->clk0 >= 0) {
+		cJSON_AddNumberToObject(o, "sm_clock_mhz_before", tg->clk0);
+		cJSON_AddNumberToObject(o, "sm_clock_mhz_after", tg->clk1);
+	}
+	if (tg->throttled >= 0) {
+		cJSON_AddBoolToObject(o, "throttled", tg->throttled > 0);
+		if (tg->throttled > 0)
+			cJSON_AddStringToObject(o, "throttle_reason", tg->thr);
+	}
+	free(sorted);
+	return o;
+}
+
+/*
+ * Time c on fresh inputs.  Returns the timing object, or NULL with why/err:
+ * *pBad = HC_MISBEHAVED or HC_CRASHED when the candidate misbehaved or
+ * crashed (why), 0 on kloop's own failure (err).
+ */
+static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progress_fn progress,
+                        void *arg, int *pBad, char *why, size_t nWhy, char *err)
+{
+	struct backend *b = h->b;
+	struct timing *tg = h->cont;
+	int crc;
+	*pBad = 0;
+	h->cont = NULL;
+	if (tg && tg->c == c && !h->quick && !tg->strict) {
+		/* the full timing goes on from the quick one: warm, calibrated, its
+		 * runs counted and its budget begun; the checking sets it did not
+		 * use spread over the runs left.  Not from a quick timing that went
+		 * device-wide: its few probes came right after the object's load
+		 * (lazy module loading, first touches), and the full timing's own
+		 * warm-up decides the method again */
+		tg->converged = 0;
+		spread_checks(h, tg->perRun);
+		crc = harness_prepare(h, h->o.nTrials, err) < 0 ? -1 : 0;
+	} else {
+		timing_free(tg);
+		tg = xcalloc(1, sizeof *tg);
+		tg->c = c;
+		tg->nearFrame = tg->nearCpuFrame = NAN;
+		crc = timing_warm(h, tg, why, nWhy, err);
+		if (!crc)
+			timing_restart(h, tg);
+	}
+	while (!crc) {
+		if ((crc = timing_count(h, tg, progress, arg, why, nWhy, err)))
+			break;
+		tg->probeMed = harness_median(&tg->probe);
+		if (!tg->strict && probes_disagree(tg->probeMed, harness_median(&tg->ms))) {
+			tg->strict = 1;
+			timing_restart(h, tg);
+			continue;
+		}
+		timing_bound(h, tg);
+		/* a burst of noise on a busy machine can look like this once; a
+		 * process that lies about its time does it every time.  A bound
+		 * that could not be applied is tried twice more (load comes and
+		 * goes), and one that still cannot leaves the time unverified */
+		if (tg->inc && tg->retimed++ < (tg->inc == 2 ? 2 : 1)) {
+			timing_restart(h, tg);
+			continue;
+		}
+		if (tg->inc == 1) {
+			snprintf(why, nWhy, "%s", tg->bound);
+			crc = HC_MISBEHAVED;
+		}
+		break;
+	}
+	if (!crc) {
+		timing_unseen(h, tg);
+		tg->clk1 = b->clock_mhz ? b->clock_mhz(b) : -1;
+		tg->thr[0] = 0;
+		tg->throttled = b->throttled ? b->throttled(b, tg->thr, sizeof tg->thr) : -1;
+		/* the run after timing is the full timing's: its input once */
+		if (!h->quick)
+			crc = run_after_timing(h, c, why, nWhy, err);
+	}
+	if (crc) {
+		*pBad = crc > 0 ? crc : 0;
+		timing_free(tg);
+		return NULL;
+	}
+	cJSON *o = timing_json(h, tg);
+	free(tg->kclk.a);
+	tg->kclk = (struct samples){0};
+	if (h->quick)
+		h->cont = tg; /* kept for the full timing of the same candidate */
+	else
+		timing_free(tg);
+	return o;
+}
+
+/*
+ * time_runs under the options of one cascade stage: nQuick > 0 runs exactly
+ * that many timed runs after a short warm-up (the quick timing), 0 the full
+ * timing.  The timing object, or NULL with *pFail the verdict of the
+ * failure (crashed, incorrect: a checked run or the run after timing).
+ */
+cJSON *harness_time(struct harness *h, struct harness_cand *c, int nQuick,
+                    harness_progress_fn progress, void *arg, cJSON **pFail)
+{
+	char err[KL_ERRLEN] = "", why[1024] = "";
+	struct harness_opts keep = h->o;
+	if (nQuick > 0) {
+		h->o.minRuns = h->o.maxRuns = nQuick;
+		h->o.warmupS = 0;
+		h->o.rse = 0;
+		h->o.budgetS = 1e30; /* exactly nQuick runs, however slow */
+	}
+	h->quick = nQuick > 0;
+	int isBad;
+	cJSON *tm = time_runs(h, c, progress, arg, &isBad, why, sizeof why, err);
+	h->o = keep;
+	h->quick = 0;
+	*pFail = NULL;
+	if (tm) {
+		if (nQuick > 0)
+			cJSON_AddBoolToObject(tm, "quick", 1);
+		return tm;
+	}
+	struct agg a = {.tolDtype = -1};
+	if (isBad == HC_CRASHED)
+		*pFail = harness_called_verdict(h, isBad, "timing", why, err, &a);
+	else if (isBad)
+		*pFail = harness_verdict("incorrect", why);
+	else
+		*pFail = harness_crashed(h, "timing", err);
+	return NULL;
+}
+
+cJSON *harness_time_only(struct harness *h, struct harness_cand *c, char *err)
+{
+	char why[1024];
+	int bad;
+	h->poolUsed = 0;
+	cJSON *tm = time_runs(h, c, NULL, NULL, &bad, why, sizeof why, err);
+	if (!tm && bad)
+		kl_err(err, "the reference misbehaved while timed: %s", why);
+	return tm;
+}

@@ -1,0 +1,390 @@
+/*
+ * archive_wins.c - a session's wins and dead ends: which candidates won,
+ * which ideas died, their entries, and adding them (a journal backfilled).
+ */
+#include "archive_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "event.h"
+#include "journal.h"
+#include "linediff.h"
+#include "result.h"
+#include "sha256.h"
+
+#define DIFF_MAX_EDITS 4000 /* lines; a larger change is summarised */
+#define REASON_MAX 600
+#define LINEAGE_MAX 64
+
+/* a candidate's time and its spread (p10..p90, else median +- 2 rse, else
+ * the median alone); 0 when it has no time */
+static int interval(const struct cand *c, double *lo, double *hi, double *med)
+{
+	const cJSON *t = cJSON_GetObjectItem(c->result, "timing");
+	double m = result_num(t, "median_ms");
+	if (c->status != STATUS_CORRECT || c->unverified || c->reduced || !(m > 0))
+		return 0;
+	double p10 = result_num(t, "p10_ms"), p90 = result_num(t, "p90_ms");
+	double rse = result_num(t, "rse");
+	*med = m;
+	if (p10 > 0 && p90 >= p10) {
+		*lo = p10 < m ? p10 : m;
+		*hi = p90 > m ? p90 : m;
+	} else if (rse >= 0) {
+		*lo = m * (1 - 2 * rse);
+		*hi = m * (1 + 2 * rse);
+	} else {
+		*lo = *hi = m;
+	}
+	return 1;
+}
+
+int archive_is_win(const struct state *st, const struct cand *c)
+{
+	double lo, hi, m;
+	if (c->nParent < 1 || !interval(c, &lo, &hi, &m))
+		return 0;
+	for (int i = 0; i < c->nParent; i++) {
+		const struct cand *p = state_cand(st, c->aParent[i]);
+		double plo, phi, pm;
+		if (!p || !interval(p, &plo, &phi, &pm) || !(hi < plo))
+			return 0;
+	}
+	return 1;
+}
+
+struct sess {
+	const struct state *st;
+	const struct archive_jx *x;
+	const char *zSid;
+	const char *zSig;
+	const char *zPath; /* the journal, absolute where known */
+};
+
+/* the entry for candidate c: a win, or (zFailure) the last attempt of a
+ * dead idea */
+static cJSON *entry_json(const struct sess *s, const struct cand *c, const char *zFailure,
+                         int nTried)
+{
+	const struct state *st = s->st;
+	const struct state_idea *d = c->ideaId ? state_idea(st, c->ideaId) : NULL;
+	const struct cand *p = c->nParent ? state_cand(st, c->aParent[0]) : NULL;
+	cJSON *e = cJSON_CreateObject();
+	char hex[65];
+	struct sha256 h;
+	sha256_init(&h);
+	sha256_update(&h, c->zSource, strlen(c->zSource));
+	sha256_hex(&h, hex);
+	char *ukey = zFailure ? xasprintf("dead_end:%s:idea:%d", s->zSid, d ? d->id : -c->id)
+	                      : xasprintf("win:%s:%d:%.16s", s->zSid, c->id, hex);
+	cJSON_AddStringToObject(e, "ukey", ukey);
+	free(ukey);
+	cJSON_AddStringToObject(e, "kind", zFailure ? "dead_end" : "win");
+	cJSON_AddStringToObject(e, "task", st->zTask ? st->zTask : "");
+	cJSON_AddStringToObject(e, "signature", s->zSig);
+	cJSON_AddStringToObject(e, "backend", st->zBackend ? st->zBackend : "");
+	const char *dev = cJSON_GetStringValue(cJSON_GetObjectItem(c->result, "device"));
+	cJSON_AddStringToObject(e, "gpu", dev ? dev : "");
+	cJSON_AddStringToObject(e, "idea", d ? d->zTitle : c->zIdea ? c->zIdea : "");
+	cJSON_AddStringToObject(e, "idea_description", d ? d->zDescription : "");
+	cJSON_AddStringToObject(e, "category", d ? d->zCategory : "other");
+	cJSON_AddStringToObject(e, "origin", c->zOrigin);
+	if (zFailure) {
+		cJSON_AddStringToObject(e, "failure", zFailure);
+		char *r = archive_cut(c->zReason, REASON_MAX);
+		cJSON_AddStringToObject(e, "reason", r);
+		free(r);
+		cJSON_AddNumberToObject(e, "tried", nTried);
+	}
+	cJSON_AddStringToObject(e, "name", c->zName);
+	cJSON_AddNumberToObject(e, "candidate", c->id);
+	cJSON *ps = cJSON_AddArrayToObject(e, "parents");
+	for (int i = 0; i < c->nParent; i++)
+		cJSON_AddItemToArray(ps, cJSON_CreateNumber(c->aParent[i]));
+	/* the lineage, root first */
+	const struct cand *chain[LINEAGE_MAX];
+	int n = 0;
+	for (const struct cand *x = c; x && n < LINEAGE_MAX;
+	     x = x->nParent ? state_cand(st, x->aParent[0]) : NULL) {
+		int seen = 0;
+		for (int i = 0; i < n; i++)
+			seen |= chain[i] == x;
+		if (seen)
+			break;
+		chain[n++] = x;
+	}
+	cJSON *lin = cJSON_AddArrayToObject(e, "lineage");
+	for (int i = n - 1; i >= 0; i--) {
+		cJSON *y = cJSON_CreateObject();
+		cJSON_AddNumberToObject(y, "id", chain[i]->id);
+		cJSON_AddStringToObject(y, "name", chain[i]->zName);
+		cJSON_AddStringToObject(y, "origin", chain[i]->zOrigin);
+		if (chain[i]->zIdea)
+			cJSON_AddStringToObject(y, "idea", chain[i]->zIdea);
+		archive_add_num(y, "time_ms", chain[i]->timeMs >= 0 ? chain[i]->timeMs : NAN);
+		cJSON_AddItemToArray(lin, y);
+	}
+	strbuf diff = STRBUF_INIT;
+	if (p) {
+		sb_addf(&diff, "--- %s (candidate %d)\n+++ %s (candidate %d)\n", p->zName, p->id,
+		        c->zName, c->id);
+		linediff_unified(p->zSource, c->zSource, 3, DIFF_MAX_EDITS, &diff);
+	}
+	cJSON_AddStringToObject(e, "diff", diff.buf ? diff.buf : "");
+	sb_free(&diff);
+	cJSON_AddStringToObject(e, "code", c->zSource);
+	const cJSON *t = cJSON_GetObjectItem(c->result, "timing");
+	double lo, hi, m, plo, phi, pm;
+	int has = interval(c, &lo, &hi, &m);
+	archive_add_num(e, "time_ms", has ? m : NAN);
+	archive_add_num(e, "p10_ms", has ? result_num(t, "p10_ms") : NAN);
+	archive_add_num(e, "p90_ms", has ? result_num(t, "p90_ms") : NAN);
+	int phas = p && interval(p, &plo, &phi, &pm);
+	archive_add_num(e, "parent_time_ms", phas ? pm : NAN);
+	archive_add_num(e, "parent_p10_ms",
+	                phas ? result_num(cJSON_GetObjectItem(p->result, "timing"), "p10_ms")
+	                     : NAN);
+	archive_add_num(e, "parent_p90_ms",
+	                phas ? result_num(cJSON_GetObjectItem(p->result, "timing"), "p90_ms")
+	                     : NAN);
+	archive_add_num(e, "speedup_parent", has && phas ? pm / m : NAN);
+	archive_add_num(e, "speedup", c->speedup >= 0 ? c->speedup : NAN);
+	archive_add_copy(e, "baseline", c->result, "baseline");
+	archive_add_copy(e, "baseline_ms", c->result, "baseline_ms");
+	archive_add_copy(e, "speedup_compile", c->result, "speedup_compile");
+	archive_add_copy(e, "baseline_compile_ms", c->result, "baseline_compile_ms");
+	archive_add_copy(e, "resources", cJSON_GetObjectItem(c->result, "compile"), "resources");
+	const char *model = NULL;
+	if ((size_t)c->id < s->x->nCand) {
+		int rq = s->x->aReq[c->id];
+		if (rq > 0 && (size_t)rq < s->x->nReq)
+			model = s->x->azModel[rq];
+	}
+	if (model)
+		cJSON_AddStringToObject(e, "model", model);
+	else
+		cJSON_AddNullToObject(e, "model");
+	cJSON_AddStringToObject(e, "session", s->zSid);
+	cJSON_AddStringToObject(e, "session_path", s->zPath);
+	int ev = (size_t)c->id < s->x->nCand ? s->x->aEvEval[c->id] : 0;
+	if (ev > 0)
+		cJSON_AddNumberToObject(e, "event", ev);
+	else
+		cJSON_AddNullToObject(e, "event");
+	if (d)
+		cJSON_AddNumberToObject(e, "idea_id", d->id);
+	archive_add_num(e, "ts", c->tsEval > 0 ? c->tsEval : NAN);
+	return e;
+}
+
+/* the index of candidate id's last eval_finished in t's journal (0: none) */
+static int eval_index(const struct archive_track *t, int id)
+{
+	return id > 0 && (size_t)id < t->x.nCand ? t->x.aEvEval[id] : 0;
+}
+
+void archive_track_free(struct archive_track *t)
+{
+	free(t->zJournal);
+	free(t->zSid);
+	free(t->zSig);
+	free(t->zAbs);
+	archive_jx_free(&t->x);
+	free(t->aWon);
+	for (size_t i = 0; i < t->nDead; i++)
+		free(t->azDead[i]);
+	free(t->azDead);
+	memset(t, 0, sizeof *t);
+}
+
+int archive_track_init(struct archive_track *t, const struct state *st, const char *zJournal)
+{
+	if (!st->zTask)
+		return -1;
+	t->zJournal = xstrdup(zJournal);
+	t->zSid = archive_session_id(st, zJournal);
+	t->zSig = archive_state_signature(st);
+	char *real = realpath(zJournal, NULL);
+	t->zAbs = real ? real : xstrdup(zJournal);
+	return 0;
+}
+
+/* what an idea's candidates came to (one pass over the population) */
+struct idea_sum {
+	const struct cand *last; /* its latest candidate */
+	int n;                   /* candidates */
+	int correct;             /* one of them is correct */
+	int open;                /* one is won, new or being evaluated: not a dead end */
+};
+
+/* the sums by idea id (0..max) for the ideas marked in aMark (indexed the
+ * same way); a fresh array */
+static struct idea_sum *idea_sums(const struct state *st, int max, const unsigned char *aMark)
+{
+	struct idea_sum *v = xcalloc((size_t)max + 1, sizeof *v);
+	for (int i = 0; i < st->nCand; i++) {
+		const struct cand *c = &st->aCand[i];
+		if (c->ideaId < 1 || c->ideaId > max || !aMark[c->ideaId])
+			continue;
+		struct idea_sum *x = &v[c->ideaId];
+		x->open |= !status_finished(c->status) || archive_is_win(st, c);
+		x->n++;
+		x->correct |= c->status == STATUS_CORRECT;
+		if (!x->last || c->id > x->last->id)
+			x->last = c;
+	}
+	return v;
+}
+
+/* the failure class of an idea, or NULL when it won, has nothing evaluated
+ * or is still being tried */
+static const char *dead_class(const struct idea_sum *x)
+{
+	/* a last evaluation the user cancelled says nothing about the idea */
+	if (x->open || !x->last || x->last->status == STATUS_CANCELLED)
+		return NULL;
+	return x->correct ? "slower" : x->last->zStatus;
+}
+
+/* add what t's session (folded in st) holds that t has not archived, in
+ * one transaction */
+int archive_add_session(struct archive *a, struct archive_track *t, const struct state *st,
+                        struct archive_counts *pOut, char *err)
+{
+	struct sess s = {st, &t->x, t->zSid, t->zSig, t->zAbs};
+	struct archive_counts cnt = {0};
+	cJSON *todo = cJSON_CreateArray(); /* [entry, bReplace] pairs */
+	int *aNewWin = NULL, nNewWin = 0;
+	/* only what the events since the last call can have changed: a
+	 * candidate evaluated since, or one whose parent was; and their ideas */
+	int maxIdea = 0;
+	for (int i = 0; i < st->nIdea; i++)
+		if (st->aIdea[i].id > maxIdea)
+			maxIdea = st->aIdea[i].id;
+	unsigned char *aIdeaMark = xcalloc((size_t)maxIdea + 1, 1);
+	for (int i = 0; i < st->nCand; i++) {
+		const struct cand *c = &st->aCand[i];
+		int fresh = eval_index(t, c->id) > t->evSeen;
+		for (int k = 0; k < c->nParent && !fresh; k++)
+			fresh = eval_index(t, c->aParent[k]) > t->evSeen;
+		if (!fresh)
+			continue;
+		if (c->ideaId >= 1 && c->ideaId <= maxIdea)
+			aIdeaMark[c->ideaId] = 1;
+		if (!archive_is_win(st, c))
+			continue;
+		cnt.nWins++;
+		if ((size_t)c->id < t->nWon && t->aWon[c->id])
+			continue;
+		cJSON_AddItemToArray(todo, entry_json(&s, c, NULL, 0));
+		aNewWin = xrealloc(aNewWin, sizeof *aNewWin * (size_t)(nNewWin + 1));
+		aNewWin[nNewWin++] = c->id;
+	}
+	int nWinJobs = nNewWin;
+	int *aNewDead = NULL;
+	const char **azNewDead = NULL;
+	int nNewDead = 0;
+	struct idea_sum *sums = idea_sums(st, maxIdea, aIdeaMark);
+	for (int i = 0; i < st->nIdea; i++) {
+		const struct state_idea *d = &st->aIdea[i];
+		const struct idea_sum *x = &sums[d->id];
+		const char *cls = d->id >= 1 && aIdeaMark[d->id] ? dead_class(x) : NULL;
+		if (!cls)
+			continue;
+		const struct cand *last = x->last;
+		int n = x->n;
+		cnt.nDeadEnds++;
+		if ((size_t)d->id < t->nDead && t->azDead[d->id] && !strcmp(t->azDead[d->id], cls))
+			continue;
+		cJSON_AddItemToArray(todo, entry_json(&s, last, cls, n));
+		aNewDead = xrealloc(aNewDead, sizeof *aNewDead * (size_t)(nNewDead + 1));
+		azNewDead = xrealloc(azNewDead, sizeof *azNewDead * (size_t)(nNewDead + 1));
+		aNewDead[nNewDead] = d->id;
+		azNewDead[nNewDead++] = cls;
+	}
+	free(sums);
+	free(aIdeaMark);
+	int rc = 0;
+	if (cJSON_GetArraySize(todo) > 0) {
+		rc = archive_exec(a, "BEGIN IMMEDIATE", err);
+		int k = 0;
+		const cJSON *e;
+		cJSON_ArrayForEach(e, todo)
+		{
+			if (rc == 0)
+				rc = archive_put_entry(a, e, 1, k >= nWinJobs, &cnt.nAdded, err);
+			k++;
+		}
+		if (rc == 0)
+			rc = archive_exec(a, "COMMIT", err);
+		if (rc < 0)
+			sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
+	}
+	if (rc == 0) {
+		t->evSeen = t->x.nEvents;
+		for (int i = 0; i < nNewWin; i++) {
+			size_t id = (size_t)aNewWin[i];
+			if (id >= t->nWon) {
+				size_t n = t->nWon;
+				xgrow((void **)&t->aWon, &t->nWon, id + 1, 1);
+				memset(t->aWon + n, 0, t->nWon - n);
+			}
+			t->aWon[id] = 1;
+		}
+		for (int i = 0; i < nNewDead; i++) {
+			size_t id = (size_t)aNewDead[i];
+			if (id >= t->nDead) {
+				size_t n = t->nDead;
+				xgrow((void **)&t->azDead, &t->nDead, id + 1, sizeof *t->azDead);
+				memset(t->azDead + n, 0, (t->nDead - n) * sizeof *t->azDead);
+			}
+			free(t->azDead[id]);
+			t->azDead[id] = xstrdup(azNewDead[i]);
+		}
+	}
+	free(aNewWin);
+	free(aNewDead);
+	free(azNewDead);
+	cJSON_Delete(todo);
+	if (pOut)
+		*pOut = cnt;
+	return rc;
+}
+
+struct fold {
+	struct state st;
+	struct archive_jx x;
+};
+
+static void fold_event(const cJSON *ev, const char *zLine, size_t nLine, int line, void *arg)
+{
+	(void)zLine, (void)nLine, (void)line;
+	struct fold *f = arg;
+	char err[KL_ERRLEN];
+	archive_jx_event(&f->x, ev);
+	state_apply(&f->st, ev, err); /* a contradicting event is skipped, as session_open does */
+}
+
+int archive_add_journal(struct archive *a, const char *zJournal, struct archive_counts *pOut,
+                        char *err)
+{
+	struct fold f;
+	state_init(&f.st);
+	memset(&f.x, 0, sizeof f.x);
+	int rc = journal_read(zJournal, fold_event, NULL, &f, err);
+	struct archive_track t = {0};
+	if (rc >= 0 && archive_track_init(&t, &f.st, zJournal) < 0)
+		rc = kl_err(err, "%s: not a kloop session journal (no session_started event)",
+		            zJournal);
+	if (rc >= 0) {
+		t.x = f.x;
+		memset(&f.x, 0, sizeof f.x);
+		rc = archive_add_session(a, &t, &f.st, pOut, err);
+	}
+	archive_track_free(&t);
+	archive_jx_free(&f.x);
+	state_free(&f.st);
+	return rc < 0 ? -1 : 0;
+}

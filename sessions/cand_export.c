@@ -1,0 +1,291 @@
+/*
+ * cand_export.c - a candidate written out for people outside kloop: its
+ * plain source, or a KernelBench ModelNew module (the problem's Model whose
+ * forward() runs the candidate, compiled on first use and called through
+ * ctypes; docs/EXPORT.md).  One implementation for `kloop export` and the
+ * `export` command of the TUI and the REPL.
+ */
+#include "cand_export.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "compile.h"
+#include "task.h"
+#include "torchref.h"
+#include "util.h"
+
+static int ends_with(const char *z, const char *suffix)
+{
+	size_t n = strlen(z), m = strlen(suffix);
+	return n >= m && !strcmp(z + n - m, suffix);
+}
+
+/* a file beside torchref.py (the module body template) */
+static char *body_path(void)
+{
+	const char *env = getenv("KLOOP_EXPORT_BODY");
+	if (env && *env)
+		return xstrdup(env);
+	const char *t = torchref_script();
+	const char *slash = strrchr(t, '/');
+	char *dir = slash ? xstrndup(t, (size_t)(slash - t)) : xstrdup(".");
+	char *p = path_join(dir, "kbexport.py");
+	free(dir);
+	return p;
+}
+
+/* NAME = "json string" (a valid Python literal) */
+static void py_str(strbuf *sb, const char *zName, const char *z)
+{
+	cJSON *s = cJSON_CreateString(z);
+	char *q = json_text(s, 0);
+	sb_addf(sb, "%s = %s\n", zName, q);
+	free(q);
+	cJSON_Delete(s);
+}
+
+static void py_list(strbuf *sb, const char *zName, char **az, int n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (int i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(az[i]));
+	char *q = json_text(a, 0);
+	sb_addf(sb, "%s = %s\n", zName, q);
+	free(q);
+	cJSON_Delete(a);
+}
+
+/*
+ * The compile flags kloop used for the candidate (its result's
+ * compile.command without the compiler, the output, the source and kloop's
+ * include directory), split into those before the source and those after
+ * (libraries); kloop's defaults when it has no result.
+ */
+static void flags_of(const struct cand *c, int cuda, char ***pPre, int *pnPre, char ***pPost,
+                     int *pnPost)
+{
+	const char *cmd = cJSON_GetStringValue(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "compile"), "command"));
+	char **pre = xcalloc(64, sizeof *pre), **post = xcalloc(64, sizeof *post);
+	int np = 0, nq = 0;
+	if (cmd && *cmd) {
+		char *buf = xstrdup(cmd), *save;
+		char *inc = xasprintf("-I%s", compile_include_dir());
+		int after = 0, first = 1;
+		for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+			if (first) {
+				first = 0;
+				continue;
+			}
+			if (!strcmp(w, "-o")) {
+				strtok_r(NULL, " ", &save);
+				continue;
+			}
+			if (!strcmp(w, inc))
+				continue;
+			if (!after && c->zName && !strcmp(w, c->zName)) {
+				after = 1;
+				continue;
+			}
+			if (after ? nq < 63 : np < 63)
+				(after ? post : pre)[after ? nq++ : np++] = xstrdup(w);
+		}
+		free(inc);
+		free(buf);
+	} else if (cuda) {
+		const char *d[] = {"-O3",   "-std=c++17", "-shared", "-Xcompiler",
+		                   "-fPIC", "--cudart",   "shared"};
+		for (size_t i = 0; i < sizeof d / sizeof *d; i++)
+			pre[np++] = xstrdup(d[i]);
+	} else {
+		const char *d[] = {"-std=gnu11", "-O3", "-march=native", "-fPIC", "-shared"};
+		for (size_t i = 0; i < sizeof d / sizeof *d; i++)
+			pre[np++] = xstrdup(d[i]);
+		post[nq++] = xstrdup("-lm");
+	}
+	*pPre = pre, *pnPre = np, *pPost = post, *pnPost = nq;
+}
+
+static void free_list(char **a, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(a[i]);
+	free(a);
+}
+
+/* the PyTorch problem of the session: --problem, the session's .py, or its
+ * task's reference.torch; a fresh path or NULL + err */
+static char *problem_of(const struct state *st, const char *zGiven, char *err)
+{
+	if (zGiven) {
+		/* a KernelBench problem: FILE.py with a Model (the exported module
+		 * imports it) */
+		struct stat sb;
+		strbuf txt = STRBUF_INIT;
+		char e2[KL_ERRLEN];
+		int ok = 0;
+		if (stat(zGiven, &sb) < 0)
+			kl_err(err, "%s: no such problem file", zGiven);
+		else if (!S_ISREG(sb.st_mode) || !ends_with(zGiven, ".py"))
+			kl_err(err,
+			       "%s is not a KernelBench problem file (FILE.py, with class Model)",
+			       zGiven);
+		else if (read_file(zGiven, &txt, 16 << 20, e2) < 0)
+			kl_err(err, "%s", e2);
+		else if (!txt.buf || !strstr(txt.buf, "class Model"))
+			kl_err(err, "%s defines no class Model: not a KernelBench problem file",
+			       zGiven);
+		else
+			ok = 1;
+		sb_free(&txt);
+		return ok ? xstrdup(zGiven) : NULL;
+	}
+	if (st->zTaskDir && ends_with(st->zTaskDir, ".py"))
+		return xstrdup(st->zTaskDir);
+	if (st->zTaskDir) {
+		struct task *t = task_load(st->zTaskDir, st->zBackend, st->zShapes, err);
+		char *p = t && t->ref.zTorch ? xstrdup(t->ref.zTorch) : NULL;
+		if (t && !p)
+			kl_err(err,
+			       "the session's task %s has no PyTorch reference (reference.torch); "
+			       "give the problem with --problem FILE.py",
+			       t->zName);
+		task_free(t);
+		return p;
+	}
+	return kl_err(err, "the session names no task; give the problem with --problem FILE.py"),
+	       NULL;
+}
+
+static int write_kernelbench(const struct state *st, const struct cand *c, const char *zOut,
+                             const char *zProblem, char *err)
+{
+	char *prob = problem_of(st, zProblem, err);
+	if (!prob)
+		return -1;
+	int cuda = c->zName && ends_with(c->zName, ".cu");
+	strbuf src = STRBUF_INIT, hdr = STRBUF_INIT, body = STRBUF_INIT, out = STRBUF_INIT;
+	char *bp = body_path();
+	char *abi = path_join(compile_include_dir(), "kloop.h");
+	char *absProb = realpath(prob, NULL);
+	int rc = -1;
+	if (read_file(prob, &src, 16 << 20, err) < 0 || read_file(abi, &hdr, 1 << 20, err) < 0 ||
+	    read_file(bp, &body, 1 << 20, err) < 0)
+		goto out;
+	char **pre, **post;
+	int np, nq;
+	flags_of(c, cuda, &pre, &np, &post, &nq);
+	sb_addf(
+	    &out,
+	    "# Generated by `kloop export --kernelbench`: candidate %d (%s) of a kloop session,\n"
+	    "# as KernelBench's ModelNew for the problem %s.\n"
+	    "# Import it beside the problem's Model: ModelNew(*get_init_inputs()) has the same\n"
+	    "# parameters and forward() signature; forward() runs the candidate (compiled on\n"
+	    "# first use with the flags kloop used, cached under ~/.cache/kloop/export).\n",
+	    c->id, c->zName ? c->zName : "?", prob);
+	py_str(&out, "_LANG", cuda ? "cuda" : "c");
+	py_str(&out, "_FILE", c->zName ? c->zName : (cuda ? "candidate.cu" : "candidate.c"));
+	py_list(&out, "_FLAGS", pre, np);
+	py_list(&out, "_LINK", post, nq);
+	py_str(&out, "_PROBLEM_PATH", absProb ? absProb : prob);
+	py_str(&out, "_PROBLEM_SOURCE", src.buf);
+	py_str(&out, "_KLOOP_H", hdr.buf);
+	py_str(&out, "_SOURCE", c->zSource ? c->zSource : "");
+	sb_adds(&out, "\n");
+	sb_add(&out, body.buf, body.len);
+	free_list(pre, np);
+	free_list(post, nq);
+	rc = write_file_atomic(zOut, out.buf, out.len, err);
+out:
+	sb_free(&src);
+	sb_free(&hdr);
+	sb_free(&body);
+	sb_free(&out);
+	free(bp);
+	free(abi);
+	free(absProb);
+	free(prob);
+	return rc;
+}
+
+/* whether a and b name one existing file (through links too) */
+static int same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+	return a && b && stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
+}
+
+/* an output that would overwrite what the export reads (the journal, the
+ * problem file) or another output: said, and refused before anything is
+ * written.  0 or -1 + err */
+static int check_outputs(const struct state *st, const char *zSession, const char *zProblem,
+                         const char *const *azOut, int nOut, char *err)
+{
+	char e2[KL_ERRLEN];
+	char *prob = problem_of(st, zProblem, e2);
+	int rc = 0;
+	for (int i = 0; i < nOut && !rc; i++) {
+		if (!azOut[i])
+			continue;
+		if (same_file(azOut[i], zSession))
+			rc = kl_err(
+			    err, "%s is the session journal being exported from: not overwritten",
+			    azOut[i]);
+		else if (same_file(azOut[i], prob))
+			rc = kl_err(err,
+			            "%s is the KernelBench problem file: not overwritten (give "
+			            "another OUT.py)",
+			            azOut[i]);
+		for (int k = 0; k < i && !rc; k++)
+			if (azOut[k] &&
+			    (!strcmp(azOut[k], azOut[i]) || same_file(azOut[k], azOut[i])))
+				rc = kl_err(err, "%s is given as two outputs", azOut[i]);
+	}
+	free(prob);
+	return rc;
+}
+
+int cand_export_write(const struct state *st, const char *zJournal, const struct cand *c,
+                      const struct cand_export *x, char *err)
+{
+	if (check_outputs(st, zJournal, x->zProblem,
+	                  (const char *const[]){x->zCuda, x->zSource, x->zKernelbench}, 3, err) < 0)
+		return -1;
+	int cuda = c->zName && ends_with(c->zName, ".cu");
+	if (x->zCuda && !cuda)
+		return kl_err(err, "candidate %d (%s) is not CUDA; --source FILE writes its source",
+		              c->id, c->zName ? c->zName : "?");
+	const char *srcOut[] = {x->zCuda, x->zSource};
+	for (int k = 0; k < 2; k++)
+		if (srcOut[k] && write_file_atomic(srcOut[k], c->zSource ? c->zSource : "",
+		                                   c->zSource ? strlen(c->zSource) : 0, err) < 0)
+			return -1;
+	if (x->zKernelbench && write_kernelbench(st, c, x->zKernelbench, x->zProblem, err) < 0)
+		return -1;
+	return 0;
+}
+
+void cand_export_said(const struct cand *c, const struct cand_export *x, int withNote, strbuf *sb)
+{
+	const char *const out[] = {x->zSource, x->zCuda, x->zKernelbench};
+	size_t at = sb->len;
+	for (int k = 0; k < 3; k++) {
+		if (!out[k])
+			continue;
+		if (sb->len > at)
+			sb_addf(sb, ", to %s", out[k]);
+		else
+			sb_addf(sb, "wrote candidate %d to %s", c->id, out[k]);
+		if (k < 2)
+			sb_addf(sb, " (%zu bytes)", strlen(c->zSource));
+		else
+			sb_adds(sb, " as a KernelBench ModelNew module");
+	}
+	if (withNote && c->status != STATUS_CORRECT)
+		sb_addf(sb, "; note: its last verdict is %s", c->zStatus);
+}

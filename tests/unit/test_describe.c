@@ -1,0 +1,147 @@
+/*
+ * test_describe.c - one description of a verdict (result_describe): its
+ * facts in order, those that withhold a rank flagged, and the workbench's
+ * Results, the LLM's prompt and `kloop eval` (through the same lines)
+ * saying each fact in the same words.
+ */
+#include <cJSON.h>
+#include <string.h>
+
+#include "check.h"
+#include "describe.h"
+#include "event.h"
+#include "prompt.h"
+#include "report.h"
+#include "state.h"
+#include "util.h"
+
+#define MAXL 32
+struct got {
+	int n;
+	char label[MAXL][16];
+	char text[MAXL][400];
+	int alarm[MAXL];
+};
+
+static void collect(void *arg, const char *zLabel, const char *zText, int alarm)
+{
+	struct got *g = arg;
+	if (g->n == MAXL)
+		return;
+	snprintf(g->label[g->n], sizeof g->label[0], "%s", zLabel);
+	snprintf(g->text[g->n], sizeof g->text[0], "%s", zText);
+	g->alarm[g->n++] = alarm;
+}
+
+static int find(const struct got *g, const char *zLabel)
+{
+	for (int i = 0; i < g->n; i++)
+		if (!strcmp(g->label[i], zLabel))
+			return i;
+	return -1;
+}
+
+/* a verdict with every fact: resources, a check, reduced precision, a
+ * roofline with a suspect, an unverified time, state kept */
+static const char *RESULT =
+    "{\"status\":\"correct\",\"reason\":\"\",\"compile\":{\"ok\":true,\"log\":\"\","
+    "\"resources\":[{\"kernel\":\"rows\",\"registers\":32,\"shared_bytes\":1024,"
+    "\"stack_bytes\":0,\"spill_stores\":0,\"spill_loads\":0}],\"vectorized\":[]},"
+    "\"correctness\":{\"trials\":5,\"trials_passed\":5,\"max_abs_error\":1e-7,"
+    "\"rel_l2_error\":2e-7,\"mismatches\":0},"
+    "\"precision\":{\"verdict\":\"reduced\",\"rel_l2\":4.7e-4,\"reference_rel_l2\":2.5e-8,"
+    "\"rounding_rel_l2\":1e-8,\"ratio\":18800,\"limit\":8,\"cause\":\"consistent with TF32 "
+    "or f16 inputs\"},"
+    "\"roofline\":{\"bytes\":1e6,\"bandwidth_gbs\":1000,\"memory_floor_ms\":0.001,"
+    "\"floor_ms\":0.001,\"bound\":\"memory\",\"fraction\":2,\"suspect\":\"0.0005 ms is "
+    "below the memory floor\"},"
+    "\"timing\":{\"median_ms\":0.0005,\"p10_ms\":0.0004,\"p90_ms\":0.0006,\"count\":40,"
+    "\"rse\":0.01,\"converged\":true,\"verified\":false,\"clock_bound\":\"its frames came "
+    "late\"},\"kept_state\":\"it kept state between calls\",\"speedup\":9}";
+
+int main(void)
+{
+	cJSON *r = cJSON_Parse(RESULT);
+	struct got g = {0};
+	result_describe(r, RD_ALL, collect, &g);
+	const char *order[] = {"kernel",  "vector", "checked",    "precision", "roofline",
+	                       "suspect", "time",   "unverified", "warning"};
+	int at = -1, inOrder = 1;
+	for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+		int k = find(&g, order[i]);
+		inOrder &= k > at;
+		at = k;
+	}
+	CHECK(inOrder,
+	      "every fact, in order: resources, check, precision, roofline, time, warnings");
+	CHECK(
+	    g.alarm[find(&g, "precision")] && g.alarm[find(&g, "suspect")] &&
+	        g.alarm[find(&g, "unverified")] && !g.alarm[find(&g, "time")] &&
+	        !g.alarm[find(&g, "checked")],
+	    "reduced precision, a suspect and an unverified time withhold a rank; the rest do not");
+	CHECK(strstr(g.text[find(&g, "unverified")], "its frames came late"),
+	      "the unverified line says why (%s)", g.text[find(&g, "unverified")]);
+	CHECK(!strcmp(g.text[find(&g, "vector")], "the host compiler vectorised no loop"),
+	      "an empty vectorisation report says no loop was vectorised");
+
+	/* the prompt says each fact as "label: text" */
+	strbuf p = STRBUF_INIT;
+	prompt_results(r, &p);
+	int all = 1;
+	for (int i = 0; i < g.n; i++) {
+		char line[440];
+		snprintf(line, sizeof line, "%s: %s\n", g.label[i], g.text[i]);
+		all &= strstr(p.buf, line) != NULL;
+	}
+	CHECK(all, "the LLM's prompt has every fact in the same words");
+
+	/* the workbench's Results: the same text after the label's column,
+	 * capitals where a rank is withheld */
+	struct state st;
+	state_init(&st);
+	char err[KL_ERRLEN];
+	cJSON *ev = cJSON_Parse("{\"type\":\"candidate_added\",\"id\":1,\"source\":\"x\","
+	                        "\"name\":\"a.c\",\"origin\":\"human\",\"ts\":1}");
+	state_apply(&st, ev, err);
+	cJSON_Delete(ev);
+	ev = cJSON_CreateObject();
+	cJSON_AddStringToObject(ev, "type", "eval_finished");
+	cJSON_AddNumberToObject(ev, "candidate", 1);
+	cJSON_AddNumberToObject(ev, "ts", 2);
+	cJSON_AddItemToObject(ev, "result", cJSON_Duplicate(r, 1));
+	state_apply(&st, ev, err);
+	cJSON_Delete(ev);
+	strbuf t = STRBUF_INIT;
+	report_results(&st, state_cand(&st, 1), &t);
+	all = 1;
+	for (int i = 0; i < g.n; i++) {
+		char label[16], line[440];
+		snprintf(label, sizeof label, "%s", g.label[i]);
+		for (char *q = label; g.alarm[i] && *q; q++)
+			*q = (char)(*q - 'a' + 'A');
+		snprintf(line, sizeof line, "%-9s %s", label, g.text[i]);
+		all &= strstr(t.buf, line) != NULL;
+	}
+	CHECK(all, "the workbench's Results have every fact in the same words");
+	CHECK(strstr(t.buf, "\nPRECISION reduced precision: ") &&
+	          strstr(t.buf, "\nUNVERIFIED its frames came late") &&
+	          strstr(t.buf, "\nSUSPECT   0.0005 ms"),
+	      "... with what withholds a rank in capitals");
+	CHECK(
+	    strstr(t.buf, "(never a parent, the best or a win: the precision policy is faithful)"),
+	    "... and reduced precision says what the session's policy makes of it");
+	sb_free(&t);
+	sb_free(&p);
+	state_free(&st);
+	cJSON_Delete(r);
+
+	/* a result with nothing measured describes nothing */
+	r = cJSON_Parse("{\"status\":\"compile_error\"}");
+	g.n = 0;
+	result_describe(r, RD_ALL, collect, &g);
+	CHECK(g.n == 0, "a compile error has no measured facts (%d lines)", g.n);
+	result_describe(NULL, RD_ALL, collect, &g);
+	CHECK(g.n == 0, "nor does no result");
+	cJSON_Delete(r);
+	return check_done();
+}

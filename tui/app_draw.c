@@ -1,0 +1,210 @@
+/*
+ * app_draw.c - the TUI's screen: the title bar (what fits, the least
+ * important dropped first), the panes, the command and message line.
+ */
+#include "app_int.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "panes.h"
+#include "replay.h"
+#include "report.h"
+#include "screen.h"
+#include "search.h"
+#include "status.h"
+
+/* ---- drawing ---- */
+
+/* n and the noun, plural unless n is 1: "1 candidate", "2 candidates" */
+static const char *count_of(char *buf, size_t size, int n, const char *zNoun)
+{
+	snprintf(buf, size, "%d %s%s", n, zNoun, n == 1 ? "" : "s");
+	return buf;
+}
+
+/* a path for the title bar: ~ for the home directory; when it does not fit
+ * in room columns, …/ and its file name */
+static void short_path(const char *zPath, int room, char *buf, size_t n)
+{
+	const char *home = getenv("HOME");
+	size_t h = home ? strlen(home) : 0;
+	if (h > 1 && !strncmp(zPath, home, h) && zPath[h] == '/')
+		snprintf(buf, n, "~%s", zPath + h);
+	else
+		snprintf(buf, n, "%s", zPath);
+	if ((int)strlen(buf) > room) {
+		const char *b = strrchr(zPath, '/');
+		snprintf(buf, n, "%s%s", screen_utf8() ? "\xe2\x80\xa6" : "...", b ? b : zPath);
+	}
+}
+
+/* the search's fields for the title bar: its state and round (with the
+ * short reason it ended), and the rest of its status line */
+static void search_fields(const struct state *st, int bWhy, char *head, size_t nHead, char *rest,
+                          size_t nRest)
+{
+	char ss[256];
+	search_status_state(st, ss, sizeof ss); /* "search S, round R..., N cands, ..." */
+	head[0] = rest[0] = 0;
+	if (!ss[0])
+		return;
+	const char *r = strstr(ss, "round ");
+	const char *cut = r ? strstr(r, ", ") : NULL;
+	snprintf(head, nHead, "%.*s", cut ? (int)(cut - ss) : (int)strlen(ss), ss);
+	if (cut)
+		snprintf(rest, nRest, "%s", cut + 2);
+	const char *why = st->search.zWhy;
+	if (bWhy && search_state_ended(st->search.state) && why && *why) {
+		/* "round 8 made no new candidate: nothing new to try": the part
+		 * after the last colon; Activity and `:search status` say it whole */
+		const char *c = strrchr(why, ':');
+		size_t k = strlen(head);
+		snprintf(head + k, nHead - k, " (%s)", c && c[1] == ' ' ? c + 2 : why);
+	}
+}
+
+static void draw_title(struct app *a)
+{
+	const struct state *st = a->u.st;
+	char t[1024], nc[32], jobs[32];
+	int nOk = 0;
+	for (int i = 0; i < st->nCand; i++)
+		nOk += st->aCand[i].status == STATUS_CORRECT;
+	char bestz[128];
+	report_best_text(st, bestz, sizeof bestz);
+	int confirmed;
+	const struct cand *best = state_best(st, &confirmed, NULL);
+	if (best && !confirmed && COLS < 200) /* the leader's caveat in short: it stays in view */
+		snprintf(bestz, sizeof bestz, "leader %.3gx (#%d%s)", best->speedup, best->id,
+		         COLS < 100 ? "" : ", unconfirmed");
+	count_of(nc, sizeof nc, st->nCand, "candidate");
+	char cands[64], head[256], rest[256];
+	snprintf(cands, sizeof cands, "%s, %d correct", nc, nOk);
+	search_fields(st, 1, head, sizeof head, rest, sizeof rest);
+	int nGate = a->u.lv ? app_gate_waiting(a) : 0;
+	if (nGate) /* running, but nothing moves until a person decides */
+		snprintf(head + strlen(head), sizeof head - strlen(head), ", waits at the gate");
+	if (a->u.rp) {
+		/* before the first event the journal has not said its task yet */
+		const char *b = strrchr(a->u.rp->zPath, '/');
+		char what[256], ev[64];
+		if (st->zTask)
+			snprintf(what, sizeof what, "%s (%s)", st->zTask,
+			         st->zBackend ? st->zBackend : "backend not said yet");
+		else
+			snprintf(what, sizeof what, "%s", b ? b + 1 : a->u.rp->zPath);
+		snprintf(ev, sizeof ev, "event %d of %d", a->u.rp->k, a->u.rp->nEv);
+		const char *az[] = {" kloop replay", what, ev,   cands,
+		                    bestz,           head, rest, "[ ] step, c continue, ? help"};
+		const int prio[] = {0, 1, 0, 3, 2, 1, 4, 5};
+		screen_fit_fields(az, prio, 8, COLS, t, sizeof t);
+	} else {
+		int nj = actions_jobs_count(a->u.lv);
+		count_of(jobs, sizeof jobs, nj, "job");
+		char task[256], path[512];
+		snprintf(task, sizeof task, "%s (%s)", st->zTask ? st->zTask : "?",
+		         a->u.lv->zBackend);
+		/* what matters most stays on a narrow screen: the search's state
+		 * (never cut first), then the best, then the task and the jobs,
+		 * the rest of the search's status, the counts, the path (…/name,
+		 * or left out: the log has it) */
+		const char *az[] = {" kloop", task, head, cands, jobs, bestz, rest, path};
+		const int prio[] = {0, 3, 0, 5, 3, 2, 4, 6};
+		path[0] = 0;
+		/* the reason an ended search gives, where it leaves room for the
+		 * best and the jobs (Activity and `:search status` say it whole) */
+		if (screen_fit_fields(az, prio, 7, COLS, t, sizeof t) < 3) {
+			search_fields(st, 0, head, sizeof head, rest, sizeof rest);
+			if (nGate)
+				snprintf(head + strlen(head), sizeof head - strlen(head),
+				         ", waits at the gate");
+			screen_fit_fields(az, prio, 7, COLS, t, sizeof t);
+		}
+		int used = screen_width(t, strlen(t)) + 3;
+		short_path(a->u.lv->ses->zPath, COLS - used, path, sizeof path);
+		if (screen_width(path, strlen(path)) > COLS - used)
+			path[0] = 0;
+		screen_fit_fields(az, prio, 8, COLS, t, sizeof t);
+	}
+	screen_fill(0, 0, COLS, screen_attr(SR_TITLE));
+	screen_put(0, 0, COLS, t, screen_attr(SR_TITLE));
+}
+
+void app_draw(struct app *a)
+{
+	if (a->editing)
+		return;
+	double t0 = now_s();
+	erase();
+	screen_layout(COLS, LINES, a->u.zoom ? a->u.focus : -1, a->u.aRect);
+	if (a->u.zoom && a->u.aRect[a->u.focus].h == 0)
+		a->u.zoom = 0, screen_layout(COLS, LINES, -1, a->u.aRect);
+	struct ui *u = &a->u;
+	ui_follow(u); /* the newest or the best, while a search runs */
+	draw_title(a);
+	if (u->aRect[UI_POPULATION].h)
+		pane_population_draw(u, &u->aRect[UI_POPULATION], u->focus == UI_POPULATION);
+	if (u->aRect[UI_IDEAS].h)
+		pane_ideas_draw(u, &u->aRect[UI_IDEAS], u->focus == UI_IDEAS);
+	if (u->aRect[UI_CODE].h)
+		pane_code_draw(u, &u->aRect[UI_CODE], u->focus == UI_CODE);
+	if (u->aRect[UI_RESULTS].h)
+		pane_results_draw(u, &u->aRect[UI_RESULTS], u->focus == UI_RESULTS);
+	if (u->aRect[UI_ACTIVITY].h)
+		pane_activity_draw(u, &u->aRect[UI_ACTIVITY], u->focus == UI_ACTIVITY);
+	if (u->aRect[UI_CHART].h)
+		chart_draw(u, &u->aRect[UI_CHART]);
+	if (u->zViewText)
+		viewer_draw(u, LINES, COLS);
+	int y = LINES - 1;
+	if (a->cl.active) {
+		cmdline_draw(&a->cl, y, COLS);
+		curs_set(1);
+	} else {
+		curs_set(0);
+		screen_fill(y, 0, COLS, 0);
+		if (a->zMsg[0] && a->workBusy && a->zWork[0] && !strcmp(a->zMsg, a->zWork)) {
+			/* the command's answer with how far its work has come */
+			const struct state *st = u->st;
+			int nNew = 0, nDone = 0;
+			for (int i = 0; i < st->nCand; i++)
+				if (st->aCand[i].id >= a->workFrom) {
+					nNew++;
+					nDone += status_finished(st->aCand[i].status);
+				}
+			int nj = actions_jobs_count(u->lv);
+			char line[1400];
+			snprintf(line, sizeof line,
+			         "%s - %d job%s running, %d new candidate%s, %d evaluated", a->zMsg,
+			         nj, nj == 1 ? "" : "s", nNew, nNew == 1 ? "" : "s", nDone);
+			screen_put(y, 0, COLS, line, A_BOLD);
+		} else if (a->zMsg[0])
+			screen_put(y, 0, COLS, a->zMsg,
+			           a->msgErr ? screen_attr(SR_BAD) | A_BOLD : A_BOLD);
+		else if (u->zViewText)
+			screen_put(y, 0, COLS, "up/down scroll  q close", screen_attr(SR_DIM));
+		else
+			/* help and quit first: a narrow screen cuts the others */
+			screen_put(
+			    y, 0, COLS,
+			    u->rp ? "? help  q quit  Tab pane  [ ] step  c continue  / filter  "
+			            ": command  up/down move"
+			          : "? help  q quit  Tab pane  Enter zoom code  : command  / "
+			            "filter  e edit  B bench  d diff  up/down move",
+			    screen_attr(SR_DIM));
+	}
+	refresh();
+	double t1 = now_s();
+	if (a->stats) {
+		fprintf(a->stats, "frame %.3f ms%s", (t1 - t0) * 1e3, a->keyAt ? "" : "\n");
+		if (a->keyAt)
+			fprintf(a->stats, " key %.3f ms\n", (t1 - a->keyAt) * 1e3);
+		fflush(a->stats);
+	}
+	a->keyAt = 0;
+	a->lastDraw = t1;
+	a->dirty = a->keyDirty = 0;
+}
