@@ -381,8 +381,13 @@ static void help_page(struct app *a)
 	        "\n"
 	        "idea states (the same words in every pane)\n"
 	        "  pending             proposed, waiting for a person (or the gate) to decide\n"
-	        "  accepted            to be implemented; implemented once a candidate has it\n"
+	        "  accepted            to be implemented (or at work)\n"
+	        "  implemented         a candidate has it\n"
+	        "  made nothing        accepted, but every implementation ended without a new "
+	        "candidate (its code the same as one the session has, or none usable)\n"
 	        "  rejected            never to be implemented\n"
+	        "  duplicate           proposed again for the same parent: rejected as such, never "
+	        "asked again\n"
 	        "an evaluation's stages (Population, Activity, Results: `now`)\n"
 	        "  compiling           the candidate's code is compiled\n"
 	        "  small shapes N      checked against the reference at small shapes, trial N\n"
@@ -645,9 +650,10 @@ static void on_idea_key(struct app *a, int k)
 		message(a, 0, "no idea is selected: `:ideas 3` asks the LLM for three");
 	} else if (k == KEY_ENTER) {
 		strbuf sb = STRBUF_INIT;
-		sb_addf(&sb, "idea %d: %s\n\ncategory  %s\nstatus    %s%s\norigin    %s\n", d->id,
-		        d->zTitle, d->zCategory, pane_ideas_status(a->u.st, d),
-		        d->edited ? " (revised)" : "", d->zOrigin);
+		struct idea_why why = state_idea_why(a->u.st, d);
+		sb_addf(&sb, "idea %d: %s\n\ncategory  %s\nstatus    %s%s%s%s\norigin    %s\n",
+		        d->id, d->zTitle, d->zCategory, state_idea_word(a->u.st, d),
+		        d->edited ? " (revised)" : "", *why.z ? ": " : "", why.z, d->zOrigin);
 		if (d->parent)
 			sb_addf(&sb, "for       candidate %d\n", d->parent);
 		sb_addf(&sb, "\n%s\n", d->zDescription);
@@ -667,11 +673,11 @@ static void on_idea_key(struct app *a, int k)
 			snprintf(a->zAsk, sizeof a->zAsk, "%s %d", cmd, id);
 			a->askNext = next;
 			message(a, 0, "idea %d is %s; %s it? (y/n)", id,
-			        pane_ideas_status(a->u.st, d), cmd);
+			        state_idea_word(a->u.st, d), cmd);
 			return;
 		}
 		if (k != 'e' && d->status == (k == 'a' ? IDEA_ACCEPTED : IDEA_REJECTED)) {
-			message(a, 0, "idea %d is %s already", id, pane_ideas_status(a->u.st, d));
+			message(a, 0, "idea %d is %s already", id, state_idea_word(a->u.st, d));
 			return;
 		}
 		run_fmt(a, "%s %d", cmd, id);
