@@ -82,11 +82,11 @@ static int exec_session(int argc, char **argv)
 			       "device can be, a suspect; none is ranked%s)\n",
 			       state_precision_any(&s->st) ? ", but ~ is under precision any" : "");
 		if (s->st.nIdea)
-			printf("\n%4s  %-12s %-28s %s\n", "idea", "status", "category", "title");
+			printf("\n%4s  %-11s %-28s %s\n", "idea", "status", "category", "title");
 		for (int i = 0; i < s->st.nIdea; i++) {
 			const struct state_idea *d = &s->st.aIdea[i];
 			struct idea_why why = state_idea_why(&s->st, d);
-			printf("%4d  %-12s %-28.28s %s%s%s%s%s\n", d->id,
+			printf("%4d  %-11s %-28.28s %s%s%s%s%s\n", d->id,
 			       state_idea_word(&s->st, d), d->zCategory, d->zTitle,
 			       d->edited ? " (revised)" : "", *why.z ? " (" : "", why.z,
 			       *why.z ? ")" : "");

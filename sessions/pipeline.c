@@ -193,8 +193,8 @@ static void tried(struct pipeline *p, int parent, struct prompt_vars *v)
 			        best->zName);
 		else if (any)
 			sb_addf(&sb, "%s (%s)\n", any->zStatus, any->zName);
-		else if (!strcmp(state_idea_word(st, d), "made nothing"))
-			sb_addf(&sb, "made nothing (%s)\n", state_idea_why(st, d).z);
+		else if (!strcmp(state_idea_word(st, d), "nothing new"))
+			sb_addf(&sb, "nothing new (%s)\n", state_idea_why(st, d).z);
 		else
 			sb_addf(&sb, "%s, not implemented\n", idea_status_name(d->status));
 	}

@@ -250,7 +250,7 @@ const char *state_idea_word(const struct state *st, const struct state_idea *d)
 	for (int i = 0; i < st->nCand; i++)
 		if (st->aCand[i].ideaId == d->id)
 			return "implemented";
-	return made_nothing(st, d) ? "made nothing" : "accepted";
+	return made_nothing(st, d) ? "nothing new" : "accepted";
 }
 
 struct idea_why state_idea_why(const struct state *st, const struct state_idea *d)

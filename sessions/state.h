@@ -255,7 +255,7 @@ const struct state_idea *state_idea_same(const struct state *st, int parent, con
                                          const char *zDescription);
 /* where an idea stands, in the words every front end shows: "pending",
  * "accepted" (to be implemented, or at work), "implemented" (a candidate
- * has it), "made nothing" (accepted, and every implementation branch ended
+ * has it), "nothing new" (accepted, and every implementation branch ended
  * without a new candidate: the same code as one the session has, no usable
  * code, or no reply), "rejected", "duplicate" (rejected: proposed again for
  * its parent) */

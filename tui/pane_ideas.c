@@ -11,7 +11,7 @@
 #include "panes.h"
 #include "screen.h"
 
-/* pending, then accepted (and implemented, or made nothing), then
+/* pending, then accepted (and implemented, or nothing new), then
  * rejected (and duplicates); in order of id within each */
 static int rank(const struct state_idea *d)
 {
@@ -20,9 +20,9 @@ static int rank(const struct state_idea *d)
 
 const char *pane_ideas_status_short(const char *zStatus)
 {
-	static const char *const map[][2] = {{"pending", "pend"},      {"implemented", "impl"},
-	                                     {"accepted", "acc"},      {"rejected", "rej"},
-	                                     {"made nothing", "none"}, {"duplicate", "dup"}};
+	static const char *const map[][2] = {{"pending", "pend"},     {"implemented", "impl"},
+	                                     {"accepted", "acc"},     {"rejected", "rej"},
+	                                     {"nothing new", "none"}, {"duplicate", "dup"}};
 	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
 		if (!strcmp(zStatus, map[i][0]))
 			return map[i][1];
@@ -117,16 +117,16 @@ void pane_ideas_draw(struct ui *u, const struct ui_rect *r, int focused)
 		int y = r->y + 1 + i, sel = d->id == u->selIdea;
 		int base = sel ? screen_attr(SR_SELECTED) | (focused ? A_BOLD : 0) : 0;
 		const char *zs = state_idea_word(u->st, d);
-		/* an idea that made nothing is as done as a rejected one */
-		int role = rank(d) == 0                                 ? SR_BUSY
-		           : rank(d) == 1 && strcmp(zs, "made nothing") ? SR_GOOD
-		                                                        : SR_DIM;
+		/* an idea that made nothing new is as done as a rejected one */
+		int role = rank(d) == 0                                ? SR_BUSY
+		           : rank(d) == 1 && strcmp(zs, "nothing new") ? SR_GOOD
+		                                                       : SR_DIM;
 		char head[64];
 		if (narrow)
 			snprintf(head, sizeof head, "%3d %-4s ", d->id,
 			         pane_ideas_status_short(zs));
 		else
-			snprintf(head, sizeof head, "%3d %-12s ", d->id, zs);
+			snprintf(head, sizeof head, "%3d %-11s ", d->id, zs);
 		screen_fill(y, r->x + 1, w, base);
 		int used = screen_put(y, r->x + 1, w, head, base | screen_attr(role));
 		char rest[400];

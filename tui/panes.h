@@ -25,7 +25,7 @@ void pane_ideas_click(struct ui *u, int row);
 const struct state_idea *pane_ideas_selected(const struct ui *u);
 /* the short form of an idea's state (state_idea_word()) for a narrow pane,
  * one for one: pending pend, implemented impl, accepted acc, rejected rej,
- * made nothing none, duplicate dup */
+ * nothing new none, duplicate dup */
 const char *pane_ideas_status_short(const char *zStatus);
 /* the first pending idea after id (in id order, wrapping round), or 0 */
 int pane_ideas_next_pending(const struct ui *u, int id);

@@ -98,7 +98,7 @@ static int revise(struct actions_front *f, const struct state_idea *d,
 }
 
 /* implement every accepted idea that has no candidate yet and has not
- * made nothing already, B branches each */
+ * made nothing new already, B branches each */
 int verb_implement(struct actions_front *f, const struct commands_line *c)
 {
 	if (actions_need_llm(f, c) < 0)

@@ -4,7 +4,7 @@
 # in one reply) is journaled as a duplicate and never put before the person
 # or the gate, and says so; an accepted idea whose branches all ended
 # without a new candidate (their code the same as one the session has) ends
-# as "made nothing", which a resumed search and `implement` do not ask again.
+# as "nothing new", which a resumed search and `implement` do not ask again.
 . tests/e2e/lib.sh
 EVAL="--backend host --budget 0.2 --trials 2"
 corpus_steering "$T/slowtask"
@@ -52,7 +52,7 @@ check "the shell says no new idea came and which were deduplicated" \
 		grep -q '^  idea 5 \[algorithm\] CORPUS-broken Skip the normalisation: the same as idea 2 for #1 (deduplicated)' '$T/h.out'"
 run hsession session "$T/h.jsonl"
 check "kloop session lists them as duplicates, saying of which idea" \
-	grep -q '^   5  duplicate    algorithm .*(the same as idea 2 for #1)' "$T/hsession.out"
+	grep -Eq '^   5  duplicate +algorithm .*\(the same as idea 2 for #1\)' "$T/hsession.out"
 
 # --- the auto gate: one reply repeats its first idea (another case, spacing,
 # punctuation) and says it again in other words, whose code is the first's
@@ -80,7 +80,7 @@ PY
 run asession session "$T/a.jsonl"
 mid=$(grep '"idea_id":1,' "$T/a.jsonl" | head -1 | sed 's/.*"id":\([0-9]*\).*/\1/')
 check "kloop session: idea 5 made nothing, the same code as #$mid; idea 4 a duplicate; 1-3 implemented" \
-	sh -c "grep -q '^   5  made nothing algorithm .*(no new code: the same as #$mid)' '$T/asession.out' &&
+	sh -c "grep -q '^   5  nothing new algorithm .*(no new code: the same as #$mid)' '$T/asession.out' &&
 		grep -q '^   4  duplicate ' '$T/asession.out' &&
 		test \$(grep -c '^   [123]  implemented ' '$T/asession.out') -eq 3"
 # the shell's implement: every accepted idea that waits for code; none does
@@ -99,5 +99,5 @@ assert [e["round"] for e in ev if e["type"] == "round_finished"] == [1, 2]
 PY
 run asession2 session "$T/a.jsonl"
 check "... and idea 5 still made nothing" \
-	grep -q '^   5  made nothing ' "$T/asession2.out"
+	grep -q '^   5  nothing new ' "$T/asession2.out"
 exit $((NFAIL > 0))

@@ -180,7 +180,7 @@ static void check_repeats(void)
 	emit(s, "{\"type\":\"llm_response\",\"request\":1,\"status\":\"ok\",\"same_as\":2}", err);
 	CHECK(word_is(st, 4, "accepted", ""), "a branch still waits: idea 4 is accepted");
 	emit(s, "{\"type\":\"llm_response\",\"request\":2,\"status\":\"error\"}", err);
-	CHECK(word_is(st, 4, "made nothing", "no new code: the same as #2"),
+	CHECK(word_is(st, 4, "nothing new", "no new code: the same as #2"),
 	      "both branches ended without a candidate: idea 4 made nothing, the same as #2");
 	emit(s, "{\"type\":\"idea_proposed\",\"id\":5,\"title\":\"T\",\"parent\":1}", err);
 	emit(s, "{\"type\":\"idea_accepted\",\"id\":5}", err);
@@ -189,7 +189,7 @@ static void check_repeats(void)
 	     "\"idea\":5,\"branch\":1,\"parent\":1}",
 	     err);
 	emit(s, "{\"type\":\"llm_response\",\"request\":3,\"status\":\"error\"}", err);
-	CHECK(word_is(st, 5, "made nothing", "no reply from the LLM"),
+	CHECK(word_is(st, 5, "nothing new", "no reply from the LLM"),
 	      "a branch whose request failed: made nothing, no reply");
 	emit(s, "{\"type\":\"candidate_added\",\"id\":3,\"source\":\"z\",\"idea_id\":5}", err);
 	CHECK(word_is(st, 5, "implemented", ""), "a candidate of it: implemented");
