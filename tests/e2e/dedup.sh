@@ -6,6 +6,8 @@
 # without a new candidate (their code the same as one the session has) ends
 # as "nothing new", which a resumed search and `implement` do not ask again.
 . tests/e2e/lib.sh
+trap 'tm kill-server 2>/dev/null; rm -rf "$T"' EXIT
+KL=$(cd "$(dirname "$KLOOP")" && pwd)/$(basename "$KLOOP")
 EVAL="--backend host --budget 0.2 --trials 2"
 corpus_steering "$T/slowtask"
 # pycheck NAME JOURNAL: run the Python on stdin with ev (JOURNAL's events),
@@ -88,6 +90,13 @@ cut=$(wc -l <"$T/a.jsonl")
 printf 'implement\n' | timeout 60 $KLOOP shell --session "$T/a.jsonl" >"$T/i.out" 2>"$T/i.err"
 check "implement: idea 5 made nothing, so no accepted idea waits for code" \
 	grep -q 'implement: no accepted idea waits for code' "$T/i.err"
+# the workbench's Ideas pane says the same words
+TUI_W=200 TUI_H=50 tui_start "$KL open --session $T/a.jsonl $EVAL; echo DONE-1"
+check "the workbench's Ideas pane says idea 5 is nothing new, as kloop session does" \
+	wait_for "5 nothing new +CORPUS-mid Fewer passes"
+check "... and idea 4 a duplicate" grep -Eq "4 duplicate +corpus-MID" "$T/screen"
+keys q
+wait_for "^DONE-1" 20 >/dev/null
 timeout 300 $KLOOP search --session "$T/a.jsonl" --rounds 2 </dev/null >"$T/r.out" 2>"$T/r.err"
 rc=$?
 check "resumed for a second round: exit 0 or 1 ($rc)" test $rc -le 1
