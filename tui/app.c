@@ -638,9 +638,23 @@ static int on_replay_key(struct app *a, int key)
 	return 0;
 }
 
+/* idea d's status for a sentence ("idea 4 is ..."): "accepted", with the
+ * word of the panes after it where that differs ("accepted (nothing new)") */
+static const char *idea_said(const struct state *st, const struct state_idea *d, char *buf,
+                             size_t n)
+{
+	const char *z = idea_status_name(d->status), *w = state_idea_word(st, d);
+	if (strcmp(z, w))
+		snprintf(buf, n, "%s (%s)", z, w);
+	else
+		snprintf(buf, n, "%s", z);
+	return buf;
+}
+
 /* a, e, r and Enter on the Ideas pane: about the selected idea */
 static void on_idea_key(struct app *a, int k)
 {
+	char said[64];
 	const struct state_idea *d = pane_ideas_selected(&a->u);
 	if (!d) {
 		message(a, 0, "no idea is selected: `:ideas 3` asks the LLM for three");
@@ -669,11 +683,12 @@ static void on_idea_key(struct app *a, int k)
 			snprintf(a->zAsk, sizeof a->zAsk, "%s %d", cmd, id);
 			a->askNext = next;
 			message(a, 0, "idea %d is %s; %s it? (y/n)", id,
-			        state_idea_word(a->u.st, d), cmd);
+			        idea_said(a->u.st, d, said, sizeof said), cmd);
 			return;
 		}
 		if (k != 'e' && d->status == (k == 'a' ? IDEA_ACCEPTED : IDEA_REJECTED)) {
-			message(a, 0, "idea %d is %s already", id, state_idea_word(a->u.st, d));
+			message(a, 0, "idea %d is %s already", id,
+			        idea_said(a->u.st, d, said, sizeof said));
 			return;
 		}
 		run_fmt(a, "%s %d", cmd, id);
