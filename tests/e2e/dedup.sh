@@ -85,6 +85,10 @@ check "kloop session: idea 5 made nothing, the same code as #$mid; idea 4 a dupl
 	sh -c "grep -q '^   5  nothing new algorithm .*(no new code: the same as #$mid)' '$T/asession.out' &&
 		grep -q '^   4  duplicate ' '$T/asession.out' &&
 		test \$(grep -c '^   [123]  implemented ' '$T/asession.out') -eq 3"
+$KLOOP replay "$T/a.jsonl" </dev/null >"$T/rp" 2>&1
+check "kloop replay lists the duplicate's rejection with its reason, and the replies whose code was #$mid's" \
+	sh -c "grep -q 'idea_rejected #4: the same as idea 1 for #1 (deduplicated)' '$T/rp' &&
+		test \$(grep -c 'llm_response r[0-9]*: the same code as #$mid, not added again' '$T/rp') -ge 2"
 # the shell's implement: every accepted idea that waits for code; none does
 cut=$(wc -l <"$T/a.jsonl")
 printf 'implement\n' | timeout 60 $KLOOP shell --session "$T/a.jsonl" >"$T/i.out" 2>"$T/i.err"
