@@ -47,6 +47,8 @@ static void print(struct ideas_run *x)
 			cJSON_AddStringToObject(y, "title", d->zTitle);
 			cJSON_AddStringToObject(y, "description", d->zDescription);
 			cJSON_AddStringToObject(y, "category", d->zCategory);
+			if (d->duplicateOf) /* proposed before for this parent */
+				cJSON_AddNumberToObject(y, "duplicate_of", d->duplicateOf);
 			cJSON_AddItemToArray(arr, y);
 		}
 		cJSON_AddStringToObject(o, "task", x->r.rn->zTaskName);
@@ -80,7 +82,10 @@ static void print(struct ideas_run *x)
 	printf(")\n");
 	for (int i = 0; i < x->nIdea; i++) {
 		const struct state_idea *d = state_idea(st, x->aIdea[i]);
-		printf("%2d. [%s] %s\n", d->id, d->zCategory, d->zTitle);
+		struct idea_why why = state_idea_why(st, d);
+		printf("%2d. [%s] %s%s%s%s\n", d->id, d->zCategory, d->zTitle,
+		       d->duplicateOf ? " (" : "", d->duplicateOf ? why.z : "",
+		       d->duplicateOf ? ": deduplicated)" : "");
 		/* the description, indented */
 		for (const char *p = d->zDescription; *p;) {
 			size_t k = strcspn(p, "\n");

@@ -82,11 +82,14 @@ static int exec_session(int argc, char **argv)
 			       "device can be, a suspect; none is ranked%s)\n",
 			       state_precision_any(&s->st) ? ", but ~ is under precision any" : "");
 		if (s->st.nIdea)
-			printf("\n%4s  %-9s %-28s %s\n", "idea", "status", "category", "title");
+			printf("\n%4s  %-11s %-28s %s\n", "idea", "status", "category", "title");
 		for (int i = 0; i < s->st.nIdea; i++) {
 			const struct state_idea *d = &s->st.aIdea[i];
-			printf("%4d  %-9s %-28.28s %s%s\n", d->id, idea_status_name(d->status),
-			       d->zCategory, d->zTitle, d->edited ? " (revised)" : "");
+			struct idea_why why = state_idea_why(&s->st, d);
+			printf("%4d  %-11s %-28.28s %s%s%s%s%s\n", d->id,
+			       state_idea_word(&s->st, d), d->zCategory, d->zTitle,
+			       d->edited ? " (revised)" : "", *why.z ? " (" : "", why.z,
+			       *why.z ? ")" : "");
 		}
 	}
 	session_close(s);

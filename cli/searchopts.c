@@ -98,6 +98,17 @@ int searchopts_parse(struct searchopts *o, int argc, char **argv, int bSearch)
 	return 0;
 }
 
+/* n's ideas are all new (none of them deduplicated), and there are some */
+static int ideas_new(const struct runner *rn, const struct runner_note *n)
+{
+	for (int i = 0; i < n->nIdea; i++) {
+		const struct state_idea *d = state_idea(runner_state(rn), n->aIdea[i]);
+		if (d && d->duplicateOf)
+			return 0;
+	}
+	return n->nIdea > 0;
+}
+
 static void on_runner(void *arg, const struct runner_note *n)
 {
 	struct searchopts *o = arg;
@@ -131,8 +142,9 @@ static void on_runner(void *arg, const struct runner_note *n)
 		char *safe = terminal_safe(zText);
 		fprintf(stderr, "kloop: %s\n", safe);
 		free(safe);
-	} else if (kind == RUNNER_IDEAS && !n->nIdea && !o->json && o->rn) {
-		/* a request that brought no ideas: which one, and why */
+	} else if (kind == RUNNER_IDEAS && !o->json && o->rn && !ideas_new(o->rn, n)) {
+		/* a request that brought no ideas, or some proposed before
+		 * (deduplicated): which one, and why */
 		strbuf sb = STRBUF_INIT;
 		runner_describe(o->rn, n, &sb);
 		char *safe = terminal_safe(sb.buf ? sb.buf : "");

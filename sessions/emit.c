@@ -5,6 +5,7 @@
  */
 #include "emit.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,6 +149,21 @@ int ev_idea_rejected(struct session *s, int id, const char *zReason, char *err)
 	return e ? session_emit(s, e, err) : -1;
 }
 
+int ev_idea_duplicate(struct session *s, int id, int dupOf, char *err)
+{
+	const struct state_idea *o = state_idea(&s->st, dupOf);
+	if (!o || dupOf == id)
+		return kl_err(err, "idea %d cannot repeat idea %d", id, dupOf);
+	cJSON *e = idea_event(s, EV_IDEA_REJECTED, id, err);
+	if (!e)
+		return -1;
+	char why[96];
+	snprintf(why, sizeof why, "the same as idea %d for #%d (deduplicated)", dupOf, o->parent);
+	cJSON_AddStringToObject(e, "reason", why);
+	cJSON_AddNumberToObject(e, "duplicate_of", dupOf);
+	return session_emit(s, e, err);
+}
+
 int ev_idea_edited(struct session *s, int id, const char *zTitle, const char *zDescription,
                    const char *zCategory, char *err)
 {
@@ -206,6 +222,8 @@ int ev_llm_response(struct session *s, int request, const struct ev_llm_response
 	cJSON_AddStringToObject(e, "stop", r->zStop);
 	cJSON_AddStringToObject(e, "provider", r->zProvider);
 	cJSON_AddStringToObject(e, "model", r->zModel);
+	if (r->sameAs > 0)
+		cJSON_AddNumberToObject(e, "same_as", r->sameAs);
 	return session_emit(s, e, err);
 }
 

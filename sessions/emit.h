@@ -78,6 +78,9 @@ int ev_idea_proposed(struct session *s, const struct ev_idea *d, char *err);
 int ev_idea_accepted(struct session *s, int id, char *err);
 /* zReason may be NULL */
 int ev_idea_rejected(struct session *s, int id, const char *zReason, char *err);
+/* idea_rejected of idea id, proposed again for its parent: the same as idea
+ * dupOf, with the reason "the same as idea N for #P (deduplicated)" */
+int ev_idea_duplicate(struct session *s, int id, int dupOf, char *err);
 /* NULL fields are left as they are */
 int ev_idea_edited(struct session *s, int id, const char *zTitle, const char *zDescription,
                    const char *zCategory, char *err);
@@ -104,6 +107,7 @@ struct ev_llm_response {
 	long inTokens, outTokens;
 	double cost, latencyS, firstTokenS;
 	const char *zProvider, *zModel;
+	int sameAs; /* a branch reply whose code is this candidate's (0: none) */
 };
 int ev_llm_response(struct session *s, int request, const struct ev_llm_response *r, char *err);
 

@@ -277,6 +277,7 @@ static void apply_idea_accepted(struct state *st, const cJSON *ev, double ts)
 	(void)ts;
 	struct state_idea *d = state_idea(st, json_int(ev, "id", 0));
 	d->status = IDEA_ACCEPTED;
+	d->duplicateOf = 0;
 }
 
 static void apply_idea_rejected(struct state *st, const cJSON *ev, double ts)
@@ -284,6 +285,9 @@ static void apply_idea_rejected(struct state *st, const cJSON *ev, double ts)
 	(void)ts;
 	struct state_idea *d = state_idea(st, json_int(ev, "id", 0));
 	d->status = IDEA_REJECTED;
+	/* proposed again for its parent (deduplicated) */
+	int dup = json_int(ev, "duplicate_of", 0);
+	d->duplicateOf = dup != d->id && state_idea(st, dup) ? dup : 0;
 }
 
 static void apply_idea_edited(struct state *st, const cJSON *ev, double ts)
@@ -327,6 +331,7 @@ static void apply_llm_request(struct state *st, const cJSON *ev, double ts)
 		b->lastAttempt = json_int(ev, "attempt", 0);
 		b->lastFixes = json_int(ev, "fixes", 0);
 		b->answered = 0;
+		b->sameAs = b->failed = 0;
 	}
 }
 
@@ -348,6 +353,8 @@ static void apply_llm_response(struct state *st, const cJSON *ev, double ts)
 	for (int i = st->nBranch - 1; i >= 0; i--)
 		if (st->aBranch[i].lastRequest == json_int(ev, "request", 0)) {
 			st->aBranch[i].answered = 1;
+			st->aBranch[i].failed = !status || strcmp(status, "ok");
+			st->aBranch[i].sameAs = json_int(ev, "same_as", 0);
 			set_str(&st->aBranch[i].zReply, json_str(ev, "text", NULL));
 			break;
 		}

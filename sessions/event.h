@@ -25,10 +25,11 @@ enum ev_type {
 	                     * "running"), after eval_started and before eval_finished */
 	EV_IDEA_PROPOSED,   /* id, title, description, category, origin, request?, parent? */
 	EV_IDEA_ACCEPTED,   /* id */
-	EV_IDEA_REJECTED,   /* id, reason? */
+	EV_IDEA_REJECTED,   /* id, reason?, duplicate_of? (proposed again for its parent) */
 	EV_IDEA_EDITED,     /* id, title?, description?, category? */
 	EV_LLM_REQUEST,     /* request, purpose, provider, model, ..., prompt */
-	EV_LLM_RESPONSE,    /* request, status, text, tokens, cost, ... */
+	EV_LLM_RESPONSE,    /* request, status, text, tokens, cost, ..., same_as? (a branch
+	                     * reply whose code is that candidate's: not added again) */
 	EV_PROFILE,         /* candidate, profile (Nsight Compute's facts, docs/PROFILE.md) */
 	/* the search's (sessions/search.h); each carries elapsed_s, the
 	 * search's wall time so far.  Round 0 is the reference's translation. */

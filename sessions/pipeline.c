@@ -175,7 +175,7 @@ static void tried(struct pipeline *p, int parent, struct prompt_vars *v)
 		int on = 0;
 		for (int k = 0; k < nLine; k++)
 			on |= d->parent == line[k];
-		if (!on)
+		if (!on || d->duplicateOf) /* a duplicate: its idea is listed */
 			continue;
 		const struct cand *best = NULL, *any = NULL;
 		for (int k = 0; k < st->nCand; k++) {
@@ -192,6 +192,8 @@ static void tried(struct pipeline *p, int parent, struct prompt_vars *v)
 			        best->zName);
 		else if (any)
 			sb_addf(&sb, "%s (%s)\n", any->zStatus, any->zName);
+		else if (!strcmp(state_idea_word(st, d), "nothing new"))
+			sb_addf(&sb, "nothing new (%s)\n", state_idea_why(st, d).z);
 		else
 			sb_addf(&sb, "%s, not implemented\n", idea_status_name(d->status));
 	}
@@ -261,6 +263,7 @@ static void on_llm_retry(int id, int attempt, double delay, const char *zWhy, vo
 
 static void on_ideas_reply(struct step *s, const struct llm_reply *r);
 static void on_branch_reply(struct step *s, const struct llm_reply *r);
+static int reply_same_as(struct step *s, const struct llm_reply *r);
 
 static void on_llm_done(int id, const struct llm_reply *r, void *arg)
 {
@@ -281,6 +284,7 @@ static void on_llm_done(int id, const struct llm_reply *r, void *arg)
 	    .firstTokenS = r->firstTokenS,
 	    .zProvider = llm_provider_name(p->pc.llm),
 	    .zModel = llm_model(p->pc.llm),
+	    .sameAs = reply_same_as(s, r),
 	};
 	char err[KL_ERRLEN];
 	said(p, ev_llm_response(p->pc.ses, s->request, &ev, err), err);
@@ -367,6 +371,11 @@ static void on_ideas_reply(struct step *s, const struct llm_reply *r)
 	int *ids = xcalloc((size_t)l.n, sizeof *ids);
 	int n = 0;
 	for (int i = 0; i < l.n && i < s->n; i++) {
+		/* one proposed for this parent before (or earlier in this reply)
+		 * is journaled as the duplicate it is: never asked again */
+		const struct state_idea *o =
+		    state_idea_same(&p->pc.ses->st, s->parent, l.a[i].zTitle, l.a[i].zDescription);
+		int dupOf = o ? o->id : 0;
 		struct ev_idea d = {
 		    .zTitle = l.a[i].zTitle,
 		    .zDescription = l.a[i].zDescription,
@@ -377,6 +386,8 @@ static void on_ideas_reply(struct step *s, const struct llm_reply *r)
 		    .round = s->round,
 		};
 		int id = said(p, ev_idea_proposed(p->pc.ses, &d, err), err);
+		if (id > 0 && dupOf)
+			said(p, ev_idea_duplicate(p->pc.ses, id, dupOf, err), err);
 		if (id > 0)
 			ids[n++] = id;
 	}
@@ -434,6 +445,21 @@ static int branch_code(struct step *s, const char *zText, size_t nText, struct r
 		rc = -1;
 	}
 	return rc;
+}
+
+/* the candidate whose code branch s's reply r repeats, where the session
+ * takes no repeats (on_branch_reply ends the branch there), for the
+ * journal; else 0 */
+static int reply_same_as(struct step *s, const struct llm_reply *r)
+{
+	struct reply_code code;
+	char err[KL_ERRLEN];
+	if (s->kind != STEP_BRANCH || !r->ok || !s->p->noRepeats ||
+	    branch_code(s, r->zText, r->nText, &code, err) < 0)
+		return 0;
+	const struct cand *same = state_cand_by_source(&s->p->pc.ses->st, code.zSource);
+	reply_code_free(&code);
+	return same ? same->id : 0;
 }
 
 static void on_branch_reply(struct step *s, const struct llm_reply *r)

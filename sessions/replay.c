@@ -257,10 +257,17 @@ void replay_describe(const struct replay *r, int i, char *buf, size_t n)
 		const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "task"));
 		const char *b = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "backend"));
 		snprintf(buf, n, "session_started (%s on %s)", t ? t : "?", b ? b : "?");
+	} else if (t == EV_LLM_RESPONSE && num_int(ev, "same_as")) {
+		/* a branch reply whose code the session has: no candidate */
+		snprintf(buf, n, "llm_response r%d: the same code as #%d, not added again",
+		         num_int(ev, "request"), num_int(ev, "same_as"));
 	} else {
+		/* an idea's event with its reason (the gate's, a duplicate's) */
 		const cJSON *id = cJSON_GetObjectItem(ev, "id");
+		const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "reason"));
 		if (cJSON_IsNumber(id))
-			snprintf(buf, n, "%s #%d", type, id->valueint);
+			snprintf(buf, n, "%s #%d%s%s", type, id->valueint, why ? ": " : "",
+			         why ? why : "");
 		else
 			snprintf(buf, n, "%s", type);
 	}

@@ -136,6 +136,7 @@ void runner_describe(const struct runner *rn, const struct runner_note *n, strbu
 	const struct cand *c = state_cand(st, n->cand);
 	char v[600];
 	const char *gate;
+	int nNew;
 	switch (n->kind) {
 	case RUNNER_CHANGED:
 		break;
@@ -148,19 +149,28 @@ void runner_describe(const struct runner *rn, const struct runner_note *n, strbu
 	case RUNNER_IDEAS:
 		/* under the auto gate a person has nothing to decide */
 		gate = st->search.set.gate;
+		nNew = 0; /* the rest were proposed before: deduplicated */
+		for (int i = 0; i < n->nIdea; i++)
+			nNew += state_idea(st, n->aIdea[i]) &&
+			        !state_idea(st, n->aIdea[i])->duplicateOf;
 		if (!n->nIdea)
 			sb_addf(sb, "no ideas from request %d: %s", n->request,
 			        n->zText ? n->zText : "the reply held none");
+		else if (!nNew)
+			sb_addf(sb, "no new ideas from request %d: each was proposed before",
+			        n->request);
 		else
-			sb_addf(sb, "%d idea%s from the LLM (%s):", n->nIdea,
-			        n->nIdea == 1 ? "" : "s",
+			sb_addf(sb, "%d idea%s from the LLM (%s):", nNew, nNew == 1 ? "" : "s",
 			        search_state_live(st->search.state) &&
 			                strcmp(gate ? gate : "auto", "human")
 			            ? "the search's auto gate decides them"
 			            : "accept, revise or reject them");
 		for (int i = 0; i < n->nIdea; i++) {
 			const struct state_idea *d = state_idea(st, n->aIdea[i]);
-			if (d)
+			if (d && d->duplicateOf)
+				sb_addf(sb, "\n  idea %d [%s] %s: %s (deduplicated)", d->id,
+				        d->zCategory, d->zTitle, state_idea_why(st, d).z);
+			else if (d)
 				sb_addf(sb, "\n  idea %d [%s] %s", d->id, d->zCategory, d->zTitle);
 		}
 		break;

@@ -4,7 +4,9 @@
  */
 #include "state.h"
 
+#include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,6 +174,117 @@ const char *idea_status_name(enum idea_status s)
 int idea_decided(enum idea_status s)
 {
 	return s == IDEA_ACCEPTED || s == IDEA_REJECTED;
+}
+
+char *idea_text_norm(const char *zText)
+{
+	char *out = xmalloc(strlen(zText) + 1), *q = out;
+	int gap = 0;
+	for (const unsigned char *p = (const unsigned char *)zText; *p; p++) {
+		/* letters and digits stay (in lower case), as does any byte of a
+		 * multi-byte character; the rest separates words */
+		if (*p >= 0x80 || isalnum(*p)) {
+			if (gap && q > out)
+				*q++ = ' ';
+			*q++ = (char)tolower(*p);
+			gap = 0;
+		} else {
+			gap = 1;
+		}
+	}
+	*q = 0;
+	return out;
+}
+
+/* a and b are the same when normalised, and not empty */
+static int same_text(const char *a, const char *b)
+{
+	if (!a || !b)
+		return 0;
+	char *x = idea_text_norm(a), *y = idea_text_norm(b);
+	int same = *x && !strcmp(x, y);
+	free(x);
+	free(y);
+	return same;
+}
+
+const struct state_idea *state_idea_same(const struct state *st, int parent, const char *zTitle,
+                                         const char *zDescription)
+{
+	for (int i = 0; parent > 0 && i < st->nIdea; i++) {
+		const struct state_idea *d = &st->aIdea[i];
+		if (d->parent != parent ||
+		    (!same_text(d->zTitle, zTitle) && !same_text(d->zDescription, zDescription)))
+			continue;
+		/* a duplicate stands for the idea it repeats */
+		const struct state_idea *o = d->duplicateOf ? state_idea(st, d->duplicateOf) : NULL;
+		return o ? o : d;
+	}
+	return NULL;
+}
+
+/* idea d is accepted, has no candidate, and every branch of it has its
+ * reply (at least one): it made nothing */
+static int made_nothing(const struct state *st, const struct state_idea *d)
+{
+	int n = 0;
+	for (int i = 0; i < st->nCand; i++)
+		if (st->aCand[i].ideaId == d->id)
+			return 0;
+	for (int i = 0; i < st->nBranch; i++) {
+		if (st->aBranch[i].idea != d->id)
+			continue;
+		if (!st->aBranch[i].answered)
+			return 0;
+		n++;
+	}
+	return n > 0;
+}
+
+const char *state_idea_word(const struct state *st, const struct state_idea *d)
+{
+	if (d->status == IDEA_REJECTED)
+		return d->duplicateOf ? "duplicate" : "rejected";
+	if (d->status != IDEA_ACCEPTED)
+		return idea_status_name(d->status);
+	for (int i = 0; i < st->nCand; i++)
+		if (st->aCand[i].ideaId == d->id)
+			return "implemented";
+	return made_nothing(st, d) ? "nothing new" : "accepted";
+}
+
+struct idea_why state_idea_why(const struct state *st, const struct state_idea *d)
+{
+	struct idea_why w = {""};
+	char *buf = w.z;
+	size_t n = sizeof w.z;
+	if (d->status == IDEA_REJECTED && d->duplicateOf) {
+		const struct state_idea *o = state_idea(st, d->duplicateOf);
+		snprintf(buf, n, "the same as idea %d for #%d", d->duplicateOf, o ? o->parent : 0);
+		return w;
+	}
+	if (d->status != IDEA_ACCEPTED || !made_nothing(st, d))
+		return w;
+	/* the candidates its replies' code repeats, else why none came */
+	int failed = 1, seen[8], nSeen = 0;
+	size_t k = 0;
+	for (int i = 0; i < st->nBranch; i++) {
+		const struct state_branch *b = &st->aBranch[i];
+		if (b->idea != d->id)
+			continue;
+		failed &= b->failed;
+		int again = 0;
+		for (int j = 0; j < nSeen; j++)
+			again |= seen[j] == b->sameAs;
+		if (!b->sameAs || again || nSeen == 8 || k + 40 >= n)
+			continue;
+		seen[nSeen++] = b->sameAs;
+		k += (size_t)snprintf(buf + k, n - k, "%s#%d",
+		                      k ? ", " : "no new code: the same as ", b->sameAs);
+	}
+	if (!k)
+		snprintf(buf, n, "%s", failed ? "no reply from the LLM" : "no usable code");
+	return w;
 }
 
 static void free_ideas(struct state *st)

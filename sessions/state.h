@@ -24,6 +24,10 @@ const char *idea_status_name(enum idea_status s);
 /* a person (or the gate) has decided it: accepted or rejected */
 int idea_decided(enum idea_status s);
 
+/* zText normalised for comparing ideas: lower case, each run of
+ * whitespace and punctuation one space, none at either end (caller frees) */
+char *idea_text_norm(const char *zText);
+
 /* where a search stands, folded from its events (names: search_state_name()) */
 enum search_state {
 	SEARCH_NONE,     /* no search_started yet */
@@ -53,6 +57,8 @@ struct state_idea {
 	int request;             /* the llm_request it came from (0: none) */
 	int edited;              /* a person edited it */
 	int round;               /* the search round it was proposed in (0: none) */
+	int duplicateOf;         /* rejected as the same as this earlier idea for its
+	                          * parent (idea_rejected's "duplicate_of"; 0: none) */
 };
 
 /* an implementation branch of an idea (llm_request and candidate_added with
@@ -69,6 +75,9 @@ struct state_branch {
 	int attempt;     /* the fixes before that candidate */
 	int lastAttempt; /* the fixes sent before its latest request */
 	int lastFixes;   /* the candidate its latest request fixes (0: none) */
+	int sameAs;      /* its latest reply's code is this candidate's, so it made
+	                    none (llm_response's "same_as"; 0: none) */
+	int failed;      /* its latest reply's status is not "ok" */
 	int prevNoCand;  /* its latest request fixes the reply before it, which made
 	                    no candidate (no usable code) */
 	char *zReply;    /* its latest reply while no candidate has come of it
@@ -244,6 +253,23 @@ struct state_idea *state_idea(const struct state *st, int id);
 struct state_branch *state_branch_of(const struct state *st, int idea, int branch);
 /* the next free idea id */
 int state_next_idea_id(const struct state *st);
+/* the first idea for candidate parent with the same title or the same
+ * description as these (idea_text_norm()), or NULL: an idea proposed again */
+const struct state_idea *state_idea_same(const struct state *st, int parent, const char *zTitle,
+                                         const char *zDescription);
+/* where an idea stands, in the words every front end shows: "pending",
+ * "accepted" (to be implemented, or at work), "implemented" (a candidate
+ * has it), "nothing new" (accepted, and every implementation branch ended
+ * without a new candidate: the same code as one the session has, no usable
+ * code, or no reply), "rejected", "duplicate" (rejected: proposed again for
+ * its parent) */
+const char *state_idea_word(const struct state *st, const struct state_idea *d);
+/* why a duplicate or an idea that made nothing is so, in words ("the same
+ * as idea 1 for #1", "no new code: the same as #2"); "" else */
+struct idea_why {
+	char z[160];
+};
+struct idea_why state_idea_why(const struct state *st, const struct state_idea *d);
 /* the next free LLM request id */
 int state_next_request_id(const struct state *st);
 

@@ -60,8 +60,9 @@ static void help_page(struct app *a)
 	        "\n"
 	        "idea states (the same words in every pane)\n"
 	        "  pending             proposed, waiting for a person (or the gate) to decide\n"
-	        "  accepted            to be implemented; implemented once a candidate has it\n"
-	        "  rejected            never to be implemented\n"
+	        "  accepted, implemented, nothing new   to be implemented; a candidate has it; "
+	        "none came of it\n"
+	        "  rejected, duplicate never to be implemented; proposed again for its parent\n"
 	        "an evaluation's stages (Population, Activity, Results: `now`)\n"
 	        "  compiling           the candidate's code is compiled\n"
 	        "  small shapes N      checked against the reference at small shapes, trial N\n"
@@ -316,17 +317,32 @@ static int on_replay_key(struct app *a, int key)
 	return 0;
 }
 
+/* idea d's status for a sentence ("idea 4 is ..."): "accepted", with the
+ * word of the panes after it where that differs ("accepted (nothing new)") */
+static const char *idea_said(const struct state *st, const struct state_idea *d, char *buf,
+                             size_t n)
+{
+	const char *z = idea_status_name(d->status), *w = state_idea_word(st, d);
+	if (strcmp(z, w))
+		snprintf(buf, n, "%s (%s)", z, w);
+	else
+		snprintf(buf, n, "%s", z);
+	return buf;
+}
+
 /* a, e, r and Enter on the Ideas pane: about the selected idea */
 static void on_idea_key(struct app *a, int k)
 {
+	char said[64];
 	const struct state_idea *d = pane_ideas_selected(&a->u);
 	if (!d) {
 		app_message(a, 0, "no idea is selected: `:ideas 3` asks the LLM for three");
 	} else if (k == KEY_ENTER) {
 		strbuf sb = STRBUF_INIT;
-		sb_addf(&sb, "idea %d: %s\n\ncategory  %s\nstatus    %s%s\norigin    %s\n", d->id,
-		        d->zTitle, d->zCategory, pane_ideas_status(a->u.st, d),
-		        d->edited ? " (revised)" : "", d->zOrigin);
+		struct idea_why why = state_idea_why(a->u.st, d);
+		sb_addf(&sb, "idea %d: %s\n\ncategory  %s\nstatus    %s%s%s%s\norigin    %s\n",
+		        d->id, d->zTitle, d->zCategory, state_idea_word(a->u.st, d),
+		        d->edited ? " (revised)" : "", *why.z ? ": " : "", why.z, d->zOrigin);
 		if (d->parent)
 			sb_addf(&sb, "for       candidate %d\n", d->parent);
 		sb_addf(&sb, "\n%s\n", d->zDescription);
@@ -346,12 +362,12 @@ static void on_idea_key(struct app *a, int k)
 			snprintf(a->zAsk, sizeof a->zAsk, "%s %d", cmd, id);
 			a->askNext = next;
 			app_message(a, 0, "idea %d is %s; %s it? (y/n)", id,
-			            pane_ideas_status(a->u.st, d), cmd);
+			            idea_said(a->u.st, d, said, sizeof said), cmd);
 			return;
 		}
 		if (k != 'e' && d->status == (k == 'a' ? IDEA_ACCEPTED : IDEA_REJECTED)) {
 			app_message(a, 0, "idea %d is %s already", id,
-			            pane_ideas_status(a->u.st, d));
+			            idea_said(a->u.st, d, said, sizeof said));
 			return;
 		}
 		app_run_fmt(a, "%s %d", cmd, id);

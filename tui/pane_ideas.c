@@ -11,33 +11,18 @@
 #include "panes.h"
 #include "screen.h"
 
-/* pending, then accepted (and implemented), then rejected; in order of id
- * within each */
+/* pending, then accepted (and implemented, or nothing new), then
+ * rejected (and duplicates); in order of id within each */
 static int rank(const struct state_idea *d)
 {
 	return d->status == IDEA_PENDING ? 0 : d->status == IDEA_ACCEPTED ? 1 : 2;
 }
 
-/* an accepted idea some candidate implements */
-static int implemented(const struct state *st, const struct state_idea *d)
-{
-	if (d->status != IDEA_ACCEPTED)
-		return 0;
-	for (int i = 0; i < st->nCand; i++)
-		if (st->aCand[i].ideaId == d->id)
-			return 1;
-	return 0;
-}
-
-const char *pane_ideas_status(const struct state *st, const struct state_idea *d)
-{
-	return implemented(st, d) ? "implemented" : idea_status_name(d->status);
-}
-
 const char *pane_ideas_status_short(const char *zStatus)
 {
-	static const char *const map[][2] = {
-	    {"pending", "pend"}, {"implemented", "impl"}, {"accepted", "acc"}, {"rejected", "rej"}};
+	static const char *const map[][2] = {{"pending", "pend"},     {"implemented", "impl"},
+	                                     {"accepted", "acc"},     {"rejected", "rej"},
+	                                     {"nothing new", "none"}, {"duplicate", "dup"}};
 	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
 		if (!strcmp(zStatus, map[i][0]))
 			return map[i][1];
@@ -131,9 +116,12 @@ void pane_ideas_draw(struct ui *u, const struct ui_rect *r, int focused)
 		const struct state_idea *d = &u->st->aIdea[ord[u->ideaTop + i]];
 		int y = r->y + 1 + i, sel = d->id == u->selIdea;
 		int base = sel ? screen_attr(SR_SELECTED) | (focused ? A_BOLD : 0) : 0;
-		int role = rank(d) == 0 ? SR_BUSY : rank(d) == 1 ? SR_GOOD : SR_DIM;
+		const char *zs = state_idea_word(u->st, d);
+		/* an idea that made nothing new is as done as a rejected one */
+		int role = rank(d) == 0                                ? SR_BUSY
+		           : rank(d) == 1 && strcmp(zs, "nothing new") ? SR_GOOD
+		                                                       : SR_DIM;
 		char head[64];
-		const char *zs = pane_ideas_status(u->st, d);
 		if (narrow)
 			snprintf(head, sizeof head, "%3d %-4s ", d->id,
 			         pane_ideas_status_short(zs));

@@ -23,11 +23,9 @@ int pane_ideas_key(struct ui *u, int key);
 void pane_ideas_click(struct ui *u, int row);
 /* the selected idea, or NULL */
 const struct state_idea *pane_ideas_selected(const struct ui *u);
-/* an idea's status for people: "implemented" for an accepted idea that has
- * a candidate, else its status */
-const char *pane_ideas_status(const struct state *st, const struct state_idea *d);
-/* the short form of such a status for a narrow pane, one for one:
- * pending pend, implemented impl, accepted acc, rejected rej */
+/* the short form of an idea's state (state_idea_word()) for a narrow pane,
+ * one for one: pending pend, implemented impl, accepted acc, rejected rej,
+ * nothing new none, duplicate dup */
 const char *pane_ideas_status_short(const char *zStatus);
 /* the first pending idea after id (in id order, wrapping round), or 0 */
 int pane_ideas_next_pending(const struct ui *u, int id);

@@ -97,7 +97,8 @@ static int revise(struct actions_front *f, const struct state_idea *d,
 	return rc;
 }
 
-/* implement every accepted idea that has no candidate yet, B branches each */
+/* implement every accepted idea that has no candidate yet and has not
+ * made nothing new already, B branches each */
 int verb_implement(struct actions_front *f, const struct commands_line *c)
 {
 	if (actions_need_llm(f, c) < 0)
@@ -107,10 +108,7 @@ int verb_implement(struct actions_front *f, const struct commands_line *c)
 	char err[KL_ERRLEN];
 	for (int i = 0; i < st->nIdea; i++) {
 		const struct state_idea *d = &st->aIdea[i];
-		int done = 0;
-		for (int k = 0; k < st->nCand && !done; k++)
-			done = st->aCand[k].ideaId == d->id;
-		if (d->status != IDEA_ACCEPTED || done)
+		if (strcmp(state_idea_word(st, d), "accepted"))
 			continue;
 		int parent = d->parent && state_cand(st, d->parent) ? d->parent : ideas_parent(f);
 		if (runner_implement(f->lv, d->id, parent, b, 0, err) < 0)

@@ -3,7 +3,9 @@
  * proposed, accepted, edited and rejected; candidates that implement an
  * idea; token and cost totals; events that contradict the state refused;
  * the same state after a journal is read back; sessions without a journal;
- * evaluations started and never finished (poison pills) counted.
+ * evaluations started and never finished (poison pills) counted; ideas
+ * proposed again for a parent found (the normaliser) and the words for
+ * where an idea stands (a duplicate, one that made nothing).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +106,98 @@ static void check_names(const struct state *st)
 	      "search state names, search_state_live() and search_state_ended()");
 }
 
+static int word_is(const struct state *st, int id, const char *zWord, const char *zWhy)
+{
+	const struct state_idea *d = state_idea(st, id);
+	return d && !strcmp(state_idea_word(st, d), zWord) &&
+	       !strcmp(state_idea_why(st, d).z, zWhy);
+}
+
+/* ideas proposed again, and ideas whose implementations made nothing
+ * (issue 27 item 4) */
+static void check_repeats(void)
+{
+	static const char *const norm[][2] = {
+	    {"  CORPUS-mid  Sum the exponentials, fewer times! ",
+	     "corpus mid sum the exponentials fewer times"},
+	    {"Use\tfloat4\nloads.", "use float4 loads"},
+	    {"!!! ...", ""},
+	    {"", ""},
+	    {"\xc3\x9c"
+	     "ber-Fast",
+	     "\xc3\x9c"
+	     "ber fast"},
+	};
+	for (size_t i = 0; i < sizeof norm / sizeof *norm; i++) {
+		char *z = idea_text_norm(norm[i][0]);
+		CHECK(!strcmp(z, norm[i][1]), "idea_text_norm('%s') is '%s' ('%s')", norm[i][0],
+		      norm[i][1], z);
+		free(z);
+	}
+	char err[KL_ERRLEN];
+	struct session *s = session_memory();
+	static const char *const evs[] = {
+	    "{\"type\":\"session_started\",\"task\":\"softmax\",\"backend\":\"host\"}",
+	    "{\"type\":\"candidate_added\",\"id\":1,\"name\":\"seed.c\",\"source\":\"x\"}",
+	    "{\"type\":\"candidate_added\",\"id\":2,\"name\":\"b.c\",\"source\":\"y\"}",
+	    "{\"type\":\"idea_proposed\",\"id\":1,\"title\":\"Vectorize the loads\","
+	    "\"description\":\"Use float4.\",\"parent\":1}",
+	    "{\"type\":\"idea_proposed\",\"id\":2,\"title\":\"Vectorize the loads\","
+	    "\"parent\":2}",
+	    "{\"type\":\"idea_proposed\",\"id\":3,\"title\":\"vectorize the LOADS!\","
+	    "\"parent\":1}",
+	    "{\"type\":\"idea_rejected\",\"id\":3,\"reason\":\"the same as idea 1 for #1 "
+	    "(deduplicated)\",\"duplicate_of\":1}",
+	    "{\"type\":\"idea_proposed\",\"id\":4,\"title\":\"Fewer passes\",\"parent\":1}",
+	    "{\"type\":\"idea_accepted\",\"id\":4}",
+	};
+	int bad = 0;
+	for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
+		bad += emit(s, evs[i], err) < 0;
+	CHECK(!bad, "the events of ideas proposed again are taken (%s)", bad ? err : "");
+	const struct state *st = &s->st;
+	const struct state_idea *o = state_idea_same(st, 1, "VECTORIZE the loads.", "other");
+	CHECK(o && o->id == 1, "the same title for the same parent: idea 1 (%d)", o ? o->id : 0);
+	o = state_idea_same(st, 1, "Another title", " use FLOAT4 ");
+	CHECK(o && o->id == 1, "the same description: idea 1 (%d)", o ? o->id : 0);
+	o = state_idea_same(st, 2, "vectorize the loads", "");
+	CHECK(o && o->id == 2, "for parent 2: its own idea 2 (%d)", o ? o->id : 0);
+	CHECK(!state_idea_same(st, 7, "Vectorize the loads", "") &&
+	          !state_idea_same(st, 1, "Something else", "") &&
+	          !state_idea_same(st, 1, "!!!", "..."),
+	      "another parent, another title, or words of punctuation only: none");
+	CHECK(word_is(st, 3, "duplicate", "the same as idea 1 for #1") &&
+	          word_is(st, 1, "pending", "") && word_is(st, 4, "accepted", ""),
+	      "idea 3 is a duplicate of idea 1 for #1; idea 1 pending; idea 4 accepted");
+	emit(s,
+	     "{\"type\":\"llm_request\",\"request\":1,\"purpose\":\"implement\","
+	     "\"idea\":4,\"branch\":1,\"parent\":1}",
+	     err);
+	emit(s,
+	     "{\"type\":\"llm_request\",\"request\":2,\"purpose\":\"implement\","
+	     "\"idea\":4,\"branch\":2,\"parent\":1}",
+	     err);
+	emit(s, "{\"type\":\"llm_response\",\"request\":1,\"status\":\"ok\",\"same_as\":2}", err);
+	CHECK(word_is(st, 4, "accepted", ""), "a branch still waits: idea 4 is accepted");
+	emit(s, "{\"type\":\"llm_response\",\"request\":2,\"status\":\"error\"}", err);
+	CHECK(word_is(st, 4, "nothing new", "no new code: the same as #2"),
+	      "both branches ended without a candidate: idea 4 made nothing, the same as #2");
+	emit(s, "{\"type\":\"idea_proposed\",\"id\":5,\"title\":\"T\",\"parent\":1}", err);
+	emit(s, "{\"type\":\"idea_accepted\",\"id\":5}", err);
+	emit(s,
+	     "{\"type\":\"llm_request\",\"request\":3,\"purpose\":\"implement\","
+	     "\"idea\":5,\"branch\":1,\"parent\":1}",
+	     err);
+	emit(s, "{\"type\":\"llm_response\",\"request\":3,\"status\":\"error\"}", err);
+	CHECK(word_is(st, 5, "nothing new", "no reply from the LLM"),
+	      "a branch whose request failed: made nothing, no reply");
+	emit(s, "{\"type\":\"candidate_added\",\"id\":3,\"source\":\"z\",\"idea_id\":5}", err);
+	CHECK(word_is(st, 5, "implemented", ""), "a candidate of it: implemented");
+	emit(s, "{\"type\":\"idea_accepted\",\"id\":3}", err);
+	CHECK(word_is(st, 3, "accepted", ""), "a duplicate a person accepts is accepted");
+	session_close(s);
+}
+
 int main(void)
 {
 	char err[KL_ERRLEN] = "";
@@ -191,5 +285,6 @@ int main(void)
 	CHECK(k && k->nUnfinished == 0 && k->status == STATUS_CRASHED,
 	      "its eval_finished (abandoned) ends them: crashed, none unfinished");
 	session_close(s);
+	check_repeats();
 	return check_done();
 }

@@ -276,6 +276,9 @@ int main(void)
 	          !strcmp(pane_ideas_status_short("accepted"), "acc") &&
 	          !strcmp(pane_ideas_status_short("rejected"), "rej"),
 	      "the Ideas pane's short statuses map one for one to the words");
+	CHECK(!strcmp(pane_ideas_status_short("nothing new"), "none") &&
+	          !strcmp(pane_ideas_status_short("duplicate"), "dup"),
+	      "... made nothing and duplicate too (none, dup)");
 	/* the title bar: what matters most is never cut first */
 	const char *az[] = {" kloop",
 	                    "softmax (host)",
