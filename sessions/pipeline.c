@@ -20,51 +20,7 @@
 #include "result.h"
 #include "torchref.h"
 
-#define INSPIRATIONS 2
-#define INSPIRATION_MAX (16u << 10)
-#define ARCHIVE_ENTRIES 3
-#define ARCHIVE_MAX 4096
-
-enum step_kind { STEP_IDEAS, STEP_BRANCH };
-enum step_state {
-	STEP_PARENTS, /* waiting for the parents' results */
-	STEP_LLM,     /* waiting for an LLM reply */
-	STEP_EVAL,    /* waiting for the candidate's verdict */
-	STEP_DONE,
-};
-
-struct step {
-	enum step_kind kind;
-	enum step_state state;
-	struct pipeline *p;
-	int parent, parent2;  /* candidates (parent2: crossover, 0 otherwise) */
-	int n;                /* ideas: how many; branch: branches in the round */
-	int idea;             /* branch: the idea */
-	int branch;           /* branch: its number, from 1 */
-	int attempt;          /* branch: fixes sent so far */
-	int cand;             /* branch: the latest candidate (0: none) */
-	char *zBadReply;      /* branch: a reply without usable code, for the fix */
-	char *zBadReason;     /* ... and why */
-	int request;          /* the session's id of the pending LLM request */
-	int llmId;            /* the client's id of it */
-	const char *zPurpose; /* what it asks for: ideas, implement, fix, crossover */
-	double tAsked;        /* monotonic time it was sent */
-	double usdHold;       /* what its request in flight may cost (estimate) */
-	int round;            /* the search round it works for (0: none given) */
-	struct step *next;
-};
-
-struct pipeline {
-	struct pipeline_config pc;
-	struct prompt_vars task; /* the task's placeholders */
-	strbuf system;           /* the system prompt */
-	struct step *steps;
-	int depth;               /* advance() calls on the stack */
-	int noRepeats;           /* a reply whose code the session has makes no candidate */
-	pipeline_limit_fn limit; /* may a request go out, a candidate be added */
-	void *limitArg;
-	double usdNext; /* the estimate of the latest request asked */
-};
+#include "pipeline_int.h"
 
 static void advance(struct pipeline *p);
 
@@ -113,136 +69,6 @@ int pipeline_add_source(struct pipeline *p, const char *zName, const char *zSour
 		return same->id;
 	struct ev_candidate c = {.zName = zName, .zOrigin = zOrigin, .zSource = zSource};
 	return ev_candidate_added(p->pc.ses, &c, err);
-}
-
-/* ---- prompts ---- */
-
-static void inspirations(struct pipeline *p, const struct step *s, struct prompt_vars *v)
-{
-	const struct state *st = &p->pc.ses->st;
-	int used[INSPIRATIONS] = {0};
-	strbuf sb = STRBUF_INIT;
-	for (int k = 0; k < INSPIRATIONS; k++) {
-		const struct cand *best = NULL;
-		for (int i = 0; i < st->nCand; i++) {
-			const struct cand *c = &st->aCand[i];
-			int skip = c->id == s->parent || c->id == s->parent2 || c->speedup <= 0 ||
-			           strlen(c->zSource) > INSPIRATION_MAX;
-			for (int u = 0; u < k; u++)
-				skip |= used[u] == c->id;
-			if (!skip && (!best || c->speedup > best->speedup))
-				best = c;
-		}
-		if (!best)
-			break;
-		used[k] = best->id;
-		sb_addf(&sb, "%s (correct, %.3gx the baseline%s%s):\n```\n%s%s```\n\n", best->zName,
-		        best->speedup, best->zIdea ? "; idea: " : "",
-		        best->zIdea ? best->zIdea : "", best->zSource,
-		        *best->zSource && best->zSource[strlen(best->zSource) - 1] != '\n' ? "\n"
-		                                                                           : "");
-	}
-	prompt_set(v, "inspirations", sb.buf);
-	sb_free(&sb);
-}
-
-/* {{archive}}: wins archived from other tasks and sessions that match the
- * task (and the idea being implemented), and this task's known dead ends;
- * at most ARCHIVE_ENTRIES of each in ARCHIVE_MAX bytes */
-static void archive_vars(struct pipeline *p, const struct step *s, struct prompt_vars *v)
-{
-	const struct state_idea *d = state_idea(&p->pc.ses->st, s->idea);
-	char *q = d ? xasprintf("%s %s", d->zTitle, d->zDescription) : NULL;
-	strbuf sb = STRBUF_INIT;
-	archive_prompt(&p->pc.ses->st, q, ARCHIVE_ENTRIES, ARCHIVE_MAX, &sb);
-	prompt_set(v, "archive", sb.buf);
-	sb_free(&sb);
-	free(q);
-}
-
-/* the ideas already tried on the parent's lineage (the parent and its
- * ancestors), each with its outcome, so that none is proposed twice */
-static void tried(struct pipeline *p, int parent, struct prompt_vars *v)
-{
-	const struct state *st = &p->pc.ses->st;
-	int line[64], nLine = 0;
-	for (const struct cand *c = state_cand(st, parent); c && nLine < 64;
-	     c = c->nParent ? state_cand(st, c->aParent[0]) : NULL)
-		line[nLine++] = c->id;
-	strbuf sb = STRBUF_INIT;
-	for (int i = 0; i < st->nIdea; i++) {
-		const struct state_idea *d = &st->aIdea[i];
-		int on = 0;
-		for (int k = 0; k < nLine; k++)
-			on |= d->parent == line[k];
-		if (!on || d->duplicateOf) /* a duplicate: its idea is listed */
-			continue;
-		const struct cand *best = NULL, *any = NULL;
-		for (int k = 0; k < st->nCand; k++) {
-			const struct cand *c = &st->aCand[k];
-			if (c->ideaId != d->id)
-				continue;
-			any = c;
-			if (c->speedup > 0 && (!best || c->speedup > best->speedup))
-				best = c;
-		}
-		sb_addf(&sb, "- [%s] %s: ", d->zCategory, d->zTitle);
-		if (best)
-			sb_addf(&sb, "correct, %.3gx the baseline (%s)\n", best->speedup,
-			        best->zName);
-		else if (any)
-			sb_addf(&sb, "%s (%s)\n", any->zStatus, any->zName);
-		else if (!strcmp(state_idea_word(st, d), "nothing new"))
-			sb_addf(&sb, "nothing new (%s)\n", state_idea_why(st, d).z);
-		else
-			sb_addf(&sb, "%s, not implemented\n", idea_status_name(d->status));
-	}
-	prompt_set(v, "tried", sb.buf);
-	sb_free(&sb);
-}
-
-static void idea_vars(struct pipeline *p, int ideaId, struct prompt_vars *v)
-{
-	const struct state_idea *d = state_idea(&p->pc.ses->st, ideaId);
-	prompt_set(v, "idea.title", d ? d->zTitle : "");
-	prompt_set(v, "idea.description", d ? d->zDescription : "");
-	prompt_set(v, "idea.category", d ? d->zCategory : "");
-}
-
-static void cand_vars(struct pipeline *p, const char *zPrefix, int id, struct prompt_vars *v)
-{
-	const struct cand *c = state_cand(&p->pc.ses->st, id);
-	prompt_candidate_vars(v, zPrefix, c ? c->zName : "", c ? c->zSource : "",
-	                      c ? c->result : NULL);
-}
-
-/* the prompt for step s's next request: template zName with everything the
- * templates may use */
-static int build(struct pipeline *p, struct step *s, const char *zName, strbuf *out, char *err)
-{
-	struct prompt_vars v = {0};
-	for (int i = 0; i < p->task.n; i++)
-		prompt_set(&v, p->task.azKey[i], p->task.azVal[i]);
-	cand_vars(p, "parent", s->parent, &v);
-	cand_vars(p, "parent2", s->parent2, &v);
-	cand_vars(p, "failed", s->zBadReply ? 0 : s->cand, &v);
-	prompt_set(&v, "failed.reason", s->zBadReason);
-	prompt_set(&v, "failed.reply", s->zBadReply);
-	idea_vars(p, s->idea, &v);
-	prompt_setf(&v, "n", "%d", s->n);
-	prompt_setf(&v, "branch", "%d", s->branch);
-	prompt_setf(&v, "branches", "%d", s->n);
-	strbuf cats = STRBUF_INIT;
-	for (int i = 0; ideas_categories[i]; i++)
-		sb_addf(&cats, "%s%s", i ? ", " : "", ideas_categories[i]);
-	prompt_set(&v, "categories", cats.buf);
-	sb_free(&cats);
-	inspirations(p, s, &v);
-	archive_vars(p, s, &v);
-	tried(p, s->parent, &v);
-	int rc = prompt_build(zName, &v, out, err);
-	prompt_vars_free(&v);
-	return rc;
 }
 
 /* ---- LLM requests ---- */
@@ -301,7 +127,7 @@ static void on_llm_done(int id, const struct llm_reply *r, void *arg)
 static int ask(struct pipeline *p, struct step *s, const char *zPurpose, char *err)
 {
 	strbuf prompt = STRBUF_INIT;
-	if (build(p, s, zPurpose, &prompt, err) < 0) {
+	if (pipeline_build(p, s, zPurpose, &prompt, err) < 0) {
 		sb_free(&prompt);
 		return -1;
 	}
