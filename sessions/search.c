@@ -515,6 +515,7 @@ void search_free(struct search *s)
 	free(s->impl.a);
 	free(s->judged);
 	free(s->abAsked.a);
+	cJSON_Delete(s->preset);
 	free(s);
 }
 
@@ -559,6 +560,15 @@ int search_start(struct search *s, const cJSON *set, char *err)
 			cJSON_DeleteItemFromObjectCaseSensitive(o, it->string);
 			cJSON_AddItemToObject(o, it->string, cJSON_Duplicate(it, 1));
 		}
+		/* what a person set before it started, the latest word: from its
+		 * first round on (the gate, a budget) */
+		cJSON_ArrayForEach(it, s->preset)
+		{
+			cJSON_DeleteItemFromObjectCaseSensitive(o, it->string);
+			cJSON_AddItemToObject(o, it->string, cJSON_Duplicate(it, 1));
+		}
+		cJSON_Delete(s->preset);
+		s->preset = NULL;
 		s->base = 0;
 		s->tRun = now_s();
 		int rc = search_emitted(s, ev_search_started(SES(s), o, EL(s), ERR(s, err)),

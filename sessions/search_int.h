@@ -72,6 +72,8 @@ struct search {
 	char *judged;        /* per candidate id: its verdict was judged */
 	size_t nJudged;
 	struct intset abAsked; /* candidates whose A/B the search asked for */
+	cJSON *preset;         /* settings a person gave before the search started
+	                        * (`set`, `gate`): its search_started carries them */
 };
 
 static inline const struct state *ST(const struct search *s)

@@ -165,8 +165,9 @@ void search_gate(struct search *s, int round)
 			/* another idea for the same parent in a preferred category wins */
 			for (int k = 0; k < st->nIdea && !why; k++) {
 				const struct state_idea *o = &st->aIdea[k];
+				/* (a duplicate is no idea of its own: it wins nothing) */
 				if (o->round == round && o->parent == d->parent &&
-				    state_search_cat_preferred(st, o->zCategory))
+				    !o->duplicateOf && state_search_cat_preferred(st, o->zCategory))
 					why = "another idea for this parent is in a preferred "
 					      "category";
 			}

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "suggest.h"
 #include "util.h"
 
 const struct search_setting_info search_setting_info[SS_COUNT] = {
@@ -118,18 +119,41 @@ const char *search_setting_keys(void)
 int search_setting_parse(cJSON *o, const char *zKey, const char *zVal, char *err)
 {
 	int id = search_setting_find(zKey);
-	if (id < 0)
+	if (id < 0) {
+		const char *az[SS_COUNT];
+		for (int i = 0; i < SS_COUNT; i++)
+			az[i] = search_setting_info[i].zKey;
+		const char *near = suggest_nearest(zKey, az, SS_COUNT);
+		if (near)
+			return kl_err(err,
+			              "unknown search setting '%s': did you mean '%s'? (one of %s)",
+			              zKey, near, search_setting_keys());
 		return kl_err(err, "unknown search setting '%s' (one of %s)", zKey,
 		              search_setting_keys());
+	}
 	const struct search_setting_info *t = &search_setting_info[id];
 	cJSON *v;
 	if (t->kind == SK_WORD) {
 		size_t k = strlen(zVal);
 		const char *p = strstr(t->zWords, zVal);
 		int ok = k && p && (p == t->zWords || p[-1] == '|') && (p[k] == '|' || !p[k]);
-		if (!ok)
+		if (!ok) {
+			/* the nearest of the words to a typo of one */
+			char words[128], *az[16], *save = NULL;
+			int n = 0;
+			snprintf(words, sizeof words, "%s", t->zWords);
+			for (char *w = strtok_r(words, "|", &save); w && n < 16;
+			     w = strtok_r(NULL, "|", &save))
+				az[n++] = w;
+			const char *near =
+			    suggest_nearest(zVal, (const char *const *)az, (size_t)n);
+			if (near)
+				return kl_err(
+				    err, "%s: expected one of %s, got '%s': did you mean '%s'?",
+				    zKey, t->zWords, zVal, near);
 			return kl_err(err, "%s: expected one of %s, got '%s'", zKey, t->zWords,
 			              zVal);
+		}
 		v = cJSON_CreateString(zVal);
 	} else {
 		double d = 0;

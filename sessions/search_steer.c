@@ -37,8 +37,65 @@ static int is_number(const char *z)
 	return 1;
 }
 
+/* `gate` and `set KEY VALUE`: the key and the value of zArg into key and
+ * *pzVal.  0, or -1 + err */
+static int setting_args(const char *zVerb, const char *zArg, char *key, size_t nKey,
+                        const char **pzVal, char *err)
+{
+	const char *val = zArg ? zArg : "";
+	if (!strcmp(zVerb, "gate")) {
+		snprintf(key, nKey, "gate");
+	} else {
+		size_t k = strcspn(val, " ");
+		if (!k || k >= nKey || !val[k])
+			return kl_err(err, "set needs a KEY and a VALUE (keys: %s)",
+			              search_setting_keys());
+		snprintf(key, nKey, "%.*s", (int)k, val);
+		val += k + strspn(val + k, " ");
+	}
+	*pzVal = val;
+	return 0;
+}
+
+/* key = val checked into o: 0, or -1 + err; `gate humn`'s error does not
+ * say "gate" twice (its front end names the command before it) */
+static int setting_parse(cJSON *o, const char *zVerb, const char *key, const char *val, char *err)
+{
+	if (search_setting_parse(o, key, val, err) == 0)
+		return 0;
+	size_t k = strlen(zVerb);
+	if (!strcmp(zVerb, key) && !strncmp(err, key, k) && !strncmp(err + k, ": ", 2))
+		memmove(err, err + k + 2, strlen(err + k + 2) + 1);
+	return -1;
+}
+
+/* a setting given before the search started: checked now, kept for its
+ * search_started (search_start) */
+static int preset(struct search *s, const char *zVerb, const char *zArg, char *err)
+{
+	char key[64], line[400];
+	const char *val;
+	if (setting_args(zVerb, zArg, key, sizeof key, &val, err) < 0)
+		return -1;
+	if (!s->preset)
+		s->preset = cJSON_CreateObject();
+	cJSON_DeleteItemFromObjectCaseSensitive(s->preset, key);
+	if (setting_parse(s->preset, zVerb, key, val, err) < 0)
+		return -1;
+	snprintf(line, sizeof line,
+	         "search setting %s = %s: from the first round of the search "
+	         "started next",
+	         key, val);
+	note(s, line, NULL);
+	return 0;
+}
+
 int search_steer(struct search *s, const char *zVerb, const char *zArg, char *err)
 {
+	/* a setting may be given before the search starts, so that its first
+	 * round obeys it (the gate above all) */
+	if (!ST(s)->search.started && (!strcmp(zVerb, "gate") || !strcmp(zVerb, "set")))
+		return preset(s, zVerb, zArg, err);
 	if (search_need(s, SEARCH_NONE, err) < 0)
 		return -1;
 	char line[400];
@@ -110,19 +167,11 @@ int search_steer(struct search *s, const char *zVerb, const char *zArg, char *er
 			return -1;
 	} else if (!strcmp(zVerb, "gate") || !strcmp(zVerb, "set")) {
 		char key[64];
-		const char *val = zArg ? zArg : "";
-		if (!strcmp(zVerb, "gate")) {
-			snprintf(key, sizeof key, "gate");
-		} else {
-			size_t k = strcspn(val, " ");
-			if (!k || k >= sizeof key || !val[k])
-				return kl_err(err, "set needs a KEY and a VALUE (keys: %s)",
-				              search_setting_keys());
-			snprintf(key, sizeof key, "%.*s", (int)k, val);
-			val += k + strspn(val + k, " ");
-		}
+		const char *val;
+		if (setting_args(zVerb, zArg, key, sizeof key, &val, err) < 0)
+			return -1;
 		cJSON *tmp = cJSON_CreateObject();
-		if (search_setting_parse(tmp, key, val, err) < 0) {
+		if (setting_parse(tmp, zVerb, key, val, err) < 0) {
 			cJSON_Delete(tmp);
 			return -1;
 		}

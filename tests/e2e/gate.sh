@@ -51,12 +51,55 @@ check "search --session MISSING without a task: exit 2 ($(cat "$T/t.err"))" test
 check "... the error names the file and how to start a new search in it" \
 	grep -q "search: $T/typo.jsonl: no such session file (to start a new search in it, give the TASK too" "$T/t.err"
 check "... and no journal was written" test ! -e "$T/typo.jsonl"
+# the gate set before the search starts (issue 27 item 1): round 1 obeys it
+# r1 JOURNAL: "ok" when its search_started says gate human, round 1's ideas
+# all wait for a person (none decided) and no code came of any
+r1() {
+	python3 - "$1" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+st = [e for e in ev if e["type"] == "search_started"]
+assert st and st[0]["settings"]["gate"] == "human", st
+ideas = [e["id"] for e in ev if e["type"] == "idea_proposed" and e.get("origin") == "llm"]
+done = [e["id"] for e in ev if e["type"] in ("idea_accepted", "idea_rejected")]
+assert ideas and not done, (ideas, done)
+assert not [e for e in ev if e["type"] == "candidate_added" and e.get("idea_id")]
+print("ok")
+PY
+}
+printf '%s\n' "gate humn" "gate human" "search step" |
+	$KLOOP shell "$T/slowtask" --session "$T/pre.jsonl" $EVAL >"$T/pre.out" 2>"$T/pre.err"
+check "shell: gate before search step: round 1's ideas wait for the person ($(r1 "$T/pre.jsonl" 2>&1 | tail -1))" \
+	test "$(r1 "$T/pre.jsonl" 2>/dev/null)" = ok
+check "... it said the setting is for the search started next" \
+	grep -q "^search setting gate = human: from the first round of the search started next" "$T/pre.out"
+check "... and a typo of the value is refused once, with the nearest word ($(grep humn "$T/pre.err"))" \
+	grep -qx "error: gate: expected one of auto|human, got 'humn': did you mean 'human'?" "$T/pre.err"
+
 # --gate human with no person: stdin not a terminal
 timeout 20 $KLOOP search "$T/slowtask" --gate human $EVAL --session "$T/np.jsonl" </dev/null \
 	>"$T/np.out" 2>"$T/np.err"
 rc=$?
 check "search --gate human from a pipe: exit 2, saying a person is needed and where ($(head -c 150 "$T/np.err"))" \
 	sh -c "test $rc -eq 2 && grep -q 'needs a person at the keyboard: run kloop search on a terminal' '$T/np.err' && test ! -e '$T/np.jsonl'"
+
+# --- the workbench: :gate human, then R: round 1's ideas wait
+if command -v tmux >/dev/null 2>&1; then
+	KL=$(cd "$(dirname "$KLOOP")" && pwd)/$(basename "$KLOOP")
+	TUI_W=160 TUI_H=40 tui_start "cd $PWD && $KL $T/slowtask $EVAL --session $T/tg.jsonl; echo DONE-TG"
+	wait_for "1 candidate, 1 correct" 60 >/dev/null
+	keys : 'gate human' Enter
+	check "the workbench: :gate human before a search is taken for the next one" \
+		wait_for "search setting gate = human: from the first round" 20
+	keys R
+	check "... R starts it, and the title bar says it waits at the gate" wait_for "waits at the gate" 120
+	check "... round 1's ideas wait for the person ($(r1 "$T/tg.jsonl" 2>&1 | tail -1))" \
+		test "$(r1 "$T/tg.jsonl" 2>/dev/null)" = ok
+	keys q
+	wait_for "quit|y/n" 10 >/dev/null
+	keys y
+	wait_for "DONE-TG" 30 >/dev/null
+fi
 
 # --- kloop search --gate human on a terminal (issue 27 item 1): round 1's
 # ideas are put to the person, who accepts the first and rejects the rest;
