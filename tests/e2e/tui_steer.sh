@@ -123,9 +123,19 @@ keys : 'search step' Enter
 check "one round under the auto gate" wait_for "search paused, round 1" 120
 keys 5 z
 wait_for "^┌ Activity" >/dev/null
+# the round's later lines may have scrolled the ideas' line up: page back
+# (PgUp) until it shows, keeping every page seen
+: >"$T/act"
+found=1
+for _ in $(seq 1 12); do
+	screen >>"$T/act"
+	grep -q "ideas from the LLM (the search's auto gate decides them)" "$T/act" && found=0 && break
+	keys PPage
+	sleep 0.3
+done
 check "Activity: the auto gate decides the LLM's ideas (no 'accept, revise or reject them')" \
-	sh -c "grep -q \"ideas from the LLM (the search's auto gate decides them)\" '$T/screen' && ! grep -q 'accept, revise or reject them' '$T/screen'"
-keys z 1
+	sh -c "test $found -eq 0 && ! grep -q 'accept, revise or reject them' '$T/act'"
+keys End z 1
 keys : 'gate human' Enter
 keys : 'search step' Enter
 check "the title bar says the search waits at the gate" \
