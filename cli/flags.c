@@ -397,3 +397,192 @@ void flags_free(struct flags *f)
 	cJSON_Delete(f->settings);
 	f->settings = NULL;
 }
+
+/* ---- kloop CMD --help: each flag on its line ---- */
+
+/* what a flag does, for the commands cmds (0: every command that takes
+ * it), in a group; a flag of the table with no line here is listed bare */
+static const struct flag_help {
+	const char *zName, *zGroup, *zHelp;
+	unsigned cmds;
+} helps[] = {
+    {"--backend", "where candidates run",
+     "the host's CPU or the GPU (auto: the GPU where there is one)", 0},
+    {"--workers", "where candidates run", "the workers: local, local:N, ssh:HOST, slurm:...",
+     ALL_CMDS},
+    {"--workers", "checks", "also start the workers given (or the configuration's) and check them",
+     FL_DOCTOR},
+    {"--worker", "where candidates run", "the kloop-worker program to start", 0},
+    {"--jobs", "where candidates run", "compiles at once", 0},
+    {"--no-sandbox", "where candidates run",
+     "run candidates without bubblewrap (said on every verdict)", 0},
+    {"--sandbox", "where candidates run", "run candidates in bubblewrap (the default)", 0},
+    {"--mps", "where candidates run",
+     "use NVIDIA MPS for the local GPUs, starting a daemon where none runs", 0},
+    {"--no-mps", "where candidates run", "use no MPS daemon, even one that runs", 0},
+    {"--libs", "where candidates run", "libraries to link: cublas, cudnn, cutlass, -lNAME, a path",
+     0},
+    {"--trials", "checking and timing", "checked trials before timing", 0},
+    {"--budget", "checking and timing", "seconds of timing per candidate", 0},
+    {"--timeout", "checking and timing", "seconds a candidate's run may take", ALL_CMDS},
+    {"--timeout", "checks", "seconds to wait for an endpoint", FL_DOCTOR},
+    {"--timeout", "the problem", "seconds the PyTorch helper may take to describe a problem",
+     FL_TASKS},
+    {"--atol", "checking and timing", "absolute tolerance of the check", 0},
+    {"--rtol", "checking and timing", "relative tolerance of the check", 0},
+    {"--shapes", "the problem", "the shape set: small, full, or a name the task defines", 0},
+    {"--size", "the problem", "a KernelBench problem's sizes, scaled", 0},
+    {"--reference", "the problem", "what computes the reference: C, CUDA or PyTorch", 0},
+    {"--python", "the problem", "the python3 with PyTorch for .py problems", 0},
+    {"--session", "the session", "the journal to write, or to resume", 0},
+    {"--at", "the session", "open the replay at this event", 0},
+    {"--provider", "the LLM", "the API the LLM speaks", 0},
+    {"--model", "the LLM", "the model's name", 0},
+    {"--base-url", "the LLM", "the endpoint (an OpenAI-compatible server, a proxy)", 0},
+    {"--command", "the LLM", "a program that answers prompts (the command provider)", 0},
+    {"--llm-timeout", "the LLM", "seconds a request may take", 0},
+    {"--fix", "the LLM", "fix prompts after a candidate fails", 0},
+    {"--price-input", "the LLM", "dollars per million input tokens (for the budget)", 0},
+    {"--price-output", "the LLM", "dollars per million output tokens", 0},
+    {"--max-in-flight", "the LLM", "requests at once", 0},
+    {"--from", "what to start from",
+     "a source file: the first candidate instead of the task's seeds", 0},
+    {"--no-eval", "what to start from", "write the candidates, evaluate none", 0},
+    {"-n", "what to start from", "ideas to ask for", FL_IDEAS},
+    {"-n", "output", "results at most", FL_ARCHIVE},
+    {"-b", "what to start from", "implementations of the idea", FL_IMPLEMENT},
+    {"--idea", "what to start from", "the idea's id, or its text", 0},
+    {"--with", "what to start from", "a second parent: a crossover", 0},
+    {"--sweep-only", "what to start from", "no LLM: sweeps over tunables and crossover only", 0},
+    {"--no-crossover", "what to start from", "no crossover (as --crossover 0)", 0},
+    {"--json", "output", "one JSON object per line", 0},
+    {"--parse", "profile", "read an Nsight Compute CSV instead of profiling", 0},
+    {"--ncu", "profile", "the ncu program", 0},
+    {"--kernelbench", "output", "a KernelBench module with ModelNew", 0},
+    {"--problem", "output", "the KernelBench problem file it is for", 0},
+    {"--cuda", "output", "the CUDA candidate's source", 0},
+    {"--source", "output", "the candidate's source", 0},
+    {"-o", "output", "the report's file", 0},
+    {"--output", "output", "the report's file", 0},
+    {"--db", "the archive", "the archive's database", 0},
+    {"--task", "the archive", "only this task's entries", 0},
+    {"--gpu", "the archive", "only this GPU's entries", 0},
+    {"--kind", "the archive", "only wins, or only dead ends", 0},
+};
+#define N_HELPS (sizeof helps / sizeof *helps)
+
+static const struct flag_help *help_of(const struct flag_def *d, unsigned cmd)
+{
+	for (size_t i = 0; i < N_HELPS; i++)
+		if (!strcmp(helps[i].zName, d->zName) && (!helps[i].cmds || (helps[i].cmds & cmd)))
+			return &helps[i];
+	return NULL;
+}
+
+/* the value a flag takes, as its line shows it */
+static void value_of(const struct flag_def *d, char *buf, size_t n)
+{
+	switch (d->type) {
+	case FT_SWITCH:
+		buf[0] = 0;
+		break;
+	case FT_CHOICE:
+		snprintf(buf, n, " %s", d->zChoices);
+		break;
+	case FT_INT:
+	case FT_NUM:
+		snprintf(buf, n, " N");
+		break;
+	case FT_OPT:
+		snprintf(buf, n, "[=SPEC]");
+		break;
+	default:
+		snprintf(buf, n, " TEXT");
+	}
+}
+
+static void other_help(FILE *f, unsigned cmd);
+
+void flags_help(FILE *f, unsigned cmd)
+{
+	other_help(f, cmd);
+	/* the groups in the order of the help table */
+	for (size_t g = 0; g < N_HELPS; g++) {
+		int first = 1;
+		for (size_t k = 0; k < g; k++)
+			first &= strcmp(helps[k].zGroup, helps[g].zGroup) != 0;
+		if (!first)
+			continue;
+		int said = 0;
+		for (size_t i = 0; i < N_FLAGS; i++) {
+			const struct flag_def *d = &table[i];
+			if (!(d->cmds & cmd) || d->type == FT_ALIAS)
+				continue;
+			const struct flag_help *h = help_of(d, cmd);
+			if (!h || strcmp(h->zGroup, helps[g].zGroup))
+				continue;
+			/* a name the table has twice for this command: its first row */
+			if (find(d->zName, strlen(d->zName), cmd) != d)
+				continue;
+			if (!said++)
+				fprintf(f, "\n%s:\n", helps[g].zGroup);
+			char name[80], v[64], range[96] = "";
+			value_of(d, v, sizeof v);
+			snprintf(name, sizeof name, "%s%s", d->zName, v);
+			if ((d->type == FT_INT || d->type == FT_NUM) && d->zWhat)
+				snprintf(range, sizeof range, " [%s, %.15g..%.15g]", d->zWhat,
+				         d->lo, d->hi);
+			/* a long name on a line of its own, its help under the column */
+			if (strlen(name) > 24)
+				fprintf(f, "  %s\n  %-24s %s%s\n", name, "", h->zHelp, range);
+			else
+				fprintf(f, "  %-24s %s%s\n", name, h->zHelp, range);
+		}
+	}
+}
+
+/* the search settings a command other than search and translate takes
+ * (eval's --precision), and the aliases of this command's flags */
+static void other_help(FILE *f, unsigned cmd)
+{
+	int said = 0;
+	for (size_t i = 0; i < N_SETTINGS && !(cmd & (FL_SEARCH | FL_TRANSLATE)); i++) {
+		const struct flag_def *d = &settings[i];
+		int id = d->zName ? search_setting_find(d->zSetting) : -1;
+		if (!d->zName || !(d->cmds & cmd) || id < 0)
+			continue;
+		if (!said++)
+			fprintf(f, "\nsearch settings it takes:\n");
+		char name[80], v[64];
+		value_of(d, v, sizeof v);
+		snprintf(name, sizeof name, "%s%s", d->zName, v);
+		fprintf(f, "  %-24s %s\n", name, search_setting_info[id].zHelp);
+	}
+	said = 0;
+	for (size_t i = 0; i < N_FLAGS; i++) {
+		const struct flag_def *d = &table[i];
+		if (d->type != FT_ALIAS || !(d->cmds & cmd))
+			continue;
+		if (!said++)
+			fprintf(f, "\nother names:\n");
+		fprintf(f, "  %-24s as %s\n", d->zName, d->zChoices);
+	}
+}
+
+unsigned flags_cmd_of(const char *zCommand)
+{
+	static const struct {
+		const char *zName;
+		unsigned cmd;
+	} map[] = {
+	    {"open", FL_OPEN},           {"shell", FL_OPEN},      {"replay", FL_REPLAY},
+	    {"eval", FL_EVAL},           {"ideas", FL_IDEAS},     {"implement", FL_IMPLEMENT},
+	    {"session", FL_SESSION},     {"tasks", FL_TASKS},     {"search", FL_SEARCH},
+	    {"translate", FL_TRANSLATE}, {"doctor", FL_DOCTOR},   {"export", FL_EXPORT},
+	    {"profile", FL_PROFILE},     {"outline", FL_OUTLINE}, {"archive", FL_ARCHIVE},
+	    {"report", FL_REPORT}};
+	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+		if (!strcmp(map[i].zName, zCommand))
+			return map[i].cmd;
+	return 0;
+}

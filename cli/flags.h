@@ -10,6 +10,8 @@
 #ifndef KL_FLAGS_H
 #define KL_FLAGS_H
 
+#include <stdio.h>
+
 #include <cJSON.h>
 
 #include "cmd.h"
@@ -96,6 +98,12 @@ struct flags {
 int flags_parse(const struct cmd_entry *e, unsigned cmd, int argc, char **argv, int nMin, int nMax,
                 struct flags *f);
 void flags_free(struct flags *f);
+
+/* `kloop CMD --help`'s flags of command cmd (FL_ bits) other than the
+ * search settings (search_settings_help), grouped, one a line */
+void flags_help(FILE *f, unsigned cmd);
+/* the FL_ bit of the command named zCommand (0: none) */
+unsigned flags_cmd_of(const char *zCommand);
 
 /*
  * Read the number z for flag zFlag: a finite decimal in [lo, hi], whole

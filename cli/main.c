@@ -13,6 +13,7 @@
 
 #include "cmd.h"
 #include "commands.h"
+#include "flags.h"
 #include "suggest.h"
 #include "task.h"
 #include "util.h"
@@ -170,6 +171,7 @@ int main(int argc, char **argv)
 					free(h);
 					if (commands[i]->more_help)
 						commands[i]->more_help(stdout);
+					flags_help(stdout, flags_cmd_of(commands[i]->name));
 					return 0;
 				}
 			return commands[i]->exec(argc - 1, argv + 1);
