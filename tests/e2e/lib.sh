@@ -4,7 +4,8 @@
 KLOOP=${KLOOP:-./bin/kloop}
 T=$(mktemp -d "${TMPDIR:-/tmp}/kloop-e2e.XXXXXX")
 export XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state" XDG_DATA_HOME="$T/data"
-trap 'rm -rf "$T"' EXIT
+# (a test's tmux server, and what still runs in its panes, end with it)
+trap '[ -S "$T/tmux.sock" ] && tmux -S "$T/tmux.sock" kill-server 2>/dev/null; rm -rf "$T"' EXIT
 NFAIL=0
 ok() { echo "ok - $*"; }
 fail() {
