@@ -86,10 +86,10 @@ check "search --gate human from a pipe: exit 2, saying a person is needed and wh
 # --- the workbench: :gate human, then R: round 1's ideas wait
 if command -v tmux >/dev/null 2>&1; then
 	KL=$(cd "$(dirname "$KLOOP")" && pwd)/$(basename "$KLOOP")
-	TUI_W=160 TUI_H=40 tui_start "cd $PWD && $KL $T/slowtask $EVAL --session $T/tg.jsonl; echo DONE-TG"
+	TUI_W=80 TUI_H=24 tui_start "cd $PWD && $KL $T/slowtask $EVAL --session $T/tg.jsonl; echo DONE-TG"
 	wait_for "1 candidate, 1 correct" 60 >/dev/null
 	keys : 'gate human' Enter
-	check "the workbench: :gate human before a search is taken for the next one" \
+	check "the workbench at 80x24: :gate human before a search is taken for the next one" \
 		wait_for "search setting gate = human: from the first round" 20
 	keys R
 	check "... R starts it, and the title bar says it waits at the gate" wait_for "waits at the gate" 120
@@ -109,8 +109,8 @@ if ! command -v tmux >/dev/null 2>&1; then
 	exit $((NFAIL > 0))
 fi
 KL=$(cd "$(dirname "$KLOOP")" && pwd)/$(basename "$KLOOP")
-TUI_W=160 TUI_H=40 tui_start "cd $PWD && $KL search $T/slowtask --gate human --rounds 1 --branches 1 $EVAL --session $T/h.jsonl; echo DONE-\$?; sleep 30"
-check "search --gate human on a terminal puts round 1's first idea to the person" \
+TUI_W=200 TUI_H=50 tui_start "cd $PWD && $KL search $T/slowtask --gate human --rounds 1 --branches 1 $EVAL --session $T/h.jsonl; echo DONE-\$?; sleep 30"
+check "search --gate human on a terminal (200x50) puts round 1's first idea to the person" \
 	wait_for "accept, reject, or quit \(the ideas wait\)\? \[a/r/q\]" 90
 first=$(grep -Eo '^idea [0-9]+' "$T/screen" | tail -1 | cut -d' ' -f2)
 keys a Enter
