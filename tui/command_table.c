@@ -6,6 +6,19 @@
  */
 #include "verbs.h"
 
+#include <stdio.h>
+
+#include "search_settings.h"
+
+/* `help set`: the settings' keys, from their table (search_settings.h) */
+static const char *set_keys(void)
+{
+	static char buf[1024];
+	snprintf(buf, sizeof buf, "keys: %s (`kloop search --help` says each one's range)",
+	         search_setting_keys());
+	return buf;
+}
+
 const struct commands_def commands_table[] = {
     {
         .name = "ideas",
@@ -263,12 +276,10 @@ const struct commands_def commands_table[] = {
         .aArg = {ARG_TEXT},
         .nRequired = 2,
         .usage = "set KEY VALUE",
-        .help =
-            "search: change a setting while it runs: ideas, branches, parents, translations, "
-            "policy, seed, rounds, max_candidates, budget_usd, time_s, no_improve, target, "
-            "sweep, sweep_points, crossover, sweep_only, suspect_x, bandwidth_gbs, peak_tflops, "
-            "quick_stop_x, ab_pairs, target_roofline (percent), precision (faithful|any)",
+        .help = "search: change a setting while it runs, or before it starts (its first round "
+                "obeys it); `help set` lists the keys",
         .run = verb_steer,
+        .more = set_keys,
     },
     {
         .name = "cancel",

@@ -185,6 +185,8 @@ int commands_help(strbuf *sb, const char *zName, int bReplay)
 		if (!d)
 			return -1;
 		sb_addf(sb, "%s\n    %s\n", d->usage, d->help);
+		if (d->more)
+			sb_addf(sb, "    %s\n", d->more());
 		if (d->alias)
 			sb_addf(sb, "    (also: %s)\n", d->alias);
 		return 0;

@@ -49,6 +49,8 @@ struct commands_def {
 	const char *usage;                         /* "diff ID [ID]" */
 	const char *help;                          /* one line */
 	int replayOnly;                            /* only while replaying a journal */
+	/* more that `help NAME` says, made when asked (the words it takes), or NULL */
+	const char *(*more)(void);
 	/* do it: 0, or -1 when it failed (the reason said through the front's hooks) */
 	int (*run)(struct actions_front *f, const struct commands_line *c);
 };

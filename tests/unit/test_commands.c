@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "commands.h"
+#include "search_settings.h"
 
 static int parse(const char *z, struct commands_line *c, char *err)
 {
@@ -146,6 +147,10 @@ int main(void)
 	sb_reset(&sb);
 	CHECK(commands_help(&sb, "diff", 0) == 0 && strstr(sb.buf, "diff ID [ID]"), "help diff");
 	CHECK(commands_help(&sb, "nope", 0) < 0, "help of an unknown command fails");
+	sb_reset(&sb);
+	CHECK(commands_help(&sb, "set", 0) == 0 && strstr(sb.buf, search_setting_keys()) &&
+	          strstr(sb.buf, "overlap") && strstr(sb.buf, "gate"),
+	      "help set lists every key of the settings' table (%s)", sb.buf);
 
 	/* one entry per command: each has its handler, and `help` lists each
 	 * once, on one line with its usage and its help line */
