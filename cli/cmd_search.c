@@ -195,7 +195,7 @@ static void more_help(FILE *f)
 const struct cmd_entry cmd_search_entry = {
     .name = "search",
     .usage = "TASK [--rounds R] [--ideas N] [--branches B] [--translations T] [--parents P] "
-             "[--policy islands|greedy|random] [--seed S] [--gate auto] [--budget-usd X] "
+             "[--policy islands|greedy|random] [--seed S] [--gate auto|human] [--budget-usd X] "
              "[--max-candidates M] [--time SECONDS] [--target SPEEDUP] [--no-improve R] "
              "[--sweep-only] [--sweep grid|random] [--sweep-points K] [--crossover 0|1|2] "
              "[--no-crossover] [--overlap N] "
