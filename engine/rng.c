@@ -137,20 +137,6 @@ void rng_mix(void *dst, const void *a, const void *b, int64_t n, int es, uint64_
 	}
 }
 
-static double get_f(const void *p, kl_dtype d, int64_t i)
-{
-	switch (d) {
-	case KL_F32:
-		return ((const float *)p)[i];
-	case KL_F64:
-		return ((const double *)p)[i];
-	case KL_F16:
-		return kl_f16_to_f32(((const uint16_t *)p)[i]);
-	default:
-		return kl_bf16_to_f32(((const uint16_t *)p)[i]);
-	}
-}
-
 void rng_vary(void *p, kl_dtype d, int64_t n, int flags, uint64_t seed)
 {
 	if (!task_dtype_is_float(d) || n <= 0 || !flags)
@@ -159,7 +145,7 @@ void rng_vary(void *p, kl_dtype d, int64_t n, int flags, uint64_t seed)
 	rng_seed(&r, seed ^ 0x7661727931ull);
 	double mean = 0, m2 = 0, amax = 0;
 	for (int64_t i = 0; i < n; i++) { /* Welford: no cancellation */
-		double v = get_f(p, d, i), dv = v - mean;
+		double v = task_dtype_get(p, d, i), dv = v - mean;
 		mean += dv / (double)(i + 1);
 		m2 += dv * (v - mean);
 		amax = fabs(v) > amax ? fabs(v) : amax;
@@ -170,15 +156,15 @@ void rng_vary(void *p, kl_dtype d, int64_t n, int flags, uint64_t seed)
 	if (flags & RNG_SCALED) {
 		double a = exp2(-3 + 6 * rng_uniform(&r)), b = (4 * rng_uniform(&r) - 2) * a * sd;
 		for (int64_t i = 0; i < n; i++)
-			put_v(p, d, i, get_f(p, d, i) * a + b);
+			put_v(p, d, i, task_dtype_get(p, d, i) * a + b);
 		amax = amax * a + fabs(b);
 	}
 	if (flags & RNG_HEAVY)
 		for (int64_t i = 0; i < n; i++) {
 			double g = rng_normal(&r);
-			put_v(p, d, i, get_f(p, d, i) * exp(g));
-			if (fabs(get_f(p, d, i)) > amax)
-				amax = fabs(get_f(p, d, i));
+			put_v(p, d, i, task_dtype_get(p, d, i) * exp(g));
+			if (fabs(task_dtype_get(p, d, i)) > amax)
+				amax = fabs(task_dtype_get(p, d, i));
 		}
 	if (flags & RNG_OUTLIERS) {
 		int64_t m = n / 2048 > 0 ? n / 2048 : 1;

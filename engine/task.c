@@ -21,6 +21,29 @@ size_t task_dtype_size(kl_dtype d)
 	return (unsigned)d < 8 ? dtype_sizes[d] : 0;
 }
 
+double task_dtype_get(const void *p, kl_dtype d, int64_t i)
+{
+	switch (d) {
+	case KL_F32:
+		return ((const float *)p)[i];
+	case KL_F64:
+		return ((const double *)p)[i];
+	case KL_F16:
+		return kl_f16_to_f32(((const uint16_t *)p)[i]);
+	case KL_BF16:
+		return kl_bf16_to_f32(((const uint16_t *)p)[i]);
+	case KL_I32:
+		return ((const int32_t *)p)[i];
+	case KL_I64:
+		return (double)((const int64_t *)p)[i];
+	case KL_I8:
+		return ((const int8_t *)p)[i];
+	case KL_U8:
+		return ((const uint8_t *)p)[i];
+	}
+	return NAN;
+}
+
 const char *task_dtype_name(kl_dtype d)
 {
 	return (unsigned)d < 8 ? dtype_names[d] : "?";

@@ -95,6 +95,8 @@ void task_names_free(char **az, size_t n);
 
 /* dtype helpers */
 size_t task_dtype_size(kl_dtype d);
+/* element i of an array of type d, as a double (f16 and bf16 widened) */
+double task_dtype_get(const void *p, kl_dtype d, int64_t i);
 const char *task_dtype_name(kl_dtype d);
 /* parse "f32" etc.; 0 or -1 */
 int task_dtype_parse(const char *z, kl_dtype *pOut);

@@ -321,8 +321,8 @@ static int c_compare(struct backend *b, const void *out, const void *ref, kl_dty
 		if (c_download(b, a, (const char *)out + (size_t)r->firstBad * es, es, err) < 0 ||
 		    c_download(b, x, (const char *)ref + (size_t)r->firstBad * es, es, err) < 0)
 			return -1;
-		r->firstActual = compare_get(a, d, 0);
-		r->firstExpected = compare_get(x, d, 0);
+		r->firstActual = task_dtype_get(a, d, 0);
+		r->firstExpected = task_dtype_get(x, d, 0);
 	}
 	r->pass = r->nMismatch == 0 && r->relL2 <= tol->rel_l2;
 	return 0;

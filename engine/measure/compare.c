@@ -8,29 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-double compare_get(const void *p, kl_dtype d, int64_t i)
-{
-	switch (d) {
-	case KL_F32:
-		return ((const float *)p)[i];
-	case KL_F64:
-		return ((const double *)p)[i];
-	case KL_F16:
-		return kl_f16_to_f32(((const uint16_t *)p)[i]);
-	case KL_BF16:
-		return kl_bf16_to_f32(((const uint16_t *)p)[i]);
-	case KL_I32:
-		return ((const int32_t *)p)[i];
-	case KL_I64:
-		return (double)((const int64_t *)p)[i];
-	case KL_I8:
-		return ((const int8_t *)p)[i];
-	case KL_U8:
-		return ((const uint8_t *)p)[i];
-	}
-	return NAN;
-}
-
 /*
  * The loop, once per element type so that the element read is inlined: the
  * outputs of a GPU task are tens of millions of elements per trial.
@@ -181,7 +158,7 @@ void compare_error64(const void *out, kl_dtype d, const double *ref, int64_t n, 
 {
 	memset(a, 0, CMP_NSUM * sizeof *a);
 	for (int64_t i = 0; i < n; i++) {
-		double o = compare_get(out, d, i), r = ref[i];
+		double o = task_dtype_get(out, d, i), r = ref[i];
 		if (!isfinite(o) || !isfinite(r)) {
 			a[CMP_NONFINITE]++;
 			continue;

@@ -29,9 +29,6 @@ struct compare_report {
 	double firstActual;   /* output value there */
 };
 
-/* value of element i of a buffer of dtype d, as a double */
-double compare_get(const void *p, kl_dtype d, int64_t i);
-
 /* compare n elements of out against ref (both of dtype d) under tol */
 void compare_buffers(const void *out, const void *ref, kl_dtype d, int64_t n,
                      const struct task_tol *tol, struct compare_report *r);

@@ -88,8 +88,8 @@ int harness_check_inputs(struct harness *h, int s, char *why, size_t nWhy, char 
 		snprintf(
 		    why, nWhy,
 		    "input modified: %s%s was %g, is now %g after the run (%lld element%s changed)",
-		    tt->zName, idx, compare_get(was, tt->dtype, 0), compare_get(now, tt->dtype, 0),
-		    (long long)count, count == 1 ? "" : "s");
+		    tt->zName, idx, task_dtype_get(was, tt->dtype, 0),
+		    task_dtype_get(now, tt->dtype, 0), (long long)count, count == 1 ? "" : "s");
 		return 1;
 	}
 	return 0;

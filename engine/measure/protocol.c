@@ -351,14 +351,6 @@ const char *protocol_error_decode(const cJSON *msg, int *pFatal)
 	return str(msg, "message");
 }
 
-cJSON *protocol_cand_ended(int bSignal, int code, const char *zName)
-{
-	cJSON *o = protocol_event(bSignal ? PROTO_EV_CAND_SIGNAL : PROTO_EV_CAND_EXIT, -1);
-	cJSON_AddNumberToObject(o, bSignal ? "signal" : "status", code);
-	put_str(o, "name", zName);
-	return o;
-}
-
 void protocol_cand_ended_decode(const cJSON *msg, int *pCode, const char **pzName)
 {
 	const cJSON *st = cJSON_GetObjectItem(msg, "status");

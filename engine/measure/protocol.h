@@ -160,8 +160,8 @@ const char *protocol_progress_decode(const cJSON *msg, int *pK);
 cJSON *protocol_error(int job, const char *zMsg, int fatal);
 const char *protocol_error_decode(const cJSON *msg, int *pFatal);
 
-/* candidate_signal (sig) or candidate_exit (status) of the candidate zName */
-cJSON *protocol_cand_ended(int bSignal, int code, const char *zName);
+/* candidate_signal (sig) or candidate_exit (status) of the candidate zName
+ * (no kloop-worker of this version sends them; read where one does) */
 void protocol_cand_ended_decode(const cJSON *msg, int *pCode, const char **pzName);
 
 /*
