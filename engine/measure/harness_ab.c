@@ -62,7 +62,8 @@ static void ab_side_free(struct ab_side *s)
 
 /* pair n: the frames (every second pair), then each side's run on the same
  * inputs in an unpredictable order, their times into pair[]; 0, -1 + err,
- * or HC_* + why, *pWho the side that failed */
+ * HC_* + why, *pWho the side that failed, or AB_VARIED: not a pair */
+enum { AB_VARIED = 100 };
 static int ab_pair(struct harness *h, struct ab_side *s, int n, int strict, double *pair, int *pWho,
                    char *why, size_t nWhy, char *err)
 {
@@ -81,22 +82,30 @@ static int ab_pair(struct harness *h, struct ab_side *s, int n, int strict, doub
 			nc[k] = s[k].nearCpu.a[s[k].nearCpu.n - 1];
 		}
 	}
+	double w[2], bz[2], cz[2];
+	int varied = 0;
 	for (int k = 0; k < 2; k++) {
 		int who = k ? !first : first, rc, crc;
-		double w, bz, cz;
 		*pWho = who;
 		h->nRuns = runs;
-		if ((crc = harness_timed_run(h, s[who].c, strict, s[who].cal, &pair[who], &w, &bz,
-		                             &cz, &rc, why, nWhy, err)))
+		if ((crc = harness_timed_run(h, s[who].c, strict, s[who].cal, &pair[who], &w[who],
+		                             &bz[who], &cz[who], &rc, why, nWhy, err)))
 			return crc;
 		if (rc) {
 			snprintf(why, nWhy, "kl_run returned %d", rc);
 			return HC_MISBEHAVED;
 		}
-		harness_push(&s[who].wall, w);
-		harness_push(&s[who].busy, bz);
+		varied |= h->lastVaried;
+	}
+	/* a side checked on varied inputs ran on other data than its
+	 * opponent: the pair is checked, not counted (harness_timed_run) */
+	if (varied)
+		return AB_VARIED;
+	for (int who = 0; who < 2; who++) {
+		harness_push(&s[who].wall, w[who]);
+		harness_push(&s[who].busy, bz[who]);
 		harness_push(&s[who].near, nf[who]);
-		harness_push(&s[who].cpus, cz);
+		harness_push(&s[who].cpus, cz[who]);
 		harness_push(&s[who].nearCpu, nc[who]);
 	}
 	return 0;
@@ -258,7 +267,10 @@ cJSON *harness_ab(struct harness *h, struct harness_cand *inc, struct harness_ca
 	double start = now_s();
 	for (n = 0; n < ao->nPairs;) {
 		snprintf(when, sizeof when, "A/B pair %d", n + 1);
-		if ((crc = ab_pair(h, s, n, ao->strict, pair, &who, why, sizeof why, err)))
+		if ((crc = ab_pair(h, s, n, ao->strict, pair, &who, why, sizeof why, err)) ==
+		    AB_VARIED)
+			continue; /* checked on varied inputs: not a pair */
+		if (crc)
 			goto called;
 		harness_push(&s[0].ts, pair[0]);
 		harness_push(&s[1].ts, pair[1]);

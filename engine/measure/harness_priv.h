@@ -53,6 +53,8 @@ struct harness {
 	struct timing *cont; /* where a quick timing stopped: the full timing of the
 	                        same candidate goes on from there (its runs count) */
 	double lastPrepMs;   /* the wall time of the last harness_prepare_run(), ms */
+	int lastVaried;      /* the last timed run was a checked one on varied inputs: its
+	                      * time is not the problem's (harness_timed_run) */
 	void *judge;         /* the judge of each trial (the precision verdict's; NULL: none) */
 	const struct harness_judge_ops *judgeOps;
 	unsigned char *pGuard; /* host copy of the expected guard band */
