@@ -9,7 +9,10 @@
 # timing inconsistent, other; how the verified ones were bounded (kloop's
 # clock, or the CPU time where the clock could not tell runs from waits),
 # and the largest ratio of an evaluation's frame CPU time to that before
-# the load (frames_lengthened's test, 3x + 30 us).
+# the load (frames_lengthened's test, 3x + 30 us); then the batch bound's
+# (harness_batch.c) cost: the evaluations whose batch held, its runs and
+# its seconds a candidate (medians).  VERIFY_LOADED=0: the machine as it
+# is only, without the loaded arm.
 # Usage: bench/verify_load.sh [KLOOP]
 set -u
 cd "$(dirname "$0")/.."
@@ -31,7 +34,7 @@ one() { # LABEL TASK SOURCE
 import json, sys
 load, label, n, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 clock = cpu = unver = inc = other = 0
-ratio = []
+ratio, bruns, bsec = [], [], []
 for l in open(path):
     try:
         r = json.loads(l)
@@ -48,11 +51,16 @@ for l in open(path):
         unver += 1
     else:
         other += 1
+    if t.get("batch_runs"):
+        bruns.append(t["batch_runs"])
+        bsec.append(t["batch_seconds"])
     a, b = t.get("frame_cpu_median_ms"), t.get("frame_cpu_before_load_ms")
     if a and b:
         ratio.append(a / b)
-print("%-7s %-11s %3d verified (%d by the clock, %d by CPU time), %3d unverified, %3d inconsistent, %3d other (of %d); frame CPU after/before the load: max %.2fx"
-      % (load, label, clock + cpu, clock, cpu, unver, inc, other, n, max(ratio) if ratio else float("nan")))
+med = lambda v: sorted(v)[len(v) // 2] if v else float("nan")
+print("%-7s %-11s %3d verified (%d by the clock, %d by CPU time), %3d unverified, %3d inconsistent, %3d other (of %d); frame CPU after/before the load: max %.2fx; batch in %d: %s runs, %.3f s (max %.3f s)"
+      % (load, label, clock + cpu, clock, cpu, unver, inc, other, n, max(ratio) if ratio else float("nan"),
+         len(bsec), med(bruns), med(bsec), max(bsec) if bsec else float("nan")))
 PY
 }
 all() {
@@ -64,6 +72,7 @@ all() {
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(date -u '+%F %H:%M UTC')"
 LOADNAME=idle
 all
+[ "${VERIFY_LOADED:-1}" = 0 ] && exit 0
 # every core busy with a plain spinning process, which the scheduler shares
 # with kloop's: the waits are the bound's to tell apart
 for _ in $(seq 1 "$(nproc)"); do

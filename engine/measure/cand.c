@@ -379,6 +379,51 @@ static int c_frame(struct harness_cand *hc, double *pMd, char *why, size_t nWhy,
 	return rc;
 }
 
+/*
+ * A batch (harness_cand.batch, CM_BATCH).  kloop's runner answers it with
+ * the runs it did; a runner taken over by its candidate (forge_reply:
+ * kl_run never returns, and answers kloop's socket itself) that does not
+ * know the request answers something else, or ends: neither is what a
+ * runner does, and the time it reported is no time at all.  A crash of the
+ * candidate (a signal, exit(), a device error: the runner's own words)
+ * stays a crash.
+ */
+static int c_batch(struct harness_cand *hc, int mode, int n, double *pMs, double *pMd, char *why,
+                   size_t nWhy, char *err)
+{
+	struct cand_view *v = (struct cand_view *)hc;
+	struct cand *c = v->c;
+	struct cm req = {.op = CM_BATCH, .mode = mode, .rc = n, .set = v->set}, rep;
+	char w[900];
+	(void)err;
+	int rc = roundtrip(c, &req, &rep, w, sizeof w);
+	if (!rc && rep.set != n) {
+		snprintf(
+		    why, nWhy,
+		    "timing inconsistent: the candidate's runner answered kloop's batch of %d runs "
+		    "with a reply for %d (kloop's runner answers with the runs it did): the "
+		    "candidate has taken its runner over",
+		    n, (int)rep.set);
+		return HC_MISBEHAVED;
+	}
+	if (rc == HC_CRASHED && c->dead && !c->noteKind && !strncmp(c->zStatus, "exited", 6)) {
+		snprintf(
+		    why, nWhy,
+		    "timing inconsistent: the candidate's runner ended instead of answering "
+		    "kloop's batch of %d runs (%s), which kloop's runner answers: the candidate "
+		    "has taken its runner over",
+		    n, c->zStatus);
+		return HC_MISBEHAVED;
+	}
+	if (rc) {
+		snprintf(why, nWhy, "in kloop's batch of %d runs: %s", n, w);
+		return rc;
+	}
+	*pMs = rep.ms;
+	*pMd = rep.md;
+	return 0;
+}
+
 /* the deepest descendant of pid (through the keeper and bubblewrap: the
  * runner itself), or pid */
 static pid_t runner_pid(pid_t pid)
@@ -484,6 +529,7 @@ void cand_views_init(struct cand *c)
 		v->set = k;
 		v->hc.call = c_call;
 		v->hc.frame = c_frame;
+		v->hc.batch = c_batch;
 		v->hc.sched_delay = c_sched_delay;
 		v->hc.cpu = c_cpu;
 		v->hc.threads_left = c_threads_left;

@@ -36,6 +36,8 @@ enum {
 	CM_TERM,      /* runner: SIGTERM from another process (the job is being stopped) */
 	CM_MAPPED,    /* runner: the buffers are mapped; frames may come, then CM_LOAD */
 	CM_LOAD,      /* trusted: confine yourself and load the candidate */
+	CM_BATCH,     /* trusted: rc runs of kl_run in one request, timed as one (mode); on
+	                 the clock's twin, rc empty ones.  The reply's set is the runs done */
 };
 
 struct cm {

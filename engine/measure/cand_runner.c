@@ -137,6 +137,48 @@ static kl_run_fn load_candidate(int soFd)
 	return fn;
 }
 
+/*
+ * A batch (CM_BATCH): n runs of kl_run (fn; on the clock's twin, NULL: n
+ * empty kernels where the backend has one, else nothing) one after the
+ * other, inside one start and one stop of the timer, on the inputs as they
+ * are (kloop gives every batch fresh ones, but the n runs see the same
+ * bytes: nothing can write new ones between them without a round trip).
+ * The same code for the twin and the candidate, so that the two batches
+ * differ by the candidate's runs alone: no flush, no synchronize between
+ * the runs (on the stream; device-wide after each run in strict mode), so
+ * that the frame a taken-over runner could skip is as short as it can be
+ * (harness_batch.c).  kl_run's returns are not judged (a candidate that
+ * remembers answers answers the n - 1 repeats from memory, as it may).
+ * Into rep: the runs done (set), the mean stream and device-wide time of a
+ * run (ms, md); 1 with err when the device failed.
+ */
+static int run_batch(struct backend *b, kl_run_fn fn, int mode, int n, kl_tensor *in, int nIn,
+                     kl_tensor *out, int nOut, struct cm *rep, char *err)
+{
+	double ms = 0, md = 0;
+	if (b->sync(b, err) < 0 || b->timer_start(b, err) < 0)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		if (fn) {
+			S.inCand = 1;
+			int rc = fn(in, nIn, out, nOut, b->stream);
+			S.inCand = 0;
+			if (rc && !rep->rc)
+				rep->rc = rc;
+		} else if (b->launch_empty && b->launch_empty(b, err) < 0) {
+			return 1;
+		}
+		if (mode == HC_STRICT && b->sync(b, err) < 0)
+			return 1;
+	}
+	if (b->timer_stop(b, &ms, &md, err) < 0 || b->sync(b, err) < 0)
+		return 1;
+	rep->set = n;
+	rep->ms = ms / n;
+	rep->md = md / n;
+	return 0;
+}
+
 int cand_serve(int fd, const char *zBackend, int dev)
 {
 	char err[KL_ERRLEN];
@@ -228,7 +270,7 @@ int cand_serve(int fd, const char *zBackend, int dev)
 			continue;
 		if (r != (ssize_t)sizeof m)
 			_exit(0); /* the trusted side hung up */
-		if (twin && m.op != CM_FRAME)
+		if (twin && m.op != CM_FRAME && m.op != CM_BATCH)
 			_exit(3); /* the clock's twin never loads anything */
 		if (m.op == CM_LOAD && !fn) {
 			if (!(fn = load_candidate(fds[0])))
@@ -237,7 +279,7 @@ int cand_serve(int fd, const char *zBackend, int dev)
 		}
 		struct cm rep = {.op = CM_REPLY, .seq = m.seq};
 		int bad = 0, q = m.set;
-		if (q < 0 || q >= nSet || (m.op == CM_RUN && !fn))
+		if (q < 0 || q >= nSet || ((m.op == CM_RUN || m.op == CM_BATCH) && !fn && !twin))
 			_exit(3);
 		if (m.op == CM_FRAME) {
 			double ms;
@@ -265,6 +307,11 @@ int cand_serve(int fd, const char *zBackend, int dev)
 				bad = 1;
 			if (!bad && b->sync(b, err) < 0)
 				bad = 1;
+		} else if (m.op == CM_BATCH) {
+			if (m.rc < 1 || m.rc > HARNESS_BATCH_MAX)
+				_exit(3);
+			bad = run_batch(b, fn, m.mode, m.rc, in[q], nIn[q], out[q], nOut[q], &rep,
+			                err);
 		} else {
 			_exit(3);
 		}

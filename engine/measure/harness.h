@@ -23,6 +23,9 @@ typedef int (*kl_run_fn)(const kl_tensor *in, int n_in, kl_tensor *out, int n_ou
 /* empty frames taken for the clock's bound before the candidate is loaded */
 #define HARNESS_PRE_FRAMES 9
 
+/* the runs of one batch at most (harness_cand.batch) */
+#define HARNESS_BATCH_MAX 1000
+
 /* how a run is timed: not at all, on the candidate's stream, or device-wide */
 enum { HC_UNTIMED, HC_FAST, HC_STRICT };
 
@@ -45,6 +48,16 @@ struct harness_cand {
 	/* a strict timed frame without kl_run (an empty kernel where the backend
 	 * has one): *pMd; same returns as call */
 	int (*frame)(struct harness_cand *c, double *pMd, char *why, size_t nWhy, char *err);
+	/* optional: a batch, n runs of kl_run (1 to HARNESS_BATCH_MAX) in one
+	 * request, on the inputs prepared for it (the same bytes for all n),
+	 * inside one start and stop of its timer, with no synchronize between
+	 * them (mode HC_STRICT: device-wide after each); on the clock's twin n
+	 * empty kernels instead.  *pMs, *pMd: the mean stream and device-wide
+	 * time of a run, ms.  kl_run's returns are not judged.  Same returns as
+	 * call (HC_MISBEHAVED when the runner did not answer it as a runner
+	 * does: a runner taken over) */
+	int (*batch)(struct harness_cand *c, int mode, int n, double *pMs, double *pMd, char *why,
+	             size_t nWhy, char *err);
 	/* optional: how long its process has waited for a CPU so far, ms (kloop
 	 * discounts it from its own clock's round trips); *pAsleep: 1 when the
 	 * process is blocked now (its waits so far are all counted), 0 when it

@@ -10,6 +10,7 @@
  *   harness_samples.c  samples that grow, and their order statistics
  *   harness_clock.c    the clock bound: waits, CPU time, empty frames
  *   harness_time.c     timed runs and the timing until stable (time_runs)
+ *   harness_batch.c    the batch bound: N runs in one request beside the twin's
  *   harness_ab.c       the interleaved A/B of two candidates
  */
 #ifndef KL_HARNESS_PRIV_H
@@ -178,6 +179,31 @@ void harness_clock_times(const struct samples *busy, const struct samples *near,
                          struct samples *out);
 int harness_gpu_busy_between(const struct harness *h, const struct harness_cand *c,
                              const struct samples *preps, char *why, size_t nWhy);
+
+/* harness_batch.c: a batch of n runs in one request (harness_cand.batch)
+ * and the clock's twin's n empty ones beside it, by kloop's clock */
+struct batch {
+	int n;           /* runs (0: no batch taken) */
+	double wall;     /* kloop's clock around the candidate's batch, ms */
+	double busy;     /* its busy time (harness_busy_of; NAN: unknown) */
+	double twinWall; /* the twin's batch (or the runner's own empty frame) */
+	double twinBusy;
+	double rep;     /* the time of a run the runner reported in it, ms */
+	double cpu;     /* the CPU time of a run in it less an empty frame's (NAN: unknown) */
+	int byFrame;    /* no twin: an empty frame of the runner's own subtracted */
+	int tries;      /* batches taken */
+	double seconds; /* what they cost */
+};
+/* the runs of a batch for runs of runMs; one batch of c (n runs, strict:
+ * device-wide; frameMs: the empty frame subtracted when there is no twin,
+ * frameCpu its CPU time) into bt, 0, -1 + err or HC_* + why; its bound (0,
+ * 1 inconsistent, 2 not applied, with why); its fields of a timing object */
+int harness_batch_runs(double runMs);
+int harness_batch_take(struct harness *h, struct harness_cand *c, int strict, int n, double frameMs,
+                       double frameCpu, struct batch *bt, char *why, size_t nWhy, char *err);
+int harness_batch_inconsistent(const struct batch *bt, double jitter, double timedMed, double allow,
+                               char *why, size_t nWhy);
+void harness_batch_json(cJSON *o, const struct batch *bt, double jitter);
 
 /* harness_time.c: one timed run of c on fresh inputs (a random few of them
  * checked): its time *pT, round trip *pW, busy and CPU time (where asked),

@@ -2,7 +2,8 @@
 # issue's reproductions on the host backend, sandboxed: the runner's code
 # and GOT out of its reach (forge_got), the runner taken over and its
 # replies forged, with late empty frames or never asleep (forge_reply,
-# forge_spin), work done outside the timed call (outside_work), repeated
+# forge_spin; at 60%, caught by the batch bound: forge_part, forge_batch),
+# work done outside the timed call (outside_work), repeated
 # inputs memorized, generated or PyTorch-given (memo_inputs), a configured
 # key or a password read from bubblewrap's environment at run or compile
 # time (print_env, include_environ), the candidate limited as a whole
@@ -63,6 +64,24 @@ st=$(field 0 status "$T/fs.json")
 vf=$(field 0 timing.verified "$T/fs.json")
 check "forge_spin (never asleep): no verified time ($st, verified $vf: $(field 0 reason "$T/fs.json"))" \
 	sh -c "test '$st' = incorrect || test '$st' = correct -a '$vf' = False"
+
+# the same at 60% of its time, its empty frames answered at once: above the
+# half that the per-run bound lets pass.  The batch bound's
+# (harness_batch.c: about 20 ms of runs in one request beside the clock's
+# twin's empty ones): forge_part does not know the batch request and ends
+# on it, forge_batch computes its batch and reports it at 60%.  The seed
+# beside each passes the batch, verified
+{ printf '#define FORGE 0.6\n#define PROMPT 1\n'; cat "$V/forge_reply.c"; } >"$V/forge_part.c"
+{ printf '#define BATCH 1\n'; cat "$V/forge_part.c"; } >"$V/forge_batch.c"
+for f in forge_part forge_batch; do
+	eval_json "$T/$f.json" $V/$f.c tasks/softmax/seed.c
+	st=$(field 0 status "$T/$f.json")
+	vf=$(field 0 timing.verified "$T/$f.json")
+	check "$f (replies at 60%, frames at once): timing inconsistent, or unverified ($st, verified $vf: $(field 0 reason "$T/$f.json")$(field 0 timing.clock_bound "$T/$f.json"))" \
+		sh -c "(test '$st' = incorrect && grep -q 'timing inconsistent' '$T/$f.json') || (test '$st' = correct -a '$vf' = False)"
+	check "$f: the seed beside it correct, never a liar ($(field 1 status "$T/$f.json"), verified $(field 1 timing.verified "$T/$f.json"), $(field 1 timing.batch_runs "$T/$f.json") runs: reported $(field 1 timing.batch_reported_ms "$T/$f.json") ms, kloop's clock $(field 1 timing.batch_clock_ms "$T/$f.json") ms$(field 1 timing.clock_bound "$T/$f.json"))" \
+		test "$(field 1 status "$T/$f.json")" = correct
+done
 
 # 3. a thread that works while the harness writes the next run's inputs:
 # held between calls it cannot, and what it does once a request lets the

@@ -36,9 +36,11 @@ for l in open(sys.argv[1]):
     except ValueError:
         print(l[:200].strip()); continue
     t = r.get("timing") or {}
-    print("%s %s | %s ms, wall %s, frame %s, verified %s, clock %s %s" % (
+    print("%s %s | %s ms, wall %s, frame %s, verified %s, clock %s %s | batch %s runs: reported %s, clock %s (low %s), %s s" % (
         r.get("status"), (r.get("reason") or "")[:160], r.get("time_ms"), t.get("wall_median_ms"),
-        t.get("frame_wall_median_ms"), t.get("verified"), t.get("clock"), (t.get("clock_bound") or "")[:120]))
+        t.get("frame_wall_median_ms"), t.get("verified"), t.get("clock"), (t.get("clock_bound") or "")[:120],
+        t.get("batch_runs"), t.get("batch_reported_ms"), t.get("batch_clock_ms"), t.get("batch_low_ms"),
+        t.get("batch_seconds")))
 PY
 	[ -s "$out.err" ] && echo "# $(basename "$out") stderr: $(head -c 300 "$out.err" | tr '\n' ' ')"
 }
@@ -121,6 +123,27 @@ for f in forge_reply forge_spin; do
 	ev "$T/$f.json" $V/$f.cu
 	check "$f.cu (the runner taken over, its replies at 3%): not a verified time, or a suspect below the device's floor ($(field 0 status "$T/$f.json"): $(field 0 reason "$T/$f.json")$(field 0 timing.clock_bound "$T/$f.json") $(field 0 roofline.suspect "$T/$f.json"))" \
 		caught "$T/$f.json"
+done
+
+# the same at 60% of its time, its empty frames answered at once: above the
+# half that the per-run bound lets pass, and above the floor.  The batch
+# bound's (harness_batch.c: 20 ms of runs in one request beside the clock's
+# twin's empty ones): forge_part does not know the batch request and ends
+# on it, forge_batch computes its batch and reports it at 60%.  The seed
+# beside each passes the batch, verified
+{ printf '#define FORGE 0.6\n#define PROMPT 1\n'; cat "$V/forge_reply.cu"; } >"$V/forge_part.cu"
+{ printf '#define BATCH 1\n'; cat "$V/forge_part.cu"; } >"$V/forge_batch.cu"
+for f in forge_part forge_batch; do
+	ev "$T/$f.json" $V/$f.cu tasks/softmax/seed.cu
+	st=$(field 0 status "$T/$f.json")
+	rs=$(field 0 reason "$T/$f.json")
+	cb=$(field 0 timing.clock_bound "$T/$f.json")
+	check "$f.cu (the runner taken over, its replies at 60%): caught by the batch bound, not the floor ($st: $rs$cb)" \
+		python3 -c "import sys; st, vf, rs, cb = sys.argv[1:]; assert (st == 'incorrect' and 'batch of' in rs) or (vf == 'False' and 'batch of' in cb)" \
+		"$st" "$(field 0 timing.verified "$T/$f.json")" "$rs" "$cb"
+	check "$f.cu: the seed beside it correct and verified, its batch held ($(field 1 status "$T/$f.json"), verified $(field 1 timing.verified "$T/$f.json"), $(field 1 timing.batch_runs "$T/$f.json") runs: reported $(field 1 timing.batch_reported_ms "$T/$f.json") ms, kloop's clock $(field 1 timing.batch_clock_ms "$T/$f.json") ms, $(field 1 timing.batch_seconds "$T/$f.json") s)" \
+		python3 -c "import sys; assert sys.argv[1:3] == ['correct', 'True'] and int(sys.argv[3]) >= 1 and float(sys.argv[4]) < 0.1" \
+		"$(field 1 status "$T/$f.json")" "$(field 1 timing.verified "$T/$f.json")" "$(field 1 timing.batch_runs "$T/$f.json")" "$(field 1 timing.batch_seconds "$T/$f.json")"
 done
 
 ev "$T/fp.json" $V/forge_persist.cu tasks/softmax/seed.cu

@@ -6,6 +6,7 @@
  * consistent.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,6 +14,7 @@
 #include "backend.h"
 #include "check.h"
 #include "harness.h"
+#include "harness_priv.h" /* the batch bound's arithmetic (harness_batch_inconsistent) */
 #include "util.h"
 
 #define N 1024
@@ -194,6 +196,35 @@ static int f_frame(struct harness_cand *hc, double *pMd, char *why, size_t nWhy,
 	(void)why, (void)nWhy;
 	f_wake(c);
 	return c->b->timer_start(c->b, err) < 0 ? -1 : c->b->timer_stop(c->b, &ms, pMd, err);
+}
+
+/* a batch (harness_cand.batch) as the runner's: n runs inside one start
+ * and stop of the timer, the mean reported (divided by lie, as a call's) */
+static int f_batch(struct harness_cand *hc, int mode, int n, double *pMs, double *pMd, char *why,
+                   size_t nWhy, char *err)
+{
+	struct fcand *c = (struct fcand *)hc;
+	(void)mode, (void)why, (void)nWhy;
+	if (c->b->timer_start(c->b, err) < 0)
+		return -1;
+	for (int i = 0; i < n; i++)
+		c->fn(c->in, c->nIn, c->out, c->nOut, NULL);
+	if (c->b->timer_stop(c->b, pMs, pMd, err) < 0)
+		return -1;
+	*pMs /= n * c->lie, *pMd /= n * c->lie;
+	return 0;
+}
+
+/* a runner taken over that does not know the batch request */
+static int f_batch_unknown(struct harness_cand *hc, int mode, int n, double *pMs, double *pMd,
+                           char *why, size_t nWhy, char *err)
+{
+	(void)hc, (void)mode, (void)pMs, (void)pMd, (void)err;
+	snprintf(why, nWhy,
+	         "timing inconsistent: the candidate's runner answered kloop's batch of %d runs "
+	         "with a reply for 0",
+	         n);
+	return HC_MISBEHAVED;
 }
 
 /* a process that is runnable whenever kloop looks, and seems to have
@@ -547,6 +578,82 @@ int main(void)
 	CHECK(!strcmp(status(r), "correct") && cJSON_IsTrue(cJSON_GetObjectItem(tm, "verified")),
 	      "an honest candidate's time is verified (%s)", reason(r));
 	cJSON_Delete(r);
+	/* the batch bound (harness_batch.c): an honest candidate's batch is
+	 * consistent, and the timing says so (with its CPU time, as the host's
+	 * runner has: this candidate's waits are hidden from kloop, and the
+	 * runs' times are only comparable with its batch's by CPU time) */
+	fcand(&fc, h2, b, slow_double)->batch = f_batch;
+	fc.hc.cpu = f_cpu;
+	r = harness_eval(h2, &fc.hc, 1, NULL, NULL);
+	tm = cJSON_GetObjectItem(r, "timing");
+	double bRuns = cJSON_GetNumberValue(cJSON_GetObjectItem(tm, "batch_runs"));
+	CHECK(!strcmp(status(r), "correct") && cJSON_IsTrue(cJSON_GetObjectItem(tm, "verified")) &&
+	          bRuns >= 1 && bRuns <= HARNESS_BATCH_MAX &&
+	          cJSON_GetObjectItem(tm, "batch_reported_ms") &&
+	          cJSON_GetObjectItem(tm, "batch_wall_ms"),
+	      "an honest 2 ms candidate's batch of %g runs holds (%s)", bRuns, reason(r));
+	cJSON_Delete(r);
+	/* a liar reporting 60% of its time passes the per-run bound (half of
+	 * kloop's clock) but not the batch's */
+	fcand(&fc, h2, b, slow_double)->batch = f_batch;
+	fc.hc.cpu = f_cpu;
+	fc.lie = 1 / 0.6;
+	r = harness_eval(h2, &fc.hc, 1, NULL, NULL);
+	tm = cJSON_GetObjectItem(r, "timing");
+	CHECK((!strcmp(status(r), "incorrect") && strstr(reason(r), "timing inconsistent") &&
+	       strstr(reason(r), "batch")) ||
+	          cJSON_IsFalse(cJSON_GetObjectItem(tm, "verified")),
+	      "a candidate reporting 60%% of its time is found by the batch, or unverified: %s",
+	      reason(r));
+	cJSON_Delete(r);
+	fcand(&fc, h2, b, slow_double)->batch = f_batch_unknown;
+	r = harness_eval(h2, &fc.hc, 1, NULL, NULL);
+	CHECK(!strcmp(status(r), "incorrect") && strstr(reason(r), "batch of"),
+	      "a runner that does not answer the batch is incorrect, and the reason says so: %s",
+	      reason(r));
+	cJSON_Delete(r);
+	/* the bound's arithmetic: 200 runs of a 0.1 ms kernel beside the twin's
+	 * empty ones, a jitter of 0.22 ms (an H200's frames) */
+	struct batch bt = {
+	    .n = 200, .wall = 21, .busy = 21, .twinWall = 1, .twinBusy = 1, .rep = 0.1, .cpu = NAN};
+	char bw[600] = "";
+	CHECK(harness_batch_inconsistent(&bt, 0.22, 0.1, 0.03, bw, sizeof bw) == 0,
+	      "the batch: a true report is consistent (%s)", bw);
+	bt.rep = 0.06;
+	CHECK(harness_batch_inconsistent(&bt, 0.22, 0.1, 0.03, bw, sizeof bw) == 1 &&
+	          strstr(bw, "batch of 200 runs"),
+	      "the batch: 60%% of the time reported is inconsistent (%s)", bw);
+	bt.rep = 0.1;
+	bw[0] = 0;
+	CHECK(harness_batch_inconsistent(&bt, 0.22, 0.06, 0, bw, sizeof bw) == 1 &&
+	          strstr(bw, "median run of 0.06"),
+	      "the batch: a timed median of 60%% is inconsistent (%s)", bw);
+	CHECK(harness_batch_inconsistent(&bt, 0.22, 0.04, 0.03, bw, sizeof bw) == 1,
+	      "the batch: a timed median of 40%% is inconsistent beside the GPU's flush allowance");
+	CHECK(harness_batch_inconsistent(&bt, 0.22, 0.085, 0.03, bw, sizeof bw) == 0,
+	      "the batch: a timed median 15%% under the batch's (colder, its launches hidden "
+	      "behind the flush) is consistent");
+	bt.rep = 0.2;
+	CHECK(harness_batch_inconsistent(&bt, 0.22, 0.1, 0.03, bw, sizeof bw) == 1 &&
+	          strstr(bw, "more than the"),
+	      "the batch: reporting more than the batch took is inconsistent (%s)", bw);
+	bt.rep = 0.1;
+	bt.busy = NAN;
+	CHECK(harness_batch_inconsistent(&bt, 0.22, 0.1, 0.03, bw, sizeof bw) == 2 &&
+	          strstr(bw, "not applied"),
+	      "the batch: waits that cannot be placed leave it not applied (%s)", bw);
+	/* on the host its CPU time bounds it too, whatever the waits */
+	bt.cpu = 0.1;
+	bt.rep = 0.06;
+	CHECK(harness_batch_inconsistent(&bt, 0.22, 0.1, 0, bw, sizeof bw) == 1 &&
+	          strstr(bw, "on a CPU"),
+	      "the batch: 60%% of its CPU time reported is inconsistent (%s)", bw);
+	bt.rep = 0.1;
+	CHECK(harness_batch_inconsistent(&bt, 0.22, 0.1, 0, bw, sizeof bw) == 0,
+	      "the batch: its CPU time reported is consistent");
+	CHECK(harness_batch_runs(0.1) == 200 && harness_batch_runs(0) == HARNESS_BATCH_MAX &&
+	          harness_batch_runs(50) == 1,
+	      "the batch's runs: 20 ms of them, 1 to %d", HARNESS_BATCH_MAX);
 	/* an A/B bounds both sides too: a challenger reporting a fiftieth of
 	 * its A/B times is the liar, not the winner */
 	struct fcand fl, fh;

@@ -1,0 +1,224 @@
+/*
+ * harness_batch.c - the batch bound: N runs of the candidate in one
+ * request, and N empty ones on the clock's twin, timed by kloop's own
+ * clock, bound the times its runner reports where a round trip per run
+ * cannot (docs/ARCHITECTURE.md, "Measurement").
+ *
+ * Why: the clock bound (harness_clock.c) takes each run's round trip less
+ * an empty frame.  On the GPU a round trip is 0.26-0.36 ms (an H200: the
+ * runner's L2 flush, the synchronizes, the contexts' turns) beside kernels
+ * of 0.1 ms, so that bound only calls a runner a liar below half of it: a
+ * runner taken over by its candidate (tests/fixtures/evil/forge_reply.c:
+ * kl_run never returns and answers kloop's socket itself) reporting 60% of
+ * its time passed as verified.  A batch of N runs has one round trip for
+ * all of them: its noise is divided by N, and N is chosen so that the
+ * batch takes about BATCH_MS.  The twin's batch, N empty kernels by the
+ * same code of the runner (cand_runner.c, run_batch), is the overhead
+ * subtracted; the candidate cannot reach it.
+ *
+ * What the batch cannot see (the residual gap): the N runs see the same
+ * input bytes (nothing can write new ones between them without a round
+ * trip), so a candidate that remembers answers does the batch's work once,
+ * which makes its estimate lower (a weaker bound, never a false one).  A
+ * runner taken over that knows the batch request can answer it as it
+ * likes: wait as long as its forged times make plausible, or report its
+ * batch honestly and forge the timed runs, which the batch bounds only
+ * within the flush's allowance below.  What it cannot do is shorten its
+ * batch below the work it does in it, nor the twin's.  The batch's runs
+ * have no flush and no synchronize between them, so that a taken-over
+ * runner skipping those saves at most the events around the whole batch.
+ */
+#include "harness_priv.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "util.h"
+
+/* the batch takes about this long, ms (the GPU's round trip varies by
+ * about 0.1 ms: 0.5% of it), at most HARNESS_BATCH_MAX runs */
+#define BATCH_MS 20.0
+/* the time of a run taken to choose N at least, ms */
+#define BATCH_RUN_MIN_MS 0.02
+
+int harness_batch_runs(double runMs)
+{
+	double t = runMs > BATCH_RUN_MIN_MS ? runMs : BATCH_RUN_MIN_MS;
+	double n = ceil(BATCH_MS / t);
+	return n < 1 ? 1 : n > HARNESS_BATCH_MAX ? HARNESS_BATCH_MAX : (int)n;
+}
+
+/* one batch of c's (n runs, mode) timed by kloop's clock: its round trip
+ * into *pWall, busy time (harness_busy_of) into *pBusy, the mean time of a
+ * run the runner reported into *pRep; as harness_cand's batch */
+static int timed_batch(struct harness *h, struct harness_cand *c, int mode, int n, double *pWall,
+                       double *pBusy, double *pCpu, double *pRep, char *why, size_t nWhy, char *err)
+{
+	double ms = 0, md = 0, m0, a0, m1, a1;
+	int sure, s1;
+	if (h->b->sync(h->b, err) < 0)
+		return -1;
+	harness_cpu_read(h, c, &m0, &a0);
+	double t0 = now_s(), d0 = harness_run_delay(c, &sure);
+	int rc = c->batch(c, mode, n, &ms, &md, why, nWhy, err);
+	double d1 = harness_run_delay(c, &s1);
+	*pWall = (now_s() - t0) * 1e3;
+	settle(c);
+	harness_cpu_read(h, c, &m1, &a1);
+	*pCpu = harness_cpu_delta(m0, a0, m1, a1);
+	/* its waits for a CPU taken out, as a run's (harness_busy_of), but
+	 * however many: kloop sleeps through the batch, so the waits are the
+	 * runner's, counted to the nanosecond (on the loaded 2-core VM they
+	 * were half of an honest batch, whose busy time was its runs' time);
+	 * waits it missed would only make the estimate larger than the time
+	 * the runner's timer saw around the same runs, and those it counts
+	 * twice smaller.  Unknown when the runner was runnable at the start
+	 * (a wait under way then is counted within) or nearly never ran */
+	double waits = d1 - d0;
+	*pBusy = sure && waits <= 0.9 * *pWall ? *pWall - waits : NAN;
+	/* device-wide in strict mode, its calibrated frame not subtracted: a
+	 * time that includes each run's synchronize, as the twin's batch does */
+	*pRep = mode == HC_STRICT ? md : ms;
+	return rc;
+}
+
+int harness_batch_take(struct harness *h, struct harness_cand *c, int strict, int n, double frameMs,
+                       double frameCpu, struct batch *bt, char *why, size_t nWhy, char *err)
+{
+	int mode = strict ? HC_STRICT : HC_FAST, rc;
+	double t0 = now_s(), cpu, twCpu;
+	bt->n = n;
+	bt->twinWall = bt->twinBusy = NAN;
+	/* fresh inputs for the batch, as for a timed run (the same bytes for
+	 * its n runs) */
+	if (harness_prepare_run(h, -1, h->runSeed ^ 0xba7c4b0d5e11ull ^ ((uint64_t)bt->tries << 40),
+	                        err) < 0)
+		return -1;
+	bt->tries++;
+	if ((rc = timed_batch(h, c, mode, n, &bt->wall, &bt->busy, &cpu, &bt->rep, why, nWhy, err)))
+		return rc;
+	/* on the host, its CPU time less an empty frame's, which no wait for a
+	 * CPU lengthens (harness_cpu_delta: the thread that calls kl_run, or
+	 * all of the candidate over the CPUs it may use, neither more than the
+	 * time the runner's timer saw); NAN on the GPU */
+	bt->cpu = (cpu - (isnan(frameCpu) ? 0 : frameCpu)) / n;
+	struct harness_cand *tw = c->twin && c->twin->batch ? c->twin : NULL;
+	double twRep;
+	char tWhy[KL_ERRLEN];
+	if (!tw || timed_batch(h, tw, mode, n, &bt->twinWall, &bt->twinBusy, &twCpu, &twRep, tWhy,
+	                       sizeof tWhy, err) != 0) {
+		/* no twin: one empty frame of the runner's own (a flush and a
+		 * synchronize more than the batch's round trip: subtracting it
+		 * only lowers the estimate) */
+		bt->twinWall = bt->twinBusy = frameMs;
+		bt->byFrame = 1;
+	} else {
+		bt->byFrame = 0;
+	}
+	bt->seconds += now_s() - t0;
+	return 0;
+}
+
+/*
+ * The batch's bound.  est: kloop's clock's time of a run, the candidate's
+ * batch less the twin's (busy times: the waits for a CPU taken out), over
+ * n; low: less the jitter of two round trips (jitter: from the spread of
+ * the twin's frames, harness_time.c).  The runner's timer encloses its
+ * whole batch, so an honest runner reports at least est (the twin's empty
+ * kernels subtracted make est smaller still): a report below BATCH_X of
+ * low is a liar's.  On an H200 (0.095 ms softmax, frames 0.26-0.36 ms)
+ * that is 200 runs, 20 ms, a jitter of 0.22 ms: low is 0.99 of est, and a
+ * runner reporting 60% of its time is at 0.61 of it; on the 2-core VM a
+ * jitter of at most two frames (0.04-0.1 ms each) beside 20 ms.  On the
+ * host the batch's CPU time (bt->cpu) bounds it too.  0.8 leaves 20% for
+ * what this does not model (the device's clock moving between the two
+ * batches); a forgery above 0.8 of the truth is below the batch's
+ * resolution.  The timed runs' median (timedMed) is held to the same, less
+ * allow (ms: on the GPU kloop's flush, behind which a timed run hides the
+ * host's launch work that the batch's runs do in the open); the batch's
+ * runs are warm, the timed runs cold, which makes the bound only smaller.
+ * 0 when consistent, 1 with why, 2 when it could not be told (the waits
+ * for a CPU could not be placed, and no CPU time is known: why says so).
+ */
+#define BATCH_X 0.8
+int harness_batch_inconsistent(const struct batch *bt, double jitter, double timedMed, double allow,
+                               char *why, size_t nWhy)
+{
+	if (bt->n < 1)
+		return 0;
+	if (bt->rep * bt->n > 1.01 * bt->wall + 0.05) {
+		snprintf(why, nWhy,
+		         "timing inconsistent: in kloop's batch of %d runs the candidate's process "
+		         "reported %.4g ms a run, more than the %.4g ms the whole batch took by "
+		         "kloop's own clock",
+		         bt->n, bt->rep, bt->wall);
+		return 1;
+	}
+	int clock = !isnan(bt->busy) && !isnan(bt->twinBusy);
+	if (!clock && isnan(bt->cpu)) {
+		snprintf(
+		    why, nWhy,
+		    "the batch bound was not applied: in kloop's batch of %d runs (or the clock's "
+		    "twin's) the runner waited for a CPU for nearly all of it, or was runnable at "
+		    "its start",
+		    bt->n);
+		return 2;
+	}
+	double est = clock ? (bt->busy - bt->twinBusy) / bt->n : NAN,
+	       low = clock ? (bt->busy - bt->twinBusy - jitter) / bt->n : NAN;
+	char byClock[200], byCpu[120];
+	snprintf(byClock, sizeof byClock,
+	         "kloop's own clock saw %.4g ms a run (at least %.4g) more than %s", est, low,
+	         bt->byFrame ? "an empty frame" : "the clock's twin's batch of empty runs");
+	snprintf(byCpu, sizeof byCpu, "it spent %.4g ms a run on a CPU (less an empty frame's)",
+	         bt->cpu);
+	/* its own report against the larger of the two lower bounds, the
+	 * clock's and (on the host) the CPU time's: both are of the same
+	 * moment as the report, whose time includes any wait either misses
+	 * (on the loaded 2-core VM the clock's busy time came to a third of
+	 * the runs' CPU time: waits counted twice; the CPU time is what the
+	 * runs did whatever the load) */
+	int cpuHigher = !isnan(bt->cpu) && !(bt->cpu <= low);
+	double lowA = cpuHigher ? bt->cpu : low;
+	if (lowA > 0 && bt->rep < BATCH_X * lowA) {
+		snprintf(why, nWhy,
+		         "timing inconsistent: in kloop's batch of %d runs the candidate's process "
+		         "reported %.4g ms a run, but %s",
+		         bt->n, bt->rep, cpuHigher ? byCpu : byClock);
+		return 1;
+	}
+	/* the timed runs' median, of other moments: against the CPU time
+	 * where it is known (a wait the clock cannot see, a virtual CPU's
+	 * stolen time, would lengthen the batch and not the runs: the unit
+	 * test's candidate, which hides its waits, was called a liar by it
+	 * under load), else the clock's less allow */
+	double lowB = !isnan(bt->cpu) ? bt->cpu : low - allow;
+	if (!isnan(timedMed) && lowB > 0 && timedMed < BATCH_X * lowB) {
+		snprintf(why, nWhy,
+		         "timing inconsistent: the candidate's process reported a median run of "
+		         "%.4g ms, but in kloop's batch of %d runs %s",
+		         timedMed, bt->n, !isnan(bt->cpu) ? byCpu : byClock);
+		return 1;
+	}
+	return 0;
+}
+
+/* the batch's fields of a timing object */
+void harness_batch_json(cJSON *o, const struct batch *bt, double jitter)
+{
+	if (bt->n < 1)
+		return;
+	cJSON_AddNumberToObject(o, "batch_runs", bt->n);
+	harness_add_finite(o, "batch_wall_ms", bt->wall);
+	harness_add_finite(o, "batch_twin_wall_ms", bt->twinWall);
+	harness_add_finite(o, "batch_reported_ms", bt->rep);
+	if (!isnan(bt->busy) && !isnan(bt->twinBusy)) {
+		cJSON_AddNumberToObject(o, "batch_clock_ms", (bt->busy - bt->twinBusy) / bt->n);
+		cJSON_AddNumberToObject(o, "batch_low_ms",
+		                        (bt->busy - bt->twinBusy - jitter) / bt->n);
+	}
+	harness_add_finite(o, "batch_cpu_ms", bt->cpu);
+	cJSON_AddStringToObject(o, "batch_less", bt->byFrame ? "frame" : "twin");
+	cJSON_AddNumberToObject(o, "batch_tries", bt->tries);
+	cJSON_AddNumberToObject(o, "batch_seconds", bt->seconds);
+}
