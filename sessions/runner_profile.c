@@ -28,19 +28,17 @@ struct profile_run {
 	struct profile_run *next;
 };
 
-static struct profile_run *profiles;
-
 int runner_profiles(const struct runner *rn)
 {
 	int n = 0;
-	for (struct profile_run *q = profiles; q; q = q->next)
-		n += q->rn == rn;
+	for (struct profile_run *q = rn->profiles; q; q = q->next)
+		n++;
 	return n;
 }
 
 static void profile_end(struct profile_run *p, int bKill)
 {
-	struct profile_run **pp = &profiles;
+	struct profile_run **pp = &p->rn->profiles;
 	while (*pp && *pp != p)
 		pp = &(*pp)->next;
 	if (*pp)
@@ -109,8 +107,8 @@ int runner_profile(struct runner *rn, int id, char *err)
 	const struct cand *c = state_cand(&rn->ses->st, id);
 	if (!c)
 		return kl_err(err, "no candidate %d", id);
-	for (struct profile_run *q = profiles; q; q = q->next)
-		if (q->rn == rn && q->cand == id)
+	for (struct profile_run *q = rn->profiles; q; q = q->next)
+		if (q->cand == id)
 			return kl_err(err, "candidate %d is being profiled already", id);
 	char tmpl[] = "/tmp/kloop-profile-XXXXXX";
 	if (!mkdtemp(tmpl))
@@ -149,17 +147,14 @@ int runner_profile(struct runner *rn, int id, char *err)
 		free(p);
 		return -1;
 	}
-	p->next = profiles;
-	profiles = p;
+	p->next = rn->profiles;
+	rn->profiles = p;
 	loop_add_fd(rn->l, p->fd, LOOP_READ, profile_read, p);
 	return 0;
 }
 
 void runner_profiles_end(struct runner *rn)
 {
-	for (struct profile_run *q = profiles, *nx; q; q = nx) {
-		nx = q->next;
-		if (q->rn == rn)
-			profile_end(q, 1);
-	}
+	while (rn->profiles)
+		profile_end(rn->profiles, 1);
 }
