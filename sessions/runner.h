@@ -189,7 +189,7 @@ int runner_cancel_eval(struct runner *rn, int id, char *err);
 
 /*
  * Run Nsight Compute once on candidate id's kernels in the background
- * (`kloop profile TASK FILE --json`: a fresh worker under ncu); when it
+ * (ncu.h's ncu_run: a worker of its own under ncu); when it
  * ends, journal a profile event (ev_profile: its metrics join the
  * candidate's result, so the Results pane and the prompts show them) and
  * send a RUNNER_MESSAGE with the summary or with why it failed.  0, or
