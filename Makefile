@@ -55,7 +55,7 @@ $(TS_RT)/src/lib.c $(TS_CUDA)/parser.c:
 	@echo "kloop: the tree-sitter runtime and CUDA grammar are missing: run 'make deps' first" >&2; exit 1
 
 $(ENGINE_OBJ) $(WORKER_OBJ): INC := $(ENGINE_INC)
-$(SESS_OBJ): INC := $(SESS_INC)
+$(SESS_OBJ): INC := $(SESS_INC) -DKL_SESSIONS
 $(TUI_OBJ): INC := $(TUI_INC)
 $(CLI_OBJ): INC := $(CLI_INC)
 $(BUILD)/%.o: %.c

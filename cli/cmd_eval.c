@@ -254,7 +254,7 @@ static int exec_eval(int argc, char **argv)
 		goto out;
 	}
 	for (int i = 0; i < nSrc; i++) {
-		const char *origin = is_seed(r.rn->task, aSrc[i].zPath) ? "seed" : "human";
+		const char *origin = is_seed(runner_task(r.rn), aSrc[i].zPath) ? "seed" : "human";
 		aSrc[i].candId =
 		    runner_add(r.rn, origin, NULL, 0, aSrc[i].zName, aSrc[i].text.buf, NULL, err);
 		if (aSrc[i].candId < 0 || runner_bench(r.rn, aSrc[i].candId, err) < 0) {
@@ -271,7 +271,7 @@ static int exec_eval(int argc, char **argv)
 	else
 		rc = print_results(r.rn, aSrc, nSrc, o.json, any_precision(&o));
 	fflush(stdout);
-	if (runner_saved(r.rn) < 0)
+	if (runner_saved(r.rn, NULL) < 0)
 		rc = 2; /* events lost: the journal could not be written */
 out:
 	runner_close(r.rn);

@@ -51,7 +51,7 @@ static void print(struct ideas_run *x)
 				cJSON_AddNumberToObject(y, "duplicate_of", d->duplicateOf);
 			cJSON_AddItemToArray(arr, y);
 		}
-		cJSON_AddStringToObject(o, "task", x->r.rn->zTaskName);
+		cJSON_AddStringToObject(o, "task", runner_task_name(x->r.rn));
 		cJSON_AddStringToObject(o, "parent", parent->zName);
 		cJSON_AddStringToObject(o, "parent_status", parent->zStatus);
 		if (parent->zReason && *parent->zReason)
@@ -73,8 +73,8 @@ static void print(struct ideas_run *x)
 		    parent->zName, ps == STATUS_ERROR ? "its evaluation failed" : parent->zStatus,
 		    parent->zReason && *parent->zReason ? ": " : "",
 		    parent->zReason ? parent->zReason : "");
-	printf("ideas for %s (%s, %s backend; %s", parent->zName, x->r.rn->zTaskName,
-	       x->r.rn->zBackend, ps == STATUS_ERROR ? "evaluation failed" : parent->zStatus);
+	printf("ideas for %s (%s, %s backend; %s", parent->zName, runner_task_name(x->r.rn),
+	       runner_backend(x->r.rn), ps == STATUS_ERROR ? "evaluation failed" : parent->zStatus);
 	if (parent->timeMs >= 0)
 		printf(", %.4g ms", parent->timeMs);
 	if (parent->speedup >= 0)
@@ -108,7 +108,8 @@ static int exec_ideas(int argc, char **argv)
 	x.r.arg = &x;
 	char err[KL_ERRLEN];
 	int rc = llmrun_start(&x.r, argc, argv);
-	if (rc == 0 && runner_ideas(x.r.rn, x.r.parent, x.r.f.n, 0, err) < 0) {
+	struct pipeline *p = rc == 0 ? runner_llm(x.r.rn, err) : NULL;
+	if (rc == 0 && (!p || pipeline_ideas(p, x.r.parent, x.r.f.n, 0, err) < 0)) {
 		fprintf(stderr, "kloop: %s\n", err);
 		rc = 2;
 	}

@@ -116,7 +116,8 @@ static int find_idea(struct implement_run *x, char *err)
 		digits &= isdigit((unsigned char)*p) != 0;
 	if (digits && state_idea(runner_state(x->r.rn), atoi(z)))
 		return atoi(z);
-	return runner_idea_new(x->r.rn, z, x->r.parent, err);
+	struct pipeline *p = runner_llm(x->r.rn, err);
+	return p ? pipeline_idea_new(p, z, x->r.parent, err) : -1;
 }
 
 static int exec_implement(int argc, char **argv)
@@ -130,9 +131,9 @@ static int exec_implement(int argc, char **argv)
 	x.failures = cJSON_CreateArray();
 	char err[KL_ERRLEN];
 	int rc = llmrun_start(&x.r, argc, argv);
-	if (rc == 0 &&
-	    ((x.idea = find_idea(&x, err)) < 0 ||
-	     runner_crossover(x.r.rn, x.idea, x.r.parent, x.r.parent2, x.r.f.b, 0, err) < 0)) {
+	if (rc == 0 && ((x.idea = find_idea(&x, err)) < 0 ||
+	                pipeline_implement(runner_pipeline(x.r.rn), x.idea, x.r.parent, x.r.parent2,
+	                                   x.r.f.b, 0, err) < 0)) {
 		fprintf(stderr, "kloop: %s\n", err);
 		rc = 2;
 	}

@@ -1,8 +1,9 @@
 /*
  * cmd_profile.c - `kloop profile TASK FILE`: Nsight Compute on a candidate's
- * kernels, once.  ncu runs `kloop eval TASK FILE` (one trial, a short
- * timing budget) with a filter on the kernels the candidate defines (from
- * its outline), and the few metrics that matter are read from its CSV:
+ * kernels, once.  ncu (the engine's command line, ncu_argv()) runs `kloop
+ * eval TASK FILE` (one trial, a short timing budget) with a filter on the
+ * kernels the candidate defines (ncu_kernel_regex(): from its outline), and
+ * the few metrics that matter are read from its CSV:
  * duration, achieved DRAM bandwidth, achieved and theoretical occupancy, the
  * top stall reason (engine/measure/ncu.h).  `--parse FILE.csv` reads a CSV
  * ncu wrote before (`ncu --csv --page raw --metrics ...`) instead of running it.  With --session,
@@ -20,38 +21,9 @@
 #include "emit.h"
 #include "flags.h"
 #include "ncu.h"
-#include "outline.h"
 #include "proc.h"
 #include "session.h"
-#include "syntax.h"
 #include "util.h"
-
-/* the candidate's kernels as an ncu --kernel-name regex, or NULL when it
- * defines none (a cuBLAS call: every launch is profiled then) */
-static char *kernel_regex(const char *zSrc, size_t n)
-{
-	char err[KL_ERRLEN];
-	struct syntax_doc *d = syntax_parse(zSrc, n, err);
-	if (!d)
-		return NULL;
-	struct outline o = {0};
-	outline_build(d, &o, err);
-	strbuf sb = STRBUF_INIT;
-	for (size_t i = 0; i < o.n_funcs; i++) {
-		if (o.funcs[i].kind != OUTLINE_KERNEL)
-			continue;
-		const char *name = strrchr(o.funcs[i].name, ':');
-		sb_addf(&sb, "%s%s", sb.len ? "|" : "regex:^(", name ? name + 1 : o.funcs[i].name);
-	}
-	outline_free(&o);
-	syntax_free(d);
-	if (!sb.len) {
-		sb_free(&sb);
-		return NULL;
-	}
-	sb_adds(&sb, ")(<.*)?$");
-	return sb_detach(&sb);
-}
 
 /* run ncu over `kloop eval`; the parsed profile or NULL + err */
 static cJSON *run_ncu(const char *zNcu, const char *zTask, const char *zFile,
@@ -62,7 +34,7 @@ static cJSON *run_ncu(const char *zNcu, const char *zTask, const char *zFile,
 		sb_free(&src);
 		return NULL;
 	}
-	char *re = kernel_regex(src.buf, src.len);
+	char *re = ncu_kernel_regex(src.buf, src.len);
 	sb_free(&src);
 	char tmpl[] = "/tmp/kloop-ncu-XXXXXX";
 	if (!mkdtemp(tmpl)) {
@@ -71,25 +43,8 @@ static cJSON *run_ncu(const char *zNcu, const char *zTask, const char *zFile,
 	}
 	char *log = path_join(tmpl, "ncu.csv"), *ses = path_join(tmpl, "s.jsonl");
 	char *kl = path_join(exe_dir(), "kloop");
-	const char *argv[32 + FLAGS_MAX_PASS] = {zNcu,
-	                                         "--csv",
-	                                         "--page",
-	                                         "raw",
-	                                         "--log-file",
-	                                         log,
-	                                         "--target-processes",
-	                                         "all",
-	                                         "--metrics",
-	                                         ncu_metrics(),
-	                                         "--launch-count",
-	                                         "4"};
-	int n = 12;
-	if (re) {
-		argv[n++] = "--kernel-name-base";
-		argv[n++] = "function";
-		argv[n++] = "--kernel-name";
-		argv[n++] = re;
-	}
+	const char *argv[NCU_ARGS + 16 + FLAGS_MAX_PASS];
+	int n = ncu_argv(argv, zNcu, log, re);
 	/* unsandboxed: Nsight Compute's injection (its environment and its files
 	 * in /tmp) does not reach a runner inside bubblewrap, which clears both;
 	 * the person profiles a candidate they chose */

@@ -24,7 +24,7 @@ static void summary(struct searchopts *o)
 	if (o->json) {
 		cJSON *e = cJSON_CreateObject();
 		cJSON_AddStringToObject(e, "type", "summary");
-		cJSON_AddStringToObject(e, "session", o->rn->ses->zPath);
+		cJSON_AddStringToObject(e, "session", runner_path(o->rn));
 		if (best)
 			cJSON_AddItemToObject(e, "best", state_cand_json(best));
 		else
@@ -66,18 +66,9 @@ static void summary(struct searchopts *o)
  * it, while a worker is there to finish it */
 static void wait_baselines(struct searchopts *o)
 {
-	struct pool *p = o->rn->pool;
 	double t0 = now_s();
 	int said = 0;
-	while (pool_baselines_pending(p) && now_s() - t0 < 900) {
-		int up = 0;
-		for (int i = 0; i < pool_size(p); i++) {
-			struct pool_info pi;
-			pool_info(p, i, &pi);
-			up |= pi.state == POOL_W_IDLE || pi.state == POOL_W_BUSY;
-		}
-		if (!up)
-			break;
+	while (runner_baselines_pending(o->rn) && now_s() - t0 < 900) {
 		if (!said++)
 			fprintf(stderr, "kloop: waiting for torch.compile's baseline (compiling in "
 			                "the background)\n");
@@ -94,7 +85,7 @@ static int at_gate(struct searchopts *o)
 	int n = 0;
 	for (int i = 0; i < st->nIdea; i++)
 		n += st->aIdea[i].status == IDEA_PENDING;
-	const char *z = o->rn->ses->zPath;
+	const char *z = runner_path(o->rn);
 	fprintf(stderr,
 	        "kloop: the search waits at the human gate: %d idea%s wait%s for a person to "
 	        "accept or reject %s.\n"
@@ -136,9 +127,13 @@ static int gate_prompt(struct searchopts *o)
 				rc = at_gate(o);
 				break;
 			}
-			int r = line[0] == 'a'   ? runner_idea_accept(o->rn, ids[k], err)
-			        : line[0] == 'r' ? runner_idea_reject(o->rn, ids[k], err)
-			                         : 1;
+			int r = 1;
+			if (line[0] == 'a' || line[0] == 'r') {
+				struct pipeline *p = runner_llm(o->rn, err);
+				r = !p               ? -1
+				    : line[0] == 'a' ? pipeline_idea_accept(p, ids[k], err)
+				                     : pipeline_idea_reject(p, ids[k], NULL, err);
+			}
 			if (r < 0)
 				fprintf(stderr, "kloop: %s\n", err);
 			if (r <= 0)

@@ -21,12 +21,13 @@ static int exec_translate(int argc, char **argv)
 	int before = rc == 0 ? runner_state(o.rn)->maxId : 0;
 	struct search_settings set;
 	search_settings_from_json(&set, o.settings);
-	if (rc == 0 && runner_translate(o.rn, (int)set.translations, err) < 0) {
+	struct pipeline *p = rc == 0 ? runner_llm(o.rn, err) : NULL;
+	if (rc == 0 && (!p || pipeline_translate(p, (int)set.translations, err) < 0)) {
 		fprintf(stderr, "kloop: %s\n", err);
 		rc = 2;
 	}
 	if (rc == 0) {
-		while (runner_llm_busy(o.rn) || runner_jobs(o.rn))
+		while (pipeline_busy(p) || runner_jobs(o.rn))
 			loop_once(o.l, 1.0);
 		const struct state *st = runner_state(o.rn);
 		rc = 1;
@@ -41,7 +42,7 @@ static int exec_translate(int argc, char **argv)
 		if (o.json) {
 			cJSON *e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "type", "summary");
-			cJSON_AddStringToObject(e, "session", o.rn->ses->zPath);
+			cJSON_AddStringToObject(e, "session", runner_path(o.rn));
 			cJSON_AddItemToObject(e, "candidates", arr);
 			char *z = json_text(e, 0);
 			printf("%s\n", z);

@@ -20,15 +20,14 @@
 static int add_parent(struct llmrun *r, const char *zPath, int *pId, char *err)
 {
 	const struct runner *rn = r->rn;
-	const char *path = zPath;
+	const char *path = zPath, *be = runner_backend(rn);
 	int seed = 0;
 	if (!path) {
-		int cuda = !strcmp(rn->zBackend, "cuda");
-		int n = !rn->task ? 0 : cuda ? rn->task->seeds.nCuda : rn->task->seeds.nHost;
-		if (!n)
-			return kl_err(err, "%s has no %s seed: give --from SOURCE", rn->zTaskName,
-			              rn->zBackend);
-		path = cuda ? rn->task->seeds.azCuda[0] : rn->task->seeds.azHost[0];
+		char *const *az;
+		if (!runner_seeds(rn, &az))
+			return kl_err(err, "%s has no %s seed: give --from SOURCE",
+			              runner_task_name(rn), be);
+		path = az[0];
 		seed = 1;
 	}
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
@@ -36,9 +35,9 @@ static int add_parent(struct llmrun *r, const char *zPath, int *pId, char *err)
 	if (lang < 0)
 		return kl_err(err, "%s: unknown source language (expected a .c, .cpp or .cu file)",
 		              path);
-	if ((lang == LANG_CUDA) != !strcmp(rn->zBackend, "cuda"))
-		return kl_err(err, "%s: the %s backend does not run %s candidates", path,
-		              rn->zBackend, lang == LANG_CUDA ? ".cu" : "C/C++");
+	if ((lang == LANG_CUDA) != !strcmp(be, "cuda"))
+		return kl_err(err, "%s: the %s backend does not run %s candidates", path, be,
+		              lang == LANG_CUDA ? ".cu" : "C/C++");
 	strbuf src = STRBUF_INIT;
 	if (read_file(path, &src, SOURCE_MAX, err) < 0)
 		return -1;
@@ -109,7 +108,7 @@ int llmrun_start(struct llmrun *r, int argc, char **argv)
 	if (!(r->rn = runner_open(r->l, &r->f.cfg, &ro, on_note, r, err)))
 		goto fail;
 	r->before = runner_state(r->rn)->llm;
-	if (runner_llm(r->rn, err) < 0 || add_parent(r, r->f.zFrom, &r->parent, err) < 0 ||
+	if (!runner_llm(r->rn, err) || add_parent(r, r->f.zFrom, &r->parent, err) < 0 ||
 	    (r->f.zWith && add_parent(r, r->f.zWith, &r->parent2, err) < 0))
 		goto fail;
 	return 0;
@@ -152,9 +151,11 @@ void llmrun_log(struct llmrun *r, const char *zLine)
 cJSON *llmrun_usage(const struct llmrun *r)
 {
 	const struct state_llm *u = &runner_state(r->rn)->llm, *b = &r->before;
+	const char *zProvider, *zModel;
+	runner_llm_model(r->rn, &zProvider, &zModel);
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "provider", llm_provider_name(r->rn->llm));
-	cJSON_AddStringToObject(o, "model", llm_model(r->rn->llm));
+	cJSON_AddStringToObject(o, "provider", zProvider);
+	cJSON_AddStringToObject(o, "model", zModel);
 	cJSON_AddNumberToObject(o, "requests", u->nRequests - b->nRequests);
 	cJSON_AddNumberToObject(o, "failed", u->nFailed - b->nFailed);
 	cJSON_AddNumberToObject(o, "input_tokens", (double)(u->inTokens - b->inTokens));
@@ -168,7 +169,7 @@ cJSON *llmrun_usage(const struct llmrun *r)
 
 int llmrun_free(struct llmrun *r)
 {
-	int rc = runner_saved(r->rn);
+	int rc = runner_saved(r->rn, NULL);
 	runner_close(r->rn);
 	if (r->l)
 		loop_free(r->l);

@@ -221,7 +221,7 @@ int searchopts_open(struct searchopts *o)
 		return 2;
 	}
 	if (!o->json)
-		fprintf(stderr, "kloop: session %s\n", o->rn->ses->zPath);
+		fprintf(stderr, "kloop: session %s\n", runner_path(o->rn));
 	return 0;
 }
 
@@ -253,7 +253,7 @@ void searchopts_population(const struct searchopts *o)
 
 int searchopts_free(struct searchopts *o)
 {
-	int rc = runner_saved(o->rn);
+	int rc = runner_saved(o->rn, NULL);
 	search_free(o->s);
 	runner_close(o->rn);
 	loop_free(o->l);

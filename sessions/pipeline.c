@@ -741,7 +741,7 @@ void pipeline_update(struct pipeline *p)
 int pipeline_busy(const struct pipeline *p)
 {
 	int n = 0;
-	for (const struct step *s = p->steps; s; s = s->next)
+	for (const struct step *s = p ? p->steps : NULL; s; s = s->next)
 		n += s->state != STEP_DONE;
 	return n;
 }
@@ -749,7 +749,7 @@ int pipeline_busy(const struct pipeline *p)
 int pipeline_round_busy(const struct pipeline *p, int round, int *pUnsent)
 {
 	int n = 0, unsent = 0;
-	for (const struct step *s = p->steps; s; s = s->next) {
+	for (const struct step *s = p ? p->steps : NULL; s; s = s->next) {
 		if (s->round != round || s->state == STEP_DONE)
 			continue;
 		n++;
@@ -764,13 +764,13 @@ int pipeline_round_busy(const struct pipeline *p, int round, int *pUnsent)
 void pipeline_usd(const struct pipeline *p, double *pHeld, double *pNext)
 {
 	double held = 0;
-	for (const struct step *s = p->steps; s; s = s->next)
+	for (const struct step *s = p ? p->steps : NULL; s; s = s->next)
 		if (s->llmId)
 			held += s->usdHold;
 	if (pHeld)
 		*pHeld = held;
 	if (pNext)
-		*pNext = p->usdNext;
+		*pNext = p ? p->usdNext : 0;
 }
 
 void pipeline_limit(struct pipeline *p, pipeline_limit_fn fn, void *arg)
@@ -787,7 +787,7 @@ void pipeline_no_repeats(struct pipeline *p, int on)
 int pipeline_requests(const struct pipeline *p, struct pipeline_request *a, int max)
 {
 	int n = 0;
-	for (const struct step *s = p->steps; s && n < max; s = s->next) {
+	for (const struct step *s = p ? p->steps : NULL; s && n < max; s = s->next) {
 		if (s->state != STEP_LLM && s->state != STEP_PARENTS)
 			continue;
 		a[n++] = (struct pipeline_request){
@@ -806,7 +806,7 @@ int pipeline_requests(const struct pipeline *p, struct pipeline_request *a, int 
 
 int pipeline_cancel(struct pipeline *p, int request, char *err)
 {
-	for (struct step *s = p->steps; s; s = s->next) {
+	for (struct step *s = p ? p->steps : NULL; s; s = s->next) {
 		if (s->state != STEP_LLM || s->request != request || !s->llmId)
 			continue;
 		/* its done hook journals the response as "cancelled" and ends the

@@ -145,7 +145,9 @@ int pipeline_translate(struct pipeline *p, int n, char *err);
 void pipeline_update(struct pipeline *p);
 
 /* steps not finished (ideas requests, branches waiting on the LLM or on an
- * evaluation); 0 when idle */
+ * evaluation); 0 when idle.  This and the other questions about work in
+ * flight below (pipeline_round_busy, _usd, _requests, _cancel) take p NULL
+ * as a pipeline not made yet: nothing in flight (runner_pipeline()) */
 int pipeline_busy(const struct pipeline *p);
 
 /* steps of round `round` not finished; *pUnsent (may be NULL): those of them
@@ -167,7 +169,7 @@ void pipeline_limit(struct pipeline *p, pipeline_limit_fn fn, void *arg);
 
 /* USD the pipeline's requests in flight may still cost (their estimates),
  * and the estimate of the latest request it asked (0: none yet, or the
- * prices are unknown) */
+ * prices are unknown); pHeld, pNext may be NULL */
 void pipeline_usd(const struct pipeline *p, double *pHeld, double *pNext);
 
 /* on: a reply whose code is the source of a candidate the session has

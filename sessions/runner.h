@@ -19,6 +19,7 @@
 #define KL_RUNNER_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "loop.h"
@@ -100,37 +101,9 @@ struct runner_note {
  * call that changed the session) */
 typedef void (*runner_notify_fn)(void *arg, const struct runner_note *n);
 
-struct runner {
-	struct loop *l;           /* the caller's loop */
-	struct session *ses;      /* the session (journal open for appending, or memory) */
-	const struct config *cfg; /* the caller's configuration */
-	struct worker_config wc;  /* the workers' settings (worker_config_from(cfg)) */
-	struct pool *pool;        /* the workers and their queue (pool.h) */
-	char **argvLaunch;        /* worker launch command, or NULL */
-	char *zTaskDir;           /* the task's directory (or .py file) */
-	char *zTaskName;          /* its name */
-	struct task *task;        /* the task (NULL for a KernelBench problem file) */
-	char *zBackend;           /* host or cuda */
-	char *zShapes;            /* shape set, or NULL */
-	char *zReference;         /* reference kind, or NULL */
-	struct runner_job *aJob;  /* evaluations queued or running, in submission order */
-	int nJob;
-	size_t nJobAlloc;
-	struct llm *llm;               /* the LLM client, once an LLM command needed it */
-	struct pipeline *p;            /* the idea -> code pipeline (pipeline.h), likewise */
-	int bNoEvalParents;            /* runner_opts.bNoEvalParents */
-	int bSandboxWarned;            /* the pool's sandbox warning was noted */
-	struct runner_stream *aStream; /* replies streaming in, oldest first */
-	int nStream;
-	size_t nStreamAlloc;
-	int nFinished;           /* evaluations finished since opening */
-	pipeline_limit_fn limit; /* the pipeline's limit (runner_limit), or NULL */
-	void *limitArg;
-	struct eval_request evalReq; /* what every eval request carries
-	                              * (runner_set_eval_request) */
-	runner_notify_fn notify;     /* the front end's callback, or NULL */
-	void *arg;                   /* its argument */
-};
+/* a running session: its fields are private to sessions/ (runner_int.h);
+ * front ends ask through the functions below */
+struct runner;
 
 /*
  * Open a running session on loop l: open the task (taskopen.h), make the
@@ -213,16 +186,10 @@ void runner_set_eval_request(struct runner *rn, const struct eval_request *rq);
  * evaluated.
  */
 int runner_cancel_eval(struct runner *rn, int id, char *err);
-/* cancel LLM request `request` (its llm_response says "cancelled");
- * 0 or -1 + err when it is not in flight */
-int runner_cancel_request(struct runner *rn, int request, char *err);
-/* the LLM requests not ended (sessions/pipeline.h), at most max into a */
-struct pipeline_request;
-int runner_requests(const struct runner *rn, struct pipeline_request *a, int max);
 
 /*
  * Run Nsight Compute once on candidate id's kernels in the background
- * (`kloop profile TASK FILE --json`: a fresh worker under ncu); when it
+ * (ncu.h's ncu_run: a worker of its own under ncu); when it
  * ends, journal a profile event (ev_profile: its metrics join the
  * candidate's result, so the Results pane and the prompts show them) and
  * send a RUNNER_MESSAGE with the summary or with why it failed.  0, or
@@ -233,44 +200,45 @@ int runner_profile(struct runner *rn, int id, char *err);
 
 /* evaluations queued or running, and profiles running */
 int runner_jobs(const struct runner *rn);
+/* the evaluations queued or running, in submission order, into *pa;
+ * returns how many (valid until the runner's next turn of the loop) */
+int runner_evals(const struct runner *rn, const struct runner_job **pa);
 /* the job evaluating candidate id, or NULL */
 const struct runner_job *runner_job_of(const struct runner *rn, int id);
+/* evaluations finished since the runner opened (what a batch of work came
+ * to is counted from it) */
+int runner_finished(const struct runner *rn);
 /* a task-level failure every worker ran into (it could not load the task), or NULL */
 const char *runner_task_error(const struct runner *rn);
 
+/* ---- the workers (the pool, pool.h) ---- */
+
+/* how many workers the pool has */
+int runner_workers(const struct runner *rn);
+/* worker i's state into *pi (pool_info()); returns the candidate it
+ * evaluates, 0 when none (or i is not a worker) */
+int runner_worker(const struct runner *rn, int i, struct pool_info *pi);
+/* 1 while torch.compile's baseline still compiles in the background and a
+ * worker is up (idle or busy) to finish it */
+int runner_baselines_pending(const struct runner *rn);
+
 /*
  * The LLM pipeline (made on the first call from the configuration's
- * provider, model, base_url and key, evaluating through this runner).
- * 0, or -1 + err saying what is missing ("no LLM provider is configured").
+ * provider, model, base_url and key, evaluating through this runner): every
+ * LLM command is the pipeline's (pipeline.h: pipeline_ideas(),
+ * pipeline_idea_accept(), pipeline_implement(), pipeline_translate(), ...)
+ * on it.  NULL + err saying what is missing ("no LLM provider is
+ * configured").
  */
-int runner_llm(struct runner *rn, char *err);
-
-/* ask the LLM for n ideas to improve candidate parent (RUNNER_IDEAS
- * reports), for search round `round` (0: none; pipeline_ideas()); 0 or -1
- * + err */
-int runner_ideas(struct runner *rn, int parent, int n, int round, char *err);
-/* decide on idea id: accept, reject, or revise (title and/or description;
- * NULL keeps it).  Each is an event (idea_accepted, idea_rejected,
- * idea_edited).  0 or -1 + err */
-int runner_idea_accept(struct runner *rn, int id, char *err);
-int runner_idea_reject(struct runner *rn, int id, char *err);
-int runner_idea_revise(struct runner *rn, int id, const char *zTitle, const char *zDescription,
-                       char *err);
-/* a person's idea (zText: its first line is the title) for candidate parent
- * (0: none); returns its id or -1 + err */
-int runner_idea_new(struct runner *rn, const char *zText, int parent, char *err);
-/* implement idea id on candidate parent in nBranches LLM requests, for
- * search round `round` (0: none); every reply becomes an llm candidate and
- * is evaluated.  0 or -1 + err */
-int runner_implement(struct runner *rn, int id, int parent, int nBranches, int round, char *err);
-/* likewise, crossing parent with parent2 (the crossover prompt) */
-int runner_crossover(struct runner *rn, int id, int parent, int parent2, int nBranches, int round,
-                     char *err);
-/* go on with an implementation branch cut short (pipeline_branch_resume) */
-int runner_branch_resume(struct runner *rn, const struct state_branch *b, int nBranches, int round,
-                         char *err);
-/* LLM requests and pipeline steps not finished (0 when idle or never used) */
-int runner_llm_busy(const struct runner *rn);
+struct pipeline *runner_llm(struct runner *rn, char *err);
+/* the pipeline when an LLM command has made it, else NULL: for the
+ * questions about work in flight, which take NULL as none
+ * (pipeline_busy(), pipeline_round_busy(), pipeline_usd(),
+ * pipeline_requests(), pipeline_cancel()) */
+struct pipeline *runner_pipeline(const struct runner *rn);
+/* the LLM client's provider and model names (NULL, NULL before
+ * runner_llm() made it) */
+void runner_llm_model(const struct runner *rn, const char **pzProvider, const char **pzModel);
 /* the streams of the requests in flight (pruned as requests end) */
 int runner_streams(struct runner *rn, const struct runner_stream **pa);
 /* 1 while anything runs: an evaluation, a profile, an LLM request or a pipeline step */
@@ -288,43 +256,44 @@ void runner_verdict(const struct cand *c, char *buf, size_t n);
  */
 void runner_describe(const struct runner *rn, const struct runner_note *n, strbuf *sb);
 
-/* ---- for the search (sessions/search.h) ---- */
+/* ---- what the runner runs ---- */
 
 /* the task (NULL for a KernelBench problem file) */
 const struct task *runner_task(const struct runner *rn);
+/* its name ("softmax") */
+const char *runner_task_name(const struct runner *rn);
+/* its directory, task.json or KernelBench .py file, as opened */
+const char *runner_task_dir(const struct runner *rn);
+/* the backend: "host" or "cuda" */
+const char *runner_backend(const struct runner *rn);
+/* the task's seeds for the backend (their paths) into *paz; returns how
+ * many (0 for a KernelBench problem file) */
+int runner_seeds(const struct runner *rn, char *const **paz);
 /* the workers' GPU memory bandwidth in GB/s (pool_bandwidth_gbs; 0: unknown) */
 double runner_bandwidth_gbs(const struct runner *rn);
 /* the loop the session runs on */
 struct loop *runner_loop(const struct runner *rn);
-/* the session, for the search's emitters (event.h) */
+/* the session, for emitters outside the runner (emit.h: the search's, an
+ * archive entry brought in as an idea) */
 struct session *runner_session(struct runner *rn);
+/* the journal's path ("(no journal)" for a session in memory) */
+const char *runner_path(const struct runner *rn);
 
 /* for a front end about to exit: 0 when every event reached the journal (or
- * there is none), else -1 after saying on stderr how many were lost and why
- * (the exit status is then 2) */
-int runner_saved(const struct runner *rn);
+ * there is none), after saying on f (NULL: nowhere) where the session is
+ * saved; else -1 after saying on stderr how many were lost and why (the
+ * exit status is then 2) */
+int runner_saved(const struct runner *rn, FILE *f);
 /* events were emitted outside the runner: tell the front end (RUNNER_CHANGED) */
 void runner_changed(struct runner *rn);
-/* translate the task's reference into n candidates (pipeline_translate());
- * 0 or -1 + err (no LLM provider, n out of range) */
-int runner_translate(struct runner *rn, int n, char *err);
-/* replies whose code the session has make no new candidate (the search:
- * identical code is not evaluated again); 0 or -1 + err (no LLM) */
-int runner_no_repeats(struct runner *rn, char *err);
-/* LLM steps of round `round` not finished; *pUnsent (may be NULL): those
- * whose requests have not all gone out (pipeline_round_busy()) */
-int runner_round_busy(const struct runner *rn, int round, int *pUnsent);
-/* the pipeline's limit on requests and candidates (pipeline_limit(); the
- * search's budgets); fn NULL: none */
+
+/* ---- for the search (sessions/search.h) ---- */
+
+/* the pipeline's limit on requests and candidates (pipeline_limit(), now
+ * and on the pipeline made later; the search's budgets); fn NULL: none */
 void runner_limit(struct runner *rn, pipeline_limit_fn fn, void *arg);
 /* 1 when the LLM client would send one more request at once (fewer
  * requests pending than its in-flight limit), or there is no client yet */
 int runner_llm_room(const struct runner *rn);
-
-/* pipeline_usd(): what the requests in flight may cost, and the latest
- * request's estimate (0, 0 before the pipeline exists) */
-void runner_usd(const struct runner *rn, double *pHeld, double *pNext);
-/* reject idea id saying why (zReason may be NULL); 0 or -1 + err */
-int runner_idea_reject_why(struct runner *rn, int id, const char *zReason, char *err);
 
 #endif

@@ -92,15 +92,15 @@ static void on_log(const char *zLine, void *arg)
 	note_simple(arg, RUNNER_LOG, 0, zLine);
 }
 
-int runner_llm(struct runner *rn, char *err)
+struct pipeline *runner_llm(struct runner *rn, char *err)
 {
 	if (rn->p)
-		return 0;
+		return rn->p;
 	struct llm_config lc;
 	if (llm_config_from(&lc, rn->cfg, err) < 0)
-		return -1;
+		return NULL;
 	if (!rn->llm && !(rn->llm = llm_new(rn->l, &lc, err)))
-		return -1;
+		return NULL;
 	static const struct pipeline_hooks hooks = {
 	    .ideas = on_ideas,
 	    .candidate = on_candidate,
@@ -128,65 +128,23 @@ int runner_llm(struct runner *rn, char *err)
 	rn->p = pipeline_new(&pc, err);
 	if (rn->p)
 		pipeline_limit(rn->p, rn->limit, rn->limitArg);
-	return rn->p ? 0 : -1;
+	return rn->p;
 }
 
-int runner_ideas(struct runner *rn, int parent, int n, int round, char *err)
+struct pipeline *runner_pipeline(const struct runner *rn)
 {
-	return runner_llm(rn, err) < 0 ? -1 : pipeline_ideas(rn->p, parent, n, round, err);
+	return rn->p;
 }
 
-int runner_idea_accept(struct runner *rn, int id, char *err)
+void runner_llm_model(const struct runner *rn, const char **pzProvider, const char **pzModel)
 {
-	return runner_llm(rn, err) < 0 ? -1 : pipeline_idea_accept(rn->p, id, err);
-}
-
-int runner_idea_reject(struct runner *rn, int id, char *err)
-{
-	return runner_llm(rn, err) < 0 ? -1 : pipeline_idea_reject(rn->p, id, NULL, err);
-}
-
-int runner_idea_revise(struct runner *rn, int id, const char *zTitle, const char *zDescription,
-                       char *err)
-{
-	if (runner_llm(rn, err) < 0)
-		return -1;
-	return pipeline_idea_edit(rn->p, id, zTitle, zDescription, NULL, err);
-}
-
-int runner_idea_new(struct runner *rn, const char *zText, int parent, char *err)
-{
-	return runner_llm(rn, err) < 0 ? -1 : pipeline_idea_new(rn->p, zText, parent, err);
-}
-
-int runner_implement(struct runner *rn, int id, int parent, int nBranches, int round, char *err)
-{
-	return runner_crossover(rn, id, parent, 0, nBranches, round, err);
-}
-
-int runner_crossover(struct runner *rn, int id, int parent, int parent2, int nBranches, int round,
-                     char *err)
-{
-	return runner_llm(rn, err) < 0
-	           ? -1
-	           : pipeline_implement(rn->p, id, parent, parent2, nBranches, round, err);
-}
-
-int runner_branch_resume(struct runner *rn, const struct state_branch *b, int nBranches, int round,
-                         char *err)
-{
-	return runner_llm(rn, err) < 0 ? -1
-	                               : pipeline_branch_resume(rn->p, b, nBranches, round, err);
-}
-
-int runner_llm_busy(const struct runner *rn)
-{
-	return rn->p ? pipeline_busy(rn->p) : 0;
+	*pzProvider = rn->llm ? llm_provider_name(rn->llm) : NULL;
+	*pzModel = rn->llm ? llm_model(rn->llm) : NULL;
 }
 
 int runner_busy(const struct runner *rn)
 {
-	return runner_jobs(rn) > 0 || runner_llm_busy(rn) > 0;
+	return runner_jobs(rn) > 0 || pipeline_busy(rn->p) > 0;
 }
 
 int runner_streams(struct runner *rn, const struct runner_stream **pa)
@@ -209,19 +167,6 @@ int runner_streams(struct runner *rn, const struct runner_stream **pa)
 
 /* ---- for the search (sessions/search.h) ---- */
 
-int runner_translate(struct runner *rn, int n, char *err)
-{
-	return runner_llm(rn, err) < 0 ? -1 : pipeline_translate(rn->p, n, err);
-}
-
-int runner_no_repeats(struct runner *rn, char *err)
-{
-	if (runner_llm(rn, err) < 0)
-		return -1;
-	pipeline_no_repeats(rn->p, 1);
-	return 0;
-}
-
 void runner_limit(struct runner *rn, pipeline_limit_fn fn, void *arg)
 {
 	rn->limit = fn;
@@ -230,38 +175,7 @@ void runner_limit(struct runner *rn, pipeline_limit_fn fn, void *arg)
 		pipeline_limit(rn->p, fn, arg);
 }
 
-int runner_round_busy(const struct runner *rn, int round, int *pUnsent)
-{
-	if (pUnsent)
-		*pUnsent = 0;
-	return rn->p ? pipeline_round_busy(rn->p, round, pUnsent) : 0;
-}
-
-void runner_usd(const struct runner *rn, double *pHeld, double *pNext)
-{
-	*pHeld = *pNext = 0;
-	if (rn->p)
-		pipeline_usd(rn->p, pHeld, pNext);
-}
-
 int runner_llm_room(const struct runner *rn)
 {
 	return !rn->llm || llm_pending(rn->llm) < llm_max_in_flight(rn->llm);
-}
-
-int runner_idea_reject_why(struct runner *rn, int id, const char *zReason, char *err)
-{
-	return runner_llm(rn, err) < 0 ? -1 : pipeline_idea_reject(rn->p, id, zReason, err);
-}
-
-int runner_cancel_request(struct runner *rn, int request, char *err)
-{
-	if (!rn->p)
-		return kl_err(err, "LLM request %d is not running", request);
-	return pipeline_cancel(rn->p, request, err);
-}
-
-int runner_requests(const struct runner *rn, struct pipeline_request *a, int max)
-{
-	return rn->p ? pipeline_requests(rn->p, a, max) : 0;
 }

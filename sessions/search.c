@@ -106,7 +106,8 @@ static void drive_round(struct search *s, int R)
 				         "translating the reference: %d translation%s", t,
 				         t == 1 ? "" : "s");
 				note(s, line, NULL);
-				if (runner_translate(s->rn, t, err) < 0)
+				struct pipeline *p = runner_llm(s->rn, err);
+				if (!p || pipeline_translate(p, t, err) < 0)
 					note(s, err, NULL);
 			}
 		}
@@ -136,7 +137,8 @@ static void drive_round(struct search *s, int R)
 		set_add(&w->asked, aPar[i]);
 		if (search_ideas_exist(ST(s), R, aPar[i]))
 			continue; /* asked before a restart: not again */
-		if (runner_ideas(s->rn, aPar[i], (int)OPT(s)->ideas, R, err) < 0) {
+		struct pipeline *p = runner_llm(s->rn, err);
+		if (!p || pipeline_ideas(p, aPar[i], (int)OPT(s)->ideas, R, err) < 0) {
 			char msg[KL_ERRLEN + 64];
 			snprintf(msg, sizeof msg, "ideas for #%d: %s", aPar[i], err);
 			note(s, msg, NULL);
@@ -154,6 +156,7 @@ static void drive_round(struct search *s, int R)
 			const struct state_idea *d = state_idea(ST(s), b.idea);
 			if (!d || (b.round ? b.round : d->round) != R)
 				continue;
+			struct pipeline *p = runner_llm(s->rn, err);
 			/* a branch whose first request was never journaled (the
 			 * kill came between its idea's branches) starts now */
 			int first = 1;
@@ -166,10 +169,10 @@ static void drive_round(struct search *s, int R)
 					                           .branch = k,
 					                           .parent = b.parent,
 					                           .round = b.round};
-					if (runner_branch_resume(s->rn, &nbr, B, R, err) < 0)
+					if (!p || pipeline_branch_resume(p, &nbr, B, R, err) < 0)
 						note(s, err, NULL);
 				}
-			if (runner_branch_resume(s->rn, &b, B, R, err) < 0) {
+			if (!p || pipeline_branch_resume(p, &b, B, R, err) < 0) {
 				char msg[KL_ERRLEN + 64];
 				snprintf(msg, sizeof msg, "resuming: %s", err);
 				note(s, msg, NULL);
@@ -192,10 +195,10 @@ int search_pending_ideas(const struct state *st, int R)
 static int round_complete(struct search *s, int R)
 {
 	const struct state *st = ST(s);
-	if (!work_of(s, R, 0) || runner_round_busy(s->rn, R, NULL))
+	if (!work_of(s, R, 0) || pipeline_round_busy(runner_pipeline(s->rn), R, NULL))
 		return 0;
 	/* round 0's work (the translations) is not marked: all of it */
-	if (R == 0 && (runner_jobs(s->rn) || runner_llm_busy(s->rn)))
+	if (R == 0 && (runner_jobs(s->rn) || pipeline_busy(runner_pipeline(s->rn))))
 		return 0;
 	for (int i = 0; i < st->nCand; i++)
 		if (st->aCand[i].round == R && !search_final(&st->aCand[i]))
@@ -285,7 +288,7 @@ static int may_overlap(struct search *s)
 	    R < 1 || !w || !w->asked.n || !search_llm_ok(s) ||
 	    (rounds > 0 && rounds_started(st) >= rounds) || search_stop_reason(s, buf, sizeof buf))
 		return 0;
-	runner_round_busy(s->rn, R, &unsent);
+	pipeline_round_busy(runner_pipeline(s->rn), R, &unsent);
 	return !unsent && !search_pending_ideas(st, R) && runner_llm_room(s->rn);
 }
 
@@ -315,7 +318,7 @@ static int start_round(struct search *s, int lagged)
 				translated |= st->search.aRound[i].round == 0;
 			char err[KL_ERRLEN];
 			if (!translated && st->search.round == 0 && search_llm_ok(s) &&
-			    runner_llm(s->rn, err) == 0) {
+			    runner_llm(s->rn, err)) {
 				search_emitted(
 				    s, ev_round_started(SES(s), 0, 0, EL(s), s->zErr),
 				    "round 0: no correct candidate to start from, translating",
@@ -467,7 +470,7 @@ void search_tick(struct search *s)
 		int waiting = 0;
 		for (int i = 0; i < st->nCand; i++)
 			waiting |= !search_final(&st->aCand[i]);
-		if (waiting || runner_jobs(s->rn) || runner_llm_busy(s->rn))
+		if (waiting || runner_jobs(s->rn) || pipeline_busy(runner_pipeline(s->rn)))
 			break; /* the seeds (or a hand edit) are being evaluated */
 		start_round(s, 0);
 		s->again = 1;
@@ -604,8 +607,9 @@ int search_start(struct search *s, const cJSON *set, char *err)
 			return -1;
 	}
 	char e2[KL_ERRLEN];
-	if (!OPT(s)->sweep_only)
-		runner_no_repeats(s->rn, e2); /* without an LLM, there is nothing to repeat */
+	struct pipeline *p = OPT(s)->sweep_only ? NULL : runner_llm(s->rn, e2);
+	if (p) /* without an LLM, there is nothing to repeat */
+		pipeline_no_repeats(p, 1);
 	strbuf sb = STRBUF_INIT;
 	describe(s, &sb);
 	note(s, sb.buf, NULL);

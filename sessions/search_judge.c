@@ -289,7 +289,7 @@ double search_usd_used(const struct state *st)
 static int usd_room(struct search *s, double *pHeld, double *pNext)
 {
 	double v = OPT(s)->budget_usd;
-	runner_usd(s->rn, pHeld, pNext);
+	pipeline_usd(runner_pipeline(s->rn), pHeld, pNext);
 	return v <= 0 || search_usd_used(ST(s)) + *pHeld + *pNext <= v;
 }
 

@@ -172,13 +172,14 @@ void search_gate(struct search *s, int round)
 					      "category";
 			}
 		}
-		int id = d->id, rc;
-		if (why) {
-			rc = runner_idea_reject_why(s->rn, id, why, err);
+		int id = d->id, rc = -1;
+		struct pipeline *p = runner_llm(s->rn, err);
+		if (p && why) {
+			rc = pipeline_idea_reject(p, id, why, err);
 			snprintf(line, sizeof line, "gate: idea %d rejected [%s] %s: %s", id,
 			         d->zCategory, d->zTitle, why);
-		} else {
-			rc = runner_idea_accept(s->rn, id, err);
+		} else if (p) {
+			rc = pipeline_idea_accept(p, id, err);
 			snprintf(line, sizeof line, "gate: idea %d accepted [%s] %s (for #%d)", id,
 			         d->zCategory, d->zTitle, d->parent);
 		}
@@ -216,7 +217,8 @@ void search_implement(struct search *s, int round)
 		int id = d->id, b = (int)OPT(s)->branches;
 		snprintf(line, sizeof line, "implementing idea %d on #%d in %d branch%s: %s", id,
 		         parent, b, b == 1 ? "" : "es", d->zTitle);
-		if (runner_implement(s->rn, id, parent, b, round, err) < 0)
+		struct pipeline *p = runner_llm(s->rn, err);
+		if (!p || pipeline_implement(p, id, parent, 0, b, round, err) < 0)
 			snprintf(line, sizeof line, "idea %d: %.300s", id, err);
 		note(s, line, NULL);
 	}
@@ -242,14 +244,15 @@ void search_llm_crossover(struct search *s, int round, int a, int b)
 	    .zOrigin = "search",
 	    .parent = a,
 	};
+	struct pipeline *p;
 	if (search_emitted(s, ev_idea_proposed(SES(s), &d, err), NULL, err) < 0 ||
-	    runner_idea_accept(s->rn, id, err) < 0)
+	    !(p = runner_llm(s->rn, err)) || pipeline_idea_accept(p, id, err) < 0)
 		return;
 	set_add(&s->impl, id);
 	int nb = (int)OPT(s)->branches;
 	snprintf(line, sizeof line, "LLM crossover of #%d and #%d in %d branch%s (idea %d)", a, b,
 	         nb, nb == 1 ? "" : "es", id);
-	if (runner_crossover(s->rn, id, a, b, nb, round, err) < 0)
+	if (pipeline_implement(p, id, a, b, nb, round, err) < 0)
 		snprintf(line, sizeof line, "LLM crossover of #%d and #%d: %.200s", a, b, err);
 	note(s, line, NULL);
 }

@@ -156,8 +156,9 @@ int search_steer(struct search *s, const char *zVerb, const char *zArg, char *er
 		if (!zArg || !*zArg)
 			return kl_err(err, "idea needs some text");
 		int pin = ST(s)->search.pinned;
-		if ((id = runner_idea_new(s->rn, zArg, pin, err)) < 0 ||
-		    runner_idea_accept(s->rn, id, err) < 0)
+		struct pipeline *p = runner_llm(s->rn, err);
+		if (!p || (id = pipeline_idea_new(p, zArg, pin, err)) < 0 ||
+		    pipeline_idea_accept(p, id, err) < 0)
 			return -1;
 		snprintf(line, sizeof line,
 		         "idea %d injected by a person: implemented in the %s round", id,
@@ -195,7 +196,7 @@ int search_waiting(const struct search *s)
 {
 	const struct state *st = ST(s);
 	if (!st->search.roundOpen || strcmp(OPT(s)->gate, "human") || runner_jobs(s->rn) ||
-	    runner_llm_busy(s->rn))
+	    pipeline_busy(runner_pipeline(s->rn)))
 		return 0;
 	for (int i = 0; i < st->search.nRound; i++)
 		if (!st->search.aRound[i].finished &&
@@ -211,7 +212,7 @@ int search_done(const struct search *s)
 		return 1;
 	if (search_state_live(ss->state))
 		return 0;
-	return !runner_jobs(s->rn) && !runner_llm_busy(s->rn);
+	return !runner_jobs(s->rn) && !pipeline_busy(runner_pipeline(s->rn));
 }
 
 void search_status_state(const struct state *st, char *buf, size_t n)

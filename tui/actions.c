@@ -60,21 +60,24 @@ int actions_need_live(struct actions_front *f, const struct commands_line *c)
 }
 
 /* the LLM pipeline, or the reason there is none, said as the command's error */
-int actions_need_llm(struct actions_front *f, const struct commands_line *c)
+struct pipeline *actions_need_llm(struct actions_front *f, const struct commands_line *c)
 {
 	char err[KL_ERRLEN];
 	if (actions_need_live(f, c) < 0)
-		return -1;
-	if (!f->cfg || !f->cfg->zProvider)
-		return actions_fail(
+		return NULL;
+	if (!f->cfg || !f->cfg->zProvider) {
+		actions_fail(
 		    f,
 		    "%s: no LLM provider is configured (give --provider openai|anthropic|command "
 		    "with --model and --base-url, or set provider, model and base_url in "
 		    "$XDG_CONFIG_HOME/kloop/config; `kloop doctor` checks it)",
 		    c->def->name);
-	if (runner_llm(f->lv, err) < 0)
-		return actions_fail(f, "%s: %s", c->def->name, err);
-	return 0;
+		return NULL;
+	}
+	struct pipeline *p = runner_llm(f->lv, err);
+	if (!p)
+		actions_fail(f, "%s: %s", c->def->name, err);
+	return p;
 }
 
 int actions_run(struct actions_front *f, const struct commands_line *c)

@@ -57,8 +57,9 @@ void actions_say(struct actions_front *f, const char *fmt, ...)
 const struct cand *actions_cand(struct actions_front *f, const struct commands_line *c, int i);
 /* 0 with a live session; -1 after saying a replay is read-only */
 int actions_need_live(struct actions_front *f, const struct commands_line *c);
-/* 0 with a live session and an LLM pipeline; -1 after saying why not */
-int actions_need_llm(struct actions_front *f, const struct commands_line *c);
+/* the LLM pipeline of a live session (runner_llm()); NULL after saying why
+ * there is none */
+struct pipeline *actions_need_llm(struct actions_front *f, const struct commands_line *c);
 
 /* the state the commands act on: the live session's or the replay's fold */
 const struct state *actions_state(const struct actions_front *f);

@@ -207,7 +207,7 @@ static void work_check(struct app *a)
 	} else if (!n && a->workBusy) {
 		a->workBusy = 0;
 		strbuf sb = STRBUF_INIT;
-		int nEvals = a->u.lv->nFinished - a->workEvals;
+		int nEvals = runner_finished(a->u.lv) - a->workEvals;
 		if (actions_summary(a->u.st, a->workFrom, nEvals, &sb)) {
 			ui_log(&a->u, "done: %s", sb.buf);
 			if (!a->msgErr)
@@ -226,19 +226,21 @@ static void work_check(struct app *a)
 static void setup_check(struct app *a)
 {
 	struct ui *u = &a->u;
-	int nw = u->lv && u->lv->pool ? pool_size(u->lv->pool) : 0, starting = 0;
+	int nw = u->lv ? runner_workers(u->lv) : 0, starting = 0;
 	for (int i = 0; i < nw; i++) {
 		struct pool_info pi;
-		pool_info(u->lv->pool, i, &pi);
+		runner_worker(u->lv, i, &pi);
 		starting |= pi.state == POOL_W_STARTING;
 	}
 	if (starting) {
 		if (!u->setupT0)
 			u->setupT0 = now_s();
-		for (int k = 0; k < u->lv->nJob; k++)
-			if (!ui_setup_beside(u, u->lv->aJob[k].cand) &&
+		const struct runner_job *aj;
+		int nj = runner_evals(u->lv, &aj);
+		for (int k = 0; k < nj; k++)
+			if (!ui_setup_beside(u, aj[k].cand) &&
 			    u->nSetupCand < (int)(sizeof u->aSetupCand / sizeof *u->aSetupCand))
-				u->aSetupCand[u->nSetupCand++] = u->lv->aJob[k].cand;
+				u->aSetupCand[u->nSetupCand++] = aj[k].cand;
 	} else if (u->setupT0) {
 		u->setupS = now_s() - u->setupT0;
 		u->setupT0 = 0;
@@ -274,7 +276,7 @@ void app_run_line(struct app *a, const char *zLine)
 	a->zMsg[0] = 0;
 	if (a->u.lv && !a->workBusy) {
 		a->workFrom = state_next_id(st);
-		a->workEvals = a->u.lv->nFinished;
+		a->workEvals = runner_finished(a->u.lv);
 	}
 	actions_run_line(&a->f, zLine);
 	if (a->u.lv && actions_jobs_count(a->u.lv) && !a->msgErr)
@@ -321,7 +323,8 @@ static int open_model(struct app *a, char *err)
 	if (!lv)
 		return -1;
 	set_live(a, lv);
-	ui_log(&a->u, "session %s: %s on %s", lv->ses->zPath, lv->zTaskName, lv->zBackend);
+	ui_log(&a->u, "session %s: %s on %s", runner_path(lv), runner_task_name(lv),
+	       runner_backend(lv));
 	actions_search_open(&a->f, 1); /* a search cut short goes on */
 	return 0;
 }
@@ -398,7 +401,7 @@ int app_run(const struct app_opts *o)
 	cmdline_free(&a->cl);
 	if (a->stats)
 		fclose(a->stats);
-	if (a->u.lv && session_saved(a->u.lv->ses, stdout) < 0)
+	if (a->u.lv && runner_saved(a->u.lv, stdout) < 0)
 		rc = 2;
 out:
 	actions_search_close(&a->f);

@@ -80,7 +80,7 @@ int verb_archive(struct actions_front *f, const struct commands_line *c)
 		} else if (!f->lv) {
 			rc = fail(f, w0, "a replay is read-only; `continue` first");
 		} else if (!strcmp(w0, "idea")) {
-			int n = archive_idea_event(f->lv->ses, e, err);
+			int n = archive_idea_event(runner_session(f->lv), e, err);
 			if (n < 0)
 				rc = fail(f, w0, err);
 			else {

@@ -23,11 +23,13 @@ int verb_cancel(struct actions_front *f, const struct commands_line *c)
 	if (!strcmp(z, "all")) {
 		int n = 0;
 		struct pipeline_request a[64];
-		int nr = runner_requests(f->lv, a, 64);
+		struct pipeline *p = runner_pipeline(f->lv);
+		int nr = pipeline_requests(p, a, 64);
 		for (int i = 0; i < nr; i++)
-			if (a[i].request && runner_cancel_request(f->lv, a[i].request, err) == 0)
+			if (a[i].request && pipeline_cancel(p, a[i].request, err) == 0)
 				n++;
-		while (f->lv->nJob && runner_cancel_eval(f->lv, f->lv->aJob[0].cand, err) == 0)
+		const struct runner_job *j;
+		while (runner_evals(f->lv, &j) && runner_cancel_eval(f->lv, j[0].cand, err) == 0)
 			n++;
 		if (!n)
 			return actions_fail(f, "cancel: nothing is running");
@@ -44,7 +46,7 @@ int verb_cancel(struct actions_front *f, const struct commands_line *c)
 		    "lists it) or all",
 		    z);
 	if (isReq) {
-		if (runner_cancel_request(f->lv, (int)id, err) < 0)
+		if (pipeline_cancel(runner_pipeline(f->lv), (int)id, err) < 0)
 			return actions_fail(f, "cancel: %s", err);
 		actions_say(f, "LLM request %ld cancelled", id);
 		return 0;
@@ -97,7 +99,7 @@ int actions_summary(const struct state *st, int fromId, int nEvals, strbuf *sb)
 
 int actions_worker_line(struct runner *lv, int i, char *buf, size_t n)
 {
-	int nw = lv && lv->pool ? pool_size(lv->pool) : 0;
+	int nw = lv ? runner_workers(lv) : 0;
 	if (i < 0 || i >= nw)
 		return nw;
 	static const char *const state[] = {
@@ -109,11 +111,10 @@ int actions_worker_line(struct runner *lv, int i, char *buf, size_t n)
 	    [POOL_W_DISABLED] = "disabled",
 	};
 	struct pool_info pi;
-	pool_info(lv->pool, i, &pi);
+	int cand = runner_worker(lv, i, &pi);
 	char job[32] = "";
-	for (int k = 0; pi.job && k < lv->nJob; k++)
-		if (lv->aJob[k].job == pi.job)
-			snprintf(job, sizeof job, " #%d", lv->aJob[k].cand);
+	if (cand)
+		snprintf(job, sizeof job, " #%d", cand);
 	const char *st = pi.upS <= 0 && pi.state == POOL_W_IDLE ? "not started" : state[pi.state];
 	/* the state first: a narrow pane cuts the host and the device */
 	snprintf(buf, n, "w%d %s: %s%s, %d done, %.0f%% busy, %s, %s%s%s", i, pi.zLabel, st, job,
@@ -133,15 +134,17 @@ int actions_jobs_count(struct runner *lv)
 	if (!lv)
 		return 0;
 	struct pipeline_request a[64];
-	int n = runner_requests(lv, a, 64);
+	int n = pipeline_requests(runner_pipeline(lv), a, 64);
 	return runner_jobs(lv) + n;
 }
 
 void actions_jobs_text(struct runner *lv, strbuf *sb)
 {
 	double now = now_s();
-	for (int i = 0; lv && i < lv->nJob; i++) {
-		const struct runner_job *j = &lv->aJob[i];
+	const struct runner_job *aj = NULL;
+	int nj = lv ? runner_evals(lv, &aj) : 0;
+	for (int i = 0; i < nj; i++) {
+		const struct runner_job *j = &aj[i];
 		const struct cand *c = state_cand(runner_state(lv), j->cand);
 		sb_addf(sb, "#%d %s: %s", j->cand, c ? c->zName : "?", j->zStage);
 		if (j->k > 0)
@@ -159,7 +162,7 @@ void actions_jobs_text(struct runner *lv, strbuf *sb)
 int actions_request_lines(struct runner *lv, int i, char *buf, size_t n)
 {
 	struct pipeline_request a[64];
-	int nr = lv ? runner_requests(lv, a, 64) : 0;
+	int nr = lv ? pipeline_requests(runner_pipeline(lv), a, 64) : 0;
 	if (i < 0 || i >= nr)
 		return nr;
 	const struct pipeline_request *q = &a[i];

@@ -219,7 +219,7 @@ static void run_tty(struct repl *r)
 	el_set(r->el, EL_BIND, "^I", "kl-complete", NULL);
 	el_source(r->el, NULL); /* the user's ~/.editrc */
 	printf("kloop shell: %s on %s, session %s (help lists the commands, Ctrl-D quits)\n",
-	       r->lv->zTaskName, r->lv->zBackend, r->lv->ses->zPath);
+	       runner_task_name(r->lv), runner_backend(r->lv), runner_path(r->lv));
 	while (!r->quit) {
 		int n;
 		r->inPrompt = 1;
@@ -264,13 +264,13 @@ static void run_pipe(struct repl *r)
 	while (!r->quit && (n = getline(&line, &cap, stdin)) >= 0) {
 		while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 			line[--n] = 0;
-		int from = state_next_id(runner_state(r->lv)), evals = r->lv->nFinished;
+		int from = state_next_id(runner_state(r->lv)), evals = runner_finished(r->lv);
 		int started = actions_run_line(&r->f, line) == 0 && actions_jobs_count(r->lv) > 0;
 		wait_jobs(r);
 		/* the work a command started is done: say what it came to */
 		strbuf sb = STRBUF_INIT;
 		if (started &&
-		    actions_summary(runner_state(r->lv), from, r->lv->nFinished - evals, &sb))
+		    actions_summary(runner_state(r->lv), from, runner_finished(r->lv) - evals, &sb))
 			printf("done: %s\n", sb.buf);
 		sb_free(&sb);
 	}
@@ -307,7 +307,7 @@ int repl_run(const struct config *cfg, const struct runner_opts *lo, int bBatch)
 		printf("kloop: stdout is not a terminal, so no full-screen interface: evaluating "
 		       "the seeds of %s "
 		       "on the %s backend (session %s)\n",
-		       r->lv->zTaskName, r->lv->zBackend, r->lv->ses->zPath);
+		       runner_task_name(r->lv), runner_backend(r->lv), runner_path(r->lv));
 		fflush(stdout);
 		wait_jobs(r);
 		const struct state *st = runner_state(r->lv);
@@ -318,7 +318,7 @@ int repl_run(const struct config *cfg, const struct runner_opts *lo, int bBatch)
 			    "seeds): evaluate one with `kloop eval %s FILE`, or open it in a "
 			    "terminal "
 			    "and add one with :add FILE\n",
-			    r->lv->zTaskName, r->lv->zTaskDir);
+			    runner_task_name(r->lv), runner_task_dir(r->lv));
 			rc = 1;
 			goto out;
 		}
@@ -336,7 +336,7 @@ int repl_run(const struct config *cfg, const struct runner_opts *lo, int bBatch)
 		run_pipe(r);
 	rc = r->nFailed ? 1 : 0;
 	fflush(stdout);
-	if (session_saved(r->lv->ses, stdout) < 0)
+	if (runner_saved(r->lv, stdout) < 0)
 		rc = 2;
 out:
 	if (r->hist)

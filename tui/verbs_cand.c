@@ -257,7 +257,7 @@ int verb_export(struct actions_front *f, const struct commands_line *c)
 	struct cand_export x = {0};
 	if (!a || export_args(f, c, &x) < 0)
 		return -1;
-	const char *zJournal = f->lv ? f->lv->ses->zPath : f->rp ? f->rp->zPath : NULL;
+	const char *zJournal = f->lv ? runner_path(f->lv) : f->rp ? f->rp->zPath : NULL;
 	if (cand_export_write(actions_state(f), zJournal, a, &x, err) < 0)
 		return actions_fail(f, "export: %s", err);
 	/* one line (the TUI's message line shows one): each file written, then

@@ -38,7 +38,7 @@ static const struct state_idea *idea_arg(struct actions_front *f, const struct c
 }
 
 /* revise: "TITLE\n\nDESCRIPTION" in $EDITOR, or TEXT (its first line the title) */
-static int revise(struct actions_front *f, const struct state_idea *d,
+static int revise(struct actions_front *f, struct pipeline *p, const struct state_idea *d,
                   const struct commands_line *c)
 {
 	char err[KL_ERRLEN];
@@ -87,7 +87,7 @@ static int revise(struct actions_front *f, const struct state_idea *d,
 	int rc = 0;
 	if (!*title)
 		rc = actions_fail(f, "revise: the text is empty; idea %d is unchanged", d->id);
-	else if (runner_idea_revise(f->lv, d->id, title, desc, err) < 0)
+	else if (pipeline_idea_edit(p, d->id, title, desc, NULL, err) < 0)
 		rc = actions_fail(f, "revise: %s", err);
 	else
 		actions_say(f, "idea %d revised: %s", d->id, title);
@@ -101,7 +101,8 @@ static int revise(struct actions_front *f, const struct state_idea *d,
  * made nothing new already, B branches each */
 int verb_implement(struct actions_front *f, const struct commands_line *c)
 {
-	if (actions_need_llm(f, c) < 0)
+	struct pipeline *p = actions_need_llm(f, c);
+	if (!p)
 		return -1;
 	const struct state *st = actions_state(f);
 	int b = c->nArg ? (int)c->aNum[0] : 1, n = 0;
@@ -111,7 +112,7 @@ int verb_implement(struct actions_front *f, const struct commands_line *c)
 		if (strcmp(state_idea_word(st, d), "accepted"))
 			continue;
 		int parent = d->parent && state_cand(st, d->parent) ? d->parent : ideas_parent(f);
-		if (runner_implement(f->lv, d->id, parent, b, 0, err) < 0)
+		if (pipeline_implement(p, d->id, parent, 0, b, 0, err) < 0)
 			return actions_fail(f, "implement: idea %d: %s", d->id, err);
 		n++;
 	}
@@ -126,12 +127,13 @@ int verb_implement(struct actions_front *f, const struct commands_line *c)
 int verb_ideas(struct actions_front *f, const struct commands_line *c)
 {
 	char err[KL_ERRLEN];
-	if (actions_need_llm(f, c) < 0)
+	struct pipeline *p = actions_need_llm(f, c);
+	if (!p)
 		return -1;
 	int n = c->nArg ? (int)c->aNum[0] : 3, parent = ideas_parent(f);
 	if (!parent)
 		return actions_fail(f, "ideas: there is no candidate to improve yet");
-	if (runner_ideas(f->lv, parent, n, 0, err) < 0)
+	if (pipeline_ideas(p, parent, n, 0, err) < 0)
 		return actions_fail(f, "ideas: %s", err);
 	actions_say(f, "asking the LLM for %d idea%s to improve candidate %d", n, n == 1 ? "" : "s",
 	            parent);
@@ -143,9 +145,11 @@ static int decide(struct actions_front *f, const struct commands_line *c, int bA
 {
 	char err[KL_ERRLEN];
 	const struct state_idea *d;
-	if (actions_need_llm(f, c) < 0 || !(d = idea_arg(f, c)))
+	struct pipeline *p = actions_need_llm(f, c);
+	if (!p || !(d = idea_arg(f, c)))
 		return -1;
-	if ((bAccept ? runner_idea_accept : runner_idea_reject)(f->lv, d->id, err) < 0)
+	if ((bAccept ? pipeline_idea_accept(p, d->id, err)
+	             : pipeline_idea_reject(p, d->id, NULL, err)) < 0)
 		return actions_fail(f, "%s: %s", c->def->name, err);
 	if (bAccept)
 		actions_say(f, "idea %d accepted: %s (implement writes its code)", d->id,
@@ -168,9 +172,10 @@ int verb_reject(struct actions_front *f, const struct commands_line *c)
 int verb_revise(struct actions_front *f, const struct commands_line *c)
 {
 	const struct state_idea *d;
-	if (actions_need_llm(f, c) < 0 || !(d = idea_arg(f, c)))
+	struct pipeline *p = actions_need_llm(f, c);
+	if (!p || !(d = idea_arg(f, c)))
 		return -1;
-	return revise(f, d, c);
+	return revise(f, p, d, c);
 }
 
 /* ---- the journal's LLM traffic: prompt ID, reply ID ---- */
@@ -185,7 +190,7 @@ static int each_event(struct actions_front *f, int (*fn)(const cJSON *e, void *a
 		z = f->rp->text.buf;
 	} else if (f->lv) {
 		char err[KL_ERRLEN];
-		if (read_file(f->lv->ses->zPath, &text, 1u << 30, err) == 0)
+		if (read_file(runner_path(f->lv), &text, 1u << 30, err) == 0)
 			z = text.buf;
 	}
 	int rc = 0;

@@ -163,6 +163,13 @@ void worker_free(struct worker *w)
 	free(w);
 }
 
+void worker_end(struct worker *w)
+{
+	if (w->in >= 0)
+		close(w->in);
+	w->in = -1;
+}
+
 int worker_pending(const struct worker *w)
 {
 	int n = 0;

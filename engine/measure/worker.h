@@ -96,6 +96,11 @@ void worker_config_from(struct worker_config *wc, const struct config *cfg);
 
 /* jobs not yet finished */
 int worker_pending(const struct worker *w);
+/* close the worker's input, its jobs done: it exits by itself, and so does
+ * a launch command that waits for it (ncu, which writes its report then);
+ * worker_pid() is 0 once it has been reaped.  No job may be submitted
+ * after. */
+void worker_end(struct worker *w);
 
 /* the reference's timing ({"median_ms", ...}) once the task is loaded, or NULL */
 const cJSON *worker_reference_timing(const struct worker *w);

@@ -2,8 +2,9 @@
 # a result (apart from its warnings) and beside the ptxas report in :show;
 # Nsight Compute's CSV (a capture from an H100) read into bandwidth,
 # occupancy and top stall, journaled for a candidate and shown by :show and
-# in the LLM's prompt; `:profile ID` without ncu says why.  On the GPU with
-# ncu installed, tests/e2e/profile_cuda.sh runs ncu itself.
+# in the LLM's prompt; `:profile ID` without ncu says why, and with a
+# stand-in for ncu journals what it wrote.  On the GPU with ncu installed,
+# tests/e2e/profile_cuda.sh runs ncu itself.
 . tests/e2e/lib.sh
 B="--backend host --budget 0.2 --trials 2"
 CSV=tests/fixtures/ncu/h100_softmax_sgemm_raw.csv
@@ -43,7 +44,39 @@ fi
 if ! command -v ncu >/dev/null 2>&1; then
 	printf 'profile 1\n' | PATH=/usr/bin:/bin $KLOOP shell --session "$S" >"$T/pr" 2>&1
 	check ":profile without Nsight Compute says so, naming the fix" \
-		grep -q "profile of candidate 1 failed: kloop: profile: Nsight Compute (ncu) cannot be run: install it or give --ncu PATH" "$T/pr"
+		grep -q "profile of candidate 1 failed: Nsight Compute (ncu) cannot be run: install it or give --ncu PATH" "$T/pr"
 else
 	skip "profile: ncu is installed here; profile_cuda.sh runs it"
 fi
+
+# a stand-in for ncu: it runs the program after its options (the worker of
+# the profile's own, engine/measure/ncu_run.c) and then writes the H100
+# capture as its CSV, so that the path from :profile to the journal runs here
+mkdir -p "$T/fakencu"
+cat >"$T/fakencu/ncu" <<'EOF'
+#!/bin/sh
+echo "$@" >"$FAKE_NCU_ARGS"
+log=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--log-file) log=$2; shift 2 ;;
+	--csv) shift ;;
+	--page | --target-processes | --metrics | --launch-count | --kernel-name-base | --kernel-name) shift 2 ;;
+	*) break ;;
+	esac
+done
+"$@"
+rc=$?
+cp "$FAKE_NCU_CSV" "$log"
+exit $rc
+EOF
+chmod +x "$T/fakencu/ncu"
+before=$(grep -c '"type":"profile","candidate":1' "$S")
+printf 'profile 1\n' | FAKE_NCU_ARGS="$T/ncu.args" FAKE_NCU_CSV="$PWD/$CSV" PATH="$T/fakencu:/usr/bin:/bin" \
+	$KLOOP shell --session "$S" >"$T/pr2" 2>&1
+check ":profile runs ncu around a kloop-worker of its own, unsandboxed, and journals what ncu wrote" \
+	grep -q 'candidate 1: ncu cutlass::Kernel2: 0.4234 ms' "$T/pr2"
+check "ncu's program is a kloop-worker, unsandboxed ($(cat "$T/ncu.args" | tail -c 120))" \
+	grep -q -- '--log-file .*/kloop-worker --backend host.* --no-sandbox$' "$T/ncu.args"
+check "the profile is journaled for candidate 1" \
+	test "$(grep -c '"type":"profile","candidate":1' "$S")" -eq $((before + 1))

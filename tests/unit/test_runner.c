@@ -120,7 +120,7 @@ static void test_background_baseline(struct loop *l, struct config *cfg, struct 
 		CHECK(id == i && runner_bench(rn, id, err) == 0, "candidate %d is queued", i);
 	}
 	run(l, rn);
-	char *zPath = xstrdup(rn->ses->zPath);
+	char *zPath = xstrdup(runner_path(rn));
 	int ok = 1;
 	for (int i = 1; i <= 3; i++)
 		ok &= res_num(rn, i, "baseline_compile_ms") == 0.5 &&
@@ -209,7 +209,7 @@ int main(void)
 	CHECK(runner_state(rn)->nCand == 1 && runner_jobs(rn) == 1 && runner_job_of(rn, 1) &&
 	          x.nFinished == 0,
 	      "the seed is added and queued, not yet answered");
-	char *zPath = xstrdup(rn->ses->zPath);
+	char *zPath = xstrdup(runner_path(rn));
 	char *pattern = xasprintf("%s/kloop/sessions/softmax-*.jsonl", dir);
 	glob_t gl;
 	CHECK(glob(pattern, 0, NULL, &gl) == 0 && gl.gl_pathc == 1,
@@ -304,7 +304,8 @@ int main(void)
 
 	/* ideas through the command provider: the note carries the ideas' ids */
 	x.nIdeas = 0;
-	rc = runner_ideas(rn, 1, 2, 0, err);
+	struct pipeline *p = runner_llm(rn, err);
+	rc = p ? pipeline_ideas(p, 1, 2, 0, err) : -1;
 	CHECK(rc == 0, "ask for two ideas (%s)", rc ? err : "the command provider");
 	run(l, rn);
 	CHECK(x.nIdeas == 2 && state_idea(runner_state(rn), x.aIdea[0]) &&
@@ -321,7 +322,7 @@ int main(void)
 	                "{\"type\":\"eval_started\",\"candidate\":2,\"backend\":\"host\",\"ts\":1,"
 	                "\"seq\":999}\n",
 	                &x, err);
-	CHECK(rn && !strcmp(rn->zTaskName, "softmax") && runner_jobs(rn) == 1 &&
+	CHECK(rn && !strcmp(runner_task_name(rn), "softmax") && runner_jobs(rn) == 1 &&
 	          runner_job_of(rn, 2) && cand(rn, 2)->status == STATUS_EVALUATING,
 	      "reopened, the session evaluates again only what was cut short");
 	if (rn)
@@ -374,7 +375,7 @@ int main(void)
 	free(seedB);
 	if (rn && runner_bench(rn, a1, err) == 0 && runner_bench(rn, a2, err) == 0)
 		run(l, rn);
-	char *abPath = rn ? xstrdup(rn->ses->zPath) : xstrdup("");
+	char *abPath = rn ? xstrdup(runner_path(rn)) : xstrdup("");
 	runner_close(rn);
 	char *line = xasprintf("{\"type\":\"eval_started\",\"candidate\":%d,\"backend\":\"host\","
 	                       "\"ab_with\":%d}\n",
@@ -406,7 +407,7 @@ int main(void)
 	x.rn = NULL;
 	o = (struct runner_opts){.zTask = "softmax", .bMemory = 1, .bNoSeeds = 1};
 	rn = runner_open(l, &cfg, &o, on_note, &x, err);
-	CHECK(rn && !rn->ses->j && !strcmp(rn->ses->zPath, "(no journal)") &&
+	CHECK(rn && !runner_session(rn)->j && !strcmp(runner_path(rn), "(no journal)") &&
 	          runner_state(rn)->nCand == 0 && !strcmp(runner_state(rn)->zTask, "softmax"),
 	      "a one-shot runner keeps its session in memory, without seeds");
 	runner_close(rn);
