@@ -76,11 +76,25 @@ key=$(field "$O/fid1.json" compile.key)
 so="$XDG_CACHE_HOME/kloop/so/$key.so"
 db=$(python3 bench/gpu/fidelity.py "$so" do_bench 2>>"$O/err.log")
 echo "triton.testing.do_bench median: $db ms"
+echo "kloop's own sequence in PyTorch (fresh inputs, read flush, events): $(python3 bench/gpu/fidelity.py "$so" events-flush 2>>"$O/err.log") ms"
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 if [ -n "$NCU" ]; then
 	timeout 300 "$NCU" --clock-control none --metrics gpu__time_duration.sum -k regex:softmax_rows \
 		--launch-skip 5 --launch-count 10 --csv python3 bench/gpu/fidelity.py "$so" ncu-driver \
 		>"$O/ncu.csv" 2>>"$O/err.log"
+	# the kernel in kloop's own cache state (its sequence, no cache control of ncu's)
+	timeout 300 "$NCU" --clock-control none --cache-control none --metrics gpu__time_duration.sum \
+		-k regex:softmax_rows --launch-skip 5 --launch-count 15 --csv \
+		python3 bench/gpu/fidelity.py "$so" ncu-flush >"$O/ncu_flush.csv" 2>>"$O/err.log"
+	python3 -c "
+import csv, statistics, sys
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('\"'))]
+h, d = rows[0], rows[1:]
+i, u = h.index('Metric Value'), h.index('Metric Unit')
+sc = {'nsecond': 1e-6, 'ns': 1e-6, 'usecond': 1e-3, 'us': 1e-3, 'msecond': 1, 'ms': 1}
+v = [float(r[i].replace(',', '')) * sc.get(r[u], float('nan')) for r in d]
+print('ncu --cache-control none on that sequence: median %.4f ms over %d launches' % (statistics.median(v), len(v)))
+" "$O/ncu_flush.csv"
 	python3 - "$O/ncu.csv" <<'PY'
 import csv, sys, statistics
 rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
