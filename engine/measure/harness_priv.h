@@ -44,6 +44,8 @@ struct harness {
 	int varyUnsound;     /* the ways the reference's outputs were not finite in: those
 	                        sets were drawn again, plain */
 	uint64_t nRuns;      /* timed runs so far: seeds their fresh inputs */
+	uint64_t nTimed;     /* timed runs in this evaluation, all its timing phases:
+	                        each one's number in the verdicts ("timed run 7") */
 	uint64_t runSeed;    /* this evaluation's timed inputs' seed (unpredictable) */
 	int poolUsed;        /* checking sets used in this evaluation (all its timing
 	                        phases: quick, full, A/B), so none is seen twice */
@@ -54,6 +56,8 @@ struct harness {
 	                        same candidate goes on from there (its runs count) */
 	double lastPrepMs;   /* the wall time of the last harness_prepare_run(), ms */
 	void *judge;         /* the judge of each trial (the precision verdict's; NULL: none) */
+	int judgeRuns;       /* and of each checked timed run (a candidate's timing,
+	                        harness_time: not the reference's, nor an A/B's) */
 	const struct harness_judge_ops *judgeOps;
 	unsigned char *pGuard; /* host copy of the expected guard band */
 	unsigned char *pGuardRead;
