@@ -205,7 +205,8 @@ void result_precision_line(const cJSON *r, strbuf *sb)
 		sb_addf(sb, "; TF32 or f16 inputs would make %.2g", e10);
 	int nRun = cJSON_GetArraySize(cJSON_GetObjectItem(p, "checked_runs"));
 	if (!reduced && nRun)
-		sb_addf(sb, "; so in the %d checked timed run%s", nRun, nRun == 1 ? "" : "s");
+		sb_addf(sb, "; faithful in the %d checked timed run%s too", nRun,
+		        nRun == 1 ? "" : "s");
 	if (!reduced)
 		sb_adds(sb, ")");
 	const char *cause = cJSON_GetStringValue(cJSON_GetObjectItem(p, "cause"));

@@ -117,7 +117,7 @@ for f in softmax_seed softmax_fast_exp; do
 		sh -c "test '$(field verdict $n)/$rc' = faithful/0 && python3 -c \"
 import json; runs=json.load(open('$T/$n.json'))['precision']['checked_runs']
 assert runs and all(r['verdict'] == 'faithful' for r in runs), runs\" &&
-			grep -q '^  precision faithful: .*; so in the [0-9]* checked timed run' '$T/$n.txt'"
+			grep -q '^  precision faithful: .*; faithful in the [0-9]* checked timed runs* too' '$T/$n.txt'"
 done
 $KLOOP eval "$T/softmax" "$T/softmax_checked_bf16.c" $B $C --session "$T/c.jsonl" >/dev/null 2>&1
 check "the journal keeps the checked runs' verdicts and the one named" python3 -c "
