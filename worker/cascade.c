@@ -370,7 +370,7 @@ static cJSON *ab_stage(struct job *j, struct harness_cand *hc, cJSON *res)
 }
 
 /* the precision verdict again, once timed: with the run after timing's and
- * the checked timed runs' (precision.h) */
+ * the checked timed runs' (precision.h), the A/B's included */
 static void precision_again(cJSON *res)
 {
 	cJSON *pr = cJSON_GetObjectItem(res, "precision") ? harness_precision(W.h) : NULL;
@@ -502,6 +502,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 		res = ab_stage(j, cand_iface(c, full), res);
 		if (strcmp(status_of(res), "correct"))
 			goto stop_c;
+		precision_again(res);
 		stage_done(stages, zStage, t0);
 	}
 	*pTime = now_s() - tc;

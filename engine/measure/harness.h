@@ -156,7 +156,8 @@ struct harness_judge_ops {
 	int (*trial)(void *j, struct harness *h, int s, char *err); /* trial set s's outputs */
 	int (*after_timing)(void *j, struct harness *h, char *err); /* the run after timing's */
 	/* a checked timed run's outputs (checking set s; run: its number in the
-	 * timing, as the verdicts name it), of the candidate's timings only */
+	 * evaluation, as the verdicts name it), of the candidate's timings and
+	 * of the challenger's runs in an A/B only */
 	int (*checked)(void *j, struct harness *h, int s, unsigned long long run, char *err);
 	cJSON *(*json)(const void *j); /* the verdict, or NULL (caller frees) */
 	void (*free)(void *j);

@@ -56,8 +56,9 @@ struct harness {
 	                        same candidate goes on from there (its runs count) */
 	double lastPrepMs;   /* the wall time of the last harness_prepare_run(), ms */
 	void *judge;         /* the judge of each trial (the precision verdict's; NULL: none) */
-	int judgeRuns;       /* and of each checked timed run (a candidate's timing,
-	                        harness_time: not the reference's, nor an A/B's) */
+	const struct harness_cand *judged; /* and of each checked timed run of this
+	                        one (the candidate timed, harness_time, or the A/B's
+	                        challenger: not the reference, nor the incumbent) */
 	const struct harness_judge_ops *judgeOps;
 	unsigned char *pGuard; /* host copy of the expected guard band */
 	unsigned char *pGuardRead;

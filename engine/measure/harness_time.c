@@ -89,7 +89,7 @@ int harness_timed_run(struct harness *h, struct harness_cand *c, int strict, dou
 	}
 	/* and its precision, as the trials' (the checking sets have float64
 	 * outputs too): reduced precision in the timed runs alone is seen */
-	if (bad == 0 && h->judgeRuns && h->judge && h->judgeOps->checked &&
+	if (bad == 0 && h->judged == c && h->judge && h->judgeOps->checked &&
 	    h->judgeOps->checked(h->judge, h, chk, (unsigned long long)h->nTimed, err) < 0)
 		bad = -1;
 	return bad < 0 ? -1 : bad ? HC_MISBEHAVED : 0;
@@ -584,12 +584,12 @@ cJSON *harness_time(struct harness *h, struct harness_cand *c, int nQuick,
 		h->o.budgetS = 1e30; /* exactly nQuick runs, however slow */
 	}
 	h->quick = nQuick > 0;
-	h->judgeRuns = 1;
+	h->judged = c;
 	int isBad;
 	cJSON *tm = time_runs(h, c, progress, arg, &isBad, why, sizeof why, err);
 	h->o = keep;
 	h->quick = 0;
-	h->judgeRuns = 0;
+	h->judged = NULL;
 	*pFail = NULL;
 	if (tm) {
 		if (nQuick > 0)

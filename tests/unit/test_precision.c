@@ -239,6 +239,51 @@ static int checked_runs(const cJSON *r, int *pReduced)
 	return cJSON_GetArraySize(a);
 }
 
+/* the precision after an A/B of inc and cand, cand checked (its trials)
+ * first, as a result {"precision"}; *pN its checked runs judged (until one
+ * is: the A/B spreads the checking sets over both sides' runs) */
+static cJSON *ab_precision(struct harness *h, struct backend *b, kl_run_fn inc, kl_run_fn cand,
+                           int *pN, int *pRed)
+{
+	cJSON *r = NULL;
+	*pN = 0;
+	for (int k = 0; k < 4 && !*pN; k++) {
+		struct fcand fi, fc;
+		cJSON_Delete(r);
+		cJSON_Delete(harness_eval(h, fcand(&fc, h, b, cand), 0, NULL, NULL));
+		struct harness_ab_opts ao = {.nPairs = 40, .budgetS = 5};
+		int who;
+		cJSON *fail = NULL;
+		cJSON_Delete(
+		    harness_ab(h, fcand(&fi, h, b, inc), &fc.hc, &ao, NULL, NULL, &who, &fail));
+		cJSON_Delete(fail);
+		r = cJSON_CreateObject();
+		cJSON_AddItemToObject(r, "precision", harness_precision(h));
+		*pN = checked_runs(r, pRed);
+	}
+	return r;
+}
+
+/* the A/B's checked runs are the challenger's alone to be judged: one
+ * reduced when timed is caught there; an honest one against a reduced
+ * incumbent stays faithful */
+static void test_ab(struct harness *h, struct backend *b)
+{
+	int n, nRed;
+	cJSON *r = ab_precision(h, b, c_expf, c_timed_bf16, &n, &nRed);
+	CHECK(!strcmp(pstr(r, "verdict"), "reduced") && n > 0 && nRed > 0 &&
+	          strstr(pstr(r, "cause"), "reduced in checked timed run"),
+	      "an A/B's challenger bf16 in its timed runs: reduced there (%d checked; %s)", n,
+	      pstr(r, "cause"));
+	cJSON_Delete(r);
+	r = ab_precision(h, b, c_timed_bf16, c_expf, &n, &nRed);
+	CHECK(!strcmp(pstr(r, "verdict"), "faithful") && n > 0 && nRed == 0,
+	      "an honest challenger against an incumbent bf16 when timed: faithful in its %d "
+	      "checked A/B runs (the incumbent's are not its)",
+	      n);
+	cJSON_Delete(r);
+}
+
 /* the checked timed runs judged for precision too (issue 25): a candidate
  * reduced in its timed runs alone, faithful in the trials and the run after
  * timing, is reduced, the run named; honest ones stay faithful in every
@@ -280,6 +325,7 @@ static void test_checked_runs(const struct task *t, struct backend *b)
 		      k ? "exp2f" : "expf", n);
 		cJSON_Delete(r);
 	}
+	test_ab(h, b);
 	harness_free(h);
 	h = setup_runs(t, b, ref_exp, 1, 300, 0, err);
 	r = harness_eval(h, fcand(&fc, h, b, c_timed_bf16), 1, NULL, NULL);
