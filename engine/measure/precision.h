@@ -11,8 +11,11 @@
  * its own (precision_harness).  Two more runs on the first trial's inputs
  * rounded to 10 and 7 mantissa bits measure what TF32 / f16 inputs and bf16
  * inputs cost on this very data, which names the likely cause and draws the
- * line for a task whose reference is exact.  docs/ARCHITECTURE.md,
- * "Precision", has the rule.
+ * line for a task whose reference is exact.  The timing set and every
+ * checking set of the timed runs have float64 outputs too, so that the run
+ * after timing and each checked timed run are judged by the same rule: a
+ * candidate faithful in the trials and reduced once timed is reduced.
+ * docs/ARCHITECTURE.md, "Precision", has the rule.
  */
 #ifndef KL_PRECISION_H
 #define KL_PRECISION_H
