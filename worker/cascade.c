@@ -152,7 +152,7 @@ const char *kworker_float64_reference(struct job *j, struct torchref *tr)
 	const char *zName = tr ? "PyTorch's model" : j->zName;
 	struct harness *h64 = precision_harness(W.h, err);
 	if (h64 && tr) {
-		ok = torchref_fill64(tr, h64, W.b, harness_options(W.h)->nTrials, err) == 0;
+		ok = torchref_fill64(tr, h64, W.h, W.b, err) == 0;
 	} else if (h64) {
 		struct cand *c = kworker_load(j, h64, &loadErr, err);
 		if (c) {
@@ -369,6 +369,15 @@ static cJSON *ab_stage(struct job *j, struct harness_cand *hc, cJSON *res)
 	return res;
 }
 
+/* the precision verdict again, once timed: with the run after timing's and
+ * the checked timed runs' (precision.h), the A/B's included */
+static void precision_again(cJSON *res)
+{
+	cJSON *pr = cJSON_GetObjectItem(res, "precision") ? harness_precision(W.h) : NULL;
+	if (pr)
+		cJSON_ReplaceItemInObject(res, "precision", pr);
+}
+
 /*
  * The cascade: small shapes, full shapes, quick timing, full timing, and
  * the A/B against an incumbent when the request gave one; the first stage
@@ -472,6 +481,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 		    quickMs, stopX, base);
 		cJSON_AddStringToObject(tm, "stopped", why);
 		cJSON_AddItemToObject(res, "timing", tm);
+		precision_again(res);
 		goto stop_c;
 	}
 	cJSON_AddItemToObject(res, "quick_timing", tm);
@@ -482,10 +492,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 		goto failed;
 	cJSON_AddItemToObject(res, "timing", tm);
 	stage_done(stages, zStage, t0);
-	/* the precision again, with the run after timing's (precision.h) */
-	cJSON *pr = cJSON_GetObjectItem(res, "precision") ? harness_precision(W.h) : NULL;
-	if (pr)
-		cJSON_ReplaceItemInObject(res, "precision", pr);
+	precision_again(res);
 	/* the A/B: when it looks faster than the incumbent, or when asked */
 	double incMs = j->rq.inc.zSource ? j->rq.inc.medianMs : 0;
 	if (j->inc && !W.b->fatal && (j->rq.abForce || timing_num(tm, "median_ms") < incMs)) {
@@ -495,6 +502,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 		res = ab_stage(j, cand_iface(c, full), res);
 		if (strcmp(status_of(res), "correct"))
 			goto stop_c;
+		precision_again(res);
 		stage_done(stages, zStage, t0);
 	}
 	*pTime = now_s() - tc;

@@ -61,12 +61,24 @@ static uint64_t host_available(void)
 	return (uint64_t)kb * 1024;
 }
 
+/* the float64 outputs of one set, where the task's float outputs are kept
+ * in float64 too (the precision verdict's reference: precision.h) */
+static uint64_t f64_bytes(const struct task *t)
+{
+	uint64_t n = 0;
+	for (int j = 0; j < t->nOut; j++)
+		if (is_float(t->aOut[j].dtype) && t->aOut[j].dtype != KL_F64)
+			n += (uint64_t)task_numel(&t->aOut[j]) * 8;
+	return n;
+}
+
 /*
  * Every set (the trials, the timing set, the checking sets) keeps its
  * inputs and expected outputs for the harness's life, on the device for the
- * GPU: refuse, before allocating any, a number of trials whose sets cannot
- * fit in the memory there is (--trials 1000000 would otherwise run the
- * machine out of memory set by set).
+ * GPU, and each checking set its float64 outputs beside (the precision
+ * verdict's, in a harness of its own): refuse, before allocating any, a
+ * number of trials whose sets cannot fit in the memory there is (--trials
+ * 1000000 would otherwise run the machine out of memory set by set).
  */
 static int check_sets_fit(const struct harness *h, char *err)
 {
@@ -76,13 +88,14 @@ static int check_sets_fit(const struct harness *h, char *err)
 	uint64_t avail = dev ? devFree : host_available();
 	if (!set || !avail)
 		return 0;
-	long double need = (long double)set * h->nSets;
+	long double need = (long double)set * h->nSets + (long double)f64_bytes(h->t) * h->nPool;
 	if (need <= 0.8L * avail)
 		return 0;
 	return kl_err(err,
 	              "the task's data does not fit: %d trials, 1 timing set and %d checking "
-	              "sets of %.4g MB each (inputs and expected outputs) need %.4g GB, more than "
-	              "80%% of the %.4g GB of %s memory free: use fewer --trials",
+	              "sets of %.4g MB each (inputs and expected outputs; the checking sets' "
+	              "float64 outputs besides) need %.4g GB, more than 80%% of the %.4g GB of "
+	              "%s memory free: use fewer --trials",
 	              h->o.nTrials, h->nPool, set / 1e6, (double)(need / 1e9), avail / 1e9,
 	              dev ? "device" : "host");
 }
@@ -98,7 +111,7 @@ struct harness *harness_new(const struct task *t, struct backend *b, const struc
 		h->o.nTrials = 1;
 	h->nPool = h->o.nPool;
 	if (h->nPool < 0) {
-		uint64_t set = task_set_bytes(t);
+		uint64_t set = task_set_bytes(t) + f64_bytes(t);
 		h->nPool = set ? (int)(POOL_BYTES / set) : POOL_MAX;
 		h->nPool = h->nPool > POOL_MAX ? POOL_MAX : h->nPool < 2 ? 2 : h->nPool;
 	}
@@ -246,6 +259,9 @@ int harness_prepare(struct harness *h, int s, char *err)
 	struct backend *b = h->b;
 	for (int i = 0; i < h->t->nIn; i++) {
 		struct gbuf *g = &h->aIn[i];
+		if (!h->aaIn[s][i])
+			return kl_err(
+			    err, "set %d's inputs were given back (harness_release_inputs)", s);
 		if (b->fill(b, g->base, GUARD_BYTE, GUARD, err) < 0 ||
 		    b->fill(b, g->base + GUARD + g->n, GUARD_BYTE, GUARD, err) < 0 ||
 		    b->copy(b, payload(g), h->aaIn[s][i], g->n, err) < 0)
@@ -383,6 +399,7 @@ cJSON *harness_eval(struct harness *h, struct harness_cand *c, int bTime,
 	double t0 = now_s();
 	harness_drop_timing(h);
 	h->poolUsed = 0; /* a new evaluation: every checking set unseen */
+	h->nTimed = 0;
 	if (h->judge && h->judgeOps->reset)
 		h->judgeOps->reset(h->judge);
 	if (b->reset && b->reset(b, err) < 0)

@@ -112,7 +112,8 @@ struct harness_opts {
 	int minRuns;    /* timed runs at least (10) */
 	int maxRuns;    /* timed runs at most (10000) */
 	double warmupS; /* warm-up time at least, seconds */
-	int nPool;      /* checking sets for timed runs (-1: as memory allows, up to 8;
+	int nPool;      /* checking sets for timed runs (-1: as memory allows, up to 8,
+	                   each with its float64 outputs for the precision verdict;
 	                   0 with given inputs: their own sets are checked) */
 };
 
@@ -167,6 +168,10 @@ struct harness_judge_ops {
 	void (*reset)(void *j);                                     /* a new evaluation */
 	int (*trial)(void *j, struct harness *h, int s, char *err); /* trial set s's outputs */
 	int (*after_timing)(void *j, struct harness *h, char *err); /* the run after timing's */
+	/* a checked timed run's outputs (checking set s; run: its number in the
+	 * evaluation, as the verdicts name it), of the candidate's timings and
+	 * of the challenger's runs in an A/B only */
+	int (*checked)(void *j, struct harness *h, int s, unsigned long long run, char *err);
 	cJSON *(*json)(const void *j); /* the verdict, or NULL (caller frees) */
 	void (*free)(void *j);
 };
@@ -191,6 +196,16 @@ void harness_note_vary(struct harness *h, int s, int applied, int unsound);
 
 /* number of input sets (trials + the timing set + the checking sets) */
 int harness_nsets(const struct harness *h);
+/* the checking sets (after the timing set) */
+int harness_npool(const struct harness *h);
+/* how set s's inputs were varied, as applied (rng.h flags; 0: plain) */
+int harness_varied(const struct harness *h, int s);
+/* keep the first n checking sets only (fewer where they are more), their
+ * memory given back: before any evaluation */
+void harness_keep_pool(struct harness *h, int n);
+/* give back every set's inputs (a float64 harness once its reference ran:
+ * only its expected outputs are read again); it can run nothing after */
+void harness_release_inputs(struct harness *h);
 
 /* the device buffers holding set s's input i and expected output j (for a
  * reference written straight into them, e.g. by PyTorch through CUDA IPC) */

@@ -234,6 +234,7 @@ cJSON *harness_ab(struct harness *h, struct harness_cand *inc, struct harness_ca
 	*pFail = NULL;
 	*pWho = -1;
 	harness_drop_timing(h);
+	h->judged = cand; /* the challenger's checked runs are judged, as in its timing */
 	h->runSeed = harness_random64();
 	h->nChecked = 0;
 	h->nRuns = 0;
@@ -309,6 +310,7 @@ called:
 		*pFail = harness_crashed(h, "the A/B timing", err);
 	}
 out:
+	h->judged = NULL;
 	free(ratio.a);
 	ab_side_free(&s[0]);
 	ab_side_free(&s[1]);

@@ -45,6 +45,8 @@ struct harness {
 	int varyUnsound;     /* the ways the reference's outputs were not finite in: those
 	                        sets were drawn again, plain */
 	uint64_t nRuns;      /* timed runs so far: seeds their fresh inputs */
+	uint64_t nTimed;     /* timed runs in this evaluation, all its timing phases:
+	                        each one's number in the verdicts ("timed run 7") */
 	uint64_t runSeed;    /* this evaluation's timed inputs' seed (unpredictable) */
 	int poolUsed;        /* checking sets used in this evaluation (all its timing
 	                        phases: quick, full, A/B), so none is seen twice */
@@ -57,6 +59,9 @@ struct harness {
 	int lastVaried;      /* the last timed run was a checked one on varied inputs: its
 	                      * time is not the problem's (harness_timed_run) */
 	void *judge;         /* the judge of each trial (the precision verdict's; NULL: none) */
+	const struct harness_cand *judged; /* and of each checked timed run of this
+	                        one (the candidate timed, harness_time, or the A/B's
+	                        challenger: not the reference, nor the incumbent) */
 	const struct harness_judge_ops *judgeOps;
 	unsigned char *pGuard; /* host copy of the expected guard band */
 	unsigned char *pGuardRead;

@@ -16,6 +16,49 @@ int harness_nsets(const struct harness *h)
 	return h->nSets;
 }
 
+int harness_npool(const struct harness *h)
+{
+	return h->nPool;
+}
+
+int harness_varied(const struct harness *h, int s)
+{
+	return h->aVary && s >= 0 && s < h->nSets ? h->aVary[s] : 0;
+}
+
+/* give back set s's inputs (k 0) or expected outputs (k 1) */
+static void release_set(struct harness *h, int s, int k)
+{
+	void **a = k ? h->aaExp[s] : h->aaIn[s];
+	for (int i = 0; i < (k ? h->t->nOut : h->t->nIn); i++) {
+		if (a[i])
+			h->b->release(h->b, a[i]);
+		a[i] = NULL;
+	}
+}
+
+void harness_keep_pool(struct harness *h, int n)
+{
+	if (n < 0 || n >= h->nPool)
+		return;
+	int keep = h->o.nTrials + 1 + n;
+	for (int s = keep; s < h->nSets; s++) {
+		release_set(h, s, 0);
+		release_set(h, s, 1);
+		free(h->aaIn[s]);
+		free(h->aaExp[s]);
+	}
+	h->nPool = n;
+	h->nSets = keep;
+	h->poolUsed = h->poolUsed < n ? h->poolUsed : n;
+}
+
+void harness_release_inputs(struct harness *h)
+{
+	for (int s = 0; s < h->nSets; s++)
+		release_set(h, s, 0);
+}
+
 int harness_vary_of(const struct harness *h, int s)
 {
 	static const int kinds[] = {RNG_SCALED | RNG_OUTLIERS, RNG_HEAVY, RNG_OUTLIERS, RNG_SCALED};

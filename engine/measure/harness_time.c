@@ -45,6 +45,7 @@ int harness_timed_run(struct harness *h, struct harness_cand *c, int strict, dou
 	 * chance, a checking set's, never seen before in this evaluation,
 	 * whose outputs are then checked: the candidate cannot tell which */
 	h->nRuns++;
+	h->nTimed++;
 	int chk = -1;
 	double u = (double)(harness_random64() >> 11) * 0x1p-53;
 	if (h->poolUsed < h->nPool && u < h->pCheck)
@@ -78,7 +79,7 @@ int harness_timed_run(struct harness *h, struct harness_cand *c, int strict, dou
 	/* a checked run: nothing trampled, the inputs as given, the outputs right */
 	char w[900], when[96];
 	h->nChecked++;
-	snprintf(when, sizeof when, "timed run %llu%s", (unsigned long long)h->nRuns,
+	snprintf(when, sizeof when, "timed run %llu%s", (unsigned long long)h->nTimed,
 	         harness_vary_words(h, chk));
 	int bad = harness_check_guards(h, w, sizeof w, err);
 	if (bad == 0)
@@ -89,6 +90,11 @@ int harness_timed_run(struct harness *h, struct harness_cand *c, int strict, dou
 		struct agg a = {.tolDtype = -1};
 		bad = harness_check_outputs(h, chk, &a, why, nWhy, when, err);
 	}
+	/* and its precision, as the trials' (the checking sets have float64
+	 * outputs too): reduced precision in the timed runs alone is seen */
+	if (bad == 0 && h->judged == c && h->judge && h->judgeOps->checked &&
+	    h->judgeOps->checked(h->judge, h, chk, (unsigned long long)h->nTimed, err) < 0)
+		bad = -1;
 	return bad < 0 ? -1 : bad ? HC_MISBEHAVED : 0;
 }
 
@@ -685,10 +691,12 @@ cJSON *harness_time(struct harness *h, struct harness_cand *c, int nQuick,
 		h->o.budgetS = 1e30; /* exactly nQuick runs, however slow */
 	}
 	h->quick = nQuick > 0;
+	h->judged = c;
 	int isBad;
 	cJSON *tm = time_runs(h, c, progress, arg, &isBad, why, sizeof why, err);
 	h->o = keep;
 	h->quick = 0;
+	h->judged = NULL;
 	*pFail = NULL;
 	if (tm) {
 		if (nQuick > 0)
@@ -710,6 +718,7 @@ cJSON *harness_time_only(struct harness *h, struct harness_cand *c, char *err)
 	char why[1024];
 	int bad;
 	h->poolUsed = 0;
+	h->nTimed = 0;
 	cJSON *tm = time_runs(h, c, NULL, NULL, &bad, why, sizeof why, err);
 	if (!tm && bad)
 		kl_err(err, "the reference misbehaved while timed: %s", why);

@@ -13,6 +13,13 @@
 #include "harness.h"
 #include "util.h"
 
+/* a checked timed run's sums */
+struct chk_run {
+	unsigned long long run; /* its number in the evaluation */
+	int q;                  /* on h's checking set q */
+	double a[CMP_NSUM];
+};
+
 struct precision {
 	struct harness *h64;        /* the float64 reference's harness (owned) */
 	int nTrials;                /* the trials whose float64 outputs it holds */
@@ -24,6 +31,12 @@ struct precision {
 	int nAdded;
 	double after[CMP_NSUM]; /* ... and in the run after timing (the timing set) */
 	int nAfter;
+	int hTrials;    /* h's trials: its checking set s is h64's checking set s - hTrials - 1 */
+	int nChk;       /* h's checking sets whose float64 outputs h64 holds (its first) */
+	double *chkRef; /* [nChk] the reference's own error on each (-1: not its own in
+	                   float64, so no checked run on it is judged) */
+	struct chk_run *aRun; /* each checked timed run judged, in this evaluation */
+	int nRun, nUnjudged;  /* judged; checked but not judged (no float64 outputs) */
 };
 
 /* the harness's task with its float outputs in float64 */
@@ -52,6 +65,23 @@ int precision_emu_bits(int k, int *pTruncate)
 	return k == PRECISION_EMU7 ? 7 : 10;
 }
 
+int precision_source(const struct harness *h64, const struct harness *h, int s64, int *pBits)
+{
+	int nT = harness_options(h64)->nTrials, hT = harness_options(h)->nTrials;
+	*pBits = 0;
+	if (s64 < nT)
+		return s64;
+	if (s64 == nT)
+		return hT;
+	int k = s64 - nT - 1;
+	if (k < PRECISION_NEMU) {
+		int tr, bits = precision_emu_bits(k, &tr);
+		*pBits = tr ? -bits : bits;
+		return 0;
+	}
+	return hT + 1 + (k - PRECISION_NEMU);
+}
+
 struct harness *precision_harness(struct harness *h, char *err)
 {
 	const struct task *t = harness_task(h);
@@ -65,9 +95,11 @@ struct harness *precision_harness(struct harness *h, char *err)
 	struct backend *b = harness_backend(h);
 	struct harness_opts o = *harness_options(h);
 	/* the first trials only (their float64 outputs are twice a float
-	 * set's size): as many as fit, down to one and no emulation */
+	 * set's size), the timing set, the emulations and h's checking sets:
+	 * as many as fit, the checking sets first to go, down to one trial and
+	 * no emulation */
 	o.nTrials = o.nTrials < PRECISION_TRIALS ? o.nTrials : PRECISION_TRIALS;
-	o.nPool = PRECISION_NEMU;
+	o.nPool = PRECISION_NEMU + harness_npool(h);
 	struct task *t64 = task64(t);
 	struct harness *h64 = NULL;
 	while (!(h64 = harness_new(t64, b, &o, err)) && o.nTrials > 1)
@@ -76,26 +108,27 @@ struct harness *precision_harness(struct harness *h, char *err)
 		free(t64);
 		return NULL;
 	}
-	/* the trials' and the timing set's inputs as h has them (the timing
-	 * set's: h's own, the run after timing's); the emulation sets: the
-	 * first trial's, rounded */
-	int nTrials = o.nTrials, nSets = harness_nsets(h64), hTiming = harness_options(h)->nTrials;
+	/* each set's inputs as h has them (precision_source): the trials', the
+	 * timing set's (h's own, the run after timing's), the checking sets';
+	 * the emulation sets: the first trial's, rounded */
 	void *host = NULL;
 	for (int i = 0; i < t->nIn; i++) {
 		size_t n = task_tensor_bytes(&t->aIn[i]);
-		for (int s = 0; s <= nTrials; s++)
-			if (b->copy(b, harness_input_buf(h64, s, i),
-			            harness_input_buf(h, s < nTrials ? s : hTiming, i), n, err) < 0)
-				goto fail;
 		free(host);
 		host = xmalloc(n ? n : 1);
-		for (int k = 0; k < PRECISION_NEMU && nTrials + 1 + k < nSets; k++) {
-			if (b->download(b, host, harness_input_buf(h, 0, i), n, err) < 0)
+		for (int s = 0; s < harness_nsets(h64); s++) {
+			int bits, from = precision_source(h64, h, s, &bits);
+			if (!bits) {
+				if (b->copy(b, harness_input_buf(h64, s, i),
+				            harness_input_buf(h, from, i), n, err) < 0)
+					goto fail;
+				continue;
+			}
+			if (b->download(b, host, harness_input_buf(h, from, i), n, err) < 0)
 				goto fail;
-			int tr, bits = precision_emu_bits(k, &tr);
-			compare_round_mantissa(host, t->aIn[i].dtype, task_numel(&t->aIn[i]), bits,
-			                       tr);
-			if (harness_set_input(h64, nTrials + 1 + k, i, host, err) < 0)
+			compare_round_mantissa(host, t->aIn[i].dtype, task_numel(&t->aIn[i]),
+			                       bits < 0 ? -bits : bits, bits < 0);
+			if (harness_set_input(h64, s, i, host, err) < 0)
 				goto fail;
 		}
 	}
@@ -151,6 +184,11 @@ static int op_after(void *j, struct harness *h, char *err)
 	return precision_add_after_timing(j, h, err);
 }
 
+static int op_checked(void *j, struct harness *h, int s, unsigned long long run, char *err)
+{
+	return precision_add_checked(j, h, s, run, err);
+}
+
 static cJSON *op_json(const void *j)
 {
 	return precision_json(j);
@@ -164,6 +202,7 @@ static void op_free(void *j)
 static const struct harness_judge_ops precision_ops = {.reset = op_reset,
                                                        .trial = op_trial,
                                                        .after_timing = op_after,
+                                                       .checked = op_checked,
                                                        .json = op_json,
                                                        .free = op_free};
 
@@ -183,6 +222,36 @@ struct precision *precision_of(const struct harness *h)
 void precision_note(struct harness *h, const char *zWhy)
 {
 	harness_set_judge(h, zWhy ? xstrdup(zWhy) : NULL, &note_ops);
+}
+
+/*
+ * The checking sets of h whose float64 outputs h64 holds: the reference's
+ * own error on each, where those are its own outputs in float64 (else no
+ * checked run on it is judged, as no trial would be); h keeps no checking
+ * set that has none, unless none fit (then its checked runs are checked
+ * and not judged, and the verdict says so).  0 or -1 + err.
+ */
+static int check_sets(struct precision *p, struct harness *h, double bound, char *err)
+{
+	const struct task *t = harness_task(h);
+	int first = p->nTrials + 1 + PRECISION_NEMU, hPool = harness_npool(h);
+	p->nChk = harness_nsets(p->h64) - first;
+	p->nChk = p->nChk < 0 ? 0 : p->nChk > hPool ? hPool : p->nChk;
+	if (p->nChk > 0 && p->nChk < hPool)
+		harness_keep_pool(h, p->nChk);
+	p->chkRef = xcalloc((size_t)p->nChk + 1, sizeof *p->chkRef);
+	p->aRun = xcalloc((size_t)p->nChk + 1, sizeof *p->aRun);
+	const void *aOut[TASK_MAX_TENSORS];
+	for (int q = 0; q < p->nChk; q++) {
+		double a[CMP_NSUM] = {0};
+		for (int j = 0; j < t->nOut; j++)
+			aOut[j] = harness_expected_buf(h, p->hTrials + 1 + q, j);
+		if (sums(h, p->h64, first + q, aOut, a, err) < 0)
+			return -1;
+		double r = rel(a, CMP_ERR);
+		p->chkRef[q] = a[CMP_NONFINITE] > 0 || !(r <= bound) ? -1 : r;
+	}
+	return 0;
 }
 
 int precision_attach(struct harness *h, struct harness *h64, char *err)
@@ -210,6 +279,7 @@ int precision_attach(struct harness *h, struct harness *h64, char *err)
 			bound = b1 > bound ? b1 : bound;
 		}
 	}
+	p->hTrials = harness_options(h)->nTrials;
 	if (p->ref[CMP_NONFINITE] > 0 || !(r <= bound)) {
 		kl_err(err,
 		       "the reference's float64 outputs are not its own outputs in float64 "
@@ -252,6 +322,10 @@ int precision_attach(struct harness *h, struct harness *h64, char *err)
 	}
 	double L = nOut > 0 && nIn > nOut ? nIn / nOut : 1;
 	p->acc = 2 * u * sqrt(L);
+	if (check_sets(p, h, bound, err) < 0)
+		goto fail;
+	/* only the float64 outputs are read from here on */
+	harness_release_inputs(h64);
 	harness_set_judge(h, p, &precision_ops);
 	return 0;
 fail:
@@ -266,6 +340,8 @@ void precision_free(struct precision *p)
 	if (!p)
 		return;
 	precision_discard(p->h64);
+	free(p->chkRef);
+	free(p->aRun);
 	free(p);
 }
 
@@ -277,6 +353,30 @@ void precision_reset(struct precision *p)
 	p->nAdded = 0;
 	memset(p->after, 0, sizeof p->after);
 	p->nAfter = 0;
+	p->nRun = p->nUnjudged = 0;
+}
+
+int precision_add_checked(struct precision *p, struct harness *h, int s, unsigned long long run,
+                          char *err)
+{
+	if (!p)
+		return 0;
+	int q = s - p->hTrials - 1;
+	if (q < 0 || q >= p->nChk || p->chkRef[q] < 0 || p->nRun >= p->nChk) {
+		p->nUnjudged++;
+		return 0;
+	}
+	struct chk_run *r = &p->aRun[p->nRun];
+	const void *aOut[TASK_MAX_TENSORS];
+	for (int j = 0; j < harness_task(h)->nOut; j++)
+		aOut[j] = harness_output_buf(h, j);
+	memset(r->a, 0, sizeof r->a);
+	if (sums(h, p->h64, p->nTrials + 1 + PRECISION_NEMU + q, aOut, r->a, err) < 0)
+		return -1;
+	r->run = run;
+	r->q = q;
+	p->nRun++;
+	return 0;
 }
 
 int precision_add_after_timing(struct precision *p, struct harness *h, char *err)
@@ -361,34 +461,84 @@ static int is_reduced(const struct precision *p, double e, double base)
 	       e > p->acc;
 }
 
+/* one run's (or the trials') sums a judged by the rule: its error, its
+ * ratio to the larger of base (the reference's own error) and its own
+ * rounding's, and whether that is reduced */
+struct judged {
+	const double *a;
+	double e, ratio;
+	int reduced;
+};
+
+static struct judged judge(const struct precision *p, const double *a, double base)
+{
+	struct judged j = {.a = a, .e = rel(a, CMP_ERR)};
+	base = fmax(base, rel(a, CMP_ROUND));
+	j.ratio = base > 0 ? j.e / base : j.e > 0 ? INFINITY : 0;
+	j.reduced = a[CMP_NONFINITE] == 0 && is_reduced(p, j.e, base);
+	return j;
+}
+
+/* where a verdict reduced outside the trials was reduced, into sb: "faithful
+ * in the trials, not in the run after timing" and/or "reduced in checked
+ * timed run 7 (ratio 3.2e+04), 1 of 5 checked", then why */
+static void where_reduced(const struct precision *p, const struct judged *aRun, int nRed, int after,
+                          strbuf *sb)
+{
+	sb_adds(sb, "faithful in the trials, ");
+	if (after)
+		sb_adds(sb,
+		        nRed ? "not in the run after timing nor" : "not in the run after timing");
+	else
+		sb_adds(sb, "reduced");
+	if (nRed)
+		sb_addf(sb, " in checked timed run%s ", nRed > 1 ? "s" : "");
+	for (int k = 0, n = 0; k < p->nRun; k++)
+		if (aRun[k].reduced) {
+			n++;
+			sb_addf(sb, "%s%llu (ratio %.3g)",
+			        n == 1      ? ""
+			        : n == nRed ? " and "
+			                    : ", ",
+			        p->aRun[k].run, aRun[k].ratio);
+		}
+	if (nRed)
+		sb_addf(sb, ", %d of %d checked", nRed, p->nRun);
+	sb_adds(sb, " (it computes otherwise once timed): ");
+}
+
 cJSON *precision_json(const struct precision *p)
 {
 	if (!p || !p->nAdded)
 		return NULL;
-	double e = rel(p->cand, CMP_ERR), eRef = rel(p->ref, CMP_ERR),
-	       eRound = rel(p->cand, CMP_ROUND);
-	double base = eRef > eRound ? eRef : eRound;
-	double ratio = base > 0 ? e / base : e > 0 ? INFINITY : 0;
+	double eRef = rel(p->ref, CMP_ERR), eRound = rel(p->cand, CMP_ROUND);
 	double e10 = p->emu[PRECISION_EMU10];
-	int reduced = p->cand[CMP_NONFINITE] == 0 && is_reduced(p, e, base);
-	/* the run after timing, flushed and called as the timed runs are: one
-	 * that computes otherwise once it can tell (by counting its calls) is
-	 * reduced there */
-	double eA = p->nAfter ? rel(p->after, CMP_ERR) : NAN;
-	double baseA = p->nAfter ? fmax(eRef, rel(p->after, CMP_ROUND)) : NAN;
-	int reducedAfter =
-	    p->nAfter && !reduced && p->after[CMP_NONFINITE] == 0 && is_reduced(p, eA, baseA);
-	if (reducedAfter) {
-		e = eA;
-		ratio = baseA > 0 ? eA / baseA : INFINITY;
-		reduced = 1;
+	struct judged tr = judge(p, p->cand, eRef), worst = tr;
+	/* the run after timing, flushed and called as the timed runs are, and
+	 * each checked timed run (a checking set's inputs, never seen before,
+	 * with float64 outputs of their own): one that computes otherwise once
+	 * it can tell (by counting its calls, or by its inputs) is reduced
+	 * there.  Each by the same rule as the trials, its base never below the
+	 * reference's own error on the trials nor on its inputs */
+	struct judged af = p->nAfter ? judge(p, p->after, eRef) : (struct judged){0};
+	struct judged *aRun = xcalloc((size_t)p->nRun + 1, sizeof *aRun);
+	int nRed = 0, after = !tr.reduced && af.reduced;
+	if (after)
+		worst = af;
+	for (int k = 0; k < p->nRun; k++) {
+		aRun[k] = judge(p, p->aRun[k].a, fmax(eRef, p->chkRef[p->aRun[k].q]));
+		if (tr.reduced || !aRun[k].reduced)
+			continue;
+		if ((nRed++ == 0 && !after) || aRun[k].ratio > worst.ratio)
+			worst = aRun[k];
 	}
+	int reduced = tr.reduced || after || nRed;
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "verdict", reduced ? "reduced" : "faithful");
-	add_num(o, "rel_l2", e);
+	add_num(o, "rel_l2", worst.e);
 	add_num(o, "reference_rel_l2", eRef);
 	add_num(o, "rounding_rel_l2", eRound);
-	add_num(o, "ratio", ratio);
+	add_num(o, "ratio", worst.ratio);
 	cJSON_AddNumberToObject(o, "limit", PRECISION_LIMIT);
 	add_num(o, "accumulation_rel_l2", p->acc);
 	cJSON *em = cJSON_AddObjectToObject(o, "emulated");
@@ -404,17 +554,41 @@ cJSON *precision_json(const struct precision *p)
 		    "bf16 inputs (7-bit mantissa)", "bf16 outputs or intermediates",
 		    "f16 outputs or intermediates"};
 		strbuf sb = STRBUF_INIT;
-		if (reducedAfter)
-			sb_adds(&sb,
-			        "faithful in the trials, not in the run after timing (it computes "
-			        "otherwise once timed): ");
-		cause_of(e, est, names, 5, &sb);
+		if (!tr.reduced)
+			where_reduced(p, aRun, nRed, after, &sb);
+		/* the output roundings' estimates on the run reduced, its own data */
+		est[3] = rel(worst.a, CMP_BF16);
+		est[4] = rel(worst.a, CMP_F16);
+		cause_of(worst.e, est, names, 5, &sb);
 		cJSON_AddStringToObject(o, "cause", sb.buf);
 		sb_free(&sb);
 	}
 	cJSON_AddNumberToObject(o, "trials", p->nAdded);
 	if (p->nAfter)
-		add_num(o, "after_timing_rel_l2", eA);
+		add_num(o, "after_timing_rel_l2", af.e);
+	if (p->nRun) {
+		cJSON *a = cJSON_AddArrayToObject(o, "checked_runs");
+		for (int k = 0; k < p->nRun; k++) {
+			cJSON *r = cJSON_CreateObject();
+			cJSON_AddNumberToObject(r, "run", (double)p->aRun[k].run);
+			cJSON_AddStringToObject(r, "verdict",
+			                        aRun[k].reduced ? "reduced" : "faithful");
+			add_num(r, "rel_l2", aRun[k].e);
+			add_num(r, "ratio", aRun[k].ratio);
+			cJSON_AddItemToArray(a, r);
+		}
+	}
+	if (p->nUnjudged) {
+		char *z = xasprintf(
+		    "%d checked timed run%s not judged: %s", p->nUnjudged,
+		    p->nUnjudged == 1 ? "" : "s",
+		    p->nChk ? "the reference's float64 outputs on its inputs are not its own (not "
+		              "finite, or beyond the tolerance)"
+		            : "no checking set's float64 outputs fit in memory");
+		cJSON_AddStringToObject(o, "checked_runs_unjudged", z);
+		free(z);
+	}
+	free(aRun);
 	return o;
 }
 

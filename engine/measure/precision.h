@@ -8,11 +8,14 @@
  * The float64 outputs come from the task's reference run once more on the
  * same trial inputs with float64 output tensors (a C or CUDA reference that
  * writes KL_F64 when asked; a PyTorch reference in float64), in a harness of
- * its own (harness_new_float64).  Two more runs on the first trial's inputs
+ * its own (precision_harness).  Two more runs on the first trial's inputs
  * rounded to 10 and 7 mantissa bits measure what TF32 / f16 inputs and bf16
  * inputs cost on this very data, which names the likely cause and draws the
- * line for a task whose reference is exact.  docs/ARCHITECTURE.md,
- * "Precision", has the rule.
+ * line for a task whose reference is exact.  The timing set and every
+ * checking set of the timed runs have float64 outputs too, so that the run
+ * after timing and each checked timed run are judged by the same rule: a
+ * candidate faithful in the trials and reduced once timed is reduced.
+ * docs/ARCHITECTURE.md, "Precision", has the rule.
  */
 #ifndef KL_PRECISION_H
 #define KL_PRECISION_H
@@ -52,19 +55,28 @@ struct precision;
  * A harness like h (its first PRECISION_TRIALS trials or as many as fit,
  * their inputs and the timing set's) whose float outputs are float64, with
  * PRECISION_NEMU extra sets where memory allows: the first trial's inputs
- * rounded to 10 and to 7 mantissa bits.  Run the reference on it with
- * harness_run_reference() (or fill its expected outputs from PyTorch), then
- * give it to precision_attach().  NULL + err (no float output; no memory).
+ * rounded to 10 and to 7 mantissa bits; then h's checking sets, as many as
+ * fit (the first to go where memory is short).  Run the reference on it
+ * with harness_run_reference() (or fill its expected outputs from
+ * PyTorch), then give it to precision_attach().  NULL + err (no float
+ * output; no memory).
  */
 struct harness *precision_harness(struct harness *h, char *err);
+/* which set of h the set s64 of h64 (precision_harness(h)) has the inputs
+ * of, and *pBits: 0, or the mantissa bits they are rounded to (negative:
+ * truncated), for an emulation set */
+int precision_source(const struct harness *h64, const struct harness *h, int s64, int *pBits);
 
 /* free a harness from precision_harness() that is not attached */
 void precision_discard(struct harness *h64);
 
 /*
  * Take h64 (owned from now on, also on failure) as h's float64 reference:
- * measures the task's reference's own error on the trials and the errors of
- * the emulations.  0, or -1 + err where its outputs cannot be the task's
+ * measures the task's reference's own error on the trials and the checking
+ * sets and the errors of the emulations, and gives back h64's inputs.  h
+ * keeps only the checking sets h64 has float64 outputs for (all of them
+ * where none fit: their checked runs are then not judged, and the verdict
+ * says so).  0, or -1 + err where its outputs cannot be the task's
  * reference's in float64 (non-finite where the reference is finite, or
  * farther from them than the task's tolerance): then h has no precision
  * verdict and err says why.
@@ -86,12 +98,20 @@ int precision_add_trial(struct precision *p, struct harness *h, int s, char *err
  * float64 harness holds too): a candidate faithful in the trials and not
  * there is reduced, "faithful in the trials, not in the run after timing" */
 int precision_add_after_timing(struct precision *p, struct harness *h, char *err);
+/* ... of checked timed run `run` (h's checking set s, whose float64
+ * outputs the float64 harness holds): a candidate faithful in the trials
+ * and not there is reduced, "faithful in the trials, reduced in checked
+ * timed run 7 (ratio ...)" */
+int precision_add_checked(struct precision *p, struct harness *h, int s, unsigned long long run,
+                          char *err);
 
 /*
  * The verdict of the trials added: {"verdict": "faithful" | "reduced",
  * "rel_l2", "reference_rel_l2", "rounding_rel_l2", "ratio", "limit",
  * "emulated": {"tf32_f16_inputs", "bf16_inputs", "bf16_outputs",
- * "f16_outputs"}, "cause"?, "against"}; NULL when no trial was added
+ * "f16_outputs"}, "cause"?, "trials", "after_timing_rel_l2"?,
+ * "checked_runs"?: [{"run", "verdict", "rel_l2", "ratio"}],
+ * "checked_runs_unjudged"?}; NULL when no trial was added
  */
 cJSON *precision_json(const struct precision *p);
 

@@ -203,11 +203,19 @@ void result_precision_line(const cJSON *r, strbuf *sb)
 	double e10 = result_num(cJSON_GetObjectItem(p, "emulated"), "tf32_f16_inputs");
 	if (!reduced && e10 > 0)
 		sb_addf(sb, "; TF32 or f16 inputs would make %.2g", e10);
+	int nRun = cJSON_GetArraySize(cJSON_GetObjectItem(p, "checked_runs"));
+	if (!reduced && nRun)
+		sb_addf(sb, "; faithful in the %d checked timed run%s too", nRun,
+		        nRun == 1 ? "" : "s");
 	if (!reduced)
 		sb_adds(sb, ")");
 	const char *cause = cJSON_GetStringValue(cJSON_GetObjectItem(p, "cause"));
 	if (cause)
 		sb_addf(sb, ": %s", cause);
+	const char *unjudged =
+	    cJSON_GetStringValue(cJSON_GetObjectItem(p, "checked_runs_unjudged"));
+	if (unjudged)
+		sb_addf(sb, "; %s", unjudged);
 }
 
 int result_is_reduced(const cJSON *r)

@@ -75,14 +75,14 @@ int torchref_fill(struct torchref *r, struct harness *h, struct backend *b, cons
 
 /*
  * The float64 reference of the precision verdict (precision.h) into h64
- * (precision_harness()): each trial's outputs of the model run in float64
- * on the trial's inputs, and its timing set's on the inputs of the task's
- * harness's timing set (set hTiming: the run after timing's), and the emulation sets' on the first
- * trial's inputs and the model's parameters rounded to 10 and 7 mantissa bits.  Its inputs are
- * h64's already (copied from the task's harness).  0 or -1 + err.
+ * (precision_harness(h)): each set's outputs of the model run in float64 on
+ * the inputs of the set of h it stands for (precision_source(): the trials,
+ * the timing set, the checking sets, drawn from the same seeds and varied
+ * as h's were), the emulation sets' on the first trial's inputs and the
+ * model's parameters rounded to 10 and 7 mantissa bits.  0 or -1 + err.
  */
-int torchref_fill64(struct torchref *r, struct harness *h64, struct backend *b, int hTiming,
-                    char *err);
+int torchref_fill64(struct torchref *r, struct harness *h64, const struct harness *h,
+                    struct backend *b, char *err);
 /* the eager and torch.compile baselines' timing on h's timing set ({"eager":
  * ..., "compile": ...}), from the cache or measured by the helper (then
  * cached); NULL + err.  With defer (a search on the GPU), when they are not

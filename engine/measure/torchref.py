@@ -1309,15 +1309,17 @@ class Server(object):
             m = self.models64[(bits, truncate)] = m.double()
         return m
 
-    def fill64(self, tseed, outs, bits, truncate, label):
-        """The outputs of set tseed's inputs (their floats rounded to ``bits``
-        mantissa bits first when bits > 0) through the model in float64,
-        written into the targets outs (each {"dtype": ...} says the type the
-        worker holds it in: f64 for a float output)."""
+    def fill64(self, tseed, outs, bits, truncate, label, vary=0):
+        """The outputs of set tseed's inputs (varied as ``vary`` says, as
+        fill() applied it; their floats rounded to ``bits`` mantissa bits
+        first when bits > 0) through the model in float64, written into the
+        targets outs (each {"dtype": ...} says the type the worker holds it
+        in: f64 for a float output)."""
         torch = self.torch
         if len(outs) != len(self.outputs):
             raise RefError("%s: %d output targets for %d outputs" % (label, len(outs), len(self.outputs)))
-        inputs = make_inputs(torch, self.module, tseed, self.device, self.model, on_device=True)
+        inputs = _vary(torch, make_inputs(torch, self.module, tseed, self.device, self.model,
+                                          on_device=True), vary, tseed)
         xs = [_round_mantissa(torch, x, bits, truncate).double() if x.is_floating_point() else x
               for x in inputs]
         with torch.no_grad():
@@ -1421,9 +1423,10 @@ def serve(problem, device=None, seed=DEFAULT_SEED, cuda_index=0, shapes=None, si
       in[] (forward inputs, then parameters and buffers) and out[] into the
       targets; answers {"ev": "filled", "set": S, "varied": FLAGS applied,
       "unsound": FLAGS found out of the problem's domain}
-    * {"op": "fill64", "set": S, "seed": SEED, "round": BITS, "truncate":
-      BOOL, "outputs": [TARGET...]}: the float64 reference of the precision
-      verdict: draws the set's inputs under SEED, rounds their floats (and
+    * {"op": "fill64", "set": S, "seed": SEED, "vary": FLAGS, "round": BITS,
+      "truncate": BOOL, "outputs": [TARGET...]}: the float64 reference of the
+      precision verdict: draws the set's inputs under SEED, varies them as
+      FLAGS says (what "fill" applied to that set), rounds their floats (and
       the model's parameters) to BITS mantissa bits when BITS > 0 (toward
       zero with "truncate"), runs the model in
       float64 and writes out[] into the targets, each in the TARGET's
@@ -1483,7 +1486,8 @@ def serve(problem, device=None, seed=DEFAULT_SEED, cuda_index=0, shapes=None, si
             elif op == "fill64":
                 s = int(req.get("set", 0))
                 srv.fill64(int(req["seed"]), req["outputs"], int(req.get("round", 0)),
-                           bool(req.get("truncate", False)), "set %d in float64" % s)
+                           bool(req.get("truncate", False)), "set %d in float64" % s,
+                           int(req.get("vary", 0)))
                 send({"ev": "filled", "set": s})
             elif op == "time":
                 c = req.get("compile", True)

@@ -296,11 +296,12 @@ static int map_sets(struct torchref *r, const struct task *t, char *err)
 /*
  * One set s of h made by the helper from the seed of set `from`: "fill"
  * (in[] and the outputs) or "fill64" (the outputs in float64 of the model
- * in float64, its float inputs and parameters rounded to `bits` mantissa
- * bits first where bits > 0, truncated to -bits where bits < 0).
+ * in float64, its float inputs varied as vary says, then with its
+ * parameters rounded to `bits` mantissa bits where bits > 0, truncated to
+ * -bits where bits < 0).
  */
 static int fill_set(struct torchref *r, struct harness *h, struct backend *b, int s, int from,
-                    const char *zOp, int bits, char *err)
+                    const char *zOp, int bits, int vary, char *err)
 {
 	const struct task *t = harness_task(h);
 	int b64 = !strcmp(zOp, "fill64");
@@ -308,11 +309,10 @@ static int fill_set(struct torchref *r, struct harness *h, struct backend *b, in
 	cJSON_AddStringToObject(q, "op", zOp);
 	cJSON_AddNumberToObject(q, "set", s);
 	cJSON_AddNumberToObject(q, "seed", (double)(r->o.seed + 1 + (uint64_t)from));
+	cJSON_AddNumberToObject(q, "vary", vary);
 	if (b64) {
 		cJSON_AddNumberToObject(q, "round", bits < 0 ? -bits : bits);
 		cJSON_AddBoolToObject(q, "truncate", bits < 0);
-	} else {
-		cJSON_AddNumberToObject(q, "vary", harness_vary_of(h, s));
 	}
 	cJSON *ins = cJSON_AddArrayToObject(q, "inputs");
 	cJSON *outs = cJSON_AddArrayToObject(q, "outputs");
@@ -367,23 +367,21 @@ int torchref_fill(struct torchref *r, struct harness *h, struct backend *b, cons
 	if (map_sets(r, t, err) < 0)
 		return -1;
 	for (int s = 0; s < harness_nsets(h); s++)
-		if (fill_set(r, h, b, s, s, "fill", 0, err) < 0)
+		if (fill_set(r, h, b, s, s, "fill", 0, harness_vary_of(h, s), err) < 0)
 			return -1;
 	return 0;
 }
 
-int torchref_fill64(struct torchref *r, struct harness *h64, struct backend *b, int hTiming,
-                    char *err)
+int torchref_fill64(struct torchref *r, struct harness *h64, const struct harness *h,
+                    struct backend *b, char *err)
 {
 	if (map_sets(r, harness_task(h64), err) < 0)
 		return -1;
-	int nTrials = harness_options(h64)->nTrials, nSets = harness_nsets(h64);
-	for (int s = 0; s <= nTrials; s++) /* the trials kept, then h's timing set */
-		if (fill_set(r, h64, b, s, s < nTrials ? s : hTiming, "fill64", 0, err) < 0)
-			return -1;
-	for (int k = 0; k < PRECISION_NEMU && nTrials + 1 + k < nSets; k++) {
-		int tr, bits = precision_emu_bits(k, &tr);
-		if (fill_set(r, h64, b, nTrials + 1 + k, 0, "fill64", tr ? -bits : bits, err) < 0)
+	for (int s = 0; s < harness_nsets(h64); s++) {
+		int bits, from = precision_source(h64, h, s, &bits);
+		/* varied as h's set was (what the helper applied there) */
+		if (fill_set(r, h64, b, s, from, "fill64", bits, bits ? 0 : harness_varied(h, from),
+		             err) < 0)
 			return -1;
 	}
 	return 0;

@@ -14,7 +14,8 @@ B="--backend host --budget 0.05 --trials 3"
 kb_task softmax "$T/softmax"
 kb_task matmul "$T/matmul"
 # the softmax fixtures: their #defines, then the shared body
-for f in softmax_tf32_inputs softmax_bf16_outputs softmax_approx_exp softmax_fast_exp; do
+for f in softmax_tf32_inputs softmax_bf16_outputs softmax_approx_exp softmax_fast_exp \
+	softmax_checked_bf16; do
 	{
 		grep -v '#include "softmax_common.h"' $F/$f.c
 		cat $F/softmax_common.h
@@ -82,6 +83,81 @@ check "--precision some: a usage error naming the words (exit $rc)" \
 verdict matmul_seed "$T/matmul" "$T/matmul_seed.c"
 check "the matmul seed (float accumulation, $(field ratio matmul_seed)x the exact result's rounding) is faithful" \
 	test "$(field verdict matmul_seed)/$rc" = faithful/0
+
+# reduced only in the timed runs that are checked: bf16 outputs on a row
+# whose max is above 7, which only the checking sets' varied inputs have
+# (under --trials 3 the trials and the run after timing are plain).  The
+# checking sets have float64 outputs too, so the checked run is named; the
+# honest neighbours stay faithful in every checked run.  --budget 0.2: a few
+# checked runs, spread at random; bf16 storage shows on the second checking
+# set (heavy-tailed) every time, on the others by the draw (a row with an
+# outlier is one-hot, exact in any precision), so an evaluation whose only
+# checked run is the first set's may not see it: up to 3 evaluations
+C="--budget 0.2"
+n=softmax_checked_bf16_c
+nf=$NFAIL
+for k in 1 2 3; do
+	verdict $n "$T/softmax" "$T/softmax_checked_bf16.c" $C
+	[ "$(field verdict $n)" = reduced ] && break
+	echo "# $n: evaluation $k faithful, its checked runs $(field checked_runs $n | tr -d '\n' | cut -c1-200)"
+done
+check "$n: faithful in the trials, bf16 in its checked timed runs: reduced, exit 1 ($(field cause $n | cut -c1-140))" \
+	sh -c "test '$(json status "$T/$n.json")/$(field verdict $n)/$rc' = correct/reduced/1 &&
+		echo '$(field cause $n)' | grep -q '^faithful in the trials, reduced in checked timed runs* [0-9]'"
+check "... faithful in the run after timing ($(field after_timing_rel_l2 $n) against $(field rel_l2 $n)); each checked run with its verdict" python3 -c "
+import json; p=json.load(open('$T/$n.json'))['precision']
+assert p['after_timing_rel_l2'] < p['rel_l2'] / 100, p
+runs=p['checked_runs']; assert runs and any(r['verdict'] == 'reduced' for r in runs), runs
+assert all(set(r) >= {'run', 'verdict', 'rel_l2', 'ratio'} for r in runs), runs"
+check "... named in words" grep -q '^  PRECISION reduced precision: .*faithful in the trials, reduced in checked timed runs* [0-9]' "$T/$n.txt"
+diag $nf "$T/$n.txt" "$T/$n.err"
+for f in softmax_seed softmax_fast_exp; do
+	verdict ${f}_c "$T/softmax" "$T/$f.c" $C
+	check "$n: faithful in the trials and in all $(python3 -c "import json; print(len(json.load(open('$T/$n.json'))['precision'].get('checked_runs', [])))" 2>/dev/null) checked timed runs, in words too" \
+		sh -c "test '$(field verdict $n)/$rc' = faithful/0 && python3 -c \"
+import json; runs=json.load(open('$T/$n.json'))['precision']['checked_runs']
+assert runs and all(r['verdict'] == 'faithful' for r in runs), runs\" &&
+			grep -q '^  precision faithful: .*; faithful in the [0-9]* checked timed runs* too' '$T/$n.txt'"
+done
+$KLOOP eval "$T/softmax" "$T/softmax_checked_bf16.c" $B $C --session "$T/c.jsonl" >/dev/null 2>&1
+check "the journal keeps the checked runs' verdicts and the one named" python3 -c "
+import json
+def find(o):
+    if isinstance(o, dict):
+        if isinstance(o.get('precision'), dict) and 'checked_runs' in o['precision']:
+            return o['precision']
+        o = list(o.values())
+    for v in o if isinstance(o, list) else []:
+        p = find(v)
+        if p: return p
+ps = [find(json.loads(l)) for l in open('$T/c.jsonl')]
+p = [x for x in ps if x][-1]
+assert p['verdict'] == 'reduced' and 'reduced in checked timed run' in p['cause'], p"
+# the same with PyTorch's model in float64 as the reference, where a Python
+# with torch is here: its checking sets drawn and varied again by the helper
+PY=
+for py in python3 /usr/bin/python3; do $py -c 'import torch' >/dev/null 2>&1 && PY=$py && break; done
+if [ -n "$PY" ]; then
+	mkdir -p "$T/smt"
+	cp "$T/softmax/"* "$T/smt/"
+	sed -i 's/^rows = .*/rows = 64/; s/^cols = .*/cols = 4096/' "$T/smt/reference.py"
+	for k in 1 2 3; do # (as above: until a checked run sees it)
+		$KLOOP eval "$T/smt" "$T/softmax_checked_bf16.c" "$T/softmax_fast_exp.c" $B $C \
+			--reference torch --python $PY --json >"$T/smt.json" 2>"$T/smt.err"
+		grep -q '"verdict": *"reduced"' "$T/smt.json" && break
+	done
+	check "against PyTorch in float64: the checked-run candidate reduced, its checked run named; __expf's neighbour faithful in every checked run" python3 -c "
+import json
+rs = {r['source'].split('/')[-1]: r['precision'] for r in map(json.loads, open('$T/smt.json'))}
+a, b = rs['softmax_checked_bf16.c'], rs['softmax_fast_exp.c']
+assert a['verdict'] == 'reduced' and 'reduced in checked timed run' in a['cause'], a
+assert b['verdict'] == 'faithful' and b['checked_runs'], b
+assert all(r['verdict'] == 'faithful' for r in b['checked_runs']), b
+assert 'checked_runs_unjudged' not in a and 'checked_runs_unjudged' not in b, (a, b)"
+	diag $nf "$T/smt.err"
+else
+	skip "precision: no Python with torch here, the checked runs against PyTorch in float64 did not run"
+fi
 
 # the journal keeps it: kloop session marks the speedup, its JSON says it
 $KLOOP eval "$T/softmax" "$T/softmax_seed.c" "$T/softmax_bf16_outputs.c" $B \

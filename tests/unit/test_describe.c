@@ -135,6 +135,25 @@ int main(void)
 	state_free(&st);
 	cJSON_Delete(r);
 
+	/* the checked timed runs' precision (issue 25): a faithful verdict says
+	 * how many it covered, and checked runs that could not be judged say so */
+	r = cJSON_Parse(
+	    "{\"status\":\"correct\",\"precision\":{\"verdict\":\"faithful\",\"rel_l2\":"
+	    "3e-8,\"reference_rel_l2\":2.5e-8,\"rounding_rel_l2\":2.5e-8,\"ratio\":1.2,"
+	    "\"limit\":8,\"checked_runs\":[{\"run\":3,\"verdict\":\"faithful\"},{\"run\":"
+	    "9,\"verdict\":\"faithful\"}],\"checked_runs_unjudged\":\"1 checked timed run not "
+	    "judged: no checking set's float64 outputs fit in memory\"}}");
+	g.n = 0;
+	result_describe(r, RD_ALL, collect, &g);
+	int ip = find(&g, "precision");
+	CHECK(ip >= 0 && strstr(g.text[ip], "; faithful in the 2 checked timed runs too)") &&
+	          strstr(g.text[ip], "); 1 checked timed run not judged: no checking set's") &&
+	          !g.alarm[ip],
+	      "a faithful verdict names the checked timed runs it covers, and those it could "
+	      "not judge (%s)",
+	      ip >= 0 ? g.text[ip] : "no precision line");
+	cJSON_Delete(r);
+
 	/* a result with nothing measured describes nothing */
 	r = cJSON_Parse("{\"status\":\"compile_error\"}");
 	g.n = 0;

@@ -110,6 +110,14 @@ static int c_counts(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, vo
 	                     : c_bf16_outputs(in, n_in, out, n_out, s);
 }
 
+/* faithful in every untimed call (the trials, the run after timing),
+ * bf16 outputs in every timed one: only the checked timed runs can tell */
+static int gTimed;
+static int c_timed_bf16(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	return gTimed ? c_bf16_outputs(in, n_in, out, n_out, s) : c_expf(in, n_in, out, n_out, s);
+}
+
 struct fcand {
 	struct harness_cand hc;
 	kl_run_fn fn;
@@ -125,7 +133,9 @@ static int f_call(struct harness_cand *hc, int mode, int *pRc, double *pMs, doub
 	(void)why, (void)nWhy;
 	if (mode != HC_UNTIMED && c->b->timer_start(c->b, err) < 0)
 		return -1;
+	gTimed = mode != HC_UNTIMED;
 	*pRc = c->fn(c->in, c->nIn, c->out, c->nOut, NULL);
+	gTimed = 0;
 	if (mode != HC_UNTIMED && c->b->timer_stop(c->b, pMs, pMd, err) < 0)
 		return -1;
 	return 0;
@@ -177,14 +187,20 @@ static double pnum(const cJSON *r, const char *k)
 }
 
 /* a harness for the task with the reference fn run, and (where bPrec) its
- * float64 reference attached; NULL where that fails (err) */
-static struct harness *setup(const struct task *t, struct backend *b, kl_run_fn ref, int bPrec,
-                             char *err)
+ * float64 reference attached (with float64 outputs for nChk of its
+ * checking sets: -1 all); NULL where that fails (err).  Timed long enough
+ * (runs) that a checked timed run is all but certain */
+static struct harness *setup_runs(const struct task *t, struct backend *b, kl_run_fn ref, int bPrec,
+                                  int runs, int nChk, char *err)
 {
 	struct harness_opts o;
 	harness_default_opts(&o, "host");
 	o.nTrials = 3;
-	o.budgetS = 0.05;
+	o.budgetS = runs ? 5 : 0.05;
+	if (runs) {
+		o.minRuns = o.maxRuns = runs;
+		o.rse = 0;
+	}
 	struct harness *h = harness_new(t, b, &o, err);
 	struct fcand fc;
 	if (!h || harness_generate_inputs(h, err) < 0 ||
@@ -195,6 +211,8 @@ static struct harness *setup(const struct task *t, struct backend *b, kl_run_fn 
 	struct harness *h64 = precision_harness(h, err);
 	if (!h64)
 		return h;
+	if (nChk >= 0) /* as if no more fit */
+		harness_keep_pool(h64, PRECISION_NEMU + nChk);
 	if (harness_run_reference(h64, fcand(&fc, h64, b, ref), err) < 0) {
 		precision_discard(h64);
 		precision_note(h, err);
@@ -203,6 +221,137 @@ static struct harness *setup(const struct task *t, struct backend *b, kl_run_fn 
 	if (precision_attach(h, h64, err) < 0)
 		precision_note(h, err);
 	return h;
+}
+
+static struct harness *setup(const struct task *t, struct backend *b, kl_run_fn ref, int bPrec,
+                             char *err)
+{
+	return setup_runs(t, b, ref, bPrec, 0, -1, err);
+}
+
+/* the checked runs of r's precision: how many, and how many reduced */
+static int checked_runs(const cJSON *r, int *pReduced)
+{
+	const cJSON *a = cJSON_GetObjectItem(prec(r), "checked_runs"), *x;
+	*pReduced = 0;
+	cJSON_ArrayForEach(x, a) *pReduced +=
+	    !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(x, "verdict")), "reduced");
+	return cJSON_GetArraySize(a);
+}
+
+/* the precision after an A/B of inc and cand, cand checked (its trials)
+ * first, as a result {"precision"}; *pN its checked runs judged (until one
+ * is: the A/B spreads the checking sets over both sides' runs) */
+static cJSON *ab_precision(struct harness *h, struct backend *b, kl_run_fn inc, kl_run_fn cand,
+                           int *pN, int *pRed)
+{
+	cJSON *r = NULL;
+	*pN = 0;
+	for (int k = 0; k < 4 && !*pN; k++) {
+		struct fcand fi, fc;
+		cJSON_Delete(r);
+		cJSON_Delete(harness_eval(h, fcand(&fc, h, b, cand), 0, NULL, NULL));
+		struct harness_ab_opts ao = {.nPairs = 40, .budgetS = 5};
+		int who;
+		cJSON *fail = NULL;
+		cJSON_Delete(
+		    harness_ab(h, fcand(&fi, h, b, inc), &fc.hc, &ao, NULL, NULL, &who, &fail));
+		cJSON_Delete(fail);
+		r = cJSON_CreateObject();
+		cJSON_AddItemToObject(r, "precision", harness_precision(h));
+		*pN = checked_runs(r, pRed);
+	}
+	return r;
+}
+
+/* the A/B's checked runs are the challenger's alone to be judged: one
+ * reduced when timed is caught there; an honest one against a reduced
+ * incumbent stays faithful */
+static void test_ab(struct harness *h, struct backend *b)
+{
+	int n, nRed;
+	cJSON *r = ab_precision(h, b, c_expf, c_timed_bf16, &n, &nRed);
+	CHECK(!strcmp(pstr(r, "verdict"), "reduced") && n > 0 && nRed > 0 &&
+	          strstr(pstr(r, "cause"), "reduced in checked timed run"),
+	      "an A/B's challenger bf16 in its timed runs: reduced there (%d checked; %s)", n,
+	      pstr(r, "cause"));
+	cJSON_Delete(r);
+	r = ab_precision(h, b, c_timed_bf16, c_expf, &n, &nRed);
+	CHECK(!strcmp(pstr(r, "verdict"), "faithful") && n > 0 && nRed == 0,
+	      "an honest challenger against an incumbent bf16 when timed: faithful in its %d "
+	      "checked A/B runs (the incumbent's are not its)",
+	      n);
+	cJSON_Delete(r);
+}
+
+/* the checked timed runs judged for precision too (issue 25): a candidate
+ * reduced in its timed runs alone, faithful in the trials and the run after
+ * timing, is reduced, the run named; honest ones stay faithful in every
+ * checked run; where no checking set's float64 outputs fit, the verdict
+ * says its checked runs were not judged */
+static void test_checked_runs(const struct task *t, struct backend *b)
+{
+	char err[KL_ERRLEN] = "";
+	struct fcand fc;
+	struct harness *h = setup_runs(t, b, ref_exp, 1, 300, -1, err);
+	CHECK(h && precision_of(h), "a harness timed 300 runs, its float64 reference attached (%s)",
+	      err);
+	if (!h || !precision_of(h))
+		return;
+	int nRed;
+	cJSON *r = harness_eval(h, fcand(&fc, h, b, c_timed_bf16), 1, NULL, NULL);
+	int n = checked_runs(r, &nRed);
+	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
+	CHECK(n > 0 && n == cJSON_GetNumberValue(cJSON_GetObjectItem(tm, "checked_runs")),
+	      "every checked timed run judged for precision (%d of %g)", n,
+	      cJSON_GetNumberValue(cJSON_GetObjectItem(tm, "checked_runs")));
+	/* (bf16 outputs can err less than the rule's line on a checking set
+	 * whose norm is a few outputs': not every run need be reduced) */
+	CHECK(
+	    !strcmp(pstr(r, "verdict"), "reduced") && nRed > 0 &&
+	        strstr(pstr(r, "cause"), "faithful in the trials, reduced in checked timed run") &&
+	        strstr(pstr(r, "cause"), "bf16 outputs") &&
+	        pnum(r, "after_timing_rel_l2") < pnum(r, "rel_l2") / 100,
+	    "faithful in the trials and the run after timing, bf16 in the timed runs: reduced, "
+	    "the checked run named (%s; %s)",
+	    cJSON_GetStringValue(cJSON_GetObjectItem(r, "status")), pstr(r, "cause"));
+	cJSON_Delete(r);
+	kl_run_fn honest[] = {c_expf, c_exp2f};
+	for (int k = 0; k < 2; k++) {
+		r = harness_eval(h, fcand(&fc, h, b, honest[k]), 1, NULL, NULL);
+		n = checked_runs(r, &nRed);
+		CHECK(!strcmp(pstr(r, "verdict"), "faithful") && n > 0 && nRed == 0,
+		      "%s timed: faithful in the trials and in all %d checked timed runs",
+		      k ? "exp2f" : "expf", n);
+		cJSON_Delete(r);
+	}
+	test_ab(h, b);
+	harness_free(h);
+	h = setup_runs(t, b, ref_exp, 1, 300, 0, err);
+	r = harness_eval(h, fcand(&fc, h, b, c_timed_bf16), 1, NULL, NULL);
+	CHECK(!strcmp(pstr(r, "verdict"), "faithful") && checked_runs(r, &nRed) == 0 &&
+	          strstr(pstr(r, "checked_runs_unjudged"), "fit in memory") && harness_npool(h) > 0,
+	      "no checking set's float64 outputs fit: the checking sets stay, their runs are "
+	      "checked and said not judged (%s)",
+	      pstr(r, "checked_runs_unjudged"));
+	cJSON_Delete(r);
+	harness_free(h);
+	h = setup_runs(t, b, ref_exp, 1, 300, 2, err);
+	CHECK(h && harness_npool(h) == 2,
+	      "float64 outputs for 2 checking sets only: the harness keeps those 2 (%d)",
+	      h ? harness_npool(h) : -1);
+	/* (two checking sets over 300 runs: now and then none is used) */
+	r = NULL;
+	for (int k = 0; k < 5 && (!r || !checked_runs(r, &nRed)); k++) {
+		cJSON_Delete(r);
+		r = harness_eval(h, fcand(&fc, h, b, c_timed_bf16), 1, NULL, NULL);
+	}
+	n = checked_runs(r, &nRed);
+	CHECK(n > 0 && nRed > 0 && !strcmp(pstr(r, "verdict"), "reduced") &&
+	          !cJSON_GetObjectItem(prec(r), "checked_runs_unjudged"),
+	      "... and every checked run is judged (%d, %d reduced)", n, nRed);
+	cJSON_Delete(r);
+	harness_free(h);
 }
 
 int main(void)
@@ -290,6 +439,8 @@ int main(void)
 	      pnum(rt, "after_timing_rel_l2"));
 	cJSON_Delete(rt);
 	harness_free(h);
+
+	test_checked_runs(&t, b);
 
 	/* no verdict, with the reason, where the reference cannot give float64 */
 	h = setup(&t, b, ref_f32_only, 1, err);
