@@ -176,6 +176,8 @@ double harness_frame_for(struct harness *h, struct harness_cand *c, int k, doubl
 int harness_frames_lengthened(const struct harness_cand *c, const struct samples *own,
                               const struct samples *twin, const struct samples *ownCpu,
                               int checkCpu, char *why, size_t nWhy);
+/* harness_timing_inconsistent's cpuVerifies: the CPU time is no bound at all */
+#define HARNESS_CPU_NO_BOUND (-1)
 int harness_timing_inconsistent(const struct samples *rep, const struct samples *wall,
                                 const struct samples *busy, const struct samples *near,
                                 const struct samples *cpus, const struct samples *nearCpu,

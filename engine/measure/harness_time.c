@@ -307,8 +307,9 @@ static void timing_bound(struct harness *h, struct timing *tg)
 	tg->inc = c->trusted
 	              ? 0
 	              : harness_timing_inconsistent(&tg->ms, &tg->wall, &tg->busys, &tg->near,
-	                                            &tg->cpus, &tg->nearCpu, cpuOk, &tg->byCpu,
-	                                            tg->bound, sizeof tg->bound);
+	                                            &tg->cpus, &tg->nearCpu,
+	                                            tg->left > 0 ? HARNESS_CPU_NO_BOUND : cpuOk,
+	                                            &tg->byCpu, tg->bound, sizeof tg->bound);
 	/* frames the candidate lengthened prove nothing (a liar still called
 	 * inconsistent with them is one) */
 	if (tg->inc != 1 && !c->trusted &&

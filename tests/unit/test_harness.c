@@ -248,6 +248,21 @@ static int f_cpu(struct harness_cand *hc, double *pMain, double *pAll)
 	return 0;
 }
 
+/* threads left spinning by the candidate (tests/fixtures/evil/threads.c):
+ * all of its CPU time grows at 8 CPUs' rate beside its runs and frames alike */
+static int f_cpu_spinners(struct harness_cand *hc, double *pMain, double *pAll)
+{
+	f_cpu(hc, pMain, pAll);
+	*pAll += 8e3 * now_s();
+	return 0;
+}
+
+static int f_left16(struct harness_cand *hc)
+{
+	(void)hc;
+	return 16;
+}
+
 /* an empty frame answered late once the candidate has run: as long as its
  * last run took (the overhead kloop subtracts, made to swallow the run) */
 static double lastRunMs;
@@ -550,6 +565,17 @@ int main(void)
 	          cb && !strcmp(cb, "cpu"),
 	      "an honest candidate never seen asleep is verified by its CPU time (%s, bound %s)",
 	      status(r), cb ? cb : "none");
+	cJSON_Delete(r);
+	/* an honest candidate that left threads spinning: their CPU time, in
+	 * its runs and frames alike, is no bound, and never makes it a liar
+	 * (its time is kloop's clock's, or unverified) */
+	fcand(&fc, h2, b, slow_double);
+	fc.hc.cpu = f_cpu_spinners;
+	fc.hc.threads_left = f_left16;
+	r = harness_eval(h2, &fc.hc, 1, NULL, NULL);
+	CHECK(!strcmp(status(r), "correct"),
+	      "threads left spinning: their CPU time makes no liar of an honest candidate (%s: %s)",
+	      status(r), reason(r));
 	cJSON_Delete(r);
 	/* a liar that answers the empty frames late, once it has run, as long
 	 * as its last run: the frames the bound subtracts were taken before
