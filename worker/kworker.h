@@ -63,6 +63,9 @@ struct timed {
 	cJSON *timing;  /* its timing */
 };
 
+/* spare runners kept ahead on the GPU unless --spares says otherwise */
+#define KWORKER_GPU_SPARES 2
+
 /* the worker's one state */
 struct kworker_state {
 	int in, out; /* protocol descriptors */

@@ -448,6 +448,7 @@ struct pool *pool_new(struct loop *l, const struct worker_config *wc, const char
 			p->zCtlDir = xstrdup(tmpl);
 			break;
 		}
+	pool_run_dir_make(p);
 	return p;
 }
 
@@ -528,6 +529,7 @@ void pool_free(struct pool *p)
 		rmdir(p->zCtlDir);
 		free(p->zCtlDir);
 	}
+	pool_run_dir_remove(p);
 	sb_free(&p->sallocOut);
 	pool_free_words(p->argvSalloc);
 	free(p->zSlurmJob);
