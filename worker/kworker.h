@@ -88,6 +88,7 @@ struct kworker_state {
 	char zConfine[600];       /* how its last runner was confined (cand_describe) */
 	int nAhead;               /* of them, spares started ahead (cand_spare_policy) */
 	double endS;              /* seconds spent ending them */
+	double spare0;            /* cand_spare_seconds() when the job began to run */
 	int ready;                /* task loaded and reference data in place */
 	int timeReference;        /* time the reference when it is ready */
 	double tTask;             /* when the task request came */

@@ -82,6 +82,10 @@ void cand_spare_policy(int policy);
 void cand_spare_count(int n);
 /* the spares started and not yet taken (a test's, a benchmark's) */
 int cand_spares_waiting(void);
+/* the seconds this process has spent starting spares, in all: their fork
+ * and exec are the worker's own (the context is the spare's), so this much
+ * of a candidate's wait was a spare's start (a result's seconds.spares) */
+double cand_spare_seconds(void);
 /* whether c was a spare (its start was not its candidate's wait) */
 int cand_started_ahead(const struct cand *c);
 

@@ -34,6 +34,8 @@ static struct {
 
 /* runners this worker started (their ids in the start order's journal) */
 static int nSpawned;
+/* seconds spent starting spares (cand_spare_seconds) */
+static double spareS;
 
 static int send_with_fds(int sock, const void *p, size_t n, const int *fds, int nFds)
 {
@@ -357,6 +359,7 @@ static void keep_opts(const struct cand_opts *o, int keepPid, char *zKey)
 static void spare_start(void)
 {
 	char err[KL_ERRLEN];
+	double t0 = now_s();
 	while (Spare.policy != CAND_SPARE_OFF && Spare.zKey && Spare.n < Spare.want) {
 		struct cand *c =
 		    spawn(&Spare.o, Spare.keepPid, 0, Spare.n ? START_EXTRA : START_SPARE, err);
@@ -364,6 +367,12 @@ static void spare_start(void)
 			break;
 		Spare.ac[Spare.n++] = c;
 	}
+	spareS += now_s() - t0;
+}
+
+double cand_spare_seconds(void)
+{
+	return spareS;
 }
 
 void cand_spare_refill(void)
