@@ -438,6 +438,51 @@ sp=$(newest spare 2)
 kill -KILL $kp
 wait $kp 2>/dev/null
 check "two spares (pids ${sp:-none}) die with kloop's SIGKILL ($(left))" gone
+# ... and with their worker: its SIGKILL (its runners' keepers kill them)
+$K eval softmax "$T/sleepy.c" $B --spares 2 --timeout 60 >/dev/null 2>&1 &
+kp=$!
+sp=$(newest spare 2)
+wk=$(python3 - "$T/bin/kloop" ${sp:-} <<'PY'
+import sys
+# the worker: the nearest ancestor of a spare whose parent is kloop itself
+kloop = sys.argv[1].encode() + b"\0"
+def ppid(p):
+    return open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1]
+p = sys.argv[2] if len(sys.argv) > 2 else None
+try:
+    while p and p != "1":
+        q = ppid(p)
+        if open("/proc/%s/cmdline" % q, "rb").read().startswith(kloop):
+            print(p)
+            break
+        p = q
+except OSError:
+    pass
+PY
+)
+[ -n "$wk" ] && kill -KILL "$wk"
+# spares_gone: the spares $sp (two were found, and their worker) are gone
+# within 10 s (none alive but as a zombie)
+spares_gone() {
+	[ -n "$wk" ] && [ "$(echo $sp | wc -w)" = 2 ] || return 1
+	n=0
+	while [ $n -lt 100 ]; do
+		alive=""
+		for p in $sp; do
+			[ -d /proc/$p ] && ! grep -q '^State:.*Z' /proc/$p/status 2>/dev/null &&
+				alive="$alive $p"
+		done
+		[ -z "$alive" ] && return 0
+		sleep 0.1
+		n=$((n + 1))
+	done
+	return 1
+}
+check "two spares (pids ${sp:-none}) die with their worker's SIGKILL (worker ${wk:-not found})" \
+	spares_gone
+kill -KILL $kp
+wait $kp 2>/dev/null
+check "... and with kloop's after it nothing is left ($(left))" gone
 out=$($K eval softmax "$T/good1.c" $B --spares 9 2>&1)
 check "--spares 9 is refused, naming the range ($(echo "$out" | head -1))" \
 	sh -c 'echo "$1" | grep -q -- "--spares"' - "$out"
