@@ -52,11 +52,14 @@ void start_order_take(int fd, int level, const char *zId)
 {
 	if (fd < 0)
 		return;
-	/* the gates from the outermost in; each let go once the next is held */
-	int gate = level >= START_EXTRA ? BYTE_EXTRA : level == START_SPARE ? BYTE_SPARE : -1;
-	if (gate >= 0 && lock_byte(fd, gate, F_WRLCK) < 0)
+	/* the context's byte, after the gates from the outermost in (a runner
+	 * needed now passes none); each gate let go once the next is held */
+	int first = level >= START_EXTRA   ? BYTE_EXTRA
+	            : level == START_SPARE ? BYTE_SPARE
+	                                   : BYTE_CONTEXT;
+	if (lock_byte(fd, first, F_WRLCK) < 0)
 		return;
-	for (int k = gate; k > BYTE_CONTEXT; k--) {
+	for (int k = first; k > BYTE_CONTEXT; k--) {
 		if (lock_byte(fd, k - 1, F_WRLCK) < 0)
 			return;
 		lock_byte(fd, k, F_UNLCK);

@@ -493,24 +493,33 @@ check "--spares 9 is refused, naming the range ($(echo "$out" | head -1))" \
 # between them, every runner made, spares queued at their levels
 KLOOP_RUNNER_LOCK="$T/order.lock" $K eval softmax "$T/good1.c" "$T/good2.c" "$T/good3.c" \
 	"$T/sleepy.c" $B --spares 2 --workers local:2 --json >"$T/so.json" 2>"$T/so.err"
+# (a runner killed while it holds the lock, a spare dropped, lets it go
+# with its death and writes no made line: the next take follows its take)
 got=$(python3 - "$T/order.lock" <<'PY'
 import sys
-held, bad, takes, workers, levels = None, 0, 0, set(), set()
-for l in open(sys.argv[1]):
-    w = l.split()
+lines = [l.split() for l in open(sys.argv[1])]
+made = {w[1] for w in lines if w[0] == "made"}
+held, bad, takes, died, workers, levels = None, 0, 0, 0, set(), set()
+for w in lines:
     if w[0] == "take":
-        bad += held is not None
+        if held is not None:
+            # another took it while one held it: wrong unless that one died
+            bad += held in made
+            died += held not in made
         held, takes = w[2], takes + 1
         workers.add(w[2].split(".")[0])
         levels.add(w[1])
     else:
-        bad += w[1] != held or w[2] != "ok"
+        bad += w[1] != held
         held = None
-print("%d takes, %d out of order, %d workers, levels %s" % (takes, bad, len(workers), "".join(sorted(levels))))
+print("%d takes, %d out of order, %d died holding it, %d workers, levels %s"
+      % (takes, bad, died, len(workers), "".join(sorted(levels))))
 PY
 )
+n0=$NFAIL
 check "two workers' runners start one at a time, in the order of the lock's journal ($got)" \
-	sh -c 'echo "$1" | grep -q " 0 out of order, 2 workers, levels 012$"' - "$got"
+	sh -c 'echo "$1" | grep -q " 0 out of order, .* 2 workers, levels 012$"' - "$got"
+diag $n0 "$T/order.lock"
 check "... and their candidates are correct ($(sp_ahead "$T/so.json"))" \
 	test "$(grep -c '"status":"correct"' "$T/so.json")" = 4
 # without $KLOOP_RUNNER_LOCK the pool makes the lock in a run directory of
