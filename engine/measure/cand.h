@@ -74,7 +74,8 @@ void cand_spare_policy(int policy);
  * How many spares are kept started ahead (1 to CAND_MAX_SPARES; 1 by
  * default): each is a runner with its own device context, started in the
  * host's start order (start_order.h), the first of a worker that has none
- * left before the others; a candidate takes the oldest.  Where a
+ * left before the others; a candidate takes one whose context is made, else
+ * the oldest.  Where a
  * candidate's check and timing take less than a context's start (several
  * GPUs starting runners at once), more than one keeps a runner ready.
  */

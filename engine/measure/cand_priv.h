@@ -36,6 +36,8 @@ enum {
 	CM_TERM,      /* runner: SIGTERM from another process (the job is being stopped) */
 	CM_MAPPED,    /* runner: the buffers are mapped; frames may come, then CM_LOAD */
 	CM_LOAD,      /* trusted: confine yourself and load the candidate */
+	CM_STARTED,   /* runner, before its setup: its context is made (or failed: the
+	                 setup's answer says why); a spare that said so is taken first */
 };
 
 struct cm {

@@ -175,6 +175,7 @@ int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder)
 	start_order_take(orderFd, zId ? atoi(zOrder) : START_NOW, zId ? zId + 1 : "");
 	struct backend *b = cuda ? backend_cuda_new(dev, beErr) : backend_host_new(beErr);
 	start_order_give(orderFd, zId ? zId + 1 : "", b != NULL);
+	say(CM_STARTED, b != NULL, NULL);
 	struct cm_setup *su = xcalloc(1, sizeof *su);
 	int fds[MAX_SETUP_BUF + 1], nFds;
 	ssize_t got = recv_with_fds(fd, su, sizeof *su, fds, &nFds);

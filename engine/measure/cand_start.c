@@ -183,6 +183,9 @@ static int next_msg(struct cand *c, struct cm *rep)
 		ssize_t r = recv(c->fd, rep, sizeof *rep, 0);
 		if (r < 0 && errno == EINTR)
 			continue;
+		/* that its context was made: known already, or not needed */
+		if (r == (ssize_t)sizeof *rep && rep->op == CM_STARTED)
+			continue;
 		if (r == (ssize_t)sizeof *rep) {
 			rep->text[sizeof rep->text - 1] = 0;
 			if (rep->op == CM_TERM)
@@ -432,11 +435,20 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, in
 		spare_drop();
 		keep_opts(o, keepPid, zKey);
 	}
-	/* the oldest spare: the first in the start order */
-	struct cand *c = Spare.n ? Spare.ac[0] : NULL;
+	/* a spare whose context is made (it said so, or died: then a runner
+	 * of its own follows), else the oldest: the first in the start order */
+	int k = 0;
+	for (int i = 0; i < Spare.n; i++) {
+		struct pollfd p = {.fd = Spare.ac[i]->fd, .events = POLLIN};
+		if (poll(&p, 1, 0) > 0) {
+			k = i;
+			break;
+		}
+	}
+	struct cand *c = Spare.n ? Spare.ac[k] : NULL;
 	int spare = c != NULL;
 	if (spare)
-		memmove(Spare.ac, Spare.ac + 1, (size_t)--Spare.n * sizeof *Spare.ac);
+		memmove(Spare.ac + k, Spare.ac + k + 1, (size_t)(--Spare.n - k) * sizeof *Spare.ac);
 	for (;;) {
 		int started = 0;
 		if (!c && !(c = spawn(o, keepPid, 0, START_NOW, err)))
