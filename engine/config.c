@@ -121,6 +121,11 @@ int config_set(struct config *c, const char *k, const char *v, char *err)
 		return set_int(&c->nTrials, k, v, 1, 1e6, err);
 	if (!strcmp(k, "jobs"))
 		return set_int(&c->jobs, k, v, 1, 4096, err);
+	if (!strcmp(k, "spares")) {
+		if (set_int(&c->spares, k, v, 0, 8, err) < 0)
+			return -1;
+		return c->bSpares = 1, 0;
+	}
 	if (!strcmp(k, "provider")) {
 		if (llm_provider_check(v, err) < 0)
 			return -1;
@@ -161,7 +166,7 @@ int config_set(struct config *c, const char *k, const char *v, char *err)
 	return kl_err(
 	    err,
 	    "unknown key '%s' (known: backend, python, worker, workers, timeout, budget, trials, "
-	    "jobs, provider, model, base_url, api_key_env, command, llm_timeout, "
+	    "jobs, spares, provider, model, base_url, api_key_env, command, llm_timeout, "
 	    "llm_stall_timeout, llm_retries, llm_max_in_flight, max_tokens, temperature, "
 	    "price_input, price_output, fix_attempts, atol, rtol, size, libs, sandbox, mps)",
 	    k);

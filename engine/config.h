@@ -15,6 +15,8 @@ struct config {
 	double budgetS;        /* timing budget per candidate (0: the backend's default) */
 	int nTrials;           /* correctness trials (0: default 5) */
 	int jobs;              /* parallel compiles (0: all cores) */
+	int spares;            /* spare runners each worker keeps started ahead (bSpares) */
+	int bSpares;           /* spares was set (else: the worker's default) */
 	char *zProvider;       /* LLM provider: openai, anthropic, command */
 	char *zModel;          /* LLM model name */
 	char *zBaseUrl;        /* LLM base URL */

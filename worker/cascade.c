@@ -532,6 +532,7 @@ static void run_job(struct job *j)
 	W.nRunners = 0;
 	W.nAhead = 0;
 	W.endS = 0;
+	W.spare0 = cand_spare_seconds();
 	W.zConfine[0] = 0;
 	if (!j->ok) {
 		res = cJSON_CreateObject();
@@ -567,6 +568,8 @@ static void run_job(struct job *j)
 	cJSON_AddNumberToObject(sec, "compile", j->tCompile);
 	cJSON_AddNumberToObject(sec, "load", W.loadS);
 	cJSON_AddNumberToObject(sec, "end", W.endS);
+	/* of load and end: spares started (their fork and exec) while it ran */
+	cJSON_AddNumberToObject(sec, "spares", cand_spare_seconds() - W.spare0);
 	cJSON_AddNumberToObject(o, "runners", W.nRunners);
 	cJSON_AddNumberToObject(o, "runners_ahead", W.nAhead);
 	/* without a measured check, what is left of the run (never below 0: the

@@ -63,6 +63,9 @@ struct timed {
 	cJSON *timing;  /* its timing */
 };
 
+/* spare runners kept ahead on the GPU unless --spares says otherwise */
+#define KWORKER_GPU_SPARES 2
+
 /* the worker's one state */
 struct kworker_state {
 	int in, out; /* protocol descriptors */
@@ -85,6 +88,7 @@ struct kworker_state {
 	char zConfine[600];       /* how its last runner was confined (cand_describe) */
 	int nAhead;               /* of them, spares started ahead (cand_spare_policy) */
 	double endS;              /* seconds spent ending them */
+	double spare0;            /* cand_spare_seconds() when the job began to run */
 	int ready;                /* task loaded and reference data in place */
 	int timeReference;        /* time the reference when it is ready */
 	double tTask;             /* when the task request came */

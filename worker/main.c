@@ -227,8 +227,9 @@ static char *default_cache_dir(void)
 static int usage(void)
 {
 	fprintf(stderr,
-	        "usage: kloop-worker [--backend host|cuda] [--device N] [--jobs N] [--cache DIR] "
-	        "[--python PATH] [--no-sandbox]\n(kloop starts workers itself; see kloop eval)\n");
+	        "usage: kloop-worker [--backend host|cuda] [--device N] [--jobs N] [--spares N] "
+	        "[--cache DIR] [--python PATH] [--no-sandbox]\n(kloop starts workers itself; see "
+	        "kloop eval)\n");
 	return 2;
 }
 
@@ -242,6 +243,8 @@ int main(int argc, char **argv)
 	W.sandbox = 1;
 	int runner = 0;
 	long long asMb = 0;
+	int nSpares = -1;          /* --spares: runners started ahead (-1: the default) */
+	const char *zOrder = NULL; /* a runner's --start-order */
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--backend") && i + 1 < argc)
 			W.zBackend = argv[++i];
@@ -262,7 +265,15 @@ int main(int argc, char **argv)
 			asMb = atoll(argv[++i]);
 		else if (!strcmp(argv[i], "--twin") && runner)
 			; /* the clock's twin: a runner that never loads anything */
-		else
+		else if (!strcmp(argv[i], "--start-order") && runner && i + 1 < argc)
+			zOrder = argv[++i];
+		else if (!strcmp(argv[i], "--spares") && i + 1 < argc) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+			if (*end || end == argv[i] || v < 0 || v > CAND_MAX_SPARES)
+				return usage();
+			nSpares = (int)v;
+		} else
 			return usage();
 	}
 	if (strcmp(W.zBackend, "host") && strcmp(W.zBackend, "cuda"))
@@ -273,7 +284,7 @@ int main(int argc, char **argv)
 	/* a runner: the candidate's side, on the socket it was given as fd 3 */
 	if (runner) {
 		runner_limits(asMb);
-		return cand_serve(3, W.zBackend, W.dev);
+		return cand_serve(3, W.zBackend, W.dev, zOrder);
 	}
 	/* the trusted side dies with kloop, and no other process of this user
 	 * reads its memory, descriptors or environment through /proc */
@@ -346,17 +357,20 @@ int main(int argc, char **argv)
 	}
 	hi.zSandbox = W.sandbox ? "bubblewrap" : "none";
 	compiler_set_sandbox(W.comp, W.sandbox);
-	/* the spare runner: on the GPU the next candidate's runner makes its
-	 * device context while this one is checked and timed; on the CPU a
-	 * runner starts in milliseconds, and one started ahead would only take
-	 * a core from the candidate being timed */
+	/* the spare runners: on the GPU the next candidates' runners make
+	 * their device contexts while this one is checked and timed (two by
+	 * default: a context started while several GPUs start theirs may take
+	 * longer than a candidate's check and timing); on the CPU a runner
+	 * starts in milliseconds, and one started ahead would only take a core
+	 * from the candidate being timed.  --spares N asks for N (0: none) */
+	int cuda = !strcmp(W.zBackend, "cuda");
 	const char *zSpare = getenv("KLOOP_SPARE_RUNNER");
 	static const char *const spares[] = {
 	    [CAND_SPARE_OFF] = "off", [CAND_SPARE_AFTER] = "after", [CAND_SPARE_READY] = "ready"};
-	int nSpares = (int)(sizeof spares / sizeof *spares);
-	int spare = strcmp(W.zBackend, "cuda") ? CAND_SPARE_OFF : CAND_SPARE_READY;
+	int nPolicies = (int)(sizeof spares / sizeof *spares);
+	int spare = nSpares == 0 || (nSpares < 0 && !cuda) ? CAND_SPARE_OFF : CAND_SPARE_READY;
 	if (zSpare && *zSpare) {
-		for (spare = nSpares - 1; spare >= 0 && strcmp(zSpare, spares[spare]); spare--)
+		for (spare = nPolicies - 1; spare >= 0 && strcmp(zSpare, spares[spare]); spare--)
 			;
 		if (spare < 0) {
 			kworker_send_error(
@@ -368,7 +382,12 @@ int main(int argc, char **argv)
 		}
 	}
 	cand_spare_policy(spare);
+	cand_spare_count(nSpares > 0 ? nSpares : cuda ? KWORKER_GPU_SPARES : 1);
 	hi.zSpareRunner = spares[spare];
+	hi.nSpares = spare == CAND_SPARE_OFF ? 0
+	             : nSpares > 0           ? nSpares
+	             : cuda                  ? KWORKER_GPU_SPARES
+	                                     : 1;
 	kworker_send_json(protocol_hello(&hi));
 	fd_nonblock(W.in);
 	loop_add_fd(W.l, W.in, LOOP_READ, on_input, NULL);

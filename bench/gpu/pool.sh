@@ -24,8 +24,13 @@
 # run (all cores: is nvcc keeping them busy), the GPUs' mean utilisation
 # (nvidia-smi), and per worker its candidates and median kernel time (the
 # kernels differ by a constant: two GPUs' medians should agree within the
-# noise).  Raw results: $OUT/<arm>.json (batch) or .jsonl (search journal),
-# $OUT/<arm>.err, $OUT/util-<arm>.csv; $OUT/machine.txt says where and when.
+# noise).  The CPU column is the busy share over the run (the whole host's),
+# then the share of 0.2 s samples in which every core was at least 90% busy
+# ("all 71%"), then the cores kloop's own processes used on average (their
+# CPU time over the wall time, "kloop 1.6": on a shared host the only one
+# of the three that is kloop's: is the compile queue keeping the cores busy).  Raw results: $OUT/<arm>.json
+# (batch) or .jsonl (search journal), $OUT/<arm>.err, $OUT/util-<arm>.csv,
+# $OUT/cpu-<arm>.txt; $OUT/machine.txt says where and when.
 #
 # Usage: bench/gpu/pool.sh [--host-smoke] [OUT]   (OUT: /tmp/kloop-pool-bench)
 #   --host-smoke  the reduced form on the host backend (no GPU needed):
@@ -34,6 +39,8 @@
 #   N=32 HEAVY=1000 BUDGET_GPU=2 ROUNDS=3 MPS="off on" REPS=5
 #   PHASES="batch search fidelity"
 #   WEIGHTS="light heavy" (PHASES and WEIGHTS split it over several calls)
+#   SPARES="1 2": an arm per count of spare runners per worker (--spares N,
+#                 the arm's name ends -spN); unset: kloop's default, no flag
 #   KLOOP=PATH: another build's kloop
 set -u
 cd "$(dirname "$0")/../.."
@@ -74,7 +81,7 @@ export XDG_STATE_HOME="$O/state" XDG_CONFIG_HOME="$O/config" KLOOP_ARCHIVE=off
 	echo "gpus: $gpus"
 	echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "kloop: $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ' (with changes)')"
-	echo "backend $BE; one: --workers $ONE, all: --workers $ALL; N=$N HEAVY=$HEAVY BUDGET_GPU=$BUDGET_GPU ROUNDS=$ROUNDS; MPS arms: $MPS_ARMS"
+	echo "backend $BE; one: --workers $ONE, all: --workers $ALL; N=$N HEAVY=$HEAVY BUDGET_GPU=$BUDGET_GPU ROUNDS=$ROUNDS; MPS arms: $MPS_ARMS; spares: ${SPARES:-default}"
 } >"$O/machine.txt"
 cat "$O/machine.txt"
 
@@ -110,6 +117,26 @@ EOF
 }
 
 cpu_ticks() { awk '/^cpu /{print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}' /proc/stat; }
+# cpu_sample FILE: every 0.2 s, each core's busy and total ticks (one line)
+cpu_sample() {
+	while :; do
+		awk '/^cpu[0-9]/{printf "%d %d ", $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8} END {print ""}' /proc/stat
+		sleep 0.2
+	done >"$1"
+}
+# all_busy FILE: the share of samples in which every core was >= 90% busy
+all_busy() {
+	awk 'NR > 1 && NF == np {
+		all = 1
+		for (i = 1; i < NF; i += 2) {
+			t = $(i + 1) - p[i + 1]
+			if (t <= 0 || ($i - p[i]) < 0.9 * t) all = 0
+		}
+		n++; a += all
+	}
+	{ np = NF; for (i = 1; i <= NF; i++) p[i] = $i }
+	END { printf("all %.0f%%", n ? 100 * a / n : 0) }' "$1"
+}
 now() { date +%s.%N; }
 
 # arm NAME RESULTS KLOOP-ARGS...: one run, cold compile cache; its line
@@ -130,14 +157,26 @@ arm() {
 			>"$O/util-$name.csv" 2>/dev/null &
 		smi=$!
 	fi
+	cpu_sample "$O/cpu-$name.txt" &
+	cs=$!
 	c0=$(cpu_ticks)
 	s=$(now)
-	"$K" "$@" >"$O/$name.json" 2>"$O/$name.err"
+	# kloop under a parent that reads the CPU time of its whole tree (each
+	# process of it is waited for by its parent, so its time adds up)
+	python3 -c 'import os, resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write("%.2f\n" % (r.ru_utime + r.ru_stime))
+sys.exit(rc)' "$O/rusage-$name.txt" "$K" "$@" >"$O/$name.json" 2>"$O/$name.err"
 	rc=$?
 	e=$(now)
 	c1=$(cpu_ticks)
 	[ -n "$smi" ] && kill "$smi" 2>/dev/null
+	kill "$cs" 2>/dev/null
+	wait "$cs" 2>/dev/null
 	busy=$(echo "$c0 $c1" | awk '{t = $4 - $2; printf("%.0f%%", (t > 0) ? 100 * ($3 - $1) / t : 0)}')
+	busy="$busy $(all_busy "$O/cpu-$name.txt") kloop $(echo "$(cat "$O/rusage-$name.txt") $s $e" |
+		awk '{printf("%.2f", ($3 - $2) > 0 ? $1 / ($3 - $2) : 0)}')"
 	wall=$(echo "$s $e" | awk '{print $2 - $1}')
 	echo "== $name: exit $rc, $(printf '%.1f' "$wall") s" | tee -a "$O/log.txt"
 	python3 bench/gpu/pool_stats.py "$name" "$res" "$wall" "$busy" "$O/util-$name.csv" \
@@ -146,6 +185,9 @@ arm() {
 }
 
 mpsflag() { [ "$1" = on ] && echo --mps || echo --no-mps; }
+# SPARES' arms: "-" is kloop's default (no flag, no suffix)
+spflag() { [ "$1" = - ] || echo "--spares $1"; }
+spsuffix() { [ "$1" = - ] || echo "-sp$1"; }
 
 # the "on" arms: a daemon of the benchmark's own, its logs kept in
 # $OUT/mps-log (kloop uses a running daemon, as it would a system one, and
@@ -208,9 +250,11 @@ for phase in $PHASES; do
 				for g in one all; do
 					spec=$ONE
 					[ $g = all ] && spec=$ALL
-					mps_arm $mps "batch-$w-$g-mps$mps" "$O/@ARM@.json" \
-						eval softmax "$O/$w"/k*.$EXT --backend $BE --workers "$spec" \
-						$(mpsflag $mps) $bud --json
+					for sp in ${SPARES:--}; do
+						mps_arm $mps "batch-$w-$g-mps$mps$(spsuffix $sp)" "$O/@ARM@.json" \
+							eval softmax "$O/$w"/k*.$EXT --backend $BE --workers "$spec" \
+							$(mpsflag $mps) $(spflag $sp) $bud --json
+					done
 				done
 			done
 		done
@@ -220,10 +264,12 @@ for phase in $PHASES; do
 			for g in one all; do
 				spec=$ONE
 				[ $g = all ] && spec=$ALL
-				mps_arm $mps "search-$g-mps$mps" "$O/@ARM@.jsonl" \
-					search softmax --backend $BE --from "$O/from.$EXT" --rounds "$ROUNDS" \
-					--suspect 100 --json --command "$CMD" --workers "$spec" $(mpsflag $mps) \
-					--session "$O/@ARM@.jsonl"
+				for sp in ${SPARES:--}; do
+					mps_arm $mps "search-$g-mps$mps$(spsuffix $sp)" "$O/@ARM@.jsonl" \
+						search softmax --backend $BE --from "$O/from.$EXT" --rounds "$ROUNDS" \
+						--suspect 100 --json --command "$CMD" --workers "$spec" $(mpsflag $mps) \
+						$(spflag $sp) --session "$O/@ARM@.jsonl"
+				done
 			done
 		done
 		;;

@@ -16,6 +16,10 @@ and, on stderr, the per-worker detail:
   (every core, /proc/stat); the GPUs' mean utilisation (nvidia-smi samples);
   per worker: its candidates and the median kernel time (the kernels differ
   by one constant, so the medians of two GPUs should agree within the noise).
+  On stderr also the spares' start: the seconds a worker spent starting
+  spare runners while a candidate ran ("seconds.spares", part of its load
+  and end: the fork and exec on the candidate's path; the context is the
+  spare's own).
 """
 import collections
 import json
@@ -85,6 +89,11 @@ def main():
     row += ["%.0f%%" % (100 * tot[s] / allt) for s in STAGES]
     row += ["%.0f%%" % (100 * (tot["check"] + tot["time"]) / allt), cpu, util or "-", per_worker]
     print("\t".join(str(x) for x in row))
+    sp = [float((r.get("seconds") or {}).get("spares") or 0) for r in rs
+          if "spares" in (r.get("seconds") or {})]
+    if sp:
+        print("  %s spares' start on the candidates' path: median %.4f s, max %.4f s, %.2f s in all" %
+              (arm, st.median(sp), max(sp), sum(sp)), file=sys.stderr)
     for k, v in sorted(by.items()):
         if len(v) >= 2:
             print("  %s %s: %d timed, kernel median %.4f ms (min %.4f, max %.4f)" %

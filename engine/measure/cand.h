@@ -70,6 +70,23 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, in
  */
 enum { CAND_SPARE_OFF, CAND_SPARE_AFTER, CAND_SPARE_READY };
 void cand_spare_policy(int policy);
+/*
+ * How many spares are kept started ahead (1 to CAND_MAX_SPARES; 1 by
+ * default): each is a runner with its own device context, started in the
+ * host's start order (start_order.h), the first of a worker that has none
+ * left before the others; a candidate takes one whose context is made, else
+ * the oldest.  Where a
+ * candidate's check and timing take less than a context's start (several
+ * GPUs starting runners at once), more than one keeps a runner ready.
+ */
+#define CAND_MAX_SPARES 8
+void cand_spare_count(int n);
+/* the spares started and not yet taken (a test's, a benchmark's) */
+int cand_spares_waiting(void);
+/* the seconds this process has spent starting spares, in all: their fork
+ * and exec are the worker's own (the context is the spare's), so this much
+ * of a candidate's wait was a spare's start (a result's seconds.spares) */
+double cand_spare_seconds(void);
 /* whether c was a spare (its start was not its candidate's wait) */
 int cand_started_ahead(const struct cand *c);
 
@@ -121,7 +138,9 @@ int cand_sandbox_probe(char *err);
 char **cand_runner_argv(const struct cand_opts *o, const char *zExe, int keepPid);
 
 /* the runner's side: serve the trusted side on fd until it hangs up; the
- * exit status of kloop-worker --runner */
-int cand_serve(int fd, const char *zBackend, int dev);
+ * exit status of kloop-worker --runner.  zOrder: its place in the host's
+ * start order ("LEVEL:ID", --start-order), the lock at START_ORDER_FD
+ * taken around its context; NULL: none */
+int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder);
 
 #endif

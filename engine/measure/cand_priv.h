@@ -38,6 +38,8 @@ enum {
 	CM_LOAD,      /* trusted: confine yourself and load the candidate */
 	CM_BATCH,     /* trusted: rc runs of kl_run in one request, timed as one (mode); on
 	                 the clock's twin, rc empty ones.  The reply's set is the runs done */
+	CM_STARTED,   /* runner, before its setup: its context is made (or failed: the
+	                 setup's answer says why); a spare that said so is taken first */
 };
 
 struct cm {
@@ -135,9 +137,10 @@ void cand_views_init(struct cand *c);
 
 /* cand_sandbox.c: the runner's command line (bubblewrap's, around it when
  * sandboxed) into a; asMb: an address-space limit (0: none); twin: the
- * clock's twin.  a freed */
+ * clock's twin; zOrder: its place in the host's start order ("LEVEL:ID",
+ * start_order.h) when it is given the lock, else NULL.  a freed */
 void cand_build_argv(const struct cand_opts *o, const char *zExe, int keepPid,
-                     unsigned long long asMb, int twin, struct argv *a);
+                     unsigned long long asMb, int twin, const char *zOrder, struct argv *a);
 void cand_argv_free(struct argv *a);
 
 /* cand_start.c: a runner was freed: a spare started, where the policy

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "start_order.h"
 #include "util.h"
 
 static ssize_t recv_with_fds(int sock, void *p, size_t n, int *fds, int *pnFds)
@@ -179,7 +180,7 @@ static int run_batch(struct backend *b, kl_run_fn fn, int mode, int n, kl_tensor
 	return 0;
 }
 
-int cand_serve(int fd, const char *zBackend, int dev)
+int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder)
 {
 	char err[KL_ERRLEN];
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -209,7 +210,14 @@ int cand_serve(int fd, const char *zBackend, int dev)
 	char beErr[KL_ERRLEN];
 	if (cuda)
 		backend_cuda_for_runner();
+	/* made in the host's start order (start_order.h): the lock is let go
+	 * and closed before anything of the candidate comes */
+	const char *zId = zOrder ? strchr(zOrder, ':') : NULL;
+	int orderFd = zId ? START_ORDER_FD : -1;
+	start_order_take(orderFd, zId ? atoi(zOrder) : START_NOW, zId ? zId + 1 : "");
 	struct backend *b = cuda ? backend_cuda_new(dev, beErr) : backend_host_new(beErr);
+	start_order_give(orderFd, zId ? zId + 1 : "", b != NULL);
+	say(CM_STARTED, b != NULL, NULL);
 	struct cm_setup *su = xcalloc(1, sizeof *su);
 	int fds[MAX_SETUP_BUF + 1], nFds;
 	ssize_t got = recv_with_fds(fd, su, sizeof *su, fds, &nFds);

@@ -118,7 +118,7 @@ static void bind_cudart_dir(struct argv *a)
 /* keepPid: a buffer is shared with a legacy CUDA IPC handle, which names the
  * worker's pid and so cannot cross pid namespaces */
 void cand_build_argv(const struct cand_opts *o, const char *zExe, int keepPid,
-                     unsigned long long asMb, int twin, struct argv *a)
+                     unsigned long long asMb, int twin, const char *zOrder, struct argv *a)
 {
 	char dev[16];
 	snprintf(dev, sizeof dev, "%d", o->dev);
@@ -214,6 +214,9 @@ void cand_build_argv(const struct cand_opts *o, const char *zExe, int keepPid,
 	/* the clock's twin says so in its command line (ps, the tests) */
 	if (twin)
 		av(a, "--twin");
+	/* its place in the host's start order, the lock at START_ORDER_FD */
+	if (zOrder)
+		av2(a, "--start-order", zOrder, NULL);
 	/* no cgroup limits it as a whole: its one process is limited (host) */
 	if (asMb) {
 		char mb[32];
@@ -225,6 +228,6 @@ void cand_build_argv(const struct cand_opts *o, const char *zExe, int keepPid,
 char **cand_runner_argv(const struct cand_opts *o, const char *zExe, int keepPid)
 {
 	struct argv a = {0};
-	cand_build_argv(o, zExe, keepPid, 0, 0, &a);
+	cand_build_argv(o, zExe, keepPid, 0, 0, NULL, &a);
 	return a.v;
 }

@@ -17,16 +17,25 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "start_order.h"
 #include "util.h"
 
-/* the spare runner (cand_spare_policy) */
+/* the spare runners (cand_spare_policy) */
 static struct {
-	int policy;         /* CAND_SPARE_* */
-	struct cand *c;     /* the spare, started for o and waiting for its setup */
+	int policy;                       /* CAND_SPARE_* */
+	int want;                         /* spares kept (cand_spare_count), 1 by default */
+	struct cand *ac[CAND_MAX_SPARES]; /* the spares, oldest first, started for o and
+	                                     waiting for their setup */
+	int n;                            /* of them */
 	struct cand_opts o; /* the last runner's options (a deep copy): the next spare's */
 	int keepPid;        /* ... and its namespaces */
 	char *zKey;         /* runner_key() of them; NULL: none yet */
-} Spare;
+} Spare = {.want = 1};
+
+/* runners this worker started (their ids in the start order's journal) */
+static int nSpawned;
+/* seconds spent starting spares (cand_spare_seconds) */
+static double spareS;
 
 static int send_with_fds(int sock, const void *p, size_t n, const int *fds, int nFds)
 {
@@ -52,9 +61,10 @@ static int send_with_fds(int sock, const void *p, size_t n, const int *fds, int 
 /*
  * Start a runner that makes its device context and then waits for its setup
  * (attach): NULL with err.  The keeper's fork and bubblewrap's (or the
- * runner's) exec, as cand_start does them.
+ * runner's) exec, as cand_start does them; level: its place in the host's
+ * start order (START_*, start_order.h).
  */
-static struct cand *spawn(const struct cand_opts *o, int keepPid, int twin, char *err)
+static struct cand *spawn(const struct cand_opts *o, int keepPid, int twin, int level, char *err)
 {
 	char exe[4096];
 	ssize_t ne = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -70,18 +80,26 @@ static struct cand *spawn(const struct cand_opts *o, int keepPid, int twin, char
 	struct cgroup *cg = cgroup_new("runner", &lim, cgErr);
 	unsigned long long asMb =
 	    !cgroup_has_memory(cg) && !strcmp(o->zBackend, "host") ? o->memBytes >> 20 : 0;
+	/* the host's start order: the lock file, the runner's place and name */
+	int orderFd = start_order_open();
+	char zOrder[64];
+	snprintf(zOrder, sizeof zOrder, "%d:%d.%d", level, (int)getpid(), ++nSpawned);
 	struct argv a = {0};
-	cand_build_argv(o, exe, keepPid, asMb, twin, &a);
+	cand_build_argv(o, exe, keepPid, asMb, twin, orderFd >= 0 ? zOrder : NULL, &a);
 	int sv[2], life[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		cand_argv_free(&a);
 		cgroup_free(cg);
+		if (orderFd >= 0)
+			close(orderFd);
 		return kl_err(err, "socketpair: %s", strerror(errno)), NULL;
 	}
 	if (pipe2(life, O_CLOEXEC) < 0) {
 		cand_argv_free(&a);
 		cgroup_free(cg);
 		close(sv[0]), close(sv[1]);
+		if (orderFd >= 0)
+			close(orderFd);
 		return kl_err(err, "pipe: %s", strerror(errno)), NULL;
 	}
 	pid_t parent = getpid();
@@ -117,9 +135,14 @@ static struct cand *spawn(const struct cand_opts *o, int keepPid, int twin, char
 		int nul = open("/dev/null", O_RDONLY);
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(2, 1) < 0 || dup2(sv[1], 3) < 0)
 			_exit(127);
+		/* the start order's lock, which the runner closes before its
+		 * setup (orderFd is above 9: nothing above clobbered it) */
+		if (orderFd >= 0 && dup2(orderFd, START_ORDER_FD) < 0)
+			_exit(127);
 		/* nothing else: not the protocol, not the session, not the cache */
-		if (close_range(4, ~0u, 0) < 0)
-			for (int fd = 4; fd < 65536; fd++)
+		int first = orderFd >= 0 ? START_ORDER_FD + 1 : 4;
+		if (close_range((unsigned)first, ~0u, 0) < 0)
+			for (int fd = first; fd < 65536; fd++)
 				if (fcntl(fd, F_GETFD) >= 0)
 					close(fd);
 		execvp(a.v[0], a.v);
@@ -129,6 +152,8 @@ static struct cand *spawn(const struct cand_opts *o, int keepPid, int twin, char
 	cand_argv_free(&a);
 	close(sv[1]);
 	close(life[0]);
+	if (orderFd >= 0)
+		close(orderFd);
 	if (pid < 0) {
 		close(sv[0]);
 		close(life[1]);
@@ -157,6 +182,9 @@ static int next_msg(struct cand *c, struct cm *rep)
 			continue;
 		ssize_t r = recv(c->fd, rep, sizeof *rep, 0);
 		if (r < 0 && errno == EINTR)
+			continue;
+		/* that its context was made: known already, or not needed */
+		if (r == (ssize_t)sizeof *rep && rep->op == CM_STARTED)
 			continue;
 		if (r == (ssize_t)sizeof *rep) {
 			rep->text[sizeof rep->text - 1] = 0;
@@ -270,11 +298,20 @@ static char *runner_key(const struct cand_opts *o, int keepPid)
 	return sb_detach(&b);
 }
 
-/* kill the spare, if any */
+/* kill the spares beyond keep, without starting others in their place */
+static void spare_trim(int keep)
+{
+	int policy = Spare.policy;
+	Spare.policy = CAND_SPARE_OFF; /* cand_free's refill */
+	while (Spare.n > keep)
+		cand_free(Spare.ac[--Spare.n]);
+	Spare.policy = policy;
+}
+
+/* kill the spares, if any */
 static void spare_drop(void)
 {
-	cand_free(Spare.c);
-	Spare.c = NULL;
+	spare_trim(0);
 }
 
 void cand_spare_policy(int policy)
@@ -282,6 +319,17 @@ void cand_spare_policy(int policy)
 	Spare.policy = policy;
 	if (policy == CAND_SPARE_OFF)
 		spare_drop();
+}
+
+void cand_spare_count(int n)
+{
+	Spare.want = n < 1 ? 1 : n > CAND_MAX_SPARES ? CAND_MAX_SPARES : n;
+	spare_trim(Spare.want);
+}
+
+int cand_spares_waiting(void)
+{
+	return Spare.n;
 }
 
 /* the options of the runner being started, zKey theirs (taken): the next
@@ -308,12 +356,26 @@ static void keep_opts(const struct cand_opts *o, int keepPid, char *zKey)
 	Spare.zKey = zKey;
 }
 
-/* start a spare for the options of the last runner, unless one is there */
+/* start spares for the options of the last runner until there are as many
+ * as wanted: the first of a worker that has none left before the others
+ * in the host's start order */
 static void spare_start(void)
 {
 	char err[KL_ERRLEN];
-	if (Spare.policy != CAND_SPARE_OFF && !Spare.c && Spare.zKey)
-		Spare.c = spawn(&Spare.o, Spare.keepPid, 0, err);
+	double t0 = now_s();
+	while (Spare.policy != CAND_SPARE_OFF && Spare.zKey && Spare.n < Spare.want) {
+		struct cand *c =
+		    spawn(&Spare.o, Spare.keepPid, 0, Spare.n ? START_EXTRA : START_SPARE, err);
+		if (!c)
+			break;
+		Spare.ac[Spare.n++] = c;
+	}
+	spareS += now_s() - t0;
+}
+
+double cand_spare_seconds(void)
+{
+	return spareS;
 }
 
 void cand_spare_refill(void)
@@ -373,12 +435,23 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, in
 		spare_drop();
 		keep_opts(o, keepPid, zKey);
 	}
-	struct cand *c = Spare.c;
+	/* a spare whose context is made (it said so, or died: then a runner
+	 * of its own follows), else the oldest: the first in the start order */
+	int k = 0;
+	for (int i = 0; i < Spare.n; i++) {
+		struct pollfd p = {.fd = Spare.ac[i]->fd, .events = POLLIN};
+		if (poll(&p, 1, 0) > 0) {
+			k = i;
+			break;
+		}
+	}
+	struct cand *c = Spare.n ? Spare.ac[k] : NULL;
 	int spare = c != NULL;
-	Spare.c = NULL;
+	if (spare)
+		memmove(Spare.ac + k, Spare.ac + k + 1, (size_t)(--Spare.n - k) * sizeof *Spare.ac);
 	for (;;) {
 		int started = 0;
-		if (!c && !(c = spawn(o, keepPid, 0, err)))
+		if (!c && !(c = spawn(o, keepPid, 0, START_NOW, err)))
 			break;
 		c->pollFd = o->pollFd;
 		c->reference = o->reference;
@@ -405,7 +478,7 @@ struct cand *cand_twin(const struct cand_opts *o, char *err)
 	struct cand_opts to = *o;
 	to.azLibDirs = NULL;
 	to.reference = 0;
-	struct cand *c = spawn(&to, 0, 1, err);
+	struct cand *c = spawn(&to, 0, 1, START_NOW, err);
 	if (!c)
 		return NULL;
 	c->twin = 1;

@@ -146,8 +146,11 @@ static void slot_busy(struct slot *s, int delta)
  * Jobs given to one worker at once: one running and some compiling behind
  * it.  On the GPU a candidate's compile (nvcc, about a second) takes longer
  * than its check and timing, so as many compile behind it as the worker
- * compiles at once (at most 16) and the GPU is not kept waiting on nvcc; on
- * the CPU one, since a compile takes a core from the candidate being timed.
+ * compiles at once (a local worker: its share of the host's cores, so that
+ * every core has a compile while the queue holds one; it was at most 16,
+ * which left a node of more cores than 16 per GPU idle) and the GPU is not
+ * kept waiting on nvcc; on the CPU one, since a compile takes a core from
+ * the candidate being timed.
  */
 static int slot_capacity(const struct pool *p, const struct slot *s)
 {
@@ -156,7 +159,7 @@ static int slot_capacity(const struct pool *p, const struct slot *s)
 	if (!p->wc.zBackend || strcmp(p->wc.zBackend, "cuda"))
 		return 2;
 	int k = s->nCompile > 0 ? s->nCompile : 4;
-	return 1 + (k < 16 ? k : 16);
+	return 1 + (k < 1024 ? k : 1024);
 }
 
 /* a slot that can take another job */
@@ -448,6 +451,7 @@ struct pool *pool_new(struct loop *l, const struct worker_config *wc, const char
 			p->zCtlDir = xstrdup(tmpl);
 			break;
 		}
+	pool_run_dir_make(p);
 	return p;
 }
 
@@ -528,6 +532,7 @@ void pool_free(struct pool *p)
 		rmdir(p->zCtlDir);
 		free(p->zCtlDir);
 	}
+	pool_run_dir_remove(p);
 	sb_free(&p->sallocOut);
 	pool_free_words(p->argvSalloc);
 	free(p->zSlurmJob);

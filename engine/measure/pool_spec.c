@@ -275,10 +275,13 @@ char **pool_slot_argv(struct pool *p, struct slot *s)
 			v[n++] = xstrdup("--no-sandbox");
 		return v;
 	case SLOT_LOCAL:
-		if (s->gpu >= 0) {
+		if (s->gpu >= 0 || p->zRunDir)
 			v[n++] = xstrdup("env");
+		if (s->gpu >= 0)
 			v[n++] = xasprintf("CUDA_VISIBLE_DEVICES=%d", s->gpu);
-		}
+		/* one order of runner starts for the host's workers */
+		if (p->zRunDir)
+			v[n++] = xasprintf("KLOOP_RUNNER_LOCK=%s", p->zRunLock);
 		tail = worker_launch_argv(&p->wc, NULL);
 		break;
 	case SLOT_SSH: {
@@ -323,6 +326,37 @@ char **pool_slot_argv(struct pool *p, struct slot *s)
 	free(tail);
 	sb_free(&pre);
 	return v;
+}
+
+/* --- the run directory ------------------------------------------------- */
+
+void pool_run_dir_make(struct pool *p)
+{
+	const char *z = getenv("KLOOP_RUNNER_LOCK");
+	int nLocal = 0;
+	for (int i = 0; i < p->nSlot; i++)
+		nLocal += p->aSlot[i].kind == SLOT_LOCAL;
+	if ((z && *z) || nLocal == 0)
+		return;
+	const char *tmp = getenv("TMPDIR");
+	char *tmpl = path_join(tmp && *tmp ? tmp : "/tmp", "kloop-pool-XXXXXX");
+	if (!mkdtemp(tmpl)) {
+		free(tmpl); /* no order: the runners start as they are started */
+		return;
+	}
+	p->zRunDir = tmpl;
+	p->zRunLock = path_join(tmpl, "runners.lock");
+}
+
+void pool_run_dir_remove(struct pool *p)
+{
+	if (!p->zRunDir)
+		return;
+	unlink(p->zRunLock);
+	rmdir(p->zRunDir);
+	free(p->zRunLock);
+	free(p->zRunDir);
+	p->zRunDir = p->zRunLock = NULL;
 }
 
 /* --- Slurm allocation -------------------------------------------------- */

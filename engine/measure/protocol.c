@@ -289,6 +289,8 @@ cJSON *protocol_hello(const struct proto_hello *h)
 	put_str(o, "sandbox_warning", h->zSandboxWarning);
 	put_str(o, "sandbox", h->zSandbox);
 	put_str(o, "spare_runner", h->zSpareRunner);
+	if (h->nSpares > 0)
+		cJSON_AddNumberToObject(o, "spares", h->nSpares);
 	return o;
 }
 
@@ -309,6 +311,7 @@ void protocol_hello_decode(const cJSON *msg, struct proto_hello *h)
 	h->zSandboxWarning = str(msg, "sandbox_warning");
 	h->zSandbox = str(msg, "sandbox");
 	h->zSpareRunner = str(msg, "spare_runner");
+	h->nSpares = json_int(msg, "spares", 0);
 }
 
 cJSON *protocol_progress(int job, const char *zStage, int k)

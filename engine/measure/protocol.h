@@ -145,6 +145,7 @@ struct proto_hello {
 	const char *zSandboxWarning; /* candidates unsandboxed, and why (NULL: none) */
 	const char *zSandbox;        /* "bubblewrap" or "none" */
 	const char *zSpareRunner;    /* the spare runner's policy */
+	int nSpares;                 /* spares kept ahead (0: none, or not said) */
 };
 cJSON *protocol_hello(const struct proto_hello *h);
 void protocol_hello_decode(const cJSON *msg, struct proto_hello *h);

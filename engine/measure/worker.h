@@ -32,6 +32,8 @@ struct worker_config {
 	double runTimeoutS;     /* wall-clock limit from "running" to the result */
 	double setupTimeoutS;   /* limit for starting the worker and loading the task */
 	int jobs;               /* parallel compiles (0: all cores) */
+	int spares;             /* spare runners kept ahead (0 to 8), where bSpares */
+	int bSpares;            /* spares was given (else: the worker's default) */
 	int shipTask;           /* send the task's files with it (a worker on another host) */
 	int noSandbox;          /* candidates run without bubblewrap (--no-sandbox) */
 	int bTol;               /* atol / rtol below were given (a zeroed config has none) */

@@ -14,7 +14,7 @@
 
 char **worker_launch_argv(const struct worker_config *c, const char *zProgram)
 {
-	char **v = xcalloc(12, sizeof(char *));
+	char **v = xcalloc(14, sizeof(char *));
 	int n = 0;
 	if (zProgram) {
 		v[n++] = xstrdup(zProgram);
@@ -32,6 +32,10 @@ char **worker_launch_argv(const struct worker_config *c, const char *zProgram)
 	if (c->jobs > 0) {
 		v[n++] = xstrdup("--jobs");
 		v[n++] = xasprintf("%d", c->jobs);
+	}
+	if (c->bSpares) {
+		v[n++] = xstrdup("--spares");
+		v[n++] = xasprintf("%d", c->spares);
 	}
 	if (c->zPython) {
 		v[n++] = xstrdup("--python");
@@ -86,6 +90,8 @@ void worker_config_from(struct worker_config *wc, const struct config *cfg)
 	wc->budgetS = cfg->budgetS;
 	wc->runTimeoutS = cfg->timeoutS;
 	wc->jobs = cfg->jobs;
+	wc->spares = cfg->spares;
+	wc->bSpares = cfg->bSpares;
 	wc->noSandbox = cfg->noSandbox;
 	wc->bTol = cfg->bTol;
 	wc->atol = cfg->atol;

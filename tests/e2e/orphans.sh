@@ -241,11 +241,11 @@ check "SIGKILL of the worker while bubblewrap starts a compile, 10 times, leaves
 # outside its pid namespace) or runner process, once two runners of ours
 # run (the reference's and the candidate's); "spare": the one runner without
 # buffers mapped (no memfd: a spare waiting for its setup) once two with
-# them run
+# them run; "spare N": the N such runners (their pids)
 newest() {
-	python3 - "$T/bin/kloop-worker" "$1" <<'PY'
+	python3 - "$T/bin/kloop-worker" "$1" "${2:-1}" <<'PY'
 import os, sys, time
-mark, what = sys.argv[1].encode(), sys.argv[2]
+mark, what, nSpare = sys.argv[1].encode(), sys.argv[2], int(sys.argv[3])
 def stat(p):
     return open("/proc/%s/stat" % p).read().rsplit(")", 1)
 def ours(p):
@@ -284,8 +284,8 @@ while time.time() < end:
     # the spare: the one runner with no buffers mapped while sleepy.c runs
     # (known by its mark) in another; not the one started for sleepy.c
     # itself, nor for the reference's float64 run
-    if what == "spare" and found and len(bare) == 1:
-        print(bare[0][1])
+    if what == "spare" and found and len(bare) == nSpare:
+        print(" ".join(d for t, d in bare))
         sys.exit(0)
     if what != "spare" and len(found) >= 2:
         print(max(found)[1])
@@ -412,3 +412,126 @@ check "... and nothing is left ($(left))" gone
 out=$(KLOOP_SPARE_RUNNER=soon $K eval softmax "$T/good1.c" $B 2>&1)
 check "KLOOP_SPARE_RUNNER=soon is refused, saying what it may be ($(echo "$out" | head -2 | tr '\n' ' '))" \
 	sh -c 'echo "$1" | grep -q "KLOOP_SPARE_RUNNER must be off, after or ready"' - "$out"
+
+# 11. several spares (--spares 2): both wait, started ahead, beside a
+# running candidate; each candidate takes one and it is replaced (every
+# one of four from a runner started ahead); they die with kloop
+sp_ahead() {
+	python3 -c '
+import json, sys
+print(" ".join("%s/%d" % (r["status"], r.get("runners_ahead", -1)) for r in map(json.loads, open(sys.argv[1]))))' "$1"
+}
+$K eval softmax "$T/sleepy.c" "$T/good1.c" "$T/good2.c" "$T/good3.c" $B --spares 2 --json \
+	>"$T/s2.json" 2>"$T/s2.err" &
+kp=$!
+sp=$(newest spare 2)
+wait $kp
+check "with --spares 2 two spares wait beside a running candidate (pids ${sp:-none})" \
+	test "$(echo $sp | wc -w)" = 2
+got=$(sp_ahead "$T/s2.json")
+check "... each candidate gets one and it is replaced ($got)" \
+	test "$got" = "correct/1 correct/1 correct/1 correct/1"
+check "... and nothing is left ($(left))" gone
+$K eval softmax "$T/sleepy.c" $B --spares 2 --timeout 60 >/dev/null 2>&1 &
+kp=$!
+sp=$(newest spare 2)
+kill -KILL $kp
+wait $kp 2>/dev/null
+check "two spares (pids ${sp:-none}) die with kloop's SIGKILL ($(left))" gone
+# ... and with their worker: its SIGKILL (its runners' keepers kill them)
+$K eval softmax "$T/sleepy.c" $B --spares 2 --timeout 60 >/dev/null 2>&1 &
+kp=$!
+sp=$(newest spare 2)
+wk=$(python3 - "$T/bin/kloop" ${sp:-} <<'PY'
+import sys
+# the worker: the nearest ancestor of a spare whose parent is kloop itself
+kloop = sys.argv[1].encode() + b"\0"
+def ppid(p):
+    return open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1]
+p = sys.argv[2] if len(sys.argv) > 2 else None
+try:
+    while p and p != "1":
+        q = ppid(p)
+        if open("/proc/%s/cmdline" % q, "rb").read().startswith(kloop):
+            print(p)
+            break
+        p = q
+except OSError:
+    pass
+PY
+)
+[ -n "$wk" ] && kill -KILL "$wk"
+# spares_gone: the spares $sp (two were found, and their worker) are gone
+# within 10 s (none alive but as a zombie)
+spares_gone() {
+	[ -n "$wk" ] && [ "$(echo $sp | wc -w)" = 2 ] || return 1
+	n=0
+	while [ $n -lt 100 ]; do
+		alive=""
+		for p in $sp; do
+			[ -d /proc/$p ] && ! grep -q '^State:.*Z' /proc/$p/status 2>/dev/null &&
+				alive="$alive $p"
+		done
+		[ -z "$alive" ] && return 0
+		sleep 0.1
+		n=$((n + 1))
+	done
+	return 1
+}
+check "two spares (pids ${sp:-none}) die with their worker's SIGKILL (worker ${wk:-not found})" \
+	spares_gone
+kill -KILL $kp
+wait $kp 2>/dev/null
+check "... and with kloop's after it nothing is left ($(left))" gone
+out=$($K eval softmax "$T/good1.c" $B --spares 9 2>&1)
+check "--spares 9 is refused, naming the range ($(echo "$out" | head -1))" \
+	sh -c 'echo "$1" | grep -q -- "--spares"' - "$out"
+
+# 12. the host's start order (start_order.h): the runners of two workers
+# make their contexts one at a time on the lock the pool gives them (here
+# $KLOOP_RUNNER_LOCK, whose journal says so): no two takes without a made
+# between them, every runner made, spares queued at their levels
+KLOOP_RUNNER_LOCK="$T/order.lock" $K eval softmax "$T/good1.c" "$T/good2.c" "$T/good3.c" \
+	"$T/sleepy.c" $B --spares 2 --workers local:2 --json >"$T/so.json" 2>"$T/so.err"
+# (a runner killed while it holds the lock, a spare dropped, lets it go
+# with its death and writes no made line: the next take follows its take)
+got=$(python3 - "$T/order.lock" <<'PY'
+import sys
+lines = [l.split() for l in open(sys.argv[1])]
+made = {w[1] for w in lines if w[0] == "made"}
+held, bad, takes, died, workers, levels = None, 0, 0, 0, set(), set()
+for w in lines:
+    if w[0] == "take":
+        if held is not None:
+            # another took it while one held it: wrong unless that one died
+            bad += held in made
+            died += held not in made
+        held, takes = w[2], takes + 1
+        workers.add(w[2].split(".")[0])
+        levels.add(w[1])
+    else:
+        bad += w[1] != held
+        held = None
+print("%d takes, %d out of order, %d died holding it, %d workers, levels %s"
+      % (takes, bad, died, len(workers), "".join(sorted(levels))))
+PY
+)
+n0=$NFAIL
+check "two workers' runners start one at a time, in the order of the lock's journal ($got)" \
+	sh -c 'echo "$1" | grep -q " 0 out of order, .* 2 workers, levels 012$"' - "$got"
+diag $n0 "$T/order.lock"
+check "... and their candidates are correct ($(sp_ahead "$T/so.json"))" \
+	test "$(grep -c '"status":"correct"' "$T/so.json")" = 4
+# without $KLOOP_RUNNER_LOCK the pool makes the lock in a run directory of
+# its own ($TMPDIR/kloop-pool-*), removed when kloop ends
+mkdir -p "$T/tmp"
+TMPDIR="$T/tmp" $K eval softmax "$T/sleepy.c" $B --workers local:2 >/dev/null 2>&1 &
+kp=$!
+runners 2
+lk=$(ls "$T"/tmp/kloop-pool-*/runners.lock 2>/dev/null)
+took=$(grep -c '^take ' "$lk" 2>/dev/null)
+wait $kp
+check "the pool's own run directory holds the start lock its workers' runners took (${took:-0} takes)" \
+	test "${took:-0}" -ge 2
+check "... and it is removed when kloop ends ($(ls -d "$T"/tmp/kloop-pool-* 2>/dev/null))" \
+	test -z "$(ls -d "$T"/tmp/kloop-pool-* 2>/dev/null)"

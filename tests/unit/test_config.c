@@ -96,6 +96,12 @@ int main(void)
 	CHECK(config_set(&m, "mps", "yes", err) < 0 &&
 	          strstr(err, "mps: expected on, off or auto, got 'yes'"),
 	      "mps = yes is refused (%s)", err);
+	/* spares = N: 0 to 8, and that it was said (0 is none, not the default) */
+	CHECK(!m.bSpares && config_set(&m, "spares", "0", err) == 0 && m.spares == 0 && m.bSpares &&
+	          config_set(&m, "spares", "3", err) == 0 && m.spares == 3,
+	      "spares = 0, 3 (said: %d)", m.bSpares);
+	CHECK(config_set(&m, "spares", "9", err) < 0 && strstr(err, "spares"),
+	      "spares = 9 is refused (%s)", err);
 	config_free(&m);
 	char *cmd = xasprintf("rm -rf %s", dir);
 	CHECK(system(cmd) == 0, "cleanup");

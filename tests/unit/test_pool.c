@@ -220,27 +220,29 @@ static void test_local(void)
  * many compiling behind it as it compiles at once, on the CPU one and one */
 static void test_capacity(void)
 {
-	const char *backends[] = {"host", "cuda"};
-	int want[] = {2, 4};
-	for (int b = 0; b < 2; b++) {
+	/* on the GPU one running and as many compiling as the worker compiles
+	 * at once, more than 16 too (a node of many cores per GPU) */
+	const char *backends[] = {"host", "cuda", "cuda"};
+	int jobs[] = {3, 3, 40}, want[] = {2, 4, 41};
+	for (int b = 0; b < 3; b++) {
 		struct run rn = {0};
 		rn.l = loop_new();
 		struct worker_config wc = host_config();
 		wc.zBackend = backends[b];
-		wc.jobs = 3;
+		wc.jobs = jobs[b];
 		char err[KL_ERRLEN];
 		rn.p = pool_new(rn.l, &wc, "local", on_done, NULL, &rn, err);
 		CHECK(rn.p != NULL, "a pool of one local %s worker (%s)", backends[b],
 		      rn.p ? "" : err);
 		if (!rn.p)
 			continue;
-		submit_batch(&rn, 8, 0);
+		int n = submit_batch(&rn, jobs[b] + 5, 0);
 		loop_once(rn.l, 0); /* the dispatch */
 		struct pool_info pi;
 		pool_info(rn.p, 0, &pi);
 		CHECK(pi.nOut == want[b],
-		      "%s: a worker compiling 3 at once is given %d of 8 jobs at once (%d)",
-		      backends[b], want[b], pi.nOut);
+		      "%s: a worker compiling %d at once is given %d of %d jobs at once (%d)",
+		      backends[b], jobs[b], want[b], n, pi.nOut);
 		pool_free(rn.p);
 		loop_free(rn.l);
 		run_free(&rn);
