@@ -99,7 +99,23 @@ int proc_env_allowed(const char *zName)
 	for (size_t i = 0; i < sizeof allow / sizeof *allow; i++)
 		if (!strcmp(zName, allow[i]))
 			return 1;
+	/* a profiler that follows this process into its children (Nsight
+	 * Compute's --target-processes all) keeps what it injects with: the
+	 * user ran it around kloop, and the runner it reaches does not confine
+	 * itself, its times unverified (cand_runner.c) */
+	static const char *const tool[] = {
+	    "LD_PRELOAD", "CUDA_INJECTION64_PATH", "NV_", "NVTX_", "NSIGHT", "TPS_", "CUPTI"};
+	if (proc_profiler_injected())
+		for (size_t i = 0; i < sizeof tool / sizeof *tool; i++)
+			if (!strncmp(zName, tool[i], strlen(tool[i])))
+				return 1;
 	return 0;
+}
+
+int proc_profiler_injected(void)
+{
+	const char *z = getenv("CUDA_INJECTION64_PATH");
+	return z && *z;
 }
 
 void proc_env_clean(void)

@@ -41,6 +41,9 @@ int proc_secret_name(const char *zName);
  * KLOOP_CUDA* overrides); never kloop's configuration nor the rest of the
  * user's shell, where keys and passwords live under any name */
 int proc_env_allowed(const char *zName);
+/* a profiler's injection is in this process's environment
+ * (CUDA_INJECTION64_PATH): proc_env_allowed() keeps its variables */
+int proc_profiler_injected(void);
 
 /* in a child about to exec: drop every variable proc_env_allowed() does
  * not name */

@@ -42,6 +42,13 @@ enum {
 	                 setup's answer says why); a spare that said so is taken first */
 };
 
+/* what a runner that did not confine itself says in CM_READY: a tool (a
+ * profiler: ncu, for `kloop profile`) is injected into it (its environment
+ * names one, which no candidate could have set), whose hooks patch code the
+ * confinement keeps unchangeable (they died of SIGSEGV at the load); its
+ * times are unverified (timing_bound) */
+#define CAND_UNCONFINED "none: a tool is injected into the runner"
+
 struct cm {
 	uint32_t op, seq;
 	int32_t mode, rc;

@@ -280,6 +280,9 @@ static struct cand *attach(struct cand *c, const struct cm_setup *su, const int 
 		return NULL;
 	}
 	snprintf(c->zConfine, sizeof c->zConfine, "%s", rep.text);
+	for (int k = 0; k < CAND_MAX_HARNESSES; k++)
+		c->views[k].hc.unconfined =
+		    !strncmp(rep.text, CAND_UNCONFINED, sizeof CAND_UNCONFINED - 1);
 	if (cand_hold(c, 1, err) < 0) {
 		cand_free(c);
 		return NULL;

@@ -102,6 +102,9 @@ struct harness_cand {
 	 * whose time is the baseline; a burst of load that made an honest 4 us
 	 * reference look like a liar failed the whole task) */
 	int trusted;
+	/* its runner did not confine itself (a profiler is injected into it):
+	 * its times are unverified, whatever the bounds say */
+	int unconfined;
 };
 
 struct harness_opts {

@@ -316,6 +316,15 @@ static void timing_bound(struct harness *h, struct timing *tg)
 	    harness_frames_lengthened(c, &tg->fOwn, &tg->fTwin, &tg->fOwnCpu, cpuOk, tg->bound,
 	                              sizeof tg->bound))
 		tg->inc = 2, tg->byCpu = 0;
+	/* a runner a profiler is injected into is not confined: nothing keeps
+	 * the candidate from its timer */
+	if (tg->inc != 1 && !c->trusted && c->unconfined) {
+		tg->inc = 2, tg->byCpu = 0;
+		snprintf(
+		    tg->bound, sizeof tg->bound,
+		    "unverified: the runner was not confined (a profiler is injected into it), "
+		    "so nothing kept the candidate from its timer");
+	}
 }
 
 /*

@@ -80,3 +80,25 @@ check "ncu's program is a kloop-worker, unsandboxed ($(cat "$T/ncu.args" | tail 
 	grep -q -- '--log-file .*/kloop-worker --backend host.* --no-sandbox$' "$T/ncu.args"
 check "the profile is journaled for candidate 1" \
 	test "$(grep -c '"type":"profile","candidate":1' "$S")" -eq $((before + 1))
+
+# a profiler injected into the runner (ncu sets CUDA_INJECTION64_PATH in the
+# environment of what it profiles): the runner does not confine itself (the
+# profiler's hooks patch the code the confinement keeps unchangeable: on an
+# H200 every runner died of SIGSEGV at the load under ncu), and its times
+# are unverified, never a win.  Under the sandbox the runner's environment is
+# an allow-list: no such variable reaches it, and it stays confined
+CUDA_INJECTION64_PATH=/nonexistent/libinjection.so $KLOOP eval softmax tasks/softmax/seed.c $B \
+	--no-sandbox --json >"$T/inj.json" 2>"$T/inj.err"
+check "a runner with a profiler injected is not confined, and its time is unverified ($(json confinement "$T/inj.json"); verified $(json timing.verified "$T/inj.json"))" \
+	python3 -c "
+import json; r=json.load(open('$T/inj.json'))
+assert r['status'] == 'correct', r['status']
+assert r['confinement'].startswith('none: a tool is injected'), r['confinement']
+assert r['timing']['verified'] is False and 'not confined' in r['timing']['clock_bound'], r['timing']"
+CUDA_INJECTION64_PATH=/nonexistent/libinjection.so $KLOOP eval softmax tasks/softmax/seed.c $B \
+	--sandbox --json >"$T/inj2.json" 2>"$T/inj2.err"
+check "... under the sandbox the variable does not reach the runner: confined, verified ($(json confinement "$T/inj2.json"))" \
+	python3 -c "
+import json; r=json.load(open('$T/inj2.json'))
+assert r['confinement'].startswith('seccomp filter'), r['confinement']
+assert r['timing']['verified'] is True, r['timing']"
