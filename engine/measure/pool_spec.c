@@ -275,8 +275,11 @@ char **pool_slot_argv(struct pool *p, struct slot *s)
 			v[n++] = xstrdup("--no-sandbox");
 		return v;
 	case SLOT_LOCAL:
+		/* env by its path: kloop's PATH may not have it (a PATH of the
+		 * compilers alone, as sandbox.sh's without bubblewrap) */
 		if (s->gpu >= 0 || p->zRunDir)
-			v[n++] = xstrdup("env");
+			v[n++] =
+			    xstrdup(access("/usr/bin/env", X_OK) == 0 ? "/usr/bin/env" : "env");
 		if (s->gpu >= 0)
 			v[n++] = xasprintf("CUDA_VISIBLE_DEVICES=%d", s->gpu);
 		/* one order of runner starts for the host's workers */
