@@ -114,8 +114,11 @@ int proc_env_allowed(const char *zName)
 
 int proc_profiler_injected(void)
 {
-	const char *z = getenv("CUDA_INJECTION64_PATH");
-	return z && *z;
+	/* CUDA's injection variable, or a preload of Nsight's that follows
+	 * the processes it starts (its tree launcher re-injects what they exec) */
+	const char *z = getenv("CUDA_INJECTION64_PATH"), *pre = getenv("LD_PRELOAD");
+	return (z && *z) || (pre && (strstr(pre, "Injection") || strstr(pre, "TreeLauncher") ||
+	                             strstr(pre, "nsight") || strstr(pre, "Nsight")));
 }
 
 void proc_env_clean(void)

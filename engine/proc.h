@@ -42,7 +42,9 @@ int proc_secret_name(const char *zName);
  * user's shell, where keys and passwords live under any name */
 int proc_env_allowed(const char *zName);
 /* a profiler's injection is in this process's environment
- * (CUDA_INJECTION64_PATH): proc_env_allowed() keeps its variables */
+ * (CUDA_INJECTION64_PATH, or an LD_PRELOAD of Nsight's injection):
+ * proc_env_allowed() keeps its variables, and a runner does not confine
+ * itself */
 int proc_profiler_injected(void);
 
 /* in a child about to exec: drop every variable proc_env_allowed() does

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "proc.h"
 #include "start_order.h"
 #include "util.h"
 
@@ -105,8 +106,7 @@ static kl_run_fn load_candidate(int soFd)
 {
 	char err[KL_ERRLEN], path[64];
 	struct confine_report cr;
-	const char *zInj = getenv("CUDA_INJECTION64_PATH");
-	int injected = zInj && *zInj;
+	int injected = proc_profiler_injected();
 	if (!injected && confine_runner(&cr, err) < 0) {
 		char msg[KL_ERRLEN + 64];
 		snprintf(msg, sizeof msg, "kloop could not confine the runner: %s", err);
@@ -132,8 +132,9 @@ static kl_run_fn load_candidate(int soFd)
 	char what[400];
 	if (injected)
 		snprintf(what, sizeof what,
-		         CAND_UNCONFINED " (CUDA_INJECTION64_PATH: a profiler): not confined, its "
-		                         "times unverified");
+		         CAND_UNCONFINED
+		         " (a profiler's injection in its environment): not confined, its "
+		         "times unverified");
 	else if (cr.landlock)
 		snprintf(what, sizeof what, "seccomp filter (%d ranges kept), landlock (ABI %d)",
 		         cr.nRanges, cr.landlockAbi);
