@@ -5,6 +5,7 @@
 #include "proc.h"
 
 #include <dirent.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -19,18 +20,25 @@
 
 #include "util.h"
 
-static void close_other_fds(const int *keep, int nKeep)
+void proc_close_fds(int first, const int *keep, int nKeep, int profiler)
 {
 	DIR *d = opendir("/proc/self/fd");
 	int fds[1024], n = 0;
 	struct dirent *de;
 	while (d && (de = readdir(d)) && n < 1024) {
 		int fd = atoi(de->d_name);
-		if (de->d_name[0] < '0' || de->d_name[0] > '9' || fd <= 2 || fd == dirfd(d))
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' || fd < first || fd == dirfd(d))
 			continue;
 		int k = 0;
 		for (int i = 0; i < nKeep; i++)
 			k |= keep[i] == fd;
+		if (profiler && !k) {
+			char path[64], to[512];
+			snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+			ssize_t nt = readlink(path, to, sizeof to - 1);
+			to[nt > 0 ? nt : 0] = 0;
+			k = strstr(to, "/NVIDIA-") != NULL;
+		}
 		if (!k)
 			fds[n++] = fd;
 	}
@@ -103,8 +111,10 @@ int proc_env_allowed(const char *zName)
 	 * Compute's --target-processes all) keeps what it injects with: the
 	 * user ran it around kloop, and the runner it reaches does not confine
 	 * itself, its times unverified (cand_runner.c) */
-	static const char *const tool[] = {
-	    "LD_PRELOAD", "CUDA_INJECTION64_PATH", "NV_", "NVTX_", "NSIGHT", "TPS_", "CUPTI"};
+	static const char *const tool[] = {"LD_PRELOAD", "CUDA_INJECTION64_PATH",
+	                                   "NV_",        "NVIDIA", /* its process tracking */
+	                                   "NVTX_",      "NSIGHT",
+	                                   "TPS_",       "CUPTI"};
 	if (proc_profiler_injected())
 		for (size_t i = 0; i < sizeof tool / sizeof *tool; i++)
 			if (!strncmp(zName, tool[i], strlen(tool[i])))
@@ -112,13 +122,38 @@ int proc_env_allowed(const char *zName)
 	return 0;
 }
 
+/* an object of a profiler's injection is loaded (dl_iterate_phdr) */
+static int injection_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	static const char *const lib[] = {"libcuda-injection",    "TreeLauncherTarget",
+	                                  "InterceptorInjection", "ToolsInjection",
+	                                  "/nsight-compute",      "/nsight-systems"};
+	(void)size, (void)arg;
+	for (size_t i = 0; info->dlpi_name && i < sizeof lib / sizeof *lib; i++)
+		if (strstr(info->dlpi_name, lib[i]))
+			return 1;
+	return 0;
+}
+
 int proc_profiler_injected(void)
 {
-	/* CUDA's injection variable, or a preload of Nsight's that follows
-	 * the processes it starts (its tree launcher re-injects what they exec) */
+	/* CUDA's injection variable, a preload of Nsight's that follows the
+	 * processes it starts (its tree launcher re-injects what they exec,
+	 * adding the preload at the exec and hiding it once loaded: what it
+	 * exec'd says so by its objects alone), the configuration of that
+	 * tracking (NVIDIA_VISIBLE_DEVICES and the like of a container are not
+	 * a profiler) */
+	static int known = -1; /* asked once: a child after fork asks no loader */
+	if (known >= 0)
+		return known;
 	const char *z = getenv("CUDA_INJECTION64_PATH"), *pre = getenv("LD_PRELOAD");
-	return (z && *z) || (pre && (strstr(pre, "Injection") || strstr(pre, "TreeLauncher") ||
-	                             strstr(pre, "nsight") || strstr(pre, "Nsight")));
+	known = (z && *z) ||
+	        (pre && (strstr(pre, "Injection") || strstr(pre, "TreeLauncher") ||
+	                 strstr(pre, "nsight") || strstr(pre, "Nsight"))) ||
+	        getenv("NVIDIA-PROCESS-TRACKING-CONFIGURATION") || getenv("NV_TPS_LAUNCH_TOKEN") ||
+	        getenv("NV_NSIGHT_INJECTION_TRANSPORT_TYPE") ||
+	        dl_iterate_phdr(injection_object, NULL) != 0;
+	return known;
 }
 
 void proc_env_clean(void)
@@ -137,6 +172,7 @@ void proc_env_clean(void)
 pid_t proc_spawn(const struct proc_spec *s, int *pOut, int *pErr, char *err)
 {
 	pid_t parent = getpid();
+	int profiler = proc_profiler_injected(); /* before the fork: it reads the loader's list */
 	int outp[2] = {-1, -1}, errp[2] = {-1, -1}, life[2] = {-1, -1};
 	if (pOut)
 		*pOut = -1;
@@ -197,7 +233,7 @@ pid_t proc_spawn(const struct proc_spec *s, int *pOut, int *pErr, char *err)
 			keep[nKeep++] = s->keepFd[i];
 		if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(er, 2) < 0)
 			_exit(127);
-		close_other_fds(keep, nKeep);
+		proc_close_fds(3, keep, nKeep, profiler);
 		for (int i = 0; i < nKeep; i++) {
 			int fl = fcntl(keep[i], F_GETFD);
 			if (fl >= 0)
@@ -275,7 +311,7 @@ static _Noreturn void keep(int lifeFd, pid_t child)
 {
 	/* nothing of its parent's stays open here: not the runner's socket (its
 	 * end would never see the runner go), not a pipe someone waits on */
-	close_other_fds(&lifeFd, 1);
+	proc_close_fds(3, &lifeFd, 1, proc_profiler_injected());
 	int nul = open("/dev/null", O_RDWR);
 	for (int fd = 0; fd < 3 && nul >= 0; fd++)
 		if (fd != nul)

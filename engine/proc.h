@@ -41,11 +41,19 @@ int proc_secret_name(const char *zName);
  * KLOOP_CUDA* overrides); never kloop's configuration nor the rest of the
  * user's shell, where keys and passwords live under any name */
 int proc_env_allowed(const char *zName);
-/* a profiler's injection is in this process's environment
- * (CUDA_INJECTION64_PATH, or an LD_PRELOAD of Nsight's injection):
- * proc_env_allowed() keeps its variables, and a runner does not confine
- * itself */
+/* a profiler's injection is in this process: in its environment
+ * (CUDA_INJECTION64_PATH, an LD_PRELOAD of Nsight's injection, Nsight's
+ * process tracking), or loaded (Nsight's injection libraries, which hide
+ * their variables once loaded): proc_env_allowed() keeps its variables,
+ * the runner's start keeps the descriptors it inherited (Nsight's pipes to
+ * its front end), and a runner does not confine itself */
 int proc_profiler_injected(void);
+
+/* in a child about to exec: close its descriptors from first on but the
+ * nKeep of keep[] and, with profiler (proc_profiler_injected(), asked
+ * before the fork), a profiler's process tracking (Nsight's named pipes,
+ * under a directory NVIDIA-treetracker-* of /tmp) */
+void proc_close_fds(int first, const int *keep, int nKeep, int profiler);
 
 /* in a child about to exec: drop every variable proc_env_allowed() does
  * not name */

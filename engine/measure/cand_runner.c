@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -89,6 +90,15 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
 	const char *ab = sigabbrev_np(sig);
 	snprintf(name, sizeof name, "SIG%s", ab ? ab : "?");
 	say(CM_SIGNAL, sig, name);
+	if (sig != SIGTERM && sig != SIGXCPU && sig != SIGXFSZ) {
+		/* where it died, into the crash's stderr tail (the verdict's
+		 * stderr_tail): the runner's frames name kloop's code or the
+		 * candidate's object; backtrace() was readied before any of it */
+		void *fr[24];
+		int nf = backtrace(fr, 24);
+		dprintf(2, "kloop runner: %s at address %p; its call stack:\n", name, si->si_addr);
+		backtrace_symbols_fd(fr, nf, 2);
+	}
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -203,6 +213,10 @@ int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder)
 		sigaction(sigs[i], &sa, NULL);
 	}
 	on_exit(on_exit_hook, NULL);
+	/* backtrace() loads its unwinder on its first call: now, before any
+	 * confinement that would refuse the load, not in a crash */
+	void *fr0[2];
+	(void)backtrace(fr0, 2);
 	/* woken by kloop's hold being let go, the runner must not preempt the
 	 * worker before that sleeps in poll(): the worker's wait would overlap
 	 * the whole run and be taken from it (batch tasks do not preempt on

@@ -103,6 +103,7 @@ static struct cand *spawn(const struct cand_opts *o, int keepPid, int twin, int 
 		return kl_err(err, "pipe: %s", strerror(errno)), NULL;
 	}
 	pid_t parent = getpid();
+	int profiler = proc_profiler_injected(); /* before the fork: it reads the loader's list */
 	pid_t pid = fork();
 	if (pid > 0)
 		setpgid(pid, pid);
@@ -139,9 +140,14 @@ static struct cand *spawn(const struct cand_opts *o, int keepPid, int twin, int 
 		 * setup (orderFd is above 9: nothing above clobbered it) */
 		if (orderFd >= 0 && dup2(orderFd, START_ORDER_FD) < 0)
 			_exit(127);
-		/* nothing else: not the protocol, not the session, not the cache */
+		/* nothing else: not the protocol, not the session, not the cache;
+		 * under a profiler (proc.h) its pipes to its front end too
+		 * (without them its injection crashes in the runner's first CUDA
+		 * call; the runner is then unconfined, its times unverified) */
 		int first = orderFd >= 0 ? START_ORDER_FD + 1 : 4;
-		if (close_range((unsigned)first, ~0u, 0) < 0)
+		if (profiler)
+			proc_close_fds(first, NULL, 0, 1);
+		else if (close_range((unsigned)first, ~0u, 0) < 0)
 			for (int fd = first; fd < 65536; fd++)
 				if (fcntl(fd, F_GETFD) >= 0)
 					close(fd);

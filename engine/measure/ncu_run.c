@@ -141,9 +141,11 @@ static void on_done(int job, cJSON *result, void *arg)
 	(void)job;
 	const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(result, "status"));
 	const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(result, "reason"));
+	const char *tail = cJSON_GetStringValue(cJSON_GetObjectItem(result, "stderr_tail"));
 	free(r->zVerdict);
 	r->zVerdict =
-	    xasprintf("%s%s%.300s", st ? st : "?", why && *why ? ": " : "", why ? why : "");
+	    xasprintf("%s%s%.300s%s%.1500s", st ? st : "?", why && *why ? ": " : "", why ? why : "",
+	              tail && *tail ? "; its last output:\n" : "", tail ? tail : "");
 	/* the worker exits once its input closes, and ncu, which waits for it,
 	 * writes its report */
 	worker_end(r->w);

@@ -102,3 +102,30 @@ check "... under the sandbox the variable does not reach the runner: confined, v
 import json; r=json.load(open('$T/inj2.json'))
 assert r['confinement'].startswith('seccomp filter'), r['confinement']
 assert r['timing']['verified'] is True, r['timing']"
+
+# Nsight Compute 2025's injection names no variable once loaded: it tracks
+# the processes it follows by a configuration variable of its own and named
+# pipes under /tmp/NVIDIA-treetracker-*, inherited (on an H200 a runner
+# without them died of SIGSEGV in its first CUDA call).  With that
+# configuration in the worker's environment the runner keeps those pipes,
+# and no other descriptor: this candidate is correct only where descriptor 9
+# (a pipe of the tracker's) is open in the runner, and 8 (another file) closed
+mkdir -p "$T/NVIDIA-treetracker-test"
+mkfifo "$T/NVIDIA-treetracker-test/pipe-0"
+sed 's/^int kl_run(const kl_tensor \*in, int n_in, kl_tensor \*out, int n_out, void \*stream)$/&\n{\n\tif (fcntl(9, F_GETFD) < 0 || fcntl(8, F_GETFD) >= 0)\n\t\treturn 7;\n\treturn kl_run0(in, n_in, out, n_out, stream);\n}\nint kl_run0(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream)/' \
+	tasks/softmax/seed.c >"$T/fds.c"
+sed -i '1i #include <fcntl.h>\n#include "kloop.h"\nint kl_run0(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream);' "$T/fds.c"
+env 'NVIDIA-PROCESS-TRACKING-CONFIGURATION=tree-tracker-id: /tmp/x' $KLOOP eval softmax "$T/fds.c" \
+	$B --no-sandbox --json 9<>"$T/NVIDIA-treetracker-test/pipe-0" 8<"$T/fds.c" >"$T/trk.json" 2>"$T/trk.err"
+check "under Nsight's process tracking the runner keeps its pipes, not other files, unconfined ($(json status "$T/trk.json"): $(json reason "$T/trk.json"))" \
+	python3 -c "
+import json; r=json.load(open('$T/trk.json'))
+assert r['status'] == 'correct', r
+assert r['confinement'].startswith('none: a tool is injected'), r['confinement']
+assert r['timing']['verified'] is False, r['timing']"
+$KLOOP eval softmax "$T/fds.c" $B --no-sandbox --json 9<>"$T/NVIDIA-treetracker-test/pipe-0" \
+	>"$T/trk2.json" 2>"$T/trk2.err"
+check "... and without a profiler it keeps none of them: the same candidate fails ($(json status "$T/trk2.json"))" \
+	python3 -c "
+import json; r=json.load(open('$T/trk2.json'))
+assert r['status'] != 'correct' and r['confinement'].startswith('seccomp filter'), r"
