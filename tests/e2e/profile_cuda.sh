@@ -21,4 +21,9 @@ print('#', p['summary'])"
 S="$T/s.jsonl"
 $KLOOP eval softmax tasks/softmax/seed.cu $B --budget 0.5 --session "$S" >/dev/null 2>&1
 printf 'profile 1\nshow 1\n' | $KLOOP shell --session "$S" >"$T/sh" 2>&1
-check ":profile 1 journals the profile and :show lists it" grep -q "^ncu       softmax_rows: " "$T/sh"
+f0=$NFAIL
+check ":profile 1 profiles the seed's kernel" grep -q "candidate 1: ncu softmax_rows: .* ms, DRAM" "$T/sh"
+check "... journals the profile, and :show lists it" sh -c "
+grep -q '\"type\":\"profile\",\"candidate\":1' '$S' &&
+grep -q '^ncu       Nsight Compute (one run): softmax_rows: ' '$T/sh'"
+diag "$f0" "$T/sh"
