@@ -45,6 +45,10 @@ verdict $F/returns_error.c incorrect "kl_run returned 7"
 verdict $F/syntax_error.c compile_error "error"
 verdict $F/no_kl_run.c compile_error "does not define kl_run"
 verdict $F/segfault.c crashed "SIGSEGV"
+check "a crash says where: the runner's call stack, through the candidate's kl_run, in the verdict's output" python3 -c "
+import json; r=json.load(open('$T/out.json')); t=r['stderr_tail']
+assert 'kloop runner: SIGSEGV at address (nil); its call stack:' in t, t
+assert '/proc/self/fd/' in t and '(kl_run+' in t, t"
 verdict $F/abort.c crashed "SIGABRT"
 verdict $F/exit.c crashed "exit(3)"
 verdict $F/infinite_loop.c timeout "wall-clock" --timeout 3
