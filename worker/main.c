@@ -355,8 +355,23 @@ int main(int argc, char **argv)
 		hi.zSandboxWarning = serr;
 		W.sandbox = 0;
 	}
-	hi.zSandbox = W.sandbox ? "bubblewrap" : "none";
+	/* the compiles stay in the sandbox; the candidates leave it under a
+	 * profiler (proc.h): in it the profiler's injection, re-added at each
+	 * exec, reaches the runner without the variables and pipes that tie it
+	 * to its front end, and dies in the runner's first CUDA call (ncu
+	 * around kloop eval on an H200); the runner is unconfined and its
+	 * times unverified there anyway */
 	compiler_set_sandbox(W.comp, W.sandbox);
+	if (W.sandbox && proc_profiler_injected()) {
+		snprintf(serr, sizeof serr,
+		         "a profiler is injected into kloop-worker (Nsight's process tracking or "
+		         "CUDA_INJECTION64_PATH): its candidates run without bubblewrap, where the "
+		         "profiler can follow them, unconfined, their times unverified");
+		fprintf(stderr, "kloop-worker: warning: %s\n", serr);
+		hi.zSandboxWarning = serr;
+		W.sandbox = 0;
+	}
+	hi.zSandbox = W.sandbox ? "bubblewrap" : "none";
 	/* the spare runners: on the GPU the next candidates' runners make
 	 * their device contexts while this one is checked and timed (two by
 	 * default: a context started while several GPUs start theirs may take
