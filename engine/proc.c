@@ -5,9 +5,9 @@
 #include "proc.h"
 
 #include <dirent.h>
-#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
