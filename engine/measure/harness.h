@@ -196,6 +196,8 @@ cJSON *harness_precision(const struct harness *h);
  * ways found unsound for the task (its reference's outputs not finite) */
 int harness_vary_of(const struct harness *h, int s);
 void harness_note_vary(struct harness *h, int s, int applied, int unsound);
+/* how set s's inputs were varied, as drawn or noted (rng.h flags; 0: plain) */
+int harness_vary_applied(const struct harness *h, int s);
 
 /* number of input sets (trials + the timing set + the checking sets) */
 int harness_nsets(const struct harness *h);

@@ -125,6 +125,11 @@ void harness_note_vary(struct harness *h, int s, int applied, int unsound)
 	h->varyUnsound |= unsound;
 }
 
+int harness_vary_applied(const struct harness *h, int s)
+{
+	return h->aVary && s >= 0 && s < h->nSets ? h->aVary[s] : 0;
+}
+
 /* " (scaled+outliers inputs)" for a varied set s, else "" (static) */
 const char *harness_vary_words(const struct harness *h, int s)
 {

@@ -11,12 +11,14 @@
 #include <string.h>
 
 #include "harness.h"
+#include "rng.h"
 #include "util.h"
 
 /* a checked timed run's sums */
 struct chk_run {
 	unsigned long long run; /* its number in the evaluation */
 	int q;                  /* on h's checking set q */
+	int vary;               /* how its inputs were varied (rng.h flags) */
 	double a[CMP_NSUM];
 };
 
@@ -375,6 +377,7 @@ int precision_add_checked(struct precision *p, struct harness *h, int s, unsigne
 		return -1;
 	r->run = run;
 	r->q = q;
+	r->vary = harness_vary_applied(h, s);
 	p->nRun++;
 	return 0;
 }
@@ -453,12 +456,14 @@ static void cause_of(double e, const double *est, const char *const *names, int 
 		sb_adds(sb, "an approximation or a lower-precision intermediate");
 }
 
-/* the rule (precision.h) for an error e against a base */
-static int is_reduced(const struct precision *p, double e, double base)
+/* the rule (precision.h) for an error e against a base, on inputs varied
+ * as vary says (rng.h flags; 0: plain) */
+static int is_reduced(const struct precision *p, double e, double base, int vary)
 {
 	double ratio = base > 0 ? e / base : e > 0 ? INFINITY : 0, e10 = p->emu[PRECISION_EMU10];
-	return ratio > PRECISION_LIMIT && (!(e10 > 0) || e > e10 / PRECISION_EMU_FRAC) &&
-	       e > p->acc;
+	double k = vary ? PRECISION_VARIED_FACTOR : 1;
+	return ratio > PRECISION_LIMIT && (!(e10 > 0) || e > k * e10 / PRECISION_EMU_FRAC) &&
+	       e > k * p->acc;
 }
 
 /* one run's (or the trials') sums a judged by the rule: its error, its
@@ -470,12 +475,12 @@ struct judged {
 	int reduced;
 };
 
-static struct judged judge(const struct precision *p, const double *a, double base)
+static struct judged judge(const struct precision *p, const double *a, double base, int vary)
 {
 	struct judged j = {.a = a, .e = rel(a, CMP_ERR)};
 	base = fmax(base, rel(a, CMP_ROUND));
 	j.ratio = base > 0 ? j.e / base : j.e > 0 ? INFINITY : 0;
-	j.reduced = a[CMP_NONFINITE] == 0 && is_reduced(p, j.e, base);
+	j.reduced = a[CMP_NONFINITE] == 0 && is_reduced(p, j.e, base, vary);
 	return j;
 }
 
@@ -513,20 +518,21 @@ cJSON *precision_json(const struct precision *p)
 		return NULL;
 	double eRef = rel(p->ref, CMP_ERR), eRound = rel(p->cand, CMP_ROUND);
 	double e10 = p->emu[PRECISION_EMU10];
-	struct judged tr = judge(p, p->cand, eRef), worst = tr;
+	struct judged tr = judge(p, p->cand, eRef, 0), worst = tr;
 	/* the run after timing, flushed and called as the timed runs are, and
 	 * each checked timed run (a checking set's inputs, never seen before,
 	 * with float64 outputs of their own): one that computes otherwise once
 	 * it can tell (by counting its calls, or by its inputs) is reduced
 	 * there.  Each by the same rule as the trials, its base never below the
 	 * reference's own error on the trials nor on its inputs */
-	struct judged af = p->nAfter ? judge(p, p->after, eRef) : (struct judged){0};
+	struct judged af = p->nAfter ? judge(p, p->after, eRef, 0) : (struct judged){0};
 	struct judged *aRun = xcalloc((size_t)p->nRun + 1, sizeof *aRun);
 	int nRed = 0, after = !tr.reduced && af.reduced;
 	if (after)
 		worst = af;
 	for (int k = 0; k < p->nRun; k++) {
-		aRun[k] = judge(p, p->aRun[k].a, fmax(eRef, p->chkRef[p->aRun[k].q]));
+		aRun[k] =
+		    judge(p, p->aRun[k].a, fmax(eRef, p->chkRef[p->aRun[k].q]), p->aRun[k].vary);
 		if (tr.reduced || !aRun[k].reduced)
 			continue;
 		if ((nRed++ == 0 && !after) || aRun[k].ratio > worst.ratio)
@@ -575,6 +581,7 @@ cJSON *precision_json(const struct precision *p)
 			                        aRun[k].reduced ? "reduced" : "faithful");
 			add_num(r, "rel_l2", aRun[k].e);
 			add_num(r, "ratio", aRun[k].ratio);
+			cJSON_AddStringToObject(r, "inputs", rng_vary_name(p->aRun[k].vary));
 			cJSON_AddItemToArray(a, r);
 		}
 	}

@@ -25,6 +25,15 @@ nf=$NFAIL
 check "the honest MSE is correct and faithful ($(grep '^honest' "$T/mse.v"))" grep -q '^honest.c correct faithful' "$T/mse.v"
 check "... its trials' inputs: three plain (the precision verdict's), then varied" \
 	grep -q '^honest.c correct faithful \["plain", "plain", "plain", "scaled+outliers", "heavy-tailed"\]' "$T/mse.v"
+# an fp32 sum of 2^20 squares errs more on varied inputs (outliers: up to
+# twice 2 u sqrt(L)) than on plain ones: faithful there too, each checked
+# timed run naming its inputs (it was called reduced in 1 evaluation of 3)
+check "... faithful in every checked timed run, each naming its inputs" python3 -c "
+import json
+r = [json.loads(l) for l in open('$T/mse.json') if '/honest.c' in l][0]
+runs = r['precision'].get('checked_runs', [])
+assert runs and all(x['verdict'] == 'faithful' and x['inputs'] for x in runs), runs
+assert any(x['inputs'] != 'plain' for x in runs), runs"
 check "the analytical answer (2.0 without reading the inputs) is incorrect on a varied trial ($(grep '^analytic' "$T/mse.v" | cut -d'|' -f2))" \
 	sh -c "grep '^analytic.c incorrect' '$T/mse.v' | grep -Eq 'inputs\\)'"
 check "the mean over every 64th element is incorrect ($(grep '^partial' "$T/mse.v" | cut -d'|' -f2))" \
