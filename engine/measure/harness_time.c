@@ -469,16 +469,20 @@ static int timing_batch(struct harness *h, struct timing *tg, char *why, size_t 
 		    harness_batch_inconsistent(&tg->bt, tg->jitter, timedMed, allow, w, sizeof w);
 		if (inc == 0)
 			return 0;
-		if (inc == 1 && ++nLiar)
+		if (inc == 1) {
+			nLiar++;
 			snprintf(wLiar, sizeof wLiar, "%s", w);
-		if (tg->bt.tries < 2)
+		}
+		/* this call's batches decide (tg->bt.tries counts every batch
+		 * of the timing, for its JSON and its inputs' seeds) */
+		if (nTry < 2)
 			continue;
 		/* a third, after a pause: two batches back to back fall into one
 		 * burst of a neighbour's load (on the 2-core VM an honest 10 ms
 		 * matmul ran 17.5 ms a run in both, against a median of 10.3 over
 		 * its timed runs: called a liar 1 evaluation in 4 of a fresh
 		 * clone's tests); a liar is one at any moment */
-		if (tg->bt.tries < 3) {
+		if (nTry < 3) {
 			usleep(BATCH_PAUSE_US);
 			continue;
 		}
