@@ -12,7 +12,10 @@
 # the load (frames_lengthened's test, 3x + 30 us); then the batch bound's
 # (harness_batch.c) cost: the evaluations whose batch held, its runs and
 # its seconds a candidate (medians).  VERIFY_LOADED=0: the machine as it
-# is only, without the loaded arm.
+# is only, without the loaded arm.  VERIFY_BACKEND=cuda: the CUDA seeds of
+# softmax, layernorm, matmul and gemm_bias_relu on the GPU instead (the
+# reference kernel their reference, every core of the host spinning in the
+# loaded arm), with a line that says there is no GPU where there is none.
 # Usage: bench/verify_load.sh [KLOOP]
 set -u
 cd "$(dirname "$0")/.."
@@ -28,7 +31,7 @@ export XDG_CACHE_HOME="$T/cache"
 one() { # LABEL TASK SOURCE
 	: >"$T/runs"
 	for _ in $(seq 1 "$N"); do
-		$K eval "$2" "$3" --backend host --budget 0.3 --json 2>/dev/null | head -1 >>"$T/runs"
+		$K eval "$2" "$3" $BACKEND --budget 0.3 --json 2>/dev/null | head -1 >>"$T/runs"
 	done
 	python3 - "$LOADNAME" "$1" "$N" "$T/runs" <<'PY'
 import json, sys
@@ -63,7 +66,22 @@ print("%-7s %-11s %3d verified (%d by the clock, %d by CPU time), %3d unverified
          len(bsec), med(bruns), med(bsec), max(bsec) if bsec else float("nan")))
 PY
 }
+BACKEND="--backend host"
+if [ "${VERIFY_BACKEND:-host}" = cuda ]; then
+	if ! nvidia-smi -L >/dev/null 2>&1; then
+		echo "skip: no GPU (nvidia-smi -L failed)"
+		exit 0
+	fi
+	BACKEND="--backend cuda --reference cuda"
+	echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+fi
 all() {
+	if [ "${VERIFY_BACKEND:-host}" = cuda ]; then
+		for t in softmax layernorm matmul gemm_bias_relu; do
+			one "$t" "$t" "tasks/$t/seed.cu"
+		done
+		return
+	fi
 	one softmax softmax tasks/softmax/seed.c
 	one layernorm layernorm tasks/layernorm/seed.c
 	one matmul matmul tasks/matmul/seed.c
