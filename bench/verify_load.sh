@@ -15,7 +15,8 @@
 # is only, without the loaded arm.  VERIFY_BACKEND=cuda: the CUDA seeds of
 # softmax, layernorm, matmul and gemm_bias_relu on the GPU instead (the
 # reference kernel their reference, every core of the host spinning in the
-# loaded arm), with a line that says there is no GPU where there is none.
+# loaded arm), with a line that says there is no GPU where there is none;
+# VERIFY_TASKS, some of the four.  VERIFY_IDLE=0: the loaded arm only.
 # Usage: bench/verify_load.sh [KLOOP]
 set -u
 cd "$(dirname "$0")/.."
@@ -30,14 +31,18 @@ cc -shared -fPIC -O2 -I"$T/libs/include" -o "$T/libs/lib/libkloop_scale.so" "$T/
 export XDG_CACHE_HOME="$T/cache"
 one() { # LABEL TASK SOURCE
 	: >"$T/runs"
+	: >"$T/walls"
 	for _ in $(seq 1 "$N"); do
+		s=$(date +%s.%N)
 		$K eval "$2" "$3" $BACKEND --budget 0.3 --json 2>/dev/null | head -1 >>"$T/runs"
+		echo "$s $(date +%s.%N)" >>"$T/walls"
 	done
-	python3 - "$LOADNAME" "$1" "$N" "$T/runs" <<'PY'
+	python3 - "$LOADNAME" "$1" "$N" "$T/runs" "$T/walls" <<'PY'
 import json, sys
 load, label, n, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+walls = sorted(float(b) - float(a) for a, b in (l.split() for l in open(sys.argv[5])))
 clock = cpu = unver = inc = other = 0
-ratio, bruns, bsec = [], [], []
+ratio, bruns, bsec, why = [], [], [], {}
 for l in open(path):
     try:
         r = json.loads(l)
@@ -52,6 +57,7 @@ for l in open(path):
         cpu += t.get("bound") == "cpu"
     elif t.get("verified") is False:
         unver += 1
+        k = (t.get("clock_bound") or r.get("reason") or "?")[:160]; why[k] = why.get(k, 0) + 1
     else:
         other += 1
     if t.get("batch_runs"):
@@ -61,9 +67,11 @@ for l in open(path):
     if a and b:
         ratio.append(a / b)
 med = lambda v: sorted(v)[len(v) // 2] if v else float("nan")
-print("%-7s %-11s %3d verified (%d by the clock, %d by CPU time), %3d unverified, %3d inconsistent, %3d other (of %d); frame CPU after/before the load: max %.2fx; batch in %d: %s runs, %.3f s (max %.3f s)"
+print("%-7s %-11s %3d verified (%d by the clock, %d by CPU time), %3d unverified, %3d inconsistent, %3d other (of %d); frame CPU after/before the load: max %.2fx; batch in %d: %s runs, %.3f s (max %.3f s); an evaluation %.1f s (median)"
       % (load, label, clock + cpu, clock, cpu, unver, inc, other, n, max(ratio) if ratio else float("nan"),
-         len(bsec), med(bruns), med(bsec), max(bsec) if bsec else float("nan")))
+         len(bsec), med(bruns), med(bsec), max(bsec) if bsec else float("nan"), walls[len(walls) // 2]))
+for w, k in sorted(why.items(), key=lambda x: -x[1]):
+    print("        unverified %dx: %s" % (k, w))
 PY
 }
 BACKEND="--backend host"
@@ -77,7 +85,7 @@ if [ "${VERIFY_BACKEND:-host}" = cuda ]; then
 fi
 all() {
 	if [ "${VERIFY_BACKEND:-host}" = cuda ]; then
-		for t in softmax layernorm matmul gemm_bias_relu; do
+		for t in ${VERIFY_TASKS:-softmax layernorm matmul gemm_bias_relu}; do
 			one "$t" "$t" "tasks/$t/seed.cu"
 		done
 		return
@@ -89,7 +97,7 @@ all() {
 }
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(date -u '+%F %H:%M UTC')"
 LOADNAME=idle
-all
+[ "${VERIFY_IDLE:-1}" = 0 ] || all
 [ "${VERIFY_LOADED:-1}" = 0 ] && exit 0
 # every core busy with a plain spinning process, which the scheduler shares
 # with kloop's: the waits are the bound's to tell apart
