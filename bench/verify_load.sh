@@ -1,29 +1,31 @@
 #!/bin/sh
 # bench/verify_load.sh - how often kloop's clock bound leaves an honest
-# candidate unverified (or calls it a liar) on this machine, idle and with
-# every core busy (issue 24: "keep honest candidates on a loaded 2-core
-# machine verified").  The host seeds of softmax, layernorm and matmul, and
-# a 4 us candidate (the libs fixture, where the frames weigh most), each
-# evaluated N times (VERIFY_N, default 20) by kloop eval on the host
+# candidate unverified (or calls it a liar) on this machine: idle, with
+# every core busy, and with bursts of load (issue 24: "keep honest
+# candidates on a loaded 2-core machine verified").  The host seeds of
+# softmax, layernorm and matmul, a 4 us candidate (the libs fixture, where
+# the frames weigh most) and a 10 ms tiled matmul (tests/fixtures/kbtol),
+# each evaluated N times (VERIFY_N, default 20) by kloop eval on the host
 # backend.  Prints one line per candidate and load: verified, unverified,
 # timing inconsistent, other; how the verified ones were bounded (kloop's
 # clock, or the CPU time where the clock could not tell runs from waits),
 # and the largest ratio of an evaluation's frame CPU time to that before
 # the load (frames_lengthened's test, 3x + 30 us); then the batch bound's
 # (harness_batch.c) cost: the evaluations whose batch held, its runs and
-# its seconds a candidate (medians).  VERIFY_LOADED=0: the machine as it
-# is only, without the loaded arm.  VERIFY_BACKEND=cuda: the CUDA seeds of
-# softmax, layernorm, matmul and gemm_bias_relu on the GPU instead (the
-# reference kernel their reference, every core of the host spinning in the
-# loaded arm), with a line that says there is no GPU where there is none;
-# VERIFY_TASKS, some of the four.  VERIFY_IDLE=0: the loaded arm only.
+# its seconds a candidate (medians); an evaluation's wall time; and why
+# the unverified ones were.  VERIFY_LOADED=0: the machine as it is only;
+# VERIFY_BURSTY=0: without the bursts.  VERIFY_BACKEND=cuda: the CUDA
+# seeds of softmax, layernorm, matmul and gemm_bias_relu on the GPU instead
+# (the reference kernel their reference), with a line that says there is
+# no GPU where there is none; VERIFY_TASKS, some of the four.
+# VERIFY_IDLE=0: without the idle arm.
 # Usage: bench/verify_load.sh [KLOOP]
 set -u
 cd "$(dirname "$0")/.."
 K=${1:-./bin/kloop}
 N=${VERIFY_N:-20}
 T=$(mktemp -d)
-trap 'kill $LOAD 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill $LOAD 2>/dev/null; kill -CONT $LOAD 2>/dev/null; rm -rf "$T"' EXIT
 LOAD=""
 cp -r tests/fixtures/libs "$T/libs"
 mkdir -p "$T/libs/lib"
@@ -94,6 +96,7 @@ all() {
 	one layernorm layernorm tasks/layernorm/seed.c
 	one matmul matmul tasks/matmul/seed.c
 	one "4us (libs)" "$T/libs" "$T/libs/uses_lib.c"
+	one "tiled f64" tests/fixtures/kbtol/matmul tests/fixtures/kbtol/matmul/tiled_f64.c
 }
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(date -u '+%F %H:%M UTC')"
 LOADNAME=idle
@@ -106,4 +109,20 @@ for _ in $(seq 1 "$(nproc)"); do
 	LOAD="$LOAD $!"
 done
 LOADNAME=loaded
+all
+[ "${VERIFY_BURSTY:-1}" = 0 ] && exit 0
+# load that comes and goes, as a neighbour's build or test suite does: twice
+# as many spinning processes as cores, stopped and let go in turns of 0.1 to
+# 0.7 s (the burst that once made the batch bound call an honest candidate a
+# liar: its runs 1.7x their median in two batches back to back)
+kill $LOAD 2>/dev/null
+LOAD=""
+for _ in $(seq 1 "$(( 2 * $(nproc) ))"); do
+	sh -c 'while :; do :; done' &
+	LOAD="$LOAD $!"
+done
+SPIN=$LOAD
+sh -c 'while :; do kill -STOP '"$SPIN"'; sleep 0.$(( $(od -An -N1 -tu1 /dev/urandom) % 7 + 1 )); kill -CONT '"$SPIN"'; sleep 0.$(( $(od -An -N1 -tu1 /dev/urandom) % 7 + 1 )); done' &
+LOAD="$! $SPIN"
+LOADNAME=bursty
 all
