@@ -36,8 +36,11 @@ void rng_fill(struct rng *r, const struct task_tensor *t, void *p);
  * Flags, combined; integer types are left as they are.
  */
 enum { RNG_PLAIN = 0, RNG_SCALED = 1, RNG_HEAVY = 2, RNG_OUTLIERS = 4 };
-/* vary n elements of dtype d at p by the flags, reproducibly for seed */
+/* vary n elements of dtype d at p by the flags, reproducibly for seed (on
+ * the threads the process may use; the same result however many) */
 void rng_vary(void *p, kl_dtype d, int64_t n, int flags, uint64_t seed);
+/* at most n threads for rng_vary (0, the default: one per CPU, at most 16) */
+void rng_vary_threads(int n);
 /* "scaled+outliers", "plain" (static) */
 const char *rng_vary_name(int flags);
 
