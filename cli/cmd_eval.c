@@ -133,19 +133,19 @@ static void print_human(const cJSON *r, const struct src *s)
 	}
 	result_describe(r, RD_ALL, eval_line, NULL);
 	const cJSON *rd = cJSON_GetObjectItem(r, "reference_data");
-	if (rd) {
+	if (rd && cJSON_GetObjectItem(rd, "seconds")) {
 		const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(rd, "note"));
 		printf("  reference PyTorch made %g set%s of inputs and outputs in %.2f s%s%s\n",
 		       result_num(rd, "trials") + 1, result_num(rd, "trials") == 0 ? "" : "s",
 		       result_num(rd, "seconds"), note ? "; " : "", note ? note : "");
-		const cJSON *su = cJSON_GetObjectItem(rd, "setup");
-		static int said; /* once: every result of the worker carries it */
-		if (cJSON_IsObject(su) && !said++) {
-			strbuf sb = STRBUF_INIT;
-			result_setup_line(su, &sb);
-			printf("  setup     %s\n", sb.buf);
-			sb_free(&sb);
-		}
+	}
+	const cJSON *su = cJSON_GetObjectItem(rd, "setup");
+	static int said; /* once: every result of the worker carries it */
+	if (cJSON_IsObject(su) && !said++) {
+		strbuf sb = STRBUF_INIT;
+		result_setup_line(su, &sb);
+		printf("  setup     %s\n", sb.buf);
+		sb_free(&sb);
 	}
 	if (tm && cJSON_IsTrue(cJSON_GetObjectItem(tm, "throttled")))
 		printf("  warning   the GPU was throttling during the measurement: %s\n",

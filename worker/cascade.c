@@ -181,6 +181,7 @@ static void finish_reference(struct job *j)
 {
 	char err[KL_ERRLEN];
 	int loadErr;
+	double t0 = now_s(), tCompile = t0 - W.tRefCompile;
 	if (!j->ok) {
 		char *z = xasprintf("the reference %s does not compile:\n%s", j->zName,
 		                    cJSON_GetStringValue(cJSON_GetObjectItem(j->compile, "log")));
@@ -198,12 +199,14 @@ static void finish_reference(struct job *j)
 		free(z);
 		exit(1);
 	}
+	double tRuns = now_s() - t0;
 	struct proto_ready rd = {.zPrecision = kworker_float64_reference(j, NULL),
 	                         .zReference = j->zName,
 	                         .zTask = W.t->zName,
 	                         .nTrials = -1,
 	                         .refSeconds = -1};
 	cJSON *tm = NULL;
+	double tTime = now_s();
 	if (W.timeReference) {
 		tm = harness_time_only(W.h, cand_iface(W.refCand, 0), err);
 		if (!tm) {
@@ -215,8 +218,14 @@ static void finish_reference(struct job *j)
 		rd.refTiming = tm;
 	}
 	*(W.hSmall ? &rd.zSmallShapes : &rd.zSmallNote) = W.zSmall;
+	/* where the worker's seconds before its first candidate went */
 	cJSON *su = cJSON_CreateObject();
 	cJSON_AddNumberToObject(su, "seconds", now_s() - W.tTask);
+	cJSON_AddNumberToObject(su, "inputs", W.inputsS);
+	cJSON_AddNumberToObject(su, "reference_compile", tCompile);
+	cJSON_AddNumberToObject(su, "reference_runs", tRuns);
+	if (tm)
+		cJSON_AddNumberToObject(su, "reference_timing", now_s() - tTime);
 	rd.setup = su;
 	W.ready = 1;
 	kworker_send_json(protocol_ready(&rd));

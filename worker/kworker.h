@@ -92,6 +92,8 @@ struct kworker_state {
 	int ready;                /* task loaded and reference data in place */
 	int timeReference;        /* time the reference when it is ready */
 	double tTask;             /* when the task request came */
+	double inputsS;           /* a kernel reference's: its inputs drawn and varied, s */
+	double tRefCompile;       /* and when its compile was asked for */
 	struct job *runq;         /* candidates in submission order; the head runs once compiled */
 	struct linebuf inbuf;     /* request lines from the engine */
 	const char *zBackend;

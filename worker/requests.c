@@ -381,8 +381,10 @@ void kworker_op_task(cJSON *req)
 		kworker_pump_later();
 		return;
 	}
+	double t0 = now_s();
 	if (harness_generate_inputs(W.h, err) < 0)
 		fail_task(err);
+	W.inputsS = now_s() - t0;
 	small_task(zDir, zShapes);
 	strbuf src = STRBUF_INIT;
 	if (read_file(zSrcPath, &src, 64 << 20, err) < 0)
@@ -393,6 +395,7 @@ void kworker_op_task(cJSON *req)
 	eval_request_defaults(&j->rq);
 	const char *base = strrchr(zSrcPath, '/');
 	j->zName = xstrdup(base ? base + 1 : zSrcPath);
+	W.tRefCompile = now_s();
 	if (kworker_submit_compile(j, src.buf, src.len, err) < 0)
 		fail_task(err);
 	sb_free(&src);

@@ -110,6 +110,18 @@ void result_setup_line(const cJSON *su, strbuf *sb)
 {
 	sb_addf(sb, "the worker was ready after %.2f s", result_num(su, "seconds"));
 	double h = result_num(su, "helper"), imp = result_num(su, "import_torch");
+	double in = result_num(su, "inputs");
+	if (!isnan(in)) {
+		/* a kernel reference's */
+		sb_addf(sb,
+		        ": the inputs drawn and varied in %.2f s, the reference compiled in %.2f s "
+		        "and run on every set in %.2f s",
+		        in, result_num(su, "reference_compile"), result_num(su, "reference_runs"));
+		double rt = result_num(su, "reference_timing");
+		if (!isnan(rt))
+			sb_addf(sb, ", timed in %.2f s", rt);
+		return;
+	}
 	if (isnan(h))
 		return;
 	sb_addf(sb, ": PyTorch started in %.2f s", h);

@@ -47,7 +47,8 @@ struct worker {
 	int ready;             /* task loaded */
 	cJSON *refTiming;      /* from the first task_ready */
 	cJSON *baselines;      /* PyTorch eager and torch.compile timings, or NULL */
-	cJSON *refData; /* a PyTorch reference's data: {seconds, trials, note, sizes}, or NULL */
+	cJSON *refData; /* a PyTorch reference's data: {seconds, trials, note, sizes, setup}; a
+	                 * kernel reference's {setup}; or NULL */
 	char *zRefName;
 	char *zDevice;
 	char *zHost;         /* the host the worker said it runs on */
@@ -468,6 +469,12 @@ static void handle_event(struct worker *w, cJSON *o)
 			if (rd.setup)
 				cJSON_AddItemToObject(w->refData, "setup",
 				                      cJSON_Duplicate(rd.setup, 1));
+		} else if (rd.setup) {
+			/* a kernel reference's: its setup alone (the inputs drawn and
+			 * varied, the reference compiled, run and timed) */
+			cJSON_Delete(w->refData);
+			w->refData = cJSON_CreateObject();
+			cJSON_AddItemToObject(w->refData, "setup", cJSON_Duplicate(rd.setup, 1));
 		}
 		const char *r = rd.zReference;
 		if (r && !w->zRefName)

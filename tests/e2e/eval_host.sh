@@ -94,6 +94,9 @@ $KLOOP eval softmax $F/syntax_error.c $B >"$T/human.txt" 2>&1
 check "a compile error shows the compiler's diagnostics with file and line" grep -q "syntax_error.c:[0-9]*:[0-9]*: error" "$T/human.txt"
 $KLOOP eval softmax tasks/softmax/seed.c $B >"$T/human.txt" 2>&1
 check "human output names verdict, time and speedup" sh -c "grep -q 'verdict   correct' '$T/human.txt' && grep -q 'speedup' '$T/human.txt'"
+check "it says once where the worker's setup went: the inputs, the reference's compile, runs and timing" \
+	test "$(grep -Ec '^  setup     the worker was ready after [0-9.]+ s: the inputs drawn and varied in [0-9.]+ s, the reference compiled in [0-9.]+ s and run on every set in [0-9.]+ s, timed in [0-9.]+ s$' "$T/human.txt")" = 1
+check "... and names no PyTorch reference data for a kernel reference" sh -c "! grep -q 'reference PyTorch' '$T/human.txt'"
 # the same source compiled twice at once (two copies of a file, a repeated
 # LLM answer), with nothing in the cache: each compile has a directory of
 # its own, so neither is a false compile error
@@ -106,6 +109,13 @@ check "the same new source three times in one eval: each correct, none a compile
 import json
 rs = [json.loads(l) for l in open('$T/twice.json') if l.strip()]
 assert [r['status'] for r in rs] == ['correct'] * 3, [(r['status'], r.get('reason')) for r in rs]"
+check "each result carries the worker's setup, its parts within its whole" python3 -c "
+import json
+for l in open('$T/twice.json'):
+    rd = json.loads(l)['reference_data']
+    su = rd['setup']
+    parts = [su[k] for k in ('inputs', 'reference_compile', 'reference_runs', 'reference_timing')]
+    assert list(rd) == ['setup'] and min(parts) >= 0 and sum(parts) <= su['seconds'], rd"
 # NaN outputs: the max abs error is over the finite pairs, so the count of
 # the non-finite ones is given next to it, not a bare "max abs error 0"
 cat >"$T/nan.c" <<'C'
