@@ -419,8 +419,8 @@ static double flush_ms(struct harness *h)
  * The batch bound (harness_batch.c), once the clock bound held: a batch of
  * about 20 ms of runs in one request and the twin's empty ones beside it;
  * inconsistent three times, the last after a pause (a burst of load can
- * make it so twice back to back) is a liar, and
- * a batch whose waits could not be placed twice leaves the time unverified
+ * make it so twice back to back) is a liar, and three that are not all so
+ * (a batch whose waits could not be placed) leave the time unverified
  * (the per-run bound lets a forgery of more than half the time pass; on
  * the GPU it cannot resolve one at all).  0, -1 + err, or HC_* + why.
  */
@@ -492,8 +492,6 @@ static int timing_batch(struct harness *h, struct timing *tg, char *why, size_t 
 			snprintf(why, nWhy, "%s", wLiar);
 			return HC_MISBEHAVED;
 		}
-		if (inc == 1)
-			snprintf(w, sizeof w, "%s", wLiar);
 		snprintf(tg->bound, sizeof tg->bound, "%.200s%s", w,
 		         gpu(h) ? "; on the GPU the clock bound cannot resolve a run without it"
 		                : "");
