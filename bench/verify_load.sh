@@ -76,8 +76,10 @@ for w, k in sorted(why.items(), key=lambda x: -x[1]):
     print("        unverified %dx: %s" % (k, w))
 PY
 }
+CUDA=0
+[ "${VERIFY_BACKEND:-host}" = cuda ] && CUDA=1
 BACKEND="--backend host"
-if [ "${VERIFY_BACKEND:-host}" = cuda ]; then
+if [ $CUDA = 1 ]; then
 	if ! nvidia-smi -L >/dev/null 2>&1; then
 		echo "skip: no GPU (nvidia-smi -L failed)"
 		exit 0
@@ -86,7 +88,7 @@ if [ "${VERIFY_BACKEND:-host}" = cuda ]; then
 	echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
 fi
 all() {
-	if [ "${VERIFY_BACKEND:-host}" = cuda ]; then
+	if [ $CUDA = 1 ]; then
 		for t in ${VERIFY_TASKS:-softmax layernorm matmul gemm_bias_relu}; do
 			one "$t" "$t" "tasks/$t/seed.cu"
 		done
@@ -102,12 +104,16 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 LOADNAME=idle
 [ "${VERIFY_IDLE:-1}" = 0 ] || all
 [ "${VERIFY_LOADED:-1}" = 0 ] && exit 0
+# spin N: N plain spinning processes more, their pids in LOAD
+spin() {
+	for _ in $(seq 1 "$1"); do
+		sh -c 'while :; do :; done' &
+		LOAD="$LOAD $!"
+	done
+}
 # every core busy with a plain spinning process, which the scheduler shares
 # with kloop's: the waits are the bound's to tell apart
-for _ in $(seq 1 "$(nproc)"); do
-	sh -c 'while :; do :; done' &
-	LOAD="$LOAD $!"
-done
+spin "$(nproc)"
 LOADNAME=loaded
 all
 [ "${VERIFY_BURSTY:-1}" = 0 ] && exit 0
@@ -117,10 +123,7 @@ all
 # liar: its runs 1.7x their median in two batches back to back)
 kill $LOAD 2>/dev/null
 LOAD=""
-for _ in $(seq 1 "$(( 2 * $(nproc) ))"); do
-	sh -c 'while :; do :; done' &
-	LOAD="$LOAD $!"
-done
+spin "$((2 * $(nproc)))"
 SPIN=$LOAD
 sh -c 'while :; do kill -STOP '"$SPIN"'; sleep 0.$(( $(od -An -N1 -tu1 /dev/urandom) % 7 + 1 )); kill -CONT '"$SPIN"'; sleep 0.$(( $(od -An -N1 -tu1 /dev/urandom) % 7 + 1 )); done' &
 LOAD="$! $SPIN"
