@@ -118,9 +118,10 @@ static void ab_bound(struct harness *h, struct ab_side *s)
 	struct harness_cand *c = s->c;
 	int left = c->threads_left ? c->threads_left(c) : 0;
 	int cpuOk = !gpu(h) && harness_cpu_all_known(h, c) && left == 0;
+	int paired;
 	s->inc = harness_timing_inconsistent(&s->ts, &s->wall, &s->busy, &s->near, &s->cpus,
 	                                     &s->nearCpu, left > 0 ? HARNESS_CPU_NO_BOUND : cpuOk,
-	                                     &s->byCpu, s->bound, sizeof s->bound);
+	                                     &s->byCpu, &paired, s->bound, sizeof s->bound);
 	if (s->inc != 1 && !c->trusted &&
 	    harness_frames_lengthened(c, &s->fOwn, &s->fTwin, &s->fOwnCpu, cpuOk, s->bound,
 	                              sizeof s->bound))

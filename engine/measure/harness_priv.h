@@ -181,7 +181,12 @@ int harness_frames_lengthened(const struct harness_cand *c, const struct samples
 int harness_timing_inconsistent(const struct samples *rep, const struct samples *wall,
                                 const struct samples *busy, const struct samples *near,
                                 const struct samples *cpus, const struct samples *nearCpu,
-                                int cpuVerifies, int *pByCpu, char *why, size_t nWhy);
+                                int cpuVerifies, int *pByCpu, int *pPaired, char *why, size_t nWhy);
+/* each run's report against its own CPU time less its frame's (the same
+ * moment's): 1 with why when most runs report below 0.8 of it; *pPaired: 1
+ * when the runs resolve that much (long enough, enough of them) */
+int harness_paired_cpu(const struct samples *rep, const struct samples *cpus,
+                       const struct samples *nearCpu, int *pPaired, char *why, size_t nWhy);
 void harness_clock_times(const struct samples *busy, const struct samples *near,
                          struct samples *out);
 int harness_gpu_busy_between(const struct harness *h, const struct harness_cand *c,
@@ -204,13 +209,16 @@ struct batch {
 /* the runs of a batch for runs of runMs; one batch of c (n runs, strict:
  * device-wide; frameMs: the empty frame subtracted when there is no twin,
  * frameCpu its CPU time) into bt, 0, -1 + err or HC_* + why; its bound (0,
- * 1 inconsistent, 2 not applied, with why); its fields of a timing object */
+ * 1 inconsistent, 2 not applied, 3 the timed runs below the batch of
+ * another moment, with why); its fields of a timing object; a wait of at
+ * most maxS seconds for the machine's CPUs to be free enough to time */
 int harness_batch_runs(double runMs);
 int harness_batch_take(struct harness *h, struct harness_cand *c, int strict, int n, double frameMs,
                        double frameCpu, struct batch *bt, char *why, size_t nWhy, char *err);
 int harness_batch_inconsistent(const struct batch *bt, double jitter, double timedMed, double allow,
                                char *why, size_t nWhy);
 void harness_batch_json(cJSON *o, const struct batch *bt, double jitter);
+double harness_wait_calm(double maxS);
 
 /* harness_time.c: one timed run of c on fresh inputs (a random few of them
  * checked): its time *pT, round trip *pW, busy and CPU time (where asked),
