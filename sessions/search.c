@@ -293,6 +293,49 @@ static int may_overlap(struct search *s)
 }
 
 /*
+ * A seed whose verdict is about its time and not its output (correct but
+ * unverified, or a timing its bounds contradicted: issue 35) is timed again
+ * before the search gives up on it and translates or stops: a busy machine
+ * makes both, and the seed is what the search starts from.  At most
+ * SEARCH_SEED_RETIMES evaluations more a seed.  Returns 1 when one was
+ * asked for (the search waits for it), 0 when none is left to time.
+ */
+#define SEARCH_SEED_RETIMES 2
+static int retime_seed(struct search *s)
+{
+	const struct state *st = ST(s);
+	for (int i = 0; i < st->nCand; i++) {
+		const struct cand *c = &st->aCand[i];
+		int byTime = (c->status == STATUS_CORRECT && c->unverified) ||
+		             (c->status == STATUS_INCORRECT && c->zReason &&
+		              !strncmp(c->zReason, "timing inconsistent", 19));
+		if (!byTime || !c->zOrigin || strcmp(c->zOrigin, "seed") ||
+		    c->nEvals > SEARCH_SEED_RETIMES || runner_job_of(s->rn, c->id))
+			continue;
+		char err[KL_ERRLEN], line[400];
+		const char *zWhy = c->zReason;
+		if (c->status == STATUS_CORRECT) {
+			zWhy = cJSON_GetStringValue(cJSON_GetObjectItem(
+			    cJSON_GetObjectItem(c->result, "timing"), "clock_bound"));
+			if (!zWhy)
+				zWhy = "its bound could not be applied";
+		}
+		snprintf(line, sizeof line,
+		         "round 0: seed #%d's time was %s (%.200s): timing it again (%d of %d) "
+		         "before the search gives up on it",
+		         c->id, c->status == STATUS_CORRECT ? "unverified" : "contradicted", zWhy,
+		         c->nEvals, SEARCH_SEED_RETIMES);
+		if (runner_bench(s->rn, c->id, err) < 0) {
+			note(s, err, NULL);
+			continue;
+		}
+		note(s, line, NULL);
+		return 1;
+	}
+	return 0;
+}
+
+/*
  * Start round R = the latest + 1: choose its parents and journal them.
  * With rounds open (lagged), the policy sees the snapshot of round R -
  * overlap and before (all closed and complete: at most `overlap` rounds
@@ -312,6 +355,8 @@ static int start_round(struct search *s, int lagged)
 		for (int i = 0; i < st->nCand && !anyEligible; i++)
 			anyEligible = policy_eligible(st, &st->aCand[i]) &&
 			              !state_search_excluded(st, st->aCand[i].id);
+		if (!anyEligible && retime_seed(s))
+			return 1;
 		if (!anyEligible) {
 			int translated = 0;
 			for (int i = 0; i < st->search.nRound; i++)

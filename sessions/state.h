@@ -116,6 +116,7 @@ struct cand {
 	double tsEval;      /* wall-clock time of its last eval_finished (0: none) */
 	int nUnfinished;    /* eval_started since its last eval_finished: evaluations the
 	                     * session did not live through (poison pills, issue 14) */
+	int nEvals;         /* its eval_finished events so far */
 	int nRunning;       /* of them, those whose code had started to run (eval_running):
 	                     * the ones a candidate can have cut short itself */
 	int round;          /* the search round that made it (0: none, or translation) */

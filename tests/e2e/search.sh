@@ -556,3 +556,24 @@ keys q
 check "q quits" wait_for "DONE-S" 15
 check "the TUI's search is journaled like any other" \
 	grep -q '"type":"search_finished"' "$T/tui.jsonl"
+
+# --- issue 35: a seed whose time a busy machine left unverified is timed
+# again, not dropped: a session whose seed's verdict says its bound could
+# not be applied, then a search on it without an LLM (before, it stopped at
+# once: "no correct candidate to be a parent")
+$KLOOP eval softmax tasks/softmax/seed.c $EVAL --session "$T/rt.jsonl" >/dev/null 2>&1
+python3 - "$T/rt.jsonl" <<'PY'
+import json, sys
+p = sys.argv[1]
+ev = [json.loads(l) for l in open(p)]
+for e in ev:
+    if e.get("type") == "eval_finished":
+        e["result"]["timing"]["verified"] = False
+        e["result"]["timing"]["clock_bound"] = "the clock bound was not applied: a busy machine"
+open(p, "w").write("".join(json.dumps(e) + "\n" for e in ev))
+PY
+run retime search softmax --session "$T/rt.jsonl" --rounds 1 --sweep-only $EVAL
+check "an unverified seed is timed again before the search gives up on it ($(grep -m1 'round 0' "$T/retime.out"))" \
+	grep -q "round 0: seed #1's time was unverified (the clock bound was not applied: a busy machine): timing it again (1 of 2)" "$T/retime.out"
+check "... and once verified it is the parent of round 1, not dropped (exit $rc; $(grep -m1 -E 'no correct|parents' "$T/retime.out"))" \
+	sh -c "grep -q '#1 seed.c: island 1' '$T/retime.out' && ! grep -q 'no correct candidate to be a parent' '$T/retime.out'"
