@@ -34,7 +34,7 @@ impl "ARCH-ZERO skip the normalisation" "$S1"
 
 # ---- backfill ----
 $KLOOP archive add "$S1" >"$T/add1" 2>&1
-check "archive add: one win and two dead ends, all new ($(cat "$T/add1"))" \
+check "archive add: one win and two dead ends, all new ($(cat "$T/add1"); the verdicts: $(said "$S1"))" \
 	grep -q ": 1 win, 2 dead ends, 3 new$" "$T/add1"
 $KLOOP archive add "$S1" "$S1" >"$T/add2" 2>&1
 check "adding the session again adds nothing" \
@@ -48,7 +48,7 @@ check "a missing journal is an error naming it" sh -c "[ $? -eq 1 ] && grep -q '
 S2="$T/s2.jsonl"
 impl "ARCH-TILE tile layernorm rows into shared blocks" "$S2" layernorm tasks/layernorm/seed.c
 $KLOOP archive add "$S2" >"$T/add3" 2>&1
-check "a layernorm session adds its dead end ($(cat "$T/add3"))" grep -q ": 0 wins, 1 dead end, 1 new$" "$T/add3"
+check "a layernorm session adds its dead end ($(cat "$T/add3"); the verdicts: $(said "$S2"))" grep -q ": 0 wins, 1 dead end, 1 new$" "$T/add3"
 
 # ---- search ----
 $KLOOP archive search "reciprocal multiply" --json >"$T/q1.json"

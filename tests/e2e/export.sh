@@ -7,7 +7,8 @@
 B="--backend host --budget 0.2 --trials 2"
 $KLOOP eval softmax tasks/softmax/seed.c tests/fixtures/host/zeros.c $B --session "$T/s.jsonl" >/dev/null 2>&1
 $KLOOP export "$T/s.jsonl" 1 --source "$T/out.c" --kernelbench "$T/kb.py" >"$T/out" 2>"$T/err"
-check "export exits 0" test $? -eq 0
+rc=$?
+check "export exits 0 (exit $rc; the verdicts: $(said "$T/s.jsonl"))" test $rc -eq 0
 check "... and says what it wrote where ($(cat "$T/out"))" \
 	grep -qx "wrote candidate 1 to $T/out.c ([0-9]* bytes), to $T/kb.py as a KernelBench ModelNew module" "$T/out"
 check "--source writes the candidate's source as it is" cmp -s "$T/out.c" tasks/softmax/seed.c
@@ -27,7 +28,7 @@ check "a non-numeric id is refused, naming best too" grep -q "'one' is not a can
 # best: the session's best (the seed: zeros.c is incorrect), as every
 # front end names it
 $KLOOP export "$T/s.jsonl" best --source "$T/best.c" >"$T/o" 2>"$T/e"
-check "export SESSION best writes the session's best ($(cat "$T/o"))" sh -c \
+check "export SESSION best writes the session's best ($(cat "$T/o"); the verdicts: $(said "$T/s.jsonl"))" sh -c \
 	"cmp -s '$T/best.c' tasks/softmax/seed.c && grep -q '^wrote candidate 1 to $T/best.c' '$T/o'"
 $KLOOP eval softmax tests/fixtures/host/zeros.c $B --session "$T/z.jsonl" >/dev/null 2>&1
 $KLOOP export "$T/z.jsonl" best --source "$T/zb.c" >"$T/o" 2>"$T/e"

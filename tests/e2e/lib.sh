@@ -30,6 +30,10 @@ diag() {
 		head -n 40 "$_f" 2>/dev/null | cut -c1-300 | tr -d '\033' | sed 's/^/#| /'
 	done
 }
+# said FILE...: each verdict in FILE (`kloop eval --json` lines, or a
+# session journal's eval_finished events) as "NAME: status: reason", on one
+# line (tests/e2e/said.py): what a check about verdicts prints of what it got
+said() { python3 tests/e2e/said.py "$@"; }
 # run NAME ARGS...: kloop ARGS > $T/NAME.out 2> $T/NAME.err; $rc
 run() {
 	name=$1

@@ -18,7 +18,7 @@ for l in open(sys.argv[1]):
 
 $KLOOP eval softmax $SRCS --backend host --budget 0.1 --workers local:2 --json >"$T/local.json" 2>"$T/local.err"
 verdicts "$T/local.json" >"$T/local.txt"
-check "two local workers: every verdict as with one (correct, incorrect, incorrect, correct)" \
+check "two local workers: every verdict as with one (correct, incorrect, incorrect, correct; got $(said "$T/local.json"))" \
 	sh -c "cut -d' ' -f1,2 '$T/local.txt' | tr '\n' ' ' | grep -q 'seed.c correct off_by_one.c incorrect zeros.c incorrect slow_correct.c correct'"
 check "both workers evaluated (local:0 and local:1 named in the results)" \
 	sh -c "grep -q ' local:0$' '$T/local.txt' && grep -q ' local:1$' '$T/local.txt'"
@@ -32,7 +32,7 @@ export KLOOP_SSH="$(pwd)/tests/fixtures/fake_ssh.sh" FAKE_SSH_LOG="$T/ssh.log"
 $KLOOP eval softmax tasks/softmax/seed.c $H/zeros.c --backend host --budget 0.1 --workers ssh:gpubox:2 --json \
 	>"$T/ssh.json" 2>"$T/ssh.err"
 verdicts "$T/ssh.json" >"$T/ssh.txt"
-check "over ssh: the seed is correct and zeros incorrect on ssh:gpubox workers" \
+check "over ssh: the seed is correct and zeros incorrect on ssh:gpubox workers (got $(said "$T/ssh.json"))" \
 	sh -c "grep -q '^seed.c correct ssh:gpubox:' '$T/ssh.txt' && grep -q '^zeros.c incorrect ssh:gpubox:' '$T/ssh.txt'"
 check "ssh keeps one connection per host (ControlMaster) and runs kloop-worker there" \
 	sh -c "grep -q 'option ControlMaster=auto' '$T/ssh.log' && grep -q 'command .*kloop-worker --backend host' '$T/ssh.log'"
@@ -61,7 +61,7 @@ unset SLURM_JOB_ID
 $KLOOP eval softmax $SRCS --backend host --budget 0.1 --workers 'slurm:--ntasks=2 --time=5' --json \
 	>"$T/slurm.json" 2>"$T/slurm.err"
 verdicts "$T/slurm.json" >"$T/slurm.txt"
-check "through Slurm: the same verdicts, from job steps of one allocation" \
+check "through Slurm: the same verdicts, from job steps of one allocation (got $(said "$T/slurm.json"))" \
 	sh -c "cut -d' ' -f1,2 '$T/slurm.txt' | tr '\n' ' ' | grep -q 'seed.c correct off_by_one.c incorrect zeros.c incorrect slow_correct.c correct' && [ \$(grep -c ' slurm:[0-9]*\.[01]$' '$T/slurm.txt') = 4 ]"
 left=1
 for _ in $(seq 1 50); do

@@ -67,7 +67,7 @@ check "disk_cache: nothing written to the host's /tmp" test ! -e /tmp/kloop-evil
 # 4. forged protocol lines on fds 100..109, with an honest candidate after it
 eval_json "$T/ff.json" $V/forge_fds.c tasks/softmax/seed.c
 check "forge_fds: nothing forged reaches the results" sh -c "! grep -q forged '$T/ff.json'"
-check "forge_fds: both results are real (correct, correct)" \
+check "forge_fds: both results are real (correct, correct; got $(said "$T/ff.json"))" \
 	test "$(field 0 status "$T/ff.json") $(field 1 status "$T/ff.json")" = "correct correct"
 check "forge_fds: an honest speedup ($(field 0 speedup "$T/ff.json")x)" \
 	python3 -c "import sys; assert float(sys.argv[1]) < 20" "$(field 0 speedup "$T/ff.json")"
