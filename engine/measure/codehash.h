@@ -1,23 +1,22 @@
 /*
- * codehash.h - the hash of the machine code a compiled candidate runs, so
- * that two candidates whose sources differ only in what does not change
- * that code (comments, whitespace, names of local variables, an unused
- * static function) are known to be the same program.
+ * codehash.h - the hash of a compiled candidate's shared object, so that
+ * two candidates whose sources differ only in what does not change that
+ * object (comments, whitespace, blank lines, names of local variables and
+ * of static functions, an unused static function, the file's name and
+ * directory) are known to be the same program, and nothing else is.
  *
- * What is hashed, from the shared object the compiler made:
- * - its allocated ELF sections in order (code, read-only data, data, the
- *   dynamic symbols it imports and exports with their versions, the
- *   relocations; .bss by size), each as type, flags, size and bytes; not
- *   the notes (the build id), the unwind tables (.eh_frame: nvcc's differ
- *   for the same code) nor anything not loaded (the symbol table, debug
- *   information, .comment, paths);
- * - for CUDA, in place of the .nv_fatbin section: every cubin in the
- *   fatbin by its sections that hold code and launch data (SASS, .nv.info,
- *   constant banks, shared memory sizes, relocations) and its symbols
- *   without their names, not its notes or line tables; an entry that is not a plain cubin (PTX, a
- *   compressed cubin) counts by its bytes when the fatbin holds no cubin,
- *   so that two different programs never look the same.
- * A file that is not such an ELF object hashes by all its bytes.
+ * The hash covers every byte of the object: not only its code but every
+ * section that is loaded and so readable by the candidate (notes, unwind
+ * tables, read-only data, data, a CUDA fatbin with all of its cubins and
+ * PTX), and the rest too (the loader maps whole pages, and the section
+ * headers' offset is in the loaded ELF header).  Two builds of the same
+ * code are the same bytes because compile.c builds reproducibly: no build
+ * id (-Wl,--build-id=none), no local symbols (-Wl,--discard-all: the
+ * file's name and static functions' names), no line tables (nvcc without
+ * -lineinfo: they hold the build directory and each line's number), the
+ * source compiled by its base name from its build directory (__FILE__ is
+ * the candidate's file name).  A candidate's own __FILE__ or __LINE__
+ * (assert()) is in its bytes, so it counts.
  */
 #ifndef KL_CODEHASH_H
 #define KL_CODEHASH_H

@@ -315,6 +315,10 @@ static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 		                ? "-Rpass=loop-vectorize"
 		                : "-fopt-info-vec-optimized");
 		v[n++] = xasprintf("-I%s", inc);
+		/* a reproducible object (codehash.h): no build id, no local
+		 * symbols (the file's name, static functions' names) */
+		v[n++] = xstrdup("-Wl,--build-id=none");
+		v[n++] = xstrdup("-Wl,--discard-all");
 		v[n++] = xstrdup("-o");
 		v[n++] = xstrdup(zOut);
 		v[n++] = xstrdup(j->zName);
@@ -332,7 +336,13 @@ static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 		v[n++] = xstrdup("shared");
 		v[n++] = xstrdup("-Xptxas");
 		v[n++] = xstrdup("-v");
-		v[n++] = xstrdup("-lineinfo");
+		/* reproducible, as above; and no -lineinfo: the line tables in
+		 * the fatbin (loaded, readable) hold the build's path and move
+		 * with every comment line */
+		v[n++] = xstrdup("-Xlinker");
+		v[n++] = xstrdup("--build-id=none");
+		v[n++] = xstrdup("-Xlinker");
+		v[n++] = xstrdup("--discard-all");
 		v[n++] = xasprintf("-I%s", inc);
 		v[n++] = xstrdup("-o");
 		v[n++] = xstrdup(zOut);

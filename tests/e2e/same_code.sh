@@ -1,7 +1,9 @@
 # same_code.sh - a candidate whose machine code equals one already timed in
 # the session (issue 11) is checked but not timed again: it gets the earlier
 # timing with a note, in the journal, `kloop session`, `kloop replay` and the
-# verdict, also across a resume; a real change of code is timed.
+# verdict, also across a resume; a real change of code is timed, and so is
+# one byte of a note that the code reads (note_path, issue 37; on the GPU
+# too, skipped with one line without one).
 . tests/e2e/lib.sh
 B="--backend host --budget 0.2"
 S="$T/s.jsonl"
@@ -81,3 +83,44 @@ import json
 ev=[json.loads(l) for l in open('$S')]
 f=[e for e in ev if e['type']=='eval_finished' and e['candidate']==1][-1]['result']
 assert 'not_timed' not in f and f['seconds']['time']>0, f"
+
+# a byte the code reads, in a section that is loaded but was not hashed (a
+# note, issue 37): twins but for that byte, the slow one timed on its own.
+# note_pair EXT HEADER: $T/note_fast.EXT and note_slow.EXT, tests/fixtures/
+# evil/note_path.c with the honest softmax of HEADER in front (as forge.sh
+# does: the sandboxed compiler sees no other file)
+note_pair() {
+	{ grep -v '#include "softmax_body.h"' "$2"; grep -v '#include "softmax_body.h"' \
+		tests/fixtures/evil/note_path.c; } >"$T/note_fast.$1"
+	sed 's/^#define NOTE_SLOW 0$/#define NOTE_SLOW 1/' "$T/note_fast.$1" >"$T/note_slow.$1"
+}
+# note_checks OUT WHAT EXT: the slow twin timed, its time and code hash its own
+note_checks() {
+	check "$2: the twins differ in one byte of source" \
+		test "$(cmp -l "$T/note_fast.$3" "$T/note_slow.$3" | wc -l)" = 1
+	check "$2: the fast twin correct and timed, the slow one correct, timed on its own: no same_code_as, another code hash, its own timing ($(python3 -c "
+import json; r=[json.loads(l) for l in open('$1')]
+print([(x.get('status'), x.get('time_ms'), x.get('not_timed'), x.get('code_hash', '')[:12]) for x in r])" 2>&1))" python3 -c "
+import json; f, s = [json.loads(l) for l in open('$1')]
+assert f['status'] == s['status'] == 'correct', (f['status'], s['status'])
+assert 'not_timed' not in f and 'not_timed' not in s and 'same_code_as' not in s, s
+assert len(s['code_hash']) == 64 and f['code_hash'] != s['code_hash']
+assert s['seconds']['time'] > 0 and s['timing'] != f['timing'] and s['time_ms'] != f['time_ms']"
+}
+note_pair c tests/fixtures/evil/softmax_body.h
+$KLOOP eval softmax "$T/note_fast.c" "$T/note_slow.c" $B --json >"$T/note.json" 2>"$T/note.err"
+n0=$NFAIL
+note_checks "$T/note.json" "note_path.c (host)" c
+diag "$n0" "$T/note.err"
+# the same on the GPU: the byte in the host object's note, the kernel
+# launched once or ten times
+if ! $KLOOP doctor --json 2>/dev/null | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["gpu"]["ok"] else 1)'; then
+	skip "same_code: no GPU here, the CUDA note_path twins did not run"
+else
+	note_pair cu tests/fixtures/evil_cuda/softmax_kernel.cuh
+	$KLOOP eval softmax "$T/note_fast.cu" "$T/note_slow.cu" --backend cuda --sandbox \
+		--budget "${KLOOP_GPU_BUDGET:-1}" --timeout 60 --json >"$T/note_cu.json" 2>"$T/note_cu.err"
+	n0=$NFAIL
+	note_checks "$T/note_cu.json" "note_path (CUDA)" cu
+	diag "$n0" "$T/note_cu.err"
+fi
