@@ -103,6 +103,59 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
 	raise(sig);
 }
 
+/*
+ * Signals wait until the candidate is called (issue 37): outside kl_run the
+ * runner's thread blocks every signal but those it handles itself (the
+ * faults it reports, kloop's SIGTERM), so that
+ * no handler of the candidate's runs when kloop lets the runner go with a
+ * request already in its socket (a SIGIO from O_ASYNC on that socket, a
+ * timer's signal: its handler could peek at the request and know a timed
+ * call from a batch or a frame).  The mask is set before the device's
+ * context is made, so that the runtime's threads inherit it.  Pending ones
+ * are delivered inside kl_run, inside the runner's timer.  The fault
+ * handlers are the runner's again after every call (a candidate's handler
+ * for SIGSEGV, raised through F_SETSIG, would run at the thaw too).
+ */
+static const int aFatal[] = {SIGSEGV, SIGBUS,  SIGFPE,  SIGILL, SIGABRT,
+                             SIGSYS,  SIGTERM, SIGXCPU, SIGXFSZ};
+static sigset_t waitMask, callMask;
+
+static void fatal_handlers(void)
+{
+	for (size_t i = 0; i < sizeof aFatal / sizeof *aFatal; i++) {
+		struct sigaction sa = {0};
+		sa.sa_sigaction = on_fatal;
+		sa.sa_flags = SA_ONSTACK | SA_RESETHAND | SA_SIGINFO;
+		sigaction(aFatal[i], &sa, NULL);
+	}
+}
+
+static void signals_wait(void)
+{
+	sigfillset(&waitMask);
+	/* the faults and kloop's SIGTERM are not held (a synchronous fault
+	 * blocked kills without a word): their handlers are the runner's */
+	for (size_t i = 0; i < sizeof aFatal / sizeof *aFatal; i++)
+		sigdelset(&waitMask, aFatal[i]);
+	sigemptyset(&callMask);
+	pthread_sigmask(SIG_SETMASK, &waitMask, NULL);
+}
+
+/* around each call of the candidate: its signals let through, then held
+ * again and the fault handlers the runner's */
+static void call_begin(void)
+{
+	S.inCand = 1;
+	pthread_sigmask(SIG_SETMASK, &callMask, NULL);
+}
+
+static void call_end(void)
+{
+	pthread_sigmask(SIG_SETMASK, &waitMask, NULL);
+	fatal_handlers();
+	S.inCand = 0;
+}
+
 static void on_exit_hook(int status, void *arg)
 {
 	(void)arg;
@@ -178,9 +231,9 @@ static int run_batch(struct backend *b, kl_run_fn fn, int mode, int n, kl_tensor
 		return 1;
 	for (int i = 0; i < n; i++) {
 		if (fn) {
-			S.inCand = 1;
+			call_begin();
 			int rc = fn(in, nIn, out, nOut, b->stream);
-			S.inCand = 0;
+			call_end();
 			if (rc && !rep->rc)
 				rep->rc = rc;
 		} else if (b->launch_empty && b->launch_empty(b, err) < 0) {
@@ -205,13 +258,8 @@ int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder)
 	static char stack[1 << 16];
 	stack_t ss = {.ss_sp = stack, .ss_size = sizeof stack};
 	sigaltstack(&ss, NULL);
-	int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTERM, SIGXCPU, SIGXFSZ};
-	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
-		struct sigaction sa = {0};
-		sa.sa_sigaction = on_fatal;
-		sa.sa_flags = SA_ONSTACK | SA_RESETHAND | SA_SIGINFO;
-		sigaction(sigs[i], &sa, NULL);
-	}
+	fatal_handlers();
+	signals_wait();
 	on_exit(on_exit_hook, NULL);
 	/* backtrace() loads its unwinder on its first call: now, before any
 	 * confinement that would refuse the load, not in a crash */
@@ -304,6 +352,9 @@ int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder)
 		if (m.op == CM_LOAD && !fn) {
 			if (!(fn = load_candidate(fds[0])))
 				return 3;
+			/* its constructors may have changed both */
+			pthread_sigmask(SIG_SETMASK, &waitMask, NULL);
+			fatal_handlers();
 			continue;
 		}
 		struct cm rep = {.op = CM_REPLY, .seq = m.seq};
@@ -327,9 +378,9 @@ int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder)
 			if (!bad && m.mode != HC_UNTIMED && b->timer_start(b, err) < 0)
 				bad = 1;
 			if (!bad) {
-				S.inCand = 1;
+				call_begin();
 				rep.rc = fn(in[q], nIn[q], out[q], nOut[q], b->stream);
-				S.inCand = 0;
+				call_end();
 			}
 			if (!bad && m.mode != HC_UNTIMED &&
 			    b->timer_stop(b, &rep.ms, &rep.md, err) < 0)

@@ -83,6 +83,12 @@ ev "$T/ff.json" $V/forge_fds.cu tasks/softmax/seed.cu
 check "forge_fds.cu: nothing forged, both correct" \
 	sh -c "! grep -q forged '$T/ff.json' && test '$(field 0 status "$T/ff.json") $(field 1 status "$T/ff.json")' = 'correct correct'"
 
+# the next request peeked at from a signal's handler as kloop lets the
+# runner go (issue 37): held until kl_run, the timer refused
+ev "$T/pk.json" $V/peek_request.cu tasks/softmax/seed.cu
+check "peek_request.cu: nothing read before the runner, no timer: correct, as the seed (77: it peeked, 78: a timer; got $(said "$T/pk.json"))" \
+	test "$(field 0 status "$T/pk.json") $(field 1 status "$T/pk.json")" = "correct correct"
+
 ev "$T/pc.json" $V/patch_compare.cu
 check "patch_compare.cu: incorrect, NaN seen ($(field 0 reason "$T/pc.json"))" \
 	sh -c "test '$(field 0 status "$T/pc.json")' = incorrect && grep -q NaN '$T/pc.json'"
