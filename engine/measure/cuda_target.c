@@ -67,7 +67,8 @@ static int target_cc(const char *zTarget)
 }
 
 /* 1 when nvcc zNvcc accepts the flag that builds zTarget (a dry run: no
- * file is read or written) */
+ * file is read or written), 0 when it refuses it, -1 when it did not run
+ * (not installed: its compiles will say so) */
 static int nvcc_builds(const char *zNvcc, const char *zTarget)
 {
 	char *gen = cuda_target_gencode(zTarget);
@@ -78,7 +79,9 @@ static int nvcc_builds(const char *zNvcc, const char *zTarget)
 	int st = proc_capture_timeout(argv, &out, 1 << 16, 30, &timedOut);
 	free(out);
 	free(gen);
-	return st >= 0 && !timedOut && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	if (st < 0 || timedOut || !WIFEXITED(st) || WEXITSTATUS(st) == 127)
+		return -1;
+	return WEXITSTATUS(st) == 0;
 }
 
 int cuda_target_choose(struct cuda_target *t, int major, int minor, const char *zOverride,
@@ -117,7 +120,7 @@ int cuda_target_choose(struct cuda_target *t, int major, int minor, const char *
 		return 0;
 	}
 	snprintf(t->zName, sizeof t->zName, "%s", dflt);
-	if (cuda_target_specific(dflt) && zNvcc && !nvcc_builds(zNvcc, dflt)) {
+	if (cuda_target_specific(dflt) && zNvcc && nvcc_builds(zNvcc, dflt) == 0) {
 		snprintf(t->zName, sizeof t->zName, "sm_%d%d", major, minor);
 		snprintf(t->zNote, sizeof t->zNote,
 		         "%s cannot build %s (the device's arch-specific target): candidates are "

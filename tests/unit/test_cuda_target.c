@@ -226,6 +226,13 @@ int main(void)
 	CHECK(cuda_target_choose(&t, 9, 0, NULL, yes, err) == 0 && !strcmp(t.zName, "sm_90a") &&
 	          !t.zNote[0],
 	      "where nvcc builds sm_90a, a 9.0 device builds it (got %s, '%s')", t.zName, t.zNote);
+	char *none = path_join(dir, "no-such-nvcc");
+	CHECK(cuda_target_choose(&t, 9, 0, NULL, none, err) == 0 && !strcmp(t.zName, "sm_90a") &&
+	          !t.zNote[0],
+	      "where nvcc is not installed, a 9.0 device keeps sm_90a (its compiles say nvcc is "
+	      "missing; got %s, '%s')",
+	      t.zName, t.zNote);
+	free(none);
 	CHECK(cuda_target_choose(&t, 8, 6, NULL, no, err) == 0 && !strcmp(t.zName, "sm_86"),
 	      "an 8.6 device does not ask nvcc about an arch-specific target (got %s)", t.zName);
 
