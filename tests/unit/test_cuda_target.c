@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cand.h"
 #include "check.h"
 #include "compile.h"
 #include "cuda_target.h"
@@ -70,6 +71,9 @@ static void fake_nvcc(const char *zPath, int rc, const char *zSay)
 	chmod(zPath, 0755);
 }
 
+/* compile_one's compiles run in bubblewrap, as the worker's do */
+static int sandboxed;
+
 /* one compile through the compile path, its result kept */
 struct one {
 	int done, ok;
@@ -103,6 +107,7 @@ static int compile_one(const char *zCache, const struct cuda_target *t, const ch
 		return -1;
 	}
 	compiler_set_timeout(c, 600);
+	compiler_set_sandbox(c, sandboxed);
 	struct compile_req req = {zSrc, strlen(zSrc), LANG_CUDA, zName};
 	int rc = zLibs ? compiler_add_libs(c, zLibs, NULL, err) : 0;
 	if (rc == 0)
@@ -387,7 +392,10 @@ int main(void)
 	      "C++17 (got %s)",
 	      a.zCommand ? a.zCommand : "");
 	one_free(&a);
-	/* without --libs: a source that includes CUTLASS gets it */
+	/* without --libs: a source that includes CUTLASS gets it (in the
+	 * compilers' sandbox where bubblewrap runs: CUTLASS is seen there) */
+	char serr[KL_ERRLEN];
+	sandboxed = cand_sandbox_probe(serr) == 0;
 	CHECK(
 	    compile_one(cache, &t90a, NULL, "inc.cu",
 	                "#include <cutlass/version.h>\n#include \"kloop.h\"\n"
@@ -396,8 +404,9 @@ int main(void)
 	                &a, err) == 0 &&
 	        a.ok && strstr(a.zCommand, "/cutlass/include") &&
 	        strstr(a.zCommand, "--expt-relaxed-constexpr"),
-	    "a source that includes <cutlass/...> builds with CUTLASS and no --libs (%s%s)", err,
-	    a.ok ? "" : a.zLog);
+	    "a source that includes <cutlass/...> builds with CUTLASS and no --libs%s (%s%s)",
+	    sandboxed ? ", in the sandbox" : "", err, a.ok ? "" : a.zLog);
+	sandboxed = 0;
 	one_free(&a);
 	sb_free(&src);
 	free(no);
