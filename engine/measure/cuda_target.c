@@ -238,16 +238,20 @@ int cuda_target_diagnose_run(const struct cuda_target *t, const char *zText, cha
 		         t->zName, dev, fix);
 		return 1;
 	}
-	/* an output left unwritten by code built without the device's own
-	 * instructions: a kernel guarded on them may have compiled to nothing */
+	/* an output left unwritten, or a device-side assert, by code built
+	 * without the device's own instructions: a kernel guarded on them
+	 * (CUTLASS's: an empty body, or an assert where NDEBUG is not defined)
+	 * may be the cause */
 	char dflt[16];
 	cuda_target_default(t->ccMajor, t->ccMinor, dflt, sizeof dflt);
-	if (strstr(zText, "left unwritten?") && t->ccMajor > 0 && cuda_target_specific(dflt) &&
+	int guarded = strstr(zText, "left unwritten?") || strstr(zText, "device-side assert") ||
+	              strstr(zText, "cudaErrorAssert");
+	if (guarded && t->ccMajor > 0 && cuda_target_specific(dflt) &&
 	    !cuda_target_specific(t->zName) && target_cc(t->zName) == target_cc(dflt)) {
 		snprintf(zOut, n,
 		         "it was built for %s and %s: without %s's own instructions a kernel "
 		         "guarded on them (CUTLASS's SM90 collectives: __CUDA_ARCH_FEAT_SM90_ALL) "
-		         "compiles to an empty body; fix: %s",
+		         "compiles to an empty body or a failed assert; fix: %s",
 		         t->zName, dev, dflt, fix);
 		return 1;
 	}

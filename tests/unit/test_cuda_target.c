@@ -294,6 +294,14 @@ int main(void)
 	      "an output left unwritten by a sm_90 build on a 9.0 device names the target (got "
 	      "'%s')",
 	      hint);
+	CHECK(cuda_target_diagnose_run(&t,
+	                               "trial 1 of 5: the run failed: device-side assert triggered "
+	                               "(cudaErrorAssert, CUDA error 710)",
+	                               hint, sizeof hint) &&
+	          strstr(hint, "built for sm_90 and") && strstr(hint, "failed assert"),
+	      "so does a device-side assert (CUTLASS's guard where NDEBUG is not defined; got "
+	      "'%s')",
+	      hint);
 	t = target_of(9, 0, NULL);
 	CHECK(!cuda_target_diagnose_run(&t, unwritten, hint, sizeof hint),
 	      "... and not when it was built for sm_90a");
