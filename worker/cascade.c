@@ -537,7 +537,7 @@ stop:
 static void note_target(cJSON *res)
 {
 	const struct cuda_target *tg = compiler_target(W.comp);
-	if (!tg || !strcmp(status_of(res), "correct"))
+	if (!tg || !strcmp(status_of(res), "correct") || !strcmp(status_of(res), "compile_error"))
 		return;
 	const char *why = json_str(res, "reason", "");
 	char hint[800];

@@ -225,6 +225,21 @@ int cuda_target_diagnose_compile(const struct cuda_target *t, const char *zLog, 
 	return 1;
 }
 
+/* 0 when the device cannot run code built for t (sm_100a on a 9.0; a
+ * plain target newer than the device), 1 when it can or is not known */
+static int device_runs(const struct cuda_target *t)
+{
+	int cc = target_cc(t->zName), dev = t->ccMajor * 10 + t->ccMinor;
+	size_t k = strlen(t->zName);
+	if (t->ccMajor <= 0)
+		return 1;
+	if (k && t->zName[k - 1] == 'a')
+		return cc == dev;
+	if (k && t->zName[k - 1] == 'f')
+		return cc / 10 == dev / 10 && cc <= dev;
+	return cc <= dev;
+}
+
 int cuda_target_diagnose_run(const struct cuda_target *t, const char *zText, char *zOut, size_t n)
 {
 	if (!zText)
@@ -232,7 +247,9 @@ int cuda_target_diagnose_run(const struct cuda_target *t, const char *zText, cha
 	char dev[64], fix[256];
 	device_words(t, dev, sizeof dev);
 	fix_words(t, fix, sizeof fix);
-	if (strstr(zText, "no kernel image is available") ||
+	/* code the device cannot run fails however the candidate reports it
+	 * (a kl_run that returns 1 on cudaGetLastError() says no more) */
+	if (!device_runs(t) || strstr(zText, "no kernel image is available") ||
 	    strstr(zText, "cudaErrorNoKernelImageForDevice")) {
 		snprintf(zOut, n, "its code was built for %s and %s, which cannot run it; fix: %s",
 		         t->zName, dev, fix);

@@ -74,12 +74,14 @@ int cuda_target_diagnose_compile(const struct cuda_target *t, const char *zLog, 
 
 /*
  * A run's failure text zText (a verdict's reason, a candidate's output)
- * showing that its object holds no code this device runs ("no kernel image
- * is available for execution on the device"), or that a CUTLASS kernel's
- * body was compiled out for want of the arch-specific target (its own
- * message, or an output left unwritten by code built for sm_90 on a device
- * whose default is sm_90a): the words naming both and the fix into zOut,
- * and 1; else 0.
+ * of code built for a target this device cannot run (sm_100a on a 9.0,
+ * whatever the text says: a kl_run may only return 1), or showing that its
+ * object holds no code this device runs ("no kernel image is available for
+ * execution on the device"), or that a CUTLASS kernel's body was compiled
+ * out for want of the arch-specific target (its own message, or an output
+ * left unwritten or a device-side assert by code built for sm_90 on a
+ * device whose default is sm_90a): the words naming both and the fix into
+ * zOut, and 1; else 0.
  */
 int cuda_target_diagnose_run(const struct cuda_target *t, const char *zText, char *zOut, size_t n);
 

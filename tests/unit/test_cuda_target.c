@@ -277,6 +277,12 @@ int main(void)
 	      "a run with no code for the device names the target, the device and the fix (got "
 	      "'%s')",
 	      hint);
+	CHECK(cuda_target_diagnose_run(&t, "trial 1 of 5: kl_run returned 1", hint, sizeof hint) &&
+	          strstr(hint, "built for sm_100a"),
+	      "... also when the candidate only returned an error code (got '%s')", hint);
+	t = target_of(9, 0, "sm_80");
+	CHECK(!cuda_target_diagnose_run(&t, "trial 1 of 5: kl_run returned 1", hint, sizeof hint),
+	      "code for sm_80 runs on a 9.0 device (its PTX): an error code is its own");
 	t = target_of(9, 0, "sm_90");
 	CHECK(cuda_target_diagnose_run(&t,
 	                               "ERROR : Arch conditional MMA instruction used without "
