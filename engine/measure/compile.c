@@ -797,7 +797,10 @@ int compiler_submit(struct compiler *c, const struct compile_req *req, compile_d
 		        "not have: %s\n",
 		        j->zName, c->zCutlassErr);
 		j->argv = build_argv(c, j, "out.so");
-		finish(j, 0, "CUTLASS was not found", 0, 0);
+		finish(j, 0,
+		       "the source includes CUTLASS, which was not found (set CUTLASS_DIR to a "
+		       "CUTLASS checkout)",
+		       0, 0);
 		return 0;
 	}
 	char *so = xasprintf("%s/%s.so", c->zCache, j->zKey);
