@@ -16,6 +16,7 @@
 #include "cand.h"
 #include "cgroup.h"
 #include "confine.h"
+#include "cuda_target.h"
 #include "cmd.h"
 #include "compile.h"
 #include "config.h"
@@ -226,6 +227,44 @@ static void llm_lines(const struct config *cfg, double timeoutS)
 	free(url);
 }
 
+/*
+ * The GPU target candidates are built for (cuda_target.h): the device's
+ * (compute capability major.minor, 0.0: no GPU here), as the worker chooses
+ * it; with --json its name, the device's compute capability and nvcc's flag
+ * beside the line's words.
+ */
+static void target_line(int major, int minor)
+{
+	char err[KL_ERRLEN], d[800];
+	const char *over = getenv("KLOOP_CUDA_ARCH"), *nvcc = getenv("KLOOP_NVCC");
+	struct cuda_target t;
+	if (major <= 0 && !(over && *over)) {
+		line("target", 0,
+		     "no GPU here: on one, candidates are built for its arch-specific target "
+		     "(compute capability 9.0: sm_90a, 10.x: sm_10xa, 12.x: sm_12xa), else its "
+		     "sm_XY; KLOOP_CUDA_ARCH chooses another");
+		return;
+	}
+	if (cuda_target_choose(&t, major, minor, over, nvcc && *nvcc ? nvcc : "nvcc", err) < 0) {
+		line("target", 0, "%s", err);
+		return;
+	}
+	cuda_target_describe(&t, d, sizeof d);
+	line("target", !t.zNote[0], "%s%s", d,
+	     major > 0 ? "" : " (no GPU here to check it against)");
+	cJSON *o = json ? cJSON_GetObjectItem(report, "target") : NULL;
+	if (o) {
+		char cc[16] = "";
+		if (major > 0)
+			snprintf(cc, sizeof cc, "%d.%d", major, minor);
+		char *gen = cuda_target_gencode(t.zName);
+		cJSON_AddStringToObject(o, "name", t.zName);
+		cJSON_AddStringToObject(o, "device_cc", cc);
+		cJSON_AddStringToObject(o, "flag", gen);
+		free(gen);
+	}
+}
+
 /* replace *pz by a copy of z */
 static void set(char **pz, const char *z)
 {
@@ -282,9 +321,11 @@ static int exec_doctor(int argc, char **argv)
 	int haveGpu = b != NULL;
 	if (b) {
 		line("gpu", 1, "%s", b->zDevice);
+		target_line(b->ccMajor, b->ccMinor);
 		b->destroy(b);
 	} else {
 		line("gpu", 0, "%s (the host backend is used)", err);
+		target_line(0, 0);
 	}
 	char mps[1024];
 	int mpsOk = mps_describe(cfg.mps, haveGpu, mps, sizeof mps);

@@ -531,6 +531,25 @@ stop:
 	return res;
 }
 
+/* a run that failed for want of code this device runs (an object built
+ * for another GPU, a CUTLASS kernel compiled out): its reason says so,
+ * naming the target built and the device (cuda_target.h) */
+static void note_target(cJSON *res)
+{
+	const struct cuda_target *tg = compiler_target(W.comp);
+	if (!tg || !strcmp(status_of(res), "correct") || !strcmp(status_of(res), "compile_error"))
+		return;
+	const char *why = json_str(res, "reason", "");
+	char hint[800];
+	if (!cuda_target_diagnose_run(tg, why, hint, sizeof hint) &&
+	    !cuda_target_diagnose_run(tg, json_str(res, "stderr_tail", ""), hint, sizeof hint))
+		return;
+	char *z = xasprintf("%s%s%s", why, *why ? "; " : "", hint);
+	cJSON_DeleteItemFromObject(res, "reason");
+	cJSON_AddStringToObject(res, "reason", z);
+	free(z);
+}
+
 static void run_job(struct job *j)
 {
 	double t0 = now_s(), tCheck = 0, tTime = 0;
@@ -558,6 +577,7 @@ static void run_job(struct job *j)
 		if (!strcmp(status_of(res), "compile_error"))
 			cJSON_ReplaceItemInObject(res, "stage", cJSON_CreateString("compile"));
 	}
+	note_target(res);
 	double tRun = now_s() - t0;
 	/* how far its time is from the device's limit; below it: a suspect */
 	const cJSON *med = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "timing"), "median_ms");
@@ -657,6 +677,18 @@ void kworker_compiled(struct compile_result *r, void *arg)
 	cJSON_AddNumberToObject(c, "seconds", r->seconds);
 	cJSON_AddStringToObject(c, "command", r->zCommand);
 	cJSON_AddStringToObject(c, "key", r->zKey);
+	/* what the code was built for, and the device's compute capability */
+	const struct cuda_target *tg = compiler_target(W.comp);
+	if (r->zTarget[0]) {
+		cJSON_AddStringToObject(c, "target", r->zTarget);
+		if (tg) {
+			char cc[16];
+			snprintf(cc, sizeof cc, "%d.%d", tg->ccMajor, tg->ccMinor);
+			cJSON_AddStringToObject(c, "device_cc", cc);
+			if (tg->zNote[0])
+				cJSON_AddStringToObject(c, "target_note", tg->zNote);
+		}
+	}
 	if (r->ok)
 		cJSON_AddStringToObject(c, "code_hash", r->zCodeHash);
 	/* the vectoriser's remarks (host compiles) go apart from the warnings */
@@ -670,7 +702,7 @@ void kworker_compiled(struct compile_result *r, void *arg)
 		cJSON_Delete(vec);
 	if (!r->ok) {
 		/* the first diagnostic line, else the reason */
-		char *summary = resources_first_error(r->zLog);
+		char *summary = r->zHint[0] ? xstrdup(r->zHint) : resources_first_error(r->zLog);
 		if (!summary)
 			summary = xasprintf("compile failed: %s", r->zWhy);
 		cJSON_AddStringToObject(c, "summary", summary);

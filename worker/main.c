@@ -323,7 +323,19 @@ int main(int argc, char **argv)
 	W.l = loop_new();
 	kworker_pid = getpid();
 	atexit(kworker_kill_helper);
-	W.comp = compiler_new(W.l, soDir, jobs, W.b->zArch[0] ? W.b->zArch : NULL, err);
+	/* the device's target (sm_90a on a 9.0), or KLOOP_CUDA_ARCH's */
+	struct cuda_target target = {0};
+	const char *nvcc = getenv("KLOOP_NVCC");
+	if (W.b->ccMajor > 0 &&
+	    cuda_target_choose(&target, W.b->ccMajor, W.b->ccMinor, getenv("KLOOP_CUDA_ARCH"),
+	                       nvcc && *nvcc ? nvcc : "nvcc", err) < 0) {
+		free(soDir);
+		kworker_send_error(-1, err, 1);
+		return 1;
+	}
+	if (W.b->ccMajor > 0 && target.zNote[0])
+		fprintf(stderr, "kloop-worker: warning: %s\n", target.zNote);
+	W.comp = compiler_new(W.l, soDir, jobs, W.b->ccMajor > 0 ? &target : NULL, err);
 	free(soDir);
 	if (!W.comp) {
 		kworker_send_error(-1, err, 1);
@@ -331,7 +343,7 @@ int main(int argc, char **argv)
 	}
 	struct proto_hello hi = {.zBackend = W.b->zName,
 	                         .zDevice = W.b->zDevice,
-	                         .zArch = W.b->zArch,
+	                         .zArch = W.b->ccMajor > 0 ? target.zName : NULL,
 	                         .pid = getpid(),
 	                         .zVersion = KLOOP_VERSION,
 	                         .zUuid = W.b->zUuid[0] ? W.b->zUuid : NULL,

@@ -21,17 +21,20 @@ struct kl_share {
 };
 
 struct backend {
-	const char *zName;   /* "host" or "cuda" */
-	char zDevice[256];   /* human-readable device, e.g. "NVIDIA H100 80GB HBM3" */
-	char zArch[32];      /* compile target ("sm_90"), "" on host */
-	char zUuid[96];      /* the GPU's UUID (NVML), "" where unknown or on host */
-	double bandwidthGbs; /* the device memory's peak bandwidth in GB/s (2 x memory clock x
-	                        bus width), 0 where unknown or on host */
-	double tflops;       /* the fp32 peak in TFLOP/s (SMs x lanes x 2 x clock), 0 where
-	                        unknown or on host */
-	void *stream;        /* what kl_run receives as `stream` */
-	int fatal;           /* set when the device context is unusable (sticky error) */
-	void *priv;          /* backend state */
+	const char *zName;    /* "host" or "cuda" */
+	char zDevice[256];    /* human-readable device, e.g. "NVIDIA H100 80GB HBM3" */
+	char zArch[32];       /* the device's own architecture ("sm_90"), "" on host; the
+	                         target candidates are built for is the worker's
+	                         (cuda_target.h: sm_90a on it by default) */
+	int ccMajor, ccMinor; /* its compute capability (9.0), 0.0 on host */
+	char zUuid[96];       /* the GPU's UUID (NVML), "" where unknown or on host */
+	double bandwidthGbs;  /* the device memory's peak bandwidth in GB/s (2 x memory clock x
+	                         bus width), 0 where unknown or on host */
+	double tflops;        /* the fp32 peak in TFLOP/s (SMs x lanes x 2 x clock), 0 where
+	                         unknown or on host */
+	void *stream;         /* what kl_run receives as `stream` */
+	int fatal;            /* set when the device context is unusable (sticky error) */
+	void *priv;           /* backend state */
 
 	/* memory on the device (n bytes); NULL + err on failure */
 	void *(*alloc)(struct backend *b, size_t n, char *err);

@@ -602,11 +602,11 @@ struct backend *backend_cuda_new(int dev, char *err)
 		int lanes = major >= 9 || (major == 8 && minor >= 6) ? 128 : 64;
 		b->tflops = (double)sms * lanes * 2.0 * clkKhz * 1e3 / 1e12;
 	}
-	const char *arch = getenv("KLOOP_CUDA_ARCH");
-	if (arch && *arch)
-		snprintf(b->zArch, sizeof b->zArch, "%s", arch);
-	else
-		snprintf(b->zArch, sizeof b->zArch, "sm_%d%d", major, minor);
+	/* the device's own; the target its candidates are built for is chosen
+	 * from it where they are compiled (cuda_target.h) */
+	snprintf(b->zArch, sizeof b->zArch, "sm_%d%d", major, minor);
+	b->ccMajor = major;
+	b->ccMinor = minor;
 	char pci[64] = "", name[96] = "GPU";
 	if (N.ok && R.cudaDeviceGetPCIBusId(pci, sizeof pci, dev) == 0 &&
 	    N.byPci(pci, &c->nvml) != 0)

@@ -21,6 +21,7 @@
 
 #include "cgroup.h"
 #include "codehash.h"
+#include "cuda_target.h"
 #include "proc.h"
 #include "sandbox.h"
 #include "sha256.h"
@@ -46,6 +47,8 @@ struct cjob {
 	long long timer; /* timeout timer */
 	int timedOut;
 	struct cgroup *cg; /* its control group (a memory limit for all of it), or NULL */
+	int bCutlass;      /* CUDA source #including CUTLASS or CuTe, which no libs gave:
+	                      it gets the compiler's own (cutlass below) */
 	struct cjob *next; /* queue link */
 };
 
@@ -54,8 +57,11 @@ struct compiler {
 	char *zCache; /* cache root */
 	int jobs;     /* compilers at once */
 	int nRunning;
-	double timeout;     /* seconds per compile */
-	char *zArch;        /* CUDA target, e.g. sm_90 */
+	double timeout; /* seconds per compile */
+	/* the CUDA target (cuda_target.h); a compiler for the host only
+	 * builds CUDA for sm_90, its compute capability unknown */
+	struct cuda_target target;
+	int bTarget;        /* 1: target is a device's (compiler_new was given one) */
 	char *azCmd[3];     /* compiler per language */
 	char *azVersion[3]; /* their --version output (first line), for the key */
 	char *zHeaderHash;  /* hash of kloop.h */
@@ -64,6 +70,11 @@ struct compiler {
 	int nPending;
 	int sandbox;      /* compilers run inside bubblewrap */
 	struct libs libs; /* libraries and include paths the candidates get */
+	/* CUTLASS for a source that #includes it when no libs named it:
+	 * looked for once, at the first such source */
+	struct libs cutlass;
+	int cutlassTried;
+	char zCutlassErr[KL_ERRLEN]; /* why it was not found ("" when it was) */
 };
 
 /* p made absolute (the compiler runs in its build directory); consumes p */
@@ -140,8 +151,8 @@ static char *env_or(const char *name, const char *dflt)
 	return xstrdup(v && *v ? v : dflt);
 }
 
-struct compiler *compiler_new(struct loop *l, const char *zCacheDir, int jobs, const char *zArch,
-                              char *err)
+struct compiler *compiler_new(struct loop *l, const char *zCacheDir, int jobs,
+                              const struct cuda_target *pTarget, char *err)
 {
 	if (mkdir_p(zCacheDir, err) < 0)
 		return NULL;
@@ -150,7 +161,11 @@ struct compiler *compiler_new(struct loop *l, const char *zCacheDir, int jobs, c
 	c->zCache = xstrdup(zCacheDir);
 	c->jobs = jobs > 0 ? jobs : 1;
 	c->timeout = 300;
-	c->zArch = zArch ? xstrdup(zArch) : NULL;
+	if (pTarget)
+		c->target = *pTarget;
+	else
+		snprintf(c->target.zName, sizeof c->target.zName, "sm_90");
+	c->bTarget = pTarget != NULL;
 	c->azCmd[LANG_C] = env_or("KLOOP_CC", "cc");
 	c->azCmd[LANG_CPP] = env_or("KLOOP_CXX", "c++");
 	c->azCmd[LANG_CUDA] = env_or("KLOOP_NVCC", "nvcc");
@@ -176,7 +191,6 @@ void compiler_free(struct compiler *c)
 	if (!c)
 		return;
 	free(c->zCache);
-	free(c->zArch);
 	for (int i = 0; i < 3; i++) {
 		free(c->azCmd[i]);
 		free(c->azVersion[i]);
@@ -184,6 +198,7 @@ void compiler_free(struct compiler *c)
 	free(c->zHeaderHash);
 	free(c->zCpu);
 	libs_free(&c->libs);
+	libs_free(&c->cutlass);
 	free(c);
 }
 
@@ -294,6 +309,11 @@ int compiler_pending(struct compiler *c)
 	return c->nPending;
 }
 
+const struct cuda_target *compiler_target(const struct compiler *c)
+{
+	return c->bTarget ? &c->target : NULL;
+}
+
 static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 {
 	char **v = xcalloc(32 + 4 * LIBS_MAX, sizeof(char *));
@@ -328,7 +348,7 @@ static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 	case LANG_CUDA:
 		v[n++] = xstrdup("-O3");
 		v[n++] = xstrdup("-std=c++17");
-		v[n++] = xasprintf("-arch=%s", c->zArch ? c->zArch : "sm_90");
+		v[n++] = cuda_target_gencode(c->target.zName);
 		v[n++] = xstrdup("-shared");
 		v[n++] = xstrdup("-Xcompiler");
 		v[n++] = xstrdup("-fPIC");
@@ -348,6 +368,8 @@ static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 		v[n++] = xstrdup(zOut);
 		v[n++] = xstrdup(j->zName);
 		libs_flags(&c->libs, 1, v, &n, 31 + 4 * LIBS_MAX);
+		if (j->bCutlass)
+			libs_flags(&c->cutlass, 1, v, &n, 31 + 4 * LIBS_MAX);
 		break;
 	}
 	return v;
@@ -461,6 +483,16 @@ static void finish(struct cjob *j, int ok, const char *zWhy, int cached, int sto
 	r.zCommand = cmd ? argv_join(cmd) : xstrdup("");
 	r.seconds = cached ? 0 : now_s() - j->t0;
 	snprintf(r.zWhy, sizeof r.zWhy, "%s", zWhy ? zWhy : "");
+	if (j->req.lang == LANG_CUDA)
+		snprintf(r.zTarget, sizeof r.zTarget, "%s", c->target.zName);
+	/* code that needs another target: the words that name both, also at
+	 * the end of the log that the LLM reads */
+	if (!ok && j->req.lang == LANG_CUDA &&
+	    cuda_target_diagnose_compile(&c->target, r.zLog, j->zSrc, r.zHint, sizeof r.zHint)) {
+		char *log = xasprintf("%skloop: %s\n", r.zLog, r.zHint);
+		free(r.zLog);
+		r.zLog = log;
+	}
 	c->nPending--;
 	j->done(&r, j->arg);
 	free(r.zSo);
@@ -617,6 +649,14 @@ static char **sandboxed(struct compiler *c, struct cjob *j, char **argv)
 	for (int i = 0; libDirs[i] && n < 114; i++)
 		n += sandbox_dir_args(libDirs[i], ro, nRo, v + n);
 	compiler_dirs_free(libDirs);
+	/* CUTLASS's headers for a source that includes them */
+	for (int i = 0; j->bCutlass && i < c->cutlass.n && n < 114; i++) {
+		const struct lib_item *it = &c->cutlass.a[i];
+		if (it->zIncDir)
+			n += sandbox_dir_args(it->zIncDir, ro, nRo, v + n);
+		if (it->zIncDir2 && n < 114)
+			n += sandbox_dir_args(it->zIncDir2, ro, nRo, v + n);
+	}
 	A("--bind"), A(j->zDir), A(j->zDir);
 	A("--chdir"), A(j->zDir);
 	A("--");
@@ -685,6 +725,29 @@ static void start_next(struct compiler *c)
 	}
 }
 
+/* 1 when zSrc has an #include of a CUTLASS or CuTe header ("cutlass/...",
+ * <cute/...>) */
+static int includes_cutlass(const char *zSrc)
+{
+	for (const char *p = zSrc; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		const char *q = p + strspn(p, " \t");
+		if (*q != '#')
+			continue;
+		q++;
+		q += strspn(q, " \t");
+		if (strncmp(q, "include", 7))
+			continue;
+		q += 7;
+		q += strspn(q, " \t");
+		if (*q != '"' && *q != '<')
+			continue;
+		q++;
+		if (!strncmp(q, "cutlass/", 8) || !strncmp(q, "cute/", 5))
+			return 1;
+	}
+	return 0;
+}
+
 static void compute_key(struct compiler *c, struct cjob *j)
 {
 	struct sha256 s;
@@ -693,7 +756,10 @@ static void compute_key(struct compiler *c, struct cjob *j)
 	char **v = build_argv(c, j, "out.so");
 	char *cmd = argv_join(v);
 	free_argv(v);
-	const char *parts[] = {"kloop-compile-v1", cmd, ver, c->zHeaderHash, c->zCpu};
+	/* the target besides the command that names it: a build for sm_90
+	 * and one for sm_90a never share an entry, whatever the flags say */
+	const char *target = j->req.lang == LANG_CUDA ? c->target.zName : "host";
+	const char *parts[] = {"kloop-compile-v2", cmd, ver, c->zHeaderHash, c->zCpu, target};
 	for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
 		sha256_update(&s, parts[i], strlen(parts[i]) + 1);
 	sha256_update(&s, j->zSrc, j->req.nSource);
@@ -725,8 +791,28 @@ int compiler_submit(struct compiler *c, const struct compile_req *req, compile_d
 	j->zName = base ? xstrdup(base) : xasprintf("candidate.%s", lang_ext[req->lang]);
 	j->done = done;
 	j->arg = arg;
+	/* a source that includes CUTLASS gets it without --libs */
+	j->bCutlass =
+	    req->lang == LANG_CUDA && !libs_have_cutlass(&c->libs) && includes_cutlass(j->zSrc);
+	if (j->bCutlass && !c->cutlassTried) {
+		c->cutlassTried = 1;
+		if (libs_add(&c->cutlass, "cutlass", NULL, c->zCutlassErr) == 0)
+			c->zCutlassErr[0] = 0;
+	}
 	compute_key(c, j);
 	c->nPending++;
+	if (j->bCutlass && c->zCutlassErr[0]) {
+		sb_addf(&j->log,
+		        "kloop: %s includes CUTLASS or CuTe headers, which this machine does "
+		        "not have: %s\n",
+		        j->zName, c->zCutlassErr);
+		j->argv = build_argv(c, j, "out.so");
+		finish(j, 0,
+		       "the source includes CUTLASS, which was not found (set CUTLASS_DIR to a "
+		       "CUTLASS checkout)",
+		       0, 0);
+		return 0;
+	}
 	char *so = xasprintf("%s/%s.so", c->zCache, j->zKey);
 	/* a cached object whose hash does not match is compiled again */
 	if (path_exists(so) && so_verified(so, NULL)) {

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 
+#include "cuda_target.h"
 #include "loop.h"
 
 enum compile_lang { LANG_C, LANG_CPP, LANG_CUDA };
@@ -43,6 +44,11 @@ struct compile_result {
 	 * process's job too (Slurm's scancel signals every process of the
 	 * step), so the failure says nothing about the source */
 	int stopped;
+	char zTarget[16]; /* a CUDA compile's target ("sm_90a", cuda_target.h), "" on the host */
+	/* on failure, code that needs a target this build lacks: the words
+	 * naming the target, the device's compute capability and the fix
+	 * (also the log's last line); "" otherwise */
+	char zHint[512];
 };
 
 /* called once per request; r and its strings are freed after the call */
@@ -52,11 +58,16 @@ struct compiler;
 
 /*
  * A compiler service over loop l, caching under zCacheDir, running at most
- * jobs compilers at once, for CUDA targeting zArch (e.g. "sm_90"; NULL: host
- * only).  Reads each compiler's version once.  NULL + err on failure.
+ * jobs compilers at once, building CUDA for the device's target *pTarget
+ * (copied; cuda_target_choose) or, NULL, for sm_90 with no device known.
+ * Reads each compiler's version once.  NULL + err on failure.
  */
-struct compiler *compiler_new(struct loop *l, const char *zCacheDir, int jobs, const char *zArch,
-                              char *err);
+struct compiler *compiler_new(struct loop *l, const char *zCacheDir, int jobs,
+                              const struct cuda_target *pTarget, char *err);
+
+/* the device's target the compiler was made with, NULL for none (it
+ * belongs to the compiler) */
+const struct cuda_target *compiler_target(const struct compiler *c);
 void compiler_free(struct compiler *c);
 
 /*

@@ -29,6 +29,13 @@ linef(result_line_fn emit, void *arg, const char *zLabel, int alarm, const char 
 
 static void compiled(const cJSON *comp, result_line_fn emit, void *arg)
 {
+	/* what a CUDA candidate was built for, and the device it ran on */
+	const char *tg = json_str(comp, "target", ""), *cc = json_str(comp, "device_cc", "");
+	if (*tg)
+		linef(emit, arg, "target", 0, "%s%s%s%s%s", tg,
+		      *cc ? " for a device of compute capability " : "", cc,
+		      *json_str(comp, "target_note", "") ? "; " : "",
+		      json_str(comp, "target_note", ""));
 	const cJSON *res;
 	cJSON_ArrayForEach(res, cJSON_GetObjectItem(comp, "resources"))
 	{

@@ -46,9 +46,17 @@ def _compile():
     """Build the candidate into a shared object (once; cached) and return it loaded."""
     cuda = _LANG == "cuda"
     cmd = [os.environ.get("NVCC", "nvcc") if cuda else os.environ.get("CC", "cc")] + list(_FLAGS)
-    if cuda and not any(f.startswith("-arch") for f in cmd) and torch.cuda.is_available():
+    targeted = any(f.startswith(("-arch", "-gencode", "--gpu-architecture", "--generate-code"))
+                   for f in cmd)
+    if cuda and not targeted and torch.cuda.is_available():
+        # the device's target as kloop builds it (cuda_target.h): the
+        # arch-specific one on 9.x, 10.x and 12.x (wgmma, TMA: sm_90a)
         major, minor = torch.cuda.get_device_capability()
-        cmd.append("-arch=sm_%d%d" % (major, minor))
+        t = "%d%d%s" % (major, minor, "a" if major in (9, 10, 12) else "")
+        if t.endswith("a"):
+            cmd.append("-gencode=arch=compute_%s,code=sm_%s" % (t, t))
+        else:
+            cmd.append("-arch=sm_%s" % t)
     key = hashlib.sha256(("\0".join(cmd) + "\0" + _KLOOP_H + "\0" + _SOURCE).encode()).hexdigest()
     so = os.path.join(_cache_dir(), key + ".so")
     if not os.path.exists(so):

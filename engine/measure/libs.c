@@ -134,10 +134,19 @@ static char **inc_dirs(void)
 	v[n++] = xasprintf("%s/include", cr);
 	v[n++] = xasprintf("%s/targets/x86_64-linux/include", cr);
 	free(cr);
-	const char *sys[] = {"/usr/local/cutlass/include", "/opt/cutlass/include",
-	                     "/usr/local/include", "/usr/include/x86_64-linux-gnu", "/usr/include"};
+	const char *sys[] = {"/usr/local/cutlass/include", "/opt/cutlass/include"};
 	for (size_t i = 0; i < sizeof sys / sizeof *sys; i++)
 		v[n++] = xstrdup(sys[i]);
+	/* a CUTLASS checkout in the home directory, or the one a kloop
+	 * checkout keeps in its ignored .devdeps/ */
+	const char *home = getenv("HOME");
+	if (home && *home)
+		v[n++] = xasprintf("%s/cutlass/include", home);
+	v[n++] = xasprintf("%s/../.devdeps/cutlass/include", exe_dir());
+	const char *sys2[] = {"/usr/local/include", "/usr/include/x86_64-linux-gnu",
+	                      "/usr/include"};
+	for (size_t i = 0; i < sizeof sys2 / sizeof *sys2; i++)
+		v[n++] = xstrdup(sys2[i]);
 	v[n] = NULL;
 	struct dirlist d = {v, (size_t)n, 32};
 	wheel_dirs(&d, "include");
@@ -226,6 +235,81 @@ static int header_for(const char *zHeader, struct lib_item *it)
 	return 1;
 }
 
+int libs_cutlass_version(const char *zIncDir, char *zOut, size_t n)
+{
+	char *p = path_join(zIncDir, "cutlass/version.h");
+	strbuf sb = STRBUF_INIT;
+	int v[3] = {-1, -1, -1};
+	const char *names[] = {"CUTLASS_MAJOR", "CUTLASS_MINOR", "CUTLASS_PATCH"};
+	if (read_file(p, &sb, 1 << 20, NULL) == 0)
+		for (int i = 0; i < 3; i++) {
+			/* "#define CUTLASS_MAJOR 4" */
+			for (const char *q = strstr(sb.buf, names[i]); q;
+			     q = strstr(q + 1, names[i]))
+				if (q > sb.buf && (q[-1] == ' ' || q[-1] == '\t') &&
+				    (q[strlen(names[i])] == ' ' || q[strlen(names[i])] == '\t')) {
+					v[i] = atoi(q + strlen(names[i]));
+					break;
+				}
+		}
+	sb_free(&sb);
+	free(p);
+	if (v[0] < 0 || v[1] < 0 || v[2] < 0)
+		return -1;
+	snprintf(zOut, n, "%d.%d.%d", v[0], v[1], v[2]);
+	return 0;
+}
+
+/* CUTLASS's headers (cutlass, cute): its include/ and tools/util/include,
+ * and what nvcc needs for CuTe */
+static int resolve_cutlass(const char *zWord, struct lib_item *it, char *err)
+{
+	const char *hdr = !strcmp(zWord, "cute") ? "cute/tensor.hpp" : "cutlass/cutlass.h";
+	const char *env = getenv("CUTLASS_DIR");
+	if (env && *env) {
+		/* where a person pointed: there or nowhere */
+		char *dirs[] = {path_join(env, "include"), xstrdup(env), NULL};
+		it->zIncDir = find_in(dirs, hdr);
+		free(dirs[0]);
+		free(dirs[1]);
+		if (!it->zIncDir)
+			return kl_err(
+			    err,
+			    "libs: %s: CUTLASS_DIR=%s holds no include/%s (point it at a "
+			    "CUTLASS checkout: git clone https://github.com/NVIDIA/cutlass)",
+			    zWord, env, hdr);
+	} else if (!header_for(hdr, it)) {
+		return kl_err(err,
+		              "libs: %s: the CUTLASS headers (%s) were not found in the CUDA "
+		              "toolkit, /usr/local/cutlass, /opt/cutlass, ~/cutlass, kloop's "
+		              ".devdeps/cutlass, /usr/local/include or /usr/include: set "
+		              "CUTLASS_DIR to a CUTLASS checkout (git clone "
+		              "https://github.com/NVIDIA/cutlass), or give its include "
+		              "directory itself",
+		              zWord, hdr);
+	}
+	char *r = realpath(it->zIncDir, NULL);
+	if (r) {
+		free(it->zIncDir);
+		it->zIncDir = r;
+	}
+	char *util = xasprintf("%s/../tools/util/include", it->zIncDir);
+	r = realpath(util, NULL);
+	free(util);
+	if (r && is_dir(r))
+		it->zIncDir2 = r;
+	else
+		free(r);
+	/* CuTe's constexpr functions are called from device code */
+	it->zNvccFlag = "--expt-relaxed-constexpr";
+	char ver[64];
+	if (libs_cutlass_version(it->zIncDir, ver, sizeof ver) < 0)
+		snprintf(ver, sizeof ver, "(version unknown: no cutlass/version.h)");
+	it->zFound = xasprintf("CUTLASS %s, headers in %s%s%s", ver, it->zIncDir,
+	                       it->zIncDir2 ? " and " : "", it->zIncDir2 ? it->zIncDir2 : "");
+	return 0;
+}
+
 static int resolve(const char *zWord, const char *zBaseDir, struct lib_item *it, char *err)
 {
 	it->zName = xstrdup(zWord);
@@ -256,26 +340,8 @@ static int resolve(const char *zWord, const char *zBaseDir, struct lib_item *it,
 		return kl_err(
 		    err, "libs: %s: neither a directory (headers) nor a .so or .a library", zWord);
 	}
-	if (!strcmp(zWord, "cutlass") || !strcmp(zWord, "cute")) {
-		if (!header_for(!strcmp(zWord, "cute") ? "cute/tensor.hpp" : "cutlass/cutlass.h",
-		                it))
-			return kl_err(
-			    err,
-			    "libs: %s: the CUTLASS headers (cutlass/cutlass.h) were not found "
-			    "in $CUTLASS_DIR/include, the CUDA toolkit, /usr/local/cutlass, "
-			    "/opt/cutlass, /usr/local/include or /usr/include (set CUTLASS_DIR "
-			    "or give the include directory itself)",
-			    zWord);
-		char *util = xasprintf("%s/../tools/util/include", it->zIncDir);
-		char *r = realpath(util, NULL);
-		free(util);
-		if (r && is_dir(r))
-			it->zIncDir2 = r;
-		else
-			free(r);
-		it->zFound = xasprintf("headers in %s", it->zIncDir);
-		return 0;
-	}
+	if (!strcmp(zWord, "cutlass") || !strcmp(zWord, "cute"))
+		return resolve_cutlass(zWord, it, err);
 	const char *hdr = !strcmp(zWord, "cublas")     ? "cublas_v2.h"
 	                  : !strcmp(zWord, "cublasLt") ? "cublasLt.h"
 	                  : !strcmp(zWord, "cudnn")    ? "cudnn.h"
@@ -351,6 +417,14 @@ int libs_add(struct libs *L, const char *zList, const char *zBaseDir, char *err)
 	return rc;
 }
 
+int libs_have_cutlass(const struct libs *L)
+{
+	for (int i = 0; i < L->n; i++)
+		if (!strcmp(L->a[i].zName, "cutlass") || !strcmp(L->a[i].zName, "cute"))
+			return 1;
+	return 0;
+}
+
 void libs_free(struct libs *L)
 {
 	for (int i = 0; i < L->n; i++)
@@ -367,6 +441,12 @@ void libs_flags(const struct libs *L, int cuda, char **azOut, int *pn, int max)
 			azOut[n++] = xasprintf("-I%s", it->zIncDir);
 		if (it->zIncDir2)
 			azOut[n++] = xasprintf("-I%s", it->zIncDir2);
+		/* a flag nvcc needs for it, once (cutlass and cute both ask) */
+		int seen = 0;
+		for (int k = 0; k < n && it->zNvccFlag; k++)
+			seen |= !strcmp(azOut[k], it->zNvccFlag);
+		if (cuda && it->zNvccFlag && !seen)
+			azOut[n++] = xstrdup(it->zNvccFlag);
 	}
 	for (int i = 0; i < L->n && n + 8 < max; i++) {
 		const struct lib_item *it = &L->a[i];

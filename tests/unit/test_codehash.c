@@ -156,7 +156,7 @@ int main(void)
 	CHECK(mkdtemp(dir) != NULL, "a cache directory");
 	setenv("KLOOP_INCLUDE", "include", 1);
 	struct loop *l = loop_new();
-	struct compiler *c = compiler_new(l, dir, 2, "sm_90", err);
+	struct compiler *c = compiler_new(l, dir, 2, NULL, err);
 	CHECK(c != NULL, "a compiler service (%s)", c ? "" : err);
 	if (!c)
 		return check_done();

@@ -154,6 +154,20 @@ int main(void)
 	      ip >= 0 ? g.text[ip] : "no precision line");
 	cJSON_Delete(r);
 
+	/* a CUDA candidate's target, with the device's compute capability and a note */
+	r = cJSON_Parse("{\"status\":\"correct\",\"compile\":{\"ok\":true,\"target\":"
+	                "\"sm_90\",\"device_cc\":\"9.0\",\"target_note\":\"KLOOP_CUDA_ARCH=sm_90 "
+	                "leaves out sm_90a's own instructions\"}}");
+	g.n = 0;
+	result_describe(r, RD_ALL, collect, &g);
+	int it = find(&g, "target");
+	CHECK(it == 0 &&
+	          !strcmp(g.text[it], "sm_90 for a device of compute capability 9.0; "
+	                              "KLOOP_CUDA_ARCH=sm_90 leaves out sm_90a's own instructions"),
+	      "the compile's facts open with the target, the device and the note (%s)",
+	      it >= 0 ? g.text[it] : "no target line");
+	cJSON_Delete(r);
+
 	/* a result with nothing measured describes nothing */
 	r = cJSON_Parse("{\"status\":\"compile_error\"}");
 	g.n = 0;

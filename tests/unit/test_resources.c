@@ -150,7 +150,7 @@ int main(void)
 	setenv("KLOOP_INCLUDE", "include", 1);
 	struct loop *l = loop_new();
 	p.l = l;
-	struct compiler *c = compiler_new(l, cache, 2, "sm_90", err);
+	struct compiler *c = compiler_new(l, cache, 2, NULL, err);
 	CHECK(c != NULL, "compiler service (%s)", c ? "" : err);
 	/* distinct build names: prefix each source with its directory */
 	strbuf srcs[64];
