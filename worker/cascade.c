@@ -669,8 +669,10 @@ void kworker_compiled(struct compile_result *r, void *arg)
 	else
 		cJSON_Delete(vec);
 	if (!r->ok) {
-		/* the first diagnostic line, else the reason */
-		char *summary = resources_first_error(r->zLog);
+		/* the memory limit when it stopped the compile (what the compiler
+		 * said then, "Killed signal terminated program cc1", is its
+		 * symptom), else the first diagnostic line, else the reason */
+		char *summary = r->memLimitMb ? xstrdup(r->zWhy) : resources_first_error(r->zLog);
 		if (!summary)
 			summary = xasprintf("compile failed: %s", r->zWhy);
 		cJSON_AddStringToObject(c, "summary", summary);
