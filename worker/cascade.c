@@ -659,10 +659,14 @@ void kworker_compiled(struct compile_result *r, void *arg)
 	cJSON_AddStringToObject(c, "key", r->zKey);
 	if (r->ok)
 		cJSON_AddStringToObject(c, "code_hash", r->zCodeHash);
-	/* the vectoriser's remarks (host compiles) go apart from the warnings */
+	/* the vectoriser's remarks (host compiles) go apart from the warnings,
+	 * which are kept folded (diagfold.h: CuTe's one warning said
+	 * thousands of times is one line) */
 	char *rest = NULL;
 	cJSON *vec = resources_parse_vec(r->zLog, &rest);
-	cJSON_AddStringToObject(c, "log", rest);
+	char *folded = diag_fold(rest);
+	cJSON_AddStringToObject(c, "log", folded);
+	free(folded);
 	free(rest);
 	if (compile_lang_from_name(j->zName) != LANG_CUDA)
 		cJSON_AddItemToObject(c, "vectorized", vec);
