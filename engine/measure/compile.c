@@ -41,7 +41,8 @@ struct cjob {
 	pid_t pid;       /* running child (sandboxed: its keeper), or 0 */
 	int lifeFd;      /* sandboxed: the keeper's life line (proc_spawn), or -1 */
 	int fd;          /* its output pipe */
-	strbuf log;      /* its output */
+	strbuf log;      /* its output, its first LOG_MAX bytes */
+	size_t nDropped; /* the bytes of its output past those */
 	double t0;       /* start time */
 	long long timer; /* timeout timer */
 	int timedOut;
@@ -559,9 +560,12 @@ static void on_output(struct loop *l, int fd, int ev, void *arg)
 	(void)ev;
 	char buf[8192];
 	ssize_t r;
-	while ((r = read(fd, buf, sizeof buf)) > 0)
+	while ((r = read(fd, buf, sizeof buf)) > 0) {
 		if (j->log.len < LOG_MAX)
 			sb_add(&j->log, buf, (size_t)r);
+		else
+			j->nDropped += (size_t)r;
+	}
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	/* EOF: the compiler is done (or killed) */
@@ -577,6 +581,11 @@ static void on_output(struct loop *l, int fd, int ev, void *arg)
 	j->lifeFd = -1;
 	struct compiler *c = j->c;
 	c->nRunning--;
+	if (j->nDropped)
+		sb_addf(&j->log,
+		        "\nkloop: %zu more bytes of the compiler's output were not kept (its first "
+		        "%d MiB are)\n",
+		        j->nDropped, LOG_MAX >> 20);
 	char why[200], st[160];
 	proc_describe_status(status, st, sizeof st);
 	char *tmpSo = xasprintf("%s/out.so", j->zDir);
