@@ -48,7 +48,7 @@ struct cjob {
 	int timedOut;
 	struct cgroup *cg;        /* its control group (a memory limit for all of it), or NULL */
 	unsigned long long memMb; /* its memory limit in MiB (compile_mem_mb) */
-	char zMemHow[300];        /* how that limit was reached (compile_mem_rule) */
+	char zMemHow[300];        /* what sized that limit (compile_mem_rule) */
 	int memStopped;           /* 1: the memory limit stopped it */
 	struct cjob *next;        /* queue link */
 };
@@ -416,9 +416,9 @@ unsigned long long compile_mem_rule(const struct compile_mem_facts *f, char *zHo
  * change while kloop runs) */
 static unsigned long long own_cgroup_mb(void)
 {
-	static int read;
+	static int done;
 	static unsigned long long mb;
-	if (!read++)
+	if (!done++)
 		mb = cgroup_own_memory_limit() >> 20;
 	return mb;
 }
