@@ -228,6 +228,27 @@ static void add_lines(strbuf *sb, const struct line *a, int from, int to)
 		sb_addf(sb, "%.*s\n", (int)a[i].n, a[i].p);
 }
 
+/* lines between diagnostics: nvcc's "Remark: The warnings can be
+ * suppressed with ..." once (it may follow each pass's first warning), a
+ * blank line after one dropped with it; *pRemark is the first kept */
+static void add_plain(strbuf *sb, const struct line *a, int from, int to,
+                      const struct line **pRemark)
+{
+	for (int i = from; i <= to; i++) {
+		const struct line *l = &a[i];
+		if (starts(l->p, l->n, "Remark: ")) {
+			if (*pRemark && (*pRemark)->n == l->n &&
+			    !memcmp((*pRemark)->p, l->p, l->n)) {
+				i += i < to && !a[i + 1].n;
+				continue;
+			}
+			if (!*pRemark)
+				*pRemark = l;
+		}
+		sb_addf(sb, "%.*s\n", (int)l->n, l->p);
+	}
+}
+
 char *diag_fold(const char *zLog)
 {
 	if (!zLog)
@@ -241,10 +262,11 @@ char *diag_fold(const char *zLog)
 	strbuf sb = STRBUF_INIT;
 	sb_adds(&sb, "");
 	int iLine = 0;
+	const struct line *remark = NULL;
 	for (int i = 0; i < nDiag; i++) {
 		const struct diag *d = &ad[i];
 		const struct group *g = &t.ag[d->group];
-		add_lines(&sb, a, iLine, d->first - 1);
+		add_plain(&sb, a, iLine, d->first - 1, &remark);
 		iLine = d->last + 1;
 		if (g->first != i)
 			continue; /* folded into its first */
@@ -263,7 +285,7 @@ char *diag_fold(const char *zLog)
 			add_lines(&sb, a, d->head + 1, d->last);
 		}
 	}
-	add_lines(&sb, a, iLine, nLine - 1);
+	add_plain(&sb, a, iLine, nLine - 1, &remark);
 	/* the log's own ending: no newline added where it had none */
 	size_t n = strlen(zLog);
 	if (sb.len && n && zLog[n - 1] != '\n')

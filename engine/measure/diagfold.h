@@ -18,7 +18,8 @@
  * lines.  Warnings and remarks with the same TEXT, wherever they are, become
  * one line at the first one's place: "warning #20013-D: TEXT (5000 times;
  * first at cand.cu(12))"; an error is folded only where it repeats exactly,
- * its place and lines too (its head then ends with " (N times)").  Other
+ * its place and lines too (its head then ends with " (N times)").  nvcc's
+ * "Remark: The warnings can be suppressed with ..." is kept once.  Other
  * lines (ptxas' report, "1 warning generated.") stay as they are, and a log
  * with nothing repeated comes back unchanged.
  */
