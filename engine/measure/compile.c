@@ -465,18 +465,23 @@ static void compile_child(void *arg)
 	}
 }
 
-/* whether the memory limit stopped a compile that failed: its group's OOM
- * kills (v2 memory.events, v1 memory.oom_control), or on a v1 kernel that
- * counts none its limit reached (memory.failcnt) with the peak at it; where
- * there is no group, the compiler's own words for a refused allocation
- * (RLIMIT_DATA).  Said in its log, with the rule that sized the limit */
-static int compile_limit_note(struct cjob *j)
+/* whether the memory limit stopped a compile that failed (status: its
+ * wait status): its group's OOM kills (v2 memory.events, v1
+ * memory.oom_control), or on a v1 kernel that counts none its limit reached
+ * (memory.failcnt) with the peak at it and a process of it killed (SIGKILL,
+ * nvcc's status 137, a driver's "Killed signal"); where there is no group,
+ * the compiler's own words for a refused allocation (RLIMIT_DATA).  Said in
+ * its log, with the rule that sized the limit */
+static int compile_limit_note(struct cjob *j, int status)
 {
 	struct cgroup_usage u;
 	cgroup_usage(j->cg, &u);
 	const char *log = j->log.buf ? j->log.buf : "";
+	int killed = (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) ||
+	             (WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGKILL) ||
+	             strstr(log, "Killed signal") || strstr(log, "signal 9");
 	if (u.oomKills > 0 ||
-	    (u.memMaxHits > 0 && u.memLimit && u.memPeak >= u.memLimit / 100 * 99)) {
+	    (killed && u.memMaxHits > 0 && u.memLimit && u.memPeak >= u.memLimit / 100 * 99)) {
 		sb_addf(&j->log,
 		        "kloop: the compile reached its memory limit of %llu MiB (all of its "
 		        "processes together; from %s; KLOOP_COMPILE_MEM_MB sets it) and was "
@@ -610,7 +615,7 @@ static void on_output(struct loop *l, int fd, int ev, void *arg)
 	}
 	free(tmpSo);
 	if (!ok && !j->timedOut)
-		j->memStopped = compile_limit_note(j);
+		j->memStopped = compile_limit_note(j, status);
 	if (!ok && c->sandbox && j->log.buf && strstr(j->log.buf, "No such file or directory"))
 		sb_adds(&j->log,
 		        "kloop: the compiler runs in a sandbox: it sees the system, the "
