@@ -386,6 +386,13 @@ static int exec_doctor(int argc, char **argv)
 	const struct cgroup_support *cs = cgroup_probe();
 	cgroup_describe(lim, sizeof lim);
 	line("limits", cs->memory && cs->pids && cs->freeze, "%s", lim);
+	/* a compile's memory limit, for as many compiles at once as a local
+	 * worker runs (one a core) */
+	char how[300];
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned long long mb = compile_mem_mb(cores > 0 ? (int)cores : 1, how, sizeof how);
+	line("compile mem", !strstr(how, "ignored"), "%llu MiB a compile (%s)%s", mb, how,
+	     strstr(how, "KLOOP_COMPILE_MEM_MB") ? "" : "; KLOOP_COMPILE_MEM_MB sets it");
 	check_libs(cfg.zLibs);
 	const char *keyEnv = cfg.zApiKeyEnv;
 	const char *names[] = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", keyEnv};

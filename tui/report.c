@@ -8,9 +8,11 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "describe.h"
+#include "diagfold.h"
 #include "linediff.h"
 #include "result.h"
 #include "funcdiff.h"
@@ -383,13 +385,21 @@ static void results_compile(const cJSON *r, strbuf *sb)
 	struct lines ln = {NULL, sb}; /* (no precision among the compile's facts) */
 	result_describe(r, RD_COMPILE, report_line, &ln);
 	if (comp) {
-		const char *log = s_of(comp, "log");
+		/* folded by the worker; folded here too for a verdict kept
+		 * before it did (diagfold.h) */
+		char *log = diag_fold(s_of(comp, "log"));
 		if (*log) {
 			sb_adds(sb, "diagnostics\n");
 			add_indented(sb, log, "  ", 40);
+			int nLines = 0;
+			for (const char *p = log; *p; p++)
+				nLines += *p == '\n' || !p[1];
+			if (nLines > 40)
+				sb_addf(sb, "  [%d more lines not shown]\n", nLines - 40);
 		} else {
 			sb_adds(sb, "diagnostics none\n");
 		}
+		free(log);
 	}
 }
 

@@ -691,18 +691,27 @@ void kworker_compiled(struct compile_result *r, void *arg)
 	}
 	if (r->ok)
 		cJSON_AddStringToObject(c, "code_hash", r->zCodeHash);
-	/* the vectoriser's remarks (host compiles) go apart from the warnings */
+	/* the vectoriser's remarks (host compiles) go apart from the warnings,
+	 * which are kept folded (diagfold.h: CuTe's one warning said
+	 * thousands of times is one line) */
 	char *rest = NULL;
 	cJSON *vec = resources_parse_vec(r->zLog, &rest);
-	cJSON_AddStringToObject(c, "log", rest);
+	char *folded = diag_fold(rest);
+	cJSON_AddStringToObject(c, "log", folded);
+	free(folded);
 	free(rest);
 	if (compile_lang_from_name(j->zName) != LANG_CUDA)
 		cJSON_AddItemToObject(c, "vectorized", vec);
 	else
 		cJSON_Delete(vec);
 	if (!r->ok) {
-		/* the first diagnostic line, else the reason */
-		char *summary = r->zHint[0] ? xstrdup(r->zHint) : resources_first_error(r->zLog);
+		/* the memory limit when it stopped the compile (what the compiler
+		 * said then, "Killed signal terminated program cc1", is its
+		 * symptom), else code that needs a target this build lacks, else
+		 * the first diagnostic line, else the reason */
+		char *summary = r->memLimitMb   ? xstrdup(r->zWhy)
+		                : r->zHint[0]   ? xstrdup(r->zHint)
+		                                : resources_first_error(r->zLog);
 		if (!summary)
 			summary = xasprintf("compile failed: %s", r->zWhy);
 		cJSON_AddStringToObject(c, "summary", summary);

@@ -23,6 +23,7 @@
 #include "backend.h"
 #include "cand.h"
 #include "compile.h"
+#include "diagfold.h"
 #include "harness.h"
 #include "json.h"
 #include "loop.h"

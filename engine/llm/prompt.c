@@ -14,6 +14,7 @@
 
 #include "compile.h"
 #include "describe.h"
+#include "diagfold.h"
 #include "json.h"
 #include "result.h"
 
@@ -368,10 +369,17 @@ void prompt_results(const cJSON *r, strbuf *sb)
 	sb_addf(sb, "verdict: %s%s%s\n", json_str(r, "status", ""),
 	        *json_str(r, "reason", "") ? ": " : "", json_str(r, "reason", ""));
 	const cJSON *c = cJSON_GetObjectItem(r, "compile");
+	/* its diagnostics folded (a verdict kept before the worker folded
+	 * them), then cut to LOG_MAX bytes, saying how much was cut and
+	 * keeping the errors past the cut (diagfold.h) */
+	char *folded = diag_fold(json_str(c, "log", ""));
+	char *capped = diag_cap(folded, LOG_MAX);
 	add_log(sb,
 	        c && !cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")) ? "compiler output"
 	                                                         : "compiler warnings",
-	        json_str(c, "log", ""), 0);
+	        capped, 0);
+	free(capped);
+	free(folded);
 	result_describe(r, RD_ALL, prompt_line, sb);
 	if (result_is_reduced(r))
 		sb_adds(sb, "Under the precision policy `faithful` (the default) this candidate "

@@ -35,6 +35,9 @@ static struct {
 	struct hier h[H_COUNT];
 	int v2Mem, v2Pids; /* the v2 base has these controllers for its children */
 	unsigned serial;
+	/* where kloop's own group is: the v2 mount and the memory controller's
+	 * v1 mount, each with kloop's path below it ("" where none) */
+	char zV2Mount[512], zV2Own[512], zMemMount[512], zMemOwn[512];
 } G;
 
 struct cgroup {
@@ -272,6 +275,11 @@ const struct cgroup_support *cgroup_probe(void)
 	}
 	if (f)
 		fclose(f);
+	snprintf(G.zV2Mount, sizeof G.zV2Mount, "%s", v2[0] && own[H_V2][0] ? v2 : "");
+	snprintf(G.zV2Own, sizeof G.zV2Own, "%s", own[H_V2]);
+	snprintf(G.zMemMount, sizeof G.zMemMount, "%s",
+	         v1[H_MEM][0] && own[H_MEM][0] ? v1[H_MEM] : "");
+	snprintf(G.zMemOwn, sizeof G.zMemOwn, "%s", own[H_MEM]);
 	char why2[300] = "";
 	if (v2[0] && own[H_V2][0])
 		probe_v2(v2, own[H_V2], why2, sizeof why2);
@@ -320,6 +328,37 @@ void cgroup_describe(char *buf, size_t n)
 	                    : "",
 	         !s->pids ? "one process with threads limited by RLIMIT_NPROC, " : "",
 	         !s->freeze ? "its runner stopped with SIGSTOP between calls" : "no more", s->zWhy);
+}
+
+/* the smallest of zFile's limits in zMount+zOwn and each group above it up
+ * to the mount (0: none; "max" and v1's "unlimited", a page-rounded
+ * 2^63, are none) */
+static unsigned long long smallest_limit(const char *zMount, const char *zOwn, const char *zFile)
+{
+	if (!zMount[0])
+		return 0;
+	char dir[1100];
+	snprintf(dir, sizeof dir, "%s%s", zMount, strcmp(zOwn, "/") ? zOwn : "");
+	size_t nMount = strlen(zMount);
+	unsigned long long best = 0;
+	for (;;) {
+		unsigned long long v = num_in(dir, zFile);
+		if (v && v < (1ull << 60) && (!best || v < best))
+			best = v;
+		char *sl = strrchr(dir, '/');
+		if (strlen(dir) <= nMount || !sl || (size_t)(sl - dir) < nMount)
+			break;
+		*sl = 0;
+	}
+	return best;
+}
+
+unsigned long long cgroup_own_memory_limit(void)
+{
+	cgroup_probe();
+	unsigned long long v2 = smallest_limit(G.zV2Mount, G.zV2Own, "memory.max");
+	unsigned long long v1 = smallest_limit(G.zMemMount, G.zMemOwn, "memory.limit_in_bytes");
+	return !v2 ? v1 : !v1 ? v2 : v1 < v2 ? v1 : v2;
 }
 
 /* ---- a group ---- */

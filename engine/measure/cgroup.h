@@ -37,6 +37,13 @@ const struct cgroup_support *cgroup_probe(void);
  * the fallback in use */
 void cgroup_describe(char *buf, size_t n);
 
+/*
+ * The memory limit on kloop's own group in bytes: the smallest memory.max
+ * (v2) or memory.limit_in_bytes (v1) of that group and the groups above it,
+ * what the machine lets kloop hold whatever MemTotal says (0: none).
+ */
+unsigned long long cgroup_own_memory_limit(void);
+
 struct cgroup_limits {
 	unsigned long long memBytes; /* memory.max (0: none) */
 	int maxTasks;                /* pids.max: processes and threads (0: none) */

@@ -42,14 +42,18 @@ struct cjob {
 	pid_t pid;       /* running child (sandboxed: its keeper), or 0 */
 	int lifeFd;      /* sandboxed: the keeper's life line (proc_spawn), or -1 */
 	int fd;          /* its output pipe */
-	strbuf log;      /* its output */
+	strbuf log;      /* its output, its first LOG_MAX bytes */
+	size_t nDropped; /* the bytes of its output past those */
 	double t0;       /* start time */
 	long long timer; /* timeout timer */
 	int timedOut;
-	struct cgroup *cg; /* its control group (a memory limit for all of it), or NULL */
-	int bCutlass;      /* CUDA source #including CUTLASS or CuTe, which no libs gave:
-	                      it gets the compiler's own (cutlass below) */
-	struct cjob *next; /* queue link */
+	struct cgroup *cg;        /* its control group (a memory limit for all of it), or NULL */
+	unsigned long long memMb; /* its memory limit in MiB (compile_mem_mb) */
+	char zMemHow[300];        /* what sized that limit (compile_mem_rule) */
+	int memStopped;           /* 1: the memory limit stopped it */
+	int bCutlass;             /* CUDA source #including CUTLASS or CuTe, which no libs gave:
+	                             it gets the compiler's own (cutlass below) */
+	struct cjob *next;        /* queue link */
 };
 
 struct compiler {
@@ -401,19 +405,79 @@ static void job_free(struct cjob *j)
 	free(j);
 }
 
-/* a compile's memory in MiB: KLOOP_COMPILE_MEM_MB, else the machine's memory
- * shared by the compiles that run at once, halved, at least 2 GiB (nvcc on
- * a CUTLASS kernel takes that), at most half the machine */
-static unsigned long long compile_mem_mb(const struct compiler *c)
+unsigned long long compile_mem_rule(const struct compile_mem_facts *f, char *zHow, size_t nHow)
 {
-	const char *env = getenv("KLOOP_COMPILE_MEM_MB");
-	long long mb = env && *env ? atoll(env) : 0;
-	if (mb > 0)
-		return (unsigned long long)mb;
-	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-	unsigned long long ram = pages > 0 && size > 0 ? (unsigned long long)pages * size >> 20 : 0;
-	unsigned long long each = ram / 2 / (unsigned long long)(c->jobs > 0 ? c->jobs : 1);
-	return each < 2048 ? (ram / 2 < 2048 ? ram / 2 : 2048) : each;
+	const unsigned long long floorMb = 2048, wantMb = 8192;
+	char how[200] = "";
+	if (f->zEnv && *f->zEnv) {
+		char *end;
+		errno = 0;
+		long long mb = strtoll(f->zEnv, &end, 10);
+		if (!errno && end != f->zEnv && !*end && mb > 0) {
+			snprintf(zHow, nHow, "KLOOP_COMPILE_MEM_MB=%lld", mb);
+			return (unsigned long long)mb;
+		}
+		snprintf(how, sizeof how,
+		         "; KLOOP_COMPILE_MEM_MB=%.40s is not a positive number of MiB: ignored",
+		         f->zEnv);
+	}
+	unsigned long long machine = f->cgroupMb ? f->cgroupMb : f->totalMb;
+	if (!machine) {
+		snprintf(zHow, nHow, "the machine's memory unknown%s", how);
+		return floorMb;
+	}
+	/* what the machine can give now: what is available, and what it may
+	 * still grow by up to its cgroup's limit, no more than that limit */
+	unsigned long long grow = machine > f->totalMb ? machine - f->totalMb : 0;
+	unsigned long long give =
+	    f->availMb && f->availMb + grow < machine ? f->availMb + grow : machine;
+	unsigned jobs = f->jobs > 0 ? (unsigned)f->jobs : 1;
+	unsigned long long share = give / 2 / jobs;
+	unsigned long long want = give / 2 < wantMb ? give / 2 : wantMb;
+	unsigned long long mb = share > want ? share : want;
+	unsigned long long least = machine / 2 < floorMb ? machine / 2 : floorMb;
+	if (mb < least)
+		mb = least;
+	snprintf(zHow, nHow, "%s %llu MiB, %llu MiB of it available, %u compile%s at once%s",
+	         f->cgroupMb ? "the cgroup's limit" : "MemTotal", machine, give, jobs,
+	         jobs == 1 ? "" : "s", how);
+	return mb;
+}
+
+/* the cgroup limit on kloop's own group in MiB, read once (it does not
+ * change while kloop runs) */
+static unsigned long long own_cgroup_mb(void)
+{
+	static int done;
+	static unsigned long long mb;
+	if (!done++)
+		mb = cgroup_own_memory_limit() >> 20;
+	return mb;
+}
+
+/* MemTotal and MemAvailable of /proc/meminfo in MiB (0 where unknown) */
+static void meminfo_mb(unsigned long long *pTotal, unsigned long long *pAvail)
+{
+	*pTotal = *pAvail = 0;
+	FILE *f = fopen("/proc/meminfo", "re");
+	char line[256];
+	unsigned long long kb;
+	while (f && fgets(line, sizeof line, f)) {
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+			*pTotal = kb >> 10;
+		else if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			*pAvail = kb >> 10;
+	}
+	if (f)
+		fclose(f);
+}
+
+unsigned long long compile_mem_mb(int jobs, char *zHow, size_t nHow)
+{
+	struct compile_mem_facts f = {own_cgroup_mb(), 0, 0, jobs, getenv("KLOOP_COMPILE_MEM_MB")};
+	meminfo_mb(&f.totalMb, &f.availMb);
+	char how[300];
+	return compile_mem_rule(&f, zHow ? zHow : how, zHow ? nHow : sizeof how);
 }
 
 /* in the compiler's process, before its exec: into its group, or where
@@ -427,32 +491,48 @@ static void compile_child(void *arg)
 		_exit(127);
 	}
 	if (!cgroup_has_memory(j->cg)) {
-		rlim_t b = (rlim_t)compile_mem_mb(j->c) << 20;
+		rlim_t b = (rlim_t)j->memMb << 20;
 		struct rlimit r = {b, b};
 		setrlimit(RLIMIT_DATA, &r);
 	}
 }
 
-/* what the memory limit did to a compile that failed, into its log */
-static void compile_limit_note(struct cjob *j)
+/* whether the memory limit stopped a compile that failed (status: its
+ * wait status): its group's OOM kills (v2 memory.events, v1
+ * memory.oom_control), or on a v1 kernel that counts none its limit reached
+ * (memory.failcnt) with the peak at it and a process of it killed (SIGKILL,
+ * nvcc's status 137, a driver's "Killed signal"); where there is no group,
+ * the compiler's own words for a refused allocation (RLIMIT_DATA).  Said in
+ * its log, with the rule that sized the limit */
+static int compile_limit_note(struct cjob *j, int status)
 {
-	unsigned long long mb = compile_mem_mb(j->c);
 	struct cgroup_usage u;
 	cgroup_usage(j->cg, &u);
 	const char *log = j->log.buf ? j->log.buf : "";
+	int killed = (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) ||
+	             (WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGKILL) ||
+	             strstr(log, "Killed signal") || strstr(log, "signal 9");
 	if (u.oomKills > 0 ||
-	    (u.memMaxHits > 0 && u.memLimit && u.memPeak >= u.memLimit / 100 * 99))
+	    (killed && u.memMaxHits > 0 && u.memLimit && u.memPeak >= u.memLimit / 100 * 99)) {
 		sb_addf(&j->log,
 		        "kloop: the compile reached its memory limit of %llu MiB (all of its "
-		        "processes together; KLOOP_COMPILE_MEM_MB) and was stopped\n",
-		        mb);
-	else if (!cgroup_has_memory(j->cg) &&
-	         (strstr(log, "out of memory") || strstr(log, "virtual memory exhausted") ||
-	          strstr(log, "Cannot allocate memory") || strstr(log, "bad_alloc")))
+		        "processes together; from %s; KLOOP_COMPILE_MEM_MB sets it) and was "
+		        "stopped%s\n",
+		        j->memMb, j->zMemHow,
+		        u.oomKills > 0 ? ": the kernel's OOM killer ended its largest process"
+		                       : "");
+		return 1;
+	}
+	if (!cgroup_has_memory(j->cg) &&
+	    (strstr(log, "out of memory") || strstr(log, "virtual memory exhausted") ||
+	     strstr(log, "Cannot allocate memory") || strstr(log, "bad_alloc"))) {
 		sb_addf(&j->log,
 		        "kloop: the compiler ran out of its memory limit of %llu MiB (each of its "
-		        "processes; KLOOP_COMPILE_MEM_MB)\n",
-		        mb);
+		        "processes; from %s; KLOOP_COMPILE_MEM_MB sets it)\n",
+		        j->memMb, j->zMemHow);
+		return 1;
+	}
+	return 0;
 }
 
 static void finish(struct cjob *j, int ok, const char *zWhy, int cached, int stopped)
@@ -462,6 +542,7 @@ static void finish(struct cjob *j, int ok, const char *zWhy, int cached, int sto
 	r.ok = ok;
 	r.cached = cached;
 	r.stopped = !ok && stopped;
+	r.memLimitMb = !ok && j->memStopped ? j->memMb : 0;
 	memcpy(r.zKey, j->zKey, 65);
 	r.zSo = ok ? xasprintf("%s/%s.so", c->zCache, j->zKey) : NULL;
 	char herr[KL_ERRLEN];
@@ -526,9 +607,12 @@ static void on_output(struct loop *l, int fd, int ev, void *arg)
 	(void)ev;
 	char buf[8192];
 	ssize_t r;
-	while ((r = read(fd, buf, sizeof buf)) > 0)
+	while ((r = read(fd, buf, sizeof buf)) > 0) {
 		if (j->log.len < LOG_MAX)
 			sb_add(&j->log, buf, (size_t)r);
+		else
+			j->nDropped += (size_t)r;
+	}
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	/* EOF: the compiler is done (or killed) */
@@ -544,6 +628,11 @@ static void on_output(struct loop *l, int fd, int ev, void *arg)
 	j->lifeFd = -1;
 	struct compiler *c = j->c;
 	c->nRunning--;
+	if (j->nDropped)
+		sb_addf(&j->log,
+		        "\nkloop: %zu more bytes of the compiler's output were not kept (its first "
+		        "%d MiB are)\n",
+		        j->nDropped, LOG_MAX >> 20);
 	char why[200], st[160];
 	proc_describe_status(status, st, sizeof st);
 	char *tmpSo = xasprintf("%s/out.so", j->zDir);
@@ -568,7 +657,7 @@ static void on_output(struct loop *l, int fd, int ev, void *arg)
 	}
 	free(tmpSo);
 	if (!ok && !j->timedOut)
-		compile_limit_note(j);
+		j->memStopped = compile_limit_note(j, status);
 	if (!ok && c->sandbox && j->log.buf && strstr(j->log.buf, "No such file or directory"))
 		sb_adds(&j->log,
 		        "kloop: the compiler runs in a sandbox: it sees the system, the "
@@ -576,6 +665,10 @@ static void on_output(struct loop *l, int fd, int ev, void *arg)
 		        "libs, no other files (#include of anything else is refused)\n");
 	if (j->timedOut)
 		snprintf(why, sizeof why, "the compiler timed out after %.0f s", c->timeout);
+	else if (j->memStopped)
+		snprintf(why, sizeof why,
+		         "the compile reached its memory limit of %llu MiB (KLOOP_COMPILE_MEM_MB)",
+		         j->memMb);
 	else
 		snprintf(why, sizeof why, "%s %s", c->azCmd[j->req.lang], st);
 	rm_build_dir(j->zDir);
@@ -701,7 +794,8 @@ static void start_job(struct compiler *c, struct cjob *j)
 	                      .nice = COMPILE_NICE,
 	                      .inChild = compile_child,
 	                      .childArg = j};
-	struct cgroup_limits lim = {compile_mem_mb(c) << 20, 0};
+	j->memMb = compile_mem_mb(c->jobs, j->zMemHow, sizeof j->zMemHow);
+	struct cgroup_limits lim = {j->memMb << 20, 0};
 	char cgErr[KL_ERRLEN];
 	j->cg = cgroup_new("compile", &lim, cgErr);
 	j->t0 = now_s();

@@ -49,6 +49,10 @@ struct compile_result {
 	 * naming the target, the device's compute capability and the fix
 	 * (also the log's last line); "" otherwise */
 	char zHint[512];
+	/* not 0: the compile's memory limit stopped it, a limit of this many
+	 * MiB; zWhy then says "the compile reached its memory limit of N MiB
+	 * (KLOOP_COMPILE_MEM_MB)" */
+	unsigned long long memLimitMb;
 };
 
 /* called once per request; r and its strings are freed after the call */
@@ -109,6 +113,33 @@ int compiler_open_so(struct compiler *c, const char *zSo, char *err);
 
 /* number of compiles queued or running */
 int compiler_pending(struct compiler *c);
+
+/* what the memory a compile may hold is sized from (compile_mem_rule) */
+struct compile_mem_facts {
+	unsigned long long
+	    cgroupMb; /* the limit on kloop's own cgroup (cgroup_own_memory_limit), MiB; 0: none */
+	unsigned long long totalMb; /* /proc/meminfo's MemTotal, MiB (0: unknown) */
+	unsigned long long availMb; /* its MemAvailable, MiB (0: unknown) */
+	int jobs;                   /* compiles at once */
+	const char *zEnv;           /* KLOOP_COMPILE_MEM_MB, or NULL */
+};
+
+/*
+ * The memory limit of one compile in MiB, from f: KLOOP_COMPILE_MEM_MB when
+ * it is a positive number, else what the machine can give: MemAvailable
+ * plus what it may still grow by up to its cgroup's limit (a VM whose
+ * memory grows as it is used starts with a MemTotal far below that limit),
+ * no more than that limit (else MemTotal); halved and shared by the
+ * compiles at once, raised to 8 GiB where half of what it can give holds
+ * that, and at least 2 GiB (or half the machine on one smaller).  zHow gets
+ * what it came from ("KLOOP_COMPILE_MEM_MB=300", "the cgroup's limit 131072
+ * MiB, 130048 MiB of it available, 16 compiles at once").  Pure: for tests.
+ */
+unsigned long long compile_mem_rule(const struct compile_mem_facts *f, char *zHow, size_t nHow);
+
+/* compile_mem_rule with this machine's facts now, for jobs compiles at once
+ * (zHow may be NULL) */
+unsigned long long compile_mem_mb(int jobs, char *zHow, size_t nHow);
 
 /* language from a file name's extension (.c, .cc/.cpp/.cxx, .cu); -1 if unknown */
 int compile_lang_from_name(const char *zName);

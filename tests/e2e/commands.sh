@@ -18,6 +18,35 @@ check "doctor reports the GPU line" grep -q "^gpu " "$T/doctor"
 check "doctor reports python and pytorch" sh -c "grep -q '^python ' '$T/doctor' && grep -q '^pytorch ' '$T/doctor'"
 check "doctor says the OpenAI key is set" grep -q "OPENAI_API_KEY is set" "$T/doctor"
 check "doctor never prints the key" sh -c "! grep -q sk-test-secret-value '$T/doctor'"
+check "doctor says a compile's memory limit and what sized it ($(grep '^compile mem' "$T/doctor"))" \
+	grep -Eq '^compile mem ok +[0-9]+ MiB a compile \((the cgroup.s limit|MemTotal) [0-9]+ MiB, [0-9]+ MiB of it available, [0-9]+ compiles? at once\); KLOOP_COMPILE_MEM_MB sets it$' "$T/doctor"
+KLOOP_COMPILE_MEM_MB=lots $KLOOP doctor >"$T/doctor.bad" 2>&1
+check "doctor: a KLOOP_COMPILE_MEM_MB that is no number is named, and ignored ($(grep '^compile mem' "$T/doctor.bad"))" \
+	grep -q '^compile mem -- .*KLOOP_COMPILE_MEM_MB=lots is not a positive number of MiB: ignored' "$T/doctor.bad"
+# inside a memory cgroup of 3 GiB (as root, where one can be made), the
+# compile's limit is sized from that group's limit, not from MemTotal
+cg=""
+own=$(sed -n 's/^[0-9]*:memory:\(.*\)$/\1/p' /proc/self/cgroup)
+if [ -n "$own" ] && mkdir "/sys/fs/cgroup/memory$own/kloop-test-$$" 2>/dev/null; then
+	cg="/sys/fs/cgroup/memory$own/kloop-test-$$"
+	echo 3221225472 >"$cg/memory.limit_in_bytes"
+else
+	v2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+	own=$(sed -n 's/^0::\(.*\)$/\1/p' /proc/self/cgroup)
+	[ "$own" = / ] && own=""
+	if [ -n "$v2" ] && mkdir "$v2$own/kloop-test-$$" 2>/dev/null; then
+		cg="$v2$own/kloop-test-$$"
+		echo 3221225472 >"$cg/memory.max" 2>/dev/null || { rmdir "$cg"; cg=""; }
+	fi
+fi
+if [ -n "$cg" ]; then
+	sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" doctor' sh "$cg" "$KLOOP" >"$T/doctor.cg" 2>&1
+	rmdir "$cg" 2>/dev/null
+	check "doctor in a memory cgroup of 3 GiB: a compile's limit comes from that group's ($(grep '^compile mem' "$T/doctor.cg"))" \
+		grep -Eq "^compile mem ok +1536 MiB a compile \(the cgroup's limit 3072 MiB, [0-9]+ MiB of it available" "$T/doctor.cg"
+else
+	skip "doctor in a memory cgroup of 3 GiB: no memory cgroup can be made here (not root, or no memory controller)"
+fi
 $KLOOP help >"$T/help"
 check "help lists every subcommand" sh -c "for c in open shell replay eval tasks session outline doctor; do grep -q \"kloop \$c\" '$T/help' || exit 1; done"
 # a verb of both the CLI and the workbench is one command: `kloop VERB

@@ -92,6 +92,16 @@ check "a crash reports the last lines the candidate printed" grep -q "about to f
 # human-readable output and the compiler's own diagnostics
 $KLOOP eval softmax $F/syntax_error.c $B >"$T/human.txt" 2>&1
 check "a compile error shows the compiler's diagnostics with file and line" grep -q "syntax_error.c:[0-9]*:[0-9]*: error" "$T/human.txt"
+# a warning said 200 times is one line in the verdict's log, with its count
+# and first place (diagfold.h); the error after it stays
+{ for i in $(seq 200); do echo "int f$i(void) { int x; return 0; }"; done
+  echo 'int kl_run(void) { return undefined_name; }'; } >"$T/warns.c"
+$KLOOP eval softmax "$T/warns.c" $B --json >"$T/warns.json" 2>"$T/err"
+check "a warning said 200 times is one line in the verdict's log, the error kept ($(head -c 300 "$T/warns.json"))" python3 -c "
+import json; r=json.load(open('$T/warns.json')); log=r['compile']['log']
+assert r['status'] == 'compile_error', r['status']
+assert log.count('unused variable') == 1 and '(200 times; first at warns.c:1:' in log, log
+assert 'warns.c:201:27: error:' in log and 'undefined_name' in r['reason'], log"
 $KLOOP eval softmax tasks/softmax/seed.c $B >"$T/human.txt" 2>&1
 check "human output names verdict, time and speedup" sh -c "grep -q 'verdict   correct' '$T/human.txt' && grep -q 'speedup' '$T/human.txt'"
 check "it says once where the worker's setup went: the inputs, the reference's compile, runs and timing" \

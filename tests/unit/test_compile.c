@@ -3,7 +3,10 @@
  * candidate compiles into a shared object, the same source again is a
  * cache hit under the same key (by hash, no compiler run), a changed
  * source gets another key, and a broken one fails with the compiler's
- * message and why; the compiler runs COMPILE_NICE nicer than kloop.
+ * message and why; the compiler runs COMPILE_NICE nicer than kloop.  The
+ * memory a compile may hold (compile_mem_rule) on the machines kloop meets,
+ * and a compile stopped by that limit (#include "/dev/zero", by cc and,
+ * where it is installed, nvcc: no GPU needed) says so as its reason.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,13 +16,15 @@
 
 #include "check.h"
 #include "compile.h"
+#include "diagfold.h"
 #include "util.h"
 
 struct got {
-	int n;                   /* results received */
-	int ok, cached;          /* the last one's */
-	char zKey[65];           /* its cache key */
-	char *zSo, *zLog, *zWhy; /* its shared object, log, reason (fresh copies) */
+	unsigned long long memMb; /* the last one's memLimitMb */
+	int n;                    /* results received */
+	int ok, cached;           /* the last one's */
+	char zKey[65];            /* its cache key */
+	char *zSo, *zLog, *zWhy;  /* its shared object, log, reason (fresh copies) */
 };
 
 static void on_done(struct compile_result *r, void *arg)
@@ -35,20 +40,93 @@ static void on_done(struct compile_result *r, void *arg)
 	g->zSo = r->zSo ? xstrdup(r->zSo) : NULL;
 	g->zLog = xstrdup(r->zLog ? r->zLog : "");
 	g->zWhy = xstrdup(r->zWhy);
+	g->memMb = r->memLimitMb;
 }
 
-/* compile zSource as cand.c and wait for the result */
-static void compile(struct loop *l, struct compiler *c, const char *zSource, struct got *g)
+/* compile zSource as zName and wait for the result */
+static void compile_as(struct loop *l, struct compiler *c, const char *zSource, const char *zName,
+                       struct got *g)
 {
 	char err[KL_ERRLEN];
-	struct compile_req rq = {zSource, strlen(zSource), LANG_C, "cand.c"};
+	struct compile_req rq = {zSource, strlen(zSource), compile_lang_from_name(zName), zName};
 	int before = g->n;
 	if (compiler_submit(c, &rq, on_done, g, err) < 0) {
 		CHECK(0, "compiler_submit: %s", err);
 		return;
 	}
-	for (int i = 0; i < 3000 && g->n == before; i++)
+	/* until it is done, or 300 s (a compiler that writes much wakes the
+	 * loop many times a second) */
+	for (double t0 = now_s(); g->n == before && now_s() - t0 < 300;)
 		loop_once(l, 0.1);
+}
+
+static void compile(struct loop *l, struct compiler *c, const char *zSource, struct got *g)
+{
+	compile_as(l, c, zSource, "cand.c", g);
+}
+
+/* the rule for f gives want MiB */
+static void rule_is(const char *zWhat, struct compile_mem_facts f, unsigned long long want,
+                    const char *zHowHas)
+{
+	char how[300];
+	unsigned long long got = compile_mem_rule(&f, how, sizeof how);
+	CHECK(got == want && strstr(how, zHowHas), "%s: %llu MiB (got %llu MiB: %s)", zWhat, want,
+	      got, how);
+}
+
+static void mem_rule(void)
+{
+	/* (cgroup limit, MemTotal, MemAvailable, compiles at once, the variable) */
+	rule_is("a GPU VM whose memory grows (cgroup 128 GiB, MemTotal 31 GiB), 16 compiles",
+	        (struct compile_mem_facts){131072, 31744, 30720, 16, NULL}, 8192,
+	        "the cgroup's limit 131072 MiB, 130048 MiB of it available, 16 compiles");
+	rule_is("the same VM once grown (MemTotal 126 GiB: the old rule's 4027 MiB)",
+	        (struct compile_mem_facts){0, 128864, 120000, 16, NULL}, 8192, "MemTotal");
+	rule_is("the same VM at its start with no cgroup limit (MemTotal 31 GiB)",
+	        (struct compile_mem_facts){0, 31744, 30720, 16, NULL}, 8192, "MemTotal 31744");
+	rule_is("a 512 GiB host, 4 compiles: half of it shared",
+	        (struct compile_mem_facts){0, 524288, 524288, 4, NULL}, 65536, "4 compiles");
+	rule_is("a container of 4 GiB on a 64 GiB host: half its limit",
+	        (struct compile_mem_facts){4096, 65536, 60000, 2, NULL}, 2048,
+	        "the cgroup's limit 4096");
+	rule_is("a 24 GiB VM, 2 compiles", (struct compile_mem_facts){0, 24104, 23683, 2, NULL},
+	        8192, "23683 MiB of it available");
+	rule_is("a 64 GiB host with all but 4 GiB held by others: half of those 4",
+	        (struct compile_mem_facts){0, 65536, 4096, 2, NULL}, 2048,
+	        "4096 MiB of it available");
+	rule_is("a 3000 MiB machine: half of it",
+	        (struct compile_mem_facts){0, 3000, 2500, 2, NULL}, 1500, "MemTotal 3000");
+	rule_is("nothing known: 2 GiB", (struct compile_mem_facts){0, 0, 0, 2, NULL}, 2048,
+	        "unknown");
+	rule_is("KLOOP_COMPILE_MEM_MB=300 wins",
+	        (struct compile_mem_facts){131072, 31744, 30720, 16, "300"}, 300,
+	        "KLOOP_COMPILE_MEM_MB=300");
+	rule_is("KLOOP_COMPILE_MEM_MB=lots is ignored, and the rule says so",
+	        (struct compile_mem_facts){0, 24104, 23683, 2, "lots"}, 8192,
+	        "KLOOP_COMPILE_MEM_MB=lots is not a positive number of MiB: ignored");
+	rule_is("KLOOP_COMPILE_MEM_MB=-5 is ignored",
+	        (struct compile_mem_facts){0, 24104, 23683, 2, "-5"}, 8192, "ignored");
+}
+
+/* a compile of /dev/zero under a 300 MiB limit, as zName by the compiler
+ * service c: stopped by the limit, which its reason names */
+static void dev_zero(struct loop *l, struct compiler *c, const char *zName, struct got *g)
+{
+	setenv("KLOOP_COMPILE_MEM_MB", "300", 1);
+	compile_as(l, c, "#include \"/dev/zero\"\nint kl_run(void) { return 0; }\n", zName, g);
+	unsetenv("KLOOP_COMPILE_MEM_MB");
+	const char *want = "the compile reached its memory limit of 300 MiB (KLOOP_COMPILE_MEM_MB)";
+	CHECK(!g->ok && g->memMb == 300 && !strcmp(g->zWhy, want),
+	      "%s of #include \"/dev/zero\" under KLOOP_COMPILE_MEM_MB=300: \"%s\" (got ok %d, "
+	      "limit %llu, \"%s\")",
+	      zName, want, g->ok, g->memMb, g->zWhy ? g->zWhy : "");
+	const char *note =
+	    g->zLog && strstr(g->zLog, "kloop:") ? strstr(g->zLog, "kloop:") : "none";
+	CHECK(g->zLog &&
+	          strstr(g->zLog, "kloop: the compile reached its memory limit of 300 MiB") &&
+	          strstr(g->zLog, "KLOOP_COMPILE_MEM_MB=300"),
+	      "its log says so too, and what set the limit (%.*s)", (int)strcspn(note, "\n"), note);
 }
 
 static const char *good =
@@ -90,7 +168,45 @@ int main(void)
 	CHECK(g.n == 4 && !g.ok && strstr(g.zLog, "undefined_name") && *g.zWhy,
 	      "a broken source fails with the compiler's message (%s)", g.zWhy);
 	CHECK(compiler_pending(c) == 0, "nothing left pending");
+	dev_zero(l, c, "zero.c", &g);
+
+	/* 12000 unused variables x: gcc's 2 MB of warnings, its first MiB kept,
+	 * and that one warning folded into a line (diagfold.h) */
+	strbuf big = STRBUF_INIT;
+	sb_adds(&big, "int kl_run(void)\n{\n");
+	for (int i = 0; i < 12000; i++)
+		sb_adds(&big, "\t{ int x; }\n");
+	sb_adds(&big, "\treturn 0;\n}\n");
+	compile(l, c, big.buf, &g);
+	const char *cut = g.zLog ? strstr(g.zLog, "kloop: ") : NULL;
+	CHECK(g.ok && g.zLog && strlen(g.zLog) < (1 << 20) + 8192 && cut &&
+	          strstr(cut, "more bytes of the compiler's output were not kept (its first 1 MiB "
+	                      "are)"),
+	      "a 2 MB log: its first MiB kept, and it says how much was not (%zu bytes; %.*s)",
+	      g.zLog ? strlen(g.zLog) : 0, cut ? (int)strcspn(cut, "\n") : 4, cut ? cut : "none");
+	char *folded = diag_fold(g.zLog ? g.zLog : "");
+	CHECK(strlen(folded) < 2048 && strstr(folded, "[-Wunused-variable] (") &&
+	          strstr(folded, " times; first at cand.c:3:15)"),
+	      "folded, it is a few lines (%zu bytes: %.*s)", strlen(folded),
+	      (int)strcspn(folded, "\n"), folded);
+	free(folded);
+	sb_free(&big);
 	compiler_free(c);
+
+	/* nvcc, compile only: its host compiler's preprocessor reads /dev/zero */
+	if (system("${KLOOP_NVCC:-nvcc} --version >/dev/null 2>&1") != 0) {
+		printf("skip - a CUDA compile stopped by its memory limit: nvcc is not installed "
+		       "(KLOOP_NVCC)\n");
+	} else {
+		char *dirCu = xasprintf("%s/cu", dir);
+		c = compiler_new(l, dirCu, 1, "sm_90", err);
+		CHECK(c != NULL, "a compiler service with nvcc (%s)", c ? "" : err);
+		if (c)
+			dev_zero(l, c, "zero.cu", &g);
+		compiler_free(c);
+		free(dirCu);
+	}
+	mem_rule();
 
 	/* the compiler's niceness, as a wrapper around cc sees it */
 	char *wrap = xasprintf("%s/cc.sh", dir), *niceFile = xasprintf("%s/nice.txt", dir);
@@ -100,13 +216,14 @@ int main(void)
 	setenv("KLOOP_CC", wrap, 1);
 	char *dir2 = xasprintf("%s/c2", dir);
 	c = compiler_new(l, dir2, 1, NULL, err);
+	int nBefore = g.n;
 	compile(l, c, good, &g);
 	unsetenv("KLOOP_CC");
 	strbuf nb = STRBUF_INIT;
 	read_file(niceFile, &nb, 64, err);
 	int want = getpriority(PRIO_PROCESS, 0) + COMPILE_NICE;
 	want = want > 19 ? 19 : want;
-	CHECK(g.n == 5 && g.ok && nb.buf && atoi(nb.buf) == want,
+	CHECK(g.n == nBefore + 1 && g.ok && nb.buf && atoi(nb.buf) == want,
 	      "the compiler runs %d nicer than kloop (it saw %d)", COMPILE_NICE,
 	      nb.buf ? atoi(nb.buf) : -1);
 	sb_free(&nb);

@@ -2,9 +2,11 @@
  * test_describe.c - one description of a verdict (result_describe): its
  * facts in order, those that withhold a rank flagged, and the workbench's
  * Results, the LLM's prompt and `kloop eval` (through the same lines)
- * saying each fact in the same words.
+ * saying each fact in the same words; a compile stopped by its memory
+ * limit, with a warning said 300 times, as the Results show it.
  */
 #include <cJSON.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -59,8 +61,70 @@ static const char *RESULT =
     "\"rse\":0.01,\"converged\":true,\"verified\":false,\"clock_bound\":\"its frames came "
     "late\"},\"kept_state\":\"it kept state between calls\",\"speedup\":9}";
 
+/* the Results of candidate 1 with the verdict r, into t */
+static void results_of(const cJSON *r, strbuf *t)
+{
+	struct state st;
+	state_init(&st);
+	char err[KL_ERRLEN];
+	cJSON *ev = cJSON_Parse("{\"type\":\"candidate_added\",\"id\":1,\"source\":\"x\","
+	                        "\"name\":\"a.cu\",\"origin\":\"human\",\"ts\":1}");
+	state_apply(&st, ev, err);
+	cJSON_Delete(ev);
+	ev = cJSON_CreateObject();
+	cJSON_AddStringToObject(ev, "type", "eval_finished");
+	cJSON_AddNumberToObject(ev, "candidate", 1);
+	cJSON_AddNumberToObject(ev, "ts", 2);
+	cJSON_AddItemToObject(ev, "result", cJSON_Duplicate(r, 1));
+	state_apply(&st, ev, err);
+	cJSON_Delete(ev);
+	report_results(&st, state_cand(&st, 1), t);
+	state_free(&st);
+}
+
+/* a compile stopped by its memory limit after a warning said 300 times (a
+ * verdict kept before the worker folded its log): the Results say the
+ * limit, and the warning once with its count */
+static void memory_limit_results(void)
+{
+	strbuf log = STRBUF_INIT;
+	for (int i = 0; i < 300; i++)
+		sb_addf(&log,
+		        "cute/layout.hpp(%d): warning #20013-D: calling a constexpr __host__ "
+		        "function from a __host__ __device__ function is not allowed\\n"
+		        "      return sq(a);\\n             ^\\n\\n",
+		        12 + i);
+	sb_adds(&log, "nvcc error   : 'cicc' died due to signal 9 (Kill signal)\\n");
+	char *j = xasprintf(
+	    "{\"status\":\"compile_error\",\"reason\":\"the compile reached its memory limit of "
+	    "8192 MiB (KLOOP_COMPILE_MEM_MB)\",\"compile\":{\"ok\":false,\"seconds\":40,"
+	    "\"log\":\"%s\"}}",
+	    log.buf);
+	strbuf t = STRBUF_INIT;
+	cJSON *r = cJSON_Parse(j);
+	results_of(r, &t);
+	cJSON_Delete(r);
+	int ok = t.buf &&
+	         strstr(t.buf, "          the compile reached its memory limit of 8192 MiB "
+	                       "(KLOOP_COMPILE_MEM_MB)\n") &&
+	         strstr(t.buf, "diagnostics\n  warning #20013-D: calling a constexpr __host__ "
+	                       "function from a __host__ __device__ function is not allowed (300 "
+	                       "times; first at cute/layout.hpp(12))\n") &&
+	         strstr(t.buf, "  nvcc error   : 'cicc' died due to signal 9") &&
+	         !strstr(t.buf, "more lines not shown");
+	CHECK(ok, "Results: the memory limit as the reason, the warning said 300 times once%s%s",
+	      ok ? "" : ":\n",
+	      ok      ? ""
+	      : t.buf ? t.buf
+	              : "(nothing)");
+	sb_free(&t);
+	sb_free(&log);
+	free(j);
+}
+
 int main(void)
 {
+	memory_limit_results();
 	cJSON *r = cJSON_Parse(RESULT);
 	struct got g = {0};
 	result_describe(r, RD_ALL, collect, &g);
@@ -97,22 +161,8 @@ int main(void)
 
 	/* the workbench's Results: the same text after the label's column,
 	 * capitals where a rank is withheld */
-	struct state st;
-	state_init(&st);
-	char err[KL_ERRLEN];
-	cJSON *ev = cJSON_Parse("{\"type\":\"candidate_added\",\"id\":1,\"source\":\"x\","
-	                        "\"name\":\"a.c\",\"origin\":\"human\",\"ts\":1}");
-	state_apply(&st, ev, err);
-	cJSON_Delete(ev);
-	ev = cJSON_CreateObject();
-	cJSON_AddStringToObject(ev, "type", "eval_finished");
-	cJSON_AddNumberToObject(ev, "candidate", 1);
-	cJSON_AddNumberToObject(ev, "ts", 2);
-	cJSON_AddItemToObject(ev, "result", cJSON_Duplicate(r, 1));
-	state_apply(&st, ev, err);
-	cJSON_Delete(ev);
 	strbuf t = STRBUF_INIT;
-	report_results(&st, state_cand(&st, 1), &t);
+	results_of(r, &t);
 	all = 1;
 	for (int i = 0; i < g.n; i++) {
 		char label[16], line[440];
@@ -132,7 +182,6 @@ int main(void)
 	    "... and reduced precision says what the session's policy makes of it");
 	sb_free(&t);
 	sb_free(&p);
-	state_free(&st);
 	cJSON_Delete(r);
 
 	/* the checked timed runs' precision (issue 25): a faithful verdict says

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "json.h"
 #include "prompt.h"
 #include "task.h"
 #include "util.h"
@@ -192,8 +193,42 @@ static void results(void)
 	prompt_results(r, &sb);
 	CHECK(strstr(sb.buf, "verdict: compile_error: cand.c:1:1") &&
 	          strstr(sb.buf, "compiler output:\n") && strstr(sb.buf, "cand.c:2:1: error") &&
-	          strstr(sb.buf, "[...]") && sb.len < 4096 + 300,
-	      "a compile error: the diagnostics, cut to 4 KiB (%zu bytes)", sb.len);
+	          strstr(sb.buf, "of the compiler's output cut here") && sb.len < 4096 + 300,
+	      "a compile error: the diagnostics, cut to 4 KiB, saying what was cut (%zu bytes)",
+	      sb.len);
+	cJSON_Delete(r);
+	free(j);
+	sb_reset(&log);
+	sb_reset(&sb);
+	/* a megabyte: CuTe's #20013-D at 5000 places, 8000 distinct warnings,
+	 * then the error */
+	for (int i = 0; i < 5000; i++)
+		sb_addf(&log,
+		        "cute/layout.hpp(%d): warning #20013-D: calling a constexpr __host__ "
+		        "function(\\\"sq\\\") from a __host__ __device__ function is not allowed\\n"
+		        "      return sq(a);\\n             ^\\n\\n",
+		        12 + i);
+	for (int i = 0; i < 8000; i++)
+		sb_addf(&log, "cand.cu(%d): warning #%d-D: something else %d\\n", i, 100000 + i, i);
+	sb_adds(&log, "cand.cu(9): error: identifier \\\"undefined_name\\\" is undefined\\n");
+	j = xasprintf("{\"status\":\"compile_error\",\"reason\":\"x\",\"compile\":{\"ok\":"
+	              "false,\"log\":\"%s\"}}",
+	              log.buf);
+	r = result(j);
+	CHECK(r && strlen(json_str(cJSON_GetObjectItem(r, "compile"), "log", "")) > (1 << 20),
+	      "a log of more than 1 MB (%zu bytes)",
+	      r ? strlen(json_str(cJSON_GetObjectItem(r, "compile"), "log", "")) : 0);
+	prompt_results(r, &sb);
+	int ok = sb.len < 4096 + 300 &&
+	         strstr(sb.buf, "compiler output:\nwarning #20013-D: calling a constexpr __host__ "
+	                        "function(\"sq\") from a __host__ __device__ function is not "
+	                        "allowed (5000 times; first at cute/layout.hpp(12))\n") &&
+	         strstr(sb.buf, "of the compiler's output cut here; the 1 error line among them:]\n"
+	                        "cand.cu(9): error: identifier \"undefined_name\" is undefined\n");
+	CHECK(ok,
+	      "a 1 MB log reaches the prompt folded and cut (%zu bytes), the error past the cut "
+	      "kept%s%.*s",
+	      sb.len, ok ? "" : ": ", ok ? 0 : (int)sb.len, sb.buf);
 	cJSON_Delete(r);
 	free(j);
 	sb_free(&log);
