@@ -343,6 +343,10 @@ int main(int argc, char **argv)
 	if (W.b->measure &&
 	    W.b->measure(W.b, &W.roof.bwMeasuredGbs, &W.roof.tflopsMeasured, merr) < 0)
 		fprintf(stderr, "kloop-worker: warning: %s\n", merr);
+	/* the other compute types' peaks: measured once per device, cached */
+	peaks_get(W.b, W.zCacheDir, 0, &W.roof.pk, merr, sizeof merr);
+	if (merr[0])
+		fprintf(stderr, "kloop-worker: warning: %s\n", merr);
 	hi.measuredBandwidthGbs = W.roof.bwMeasuredGbs;
 	hi.peakTflops = W.roof.tflops;
 	hi.measuredPeakTflops = W.roof.tflopsMeasured;

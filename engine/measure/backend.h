@@ -29,6 +29,8 @@ struct backend {
 	                        bus width), 0 where unknown or on host */
 	double tflops;       /* the fp32 peak in TFLOP/s (SMs x lanes x 2 x clock), 0 where
 	                        unknown or on host */
+	int cc;              /* compute capability, 10 x major + minor (90); 0 on host */
+	int driver;          /* the CUDA driver's version (13000); 0 on host */
 	void *stream;        /* what kl_run receives as `stream` */
 	int fatal;           /* set when the device context is unusable (sticky error) */
 	void *priv;          /* backend state */
@@ -102,6 +104,14 @@ struct backend {
 	/* optional: measure what the device does: *pBw GB/s (a device-to-device
 	 * copy), *pTflops fp32 TFLOP/s (an FMA kernel); 0 or -1 + err */
 	int (*measure)(struct backend *b, double *pBw, double *pTflops, char *err);
+	/* optional: measure the dense peaks of the compute types the device has
+	 * (task.h; large square matrix products through cuBLASLt, a few hundred
+	 * ms) into aTflops[TASK_NCOMPUTE] (0 where it has none; fp32 left 0: the
+	 * FMA kernel of measure() is its), the SM clock they ran at into
+	 * *pClockMhz and where that clock was read into *pzClockFrom ("nvml",
+	 * or "the device's peak clock" without NVML); 0 or -1 + err (peaks.h) */
+	int (*peaks)(struct backend *b, double *aTflops, double *pClockMhz,
+	             const char **pzClockFrom, char *err);
 	/* optional: device memory free and in all, in bytes; 0 or -1 */
 	int (*mem_info)(struct backend *b, size_t *pFree, size_t *pTotal);
 	void (*destroy)(struct backend *b);

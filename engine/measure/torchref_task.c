@@ -197,6 +197,8 @@ struct task *torchref_make_task(const struct torchref *r, const char *zProblem, 
 			task_free(t);
 			return NULL;
 		}
+	/* the dtypes of its inputs and parameters: what reaches its products */
+	t->compute = task_compute_infer(t, 1, &t->zComputeFrom);
 	return t;
 }
 
