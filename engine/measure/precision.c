@@ -686,7 +686,7 @@ cJSON *precision_json(const struct precision *p)
 			where_reduced(p, aRun, nRed, after, &sb);
 		int near = cause_of(worst.e, lo, hi, names, 6, &sb);
 		if (near >= 4) {
-			sb_addf(&sb, ", where the task declares fp32 accumulation (compute %s)",
+			sb_addf(&sb, ", where the task's compute type, %s, accumulates in fp32",
 			        task_compute_name(p->compute));
 			cJSON_AddStringToObject(o, "matches", names[near]);
 		}

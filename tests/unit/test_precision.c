@@ -467,8 +467,8 @@ static void test_accumulation(struct backend *b)
 		        !strcmp(pstr(r, "verdict"), cases[i].verdict) &&
 		        (!red || (!strcmp(pstr(r, "matches"), "f16 accumulation") &&
 		                  strstr(pstr(r, "cause"), "matches f16 accumulation") &&
-		                  strstr(pstr(r, "cause"), "declares fp32 accumulation (compute "
-		                                           "fp16)"))),
+		                  strstr(pstr(r, "cause"),
+		                         "the task's compute type, fp16, accumulates in fp32"))),
 		    "hgemm, %s: %s within KernelBench's tolerance, precision %s (error %.3g, ratio "
 		    "%.3g, f16 accumulation emulated %.3g to %.3g; %s%s)",
 		    cases[i].what, st ? st : "?", *pstr(r, "verdict") ? pstr(r, "verdict") : "none",
