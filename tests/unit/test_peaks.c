@@ -13,9 +13,12 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "event.h"
 #include "json.h"
 #include "peaks.h"
+#include "report.h"
 #include "roofline.h"
+#include "state.h"
 #include "util.h"
 
 static struct task_tensor tensor(char *zName, kl_dtype d, int ndim, int64_t a, int64_t b)
@@ -165,6 +168,34 @@ int main(void)
 	                   "the datasheet's; 781.2 measured at 1980 MHz: 0.1389 ms)"),
 	      "in words: %s", line);
 	cJSON_Delete(r);
+	/* the Results pane (and kloop eval's words: result_describe) say it */
+	struct state st;
+	state_init(&st);
+	char serr[KL_ERRLEN] = "";
+	cJSON *r2 = roofline_json(&h, &d, 0.2017);
+	char *zr = cJSON_PrintUnformatted(r2);
+	cJSON_Delete(r2);
+	const char *evs[] = {"{\"type\":\"session_started\",\"task\":\"hgemm\",\"ts\":1}",
+	                     "{\"type\":\"candidate_added\",\"id\":1,\"source\":\"x\",\"ts\":1}"};
+	for (int k = 0; k < 2; k++) {
+		cJSON *e = cJSON_Parse(evs[k]);
+		state_apply(&st, e, serr);
+		cJSON_Delete(e);
+	}
+	cJSON *fin = cJSON_Parse("{\"type\":\"eval_finished\",\"candidate\":1,\"ts\":2,"
+	                         "\"result\":{\"status\":\"correct\",\"speedup\":1.04,"
+	                         "\"timing\":{\"median_ms\":0.2017}}}");
+	cJSON_AddItemToObject(cJSON_GetObjectItem(fin, "result"), "roofline", cJSON_Parse(zr));
+	free(zr);
+	CHECK(state_apply(&st, fin, serr) == 0, "the result applied (%s)", serr);
+	cJSON_Delete(fin);
+	strbuf rs = STRBUF_INIT;
+	report_results(&st, state_cand(&st, 1), &rs);
+	CHECK(strstr(rs.buf, "roofline  69% of the fp16 tensor-core roofline (137.4 GFLOP at 989.4 "
+	                     "TFLOP/s, the datasheet's; 781.2 measured at 1980 MHz"),
+	      "the Results pane names the floor, its type, peaks and clock: %s", rs.buf);
+	sb_free(&rs);
+	state_free(&st);
 	r = roofline_json(&h, &d, 0.1);
 	const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(r, "suspect"));
 	CHECK(why && strstr(why, "at the fp16 peak, 989.4 TFLOP/s") && strstr(why, "forged"),
