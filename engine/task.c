@@ -313,9 +313,12 @@ task_compute task_compute_infer(const struct task *t, int kernelbench, const cha
 {
 	struct task_matmul mm;
 	int f16 = 0, bf16 = 0, i8 = 0, flt = 0;
+	/* the tensors of two or more dimensions: a bias or a scale is no operand */
 	if (kernelbench || task_matmul_of(t, &mm))
 		for (int i = 0; i < t->nIn; i++) {
 			kl_dtype d = t->aIn[i].dtype;
+			if (t->aIn[i].ndim < 2)
+				continue;
 			f16 += d == KL_F16;
 			bf16 += d == KL_BF16;
 			i8 += d == KL_I8;

@@ -103,12 +103,13 @@ const char *task_compute_name(task_compute c);
 /* the compute type named z into *pOut; 0, or -1 for a name not in
  * task_compute_name()'s list */
 int task_compute_parse(const char *z, task_compute *pOut);
-/* the compute type of a task that declares none, from its inputs' dtypes
- * where it is a matrix product (with kernelbench, any task: a KernelBench
+/* the compute type of a task that declares none, from the dtypes of its
+ * inputs of two or more dimensions (a bias or a scale is no operand) where
+ * it is a matrix product (with kernelbench, any task: a KernelBench
  * problem's inputs and parameters are what reaches its matrix products and
- * convolutions): an f16 input -> fp16, bf16 -> bf16, i8 with no float input
- * -> int8; else fp32 (never tf32: an fp32 reference is fp32).  *pzFrom
- * (may be NULL) says where it came from (static string) */
+ * convolutions): an f16 one -> fp16, bf16 -> bf16, i8 with no float one ->
+ * int8; else fp32 (never tf32: an fp32 reference is fp32).  *pzFrom (may be
+ * NULL) says where it came from (static string) */
 task_compute task_compute_infer(const struct task *t, int kernelbench, const char **pzFrom);
 
 /*

@@ -71,6 +71,10 @@ int main(void)
 	struct task i8 = gemm(KL_I8, 256, 256, 256);
 	CHECK(i8.compute == TASK_INT8, "an int8 one in int8 (got %s)",
 	      task_compute_name(i8.compute));
+	struct task i8s = gemm(KL_I8, 256, 256, 256);
+	i8s.aIn[i8s.nIn++] = tensor("scale", KL_F32, 1, 256, 0);
+	CHECK(task_compute_infer(&i8s, 0, NULL) == TASK_INT8,
+	      "... with an f32 scale per column too (a 1-D input is no operand)");
 	struct task f32 = gemm(KL_F32, 256, 256, 256);
 	CHECK(f32.compute == TASK_FP32 && !strcmp(f32.zComputeFrom, "the default"),
 	      "an fp32 one stays fp32, never tf32 (got %s)", task_compute_name(f32.compute));
