@@ -81,7 +81,9 @@ struct task {
 	double flops;             /* "flops" for the shape set in use (0: not given) */
 	task_compute compute;     /* "compute", or inferred (task_compute_infer) */
 	const char *zComputeFrom; /* where compute comes from (static string): "task.json",
-	                           * "the inputs' dtypes", "the default" */
+	                           * "the inputs' dtypes", "the dtypes reaching its
+	                           * products" (a KernelBench problem's, traced), "the
+	                           * default" */
 };
 
 /* a task shaped as a matrix product: out[0][M,N] from A[M,K] and B[K,N]

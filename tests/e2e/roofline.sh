@@ -5,6 +5,7 @@
 # report which floor binds, its type, its peaks and the clock they were
 # measured at, in the best's line and in the table cell's title.
 . tests/e2e/lib.sh
+export PYTHONDONTWRITEBYTECODE=1
 cat >"$T/s.jsonl" <<'J'
 {"type":"session_started","task":"hgemm","ts":1,"seq":1}
 {"type":"candidate_added","id":1,"source":"int x;","name":"cutlass_4096.cu","ts":1,"seq":2}
@@ -16,4 +17,23 @@ check "report: the best's line names the binding floor, its type, peaks and cloc
 	grep -qF "Roofline: $want." "$T/r.html"
 check "report: the table's roofline cell is 69%, its words in its title" \
 	grep -qF "title=\"$want\">69%</td>" "$T/r.html"
+# a KernelBench problem's compute type from the dtypes that reach its
+# products (torchref.py traces a forward; torch_serve.sh runs it with
+# PyTorch): the mapping, with the standard library alone
+check "torchref.py: f16 operands are fp16, bf16 bf16, fp8 fp8, int8 alone int8, fp32 stays fp32, none is none" \
+	python3 - <<'PY'
+import sys, types
+sys.path.insert(0, "engine/measure")
+import torchref
+class D:
+    def __init__(self, f):
+        self.is_floating_point = f
+t = types.SimpleNamespace(float16=D(True), bfloat16=D(True), float32=D(True), int8=D(False),
+                          float8_e4m3fn=D(True))
+c = torchref.compute_of_dtypes
+got = [c(t, set()), c(t, {t.float16, t.float32}), c(t, {t.bfloat16}), c(t, {t.float8_e4m3fn}),
+       c(t, {t.int8}), c(t, {t.int8, t.float32}), c(t, {t.float32})]
+want = [None, "fp16", "bf16", "fp8", "int8", "fp32", "fp32"]
+assert got == want, got
+PY
 exit 0
