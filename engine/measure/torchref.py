@@ -1285,6 +1285,10 @@ class Server(object):
         for j, y in enumerate(ys):
             d = describe_tensor(torch, y, "output %d" % j)
             self.outputs.append({"name": "out%d" % j, "dtype": d["dtype"], "shape": d["shape"]})
+        if self.device == "cuda":
+            del inputs, ys
+        else:
+            self.cached = (tseed, inputs, ys)
         # what reaches its products: one more forward, traced, on inputs of
         # its own (a forward may change its inputs in place)
         compute = product_compute(torch, lambda: self.model(*make_inputs(
@@ -1292,11 +1296,8 @@ class Server(object):
         if self.device == "cuda":
             # hold nothing while the worker measures its free memory and allocates:
             # drawing the set again on the GPU costs milliseconds
-            del inputs, ys
             torch.cuda.synchronize()
             torch.cuda.empty_cache()
-        else:
-            self.cached = (tseed, inputs, ys)
         dev_name = self.device
         if self.device == "cuda":
             dev_name = str(torch.cuda.get_device_name(torch.cuda.current_device()))
