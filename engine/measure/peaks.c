@@ -108,6 +108,15 @@ int peaks_save(const char *zPath, const char *zKey, const struct peaks *p, char 
 	for (int c = 0; c < TASK_NCOMPUTE; c++)
 		if (p->measured[c] > 0)
 			cJSON_AddNumberToObject(m, task_compute_name(c), p->measured[c]);
+	/* the datasheet's beside them, for whoever reads the file (a load takes
+	 * the table's: kloop's own, which a newer kloop may correct) */
+	if (p->zDatasheet) {
+		cJSON_AddStringToObject(o, "datasheet", p->zDatasheet);
+		cJSON *ds = cJSON_AddObjectToObject(o, "datasheet_tflops");
+		for (int c = 0; c < TASK_NCOMPUTE; c++)
+			if (p->datasheet[c] > 0)
+				cJSON_AddNumberToObject(ds, task_compute_name(c), p->datasheet[c]);
+	}
 	cJSON_AddNumberToObject(o, "clock_mhz", p->clockMhz);
 	cJSON_AddStringToObject(o, "clock_from", p->zClockFrom ? p->zClockFrom : "");
 	cJSON_AddNumberToObject(o, "seconds", p->seconds);

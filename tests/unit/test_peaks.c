@@ -254,6 +254,17 @@ int main(void)
 	          pk.datasheet[TASK_FP16] == 989.4,
 	      "a cold start measures once and writes the cache (measured %d, warning '%s')",
 	      nMeasured, warn);
+	strbuf file = STRBUF_INIT;
+	read_file(path, &file, 1 << 16, err);
+	cJSON *fj = cJSON_Parse(file.buf ? file.buf : "");
+	CHECK(!strcmp(json_str(fj, "datasheet", ""), "H200 SXM") &&
+	          json_num(cJSON_GetObjectItem(fj, "datasheet_tflops"), "fp16", 0) == 989.4 &&
+	          json_num(cJSON_GetObjectItem(fj, "measured_tflops"), "fp16", 0) == 781.25 &&
+	          json_num(fj, "clock_mhz", 0) == 1980,
+	      "the file holds the measured peaks, the clock and the datasheet's beside them: %s",
+	      file.buf ? file.buf : err);
+	cJSON_Delete(fj);
+	sb_free(&file);
 	struct peaks back;
 	memset(&back, 0, sizeof back);
 	int got = peaks_load(path, key, &back, err);
