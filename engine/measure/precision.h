@@ -66,7 +66,7 @@ int precision_emu_bits(int k, int *pTruncate);
  * verdict says which it matches ("matches f16 accumulation") */
 enum { PRECISION_ACC_F16, PRECISION_ACC_BF16, PRECISION_NACC };
 /* the sample: at most this many output elements, in up to 16 rows */
-#define PRECISION_ACC_SAMPLE 4096
+#define PRECISION_ACC_SAMPLE 2048
 #define PRECISION_ACC_ROWS 16
 
 /*

@@ -33,22 +33,23 @@ double precision_acc_error(const struct task *t, const struct task_matmul *mm, c
 	int64_t K = mm->K, N = mm->N;
 	kl_dtype da = t->aIn[mm->a].dtype, db = t->aIn[mm->b].dtype, dout = t->aOut[0].dtype;
 	int64_t C = colStep > 0 ? (N + colStep - 1) / colStep : 0;
-	double *a = xmalloc((size_t)K * sizeof *a), *col = xmalloc((size_t)K * sizeof *col);
+	double *a = xmalloc((size_t)(R * K) * sizeof *a), *col = xmalloc((size_t)K * sizeof *col);
 	double num = 0, den = 0;
 	int finite = 1;
 	chunk = chunk < 1 ? 1 : chunk;
+	for (int64_t i = 0; i < R * K; i++)
+		a[i] = task_dtype_get(aRows, da, i);
 	for (int64_t c = 0; c < C && finite; c++) {
 		int64_t n = c * colStep;
 		for (int64_t k = 0; k < K; k++)
 			col[k] = task_dtype_get(b, db, mm->bNK ? n * K + k : k * N + n);
 		for (int r = 0; r < R && finite; r++) {
-			for (int64_t k = 0; k < K; k++)
-				a[k] = task_dtype_get(aRows, da, (int64_t)r * K + k);
+			const double *ar = a + (int64_t)r * K;
 			double s = 0;
 			for (int64_t k0 = 0; k0 < K; k0 += chunk) {
 				double step = 0;
 				for (int64_t k = k0; k < k0 + chunk && k < K; k++)
-					step += a[k] * col[k];
+					step += ar[k] * col[k];
 				s = acc == KL_F64 ? s + step : round_to(s + step, acc);
 			}
 			if (bias)
