@@ -576,6 +576,10 @@ static struct judged judge(const struct precision *p, const double *a, double ba
 {
 	struct judged j = {.a = a, .e = rel(a, CMP_ERR)};
 	base = fmax(base, rel(a, CMP_ROUND));
+	/* a task whose compute type is tf32 asks for TF32's inputs: what they
+	 * cost is its base (issue 36) */
+	if (p->compute == TASK_TF32)
+		base = fmax(base, fmax(p->emu[PRECISION_EMU10], p->emu[PRECISION_EMU10Z]));
 	j.ratio = base > 0 ? j.e / base : j.e > 0 ? INFINITY : 0;
 	j.reduced = a[CMP_NONFINITE] == 0 && is_reduced(p, j.e, base, vary);
 	return j;

@@ -614,6 +614,24 @@ int main(void)
 			      PRECISION_LIMIT);
 		cJSON_Delete(r);
 	}
+	/* a task whose compute type is tf32 asks for TF32's inputs: they are
+	 * its base, and only what errs beyond them is reduced (issue 36) */
+	t.compute = TASK_TF32;
+	t.zComputeFrom = "task.json";
+	struct harness *h32 = setup(&t, b, ref_exp, 1, err);
+	for (int k = 0; h32 && k < 2; k++) {
+		cJSON *r = harness_eval(h32, fcand(&fc, h32, b, k ? c_coarse : c_tf32_inputs), 0,
+		                        NULL, NULL);
+		CHECK(!strcmp(pstr(r, "verdict"), k ? "reduced" : "faithful"),
+		      "compute tf32: %s is %s (ratio %.3g; %s)",
+		      k ? "a result 0.8% off" : "inputs at 10 mantissa bits", pstr(r, "verdict"),
+		      pnum(r, "ratio"), pstr(r, "cause"));
+		cJSON_Delete(r);
+	}
+	CHECK(h32, "a harness of compute tf32 (%s)", err);
+	harness_free(h32);
+	t.compute = TASK_FP32;
+	t.zComputeFrom = NULL;
 	/* faithful in the three trials, bf16 once timed: the run after timing
 	 * (flushed and called as the timed runs are) says so */
 	nCalls = 0;
