@@ -6,11 +6,14 @@
 #include "peaks.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "json.h"
 #include "sha256.h"
@@ -193,6 +196,21 @@ void peaks_get(struct backend *b, const char *zCacheDir, int force, struct peaks
 	peaks_key(b, key, sizeof key);
 	char *path = zCacheDir ? peaks_cache_path(zCacheDir, key) : NULL;
 	int got = path && !force ? peaks_load(path, key, p, err) : 0;
+	/* one measurement of a device at a time: workers started together on
+	 * one GPU would measure each other's load; the later ones wait, then
+	 * read what the first cached */
+	int lock = -1;
+	if (got <= 0 && path) {
+		char *dir = xstrdup(path), *lp = xasprintf("%s.lock", path);
+		*strrchr(dir, '/') = 0;
+		char e2[KL_ERRLEN];
+		if (mkdir_p(dir, e2) == 0 &&
+		    (lock = open(lp, O_CREAT | O_RDWR | O_CLOEXEC, 0600)) >= 0 &&
+		    flock(lock, LOCK_EX) == 0 && got == 0 && !force)
+			got = peaks_load(path, key, p, err);
+		free(dir);
+		free(lp);
+	}
 	if (got < 0)
 		snprintf(zWarn, nWarn, "ignoring the device's peaks cache (%s): measuring again",
 		         err);
@@ -214,6 +232,8 @@ void peaks_get(struct backend *b, const char *zCacheDir, int force, struct peaks
 			}
 		}
 	}
+	if (lock >= 0)
+		close(lock);
 	free(path);
 }
 

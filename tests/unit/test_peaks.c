@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -297,6 +300,37 @@ int main(void)
 	      "a negative peak is corrupt too: %s", err);
 	peaks_get(&fake, dir, 1, &pk, warn, sizeof warn);
 	CHECK(nMeasured == 3 && !pk.cached && !warn[0], "force measures again (doctor --peaks)");
+	/* two workers starting on one device: the second waits for the first's
+	 * measurement and reads it, rather than measuring the first's load */
+	unlink(path);
+	int pfd[2];
+	CHECK(pipe(pfd) == 0, "a pipe");
+	pid_t kid = fork();
+	if (kid == 0) {
+		char *lp = xasprintf("%s.lock", path);
+		int fd = open(lp, O_CREAT | O_RDWR, 0600);
+		flock(fd, LOCK_EX);
+		if (write(pfd[1], "L", 1) != 1)
+			_exit(1);
+		usleep(300000); /* measuring */
+		struct peaks other = {.clockMhz = 1755};
+		other.measured[TASK_FP16] = 555;
+		peaks_save(path, key, &other, err);
+		_exit(0);
+	}
+	char c1;
+	CHECK(read(pfd[0], &c1, 1) == 1, "the first worker holds the device's lock");
+	int before = nMeasured;
+	peaks_get(&fake, dir, 0, &pk, warn, sizeof warn);
+	int kst = 0;
+	waitpid(kid, &kst, 0);
+	CHECK(nMeasured == before && pk.cached && pk.measured[TASK_FP16] == 555 &&
+	          pk.clockMhz == 1755,
+	      "... the second waits and reads the first's peaks, measuring nothing (measured %d "
+	      "more; fp16 %g)",
+	      nMeasured - before, pk.measured[TASK_FP16]);
+	close(pfd[0]);
+	close(pfd[1]);
 	failMeasure = 1;
 	unlink(path);
 	peaks_get(&fake, dir, 0, &pk, warn, sizeof warn);
