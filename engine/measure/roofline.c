@@ -21,7 +21,9 @@ double roofline_peak(const struct roofline_dev *d, task_compute c, double *pShee
                      double *pMeasured)
 {
 	int fp32 = c == TASK_FP32 || (unsigned)c >= TASK_NCOMPUTE;
-	double sheet = fp32 ? d->tflops : d->pk.datasheet[c];
+	/* fp32's from the device's attributes, else the table's */
+	double sheet =
+	    fp32 ? (d->tflops > 0 ? d->tflops : d->pk.datasheet[TASK_FP32]) : d->pk.datasheet[c];
 	double meas = fp32 ? d->tflopsMeasured : d->pk.measured[c];
 	if (pSheet)
 		*pSheet = sheet;
