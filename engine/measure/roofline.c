@@ -133,9 +133,16 @@ void roofline_line(const cJSON *roof, char *buf, size_t n)
 		         json_num(roof, "flops", 0) / 1e9, isInt ? "GOP" : "GFLOP", peak,
 		         fl->valuedouble);
 	} else {
-		snprintf(buf, n, "%.0f%% of the memory roofline (%.3g MB at %.0f GB/s: %.4g ms)",
+		/* the compute floor that does not bind, where there is one */
+		char other[120] = "";
+		double cmp = json_num(roof, "compute_floor_ms", 0);
+		if (cmp > 0)
+			snprintf(other, sizeof other, "; the %s %s floor %.4g ms",
+			         json_str(roof, "compute", "fp32"),
+			         json_str(roof, "compute_unit", "FMA"), cmp);
+		snprintf(buf, n, "%.0f%% of the memory roofline (%.3g MB at %.0f GB/s: %.4g ms%s)",
 		         f->valuedouble * 100, bytes / 1e6,
 		         cJSON_GetNumberValue(cJSON_GetObjectItem(roof, "bandwidth_gbs")),
-		         fl->valuedouble);
+		         fl->valuedouble, other);
 	}
 }
