@@ -218,22 +218,28 @@ int main(void)
 	cJSON_Delete(r);
 	/* a measured peak above the datasheet's floors it; int8 in TOP/s */
 	d.pk.measured[TASK_INT8] = 2100;
-	struct task i8big = gemm(KL_I8, 4096, 4096, 4096);
-	r = roofline_json(&i8big, &d, 1.0);
-	roofline_line(r, line, sizeof line);
-	CHECK(strstr(line, "7% of the int8 tensor-core roofline (137.4 GOP at 2100 TOP/s "
-	                   "measured at 1980 MHz; the datasheet's 1979: 0.06545 ms)"),
-	      "an int8 product, its measured peak over the datasheet's: %s", line);
-	cJSON_Delete(r);
-	/* a skinny fp16 product (M = 16): the memory floor binds, the fp16
-	 * one is said beside it */
-	struct task sk = gemm(KL_F16, 16, 4096, 4096);
-	r = roofline_json(&sk, &d, 0.05);
-	roofline_line(r, line, sizeof line);
-	CHECK(strstr(line, "14% of the memory roofline (33.8 MB at 4800 GB/s: 0.007045 ms; the "
-	                   "fp16 tensor-core floor 0.0005426 ms)"),
-	      "a skinny fp16 product is memory-bound, its fp16 floor beside: %s", line);
-	cJSON_Delete(r);
+	/* ... and a skinny fp16 product (M = 16): the memory floor binds, the
+	 * fp16 one is said beside it */
+	struct {
+		struct task t;
+		double ms;
+		const char *want, *what;
+	} lines[] = {
+	    {gemm(KL_I8, 4096, 4096, 4096), 1.0,
+	     "7% of the int8 tensor-core roofline (137.4 GOP at 2100 TOP/s measured at 1980 MHz; "
+	     "the datasheet's 1979: 0.06545 ms)",
+	     "an int8 product, its measured peak over the datasheet's"},
+	    {gemm(KL_F16, 16, 4096, 4096), 0.05,
+	     "14% of the memory roofline (33.8 MB at 4800 GB/s: 0.007045 ms; the fp16 tensor-core "
+	     "floor 0.0005426 ms)",
+	     "a skinny fp16 product is memory-bound, its fp16 floor beside"},
+	};
+	for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+		r = roofline_json(&lines[i].t, &d, lines[i].ms);
+		roofline_line(r, line, sizeof line);
+		CHECK(strstr(line, lines[i].want), "%s: %s", lines[i].what, line);
+		cJSON_Delete(r);
+	}
 	/* no fp8 on an A100: its fp8 task has the memory floor only */
 	struct task f8 = gemm(KL_U8, 4096, 4096, 4096);
 	f8.compute = TASK_FP8;
