@@ -39,17 +39,20 @@ TS_OBJ     := $(BUILD)/ts/runtime.o $(BUILD)/ts/cuda_parser.o $(BUILD)/ts/cuda_s
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-# kloop's own GPU kernels (checks and input generation on the device), built
-# where nvcc is installed; without them the cuda backend checks on the CPU
+# kloop's own GPU kernels (checks and input generation on the device) and
+# the device's peaks (cuBLASLt, loaded at run time: peaks.cu), built where
+# nvcc is installed; without them the cuda backend checks on the CPU
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
 CUDA_LIB := $(if $(NVCC),$(BIN)/libkloop-cuda.so)
 
 all: $(BIN)/kloop $(BIN)/kloop-worker $(CUDA_LIB)
 
-$(BIN)/libkloop-cuda.so: engine/measure/device_kernels.cu
+CUDA_SRC := engine/measure/device_kernels.cu engine/measure/peaks.cu
+$(BIN)/libkloop-cuda.so: $(CUDA_SRC)
 	@mkdir -p $(BIN)
 	$(NVCC) -O3 -std=c++17 -shared -Xcompiler -fPIC --cudart shared \
-		-gencode arch=compute_75,code=compute_75 -gencode arch=compute_90,code=sm_90 -o $@ $<
+		-gencode arch=compute_75,code=compute_75 -gencode arch=compute_90,code=sm_90 -o $@ \
+		$(CUDA_SRC) -ldl
 
 $(TS_RT)/src/lib.c $(TS_CUDA)/parser.c:
 	@echo "kloop: the tree-sitter runtime and CUDA grammar are missing: run 'make deps' first" >&2; exit 1

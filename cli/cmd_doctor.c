@@ -28,6 +28,7 @@
 #include "task.h"
 #include "torchref.h"
 #include "libs.h"
+#include "peaks.h"
 #include "util.h"
 
 static int json;
@@ -265,6 +266,71 @@ static void target_line(int major, int minor)
 	}
 }
 
+/* the GPU's dense peaks per compute type (peaks.h): with measure, measured
+ * now (and cached for the workers), else the cached ones; one line, and
+ * in --json the whole object */
+static void peaks_lines(struct backend *b, int measure)
+{
+	struct peaks pk;
+	char warn[2 * KL_ERRLEN], key[512];
+	char *dir = cache_dir_default();
+	peaks_key(b, key, sizeof key);
+	char *path = peaks_cache_path(dir, key);
+	double bw = 0, fma = 0;
+	char merr[KL_ERRLEN];
+	if (measure) {
+		peaks_get(b, dir, 1, &pk, warn, sizeof warn);
+		/* fp32: kloop's FMA kernel, as a worker measures it at every start */
+		if (b->measure && b->measure(b, &bw, &fma, merr) < 0)
+			fma = 0;
+	} else {
+		memset(&pk, 0, sizeof pk);
+		peaks_datasheet(b->zDevice, &pk);
+		warn[0] = 0;
+		if (peaks_load(path, key, &pk, warn) == 0) {
+			line("peaks", 1,
+			     "not measured on this device yet (a worker measures them at its first "
+			     "start; kloop doctor --peaks measures them now)%s%s",
+			     pk.zDatasheet ? "; the datasheet's: " : "",
+			     pk.zDatasheet ? pk.zDatasheet : "");
+			goto done;
+		}
+	}
+	pk.measured[TASK_FP32] = fma;
+	strbuf sb = STRBUF_INIT;
+	if (measure)
+		sb_addf(&sb, "measured in %.2f s", pk.seconds);
+	else
+		sb_addf(&sb, "cached (measured in %.2f s)", pk.seconds);
+	if (pk.clockMhz > 0)
+		sb_addf(&sb, " at %.0f MHz (%s)", pk.clockMhz, pk.zClockFrom ? pk.zClockFrom : "");
+	sb_addf(&sb, ", TFLOP/s measured (datasheet%s%s):", pk.zDatasheet ? " " : ": none",
+	        pk.zDatasheet ? pk.zDatasheet : "");
+	for (int c = 0; c < TASK_NCOMPUTE; c++) {
+		if (!(pk.measured[c] > 0) && !(pk.datasheet[c] > 0))
+			continue;
+		sb_addf(&sb, " %s ", task_compute_name(c));
+		if (pk.measured[c] > 0)
+			sb_addf(&sb, "%.4g", pk.measured[c]);
+		else
+			sb_adds(&sb, "-");
+		if (pk.datasheet[c] > 0)
+			sb_addf(&sb, " (%.4g)", pk.datasheet[c]);
+	}
+	if (measure)
+		sb_addf(&sb, "; cached in %s", path);
+	if (warn[0])
+		sb_addf(&sb, "; %s", warn);
+	line("peaks", !warn[0], "%s", sb.buf);
+	sb_free(&sb);
+	if (json)
+		cJSON_AddItemToObject(cJSON_GetObjectItem(report, "peaks"), "peaks",
+		                      peaks_json(&pk));
+done:
+	free(path);
+	free(dir);
+}
+
 /* replace *pz by a copy of z */
 static void set(char **pz, const char *z)
 {
@@ -284,6 +350,7 @@ static int exec_doctor(int argc, char **argv)
 	int workers = f.zWorkers != NULL;
 	const char *zWorkers = f.zWorkers && *f.zWorkers ? f.zWorkers : NULL;
 	double timeoutS = f.timeoutS > 0 ? f.timeoutS : 5;
+	int peaks = f.peaks;
 	/* --python: the interpreter to check (the fix doctor itself advises) */
 	char *zPy = f.cfg.zPython ? xstrdup(f.cfg.zPython) : NULL;
 	flags_free(&f);
@@ -322,10 +389,13 @@ static int exec_doctor(int argc, char **argv)
 	if (b) {
 		line("gpu", 1, "%s", b->zDevice);
 		target_line(b->ccMajor, b->ccMinor);
+		peaks_lines(b, peaks);
 		b->destroy(b);
 	} else {
 		line("gpu", 0, "%s (the host backend is used)", err);
 		target_line(0, 0);
+		if (peaks)
+			line("peaks", 0, "no GPU here: no peaks to measure");
 	}
 	char mps[1024];
 	int mpsOk = mps_describe(cfg.mps, haveGpu, mps, sizeof mps);
@@ -427,10 +497,11 @@ static int exec_doctor(int argc, char **argv)
 
 const struct cmd_entry cmd_doctor_entry = {
     .name = "doctor",
-    .usage = "[--json] [--workers[=SPEC]] [--provider P --model M --base-url URL] [--python PY] "
-             "[--timeout S]",
+    .usage = "[--json] [--workers[=SPEC]] [--peaks] [--provider P --model M --base-url URL] "
+             "[--python PY] [--timeout S]",
     .help = "check compilers, GPU, Python and PyTorch, grammar, configuration, LLM keys, and the "
             "LLM provider, model and endpoint (a real request, --timeout seconds, 5 by default); "
-            "--workers starts each configured worker and tries it",
+            "--workers starts each configured worker and tries it; --peaks measures the GPU's "
+            "dense peaks per compute type again (cuBLASLt) and caches them for the workers",
     .exec = exec_doctor,
 };

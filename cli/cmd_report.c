@@ -15,6 +15,7 @@
 #include "flags.h"
 #include "json.h"
 #include "linediff.h"
+#include "roofline.h"
 #include "runner.h"
 #include "session.h"
 
@@ -424,6 +425,20 @@ static void num_cell(strbuf *o, double v, const char *zFmt)
 	sb_adds(o, "</td>");
 }
 
+/* a roofline's fraction, its words (roofline_line) as the cell's title */
+static void roof_cell(strbuf *o, const cJSON *roof)
+{
+	char line[400];
+	roofline_line(roof, line, sizeof line);
+	if (!line[0]) {
+		num_cell(o, NAN, "");
+		return;
+	}
+	sb_adds(o, "<td class=\"n\" title=\"");
+	esc(o, line);
+	sb_addf(o, "\">%.0f%%</td>", json_num(roof, "fraction", 0) * 100);
+}
+
 static void table(strbuf *o, const struct rep *r)
 {
 	const struct state *st = r->st;
@@ -479,10 +494,9 @@ static void table(strbuf *o, const struct rep *r)
 		else
 			sb_adds(o, "&#8211;");
 		sb_adds(o, "</td>");
-		/* the share of the device's limit its time reaches (roofline.h) */
-		num_cell(
-		    o, json_num(cJSON_GetObjectItem(c->result, "roofline"), "fraction", NAN) * 100,
-		    "%.0f%%");
+		/* the share of the device's limit its time reaches (roofline.h),
+		 * which floor binds, of what type and at what clock in its title */
+		roof_cell(o, cJSON_GetObjectItem(c->result, "roofline"));
 		num_cell(o, json_num(c->result, "speedup_compile", NAN), "%.3gx");
 		const struct cand *p = c->nParent ? state_cand(st, c->aParent[0]) : NULL;
 		num_cell(o, p && p->timeMs > 0 && c->timeMs > 0 ? p->timeMs / c->timeMs : NAN,
@@ -596,6 +610,13 @@ static void page(strbuf *o, const struct state *st, const char *zJournal)
 		        r.confirmed ? ""
 		                    : " (unconfirmed: another candidate is within its timing noise "
 		                      "and no A/B has told them apart)");
+		char line[400];
+		roofline_line(cJSON_GetObjectItem(b->result, "roofline"), line, sizeof line);
+		if (line[0]) {
+			sb_adds(o, " <span id=\"best-roofline\">Roofline: ");
+			esc(o, line);
+			sb_adds(o, ".</span>");
+		}
 	} else {
 		sb_adds(o, "No correct, timed candidate yet.");
 	}

@@ -106,6 +106,11 @@ static int show_problem(const char *zProblem, const char *zShapes, const char *z
 				sb_free(&sh);
 			}
 		}
+		const char *zc = cJSON_GetStringValue(cJSON_GetObjectItem(d, "compute"));
+		if (zc)
+			printf("  compute  %s (the dtypes reaching its matrix products and "
+			       "convolutions: its roofline's compute floor)\n",
+			       zc);
 		const cJSON *sz = cJSON_GetObjectItem(d, "sizes"), *e;
 		if (cJSON_IsObject(sz) && sz->child) {
 			printf("  sizes  ");

@@ -152,6 +152,7 @@ static const struct flag_def table[] = {
     STR("--model", zModel, FL_DOCTOR),
     STR("--base-url", zBaseUrl, FL_DOCTOR),
     {"--timeout", F_NUM(timeoutS), 0.1, 600, "seconds", NULL, FL_DOCTOR, NULL},
+    {"--peaks", F_SWITCH(peaks), 0, 0, NULL, NULL, FL_DOCTOR, NULL},
     /* tasks PROBLEM.py: how long the PyTorch helper may take to describe it */
     {"--timeout", F_NUM(timeoutS), 0.1, 7 * DAY, "seconds", NULL, FL_TASKS, NULL},
     /* the search's settings (search.h checks them again) */

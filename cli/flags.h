@@ -86,6 +86,7 @@ struct flags {
 	const char *zModel;    /* --model M */
 	const char *zBaseUrl;  /* --base-url URL */
 	double timeoutS;       /* --timeout S (0: not given) */
+	int peaks;             /* --peaks: measure the GPU's peaks again (peaks.h) */
 };
 
 /*

@@ -247,3 +247,85 @@ void task_free(struct task *t)
 	free(t->seeds.azCuda);
 	free(t);
 }
+
+int task_matmul_of(const struct task *t, struct task_matmul *mm)
+{
+	if (t->nOut != 1 || t->aOut[0].ndim != 2 || t->nIn < 2)
+		return 0;
+	/* the two 2-D inputs, in either order, and at most one 1-D bias */
+	int a = -1, b = -1, bias = -1, n1 = 0;
+	for (int i = 0; i < t->nIn; i++) {
+		const struct task_tensor *x = &t->aIn[i];
+		if (x->ndim == 2 && a < 0)
+			a = i;
+		else if (x->ndim == 2 && b < 0)
+			b = i;
+		else if (x->ndim == 1)
+			bias = n1++ ? bias : i;
+		else
+			return 0;
+	}
+	if (a < 0 || b < 0)
+		return 0;
+	int64_t M = t->aOut[0].shape[0], N = t->aOut[0].shape[1];
+	for (int k = 0; k < 2; k++) {
+		const struct task_tensor *x = &t->aIn[k ? b : a], *y = &t->aIn[k ? a : b];
+		/* x[M,K] with y[K,N] or y[N,K] */
+		if (x->shape[0] != M)
+			continue;
+		int64_t K = x->shape[1];
+		int kn = y->shape[0] == K && y->shape[1] == N,
+		    nk = y->shape[1] == K && y->shape[0] == N;
+		if (!kn && !nk)
+			continue;
+		int isBias = n1 == 1 && t->aIn[bias].shape[0] == N;
+		*mm = (struct task_matmul){.a = k ? b : a,
+		                           .b = k ? a : b,
+		                           .bias = isBias ? bias : -1,
+		                           .nOther = n1 - isBias,
+		                           .bNK = !kn,
+		                           .M = M,
+		                           .N = N,
+		                           .K = K};
+		return 1;
+	}
+	return 0;
+}
+
+static const char *compute_names[TASK_NCOMPUTE] = {"fp32", "tf32", "fp16", "bf16", "fp8", "int8"};
+
+const char *task_compute_name(task_compute c)
+{
+	return (unsigned)c < TASK_NCOMPUTE ? compute_names[c] : "?";
+}
+
+int task_compute_parse(const char *z, task_compute *pOut)
+{
+	for (int i = 0; i < TASK_NCOMPUTE; i++)
+		if (z && !strcmp(z, compute_names[i])) {
+			*pOut = (task_compute)i;
+			return 0;
+		}
+	return -1;
+}
+
+task_compute task_compute_infer(const struct task *t, int kernelbench, const char **pzFrom)
+{
+	struct task_matmul mm;
+	int f16 = 0, bf16 = 0, i8 = 0, flt = 0;
+	/* the tensors of two or more dimensions: a bias or a scale is no operand */
+	if (kernelbench || task_matmul_of(t, &mm))
+		for (int i = 0; i < t->nIn; i++) {
+			kl_dtype d = t->aIn[i].dtype;
+			if (t->aIn[i].ndim < 2)
+				continue;
+			f16 += d == KL_F16;
+			bf16 += d == KL_BF16;
+			i8 += d == KL_I8;
+			flt += task_dtype_is_float(d);
+		}
+	task_compute c = f16 ? TASK_FP16 : bf16 ? TASK_BF16 : i8 && !flt ? TASK_INT8 : TASK_FP32;
+	if (pzFrom)
+		*pzFrom = c != TASK_FP32 ? "the inputs' dtypes" : "the default";
+	return c;
+}

@@ -38,6 +38,19 @@ struct task_sources {
 	char *zTorch; /* path of reference.py (reference only), or NULL */
 };
 
+/* the arithmetic a task's products run in (task.json "compute"), which
+ * picks its roofline's compute floor (roofline.h); the low-precision ones
+ * multiply their inputs' type and accumulate in fp32 */
+typedef enum {
+	TASK_FP32, /* fp32 FMA on CUDA cores (fp64 too: no floor of its own) */
+	TASK_TF32, /* fp32 inputs through TF32 tensor cores */
+	TASK_FP16, /* fp16 inputs, fp32 accumulation */
+	TASK_BF16, /* bf16 inputs, fp32 accumulation */
+	TASK_FP8,  /* fp8 e4m3 inputs, fp32 accumulation */
+	TASK_INT8, /* int8 inputs, int32 accumulation */
+	TASK_NCOMPUTE
+} task_compute;
+
 struct task_seeds {
 	char **azHost; /* host seed paths */
 	int nHost;
@@ -56,17 +69,50 @@ struct task {
 	int nIn;
 	struct task_tensor aOut[TASK_MAX_TENSORS];
 	int nOut;
-	struct task_tol aTol[8]; /* per kl_dtype, defaults overridden by the task */
-	const char *zTolFrom;    /* where the float tolerances come from (static string):
-	                          * "default", "task.json", "kernelbench" or "flags" */
-	const char *zTolFromInt; /* ... and the integer ones, which KernelBench's
-	                            tolerance and --atol/--rtol leave as they were
-	                            (static string; NULL: as zTolFrom) */
-	struct task_sources ref; /* the reference per backend */
-	struct task_seeds seeds; /* the seeds per backend */
-	char *zLibs;             /* "libs": the words, space-separated ("" if none; libs.h) */
-	double flops;            /* "flops" for the shape set in use (0: not given) */
+	struct task_tol aTol[8];  /* per kl_dtype, defaults overridden by the task */
+	const char *zTolFrom;     /* where the float tolerances come from (static string):
+	                           * "default", "task.json", "kernelbench" or "flags" */
+	const char *zTolFromInt;  /* ... and the integer ones, which KernelBench's
+	                             tolerance and --atol/--rtol leave as they were
+	                             (static string; NULL: as zTolFrom) */
+	struct task_sources ref;  /* the reference per backend */
+	struct task_seeds seeds;  /* the seeds per backend */
+	char *zLibs;              /* "libs": the words, space-separated ("" if none; libs.h) */
+	double flops;             /* "flops" for the shape set in use (0: not given) */
+	task_compute compute;     /* "compute", or inferred (task_compute_infer) */
+	const char *zComputeFrom; /* where compute comes from (static string): "task.json",
+	                           * "the inputs' dtypes", "the dtypes reaching its
+	                           * products" (a KernelBench problem's, traced), "the
+	                           * default" */
 };
+
+/* a task shaped as a matrix product: out[0][M,N] from A[M,K] and B[K,N]
+ * (or B[N,K], as nn.Linear holds its weight), besides which it has only 1-D
+ * inputs; input indices of A, B and the bias (the one 1-D input, of N
+ * elements; -1: none) */
+struct task_matmul {
+	int a, b, bias;
+	int nOther; /* 1-D inputs that are not a bias */
+	int bNK;    /* B is [N,K] */
+	int64_t M, N, K;
+};
+/* 1 and *mm when t is shaped as a matrix product (two 2-D inputs, one 2-D
+ * output, in either order), else 0 */
+int task_matmul_of(const struct task *t, struct task_matmul *mm);
+
+/* "fp32", "tf32", "fp16", "bf16", "fp8", "int8" */
+const char *task_compute_name(task_compute c);
+/* the compute type named z into *pOut; 0, or -1 for a name not in
+ * task_compute_name()'s list */
+int task_compute_parse(const char *z, task_compute *pOut);
+/* the compute type of a task that declares none, from the dtypes of its
+ * inputs of two or more dimensions (a bias or a scale is no operand) where
+ * it is a matrix product (with kernelbench, any task: a KernelBench
+ * problem's inputs and parameters are what reaches its matrix products and
+ * convolutions): an f16 one -> fp16, bf16 -> bf16, i8 with no float one ->
+ * int8; else fp32 (never tf32: an fp32 reference is fp32).  *pzFrom (may be
+ * NULL) says where it came from (static string) */
+task_compute task_compute_infer(const struct task *t, int kernelbench, const char **pzFrom);
 
 /*
  * Load DIR/task.json (DIR may also be a path to a task.json itself), resolving

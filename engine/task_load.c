@@ -651,7 +651,7 @@ static int parse_root(struct ctx *c, cJSON *root, struct task *t, const char *zB
 	if (known_keys(c, root, NULL,
 	               (const char *const[]){"name", "description", "inputs", "outputs", "shapes",
 	                                     "tolerance", "reference", "seeds", "libs", "flops",
-	                                     NULL}))
+	                                     "compute", NULL}))
 		return -1;
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "name");
 	if (!cJSON_IsString(n) || !valid_name(n->valuestring))
@@ -747,6 +747,22 @@ static int parse_root(struct ctx *c, cJSON *root, struct task *t, const char *zB
 	t->zLibs = sb_detach(&lb);
 	if (parse_flops(c, root, t) < 0)
 		return -1;
+	const cJSON *cp = cJSON_GetObjectItemCaseSensitive(root, "compute");
+	if (cp) {
+		if (task_compute_parse(cJSON_GetStringValue(cp), &t->compute) < 0) {
+			char *v = cJSON_PrintUnformatted(cp);
+			kl_err(c->err,
+			       "%s: compute: expected one of \"fp32\", \"tf32\", \"fp16\", "
+			       "\"bf16\", \"fp8\", \"int8\" (the type its products run in), got "
+			       "%.60s",
+			       c->zFile, v ? v : "?");
+			free(v);
+			return -1;
+		}
+		t->zComputeFrom = "task.json";
+	} else {
+		t->compute = task_compute_infer(t, 0, &t->zComputeFrom);
+	}
 
 	const cJSON *ref = cJSON_GetObjectItemCaseSensitive(root, "reference");
 	if (!cJSON_IsObject(ref))

@@ -346,6 +346,15 @@ const char *exe_dir(void)
 	return dir;
 }
 
+char *cache_dir_default(void)
+{
+	const char *x = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	if (x && *x)
+		return xasprintf("%s/kloop", x);
+	return xasprintf("%s/.cache/kloop", home && *home ? home : "/tmp");
+}
+
 char *exe_data_dir(const char *zSub)
 {
 	char *build = xasprintf("%s/../%s", exe_dir(), zSub);

@@ -78,6 +78,10 @@ const char *exe_dir(void);
  * else exe_dir()/../share/kloop/zSub when installed (the first that exists;
  * the build tree's when neither does).  A fresh string the caller frees. */
 char *exe_data_dir(const char *zSub);
+/* kloop's cache root (compiled objects, baselines' timing, the devices'
+ * peaks): $XDG_CACHE_HOME/kloop, else $HOME/.cache/kloop (/tmp without a
+ * home); a fresh string the caller frees */
+char *cache_dir_default(void);
 /* join two path pieces into a fresh string */
 char *path_join(const char *a, const char *b);
 /* the first executable regular file named zProgram in a directory of

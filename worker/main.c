@@ -215,15 +215,6 @@ static void runner_limits(long long asMb)
 	setrlimit(RLIMIT_AS, &as);
 }
 
-static char *default_cache_dir(void)
-{
-	const char *x = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
-	if (x && *x)
-		return xasprintf("%s/kloop", x);
-	return xasprintf("%s/.cache/kloop", home && *home ? home : "/tmp");
-}
-
 static int usage(void)
 {
 	fprintf(stderr,
@@ -318,7 +309,7 @@ int main(int argc, char **argv)
 		kworker_send_error(-1, err, 1);
 		return 1;
 	}
-	W.zCacheDir = zCache ? zCache : default_cache_dir();
+	W.zCacheDir = zCache ? zCache : cache_dir_default();
 	char *soDir = path_join(W.zCacheDir, "so");
 	W.l = loop_new();
 	kworker_pid = getpid();
@@ -354,6 +345,10 @@ int main(int argc, char **argv)
 	char merr[KL_ERRLEN];
 	if (W.b->measure &&
 	    W.b->measure(W.b, &W.roof.bwMeasuredGbs, &W.roof.tflopsMeasured, merr) < 0)
+		fprintf(stderr, "kloop-worker: warning: %s\n", merr);
+	/* the other compute types' peaks: measured once per device, cached */
+	peaks_get(W.b, W.zCacheDir, 0, &W.roof.pk, merr, sizeof merr);
+	if (merr[0])
 		fprintf(stderr, "kloop-worker: warning: %s\n", merr);
 	hi.measuredBandwidthGbs = W.roof.bwMeasuredGbs;
 	hi.peakTflops = W.roof.tflops;

@@ -27,6 +27,8 @@ struct backend {
 	                         target candidates are built for is the worker's
 	                         (cuda_target.h: sm_90a on it by default) */
 	int ccMajor, ccMinor; /* its compute capability (9.0), 0.0 on host */
+	int cc;               /* the same as 10 x major + minor (90); 0 on host */
+	int driver;           /* the CUDA driver's version (13000); 0 on host */
 	char zUuid[96];       /* the GPU's UUID (NVML), "" where unknown or on host */
 	double bandwidthGbs;  /* the device memory's peak bandwidth in GB/s (2 x memory clock x
 	                         bus width), 0 where unknown or on host */
@@ -105,6 +107,14 @@ struct backend {
 	/* optional: measure what the device does: *pBw GB/s (a device-to-device
 	 * copy), *pTflops fp32 TFLOP/s (an FMA kernel); 0 or -1 + err */
 	int (*measure)(struct backend *b, double *pBw, double *pTflops, char *err);
+	/* optional: measure the dense peaks of the compute types the device has
+	 * (task.h; large square matrix products through cuBLASLt, a few hundred
+	 * ms) into aTflops[TASK_NCOMPUTE] (0 where it has none; fp32 left 0: the
+	 * FMA kernel of measure() is its), the SM clock they ran at into
+	 * *pClockMhz and where that clock was read into *pzClockFrom ("nvml",
+	 * or "the device's peak clock" without NVML); 0 or -1 + err (peaks.h) */
+	int (*peaks)(struct backend *b, double *aTflops, double *pClockMhz,
+	             const char **pzClockFrom, char *err);
 	/* optional: device memory free and in all, in bytes; 0 or -1 */
 	int (*mem_info)(struct backend *b, size_t *pFree, size_t *pTotal);
 	void (*destroy)(struct backend *b);

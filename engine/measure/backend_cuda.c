@@ -52,6 +52,7 @@ static struct {
 	int (*error64)(const void *, int, const void *, long long, double *, cudaStream_t);
 	int (*fma)(int, int, float *, cudaStream_t);
 	int (*read)(const void *, long long, void *, cudaStream_t);
+	int (*peaks)(int, double *, void *, char *, int); /* peaks.cu */
 	int ok;
 } K;
 
@@ -122,6 +123,7 @@ static int load_runtime(char *err)
 		*(void **)&K.read = dlsym(kd, "kld_read");
 		*(void **)&K.error64 = dlsym(kd, "kld_error64");
 		*(void **)&K.fma = dlsym(kd, "kld_fma");
+		*(void **)&K.peaks = dlsym(kd, "kld_peaks");
 		K.ok = K.compare && K.diff && K.random && K.empty && K.read && K.error64;
 	}
 	void *nv = forRunner ? NULL : dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -236,6 +238,29 @@ static int c_measure(struct backend *b, double *pBw, double *pTflops, char *err)
 	R.cudaFree(y);
 	if ((e = R.cudaGetLastError()))
 		return backend_cuda_err("measuring the device", e, err);
+	return 0;
+}
+
+/* the dense peaks per compute type (peaks.cu), and the SM clock they ran
+ * at: NVML's just after them, else the device's peak clock */
+static int c_peaks(struct backend *b, double *aTflops, double *pClockMhz, const char **pzClockFrom,
+                   char *err)
+{
+	struct cuda *c = b->priv;
+	*pClockMhz = 0;
+	*pzClockFrom = NULL;
+	if (!K.peaks)
+		return kl_err(err, "libkloop-cuda.so has no kld_peaks (rebuild kloop with nvcc)");
+	if (K.peaks(b->cc, aTflops, b->stream, err, KL_ERRLEN) < 0)
+		return -1;
+	int mhz = b->clock_mhz ? b->clock_mhz(b) : -1, khz = 0;
+	if (mhz > 0) {
+		*pClockMhz = mhz;
+		*pzClockFrom = "nvml";
+	} else if (R.cudaDeviceGetAttribute(&khz, ATTR_CLOCK_KHZ, c->dev) == 0 && khz > 0) {
+		*pClockMhz = khz / 1000.0;
+		*pzClockFrom = "the device's peak clock";
+	}
 	return 0;
 }
 
@@ -618,6 +643,8 @@ struct backend *backend_cuda_new(int dev, char *err)
 	int drv = 0, rt = 0;
 	R.cudaDriverGetVersion(&drv);
 	R.cudaRuntimeGetVersion(&rt);
+	b->cc = 10 * major + minor;
+	b->driver = drv;
 	snprintf(b->zDevice, sizeof b->zDevice,
 	         "%s (%s, %d SMs, L2 %d MB, driver CUDA %d.%d, runtime %d.%d%s)", name, b->zArch,
 	         sms, l2 >> 20, drv / 1000, (drv % 1000) / 10, rt / 1000, (rt % 1000) / 10,
@@ -654,6 +681,7 @@ struct backend *backend_cuda_new(int dev, char *err)
 	b->share_handle = c_share_handle;
 	b->mem_info = c_mem_info;
 	b->measure = c_measure;
+	b->peaks = c_peaks;
 	b->timer_start = c_timer_start;
 	b->timer_stop = c_timer_stop;
 	b->sync = c_sync;

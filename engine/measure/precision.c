@@ -27,9 +27,14 @@ struct precision {
 	int nTrials;                /* the trials whose float64 outputs it holds */
 	double ref[CMP_NSUM];       /* the task's reference against it, over every trial */
 	double emu[PRECISION_NEMU]; /* relative L2 of each emulation (-1: not measured) */
-	double acc; /* what summing in the output's type may cost, any order: 2 u sqrt(L),
-	               L the input elements per output element (precision.h) */
-	double cand[CMP_NSUM]; /* the candidate's, over the trials added */
+	double acc;      /* what summing in the output's type may cost, any order: 2 u sqrt(L),
+	                    L the input elements per output element (precision.h); in fp32 where
+	                    the task declares fp32 accumulation */
+	int accDeclared; /* the task declares fp32 accumulation of f16 or bf16 inputs */
+	task_compute compute;
+	double accEmu[PRECISION_NACC][2]; /* each accumulation emulation's relative L2, 16
+	                                     products a step and one (-1: not measured) */
+	double cand[CMP_NSUM];            /* the candidate's, over the trials added */
 	int nAdded;
 	double after[CMP_NSUM]; /* ... and in the run after timing (the timing set) */
 	int nAfter;
@@ -256,6 +261,62 @@ static int check_sets(struct precision *p, struct harness *h, double bound, char
 	return 0;
 }
 
+/* download n bytes at offset off of device buffer src into dst */
+static int fetch(struct backend *b, void *dst, const void *src, size_t off, size_t n, char *err)
+{
+	return b->download(b, dst, (const char *)src + off, n, err);
+}
+
+/*
+ * The accumulation emulations (precision.h) of a task that declares fp32
+ * accumulation and is a plain matrix product: on up to PRECISION_ACC_ROWS
+ * rows and PRECISION_ACC_SAMPLE elements of the first trial (h64's set 0,
+ * its inputs and float64 outputs), where the product computed exactly is
+ * the reference's (a product followed by more, a ReLU, is not emulated)
+ */
+static void acc_emulations(struct precision *p, struct harness *h64, const struct task *t)
+{
+	struct task_matmul mm;
+	for (int k = 0; k < PRECISION_NACC; k++)
+		p->accEmu[k][0] = p->accEmu[k][1] = -1;
+	if (!p->accDeclared || !task_matmul_of(t, &mm) || mm.nOther ||
+	    !task_dtype_is_float(t->aOut[0].dtype))
+		return;
+	struct backend *b = harness_backend(h64);
+	int R = mm.M < PRECISION_ACC_ROWS ? (int)mm.M : PRECISION_ACC_ROWS;
+	int64_t rowStep = mm.M / R, C = PRECISION_ACC_SAMPLE / R;
+	C = C < mm.N ? C : mm.N;
+	int64_t colStep = mm.N / C;
+	size_t ea = task_dtype_size(t->aIn[mm.a].dtype), nB = task_tensor_bytes(&t->aIn[mm.b]);
+	size_t rowA = (size_t)mm.K * ea, rowRef = (size_t)mm.N * sizeof(double);
+	if (nB > (size_t)1 << 30)
+		return;
+	char err[KL_ERRLEN];
+	char *aRows = xmalloc((size_t)R * rowA), *bAll = xmalloc(nB);
+	double *ref = xmalloc((size_t)R * rowRef);
+	void *bias = mm.bias >= 0 ? xmalloc(task_tensor_bytes(&t->aIn[mm.bias])) : NULL;
+	int ok = fetch(b, bAll, harness_input_buf(h64, 0, mm.b), 0, nB, err) == 0 &&
+	         (!bias || fetch(b, bias, harness_input_buf(h64, 0, mm.bias), 0,
+	                         task_tensor_bytes(&t->aIn[mm.bias]), err) == 0);
+	for (int r = 0; ok && r < R; r++)
+		ok = fetch(b, aRows + (size_t)r * rowA, harness_input_buf(h64, 0, mm.a),
+		           (size_t)(r * rowStep) * rowA, rowA, err) == 0 &&
+		     fetch(b, (char *)ref + (size_t)r * rowRef, harness_expected_buf(h64, 0, 0),
+		           (size_t)(r * rowStep) * rowRef, rowRef, err) == 0;
+	/* the product computed exactly must be the reference's */
+	double exact =
+	    ok ? precision_acc_error(t, &mm, aRows, bAll, bias, ref, R, colStep, KL_F64, 1) : -1;
+	for (int k = 0; exact >= 0 && exact <= 1e-6 && k < PRECISION_NACC; k++)
+		for (int j = 0; j < 2; j++)
+			p->accEmu[k][j] = precision_acc_error(
+			    t, &mm, aRows, bAll, bias, ref, R, colStep,
+			    k == PRECISION_ACC_F16 ? KL_F16 : KL_BF16, j ? 1 : 16);
+	free(aRows);
+	free(bAll);
+	free(ref);
+	free(bias);
+}
+
 int precision_attach(struct harness *h, struct harness *h64, char *err)
 {
 	const struct task *t = harness_task(h);
@@ -323,7 +384,19 @@ int precision_attach(struct harness *h, struct harness *h64, char *err)
 		u = uj > u ? uj : u;
 	}
 	double L = nOut > 0 && nIn > nOut ? nIn / nOut : 1;
+	/* a product of f16 or bf16 inputs declared (or inferred, where it is a
+	 * matrix product) to accumulate in fp32 may cost what fp32 sums do */
+	struct task_matmul mm;
+	int isMm = task_matmul_of(t, &mm);
+	p->compute = t->compute;
+	p->accDeclared = (t->compute == TASK_FP16 || t->compute == TASK_BF16) &&
+	                 (isMm || (t->zComputeFrom && !strcmp(t->zComputeFrom, "task.json")));
+	if (p->accDeclared) {
+		u = 0x1p-24;
+		L = isMm ? (double)mm.K : L;
+	}
 	p->acc = 2 * u * sqrt(L);
+	acc_emulations(p, h64, t);
 	if (check_sets(p, h, bound, err) < 0)
 		goto fail;
 	/* only the float64 outputs are read from here on */
@@ -417,27 +490,23 @@ static void add_num(cJSON *o, const char *k, double v)
 }
 
 /* the likely causes of an error e, into sb: the (at most two) estimates
- * nearest it within 3x, nearest first; the first two estimates are one
- * cause, TF32 inputs rounded and truncated, a range (tensor cores lie
- * between the two); else where e lies among them */
-static void cause_of(double e, const double *est, const char *const *names, int n, strbuf *sb)
+ * nearest it within 3x, nearest first, each the range lo[k]..hi[k] (TF32
+ * inputs rounded and truncated: tensor cores lie between the two; an
+ * accumulation 16 products a step and one); else where e lies among them.
+ * The nearest one's index, or -1 */
+static int cause_of(double e, const double *lo, const double *hi, const char *const *names, int n,
+                    strbuf *sb)
 {
 	double maxEst = 0, d[8];
 	int idx[8], m = 0;
 	for (int k = 0; k < n && m < 8; k++) {
-		if (!(est[k] > 0))
+		if (!(lo[k] > 0))
 			continue;
-		double lo = est[k], hi = est[k];
-		if (k == 0 && est[1] > 0) {
-			lo = est[0] < est[1] ? est[0] : est[1];
-			hi = est[0] + est[1] - lo;
-		}
-		maxEst = hi > maxEst ? hi : maxEst;
-		if (e >= lo / 3 && e <= hi * 3) {
-			d[m] = fabs(log(e / sqrt(lo * hi)));
+		maxEst = hi[k] > maxEst ? hi[k] : maxEst;
+		if (e >= lo[k] / 3 && e <= hi[k] * 3) {
+			d[m] = fabs(log(e / sqrt(lo[k] * hi[k])));
 			idx[m++] = k;
 		}
-		k += k == 0 && est[1] > 0;
 	}
 	for (int a = 0; a < m; a++) /* nearest first */
 		for (int b = a + 1; b < m; b++)
@@ -447,21 +516,49 @@ static void cause_of(double e, const double *est, const char *const *names, int 
 				d[a] = d[b], idx[a] = idx[b];
 				d[b] = t, idx[b] = x;
 			}
-	for (int a = 0; a < m && a < 2; a++)
-		sb_addf(sb, a ? ", or %s" : "as large as %s make", names[idx[a]]);
+	for (int a = 0; a < m && a < 2; a++) {
+		int k = idx[a];
+		if (strstr(names[k], "accumulation") && lo[k] < hi[k])
+			sb_addf(sb, "%s %s (which errs %.2g to %.2g here, 16 sums a step to one)",
+			        a ? ", or" : "matches", names[k], lo[k], hi[k]);
+		else if (strstr(names[k], "accumulation"))
+			sb_addf(sb, "%s %s (which errs %.2g here)", a ? ", or" : "matches",
+			        names[k], lo[k]);
+		else
+			sb_addf(sb, a ? ", or %s" : "as large as %s make", names[k]);
+	}
 	if (!m && maxEst > 0 && e > 3 * maxEst)
 		sb_adds(sb, "an error beyond bf16's: a coarse approximation, half-precision "
 		            "accumulation, or part of the result not computed");
 	else if (!m)
 		sb_adds(sb, "an approximation or a lower-precision intermediate");
+	return m ? idx[0] : -1;
 }
 
-/* the rule (precision.h) for an error e against a base, on inputs varied
- * as vary says (rng.h flags; 0: plain) */
+/* the least accumulation emulation that stands out from base (at least
+ * twice it: on a short reduction f16 sums cost no more than the output's
+ * rounding), 0 where none does */
+static double acc_standout(const struct precision *p, double base)
+{
+	double least = 0;
+	for (int k = 0; k < PRECISION_NACC; k++) {
+		double e = p->accEmu[k][0];
+		if (e >= 2 * base && (!least || e < least))
+			least = e;
+	}
+	return least;
+}
+
 static int is_reduced(const struct precision *p, double e, double base, int vary)
 {
 	double ratio = base > 0 ? e / base : e > 0 ? INFINITY : 0, e10 = p->emu[PRECISION_EMU10];
 	double k = vary ? PRECISION_VARIED_FACTOR : 1;
+	/* a task that declares fp32 accumulation: an error nearer an
+	 * accumulation emulation's than the base (beyond their geometric
+	 * mean) is that accumulation, within the tolerance or not */
+	double ea = acc_standout(p, base);
+	if (ea > 0 && e > k * sqrt(base * ea))
+		return 1;
 	return ratio > PRECISION_LIMIT && (!(e10 > 0) || e > k * e10 / PRECISION_EMU_FRAC) &&
 	       e > k * p->acc;
 }
@@ -479,6 +576,10 @@ static struct judged judge(const struct precision *p, const double *a, double ba
 {
 	struct judged j = {.a = a, .e = rel(a, CMP_ERR)};
 	base = fmax(base, rel(a, CMP_ROUND));
+	/* a task whose compute type is tf32 asks for TF32's inputs: what they
+	 * cost is its base (issue 36) */
+	if (p->compute == TASK_TF32)
+		base = fmax(base, fmax(p->emu[PRECISION_EMU10], p->emu[PRECISION_EMU10Z]));
 	j.ratio = base > 0 ? j.e / base : j.e > 0 ? INFINITY : 0;
 	j.reduced = a[CMP_NONFINITE] == 0 && is_reduced(p, j.e, base, vary);
 	return j;
@@ -554,18 +655,45 @@ cJSON *precision_json(const struct precision *p)
 	                       "bf16_outputs", "f16_outputs"};
 	for (int k = 0; k < 5; k++)
 		add_num(em, keys[k], est[k]);
+	const char *accKeys[PRECISION_NACC] = {"f16_accumulation", "bf16_accumulation"};
+	for (int k = 0; k < PRECISION_NACC; k++)
+		if (p->accEmu[k][0] >= 0) {
+			add_num(em, accKeys[k], p->accEmu[k][0]);
+			char *z = xasprintf("%s_sequential", accKeys[k]);
+			add_num(em, z, p->accEmu[k][1]);
+			free(z);
+		}
+	if (p->accDeclared)
+		cJSON_AddStringToObject(o, "accumulation", "fp32");
 	if (reduced) {
-		const char *names[5] = {
-		    "TF32 or f16 inputs (10-bit mantissa)", "TF32 or f16 inputs (10-bit mantissa)",
-		    "bf16 inputs (7-bit mantissa)", "bf16 outputs or intermediates",
-		    "f16 outputs or intermediates"};
+		/* each estimate a range: TF32 inputs rounded to truncated; an
+		 * accumulation 16 sums a step to one; the output roundings on the
+		 * run reduced, its own data */
+		double lo[6], hi[6];
+		const char *names[6] = {"TF32 or f16 inputs (10-bit mantissa)",
+		                        "bf16 inputs (7-bit mantissa)",
+		                        "bf16 outputs or intermediates",
+		                        "f16 outputs or intermediates",
+		                        "f16 accumulation",
+		                        "bf16 accumulation"};
+		lo[0] = est[1] > 0 ? fmin(est[0], est[1]) : est[0];
+		hi[0] = est[1] > 0 ? fmax(est[0], est[1]) : est[0];
+		lo[1] = hi[1] = est[2];
+		lo[2] = hi[2] = rel(worst.a, CMP_BF16);
+		lo[3] = hi[3] = rel(worst.a, CMP_F16);
+		for (int k = 0; k < PRECISION_NACC; k++) {
+			lo[4 + k] = fmin(p->accEmu[k][0], p->accEmu[k][1]);
+			hi[4 + k] = fmax(p->accEmu[k][0], p->accEmu[k][1]);
+		}
 		strbuf sb = STRBUF_INIT;
 		if (!tr.reduced)
 			where_reduced(p, aRun, nRed, after, &sb);
-		/* the output roundings' estimates on the run reduced, its own data */
-		est[3] = rel(worst.a, CMP_BF16);
-		est[4] = rel(worst.a, CMP_F16);
-		cause_of(worst.e, est, names, 5, &sb);
+		int near = cause_of(worst.e, lo, hi, names, 6, &sb);
+		if (near >= 4) {
+			sb_addf(&sb, ", where the task's compute type, %s, accumulates in fp32",
+			        task_compute_name(p->compute));
+			cJSON_AddStringToObject(o, "matches", names[near]);
+		}
 		cJSON_AddStringToObject(o, "cause", sb.buf);
 		sb_free(&sb);
 	}

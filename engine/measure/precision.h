@@ -57,6 +57,32 @@ enum { PRECISION_EMU10, PRECISION_EMU10Z, PRECISION_EMU7, PRECISION_NEMU };
 /* emulation k's mantissa bits, and *pTruncate: toward zero, not to nearest */
 int precision_emu_bits(int k, int *pTruncate);
 
+/* the accumulation emulations of a task that declares fp32 accumulation
+ * of low-precision inputs (compute fp16 or bf16, task.h) and is a matrix
+ * product (issue 36): its product accumulated in f16, or in bf16, over a
+ * sample of the first trial's output elements, 16 products a step (as
+ * mma's f16 accumulator) and one (an FMA each, hfma2's): a kernel that
+ * accumulates so is reduced whatever the tolerance lets through, and its
+ * verdict says which it matches ("matches f16 accumulation") */
+enum { PRECISION_ACC_F16, PRECISION_ACC_BF16, PRECISION_NACC };
+/* the sample: at most this many output elements, in up to 16 rows */
+#define PRECISION_ACC_SAMPLE 2048
+#define PRECISION_ACC_ROWS 16
+
+/*
+ * The relative L2 error, against ref (the float64 reference's rows, R x N,
+ * row-major), of t's product mm over those R rows and every colStep-th
+ * column: accumulated in acc's type (KL_F16, KL_BF16; KL_F64: exactly, and
+ * not rounded to the output's type) chunk products a step (the products and
+ * a step's sum exact), the bias added, rounded to the output's type.  aRows:
+ * the R rows of A ([R][K], A's dtype), b: all of B (its dtype and layout),
+ * bias: NULL or N elements of its dtype.  -1 where the result is not finite
+ * (an f16 accumulator overflowed).  Pure: for the tests.
+ */
+double precision_acc_error(const struct task *t, const struct task_matmul *mm, const void *aRows,
+                           const void *b, const void *bias, const double *ref, int R,
+                           int64_t colStep, kl_dtype acc, int chunk);
+
 struct precision;
 
 /*

@@ -203,7 +203,13 @@ void result_precision_line(const cJSON *r, strbuf *sb)
 	int exact = !(eRef > eRound); /* the reference's error is the rounding's */
 	sb_addf(sb, "%s: relative L2 error %.2g against float64", reduced ? "reduced precision" : v,
 	        e);
-	if (reduced)
+	const char *matches = cJSON_GetStringValue(cJSON_GetObjectItem(p, "matches"));
+	if (reduced && matches)
+		sb_addf(sb, ", %.2gx %s (%.2g; nearer what %s makes)", ratio,
+		        exact ? "what rounding the exact result makes"
+		              : "the reference's own error",
+		        exact ? eRound : eRef, matches);
+	else if (reduced)
 		sb_addf(sb, ", %.2gx %s (%.2g; the limit is %gx)", ratio,
 		        exact ? "what rounding the exact result makes"
 		              : "the reference's own error",
@@ -215,6 +221,9 @@ void result_precision_line(const cJSON *r, strbuf *sb)
 	double e10 = result_num(cJSON_GetObjectItem(p, "emulated"), "tf32_f16_inputs");
 	if (!reduced && e10 > 0)
 		sb_addf(sb, "; TF32 or f16 inputs would make %.2g", e10);
+	double eAcc = result_num(cJSON_GetObjectItem(p, "emulated"), "f16_accumulation");
+	if (!reduced && eAcc > 0)
+		sb_addf(sb, "; f16 accumulation would make %.2g", eAcc);
 	int nRun = cJSON_GetArraySize(cJSON_GetObjectItem(p, "checked_runs"));
 	if (!reduced && nRun)
 		sb_addf(sb, "; faithful in the %d checked timed run%s too", nRun,

@@ -333,6 +333,63 @@ def dtype_name(torch, dtype):
     return None
 
 
+# the aten operators of matrix products, convolutions and attention: the
+# dtypes of their operands (tensors of two or more dimensions) are the
+# problem's compute type (kloop's task.compute, docs/TASKS.md)
+_PRODUCT_OPS = frozenset((
+    "mm", "bmm", "addmm", "addbmm", "baddbmm", "addmv", "mv", "convolution", "_convolution",
+    "cudnn_convolution", "cudnn_convolution_transpose", "_scaled_mm", "_int_mm",
+    "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention", "_flash_attention_forward",
+    "_efficient_attention_forward"))
+
+
+def compute_of_dtypes(torch, dtypes):
+    """kloop's compute type of the operands' dtypes: "fp16", "bf16", "fp8",
+    "int8" (no float operand), "fp32" (fp32 stays fp32: TF32 is off), or
+    None where no operand was seen."""
+    if not dtypes:
+        return None
+    if torch.float16 in dtypes:
+        return "fp16"
+    if torch.bfloat16 in dtypes:
+        return "bf16"
+    f8 = [getattr(torch, n, None) for n in ("float8_e4m3fn", "float8_e4m3fnuz")]
+    if any(d is not None and d in dtypes for d in f8):
+        return "fp8"
+    if torch.int8 in dtypes and not any(d.is_floating_point for d in dtypes):
+        return "int8"
+    return "fp32"
+
+
+def product_compute(torch, fn):
+    """The compute type of the dtypes that reach the matrix products and
+    convolutions of one call of fn() (a forward), traced with a dispatch
+    mode; None where none does, or where tracing is not possible."""
+    try:
+        from torch.utils._python_dispatch import TorchDispatchMode
+    except Exception:
+        return None
+    seen = set()
+
+    class _Products(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            packet = getattr(func, "_overloadpacket", None)
+            if getattr(packet, "__name__", "") in _PRODUCT_OPS:
+                for a in list(args) + list(kwargs.values()):
+                    if isinstance(a, torch.Tensor) and a.dim() >= 2:
+                        seen.add(a.dtype)
+            return func(*args, **kwargs)
+
+    try:
+        with torch.no_grad(), _Products():
+            fn()
+    except Exception:
+        return None
+    return compute_of_dtypes(torch, seen)
+
+
 def describe_tensor(torch, t, what):
     """{"dtype", "shape"} for a tensor, or RefError naming ``what`` when kloop
     cannot take it (dtype, layout, more than 8 dimensions)."""
@@ -1229,20 +1286,26 @@ class Server(object):
             d = describe_tensor(torch, y, "output %d" % j)
             self.outputs.append({"name": "out%d" % j, "dtype": d["dtype"], "shape": d["shape"]})
         if self.device == "cuda":
-            # hold nothing while the worker measures its free memory and allocates:
-            # drawing the set again on the GPU costs milliseconds
             del inputs, ys
-            torch.cuda.synchronize()
-            torch.cuda.empty_cache()
         else:
             self.cached = (tseed, inputs, ys)
+        # what reaches its products: one more forward, traced, on inputs of
+        # its own (a forward may change its inputs in place)
+        compute = product_compute(torch, lambda: self.model(*make_inputs(
+            torch, self.module, tseed, self.device, self.model, on_device=True)))
+        if self.device == "cuda":
+            # hold nothing while the worker measures its free memory and allocates:
+            # drawing the set again on the GPU costs milliseconds
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
         dev_name = self.device
         if self.device == "cuda":
             dev_name = str(torch.cuda.get_device_name(torch.cuda.current_device()))
         return {"ev": "describe", "format": FORMAT, "problem": self.problem,
                 "problem_sha256": _file_sha256(self.problem), "torch": str(torch.__version__),
                 "device": dev_name, "device_type": self.device, "seed": self.seed, "tf32": False,
-                "sizes": self.sizes, "inputs": self.entries, "outputs": self.outputs}
+                "sizes": self.sizes, "inputs": self.entries, "outputs": self.outputs,
+                "compute": compute}
 
     def fill(self, tseed, ins, outs, label, vary=0):
         """Draw the set of seed tseed (its inputs varied as ``vary`` says,

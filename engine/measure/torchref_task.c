@@ -197,6 +197,13 @@ struct task *torchref_make_task(const struct torchref *r, const char *zProblem, 
 			task_free(t);
 			return NULL;
 		}
+	/* the dtypes that reach its products (the helper traced a forward),
+	 * else those of its inputs and parameters */
+	const char *zc = cJSON_GetStringValue(cJSON_GetObjectItem(r->manifest, "compute"));
+	if (zc && task_compute_parse(zc, &t->compute) == 0)
+		t->zComputeFrom = "the dtypes reaching its products";
+	else
+		t->compute = task_compute_infer(t, 1, &t->zComputeFrom);
 	return t;
 }
 

@@ -19,6 +19,24 @@ for t in softmax layernorm matmul hgemm gemm_bias_relu; do
 	check "the $t CUDA seed is correct against $(json baseline "$T/$t.json" 2>/dev/null) ($(json reason "$T/$t.json" 2>/dev/null)$(head -c 300 "$T/$t.err"))" test "$st" = correct
 	echo "# $t seed: $(json time_ms "$T/$t.json" 2>/dev/null) ms, baseline $(json baseline_ms "$T/$t.json" 2>/dev/null) ms"
 done
+# a roofline for every type (issue 36): hgemm's is its fp16 tensor-core
+# floor, at the peak the worker measured (cached per device) or the
+# datasheet's; the device's peaks measured again by doctor, plausibly
+check "hgemm's roofline is the fp16 tensor-core floor ($(json roofline "$T/hgemm.json" 2>/dev/null))" \
+	test "$(json roofline.compute "$T/hgemm.json" 2>/dev/null)" = fp16 -a \
+	"$(json roofline.bound "$T/hgemm.json" 2>/dev/null)" = compute
+check "the worker cached the device's peaks ($(ls "$XDG_CACHE_HOME"/kloop/device/ 2>&1))" \
+	ls "$XDG_CACHE_HOME"/kloop/device/peaks-*.json
+$KLOOP doctor --peaks --json >"$T/peaks.json" 2>"$T/peaks.err"
+echo "# peaks: $(json peaks.detail "$T/peaks.json" 2>/dev/null)"
+check "doctor --peaks measured fp16 at 30-130% of the datasheet's dense peak ($(json peaks.detail "$T/peaks.json" 2>/dev/null))" \
+	python3 - "$T/peaks.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["peaks"]["peaks"]
+t = p["types"]["fp16"]
+m, d = t["measured_tflops"], t.get("datasheet_tflops", t["measured_tflops"])
+sys.exit(0 if p.get("clock_mhz", 0) > 0 and 0.3 * d <= m <= 1.3 * d else 1)
+PY
 if [ $has_torch = 1 ]; then
 	check "with PyTorch present the default reference is PyTorch eager" grep -q 'PyTorch eager' "$T/softmax.json"
 fi

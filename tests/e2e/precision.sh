@@ -175,6 +175,25 @@ import json; d=json.load(open('$T/sessionj.out'))
 c={x['name']:x.get('precision') for x in d['candidates']}
 assert c=={'softmax_seed.c':'faithful','softmax_bf16_outputs.c':'reduced'}, c"
 
+# hgemm declares fp32 accumulation (compute fp16, from its f16 inputs):
+# accumulating in f16 as mma's f16 accumulator does is within KernelBench's
+# tolerance at the host shape, and reduced, named as f16 accumulation
+# (issue 36); the fp32-accumulating seed stays faithful
+kb_task hgemm "$T/hgemm"
+for c in "hgemm_seed:tasks/hgemm/seed.c:faithful:0" \
+	"hgemm_f16_acc:$F/hgemm_f16_acc.c:reduced:1"; do
+	n=${c%%:*} rest=${c#*:}
+	file=${rest%%:*} rest=${rest#*:}
+	want=${rest%%:*} wrc=${rest#*:}
+	nf=$NFAIL
+	verdict $n "$T/hgemm" "$file"
+	check "$n: correct, $want, exit $wrc ($(field verdict $n), $(field rel_l2 $n) against f16 accumulation's $(field emulated.f16_accumulation $n); $(field cause $n))" \
+		test "$(json status "$T/$n.json")/$(field verdict $n)/$rc" = correct/$want/$wrc
+	diag $nf "$T/$n.txt" "$T/$n.err"
+done
+check "... the reduced one's words name f16 accumulation" \
+	grep -q "^  PRECISION reduced precision: .*matches f16 accumulation" "$T/hgemm_f16_acc.txt"
+
 # a reference that writes only floats: no verdict, and why
 mkdir -p "$T/kb"
 cp tests/fixtures/kbtol/matmul/* "$T/kb/"

@@ -7,7 +7,9 @@
 # PyTorch's model in float64; so is a softmax that stores through bf16 only
 # in the checked timed runs (a row whose max is above 7: the checking sets'
 # varied inputs), its checked run named; plain fp32 cuBLAS, the seed and an
-# online softmax with __expf stay faithful, in every checked run too.
+# online softmax with __expf stay faithful, in every checked run too.  On
+# hgemm, a WMMA kernel accumulating in f16 is reduced, "matches f16
+# accumulation" (issue 36), and its fp32-accumulating twin faithful.
 # Skipped with one line where there is no GPU.
 . tests/e2e/lib.sh
 if ! $KLOOP doctor --json 2>/dev/null | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["gpu"]["ok"] else 1)'; then
@@ -101,6 +103,32 @@ assert n, 'no checked run judged'"
 	expect mm_$ref cublas_tf32.cu incorrect None
 	diag $nf "$T/sm_$ref.err" "$T/mm_$ref.err"
 done
+
+# hgemm on tensor cores (issue 36): WMMA with fp32 accumulation is
+# faithful, its roofline the fp16 tensor-core floor; with an f16
+# accumulator (CUDA-L2's SM80_16x8x16_F16F16F16F16) reduced precision,
+# "matches f16 accumulation", or incorrect outright where an outlier takes
+# it past KernelBench's tolerance
+kb_task hgemm "$T/hgemm"
+cp $F/hgemm_wmma.cu "$T/hgemm_wmma.cu"
+{
+	echo '#define ACC_HALF'
+	cat $F/hgemm_wmma.cu
+} >"$T/hgemm_wmma_f16acc.cu"
+nf=$NFAIL
+$KLOOP eval "$T/hgemm" "$T/hgemm_wmma.cu" "$T/hgemm_wmma_f16acc.cu" $B --reference cuda --json \
+	>"$T/hg.json" 2>"$T/hg.err"
+verdicts hg "$T/hg.json"
+expect hg hgemm_wmma.cu correct faithful
+reduced hg hgemm_wmma_f16acc.cu "matches f16 accumulation"
+check "hg: WMMA's roofline is the fp16 tensor-core floor, compute-bound ($(grep hgemm_wmma.cu "$T/hg.json" | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline()).get("roofline"))' 2>&1))" \
+	python3 -c "
+import json
+rs = {x['source'].split('/')[-1]: x for x in map(json.loads, open('$T/hg.json'))}
+r = rs['hgemm_wmma.cu']['roofline']
+assert r['compute'] == 'fp16' and r['compute_unit'] == 'tensor-core' and r['bound'] == 'compute', r
+assert r.get('peak_tflops', 0) > 0 or r.get('measured_peak_tflops', 0) > 0, r"
+diag $nf "$T/hg.err"
 
 # a KernelBench problem file (torch.rand inputs, as the issue's reproduction):
 # PyTorch's model in float64 is the reference

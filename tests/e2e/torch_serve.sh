@@ -40,6 +40,12 @@ check "--size 4 scales dim 64 to 256 (batch_size 16 is below 32 and stays)" \
 	grep -Eq "in\[0\] +x +f32 +\[16, 256\]" "$T/tasks4.txt"
 check "... and says which constants it changed" grep -q "dim 64 -> 256" "$T/tasks4.txt"
 
+# the compute type: the dtypes that reach its products, traced (issue 36)
+$KLOOP tasks $FX/half_inside.py >"$T/half.txt" 2>&1
+check "a problem casting its f32 inputs to f16 before its product computes in fp16 ($(grep compute "$T/half.txt"))" \
+	grep -Eq "^  compute +fp16 " "$T/half.txt"
+check "... a softmax has no product: no compute type said" sh -c "! grep -q '^  compute' '$T/tasks.txt'"
+
 $KLOOP eval $FX/softmax.py tasks/softmax/seed.c $B --shapes nope=3 >"$T/out" 2>"$T/err"
 rc=$?
 check "an unknown --shapes name fails with the problem's constants listed" \

@@ -65,6 +65,17 @@ int main(void)
 		task_free(c);
 		free(p);
 	}
+	/* the compute type: hgemm's f16 inputs make it fp16; the fp32 tasks fp32 */
+	for (size_t i = 0; i < 5; i++) {
+		char *tp = task_resolve(names[i], err);
+		struct task *c = tp ? task_load(tp, "cuda", NULL, err) : NULL;
+		const char *want = !strcmp(names[i], "hgemm") ? "fp16" : "fp32";
+		CHECK(c && !strcmp(task_compute_name(c->compute), want),
+		      "bundled %s computes in %s (got %s, from %s)", names[i], want,
+		      c ? task_compute_name(c->compute) : err, c ? c->zComputeFrom : "");
+		task_free(c);
+		free(tp);
+	}
 	char *p = task_resolve("no_such_task", err);
 	CHECK(!p && strstr(err, "unknown task 'no_such_task'") && strstr(err, "softmax"),
 	      "an unknown task name lists the bundled tasks (%s)", err);
@@ -88,6 +99,16 @@ int main(void)
 	      "--shapes picks a set; a tolerance override keeps the other defaults");
 	task_free(t);
 
+	t = load_text(BASE_OK ", \"compute\": \"bf16\"}", NULL, err);
+	CHECK(t && t->compute == TASK_BF16 && !strcmp(t->zComputeFrom, "task.json"),
+	      "\"compute\": \"bf16\" is taken from task.json (%s)", t ? t->zComputeFrom : err);
+	task_free(t);
+	expect_error(BASE_OK ", \"compute\": \"half\"}",
+	             "compute: expected one of \"fp32\", \"tf32\", \"fp16\", \"bf16\", \"fp8\", "
+	             "\"int8\" (the type its products run in), got \"half\"",
+	             "an unknown compute type");
+	expect_error(BASE_OK ", \"compute\": 16}", "compute: expected one of",
+	             "a number as compute");
 	expect_error("{\"name\": ", "not valid JSON", "truncated JSON");
 	expect_error("[1, 2]", "top level", "not an object");
 	expect_error("{\"inputs\": []}", "name", "missing name");
