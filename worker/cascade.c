@@ -709,9 +709,9 @@ void kworker_compiled(struct compile_result *r, void *arg)
 		 * said then, "Killed signal terminated program cc1", is its
 		 * symptom), else code that needs a target this build lacks, else
 		 * the first diagnostic line, else the reason */
-		char *summary = r->memLimitMb   ? xstrdup(r->zWhy)
-		                : r->zHint[0]   ? xstrdup(r->zHint)
-		                                : resources_first_error(r->zLog);
+		char *summary = r->memLimitMb ? xstrdup(r->zWhy)
+		                : r->zHint[0] ? xstrdup(r->zHint)
+		                              : resources_first_error(r->zLog);
 		if (!summary)
 			summary = xasprintf("compile failed: %s", r->zWhy);
 		cJSON_AddStringToObject(c, "summary", summary);
