@@ -164,7 +164,7 @@ int main(void)
 	 * under a longer path */
 	char *dir2 = xasprintf("%s/another/cache-directory-of-a-longer-name", dir);
 	CHECK(mkdir_p(dir2, err) == 0, "a second cache directory (%s)", err);
-	struct compiler *c2 = compiler_new(l, dir2, 2, "sm_90", err);
+	struct compiler *c2 = compiler_new(l, dir2, 2, NULL, err);
 	CHECK(c2 != NULL, "a second compiler service (%s)", c2 ? "" : err);
 	if (!c2)
 		return check_done();

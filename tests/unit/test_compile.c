@@ -199,7 +199,8 @@ int main(void)
 		       "(KLOOP_NVCC)\n");
 	} else {
 		char *dirCu = xasprintf("%s/cu", dir);
-		c = compiler_new(l, dirCu, 1, "sm_90", err);
+		struct cuda_target t90 = {.zName = "sm_90", .ccMajor = 9, .ccMinor = 0};
+		c = compiler_new(l, dirCu, 1, &t90, err);
 		CHECK(c != NULL, "a compiler service with nvcc (%s)", c ? "" : err);
 		if (c)
 			dev_zero(l, c, "zero.cu", &g);
