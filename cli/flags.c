@@ -110,7 +110,10 @@ static const struct flag_def table[] = {
     {"--size", F_NUM(size), 1e-6, 1000, "size factor", NULL, FL_TASKS, NULL},
     {"--libs", FT_STRING, "libs", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},
     {"--fix", FT_INT, "fix_attempts", 0, 0, 16, "fix prompts", NULL, LLM_CMDS | SEARCH_CMDS, NULL},
-    {"--command", FT_STRING, "command", 0, 0, 0, NULL, NULL, SEARCH_CMDS, NULL},
+    /* the command provider's program: wherever an LLM can be asked (the
+     * workbench's :ideas and :implement too) */
+    {"--command", FT_STRING, "command", 0, 0, 0, NULL, NULL, FL_OPEN | LLM_CMDS | SEARCH_CMDS,
+     NULL},
     {"--price-input", FT_NUM, "price_input", 0, 0, 1e6, "dollars", NULL, SEARCH_CMDS, NULL},
     {"--price-output", FT_NUM, "price_output", 0, 0, 1e6, "dollars", NULL, SEARCH_CMDS, NULL},
     {"--max-in-flight", FT_INT, "llm_max_in_flight", 0, 1, 4096, "requests", NULL, SEARCH_CMDS,

@@ -376,6 +376,8 @@ static void apply_llm_response(struct state *st, const cJSON *ev, double ts)
 		st->llm.lastRequest = json_int(ev, "request", 0);
 	/* -1: not reported */
 	long in = (long)dnum(ev, "input_tokens"), out = (long)dnum(ev, "output_tokens");
+	const cJSON *ti = cJSON_GetObjectItem(ev, "input_tokens");
+	st->llm.nCounted += cJSON_IsNumber(ti) && ti->valuedouble >= 0;
 	st->llm.inTokens += in > 0 ? in : 0;
 	st->llm.outTokens += out > 0 ? out : 0;
 	if (out > st->llm.maxOutTokens)
