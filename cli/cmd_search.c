@@ -153,6 +153,7 @@ static int gate_prompt(struct searchopts *o)
 				break;
 			}
 			if (ans < 0) {
+				line[strcspn(line, "\r\n")] = 0;
 				char *z = term_clean(line, 0);
 				fprintf(
 				    stderr,

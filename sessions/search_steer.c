@@ -99,11 +99,17 @@ static const char *category_arg(const char *zArg, char *err)
 		return zCat;
 	char *z = term_clean(zArg, 0);
 	const char *near = ideas_category_nearest(zArg);
-	kl_err(err,
-	       "'%.80s' is neither a candidate id nor an idea category%s%s%s (one of: %s; a "
-	       "prefix of just one will do)",
-	       z, near ? ": did you mean '" : "", near ? near : "", near ? "'?" : "",
-	       ideas_category_list());
+	/* the suggestion first: a narrow message line shows it */
+	if (near)
+		kl_err(err,
+		       "'%.80s': did you mean '%s'? (it is neither a candidate id nor an idea "
+		       "category, which are: %s; a prefix of just one will do)",
+		       z, near, ideas_category_list());
+	else
+		kl_err(err,
+		       "'%.80s' is neither a candidate id nor an idea category (one of: %s; a "
+		       "prefix of just one will do)",
+		       z, ideas_category_list());
 	free(z);
 	return NULL;
 }

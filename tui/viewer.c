@@ -55,7 +55,21 @@ static void make_lines(struct ui *u, int w)
 	u->viewW = w;
 	u->viewSrcLine = -1;
 	if (u->viewKind == VIEW_DIFF) {
-		u->zViewLines = pane_code_expand_tabs(u->zViewText);
+		/* a compare page: its head (the two side by side, the verdict, the
+		 * A/B) wrapped to the width, its diff as it is */
+		const char *p =
+		    !strncmp(u->zViewTitle, "compare", 7) ? strstr(u->zViewText, "\n\n") : NULL;
+		char *diff = pane_code_expand_tabs(p ? p + 1 : u->zViewText);
+		if (p) {
+			char *head = xstrndup(u->zViewText, (size_t)(p + 1 - u->zViewText));
+			char *wrapped = pane_wrap(head, w);
+			u->zViewLines = xasprintf("%s%s", wrapped, diff);
+			free(wrapped);
+			free(head);
+			free(diff);
+		} else {
+			u->zViewLines = diff;
+		}
 		return;
 	}
 	const char *src = NULL;

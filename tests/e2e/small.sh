@@ -15,9 +15,9 @@ since=$NFAIL
 check "shell: a typo of a command: did you mean" \
 	grep -q "unknown command 'compar': did you mean 'compare'?" "$T/sh.err"
 check "shell: a typo of an idea category (ban): did you mean" \
-	grep -q "'memry' is neither a candidate id nor an idea category: did you mean 'memory access'?" "$T/sh.err"
+	grep -q "ban: 'memry': did you mean 'memory access'? (it is neither a candidate id nor an idea category" "$T/sh.err"
 check "shell: a typo of an idea category (prefer): did you mean" \
-	grep -q "'fuson' is neither a candidate id nor an idea category: did you mean 'fusion'?" "$T/sh.err"
+	grep -q "prefer: 'fuson': did you mean 'fusion'? (it is neither" "$T/sh.err"
 diag "$since" "$T/sh.err"
 
 # --- kloop open --command (and kloop shell, which takes open's flags)
