@@ -62,6 +62,36 @@ keys q
 wait_for "quit|y/n|DONE-2" 10 >/dev/null
 keys y
 
+# --- the Activity says a branch's reason once: an LLM that answers ideas
+# but no code (the command provider), an idea implemented: the reply with
+# no code is sent back once, and the branch ends; each said in one line
+# (the reason was said twice for each reply, a second apart)
+cat >"$T/llm.sh" <<'EOS'
+#!/bin/sh
+if grep -q "Propose"; then cat tests/fake_llm/replies/ideas.txt; else echo "I would rather not write code today."; fi
+EOS
+printf 'provider = command\ncommand = sh %s\n' "$T/llm.sh" >"$XDG_CONFIG_HOME/kloop/config"
+TUI_W=250 TUI_H=50 tui_start "cd $PWD && $KL softmax $B --session $T/nocode.jsonl; echo DONE-3"
+wait_for "^done:" 60 >/dev/null
+keys : 'ideas 3' Enter
+wait_for "Ideas - 3 pending" 30 >/dev/null
+keys : 'accept 1' Enter
+keys : 'implement 1' Enter
+since=$NFAIL
+if wait_for "idea 1, branch 1: .*\(no candidate\)" 60; then
+	grep -a "the reply holds no code" "$T/screen" >"$T/nocode.lines"
+	check "Activity: the reply without code said once with its fix, once at the branch's end ($(grep -c . "$T/nocode.lines") lines)" \
+		test "$(grep -c . "$T/nocode.lines")" -eq 2
+	check "... no line said twice" sh -c "test -z \"\$(sed 's/^│[0-9:]* //; s/ *││.*//' '$T/nocode.lines' | sort | uniq -d)\""
+else
+	fail "Activity: the branch of a reply without code did not end"
+fi
+diag "$since" "$T/screen"
+rm "$XDG_CONFIG_HOME/kloop/config"
+keys q
+wait_for "quit|y/n|DONE-3" 10 >/dev/null
+keys y
+
 # --- kloop search --gate human on a terminal: "rx" is not a reject
 corpus_steering "$T/slowtask"
 TUI_W=200 TUI_H=50 tui_start "cd $PWD && $KL search $T/slowtask --gate human --rounds 1 --branches 1 $B --trials 2 --session $T/h.jsonl; echo DONE-\$?; sleep 30"
