@@ -85,6 +85,8 @@ static const struct flag_def table[] = {
     {"--backend", FT_CHOICE, "backend", 0, 0, 0, NULL, "host|cuda|auto", ALL_CMDS, NULL},
     {"--trials", FT_INT, "trials", 0, 1, 1e6, "trials", NULL, ALL_CMDS, NULL},
     {"--budget", FT_NUM, "budget", 0, 0.01, DAY, "seconds", NULL, ALL_CMDS, NULL},
+    /* at least 0.1 s: the engine's timer keeps milliseconds, and a timeout's
+     * message gives the limit as given ("no result after 0.1 s") */
     {"--timeout", FT_NUM, "timeout", 0, 0.1, 7 * DAY, "seconds", NULL, ALL_CMDS, NULL},
     {"--jobs", FT_INT, "jobs", 0, 1, 4096, "parallel compiles", NULL, ALL_CMDS, NULL},
     {"--spares", FT_INT, "spares", 0, 0, 8, "spare runners", NULL, ALL_CMDS, NULL},
