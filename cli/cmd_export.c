@@ -23,8 +23,14 @@ static int exec_export(int argc, char **argv)
 	const char *zSession = f.azPos[0], *zId = f.azPos[1], *zKb = f.zKernelbench, *zCu = f.zCuda,
 	           *zSrc = f.zSource, *zProblem = f.zProblem;
 	flags_free(&f);
-	if (!zKb && !zCu && !zSrc)
+	if (!zKb && !zCu && !zSrc) {
+		fprintf(
+		    stderr,
+		    "kloop: export: nothing to write: give where, with --kernelbench OUT.py (a "
+		    "KernelBench ModelNew), --cuda OUT.cu (the CUDA source) or --source OUT (the "
+		    "candidate as it is)\n");
 		return cmd_usage(&cmd_export_entry);
+	}
 	int best = !strcmp(zId, "best");
 	char *end;
 	long id = best ? 0 : strtol(zId, &end, 10);

@@ -36,7 +36,9 @@ const struct cmd_entry cmd_open_entry = {
     .name = "open",
     .usage = "[TASK] [--session FILE] [--backend host|cuda] [--shapes SET] [--reference "
              "host|cuda|torch] "
-             "[--trials N] [--budget SECONDS] [--timeout SECONDS] [--jobs N] [--workers SPEC]",
+             "[--trials N] [--budget SECONDS] [--timeout SECONDS] [--jobs N] [--workers SPEC] "
+             "[--provider openai|anthropic|command] [--model NAME] [--base-url URL] "
+             "[--command CMD]",
     .help =
         "the full-screen workbench on a session of TASK (the default when no command is given); "
         "without a terminal, evaluate the seeds and print the population",

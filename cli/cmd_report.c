@@ -597,9 +597,11 @@ static void page(strbuf *o, const struct state *st, const char *zJournal)
 	        st->nEvents, st->nCand, correct, st->nIdea);
 	if (st->baselineMs >= 0)
 		sb_addf(o, " &#183; baseline %.4g ms", st->baselineMs);
-	if (st->llm.nRequests)
-		sb_addf(o, " &#183; %d LLM requests, %ld + %ld tokens", st->llm.nRequests,
-		        st->llm.inTokens, st->llm.outTokens);
+	if (st->llm.nRequests) {
+		char tok[160];
+		state_llm_tokens_text(&st->llm, NULL, tok, sizeof tok);
+		sb_addf(o, " &#183; %d LLM requests, %s", st->llm.nRequests, tok);
+	}
 	sb_adds(o, "</p>\n<p class=\"best\" id=\"best\">");
 	if (r.best >= 0) {
 		const struct cand *b = &st->aCand[r.best];

@@ -5,9 +5,11 @@
  * the best candidate's lineage.  `--session F` on an unfinished search
  * resumes it.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -55,8 +57,9 @@ static void summary(struct searchopts *o)
 		char bt[160];
 		report_best_text(st, bt, sizeof bt);
 		printf("session: %s\n", bt);
-		printf("LLM: %d requests, %ld input and %ld output tokens, $%.4f\n",
-		       st->llm.nRequests, st->llm.inTokens, st->llm.outTokens, st->llm.cost);
+		char tok[160];
+		state_llm_tokens_text(&st->llm, NULL, tok, sizeof tok);
+		printf("LLM: %d requests, %s, $%.4f\n", st->llm.nRequests, tok, st->llm.cost);
 	}
 	sb_free(&sb);
 }
@@ -97,6 +100,27 @@ static int at_gate(struct searchopts *o)
 	return 3;
 }
 
+/* a person's answer at the gate: 'a', 'r' or 'q' for a, r, q or the word
+ * (accept, reject, quit; any case, blanks around it), 0 for an empty line
+ * (asked again), -1 for anything else (refused: never read by its first
+ * letter, so that "rx" is not a reject) */
+static int gate_answer(const char *zLine)
+{
+	static const char *const words[] = {"accept", "reject", "quit"};
+	while (*zLine == ' ' || *zLine == '\t')
+		zLine++;
+	size_t n = strlen(zLine);
+	while (n && strchr(" \t\r\n", zLine[n - 1]))
+		n--;
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+		if ((n == 1 && tolower((unsigned char)zLine[0]) == words[i][0]) ||
+		    (n == strlen(words[i]) && !strncasecmp(zLine, words[i], n)))
+			return words[i][0];
+	return -1;
+}
+
 /* the human gate on a terminal: each pending idea put to the person, who
  * accepts it (a), rejects it (r) or leaves the rest for later (q, or the
  * end of input: the search stops there, its ideas kept for the workbench,
@@ -123,16 +147,27 @@ static int gate_prompt(struct searchopts *o)
 		for (;;) {
 			fprintf(stderr, "accept, reject, or quit (the ideas wait)? [a/r/q] ");
 			fflush(stderr);
-			if (getline(&line, &cap, stdin) < 0 || line[0] == 'q') {
+			int ans = getline(&line, &cap, stdin) < 0 ? 'q' : gate_answer(line);
+			if (ans == 'q') {
 				rc = at_gate(o);
 				break;
 			}
+			if (ans < 0) {
+				line[strcspn(line, "\r\n")] = 0;
+				char *z = term_clean(line, 0);
+				fprintf(
+				    stderr,
+				    "kloop: '%.40s' is not an answer: a (accept), r (reject) or q "
+				    "(quit, the ideas wait)\n",
+				    z);
+				free(z);
+			}
 			int r = 1;
-			if (line[0] == 'a' || line[0] == 'r') {
+			if (ans == 'a' || ans == 'r') {
 				struct pipeline *p = runner_llm(o->rn, err);
-				r = !p               ? -1
-				    : line[0] == 'a' ? pipeline_idea_accept(p, ids[k], err)
-				                     : pipeline_idea_reject(p, ids[k], NULL, err);
+				r = !p           ? -1
+				    : ans == 'a' ? pipeline_idea_accept(p, ids[k], err)
+				                 : pipeline_idea_reject(p, ids[k], NULL, err);
 			}
 			if (r < 0)
 				fprintf(stderr, "kloop: %s\n", err);

@@ -66,10 +66,30 @@ static int show_problem(const char *zProblem, const char *zShapes, const char *z
 		return 2;
 	}
 	int rc = 0;
-	cJSON *d = torchref_describe(zPython ? zPython : cfg.zPython, zProblem, zShapes, zSize,
-	                             timeoutS, err);
-	if (!d) {
+	const char *py = zPython ? zPython : cfg.zPython ? cfg.zPython : "python3";
+	/* PyTorch's import and the problem's own code at its full size may take
+	 * a minute or more: said before, on stderr (always: the answer itself is
+	 * stdout's), and how long it took after */
+	fprintf(stderr,
+	        "kloop: tasks: describing %s with %s: importing PyTorch, then the problem's "
+	        "get_init_inputs(), get_inputs() and forward() at its size (a large problem "
+	        "takes a minute or more; --timeout %g s)\n",
+	        zProblem, py, timeoutS > 0 ? timeoutS : TORCHREF_DESCRIBE_S);
+	double t0 = now_s();
+	cJSON *d = torchref_describe(py, zProblem, zShapes, zSize, timeoutS, err);
+	if (d)
+		fprintf(stderr, "kloop: tasks: described in %.1f s\n", now_s() - t0);
+	const char *other = NULL;
+	if (!d && torchref_has_torch(py) == 0 && (other = torchref_python_with_torch(py)))
+		/* as doctor says it: the Python that has PyTorch */
+		fprintf(stderr,
+		        "kloop: %s\nkloop: %s has PyTorch: give --python %s, or set python = %s in "
+		        "the config\n",
+		        err, other, other, other);
+	if (!d && !other) {
 		fprintf(stderr, "kloop: %s\n", err);
+		rc = 2;
+	} else if (!d) {
 		rc = 2;
 	} else if (json) {
 		char *z = json_text(d, 1);

@@ -85,6 +85,8 @@ static const struct flag_def table[] = {
     {"--backend", FT_CHOICE, "backend", 0, 0, 0, NULL, "host|cuda|auto", ALL_CMDS, NULL},
     {"--trials", FT_INT, "trials", 0, 1, 1e6, "trials", NULL, ALL_CMDS, NULL},
     {"--budget", FT_NUM, "budget", 0, 0.01, DAY, "seconds", NULL, ALL_CMDS, NULL},
+    /* at least 0.1 s: the engine's timer keeps milliseconds, and a timeout's
+     * message gives the limit as given ("no result after 0.1 s") */
     {"--timeout", FT_NUM, "timeout", 0, 0.1, 7 * DAY, "seconds", NULL, ALL_CMDS, NULL},
     {"--jobs", FT_INT, "jobs", 0, 1, 4096, "parallel compiles", NULL, ALL_CMDS, NULL},
     {"--spares", FT_INT, "spares", 0, 0, 8, "spare runners", NULL, ALL_CMDS, NULL},
@@ -110,7 +112,10 @@ static const struct flag_def table[] = {
     {"--size", F_NUM(size), 1e-6, 1000, "size factor", NULL, FL_TASKS, NULL},
     {"--libs", FT_STRING, "libs", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},
     {"--fix", FT_INT, "fix_attempts", 0, 0, 16, "fix prompts", NULL, LLM_CMDS | SEARCH_CMDS, NULL},
-    {"--command", FT_STRING, "command", 0, 0, 0, NULL, NULL, SEARCH_CMDS, NULL},
+    /* the command provider's program: wherever an LLM can be asked (the
+     * workbench's :ideas and :implement too) */
+    {"--command", FT_STRING, "command", 0, 0, 0, NULL, NULL, FL_OPEN | LLM_CMDS | SEARCH_CMDS,
+     NULL},
     {"--price-input", FT_NUM, "price_input", 0, 0, 1e6, "dollars", NULL, SEARCH_CMDS, NULL},
     {"--price-output", FT_NUM, "price_output", 0, 0, 1e6, "dollars", NULL, SEARCH_CMDS, NULL},
     {"--max-in-flight", FT_INT, "llm_max_in_flight", 0, 1, 4096, "requests", NULL, SEARCH_CMDS,

@@ -120,12 +120,12 @@ fail:
 void llmrun_print_usage(const struct llmrun *r)
 {
 	cJSON *u = llmrun_usage(r);
-	printf("%s %s: %g requests, %g input and %g output tokens",
-	       cJSON_GetStringValue(cJSON_GetObjectItem(u, "provider")),
-	       cJSON_GetStringValue(cJSON_GetObjectItem(u, "model")),
-	       cJSON_GetNumberValue(cJSON_GetObjectItem(u, "requests")),
-	       cJSON_GetNumberValue(cJSON_GetObjectItem(u, "input_tokens")),
-	       cJSON_GetNumberValue(cJSON_GetObjectItem(u, "output_tokens")));
+	char tok[160];
+	state_llm_tokens_text(&runner_state(r->rn)->llm, &r->before, tok, sizeof tok);
+	const char *zModel = cJSON_GetStringValue(cJSON_GetObjectItem(u, "model"));
+	printf("%s%s%s: %g requests, %s", cJSON_GetStringValue(cJSON_GetObjectItem(u, "provider")),
+	       zModel && *zModel ? " " : "", zModel ? zModel : "",
+	       cJSON_GetNumberValue(cJSON_GetObjectItem(u, "requests")), tok);
 	const cJSON *cost = cJSON_GetObjectItem(u, "cost");
 	if (cJSON_IsNumber(cost))
 		printf(", $%.4f", cost->valuedouble);

@@ -45,22 +45,36 @@ static int valid_name(const char *z)
 	return 1;
 }
 
+/* the errors of task_resolve(): a name or path echoed in them is cut to a
+ * length a message can hold (its reason stays whole) */
+#define TASK_ARG_ECHO 120
+
 char *task_resolve(const char *zArg, char *err)
 {
 	struct stat st;
+	char *zShown = str_abbrev(zArg, TASK_ARG_ECHO);
+	char *zPath = NULL;
 	if (strchr(zArg, '/') || stat(zArg, &st) == 0) {
-		if (stat(zArg, &st) != 0)
-			return kl_err(err, "%s: no such task directory", zArg), NULL;
 		char real[PATH_MAX];
-		if (!realpath(zArg, real))
-			return kl_err(err, "%s: cannot resolve path", zArg), NULL;
-		return xstrdup(real);
+		if (stat(zArg, &st) != 0)
+			kl_err(err, "%s: no such task directory", zShown);
+		else if (!realpath(zArg, real))
+			kl_err(err, "%s: cannot resolve path", zShown);
+		else
+			zPath = xstrdup(real);
+		free(zShown);
+		return zPath;
 	}
-	if (!valid_name(zArg))
-		return kl_err(err, "%s: not a task name or directory", zArg), NULL;
+	if (!valid_name(zArg)) {
+		kl_err(err, "%s: not a task name or directory", zShown);
+		free(zShown);
+		return NULL;
+	}
 	char *p = path_join(task_bundled_dir(), zArg);
-	if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+	if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+		free(zShown);
 		return p;
+	}
 	free(p);
 	size_t n;
 	char **az = task_bundled_names(&n);
@@ -69,11 +83,12 @@ char *task_resolve(const char *zArg, char *err)
 		sb_addf(&names, "%s%s", names.len ? ", " : "", az[i]);
 	const char *near = suggest_nearest(zArg, (const char *const *)az, n);
 	if (near)
-		kl_err(err, "unknown task '%s': did you mean '%s'? (bundled tasks: %s)", zArg, near,
-		       names.buf);
+		kl_err(err, "unknown task '%s': did you mean '%s'? (bundled tasks: %s)", zShown,
+		       near, names.buf);
 	else
-		kl_err(err, "unknown task '%s' (bundled tasks: %s)", zArg,
+		kl_err(err, "unknown task '%s' (bundled tasks: %s)", zShown,
 		       names.len ? names.buf : "none");
+	free(zShown);
 	sb_free(&names);
 	task_names_free(az, n);
 	return NULL;

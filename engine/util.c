@@ -461,6 +461,22 @@ int looks_binary(const char *p, size_t n)
 	return bad * 100 > n + 100;
 }
 
+char *str_abbrev(const char *z, size_t max)
+{
+	size_t n = strlen(z);
+	if (max < 16)
+		max = 16;
+	if (n <= max)
+		return xstrdup(z);
+	size_t head = max / 2, tail = max - head;
+	while (head > 0 && ((unsigned char)z[head] & 0xC0) == 0x80)
+		head--;
+	size_t from = n - tail;
+	while (from < n && ((unsigned char)z[from] & 0xC0) == 0x80)
+		from++;
+	return xasprintf("%.*s...%s (%zu bytes)", (int)head, z, z + from, n);
+}
+
 void utf8_sanitize(char *s)
 {
 	size_t n = strlen(s);

@@ -172,6 +172,12 @@ void term_unguard(void);
  * stderr) past the guard, after flushing what f holds */
 void term_ctl(FILE *f, const char *zSeq);
 
+/* what a message echoes of a user's text z: z itself up to max bytes (at
+ * least 16), else its start and end around "..." and its length ("aaaa...aaaa
+ * (100000 bytes)"), cut between UTF-8 characters: the message keeps its
+ * reason however long the text (newly allocated) */
+char *str_abbrev(const char *z, size_t max);
+
 /* replace each byte of s that is not part of valid UTF-8 by '?', in place */
 void utf8_sanitize(char *s);
 

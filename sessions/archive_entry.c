@@ -105,7 +105,14 @@ void archive_entry_text(const cJSON *e, strbuf *sb)
 		         json_num(e, "speedup_compile", -1));
 		field(sb, "", buf);
 	}
-	field(sb, "model", json_str(e, "model", ""));
+	/* an entry archived before the model was said as known: "command " */
+	const char *zModel = json_str(e, "model", "");
+	size_t nModel = strlen(zModel);
+	if (nModel && zModel[nModel - 1] == ' ') {
+		snprintf(buf, sizeof buf, "%.*s (no model named)", (int)(nModel - 1), zModel);
+		zModel = buf;
+	}
+	field(sb, "model", zModel);
 	snprintf(buf, sizeof buf, "%s, event %.0f, candidate %.0f (%s)", json_str(e, "session", ""),
 	         json_num(e, "event", -1), json_num(e, "candidate", -1), json_str(e, "origin", ""));
 	field(sb, "from", buf);

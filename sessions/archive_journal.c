@@ -68,7 +68,10 @@ void archive_jx_event(struct archive_jx *x, const cJSON *ev)
 				memset(x->azModel + n, 0, (x->nReq - n) * sizeof *x->azModel);
 			}
 			free(x->azModel[rq]);
-			x->azModel[rq] = pv && *pv ? xasprintf("%s %s", pv, m) : xstrdup(m);
+			/* what is known: the command provider names no model */
+			x->azModel[rq] = pv && *pv && *m ? xasprintf("%s %s", pv, m)
+			                 : pv && *pv     ? xasprintf("%s (no model named)", pv)
+			                                 : xstrdup(m);
 		}
 	}
 }

@@ -152,6 +152,37 @@ static void apply_eval_running(struct state *st, const cJSON *ev, double ts)
 		c->nRunning++;
 }
 
+/* what a JSON value is, for a message about one of the wrong shape */
+static const char *json_kind(const cJSON *v)
+{
+	return !v                  ? "nothing"
+	       : cJSON_IsString(v) ? "a string"
+	       : cJSON_IsNumber(v) ? "a number"
+	       : cJSON_IsBool(v)   ? "a boolean"
+	       : cJSON_IsNull(v)   ? "null"
+	       : cJSON_IsArray(v)  ? "an array"
+	                           : "an object";
+}
+
+/* a result of the wrong shape is not folded: the candidate keeps its state
+ * before it, and the warning says what was expected */
+static int check_eval_finished(const struct state *st, const cJSON *ev, char *err)
+{
+	if (check_eval(st, ev, err) < 0)
+		return -1;
+	const cJSON *r = cJSON_GetObjectItem(ev, "result");
+	if (!cJSON_IsObject(r))
+		return kl_err(err, "eval_finished's \"result\" must be an object, not %s",
+		              json_kind(r));
+	const cJSON *stv = cJSON_GetObjectItem(r, "status");
+	if (!cJSON_IsString(stv))
+		return kl_err(err,
+		              "eval_finished's \"result\".\"status\" must be a string (a status "
+		              "such as \"correct\"), not %s",
+		              json_kind(stv));
+	return 0;
+}
+
 static void apply_eval_finished(struct state *st, const cJSON *ev, double ts)
 {
 	struct cand *c = state_cand(st, json_int(ev, "candidate", 0));
@@ -346,6 +377,8 @@ static void apply_llm_response(struct state *st, const cJSON *ev, double ts)
 		st->llm.lastRequest = json_int(ev, "request", 0);
 	/* -1: not reported */
 	long in = (long)dnum(ev, "input_tokens"), out = (long)dnum(ev, "output_tokens");
+	const cJSON *ti = cJSON_GetObjectItem(ev, "input_tokens");
+	st->llm.nCounted += cJSON_IsNumber(ti) && ti->valuedouble >= 0;
 	st->llm.inTokens += in > 0 ? in : 0;
 	st->llm.outTokens += out > 0 ? out : 0;
 	if (out > st->llm.maxOutTokens)
@@ -370,7 +403,7 @@ const struct ev_entry ev_table[EV_COUNT] = {
     [EV_EVAL_STARTED] = {.name = "eval_started", .check = check_eval, .apply = apply_eval_started},
     [EV_EVAL_RUNNING] = {.name = "eval_running", .check = check_eval, .apply = apply_eval_running},
     [EV_EVAL_FINISHED] = {.name = "eval_finished",
-                          .check = check_eval,
+                          .check = check_eval_finished,
                           .apply = apply_eval_finished},
     [EV_IDEA_PROPOSED] = {.name = "idea_proposed",
                           .check = check_idea_proposed,

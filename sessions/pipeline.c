@@ -306,9 +306,11 @@ static void on_branch_reply(struct step *s, const struct llm_reply *r)
 	if (rc < 0) {
 		s->zBadReply = xstrndup(r->zText, r->nText);
 		s->zBadReason = xstrdup(err);
-		say(p, "idea %d branch %d: no usable code in the reply: %s", s->idea, s->branch,
-		    err);
-		fix_or_end(s, err);
+		/* said once: in the fix's line, or in the branch's end (a line of
+		 * its own before either said it twice, a second apart) */
+		char *why = xasprintf("no usable code in the reply: %s", err);
+		fix_or_end(s, why);
+		free(why);
 		return;
 	}
 	/* code the session has already is not evaluated (or timed) again */

@@ -90,12 +90,40 @@ static int preset(struct search *s, const char *zVerb, const char *zArg, char *e
 	return 0;
 }
 
+/* the idea category zArg names, or NULL + err saying what it is not and,
+ * for a typo, which category it is near ("did you mean ...?") */
+static const char *category_arg(const char *zArg, char *err)
+{
+	const char *zCat = ideas_category_named(zArg);
+	if (zCat)
+		return zCat;
+	char *z = term_clean(zArg, 0);
+	const char *near = ideas_category_nearest(zArg);
+	/* the suggestion first: a narrow message line shows it */
+	if (near)
+		kl_err(err,
+		       "'%.80s': did you mean '%s'? (it is neither a candidate id nor an idea "
+		       "category, which are: %s; a prefix of just one will do)",
+		       z, near, ideas_category_list());
+	else
+		kl_err(err,
+		       "'%.80s' is neither a candidate id nor an idea category (one of: %s; a "
+		       "prefix of just one will do)",
+		       z, ideas_category_list());
+	free(z);
+	return NULL;
+}
+
 int search_steer(struct search *s, const char *zVerb, const char *zArg, char *err)
 {
 	/* a setting may be given before the search starts, so that its first
 	 * round obeys it (the gate above all) */
 	if (!ST(s)->search.started && (!strcmp(zVerb, "gate") || !strcmp(zVerb, "set")))
 		return preset(s, zVerb, zArg, err);
+	/* a typo is answered before anything else (a search running or not) */
+	if ((!strcmp(zVerb, "ban") || !strcmp(zVerb, "prefer")) && zArg && *zArg &&
+	    !is_number(zArg) && !category_arg(zArg, err))
+		return -1;
 	if (search_need(s, SEARCH_NONE, err) < 0)
 		return -1;
 	char line[400];
@@ -134,16 +162,9 @@ int search_steer(struct search *s, const char *zVerb, const char *zArg, char *er
 	} else if (!strcmp(zVerb, "ban") || !strcmp(zVerb, "prefer")) {
 		if (!zArg || !*zArg)
 			return kl_err(err, "%s needs a candidate id or an idea category", zVerb);
-		const char *zCat = ideas_category_named(zArg);
-		if (!zCat) {
-			char *z = term_clean(zArg, 0);
-			kl_err(err,
-			       "'%.80s' is neither a candidate id nor an idea category (one of: "
-			       "%s; a prefix of just one will do)",
-			       z, ideas_category_list());
-			free(z);
+		const char *zCat = category_arg(zArg, err);
+		if (!zCat)
 			return -1;
-		}
 		zArg = zCat;
 		snprintf(line, sizeof line, "%s ideas of category '%s'",
 		         !strcmp(zVerb, "ban") ? "the gate rejects" : "the gate prefers", zArg);

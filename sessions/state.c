@@ -583,3 +583,21 @@ const struct cand *state_best(const struct state *st, int *pConfirmed, int *pTie
 		*pTie = tie;
 	return best;
 }
+
+void state_llm_tokens_text(const struct state_llm *u, const struct state_llm *before, char *buf,
+                           size_t n)
+{
+	struct state_llm none = {0};
+	const struct state_llm *b = before ? before : &none;
+	int nResp = u->nResponses - b->nResponses, nCounted = u->nCounted - b->nCounted;
+	if (nResp > 0 && nCounted == 0)
+		snprintf(buf, n, "tokens not counted (the provider reports none)");
+	else if (nCounted < nResp)
+		snprintf(buf, n,
+		         "%ld input and %ld output tokens (of %d of %d replies; the others "
+		         "not counted)",
+		         u->inTokens - b->inTokens, u->outTokens - b->outTokens, nCounted, nResp);
+	else
+		snprintf(buf, n, "%ld input and %ld output tokens", u->inTokens - b->inTokens,
+		         u->outTokens - b->outTokens);
+}

@@ -93,6 +93,8 @@ struct state_llm {
 	long inTokens;     /* input tokens, summed over responses */
 	long outTokens;    /* output tokens */
 	long maxOutTokens; /* the most output tokens of one response */
+	int nCounted;      /* responses that reported their tokens (the command
+	                    * provider reports none: -1 in the journal) */
 	double cost;       /* cost where the price is configured, summed */
 };
 
@@ -265,6 +267,11 @@ const struct state_idea *state_idea_same(const struct state *st, int parent, con
  * code, or no reply), "rejected", "duplicate" (rejected: proposed again for
  * its parent) */
 const char *state_idea_word(const struct state *st, const struct state_idea *d);
+/* the tokens of the LLM traffic u since before (NULL: all of it) as words:
+ * "1200 input and 300 output tokens", "tokens not counted" when no reply
+ * reported any (the command provider), else which were counted */
+void state_llm_tokens_text(const struct state_llm *u, const struct state_llm *before, char *buf,
+                           size_t n);
 /* why a duplicate or an idea that made nothing is so, in words ("the same
  * as idea 1 for #1", "no new code: the same as #2"); "" else */
 struct idea_why {

@@ -11,12 +11,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "suggest.h"
+
 const struct commands_def *commands_find(const char *z)
 {
 	for (const struct commands_def *d = commands_table; d->name; d++)
 		if (!strcmp(d->name, z) || (d->alias && !strcmp(d->alias, z)))
 			return d;
 	return NULL;
+}
+
+const char *commands_nearest(const char *z)
+{
+	const char *az[256];
+	size_t n = 0;
+	for (const struct commands_def *d = commands_table; d->name && n + 2 <= 256; d++) {
+		az[n++] = d->name;
+		if (d->alias)
+			az[n++] = d->alias;
+	}
+	return suggest_nearest(z, az, n);
 }
 
 int commands_words(const char *zLine, char ***pArgv, char *err)
@@ -120,7 +134,9 @@ int commands_parse(const char *zLine, struct commands_line *out, char *err)
 		av[0][n0 - 1] = 0;
 	const struct commands_def *d = commands_find(av[0]);
 	if (!d) {
-		kl_err(err, "unknown command '%s' (help lists them)", av[0]);
+		const char *near = commands_nearest(av[0]);
+		kl_err(err, "unknown command '%.80s'%s%s%s (help lists them)", av[0],
+		       near ? ": did you mean '" : "", near ? near : "", near ? "'?" : "");
 		commands_free_words(av, ac);
 		return -1;
 	}

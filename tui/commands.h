@@ -69,6 +69,9 @@ extern const struct commands_def commands_table[];
 
 /* the command named (or aliased) z, or NULL */
 const struct commands_def *commands_find(const char *z);
+/* the command (or alias) an unknown z is a typo of ("compar": "compare"),
+ * by suggest.h's distance; NULL when none is near enough */
+const char *commands_nearest(const char *z);
 
 /*
  * Parse one line.  Returns 1 with *out filled (free with

@@ -68,7 +68,9 @@ void pane_population_draw(struct ui *u, const struct ui_rect *r, int focused)
 	sb_free(&d);
 	screen_frame(r, title, focused);
 	strbuf sb = STRBUF_INIT;
-	report_table_header(&sb);
+	/* a roof column of "-" only (the host's) gives its room to the idea */
+	int roof = report_table_has_roof(u->st, u->pv.aIdx, u->pv.nIdx);
+	report_table_header_cols(&sb, roof);
 	screen_fill(r->y + 1, r->x + 1, w, screen_attr(SR_HEADER));
 	screen_put(r->y + 1, r->x + 1, w, sb.buf, screen_attr(SR_HEADER));
 	if (!u->pv.nIdx)
@@ -81,7 +83,7 @@ void pane_population_draw(struct ui *u, const struct ui_rect *r, int focused)
 		char stage[32];
 		const char *st = row_status(u, c, stage, sizeof stage);
 		sb_reset(&sb);
-		report_table_row_marked(c, st, report_mark(u->st, c), &sb);
+		report_table_row_cols(c, st, report_mark(u->st, c), roof, &sb);
 		int y = r->y + 2 + i, sel = c->id == u->selCand;
 		int base = sel ? screen_attr(SR_SELECTED) | (focused ? A_BOLD : 0) : 0;
 		screen_fill(y, r->x + 1, w, base);

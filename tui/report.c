@@ -110,6 +110,33 @@ static void report_relative(const struct state *st, const struct cand *c, strbuf
 	sb_adds(sb, "\n");
 }
 
+/* c's code hash, or NULL */
+static const char *code_hash(const struct cand *c)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItem(c->result, "code_hash"));
+}
+
+/* when a and b are the same machine code (the same code hash on the same
+ * device): says so into sb, and which one was not timed again; 1, else 0 */
+static int same_code(const struct cand *a, const struct cand *b, strbuf *sb)
+{
+	const char *ha = code_hash(a), *hb = code_hash(b);
+	const char *da = cJSON_GetStringValue(cJSON_GetObjectItem(a->result, "device"));
+	const char *db = cJSON_GetStringValue(cJSON_GetObjectItem(b->result, "device"));
+	if (!ha || !hb || strcmp(ha, hb) || (da && db && strcmp(da, db)))
+		return 0;
+	sb_addf(sb, "same machine code: #%d and #%d compile to the same kernel (code %.12s)", a->id,
+	        b->id, ha);
+	for (int k = 0; k < 2; k++) {
+		const struct cand *c = k ? b : a;
+		const cJSON *s = cJSON_GetObjectItem(c->result, "same_code_as");
+		if (cJSON_IsNumber(s))
+			sb_addf(sb, "; #%d was not timed again: it has #%d's timing", c->id,
+			        s->valueint);
+	}
+	return 1;
+}
+
 void report_compare(const struct state *st, const struct cand *a, const struct cand *b, strbuf *sb)
 {
 	char ta[96], tb[96], sa[32] = "-", sbp[32] = "-";
@@ -134,7 +161,8 @@ void report_compare(const struct state *st, const struct cand *a, const struct c
 	char who[32];
 	snprintf(who, sizeof who, "#%d against", b->id);
 	sb_adds(sb, "verdict   ");
-	versus(b, a, who, sb);
+	if (!same_code(a, b, sb))
+		versus(b, a, who, sb);
 	sb_adds(sb, "\n");
 	/* the A/B timing of the two, the latest either way, if one was run */
 	const struct state_ab *ab = state_ab(st, b->id, a->id), *ba = state_ab(st, a->id, b->id);
@@ -168,8 +196,16 @@ static const char *origin_short(const char *z)
 
 void report_table_header(strbuf *sb)
 {
-	sb_addf(sb, "%4s %4s %-6s %-13s %11s %7s %5s  %s", "id", "par", "origin", "status",
-	        "time ms", "speedup", "roof", "idea");
+	report_table_header_cols(sb, 1);
+}
+
+void report_table_header_cols(strbuf *sb, int bRoof)
+{
+	sb_addf(sb, "%4s %4s %-6s %-13s %11s %7s ", "id", "par", "origin", "status", "time ms",
+	        "speedup");
+	if (bRoof)
+		sb_addf(sb, "%5s ", "roof");
+	sb_adds(sb, " idea");
 }
 
 void report_table_row(const struct cand *c, const char *zStatus, strbuf *sb)
@@ -179,7 +215,34 @@ void report_table_row(const struct cand *c, const char *zStatus, strbuf *sb)
 
 void report_table_row_marked(const struct cand *c, const char *zStatus, char mark, strbuf *sb)
 {
-	char par[16] = "-", tm[16] = "-", sp[16] = "-", roof[16] = "-";
+	report_table_row_cols(c, zStatus, mark, 1, sb);
+}
+
+/* c's roofline column: how far from the device's limit (roofline.h), or "-" */
+static void roof_text(const struct cand *c, char *buf, size_t n)
+{
+	double fr = result_num(cJSON_GetObjectItem(c->result, "roofline"), "fraction");
+	if (c->timeMs >= 0 && fr > 0)
+		snprintf(buf, n, "%.0f%%", fr * 100 < 9999 ? fr * 100 : 9999.0);
+	else
+		snprintf(buf, n, "-");
+}
+
+int report_table_has_roof(const struct state *st, const int *aIdx, int n)
+{
+	char roof[16];
+	for (int i = 0; i < n; i++) {
+		roof_text(&st->aCand[aIdx[i]], roof, sizeof roof);
+		if (strcmp(roof, "-"))
+			return 1;
+	}
+	return 0;
+}
+
+void report_table_row_cols(const struct cand *c, const char *zStatus, char mark, int bRoof,
+                           strbuf *sb)
+{
+	char par[16] = "-", tm[16] = "-", sp[16] = "-", roof[16];
 	if (c->nParent)
 		snprintf(par, sizeof par, "%d", c->aParent[0]);
 	double p10, p90;
@@ -192,10 +255,7 @@ void report_table_row_marked(const struct cand *c, const char *zStatus, char mar
 	if (c->speedup >= 0)
 		snprintf(sp, sizeof sp, "%.3gx%s%s%s", c->speedup, c->unverified ? "?" : "",
 		         c->reduced ? "~" : "", c->belowFloor ? "!" : "");
-	/* how far from the device's limit (roofline.h) */
-	double fr = result_num(cJSON_GetObjectItem(c->result, "roofline"), "fraction");
-	if (c->timeMs >= 0 && fr > 0)
-		snprintf(roof, sizeof roof, "%.0f%%", fr * 100 < 9999 ? fr * 100 : 9999.0);
+	roof_text(c, roof, sizeof roof);
 	/* ± is two bytes and one column: pad by columns */
 	char tmc[24];
 	snprintf(tmc, sizeof tmc, "%*s", 11 + (strstr(tm, "±") ? 1 : 0), tm);
@@ -205,8 +265,11 @@ void report_table_row_marked(const struct cand *c, const char *zStatus, char mar
 		sb_addf(sb, "%c%3d", mark, c->id);
 	else
 		sb_addf(sb, "%4d", c->id);
-	sb_addf(sb, " %4s %-6.6s %-13.13s %s %7s %5s  ", par, origin_short(c->zOrigin),
-	        report_status_short(zStatus ? zStatus : c->zStatus), tmc, sp, roof);
+	sb_addf(sb, " %4s %-6.6s %-13.13s %s %7s ", par, origin_short(c->zOrigin),
+	        report_status_short(zStatus ? zStatus : c->zStatus), tmc, sp);
+	if (bRoof)
+		sb_addf(sb, "%5s ", roof);
+	sb_adds(sb, " ");
 	/* a search's candidate: its round (lineage: parent, round, origin) */
 	if (c->round)
 		sb_addf(sb, "r%d ", c->round);

@@ -21,6 +21,15 @@ void report_table_header(strbuf *sb);
 void report_table_row(const struct cand *c, const char *zStatus, strbuf *sb);
 /* the same with a mark (report_mark()) in the id's first column */
 void report_table_row_marked(const struct cand *c, const char *zStatus, char mark, strbuf *sb);
+/* the header and a row as above, without the roofline column ("roof") when
+ * bRoof is 0: where it would be "-" in every row shown (the host's), its
+ * room goes to the idea */
+void report_table_header_cols(strbuf *sb, int bRoof);
+void report_table_row_cols(const struct cand *c, const char *zStatus, char mark, int bRoof,
+                           strbuf *sb);
+/* whether any of the n candidates st->aCand[aIdx[i]] has a roof column
+ * other than "-" */
+int report_table_has_roof(const struct state *st, const int *aIdx, int n);
 /*
  * The steering mark of c, one character: 'B' banned, 'P' pinned, '!' a
  * suspect held back, '?' an unverified time, '~' reduced precision (the

@@ -11,10 +11,11 @@
 static void table_text(const struct state *st, struct popview *pv, strbuf *sb)
 {
 	popview_refresh(pv, st);
-	report_table_header(sb);
+	int roof = report_table_has_roof(st, pv->aIdx, pv->nIdx);
+	report_table_header_cols(sb, roof);
 	sb_adds(sb, "\n");
 	for (int i = 0; i < pv->nIdx; i++) {
-		report_table_row(&st->aCand[pv->aIdx[i]], NULL, sb);
+		report_table_row_cols(&st->aCand[pv->aIdx[i]], NULL, ' ', roof, sb);
 		sb_adds(sb, "\n");
 	}
 	sb_addf(sb, "%d of %d candidates; ", pv->nIdx, st->nCand);

@@ -55,7 +55,29 @@ static void make_lines(struct ui *u, int w)
 	u->viewW = w;
 	u->viewSrcLine = -1;
 	if (u->viewKind == VIEW_DIFF) {
-		u->zViewLines = pane_code_expand_tabs(u->zViewText);
+		/* a compare page: the two side by side as a table (cut, as the
+		 * diff), then its verdict and A/B lines wrapped to the width (read
+		 * whole at 80 columns), then the diff */
+		const char *v = NULL, *p = NULL;
+		if (!strncmp(u->zViewTitle, "compare", 7) &&
+		    (v = strstr(u->zViewText, "\nverdict ")) && (p = strstr(v, "\n\n")))
+			v++, p++;
+		else
+			v = p = NULL;
+		if (!p) {
+			u->zViewLines = pane_code_expand_tabs(u->zViewText);
+			return;
+		}
+		char *table = xstrndup(u->zViewText, (size_t)(v - u->zViewText));
+		char *prose = xstrndup(v, (size_t)(p - v));
+		char *t = pane_code_expand_tabs(table), *wr = pane_wrap(prose, w);
+		char *diff = pane_code_expand_tabs(p);
+		u->zViewLines = xasprintf("%s%s%s", t, wr, diff);
+		free(table);
+		free(prose);
+		free(t);
+		free(wr);
+		free(diff);
 		return;
 	}
 	const char *src = NULL;

@@ -219,11 +219,13 @@ void kworker_op_task(cJSON *req)
 		kworker_send_error(-1, "a task is already loaded in this worker", 0);
 		return;
 	}
-	loading = 1;
 	if (bad) {
+		/* refused before anything was loaded: the worker still has no
+		 * task, and takes the next request as its first */
 		kworker_send_error(-1, err, 0);
 		return;
 	}
+	loading = 1;
 	/* a task shipped with the request (a worker on another host): its files
 	 * are written to a directory of this worker's own */
 	char *zShipped = NULL;

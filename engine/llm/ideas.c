@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "fence.h"
+#include "suggest.h"
 #include "util.h"
 
 const char *const ideas_categories[] = {
@@ -102,6 +103,35 @@ const char *ideas_category_list(void)
 {
 	return "memory access, asynchrony and latency hiding, precision, compute and "
 	       "instructions, parallelism and occupancy, fusion, algorithm, other";
+}
+
+const char *ideas_category_nearest(const char *zName)
+{
+	if (!zName || ideas_category_named(zName))
+		return NULL;
+	/* each category's name and each of its words, with the category it is of */
+	enum { N_CAT = sizeof ideas_categories / sizeof *ideas_categories };
+	char *az[N_CAT * 8];
+	const char *aCat[N_CAT * 8];
+	size_t n = 0;
+	for (size_t i = 0; i < N_CAT; i++) {
+		const char *c = ideas_categories[i] ? ideas_categories[i] : "other";
+		az[n] = xstrdup(c), aCat[n++] = c;
+		for (const char *p = c; *p && n < N_CAT * 8;) {
+			size_t w = strcspn(p, " ");
+			if (w > 3 && w < strlen(c))
+				az[n] = xstrndup(p, w), aCat[n++] = c;
+			p += w + (p[w] == ' ');
+		}
+	}
+	const char *near = suggest_nearest(zName, (const char *const *)az, n);
+	const char *zCat = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (az[i] == near)
+			zCat = aCat[i];
+		free(az[i]);
+	}
+	return zCat;
 }
 
 const char *ideas_category(const char *zName, const char *zText)

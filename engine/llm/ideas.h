@@ -62,5 +62,9 @@ const char *ideas_category(const char *zName, const char *zText);
  */
 const char *ideas_category_named(const char *zName);
 const char *ideas_category_list(void);
+/* the category a typo of zName names ("memry": "memory access"), by the
+ * distance of suggest.h to each category's name and its words; a static
+ * string, or NULL when none is near enough (or zName names one already) */
+const char *ideas_category_nearest(const char *zName);
 
 #endif

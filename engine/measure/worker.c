@@ -45,6 +45,8 @@ struct worker {
 	struct linebuf outbuf; /* protocol lines received, up to WORKER_LINE_MAX each */
 	strbuf tail;           /* last bytes of its stderr (and the candidate's output) */
 	int ready;             /* task loaded */
+	int helloed;           /* the current process said hello */
+	char *zLaunch;         /* its launch command, for messages */
 	cJSON *refTiming;      /* from the first task_ready */
 	cJSON *baselines;      /* PyTorch eager and torch.compile timings, or NULL */
 	cJSON *refData; /* a PyTorch reference's data: {seconds, trials, note, sizes, setup}; a
@@ -95,6 +97,8 @@ struct worker *worker_new(struct loop *l, const struct worker_config *cfg, worke
 		w->cfg.runTimeoutS = 120;
 	if (w->cfg.setupTimeoutS <= 0)
 		w->cfg.setupTimeoutS = 900;
+	if (w->cfg.helloTimeoutS <= 0)
+		w->cfg.helloTimeoutS = WORKER_HELLO_S;
 	w->done = done;
 	w->progress = progress;
 	w->arg = arg;
@@ -160,6 +164,7 @@ void worker_free(struct worker *w)
 	free(w->zTaskError);
 	free(w->zSignal);
 	free(w->zSandboxWarning);
+	free(w->zLaunch);
 	cJSON_Delete(w->measured);
 	free(w);
 }
@@ -369,6 +374,27 @@ static char *tail_lines(struct worker *w, int n)
 	return z;
 }
 
+/* refuse this worker for good (zWhy, which this takes: why, naming it):
+ * its process ends and its jobs fail with zWhy, or go to another worker of
+ * a pool; it is not started again */
+static void refuse(struct worker *w, char *zWhy)
+{
+	free(w->zTaskError);
+	w->zTaskError = zWhy;
+	w->taskErrorOwn = 0;
+	w->disabled = 1;
+	if (w->pid > 0)
+		proc_kill_group(w->pid);
+	died(w, NULL);
+}
+
+/* the seconds a worker has for its hello (within the setup's limit) */
+static double hello_limit(const struct worker *w)
+{
+	return w->cfg.helloTimeoutS < w->cfg.setupTimeoutS ? w->cfg.helloTimeoutS
+	                                                   : w->cfg.setupTimeoutS;
+}
+
 static void on_timer(struct loop *l, long long id, void *arg)
 {
 	struct worker *w = arg;
@@ -379,13 +405,21 @@ static void on_timer(struct loop *l, long long id, void *arg)
 		if (j->running)
 			run = j;
 	char why[300];
+	if (!w->helloed) {
+		/* not a kloop-worker, or one that hangs: waiting longer for it
+		 * helps nobody, and starting it again neither */
+		refuse(w, xasprintf("the worker said nothing within %g s of its start (a "
+		                    "kloop-worker says hello first): is '%s' a kloop-worker? "
+		                    "(--worker CMD, --workers SPEC)",
+		                    hello_limit(w), w->zLaunch ? w->zLaunch : "?"));
+		return;
+	}
 	if (run)
-		snprintf(why, sizeof why, "no result after %.0f s (wall-clock limit) while %s%s",
+		snprintf(why, sizeof why, "no result after %g s (wall-clock limit) while %s%s",
 		         w->cfg.runTimeoutS, run->zStage ? run->zStage : "running",
 		         run->zStage && !strcmp(run->zStage, "checking") ? " (trial)" : "");
 	else
-		snprintf(why, sizeof why,
-		         "the worker did not finish loading the task within %.0f s",
+		snprintf(why, sizeof why, "the worker did not finish loading the task within %g s",
 		         w->cfg.setupTimeoutS);
 	if (w->pid > 0)
 		proc_kill_group(w->pid);
@@ -417,23 +451,19 @@ static void handle_event(struct worker *w, cJSON *o)
 		w->zUuid = hi.zUuid ? xstrdup(hi.zUuid) : NULL;
 		if (!v || strcmp(v, KLOOP_VERSION)) {
 			/* another kloop's worker: its numbers and protocol are not ours */
-			free(w->zTaskError);
-			w->zTaskError =
-			    xasprintf("kloop-worker%s%s is version %s, kloop is %s: install the "
-			              "same kloop on "
-			              "both (make install)",
-			              h ? " on " : "", h ? h : "",
-			              v ? v : "unknown (older than 0.1.0)", KLOOP_VERSION);
-			w->taskErrorOwn = 0;
-			w->disabled = 1;
-			if (w->pid > 0)
-				proc_kill_group(w->pid);
-			died(w, NULL);
+			refuse(w, xasprintf("kloop-worker%s%s is version %s, kloop is %s: install "
+			                    "the same kloop on both (make install)",
+			                    h ? " on " : "", h ? h : "",
+			                    v ? v : "unknown (older than 0.1.0)", KLOOP_VERSION));
 			return;
 		}
 		const char *sw = hi.zSandboxWarning;
 		if (sw && !w->zSandboxWarning)
 			w->zSandboxWarning = xstrdup(sw);
+		/* from here on the task's loading has the setup's limit */
+		w->helloed = 1;
+		if (!w->ready)
+			arm(w, w->cfg.setupTimeoutS);
 	} else if (ev == PROTO_EV_TASK_READY) {
 		struct proto_ready rd;
 		protocol_ready_decode(o, &rd);
@@ -756,6 +786,11 @@ static void start(struct worker *w)
 	lb_free(&w->outbuf);
 	w->pid = proc_spawn(&s, &w->out, &w->err, err);
 	close(inp[0]);
+	strbuf launch = STRBUF_INIT;
+	for (int i = 0; argv[i]; i++)
+		sb_addf(&launch, "%s%s", i ? " " : "", argv[i]);
+	free(w->zLaunch);
+	w->zLaunch = sb_detach(&launch);
 	if (argv != w->cfg.argvLaunch) {
 		for (int i = 0; argv[i]; i++)
 			free(argv[i]);
@@ -775,6 +810,7 @@ static void start(struct worker *w)
 	loop_add_fd(w->l, w->out, LOOP_READ, on_stdout, w);
 	loop_add_fd(w->l, w->err, LOOP_READ, on_stderr, w);
 	w->ready = 0;
+	w->helloed = 0;
 	cJSON *files = w->cfg.shipTask ? worker_task_files(w->cfg.zTaskDir) : NULL;
 	struct proto_task t = {
 	    .zDir = w->cfg.zTaskDir,
@@ -795,7 +831,7 @@ static void start(struct worker *w)
 	};
 	send_line(w, protocol_task(&t));
 	cJSON_Delete(files);
-	arm(w, w->cfg.setupTimeoutS);
+	arm(w, hello_limit(w));
 	cJSON *m;
 	cJSON_ArrayForEach(m, w->measured) send_line(w, cJSON_Duplicate(m, 1));
 	for (struct wjob *j = w->jobs; j; j = j->next)

@@ -20,6 +20,13 @@
  * error, never an unbounded buffer */
 #define WORKER_LINE_MAX (64u << 20)
 
+/* the seconds a worker has from its start to its hello (it says hello before
+ * loading anything: its backend and compiler made, the GPU's bandwidth
+ * measured); one that says nothing by then is not a kloop-worker, or hangs,
+ * and its jobs fail with an error naming its launch command.  The setup
+ * limit (setupTimeoutS) bounds the task's loading after the hello. */
+#define WORKER_HELLO_S 25.0
+
 struct worker_config {
 	char **argvLaunch;      /* launch command (NULL: the kloop-worker next to kloop) */
 	const char *zBackend;   /* "host" or "cuda" */
@@ -31,6 +38,7 @@ struct worker_config {
 	double budgetS;         /* timing budget per candidate (0: default) */
 	double runTimeoutS;     /* wall-clock limit from "running" to the result */
 	double setupTimeoutS;   /* limit for starting the worker and loading the task */
+	double helloTimeoutS;   /* limit for its first word, the hello (0: WORKER_HELLO_S) */
 	int jobs;               /* parallel compiles (0: all cores) */
 	int spares;             /* spare runners kept ahead (0 to 8), where bSpares */
 	int bSpares;            /* spares was given (else: the worker's default) */

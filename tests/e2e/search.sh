@@ -274,8 +274,8 @@ check "search status shows each round's parents and why they were chosen" \
 printf '%s\n' "search step" "prefer algo" "ban Precision" "ban memroy access" "search step" \
 	"search step" |
 	$KLOOP shell "$T/slowtask" --session "$T/cat.jsonl" $EVAL >"$T/cat.out" 2>"$T/cat.err"
-check "ban with a misspelt category is refused, naming the categories" \
-	grep -q "^error: ban: 'memroy access' is neither a candidate id nor an idea category (one of: memory access, .*, other" "$T/cat.err"
+check "ban with a misspelt category is refused, with the one it is near and the categories" \
+	grep -q "^error: ban: 'memroy access': did you mean 'memory access'? (it is neither a candidate id nor an idea category, which are: memory access, .*, other" "$T/cat.err"
 pycheck "prefer algo, ban Precision: journaled as the categories they name" "$T/cat.jsonl" - <<'PY'
 assert [e["category"] for e in ev if e["type"] == "prefer_category"] == ["algorithm"]
 assert [e["category"] for e in ev if e["type"] == "ban_category"] == ["precision"]

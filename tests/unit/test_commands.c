@@ -219,5 +219,12 @@ int main(void)
 	CHECK(ac == 3 && !strcmp(av[1], "b c") && !strcmp(av[2], "de"),
 	      "words split like a shell's");
 	commands_free_words(av, ac);
+	/* did you mean: a typo of a command or an alias */
+	const char *near = commands_nearest("compar");
+	CHECK(near && !strcmp(near, "compare"), "compar: did you mean compare (got %s)",
+	      near ? near : "none");
+	CHECK(commands_nearest("zzzzzz") == NULL, "nothing near: no suggestion");
+	CHECK(parse("benhc 1", &c, err) < 0 && strstr(err, "did you mean 'bench'?"),
+	      "the parser's error suggests it (%s)", err);
 	return check_done();
 }

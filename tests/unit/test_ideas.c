@@ -163,5 +163,13 @@ int main(void)
 	      "neither is dropped (%d: %s)",
 	      nb, b.n ? b.a[0].zTitle : e2);
 	ideas_free(&b);
+	/* a typo of a category: the one it is near, by its name or a word of it */
+	const char *nc = ideas_category_nearest("memry");
+	CHECK(nc && !strcmp(nc, "memory access"), "memry: memory access (got %s)",
+	      nc ? nc : "none");
+	nc = ideas_category_nearest("fuson");
+	CHECK(nc && !strcmp(nc, "fusion"), "fuson: fusion (got %s)", nc ? nc : "none");
+	CHECK(ideas_category_nearest("memory") == NULL, "a category it names already: none");
+	CHECK(ideas_category_nearest("zzzzzz") == NULL, "nothing near: none");
 	return check_done();
 }

@@ -170,5 +170,24 @@ int main(void)
 	unlink(fifo);
 	free(fifo);
 	rmdir(dir);
+	/* str_abbrev: a long text shortened around "...", cut between characters */
+	char *ab = str_abbrev("short", 40);
+	CHECK(!strcmp(ab, "short"), "a short text is kept (got %s)", ab);
+	free(ab);
+	char longz[1001];
+	memset(longz, 'a', 1000);
+	longz[1000] = 0;
+	memcpy(longz + 996, "tail", 4);
+	ab = str_abbrev(longz, 40);
+	CHECK(strlen(ab) < 70 && strstr(ab, "...") && strstr(ab, "tail (1000 bytes)"),
+	      "a long text: its start, its end and its length (got %s)", ab);
+	free(ab);
+	char utf[200] = "";
+	for (int i = 0; i < 60; i++)
+		strcat(utf, "\xc3\xa9"); /* é */
+	ab = str_abbrev(utf, 21);
+	CHECK(term_is_clean(ab, strlen(ab), 0) && !strncmp(ab, "\xc3\xa9", 2),
+	      "cut between UTF-8 characters (got %s)", ab);
+	free(ab);
 	return check_done();
 }

@@ -1,0 +1,109 @@
+# tui_small.sh - the small ones of issue 40 in the workbench, in tmux at
+# 80x24: "did you mean" on the : line, :compare of two copies (the same
+# machine code, said) with its lines wrapped, not cut, the Population's
+# all-"-" roofline column giving its room to the idea; and the human gate
+# of `kloop search` on a terminal refusing a reply of several characters.
+. tests/e2e/lib.sh
+if ! command -v tmux >/dev/null 2>&1; then
+	skip "tui_small: tmux is not installed"
+	exit 0
+fi
+B="--backend host --budget 0.2"
+KL=$(cd "$(dirname "$KLOOP")" && pwd)/$(basename "$KLOOP")
+
+# a session of the seed and a copy of it (a comment more: the same machine
+# code), and an A/B between them as a journal holds one
+S="$T/copy.jsonl"
+(echo "/* a copy */" && cat tasks/softmax/seed.c) >"$T/copy.c"
+$KLOOP eval softmax tasks/softmax/seed.c "$T/copy.c" $B --session "$S" >"$T/eval.out" 2>&1
+n=$(grep -c . "$S")
+echo "{\"type\":\"ab_compared\",\"candidate\":2,\"incumbent\":1,\"pairs\":30,\"wins\":16,\"ratio\":1.02,\"won\":false,\"ts\":$(date +%s),\"seq\":$((n + 1))}" >>"$S"
+
+TUI_W=80 TUI_H=24 tui_start "cd $PWD && $KL softmax $B --session $S; echo DONE-1"
+wait_for "2 candidates" 60 >/dev/null
+keys : 'compar 1 2' Enter
+check "80x24: a typo of a command on the : line: did you mean" \
+	wait_for "unknown command 'compar': did you mean 'compare'\?" 10
+keys : 'ban memry' Enter
+check "80x24: a typo of an idea category: did you mean" \
+	wait_for "ban: 'memry': did you mean 'memory access'\?" 10
+keys : 'compare 1 2' Enter
+check ":compare of two copies says they are the same machine code" \
+	wait_for "verdict +same machine code: #1 and #2 compile to the same kernel" 10
+check "... and its A/B line is wrapped at 80 columns, not cut" \
+	sh -c "grep -q '^│A/B       #2 against #1: 1.02x over 30 interleaved pairs' '$T/screen' &&
+		grep -q '^│  beyond the noise' '$T/screen'"
+since=$NFAIL
+check "... every line of it within 80 columns" python3 -c "
+import sys; sys.exit(any(len(l.rstrip('\\n')) > 80 for l in open(sys.argv[1], encoding='utf-8')))" "$T/screen"
+diag "$since" "$T/screen"
+keys q
+keys q
+wait_for "quit|y/n|DONE-1" 10 >/dev/null
+keys y
+
+# a session whose candidates have an idea, on the host (no roofline: its
+# column is "-" in every row)
+mkdir -p "$XDG_CONFIG_HOME/kloop"
+printf 'provider = command\ncommand = cat >/dev/null; cat tests/fake_llm/replies/correct.txt\n' \
+	>"$XDG_CONFIG_HOME/kloop/config"
+$KLOOP implement softmax --from tasks/softmax/seed.c --idea "one pass over each row" \
+	--session "$T/idea.jsonl" $B --trials 3 --fix 0 -b 1 >"$T/impl.out" 2>&1
+rm "$XDG_CONFIG_HOME/kloop/config"
+TUI_W=80 TUI_H=24 tui_start "cd $PWD && $KL softmax $B --session $T/idea.jsonl; echo DONE-2"
+wait_for "2 candidates" 60 >/dev/null
+since=$NFAIL
+check "80x24: the host's all-'-' roofline column is not drawn: the idea has its room" \
+	sh -c "grep -Eq '^│ +id +par origin status +time ms speedup +i' '$T/screen' &&
+		! grep -q 'roof\|speedup  r' '$T/screen'"
+check "... and the candidate of the idea shows its start" grep -Eq "^│ +2 +1 llm .* o…│" "$T/screen"
+diag "$since" "$T/screen"
+keys q
+wait_for "quit|y/n|DONE-2" 10 >/dev/null
+keys y
+
+# --- the Activity says a branch's reason once: an LLM that answers ideas
+# but no code (the command provider), an idea implemented: the reply with
+# no code is sent back once, and the branch ends; each said in one line
+# (the reason was said twice for each reply, a second apart)
+cat >"$T/llm.sh" <<'EOS'
+#!/bin/sh
+if grep -q "Propose"; then cat tests/fake_llm/replies/ideas.txt; else echo "I would rather not write code today."; fi
+EOS
+printf 'provider = command\ncommand = sh %s\n' "$T/llm.sh" >"$XDG_CONFIG_HOME/kloop/config"
+TUI_W=250 TUI_H=50 tui_start "cd $PWD && $KL softmax $B --session $T/nocode.jsonl; echo DONE-3"
+wait_for "^done:" 60 >/dev/null
+keys : 'ideas 3' Enter
+wait_for "Ideas - 3 pending" 30 >/dev/null
+keys : 'accept 1' Enter
+keys : 'implement 1' Enter
+since=$NFAIL
+if wait_for "idea 1, branch 1: .*\(no candidate\)" 60; then
+	grep -a "the reply holds no code" "$T/screen" >"$T/nocode.lines"
+	check "Activity: the reply without code said once with its fix, once at the branch's end ($(grep -c . "$T/nocode.lines") lines)" \
+		test "$(grep -c . "$T/nocode.lines")" -eq 2
+	check "... no line said twice" sh -c "test -z \"\$(sed 's/^│[0-9:]* //; s/ *││.*//' '$T/nocode.lines' | sort | uniq -d)\""
+else
+	fail "Activity: the branch of a reply without code did not end"
+fi
+diag "$since" "$T/screen"
+rm "$XDG_CONFIG_HOME/kloop/config"
+keys q
+wait_for "quit|y/n|DONE-3" 10 >/dev/null
+keys y
+
+# --- kloop search --gate human on a terminal: "rx" is not a reject
+corpus_steering "$T/slowtask"
+TUI_W=200 TUI_H=50 tui_start "cd $PWD && $KL search $T/slowtask --gate human --rounds 1 --branches 1 $B --trials 2 --session $T/h.jsonl; echo DONE-\$?; sleep 30"
+if wait_for "accept, reject, or quit \(the ideas wait\)\? \[a/r/q\]" 120; then
+	keys rx Enter
+	check "the gate refuses 'rx', a reply that is not one of its answers" \
+		wait_for "'rx' is not an answer: a \(accept\), r \(reject\) or q" 10
+	check "... and asks again" sh -c "grep -v '^ *$' '$T/screen' | tail -1 | grep -q 'accept, reject, or quit'"
+	keys q Enter
+	wait_for "DONE-" 60 >/dev/null
+	check "... and rejected nothing" sh -c "! grep -q '\"idea_rejected\"' '$T/h.jsonl'"
+else
+	fail "search --gate human on a terminal put no idea to the person"
+fi
+[ "$NFAIL" -eq 0 ]
