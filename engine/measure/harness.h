@@ -189,9 +189,11 @@ cJSON *harness_precision(const struct harness *h);
  * keeps their float64 outputs) */
 #define HARNESS_PLAIN_TRIALS 3
 /* how set s's inputs are varied (rng.h flags): the first trials (the
- * precision verdict's) and the timing set plain; the later trials and the
- * checking sets each one way, in turn (docs/TASKS.md, "Inputs a statistic
- * cannot guess").  harness_generate_inputs() varies them so; given inputs
+ * precision verdict's) and the timing set plain; the later trials each one
+ * way, in turn; the checking sets of the timed runs every other one plain
+ * (the first of them), the others one way in turn, so that a timed run on
+ * the task's own distribution may be checked as much as any (issue 37;
+ * docs/TASKS.md, "Inputs a statistic cannot guess").  harness_generate_inputs() varies them so; given inputs
  * (PyTorch's) say what was done with harness_note_vary(): applied, and the
  * ways found unsound for the task (its reference's outputs not finite) */
 int harness_vary_of(const struct harness *h, int s);

@@ -83,6 +83,18 @@ for f in forge_part forge_batch; do
 		test "$(field 1 status "$T/$f.json")" = correct
 done
 
+# checked runs told from unchecked ones by their inputs' statistics (issue
+# 37): plain_skip writes 1/cols wherever an input looks plain, past its
+# first calls, and computes in a batch and on the call after it; plain
+# draws are among the checked timed runs
+eval_json "$T/ps.json" $V/plain_skip.c tasks/softmax/seed.c
+check "plain_skip: skipping the work on plain-looking inputs is caught in a checked timed run, or its time is no win ($(said "$T/ps.json"))" \
+	python3 -c 'import json,sys
+r = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+a, s = r[0], r[1]
+ok = a["status"] == "incorrect" or (a.get("timing") or {}).get("verified") is False or a["time_ms"] >= 0.8 * s["time_ms"]
+sys.exit(0 if ok and s["status"] == "correct" else 1)' "$T/ps.json"
+
 # 3. a thread that works while the harness writes the next run's inputs:
 # held between calls it cannot, and what it does once a request lets the
 # runner go is in kloop's own clock, which times such a candidate
@@ -92,8 +104,11 @@ check "outside_work: correct ($(field 0 status "$T/ow.json"): $(field 0 reason "
 	test "$(field 0 status "$T/ow.json")" = correct
 check "outside_work: its thread outlived kl_run and is counted, and its time is kloop's clock's or unverified ($(field 0 timing.threads_left "$T/ow.json"), clock $(field 0 timing.clock "$T/ow.json"), verified $(field 0 timing.verified "$T/ow.json"))" \
 	sh -c "test '$(field 0 timing.threads_left "$T/ow.json")' = 1 && { test '$(field 0 timing.clock "$T/ow.json")' = kloop || test '$(field 0 timing.verified "$T/ow.json")' = False; }"
-check "outside_work: its time is its own ($(field 0 time_ms "$T/ow.json") ms, the seed $(field 1 time_ms "$T/ow.json") ms)" \
-	honest "$(field 0 time_ms "$T/ow.json")" "$(field 1 time_ms "$T/ow.json")"
+# (where the machine is too busy for kloop's clock to time it, its time is
+# the runner's and unverified: never ranked, and said so; on a busy 2-core
+# VM the thread then had the rows ready before the timer started, 0.15 ms)
+check "outside_work: its time is its own, or unverified ($(field 0 time_ms "$T/ow.json") ms, verified $(field 0 timing.verified "$T/ow.json"), the seed $(field 1 time_ms "$T/ow.json") ms)" \
+	sh -c "test '$(field 0 timing.verified "$T/ow.json")' = False || python3 -c 'import sys; t, s = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if t >= 0.5 * s else 1)' '$(field 0 time_ms "$T/ow.json")' '$(field 1 time_ms "$T/ow.json")'"
 diag "$n0" "$T/ow.json.err"
 
 # 4. remembered answers: no timed run sees bytes seen before, drawn or

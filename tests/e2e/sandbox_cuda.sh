@@ -89,6 +89,16 @@ ev "$T/pk.json" $V/peek_request.cu tasks/softmax/seed.cu
 check "peek_request.cu: nothing read before the runner, no timer: correct, as the seed (77: it peeked, 78: a timer; got $(said "$T/pk.json"))" \
 	test "$(field 0 status "$T/pk.json") $(field 1 status "$T/pk.json")" = "correct correct"
 
+# checked runs told from the unchecked by their inputs' statistics (issue
+# 37): plain draws are among the checked timed runs
+ev "$T/ps.json" $V/plain_skip.cu tasks/softmax/seed.cu
+check "plain_skip.cu: skipping the work on plain-looking inputs is caught, or no win ($(said "$T/ps.json"))" \
+	python3 -c 'import json,sys
+r = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+a, s = r[0], r[1]
+ok = a["status"] == "incorrect" or (a.get("timing") or {}).get("verified") is False or a["time_ms"] >= 0.8 * s["time_ms"]
+sys.exit(0 if ok and s["status"] == "correct" else 1)' "$T/ps.json"
+
 ev "$T/pc.json" $V/patch_compare.cu
 check "patch_compare.cu: incorrect, NaN seen ($(field 0 reason "$T/pc.json"))" \
 	sh -c "test '$(field 0 status "$T/pc.json")' = incorrect && grep -q NaN '$T/pc.json'"
