@@ -193,9 +193,9 @@ cJSON *harness_precision(const struct harness *h);
  * way, in turn; the checking sets of the timed runs every other one plain
  * (the first of them), the others one way in turn, so that a timed run on
  * the task's own distribution may be checked as much as any (issue 37;
- * docs/TASKS.md, "Inputs a statistic cannot guess").  harness_generate_inputs() varies them so; given inputs
- * (PyTorch's) say what was done with harness_note_vary(): applied, and the
- * ways found unsound for the task (its reference's outputs not finite) */
+ * docs/TASKS.md, "Inputs a statistic cannot guess").  harness_generate_inputs() varies them so;
+ * given inputs (PyTorch's) say what was done with harness_note_vary(): applied, and the ways found
+ * unsound for the task (its reference's outputs not finite) */
 int harness_vary_of(const struct harness *h, int s);
 void harness_note_vary(struct harness *h, int s, int applied, int unsound);
 /* how set s's inputs were varied, as drawn or noted (rng.h flags; 0: plain) */
