@@ -44,9 +44,10 @@ int main(void)
 {
 	char err[KL_ERRLEN];
 	/* every bundled task loads for both backends */
-	const char *names[] = {"softmax", "layernorm", "matmul", "hgemm", "gemm_bias_relu"};
+	const char *names[] = {"softmax", "layernorm",      "matmul",
+	                       "hgemm",   "gemm_bias_relu", "bf16_gemm"};
 	setenv("KLOOP_TASKS", "tasks", 1);
-	for (size_t i = 0; i < 5; i++) {
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
 		char *p = task_resolve(names[i], err);
 		struct task *h = p ? task_load(p, "host", NULL, err) : NULL;
 		struct task *c = p ? task_load(p, "cuda", NULL, err) : NULL;
