@@ -29,7 +29,7 @@ tm=$(json time_ms "$T/out.json")
 check "the seed's result has time_ms, baseline_ms and speedup ($tm ms, $bl ms, ${sp}x)" \
 	python3 -c "import sys; t,b,s=map(float,sys.argv[1:]); assert t>0 and b>0 and abs(b/t-s)<1e-6*s" "$tm" "$bl" "$sp"
 check "the correctness object reports five trials" test "$(json correctness.trials "$T/out.json")" = 5
-for t in layernorm matmul hgemm gemm_bias_relu bf16_gemm rmsnorm_bf16; do
+for t in layernorm matmul hgemm gemm_bias_relu bf16_gemm rmsnorm_bf16 attention_bf16 attention_causal_bf16; do
 	$KLOOP eval $t tasks/$t/seed.c $B --json >"$T/$t.json" 2>"$T/err"
 	check "the $t host seed is correct" test "$(json status "$T/$t.json")" = correct
 done

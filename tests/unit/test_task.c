@@ -44,8 +44,9 @@ int main(void)
 {
 	char err[KL_ERRLEN];
 	/* every bundled task loads for both backends */
-	const char *names[] = {"softmax",        "layernorm", "matmul",      "hgemm",
-	                       "gemm_bias_relu", "bf16_gemm", "rmsnorm_bf16"};
+	const char *names[] = {"softmax",      "layernorm",      "matmul",
+	                       "hgemm",        "gemm_bias_relu", "bf16_gemm",
+	                       "rmsnorm_bf16", "attention_bf16", "attention_causal_bf16"};
 	setenv("KLOOP_TASKS", "tasks", 1);
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
 		char *p = task_resolve(names[i], err);
