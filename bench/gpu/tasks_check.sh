@@ -2,10 +2,10 @@
 # bench/gpu/tasks_check.sh - the tensor-core tasks' CUDA seeds on the GPU
 # (issue 36, item 7): for each task, `kloop eval TASK tasks/TASK/seed.cu
 # --backend cuda` at its cuda shapes and at every other named shape set
-# (--shapes SET; judged against the CUDA reference kernel, as a task's
-# reference.py keeps its own constants), one line each: status, time,
-# baseline, speedup, roofline
-# fraction, precision verdict (and the reason when not correct). Where
+# (--shapes SET; against PyTorch eager, reference.py at that set's
+# dimensions, where PyTorch is there; KLOOP_GPU_FLAGS="--reference cuda"
+# for the CUDA reference kernel), one line each: status, time, baseline,
+# speedup, roofline fraction, precision verdict (and the reason when not correct). Where
 # cuobjdump is on PATH it also says how many HMMA instructions each seed's
 # SASS holds (the tensor cores really used). Prints one "skip: no GPU" line
 # and exits 0 where there is no usable GPU.
@@ -40,11 +40,7 @@ import json, sys
 t = {x['name']: x for x in json.load(open(sys.argv[1]))['tasks']}[sys.argv[2]]
 print(' '.join(s for s in t['shapes'] if s != 'host'))" "$O/tasks.json" "$t")}
 	for s in $sets; do
-		# a task's reference.py is run with its own constants (the cuda
-		# set): another set is judged against the CUDA reference kernel
-		ref=
-		[ "$s" = cuda ] || ref="--reference cuda"
-		$K eval "$t" "tasks/$t/seed.cu" $B --shapes "$s" $ref --json >"$O/$t.$s.json" 2>"$O/$t.$s.err"
+		$K eval "$t" "tasks/$t/seed.cu" $B --shapes "$s" --json >"$O/$t.$s.json" 2>"$O/$t.$s.err"
 		python3 - "$O/$t.$s.json" "$t" "$s" "$O/$t.$s.err" <<'PY' || fails=$((fails + 1))
 import json, sys
 try:

@@ -3,6 +3,8 @@
 # with the default scale 1/sqrt(head_dim), as
 # torch.nn.functional.scaled_dot_product_attention computes it (fp32 softmax
 # inside, bf16 output); IS_CAUSAL masks keys after each query.
+import math
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -21,7 +23,15 @@ class Model(nn.Module):
         super().__init__()
 
     def forward(self, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
-        return F.scaled_dot_product_attention(Q, K, V, is_causal=IS_CAUSAL)
+        if hasattr(F, "scaled_dot_product_attention"):
+            return F.scaled_dot_product_attention(Q, K, V, is_causal=IS_CAUSAL)
+        # PyTorch before 2.0: the same math, the softmax in fp32 (or float64)
+        acc = torch.promote_types(Q.dtype, torch.float32)
+        s = Q.to(acc) @ K.to(acc).transpose(-2, -1) / math.sqrt(Q.shape[-1])
+        if IS_CAUSAL:
+            n = s.shape[-1]
+            s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+        return (torch.softmax(s, dim=-1) @ V.to(acc)).to(Q.dtype)
 
 
 def get_inputs():

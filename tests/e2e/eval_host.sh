@@ -33,6 +33,20 @@ for t in layernorm matmul hgemm gemm_bias_relu bf16_gemm rmsnorm_bf16 attention_
 	$KLOOP eval $t tasks/$t/seed.c $B --json >"$T/$t.json" 2>"$T/err"
 	check "the $t host seed is correct" test "$(json status "$T/$t.json")" = correct
 done
+# a task's reference.py runs at the shape set in use: its constants named
+# as the set's dimensions are set (rows=64 cols=1024 here, 8192 x 4096 in
+# the file), where they used to be a mismatch ("pick the matching --shapes")
+if python3 -c 'import torch' >/dev/null 2>&1; then
+	for t in rmsnorm_bf16 attention_causal_bf16; do
+		$KLOOP eval $t tasks/$t/seed.c $B --reference torch --json >"$T/$t.torch.json" 2>"$T/$t.torch.err"
+		check "the $t host seed against its reference.py at the host shapes: correct, PyTorch eager the baseline ($(said "$T/$t.torch.json") $(head -c 300 "$T/$t.torch.err"))" \
+			python3 -c "
+import json; r = json.load(open('$T/$t.torch.json'))
+assert r['status'] == 'correct' and 'PyTorch' in r['baseline'], (r['status'], r.get('baseline'))"
+	done
+else
+	skip "eval_host: no PyTorch for python3, the tasks' reference.py at the host shapes not run"
+fi
 
 verdict $F/off_by_one.c incorrect "NaN"
 verdict $F/zeros.c incorrect "relative L2 error 1"

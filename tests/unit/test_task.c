@@ -67,6 +67,14 @@ int main(void)
 		task_free(c);
 		free(p);
 	}
+	/* the shape set's dimensions, as a task's reference.py is run with */
+	char *gp = task_resolve("bf16_gemm", err);
+	struct task *g = gp ? task_load(gp, "cuda", "skinny_128x4096x4096", err) : NULL;
+	CHECK(g && !strcmp(g->zDims, "?M=128,?K=4096,?N=4096"),
+	      "bf16_gemm at skinny_128x4096x4096: its dimensions for reference.py (got '%s')",
+	      g ? g->zDims : err);
+	task_free(g);
+	free(gp);
 	char *p = task_resolve("no_such_task", err);
 	CHECK(!p && strstr(err, "unknown task 'no_such_task'") && strstr(err, "softmax"),
 	      "an unknown task name lists the bundled tasks (%s)", err);
