@@ -29,6 +29,10 @@
 #define TPR 4              /* threads per query row */
 #define THREADS (BQ * TPR) /* 256 */
 
+/* what the code needs of the constants above (a sweep may change them) */
+static_assert(TPR == 4, "a row's threads: the two shuffles and the 16 g + 4 t dimensions");
+static_assert(BQ % BKV == 0, "a causal block's last key tile ends at its last row");
+
 union bf16x4 {
 	uint2 u;
 	__nv_bfloat162 h[2];
@@ -47,8 +51,8 @@ __global__ void __launch_bounds__(THREADS)
               float scale_log2)
 {
 	constexpr int G = HD / 16;
-	__shared__ __align__(16) float ks[BKV][HD];
-	__shared__ __align__(16) float vs[BKV][HD];
+	alignas(16) __shared__ float ks[BKV][HD];
+	alignas(16) __shared__ float vs[BKV][HD];
 	int r = threadIdx.x / TPR, t = threadIdx.x % TPR;
 	size_t base = ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * (size_t)seq * HD;
 	int q0 = blockIdx.x * BQ, i = q0 + r;

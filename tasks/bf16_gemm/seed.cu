@@ -4,7 +4,8 @@
  * (nvcuda::wmma, 16x16x16 bf16 fragments with float accumulators; sm_80+).
  *
  * Each block of 256 threads (8 warps, 2 x 4) computes a 128 x 128 tile of C;
- * each warp a 64 x 32 part of it (4 x 2 accumulator fragments). The K loop
+ * each warp a 64 x 32 part of it (4 x 2 accumulator fragments); the tile
+ * sizes are #defines a sweep may change, held together by static_asserts. The K loop
  * goes 32 at a time through two shared-memory stages filled with cp.async
  * (16-byte copies), so that the next tile of A and B is loaded while the
  * tensor cores work on the current one. Shared rows are padded by 8 elements
@@ -41,6 +42,11 @@ typedef __nv_bfloat16 elem;
 #define FN (WN / 16) /* accumulator fragments across */
 #define THREADS 256  /* 8 warps: 2 down x 4 across */
 
+/* what the tiling needs of the constants above (a sweep may change them) */
+static_assert((BM / WM) * (BN / WN) == THREADS / 32, "the warp tiles cover the block tile");
+static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0,
+              "warp tiles of whole 16x16 fragments, K tiles of whole 16-deep steps");
+
 __device__ __forceinline__ void cp_async16(void *dst, const void *src, int src_bytes)
 {
 	unsigned s = (unsigned)__cvta_generic_to_shared(dst);
@@ -59,24 +65,21 @@ __device__ __forceinline__ void cp_async_wait1(void)
 	asm volatile("cp.async.wait_group 1;\n" ::);
 }
 
-/* start copying the K tile at k0 into stage st: A[m0.., k0..] (128 x 32) and
- * B[k0.., n0..] (32 x 128), 512 16-byte chunks each, 2 per thread each */
+/* start copying the K tile at k0 into stage st: A[m0.., k0..] (BM x BK) and
+ * B[k0.., n0..] (BK x BN), in 16-byte chunks spread over the threads */
 __device__ __forceinline__ void load_tile(elem *sa, elem *sb, const elem *A, const elem *B, int M,
                                           int N, int K, int m0, int n0, int k0)
 {
-	int t = threadIdx.x;
 #pragma unroll
-	for (int i = 0; i < 2; i++) {
-		int c = t + i * THREADS;
-		int r = c >> 2, k8 = (c & 3) * 8;
+	for (int c = threadIdx.x; c < BM * BK / 8; c += THREADS) {
+		int r = c / (BK / 8), k8 = (c % (BK / 8)) * 8;
 		int gr = m0 + r, gk = k0 + k8;
 		bool ok = gr < M && gk < K;
 		cp_async16(sa + r * LDA + k8, ok ? A + (size_t)gr * K + gk : A, ok ? 16 : 0);
 	}
 #pragma unroll
-	for (int i = 0; i < 2; i++) {
-		int c = t + i * THREADS;
-		int r = c >> 4, n8 = (c & 15) * 8;
+	for (int c = threadIdx.x; c < BK * BN / 8; c += THREADS) {
+		int r = c / (BN / 8), n8 = (c % (BN / 8)) * 8;
 		int gk = k0 + r, gn = n0 + n8;
 		bool ok = gk < K && gn < N;
 		cp_async16(sb + r * LDB + n8, ok ? B + (size_t)gk * N + gn : B, ok ? 16 : 0);
@@ -87,12 +90,12 @@ __global__ void __launch_bounds__(THREADS)
     gemm_wmma(const elem *__restrict__ A, const elem *__restrict__ B, elem *__restrict__ C, int M,
               int N, int K)
 {
-	__shared__ __align__(128) elem sa[2][BM * LDA];
-	__shared__ __align__(128) elem sb[2][BK * LDB];
-	__shared__ __align__(128) float scratch[THREADS / 32][16 * 16];
+	alignas(128) __shared__ elem sa[2][BM * LDA];
+	alignas(128) __shared__ elem sb[2][BK * LDB];
+	alignas(128) __shared__ float scratch[THREADS / 32][16 * 16];
 
 	int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-	int wm = (warp >> 2) * WM, wn = (warp & 3) * WN;
+	int wm = (warp / (BN / WN)) * WM, wn = (warp % (BN / WN)) * WN;
 	int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
 
 	wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[FM][FN];
