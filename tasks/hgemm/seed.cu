@@ -71,14 +71,20 @@ __device__ __forceinline__ void load_tile(elem *sa, elem *sb, const elem *A, con
                                           int N, int K, int m0, int n0, int k0)
 {
 #pragma unroll
-	for (int c = threadIdx.x; c < BM * BK / 8; c += THREADS) {
+	for (int i = 0; i < (BM * BK / 8 + THREADS - 1) / THREADS; i++) {
+		int c = threadIdx.x + i * THREADS;
+		if (BM * BK / 8 % THREADS && c >= BM * BK / 8)
+			break;
 		int r = c / (BK / 8), k8 = (c % (BK / 8)) * 8;
 		int gr = m0 + r, gk = k0 + k8;
 		bool ok = gr < M && gk < K;
 		cp_async16(sa + r * LDA + k8, ok ? A + (size_t)gr * K + gk : A, ok ? 16 : 0);
 	}
 #pragma unroll
-	for (int c = threadIdx.x; c < BK * BN / 8; c += THREADS) {
+	for (int i = 0; i < (BK * BN / 8 + THREADS - 1) / THREADS; i++) {
+		int c = threadIdx.x + i * THREADS;
+		if (BK * BN / 8 % THREADS && c >= BK * BN / 8)
+			break;
 		int r = c / (BN / 8), n8 = (c % (BN / 8)) * 8;
 		int gk = k0 + r, gn = n0 + n8;
 		bool ok = gk < K && gn < N;
