@@ -230,6 +230,7 @@ void task_free(struct task *t)
 	free(t->zName);
 	free(t->zDescription);
 	free(t->zShapeSet);
+	free(t->zDims);
 	for (int i = 0; i < t->nShapeSets; i++)
 		free(t->azShapeSets[i]);
 	free(t->azShapeSets);

@@ -78,6 +78,9 @@ struct task {
 	struct task_sources ref;  /* the reference per backend */
 	struct task_seeds seeds;  /* the seeds per backend */
 	char *zLibs;              /* "libs": the words, space-separated ("" if none; libs.h) */
+	char *zDims;              /* the shape set's dimensions as "?name=value,..." ("" if
+	                           * none): what a task's reference.py is run with, its
+	                           * constants of those names set */
 	double flops;             /* "flops" for the shape set in use (0: not given) */
 	task_compute compute;     /* "compute", or inferred (task_compute_infer) */
 	const char *zComputeFrom; /* where compute comes from (static string): "task.json",

@@ -681,6 +681,7 @@ static int parse_root(struct ctx *c, cJSON *root, struct task *t, const char *zB
 
 	cJSON *shapes = cJSON_GetObjectItemCaseSensitive(root, "shapes");
 	t->zShapeSet = xstrdup("");
+	t->zDims = xstrdup("");
 	if (shapes) {
 		if (!cJSON_IsObject(shapes) || !shapes->child)
 			return kl_err(c->err,
@@ -721,6 +722,20 @@ static int parse_root(struct ctx *c, cJSON *root, struct task *t, const char *zB
 		c->zSet = set->string;
 		free(t->zShapeSet);
 		t->zShapeSet = xstrdup(set->string);
+		/* "?": a reference.py without a constant of that name is run as
+		 * it is (torchref.py's apply_sizes) */
+		strbuf db = STRBUF_INIT;
+		sb_adds(&db, "");
+		const cJSON *dim;
+		cJSON_ArrayForEach(dim, set)
+		{
+			double v = dim->valuedouble;
+			if (cJSON_IsNumber(dim) && v >= 1 && v <= 1e15 && v == (double)(int64_t)v)
+				sb_addf(&db, "%s?%s=%lld", db.len ? "," : "", dim->string,
+				        (long long)v);
+		}
+		free(t->zDims);
+		t->zDims = sb_detach(&db);
 	} else if (zShapeSet) {
 		return kl_err(c->err,
 		              "%s: shapes: the task has no shape sets, so '%s' cannot be chosen",

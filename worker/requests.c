@@ -278,7 +278,9 @@ void kworker_op_task(cJSON *req)
 			if (!W.t->ref.zTorch)
 				fail_task("the task has no torch reference (reference.torch in "
 				          "task.json)");
-			if (!(tr = start_torch(W.t->ref.zTorch, NULL, 0, err)) ||
+			/* at the shape set's dimensions: the constants of
+			 * reference.py that bear their names */
+			if (!(tr = start_torch(W.t->ref.zTorch, W.t->zDims, 0, err)) ||
 			    torchref_check_task(tr, W.t, err) < 0)
 				fail_task(err);
 		} else {

@@ -964,7 +964,8 @@ def apply_sizes(module, shapes=None, size=None):
     """The changes to a problem's module-level integer constants that
     ``shapes`` and ``size`` ask for (load_problem(path, values) makes them,
     before the model and its inputs are made).  ``shapes`` is "name=value,name=value": each name must be a
-    module-level integer.  ``size`` F scales every other module-level integer
+    module-level integer, except one written "?name" (a task's shape set
+    given to its reference.py), which is passed over where it is not.  ``size`` F scales every other module-level integer
     of at least 32 (batch sizes and dimensions; kernel sizes, strides and
     small channel counts stay) to round(v * F), at least 1, kept a multiple of
     16 (at least 16) when v was one; so are such integers inside a
@@ -980,7 +981,11 @@ def apply_sizes(module, shapes=None, size=None):
             if "=" not in item:
                 raise RefError("--shapes: expected name=value, got %r" % item)
             name, value = (x.strip() for x in item.split("=", 1))
+            optional = name.startswith("?")
+            name = name.lstrip("?")
             old = getattr(module, name, None)
+            if optional and (isinstance(old, bool) or not isinstance(old, int)):
+                continue  # a task's dimension the problem has no constant for
             if isinstance(old, bool) or not isinstance(old, int):
                 ints = sorted(k for k, v in vars(module).items()
                               if not k.startswith("_") and isinstance(v, int) and not isinstance(v, bool))

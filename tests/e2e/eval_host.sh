@@ -29,10 +29,24 @@ tm=$(json time_ms "$T/out.json")
 check "the seed's result has time_ms, baseline_ms and speedup ($tm ms, $bl ms, ${sp}x)" \
 	python3 -c "import sys; t,b,s=map(float,sys.argv[1:]); assert t>0 and b>0 and abs(b/t-s)<1e-6*s" "$tm" "$bl" "$sp"
 check "the correctness object reports five trials" test "$(json correctness.trials "$T/out.json")" = 5
-for t in layernorm matmul hgemm gemm_bias_relu; do
+for t in layernorm matmul hgemm gemm_bias_relu bf16_gemm rmsnorm_bf16 attention_bf16 attention_causal_bf16; do
 	$KLOOP eval $t tasks/$t/seed.c $B --json >"$T/$t.json" 2>"$T/err"
 	check "the $t host seed is correct" test "$(json status "$T/$t.json")" = correct
 done
+# a task's reference.py runs at the shape set in use: its constants named
+# as the set's dimensions are set (rows=64 cols=1024 here, 8192 x 4096 in
+# the file), where they used to be a mismatch ("pick the matching --shapes")
+if python3 -c 'import torch' >/dev/null 2>&1; then
+	for t in rmsnorm_bf16 attention_causal_bf16; do
+		$KLOOP eval $t tasks/$t/seed.c $B --reference torch --json >"$T/$t.torch.json" 2>"$T/$t.torch.err"
+		check "the $t host seed against its reference.py at the host shapes: correct, PyTorch eager the baseline ($(said "$T/$t.torch.json") $(head -c 300 "$T/$t.torch.err"))" \
+			python3 -c "
+import json; r = json.load(open('$T/$t.torch.json'))
+assert r['status'] == 'correct' and 'PyTorch' in r['baseline'], (r['status'], r.get('baseline'))"
+	done
+else
+	skip "eval_host: no PyTorch for python3, the tasks' reference.py at the host shapes not run"
+fi
 
 verdict $F/off_by_one.c incorrect "NaN"
 verdict $F/zeros.c incorrect "relative L2 error 1"

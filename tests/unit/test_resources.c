@@ -132,9 +132,11 @@ int main(void)
 	}
 	/* every CUDA source kloop ships, through the real compile path */
 	struct pending p = {0};
-	const char *tasks[] = {"softmax", "layernorm", "matmul", "hgemm", "gemm_bias_relu"};
+	const char *tasks[] = {"softmax",      "layernorm",      "matmul",
+	                       "hgemm",        "gemm_bias_relu", "bf16_gemm",
+	                       "rmsnorm_bf16", "attention_bf16", "attention_causal_bf16"};
 	int n = 0;
-	for (int i = 0; i < 5; i++) {
+	for (size_t i = 0; i < sizeof tasks / sizeof *tasks; i++) {
 		snprintf(p.names[n++], 300, "tasks/%s/seed.cu", tasks[i]);
 		snprintf(p.names[n++], 300, "tasks/%s/reference.cu", tasks[i]);
 	}

@@ -44,9 +44,11 @@ int main(void)
 {
 	char err[KL_ERRLEN];
 	/* every bundled task loads for both backends */
-	const char *names[] = {"softmax", "layernorm", "matmul", "hgemm", "gemm_bias_relu"};
+	const char *names[] = {"softmax",      "layernorm",      "matmul",
+	                       "hgemm",        "gemm_bias_relu", "bf16_gemm",
+	                       "rmsnorm_bf16", "attention_bf16", "attention_causal_bf16"};
 	setenv("KLOOP_TASKS", "tasks", 1);
-	for (size_t i = 0; i < 5; i++) {
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
 		char *p = task_resolve(names[i], err);
 		struct task *h = p ? task_load(p, "host", NULL, err) : NULL;
 		struct task *c = p ? task_load(p, "cuda", NULL, err) : NULL;
@@ -65,17 +67,30 @@ int main(void)
 		task_free(c);
 		free(p);
 	}
-	/* the compute type: hgemm's f16 inputs make it fp16; the fp32 tasks fp32 */
-	for (size_t i = 0; i < 5; i++) {
+	/* the compute type: hgemm's f16 inputs make it fp16, bf16_gemm's bf16, the
+	 * attention tasks declare bf16; the others fp32 */
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
 		char *tp = task_resolve(names[i], err);
 		struct task *c = tp ? task_load(tp, "cuda", NULL, err) : NULL;
-		const char *want = !strcmp(names[i], "hgemm") ? "fp16" : "fp32";
+		const char *want = !strcmp(names[i], "hgemm") ? "fp16"
+		                   : strstr(names[i], "gemm_bf") || strstr(names[i], "bf16_gemm") ||
+		                           strstr(names[i], "attention")
+		                       ? "bf16"
+		                       : "fp32";
 		CHECK(c && !strcmp(task_compute_name(c->compute), want),
 		      "bundled %s computes in %s (got %s, from %s)", names[i], want,
 		      c ? task_compute_name(c->compute) : err, c ? c->zComputeFrom : "");
 		task_free(c);
 		free(tp);
 	}
+	/* the shape set's dimensions, as a task's reference.py is run with */
+	char *gp = task_resolve("bf16_gemm", err);
+	struct task *g = gp ? task_load(gp, "cuda", "skinny_128x4096x4096", err) : NULL;
+	CHECK(g && !strcmp(g->zDims, "?M=128,?K=4096,?N=4096"),
+	      "bf16_gemm at skinny_128x4096x4096: its dimensions for reference.py (got '%s')",
+	      g ? g->zDims : err);
+	task_free(g);
+	free(gp);
 	char *p = task_resolve("no_such_task", err);
 	CHECK(!p && strstr(err, "unknown task 'no_such_task'") && strstr(err, "softmax"),
 	      "an unknown task name lists the bundled tasks (%s)", err);
