@@ -323,6 +323,25 @@ int harness_frames_lengthened(const struct harness_cand *c, const struct samples
 }
 
 /*
+ * What a run's overhead may differ from the empty frame it is measured
+ * against, ms: the frame's own length (its median over frames), at least 5
+ * us.  The frame is of another moment (before every fourth run), and on a
+ * loaded virtual machine a run's round trip outside the runner's timer
+ * (its wake after the thaw, its reply) ran 30-40 us longer than a frame of
+ * 40 us: an honest 5 us kernel (tests/e2e/shell.sh's seed_unrolled.c) was
+ * called a liar at its quick timing, "0.0053 ms reported, 0.036 ms more
+ * than an empty run" (issue 35).
+ */
+static double frame_slack(const struct samples *near)
+{
+	struct samples k = {0};
+	harness_known_of(near, NULL, &k);
+	double m = k.n ? harness_median(&k) : 0;
+	free(k.a);
+	return m > 0.005 ? m : 0.005;
+}
+
+/*
  * Kloop's clock around each run bounds the times the candidate's process
  * reports.  No run may report more than the round trip kloop saw; and the
  * median reported run may not fall below half of a 99% lower bound of the
@@ -404,7 +423,7 @@ int harness_timing_inconsistent(const struct samples *rep, const struct samples 
 		 * that slows 2 of 3 of them moves their median, which called an
 		 * honest short candidate a liar; a process that hides its work
 		 * does it in every run, and the bound moves with it */
-		if (r < 0.5 * harness_lower_median(&kd) - 0.005) {
+		if (r < 0.5 * harness_lower_median(&kd) - frame_slack(near)) {
 			snprintf(
 			    why, nWhy,
 			    "timing inconsistent: the candidate's process reported a median run "
@@ -423,7 +442,7 @@ int harness_timing_inconsistent(const struct samples *rep, const struct samples 
 		}
 	if (rc != 1 && kd.n >= 3 && kd.n * 3 >= rep->n) {
 		double r = harness_median(&kr), d = harness_median(&kd);
-		if (r < 0.5 * harness_lower_median(&kd) - 0.005) {
+		if (r < 0.5 * harness_lower_median(&kd) - frame_slack(nearCpu)) {
 			snprintf(
 			    why, nWhy,
 			    "timing inconsistent: the candidate's process reported a median run "
