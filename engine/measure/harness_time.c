@@ -548,6 +548,36 @@ static int timing_batch(struct harness *h, struct timing *tg, char *why, size_t 
 	}
 }
 
+/*
+ * A full timing checks at least two checking sets where it has them (issue
+ * 37): the first is a plain draw, the second varied (harness_vary_of), so
+ * that a candidate that does its work only on inputs of one kind is checked
+ * on the other too.  Where the counted runs drew fewer (each is checked at
+ * random, and at a long run's few a timing can draw one), more timed runs
+ * follow, to the candidate like any other, their times not counted.
+ * 0, -1 + err, or HC_* + why.
+ */
+#define TIMING_MIN_CHECKED 2
+static int timing_checks(struct harness *h, struct timing *tg, char *why, size_t nWhy, char *err)
+{
+	int want = h->nPool < TIMING_MIN_CHECKED ? h->nPool : TIMING_MIN_CHECKED;
+	while (!h->quick && h->poolUsed < want) {
+		double keep = h->pCheck, t, w;
+		int rc;
+		h->pCheck = 1;
+		int crc = harness_timed_run(h, tg->c, tg->strict, tg->cal, &t, &w, NULL, NULL, &rc,
+		                            why, nWhy, err);
+		h->pCheck = keep;
+		if (crc)
+			return crc;
+		if (rc) {
+			snprintf(why, nWhy, "kl_run returned %d during a timed run", rc);
+			return HC_MISBEHAVED;
+		}
+	}
+	return 0;
+}
+
 /* one more run, as the timed ones but on the timing set, whose output must
  * be right, with nothing trampled: 0, -1 + err, or HC_* + why */
 static int run_after_timing(struct harness *h, struct harness_cand *c, char *why, size_t nWhy,
@@ -725,6 +755,8 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 		}
 		break;
 	}
+	if (!crc)
+		crc = timing_checks(h, tg, why, nWhy, err);
 	if (!crc) {
 		timing_unseen(h, tg);
 		/* the batch bound: the full timing's, of a time the clock bound
