@@ -419,6 +419,10 @@ static const struct flag_help {
      ALL_CMDS},
     {"--workers", "checks", "also start the workers given (or the configuration's) and check them",
      FL_DOCTOR},
+    {"--peaks", "checks",
+     "measure the GPU's dense peaks per compute type now (cuBLASLt, a few hundred ms) and cache "
+     "them for the workers",
+     FL_DOCTOR},
     {"--worker", "where candidates run", "the kloop-worker program to start", 0},
     {"--jobs", "where candidates run", "compiles at once", 0},
     {"--spares", "where candidates run", "runners each worker keeps started ahead (GPU: 2, CPU: 0)",
