@@ -42,8 +42,12 @@ check "... and says which constants it changed" grep -q "dim 64 -> 256" "$T/task
 
 # the compute type: the dtypes that reach its products, traced (issue 36)
 $KLOOP tasks $FX/half_inside.py >"$T/half.txt" 2>&1
-check "a problem casting its f32 inputs to f16 before its product computes in fp16 ($(grep compute "$T/half.txt"))" \
-	grep -Eq "^  compute +fp16 " "$T/half.txt"
+if grep -q "not implemented for 'Half'" "$T/half.txt"; then
+	skip "a problem casting its f32 inputs to f16 before its product: this PyTorch has no f16 product on the CPU ($(grep -o "RuntimeError.*" "$T/half.txt" | head -1))"
+else
+	check "a problem casting its f32 inputs to f16 before its product computes in fp16 ($(grep compute "$T/half.txt"))" \
+		grep -Eq "^  compute +fp16 " "$T/half.txt"
+fi
 check "... a softmax has no product: no compute type said" sh -c "! grep -q '^  compute' '$T/tasks.txt'"
 
 $KLOOP eval $FX/softmax.py tasks/softmax/seed.c $B --shapes nope=3 >"$T/out" 2>"$T/err"
