@@ -372,6 +372,7 @@ int main(void)
 	if (!have_nvcc()) {
 		printf(
 		    "skip - nvcc is not installed: the wgmma and CUTLASS compiles are not tried\n");
+		free(no), free(yes), free(refuser), free(cache);
 		return check_done();
 	}
 	CHECK(compile_one(cache, &t90a, NULL, "wgmma.cu", wgmma_src, &a, err) == 0 && a.ok,
@@ -389,6 +390,8 @@ int main(void)
 	if (libs_add(&L, "cutlass", NULL, err) < 0) {
 		printf("skip - CUTLASS is not here (set CUTLASS_DIR to a checkout): the CuTe "
 		       "compile is not tried\n");
+		libs_free(&L);
+		free(no), free(yes), free(refuser), free(cache);
 		return check_done();
 	}
 	libs_free(&L);
