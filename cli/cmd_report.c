@@ -255,7 +255,9 @@ static void chart_time(strbuf *o, const struct rep *r)
 	for (int i = 0; i < m; i++) {
 		const struct cand *c = &st->aCand[ord[i]];
 		double x = L + (c->tsEval - t0) / 60 * xs;
-		if (c->speedup > best) {
+		/* an unverified or reduced-precision time is no win: it moves
+		 * no line */
+		if (state_cand_rankable(st, c) && c->speedup > best) {
 			if (best > 0)
 				sb_addf(&pts, "%.1f,%.1f ", x, H - B - best * ys);
 			best = c->speedup;
@@ -271,16 +273,27 @@ static void chart_time(strbuf *o, const struct rep *r)
 	sb_free(&pts);
 	for (int i = 0; i < m; i++) {
 		const struct cand *c = &st->aCand[ord[i]];
-		sb_addf(
-		    o, "<circle class=\"eval\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>",
-		    L + (c->tsEval - t0) / 60 * xs, H - B - c->speedup * ys,
-		    origin_colour(c->zOrigin));
+		double x = L + (c->tsEval - t0) / 60 * xs, y = H - B - c->speedup * ys;
+		if (state_cand_rankable(st, c))
+			sb_addf(o,
+			        "<circle class=\"eval\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" "
+			        "fill=\"%s\"><title>",
+			        x, y, origin_colour(c->zOrigin));
+		else
+			sb_addf(o,
+			        "<circle class=\"eval-suspect\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" "
+			        "fill=\"none\" stroke=\"%s\"><title>",
+			        x, y, origin_colour(c->zOrigin));
 		sb_addf(o, "%d ", c->id);
 		esc(o, c->zName);
-		sb_addf(o, ": %.3gx</title></circle>\n", c->speedup);
+		sb_addf(o, ": %.3gx%s</title></circle>\n", c->speedup,
+		        state_cand_rankable(st, c) ? ""
+		        : c->unverified            ? " (unverified: not a win)"
+		                                   : " (reduced precision: not a win)");
 	}
 	sb_adds(o, "</svg><figcaption>The line is the best speedup over the baseline so far; each "
-	           "dot a correct candidate when its evaluation ended. Dashed: 1x.</figcaption>"
+	           "dot a correct candidate when its evaluation ended, hollow where its time is "
+	           "unverified or its precision reduced (no win). Dashed: 1x.</figcaption>"
 	           "</figure>\n");
 	free(ord);
 }

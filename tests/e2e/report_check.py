@@ -8,8 +8,9 @@ Prints one "ok - ..." or "not ok - ..." line per check:
   - one lineage node per candidate, one table row per candidate
   - the winning path: as many marked nodes as the best candidate's lineage is long
   - the best speedup printed is the fold's best, to two decimals
-  - one dot in the time chart per correct, timed candidate; a bar per generation
-    that has one
+  - one dot in the time chart per correct, timed candidate whose time is a win
+    (verified, faithful precision), a hollow one per other correct, timed one;
+    a bar per generation that has one
 """
 import json
 import sys
@@ -103,6 +104,11 @@ def main():
     dots = [a for t, a in p.tags if t == "circle" and a.get("class") == "eval"]
     check("one dot per correct, timed candidate in the time chart (%d of %d)" %
           (len(dots), len(good)), len(dots) == len(good))
+    # an unverified or reduced-precision time is a hollow dot, never a win
+    timed = [c for c in cands if c["status"] == "correct" and c["speedup"]]
+    hollow = [a for t, a in p.tags if t == "circle" and a.get("class") == "eval-suspect"]
+    check("a hollow dot per correct candidate whose time is not a win (%d of %d)" %
+          (len(hollow), len(timed) - len(good)), len(hollow) == len(timed) - len(good))
     depth = {}
     for c in cands:
         depth[c["id"]] = max([depth.get(q, -1) + 1 for q in c["parents"]] or [0])

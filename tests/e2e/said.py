@@ -18,7 +18,7 @@ for p in sys.argv[1:]:
             continue
         if not isinstance(j, dict):
             continue
-        if j.get("ev") == "eval_finished":
+        if j.get("type") == "eval_finished":
             name, r = "#%s" % j.get("candidate"), j.get("result") or {}
         elif "status" in j:
             name, r = str(j.get("source") or j.get("name") or "?").split("/")[-1], j
