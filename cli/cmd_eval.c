@@ -163,6 +163,11 @@ static void print_human(const cJSON *r, const struct src *s)
 		       result_num(r, "speedup_compile"));
 	else if (cJSON_IsNumber(bc))
 		printf("  baseline  torch.compile %.4g ms\n", bc->valuedouble);
+	strbuf lb = STRBUF_INIT;
+	result_library_lines(r, "  ", &lb);
+	if (lb.len)
+		fputs(lb.buf, stdout);
+	sb_free(&lb);
 }
 
 /* the sources, read and checked against the backend before anything runs */

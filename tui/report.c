@@ -404,6 +404,7 @@ static void results_head(const struct state *st, const struct cand *c, strbuf *s
 			sb_addf(sb, ", speedup %.3gx", result_num(r, "speedup_compile"));
 		sb_adds(sb, "\n");
 	}
+	result_library_lines(r, "", sb);
 	const cJSON *ab = cJSON_GetObjectItem(r, "ab");
 	if (ab && *s_of(ab, "error"))
 		sb_addf(sb, "A/B       against #%g: not run: %s\n", result_num(ab, "incumbent_id"),

@@ -21,6 +21,49 @@ const char *result_timing_method(const cJSON *r)
 	    cJSON_GetObjectItem(cJSON_GetObjectItem(r, "timing"), "method"));
 }
 
+/* the BLAS baselines of a GEMM task (torchref.py's "libraries": cuBLAS,
+ * cuBLASLt's heuristic, cuBLASLt autotuned) into r's "library_baselines":
+ * [{"key", "library", "median_ms", "speedup"}] or {"key", "library",
+ * "error"}; t the candidate's time, NAN when it has none */
+static void add_libraries(cJSON *r, const cJSON *libs, double t)
+{
+	if (!cJSON_IsObject(libs))
+		return;
+	cJSON *a = cJSON_AddArrayToObject(r, "library_baselines");
+	const cJSON *l;
+	cJSON_ArrayForEach(l, libs)
+	{
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "key", l->string ? l->string : "");
+		cJSON_AddStringToObject(o, "library", json_str(l, "library", l->string));
+		double m = result_num(l, "median_ms");
+		if (!isnan(m) && m > 0) {
+			cJSON_AddNumberToObject(o, "median_ms", m);
+			if (!isnan(t))
+				cJSON_AddNumberToObject(o, "speedup", m / t);
+		} else {
+			cJSON_AddStringToObject(o, "error", json_str(l, "error", "not timed"));
+		}
+		cJSON_AddItemToArray(a, o);
+	}
+}
+
+void result_library_lines(const cJSON *r, const char *zIndent, strbuf *sb)
+{
+	const cJSON *l;
+	cJSON_ArrayForEach(l, cJSON_GetObjectItem(r, "library_baselines"))
+	{
+		double m = result_num(l, "median_ms"), sp = result_num(l, "speedup");
+		sb_addf(sb, "%sbaseline  %s", zIndent, json_str(l, "library", "?"));
+		if (isnan(m))
+			sb_addf(sb, ": %.300s\n", json_str(l, "error", "not timed"));
+		else if (isnan(sp))
+			sb_addf(sb, " %.4g ms\n", m);
+		else
+			sb_addf(sb, " %.4g ms, speedup %.3gx\n", m, sp);
+	}
+}
+
 void result_complete_from(cJSON *r, const cJSON *rt, const cJSON *baselines, const cJSON *refData,
                           const char *zRefName, const char *zDevice, const char *zTask,
                           const char *zSource, const char *zBackend)
@@ -59,6 +102,7 @@ void result_complete_from(cJSON *r, const cJSON *rt, const cJSON *baselines, con
 		cJSON_AddStringToObject(r, "baseline_compile_error",
 		                        cJSON_GetStringValue(cJSON_GetObjectItem(cm, "error")));
 	}
+	add_libraries(r, cJSON_GetObjectItem(baselines, "libraries"), ok && t > 0 ? t : NAN);
 	if (!cJSON_GetObjectItem(r, "reason"))
 		cJSON_AddStringToObject(r, "reason", "");
 	if (!cJSON_GetObjectItem(r, "correctness"))

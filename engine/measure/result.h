@@ -31,6 +31,11 @@ void result_complete_from(cJSON *r, const cJSON *rt, const cJSON *baselines, con
 /* number field k of o, or NAN when missing or not a number */
 double result_num(const cJSON *o, const char *k);
 
+/* one line a BLAS baseline of r ("library_baselines": cuBLAS, cuBLASLt,
+ * cuBLASLt autotuned, each with the candidate's speedup over it, or why it
+ * was not timed), each line opening with zIndent, appended to sb */
+void result_library_lines(const cJSON *r, const char *zIndent, strbuf *sb);
+
 /* the method of a result's timing ("device-wide", ...), or NULL */
 const char *result_timing_method(const cJSON *r);
 

@@ -639,6 +639,94 @@ def _compile_failed(e):
     return {"error": "torch.compile failed: %s" % _describe(cause)}
 
 
+_GEMM_OPS = frozenset(("mm", "bmm", "addmm", "baddbmm", "addbmm", "_scaled_mm"))
+
+# the BLAS baselines a GEMM author compares with (issue 36): the eager
+# model again with PyTorch's BLAS preference set to cuBLAS, to cuBLASLt (its
+# heuristic's first algorithm), and to cuBLASLt through TunableOp, which times
+# the candidate algorithms of each GEMM shape and keeps the fastest
+BLAS_BASELINES = (("cublas", "cuBLAS (cublasGemmEx)"),
+                  ("cublaslt", "cuBLASLt, its heuristic's choice"),
+                  ("cublaslt_autotuned", "cuBLASLt autotuned (TunableOp: the fastest of its "
+                   "algorithms, timed)"))
+
+
+def reaches_gemm(torch, fn):
+    """Whether one call of fn() reaches a dense matrix product (mm, bmm,
+    addmm, ...), traced with a dispatch mode; False where it cannot be
+    traced."""
+    try:
+        from torch.utils._python_dispatch import TorchDispatchMode
+    except Exception:
+        return False
+    seen = []
+
+    class _Gemms(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            packet = getattr(func, "_overloadpacket", None)
+            if getattr(packet, "__name__", "") in _GEMM_OPS:
+                seen.append(1)
+            return func(*args, **(kwargs or {}))
+
+    try:
+        with torch.no_grad(), _Gemms():
+            fn()
+    except Exception:
+        return False
+    return bool(seen)
+
+
+def _time_blas(torch, key, fn, device, budget_ms, flush):
+    """fn() timed with PyTorch's BLAS set for ``key`` (BLAS_BASELINES); the
+    preference and TunableOp are put back as they were.  A record, or
+    {"error": why} where this PyTorch cannot choose its BLAS so."""
+    cuda_be = torch.backends.cuda
+    pref = getattr(cuda_be, "preferred_blas_library", None)
+    tunable = getattr(torch.cuda, "tunable", None)
+    if pref is None:
+        return {"error": "this PyTorch (%s) cannot choose its BLAS library "
+                "(torch.backends.cuda.preferred_blas_library)" % torch.__version__}
+    if key == "cublaslt_autotuned" and tunable is None:
+        return {"error": "this PyTorch (%s) has no TunableOp (torch.cuda.tunable)"
+                % torch.__version__}
+    before = pref()
+    was = tunable.is_enabled() if tunable is not None else False
+    t0 = time.perf_counter()
+    try:
+        pref("cublas" if key == "cublas" else "cublaslt")
+        if key == "cublaslt_autotuned":
+            tunable.enable(True)
+            tunable.tuning_enable(True)
+            tunable.write_file_on_exit(False)
+            fn()  # tunes each GEMM shape once
+            torch.cuda.synchronize()
+            tunable.tuning_enable(False)
+        rec = time_model(torch, fn, device, budget_ms, flush)
+    except Exception as e:
+        return {"error": "%s: %s" % (key, _describe(e))}
+    finally:
+        pref(before)
+        if tunable is not None:
+            tunable.enable(was)
+    rec["seconds"] = time.perf_counter() - t0
+    return rec
+
+
+def time_blas_baselines(torch, model, inputs, device, budget_ms, flush):
+    """The BLAS baselines of a model whose forward reaches a matrix product
+    on CUDA: {key: record or {"error"}} with each one's "library"; None
+    where there is none to take (no GPU, no GEMM)."""
+    if torch.device(device).type != "cuda" or not reaches_gemm(torch, lambda: model(*inputs)):
+        return None
+    out = {}
+    with torch.no_grad():
+        for key, what in BLAS_BASELINES:
+            rec = _time_blas(torch, key, lambda: model(*inputs), device, budget_ms, flush)
+            rec["library"] = what
+            out[key] = rec
+    return out
+
+
 def time_baselines(torch, model, inputs, device, budget_ms=DEFAULT_BUDGET_MS, compile=True):
     """Time the eager model and torch.compile(model) on ``inputs``.  Returns
     the manifest's "timing" object; a torch.compile failure is recorded as
@@ -652,6 +740,9 @@ def time_baselines(torch, model, inputs, device, budget_ms=DEFAULT_BUDGET_MS, co
         timing["eager"] = _call("timing the eager model", time_model, torch,
                                 lambda: model(*inputs), device, budget_ms, flush)
         timing["eager"]["seconds"] = time.perf_counter() - t0
+    libs = time_blas_baselines(torch, model, inputs, device, budget_ms, flush)
+    if libs is not None:
+        timing["libraries"] = libs
     if not compile:
         timing["compile"] = None
     else:

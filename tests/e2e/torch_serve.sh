@@ -234,3 +234,44 @@ python3 "$T/bg.py" "$T/bg_problem.py" >"$T/bg.out" 2>"$T/bg.err"
 check "the helper's compile and time_compile ops, as the worker drives them (on the CPU no defer)" \
 	grep -qx ok "$T/bg.out"
 diag 0 "$T/bg.out" "$T/bg.err"
+
+# the BLAS baselines of a GEMM task (issue 36): a forward that reaches a
+# matrix product is found by tracing it, one without is not; on the CPU
+# there are none to time; with a PyTorch that has the knobs each library is
+# timed under its preference and the preference put back, and one without
+# them is said so, with no time
+check "torchref.py: the BLAS baselines are taken for a GEMM's forward only, and put PyTorch's preference back" \
+	python3 - <<'PY'
+import sys, types
+sys.path.insert(0, "engine/measure")
+import torch, torchref
+a, b = torch.randn(8, 8), torch.randn(8, 8)
+assert torchref.reaches_gemm(torch, lambda: torch.matmul(a, b))
+assert not torchref.reaches_gemm(torch, lambda: torch.softmax(a, -1))
+m = torch.nn.Linear(8, 8)
+assert torchref.time_blas_baselines(torch, m, [a], "cpu", 10, None) is None
+# a stand-in for the CUDA knobs: what is chosen while each library is timed
+state = {"pref": "default", "tunable": False, "tuning": False}
+chosen = []
+def pref(x=None):
+    if x is not None:
+        state["pref"] = x
+    return state["pref"]
+tun = types.SimpleNamespace(is_enabled=lambda: state["tunable"],
+    enable=lambda v: state.update(tunable=v), tuning_enable=lambda v: state.update(tuning=v),
+    write_file_on_exit=lambda v: None)
+fake = types.SimpleNamespace(__version__="x", backends=types.SimpleNamespace(
+    cuda=types.SimpleNamespace(preferred_blas_library=pref)),
+    cuda=types.SimpleNamespace(tunable=tun, synchronize=lambda: None))
+torchref.time_model = lambda t, fn, d, bud, fl: (chosen.append((state["pref"], state["tunable"])),
+                                                {"median_ms": 1.0})[1]
+for key in ("cublas", "cublaslt", "cublaslt_autotuned"):
+    r = torchref._time_blas(fake, key, lambda: None, "cuda", 10, None)
+    assert r["median_ms"] == 1.0, r
+assert chosen == [("cublas", False), ("cublaslt", False), ("cublaslt", True)], chosen
+assert state["pref"] == "default" and state["tunable"] is False, state
+old = types.SimpleNamespace(__version__="1.13", backends=types.SimpleNamespace(
+    cuda=types.SimpleNamespace()), cuda=types.SimpleNamespace())
+r = torchref._time_blas(old, "cublas", lambda: None, "cuda", 10, None)
+assert "median_ms" not in r and "cannot choose its BLAS library" in r["error"], r
+PY

@@ -1,0 +1,81 @@
+/*
+ * test_result.c - a verdict completed with the BLAS baselines of a GEMM task
+ * (result_complete_from, result_library_lines): each library's time and the
+ * candidate's speedup over it, a library PyTorch could not choose said with
+ * its reason, none for a task without them or a candidate without a time.
+ */
+#include <cJSON.h>
+#include <math.h>
+#include <string.h>
+
+#include "check.h"
+#include "json.h"
+#include "result.h"
+#include "util.h"
+
+/* what torchref.py's time_baselines() returns for an fp16 GEMM on a GPU */
+static const char *BASELINES =
+    "{\"eager\": {\"median_ms\": 0.25},"
+    " \"libraries\": {"
+    "  \"cublas\": {\"median_ms\": 0.26, \"library\": \"cuBLAS (cublasGemmEx)\"},"
+    "  \"cublaslt\": {\"median_ms\": 0.25, \"library\": \"cuBLASLt, its heuristic's choice\"},"
+    "  \"cublaslt_autotuned\": {\"error\": \"this PyTorch (2.1.0) has no TunableOp\","
+    "   \"library\": \"cuBLASLt autotuned\"}}}";
+
+static cJSON *verdict(const char *zStatus, double ms)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "status", zStatus);
+	cJSON *t = cJSON_AddObjectToObject(r, "timing");
+	cJSON_AddNumberToObject(t, "median_ms", ms);
+	return r;
+}
+
+int main(void)
+{
+	cJSON *bases = cJSON_Parse(BASELINES), *rt = cJSON_GetObjectItem(bases, "eager");
+	cJSON *r = verdict("correct", 0.2);
+	result_complete_from(r, rt, bases, NULL, "PyTorch eager", "H200", "hgemm", "c.cu", "cuda");
+	const cJSON *lb = cJSON_GetObjectItem(r, "library_baselines");
+	CHECK(cJSON_GetArraySize(lb) == 3, "each library is in the verdict (%d)",
+	      cJSON_GetArraySize(lb));
+	const cJSON *l0 = cJSON_GetArrayItem(lb, 0), *l2 = cJSON_GetArrayItem(lb, 2);
+	CHECK(!strcmp(json_str(l0, "key", ""), "cublas") &&
+	          fabs(json_num(l0, "speedup", 0) - 1.3) < 1e-9,
+	      "the speedup over cuBLAS is its time over the candidate's (0.26 / 0.2 = %g)",
+	      json_num(l0, "speedup", 0));
+	CHECK(json_num(l2, "median_ms", -1) < 0 && strstr(json_str(l2, "error", ""), "TunableOp"),
+	      "a library PyTorch could not time carries the reason, no time");
+	strbuf sb = STRBUF_INIT;
+	result_library_lines(r, "  ", &sb);
+	CHECK(strstr(sb.buf, "  baseline  cuBLAS (cublasGemmEx) 0.26 ms, speedup 1.3x\n") &&
+	          strstr(sb.buf, "  baseline  cuBLASLt, its heuristic's choice 0.25 ms, "
+	                         "speedup 1.25x\n") &&
+	          strstr(sb.buf, "  baseline  cuBLASLt autotuned: this PyTorch (2.1.0) has no "
+	                         "TunableOp\n"),
+	      "one line a library, as kloop eval and the Results print it:\n%s", sb.buf);
+	sb_free(&sb);
+	cJSON_Delete(r);
+
+	/* an incorrect candidate has no speedup over any of them */
+	r = verdict("incorrect", 0.1);
+	result_complete_from(r, rt, bases, NULL, "PyTorch eager", "H200", "hgemm", "c.cu", "cuda");
+	l0 = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "library_baselines"), 0);
+	CHECK(json_num(l0, "median_ms", 0) == 0.26 && !cJSON_GetObjectItem(l0, "speedup"),
+	      "an incorrect candidate gets the libraries' times and no speedup over them");
+	cJSON_Delete(r);
+
+	/* a task that reaches no GEMM has no "libraries": nothing is added */
+	cJSON_DeleteItemFromObject(bases, "libraries");
+	r = verdict("correct", 0.2);
+	result_complete_from(r, rt, bases, NULL, "PyTorch eager", "H200", "softmax", "c.cu",
+	                     "cuda");
+	sb = (strbuf)STRBUF_INIT;
+	result_library_lines(r, "", &sb);
+	CHECK(!cJSON_GetObjectItem(r, "library_baselines") && sb.len == 0,
+	      "a task without BLAS baselines gets none, and no line");
+	sb_free(&sb);
+	cJSON_Delete(r);
+	cJSON_Delete(bases);
+	return check_done();
+}
