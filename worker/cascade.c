@@ -584,8 +584,13 @@ static void run_job(struct job *j)
 	cJSON *roof = !strcmp(status_of(res), "correct") && cJSON_IsNumber(med)
 	                  ? roofline_json(W.t, &W.roof, med->valuedouble)
 	                  : NULL;
-	if (roof)
+	if (roof) {
+		/* at the clock the timing ended at (issue 39) */
+		roofline_at_clock(
+		    roof, &W.roof,
+		    json_num(cJSON_GetObjectItem(res, "timing"), "sm_clock_mhz_after", 0));
 		cJSON_AddItemToObject(res, "roofline", roof);
+	}
 	cJSON *o = protocol_event(PROTO_EV_RESULT, j->id);
 	cJSON *e;
 	cJSON_ArrayForEach(e, res) if (strcmp(e->string, "check_seconds"))

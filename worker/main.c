@@ -342,6 +342,7 @@ int main(int argc, char **argv)
 	/* what the device does, for every result's roofline (roofline.h) */
 	W.roof.bwGbs = W.b->bandwidthGbs;
 	W.roof.tflops = W.b->tflops;
+	W.roof.clockPeakMhz = W.b->clockPeakMhz;
 	char merr[KL_ERRLEN];
 	if (W.b->measure &&
 	    W.b->measure(W.b, &W.roof.bwMeasuredGbs, &W.roof.tflopsMeasured, merr) < 0)

@@ -34,6 +34,8 @@ struct backend {
 	                         bus width), 0 where unknown or on host */
 	double tflops;        /* the fp32 peak in TFLOP/s (SMs x lanes x 2 x clock), 0 where
 	                         unknown or on host */
+	double clockPeakMhz;  /* the SM's peak clock in MHz, which the datasheets' peaks
+	                         are at; 0 where unknown or on host */
 	void *stream;         /* what kl_run receives as `stream` */
 	int fatal;            /* set when the device context is unusable (sticky error) */
 	void *priv;           /* backend state */

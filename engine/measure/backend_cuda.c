@@ -627,6 +627,8 @@ struct backend *backend_cuda_new(int dev, char *err)
 		int lanes = major >= 9 || (major == 8 && minor >= 6) ? 128 : 64;
 		b->tflops = (double)sms * lanes * 2.0 * clkKhz * 1e3 / 1e12;
 	}
+	if (clkKhz > 0)
+		b->clockPeakMhz = clkKhz / 1000.0;
 	/* the device's own; the target its candidates are built for is chosen
 	 * from it where they are compiled (cuda_target.h) */
 	snprintf(b->zArch, sizeof b->zArch, "sm_%d%d", major, minor);

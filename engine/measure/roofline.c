@@ -98,6 +98,23 @@ cJSON *roofline_json(const struct task *t, const struct roofline_dev *d, double 
 	return o;
 }
 
+int roofline_at_clock(cJSON *roof, const struct roofline_dev *d, double runMhz)
+{
+	const char *bound = cJSON_GetStringValue(cJSON_GetObjectItem(roof, "bound"));
+	double fr = json_num(roof, "fraction", 0);
+	if (!bound || strcmp(bound, "compute") || !(runMhz > 0) || !(fr > 0))
+		return 1;
+	double sheet = json_num(roof, "peak_tflops", 0),
+	       meas = json_num(roof, "measured_peak_tflops", 0);
+	double ref = sheet >= meas ? d->clockPeakMhz : d->pk.clockMhz;
+	if (!(ref > 0) || runMhz >= 0.95 * ref)
+		return 1;
+	cJSON_AddNumberToObject(roof, "timing_clock_mhz", runMhz);
+	cJSON_AddNumberToObject(roof, "peak_clock_mhz", ref);
+	cJSON_AddNumberToObject(roof, "fraction_at_clock", fr * ref / runMhz);
+	return 0;
+}
+
 void roofline_line(const cJSON *roof, char *buf, size_t n)
 {
 	buf[0] = 0;
@@ -128,10 +145,19 @@ void roofline_line(const cJSON *roof, char *buf, size_t n)
 		else
 			snprintf(peak, sizeof peak, "%.4g %s %s%s", sheet > meas ? sheet : meas, u,
 			         sheet > 0 ? "datasheet" : "measured", sheet > 0 ? "" : clk);
-		snprintf(buf, n, "%.0f%% of the %s %s roofline (%.4g %s at %s: %.4g ms)",
+		char fell[160] = "";
+		double run = json_num(roof, "timing_clock_mhz", 0);
+		if (run > 0)
+			snprintf(
+			    fell, sizeof fell,
+			    "; the SM clock fell to %.0f MHz during the timing (the peak is at "
+			    "%.0f MHz): %.0f%% at that clock",
+			    run, json_num(roof, "peak_clock_mhz", 0),
+			    json_num(roof, "fraction_at_clock", 0) * 100);
+		snprintf(buf, n, "%.0f%% of the %s %s roofline (%.4g %s at %s: %.4g ms)%s",
 		         f->valuedouble * 100, type ? type : "fp32", unit ? unit : "FMA",
 		         json_num(roof, "flops", 0) / 1e9, isInt ? "GOP" : "GFLOP", peak,
-		         fl->valuedouble);
+		         fl->valuedouble, fell);
 	} else {
 		/* the compute floor that does not bind, where there is one */
 		char other[120] = "";

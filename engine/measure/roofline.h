@@ -24,6 +24,8 @@ struct roofline_dev {
 	double tflopsMeasured; /* an FMA kernel's, measured */
 	struct peaks pk;       /* the other compute types' (datasheet, cuBLASLt), and the
 	                          clock they were measured at */
+	double clockPeakMhz;   /* the SM's peak clock, which the datasheets' peaks are at
+	                          (0: unknown) */
 };
 
 /* the peak the floor of compute type c takes on d, TFLOP/s: the higher of
@@ -51,6 +53,17 @@ double roofline_flops(const struct task *t);
  * frees).
  */
 cJSON *roofline_json(const struct task *t, const struct roofline_dev *d, double ms);
+
+/*
+ * At the measured clock (issue 39): a compute-bound roofline roof whose
+ * timing's SM clock (runMhz, read as the timing ended; <= 0: unknown) fell
+ * more than 5% below the clock its binding peak is at (the datasheet's:
+ * the device's peak clock; a measured one's: the clock it ran at) gets
+ * "timing_clock_mhz", "peak_clock_mhz" and "fraction_at_clock" (its
+ * fraction of the floor the device has at that clock).  0 when it did, 1
+ * when not (or nothing to compare).
+ */
+int roofline_at_clock(cJSON *roof, const struct roofline_dev *d, double runMhz);
 
 /* "64% of the memory roofline (268 MB at 4800 GB/s: 0.056 ms)", or "69%
  * of the fp16 tensor-core roofline (137.4 GFLOP at 989 TFLOP/s, the

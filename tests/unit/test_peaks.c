@@ -174,6 +174,26 @@ int main(void)
 	CHECK(strstr(line, "69% of the fp16 tensor-core roofline (137.4 GFLOP at 989.4 TFLOP/s, "
 	                   "the datasheet's; 781.2 measured at 1980 MHz: 0.1389 ms)"),
 	      "in words: %s", line);
+	/* at the measured clock (issue 39): an H200 settles near 1440 MHz at its
+	 * power cap in a sustained bf16 GEMM, and the datasheet's peak is at the
+	 * device's peak clock */
+	d.clockPeakMhz = 1980;
+	CHECK(roofline_at_clock(r, &d, 1900) == 1 && !cJSON_GetObjectItem(r, "timing_clock_mhz"),
+	      "a timing within 5%% of the peak's clock says nothing of it");
+	CHECK(roofline_at_clock(r, &d, 1440) == 0 && json_num(r, "timing_clock_mhz", 0) == 1440 &&
+	          fabs(json_num(r, "fraction_at_clock", 0) - 0.6887 * 1980 / 1440) < 0.001,
+	      "one at 1440 MHz: its fraction at that clock is %.4f",
+	      json_num(r, "fraction_at_clock", 0));
+	roofline_line(r, line, sizeof line);
+	CHECK(strstr(line, "0.1389 ms); the SM clock fell to 1440 MHz during the timing (the peak "
+	                   "is at 1980 MHz): 95% at that clock"),
+	      "in words: %s", line);
+	cJSON_Delete(r);
+	/* a memory-bound roofline is not the SM clock's */
+	struct task small = gemm(KL_F16, 64, 64, 64);
+	r = roofline_json(&small, &d, 0.01);
+	CHECK(roofline_at_clock(r, &d, 1000) == 1 && !cJSON_GetObjectItem(r, "fraction_at_clock"),
+	      "a memory-bound time is not judged at the SM clock");
 	cJSON_Delete(r);
 	/* the Results pane (and kloop eval's words: result_describe) say it */
 	struct state st;
