@@ -47,12 +47,12 @@ CUDA_LIB := $(if $(NVCC),$(BIN)/libkloop-cuda.so)
 
 all: $(BIN)/kloop $(BIN)/kloop-worker $(CUDA_LIB)
 
-CUDA_SRC := engine/measure/device_kernels.cu engine/measure/peaks.cu
+CUDA_SRC := engine/measure/device_kernels.cu engine/measure/peaks.cu engine/measure/cupti.cu
 $(BIN)/libkloop-cuda.so: $(CUDA_SRC)
 	@mkdir -p $(BIN)
 	$(NVCC) -O3 -std=c++17 -shared -Xcompiler -fPIC --cudart shared \
 		-gencode arch=compute_75,code=compute_75 -gencode arch=compute_90,code=sm_90 -o $@ \
-		$(CUDA_SRC) -ldl
+		$(CUDA_SRC) -ldl -lpthread
 
 $(TS_RT)/src/lib.c $(TS_CUDA)/parser.c:
 	@echo "kloop: the tree-sitter runtime and CUDA grammar are missing: run 'make deps' first" >&2; exit 1

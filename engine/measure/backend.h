@@ -99,6 +99,15 @@ struct backend {
 	int (*reset)(struct backend *b, char *err);
 	/* optional: SM clock in MHz now, or -1 */
 	int (*clock_mhz)(struct backend *b);
+	/* optional (a GPU runner where CUPTI loads, issue 39): open a window of
+	 * the device's activity records right before a timed run's timer_start
+	 * (its flush queued before is left out of it); 0, or -1 when none */
+	int (*kernels_begin)(struct backend *b);
+	/* close it after timer_stop: the time the GPU was busy with the run's
+	 * kernels, copies and sets (the union of their intervals), ms, and how
+	 * many there were into *pN; -1 when there is no such time (none
+	 * recorded, too many, CUPTI off) */
+	double (*kernels_end)(struct backend *b, int *pN);
 	/* optional: 1 with a description in buf when the device is throttling
 	 * (power or thermal) now, 0 when not, -1 when unknown */
 	int (*throttled)(struct backend *b, char *buf, size_t n);

@@ -53,6 +53,9 @@ static struct {
 	int (*fma)(int, int, float *, cudaStream_t);
 	int (*read)(const void *, long long, void *, cudaStream_t);
 	int (*peaks)(int, double *, void *, char *, int); /* peaks.cu */
+	int (*cuptiStart)(char *, int);                   /* cupti.cu */
+	int (*cuptiBegin)(void);
+	int (*cuptiEnd)(double *, int *);
 	int ok;
 } K;
 
@@ -124,6 +127,9 @@ static int load_runtime(char *err)
 		*(void **)&K.error64 = dlsym(kd, "kld_error64");
 		*(void **)&K.fma = dlsym(kd, "kld_fma");
 		*(void **)&K.peaks = dlsym(kd, "kld_peaks");
+		*(void **)&K.cuptiStart = dlsym(kd, "kld_cupti_start");
+		*(void **)&K.cuptiBegin = dlsym(kd, "kld_cupti_begin");
+		*(void **)&K.cuptiEnd = dlsym(kd, "kld_cupti_end");
 		K.ok = K.compare && K.diff && K.random && K.empty && K.read && K.error64;
 	}
 	void *nv = forRunner ? NULL : dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -503,6 +509,19 @@ static int c_timer_stop(struct backend *b, double *pStream, double *pDevice, cha
 	return 0;
 }
 
+static int c_kernels_begin(struct backend *b)
+{
+	(void)b;
+	return K.cuptiBegin();
+}
+
+static double c_kernels_end(struct backend *b, int *pN)
+{
+	double ms = -1;
+	(void)b;
+	return K.cuptiEnd(&ms, pN) < 0 ? -1 : ms;
+}
+
 static int c_reset(struct backend *b, char *err)
 {
 	struct cuda *c = b->priv;
@@ -664,6 +683,14 @@ struct backend *backend_cuda_new(int dev, char *err)
 	}
 	if (forRunner)
 		keep_pool(dev);
+	/* a runner times its runs' kernels by CUPTI's records where it loads
+	 * (cupti.cu; KLOOP_CUPTI=0 turns it off), by events elsewhere */
+	char cerr[KL_ERRLEN];
+	if (forRunner && K.cuptiStart && K.cuptiBegin && K.cuptiEnd &&
+	    K.cuptiStart(cerr, KL_ERRLEN) == 0) {
+		b->kernels_begin = c_kernels_begin;
+		b->kernels_end = c_kernels_end;
+	}
 	b->alloc = backend_cuda_alloc;
 	b->release = c_release;
 	b->alloc_shared = backend_cuda_alloc_shared;

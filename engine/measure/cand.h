@@ -124,6 +124,16 @@ void cand_set_timeout(struct cand *c, double timeoutS);
 void cand_free(struct cand *c);
 
 /*
+ * The time of a fast GPU run whose runner read its kernels' busy time from
+ * CUPTI (kernelMs, over nKernels records) beside its events' stream time
+ * (eventMs): the kernels' where the events hold no more than a launch's few
+ * microseconds a kernel and a tenth more (5 us a record + 10%), else the
+ * events' (the candidate spent time between or before its kernels, on the
+ * host: that counts), with *pGap set.  Issue 39.
+ */
+double cand_kernel_time(double kernelMs, double eventMs, int nKernels, int *pGap);
+
+/*
  * Whether bubblewrap can run here: 0, or -1 with err saying why not (not
  * installed; user namespaces not allowed).  Probed once per process.
  */

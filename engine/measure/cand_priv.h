@@ -54,6 +54,10 @@ struct cm {
 	int32_t mode, rc;
 	int32_t set; /* CM_RUN, CM_FRAME: which harness's buffers */
 	double ms, md;
+	/* CM_RUN on a GPU whose runner has CUPTI (backend.kernels_end): kn > 0
+	 * records made ms their busy time; me the events' stream time beside */
+	int32_t kn;
+	double me;
 	char text[400];
 };
 
@@ -81,6 +85,9 @@ struct cand_view {
 	struct harness_cand hc; /* first: the harness's pointer is the view's */
 	struct cand *c;
 	int set;
+	int nKernel; /* timed runs whose time is their kernels' (CUPTI) */
+	int nEvents; /* timed runs whose time is the events' */
+	int nGap;    /* of those, runs whose events held more than their kernels allow */
 };
 
 struct cand {

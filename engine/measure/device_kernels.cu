@@ -263,7 +263,7 @@ __global__ void fma_kernel(int iters, float seed, float *sink)
 }
 
 /* read n 16-byte words: evicts the L2 and leaves only clean lines in it */
-__global__ void read_kernel(const uint4 *p, long long n, unsigned *sink)
+__global__ void kld_l2_flush_kernel(const uint4 *p, long long n, unsigned *sink)
 {
 	unsigned acc = 0;
 	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
@@ -412,7 +412,7 @@ int kld_fma(int blocks, int iters, float *sink, cudaStream_t s)
 /* read nbytes (a multiple of 16) at p on s; sink is 4 bytes of device memory */
 int kld_read(const void *p, long long nbytes, void *sink, cudaStream_t s)
 {
-	read_kernel<<<4096, 256, 0, s>>>((const uint4 *)p, nbytes / 16, (unsigned *)sink);
+	kld_l2_flush_kernel<<<4096, 256, 0, s>>>((const uint4 *)p, nbytes / 16, (unsigned *)sink);
 	return cudaGetLastError();
 }
 

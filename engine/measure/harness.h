@@ -45,6 +45,11 @@ struct harness_cand {
 	 * 0, -1 + err, or HC_CRASHED / HC_MISBEHAVED with why */
 	int (*call)(struct harness_cand *c, int mode, int *pRc, double *pMs, double *pMd, char *why,
 	            size_t nWhy, char *err);
+	/* optional: how its fast timed runs so far were timed: by their
+	 * kernels' busy time (CUPTI's records, *pKernel), by events (*pEvents),
+	 * of which *pGap because the events held more than the kernels allow
+	 * (time between or before them) */
+	void (*methods)(struct harness_cand *c, int *pKernel, int *pEvents, int *pGap);
 	/* a strict timed frame without kl_run (an empty kernel where the backend
 	 * has one): *pMd; same returns as call */
 	int (*frame)(struct harness_cand *c, double *pMd, char *why, size_t nWhy, char *err);

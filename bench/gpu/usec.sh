@@ -1,0 +1,50 @@
+#!/bin/sh
+# usec.sh - microsecond fidelity (issue 39): kloop's median of four short
+# KernelBench kernels (bench/gpu/usec/: GELU 4 us, softmax 9 us, a sum over
+# a dimension, MSE in two kernels) by its kernels' busy time (CUPTI) and by
+# events alone (KLOOP_CUPTI=0), against Nsight Compute's gpu__time_duration
+# of the same kernels run outside kloop (usec.py), caches flushed, clocks
+# not locked.  One line a kernel: kloop's, the events', ncu's, and how far
+# kloop's is from ncu's.  Needs a GPU, PyTorch and ncu; OUT for the logs.
+set -u
+O=${OUT:-/tmp/usec}
+mkdir -p "$O"
+K=${KLOOP:-bin/kloop}
+D=bench/gpu/usec
+PY=${PYTHON:-python3}
+printf '%-8s %12s %12s %12s %8s %8s\n' kernel kloop_us events_us ncu_us kloop% events%
+for p in ${USEC_KERNELS:-gelu softmax sum mse}; do
+	$K eval $D/$p.py $D/$p.cu --backend cuda --json --budget ${USEC_BUDGET:-1} >"$O/$p.json" 2>"$O/$p.err"
+	KLOOP_CUPTI=0 $K eval $D/$p.py $D/$p.cu --backend cuda --json --budget ${USEC_BUDGET:-1} \
+		>"$O/$p.events.json" 2>"$O/$p.events.err"
+	nvcc -shared -Xcompiler -fPIC -O3 -gencode arch=compute_90a,code=sm_90a -Iinclude \
+		-o "$O/$p.so" $D/$p.cu >"$O/$p.nvcc" 2>&1
+	ncu --metrics gpu__time_duration.sum --csv --cache-control all --clock-control none \
+		-k regex:'^kl_' "$PY" bench/gpu/usec.py $D/$p.py "$O/$p.so" 30 >"$O/$p.ncu.csv" 2>"$O/$p.ncu.err"
+	"$PY" - "$O/$p.json" "$O/$p.events.json" "$O/$p.ncu.csv" "$p" <<'PY'
+import csv, json, statistics, sys
+def med(path):
+    try:
+        r = json.load(open(path))
+        t = r.get("timing") or {}
+        return t.get("median_ms"), r.get("status"), t.get("runs_by_kernels"), t.get("runs_by_events")
+    except Exception as e:
+        return None, "no result (%s)" % e, None, None
+k, st, nk, ne = med(sys.argv[1])
+e, st2, _, _ = med(sys.argv[2])
+per = {}
+for row in csv.DictReader(l for l in open(sys.argv[3]) if l.startswith('"')):
+    if row.get("Metric Name") != "gpu__time_duration.sum":
+        continue
+    v = float(row["Metric Value"].replace(",", ""))
+    unit = row.get("Metric Unit", "ns")
+    v = v / 1000 if unit == "ns" else v * 1000 if unit == "ms" else v
+    per.setdefault(row["Kernel Name"], []).append(v)
+# the first run of each is the warm-up
+n = sum(statistics.median(v[1:] or v) for v in per.values()) if per else None
+f = lambda x: "%12.2f" % (x * 1000) if x else "%12s" % "-"
+d = lambda x: "%+7.1f%%" % ((x * 1000 / n - 1) * 100) if x and n else "%8s" % "-"
+print("%-8s %s %s %12s %s %s   (%s; %s; by kernels %s, by events %s; ncu kernels %s)" % (
+    sys.argv[4], f(k), f(e), "%.2f" % n if n else "-", d(k), d(e), st, st2, nk, ne, sorted(per)))
+PY
+done

@@ -1,0 +1,23 @@
+"""Softmax at KernelBench's earlier size (level 1, 23_Softmax: 16 x 16384
+f32, about 9 us on an H200): bench/gpu/usec.sh's microsecond table."""
+import torch
+import torch.nn as nn
+
+batch_size = 16
+dim = 16384
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, x):
+        return torch.softmax(x, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
