@@ -101,6 +101,7 @@ int proc_env_allowed(const char *zName)
 	                                    "KLOOP_CUDART",
 	                                    "KLOOP_CUDA_KERNELS",
 	                                    "KLOOP_CUDA_ARCH",
+	                                    "KLOOP_CUPTI",
 	                                    "ASAN_OPTIONS",
 	                                    "UBSAN_OPTIONS",
 	                                    "LSAN_OPTIONS"};

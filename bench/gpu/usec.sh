@@ -1,11 +1,12 @@
 #!/bin/sh
 # usec.sh - microsecond fidelity (issue 39): kloop's median of four short
 # KernelBench kernels (bench/gpu/usec/: GELU 4 us, softmax 9 us, a sum over
-# a dimension, MSE in two kernels) by its kernels' busy time (CUPTI) and by
-# events alone (KLOOP_CUPTI=0), against Nsight Compute's gpu__time_duration
-# of the same kernels run outside kloop (usec.py), caches flushed, clocks
-# not locked.  One line a kernel: kloop's, the events', ncu's, and how far
-# kloop's is from ncu's.  Needs a GPU, PyTorch and ncu; OUT for the logs.
+# a dimension, MSE in two kernels) by its kernels' busy time (CUPTI, on
+# trial: KLOOP_CUPTI=1) and by events alone (the default), against Nsight
+# Compute's gpu__time_duration of the same kernels run outside kloop
+# (usec.py), caches flushed, clocks not locked.  One line a kernel: kloop's
+# with CUPTI, the events', ncu's, and how far each is from ncu's.  Needs a
+# GPU, PyTorch and ncu; OUT for the logs.
 set -u
 O=${OUT:-/tmp/usec}
 mkdir -p "$O"
@@ -14,8 +15,9 @@ D=bench/gpu/usec
 PY=${PYTHON:-python3}
 printf '%-8s %12s %12s %12s %8s %8s\n' kernel kloop_us events_us ncu_us kloop% events%
 for p in ${USEC_KERNELS:-gelu softmax sum mse}; do
-	$K eval $D/$p.py $D/$p.cu --backend cuda --json --budget ${USEC_BUDGET:-1} >"$O/$p.json" 2>"$O/$p.err"
-	KLOOP_CUPTI=0 $K eval $D/$p.py $D/$p.cu --backend cuda --json --budget ${USEC_BUDGET:-1} \
+	KLOOP_CUPTI=1 $K eval $D/$p.py $D/$p.cu --backend cuda --json --budget ${USEC_BUDGET:-1} \
+		>"$O/$p.json" 2>"$O/$p.err"
+	$K eval $D/$p.py $D/$p.cu --backend cuda --json --budget ${USEC_BUDGET:-1} \
 		>"$O/$p.events.json" 2>"$O/$p.events.err"
 	nvcc -shared -Xcompiler -fPIC -O3 -gencode arch=compute_90a,code=sm_90a -Iinclude \
 		-o "$O/$p.so" $D/$p.cu >"$O/$p.nvcc" 2>&1

@@ -174,6 +174,17 @@ void cand_build_argv(const struct cand_opts *o, const char *zExe, int keepPid,
 			const char *vis = getenv("CUDA_VISIBLE_DEVICES");
 			if (vis)
 				av2(a, "--setenv", "CUDA_VISIBLE_DEVICES", vis);
+			/* the runs' kernel time from CUPTI (cupti.cu), on trial */
+			const char *cu = getenv("KLOOP_CUPTI");
+			if (cu) {
+				av2(a, "--setenv", "KLOOP_CUPTI", cu);
+				if (cu[0] == '/') {
+					char *dir = xstrdup(cu);
+					*strrchr(dir, '/') = 0;
+					bind_ro_dir(a, *dir ? dir : "/");
+					free(dir);
+				}
+			}
 			bind_cudart_dir(a);
 			av2(a, "--ro-bind-try", "/sys", "/sys");
 			glob_t g;

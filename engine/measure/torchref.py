@@ -43,6 +43,7 @@ import os
 import platform
 import random
 import statistics
+import tempfile
 import sys
 import threading
 import time
@@ -697,7 +698,13 @@ def _time_blas(torch, key, fn, device, budget_ms, flush):
         if key == "cublaslt_autotuned":
             tunable.enable(True)
             tunable.tuning_enable(True)
-            tunable.write_file_on_exit(False)
+            # its results file, written at exit in the working directory by
+            # default: not there (PyTorch 2.11 has no write_file_on_exit)
+            if hasattr(tunable, "write_file_on_exit"):
+                tunable.write_file_on_exit(False)
+            if hasattr(tunable, "set_filename"):
+                tunable.set_filename(os.path.join(tempfile.gettempdir(),
+                                                  "kloop-tunableop-%d.csv" % os.getpid()))
             fn()  # tunes each GEMM shape once
             torch.cuda.synchronize()
             tunable.tuning_enable(False)

@@ -257,9 +257,10 @@ def pref(x=None):
     if x is not None:
         state["pref"] = x
     return state["pref"]
+# PyTorch 2.11's TunableOp: no write_file_on_exit, a set_filename (the H200's)
 tun = types.SimpleNamespace(is_enabled=lambda: state["tunable"],
     enable=lambda v: state.update(tunable=v), tuning_enable=lambda v: state.update(tuning=v),
-    write_file_on_exit=lambda v: None)
+    set_filename=lambda f: state.update(file=f))
 fake = types.SimpleNamespace(__version__="x", backends=types.SimpleNamespace(
     cuda=types.SimpleNamespace(preferred_blas_library=pref)),
     cuda=types.SimpleNamespace(tunable=tun, synchronize=lambda: None))
@@ -270,6 +271,8 @@ for key in ("cublas", "cublaslt", "cublaslt_autotuned"):
     assert r["median_ms"] == 1.0, r
 assert chosen == [("cublas", False), ("cublaslt", False), ("cublaslt", True)], chosen
 assert state["pref"] == "default" and state["tunable"] is False, state
+import tempfile
+assert state["file"].startswith(tempfile.gettempdir()), state
 old = types.SimpleNamespace(__version__="1.13", backends=types.SimpleNamespace(
     cuda=types.SimpleNamespace()), cuda=types.SimpleNamespace())
 r = torchref._time_blas(old, "cublas", lambda: None, "cuda", 10, None)

@@ -194,6 +194,19 @@ static void runner_argv_tests(void)
 		printf("skip - bubblewrap cannot run here (%s)\n", err);
 	}
 	free_argv(v);
+	CHECK(!getenv("KLOOP_CUPTI"), "KLOOP_CUPTI is not set for this test");
+	v = cand_runner_argv(&gpu, "/bin/true", 0);
+	CHECK(argi(v, "KLOOP_CUPTI") < 0, "no KLOOP_CUPTI in a GPU runner where kloop has none");
+	free_argv(v);
+	/* the runs' kernel time from CUPTI, on trial: the switch, and a library
+	 * named by its path with its directory, reach the GPU runner */
+	setenv("KLOOP_CUPTI", mark, 1);
+	v = cand_runner_argv(&gpu, "/bin/true", 0);
+	CHECK(has3(v, "--setenv", "KLOOP_CUPTI", mark) && has3(v, "--ro-bind-try", real, real),
+	      "KLOOP_CUPTI=PATH reaches the GPU runner, and its directory is bound");
+	free_argv(v);
+	unsetenv("KLOOP_CUPTI");
+	CHECK(proc_env_allowed("KLOOP_CUPTI"), "the worker's environment keeps KLOOP_CUPTI");
 
 	/* kloop's own kernels beside the runner's program: the GPU runner's cache
 	 * flush reads with them (without, it wrote the L2 full of dirty lines,
