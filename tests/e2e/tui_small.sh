@@ -1,8 +1,9 @@
 # tui_small.sh - the small ones of issue 40 in the workbench, in tmux at
 # 80x24: "did you mean" on the : line, :compare of two copies (the same
 # machine code, said) with its lines wrapped, not cut, the Population's
-# all-"-" roofline column giving its room to the idea; and the human gate
-# of `kloop search` on a terminal refusing a reply of several characters.
+# all-"-" roofline column giving its room to the idea; the human gate
+# of `kloop search` on a terminal refusing a reply of several characters;
+# and at 200x50 a replay's Activity listing the events up to the one shown.
 . tests/e2e/lib.sh
 if ! command -v tmux >/dev/null 2>&1; then
 	skip "tui_small: tmux is not installed"
@@ -106,4 +107,27 @@ if wait_for "accept, reject, or quit \(the ideas wait\)\? \[a/r/q\]" 120; then
 else
 	fail "search --gate human on a terminal put no idea to the person"
 fi
+
+# --- the replay's Activity: the journal's events up to the one shown (it
+# showed only that one), as `kloop replay --at K` lists them
+$KLOOP replay "$S" --at 4 | sed -n 's/^ *\([0-9]*\)  \(.*\)/\1 \2/p' >"$T/events4"
+TUI_W=200 TUI_H=50 tui_start "cd $PWD && $KL replay $S; echo DONE-R"
+wait_for "kloop replay" 30 >/dev/null
+keys '<' ']' ']' ']'
+if wait_for "replay: event 3 of" 10; then
+	since=$NFAIL
+	for i in 1 2 3; do
+		line=$(sed -n "${i}p" "$T/events4")
+		d=${line#* }
+		check "replay at event 3: Activity lists event $i ($d)" grep -qF "  $i $d" "$T/screen"
+	done
+	d=$(sed -n '4s/^[0-9]* //p' "$T/events4")
+	check "... and not event 4, past the one shown ($d)" sh -c "! grep -qF '  4 $d' '$T/screen'"
+	diag "$since" "$T/screen"
+else
+	fail "replay: stepping to event 3"
+fi
+keys q
+wait_for "quit|y/n|DONE-R" 10 >/dev/null
+keys y
 [ "$NFAIL" -eq 0 ]
