@@ -10,6 +10,7 @@
 
 #include "panes.h"
 #include "report.h"
+#include "result.h"
 #include "screen.h"
 
 static int line_role(const char *line, size_t n)
@@ -40,8 +41,19 @@ static char *results_text(const struct ui *u, const struct cand *c)
 	if (c->result && ui_setup_beside(u, c->id)) {
 		/* its compile ran while the worker set up: the line after the
 		 * compile's says that its time is not the compile's own */
-		char note[300];
-		if (u->setupS > 0)
+		char note[1200];
+		const cJSON *su =
+		    cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "reference_data"), "setup");
+		if (cJSON_IsObject(su)) {
+			/* the worker's own account, as `kloop eval` gives it */
+			strbuf ws = STRBUF_INIT;
+			result_setup_line(su, &ws);
+			snprintf(note, sizeof note,
+			         "setup     %s; this compile ran beside it, its time includes the "
+			         "wait\n",
+			         ws.buf);
+			sb_free(&ws);
+		} else if (u->setupS > 0)
 			snprintf(
 			    note, sizeof note,
 			    "setup     %.1f s, its own step: the worker's start, the reference's "

@@ -3,7 +3,8 @@
 # machine code, said) with its lines wrapped, not cut, the Population's
 # all-"-" roofline column giving its room to the idea; the human gate
 # of `kloop search` on a terminal refusing a reply of several characters;
-# and at 200x50 a replay's Activity listing the events up to the one shown.
+# and at 200x50 a replay's Activity listing the events up to the one shown,
+# and the workers' setup as long as the worker says it took.
 . tests/e2e/lib.sh
 if ! command -v tmux >/dev/null 2>&1; then
 	skip "tui_small: tmux is not installed"
@@ -130,4 +131,37 @@ fi
 keys q
 wait_for "quit|y/n|DONE-R" 10 >/dev/null
 keys y
+
+# --- the workers' setup as the worker counts it (as `kloop eval` says it),
+# not the moment the loop saw: a PyTorch reference's (the TUI said
+# "setup 0.0 s" where kloop eval said 3.71 s), else a C reference's
+if python3 -c 'import torch' >/dev/null 2>&1; then
+	OPEN="tests/fixtures/torch/softmax.py $B --session $T/setup.jsonl"
+	what="a PyTorch reference"
+else
+	OPEN="softmax $B --session $T/setup.jsonl"
+	what="a C reference"
+fi
+TUI_W=200 TUI_H=50 tui_start "cd $PWD && $KL $OPEN; echo DONE-S"
+wait_for "kloop" 30 >/dev/null
+case $OPEN in *.py*) keys : 'add tasks/softmax/seed.c' Enter ;; esac
+if wait_for "^done: 1 candidate" 120; then
+	sec=$(python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("type") == "eval_finished":
+        print(e["result"]["reference_data"]["setup"]["seconds"])' "$T/setup.jsonl")
+	s1=$(printf '%.1f' "$sec")
+	s2=$(printf '%.2f' "$sec")
+	keys 5 z
+	check "$what: Activity's setup is the worker's own, $s1 s (its journal: $sec)" \
+		wait_for "setup done in $s1 s: the worker started" 10
+	keys z 4 z
+	check "... and Results say it as kloop eval does: the worker was ready after $s2 s" \
+		wait_for "^│setup +the worker was ready after $s2 s" 10
+else
+	fail "$what: the candidate's evaluation did not end"
+fi
+keys : 'quit!' Enter
+wait_for "DONE-S" 10 >/dev/null
 [ "$NFAIL" -eq 0 ]
