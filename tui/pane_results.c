@@ -103,13 +103,22 @@ void pane_results_draw(struct ui *u, const struct ui_rect *r, int focused)
 		u->resTop = n - rows;
 	if (u->resTop < 0)
 		u->resTop = 0;
+	const char *zFind = u->findIn == UI_RESULTS ? u->zFind : NULL;
 	for (int i = 0; i < rows && u->resTop + i < n; i++) {
 		size_t len;
 		const char *line = pane_line(text, u->resTop + i, &len);
 		screen_putn(r->y + 1 + i, r->x + 1, w, line, len,
 		            screen_attr(line_role(line, len)));
+		struct pane_row row = {line, len, u->resTop + i, 0};
+		pane_find_mark(&row, zFind, r->y + 1 + i, r->x + 1, w, screen_attr(SR_MATCH));
 	}
 	free(text);
+}
+
+char *pane_results_text(const struct ui *u)
+{
+	const struct cand *c = ui_selected(u);
+	return c ? results_text(u, c) : NULL;
 }
 
 int pane_results_key(struct ui *u, int key)
