@@ -227,10 +227,13 @@ static void setup_check(struct app *a)
 {
 	struct ui *u = &a->u;
 	int nw = u->lv ? runner_workers(u->lv) : 0, starting = 0;
+	double said = -1; /* the longest setup a worker said it took */
 	for (int i = 0; i < nw; i++) {
 		struct pool_info pi;
 		runner_worker(u->lv, i, &pi);
-		starting |= pi.state == POOL_W_STARTING;
+		starting |= pi.setup;
+		if (pi.setupS > said)
+			said = pi.setupS;
 	}
 	if (starting) {
 		if (!u->setupT0)
@@ -242,7 +245,9 @@ static void setup_check(struct app *a)
 			    u->nSetupCand < (int)(sizeof u->aSetupCand / sizeof *u->aSetupCand))
 				u->aSetupCand[u->nSetupCand++] = aj[k].cand;
 	} else if (u->setupT0) {
-		u->setupS = now_s() - u->setupT0;
+		/* the worker's own count, as `kloop eval` says it (it started
+		 * before the loop first saw it); else the time seen */
+		u->setupS = said >= 0 ? said : now_s() - u->setupT0;
 		u->setupT0 = 0;
 		ui_log(
 		    u,

@@ -185,7 +185,18 @@ void app_draw(struct app *a)
 			screen_put(y, 0, COLS, a->zMsg,
 			           a->msgErr ? screen_attr(SR_BAD) | A_BOLD : A_BOLD);
 		else if (u->zViewText)
-			screen_put(y, 0, COLS, "up/down scroll  q close", screen_attr(SR_DIM));
+			screen_put(y, 0, COLS,
+			           "up/down scroll  q close  / find  n/N next/previous  w wrap",
+			           screen_attr(SR_DIM));
+		else if (u->focus == UI_CODE || u->focus == UI_RESULTS)
+			/* a text view: `/` finds in it */
+			screen_put(y, 0, COLS,
+			           u->rp
+			               ? "? help  q quit  Tab pane  [ ] step  c continue  / find  "
+			                 "n/N next/previous  w wrap  : command"
+			               : "? help  q quit  Tab pane  : command  / find  n/N "
+			                 "next/previous  w wrap  d diff  up/down scroll",
+			           screen_attr(SR_DIM));
 		else
 			/* help and quit first: a narrow screen cuts the others */
 			screen_put(

@@ -58,6 +58,11 @@ void app_on_stdin(struct loop *l, int fd, int events, void *arg);
 void app_on_wake(struct loop *l, int fd, int events, void *arg);
 void app_on_query_ready(void *arg);
 
+/* app_find.c: `/`, n, N and w where a text view has the keys (1: used),
+ * and the line typed after that `/` */
+int app_find_key(struct app *a, int key);
+void app_find_line(struct app *a, const char *zLine);
+
 /* app_draw.c: the whole screen */
 void app_draw(struct app *a);
 

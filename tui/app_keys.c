@@ -42,7 +42,10 @@ static void help_page(struct app *a)
 	    "line)\n"
 	    "  a / e / r           ideas: accept / revise / reject the selected idea (the cursor "
 	    "goes to the next pending one; a decided idea asks before it flips)\n"
-	    "  /                   filter the population (e.g. correct, origin=llm, speedup>1.5)\n"
+	    "  /                   filter the population; in Code, Results or a page: find a "
+	    "text, marked\n"
+	    "  n / N               the next / previous match of the text found (round the end)\n"
+	    "  w                   wrap the long lines of the Code pane and the pages, and back\n"
 	    "  :                   the command line (Tab completes, up/down walk the history)\n"
 	    "  z                   zoom the focused pane to the whole screen, and back\n"
 	    "  mouse               click a pane to focus it, a row to select it; the wheel "
@@ -179,10 +182,12 @@ static void on_cmdline_key(struct app *a, wint_t wch, int isKey)
 	enum cmdline_result r = cmdline_key(&a->cl, wch, isKey, actions_words, &a->f);
 	if (r != CMDLINE_DONE)
 		return;
-	if (!strcmp(a->cl.zPrompt, "/")) {
+	if (a->cl.kind == CMDLINE_FILTER) {
 		char *line = xasprintf("filter %s", a->cl.buf);
 		app_run_line(a, line);
 		free(line);
+	} else if (a->cl.kind == CMDLINE_SEARCH) {
+		app_find_line(a, a->cl.buf);
 	} else {
 		app_run_line(a, a->cl.buf);
 	}
@@ -234,13 +239,17 @@ static int on_global_key(struct app *a, int key)
 		focus_step(a, 1);
 		return 1;
 	case ':':
-		cmdline_open(&a->cl, ":", NULL);
+		cmdline_open(&a->cl, CMDLINE_COMMAND, NULL, NULL);
 		return 1;
 	case '/': {
-		/* the filter so far and a space: what is typed is one more term */
+		/* (a text view's `/` finds a text: app_find_key()) the filter so
+		 * far and a space: what is typed is one more term */
 		const char *z = a->u.pv.zFilter;
 		char *init = z && *z ? xasprintf("%s ", z) : xstrdup("");
-		cmdline_open(&a->cl, "/", init);
+		cmdline_open(&a->cl, CMDLINE_FILTER, init,
+		             *init ? NULL
+		                   : "filter the population: correct, origin=llm, speedup>1.5, "
+		                     "idea~tile");
 		free(init);
 		return 1;
 	}
@@ -424,6 +433,8 @@ static void on_key(struct app *a, wint_t wch, int isKey)
 		return;
 	if (!isKey && key >= KEY_MIN)
 		key = 0; /* a character whose code is a curses key's */
+	if (!isKey && app_find_key(a, key))
+		return;
 	if (a->u.zViewText && viewer_key(&a->u, key))
 		return;
 	if (!isKey) {

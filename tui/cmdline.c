@@ -58,6 +58,8 @@ void cmdline_init(struct cmdline *c, const char *zHistPath)
 	c->zFilterPath = zHistPath ? xasprintf("%s-filter", zHistPath) : NULL;
 	c->histCmd = cmdline_history_open(c->zCmdPath);
 	c->histFilter = cmdline_history_open(c->zFilterPath);
+	c->zSearchPath = zHistPath ? xasprintf("%s-search", zHistPath) : NULL;
+	c->histSearch = cmdline_history_open(c->zSearchPath);
 	c->hist = c->histCmd;
 	c->zHistPath = c->zCmdPath;
 }
@@ -68,22 +70,30 @@ void cmdline_free(struct cmdline *c)
 		history_end(c->histCmd);
 	if (c->histFilter)
 		history_end(c->histFilter);
+	if (c->histSearch)
+		history_end(c->histSearch);
 	free(c->zCmdPath);
 	free(c->zFilterPath);
+	free(c->zSearchPath);
 	memset(c, 0, sizeof *c);
 }
 
-void cmdline_open(struct cmdline *c, const char *zPrompt, const char *zInitial)
+void cmdline_open(struct cmdline *c, enum cmdline_kind kind, const char *zInitial,
+                  const char *zHint)
 {
 	c->active = 1;
-	snprintf(c->zPrompt, sizeof c->zPrompt, "%s", zPrompt);
-	int filter = !strcmp(zPrompt, "/");
-	c->hist = filter ? c->histFilter : c->histCmd;
-	c->zHistPath = filter ? c->zFilterPath : c->zCmdPath;
+	c->kind = kind;
+	snprintf(c->zPrompt, sizeof c->zPrompt, "%s", kind == CMDLINE_COMMAND ? ":" : "/");
+	c->hist = kind == CMDLINE_FILTER   ? c->histFilter
+	          : kind == CMDLINE_SEARCH ? c->histSearch
+	                                   : c->histCmd;
+	c->zHistPath = kind == CMDLINE_FILTER   ? c->zFilterPath
+	               : kind == CMDLINE_SEARCH ? c->zSearchPath
+	                                        : c->zCmdPath;
 	snprintf(c->buf, sizeof c->buf, "%s", zInitial ? zInitial : "");
 	c->len = c->cur = strlen(c->buf);
 	c->browsing = 0;
-	c->zHint[0] = 0;
+	snprintf(c->zHint, sizeof c->zHint, "%s", zHint ? zHint : "");
 }
 
 static void set_text(struct cmdline *c, const char *z)
@@ -266,7 +276,8 @@ enum cmdline_result cmdline_key(struct cmdline *c, wint_t wch, int isKey, comman
 		history_step(c, 0);
 		return CMDLINE_EDITING;
 	case '\t':
-		complete(c, words, arg);
+		if (c->kind != CMDLINE_SEARCH) /* a search's text completes nothing */
+			complete(c, words, arg);
 		return CMDLINE_EDITING;
 	case 8:
 	case 127:

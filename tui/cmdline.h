@@ -16,8 +16,16 @@
 
 #define CMDLINE_MAX 2048
 
+/* what a line is for: each has its prompt and its own history */
+enum cmdline_kind {
+	CMDLINE_COMMAND, /* ":" a command */
+	CMDLINE_FILTER,  /* "/" in the population: a filter */
+	CMDLINE_SEARCH,  /* "/" in a text view: the text to find */
+};
+
 struct cmdline {
 	int active;              /* being edited */
+	enum cmdline_kind kind;  /* what the line is for */
 	char zPrompt[8];         /* ":" or "/" */
 	char buf[CMDLINE_MAX];   /* the text, UTF-8, NUL-terminated */
 	size_t len;              /* bytes in buf */
@@ -28,6 +36,8 @@ struct cmdline {
 	char *zCmdPath;          /* its file */
 	History *histFilter;     /* the `/` filters' history, kept apart */
 	char *zFilterPath;       /* its file (the commands' file + "-filter") */
+	History *histSearch;     /* the `/` searches' history, apart too */
+	char *zSearchPath;       /* its file (the commands' file + "-search") */
 	int browsing;            /* walking the history with the arrows */
 	char saved[CMDLINE_MAX]; /* the line being typed before browsing */
 	char zHint[256];         /* completion candidates to show, or "" */
@@ -48,13 +58,16 @@ History *cmdline_history_open(const char *zPath);
 void cmdline_history_add(History *h, const char *zPath, const char *zLine);
 
 /* set up c with the history file zPath (may be NULL: no persistence); the
- * filters typed after `/` have their own history, in zPath-filter */
+ * filters typed after `/` have their own history, in zPath-filter, and the
+ * searches theirs, in zPath-search */
 void cmdline_init(struct cmdline *c, const char *zHistPath);
 void cmdline_free(struct cmdline *c);
 
-/* start editing with the prompt and an initial text (may be NULL); the
- * prompt "/" walks the filters' history, any other the commands' */
-void cmdline_open(struct cmdline *c, const char *zPrompt, const char *zInitial);
+/* start editing a line of this kind (its prompt and history) with an
+ * initial text and a dim hint shown until the first key (either may be
+ * NULL) */
+void cmdline_open(struct cmdline *c, enum cmdline_kind kind, const char *zInitial,
+                  const char *zHint);
 
 /*
  * One key: wch with isKey 0 is a character, with isKey 1 a curses KEY_*

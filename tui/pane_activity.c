@@ -2,7 +2,8 @@
  * pane_activity.c - the Activity pane: the jobs in flight with their
  * stage and elapsed time (compiling, checking, timing; LLM requests with
  * their token counts), the workers (host, device, state, job, jobs done,
- * utilisation), then the newest lines of the activity log.
+ * utilisation), then the newest lines of the activity log; in a replay the
+ * log is the journal's events up to the one shown, then the app's lines.
  */
 #include <curses.h>
 #include <stdio.h>
@@ -58,6 +59,25 @@ static int activity_lines(struct ui *u, char lines[][256], int *roles, int max)
 	return n;
 }
 
+/* the lines of the log: in a replay, its first k events described as
+ * `kloop replay` lists them, then the app's own lines (said now, after
+ * them); else the app's lines */
+static int log_count(const struct ui *u)
+{
+	return u->nLog + (u->rp ? u->rp->k : 0);
+}
+
+static const char *log_line(const struct ui *u, int e, char *buf, size_t n)
+{
+	int k = u->rp ? u->rp->k : 0;
+	if (e >= k)
+		return u->azLog[e - k];
+	char d[240];
+	replay_describe(u->rp, e, d, sizeof d);
+	snprintf(buf, n, "%3d %s", e + 1, d);
+	return buf;
+}
+
 void pane_activity_draw(struct ui *u, const struct ui_rect *r, int focused)
 {
 	if (r->h < 3)
@@ -75,13 +95,15 @@ void pane_activity_draw(struct ui *u, const struct ui_rect *r, int focused)
 		screen_put(r->y + 1 + i, r->x + 1, w, lines[i], screen_attr(roles[i]));
 	/* the log, newest at the bottom, each line wrapped to the pane (an error
 	 * is read whole); actTop scrolls back by lines of the log */
-	if (u->actTop > u->nLog - 1)
-		u->actTop = u->nLog - 1;
+	int nAll = log_count(u);
+	if (u->actTop > nAll - 1)
+		u->actTop = nAll - 1;
 	if (u->actTop < 0)
 		u->actTop = 0;
 	int y = r->y + 1 + rows; /* one past the last row, filled upwards */
-	for (int e = u->nLog - 1 - u->actTop; e >= 0 && y > r->y + 1 + nJobs; e--) {
-		const char *l = u->azLog[e];
+	for (int e = nAll - 1 - u->actTop; e >= 0 && y > r->y + 1 + nJobs; e--) {
+		char ev[256];
+		const char *l = log_line(u, e, ev, sizeof ev);
 		int role = strstr(l, "correct") && !strstr(l, "incorrect") ? SR_GOOD
 		           : strstr(l, "error") || strstr(l, "incorrect") || strstr(l, "crashed") ||
 		                   strstr(l, "timeout") || strstr(l, "cancelled")
@@ -126,6 +148,7 @@ int pane_activity_key(struct ui *u, int key)
 	default:
 		return 0;
 	}
-	u->actTop = back < 0 ? 0 : back > u->nLog ? u->nLog : back;
+	int nAll = log_count(u);
+	u->actTop = back < 0 ? 0 : back > nAll ? nAll : back;
 	return 1;
 }

@@ -20,8 +20,10 @@ struct pane_code_cache {
 	int cand;               /* the candidate */
 	int diff;               /* diff mode */
 	char *text;             /* the source, or the diff */
-	size_t *aLine;          /* byte offset of each line */
-	int nLine;
+	int nLine;              /* its lines */
+	struct pane_rows rows;  /* its rows as drawn (lines, or wrapped) */
+	int rowsW;              /* the width they were wrapped to (0: not wrapped) */
+	int rowsMade;           /* rows is made */
 	struct syntax_doc *doc; /* the source parsed (not in diff mode), or NULL */
 	struct hl_span *aSpan;  /* spans of the lines drawn last (highlight_range) */
 	size_t nSpan;
@@ -35,24 +37,11 @@ void pane_code_free(struct ui *u)
 	if (!c)
 		return;
 	free(c->text);
-	free(c->aLine);
+	pane_rows_free(&c->rows);
 	syntax_free(c->doc);
 	free(c->aSpan);
 	free(c);
 	u->code = NULL;
-}
-
-static void index_lines(struct pane_code_cache *c)
-{
-	size_t alloc = 0;
-	c->nLine = 0;
-	const char *p = c->text;
-	while (*p) {
-		xgrow((void **)&c->aLine, &alloc, (size_t)c->nLine + 1, sizeof *c->aLine);
-		c->aLine[c->nLine++] = (size_t)(p - c->text);
-		const char *nl = strchr(p, '\n');
-		p = nl ? nl + 1 : p + strlen(p);
-	}
 }
 
 /* the diff with its tabs expanded (after the +/- column of each line) */
@@ -105,8 +94,42 @@ static struct pane_code_cache *cache_for(struct ui *u, const struct cand *cd)
 		if (!c->doc)
 			snprintf(c->zNote, sizeof c->zNote, "not highlighted: %s", err);
 	}
-	index_lines(c);
+	c->nLine = pane_count_lines(c->text);
 	return c;
+}
+
+/* the rows for wrapping at w columns (0: none), the top row kept on the
+ * same text when only the wrapping changed */
+static void rows_for(struct ui *u, struct pane_code_cache *c, int w)
+{
+	if (c->rowsMade && c->rowsW == w)
+		return;
+	const char *top = c->rowsMade && u->codeTop < c->rows.n ? c->rows.a[u->codeTop].p : NULL;
+	pane_rows_free(&c->rows);
+	pane_rows_add(&c->rows, c->text, w);
+	c->rowsW = w;
+	c->rowsMade = 1;
+	int at = top ? pane_rows_at(&c->rows, top) : -1;
+	if (at >= 0)
+		u->codeTop = at;
+}
+
+/* the gutter of line numbers: the source has one, a diff none */
+static int gutter_of(const struct ui *u)
+{
+	return u->codeDiff ? 0 : 5;
+}
+
+const struct pane_rows *pane_code_rows(struct ui *u, int *pVisible)
+{
+	const struct cand *cd = ui_selected(u);
+	const struct ui_rect *r = &u->aRect[UI_CODE];
+	if (!cd || r->h < 3)
+		return NULL;
+	struct pane_code_cache *c = cache_for(u, cd);
+	rows_for(u, c, u->wrap ? r->w - 2 - gutter_of(u) : 0);
+	*pVisible = r->h - 2;
+	return &c->rows;
 }
 
 static void draw_source_line(const struct pane_code_cache *c, size_t s, size_t e, int y, int x,
@@ -195,27 +218,29 @@ void pane_code_draw(struct ui *u, const struct ui_rect *r, int focused)
 		return;
 	}
 	struct pane_code_cache *c = cache_for(u, cd);
-	if (u->codeTop > c->nLine - rows)
-		u->codeTop = c->nLine - rows;
+	int gutter = gutter_of(u);
+	rows_for(u, c, u->wrap ? w - gutter : 0);
+	const struct pane_rows *rs = &c->rows;
+	if (u->codeTop > rs->n - rows)
+		u->codeTop = rs->n - rows;
 	if (u->codeTop < 0)
 		u->codeTop = 0;
+	const char *wr = u->wrap ? ", wrapped" : "";
 	if (u->codeDiff && cd->nParent)
-		snprintf(title, sizeof title, "Code #%d %s - diff against #%d (d: source)", cd->id,
-		         cd->zName, cd->aParent[0]);
+		snprintf(title, sizeof title, "Code #%d %s - diff against #%d%s (d: source)",
+		         cd->id, cd->zName, cd->aParent[0], wr);
 	else if (u->codeDiff)
 		snprintf(title, sizeof title,
 		         "Code #%d %s - a %s has no parent to diff against (d: source)", cd->id,
 		         cd->zName, cd->zOrigin);
 	else
-		snprintf(title, sizeof title, "Code #%d %s - %d lines%s", cd->id, cd->zName,
-		         c->nLine, cd->nParent ? " (d: diff)" : "");
+		snprintf(title, sizeof title, "Code #%d %s - %d lines%s%s", cd->id, cd->zName,
+		         c->nLine, wr, cd->nParent ? " (d: diff)" : "");
 	screen_frame(r, title, focused);
-	int gutter = u->codeDiff ? 0 : 5;
-	if (c->doc && c->nLine) {
-		int last = u->codeTop + rows < c->nLine ? u->codeTop + rows : c->nLine;
-		uint32_t from = (uint32_t)c->aLine[u->codeTop];
-		uint32_t to =
-		    last < c->nLine ? (uint32_t)c->aLine[last] : (uint32_t)strlen(c->text);
+	int last = u->codeTop + rows < rs->n ? u->codeTop + rows : rs->n;
+	if (c->doc && last > u->codeTop) {
+		uint32_t from = (uint32_t)(rs->a[u->codeTop].p - c->text);
+		uint32_t to = (uint32_t)(rs->a[last - 1].p + rs->a[last - 1].n - c->text);
 		/* while the query compiles (the TUI's first frame, on a session that
 		 * opened quickly) the code is drawn plain, and highlighted in the
 		 * frame drawn when it is ready (app.c: syntax_query_warm()) */
@@ -230,22 +255,26 @@ void pane_code_draw(struct ui *u, const struct ui_rect *r, int focused)
 			c->spanTo = to;
 		}
 	}
-	for (int i = 0; i < rows && u->codeTop + i < c->nLine; i++) {
-		int ln = u->codeTop + i, y = r->y + 1 + i;
-		size_t s = c->aLine[ln];
-		size_t e = ln + 1 < c->nLine ? c->aLine[ln + 1] : strlen(c->text);
-		if (e > s && c->text[e - 1] == '\n')
-			e--;
+	const char *zFind = u->findIn == UI_CODE ? u->zFind : NULL;
+	for (int i = u->codeTop; i < last; i++) {
+		const struct pane_row *row = &rs->a[i];
+		int y = r->y + 1 + i - u->codeTop, x = r->x + 1 + gutter;
+		size_t s = (size_t)(row->p - c->text);
 		if (gutter) {
-			char num[16];
-			snprintf(num, sizeof num, "%4d ", ln + 1);
+			char num[16] = "";
+			if (!row->cont)
+				snprintf(num, sizeof num, "%4d ", row->line + 1);
 			screen_put(y, r->x + 1, gutter, num, screen_attr(SR_DIM));
-			draw_source_line(c, s, e, y, r->x + 1 + gutter, w - gutter);
+			draw_source_line(c, s, s + row->n, y, x, w - gutter);
 		} else {
-			const char *line = c->text + s;
-			screen_putn(y, r->x + 1, w, line, e - s,
-			            screen_attr(pane_code_diff_role(line)));
+			/* a wrapped line's rows have its colour */
+			int k = i;
+			while (k > 0 && rs->a[k].cont)
+				k--;
+			screen_putn(y, x, w, row->p, row->n,
+			            screen_attr(pane_code_diff_role(rs->a[k].p)));
 		}
+		pane_find_mark(row, zFind, y, x, w - gutter, screen_attr(SR_MATCH));
 	}
 	if (*c->zNote && rows > 1)
 		screen_put(r->y + r->h - 1, r->x + 2, w - 2, c->zNote, screen_attr(SR_DIM));
@@ -261,6 +290,7 @@ int pane_code_key(struct ui *u, int key)
 		}
 		return 1;
 	}
-	int n = u->code ? u->code->nLine : 0;
-	return pane_scroll_key(key, &u->codeTop, n, u->aRect[UI_CODE].h - 2);
+	int rows = 0;
+	const struct pane_rows *rs = pane_code_rows(u, &rows);
+	return pane_scroll_key(key, &u->codeTop, rs ? rs->n : 0, u->aRect[UI_CODE].h - 2);
 }

@@ -10,6 +10,7 @@
 
 #include "panes.h"
 #include "report.h"
+#include "result.h"
 #include "screen.h"
 
 static int line_role(const char *line, size_t n)
@@ -40,8 +41,19 @@ static char *results_text(const struct ui *u, const struct cand *c)
 	if (c->result && ui_setup_beside(u, c->id)) {
 		/* its compile ran while the worker set up: the line after the
 		 * compile's says that its time is not the compile's own */
-		char note[300];
-		if (u->setupS > 0)
+		char note[1200];
+		const cJSON *su =
+		    cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "reference_data"), "setup");
+		if (cJSON_IsObject(su)) {
+			/* the worker's own account, as `kloop eval` gives it */
+			strbuf ws = STRBUF_INIT;
+			result_setup_line(su, &ws);
+			snprintf(note, sizeof note,
+			         "setup     %s; this compile ran beside it, its time includes the "
+			         "wait\n",
+			         ws.buf);
+			sb_free(&ws);
+		} else if (u->setupS > 0)
 			snprintf(
 			    note, sizeof note,
 			    "setup     %.1f s, its own step: the worker's start, the reference's "
@@ -91,13 +103,22 @@ void pane_results_draw(struct ui *u, const struct ui_rect *r, int focused)
 		u->resTop = n - rows;
 	if (u->resTop < 0)
 		u->resTop = 0;
+	const char *zFind = u->findIn == UI_RESULTS ? u->zFind : NULL;
 	for (int i = 0; i < rows && u->resTop + i < n; i++) {
 		size_t len;
 		const char *line = pane_line(text, u->resTop + i, &len);
 		screen_putn(r->y + 1 + i, r->x + 1, w, line, len,
 		            screen_attr(line_role(line, len)));
+		struct pane_row row = {line, len, u->resTop + i, 0};
+		pane_find_mark(&row, zFind, r->y + 1 + i, r->x + 1, w, screen_attr(SR_MATCH));
 	}
 	free(text);
+}
+
+char *pane_results_text(const struct ui *u)
+{
+	const struct cand *c = ui_selected(u);
+	return c ? results_text(u, c) : NULL;
 }
 
 int pane_results_key(struct ui *u, int key)

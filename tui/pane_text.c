@@ -1,8 +1,11 @@
 /*
  * pane_text.c - what the text panes (code, results, activity, the viewer)
- * share: scrolling keys and finding lines in a text.
+ * share: scrolling keys, finding lines in a text, wrapping, the rows of a
+ * text view and searching them.
  */
+#include <ctype.h>
 #include <curses.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "panes.h"
@@ -148,4 +151,195 @@ char *pane_wrap(const char *text, int w)
 		p += k + (p[k] == '\n');
 	}
 	return sb.buf ? sb_detach(&sb) : xstrdup("");
+}
+
+/* the columns byte c of a row takes at column col (tabs to 4-column stops
+ * from the row's start, as pane_code_line() draws them); *k its bytes */
+static int cell(const char *p, size_t n, int col, size_t *k)
+{
+	*k = 1;
+	if (*p == '\t')
+		return 4 - col % 4;
+	if ((unsigned char)*p < 0x80)
+		return 1;
+	while (*k < n && ((unsigned char)p[*k] & 0xC0) == 0x80)
+		(*k)++;
+	return screen_width(p, *k);
+}
+
+void pane_rows_add(struct pane_rows *r, const char *text, int w)
+{
+	int line = 0;
+	for (const char *p = text; *p; line++) {
+		size_t len = strcspn(p, "\n"), at = 0;
+		int cont = 0;
+		do {
+			/* the bytes of the line that fit in w columns from here */
+			size_t end = len;
+			if (w > 0) {
+				int col = 0;
+				size_t i = at, k;
+				while (i < len) {
+					int cw = cell(p + i, len - i, col, &k);
+					if (col + cw > w)
+						break;
+					col += cw;
+					i += k;
+				}
+				end = i;
+				if (end < len) {
+					/* after the last space that leaves something before it */
+					size_t sp = end;
+					while (sp > at && p[sp - 1] != ' ')
+						sp--;
+					if (sp > at + 1)
+						end = sp;
+					if (end == at)
+						end = at + 1; /* a cell wider than the row */
+				}
+			}
+			xgrow((void **)&r->a, &r->alloc, (size_t)r->n + 1, sizeof *r->a);
+			r->a[r->n++] = (struct pane_row){p + at, end - at, line, cont};
+			at = end;
+			cont = 1;
+		} while (at < len);
+		p += len + (p[len] == '\n');
+	}
+}
+
+void pane_rows_free(struct pane_rows *r)
+{
+	free(r->a);
+	memset(r, 0, sizeof *r);
+}
+
+int pane_rows_at(const struct pane_rows *r, const char *p)
+{
+	for (int i = 0; i < r->n; i++)
+		if (p >= r->a[i].p && p <= r->a[i].p + r->a[i].n)
+			return i;
+	return -1;
+}
+
+/* zPat at s (n bytes left): case matters only when zPat has a capital */
+static int match_at(const char *s, size_t n, const char *zPat, size_t nPat, int fold)
+{
+	if (nPat > n)
+		return 0;
+	if (!fold)
+		return !memcmp(s, zPat, nPat);
+	for (size_t i = 0; i < nPat; i++)
+		if (tolower((unsigned char)s[i]) != (unsigned char)zPat[i])
+			return 0;
+	return 1;
+}
+
+static int has_capital(const char *z)
+{
+	for (; *z; z++)
+		if (isupper((unsigned char)*z))
+			return 1;
+	return 0;
+}
+
+/* the first (dir 1) or the last (dir -1) match in row whose first byte is
+ * in [lo, hi); -1 when none */
+static long find_in_row(const struct pane_row *row, const char *zPat, int fold, size_t lo,
+                        size_t hi, int dir)
+{
+	size_t nPat = strlen(zPat);
+	if (nPat > row->n)
+		return -1;
+	if (hi > row->n - nPat + 1)
+		hi = row->n - nPat + 1;
+	if (lo >= hi)
+		return -1;
+	for (size_t k = 0; k < hi - lo; k++) {
+		size_t i = dir > 0 ? lo + k : hi - 1 - k;
+		if (match_at(row->p + i, row->n - i, zPat, nPat, fold))
+			return (long)i;
+	}
+	return -1;
+}
+
+int pane_find(const struct pane_rows *r, const char *zPat, int row, size_t at, int dir, int *pRow,
+              size_t *pAt)
+{
+	if (!zPat || !*zPat || r->n == 0)
+		return -1;
+	int fold = !has_capital(zPat);
+	if (row < 0 || row >= r->n)
+		row = 0, at = 0;
+	/* the rest of row, the rows after it (before it, going back), then
+	 * round from the other end, and row's other part last */
+	for (int step = 0; step <= r->n; step++) {
+		int i = ((row + dir * step) % r->n + r->n) % r->n;
+		size_t lo = 0, hi = (size_t)-1;
+		if (step == 0 && dir > 0)
+			lo = at;
+		else if (step == 0)
+			hi = at;
+		else if (step == r->n && dir > 0)
+			hi = at;
+		else if (step == r->n)
+			lo = at;
+		long m = find_in_row(&r->a[i], zPat, fold, lo, hi, dir);
+		if (m >= 0) {
+			*pRow = i;
+			*pAt = (size_t)m;
+			/* wrapped: it went past the last row (the first, going back) */
+			return step > 0 && (dir > 0 ? i <= row : i >= row);
+		}
+	}
+	return -1;
+}
+
+int pane_find_count(const struct pane_rows *r, const char *zPat, int row, size_t at, int *pNth)
+{
+	int n = 0, fold = zPat ? !has_capital(zPat) : 0;
+	size_t nPat = zPat ? strlen(zPat) : 0;
+	*pNth = 0;
+	if (!nPat)
+		return 0;
+	for (int i = 0; i < r->n; i++)
+		for (size_t k = 0; k + nPat <= r->a[i].n; k++)
+			if (match_at(r->a[i].p + k, r->a[i].n - k, zPat, nPat, fold)) {
+				n++;
+				if (i == row && k == at)
+					*pNth = n;
+				k += nPat - 1;
+			}
+	return n;
+}
+
+int pane_row_col(const struct pane_row *row, size_t at)
+{
+	int col = 0;
+	size_t k;
+	for (size_t i = 0; i < at && i < row->n; i += k)
+		col += cell(row->p + i, row->n - i, col, &k);
+	return col;
+}
+
+void pane_find_mark(const struct pane_row *row, const char *zPat, int y, int x, int w, int attr)
+{
+	size_t nPat = zPat ? strlen(zPat) : 0;
+	if (!nPat)
+		return;
+	int fold = !has_capital(zPat), col = 0;
+	size_t i = 0, k;
+	while (i < row->n && col < w) {
+		if (i + nPat <= row->n && match_at(row->p + i, row->n - i, zPat, nPat, fold)) {
+			int c0 = col;
+			for (size_t e = i + nPat; i < e; i += k)
+				col += cell(row->p + i, row->n - i, col, &k);
+			int cols = (col < w ? col : w) - c0;
+			if (cols > 0)
+				mvchgat(y, x + c0, cols, attr & ~A_COLOR, (short)PAIR_NUMBER(attr),
+				        NULL);
+			continue;
+		}
+		col += cell(row->p + i, row->n - i, col, &k);
+		i += k;
+	}
 }

@@ -36,6 +36,10 @@ void pane_code_draw(struct ui *u, const struct ui_rect *r, int focused);
 int pane_code_key(struct ui *u, int key);
 /* free the highlighting cache */
 void pane_code_free(struct ui *u);
+/* the rows the pane draws (the source or the diff, wrapped when u->wrap),
+ * and in *pVisible how many show at once; NULL when no candidate is
+ * selected.  They live until the pane's text changes */
+const struct pane_rows *pane_code_rows(struct ui *u, int *pVisible);
 struct hl_span;
 /* draw bytes [s, e) of text at row y, column x, w columns, coloured by the
  * highlight spans (sorted, as highlight_range() gives them), tabs as 4
@@ -50,6 +54,9 @@ int pane_code_diff_role(const char *line);
 /* Results: the selected candidate's report (tui/pane_results.c) */
 void pane_results_draw(struct ui *u, const struct ui_rect *r, int focused);
 int pane_results_key(struct ui *u, int key);
+/* the pane's text as drawn (wrapped to it), a fresh string; NULL when no
+ * candidate is selected */
+char *pane_results_text(const struct ui *u);
 
 /* Activity: jobs in flight with their progress, then the log
  * (tui/pane_activity.c) */
@@ -63,6 +70,9 @@ void viewer_close(struct ui *u);
 void viewer_draw(struct ui *u, int lines, int cols);
 /* 1 if the key was used; closes the viewer on q and Escape */
 int viewer_key(struct ui *u, int key);
+/* the page's rows as drawn (for a search), and in *pVisible how many
+ * show at once; NULL when no page is open */
+const struct pane_rows *viewer_rows(struct ui *u, int *pVisible);
 
 /* the speedups by candidate, the best's lineage marked (tui/chart.c) */
 void chart_draw(struct ui *u, const struct ui_rect *r);
@@ -93,5 +103,51 @@ char *pane_wrap(const char *text, int w);
 /* the number of lines in text, and a pointer to line i (its length in *n) */
 int pane_count_lines(const char *text);
 const char *pane_line(const char *text, int i, size_t *n);
+
+/* a row of a text view as drawn: a line of its text, or with wrapping a
+ * piece of one */
+struct pane_row {
+	const char *p; /* its first byte, in the text it was made from */
+	size_t n;      /* its bytes (no newline) */
+	int line;      /* the line of that text it is (a part of), from 0 */
+	int cont;      /* 1: it continues that line (wrapped) */
+};
+/* the rows of one or more texts, in order */
+struct pane_rows {
+	struct pane_row *a;
+	int n;
+	size_t alloc;
+};
+/*
+ * Add text's rows to r: a row per line or, with w > 0, each line wider
+ * than w columns (tabs to 4-column stops from the row's start, as
+ * pane_code_line() draws them) broken after its last space that fits (a
+ * word wider than the row is cut).  Every byte of a line is in one of its
+ * rows.  The rows point into text, which must outlive them.
+ */
+void pane_rows_add(struct pane_rows *r, const char *text, int w);
+void pane_rows_free(struct pane_rows *r);
+/* the row that holds byte p of its text (its end included), or -1 */
+int pane_rows_at(const struct pane_rows *r, const char *p);
+
+/*
+ * Search the rows for zPat, plain text (case ignored unless zPat has a
+ * capital, as vim's smartcase): dir 1, the first match at byte `at` of row
+ * `row` or after; dir -1, the last one before it; round the end of the
+ * rows and back to the start (the start and back to the end) when none is
+ * there.  A row out of range starts at the first.  Returns 0 with its row
+ * and byte in *pRow, *pAt, 1 when it went round the end to find it, -1
+ * when the rows hold no match (or zPat is empty).  Pure, for the tests.
+ */
+int pane_find(const struct pane_rows *r, const char *zPat, int row, size_t at, int dir, int *pRow,
+              size_t *pAt);
+/* the matches of zPat in the rows (none overlapping), and in *pNth which of
+ * them starts at byte at of row (from 1; 0: none does) */
+int pane_find_count(const struct pane_rows *r, const char *zPat, int row, size_t at, int *pNth);
+/* the column of row (from its start) at which its byte at is drawn */
+int pane_row_col(const struct pane_row *row, size_t at);
+/* mark the matches of zPat in row, drawn at y, x in w columns (as
+ * pane_code_line() or screen_putn() put it), with attr */
+void pane_find_mark(const struct pane_row *row, const char *zPat, int y, int x, int w, int attr);
 
 #endif

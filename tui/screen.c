@@ -109,6 +109,7 @@ static void init_roles(void)
 	    {SR_REMOVED, COLOR_RED, 0, A_DIM},
 	    {SR_HUNK, COLOR_CYAN, 0, A_UNDERLINE},
 	    {SR_CHART, COLOR_GREEN, 0, 0},
+	    {SR_MATCH, COLOR_YELLOW, A_REVERSE | A_BOLD, A_REVERSE},
 	};
 	memset(aAttr, 0, sizeof aAttr);
 	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {

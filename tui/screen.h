@@ -34,6 +34,7 @@ enum screen_role {
 	SR_REMOVED,  /* diff: removed lines */
 	SR_HUNK,     /* diff: hunk headers */
 	SR_CHART,    /* the speedup chart */
+	SR_MATCH,    /* a text view: what `/` searched for */
 	SR_NROLES
 };
 

@@ -4,7 +4,7 @@
  */
 #include "ui.h"
 
-#include "syntax.h"
+#include "panes.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,13 +40,9 @@ void ui_free(struct ui *u)
 	for (int i = 0; i < u->nLog; i++)
 		free(u->azLog[i]);
 	u->nLog = 0;
-	free(u->zViewTitle);
-	free(u->zViewText);
-	free(u->zViewLines);
-	free(u->zViewSrc);
-	syntax_free(u->viewDoc);
-	u->viewDoc = NULL;
-	u->zViewTitle = u->zViewText = u->zViewLines = u->zViewSrc = NULL;
+	viewer_close(u);
+	free(u->zFind);
+	u->zFind = NULL;
 	popview_free(&u->pv);
 }
 

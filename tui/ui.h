@@ -23,7 +23,8 @@ enum ui_pane {
 	UI_ACTIVITY,
 	UI_NPANES,
 	UI_CHART = UI_NPANES, /* the chart has a rectangle but takes no keys */
-	UI_NRECTS
+	UI_NRECTS,
+	UI_VIEWER = UI_NRECTS /* the page over the panes (where a search is) */
 };
 
 struct ui_rect {
@@ -40,6 +41,7 @@ enum { VIEW_TEXT, VIEW_SHOW, VIEW_DIFF };
 enum { UI_FOLLOW_OFF, UI_FOLLOW_NEWEST, UI_FOLLOW_BEST };
 
 struct syntax_doc;
+struct pane_rows;
 
 struct pane_code_cache; /* tui/pane_code.c */
 
@@ -81,6 +83,13 @@ struct ui {
 	int viewSrcLine;  /* VIEW_SHOW: the first line of the source in zViewLines */
 	char *zViewSrc;   /* VIEW_SHOW: the source, and its parse (or NULL) */
 	struct syntax_doc *viewDoc;
+	struct pane_rows *viewRows; /* the page's rows as drawn (zViewLines, zViewSrc) */
+	int viewRowsWrap;           /* u->wrap when they were made */
+	int wrap;                   /* w: long lines wrap in the Code pane and the pages */
+	char *zFind;                /* the text `/` searched for in a text view, or NULL */
+	int findIn;                 /* where: UI_CODE, UI_RESULTS or UI_VIEWER */
+	int findRow;                /* the match n and N go on from: its row in that view */
+	size_t findAt;              /* and its byte in the row */
 };
 
 /* append a line to the activity log (stamped with the time of day) */

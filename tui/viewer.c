@@ -42,12 +42,45 @@ void viewer_close(struct ui *u)
 	u->viewDoc = NULL;
 	u->zViewTitle = u->zViewText = u->zViewLines = u->zViewSrc = NULL;
 	u->viewW = 0;
+	if (u->viewRows)
+		pane_rows_free(u->viewRows);
+	free(u->viewRows);
+	u->viewRows = NULL;
+	if (u->findIn == UI_VIEWER)
+		u->findRow = -1; /* the next page is searched from its top */
 }
 
-/* the lines to draw for width w: the show page's header wrapped and its
- * source as it is (the source is drawn from zViewSrc, highlighted), a diff
- * with its tabs expanded, any other text wrapped */
+static void make_text(struct ui *u, int w);
+
+/* the rows to draw for width w: the show page's header wrapped and its
+ * source (drawn from zViewSrc, highlighted), a diff with its tabs
+ * expanded, any other text wrapped; the source and the diff wrapped too
+ * when u->wrap is on.  The top row stays the same text's */
 static void make_lines(struct ui *u, int w)
+{
+	if (u->zViewLines && u->viewW == w && u->viewRows && u->viewRowsWrap == u->wrap)
+		return;
+	const char *top = NULL;
+	if (u->zViewLines && u->viewW == w && u->viewRows && u->viewTop < u->viewRows->n)
+		top = u->viewRows->a[u->viewTop].p; /* only the wrapping changes */
+	make_text(u, w);
+	if (!u->viewRows)
+		u->viewRows = xcalloc(1, sizeof *u->viewRows);
+	pane_rows_free(u->viewRows);
+	u->viewRowsWrap = u->wrap;
+	int ww = u->wrap && u->viewKind == VIEW_DIFF ? w : 0;
+	pane_rows_add(u->viewRows, u->zViewLines, ww);
+	if (u->viewSrcLine >= 0) {
+		u->viewSrcLine = u->viewRows->n;
+		pane_rows_add(u->viewRows, u->zViewSrc, u->wrap ? w - 7 : 0);
+	}
+	int at = top ? pane_rows_at(u->viewRows, top) : -1;
+	if (at >= 0)
+		u->viewTop = at;
+}
+
+/* the page's text for width w (zViewLines), unless it is made already */
+static void make_text(struct ui *u, int w)
 {
 	if (u->zViewLines && u->viewW == w)
 		return;
@@ -89,17 +122,25 @@ static void make_lines(struct ui *u, int w)
 	char *head = src ? xstrndup(u->zViewText, (size_t)(src - u->zViewText)) : NULL;
 	u->zViewLines = pane_wrap(head ? head : u->zViewText, w);
 	if (src)
-		u->viewSrcLine = pane_count_lines(u->zViewLines);
+		u->viewSrcLine = 0; /* made the first source row by make_lines() */
 	free(head);
 }
 
-/* the number of lines the viewer shows */
-static int view_lines(struct ui *u)
+const struct pane_rows *viewer_rows(struct ui *u, int *pVisible)
 {
-	int n = pane_count_lines(u->zViewLines);
-	if (u->viewSrcLine >= 0)
-		n += pane_count_lines(u->zViewSrc);
-	return n;
+	if (!u->zViewText)
+		return NULL;
+	make_lines(u, COLS - 2);
+	*pVisible = LINES - 4;
+	return u->viewRows;
+}
+
+/* the role of row i of a diff page: its line's (a wrapped line's first row) */
+static int diff_role(const struct pane_rows *r, int i)
+{
+	while (i > 0 && r->a[i].cont)
+		i--;
+	return pane_code_diff_role(r->a[i].p);
 }
 
 void viewer_draw(struct ui *u, int lines, int cols)
@@ -108,59 +149,51 @@ void viewer_draw(struct ui *u, int lines, int cols)
 	if (!u->zViewText || r.h < 3)
 		return;
 	make_lines(u, cols - 2);
-	int rows = r.h - 2, n = view_lines(u);
+	const struct pane_rows *rs = u->viewRows;
+	int rows = r.h - 2, n = rs->n;
 	if (u->viewTop > n - rows)
 		u->viewTop = n - rows;
 	if (u->viewTop < 0)
 		u->viewTop = 0;
 	char title[200];
-	snprintf(title, sizeof title, "%s - lines %d-%d of %d (q closes)", u->zViewTitle,
-	         n ? u->viewTop + 1 : 0, u->viewTop + rows < n ? u->viewTop + rows : n, n);
+	snprintf(title, sizeof title, "%s - lines %d-%d of %d%s (q closes)", u->zViewTitle,
+	         n ? u->viewTop + 1 : 0, u->viewTop + rows < n ? u->viewTop + rows : n, n,
+	         u->wrap && u->viewKind != VIEW_TEXT ? ", wrapped" : "");
 	for (int y = r.y; y < r.y + r.h; y++)
 		screen_fill(y, 0, cols, 0);
 	screen_frame(&r, title, 1);
-	int nHead = pane_count_lines(u->zViewLines);
-	/* the source lines on screen, highlighted as the code pane does */
+	int nHead = u->viewSrcLine >= 0 ? u->viewSrcLine : n;
+	int last = u->viewTop + rows < n ? u->viewTop + rows : n;
+	/* the source rows on screen, highlighted as the code pane does */
 	struct hl_span *aSpan = NULL;
-	size_t nSpan = 0, *aOff = NULL, nOff = 0, alloc = 0;
-	if (u->viewSrcLine >= 0) {
-		for (const char *p = u->zViewSrc; *p;) {
-			xgrow((void **)&aOff, &alloc, nOff + 2, sizeof *aOff);
-			aOff[nOff++] = (size_t)(p - u->zViewSrc);
-			p += strcspn(p, "\n");
-			p += *p == '\n';
-		}
-		xgrow((void **)&aOff, &alloc, nOff + 1, sizeof *aOff);
-		aOff[nOff] = strlen(u->zViewSrc);
-		int a = u->viewTop - nHead, b = u->viewTop + rows - nHead;
-		a = a < 0 ? 0 : a > (int)nOff ? (int)nOff : a;
-		b = b < 0 ? 0 : b > (int)nOff ? (int)nOff : b;
+	size_t nSpan = 0;
+	if (u->viewDoc && last > nHead) {
+		int a = u->viewTop > nHead ? u->viewTop : nHead;
 		char err[KL_ERRLEN];
-		if (u->viewDoc && b > a &&
-		    highlight_range(u->viewDoc, (uint32_t)aOff[a], (uint32_t)aOff[b], &aSpan,
-		                    &nSpan, err) < 0)
+		uint32_t from = (uint32_t)(rs->a[a].p - u->zViewSrc);
+		uint32_t to = (uint32_t)(rs->a[last - 1].p + rs->a[last - 1].n - u->zViewSrc);
+		if (highlight_range(u->viewDoc, from, to, &aSpan, &nSpan, err) < 0)
 			aSpan = NULL, nSpan = 0;
 	}
-	for (int row = 0; row < rows && u->viewTop + row < n; row++) {
-		int i = u->viewTop + row, y = r.y + 1 + row;
+	const char *zFind = u->findIn == UI_VIEWER ? u->zFind : NULL;
+	for (int i = u->viewTop; i < last; i++) {
+		const struct pane_row *row = &rs->a[i];
+		int y = r.y + 1 + i - u->viewTop, x = 1, w = cols - 2;
 		if (i < nHead) {
-			size_t k;
-			const char *p = pane_line(u->zViewLines, i, &k);
-			int role = u->viewKind == VIEW_DIFF ? pane_code_diff_role(p) : SR_NORMAL;
-			screen_putn(y, 1, cols - 2, p, k, screen_attr(role));
-			continue;
+			int role = u->viewKind == VIEW_DIFF ? diff_role(rs, i) : SR_NORMAL;
+			screen_putn(y, x, w, row->p, row->n, screen_attr(role));
+		} else {
+			char num[16] = "";
+			if (!row->cont)
+				snprintf(num, sizeof num, "%5d  ", row->line + 1);
+			screen_put(y, 1, 7, num, screen_attr(SR_DIM));
+			size_t s = (size_t)(row->p - u->zViewSrc);
+			x = 8, w = cols - 9;
+			pane_code_line(u->zViewSrc, aSpan, nSpan, s, s + row->n, y, x, w);
 		}
-		int ln = i - nHead;
-		char num[16];
-		snprintf(num, sizeof num, "%5d  ", ln + 1);
-		screen_put(y, 1, 7, num, screen_attr(SR_DIM));
-		size_t s = aOff[ln], e = aOff[ln + 1];
-		if (e > s && u->zViewSrc[e - 1] == '\n')
-			e--;
-		pane_code_line(u->zViewSrc, aSpan, nSpan, s, e, y, 8, cols - 9);
+		pane_find_mark(row, zFind, y, x, w, screen_attr(SR_MATCH));
 	}
 	free(aSpan);
-	free(aOff);
 }
 
 int viewer_key(struct ui *u, int key)
@@ -171,8 +204,8 @@ int viewer_key(struct ui *u, int key)
 		viewer_close(u);
 		return 1;
 	}
-	int rows = LINES - 4;
-	make_lines(u, COLS - 2);
-	pane_scroll_key(key, &u->viewTop, view_lines(u), rows);
+	int rows;
+	const struct pane_rows *rs = viewer_rows(u, &rows);
+	pane_scroll_key(key, &u->viewTop, rs->n, rows);
 	return 1;
 }

@@ -647,6 +647,12 @@ void pool_info(const struct pool *p, int i, struct pool_info *pi)
 	pi->upS = s->tUp > 0 ? now_s() - s->tUp : 0;
 	pi->pid = s->w ? worker_pid(s->w) : 0;
 	pi->zNote = s->state == POOL_W_BACKOFF || s->state == POOL_W_DISABLED ? s->zNote : NULL;
+	pi->setup =
+	    s->w && !worker_ready(s->w) && !worker_task_error(s->w) &&
+	    (s->state == POOL_W_STARTING || s->state == POOL_W_BUSY || s->state == POOL_W_IDLE);
+	const cJSON *su = s->w ? cJSON_GetObjectItem(worker_reference_data(s->w), "setup") : NULL;
+	const cJSON *sec = cJSON_GetObjectItem(su, "seconds");
+	pi->setupS = cJSON_IsNumber(sec) ? sec->valuedouble : -1;
 }
 
 const cJSON *pool_reference_timing(const struct pool *p, const char *zDevice)

@@ -58,6 +58,10 @@ struct pool_info {
 	double upS;        /* seconds since it was first started */
 	const char *zNote; /* why it is in backoff or disabled, or NULL */
 	int pid;           /* its launch process (kloop-worker, ssh or srun), or 0 */
+	int setup;         /* its setup runs: started, its task not loaded yet (the
+	                    * reference's data and timing, the baselines) */
+	double setupS;     /* how long its latest setup took, as it said ("the worker
+	                    * was ready after"), or -1 before it said */
 };
 
 /*

@@ -184,6 +184,11 @@ int worker_pending(const struct worker *w)
 	return n;
 }
 
+int worker_ready(const struct worker *w)
+{
+	return w->ready;
+}
+
 const cJSON *worker_reference_timing(const struct worker *w)
 {
 	return w->refTiming;

@@ -112,6 +112,10 @@ int worker_pending(const struct worker *w);
  * after. */
 void worker_end(struct worker *w);
 
+/* 1 once the worker's task is loaded (its setup, the reference's data and
+ * timing and the baselines, is done), 0 before, and again while a restarted
+ * worker sets up */
+int worker_ready(const struct worker *w);
 /* the reference's timing ({"median_ms", ...}) once the task is loaded, or NULL */
 const cJSON *worker_reference_timing(const struct worker *w);
 /* the PyTorch baselines ({"eager": {...}, "compile": {...}}) when the

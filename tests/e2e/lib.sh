@@ -83,6 +83,15 @@ tm() {
 	[ -f "$T/tmux.conf" ] || printf 'set -g remain-on-exit on\nset -g status off\n' >"$T/tmux.conf"
 	tmux -f "$T/tmux.conf" -S "$T/tmux.sock" "$@"
 }
+# tui_needs NAME: end the test with a skip line where tmux is not
+# installed; else KL is $KLOOP's absolute path (a tmux pane starts elsewhere)
+tui_needs() {
+	if ! command -v tmux >/dev/null 2>&1; then
+		skip "$1: tmux is not installed"
+		exit 0
+	fi
+	KL=$(cd "$(dirname "$KLOOP")" && pwd)/$(basename "$KLOOP")
+}
 TUI_N=0
 tui_start() {
 	TUI_N=$((TUI_N + 1))

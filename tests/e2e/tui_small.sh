@@ -1,8 +1,10 @@
 # tui_small.sh - the small ones of issue 40 in the workbench, in tmux at
 # 80x24: "did you mean" on the : line, :compare of two copies (the same
 # machine code, said) with its lines wrapped, not cut, the Population's
-# all-"-" roofline column giving its room to the idea; and the human gate
-# of `kloop search` on a terminal refusing a reply of several characters.
+# all-"-" roofline column giving its room to the idea; the human gate
+# of `kloop search` on a terminal refusing a reply of several characters;
+# and at 200x50 a replay's Activity listing the events up to the one shown,
+# and the workers' setup as long as the worker says it took.
 . tests/e2e/lib.sh
 if ! command -v tmux >/dev/null 2>&1; then
 	skip "tui_small: tmux is not installed"
@@ -106,4 +108,60 @@ if wait_for "accept, reject, or quit \(the ideas wait\)\? \[a/r/q\]" 120; then
 else
 	fail "search --gate human on a terminal put no idea to the person"
 fi
+
+# --- the replay's Activity: the journal's events up to the one shown (it
+# showed only that one), as `kloop replay --at K` lists them
+$KLOOP replay "$S" --at 4 | sed -n 's/^ *\([0-9]*\)  \(.*\)/\1 \2/p' >"$T/events4"
+TUI_W=200 TUI_H=50 tui_start "cd $PWD && $KL replay $S; echo DONE-R"
+wait_for "kloop replay" 30 >/dev/null
+keys '<' ']' ']' ']'
+if wait_for "replay: event 3 of" 10; then
+	since=$NFAIL
+	for i in 1 2 3; do
+		line=$(sed -n "${i}p" "$T/events4")
+		d=${line#* }
+		check "replay at event 3: Activity lists event $i ($d)" grep -qF "  $i $d" "$T/screen"
+	done
+	d=$(sed -n '4s/^[0-9]* //p' "$T/events4")
+	check "... and not event 4, past the one shown ($d)" sh -c "! grep -qF '  4 $d' '$T/screen'"
+	diag "$since" "$T/screen"
+else
+	fail "replay: stepping to event 3"
+fi
+keys q
+wait_for "quit|y/n|DONE-R" 10 >/dev/null
+keys y
+
+# --- the workers' setup as the worker counts it (as `kloop eval` says it),
+# not the moment the loop saw: a PyTorch reference's (the TUI said
+# "setup 0.0 s" where kloop eval said 3.71 s), else a C reference's
+if python3 -c 'import torch' >/dev/null 2>&1; then
+	OPEN="tests/fixtures/torch/softmax.py $B --session $T/setup.jsonl"
+	what="a PyTorch reference"
+else
+	OPEN="softmax $B --session $T/setup.jsonl"
+	what="a C reference"
+fi
+TUI_W=200 TUI_H=50 tui_start "cd $PWD && $KL $OPEN; echo DONE-S"
+wait_for "kloop" 30 >/dev/null
+case $OPEN in *.py*) keys : 'add tasks/softmax/seed.c' Enter ;; esac
+if wait_for "^done: 1 candidate" 120; then
+	sec=$(python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("type") == "eval_finished":
+        print(e["result"]["reference_data"]["setup"]["seconds"])' "$T/setup.jsonl")
+	s1=$(printf '%.1f' "$sec")
+	s2=$(printf '%.2f' "$sec")
+	keys 5 z
+	check "$what: Activity's setup is the worker's own, $s1 s (its journal: $sec)" \
+		wait_for "setup done in $s1 s: the worker started" 10
+	keys z 4 z
+	check "... and Results say it as kloop eval does: the worker was ready after $s2 s" \
+		wait_for "^│setup +the worker was ready after $s2 s" 10
+else
+	fail "$what: the candidate's evaluation did not end"
+fi
+keys : 'quit!' Enter
+wait_for "DONE-S" 10 >/dev/null
 [ "$NFAIL" -eq 0 ]

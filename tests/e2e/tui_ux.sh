@@ -88,8 +88,9 @@ check ":diff draws tabs as four columns (after the - column)" \
 keys q
 wait_gone "diff - lines"
 
-# the / prompt: the filter so far and a space; its own history
-keys / 'correct' Enter
+# the / prompt of the Population (the Code pane, which Enter focused,
+# searches its text): the filter so far and a space; its own history
+keys 1 / 'correct' Enter
 check "/ correct filters" wait_for "filter: correct \(2 of 2 candidates shown\)"
 keys / 'origin=seed' Enter
 check "/ is pre-filled with the filter and a space: what is typed is one more term" \

@@ -43,6 +43,7 @@ repeats).  A reply:
   error_event   Anthropic: send this error object as an "error" event first
 
 --log FILE appends one JSON line per request: method, path, headers, body.
+scripted.py answers from the same scripts as kloop's command provider.
 """
 import argparse
 import json

@@ -3,7 +3,8 @@
  * a terminal may have (tui/screen.c) and its title bar's fields, the
  * best-speedup series of the chart (tui/chart.c), the table rows, marks and
  * results report (tui/report.c), the follow mode's target and the stage
- * labels (tui/ui.c).
+ * labels (tui/ui.c); a text view's rows, wrapped or not, and searching
+ * them (tui/pane_text.c).
  */
 #include <cJSON.h>
 #include <stdlib.h>
@@ -33,6 +34,82 @@ static void event(struct state *st, const char *json)
 	cJSON *e = cJSON_Parse(json);
 	state_apply(st, e, err);
 	cJSON_Delete(e);
+}
+
+/* the columns of a row as pane_code_line() draws it: tabs to 4-column
+ * stops from the row's start */
+static int row_cols(const struct pane_row *r)
+{
+	int col = 0;
+	for (size_t i = 0; i < r->n; i++)
+		col += r->p[i] == '\t' ? 4 - col % 4 : 1;
+	return col;
+}
+
+/* a text view's rows and searching them: the Code pane's and the pages' */
+static void test_find(void)
+{
+	const char *text = "int a = expf(x) + expf(y);\n\tz = EXPF;\n\nlongwordwithoutspaces\n";
+	struct pane_rows r = {0};
+	pane_rows_add(&r, text, 0);
+	CHECK(r.n == 4 && r.a[0].n == 26 && r.a[1].line == 1 && r.a[2].n == 0 && !r.a[3].cont,
+	      "unwrapped: a row per line (%d rows)", r.n);
+	pane_rows_free(&r);
+
+	pane_rows_add(&r, text, 10);
+	int fits = 1, whole = 1, breaksAtSpace = 1;
+	for (int i = 0; i < r.n; i++) {
+		fits &= row_cols(&r.a[i]) <= 10;
+		/* every byte of a line in one of its rows, in order */
+		if (i + 1 < r.n && r.a[i + 1].cont)
+			whole &= r.a[i].p + r.a[i].n == r.a[i + 1].p;
+		if (i + 1 < r.n && r.a[i + 1].cont && r.a[i].line == 0)
+			breaksAtSpace &= r.a[i].p[r.a[i].n - 1] == ' ';
+	}
+	CHECK(fits && whole && breaksAtSpace && r.a[0].n == 8 && r.a[1].cont && r.a[1].line == 0,
+	      "wrapped at 10 columns: each row fits (tabs as 4), after a space, no byte lost "
+	      "(first row '%.*s')",
+	      (int)r.a[0].n, r.a[0].p);
+	int last = r.n - 1;
+	CHECK(r.a[last].cont && r.a[last - 1].n == 10 && r.a[last].line == 3,
+	      "a word wider than the row is cut at the row's width");
+	char other[4] = "x";
+	CHECK(pane_rows_at(&r, text + 9) == 1 && pane_rows_at(&r, other) == -1,
+	      "pane_rows_at: the row that holds a byte, -1 for another text's");
+	pane_rows_free(&r);
+
+	pane_rows_add(&r, text, 0);
+	int row;
+	size_t at;
+	int rc = pane_find(&r, "expf", 0, 0, 1, &row, &at);
+	CHECK(rc == 0 && row == 0 && at == 8, "/expf: the first match (%d %d:%zu)", rc, row, at);
+	rc = pane_find(&r, "expf", 0, at + 1, 1, &row, &at);
+	CHECK(rc == 0 && row == 0 && at == 18, "n: the next on the same line (%d %d:%zu)", rc, row,
+	      at);
+	rc = pane_find(&r, "expf", 0, at + 1, 1, &row, &at);
+	CHECK(rc == 0 && row == 1 && at == 5,
+	      "n: the next, EXPF: case is ignored for a pattern without capitals (%d %d:%zu)", rc,
+	      row, at);
+	rc = pane_find(&r, "expf", 1, at + 1, 1, &row, &at);
+	CHECK(rc == 1 && row == 0 && at == 8,
+	      "n past the last: round to the first, said (rc 1) (%d %d:%zu)", rc, row, at);
+	rc = pane_find(&r, "expf", 0, 8, -1, &row, &at);
+	CHECK(rc == 1 && row == 1 && at == 5,
+	      "N before the first: round to the last, said (%d %d:%zu)", rc, row, at);
+	rc = pane_find(&r, "expf", 1, 5, -1, &row, &at);
+	CHECK(rc == 0 && row == 0 && at == 18, "N: the previous (%d %d:%zu)", rc, row, at);
+	rc = pane_find(&r, "EXPF", 0, 0, 1, &row, &at);
+	CHECK(rc == 0 && row == 1 && at == 5, "a capital makes case matter (%d %d:%zu)", rc, row,
+	      at);
+	rc = pane_find(&r, "EXPF", 1, 6, 1, &row, &at);
+	CHECK(rc == 1 && row == 1 && at == 5, "the only match, from past it: itself, round (%d)",
+	      rc);
+	CHECK(pane_find(&r, "nowhere", 0, 0, 1, &row, &at) == -1 &&
+	          pane_find(&r, "", 0, 0, 1, &row, &at) == -1,
+	      "not found, and an empty pattern: -1");
+	int nth, n = pane_find_count(&r, "expf", 0, 18, &nth);
+	CHECK(n == 3 && nth == 2, "match 2 of 3 (%d of %d)", nth, n);
+	pane_rows_free(&r);
 }
 
 int main(void)
@@ -315,5 +392,6 @@ int main(void)
 	          strstr(wr, "\n            elements differ,\n") && strstr(wr, "\n    x\n"),
 	      "pane_wrap wraps at spaces (no word cut), indents the rest, expands tabs:\n%s", wr);
 	free(wr);
+	test_find();
 	return check_done();
 }
