@@ -96,10 +96,18 @@ check "the matmul seed (float accumulation, $(field ratio matmul_seed)x the exac
 C="--budget 0.2"
 n=softmax_checked_bf16_c
 nf=$NFAIL
-for k in 1 2 3; do
-	verdict $n "$T/softmax" "$T/softmax_checked_bf16.c" $C
+# each evaluation's words, JSON (from its journal) and journal are its own:
+# the checks below judge one evaluation, the first of up to 5 that saw it
+for k in 1 2 3 4 5; do
+	$KLOOP eval "$T/softmax" "$T/softmax_checked_bf16.c" $B $C --session "$T/c.jsonl" >"$T/$n.txt" 2>"$T/$n.err"
+	rc=$?
+	python3 -c "
+import json,sys
+r=[json.loads(l) for l in open(sys.argv[1]) if '\"eval_finished\"' in l][-1]['result']
+json.dump(r, open(sys.argv[2], 'w'))" "$T/c.jsonl" "$T/$n.json"
 	[ "$(field verdict $n)" = reduced ] && break
 	echo "# $n: evaluation $k faithful, its checked runs $(field checked_runs $n | tr -d '\n' | cut -c1-200)"
+	rm -f "$T/c.jsonl"
 done
 check "$n: faithful in the trials, bf16 in its checked timed runs: reduced, exit 1 ($(field cause $n | cut -c1-140))" \
 	sh -c "test '$(json status "$T/$n.json")/$(field verdict $n)/$rc' = correct/reduced/1 &&
@@ -119,7 +127,6 @@ import json; runs=json.load(open('$T/$n.json'))['precision']['checked_runs']
 assert runs and all(r['verdict'] == 'faithful' for r in runs), runs\" &&
 			grep -q '^  precision faithful: .*; faithful in the [0-9]* checked timed runs* too' '$T/$n.txt'"
 done
-$KLOOP eval "$T/softmax" "$T/softmax_checked_bf16.c" $B $C --session "$T/c.jsonl" >/dev/null 2>&1
 check "the journal keeps the checked runs' verdicts and the one named" python3 -c "
 import json
 def find(o):
@@ -176,23 +183,33 @@ c={x['name']:x.get('precision') for x in d['candidates']}
 assert c=={'softmax_seed.c':'faithful','softmax_bf16_outputs.c':'reduced'}, c"
 
 # hgemm declares fp32 accumulation (compute fp16, from its f16 inputs):
-# accumulating in f16 as mma's f16 accumulator does is within KernelBench's
-# tolerance at the host shape, and reduced, named as f16 accumulation
-# (issue 36); the fp32-accumulating seed stays faithful
+# accumulating in f16 as mma's f16 accumulator does is reduced, named as
+# f16 accumulation (issue 36), where its error stays within KernelBench's
+# tolerance on every set kloop checks; on a set where it does not (a sum
+# that cancels to near zero: 0.0216 for 0.0106 on one varied set), it is
+# incorrect by that output: never faithful, either way.  The checked sets
+# are drawn afresh in each evaluation, so each run is judged by the verdict
+# it got.  The fp32-accumulating seed stays faithful.
 kb_task hgemm "$T/hgemm"
-for c in "hgemm_seed:tasks/hgemm/seed.c:faithful:0" \
-	"hgemm_f16_acc:$F/hgemm_f16_acc.c:reduced:1"; do
-	n=${c%%:*} rest=${c#*:}
-	file=${rest%%:*} rest=${rest#*:}
-	want=${rest%%:*} wrc=${rest#*:}
-	nf=$NFAIL
-	verdict $n "$T/hgemm" "$file"
-	check "$n: correct, $want, exit $wrc ($(field verdict $n), $(field rel_l2 $n) against f16 accumulation's $(field emulated.f16_accumulation $n); $(field cause $n))" \
-		test "$(json status "$T/$n.json")/$(field verdict $n)/$rc" = correct/$want/$wrc
-	diag $nf "$T/$n.txt" "$T/$n.err"
-done
-check "... the reduced one's words name f16 accumulation" \
-	grep -q "^  PRECISION reduced precision: .*matches f16 accumulation" "$T/hgemm_f16_acc.txt"
+nf=$NFAIL
+verdict hgemm_seed "$T/hgemm" tasks/hgemm/seed.c
+check "hgemm_seed: correct, faithful, exit 0 ($(field verdict hgemm_seed), $(field rel_l2 hgemm_seed) against f16 accumulation's $(field emulated.f16_accumulation hgemm_seed); the verdict: $(said "$T/hgemm_seed.json"))" \
+	test "$(json status "$T/hgemm_seed.json")/$(field verdict hgemm_seed)/$rc" = correct/faithful/0
+diag $nf "$T/hgemm_seed.txt" "$T/hgemm_seed.err"
+nf=$NFAIL
+n=hgemm_f16_acc
+verdict $n "$T/hgemm" "$F/hgemm_f16_acc.c"
+check "$n: reduced where correct, else incorrect by an output, exit 1 ($(json status "$T/$n.json"), $(field verdict $n), $(field rel_l2 $n) against f16 accumulation's $(field emulated.f16_accumulation $n); the verdict: $(said "$T/$n.json"))" \
+	sh -c "test $rc = 1 && { test '$(json status "$T/$n.json")/$(field verdict $n)' = correct/reduced ||
+		{ test '$(json status "$T/$n.json")' = incorrect && grep -q 'output C differs from the reference' '$T/$n.json'; }; }"
+if grep -q "^  verdict   correct" "$T/$n.txt"; then
+	check "... the reduced one's words name f16 accumulation" \
+		grep -q "^  PRECISION reduced precision: .*matches f16 accumulation" "$T/$n.txt"
+else
+	check "... the incorrect one's words name the output and the element ($(grep '^  verdict' "$T/$n.txt"))" \
+		grep -q "^  verdict   incorrect: .*output C differs from the reference at \[" "$T/$n.txt"
+fi
+diag $nf "$T/$n.txt" "$T/$n.err"
 
 # a reference that writes only floats: no verdict, and why
 mkdir -p "$T/kb"
