@@ -131,14 +131,27 @@ static int ask(struct pipeline *p, struct step *s, const char *zPurpose, char *e
 		sb_free(&prompt);
 		return -1;
 	}
-	/* what it may cost, with what is in flight, before it goes out */
-	double est = llm_cost_estimate(p->pc.llm, p->system.len + prompt.len,
-	                               p->pc.ses->st.llm.maxOutTokens),
-	       held;
+	/* what it may cost, with what is in flight, before it goes out: its
+	 * reply at most twice the longest yet (4096 tokens at least), or the
+	 * configured max_tokens.  Under a dollar budget the request carries
+	 * that cap (a longer reply would pass the budget: a search spent
+	 * $0.020667 of $0.02 when a reply outgrew the longest before it),
+	 * halved down to 512 tokens where the budget cannot pay for more */
+	size_t nIn = p->system.len + prompt.len;
+	long out =
+	    2 * p->pc.ses->st.llm.maxOutTokens > 4096 ? 2 * p->pc.ses->st.llm.maxOutTokens : 4096;
+	double est = llm_cost_estimate(p->pc.llm, nIn, out), held;
 	est = est > 0 ? est : 0;
-	p->usdNext = est;
 	pipeline_usd(p, &held, NULL);
 	const char *stop = p->limit ? p->limit(p->limitArg, 0, held + est) : NULL;
+	int budget = est > 0 && p->limit && !p->limit(p->limitArg, 0, 0) &&
+	             p->limit(p->limitArg, 0, 1e300) && !llm_max_tokens(p->pc.llm);
+	while (stop && budget && out > 512) {
+		out /= 2;
+		est = llm_cost_estimate(p->pc.llm, nIn, out);
+		stop = p->limit(p->limitArg, 0, held + est);
+	}
+	p->usdNext = est;
 	if (stop) {
 		sb_free(&prompt);
 		return kl_err(err, "%s: no %s request sent", stop, zPurpose);
@@ -166,7 +179,7 @@ static int ask(struct pipeline *p, struct step *s, const char *zPurpose, char *e
 		return -1;
 	}
 	static const struct llm_hooks hooks = {on_llm_delta, on_llm_retry, on_llm_done};
-	struct llm_request rq = {p->system.buf, prompt.buf, 0};
+	struct llm_request rq = {p->system.buf, prompt.buf, budget ? (int)out : 0};
 	s->llmId = llm_submit(p->pc.llm, &rq, &hooks, s, err);
 	sb_free(&prompt);
 	if (s->llmId < 0) {

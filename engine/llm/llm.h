@@ -121,6 +121,9 @@ int llm_max_in_flight(const struct llm *c);
  * tokens.  -1 when the prices are unknown */
 double llm_cost_estimate(const struct llm *c, size_t nPromptBytes, long outGuess);
 
+/* the configured max_tokens of every request, 0 where none is set */
+int llm_max_tokens(const struct llm *c);
+
 /* the provider's name, the model and the endpoint requests go to ("" for
  * the command provider); static or owned by c */
 const char *llm_provider_name(const struct llm *c);

@@ -458,6 +458,11 @@ double llm_cost_estimate(const struct llm *c, size_t nPromptBytes, long outGuess
 	return ((double)nPromptBytes / 4 * c->cfg.priceIn + (double)out * c->cfg.priceOut) / 1e6;
 }
 
+int llm_max_tokens(const struct llm *c)
+{
+	return c->cfg.maxTokens > 0 ? c->cfg.maxTokens : 0;
+}
+
 int llm_running(const struct llm *c)
 {
 	return c->running;

@@ -182,6 +182,7 @@ if ! fake_llm tests/fake_llm/corpus_bytes.json; then
 	exit 1
 fi
 OPENAI="--provider openai --model fake-gpt --base-url http://127.0.0.1:$PORT/v1"
+: >"$T/server.log"
 run budget search softmax --from $F/slow.c --budget-usd 0.02 --branches 2 --ideas 3 \
 	--suspect 100 --json --price-input 1 --price-output 2 --session "$T/budget.jsonl" \
 	$OPENAI $EVAL
@@ -195,6 +196,14 @@ assert 0 < spent <= 0.02, spent
 reason = [e["reason"] for e in ev if e["type"] == "search_finished"][0]
 assert "LLM budget is spent" in reason, reason
 PY
+# ... because each request carries the reply's cap the budget was held for:
+# a reply longer than any before cannot pass it (one did, by $0.000667)
+check "--budget-usd: every request caps its reply (max_tokens), 512 tokens at least" python3 -c '
+import json,sys
+bs=[json.loads(l)["body"] for l in open(sys.argv[1])]
+bs=[json.loads(b) if isinstance(b,str) else b for b in bs]
+caps=[b.get("max_tokens") for b in bs]
+assert bs and all(isinstance(c,int) and c >= 512 for c in caps), caps' "$T/server.log"
 
 # --- the command provider, and --seed
 run cmd search softmax --from $F/slow.c --rounds 3 --branches 1 --suspect 100 --json \

@@ -25,7 +25,8 @@ repeats).  A reply:
   no_stream     answer with one JSON body even when asked to stream
   piece         characters of text per event (16)
   usage         [input_tokens, output_tokens] ([12, 34]), or "bytes": a
-                token per 4 bytes of the prompt and of the reply
+                token per 4 bytes of the prompt and of the reply, the reply
+                cut at the request's max_tokens
   delay         seconds to wait before each event (0)
   reply_delay   seconds to wait before answering at all (a model's latency)
   hold          a file name: the reply waits until that file exists (a test
@@ -241,6 +242,11 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_raw(status, spec.get("body", ""), spec.get("headers", {}))
         model = body.get("model", "")
         text = reply_text(spec, prompt)
+        # a reply is cut at the request's max_tokens, as a real server cuts
+        # it (a token per 4 bytes where usage is "bytes")
+        cap = body.get("max_tokens")
+        if spec.get("usage") == "bytes" and isinstance(cap, int) and len(text.encode()) // 4 > cap:
+            text = text.encode()[:cap * 4].decode("utf-8", "ignore")
         if spec.get("usage") == "bytes":
             spec = dict(spec, usage=[len(prompt.encode()) // 4, len(text.encode()) // 4])
         if not body.get("stream") or spec.get("no_stream"):
