@@ -58,6 +58,10 @@ int ev_eval_finished(struct session *s, int cand, const cJSON *result, char *err
 /* profile: Nsight Compute's metrics of candidate cand (the object profile,
  * copied), which join its result until its next evaluation */
 int ev_profile(struct session *s, int cand, const cJSON *profile, char *err);
+/* baseline: the session's baseline on device zDevice re-measured (ms; the
+ * one before it previousMs, when known): every speedup there is against
+ * it from here on (issue 39) */
+int ev_baseline(struct session *s, const char *zDevice, double ms, double previousMs, char *err);
 /* compile_baseline: torch.compile's baseline on device zDevice (cm: the
  * baselines' "compile" record, copied), measured after some results were
  * in; applying it gives those results of that device baseline_compile_ms

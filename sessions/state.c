@@ -48,6 +48,9 @@ void state_free(struct state *st)
 	for (int i = 0; i < st->nBranch; i++)
 		free(st->aBranch[i].zReply);
 	free(st->aBranch);
+	for (int i = 0; i < st->nBase; i++)
+		free(st->aBase[i].zDevice);
+	free(st->aBase);
 	state_init(st);
 }
 
@@ -63,6 +66,91 @@ int state_cand_rankable(const struct state *st, const struct cand *c)
 		return 0;
 	const struct state_suspect *x = c->belowFloor ? state_search_suspect(st, c->id) : NULL;
 	return !c->belowFloor || (x && x->cleared);
+}
+
+/* ---- the session's baseline (issue 39) ---- */
+
+static const char *device_of(const struct cand *c)
+{
+	const char *d = cJSON_GetStringValue(cJSON_GetObjectItem(c->result, "device"));
+	return d ? d : "";
+}
+
+static struct state_baseline *baseline_at(const struct state *st, const char *zDevice)
+{
+	for (int i = 0; i < st->nBase; i++)
+		if (!strcmp(st->aBase[i].zDevice, zDevice))
+			return &st->aBase[i];
+	return NULL;
+}
+
+double state_baseline(const struct state *st, const char *zDevice)
+{
+	if (!zDevice)
+		return st->nBase ? st->aBase[0].ms : st->baselineMs;
+	const struct state_baseline *b = baseline_at(st, zDevice);
+	return b ? b->ms : -1;
+}
+
+/* a number in object o, replaced or added */
+static void put_num(cJSON *o, const char *k, double v)
+{
+	cJSON_DeleteItemFromObjectCaseSensitive(o, k);
+	cJSON_AddNumberToObject(o, k, v);
+}
+
+void state_cand_speedup(struct state *st, struct cand *c)
+{
+	const cJSON *sp = cJSON_GetObjectItem(c->result, "speedup");
+	double base = state_baseline(st, device_of(c));
+	c->speedup = cJSON_IsNumber(sp) ? sp->valuedouble : -1;
+	if (c->status != STATUS_CORRECT || !(c->timeMs > 0) || !(base > 0))
+		return;
+	c->speedup = base / c->timeMs;
+	/* the result says so too: the reference's time its own run measured
+	 * is kept beside it where that differs */
+	const cJSON *m = cJSON_GetObjectItem(c->result, "baseline_measured_ms");
+	const cJSON *b = cJSON_GetObjectItem(c->result, "baseline_ms");
+	double own = cJSON_IsNumber(m) ? m->valuedouble : cJSON_IsNumber(b) ? b->valuedouble : -1;
+	if (own > 0 && fabs(own - base) > 1e-9 * base)
+		put_num(c->result, "baseline_measured_ms", own);
+	else
+		cJSON_DeleteItemFromObjectCaseSensitive(c->result, "baseline_measured_ms");
+	put_num(c->result, "baseline_ms", base);
+	put_num(c->result, "speedup", c->speedup);
+}
+
+void state_set_baseline(struct state *st, const char *zDevice, double ms, int bRemeasure)
+{
+	if (!(ms > 0))
+		return;
+	if (!zDevice) { /* an old journal's `baseline`: the session's, every device's */
+		for (int i = 0; i < st->nBase; i++) {
+			st->aBase[i].ms = ms;
+			st->aBase[i].remeasured = bRemeasure;
+		}
+		if (!baseline_at(st, ""))
+			state_set_baseline(st, "", ms, bRemeasure);
+	} else {
+		struct state_baseline *b = baseline_at(st, zDevice);
+		if (b && !bRemeasure)
+			return; /* the session began with its own */
+		if (!b) {
+			xgrow((void **)&st->aBase, &st->nBaseAlloc, (size_t)st->nBase + 1,
+			      sizeof *st->aBase);
+			b = &st->aBase[st->nBase++];
+			b->zDevice = xstrdup(zDevice);
+		}
+		b->ms = ms;
+		b->remeasured = bRemeasure;
+	}
+	st->baselineMs = st->aBase[0].ms;
+	if (!bRemeasure)
+		return;
+	/* a re-measure: every speedup there against it */
+	for (int i = 0; i < st->nCand; i++)
+		if (!zDevice || !strcmp(device_of(&st->aCand[i]), zDevice))
+			state_cand_speedup(st, &st->aCand[i]);
 }
 
 struct cand *state_cand(const struct state *st, int id)

@@ -208,6 +208,17 @@ struct state_search {
 	double costStart; /* LLM cost before the search */
 };
 
+/* the session's baseline on one device model (issue 39): the reference's
+ * time the session began with there (the first result from that device
+ * carries it), or the one a re-measure journaled since (a `baseline`
+ * event).  Every speedup in the session is this over the candidate's
+ * median, whatever a later run of the workers timed the reference at. */
+struct state_baseline {
+	char *zDevice;  /* the device model ("" where the result named none) */
+	double ms;      /* the reference's median time there */
+	int remeasured; /* a `baseline` event set it (a re-measure), not the start */
+};
+
 struct state {
 	char *zTask;              /* task name */
 	char *zTaskDir;           /* where it was loaded from */
@@ -223,10 +234,13 @@ struct state {
 	struct cand *aCand;
 	int nCand;
 	size_t nCandAlloc;
-	int maxId;                  /* the largest candidate id (0: none) */
-	int nEvents;                /* events applied */
-	double tsLast;              /* the latest ts of an event applied (0: none had one) */
-	double baselineMs;          /* reference time, or -1 */
+	int maxId;                    /* the largest candidate id (0: none) */
+	int nEvents;                  /* events applied */
+	double tsLast;                /* the latest ts of an event applied (0: none had one) */
+	double baselineMs;            /* the session's baseline (its first device's), or -1 */
+	struct state_baseline *aBase; /* the session's baseline on each device model */
+	int nBase;
+	size_t nBaseAlloc;
 	double tsStarted;           /* wall-clock time of session_started (0: unknown) */
 	struct state_search search; /* the search, if one ran */
 };
@@ -234,6 +248,19 @@ struct state {
 void state_init(struct state *st);
 void state_free(struct state *st);
 
+/* the session's baseline on device model zDevice (NULL: its first
+ * device's; a result without a device is ""), or -1 when none is known */
+double state_baseline(const struct state *st, const char *zDevice);
+/* the fold's (event.c): the session's baseline on zDevice is ms, when it
+ * has none yet or when bRemeasure (a `baseline` event; zDevice NULL: on
+ * every device); then every candidate timed there gets its speedup again */
+void state_set_baseline(struct state *st, const char *zDevice, double ms, int bRemeasure);
+/* the fold's: c's speedup, the one way every speedup is computed: the
+ * session's baseline on c's device over c's median (c correct and timed),
+ * else the speedup its result carries, else -1.  c's result says the
+ * same ("speedup", "baseline_ms"; the reference's time its own run
+ * measured, where that differs, as "baseline_measured_ms") */
+void state_cand_speedup(struct state *st, struct cand *c);
 /* the candidate with id, or NULL */
 struct cand *state_cand(const struct state *st, int id);
 /* the first candidate whose source is zSource, byte for byte, or NULL */

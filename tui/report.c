@@ -379,21 +379,18 @@ static void results_head(const struct state *st, const struct cand *c, strbuf *s
 	results_marks(st, c, sb);
 	struct lines ln = {st, sb};
 	result_describe(r, RD_TIME, report_line, &ln);
-	double base = result_num(r, "baseline_ms"), sp = result_num(r, "speedup");
+	/* the session's baseline on its device (the fold put it in the
+	 * result, with the speedup against it: issue 39) */
+	double base = result_num(r, "baseline_ms"), own = result_num(r, "baseline_measured_ms");
 	if (isnan(base) && st->baselineMs >= 0)
 		base = st->baselineMs;
 	if (!isnan(base)) {
-		sb_addf(sb, "baseline  %s %.4g ms",
+		sb_addf(sb, "baseline  %s %.4g ms, the session's",
 		        *s_of(r, "baseline") ? s_of(r, "baseline") : "reference", base);
-		if (!isnan(sp))
-			sb_addf(sb, ", speedup %.3gx", sp);
-		/* a speedup stays with the baseline it was measured against: a
-		 * session continued later timed the reference again */
-		if (st->baselineMs > 0 && fabs(base - st->baselineMs) > 0.02 * st->baselineMs)
-			sb_addf(sb,
-			        " (against this baseline, measured with it; the session's latest "
-			        "is %.4g ms: candidates are ranked by time on one device)",
-			        st->baselineMs);
+		if (c->speedup >= 0)
+			sb_addf(sb, ": speedup %.3gx", c->speedup);
+		if (!isnan(own))
+			sb_addf(sb, " (this evaluation's run timed the reference at %.4g ms)", own);
 		sb_adds(sb, "\n");
 	}
 	report_relative(st, c, sb);
