@@ -204,6 +204,8 @@ static void apply_eval_finished(struct state *st, const cJSON *ev, double ts)
 	c->nUnfinished = 0;
 	c->nRunning = 0;
 	c->nEvals++;
+	if (!c->firstEval)
+		c->firstEval = st->nEvents;
 	c->abWith = 0;
 	/* the status as written (a newer kloop's may be unknown here: an error) */
 	set_str(&c->zStatus, json_str(r, "status", NULL) ? json_str(r, "status", NULL) : "error");

@@ -225,7 +225,9 @@ static void finish_round(struct search *s, int R)
 	for (int i = 0; i < st->nCand; i++)
 		made += st->aCand[i].round == R;
 	char line[300];
-	const struct cand *b = state_cand(st, st->search.bestId);
+	/* the session's best (state_best(): the search's incumbent, unless a
+	 * person's work since took it) with its speedup now */
+	const struct cand *b = state_best(st, NULL, NULL);
 	if (b)
 		snprintf(line, sizeof line, "round %d done: %d candidate%s made; best #%d %s %.3gx",
 		         R, made, made == 1 ? "" : "s", b->id, b->zName, b->speedup);
@@ -233,11 +235,10 @@ static void finish_round(struct search *s, int R)
 		snprintf(line, sizeof line,
 		         "round %d done: %d candidate%s made; no correct candidate yet", R, made,
 		         made == 1 ? "" : "s");
-	search_emitted(s,
-	               ev_round_finished(SES(s), R, st->search.bestId,
-	                                 st->search.bestId ? st->search.bestSpeed : -1, made, EL(s),
-	                                 s->zErr),
-	               line, NULL);
+	search_emitted(
+	    s,
+	    ev_round_finished(SES(s), R, b ? b->id : 0, b ? b->speedup : -1, made, EL(s), s->zErr),
+	    line, NULL);
 	work_drop(s, R);
 	snprintf(line, sizeof line, "budget: %d rounds, %d candidates, $%.4f, %.0f s",
 	         search_rounds_done(ST(s)), search_cands_used(ST(s)), search_usd_used(ST(s)),

@@ -95,7 +95,9 @@ static int implausible(const struct search *s, const struct cand *c, char *why, 
  */
 static int ab_decides(struct search *s, const struct cand *c, const struct cand *best)
 {
-	const struct state_ab *ab = state_ab(ST(s), c->id, best->id);
+	/* an A/B of either against the other's machine code counts too */
+	const struct cand *win;
+	const struct state_ab *ab = state_ab_between(ST(s), c, best, &win);
 	char line[KL_ERRLEN + 100], err[KL_ERRLEN];
 	int id = c->id, incId = best->id; /* the emitters below may move both */
 	double ms = c->timeMs, incMs = best->timeMs;
@@ -106,15 +108,15 @@ static int ab_decides(struct search *s, const struct cand *c, const struct cand 
 			         "says why): #%d is not the best",
 			         id, incId, id);
 			note(s, line, NULL);
-		} else if (!ab->won) {
+		} else if (win != c) {
 			snprintf(
 			    line, sizeof line,
 			    "A/B: #%d is not faster than #%d beyond the noise (faster in %d of "
-			    "%d pairs, %.3gx)",
-			    c->id, best->id, ab->wins, ab->pairs, ab->ratio);
+			    "%d pairs, %.3gx): #%d stays the best",
+			    c->id, best->id, ab->wins, ab->pairs, ab->ratio, best->id);
 			note(s, line, NULL);
 		}
-		return ab->won;
+		return win == c;
 	}
 	if (!set_add(&s->abAsked, id))
 		return 0; /* asked once already: no A/B against this incumbent came back */
@@ -201,14 +203,19 @@ static void judge(struct search *s, const struct cand *c)
 	}
 	if (state_search_excluded(st, id))
 		return;
+	/* a challenger: below the incumbent's low time, or faster outside its
+	 * noise (as state_best() takes it); a copy of it is none */
 	const struct cand *best = st->search.bestId ? state_cand(st, st->search.bestId) : NULL;
-	if (best && (best->id == id || !(c->timeMs < low_time(best))))
+	if (best && (state_same_code(c, best) ||
+	             (!(c->timeMs < low_time(best)) &&
+	              !(state_faster(c, best) && state_same_within_noise(c, best) == 0))))
 		return;
 	if (best && !ab_decides(s, c, best))
 		return;
 	st = ST(s);
 	if (best) {
-		const struct state_ab *ab = state_ab(st, id, best->id);
+		const struct cand *win;
+		const struct state_ab *ab = state_ab_between(st, c, best, &win);
 		snprintf(
 		    line, sizeof line,
 		    "new best #%d: %.3gx vs #%d in A/B over %d pairs (%s %.4g ms, %.3gx; faster "

@@ -251,9 +251,10 @@ void search_status_state(const struct state *st, char *buf, size_t n)
 		snprintf(c, sizeof c, "/%g", maxc);
 	if (usd > 0)
 		snprintf(u, sizeof u, "/$%g", usd);
-	const struct cand *best = state_cand(st, ss->bestId);
+	/* the session's best, as every front end names it (state_best()) */
+	const struct cand *best = state_best(st, NULL, NULL);
 	if (best)
-		snprintf(b, sizeof b, "#%d %.3gx", best->id, ss->bestSpeed);
+		snprintf(b, sizeof b, "#%d %.3gx", best->id, best->speedup);
 	int nSus = 0, nSame = 0;
 	for (int i = 0; i < ss->nSuspect; i++)
 		nSus += !ss->aSuspect[i].cleared;

@@ -75,11 +75,13 @@ static void draw_title(struct app *a)
 		nOk += st->aCand[i].status == STATUS_CORRECT;
 	char bestz[128];
 	report_best_text(st, bestz, sizeof bestz);
-	int confirmed;
-	const struct cand *best = state_best(st, &confirmed, NULL);
-	if (best && !confirmed && COLS < 200) /* the leader's caveat in short: it stays in view */
-		snprintf(bestz, sizeof bestz, "leader %.3gx (#%d%s)", best->speedup, best->id,
-		         COLS < 100 ? "" : ", unconfirmed");
+	struct state_best_info bi = state_best_info(st);
+	if (bi.best && (bi.tie || bi.abTie) &&
+	    COLS < 200) /* the caveat in short: it stays in view */
+		snprintf(bestz, sizeof bestz, "best %.3gx (#%d%s)", bi.best->speedup, bi.best->id,
+		         COLS < 100 ? ""
+		         : bi.tie   ? ", unconfirmed"
+		                    : ", A/B: within noise");
 	count_of(nc, sizeof nc, st->nCand, "candidate");
 	char cands[64], head[256], rest[256];
 	snprintf(cands, sizeof cands, "%s, %d correct", nc, nOk);

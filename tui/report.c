@@ -44,15 +44,7 @@ const struct cand *report_best(const struct state *st, int *pTie)
 
 void report_best_text(const struct state *st, char *buf, size_t n)
 {
-	int confirmed, tie;
-	const struct cand *b = state_best(st, &confirmed, &tie);
-	if (!b)
-		snprintf(buf, n, "best -");
-	else if (confirmed)
-		snprintf(buf, n, "best %.3gx (#%d)", b->speedup, b->id);
-	else
-		snprintf(buf, n, "leader %.3gx (#%d, unconfirmed: #%d within noise, no A/B)",
-		         b->speedup, b->id, tie);
+	state_best_text(st, buf, n);
 }
 
 const struct cand *report_seed_of(const struct state *st, const struct cand *c)
@@ -297,8 +289,10 @@ static void add_indented(strbuf *sb, const char *text, const char *ind, int maxL
 	}
 }
 
-char report_mark(const struct state *st, const struct cand *c)
+char report_mark(const struct state *st, const struct cand *c, const struct cand *best)
 {
+	if (c == best)
+		return '*';
 	const struct state_search *ss = &st->search;
 	for (int i = 0; i < ss->nBanned; i++)
 		if (ss->aBanned[i] == c->id)
@@ -317,7 +311,8 @@ char report_mark(const struct state *st, const struct cand *c)
 
 const char *report_mark_legend(void)
 {
-	return "B banned (never a parent), P pinned (the next parent), ! suspect (faster than the "
+	return "* the best, B banned (never a parent), P pinned (the next parent), ! suspect "
+	       "(faster than the "
 	       "device can be, held back), ? unverified time, ~ reduced precision";
 }
 

@@ -200,6 +200,8 @@ static void test_fold(void)
 	        "[{\"id\":2,\"reason\":\"the fastest\"}]}");
 	emit(s, "{\"type\":\"candidate_added\",\"id\":3,\"name\":\"c3.c\",\"origin\":\"sweep\","
 	        "\"parents\":[2],\"source\":\"s3\"}");
+	emit(s, "{\"type\":\"eval_finished\",\"candidate\":3,\"result\":{\"status\":\"correct\","
+	        "\"speedup\":4,\"timing\":{\"median_ms\":0.25}}}");
 	emit(s, "{\"type\":\"new_best\",\"candidate\":3,\"speedup\":4}");
 	emit(s, "{\"type\":\"round_finished\",\"round\":1,\"best\":3,\"best_speedup\":4,"
 	        "\"elapsed_s\":12.5}");
