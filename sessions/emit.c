@@ -276,9 +276,12 @@ int ev_search_paused(struct session *s, double elapsedS, char *err)
 	return session_emit(s, search_event(EV_SEARCH_PAUSED, elapsedS), err);
 }
 
-int ev_search_resumed(struct session *s, double elapsedS, char *err)
+int ev_search_resumed(struct session *s, double elapsedS, int bContinued, char *err)
 {
-	return session_emit(s, search_event(EV_SEARCH_RESUMED, elapsedS), err);
+	cJSON *e = search_event(EV_SEARCH_RESUMED, elapsedS);
+	if (bContinued)
+		cJSON_AddBoolToObject(e, "continued", 1);
+	return session_emit(s, e, err);
 }
 
 int ev_search_stopped(struct session *s, const char *zReason, double elapsedS, char *err)

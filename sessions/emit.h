@@ -133,7 +133,9 @@ struct ev_parent {
 /* settings: the whole settings object (copied) */
 int ev_search_started(struct session *s, const cJSON *settings, double elapsedS, char *err);
 int ev_search_paused(struct session *s, double elapsedS, char *err);
-int ev_search_resumed(struct session *s, double elapsedS, char *err);
+/* bContinued: a finished search goes on with a budget given anew, counted
+ * from here ("continued": true) */
+int ev_search_resumed(struct session *s, double elapsedS, int bContinued, char *err);
 int ev_search_stopped(struct session *s, const char *zReason, double elapsedS, char *err);
 int ev_search_finished(struct session *s, const char *zReason, const struct ev_search_budget *b,
                        double elapsedS, char *err);

@@ -481,7 +481,11 @@ void search_tick(struct search *s)
 		const struct state *st = ST(s);
 		if (!st->search.started)
 			break;
-		search_judge_all(s);
+		/* a search that stopped or finished judges nothing: a setting
+		 * changed then (`set bandwidth_gbs 20`) evaluates nothing again,
+		 * and waits for it to go on (issue 39) */
+		if (search_state_live(st->search.state))
+			search_judge_all(s);
 		st = ST(s);
 		if (st->search.state != SEARCH_RUNNING)
 			break;
@@ -586,20 +590,49 @@ int search_start(struct search *s, const cJSON *set, char *err)
 {
 	const struct state *st = ST(s);
 	const struct state_search *ss = &st->search;
+	int bContinue = 0;
 	if (ss->started && ss->state == SEARCH_FINISHED) {
-		/* a finished search goes on only when a setting changes (a new budget) */
-		int changed = 0;
+		/* a finished search goes on with a budget given (the same
+		 * again goes on too: what its rounds came to no longer stops
+		 * it, issue 39), another setting changed now, or one set since
+		 * it finished */
+		int changed = ss->setSinceEnd;
 		const cJSON *it;
 		cJSON_ArrayForEach(it, set)
 		{
 			const cJSON *old = cJSON_GetObjectItem(ss->settings, it->string);
-			changed |= !old || !cJSON_Compare(old, it, 1);
+			int k = search_setting_find(it->string);
+			changed |= !old || !cJSON_Compare(old, it, 1) ||
+			           (k >= 0 && !strcmp(search_setting_info[k].zGroup, "budgets"));
 		}
 		if (!changed)
 			return kl_err(err,
 			              "the search in this session has finished (%s); give a new "
 			              "budget (e.g. --rounds) to go on",
 			              ss->zWhy ? ss->zWhy : "done");
+		/* a budget counts the whole search: one spent already would
+		 * end it again at once */
+		cJSON_ArrayForEach(it, set)
+		{
+			double v = cJSON_GetNumberValue(it), used = -1;
+			const char *what = "";
+			if (!strcmp(it->string, "rounds"))
+				used = search_rounds_done(st), what = "rounds done";
+			else if (!strcmp(it->string, "max_candidates"))
+				used = search_cands_used(st), what = "candidates made";
+			else if (!strcmp(it->string, "budget_usd"))
+				used = search_usd_used(st), what = "dollars spent";
+			else if (!strcmp(it->string, "time_s"))
+				used = ss->elapsedS, what = "seconds spent";
+			if (v > 0 && used >= v)
+				return kl_err(
+				    err,
+				    "the search in this session has finished (%s), with %g %s: "
+				    "a budget counts the whole search (give more than %g to go "
+				    "on)",
+				    ss->zWhy ? ss->zWhy : "done", used, what, used);
+		}
+		bContinue = 1;
 	}
 	if (!ss->started) {
 		cJSON *o = search_defaults();
@@ -645,11 +678,18 @@ int search_start(struct search *s, const cJSON *set, char *err)
 			        err) < 0)
 				return -1;
 		}
-		char line[200];
-		snprintf(line, sizeof line,
-		         "search resumed from the journal at round %d (%.0f s spent)",
-		         ST(s)->search.round, s->base);
-		if (search_emitted(s, ev_search_resumed(SES(s), EL(s), ERR(s, err)), line, err) < 0)
+		char line[300];
+		if (bContinue)
+			snprintf(line, sizeof line,
+			         "search goes on after round %d (it had finished: %s)",
+			         ST(s)->search.round,
+			         ST(s)->search.zWhy ? ST(s)->search.zWhy : "done");
+		else
+			snprintf(line, sizeof line,
+			         "search resumed from the journal at round %d (%.0f s spent)",
+			         ST(s)->search.round, s->base);
+		if (search_emitted(s, ev_search_resumed(SES(s), EL(s), bContinue, ERR(s, err)),
+		                   line, err) < 0)
 			return -1;
 	}
 	char e2[KL_ERRLEN];
@@ -700,7 +740,7 @@ int search_resume(struct search *s, char *err)
 	if (ss->state == SEARCH_RUNNING || ss->state == SEARCH_FINISHED)
 		return kl_err(err, "the search is %s", search_state_name(ss->state));
 	s->tRun = now_s();
-	if (search_emitted(s, ev_search_resumed(SES(s), EL(s), ERR(s, err)), "search resumed",
+	if (search_emitted(s, ev_search_resumed(SES(s), EL(s), 0, ERR(s, err)), "search resumed",
 	                   err) < 0)
 		return -1;
 	if (!s->timer)

@@ -264,6 +264,14 @@ int search_rounds_done(const struct state *st)
 	return n;
 }
 
+/* the first round whose end can stop the search for what it came to (no
+ * new best, nothing new made): after a finished search went on with a new
+ * budget, the rounds before do not (issue 39) */
+static int first_round(const struct state *st)
+{
+	return st->search.continued ? st->search.contRound + 1 : 1;
+}
+
 /* finished rounds at the end none of whose candidates became the best
  * (rounds close in order: the finished ones come first) */
 static int rounds_flat(const struct state *st)
@@ -271,7 +279,7 @@ static int rounds_flat(const struct state *st)
 	int n = 0;
 	for (int i = 0; i < st->search.nRound; i++) {
 		const struct state_round *r = &st->search.aRound[i];
-		if (r->round < 1 || !r->finished)
+		if (r->round < first_round(st) || !r->finished)
 			continue;
 		n = r->improved ? 0 : n + 1;
 	}
@@ -333,7 +341,7 @@ const char *search_stop_reason(struct search *s, char *buf, size_t n)
 	else if ((v = OPT(s)->no_improve) > 0 && rounds_flat(st) >= v)
 		snprintf(buf, n, "no new best for %d rounds", rounds_flat(st));
 	else if (st->search.nRound && st->search.aRound[st->search.nRound - 1].finished &&
-	         st->search.aRound[st->search.nRound - 1].round >= 1 &&
+	         st->search.aRound[st->search.nRound - 1].round >= first_round(st) &&
 	         !st->search.aRound[st->search.nRound - 1].nMade &&
 	         !st->search.aRound[st->search.nRound - 1].lagged)
 		snprintf(buf, n, "round %d made no new candidate: nothing new to try",

@@ -197,7 +197,17 @@ int search_steer(struct search *s, const char *zVerb, const char *zArg, char *er
 			cJSON_Delete(tmp);
 			return -1;
 		}
-		snprintf(line, sizeof line, "search setting %s = %s", key, val);
+		/* on a search that has ended nothing runs now: the setting
+		 * changes what is shown (precision) or waits for it to go on */
+		enum search_state was = ST(s)->search.state;
+		snprintf(line, sizeof line, "search setting %s = %s%s", key, val,
+		         was == SEARCH_FINISHED
+		             ? " (the search has finished: nothing is evaluated now; `search "
+		               "start` goes on with it)"
+		         : was == SEARCH_STOPPED
+		             ? " (the search is stopped: nothing is evaluated now; `search start` "
+		               "resumes it with it)"
+		             : "");
 		int rc =
 		    ev_search_set(SES(s), key, cJSON_GetObjectItem(tmp, key), EL(s), ERR(s, err));
 		cJSON_Delete(tmp);

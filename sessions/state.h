@@ -208,6 +208,12 @@ struct state_search {
 	double tsElapsed; /* that event's ts (0: none) */
 	int nCandStart;   /* candidates in the session before the search */
 	double costStart; /* LLM cost before the search */
+	/* a finished search that went on with a new budget (search_resumed's
+	 * "continued"; issue 39): what its rounds before came to (no new
+	 * best, nothing new made) no longer stops it */
+	int continued;   /* it went on so at least once */
+	int contRound;   /* the latest round started then */
+	int setSinceEnd; /* a setting changed since it stopped or finished */
 };
 
 /* the session's baseline on one device model (issue 39): the reference's

@@ -101,8 +101,28 @@ static void draw_title(struct app *a)
 		snprintf(ev, sizeof ev, "event %d of %d", a->u.rp->k, a->u.rp->nEv);
 		const char *az[] = {" kloop replay", what, ev,   cands,
 		                    bestz,           head, rest, "[ ] step, c continue, ? help"};
-		const int prio[] = {0, 1, 0, 3, 2, 1, 4, 5};
+		/* the task, the search's state and the best at every event (issue
+		 * 39): shortened (the reason it ended, the best's caveat) rather
+		 * than left out */
+		const int prio[] = {0, 0, 0, 3, 0, 0, 4, 5};
 		screen_fit_fields(az, prio, 8, COLS, t, sizeof t);
+		if (screen_width(t, strlen(t)) > COLS) {
+			search_fields(st, 0, head, sizeof head, rest, sizeof rest);
+			if (bi.best)
+				snprintf(bestz, sizeof bestz, "best %.3gx (#%d)", bi.best->speedup,
+				         bi.best->id);
+			screen_fit_fields(az, prio, 8, COLS, t, sizeof t);
+		}
+		if (screen_width(t, strlen(t)) > COLS) {
+			/* narrower still: the task without its backend, the event as
+			 * K/N, the state before the best */
+			if (st->zTask)
+				snprintf(what, sizeof what, "%s", st->zTask);
+			snprintf(ev, sizeof ev, "%d/%d", a->u.rp->k, a->u.rp->nEv);
+			const char *az2[] = {" kloop replay", what, ev, head, bestz};
+			const int prio2[] = {0, 0, 0, 0, 0};
+			screen_fit_fields(az2, prio2, 5, COLS, t, sizeof t);
+		}
 	} else {
 		int nj = actions_jobs_count(a->u.lv);
 		count_of(jobs, sizeof jobs, nj, "job");
