@@ -66,6 +66,20 @@ static void search_fields(const struct state *st, int bWhy, char *head, size_t n
 	}
 }
 
+/* the best with its caveat in short, where the whole one leaves out
+ * something else: "best 2.65x (#1, unconfirmed)" (narrower than 100
+ * columns: "best 2.65x (#1)"); 1 when it had a caveat to shorten */
+static int best_short(const struct state_best_info *bi, char *buf, size_t n)
+{
+	if (!bi->best || (!bi->tie && !bi->abTie))
+		return 0;
+	snprintf(buf, n, "best %.3gx (#%d%s)", bi->best->speedup, bi->best->id,
+	         COLS < 100 ? ""
+	         : bi->tie  ? ", unconfirmed"
+	                    : ", A/B: within noise");
+	return 1;
+}
+
 static void draw_title(struct app *a)
 {
 	const struct state *st = a->u.st;
@@ -76,12 +90,6 @@ static void draw_title(struct app *a)
 	char bestz[128];
 	report_best_text(st, bestz, sizeof bestz);
 	struct state_best_info bi = state_best_info(st);
-	if (bi.best && (bi.tie || bi.abTie) &&
-	    COLS < 200) /* the caveat in short: it stays in view */
-		snprintf(bestz, sizeof bestz, "best %.3gx (#%d%s)", bi.best->speedup, bi.best->id,
-		         COLS < 100 ? ""
-		         : bi.tie   ? ", unconfirmed"
-		                    : ", A/B: within noise");
 	count_of(nc, sizeof nc, st->nCand, "candidate");
 	char cands[64], head[256], rest[256];
 	snprintf(cands, sizeof cands, "%s, %d correct", nc, nOk);
@@ -105,12 +113,12 @@ static void draw_title(struct app *a)
 		 * 39): shortened (the reason it ended, the best's caveat) rather
 		 * than left out */
 		const int prio[] = {0, 0, 0, 3, 0, 0, 4, 5};
-		screen_fit_fields(az, prio, 8, COLS, t, sizeof t);
+		if (screen_fit_fields(az, prio, 8, COLS, t, sizeof t) < 3 &&
+		    best_short(&bi, bestz, sizeof bestz)) /* the counts stay in view */
+			screen_fit_fields(az, prio, 8, COLS, t, sizeof t);
 		if (screen_width(t, strlen(t)) > COLS) {
 			search_fields(st, 0, head, sizeof head, rest, sizeof rest);
-			if (bi.best)
-				snprintf(bestz, sizeof bestz, "best %.3gx (#%d)", bi.best->speedup,
-				         bi.best->id);
+			best_short(&bi, bestz, sizeof bestz);
 			screen_fit_fields(az, prio, 8, COLS, t, sizeof t);
 		}
 		if (screen_width(t, strlen(t)) > COLS) {
@@ -138,7 +146,10 @@ static void draw_title(struct app *a)
 		path[0] = 0;
 		/* the reason an ended search gives, where it leaves room for the
 		 * best and the jobs (Activity and `:search status` say it whole) */
-		if (screen_fit_fields(az, prio, 7, COLS, t, sizeof t) < 3) {
+		int keep = screen_fit_fields(az, prio, 7, COLS, t, sizeof t);
+		if (keep < 5 && best_short(&bi, bestz, sizeof bestz)) /* the counts stay in view */
+			keep = screen_fit_fields(az, prio, 7, COLS, t, sizeof t);
+		if (keep < 3) {
 			search_fields(st, 0, head, sizeof head, rest, sizeof rest);
 			if (nGate)
 				snprintf(head + strlen(head), sizeof head - strlen(head),

@@ -173,10 +173,14 @@ void chart_draw(struct ui *u, const struct ui_rect *r)
 	char roof[32] = "";
 	if (cJSON_IsNumber(fr))
 		snprintf(roof, sizeof roof, ", %.0f%% of roofline", fr->valuedouble * 100);
-	if (best)
-		snprintf(title, sizeof title, "%s speedup %.3gx (#%d%s%s) by %s", "Best",
-		         best->speedup, best->id, confirmed ? "" : ", unconfirmed", roof, by);
-	else
+	if (best) {
+		snprintf(title, sizeof title, "Best speedup %.3gx (#%d%s%s) by %s", best->speedup,
+		         best->id, confirmed ? "" : ", unconfirmed", roof, by);
+		/* a narrow pane keeps the best and what the bars are */
+		if (screen_width(title, strlen(title)) > r->w - 4)
+			snprintf(title, sizeof title, "Best speedup %.3gx (#%d) by %s",
+			         best->speedup, best->id, by);
+	} else
 		snprintf(title, sizeof title, "Best speedup - by %s", by);
 	screen_frame(r, title, 0);
 	if (!best) {

@@ -158,6 +158,9 @@ void report_compare(const struct state *st, const struct cand *a, const struct c
 	sb_adds(sb, "\n");
 	/* the A/B timing of the two, the latest either way, if one was run */
 	const struct state_ab *ab = state_ab(st, b->id, a->id), *ba = state_ab(st, a->id, b->id);
+	const struct cand *win;
+	if (!ab && !ba) /* one against the machine code of either counts too */
+		ab = state_ab_between(st, b, a, &win);
 	for (int k = 0; k < 2; k++) {
 		const struct state_ab *x = k ? ba : ab;
 		if (!x)
@@ -169,9 +172,13 @@ void report_compare(const struct state *st, const struct cand *a, const struct c
 			sb_addf(
 			    sb,
 			    "A/B       #%d against #%d: %.3gx over %d interleaved pairs, faster in "
-			    "%d; %s\n",
+			    "%d; %s%s\n",
 			    x->cand, x->incumbent, x->ratio, x->pairs, x->wins,
-			    x->won ? "won, beyond the noise" : "not beyond the noise");
+			    x->won ? "won, beyond the noise" : "not beyond the noise",
+			    (x->cand == a->id || x->cand == b->id) &&
+			            (x->incumbent == a->id || x->incumbent == b->id)
+			        ? ""
+			        : " (of the same machine code as these)");
 	}
 	if (!ab && !ba)
 		sb_addf(sb, "A/B       none run between #%d and #%d\n", a->id, b->id);
@@ -291,14 +298,14 @@ static void add_indented(strbuf *sb, const char *text, const char *ind, int maxL
 
 char report_mark(const struct state *st, const struct cand *c, const struct cand *best)
 {
-	if (c == best)
-		return '*';
 	const struct state_search *ss = &st->search;
 	for (int i = 0; i < ss->nBanned; i++)
 		if (ss->aBanned[i] == c->id)
 			return 'B';
 	if (ss->pinned && ss->pinned == c->id)
 		return 'P';
+	if (c == best)
+		return '*';
 	const struct state_suspect *x = state_search_suspect(st, c->id);
 	if ((x && !x->cleared) || (c->belowFloor && !x))
 		return '!';
@@ -311,7 +318,7 @@ char report_mark(const struct state *st, const struct cand *c, const struct cand
 
 const char *report_mark_legend(void)
 {
-	return "* the best, B banned (never a parent), P pinned (the next parent), ! suspect "
+	return "B banned (never a parent), P pinned (the next parent), * the best, ! suspect "
 	       "(faster than the "
 	       "device can be, held back), ? unverified time, ~ reduced precision";
 }

@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "event.h"
+#include "report.h"
 #include "state.h"
 #include "util.h"
 
@@ -188,6 +189,14 @@ static void test_best(void)
 	      "#5 won an A/B against #4, #1's copy: the best, #1 and #4 settled: %s", t);
 	CHECK(!b.confirmed && b.tie == 2,
 	      "... unconfirmed only by #2, within its noise and never timed against it: %s", t);
+	strbuf sb = STRBUF_INIT;
+	report_compare(&st, state_cand(&st, 1), state_cand(&st, 5), &sb);
+	CHECK(strstr(sb.buf,
+	             "A/B       #5 against #4: 1.62x over 20 interleaved pairs, faster in 19; "
+	             "won, beyond the noise (of the same machine code as these)") &&
+	          !strstr(sb.buf, "none run"),
+	      ":compare #1 #5 shows the A/B against #1's copy, not \"none run\": %s", sb.buf);
+	sb_free(&sb);
 	/* a failed A/B takes nothing */
 	timed(&st, 6, "D", 10, 0.5, 0.49, 0.51, "");
 	event(&st, "{\"type\":\"ab_compared\",\"candidate\":6,\"incumbent\":5,\"pairs\":0,"

@@ -207,11 +207,13 @@ int main(void)
 	           "\"wins\":19,\"ratio\":1.9,\"won\":true,\"ts\":1003}");
 	const struct cand *top = state_best(&st, NULL, NULL);
 	CHECK(report_mark(&st, state_cand(&st, 1), top) == ' ' &&
-	          report_mark(&st, state_cand(&st, 2), top) == '*' &&
+	          report_mark(&st, state_cand(&st, 2), top) == 'P' &&
 	          report_mark(&st, state_cand(&st, 3), top) == 'B' &&
-	          report_mark(&st, state_cand(&st, 4), top) == '!',
-	      "marks: none, the best (#2 won its A/B against #1; pinned too, the best's mark "
-	      "first), banned, suspect");
+	          report_mark(&st, state_cand(&st, 4), top) == '!' &&
+	          report_mark(&st, state_cand(&st, 2), NULL) == 'P' &&
+	          report_mark(&st, state_cand(&st, 1), state_cand(&st, 1)) == '*',
+	      "marks: none, pinned (#2, the best too: pinned says more), banned, suspect; the "
+	      "best's row *");
 	CHECK(strstr(report_mark_legend(), "* the best") &&
 	          strstr(report_mark_legend(), "B banned") &&
 	          strstr(report_mark_legend(), "P pinned") &&
