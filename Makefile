@@ -233,7 +233,7 @@ $(FUZZ_DIR)/fuzz_syntax: tests/fuzz/fuzz_syntax.c $(FUZZ_SRC) $(wildcard engine/
 		$(BUILD)/gen/queries.c $(FUZZ_TS) -lcjson -lm -pthread
 # the readers of untrusted bytes: each target with the sources it needs
 FUZZ_READERS := journal sse reply task protocol
-FUZZ_SRC_journal  := sessions/journal.c sessions/session.c sessions/state.c sessions/event.c sessions/event_search.c sessions/search_settings.c engine/suggest.c \
+FUZZ_SRC_journal  := sessions/journal.c sessions/session.c sessions/state.c sessions/state_best.c sessions/event.c sessions/event_search.c sessions/search_settings.c engine/suggest.c \
                      sessions/replay.c engine/measure/status.c engine/measure/result.c engine/llm/ideas.c \
                      engine/code/fence.c engine/util.c engine/json.c
 FUZZ_SRC_sse      := engine/llm/sse.c engine/util.c

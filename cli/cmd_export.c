@@ -46,17 +46,17 @@ static int exec_export(int argc, char **argv)
 		fprintf(stderr, "kloop: %s\n", err);
 		return 2;
 	}
-	int rc = 0, confirmed = 1;
+	int rc = 0, confirmed = 1, tie = 0;
 	/* best: the session's best, as every front end names it (state_best) */
 	const struct cand *c =
-	    best ? state_best(&s->st, &confirmed, NULL) : state_cand(&s->st, (int)id);
+	    best ? state_best(&s->st, &confirmed, &tie) : state_cand(&s->st, (int)id);
 	struct cand_export x = {
 	    .zSource = zSrc, .zCuda = zCu, .zKernelbench = zKb, .zProblem = zProblem};
 	strbuf sb = STRBUF_INIT;
 	if (!c && best) {
 		fprintf(stderr,
-		        "kloop: export: %s has no best candidate (none correct and faster than the "
-		        "baseline, of %d)\n",
+		        "kloop: export: %s has no best candidate (none of its %d is correct with a "
+		        "trusted time)\n",
 		        zSession, s->st.nCand);
 		rc = 2;
 	} else if (!c) {
@@ -74,10 +74,11 @@ static int exec_export(int argc, char **argv)
 			fprintf(stderr, "kloop: export: note: candidate %d's last verdict is %s\n",
 			        c->id, c->zStatus);
 		if (best && !confirmed)
-			fprintf(stderr,
-			        "kloop: export: note: #%d leads, unconfirmed (another candidate is "
-			        "within its noise)\n",
-			        c->id);
+			fprintf(
+			    stderr,
+			    "kloop: export: note: #%d is the best, unconfirmed (#%d is within its "
+			    "noise, no A/B)\n",
+			    c->id, tie);
 	}
 	sb_free(&sb);
 	session_close(s);

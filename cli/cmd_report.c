@@ -255,12 +255,15 @@ static void chart_time(strbuf *o, const struct rep *r)
 	for (int i = 0; i < m; i++) {
 		const struct cand *c = &st->aCand[ord[i]];
 		double x = L + (c->tsEval - t0) / 60 * xs;
-		/* an unverified or reduced-precision time is no win: it moves
-		 * no line */
-		if (state_cand_rankable(st, c) && c->speedup > best) {
+		/* the session's best once its verdict was in (state_best(), as
+		 * the page's head names it): an unverified or reduced-precision
+		 * time, or one within the best's noise, moves no line */
+		const struct cand *b =
+		    state_cand_rankable(st, c) ? state_best_until(st, c->firstEval).best : NULL;
+		if (b && b->speedup != best) {
 			if (best > 0)
 				sb_addf(&pts, "%.1f,%.1f ", x, H - B - best * ys);
-			best = c->speedup;
+			best = b->speedup;
 			sb_addf(&pts, "%.1f,%.1f ", x, H - B - best * ys);
 		}
 		lastX = x;
@@ -618,13 +621,21 @@ static void page(strbuf *o, const struct state *st, const char *zJournal)
 	sb_adds(o, "</p>\n<p class=\"best\" id=\"best\">");
 	if (r.best >= 0) {
 		const struct cand *b = &st->aCand[r.best];
-		sb_addf(o, "%s: candidate %d (", r.confirmed ? "Best" : "Leader", b->id);
+		struct state_best_info bi = state_best_info(st);
+		sb_addf(o, "Best: candidate %d (", b->id);
 		esc(o, b->zName);
-		sb_addf(o, "), <b id=\"best-speedup\">%.2fx</b> the baseline, %.4g ms%s.",
-		        b->speedup, b->timeMs,
-		        r.confirmed ? ""
-		                    : " (unconfirmed: another candidate is within its timing noise "
-		                      "and no A/B has told them apart)");
+		sb_addf(o, "), <b id=\"best-speedup\">%.2fx</b> the baseline, %.4g ms", b->speedup,
+		        b->timeMs);
+		if (bi.tie)
+			sb_addf(
+			    o,
+			    " (unconfirmed: candidate %d is within its timing noise and no A/B has "
+			    "told them apart)",
+			    bi.tie);
+		else if (bi.abTie)
+			sb_addf(o, " (an A/B found candidate %d within its timing noise)",
+			        bi.abTie);
+		sb_adds(o, ".");
 		char line[400];
 		roofline_line(cJSON_GetObjectItem(b->result, "roofline"), line, sizeof line);
 		if (line[0]) {

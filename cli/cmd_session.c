@@ -46,8 +46,14 @@ static int exec_session(int argc, char **argv)
 		printf("session %s: task %s, backend %s, %d events, %d candidate%s\n", zPath,
 		       s->st.zTask ? s->st.zTask : "?", s->st.zBackend ? s->st.zBackend : "?",
 		       s->st.nEvents, s->st.nCand, s->st.nCand == 1 ? "" : "s");
-		if (s->st.baselineMs >= 0)
-			printf("baseline %.4g ms\n", s->st.baselineMs);
+		/* the session's one baseline on each device: every speedup's */
+		for (int i = 0; i < s->st.nBase; i++) {
+			const struct state_baseline *b = &s->st.aBase[i];
+			char *dev = term_clean(b->zDevice, 0);
+			printf("baseline %.4g ms%s%s%s\n", b->ms, *dev ? " on " : "", dev,
+			       b->remeasured ? " (re-measured)" : "");
+			free(dev);
+		}
 		char bt[160];
 		report_best_text(&s->st, bt, sizeof bt);
 		printf("%s\n", bt);

@@ -228,6 +228,7 @@ int searchopts_open(struct searchopts *o)
 void searchopts_population(const struct searchopts *o)
 {
 	const struct state *st = runner_state(o->rn);
+	const struct cand *best = state_best(st, NULL, NULL);
 	printf("%-5s %-22s %-10s %-8s %-6s %-14s %10s %9s  %s\n", "id", "name", "origin", "parents",
 	       "round", "status", "time (ms)", "speedup", "idea");
 	for (int i = 0; i < st->nCand; i++) {
@@ -241,7 +242,7 @@ void searchopts_population(const struct searchopts *o)
 			snprintf(tm, sizeof tm, "%.4g", c->timeMs);
 		if (c->speedup >= 0)
 			snprintf(sp, sizeof sp, "%.3gx", c->speedup);
-		const char *mark = c->id == st->search.bestId ? " *best*" : "";
+		const char *mark = c == best ? " *best*" : "";
 		if (state_search_excluded(st, c->id))
 			mark = state_search_suspect(st, c->id) ? " (suspect)" : " (banned)";
 		char *idea = terminal_safe(c->zIdea ? c->zIdea : "");

@@ -153,8 +153,9 @@ char *archive_signature(const char *zPy, const char *zTensors);
 void archive_prompt(const struct state *st, const char *zIdea, int k, size_t maxBytes, strbuf *out);
 
 /* 1 when candidate c of st is a win: correct, with parents that are all
- * correct and timed, and its timing interval (p10..p90, else the median
- * +- 2 rse) wholly below each parent's */
+ * correct and timed, its timing interval (p10..p90, else the median +- 2
+ * rse) wholly below each parent's, and no A/B against a parent (or its
+ * machine code) that did not find it faster beyond the noise (issue 39) */
 int archive_is_win(const struct state *st, const struct cand *c);
 
 /* entry e (as archive_get() gives it) for people: a line per field, the

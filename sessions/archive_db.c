@@ -306,6 +306,18 @@ int archive_put_entry(struct archive *a, const cJSON *e, int bNote, int bReplace
 	return out;
 }
 
+int archive_drop_win(struct archive *a, const char *zUkey, char *err)
+{
+	sqlite3_stmt *d;
+	if (sqlite3_prepare_v2(a->db, "DELETE FROM entries WHERE ukey = ?1 AND kind = 'win'", -1,
+	                       &d, NULL) != SQLITE_OK)
+		return archive_db_err(a, err, "delete");
+	sqlite3_bind_text(d, 1, zUkey, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(d) == SQLITE_DONE ? 0 : archive_db_err(a, err, "delete");
+	sqlite3_finalize(d);
+	return rc;
+}
+
 /* a statement of the search kept prepared on a's connection (reset, its
  * bindings cleared); NULL + err */
 sqlite3_stmt *archive_stmt(struct archive *a, const char *zSql, char *err)

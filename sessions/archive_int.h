@@ -59,6 +59,9 @@ sqlite3_stmt *archive_stmt(struct archive *a, const char *zSql, char *err);
  */
 int archive_put_entry(struct archive *a, const cJSON *e, int bNote, int bReplace, int *pAdded,
                       char *err);
+/* remove the win of key zUkey (an A/B refuted it since it was filed);
+ * nothing when there is none.  0 or -1 + err */
+int archive_drop_win(struct archive *a, const char *zUkey, char *err);
 
 /* the FTS5 functions kl_rank and kl_in on a's connection, once per
  * connection (archive_search.c) */

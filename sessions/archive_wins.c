@@ -41,6 +41,19 @@ static int interval(const struct cand *c, double *lo, double *hi, double *med)
 	return 1;
 }
 
+/* an A/B refuted c's win over its parents: one against a parent (or its
+ * machine code) that did not find c faster beyond the noise */
+static int ab_refuted(const struct state *st, const struct cand *c)
+{
+	for (int i = 0; i < c->nParent; i++) {
+		const struct cand *p = state_cand(st, c->aParent[i]), *win;
+		const struct state_ab *ab = p ? state_ab_between(st, c, p, &win) : NULL;
+		if (ab && !ab->failed && win != c)
+			return 1;
+	}
+	return 0;
+}
+
 int archive_is_win(const struct state *st, const struct cand *c)
 {
 	double lo, hi, m;
@@ -52,7 +65,18 @@ int archive_is_win(const struct state *st, const struct cand *c)
 		if (!p || !interval(p, &plo, &phi, &pm) || !(hi < plo))
 			return 0;
 	}
-	return 1;
+	return !ab_refuted(st, c);
+}
+
+/* the archive's key of c's win in session zSid (caller frees) */
+static char *win_ukey(const char *zSid, const struct cand *c)
+{
+	char hex[65];
+	struct sha256 h;
+	sha256_init(&h);
+	sha256_update(&h, c->zSource, strlen(c->zSource));
+	sha256_hex(&h, hex);
+	return xasprintf("win:%s:%d:%.16s", zSid, c->id, hex);
 }
 
 struct sess {
@@ -72,13 +96,8 @@ static cJSON *entry_json(const struct sess *s, const struct cand *c, const char 
 	const struct state_idea *d = c->ideaId ? state_idea(st, c->ideaId) : NULL;
 	const struct cand *p = c->nParent ? state_cand(st, c->aParent[0]) : NULL;
 	cJSON *e = cJSON_CreateObject();
-	char hex[65];
-	struct sha256 h;
-	sha256_init(&h);
-	sha256_update(&h, c->zSource, strlen(c->zSource));
-	sha256_hex(&h, hex);
 	char *ukey = zFailure ? xasprintf("dead_end:%s:idea:%d", s->zSid, d ? d->id : -c->id)
-	                      : xasprintf("win:%s:%d:%.16s", s->zSid, c->id, hex);
+	                      : win_ukey(s->zSid, c);
 	cJSON_AddStringToObject(e, "ukey", ukey);
 	free(ukey);
 	cJSON_AddStringToObject(e, "kind", zFailure ? "dead_end" : "win");
@@ -257,6 +276,7 @@ int archive_add_session(struct archive *a, struct archive_track *t, const struct
 	struct archive_counts cnt = {0};
 	cJSON *todo = cJSON_CreateArray(); /* [entry, bReplace] pairs */
 	int *aNewWin = NULL, nNewWin = 0;
+	cJSON *refuted = cJSON_CreateArray(); /* ukeys of wins an A/B refuted since */
 	/* only what the events since the last call can have changed: a
 	 * candidate evaluated since, or one whose parent was; and their ideas */
 	int maxIdea = 0;
@@ -273,8 +293,18 @@ int archive_add_session(struct archive *a, struct archive_track *t, const struct
 			continue;
 		if (c->ideaId >= 1 && c->ideaId <= maxIdea)
 			aIdeaMark[c->ideaId] = 1;
-		if (!archive_is_win(st, c))
+		if (!archive_is_win(st, c)) {
+			/* filed before an A/B refuted it (an A/B asked for later):
+			 * no longer a win that later prompts learn from */
+			if (ab_refuted(st, c)) {
+				char *k = win_ukey(t->zSid, c);
+				cJSON_AddItemToArray(refuted, cJSON_CreateString(k));
+				free(k);
+			}
+			if ((size_t)c->id < t->nWon)
+				t->aWon[c->id] = 0;
 			continue;
+		}
 		cnt.nWins++;
 		if ((size_t)c->id < t->nWon && t->aWon[c->id])
 			continue;
@@ -307,7 +337,7 @@ int archive_add_session(struct archive *a, struct archive_track *t, const struct
 	free(sums);
 	free(aIdeaMark);
 	int rc = 0;
-	if (cJSON_GetArraySize(todo) > 0) {
+	if (cJSON_GetArraySize(todo) > 0 || cJSON_GetArraySize(refuted) > 0) {
 		rc = archive_exec(a, "BEGIN IMMEDIATE", err);
 		int k = 0;
 		const cJSON *e;
@@ -316,6 +346,11 @@ int archive_add_session(struct archive *a, struct archive_track *t, const struct
 			if (rc == 0)
 				rc = archive_put_entry(a, e, 1, k >= nWinJobs, &cnt.nAdded, err);
 			k++;
+		}
+		cJSON_ArrayForEach(e, refuted)
+		{
+			if (rc == 0)
+				rc = archive_drop_win(a, e->valuestring, err);
 		}
 		if (rc == 0)
 			rc = archive_exec(a, "COMMIT", err);
@@ -348,6 +383,7 @@ int archive_add_session(struct archive *a, struct archive_track *t, const struct
 	free(aNewDead);
 	free(azNewDead);
 	cJSON_Delete(todo);
+	cJSON_Delete(refuted);
 	if (pOut)
 		*pOut = cnt;
 	return rc;

@@ -105,6 +105,16 @@ int ev_compile_baseline(struct session *s, const char *zDevice, const cJSON *cm,
 	return session_emit(s, e, err);
 }
 
+int ev_baseline(struct session *s, const char *zDevice, double ms, double previousMs, char *err)
+{
+	cJSON *e = ev_new(EV_BASELINE);
+	cJSON_AddStringToObject(e, "device", zDevice ? zDevice : "");
+	cJSON_AddNumberToObject(e, "median_ms", ms);
+	if (previousMs > 0)
+		cJSON_AddNumberToObject(e, "previous_ms", previousMs);
+	return session_emit(s, e, err);
+}
+
 int ev_idea_proposed(struct session *s, const struct ev_idea *d, char *err)
 {
 	int id = state_next_idea_id(&s->st);
@@ -266,9 +276,12 @@ int ev_search_paused(struct session *s, double elapsedS, char *err)
 	return session_emit(s, search_event(EV_SEARCH_PAUSED, elapsedS), err);
 }
 
-int ev_search_resumed(struct session *s, double elapsedS, char *err)
+int ev_search_resumed(struct session *s, double elapsedS, int bContinued, char *err)
 {
-	return session_emit(s, search_event(EV_SEARCH_RESUMED, elapsedS), err);
+	cJSON *e = search_event(EV_SEARCH_RESUMED, elapsedS);
+	if (bContinued)
+		cJSON_AddBoolToObject(e, "continued", 1);
+	return session_emit(s, e, err);
 }
 
 int ev_search_stopped(struct session *s, const char *zReason, double elapsedS, char *err)

@@ -58,6 +58,10 @@ int ev_eval_finished(struct session *s, int cand, const cJSON *result, char *err
 /* profile: Nsight Compute's metrics of candidate cand (the object profile,
  * copied), which join its result until its next evaluation */
 int ev_profile(struct session *s, int cand, const cJSON *profile, char *err);
+/* baseline: the session's baseline on device zDevice re-measured (ms; the
+ * one before it previousMs, when known): every speedup there is against
+ * it from here on (issue 39) */
+int ev_baseline(struct session *s, const char *zDevice, double ms, double previousMs, char *err);
 /* compile_baseline: torch.compile's baseline on device zDevice (cm: the
  * baselines' "compile" record, copied), measured after some results were
  * in; applying it gives those results of that device baseline_compile_ms
@@ -129,7 +133,9 @@ struct ev_parent {
 /* settings: the whole settings object (copied) */
 int ev_search_started(struct session *s, const cJSON *settings, double elapsedS, char *err);
 int ev_search_paused(struct session *s, double elapsedS, char *err);
-int ev_search_resumed(struct session *s, double elapsedS, char *err);
+/* bContinued: a finished search goes on with a budget given anew, counted
+ * from here ("continued": true) */
+int ev_search_resumed(struct session *s, double elapsedS, int bContinued, char *err);
 int ev_search_stopped(struct session *s, const char *zReason, double elapsedS, char *err);
 int ev_search_finished(struct session *s, const char *zReason, const struct ev_search_budget *b,
                        double elapsedS, char *err);

@@ -41,12 +41,26 @@ static void apply_session_started(struct state *st, const cJSON *ev, double ts)
 	set_str(&st->zShapes, json_str(ev, "shapes", NULL));
 }
 
+/* a re-measure of the session's baseline on a device (issue 39; an old
+ * journal's, without a device: the session's on every one): every speedup
+ * there is against it from here on */
+static int check_baseline(const struct state *st, const cJSON *ev, char *err)
+{
+	(void)st;
+	const cJSON *m = cJSON_GetObjectItem(ev, "median_ms");
+	if (!cJSON_IsNumber(m) || !(m->valuedouble > 0) || m->valuedouble > 1e12)
+		return kl_err(err, "baseline: \"median_ms\" must be a positive number of ms");
+	const cJSON *d = cJSON_GetObjectItem(ev, "device");
+	if (d && !cJSON_IsString(d))
+		return kl_err(err, "baseline: \"device\" must be a string");
+	return 0;
+}
+
 static void apply_baseline(struct state *st, const cJSON *ev, double ts)
 {
 	(void)ts;
-	const cJSON *m = cJSON_GetObjectItem(ev, "median_ms");
-	if (cJSON_IsNumber(m))
-		st->baselineMs = m->valuedouble;
+	state_set_baseline(st, json_str(ev, "device", NULL),
+	                   cJSON_GetObjectItem(ev, "median_ms")->valuedouble, 1);
 }
 
 /* the branch (idea, branch), made when make; NULL when there is none */
@@ -190,6 +204,8 @@ static void apply_eval_finished(struct state *st, const cJSON *ev, double ts)
 	c->nUnfinished = 0;
 	c->nRunning = 0;
 	c->nEvals++;
+	if (!c->firstEval)
+		c->firstEval = st->nEvents;
 	c->abWith = 0;
 	/* the status as written (a newer kloop's may be unknown here: an error) */
 	set_str(&c->zStatus, json_str(r, "status", NULL) ? json_str(r, "status", NULL) : "error");
@@ -200,8 +216,6 @@ static void apply_eval_finished(struct state *st, const cJSON *ev, double ts)
 	c->result = r ? cJSON_Duplicate(r, 1) : NULL;
 	const cJSON *tm = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "timing"), "median_ms");
 	c->timeMs = cJSON_IsNumber(tm) ? tm->valuedouble : -1;
-	const cJSON *sp = cJSON_GetObjectItem(r, "speedup");
-	c->speedup = cJSON_IsNumber(sp) ? sp->valuedouble : -1;
 	/* a time kloop's clock could not bound: never ranked (issue 24);
 	 * results from before the flag are taken as they were */
 	c->unverified =
@@ -209,9 +223,13 @@ static void apply_eval_finished(struct state *st, const cJSON *ev, double ts)
 	c->reduced = result_is_reduced(r);
 	c->belowFloor =
 	    cJSON_IsString(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "roofline"), "suspect"));
+	/* the first result from a device says the baseline the session began
+	 * with there; every speedup is against it (issue 39) */
 	const cJSON *bl = cJSON_GetObjectItem(r, "baseline_ms");
-	if (cJSON_IsNumber(bl))
-		st->baselineMs = bl->valuedouble;
+	const char *dev = json_str(r, "device", NULL);
+	if (cJSON_IsNumber(bl) && bl->valuedouble < 1e12)
+		state_set_baseline(st, dev ? dev : "", bl->valuedouble, 0);
+	state_cand_speedup(st, c);
 }
 
 static int check_profile(const struct state *st, const cJSON *ev, char *err)
@@ -396,7 +414,7 @@ static void apply_llm_response(struct state *st, const cJSON *ev, double ts)
 
 const struct ev_entry ev_table[EV_COUNT] = {
     [EV_SESSION_STARTED] = {.name = "session_started", .apply = apply_session_started},
-    [EV_BASELINE] = {.name = "baseline", .apply = apply_baseline},
+    [EV_BASELINE] = {.name = "baseline", .check = check_baseline, .apply = apply_baseline},
     [EV_CANDIDATE_ADDED] = {.name = "candidate_added",
                             .check = check_candidate_added,
                             .apply = apply_candidate_added},

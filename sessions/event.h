@@ -17,7 +17,7 @@
 
 enum ev_type {
 	EV_SESSION_STARTED, /* task, task_dir, backend, shapes?, kloop */
-	EV_BASELINE,        /* median_ms */
+	EV_BASELINE,        /* median_ms, device?, previous_ms?: a re-measure */
 	EV_CANDIDATE_ADDED, /* id, name, origin, parents, source, idea?, idea_id?, ... */
 	EV_EVAL_STARTED,    /* candidate, backend */
 	EV_EVAL_FINISHED,   /* candidate, result */

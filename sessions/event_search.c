@@ -137,6 +137,7 @@ void apply_search_started(struct state *st, const cJSON *ev, double ts)
 	}
 	s->started = 1;
 	s->state = SEARCH_RUNNING;
+	s->setSinceEnd = 0;
 	set_str(&s->zWhy, NULL);
 	const cJSON *set = cJSON_GetObjectItem(ev, "settings");
 	if (cJSON_IsObject(set)) {
@@ -154,8 +155,16 @@ void apply_search_paused(struct state *st, const cJSON *ev, double ts)
 
 void apply_search_resumed(struct state *st, const cJSON *ev, double ts)
 {
+	struct state_search *s = &st->search;
 	apply_search_elapsed(st, ev, ts);
-	st->search.state = SEARCH_RUNNING;
+	if (cJSON_IsTrue(cJSON_GetObjectItem(ev, "continued"))) {
+		/* a finished search went on: the rounds before no longer
+		 * stop it for what they came to */
+		s->continued = 1;
+		s->contRound = s->round;
+	}
+	s->state = SEARCH_RUNNING;
+	s->setSinceEnd = 0;
 }
 
 void apply_search_stopped(struct state *st, const cJSON *ev, double ts)
@@ -185,6 +194,7 @@ void apply_search_set(struct state *st, const cJSON *ev, double ts)
 	cJSON_DeleteItemFromObjectCaseSensitive(s->settings, k);
 	cJSON_AddItemToObject(s->settings, k, cJSON_Duplicate(v, 1));
 	search_settings_from_json(&s->set, s->settings);
+	s->setSinceEnd |= search_state_ended(s->state);
 }
 
 static struct state_round *round_of(const struct state *st, int r)

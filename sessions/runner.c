@@ -254,9 +254,7 @@ static void on_done(int job, cJSON *result, void *arg)
 	    cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "worker"), "device"));
 	const char *d = dev && *dev ? dev : NULL;
 	same_code_as(rn, id, r, d);
-	result_complete_from(r, pool_reference_timing(rn->pool, d), pool_baselines(rn->pool, d),
-	                     pool_reference_data(rn->pool, d), pool_reference_name(rn->pool), d,
-	                     rn->zTaskName, c ? c->zName : "", rn->zBackend);
+	runner_result_complete(rn, c, r, d);
 	int k = (int)(j - rn->aJob);
 	memmove(&rn->aJob[k], &rn->aJob[k + 1], (size_t)(rn->nJob - k - 1) * sizeof *rn->aJob);
 	rn->nJob--;
@@ -757,6 +755,7 @@ void runner_close(struct runner *rn)
 	free(rn->zShapes);
 	free(rn->zReference);
 	free(rn->aJob);
+	cJSON_Delete(rn->remeasure);
 	free(rn);
 }
 

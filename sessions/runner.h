@@ -162,6 +162,19 @@ int runner_bench(struct runner *rn, int id, char *err);
 int runner_bench_on(struct runner *rn, int id, int w, char *err);
 
 /*
+ * Re-measure the session's baseline (issue 39): the workers start afresh,
+ * time the reference, and evaluate the best (its machine code was timed:
+ * not timed again); the new time is journaled (a `baseline` event), and
+ * every speedup of the session is against it from then on.  The id
+ * evaluated, or -1 + err (evaluations in flight, no baseline yet, no
+ * correct candidate).
+ */
+int runner_remeasure(struct runner *rn, char *err);
+/* the session's baseline on each device, how it came, and what this run's
+ * workers timed the reference at where that differs, in words */
+void runner_baseline_text(const struct runner *rn, strbuf *sb);
+
+/*
  * Evaluate candidate id and then time it against candidate other in an
  * interleaved A/B (harness.h, harness_ab) whatever their times: the
  * result's "ab".  0 or -1 + err.

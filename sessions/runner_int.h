@@ -46,6 +46,8 @@ struct runner {
 	struct eval_request evalReq;  /* what every eval request carries
 	                               * (runner_set_eval_request) */
 	struct profile_run *profiles; /* Nsight Compute runs (runner_profile.c) */
+	cJSON *remeasure;             /* a re-measure of the baseline asked for: the devices
+	                               * it was journaled for so far (NULL: none asked) */
 	runner_notify_fn notify;      /* the front end's callback, or NULL */
 	void *arg;                    /* its argument */
 };
@@ -63,6 +65,11 @@ static inline void note_simple(struct runner *rn, enum runner_note_kind kind, in
 	struct runner_note n = {.kind = kind, .cand = cand, .zText = zText};
 	note(rn, &n);
 }
+
+/* result r of candidate c (NULL: gone), from device zDevice (NULL: none
+ * said), completed (result_complete_from()) against the session's baseline
+ * there, and a re-measure asked for journaled (runner_baseline.c) */
+void runner_result_complete(struct runner *rn, const struct cand *c, cJSON *r, const char *zDevice);
 
 /* profiles of rn running (runner_profile.c) */
 int runner_profiles(const struct runner *rn);

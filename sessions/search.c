@@ -225,7 +225,9 @@ static void finish_round(struct search *s, int R)
 	for (int i = 0; i < st->nCand; i++)
 		made += st->aCand[i].round == R;
 	char line[300];
-	const struct cand *b = state_cand(st, st->search.bestId);
+	/* the session's best (state_best(): the search's incumbent, unless a
+	 * person's work since took it) with its speedup now */
+	const struct cand *b = state_best(st, NULL, NULL);
 	if (b)
 		snprintf(line, sizeof line, "round %d done: %d candidate%s made; best #%d %s %.3gx",
 		         R, made, made == 1 ? "" : "s", b->id, b->zName, b->speedup);
@@ -233,11 +235,10 @@ static void finish_round(struct search *s, int R)
 		snprintf(line, sizeof line,
 		         "round %d done: %d candidate%s made; no correct candidate yet", R, made,
 		         made == 1 ? "" : "s");
-	search_emitted(s,
-	               ev_round_finished(SES(s), R, st->search.bestId,
-	                                 st->search.bestId ? st->search.bestSpeed : -1, made, EL(s),
-	                                 s->zErr),
-	               line, NULL);
+	search_emitted(
+	    s,
+	    ev_round_finished(SES(s), R, b ? b->id : 0, b ? b->speedup : -1, made, EL(s), s->zErr),
+	    line, NULL);
 	work_drop(s, R);
 	snprintf(line, sizeof line, "budget: %d rounds, %d candidates, $%.4f, %.0f s",
 	         search_rounds_done(ST(s)), search_cands_used(ST(s)), search_usd_used(ST(s)),
@@ -480,7 +481,11 @@ void search_tick(struct search *s)
 		const struct state *st = ST(s);
 		if (!st->search.started)
 			break;
-		search_judge_all(s);
+		/* a search that stopped or finished judges nothing: a setting
+		 * changed then (`set bandwidth_gbs 20`) evaluates nothing again,
+		 * and waits for it to go on (issue 39) */
+		if (search_state_live(st->search.state))
+			search_judge_all(s);
 		st = ST(s);
 		if (st->search.state != SEARCH_RUNNING)
 			break;
@@ -585,20 +590,49 @@ int search_start(struct search *s, const cJSON *set, char *err)
 {
 	const struct state *st = ST(s);
 	const struct state_search *ss = &st->search;
+	int bContinue = 0;
 	if (ss->started && ss->state == SEARCH_FINISHED) {
-		/* a finished search goes on only when a setting changes (a new budget) */
-		int changed = 0;
+		/* a finished search goes on with a budget given (the same
+		 * again goes on too: what its rounds came to no longer stops
+		 * it, issue 39), another setting changed now, or one set since
+		 * it finished */
+		int changed = ss->setSinceEnd;
 		const cJSON *it;
 		cJSON_ArrayForEach(it, set)
 		{
 			const cJSON *old = cJSON_GetObjectItem(ss->settings, it->string);
-			changed |= !old || !cJSON_Compare(old, it, 1);
+			int k = search_setting_find(it->string);
+			changed |= !old || !cJSON_Compare(old, it, 1) ||
+			           (k >= 0 && !strcmp(search_setting_info[k].zGroup, "budgets"));
 		}
 		if (!changed)
 			return kl_err(err,
 			              "the search in this session has finished (%s); give a new "
 			              "budget (e.g. --rounds) to go on",
 			              ss->zWhy ? ss->zWhy : "done");
+		/* a budget counts the whole search: one spent already would
+		 * end it again at once */
+		cJSON_ArrayForEach(it, set)
+		{
+			double v = cJSON_GetNumberValue(it), used = -1;
+			const char *what = "";
+			if (!strcmp(it->string, "rounds"))
+				used = search_rounds_done(st), what = "rounds done";
+			else if (!strcmp(it->string, "max_candidates"))
+				used = search_cands_used(st), what = "candidates made";
+			else if (!strcmp(it->string, "budget_usd"))
+				used = search_usd_used(st), what = "dollars spent";
+			else if (!strcmp(it->string, "time_s"))
+				used = ss->elapsedS, what = "seconds spent";
+			if (v > 0 && used >= v)
+				return kl_err(
+				    err,
+				    "the search in this session has finished (%s), with %g %s: "
+				    "a budget counts the whole search (give more than %g to go "
+				    "on)",
+				    ss->zWhy ? ss->zWhy : "done", used, what, used);
+		}
+		bContinue = 1;
 	}
 	if (!ss->started) {
 		cJSON *o = search_defaults();
@@ -644,11 +678,18 @@ int search_start(struct search *s, const cJSON *set, char *err)
 			        err) < 0)
 				return -1;
 		}
-		char line[200];
-		snprintf(line, sizeof line,
-		         "search resumed from the journal at round %d (%.0f s spent)",
-		         ST(s)->search.round, s->base);
-		if (search_emitted(s, ev_search_resumed(SES(s), EL(s), ERR(s, err)), line, err) < 0)
+		char line[300];
+		if (bContinue)
+			snprintf(line, sizeof line,
+			         "search goes on after round %d (it had finished: %s)",
+			         ST(s)->search.round,
+			         ST(s)->search.zWhy ? ST(s)->search.zWhy : "done");
+		else
+			snprintf(line, sizeof line,
+			         "search resumed from the journal at round %d (%.0f s spent)",
+			         ST(s)->search.round, s->base);
+		if (search_emitted(s, ev_search_resumed(SES(s), EL(s), bContinue, ERR(s, err)),
+		                   line, err) < 0)
 			return -1;
 	}
 	char e2[KL_ERRLEN];
@@ -699,7 +740,7 @@ int search_resume(struct search *s, char *err)
 	if (ss->state == SEARCH_RUNNING || ss->state == SEARCH_FINISHED)
 		return kl_err(err, "the search is %s", search_state_name(ss->state));
 	s->tRun = now_s();
-	if (search_emitted(s, ev_search_resumed(SES(s), EL(s), ERR(s, err)), "search resumed",
+	if (search_emitted(s, ev_search_resumed(SES(s), EL(s), 0, ERR(s, err)), "search resumed",
 	                   err) < 0)
 		return -1;
 	if (!s->timer)

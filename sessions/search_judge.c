@@ -95,7 +95,9 @@ static int implausible(const struct search *s, const struct cand *c, char *why, 
  */
 static int ab_decides(struct search *s, const struct cand *c, const struct cand *best)
 {
-	const struct state_ab *ab = state_ab(ST(s), c->id, best->id);
+	/* an A/B of either against the other's machine code counts too */
+	const struct cand *win;
+	const struct state_ab *ab = state_ab_between(ST(s), c, best, &win);
 	char line[KL_ERRLEN + 100], err[KL_ERRLEN];
 	int id = c->id, incId = best->id; /* the emitters below may move both */
 	double ms = c->timeMs, incMs = best->timeMs;
@@ -106,15 +108,15 @@ static int ab_decides(struct search *s, const struct cand *c, const struct cand 
 			         "says why): #%d is not the best",
 			         id, incId, id);
 			note(s, line, NULL);
-		} else if (!ab->won) {
+		} else if (win != c) {
 			snprintf(
 			    line, sizeof line,
 			    "A/B: #%d is not faster than #%d beyond the noise (faster in %d of "
-			    "%d pairs, %.3gx)",
-			    c->id, best->id, ab->wins, ab->pairs, ab->ratio);
+			    "%d pairs, %.3gx): #%d stays the best",
+			    c->id, best->id, ab->wins, ab->pairs, ab->ratio, best->id);
 			note(s, line, NULL);
 		}
-		return ab->won;
+		return win == c;
 	}
 	if (!set_add(&s->abAsked, id))
 		return 0; /* asked once already: no A/B against this incumbent came back */
@@ -201,14 +203,19 @@ static void judge(struct search *s, const struct cand *c)
 	}
 	if (state_search_excluded(st, id))
 		return;
+	/* a challenger: below the incumbent's low time, or faster outside its
+	 * noise (as state_best() takes it); a copy of it is none */
 	const struct cand *best = st->search.bestId ? state_cand(st, st->search.bestId) : NULL;
-	if (best && (best->id == id || !(c->timeMs < low_time(best))))
+	if (best && (state_same_code(c, best) ||
+	             (!(c->timeMs < low_time(best)) &&
+	              !(state_faster(c, best) && state_same_within_noise(c, best) == 0))))
 		return;
 	if (best && !ab_decides(s, c, best))
 		return;
 	st = ST(s);
 	if (best) {
-		const struct state_ab *ab = state_ab(st, id, best->id);
+		const struct cand *win;
+		const struct state_ab *ab = state_ab_between(st, c, best, &win);
 		snprintf(
 		    line, sizeof line,
 		    "new best #%d: %.3gx vs #%d in A/B over %d pairs (%s %.4g ms, %.3gx; faster "
@@ -257,6 +264,14 @@ int search_rounds_done(const struct state *st)
 	return n;
 }
 
+/* the first round whose end can stop the search for what it came to (no
+ * new best, nothing new made): after a finished search went on with a new
+ * budget, the rounds before do not (issue 39) */
+static int first_round(const struct state *st)
+{
+	return st->search.continued ? st->search.contRound + 1 : 1;
+}
+
 /* finished rounds at the end none of whose candidates became the best
  * (rounds close in order: the finished ones come first) */
 static int rounds_flat(const struct state *st)
@@ -264,7 +279,7 @@ static int rounds_flat(const struct state *st)
 	int n = 0;
 	for (int i = 0; i < st->search.nRound; i++) {
 		const struct state_round *r = &st->search.aRound[i];
-		if (r->round < 1 || !r->finished)
+		if (r->round < first_round(st) || !r->finished)
 			continue;
 		n = r->improved ? 0 : n + 1;
 	}
@@ -326,7 +341,7 @@ const char *search_stop_reason(struct search *s, char *buf, size_t n)
 	else if ((v = OPT(s)->no_improve) > 0 && rounds_flat(st) >= v)
 		snprintf(buf, n, "no new best for %d rounds", rounds_flat(st));
 	else if (st->search.nRound && st->search.aRound[st->search.nRound - 1].finished &&
-	         st->search.aRound[st->search.nRound - 1].round >= 1 &&
+	         st->search.aRound[st->search.nRound - 1].round >= first_round(st) &&
 	         !st->search.aRound[st->search.nRound - 1].nMade &&
 	         !st->search.aRound[st->search.nRound - 1].lagged)
 		snprintf(buf, n, "round %d made no new candidate: nothing new to try",

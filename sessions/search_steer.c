@@ -197,7 +197,17 @@ int search_steer(struct search *s, const char *zVerb, const char *zArg, char *er
 			cJSON_Delete(tmp);
 			return -1;
 		}
-		snprintf(line, sizeof line, "search setting %s = %s", key, val);
+		/* on a search that has ended nothing runs now: the setting
+		 * changes what is shown (precision) or waits for it to go on */
+		enum search_state was = ST(s)->search.state;
+		snprintf(line, sizeof line, "search setting %s = %s%s", key, val,
+		         was == SEARCH_FINISHED
+		             ? " (the search has finished: nothing is evaluated now; `search "
+		               "start` goes on with it)"
+		         : was == SEARCH_STOPPED
+		             ? " (the search is stopped: nothing is evaluated now; `search start` "
+		               "resumes it with it)"
+		             : "");
 		int rc =
 		    ev_search_set(SES(s), key, cJSON_GetObjectItem(tmp, key), EL(s), ERR(s, err));
 		cJSON_Delete(tmp);
@@ -251,9 +261,10 @@ void search_status_state(const struct state *st, char *buf, size_t n)
 		snprintf(c, sizeof c, "/%g", maxc);
 	if (usd > 0)
 		snprintf(u, sizeof u, "/$%g", usd);
-	const struct cand *best = state_cand(st, ss->bestId);
+	/* the session's best, as every front end names it (state_best()) */
+	const struct cand *best = state_best(st, NULL, NULL);
 	if (best)
-		snprintf(b, sizeof b, "#%d %.3gx", best->id, ss->bestSpeed);
+		snprintf(b, sizeof b, "#%d %.3gx", best->id, best->speedup);
 	int nSus = 0, nSame = 0;
 	for (int i = 0; i < ss->nSuspect; i++)
 		nSus += !ss->aSuspect[i].cleared;

@@ -48,6 +48,9 @@ void state_free(struct state *st)
 	for (int i = 0; i < st->nBranch; i++)
 		free(st->aBranch[i].zReply);
 	free(st->aBranch);
+	for (int i = 0; i < st->nBase; i++)
+		free(st->aBase[i].zDevice);
+	free(st->aBase);
 	state_init(st);
 }
 
@@ -63,6 +66,91 @@ int state_cand_rankable(const struct state *st, const struct cand *c)
 		return 0;
 	const struct state_suspect *x = c->belowFloor ? state_search_suspect(st, c->id) : NULL;
 	return !c->belowFloor || (x && x->cleared);
+}
+
+/* ---- the session's baseline (issue 39) ---- */
+
+static const char *device_of(const struct cand *c)
+{
+	const char *d = cJSON_GetStringValue(cJSON_GetObjectItem(c->result, "device"));
+	return d ? d : "";
+}
+
+static struct state_baseline *baseline_at(const struct state *st, const char *zDevice)
+{
+	for (int i = 0; i < st->nBase; i++)
+		if (!strcmp(st->aBase[i].zDevice, zDevice))
+			return &st->aBase[i];
+	return NULL;
+}
+
+double state_baseline(const struct state *st, const char *zDevice)
+{
+	if (!zDevice)
+		return st->nBase ? st->aBase[0].ms : st->baselineMs;
+	const struct state_baseline *b = baseline_at(st, zDevice);
+	return b ? b->ms : -1;
+}
+
+/* a number in object o, replaced or added */
+static void put_num(cJSON *o, const char *k, double v)
+{
+	cJSON_DeleteItemFromObjectCaseSensitive(o, k);
+	cJSON_AddNumberToObject(o, k, v);
+}
+
+void state_cand_speedup(struct state *st, struct cand *c)
+{
+	const cJSON *sp = cJSON_GetObjectItem(c->result, "speedup");
+	double base = state_baseline(st, device_of(c));
+	c->speedup = cJSON_IsNumber(sp) ? sp->valuedouble : -1;
+	if (c->status != STATUS_CORRECT || !(c->timeMs > 0) || !(base > 0))
+		return;
+	c->speedup = base / c->timeMs;
+	/* the result says so too: the reference's time its own run measured
+	 * is kept beside it where that differs */
+	const cJSON *m = cJSON_GetObjectItem(c->result, "baseline_measured_ms");
+	const cJSON *b = cJSON_GetObjectItem(c->result, "baseline_ms");
+	double own = cJSON_IsNumber(m) ? m->valuedouble : cJSON_IsNumber(b) ? b->valuedouble : -1;
+	if (own > 0 && fabs(own - base) > 1e-9 * base)
+		put_num(c->result, "baseline_measured_ms", own);
+	else
+		cJSON_DeleteItemFromObjectCaseSensitive(c->result, "baseline_measured_ms");
+	put_num(c->result, "baseline_ms", base);
+	put_num(c->result, "speedup", c->speedup);
+}
+
+void state_set_baseline(struct state *st, const char *zDevice, double ms, int bRemeasure)
+{
+	if (!(ms > 0))
+		return;
+	if (!zDevice) { /* an old journal's `baseline`: the session's, every device's */
+		for (int i = 0; i < st->nBase; i++) {
+			st->aBase[i].ms = ms;
+			st->aBase[i].remeasured = bRemeasure;
+		}
+		if (!baseline_at(st, ""))
+			state_set_baseline(st, "", ms, bRemeasure);
+	} else {
+		struct state_baseline *b = baseline_at(st, zDevice);
+		if (b && !bRemeasure)
+			return; /* the session began with its own */
+		if (!b) {
+			xgrow((void **)&st->aBase, &st->nBaseAlloc, (size_t)st->nBase + 1,
+			      sizeof *st->aBase);
+			b = &st->aBase[st->nBase++];
+			b->zDevice = xstrdup(zDevice);
+		}
+		b->ms = ms;
+		b->remeasured = bRemeasure;
+	}
+	st->baselineMs = st->aBase[0].ms;
+	if (!bRemeasure)
+		return;
+	/* a re-measure: every speedup there against it */
+	for (int i = 0; i < st->nCand; i++)
+		if (!zDevice || !strcmp(device_of(&st->aCand[i]), zDevice))
+			state_cand_speedup(st, &st->aCand[i]);
 }
 
 struct cand *state_cand(const struct state *st, int id)
@@ -148,6 +236,29 @@ cJSON *state_to_json(const struct state *st)
 		cJSON_AddNumberToObject(o, "baseline_ms", st->baselineMs);
 	else
 		cJSON_AddNullToObject(o, "baseline_ms");
+	/* the session's baseline on each device, every speedup's (issue 39) */
+	cJSON *bs = cJSON_AddArrayToObject(o, "baselines");
+	for (int i = 0; i < st->nBase; i++) {
+		cJSON *y = cJSON_CreateObject();
+		cJSON_AddStringToObject(y, "device", st->aBase[i].zDevice);
+		cJSON_AddNumberToObject(y, "ms", st->aBase[i].ms);
+		cJSON_AddBoolToObject(y, "remeasured", st->aBase[i].remeasured);
+		cJSON_AddItemToArray(bs, y);
+	}
+	/* the one best (state_best_info()), as every front end names it */
+	struct state_best_info bi = state_best_info(st);
+	if (bi.best) {
+		cJSON *b = cJSON_AddObjectToObject(o, "best");
+		cJSON_AddNumberToObject(b, "id", bi.best->id);
+		cJSON_AddNumberToObject(b, "speedup", bi.best->speedup);
+		cJSON_AddBoolToObject(b, "confirmed", bi.confirmed);
+		if (bi.tie)
+			cJSON_AddNumberToObject(b, "within_noise_no_ab", bi.tie);
+		if (bi.abTie)
+			cJSON_AddNumberToObject(b, "within_noise_by_ab", bi.abTie);
+	} else {
+		cJSON_AddNullToObject(o, "best");
+	}
 	cJSON *arr = cJSON_AddArrayToObject(o, "candidates");
 	for (int i = 0; i < st->nCand; i++)
 		cJSON_AddItemToArray(arr, state_cand_json(&st->aCand[i]));
@@ -515,73 +626,6 @@ cJSON *state_search_json(const struct state *st)
 	}
 	cJSON_AddNumberToObject(o, "elapsed_s", s->elapsedS);
 	return o;
-}
-
-int state_cand_spread(const struct cand *c, double *p10, double *p90)
-{
-	const cJSON *tm = c->result ? cJSON_GetObjectItem(c->result, "timing") : NULL;
-	const cJSON *a = cJSON_GetObjectItem(tm, "p10_ms"), *b = cJSON_GetObjectItem(tm, "p90_ms");
-	if (c->timeMs < 0 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b)) {
-		*p10 = *p90 = -1;
-		return 0;
-	}
-	*p10 = a->valuedouble;
-	*p90 = b->valuedouble;
-	return 1;
-}
-
-int state_same_within_noise(const struct cand *a, const struct cand *b)
-{
-	double a10, a90, b10, b90;
-	if (!state_cand_spread(a, &a10, &a90) || !state_cand_spread(b, &b10, &b90))
-		return -1;
-	return a10 <= b90 && b10 <= a90;
-}
-
-static double base_of(const struct cand *c)
-{
-	const cJSON *b = cJSON_GetObjectItem(c->result, "baseline_ms");
-	return cJSON_IsNumber(b) ? b->valuedouble : -1;
-}
-
-int state_faster(const struct cand *a, const struct cand *b)
-{
-	const char *da = cJSON_GetStringValue(cJSON_GetObjectItem(a->result, "device"));
-	const char *db = cJSON_GetStringValue(cJSON_GetObjectItem(b->result, "device"));
-	double ba = base_of(a), bb = base_of(b);
-	int sameDevice = da && db && !strcmp(da, db);
-	if (sameDevice && ba > 0 && bb > 0 && fabs(ba - bb) > 0.02 * (ba < bb ? ba : bb) &&
-	    a->timeMs > 0 && b->timeMs > 0)
-		return a->timeMs < b->timeMs;
-	return a->speedup > b->speedup;
-}
-
-const struct cand *state_best(const struct state *st, int *pConfirmed, int *pTie)
-{
-	const struct cand *best = NULL;
-	for (int i = 0; i < st->nCand; i++) {
-		const struct cand *c = &st->aCand[i];
-		if (state_cand_rankable(st, c) && (!best || state_faster(c, best)))
-			best = c;
-	}
-	int confirmed = best != NULL, tie = 0;
-	if (best && best->id != st->search.bestId)
-		for (int i = 0; i < st->nCand && confirmed; i++) {
-			const struct cand *c = &st->aCand[i];
-			if (c == best || !state_cand_rankable(st, c) ||
-			    state_same_within_noise(best, c) != 1)
-				continue;
-			const struct state_ab *ab = state_ab(st, best->id, c->id);
-			if (!ab || !ab->won) {
-				confirmed = 0;
-				tie = c->id;
-			}
-		}
-	if (pConfirmed)
-		*pConfirmed = confirmed;
-	if (pTie)
-		*pTie = tie;
-	return best;
 }
 
 void state_llm_tokens_text(const struct state_llm *u, const struct state_llm *before, char *buf,

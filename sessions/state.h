@@ -119,6 +119,8 @@ struct cand {
 	int nUnfinished;    /* eval_started since its last eval_finished: evaluations the
 	                     * session did not live through (poison pills, issue 14) */
 	int nEvals;         /* its eval_finished events so far */
+	int firstEval;      /* the ordinal of the event of its first verdict (0: none yet):
+	                     * the order in which verdicts came, and a search judged them */
 	int nRunning;       /* of them, those whose code had started to run (eval_running):
 	                     * the ones a candidate can have cut short itself */
 	int round;          /* the search round that made it (0: none, or translation) */
@@ -206,6 +208,23 @@ struct state_search {
 	double tsElapsed; /* that event's ts (0: none) */
 	int nCandStart;   /* candidates in the session before the search */
 	double costStart; /* LLM cost before the search */
+	/* a finished search that went on with a new budget (search_resumed's
+	 * "continued"; issue 39): what its rounds before came to (no new
+	 * best, nothing new made) no longer stops it */
+	int continued;   /* it went on so at least once */
+	int contRound;   /* the latest round started then */
+	int setSinceEnd; /* a setting changed since it stopped or finished */
+};
+
+/* the session's baseline on one device model (issue 39): the reference's
+ * time the session began with there (the first result from that device
+ * carries it), or the one a re-measure journaled since (a `baseline`
+ * event).  Every speedup in the session is this over the candidate's
+ * median, whatever a later run of the workers timed the reference at. */
+struct state_baseline {
+	char *zDevice;  /* the device model ("" where the result named none) */
+	double ms;      /* the reference's median time there */
+	int remeasured; /* a `baseline` event set it (a re-measure), not the start */
 };
 
 struct state {
@@ -223,10 +242,13 @@ struct state {
 	struct cand *aCand;
 	int nCand;
 	size_t nCandAlloc;
-	int maxId;                  /* the largest candidate id (0: none) */
-	int nEvents;                /* events applied */
-	double tsLast;              /* the latest ts of an event applied (0: none had one) */
-	double baselineMs;          /* reference time, or -1 */
+	int maxId;                    /* the largest candidate id (0: none) */
+	int nEvents;                  /* events applied */
+	double tsLast;                /* the latest ts of an event applied (0: none had one) */
+	double baselineMs;            /* the session's baseline (its first device's), or -1 */
+	struct state_baseline *aBase; /* the session's baseline on each device model */
+	int nBase;
+	size_t nBaseAlloc;
 	double tsStarted;           /* wall-clock time of session_started (0: unknown) */
 	struct state_search search; /* the search, if one ran */
 };
@@ -234,6 +256,19 @@ struct state {
 void state_init(struct state *st);
 void state_free(struct state *st);
 
+/* the session's baseline on device model zDevice (NULL: its first
+ * device's; a result without a device is ""), or -1 when none is known */
+double state_baseline(const struct state *st, const char *zDevice);
+/* the fold's (event.c): the session's baseline on zDevice is ms, when it
+ * has none yet or when bRemeasure (a `baseline` event; zDevice NULL: on
+ * every device); then every candidate timed there gets its speedup again */
+void state_set_baseline(struct state *st, const char *zDevice, double ms, int bRemeasure);
+/* the fold's: c's speedup, the one way every speedup is computed: the
+ * session's baseline on c's device over c's median (c correct and timed),
+ * else the speedup its result carries, else -1.  c's result says the
+ * same ("speedup", "baseline_ms"; the reference's time its own run
+ * measured, where that differs, as "baseline_measured_ms") */
+void state_cand_speedup(struct state *st, struct cand *c);
 /* the candidate with id, or NULL */
 struct cand *state_cand(const struct state *st, int id);
 /* the first candidate whose source is zSource, byte for byte, or NULL */
@@ -287,7 +322,9 @@ int state_next_request_id(const struct state *st);
 cJSON *state_cand_json(const struct cand *c);
 
 /* the state as JSON: {"task", "backend", "events", "baseline_ms",
- * "candidates": [state_cand_json() of each], "ideas": [{"id", "title",
+ * "baselines": [{"device", "ms", "remeasured"}], "best": {"id", "speedup",
+ * "confirmed", "within_noise_no_ab"?, "within_noise_by_ab"?} or null
+ * (state_best_info()), "candidates": [state_cand_json() of each], "ideas": [{"id", "title",
  * "description", "category", "status", "origin", "parent", "edited"}],
  * "llm": {"requests", "responses", "failed", "input_tokens",
  * "output_tokens", "cost"}, "search"?: state_search_json()}; the caller owns it */
@@ -297,26 +334,56 @@ cJSON *state_to_json(const struct state *st);
 
 /* 1 when candidate id is banned, or a suspect not cleared */
 int state_search_excluded(const struct state *st, int id);
+/* ---- one best (state_best.c) ---- */
+
 /* c's timing spread: its p10 and p90 in ms (both -1 when c has no timing);
  * 1 when c has a timing */
 int state_cand_spread(const struct cand *c, double *p10, double *p90);
 /* 1 when a and b (both timed) are the same within the noise: their p10-p90
  * intervals overlap; 0 when they do not; -1 when either has no timing */
 int state_same_within_noise(const struct cand *a, const struct cand *b);
-/* 1 when a is faster than b: by time on the same device against
- * different baselines (a session continued with the reference timed
- * again), else by speedup (each against its own device's baseline) */
+/* 1 when a and b are the same machine code (one is the other's copy, not
+ * timed again: its "same_code_as"; or the same code hash on the same
+ * device): one candidate as far as the best goes */
+int state_same_code(const struct cand *a, const struct cand *b);
+/* 1 when a is faster than b: by time on the same device (both against the
+ * session's one baseline there), else by speedup (each against its own
+ * device's baseline) */
 int state_faster(const struct cand *a, const struct cand *b);
+/* the latest A/B between a and b, either way round, counting candidates of
+ * the same machine code as either (state_same_code()), or NULL when none
+ * ran; *pWinner is a or b when it found that one faster beyond the noise,
+ * NULL when it did not (within the noise) or could not run (its "failed") */
+const struct state_ab *state_ab_between(const struct state *st, const struct cand *a,
+                                        const struct cand *b, const struct cand **pWinner);
 
 /*
- * The best: one definition for every front end (issue 25).  The fastest
- * rankable candidate (state_cand_rankable(), state_faster()); *pConfirmed
- * 1 when it is the search's incumbent (made so by an A/B) or when no other
- * rankable one is within its noise unless it beat that one in an A/B; else
- * 0, a leader to be shown as unconfirmed, and *pTie the first one within
- * its noise.  Either pointer may be NULL; NULL when none ranks.
+ * The best: one definition for every front end, the way the search decides
+ * it (issues 25, 39).  Of the candidates that rank (state_cand_rankable(),
+ * not banned nor held as a suspect), in the order their verdicts came, the
+ * first holds the best until a later one takes it: by winning an A/B
+ * against it, or, when no A/B ran between them, by being faster outside
+ * its noise.  A copy of it (the same machine code) is no rival; an A/B that
+ * found the later one within the noise, or could not be run, leaves the
+ * best where it was.
  */
+struct state_best_info {
+	const struct cand *best; /* NULL when none ranks */
+	int confirmed;           /* no rival within its noise went without an A/B */
+	int tie;                 /* the first such rival: within its noise, no A/B (0: none) */
+	int abTie;               /* the first rival an A/B found within its noise (0: none) */
+};
+struct state_best_info state_best_info(const struct state *st);
+/* the same among the candidates whose first verdict came by event
+ * firstEvalMax (their firstEval), for a chart of the best over time */
+struct state_best_info state_best_until(const struct state *st, int firstEvalMax);
+/* the same: the best, or NULL; *pConfirmed and *pTie as above (either
+ * pointer may be NULL) */
 const struct cand *state_best(const struct state *st, int *pConfirmed, int *pTie);
+/* the best in the words every front end prints: "best 2.65x (#1)", "best
+ * 2.65x (#1, unconfirmed: #6 within noise, no A/B)", "best 2.65x (#1, A/B: #8
+ * within noise)", "best -" */
+void state_best_text(const struct state *st, char *buf, size_t n);
 
 /* the suspect entry of candidate id, or NULL */
 const struct state_suspect *state_search_suspect(const struct state *st, int id);

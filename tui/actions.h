@@ -107,7 +107,8 @@ int actions_search_busy(const struct actions_front *f);
 
 /*
  * What a batch of work came to, once it is done: "implemented 2 ideas: 4
- * candidates, 3 correct, best 1.8x (#7)" for the candidates from id fromId
+ * candidates, 3 correct, fastest 1.8x (#7); overall best 1.6x (#3)" (the
+ * batch's fastest by its median, the session's best) for the candidates from id fromId
  * on, or "evaluated N candidates" when none is new (nEvals evaluations
  * ended).  Returns 0 (nothing said) when there is nothing to say.
  */

@@ -66,6 +66,20 @@ static void search_fields(const struct state *st, int bWhy, char *head, size_t n
 	}
 }
 
+/* the best with its caveat in short, where the whole one leaves out
+ * something else: "best 2.65x (#1, unconfirmed)" (narrower than 100
+ * columns: "best 2.65x (#1)"); 1 when it had a caveat to shorten */
+static int best_short(const struct state_best_info *bi, char *buf, size_t n)
+{
+	if (!bi->best || (!bi->tie && !bi->abTie))
+		return 0;
+	snprintf(buf, n, "best %.3gx (#%d%s)", bi->best->speedup, bi->best->id,
+	         COLS < 100 ? ""
+	         : bi->tie  ? ", unconfirmed"
+	                    : ", A/B: within noise");
+	return 1;
+}
+
 static void draw_title(struct app *a)
 {
 	const struct state *st = a->u.st;
@@ -75,11 +89,7 @@ static void draw_title(struct app *a)
 		nOk += st->aCand[i].status == STATUS_CORRECT;
 	char bestz[128];
 	report_best_text(st, bestz, sizeof bestz);
-	int confirmed;
-	const struct cand *best = state_best(st, &confirmed, NULL);
-	if (best && !confirmed && COLS < 200) /* the leader's caveat in short: it stays in view */
-		snprintf(bestz, sizeof bestz, "leader %.3gx (#%d%s)", best->speedup, best->id,
-		         COLS < 100 ? "" : ", unconfirmed");
+	struct state_best_info bi = state_best_info(st);
 	count_of(nc, sizeof nc, st->nCand, "candidate");
 	char cands[64], head[256], rest[256];
 	snprintf(cands, sizeof cands, "%s, %d correct", nc, nOk);
@@ -99,8 +109,28 @@ static void draw_title(struct app *a)
 		snprintf(ev, sizeof ev, "event %d of %d", a->u.rp->k, a->u.rp->nEv);
 		const char *az[] = {" kloop replay", what, ev,   cands,
 		                    bestz,           head, rest, "[ ] step, c continue, ? help"};
-		const int prio[] = {0, 1, 0, 3, 2, 1, 4, 5};
-		screen_fit_fields(az, prio, 8, COLS, t, sizeof t);
+		/* the task, the search's state and the best at every event (issue
+		 * 39): shortened (the reason it ended, the best's caveat) rather
+		 * than left out */
+		const int prio[] = {0, 0, 0, 3, 0, 0, 4, 5};
+		if (screen_fit_fields(az, prio, 8, COLS, t, sizeof t) < 3 &&
+		    best_short(&bi, bestz, sizeof bestz)) /* the counts stay in view */
+			screen_fit_fields(az, prio, 8, COLS, t, sizeof t);
+		if (screen_width(t, strlen(t)) > COLS) {
+			search_fields(st, 0, head, sizeof head, rest, sizeof rest);
+			best_short(&bi, bestz, sizeof bestz);
+			screen_fit_fields(az, prio, 8, COLS, t, sizeof t);
+		}
+		if (screen_width(t, strlen(t)) > COLS) {
+			/* narrower still: the task without its backend, the event as
+			 * K/N, the state before the best */
+			if (st->zTask)
+				snprintf(what, sizeof what, "%s", st->zTask);
+			snprintf(ev, sizeof ev, "%d/%d", a->u.rp->k, a->u.rp->nEv);
+			const char *az2[] = {" kloop replay", what, ev, head, bestz};
+			const int prio2[] = {0, 0, 0, 0, 0};
+			screen_fit_fields(az2, prio2, 5, COLS, t, sizeof t);
+		}
 	} else {
 		int nj = actions_jobs_count(a->u.lv);
 		count_of(jobs, sizeof jobs, nj, "job");
@@ -116,7 +146,10 @@ static void draw_title(struct app *a)
 		path[0] = 0;
 		/* the reason an ended search gives, where it leaves room for the
 		 * best and the jobs (Activity and `:search status` say it whole) */
-		if (screen_fit_fields(az, prio, 7, COLS, t, sizeof t) < 3) {
+		int keep = screen_fit_fields(az, prio, 7, COLS, t, sizeof t);
+		if (keep < 5 && best_short(&bi, bestz, sizeof bestz)) /* the counts stay in view */
+			keep = screen_fit_fields(az, prio, 7, COLS, t, sizeof t);
+		if (keep < 3) {
 			search_fields(st, 0, head, sizeof head, rest, sizeof rest);
 			if (nGate)
 				snprintf(head + strlen(head), sizeof head - strlen(head),

@@ -16,8 +16,16 @@
 #include "screen.h"
 #include "status.h"
 
-/* a search's chart: the best speedup at the end of each round, rounds
- * spread over the columns (the incumbent of round_finished) */
+/* the speedup now (against the session's baseline) of the best at the end
+ * of round rd (round_finished's), 0 when it had none */
+static double round_best(const struct state *st, const struct state_round *rd)
+{
+	const struct cand *c = rd->finished && rd->bestId ? state_cand(st, rd->bestId) : NULL;
+	return c && c->speedup > 0 ? c->speedup : 0;
+}
+
+/* a search's chart: the best at the end of each round, rounds spread over
+ * the columns: the latest finished round's best up to each */
 static double chart_rounds(const struct state *st, int n, double *out)
 {
 	const struct state_search *ss = &st->search;
@@ -26,12 +34,14 @@ static double chart_rounds(const struct state *st, int n, double *out)
 		last = ss->aRound[i].round > last ? ss->aRound[i].round : last;
 	double best = 0;
 	for (int i = 0; i < n; i++) {
-		int r = (int)((double)i * (last + 1) / n);
+		int r = (int)((double)i * (last + 1) / n), at = -1;
 		out[i] = 0;
 		for (int k = 0; k < ss->nRound; k++)
 			if (ss->aRound[k].round <= r && ss->aRound[k].finished &&
-			    ss->aRound[k].bestSpeed > out[i])
-				out[i] = ss->aRound[k].bestSpeed;
+			    ss->aRound[k].bestId && ss->aRound[k].round > at) {
+				at = ss->aRound[k].round;
+				out[i] = round_best(st, &ss->aRound[k]);
+			}
 		best = out[i] > best ? out[i] : best;
 	}
 	return best;
@@ -106,17 +116,18 @@ static struct bar cand_bar(const struct state *st, int i, const char *inLineAt)
 	return y;
 }
 
-/* round i of the search (by position): its incumbent at its end (round_finished;
- * the open round: the search's best so far), on the lineage when that
- * incumbent is; failed when it made candidates and none was correct */
-static struct bar round_bar(const struct state *st, int i, const char *inLineAt)
+/* round i of the search (by position): the best at its end (round_finished;
+ * the open round: the session's best, bestId) with its speedup now, on the
+ * lineage when that one is; failed when it made candidates and none was
+ * correct */
+static struct bar round_bar(const struct state *st, int i, int bestId, const char *inLineAt)
 {
 	const struct state_round *rd = &st->search.aRound[i];
-	int id = rd->finished ? rd->bestId : st->search.bestId;
+	int id = rd->finished ? rd->bestId : bestId;
 	const struct cand *c = id ? state_cand(st, id) : NULL;
 	struct bar y = {-1, c ? inLineAt[c - st->aCand] : 0, 0};
 	if (c)
-		y.v = rd->finished && rd->bestSpeed > 0 ? rd->bestSpeed : c->speedup;
+		y.v = c->speedup;
 	int made = 0, ok = 0;
 	for (int k = 0; k < st->nCand; k++)
 		if (st->aCand[k].round == rd->round) {
@@ -148,17 +159,28 @@ void chart_draw(struct ui *u, const struct ui_rect *r)
 	char title[96];
 	int confirmed = 1;
 	state_best(st, &confirmed, NULL);
+	/* a bar above the best's (a rival within its noise, a round's best an
+	 * A/B winner slower by its median took over from) is not cut */
+	for (int i = 0; !byRound && i < st->nCand; i++)
+		if (st->aCand[i].status == STATUS_CORRECT && st->aCand[i].speedup > hi)
+			hi = st->aCand[i].speedup;
+	for (int i = 0; byRound && i < st->search.nRound; i++)
+		if (round_best(st, &st->search.aRound[i]) > hi)
+			hi = round_best(st, &st->search.aRound[i]);
 	/* how far the best is from the device's limit (roofline.h) */
 	const cJSON *fr = cJSON_GetObjectItem(
 	    cJSON_GetObjectItem(best ? best->result : NULL, "roofline"), "fraction");
 	char roof[32] = "";
 	if (cJSON_IsNumber(fr))
 		snprintf(roof, sizeof roof, ", %.0f%% of roofline", fr->valuedouble * 100);
-	if (best)
-		snprintf(title, sizeof title, "%s speedup %.3gx (#%d%s%s) by %s",
-		         confirmed ? "Best" : "Leader", best->speedup, best->id,
-		         confirmed ? "" : ", unconfirmed", roof, by);
-	else
+	if (best) {
+		snprintf(title, sizeof title, "Best speedup %.3gx (#%d%s%s) by %s", best->speedup,
+		         best->id, confirmed ? "" : ", unconfirmed", roof, by);
+		/* a narrow pane keeps the best and what the bars are */
+		if (screen_width(title, strlen(title)) > r->w - 4)
+			snprintf(title, sizeof title, "Best speedup %.3gx (#%d) by %s",
+			         best->speedup, best->id, by);
+	} else
 		snprintf(title, sizeof title, "Best speedup - by %s", by);
 	screen_frame(r, title, 0);
 	if (!best) {
@@ -204,8 +226,8 @@ void chart_draw(struct ui *u, const struct ui_rect *r)
 		double v = -1;
 		int inLine = 0, failed = 0;
 		for (int i = a; i < b; i++) {
-			struct bar y =
-			    byRound ? round_bar(st, i, inLineAt) : cand_bar(st, i, inLineAt);
+			struct bar y = byRound ? round_bar(st, i, best->id, inLineAt)
+			                       : cand_bar(st, i, inLineAt);
 			if (y.v > v)
 				v = y.v;
 			failed |= y.failed;

@@ -124,6 +124,15 @@ const struct commands_def commands_table[] = {
         .run = verb_profile,
     },
     {
+        .name = "baseline",
+        .aArg = {ARG_TEXT},
+        .usage = "baseline [remeasure]",
+        .help = "the session's baseline on each device, which every speedup is against, and "
+                "what this run's workers timed the reference at; remeasure: time the reference "
+                "again (the workers start afresh) and rescale every speedup (journaled)",
+        .run = verb_baseline,
+    },
+    {
         .name = "sort",
         .aArg = {ARG_COLUMN, ARG_ORDER},
         .nRequired = 1,

@@ -85,8 +85,9 @@ int actions_summary(const struct state *st, int fromId, int nEvals, strbuf *sb)
 		sb_addf(sb, "evaluated %d candidate%s", nEvals, nEvals == 1 ? "" : "s");
 	if (n) {
 		sb_addf(sb, "%d candidate%s, %d correct", n, n == 1 ? "" : "s", nOk);
+		/* the batch's fastest by its median; the best is the session's */
 		if (best)
-			sb_addf(sb, ", best %.3gx (#%d)", best->speedup, best->id);
+			sb_addf(sb, ", fastest %.3gx (#%d)", best->speedup, best->id);
 	}
 	/* the session's best (state_best(), as the header says it) */
 	if (report_best(st, NULL) && n) {

@@ -78,12 +78,13 @@ void pane_population_draw(struct ui *u, const struct ui_rect *r, int focused)
 		           u->st->nCand ? "no candidate matches the filter (/ changes it)"
 		                        : "no candidates yet",
 		           screen_attr(SR_DIM));
+	const struct cand *best = state_best(u->st, NULL, NULL);
 	for (int i = 0; i < rows && u->popTop + i < u->pv.nIdx; i++) {
 		const struct cand *c = &u->st->aCand[u->pv.aIdx[u->popTop + i]];
 		char stage[32];
 		const char *st = row_status(u, c, stage, sizeof stage);
 		sb_reset(&sb);
-		report_table_row_cols(c, st, report_mark(u->st, c), roof, &sb);
+		report_table_row_cols(c, st, report_mark(u->st, c, best), roof, &sb);
 		int y = r->y + 2 + i, sel = c->id == u->selCand;
 		int base = sel ? screen_attr(SR_SELECTED) | (focused ? A_BOLD : 0) : 0;
 		screen_fill(y, r->x + 1, w, base);

@@ -44,15 +44,7 @@ const struct cand *report_best(const struct state *st, int *pTie)
 
 void report_best_text(const struct state *st, char *buf, size_t n)
 {
-	int confirmed, tie;
-	const struct cand *b = state_best(st, &confirmed, &tie);
-	if (!b)
-		snprintf(buf, n, "best -");
-	else if (confirmed)
-		snprintf(buf, n, "best %.3gx (#%d)", b->speedup, b->id);
-	else
-		snprintf(buf, n, "leader %.3gx (#%d, unconfirmed: #%d within noise, no A/B)",
-		         b->speedup, b->id, tie);
+	state_best_text(st, buf, n);
 }
 
 const struct cand *report_seed_of(const struct state *st, const struct cand *c)
@@ -166,6 +158,9 @@ void report_compare(const struct state *st, const struct cand *a, const struct c
 	sb_adds(sb, "\n");
 	/* the A/B timing of the two, the latest either way, if one was run */
 	const struct state_ab *ab = state_ab(st, b->id, a->id), *ba = state_ab(st, a->id, b->id);
+	const struct cand *win;
+	if (!ab && !ba) /* one against the machine code of either counts too */
+		ab = state_ab_between(st, b, a, &win);
 	for (int k = 0; k < 2; k++) {
 		const struct state_ab *x = k ? ba : ab;
 		if (!x)
@@ -177,9 +172,13 @@ void report_compare(const struct state *st, const struct cand *a, const struct c
 			sb_addf(
 			    sb,
 			    "A/B       #%d against #%d: %.3gx over %d interleaved pairs, faster in "
-			    "%d; %s\n",
+			    "%d; %s%s\n",
 			    x->cand, x->incumbent, x->ratio, x->pairs, x->wins,
-			    x->won ? "won, beyond the noise" : "not beyond the noise");
+			    x->won ? "won, beyond the noise" : "not beyond the noise",
+			    (x->cand == a->id || x->cand == b->id) &&
+			            (x->incumbent == a->id || x->incumbent == b->id)
+			        ? ""
+			        : " (of the same machine code as these)");
 	}
 	if (!ab && !ba)
 		sb_addf(sb, "A/B       none run between #%d and #%d\n", a->id, b->id);
@@ -297,7 +296,7 @@ static void add_indented(strbuf *sb, const char *text, const char *ind, int maxL
 	}
 }
 
-char report_mark(const struct state *st, const struct cand *c)
+char report_mark(const struct state *st, const struct cand *c, const struct cand *best)
 {
 	const struct state_search *ss = &st->search;
 	for (int i = 0; i < ss->nBanned; i++)
@@ -305,6 +304,8 @@ char report_mark(const struct state *st, const struct cand *c)
 			return 'B';
 	if (ss->pinned && ss->pinned == c->id)
 		return 'P';
+	if (c == best)
+		return '*';
 	const struct state_suspect *x = state_search_suspect(st, c->id);
 	if ((x && !x->cleared) || (c->belowFloor && !x))
 		return '!';
@@ -317,7 +318,8 @@ char report_mark(const struct state *st, const struct cand *c)
 
 const char *report_mark_legend(void)
 {
-	return "B banned (never a parent), P pinned (the next parent), ! suspect (faster than the "
+	return "B banned (never a parent), P pinned (the next parent), * the best, ! suspect "
+	       "(faster than the "
 	       "device can be, held back), ? unverified time, ~ reduced precision";
 }
 
@@ -379,21 +381,18 @@ static void results_head(const struct state *st, const struct cand *c, strbuf *s
 	results_marks(st, c, sb);
 	struct lines ln = {st, sb};
 	result_describe(r, RD_TIME, report_line, &ln);
-	double base = result_num(r, "baseline_ms"), sp = result_num(r, "speedup");
+	/* the session's baseline on its device (the fold put it in the
+	 * result, with the speedup against it: issue 39) */
+	double base = result_num(r, "baseline_ms"), own = result_num(r, "baseline_measured_ms");
 	if (isnan(base) && st->baselineMs >= 0)
 		base = st->baselineMs;
 	if (!isnan(base)) {
-		sb_addf(sb, "baseline  %s %.4g ms",
+		sb_addf(sb, "baseline  %s %.4g ms, the session's",
 		        *s_of(r, "baseline") ? s_of(r, "baseline") : "reference", base);
-		if (!isnan(sp))
-			sb_addf(sb, ", speedup %.3gx", sp);
-		/* a speedup stays with the baseline it was measured against: a
-		 * session continued later timed the reference again */
-		if (st->baselineMs > 0 && fabs(base - st->baselineMs) > 0.02 * st->baselineMs)
-			sb_addf(sb,
-			        " (against this baseline, measured with it; the session's latest "
-			        "is %.4g ms: candidates are ranked by time on one device)",
-			        st->baselineMs);
+		if (c->speedup >= 0)
+			sb_addf(sb, ": speedup %.3gx", c->speedup);
+		if (!isnan(own))
+			sb_addf(sb, " (this evaluation's run timed the reference at %.4g ms)", own);
 		sb_adds(sb, "\n");
 	}
 	report_relative(st, c, sb);

@@ -31,11 +31,12 @@ void report_table_row_cols(const struct cand *c, const char *zStatus, char mark,
  * other than "-" */
 int report_table_has_roof(const struct state *st, const int *aIdx, int n);
 /*
- * The steering mark of c, one character: 'B' banned, 'P' pinned, '!' a
- * suspect held back, '?' an unverified time, '~' reduced precision (the
- * first that applies), ' ' none.  report_mark_legend() says them in words.
+ * The mark of c, one character: 'B' banned, 'P' pinned, '*' the best (best:
+ * state_best()'s, given so that a table asks once), '!' a suspect held
+ * back, '?' an unverified time, '~' reduced precision (the first that
+ * applies), ' ' none.  report_mark_legend() says them in words.
  */
-char report_mark(const struct state *st, const struct cand *c);
+char report_mark(const struct state *st, const struct cand *c, const struct cand *best);
 const char *report_mark_legend(void);
 
 /*

@@ -15,7 +15,7 @@ typedef int verb_fn(struct actions_front *f, const struct commands_line *c);
 verb_fn verb_ideas, verb_accept, verb_reject, verb_revise, verb_implement, verb_prompt, verb_reply;
 /* one candidate: evaluate, edit, add, look at, write out (verbs_cand.c) */
 verb_fn verb_edit, verb_add, verb_bench, verb_profile, verb_show, verb_diff, verb_compare,
-    verb_export;
+    verb_export, verb_baseline;
 /* the population view, help, quit, and a replay's steps (verbs_view.c) */
 verb_fn verb_sort, verb_filter, verb_list, verb_help, verb_quit, verb_step, verb_goto,
     verb_continue;

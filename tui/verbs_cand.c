@@ -130,6 +130,41 @@ int verb_profile(struct actions_front *f, const struct commands_line *c)
 	return 0;
 }
 
+/* the session's baseline (issue 39): shown, or re-measured */
+int verb_baseline(struct actions_front *f, const struct commands_line *c)
+{
+	char err[KL_ERRLEN];
+	if (c->nArg && strcmp(c->azArg[0], "remeasure"))
+		return actions_fail(f, "baseline: expected remeasure or nothing, got '%s'",
+		                    c->azArg[0]);
+	if (!c->nArg) {
+		strbuf sb = STRBUF_INIT;
+		const struct state *st = actions_state(f);
+		if (f->lv)
+			runner_baseline_text(f->lv, &sb);
+		for (int i = 0; !f->lv && i < st->nBase; i++)
+			sb_addf(&sb, "%sbaseline %.4g ms%s%s, %s", i ? "\n" : "", st->aBase[i].ms,
+			        *st->aBase[i].zDevice ? " on " : "", st->aBase[i].zDevice,
+			        st->aBase[i].remeasured ? "re-measured"
+			                                : "timed when the session began");
+		if (!sb.len)
+			sb_adds(&sb, "no baseline yet");
+		f->h->page(f->arg, "baseline", sb.buf, 0);
+		sb_free(&sb);
+		return 0;
+	}
+	if (actions_need_live(f, c) < 0)
+		return -1;
+	int id = runner_remeasure(f->lv, err);
+	if (id < 0)
+		return actions_fail(f, "baseline: %s", err);
+	actions_say(f,
+	            "re-measuring the baseline: the workers start afresh and time the reference, "
+	            "then evaluate #%d with it",
+	            id);
+	return 0;
+}
+
 int verb_bench(struct actions_front *f, const struct commands_line *c)
 {
 	char err[KL_ERRLEN];

@@ -471,6 +471,18 @@ void pool_code_measured(struct pool *p, const char *zDevice, const char *zCode, 
 			slot_measured(&p->aSlot[i], m);
 }
 
+/* the reference timings known, per device model, forgotten */
+static void refs_forget(struct pool *p)
+{
+	for (int i = 0; i < p->nRef; i++) {
+		free(p->aRef[i].zDevice);
+		cJSON_Delete(p->aRef[i].timing);
+		cJSON_Delete(p->aRef[i].baselines);
+		cJSON_Delete(p->aRef[i].refData);
+	}
+	p->nRef = 0;
+}
+
 void pool_free(struct pool *p)
 {
 	if (!p)
@@ -494,12 +506,7 @@ void pool_free(struct pool *p)
 		p->jobs = j->next;
 		job_free(j);
 	}
-	for (int i = 0; i < p->nRef; i++) {
-		free(p->aRef[i].zDevice);
-		cJSON_Delete(p->aRef[i].timing);
-		cJSON_Delete(p->aRef[i].baselines);
-		cJSON_Delete(p->aRef[i].refData);
-	}
+	refs_forget(p);
 	free(p->aRef);
 	if (p->tmSalloc)
 		loop_del_timer(p->l, p->tmSalloc);
@@ -606,6 +613,23 @@ int pool_cancel(struct pool *p, int id)
 	deliver(p, j, r);
 	cJSON_Delete(r);
 	pool_dispatch_soon(p);
+	return 0;
+}
+
+int pool_retime(struct pool *p)
+{
+	if (p->jobs)
+		return -1;
+	/* every worker starts again: a fresh worker times the reference */
+	for (int i = 0; i < p->nSlot; i++) {
+		struct slot *s = &p->aSlot[i];
+		if (!s->w)
+			continue;
+		slot_stop(s);
+		if (s->state != POOL_W_DISABLED)
+			s->state = POOL_W_IDLE;
+	}
+	refs_forget(p);
 	return 0;
 }
 

@@ -108,6 +108,11 @@ void pool_info(const struct pool *p, int i, struct pool_info *pi);
 /* jobs that were put back on the queue after a lost worker, so far */
 int pool_requeued(const struct pool *p);
 
+/* time the reference again (a re-measure of the session's baseline): every
+ * worker is stopped and starts afresh with the next job, timing the
+ * reference as it starts; the timings known so far are forgotten until
+ * then.  0, or -1 while jobs are queued or running (nothing is done) */
+int pool_retime(struct pool *p);
 /* the reference's timing measured on a device of this name (the baseline for
  * a speedup on that GPU model), or any worker's when zDevice is NULL; NULL
  * before one is known */

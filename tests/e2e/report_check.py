@@ -88,8 +88,9 @@ def main():
     # verified, faithful in precision (the default policy)
     good = [c for c in cands if c["status"] == "correct" and c["speedup"]
             and not c.get("unverified") and c.get("precision") != "reduced"]
-    best = max(good, key=lambda c: c["speedup"]) if good else None
     by_id = {c["id"]: c for c in cands}
+    # the fold's one best (state_best(): kloop session --json names it)
+    best = by_id[ses["best"]["id"]] if ses.get("best") else None
     path = []
     c = best
     while c is not None and c["id"] not in [x["id"] for x in path]:

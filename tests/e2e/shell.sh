@@ -77,15 +77,15 @@ assert c['origin']=='human' and c['parents']==[1] and 'x + x' in c['source']"
 # candidates compare (faster, slower, same within noise), and whether
 # kloop's clock could bound a time on a machine this busy (a speedup with a
 # "?", the UNVERIFIED line, or a time bounded by the candidate's CPU time
-# instead: the "bound" line), and whether the fastest is a confirmed best or
-# a leader with another candidate within its noise --
+# instead: the "bound" line), and whether the best is confirmed or has
+# another candidate within its noise (with or without an A/B) --
 # everything else, every line and every other word, must be the same
 EDITOR="$T/ed.sh" $KLOOP shell $TASK $B --session "$T/s2.jsonl" <"$T/script" >"$T/out2" 2>&1
 norm() {
 	sed -E 's/[0-9]+(\.[0-9]+)?(e-?[0-9]+)?/N/g' "$1" | tr -s " " | sed "s/ (cached)//" |
 		sed -E 's/, not converged( within the budget)?//; s/ \((faster|slower)(, outside the noise)?\)/ CMP/g; s/, same within noise/ CMP/g' |
 		sed -E 's/Nx\?/Nx/' | grep -v "^UNVERIFIED " | grep -v "^bound " |
-		sed -E 's/(best|leader) Nx \(#N(, unconfirmed: #N within noise, no A\/B)?\)/BEST Nx (#N)/g' |
+		sed -E 's/best Nx \(#N(, unconfirmed: #N within noise, no A\/B|, A\/B: #N within noise)?\)/BEST Nx (#N)/g' |
 		grep -v "session saved"
 }
 norm "$T/out" >"$T/n1"

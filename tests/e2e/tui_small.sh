@@ -58,7 +58,7 @@ since=$NFAIL
 check "80x24: the host's all-'-' roofline column is not drawn: the idea has its room" \
 	sh -c "grep -Eq '^│ +id +par origin status +time ms speedup +i' '$T/screen' &&
 		! grep -q 'roof\|speedup  r' '$T/screen'"
-check "... and the candidate of the idea shows its start" grep -Eq "^│ +2 +1 llm .* o…│" "$T/screen"
+check "... and the candidate of the idea shows its start" grep -Eq "^│[ *] +2 +1 llm .* o…│" "$T/screen"
 diag "$since" "$T/screen"
 keys q
 wait_for "quit|y/n|DONE-2" 10 >/dev/null

@@ -39,9 +39,9 @@ check "80x24: a column cut short ends in an ellipsis (the header, after speedup)
 	grep -Eq "speedup +[a-z]*…│" "$T/s80"
 check "80x24: every line fits in 80 columns" python3 -c "
 import sys; sys.exit(any(len(l.rstrip('\\n')) > 80 for l in open(sys.argv[1], encoding='utf-8')))" "$T/s80"
-check "the table shows the spread next to each time" grep -Eq "^│ +1 +- seed +correct +[0-9.]+±[0-9]+%" "$T/s80"
+check "the table shows the spread next to each time" grep -Eq "^│[ *] +1 +- seed +correct +[0-9.]+±[0-9]+%" "$T/s80"
 check "done: the seeds' evaluation is summed up on the message line" \
-	wait_for "^done: 2 candidates, 2 correct, best [0-9.]+x \(#[12]\)"
+	wait_for "^done: 2 candidates, 2 correct, fastest [0-9.]+x \(#[12]\)"
 check "the Activity pane lists the worker: label, state, jobs done, utilisation (issue 13)" \
 	wait_for "│w0 local:0: idle, 2 done, [0-9]+% busy"
 
@@ -115,7 +115,7 @@ check "and, when it is done, what it came to" wait_for "^done: evaluated 1 candi
 echo cerr >"$T/mode"
 keys 1 g e
 check "a candidate that does not compile says compile error (not compile_err)" \
-	wait_for "^│ +3 +1 human +compile error"
+	wait_for "^│[ *] +3 +1 human +compile error"
 check "Results: verdict compile error" wait_for "verdict   compile error"
 screen >"$T/act"
 check "Activity wraps the error line: the compiler's message goes on, indented, on the next lines" \
@@ -241,7 +241,7 @@ keys q
 
 keys : 'implement 1' Enter
 check "implement: the message line follows the work" wait_for "implementing 1 idea, 1 branch each - [0-9]+ jobs? running"
-check "and sums it up when it is done" wait_for "^done: implemented 1 idea: 1 candidate, 1 correct, best [0-9.]+x \(#3\)" 40
+check "and sums it up when it is done" wait_for "^done: implemented 1 idea: 1 candidate, 1 correct, fastest [0-9.]+x \(#3\)" 40
 check "the implemented idea says so (impl, short for implemented, in a narrow pane)" wait_for "1 impl +One pass"
 keys 2 G Enter
 check "and implemented on its page" wait_for "status    implemented"

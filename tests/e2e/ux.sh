@@ -82,7 +82,7 @@ printf 'ideas 3\naccept 1\nimplement 1\nprompt 2\nreply 2\n' |
 	OPENAI_API_KEY=sk-shell-test $KLOOP shell softmax $B --provider openai --model fake-gpt \
 		--base-url "$URL" --session "$T/l.jsonl" >"$T/lout" 2>"$T/lerr"
 check "implement: the summary says what it came to" \
-	grep -Eq "^done: implemented 1 idea: 1 candidate, 1 correct, best [0-9.]+x \(#2\); overall (best|leader) [0-9.]+x \(#[12]" "$T/lout"
+	grep -Eq "^done: implemented 1 idea: 1 candidate, 1 correct, fastest [0-9.]+x \(#2\); overall best [0-9.]+x \(#[12]" "$T/lout"
 check "prompt ID prints the request that made the candidate" \
 	sh -c "grep -Eq '^candidate #2 idea1-b1.c: LLM request [0-9]+ \(implement, openai fake-gpt\)' '$T/lout' && grep -q '^system$' '$T/lout' && grep -q '^prompt$' '$T/lout'"
 check "reply ID prints the answer with the model's explanation" \

@@ -147,7 +147,51 @@ static void test_win_rule(void)
 	CHECK(!archive_is_win(st, state_cand(st, 6)),
 	      "a crossover must beat both parents (4.8 > the second's p10 4): not a win");
 	CHECK(archive_is_win(st, state_cand(st, 7)), "a crossover below both parents: a win");
+	/* issue 39: an A/B against its parent that did not find #2 faster
+	 * beyond the noise refutes the separate timings; one won does not */
+	emit(s, "{\"type\":\"ab_compared\",\"candidate\":7,\"incumbent\":1,\"pairs\":20,"
+	        "\"wins\":19,\"ratio\":3,\"won\":true}");
+	CHECK(archive_is_win(st, state_cand(st, 7)), "a win its A/B confirmed stays a win");
+	emit(s, "{\"type\":\"ab_compared\",\"candidate\":2,\"incumbent\":1,\"pairs\":20,"
+	        "\"wins\":11,\"ratio\":1.01,\"won\":false}");
+	CHECK(!archive_is_win(st, state_cand(st, 2)),
+	      "1.8x faster by separate timings, but its A/B against the parent was not beyond the "
+	      "noise: not a win");
 	session_close(s);
+}
+
+/* a win filed, then refuted by an A/B asked for later: it leaves the
+ * archive, so that later prompts do not learn it */
+static void test_refuted_win(struct archive *a)
+{
+	char *path = xasprintf("%s/refuted.jsonl", dir), err[KL_ERRLEN];
+	struct session *s = session_open(path, 1, err);
+	emit(s, "{\"type\":\"session_started\",\"task\":\"refuted\",\"backend\":\"cuda\","
+	        "\"ts\":3000}");
+	cand(s, 1, 0, 0, "int r;");
+	eval(s, 1, "correct", 10, 9, 11);
+	cand(s, 2, 1, 0, "int r2;");
+	eval(s, 2, "correct", 6.7, 6.5, 7);
+	session_close(s);
+	struct archive_counts c;
+	int rc = archive_add_journal(a, path, &c, err);
+	cJSON *r = search(a, NULL, "refuted", "win");
+	CHECK(rc == 0 && c.nWins == 1 && cJSON_GetArraySize(r) == 1,
+	      "1.49x by separate timings: a win filed (%d)", cJSON_GetArraySize(r));
+	cJSON_Delete(r);
+	s = session_open(path, 1, err);
+	eval(s, 2, "correct", 6.7, 6.5, 7);
+	emit(s, "{\"type\":\"ab_compared\",\"candidate\":2,\"incumbent\":1,\"pairs\":20,"
+	        "\"wins\":10,\"ratio\":1.01,\"won\":false}");
+	session_close(s);
+	rc = archive_add_journal(a, path, &c, err);
+	r = search(a, NULL, "refuted", "win");
+	CHECK(rc == 0 && c.nWins == 0 && cJSON_GetArraySize(r) == 0,
+	      "its A/B against the parent was not beyond the noise (1.01): the win leaves the "
+	      "archive (%d left: %s)",
+	      cJSON_GetArraySize(r), rc ? err : "");
+	cJSON_Delete(r);
+	free(path);
 }
 
 static void test_add_search(struct archive *a, const char *zS1, const char *zS2)
@@ -419,6 +463,7 @@ int main(void)
 	CHECK(a != NULL, "the archive is made with its directory (%s)", a ? "" : err);
 	test_win_rule();
 	test_add_search(a, s1, s2);
+	test_refuted_win(a);
 	test_dead_end_wins_later(a, s1);
 	test_cancelled_not_dead(a);
 	test_stats(a);

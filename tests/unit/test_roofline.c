@@ -3,9 +3,8 @@
  * a verdict's flags do to its rank (state.h): a time below the floor of
  * moving the task's bytes is a suspect, ranked only once a person cleared
  * it; reduced precision ranks only under `precision any`; the FLOPs of a
- * task shaped as a matrix product are found from its shapes; one best
- * (state_best()), confirmed by an A/B or by the noise, and never mixing
- * baselines.
+ * task shaped as a matrix product are found from its shapes.  (One best
+ * and one baseline: test_state_best.c.)
  */
 #include <math.h>
 #include <string.h>
@@ -150,50 +149,6 @@ int main(void)
 	      "{\"type\":\"search_set\",\"key\":\"precision\",\"value\":\"faithful\",\"ts\":6}");
 	CHECK(!state_cand_rankable(&st, state_cand(&st, 2)),
 	      "`set precision faithful` takes reduced precision out of the ranking again");
-	state_free(&st);
-
-	/* one best: within the noise and no A/B, a leader unconfirmed; an A/B
-	 * win confirms it; against another baseline on the same device, time
-	 * decides */
-	state_init(&st);
-	event(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1}");
-	for (int i = 1; i <= 3; i++) {
-		char e[160];
-		snprintf(e, sizeof e,
-		         "{\"type\":\"candidate_added\",\"id\":%d,\"source\":\"x\",\"ts\":1}", i);
-		event(&st, e);
-	}
-	event(&st,
-	      "{\"type\":\"eval_finished\",\"candidate\":1,\"ts\":2,\"result\":{\"status\":"
-	      "\"correct\",\"speedup\":2.0,\"baseline_ms\":1.0,\"device\":\"H200\",\"timing\":{"
-	      "\"median_ms\":0.5,\"p10_ms\":0.49,\"p90_ms\":0.52}}}");
-	event(&st,
-	      "{\"type\":\"eval_finished\",\"candidate\":2,\"ts\":2,\"result\":{\"status\":"
-	      "\"correct\",\"speedup\":2.02,\"baseline_ms\":1.0,\"device\":\"H200\",\"timing\":{"
-	      "\"median_ms\":0.495,\"p10_ms\":0.48,\"p90_ms\":0.51}}}");
-	int confirmed = -1, tie = -1;
-	const struct cand *b = state_best(&st, &confirmed, &tie);
-	CHECK(b && b->id == 2 && !confirmed && tie == 1,
-	      "0.495 vs 0.5 ms, spreads overlapping, no A/B: #2 leads, unconfirmed, #1 within its "
-	      "noise (best %d, confirmed %d, tie %d)",
-	      b ? b->id : 0, confirmed, tie);
-	event(&st, "{\"type\":\"ab_compared\",\"candidate\":2,\"incumbent\":1,\"pairs\":20,"
-	           "\"wins\":17,\"ratio\":1.01,\"won\":true,\"ts\":3}");
-	b = state_best(&st, &confirmed, &tie);
-	CHECK(b && b->id == 2 && confirmed && tie == 0,
-	      "... after #2 won an A/B against #1: the best, confirmed");
-	/* a session continued: the reference timed again (0.7 ms), a copy of #2
-	 * timed against it shows a lower speedup for the same time */
-	event(&st,
-	      "{\"type\":\"eval_finished\",\"candidate\":3,\"ts\":4,\"result\":{\"status\":"
-	      "\"correct\",\"speedup\":1.45,\"baseline_ms\":0.7,\"device\":\"H200\",\"timing\":{"
-	      "\"median_ms\":0.474,\"p10_ms\":0.47,\"p90_ms\":0.478}}}");
-	b = state_best(&st, &confirmed, NULL);
-	CHECK(b && b->id == 3 && confirmed,
-	      "against another baseline on the same device, the faster time is the best (#3: "
-	      "1.45x of 0.7 ms, 0.474 ms), not the larger speedup (#2: 2.02x of 1.0 ms, 0.495 ms)");
-	CHECK(!state_faster(state_cand(&st, 2), state_cand(&st, 3)),
-	      "... #2 is not faster than #3 by time");
 	state_free(&st);
 	return check_done();
 }

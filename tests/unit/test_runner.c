@@ -34,6 +34,7 @@ struct notes {
 	int aIdea[8];
 	char zLine[600]; /* runner_describe() of the last FINISHED or IDEAS note */
 	char zLog[600];  /* the last RUNNER_LOG line */
+	char zMsg[600];  /* the last RUNNER_MESSAGE line */
 };
 
 static void on_note(void *arg, const struct runner_note *n)
@@ -45,6 +46,9 @@ static void on_note(void *arg, const struct runner_note *n)
 		x->syncDone |= x->inCall;
 	} else if (n->kind == RUNNER_LOG) {
 		snprintf(x->zLog, sizeof x->zLog, "%s", n->zText ? n->zText : "");
+		return;
+	} else if (n->kind == RUNNER_MESSAGE) {
+		snprintf(x->zMsg, sizeof x->zMsg, "%s", n->zText ? n->zText : "");
 		return;
 	} else if (n->kind == RUNNER_IDEAS) {
 		for (int i = 0; i < n->nIdea && x->nIdeas < 8; i++)
@@ -169,6 +173,91 @@ static void test_background_baseline(struct loop *l, struct config *cfg, struct 
 	CHECK(rn && res_num(rn, id, "speedup_compile") == 0.5 && !x->zLog[0],
 	      "without it the baselines are whole at once and no line is said");
 	runner_close(rn);
+}
+
+static void put_file(const char *zPath, const char *z)
+{
+	FILE *f = fopen(zPath, "w");
+	if (f) {
+		fputs(z, f);
+		fclose(f);
+	}
+}
+
+/* one baseline a session (issue 39): a scripted worker whose reference
+ * time is what a file says when it starts, so nothing depends on a clock */
+static void test_one_baseline(struct loop *l, struct config *cfg, struct notes *x, const char *zDir)
+{
+	char err[KL_ERRLEN];
+	char *eager = xasprintf("%s/eager_ms", zDir);
+	char *zPath = xasprintf("%s/one_baseline.jsonl", zDir);
+	char *wk =
+	    xasprintf("python3 tests/fixtures/baselines_worker.py %s %s", KLOOP_VERSION, eager);
+	config_set(cfg, "worker", wk, err);
+	free(wk);
+	put_file(eager, "2.0");
+	struct runner_opts o = {.zTask = "softmax", .zSession = zPath, .bNoSeeds = 1};
+	struct runner *rn = runner_open(l, cfg, &o, on_note, x, err);
+	x->rn = rn;
+	int id = rn ? runner_add(rn, "human", NULL, 0, "a.c", "int a;", NULL, err) : -1;
+	if (rn && runner_bench(rn, id, err) == 0)
+		run(l, rn);
+	CHECK(rn && res_num(rn, 1, "speedup") == 2 && res_num(rn, 1, "baseline_ms") == 2,
+	      "the session begins with the reference's 2 ms: #1 (1 ms) is 2x");
+	runner_close(rn);
+	/* reopened: this run's workers time the reference at 4 ms */
+	put_file(eager, "4.0");
+	o = (struct runner_opts){.zSession = zPath};
+	rn = runner_open(l, cfg, &o, on_note, x, err);
+	x->rn = rn;
+	id = rn ? runner_add(rn, "human", NULL, 0, "b.c", "int b;", NULL, err) : -1;
+	if (rn && runner_bench(rn, id, err) == 0)
+		run(l, rn);
+	CHECK(rn && res_num(rn, 2, "speedup") == 2 && res_num(rn, 2, "baseline_ms") == 2 &&
+	          res_num(rn, 2, "baseline_measured_ms") == 4 && res_num(rn, 1, "speedup") == 2,
+	      "reopened, the workers timed the reference at 4 ms: #2 (1 ms) is still 2x, against "
+	      "the session's 2 ms, with the 4 ms beside it (%g)",
+	      rn ? res_num(rn, 2, "speedup") : -1);
+	char bt[600];
+	strbuf sb = STRBUF_INIT;
+	if (rn)
+		runner_baseline_text(rn, &sb);
+	CHECK(sb.buf && strstr(sb.buf, "baseline 2 ms on Fake GPU, timed when the session began") &&
+	          strstr(sb.buf, "this run's workers timed the reference at 4 ms (2x)"),
+	      "`baseline` says the session's and this run's: %s", sb.buf ? sb.buf : "");
+	sb_reset(&sb);
+	/* a re-measure: journaled, every speedup against it */
+	x->zMsg[0] = 0;
+	int rid = rn ? runner_remeasure(rn, err) : -1;
+	if (rid > 0)
+		run(l, rn);
+	snprintf(bt, sizeof bt, "%s", x->zMsg);
+	CHECK(rid == 1 && res_num(rn, 1, "speedup") == 4 && res_num(rn, 2, "speedup") == 4 &&
+	          state_baseline(runner_state(rn), "Fake GPU") == 4,
+	      "re-measured (evaluating the best, #%d): 4 ms, every speedup 4x now", rid);
+	CHECK(strstr(bt, "baseline re-measured on Fake GPU: 4 ms (it was 2 ms): every speedup in "
+	                 "the session is against it now, each 2 times what it was"),
+	      "and it says so: %s", bt);
+	if (rn)
+		runner_baseline_text(rn, &sb);
+	CHECK(sb.buf && strstr(sb.buf, "baseline 4 ms on Fake GPU, re-measured"),
+	      "`baseline` says it was re-measured: %s", sb.buf ? sb.buf : "");
+	sb_free(&sb);
+	runner_close(rn);
+	/* the journal holds it: read again, the same numbers */
+	char *z = slurp(zPath);
+	CHECK(strstr(z, "\"type\":\"baseline\",\"device\":\"Fake GPU\",\"median_ms\":4,"
+	                "\"previous_ms\":2") != NULL,
+	      "the journal has the re-measure as a baseline event");
+	free(z);
+	struct session *s = session_open(zPath, 0, err);
+	CHECK(s && state_cand(&s->st, 1)->speedup == 4 && state_cand(&s->st, 2)->speedup == 4,
+	      "read again, every speedup is against the re-measured baseline");
+	session_close(s);
+	unlink(zPath);
+	unlink(eager);
+	free(zPath);
+	free(eager);
 }
 
 int main(void)
@@ -413,6 +502,7 @@ int main(void)
 	runner_close(rn);
 
 	test_background_baseline(l, &cfg, &x);
+	test_one_baseline(l, &cfg, &x, dir);
 
 	/* a worker that cannot start */
 	config_set(&cfg, "worker", "/nonexistent/kloop-worker", err);

@@ -200,6 +200,8 @@ static void test_fold(void)
 	        "[{\"id\":2,\"reason\":\"the fastest\"}]}");
 	emit(s, "{\"type\":\"candidate_added\",\"id\":3,\"name\":\"c3.c\",\"origin\":\"sweep\","
 	        "\"parents\":[2],\"source\":\"s3\"}");
+	emit(s, "{\"type\":\"eval_finished\",\"candidate\":3,\"result\":{\"status\":\"correct\","
+	        "\"speedup\":4,\"timing\":{\"median_ms\":0.25}}}");
 	emit(s, "{\"type\":\"new_best\",\"candidate\":3,\"speedup\":4}");
 	emit(s, "{\"type\":\"round_finished\",\"round\":1,\"best\":3,\"best_speedup\":4,"
 	        "\"elapsed_s\":12.5}");
@@ -295,12 +297,23 @@ static void test_emitters(void)
 	          cJSON_GetNumberValue(cJSON_GetObjectItem(session_last(s), "usd")) == 0.25,
 	      "search_budget: the spending and the elapsed time");
 	CHECK(ev_search_paused(s, 5, err) == 0 && s->st.search.state == SEARCH_PAUSED &&
-	          ev_search_resumed(s, 5, err) == 0 && s->st.search.state == SEARCH_RUNNING,
+	          ev_search_resumed(s, 5, 0, err) == 0 && s->st.search.state == SEARCH_RUNNING,
 	      "paused, resumed");
 	CHECK(ev_search_finished(s, "1 rounds done", &b, 6, err) == 0 &&
 	          s->st.search.state == SEARCH_FINISHED &&
 	          !strcmp(s->st.search.zWhy, "1 rounds done"),
 	      "search_finished with its reason");
+	cJSON *v4 = cJSON_CreateNumber(4);
+	CHECK(ev_search_set(s, "rounds", v4, 6, err) == 0 && s->st.search.setSinceEnd &&
+	          !s->st.search.continued,
+	      "a setting changed after it finished is remembered (search start goes on with it)");
+	cJSON_Delete(v4);
+	CHECK(ev_search_resumed(s, 7, 1, err) == 0 && s->st.search.continued &&
+	          s->st.search.contRound == s->st.search.round && !s->st.search.setSinceEnd &&
+	          cJSON_IsTrue(cJSON_GetObjectItem(session_last(s), "continued")),
+	      "a finished search that goes on: search_resumed says continued, and the fold "
+	      "keeps the round it went on after (%d)",
+	      s->st.search.contRound);
 	cJSON *ab = cJSON_Parse("{\"pairs\": 20, \"wins\": 18, \"p_value\": 0.0002, \"ratio\": "
 	                        "1.31, \"won\": true, \"rule\": \"sign test\", \"candidate\": "
 	                        "{\"median_ms\": 1.0}, \"incumbent\": {\"median_ms\": 1.31}}");

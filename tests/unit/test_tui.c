@@ -223,9 +223,9 @@ int main(void)
 	           "0.94,\"p90_ms\":0.99}}}");
 	int tie = 0;
 	const struct cand *b = report_best(&st, &tie);
-	CHECK(b && b->id == 2 && tie == 1,
+	CHECK(b && b->id == 1 && tie == 2,
 	      "0.9576 vs 0.9583 ms with overlapping spreads: #2 is not claimed to beat #1, the "
-	      "same within noise (best %d, tie %d)",
+	      "same within noise: #1 keeps the best, unconfirmed (best %d, tie %d)",
 	      b ? b->id : 0, tie);
 	CHECK(report_same_within_noise(state_cand(&st, 1), state_cand(&st, 2)) == 1,
 	      "overlapping p10-p90 intervals are the same within noise");
@@ -282,12 +282,17 @@ int main(void)
 	           "more than the suspect limit\",\"ts\":1002}");
 	event(&st, "{\"type\":\"ab_compared\",\"candidate\":2,\"incumbent\":1,\"pairs\":20,"
 	           "\"wins\":19,\"ratio\":1.9,\"won\":true,\"ts\":1003}");
-	CHECK(report_mark(&st, state_cand(&st, 1)) == ' ' &&
-	          report_mark(&st, state_cand(&st, 2)) == 'P' &&
-	          report_mark(&st, state_cand(&st, 3)) == 'B' &&
-	          report_mark(&st, state_cand(&st, 4)) == '!',
-	      "marks: none, pinned, banned, suspect");
-	CHECK(strstr(report_mark_legend(), "B banned") &&
+	const struct cand *top = state_best(&st, NULL, NULL);
+	CHECK(report_mark(&st, state_cand(&st, 1), top) == ' ' &&
+	          report_mark(&st, state_cand(&st, 2), top) == 'P' &&
+	          report_mark(&st, state_cand(&st, 3), top) == 'B' &&
+	          report_mark(&st, state_cand(&st, 4), top) == '!' &&
+	          report_mark(&st, state_cand(&st, 2), NULL) == 'P' &&
+	          report_mark(&st, state_cand(&st, 1), state_cand(&st, 1)) == '*',
+	      "marks: none, pinned (#2, the best too: pinned says more), banned, suspect; the "
+	      "best's row *");
+	CHECK(strstr(report_mark_legend(), "* the best") &&
+	          strstr(report_mark_legend(), "B banned") &&
 	          strstr(report_mark_legend(), "P pinned") &&
 	          strstr(report_mark_legend(), "! suspect"),
 	      "the legend says each mark");
