@@ -364,6 +364,9 @@ static int c_call(struct harness_cand *hc, int mode, int *pRc, double *pMs, doub
 	*pRc = rep.rc;
 	*pMs = rep.ms;
 	*pMd = rep.md;
+	snprintf(hc->zRunError, sizeof hc->zRunError, "%.*s", (int)sizeof hc->zRunError - 1,
+	         rep.rc ? rep.text : "");
+	hc->copied |= rep.copied;
 	return 0;
 }
 
@@ -421,6 +424,7 @@ static int c_batch(struct harness_cand *hc, int mode, int n, double *pMs, double
 	}
 	*pMs = rep.ms;
 	*pMd = rep.md;
+	hc->copied |= rep.copied;
 	return 0;
 }
 

@@ -54,6 +54,10 @@ struct cm {
 	int32_t mode, rc;
 	int32_t set; /* CM_RUN, CM_FRAME: which harness's buffers */
 	double ms, md;
+	/* CM_REPLY: the outputs the candidate's call(s) filled by copying a
+	 * result of their own (kl_run_copied, kloop.h), a bit each */
+	uint32_t copied;
+	/* CM_REPLY with rc: the candidate's words for it (kl_run_error) */
 	char text[400];
 };
 
