@@ -24,18 +24,10 @@ static int ends_with(const char *z, const char *suffix)
 	return n >= m && !strcmp(z + n - m, suffix);
 }
 
-/* a file beside torchref.py (the module body template) */
+/* the module body template, beside torchref.py */
 static char *body_path(void)
 {
-	const char *env = getenv("KLOOP_EXPORT_BODY");
-	if (env && *env)
-		return xstrdup(env);
-	const char *t = torchref_script();
-	const char *slash = strrchr(t, '/');
-	char *dir = slash ? xstrndup(t, (size_t)(slash - t)) : xstrdup(".");
-	char *p = path_join(dir, "kbexport.py");
-	free(dir);
-	return p;
+	return torchref_sibling("kbexport.py", "KLOOP_EXPORT_BODY");
 }
 
 /* NAME = "json string" (a valid Python literal) */

@@ -26,6 +26,7 @@
 #include "sandbox.h"
 #include "sha256.h"
 #include "libs.h"
+#include "torchext.h"
 #include "util.h"
 
 #define LOG_MAX (1 << 20)
@@ -69,6 +70,7 @@ struct compiler {
 	char *azCmd[3];     /* compiler per language */
 	char *azVersion[3]; /* their --version output (first line), for the key */
 	char *zHeaderHash;  /* hash of kloop.h */
+	char *zTorchHash;   /* hash of the ATen stand-in's headers (an extension's key) */
 	char *zCpu;         /* CPU model, part of the key (-march=native) */
 	struct cjob *queue; /* waiting jobs */
 	int nPending;
@@ -155,6 +157,25 @@ static char *env_or(const char *name, const char *dflt)
 	return xstrdup(v && *v ? v : dflt);
 }
 
+/* the SHA-256 of kloop's headers az (NULL-terminated, in its include
+ * directory), hex, fresh */
+static char *headers_hash(const char **az)
+{
+	struct sha256 s;
+	char hex[65];
+	sha256_init(&s);
+	for (int i = 0; az[i]; i++) {
+		strbuf h = STRBUF_INIT;
+		char *hp = path_join(compile_include_dir(), az[i]);
+		if (read_file(hp, &h, 1 << 20, NULL) == 0)
+			sha256_update(&s, h.buf, h.len);
+		sb_free(&h);
+		free(hp);
+	}
+	sha256_hex(&s, hex);
+	return xstrdup(hex);
+}
+
 struct compiler *compiler_new(struct loop *l, const char *zCacheDir, int jobs,
                               const struct cuda_target *pTarget, char *err)
 {
@@ -175,17 +196,9 @@ struct compiler *compiler_new(struct loop *l, const char *zCacheDir, int jobs,
 	c->azCmd[LANG_CUDA] = env_or("KLOOP_NVCC", "nvcc");
 	for (int i = 0; i < 3; i++)
 		c->azVersion[i] = tool_version(c->azCmd[i]);
-	strbuf h = STRBUF_INIT;
-	char *hp = path_join(compile_include_dir(), "kloop.h");
-	struct sha256 s;
-	char hex[65];
-	sha256_init(&s);
-	if (read_file(hp, &h, 1 << 20, NULL) == 0)
-		sha256_update(&s, h.buf, h.len);
-	sha256_hex(&s, hex);
-	c->zHeaderHash = xstrdup(hex);
-	sb_free(&h);
-	free(hp);
+	c->zHeaderHash = headers_hash((const char *[]){"kloop.h", NULL});
+	c->zTorchHash = headers_hash((const char *[]){
+	    "kloop_torch.h", "kloop_torch/kl_torch_tensor.h", "kloop_torch/kl_torch_run.h", NULL});
 	c->zCpu = cpu_model();
 	return c;
 }
@@ -200,6 +213,7 @@ void compiler_free(struct compiler *c)
 		free(c->azVersion[i]);
 	}
 	free(c->zHeaderHash);
+	free(c->zTorchHash);
 	free(c->zCpu);
 	libs_free(&c->libs);
 	libs_free(&c->cutlass);
@@ -339,6 +353,8 @@ static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 		                ? "-Rpass=loop-vectorize"
 		                : "-fopt-info-vec-optimized");
 		v[n++] = xasprintf("-I%s", inc);
+		if (j->req.torch)
+			v[n++] = xasprintf("-I%s/kloop_torch", inc);
 		/* a reproducible object (codehash.h): no build id, no local
 		 * symbols (the file's name, static functions' names) */
 		v[n++] = xstrdup("-Wl,--build-id=none");
@@ -368,6 +384,8 @@ static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 		v[n++] = xstrdup("-Xlinker");
 		v[n++] = xstrdup("--discard-all");
 		v[n++] = xasprintf("-I%s", inc);
+		if (j->req.torch)
+			v[n++] = xasprintf("-I%s/kloop_torch", inc);
 		v[n++] = xstrdup("-o");
 		v[n++] = xstrdup(zOut);
 		v[n++] = xstrdup(j->zName);
@@ -493,8 +511,10 @@ static void finish(struct cjob *j, int ok, const char *zWhy, int cached, int sto
 		snprintf(r.zTarget, sizeof r.zTarget, "%s", c->target.zName);
 	/* code that needs another target: the words that name both, also at
 	 * the end of the log that the LLM reads */
-	if (!ok && j->req.lang == LANG_CUDA &&
-	    cuda_target_diagnose_compile(&c->target, r.zLog, j->zSrc, r.zHint, sizeof r.zHint)) {
+	if (!ok &&
+	    ((j->req.torch && torchext_diagnose(j->zName, r.zLog, r.zHint, sizeof r.zHint)) ||
+	     (j->req.lang == LANG_CUDA && cuda_target_diagnose_compile(&c->target, r.zLog, j->zSrc,
+	                                                               r.zHint, sizeof r.zHint)))) {
 		char *log = xasprintf("%skloop: %s\n", r.zLog, r.zHint);
 		free(r.zLog);
 		r.zLog = log;
@@ -778,7 +798,13 @@ static void compute_key(struct compiler *c, struct cjob *j)
 	/* the target besides the command that names it: a build for sm_90
 	 * and one for sm_90a never share an entry, whatever the flags say */
 	const char *target = j->req.lang == LANG_CUDA ? c->target.zName : "host";
-	const char *parts[] = {"kloop-compile-v2", cmd, ver, c->zHeaderHash, c->zCpu, target};
+	const char *parts[] = {"kloop-compile-v2",
+	                       cmd,
+	                       ver,
+	                       c->zHeaderHash,
+	                       c->zCpu,
+	                       target,
+	                       j->req.torch ? c->zTorchHash : ""};
 	for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
 		sha256_update(&s, parts[i], strlen(parts[i]) + 1);
 	sha256_update(&s, j->zSrc, j->req.nSource);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile.h"
 #include "util.h"
 
 /* the number just before `unit` in line (e.g. "Used 32 registers"), or -1 */
@@ -161,6 +162,15 @@ cJSON *resources_parse_vec(const char *zLog, char **pzRest)
 			continue;
 		}
 		const char *msg = m ? m + 13 : mr + 10;
+		/* a remark on kloop's own headers (kloop.h's helpers, the ATen
+		 * stand-in's code inlined into an extension) is not the
+		 * candidate's: its line is another file's */
+		const char *inc = compile_include_dir();
+		size_t ni = strlen(inc);
+		if (!strncmp(line, inc, ni) && line[ni] == '/') {
+			free(line);
+			continue;
+		}
 		/* file:line:column: before the marker */
 		unsigned ln = 0, col = 0;
 		const char *end = m ? m : mr, *c2 = end;

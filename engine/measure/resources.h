@@ -21,7 +21,8 @@ cJSON *resources_parse_ptxas(const char *zLog);
  * optimized: "f.c:12:5: optimized: loop vectorized using 32 byte vectors";
  * clang -Rpass=loop-vectorize: "f.c:12:3: remark: vectorized loop
  * (vectorization width: 8, ...)"): a JSON array of {"line", "column",
- * "message"}, empty when the compiler vectorised nothing.  *pzRest (when not
+ * "message"}, empty when the compiler vectorised nothing; remarks on code
+ * in kloop's include directory (its headers inlined) are left out.  *pzRest (when not
  * NULL) gets the log without those lines (a fresh string).
  */
 cJSON *resources_parse_vec(const char *zLog, char **pzRest);

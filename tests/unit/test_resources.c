@@ -166,7 +166,7 @@ int main(void)
 				*q = '_';
 		snprintf(p.names[i], 300, "/%.280s", name);
 		free(name);
-		struct compile_req req = {srcs[i].buf, srcs[i].len, LANG_CUDA, p.names[i] + 1};
+		struct compile_req req = {srcs[i].buf, srcs[i].len, LANG_CUDA, p.names[i] + 1, 0};
 		p.left++;
 		if (compiler_submit(c, &req, done, &p, err) < 0)
 			CHECK(0, "submit %s: %s", p.names[i], err);
@@ -204,7 +204,7 @@ int main(void)
 	cJSON_Delete(p.res[0]);
 	p.res[0] = NULL;
 	p.left = 1;
-	struct compile_req again = {srcs[0].buf, srcs[0].len, LANG_CUDA, p.names[0] + 1};
+	struct compile_req again = {srcs[0].buf, srcs[0].len, LANG_CUDA, p.names[0] + 1, 0};
 	compiler_submit(c, &again, done, &p, err);
 	if (p.left)
 		loop_run(l);
