@@ -715,7 +715,7 @@ void kworker_compiled(struct compile_result *r, void *arg)
 	 * which are kept folded (diagfold.h: CuTe's one warning said
 	 * thousands of times is one line) */
 	char *rest = NULL;
-	cJSON *vec = resources_parse_vec(r->zLog, &rest);
+	cJSON *vec = resources_parse_vec(r->zLog, compile_include_dir(), &rest);
 	char *folded = diag_fold(rest);
 	cJSON_AddStringToObject(c, "log", folded);
 	free(folded);

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile.h"
 #include "util.h"
 
 /* the number just before `unit` in line (e.g. "Used 32 registers"), or -1 */
@@ -144,7 +143,7 @@ char *resources_first_error(const char *zLog)
 	return NULL;
 }
 
-cJSON *resources_parse_vec(const char *zLog, char **pzRest)
+cJSON *resources_parse_vec(const char *zLog, const char *zSkipDir, char **pzRest)
 {
 	cJSON *arr = cJSON_CreateArray();
 	strbuf rest = STRBUF_INIT;
@@ -165,9 +164,8 @@ cJSON *resources_parse_vec(const char *zLog, char **pzRest)
 		/* a remark on kloop's own headers (kloop.h's helpers, the ATen
 		 * stand-in's code inlined into an extension) is not the
 		 * candidate's: its line is another file's */
-		const char *inc = compile_include_dir();
-		size_t ni = strlen(inc);
-		if (!strncmp(line, inc, ni) && line[ni] == '/') {
+		size_t ni = zSkipDir ? strlen(zSkipDir) : 0;
+		if (ni && !strncmp(line, zSkipDir, ni) && line[ni] == '/') {
 			free(line);
 			continue;
 		}
