@@ -21,6 +21,7 @@
 
 #include "cgroup.h"
 #include "codehash.h"
+#include "compile_pch.h"
 #include "cuda_target.h"
 #include "proc.h"
 #include "sandbox.h"
@@ -66,13 +67,14 @@ struct compiler {
 	/* the CUDA target (cuda_target.h); a compiler for the host only
 	 * builds CUDA for sm_90, its compute capability unknown */
 	struct cuda_target target;
-	int bTarget;        /* 1: target is a device's (compiler_new was given one) */
-	char *azCmd[3];     /* compiler per language */
-	char *azVersion[3]; /* their --version output (first line), for the key */
-	char *zHeaderHash;  /* hash of kloop.h */
-	char *zTorchHash;   /* hash of the ATen stand-in's headers (an extension's key) */
-	char *zCpu;         /* CPU model, part of the key (-march=native) */
-	struct cjob *queue; /* waiting jobs */
+	int bTarget;            /* 1: target is a device's (compiler_new was given one) */
+	char *azCmd[3];         /* compiler per language */
+	char *azVersion[3];     /* their --version output (first line), for the key */
+	char *zHeaderHash;      /* hash of kloop.h */
+	char *zTorchHash;       /* hash of the ATen stand-in's headers (an extension's key) */
+	struct compile_pch pch; /* the stand-in precompiled for the C++ compiler */
+	char *zCpu;             /* CPU model, part of the key (-march=native) */
+	struct cjob *queue;     /* waiting jobs */
 	int nPending;
 	int sandbox;      /* compilers run inside bubblewrap */
 	struct libs libs; /* libraries and include paths the candidates get */
@@ -117,6 +119,10 @@ int compile_lang_from_name(const char *z)
 }
 
 static const char *lang_ext[] = {"c", "cpp", "cu"};
+
+/* a C++ candidate's first flags (a C one's with -std=gnu11), which the
+ * precompiled stand-in is made with too (compile_pch.h) */
+static const char *const cxxFlags[] = {"-std=gnu++17", "-O3", "-march=native", "-fPIC", NULL};
 
 static char *first_line(const char *z)
 {
@@ -200,6 +206,8 @@ struct compiler *compiler_new(struct loop *l, const char *zCacheDir, int jobs,
 	c->zTorchHash = headers_hash((const char *[]){
 	    "kloop_torch.h", "kloop_torch/kl_torch_tensor.h", "kloop_torch/kl_torch_run.h", NULL});
 	c->zCpu = cpu_model();
+	compile_pch_init(&c->pch, l, c->zCache, c->azCmd[LANG_CPP], c->azVersion[LANG_CPP],
+	                 cxxFlags, c->zTorchHash);
 	return c;
 }
 
@@ -214,6 +222,7 @@ void compiler_free(struct compiler *c)
 	}
 	free(c->zHeaderHash);
 	free(c->zTorchHash);
+	compile_pch_free(&c->pch);
 	free(c->zCpu);
 	libs_free(&c->libs);
 	libs_free(&c->cutlass);
@@ -341,10 +350,9 @@ static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 	switch (j->req.lang) {
 	case LANG_C:
 	case LANG_CPP:
-		v[n++] = xstrdup(j->req.lang == LANG_C ? "-std=gnu11" : "-std=gnu++17");
-		v[n++] = xstrdup("-O3");
-		v[n++] = xstrdup("-march=native");
-		v[n++] = xstrdup("-fPIC");
+		v[n++] = xstrdup(j->req.lang == LANG_C ? "-std=gnu11" : cxxFlags[0]);
+		for (int i = 1; cxxFlags[i]; i++)
+			v[n++] = xstrdup(cxxFlags[i]);
 		v[n++] = xstrdup("-shared");
 		v[n++] = xstrdup("-Wall");
 		/* the vectoriser's remarks: the host's counterpart of ptxas' report */
@@ -352,6 +360,10 @@ static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 		    xstrdup(c->azVersion[j->req.lang] && strstr(c->azVersion[j->req.lang], "clang")
 		                ? "-Rpass=loop-vectorize"
 		                : "-fopt-info-vec-optimized");
+		/* an extension: the stand-in, precompiled where it has been */
+		if (j->req.torch && c->pch.zDir)
+			v[n++] = xasprintf("-I%s", c->pch.zDir), v[n++] = xstrdup("-include"),
+			v[n++] = xstrdup("kloop_torch.h");
 		v[n++] = xasprintf("-I%s", inc);
 		if (j->req.torch)
 			v[n++] = xasprintf("-I%s/kloop_torch", inc);
@@ -687,6 +699,8 @@ static char **sandboxed(struct compiler *c, struct cjob *j, char **argv)
 	for (int i = 0; libDirs[i] && n < 114; i++)
 		n += sandbox_dir_args(libDirs[i], ro, nRo, v + n);
 	compiler_dirs_free(libDirs);
+	if (j->req.torch && c->pch.zDir)
+		n += sandbox_dir_args(c->pch.zDir, ro, nRo, v + n);
 	/* CUTLASS's headers for a source that includes them */
 	for (int i = 0; j->bCutlass && i < c->cutlass.n && n < 114; i++) {
 		const struct lib_item *it = &c->cutlass.a[i];
@@ -846,6 +860,8 @@ int compiler_submit(struct compiler *c, const struct compile_req *req, compile_d
 	}
 	compute_key(c, j);
 	c->nPending++;
+	if (j->req.torch && req->lang == LANG_CPP)
+		compile_pch_start(&c->pch, c->azCmd[LANG_CPP], cxxFlags, compile_include_dir());
 	if (j->bCutlass && c->zCutlassErr[0]) {
 		sb_addf(&j->log,
 		        "kloop: %s includes CUTLASS or CuTe headers, which this machine does "
