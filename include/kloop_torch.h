@@ -166,6 +166,63 @@ template <class Bits> struct alignas(2) float16 {
 	}
 #endif
 };
+/* c10::Half's arithmetic: two halves make a half, a half and a float a
+ * float (a double a double, an int a half), all through float */
+#define KL_TORCH_F16_OP(op)                                                                        \
+	template <class B> KL_TORCH_HD inline float16<B> operator op(float16<B> a, float16<B> b)   \
+	{                                                                                          \
+		return float16<B>((float)a op(float) b);                                           \
+	}                                                                                          \
+	template <class B> KL_TORCH_HD inline float operator op(float16<B> a, float b)             \
+	{                                                                                          \
+		return (float)a op b;                                                              \
+	}                                                                                          \
+	template <class B> KL_TORCH_HD inline float operator op(float a, float16<B> b)             \
+	{                                                                                          \
+		return a op(float) b;                                                              \
+	}                                                                                          \
+	template <class B> KL_TORCH_HD inline double operator op(float16<B> a, double b)           \
+	{                                                                                          \
+		return (double)(float)a op b;                                                      \
+	}                                                                                          \
+	template <class B> KL_TORCH_HD inline double operator op(double a, float16<B> b)           \
+	{                                                                                          \
+		return a op(double)(float) b;                                                      \
+	}                                                                                          \
+	template <class B> KL_TORCH_HD inline float16<B> operator op(float16<B> a, int b)          \
+	{                                                                                          \
+		return a op float16<B>((float)b);                                                  \
+	}                                                                                          \
+	template <class B> KL_TORCH_HD inline float16<B> operator op(int a, float16<B> b)          \
+	{                                                                                          \
+		return float16<B>((float)a) op b;                                                  \
+	}                                                                                          \
+	template <class B, class T>                                                                \
+	KL_TORCH_HD inline float16<B> &operator op##=(float16<B> &a, const T &b)                   \
+	{                                                                                          \
+		return a = float16<B>((float)(a op b));                                            \
+	}
+KL_TORCH_F16_OP(+)
+KL_TORCH_F16_OP(-)
+KL_TORCH_F16_OP(*)
+KL_TORCH_F16_OP(/)
+#undef KL_TORCH_F16_OP
+template <class B> KL_TORCH_HD inline float16<B> operator-(float16<B> a)
+{
+	return float16<B>(-(float)a);
+}
+#define KL_TORCH_F16_CMP(op)                                                                       \
+	template <class B> KL_TORCH_HD inline bool operator op(float16<B> a, float16<B> b)         \
+	{                                                                                          \
+		return (float)a op(float) b;                                                       \
+	}
+KL_TORCH_F16_CMP(==)
+KL_TORCH_F16_CMP(!=)
+KL_TORCH_F16_CMP(<)
+KL_TORCH_F16_CMP(<=)
+KL_TORCH_F16_CMP(>)
+KL_TORCH_F16_CMP(>=)
+#undef KL_TORCH_F16_CMP
 } // namespace kl_torch
 
 /* ---- c10: element types, devices, sizes ---- */

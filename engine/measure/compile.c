@@ -123,6 +123,8 @@ static const char *lang_ext[] = {"c", "cpp", "cu"};
 /* a C++ candidate's first flags (a C one's with -std=gnu11), which the
  * precompiled stand-in is made with too (compile_pch.h) */
 static const char *const cxxFlags[] = {"-std=gnu++17", "-O3", "-march=native", "-fPIC", NULL};
+static const char *const torchNoHalf[] = {"HALF_OPERATORS", "HALF_CONVERSIONS",
+                                          "BFLOAT16_CONVERSIONS", "HALF2_OPERATORS"};
 
 static char *first_line(const char *z)
 {
@@ -396,8 +398,15 @@ static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 		v[n++] = xstrdup("-Xlinker");
 		v[n++] = xstrdup("--discard-all");
 		v[n++] = xasprintf("-I%s", inc);
-		if (j->req.torch)
+		/* an extension: the stand-in, and torch.utils.cpp_extension's own
+		 * nvcc flags (CUDA's half operators and conversions left out, as
+		 * c10::Half's are the ones; constexpr host functions in kernels) */
+		if (j->req.torch) {
 			v[n++] = xasprintf("-I%s/kloop_torch", inc);
+			for (size_t i = 0; i < sizeof torchNoHalf / sizeof *torchNoHalf; i++)
+				v[n++] = xasprintf("-D__CUDA_NO_%s__", torchNoHalf[i]);
+			v[n++] = xstrdup("--expt-relaxed-constexpr");
+		}
 		v[n++] = xstrdup("-o");
 		v[n++] = xstrdup(zOut);
 		v[n++] = xstrdup(j->zName);
@@ -778,29 +787,6 @@ static void start_next(struct compiler *c)
 	}
 }
 
-/* 1 when zSrc has an #include of a CUTLASS or CuTe header ("cutlass/...",
- * <cute/...>) */
-static int includes_cutlass(const char *zSrc)
-{
-	for (const char *p = zSrc; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		const char *q = p + strspn(p, " \t");
-		if (*q != '#')
-			continue;
-		q++;
-		q += strspn(q, " \t");
-		if (strncmp(q, "include", 7))
-			continue;
-		q += 7;
-		q += strspn(q, " \t");
-		if (*q != '"' && *q != '<')
-			continue;
-		q++;
-		if (!strncmp(q, "cutlass/", 8) || !strncmp(q, "cute/", 5))
-			return 1;
-	}
-	return 0;
-}
-
 static void compute_key(struct compiler *c, struct cjob *j)
 {
 	struct sha256 s;
@@ -851,8 +837,8 @@ int compiler_submit(struct compiler *c, const struct compile_req *req, compile_d
 	j->done = done;
 	j->arg = arg;
 	/* a source that includes CUTLASS gets it without --libs */
-	j->bCutlass =
-	    req->lang == LANG_CUDA && !libs_have_cutlass(&c->libs) && includes_cutlass(j->zSrc);
+	j->bCutlass = req->lang == LANG_CUDA && !libs_have_cutlass(&c->libs) &&
+	              libs_source_includes_cutlass(j->zSrc);
 	if (j->bCutlass && !c->cutlassTried) {
 		c->cutlassTried = 1;
 		if (libs_add(&c->cutlass, "cutlass", NULL, c->zCutlassErr) == 0)

@@ -405,13 +405,20 @@ static void cuda_forms(struct loop *l, const char *zCache)
 	struct cuda_target tg = {"sm_90a", 9, 0, 0, ""};
 	struct compiler *c = compiler_new(l, zCache, 2, &tg, err);
 	struct got g = {0};
-	char *z = fixture("softmax.cu");
-	compile(l, c, z, "softmax.cu", LANG_CUDA, &g);
-	CHECK(g.ok,
-	      "softmax.cu: a CUDA extension (dispatch over float, double, half, bf16; "
-	      "getCurrentCUDAStream, C10_CUDA_KERNEL_LAUNCH_CHECK) compiles for sm_90a%s%.400s",
-	      g.ok ? "" : ": ", g.ok ? "" : g.zLog);
-	free(z);
+	const char *cus[][2] = {
+	    {"softmax.cu", "a CUDA extension (dispatch over float, double, half, bf16; "
+	                   "getCurrentCUDAStream, C10_CUDA_KERNEL_LAUNCH_CHECK)"},
+	    {"copy.cu", "a CUDA extension on the legacy stream, with zeros and an arena tensor"},
+	    {"half_ops.cu", "c10::Half and BFloat16 arithmetic and comparisons in a kernel"},
+	};
+	char *z;
+	for (size_t i = 0; i < sizeof cus / sizeof *cus; i++) {
+		z = fixture(cus[i][0]);
+		compile(l, c, z, cus[i][0], LANG_CUDA, &g);
+		CHECK(g.ok, "%s: %s compiles for sm_90a%s%.400s", cus[i][0], cus[i][1],
+		      g.ok ? "" : ": ", g.ok ? "" : g.zLog);
+		free(z);
+	}
 	char *in[] = {"x"};
 	struct torchext_src ts;
 	z = fixture("modelnew_cuda.py");
