@@ -424,6 +424,28 @@ inline void value_bytes(c10::ScalarType t, double v, unsigned char *b)
 	}
 }
 
+/* n elements of es bytes at p set to the bytes b, in typed stores */
+inline void fill_host(unsigned char *p, size_t n, size_t es, const unsigned char *b)
+{
+	uint64_t w = 0;
+	memcpy(&w, b, es);
+	for (size_t i = 0; i < n; i++)
+		switch (es) {
+		case 1:
+			p[i] = (unsigned char)w;
+			break;
+		case 2:
+			((uint16_t *)(void *)p)[i] = (uint16_t)w;
+			break;
+		case 4:
+			((uint32_t *)(void *)p)[i] = (uint32_t)w;
+			break;
+		default:
+			((uint64_t *)(void *)p)[i] = w;
+			break;
+		}
+}
+
 /* every element of t set to v (on kloop's stream for device memory) */
 KL_TORCH_NOINLINE inline void fill(const at::Tensor &t, double v)
 {
@@ -437,8 +459,7 @@ KL_TORCH_NOINLINE inline void fill(const at::Tensor &t, double v)
 		if (v == 0)
 			memset(p, 0, n * es);
 		else
-			for (size_t i = 0; i < n; i++)
-				memcpy(p + i * es, b, es);
+			fill_host(p, n, es, b);
 		return;
 	}
 #ifdef KL_TORCH_HAS_CUDA
