@@ -717,6 +717,15 @@ void kworker_compiled(struct compile_result *r, void *arg)
 	char *rest = NULL;
 	cJSON *vec = resources_parse_vec(r->zLog, compile_include_dir(), &rest);
 	char *folded = diag_fold(rest);
+	/* an extension's use of what the ATen stand-in lacks: said, also at
+	 * the end of the log that the LLM reads */
+	char gap[600] = "";
+	if (!r->ok && j->ext.form != TORCHEXT_KERNEL &&
+	    torchext_diagnose(j->zName, r->zLog, gap, sizeof gap)) {
+		char *z = xasprintf("%skloop: %s\n", folded, gap);
+		free(folded);
+		folded = z;
+	}
 	cJSON_AddStringToObject(c, "log", folded);
 	free(folded);
 	free(rest);
@@ -731,6 +740,7 @@ void kworker_compiled(struct compile_result *r, void *arg)
 		 * the first diagnostic line, else the reason */
 		char *summary = r->memLimitMb ? xstrdup(r->zWhy)
 		                : r->zHint[0] ? xstrdup(r->zHint)
+		                : gap[0]      ? xstrdup(gap)
 		                              : resources_first_error(r->zLog);
 		if (!summary)
 			summary = xasprintf("compile failed: %s", r->zWhy);

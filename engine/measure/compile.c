@@ -27,7 +27,6 @@
 #include "sandbox.h"
 #include "sha256.h"
 #include "libs.h"
-#include "torchext.h"
 #include "util.h"
 
 #define LOG_MAX (1 << 20)
@@ -532,10 +531,8 @@ static void finish(struct cjob *j, int ok, const char *zWhy, int cached, int sto
 		snprintf(r.zTarget, sizeof r.zTarget, "%s", c->target.zName);
 	/* code that needs another target: the words that name both, also at
 	 * the end of the log that the LLM reads */
-	if (!ok &&
-	    ((j->req.torch && torchext_diagnose(j->zName, r.zLog, r.zHint, sizeof r.zHint)) ||
-	     (j->req.lang == LANG_CUDA && cuda_target_diagnose_compile(&c->target, r.zLog, j->zSrc,
-	                                                               r.zHint, sizeof r.zHint)))) {
+	if (!ok && j->req.lang == LANG_CUDA &&
+	    cuda_target_diagnose_compile(&c->target, r.zLog, j->zSrc, r.zHint, sizeof r.zHint)) {
 		char *log = xasprintf("%skloop: %s\n", r.zLog, r.zHint);
 		free(r.zLog);
 		r.zLog = log;
@@ -847,7 +844,8 @@ int compiler_submit(struct compiler *c, const struct compile_req *req, compile_d
 	compute_key(c, j);
 	c->nPending++;
 	if (j->req.torch && req->lang == LANG_CPP)
-		compile_pch_start(&c->pch, c->azCmd[LANG_CPP], cxxFlags, compile_include_dir());
+		compile_pch_start(&c->pch, c->azCmd[LANG_CPP], cxxFlags, compile_include_dir(),
+		                  COMPILE_NICE);
 	if (j->bCutlass && c->zCutlassErr[0]) {
 		sb_addf(&j->log,
 		        "kloop: %s includes CUTLASS or CuTe headers, which this machine does "

@@ -26,8 +26,7 @@ struct compile_req {
 	const char *zName; /* file name shown in diagnostics, e.g. "cand.cu" */
 	/* 1: a PyTorch extension, compiled against kloop's ATen stand-in
 	 * (include/kloop_torch.h, its torch/extension.h and the like under
-	 * -I<include>/kloop_torch); a failure that uses what the stand-in lacks
-	 * says so in zHint (torchext.h) */
+	 * -I<include>/kloop_torch) */
 	int torch;
 };
 
@@ -51,9 +50,8 @@ struct compile_result {
 	int stopped;
 	char zTarget[16]; /* a CUDA compile's target ("sm_90a", cuda_target.h), "" on the host */
 	/* on failure, code that needs a target this build lacks: the words
-	 * naming the target, the device's compute capability and the fix; or
-	 * an extension's use of what the ATen stand-in lacks (also the log's
-	 * last line); "" otherwise */
+	 * naming the target, the device's compute capability and the fix
+	 * (also the log's last line); "" otherwise */
 	char zHint[512];
 	/* not 0: the compile's memory limit stopped it, a limit of this many
 	 * MiB; zWhy then says "the compile reached its memory limit of N MiB

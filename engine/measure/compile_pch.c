@@ -13,7 +13,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "compile.h"
 #include "proc.h"
 #include "sha256.h"
 #include "util.h"
@@ -79,7 +78,7 @@ static void on_built(struct loop *l, int fd, int ev, void *arg)
 }
 
 void compile_pch_start(struct compile_pch *p, const char *zCxx, const char *const *azFlags,
-                       const char *zInc)
+                       const char *zInc, int nice)
 {
 	if (!p->zDir || p->tried)
 		return;
@@ -107,7 +106,7 @@ void compile_pch_start(struct compile_pch *p, const char *zCxx, const char *cons
 	                      .stdoutFd = -1,
 	                      .stderrFd = -1,
 	                      .cleanEnv = 1,
-	                      .nice = COMPILE_NICE};
+	                      .nice = nice};
 	char err[KL_ERRLEN];
 	p->pid = proc_spawn(&s, &p->fd, NULL, err);
 	if (p->pid < 0)

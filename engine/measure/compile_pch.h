@@ -33,12 +33,13 @@ int compile_pch_init(struct compile_pch *p, struct loop *l, const char *zCache, 
 
 /*
  * Start building p's kloop_torch.h.gch from zInc/kloop_torch.h with zCxx
- * and azFlags, in the background on p's loop, unless it is there, a build
+ * and azFlags, in the background on p's loop (nice: how much nicer than
+ * kloop it runs), unless it is there, a build
  * runs or one was tried: compiles meanwhile parse the header (the build is
  * kloop's own header, not a candidate's: it runs outside the sandbox).
  */
 void compile_pch_start(struct compile_pch *p, const char *zCxx, const char *const *azFlags,
-                       const char *zInc);
+                       const char *zInc, int nice);
 
 /* end a build still running (its temporary file removed), free p's strings */
 void compile_pch_free(struct compile_pch *p);

@@ -436,9 +436,10 @@ static void cuda_forms(struct loop *l, const char *zCache)
 	                  "torch::Tensor f(torch::Tensor x) { return at::matmul(x, x); }\n"
 	                  "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"f\", &f); }\n";
 	compile(l, c, gap, "gap.cu", LANG_CUDA, &g);
-	CHECK(!g.ok && strstr(g.zLog, "kloop: gap.cu uses at::matmul, which kloop's ATen stand-in"),
-	      "nvcc's error for what the stand-in lacks is explained (%.300s)",
-	      strstr(g.zLog, "kloop:") ? strstr(g.zLog, "kloop:") : g.zLog);
+	char w[1200] = "";
+	CHECK(!g.ok && torchext_diagnose("gap.cu", g.zLog, w, sizeof w) &&
+	          strstr(w, "gap.cu uses at::matmul, which kloop's ATen stand-in"),
+	      "nvcc's own error for what the stand-in lacks is explained (%s)", w[0] ? w : g.zLog);
 	free(g.zSo);
 	free(g.zLog);
 	compiler_free(c);
