@@ -204,8 +204,10 @@ struct compiler *compiler_new(struct loop *l, const char *zCacheDir, int jobs,
 	for (int i = 0; i < 3; i++)
 		c->azVersion[i] = tool_version(c->azCmd[i]);
 	c->zHeaderHash = headers_hash((const char *[]){"kloop.h", NULL});
-	c->zTorchHash = headers_hash((const char *[]){
-	    "kloop_torch.h", "kloop_torch/kl_torch_tensor.h", "kloop_torch/kl_torch_run.h", NULL});
+	/* kloop.h too: the precompiled stand-in holds it (compile_pch.h) */
+	c->zTorchHash = headers_hash((const char *[]){"kloop.h", "kloop_torch.h",
+	                                              "kloop_torch/kl_torch_tensor.h",
+	                                              "kloop_torch/kl_torch_run.h", NULL});
 	c->zCpu = cpu_model();
 	compile_pch_init(&c->pch, l, c->zCache, c->azCmd[LANG_CPP], c->azVersion[LANG_CPP],
 	                 cxxFlags, c->zTorchHash);
