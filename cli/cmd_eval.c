@@ -19,6 +19,7 @@
 #include "result.h"
 #include "runner.h"
 #include "search_settings.h"
+#include "torchext.h"
 #include "util.h"
 
 #define SOURCE_MAX (8u << 20)
@@ -63,20 +64,11 @@ static const struct cmd_entry *self = &cmd_eval_entry;
 static int read_source(struct src *s, const char *zBackend, char *err)
 {
 	s->zName = xstrdup(strrchr(s->zPath, '/') ? strrchr(s->zPath, '/') + 1 : s->zPath);
-	int lang = compile_lang_from_name(s->zName);
-	if (lang < 0)
-		return kl_err(err, "%s: unknown source language (expected a .c, .cpp or .cu file)",
+	if (!torchext_known_name(s->zName))
+		return kl_err(err,
+		              "%s: unknown source language (expected a .c, .cpp or .cu file, or a "
+		              "KernelBench ModelNew .py)",
 		              s->zPath);
-	if (lang == LANG_CUDA && strcmp(zBackend, "cuda"))
-		return kl_err(
-		    err,
-		    "%s: a .cu candidate needs the cuda backend (--backend cuda), but the "
-		    "backend is %s%s",
-		    s->zPath, zBackend, backend_cuda_available() ? "" : " (no GPU here)");
-	if (lang != LANG_CUDA && !strcmp(zBackend, "cuda"))
-		return kl_err(
-		    err, "%s: the cuda backend runs .cu candidates; use --backend host for C/C++",
-		    s->zPath);
 	if (read_file(s->zPath, &s->text, SOURCE_MAX, err) < 0)
 		return -1;
 	if (s->text.len == 0)
@@ -84,7 +76,7 @@ static int read_source(struct src *s, const char *zBackend, char *err)
 	if (looks_binary(s->text.buf, s->text.len))
 		return kl_err(err, "%s: this looks like a binary file, not C, C++ or CUDA source",
 		              s->zPath);
-	return 0;
+	return torchext_check_backend(s->zPath, s->text.buf, s->text.len, zBackend, err);
 }
 
 /* a verdict's fact as kloop eval prints it: indented, the label in a

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "compile.h"
+#include "torchext.h"
 #include "llm_config.h"
 
 #define SOURCE_MAX (8u << 20)
@@ -31,19 +31,21 @@ static int add_parent(struct llmrun *r, const char *zPath, int *pId, char *err)
 		seed = 1;
 	}
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	int lang = compile_lang_from_name(base);
-	if (lang < 0)
-		return kl_err(err, "%s: unknown source language (expected a .c, .cpp or .cu file)",
+	if (!torchext_known_name(base))
+		return kl_err(err,
+		              "%s: unknown source language (expected a .c, .cpp or .cu file, or a "
+		              "KernelBench ModelNew .py)",
 		              path);
-	if ((lang == LANG_CUDA) != !strcmp(be, "cuda"))
-		return kl_err(err, "%s: the %s backend does not run %s candidates", path, be,
-		              lang == LANG_CUDA ? ".cu" : "C/C++");
 	strbuf src = STRBUF_INIT;
 	if (read_file(path, &src, SOURCE_MAX, err) < 0)
 		return -1;
 	if (!src.len || looks_binary(src.buf, src.len)) {
 		sb_free(&src);
 		return kl_err(err, "%s: not C, C++ or CUDA source", path);
+	}
+	if (torchext_check_backend(path, src.buf, src.len, be, err) < 0) {
+		sb_free(&src);
+		return -1;
 	}
 	*pId = runner_add_source(r->rn, seed ? "seed" : "human", base, src.buf, err);
 	sb_free(&src);

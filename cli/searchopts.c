@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compile.h"
+#include "torchext.h"
 #include "llm_config.h"
 #include "util.h"
 
@@ -186,9 +186,10 @@ void searchopts_note(void *arg, const char *zLine, const cJSON *ev)
 static int add_from(struct searchopts *o, char *err)
 {
 	const char *base = strrchr(o->zFrom, '/') ? strrchr(o->zFrom, '/') + 1 : o->zFrom;
-	int lang = compile_lang_from_name(base);
-	if (lang < 0)
-		return kl_err(err, "%s: unknown source language (expected a .c, .cpp or .cu file)",
+	if (!torchext_known_name(base))
+		return kl_err(err,
+		              "%s: unknown source language (expected a .c, .cpp or .cu file, or a "
+		              "KernelBench ModelNew .py)",
 		              o->zFrom);
 	strbuf src = STRBUF_INIT;
 	if (read_file(o->zFrom, &src, SOURCE_MAX, err) < 0)

@@ -27,6 +27,18 @@ typedef struct {
 /* defined by every candidate, with C linkage */
 int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *stream);
 
+/*
+ * Optional, read by kloop's runner after each call where the candidate
+ * defines them (kloop_torch.h's kl_run does): kl_run_error, the candidate's
+ * words for a non-zero return (NUL-terminated, KL_RUN_ERROR_MAX bytes),
+ * which the verdict quotes; kl_run_copied, a bit per output (1u << k) that
+ * the last call filled by copying a result of its own into kloop's buffer,
+ * which the verdict names.
+ */
+#define KL_RUN_ERROR_MAX 320
+extern char kl_run_error[KL_RUN_ERROR_MAX];
+extern uint32_t kl_run_copied;
+
 /* number of elements of a tensor */
 static inline int64_t kl_numel(const kl_tensor *t)
 {

@@ -18,6 +18,7 @@
 #include "emit.h"
 #include "status.h"
 #include "result.h"
+#include "torchext.h"
 #include "torchref.h"
 
 #include "pipeline_int.h"
@@ -237,13 +238,24 @@ static void on_ideas_reply(struct step *s, const struct llm_reply *r)
 
 /* ---- branches ---- */
 
-static const char *extension(struct pipeline *p, int parent)
+/* the file extension of a reply's candidate of form (torchext.h): a
+ * ModelNew's .py; an extension's its parent's where that is C++ or CUDA, else
+ * the backend's; a kernel its parent's, else the backend's */
+static const char *extension(struct pipeline *p, int parent, int form)
 {
 	const struct cand *c = state_cand(&p->pc.ses->st, parent);
 	const char *dot = c ? strrchr(c->zName, '.') : NULL;
-	if (dot)
+	int cuda = !strcmp(p->pc.zBackend, "cuda");
+	if (form == TORCHEXT_MODELNEW)
+		return ".py";
+	if (form == TORCHEXT_EXTENSION)
+		return dot && (!strcmp(dot, ".cu") || !strcmp(dot, ".cpp") || !strcmp(dot, ".cc"))
+		           ? dot
+		       : cuda ? ".cu"
+		              : ".cpp";
+	if (dot && strcmp(dot, ".py"))
 		return dot;
-	return !strcmp(p->pc.zBackend, "cuda") ? ".cu" : ".c";
+	return cuda ? ".cu" : ".c";
 }
 
 static void branch_end(struct step *s, const char *zError)
@@ -347,7 +359,7 @@ static void on_branch_reply(struct step *s, const struct llm_reply *r)
 		return;
 	}
 	const struct state_idea *d = state_idea(&p->pc.ses->st, s->idea);
-	const char *ext = extension(p, s->parent);
+	const char *ext = extension(p, s->parent, code.form);
 	char *name = !s->idea && s->attempt
 	                 ? xasprintf("translation-b%d-fix%d%s", s->branch, s->attempt, ext)
 	             : !s->idea ? xasprintf("translation-b%d%s", s->branch, ext)

@@ -13,7 +13,7 @@
 
 #include "verbs.h"
 #include "cand_export.h"
-#include "compile.h"
+#include "torchext.h"
 #include "editor.h"
 #include "report.h"
 
@@ -100,8 +100,8 @@ int verb_add(struct actions_front *f, const struct commands_line *c)
 	if (actions_need_live(f, c) < 0)
 		return -1;
 	const char *path = c->azArg[0];
-	if (compile_lang_from_name(path) < 0)
-		return actions_fail(f, "add: %s: not a .c, .cpp or .cu source", path);
+	if (!torchext_known_name(path))
+		return actions_fail(f, "add: %s: not a .c, .cpp, .cu or ModelNew .py source", path);
 	strbuf src = STRBUF_INIT;
 	if (read_file(path, &src, 4 << 20, err) < 0) {
 		sb_free(&src);

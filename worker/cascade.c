@@ -14,6 +14,7 @@ void kworker_job_free(struct job *j)
 		kworker_job_free(j->inc);
 	free(j->zName);
 	free(j->zSo);
+	free(j->zDeferred);
 	cJSON_Delete(j->compile);
 	eval_request_free(&j->rq);
 	free(j);
@@ -387,6 +388,18 @@ static void precision_again(cJSON *res)
 		cJSON_ReplaceItemInObject(res, "precision", pr);
 }
 
+/* end the candidate's runner, keeping the outputs its calls copied (the
+ * verdict says so: torchext.h) */
+static void unload_cand(struct job *j, struct cand *c)
+{
+	for (int k = 0; k < CAND_MAX_HARNESSES; k++) {
+		struct harness_cand *hc = cand_iface(c, k);
+		if (hc)
+			j->ext.copied |= hc->copied;
+	}
+	kworker_unload(c);
+}
+
 /*
  * The cascade: small shapes, full shapes, quick timing, full timing, and
  * the A/B against an incumbent when the request gave one; the first stage
@@ -438,7 +451,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 	if (full && !W.b->fatal && strcmp(status_of(res), "correct")) {
 		/* again in a process that has not run the small shapes */
 		cJSON *shared = res;
-		kworker_unload(c);
+		unload_cand(j, c);
 		if (!(c = kworker_load(j, W.h, &loadErr, err))) {
 			cJSON_Delete(shared);
 			res = load_failed(loadErr, err);
@@ -467,7 +480,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 	/* the same machine code was timed before: checked, not timed again
 	 * (note_code gives it that timing) */
 	if (skip) {
-		kworker_unload(c);
+		unload_cand(j, c);
 		goto stop;
 	}
 	/* quick timing: a few runs, which may end it when the search asks; from
@@ -515,7 +528,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 		stage_done(stages, zStage, t0);
 	}
 	*pTime = now_s() - tc;
-	kworker_unload(c);
+	unload_cand(j, c);
 	cJSON_AddStringToObject(res, "stage", zStage);
 	return res;
 failed:
@@ -525,7 +538,7 @@ failed:
 	res = fail;
 stop_c:
 	*pTime = now_s() - tc;
-	kworker_unload(c);
+	unload_cand(j, c);
 stop:
 	cJSON_AddStringToObject(res, "stage", zStage);
 	return res;
@@ -576,6 +589,13 @@ static void run_job(struct job *j)
 		/* a load error is the object's: the compile stage's */
 		if (!strcmp(status_of(res), "compile_error"))
 			cJSON_ReplaceItemInObject(res, "stage", cJSON_CreateString("compile"));
+	}
+	if (j->ext.form != TORCHEXT_KERNEL) {
+		char *azOut[TASK_MAX_TENSORS];
+		for (int k = 0; k < W.t->nOut; k++)
+			azOut[k] = W.t->aOut[k].zName;
+		cJSON_AddItemToObject(res, "candidate_form",
+		                      torchext_note_json(&j->ext, azOut, W.t->nOut));
 	}
 	note_target(res);
 	double tRun = now_s() - t0;
@@ -700,12 +720,21 @@ void kworker_compiled(struct compile_result *r, void *arg)
 	 * which are kept folded (diagfold.h: CuTe's one warning said
 	 * thousands of times is one line) */
 	char *rest = NULL;
-	cJSON *vec = resources_parse_vec(r->zLog, &rest);
+	cJSON *vec = resources_parse_vec(r->zLog, compile_include_dir(), &rest);
 	char *folded = diag_fold(rest);
+	/* an extension's use of what the ATen stand-in lacks: said, also at
+	 * the end of the log that the LLM reads */
+	char gap[600] = "";
+	if (!r->ok && j->ext.form != TORCHEXT_KERNEL &&
+	    torchext_diagnose(j->zName, r->zLog, gap, sizeof gap)) {
+		char *z = xasprintf("%skloop: %s\n", folded, gap);
+		free(folded);
+		folded = z;
+	}
 	cJSON_AddStringToObject(c, "log", folded);
 	free(folded);
 	free(rest);
-	if (compile_lang_from_name(j->zName) != LANG_CUDA)
+	if (compile_lang_from_name(j->zName) != LANG_CUDA && !j->ext.cuda)
 		cJSON_AddItemToObject(c, "vectorized", vec);
 	else
 		cJSON_Delete(vec);
@@ -716,6 +745,7 @@ void kworker_compiled(struct compile_result *r, void *arg)
 		 * the first diagnostic line, else the reason */
 		char *summary = r->memLimitMb ? xstrdup(r->zWhy)
 		                : r->zHint[0] ? xstrdup(r->zHint)
+		                : gap[0]      ? xstrdup(gap)
 		                              : resources_first_error(r->zLog);
 		if (!summary)
 			summary = xasprintf("compile failed: %s", r->zWhy);
@@ -743,12 +773,100 @@ void kworker_compiled(struct compile_result *r, void *arg)
 	kworker_pump_later();
 }
 
+/* the backend runs code of language lang: 0, or -1 + err saying which it needs */
+static int backend_runs(const struct job *j, int lang, char *err)
+{
+	int cuda = !strcmp(W.zBackend, "cuda");
+	if (lang == LANG_CUDA && !cuda)
+		return kl_err(err,
+		              "%s: its CUDA code (%s) needs the cuda backend (--backend cuda); "
+		              "this worker's is %s",
+		              j->zName,
+		              j->ext.form == TORCHEXT_MODELNEW ? "load_inline's cuda_sources"
+		                                               : "__global__ kernels",
+		              W.zBackend);
+	if (lang != LANG_CUDA && cuda)
+		return kl_err(err,
+		              "%s: a %s without CUDA code (%s) runs on the host backend (--backend "
+		              "host); the cuda backend gives it GPU memory",
+		              j->zName, j->ext.form == TORCHEXT_MODELNEW ? "ModelNew" : "extension",
+		              j->ext.form == TORCHEXT_MODELNEW ? "cpp_sources only"
+		                                               : "no __global__ kernel");
+	return 0;
+}
+
+/* j's deferred ModelNew compiled now; one that cannot be is its compile
+ * error (the job said to have failed, then dropped) */
+static void compile_deferred(struct job *j)
+{
+	char err[KL_ERRLEN];
+	char *z = j->zDeferred;
+	j->zDeferred = NULL;
+	if (z && kworker_submit_compile(j, z, j->nDeferred, err) < 0) {
+		j->compiled = 1;
+		if (j->owner) {
+			j->compile = cJSON_CreateObject(); /* ok stays 0: the A/B says why */
+		} else {
+			kworker_send_error(j->id, err, 0);
+			j->cancelled = 1;
+		}
+		kworker_pump_later();
+	}
+	free(z);
+}
+
+void kworker_compile_deferred(void)
+{
+	for (struct job *j = W.runq; j; j = j->next) {
+		compile_deferred(j);
+		if (j->inc)
+			compile_deferred(j->inc);
+	}
+}
+
 int kworker_submit_compile(struct job *j, const char *zSrc, size_t n, char *err)
 {
-	int lang = compile_lang_from_name(j->zName);
-	if (lang < 0)
-		return kl_err(err, "%s: unknown source language (expected .c, .cpp or .cu)",
+	j->ext.form = torchext_form_of(j->zName, zSrc, n);
+	int lang = torchext_lang_of(j->zName, zSrc, n);
+	if (j->ext.form == TORCHEXT_KERNEL && lang < 0)
+		return kl_err(err, "%s: unknown source language (expected .c, .cpp, .cu or .py)",
 		              j->zName);
-	struct compile_req req = {zSrc, n, (enum compile_lang)lang, j->zName};
-	return compiler_submit(W.comp, &req, kworker_compiled, j, err);
+	if (j->ext.form == TORCHEXT_KERNEL) {
+		struct compile_req req = {zSrc, n, (enum compile_lang)lang, j->zName, 0};
+		return compiler_submit(W.comp, &req, kworker_compiled, j, err);
+	}
+	/* a PyTorch extension as it is, or a ModelNew made one (its Python
+	 * read by modelnew.py, never run) */
+	struct torchext_src ts = {0};
+	if (j->ext.form == TORCHEXT_MODELNEW && !W.t) {
+		/* its forward maps self.NAME onto the task's inputs, which a
+		 * PyTorch problem's helper has yet to say */
+		j->zDeferred = xstrndup(zSrc, n);
+		j->nDeferred = n;
+		return 0;
+	}
+	if (j->ext.form == TORCHEXT_MODELNEW) {
+		char *azIn[TASK_MAX_TENSORS];
+		for (int i = 0; i < W.t->nIn; i++)
+			azIn[i] = W.t->aIn[i].zName;
+		if (torchext_modelnew(W.zPython, j->zName, zSrc, n, azIn, W.t->nIn, &ts, err) < 0)
+			return -1;
+		snprintf(j->ext.zEntry, sizeof j->ext.zEntry, "%s", ts.zEntry);
+		snprintf(j->ext.zNotes, sizeof j->ext.zNotes, "%s", ts.zNotes);
+	} else {
+		ts.zSource = xstrndup(zSrc, n);
+		ts.nSource = n;
+		ts.lang = lang;
+		ts.zName = torchext_compile_name(j->zName, lang);
+		torchext_entry_of(zSrc, n, j->ext.zEntry, sizeof j->ext.zEntry);
+	}
+	j->ext.cuda = ts.lang == LANG_CUDA;
+	int rc = backend_runs(j, ts.lang, err);
+	if (rc == 0) {
+		struct compile_req req = {ts.zSource, ts.nSource, (enum compile_lang)ts.lang,
+		                          ts.zName, 1};
+		rc = compiler_submit(W.comp, &req, kworker_compiled, j, err);
+	}
+	torchext_src_free(&ts);
+	return rc;
 }

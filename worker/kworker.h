@@ -34,6 +34,7 @@
 #include "roofline.h"
 #include "task.h"
 #include "taskopen.h"
+#include "torchext.h"
 #include "torchref.h"
 #include "util.h"
 #include "version.h"
@@ -55,6 +56,14 @@ struct job {
 	struct job *owner;      /* for an incumbent: the job it belongs to */
 	int cancelled;          /* the engine no longer wants it: dropped unrun once compiled */
 	char zCode[65];         /* the hash of its machine code (codehash.h), "" if none */
+	/* a PyTorch extension or a ModelNew (torchext.h): its form, entry
+	 * point and the outputs its runs copied, for the verdict */
+	struct torchext_note ext;
+	/* a ModelNew sent before the task was known (a PyTorch problem's is
+	 * made while the helper starts): its source, read once the task's
+	 * inputs are (kworker_compile_deferred) */
+	char *zDeferred;
+	size_t nDeferred;
 };
 
 /* machine code timed on this worker's device in the session */
@@ -139,6 +148,9 @@ const char *kworker_float64_reference(struct job *j, struct torchref *tr);
 void kworker_add_timed(const char *zCode, const char *zLabel, const cJSON *timing);
 /* compile j's source (n bytes); 0, or -1 + err */
 int kworker_submit_compile(struct job *j, const char *zSrc, size_t n, char *err);
+/* the task is known: the ModelNew modules that waited for it compile (a
+ * module kloop cannot take is its job's compile error) */
+void kworker_compile_deferred(void);
 /* a compile finished (the compiler service's callback) */
 void kworker_compiled(struct compile_result *r, void *arg);
 /* the cancel request: drop a job not yet running */

@@ -259,6 +259,7 @@ void kworker_op_task(cJSON *req)
 		if (!(tr = start_torch(zDir, zShapes, tq.size, err)) ||
 		    !(W.t = torchref_make_task(tr, zDir, err)))
 			fail_task(err);
+		kworker_compile_deferred();
 	} else {
 		W.t = task_load(zDir, W.zBackend, zShapes, err);
 		if (!W.t)

@@ -11,6 +11,7 @@
 #include "fence.h"
 #include "splice.h"
 #include "syntax.h"
+#include "torchext.h"
 #include "util.h"
 
 void reply_code_free(struct reply_code *r)
@@ -71,12 +72,32 @@ static int check_block(const char *z, size_t n, int block, unsigned line, char *
 	return rc;
 }
 
-/* take z[0..n) as the candidate (block: its 1-based number, 0 for a reply
- * without fences; line: its fence's reply line) */
-static int take_whole(const char *z, size_t n, int block, unsigned line, struct reply_code *out,
-                      char *err)
+/* a ```python block holding a KernelBench ModelNew module (kloop's worker
+ * reads it; nothing parses Python here) */
+static int is_modelnew(const struct fence_block *b, const char *z, size_t n)
 {
-	if (block && check_block(z, n, block, line, err) < 0)
+	return (!strcmp(b->lang, "python") || !strcmp(b->lang, "py")) &&
+	       memmem(z, n, "class ModelNew", 14) && memmem(z, n, "load_inline", 11);
+}
+
+/* a block that is a whole candidate: a kl_run file with its includes, an
+ * extension, a ModelNew module */
+static int whole_block(const struct fence_block *b, const char *z, size_t n)
+{
+	if (is_modelnew(b, z, n))
+		return TORCHEXT_MODELNEW;
+	if (b->is_code && torchext_is_extension(z, n))
+		return TORCHEXT_EXTENSION;
+	return b->is_code && has_include(z, n) && defines_kl_run(z, n) ? TORCHEXT_KERNEL : -1;
+}
+
+/* take z[0..n) as the candidate (block: its 1-based number, 0 for a reply
+ * without fences; line: its fence's reply line; form: what it is) */
+static int take_whole(const char *z, size_t n, int block, unsigned line, int form,
+                      struct reply_code *out, char *err)
+{
+	out->form = form;
+	if (form != TORCHEXT_MODELNEW && block && check_block(z, n, block, line, err) < 0)
 		return -1;
 	if (!block && syntax_check(z, n, err) < 0) {
 		char e2[KL_ERRLEN];
@@ -121,23 +142,31 @@ int reply_code(const char *zParent, size_t nParent, const char *zReply, size_t n
 	memset(out, 0, sizeof *out);
 	struct fence_block *b = NULL;
 	size_t nb = fence_blocks(zReply, nReply, &b);
-	int whole = -1;
+	int whole = -1, form = -1;
 	for (size_t i = 0; i < nb; i++) {
-		const char *z = zReply + b[i].start;
-		size_t n = b[i].end - b[i].start;
-		if (b[i].is_code && has_include(z, n) && defines_kl_run(z, n))
-			whole = (int)i;
+		int f = whole_block(&b[i], zReply + b[i].start, b[i].end - b[i].start);
+		if (f >= 0)
+			whole = (int)i, form = f;
 	}
 	int rc;
 	if (whole >= 0) {
 		rc = take_whole(zReply + b[whole].start, b[whole].end - b[whole].start, whole + 1,
-		                b[whole].line, out, err);
+		                b[whole].line, form, out, err);
 		free(b);
 		return rc;
 	}
 	free(b);
-	if (nb == 0 && has_include(zReply, nReply) && defines_kl_run(zReply, nReply))
-		return take_whole(zReply, nReply, 0, 0, out, err);
+	if (nb == 0 && has_include(zReply, nReply) &&
+	    (defines_kl_run(zReply, nReply) || torchext_is_extension(zReply, nReply)))
+		return take_whole(zReply, nReply, 0, 0,
+		                  defines_kl_run(zReply, nReply) ? TORCHEXT_KERNEL
+		                                                 : TORCHEXT_EXTENSION,
+		                  out, err);
+	if (memmem(zParent, nParent, "class ModelNew", 14))
+		return kl_err(err,
+		              "the parent is a KernelBench ModelNew module: reply with the whole "
+		              "new module in one ```python block (class ModelNew and its "
+		              "load_inline sources)");
 	struct splice_result r;
 	if (splice_reply(zParent, nParent, zReply, nReply, &r, err) < 0) {
 		/* the fence the message shows is in the parent's language: a C host
@@ -149,10 +178,12 @@ int reply_code(const char *zParent, size_t nParent, const char *zReply, size_t n
 		}
 		return -1;
 	}
-	if (!defines_kl_run(r.src, r.len)) {
+	int ext = torchext_is_extension(r.src, r.len);
+	if (!ext && !defines_kl_run(r.src, r.len)) {
 		splice_result_free(&r);
 		return kl_err(err, "the result does not define kl_run");
 	}
+	out->form = ext ? TORCHEXT_EXTENSION : TORCHEXT_KERNEL;
 	out->zSource = r.src;
 	out->nSource = r.len;
 	r.src = NULL;

@@ -373,6 +373,9 @@ static int c_call(struct harness_cand *hc, int mode, int *pRc, double *pMs, doub
 	} else if (mode == HC_FAST) {
 		v->nEvents++;
 	}
+	snprintf(hc->zRunError, sizeof hc->zRunError, "%.*s", (int)sizeof hc->zRunError - 1,
+	         rep.rc ? rep.text : "");
+	hc->copied |= rep.copied;
 	return 0;
 }
 
@@ -447,6 +450,7 @@ static int c_batch(struct harness_cand *hc, int mode, int n, double *pMs, double
 	}
 	*pMs = rep.ms;
 	*pMd = rep.md;
+	hc->copied |= rep.copied;
 	return 0;
 }
 

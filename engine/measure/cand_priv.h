@@ -58,6 +58,10 @@ struct cm {
 	 * records made ms their busy time; me the events' stream time beside */
 	int32_t kn;
 	double me;
+	/* CM_REPLY: the outputs the candidate's call(s) filled by copying a
+	 * result of their own (kl_run_copied, kloop.h), a bit each */
+	uint32_t copied;
+	/* CM_REPLY with rc: the candidate's words for it (kl_run_error) */
 	char text[400];
 };
 

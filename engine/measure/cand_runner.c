@@ -47,6 +47,10 @@ static ssize_t recv_with_fds(int sock, void *p, size_t n, int *fds, int *pnFds)
 static struct {
 	int fd;
 	volatile int inCand;
+	/* the candidate's optional kl_run_error and kl_run_copied (kloop.h),
+	 * read after each call (NULL: it has none) */
+	const char *zRunError;
+	const volatile uint32_t *pCopied;
 	int nBuf;
 	struct cm_buf buf[MAX_SETUP_BUF];
 	void *base[MAX_SETUP_BUF];
@@ -186,6 +190,8 @@ static kl_run_fn load_candidate(int soFd)
 		return NULL;
 	}
 	kl_run_fn fn = (kl_run_fn)(uintptr_t)dlsym(dl, "kl_run");
+	S.zRunError = dlsym(dl, "kl_run_error");
+	S.pCopied = dlsym(dl, "kl_run_copied");
 	if (!fn) {
 		say(CM_LOADERR, 0,
 		    "the candidate does not define kl_run (it must have C linkage: extern \"C\" in "
@@ -206,6 +212,20 @@ static kl_run_fn load_candidate(int soFd)
 		         cr.seccomp ? "seccomp filter" : "no seccomp filter", cr.nRanges, cr.zNote);
 	say(CM_READY, 0, what);
 	return fn;
+}
+
+/* what the candidate said of the call it just returned from (rc): its
+ * words for a non-zero return, the outputs it copied, into rep */
+static void call_said(int rc, struct cm *rep)
+{
+	if (S.pCopied)
+		rep->copied |= *S.pCopied;
+	if (rc && S.zRunError && !rep->text[0]) {
+		size_t n = strnlen(S.zRunError, KL_RUN_ERROR_MAX);
+		n = n < sizeof rep->text - 1 ? n : sizeof rep->text - 1;
+		memcpy(rep->text, S.zRunError, n);
+		rep->text[n] = 0;
+	}
 }
 
 /*
@@ -234,6 +254,7 @@ static int run_batch(struct backend *b, kl_run_fn fn, int mode, int n, kl_tensor
 			call_begin();
 			int rc = fn(in, nIn, out, nOut, b->stream);
 			call_end();
+			call_said(rc, rep);
 			if (rc && !rep->rc)
 				rep->rc = rc;
 		} else if (b->launch_empty && b->launch_empty(b, err) < 0) {
@@ -393,6 +414,7 @@ int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder)
 				call_begin();
 				rep.rc = fn(in[q], nIn[q], out[q], nOut[q], b->stream);
 				call_end();
+				call_said(rep.rc, &rep);
 			}
 			if (!bad && m.mode != HC_UNTIMED &&
 			    b->timer_stop(b, &rep.ms, &rep.md, err) < 0)

@@ -21,6 +21,7 @@
 
 #include "cgroup.h"
 #include "codehash.h"
+#include "compile_pch.h"
 #include "cuda_target.h"
 #include "proc.h"
 #include "sandbox.h"
@@ -65,12 +66,14 @@ struct compiler {
 	/* the CUDA target (cuda_target.h); a compiler for the host only
 	 * builds CUDA for sm_90, its compute capability unknown */
 	struct cuda_target target;
-	int bTarget;        /* 1: target is a device's (compiler_new was given one) */
-	char *azCmd[3];     /* compiler per language */
-	char *azVersion[3]; /* their --version output (first line), for the key */
-	char *zHeaderHash;  /* hash of kloop.h */
-	char *zCpu;         /* CPU model, part of the key (-march=native) */
-	struct cjob *queue; /* waiting jobs */
+	int bTarget;            /* 1: target is a device's (compiler_new was given one) */
+	char *azCmd[3];         /* compiler per language */
+	char *azVersion[3];     /* their --version output (first line), for the key */
+	char *zHeaderHash;      /* hash of kloop.h */
+	char *zTorchHash;       /* hash of the ATen stand-in's headers (an extension's key) */
+	struct compile_pch pch; /* the stand-in precompiled for the C++ compiler */
+	char *zCpu;             /* CPU model, part of the key (-march=native) */
+	struct cjob *queue;     /* waiting jobs */
 	int nPending;
 	int sandbox;      /* compilers run inside bubblewrap */
 	struct libs libs; /* libraries and include paths the candidates get */
@@ -116,6 +119,12 @@ int compile_lang_from_name(const char *z)
 
 static const char *lang_ext[] = {"c", "cpp", "cu"};
 
+/* a C++ candidate's first flags (a C one's with -std=gnu11), which the
+ * precompiled stand-in is made with too (compile_pch.h) */
+static const char *const cxxFlags[] = {"-std=gnu++17", "-O3", "-march=native", "-fPIC", NULL};
+static const char *const torchNoHalf[] = {"HALF_OPERATORS", "HALF_CONVERSIONS",
+                                          "BFLOAT16_CONVERSIONS", "HALF2_OPERATORS"};
+
 static char *first_line(const char *z)
 {
 	const char *nl = strchr(z, '\n');
@@ -155,6 +164,25 @@ static char *env_or(const char *name, const char *dflt)
 	return xstrdup(v && *v ? v : dflt);
 }
 
+/* the SHA-256 of kloop's headers az (NULL-terminated, in its include
+ * directory), hex, fresh */
+static char *headers_hash(const char **az)
+{
+	struct sha256 s;
+	char hex[65];
+	sha256_init(&s);
+	for (int i = 0; az[i]; i++) {
+		strbuf h = STRBUF_INIT;
+		char *hp = path_join(compile_include_dir(), az[i]);
+		if (read_file(hp, &h, 1 << 20, NULL) == 0)
+			sha256_update(&s, h.buf, h.len);
+		sb_free(&h);
+		free(hp);
+	}
+	sha256_hex(&s, hex);
+	return xstrdup(hex);
+}
+
 struct compiler *compiler_new(struct loop *l, const char *zCacheDir, int jobs,
                               const struct cuda_target *pTarget, char *err)
 {
@@ -175,18 +203,14 @@ struct compiler *compiler_new(struct loop *l, const char *zCacheDir, int jobs,
 	c->azCmd[LANG_CUDA] = env_or("KLOOP_NVCC", "nvcc");
 	for (int i = 0; i < 3; i++)
 		c->azVersion[i] = tool_version(c->azCmd[i]);
-	strbuf h = STRBUF_INIT;
-	char *hp = path_join(compile_include_dir(), "kloop.h");
-	struct sha256 s;
-	char hex[65];
-	sha256_init(&s);
-	if (read_file(hp, &h, 1 << 20, NULL) == 0)
-		sha256_update(&s, h.buf, h.len);
-	sha256_hex(&s, hex);
-	c->zHeaderHash = xstrdup(hex);
-	sb_free(&h);
-	free(hp);
+	c->zHeaderHash = headers_hash((const char *[]){"kloop.h", NULL});
+	/* kloop.h too: the precompiled stand-in holds it (compile_pch.h) */
+	c->zTorchHash = headers_hash((const char *[]){"kloop.h", "kloop_torch.h",
+	                                              "kloop_torch/kl_torch_tensor.h",
+	                                              "kloop_torch/kl_torch_run.h", NULL});
 	c->zCpu = cpu_model();
+	compile_pch_init(&c->pch, l, c->zCache, c->azCmd[LANG_CPP], c->azVersion[LANG_CPP],
+	                 cxxFlags, c->zTorchHash);
 	return c;
 }
 
@@ -200,6 +224,8 @@ void compiler_free(struct compiler *c)
 		free(c->azVersion[i]);
 	}
 	free(c->zHeaderHash);
+	free(c->zTorchHash);
+	compile_pch_free(&c->pch);
 	free(c->zCpu);
 	libs_free(&c->libs);
 	libs_free(&c->cutlass);
@@ -327,10 +353,9 @@ static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 	switch (j->req.lang) {
 	case LANG_C:
 	case LANG_CPP:
-		v[n++] = xstrdup(j->req.lang == LANG_C ? "-std=gnu11" : "-std=gnu++17");
-		v[n++] = xstrdup("-O3");
-		v[n++] = xstrdup("-march=native");
-		v[n++] = xstrdup("-fPIC");
+		v[n++] = xstrdup(j->req.lang == LANG_C ? "-std=gnu11" : cxxFlags[0]);
+		for (int i = 1; cxxFlags[i]; i++)
+			v[n++] = xstrdup(cxxFlags[i]);
 		v[n++] = xstrdup("-shared");
 		v[n++] = xstrdup("-Wall");
 		/* the vectoriser's remarks: the host's counterpart of ptxas' report */
@@ -338,7 +363,13 @@ static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 		    xstrdup(c->azVersion[j->req.lang] && strstr(c->azVersion[j->req.lang], "clang")
 		                ? "-Rpass=loop-vectorize"
 		                : "-fopt-info-vec-optimized");
+		/* an extension: the stand-in, precompiled where it has been */
+		if (j->req.torch && c->pch.zDir)
+			v[n++] = xasprintf("-I%s", c->pch.zDir), v[n++] = xstrdup("-include"),
+			v[n++] = xstrdup("kloop_torch.h");
 		v[n++] = xasprintf("-I%s", inc);
+		if (j->req.torch)
+			v[n++] = xasprintf("-I%s/kloop_torch", inc);
 		/* a reproducible object (codehash.h): no build id, no local
 		 * symbols (the file's name, static functions' names) */
 		v[n++] = xstrdup("-Wl,--build-id=none");
@@ -368,6 +399,15 @@ static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 		v[n++] = xstrdup("-Xlinker");
 		v[n++] = xstrdup("--discard-all");
 		v[n++] = xasprintf("-I%s", inc);
+		/* an extension: the stand-in, and torch.utils.cpp_extension's own
+		 * nvcc flags (CUDA's half operators and conversions left out, as
+		 * c10::Half's are the ones; constexpr host functions in kernels) */
+		if (j->req.torch) {
+			v[n++] = xasprintf("-I%s/kloop_torch", inc);
+			for (size_t i = 0; i < sizeof torchNoHalf / sizeof *torchNoHalf; i++)
+				v[n++] = xasprintf("-D__CUDA_NO_%s__", torchNoHalf[i]);
+			v[n++] = xstrdup("--expt-relaxed-constexpr");
+		}
 		v[n++] = xstrdup("-o");
 		v[n++] = xstrdup(zOut);
 		v[n++] = xstrdup(j->zName);
@@ -667,6 +707,8 @@ static char **sandboxed(struct compiler *c, struct cjob *j, char **argv)
 	for (int i = 0; libDirs[i] && n < 114; i++)
 		n += sandbox_dir_args(libDirs[i], ro, nRo, v + n);
 	compiler_dirs_free(libDirs);
+	if (j->req.torch && c->pch.zDir)
+		n += sandbox_dir_args(c->pch.zDir, ro, nRo, v + n);
 	/* CUTLASS's headers for a source that includes them */
 	for (int i = 0; j->bCutlass && i < c->cutlass.n && n < 114; i++) {
 		const struct lib_item *it = &c->cutlass.a[i];
@@ -744,29 +786,6 @@ static void start_next(struct compiler *c)
 	}
 }
 
-/* 1 when zSrc has an #include of a CUTLASS or CuTe header ("cutlass/...",
- * <cute/...>) */
-static int includes_cutlass(const char *zSrc)
-{
-	for (const char *p = zSrc; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		const char *q = p + strspn(p, " \t");
-		if (*q != '#')
-			continue;
-		q++;
-		q += strspn(q, " \t");
-		if (strncmp(q, "include", 7))
-			continue;
-		q += 7;
-		q += strspn(q, " \t");
-		if (*q != '"' && *q != '<')
-			continue;
-		q++;
-		if (!strncmp(q, "cutlass/", 8) || !strncmp(q, "cute/", 5))
-			return 1;
-	}
-	return 0;
-}
-
 static void compute_key(struct compiler *c, struct cjob *j)
 {
 	struct sha256 s;
@@ -778,7 +797,13 @@ static void compute_key(struct compiler *c, struct cjob *j)
 	/* the target besides the command that names it: a build for sm_90
 	 * and one for sm_90a never share an entry, whatever the flags say */
 	const char *target = j->req.lang == LANG_CUDA ? c->target.zName : "host";
-	const char *parts[] = {"kloop-compile-v2", cmd, ver, c->zHeaderHash, c->zCpu, target};
+	const char *parts[] = {"kloop-compile-v2",
+	                       cmd,
+	                       ver,
+	                       c->zHeaderHash,
+	                       c->zCpu,
+	                       target,
+	                       j->req.torch ? c->zTorchHash : ""};
 	for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
 		sha256_update(&s, parts[i], strlen(parts[i]) + 1);
 	sha256_update(&s, j->zSrc, j->req.nSource);
@@ -811,8 +836,8 @@ int compiler_submit(struct compiler *c, const struct compile_req *req, compile_d
 	j->done = done;
 	j->arg = arg;
 	/* a source that includes CUTLASS gets it without --libs */
-	j->bCutlass =
-	    req->lang == LANG_CUDA && !libs_have_cutlass(&c->libs) && includes_cutlass(j->zSrc);
+	j->bCutlass = req->lang == LANG_CUDA && !libs_have_cutlass(&c->libs) &&
+	              libs_source_includes_cutlass(j->zSrc);
 	if (j->bCutlass && !c->cutlassTried) {
 		c->cutlassTried = 1;
 		if (libs_add(&c->cutlass, "cutlass", NULL, c->zCutlassErr) == 0)
@@ -820,6 +845,9 @@ int compiler_submit(struct compiler *c, const struct compile_req *req, compile_d
 	}
 	compute_key(c, j);
 	c->nPending++;
+	if (j->req.torch && req->lang == LANG_CPP)
+		compile_pch_start(&c->pch, c->azCmd[LANG_CPP], cxxFlags, compile_include_dir(),
+		                  COMPILE_NICE);
 	if (j->bCutlass && c->zCutlassErr[0]) {
 		sb_addf(&j->log,
 		        "kloop: %s includes CUTLASS or CuTe headers, which this machine does "

@@ -24,6 +24,10 @@ struct compile_req {
 	size_t nSource;      /* its length */
 	enum compile_lang lang;
 	const char *zName; /* file name shown in diagnostics, e.g. "cand.cu" */
+	/* 1: a PyTorch extension, compiled against kloop's ATen stand-in
+	 * (include/kloop_torch.h, its torch/extension.h and the like under
+	 * -I<include>/kloop_torch) */
+	int torch;
 };
 
 struct compile_result {

@@ -12,6 +12,7 @@
 #include "ncu.h"
 #include "result.h"
 #include "roofline.h"
+#include "torchext.h"
 #include "util.h"
 
 /* emit one line made with a format */
@@ -132,6 +133,11 @@ void result_describe(const cJSON *r, unsigned mask, result_line_fn emit, void *a
 {
 	if (!r)
 		return;
+	/* an extension or a ModelNew: its form, and the outputs it copied */
+	char form[1200];
+	if ((mask & RD_COMPILE) &&
+	    torchext_note_line(cJSON_GetObjectItem(r, "candidate_form"), form, sizeof form) == 0)
+		emit(arg, "form", form, 0);
 	if (mask & RD_COMPILE)
 		compiled(cJSON_GetObjectItem(r, "compile"), emit, arg);
 	if (mask & RD_CHECKS)

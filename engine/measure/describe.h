@@ -26,7 +26,8 @@ enum {
 
 /*
  * The measured facts of result r (the parts in mask: RD_ALL for all), in
- * order, each given to emit: the
+ * order, each given to emit: a PyTorch extension's or ModelNew's form (and
+ * the outputs it copied), the
  * kernels' resources, the host compiler's vectorisation remarks, the
  * correctness check and its tolerance, the precision verdict, the roofline
  * and a suspect time, Nsight Compute's summary, the time with how it was

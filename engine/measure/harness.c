@@ -298,6 +298,14 @@ int harness_call(struct harness_cand *c, int *pRc, char *why, size_t nWhy, char 
 	return rc;
 }
 
+const char *harness_returned(const struct harness_cand *c, int rc, const char *zWhen, char *buf,
+                             size_t n)
+{
+	snprintf(buf, n, "kl_run returned %d%s%s%.*s", rc, zWhen, c->zRunError[0] ? ": " : "",
+	         (int)sizeof c->zRunError, c->zRunError);
+	return buf;
+}
+
 cJSON *harness_verdict(const char *zStatus, const char *zReason)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -432,7 +440,9 @@ cJSON *harness_eval(struct harness *h, struct harness_cand *c, int bTime,
 		a.trials++;
 		int bad = 0;
 		if (rc) {
-			snprintf(why, sizeof why, "%s: kl_run returned %d", when, rc);
+			char rw[KL_RUN_ERROR_MAX + 64];
+			snprintf(why, sizeof why, "%s: %s", when,
+			         harness_returned(c, rc, "", rw, sizeof rw));
 			bad = 1;
 		}
 		if (!bad) {

@@ -110,6 +110,12 @@ struct harness_cand {
 	/* its runner did not confine itself (a profiler is injected into it):
 	 * its times are unverified, whatever the bounds say */
 	int unconfined;
+	/* set by call: the candidate's words for its last non-zero return
+	 * (kl_run_error, kloop.h), "" if it said none */
+	char zRunError[KL_RUN_ERROR_MAX];
+	/* set by call and batch: the outputs its calls so far filled by
+	 * copying a result of their own (kl_run_copied), a bit each */
+	unsigned copied;
 };
 
 struct harness_opts {

@@ -92,7 +92,7 @@ static int ab_pair(struct harness *h, struct ab_side *s, int n, int strict, doub
 		                             &bz[who], &cz[who], &rc, why, nWhy, err)))
 			return crc;
 		if (rc) {
-			snprintf(why, nWhy, "kl_run returned %d", rc);
+			harness_returned(s[who].c, rc, "", why, nWhy);
 			return HC_MISBEHAVED;
 		}
 		varied |= h->lastVaried;
@@ -261,7 +261,7 @@ cJSON *harness_ab(struct harness *h, struct harness_cand *inc, struct harness_ca
 		                             NULL, &rc, why, sizeof why, err)))
 			goto called;
 		if (rc) {
-			snprintf(why, sizeof why, "kl_run returned %d", rc);
+			harness_returned(s[who].c, rc, "", why, sizeof why);
 			crc = HC_MISBEHAVED;
 			goto called;
 		}

@@ -215,7 +215,7 @@ static int timing_warm(struct harness *h, struct timing *tg, char *why, size_t n
 		                             err)))
 			return crc;
 		if (rc) {
-			snprintf(why, nWhy, "kl_run returned %d during warm-up", rc);
+			harness_returned(c, rc, " during warm-up", why, nWhy);
 			return HC_MISBEHAVED;
 		}
 		if (!h->lastVaried)
@@ -286,8 +286,9 @@ static int timing_count(struct harness *h, struct timing *tg, harness_progress_f
 		if (probe && !rc && !h->lastVaried)
 			harness_push(&tg->probe, t);
 		if (rc) {
-			snprintf(why, nWhy, "kl_run returned %d during timed run %d", rc,
-			         tg->n + 1);
+			char at[40];
+			snprintf(at, sizeof at, " during timed run %d", tg->n + 1);
+			harness_returned(c, rc, at, why, nWhy);
 			return HC_MISBEHAVED;
 		}
 		tg->n++;
@@ -571,7 +572,7 @@ static int timing_checks(struct harness *h, struct timing *tg, char *why, size_t
 		if (crc)
 			return crc;
 		if (rc) {
-			snprintf(why, nWhy, "kl_run returned %d during a timed run", rc);
+			harness_returned(tg->c, rc, " during a timed run", why, nWhy);
 			return HC_MISBEHAVED;
 		}
 	}
@@ -591,7 +592,7 @@ static int run_after_timing(struct harness *h, struct harness_cand *c, char *why
 	if ((crc = harness_call(c, &rc, why, nWhy, err)))
 		return crc;
 	if (rc) {
-		snprintf(why, nWhy, "kl_run returned %d after the timed runs", rc);
+		harness_returned(c, rc, " after the timed runs", why, nWhy);
 		return HC_MISBEHAVED;
 	}
 	int bad = harness_check_guards(h, why, nWhy, err);

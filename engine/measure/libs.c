@@ -464,3 +464,24 @@ void libs_flags(const struct libs *L, int cuda, char **azOut, int *pn, int max)
 	}
 	*pn = n;
 }
+
+int libs_source_includes_cutlass(const char *zSrc)
+{
+	for (const char *p = zSrc; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		const char *q = p + strspn(p, " \t");
+		if (*q != '#')
+			continue;
+		q++;
+		q += strspn(q, " \t");
+		if (strncmp(q, "include", 7))
+			continue;
+		q += 7;
+		q += strspn(q, " \t");
+		if (*q != '"' && *q != '<')
+			continue;
+		q++;
+		if (!strncmp(q, "cutlass/", 8) || !strncmp(q, "cute/", 5))
+			return 1;
+	}
+	return 0;
+}

@@ -46,6 +46,9 @@ void libs_free(struct libs *L);
 
 /* 1 when L has CUTLASS's headers (the word cutlass or cute) */
 int libs_have_cutlass(const struct libs *L);
+/* 1 when source zSrc has an #include of a CUTLASS or CuTe header
+ * ("cutlass/...", <cute/...>): it gets CUTLASS without --libs */
+int libs_source_includes_cutlass(const char *zSrc);
 
 /* append L's compiler flags for a CUDA (nvcc, cuda = 1) or C/C++ (cc)
  * command to azOut at *pn (fresh strings; *pn advanced, at most max): the

@@ -143,7 +143,7 @@ char *resources_first_error(const char *zLog)
 	return NULL;
 }
 
-cJSON *resources_parse_vec(const char *zLog, char **pzRest)
+cJSON *resources_parse_vec(const char *zLog, const char *zSkipDir, char **pzRest)
 {
 	cJSON *arr = cJSON_CreateArray();
 	strbuf rest = STRBUF_INIT;
@@ -161,6 +161,14 @@ cJSON *resources_parse_vec(const char *zLog, char **pzRest)
 			continue;
 		}
 		const char *msg = m ? m + 13 : mr + 10;
+		/* a remark on kloop's own headers (kloop.h's helpers, the ATen
+		 * stand-in's code inlined into an extension) is not the
+		 * candidate's: its line is another file's */
+		size_t ni = zSkipDir ? strlen(zSkipDir) : 0;
+		if (ni && !strncmp(line, zSkipDir, ni) && line[ni] == '/') {
+			free(line);
+			continue;
+		}
 		/* file:line:column: before the marker */
 		unsigned ln = 0, col = 0;
 		const char *end = m ? m : mr, *c2 = end;

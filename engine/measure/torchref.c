@@ -81,6 +81,19 @@ static void note_status(int st)
 		gStopped = 1;
 }
 
+char *torchref_sibling(const char *zFile, const char *zEnv)
+{
+	const char *env = getenv(zEnv);
+	if (env && *env)
+		return xstrdup(env);
+	const char *t = torchref_script();
+	const char *slash = strrchr(t, '/');
+	char *dir = slash ? xstrndup(t, (size_t)(slash - t)) : xstrdup(".");
+	char *p = path_join(dir, zFile);
+	free(dir);
+	return p;
+}
+
 const char *torchref_script(void)
 {
 	static char *p;

@@ -141,4 +141,9 @@ char *torchref_tensors_text(const cJSON *desc);
 /* locate torchref.py (static string) */
 const char *torchref_script(void);
 
+/* kloop's Python file zFile installed beside torchref.py (kbexport.py,
+ * modelnew.py), or the path in the environment variable zEnv when it is set:
+ * a fresh string */
+char *torchref_sibling(const char *zFile, const char *zEnv);
+
 #endif

@@ -48,7 +48,7 @@ printf 'add tasks/softmax/seed.c\nadd %s/nope.cu\nadd README.md\nlist\n' "$T" |
 check ":add FILE adds the source as a human candidate and evaluates it" \
 	sh -c "grep -q 'candidate 2 (seed.c, human) added from tasks/softmax/seed.c; evaluating' '$T/sh.out' && grep -Eq '^ +2 +- human +correct' '$T/sh.out'"
 check ":add of a missing file says so" grep -q "add: .*nope.cu" "$T/sh.err"
-check ":add of a file that is not a source says so" grep -q "add: README.md: not a .c, .cpp or .cu source" "$T/sh.err"
+check ":add of a file that is not a source says so" grep -q "add: README.md: not a .c, .cpp, .cu or ModelNew .py source" "$T/sh.err"
 
 if command -v tmux >/dev/null 2>&1; then
 	trap 'tm kill-server 2>/dev/null; rm -rf "$T"' EXIT

@@ -76,6 +76,24 @@ for k in sys.argv[1].split("."):
     v=v[int(k)] if isinstance(v,list) else v.get(k)
 print(v if not isinstance(v,(dict,list)) else json.dumps(v))' "$1" "$2"
 }
+# cand_field FILE NAME DOTTED: a top-level or dotted field of the verdict of
+# candidate NAME (its file's base name) among FILE's `kloop eval --json`
+# lines (python3; an object or list printed as JSON)
+cand_field() {
+	python3 -c 'import json,sys
+for line in open(sys.argv[1]):
+    try:
+        r=json.loads(line)
+    except ValueError:
+        continue
+    if not isinstance(r,dict) or str(r.get("source","")).split("/")[-1]!=sys.argv[2]:
+        continue
+    v=r
+    for k in sys.argv[3].split("."):
+        v=v.get(k) if isinstance(v,dict) else None
+    print(json.dumps(v) if isinstance(v,(dict,list)) else v)
+    break' "$@"
+}
 # --- the TUI in tmux: a private server in $T; tui_start CMD starts CMD in a
 # 100x30 session; screen prints what it shows; wait_for PATTERN [SECONDS]
 # polls the screen (grep -E) until it matches or the deadline passes.

@@ -47,7 +47,7 @@ static void compile(struct loop *l, struct compiler *c, const char *zSrc, const 
                     struct got *g)
 {
 	char err[KL_ERRLEN];
-	struct compile_req req = {zSrc, strlen(zSrc), LANG_C, zName};
+	struct compile_req req = {zSrc, strlen(zSrc), LANG_C, zName, 0};
 	g->left = 1;
 	g->l = l;
 	if (compiler_submit(c, &req, done, g, err) < 0) {

@@ -37,7 +37,7 @@ static int compile(struct loop *l, struct compiler *c, const char *zName, const 
                    struct got *g)
 {
 	char err[KL_ERRLEN];
-	struct compile_req rq = {zSource, strlen(zSource), compile_lang_from_name(zName), zName};
+	struct compile_req rq = {zSource, strlen(zSource), compile_lang_from_name(zName), zName, 0};
 	int before = g->n;
 	g->ok = 0;
 	if (compiler_submit(c, &rq, on_done, g, err) < 0)

@@ -48,7 +48,7 @@ static void compile_as(struct loop *l, struct compiler *c, const char *zSource, 
                        struct got *g)
 {
 	char err[KL_ERRLEN];
-	struct compile_req rq = {zSource, strlen(zSource), compile_lang_from_name(zName), zName};
+	struct compile_req rq = {zSource, strlen(zSource), compile_lang_from_name(zName), zName, 0};
 	int before = g->n;
 	if (compiler_submit(c, &rq, on_done, g, err) < 0) {
 		CHECK(0, "compiler_submit: %s", err);

@@ -108,7 +108,7 @@ static int compile_one(const char *zCache, const struct cuda_target *t, const ch
 	}
 	compiler_set_timeout(c, 600);
 	compiler_set_sandbox(c, sandboxed);
-	struct compile_req req = {zSrc, strlen(zSrc), LANG_CUDA, zName};
+	struct compile_req req = {zSrc, strlen(zSrc), LANG_CUDA, zName, 0};
 	int rc = zLibs ? compiler_add_libs(c, zLibs, NULL, err) : 0;
 	if (rc == 0)
 		rc = compiler_submit(c, &req, one_done, o, err);

@@ -3,13 +3,16 @@
  * file is taken whole (the last one when the reply shows two), functions are
  * spliced into the parent, and replies without usable code (prose, Python,
  * code that does not parse, elided bodies) get a reason naming the block and
- * the reply line.
+ * the reply line.  A PyTorch extension and a ```python ModelNew module are
+ * whole candidates too, with their form; a ModelNew parent takes a whole
+ * module only.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "reply.h"
+#include "torchext.h"
 #include "util.h"
 
 static const char *parent =
@@ -44,12 +47,56 @@ static int convert(const char *reply, struct reply_code *r, char *err)
 	return reply_code(parent, strlen(parent), reply, strlen(reply), r, err);
 }
 
+#define EXT                                                                                        \
+	"#include <torch/extension.h>\n"                                                           \
+	"torch::Tensor forward(torch::Tensor x) { return torch::empty_like(x); }\n"                \
+	"PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"forward\", &forward); }\n"
+#define MODELNEW                                                                                   \
+	"import torch\nfrom torch.utils.cpp_extension import load_inline\n"                        \
+	"e = load_inline(name='e', cpp_sources='torch::Tensor f(torch::Tensor x);', "              \
+	"functions=['f'])\nclass ModelNew(torch.nn.Module):\n"                                     \
+	"    def forward(self, x):\n        return e.f(x)\n"
+
+static const char *whole = "Here is the complete file:\n\n```c\n" WHOLE_V2 "```\n";
+
+/* the field's forms (torchext.h): an extension, a ModelNew */
+static void forms(void)
+{
+	char err[KL_ERRLEN] = "";
+	struct reply_code r;
+	const char *ext = "Here it is as an extension:\n```cpp\n" EXT "```\n";
+	CHECK(convert(ext, &r, err) == 0 && r.whole && r.form == TORCHEXT_EXTENSION &&
+	          !strcmp(r.zSource, EXT),
+	      "a PyTorch extension block is taken whole, its form said (%s)", err);
+	reply_code_free(&r);
+	const char *mn = "```python\n" MODELNEW "```\n";
+	CHECK(convert(mn, &r, err) == 0 && r.whole && r.form == TORCHEXT_MODELNEW &&
+	          !strcmp(r.zSource, MODELNEW),
+	      "a ```python ModelNew module is taken whole, its form said (%s)", err);
+	reply_code_free(&r);
+	CHECK(convert(whole, &r, err) == 0 && r.form == TORCHEXT_KERNEL,
+	      "a kl_run file is a kernel");
+	reply_code_free(&r);
+	const char *fn =
+	    "```cpp\nstatic float row_max(const float *x, long n)\n{\n\treturn x[0];\n}"
+	    "\n```\n";
+	CHECK(reply_code(MODELNEW, strlen(MODELNEW), fn, strlen(fn), &r, err) == -1 &&
+	          strstr(err, "the parent is a KernelBench ModelNew module: reply with the whole "
+	                      "new module in one ```python block"),
+	      "a function for a ModelNew parent: refused, asking for the whole module (%s)", err);
+	const char *splice = "```cpp\ntorch::Tensor forward(torch::Tensor x) { return x; }\n```\n";
+	CHECK(reply_code(EXT, strlen(EXT), splice, strlen(splice), &r, err) == 0 && !r.whole &&
+	          r.form == TORCHEXT_EXTENSION && strstr(r.zSource, "return x; }") &&
+	          strstr(r.zSource, "PYBIND11_MODULE"),
+	      "a function spliced into an extension parent keeps it an extension (%s)", err);
+	reply_code_free(&r);
+}
+
 int main(void)
 {
 	char err[KL_ERRLEN] = "";
 	struct reply_code r;
 
-	const char *whole = "Here is the complete file:\n\n```c\n" WHOLE_V2 "```\n";
 	CHECK(convert(whole, &r, err) == 0 && r.whole && !strcmp(r.zSource, WHOLE_V2) &&
 	          !strcmp(r.zChanges, "whole file") && r.nSource == strlen(WHOLE_V2),
 	      "a whole file (includes and kl_run) is taken as it is (%s)", err);
@@ -128,5 +175,6 @@ int main(void)
 	    "*out, int b, void *s) { return 0 }\n";
 	CHECK(convert(bareBad, &r, err) == -1 && strstr(err, "the reply does not parse: line 2"),
 	      "a whole file without fences that does not parse says where: %s", err);
+	forms();
 	return check_done();
 }

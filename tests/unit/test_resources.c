@@ -67,7 +67,7 @@ static void test_vec(void)
 	    "seed.c:30:25: optimized: loop vectorized using 32 byte vectors\n"
 	    "seed.c:41:9: optimized: basic block part vectorized using 16 byte vectors\n";
 	char *rest = NULL;
-	cJSON *v = resources_parse_vec(gcc, &rest);
+	cJSON *v = resources_parse_vec(gcc, NULL, &rest);
 	CHECK(cJSON_GetArraySize(v) == 2, "gcc: two remarks (got %d)", cJSON_GetArraySize(v));
 	const cJSON *a = cJSON_GetArrayItem(v, 0);
 	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(a, "line")) == 30 &&
@@ -83,7 +83,7 @@ static void test_vec(void)
 	    "k.c:12:3: remark: vectorized loop (vectorization width: 8, interleaved "
 	    "count: 4) [-Rpass=loop-vectorize]\n"
 	    "k.c:20:1: remark: something else [-Rpass=inline]\n";
-	v = resources_parse_vec(clang, &rest);
+	v = resources_parse_vec(clang, NULL, &rest);
 	a = cJSON_GetArrayItem(v, 0);
 	CHECK(cJSON_GetArraySize(v) == 1 &&
 	          cJSON_GetNumberValue(cJSON_GetObjectItem(a, "line")) == 12 &&
@@ -93,8 +93,20 @@ static void test_vec(void)
 	CHECK(strstr(rest, "[-Rpass=inline]") != NULL, "clang: other remarks stay in the log");
 	free(rest);
 	cJSON_Delete(v);
-	v = resources_parse_vec("", NULL);
+	v = resources_parse_vec("", NULL, NULL);
 	CHECK(cJSON_IsArray(v) && cJSON_GetArraySize(v) == 0, "nothing vectorised: an empty array");
+	cJSON_Delete(v);
+	const char *inl = "/k/include/kloop_torch/kl_torch_tensor.h:87:21: optimized: loop "
+	                  "vectorized using 32 byte vectors\n"
+	                  "ext.cpp:10:2: optimized: loop vectorized using 64 byte vectors\n";
+	v = resources_parse_vec(inl, "/k/include", &rest);
+	a = cJSON_GetArrayItem(v, 0);
+	CHECK(cJSON_GetArraySize(v) == 1 &&
+	          cJSON_GetNumberValue(cJSON_GetObjectItem(a, "line")) == 10 &&
+	          !strstr(rest, "kl_torch_tensor.h"),
+	      "a remark on kloop's own headers (the ATen stand-in's code inlined) is left out: its "
+	      "line is not the candidate's");
+	free(rest);
 	cJSON_Delete(v);
 }
 
@@ -166,7 +178,7 @@ int main(void)
 				*q = '_';
 		snprintf(p.names[i], 300, "/%.280s", name);
 		free(name);
-		struct compile_req req = {srcs[i].buf, srcs[i].len, LANG_CUDA, p.names[i] + 1};
+		struct compile_req req = {srcs[i].buf, srcs[i].len, LANG_CUDA, p.names[i] + 1, 0};
 		p.left++;
 		if (compiler_submit(c, &req, done, &p, err) < 0)
 			CHECK(0, "submit %s: %s", p.names[i], err);
@@ -204,7 +216,7 @@ int main(void)
 	cJSON_Delete(p.res[0]);
 	p.res[0] = NULL;
 	p.left = 1;
-	struct compile_req again = {srcs[0].buf, srcs[0].len, LANG_CUDA, p.names[0] + 1};
+	struct compile_req again = {srcs[0].buf, srcs[0].len, LANG_CUDA, p.names[0] + 1, 0};
 	compiler_submit(c, &again, done, &p, err);
 	if (p.left)
 		loop_run(l);

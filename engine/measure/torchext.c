@@ -1,0 +1,408 @@
+/*
+ * torchext.c - a candidate's form and language from its name and text, the
+ * entry point an extension names, the words for what the ATen stand-in
+ * lacks, and the form a verdict records (torchext_modelnew.c makes a
+ * ModelNew one source).
+ */
+#include "torchext.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "compile.h"
+#include "util.h"
+
+static const char *const formNames[] = {"kernel", "extension", "modelnew"};
+
+const char *torchext_form_name(enum torchext_form f)
+{
+	return (unsigned)f < 3 ? formNames[f] : "kernel";
+}
+
+int torchext_form_parse(const char *z, enum torchext_form *pOut)
+{
+	for (int i = 0; z && i < 3; i++)
+		if (!strcmp(z, formNames[i])) {
+			*pOut = (enum torchext_form)i;
+			return 0;
+		}
+	return -1;
+}
+
+static int ends_with(const char *z, const char *suffix)
+{
+	size_t n = strlen(z), m = strlen(suffix);
+	return n >= m && !strcmp(z + n - m, suffix);
+}
+
+/* 1 when some line of z[0..n) is an #include of a PyTorch header */
+static int includes_torch(const char *z, size_t n)
+{
+	static const char *const dirs[] = {"torch/", "ATen/", "c10/"};
+	for (size_t i = 0; i < n;) {
+		size_t k = i;
+		while (k < n && (z[k] == ' ' || z[k] == '\t'))
+			k++;
+		if (n - k > 9 && z[k] == '#') {
+			k++;
+			while (k < n && (z[k] == ' ' || z[k] == '\t'))
+				k++;
+			if (n - k > 8 && !memcmp(z + k, "include", 7)) {
+				k += 7;
+				while (k < n && (z[k] == ' ' || z[k] == '\t'))
+					k++;
+				if (k < n && (z[k] == '<' || z[k] == '"'))
+					for (size_t d = 0; d < 3; d++)
+						if (n - k - 1 > strlen(dirs[d]) &&
+						    !memcmp(z + k + 1, dirs[d], strlen(dirs[d])))
+							return 1;
+			}
+		}
+		while (i < n && z[i] != '\n')
+			i++;
+		i++;
+	}
+	return 0;
+}
+
+int torchext_is_extension(const char *z, size_t n)
+{
+	return includes_torch(z, n) &&
+	       (memmem(z, n, "PYBIND11_MODULE", 15) || memmem(z, n, "TORCH_LIBRARY", 13));
+}
+
+enum torchext_form torchext_form_of(const char *zName, const char *z, size_t n)
+{
+	if (zName && ends_with(zName, ".py"))
+		return TORCHEXT_MODELNEW;
+	return torchext_is_extension(z, n) ? TORCHEXT_EXTENSION : TORCHEXT_KERNEL;
+}
+
+int torchext_known_name(const char *zName)
+{
+	return ends_with(zName, ".py") || compile_lang_from_name(zName) >= 0;
+}
+
+int torchext_lang_of(const char *zName, const char *z, size_t n)
+{
+	enum torchext_form f = torchext_form_of(zName, z, n);
+	int lang = compile_lang_from_name(zName);
+	if (f == TORCHEXT_KERNEL || lang == LANG_CUDA)
+		return lang;
+	if (f == TORCHEXT_EXTENSION && lang < 0)
+		return -1;
+	return memmem(z, n, "__global__", 10) || memmem(z, n, "<<<", 3) ? LANG_CUDA : LANG_CPP;
+}
+
+int torchext_check_backend(const char *zPath, const char *z, size_t n, const char *zBackend,
+                           char *err)
+{
+	const char *base = strrchr(zPath, '/') ? strrchr(zPath, '/') + 1 : zPath;
+	enum torchext_form f = torchext_form_of(base, z, n);
+	int lang = torchext_lang_of(base, z, n), cuda = !strcmp(zBackend, "cuda");
+	if (lang == LANG_CUDA && !cuda)
+		return kl_err(
+		    err,
+		    "%s: a %s needs the cuda backend (--backend cuda), but the backend is "
+		    "%s%s",
+		    zPath,
+		    f == TORCHEXT_KERNEL     ? ".cu candidate"
+		    : f == TORCHEXT_MODELNEW ? "ModelNew with CUDA kernels"
+		                             : "PyTorch extension with CUDA kernels",
+		    zBackend, backend_cuda_available() ? "" : " (no GPU here)");
+	if (lang != LANG_CUDA && cuda && f != TORCHEXT_MODELNEW)
+		return kl_err(
+		    err,
+		    f == TORCHEXT_KERNEL
+		        ? "%s: the cuda backend runs .cu candidates; use --backend host for "
+		          "C/C++"
+		        : "%s: a PyTorch extension without CUDA kernels runs on the host "
+		          "backend (--backend host)",
+		    zPath);
+	return 0;
+}
+
+char *torchext_compile_name(const char *zName, int lang)
+{
+	const char *base = strrchr(zName, '/') ? strrchr(zName, '/') + 1 : zName;
+	const char *dot = strrchr(base, '.');
+	size_t k = dot ? (size_t)(dot - base) : strlen(base);
+	if (compile_lang_from_name(base) == lang)
+		return xstrdup(base);
+	return xasprintf("%.*s.%s", (int)k, base, lang == LANG_CUDA ? "cu" : "cpp");
+}
+
+void torchext_entry_of(const char *z, size_t n, char *zOut, size_t nOut)
+{
+	zOut[0] = 0;
+	static const char *const verbs[] = {"def(", "impl("};
+	for (size_t i = 0; i < n; i++) {
+		for (int v = 0; v < 2; v++) {
+			size_t m = strlen(verbs[v]);
+			if (i < 1 || z[i - 1] != '.' || n - i <= m || memcmp(z + i, verbs[v], m))
+				continue;
+			size_t k = i + m;
+			while (k < n && isspace((unsigned char)z[k]))
+				k++;
+			if (k >= n || z[k] != '"')
+				continue;
+			size_t a = ++k;
+			while (k < n && z[k] != '"' && z[k] != '(' && z[k] != '\n')
+				k++;
+			/* a schema's "ns::name(...)": its name */
+			const char *sep = memmem(z + a, k - a, "::", 2);
+			if (sep)
+				a = (size_t)(sep - z) + 2;
+			char name[64];
+			snprintf(name, sizeof name, "%.*s", (int)(k - a), z + a);
+			if (!zOut[0] || !strcmp(name, "forward"))
+				snprintf(zOut, nOut, "%s", name);
+		}
+	}
+}
+
+/* ---- what the stand-in lacks ---- */
+
+/* the text between the first q at or after p and the next q, into buf */
+static int quoted(const char *p, char q, char *buf, size_t n)
+{
+	const char *a = strchr(p, q);
+	const char *b = a ? strchr(a + 1, q) : NULL;
+	if (!b || (size_t)(b - a - 1) >= n)
+		return 0;
+	snprintf(buf, n, "%.*s", (int)(b - a - 1), a + 1);
+	return 1;
+}
+
+/* the text between the last q before p and p, into buf */
+static int back_quoted(const char *line, const char *p, char q, char *buf, size_t n)
+{
+	const char *a = p;
+	while (a > line && a[-1] != q)
+		a--;
+	if (a == line || (size_t)(p - a) >= n)
+		return 0;
+	snprintf(buf, n, "%.*s", (int)(p - a), a);
+	return 1;
+}
+
+/* 1 when a namespace or class the compiler names is one of PyTorch's */
+static int torch_scope(const char *z)
+{
+	static const char *const scopes[] = {"torch", "at", "c10", "pybind11", "py"};
+	for (size_t i = 0; i < sizeof scopes / sizeof *scopes; i++) {
+		size_t k = strlen(scopes[i]);
+		if (!strncmp(z, scopes[i], k) && (!z[k] || z[k] == ':'))
+			return 1;
+	}
+	return 0;
+}
+
+/* 1 when a header the compiler could not find is one of PyTorch's */
+static int torch_header(const char *z)
+{
+	return !strncmp(z, "torch/", 6) || !strncmp(z, "ATen/", 5) || !strncmp(z, "c10/", 4) ||
+	       !strncmp(z, "pybind11/", 9) || !strncmp(z, "THC/", 4);
+}
+
+/* 1 when a macro the compiler does not know is one of PyTorch's */
+static int torch_macro(const char *z)
+{
+	return !strncmp(z, "AT_", 3) || !strncmp(z, "TORCH_", 6) || !strncmp(z, "C10_", 4) ||
+	       !strncmp(z, "THC", 3);
+}
+
+/* "scope::name" into buf (the scope without "class "/"struct "); 1, or 0
+ * when the scope is not PyTorch's */
+static int scoped(const char *scope, const char *name, char *buf, size_t n)
+{
+	if (!strncmp(scope, "class ", 6))
+		scope += 6;
+	else if (!strncmp(scope, "struct ", 7))
+		scope += 7;
+	if (!torch_scope(scope))
+		return 0;
+	snprintf(buf, n, "%s::%s", scope, name);
+	return 1;
+}
+
+/* a name the log line (its quotes made ASCII) says is missing from a
+ * PyTorch namespace or class, a PyTorch macro or header, into buf: 1 or 0 */
+static int missing_name(const char *line, char *buf, size_t n)
+{
+	char name[128], scope[128];
+	const char *p;
+	/* gcc */
+	if ((p = strstr(line, "' is not a member of ")) &&
+	    back_quoted(line, p, '\'', name, sizeof name) &&
+	    quoted(p + 1, '\'', scope, sizeof scope))
+		return scoped(scope, name, buf, n);
+	if ((p = strstr(line, "' has no member named ")) &&
+	    back_quoted(line, p, '\'', scope, sizeof scope) &&
+	    quoted(p + 1, '\'', name, sizeof name))
+		return scoped(scope, name, buf, n);
+	/* clang */
+	if ((p = strstr(line, "no member named '")) && quoted(p, '\'', name, sizeof name)) {
+		const char *in = strstr(p + 17 + strlen(name), " in ");
+		return in && quoted(in, '\'', scope, sizeof scope) && scoped(scope, name, buf, n);
+	}
+	/* nvcc: namespace "S" has no member "X", class "S" has no member "X" */
+	if ((p = strstr(line, "\" has no member ")) &&
+	    back_quoted(line, p, '"', scope, sizeof scope) && quoted(p + 1, '"', name, sizeof name))
+		return scoped(scope, name, buf, n);
+	/* a macro: gcc's "'X' was not declared", nvcc's identifier "X" is undefined */
+	if ((((p = strstr(line, "' was not declared in this scope")) &&
+	      back_quoted(line, p, '\'', name, sizeof name)) ||
+	     ((p = strstr(line, "\" is undefined")) &&
+	      back_quoted(line, p, '"', name, sizeof name)) ||
+	     ((p = strstr(line, "use of undeclared identifier '")) &&
+	      quoted(p, '\'', name, sizeof name))) &&
+	    torch_macro(name)) {
+		snprintf(buf, n, "%s", name);
+		return 1;
+	}
+	/* a header: gcc's "fatal error: X: No such file", nvcc's cannot open
+	 * source file "X" */
+	if ((p = strstr(line, ": No such file or directory")) && strstr(line, "fatal error: ")) {
+		const char *a = strstr(line, "fatal error: ") + 13;
+		if (p > a && (size_t)(p - a) < sizeof name) {
+			snprintf(name, sizeof name, "%.*s", (int)(p - a), a);
+			if (torch_header(name)) {
+				snprintf(buf, n, "<%s>", name);
+				return 1;
+			}
+		}
+	}
+	if ((p = strstr(line, "cannot open source file \"")) && quoted(p, '"', name, sizeof name) &&
+	    torch_header(name)) {
+		snprintf(buf, n, "<%s>", name);
+		return 1;
+	}
+	return 0;
+}
+
+/* line with gcc's typographic quotes (U+2018, U+2019) made ASCII, in place */
+static void ascii_quotes(char *line)
+{
+	char *w = line;
+	for (const char *r = line; *r;) {
+		if ((unsigned char)r[0] == 0xe2 && (unsigned char)r[1] == 0x80 &&
+		    ((unsigned char)r[2] == 0x98 || (unsigned char)r[2] == 0x99)) {
+			*w++ = '\'';
+			r += 3;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = 0;
+}
+
+int torchext_diagnose(const char *zName, const char *zLog, char *zOut, size_t nOut)
+{
+	char names[4][160];
+	int nNames = 0, more = 0;
+	for (const char *p = zLog ? zLog : ""; *p;) {
+		size_t k = strcspn(p, "\n");
+		char *line = xstrndup(p, k);
+		p += k + (p[k] == '\n');
+		ascii_quotes(line);
+		char name[160];
+		if (missing_name(line, name, sizeof name)) {
+			int seen = 0;
+			for (int i = 0; i < nNames; i++)
+				seen |= !strcmp(names[i], name);
+			if (!seen && nNames < 4)
+				snprintf(names[nNames++], sizeof names[0], "%s", name);
+			else if (!seen)
+				more++;
+		}
+		free(line);
+	}
+	if (!nNames)
+		return 0;
+	strbuf sb = STRBUF_INIT;
+	sb_addf(&sb, "%s uses ", zName);
+	for (int i = 0; i < nNames; i++)
+		sb_addf(&sb, "%s%s", i ? (i == nNames - 1 && !more ? " and " : ", ") : "",
+		        names[i]);
+	if (more)
+		sb_addf(&sb, " and %d more", more);
+	sb_addf(&sb,
+	        ", which kloop's ATen stand-in (include/kloop_torch.h) does not provide: it has "
+	        "tensors over kloop's buffers (sizes, dtype, data_ptr, view/reshape), "
+	        "torch::empty/zeros/ones and *_like, AT_DISPATCH_*, TORCH_CHECK and the current "
+	        "CUDA stream, not PyTorch's operators; compute %s in the extension's own code",
+	        nNames + more > 1 ? "them" : "it");
+	snprintf(zOut, nOut, "%s", sb.buf);
+	sb_free(&sb);
+	return 1;
+}
+
+/* ---- the verdict's note ---- */
+
+cJSON *torchext_note_json(const struct torchext_note *n, char *const *azOut, int nOut)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "form", torchext_form_name(n->form));
+	cJSON_AddStringToObject(o, "via", "stand-in");
+	cJSON_AddStringToObject(o, "language", n->cuda ? "cuda" : "c++");
+	if (n->zEntry[0])
+		cJSON_AddStringToObject(o, "entry", n->zEntry);
+	if (n->copied) {
+		cJSON *a = cJSON_AddArrayToObject(o, "copied");
+		for (int k = 0; k < nOut && k < 32; k++)
+			if (n->copied >> k & 1)
+				cJSON_AddItemToArray(a, cJSON_CreateString(azOut[k]));
+	}
+	if (n->zNotes[0])
+		cJSON_AddStringToObject(o, "notes", n->zNotes);
+	return o;
+}
+
+int torchext_note_line(const cJSON *o, char *zOut, size_t nOut)
+{
+	enum torchext_form f;
+	const char *zForm = cJSON_GetStringValue(cJSON_GetObjectItem(o, "form"));
+	if (!cJSON_IsObject(o) || torchext_form_parse(zForm, &f) < 0 || f == TORCHEXT_KERNEL)
+		return -1;
+	const char *lang = cJSON_GetStringValue(cJSON_GetObjectItem(o, "language"));
+	const char *entry = cJSON_GetStringValue(cJSON_GetObjectItem(o, "entry"));
+	const char *notes = cJSON_GetStringValue(cJSON_GetObjectItem(o, "notes"));
+	const cJSON *copied = cJSON_GetObjectItem(o, "copied");
+	strbuf sb = STRBUF_INIT;
+	const char *zLang = lang && !strcmp(lang, "cuda") ? "CUDA" : "C++";
+	if (f == TORCHEXT_MODELNEW)
+		sb_addf(&sb, "a KernelBench ModelNew (its load_inline sources as %s)", zLang);
+	else
+		sb_addf(&sb, "a PyTorch extension (%s)", zLang);
+	if (entry)
+		sb_addf(&sb, ", %s %s", f == TORCHEXT_MODELNEW ? "forward calls" : "entry point",
+		        entry);
+	sb_adds(&sb, ", on kloop's ATen stand-in");
+	int nc = cJSON_GetArraySize(copied), k = 0;
+	const cJSON *e;
+	cJSON_ArrayForEach(e, copied)
+	{
+		const char *z = cJSON_GetStringValue(e);
+		sb_addf(&sb, "%s%s",
+		        k == 0        ? "; output "
+		        : k == nc - 1 ? " and "
+		                      : ", ",
+		        z ? z : "?");
+		k++;
+	}
+	if (nc)
+		sb_addf(&sb,
+		        " copied from the tensor%s it returned (the copy is in its time: allocate "
+		        "%s with torch::empty_like or torch::empty of %s shape and dtype to write "
+		        "kloop's buffer in place)",
+		        nc > 1 ? "s" : "", nc > 1 ? "them" : "it", nc > 1 ? "their" : "its");
+	if (notes)
+		sb_addf(&sb, "; %s", notes);
+	snprintf(zOut, nOut, "%s", sb.buf);
+	sb_free(&sb);
+	return 0;
+}

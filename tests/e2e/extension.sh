@@ -1,0 +1,101 @@
+# extension.sh - the field's candidates as they are (issue 38) on the host
+# backend: a PyTorch C++ extension and a KernelBench ModelNew module with CPU
+# cpp_sources are correct candidates of the bundled softmax and of KernelBench
+# problem files (a ModelNew passing its parameters too); an output written in
+# place or copied (the verdict says which); what kloop refuses, each with its
+# words (PyTorch work around forward's call, no ModelNew, an import, sources
+# made by code, a name the ATen stand-in lacks, a TORCH_CHECK's message); an
+# extension that computes the wrong thing is incorrect; `add` in the shell, and
+# export --kernelbench of a ModelNew read back as the same candidate.  The CUDA
+# forms compile in test_torchext (nvcc, sm_90a); they run in extension_cuda.sh
+# on a GPU.  The PyTorch problems skip with one line where python3 has no torch.
+. tests/e2e/lib.sh
+F=tests/fixtures/torchext
+B="--backend host --budget 0.2 --trials 2"
+
+# verdict NAME STATUS NEEDLE: candidate NAME of $T/sm.json has STATUS and a
+# reason holding NEEDLE
+verdict() {
+	st=$(cand_field "$T/sm.json" "$1" status)
+	why=$(cand_field "$T/sm.json" "$1" reason)
+	if [ "$st" = "$2" ] && { [ -z "$3" ] || printf '%s' "$why" | grep -qF -- "$3"; }; then
+		ok "$1: $2 ($why)"
+	else
+		fail "$1: expected $2 with '$3', got '$st': $why"
+	fi
+}
+
+$KLOOP eval softmax $F/softmax.cpp $F/modelnew_cpu.py $F/copy.cpp $F/library.cpp $F/wrong.cpp \
+	$F/check.cpp $F/gap.cpp $F/modelnew_ops.py $F/modelnew_none.py $F/modelnew_import.py \
+	$F/modelnew_fstring.py $B --json >"$T/sm.json" 2>"$T/sm.err"
+n0=$NFAIL
+verdict softmax.cpp correct ""
+check "... a PyTorch extension on kloop's ATen stand-in, its output written in place (nothing copied)" \
+	test "$(cand_field "$T/sm.json" softmax.cpp candidate_form)" = \
+	'{"form": "extension", "via": "stand-in", "language": "c++", "entry": "forward"}'
+verdict modelnew_cpu.py correct ""
+check "... a ModelNew whose forward calls softmax_cpu, its load_inline sources as C++" \
+	test "$(cand_field "$T/sm.json" modelnew_cpu.py candidate_form)" = \
+	'{"form": "modelnew", "via": "stand-in", "language": "c++", "entry": "softmax_cpu"}'
+verdict copy.cpp correct ""
+check "... its result copied into the output, and the verdict says so" \
+	test "$(cand_field "$T/sm.json" copy.cpp candidate_form.copied)" = '["y"]'
+verdict library.cpp correct ""
+check "... TORCH_LIBRARY's impl writing its out parameter, kloop's own output" \
+	test "$(cand_field "$T/sm.json" library.cpp candidate_form.entry)" = softmax_out
+verdict wrong.cpp incorrect "output y differs from the reference"
+verdict check.cpp incorrect "kl_run returned 1: check.cpp:7: softmax_3d wants a 3-D input, got 2 dimensions ["
+verdict gap.cpp compile_error "gap.cpp uses torch::softmax, which kloop's ATen stand-in (include/kloop_torch.h) does not provide"
+verdict modelnew_ops.py compile_error "modelnew_ops.py:13: forward does more than return mod.fn(...): \`x = torch.softmax(x, dim=-1)\`. kloop runs a ModelNew whose forward is one call of its load_inline module's function"
+verdict modelnew_none.py compile_error "modelnew_none.py: defines no class ModelNew"
+verdict modelnew_import.py compile_error "modelnew_import.py:4: imports numpy: a ModelNew kloop takes imports only torch"
+verdict modelnew_fstring.py compile_error "modelnew_fstring.py:8: cuda_sources is cuda_src, an f-string: kloop reads plain string literals"
+diag $n0 "$T/sm.err"
+
+# what a person reads: the form, and the copy
+$KLOOP eval softmax $F/copy.cpp $B >"$T/human" 2>&1
+check "kloop eval says the form and the copy ($(grep '^  form' "$T/human"))" grep -q \
+	"^  form      a PyTorch extension (C++), entry point forward, on kloop's ATen stand-in; output y copied from the tensor it returned (the copy is in its time" "$T/human"
+$KLOOP eval softmax tests/fixtures/torchext/softmax.cu $B >"$T/cu.out" 2>&1
+rc=$?
+check "a CUDA extension on the host backend is refused before anything runs (exit $rc)" sh -c \
+	"test $rc -ne 0 && grep -q 'softmax.cu: a PyTorch extension with CUDA kernels needs the cuda backend (--backend cuda)' '$T/cu.out'"
+cp $F/modelnew_cuda.py "$T/mc.py"
+$KLOOP eval softmax "$T/mc.py" $B >"$T/mc.out" 2>&1
+check "... so is a ModelNew with CUDA kernels" \
+	grep -q "mc.py: a ModelNew with CUDA kernels needs the cuda backend (--backend cuda)" "$T/mc.out"
+
+# the shell's add takes a ModelNew
+printf 'add %s\nlist\n' $F/modelnew_cpu.py |
+	$KLOOP shell softmax $B --session "$T/sh.jsonl" >"$T/sh.out" 2>"$T/sh.err"
+check "the shell's add evaluates a ModelNew module ($(said "$T/sh.jsonl"))" sh -c \
+	"grep -q 'candidate 2 (modelnew_cpu.py, human) added from $F/modelnew_cpu.py; evaluating' '$T/sh.out' && grep -Eq '^ +2 +- human +correct' '$T/sh.out'"
+
+# export --kernelbench of a ModelNew: the module as it is, the problem after
+# it, which kloop reads again as the same candidate
+$KLOOP export "$T/sh.jsonl" 2 --kernelbench "$T/kb.py" >"$T/ex.out" 2>&1
+check "export --kernelbench of a ModelNew writes the module, then the problem" python3 -c "
+src = open('$T/kb.py').read(); mine = open('$F/modelnew_cpu.py').read()
+assert mine in src and 'class Model(nn.Module)' in src and 'def get_init_inputs' in src
+assert src.index('class ModelNew') < src.index('class Model(')"
+$KLOOP eval softmax "$T/kb.py" $B --json >"$T/kb.json" 2>"$T/kb.err"
+check "... which kloop evaluates again as the same candidate ($(said "$T/kb.json"))" sh -c \
+	"test '$(cand_field "$T/kb.json" kb.py status)' = correct && test '$(cand_field "$T/kb.json" kb.py candidate_form.entry)' = softmax_cpu"
+
+if ! python3 -c 'import torch' >/dev/null 2>&1; then
+	skip "extension: PyTorch is not installed for python3, the KernelBench problem files did not run"
+	exit 0
+fi
+KB=tests/fixtures/torch/kb/23_Softmax.py
+$KLOOP eval $KB $F/softmax.cpp $F/modelnew_cpu.py $F/copy.cpp --shapes batch_size=16,dim=256 $B --json \
+	>"$T/kb23.json" 2>"$T/kb23.err"
+n0=$NFAIL
+for c in softmax.cpp modelnew_cpu.py copy.cpp; do
+	check "$c is correct on KernelBench's 23_Softmax ($(said "$T/kb23.json"))" \
+		test "$(cand_field "$T/kb23.json" $c status)" = correct
+done
+check "... copy.cpp's copy into out0 said there too" test "$(cand_field "$T/kb23.json" copy.cpp candidate_form.copied)" = '["out0"]'
+diag $n0 "$T/kb23.err"
+$KLOOP eval tests/fixtures/torch/layernorm.py $F/modelnew_layernorm.py $B --json >"$T/ln.json" 2>"$T/ln.err"
+check "a ModelNew passing the problem's parameters (self.weight, self.bias) and a number is correct on layernorm.py ($(said "$T/ln.json"))" \
+	test "$(json status "$T/ln.json")" = correct

@@ -1,0 +1,472 @@
+/*
+ * test_torchext.c - the field's candidates (issue 38): a candidate's form
+ * and language from its name and text; a ModelNew module read (nothing of
+ * it run) into one source, or refused with its line; the words for what
+ * the ATen stand-in lacks in gcc's, clang's and nvcc's logs; the verdict's
+ * form line; and the stand-in itself: extensions of tests/fixtures/torchext
+ * compiled by the compiler service and their kl_run called here on kloop's
+ * tensors (an output written in place or copied and said so, an out
+ * parameter, a TORCH_CHECK's message, a ModelNew passing its parameters and
+ * a number), and the CUDA forms compiled for sm_90a where nvcc is.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "compile.h"
+#include "kloop.h"
+#include "torchext.h"
+#include "util.h"
+
+#define FX "tests/fixtures/torchext/"
+
+static char *fixture(const char *zName)
+{
+	strbuf sb = STRBUF_INIT;
+	char *p = xasprintf(FX "%s", zName);
+	if (read_file(p, &sb, 1 << 20, NULL) < 0)
+		sb_adds(&sb, "");
+	free(p);
+	return sb_detach(&sb);
+}
+
+static void forms(void)
+{
+	const char *ext = "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x);\n"
+	                  "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"f\", &f); }\n";
+	const char *lib = "#include <ATen/ATen.h>\nTORCH_LIBRARY(ns, m) { m.def(\"g(Tensor x) -> "
+	                  "Tensor\"); m.impl(\"g\", &g); }\n";
+	const char *kern = "#include \"kloop.h\"\nint kl_run(void);\n";
+	const char *cu = "#include <torch/extension.h>\n__global__ void k() {}\n"
+	                 "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {}\n";
+	CHECK(torchext_form_of("e.cpp", ext, strlen(ext)) == TORCHEXT_EXTENSION &&
+	          torchext_form_of("l.cc", lib, strlen(lib)) == TORCHEXT_EXTENSION,
+	      "a torch include and PYBIND11_MODULE or TORCH_LIBRARY make an extension");
+	CHECK(torchext_form_of("k.c", kern, strlen(kern)) == TORCHEXT_KERNEL &&
+	          torchext_form_of("x.cpp", "PYBIND11_MODULE", 15) == TORCHEXT_KERNEL,
+	      "a kl_run file is a kernel, and so is PYBIND11_MODULE without a torch include");
+	CHECK(torchext_form_of("dir/m.py", "", 0) == TORCHEXT_MODELNEW, "a .py is a ModelNew");
+	CHECK(torchext_lang_of("e.cpp", ext, strlen(ext)) == LANG_CPP &&
+	          torchext_lang_of("e.cpp", cu, strlen(cu)) == LANG_CUDA &&
+	          torchext_lang_of("e.cu", ext, strlen(ext)) == LANG_CUDA &&
+	          torchext_lang_of("k.c", kern, strlen(kern)) == LANG_C &&
+	          torchext_lang_of("m.py", "__global__", 10) == LANG_CUDA &&
+	          torchext_lang_of("m.py", "x", 1) == LANG_CPP &&
+	          torchext_lang_of("r.txt", kern, strlen(kern)) < 0,
+	      "the language: a .cu, or __global__ kernels, make CUDA; else C++ (C for .c kernels)");
+	char *n1 = torchext_compile_name("a/m.py", LANG_CUDA),
+	     *n2 = torchext_compile_name("e.cpp", LANG_CUDA),
+	     *n3 = torchext_compile_name("e.cpp", LANG_CPP);
+	CHECK(!strcmp(n1, "m.cu") && !strcmp(n2, "e.cu") && !strcmp(n3, "e.cpp"),
+	      "compiled as m.cu, e.cu, e.cpp (got %s %s %s)", n1, n2, n3);
+	free(n1), free(n2), free(n3);
+	CHECK(torchext_known_name("m.py") && torchext_known_name("k.cu") &&
+	          !torchext_known_name("README.md"),
+	      ".py is a candidate's name, README.md is not");
+	char e[64];
+	torchext_entry_of(ext, strlen(ext), e, sizeof e);
+	CHECK(!strcmp(e, "f"), "the entry point is the one m.def names (%s)", e);
+	const char *two = "m.def(\"a\", &a); m.def(\"forward\", &b);";
+	torchext_entry_of(two, strlen(two), e, sizeof e);
+	CHECK(!strcmp(e, "forward"), "... \"forward\" when one is so named (%s)", e);
+	torchext_entry_of(lib, strlen(lib), e, sizeof e);
+	CHECK(!strcmp(e, "g"), "... a schema's name (%s)", e);
+}
+
+static void diagnose(void)
+{
+	char w[1200];
+	const char *gcc = "e.cpp: In function 'at::Tensor f(at::Tensor)':\n"
+	                  "e.cpp:5:56: error: \xe2\x80\x98matmul\xe2\x80\x99 is not a member of "
+	                  "\xe2\x80\x98torch\xe2\x80\x99\n"
+	                  "e.cpp:6:9: error: 'class at::Tensor' has no member named 'add_'\n"
+	                  "e.cpp:7:1: error: 'foo' was not declared in this scope\n";
+	CHECK(torchext_diagnose("e.cpp", gcc, w, sizeof w) &&
+	          strstr(w, "e.cpp uses torch::matmul and at::Tensor::add_, which kloop's ATen "
+	                    "stand-in (include/kloop_torch.h) does not provide") &&
+	          !strstr(w, "foo") && strstr(w, "compute them in the extension's own code"),
+	      "gcc's words (typographic quotes too): the names the stand-in lacks (%s)", w);
+	const char *nvcc =
+	    "e.cu(9): error: namespace \"at::cuda\" has no member \"getCurrentBlasHandle\"\n"
+	    "e.cu(12): error: identifier \"AT_DISPATCH_V2\" is undefined\n";
+	CHECK(torchext_diagnose("e.cu", nvcc, w, sizeof w) &&
+	          strstr(w, "uses at::cuda::getCurrentBlasHandle and AT_DISPATCH_V2, which"),
+	      "nvcc's words (%s)", w);
+	const char *clang = "e.cpp:3:8: error: no member named 'relu' in namespace 'torch'\n";
+	CHECK(torchext_diagnose("e.cpp", clang, w, sizeof w) && strstr(w, "uses torch::relu, "),
+	      "clang's words (%s)", w);
+	const char *hdr = "e.cpp:2:10: fatal error: torch/nn/functional.h: No such file or "
+	                  "directory\n";
+	CHECK(torchext_diagnose("e.cpp", hdr, w, sizeof w) &&
+	          strstr(w, "uses <torch/nn/functional.h>"),
+	      "a header it lacks (%s)", w);
+	CHECK(!torchext_diagnose("e.cpp", "e.cpp:1:1: error: 'x' was not declared\n", w, sizeof w),
+	      "an error of the code's own is not the stand-in's");
+}
+
+static void modelnew(void)
+{
+	char err[KL_ERRLEN];
+	struct torchext_src ts;
+	char *in[] = {"x", "weight", "bias"};
+	char *z = fixture("modelnew_layernorm.py");
+	int rc =
+	    torchext_modelnew("python3", FX "modelnew_layernorm.py", z, strlen(z), in, 3, &ts, err);
+	CHECK(rc == 0 && ts.lang == LANG_CPP && !strcmp(ts.zName, "modelnew_layernorm.cpp") &&
+	          !strcmp(ts.zEntry, "layer_norm_cpu") &&
+	          strstr(ts.zSource, "#line 8 \"modelnew_layernorm.py\"") &&
+	          strstr(ts.zSource, "m.def(\"layer_norm_cpu\", "
+	                             "torch::wrap_pybind_function(layer_norm_cpu)") &&
+	          strstr(ts.zSource,
+	                 "{::kl_torch::ARG_INPUT, 0, 0}, {::kl_torch::ARG_INPUT, 1, "
+	                 "0}, {::kl_torch::ARG_INPUT, 2, 0}, {::kl_torch::ARG_FLOAT, 0, "
+	                 "1.0000000000000001e-05}"),
+	      "a ModelNew: its sources with their module lines, the bindings, forward's call "
+	      "(x, self.weight, self.bias, 1e-5) as inputs 0, 1, 2 and a number (%s)",
+	      rc ? err : "");
+	if (!rc)
+		torchext_src_free(&ts);
+	char *wrong[] = {"x", "gamma", "beta"};
+	rc =
+	    torchext_modelnew("python3", "modelnew_layernorm.py", z, strlen(z), wrong, 3, &ts, err);
+	CHECK(rc < 0 &&
+	          strstr(err, "modelnew_layernorm.py:44: forward passes self.weight, which is "
+	                      "none of the problem's inputs (x, gamma, beta)"),
+	      "self.NAME that is none of the problem's inputs: refused, naming them (%s)", err);
+	rc = torchext_modelnew("python3", "modelnew_layernorm.py", z, strlen(z), in, 0, &ts, err);
+	CHECK(rc < 0 && strstr(err, "forward takes 1 parameters, but the problem has 0 inputs"),
+	      "more forward parameters than inputs: refused (%s)", err);
+	free(z);
+	struct {
+		const char *zFile, *zWant;
+	} refusals[] = {
+	    {"modelnew_ops.py", "modelnew_ops.py:13: forward does more than return mod.fn(...): `x "
+	                        "= torch.softmax(x, dim=-1)`. kloop runs a ModelNew whose forward "
+	                        "is one call"},
+	    {"modelnew_none.py", "modelnew_none.py: defines no class ModelNew"},
+	    {"modelnew_import.py", "modelnew_import.py:4: imports numpy: a ModelNew kloop takes "
+	                           "imports only torch"},
+	    {"modelnew_fstring.py", "modelnew_fstring.py:8: cuda_sources is cuda_src, an f-string: "
+	                            "kloop reads plain string literals"},
+	};
+	for (size_t i = 0; i < sizeof refusals / sizeof *refusals; i++) {
+		z = fixture(refusals[i].zFile);
+		rc = torchext_modelnew("python3", refusals[i].zFile, z, strlen(z), in, 1, &ts, err);
+		CHECK(rc < 0 && strstr(err, refusals[i].zWant), "%s refused: %s (got: %s)",
+		      refusals[i].zFile, refusals[i].zWant, rc ? err : "accepted");
+		free(z);
+	}
+	const char *noparse = "class ModelNew(:\n";
+	rc = torchext_modelnew("python3", "bad.py", noparse, strlen(noparse), in, 1, &ts, err);
+	CHECK(rc < 0 && strstr(err, "bad.py:1: the module does not parse"),
+	      "a module that does not parse: its line (%s)", err);
+	const char *initarg =
+	    "from torch.utils.cpp_extension import load_inline\n"
+	    "e = load_inline(name='e', cpp_sources='torch::Tensor f(torch::Tensor x, int d);',\n"
+	    "                functions=['f'])\n"
+	    "class ModelNew:\n"
+	    "    def __init__(self, dim):\n"
+	    "        self.dim = dim\n"
+	    "    def forward(self, x):\n"
+	    "        return e.f(x, self.dim)\n";
+	rc = torchext_modelnew("python3", "d.py", initarg, strlen(initarg), in, 1, &ts, err);
+	CHECK(rc < 0 && strstr(err, "d.py:8: forward passes self.dim, which __init__ sets from "
+	                            "its argument dim"),
+	      "a number from __init__'s argument: refused, saying where it comes from (%s)", err);
+	rc = torchext_modelnew("/nonexistent/python3", "m.py", "x", 1, in, 1, &ts, err);
+	CHECK(rc < 0 && strstr(err, "kloop's reader of ModelNew modules (/nonexistent/python3"),
+	      "no Python: said (%s)", err);
+}
+
+static void note_line(void)
+{
+	char w[1200];
+	char *outs[] = {"y", "z"};
+	struct torchext_note n = {TORCHEXT_EXTENSION, 0, "forward", 2, ""};
+	cJSON *o = torchext_note_json(&n, outs, 2);
+	CHECK(torchext_note_line(o, w, sizeof w) == 0 &&
+	          strstr(w, "a PyTorch extension (C++), entry point forward, on kloop's ATen "
+	                    "stand-in; output z copied from the tensor it returned (the copy is "
+	                    "in its time"),
+	      "the verdict's form line names the output copied (%s)", w);
+	cJSON_Delete(o);
+	struct torchext_note m = {TORCHEXT_MODELNEW, 1, "softmax_cuda", 0, ""};
+	o = torchext_note_json(&m, outs, 2);
+	CHECK(torchext_note_line(o, w, sizeof w) == 0 &&
+	          !strcmp(w, "a KernelBench ModelNew (its load_inline sources as CUDA), forward "
+	                     "calls softmax_cuda, on kloop's ATen stand-in"),
+	      "... and a ModelNew's (%s)", w);
+	cJSON_Delete(o);
+}
+
+/* ---- the stand-in, compiled and called here ---- */
+
+struct got {
+	int n, ok;
+	char *zSo, *zLog;
+};
+
+static void on_done(struct compile_result *r, void *arg)
+{
+	struct got *g = arg;
+	g->n++;
+	g->ok = r->ok;
+	free(g->zSo);
+	free(g->zLog);
+	g->zSo = r->zSo ? xstrdup(r->zSo) : NULL;
+	g->zLog = xstrdup(r->zLog ? r->zLog : "");
+}
+
+static void compile(struct loop *l, struct compiler *c, const char *zSrc, const char *zName,
+                    int lang, struct got *g)
+{
+	char err[KL_ERRLEN];
+	struct compile_req rq = {zSrc, strlen(zSrc), (enum compile_lang)lang, zName, 1};
+	int before = g->n;
+	if (compiler_submit(c, &rq, on_done, g, err) < 0) {
+		CHECK(0, "compiler_submit: %s", err);
+		return;
+	}
+	for (double t0 = now_s(); g->n == before && now_s() - t0 < 600;)
+		loop_once(l, 0.1);
+}
+
+typedef int (*run_fn)(const kl_tensor *, int, kl_tensor *, int, void *);
+
+struct lib {
+	void *dl;
+	run_fn run;
+	const char *zErr;
+	const uint32_t *pCopied;
+};
+
+/* fixture zName compiled and loaded (0), or -1 */
+static int load(struct loop *l, struct compiler *c, const char *zName, const char *zSrc,
+                struct lib *lb)
+{
+	struct got g = {0};
+	char *z = zSrc ? xstrdup(zSrc) : fixture(zName);
+	compile(l, c, z, zName, LANG_CPP, &g);
+	free(z);
+	memset(lb, 0, sizeof *lb);
+	lb->dl = g.ok ? dlopen(g.zSo, RTLD_NOW | RTLD_LOCAL) : NULL;
+	if (lb->dl) {
+		lb->run = (run_fn)(uintptr_t)dlsym(lb->dl, "kl_run");
+		lb->zErr = dlsym(lb->dl, "kl_run_error");
+		lb->pCopied = dlsym(lb->dl, "kl_run_copied");
+	}
+	CHECK(lb->run && lb->zErr && lb->pCopied,
+	      "%s compiles against the stand-in and defines kl_run, kl_run_error, "
+	      "kl_run_copied%s%.300s",
+	      zName, g.ok ? "" : ": ", g.ok ? "" : g.zLog);
+	free(g.zSo);
+	free(g.zLog);
+	return lb->run ? 0 : -1;
+}
+
+/* row softmax of x[r][c] into y */
+static void softmax_ref(const float *x, float *y, int r, int c)
+{
+	for (int i = 0; i < r; i++) {
+		float m = x[i * c], s = 0;
+		for (int j = 1; j < c; j++)
+			m = fmaxf(m, x[i * c + j]);
+		for (int j = 0; j < c; j++)
+			s += (y[i * c + j] = expf(x[i * c + j] - m));
+		for (int j = 0; j < c; j++)
+			y[i * c + j] /= s;
+	}
+}
+
+static double max_diff(const float *a, const float *b, int n)
+{
+	double d = 0;
+	for (int i = 0; i < n; i++)
+		d = fmax(d, fabs((double)a[i] - b[i]));
+	return d;
+}
+
+static void standin(struct loop *l, struct compiler *c)
+{
+	enum { R = 3, C = 7 };
+	float x[R * C], y[R * C], want[R * C];
+	for (int i = 0; i < R * C; i++)
+		x[i] = (float)((i * 37) % 11) * 0.3f - 1.2f;
+	softmax_ref(x, want, R, C);
+	kl_tensor in = {x, KL_F32, 2, {R, C}}, out = {y, KL_F32, 2, {R, C}};
+	struct lib lb;
+	if (load(l, c, "softmax.cpp", NULL, &lb) == 0) {
+		memset(y, 0xff, sizeof y);
+		int rc = lb.run(&in, 1, &out, 1, NULL);
+		CHECK(
+		    rc == 0 && max_diff(y, want, R * C) < 1e-6 && *lb.pCopied == 0 && !*lb.zErr,
+		    "softmax.cpp: kl_run writes softmax into kloop's output in place "
+		    "(torch::empty_like is the output's buffer: nothing copied; rc %d, copied %u)",
+		    rc, *lb.pCopied);
+		kl_tensor bad = {x, KL_F32, 0, {0}};
+		rc = lb.run(&bad, 1, &out, 1, NULL);
+		CHECK(
+		    rc == 1 && strstr(lb.zErr, "softmax.cpp:11: x must have a dimension, got 0"),
+		    "... its TORCH_CHECK fails on a 0-dim input: kl_run returns 1 with the check's "
+		    "message and place (%s)",
+		    lb.zErr);
+		kl_tensor small = {y, KL_F32, 2, {R, C - 1}};
+		rc = lb.run(&in, 1, &small, 1, NULL);
+		CHECK(rc == 1 &&
+		          strstr(lb.zErr, "forward returned a tensor of shape [3, 7] for output "
+		                          "0, which is [3, 6]"),
+		      "... an output of another shape: said (%s)", lb.zErr);
+		dlclose(lb.dl);
+	}
+	struct {
+		const char *zFile, *zWhat;
+		unsigned copied;
+	} softmaxes[] = {
+	    {"copy.cpp",
+	     "its scratch takes kloop's buffer, the tensor it returns is copied into "
+	     "the output inside kl_run, and kl_run_copied says so",
+	     1},
+	    {"library.cpp", "TORCH_LIBRARY's impl, its out parameter kloop's output", 0},
+	};
+	for (size_t i = 0; i < sizeof softmaxes / sizeof *softmaxes; i++) {
+		if (load(l, c, softmaxes[i].zFile, NULL, &lb) < 0)
+			continue;
+		memset(y, 0, sizeof y);
+		int rc = lb.run(&in, 1, &out, 1, NULL);
+		CHECK(rc == 0 && max_diff(y, want, R * C) < 1e-6 &&
+		          *lb.pCopied == softmaxes[i].copied,
+		      "%s: %s (rc %d, copied %u: %s)", softmaxes[i].zFile, softmaxes[i].zWhat, rc,
+		      *lb.pCopied, lb.zErr);
+		dlclose(lb.dl);
+	}
+	if (load(l, c, "check.cpp", NULL, &lb) == 0) {
+		int rc = lb.run(&in, 1, &out, 1, NULL);
+		CHECK(rc == 1 &&
+		          !strcmp(lb.zErr, "check.cpp:7: softmax_3d wants a 3-D input, got 2 "
+		                           "dimensions [3, 7]"),
+		      "check.cpp: TORCH_CHECK(cond, parts...) formats its parts (%s)", lb.zErr);
+		dlclose(lb.dl);
+	}
+	/* a ModelNew made one source, run with the problem's three inputs */
+	char err[KL_ERRLEN];
+	char *names[] = {"x", "weight", "bias"};
+	char *z = fixture("modelnew_layernorm.py");
+	struct torchext_src ts;
+	if (torchext_modelnew("python3", "modelnew_layernorm.py", z, strlen(z), names, 3, &ts,
+	                      err) == 0 &&
+	    load(l, c, ts.zName, ts.zSource, &lb) == 0) {
+		float w[C], b[C], yl[R * C], wl[R * C];
+		for (int j = 0; j < C; j++)
+			w[j] = 1.0f + 0.1f * j, b[j] = 0.05f * j;
+		for (int i = 0; i < R; i++) {
+			double mean = 0, var = 0;
+			for (int j = 0; j < C; j++)
+				mean += x[i * C + j];
+			mean /= C;
+			for (int j = 0; j < C; j++)
+				var += (x[i * C + j] - mean) * (x[i * C + j] - mean);
+			double inv = 1 / sqrt(var / C + 1e-5);
+			for (int j = 0; j < C; j++)
+				wl[i * C + j] = (float)((x[i * C + j] - mean) * inv * w[j] + b[j]);
+		}
+		kl_tensor ins[3] = {
+		    {x, KL_F32, 2, {R, C}}, {w, KL_F32, 1, {C}}, {b, KL_F32, 1, {C}}};
+		kl_tensor o = {yl, KL_F32, 2, {R, C}};
+		int rc = lb.run(ins, 3, &o, 1, NULL);
+		CHECK(rc == 0 && max_diff(yl, wl, R * C) < 1e-5,
+		      "modelnew_layernorm.py: forward's call (x, self.weight, self.bias, 1e-5) "
+		      "reaches "
+		      "layer_norm_cpu as inputs 0, 1, 2 and eps (rc %d: %s)",
+		      rc, lb.zErr);
+		kl_tensor i64 = {x, KL_I64, 2, {R, C}};
+		kl_tensor ins2[3] = {i64, ins[1], ins[2]};
+		rc = lb.run(ins2, 3, &o, 1, NULL);
+		CHECK(rc == 1 && strstr(lb.zErr, "expected scalar type Float but found Long"),
+		      "... data_ptr<float>() of an i64 tensor: PyTorch's words (%s)", lb.zErr);
+		dlclose(lb.dl);
+	}
+	torchext_src_free(&ts);
+	free(z);
+}
+
+/* the CUDA forms compile with nvcc for sm_90a (they cannot run here) */
+static void cuda_forms(struct loop *l, const char *zCache)
+{
+	char err[KL_ERRLEN];
+	if (system("${KLOOP_NVCC:-nvcc} --version >/dev/null 2>&1") != 0) {
+		printf("skip - the CUDA extension and ModelNew compile with nvcc: nvcc is not "
+		       "installed (KLOOP_NVCC)\n");
+		return;
+	}
+	struct cuda_target tg = {"sm_90a", 9, 0, 0, ""};
+	struct compiler *c = compiler_new(l, zCache, 2, &tg, err);
+	struct got g = {0};
+	const char *cus[][2] = {
+	    {"softmax.cu", "a CUDA extension (dispatch over float, double, half, bf16; "
+	                   "getCurrentCUDAStream, C10_CUDA_KERNEL_LAUNCH_CHECK)"},
+	    {"copy.cu", "a CUDA extension on the legacy stream, with zeros and an arena tensor"},
+	    {"half_ops.cu", "c10::Half and BFloat16 arithmetic and comparisons in a kernel"},
+	};
+	char *z;
+	for (size_t i = 0; i < sizeof cus / sizeof *cus; i++) {
+		z = fixture(cus[i][0]);
+		compile(l, c, z, cus[i][0], LANG_CUDA, &g);
+		CHECK(g.ok, "%s: %s compiles for sm_90a%s%.400s", cus[i][0], cus[i][1],
+		      g.ok ? "" : ": ", g.ok ? "" : g.zLog);
+		free(z);
+	}
+	char *in[] = {"x"};
+	struct torchext_src ts;
+	z = fixture("modelnew_cuda.py");
+	int rc = torchext_modelnew("python3", "modelnew_cuda.py", z, strlen(z), in, 1, &ts, err);
+	CHECK(rc == 0 && ts.lang == LANG_CUDA && !strcmp(ts.zName, "modelnew_cuda.cu"),
+	      "modelnew_cuda.py: its cuda_sources make it a CUDA source (%s)", rc ? err : "");
+	if (rc == 0) {
+		compile(l, c, ts.zSource, ts.zName, LANG_CUDA, &g);
+		CHECK(g.ok, "... which compiles for sm_90a%s%.400s", g.ok ? "" : ": ",
+		      g.ok ? "" : g.zLog);
+		torchext_src_free(&ts);
+	}
+	free(z);
+	const char *gap = "#include <torch/extension.h>\n"
+	                  "torch::Tensor f(torch::Tensor x) { return at::matmul(x, x); }\n"
+	                  "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"f\", &f); }\n";
+	compile(l, c, gap, "gap.cu", LANG_CUDA, &g);
+	char w[1200] = "";
+	CHECK(!g.ok && torchext_diagnose("gap.cu", g.zLog, w, sizeof w) &&
+	          strstr(w, "gap.cu uses at::matmul, which kloop's ATen stand-in"),
+	      "nvcc's own error for what the stand-in lacks is explained (%s)", w[0] ? w : g.zLog);
+	free(g.zSo);
+	free(g.zLog);
+	compiler_free(c);
+}
+
+int main(void)
+{
+	setenv("KLOOP_INCLUDE", "include", 1);
+	setenv("KLOOP_TORCHREF", "engine/measure/torchref.py", 1);
+	forms();
+	diagnose();
+	modelnew();
+	note_line();
+	char dir[] = "/tmp/kloop-test-torchext.XXXXXX";
+	char err[KL_ERRLEN];
+	CHECK(mkdtemp(dir) != NULL, "a cache directory");
+	struct loop *l = loop_new();
+	struct compiler *c = compiler_new(l, dir, 2, NULL, err);
+	CHECK(c != NULL, "a compiler service (%s)", c ? "" : err);
+	if (c)
+		standin(l, c);
+	compiler_free(c);
+	cuda_forms(l, dir);
+	loop_free(l);
+	char *rm = xasprintf("rm -rf %s", dir);
+	if (system(rm) != 0)
+		printf("# could not remove %s\n", dir);
+	free(rm);
+	return check_done();
+}
