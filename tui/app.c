@@ -413,6 +413,7 @@ out:
 	runner_close(a->u.lv);
 	replay_close(a->u.rp);
 	pane_code_free(&a->u);
+	viewer_close(&a->u);
 	ui_free(&a->u);
 	loop_free(a->l);
 	free(a);

@@ -4,8 +4,6 @@
  */
 #include "ui.h"
 
-#include "panes.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +38,6 @@ void ui_free(struct ui *u)
 	for (int i = 0; i < u->nLog; i++)
 		free(u->azLog[i]);
 	u->nLog = 0;
-	viewer_close(u);
 	free(u->zFind);
 	u->zFind = NULL;
 	popview_free(&u->pv);

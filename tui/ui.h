@@ -94,7 +94,8 @@ struct ui {
 
 /* append a line to the activity log (stamped with the time of day) */
 void ui_log(struct ui *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* free what u owns (not the state, session or replay) */
+/* free what u owns (not the state, session or replay; the viewer's page
+ * is the panes' to close first: viewer_close) */
 void ui_free(struct ui *u);
 
 /* the selected candidate, or NULL */
