@@ -211,7 +211,16 @@ run cmd search softmax --from $F/slow.c --rounds 3 --branches 1 --suspect 100 --
 check "the command provider (--command): exit 0 ($rc)" test "$rc" -eq 0
 pycheck "... the corpus's fastest variant found, every request through the command provider" \
 	"$T/seed1.jsonl" "$T/cmd.out" <<'PY'
-assert mark[s["best"]["id"]] in ("fast", "fast2"), mark[s["best"]["id"]]
+b = mark[s["best"]["id"]]
+if b not in ("fast", "fast2"):
+    # a loaded machine may leave the fast variants' times unverified: never
+    # ranked, so another is the best; any fast one correct and verified
+    # must be it
+    fin = {e["candidate"]: e["result"] for e in ev if e["type"] == "eval_finished"}
+    ok = [i for i, m in mark.items() if m in ("fast", "fast2") and i in fin
+          and fin[i].get("status") == "correct"
+          and (fin[i].get("timing") or {}).get("verified") is not False]
+    assert not ok, (b, ok, [(i, fin[i].get("timing", {}).get("clock_bound")) for i in fin])
 assert {e["provider"] for e in ev if e["type"] == "llm_request"} == {"command"}
 PY
 run cmd2 search softmax --from $F/slow.c --rounds 3 --branches 1 --suspect 100 --json \
