@@ -348,7 +348,11 @@ assert not again, again
 assert [e["round"] for e in ev if e["type"] == "round_started"] == [1, 2, 3]
 assert [e["round"] for e in ev if e["type"] == "round_finished"] == [1, 2, 3]
 assert [e["type"] for e in ev[cut:] if e["type"].startswith("search_")][0] == "search_resumed"
-assert mark[s["best"]["id"]] in ("fast", "fast2")
+# a fast variant is the best, unless the load left every fast one unverified
+ok = [i for i, m in mark.items() if m in ("fast", "fast2") and i in fin
+      and fin[i].get("status") == "correct"
+      and (fin[i].get("timing") or {}).get("verified") is not False]
+assert mark[s["best"]["id"]] in ("fast", "fast2") or not ok, (mark[s["best"]["id"]], ok)
 assert len(set(src.values())) == len(src), "a candidate made twice"
 PY
 # killed a while after its last search event (evaluations and replies go
