@@ -89,6 +89,9 @@ static void put_v(void *p, kl_dtype d, int64_t i, double v)
 	case KL_U8:
 		((uint8_t *)p)[i] = (uint8_t)v;
 		break;
+	case KL_E4M3: /* saturating: a draw beyond +-448 is 448 */
+		((uint8_t *)p)[i] = kl_f32_to_e4m3((float)v);
+		break;
 	}
 }
 

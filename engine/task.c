@@ -13,12 +13,14 @@
 
 #include "util.h"
 
-static const char *dtype_names[] = {"f32", "f16", "bf16", "f64", "i32", "i64", "i8", "u8"};
-static const size_t dtype_sizes[] = {4, 2, 2, 8, 4, 8, 1, 1};
+static const char *dtype_names[] = {"f32", "f16", "bf16", "f64", "i32", "i64", "i8", "u8", "e4m3"};
+static const size_t dtype_sizes[] = {4, 2, 2, 8, 4, 8, 1, 1, 1};
+_Static_assert(sizeof dtype_sizes / sizeof *dtype_sizes == TASK_NDTYPE, "a size per kl_dtype");
+#define NDTYPE TASK_NDTYPE
 
 size_t task_dtype_size(kl_dtype d)
 {
-	return (unsigned)d < 8 ? dtype_sizes[d] : 0;
+	return (unsigned)d < NDTYPE ? dtype_sizes[d] : 0;
 }
 
 double task_dtype_get(const void *p, kl_dtype d, int64_t i)
@@ -40,18 +42,20 @@ double task_dtype_get(const void *p, kl_dtype d, int64_t i)
 		return ((const int8_t *)p)[i];
 	case KL_U8:
 		return ((const uint8_t *)p)[i];
+	case KL_E4M3:
+		return kl_e4m3_to_f32(((const uint8_t *)p)[i]);
 	}
 	return NAN;
 }
 
 const char *task_dtype_name(kl_dtype d)
 {
-	return (unsigned)d < 8 ? dtype_names[d] : "?";
+	return (unsigned)d < NDTYPE ? dtype_names[d] : "?";
 }
 
 int task_dtype_parse(const char *z, kl_dtype *pOut)
 {
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < NDTYPE; i++)
 		if (!strcmp(z, dtype_names[i])) {
 			*pOut = (kl_dtype)i;
 			return 0;
@@ -70,6 +74,8 @@ struct task_tol task_default_tol(kl_dtype d)
 		return (struct task_tol){1e-3, 1e-2, 5e-3};
 	case KL_BF16:
 		return (struct task_tol){1e-2, 2e-2, 2e-2};
+	case KL_E4M3: /* 3 mantissa bits: half a step is 1/16 */
+		return (struct task_tol){1e-1, 7e-2, 7e-2};
 	default:
 		return (struct task_tol){0, 0, 0};
 	}
@@ -77,7 +83,7 @@ struct task_tol task_default_tol(kl_dtype d)
 
 int task_dtype_is_float(kl_dtype d)
 {
-	return d == KL_F32 || d == KL_F16 || d == KL_BF16 || d == KL_F64;
+	return d == KL_F32 || d == KL_F16 || d == KL_BF16 || d == KL_F64 || d == KL_E4M3;
 }
 
 struct task_tol task_kernelbench_tol(kl_dtype d)
@@ -98,7 +104,7 @@ static void float_tol_from(struct task *t, const char *z)
 
 void task_use_kernelbench_tol(struct task *t)
 {
-	for (int d = 0; d < 8; d++)
+	for (int d = 0; d < TASK_NDTYPE; d++)
 		t->aTol[d] = task_kernelbench_tol((kl_dtype)d);
 	float_tol_from(t, "kernelbench");
 }
@@ -107,7 +113,7 @@ void task_override_tol(struct task *t, double atol, double rtol, double relL2)
 {
 	if (atol < 0 && rtol < 0 && relL2 < 0)
 		return;
-	for (int d = 0; d < 8; d++) {
+	for (int d = 0; d < TASK_NDTYPE; d++) {
 		if (!task_dtype_is_float((kl_dtype)d))
 			continue;
 		if (atol >= 0)
@@ -253,14 +259,17 @@ int task_matmul_of(const struct task *t, struct task_matmul *mm)
 {
 	if (t->nOut != 1 || t->aOut[0].ndim != 2 || t->nIn < 2)
 		return 0;
-	/* the two 2-D inputs, in either order, and at most one 1-D bias */
-	int a = -1, b = -1, bias = -1, n1 = 0;
+	/* the two 2-D inputs, in either order, at most one 1-D bias and two
+	 * scales of one element */
+	int a = -1, b = -1, bias = -1, n1 = 0, scale[2] = {-1, -1}, nScale = 0;
 	for (int i = 0; i < t->nIn; i++) {
 		const struct task_tensor *x = &t->aIn[i];
 		if (x->ndim == 2 && a < 0)
 			a = i;
 		else if (x->ndim == 2 && b < 0)
 			b = i;
+		else if (x->ndim == 1 && x->shape[0] == 1 && t->aOut[0].shape[1] != 1 && nScale < 2)
+			scale[nScale++] = i;
 		else if (x->ndim == 1)
 			bias = n1++ ? bias : i;
 		else
@@ -283,6 +292,8 @@ int task_matmul_of(const struct task *t, struct task_matmul *mm)
 		*mm = (struct task_matmul){.a = k ? b : a,
 		                           .b = k ? a : b,
 		                           .bias = isBias ? bias : -1,
+		                           .scale = {scale[0], scale[1]},
+		                           .nScale = nScale,
 		                           .nOther = n1 - isBias,
 		                           .bNK = !kn,
 		                           .M = M,
@@ -313,7 +324,7 @@ int task_compute_parse(const char *z, task_compute *pOut)
 task_compute task_compute_infer(const struct task *t, int kernelbench, const char **pzFrom)
 {
 	struct task_matmul mm;
-	int f16 = 0, bf16 = 0, i8 = 0, flt = 0;
+	int f16 = 0, bf16 = 0, f8 = 0, i8 = 0, flt = 0;
 	/* the tensors of two or more dimensions: a bias or a scale is no operand */
 	if (kernelbench || task_matmul_of(t, &mm))
 		for (int i = 0; i < t->nIn; i++) {
@@ -322,10 +333,17 @@ task_compute task_compute_infer(const struct task *t, int kernelbench, const cha
 				continue;
 			f16 += d == KL_F16;
 			bf16 += d == KL_BF16;
+			f8 += d == KL_E4M3;
 			i8 += d == KL_I8;
 			flt += task_dtype_is_float(d);
 		}
-	task_compute c = f16 ? TASK_FP16 : bf16 ? TASK_BF16 : i8 && !flt ? TASK_INT8 : TASK_FP32;
+	/* the narrowest type among the operands: an fp8 product with a bf16
+	 * operand runs in bf16 */
+	task_compute c = f16          ? TASK_FP16
+	                 : bf16       ? TASK_BF16
+	                 : f8         ? TASK_FP8
+	                 : i8 && !flt ? TASK_INT8
+	                              : TASK_FP32;
 	if (pzFrom)
 		*pzFrom = c != TASK_FP32 ? "the inputs' dtypes" : "the default";
 	return c;

@@ -28,6 +28,9 @@ struct task_tensor {
 	                      * would take out of the problem's domain) */
 };
 
+/* the kl_dtype values (kloop.h), KL_F32 to KL_E4M3 */
+#define TASK_NDTYPE 9
+
 struct task_tol {
 	double atol, rtol, rel_l2; /* see docs/TASKS.md */
 };
@@ -69,14 +72,14 @@ struct task {
 	int nIn;
 	struct task_tensor aOut[TASK_MAX_TENSORS];
 	int nOut;
-	struct task_tol aTol[8];  /* per kl_dtype, defaults overridden by the task */
-	const char *zTolFrom;     /* where the float tolerances come from (static string):
-	                           * "default", "task.json", "kernelbench" or "flags" */
-	const char *zTolFromInt;  /* ... and the integer ones, which KernelBench's
-	                             tolerance and --atol/--rtol leave as they were
-	                             (static string; NULL: as zTolFrom) */
-	struct task_sources ref;  /* the reference per backend */
-	struct task_seeds seeds;  /* the seeds per backend */
+	struct task_tol aTol[TASK_NDTYPE]; /* per kl_dtype, defaults overridden by the task */
+	const char *zTolFrom;              /* where the float tolerances come from (static string):
+	                                    * "default", "task.json", "kernelbench" or "flags" */
+	const char *zTolFromInt;           /* ... and the integer ones, which KernelBench's
+	                                      tolerance and --atol/--rtol leave as they were
+	                                      (static string; NULL: as zTolFrom) */
+	struct task_sources ref;           /* the reference per backend */
+	struct task_seeds seeds;           /* the seeds per backend */
 	char *zLibs;              /* "libs": the words, space-separated ("" if none; libs.h) */
 	char *zDims;              /* the shape set's dimensions as "?name=value,..." ("" if
 	                           * none): what a task's reference.py is run with, its
@@ -92,10 +95,12 @@ struct task {
 /* a task shaped as a matrix product: out[0][M,N] from A[M,K] and B[K,N]
  * (or B[N,K], as nn.Linear holds its weight), besides which it has only 1-D
  * inputs; input indices of A, B and the bias (the one 1-D input, of N
- * elements; -1: none) */
+ * elements; -1: none), and of up to two per-tensor scales (1-D inputs of
+ * one element, which multiply the product, as an fp8 GEMM's do) */
 struct task_matmul {
 	int a, b, bias;
-	int nOther; /* 1-D inputs that are not a bias */
+	int scale[2], nScale;
+	int nOther; /* 1-D inputs that are not a bias or a scale */
 	int bNK;    /* B is [N,K] */
 	int64_t M, N, K;
 };

@@ -306,9 +306,10 @@ static int parse_tensor(struct ctx *c, const cJSON *jt, const char *where, struc
 	t->zName = xstrdup(n->valuestring);
 	const cJSON *d = cJSON_GetObjectItemCaseSensitive(jt, "dtype");
 	if (!cJSON_IsString(d) || task_dtype_parse(d->valuestring, &t->dtype) < 0)
-		return kl_err(c->err,
-		              "%s: %s.dtype: expected one of f32, f16, bf16, f64, i32, i64, i8, u8",
-		              c->zFile, where);
+		return kl_err(
+		    c->err,
+		    "%s: %s.dtype: expected one of f32, f16, bf16, f64, i32, i64, i8, u8, e4m3",
+		    c->zFile, where);
 	const cJSON *s = cJSON_GetObjectItemCaseSensitive(jt, "shape");
 	int nd = cJSON_IsArray(s) ? cJSON_GetArraySize(s) : -1;
 	if (nd < 0 || nd > 8)
@@ -407,7 +408,7 @@ static int parse_tensors(struct ctx *c, const cJSON *root, const char *key, stru
 
 static int parse_tolerance(struct ctx *c, const cJSON *root, struct task *t)
 {
-	for (int d = 0; d < 8; d++)
+	for (int d = 0; d < TASK_NDTYPE; d++)
 		t->aTol[d] = task_default_tol((kl_dtype)d);
 	t->zTolFrom = "default";
 	const cJSON *tol = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
@@ -428,10 +429,10 @@ static int parse_tolerance(struct ctx *c, const cJSON *root, struct task *t)
 	{
 		kl_dtype d;
 		if (task_dtype_parse(e->string, &d) < 0)
-			return kl_err(
-			    c->err,
-			    "%s: tolerance.%s: not a dtype (f32, f16, bf16, f64, i32, i64, i8, u8)",
-			    c->zFile, e->string);
+			return kl_err(c->err,
+			              "%s: tolerance.%s: not a dtype (f32, f16, bf16, f64, i32, "
+			              "i64, i8, u8, e4m3)",
+			              c->zFile, e->string);
 		if (!cJSON_IsObject(e))
 			return kl_err(
 			    c->err, "%s: tolerance.%s: expected an object with atol, rtol, rel_l2",

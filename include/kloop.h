@@ -15,7 +15,10 @@
 extern "C" {
 #endif
 
-typedef enum { KL_F32, KL_F16, KL_BF16, KL_F64, KL_I32, KL_I64, KL_I8, KL_U8 } kl_dtype;
+/* KL_E4M3: fp8 e4m3fn (PyTorch's float8_e4m3fn, CUDA's __nv_fp8_e4m3): one
+ * byte, 4 exponent bits (bias 7), 3 mantissa bits, finite to +-448, NaN
+ * 0x7f/0xff, no infinity */
+typedef enum { KL_F32, KL_F16, KL_BF16, KL_F64, KL_I32, KL_I64, KL_I8, KL_U8, KL_E4M3 } kl_dtype;
 
 typedef struct {
 	void *data;       /* first element; host or device memory per backend */
@@ -127,6 +130,57 @@ static inline uint16_t kl_f32_to_bf16(float f)
 	if ((v.u & 0x7fffffffu) > 0x7f800000u)
 		return (uint16_t)((v.u >> 16) | 0x40);
 	return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1)) >> 16);
+}
+
+/* fp8 e4m3fn conversions for host code: exact to float; from float to
+ * nearest even, saturating to +-448 (as CUDA's __NV_SATFINITE does), NaN to
+ * NaN */
+static inline float kl_e4m3_to_f32(uint8_t b)
+{
+	uint32_t sign = (uint32_t)(b & 0x80) << 24, e = (b >> 3) & 0xf, m = b & 7;
+	union {
+		uint32_t u;
+		float f;
+	} v;
+	if (e == 0xf && m == 7) {
+		v.u = sign | 0x7fc00000u;
+	} else if (e == 0) {
+		v.f = (float)m * (1.0f / 512);
+		v.u |= sign;
+	} else {
+		v.u = sign | ((e - 7 + 127) << 23) | (m << 20);
+	}
+	return v.f;
+}
+
+static inline uint8_t kl_f32_to_e4m3(float f)
+{
+	union {
+		float f;
+		uint32_t u;
+	} v;
+	v.f = f;
+	uint8_t sign = (uint8_t)((v.u >> 24) & 0x80);
+	uint32_t a = v.u & 0x7fffffffu;
+	if (a > 0x7f800000u)
+		return (uint8_t)(sign | 0x7f);
+	if (a >= 0x43e00000u) /* 448 and beyond, infinity too */
+		return (uint8_t)(sign | 0x7e);
+	int32_t exp = (int32_t)(a >> 23) - 127;
+	if (exp < -6) { /* a subnormal of 2^-9 steps (8 of them: the least normal) */
+		v.u = a;
+		float q = v.f * 512;
+		uint32_t i = (uint32_t)q;
+		float r = q - (float)i;
+		if (r > 0.5f || (r == 0.5f && (i & 1)))
+			i++;
+		return (uint8_t)(sign | i);
+	}
+	uint32_t man = a & 0x7fffff, q = ((uint32_t)(exp + 7) << 3) | (man >> 20),
+	         rem = man & 0xfffff;
+	if (rem > 0x80000 || (rem == 0x80000 && (q & 1)))
+		q++;
+	return (uint8_t)(sign | (q > 0x7e ? 0x7e : q));
 }
 
 #ifdef __cplusplus

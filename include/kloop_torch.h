@@ -232,6 +232,20 @@ namespace c10
 using Half = kl_torch::float16<kl_torch::half_bits>;
 using BFloat16 = kl_torch::float16<kl_torch::bf16_bits>;
 
+/* fp8 e4m3fn as stored (kloop's KL_E4M3), converted on the host by
+ * kloop.h's functions; device code reads the bytes as __nv_fp8_e4m3 */
+struct Float8_e4m3fn {
+	uint8_t x;
+	Float8_e4m3fn() = default;
+	Float8_e4m3fn(float f) : x(kl_f32_to_e4m3(f))
+	{
+	}
+	operator float() const
+	{
+		return kl_e4m3_to_f32(x);
+	}
+};
+
 enum class ScalarType : int8_t {
 	Byte,
 	Char,
@@ -243,6 +257,7 @@ enum class ScalarType : int8_t {
 	Double,
 	Bool,
 	BFloat16,
+	Float8_e4m3fn,
 	Undefined,
 };
 constexpr ScalarType kByte = ScalarType::Byte, kUInt8 = ScalarType::Byte, kChar = ScalarType::Char,
@@ -252,25 +267,25 @@ constexpr ScalarType kByte = ScalarType::Byte, kUInt8 = ScalarType::Byte, kChar 
                      kFloat16 = ScalarType::Half, kFloat = ScalarType::Float,
                      kFloat32 = ScalarType::Float, kDouble = ScalarType::Double,
                      kFloat64 = ScalarType::Double, kBool = ScalarType::Bool,
-                     kBFloat16 = ScalarType::BFloat16;
+                     kBFloat16 = ScalarType::BFloat16, kFloat8_e4m3fn = ScalarType::Float8_e4m3fn;
 
 inline const char *toString(ScalarType t)
 {
-	static const char *const names[] = {"Byte", "Char",     "Short",    "Int",
-	                                    "Long", "Half",     "Float",    "Double",
-	                                    "Bool", "BFloat16", "Undefined"};
+	static const char *const names[] = {"Byte", "Char",     "Short",         "Int",
+	                                    "Long", "Half",     "Float",         "Double",
+	                                    "Bool", "BFloat16", "Float8_e4m3fn", "Undefined"};
 	return names[(int)t];
 }
 
 inline size_t elementSize(ScalarType t)
 {
-	static const unsigned char sizes[] = {1, 1, 2, 4, 8, 2, 4, 8, 1, 2, 0};
+	static const unsigned char sizes[] = {1, 1, 2, 4, 8, 2, 4, 8, 1, 2, 1, 0};
 	return sizes[(int)t];
 }
 
 inline bool isFloatingType(ScalarType t)
 {
-	return t == kHalf || t == kFloat || t == kDouble || t == kBFloat16;
+	return t == kHalf || t == kFloat || t == kDouble || t == kBFloat16 || t == kFloat8_e4m3fn;
 }
 
 inline bool isIntegralType(ScalarType t, bool includeBool = false)
@@ -295,6 +310,7 @@ KL_TORCH_ST(Float, float)
 KL_TORCH_ST(Double, double)
 KL_TORCH_ST(Bool, bool)
 KL_TORCH_ST(BFloat16, c10::BFloat16)
+KL_TORCH_ST(Float8_e4m3fn, c10::Float8_e4m3fn)
 #undef KL_TORCH_ST
 
 template <class T> constexpr ScalarType cpp_to_scalar()
@@ -321,6 +337,8 @@ template <class T> constexpr ScalarType cpp_to_scalar()
 		return kBool;
 	else if constexpr (std::is_same_v<U, BFloat16>)
 		return kBFloat16;
+	else if constexpr (std::is_same_v<U, Float8_e4m3fn>)
+		return kFloat8_e4m3fn;
 #ifdef KL_TORCH_HAS_CUDA
 	else if constexpr (std::is_same_v<U, __half>)
 		return kHalf;

@@ -10,7 +10,7 @@
 # SASS holds (the tensor cores really used). Prints one "skip: no GPU" line
 # and exits 0 where there is no usable GPU.
 # Usage: sh bench/gpu/tasks_check.sh [TASK ...]
-#   (default: bf16_gemm hgemm rmsnorm_bf16 attention_bf16 attention_causal_bf16;
+#   (default: bf16_gemm hgemm fp8_gemm rmsnorm_bf16 attention_bf16 attention_causal_bf16;
 #    KLOOP_GPU_FLAGS adds flags, e.g. "--reference cuda" or "--budget 2";
 #    SETS="cuda square_1024" limits the shape sets)
 set -u
@@ -23,7 +23,7 @@ if ! $K doctor --json 2>/dev/null | python3 -c 'import json,sys; sys.exit(0 if j
 	echo "skip: no GPU (kloop doctor finds no usable CUDA device); tasks_check.sh did not run"
 	exit 0
 fi
-TASKS=${*:-"bf16_gemm hgemm rmsnorm_bf16 attention_bf16 attention_causal_bf16"}
+TASKS=${*:-"bf16_gemm hgemm fp8_gemm rmsnorm_bf16 attention_bf16 attention_causal_bf16"}
 B="--backend cuda --budget ${KLOOP_GPU_BUDGET:-1} ${KLOOP_GPU_FLAGS:-}"
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null); $(date -u '+%F %H:%M UTC')"
 $K tasks --json >"$O/tasks.json"

@@ -81,6 +81,7 @@ COMPARE_LOOP(cmp_i32, int32_t, AS_DOUBLE)
 COMPARE_LOOP(cmp_i64, int64_t, AS_DOUBLE)
 COMPARE_LOOP(cmp_i8, int8_t, AS_DOUBLE)
 COMPARE_LOOP(cmp_u8, uint8_t, AS_DOUBLE)
+COMPARE_LOOP(cmp_e4m3, uint8_t, (double)kl_e4m3_to_f32)
 
 void compare_buffers(const void *out, const void *ref, kl_dtype d, int64_t n,
                      const struct task_tol *tol, struct compare_report *r)
@@ -114,6 +115,9 @@ void compare_buffers(const void *out, const void *ref, kl_dtype d, int64_t n,
 		break;
 	case KL_U8:
 		cmp_u8(out, ref, n, tol, r, &num, &den, &nanSeen);
+		break;
+	case KL_E4M3:
+		cmp_e4m3(out, ref, n, tol, r, &num, &den, &nanSeen);
 		break;
 	}
 	if (nanSeen)
@@ -149,6 +153,8 @@ static double round_to(double v, kl_dtype d)
 		return kl_f16_to_f32(kl_f32_to_f16((float)v));
 	case KL_BF16:
 		return kl_bf16_to_f32(kl_f32_to_bf16((float)v));
+	case KL_E4M3:
+		return kl_e4m3_to_f32(kl_f32_to_e4m3((float)v));
 	default:
 		return v;
 	}

@@ -6,6 +6,7 @@
  */
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
@@ -33,6 +34,10 @@ template <> __device__ __forceinline__ double as_double<__half>(__half v)
 template <> __device__ __forceinline__ double as_double<__nv_bfloat16>(__nv_bfloat16 v)
 {
 	return (double)__bfloat162float(v);
+}
+template <> __device__ __forceinline__ double as_double<__nv_fp8_e4m3>(__nv_fp8_e4m3 v)
+{
+	return (double)(float)v;
 }
 
 template <typename T>
@@ -115,6 +120,12 @@ template <> __device__ __forceinline__ double round_as<__half>(double v)
 template <> __device__ __forceinline__ double round_as<__nv_bfloat16>(double v)
 {
 	return (double)__bfloat162float(__float2bfloat16_rn((float)v));
+}
+template <> __device__ __forceinline__ double round_as<__nv_fp8_e4m3>(double v)
+{
+	__nv_fp8_e4m3 q;
+	q.__x = __nv_cvt_float_to_fp8((float)v, __NV_SATFINITE, __NV_E4M3);
+	return (double)(float)q;
 }
 
 /* the sums of a precision verdict (compare.h, compare_error64): r[0..5] */
@@ -217,6 +228,10 @@ __global__ void random_kernel(void *p, int dtype, long long n, int dist, double 
 		case 6:
 			((int8_t *)p)[i] = (int8_t)v;
 			break;
+		case 8: /* e4m3, saturating as kloop.h's kl_f32_to_e4m3 */
+			((__nv_fp8_storage_t *)p)[i] =
+			    __nv_cvt_float_to_fp8((float)v, __NV_SATFINITE, __NV_E4M3);
+			break;
 		default:
 			((uint8_t *)p)[i] = (uint8_t)v;
 			break;
@@ -316,6 +331,10 @@ int kld_compare(const void *out, const void *ref, int dtype, long long n, double
 	case 6:
 		compare_kernel<<<g, 256, 0, s>>>((const int8_t *)out, (const int8_t *)ref, n, atol, rtol, r);
 		break;
+	case 8:
+		compare_kernel<<<g, 256, 0, s>>>((const __nv_fp8_e4m3 *)out, (const __nv_fp8_e4m3 *)ref, n,
+						 atol, rtol, r);
+		break;
 	default:
 		compare_kernel<<<g, 256, 0, s>>>((const uint8_t *)out, (const uint8_t *)ref, n, atol, rtol, r);
 		break;
@@ -361,6 +380,8 @@ int kld_error64(const void *out, int dtype, const void *ref, long long n, double
 		error64_kernel<<<g, 256, 0, s>>>((const __nv_bfloat16 *)out, x, n, r);
 	else if (dtype == 3)
 		error64_kernel<<<g, 256, 0, s>>>((const double *)out, x, n, r);
+	else if (dtype == 8)
+		error64_kernel<<<g, 256, 0, s>>>((const __nv_fp8_e4m3 *)out, x, n, r);
 	else
 		return cudaErrorInvalidValue;
 	return cudaGetLastError();

@@ -87,7 +87,7 @@ struct agg {
 
 static inline int is_float(kl_dtype d)
 {
-	return d == KL_F32 || d == KL_F16 || d == KL_BF16 || d == KL_F64;
+	return task_dtype_is_float(d);
 }
 
 /* a guarded buffer's payload, past its front guard band */

@@ -30,7 +30,7 @@ struct precision {
 	double acc;      /* what summing in the output's type may cost, any order: 2 u sqrt(L),
 	                    L the input elements per output element (precision.h); in fp32 where
 	                    the task declares fp32 accumulation */
-	int accDeclared; /* the task declares fp32 accumulation of f16 or bf16 inputs */
+	int accDeclared; /* the task declares fp32 accumulation of f16, bf16 or fp8 inputs */
 	task_compute compute;
 	double accEmu[PRECISION_NACC][2]; /* each accumulation emulation's relative L2, 16
 	                                     products a step and one (-1: not measured) */
@@ -298,6 +298,15 @@ static void acc_emulations(struct precision *p, struct harness *h64, const struc
 	int ok = fetch(b, bAll, harness_input_buf(h64, 0, mm.b), 0, nB, err) == 0 &&
 	         (!bias || fetch(b, bias, harness_input_buf(h64, 0, mm.bias), 0,
 	                         task_tensor_bytes(&t->aIn[mm.bias]), err) == 0);
+	/* the per-tensor scales' product */
+	double scale = 1;
+	for (int k = 0; ok && k < mm.nScale; k++) {
+		unsigned char v[8];
+		kl_dtype d = t->aIn[mm.scale[k]].dtype;
+		ok = fetch(b, v, harness_input_buf(h64, 0, mm.scale[k]), 0, task_dtype_size(d),
+		           err) == 0;
+		scale *= ok ? task_dtype_get(v, d, 0) : 1;
+	}
 	for (int r = 0; ok && r < R; r++)
 		ok = fetch(b, aRows + (size_t)r * rowA, harness_input_buf(h64, 0, mm.a),
 		           (size_t)(r * rowStep) * rowA, rowA, err) == 0 &&
@@ -305,11 +314,19 @@ static void acc_emulations(struct precision *p, struct harness *h64, const struc
 		           (size_t)(r * rowStep) * rowRef, rowRef, err) == 0;
 	/* the product computed exactly must be the reference's */
 	double exact =
-	    ok ? precision_acc_error(t, &mm, aRows, bAll, bias, ref, R, colStep, KL_F64, 1) : -1;
+	    ok ? precision_acc_error(t, &mm, aRows, bAll, bias, scale, ref, R, colStep, KL_F64, 1)
+	       : -1;
+	/* a square B's shape does not say its layout: the other one, where the
+	 * first is not the reference's product */
+	if (ok && mm.K == mm.N && !(exact >= 0 && exact <= 1e-6)) {
+		mm.bNK = !mm.bNK;
+		exact = precision_acc_error(t, &mm, aRows, bAll, bias, scale, ref, R, colStep,
+		                            KL_F64, 1);
+	}
 	for (int k = 0; exact >= 0 && exact <= 1e-6 && k < PRECISION_NACC; k++)
 		for (int j = 0; j < 2; j++)
 			p->accEmu[k][j] = precision_acc_error(
-			    t, &mm, aRows, bAll, bias, ref, R, colStep,
+			    t, &mm, aRows, bAll, bias, scale, ref, R, colStep,
 			    k == PRECISION_ACC_F16 ? KL_F16 : KL_BF16, j ? 1 : 16);
 	free(aRows);
 	free(bAll);
@@ -377,10 +394,11 @@ int precision_attach(struct harness *h, struct harness *h64, char *err)
 		if (!task_dtype_is_float(d))
 			continue;
 		nOut += (double)task_numel(&t->aOut[j]);
-		double uj = d == KL_F64   ? 0x1p-53
-		            : d == KL_F32 ? 0x1p-24
-		            : d == KL_F16 ? 0x1p-11
-		                          : 0x1p-8;
+		double uj = d == KL_F64    ? 0x1p-53
+		            : d == KL_F32  ? 0x1p-24
+		            : d == KL_F16  ? 0x1p-11
+		            : d == KL_E4M3 ? 0x1p-4
+		                           : 0x1p-8;
 		u = uj > u ? uj : u;
 	}
 	double L = nOut > 0 && nIn > nOut ? nIn / nOut : 1;
@@ -389,8 +407,9 @@ int precision_attach(struct harness *h, struct harness *h64, char *err)
 	struct task_matmul mm;
 	int isMm = task_matmul_of(t, &mm);
 	p->compute = t->compute;
-	p->accDeclared = (t->compute == TASK_FP16 || t->compute == TASK_BF16) &&
-	                 (isMm || (t->zComputeFrom && !strcmp(t->zComputeFrom, "task.json")));
+	p->accDeclared =
+	    (t->compute == TASK_FP16 || t->compute == TASK_BF16 || t->compute == TASK_FP8) &&
+	    (isMm || (t->zComputeFrom && !strcmp(t->zComputeFrom, "task.json")));
 	if (p->accDeclared) {
 		u = 0x1p-24;
 		L = isMm ? (double)mm.K : L;

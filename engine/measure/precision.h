@@ -74,13 +74,14 @@ enum { PRECISION_ACC_F16, PRECISION_ACC_BF16, PRECISION_NACC };
  * row-major), of t's product mm over those R rows and every colStep-th
  * column: accumulated in acc's type (KL_F16, KL_BF16; KL_F64: exactly, and
  * not rounded to the output's type) chunk products a step (the products and
- * a step's sum exact), the bias added, rounded to the output's type.  aRows:
- * the R rows of A ([R][K], A's dtype), b: all of B (its dtype and layout),
- * bias: NULL or N elements of its dtype.  -1 where the result is not finite
- * (an f16 accumulator overflowed).  Pure: for the tests.
+ * a step's sum exact), times scale (the product of mm's per-tensor scales;
+ * 1: none), the bias added, rounded to the output's type.  aRows: the R
+ * rows of A ([R][K], A's dtype), b: all of B (its dtype and layout), bias:
+ * NULL or N elements of its dtype.  -1 where the result is not finite (an
+ * f16 accumulator overflowed).  Pure: for the tests.
  */
 double precision_acc_error(const struct task *t, const struct task_matmul *mm, const void *aRows,
-                           const void *b, const void *bias, const double *ref, int R,
+                           const void *b, const void *bias, double scale, const double *ref, int R,
                            int64_t colStep, kl_dtype acc, int chunk);
 
 struct precision;

@@ -19,6 +19,8 @@ static double round_to(double x, kl_dtype d)
 		return kl_f16_to_f32(kl_f32_to_f16((float)x));
 	case KL_BF16:
 		return kl_bf16_to_f32(kl_f32_to_bf16((float)x));
+	case KL_E4M3:
+		return kl_e4m3_to_f32(kl_f32_to_e4m3((float)x));
 	case KL_F32:
 		return (float)x;
 	default:
@@ -27,7 +29,7 @@ static double round_to(double x, kl_dtype d)
 }
 
 double precision_acc_error(const struct task *t, const struct task_matmul *mm, const void *aRows,
-                           const void *b, const void *bias, const double *ref, int R,
+                           const void *b, const void *bias, double scale, const double *ref, int R,
                            int64_t colStep, kl_dtype acc, int chunk)
 {
 	int64_t K = mm->K, N = mm->N;
@@ -52,6 +54,7 @@ double precision_acc_error(const struct task *t, const struct task_matmul *mm, c
 					step += ar[k] * col[k];
 				s = acc == KL_F64 ? s + step : round_to(s + step, acc);
 			}
+			s *= scale;
 			if (bias)
 				s += task_dtype_get(bias, t->aIn[mm->bias].dtype, n);
 			if (acc != KL_F64)

@@ -69,8 +69,9 @@ DEFAULT_L2_BYTES = 100 * 1000 * 1000
 _DTYPE_NAMES = [
     ("float32", "f32"), ("float16", "f16"), ("bfloat16", "bf16"), ("float64", "f64"),
     ("int32", "i32"), ("int64", "i64"), ("int8", "i8"), ("uint8", "u8"), ("bool", "u8"),
+    ("float8_e4m3fn", "e4m3"),
 ]
-SUPPORTED_DTYPES = "f32 f16 bf16 f64 i32 i64 i8 u8 (bool is written as u8)"
+SUPPORTED_DTYPES = "f32 f16 bf16 f64 i32 i64 i8 u8 e4m3 (float8_e4m3fn; bool is written as u8)"
 
 _module_counter = itertools.count()
 
@@ -1237,7 +1238,11 @@ class Targets(object):
 def _torch_dtype(torch, name):
     for attr, n in _DTYPE_NAMES:
         if n == name and attr != "bool":
-            return getattr(torch, attr)
+            d = getattr(torch, attr, None)
+            if d is None:
+                raise RefError("dtype %s needs torch.%s, which this PyTorch (%s) lacks"
+                               % (name, attr, torch.__version__))
+            return d
     raise RefError("unknown dtype %r" % name)
 
 

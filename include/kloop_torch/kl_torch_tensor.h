@@ -304,15 +304,16 @@ namespace kl_torch
 
 inline c10::ScalarType scalar_of(kl_dtype d)
 {
-	static const c10::ScalarType m[] = {c10::kFloat, c10::kHalf, c10::kBFloat16, c10::kDouble,
-	                                    c10::kInt,   c10::kLong, c10::kChar,     c10::kByte};
-	return (unsigned)d < 8 ? m[d] : c10::ScalarType::Undefined;
+	static const c10::ScalarType m[] = {c10::kFloat,  c10::kHalf, c10::kBFloat16,
+	                                    c10::kDouble, c10::kInt,  c10::kLong,
+	                                    c10::kChar,   c10::kByte, c10::kFloat8_e4m3fn};
+	return (unsigned)d < sizeof m / sizeof *m ? m[d] : c10::ScalarType::Undefined;
 }
 
 /* the kl_dtype of a ScalarType (bool as u8, as kloop holds it), -1: none */
 inline int kl_of(c10::ScalarType t)
 {
-	for (int d = 0; d < 8; d++)
+	for (int d = 0; d <= (int)KL_E4M3; d++)
 		if (scalar_of((kl_dtype)d) == t)
 			return d;
 	return t == c10::kBool ? (int)KL_U8 : -1;
@@ -320,8 +321,9 @@ inline int kl_of(c10::ScalarType t)
 
 inline const char *kl_name(int d)
 {
-	static const char *const n[] = {"f32", "f16", "bf16", "f64", "i32", "i64", "i8", "u8"};
-	return d >= 0 && d < 8 ? n[d] : "?";
+	static const char *const n[] = {"f32", "f16", "bf16", "f64", "i32",
+	                                "i64", "i8",  "u8",   "e4m3"};
+	return d >= 0 && d < (int)(sizeof n / sizeof *n) ? n[d] : "?";
 }
 
 /* the tensor over one of kloop's buffers */
@@ -418,6 +420,9 @@ inline void value_bytes(c10::ScalarType t, double v, unsigned char *b)
 		memcpy(b, &i, 2);
 		break;
 	}
+	case c10::kFloat8_e4m3fn:
+		b[0] = kl_f32_to_e4m3((float)v);
+		break;
 	default:
 		b[0] = (unsigned char)(int)v;
 		break;

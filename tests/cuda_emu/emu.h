@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "kloop.h"
@@ -54,6 +55,14 @@ struct alignas(16) float4 {
 static inline float4 make_float4(float a, float b, float c, float d)
 {
 	return float4{a, b, c, d};
+}
+static inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d)
+{
+	return uint4{a, b, c, d};
+}
+template <typename T> static inline T __ldg(const T *p)
+{
+	return *p;
 }
 using std::max;
 using std::min;
@@ -177,6 +186,19 @@ static inline __half2 __floats2half2_rn(float a, float b)
 {
 	return __half2{__half{kl_f32_to_f16(a)}, __half{kl_f32_to_f16(b)}};
 }
+/* fp8 e4m3 as its bits, converted as kloop.h does */
+typedef uint8_t __nv_fp8_storage_t;
+typedef uint16_t __nv_fp8x2_storage_t;
+struct __half2_raw {
+	unsigned short x, y;
+};
+enum __nv_fp8_interpretation_t { __NV_E4M3, __NV_E5M2 };
+static inline __half2_raw __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t v,
+                                                     __nv_fp8_interpretation_t)
+{
+	return __half2_raw{kl_f32_to_f16(kl_e4m3_to_f32((uint8_t)(v & 0xff))),
+	                   kl_f32_to_f16(kl_e4m3_to_f32((uint8_t)(v >> 8)))};
+}
 static inline float emu_float(float v)
 {
 	return v;
@@ -201,7 +223,7 @@ static inline unsigned __cvta_generic_to_shared(const void *)
 	return 0;
 }
 
-/* WMMA, 16x16x16, row-major operands and memory only */
+/* WMMA, 16x16x16: row- or column-major operands, row-major memory */
 namespace nvcuda
 {
 namespace wmma
@@ -214,6 +236,8 @@ struct accumulator {
 };
 struct row_major {
 };
+struct col_major {
+};
 enum layout_t { mem_row_major };
 template <typename Use, int M, int N, int K, typename T, typename L = void> struct fragment {
 	float x[16 * 16];
@@ -223,18 +247,19 @@ template <typename F> static inline void fill_fragment(F &f, float v)
 	for (float &e : f.x)
 		e = v;
 }
-template <typename Use, typename T>
-static inline void load_matrix_sync(fragment<Use, 16, 16, 16, T, row_major> &f, const T *p,
-                                    unsigned ldm)
+/* the fragment holds the tile row-major whatever the memory's layout */
+template <typename Use, typename T, typename L>
+static inline void load_matrix_sync(fragment<Use, 16, 16, 16, T, L> &f, const T *p, unsigned ldm)
 {
 	for (int r = 0; r < 16; r++)
 		for (int c = 0; c < 16; c++)
-			f.x[r * 16 + c] = emu_float(p[r * ldm + c]);
+			f.x[r * 16 + c] = emu_float(
+			    std::is_same<L, col_major>::value ? p[c * ldm + r] : p[r * ldm + c]);
 }
-template <typename T>
+template <typename T, typename LA, typename LB>
 static inline void mma_sync(fragment<accumulator, 16, 16, 16, float> &d,
-                            const fragment<matrix_a, 16, 16, 16, T, row_major> &a,
-                            const fragment<matrix_b, 16, 16, 16, T, row_major> &b,
+                            const fragment<matrix_a, 16, 16, 16, T, LA> &a,
+                            const fragment<matrix_b, 16, 16, 16, T, LB> &b,
                             const fragment<accumulator, 16, 16, 16, float> &c)
 {
 	float t[256];

@@ -7,7 +7,7 @@ import re
 import sys
 
 src = open(sys.argv[1]).read()
-src = re.sub(r'#include <(cuda_bf16|cuda_fp16|cuda_runtime|mma)\.h>\n', '', src)
+src = re.sub(r'#include <(cuda_bf16|cuda_fp16|cuda_fp8|cuda_runtime|mma)\.h>\n', '', src)
 src = '#include "emu.h"\n' + src
 
 

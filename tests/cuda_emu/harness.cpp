@@ -4,6 +4,7 @@
  *   harness gemm_bf16|gemm_f16 M N K   harness rmsnorm ROWS COLS
  *   harness attention|attention_causal BATCH HEADS SEQ HD
  *   harness refuse_gemm_bf16 M N K     (kl_run must refuse: non-zero)
+ *   harness gemm_fp8 M N K             harness refuse_gemm_fp8 M N K
  * Prints one "ok - ..." or "not ok - ..." line and exits 0 or 1.
  */
 #include <cmath>
@@ -97,6 +98,39 @@ static int gemm(const char *what, bool bf16, int64_t M, int64_t N, int64_t K, bo
 	return judge(what, C, ref, bf16, 1e-2, 1e-2, 5e-3);
 }
 
+/* C = sa sb A B^T, e4m3 A[M,K] and B[N,K], bf16 C */
+static int gemm_fp8(const char *what, int64_t M, int64_t N, int64_t K, bool refuse)
+{
+	std::uniform_real_distribution<float> u(-2, 2);
+	std::vector<uint8_t> A(M * K), B(N * K);
+	for (auto *t : {&A, &B})
+		for (auto &e : *t)
+			e = kl_f32_to_e4m3(u(rng));
+	float sa = 0.75f, sb = 1.5f;
+	std::vector<uint16_t> C(M * N, 0x7fc1); /* NaN poison */
+	kl_tensor in[4] = {tensor(A.data(), KL_E4M3, {M, K}), tensor(B.data(), KL_E4M3, {N, K}),
+	                   tensor(&sa, KL_F32, {1}), tensor(&sb, KL_F32, {1})};
+	kl_tensor out[1] = {tensor(C.data(), KL_BF16, {M, N})};
+	int rc = kl_run(in, 4, out, 1, nullptr);
+	if (refuse) {
+		printf("%s - %s: kl_run returned %d\n", rc ? "ok" : "not ok", what, rc);
+		return rc == 0;
+	}
+	if (rc) {
+		printf("not ok - %s: kl_run returned %d\n", what, rc);
+		return 1;
+	}
+	std::vector<double> ref(M * N);
+	for (int64_t i = 0; i < M; i++)
+		for (int64_t j = 0; j < N; j++) {
+			double s = 0;
+			for (int64_t k = 0; k < K; k++)
+				s += (double)kl_e4m3_to_f32(A[i * K + k]) * kl_e4m3_to_f32(B[j * K + k]);
+			ref[i * N + j] = s * sa * sb;
+		}
+	return judge(what, C, ref, true, 1e-2, 1e-2, 5e-3);
+}
+
 static int rmsnorm(const char *what, int64_t R, int64_t Cn)
 {
 	std::normal_distribution<float> nd(0, 1);
@@ -180,6 +214,8 @@ int main(int argc, char **argv)
 	if (m == "gemm_bf16" || m == "gemm_f16" || m == "refuse_gemm_bf16")
 		return gemm(what.c_str(), m != "gemm_f16", a[0], a[1], a[2],
 		            m == "refuse_gemm_bf16");
+	if (m == "gemm_fp8" || m == "refuse_gemm_fp8")
+		return gemm_fp8(what.c_str(), a[0], a[1], a[2], m == "refuse_gemm_fp8");
 	if (m == "rmsnorm")
 		return rmsnorm(what.c_str(), a[0], a[1]);
 	if (m == "attention" || m == "attention_causal")

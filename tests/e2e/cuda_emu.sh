@@ -31,11 +31,14 @@ emu() {
 	*) fail "$t seed.cu: $out" ;;
 	esac
 }
-for t in bf16_gemm hgemm rmsnorm_bf16 attention_bf16 attention_causal_bf16; do build $t; done
+for t in bf16_gemm hgemm fp8_gemm rmsnorm_bf16 attention_bf16 attention_causal_bf16; do build $t; done
 emu bf16_gemm gemm_bf16 200 136 72
 emu bf16_gemm gemm_bf16 256 256 256
 emu bf16_gemm gemm_bf16 16 128 32
 emu bf16_gemm refuse_gemm_bf16 64 100 64
+emu fp8_gemm gemm_fp8 200 136 80
+emu fp8_gemm gemm_fp8 256 128 512
+emu fp8_gemm refuse_gemm_fp8 64 128 72
 emu hgemm gemm_f16 200 136 72
 emu hgemm gemm_f16 256 128 512
 emu rmsnorm_bf16 rmsnorm 3 1032

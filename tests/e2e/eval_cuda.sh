@@ -13,7 +13,7 @@ B="--backend cuda --budget ${KLOOP_GPU_BUDGET:-1} ${KLOOP_GPU_FLAGS:-}"
 has_torch=0
 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && has_torch=1
 
-for t in softmax layernorm matmul hgemm gemm_bias_relu bf16_gemm rmsnorm_bf16 attention_bf16 attention_causal_bf16; do
+for t in softmax layernorm matmul hgemm gemm_bias_relu bf16_gemm fp8_gemm rmsnorm_bf16 attention_bf16 attention_causal_bf16; do
 	$KLOOP eval $t tasks/$t/seed.cu $B --json >"$T/$t.json" 2>"$T/$t.err"
 	st=$(json status "$T/$t.json" 2>/dev/null)
 	check "the $t CUDA seed is correct against $(json baseline "$T/$t.json" 2>/dev/null) ($(json reason "$T/$t.json" 2>/dev/null)$(head -c 300 "$T/$t.err"))" test "$st" = correct

@@ -29,10 +29,26 @@ tm=$(json time_ms "$T/out.json")
 check "the seed's result has time_ms, baseline_ms and speedup ($tm ms, $bl ms, ${sp}x)" \
 	python3 -c "import sys; t,b,s=map(float,sys.argv[1:]); assert t>0 and b>0 and abs(b/t-s)<1e-6*s" "$tm" "$bl" "$sp"
 check "the correctness object reports five trials" test "$(json correctness.trials "$T/out.json")" = 5
-for t in layernorm matmul hgemm gemm_bias_relu bf16_gemm rmsnorm_bf16 attention_bf16 attention_causal_bf16; do
+for t in layernorm matmul hgemm gemm_bias_relu bf16_gemm fp8_gemm rmsnorm_bf16 attention_bf16 attention_causal_bf16; do
 	$KLOOP eval $t tasks/$t/seed.c $B --json >"$T/$t.json" 2>"$T/err"
 	check "the $t host seed is correct" test "$(json status "$T/$t.json")" = correct
 done
+# fp8: e4m3 operands and per-tensor scales; the precision verdict's
+# accumulation emulations reckon with the scales (an emulation that left
+# them out would not be the exact product, and none would be reported)
+check "fp8_gemm: faithful, fp32 accumulation declared, f16 and bf16 accumulation emulated ($(head -c 300 "$T/fp8_gemm.json"))" \
+	python3 -c "
+import json; p = json.load(open('$T/fp8_gemm.json'))['precision']
+assert p['verdict'] == 'faithful' and p['accumulation'] == 'fp32', p
+e = p['emulated']
+assert 0 < e['f16_accumulation'] < e['bf16_accumulation'], e"
+# an fp8 seed that accumulates in f16 is not a correct fp8 GEMM
+sed 's/acc += a\[k\] \* bj\[k\];/acc = kl_f16_to_f32(kl_f32_to_f16(acc + a[k] * bj[k]));/' \
+	tasks/fp8_gemm/seed.c >"$T/fp8_f16acc.c"
+$KLOOP eval fp8_gemm "$T/fp8_f16acc.c" $B --json >"$T/fp8acc.json" 2>"$T/err"
+_st=$(json status "$T/fp8acc.json")
+check "fp8_gemm accumulated in f16 (the seed edited: $(grep -c kl_f32_to_f16 "$T/fp8_f16acc.c") line): incorrect (got $_st)" \
+	test "$_st" = incorrect
 # a task's reference.py runs at the shape set in use: its constants named
 # as the set's dimensions are set (rows=64 cols=1024 here, 8192 x 4096 in
 # the file), where they used to be a mismatch ("pick the matching --shapes")

@@ -116,6 +116,46 @@ int main(void)
 	compare_index_str(&scalar, 0, idx, sizeof idx);
 	CHECK(task_numel(&scalar) == 1 && !strcmp(idx, "[]"),
 	      "a 0-dim tensor has one element, index [] (got %s)", idx);
+	/* fp8 e4m3fn: every one of the 254 finite codes converts to float and
+	 * back to itself; float rounds to the nearest code (ties to even),
+	 * saturates at +-448, and NaN stays NaN */
+	int exact = 1, bad = -1;
+	for (int c = 0; c < 256; c++) {
+		if ((c & 0x7f) == 0x7f)
+			continue;
+		float f = kl_e4m3_to_f32((uint8_t)c);
+		if (kl_f32_to_e4m3(f) != c && !(f == 0 && (c & 0x7f) == 0))
+			exact = 0, bad = c;
+	}
+	CHECK(exact, "every finite e4m3 code round-trips through float (first that did not: %d)",
+	      bad);
+	CHECK(kl_e4m3_to_f32(0x7e) == 448 && kl_e4m3_to_f32(0x01) == 0x1p-9f &&
+	          kl_e4m3_to_f32(0x08) == 0x1p-6f && kl_e4m3_to_f32(0xb8) == -1,
+	      "e4m3: 0x7e is 448, 0x01 2^-9, 0x08 2^-6, 0xb8 -1 (got %g %g %g %g)",
+	      kl_e4m3_to_f32(0x7e), kl_e4m3_to_f32(0x01), kl_e4m3_to_f32(0x08),
+	      kl_e4m3_to_f32(0xb8));
+	CHECK(isnan(kl_e4m3_to_f32(0x7f)) && isnan(kl_e4m3_to_f32(0xff)) &&
+	          (kl_f32_to_e4m3(NAN) & 0x7f) == 0x7f,
+	      "e4m3: 0x7f and 0xff are NaN, and NaN converts to NaN");
+	CHECK(kl_f32_to_e4m3(1e6f) == 0x7e && kl_f32_to_e4m3(-500.0f) == 0xfe &&
+	          kl_f32_to_e4m3(INFINITY) == 0x7e && kl_f32_to_e4m3(460.0f) == 0x7e,
+	      "e4m3 saturates: 1e6, 460 and infinity are 448, -500 is -448");
+	/* 1.0625 lies halfway between 1 (0x38, even) and 1.125 (0x39): to 1;
+	 * 1.1875 between 1.125 and 1.25 (0x3a, even): to 1.25; among the
+	 * subnormals (steps of 2^-9) 1.5 steps to 2, half a step to 0 */
+	CHECK(kl_f32_to_e4m3(1.0625f) == 0x38 && kl_f32_to_e4m3(1.1875f) == 0x3a &&
+	          kl_f32_to_e4m3(1.07f) == 0x39 && kl_f32_to_e4m3(1.5f * 0x1p-9f) == 0x02 &&
+	          kl_f32_to_e4m3(0.5f * 0x1p-9f) == 0x00 &&
+	          kl_f32_to_e4m3(-0.75f * 0x1p-9f) == 0x81,
+	      "e4m3 rounds to nearest, ties to even, subnormals too (1.0625 -> %#x, 1.1875 -> %#x)",
+	      kl_f32_to_e4m3(1.0625f), kl_f32_to_e4m3(1.1875f));
+	uint8_t e8[4] = {0x38, 0x40, 0xc0, 0x7f}, r8[4] = {0x38, 0x40, 0xc0, 0x38};
+	struct task_tol t8 = task_default_tol(KL_E4M3);
+	compare_buffers(e8, r8, KL_E4M3, 3, &t8, &r);
+	CHECK(r.pass && r.relL2 == 0, "e4m3 outputs equal to the reference pass");
+	compare_buffers(e8, r8, KL_E4M3, 4, &t8, &r);
+	CHECK(!r.pass && r.firstBad == 3 && r.nNonFinite == 1,
+	      "an e4m3 NaN where the reference is 1 fails, named at [3]");
 	free(ref);
 	free(out);
 	return check_done();

@@ -372,7 +372,7 @@ int main(void)
 	                                .b = 1};
 	t.aOut[0] =
 	    (struct task_tensor){.zName = "y", .dtype = KL_F32, .ndim = 2, .shape = {4, N / 4}};
-	for (int d = 0; d < 8; d++)
+	for (int d = 0; d < TASK_NDTYPE; d++)
 		t.aTol[d] = task_default_tol((kl_dtype)d);
 	struct backend *b = backend_host_new(err);
 	struct harness_opts o;

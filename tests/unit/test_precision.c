@@ -508,7 +508,7 @@ static void test_accumulation_bf16(struct backend *b)
 	    (struct task_tensor){.zName = "C", .dtype = KL_BF16, .ndim = 2, .shape = {128, 128}};
 	/* a tolerance loose enough for bf16 accumulation (KernelBench's is
 	 * not: it fails at the elements near zero) */
-	for (int d = 0; d < 8; d++)
+	for (int d = 0; d < TASK_NDTYPE; d++)
 		t.aTol[d] = task_kernelbench_tol((kl_dtype)d);
 	t.aTol[KL_BF16] = (struct task_tol){.atol = 0.1, .rtol = 0.1, .rel_l2 = INFINITY};
 	t.compute = task_compute_infer(&t, 0, &t.zComputeFrom);
@@ -577,7 +577,7 @@ int main(void)
 	                                .a = 0,
 	                                .b = 1};
 	t.aOut[0] = (struct task_tensor){.zName = "y", .dtype = KL_F32, .ndim = 1, .shape = {N}};
-	for (int d = 0; d < 8; d++)
+	for (int d = 0; d < TASK_NDTYPE; d++)
 		t.aTol[d] = task_kernelbench_tol((kl_dtype)d);
 	struct backend *b = backend_host_new(err);
 	struct harness *h = setup(&t, b, ref_exp, 1, err);

@@ -46,7 +46,8 @@ int main(void)
 	/* every bundled task loads for both backends */
 	const char *names[] = {"softmax",      "layernorm",      "matmul",
 	                       "hgemm",        "gemm_bias_relu", "bf16_gemm",
-	                       "rmsnorm_bf16", "attention_bf16", "attention_causal_bf16"};
+	                       "rmsnorm_bf16", "attention_bf16", "attention_causal_bf16",
+	                       "fp8_gemm"};
 	setenv("KLOOP_TASKS", "tasks", 1);
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
 		char *p = task_resolve(names[i], err);
@@ -72,7 +73,8 @@ int main(void)
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
 		char *tp = task_resolve(names[i], err);
 		struct task *c = tp ? task_load(tp, "cuda", NULL, err) : NULL;
-		const char *want = !strcmp(names[i], "hgemm") ? "fp16"
+		const char *want = !strcmp(names[i], "hgemm")      ? "fp16"
+		                   : !strcmp(names[i], "fp8_gemm") ? "fp8"
 		                   : strstr(names[i], "gemm_bf") || strstr(names[i], "bf16_gemm") ||
 		                           strstr(names[i], "attention")
 		                       ? "bf16"
@@ -83,6 +85,23 @@ int main(void)
 		task_free(c);
 		free(tp);
 	}
+	/* fp8_gemm: e4m3 operands (B held [N,K]) and two per-tensor scales,
+	 * which a matrix product's precision verdict multiplies in */
+	char *fp = task_resolve("fp8_gemm", err);
+	struct task *f8 = fp ? task_load(fp, "host", NULL, err) : NULL;
+	struct task_matmul mm = {0};
+	CHECK(f8 && f8->aIn[0].dtype == KL_E4M3 && task_dtype_size(KL_E4M3) == 1 &&
+	          !strcmp(task_dtype_name(KL_E4M3), "e4m3") && task_matmul_of(f8, &mm) && mm.bNK &&
+	          mm.nScale == 2 && mm.scale[0] == 2 && mm.scale[1] == 3 && mm.nOther == 0 &&
+	          mm.bias < 0 && mm.K == 96,
+	      "fp8_gemm: e4m3 A and B[N,K], two scales, no other 1-D input (%s)", f8 ? "" : err);
+	if (f8) { /* without its "compute", the e4m3 operands make it fp8 */
+		task_compute c = task_compute_infer(f8, 0, NULL);
+		CHECK(c == TASK_FP8, "an e4m3 product is inferred fp8 (got %s)",
+		      task_compute_name(c));
+	}
+	task_free(f8);
+	free(fp);
 	/* the shape set's dimensions, as a task's reference.py is run with */
 	char *gp = task_resolve("bf16_gemm", err);
 	struct task *g = gp ? task_load(gp, "cuda", "skinny_128x4096x4096", err) : NULL;
