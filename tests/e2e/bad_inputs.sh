@@ -71,7 +71,7 @@ fi
 # a malformed task request leaves the worker without a task: the next
 # request is taken as the first (here it names its own problem)
 printf '{"op":"task"}\n{"op":"task","dir":"%s/nosuch"}\n' "$T" |
-	timeout 60 bin/kloop-worker --backend host >"$T/wk.out" 2>"$T/wk.err"
+	timeout 60 "$(dirname "$KLOOP")/kloop-worker" --backend host >"$T/wk.out" 2>"$T/wk.err"
 if grep -q 'task request without \\"dir\\"' "$T/wk.out" &&
 	! grep -q "already loaded" "$T/wk.out" && grep -q "nosuch" "$T/wk.out"; then
 	ok "a malformed task request: the next one is loaded ($(grep -c '"ev":"error"' "$T/wk.out") errors, the second about nosuch)"

@@ -2,7 +2,7 @@
 # arguments (the default task's seed).
 . tests/e2e/lib.sh
 $KLOOP tasks >"$T/tasks"
-for t in softmax layernorm matmul hgemm gemm_bias_relu bf16_gemm rmsnorm_bf16 attention_bf16 attention_causal_bf16; do
+for t in softmax layernorm matmul hgemm gemm_bias_relu bf16_gemm fp8_gemm rmsnorm_bf16 attention_bf16 attention_causal_bf16; do
 	check "kloop tasks lists $t" grep -q "^$t " "$T/tasks"
 done
 $KLOOP tasks --json >"$T/tasks.json"

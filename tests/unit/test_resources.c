@@ -146,7 +146,8 @@ int main(void)
 	struct pending p = {0};
 	const char *tasks[] = {"softmax",      "layernorm",      "matmul",
 	                       "hgemm",        "gemm_bias_relu", "bf16_gemm",
-	                       "rmsnorm_bf16", "attention_bf16", "attention_causal_bf16"};
+	                       "rmsnorm_bf16", "attention_bf16", "attention_causal_bf16",
+	                       "fp8_gemm"};
 	int n = 0;
 	for (size_t i = 0; i < sizeof tasks / sizeof *tasks; i++) {
 		snprintf(p.names[n++], 300, "tasks/%s/seed.cu", tasks[i]);
