@@ -16,9 +16,6 @@
 
 #include "util.h"
 
-#define POISON_FLOAT 0xFF /* all-ones: NaN in f16, bf16, f32 and f64 */
-#define POISON_INT 0x5A
-
 #define POOL_MAX 8              /* checking sets at most */
 #define POOL_BYTES (1ull << 30) /* and at most this much memory for them */
 
@@ -160,6 +157,17 @@ struct harness *harness_new(const struct task *t, struct backend *b, const struc
 			}
 		}
 	}
+	for (int i = 0; i < t->nIn; i++)
+		if (!(h->aScratch[i] = b->alloc(b, h->aIn[i].n ? h->aIn[i].n : 1, err))) {
+			harness_free(h);
+			return NULL;
+		}
+	for (int j = 0; j < t->nOut; j++)
+		if (!(h->aKeep[j] = b->alloc(b, h->aOut[j].n ? h->aOut[j].n : 1, err))) {
+			harness_free(h);
+			return NULL;
+		}
+	h->refMs = NAN;
 	h->pGuard = xmalloc(GUARD);
 	memset(h->pGuard, GUARD_BYTE, GUARD);
 	h->pGuardRead = xmalloc(GUARD);
@@ -174,10 +182,13 @@ void harness_free(struct harness *h)
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < (k ? h->t->nOut : h->t->nIn); i++) {
 			struct gbuf *g = k ? &h->aOut[i] : &h->aIn[i];
+			void **pp = k ? &h->aKeep[i] : &h->aScratch[i];
 			if (g->base && g->sh.n)
 				h->b->release_shared(h->b, g->base, &g->sh);
 			else if (g->base)
 				h->b->release(h->b, g->base);
+			if (*pp)
+				h->b->release(h->b, *pp);
 		}
 	for (int s = 0; s < h->nSets; s++) {
 		for (int i = 0; i < h->t->nIn; i++)
@@ -236,6 +247,11 @@ cJSON *harness_precision(const struct harness *h)
 	return h->judge && h->judgeOps->json ? h->judgeOps->json(h->judge) : NULL;
 }
 
+void harness_set_reference(struct harness *h, struct harness_cand *ref)
+{
+	h->ref = ref;
+}
+
 int harness_buffers(const struct harness *h, struct harness_buf *a)
 {
 	int n = 0;
@@ -269,7 +285,7 @@ int harness_prepare(struct harness *h, int s, char *err)
 	}
 	for (int j = 0; j < h->t->nOut; j++) {
 		struct gbuf *g = &h->aOut[j];
-		int poison = is_float(h->t->aOut[j].dtype) ? POISON_FLOAT : POISON_INT;
+		int poison = harness_poison_of(h->t->aOut[j].dtype);
 		if (b->fill(b, g->base, GUARD_BYTE, GUARD, err) < 0 ||
 		    b->fill(b, g->base + GUARD + g->n, GUARD_BYTE, GUARD, err) < 0 ||
 		    b->fill(b, payload(g), poison, g->n, err) < 0)
@@ -282,7 +298,7 @@ int harness_poison_outputs(struct harness *h, char *err)
 {
 	for (int j = 0; j < h->t->nOut; j++) {
 		struct gbuf *g = &h->aOut[j];
-		int poison = is_float(h->t->aOut[j].dtype) ? POISON_FLOAT : POISON_INT;
+		int poison = harness_poison_of(h->t->aOut[j].dtype);
 		if (h->b->fill(h->b, payload(g), poison, g->n, err) < 0)
 			return -1;
 	}
@@ -326,19 +342,17 @@ void harness_evict(struct harness *h)
 }
 
 /*
- * What comes before a timed run, and before an empty frame taken for the
- * clock's bound: the run's inputs (set, or fresh ones from seed when set <
- * 0), the outputs poisoned, the caches flushed, the buffers evicted.
+ * A run's fresh inputs from seed into aDst[i] (device memory, input i's
+ * size each): drawn from the task's distribution, or, for given inputs
+ * (PyTorch's), which cannot be drawn afresh here, two of their plain sets
+ * mixed element by element by a mask drawn for the run (new bytes of the
+ * same values and structure).  0 or -1 + err.
  */
-int harness_prepare_run(struct harness *h, int set, uint64_t seed, char *err)
+int harness_draw_inputs(struct harness *h, void *const *aDst, uint64_t seed, char *err)
 {
 	struct backend *b = h->b;
-	double t0 = now_s();
-	/* given inputs (PyTorch's) cannot be drawn afresh here: two of their
-	 * sets, mixed element by element by a mask drawn for the run, are new
-	 * bytes of the same values and structure */
 	int sa = 0, sb = 0;
-	if (set < 0 && !h->bGenerated) {
+	if (!h->bGenerated) {
 		/* of the plain sets only: the varied ones (scaled, heavy-tailed,
 		 * with outliers) are for checking, and a time taken on them is
 		 * not the problem's (on an H200 the softmax seed ran 15% slower
@@ -356,15 +370,39 @@ int harness_prepare_run(struct harness *h, int set, uint64_t seed, char *err)
 		sa = plain[ia], sb = plain[ib];
 	}
 	for (int i = 0; i < h->t->nIn; i++) {
-		struct gbuf *g = &h->aIn[i];
+		size_t n = h->aIn[i].n;
 		int es = (int)task_dtype_size(h->t->aIn[i].dtype);
 		int rc =
-		    set >= 0 ? b->copy(b, payload(g), h->aaIn[set][i], g->n, err)
-		    : h->bGenerated
-		        ? b->random(b, payload(g), &h->t->aIn[i], seed ^ (uint64_t)i, err)
-		        : b->mix(b, payload(g), h->aaIn[sa][i], h->aaIn[sb][i],
-		                 (int64_t)(g->n / (size_t)es), es, seed ^ ((uint64_t)i << 48), err);
+		    h->bGenerated
+		        ? b->random(b, aDst[i], &h->t->aIn[i], seed ^ (uint64_t)i, err)
+		        : b->mix(b, aDst[i], h->aaIn[sa][i], h->aaIn[sb][i],
+		                 (int64_t)(n / (size_t)es), es, seed ^ ((uint64_t)i << 48), err);
 		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * What comes before a timed run, and before an empty frame taken for the
+ * clock's bound: the run's inputs (set, or fresh ones from seed when set <
+ * 0), the outputs poisoned, the caches flushed, the buffers evicted.  Fresh
+ * inputs are drawn for every run, a checking set's too, into the scratch
+ * buffers, and then copied in, from there or from the checking set: the
+ * two preparations take as long, so that how long kloop took to prepare a
+ * call says nothing of whether it is checked (issue 37: a copy of a
+ * checking set took 0.1 ms where a draw took 3 to 5 on the host).
+ */
+int harness_prepare_run(struct harness *h, int set, uint64_t seed, char *err)
+{
+	struct backend *b = h->b;
+	double t0 = now_s();
+	if (harness_draw_inputs(h, h->aScratch, seed, err) < 0)
+		return -1;
+	for (int i = 0; i < h->t->nIn; i++) {
+		struct gbuf *g = &h->aIn[i];
+		if (b->copy(b, payload(g), set >= 0 ? h->aaIn[set][i] : h->aScratch[i], g->n, err) <
+		    0)
 			return -1;
 	}
 	if (harness_poison_outputs(h, err) < 0 || b->flush(b, err) < 0 || b->sync(b, err) < 0)

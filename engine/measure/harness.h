@@ -244,6 +244,15 @@ int harness_preload(struct harness *h, struct harness_cand *c, char *why, size_t
  * 0, or -1 with err saying what went wrong with the reference. */
 int harness_run_reference(struct harness *h, struct harness_cand *ref, char *err);
 
+/*
+ * The reference as a judge after the call (not owned; NULL: none, e.g.
+ * PyTorch-given data): loaded on h's own buffers, it is called on the
+ * inputs a timed run had, once kloop has decided, after the candidate's
+ * call, to check that run (harness_after.c: docs/ARCHITECTURE.md, "Every
+ * call is the same call").
+ */
+void harness_set_reference(struct harness *h, struct harness_cand *ref);
+
 /* progress callback: stage is "checking" or "timing"; k is the trial or run */
 typedef void (*harness_progress_fn)(const char *zStage, int k, void *arg);
 

@@ -199,6 +199,7 @@ static cJSON *ab_json(const struct harness *h, struct ab_side *s, struct samples
 	add_spread(o, "candidate", &s[1].ts);
 	cJSON_AddStringToObject(o, "method", strict ? "device-wide" : "stream");
 	cJSON_AddNumberToObject(o, "checked_runs", h->nChecked);
+	cJSON_AddNumberToObject(o, "checked_after_runs", h->nAfter);
 	cJSON_AddBoolToObject(o, "won", verified && p < HARNESS_AB_ALPHA && med > 1.0);
 	cJSON_AddBoolToObject(o, "verified", verified);
 	if (verified)
@@ -237,11 +238,13 @@ cJSON *harness_ab(struct harness *h, struct harness_cand *inc, struct harness_ca
 	harness_drop_timing(h);
 	h->judged = cand; /* the challenger's checked runs are judged, as in its timing */
 	h->runSeed = harness_random64();
-	h->nChecked = 0;
+	h->nChecked = h->nAfter = 0;
 	h->nRuns = 0;
 	h->pCheck = h->nPool > h->poolUsed
 	                ? (double)(h->nPool - h->poolUsed) / (2.0 * (ao->nPairs + 2))
 	                : 0;
+	/* and runs checked after their call, among all the others */
+	harness_after_spread(h, 2.0 * (ao->nPairs + 3), harness_after_runs(h));
 	snprintf(when, sizeof when, "the empty frames before the A/B runs");
 	for (who = 0; who < 2; who++)
 		if (!s[who].c->nPreFrame &&

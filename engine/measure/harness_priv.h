@@ -58,7 +58,19 @@ struct harness {
 	double lastPrepMs;   /* the wall time of the last harness_prepare_run(), ms */
 	int lastVaried;      /* the last timed run was a checked one on varied inputs: its
 	                      * time is not the problem's (harness_timed_run) */
-	void *judge;         /* the judge of each trial (the precision verdict's; NULL: none) */
+	/* every timed run's inputs are drawn (or mixed) here first, then
+	 * copied into the candidate's buffers, a checking set's or these: the
+	 * two preparations alike (harness_prepare_run); a check after the call
+	 * compares the run's inputs with them */
+	void *aScratch[TASK_MAX_TENSORS];
+	void *aKeep[TASK_MAX_TENSORS]; /* a checked run's outputs, kept while the reference
+	                                  runs on its inputs */
+	struct harness_cand *ref;      /* the reference, judge after the call (not owned; NULL) */
+	double refMs;                  /* a call of it, ms (its median on the sets; NAN) */
+	double pAfter;                 /* chance that a timed run on fresh inputs is checked,
+	                                  decided after its call */
+	int nAfter;                    /* timed runs so checked in this timing */
+	void *judge; /* the judge of each trial (the precision verdict's; NULL: none) */
 	const struct harness_cand *judged; /* and of each checked timed run of this
 	                        one (the candidate timed, harness_time, or the A/B's
 	                        challenger: not the reference, nor the incumbent) */
@@ -90,6 +102,13 @@ static inline int is_float(kl_dtype d)
 	return d == KL_F32 || d == KL_F16 || d == KL_BF16 || d == KL_F64;
 }
 
+/* the byte outputs are poisoned with before a run: all-ones (NaN in f16,
+ * bf16, f32 and f64) for floats, 0x5A for integers */
+static inline int harness_poison_of(kl_dtype d)
+{
+	return is_float(d) ? 0xFF : 0x5A;
+}
+
 /* a guarded buffer's payload, past its front guard band */
 static inline void *payload(const struct gbuf *g)
 {
@@ -118,6 +137,9 @@ int harness_prepare(struct harness *h, int s, char *err);
 int harness_poison_outputs(struct harness *h, char *err);
 void harness_evict(struct harness *h);
 int harness_prepare_run(struct harness *h, int set, uint64_t seed, char *err);
+/* a run's fresh inputs from seed (drawn, or mixed from given sets) into
+ * aDst[i], device memory of input i's size: 0 or -1 + err */
+int harness_draw_inputs(struct harness *h, void *const *aDst, uint64_t seed, char *err);
 /* call the candidate once, untimed: 0 with *pRc, -1 + err, or HC_* + why */
 int harness_call(struct harness_cand *c, int *pRc, char *why, size_t nWhy, char *err);
 /* verdicts ({"status", "reason"}, the caller's): one; kloop's own failure
@@ -142,8 +164,15 @@ const char *harness_vary_words(const struct harness *h, int s);
  * object of a (the caller's) */
 int harness_check_guards(struct harness *h, char *why, size_t nWhy, char *err);
 int harness_check_inputs(struct harness *h, int s, char *why, size_t nWhy, char *err);
+/* the same of inputs aNow[i] against aWas[i] (device memory) */
+int harness_inputs_changed(struct harness *h, void *const *aNow, void *const *aWas, char *why,
+                           size_t nWhy, char *err);
 int harness_check_outputs(struct harness *h, int s, struct agg *a, char *why, size_t nWhy,
                           const char *zWhen, char *err);
+/* the same of outputs aOut[j] against aRef[j] (device memory; varied: the
+ * inputs were varied, harness_vary_of) */
+int harness_check_against(struct harness *h, void *const *aOut, void *const *aRef, int varied,
+                          struct agg *a, char *why, size_t nWhy, const char *zWhen, char *err);
 cJSON *harness_correctness_json(const struct harness *h, const struct agg *a, int nTrials);
 
 /* harness_samples.c: qsort's order of doubles; the q-quantile of n sorted
@@ -224,6 +253,20 @@ int harness_batch_inconsistent(const struct batch *bt, double jitter, double tim
                                char *why, size_t nWhy);
 void harness_batch_json(cJSON *o, const struct batch *bt, double jitter);
 double harness_wait_calm(double maxS);
+
+/* harness_after.c: checks decided after the call.  A uniform number in
+ * [0, 1) from getrandom; the runs a full timing checks so, as
+ * the reference's speed allows; pAfter for nRuns of them expected among
+ * expectRuns; run's outputs aOut (device memory: the candidate's, kept
+ * where they are its buffers) against the reference's on inputs aIn (1
+ * with why, zWhen naming the run; 0; -1 + err); the timed run just called
+ * (c's) checked with chance pAfter, decided now (0, -1 + err, HC_* + why) */
+double harness_uniform(void);
+int harness_after_runs(const struct harness *h);
+void harness_after_spread(struct harness *h, double expectRuns, int nRuns);
+int harness_check_after(struct harness *h, void *const *aIn, void *const *aOut, const char *zWhen,
+                        char *why, size_t nWhy, char *err);
+int harness_after_run(struct harness *h, struct harness_cand *c, char *why, size_t nWhy, char *err);
 
 /* harness_time.c: one timed run of c on fresh inputs (a random few of them
  * checked): its time *pT, round trip *pW, busy and CPU time (where asked),

@@ -1,0 +1,97 @@
+/*
+ * test_harness_after.c - every call is the same call (issue 37), with
+ * in-process candidates on the host backend: timed runs checked after
+ * their call against the reference on the same inputs.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "check.h"
+#include "fcand.h"
+#include "harness.h"
+#include "util.h"
+
+/* right only on inputs kloop holds a copy of (a trial's, the timing set's,
+ * a checking set's), wrong on every other: it knows, before its call,
+ * every run kloop decided before the call to check.  Fresh inputs it
+ * answers with zeros */
+static struct harness *gH;
+static int nKnown, nFresh;
+static int knows_sets(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	for (int k = 0; k < harness_nsets(gH); k++)
+		if (!memcmp(in[0].data, harness_input_buf(gH, k, 0), N * sizeof(float))) {
+			nKnown++;
+			return ref_double(in, n_in, out, n_out, s);
+		}
+	nFresh++;
+	memset(out[0].data, 0, N * sizeof(float));
+	return 0;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+	return cJSON_GetNumberValue(cJSON_GetObjectItem(o, k));
+}
+
+/* a harness of the test's task on b, a short budget, its inputs drawn */
+static struct harness *harness_of(const struct task *t, struct backend *b, char *err)
+{
+	struct harness_opts o;
+	harness_default_opts(&o, "host");
+	o.budgetS = 0.2;
+	struct harness *h = harness_new(t, b, &o, err);
+	if (h && harness_generate_inputs(h, err) < 0) {
+		harness_free(h);
+		return NULL;
+	}
+	return h;
+}
+
+int main(void)
+{
+	char err[KL_ERRLEN];
+	struct task t;
+	struct backend *b = backend_host_new(err);
+	fcand_double_task(&t);
+	struct harness *h = gH = harness_of(&t, b, err);
+	CHECK(h != NULL, "a harness with its inputs (%s)", h ? "" : err);
+	struct fcand fref, fc;
+	CHECK(harness_run_reference(h, fcand(&fref, h, b, ref_double), err) == 0,
+	      "reference data computed");
+
+	/* without a judge after the call, a candidate that knows every run
+	 * checked before its call is right on each of them */
+	cJSON *r = harness_eval(h, fcand(&fc, h, b, knows_sets), 1, NULL, NULL);
+	cJSON *tm = cJSON_GetObjectItem(r, "timing");
+	CHECK(!strcmp(status(r), "correct") && nFresh > 0 && nKnown > 5,
+	      "kloop's checks decided before the call: a candidate right only on the sets kloop "
+	      "holds passes them all (%s; %d runs on fresh inputs, %d on held ones)",
+	      status(r), nFresh, nKnown);
+	cJSON_Delete(r);
+
+	/* with the reference as a judge after the call: which run is checked
+	 * is decided once it is back, among them all */
+	harness_set_reference(h, &fref.hc);
+	r = harness_eval(h, fcand(&fc, h, b, knows_sets), 1, NULL, NULL);
+	CHECK(!strcmp(status(r), "incorrect") && strstr(reason(r), "checked after its call") &&
+	          strstr(reason(r), "differs from the reference"),
+	      "a candidate right only on the runs decided before the call is caught in a run "
+	      "checked after it: %s",
+	      reason(r));
+	cJSON_Delete(r);
+	r = harness_eval(h, fcand(&fc, h, b, ref_double), 1, NULL, NULL);
+	tm = cJSON_GetObjectItem(r, "timing");
+	CHECK(!strcmp(status(r), "correct") && num(tm, "checked_after_runs") >= 1,
+	      "an honest candidate is correct, %g of its timed runs checked after their call "
+	      "(%s)",
+	      num(tm, "checked_after_runs"), reason(r));
+	cJSON_Delete(r);
+
+	harness_free(h);
+	b->destroy(b);
+	return check_done();
+}
