@@ -12,12 +12,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "util.h"
 
 #define POOL_MAX 8              /* checking sets at most */
 #define POOL_BYTES (1ull << 30) /* and at most this much memory for them */
+/* the batch's ring takes at most this much device memory, or host memory
+ * (where a batch of 20 ms reads and writes less than that: its pages are
+ * taken only as the batch writes them), and an eighth of what is free */
+#define RING_BYTES (8ull << 30)
+#define RING_BYTES_HOST (512ull << 20)
+#define RING_ALIGN 4096 /* a tensor's place in a slot is aligned so */
 
 void harness_default_opts(struct harness_opts *o, const char *zBackend)
 {
@@ -29,6 +36,7 @@ void harness_default_opts(struct harness_opts *o, const char *zBackend)
 	o->maxRuns = 10000;
 	o->warmupS = 0.025;
 	o->nPool = -1;
+	o->nRing = -1;
 }
 
 uint64_t harness_random64(void)
@@ -95,6 +103,63 @@ static int check_sets_fit(const struct harness *h, char *err)
 	              "%s memory free: use fewer --trials",
 	              h->o.nTrials, h->nPool, set / 1e6, (double)(need / 1e9), avail / 1e9,
 	              dev ? "device" : "host");
+}
+
+static size_t ring_round(size_t n)
+{
+	return (n + RING_ALIGN - 1) / RING_ALIGN * RING_ALIGN;
+}
+
+/*
+ * The batch's ring (harness_batch.c): slots of a run's inputs and outputs,
+ * as many as HARNESS_BATCH_MAX, RING_BYTES (on the host RING_BYTES_HOST) and
+ * an eighth of the free memory allow (at least one where a slot is at most
+ * a quarter of it), so that each run of a batch has inputs of its own.
+ * 0 or -1 + err.
+ */
+static int ring_new(struct harness *h, char *err)
+{
+	const struct task *t = h->t;
+	struct backend *b = h->b;
+	for (int i = 0; i < t->nIn; i++) {
+		h->aRingOffIn[i] = h->ringStrideIn;
+		h->ringStrideIn += ring_round(task_tensor_bytes(&t->aIn[i]));
+	}
+	for (int j = 0; j < t->nOut; j++) {
+		h->aRingOffOut[j] = h->ringStrideOut;
+		h->ringStrideOut += ring_round(task_tensor_bytes(&t->aOut[j]));
+	}
+	size_t slot = h->ringStrideIn + h->ringStrideOut, devFree = 0, devTotal = 0;
+	int dev = h->b->mem_info && h->b->mem_info(h->b, &devFree, &devTotal) == 0;
+	uint64_t avail = dev ? devFree : host_available(),
+	         most = dev ? RING_BYTES : RING_BYTES_HOST;
+	/* on the host the ring's whole mapping counts against an address-space
+	 * limit (the worker's, KLOOP_MEM_LIMIT_MB: a ring of 512 MiB left a
+	 * worker limited to 600 MiB no room for its own allocations) */
+	struct rlimit as;
+	if (!dev && getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY &&
+	    (uint64_t)as.rlim_cur < avail)
+		avail = as.rlim_cur;
+	uint64_t cap = !avail ? most / 8 : avail / 8 < most ? avail / 8 : most;
+	uint64_t n = slot ? cap / slot : HARNESS_BATCH_MAX;
+	if (n < 1 && slot && (!avail || slot <= avail / 4))
+		n = 1;
+	h->nRing = n > HARNESS_BATCH_MAX ? HARNESS_BATCH_MAX : (int)n;
+	if (h->o.nRing >= 0 && h->o.nRing < h->nRing)
+		h->nRing = h->o.nRing;
+	if (h->nRing < 1) {
+		h->nRing = 0;
+		return 0;
+	}
+	for (int k = 0; k < 2; k++) {
+		struct gbuf *g = k ? &h->ringOut : &h->ringIn;
+		g->n = (size_t)h->nRing * (k ? h->ringStrideOut : h->ringStrideIn);
+		g->base = b->alloc_shared ? b->alloc_shared(b, g->n ? g->n : 1, &g->sh, err)
+		                          : b->alloc(b, g->n ? g->n : 1, err);
+		if (!g->base)
+			return -1;
+	}
+	return 0;
 }
 
 struct harness *harness_new(const struct task *t, struct backend *b, const struct harness_opts *o,
@@ -167,6 +232,10 @@ struct harness *harness_new(const struct task *t, struct backend *b, const struc
 			harness_free(h);
 			return NULL;
 		}
+	if (h->o.nRing != 0 && ring_new(h, err) < 0) {
+		harness_free(h);
+		return NULL;
+	}
 	h->refMs = NAN;
 	h->pGuard = xmalloc(GUARD);
 	memset(h->pGuard, GUARD_BYTE, GUARD);
@@ -180,14 +249,17 @@ void harness_free(struct harness *h)
 		return;
 	harness_drop_timing(h);
 	for (int k = 0; k < 2; k++)
-		for (int i = 0; i < (k ? h->t->nOut : h->t->nIn); i++) {
-			struct gbuf *g = k ? &h->aOut[i] : &h->aIn[i];
-			void **pp = k ? &h->aKeep[i] : &h->aScratch[i];
+		for (int i = 0; i < (k ? h->t->nOut : h->t->nIn) + 1; i++) {
+			int n = k ? h->t->nOut : h->t->nIn;
+			struct gbuf *g = i == n ? (k ? &h->ringOut : &h->ringIn)
+			                 : k    ? &h->aOut[i]
+			                        : &h->aIn[i];
+			void **pp = i == n ? NULL : k ? &h->aKeep[i] : &h->aScratch[i];
 			if (g->base && g->sh.n)
 				h->b->release_shared(h->b, g->base, &g->sh);
 			else if (g->base)
 				h->b->release(h->b, g->base);
-			if (*pp)
+			if (pp && *pp)
 				h->b->release(h->b, *pp);
 		}
 	for (int s = 0; s < h->nSets; s++) {
@@ -258,14 +330,26 @@ int harness_buffers(const struct harness *h, struct harness_buf *a)
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < (k ? h->t->nOut : h->t->nIn); i++) {
 			const struct gbuf *g = k ? &h->aOut[i] : &h->aIn[i];
+			memset(&a[n], 0, sizeof a[n]);
 			a[n].sh = g->sh;
 			a[n].off = GUARD;
 			a[n].t = k ? h->atOut[i] : h->atIn[i];
 			a[n].t.data = NULL;
 			a[n].input = !k;
 			a[n].zName = k ? h->t->aOut[i].zName : h->t->aIn[i].zName;
+			a[n].ringOff = k ? h->aRingOffOut[i] : h->aRingOffIn[i];
 			n++;
 		}
+	for (int k = 0; h->nRing > 0 && k < 2; k++) {
+		const struct gbuf *g = k ? &h->ringOut : &h->ringIn;
+		memset(&a[n], 0, sizeof a[n]);
+		a[n].sh = g->sh;
+		a[n].input = !k;
+		a[n].zName = k ? "the batch's outputs" : "the batch's inputs";
+		a[n].ring = h->nRing;
+		a[n].stride = k ? h->ringStrideOut : h->ringStrideIn;
+		n++;
+	}
 	return n;
 }
 

@@ -1,6 +1,6 @@
 /*
  * harness_after.c - checks decided after the call (issue 37): once a timed
- * run on fresh inputs has come back, kloop draws from its own
+ * run on fresh inputs, or a batch, has come back, kloop draws from its own
  * secret source whether to check it, and checks it against the task's
  * reference run on the same inputs.  Nothing in a call says whether it
  * will be checked, as nothing was decided when it was made.
@@ -113,4 +113,54 @@ int harness_after_run(struct harness *h, struct harness_cand *c, char *why, size
 	if (bad == 0)
 		bad = harness_check_after(h, in, out, when, why, nWhy, err);
 	return bad < 0 ? -1 : bad ? HC_MISBEHAVED : 0;
+}
+
+int harness_after_batch(struct harness *h, struct harness_cand *c, int n, uint64_t seed,
+                        int *pChecked, char *why, size_t nWhy, char *err)
+{
+	*pChecked = 0;
+	if (!can_check(h, c) || n < 1)
+		return 0;
+	/* as many runs as a full timing checks after their call, n at most
+	 * (harness_after_runs: fewer where the reference is slow) */
+	int k = harness_after_runs(h);
+	if (k > n)
+		k = n;
+	int pick[AFTER_RUNS];
+	for (int m = 0; m < k; m++) {
+		int j, dup;
+		do {
+			j = (int)(harness_random64() % (uint64_t)n);
+			dup = 0;
+			for (int q = 0; q < m; q++)
+				dup |= pick[q] == j;
+		} while (dup);
+		pick[m] = j;
+	}
+	for (int m = 0; m < k; m++) {
+		int j = pick[m];
+		void *in[TASK_MAX_TENSORS], *out[TASK_MAX_TENSORS];
+		harness_ring_slot(h, j, in, out);
+		char w[900], when[128];
+		snprintf(when, sizeof when, "run %d of kloop's batch of %d (checked after it)",
+		         j + 1, n);
+		/* its inputs as drawn: where the candidate's process could write
+		 * them (the GPU's), drawn again into the scratch buffers and
+		 * compared; on the host it maps them read-only */
+		int bad = 0;
+		if (!h->b->roShared) {
+			bad =
+			    harness_draw_inputs(h, h->aScratch, harness_ring_seed(seed, j), err) < 0
+			        ? -1
+			        : harness_inputs_changed(h, in, h->aScratch, w, sizeof w, err);
+			if (bad > 0)
+				snprintf(why, nWhy, "%s: %s", when, w);
+		}
+		if (bad == 0)
+			bad = harness_check_after(h, in, out, when, why, nWhy, err);
+		if (bad)
+			return bad < 0 ? -1 : HC_MISBEHAVED;
+		++*pChecked;
+	}
+	return 0;
 }

@@ -70,6 +70,12 @@ struct harness {
 	double pAfter;                 /* chance that a timed run on fresh inputs is checked,
 	                                  decided after its call */
 	int nAfter;                    /* timed runs so checked in this timing */
+	/* the batch's ring (harness_batch.c): slot k holds run k's inputs
+	 * (every input tensor at its ringOff) and outputs */
+	struct gbuf ringIn, ringOut;
+	int nRing;                          /* slots (0: none) */
+	size_t ringStrideIn, ringStrideOut; /* a slot's bytes in each */
+	size_t aRingOffIn[TASK_MAX_TENSORS], aRingOffOut[TASK_MAX_TENSORS];
 	void *judge; /* the judge of each trial (the precision verdict's; NULL: none) */
 	const struct harness_cand *judged; /* and of each checked timed run of this
 	                        one (the candidate timed, harness_time, or the A/B's
@@ -238,6 +244,7 @@ struct batch {
 	double cpu;     /* the CPU time of a run in it less an empty frame's (NAN: unknown) */
 	int byFrame;    /* no twin: an empty frame of the runner's own subtracted */
 	int tries;      /* batches taken */
+	int checked;    /* runs of them checked after their batch */
 	double seconds; /* what they cost */
 };
 /* the runs of a batch for runs of runMs; one batch of c (n runs, strict:
@@ -255,18 +262,28 @@ void harness_batch_json(cJSON *o, const struct batch *bt, double jitter);
 double harness_wait_calm(double maxS);
 
 /* harness_after.c: checks decided after the call.  A uniform number in
- * [0, 1) from getrandom; the runs a full timing checks so, as
+ * [0, 1) from getrandom; the runs a full timing (or a batch) checks so, as
  * the reference's speed allows; pAfter for nRuns of them expected among
  * expectRuns; run's outputs aOut (device memory: the candidate's, kept
  * where they are its buffers) against the reference's on inputs aIn (1
  * with why, zWhen naming the run; 0; -1 + err); the timed run just called
- * (c's) checked with chance pAfter, decided now (0, -1 + err, HC_* + why) */
+ * (c's) checked with chance pAfter, decided now (0, -1 + err, HC_* + why);
+ * a few runs of c's batch of n (its ring's seed) so checked (their number
+ * into *pChecked; 0, -1 + err or HC_* + why) */
 double harness_uniform(void);
 int harness_after_runs(const struct harness *h);
 void harness_after_spread(struct harness *h, double expectRuns, int nRuns);
 int harness_check_after(struct harness *h, void *const *aIn, void *const *aOut, const char *zWhen,
                         char *why, size_t nWhy, char *err);
 int harness_after_run(struct harness *h, struct harness_cand *c, char *why, size_t nWhy, char *err);
+int harness_after_batch(struct harness *h, struct harness_cand *c, int n, uint64_t seed,
+                        int *pChecked, char *why, size_t nWhy, char *err);
+
+/* harness_batch.c: the ring's slot k (its inputs aIn[i] and outputs
+ * aOut[j], device memory); the seed slot k's inputs are drawn from in a
+ * batch drawn from seed */
+void harness_ring_slot(const struct harness *h, int k, void **aIn, void **aOut);
+uint64_t harness_ring_seed(uint64_t seed, int k);
 
 /* harness_time.c: one timed run of c on fresh inputs (a random few of them
  * checked): its time *pT, round trip *pW, busy and CPU time (where asked),

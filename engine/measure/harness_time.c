@@ -532,6 +532,16 @@ static int timing_batch(struct harness *h, struct timing *tg, char *why, size_t 
 	free(fc.a);
 	int n = harness_batch_runs(run), nLiar = 0, nTry = 0;
 	char wLiar[600] = "", wOther[600] = "";
+	/* each run of the batch has a slot of the ring: at most so many */
+	if (n > h->nRing)
+		n = h->nRing;
+	if (n < 1) {
+		snprintf(tg->bound, sizeof tg->bound,
+		         "the batch bound was not applied: no memory for its ring (a run's inputs "
+		         "and outputs of its own for each run)");
+		tg->inc = 2;
+		return 0;
+	}
 	for (;;) {
 		char w[600];
 		int rc = harness_batch_take(h, c, tg->strict, n, frame, frameCpu, &tg->bt, why,

@@ -94,8 +94,13 @@ struct fcand {
 	                     the timed runs (its host took the virtual CPU) */
 	int lieTimedOnly; /* lie divides the timed runs' reports, not the
 	                     batch's: a runner that knows the batch request */
+	int batchSkip;    /* the batch's runs after its first do nothing */
 	int nTimed;
 	unsigned char seen[64];
+	/* the batch's ring as mapped (the runner's: cand_runner.c) */
+	int slots;
+	char *ring[2];
+	size_t stride[2], ringOff[2][4];
 };
 
 /* spend ms of this thread's CPU time */
@@ -151,10 +156,20 @@ static inline int f_batch(struct harness_cand *hc, int mode, int n, double *pMs,
 {
 	struct fcand *c = (struct fcand *)hc;
 	(void)mode, (void)why, (void)nWhy;
+	if (n > c->slots)
+		return kl_err(err, "a batch of %d runs in a ring of %d slots", n, c->slots);
 	if (c->b->timer_start(c->b, err) < 0)
 		return -1;
 	for (int i = 0; i < n; i++) {
-		c->fn(c->in, c->nIn, c->out, c->nOut, NULL);
+		kl_tensor in[4], out[4];
+		for (int k = 0; k < 2; k++)
+			for (int t = 0; t < (k ? c->nOut : c->nIn); t++) {
+				kl_tensor *d = k ? &out[t] : &in[t];
+				*d = k ? c->out[t] : c->in[t];
+				d->data = c->ring[k] + (size_t)i * c->stride[k] + c->ringOff[k][t];
+			}
+		if (!c->batchSkip || i == 0)
+			c->fn(in, c->nIn, out, c->nOut, NULL);
 		if (c->batchSlow > 0)
 			spin(c->batchSlow);
 	}
@@ -178,7 +193,7 @@ static inline struct harness_cand *fcand(struct fcand *c, struct harness *h, str
                                          kl_run_fn fn)
 {
 	char err[KL_ERRLEN];
-	struct harness_buf hb[2 * TASK_MAX_TENSORS];
+	struct harness_buf hb[HARNESS_MAX_BUFS];
 	int n = harness_buffers(h, hb);
 	memset(c, 0, sizeof *c);
 	c->hc.call = f_call;
@@ -189,6 +204,13 @@ static inline struct harness_cand *fcand(struct fcand *c, struct harness *h, str
 	c->lie = 1;
 	for (int i = 0; i < n; i++) {
 		char *p = b->open_shared(b, &hb[i].sh, 0, err);
+		if (hb[i].ring) {
+			c->slots = hb[i].ring;
+			c->ring[!hb[i].input] = p;
+			c->stride[!hb[i].input] = hb[i].stride;
+			continue;
+		}
+		c->ringOff[!hb[i].input][hb[i].input ? c->nIn : c->nOut] = hb[i].ringOff;
 		kl_tensor *t = hb[i].input ? &c->in[c->nIn++] : &c->out[c->nOut++];
 		*t = hb[i].t;
 		t->data = p + hb[i].off;

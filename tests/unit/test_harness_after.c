@@ -1,7 +1,9 @@
 /*
  * test_harness_after.c - every call is the same call (issue 37), with
  * in-process candidates on the host backend: timed runs checked after
- * their call against the reference on the same inputs.
+ * their call against the reference on the same inputs, and the runs of a
+ * batch each on inputs and outputs of their own, a few of them checked
+ * once the batch is back.
  */
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +32,22 @@ static int knows_sets(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, 
 	nFresh++;
 	memset(out[0].data, 0, N * sizeof(float));
 	return 0;
+}
+
+/* the inputs it saw, by a hash of all of their bytes: repeats counted */
+static uint64_t seen[1 << 16];
+static int nSeen, nRepeats;
+static int counts_repeats(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	const unsigned char *p = in[0].data;
+	for (int i = 0; i < N * 4; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	for (int i = 0; i < nSeen; i++)
+		nRepeats += seen[i] == h;
+	if (nSeen < (int)(sizeof seen / sizeof *seen))
+		seen[nSeen++] = h;
+	return slow_double(in, n_in, out, n_out, s);
 }
 
 static double num(const cJSON *o, const char *k)
@@ -89,6 +107,40 @@ int main(void)
 	      "an honest candidate is correct, %g of its timed runs checked after their call "
 	      "(%s)",
 	      num(tm, "checked_after_runs"), reason(r));
+	cJSON_Delete(r);
+
+	/* the batch: every run on inputs of its own, none seen before */
+	struct harness_cand *c = fcand(&fc, h, b, counts_repeats);
+	c->batch = f_batch;
+	c->cpu = f_cpu;
+	nSeen = nRepeats = 0;
+	r = harness_eval(h, c, 1, NULL, NULL);
+	tm = cJSON_GetObjectItem(r, "timing");
+	double bRuns = num(tm, "batch_runs");
+	CHECK(!strcmp(status(r), "correct") && nRepeats == 0 && nSeen > 5,
+	      "%d calls, none on bytes seen before, a batch of %g runs among them (%s)", nSeen,
+	      bRuns, reason(r));
+	CHECK(!cJSON_GetObjectItem(tm, "batch_runs") || num(tm, "batch_checked_runs") >= 1,
+	      "a batch's runs are checked after it (%g of %g)", num(tm, "batch_checked_runs"),
+	      bRuns);
+	cJSON_Delete(r);
+
+	/* a candidate that does the first run of a batch and skips the rest:
+	 * their outputs are left poisoned, and the runs checked after the
+	 * batch see it (where the machine allowed a batch at all: without
+	 * one its time is unverified) */
+	c = fcand(&fc, h, b, slow_double);
+	c->batch = f_batch;
+	c->cpu = f_cpu;
+	fc.batchSkip = 1;
+	r = harness_eval(h, c, 1, NULL, NULL);
+	tm = cJSON_GetObjectItem(r, "timing");
+	CHECK((!strcmp(status(r), "incorrect") && strstr(reason(r), "of kloop's batch of") &&
+	       strstr(reason(r), "checked after it")) ||
+	          (!strcmp(status(r), "correct") && !cJSON_GetObjectItem(tm, "batch_runs") &&
+	           cJSON_IsFalse(cJSON_GetObjectItem(tm, "verified"))),
+	      "a candidate skipping the runs of a batch is caught in a run checked after it: %s",
+	      reason(r));
 	cJSON_Delete(r);
 
 	harness_free(h);
