@@ -247,13 +247,13 @@ struct batch {
 	int checked;    /* runs of them checked after their batch */
 	double seconds; /* what they cost */
 };
-/* the runs of a batch for runs of runMs; one batch of c (n runs, strict:
+/* the runs of a batch for runs of runMs (on the GPU, or the host); one batch of c (n runs, strict:
  * device-wide; frameMs: the empty frame subtracted when there is no twin,
  * frameCpu its CPU time) into bt, 0, -1 + err or HC_* + why; its bound (0,
  * 1 inconsistent, 2 not applied, 3 the timed runs below the batch of
  * another moment, with why); its fields of a timing object; a wait of at
  * most maxS seconds for the machine's CPUs to be free enough to time */
-int harness_batch_runs(double runMs);
+int harness_batch_runs(double runMs, int onGpu);
 int harness_batch_take(struct harness *h, struct harness_cand *c, int strict, int n, double frameMs,
                        double frameCpu, struct batch *bt, char *why, size_t nWhy, char *err);
 int harness_batch_inconsistent(const struct batch *bt, double jitter, double timedMed, double allow,

@@ -530,7 +530,7 @@ static int timing_batch(struct harness *h, struct timing *tg, char *why, size_t 
 	harness_known_of(&tg->fOwnCpu, NULL, &fc);
 	double frameCpu = fc.n ? harness_median(&fc) : NAN;
 	free(fc.a);
-	int n = harness_batch_runs(run), nLiar = 0, nTry = 0;
+	int n = harness_batch_runs(run, gpu(h)), nLiar = 0, nTry = 0;
 	char wLiar[600] = "", wOther[600] = "";
 	/* each run of the batch has a slot of the ring: at most so many */
 	if (n > h->nRing)

@@ -598,9 +598,10 @@ int main(void)
 	bt.n = n0;
 	bt.cpu = 0.1;
 	bt.rep = 0.1;
-	CHECK(harness_batch_runs(0.1) == 200 && harness_batch_runs(0) == HARNESS_BATCH_MAX &&
-	          harness_batch_runs(50) == 1,
-	      "the batch's runs: 20 ms of them, 1 to %d", HARNESS_BATCH_MAX);
+	CHECK(harness_batch_runs(0.1, 1) == 200 && harness_batch_runs(0, 1) == HARNESS_BATCH_MAX &&
+	          harness_batch_runs(50, 1) == 1 && harness_batch_runs(1, 0) == 5,
+	      "the batch's runs: 20 ms of them on the GPU, 5 on the host, 1 to %d",
+	      HARNESS_BATCH_MAX);
 	/* an A/B bounds both sides too: a challenger reporting a fiftieth of
 	 * its A/B times is the liar, not the winner */
 	struct fcand fl, fh;
