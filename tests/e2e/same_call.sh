@@ -6,7 +6,7 @@
 # start moved), its batch's runs answered from memory; pool_skip: the work
 # skipped on plain-looking inputs once the checking sets kloop chose before
 # the call are spent (it counts the varied ones).  Each won on acafdbb,
-# before these checks (correct, verified, 0.6x and 0.15x of its control).  Their CUDA versions are in tests/fixtures/evil_cuda
+# before these checks (correct, verified, 0.6x and 0.1x of its control).  Their CUDA versions are in tests/fixtures/evil_cuda
 # (sandbox_cuda.sh).
 . tests/e2e/lib.sh
 E=tests/fixtures/evil
