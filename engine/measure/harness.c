@@ -227,11 +227,6 @@ struct harness *harness_new(const struct task *t, struct backend *b, const struc
 			harness_free(h);
 			return NULL;
 		}
-	for (int j = 0; j < t->nOut; j++)
-		if (!(h->aKeep[j] = b->alloc(b, h->aOut[j].n ? h->aOut[j].n : 1, err))) {
-			harness_free(h);
-			return NULL;
-		}
 	if (h->o.nRing != 0 && ring_new(h, err) < 0) {
 		harness_free(h);
 		return NULL;
@@ -254,7 +249,7 @@ void harness_free(struct harness *h)
 			struct gbuf *g = i == n ? (k ? &h->ringOut : &h->ringIn)
 			                 : k    ? &h->aOut[i]
 			                        : &h->aIn[i];
-			void **pp = i == n ? NULL : k ? &h->aKeep[i] : &h->aScratch[i];
+			void **pp = i == n || k ? NULL : &h->aScratch[i];
 			if (g->base && g->sh.n)
 				h->b->release_shared(h->b, g->base, &g->sh);
 			else if (g->base)
@@ -274,6 +269,11 @@ void harness_free(struct harness *h)
 	}
 	free(h->aaIn);
 	free(h->aaExp);
+	for (int s = 0; s < 2; s++)
+		for (int m = 0; m < AFTER_RUNS; m++)
+			for (int j = 0; j < h->t->nOut; j++)
+				if (h->aResv[s].aaOut[m][j])
+					h->b->release(h->b, h->aResv[s].aaOut[m][j]);
 	harness_set_judge(h, NULL, NULL);
 	free(h->aVary);
 	free(h->pGuard);

@@ -29,6 +29,22 @@ struct gbuf {
 	struct kl_share sh; /* shared with the candidate's process (sh.n 0: not shared) */
 };
 
+/* timed runs checked after their call in a full timing, at most */
+#define AFTER_RUNS 8
+
+/* one candidate's timed runs on fresh inputs, k of them kept for a check
+ * after their call at the end of its timing (harness_after.c) */
+struct after_reservoir {
+	const struct harness_cand *c;              /* whose (NULL: none offered yet) */
+	int k;                                     /* runs it keeps */
+	int n;                                     /* of them kept so far */
+	uint64_t seen;                             /* runs offered */
+	uint64_t aSeed[AFTER_RUNS];                /* each kept run's inputs' seed */
+	uint64_t aRun[AFTER_RUNS];                 /* and its number (harness.nTimed) */
+	void *aaOut[AFTER_RUNS][TASK_MAX_TENSORS]; /* and its outputs (device memory,
+	                                              the harness's: harness_free) */
+};
+
 struct harness {
 	const struct task *t;
 	struct backend *b;
@@ -63,13 +79,13 @@ struct harness {
 	 * two preparations alike (harness_prepare_run); a check after the call
 	 * compares the run's inputs with them */
 	void *aScratch[TASK_MAX_TENSORS];
-	void *aKeep[TASK_MAX_TENSORS]; /* a checked run's outputs, kept while the reference
-	                                  runs on its inputs */
-	struct harness_cand *ref;      /* the reference, judge after the call (not owned; NULL) */
-	double refMs;                  /* a call of it, ms (its median on the sets; NAN) */
-	double pAfter;                 /* chance that a timed run on fresh inputs is checked,
-	                                  decided after its call */
-	int nAfter;                    /* timed runs so checked in this timing */
+	struct harness_cand *ref; /* the reference, judge after the call (not owned; NULL) */
+	double refMs;             /* a call of it, ms (its median on the sets; NAN) */
+	/* the timed runs kept for a check after their call, a reservoir for
+	 * each candidate timed (two in an A/B; harness_after.c) */
+	struct after_reservoir aResv[2];
+	int nAfter;    /* timed runs so checked in this timing */
+	double afterS; /* what they cost: the runs kept, and their checks, s */
 	/* the batch's ring (harness_batch.c): slot k holds run k's inputs
 	 * (every input tensor at its ringOff) and outputs */
 	struct gbuf ringIn, ringOut;
@@ -263,19 +279,26 @@ double harness_wait_calm(double maxS);
 
 /* harness_after.c: checks decided after the call.  A uniform number in
  * [0, 1) from getrandom; the runs a full timing (or a batch) checks so, as
- * the reference's speed allows; pAfter for nRuns of them expected among
- * expectRuns; run's outputs aOut (device memory: the candidate's, kept
- * where they are its buffers) against the reference's on inputs aIn (1
- * with why, zWhen naming the run; 0; -1 + err); the timed run just called
- * (c's) checked with chance pAfter, decided now (0, -1 + err, HC_* + why);
- * a few runs of c's batch of n (its ring's seed) so checked (their number
- * into *pChecked; 0, -1 + err or HC_* + why) */
+ * the reference's speed allows; the reservoirs emptied for a timing of
+ * nSides candidates (1, or 2 in an A/B), each to keep as many runs as it
+ * checks (harness_after_runs, over nSides; one in a quick timing); run's
+ * outputs aOut (device memory, never the candidate's buffers) against the
+ * reference's on inputs aIn (1 with why, zWhen naming the run; 0; -1 +
+ * err); the timed run of c just called, on fresh inputs drawn from seed,
+ * kept or not for a check, decided now (its guard bands and inputs
+ * checked when it is: 0, -1 + err, HC_* + why); every run kept checked
+ * (0, -1 + err, or HC_* + why with *pWho the candidate, the reservoirs
+ * emptied); a few runs of c's batch of n (its ring's seed) so checked
+ * (their number into *pChecked; 0, -1 + err or HC_* + why) */
 double harness_uniform(void);
 int harness_after_runs(const struct harness *h);
-void harness_after_spread(struct harness *h, double expectRuns, int nRuns);
+void harness_after_begin(struct harness *h, int nSides);
 int harness_check_after(struct harness *h, void *const *aIn, void *const *aOut, const char *zWhen,
                         char *why, size_t nWhy, char *err);
-int harness_after_run(struct harness *h, struct harness_cand *c, char *why, size_t nWhy, char *err);
+int harness_after_run(struct harness *h, struct harness_cand *c, uint64_t seed, char *why,
+                      size_t nWhy, char *err);
+int harness_after_end(struct harness *h, const struct harness_cand **pWho, char *why, size_t nWhy,
+                      char *err);
 int harness_after_batch(struct harness *h, struct harness_cand *c, int n, uint64_t seed,
                         int *pChecked, char *why, size_t nWhy, char *err);
 

@@ -26,25 +26,6 @@ static void spread_checks(struct harness *h, double perRun)
 		h->pCheck = 1.0 / expect;
 	if (h->pCheck < 1.0 / 256)
 		h->pCheck = 1.0 / 256;
-	/* and the runs checked after their call, among all the others */
-	harness_after_spread(h, expect, h->quick ? 1 : harness_after_runs(h));
-}
-
-/* the chance of a check after the call again, for nRuns runs expected in
- * budgetS (the warm-up's, the timing's) at the rate of the n runs of the
- * last s seconds: the warm-up's first runs are slow, and from them alone
- * a fast candidate's timing expected a hundredth of its runs (83 checks
- * where 8 were meant).  Whether earlier runs were checked plays no part:
- * no call can say a later one will not be */
-static void after_rate(struct harness *h, int n, double s, double budgetS, int nRuns)
-{
-	if (n < 1 || s <= 0)
-		return;
-	double expect = n / s * budgetS;
-	if (expect < n)
-		expect = n;
-	if (!h->quick)
-		harness_after_spread(h, expect > h->o.maxRuns ? h->o.maxRuns : expect, nRuns);
 }
 
 /*
@@ -67,10 +48,10 @@ int harness_timed_run(struct harness *h, struct harness_cand *c, int strict, dou
 	h->nRuns++;
 	h->nTimed++;
 	int chk = -1;
-	double u = (double)(harness_random64() >> 11) * 0x1p-53;
-	if (h->poolUsed < h->nPool && u < h->pCheck)
+	uint64_t seed = h->runSeed ^ (h->nRuns * 0x9e3779b97f4a7c15ull);
+	if (h->poolUsed < h->nPool && harness_uniform() < h->pCheck)
 		chk = h->o.nTrials + 1 + h->poolUsed++;
-	if (harness_prepare_run(h, chk, h->runSeed ^ (h->nRuns * 0x9e3779b97f4a7c15ull), err) < 0)
+	if (harness_prepare_run(h, chk, seed, err) < 0)
 		return -1;
 	/* a checking set's inputs are varied: the run is checked, but its
 	 * time is not counted (the softmax seed ran 15% slower on them) */
@@ -96,9 +77,10 @@ int harness_timed_run(struct harness *h, struct harness_cand *c, int strict, dou
 	*pT = strict ? (md - cal > 0 ? md - cal : 0) : ms;
 	if (*pRc)
 		return 0;
-	/* fresh inputs: checked or not as kloop decides now, after the call */
+	/* fresh inputs: kept for a check or not as kloop decides now, after
+	 * the call */
 	if (chk < 0)
-		return harness_after_run(h, c, why, nWhy, err);
+		return harness_after_run(h, c, seed, why, nWhy, err);
 	/* a checked run: nothing trampled, the inputs as given, the outputs right */
 	char w[900], when[96];
 	h->nChecked++;
@@ -221,9 +203,9 @@ static int timing_warm(struct harness *h, struct timing *tg, char *why, size_t n
 	int crc;
 	h->runSeed = harness_random64();
 	h->nChecked = h->nAfter = 0;
+	h->afterS = 0;
 	h->nRuns = 0;
 	h->pCheck = 0.25;
-	harness_after_spread(h, 8, 1);
 	if (!c->nPreFrame && (crc = harness_preload(h, c, why, nWhy, err)))
 		return crc;
 	if (harness_prepare(h, h->o.nTrials, err) < 0)
@@ -244,7 +226,6 @@ static int timing_warm(struct harness *h, struct timing *tg, char *why, size_t n
 		if (!h->lastVaried)
 			harness_push(st ? &tg->probe : &tg->ms, t);
 		tg->warm++;
-		after_rate(h, tg->warm, now_s() - tg->start, h->o.warmupS, 1);
 	}
 	tg->strict = probes_disagree(harness_median(&tg->probe), harness_median(&tg->ms));
 	tg->perRun = (now_s() - tg->start) / tg->warm;
@@ -316,9 +297,6 @@ static int timing_count(struct harness *h, struct timing *tg, harness_progress_f
 			return HC_MISBEHAVED;
 		}
 		tg->n++;
-		if (tg->n % 16 == 0)
-			after_rate(h, tg->n, now_s() - tg->start, h->o.budgetS,
-			           harness_after_runs(h));
 		if (!probe && !h->lastVaried && timing_add(h, tg, t, w, busy, cpu, progress, arg))
 			return 0;
 	}
@@ -685,6 +663,7 @@ static cJSON *timing_json(const struct harness *h, const struct timing *tg)
 	cJSON_AddNumberToObject(o, "frame_ms", tg->cal);
 	cJSON_AddNumberToObject(o, "checked_runs", h->nChecked);
 	cJSON_AddNumberToObject(o, "checked_after_runs", h->nAfter);
+	cJSON_AddNumberToObject(o, "checked_after_seconds", h->afterS);
 	cJSON_AddNumberToObject(o, "wall_median_ms", harness_median(&tg->wall));
 	struct samples kf = {0};
 	harness_known_of(&tg->near, NULL, &kf);
@@ -765,6 +744,9 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 	int crc;
 	*pBad = 0;
 	h->cont = NULL;
+	/* every run of this timing on fresh inputs may be one checked after
+	 * its call, as many checked whatever their number */
+	harness_after_begin(h, 1);
 	if (tg && tg->c == c && !h->quick && !tg->strict) {
 		/* the full timing goes on from the quick one: warm, calibrated, its
 		 * runs counted and its budget begun; the checking sets it did not
@@ -811,6 +793,9 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 	}
 	if (!crc)
 		crc = timing_checks(h, tg, why, nWhy, err);
+	const struct harness_cand *who;
+	if (!crc)
+		crc = harness_after_end(h, &who, why, nWhy, err);
 	if (!crc) {
 		timing_unseen(h, tg);
 		/* the batch bound: the full timing's, of a time the clock bound
