@@ -199,6 +199,7 @@ static void small_task(const char *zDir, const char *zShapes)
 	}
 	struct harness_opts o = W.opts;
 	o.nPool = 0; /* checked, never timed */
+	o.nRing = 0;
 	if (!(W.hSmall = harness_new(t, W.b, &o, err))) {
 		snprintf(W.zSmall, sizeof W.zSmall, "no small-shapes stage: %.*s", KL_ERRLEN, err);
 		task_free(t);

@@ -38,6 +38,8 @@ struct backend {
 	                         are at; 0 where unknown or on host */
 	void *stream;         /* what kl_run receives as `stream` */
 	int fatal;            /* set when the device context is unusable (sticky error) */
+	int roShared;         /* open_shared maps a buffer read-only where asked: the candidate's
+	                         process cannot write its inputs (a write faults) */
 	void *priv;           /* backend state */
 
 	/* memory on the device (n bytes); NULL + err on failure */

@@ -240,6 +240,7 @@ struct backend *backend_host_new(char *err)
 	struct backend *b = xcalloc(1, sizeof *b);
 	struct host *h = xcalloc(1, sizeof *h);
 	b->zName = "host";
+	b->roShared = 1;
 	cpu_name(b->zDevice, sizeof b->zDevice);
 	b->priv = h;
 #if defined(__x86_64__)

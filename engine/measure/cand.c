@@ -409,49 +409,69 @@ static int c_frame(struct harness_cand *hc, double *pMd, char *why, size_t nWhy,
 }
 
 /*
- * A batch (harness_cand.batch, CM_BATCH).  kloop's runner answers it with
- * the runs it did; a runner taken over by its candidate (forge_reply:
- * kl_run never returns, and answers kloop's socket itself) that does not
- * know the request answers something else, or ends: neither is what a
- * runner does, and the time it reported is no time at all.  A crash of the
- * candidate (a signal, exit(), a device error: the runner's own words)
- * stays a crash.
+ * A request only kloop's runner answers (CM_BATCH, CM_TOUCH): a runner
+ * taken over by its candidate (forge_reply: kl_run never returns, and
+ * answers kloop's socket itself) that does not know the request answers
+ * something else (a reply for other than want runs), or ends: neither is
+ * what a runner does, and the time it reported is no time at all.  A
+ * crash of the candidate (a signal, exit(), a device error: the runner's
+ * own words) stays a crash.  zWhat names the request.
  */
-static int c_batch(struct harness_cand *hc, int mode, int n, double *pMs, double *pMd, char *why,
-                   size_t nWhy, char *err)
+static int runner_request(struct cand *c, struct cm *req, struct cm *rep, int want,
+                          const char *zWhat, char *why, size_t nWhy)
 {
-	struct cand_view *v = (struct cand_view *)hc;
-	struct cand *c = v->c;
-	struct cm req = {.op = CM_BATCH, .mode = mode, .rc = n, .set = v->set}, rep;
 	char w[900];
-	(void)err;
-	int rc = roundtrip(c, &req, &rep, w, sizeof w);
-	if (!rc && rep.set != n) {
+	int rc = roundtrip(c, req, rep, w, sizeof w);
+	if (!rc && rep->set != want) {
 		snprintf(
 		    why, nWhy,
-		    "timing inconsistent: the candidate's runner answered kloop's batch of %d runs "
-		    "with a reply for %d (kloop's runner answers with the runs it did): the "
-		    "candidate has taken its runner over",
-		    n, (int)rep.set);
+		    "timing inconsistent: the candidate's runner answered %s with a reply for %d "
+		    "(kloop's runner answers with the runs it did): the candidate has taken its "
+		    "runner over",
+		    zWhat, (int)rep->set);
 		return HC_MISBEHAVED;
 	}
 	if (rc == HC_CRASHED && c->dead && !c->noteKind && !strncmp(c->zStatus, "exited", 6)) {
 		snprintf(
 		    why, nWhy,
-		    "timing inconsistent: the candidate's runner ended instead of answering "
-		    "kloop's batch of %d runs (%s), which kloop's runner answers: the candidate "
-		    "has taken its runner over",
-		    n, c->zStatus);
+		    "timing inconsistent: the candidate's runner ended instead of answering %s "
+		    "(%s), which kloop's runner answers: the candidate has taken its runner over",
+		    zWhat, c->zStatus);
 		return HC_MISBEHAVED;
 	}
-	if (rc) {
-		snprintf(why, nWhy, "in kloop's batch of %d runs: %s", n, w);
-		return rc;
+	if (rc)
+		snprintf(why, nWhy, "in %s: %s", zWhat, w);
+	return rc;
+}
+
+/* a batch (harness_cand.batch, CM_BATCH) */
+static int c_batch(struct harness_cand *hc, int mode, int n, double *pMs, double *pMd, char *why,
+                   size_t nWhy, char *err)
+{
+	struct cand_view *v = (struct cand_view *)hc;
+	struct cm req = {.op = CM_BATCH, .mode = mode, .rc = n, .set = v->set}, rep;
+	char zWhat[64];
+	(void)err;
+	snprintf(zWhat, sizeof zWhat, "kloop's batch of %d runs", n);
+	int rc = runner_request(v->c, &req, &rep, n, zWhat, why, nWhy);
+	if (!rc) {
+		*pMs = rep.ms;
+		*pMd = rep.md;
+		hc->copied |= rep.copied;
 	}
-	*pMs = rep.ms;
-	*pMd = rep.md;
-	hc->copied |= rep.copied;
-	return 0;
+	return rc;
+}
+
+/* the ring's first slots mapped before a batch (harness_cand.touch, CM_TOUCH) */
+static int c_touch(struct harness_cand *hc, int n, char *why, size_t nWhy, char *err)
+{
+	struct cand_view *v = (struct cand_view *)hc;
+	struct cm req = {.op = CM_TOUCH, .rc = n, .set = v->set}, rep;
+	char zWhat[96];
+	(void)err;
+	snprintf(zWhat, sizeof zWhat, "kloop's request to map the slots of its batch of %d runs",
+	         n);
+	return runner_request(v->c, &req, &rep, n, zWhat, why, nWhy);
 }
 
 /* the deepest descendant of pid (through the keeper and bubblewrap: the
@@ -561,6 +581,7 @@ void cand_views_init(struct cand *c)
 		v->hc.methods = c_methods;
 		v->hc.frame = c_frame;
 		v->hc.batch = c_batch;
+		v->hc.touch = c_touch;
 		v->hc.sched_delay = c_sched_delay;
 		v->hc.cpu = c_cpu;
 		v->hc.threads_left = c_threads_left;

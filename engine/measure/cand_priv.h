@@ -36,10 +36,13 @@ enum {
 	CM_TERM,      /* runner: SIGTERM from another process (the job is being stopped) */
 	CM_MAPPED,    /* runner: the buffers are mapped; frames may come, then CM_LOAD */
 	CM_LOAD,      /* trusted: confine yourself and load the candidate */
-	CM_BATCH,     /* trusted: rc runs of kl_run in one request, timed as one (mode); on
-	                 the clock's twin, rc empty ones.  The reply's set is the runs done */
+	CM_BATCH,     /* trusted: rc runs of kl_run in one request, timed as one (mode), run k
+	                 on slot k of the batch's ring; on the clock's twin, rc empty ones.
+	                 The reply's set is the runs done */
 	CM_STARTED,   /* runner, before its setup: its context is made (or failed: the
 	                 setup's answer says why); a spare that said so is taken first */
+	CM_TOUCH,     /* trusted: map the first rc slots of the batch's ring (page tables
+	                 filled), outside any clock.  The reply's set is rc */
 };
 
 /* what a runner that did not confine itself says in CM_READY: a tool (a
@@ -65,13 +68,18 @@ struct cm {
 	char text[400];
 };
 
-#define MAX_BUF (2 * TASK_MAX_TENSORS)               /* of one harness */
+#define MAX_BUF HARNESS_MAX_BUFS                     /* of one harness */
 #define MAX_SETUP_BUF (CAND_MAX_HARNESSES * MAX_BUF) /* of a runner */
 
+/* a buffer of the setup: a tensor's (its data at off), or a batch's ring
+ * of the inputs or the outputs (ring > 0: its slots, stride bytes apart,
+ * a tensor's data at the tensor's ringOff in each) */
 struct cm_buf {
 	unsigned char handle[64];
 	uint64_t n, off;
 	int32_t dtype, ndim, input, hasFd, set;
+	int32_t ring;
+	uint64_t stride, ringOff;
 	int64_t shape[8];
 	char name[64];
 };

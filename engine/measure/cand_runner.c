@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -160,6 +161,18 @@ static void call_end(void)
 	S.inCand = 0;
 }
 
+/* every call of the candidate, from this one place, so that kl_run's
+ * return address is the same whatever the request (a run, a batch's run:
+ * retaddr_skip.c skipped its work where it differed) */
+static __attribute__((noinline)) int call_cand(kl_run_fn fn, const kl_tensor *in, int nIn,
+                                               kl_tensor *out, int nOut, void *stream)
+{
+	call_begin();
+	int rc = fn(in, nIn, out, nOut, stream);
+	call_end();
+	return rc;
+}
+
 static void on_exit_hook(int status, void *arg)
 {
 	(void)arg;
@@ -228,32 +241,79 @@ static void call_said(int rc, struct cm *rep)
 	}
 }
 
+/* a harness's batch ring as mapped here: slot k's tensor t at base +
+ * k * stride + off[t] (for the inputs, then the outputs) */
+struct ring {
+	int slots;
+	char *base[2];
+	size_t stride[2];
+	size_t off[2][TASK_MAX_TENSORS];
+};
+
+/* the tensors of slot k of ring r: as in and out, their data in the slot */
+static void ring_tensors(const struct ring *r, int k, const kl_tensor *in, int nIn,
+                         const kl_tensor *out, int nOut, kl_tensor *kin, kl_tensor *kout)
+{
+	for (int t = 0; t < nIn; t++) {
+		kin[t] = in[t];
+		kin[t].data = r->base[0] + (size_t)k * r->stride[0] + r->off[0][t];
+	}
+	for (int t = 0; t < nOut; t++) {
+		kout[t] = out[t];
+		kout[t].data = r->base[1] + (size_t)k * r->stride[1] + r->off[1][t];
+	}
+}
+
+/* the first n slots of ring r mapped in this process (CM_TOUCH): its page
+ * tables filled (at once where the kernel can, 5.14 on), then each page
+ * read, and each page of the outputs written with the byte it holds: on
+ * the 2-core VM (a Firecracker guest) a page's first access through a
+ * mapping costs 10 to 50 us even once its page table entry is there
+ * (20 MB populated in 3 to 7 ms, its first writes then took 50 to 130 ms,
+ * its next 1) */
+static void ring_touch(const struct ring *r, int n)
+{
+	for (int x = 0; x < 2; x++) {
+		size_t len = (size_t)n * r->stride[x];
+		if (!r->base[x] || !len)
+			continue;
+		(void)madvise(r->base[x], len, x ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+		volatile char *p = r->base[x];
+		for (size_t i = 0; i < len; i += 4096) {
+			char v = p[i];
+			if (x)
+				p[i] = v;
+		}
+	}
+}
+
 /*
  * A batch (CM_BATCH): n runs of kl_run (fn; on the clock's twin, NULL: n
  * empty kernels where the backend has one, else nothing) one after the
- * other, inside one start and one stop of the timer, on the inputs as they
- * are (kloop gives every batch fresh ones, but the n runs see the same
- * bytes: nothing can write new ones between them without a round trip).
- * The same code for the twin and the candidate, so that the two batches
- * differ by the candidate's runs alone: no flush, no synchronize between
- * the runs (on the stream; device-wide after each run in strict mode), so
- * that the frame a taken-over runner could skip is as short as it can be
- * (harness_batch.c).  kl_run's returns are not judged (a candidate that
- * remembers answers answers the n - 1 repeats from memory, as it may).
- * Into rep: the runs done (set), the mean stream and device-wide time of a
- * run (ms, md); 1 with err when the device failed.
+ * other, inside one start and one stop of the timer, run k on slot k of
+ * the harness's ring (kloop draws each slot's inputs and poisons its
+ * outputs before the batch, and checks a few of them after it: every run
+ * has inputs of its own, as every timed run has).  The same code for the
+ * twin and the candidate, so that the two batches differ by the
+ * candidate's runs alone: no flush, no synchronize between the runs (on
+ * the stream; device-wide after each run in strict mode), so that the
+ * frame a taken-over runner could skip is as short as it can be
+ * (harness_batch.c).  kl_run's returns are not judged.  Into rep: the runs
+ * done (set), the mean stream and device-wide time of a run (ms, md); 1
+ * with err when the device failed.
  */
-static int run_batch(struct backend *b, kl_run_fn fn, int mode, int n, kl_tensor *in, int nIn,
-                     kl_tensor *out, int nOut, struct cm *rep, char *err)
+static int run_batch(struct backend *b, kl_run_fn fn, int mode, int n, const struct ring *r,
+                     const kl_tensor *in, int nIn, const kl_tensor *out, int nOut, struct cm *rep,
+                     char *err)
 {
 	double ms = 0, md = 0;
+	static kl_tensor kin[TASK_MAX_TENSORS], kout[TASK_MAX_TENSORS];
 	if (b->sync(b, err) < 0 || b->timer_start(b, err) < 0)
 		return 1;
 	for (int i = 0; i < n; i++) {
 		if (fn) {
-			call_begin();
-			int rc = fn(in, nIn, out, nOut, b->stream);
-			call_end();
+			ring_tensors(r, i, in, nIn, out, nOut, kin, kout);
+			int rc = call_cand(fn, kin, nIn, kout, nOut, b->stream);
 			call_said(rc, rep);
 			if (rc && !rep->rc)
 				rep->rc = rc;
@@ -328,6 +388,7 @@ int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder)
 	/* each harness's tensors, kl_run's arguments when a run names it */
 	static kl_tensor in[CAND_MAX_HARNESSES][TASK_MAX_TENSORS],
 	    out[CAND_MAX_HARNESSES][TASK_MAX_TENSORS];
+	static struct ring ring[CAND_MAX_HARNESSES];
 	int nIn[CAND_MAX_HARNESSES] = {0}, nOut[CAND_MAX_HARNESSES] = {0}, k = 1;
 	int nSet = (int)su->nSet;
 	S.nBuf = (int)su->nBuf;
@@ -350,7 +411,23 @@ int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder)
 			close(sh.fd);
 		S.buf[i] = *cb;
 		S.base[i] = p;
-		kl_tensor *t = cb->input ? &in[q][nIn[q]++] : &out[q][nOut[q]++];
+		if (cb->ring > 0) {
+			/* a ring: every tensor's slots of its kind */
+			int x = !cb->input;
+			if (cb->ring > HARNESS_BATCH_MAX ||
+			    cb->stride * (uint64_t)cb->ring > cb->n) {
+				say(CM_LOADERR, 1,
+				    "the runner's setup message was malformed (a ring's size)");
+				return 3;
+			}
+			ring[q].slots = cb->ring;
+			ring[q].base[x] = p;
+			ring[q].stride[x] = cb->stride;
+			continue;
+		}
+		kl_tensor *t = cb->input ? &in[q][nIn[q]] : &out[q][nOut[q]];
+		ring[q].off[!cb->input][cb->input ? nIn[q] : nOut[q]] = cb->ringOff;
+		cb->input ? nIn[q]++ : nOut[q]++;
 		t->data = (char *)p + cb->off;
 		t->dtype = (kl_dtype)cb->dtype;
 		t->ndim = cb->ndim;
@@ -411,9 +488,7 @@ int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder)
 			if (!bad && m.mode != HC_UNTIMED && b->timer_start(b, err) < 0)
 				bad = 1;
 			if (!bad) {
-				call_begin();
-				rep.rc = fn(in[q], nIn[q], out[q], nOut[q], b->stream);
-				call_end();
+				rep.rc = call_cand(fn, in[q], nIn[q], out[q], nOut[q], b->stream);
 				call_said(rep.rc, &rep);
 			}
 			if (!bad && m.mode != HC_UNTIMED &&
@@ -428,11 +503,17 @@ int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder)
 			}
 			if (!bad && b->sync(b, err) < 0)
 				bad = 1;
-		} else if (m.op == CM_BATCH) {
-			if (m.rc < 1 || m.rc > HARNESS_BATCH_MAX)
+		} else if (m.op == CM_TOUCH) {
+			if (m.rc < 1 || m.rc > ring[q].slots)
 				_exit(3);
-			bad = run_batch(b, fn, m.mode, m.rc, in[q], nIn[q], out[q], nOut[q], &rep,
-			                err);
+			if (!cuda)
+				ring_touch(&ring[q], m.rc);
+			rep.set = m.rc;
+		} else if (m.op == CM_BATCH) {
+			if (m.rc < 1 || m.rc > HARNESS_BATCH_MAX || (fn && m.rc > ring[q].slots))
+				_exit(3);
+			bad = run_batch(b, fn, m.mode, m.rc, &ring[q], in[q], nIn[q], out[q],
+			                nOut[q], &rep, err);
 		} else {
 			_exit(3);
 		}

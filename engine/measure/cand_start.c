@@ -424,6 +424,9 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, in
 		cb->dtype = (int32_t)hb[i].t.dtype;
 		cb->ndim = hb[i].t.ndim;
 		cb->input = hb[i].input;
+		cb->ring = hb[i].ring;
+		cb->stride = hb[i].stride;
+		cb->ringOff = hb[i].ringOff;
 		memcpy(cb->shape, hb[i].t.shape, sizeof cb->shape);
 		snprintf(cb->name, sizeof cb->name, "%s", hb[i].zName ? hb[i].zName : "?");
 		if (hb[i].sh.fd >= 0 && hb[i].sh.n) {

@@ -12,15 +12,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "util.h"
 
-#define POISON_FLOAT 0xFF /* all-ones: NaN in f16, bf16, f32 and f64 */
-#define POISON_INT 0x5A
-
 #define POOL_MAX 8              /* checking sets at most */
 #define POOL_BYTES (1ull << 30) /* and at most this much memory for them */
+/* the batch's ring takes at most this much device memory, or host memory
+ * (where a batch of 20 ms reads and writes less than that: its pages are
+ * taken only as the batch writes them), and an eighth of what is free */
+#define RING_BYTES (8ull << 30)
+#define RING_BYTES_HOST (512ull << 20)
+#define RING_ALIGN 4096 /* a tensor's place in a slot is aligned so */
 
 void harness_default_opts(struct harness_opts *o, const char *zBackend)
 {
@@ -32,6 +36,7 @@ void harness_default_opts(struct harness_opts *o, const char *zBackend)
 	o->maxRuns = 10000;
 	o->warmupS = 0.025;
 	o->nPool = -1;
+	o->nRing = -1;
 }
 
 uint64_t harness_random64(void)
@@ -100,6 +105,63 @@ static int check_sets_fit(const struct harness *h, char *err)
 	              dev ? "device" : "host");
 }
 
+static size_t ring_round(size_t n)
+{
+	return (n + RING_ALIGN - 1) / RING_ALIGN * RING_ALIGN;
+}
+
+/*
+ * The batch's ring (harness_batch.c): slots of a run's inputs and outputs,
+ * as many as HARNESS_BATCH_MAX, RING_BYTES (on the host RING_BYTES_HOST) and
+ * an eighth of the free memory allow (at least one where a slot is at most
+ * a quarter of it), so that each run of a batch has inputs of its own.
+ * 0 or -1 + err.
+ */
+static int ring_new(struct harness *h, char *err)
+{
+	const struct task *t = h->t;
+	struct backend *b = h->b;
+	for (int i = 0; i < t->nIn; i++) {
+		h->aRingOffIn[i] = h->ringStrideIn;
+		h->ringStrideIn += ring_round(task_tensor_bytes(&t->aIn[i]));
+	}
+	for (int j = 0; j < t->nOut; j++) {
+		h->aRingOffOut[j] = h->ringStrideOut;
+		h->ringStrideOut += ring_round(task_tensor_bytes(&t->aOut[j]));
+	}
+	size_t slot = h->ringStrideIn + h->ringStrideOut, devFree = 0, devTotal = 0;
+	int dev = h->b->mem_info && h->b->mem_info(h->b, &devFree, &devTotal) == 0;
+	uint64_t avail = dev ? devFree : host_available(),
+	         most = dev ? RING_BYTES : RING_BYTES_HOST;
+	/* on the host the ring's whole mapping counts against an address-space
+	 * limit (the worker's, KLOOP_MEM_LIMIT_MB: a ring of 512 MiB left a
+	 * worker limited to 600 MiB no room for its own allocations) */
+	struct rlimit as;
+	if (!dev && getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY &&
+	    (uint64_t)as.rlim_cur < avail)
+		avail = as.rlim_cur;
+	uint64_t cap = !avail ? most / 8 : avail / 8 < most ? avail / 8 : most;
+	uint64_t n = slot ? cap / slot : HARNESS_BATCH_MAX;
+	if (n < 1 && slot && (!avail || slot <= avail / 4))
+		n = 1;
+	h->nRing = n > HARNESS_BATCH_MAX ? HARNESS_BATCH_MAX : (int)n;
+	if (h->o.nRing >= 0 && h->o.nRing < h->nRing)
+		h->nRing = h->o.nRing;
+	if (h->nRing < 1) {
+		h->nRing = 0;
+		return 0;
+	}
+	for (int k = 0; k < 2; k++) {
+		struct gbuf *g = k ? &h->ringOut : &h->ringIn;
+		g->n = (size_t)h->nRing * (k ? h->ringStrideOut : h->ringStrideIn);
+		g->base = b->alloc_shared ? b->alloc_shared(b, g->n ? g->n : 1, &g->sh, err)
+		                          : b->alloc(b, g->n ? g->n : 1, err);
+		if (!g->base)
+			return -1;
+	}
+	return 0;
+}
+
 struct harness *harness_new(const struct task *t, struct backend *b, const struct harness_opts *o,
                             char *err)
 {
@@ -160,6 +222,16 @@ struct harness *harness_new(const struct task *t, struct backend *b, const struc
 			}
 		}
 	}
+	for (int i = 0; i < t->nIn; i++)
+		if (!(h->aScratch[i] = b->alloc(b, h->aIn[i].n ? h->aIn[i].n : 1, err))) {
+			harness_free(h);
+			return NULL;
+		}
+	if (h->o.nRing != 0 && ring_new(h, err) < 0) {
+		harness_free(h);
+		return NULL;
+	}
+	h->refMs = NAN;
 	h->pGuard = xmalloc(GUARD);
 	memset(h->pGuard, GUARD_BYTE, GUARD);
 	h->pGuardRead = xmalloc(GUARD);
@@ -172,12 +244,18 @@ void harness_free(struct harness *h)
 		return;
 	harness_drop_timing(h);
 	for (int k = 0; k < 2; k++)
-		for (int i = 0; i < (k ? h->t->nOut : h->t->nIn); i++) {
-			struct gbuf *g = k ? &h->aOut[i] : &h->aIn[i];
+		for (int i = 0; i < (k ? h->t->nOut : h->t->nIn) + 1; i++) {
+			int n = k ? h->t->nOut : h->t->nIn;
+			struct gbuf *g = i == n ? (k ? &h->ringOut : &h->ringIn)
+			                 : k    ? &h->aOut[i]
+			                        : &h->aIn[i];
+			void **pp = i == n || k ? NULL : &h->aScratch[i];
 			if (g->base && g->sh.n)
 				h->b->release_shared(h->b, g->base, &g->sh);
 			else if (g->base)
 				h->b->release(h->b, g->base);
+			if (pp && *pp)
+				h->b->release(h->b, *pp);
 		}
 	for (int s = 0; s < h->nSets; s++) {
 		for (int i = 0; i < h->t->nIn; i++)
@@ -191,6 +269,11 @@ void harness_free(struct harness *h)
 	}
 	free(h->aaIn);
 	free(h->aaExp);
+	for (int s = 0; s < 2; s++)
+		for (int m = 0; m < AFTER_RUNS; m++)
+			for (int j = 0; j < h->t->nOut; j++)
+				if (h->aResv[s].aaOut[m][j])
+					h->b->release(h->b, h->aResv[s].aaOut[m][j]);
 	harness_set_judge(h, NULL, NULL);
 	free(h->aVary);
 	free(h->pGuard);
@@ -236,20 +319,37 @@ cJSON *harness_precision(const struct harness *h)
 	return h->judge && h->judgeOps->json ? h->judgeOps->json(h->judge) : NULL;
 }
 
+void harness_set_reference(struct harness *h, struct harness_cand *ref)
+{
+	h->ref = ref;
+}
+
 int harness_buffers(const struct harness *h, struct harness_buf *a)
 {
 	int n = 0;
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < (k ? h->t->nOut : h->t->nIn); i++) {
 			const struct gbuf *g = k ? &h->aOut[i] : &h->aIn[i];
+			memset(&a[n], 0, sizeof a[n]);
 			a[n].sh = g->sh;
 			a[n].off = GUARD;
 			a[n].t = k ? h->atOut[i] : h->atIn[i];
 			a[n].t.data = NULL;
 			a[n].input = !k;
 			a[n].zName = k ? h->t->aOut[i].zName : h->t->aIn[i].zName;
+			a[n].ringOff = k ? h->aRingOffOut[i] : h->aRingOffIn[i];
 			n++;
 		}
+	for (int k = 0; h->nRing > 0 && k < 2; k++) {
+		const struct gbuf *g = k ? &h->ringOut : &h->ringIn;
+		memset(&a[n], 0, sizeof a[n]);
+		a[n].sh = g->sh;
+		a[n].input = !k;
+		a[n].zName = k ? "the batch's outputs" : "the batch's inputs";
+		a[n].ring = h->nRing;
+		a[n].stride = k ? h->ringStrideOut : h->ringStrideIn;
+		n++;
+	}
 	return n;
 }
 
@@ -269,7 +369,7 @@ int harness_prepare(struct harness *h, int s, char *err)
 	}
 	for (int j = 0; j < h->t->nOut; j++) {
 		struct gbuf *g = &h->aOut[j];
-		int poison = is_float(h->t->aOut[j].dtype) ? POISON_FLOAT : POISON_INT;
+		int poison = harness_poison_of(h->t->aOut[j].dtype);
 		if (b->fill(b, g->base, GUARD_BYTE, GUARD, err) < 0 ||
 		    b->fill(b, g->base + GUARD + g->n, GUARD_BYTE, GUARD, err) < 0 ||
 		    b->fill(b, payload(g), poison, g->n, err) < 0)
@@ -282,7 +382,7 @@ int harness_poison_outputs(struct harness *h, char *err)
 {
 	for (int j = 0; j < h->t->nOut; j++) {
 		struct gbuf *g = &h->aOut[j];
-		int poison = is_float(h->t->aOut[j].dtype) ? POISON_FLOAT : POISON_INT;
+		int poison = harness_poison_of(h->t->aOut[j].dtype);
 		if (h->b->fill(h->b, payload(g), poison, g->n, err) < 0)
 			return -1;
 	}
@@ -326,19 +426,17 @@ void harness_evict(struct harness *h)
 }
 
 /*
- * What comes before a timed run, and before an empty frame taken for the
- * clock's bound: the run's inputs (set, or fresh ones from seed when set <
- * 0), the outputs poisoned, the caches flushed, the buffers evicted.
+ * A run's fresh inputs from seed into aDst[i] (device memory, input i's
+ * size each): drawn from the task's distribution, or, for given inputs
+ * (PyTorch's), which cannot be drawn afresh here, two of their plain sets
+ * mixed element by element by a mask drawn for the run (new bytes of the
+ * same values and structure).  0 or -1 + err.
  */
-int harness_prepare_run(struct harness *h, int set, uint64_t seed, char *err)
+int harness_draw_inputs(struct harness *h, void *const *aDst, uint64_t seed, char *err)
 {
 	struct backend *b = h->b;
-	double t0 = now_s();
-	/* given inputs (PyTorch's) cannot be drawn afresh here: two of their
-	 * sets, mixed element by element by a mask drawn for the run, are new
-	 * bytes of the same values and structure */
 	int sa = 0, sb = 0;
-	if (set < 0 && !h->bGenerated) {
+	if (!h->bGenerated) {
 		/* of the plain sets only: the varied ones (scaled, heavy-tailed,
 		 * with outliers) are for checking, and a time taken on them is
 		 * not the problem's (on an H200 the softmax seed ran 15% slower
@@ -356,15 +454,39 @@ int harness_prepare_run(struct harness *h, int set, uint64_t seed, char *err)
 		sa = plain[ia], sb = plain[ib];
 	}
 	for (int i = 0; i < h->t->nIn; i++) {
-		struct gbuf *g = &h->aIn[i];
+		size_t n = h->aIn[i].n;
 		int es = (int)task_dtype_size(h->t->aIn[i].dtype);
 		int rc =
-		    set >= 0 ? b->copy(b, payload(g), h->aaIn[set][i], g->n, err)
-		    : h->bGenerated
-		        ? b->random(b, payload(g), &h->t->aIn[i], seed ^ (uint64_t)i, err)
-		        : b->mix(b, payload(g), h->aaIn[sa][i], h->aaIn[sb][i],
-		                 (int64_t)(g->n / (size_t)es), es, seed ^ ((uint64_t)i << 48), err);
+		    h->bGenerated
+		        ? b->random(b, aDst[i], &h->t->aIn[i], seed ^ (uint64_t)i, err)
+		        : b->mix(b, aDst[i], h->aaIn[sa][i], h->aaIn[sb][i],
+		                 (int64_t)(n / (size_t)es), es, seed ^ ((uint64_t)i << 48), err);
 		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * What comes before a timed run, and before an empty frame taken for the
+ * clock's bound: the run's inputs (set, or fresh ones from seed when set <
+ * 0), the outputs poisoned, the caches flushed, the buffers evicted.  Fresh
+ * inputs are drawn for every run, a checking set's too, into the scratch
+ * buffers, and then copied in, from there or from the checking set: the
+ * two preparations take as long, so that how long kloop took to prepare a
+ * call says nothing of whether it is checked (issue 37: a copy of a
+ * checking set took 0.1 ms where a draw took 3 to 5 on the host).
+ */
+int harness_prepare_run(struct harness *h, int set, uint64_t seed, char *err)
+{
+	struct backend *b = h->b;
+	double t0 = now_s();
+	if (harness_draw_inputs(h, h->aScratch, seed, err) < 0)
+		return -1;
+	for (int i = 0; i < h->t->nIn; i++) {
+		struct gbuf *g = &h->aIn[i];
+		if (b->copy(b, payload(g), set >= 0 ? h->aaIn[set][i] : h->aScratch[i], g->n, err) <
+		    0)
 			return -1;
 	}
 	if (harness_poison_outputs(h, err) < 0 || b->flush(b, err) < 0 || b->sync(b, err) < 0)

@@ -53,16 +53,24 @@ struct harness_cand {
 	/* a strict timed frame without kl_run (an empty kernel where the backend
 	 * has one): *pMd; same returns as call */
 	int (*frame)(struct harness_cand *c, double *pMd, char *why, size_t nWhy, char *err);
-	/* optional: a batch, n runs of kl_run (1 to HARNESS_BATCH_MAX) in one
-	 * request, on the inputs prepared for it (the same bytes for all n),
+	/* optional: a batch, n runs of kl_run (1 to the harness's ring slots,
+	 * harness_buf.ring) in one request, run k on slot k of the batch's
+	 * ring (its own inputs, drawn for it, and its own poisoned outputs),
 	 * inside one start and stop of its timer, with no synchronize between
 	 * them (mode HC_STRICT: device-wide after each); on the clock's twin n
 	 * empty kernels instead.  *pMs, *pMd: the mean stream and device-wide
-	 * time of a run, ms.  kl_run's returns are not judged.  Same returns as
-	 * call (HC_MISBEHAVED when the runner did not answer it as a runner
-	 * does: a runner taken over) */
+	 * time of a run, ms.  kl_run's returns are not judged; a few of the
+	 * slots' outputs are checked after the batch.  Same returns as call
+	 * (HC_MISBEHAVED when the runner did not answer it as a runner does: a
+	 * runner taken over) */
 	int (*batch)(struct harness_cand *c, int mode, int n, double *pMs, double *pMd, char *why,
 	             size_t nWhy, char *err);
+	/* optional: before a batch of n, map the ring's first n slots in its
+	 * process (its page tables filled), outside any clock, so that no run
+	 * of the batch pays the first touch of its slot (on the 2-core VM 30 to
+	 * 50 us a page: a 2 MB slot's run took 10 times its timed runs' time).
+	 * Same returns as batch */
+	int (*touch)(struct harness_cand *c, int n, char *why, size_t nWhy, char *err);
 	/* optional: how long its process has waited for a CPU so far, ms (kloop
 	 * discounts it from its own clock's round trips); *pAsleep: 1 when the
 	 * process is blocked now (its waits so far are all counted), 0 when it
@@ -129,6 +137,9 @@ struct harness_opts {
 	int nPool;      /* checking sets for timed runs (-1: as memory allows, up to 8,
 	                   each with its float64 outputs for the precision verdict;
 	                   0 with given inputs: their own sets are checked) */
+	int nRing;      /* slots of the batch's ring, each a run's inputs and outputs
+	                   (-1: as memory allows, up to HARNESS_BATCH_MAX; 0: none, a
+	                   harness that is never timed) */
 };
 
 /* fill o with the defaults for a backend ("host" or "cuda") */
@@ -142,15 +153,22 @@ struct harness *harness_new(const struct task *t, struct backend *b, const struc
                             char *err);
 void harness_free(struct harness *h);
 
-/* the buffers a candidate's process maps (inputs, then outputs; a[k].sh
- * describes the shared memory, the tensor's data is at offset off): fills
- * a (2 * TASK_MAX_TENSORS entries) and returns their number */
+/* the buffers a candidate's process maps: each tensor's (inputs, then
+ * outputs; a[k].sh describes the shared memory, the tensor's data is at
+ * offset off), then the batch's two rings where the harness has them (ring
+ * > 0: the slots, stride bytes apart; the inputs' ring, then the
+ * outputs'), in which a tensor's data is at its entry's ringOff within a
+ * slot.  Fills a (HARNESS_MAX_BUFS entries) and returns their number */
+#define HARNESS_MAX_BUFS (2 * TASK_MAX_TENSORS + 2)
 struct harness_buf {
 	struct kl_share sh;
 	size_t off;
 	kl_tensor t;
 	int input;
 	const char *zName; /* the task's name for it */
+	int ring;          /* a ring: its slots (0: a tensor's buffer) */
+	size_t stride;     /* a ring: the bytes from one slot to the next */
+	size_t ringOff;    /* a tensor: where its data is in a slot of its kind's ring */
 };
 int harness_buffers(const struct harness *h, struct harness_buf *a);
 
@@ -243,6 +261,15 @@ int harness_preload(struct harness *h, struct harness_cand *c, char *why, size_t
 /* run the reference on every set to produce the expected outputs.
  * 0, or -1 with err saying what went wrong with the reference. */
 int harness_run_reference(struct harness *h, struct harness_cand *ref, char *err);
+
+/*
+ * The reference as a judge after the call (not owned; NULL: none, e.g.
+ * PyTorch-given data): loaded on h's own buffers, it is called on the
+ * inputs a timed run or a batch's run had, once kloop has decided, after
+ * the candidate's call, to check that run (harness_time.c,
+ * harness_batch.c: docs/ARCHITECTURE.md, "Every call is the same call").
+ */
+void harness_set_reference(struct harness *h, struct harness_cand *ref);
 
 /* progress callback: stage is "checking" or "timing"; k is the trial or run */
 typedef void (*harness_progress_fn)(const char *zStage, int k, void *arg);

@@ -199,6 +199,8 @@ static cJSON *ab_json(const struct harness *h, struct ab_side *s, struct samples
 	add_spread(o, "candidate", &s[1].ts);
 	cJSON_AddStringToObject(o, "method", strict ? "device-wide" : "stream");
 	cJSON_AddNumberToObject(o, "checked_runs", h->nChecked);
+	cJSON_AddNumberToObject(o, "checked_after_runs", h->nAfter);
+	cJSON_AddNumberToObject(o, "checked_after_seconds", h->afterS);
 	cJSON_AddBoolToObject(o, "won", verified && p < HARNESS_AB_ALPHA && med > 1.0);
 	cJSON_AddBoolToObject(o, "verified", verified);
 	if (verified)
@@ -237,11 +239,15 @@ cJSON *harness_ab(struct harness *h, struct harness_cand *inc, struct harness_ca
 	harness_drop_timing(h);
 	h->judged = cand; /* the challenger's checked runs are judged, as in its timing */
 	h->runSeed = harness_random64();
-	h->nChecked = 0;
+	h->nChecked = h->nAfter = 0;
+	h->afterS = 0;
 	h->nRuns = 0;
 	h->pCheck = h->nPool > h->poolUsed
 	                ? (double)(h->nPool - h->poolUsed) / (2.0 * (ao->nPairs + 2))
 	                : 0;
+	/* and runs checked after their call, each side's as many whatever the
+	 * pairs' number */
+	harness_after_begin(h, 2);
 	snprintf(when, sizeof when, "the empty frames before the A/B runs");
 	for (who = 0; who < 2; who++)
 		if (!s[who].c->nPreFrame &&
@@ -283,6 +289,13 @@ cJSON *harness_ab(struct harness *h, struct harness_cand *inc, struct harness_ca
 			progress("a/b", n, arg);
 		if (n >= HARNESS_AB_MIN_PAIRS && now_s() - start > ao->budgetS)
 			break;
+	}
+	/* the runs each side kept checked, now that its calls are over */
+	const struct harness_cand *bad = NULL;
+	snprintf(when, sizeof when, "the A/B runs");
+	if ((crc = harness_after_end(h, &bad, why, sizeof why, err))) {
+		who = bad == s[0].c ? 0 : 1;
+		goto called;
 	}
 	/* each side's times bounded by kloop's clock, as in its timing: a
 	 * challenger that forges its A/B times is a liar, and an A/B whose

@@ -67,21 +67,26 @@ int harness_check_guards(struct harness *h, char *why, size_t nWhy, char *err)
 /* 1 (with why) if an input differs from set s's copy, 0 if none, -1 on error */
 int harness_check_inputs(struct harness *h, int s, char *why, size_t nWhy, char *err)
 {
+	void *now[TASK_MAX_TENSORS];
+	for (int i = 0; i < h->t->nIn; i++)
+		now[i] = payload(&h->aIn[i]);
+	return harness_inputs_changed(h, now, h->aaIn[s], why, nWhy, err);
+}
+
+int harness_inputs_changed(struct harness *h, void *const *aNow, void *const *aWas, char *why,
+                           size_t nWhy, char *err)
+{
 	for (int i = 0; i < h->t->nIn; i++) {
 		const struct task_tensor *tt = &h->t->aIn[i];
-		struct gbuf *g = &h->aIn[i];
 		int es = (int)task_dtype_size(tt->dtype);
 		int64_t count, first;
-		if (h->b->diff(h->b, payload(g), h->aaIn[s][i], task_numel(tt), es, &count, &first,
-		               err) < 0)
+		if (h->b->diff(h->b, aNow[i], aWas[i], task_numel(tt), es, &count, &first, err) < 0)
 			return -1;
 		if (!count)
 			continue;
 		unsigned char now[8], was[8];
-		if (h->b->download(h->b, now, (char *)payload(g) + first * es, (size_t)es, err) <
-		        0 ||
-		    h->b->download(h->b, was, (char *)h->aaIn[s][i] + first * es, (size_t)es, err) <
-		        0)
+		if (h->b->download(h->b, now, (char *)aNow[i] + first * es, (size_t)es, err) < 0 ||
+		    h->b->download(h->b, was, (char *)aWas[i] + first * es, (size_t)es, err) < 0)
 			return -1;
 		char idx[128];
 		compare_index_str(tt, first, idx, sizeof idx);
@@ -98,12 +103,21 @@ int harness_check_inputs(struct harness *h, int s, char *why, size_t nWhy, char 
 int harness_check_outputs(struct harness *h, int s, struct agg *a, char *why, size_t nWhy,
                           const char *zWhen, char *err)
 {
+	void *out[TASK_MAX_TENSORS];
+	for (int j = 0; j < h->t->nOut; j++)
+		out[j] = payload(&h->aOut[j]);
+	int varied = h->aVary && s >= 0 && s < h->nSets && h->aVary[s];
+	return harness_check_against(h, out, h->aaExp[s], varied, a, why, nWhy, zWhen, err);
+}
+
+int harness_check_against(struct harness *h, void *const *aOut, void *const *aRef, int varied,
+                          struct agg *a, char *why, size_t nWhy, const char *zWhen, char *err)
+{
 	int bad = 0;
 	for (int j = 0; j < h->t->nOut; j++) {
 		const struct task_tensor *tt = &h->t->aOut[j];
-		struct gbuf *g = &h->aOut[j];
 		struct compare_report r;
-		if (h->b->compare(h->b, payload(g), h->aaExp[s][j], tt->dtype, task_numel(tt),
+		if (h->b->compare(h->b, aOut[j], aRef[j], tt->dtype, task_numel(tt),
 		                  &h->t->aTol[tt->dtype], &r, err) < 0)
 			return -1;
 		if (r.maxAbs > a->maxAbs)
@@ -124,8 +138,7 @@ int harness_check_outputs(struct harness *h, int s, struct agg *a, char *why, si
 		 * term); what they are for, an answer that does not follow the
 		 * data, errs by far more than this relative L2 bound */
 		int pass = r.pass;
-		if (!pass && h->aVary && s >= 0 && s < h->nSets && h->aVary[s] && !r.nNonFinite &&
-		    !r.nRefNaN &&
+		if (!pass && varied && !r.nNonFinite && !r.nRefNaN &&
 		    r.relL2 <= (tl->rel_l2 < VARIED_REL_L2 ? tl->rel_l2 : VARIED_REL_L2))
 			pass = 1;
 		else

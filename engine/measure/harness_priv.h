@@ -29,6 +29,22 @@ struct gbuf {
 	struct kl_share sh; /* shared with the candidate's process (sh.n 0: not shared) */
 };
 
+/* timed runs checked after their call in a full timing, at most */
+#define AFTER_RUNS 8
+
+/* one candidate's timed runs on fresh inputs, k of them kept for a check
+ * after their call at the end of its timing (harness_after.c) */
+struct after_reservoir {
+	const struct harness_cand *c;              /* whose (NULL: none offered yet) */
+	int k;                                     /* runs it keeps */
+	int n;                                     /* of them kept so far */
+	uint64_t seen;                             /* runs offered */
+	uint64_t aSeed[AFTER_RUNS];                /* each kept run's inputs' seed */
+	uint64_t aRun[AFTER_RUNS];                 /* and its number (harness.nTimed) */
+	void *aaOut[AFTER_RUNS][TASK_MAX_TENSORS]; /* and its outputs (device memory,
+	                                              the harness's: harness_free) */
+};
+
 struct harness {
 	const struct task *t;
 	struct backend *b;
@@ -58,7 +74,25 @@ struct harness {
 	double lastPrepMs;   /* the wall time of the last harness_prepare_run(), ms */
 	int lastVaried;      /* the last timed run was a checked one on varied inputs: its
 	                      * time is not the problem's (harness_timed_run) */
-	void *judge;         /* the judge of each trial (the precision verdict's; NULL: none) */
+	/* every timed run's inputs are drawn (or mixed) here first, then
+	 * copied into the candidate's buffers, a checking set's or these: the
+	 * two preparations alike (harness_prepare_run); a check after the call
+	 * compares the run's inputs with them */
+	void *aScratch[TASK_MAX_TENSORS];
+	struct harness_cand *ref; /* the reference, judge after the call (not owned; NULL) */
+	double refMs;             /* a call of it, ms (its median on the sets; NAN) */
+	/* the timed runs kept for a check after their call, a reservoir for
+	 * each candidate timed (two in an A/B; harness_after.c) */
+	struct after_reservoir aResv[2];
+	int nAfter;    /* timed runs so checked in this timing */
+	double afterS; /* what they cost: the runs kept, and their checks, s */
+	/* the batch's ring (harness_batch.c): slot k holds run k's inputs
+	 * (every input tensor at its ringOff) and outputs */
+	struct gbuf ringIn, ringOut;
+	int nRing;                          /* slots (0: none) */
+	size_t ringStrideIn, ringStrideOut; /* a slot's bytes in each */
+	size_t aRingOffIn[TASK_MAX_TENSORS], aRingOffOut[TASK_MAX_TENSORS];
+	void *judge; /* the judge of each trial (the precision verdict's; NULL: none) */
 	const struct harness_cand *judged; /* and of each checked timed run of this
 	                        one (the candidate timed, harness_time, or the A/B's
 	                        challenger: not the reference, nor the incumbent) */
@@ -90,6 +124,13 @@ static inline int is_float(kl_dtype d)
 	return task_dtype_is_float(d);
 }
 
+/* the byte outputs are poisoned with before a run: all-ones (NaN in f16,
+ * bf16, f32 and f64) for floats, 0x5A for integers */
+static inline int harness_poison_of(kl_dtype d)
+{
+	return is_float(d) ? 0xFF : 0x5A;
+}
+
 /* a guarded buffer's payload, past its front guard band */
 static inline void *payload(const struct gbuf *g)
 {
@@ -118,6 +159,9 @@ int harness_prepare(struct harness *h, int s, char *err);
 int harness_poison_outputs(struct harness *h, char *err);
 void harness_evict(struct harness *h);
 int harness_prepare_run(struct harness *h, int set, uint64_t seed, char *err);
+/* a run's fresh inputs from seed (drawn, or mixed from given sets) into
+ * aDst[i], device memory of input i's size: 0 or -1 + err */
+int harness_draw_inputs(struct harness *h, void *const *aDst, uint64_t seed, char *err);
 /* call the candidate once, untimed: 0 with *pRc, -1 + err, or HC_* + why */
 int harness_call(struct harness_cand *c, int *pRc, char *why, size_t nWhy, char *err);
 /* verdicts ({"status", "reason"}, the caller's): one; kloop's own failure
@@ -142,8 +186,15 @@ const char *harness_vary_words(const struct harness *h, int s);
  * object of a (the caller's) */
 int harness_check_guards(struct harness *h, char *why, size_t nWhy, char *err);
 int harness_check_inputs(struct harness *h, int s, char *why, size_t nWhy, char *err);
+/* the same of inputs aNow[i] against aWas[i] (device memory) */
+int harness_inputs_changed(struct harness *h, void *const *aNow, void *const *aWas, char *why,
+                           size_t nWhy, char *err);
 int harness_check_outputs(struct harness *h, int s, struct agg *a, char *why, size_t nWhy,
                           const char *zWhen, char *err);
+/* the same of outputs aOut[j] against aRef[j] (device memory; varied: the
+ * inputs were varied, harness_vary_of) */
+int harness_check_against(struct harness *h, void *const *aOut, void *const *aRef, int varied,
+                          struct agg *a, char *why, size_t nWhy, const char *zWhen, char *err);
 cJSON *harness_correctness_json(const struct harness *h, const struct agg *a, int nTrials);
 
 /* harness_samples.c: qsort's order of doubles; the q-quantile of n sorted
@@ -209,21 +260,53 @@ struct batch {
 	double cpu;     /* the CPU time of a run in it less an empty frame's (NAN: unknown) */
 	int byFrame;    /* no twin: an empty frame of the runner's own subtracted */
 	int tries;      /* batches taken */
+	int checked;    /* runs of them checked after their batch */
 	double seconds; /* what they cost */
 };
-/* the runs of a batch for runs of runMs; one batch of c (n runs, strict:
+/* the runs of a batch for runs of runMs (on the GPU, or the host); one batch of c (n runs, strict:
  * device-wide; frameMs: the empty frame subtracted when there is no twin,
  * frameCpu its CPU time) into bt, 0, -1 + err or HC_* + why; its bound (0,
  * 1 inconsistent, 2 not applied, 3 the timed runs below the batch of
  * another moment, with why); its fields of a timing object; a wait of at
  * most maxS seconds for the machine's CPUs to be free enough to time */
-int harness_batch_runs(double runMs);
+int harness_batch_runs(double runMs, int onGpu);
 int harness_batch_take(struct harness *h, struct harness_cand *c, int strict, int n, double frameMs,
                        double frameCpu, struct batch *bt, char *why, size_t nWhy, char *err);
 int harness_batch_inconsistent(const struct batch *bt, double jitter, double timedMed, double allow,
                                char *why, size_t nWhy);
 void harness_batch_json(cJSON *o, const struct batch *bt, double jitter);
 double harness_wait_calm(double maxS);
+
+/* harness_after.c: checks decided after the call.  A uniform number in
+ * [0, 1) from getrandom; the runs a full timing (or a batch) checks so, as
+ * the reference's speed allows; the reservoirs emptied for a timing of
+ * nSides candidates (1, or 2 in an A/B), each to keep as many runs as it
+ * checks (harness_after_runs, over nSides; one in a quick timing); run's
+ * outputs aOut (device memory, never the candidate's buffers) against the
+ * reference's on inputs aIn (1 with why, zWhen naming the run; 0; -1 +
+ * err); the timed run of c just called, on fresh inputs drawn from seed,
+ * kept or not for a check, decided now (its guard bands and inputs
+ * checked when it is: 0, -1 + err, HC_* + why); every run kept checked
+ * (0, -1 + err, or HC_* + why with *pWho the candidate, the reservoirs
+ * emptied); a few runs of c's batch of n (its ring's seed) so checked
+ * (their number into *pChecked; 0, -1 + err or HC_* + why) */
+double harness_uniform(void);
+int harness_after_runs(const struct harness *h);
+void harness_after_begin(struct harness *h, int nSides);
+int harness_check_after(struct harness *h, void *const *aIn, void *const *aOut, const char *zWhen,
+                        char *why, size_t nWhy, char *err);
+int harness_after_run(struct harness *h, struct harness_cand *c, uint64_t seed, char *why,
+                      size_t nWhy, char *err);
+int harness_after_end(struct harness *h, const struct harness_cand **pWho, char *why, size_t nWhy,
+                      char *err);
+int harness_after_batch(struct harness *h, struct harness_cand *c, int n, uint64_t seed,
+                        int *pChecked, char *why, size_t nWhy, char *err);
+
+/* harness_batch.c: the ring's slot k (its inputs aIn[i] and outputs
+ * aOut[j], device memory); the seed slot k's inputs are drawn from in a
+ * batch drawn from seed */
+void harness_ring_slot(const struct harness *h, int k, void **aIn, void **aOut);
+uint64_t harness_ring_seed(uint64_t seed, int k);
 
 /* harness_time.c: one timed run of c on fresh inputs (a random few of them
  * checked): its time *pT, round trip *pW, busy and CPU time (where asked),

@@ -5,6 +5,7 @@
  */
 #include "harness_priv.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -186,13 +187,30 @@ int harness_set_expected(struct harness *h, int s, int j, const void *p, char *e
 	return h->b->upload(h->b, h->aaExp[s][j], p, task_tensor_bytes(&h->t->aOut[j]), err);
 }
 
+static int run_sets(struct harness *h, struct harness_cand *ref, double *ms, int *pnMs, char *why,
+                    size_t nWhy, char *err);
+
 int harness_run_reference(struct harness *h, struct harness_cand *ref, char *err)
 {
 	char why[KL_ERRLEN];
+	/* how long a call of it takes: what a check after the call costs */
+	double *ms = xcalloc((size_t)h->nSets + 1, sizeof *ms);
+	int nMs = 0, rc = run_sets(h, ref, ms, &nMs, why, sizeof why, err);
+	h->refMs = nMs ? harness_median_of(ms, nMs) : NAN;
+	free(ms);
+	return rc;
+}
+
+static int run_sets(struct harness *h, struct harness_cand *ref, double *ms, int *pnMs, char *why,
+                    size_t nWhy, char *err)
+{
 	for (int s = 0; s < h->nSets; s++) {
 		if (harness_prepare(h, s, err) < 0)
 			return -1;
-		int rc, crc = harness_call(ref, &rc, why, sizeof why, err);
+		double t0 = now_s();
+		int rc, crc = harness_call(ref, &rc, why, nWhy, err);
+		if (*pnMs < h->nSets)
+			ms[(*pnMs)++] = (now_s() - t0) * 1e3;
 		if (crc < 0)
 			return -1;
 		if (crc == HC_CRASHED) /* why names the reference ("the reference was killed by
@@ -204,9 +222,9 @@ int harness_run_reference(struct harness *h, struct harness_cand *ref, char *err
 			return -1;
 		if (rc)
 			return kl_err(err, "the reference's kl_run returned %d", rc);
-		int bad = harness_check_guards(h, why, sizeof why, err);
+		int bad = harness_check_guards(h, why, nWhy, err);
 		if (bad == 0)
-			bad = harness_check_inputs(h, s, why, sizeof why, err);
+			bad = harness_check_inputs(h, s, why, nWhy, err);
 		if (bad < 0)
 			return -1;
 		if (bad)

@@ -48,10 +48,10 @@ int harness_timed_run(struct harness *h, struct harness_cand *c, int strict, dou
 	h->nRuns++;
 	h->nTimed++;
 	int chk = -1;
-	double u = (double)(harness_random64() >> 11) * 0x1p-53;
-	if (h->poolUsed < h->nPool && u < h->pCheck)
+	uint64_t seed = h->runSeed ^ (h->nRuns * 0x9e3779b97f4a7c15ull);
+	if (h->poolUsed < h->nPool && harness_uniform() < h->pCheck)
 		chk = h->o.nTrials + 1 + h->poolUsed++;
-	if (harness_prepare_run(h, chk, h->runSeed ^ (h->nRuns * 0x9e3779b97f4a7c15ull), err) < 0)
+	if (harness_prepare_run(h, chk, seed, err) < 0)
 		return -1;
 	/* a checking set's inputs are varied: the run is checked, but its
 	 * time is not counted (the softmax seed ran 15% slower on them) */
@@ -75,8 +75,12 @@ int harness_timed_run(struct harness *h, struct harness_cand *c, int strict, dou
 	if (rc)
 		return rc;
 	*pT = strict ? (md - cal > 0 ? md - cal : 0) : ms;
-	if (chk < 0 || *pRc)
+	if (*pRc)
 		return 0;
+	/* fresh inputs: kept for a check or not as kloop decides now, after
+	 * the call */
+	if (chk < 0)
+		return harness_after_run(h, c, seed, why, nWhy, err);
 	/* a checked run: nothing trampled, the inputs as given, the outputs right */
 	char w[900], when[96];
 	h->nChecked++;
@@ -198,7 +202,8 @@ static int timing_warm(struct harness *h, struct timing *tg, char *why, size_t n
 	struct harness_cand *c = tg->c;
 	int crc;
 	h->runSeed = harness_random64();
-	h->nChecked = 0;
+	h->nChecked = h->nAfter = 0;
+	h->afterS = 0;
 	h->nRuns = 0;
 	h->pCheck = 0.25;
 	if (!c->nPreFrame && (crc = harness_preload(h, c, why, nWhy, err)))
@@ -503,8 +508,18 @@ static int timing_batch(struct harness *h, struct timing *tg, char *why, size_t 
 	harness_known_of(&tg->fOwnCpu, NULL, &fc);
 	double frameCpu = fc.n ? harness_median(&fc) : NAN;
 	free(fc.a);
-	int n = harness_batch_runs(run), nLiar = 0, nTry = 0;
+	int n = harness_batch_runs(run, gpu(h)), nLiar = 0, nTry = 0;
 	char wLiar[600] = "", wOther[600] = "";
+	/* each run of the batch has a slot of the ring: at most so many */
+	if (n > h->nRing)
+		n = h->nRing;
+	if (n < 1) {
+		snprintf(tg->bound, sizeof tg->bound,
+		         "the batch bound was not applied: no memory for its ring (a run's inputs "
+		         "and outputs of its own for each run)");
+		tg->inc = 2;
+		return 0;
+	}
 	for (;;) {
 		char w[600];
 		int rc = harness_batch_take(h, c, tg->strict, n, frame, frameCpu, &tg->bt, why,
@@ -647,6 +662,8 @@ static cJSON *timing_json(const struct harness *h, const struct timing *tg)
 	cJSON_AddNumberToObject(o, "probes", (double)tg->probe.n);
 	cJSON_AddNumberToObject(o, "frame_ms", tg->cal);
 	cJSON_AddNumberToObject(o, "checked_runs", h->nChecked);
+	cJSON_AddNumberToObject(o, "checked_after_runs", h->nAfter);
+	cJSON_AddNumberToObject(o, "checked_after_seconds", h->afterS);
 	cJSON_AddNumberToObject(o, "wall_median_ms", harness_median(&tg->wall));
 	struct samples kf = {0};
 	harness_known_of(&tg->near, NULL, &kf);
@@ -727,6 +744,9 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 	int crc;
 	*pBad = 0;
 	h->cont = NULL;
+	/* every run of this timing on fresh inputs may be one checked after
+	 * its call, as many checked whatever their number */
+	harness_after_begin(h, 1);
 	if (tg && tg->c == c && !h->quick && !tg->strict) {
 		/* the full timing goes on from the quick one: warm, calibrated, its
 		 * runs counted and its budget begun; the checking sets it did not
@@ -773,6 +793,9 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 	}
 	if (!crc)
 		crc = timing_checks(h, tg, why, nWhy, err);
+	const struct harness_cand *who;
+	if (!crc)
+		crc = harness_after_end(h, &who, why, nWhy, err);
 	if (!crc) {
 		timing_unseen(h, tg);
 		/* the batch bound: the full timing's, of a time the clock bound

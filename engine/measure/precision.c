@@ -107,6 +107,7 @@ struct harness *precision_harness(struct harness *h, char *err)
 	 * no emulation */
 	o.nTrials = o.nTrials < PRECISION_TRIALS ? o.nTrials : PRECISION_TRIALS;
 	o.nPool = PRECISION_NEMU + harness_npool(h);
+	o.nRing = 0; /* never timed */
 	struct task *t64 = task64(t);
 	struct harness *h64 = NULL;
 	while (!(h64 = harness_new(t64, b, &o, err)) && o.nTrials > 1)

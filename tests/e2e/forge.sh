@@ -69,7 +69,9 @@ check "forge_spin (never asleep): no verified time ($st, verified $vf: $(field 0
 # half that the per-run bound lets pass.  The batch bound's
 # (harness_batch.c: about 20 ms of runs in one request beside the clock's
 # twin's empty ones): forge_part does not know the batch request and ends
-# on it, forge_batch computes its batch and reports it at 60%.  The seed
+# on it, forge_batch computes its batch and reports it at 60% (its runs
+# on the buffers it was given, not the batch's slots: the runs checked
+# after the batch find them poisoned, issue 37).  The seed
 # beside each passes the batch, verified
 { printf '#define FORGE 0.6\n#define PROMPT 1\n'; cat "$V/forge_reply.c"; } >"$V/forge_part.c"
 { printf '#define BATCH 1\n'; cat "$V/forge_part.c"; } >"$V/forge_batch.c"
@@ -78,7 +80,7 @@ for f in forge_part forge_batch; do
 	st=$(field 0 status "$T/$f.json")
 	vf=$(field 0 timing.verified "$T/$f.json")
 	check "$f (replies at 60%, frames at once): timing inconsistent, or unverified ($st, verified $vf: $(field 0 reason "$T/$f.json")$(field 0 timing.clock_bound "$T/$f.json"))" \
-		sh -c "(test '$st' = incorrect && grep -q 'timing inconsistent' '$T/$f.json') || (test '$st' = correct -a '$vf' = False)"
+		sh -c "(test '$st' = incorrect && grep -Eq 'timing inconsistent|kloop.s batch of' '$T/$f.json') || (test '$st' = correct -a '$vf' = False)"
 	check "$f: the seed beside it correct, never a liar ($(field 1 status "$T/$f.json"), verified $(field 1 timing.verified "$T/$f.json"), $(field 1 timing.batch_runs "$T/$f.json") runs: reported $(field 1 timing.batch_reported_ms "$T/$f.json") ms, kloop's clock $(field 1 timing.batch_clock_ms "$T/$f.json") ms$(field 1 timing.clock_bound "$T/$f.json"))" \
 		test "$(field 1 status "$T/$f.json")" = correct
 done
@@ -118,8 +120,12 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 	n0=$NFAIL
 	check "memo_inputs, PyTorch's inputs: correct, nothing answered from memory ($(field 0 status "$T/mt.json"): $(field 0 reason "$T/mt.json"))" \
 		test "$(field 0 status "$T/mt.json")" = correct
-	check "memo_inputs, PyTorch's inputs: timed runs checked on sets it had not seen ($(field 0 timing.checked_runs "$T/mt.json"))" \
-		python3 -c 'import sys; assert int(sys.argv[1]) >= 1' "$(field 0 timing.checked_runs "$T/mt.json")"
+	# (in the quick timing or the full one: where the quick timing spent
+	# every checking set and the full one began again, as it does after a
+	# quick timing that went device-wide, the full one has none left)
+	check "memo_inputs, PyTorch's inputs: timed runs checked on sets it had not seen ($(field 0 quick_timing.checked_runs "$T/mt.json") in the quick timing, $(field 0 timing.checked_runs "$T/mt.json") in the full)" \
+		python3 -c 'import sys; assert sum(int(x) for x in sys.argv[1:] if x != "None") >= 1' \
+		"$(field 0 quick_timing.checked_runs "$T/mt.json")" "$(field 0 timing.checked_runs "$T/mt.json")"
 	diag "$n0" "$T/mt.json.err"
 else
 	fail "Debian's python3 has PyTorch (make deps installs python3-torch)"

@@ -141,7 +141,9 @@ done
 # half that the per-run bound lets pass, and above the floor.  The batch
 # bound's (harness_batch.c: 20 ms of runs in one request beside the clock's
 # twin's empty ones): forge_part does not know the batch request and ends
-# on it, forge_batch computes its batch and reports it at 60%.  The seed
+# on it, forge_batch computes its batch and reports it at 60% (its runs
+# on the buffers it was given, not the batch's slots: the runs checked
+# after the batch find them poisoned, issue 37).  The seed
 # beside each passes the batch, verified
 { printf '#define FORGE 0.6\n#define PROMPT 1\n'; cat "$V/forge_reply.cu"; } >"$V/forge_part.cu"
 { printf '#define BATCH 1\n'; cat "$V/forge_part.cu"; } >"$V/forge_batch.cu"
@@ -157,6 +159,29 @@ for f in forge_part forge_batch; do
 		python3 -c "import sys; assert sys.argv[1:3] == ['correct', 'True'] and int(sys.argv[3]) >= 1 and float(sys.argv[4]) < 0.1" \
 		"$(field 1 status "$T/$f.json")" "$(field 1 timing.verified "$T/$f.json")" "$(field 1 timing.batch_runs "$T/$f.json")" "$(field 1 timing.batch_seconds "$T/$f.json")"
 done
+
+# every call the same call (issue 37, tests/e2e/same_call.sh on the host):
+# each hostile beside its honest control (the same file, HONEST defined).
+# batch_memo.cu (forge_reply with MEMO) takes its runner over, reports its
+# timed runs at 60% and answers its batch's runs from memory (on acafdbb
+# they saw one input: a forged win); pool_skip.cu skips plain inputs once
+# the checking sets chosen before the call are spent (3 s: time left after
+# its slow start)
+{ printf '#define FORGE 0.6\n#define PROMPT 1\n#define BATCH 1\n#define MEMO 1\n'; cat "$V/forge_reply.cu"; } \
+	>"$V/batch_memo.cu"
+for f in batch_memo pool_skip; do
+	{ echo '#define HONEST 1'; cat "$V/$f.cu"; } >"$V/${f}_honest.cu"
+done
+ev "$T/bm.json" $V/batch_memo.cu $V/batch_memo_honest.cu
+check "batch_memo.cu: its batch remembered, its timed runs forged: no forged win ($(said "$T/bm.json"))" \
+	python3 tests/e2e/no_win.py "$T/bm.json"
+$KLOOP eval softmax $V/pool_skip.cu $V/pool_skip_honest.cu --backend cuda --sandbox --reference cuda \
+	--budget 3 --timeout 60 --json >"$T/pl.json" 2>"$T/pl.json.err"
+check "pool_skip.cu: skipping plain inputs once the checking sets are spent is caught, or no win ($(said "$T/pl.json"))" \
+	python3 tests/e2e/no_win.py "$T/pl.json"
+check "pool_skip.cu's control: timed runs checked after their call, and its batch's ($(field 1 timing.checked_after_runs "$T/pl.json"), $(field 1 timing.batch_checked_runs "$T/pl.json"))" \
+	python3 -c "import sys; assert int(sys.argv[1]) >= 1 and sys.argv[2] != '0'" \
+	"$(field 1 timing.checked_after_runs "$T/pl.json")" "$(field 1 timing.batch_checked_runs "$T/pl.json")"
 
 ev "$T/fp.json" $V/forge_persist.cu tasks/softmax/seed.cu
 check "forge_persist.cu (its times true, a kernel left running between calls): unverified ($(field 0 status "$T/fp.json"), verified $(field 0 timing.verified "$T/fp.json"): $(field 0 timing.clock_bound "$T/fp.json")$(field 0 reason "$T/fp.json")); the seed after it verified ($(field 1 timing.verified "$T/fp.json"))" \

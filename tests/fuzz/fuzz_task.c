@@ -80,7 +80,7 @@ static void check(const struct task *t)
 {
 	tensors_ok(t->aIn, t->nIn);
 	tensors_ok(t->aOut, t->nOut);
-	for (int d = 0; d < 8; d++)
+	for (int d = 0; d < TASK_NDTYPE; d++)
 		REQUIRE(isfinite(t->aTol[d].atol) && t->aTol[d].atol >= 0 &&
 		        isfinite(t->aTol[d].rtol) && isfinite(t->aTol[d].rel_l2));
 	inside(t->ref.zHost);

@@ -15,19 +15,8 @@
 #include "check.h"
 #include "harness.h"
 #include "harness_priv.h" /* the batch bound's arithmetic (harness_batch_inconsistent) */
+#include "fcand.h"
 #include "util.h"
-
-#define N 1024
-
-static int ref_double(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
-{
-	(void)n_in, (void)n_out, (void)s;
-	const float *x = in[0].data;
-	float *y = out[0].data;
-	for (int64_t i = 0; i < kl_numel(&in[0]); i++)
-		y[i] = 2 * x[i];
-	return 0;
-}
 
 static int writes_nothing(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
 {
@@ -114,116 +103,6 @@ static int timed_run_only_wrong(const kl_tensor *in, int n_in, kl_tensor *out, i
 	return 0;
 }
 
-/* this thread's CPU time, s */
-static double thread_cpu_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* 2 ms of work on a CPU (however long a busy machine makes that take),
- * then right: as a real kernel's, its work is CPU time, which its CPU time
- * bounds */
-static int slow_double(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
-{
-	double t0 = thread_cpu_s();
-	while (thread_cpu_s() - t0 < 0.002)
-		ref_double(in, n_in, out, n_out, s);
-	return 0;
-}
-
-/* a candidate as the harness calls it, here in this process: kl_run on the
- * harness's shared buffers, mapped a second time; lie divides the times it
- * reports; wakeMs is what its process spends (on the CPU, outside the time
- * it reports) before answering a call for which the harness prepared a run
- * (new inputs), as a process or virtual CPU asleep meanwhile does */
-struct fcand {
-	struct harness_cand hc;
-	kl_run_fn fn;
-	struct backend *b;
-	kl_tensor in[4], out[4];
-	int nIn, nOut;
-	double lie, wakeMs;
-	double burstMs;   /* CPU spent before timed calls 2 and 3 of every 3
-	                     (not frames), outside the time it reports: a burst
-	                     of load that slows most runs */
-	double batchSlow; /* CPU spent after each run of a batch, inside its
-	                     timer: a machine slower during the batch than in
-	                     the timed runs (its host took the virtual CPU) */
-	int lieTimedOnly; /* lie divides the timed runs' reports, not the
-	                     batch's: a runner that knows the batch request */
-	int nTimed;
-	unsigned char seen[64];
-};
-
-/* spend ms of this thread's CPU time */
-static void spin(double ms)
-{
-	struct timespec a, b;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
-	do
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-	while ((double)(b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) * 1e-6 < ms);
-}
-
-static void f_wake(struct fcand *c)
-{
-	size_t n = c->in[0].data ? sizeof c->seen : 0;
-	if (c->wakeMs <= 0 || !n || !memcmp(c->seen, c->in[0].data, n))
-		return;
-	memcpy(c->seen, c->in[0].data, n);
-	spin(c->wakeMs);
-}
-
-static int f_call(struct harness_cand *hc, int mode, int *pRc, double *pMs, double *pMd, char *why,
-                  size_t nWhy, char *err)
-{
-	struct fcand *c = (struct fcand *)hc;
-	(void)why, (void)nWhy;
-	f_wake(c);
-	if (c->burstMs > 0 && mode != HC_UNTIMED && (c->nTimed++ % 3) != 0)
-		spin(c->burstMs);
-	if (mode != HC_UNTIMED && c->b->timer_start(c->b, err) < 0)
-		return -1;
-	*pRc = c->fn(c->in, c->nIn, c->out, c->nOut, NULL);
-	if (mode != HC_UNTIMED && c->b->timer_stop(c->b, pMs, pMd, err) < 0)
-		return -1;
-	if (mode != HC_UNTIMED)
-		*pMs /= c->lie, *pMd /= c->lie;
-	return 0;
-}
-
-static int f_frame(struct harness_cand *hc, double *pMd, char *why, size_t nWhy, char *err)
-{
-	struct fcand *c = (struct fcand *)hc;
-	double ms;
-	(void)why, (void)nWhy;
-	f_wake(c);
-	return c->b->timer_start(c->b, err) < 0 ? -1 : c->b->timer_stop(c->b, &ms, pMd, err);
-}
-
-/* a batch (harness_cand.batch) as the runner's: n runs inside one start
- * and stop of the timer, the mean reported (divided by lie, as a call's) */
-static int f_batch(struct harness_cand *hc, int mode, int n, double *pMs, double *pMd, char *why,
-                   size_t nWhy, char *err)
-{
-	struct fcand *c = (struct fcand *)hc;
-	(void)mode, (void)why, (void)nWhy;
-	if (c->b->timer_start(c->b, err) < 0)
-		return -1;
-	for (int i = 0; i < n; i++) {
-		c->fn(c->in, c->nIn, c->out, c->nOut, NULL);
-		if (c->batchSlow > 0)
-			spin(c->batchSlow);
-	}
-	if (c->b->timer_stop(c->b, pMs, pMd, err) < 0)
-		return -1;
-	double lie = c->lieTimedOnly ? 1 : c->lie;
-	*pMs /= n * lie, *pMd /= n * lie;
-	return 0;
-}
-
 /* a runner taken over that does not know the batch request */
 static int f_batch_unknown(struct harness_cand *hc, int mode, int n, double *pMs, double *pMd,
                            char *why, size_t nWhy, char *err)
@@ -244,17 +123,6 @@ static double f_restless(struct harness_cand *hc, int *pAsleep)
 	(void)hc;
 	*pAsleep = 0;
 	return waited += 10;
-}
-
-/* the CPU time of the candidate's process: here the harness's own thread,
- * which calls kl_run; all of it is that thread too */
-static int f_cpu(struct harness_cand *hc, double *pMain, double *pAll)
-{
-	struct timespec ts;
-	(void)hc;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	*pMain = *pAll = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-	return 0;
 }
 
 /* threads left spinning by the candidate (tests/fixtures/evil/threads.c):
@@ -316,64 +184,11 @@ static int remembers_inputs(const kl_tensor *in, int n_in, kl_tensor *out, int n
 	return ref_double(in, n_in, out, n_out, s);
 }
 
-/* kloop's own waits for a CPU: none, whatever the load of the machine the
- * test runs on (the candidate here runs in kloop's thread, so its runs'
- * waits would be kloop's) */
-static double f_never_waits(struct harness_cand *hc)
-{
-	(void)hc;
-	return 0;
-}
-
-static struct harness_cand *fcand(struct fcand *c, struct harness *h, struct backend *b,
-                                  kl_run_fn fn)
-{
-	char err[KL_ERRLEN];
-	struct harness_buf hb[8];
-	int n = harness_buffers(h, hb);
-	memset(c, 0, sizeof *c);
-	c->hc.call = f_call;
-	c->hc.frame = f_frame;
-	c->hc.own_delay = f_never_waits;
-	c->fn = fn;
-	c->b = b;
-	c->lie = 1;
-	for (int i = 0; i < n; i++) {
-		char *p = b->open_shared(b, &hb[i].sh, 0, err);
-		kl_tensor *t = hb[i].input ? &c->in[c->nIn++] : &c->out[c->nOut++];
-		*t = hb[i].t;
-		t->data = p + hb[i].off;
-	}
-	return &c->hc;
-}
-
-static const char *status(cJSON *r)
-{
-	return cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
-}
-
-static const char *reason(cJSON *r)
-{
-	return cJSON_GetStringValue(cJSON_GetObjectItem(r, "reason"));
-}
-
 int main(void)
 {
 	char err[KL_ERRLEN];
-	struct task t = {0};
-	t.zName = "double";
-	t.nIn = t.nOut = 1;
-	t.aIn[0] = (struct task_tensor){.zName = "x",
-	                                .dtype = KL_F32,
-	                                .ndim = 2,
-	                                .shape = {4, N / 4},
-	                                .dist = DIST_UNIFORM,
-	                                .a = -1,
-	                                .b = 1};
-	t.aOut[0] =
-	    (struct task_tensor){.zName = "y", .dtype = KL_F32, .ndim = 2, .shape = {4, N / 4}};
-	for (int d = 0; d < TASK_NDTYPE; d++)
-		t.aTol[d] = task_default_tol((kl_dtype)d);
+	struct task t;
+	fcand_double_task(&t);
 	struct backend *b = backend_host_new(err);
 	struct harness_opts o;
 	harness_default_opts(&o, "host");
@@ -783,9 +598,10 @@ int main(void)
 	bt.n = n0;
 	bt.cpu = 0.1;
 	bt.rep = 0.1;
-	CHECK(harness_batch_runs(0.1) == 200 && harness_batch_runs(0) == HARNESS_BATCH_MAX &&
-	          harness_batch_runs(50) == 1,
-	      "the batch's runs: 20 ms of them, 1 to %d", HARNESS_BATCH_MAX);
+	CHECK(harness_batch_runs(0.1, 1) == 200 && harness_batch_runs(0, 1) == HARNESS_BATCH_MAX &&
+	          harness_batch_runs(50, 1) == 1 && harness_batch_runs(1, 0) == 5,
+	      "the batch's runs: 20 ms of them on the GPU, 5 on the host, 1 to %d",
+	      HARNESS_BATCH_MAX);
 	/* an A/B bounds both sides too: a challenger reporting a fiftieth of
 	 * its A/B times is the liar, not the winner */
 	struct fcand fl, fh;

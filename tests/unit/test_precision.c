@@ -21,7 +21,8 @@
 #include "precision.h"
 #include "util.h"
 
-#define N 4096
+#define N 4096 /* the floats of x (fcand.h's task is not this one) */
+#include "fcand.h"
 
 /* the exact reference: exp in double, rounded to the output's type */
 static int ref_exp(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
@@ -122,55 +123,23 @@ static int c_timed_bf16(const kl_tensor *in, int n_in, kl_tensor *out, int n_out
 	return gTimed ? c_bf16_outputs(in, n_in, out, n_out, s) : c_expf(in, n_in, out, n_out, s);
 }
 
-struct fcand {
-	struct harness_cand hc;
-	kl_run_fn fn;
-	struct backend *b;
-	kl_tensor in[2], out[2];
-	int nIn, nOut;
-};
-
-static int f_call(struct harness_cand *hc, int mode, int *pRc, double *pMs, double *pMd, char *why,
+/* a call of the candidate in this process (fcand.h's), which tells the
+ * candidates that compute otherwise when timed (gTimed) */
+static int p_call(struct harness_cand *hc, int mode, int *pRc, double *pMs, double *pMd, char *why,
                   size_t nWhy, char *err)
 {
-	struct fcand *c = (struct fcand *)hc;
-	(void)why, (void)nWhy;
-	if (mode != HC_UNTIMED && c->b->timer_start(c->b, err) < 0)
-		return -1;
 	gTimed = mode != HC_UNTIMED;
-	*pRc = c->fn(c->in, c->nIn, c->out, c->nOut, NULL);
+	int rc = f_call(hc, mode, pRc, pMs, pMd, why, nWhy, err);
 	gTimed = 0;
-	if (mode != HC_UNTIMED && c->b->timer_stop(c->b, pMs, pMd, err) < 0)
-		return -1;
-	return 0;
+	return rc;
 }
 
-static int f_frame(struct harness_cand *hc, double *pMd, char *why, size_t nWhy, char *err)
-{
-	struct fcand *c = (struct fcand *)hc;
-	double ms;
-	(void)why, (void)nWhy;
-	return c->b->timer_start(c->b, err) < 0 ? -1 : c->b->timer_stop(c->b, &ms, pMd, err);
-}
-
-static struct harness_cand *fcand(struct fcand *c, struct harness *h, struct backend *b,
+static struct harness_cand *pcand(struct fcand *c, struct harness *h, struct backend *b,
                                   kl_run_fn fn)
 {
-	char err[KL_ERRLEN];
-	struct harness_buf hb[4];
-	int n = harness_buffers(h, hb);
-	memset(c, 0, sizeof *c);
-	c->hc.call = f_call;
-	c->hc.frame = f_frame;
-	c->b = b;
-	c->fn = fn;
-	for (int i = 0; i < n; i++) {
-		char *p = b->open_shared(b, &hb[i].sh, 0, err);
-		kl_tensor *t = hb[i].input ? &c->in[c->nIn++] : &c->out[c->nOut++];
-		*t = hb[i].t;
-		t->data = p + hb[i].off;
-	}
-	return &c->hc;
+	struct harness_cand *hc = fcand(c, h, b, fn);
+	hc->call = p_call;
+	return hc;
 }
 
 static const cJSON *prec(const cJSON *r)
@@ -208,7 +177,7 @@ static struct harness *setup_runs(const struct task *t, struct backend *b, kl_ru
 	struct harness *h = harness_new(t, b, &o, err);
 	struct fcand fc;
 	if (!h || harness_generate_inputs(h, err) < 0 ||
-	    harness_run_reference(h, fcand(&fc, h, b, ref_exp), err) < 0)
+	    harness_run_reference(h, pcand(&fc, h, b, ref_exp), err) < 0)
 		return h;
 	if (!bPrec)
 		return h;
@@ -217,7 +186,7 @@ static struct harness *setup_runs(const struct task *t, struct backend *b, kl_ru
 		return h;
 	if (nChk >= 0) /* as if no more fit */
 		harness_keep_pool(h64, PRECISION_NEMU + nChk);
-	if (harness_run_reference(h64, fcand(&fc, h64, b, ref), err) < 0) {
+	if (harness_run_reference(h64, pcand(&fc, h64, b, ref), err) < 0) {
 		precision_discard(h64);
 		precision_note(h, err);
 		return h;
@@ -254,12 +223,12 @@ static cJSON *ab_precision(struct harness *h, struct backend *b, kl_run_fn inc, 
 	for (int k = 0; k < 4 && !*pN; k++) {
 		struct fcand fi, fc;
 		cJSON_Delete(r);
-		cJSON_Delete(harness_eval(h, fcand(&fc, h, b, cand), 0, NULL, NULL));
+		cJSON_Delete(harness_eval(h, pcand(&fc, h, b, cand), 0, NULL, NULL));
 		struct harness_ab_opts ao = {.nPairs = 40, .budgetS = 5};
 		int who;
 		cJSON *fail = NULL;
 		cJSON_Delete(
-		    harness_ab(h, fcand(&fi, h, b, inc), &fc.hc, &ao, NULL, NULL, &who, &fail));
+		    harness_ab(h, pcand(&fi, h, b, inc), &fc.hc, &ao, NULL, NULL, &who, &fail));
 		cJSON_Delete(fail);
 		r = cJSON_CreateObject();
 		cJSON_AddItemToObject(r, "precision", harness_precision(h));
@@ -303,7 +272,7 @@ static void test_checked_runs(const struct task *t, struct backend *b)
 	if (!h || !precision_of(h))
 		return;
 	int nRed;
-	cJSON *r = harness_eval(h, fcand(&fc, h, b, c_timed_bf16), 1, NULL, NULL);
+	cJSON *r = harness_eval(h, pcand(&fc, h, b, c_timed_bf16), 1, NULL, NULL);
 	int n = checked_runs(r, &nRed);
 	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
 	CHECK(n > 0 && n == cJSON_GetNumberValue(cJSON_GetObjectItem(tm, "checked_runs")),
@@ -322,7 +291,7 @@ static void test_checked_runs(const struct task *t, struct backend *b)
 	cJSON_Delete(r);
 	kl_run_fn honest[] = {c_expf, c_exp2f};
 	for (int k = 0; k < 2; k++) {
-		r = harness_eval(h, fcand(&fc, h, b, honest[k]), 1, NULL, NULL);
+		r = harness_eval(h, pcand(&fc, h, b, honest[k]), 1, NULL, NULL);
 		n = checked_runs(r, &nRed);
 		CHECK(!strcmp(pstr(r, "verdict"), "faithful") && n > 0 && nRed == 0,
 		      "%s timed: faithful in the trials and in all %d checked timed runs",
@@ -332,7 +301,7 @@ static void test_checked_runs(const struct task *t, struct backend *b)
 	test_ab(h, b);
 	harness_free(h);
 	h = setup_runs(t, b, ref_exp, 1, 300, 0, err);
-	r = harness_eval(h, fcand(&fc, h, b, c_timed_bf16), 1, NULL, NULL);
+	r = harness_eval(h, pcand(&fc, h, b, c_timed_bf16), 1, NULL, NULL);
 	CHECK(!strcmp(pstr(r, "verdict"), "faithful") && checked_runs(r, &nRed) == 0 &&
 	          strstr(pstr(r, "checked_runs_unjudged"), "fit in memory") && harness_npool(h) > 0,
 	      "no checking set's float64 outputs fit: the checking sets stay, their runs are "
@@ -348,7 +317,7 @@ static void test_checked_runs(const struct task *t, struct backend *b)
 	r = NULL;
 	for (int k = 0; k < 5 && (!r || !checked_runs(r, &nRed)); k++) {
 		cJSON_Delete(r);
-		r = harness_eval(h, fcand(&fc, h, b, c_timed_bf16), 1, NULL, NULL);
+		r = harness_eval(h, pcand(&fc, h, b, c_timed_bf16), 1, NULL, NULL);
 	}
 	n = checked_runs(r, &nRed);
 	CHECK(n > 0 && nRed > 0 && !strcmp(pstr(r, "verdict"), "reduced") &&
@@ -424,9 +393,9 @@ static struct harness *gemm_harness(const struct task *t, struct backend *b, cha
 	struct harness *h = harness_new(t, b, &o, err), *h64 = NULL;
 	struct fcand fc;
 	if (h && harness_generate_inputs(h, err) == 0 &&
-	    harness_run_reference(h, fcand(&fc, h, b, ref_gemm), err) == 0 &&
+	    harness_run_reference(h, pcand(&fc, h, b, ref_gemm), err) == 0 &&
 	    (h64 = precision_harness(h, err)) &&
-	    harness_run_reference(h64, fcand(&fc, h64, b, ref_gemm), err) == 0 &&
+	    harness_run_reference(h64, pcand(&fc, h64, b, ref_gemm), err) == 0 &&
 	    precision_attach(h, h64, err) == 0)
 		return h;
 	harness_free(h);
@@ -469,7 +438,7 @@ static void test_accumulation(struct backend *b)
 	    {ref_gemm, "correct", "faithful", "the reference itself"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-		cJSON *r = harness_eval(h, fcand(&fc, h, b, cases[i].fn), 0, NULL, NULL);
+		cJSON *r = harness_eval(h, pcand(&fc, h, b, cases[i].fn), 0, NULL, NULL);
 		const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
 		int red = !strcmp(cases[i].verdict, "reduced");
 		const cJSON *em = cJSON_GetObjectItem(prec(r), "emulated");
@@ -526,7 +495,7 @@ static void test_accumulation_bf16(struct backend *b)
 	};
 	struct fcand fc;
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-		cJSON *r = harness_eval(h, fcand(&fc, h, b, cases[i].fn), 0, NULL, NULL);
+		cJSON *r = harness_eval(h, pcand(&fc, h, b, cases[i].fn), 0, NULL, NULL);
 		char got[600];
 		snprintf(got, sizeof got, "%s %s %s %s", json_str(r, "status", "?"),
 		         *pstr(r, "verdict") ? pstr(r, "verdict") : "none", pstr(r, "cause"),
@@ -598,7 +567,7 @@ int main(void)
 	};
 	struct fcand fc;
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-		cJSON *r = harness_eval(h, fcand(&fc, h, b, cases[i].fn), 0, NULL, NULL);
+		cJSON *r = harness_eval(h, pcand(&fc, h, b, cases[i].fn), 0, NULL, NULL);
 		const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
 		CHECK(
 		    st && !strcmp(st, "correct") && !strcmp(pstr(r, "verdict"), cases[i].verdict) &&
@@ -620,7 +589,7 @@ int main(void)
 	t.zComputeFrom = "task.json";
 	struct harness *h32 = setup(&t, b, ref_exp, 1, err);
 	for (int k = 0; h32 && k < 2; k++) {
-		cJSON *r = harness_eval(h32, fcand(&fc, h32, b, k ? c_coarse : c_tf32_inputs), 0,
+		cJSON *r = harness_eval(h32, pcand(&fc, h32, b, k ? c_coarse : c_tf32_inputs), 0,
 		                        NULL, NULL);
 		CHECK(!strcmp(pstr(r, "verdict"), k ? "reduced" : "faithful"),
 		      "compute tf32: %s is %s (ratio %.3g; %s)",
@@ -635,13 +604,13 @@ int main(void)
 	/* faithful in the three trials, bf16 once timed: the run after timing
 	 * (flushed and called as the timed runs are) says so */
 	nCalls = 0;
-	cJSON *rt = harness_eval(h, fcand(&fc, h, b, c_counts), 1, NULL, NULL);
+	cJSON *rt = harness_eval(h, pcand(&fc, h, b, c_counts), 1, NULL, NULL);
 	CHECK(!strcmp(pstr(rt, "verdict"), "reduced") &&
 	          strstr(pstr(rt, "cause"), "faithful in the trials, not in the run after timing"),
 	      "faithful in the trials and bf16 once timed: reduced (%s; %s)",
 	      cJSON_GetStringValue(cJSON_GetObjectItem(rt, "status")), pstr(rt, "cause"));
 	cJSON_Delete(rt);
-	rt = harness_eval(h, fcand(&fc, h, b, c_expf), 1, NULL, NULL);
+	rt = harness_eval(h, pcand(&fc, h, b, c_expf), 1, NULL, NULL);
 	CHECK(!strcmp(pstr(rt, "verdict"), "faithful") && pnum(rt, "after_timing_rel_l2") > 0,
 	      "expf timed too: faithful, the run after timing's error measured (%.3g)",
 	      pnum(rt, "after_timing_rel_l2"));
@@ -654,13 +623,13 @@ int main(void)
 
 	/* no verdict, with the reason, where the reference cannot give float64 */
 	h = setup(&t, b, ref_f32_only, 1, err);
-	cJSON *r = harness_eval(h, fcand(&fc, h, b, c_expf), 0, NULL, NULL);
+	cJSON *r = harness_eval(h, pcand(&fc, h, b, c_expf), 0, NULL, NULL);
 	CHECK(!strcmp(pstr(r, "verdict"), "unknown") && strstr(pstr(r, "why"), "returned 2"),
 	      "a reference that refuses float64 outputs: precision unknown (%s)", pstr(r, "why"));
 	cJSON_Delete(r);
 	harness_free(h);
 	h = setup(&t, b, ref_ignores_dtype, 1, err);
-	r = harness_eval(h, fcand(&fc, h, b, c_tf32_inputs), 0, NULL, NULL);
+	r = harness_eval(h, pcand(&fc, h, b, c_tf32_inputs), 0, NULL, NULL);
 	CHECK(!strcmp(pstr(r, "verdict"), "unknown") && strstr(pstr(r, "why"), "KL_F64"),
 	      "a reference that writes floats into float64 outputs: unknown, not a wrong verdict "
 	      "(%s)",
@@ -668,7 +637,7 @@ int main(void)
 	cJSON_Delete(r);
 	harness_free(h);
 	h = setup(&t, b, ref_exp, 0, err);
-	r = harness_eval(h, fcand(&fc, h, b, c_expf), 0, NULL, NULL);
+	r = harness_eval(h, pcand(&fc, h, b, c_expf), 0, NULL, NULL);
 	CHECK(r && !prec(r), "without a float64 reference or a note, no precision is claimed");
 	cJSON_Delete(r);
 	harness_free(h);

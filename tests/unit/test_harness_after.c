@@ -1,0 +1,191 @@
+/*
+ * test_harness_after.c - every call is the same call (issue 37), with
+ * in-process candidates on the host backend: timed runs checked after
+ * their call against the reference on the same inputs, and the runs of a
+ * batch each on inputs and outputs of their own, a few of them checked
+ * once the batch is back.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "check.h"
+#include "fcand.h"
+#include "harness.h"
+#include "util.h"
+
+/* right only on inputs kloop holds a copy of (a trial's, the timing set's,
+ * a checking set's), wrong on every other: it knows, before its call,
+ * every run kloop decided before the call to check.  Fresh inputs it
+ * answers with zeros */
+static struct harness *gH;
+static int nKnown, nFresh;
+static int knows_sets(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	for (int k = 0; k < harness_nsets(gH); k++)
+		if (!memcmp(in[0].data, harness_input_buf(gH, k, 0), N * sizeof(float))) {
+			nKnown++;
+			return ref_double(in, n_in, out, n_out, s);
+		}
+	nFresh++;
+	memset(out[0].data, 0, N * sizeof(float));
+	return 0;
+}
+
+/* the inputs it saw, by a hash of all of their bytes: repeats counted */
+static uint64_t seen[1 << 16];
+static int nSeen, nRepeats;
+static int counts_repeats(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	const unsigned char *p = in[0].data;
+	for (int i = 0; i < N * 4; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	for (int i = 0; i < nSeen; i++)
+		nRepeats += seen[i] == h;
+	if (nSeen < (int)(sizeof seen / sizeof *seen))
+		seen[nSeen++] = h;
+	return slow_double(in, n_in, out, n_out, s);
+}
+
+/* 0.2 ms of work on a CPU, then right: short enough that a batch (5 ms
+ * of runs on the host) has several runs however loaded the machine, as
+ * slow_double's 2 ms often did not (a batch of one, in which nothing is
+ * skipped) */
+static int brief_double(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
+{
+	double t0 = thread_cpu_s();
+	while (thread_cpu_s() - t0 < 0.0002)
+		ref_double(in, n_in, out, n_out, s);
+	return 0;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+	return cJSON_GetNumberValue(cJSON_GetObjectItem(o, k));
+}
+
+/* a harness of the test's task on b, a short budget, its inputs drawn */
+static struct harness *harness_of(const struct task *t, struct backend *b, char *err)
+{
+	struct harness_opts o;
+	harness_default_opts(&o, "host");
+	o.budgetS = 0.2;
+	struct harness *h = harness_new(t, b, &o, err);
+	if (h && harness_generate_inputs(h, err) < 0) {
+		harness_free(h);
+		return NULL;
+	}
+	return h;
+}
+
+int main(void)
+{
+	char err[KL_ERRLEN];
+	struct task t;
+	struct backend *b = backend_host_new(err);
+	fcand_double_task(&t);
+	struct harness *h = gH = harness_of(&t, b, err);
+	CHECK(h != NULL, "a harness with its inputs (%s)", h ? "" : err);
+	struct fcand fref, fc;
+	CHECK(harness_run_reference(h, fcand(&fref, h, b, ref_double), err) == 0,
+	      "reference data computed");
+
+	/* without a judge after the call, a candidate that knows every run
+	 * checked before its call is right on each of them */
+	cJSON *r = harness_eval(h, fcand(&fc, h, b, knows_sets), 1, NULL, NULL);
+	cJSON *tm = cJSON_GetObjectItem(r, "timing");
+	CHECK(!strcmp(status(r), "correct") && nFresh > 0 && nKnown > 5,
+	      "kloop's checks decided before the call: a candidate right only on the sets kloop "
+	      "holds passes them all (%s; %d runs on fresh inputs, %d on held ones)",
+	      status(r), nFresh, nKnown);
+	cJSON_Delete(r);
+
+	/* with the reference as a judge after the call: which run is checked
+	 * is decided once it is back, among them all */
+	harness_set_reference(h, &fref.hc);
+	r = harness_eval(h, fcand(&fc, h, b, knows_sets), 1, NULL, NULL);
+	CHECK(!strcmp(status(r), "incorrect") && strstr(reason(r), "checked after its call") &&
+	          strstr(reason(r), "differs from the reference"),
+	      "a candidate right only on the runs decided before the call is caught in a run "
+	      "checked after it: %s",
+	      reason(r));
+	cJSON_Delete(r);
+	/* and however many runs the timing made, at least two of them are
+	 * checked so (a timing that ended early once checked none) */
+	for (int i = 0; i < 3; i++) {
+		r = harness_eval(h, fcand(&fc, h, b, ref_double), 1, NULL, NULL);
+		tm = cJSON_GetObjectItem(r, "timing");
+		CHECK(!strcmp(status(r), "correct") && num(tm, "checked_after_runs") >= 2,
+		      "an honest candidate is correct, %g of its %g timed runs checked after their "
+		      "call (%s)",
+		      num(tm, "checked_after_runs"), num(tm, "count"), reason(r));
+		cJSON_Delete(r);
+	}
+
+	/* the A/B too: each side's runs, decided after the call */
+	struct fcand fi;
+	struct harness_ab_opts ao = {.nPairs = 12, .budgetS = 100, .strict = 0};
+	int who;
+	cJSON *fail = NULL;
+	cJSON *ab = harness_ab(h, fcand(&fi, h, b, ref_double), fcand(&fc, h, b, ref_double), &ao,
+	                       NULL, NULL, &who, &fail);
+	CHECK(ab && num(ab, "checked_after_runs") >= 4,
+	      "an A/B of two honest candidates checks %g of their runs after the call, two of "
+	      "each at least (%s)",
+	      num(ab, "checked_after_runs"), fail ? reason(fail) : "");
+	cJSON_Delete(ab);
+	cJSON_Delete(fail);
+	fail = NULL;
+	ab = harness_ab(h, fcand(&fi, h, b, ref_double), fcand(&fc, h, b, knows_sets), &ao, NULL,
+	                NULL, &who, &fail);
+	CHECK(!ab && who == 1 && fail && !strcmp(status(fail), "incorrect") &&
+	          strstr(reason(fail), "checked after its call"),
+	      "a challenger right only on the runs decided before the call is caught in its A/B "
+	      "(%s)",
+	      fail ? reason(fail) : "not caught");
+	cJSON_Delete(ab);
+	cJSON_Delete(fail);
+
+	/* the batch: every run on inputs of its own, none seen before */
+	struct harness_cand *c = fcand(&fc, h, b, counts_repeats);
+	c->batch = f_batch;
+	c->cpu = f_cpu;
+	nSeen = nRepeats = 0;
+	r = harness_eval(h, c, 1, NULL, NULL);
+	tm = cJSON_GetObjectItem(r, "timing");
+	double bRuns = num(tm, "batch_runs");
+	CHECK(!strcmp(status(r), "correct") && nRepeats == 0 && nSeen > 5,
+	      "%d calls, none on bytes seen before, a batch of %g runs among them (%s)", nSeen,
+	      bRuns, reason(r));
+	CHECK(!cJSON_GetObjectItem(tm, "batch_runs") || num(tm, "batch_checked_runs") >= 1,
+	      "a batch's runs are checked after it (%g of %g)", num(tm, "batch_checked_runs"),
+	      bRuns);
+	cJSON_Delete(r);
+
+	/* a candidate that does the first run of a batch and skips the rest:
+	 * their outputs are left poisoned, and the runs checked after the
+	 * batch see it (where the machine allowed a batch at all: without
+	 * one its time is unverified; and a batch of one run skips nothing) */
+	c = fcand(&fc, h, b, brief_double);
+	c->batch = f_batch;
+	c->cpu = f_cpu;
+	fc.batchSkip = 1;
+	r = harness_eval(h, c, 1, NULL, NULL);
+	tm = cJSON_GetObjectItem(r, "timing");
+	CHECK((!strcmp(status(r), "incorrect") && strstr(reason(r), "of kloop's batch of") &&
+	       strstr(reason(r), "checked after it")) ||
+	          (!strcmp(status(r), "correct") && !cJSON_GetObjectItem(tm, "batch_runs") &&
+	           cJSON_IsFalse(cJSON_GetObjectItem(tm, "verified"))) ||
+	          (!strcmp(status(r), "correct") && num(tm, "batch_runs") == 1),
+	      "a candidate skipping the runs of a batch is caught in a run checked after it: %s "
+	      "(a batch of %g)",
+	      reason(r), num(tm, "batch_runs"));
+	cJSON_Delete(r);
+
+	harness_free(h);
+	b->destroy(b);
+	return check_done();
+}
