@@ -14,13 +14,20 @@ static void table_text(const struct state *st, struct popview *pv, strbuf *sb)
 	int roof = report_table_has_roof(st, pv->aIdx, pv->nIdx);
 	report_table_header_cols(sb, roof);
 	sb_adds(sb, "\n");
+	/* marked as the Population pane marks them: the one best, suspects,
+	 * unverified and reduced times */
+	const struct cand *best = state_best(st, NULL, NULL);
 	for (int i = 0; i < pv->nIdx; i++) {
-		report_table_row_cols(&st->aCand[pv->aIdx[i]], NULL, ' ', roof, sb);
+		const struct cand *c = &st->aCand[pv->aIdx[i]];
+		report_table_row_cols(c, NULL, report_mark(st, c, best), roof, sb);
 		sb_adds(sb, "\n");
 	}
 	sb_addf(sb, "%d of %d candidates; ", pv->nIdx, st->nCand);
 	popview_describe(pv, sb);
 	sb_adds(sb, "\n");
+	if (best)
+		sb_addf(sb, "the best: #%d (%s)\n", best->id, best->zName);
+	sb_addf(sb, "marks: %s\n", report_mark_legend());
 }
 
 int verb_sort(struct actions_front *f, const struct commands_line *c)

@@ -69,7 +69,7 @@ check "... so is a ModelNew with CUDA kernels" \
 printf 'add %s\nlist\n' $F/modelnew_cpu.py |
 	$KLOOP shell softmax $B --session "$T/sh.jsonl" >"$T/sh.out" 2>"$T/sh.err"
 check "the shell's add evaluates a ModelNew module ($(said "$T/sh.jsonl"))" sh -c \
-	"grep -q 'candidate 2 (modelnew_cpu.py, human) added from $F/modelnew_cpu.py; evaluating' '$T/sh.out' && grep -Eq '^ +2 +- human +correct' '$T/sh.out'"
+	"grep -q 'candidate 2 (modelnew_cpu.py, human) added from $F/modelnew_cpu.py; evaluating' '$T/sh.out' && grep -Eq '^[ *?~!] +2 +- human +correct' '$T/sh.out'"
 
 # export --kernelbench of a ModelNew: the module as it is, the problem after
 # it, which kloop reads again as the same candidate

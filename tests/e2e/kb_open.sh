@@ -46,7 +46,7 @@ fi
 printf 'add tasks/softmax/seed.c\nadd %s/nope.cu\nadd README.md\nlist\n' "$T" |
 	$KLOOP shell softmax $B --session "$T/b.jsonl" >"$T/sh.out" 2>"$T/sh.err"
 check ":add FILE adds the source as a human candidate and evaluates it" \
-	sh -c "grep -q 'candidate 2 (seed.c, human) added from tasks/softmax/seed.c; evaluating' '$T/sh.out' && grep -Eq '^ +2 +- human +correct' '$T/sh.out'"
+	sh -c "grep -q 'candidate 2 (seed.c, human) added from tasks/softmax/seed.c; evaluating' '$T/sh.out' && grep -Eq '^[ *?~!] +2 +- human +correct' '$T/sh.out'"
 check ":add of a missing file says so" grep -q "add: .*nope.cu" "$T/sh.err"
 check ":add of a file that is not a source says so" grep -q "add: README.md: not a .c, .cpp, .cu or ModelNew .py source" "$T/sh.err"
 

@@ -37,7 +37,15 @@ rc=$?
 check "a piped script runs to its end with exit status 0" test $rc -eq 0
 check "nothing on stderr" test ! -s "$T/err"
 check "the seeds' verdicts come first (the REPL waits for them)" sh -c "head -2 '$T/out' | grep -q 'candidate 1 (seed.c): correct' && head -2 '$T/out' | grep -q 'candidate 2 (seed_unrolled.c): correct'"
-check "list prints the population table" grep -Eq "^ +2 +- seed +correct" "$T/out"
+check "list prints the population table" grep -Eq "^[ *?~!] +2 +- seed +correct" "$T/out"
+# the best marked as the Population pane marks it, named, with the marks' legend
+check "list marks the one best with * and names it" python3 -c '
+import re, sys
+t = open(sys.argv[1]).read()
+best = re.findall(r"^the best: #(\d+) ", t, re.M)
+stars = re.findall(r"^\* +(\d+) ", t, re.M)
+assert best and stars and set(stars) == set(best), (best, stars)
+assert "marks: B banned" in t' "$T/out"
 check "bench waits for its job: its verdict comes before the next command's output" \
 	sh -c "grep -A1 'candidate 2 (seed_unrolled.c): evaluating' '$T/out' | tail -1 | grep -q 'candidate 2 (seed_unrolled.c): correct'"
 check "sort answers with the order" grep -q "^sorted by speedup, descending$" "$T/out"
@@ -50,7 +58,7 @@ lines = open(sys.argv[1]).read().split("\n")
 i = max(k for k, l in enumerate(lines) if "time ms speedup" in l and k > 0 and "filter: correct" in lines[k - 1])
 sp = []
 for l in lines[i + 1:]:
-    m = re.match(r"^ +\d+ .* ([0-9.]+)x", l)
+    m = re.match(r"^[ *?~!] +\d+ .* ([0-9.]+)x", l)
     if not m:
         break
     sp.append(float(m.group(1)))
@@ -86,6 +94,7 @@ norm() {
 		sed -E 's/, not converged( within the budget)?//; s/ \((faster|slower)(, outside the noise)?\)/ CMP/g; s/, same within noise/ CMP/g' |
 		sed -E 's/Nx\?/Nx/' | grep -v "^UNVERIFIED " | grep -v "^bound " |
 		sed -E 's/best Nx \(#N(, unconfirmed: #N within noise, no A\/B|, A\/B: #N within noise)?\)/BEST Nx (#N)/g' |
+		sed -E 's/^[*?~] N / N /; s/^the best: #N \(.*\)$/the best: #N/' |
 		grep -v "session saved"
 }
 norm "$T/out" >"$T/n1"
@@ -107,7 +116,7 @@ check "a missing argument gives the usage" grep -q "error: export: missing a fil
 check "a bad filter says what is wrong" grep -q "error: filter: unknown field 'speed'" "$T/eerr"
 check "ideas without a provider: no LLM provider is configured" grep -q "error: ideas: no LLM provider is configured" "$T/eerr"
 check "so do the other LLM commands" grep -q "error: accept: no LLM provider is configured" "$T/eerr"
-check "the script went on after the errors" grep -Eq "^ +2 +- seed +correct" "$T/eout"
+check "the script went on after the errors" grep -Eq "^[ *?~!] +2 +- seed +correct" "$T/eout"
 check "a missing task is an error with exit status 2" sh -c "echo list | $KLOOP shell no_such_task $B >/dev/null 2>'$T/terr'; test \$? -eq 2 && grep -q 'no_such_task' '$T/terr'"
 check "quit ends the script" sh -c "printf 'quit\nlist\n' | $KLOOP shell $TASK $B --session '$T/q.jsonl' | grep -q 'time ms' && exit 1 || exit 0"
 
