@@ -46,10 +46,7 @@ struct flag_def {
 	(BARE_CMDS | FL_DOCTOR | FL_EXPORT | FL_PROFILE | FL_OUTLINE | FL_ARCHIVE | FL_REPORT)
 /* member x of struct flags, whose C type must be T (a compile error else:
  * the flag's kind and the member it sets cannot disagree) */
-#define M(x, T)                                                                                    \
-	(offsetof(struct flags, x) +                                                               \
-	 0 * sizeof(char[_Generic(((struct flags *)0)->x, T : 1, default                           \
-	                          : -1)]))
+#define M(x, T) KL_MEMBER(struct flags, x, T)
 /* a flag's kind with the member it sets */
 #define F_STR(x) FT_STRING, NULL, M(x, const char *)
 #define F_CHOICE(x) FT_CHOICE, NULL, M(x, const char *)
@@ -185,35 +182,12 @@ int flags_number(const char *zFlag, const char *z, double lo, double hi, int bIn
 	return 0;
 }
 
-static int choice_ok(const char *zChoices, const char *z)
-{
-	size_t n = strlen(z);
-	for (const char *p = zChoices; *p;) {
-		size_t k = strcspn(p, "|");
-		if (k == n && !strncmp(p, z, n))
-			return 1;
-		p += k + (p[k] == '|');
-	}
-	return 0;
-}
-
 /* check value v of flag d (a word, a number in range), its number in *pNum; 0 or -1 + err */
 static int check_value(const struct flag_def *d, const char *v, double *pNum, char *err)
 {
-	if (d->type == FT_CHOICE && !choice_ok(d->zChoices, v)) {
-		/* "host, cuda or torch" */
-		char words[200];
-		size_t w = 0;
-		for (const char *p = d->zChoices; *p && w + 5 < sizeof words; p++) {
-			if (*p != '|') {
-				words[w++] = *p;
-				continue;
-			}
-			const char *sep = strchr(p + 1, '|') ? ", " : " or ";
-			for (const char *q = sep; *q && w + 1 < sizeof words; q++)
-				words[w++] = *q;
-		}
-		words[w] = 0;
+	if (d->type == FT_CHOICE && words_find(d->zChoices, v) < 0) {
+		char words[200]; /* "host, cuda or torch" */
+		words_say(d->zChoices, words, sizeof words);
 		return kl_err(err, "%s: expected %s, got '%s'", d->zName, words, v);
 	}
 	if ((d->type == FT_INT || d->type == FT_NUM) &&
