@@ -200,6 +200,8 @@ $(BUILD)/gen/queries.o: $(BUILD)/gen/queries.c engine/code/syntax.h
 $(BUILD)/libkloop.a: $(BUILD)/gen/queries.o
 # the outline command's test compiles cli/cmd_outline.c (and the flag table) into itself
 $(BUILD)/tests/test_cmd_outline: cli/cmd_outline.c cli/flags.c
+# the configuration's test compiles the flag table into itself
+$(BUILD)/tests/test_config: cli/flags.c
 
 # --- fuzzing (issues 4, 14): `make fuzz FUZZ_SECONDS=60` runs each libFuzzer
 # target tests/fuzz/fuzz_*.c (clang, ASan + UBSan) for FUZZ_SECONDS: syntax

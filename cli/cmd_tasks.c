@@ -175,15 +175,15 @@ static int exec_tasks(int argc, char **argv)
 	}
 	if (f.nPos) {
 		char zSize[32] = "";
-		if (f.size > 0)
-			snprintf(zSize, sizeof zSize, "%.17g", f.size);
+		if (f.cfg.size > 0)
+			snprintf(zSize, sizeof zSize, "%.17g", f.cfg.size);
 		/* --timeout bounds the helper's description (default 300 s) */
 		int rc =
 		    show_problem(f.azPos[0], f.zShapes, zSize, f.cfg.zPython, f.timeoutS, json);
 		flags_free(&f);
 		return rc;
 	}
-	int bare = !f.zShapes && !f.size && !f.cfg.zPython;
+	int bare = !f.zShapes && !f.cfg.size && !f.cfg.zPython;
 	flags_free(&f);
 	if (!bare)
 		return cmd_usage(&cmd_tasks_entry);

@@ -1,5 +1,6 @@
 /*
- * flags.c - the flag table of every command and its parser.
+ * flags.c - the flag table of every command (with the configuration's and
+ * the search settings' flags, made from their tables) and its parser.
  */
 #include "flags.h"
 
@@ -46,10 +47,7 @@ struct flag_def {
 	(BARE_CMDS | FL_DOCTOR | FL_EXPORT | FL_PROFILE | FL_OUTLINE | FL_ARCHIVE | FL_REPORT)
 /* member x of struct flags, whose C type must be T (a compile error else:
  * the flag's kind and the member it sets cannot disagree) */
-#define M(x, T)                                                                                    \
-	(offsetof(struct flags, x) +                                                               \
-	 0 * sizeof(char[_Generic(((struct flags *)0)->x, T : 1, default                           \
-	                          : -1)]))
+#define M(x, T) KL_MEMBER(struct flags, x, T)
 /* a flag's kind with the member it sets */
 #define F_STR(x) FT_STRING, NULL, M(x, const char *)
 #define F_CHOICE(x) FT_CHOICE, NULL, M(x, const char *)
@@ -57,7 +55,6 @@ struct flag_def {
 #define F_INT(x) FT_INT, NULL, M(x, int)
 #define F_SWITCH(x) FT_SWITCH, NULL, M(x, int)
 #define F_NUM(x) FT_NUM, NULL, M(x, double)
-#define DAY 86400.0
 /* a string flag that sets member `member` of struct flags */
 #define STR(name, member, cmds)                                                                    \
 	{                                                                                          \
@@ -74,6 +71,28 @@ struct flag_def {
 #define SET_FLAGS(key, kind, lo, hi, def, words, flag, alias, what, cmds, group, help)             \
 	{flag, FT_##kind, NULL, 0, lo, hi, what, words, SET_CMDS(cmds), #key},                     \
 	    {alias, FT_##kind, NULL, 0, lo, hi, what, words, SET_CMDS(cmds), #key},
+/* the flag types of the configuration's kinds (an enum's flags are switches) */
+#define FT_CK_STR FT_STRING
+#define FT_CK_WORD FT_CHOICE
+#define FT_CK_ENUM FT_SWITCH
+#define FT_CK_INT FT_INT
+#define FT_CK_NUM FT_NUM
+/* what a configuration flag gives: a word of words, or an enum's switch "on" */
+#define FW_CK_STR(words) words
+#define FW_CK_WORD(words) words
+#define FW_CK_ENUM(words) "on"
+#define FW_CK_INT(words) words
+#define FW_CK_NUM(words) words
+/* the commands that take a configuration flag (config.h's CFG_ bits) */
+#define CFG_CMDS(c)                                                                                \
+	(((c)&CFG_RUN ? ALL_CMDS : 0) | ((c)&CFG_ASK ? LLM_CMDS | SEARCH_CMDS : 0) |               \
+	 ((c)&CFG_SEARCH ? SEARCH_CMDS : 0) | ((c)&CFG_OPEN ? FL_OPEN : 0) |                       \
+	 ((c)&CFG_TASKS ? FL_TASKS : 0) | ((c)&CFG_DOCTOR ? FL_DOCTOR : 0))
+/* a configuration key's flag and its "off" switch (zName NULL: none), from its row */
+#define CFG_FLAGS(key, kind, member, lo, hi, def, words, hook, flag, flagOff, what, cmds, group,   \
+                  help)                                                                            \
+	{flag, FT_##kind, #key, 0, lo, hi, what, FW_##kind(words), CFG_CMDS(cmds), NULL},          \
+	    {flagOff, FT_SWITCH, #key, 0, lo, hi, what, "off", CFG_CMDS(cmds), NULL},
 /* another name, for commands cmds, of the flag zFlag (it takes zFlag's
  * value; find() makes the row) */
 #define ALIAS(name, flag, cmds)                                                                    \
@@ -82,44 +101,6 @@ struct flag_def {
 	}
 
 static const struct flag_def table[] = {
-    {"--backend", FT_CHOICE, "backend", 0, 0, 0, NULL, "host|cuda|auto", ALL_CMDS, NULL},
-    {"--trials", FT_INT, "trials", 0, 1, 1e6, "trials", NULL, ALL_CMDS, NULL},
-    {"--budget", FT_NUM, "budget", 0, 0.01, DAY, "seconds", NULL, ALL_CMDS, NULL},
-    /* at least 0.1 s: the engine's timer keeps milliseconds, and a timeout's
-     * message gives the limit as given ("no result after 0.1 s") */
-    {"--timeout", FT_NUM, "timeout", 0, 0.1, 7 * DAY, "seconds", NULL, ALL_CMDS, NULL},
-    {"--jobs", FT_INT, "jobs", 0, 1, 4096, "parallel compiles", NULL, ALL_CMDS, NULL},
-    {"--spares", FT_INT, "spares", 0, 0, 8, "spare runners", NULL, ALL_CMDS, NULL},
-    {"--python", FT_STRING, "python", 0, 0, 0, NULL, NULL, ALL_CMDS | FL_TASKS | FL_DOCTOR, NULL},
-    {"--worker", FT_STRING, "worker", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},
-    {"--workers", FT_STRING, "workers", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},
-    /* candidates run without bubblewrap: explicit, and quiet (issue 14); --sandbox
-     * says the default (sandbox = on) */
-    {"--no-sandbox", FT_SWITCH, "sandbox", 0, 0, 0, NULL, "off", ALL_CMDS, NULL},
-    {"--sandbox", FT_SWITCH, "sandbox", 0, 0, 0, NULL, "on", ALL_CMDS, NULL},
-    /* MPS for the local GPUs (engine/measure/mps.h; config mps = on|off|auto) */
-    {"--mps", FT_SWITCH, "mps", 0, 0, 0, NULL, "on", ALL_CMDS, NULL},
-    {"--no-mps", FT_SWITCH, "mps", 0, 0, 0, NULL, "off", ALL_CMDS, NULL},
-    {"--provider", FT_CHOICE, "provider", 0, 0, 0, NULL, "openai|anthropic|command", ALL_CMDS,
-     NULL},
-    {"--model", FT_STRING, "model", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},
-    {"--base-url", FT_STRING, "base_url", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},
-    {"--llm-timeout", FT_NUM, "llm_timeout", 0, 0.1, DAY, "seconds", NULL, LLM_CMDS | SEARCH_CMDS,
-     NULL},
-    {"--atol", FT_NUM, "atol", 0, 0, 1e6, "absolute tolerance", NULL, ALL_CMDS, NULL},
-    {"--rtol", FT_NUM, "rtol", 0, 0, 1e6, "relative tolerance", NULL, ALL_CMDS, NULL},
-    {"--size", FT_NUM, "size", 0, 1e-6, 1000, "size factor", NULL, ALL_CMDS, NULL},
-    {"--size", F_NUM(size), 1e-6, 1000, "size factor", NULL, FL_TASKS, NULL},
-    {"--libs", FT_STRING, "libs", 0, 0, 0, NULL, NULL, ALL_CMDS, NULL},
-    {"--fix", FT_INT, "fix_attempts", 0, 0, 16, "fix prompts", NULL, LLM_CMDS | SEARCH_CMDS, NULL},
-    /* the command provider's program: wherever an LLM can be asked (the
-     * workbench's :ideas and :implement too) */
-    {"--command", FT_STRING, "command", 0, 0, 0, NULL, NULL, FL_OPEN | LLM_CMDS | SEARCH_CMDS,
-     NULL},
-    {"--price-input", FT_NUM, "price_input", 0, 0, 1e6, "dollars", NULL, SEARCH_CMDS, NULL},
-    {"--price-output", FT_NUM, "price_output", 0, 0, 1e6, "dollars", NULL, SEARCH_CMDS, NULL},
-    {"--max-in-flight", FT_INT, "llm_max_in_flight", 0, 1, 4096, "requests", NULL, SEARCH_CMDS,
-     NULL},
     {"--session", F_STR(zSession), 0, 0, NULL, NULL, ALL_CMDS | FL_PROFILE, NULL},
     {"--shapes", F_STR(zShapes), 0, 0, NULL, NULL, ALL_CMDS | FL_TASKS, NULL},
     {"--reference", F_CHOICE(zReference), 0, 0, NULL, "host|cuda|torch", ALL_CMDS, NULL},
@@ -159,7 +140,7 @@ static const struct flag_def table[] = {
     {"--timeout", F_NUM(timeoutS), 0.1, 600, "seconds", NULL, FL_DOCTOR, NULL},
     {"--peaks", F_SWITCH(peaks), 0, 0, NULL, NULL, FL_DOCTOR, NULL},
     /* tasks PROBLEM.py: how long the PyTorch helper may take to describe it */
-    {"--timeout", F_NUM(timeoutS), 0.1, 7 * DAY, "seconds", NULL, FL_TASKS, NULL},
+    {"--timeout", F_NUM(timeoutS), 0.1, 7 * CONFIG_DAY, "seconds", NULL, FL_TASKS, NULL},
     /* the search's settings (search.h checks them again) */
     {"--sweep-only", F_SWITCH(sweepOnly), 0, 0, NULL, NULL, FL_SEARCH, NULL},
     {"--no-crossover", F_SWITCH(noCrossover), 0, 0, NULL, NULL, FL_SEARCH, NULL},
@@ -168,9 +149,20 @@ static const struct flag_def table[] = {
 };
 #define N_FLAGS (sizeof table / sizeof *table)
 
+/* the configuration's flags, from its table (config.h) */
+static const struct flag_def configs[] = {CONFIG_KEYS(CFG_FLAGS)};
+#define N_CONFIGS (sizeof configs / sizeof *configs)
+
 /* the search settings' flags, from their table (search_settings.h) */
 static const struct flag_def settings[] = {SEARCH_SETTINGS(SET_FLAGS)};
 #define N_SETTINGS (sizeof settings / sizeof *settings)
+
+/* every flag: this file's own, the configuration's, the search settings' */
+static const struct {
+	const struct flag_def *t;
+	size_t n;
+} tables[] = {{table, N_FLAGS}, {configs, N_CONFIGS}, {settings, N_SETTINGS}};
+#define N_TABLES (sizeof tables / sizeof *tables)
 
 int flags_number(const char *zFlag, const char *z, double lo, double hi, int bInt,
                  const char *zWhat, double *pOut, char *err)
@@ -185,35 +177,12 @@ int flags_number(const char *zFlag, const char *z, double lo, double hi, int bIn
 	return 0;
 }
 
-static int choice_ok(const char *zChoices, const char *z)
-{
-	size_t n = strlen(z);
-	for (const char *p = zChoices; *p;) {
-		size_t k = strcspn(p, "|");
-		if (k == n && !strncmp(p, z, n))
-			return 1;
-		p += k + (p[k] == '|');
-	}
-	return 0;
-}
-
 /* check value v of flag d (a word, a number in range), its number in *pNum; 0 or -1 + err */
 static int check_value(const struct flag_def *d, const char *v, double *pNum, char *err)
 {
-	if (d->type == FT_CHOICE && !choice_ok(d->zChoices, v)) {
-		/* "host, cuda or torch" */
-		char words[200];
-		size_t w = 0;
-		for (const char *p = d->zChoices; *p && w + 5 < sizeof words; p++) {
-			if (*p != '|') {
-				words[w++] = *p;
-				continue;
-			}
-			const char *sep = strchr(p + 1, '|') ? ", " : " or ";
-			for (const char *q = sep; *q && w + 1 < sizeof words; q++)
-				words[w++] = *q;
-		}
-		words[w] = 0;
+	if (d->type == FT_CHOICE && words_find(d->zChoices, v) < 0) {
+		char words[200]; /* "host, cuda or torch" */
+		words_say(d->zChoices, words, sizeof words);
 		return kl_err(err, "%s: expected %s, got '%s'", d->zName, words, v);
 	}
 	if ((d->type == FT_INT || d->type == FT_NUM) &&
@@ -274,10 +243,10 @@ static const struct flag_def *find_in(const struct flag_def *t, size_t nT, const
 /* the entry for flag a (its first n bytes) that one of cmds takes, or NULL */
 static const struct flag_def *find(const char *a, size_t n, unsigned cmds)
 {
-	const struct flag_def *d = find_in(table, N_FLAGS, a, n, cmds);
-	if (!d)
-		return find_in(settings, N_SETTINGS, a, n, cmds);
-	if (d->type != FT_ALIAS)
+	const struct flag_def *d = NULL;
+	for (size_t i = 0; i < N_TABLES && !d; i++)
+		d = find_in(tables[i].t, tables[i].n, a, n, cmds);
+	if (!d || d->type != FT_ALIAS)
 		return d;
 	/* an alias: its flag's row under its own name (for messages) */
 	static struct flag_def alias;
@@ -292,14 +261,14 @@ static const struct flag_def *find(const char *a, size_t n, unsigned cmds)
 /* the flag of cmds nearest to a typo of one (its first n bytes), or NULL */
 static const char *nearest_flag(const char *a, size_t n, unsigned cmds)
 {
-	const char *az[N_FLAGS + N_SETTINGS];
-	for (size_t k = 0; k < N_FLAGS; k++)
-		az[k] = table[k].cmds & cmds ? table[k].zName : NULL;
-	for (size_t k = 0; k < N_SETTINGS; k++)
-		az[N_FLAGS + k] = settings[k].cmds & cmds ? settings[k].zName : NULL;
+	const char *az[N_FLAGS + N_CONFIGS + N_SETTINGS];
+	size_t m = 0;
+	for (size_t i = 0; i < N_TABLES; i++)
+		for (size_t k = 0; k < tables[i].n; k++)
+			az[m++] = tables[i].t[k].cmds & cmds ? tables[i].t[k].zName : NULL;
 	char word[64];
 	snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1), a);
-	return suggest_nearest(word, az, N_FLAGS + N_SETTINGS);
+	return suggest_nearest(word, az, m);
 }
 
 static int parse(const struct cmd_entry *e, unsigned cmd, int argc, char **argv, struct flags *f)
@@ -407,57 +376,34 @@ void flags_free(struct flags *f)
 
 /* ---- kloop CMD --help: each flag on its line ---- */
 
-/* what a flag does, for the commands cmds (0: every command that takes
- * it), in a group; a flag of the table with no line here is listed bare */
+/* the groups of the help, in order (the configuration's flags name theirs in config.h) */
+static const char *const groups[] = {
+    CONFIG_WHERE,         "checks", CONFIG_CHECK, CONFIG_PROBLEM, "the session", CONFIG_LLM,
+    "what to start from", "output", "profile",    "the archive"};
+#define N_GROUPS (sizeof groups / sizeof *groups)
+
+/* what a flag of this file's table does, for the commands cmds (0: every
+ * command that takes it), in a group (the configuration's flags: config.h) */
 static const struct flag_help {
 	const char *zName, *zGroup, *zHelp;
 	unsigned cmds;
 } helps[] = {
-    {"--backend", "where candidates run",
-     "the host's CPU or the GPU (auto: the GPU where there is one)", 0},
-    {"--workers", "where candidates run", "the workers: local, local:N, ssh:HOST, slurm:...",
-     ALL_CMDS},
     {"--workers", "checks", "also start the workers given (or the configuration's) and check them",
      FL_DOCTOR},
     {"--peaks", "checks",
      "measure the GPU's dense peaks per compute type now (cuBLASLt, a few hundred ms) and cache "
      "them for the workers",
      FL_DOCTOR},
-    {"--worker", "where candidates run", "the kloop-worker program to start", 0},
-    {"--jobs", "where candidates run", "compiles at once", 0},
-    {"--spares", "where candidates run", "runners each worker keeps started ahead (GPU: 2, CPU: 0)",
-     0},
-    {"--no-sandbox", "where candidates run",
-     "run candidates without bubblewrap (said on every verdict)", 0},
-    {"--sandbox", "where candidates run", "run candidates in bubblewrap (the default)", 0},
-    {"--mps", "where candidates run",
-     "use NVIDIA MPS for the local GPUs, starting a daemon where none runs", 0},
-    {"--no-mps", "where candidates run", "use no MPS daemon, even one that runs", 0},
-    {"--libs", "where candidates run", "libraries to link: cublas, cudnn, cutlass, -lNAME, a path",
-     0},
-    {"--trials", "checking and timing", "checked trials before timing", 0},
-    {"--budget", "checking and timing", "seconds of timing per candidate", 0},
-    {"--timeout", "checking and timing", "seconds a candidate's run may take", ALL_CMDS},
     {"--timeout", "checks", "seconds to wait for an endpoint", FL_DOCTOR},
-    {"--timeout", "the problem", "seconds the PyTorch helper may take to describe a problem",
+    {"--provider", "checks", "the LLM provider to check (else the configuration's)", FL_DOCTOR},
+    {"--model", "checks", "the model to look for (else the configuration's)", FL_DOCTOR},
+    {"--base-url", "checks", "the endpoint to try (else the configuration's)", FL_DOCTOR},
+    {"--timeout", CONFIG_PROBLEM, "seconds the PyTorch helper may take to describe a problem",
      FL_TASKS},
-    {"--atol", "checking and timing", "absolute tolerance of the check", 0},
-    {"--rtol", "checking and timing", "relative tolerance of the check", 0},
-    {"--shapes", "the problem", "the shape set: small, full, or a name the task defines", 0},
-    {"--size", "the problem", "a KernelBench problem's sizes, scaled", 0},
-    {"--reference", "the problem", "what computes the reference: C, CUDA or PyTorch", 0},
-    {"--python", "the problem", "the python3 with PyTorch for .py problems", 0},
+    {"--shapes", CONFIG_PROBLEM, "the shape set: small, full, or a name the task defines", 0},
+    {"--reference", CONFIG_PROBLEM, "what computes the reference: C, CUDA or PyTorch", 0},
     {"--session", "the session", "the journal to write, or to resume", 0},
     {"--at", "the session", "open the replay at this event", 0},
-    {"--provider", "the LLM", "the API the LLM speaks", 0},
-    {"--model", "the LLM", "the model's name", 0},
-    {"--base-url", "the LLM", "the endpoint (an OpenAI-compatible server, a proxy)", 0},
-    {"--command", "the LLM", "a program that answers prompts (the command provider)", 0},
-    {"--llm-timeout", "the LLM", "seconds a request may take", 0},
-    {"--fix", "the LLM", "fix prompts after a candidate fails", 0},
-    {"--price-input", "the LLM", "dollars per million input tokens (for the budget)", 0},
-    {"--price-output", "the LLM", "dollars per million output tokens", 0},
-    {"--max-in-flight", "the LLM", "requests at once", 0},
     {"--from", "what to start from",
      "a source file: the first candidate instead of the task's seeds", 0},
     {"--no-eval", "what to start from", "write the candidates, evaluate none", 0},
@@ -484,12 +430,34 @@ static const struct flag_help {
 };
 #define N_HELPS (sizeof helps / sizeof *helps)
 
-static const struct flag_help *help_of(const struct flag_def *d, unsigned cmd)
+/* flag d's group, help and, after them, what it takes (range, default), for command cmd; 0,
+ * or -1 when it has no line */
+static int help_of(const struct flag_def *d, unsigned cmd, const char **pzGroup,
+                   const char **pzHelp, char *zTakes, size_t n)
 {
-	for (size_t i = 0; i < N_HELPS; i++)
-		if (!strcmp(helps[i].zName, d->zName) && (!helps[i].cmds || (helps[i].cmds & cmd)))
-			return &helps[i];
-	return NULL;
+	int id = d->zKey ? config_key_find(d->zKey) : -1;
+	zTakes[0] = 0;
+	if (id >= 0) {
+		/* a configuration key: its row (config.h) */
+		char what[160];
+		config_key_describe(id, what, sizeof what);
+		*pzGroup = config_keys[id].zGroup;
+		*pzHelp = config_keys[id].zHelp;
+		snprintf(zTakes, n, " [%s; config: %s%s%s]", what, d->zKey,
+		         d->type == FT_SWITCH ? " = " : "",
+		         d->type == FT_SWITCH ? d->zChoices : "");
+		return 0;
+	}
+	for (size_t i = 0; i < N_HELPS; i++) {
+		if (strcmp(helps[i].zName, d->zName) || (helps[i].cmds && !(helps[i].cmds & cmd)))
+			continue;
+		*pzGroup = helps[i].zGroup;
+		*pzHelp = helps[i].zHelp;
+		if ((d->type == FT_INT || d->type == FT_NUM) && d->zWhat)
+			snprintf(zTakes, n, " [%s, %.15g..%.15g]", d->zWhat, d->lo, d->hi);
+		return 0;
+	}
+	return -1;
 }
 
 /* the value a flag takes, as its line shows it */
@@ -516,41 +484,41 @@ static void value_of(const struct flag_def *d, char *buf, size_t n)
 
 static void other_help(FILE *f, unsigned cmd);
 
+/* the lines of group zGroup of the flags of rows t (n of them) that cmd takes; *pSaid counts
+ * the lines written (the group's title before the first) */
+static void group_help(FILE *f, unsigned cmd, const char *zGroup, const struct flag_def *t,
+                       size_t nT, int *pSaid)
+{
+	for (size_t i = 0; i < nT; i++) {
+		const struct flag_def *d = &t[i];
+		const char *g, *h;
+		char takes[256];
+		if (!d->zName || !(d->cmds & cmd) || d->type == FT_ALIAS ||
+		    help_of(d, cmd, &g, &h, takes, sizeof takes) < 0 || strcmp(g, zGroup))
+			continue;
+		/* a name the tables have twice for this command: its first row */
+		if (find(d->zName, strlen(d->zName), cmd) != d)
+			continue;
+		if (!(*pSaid)++)
+			fprintf(f, "\n%s:\n", zGroup);
+		char name[80], v[64];
+		value_of(d, v, sizeof v);
+		snprintf(name, sizeof name, "%s%s", d->zName, v);
+		/* a long name on a line of its own, its help under the column */
+		if (strlen(name) > 24)
+			fprintf(f, "  %s\n  %-24s %s%s\n", name, "", h, takes);
+		else
+			fprintf(f, "  %-24s %s%s\n", name, h, takes);
+	}
+}
+
 void flags_help(FILE *f, unsigned cmd)
 {
 	other_help(f, cmd);
-	/* the groups in the order of the help table */
-	for (size_t g = 0; g < N_HELPS; g++) {
-		int first = 1;
-		for (size_t k = 0; k < g; k++)
-			first &= strcmp(helps[k].zGroup, helps[g].zGroup) != 0;
-		if (!first)
-			continue;
+	for (size_t g = 0; g < N_GROUPS; g++) {
 		int said = 0;
-		for (size_t i = 0; i < N_FLAGS; i++) {
-			const struct flag_def *d = &table[i];
-			if (!(d->cmds & cmd) || d->type == FT_ALIAS)
-				continue;
-			const struct flag_help *h = help_of(d, cmd);
-			if (!h || strcmp(h->zGroup, helps[g].zGroup))
-				continue;
-			/* a name the table has twice for this command: its first row */
-			if (find(d->zName, strlen(d->zName), cmd) != d)
-				continue;
-			if (!said++)
-				fprintf(f, "\n%s:\n", helps[g].zGroup);
-			char name[80], v[64], range[96] = "";
-			value_of(d, v, sizeof v);
-			snprintf(name, sizeof name, "%s%s", d->zName, v);
-			if ((d->type == FT_INT || d->type == FT_NUM) && d->zWhat)
-				snprintf(range, sizeof range, " [%s, %.15g..%.15g]", d->zWhat,
-				         d->lo, d->hi);
-			/* a long name on a line of its own, its help under the column */
-			if (strlen(name) > 24)
-				fprintf(f, "  %s\n  %-24s %s%s\n", name, "", h->zHelp, range);
-			else
-				fprintf(f, "  %-24s %s%s\n", name, h->zHelp, range);
-		}
+		group_help(f, cmd, groups[g], configs, N_CONFIGS, &said);
+		group_help(f, cmd, groups[g], table, N_FLAGS, &said);
 	}
 }
 

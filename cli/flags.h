@@ -2,7 +2,9 @@
  * flags.h - one table of every flag a kloop command takes: each declared
  * once with its type (a switch, a string, one of some words, a whole
  * number or a number, with its range), the commands that take it, and
- * where its value goes (a configuration key, or a member of struct flags).
+ * where its value goes (a member of struct flags); the flags of the
+ * configuration's keys and of the search settings are made from their own
+ * tables (config.h's CONFIG_KEYS, search_settings.h's SEARCH_SETTINGS).
  * Numbers are checked before anything runs: NaN, infinities, negative,
  * fractional where a count is meant, out-of-range and overflowing values
  * are refused with a message naming the flag and the value (exit 2).
@@ -48,7 +50,6 @@ struct flags {
 	const char *zFrom;      /* --from SOURCE */
 	const char *zWith;      /* --with SOURCE */
 	const char *zIdea;      /* --idea TEXT */
-	double size;            /* --size F of tasks PROBLEM.py (0: not given) */
 	int at;                 /* --at K (-1: not given) */
 	int json;               /* --json */
 	int noEval;             /* --no-eval */

@@ -1,6 +1,7 @@
 /*
- * config.c - reading kloop's config file into struct config, with errors
- * that name the file, the line and the key.
+ * config.c - the configuration table's rows (config.h), its defaults, and
+ * reading the config file into struct config, with errors that name the
+ * file, the line and the key.
  */
 #include "config.h"
 
@@ -11,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm.h"
+#include "suggest.h"
 #include "util.h"
 
 char *config_path(void)
@@ -23,11 +24,76 @@ char *config_path(void)
 	return xasprintf("%s/.config/kloop/config", h && *h ? h : ".");
 }
 
-static int set_str(char **p, const char *v)
+/* ---- the hooks of the table's rows ---- */
+
+/* backend = auto is none said: NULL (a GPU where there is one) */
+static int backend_hook(struct config *c, const char *v, char *err)
 {
-	free(*p);
-	*p = xstrdup(v);
+	(void)err;
+	if (strcmp(v, "auto"))
+		return 0;
+	free(c->zBackend);
+	c->zBackend = NULL;
+	return 1;
+}
+
+/* atol or rtol: the other one stays the task's */
+static int tol_hook(struct config *c, const char *v, char *err)
+{
+	(void)v, (void)err;
+	if (!c->bTol)
+		c->atol = c->rtol = -1;
+	c->bTol = 1;
 	return 0;
+}
+
+/* spares said (0 is none, not the worker's default) */
+static int spares_hook(struct config *c, const char *v, char *err)
+{
+	(void)v, (void)err;
+	c->bSpares = 1;
+	return 0;
+}
+
+/* the member of kind K: its C type */
+#define CT_CK_STR char *
+#define CT_CK_WORD char *
+#define CT_CK_ENUM int
+#define CT_CK_INT int
+#define CT_CK_NUM double
+/* the default's field: text, or a number */
+#define DEF_CK_STR(d) .zDef = d
+#define DEF_CK_WORD(d) .zDef = d
+#define DEF_CK_ENUM(d) .zDef = d
+#define DEF_CK_INT(d) .def = d
+#define DEF_CK_NUM(d) .def = d
+const struct config_key config_keys[CFG_COUNT] = {
+#define CFG_ROW(key, kind_, member, lo_, hi_, def_, words, hook_, flag, flagOff, what, cmds_,      \
+                group, help)                                                                       \
+	{.zKey = #key,                                                                             \
+	 .kind = kind_,                                                                            \
+	 .off = KL_MEMBER(struct config, member, CT_##kind_),                                      \
+	 .lo = lo_,                                                                                \
+	 .hi = hi_,                                                                                \
+	 DEF_##kind_(def_),                                                                        \
+	 .zWords = words,                                                                          \
+	 .hook = hook_,                                                                            \
+	 .zFlag = flag,                                                                            \
+	 .zFlagOff = flagOff,                                                                      \
+	 .zWhat = what,                                                                            \
+	 .cmds = cmds_,                                                                            \
+	 .zGroup = group,                                                                          \
+	 .zHelp = help},
+    CONFIG_KEYS(CFG_ROW)
+#undef CFG_ROW
+};
+
+int config_key_find(const char *zKey)
+{
+	for (int i = 0; i < CFG_COUNT; i++)
+		if (!strcmp(config_keys[i].zKey, zKey))
+			return i;
+	return -1;
 }
 
 /*
@@ -59,117 +125,106 @@ static int parse_num(const char *zKey, const char *v, double lo, double hi, int 
 	return 0;
 }
 
-static int set_num(double *p, const char *zKey, const char *v, double lo, double hi, char *err)
+/* store text v (NULL: none) into row t's member */
+static void put_text(struct config *c, const struct config_key *t, const char *v)
 {
-	return parse_num(zKey, v, lo, hi, 0, p, err);
+	char **p = (char **)((char *)c + t->off);
+	free(*p);
+	*p = v ? xstrdup(v) : NULL;
 }
 
-static int set_int(int *p, const char *zKey, const char *v, double lo, double hi, char *err)
+/* set row t from text v: checked by its kind, then its hook, then stored */
+static int key_set(struct config *c, const struct config_key *t, const char *v, char *err)
 {
-	double d;
-	if (parse_num(zKey, v, lo, hi, 1, &d, err) < 0)
+	char *at = (char *)c + t->off;
+	double d = 0;
+	int word = -1;
+	if (t->kind == CK_WORD || t->kind == CK_ENUM) {
+		if ((word = words_find(t->zWords, v)) < 0) {
+			char words[200];
+			words_say(t->zWords, words, sizeof words);
+			return kl_err(err, "%s: expected %s, got '%s'", t->zKey, words, v);
+		}
+	} else if (t->kind != CK_STR &&
+	           parse_num(t->zKey, v, t->lo, t->hi, t->kind == CK_INT, &d, err) < 0) {
 		return -1;
-	*p = (int)d;
+	}
+	int rc = t->hook ? t->hook(c, v, err) : 0;
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	switch (t->kind) {
+	case CK_STR:
+	case CK_WORD:
+		put_text(c, t, v);
+		break;
+	case CK_ENUM:
+		*(int *)at = word;
+		break;
+	case CK_INT:
+		*(int *)at = (int)d;
+		break;
+	case CK_NUM:
+		*(double *)at = d;
+		break;
+	}
 	return 0;
 }
 
 int config_set(struct config *c, const char *k, const char *v, char *err)
 {
-	if (!strcmp(k, "backend")) {
-		if (strcmp(v, "host") && strcmp(v, "cuda") && strcmp(v, "auto"))
-			return kl_err(err, "backend: expected host, cuda or auto, got '%s'", v);
-		free(c->zBackend);
-		c->zBackend = strcmp(v, "auto") ? xstrdup(v) : NULL;
-		return 0;
+	int id = config_key_find(k);
+	if (id >= 0)
+		return key_set(c, &config_keys[id], v, err);
+	const char *az[CFG_COUNT];
+	strbuf sb = STRBUF_INIT;
+	for (int i = 0; i < CFG_COUNT; i++)
+		sb_addf(&sb, "%s%s", i ? ", " : "", az[i] = config_keys[i].zKey);
+	const char *near = suggest_nearest(k, az, CFG_COUNT);
+	if (near)
+		kl_err(err, "unknown key '%s': did you mean '%s'? (known: %s)", k, near, sb.buf);
+	else
+		kl_err(err, "unknown key '%s' (known: %s)", k, sb.buf);
+	sb_free(&sb);
+	return -1;
+}
+
+void config_defaults(struct config *c)
+{
+	memset(c, 0, sizeof *c);
+	char e[KL_ERRLEN];
+	for (int i = 0; i < CFG_COUNT; i++) {
+		const struct config_key *t = &config_keys[i];
+		char *at = (char *)c + t->off;
+		if (t->kind == CK_INT)
+			*(int *)at = (int)t->def;
+		else if (t->kind == CK_NUM)
+			*(double *)at = t->def;
+		else if (t->kind == CK_ENUM)
+			*(int *)at = words_find(t->zWords, t->zDef);
+		else if (t->zDef && !(t->hook && t->hook(c, t->zDef, e) == 1))
+			put_text(c, t, t->zDef); /* a word as if given (backend's auto: NULL) */
 	}
-	if (!strcmp(k, "python"))
-		return set_str(&c->zPython, v);
-	if (!strcmp(k, "worker"))
-		return set_str(&c->zWorker, v);
-	if (!strcmp(k, "workers"))
-		return set_str(&c->zWorkers, v);
-	/* the ranges: from the smallest that makes sense to the largest a person
-	 * could mean (a week of timeout, a million trials) */
-	if (!strcmp(k, "timeout"))
-		return set_num(&c->timeoutS, k, v, 0.1, 7 * 86400, err);
-	if (!strcmp(k, "budget"))
-		return set_num(&c->budgetS, k, v, 0.01, 86400, err);
-	if (!strcmp(k, "atol") || !strcmp(k, "rtol")) {
-		double *p = !strcmp(k, "atol") ? &c->atol : &c->rtol;
-		double d;
-		if (set_num(&d, k, v, 0, 1e6, err) < 0)
-			return -1;
-		if (!c->bTol) /* the other one stays the task's */
-			c->atol = c->rtol = -1;
-		c->bTol = 1;
-		*p = d;
-		return 0;
-	}
-	if (!strcmp(k, "size"))
-		return set_num(&c->size, k, v, 1e-6, 1000, err);
-	if (!strcmp(k, "libs"))
-		return set_str(&c->zLibs, v);
-	if (!strcmp(k, "mps")) {
-		/* mps.h's enum mps_mode: auto 0, on 1, off 2 */
-		static const char *const modes[] = {"auto", "on", "off"};
-		for (int i = 0; i < 3; i++)
-			if (!strcmp(v, modes[i]))
-				return c->mps = i, 0;
-		return kl_err(err, "mps: expected on, off or auto, got '%s'", v);
-	}
-	if (!strcmp(k, "trials"))
-		return set_int(&c->nTrials, k, v, 1, 1e6, err);
-	if (!strcmp(k, "jobs"))
-		return set_int(&c->jobs, k, v, 1, 4096, err);
-	if (!strcmp(k, "spares")) {
-		if (set_int(&c->spares, k, v, 0, 8, err) < 0)
-			return -1;
-		return c->bSpares = 1, 0;
-	}
-	if (!strcmp(k, "provider")) {
-		if (llm_provider_check(v, err) < 0)
-			return -1;
-		return set_str(&c->zProvider, v);
-	}
-	if (!strcmp(k, "model"))
-		return set_str(&c->zModel, v);
-	if (!strcmp(k, "sandbox")) {
-		if (strcmp(v, "on") && strcmp(v, "off"))
-			return kl_err(err, "sandbox: expected on or off, got '%s'", v);
-		c->noSandbox = !strcmp(v, "off");
-		return 0;
-	}
-	if (!strcmp(k, "base_url"))
-		return set_str(&c->zBaseUrl, v);
-	if (!strcmp(k, "api_key_env"))
-		return set_str(&c->zApiKeyEnv, v);
-	if (!strcmp(k, "command"))
-		return set_str(&c->zCommand, v);
-	if (!strcmp(k, "llm_timeout"))
-		return set_num(&c->llmTimeoutS, k, v, 0.1, 7 * 86400, err);
-	if (!strcmp(k, "llm_stall_timeout"))
-		return set_num(&c->llmStallS, k, v, 0.1, 7 * 86400, err);
-	if (!strcmp(k, "temperature"))
-		return set_num(&c->llmTemperature, k, v, 0, 2, err);
-	if (!strcmp(k, "price_input"))
-		return set_num(&c->priceIn, k, v, 0, 1e6, err);
-	if (!strcmp(k, "price_output"))
-		return set_num(&c->priceOut, k, v, 0, 1e6, err);
-	if (!strcmp(k, "llm_retries"))
-		return set_int(&c->llmRetries, k, v, 0, 100, err);
-	if (!strcmp(k, "llm_max_in_flight"))
-		return set_int(&c->llmMaxInFlight, k, v, 1, 1024, err);
-	if (!strcmp(k, "max_tokens"))
-		return set_int(&c->llmMaxTokens, k, v, 1, 1e8, err);
-	if (!strcmp(k, "fix_attempts"))
-		return set_int(&c->fixAttempts, k, v, 0, 1000, err);
-	return kl_err(
-	    err,
-	    "unknown key '%s' (known: backend, python, worker, workers, timeout, budget, trials, "
-	    "jobs, spares, provider, model, base_url, api_key_env, command, llm_timeout, "
-	    "llm_stall_timeout, llm_retries, llm_max_in_flight, max_tokens, temperature, "
-	    "price_input, price_output, fix_attempts, atol, rtol, size, libs, sandbox, mps)",
-	    k);
+}
+
+void config_key_describe(enum config_id id, char *buf, size_t n)
+{
+	const struct config_key *t = &config_keys[id];
+	int none =
+	    t->kind == CK_INT || t->kind == CK_NUM ? t->def < t->lo || t->def > t->hi : !t->zDef;
+	char def[64];
+	if (none)
+		snprintf(def, sizeof def, "none");
+	else if (t->kind == CK_INT || t->kind == CK_NUM)
+		snprintf(def, sizeof def, "%.15g", t->def);
+	else
+		snprintf(def, sizeof def, "%s", t->zDef);
+	if (t->kind == CK_INT || t->kind == CK_NUM)
+		snprintf(buf, n, "%s%s%.15g..%.15g, default %s", t->zWhat ? t->zWhat : "",
+		         t->zWhat ? ", " : "", t->lo, t->hi, def);
+	else if (t->zWords)
+		snprintf(buf, n, "%s, default %s", t->zWords, def);
+	else
+		snprintf(buf, n, "default %s", def);
 }
 
 static char *trim(char *s)
@@ -184,16 +239,7 @@ static char *trim(char *s)
 
 int config_load(struct config *c, char *err)
 {
-	memset(c, 0, sizeof *c);
-	c->zPython = xstrdup("python3");
-	c->timeoutS = 120;
-	c->llmTimeoutS = 600;
-	c->llmStallS = 120;
-	c->llmRetries = 3;
-	c->llmMaxInFlight = 4;
-	c->llmTemperature = c->priceIn = c->priceOut = -1;
-	c->fixAttempts = 1;
-	c->atol = c->rtol = -1;
+	config_defaults(c);
 	char *path = config_path();
 	strbuf sb = STRBUF_INIT;
 	if (!path_exists(path)) {
@@ -236,17 +282,10 @@ int config_load(struct config *c, char *err)
 
 void config_free(struct config *c)
 {
-	free(c->zBackend);
-	free(c->zPython);
-	free(c->zWorker);
-	free(c->zProvider);
-	free(c->zModel);
-	free(c->zBaseUrl);
-	free(c->zApiKeyEnv);
-	free(c->zCommand);
-	free(c->zWorkers);
+	for (int i = 0; i < CFG_COUNT; i++)
+		if (config_keys[i].kind == CK_STR || config_keys[i].kind == CK_WORD)
+			put_text(c, &config_keys[i], NULL);
 	free(c->zPath);
-	free(c->zLibs);
 	memset(c, 0, sizeof *c);
 }
 

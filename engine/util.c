@@ -651,6 +651,33 @@ int num_parse(const char *z, double *pOut)
 	return 0;
 }
 
+int words_find(const char *zWords, const char *z)
+{
+	size_t n = strlen(z);
+	int i = 0;
+	for (const char *p = zWords; *p; i++) {
+		size_t k = strcspn(p, "|");
+		if (k == n && !strncmp(p, z, n))
+			return i;
+		p += k + (p[k] == '|');
+	}
+	return -1;
+}
+
+void words_say(const char *zWords, char *buf, size_t n)
+{
+	strbuf sb = STRBUF_INIT;
+	for (const char *p = zWords; *p;) {
+		size_t k = strcspn(p, "|");
+		sb_add(&sb, p, k);
+		p += k + (p[k] == '|');
+		if (*p)
+			sb_adds(&sb, strchr(p, '|') ? ", " : " or ");
+	}
+	snprintf(buf, n, "%s", sb.buf ? sb.buf : "");
+	sb_free(&sb);
+}
+
 char *json_text(const void *o, int pretty)
 {
 	if (!o)

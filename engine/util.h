@@ -29,6 +29,11 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* grow *pp (an array of *pn_alloc elements of size elsize) to hold n */
 void xgrow(void **pp, size_t *pn_alloc, size_t n, size_t elsize);
 
+/* the offset of member x of struct type S, whose C type must be T: a
+ * table's row and the member it fills cannot disagree (a compile error) */
+#define KL_MEMBER(S, x, T)                                                                         \
+	(offsetof(S, x) + 0 * sizeof(char[_Generic(((S *)0)->x, T : 1, default : -1)]))
+
 /* format an error message into err (KL_ERRLEN bytes); returns -1 so that
  * callers can write `return kl_err(err, "...")` */
 int kl_err(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -145,6 +150,12 @@ int term_is_clean(const char *s, size_t n, int flags);
  * leading spaces; they are refused here.  0 with *pOut, or -1.
  */
 int num_parse(const char *z, double *pOut);
+
+/* the index of word z among words "a|b|c" (the whole of one), or -1 */
+int words_find(const char *zWords, const char *z);
+
+/* words "a|b|c" as a person says them, "a, b or c", into buf (n bytes) */
+void words_say(const char *zWords, char *buf, size_t n);
 
 /*
  * cJSON's text of o (pretty: indented) with nothing in it that a terminal

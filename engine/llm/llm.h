@@ -39,15 +39,9 @@ struct llm_config {
 	size_t maxReplyBytes;  /* a longer reply fails (0: 32 MiB) */
 };
 
-/*
- * 0 when zName names a provider of the table ("openai", "anthropic",
- * "command"), else -1 with err "provider: expected openai, anthropic or
- * command, got 'NAME'"
- */
-int llm_provider_check(const char *zName, char *err);
-
-/* the defaults: 600 s, 120 s stall, 3 retries from 1 s up to 60 s, 4 in
- * flight, no temperature, prices unknown */
+/* the defaults: the configuration's (config.h's table: the timeouts, the
+ * retries, in flight, no temperature, prices unknown), retries from 1 s
+ * doubling up to 60 s (implemented in llm_config.c) */
 void llm_config_defaults(struct llm_config *lc);
 
 struct llm_request {

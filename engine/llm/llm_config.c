@@ -34,22 +34,28 @@ int llm_provider_unknown(char *err, const char *zName)
 	return -1;
 }
 
-int llm_provider_check(const char *zName, char *err)
+/* the numbers of the configuration cfg */
+static void numbers_from(struct llm_config *lc, const struct config *cfg)
 {
-	return llm_provider_find(zName) ? 0 : llm_provider_unknown(err, zName);
+	lc->timeoutS = cfg->llmTimeoutS;
+	lc->stallS = cfg->llmStallS;
+	lc->maxRetries = cfg->llmRetries;
+	lc->maxInFlight = cfg->llmMaxInFlight;
+	lc->maxTokens = cfg->llmMaxTokens;
+	lc->temperature = cfg->llmTemperature;
+	lc->priceIn = cfg->priceIn;
+	lc->priceOut = cfg->priceOut;
 }
 
 void llm_config_defaults(struct llm_config *lc)
 {
 	memset(lc, 0, sizeof *lc);
-	lc->timeoutS = 600;
-	lc->stallS = 120;
-	lc->maxRetries = 3;
+	struct config cfg;
+	config_defaults(&cfg);
+	numbers_from(lc, &cfg);
+	config_free(&cfg);
 	lc->backoffS = 1;
 	lc->backoffMaxS = 60;
-	lc->maxInFlight = 4;
-	lc->temperature = -1;
-	lc->priceIn = lc->priceOut = -1;
 }
 
 int llm_config_from(struct llm_config *lc, const struct config *cfg, char *err)
@@ -64,14 +70,7 @@ int llm_config_from(struct llm_config *lc, const struct config *cfg, char *err)
 	lc->zModel = cfg->zModel;
 	lc->zBaseUrl = cfg->zBaseUrl;
 	lc->zCommand = cfg->zCommand;
-	lc->timeoutS = cfg->llmTimeoutS;
-	lc->stallS = cfg->llmStallS;
-	lc->maxRetries = cfg->llmRetries;
-	lc->maxInFlight = cfg->llmMaxInFlight;
-	lc->maxTokens = cfg->llmMaxTokens;
-	lc->temperature = cfg->llmTemperature;
-	lc->priceIn = cfg->priceIn;
-	lc->priceOut = cfg->priceOut;
+	numbers_from(lc, cfg);
 	const struct llm_provider *prov = llm_provider_find(p);
 	if (!prov)
 		return llm_provider_unknown(err, p);

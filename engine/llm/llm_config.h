@@ -1,9 +1,9 @@
 /*
  * llm_config.h - an LLM client's settings (llm.h's struct llm_config)
  * from kloop's configuration (config.h) and the environment.  Here rather
- * than in llm.h: the configuration checks provider names through llm.h
- * (llm_provider_check()), so the client knows nothing of the
- * configuration; this bridge knows both.
+ * than in llm.h: the client knows nothing of the configuration; this
+ * bridge knows both (llm_config_defaults() too takes the configuration's
+ * defaults).
  */
 #ifndef KL_LLM_CONFIG_H
 #define KL_LLM_CONFIG_H

@@ -342,16 +342,19 @@ struct llm *llm_new(struct loop *l, const struct llm_config *lc, char *err)
 	c->cfg.zBaseUrl = c->zBaseUrl;
 	c->cfg.zApiKey = c->zApiKey;
 	c->cfg.zCommand = c->zCommand;
+	/* what a zeroed config leaves out: the defaults */
+	struct llm_config def;
+	llm_config_defaults(&def);
 	if (c->cfg.timeoutS <= 0)
-		c->cfg.timeoutS = 600;
+		c->cfg.timeoutS = def.timeoutS;
 	if (c->cfg.stallS <= 0)
-		c->cfg.stallS = 120;
+		c->cfg.stallS = def.stallS;
 	if (c->cfg.maxInFlight <= 0)
-		c->cfg.maxInFlight = 4;
+		c->cfg.maxInFlight = def.maxInFlight;
 	if (c->cfg.maxRetries < 0)
 		c->cfg.maxRetries = 0;
 	if (c->cfg.backoffMaxS <= 0)
-		c->cfg.backoffMaxS = 60;
+		c->cfg.backoffMaxS = def.backoffMaxS;
 	if (!c->cfg.maxReplyBytes)
 		c->cfg.maxReplyBytes = 32u << 20;
 	c->seed = (unsigned)time(NULL) ^ (unsigned)getpid();

@@ -18,12 +18,13 @@
 
 #include <stddef.h>
 
-/* config key `mps` (config.c parses it into these values) */
+/* config key `mps`: the index of its word in the config table's "on|off|auto"
+ * (config.h; test_config checks that mps_mode_name() agrees) */
 enum mps_mode {
-	MPS_AUTO, /* the default: say whether a daemon runs; use none until asked (what
-	           * MPS does to the sandboxed runners and to timing is not measured yet) */
 	MPS_ON,   /* use one that runs, else start one; an error where it cannot work */
 	MPS_OFF,  /* use none: the workers and runners are pointed away from a running one */
+	MPS_AUTO, /* the default: say whether a daemon runs; use none until asked (what
+	           * MPS does to the sandboxed runners and to timing is not measured yet) */
 };
 
 /* "on", "off" or "auto" */

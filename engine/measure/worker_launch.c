@@ -9,8 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cand.h"
 #include "util.h"
 #include "worker.h"
+
+/* the configuration's range of spares is what a worker keeps (its array) */
+_Static_assert(CONFIG_SPARES_MAX == CAND_MAX_SPARES, "config.h's spares range is cand.h's");
 
 char **worker_launch_argv(const struct worker_config *c, const char *zProgram)
 {

@@ -189,5 +189,18 @@ int main(void)
 	CHECK(term_is_clean(ab, strlen(ab), 0) && !strncmp(ab, "\xc3\xa9", 2),
 	      "cut between UTF-8 characters (got %s)", ab);
 	free(ab);
+	/* words "a|b|c": the index of one (the whole word), and as a person says them */
+	CHECK(words_find("host|cuda|auto", "host") == 0 &&
+	          words_find("host|cuda|auto", "auto") == 2 &&
+	          words_find("host|cuda|auto", "cud") < 0 && words_find("host|cuda|auto", "") < 0 &&
+	          words_find("host|cuda|auto", "cuda|auto") < 0,
+	      "words_find: whole words only");
+	char said[64];
+	words_say("host|cuda|auto", said, sizeof said);
+	CHECK(!strcmp(said, "host, cuda or auto"), "words_say of three (got %s)", said);
+	words_say("on|off", said, sizeof said);
+	CHECK(!strcmp(said, "on or off"), "words_say of two (got %s)", said);
+	words_say("one", said, sizeof said);
+	CHECK(!strcmp(said, "one"), "words_say of one (got %s)", said);
 	return check_done();
 }
