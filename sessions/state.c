@@ -59,13 +59,31 @@ int state_precision_any(const struct state *st)
 	return !strcmp(st->search.set.precision, "any");
 }
 
+enum state_rank state_cand_rank(const struct state *st, const struct cand *c)
+{
+	if (!c || c->status != STATUS_CORRECT)
+		return STATE_RANK_STATUS;
+	if (c->reduced && !state_precision_any(st))
+		return STATE_RANK_REDUCED;
+	const struct state_suspect *x = c->belowFloor ? state_search_suspect(st, c->id) : NULL;
+	if (c->belowFloor && !(x && x->cleared))
+		return STATE_RANK_SUSPECT;
+	if (!(c->speedup > 0))
+		return STATE_RANK_NO_SPEEDUP;
+	if (c->unverified)
+		return STATE_RANK_UNVERIFIED;
+	return STATE_RANK_YES;
+}
+
 int state_cand_rankable(const struct state *st, const struct cand *c)
 {
-	if (!c || c->status != STATUS_CORRECT || !(c->speedup > 0) || c->unverified ||
-	    (c->reduced && !state_precision_any(st)))
-		return 0;
-	const struct state_suspect *x = c->belowFloor ? state_search_suspect(st, c->id) : NULL;
-	return !c->belowFloor || (x && x->cleared);
+	return state_cand_rank(st, c) == STATE_RANK_YES;
+}
+
+int state_cand_passes(const struct state *st, const struct cand *c)
+{
+	enum state_rank r = state_cand_rank(st, c);
+	return r == STATE_RANK_YES || r == STATE_RANK_NO_SPEEDUP || r == STATE_RANK_UNVERIFIED;
 }
 
 /* ---- the session's baseline (issue 39) ---- */
