@@ -51,6 +51,9 @@ void state_free(struct state *st)
 	for (int i = 0; i < st->nBase; i++)
 		free(st->aBase[i].zDevice);
 	free(st->aBase);
+	for (int i = 0; i < st->nReq; i++)
+		free(st->aReq[i].zProvider), free(st->aReq[i].zModel);
+	free(st->aReq);
 	state_init(st);
 }
 
@@ -426,6 +429,14 @@ static void free_ideas(struct state *st)
 		free(d->zOrigin);
 	}
 	free(st->aIdea);
+}
+
+const struct state_request *state_request(const struct state *st, int request)
+{
+	for (int i = st->nReq - 1; i >= 0; i--)
+		if (st->aReq[i].request == request)
+			return &st->aReq[i];
+	return NULL;
 }
 
 struct state_idea *state_idea(const struct state *st, int id)

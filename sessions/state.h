@@ -84,6 +84,14 @@ struct state_branch {
 	                    (what such a fix sends back), else NULL */
 };
 
+/* one llm_request: who was asked (what the archive files a win's model as) */
+struct state_request {
+	int request;     /* its id */
+	char *zProvider; /* "provider" as journaled ("" where none) */
+	char *zModel;    /* "model" (NULL where none was said; "" from the command
+	                  * provider, which names none) */
+};
+
 /* the LLM traffic of a session (llm_request / llm_response) */
 struct state_llm {
 	int nRequests;     /* llm_request events */
@@ -121,6 +129,9 @@ struct cand {
 	int nEvals;         /* its eval_finished events so far */
 	int firstEval;      /* the ordinal of the event of its first verdict (0: none yet):
 	                     * the order in which verdicts came, and a search judged them */
+	int lastEval;       /* the ordinal of the event of its latest verdict (0: none yet) */
+	int request;        /* the llm_request that wrote it (candidate_added's "request";
+	                     * 0: none) */
 	int nRunning;       /* of them, those whose code had started to run (eval_running):
 	                     * the ones a candidate can have cut short itself */
 	int round;          /* the search round that made it (0: none, or translation) */
@@ -239,6 +250,9 @@ struct state {
 	struct state_branch *aBranch; /* implementation branches, by first request */
 	int nBranch;
 	size_t nBranchAlloc;
+	struct state_request *aReq; /* each llm_request, in the journal's order */
+	int nReq;
+	size_t nReqAlloc;
 	struct cand *aCand;
 	int nCand;
 	size_t nCandAlloc;
@@ -309,6 +323,8 @@ int state_precision_any(const struct state *st);
 int state_next_id(const struct state *st);
 /* the idea with id, or NULL */
 struct state_idea *state_idea(const struct state *st, int id);
+/* llm_request `request` (its latest, journaled again), or NULL */
+const struct state_request *state_request(const struct state *st, int request);
 /* implementation branch `branch` of idea `idea` (its first request went
  * out), or NULL */
 struct state_branch *state_branch_of(const struct state *st, int idea, int branch);
