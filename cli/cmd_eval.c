@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "compile.h"
 #include "describe.h"
+#include "emit.h"
 #include "flags.h"
 #include "result.h"
 #include "runner.h"
@@ -186,9 +187,11 @@ static int is_seed(const struct task *t, const char *zPath)
 	return seed;
 }
 
-/* print each verdict (the result with the source as given); 0 when all are
- * correct (and faithful in precision, unless bAnyPrecision), else 1 */
-static int print_results(struct runner *rn, const struct src *a, int n, int json, int bAnyPrecision)
+/* print each verdict (the result with the source as given); 0 when each
+ * passes the session's rank rule, its time aside (state_cand_passes():
+ * correct, faithful in precision unless the session's policy is "any",
+ * not below the device's floor), else 1 */
+static int print_results(struct runner *rn, const struct src *a, int n, int json)
 {
 	int rc = 0;
 	for (int i = 0; i < n; i++) {
@@ -203,19 +206,25 @@ static int print_results(struct runner *rn, const struct src *a, int n, int json
 		} else {
 			print_human(r, &a[i]);
 		}
-		if (!c || c->status != STATUS_CORRECT || (c->reduced && !bAnyPrecision) ||
-		    c->belowFloor)
+		if (!state_cand_passes(runner_state(rn), c))
 			rc = 1;
 		cJSON_Delete(r);
 	}
 	return rc;
 }
 
-/* --precision any: a reduced-precision verdict still exits 0 */
-static int any_precision(const struct flags *o)
+/* the precision policy given (--precision) is the session's from here on,
+ * journaled as a search's `set precision` is (search_set), so that this
+ * run's exit status, `kloop session` and any later search rank by the
+ * same rule; not given, the session's own stands (faithful in a new one) */
+static int journal_policy(struct runner *rn, const struct flags *o, char *err)
 {
-	const char *z = cJSON_GetStringValue(search_setting_get(o->settings, SS_precision));
-	return z && !strcmp(z, "any");
+	const cJSON *v = search_setting_get(o->settings, SS_precision);
+	const char *z = cJSON_GetStringValue(v);
+	if (!z || !strcmp(z, runner_state(rn)->search.set.precision))
+		return 0;
+	return ev_search_set(runner_session(rn), search_setting_info[SS_precision].zKey, v, -1,
+	                     err);
 }
 
 static int exec_eval(int argc, char **argv)
@@ -246,7 +255,8 @@ static int exec_eval(int argc, char **argv)
 	rc = 2; /* until the candidates have run */
 	if (read_sources(aSrc, nSrc, zBackend) < 0)
 		goto out;
-	if (!(r.rn = runner_open(l, &o.cfg, &ro, on_note, &r, err))) {
+	if (!(r.rn = runner_open(l, &o.cfg, &ro, on_note, &r, err)) ||
+	    journal_policy(r.rn, &o, err) < 0) {
 		fprintf(stderr, "kloop: %s\n", err);
 		goto out;
 	}
@@ -266,7 +276,7 @@ static int exec_eval(int argc, char **argv)
 	if (runner_task_error(r.rn))
 		fprintf(stderr, "kloop: %s\n", runner_task_error(r.rn));
 	else
-		rc = print_results(r.rn, aSrc, nSrc, o.json, any_precision(&o));
+		rc = print_results(r.rn, aSrc, nSrc, o.json);
 	fflush(stdout);
 	if (runner_saved(r.rn, NULL) < 0)
 		rc = 2; /* events lost: the journal could not be written */

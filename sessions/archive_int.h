@@ -75,24 +75,6 @@ int archive_ident(int c);
  * where that still exists); a fresh string */
 char *archive_state_signature(const struct state *st);
 
-/* ---- what a journal says beyond the fold (archive_journal.c) ---- */
-
-struct archive_jx {
-	long off;       /* bytes of the journal read so far */
-	int nEvents;    /* events (JSON objects) read */
-	int *aEvEval;   /* by candidate id: the index of its last eval_finished */
-	int *aReq;      /* by candidate id: the LLM request that wrote it */
-	size_t nCand;   /* entries of both */
-	char **azModel; /* by request id: "provider model" */
-	size_t nReq;
-};
-
-void archive_jx_free(struct archive_jx *x);
-/* take one event of the journal into x */
-void archive_jx_event(struct archive_jx *x, const cJSON *ev);
-/* read the journal's complete lines from x->off on */
-void archive_jx_read(struct archive_jx *x, const char *zJournal);
-
 /* ---- wins and dead ends (archive_wins.c) ---- */
 
 /* what a session has archived already (the live hook's memory) */
@@ -101,12 +83,11 @@ struct archive_track {
 	char *zSid;          /* the session id (NULL until session_started is folded) */
 	char *zSig;          /* the task signature */
 	char *zAbs;          /* the journal's absolute path */
-	struct archive_jx x; /* the journal read so far */
 	unsigned char *aWon; /* by candidate id: archived as a win */
 	size_t nWon;
 	char **azDead; /* by idea id: the failure class archived */
 	size_t nDead;
-	int evSeen; /* the journal's events that were looked at */
+	int evSeen; /* the session's events (st->nEvents) looked at already */
 };
 
 /* t for the session folded in st from zJournal; -1 when st has no task */

@@ -55,13 +55,11 @@ int archive_note_session(const struct state *st, const char *zJournal, char *err
 		if (archive_track_init(t, st, zJournal) < 0)
 			return 0;
 		nLiveTrack++;
+		/* a session opened with a history: from its last event on (the
+		 * evaluation that called); `kloop archive add` backfills the rest */
+		if (st->nEvents > 0)
+			t->evSeen = st->nEvents - 1;
 	}
-	int fresh = t->x.off == 0;
-	archive_jx_read(&t->x, zJournal);
-	/* a journal opened with a history: from its last event on (the
-	 * evaluation that called); `kloop archive add` backfills the rest */
-	if (fresh && t->x.nEvents > 0)
-		t->evSeen = t->x.nEvents - 1;
 	if (archive_add_session(a, t, st, NULL, err) < 0) {
 		if (nLiveFailed++)
 			*err = 0; /* said once */

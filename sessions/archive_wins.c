@@ -81,11 +81,24 @@ static char *win_ukey(const char *zSid, const struct cand *c)
 
 struct sess {
 	const struct state *st;
-	const struct archive_jx *x;
 	const char *zSid;
 	const char *zSig;
 	const char *zPath; /* the journal, absolute where known */
 };
+
+/* the model that wrote c, as its llm_request named it ("provider model";
+ * the command provider names none: "command (no model named)"), or NULL
+ * (caller frees) */
+static char *model_of(const struct state *st, const struct cand *c)
+{
+	const struct state_request *q = c->request ? state_request(st, c->request) : NULL;
+	if (!q || !q->zModel)
+		return NULL;
+	const char *pv = q->zProvider, *m = q->zModel;
+	return *pv && *m ? xasprintf("%s %s", pv, m)
+	       : *pv     ? xasprintf("%s (no model named)", pv)
+	                 : xstrdup(m);
+}
 
 /* the entry for candidate c: a win, or (zFailure) the last attempt of a
  * dead idea */
@@ -175,21 +188,16 @@ static cJSON *entry_json(const struct sess *s, const struct cand *c, const char 
 	archive_add_copy(e, "speedup_compile", c->result, "speedup_compile");
 	archive_add_copy(e, "baseline_compile_ms", c->result, "baseline_compile_ms");
 	archive_add_copy(e, "resources", cJSON_GetObjectItem(c->result, "compile"), "resources");
-	const char *model = NULL;
-	if ((size_t)c->id < s->x->nCand) {
-		int rq = s->x->aReq[c->id];
-		if (rq > 0 && (size_t)rq < s->x->nReq)
-			model = s->x->azModel[rq];
-	}
+	char *model = model_of(st, c);
 	if (model)
 		cJSON_AddStringToObject(e, "model", model);
 	else
 		cJSON_AddNullToObject(e, "model");
+	free(model);
 	cJSON_AddStringToObject(e, "session", s->zSid);
 	cJSON_AddStringToObject(e, "session_path", s->zPath);
-	int ev = (size_t)c->id < s->x->nCand ? s->x->aEvEval[c->id] : 0;
-	if (ev > 0)
-		cJSON_AddNumberToObject(e, "event", ev);
+	if (c->lastEval > 0)
+		cJSON_AddNumberToObject(e, "event", c->lastEval);
 	else
 		cJSON_AddNullToObject(e, "event");
 	if (d)
@@ -198,10 +206,11 @@ static cJSON *entry_json(const struct sess *s, const struct cand *c, const char 
 	return e;
 }
 
-/* the index of candidate id's last eval_finished in t's journal (0: none) */
-static int eval_index(const struct archive_track *t, int id)
+/* the ordinal of candidate id's latest eval_finished in st (0: none) */
+static int eval_index(const struct state *st, int id)
 {
-	return id > 0 && (size_t)id < t->x.nCand ? t->x.aEvEval[id] : 0;
+	const struct cand *c = state_cand(st, id);
+	return c ? c->lastEval : 0;
 }
 
 void archive_track_free(struct archive_track *t)
@@ -210,7 +219,6 @@ void archive_track_free(struct archive_track *t)
 	free(t->zSid);
 	free(t->zSig);
 	free(t->zAbs);
-	archive_jx_free(&t->x);
 	free(t->aWon);
 	for (size_t i = 0; i < t->nDead; i++)
 		free(t->azDead[i]);
@@ -272,7 +280,7 @@ static const char *dead_class(const struct idea_sum *x)
 int archive_add_session(struct archive *a, struct archive_track *t, const struct state *st,
                         struct archive_counts *pOut, char *err)
 {
-	struct sess s = {st, &t->x, t->zSid, t->zSig, t->zAbs};
+	struct sess s = {st, t->zSid, t->zSig, t->zAbs};
 	struct archive_counts cnt = {0};
 	cJSON *todo = cJSON_CreateArray(); /* [entry, bReplace] pairs */
 	int *aNewWin = NULL, nNewWin = 0;
@@ -286,9 +294,9 @@ int archive_add_session(struct archive *a, struct archive_track *t, const struct
 	unsigned char *aIdeaMark = xcalloc((size_t)maxIdea + 1, 1);
 	for (int i = 0; i < st->nCand; i++) {
 		const struct cand *c = &st->aCand[i];
-		int fresh = eval_index(t, c->id) > t->evSeen;
+		int fresh = c->lastEval > t->evSeen;
 		for (int k = 0; k < c->nParent && !fresh; k++)
-			fresh = eval_index(t, c->aParent[k]) > t->evSeen;
+			fresh = eval_index(st, c->aParent[k]) > t->evSeen;
 		if (!fresh)
 			continue;
 		if (c->ideaId >= 1 && c->ideaId <= maxIdea)
@@ -358,7 +366,7 @@ int archive_add_session(struct archive *a, struct archive_track *t, const struct
 			sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
 	}
 	if (rc == 0) {
-		t->evSeen = t->x.nEvents;
+		t->evSeen = st->nEvents;
 		for (int i = 0; i < nNewWin; i++) {
 			size_t id = (size_t)aNewWin[i];
 			if (id >= t->nWon) {
@@ -389,38 +397,26 @@ int archive_add_session(struct archive *a, struct archive_track *t, const struct
 	return rc;
 }
 
-struct fold {
-	struct state st;
-	struct archive_jx x;
-};
-
 static void fold_event(const cJSON *ev, const char *zLine, size_t nLine, int line, void *arg)
 {
 	(void)zLine, (void)nLine, (void)line;
-	struct fold *f = arg;
 	char err[KL_ERRLEN];
-	archive_jx_event(&f->x, ev);
-	state_apply(&f->st, ev, err); /* a contradicting event is skipped, as session_open does */
+	state_apply(arg, ev, err); /* a contradicting event is skipped, as session_open does */
 }
 
 int archive_add_journal(struct archive *a, const char *zJournal, struct archive_counts *pOut,
                         char *err)
 {
-	struct fold f;
-	state_init(&f.st);
-	memset(&f.x, 0, sizeof f.x);
-	int rc = journal_read(zJournal, fold_event, NULL, &f, err);
+	struct state st;
+	state_init(&st);
+	int rc = journal_read(zJournal, fold_event, NULL, &st, err);
 	struct archive_track t = {0};
-	if (rc >= 0 && archive_track_init(&t, &f.st, zJournal) < 0)
+	if (rc >= 0 && archive_track_init(&t, &st, zJournal) < 0)
 		rc = kl_err(err, "%s: not a kloop session journal (no session_started event)",
 		            zJournal);
-	if (rc >= 0) {
-		t.x = f.x;
-		memset(&f.x, 0, sizeof f.x);
-		rc = archive_add_session(a, &t, &f.st, pOut, err);
-	}
+	if (rc >= 0)
+		rc = archive_add_session(a, &t, &st, pOut, err);
 	archive_track_free(&t);
-	archive_jx_free(&f.x);
-	state_free(&f.st);
+	state_free(&st);
 	return rc < 0 ? -1 : 0;
 }

@@ -308,7 +308,8 @@ int ev_search_set(struct session *s, const char *zKey, const cJSON *value, doubl
 	cJSON *e = ev_new(EV_SEARCH_SET);
 	cJSON_AddStringToObject(e, "key", zKey);
 	cJSON_AddItemToObject(e, "value", cJSON_Duplicate(value, 1));
-	cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
+	if (elapsedS >= 0)
+		cJSON_AddNumberToObject(e, "elapsed_s", elapsedS);
 	return session_emit(s, e, err);
 }
 

@@ -139,7 +139,8 @@ int ev_search_resumed(struct session *s, double elapsedS, int bContinued, char *
 int ev_search_stopped(struct session *s, const char *zReason, double elapsedS, char *err);
 int ev_search_finished(struct session *s, const char *zReason, const struct ev_search_budget *b,
                        double elapsedS, char *err);
-/* value is copied */
+/* value is copied; elapsedS < 0: set outside a search (a setting of
+ * `kloop eval`'s, its precision policy), no "elapsed_s" */
 int ev_search_set(struct session *s, const char *zKey, const cJSON *value, double elapsedS,
                   char *err);
 int ev_round_started(struct session *s, int round, int best, double elapsedS, char *err);

@@ -116,6 +116,7 @@ static void apply_candidate_added(struct state *st, const cJSON *ev, double ts)
 	cJSON_ArrayForEach(p, ps) if (cJSON_IsNumber(p) && c->nParent < 2)
 	    c->aParent[c->nParent++] = p->valueint;
 	c->round = search_round_of(st, ev);
+	c->request = json_int(ev, "request", 0) > 0 ? json_int(ev, "request", 0) : 0;
 	const struct state_idea *idea = state_idea(st, json_int(ev, "idea_id", 0));
 	if (idea) {
 		c->ideaId = idea->id;
@@ -206,6 +207,7 @@ static void apply_eval_finished(struct state *st, const cJSON *ev, double ts)
 	c->nEvals++;
 	if (!c->firstEval)
 		c->firstEval = st->nEvents;
+	c->lastEval = st->nEvents;
 	c->abWith = 0;
 	/* the status as written (a newer kloop's may be unknown here: an error) */
 	set_str(&c->zStatus, json_str(r, "status", NULL) ? json_str(r, "status", NULL) : "error");
@@ -369,6 +371,11 @@ static void apply_llm_request(struct state *st, const cJSON *ev, double ts)
 	st->llm.nRequests++;
 	if (json_int(ev, "request", 0) > st->llm.lastRequest)
 		st->llm.lastRequest = json_int(ev, "request", 0);
+	xgrow((void **)&st->aReq, &st->nReqAlloc, (size_t)st->nReq + 1, sizeof *st->aReq);
+	struct state_request *q = &st->aReq[st->nReq++];
+	q->request = json_int(ev, "request", 0);
+	q->zProvider = xstrdup(json_str(ev, "provider", ""));
+	q->zModel = json_str(ev, "model", NULL) ? xstrdup(json_str(ev, "model", NULL)) : NULL;
 	struct state_branch *b =
 	    branch_of(st, json_int(ev, "idea", 0), json_int(ev, "branch", 0), 1);
 	if (b) {

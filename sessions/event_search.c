@@ -45,11 +45,14 @@ int check_search_started(const struct state *st, const cJSON *ev, char *err)
 	return 0;
 }
 
+/* a setting `kloop eval` takes too (its precision policy) is the
+ * session's before any search: set without one */
 int check_search_set(const struct state *st, const cJSON *ev, char *err)
 {
-	if (check_search(st, ev, err) < 0)
-		return -1;
 	const char *k = json_str(ev, "key", NULL);
+	int id = k ? search_setting_find(k) : -1;
+	if (!(id >= 0 && (search_setting_info[id].cmds & SS_EVAL)) && check_search(st, ev, err) < 0)
+		return -1;
 	const cJSON *v = cJSON_GetObjectItem(ev, "value");
 	if (!k || !v)
 		return kl_err(err, "search_set needs a \"key\" and a \"value\"");

@@ -405,8 +405,7 @@ static void on_branch_reply(struct step *s, const struct llm_reply *r)
  * precision where the policy ranks only faithful ones */
 static int needs_fix(const struct state *st, const struct cand *c)
 {
-	return status_fixable(c->status) ||
-	       (c->status == STATUS_CORRECT && c->reduced && !state_precision_any(st));
+	return status_fixable(c->status) || state_cand_rank(st, c) == STATE_RANK_REDUCED;
 }
 
 /* a branch's candidate has its verdict */

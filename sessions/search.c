@@ -586,6 +586,17 @@ static void describe(struct search *s, strbuf *sb)
 			        search_settings_num(OPT(s), budgets[i]));
 }
 
+/* each setting of from (NULL: none) into o, in place of o's */
+static void settings_over(cJSON *o, const cJSON *from)
+{
+	const cJSON *it;
+	cJSON_ArrayForEach(it, from)
+	{
+		cJSON_DeleteItemFromObjectCaseSensitive(o, it->string);
+		cJSON_AddItemToObject(o, it->string, cJSON_Duplicate(it, 1));
+	}
+}
+
 int search_start(struct search *s, const cJSON *set, char *err)
 {
 	const struct state *st = ST(s);
@@ -635,20 +646,14 @@ int search_start(struct search *s, const cJSON *set, char *err)
 		bContinue = 1;
 	}
 	if (!ss->started) {
+		/* the defaults, the session's settings journaled before it
+		 * (`kloop eval --precision`), the ones given, and what a person
+		 * set before it started, the latest word: from its first round on
+		 * (the gate, a budget) */
 		cJSON *o = search_defaults();
-		const cJSON *it;
-		cJSON_ArrayForEach(it, set)
-		{
-			cJSON_DeleteItemFromObjectCaseSensitive(o, it->string);
-			cJSON_AddItemToObject(o, it->string, cJSON_Duplicate(it, 1));
-		}
-		/* what a person set before it started, the latest word: from its
-		 * first round on (the gate, a budget) */
-		cJSON_ArrayForEach(it, s->preset)
-		{
-			cJSON_DeleteItemFromObjectCaseSensitive(o, it->string);
-			cJSON_AddItemToObject(o, it->string, cJSON_Duplicate(it, 1));
-		}
+		settings_over(o, ss->settings);
+		settings_over(o, set);
+		settings_over(o, s->preset);
 		cJSON_Delete(s->preset);
 		s->preset = NULL;
 		s->base = 0;

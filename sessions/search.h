@@ -66,8 +66,10 @@ struct search *search_new(struct runner *rn, search_note_fn notify, void *arg);
 void search_free(struct search *s);
 
 /*
- * Start: a session without a search gets search_started with settings
- * (NULL: the defaults; not consumed); one whose search is not finished is
+ * Start: a session without a search gets search_started with the
+ * defaults, then the settings journaled before it (`kloop eval
+ * --precision`), then settings (NULL: none; not consumed); one whose
+ * search is not finished is
  * resumed with its journaled settings (then settings' keys, when given,
  * are applied as search_set events).  A finished search goes on only when
  * settings change one of its settings (a new budget); else -1 + err.

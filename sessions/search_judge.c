@@ -147,7 +147,7 @@ static void judge(struct search *s, const struct cand *c)
 		note(s, line, NULL);
 		return;
 	}
-	if (c->status == STATUS_CORRECT && c->reduced && !state_precision_any(st)) {
+	if (state_cand_rank(st, c) == STATE_RANK_REDUCED) {
 		/* correct within the tolerance, but less precise than the
 		 * reference's arithmetic: not a win under `precision faithful` */
 		char line[400];

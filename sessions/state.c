@@ -51,6 +51,9 @@ void state_free(struct state *st)
 	for (int i = 0; i < st->nBase; i++)
 		free(st->aBase[i].zDevice);
 	free(st->aBase);
+	for (int i = 0; i < st->nReq; i++)
+		free(st->aReq[i].zProvider), free(st->aReq[i].zModel);
+	free(st->aReq);
 	state_init(st);
 }
 
@@ -59,13 +62,31 @@ int state_precision_any(const struct state *st)
 	return !strcmp(st->search.set.precision, "any");
 }
 
+enum state_rank state_cand_rank(const struct state *st, const struct cand *c)
+{
+	if (!c || c->status != STATUS_CORRECT)
+		return STATE_RANK_STATUS;
+	if (c->reduced && !state_precision_any(st))
+		return STATE_RANK_REDUCED;
+	const struct state_suspect *x = c->belowFloor ? state_search_suspect(st, c->id) : NULL;
+	if (c->belowFloor && !(x && x->cleared))
+		return STATE_RANK_SUSPECT;
+	if (!(c->speedup > 0))
+		return STATE_RANK_NO_SPEEDUP;
+	if (c->unverified)
+		return STATE_RANK_UNVERIFIED;
+	return STATE_RANK_YES;
+}
+
 int state_cand_rankable(const struct state *st, const struct cand *c)
 {
-	if (!c || c->status != STATUS_CORRECT || !(c->speedup > 0) || c->unverified ||
-	    (c->reduced && !state_precision_any(st)))
-		return 0;
-	const struct state_suspect *x = c->belowFloor ? state_search_suspect(st, c->id) : NULL;
-	return !c->belowFloor || (x && x->cleared);
+	return state_cand_rank(st, c) == STATE_RANK_YES;
+}
+
+int state_cand_passes(const struct state *st, const struct cand *c)
+{
+	enum state_rank r = state_cand_rank(st, c);
+	return r == STATE_RANK_YES || r == STATE_RANK_NO_SPEEDUP || r == STATE_RANK_UNVERIFIED;
 }
 
 /* ---- the session's baseline (issue 39) ---- */
@@ -408,6 +429,14 @@ static void free_ideas(struct state *st)
 		free(d->zOrigin);
 	}
 	free(st->aIdea);
+}
+
+const struct state_request *state_request(const struct state *st, int request)
+{
+	for (int i = st->nReq - 1; i >= 0; i--)
+		if (st->aReq[i].request == request)
+			return &st->aReq[i];
+	return NULL;
 }
 
 struct state_idea *state_idea(const struct state *st, int id)

@@ -84,6 +84,14 @@ struct state_branch {
 	                    (what such a fix sends back), else NULL */
 };
 
+/* one llm_request: who was asked (what the archive files a win's model as) */
+struct state_request {
+	int request;     /* its id */
+	char *zProvider; /* "provider" as journaled ("" where none) */
+	char *zModel;    /* "model" (NULL where none was said; "" from the command
+	                  * provider, which names none) */
+};
+
 /* the LLM traffic of a session (llm_request / llm_response) */
 struct state_llm {
 	int nRequests;     /* llm_request events */
@@ -121,6 +129,9 @@ struct cand {
 	int nEvals;         /* its eval_finished events so far */
 	int firstEval;      /* the ordinal of the event of its first verdict (0: none yet):
 	                     * the order in which verdicts came, and a search judged them */
+	int lastEval;       /* the ordinal of the event of its latest verdict (0: none yet) */
+	int request;        /* the llm_request that wrote it (candidate_added's "request";
+	                     * 0: none) */
 	int nRunning;       /* of them, those whose code had started to run (eval_running):
 	                     * the ones a candidate can have cut short itself */
 	int round;          /* the search round that made it (0: none, or translation) */
@@ -239,6 +250,9 @@ struct state {
 	struct state_branch *aBranch; /* implementation branches, by first request */
 	int nBranch;
 	size_t nBranchAlloc;
+	struct state_request *aReq; /* each llm_request, in the journal's order */
+	int nReq;
+	size_t nReqAlloc;
 	struct cand *aCand;
 	int nCand;
 	size_t nCandAlloc;
@@ -273,19 +287,44 @@ void state_cand_speedup(struct state *st, struct cand *c);
 struct cand *state_cand(const struct state *st, int id);
 /* the first candidate whose source is zSource, byte for byte, or NULL */
 const struct cand *state_cand_by_source(const struct state *st, const char *zSource);
-/* c may be ranked: a parent, the best, a win: correct, with a speedup,
- * its time not unverified (kloop's own clock bounded it, or it came
- * before the flag) nor below the device's floor (unless a person cleared
- * it), and faithful in precision unless the session's policy lets reduced
- * precision compete */
+/*
+ * The rank rule, its one home: whether c may be ranked (a parent, the
+ * best, a win) and, where not, the first reason, in this order: the
+ * verdict's own (not correct; reduced precision under the policy
+ * "faithful"; a time below the device's floor that no person cleared),
+ * then its time's (no speedup; a time kloop's clock could not bound: an
+ * older result without the flag is taken as it was).
+ */
+enum state_rank {
+	STATE_RANK_YES,        /* it ranks */
+	STATE_RANK_STATUS,     /* no verdict, or not "correct" */
+	STATE_RANK_REDUCED,    /* correct, of reduced precision, and the session's
+	                        * policy is "faithful" (state_precision_any()) */
+	STATE_RANK_SUSPECT,    /* its time is below the device's floor (cand.belowFloor)
+	                        * and no person cleared it (suspect_cleared) */
+	STATE_RANK_NO_SPEEDUP, /* correct, with no speedup (no baseline to compare with) */
+	STATE_RANK_UNVERIFIED, /* correct, but kloop's clock could not bound its time */
+};
+/* the rule for c in st's session (its precision policy, its cleared
+ * suspects); c NULL: STATE_RANK_STATUS */
+enum state_rank state_cand_rank(const struct state *st, const struct cand *c);
+/* c may be ranked: state_cand_rank() is STATE_RANK_YES */
 int state_cand_rankable(const struct state *st, const struct cand *c);
-/* the precision policy is "any" (the search's setting `precision`; no
- * search, or "faithful": reduced precision is never ranked) */
+/* c's verdict passes, its time aside: it ranks, or only its time keeps it
+ * out (STATE_RANK_NO_SPEEDUP, STATE_RANK_UNVERIFIED): what `kloop eval`'s
+ * exit status asks of each candidate */
+int state_cand_passes(const struct state *st, const struct cand *c);
+/* the session's precision policy is "any": the setting `precision`, which
+ * a search's settings, `set precision` and `kloop eval --precision` journal
+ * (search_started, search_set); none journaled, or "faithful": reduced
+ * precision is never ranked */
 int state_precision_any(const struct state *st);
 /* the next free candidate id */
 int state_next_id(const struct state *st);
 /* the idea with id, or NULL */
 struct state_idea *state_idea(const struct state *st, int id);
+/* llm_request `request` (its latest, journaled again), or NULL */
+const struct state_request *state_request(const struct state *st, int request);
 /* implementation branch `branch` of idea `idea` (its first request went
  * out), or NULL */
 struct state_branch *state_branch_of(const struct state *st, int idea, int branch);

@@ -332,6 +332,25 @@ cJSON *harness_ab(struct harness *h, struct harness_cand *inc, struct harness_ca
                   const struct harness_ab_opts *ao, harness_progress_fn progress, void *arg,
                   int *pWho, cJSON **pFail);
 
+/* an A/B's decision from its pairs' times, whoever measured them */
+struct harness_ab_decision {
+	int pairs;    /* pairs counted */
+	int wins;     /* pairs the challenger was faster in (a tie is no win) */
+	double p;     /* the one-sided sign test's p-value of wins in pairs: the chance
+	               * of as many wins or more if both were as fast (1: no pairs) */
+	double ratio; /* the median per-pair ratio incumbent/challenger (INFINITY for
+	               * a challenger's time of 0; NAN: no pairs) */
+	int won;      /* verified, p below HARNESS_AB_ALPHA and ratio above 1 */
+};
+/*
+ * The decision of harness_ab() from the pair times alone, a pure function:
+ * pair i is the incumbent's aInc[i] and the challenger's aCand[i] (ms), n
+ * pairs; verified: kloop's clock bounded both sides' times (an A/B whose
+ * times cannot be bounded never wins).
+ */
+struct harness_ab_decision harness_ab_decide(const double *aInc, const double *aCand, int n,
+                                             int verified);
+
 /* 64 unpredictable bits (getrandom) */
 uint64_t harness_random64(void);
 

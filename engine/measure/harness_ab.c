@@ -23,6 +23,25 @@ static double sign_p(int k, int n)
 	return p > 1 ? 1 : p;
 }
 
+struct harness_ab_decision harness_ab_decide(const double *aInc, const double *aCand, int n,
+                                             int verified)
+{
+	struct harness_ab_decision d = {.pairs = n > 0 ? n : 0, .ratio = NAN};
+	double *ratio = xmalloc(sizeof *ratio * (size_t)(d.pairs + 1));
+	for (int i = 0; i < d.pairs; i++) {
+		ratio[i] = aCand[i] > 0 ? aInc[i] / aCand[i] : INFINITY;
+		d.wins += aCand[i] < aInc[i];
+	}
+	d.p = sign_p(d.wins, d.pairs);
+	if (d.pairs) {
+		qsort(ratio, (size_t)d.pairs, sizeof *ratio, harness_cmp_double);
+		d.ratio = harness_pct(ratio, d.pairs, 0.5);
+	}
+	free(ratio);
+	d.won = verified && d.p < HARNESS_AB_ALPHA && d.ratio > 1.0;
+	return d;
+}
+
 static void add_spread(cJSON *o, const char *zWho, struct samples *s)
 {
 	qsort(s->a, s->n, sizeof *s->a, harness_cmp_double);
@@ -131,12 +150,11 @@ static void ab_bound(struct harness *h, struct ab_side *s)
 /*
  * A side whose threads outlive kl_run is timed by kloop's clock
  * (harness_clock_times): its pair times are its round trips less their
- * frames, and the pairs are counted again (ratio, *pWins, *pN) over the
- * pairs both sides have.  Returns which sides are (bit k: side k); clears
- * *pVerified where the time cannot be so had.
+ * frames, and only the pairs both sides have so are kept (each side's ts).
+ * Returns which sides are (bit k: side k); clears *pVerified where the
+ * time cannot be so had.
  */
-static int ab_by_clock(struct harness *h, struct ab_side *s, struct samples *ratio, int *pWins,
-                       int *pN, int *pVerified)
+static int ab_by_clock(struct harness *h, struct ab_side *s, int *pVerified)
 {
 	int byClock = 0;
 	for (int k = 0; k < 2; k++)
@@ -158,50 +176,44 @@ static int ab_by_clock(struct harness *h, struct ab_side *s, struct samples *rat
 	if (!byClock)
 		return 0;
 	struct samples *t0 = &s[0].ts, *t1 = &s[1].ts;
-	ratio->n = 0;
-	*pWins = 0;
 	size_t m = 0;
 	for (size_t i = 0; i < t0->n && i < t1->n; i++) {
 		if (isnan(t0->a[i]) || isnan(t1->a[i]))
 			continue;
-		harness_push(ratio, t1->a[i] > 0 ? t0->a[i] / t1->a[i] : INFINITY);
-		*pWins += t1->a[i] < t0->a[i];
 		t0->a[m] = t0->a[i], t1->a[m] = t1->a[i], m++;
 	}
 	t0->n = t1->n = m;
-	*pN = (int)ratio->n;
-	if (*pN < HARNESS_AB_MIN_PAIRS / 2) {
+	if ((int)m < HARNESS_AB_MIN_PAIRS / 2) {
 		*pVerified = 0;
 		snprintf(s[1].bound, sizeof s[1].bound,
 		         "the clock bound was not applied: a side's threads outlived kl_run, so "
 		         "its A/B times are kloop's clock's, and only %d pairs could be "
 		         "measured "
 		         "by it",
-		         *pN);
+		         (int)m);
 		s[1].inc = 2;
 	}
 	return byClock;
 }
 
-/* the A/B's object (harness_ab) */
-static cJSON *ab_json(const struct harness *h, struct ab_side *s, struct samples *ratio, int wins,
-                      int n, int strict, int verified, int byClock)
+/* the A/B's object (harness_ab): its decision from each side's pair times */
+static cJSON *ab_json(const struct harness *h, struct ab_side *s, int strict, int verified,
+                      int byClock)
 {
-	double p = sign_p(wins, n);
-	qsort(ratio->a, ratio->n, sizeof *ratio->a, harness_cmp_double);
-	double med = harness_pct(ratio->a, n, 0.5);
+	struct harness_ab_decision d =
+	    harness_ab_decide(s[0].ts.a, s[1].ts.a, (int)s[1].ts.n, verified);
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "pairs", n);
-	cJSON_AddNumberToObject(o, "wins", wins);
-	cJSON_AddNumberToObject(o, "p_value", p);
-	harness_add_finite(o, "ratio", med);
+	cJSON_AddNumberToObject(o, "pairs", d.pairs);
+	cJSON_AddNumberToObject(o, "wins", d.wins);
+	cJSON_AddNumberToObject(o, "p_value", d.p);
+	harness_add_finite(o, "ratio", d.ratio);
 	add_spread(o, "incumbent", &s[0].ts);
 	add_spread(o, "candidate", &s[1].ts);
 	cJSON_AddStringToObject(o, "method", strict ? "device-wide" : "stream");
 	cJSON_AddNumberToObject(o, "checked_runs", h->nChecked);
 	cJSON_AddNumberToObject(o, "checked_after_runs", h->nAfter);
 	cJSON_AddNumberToObject(o, "checked_after_seconds", h->afterS);
-	cJSON_AddBoolToObject(o, "won", verified && p < HARNESS_AB_ALPHA && med > 1.0);
+	cJSON_AddBoolToObject(o, "won", d.won);
 	cJSON_AddBoolToObject(o, "verified", verified);
 	if (verified)
 		cJSON_AddStringToObject(o, "bound", s[0].byCpu || s[1].byCpu ? "cpu" : "clock");
@@ -219,7 +231,7 @@ static cJSON *ab_json(const struct harness *h, struct ab_side *s, struct samples
 	snprintf(rule, sizeof rule,
 	         "sign test: faster in %d of %d pairs (one-sided p %.3g, needs < %g) and the "
 	         "median pair ratio %.3g above 1",
-	         wins, n, p, HARNESS_AB_ALPHA, med);
+	         d.wins, d.pairs, d.p, HARNESS_AB_ALPHA, d.ratio);
 	cJSON_AddStringToObject(o, "rule", rule);
 	return o;
 }
@@ -230,9 +242,8 @@ cJSON *harness_ab(struct harness *h, struct harness_cand *inc, struct harness_ca
 {
 	char err[KL_ERRLEN] = "", why[1024] = "", when[96];
 	struct ab_side s[2] = {{.c = inc}, {.c = cand}};
-	struct samples ratio = {0};
 	double pair[2];
-	int crc = 0, who = 0, wins = 0, n = 0;
+	int crc = 0, who = 0, n = 0;
 	cJSON *o = NULL;
 	*pFail = NULL;
 	*pWho = -1;
@@ -282,8 +293,6 @@ cJSON *harness_ab(struct harness *h, struct harness_cand *inc, struct harness_ca
 			goto called;
 		harness_push(&s[0].ts, pair[0]);
 		harness_push(&s[1].ts, pair[1]);
-		harness_push(&ratio, pair[1] > 0 ? pair[0] / pair[1] : INFINITY);
-		wins += pair[1] < pair[0];
 		n++;
 		if (progress)
 			progress("a/b", n, arg);
@@ -310,8 +319,8 @@ cJSON *harness_ab(struct harness *h, struct harness_cand *inc, struct harness_ca
 			goto called;
 		}
 	int verified = s[0].inc != 2 && s[1].inc != 2;
-	int byClock = ab_by_clock(h, s, &ratio, &wins, &n, &verified);
-	o = ab_json(h, s, &ratio, wins, n, ao->strict, verified, byClock);
+	int byClock = ab_by_clock(h, s, &verified);
+	o = ab_json(h, s, ao->strict, verified, byClock);
 	goto out;
 called:
 	if (crc > 0) {
@@ -325,7 +334,6 @@ called:
 	}
 out:
 	h->judged = NULL;
-	free(ratio.a);
 	ab_side_free(&s[0]);
 	ab_side_free(&s[1]);
 	return o;

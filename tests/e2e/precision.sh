@@ -77,6 +77,18 @@ done
 verdict any "$T/softmax" "$T/softmax_bf16_outputs.c" --precision any
 check "--precision any: the same candidate exits 0, still labelled reduced" \
 	test "$(field verdict any)/$rc" = reduced/0
+# the policy is the session's: journaled (search_set), so kloop session on
+# that journal ranks the candidate as the exit status did (the best, unless
+# the load left its time unverified: then its row says so with ?)
+$KLOOP eval "$T/softmax" "$T/softmax_bf16_outputs.c" $B --precision any \
+	--session "$T/any.jsonl" >"$T/anys.txt" 2>&1
+rc=$?
+run anysession session "$T/any.jsonl"
+nf=$NFAIL
+check "... with a session: exit $rc, the journal holds the policy, kloop session agrees ($(grep -E '^best|^ +1 ' "$T/anysession.out" | tr -s ' \n' ' '))" \
+	sh -c "test $rc = 0 && grep -q '\"type\":\"search_set\",\"key\":\"precision\",\"value\":\"any\"' '$T/any.jsonl' &&
+		{ grep -q '^best [0-9.e+]*x (#1' '$T/anysession.out' || grep -Eq '^ +1 .* [0-9.e+]+x\?~' '$T/anysession.out'; }"
+diag $nf "$T/anys.txt" "$T/anysession.out"
 run badflag eval "$T/softmax" "$T/softmax_seed.c" $B --precision some
 check "--precision some: a usage error naming the words (exit $rc)" \
 	sh -c "test $rc = 2 && grep -q 'expected faithful or any' '$T/badflag.err'"

@@ -21,6 +21,7 @@
 #include "check.h"
 #include "emit.h"
 #include "runner.h"
+#include "search.h"
 #include "util.h"
 #include "version.h"
 
@@ -258,6 +259,46 @@ static void test_one_baseline(struct loop *l, struct config *cfg, struct notes *
 	unlink(eager);
 	free(zPath);
 	free(eager);
+}
+
+/* a search that starts on a session whose precision policy `kloop eval
+ * --precision` journaled (search_set before any search) begins from it;
+ * one given another policy takes that */
+static void test_search_policy(struct loop *l, struct config *cfg, struct notes *x)
+{
+	static const char *const given[] = {NULL, "faithful"};
+	for (int k = 0; k < 2; k++) {
+		char err[KL_ERRLEN] = "";
+		struct runner_opts o = {.zTask = "softmax", .bMemory = 1, .bNoSeeds = 1};
+		struct runner *rn = runner_open(l, cfg, &o, on_note, x, err);
+		x->rn = rn;
+		CHECK(rn != NULL, "a runner in memory (%s)", rn ? "ok" : err);
+		if (!rn)
+			return;
+		cJSON *any = cJSON_CreateString("any");
+		int rc = ev_search_set(runner_session(rn), "precision", any, -1, err);
+		cJSON_Delete(any);
+		CHECK(rc == 0 && state_precision_any(runner_state(rn)),
+		      "kloop eval's policy journaled before a search: any (%s)", rc ? err : "ok");
+		cJSON *set = cJSON_CreateObject();
+		if (given[k])
+			cJSON_AddStringToObject(set, "precision", given[k]);
+		struct search *s = search_new(rn, NULL, NULL);
+		rc = search_start(s, set, err);
+		const struct state *st = runner_state(rn);
+		const char *z =
+		    cJSON_GetStringValue(cJSON_GetObjectItem(st->search.settings, "precision"));
+		const char *want = given[k] ? given[k] : "any";
+		CHECK(rc == 0 && st->search.started && z && !strcmp(z, want) &&
+		          state_precision_any(st) == !strcmp(want, "any"),
+		      "a search started %s: its settings say precision %s (got %s; %s)",
+		      given[k] ? "with --precision faithful" : "with no --precision", want,
+		      z ? z : "none", rc ? err : "started");
+		search_free(s);
+		cJSON_Delete(set);
+		runner_close(rn);
+		x->rn = NULL;
+	}
 }
 
 int main(void)
@@ -503,6 +544,7 @@ int main(void)
 
 	test_background_baseline(l, &cfg, &x);
 	test_one_baseline(l, &cfg, &x, dir);
+	test_search_policy(l, &cfg, &x);
 
 	/* a worker that cannot start */
 	config_set(&cfg, "worker", "/nonexistent/kloop-worker", err);
