@@ -290,13 +290,54 @@ static int param_kinds(const char *z, size_t a, size_t b, char *zOut, size_t nOu
 	return 0;
 }
 
-int torchext_entry_params(const char *z, size_t n, const char *zEntry, char *zOut, size_t nOut)
+/* the C++ function that def("NAME", &fn) or impl("NAME", fn) binds NAME to
+ * in code c[0..n) (comments and literals blanked: its original z says the
+ * names), into zOut; NAME itself where none does */
+static void bound_fn(const char *z, const char *c, size_t n, const char *zName, char *zOut,
+                     size_t nOut)
 {
-	size_t m = strlen(zEntry);
+	snprintf(zOut, nOut, "%s", zName);
+	size_t m = strlen(zName);
+	for (size_t i = 0; i + m + 2 < n; i++) {
+		if (z[i] != '"' || memcmp(z + i + 1, zName, m) ||
+		    (z[i + 1 + m] != '"' && z[i + 1 + m] != '('))
+			continue;
+		size_t k = i + 1;
+		while (k < n && z[k] != '"')
+			k++; /* a schema's "ns::g(Tensor x) -> Tensor" too */
+		k++;
+		while (k < n && isspace((unsigned char)c[k]))
+			k++;
+		if (k >= n || c[k] != ',')
+			continue;
+		k++;
+		while (k < n && (isspace((unsigned char)c[k]) || c[k] == '&' || c[k] == '('))
+			k++;
+		if (k + 9 < n && !memcmp(c + k, "TORCH_FN", 8))
+			for (k += 8; k < n && (isspace((unsigned char)c[k]) || c[k] == '(');)
+				k++;
+		size_t a = k;
+		while (k < n && (ident_char(c[k]) || c[k] == ':'))
+			k++;
+		const char *last = a < k ? memrchr(c + a, ':', k - a) : NULL;
+		if (last)
+			a = (size_t)(last - c) + 1;
+		if (k > a && k - a < nOut) {
+			snprintf(zOut, nOut, "%.*s", (int)(k - a), c + a);
+			return;
+		}
+	}
+}
+
+int torchext_entry_params(const char *z, size_t n, const char *zName, char *zOut, size_t nOut)
+{
 	int rc = -1;
-	if (!m || nOut < 2)
+	if (!*zName || nOut < 2)
 		return -1;
 	char *c = code_only(z, n);
+	char zEntry[128];
+	bound_fn(z, c, n, zName, zEntry, sizeof zEntry);
+	size_t m = strlen(zEntry);
 	for (size_t i = 0; i + m < n; i++) {
 		if (memcmp(c + i, zEntry, m) || (i > 0 && ident_char(c[i - 1])) ||
 		    ident_char(c[i + m]))

@@ -73,13 +73,15 @@ char *torchext_compile_name(const char *zName, int lang);
 void torchext_entry_of(const char *z, size_t n, char *zOut, size_t nOut);
 
 /*
- * The kinds of the parameters of function zEntry as the C++ or CUDA text
- * z[0..n) declares it (its definition, else a declaration) into zOut, one
- * character each: 't' a tensor (torch::Tensor, its references,
- * c10::optional of one), 'n' a number ("tn" for f(torch::Tensor x, int64_t
- * d); "" for none).  0, or -1 where no declaration of it is found.
+ * The kinds of the parameters of the function the C++ or CUDA text z[0..n)
+ * names zName (the function m.def("NAME", &fn) or m.impl binds, else the
+ * function of that name), as the text declares it (its definition, else a
+ * declaration), into zOut, one character each: 't' a tensor
+ * (torch::Tensor, its references, c10::optional of one), 'n' a number
+ * ("tn" for f(torch::Tensor x, int64_t d); "" for none).  0, or -1 where no
+ * declaration of it is found.
  */
-int torchext_entry_params(const char *z, size_t n, const char *zEntry, char *zOut, size_t nOut);
+int torchext_entry_params(const char *z, size_t n, const char *zName, char *zOut, size_t nOut);
 
 /* a ModelNew made one C++ or CUDA source */
 struct torchext_src {

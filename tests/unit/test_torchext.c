@@ -54,6 +54,13 @@ static void entry_params(void)
 	    {"m.def(\"f\", &f); x.f(a, b);", "f", NULL},
 	    {"torch::Tensor f(torch::Tensor x);\ntorch::Tensor f(torch::Tensor x, float k) {}", "f",
 	     "tn"},
+	    {"torch::Tensor softmax_fwd(const torch::Tensor &x, double t) {}\n"
+	     "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"forward\", &softmax_fwd, "
+	     "\"(forward)\"); }",
+	     "forward", "tn"},
+	    {"namespace k { void g(at::Tensor a, at::Tensor b) {} }\nTORCH_LIBRARY(ns, m) { "
+	     "m.def(\"g2(Tensor a, Tensor b) -> ()\", TORCH_FN(k::g)); }",
+	     "g2", "tt"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		char k[64] = "?";
