@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "config.h"
 #include "flags.h"
+#include "json.h"
 #include "task.h"
 #include "torchref.h"
 #include "util.h"
@@ -144,6 +145,23 @@ static int show_problem(const char *zProblem, const char *zShapes, const char *z
 				free(b);
 			}
 			printf("\n");
+		}
+		const cJSON *init = cJSON_GetObjectItem(d, "init");
+		if (cJSON_GetArraySize(init) > 0) {
+			printf("  init   ");
+			cJSON_ArrayForEach(e, init)
+			{
+				const cJSON *v = cJSON_GetObjectItem(e, "value");
+				char *a = v ? json_text(v, 0) : NULL;
+				char *name = term_clean(json_str(e, "name", "?"), 0);
+				printf("%s%s = %s (%s)", e == init->child ? "" : ", ", name,
+				       a ? a : "not a number", json_str(e, "type", "?"));
+				free(name);
+				free(a);
+			}
+			printf("\n  (get_init_inputs(): a ModelNew's self.X set from __init__'s "
+			       "parameter, and an extension's number parameters in order, take "
+			       "these)\n");
 		}
 		printf(
 		    "  in[] is forward()'s inputs, then the parameters (a module's own before its "

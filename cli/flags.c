@@ -37,7 +37,7 @@ struct flag_def {
 	const char *zSetting; /* else: the search setting it sets (search.h) */
 };
 
-#define SESSION_CMDS (FL_OPEN | FL_REPLAY | FL_EVAL)
+#define SESSION_CMDS (FL_OPEN | FL_REPLAY | FL_EVAL | FL_IMPORT)
 #define LLM_CMDS (FL_IDEAS | FL_IMPLEMENT)
 #define SEARCH_CMDS (FL_SEARCH | FL_TRANSLATE)
 #define ALL_CMDS (SESSION_CMDS | LLM_CMDS | SEARCH_CMDS)
@@ -66,7 +66,8 @@ struct flag_def {
 #define FT_SK_WORD FT_CHOICE
 /* the commands that take a setting (search_settings.h's SS_ bits) */
 #define SET_CMDS(ss)                                                                               \
-	(FL_SEARCH | ((ss)&SS_TRANSLATE ? FL_TRANSLATE : 0) | ((ss)&SS_EVAL ? FL_EVAL : 0))
+	(FL_SEARCH | ((ss)&SS_TRANSLATE ? FL_TRANSLATE : 0) |                                      \
+	 ((ss)&SS_EVAL ? FL_EVAL | FL_IMPORT : 0))
 /* a search setting's flag and its alias (zName NULL: none), from its row */
 #define SET_FLAGS(key, kind, lo, hi, def, words, flag, alias, what, cmds, group, help)             \
 	{flag, FT_##kind, NULL, 0, lo, hi, what, words, SET_CMDS(cmds), #key},                     \
@@ -106,8 +107,8 @@ static const struct flag_def table[] = {
     {"--reference", F_CHOICE(zReference), 0, 0, NULL, "host|cuda|torch", ALL_CMDS, NULL},
     {"--at", F_INT(at), 0, 1e8, "events", NULL, FL_REPLAY, NULL},
     {"--json", F_SWITCH(json), 0, 0, NULL, NULL,
-     FL_EVAL | LLM_CMDS | BARE_CMDS | SEARCH_CMDS | FL_DOCTOR | FL_PROFILE | FL_OUTLINE |
-         FL_ARCHIVE,
+     FL_EVAL | FL_IMPORT | LLM_CMDS | BARE_CMDS | SEARCH_CMDS | FL_DOCTOR | FL_PROFILE |
+         FL_OUTLINE | FL_ARCHIVE,
      NULL},
     {"--no-eval", F_SWITCH(noEval), 0, 0, NULL, NULL, LLM_CMDS, NULL},
     {"--from", F_STR(zFrom), 0, 0, NULL, NULL, LLM_CMDS | FL_SEARCH, NULL},
@@ -120,7 +121,7 @@ static const struct flag_def table[] = {
     STR("--ncu", zNcu, FL_PROFILE),
     /* export */
     STR("--kernelbench", zKernelbench, FL_EXPORT),
-    STR("--problem", zProblem, FL_EXPORT),
+    STR("--problem", zProblem, FL_EXPORT | FL_IMPORT),
     STR("--cuda", zCuda, FL_EXPORT),
     STR("--source", zSource, FL_EXPORT),
     /* report */
@@ -128,7 +129,7 @@ static const struct flag_def table[] = {
     STR("--output", zOutput, FL_REPORT),
     /* archive */
     STR("--db", zDb, FL_ARCHIVE),
-    STR("--task", zTask, FL_ARCHIVE),
+    STR("--task", zTask, FL_ARCHIVE | FL_IMPORT),
     STR("--gpu", zGpu, FL_ARCHIVE),
     {"--kind", F_CHOICE(zKind), 0, 0, NULL, "win|dead_end", FL_ARCHIVE, NULL},
     {"-n", F_INT(limit), 0, 1e6, "results", NULL, FL_ARCHIVE, NULL},
@@ -417,6 +418,8 @@ static const struct flag_help {
     {"--json", "output", "one JSON object per line", 0},
     {"--parse", "profile", "read an Nsight Compute CSV instead of profiling", 0},
     {"--ncu", "profile", "the ncu program", 0},
+    {"--problem", "the problem", "the KernelBench problem file the files are for", FL_IMPORT},
+    {"--task", "the problem", "a bundled task (or a task directory) the files are for", FL_IMPORT},
     {"--kernelbench", "output", "a KernelBench module with ModelNew", 0},
     {"--problem", "output", "the KernelBench problem file it is for", 0},
     {"--cuda", "output", "the CUDA candidate's source", 0},
@@ -561,7 +564,7 @@ unsigned flags_cmd_of(const char *zCommand)
 	    {"session", FL_SESSION},     {"tasks", FL_TASKS},     {"search", FL_SEARCH},
 	    {"translate", FL_TRANSLATE}, {"doctor", FL_DOCTOR},   {"export", FL_EXPORT},
 	    {"profile", FL_PROFILE},     {"outline", FL_OUTLINE}, {"archive", FL_ARCHIVE},
-	    {"report", FL_REPORT}};
+	    {"report", FL_REPORT},       {"import", FL_IMPORT}};
 	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
 		if (!strcmp(map[i].zName, zCommand))
 			return map[i].cmd;

@@ -37,6 +37,7 @@
 #define FL_OUTLINE (1u << 12)  /* outline (no configuration) */
 #define FL_ARCHIVE (1u << 13)  /* archive (no configuration) */
 #define FL_REPORT (1u << 14)   /* report (no configuration) */
+#define FL_IMPORT (1u << 15)   /* import */
 
 #define FLAGS_MAX_PASS 64
 
@@ -70,14 +71,14 @@ struct flags {
 	int nPass;
 	/* export */
 	const char *zKernelbench; /* --kernelbench OUT.py */
-	const char *zProblem;     /* --problem PROBLEM.py */
+	const char *zProblem;     /* --problem PROBLEM.py (export, import) */
 	const char *zCuda;        /* --cuda OUT.cu */
 	const char *zSource;      /* --source OUT */
 	/* report */
 	const char *zOutput; /* -o, --output FILE */
 	/* archive */
 	const char *zDb;   /* --db FILE */
-	const char *zTask; /* --task T */
+	const char *zTask; /* --task T (archive; import: the task the files are for) */
 	const char *zGpu;  /* --gpu G */
 	const char *zKind; /* --kind win|dead_end */
 	int limit;         /* -n N (0: the archive's default) */
@@ -91,11 +92,10 @@ struct flags {
 };
 
 /*
- * Load the configuration (only for the commands that run a session: open, replay, eval, ideas,
- * implement, search, translate), then parse argv[1..argc) for
- * command e (cmd: its FL_ bit): the flags the table gives cmd, and between nMin and nMax positional
- * arguments.  Returns 0, or the exit status (2) after printing
- * what was wrong on stderr (f is freed then).
+ * Load the configuration (only for the commands that run a session: open, replay, eval, import,
+ * ideas, implement, search, translate), then parse argv[1..argc) for command e (cmd: its FL_ bit):
+ * the flags the table gives cmd, and between nMin and nMax positional arguments.  Returns 0, or the
+ * exit status (2) after printing what was wrong on stderr (f is freed then).
  */
 int flags_parse(const struct cmd_entry *e, unsigned cmd, int argc, char **argv, int nMin, int nMax,
                 struct flags *f);

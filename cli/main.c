@@ -21,10 +21,11 @@
 #include "version.h"
 
 static const struct cmd_entry *commands[] = {
-    &cmd_open_entry,    &cmd_shell_entry,   &cmd_replay_entry,  &cmd_eval_entry,
-    &cmd_tasks_entry,   &cmd_session_entry, &cmd_ideas_entry,   &cmd_implement_entry,
-    &cmd_outline_entry, &cmd_doctor_entry,  &cmd_archive_entry, &cmd_report_entry,
-    &cmd_export_entry,  &cmd_profile_entry, &cmd_search_entry,  &cmd_translate_entry,
+    &cmd_open_entry,      &cmd_shell_entry,   &cmd_replay_entry,  &cmd_eval_entry,
+    &cmd_tasks_entry,     &cmd_session_entry, &cmd_ideas_entry,   &cmd_implement_entry,
+    &cmd_outline_entry,   &cmd_doctor_entry,  &cmd_archive_entry, &cmd_report_entry,
+    &cmd_import_entry,    &cmd_export_entry,  &cmd_profile_entry, &cmd_search_entry,
+    &cmd_translate_entry,
 };
 #define N_COMMANDS (sizeof commands / sizeof *commands)
 

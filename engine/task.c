@@ -246,6 +246,8 @@ void task_free(struct task *t)
 	free(t->ref.zCuda);
 	free(t->ref.zTorch);
 	free(t->zLibs);
+	for (int i = 0; i < t->nInit; i++)
+		free(t->aInit[i].zName);
 	for (int i = 0; i < t->seeds.nHost; i++)
 		free(t->seeds.azHost[i]);
 	free(t->seeds.azHost);

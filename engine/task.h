@@ -54,6 +54,24 @@ typedef enum {
 	TASK_NCOMPUTE
 } task_compute;
 
+/* a value a KernelBench problem's get_init_inputs() gives Model's
+ * constructor (issue 38): a ModelNew's self.X set from __init__'s argument
+ * and an extension's scalar parameters take the numbers */
+#define TASK_MAX_INIT 16
+enum task_init_kind {
+	TASK_INIT_OTHER, /* not a number (a tuple, a string): zType says what */
+	TASK_INIT_INT,
+	TASK_INIT_FLOAT,
+	TASK_INIT_BOOL,
+};
+struct task_init {
+	char *zName; /* __init__'s parameter it fills ("init0"... where unknown) */
+	enum task_init_kind kind;
+	long long i;    /* an int's or a bool's value */
+	double f;       /* a float's */
+	char zType[24]; /* Python's name of its type ("int", "float", "tuple") */
+};
+
 struct task_seeds {
 	char **azHost; /* host seed paths */
 	int nHost;
@@ -80,11 +98,15 @@ struct task {
 	                                      (static string; NULL: as zTolFrom) */
 	struct task_sources ref;           /* the reference per backend */
 	struct task_seeds seeds;           /* the seeds per backend */
-	char *zLibs;              /* "libs": the words, space-separated ("" if none; libs.h) */
-	char *zDims;              /* the shape set's dimensions as "?name=value,..." ("" if
-	                           * none): what a task's reference.py is run with, its
-	                           * constants of those names set */
-	double flops;             /* "flops" for the shape set in use (0: not given) */
+	char *zLibs;  /* "libs": the words, space-separated ("" if none; libs.h) */
+	char *zDims;  /* the shape set's dimensions as "?name=value,..." ("" if
+	               * none): what a task's reference.py is run with, its
+	               * constants of those names set */
+	double flops; /* "flops" for the shape set in use (0: not given) */
+	struct task_init aInit[TASK_MAX_INIT]; /* a KernelBench problem's get_init_inputs(),
+	                                        * in order (the first TASK_MAX_INIT) */
+	int nInit;
+	int bInitByName;          /* get_init_inputs() gave a dict: Model(**init), by name */
 	task_compute compute;     /* "compute", or inferred (task_compute_infer) */
 	const char *zComputeFrom; /* where compute comes from (static string): "task.json",
 	                           * "the inputs' dtypes", "the dtypes reaching its

@@ -14,7 +14,9 @@
  *     the first one named (a ModelNew's: the function its forward calls);
  *   - its torch::Tensor parameters take the task's inputs in order, then its
  *     outputs (an entry point that writes its outputs and returns nothing);
- *     a scalar parameter takes a number only from a ModelNew's forward call;
+ *     a scalar parameter takes the number a ModelNew's forward call passes,
+ *     else (an extension) the next value of the problem's get_init_inputs(),
+ *     which kloop appends to the source as an init_registrar;
  *   - what it returns (a tensor, a std::vector or std::tuple of them) is the
  *     task's outputs in order: a tensor that is kloop's output buffer is left
  *     as it is, any other is copied into it inside kl_run (so the copy is

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 
 #include "compile.h"
+#include "json.h"
+#include "sha256.h"
 #include "task.h"
 #include "torchext.h"
 #include "torchref.h"
@@ -155,6 +157,29 @@ static char *problem_of(const struct state *st, const char *zGiven, char *err)
 	       NULL;
 }
 
+/* the line saying which candidate an export holds, for `kloop import` to
+ * read back (cand_export_read()): "# kloop-candidate: {JSON}\n" */
+static void mark(strbuf *out, const struct cand *c, enum torchext_form form)
+{
+	const char *src = c->zSource ? c->zSource : "";
+	struct sha256 h;
+	char hex[65];
+	sha256_init(&h);
+	sha256_update(&h, src, strlen(src));
+	sha256_hex(&h, hex);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "id", c->id);
+	cJSON_AddStringToObject(o, "name", c->zName ? c->zName : "");
+	cJSON_AddStringToObject(o, "form", torchext_form_name(form));
+	cJSON_AddStringToObject(o, "status", c->zStatus ? c->zStatus : "");
+	cJSON_AddNumberToObject(o, "bytes", (double)strlen(src));
+	cJSON_AddStringToObject(o, "sha256", hex);
+	char *z = json_text(o, 0);
+	sb_addf(out, "%s%s\n", CAND_EXPORT_MARK, z);
+	free(z);
+	cJSON_Delete(o);
+}
+
 /*
  * The field's forms for KernelBench (torchext.h), into out: a ModelNew
  * module as it is, then the problem's source (Model, get_inputs and
@@ -179,6 +204,8 @@ static void kernelbench_torch(strbuf *out, const struct cand *c, enum torchext_f
 	        : "a PyTorch extension built by load_inline, as KernelBench's "
 	          "ModelNew",
 	    zProb);
+	/* (a ModelNew's source starts right after it) */
+	mark(out, c, form);
 	if (form == TORCHEXT_MODELNEW) {
 		sb_add(out, src, n);
 		sb_addf(out, "%s\n\n# --- the problem %s ---\n",
@@ -186,29 +213,45 @@ static void kernelbench_torch(strbuf *out, const struct cand *c, enum torchext_f
 		sb_adds(out, zProbSrc);
 		return;
 	}
-	char entry[64];
+	char entry[64], kinds[64];
 	torchext_entry_of(src, n, entry, sizeof entry);
+	const char *fn = entry[0] ? entry : "forward";
+	int known = torchext_entry_params(src, n, fn, kinds, sizeof kinds) == 0;
 	int cuda = torchext_lang_of(c->zName ? c->zName : "e.cpp", src, n) == LANG_CUDA;
 	sb_addf(out, "import torch\nfrom torch.utils.cpp_extension import load_inline\n\n"
 	             "# --- the problem ---\n");
 	sb_adds(out, zProbSrc);
 	sb_adds(out, "\n\n# --- the candidate, and ModelNew calling it ---\n");
 	py_str(out, "_KLOOP_SOURCE", src);
+	/* its parameters as kloop fills them: t a tensor, n a number */
+	if (known)
+		py_str(out, "_KLOOP_PARAMS", kinds);
+	else
+		sb_adds(out, "_KLOOP_PARAMS = None\n");
 	sb_addf(out,
 	        "_kloop_ext = load_inline(name=\"kloop_candidate_%d\", cpp_sources=%s, "
 	        "cuda_sources=%s)\n\n\n"
 	        "class ModelNew(Model):\n"
 	        "    \"\"\"The problem's Model; forward calls the extension's %s with forward's\n"
-	        "    inputs, then the module's parameters and buffers (kloop's in[]).\"\"\"\n\n"
+	        "    inputs, then the module's parameters and buffers (kloop's in[]) in its\n"
+	        "    tensor parameters, and the values of get_init_inputs() in its number\n"
+	        "    parameters, in order.\"\"\"\n\n"
+	        "    def __init__(self, *args, **kwargs):\n"
+	        "        super().__init__(*args, **kwargs)\n"
+	        "        self._kloop_numbers = list(args) + list(kwargs.values())\n\n"
 	        "    def forward(self, *inputs):\n"
 	        "        seen, tensors = set(), [x.contiguous() for x in inputs]\n"
 	        "        for _, t in list(self.named_parameters()) + list(self.named_buffers()):\n"
 	        "            if t is not None and id(t) not in seen:\n"
 	        "                seen.add(id(t))\n"
 	        "                tensors.append(t.detach().contiguous())\n"
-	        "        return _kloop_ext.%s(*tensors)\n",
-	        c->id, cuda ? "\"\"" : "_KLOOP_SOURCE", cuda ? "_KLOOP_SOURCE" : "None",
-	        entry[0] ? entry : "forward", entry[0] ? entry : "forward");
+	        "        if _KLOOP_PARAMS is None:\n"
+	        "            return _kloop_ext.%s(*tensors)\n"
+	        "        ts, ns = iter(tensors), iter(self._kloop_numbers)\n"
+	        "        return _kloop_ext.%s(*[next(ts) if k == \"t\" else next(ns) for k in "
+	        "_KLOOP_PARAMS])\n",
+	        c->id, cuda ? "\"\"" : "_KLOOP_SOURCE", cuda ? "_KLOOP_SOURCE" : "None", fn, fn,
+	        fn);
 }
 
 static int write_kernelbench(const struct state *st, const struct cand *c, const char *zOut,
@@ -251,6 +294,7 @@ static int write_kernelbench(const struct state *st, const struct cand *c, const
 	    "# parameters and forward() signature; forward() runs the candidate (compiled on\n"
 	    "# first use with the flags kloop used, cached under ~/.cache/kloop/export).\n",
 	    c->id, c->zName ? c->zName : "?", prob);
+	mark(&out, c, TORCHEXT_KERNEL);
 	py_str(&out, "_LANG", cuda ? "cuda" : "c");
 	py_str(&out, "_FILE", c->zName ? c->zName : (cuda ? "candidate.cu" : "candidate.c"));
 	py_list(&out, "_FLAGS", pre, np);
@@ -352,4 +396,119 @@ void cand_export_said(const struct cand *c, const struct cand_export *x, int wit
 	}
 	if (withNote && c->status != STATUS_CORRECT)
 		sb_addf(sb, "; note: its last verdict is %s", c->zStatus);
+}
+
+/* ---- an export read back (kloop import) ---- */
+
+void cand_exported_free(struct cand_exported *x)
+{
+	free(x->zName);
+	free(x->zSource);
+	memset(x, 0, sizeof *x);
+}
+
+/* the line of z[0..n) that starts with zStart, among its first nLines (0:
+ * any), or NULL; its end (the newline or z + n) in *pEnd */
+static const char *line_starting(const char *z, size_t n, const char *zStart, int nLines,
+                                 const char **pEnd)
+{
+	size_t m = strlen(zStart);
+	for (const char *p = z, *e = z + n; p < e; nLines--) {
+		if (nLines == 1)
+			break;
+		const char *nl = memchr(p, '\n', (size_t)(e - p));
+		const char *end = nl ? nl : e;
+		if ((size_t)(end - p) >= m && !memcmp(p, zStart, m)) {
+			*pEnd = end;
+			return p;
+		}
+		p = nl ? nl + 1 : e;
+	}
+	return NULL;
+}
+
+/* the JSON string literal after zStart on its line (a Python assignment
+ * kloop wrote): a fresh string, or NULL */
+static char *string_line(const char *z, size_t n, const char *zStart)
+{
+	const char *end, *p = line_starting(z, n, zStart, 0, &end);
+	if (!p)
+		return NULL;
+	char *line = xstrndup(p + strlen(zStart), (size_t)(end - p - strlen(zStart)));
+	cJSON *v = cJSON_Parse(line);
+	free(line);
+	char *out = cJSON_IsString(v) ? xstrdup(v->valuestring) : NULL;
+	cJSON_Delete(v);
+	return out;
+}
+
+int cand_export_read(const char *z, size_t n, struct cand_exported *x, char *err)
+{
+	memset(x, 0, sizeof *x);
+	const char *end, *p = line_starting(z, n, CAND_EXPORT_MARK, 16, &end);
+	if (!p)
+		return 0;
+	size_t k = strlen(CAND_EXPORT_MARK);
+	char *line = xstrndup(p + k, (size_t)(end - p - k));
+	cJSON *o = cJSON_Parse(line);
+	free(line);
+	const char *name = json_str(o, "name", NULL), *form = json_str(o, "form", NULL);
+	char sha[65];
+	snprintf(sha, sizeof sha, "%s", json_str(o, "sha256", ""));
+	double bytes = json_num(o, "bytes", -1);
+	if (!cJSON_IsObject(o) || !name || !*name || !form) {
+		cJSON_Delete(o);
+		return kl_err(err, "its line '%s' is not the one kloop wrote", CAND_EXPORT_MARK);
+	}
+	x->id = (int)json_num(o, "id", 0);
+	x->zName = xstrdup(name);
+	snprintf(x->zForm, sizeof x->zForm, "%s", form);
+	snprintf(x->zStatus, sizeof x->zStatus, "%s", json_str(o, "status", ""));
+	char *src = NULL;
+	if (!strcmp(x->zForm, "modelnew")) {
+		/* the module as it was, right after the mark, then the problem */
+		const char *a = end < z + n ? end + 1 : end;
+		size_t left = (size_t)(z + n - a);
+		if (bytes >= 0 && bytes <= (double)left)
+			src = xstrndup(a, (size_t)bytes);
+		struct sha256 h;
+		char hex[65] = "";
+		if (src) {
+			sha256_init(&h);
+			sha256_update(&h, src, strlen(src));
+			sha256_hex(&h, hex);
+		}
+		if (!src || strcmp(hex, sha)) {
+			/* edited since: the module up to the problem's heading */
+			free(src);
+			src = NULL;
+			const char *q = memmem(a, left, "\n\n# --- the problem ", 20);
+			if (q) {
+				while (q > a && q[-1] == '\n')
+					q--;
+				src = xasprintf("%.*s\n", (int)(q - a), a);
+			}
+		}
+	} else {
+		src = string_line(
+		    z, n, !strcmp(x->zForm, "extension") ? "_KLOOP_SOURCE = " : "_SOURCE = ");
+	}
+	cJSON_Delete(o);
+	if (!src) {
+		int mn = !strcmp(x->zForm, "modelnew");
+		cand_exported_free(x);
+		return kl_err(err,
+		              "a module kloop export wrote, whose candidate's source cannot be "
+		              "read back (%s)",
+		              mn ? "the problem's heading after the ModelNew is gone"
+		                 : "its source's line is no longer the JSON string kloop wrote");
+	}
+	struct sha256 h;
+	char hex[65];
+	sha256_init(&h);
+	sha256_update(&h, src, strlen(src));
+	sha256_hex(&h, hex);
+	x->edited = strcmp(hex, sha) != 0;
+	x->zSource = src;
+	return 1;
 }

@@ -826,6 +826,16 @@ void kworker_compile_deferred(void)
 	}
 }
 
+/* 1 when the entry point of extension z[0..n) may have a scalar parameter
+ * (one it has, or a declaration not found), which takes a number of the
+ * problem's get_init_inputs() */
+static int takes_numbers(const char *z, size_t n)
+{
+	char entry[64], kinds[64];
+	torchext_entry_of(z, n, entry, sizeof entry);
+	return torchext_entry_params(z, n, entry, kinds, sizeof kinds) < 0 || strchr(kinds, 'n');
+}
+
 int kworker_submit_compile(struct job *j, const char *zSrc, size_t n, char *err)
 {
 	j->ext.form = torchext_form_of(j->zName, zSrc, n);
@@ -840,26 +850,24 @@ int kworker_submit_compile(struct job *j, const char *zSrc, size_t n, char *err)
 	/* a PyTorch extension as it is, or a ModelNew made one (its Python
 	 * read by modelnew.py, never run) */
 	struct torchext_src ts = {0};
-	if (j->ext.form == TORCHEXT_MODELNEW && !W.t) {
-		/* its forward maps self.NAME onto the task's inputs, which a
+	if (!W.t && (j->ext.form == TORCHEXT_MODELNEW || takes_numbers(zSrc, n))) {
+		/* its forward maps self.NAME onto the task's inputs (an
+		 * extension's scalar parameters: get_init_inputs()), which a
 		 * PyTorch problem's helper has yet to say */
 		j->zDeferred = xstrndup(zSrc, n);
 		j->nDeferred = n;
 		return 0;
 	}
 	if (j->ext.form == TORCHEXT_MODELNEW) {
-		char *azIn[TASK_MAX_TENSORS];
-		for (int i = 0; i < W.t->nIn; i++)
-			azIn[i] = W.t->aIn[i].zName;
-		if (torchext_modelnew(W.zPython, j->zName, zSrc, n, azIn, W.t->nIn, &ts, err) < 0)
+		if (torchext_modelnew(W.zPython, j->zName, zSrc, n, W.t, &ts, err) < 0)
 			return -1;
 		snprintf(j->ext.zEntry, sizeof j->ext.zEntry, "%s", ts.zEntry);
 		snprintf(j->ext.zNotes, sizeof j->ext.zNotes, "%s", ts.zNotes);
 	} else {
-		ts.zSource = xstrndup(zSrc, n);
-		ts.nSource = n;
+		/* its scalar parameters take the problem's get_init_inputs() */
 		ts.lang = lang;
 		ts.zName = torchext_compile_name(j->zName, lang);
+		ts.zSource = torchext_with_init(zSrc, n, W.t, ts.zName, &ts.nSource);
 		torchext_entry_of(zSrc, n, j->ext.zEntry, sizeof j->ext.zEntry);
 	}
 	j->ext.cuda = ts.lang == LANG_CUDA;

@@ -19,6 +19,9 @@ line on stdout:
     PIECE = {"text": SOURCE, "line": N}   # N: FILE's line where SOURCE's first
                                           # line is, 0 where lines do not map
     ARG = {"input": K} | {"param": "NAME"} | {"int": V} | {"float": V} | {"bool": V}
+        | {"init": "NAME", "attr": "X", "position": K?, "default": V?}
+          # self.X set from __init__'s parameter NAME (its K-th after self;
+          # none for a keyword-only one), whose default is the number V
 
 or, when kloop cannot take the module, ``{"ok": false, "line": N, "error":
 TEXT}``.  Exit status 0 either way; 2 for a usage error.
@@ -30,7 +33,8 @@ torch.utils.cpp_extension, math and typing only; a forward whose body is
 ``return MOD.FN(args)`` where MOD is the load_inline module (or ``self.X``
 bound to it in __init__) and each argument is a forward parameter (``x`` or
 ``x.contiguous()``), a number, or ``self.NAME`` of a parameter, buffer or
-number set in __init__.
+number set in __init__, or of __init__'s own parameter (the problem's
+get_init_inputs() gives it).
 """
 
 import ast
@@ -41,7 +45,8 @@ ALLOWED_IMPORTS = ("torch", "torch.nn", "torch.nn.functional", "torch.utils",
                    "torch.utils.cpp_extension", "math", "typing", "__future__")
 SUPPORTED = ("kloop runs a ModelNew whose forward is one call of its load_inline module's "
              "function (return mod.fn(x, ...)), its arguments forward's parameters, numbers "
-             "or self.NAME of a parameter, buffer or number set in __init__")
+             "or self.NAME of a parameter, buffer or number set in __init__ (a number, or "
+             "__init__'s parameter)")
 
 
 class Refused(Exception):
@@ -289,11 +294,25 @@ class Reader:
                 "cuda": mod["cuda"], "args": args, "forward": params, "notes": self.notes,
                 "line": call.lineno}
 
+    def init_params(self, init):
+        """__init__'s parameters after self: {name: (position or None, default
+        number or None)} (a keyword-only one has no position)"""
+        a = init.args
+        pos = [p.arg for p in getattr(a, "posonlyargs", [])] + [p.arg for p in a.args]
+        pos = pos[1:]
+        out = {}
+        defaults = [None] * (len(pos) - len(a.defaults)) + [self.number(d) for d in a.defaults]
+        for k, name in enumerate(pos):
+            out[name] = (k, defaults[k])
+        for p, d in zip(a.kwonlyargs, a.kw_defaults):
+            out[p.arg] = (None, self.number(d) if d is not None else None)
+        return out
+
     def init_attrs(self, init):
         """self.X set in __init__: ("module", rec) | ("number", v) | ("param", name) |
-        ("submodule", name) | ("init_arg", name) | ("other", node)"""
+        ("submodule", name) | ("init_arg", name, position, default) | ("other", node)"""
         attrs = {}
-        iparams = {p.arg for p in init.args.args[1:]} | {p.arg for p in init.args.kwonlyargs}
+        iparams = self.init_params(init)
         for st in init.body:
             if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
                 c = st.value
@@ -314,7 +333,7 @@ class Reader:
                 elif num is not None:
                     attrs[t.attr] = ("number", num)
                 elif isinstance(v, ast.Name) and v.id in iparams:
-                    attrs[t.attr] = ("init_arg", v.id)
+                    attrs[t.attr] = ("init_arg", v.id) + iparams[v.id]
                 elif isinstance(v, ast.Call):
                     fname = v.func.attr if isinstance(v.func, ast.Attribute) else \
                         getattr(v.func, "id", "")
@@ -351,11 +370,15 @@ class Reader:
                 kind = "bool" if isinstance(v, bool) else "int" if isinstance(v, int) else \
                     "float"
                 return {kind: v}
-            if a and a[0] == "init_arg":
-                raise Refused(x, "forward passes self.%s, which __init__ sets from its argument "
-                                 "%s: kloop gives a candidate the problem's tensors only (its "
-                                 "inputs, parameters and buffers); write the number in the call "
-                                 "or in the C++ code" % (dotted, a[1]))
+            if a and a[0] == "init_arg" and "." not in dotted:
+                # the problem's get_init_inputs() value of that parameter (the
+                # worker maps it: by position, or by name for a dict)
+                arg = {"init": a[1], "attr": dotted}
+                if a[2] is not None:
+                    arg["position"] = a[2]
+                if a[3] is not None:
+                    arg["default"] = a[3]
+                return arg
             if a and (a[0] == "param" or (a[0] == "submodule" and "." in dotted)):
                 return {"param": dotted}
             raise Refused(x, "forward passes self.%s, which kloop cannot map: %s"

@@ -81,6 +81,44 @@ enum torchext_form torchext_form_of(const char *zName, const char *z, size_t n)
 	return torchext_is_extension(z, n) ? TORCHEXT_EXTENSION : TORCHEXT_KERNEL;
 }
 
+/* z as a C string literal's contents: an identifier's characters, others '?' */
+static void add_ident(strbuf *sb, const char *z)
+{
+	for (; *z; z++)
+		sb_addf(sb, "%c", isalnum((unsigned char)*z) || *z == '_' || *z == '.' ? *z : '?');
+}
+
+char *torchext_with_init(const char *z, size_t n, const struct task *t, const char *zBase,
+                         size_t *pn)
+{
+	strbuf sb = STRBUF_INIT;
+	sb_add(&sb, z, n);
+	if (t && t->nInit > 0) {
+		sb_addf(&sb, "%s#line 1 \"%s: kloop's get_init_inputs()\"\n",
+		        n && z[n - 1] != '\n' ? "\n" : "", zBase);
+		sb_adds(&sb, "static const ::kl_torch::init_value kl_torch_init_values_[] = {");
+		for (int i = 0; i < t->nInit; i++) {
+			const struct task_init *v = &t->aInit[i];
+			static const char *const kinds[] = {"0", "::kl_torch::ARG_INT",
+			                                    "::kl_torch::ARG_FLOAT",
+			                                    "::kl_torch::ARG_BOOL"};
+			sb_addf(&sb, "%s{%s, %lldLL, %.17g, \"", i ? ", " : "", kinds[v->kind],
+			        v->kind == TASK_INIT_FLOAT ? 0 : v->i,
+			        v->kind == TASK_INIT_FLOAT ? v->f : 0.0);
+			add_ident(&sb, v->zName);
+			sb_adds(&sb, "\", \"");
+			add_ident(&sb, v->zType);
+			sb_adds(&sb, "\"}");
+		}
+		sb_addf(&sb,
+		        "};\nstatic ::kl_torch::init_registrar "
+		        "kl_torch_init_(kl_torch_init_values_, %d);\n",
+		        t->nInit);
+	}
+	*pn = sb.len;
+	return sb_detach(&sb);
+}
+
 int torchext_known_name(const char *zName)
 {
 	return ends_with(zName, ".py") || compile_lang_from_name(zName) >= 0;
@@ -162,6 +200,181 @@ void torchext_entry_of(const char *z, size_t n, char *zOut, size_t nOut)
 				snprintf(zOut, nOut, "%s", name);
 		}
 	}
+}
+
+/* z[0..n) with its comments and the contents of its string and character
+ * literals blanked (offsets kept): a fresh string */
+static char *code_only(const char *z, size_t n)
+{
+	char *o = xstrndup(z, n);
+	for (size_t i = 0; i < n; i++) {
+		if (o[i] == '/' && i + 1 < n && o[i + 1] == '/') {
+			while (i < n && o[i] != '\n')
+				o[i++] = ' ';
+		} else if (o[i] == '/' && i + 1 < n && o[i + 1] == '*') {
+			o[i] = o[i + 1] = ' ';
+			for (i += 2; i < n && !(o[i] == '*' && i + 1 < n && o[i + 1] == '/'); i++)
+				o[i] = o[i] == '\n' ? '\n' : ' ';
+			if (i < n)
+				o[i] = ' ', o[i + 1] = ' ', i++;
+		} else if (o[i] == '"' || o[i] == '\'') {
+			char q = o[i];
+			for (i++; i < n && o[i] != q && o[i] != '\n'; i++) {
+				if (o[i] == '\\' && i + 1 < n)
+					o[i++] = ' ';
+				o[i] = ' ';
+			}
+		}
+	}
+	return o;
+}
+
+static int ident_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/* 1 when z[0..n) is one word that names a scalar type (an unnamed
+ * parameter of a declaration: `int`) */
+static int scalar_type(const char *z, size_t n)
+{
+	static const char *const types[] = {"int",     "float",   "double",  "bool",    "long",
+	                                    "int64_t", "int32_t", "int16_t", "int8_t",  "uint8_t",
+	                                    "size_t",  "short",   "char",    "unsigned"};
+	while (n && isspace((unsigned char)*z))
+		z++, n--;
+	while (n && isspace((unsigned char)z[n - 1]))
+		n--;
+	for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+		if (strlen(types[i]) == n && !memcmp(z, types[i], n))
+			return 1;
+	return 0;
+}
+
+/* the kinds of parameter list z[a..b) (between its parentheses) into
+ * zOut: 't' a tensor, 'n' anything else; -1 when it is not a list of
+ * declarations (a call: a parameter of one word) */
+static int param_kinds(const char *z, size_t a, size_t b, char *zOut, size_t nOut)
+{
+	size_t k = 0;
+	int depth = 0;
+	size_t start = a;
+	int words = 0, inWord = 0, any = 0;
+	for (size_t i = a; i <= b; i++) {
+		char c = i < b ? z[i] : ',';
+		if (c == '(' || c == '<' || c == '[')
+			depth++;
+		else if ((c == ')' || c == '>' || c == ']') && depth > 0)
+			depth--;
+		if (c == ',' && depth == 0) {
+			if (i == b && !any && k == 0)
+				break; /* () */
+			const char *tensor = memmem(z + start, i - start, "Tensor", 6);
+			int isVoid = words == 1 && memmem(z + start, i - start, "void", 4);
+			if (isVoid && k == 0 && i == b)
+				break; /* (void) */
+			if (words < 2 && !tensor && !scalar_type(z + start, i - start))
+				return -1; /* `x` alone: a call, not a declaration */
+			if (k + 1 < nOut)
+				zOut[k++] = tensor ? 't' : 'n';
+			start = i + 1, words = 0, inWord = 0, any = 0;
+			continue;
+		}
+		int w = ident_char(c) && depth == 0;
+		if (w && !inWord)
+			words++;
+		inWord = w;
+		any |= !isspace((unsigned char)c);
+	}
+	zOut[k] = 0;
+	return 0;
+}
+
+/* the C++ function that def("NAME", &fn) or impl("NAME", fn) binds NAME to
+ * in code c[0..n) (comments and literals blanked: its original z says the
+ * names), into zOut; NAME itself where none does */
+static void bound_fn(const char *z, const char *c, size_t n, const char *zName, char *zOut,
+                     size_t nOut)
+{
+	snprintf(zOut, nOut, "%s", zName);
+	size_t m = strlen(zName);
+	for (size_t i = 0; i + m + 2 < n; i++) {
+		if (z[i] != '"' || memcmp(z + i + 1, zName, m) ||
+		    (z[i + 1 + m] != '"' && z[i + 1 + m] != '('))
+			continue;
+		size_t k = i + 1;
+		while (k < n && z[k] != '"')
+			k++; /* a schema's "ns::g(Tensor x) -> Tensor" too */
+		k++;
+		while (k < n && isspace((unsigned char)c[k]))
+			k++;
+		if (k >= n || c[k] != ',')
+			continue;
+		k++;
+		while (k < n && (isspace((unsigned char)c[k]) || c[k] == '&' || c[k] == '('))
+			k++;
+		if (k + 9 < n && !memcmp(c + k, "TORCH_FN", 8))
+			for (k += 8; k < n && (isspace((unsigned char)c[k]) || c[k] == '(');)
+				k++;
+		size_t a = k;
+		while (k < n && (ident_char(c[k]) || c[k] == ':'))
+			k++;
+		const char *last = a < k ? memrchr(c + a, ':', k - a) : NULL;
+		if (last)
+			a = (size_t)(last - c) + 1;
+		if (k > a && k - a < nOut) {
+			snprintf(zOut, nOut, "%.*s", (int)(k - a), c + a);
+			return;
+		}
+	}
+}
+
+int torchext_entry_params(const char *z, size_t n, const char *zName, char *zOut, size_t nOut)
+{
+	int rc = -1;
+	if (!*zName || nOut < 2)
+		return -1;
+	char *c = code_only(z, n);
+	char zEntry[128];
+	bound_fn(z, c, n, zName, zEntry, sizeof zEntry);
+	size_t m = strlen(zEntry);
+	for (size_t i = 0; i + m < n; i++) {
+		if (memcmp(c + i, zEntry, m) || (i > 0 && ident_char(c[i - 1])) ||
+		    ident_char(c[i + m]))
+			continue;
+		/* a member's or a call through a pointer: not its declaration */
+		size_t p = i;
+		while (p > 0 && isspace((unsigned char)c[p - 1]))
+			p--;
+		if (p > 0 && (c[p - 1] == '.' || (c[p - 1] == '>' && p > 1 && c[p - 2] == '-') ||
+		              (c[p - 1] == ':' && p > 1 && c[p - 2] == ':')))
+			continue;
+		size_t k = i + m;
+		while (k < n && isspace((unsigned char)c[k]))
+			k++;
+		if (k >= n || c[k] != '(')
+			continue;
+		size_t a = k + 1;
+		int depth = 1;
+		for (k = a; k < n && depth; k++)
+			depth += c[k] == '(' ? 1 : c[k] == ')' ? -1 : 0;
+		if (depth)
+			break;
+		size_t b = k - 1; /* at its ')' */
+		while (k < n && (isspace((unsigned char)c[k]) || ident_char(c[k])))
+			k++; /* const, noexcept */
+		if (k >= n || (c[k] != '{' && c[k] != ';'))
+			continue;
+		char kinds[64];
+		if (param_kinds(c, a, b, kinds, sizeof kinds) < 0)
+			continue;
+		snprintf(zOut, nOut, "%s", kinds);
+		rc = 0;
+		if (c[k] == '{')
+			break; /* its definition: the last word */
+	}
+	free(c);
+	return rc;
 }
 
 /* ---- what the stand-in lacks ---- */

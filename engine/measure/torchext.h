@@ -16,6 +16,8 @@
 #include <cJSON.h>
 #include <stddef.h>
 
+#include "task.h"
+
 enum torchext_form {
 	TORCHEXT_KERNEL,    /* a file defining kl_run */
 	TORCHEXT_EXTENSION, /* a PyTorch extension: torch include + PYBIND11_MODULE/TORCH_LIBRARY */
@@ -70,6 +72,17 @@ char *torchext_compile_name(const char *zName, int lang);
  * named) into zOut; "" when none is found */
 void torchext_entry_of(const char *z, size_t n, char *zOut, size_t nOut);
 
+/*
+ * The kinds of the parameters of the function the C++ or CUDA text z[0..n)
+ * names zName (the function m.def("NAME", &fn) or m.impl binds, else the
+ * function of that name), as the text declares it (its definition, else a
+ * declaration), into zOut, one character each: 't' a tensor
+ * (torch::Tensor, its references, c10::optional of one), 'n' a number
+ * ("tn" for f(torch::Tensor x, int64_t d); "" for none).  0, or -1 where no
+ * declaration of it is found.
+ */
+int torchext_entry_params(const char *z, size_t n, const char *zName, char *zOut, size_t nOut);
+
 /* a ModelNew made one C++ or CUDA source */
 struct torchext_src {
 	char *zSource;    /* the source: the cpp pieces, the cuda pieces, the bindings, the plan */
@@ -83,13 +96,26 @@ struct torchext_src {
 /*
  * Read ModelNew module zName (its text z, n bytes) with zPython (-I -S:
  * modelnew.py parses it, nothing of it runs) and make it one extension
- * source for a task whose inputs are named azIn (nIn of them: forward's
- * parameters take them in order; self.NAME of a parameter or buffer the
- * input of that name).  0 and *out (torchext_src_free), or -1 and err
- * naming the module's line and what kloop takes.
+ * source for task t: forward's parameters take its inputs in order;
+ * self.NAME of a parameter or buffer the input of that name; self.X that
+ * __init__ sets from its parameter the value the problem's
+ * get_init_inputs() gives that parameter (t->aInit: by position, by name
+ * for a dict; else the parameter's default).  0 and *out
+ * (torchext_src_free), or -1 and err naming the module's line and what
+ * kloop takes.
  */
 int torchext_modelnew(const char *zPython, const char *zName, const char *z, size_t n,
-                      char *const *azIn, int nIn, struct torchext_src *out, char *err);
+                      const struct task *t, struct torchext_src *out, char *err);
+
+/*
+ * The source extension zBase compiles as for task t: its text z[0..n),
+ * then, where the problem's get_init_inputs() gives values (t->aInit), the
+ * stand-in's table of them after a #line naming it (an init_registrar: the
+ * entry point's scalar parameters take them in order).  A fresh string,
+ * its length in *pn.
+ */
+char *torchext_with_init(const char *z, size_t n, const struct task *t, const char *zBase,
+                         size_t *pn);
 void torchext_src_free(struct torchext_src *s);
 
 /* modelnew.py's path: $KLOOP_MODELNEW, else beside torchref.py (static) */

@@ -8,6 +8,7 @@
 #include "torchext.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,11 +119,84 @@ static void add_pieces(strbuf *sb, const cJSON *a, const char *zBase, const char
 	}
 }
 
+/* the value of get_init_inputs() that __init__'s parameter a names
+ * (forward passes self.X set from it): by name where the problem gave a
+ * dict, else by position; NULL when it gives none */
+static const struct task_init *init_of(const struct task *t, const cJSON *a)
+{
+	const char *name = json_str(a, "init", "");
+	const cJSON *pos = cJSON_GetObjectItem(a, "position");
+	for (int i = 0; i < t->nInit; i++)
+		if (t->bInitByName ? !strcmp(t->aInit[i].zName, name)
+		                   : cJSON_IsNumber(pos) && pos->valueint == i)
+			return &t->aInit[i];
+	return NULL;
+}
+
+/* the number forward passes as self.X set from __init__'s parameter (a) as
+ * the plan's initialiser into sb; 0 or -1 + err */
+static int plan_init(strbuf *sb, const cJSON *a, const struct task *t, const char *zBase, int line,
+                     char *err)
+{
+	const char *name = json_str(a, "init", "?"), *attr = json_str(a, "attr", "?");
+	const struct task_init *v = init_of(t, a);
+	const cJSON *dflt = cJSON_GetObjectItem(a, "default");
+	if (!v && (cJSON_IsNumber(dflt) || cJSON_IsBool(dflt))) {
+		/* the constructor's own default, which get_init_inputs() leaves */
+		if (cJSON_IsBool(dflt))
+			sb_addf(sb, "{::kl_torch::ARG_BOOL, %d, 0}", cJSON_IsTrue(dflt));
+		else if (dflt->valuedouble == floor(dflt->valuedouble) &&
+		         fabs(dflt->valuedouble) < 9e18)
+			sb_addf(sb, "{::kl_torch::ARG_INT, %.0fLL, 0}", dflt->valuedouble);
+		else
+			sb_addf(sb, "{::kl_torch::ARG_FLOAT, 0, %.17g}", dflt->valuedouble);
+		return 0;
+	}
+	if (!v) {
+		const cJSON *pos = cJSON_GetObjectItem(a, "position");
+		strbuf what = STRBUF_INIT;
+		if (t->bInitByName || !cJSON_IsNumber(pos))
+			sb_addf(&what, "no value named %s", name);
+		else
+			sb_addf(&what, "%d value%s, none at position %d", t->nInit,
+			        t->nInit == 1 ? "" : "s", pos->valueint + 1);
+		kl_err(err,
+		       "%s:%d: forward passes self.%s, which __init__ sets from its parameter %s; "
+		       "the problem's get_init_inputs() gives %s (kloop builds ModelNew as "
+		       "KernelBench does: ModelNew(*get_init_inputs()))",
+		       zBase, line, attr, name, what.buf);
+		sb_free(&what);
+		return -1;
+	}
+	switch (v->kind) {
+	case TASK_INIT_BOOL:
+		sb_addf(sb, "{::kl_torch::ARG_BOOL, %lld, 0}", v->i);
+		break;
+	case TASK_INIT_INT:
+		sb_addf(sb, "{::kl_torch::ARG_INT, %lldLL, 0}", v->i);
+		break;
+	case TASK_INIT_FLOAT:
+		sb_addf(sb, "{::kl_torch::ARG_FLOAT, 0, %.17g}", v->f);
+		break;
+	default:
+		return kl_err(err,
+		              "%s:%d: forward passes self.%s, which __init__ sets from its "
+		              "parameter %s; the problem's get_init_inputs() gives it a %s: kloop "
+		              "passes numbers (int, float, bool) from get_init_inputs(), no other "
+		              "values",
+		              zBase, line, attr, name, v->zType);
+	}
+	return 0;
+}
+
 /* forward's argument a as the plan's initialiser into sb; 0 or -1 + err */
-static int plan_arg(strbuf *sb, const cJSON *a, char *const *azIn, int nIn, int nForward,
+static int plan_arg(strbuf *sb, const cJSON *a, const struct task *t, int nForward,
                     const char *zBase, int line, char *err)
 {
 	const cJSON *v;
+	int nIn = t->nIn;
+	if (cJSON_GetObjectItem(a, "init"))
+		return plan_init(sb, a, t, zBase, line, err);
 	if ((v = cJSON_GetObjectItem(a, "input"))) {
 		int k = v->valueint;
 		if (k >= nIn)
@@ -136,12 +210,12 @@ static int plan_arg(strbuf *sb, const cJSON *a, char *const *azIn, int nIn, int 
 		const char *name = cJSON_GetStringValue(v);
 		int k = -1;
 		for (int i = 0; name && i < nIn && k < 0; i++)
-			if (!strcmp(azIn[i], name))
+			if (!strcmp(t->aIn[i].zName, name))
 				k = i;
 		if (k < 0) {
 			strbuf names = STRBUF_INIT;
 			for (int i = 0; i < nIn; i++)
-				sb_addf(&names, "%s%s", i ? ", " : "", azIn[i]);
+				sb_addf(&names, "%s%s", i ? ", " : "", t->aIn[i].zName);
 			kl_err(err,
 			       "%s:%d: forward passes self.%s, which is none of the problem's "
 			       "inputs (%s): kloop maps self.NAME onto the problem's parameter or "
@@ -172,8 +246,7 @@ static int plan_arg(strbuf *sb, const cJSON *a, char *const *azIn, int nIn, int 
 
 /* the bindings load_inline would generate for functions, and the plan of
  * the call forward makes, into sb; 0 or -1 + err */
-static int bindings(strbuf *sb, const cJSON *o, char *const *azIn, int nIn, const char *zBase,
-                    char *err)
+static int bindings(strbuf *sb, const cJSON *o, const struct task *t, const char *zBase, char *err)
 {
 	const cJSON *fns = cJSON_GetObjectItem(o, "functions"), *f;
 	const char *fn = json_str(o, "function", "");
@@ -194,7 +267,7 @@ static int bindings(strbuf *sb, const cJSON *o, char *const *azIn, int nIn, cons
 	}
 	/* what forward passes fn: the stand-in's plan (kloop_torch/kl_torch_run.h) */
 	const cJSON *args = cJSON_GetObjectItem(o, "args"), *a;
-	int nForward = cJSON_GetArraySize(cJSON_GetObjectItem(o, "forward")), n = 0;
+	int nForward = cJSON_GetArraySize(cJSON_GetObjectItem(o, "forward")), n = 0, nIn = t->nIn;
 	if (nForward > nIn)
 		return kl_err(err,
 		              "%s:%d: forward takes %d parameters, but the problem has %d input%s "
@@ -204,7 +277,7 @@ static int bindings(strbuf *sb, const cJSON *o, char *const *azIn, int nIn, cons
 	cJSON_ArrayForEach(a, args)
 	{
 		sb_adds(sb, n++ ? ", " : "");
-		if (plan_arg(sb, a, azIn, nIn, nForward, zBase, line, err) < 0)
+		if (plan_arg(sb, a, t, nForward, zBase, line, err) < 0)
 			return -1;
 	}
 	sb_addf(sb, "%s{0, 0, 0}};\n", n ? ", " : "");
@@ -216,7 +289,7 @@ static int bindings(strbuf *sb, const cJSON *o, char *const *azIn, int nIn, cons
 }
 
 int torchext_modelnew(const char *zPython, const char *zName, const char *z, size_t n,
-                      char *const *azIn, int nIn, struct torchext_src *out, char *err)
+                      const struct task *t, struct torchext_src *out, char *err)
 {
 	memset(out, 0, sizeof *out);
 	const char *base = strrchr(zName, '/') ? strrchr(zName, '/') + 1 : zName;
@@ -247,7 +320,7 @@ int torchext_modelnew(const char *zPython, const char *zName, const char *z, siz
 		sb_adds(&sb, "#include <cuda.h>\n#include <cuda_runtime.h>\n");
 		add_pieces(&sb, cJSON_GetObjectItem(o, "cuda"), base, "cuda_sources");
 	}
-	if (bindings(&sb, o, azIn, nIn, base, err) < 0) {
+	if (bindings(&sb, o, t, base, err) < 0) {
 		sb_free(&sb);
 		cJSON_Delete(o);
 		return -1;

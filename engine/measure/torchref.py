@@ -277,6 +277,46 @@ def build_model(torch, module, seed, device):
     return model
 
 
+def init_inputs(module):
+    """What get_init_inputs() gives Model's constructor, for the candidates
+    that take numbers from it (a ModelNew's self.X set from __init__'s
+    argument, an extension's scalar parameters): a list of {"name": N,
+    "type": T, "value": V} for a number (T bool, int in int64's range,
+    float that is finite), {"name": N, "type": T} for anything else (a
+    tuple, a string; T Python's name of its type), in order; names are __init__'s parameters' where the list is positional
+    (init0, init1... where the signature does not say), the keys of a
+    dict.  Returns (entries, by_name)."""
+    init = []
+    if hasattr(module, "get_init_inputs"):
+        init = _call("get_init_inputs()", module.get_init_inputs)
+    if init is None:
+        init = []
+    by_name = isinstance(init, dict)
+    if by_name:
+        items = [(str(k), v) for k, v in init.items()]
+    elif isinstance(init, (list, tuple)):
+        names = []
+        try:
+            params = list(inspect.signature(module.Model.__init__).parameters.values())[1:]
+            for p in params:
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                    names.append(p.name)
+        except (TypeError, ValueError, AttributeError):
+            names = []
+        items = [(names[i] if i < len(names) else "init%d" % i, v) for i, v in enumerate(init)]
+    else:
+        raise RefError("get_init_inputs() returned a %s, not a list" % type(init).__name__)
+    out = []
+    for name, v in items:
+        e = {"name": name, "type": type(v).__name__}
+        if (isinstance(v, bool) or (isinstance(v, int) and -2 ** 63 <= v < 2 ** 63)
+                or (isinstance(v, float) and math.isfinite(v))):
+            e["type"] = "bool" if isinstance(v, bool) else "int" if isinstance(v, int) else "float"
+            e["value"] = v
+        out.append(e)
+    return out, by_name
+
+
 def forward_names(model, n):
     """Names of the first n forward() arguments from inspect.signature when
     they match (n positional parameters, none of them *args), else in0, in1..."""
@@ -1341,6 +1381,7 @@ class Server(object):
         else:
             self.model = build_model(torch, self.module, seed, device)
         self.params = model_tensors(self.model)
+        self.init, self.init_by_name = init_inputs(self.module)
         self.digests = None
         if device != "meta":
             self.digests = [tensor_digest(torch, p) for _, p, _ in self.params]
@@ -1413,7 +1454,7 @@ class Server(object):
                 "problem_sha256": _file_sha256(self.problem), "torch": str(torch.__version__),
                 "device": dev_name, "device_type": self.device, "seed": self.seed, "tf32": False,
                 "sizes": self.sizes, "inputs": self.entries, "outputs": self.outputs,
-                "compute": compute}
+                "init": self.init, "init_by_name": self.init_by_name, "compute": compute}
 
     def fill(self, tseed, ins, outs, label, vary=0):
         """Draw the set of seed tseed (its inputs varied as ``vary`` says,

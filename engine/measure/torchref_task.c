@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "precision.h"
+#include "json.h"
 #include "proc.h"
 
 /* the last line of z that starts with '{' (the helper's JSON line), or NULL */
@@ -162,6 +163,38 @@ static int tensor_from(const cJSON *e, struct task_tensor *t, const char *zWhere
 	return 0;
 }
 
+/* what get_init_inputs() gives (the helper's "init"), the first
+ * TASK_MAX_INIT, into t->aInit */
+static void init_from(struct task *t, const cJSON *a)
+{
+	const cJSON *e;
+	cJSON_ArrayForEach(e, a)
+	{
+		if (t->nInit == TASK_MAX_INIT)
+			break;
+		struct task_init *v = &t->aInit[t->nInit++];
+		const cJSON *x = cJSON_GetObjectItem(e, "value");
+		const char *type = json_str(e, "type", "?");
+		v->zName = xstrdup(json_str(e, "name", "?"));
+		snprintf(v->zType, sizeof v->zType, "%s", type);
+		if (cJSON_IsBool(x) && !strcmp(type, "bool")) {
+			v->kind = TASK_INIT_BOOL;
+			v->i = cJSON_IsTrue(x);
+		} else if (cJSON_IsNumber(x) && !strcmp(type, "int") &&
+		           x->valuedouble == floor(x->valuedouble) && fabs(x->valuedouble) < 9e18) {
+			/* (cJSON keeps a number as a double: an int past 2^53 is
+			 * rounded to it) */
+			v->kind = TASK_INIT_INT;
+			v->i = (long long)x->valuedouble;
+		} else if (cJSON_IsNumber(x) && !strcmp(type, "float")) {
+			v->kind = TASK_INIT_FLOAT;
+			v->f = x->valuedouble;
+		} else {
+			v->kind = TASK_INIT_OTHER;
+		}
+	}
+}
+
 struct task *torchref_make_task(const struct torchref *r, const char *zProblem, char *err)
 {
 	struct task *t = xcalloc(1, sizeof *t);
@@ -197,6 +230,8 @@ struct task *torchref_make_task(const struct torchref *r, const char *zProblem, 
 			task_free(t);
 			return NULL;
 		}
+	init_from(t, cJSON_GetObjectItem(r->manifest, "init"));
+	t->bInitByName = cJSON_IsTrue(cJSON_GetObjectItem(r->manifest, "init_by_name"));
 	/* the dtypes that reach its products (the helper traced a forward),
 	 * else those of its inputs and parameters */
 	const char *zc = cJSON_GetStringValue(cJSON_GetObjectItem(r->manifest, "compute"));

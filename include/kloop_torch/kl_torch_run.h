@@ -38,6 +38,32 @@ struct plan_registrar {
 	}
 };
 
+/* what a KernelBench problem's get_init_inputs() gives Model's constructor
+ * (kloop appends it to an extension for a problem that has some):
+ * without a plan, the entry point's scalar parameters take these in order */
+struct init_value {
+	int kind; /* ARG_INT, ARG_FLOAT, ARG_BOOL; 0: not a number */
+	long long i;
+	double f;
+	const char *name; /* __init__'s parameter */
+	const char *type; /* its Python type's name */
+};
+struct init_list {
+	const init_value *v;
+	int n;
+};
+static inline init_list &the_init()
+{
+	static init_list l;
+	return l;
+}
+struct init_registrar {
+	init_registrar(const init_value *v, int n)
+	{
+		the_init() = init_list{v, n};
+	}
+};
+
 template <class T> struct is_tensor_param : std::is_same<T, at::Tensor> {
 };
 template <> struct is_tensor_param<std::optional<at::Tensor>> : std::true_type {
@@ -76,6 +102,7 @@ struct args {
 	const plan *p;
 	const char *entry;
 	int nTensor;       /* tensor parameters handed out so far (no plan) */
+	int nNumber;       /* scalar parameters handed out so far (no plan) */
 	uint32_t givenOut; /* outputs given as parameters */
 
 	KL_TORCH_NOINLINE void check_count(int n) const
@@ -108,16 +135,61 @@ struct args {
 		      "tensor parameters take the inputs in order, then the outputs",
 		      entry, c.nIn, c.nOut);
 	}
-	/* a number for parameter j of type zType: 0 an integer, 1 a float */
-	KL_TORCH_NOINLINE const plan_arg &number(int j, const char *zType)
+	/* without a plan, the number for scalar parameter j of type zType: the
+	 * next of get_init_inputs() */
+	KL_TORCH_NOINLINE plan_arg init_number(int j, const char *zType)
+	{
+		const init_list &il = the_init();
+		const char *an = zType[0] == 'i' ? "n" : "";
+		int k = nNumber++;
+		if (k >= il.n) {
+			text names;
+			for (int i = 0; i < il.n; i++) {
+				names.add(i ? ", " : "");
+				names.add(il.v[i].name);
+			}
+			if (il.n)
+				failf(
+				    "parameter %d of %s is a%s %s: kloop gives an extension's "
+				    "entry "
+				    "point the task's tensors (inputs, then outputs) and, to its "
+				    "number parameters in order, what the problem's "
+				    "get_init_inputs() gives (%s); %s takes more numbers than that",
+				    j + 1, entry, an, zType, names.c_str(), entry);
+			failf("parameter %d of %s is a%s %s: kloop gives an extension's entry "
+			      "point the task's tensors only (inputs, then outputs), and numbers "
+			      "from the problem's get_init_inputs(), which this task has none of; "
+			      "a number reaches it from a ModelNew's forward call (mod.%s(x, 0.5)) "
+			      "or as a constant in the code",
+			      j + 1, entry, an, zType, entry);
+		}
+		const init_value &v = il.v[k];
+		if (!v.kind)
+			failf(
+			    "parameter %d of %s is a%s %s, which takes get_init_inputs()'s "
+			    "value %d (%s); that is a %s: kloop passes numbers (int, float, bool) "
+			    "from get_init_inputs(), no other values",
+			    j + 1, entry, an, zType, k + 1, v.name, v.type);
+		return plan_arg{v.kind, v.i, v.f};
+	}
+	/* a float given to parameter j, of integer type zType */
+	[[noreturn]] KL_TORCH_COLD void not_float(int j, const char *zType, double f)
+	{
+		char v[40];
+		if (f == (double)(long long)f)
+			snprintf(v, sizeof v, "%.1f", f);
+		else
+			snprintf(v, sizeof v, "%g", f);
+		failf("parameter %d of %s is a%s %s; it is given %s, a float (PyTorch's bindings "
+		      "refuse that too)",
+		      j + 1, entry, zType[0] == 'i' ? "n" : "", zType, v);
+	}
+	/* a number for parameter j of type zType: the plan's, else the next of
+	 * get_init_inputs() */
+	KL_TORCH_NOINLINE plan_arg number(int j, const char *zType)
 	{
 		if (!p)
-			failf(
-			    "parameter %d of %s is a%s %s: kloop gives an extension's entry point "
-			    "the task's tensors only (inputs, then outputs); a number reaches it "
-			    "from a ModelNew's forward call (mod.%s(x, 0.5)) or as a constant in "
-			    "the code",
-			    j + 1, entry, zType[0] == 'i' ? "n" : "", zType, entry);
+			return init_number(j, zType);
 		if (p->args[j].kind == ARG_INPUT)
 			failf("parameter %d of %s is a%s %s; forward passes it a tensor", j + 1,
 			      entry, zType[0] == 'i' ? "n" : "", zType);
@@ -128,7 +200,9 @@ struct args {
 		if constexpr (is_tensor_param<T>::value) {
 			return T(tensor(j));
 		} else {
-			const plan_arg &a = number(j, type_name<T>());
+			plan_arg a = number(j, type_name<T>());
+			if (a.kind == ARG_FLOAT && !std::is_floating_point_v<T>)
+				not_float(j, type_name<T>(), a.f);
 			return a.kind == ARG_FLOAT ? (T)a.f : (T)a.i;
 		}
 	}
@@ -192,7 +266,7 @@ template <class R, class... A> struct invoker {
 	static void run(fnptr f, call &c, const plan *p, const char *name, result_list &res,
 	                uint32_t *pGiven)
 	{
-		args src{c, p, name, 0, 0};
+		args src{c, p, name, 0, 0, 0};
 		src.check_count((int)sizeof...(A));
 		call_(reinterpret_cast<R (*)(A...)>(f), src, res, std::index_sequence_for<A...>{});
 		*pGiven = src.givenOut;

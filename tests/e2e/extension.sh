@@ -6,7 +6,9 @@
 # words (PyTorch work around forward's call, no ModelNew, an import, sources
 # made by code, a name the ATen stand-in lacks, a TORCH_CHECK's message); an
 # extension that computes the wrong thing is incorrect; `add` in the shell, and
-# export --kernelbench of a ModelNew read back as the same candidate.  The CUDA
+# export --kernelbench of a ModelNew read back as the same candidate; a problem
+# whose Model takes scalars from get_init_inputs() (an extension's number
+# parameters and a ModelNew's self.X from __init__ take them).  The CUDA
 # forms compile in test_torchext (nvcc, sm_90a); they run in extension_cuda.sh
 # on a GPU.  The PyTorch problems skip with one line where python3 has no torch.
 . tests/e2e/lib.sh
@@ -99,3 +101,15 @@ diag $n0 "$T/kb23.err"
 $KLOOP eval tests/fixtures/torch/layernorm.py $F/modelnew_layernorm.py $B --json >"$T/ln.json" 2>"$T/ln.err"
 check "a ModelNew passing the problem's parameters (self.weight, self.bias) and a number is correct on layernorm.py ($(said "$T/ln.json"))" \
 	test "$(json status "$T/ln.json")" = correct
+
+# a problem whose Model takes scalars (get_init_inputs() gives dim = 1, scale
+# = 0.5): an extension's number parameters take them in order, a ModelNew's
+# self.dim and self.scale set from __init__'s parameters too
+$KLOOP eval tests/fixtures/torch/scaled_softmax.py $F/scaled_softmax.cpp $F/modelnew_scaled.py $B --json \
+	>"$T/sc.json" 2>"$T/sc.err"
+n0=$NFAIL
+check "an extension's scalar parameters take get_init_inputs()'s dim and scale: correct ($(said "$T/sc.json"))" \
+	test "$(cand_field "$T/sc.json" scaled_softmax.cpp status)" = correct
+check "... and a ModelNew's self.dim and self.scale set from __init__'s parameters" \
+	test "$(cand_field "$T/sc.json" modelnew_scaled.py status)" = correct
+diag $n0 "$T/sc.err"

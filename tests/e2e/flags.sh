@@ -129,14 +129,14 @@ check "kloop eval softmax -h: its usage and its flags, exit 0, nothing evaluated
 	sh -c 'test "$1" -eq 0 && echo "$2" | grep -q "^usage: kloop eval TASK SOURCE" && echo "$2" | grep -q "^  --budget N  *seconds of timing per candidate" && ! echo "$2" | grep -q "^softmax"' - "$rc" "$out"
 # every flag a command's usage names has a line of its own in its --help
 # (issue 27 item 12: not one sentence for forty flags)
-for c in open shell replay eval tasks session ideas implement outline doctor archive report export \
+for c in open shell replay eval import tasks session ideas implement outline doctor archive report export \
 	profile search translate; do
 	$KLOOP $c --help >"$T/help.$c" 2>&1
 done
 python3 - "$T" >"$T/helpcheck" 2>&1 <<'PY'
 import re, sys
 bad = []
-for c in "open shell replay eval tasks session ideas implement outline doctor archive report export profile search translate".split():
+for c in "open shell replay eval import tasks session ideas implement outline doctor archive report export profile search translate".split():
     t = open("%s/help.%s" % (sys.argv[1], c)).read()
     usage, rest = t.split("\n", 1)
     flags = set(re.findall(r"[\[ ](--?[a-z][a-z0-9-]*)", usage))

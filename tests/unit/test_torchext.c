@@ -7,7 +7,8 @@
  * compiled by the compiler service and their kl_run called here on kloop's
  * tensors (an output written in place or copied and said so, an out
  * parameter, a TORCH_CHECK's message, a ModelNew passing its parameters and
- * a number), and the CUDA forms compiled for sm_90a where nvcc is.
+ * a number, an extension's number parameters taking the problem's
+ * get_init_inputs()), and the CUDA forms compiled for sm_90a where nvcc is.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -32,6 +33,43 @@ static char *fixture(const char *zName)
 		sb_adds(&sb, "");
 	free(p);
 	return sb_detach(&sb);
+}
+
+/* the kinds of an entry point's parameters, from its definition or a
+ * declaration: what a number parameter takes, and what export passes */
+static void entry_params(void)
+{
+	static const struct {
+		const char *zSrc, *zEntry, *zWant; /* zWant NULL: not found */
+	} cases[] = {
+	    {"torch::Tensor forward(const torch::Tensor &x, int64_t dim, double s) { return x; }",
+	     "forward", "tnn"},
+	    {"// forward(x) in a comment\n/* forward(int y); */\nstd::vector<torch::Tensor> "
+	     "forward(torch::Tensor a,\n  c10::optional<torch::Tensor> b, bool f = true)\n{}",
+	     "forward", "ttn"},
+	    {"torch::Tensor f(torch::Tensor, int);\nvoid g() { auto y = f(x, 2); }", "f", "tn"},
+	    {"void g() { f(x, 2); }", "f", NULL},
+	    {"torch::Tensor f();\n", "f", ""},
+	    {"int f(void) { return 0; }", "f", ""},
+	    {"m.def(\"f\", &f); x.f(a, b);", "f", NULL},
+	    {"torch::Tensor f(torch::Tensor x);\ntorch::Tensor f(torch::Tensor x, float k) {}", "f",
+	     "tn"},
+	    {"torch::Tensor softmax_fwd(const torch::Tensor &x, double t) {}\n"
+	     "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"forward\", &softmax_fwd, "
+	     "\"(forward)\"); }",
+	     "forward", "tn"},
+	    {"namespace k { void g(at::Tensor a, at::Tensor b) {} }\nTORCH_LIBRARY(ns, m) { "
+	     "m.def(\"g2(Tensor a, Tensor b) -> ()\", TORCH_FN(k::g)); }",
+	     "g2", "tt"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char k[64] = "?";
+		int rc = torchext_entry_params(cases[i].zSrc, strlen(cases[i].zSrc),
+		                               cases[i].zEntry, k, sizeof k);
+		CHECK(cases[i].zWant ? rc == 0 && !strcmp(k, cases[i].zWant) : rc < 0,
+		      "%s's parameters in case %zu: %s (got rc %d, '%s')", cases[i].zEntry, i + 1,
+		      cases[i].zWant ? cases[i].zWant : "not declared", rc, k);
+	}
 }
 
 static void forms(void)
@@ -75,6 +113,7 @@ static void forms(void)
 	CHECK(!strcmp(e, "forward"), "... \"forward\" when one is so named (%s)", e);
 	torchext_entry_of(lib, strlen(lib), e, sizeof e);
 	CHECK(!strcmp(e, "g"), "... a schema's name (%s)", e);
+	entry_params();
 }
 
 static void diagnose(void)
@@ -108,14 +147,91 @@ static void diagnose(void)
 	      "an error of the code's own is not the stand-in's");
 }
 
+/* a task whose inputs are named az[0..n) (the names borrowed) */
+static struct task named(char **az, int n)
+{
+	struct task t;
+	memset(&t, 0, sizeof t);
+	for (int i = 0; i < n; i++)
+		t.aIn[i].zName = az[i];
+	t.nIn = n;
+	return t;
+}
+
+/* a ModelNew whose forward passes self.X set from __init__'s parameter:
+ * the value the problem's get_init_inputs() gives it (by position, or by
+ * name for a dict), else the parameter's default; refused, saying why,
+ * where the problem gives none or no number */
+static void modelnew_init(struct task *t)
+{
+	char err[KL_ERRLEN];
+	struct torchext_src ts;
+	const char *initarg =
+	    "from torch.utils.cpp_extension import load_inline\n"
+	    "e = load_inline(name='e', cpp_sources='torch::Tensor f(torch::Tensor x, int d, "
+	    "double s, bool b);',\n"
+	    "                functions=['f'])\n"
+	    "class ModelNew:\n"
+	    "    def __init__(self, dim, scale, flag=True):\n"
+	    "        self.dim = dim\n"
+	    "        self.scale = scale\n"
+	    "        self.flag = flag\n"
+	    "    def forward(self, x):\n"
+	    "        return e.f(x, self.dim, self.scale, self.flag)\n";
+	size_t n = strlen(initarg);
+	t->aInit[0] = (struct task_init){"dim", TASK_INIT_INT, 1, 0, "int"};
+	t->aInit[1] = (struct task_init){"scale", TASK_INIT_FLOAT, 0, 0.5, "float"};
+	t->nInit = 2;
+	int rc = torchext_modelnew("python3", "d.py", initarg, n, t, &ts, err);
+	CHECK(rc == 0 && strstr(ts.zSource, "{::kl_torch::ARG_INPUT, 0, 0}, {::kl_torch::ARG_INT, "
+	                                    "1LL, 0}, {::kl_torch::ARG_FLOAT, 0, 0.5}, "
+	                                    "{::kl_torch::ARG_BOOL, 1, 0}"),
+	      "self.dim, self.scale set from __init__'s parameters: get_init_inputs()'s values "
+	      "by position (1, 0.5); self.flag its default True (%s)",
+	      rc ? err : "");
+	if (!rc)
+		torchext_src_free(&ts);
+	/* a dict: by name, whatever the order */
+	t->aInit[0] = (struct task_init){"scale", TASK_INIT_FLOAT, 0, 0.25, "float"};
+	t->aInit[1] = (struct task_init){"dim", TASK_INIT_INT, -1, 0, "int"};
+	t->aInit[2] = (struct task_init){"flag", TASK_INIT_BOOL, 0, 0, "bool"};
+	t->nInit = 3;
+	t->bInitByName = 1;
+	rc = torchext_modelnew("python3", "d.py", initarg, n, t, &ts, err);
+	CHECK(rc == 0 && strstr(ts.zSource, "{::kl_torch::ARG_INT, -1LL, 0}, "
+	                                    "{::kl_torch::ARG_FLOAT, 0, 0.25}, "
+	                                    "{::kl_torch::ARG_BOOL, 0, 0}"),
+	      "get_init_inputs() as a dict: each value by its name (%s)", rc ? err : "");
+	if (!rc)
+		torchext_src_free(&ts);
+	t->bInitByName = 0;
+	t->nInit = 1;
+	rc = torchext_modelnew("python3", "d.py", initarg, n, t, &ts, err);
+	CHECK(rc < 0 && strstr(err, "d.py:10: forward passes self.scale, which __init__ sets from "
+	                            "its parameter scale; the problem's get_init_inputs() gives 1 "
+	                            "value, none at position 2"),
+	      "a parameter get_init_inputs() leaves, without a default: refused, saying so (%s)",
+	      err);
+	t->aInit[0] = (struct task_init){"dim", TASK_INIT_OTHER, 0, 0, "tuple"};
+	t->aInit[1] = (struct task_init){"scale", TASK_INIT_FLOAT, 0, 0.5, "float"};
+	t->nInit = 2;
+	rc = torchext_modelnew("python3", "d.py", initarg, n, t, &ts, err);
+	CHECK(rc < 0 && strstr(err, "forward passes self.dim, which __init__ sets from its "
+	                            "parameter dim; the problem's get_init_inputs() gives it a "
+	                            "tuple: kloop passes numbers"),
+	      "a value that is no number: refused, naming its type (%s)", err);
+	t->nInit = 0;
+}
+
 static void modelnew(void)
 {
 	char err[KL_ERRLEN];
 	struct torchext_src ts;
 	char *in[] = {"x", "weight", "bias"};
+	struct task t3 = named(in, 3), t1 = named(in, 1), t0 = named(in, 0);
 	char *z = fixture("modelnew_layernorm.py");
 	int rc =
-	    torchext_modelnew("python3", FX "modelnew_layernorm.py", z, strlen(z), in, 3, &ts, err);
+	    torchext_modelnew("python3", FX "modelnew_layernorm.py", z, strlen(z), &t3, &ts, err);
 	CHECK(rc == 0 && ts.lang == LANG_CPP && !strcmp(ts.zName, "modelnew_layernorm.cpp") &&
 	          !strcmp(ts.zEntry, "layer_norm_cpu") &&
 	          strstr(ts.zSource, "#line 8 \"modelnew_layernorm.py\"") &&
@@ -131,13 +247,13 @@ static void modelnew(void)
 	if (!rc)
 		torchext_src_free(&ts);
 	char *wrong[] = {"x", "gamma", "beta"};
-	rc =
-	    torchext_modelnew("python3", "modelnew_layernorm.py", z, strlen(z), wrong, 3, &ts, err);
+	struct task tw = named(wrong, 3);
+	rc = torchext_modelnew("python3", "modelnew_layernorm.py", z, strlen(z), &tw, &ts, err);
 	CHECK(rc < 0 &&
 	          strstr(err, "modelnew_layernorm.py:44: forward passes self.weight, which is "
 	                      "none of the problem's inputs (x, gamma, beta)"),
 	      "self.NAME that is none of the problem's inputs: refused, naming them (%s)", err);
-	rc = torchext_modelnew("python3", "modelnew_layernorm.py", z, strlen(z), in, 0, &ts, err);
+	rc = torchext_modelnew("python3", "modelnew_layernorm.py", z, strlen(z), &t0, &ts, err);
 	CHECK(rc < 0 && strstr(err, "forward takes 1 parameters, but the problem has 0 inputs"),
 	      "more forward parameters than inputs: refused (%s)", err);
 	free(z);
@@ -155,29 +271,17 @@ static void modelnew(void)
 	};
 	for (size_t i = 0; i < sizeof refusals / sizeof *refusals; i++) {
 		z = fixture(refusals[i].zFile);
-		rc = torchext_modelnew("python3", refusals[i].zFile, z, strlen(z), in, 1, &ts, err);
+		rc = torchext_modelnew("python3", refusals[i].zFile, z, strlen(z), &t1, &ts, err);
 		CHECK(rc < 0 && strstr(err, refusals[i].zWant), "%s refused: %s (got: %s)",
 		      refusals[i].zFile, refusals[i].zWant, rc ? err : "accepted");
 		free(z);
 	}
 	const char *noparse = "class ModelNew(:\n";
-	rc = torchext_modelnew("python3", "bad.py", noparse, strlen(noparse), in, 1, &ts, err);
+	rc = torchext_modelnew("python3", "bad.py", noparse, strlen(noparse), &t1, &ts, err);
 	CHECK(rc < 0 && strstr(err, "bad.py:1: the module does not parse"),
 	      "a module that does not parse: its line (%s)", err);
-	const char *initarg =
-	    "from torch.utils.cpp_extension import load_inline\n"
-	    "e = load_inline(name='e', cpp_sources='torch::Tensor f(torch::Tensor x, int d);',\n"
-	    "                functions=['f'])\n"
-	    "class ModelNew:\n"
-	    "    def __init__(self, dim):\n"
-	    "        self.dim = dim\n"
-	    "    def forward(self, x):\n"
-	    "        return e.f(x, self.dim)\n";
-	rc = torchext_modelnew("python3", "d.py", initarg, strlen(initarg), in, 1, &ts, err);
-	CHECK(rc < 0 && strstr(err, "d.py:8: forward passes self.dim, which __init__ sets from "
-	                            "its argument dim"),
-	      "a number from __init__'s argument: refused, saying where it comes from (%s)", err);
-	rc = torchext_modelnew("/nonexistent/python3", "m.py", "x", 1, in, 1, &ts, err);
+	modelnew_init(&t1);
+	rc = torchext_modelnew("/nonexistent/python3", "m.py", "x", 1, &t1, &ts, err);
 	CHECK(rc < 0 && strstr(err, "kloop's reader of ModelNew modules (/nonexistent/python3"),
 	      "no Python: said (%s)", err);
 }
@@ -290,6 +394,74 @@ static double max_diff(const float *a, const float *b, int n)
 	return d;
 }
 
+/* scaled_softmax.cpp (forward(x, int64_t dim, double scale)) compiled for
+ * a task whose get_init_inputs() gives v (n of them) and called on x[r][c];
+ * kl_run's status, the words in zErr (n bytes), the output in y */
+static int run_scaled(struct loop *l, struct compiler *c, const struct task_init *v, int n,
+                      float *x, float *y, int r, int cols, char *zErr, size_t nErr)
+{
+	struct task t;
+	memset(&t, 0, sizeof t);
+	memcpy(t.aInit, v, (size_t)n * sizeof *v);
+	t.nInit = n;
+	char *z = fixture("scaled_softmax.cpp");
+	size_t len;
+	char *src = torchext_with_init(z, strlen(z), &t, "scaled_softmax.cpp", &len);
+	free(z);
+	struct lib lb;
+	int rc = -1;
+	if (strlen(src) == len && load(l, c, "scaled_softmax.cpp", src, &lb) == 0) {
+		kl_tensor in = {x, KL_F32, 2, {r, cols}}, out = {y, KL_F32, 2, {r, cols}};
+		rc = lb.run(&in, 1, &out, 1, NULL);
+		snprintf(zErr, nErr, "%s", lb.zErr);
+		dlclose(lb.dl);
+	}
+	free(src);
+	return rc;
+}
+
+/* an extension's number parameters take the problem's get_init_inputs()
+ * in order, from the table kloop appends to its source */
+static void standin_init(struct loop *l, struct compiler *c, float *x, int r, int cols)
+{
+	float y[64], want[64], xs[64];
+	char w[KL_RUN_ERROR_MAX];
+	for (int i = 0; i < r * cols; i++)
+		xs[i] = x[i] * 0.5f;
+	softmax_ref(xs, want, r, cols);
+	struct task_init v[2] = {{"dim", TASK_INIT_INT, 1, 0, "int"},
+	                         {"scale", TASK_INIT_FLOAT, 0, 0.5, "float"}};
+	int rc = run_scaled(l, c, v, 2, x, y, r, cols, w, sizeof w);
+	CHECK(rc == 0 && max_diff(y, want, r * cols) < 1e-6,
+	      "scaled_softmax.cpp: forward(x, dim, scale) takes get_init_inputs()'s dim = 1 and "
+	      "scale = 0.5 (rc %d: %s)",
+	      rc, w);
+	rc = run_scaled(l, c, v, 0, x, y, r, cols, w, sizeof w);
+	CHECK(rc == 1 && strstr(w, "parameter 2 of forward is an int64_t: kloop gives an "
+	                           "extension's entry point the task's tensors only (inputs, then "
+	                           "outputs), and numbers from the problem's get_init_inputs(), "
+	                           "which this task has none of"),
+	      "... a task without get_init_inputs(): its number parameter is a clear failure (%s)",
+	      w);
+	rc = run_scaled(l, c, v, 1, x, y, r, cols, w, sizeof w);
+	CHECK(rc == 1 && strstr(w, "parameter 3 of forward is a double: kloop gives an "
+	                           "extension's entry point the task's tensors (inputs, then "
+	                           "outputs) and, to its number parameters in order, what the "
+	                           "problem's get_init_inputs() gives (dim); forward takes more"),
+	      "... fewer values than number parameters: said, naming them (%s)", w);
+	struct task_init sw[2] = {{"scale", TASK_INIT_FLOAT, 0, 2.0, "float"},
+	                          {"dim", TASK_INIT_INT, 1, 0, "int"}};
+	rc = run_scaled(l, c, sw, 2, x, y, r, cols, w, sizeof w);
+	CHECK(rc == 1 &&
+	          strstr(w, "parameter 2 of forward is an int64_t; it is given 2.0, a float"),
+	      "... a float for an integer parameter: refused, as PyTorch's bindings do (%s)", w);
+	struct task_init tu[2] = {{"kernel_size", TASK_INIT_OTHER, 0, 0, "tuple"}, v[1]};
+	rc = run_scaled(l, c, tu, 2, x, y, r, cols, w, sizeof w);
+	CHECK(rc == 1 && strstr(w, "parameter 2 of forward is an int64_t, which takes "
+	                           "get_init_inputs()'s value 1 (kernel_size); that is a tuple"),
+	      "... a value that is no number: said, naming it (%s)", w);
+}
+
 static void standin(struct loop *l, struct compiler *c)
 {
 	enum { R = 3, C = 7 };
@@ -351,13 +523,15 @@ static void standin(struct loop *l, struct compiler *c)
 		      "check.cpp: TORCH_CHECK(cond, parts...) formats its parts (%s)", lb.zErr);
 		dlclose(lb.dl);
 	}
+	standin_init(l, c, x, R, C);
 	/* a ModelNew made one source, run with the problem's three inputs */
 	char err[KL_ERRLEN];
 	char *names[] = {"x", "weight", "bias"};
 	char *z = fixture("modelnew_layernorm.py");
 	struct torchext_src ts;
-	if (torchext_modelnew("python3", "modelnew_layernorm.py", z, strlen(z), names, 3, &ts,
-	                      err) == 0 &&
+	struct task tl = named(names, 3);
+	if (torchext_modelnew("python3", "modelnew_layernorm.py", z, strlen(z), &tl, &ts, err) ==
+	        0 &&
 	    load(l, c, ts.zName, ts.zSource, &lb) == 0) {
 		float w[C], b[C], yl[R * C], wl[R * C];
 		for (int j = 0; j < C; j++)
@@ -420,9 +594,10 @@ static void cuda_forms(struct loop *l, const char *zCache)
 		free(z);
 	}
 	char *in[] = {"x"};
+	struct task t1 = named(in, 1);
 	struct torchext_src ts;
 	z = fixture("modelnew_cuda.py");
-	int rc = torchext_modelnew("python3", "modelnew_cuda.py", z, strlen(z), in, 1, &ts, err);
+	int rc = torchext_modelnew("python3", "modelnew_cuda.py", z, strlen(z), &t1, &ts, err);
 	CHECK(rc == 0 && ts.lang == LANG_CUDA && !strcmp(ts.zName, "modelnew_cuda.cu"),
 	      "modelnew_cuda.py: its cuda_sources make it a CUDA source (%s)", rc ? err : "");
 	if (rc == 0) {
