@@ -57,7 +57,10 @@ static int ab_refuted(const struct state *st, const struct cand *c)
 int archive_is_win(const struct state *st, const struct cand *c)
 {
 	double lo, hi, m;
-	if (c->nParent < 1 || !interval(c, &lo, &hi, &m))
+	/* a time below the device's floor that no person cleared is held back
+	 * as a suspect (the rank rule's): never a win to learn from */
+	if (c->nParent < 1 || !interval(c, &lo, &hi, &m) ||
+	    state_cand_rank(st, c) == STATE_RANK_SUSPECT)
 		return 0;
 	for (int i = 0; i < c->nParent; i++) {
 		const struct cand *p = state_cand(st, c->aParent[i]);

@@ -157,6 +157,21 @@ static void test_win_rule(void)
 	CHECK(!archive_is_win(st, state_cand(st, 2)),
 	      "1.8x faster by separate timings, but its A/B against the parent was not beyond the "
 	      "noise: not a win");
+	/* a time below the device's floor is a suspect until a person clears
+	 * it: never a win while held back */
+	cand(s, 8, 1, 0, "h");
+	emit(s, "{\"type\":\"eval_started\",\"candidate\":8}");
+	emit(s, "{\"type\":\"eval_finished\",\"candidate\":8,\"result\":{\"status\":\"correct\","
+	        "\"reason\":\"\",\"device\":\"TestGPU 9000\",\"timing\":{\"median_ms\":0.5,"
+	        "\"p10_ms\":0.4,\"p90_ms\":0.6},\"baseline_ms\":10,\"speedup\":20,"
+	        "\"roofline\":{\"suspect\":\"below the memory floor\"}}}");
+	CHECK(!archive_is_win(st, state_cand(st, 8)),
+	      "20x by a time below the device's floor, not cleared: not a win");
+	emit(s, "{\"type\":\"search_started\",\"settings\":{}}");
+	emit(s, "{\"type\":\"suspect_flagged\",\"candidate\":8,\"speedup\":20,\"why\":\"w\"}");
+	emit(s, "{\"type\":\"suspect_cleared\",\"candidate\":8}");
+	CHECK(archive_is_win(st, state_cand(st, 8)),
+	      "... the same once a person cleared it: a win");
 	session_close(s);
 }
 
