@@ -37,7 +37,7 @@ for c in j["candidates"]:
 
 # ---- a crafted journal: one best, named the same everywhere ----
 # From the real session: its start and its seed (#1, time T0 against the
-# baseline B).  #11 is 2x faster outside the seed's noise; #12 is #11's
+# baseline B; its spread set to +-2%).  #11 is 2x faster outside the seed's noise; #12 is #11's
 # machine code, not timed again, its result against another run's
 # baseline (a reopen's); #13 is within #11's noise, faster by its median,
 # and its A/B against #11 found them within the noise; #14 is #11's child,
@@ -57,6 +57,10 @@ for e in ev:
         out.append(e)
 r0 = seed
 dev, base, t0 = r0["device"], r0["baseline_ms"], r0["timing"]["median_ms"]
+# the seed's spread made as tight as the others': a loaded machine timed it
+# at +-67% once, and #11 was then within its noise (no number of this
+# journal may decide what its checks see)
+r0["timing"].update({"p10_ms": t0 * 0.98, "p90_ms": t0 * 1.02, "rse": 0.01})
 ts = ev[-1]["ts"]
 
 def res(m, lo, hi, extra=None, b=base):
