@@ -160,6 +160,25 @@ static void modelnew(void)
 		      refusals[i].zFile, refusals[i].zWant, rc ? err : "accepted");
 		free(z);
 	}
+	/* what the exploits' ModelNew modules do at import never runs, and the
+	 * notes say so; an inherited forward is refused with why */
+	z = fixture("../exploits/kb_monkeypatch.py");
+	rc = torchext_modelnew("python3", "kb_monkeypatch.py", z, strlen(z), in, 1, &ts, err);
+	CHECK(rc == 0 && strstr(ts.zNotes, "the module's code at line 13 "
+	                                   "(`torch.cuda.Event.elapsed_time = lambda self, end: "
+	                                   "0.001`) and 2 more statements never ran: kloop reads "
+	                                   "the module, it runs none of it"),
+	      "a monkeypatch at import: read, and noted as never run (%s)", rc ? err : ts.zNotes);
+	if (!rc)
+		torchext_src_free(&ts);
+	free(z);
+	z = fixture("../exploits/kb_inherit.py");
+	rc = torchext_modelnew("python3", "kb_inherit.py", z, strlen(z), in, 1, &ts, err);
+	CHECK(rc < 0 && strstr(err, "kb_inherit.py:18: ModelNew has no forward of its own: the one "
+	                            "it inherits from Model is PyTorch code, which kloop does not "
+	                            "run"),
+	      "ModelNew(Model) with no forward: refused, saying why (%s)", rc ? err : "accepted");
+	free(z);
 	const char *noparse = "class ModelNew(:\n";
 	rc = torchext_modelnew("python3", "bad.py", noparse, strlen(noparse), in, 1, &ts, err);
 	CHECK(rc < 0 && strstr(err, "bad.py:1: the module does not parse"),
