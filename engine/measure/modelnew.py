@@ -69,6 +69,7 @@ class Reader:
         self.numbers = {}   # module-level name -> number
         self.modules = {}   # module-level name -> load_inline record
         self.notes = []
+        self.unrun = []     # module-level code that would run at import: (line, source)
 
     # ---- strings ----
     def pieces(self, node, what):
@@ -226,6 +227,14 @@ class Reader:
                                     "could call")
             elif isinstance(node, ast.ClassDef) and node.name == "ModelNew":
                 model = node
+            self.never_run(node)
+        if self.unrun:
+            n = len(self.unrun)
+            self.notes.append("the module's code at line %d (`%s`)%s never ran: kloop reads "
+                              "the module, it runs none of it"
+                              % (self.unrun[0][0], self.unrun[0][1],
+                                 " and %d more statement%s" % (n - 1, "s" if n > 2 else "")
+                                 if n > 1 else ""))
         if model is None:
             raise Refused(None, "defines no class ModelNew: kloop takes a KernelBench ModelNew "
                                 "module (class ModelNew(nn.Module) whose forward calls a "
@@ -236,6 +245,25 @@ class Reader:
                                  "torch.utils.cpp_extension.load_inline module")
         return self.model(model)
 
+    def never_run(self, node):
+        """Module-level code that would run at import (an assignment to an
+        attribute, a call, a with block ...): kept in self.unrun as (line,
+        source), which the notes say never ran (a monkeypatch of PyTorch's
+        timing, a file written at import: kloop never imports the module)."""
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef,
+                             ast.AsyncFunctionDef, ast.ClassDef, ast.Pass)):
+            return
+        if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+            return
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            return
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            return  # a docstring
+        if (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+                and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__"):
+            return  # if __name__ == "__main__": what a script runs
+        self.unrun.append((node.lineno, source_of(self.src, node, 60)))
+
     # ---- the class ----
     def model(self, cls):
         init = forward = None
@@ -245,6 +273,12 @@ class Reader:
             elif isinstance(n, ast.FunctionDef) and n.name == "forward":
                 forward = n
         if forward is None:
+            bases = [source_of(self.src, b) for b in cls.bases]
+            bases = [b for b in bases if b not in ("nn.Module", "Module", "torch.nn.Module")]
+            if bases:
+                raise Refused(cls, "ModelNew has no forward of its own: the one it inherits "
+                                   "from %s is PyTorch code, which kloop does not run. %s"
+                              % (bases[0], SUPPORTED))
             raise Refused(cls, "ModelNew has no forward")
         attrs = self.init_attrs(init) if init else {}
         a = forward.args

@@ -276,6 +276,25 @@ static void modelnew(void)
 		      refusals[i].zFile, refusals[i].zWant, rc ? err : "accepted");
 		free(z);
 	}
+	/* what the exploits' ModelNew modules do at import never runs, and the
+	 * notes say so; an inherited forward is refused with why */
+	z = fixture("../exploits/kb_monkeypatch.py");
+	rc = torchext_modelnew("python3", "kb_monkeypatch.py", z, strlen(z), in, 1, &ts, err);
+	CHECK(rc == 0 && strstr(ts.zNotes, "the module's code at line 13 "
+	                                   "(`torch.cuda.Event.elapsed_time = lambda self, end: "
+	                                   "0.001`) and 2 more statements never ran: kloop reads "
+	                                   "the module, it runs none of it"),
+	      "a monkeypatch at import: read, and noted as never run (%s)", rc ? err : ts.zNotes);
+	if (!rc)
+		torchext_src_free(&ts);
+	free(z);
+	z = fixture("../exploits/kb_inherit.py");
+	rc = torchext_modelnew("python3", "kb_inherit.py", z, strlen(z), in, 1, &ts, err);
+	CHECK(rc < 0 && strstr(err, "kb_inherit.py:18: ModelNew has no forward of its own: the one "
+	                            "it inherits from Model is PyTorch code, which kloop does not "
+	                            "run"),
+	      "ModelNew(Model) with no forward: refused, saying why (%s)", rc ? err : "accepted");
+	free(z);
 	const char *noparse = "class ModelNew(:\n";
 	rc = torchext_modelnew("python3", "bad.py", noparse, strlen(noparse), &t1, &ts, err);
 	CHECK(rc < 0 && strstr(err, "bad.py:1: the module does not parse"),
@@ -567,6 +586,40 @@ static void standin(struct loop *l, struct compiler *c)
 	free(z);
 }
 
+/* the GPU's exploit candidates (tests/fixtures/exploits/cuda, run by
+ * tests/e2e/exploits_cuda.sh) compile for sm_90a, the extensions after
+ * evil_cuda's softmax_kernel.cuh as that script puts them */
+static void cuda_exploits(struct loop *l, struct compiler *c, struct got *g)
+{
+	char *kernel = fixture("../evil_cuda/softmax_kernel.cuh");
+	const char *cus[] = {"own_stream.cu", "gpu_scan_zeros.cu", "control.cu"};
+	for (size_t i = 0; i < sizeof cus / sizeof *cus; i++) {
+		char *p = xasprintf("../exploits/cuda/%s", cus[i]);
+		char *z = fixture(p), *src = xasprintf("%s%s", kernel, z);
+		compile(l, c, src, cus[i], LANG_CUDA, g);
+		CHECK(g->ok, "exploits/cuda/%s compiles for sm_90a%s%.400s", cus[i],
+		      g->ok ? "" : ": ", g->ok ? "" : g->zLog);
+		free(src);
+		free(z);
+		free(p);
+	}
+	free(kernel);
+	char err[KL_ERRLEN], *in[] = {"x"};
+	struct torchext_src ts;
+	char *z = fixture("../exploits/cuda/kb_result_reuse_cuda.py");
+	int rc =
+	    torchext_modelnew("python3", "kb_result_reuse_cuda.py", z, strlen(z), in, 1, &ts, err);
+	CHECK(rc == 0 && ts.lang == LANG_CUDA, "exploits/cuda/kb_result_reuse_cuda.py is read (%s)",
+	      rc ? err : "");
+	if (rc == 0) {
+		compile(l, c, ts.zSource, ts.zName, LANG_CUDA, g);
+		CHECK(g->ok, "... and compiles for sm_90a%s%.400s", g->ok ? "" : ": ",
+		      g->ok ? "" : g->zLog);
+		torchext_src_free(&ts);
+	}
+	free(z);
+}
+
 /* the CUDA forms compile with nvcc for sm_90a (they cannot run here) */
 static void cuda_forms(struct loop *l, const char *zCache)
 {
@@ -607,6 +660,7 @@ static void cuda_forms(struct loop *l, const char *zCache)
 		torchext_src_free(&ts);
 	}
 	free(z);
+	cuda_exploits(l, c, &g);
 	const char *gap = "#include <torch/extension.h>\n"
 	                  "torch::Tensor f(torch::Tensor x) { return at::matmul(x, x); }\n"
 	                  "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"f\", &f); }\n";
