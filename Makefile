@@ -174,7 +174,7 @@ ASAN_FLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined,floa
 ASAN_ENV     := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0:log_path=$(CURDIR)/$(ASAN_REPORTS)/asan \
                 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0:exitcode=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-asan:
+asan: all
 	$(MAKE) BUILD=$(ASAN_DIR)/obj BIN=$(ASAN_DIR)/bin NVCC= CFLAGS="$(ASAN_FLAGS)" all \
 		$(UNIT_BIN:$(BUILD)/%=$(ASAN_DIR)/obj/%)
 	@for d in prompts tasks include engine; do ln -sfn ../$$d $(ASAN_DIR)/$$d; done
