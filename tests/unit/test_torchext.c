@@ -279,7 +279,7 @@ static void modelnew(void)
 	/* what the exploits' ModelNew modules do at import never runs, and the
 	 * notes say so; an inherited forward is refused with why */
 	z = fixture("../exploits/kb_monkeypatch.py");
-	rc = torchext_modelnew("python3", "kb_monkeypatch.py", z, strlen(z), in, 1, &ts, err);
+	rc = torchext_modelnew("python3", "kb_monkeypatch.py", z, strlen(z), &t1, &ts, err);
 	CHECK(rc == 0 && strstr(ts.zNotes, "the module's code at line 13 "
 	                                   "(`torch.cuda.Event.elapsed_time = lambda self, end: "
 	                                   "0.001`) and 2 more statements never ran: kloop reads "
@@ -289,7 +289,7 @@ static void modelnew(void)
 		torchext_src_free(&ts);
 	free(z);
 	z = fixture("../exploits/kb_inherit.py");
-	rc = torchext_modelnew("python3", "kb_inherit.py", z, strlen(z), in, 1, &ts, err);
+	rc = torchext_modelnew("python3", "kb_inherit.py", z, strlen(z), &t1, &ts, err);
 	CHECK(rc < 0 && strstr(err, "kb_inherit.py:18: ModelNew has no forward of its own: the one "
 	                            "it inherits from Model is PyTorch code, which kloop does not "
 	                            "run"),
@@ -607,8 +607,9 @@ static void cuda_exploits(struct loop *l, struct compiler *c, struct got *g)
 	char err[KL_ERRLEN], *in[] = {"x"};
 	struct torchext_src ts;
 	char *z = fixture("../exploits/cuda/kb_result_reuse_cuda.py");
+	struct task tx = named(in, 1);
 	int rc =
-	    torchext_modelnew("python3", "kb_result_reuse_cuda.py", z, strlen(z), in, 1, &ts, err);
+	    torchext_modelnew("python3", "kb_result_reuse_cuda.py", z, strlen(z), &tx, &ts, err);
 	CHECK(rc == 0 && ts.lang == LANG_CUDA, "exploits/cuda/kb_result_reuse_cuda.py is read (%s)",
 	      rc ? err : "");
 	if (rc == 0) {
