@@ -243,7 +243,8 @@ FUZZ_SRC_journal  := sessions/journal.c sessions/session.c sessions/state.c sess
 FUZZ_SRC_sse      := engine/llm/sse.c engine/util.c
 FUZZ_SRC_task     := engine/task.c engine/task_load.c engine/suggest.c engine/util.c
 FUZZ_SRC_protocol := engine/measure/protocol.c engine/json.c engine/util.c
-FUZZ_SRC_reply    := engine/llm/reply.c engine/llm/ideas.c $(FUZZ_SRC) $(BUILD)/gen/queries.c $(FUZZ_TS)
+FUZZ_SRC_reply    := engine/llm/reply.c engine/llm/ideas.c $(FUZZ_SRC) $(BUILD)/gen/queries.c $(FUZZ_TS) \
+                     $(BUILD)/libkloop.a
 FUZZ_HDRS := $(wildcard include/*.h engine/*.h engine/*/*.h sessions/*.h)
 define fuzz_rule
 $$(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(FUZZ_SRC_$(1)) $$(FUZZ_HDRS)
