@@ -21,13 +21,18 @@ class Model(nn.Module):
 
     def forward(self, A: torch.Tensor, B: torch.Tensor, scale_a: torch.Tensor,
                 scale_b: torch.Tensor) -> torch.Tensor:
-        if A.is_cuda and hasattr(torch, "_scaled_mm") and \
+        if A.dtype == torch.float8_e4m3fn and A.is_cuda and hasattr(torch, "_scaled_mm") and \
                 torch.cuda.get_device_capability(A.device) >= (8, 9):
             return torch._scaled_mm(A, B.t(), scale_a=scale_a.reshape(()).float(),
                                     scale_b=scale_b.reshape(()).float(),
                                     out_dtype=torch.bfloat16)
-        C = A.float() @ B.float().t()
-        return (C * (scale_a.float() * scale_b.float())).bfloat16()
+        # the same product elsewhere: in fp32 for fp8 inputs, and in the
+        # inputs' own precision when they come as float64 (kloop's float64
+        # reference, its outputs not rounded to bf16)
+        wide = torch.float64 if A.dtype == torch.float64 else torch.float32
+        C = A.to(wide) @ B.to(wide).t()
+        C = C * (scale_a.to(wide) * scale_b.to(wide))
+        return C if wide == torch.float64 else C.bfloat16()
 
 
 def get_inputs():

@@ -26,8 +26,10 @@ check "softmax.cu: a CUDA extension, its output written in place" \
 	test "$(cand_field "$T/sm.json" softmax.cu candidate_form)" = \
 	'{"form": "extension", "via": "stand-in", "language": "cuda", "entry": "forward"}'
 check "modelnew_cuda.py: a ModelNew whose forward calls softmax_cuda, its sources as CUDA" \
-	test "$(cand_field "$T/sm.json" modelnew_cuda.py candidate_form)" = \
-	'{"form": "modelnew", "via": "stand-in", "language": "cuda", "entry": "softmax_cuda"}'
+	test "$(cand_field "$T/sm.json" modelnew_cuda.py candidate_form.form) $(cand_field "$T/sm.json" modelnew_cuda.py candidate_form.via) $(cand_field "$T/sm.json" modelnew_cuda.py candidate_form.language) $(cand_field "$T/sm.json" modelnew_cuda.py candidate_form.entry)" = \
+	"modelnew stand-in cuda softmax_cuda"
+check "modelnew_cuda.py: its load_inline flags kloop does not use are named as ignored ($(cand_field "$T/sm.json" modelnew_cuda.py candidate_form.notes))" \
+	sh -c "echo '$(cand_field "$T/sm.json" modelnew_cuda.py candidate_form.notes)' | grep -q 'extra_cflags ignored'"
 check "copy.cu: its result copied from the arena into the output, and said so" \
 	test "$(cand_field "$T/sm.json" copy.cu candidate_form.copied)" = '["y"]'
 diag $n0 "$T/sm.err"
