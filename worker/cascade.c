@@ -53,6 +53,33 @@ void kworker_pump_later(void)
 		pumpTimer = loop_add_timer(W.l, 0, pump_later_fn, NULL);
 }
 
+/* the options of this worker's runners, the task's libraries' directories
+ * in libDirs (compiler_lib_dirs: the caller frees them) */
+static struct cand_opts runner_opts(int isReference, char **libDirs)
+{
+	return (struct cand_opts){.zBackend = W.zBackend,
+	                          .dev = W.dev,
+	                          .sandbox = W.sandbox,
+	                          .pollFd = W.in,
+	                          .azLibDirs = libDirs,
+	                          .reference = isReference,
+	                          .memBytes = (unsigned long long)kworker_mem_limit_mb() << 20,
+	                          .maxTasks = max_tasks(),
+	                          .tmpBytes = (unsigned long long)tmp_limit_mb() << 20};
+}
+
+void kworker_prestart(struct harness *h)
+{
+	char **libDirs = compiler_lib_dirs(W.comp, 0);
+	struct cand_opts o = runner_opts(0, libDirs);
+	/* the clock's twin too, waited for at the first load */
+	char terr[KL_ERRLEN];
+	if (!W.twin && !W.twinStarting)
+		W.twinStarting = cand_twin_begin(&o, terr);
+	cand_spare_prestart(&o, &h, 1);
+	compiler_dirs_free(libDirs);
+}
+
 /* start a runner for j's shared object on the buffers of the nH harnesses
  * ah[] (cand_iface(c, k) runs it on ah[k]'s); NULL + err (*pLoadErr: the
  * object itself is at fault, a compile_error) */
@@ -66,20 +93,14 @@ static struct cand *load_on(struct job *j, struct harness *const *ah, int nH, in
 		return NULL;
 	/* the task's libraries, where the candidate's rpath finds them */
 	char **libDirs = compiler_lib_dirs(W.comp, 0);
-	struct cand_opts o = {.zBackend = W.zBackend,
-	                      .dev = W.dev,
-	                      .sandbox = W.sandbox,
-	                      .pollFd = W.in,
-	                      .azLibDirs = libDirs,
-	                      .reference = j->isReference,
-	                      .memBytes = (unsigned long long)kworker_mem_limit_mb() << 20,
-	                      .maxTasks = max_tasks(),
-	                      .tmpBytes = (unsigned long long)tmp_limit_mb() << 20};
+	struct cand_opts o = runner_opts(j->isReference, libDirs);
 	/* the clock's twin first: started once, again if it died */
 	if (!cand_alive(W.twin)) {
 		char terr[KL_ERRLEN];
 		cand_free(W.twin);
-		if (!(W.twin = cand_twin(&o, terr)))
+		struct cand *t = W.twinStarting;
+		W.twinStarting = NULL;
+		if (!(W.twin = t ? cand_twin_ready(t, terr) : cand_twin(&o, terr)))
 			fprintf(stderr,
 			        "kloop-worker: warning: no clock twin (%s): the clock's bound uses "
 			        "the frames taken before each load\n",

@@ -110,10 +110,12 @@ struct kworker_state {
 	char *zPython; /* interpreter for torch references */
 	char *zCacheDir;
 	int dev;
-	int sandbox;          /* candidates run inside bubblewrap */
-	struct cand *refCand; /* the reference's runner, kept for the worker's life */
-	struct cand *twin;    /* the clock's twin (cand_twin), started with the first runner */
-	struct timed *aTimed; /* code timed on this device (dedupe below) */
+	int sandbox;               /* candidates run inside bubblewrap */
+	struct cand *refCand;      /* the reference's runner, kept for the worker's life */
+	struct cand *twin;         /* the clock's twin (cand_twin), started with the first runner */
+	struct cand *twinStarting; /* the twin started before the inputs (kworker_prestart),
+	                            * not yet waited for */
+	struct timed *aTimed;      /* code timed on this device (dedupe below) */
 	int nTimed;
 	size_t nTimedAlloc;
 	struct torchref *bg; /* the PyTorch helper compiling torch.compile's baseline in
@@ -157,6 +159,9 @@ void kworker_compiled(struct compile_result *r, void *arg);
 void kworker_op_cancel(cJSON *req);
 /* a runner for j's shared object on harness h; NULL + err (*pLoadErr: the object is at fault) */
 struct cand *kworker_load(struct job *j, struct harness *h, int *pLoadErr, char *err);
+/* the runners' spares started now, on h's buffers, before the task's
+ * inputs are drawn (cand_spare_prestart) */
+void kworker_prestart(struct harness *h);
 /* end a runner from kworker_load() */
 void kworker_unload(struct cand *c);
 

@@ -314,6 +314,8 @@ void kworker_op_task(cJSON *req)
 	W.h = harness_new(W.t, W.b, &W.opts, err);
 	if (!W.h)
 		fail_task(err);
+	/* the first runners make their contexts while the inputs are drawn */
+	kworker_prestart(W.h);
 	if (tr) {
 		/* PyTorch writes every set straight into the harness's buffers */
 		double t0 = now_s(), tHelper = t0 - W.tTask;

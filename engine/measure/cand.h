@@ -81,6 +81,15 @@ void cand_spare_policy(int policy);
  */
 #define CAND_MAX_SPARES 8
 void cand_spare_count(int n);
+/*
+ * Spares started now, before any runner was asked for, for the runners of
+ * o on the buffers of ah (nH of them): the first load takes one whose
+ * device context was made while the worker drew its inputs (issue 40: a
+ * lone evaluation waited for each runner's start in turn).  Nothing where
+ * spares are off; where the first load's options differ, its cand_start
+ * drops them and starts its own.
+ */
+void cand_spare_prestart(const struct cand_opts *o, struct harness *const *ah, int nH);
 /* the spares started and not yet taken (a test's, a benchmark's) */
 int cand_spares_waiting(void);
 /* the seconds this process has spent starting spares, in all: their fork
@@ -103,6 +112,11 @@ void cand_describe(const struct cand *c, char *buf, size_t n);
  * nor lengthen them (harness.h, harness_cand.twin).  NULL with err.
  */
 struct cand *cand_twin(const struct cand_opts *o, char *err);
+/* the same in two steps: started (its context made meanwhile), then
+ * waited for; cand_twin_ready frees t and returns NULL with err where it
+ * failed */
+struct cand *cand_twin_begin(const struct cand_opts *o, char *err);
+struct cand *cand_twin_ready(struct cand *t, char *err);
 
 /* the runner of c is alive (NULL: no) */
 int cand_alive(const struct cand *c);

@@ -127,6 +127,7 @@ struct cand {
 	int held;           /* it is frozen or stopped now */
 	int nTasks0;        /* its threads when it was ready (the candidate loaded) */
 	int twin;           /* the clock's twin (cand_twin): it never loads anything */
+	int twinUnsent;     /* its setup could not be sent (cand_twin_begin) */
 	char zConfine[400]; /* what the runner put in place before the load (its word) */
 };
 

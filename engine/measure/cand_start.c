@@ -393,6 +393,42 @@ void cand_spare_refill(void)
 		spare_start();
 }
 
+/* whether the runner keeps the worker's pid namespace: a device buffer
+ * shared by a handle without a descriptor (CUDA IPC) is opened by pid */
+static int keeps_pid(const struct cand_opts *o, const struct harness_buf *hb, int nBuf)
+{
+	for (int i = 0; i < nBuf; i++)
+		if (hb[i].sh.n && hb[i].sh.fd < 0 && !strcmp(o->zBackend, "cuda"))
+			return 1;
+	return 0;
+}
+
+/* the spares are for o's runners from now on: those started for other
+ * options are dropped */
+static void spares_for(const struct cand_opts *o, int keepPid)
+{
+	char *zKey = runner_key(o, keepPid);
+	if (Spare.zKey && !strcmp(Spare.zKey, zKey)) {
+		free(zKey);
+	} else {
+		spare_drop();
+		keep_opts(o, keepPid, zKey);
+	}
+}
+
+void cand_spare_prestart(const struct cand_opts *o, struct harness *const *ah, int nH)
+{
+	if (Spare.policy == CAND_SPARE_OFF || nH < 1 || nH > CAND_MAX_HARNESSES)
+		return;
+	struct harness_buf hb[MAX_SETUP_BUF];
+	int nBuf = 0;
+	for (int k = 0; k < nH; k++)
+		nBuf += harness_buffers(ah[k], hb + nBuf);
+	int keepPid = keeps_pid(o, hb, nBuf);
+	spares_for(o, keepPid);
+	spare_start();
+}
+
 struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, int nH, int soFd,
                         int *pLoadErr, char *err)
 {
@@ -434,19 +470,10 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, in
 			fds[nFds++] = hb[i].sh.fd;
 		}
 	}
-	int keepPid = 0;
-	for (int i = 0; i < nBuf; i++)
-		if (hb[i].sh.n && hb[i].sh.fd < 0 && !strcmp(o->zBackend, "cuda"))
-			keepPid = 1;
+	int keepPid = keeps_pid(o, hb, nBuf);
 	/* the spare, when it was started for the same options; else a runner
 	 * now (and the options kept for the next spare) */
-	char *zKey = runner_key(o, keepPid);
-	if (Spare.zKey && !strcmp(Spare.zKey, zKey)) {
-		free(zKey);
-	} else {
-		spare_drop();
-		keep_opts(o, keepPid, zKey);
-	}
+	spares_for(o, keepPid);
 	/* a spare whose context is made (it said so, or died: then a runner
 	 * of its own follows), else the oldest: the first in the start order */
 	int k = 0;
@@ -485,7 +512,7 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, in
 	return c;
 }
 
-struct cand *cand_twin(const struct cand_opts *o, char *err)
+struct cand *cand_twin_begin(const struct cand_opts *o, char *err)
 {
 	struct cand_opts to = *o;
 	to.azLibDirs = NULL;
@@ -497,11 +524,22 @@ struct cand *cand_twin(const struct cand_opts *o, char *err)
 	c->nSet = CAND_MAX_HARNESSES;
 	struct cm_setup *su = xcalloc(1, sizeof *su);
 	*su = (struct cm_setup){.op = CM_SETUP, .nSet = CAND_MAX_HARNESSES, .twin = 1};
-	int sent = send_with_fds(c->fd, su, sizeof *su, NULL, 0) == 0;
+	c->twinUnsent = send_with_fds(c->fd, su, sizeof *su, NULL, 0) != 0;
 	free(su);
-	struct cm rep;
+	return c;
+}
+
+struct cand *cand_twin(const struct cand_opts *o, char *err)
+{
+	struct cand *c = cand_twin_begin(o, err);
+	return c ? cand_twin_ready(c, err) : NULL;
+}
+
+struct cand *cand_twin_ready(struct cand *c, char *err)
+{
+	struct cm rep = {0};
 	int pl = 0;
-	if (!sent || !next_msg(c, &rep) || rep.op != CM_MAPPED) {
+	if (c->twinUnsent || !next_msg(c, &rep) || rep.op != CM_MAPPED) {
 		not_ready(c, &rep, 0, &pl, err);
 		cand_free(c);
 		return NULL;
