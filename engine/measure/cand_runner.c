@@ -466,25 +466,27 @@ int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder)
 			 * the same window of activity records as a fast run (its
 			 * cost is in kloop's clock's round trip of a run, so it is in
 			 * the frame taken from it too) */
+			int kw = b->kernels_begin && b->kernels_begin(b) == 0;
 			bad = (cuda && b->flush(b, err) < 0) || b->sync(b, err) < 0;
-			int kw = !bad && b->kernels_begin && b->kernels_begin(b) == 0;
 			bad = bad || b->timer_start(b, err) < 0 ||
 			      (b->launch_empty && b->launch_empty(b, err) < 0) ||
 			      b->timer_stop(b, &ms, &rep.md, err) < 0;
 			if (kw)
 				b->kernels_end(b, &kn);
 		} else if (m.op == CM_RUN) {
+			/* a window of activity records around every call, whatever
+			 * its kind (the same cost in each); a fast run's time is its
+			 * kernels' (a strict one's is device-wide, to a synchronize,
+			 * by events).  Opened before the flush is queued: opening it
+			 * holds the host longer than the flush kernel runs, which
+			 * then left the GPU idle before the start event (cupti.cu) */
+			int kw = b->kernels_begin && b->kernels_begin(b) == 0;
 			/* on the GPU, the caches are flushed in this context too (its
 			 * persisting L2 lines are its own), right before the start event */
 			if (m.mode != HC_UNTIMED && cuda && b->flush(b, err) < 0)
 				bad = 1;
 			if (!bad && m.mode == HC_STRICT && b->sync(b, err) < 0)
 				bad = 1;
-			/* a window of activity records around every call, whatever
-			 * its kind (the same cost in each); a fast run's time is its
-			 * kernels' (a strict one's is device-wide, to a synchronize,
-			 * by events) */
-			int kw = !bad && b->kernels_begin && b->kernels_begin(b) == 0;
 			if (!bad && m.mode != HC_UNTIMED && b->timer_start(b, err) < 0)
 				bad = 1;
 			if (!bad) {

@@ -10,7 +10,11 @@
  * lock.  Its buffers are kept and reused, their pages touched at the start:
  * a buffer allocated in a launch (after each window's flush returned the
  * last) held the candidate's first launch back by tens of microseconds on
- * an H200, and the events around a 2.8 us kernel read 42 us.
+ * an H200, and the events around a 2.8 us kernel read 42 us.  The window
+ * opens before kloop's L2 flush is queued, not after: a forced flush held
+ * the host 30 to 45 us, longer than the flush kernel, so the GPU idled
+ * before the start event and the events counted the launch that followed
+ * (17 us for a 1.8 us kernel; bench/gpu/cupti_probe.cu, 2026-11-29).
  */
 #include <cupti.h>
 #include <dlfcn.h>
@@ -32,6 +36,7 @@ static struct {
 	CUptiResult (*flushAll)(uint32_t);
 	CUptiResult (*nextRecord)(uint8_t *, size_t, CUpti_Activity **);
 	CUptiResult (*timestamp)(uint64_t *);
+	CUptiResult (*setAttribute)(CUpti_ActivityAttribute, size_t *, void *);
 	int ok;
 } C;
 
@@ -105,7 +110,6 @@ static void CUPTIAPI completed(CUcontext ctx, uint32_t stream, uint8_t *buf, siz
 {
 	(void)ctx;
 	(void)stream;
-	(void)size;
 	CUpti_Activity *r = NULL;
 	pthread_mutex_lock(&W.mu);
 	while (valid > 0 && C.nextRecord(buf, valid, &r) == CUPTI_SUCCESS) {
@@ -131,6 +135,9 @@ static void CUPTIAPI completed(CUcontext ctx, uint32_t stream, uint8_t *buf, siz
 		}
 	}
 	pthread_mutex_unlock(&W.mu);
+	/* handed back zeroed, as CUPTI was told (ZEROED_OUT_ACTIVITY_BUFFER):
+	 * it then does not clear a buffer in a launch */
+	memset(buf, 0, valid < size ? valid : size);
 	give_back(buf);
 }
 
@@ -161,6 +168,7 @@ extern "C" int kld_cupti_start(char *err, int nErr)
 	*(void **)&C.flushAll = dlsym(dl, "cuptiActivityFlushAll");
 	*(void **)&C.nextRecord = dlsym(dl, "cuptiActivityGetNextRecord");
 	*(void **)&C.timestamp = dlsym(dl, "cuptiGetTimestamp");
+	*(void **)&C.setAttribute = dlsym(dl, "cuptiActivitySetAttribute");
 	if (!C.registerCallbacks || !C.enable || !C.flushAll || !C.nextRecord || !C.timestamp)
 		return snprintf(err, nErr, "CUPTI lacks the activity API"), -1;
 	CUptiResult e;
@@ -170,6 +178,14 @@ extern "C" int kld_cupti_start(char *err, int nErr)
 	    (e = C.enable(CUPTI_ACTIVITY_KIND_MEMSET)) != CUPTI_SUCCESS)
 		return snprintf(err, nErr, "CUPTI's activity API failed (CUPTI error %d)", (int)e),
 		       -1;
+	/* the buffers come zeroed (new_buffer, completed): CUPTI need not
+	 * clear one in a launch (bench/gpu/cupti_probe.cu: a launch right
+	 * after a forced flush took 13 to 17 us, 6.5 to 10 with this) */
+	if (C.setAttribute) {
+		uint8_t one = 1;
+		size_t sz = sizeof one;
+		C.setAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &sz, &one);
+	}
 	for (int i = 0; i < KC_POOL; i++) {
 		uint8_t *b = new_buffer();
 		if (b)
