@@ -198,7 +198,7 @@ int harness_check_against(struct harness *h, void *const *aOut, void *const *aRe
 cJSON *harness_correctness_json(const struct harness *h, const struct agg *a, int nTrials);
 
 /* harness_samples.c: qsort's order of doubles; the q-quantile of n sorted
- * values; the median of n values (sorts a); v appended to s; the median of
+ * values (NAN where n is 0); the median of n values (sorts a); v appended to s; the median of
  * s (0 when empty); a 99% lower confidence bound of it; the samples of s
  * where key (s when NULL) is not NAN, into *out; o[k] = v, or null when v
  * is not finite */

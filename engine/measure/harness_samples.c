@@ -18,6 +18,8 @@ int harness_cmp_double(const void *a, const void *b)
 
 double harness_pct(const double *s, int n, double q)
 {
+	if (n < 1)
+		return NAN;
 	double pos = q * (n - 1);
 	int lo = (int)pos;
 	int hi = lo + 1 < n ? lo + 1 : lo;

@@ -636,8 +636,8 @@ static cJSON *timing_json(const struct harness *h, const struct timing *tg)
 	cJSON_AddNumberToObject(o, "median_ms", harness_pct(sorted, n, 0.5));
 	cJSON_AddNumberToObject(o, "p10_ms", harness_pct(sorted, n, 0.1));
 	cJSON_AddNumberToObject(o, "p90_ms", harness_pct(sorted, n, 0.9));
-	cJSON_AddNumberToObject(o, "min_ms", sorted[0]);
-	cJSON_AddNumberToObject(o, "mean_ms", tg->sum / n);
+	cJSON_AddNumberToObject(o, "min_ms", n ? sorted[0] : NAN);
+	cJSON_AddNumberToObject(o, "mean_ms", n ? tg->sum / n : NAN);
 	cJSON_AddNumberToObject(o, "count", n);
 	cJSON_AddNumberToObject(o, "rse", isfinite(tg->rse) ? tg->rse : -1);
 	cJSON_AddBoolToObject(o, "converged", tg->converged);

@@ -193,6 +193,11 @@ int main(void)
 	struct harness_opts o;
 	harness_default_opts(&o, "host");
 	o.budgetS = 0.2;
+	/* a timing with no samples (every run failed its check) has no quantile:
+	 * not a read before the array */
+	double none[1] = {7}, two[2] = {1, 3};
+	CHECK(isnan(harness_pct(none, 0, 0.5)) && harness_pct(two, 2, 0.5) == 2,
+	      "no samples: no median (NAN), and two samples' median is their mean");
 	o.nTrials = 1 << 30;
 	CHECK(!harness_new(&t, b, &o, err) && strstr(err, "does not fit") &&
 	          strstr(err, "use fewer --trials"),
