@@ -86,11 +86,30 @@ int search_stop(struct search *s, const char *zWhy, char *err);
 int search_step(struct search *s, const cJSON *settings, char *err);
 
 /*
- * Steer: zVerb one of pin ID, ban ID, unban ID, ban CATEGORY, prefer
- * CATEGORY, clear ID (a suspect), idea TEXT, gate auto|human, set KEY
- * VALUE (zArg "KEY VALUE").  Each is a journal event.  0 or -1 + err.
+ * Steer, each a journal event said on the search's line; 0 or -1 + err.
+ * search_pin: candidate id is a parent of the next round (a correct, timed
+ * one); search_ban / search_unban: it is never / again may be a parent;
+ * search_clear: suspect id was checked by a person; search_ban_category /
+ * search_prefer_category: the gate rejects / prefers ideas of the category
+ * (search_category_named()'s); search_idea: a person's idea, accepted and
+ * implemented in the search's round; search_set: setting zKey to the text
+ * zVal, checked, kept for the first round where no search has started.
  */
-int search_steer(struct search *s, const char *zVerb, const char *zArg, char *err);
+int search_pin(struct search *s, int id, char *err);
+int search_ban(struct search *s, int id, char *err);
+int search_unban(struct search *s, int id, char *err);
+int search_clear(struct search *s, int id, char *err);
+int search_ban_category(struct search *s, const char *zCat, char *err);
+int search_prefer_category(struct search *s, const char *zCat, char *err);
+int search_idea(struct search *s, const char *zText, char *err);
+int search_set(struct search *s, const char *zKey, const char *zVal, char *err);
+/* search_set of the gate, its error saying what is wrong with the value
+ * alone (the command `gate` names it) */
+int search_set_gate(struct search *s, const char *zVal, char *err);
+
+/* the idea category z names (a prefix of just one will do), or NULL + err
+ * saying what it is not and, for a typo, which category it is near */
+const char *search_category_named(const char *z, char *err);
 
 /* move the search on now (after an event the caller saw); cheap */
 void search_poke(struct search *s);

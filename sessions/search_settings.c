@@ -116,8 +116,11 @@ const char *search_setting_keys(void)
 	return buf;
 }
 
-int search_setting_parse(cJSON *o, const char *zKey, const char *zVal, char *err)
+/* search_setting_parse, its errors about the value naming the key where
+ * bNamed, else saying only what was wrong with the value */
+static int setting_parse(cJSON *o, const char *zKey, const char *zVal, int bNamed, char *err)
 {
+	const char *zAt = bNamed ? zKey : "", *zSep = bNamed ? ": " : "";
 	int id = search_setting_find(zKey);
 	if (id < 0) {
 		const char *az[SS_COUNT];
@@ -149,9 +152,9 @@ int search_setting_parse(cJSON *o, const char *zKey, const char *zVal, char *err
 			    suggest_nearest(zVal, (const char *const *)az, (size_t)n);
 			if (near)
 				return kl_err(
-				    err, "%s: expected one of %s, got '%s': did you mean '%s'?",
-				    zKey, t->zWords, zVal, near);
-			return kl_err(err, "%s: expected one of %s, got '%s'", zKey, t->zWords,
+				    err, "%s%sexpected one of %s, got '%s': did you mean '%s'?",
+				    zAt, zSep, t->zWords, zVal, near);
+			return kl_err(err, "%s%sexpected one of %s, got '%s'", zAt, zSep, t->zWords,
 			              zVal);
 		}
 		v = cJSON_CreateString(zVal);
@@ -160,13 +163,23 @@ int search_setting_parse(cJSON *o, const char *zKey, const char *zVal, char *err
 		int bad = num_parse(zVal, &d) < 0;
 		int whole = t->kind == SK_INT;
 		if (bad || !isfinite(d) || d < t->lo || d > t->hi || (whole && d != floor(d)))
-			return kl_err(err, "%s: expected %s from %g to %g, got '%s'", zKey,
+			return kl_err(err, "%s%sexpected %s from %g to %g, got '%s'", zAt, zSep,
 			              whole ? "a whole number" : "a number", t->lo, t->hi, zVal);
 		v = cJSON_CreateNumber(d);
 	}
 	cJSON_DeleteItemFromObjectCaseSensitive(o, zKey);
 	cJSON_AddItemToObject(o, zKey, v);
 	return 0;
+}
+
+int search_setting_parse(cJSON *o, const char *zKey, const char *zVal, char *err)
+{
+	return setting_parse(o, zKey, zVal, 1, err);
+}
+
+int search_setting_parse_value(cJSON *o, const char *zKey, const char *zVal, char *err)
+{
+	return setting_parse(o, zKey, zVal, 0, err);
 }
 
 int search_setting_check(const char *zKey, const cJSON *v, int bKnown, char *err)

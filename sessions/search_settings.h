@@ -148,6 +148,9 @@ void search_setting_put(cJSON *o, enum search_setting id, double v);
  * the key, the value and what was expected.
  */
 int search_setting_parse(cJSON *settings, const char *zKey, const char *zVal, char *err);
+/* the same, its error about the value not naming the key (`gate humn`:
+ * the command is the key) */
+int search_setting_parse_value(cJSON *settings, const char *zKey, const char *zVal, char *err);
 
 /*
  * Check a setting's JSON value (a number, or a string for the words, as

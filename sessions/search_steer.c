@@ -11,76 +11,23 @@
 #include "ideas.h"
 #include "policy.h"
 
-/* a candidate id from "12" or "#12" */
-static int cand_arg(const struct search *s, const char *z, char *err)
+/* key = val checked into o (bNamed: an error names the key, else only what
+ * was wrong with the value: the command was the key): 0, or -1 + err */
+static int setting_into(cJSON *o, const char *key, const char *val, int bNamed, char *err)
 {
-	if (!z)
-		return kl_err(err, "a candidate id is needed");
-	if (*z == '#')
-		z++;
-	char *end;
-	long v = strtol(z, &end, 10);
-	if (end == z || *end || !state_cand(ST(s), (int)v))
-		return kl_err(err, "there is no candidate '%s'", z);
-	return (int)v;
-}
-
-static int is_number(const char *z)
-{
-	if (*z == '#')
-		z++;
-	if (!*z)
-		return 0;
-	for (; *z; z++)
-		if (*z < '0' || *z > '9')
-			return 0;
-	return 1;
-}
-
-/* `gate` and `set KEY VALUE`: the key and the value of zArg into key and
- * *pzVal.  0, or -1 + err */
-static int setting_args(const char *zVerb, const char *zArg, char *key, size_t nKey,
-                        const char **pzVal, char *err)
-{
-	const char *val = zArg ? zArg : "";
-	if (!strcmp(zVerb, "gate")) {
-		snprintf(key, nKey, "gate");
-	} else {
-		size_t k = strcspn(val, " ");
-		if (!k || k >= nKey || !val[k])
-			return kl_err(err, "set needs a KEY and a VALUE (keys: %s)",
-			              search_setting_keys());
-		snprintf(key, nKey, "%.*s", (int)k, val);
-		val += k + strspn(val + k, " ");
-	}
-	*pzVal = val;
-	return 0;
-}
-
-/* key = val checked into o: 0, or -1 + err; `gate humn`'s error does not
- * say "gate" twice (its front end names the command before it) */
-static int setting_parse(cJSON *o, const char *zVerb, const char *key, const char *val, char *err)
-{
-	if (search_setting_parse(o, key, val, err) == 0)
-		return 0;
-	size_t k = strlen(zVerb);
-	if (!strcmp(zVerb, key) && !strncmp(err, key, k) && !strncmp(err + k, ": ", 2))
-		memmove(err, err + k + 2, strlen(err + k + 2) + 1);
-	return -1;
+	return bNamed ? search_setting_parse(o, key, val, err)
+	              : search_setting_parse_value(o, key, val, err);
 }
 
 /* a setting given before the search started: checked now, kept for its
  * search_started (search_start) */
-static int preset(struct search *s, const char *zVerb, const char *zArg, char *err)
+static int preset(struct search *s, const char *key, const char *val, int bNamed, char *err)
 {
-	char key[64], line[400];
-	const char *val;
-	if (setting_args(zVerb, zArg, key, sizeof key, &val, err) < 0)
-		return -1;
+	char line[400];
 	if (!s->preset)
 		s->preset = cJSON_CreateObject();
 	cJSON_DeleteItemFromObjectCaseSensitive(s->preset, key);
-	if (setting_parse(s->preset, zVerb, key, val, err) < 0)
+	if (setting_into(s->preset, key, val, bNamed, err) < 0)
 		return -1;
 	snprintf(line, sizeof line,
 	         "search setting %s = %s: from the first round of the search "
@@ -90,137 +37,180 @@ static int preset(struct search *s, const char *zVerb, const char *zArg, char *e
 	return 0;
 }
 
-/* the idea category zArg names, or NULL + err saying what it is not and,
- * for a typo, which category it is near ("did you mean ...?") */
-static const char *category_arg(const char *zArg, char *err)
+const char *search_category_named(const char *z, char *err)
 {
-	const char *zCat = ideas_category_named(zArg);
+	const char *zCat = ideas_category_named(z);
 	if (zCat)
 		return zCat;
-	char *z = term_clean(zArg, 0);
-	const char *near = ideas_category_nearest(zArg);
+	char *zc = term_clean(z, 0);
+	const char *near = ideas_category_nearest(z);
 	/* the suggestion first: a narrow message line shows it */
 	if (near)
 		kl_err(err,
 		       "'%.80s': did you mean '%s'? (it is neither a candidate id nor an idea "
 		       "category, which are: %s; a prefix of just one will do)",
-		       z, near, ideas_category_list());
+		       zc, near, ideas_category_list());
 	else
 		kl_err(err,
 		       "'%.80s' is neither a candidate id nor an idea category (one of: %s; a "
 		       "prefix of just one will do)",
-		       z, ideas_category_list());
-	free(z);
+		       zc, ideas_category_list());
+	free(zc);
 	return NULL;
 }
 
-int search_steer(struct search *s, const char *zVerb, const char *zArg, char *err)
+/* an event journaled and said (rc: its ev_*'s), then the search goes on */
+static int steered(struct search *s, int rc, const char *zLine, char *err)
 {
-	/* a setting may be given before the search starts, so that its first
-	 * round obeys it (the gate above all) */
-	if (!ST(s)->search.started && (!strcmp(zVerb, "gate") || !strcmp(zVerb, "set")))
-		return preset(s, zVerb, zArg, err);
-	/* a typo is answered before anything else (a search running or not) */
-	if ((!strcmp(zVerb, "ban") || !strcmp(zVerb, "prefer")) && zArg && *zArg &&
-	    !is_number(zArg) && !category_arg(zArg, err))
+	if (search_emitted(s, rc, zLine, err) < 0)
 		return -1;
-	if (search_need(s, SEARCH_NONE, err) < 0)
-		return -1;
-	char line[400];
-	int id;
-	if (!strcmp(zVerb, "pin") || !strcmp(zVerb, "clear") || !strcmp(zVerb, "unban") ||
-	    (!strcmp(zVerb, "ban") && zArg && is_number(zArg))) {
-		if ((id = cand_arg(s, zArg, err)) < 0)
-			return -1;
-		const struct cand *c = state_cand(ST(s), id);
-		if (!strcmp(zVerb, "clear")) {
-			const struct state_suspect *x = state_search_suspect(ST(s), id);
-			if (!x || x->cleared)
-				return kl_err(err, "candidate %d is not a suspect", id);
-			snprintf(line, sizeof line,
-			         "suspect #%d cleared by a person: it may be a "
-			         "parent and the best",
-			         id);
-			if (search_emitted(s, ev_suspect_cleared(SES(s), id, EL(s), ERR(s, err)),
-			                   line, err) < 0)
-				return -1;
-			if ((size_t)id < s->nJudged)
-				s->judged[id] = 0; /* judged again as the best */
-		} else {
-			if (!strcmp(zVerb, "pin") && !policy_eligible(ST(s), c))
-				return kl_err(err,
-				              "candidate %d is %s: only a correct, timed candidate "
-				              "can be a parent",
-				              id, c->zStatus);
-			snprintf(line, sizeof line, "%s #%d %s", zVerb, id, c->zName);
-			int rc = !strcmp(zVerb, "pin")   ? ev_pin(SES(s), id, EL(s), ERR(s, err))
-			         : !strcmp(zVerb, "ban") ? ev_ban(SES(s), id, EL(s), ERR(s, err))
-			                                 : ev_unban(SES(s), id, EL(s), ERR(s, err));
-			if (search_emitted(s, rc, line, err) < 0)
-				return -1;
-		}
-	} else if (!strcmp(zVerb, "ban") || !strcmp(zVerb, "prefer")) {
-		if (!zArg || !*zArg)
-			return kl_err(err, "%s needs a candidate id or an idea category", zVerb);
-		const char *zCat = category_arg(zArg, err);
-		if (!zCat)
-			return -1;
-		zArg = zCat;
-		snprintf(line, sizeof line, "%s ideas of category '%s'",
-		         !strcmp(zVerb, "ban") ? "the gate rejects" : "the gate prefers", zArg);
-		int rc = !strcmp(zVerb, "ban")
-		             ? ev_ban_category(SES(s), zArg, EL(s), ERR(s, err))
-		             : ev_prefer_category(SES(s), zArg, EL(s), ERR(s, err));
-		if (search_emitted(s, rc, line, err) < 0)
-			return -1;
-	} else if (!strcmp(zVerb, "idea")) {
-		if (!zArg || !*zArg)
-			return kl_err(err, "idea needs some text");
-		int pin = ST(s)->search.pinned;
-		struct pipeline *p = runner_llm(s->rn, err);
-		if (!p || (id = pipeline_idea_new(p, zArg, pin, err)) < 0 ||
-		    pipeline_idea_accept(p, id, err) < 0)
-			return -1;
-		snprintf(line, sizeof line,
-		         "idea %d injected by a person: implemented in the %s round", id,
-		         ST(s)->search.roundOpen ? "current" : "next");
-		if (search_emitted(s, ev_idea_injected(SES(s), id, EL(s), ERR(s, err)), line, err) <
-		    0)
-			return -1;
-	} else if (!strcmp(zVerb, "gate") || !strcmp(zVerb, "set")) {
-		char key[64];
-		const char *val;
-		if (setting_args(zVerb, zArg, key, sizeof key, &val, err) < 0)
-			return -1;
-		cJSON *tmp = cJSON_CreateObject();
-		if (setting_parse(tmp, zVerb, key, val, err) < 0) {
-			cJSON_Delete(tmp);
-			return -1;
-		}
-		/* on a search that has ended nothing runs now: the setting
-		 * changes what is shown (precision) or waits for it to go on */
-		enum search_state was = ST(s)->search.state;
-		snprintf(line, sizeof line, "search setting %s = %s%s", key, val,
-		         was == SEARCH_FINISHED
-		             ? " (the search has finished: nothing is evaluated now; `search "
-		               "start` goes on with it)"
-		         : was == SEARCH_STOPPED
-		             ? " (the search is stopped: nothing is evaluated now; `search start` "
-		               "resumes it with it)"
-		             : "");
-		int rc =
-		    ev_search_set(SES(s), key, cJSON_GetObjectItem(tmp, key), EL(s), ERR(s, err));
-		cJSON_Delete(tmp);
-		if (search_emitted(s, rc, line, err) < 0)
-			return -1;
-	} else {
-		return kl_err(err,
-		              "unknown search command '%s' (pin, ban, unban, prefer, clear, "
-		              "idea, gate, set)",
-		              zVerb);
-	}
 	search_tick(s);
 	return 0;
+}
+
+/* candidate id of a search's session, or NULL + err */
+static const struct cand *steered_cand(struct search *s, int id, char *err)
+{
+	if (search_need(s, SEARCH_NONE, err) < 0)
+		return NULL;
+	const struct cand *c = state_cand(ST(s), id);
+	if (!c)
+		kl_err(err, "there is no candidate '%d'", id);
+	return c;
+}
+
+int search_pin(struct search *s, int id, char *err)
+{
+	char line[400];
+	const struct cand *c = steered_cand(s, id, err);
+	if (!c)
+		return -1;
+	if (!policy_eligible(ST(s), c))
+		return kl_err(err,
+		              "candidate %d is %s: only a correct, timed candidate "
+		              "can be a parent",
+		              id, c->zStatus);
+	snprintf(line, sizeof line, "pin #%d %s", id, c->zName);
+	return steered(s, ev_pin(SES(s), id, EL(s), ERR(s, err)), line, err);
+}
+
+int search_ban(struct search *s, int id, char *err)
+{
+	char line[400];
+	const struct cand *c = steered_cand(s, id, err);
+	if (!c)
+		return -1;
+	snprintf(line, sizeof line, "ban #%d %s", id, c->zName);
+	return steered(s, ev_ban(SES(s), id, EL(s), ERR(s, err)), line, err);
+}
+
+int search_unban(struct search *s, int id, char *err)
+{
+	char line[400];
+	const struct cand *c = steered_cand(s, id, err);
+	if (!c)
+		return -1;
+	snprintf(line, sizeof line, "unban #%d %s", id, c->zName);
+	return steered(s, ev_unban(SES(s), id, EL(s), ERR(s, err)), line, err);
+}
+
+int search_clear(struct search *s, int id, char *err)
+{
+	char line[400];
+	if (!steered_cand(s, id, err))
+		return -1;
+	const struct state_suspect *x = state_search_suspect(ST(s), id);
+	if (!x || x->cleared)
+		return kl_err(err, "candidate %d is not a suspect", id);
+	snprintf(line, sizeof line,
+	         "suspect #%d cleared by a person: it may be a "
+	         "parent and the best",
+	         id);
+	if (search_emitted(s, ev_suspect_cleared(SES(s), id, EL(s), ERR(s, err)), line, err) < 0)
+		return -1;
+	if ((size_t)id < s->nJudged)
+		s->judged[id] = 0; /* judged again as the best */
+	search_tick(s);
+	return 0;
+}
+
+int search_ban_category(struct search *s, const char *zCat, char *err)
+{
+	char line[400];
+	const char *c = search_category_named(zCat, err);
+	if (!c || search_need(s, SEARCH_NONE, err) < 0)
+		return -1;
+	snprintf(line, sizeof line, "the gate rejects ideas of category '%s'", c);
+	return steered(s, ev_ban_category(SES(s), c, EL(s), ERR(s, err)), line, err);
+}
+
+int search_prefer_category(struct search *s, const char *zCat, char *err)
+{
+	char line[400];
+	const char *c = search_category_named(zCat, err);
+	if (!c || search_need(s, SEARCH_NONE, err) < 0)
+		return -1;
+	snprintf(line, sizeof line, "the gate prefers ideas of category '%s'", c);
+	return steered(s, ev_prefer_category(SES(s), c, EL(s), ERR(s, err)), line, err);
+}
+
+int search_idea(struct search *s, const char *zText, char *err)
+{
+	char line[400];
+	int id;
+	if (search_need(s, SEARCH_NONE, err) < 0)
+		return -1;
+	if (!zText || !*zText)
+		return kl_err(err, "idea needs some text");
+	int pin = ST(s)->search.pinned;
+	struct pipeline *p = runner_llm(s->rn, err);
+	if (!p || (id = pipeline_idea_new(p, zText, pin, err)) < 0 ||
+	    pipeline_idea_accept(p, id, err) < 0)
+		return -1;
+	snprintf(line, sizeof line, "idea %d injected by a person: implemented in the %s round", id,
+	         ST(s)->search.roundOpen ? "current" : "next");
+	return steered(s, ev_idea_injected(SES(s), id, EL(s), ERR(s, err)), line, err);
+}
+
+/* setting key = val (bNamed: an error names the key) */
+static int set_setting(struct search *s, const char *key, const char *val, int bNamed, char *err)
+{
+	char line[400];
+	/* a setting may be given before the search starts, so that its first
+	 * round obeys it (the gate above all) */
+	if (!ST(s)->search.started)
+		return preset(s, key, val, bNamed, err);
+	if (search_need(s, SEARCH_NONE, err) < 0)
+		return -1;
+	cJSON *tmp = cJSON_CreateObject();
+	if (setting_into(tmp, key, val, bNamed, err) < 0) {
+		cJSON_Delete(tmp);
+		return -1;
+	}
+	/* on a search that has ended nothing runs now: the setting changes
+	 * what is shown (precision) or waits for it to go on */
+	enum search_state was = ST(s)->search.state;
+	snprintf(line, sizeof line, "search setting %s = %s%s", key, val,
+	         was == SEARCH_FINISHED
+	             ? " (the search has finished: nothing is evaluated now; `search "
+	               "start` goes on with it)"
+	         : was == SEARCH_STOPPED
+	             ? " (the search is stopped: nothing is evaluated now; `search start` "
+	               "resumes it with it)"
+	             : "");
+	int rc = ev_search_set(SES(s), key, cJSON_GetObjectItem(tmp, key), EL(s), ERR(s, err));
+	cJSON_Delete(tmp);
+	return steered(s, rc, line, err);
+}
+
+int search_set(struct search *s, const char *zKey, const char *zVal, char *err)
+{
+	return set_setting(s, zKey, zVal, 1, err);
+}
+
+int search_set_gate(struct search *s, const char *zVal, char *err)
+{
+	return set_setting(s, "gate", zVal, 0, err);
 }
 
 int search_waiting(const struct search *s)

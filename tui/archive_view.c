@@ -48,8 +48,7 @@ int verb_archive(struct actions_front *f, const struct commands_line *c)
 {
 	char err[KL_ERRLEN];
 	strbuf q = STRBUF_INIT;
-	for (int i = 0; i < c->nArg; i++)
-		sb_addf(&q, "%s%s", i ? " " : "", c->azArg[i]);
+	commands_text(c, 0, &q);
 	char *path = archive_default_path();
 	if (!path) {
 		sb_free(&q);

@@ -227,7 +227,7 @@ const struct commands_def commands_table[] = {
         .nRequired = 1,
         .usage = "pin ID",
         .help = "search: candidate ID is a parent of the next round",
-        .run = verb_steer,
+        .run = verb_pin,
     },
     {
         .name = "ban",
@@ -236,7 +236,7 @@ const struct commands_def commands_table[] = {
         .usage = "ban ID|CATEGORY",
         .help = "search: candidate ID is never a parent again, or the gate rejects ideas of "
                 "CATEGORY",
-        .run = verb_steer,
+        .run = verb_ban,
     },
     {
         .name = "unban",
@@ -244,7 +244,7 @@ const struct commands_def commands_table[] = {
         .nRequired = 1,
         .usage = "unban ID",
         .help = "search: candidate ID may be a parent again",
-        .run = verb_steer,
+        .run = verb_unban,
     },
     {
         .name = "prefer",
@@ -252,7 +252,7 @@ const struct commands_def commands_table[] = {
         .nRequired = 1,
         .usage = "prefer CATEGORY",
         .help = "search: the gate accepts ideas of CATEGORY over the others for the same parent",
-        .run = verb_steer,
+        .run = verb_prefer,
     },
     {
         .name = "clear",
@@ -261,7 +261,7 @@ const struct commands_def commands_table[] = {
         .usage = "clear ID",
         .help = "search: suspect ID (an implausible speedup) was checked by a person: it may be "
                 "a parent and the best",
-        .run = verb_steer,
+        .run = verb_clear,
     },
     {
         .name = "idea",
@@ -269,7 +269,7 @@ const struct commands_def commands_table[] = {
         .nRequired = 1,
         .usage = "idea TEXT",
         .help = "search: an idea of your own, accepted and implemented in the search's round",
-        .run = verb_steer,
+        .run = verb_idea,
     },
     {
         .name = "gate",
@@ -278,7 +278,7 @@ const struct commands_def commands_table[] = {
         .usage = "gate auto|human",
         .help = "search: ideas accepted by the search (auto) or waiting for you in the Ideas pane "
                 "(human; the round waits until each is accepted or rejected)",
-        .run = verb_steer,
+        .run = verb_gate,
     },
     {
         .name = "set",
@@ -287,7 +287,7 @@ const struct commands_def commands_table[] = {
         .usage = "set KEY VALUE",
         .help = "search: change a setting while it runs, or before it starts (its first round "
                 "obeys it); `help set` lists the keys",
-        .run = verb_steer,
+        .run = verb_set,
         .more = set_keys,
     },
     {

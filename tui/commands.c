@@ -187,6 +187,13 @@ fail:
 	return -1;
 }
 
+void commands_text(const struct commands_line *c, int from, strbuf *sb)
+{
+	sb_reset(sb);
+	for (int i = from; i < c->nArg; i++)
+		sb_addf(sb, "%s%s", i > from ? " " : "", c->azArg[i]);
+}
+
 void commands_line_free(struct commands_line *c)
 {
 	for (int i = 0; i < c->nArg; i++)

@@ -82,6 +82,9 @@ const char *commands_nearest(const char *z);
  */
 int commands_parse(const char *zLine, struct commands_line *out, char *err);
 void commands_line_free(struct commands_line *c);
+/* arguments from..nArg-1 of c joined by single spaces (a TEXT or TERMS
+ * argument's words as one text), into sb (cleared first) */
+void commands_text(const struct commands_line *c, int from, strbuf *sb);
 
 /* the words of zLine split as the parser splits them; *pArgv (each word
  * and the array itself) is the caller's to free with commands_free_words().

@@ -22,7 +22,8 @@ verb_fn verb_sort, verb_filter, verb_list, verb_help, verb_quit, verb_step, verb
 /* the work in flight (jobs.c) */
 verb_fn verb_jobs, verb_cancel;
 /* the automatic search: search, and its steering pin, ban, ... set (verbs_search.c) */
-verb_fn verb_search, verb_steer;
+verb_fn verb_search, verb_pin, verb_ban, verb_unban, verb_prefer, verb_clear, verb_idea, verb_gate,
+    verb_set;
 /* the innovation archive (archive_view.c) */
 verb_fn verb_archive;
 

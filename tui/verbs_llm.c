@@ -44,8 +44,7 @@ static int revise(struct actions_front *f, struct pipeline *p, const struct stat
 	char err[KL_ERRLEN];
 	strbuf text = STRBUF_INIT;
 	if (c->nArg > 1) {
-		for (int i = 1; i < c->nArg; i++)
-			sb_addf(&text, "%s%s", i > 1 ? " " : "", c->azArg[i]);
+		commands_text(c, 1, &text);
 	} else {
 		char *orig = xasprintf("%s\n\n%s\n", d->zTitle, d->zDescription);
 		char *path = editor_tempfile("idea.txt", orig, err);

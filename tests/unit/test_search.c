@@ -410,6 +410,18 @@ static void test_settings(void)
 	CHECK(search_setting_parse(o, "gate", "maybe", err) < 0 &&
 	          strstr(err, "expected one of auto|human"),
 	      "gate maybe is refused");
+	/* `set gate humn` names the key; `gate humn`, whose command is the
+	 * key, says what is wrong with the value alone (nothing edited after) */
+	CHECK(
+	    search_setting_parse(o, "gate", "humn", err) < 0 &&
+	        !strcmp(err, "gate: expected one of auto|human, got 'humn': did you mean 'human'?"),
+	    "set gate humn: the key named (%s)", err);
+	CHECK(search_setting_parse_value(o, "gate", "humn", err) < 0 &&
+	          !strcmp(err, "expected one of auto|human, got 'humn': did you mean 'human'?"),
+	      "gate humn: the value's fault alone (%s)", err);
+	CHECK(search_setting_parse_value(o, "branches", "0", err) < 0 &&
+	          !strcmp(err, "expected a whole number from 1 to 16, got '0'"),
+	      "a number's range without the key (%s)", err);
 	CHECK(search_setting_parse(o, "budget_usd", "2.5", err) == 0, "a budget in dollars");
 	CHECK(search_setting_parse(o, "speed", "1", err) < 0 &&
 	          strstr(err, "unknown search setting 'speed'"),
