@@ -1,7 +1,7 @@
 /*
  * cmd_report.c - `kloop report SESSION [-o FILE]`: a session as one
  * self-contained HTML page (inline CSS and SVG; no scripts, nothing fetched):
- * the best speedup over time and per generation, the lineage tree coloured
+ * the best speedup over time and through each generation, the lineage tree coloured
  * by origin and status with the winning path marked, the candidates' table,
  * and the best candidate's code with the diffs along its lineage.
  */
@@ -301,22 +301,35 @@ static void chart_time(strbuf *o, const struct rep *r)
 	free(ord);
 }
 
-/* the best speedup in each generation (a bar each) */
+/* a candidate of generation <= *arg (the depth of struct rep's, by index) */
+struct gen_upto {
+	const struct rep *r;
+	int k;
+};
+static int gen_upto(const struct cand *c, void *arg)
+{
+	const struct gen_upto *g = arg;
+	return g->r->aDepth[c - g->r->st->aCand] <= g->k;
+}
+
+/* the session's best through each generation (a bar each): the best the
+ * session names (state_best_among(), the head's rule) among the
+ * candidates of that generation and the ones before it, so that the last
+ * bar is the best the page's head names, and no bar stands above it for
+ * a time within its noise that no A/B settled (issue 39) */
 static void chart_rounds(strbuf *o, const struct rep *r)
 {
 	const struct state *st = r->st;
 	int g = r->maxDepth + 1;
-	double *best = xcalloc((size_t)g, sizeof *best);
+	const struct cand **best = xcalloc((size_t)g, sizeof *best);
 	double sMax = 0;
-	for (int i = 0; i < st->nCand; i++) {
-		const struct cand *c = &st->aCand[i];
-		if (state_cand_rankable(st, c) && c->speedup > best[r->aDepth[i]])
-			best[r->aDepth[i]] = c->speedup;
+	for (int k = 0; k < g; k++) {
+		struct gen_upto u = {r, k};
+		best[k] = state_best_among(st, gen_upto, &u).best;
+		if (best[k] && best[k]->speedup > sMax)
+			sMax = best[k]->speedup;
 	}
-	for (int k = 0; k < g; k++)
-		if (best[k] > sMax)
-			sMax = best[k];
-	sb_adds(o, "<h2 id=\"rounds\">Best speedup per generation</h2>\n");
+	sb_adds(o, "<h2 id=\"rounds\">The best through each generation</h2>\n");
 	if (sMax <= 0) {
 		sb_adds(o, "<p>No correct, timed candidate yet.</p>\n");
 		free(best);
@@ -328,29 +341,31 @@ static void chart_rounds(strbuf *o, const struct rep *r)
 	sb_addf(
 	    o,
 	    "<figure><svg id=\"chart-rounds\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-	    "height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"best speedup per "
+	    "height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"the best through each "
 	    "generation\">\n",
 	    W, H, W, H);
 	sb_addf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#999\"/>\n", L, H - B,
 	        W - 10, H - B);
 	for (int k = 0; k < g; k++) {
-		double x = L + 10 + k * (bw + 10), h = best[k] * ys;
-		if (best[k] > 0) {
+		double x = L + 10 + k * (bw + 10), h = best[k] ? best[k]->speedup * ys : 0;
+		if (best[k] && best[k]->speedup > 0) {
 			sb_addf(o,
 			        "<rect class=\"round\" x=\"%.1f\" y=\"%.1f\" width=\"%d\" "
-			        "height=\"%.1f\" "
-			        "fill=\"#76b7b2\"/>\n",
-			        x, H - B - h, bw, h);
+			        "height=\"%.1f\" fill=\"#76b7b2\"><title>#%d</title></rect>\n",
+			        x, H - B - h, bw, h, best[k]->id);
 			sb_addf(o,
-			        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.2fx</text>\n",
-			        x + bw / 2.0, H - B - h - 3, best[k]);
+			        "<text class=\"round-best\" id=\"gen-best-%d\" x=\"%.1f\" "
+			        "y=\"%.1f\" text-anchor=\"middle\">%.2fx</text>\n",
+			        k, x + bw / 2.0, H - B - h - 3, best[k]->speedup);
 		}
 		sb_addf(o, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">gen %d</text>\n",
 		        x + bw / 2.0, H - B + 16, k);
 	}
-	sb_adds(o,
-	        "</svg><figcaption>Generation: seeds and hand-given candidates are 0, a child is "
-	        "one more than its deepest parent.</figcaption></figure>\n");
+	sb_adds(o, "</svg><figcaption>Each bar is the session's best among the candidates of "
+	           "that generation and the ones before it, decided as the best named above (an "
+	           "A/B's winner, or faster outside the noise): the last bar is that best. "
+	           "Generation: seeds and hand-given candidates are 0, a child is one more than "
+	           "its deepest parent.</figcaption></figure>\n");
 	free(best);
 }
 

@@ -416,6 +416,10 @@ struct state_best_info state_best_info(const struct state *st);
 /* the same among the candidates whose first verdict came by event
  * firstEvalMax (their firstEval), for a chart of the best over time */
 struct state_best_info state_best_until(const struct state *st, int firstEvalMax);
+/* the same among the candidates keep(c, arg) holds (the report's best
+ * through each generation) */
+struct state_best_info state_best_among(const struct state *st,
+                                        int (*keep)(const struct cand *c, void *arg), void *arg);
 /* the same: the best, or NULL; *pConfirmed and *pTie as above (either
  * pointer may be NULL) */
 const struct cand *state_best(const struct state *st, int *pConfirmed, int *pTie);

@@ -107,13 +107,24 @@ struct state_best_info state_best_info(const struct state *st)
 	return state_best_until(st, INT_MAX);
 }
 
+static int eval_by(const struct cand *c, void *arg)
+{
+	return c->firstEval <= *(const int *)arg;
+}
+
 struct state_best_info state_best_until(const struct state *st, int firstEvalMax)
+{
+	return state_best_among(st, eval_by, &firstEvalMax);
+}
+
+struct state_best_info state_best_among(const struct state *st,
+                                        int (*keep)(const struct cand *c, void *arg), void *arg)
 {
 	struct state_best_info r = {0};
 	const struct cand **v = xmalloc(sizeof *v * (size_t)(st->nCand + 1));
 	int n = 0;
 	for (int i = 0; i < st->nCand; i++)
-		if (st->aCand[i].firstEval <= firstEvalMax && competes(st, &st->aCand[i]))
+		if (keep(&st->aCand[i], arg) && competes(st, &st->aCand[i]))
 			v[n++] = &st->aCand[i];
 	qsort(v, (size_t)n, sizeof *v, by_verdict);
 	/* the first verdict holds the best until a later one takes it: by

@@ -10,7 +10,8 @@ Prints one "ok - ..." or "not ok - ..." line per check:
   - the best speedup printed is the fold's best, to two decimals
   - one dot in the time chart per correct, timed candidate whose time is a win
     (verified, faithful precision), a hollow one per other correct, timed one;
-    a bar per generation that has one
+    a bar per generation from the first with a ranked candidate on, the last
+    one the best
 """
 import json
 import sys
@@ -113,10 +114,18 @@ def main():
     depth = {}
     for c in cands:
         depth[c["id"]] = max([depth.get(q, -1) + 1 for q in c["parents"]] or [0])
+    # a bar per generation from the first with a ranked candidate on: the
+    # session's best through it (issue 39), the last one the best the head names
     gens = {depth[c["id"]] for c in good}
+    deepest = max(depth.values()) if depth else 0
     bars = [a for t, a in p.tags if t == "rect" and a.get("class") == "round"]
-    check("a bar per generation with a correct candidate (%d)" % len(bars),
-          len(bars) == len(gens))
+    want = deepest - min(gens) + 1 if gens else 0
+    check("a bar per generation from the first with a ranked candidate (%d, expected %d)" %
+          (len(bars), want), len(bars) == want)
+    last = p.text.get("gen-best-%d" % deepest)
+    check("the last generation's bar is the best the head names (%s, the best %s)" %
+          (last, "%.2fx" % best["speedup"] if best else None),
+          (last == "%.2fx" % best["speedup"]) if best else last is None)
     return 0 if all(res) else 1
 
 
