@@ -20,19 +20,18 @@
 #include "check.h"
 #include "compile.h"
 #include "kloop.h"
+#include "slurp.h"
 #include "torchext.h"
 #include "util.h"
 
 #define FX "tests/fixtures/torchext/"
 
+/* fixture zName of tests/fixtures/torchext (slurp.h) */
 static char *fixture(const char *zName)
 {
-	strbuf sb = STRBUF_INIT;
-	char *p = xasprintf(FX "%s", zName);
-	if (read_file(p, &sb, 1 << 20, NULL) < 0)
-		sb_adds(&sb, "");
+	char *p = xasprintf(FX "%s", zName), *z = slurp(p, NULL);
 	free(p);
-	return sb_detach(&sb);
+	return z;
 }
 
 /* the kinds of an entry point's parameters, from its definition or a
