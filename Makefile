@@ -100,8 +100,9 @@ $(BIN)/kloop-worker: $(WORKER_OBJ) $(BUILD)/libkloop.a
 	@mkdir -p $(BIN)
 	$(CC) $(CFLAGS) $(HARDEN) -o $@ $^ $(LIBS)
 
-# tests see every layer
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(KLOOP_LIBS)
+# tests see every layer, and the helpers they share (tests/unit/*.h: check.h,
+# slurp.h and the rest, each included where it is used)
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(KLOOP_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(KCFLAGS) $(CLI_INC) -Itests/unit $(CFLAGS) -o $@ $< $(KLOOP_LIBS) \
 		$(LIBS) $(UI_LIBS) $(SQL_LIBS)

@@ -23,11 +23,6 @@ impl() {
 	KLOOP_ARCHIVE=off $KLOOP implement "${3:-softmax}" --from "${4:-$SLOW}" --idea "$1" --session "$2" $LLM $EVAL \
 		--fix 0 -b 1 >>"$T/impl.log" 2>&1
 }
-# py FILE EXPR: a Python expression over j (the JSON in FILE)
-py() {
-	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' \
-		"$1" "$2"
-}
 impl "ARCH-ONEPASS <script>alert(1)</script> & co: one pass over each row: the max, then exp and the sum, then a multiply by the reciprocal" "$S1"
 impl "ARCH-TILE tile the rows into blocks of 256 columns" "$S1"
 impl "ARCH-ZERO skip the normalisation" "$S1"
@@ -61,7 +56,7 @@ $KLOOP archive add "$S1" "$S1" >"$T/add2" 2>&1
 check "adding the session again adds nothing" \
 	test "$(grep -c ': 1 win, 2 dead ends, 0 new$' "$T/add2")" = 2
 $KLOOP archive stats --json >"$T/stats1.json"
-check "the archive holds 3 entries after three adds" py "$T/stats1.json" 'j["entries"] == 3'
+check "the archive holds 3 entries after three adds" json_true "$T/stats1.json" 'j["entries"] == 3'
 $KLOOP archive add "$T/nope.jsonl" >/dev/null 2>"$T/err"
 check "a missing journal is an error naming it" sh -c "[ $? -eq 1 ] && grep -q 'nope.jsonl' '$T/err'"
 
@@ -74,17 +69,17 @@ check "a layernorm session adds its dead end ($(cat "$T/add3"); the verdicts: $(
 # ---- search ----
 $KLOOP archive search "reciprocal multiply" --json >"$T/q1.json"
 check "search ranks the entry whose idea matches first" \
-	py "$T/q1.json" 'j[0]["idea"].startswith("ARCH-ONEPASS") and j[0]["kind"] == "win"'
+	json_true "$T/q1.json" 'j[0]["idea"].startswith("ARCH-ONEPASS") and j[0]["kind"] == "win"'
 $KLOOP archive search "tile blocks" --json >"$T/q2.json"
 check "search: 'tile blocks' finds both tiling dead ends first, of two tasks" \
-	py "$T/q2.json" 'sorted(e["task"] for e in j[:2]) == ["layernorm", "softmax"] and all(e["idea"].startswith("ARCH-TILE") for e in j[:2])'
+	json_true "$T/q2.json" 'sorted(e["task"] for e in j[:2]) == ["layernorm", "softmax"] and all(e["idea"].startswith("ARCH-TILE") for e in j[:2])'
 $KLOOP archive search "tile blocks" --task layernorm --json >"$T/q3.json"
-check "--task keeps that task's entries only" py "$T/q3.json" 'len(j) == 1 and j[0]["task"] == "layernorm"'
+check "--task keeps that task's entries only" json_true "$T/q3.json" 'len(j) == 1 and j[0]["task"] == "layernorm"'
 $KLOOP archive search "" --kind win --json >"$T/q4.json"
-check "--kind win without words lists the wins only" py "$T/q4.json" 'len(j) == 1 and j[0]["kind"] == "win"'
+check "--kind win without words lists the wins only" json_true "$T/q4.json" 'len(j) == 1 and j[0]["kind"] == "win"'
 dev=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["gpu"][:6])' "$T/q4.json")
 $KLOOP archive search softmax --gpu "$dev" --json >"$T/q5.json"
-check "--gpu matches part of the device name ($dev)" py "$T/q5.json" 'len(j) == 3'
+check "--gpu matches part of the device name ($dev)" json_true "$T/q5.json" 'len(j) == 3'
 $KLOOP archive search softmax --gpu "H100-NOT-HERE" >"$T/q6" 2>&1
 check "--gpu of another device: nothing, exit 1" sh -c "[ $? -eq 1 ] && grep -q 'no archive entry matches' '$T/q6'"
 $KLOOP archive search reciprocal >"$T/q7" 2>&1
@@ -102,9 +97,9 @@ import json,sys
 e=json.load(open(sys.argv[1])); ev=[json.loads(l) for l in open(sys.argv[2])]
 idx=[i+1 for i,x in enumerate(ev) if x["type"]=="eval_finished" and x["candidate"]==e["candidate"]]
 assert e["event"]==idx[-1] and e["session_path"].endswith("s1.jsonl"), (e["event"], idx)' "$T/show.json" "$S1"
-check "show: the gain is the parent's median over the child's, both intervals apart" py "$T/show.json" \
+check "show: the gain is the parent's median over the child's, both intervals apart" json_true "$T/show.json" \
 	'abs(j["speedup_parent"] - j["parent_time_ms"] / j["time_ms"]) < 1e-9 and j["p90_ms"] < j["parent_p10_ms"]'
-check "show: the signature names the reference's op and the tensors" py "$T/show.json" \
+check "show: the signature names the reference's op and the tensors" json_true "$T/show.json" \
 	'j["signature"] == "ops: softmax; in x f32 [64, 4096], out y f32 [64, 4096]"'
 $KLOOP archive show 999 >/dev/null 2>"$T/err"
 check "show of an id not there: exit 1, says so" sh -c "[ $? -eq 1 ] && grep -q 'no archive entry 999' '$T/err'"
@@ -200,7 +195,7 @@ $KLOOP archive search "running max rescale" --json >"$T/q8.json"
 $KLOOP archive add "$T/live.jsonl" >"$T/add4" 2>&1
 if grep -q ": 1 win, 0 dead ends" "$T/add4"; then
 	check "a live session's win is in the archive without archive add" \
-		py "$T/q8.json" 'j[0]["kind"] == "win" and j[0]["idea"] == "One pass for the max and the sum" and j[0]["session"].startswith("softmax@")'
+		json_true "$T/q8.json" 'j[0]["kind"] == "win" and j[0]["idea"] == "One pass for the max and the sum" and j[0]["session"].startswith("softmax@")'
 else
 	check "a live session without a verified win adds none to the archive ($(cat "$T/add4"); the verdicts: $(said "$T/live.jsonl"))" \
 		sh -c "grep -q ': 0 wins, ' '$T/add4' && grep -q unverified '$T/live.out' && python3 -c '

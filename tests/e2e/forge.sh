@@ -23,18 +23,6 @@ for f in $E/*.c; do
 done
 V="$T/evil"
 { echo '#define SPIN 1'; cat "$V/forge_reply.c"; } >"$V/forge_spin.c"
-eval_json() {
-	out=$1
-	shift
-	$KLOOP eval softmax "$@" $B --json >"$out" 2>"$out.err"
-}
-field() {
-	python3 -c 'import json,sys
-v=json.loads(open(sys.argv[3]).read().splitlines()[int(sys.argv[1])])
-for k in sys.argv[2].split("."):
-    v=v.get(k) if isinstance(v,dict) else None
-print(v)' "$1" "$2" "$3"
-}
 # honest TIME SEED: the candidate's time is no better than half the seed's
 # (the forgeries were 7 to 33 times better; a bound this loose is no race)
 honest() {
@@ -45,24 +33,24 @@ honest() {
 # patched anything, 78 when it found nothing to patch
 eval_json "$T/got.json" $V/forge_got.c tasks/softmax/seed.c
 n0=$NFAIL
-check "forge_got: correct, so its GOT patch was refused every way (mprotect, /proc/self/mem, process_vm_writev), the seed beside it correct too ($(field 0 status "$T/got.json"): $(field 0 reason "$T/got.json"); $(field 1 status "$T/got.json"))" \
-	test "$(field 0 status "$T/got.json") $(field 1 status "$T/got.json")" = "correct correct"
-check "forge_got: its time is its own ($(field 0 time_ms "$T/got.json") ms, the seed $(field 1 time_ms "$T/got.json") ms)" \
-	honest "$(field 0 time_ms "$T/got.json")" "$(field 1 time_ms "$T/got.json")"
-check "forge_got: the result says what confined the runner ($(field 0 confinement "$T/got.json"))" \
+check "forge_got: correct, so its GOT patch was refused every way (mprotect, /proc/self/mem, process_vm_writev), the seed beside it correct too ($(line_field 0 status "$T/got.json"): $(line_field 0 reason "$T/got.json"); $(line_field 1 status "$T/got.json"))" \
+	test "$(line_field 0 status "$T/got.json") $(line_field 1 status "$T/got.json")" = "correct correct"
+check "forge_got: its time is its own ($(line_field 0 time_ms "$T/got.json") ms, the seed $(line_field 1 time_ms "$T/got.json") ms)" \
+	honest "$(line_field 0 time_ms "$T/got.json")" "$(line_field 1 time_ms "$T/got.json")"
+check "forge_got: the result says what confined the runner ($(line_field 0 confinement "$T/got.json"))" \
 	grep -q '"confinement":"seccomp filter' "$T/got.json"
 diag "$n0" "$T/got.json.err"
 
 # 2. the runner taken over: its replies forged, its empty frames late
 eval_json "$T/fr.json" $V/forge_reply.c
-st=$(field 0 status "$T/fr.json")
-vf=$(field 0 timing.verified "$T/fr.json")
-check "forge_reply (late frames): timing inconsistent, or unverified because it lengthens them ($st, verified $vf: $(field 0 reason "$T/fr.json")$(field 0 timing.clock_bound "$T/fr.json"))" \
+st=$(line_field 0 status "$T/fr.json")
+vf=$(line_field 0 timing.verified "$T/fr.json")
+check "forge_reply (late frames): timing inconsistent, or unverified because it lengthens them ($st, verified $vf: $(line_field 0 reason "$T/fr.json")$(line_field 0 timing.clock_bound "$T/fr.json"))" \
 	sh -c "(test '$st' = incorrect && grep -q 'timing inconsistent' '$T/fr.json') || (test '$st' = correct -a '$vf' = False && grep -q 'lengthens them' '$T/fr.json')"
 eval_json "$T/fs.json" $V/forge_spin.c
-st=$(field 0 status "$T/fs.json")
-vf=$(field 0 timing.verified "$T/fs.json")
-check "forge_spin (never asleep): no verified time ($st, verified $vf: $(field 0 reason "$T/fs.json"))" \
+st=$(line_field 0 status "$T/fs.json")
+vf=$(line_field 0 timing.verified "$T/fs.json")
+check "forge_spin (never asleep): no verified time ($st, verified $vf: $(line_field 0 reason "$T/fs.json"))" \
 	sh -c "test '$st' = incorrect || test '$st' = correct -a '$vf' = False"
 
 # the same at 60% of its time, its empty frames answered at once: above the
@@ -77,12 +65,12 @@ check "forge_spin (never asleep): no verified time ($st, verified $vf: $(field 0
 { printf '#define BATCH 1\n'; cat "$V/forge_part.c"; } >"$V/forge_batch.c"
 for f in forge_part forge_batch; do
 	eval_json "$T/$f.json" $V/$f.c tasks/softmax/seed.c
-	st=$(field 0 status "$T/$f.json")
-	vf=$(field 0 timing.verified "$T/$f.json")
-	check "$f (replies at 60%, frames at once): timing inconsistent, or unverified ($st, verified $vf: $(field 0 reason "$T/$f.json")$(field 0 timing.clock_bound "$T/$f.json"))" \
+	st=$(line_field 0 status "$T/$f.json")
+	vf=$(line_field 0 timing.verified "$T/$f.json")
+	check "$f (replies at 60%, frames at once): timing inconsistent, or unverified ($st, verified $vf: $(line_field 0 reason "$T/$f.json")$(line_field 0 timing.clock_bound "$T/$f.json"))" \
 		sh -c "(test '$st' = incorrect && grep -Eq 'timing inconsistent|kloop.s batch of' '$T/$f.json') || (test '$st' = correct -a '$vf' = False)"
-	check "$f: the seed beside it correct, never a liar ($(field 1 status "$T/$f.json"), verified $(field 1 timing.verified "$T/$f.json"), $(field 1 timing.batch_runs "$T/$f.json") runs: reported $(field 1 timing.batch_reported_ms "$T/$f.json") ms, kloop's clock $(field 1 timing.batch_clock_ms "$T/$f.json") ms$(field 1 timing.clock_bound "$T/$f.json"))" \
-		test "$(field 1 status "$T/$f.json")" = correct
+	check "$f: the seed beside it correct, never a liar ($(line_field 1 status "$T/$f.json"), verified $(line_field 1 timing.verified "$T/$f.json"), $(line_field 1 timing.batch_runs "$T/$f.json") runs: reported $(line_field 1 timing.batch_reported_ms "$T/$f.json") ms, kloop's clock $(line_field 1 timing.batch_clock_ms "$T/$f.json") ms$(line_field 1 timing.clock_bound "$T/$f.json"))" \
+		test "$(line_field 1 status "$T/$f.json")" = correct
 done
 
 # checked runs told from unchecked ones by their inputs' statistics (issue
@@ -98,34 +86,34 @@ check "plain_skip: skipping the work on plain-looking inputs is caught in a chec
 # runner go is in kloop's own clock, which times such a candidate
 eval_json "$T/ow.json" $V/outside_work.c tasks/softmax/seed.c
 n0=$NFAIL
-check "outside_work: correct ($(field 0 status "$T/ow.json"): $(field 0 reason "$T/ow.json"))" \
-	test "$(field 0 status "$T/ow.json")" = correct
-check "outside_work: its thread outlived kl_run and is counted, and its time is kloop's clock's or unverified ($(field 0 timing.threads_left "$T/ow.json"), clock $(field 0 timing.clock "$T/ow.json"), verified $(field 0 timing.verified "$T/ow.json"))" \
-	sh -c "test '$(field 0 timing.threads_left "$T/ow.json")' = 1 && { test '$(field 0 timing.clock "$T/ow.json")' = kloop || test '$(field 0 timing.verified "$T/ow.json")' = False; }"
+check "outside_work: correct ($(line_field 0 status "$T/ow.json"): $(line_field 0 reason "$T/ow.json"))" \
+	test "$(line_field 0 status "$T/ow.json")" = correct
+check "outside_work: its thread outlived kl_run and is counted, and its time is kloop's clock's or unverified ($(line_field 0 timing.threads_left "$T/ow.json"), clock $(line_field 0 timing.clock "$T/ow.json"), verified $(line_field 0 timing.verified "$T/ow.json"))" \
+	sh -c "test '$(line_field 0 timing.threads_left "$T/ow.json")' = 1 && { test '$(line_field 0 timing.clock "$T/ow.json")' = kloop || test '$(line_field 0 timing.verified "$T/ow.json")' = False; }"
 # (where the machine is too busy for kloop's clock to time it, its time is
 # the runner's and unverified: never ranked, and said so; on a busy 2-core
 # VM the thread then had the rows ready before the timer started, 0.15 ms)
-check "outside_work: its time is its own, or unverified ($(field 0 time_ms "$T/ow.json") ms, verified $(field 0 timing.verified "$T/ow.json"), the seed $(field 1 time_ms "$T/ow.json") ms)" \
-	sh -c "test '$(field 0 timing.verified "$T/ow.json")' = False || python3 -c 'import sys; t, s = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if t >= 0.5 * s else 1)' '$(field 0 time_ms "$T/ow.json")' '$(field 1 time_ms "$T/ow.json")'"
+check "outside_work: its time is its own, or unverified ($(line_field 0 time_ms "$T/ow.json") ms, verified $(line_field 0 timing.verified "$T/ow.json"), the seed $(line_field 1 time_ms "$T/ow.json") ms)" \
+	sh -c "test '$(line_field 0 timing.verified "$T/ow.json")' = False || python3 -c 'import sys; t, s = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if t >= 0.5 * s else 1)' '$(line_field 0 time_ms "$T/ow.json")' '$(line_field 1 time_ms "$T/ow.json")'"
 diag "$n0" "$T/ow.json.err"
 
 # 4. remembered answers: no timed run sees bytes seen before, drawn or
 # given (kl_run returns 77 from a call it answered from memory)
 eval_json "$T/mg.json" $V/memo_inputs.c
-check "memo_inputs, generated inputs: correct, nothing answered from memory ($(field 0 status "$T/mg.json"): $(field 0 reason "$T/mg.json"))" \
-	test "$(field 0 status "$T/mg.json")" = correct
+check "memo_inputs, generated inputs: correct, nothing answered from memory ($(line_field 0 status "$T/mg.json"): $(line_field 0 reason "$T/mg.json"))" \
+	test "$(line_field 0 status "$T/mg.json")" = correct
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 	$KLOOP eval tests/fixtures/torch/softmax.py $V/memo_inputs.c --backend host --budget 0.3 \
 		--python /usr/bin/python3 --json >"$T/mt.json" 2>"$T/mt.json.err"
 	n0=$NFAIL
-	check "memo_inputs, PyTorch's inputs: correct, nothing answered from memory ($(field 0 status "$T/mt.json"): $(field 0 reason "$T/mt.json"))" \
-		test "$(field 0 status "$T/mt.json")" = correct
+	check "memo_inputs, PyTorch's inputs: correct, nothing answered from memory ($(line_field 0 status "$T/mt.json"): $(line_field 0 reason "$T/mt.json"))" \
+		test "$(line_field 0 status "$T/mt.json")" = correct
 	# (in the quick timing or the full one: where the quick timing spent
 	# every checking set and the full one began again, as it does after a
 	# quick timing that went device-wide, the full one has none left)
-	check "memo_inputs, PyTorch's inputs: timed runs checked on sets it had not seen ($(field 0 quick_timing.checked_runs "$T/mt.json") in the quick timing, $(field 0 timing.checked_runs "$T/mt.json") in the full)" \
+	check "memo_inputs, PyTorch's inputs: timed runs checked on sets it had not seen ($(line_field 0 quick_timing.checked_runs "$T/mt.json") in the quick timing, $(line_field 0 timing.checked_runs "$T/mt.json") in the full)" \
 		python3 -c 'import sys; assert sum(int(x) for x in sys.argv[1:] if x != "None") >= 1' \
-		"$(field 0 quick_timing.checked_runs "$T/mt.json")" "$(field 0 timing.checked_runs "$T/mt.json")"
+		"$(line_field 0 quick_timing.checked_runs "$T/mt.json")" "$(line_field 0 timing.checked_runs "$T/mt.json")"
 	diag "$n0" "$T/mt.json.err"
 else
 	fail "Debian's python3 has PyTorch (make deps installs python3-torch)"
@@ -139,8 +127,8 @@ printf '#include "/proc/1/environ"\nint kl_run(void) { return 0; }\n' >"$V/inclu
 MYLLM_KEY=kloop-secret-key-9e1 DATABASE_URL=postgres://u:kloop-secret-pw-9e1@db/x \
 	$KLOOP eval softmax $V/print_env.c $V/include_environ.c $B --json --session "$T/env.jsonl" \
 	>"$T/env.json" 2>"$T/env.json.err"
-check "print_env: crashed, include_environ: not correct ($(field 0 status "$T/env.json") $(field 1 status "$T/env.json"))" \
-	sh -c "test '$(field 0 status "$T/env.json")' = crashed -a '$(field 1 status "$T/env.json")' != correct"
+check "print_env: crashed, include_environ: not correct ($(line_field 0 status "$T/env.json") $(line_field 1 status "$T/env.json"))" \
+	sh -c "test '$(line_field 0 status "$T/env.json")' = crashed -a '$(line_field 1 status "$T/env.json")' != correct"
 check "print_env: it read environments (the sandbox's own)" grep -q 'environ: ' "$T/env.json"
 check "no secret in the results, the messages or the journal" \
 	sh -c "! grep -q 'kloop-secret-' '$T/env.json' '$T/env.json.err' '$T/env.jsonl'"
@@ -154,22 +142,22 @@ case "$mem" in
 *"memory v"*)
 	KLOOP_MEM_LIMIT_MB=600 eval_json "$T/mh.json" $V/mem_hog.c
 	n0=$NFAIL
-	check "mem_hog: its forks refused, then stopped at its memory limit, and the verdict says which and how much ($(field 0 status "$T/mh.json"): $(field 0 reason "$T/mh.json"))" \
-		sh -c "test '$(field 0 status "$T/mh.json")' = crashed && grep -q 'memory limit was reached: it held [0-9.]* MiB of its 600 MiB' '$T/mh.json'"
+	check "mem_hog: its forks refused, then stopped at its memory limit, and the verdict says which and how much ($(line_field 0 status "$T/mh.json"): $(line_field 0 reason "$T/mh.json"))" \
+		sh -c "test '$(line_field 0 status "$T/mh.json")' = crashed && grep -q 'memory limit was reached: it held [0-9.]* MiB of its 600 MiB' '$T/mh.json'"
 	check "mem_hog: what it printed names the refused forks" grep -q '0 of 3 children started (Operation not permitted)' "$T/mh.json"
 	diag "$n0" "$T/mh.json.err"
 	;;
 *) fail "kloop doctor names a memory limit for the candidate as a whole ($mem)" ;;
 esac
 KLOOP_TMP_LIMIT_MB=24 eval_json "$T/tf.json" $V/tmp_fill.c
-check "tmp_fill: correct, so its /tmp filled up below 64 MiB with ENOSPC ($(field 0 status "$T/tf.json"): $(field 0 reason "$T/tf.json"))" \
-	test "$(field 0 status "$T/tf.json")" = correct
+check "tmp_fill: correct, so its /tmp filled up below 64 MiB with ENOSPC ($(line_field 0 status "$T/tf.json"): $(line_field 0 reason "$T/tf.json"))" \
+	test "$(line_field 0 status "$T/tf.json")" = correct
 printf '#include "/dev/zero"\nint kl_run(void) { return 0; }\n' >"$V/zero.c"
 KLOOP_COMPILE_MEM_MB=300 eval_json "$T/z.json" $V/zero.c
-check "a compile of /dev/zero: compile_error, its reason the memory limit ($(field 0 status "$T/z.json"): $(field 0 reason "$T/z.json"))" \
-	test "$(field 0 status "$T/z.json"): $(field 0 reason "$T/z.json")" = "compile_error: the compile reached its memory limit of 300 MiB (KLOOP_COMPILE_MEM_MB)"
+check "a compile of /dev/zero: compile_error, its reason the memory limit ($(line_field 0 status "$T/z.json"): $(line_field 0 reason "$T/z.json"))" \
+	test "$(line_field 0 status "$T/z.json"): $(line_field 0 reason "$T/z.json")" = "compile_error: the compile reached its memory limit of 300 MiB (KLOOP_COMPILE_MEM_MB)"
 
 # 7. threads left running after kl_run are counted (and cannot work between calls)
 eval_json "$T/th.json" "$V/threads.c"
-check "threads: correct, with the 16 threads it left counted ($(field 0 timing.threads_left "$T/th.json"))" \
-	test "$(field 0 status "$T/th.json") $(field 0 timing.threads_left "$T/th.json")" = "correct 16"
+check "threads: correct, with the 16 threads it left counted ($(line_field 0 timing.threads_left "$T/th.json"))" \
+	test "$(line_field 0 status "$T/th.json") $(line_field 0 timing.threads_left "$T/th.json")" = "correct 16"

@@ -76,6 +76,29 @@ for k in sys.argv[1].split("."):
     v=v[int(k)] if isinstance(v,list) else v.get(k)
 print(v if not isinstance(v,(dict,list)) else json.dumps(v))' "$1" "$2"
 }
+# json_true FILE EXPR: exit 0 when the Python expression EXPR over j (the
+# JSON in FILE) is true, 1 when false (python3)
+json_true() {
+	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' \
+		"$1" "$2"
+}
+# eval_json OUT FILES...: kloop eval softmax FILES with the script's flags $B,
+# one verdict a line (--json) into OUT, its stderr into OUT.err
+eval_json() {
+	out=$1
+	shift
+	$KLOOP eval softmax "$@" $B --json >"$out" 2>"$out.err"
+}
+# line_field N DOTTED FILE: a top-level or dotted field of the Nth line
+# (from 0) of FILE, a JSON object a line such as eval_json's (python3;
+# None where a key is missing)
+line_field() {
+	python3 -c 'import json,sys
+v=json.loads(open(sys.argv[3]).read().splitlines()[int(sys.argv[1])])
+for k in sys.argv[2].split("."):
+    v=v.get(k) if isinstance(v,dict) else None
+print(v)' "$1" "$2" "$3"
+}
 # cand_field FILE NAME DOTTED: a top-level or dotted field of the verdict of
 # candidate NAME (its file's base name) among FILE's `kloop eval --json`
 # lines (python3; an object or list printed as JSON)

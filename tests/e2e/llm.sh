@@ -14,11 +14,8 @@ fi
 OPENAI="--provider openai --model fake-gpt --base-url http://127.0.0.1:$PORT/v1"
 EVAL="--backend host --budget 0.2 --trials 3"
 n=0
-# py NAME EXPR: evaluate a Python expression over j (the JSON in $T/NAME.out)
-py() {
-	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' \
-		"$T/$1.out" "$2" 2>/dev/null
-}
+# py NAME EXPR: json_true over $T/NAME.out (lib.sh), quiet
+py() { json_true "$T/$1.out" "$2" 2>/dev/null; }
 
 run ideas ideas softmax --json $OPENAI $EVAL
 check "ideas --json: exit 0 with three ideas ($(tr -d '\n' <"$T/ideas.err"))" \

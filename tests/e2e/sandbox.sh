@@ -19,48 +19,34 @@ for f in $E/*.c; do
 done
 V="$T/evil"
 
-# eval_json OUT FILES... : kloop eval --json, one result per line
-eval_json() {
-	out=$1
-	shift
-	$KLOOP eval softmax "$@" $B --json >"$out" 2>"$out.err"
-}
-# field N KEY FILE: a field of the Nth result line
-field() {
-	python3 -c 'import json,sys
-v=json.loads(open(sys.argv[3]).read().splitlines()[int(sys.argv[1])])
-for k in sys.argv[2].split("."):
-    v=v.get(k) if isinstance(v,dict) else None
-print(v)' "$1" "$2" "$3"
-}
 
 # 1. telling calls apart by their return address: every call comes from one place
 eval_json "$T/ra.json" $V/retaddr_skip.c
-check "retaddr_skip: correct, since every call looks alike ($(field 0 status "$T/ra.json"))" \
-	test "$(field 0 status "$T/ra.json")" = correct
-sp=$(field 0 speedup "$T/ra.json")
+check "retaddr_skip: correct, since every call looks alike ($(line_field 0 status "$T/ra.json"))" \
+	test "$(line_field 0 status "$T/ra.json")" = correct
+sp=$(line_field 0 speedup "$T/ra.json")
 check "retaddr_skip: an honest speedup (${sp}x, not thousands)" python3 -c "import sys; assert float(sys.argv[1]) < 20" "$sp"
 
 # 2. skipping the work after the trials: caught by a checked timed run
 eval_json "$T/cs.json" $V/count_skip.c
-check "count_skip: incorrect in a checked timed run, or the run after timing, always checked ($(field 0 reason "$T/cs.json"))" \
+check "count_skip: incorrect in a checked timed run, or the run after timing, always checked ($(line_field 0 reason "$T/cs.json"))" \
 	sh -c "test \"\$(python3 -c 'import json;print(json.loads(open(\"$T/cs.json\").readline())[\"status\"])')\" = incorrect && grep -Eq 'timed run|the run after timing' '$T/cs.json'"
 
 # 2b. telling timed runs by the clock, or being right at one shape only
 # (issue 25's classes): incorrect wherever the line is drawn
 eval_json "$T/ck.json" $V/clock_skip.c $V/shape_special.c $V/flush_skip.c
-check "clock_skip: incorrect ($(field 0 reason "$T/ck.json" | cut -c1-120))" \
-	test "$(field 0 status "$T/ck.json")" = incorrect
-check "shape_special: right at the timed shape only, incorrect at the small shapes ($(field 1 reason "$T/ck.json" | cut -c1-120))" \
-	sh -c "test '$(field 1 status "$T/ck.json")' = incorrect && sed -n 2p '$T/ck.json' | grep -q 'small shapes'"
-check "flush_skip: telling a timed run by its flushed cache buys nothing: $(field 2 status "$T/ck.json") ($(field 2 reason "$T/ck.json" | cut -c1-100))" \
-	sh -c "test '$(field 2 status "$T/ck.json")' = incorrect || python3 -c \"import json; r=json.loads(open('$T/ck.json').read().splitlines()[2]); assert r['status']=='correct' and r['speedup'] < 20\""
+check "clock_skip: incorrect ($(line_field 0 reason "$T/ck.json" | cut -c1-120))" \
+	test "$(line_field 0 status "$T/ck.json")" = incorrect
+check "shape_special: right at the timed shape only, incorrect at the small shapes ($(line_field 1 reason "$T/ck.json" | cut -c1-120))" \
+	sh -c "test '$(line_field 1 status "$T/ck.json")' = incorrect && sed -n 2p '$T/ck.json' | grep -q 'small shapes'"
+check "flush_skip: telling a timed run by its flushed cache buys nothing: $(line_field 2 status "$T/ck.json") ($(line_field 2 reason "$T/ck.json" | cut -c1-100))" \
+	sh -c "test '$(line_field 2 status "$T/ck.json")' = incorrect || python3 -c \"import json; r=json.loads(open('$T/ck.json').read().splitlines()[2]); assert r['status']=='correct' and r['speedup'] < 20\""
 
 # 3. an output cache on disk, over three runs of kloop
 rm -rf /tmp/kloop-evil-cache
 for i in 1 2 3; do
 	eval_json "$T/dc$i.json" $V/disk_cache.c
-	check "disk_cache run $i: correct, so no cache hit (a hit returns 77)" test "$(field 0 status "$T/dc$i.json")" = correct
+	check "disk_cache run $i: correct, so no cache hit (a hit returns 77)" test "$(line_field 0 status "$T/dc$i.json")" = correct
 done
 check "disk_cache: nothing written to the host's /tmp" test ! -e /tmp/kloop-evil-cache
 
@@ -68,37 +54,37 @@ check "disk_cache: nothing written to the host's /tmp" test ! -e /tmp/kloop-evil
 eval_json "$T/ff.json" $V/forge_fds.c tasks/softmax/seed.c
 check "forge_fds: nothing forged reaches the results" sh -c "! grep -q forged '$T/ff.json'"
 check "forge_fds: both results are real (correct, correct; got $(said "$T/ff.json"))" \
-	test "$(field 0 status "$T/ff.json") $(field 1 status "$T/ff.json")" = "correct correct"
-check "forge_fds: an honest speedup ($(field 0 speedup "$T/ff.json")x)" \
-	python3 -c "import sys; assert float(sys.argv[1]) < 20" "$(field 0 speedup "$T/ff.json")"
+	test "$(line_field 0 status "$T/ff.json") $(line_field 1 status "$T/ff.json")" = "correct correct"
+check "forge_fds: an honest speedup ($(line_field 0 speedup "$T/ff.json")x)" \
+	python3 -c "import sys; assert float(sys.argv[1]) < 20" "$(line_field 0 speedup "$T/ff.json")"
 eval_json "$T/fc.json" $V/forge_ctl.c
-check "forge_ctl: writing to the runner's channel is incorrect ($(field 0 reason "$T/fc.json"))" \
-	sh -c "test '$(field 0 status "$T/fc.json")' = incorrect && grep -q 'control channel' '$T/fc.json'"
+check "forge_ctl: writing to the runner's channel is incorrect ($(line_field 0 reason "$T/fc.json"))" \
+	sh -c "test '$(line_field 0 status "$T/fc.json")' = incorrect && grep -q 'control channel' '$T/fc.json'"
 # the next request read before the runner reads it (issue 37): a SIGIO on
 # its socket, a SIGALRM timer, their handler run as kloop lets the runner
 # go; the runner holds signals outside kl_run, the filter refuses timers
 eval_json "$T/pk.json" $V/peek_request.c tasks/softmax/seed.c
 check "peek_request: no handler of its ran before the runner read a request, no timer was set: correct, as the seed beside it (77: it peeked, 78: a timer; got $(said "$T/pk.json"))" \
-	test "$(field 0 status "$T/pk.json") $(field 1 status "$T/pk.json")" = "correct correct"
+	test "$(line_field 0 status "$T/pk.json") $(line_field 1 status "$T/pk.json")" = "correct correct"
 
 # 5. patching the comparison: it is in another process
 eval_json "$T/pc.json" $V/patch_compare.c
-check "patch_compare: incorrect, NaN seen ($(field 0 reason "$T/pc.json"))" \
-	sh -c "test '$(field 0 status "$T/pc.json")' = incorrect && grep -q NaN '$T/pc.json'"
+check "patch_compare: incorrect, NaN seen ($(line_field 0 reason "$T/pc.json"))" \
+	sh -c "test '$(line_field 0 status "$T/pc.json")' = incorrect && grep -q NaN '$T/pc.json'"
 
 # 6. 16 spinning threads, then an innocent candidate
 eval_json "$T/th.json" $V/threads.c tasks/softmax/seed.c
 check "threads: the threads' candidate and the innocent one after it are both correct" \
-	test "$(field 0 status "$T/th.json") $(field 1 status "$T/th.json")" = "correct correct"
+	test "$(line_field 0 status "$T/th.json") $(line_field 1 status "$T/th.json")" = "correct correct"
 
 # 7. secrets: a file in the host's /tmp and $HOME, other processes' environments
 echo "kloop-secret-7f3a9" >/tmp/kloop-evil-secret
 SECRET_ENV=kloop-secret-env-51c2 eval_json "$T/rs.json" $V/read_secret.c
-check "read_secret: crashed (SIGABRT)" test "$(field 0 status "$T/rs.json")" = crashed
+check "read_secret: crashed (SIGABRT)" test "$(line_field 0 status "$T/rs.json")" = crashed
 check "read_secret: no secret in its report" sh -c "! grep -q 'kloop-secret-' '$T/rs.json' '$T/rs.json.err'"
 eval_json "$T/is.json" $V/include_secret.c
-check "include_secret: compile_error ($(field 0 reason "$T/is.json"))" \
-	test "$(field 0 status "$T/is.json")" = compile_error
+check "include_secret: compile_error ($(line_field 0 reason "$T/is.json"))" \
+	test "$(line_field 0 status "$T/is.json")" = compile_error
 check "include_secret: the compile log says what the compiler can see, and holds no secret" \
 	sh -c "grep -q 'runs in a sandbox' '$T/is.json' && ! grep -q 'kloop-secret-' '$T/is.json'"
 rm -f /tmp/kloop-evil-secret
@@ -116,7 +102,7 @@ sleep 0.3
 eval_json "$T/nw.json" $V/network.c
 kill $lp 2>/dev/null
 wait $lp 2>/dev/null
-check "network: correct" test "$(field 0 status "$T/nw.json")" = correct
+check "network: correct" test "$(line_field 0 status "$T/nw.json")" = correct
 check "network: no connection reached 127.0.0.1:47391" test ! -e "$T/net.flag"
 
 # 9. a setsid daemon
@@ -124,7 +110,7 @@ eval_json "$T/dm.json" $V/daemon.c
 sleep 0.5
 left=$(grep -l '^kl-evil-daemon$' /proc/[0-9]*/comm 2>/dev/null | wc -l)
 check "daemon: correct, and no kl-evil-daemon left running ($left)" \
-	test "$(field 0 status "$T/dm.json")" = correct -a "$left" -eq 0
+	test "$(line_field 0 status "$T/dm.json")" = correct -a "$left" -eq 0
 
 # 10. the compile cache: out of reach, and verified on load
 eval_json "$T/c1.json" tasks/softmax/seed.c
@@ -133,26 +119,26 @@ eval_json "$T/c2.json" tasks/softmax/seed.c
 check "overwrite_cache: the cached objects are out of its reach (it overwrote none)" \
 	sh -c "! grep -q 'overwrote [1-9]' '$T/oc.json.err' '$T/oc.json'"
 check "overwrite_cache: the seed, cached, is still correct" \
-	test "$(field 0 status "$T/c2.json") $(field 0 compile.cached "$T/c2.json")" = "correct True"
+	test "$(line_field 0 status "$T/c2.json") $(line_field 0 compile.cached "$T/c2.json")" = "correct True"
 for so in "$XDG_CACHE_HOME"/kloop/so/*.so; do printf 'tampered' >>"$so"; done
 eval_json "$T/c3.json" tasks/softmax/seed.c
-check "a cached object changed on disk is not loaded: compiled again (cached: $(field 0 compile.cached "$T/c3.json")), correct" \
-	test "$(field 0 status "$T/c3.json") $(field 0 compile.cached "$T/c3.json")" = "correct False"
+check "a cached object changed on disk is not loaded: compiled again (cached: $(line_field 0 compile.cached "$T/c3.json")), correct" \
+	test "$(line_field 0 status "$T/c3.json") $(line_field 0 compile.cached "$T/c3.json")" = "correct False"
 
 # 11. the session journal through /proc/PPID/fd
 $KLOOP eval softmax $V/journal_proc.c $B --session "$T/s.kloop" --json >"$T/jp.json" 2>"$T/jp.err"
-check "journal_proc: correct" test "$(field 0 status "$T/jp.json")" = correct
+check "journal_proc: correct" test "$(line_field 0 status "$T/jp.json")" = correct
 check "journal_proc: no forged event in the journal" sh -c "! grep -q '^{\"type\":\"eval_finished\",\"forged\"' '$T/s.kloop'"
 
 # 12. killing its parent: crashed, and the next candidate runs
 eval_json "$T/kp.json" $V/kill_parent.c tasks/softmax/seed.c
-check "kill_parent: crashed, then the seed is correct ($(field 0 status "$T/kp.json") $(field 1 status "$T/kp.json"))" \
-	test "$(field 0 status "$T/kp.json") $(field 1 status "$T/kp.json")" = "crashed correct"
+check "kill_parent: crashed, then the seed is correct ($(line_field 0 status "$T/kp.json") $(line_field 1 status "$T/kp.json"))" \
+	test "$(line_field 0 status "$T/kp.json") $(line_field 1 status "$T/kp.json")" = "crashed correct"
 
 # 13. API keys are not in any worker's environment
 OPENAI_API_KEY=sk-kloop-evil-key-0042 ANTHROPIC_API_KEY=sk-ant-kloop-evil-0042 \
 	eval_json "$T/pk.json" $V/print_key.c
-check "print_key: crashed" test "$(field 0 status "$T/pk.json")" = crashed
+check "print_key: crashed" test "$(line_field 0 status "$T/pk.json")" = crashed
 check "print_key: no key in its report" sh -c "! grep -q 'kloop-evil-.*0042' '$T/pk.json' '$T/pk.json.err'"
 check "print_key: it saw none" grep -q 'OPENAI_API_KEY=(none) ANTHROPIC_API_KEY=(none)' "$T/pk.json"
 
@@ -276,21 +262,21 @@ mkdir -p "$T/nobw"
 for t in cc gcc as ld python3 sh; do ln -sf "$(command -v $t)" "$T/nobw/$t"; done
 PATH="$T/nobw" $KLOOP eval softmax tasks/softmax/seed.c $B --json >"$T/nobw.json" 2>"$T/nobw.err"
 check "without bwrap: correct, with a warning that candidates run unsandboxed ($(cat "$T/nobw.err"))" \
-	sh -c "test '$(field 0 status "$T/nobw.json")' = correct && grep -q 'warning: bubblewrap (bwrap) is not installed: candidates run unsandboxed' '$T/nobw.err'"
-check "without bwrap: the result says \"sandbox\": \"none\"" test "$(field 0 sandbox "$T/nobw.json")" = none
+	sh -c "test '$(line_field 0 status "$T/nobw.json")' = correct && grep -q 'warning: bubblewrap (bwrap) is not installed: candidates run unsandboxed' '$T/nobw.err'"
+check "without bwrap: the result says \"sandbox\": \"none\"" test "$(line_field 0 sandbox "$T/nobw.json")" = none
 PATH="$T/nobw" $KLOOP doctor >"$T/nobw.doc" 2>&1
 check "without bwrap: kloop doctor says the sandbox is missing" grep -q '^sandbox *-- *bubblewrap (bwrap) is not installed' "$T/nobw.doc"
 $KLOOP eval softmax tasks/softmax/seed.c $B --no-sandbox --json >"$T/nosb.json" 2>"$T/nosb.err"
 check "--no-sandbox: correct, \"sandbox\": \"none\", no warning" \
-	sh -c "test '$(field 0 status "$T/nosb.json") $(field 0 sandbox "$T/nosb.json")' = 'correct none' && ! grep -q warning '$T/nosb.err'"
-check "with bubblewrap: the result says \"sandbox\": \"bubblewrap\"" test "$(field 0 sandbox "$T/c2.json")" = bubblewrap
+	sh -c "test '$(line_field 0 status "$T/nosb.json") $(line_field 0 sandbox "$T/nosb.json")' = 'correct none' && ! grep -q warning '$T/nosb.err'"
+check "with bubblewrap: the result says \"sandbox\": \"bubblewrap\"" test "$(line_field 0 sandbox "$T/c2.json")" = bubblewrap
 # a candidate killed by a signal in the sandbox is said to be, as without it
 # (bubblewrap passes a death by signal on as exit status 128 + N)
 for sig in KILL USR1; do
 	printf '#include <signal.h>\n#include "kloop.h"\nint kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)\n{\n\t(void)in, (void)n_in, (void)out, (void)n_out, (void)s;\n\traise(SIG%s);\n\treturn 0;\n}\n' \
 		$sig >"$T/sig$sig.c"
 	eval_json "$T/sig$sig.json" "$T/sig$sig.c"
-	field 0 reason "$T/sig$sig.json" >"$T/sig$sig.reason"
+	line_field 0 reason "$T/sig$sig.json" >"$T/sig$sig.reason"
 	check "raise(SIG$sig) in the sandbox: crashed, killed by SIG$sig ($(cat "$T/sig$sig.reason"))" sh -c \
-		"test '$(field 0 status "$T/sig$sig.json") $(field 0 sandbox "$T/sig$sig.json")' = 'crashed bubblewrap' && grep -q 'killed by signal [0-9]* (SIG$sig)' '$T/sig$sig.reason'"
+		"test '$(line_field 0 status "$T/sig$sig.json") $(line_field 0 sandbox "$T/sig$sig.json")' = 'crashed bubblewrap' && grep -q 'killed by signal [0-9]* (SIG$sig)' '$T/sig$sig.reason'"
 done

@@ -16,17 +16,11 @@ for f in $E/*.cu; do
 done
 V="$T/evil"
 echo "# sandbox: $($KLOOP doctor | grep '^sandbox')"
-field() {
-	python3 -c 'import json,sys
-v=json.loads(open(sys.argv[3]).read().splitlines()[int(sys.argv[1])])
-for k in sys.argv[2].split("."):
-    v=v.get(k) if isinstance(v,dict) else None
-print(v)' "$1" "$2" "$3"
-}
+# ev OUT FILES...: eval_json (lib.sh), then each verdict's time and bound
+# as "# " lines
 ev() {
 	out=$1
-	shift
-	$KLOOP eval softmax "$@" $B --json >"$out" 2>"$out.err"
+	eval_json "$@"
 	# what a failing check needs: each result's verdict, time and bound
 	python3 - "$out" <<'PY' | sed "s|^|# $(basename "$out"): |"
 import json, sys
@@ -46,48 +40,48 @@ PY
 }
 
 ev "$T/seed.json" tasks/softmax/seed.cu
-check "the CUDA seed is correct in the sandbox ($(field 0 reason "$T/seed.json"))" test "$(field 0 status "$T/seed.json")" = correct
-check "some of its timed runs were checked ($(field 0 timing.checked_runs "$T/seed.json"))" \
-	python3 -c "import sys; assert float(sys.argv[1]) >= 1" "$(field 0 timing.checked_runs "$T/seed.json")"
+check "the CUDA seed is correct in the sandbox ($(line_field 0 reason "$T/seed.json"))" test "$(line_field 0 status "$T/seed.json")" = correct
+check "some of its timed runs were checked ($(line_field 0 timing.checked_runs "$T/seed.json"))" \
+	python3 -c "import sys; assert float(sys.argv[1]) >= 1" "$(line_field 0 timing.checked_runs "$T/seed.json")"
 
 ev "$T/ra.json" $V/retaddr_skip.cu
-check "retaddr_skip.cu: correct (every call looks alike), honest speedup ($(field 0 speedup "$T/ra.json")x)" \
+check "retaddr_skip.cu: correct (every call looks alike), honest speedup ($(line_field 0 speedup "$T/ra.json")x)" \
 	python3 -c "import sys; assert sys.argv[1]=='correct' and float(sys.argv[2]) < 20" \
-	"$(field 0 status "$T/ra.json")" "$(field 0 speedup "$T/ra.json")"
+	"$(line_field 0 status "$T/ra.json")" "$(line_field 0 speedup "$T/ra.json")"
 
 ev "$T/cs.json" $V/count_skip.cu
 # caught where the timed runs are checked: in one of them (each is checked
 # by chance, a few in all: at this size memory holds 3 checking sets), else
 # in the run after timing, which is always checked
-check "count_skip.cu: incorrect in a checked timed run or the run after timing ($(field 0 reason "$T/cs.json"))" \
-	sh -c "test '$(field 0 status "$T/cs.json")' = incorrect && grep -Eq 'timed run|the run after timing' '$T/cs.json'"
+check "count_skip.cu: incorrect in a checked timed run or the run after timing ($(line_field 0 reason "$T/cs.json"))" \
+	sh -c "test '$(line_field 0 status "$T/cs.json")' = incorrect && grep -Eq 'timed run|the run after timing' '$T/cs.json'"
 
 # telling timed runs by the clock, stale device memory for outputs, right at
 # the timed shape only (issue 25's classes): each incorrect
 ev "$T/ck.json" $V/clock_skip.cu $V/stale_memory.cu $V/shape_special.cu
-check "clock_skip.cu: incorrect ($(field 0 reason "$T/ck.json" | cut -c1-120))" \
-	test "$(field 0 status "$T/ck.json")" = incorrect
-check "stale_memory.cu: a fresh allocation holds nothing of an earlier run's nor the reference's: incorrect ($(field 1 reason "$T/ck.json" | cut -c1-120))" \
-	test "$(field 1 status "$T/ck.json")" = incorrect
-check "shape_special.cu: right at the timed shape only, incorrect at the small shapes ($(field 2 reason "$T/ck.json" | cut -c1-120))" \
-	sh -c "test '$(field 2 status "$T/ck.json")' = incorrect && sed -n 3p '$T/ck.json' | grep -q 'small shapes'"
+check "clock_skip.cu: incorrect ($(line_field 0 reason "$T/ck.json" | cut -c1-120))" \
+	test "$(line_field 0 status "$T/ck.json")" = incorrect
+check "stale_memory.cu: a fresh allocation holds nothing of an earlier run's nor the reference's: incorrect ($(line_field 1 reason "$T/ck.json" | cut -c1-120))" \
+	test "$(line_field 1 status "$T/ck.json")" = incorrect
+check "shape_special.cu: right at the timed shape only, incorrect at the small shapes ($(line_field 2 reason "$T/ck.json" | cut -c1-120))" \
+	sh -c "test '$(line_field 2 status "$T/ck.json")' = incorrect && sed -n 3p '$T/ck.json' | grep -q 'small shapes'"
 
 rm -rf /tmp/kloop-evil-cache-gpu
 for i in 1 2 3; do
 	ev "$T/oc$i.json" $V/output_cache.cu
-	check "output_cache.cu run $i: correct, so no cache hit (a hit returns 77)" test "$(field 0 status "$T/oc$i.json")" = correct
+	check "output_cache.cu run $i: correct, so no cache hit (a hit returns 77)" test "$(line_field 0 status "$T/oc$i.json")" = correct
 done
 check "output_cache.cu: nothing written to the host's /tmp" test ! -e /tmp/kloop-evil-cache-gpu
 
 ev "$T/ff.json" $V/forge_fds.cu tasks/softmax/seed.cu
 check "forge_fds.cu: nothing forged, both correct" \
-	sh -c "! grep -q forged '$T/ff.json' && test '$(field 0 status "$T/ff.json") $(field 1 status "$T/ff.json")' = 'correct correct'"
+	sh -c "! grep -q forged '$T/ff.json' && test '$(line_field 0 status "$T/ff.json") $(line_field 1 status "$T/ff.json")' = 'correct correct'"
 
 # the next request peeked at from a signal's handler as kloop lets the
 # runner go (issue 37): held until kl_run, the timer refused
 ev "$T/pk.json" $V/peek_request.cu tasks/softmax/seed.cu
 check "peek_request.cu: nothing read before the runner, no timer: correct, as the seed (77: it peeked, 78: a timer; got $(said "$T/pk.json"))" \
-	test "$(field 0 status "$T/pk.json") $(field 1 status "$T/pk.json")" = "correct correct"
+	test "$(line_field 0 status "$T/pk.json") $(line_field 1 status "$T/pk.json")" = "correct correct"
 
 # checked runs told from the unchecked by their inputs' statistics (issue
 # 37): plain draws are among the checked timed runs
@@ -96,12 +90,12 @@ check "plain_skip.cu: skipping the work on plain-looking inputs is caught, or no
 	python3 tests/e2e/no_win.py "$T/ps.json"
 
 ev "$T/pc.json" $V/patch_compare.cu
-check "patch_compare.cu: incorrect, NaN seen ($(field 0 reason "$T/pc.json"))" \
-	sh -c "test '$(field 0 status "$T/pc.json")' = incorrect && grep -q NaN '$T/pc.json'"
+check "patch_compare.cu: incorrect, NaN seen ($(line_field 0 reason "$T/pc.json"))" \
+	sh -c "test '$(line_field 0 status "$T/pc.json")' = incorrect && grep -q NaN '$T/pc.json'"
 
 ev "$T/th.json" $V/threads.cu tasks/softmax/seed.cu
 check "threads.cu: it and the innocent seed after it are both correct" \
-	test "$(field 0 status "$T/th.json") $(field 1 status "$T/th.json")" = "correct correct"
+	test "$(line_field 0 status "$T/th.json") $(line_field 1 status "$T/th.json")" = "correct correct"
 
 # issue 24 on the GPU: a time the candidate cannot forge (tests/e2e/forge.sh
 # has the same classes on the host).  The host fixtures that serve both
@@ -114,9 +108,9 @@ done
 { echo '#define PERSIST 1'; cat "$V/forge_reply.cu"; } >"$V/forge_persist.cu"
 
 ev "$T/got.json" $V/forge_got.cu tasks/softmax/seed.cu
-check "forge_got.cu: correct, its GOT patch refused every way, the seed correct too ($(field 0 status "$T/got.json"): $(field 0 reason "$T/got.json"))" \
-	test "$(field 0 status "$T/got.json") $(field 1 status "$T/got.json")" = "correct correct"
-check "forge_got.cu: the runner confined itself after CUDA's start ($(field 0 confinement "$T/got.json"))" \
+check "forge_got.cu: correct, its GOT patch refused every way, the seed correct too ($(line_field 0 status "$T/got.json"): $(line_field 0 reason "$T/got.json"))" \
+	test "$(line_field 0 status "$T/got.json") $(line_field 1 status "$T/got.json")" = "correct correct"
+check "forge_got.cu: the runner confined itself after CUDA's start ($(line_field 0 confinement "$T/got.json"))" \
 	grep -q '"confinement":"seccomp filter' "$T/got.json"
 
 # the runner taken over, its replies at 3% (and with SPIN never asleep): on
@@ -126,14 +120,14 @@ check "forge_got.cu: the runner confined itself after CUDA's start ($(field 0 co
 # the forged 0.0075 ms from it; the floor of the task's bytes (issue 25's
 # roofline: 268 MB at the HBM's bandwidth) is the check for such a time
 caught() { # JSON: incorrect, a time that is not verified, or one below the floor
-	st=$(field 0 status "$1")
-	vf=$(field 0 timing.verified "$1")
-	su=$(field 0 roofline.suspect "$1")
+	st=$(line_field 0 status "$1")
+	vf=$(line_field 0 timing.verified "$1")
+	su=$(line_field 0 roofline.suspect "$1")
 	test "$st" = incorrect -o "$vf" = False -o "$su" != None
 }
 for f in forge_reply forge_spin; do
 	ev "$T/$f.json" $V/$f.cu
-	check "$f.cu (the runner taken over, its replies at 3%): not a verified time, or a suspect below the device's floor ($(field 0 status "$T/$f.json"): $(field 0 reason "$T/$f.json")$(field 0 timing.clock_bound "$T/$f.json") $(field 0 roofline.suspect "$T/$f.json"))" \
+	check "$f.cu (the runner taken over, its replies at 3%): not a verified time, or a suspect below the device's floor ($(line_field 0 status "$T/$f.json"): $(line_field 0 reason "$T/$f.json")$(line_field 0 timing.clock_bound "$T/$f.json") $(line_field 0 roofline.suspect "$T/$f.json"))" \
 		caught "$T/$f.json"
 done
 
@@ -149,15 +143,15 @@ done
 { printf '#define BATCH 1\n'; cat "$V/forge_part.cu"; } >"$V/forge_batch.cu"
 for f in forge_part forge_batch; do
 	ev "$T/$f.json" $V/$f.cu tasks/softmax/seed.cu
-	st=$(field 0 status "$T/$f.json")
-	rs=$(field 0 reason "$T/$f.json")
-	cb=$(field 0 timing.clock_bound "$T/$f.json")
+	st=$(line_field 0 status "$T/$f.json")
+	rs=$(line_field 0 reason "$T/$f.json")
+	cb=$(line_field 0 timing.clock_bound "$T/$f.json")
 	check "$f.cu (the runner taken over, its replies at 60%): caught by the batch bound, not the floor ($st: $rs$cb)" \
 		python3 -c "import sys; st, vf, rs, cb = sys.argv[1:]; assert (st == 'incorrect' and 'batch of' in rs) or (vf == 'False' and 'batch of' in cb)" \
-		"$st" "$(field 0 timing.verified "$T/$f.json")" "$rs" "$cb"
-	check "$f.cu: the seed beside it correct and verified, its batch held ($(field 1 status "$T/$f.json"), verified $(field 1 timing.verified "$T/$f.json"), $(field 1 timing.batch_runs "$T/$f.json") runs: reported $(field 1 timing.batch_reported_ms "$T/$f.json") ms, kloop's clock $(field 1 timing.batch_clock_ms "$T/$f.json") ms, $(field 1 timing.batch_seconds "$T/$f.json") s)" \
+		"$st" "$(line_field 0 timing.verified "$T/$f.json")" "$rs" "$cb"
+	check "$f.cu: the seed beside it correct and verified, its batch held ($(line_field 1 status "$T/$f.json"), verified $(line_field 1 timing.verified "$T/$f.json"), $(line_field 1 timing.batch_runs "$T/$f.json") runs: reported $(line_field 1 timing.batch_reported_ms "$T/$f.json") ms, kloop's clock $(line_field 1 timing.batch_clock_ms "$T/$f.json") ms, $(line_field 1 timing.batch_seconds "$T/$f.json") s)" \
 		python3 -c "import sys; assert sys.argv[1:3] == ['correct', 'True'] and int(sys.argv[3]) >= 1 and float(sys.argv[4]) < 0.1" \
-		"$(field 1 status "$T/$f.json")" "$(field 1 timing.verified "$T/$f.json")" "$(field 1 timing.batch_runs "$T/$f.json")" "$(field 1 timing.batch_seconds "$T/$f.json")"
+		"$(line_field 1 status "$T/$f.json")" "$(line_field 1 timing.verified "$T/$f.json")" "$(line_field 1 timing.batch_runs "$T/$f.json")" "$(line_field 1 timing.batch_seconds "$T/$f.json")"
 done
 
 # every call the same call (issue 37, tests/e2e/same_call.sh on the host):
@@ -179,48 +173,48 @@ $KLOOP eval softmax $V/pool_skip.cu $V/pool_skip_honest.cu --backend cuda --sand
 	--budget 3 --timeout 60 --json >"$T/pl.json" 2>"$T/pl.json.err"
 check "pool_skip.cu: skipping plain inputs once the checking sets are spent is caught, or no win ($(said "$T/pl.json"))" \
 	python3 tests/e2e/no_win.py "$T/pl.json"
-check "pool_skip.cu's control: timed runs checked after their call, and its batch's ($(field 1 timing.checked_after_runs "$T/pl.json"), $(field 1 timing.batch_checked_runs "$T/pl.json"))" \
+check "pool_skip.cu's control: timed runs checked after their call, and its batch's ($(line_field 1 timing.checked_after_runs "$T/pl.json"), $(line_field 1 timing.batch_checked_runs "$T/pl.json"))" \
 	python3 -c "import sys; assert int(sys.argv[1]) >= 1 and sys.argv[2] != '0'" \
-	"$(field 1 timing.checked_after_runs "$T/pl.json")" "$(field 1 timing.batch_checked_runs "$T/pl.json")"
+	"$(line_field 1 timing.checked_after_runs "$T/pl.json")" "$(line_field 1 timing.batch_checked_runs "$T/pl.json")"
 
 ev "$T/fp.json" $V/forge_persist.cu tasks/softmax/seed.cu
-check "forge_persist.cu (its times true, a kernel left running between calls): unverified ($(field 0 status "$T/fp.json"), verified $(field 0 timing.verified "$T/fp.json"): $(field 0 timing.clock_bound "$T/fp.json")$(field 0 reason "$T/fp.json")); the seed after it verified ($(field 1 timing.verified "$T/fp.json"))" \
-	sh -c "test '$(field 0 timing.verified "$T/fp.json")' = False -o '$(field 0 status "$T/fp.json")' = incorrect && test '$(field 1 timing.verified "$T/fp.json")' = True"
+check "forge_persist.cu (its times true, a kernel left running between calls): unverified ($(line_field 0 status "$T/fp.json"), verified $(line_field 0 timing.verified "$T/fp.json"): $(line_field 0 timing.clock_bound "$T/fp.json")$(line_field 0 reason "$T/fp.json")); the seed after it verified ($(line_field 1 timing.verified "$T/fp.json"))" \
+	sh -c "test '$(line_field 0 timing.verified "$T/fp.json")' = False -o '$(line_field 0 status "$T/fp.json")' = incorrect && test '$(line_field 1 timing.verified "$T/fp.json")' = True"
 
 ev "$T/ow.json" $V/outside_work.cu tasks/softmax/seed.cu
-check "outside_work.cu: its thread that outlived kl_run counted, and its time unverified, never ranked ($(field 0 status "$T/ow.json"), threads $(field 0 timing.threads_left "$T/ow.json"), verified $(field 0 timing.verified "$T/ow.json"), $(field 0 time_ms "$T/ow.json") ms, the seed $(field 1 time_ms "$T/ow.json") ms)" \
+check "outside_work.cu: its thread that outlived kl_run counted, and its time unverified, never ranked ($(line_field 0 status "$T/ow.json"), threads $(line_field 0 timing.threads_left "$T/ow.json"), verified $(line_field 0 timing.verified "$T/ow.json"), $(line_field 0 time_ms "$T/ow.json") ms, the seed $(line_field 1 time_ms "$T/ow.json") ms)" \
 	python3 -c "import sys; assert sys.argv[1] == 'correct' and int(sys.argv[2]) >= 1 and sys.argv[3] == 'False'" \
-	"$(field 0 status "$T/ow.json")" "$(field 0 timing.threads_left "$T/ow.json")" "$(field 0 timing.verified "$T/ow.json")"
-check "outside_work.cu: the seed beside it is verified ($(field 1 timing.verified "$T/ow.json"))" \
-	test "$(field 1 timing.verified "$T/ow.json")" = True
+	"$(line_field 0 status "$T/ow.json")" "$(line_field 0 timing.threads_left "$T/ow.json")" "$(line_field 0 timing.verified "$T/ow.json")"
+check "outside_work.cu: the seed beside it is verified ($(line_field 1 timing.verified "$T/ow.json"))" \
+	test "$(line_field 1 timing.verified "$T/ow.json")" = True
 
 ev "$T/mg.json" $V/memo_inputs.cu
-check "memo_inputs.cu, generated inputs: correct, nothing answered from memory ($(field 0 status "$T/mg.json"): $(field 0 reason "$T/mg.json"))" \
-	test "$(field 0 status "$T/mg.json")" = correct
+check "memo_inputs.cu, generated inputs: correct, nothing answered from memory ($(line_field 0 status "$T/mg.json"): $(line_field 0 reason "$T/mg.json"))" \
+	test "$(line_field 0 status "$T/mg.json")" = correct
 $KLOOP eval softmax $V/memo_inputs.cu --backend cuda --sandbox --reference torch --budget 1 --timeout 120 \
 	--json >"$T/mt.json" 2>"$T/mt.json.err"
-check "memo_inputs.cu, PyTorch's inputs: correct, nothing answered from memory, timed runs checked on unseen sets ($(field 0 status "$T/mt.json"): $(field 0 reason "$T/mt.json"); checked $(field 0 timing.checked_runs "$T/mt.json"))" \
+check "memo_inputs.cu, PyTorch's inputs: correct, nothing answered from memory, timed runs checked on unseen sets ($(line_field 0 status "$T/mt.json"): $(line_field 0 reason "$T/mt.json"); checked $(line_field 0 timing.checked_runs "$T/mt.json"))" \
 	python3 -c "import sys; assert sys.argv[1] == 'correct' and int(sys.argv[2]) >= 1" \
-	"$(field 0 status "$T/mt.json")" "$(field 0 timing.checked_runs "$T/mt.json")"
+	"$(line_field 0 status "$T/mt.json")" "$(line_field 0 timing.checked_runs "$T/mt.json")"
 
 mkdir -p "$XDG_CONFIG_HOME/kloop"
 printf 'api_key_env = MYLLM_KEY\n' >"$XDG_CONFIG_HOME/kloop/config"
 MYLLM_KEY=kloop-secret-key-9e1 DATABASE_URL=postgres://u:kloop-secret-pw-9e1@db/x \
 	ev "$T/env.json" $V/print_env.cu
 rm -f "$XDG_CONFIG_HOME/kloop/config"
-check "print_env.cu: crashed, and no secret in what it printed ($(field 0 status "$T/env.json"))" \
-	sh -c "test '$(field 0 status "$T/env.json")' = crashed && ! grep -q 'kloop-secret-' '$T/env.json' '$T/env.json.err'"
+check "print_env.cu: crashed, and no secret in what it printed ($(line_field 0 status "$T/env.json"))" \
+	sh -c "test '$(line_field 0 status "$T/env.json")' = crashed && ! grep -q 'kloop-secret-' '$T/env.json' '$T/env.json.err'"
 
 case "$($KLOOP doctor | grep '^limits')" in
 *"memory v"*)
 	KLOOP_MEM_LIMIT_MB=1200 ev "$T/mh.json" $V/mem_hog.cu
-	check "mem_hog.cu: its forks refused, then stopped at its memory limit, which the verdict names ($(field 0 status "$T/mh.json"): $(field 0 reason "$T/mh.json"))" \
-		sh -c "test '$(field 0 status "$T/mh.json")' = crashed && grep -q 'memory limit was reached' '$T/mh.json'"
+	check "mem_hog.cu: its forks refused, then stopped at its memory limit, which the verdict names ($(line_field 0 status "$T/mh.json"): $(line_field 0 reason "$T/mh.json"))" \
+		sh -c "test '$(line_field 0 status "$T/mh.json")' = crashed && grep -q 'memory limit was reached' '$T/mh.json'"
 	;;
 *) fail "kloop doctor names a memory limit for the candidate as a whole: $($KLOOP doctor | grep '^limits')" ;;
 esac
 KLOOP_TMP_LIMIT_MB=24 ev "$T/tf.json" $V/tmp_fill.cu
-check "tmp_fill.cu: correct, its /tmp full below 64 MiB ($(field 0 status "$T/tf.json"): $(field 0 reason "$T/tf.json"))" \
-	test "$(field 0 status "$T/tf.json")" = correct
-check "threads.cu: its 16 threads are counted ($(field 0 timing.threads_left "$T/th.json"))" \
-	test "$(field 0 timing.threads_left "$T/th.json")" = 16
+check "tmp_fill.cu: correct, its /tmp full below 64 MiB ($(line_field 0 status "$T/tf.json"): $(line_field 0 reason "$T/tf.json"))" \
+	test "$(line_field 0 status "$T/tf.json")" = correct
+check "threads.cu: its 16 threads are counted ($(line_field 0 timing.threads_left "$T/th.json"))" \
+	test "$(line_field 0 timing.threads_left "$T/th.json")" = 16

@@ -20,43 +20,10 @@
 #include "cand.h"
 #include "check.h"
 #include "compile.h"
+#include "compiled.h"
 #include "loop.h"
 #include "proc.h"
 #include "util.h"
-
-struct got {
-	int ok, cached, left;
-	char *so, *log;
-	struct loop *l;
-};
-
-static void done(struct compile_result *r, void *arg)
-{
-	struct got *g = arg;
-	g->ok = r->ok;
-	g->cached = r->cached;
-	free(g->so);
-	free(g->log);
-	g->so = r->zSo ? xstrdup(r->zSo) : NULL;
-	g->log = xstrdup(r->zLog ? r->zLog : "");
-	if (--g->left == 0 && g->l)
-		loop_stop(g->l);
-}
-
-static void compile(struct loop *l, struct compiler *c, const char *zSrc, const char *zName,
-                    struct got *g)
-{
-	char err[KL_ERRLEN];
-	struct compile_req req = {zSrc, strlen(zSrc), LANG_C, zName, 0};
-	g->left = 1;
-	g->l = l;
-	if (compiler_submit(c, &req, done, g, err) < 0) {
-		g->left = 0, g->ok = 0;
-		return;
-	}
-	if (g->left)
-		loop_run(l);
-}
 
 /* 1 once pid is gone (or a zombie of someone else's), within 10 s */
 static int gone(pid_t pid)
@@ -372,24 +339,24 @@ int main(void)
 	const char *src = "#include \"kloop.h\"\nint kl_run(const kl_tensor *i, int ni, kl_tensor "
 	                  "*o, int no, void *s)\n{ (void)i; (void)ni; (void)o; (void)no; "
 	                  "(void)s; return 0; }\n";
-	struct got g = {0};
-	compile(l, c, src, "plain.c", &g);
+	struct compiled g = {0};
+	compiled_wait(l, c, src, "plain.c", 0, &g, err);
 	CHECK(g.ok && !g.cached, "a candidate compiles");
-	int fd = g.so ? compiler_open_so(c, g.so, err) : -1;
+	int fd = g.zSo ? compiler_open_so(c, g.zSo, err) : -1;
 	CHECK(fd >= 0, "its object opens, matching its SHA-256");
 	CHECK(fd >= 0 && write(fd, "x", 1) < 0, "the copy handed to the runner is sealed");
 	if (fd >= 0)
 		close(fd);
-	int so = g.so ? open(g.so, O_WRONLY | O_APPEND) : -1;
+	int so = g.zSo ? open(g.zSo, O_WRONLY | O_APPEND) : -1;
 	CHECK(so >= 0 && write(so, "tampered", 8) == 8, "the cached object is changed on disk");
 	if (so >= 0)
 		close(so);
-	fd = compiler_open_so(c, g.so, err);
+	fd = compiler_open_so(c, g.zSo, err);
 	CHECK(fd < 0 && strstr(err, "does not match the SHA-256"),
 	      "a changed object is not loaded: %s", err);
-	compile(l, c, src, "plain.c", &g);
+	compiled_wait(l, c, src, "plain.c", 0, &g, err);
 	CHECK(g.ok && !g.cached, "the same source is compiled again instead of served changed");
-	fd = compiler_open_so(c, g.so, err);
+	fd = compiler_open_so(c, g.zSo, err);
 	CHECK(fd >= 0, "and the new object opens");
 	if (fd >= 0)
 		close(fd);
@@ -406,13 +373,14 @@ int main(void)
 		close(sfd);
 		char *inc = xasprintf("#include \"%s\"\n%s", secret, src);
 		compiler_set_sandbox(c, 1);
-		compile(l, c, inc, "inc.c", &g);
-		CHECK(!g.ok && strstr(g.log, "No such file or directory") &&
-		          strstr(g.log, "runs in a sandbox") && !strstr(g.log, "unit_secret_0042"),
+		compiled_wait(l, c, inc, "inc.c", 0, &g, err);
+		CHECK(!g.ok && strstr(g.zLog, "No such file or directory") &&
+		          strstr(g.zLog, "runs in a sandbox") &&
+		          !strstr(g.zLog, "unit_secret_0042"),
 		      "its #include fails in the sandbox with a note saying why");
-		compile(l, c, src, "plain2.c", &g);
+		compiled_wait(l, c, src, "plain2.c", 0, &g, err);
 		CHECK(g.ok, "an ordinary candidate compiles in the sandbox (%s)",
-		      g.log ? g.log : "");
+		      g.zLog ? g.zLog : "");
 		unlink(secret);
 		free(inc);
 
@@ -432,15 +400,14 @@ int main(void)
 		char *use = xasprintf("#include \"unit_lib_0042.h\"\n"
 		                      "int unit_lib_value = UNIT_LIB_0042;\n%s",
 		                      src);
-		compile(l, c, use, "uses_lib.c", &g);
+		compiled_wait(l, c, use, "uses_lib.c", 0, &g, err);
 		CHECK(g.ok, "a sandboxed compile sees a library's headers through links (%s: %s)",
-		      libs, g.log ? g.log : "");
+		      libs, g.zLog ? g.zLog : "");
 		char *rmh = xasprintf("rm -rf %s %s", hdr, ln);
 		(void)!system(rmh);
 		free(rmh), free(use), free(libs), free(h), free(ln);
 	}
-	free(g.so);
-	free(g.log);
+	compiled_free(&g);
 	compiler_free(c);
 	loop_free(l);
 	char *rm = xasprintf("rm -rf %s", cache);

@@ -15,46 +15,19 @@
 #include "check.h"
 #include "codehash.h"
 #include "compile.h"
+#include "compiled.h"
 #include "util.h"
-
-struct got {
-	int n, ok, cached;
-	char zKey[65], zCode[65];
-};
-
-static void on_done(struct compile_result *r, void *arg)
-{
-	struct got *g = arg;
-	g->n++;
-	g->ok = r->ok;
-	g->cached = r->cached;
-	memcpy(g->zKey, r->zKey, sizeof g->zKey);
-	memcpy(g->zCode, r->zCodeHash, sizeof g->zCode);
-}
-
-/* compile zSource as zName; its code hash into g (g->ok 0 on failure) */
-static int compile(struct loop *l, struct compiler *c, const char *zName, const char *zSource,
-                   struct got *g)
-{
-	char err[KL_ERRLEN];
-	struct compile_req rq = {zSource, strlen(zSource), compile_lang_from_name(zName), zName, 0};
-	int before = g->n;
-	g->ok = 0;
-	if (compiler_submit(c, &rq, on_done, g, err) < 0)
-		return -1;
-	for (int i = 0; i < 3000 && g->n == before; i++)
-		loop_once(l, 0.1);
-	return g->ok ? 0 : -1;
-}
 
 /* the code hash of zSource, or "" when it does not compile */
 static void hash_of(struct loop *l, struct compiler *c, const char *zName, const char *zSource,
                     char out[65])
 {
-	struct got g = {0};
+	struct compiled g = {0};
+	char err[KL_ERRLEN];
 	out[0] = 0;
-	if (compile(l, c, zName, zSource, &g) == 0)
+	if (compiled_wait(l, c, zSource, zName, 0, &g, err) == 0 && g.ok)
 		memcpy(out, g.zCode, 65);
+	compiled_free(&g);
 }
 
 /* zSrc with its first zFrom replaced by zTo (a new string) */
@@ -195,8 +168,8 @@ int main(void)
 	      "(%s)",
 	      same(a, call));
 	free(z);
-	struct got g = {0};
-	compile(l, c, "a.c", host_a, &g);
+	struct compiled g = {0};
+	compiled_wait(l, c, host_a, "a.c", 0, &g, err);
 	CHECK(g.cached && !strcmp(g.zCode, a), "a cache hit has the same code hash");
 	memcpy(again, g.zCode, 65);
 	CHECK(strcmp(g.zKey, again) != 0, "the code hash is not the cache key");
@@ -274,8 +247,8 @@ int main(void)
 	    "            (const float *)inputs[0].data, (float *)outputs[0].data, total);\n"
 	    "    return 0;\n"
 	    "}\n";
-	struct got cg = {0};
-	if (compile(l, c, "a.cu", cu_a, &cg) < 0 && !cg.n) {
+	struct compiled cg = {0};
+	if (compiled_wait(l, c, cu_a, "a.cu", 0, &cg, err) < 0 || !cg.n) {
 		printf("skip - CUDA code hashes: nvcc is not installed (KLOOP_NVCC)\n");
 	} else {
 		CHECK(cg.ok && strlen(cg.zCode) == 64, "a CUDA candidate compiles with nvcc");
@@ -300,6 +273,8 @@ int main(void)
 		check_changes(l, c, "a.cu", cu_a, cg.zCode, cu, sizeof cu / sizeof *cu);
 	}
 
+	compiled_free(&g);
+	compiled_free(&cg);
 	compiler_free(c2);
 	compiler_free(c);
 	loop_free(l);

@@ -16,54 +16,9 @@
 
 #include "check.h"
 #include "compile.h"
+#include "compiled.h"
 #include "diagfold.h"
 #include "util.h"
-
-struct got {
-	unsigned long long memMb; /* the last one's memLimitMb */
-	int n;                    /* results received */
-	int ok, cached;           /* the last one's */
-	char zKey[65];            /* its cache key */
-	char *zSo, *zLog, *zWhy;  /* its shared object, log, reason (fresh copies) */
-};
-
-static void on_done(struct compile_result *r, void *arg)
-{
-	struct got *g = arg;
-	g->n++;
-	g->ok = r->ok;
-	g->cached = r->cached;
-	memcpy(g->zKey, r->zKey, sizeof g->zKey);
-	free(g->zSo);
-	free(g->zLog);
-	free(g->zWhy);
-	g->zSo = r->zSo ? xstrdup(r->zSo) : NULL;
-	g->zLog = xstrdup(r->zLog ? r->zLog : "");
-	g->zWhy = xstrdup(r->zWhy);
-	g->memMb = r->memLimitMb;
-}
-
-/* compile zSource as zName and wait for the result */
-static void compile_as(struct loop *l, struct compiler *c, const char *zSource, const char *zName,
-                       struct got *g)
-{
-	char err[KL_ERRLEN];
-	struct compile_req rq = {zSource, strlen(zSource), compile_lang_from_name(zName), zName, 0};
-	int before = g->n;
-	if (compiler_submit(c, &rq, on_done, g, err) < 0) {
-		CHECK(0, "compiler_submit: %s", err);
-		return;
-	}
-	/* until it is done, or 300 s (a compiler that writes much wakes the
-	 * loop many times a second) */
-	for (double t0 = now_s(); g->n == before && now_s() - t0 < 300;)
-		loop_once(l, 0.1);
-}
-
-static void compile(struct loop *l, struct compiler *c, const char *zSource, struct got *g)
-{
-	compile_as(l, c, zSource, "cand.c", g);
-}
 
 /* the rule for f gives want MiB */
 static void rule_is(const char *zWhat, struct compile_mem_facts f, unsigned long long want,
@@ -111,10 +66,11 @@ static void mem_rule(void)
 
 /* a compile of /dev/zero under a 300 MiB limit, as zName by the compiler
  * service c: stopped by the limit, which its reason names */
-static void dev_zero(struct loop *l, struct compiler *c, const char *zName, struct got *g)
+static void dev_zero(struct loop *l, struct compiler *c, const char *zName, struct compiled *g)
 {
 	setenv("KLOOP_COMPILE_MEM_MB", "300", 1);
-	compile_as(l, c, "#include \"/dev/zero\"\nint kl_run(void) { return 0; }\n", zName, g);
+	compiled_check(l, c, "#include \"/dev/zero\"\nint kl_run(void) { return 0; }\n", zName, 0,
+	               g);
 	unsetenv("KLOOP_COMPILE_MEM_MB");
 	const char *want = "the compile reached its memory limit of 300 MiB (KLOOP_COMPILE_MEM_MB)";
 	CHECK(!g->ok && g->memMb == 300 && !strcmp(g->zWhy, want),
@@ -146,25 +102,25 @@ int main(void)
 	CHECK(c != NULL, "a compiler service with cc (%s)", c ? "" : err);
 	if (!c)
 		return check_done();
-	struct got g = {0};
+	struct compiled g = {0};
 
-	compile(l, c, good, &g);
+	compiled_check(l, c, good, "cand.c", 0, &g);
 	char key[65];
 	memcpy(key, g.zKey, sizeof key);
 	CHECK(g.n == 1 && g.ok && !g.cached && g.zSo && path_exists(g.zSo),
 	      "a candidate compiles into a shared object (%s)", g.zSo ? g.zSo : g.zWhy);
 
-	compile(l, c, good, &g);
+	compiled_check(l, c, good, "cand.c", 0, &g);
 	CHECK(g.n == 2 && g.ok && g.cached && !strcmp(g.zKey, key),
 	      "the same source again is a cache hit under the same key");
 
 	char *other = xasprintf("%s/* another */\n", good);
-	compile(l, c, other, &g);
+	compiled_check(l, c, other, "cand.c", 0, &g);
 	CHECK(g.n == 3 && g.ok && !g.cached && strcmp(g.zKey, key),
 	      "a changed source has another key and is compiled");
 	free(other);
 
-	compile(l, c, "int kl_run(void) { return undefined_name; }\n", &g);
+	compiled_check(l, c, "int kl_run(void) { return undefined_name; }\n", "cand.c", 0, &g);
 	CHECK(g.n == 4 && !g.ok && strstr(g.zLog, "undefined_name") && *g.zWhy,
 	      "a broken source fails with the compiler's message (%s)", g.zWhy);
 	CHECK(compiler_pending(c) == 0, "nothing left pending");
@@ -177,7 +133,7 @@ int main(void)
 	for (int i = 0; i < 12000; i++)
 		sb_adds(&big, "\t{ int x; }\n");
 	sb_adds(&big, "\treturn 0;\n}\n");
-	compile(l, c, big.buf, &g);
+	compiled_check(l, c, big.buf, "cand.c", 0, &g);
 	const char *cut = g.zLog ? strstr(g.zLog, "kloop: ") : NULL;
 	CHECK(g.ok && g.zLog && strlen(g.zLog) < (1 << 20) + 8192 && cut &&
 	          strstr(cut, "more bytes of the compiler's output were not kept (its first 1 MiB "
@@ -218,7 +174,7 @@ int main(void)
 	char *dir2 = xasprintf("%s/c2", dir);
 	c = compiler_new(l, dir2, 1, NULL, err);
 	int nBefore = g.n;
-	compile(l, c, good, &g);
+	compiled_check(l, c, good, "cand.c", 0, &g);
 	unsetenv("KLOOP_CC");
 	strbuf nb = STRBUF_INIT;
 	read_file(niceFile, &nb, 64, err);
@@ -235,9 +191,7 @@ int main(void)
 	free(dir2);
 
 	loop_free(l);
-	free(g.zSo);
-	free(g.zLog);
-	free(g.zWhy);
+	compiled_free(&g);
 	char *rm = xasprintf("rm -rf '%s'", dir);
 	CHECK(system(rm) == 0, "remove the cache directory");
 	free(rm);

@@ -9,22 +9,10 @@
 
 #include "check.h"
 #include "highlight.h"
+#include "slurp.h"
 #include "util.h"
 
 #define FIX "tests/fixtures/cuda_src/"
-
-static char *slurp(const char *path, size_t *n)
-{
-	strbuf sb = STRBUF_INIT;
-	char err[KL_ERRLEN];
-	if (read_file(path, &sb, 1 << 24, err) < 0) {
-		printf("# %s\n", err);
-		*n = 0;
-		return xstrdup("");
-	}
-	*n = sb.len;
-	return sb_detach(&sb);
-}
 
 /* the spans of a whole document */
 struct spans {

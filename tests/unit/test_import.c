@@ -16,6 +16,7 @@
 #include "cand_import.h"
 #include "check.h"
 #include "compile.h"
+#include "slurp.h"
 #include "util.h"
 
 static char dir[] = "/tmp/kloop-test-import.XXXXXX";
@@ -44,14 +45,6 @@ static char *put_n(const char *zRel, const char *z, size_t n)
 		fclose(f);
 	}
 	return p;
-}
-
-static char *fixture(const char *zPath)
-{
-	strbuf sb = STRBUF_INIT;
-	if (read_file(zPath, &sb, 1 << 20, NULL) < 0)
-		sb_adds(&sb, "");
-	return sb_detach(&sb);
 }
 
 /* the list's entries' paths relative to dir, ", " between */
@@ -121,9 +114,9 @@ static int read_one(const char *zRel, const char *z, const char *zBackend, char 
 static void reading(void)
 {
 	char w[600];
-	char *ext = fixture("tests/fixtures/torchext/softmax.cpp");
-	char *mn = fixture("tests/fixtures/torchext/modelnew_cpu.py");
-	char *kern = fixture("tasks/softmax/seed.c");
+	char *ext = slurp("tests/fixtures/torchext/softmax.cpp", NULL);
+	char *mn = slurp("tests/fixtures/torchext/modelnew_cpu.py", NULL);
+	char *kern = slurp("tasks/softmax/seed.c", NULL);
 	struct {
 		const char *zRel, *zText, *zBackend;
 		int ok;
@@ -175,14 +168,14 @@ static void exported(const char *zName, const char *zFile, const char *zForm)
 	char err[KL_ERRLEN];
 	struct state st;
 	memset(&st, 0, sizeof st);
-	char *src = fixture(zFile);
+	char *src = slurp(zFile, NULL);
 	struct cand c = {.id = 7, .zName = (char *)zName, .zSource = src, .zStatus = "correct"};
 	char *out = path_join(dir, "exp.py");
 	struct cand_export x = {.zKernelbench = out,
 	                        .zProblem = "tests/fixtures/torch/kb/23_Softmax.py"};
 	int rc = cand_export_write(&st, NULL, &c, &x, err);
 	CHECK(rc == 0, "%s exported (%s)", zName, rc ? err : "");
-	char *mod = fixture(out);
+	char *mod = slurp(out, NULL);
 	struct cand_exported ex;
 	rc = cand_export_read(mod, strlen(mod), &ex, err);
 	CHECK(rc == 1 && ex.id == 7 && !strcmp(ex.zName, zName) && !strcmp(ex.zSource, src) &&
@@ -230,7 +223,7 @@ static void exports(void)
 	/* the import reads an export as its candidate, named as it was */
 	struct state st;
 	memset(&st, 0, sizeof st);
-	char *src = fixture("tests/fixtures/torchext/softmax.cpp");
+	char *src = slurp("tests/fixtures/torchext/softmax.cpp", NULL);
 	struct cand c = {.id = 3, .zName = "softmax.cpp", .zSource = src, .zStatus = "correct"};
 	char *out = path_join(dir, "r/c3.py");
 	struct cand_export x = {.zKernelbench = out,

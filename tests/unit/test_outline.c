@@ -9,18 +9,17 @@
 
 #include "check.h"
 #include "outline.h"
+#include "slurp.h"
 #include "util.h"
 
 #define FIX "tests/fixtures/cuda_src/"
 
 static struct syntax_doc *load(const char *path)
 {
-	strbuf sb = STRBUF_INIT;
-	char err[KL_ERRLEN];
-	if (read_file(path, &sb, 1 << 24, err) < 0)
-		printf("# %s\n", err);
-	struct syntax_doc *d = syntax_parse(sb.buf ? sb.buf : "", sb.len, err);
-	sb_free(&sb);
+	size_t n;
+	char *src = slurp(path, &n), err[KL_ERRLEN];
+	struct syntax_doc *d = syntax_parse(src, n, err);
+	free(src);
 	return d;
 }
 

@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "event.h"
+#include "fold.h"
 #include "policy.h"
 #include "result.h"
 #include "roofline.h"
@@ -35,22 +36,6 @@ static const char *rank_name(enum state_rank r)
 	return (unsigned)r < sizeof rankNames / sizeof *rankNames ? rankNames[r] : "?";
 }
 
-/* apply ev (JSON) to st; 0, or -1 with err */
-static int apply(struct state *st, const char *json, char *err)
-{
-	cJSON *e = cJSON_Parse(json);
-	int rc = e ? state_apply(st, e, err) : kl_err(err, "bad JSON");
-	cJSON_Delete(e);
-	return rc;
-}
-
-static void event(struct state *st, const char *json)
-{
-	char err[KL_ERRLEN] = "";
-	int rc = apply(st, json, err);
-	CHECK(rc == 0, "applied %.70s (%s)", json, rc ? err : "ok");
-}
-
 static void add(struct state *st, int id)
 {
 	char e[160];
@@ -58,7 +43,7 @@ static void add(struct state *st, int id)
 	         "{\"type\":\"candidate_added\",\"id\":%d,\"source\":\"s%d\",\"name\":\"c%d.cu\","
 	         "\"ts\":1}",
 	         id, id, id);
-	event(st, e);
+	fold_check(st, e);
 }
 
 /* the rule's word on c, checked against want; the message says what it got */
@@ -77,7 +62,7 @@ static void test_clauses(void)
 {
 	struct state st;
 	state_init(&st);
-	event(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1}");
+	fold_check(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1}");
 	for (int i = 1; i <= 3; i++)
 		add(&st, i);
 	struct cand *c = state_cand(&st, 1);
@@ -139,7 +124,8 @@ static void test_clauses(void)
 	rank_is(&st, c, STATE_RANK_STATUS, "incorrect, reduced, below the floor: the status");
 
 	/* the policy, journaled before any search (kloop eval --precision) */
-	event(&st, "{\"type\":\"search_set\",\"key\":\"precision\",\"value\":\"any\",\"ts\":2}");
+	fold_check(&st,
+	           "{\"type\":\"search_set\",\"key\":\"precision\",\"value\":\"any\",\"ts\":2}");
 	*c = ok;
 	c->reduced = 1;
 	CHECK(state_precision_any(&st), "search_set precision any, before any search: the policy");
@@ -149,13 +135,14 @@ static void test_clauses(void)
 	rank_is(&st, c, STATE_RANK_UNVERIFIED, "... but not with an unverified time");
 
 	/* a suspect: held until a person clears it */
-	event(&st, "{\"type\":\"search_started\",\"settings\":{\"precision\":\"any\"},\"ts\":3}");
-	event(&st, "{\"type\":\"suspect_flagged\",\"candidate\":1,\"speedup\":4,\"why\":\"w\","
-	           "\"ts\":4}");
+	fold_check(&st,
+	           "{\"type\":\"search_started\",\"settings\":{\"precision\":\"any\"},\"ts\":3}");
+	fold_check(&st, "{\"type\":\"suspect_flagged\",\"candidate\":1,\"speedup\":4,\"why\":\"w\","
+	                "\"ts\":4}");
 	*c = ok;
 	c->belowFloor = 1;
 	rank_is(&st, c, STATE_RANK_SUSPECT, "below the floor, flagged, not cleared");
-	event(&st, "{\"type\":\"suspect_cleared\",\"candidate\":1,\"ts\":5}");
+	fold_check(&st, "{\"type\":\"suspect_cleared\",\"candidate\":1,\"ts\":5}");
 	rank_is(&st, c, STATE_RANK_YES, "below the floor, cleared by a person");
 	CHECK(state_cand_passes(&st, c), "... it passes (got %d)", state_cand_passes(&st, c));
 	c->unverified = 1;
@@ -260,7 +247,7 @@ static void test_session(void)
 	struct state st;
 	state_init(&st);
 	char err[KL_ERRLEN] = "";
-	event(&st, "{\"type\":\"session_started\",\"task\":\"softmax\",\"ts\":1}");
+	fold_check(&st, "{\"type\":\"session_started\",\"task\":\"softmax\",\"ts\":1}");
 	for (int i = 1; i <= 5; i++)
 		add(&st, i);
 	verdict(&st, 1, "correct", 1.0, 1, "faithful", 0);   /* 4x */
@@ -306,14 +293,16 @@ static void test_session(void)
 
 	/* kloop eval --precision any journals its policy before any search:
 	 * a setting eval takes is the session's; the search's own are not */
-	int rc = apply(&st, "{\"type\":\"search_set\",\"key\":\"parents\",\"value\":3}", err);
+	int rc = fold_event(&st, "{\"type\":\"search_set\",\"key\":\"parents\",\"value\":3}", err);
 	CHECK(rc < 0 && strstr(err, "before search_started"),
 	      "search_set of a search-only setting before a search: refused (%s)",
 	      rc < 0 ? err : "taken");
-	rc = apply(&st, "{\"type\":\"search_set\",\"key\":\"precision\",\"value\":\"some\"}", err);
+	rc = fold_event(&st, "{\"type\":\"search_set\",\"key\":\"precision\",\"value\":\"some\"}",
+	                err);
 	CHECK(rc < 0 && strstr(err, "faithful"), "... a policy that does not exist: refused (%s)",
 	      rc < 0 ? err : "taken");
-	event(&st, "{\"type\":\"search_set\",\"key\":\"precision\",\"value\":\"any\",\"ts\":3}");
+	fold_check(&st,
+	           "{\"type\":\"search_set\",\"key\":\"precision\",\"value\":\"any\",\"ts\":3}");
 	CHECK(!st.search.started && state_precision_any(&st),
 	      "search_set precision any before a search: the session's policy, no search (started "
 	      "%d)",
@@ -329,15 +318,17 @@ static void test_session(void)
 	      n > 1 ? a[1] : 0);
 
 	/* a suspect ranks once a person cleared it */
-	event(&st, "{\"type\":\"search_started\",\"settings\":{\"precision\":\"any\"},\"ts\":4}");
-	event(&st, "{\"type\":\"suspect_flagged\",\"candidate\":4,\"speedup\":200,\"why\":\"w\","
+	fold_check(&st,
+	           "{\"type\":\"search_started\",\"settings\":{\"precision\":\"any\"},\"ts\":4}");
+	fold_check(&st,
+	           "{\"type\":\"suspect_flagged\",\"candidate\":4,\"speedup\":200,\"why\":\"w\","
 	           "\"ts\":5}");
 	CHECK(best_id(&st) == 3, "a flagged suspect is not the best (got #%d)", best_id(&st));
-	event(&st, "{\"type\":\"suspect_cleared\",\"candidate\":4,\"ts\":6}");
+	fold_check(&st, "{\"type\":\"suspect_cleared\",\"candidate\":4,\"ts\":6}");
 	rank_is(&st, c[4], STATE_RANK_YES, "#4, cleared");
 	CHECK(best_id(&st) == 4, "cleared, it is the best (got #%d)", best_id(&st));
-	event(&st, "{\"type\":\"search_set\",\"key\":\"precision\",\"value\":\"faithful\","
-	           "\"elapsed_s\":1,\"ts\":7}");
+	fold_check(&st, "{\"type\":\"search_set\",\"key\":\"precision\",\"value\":\"faithful\","
+	                "\"elapsed_s\":1,\"ts\":7}");
 	rank_is(&st, c[3], STATE_RANK_REDUCED, "#3 after `set precision faithful`");
 	n = parents(&st, a, 4);
 	CHECK(n == 2 && has(a, n, 4) && has(a, n, 1), "the parents: #4 and #1 (got %d: #%d #%d)", n,

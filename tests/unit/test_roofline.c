@@ -11,18 +11,11 @@
 
 #include "check.h"
 #include "event.h"
+#include "fold.h"
 #include "report.h"
 #include "roofline.h"
 #include "state.h"
 #include "util.h"
-
-static void event(struct state *st, const char *json)
-{
-	char err[KL_ERRLEN];
-	cJSON *e = cJSON_Parse(json);
-	CHECK(e && state_apply(st, e, err) == 0, "applied %.60s (%s)", json, e ? "" : "bad JSON");
-	cJSON_Delete(e);
-}
 
 static struct task_tensor tensor(char *zName, int ndim, int64_t a, int64_t b)
 {
@@ -95,21 +88,24 @@ int main(void)
 	/* what the flags do to the rank */
 	struct state st;
 	state_init(&st);
-	event(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1}");
+	fold_check(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1}");
 	for (int i = 1; i <= 3; i++) {
 		char e[160];
 		snprintf(e, sizeof e,
 		         "{\"type\":\"candidate_added\",\"id\":%d,\"source\":\"x\",\"ts\":1}", i);
-		event(&st, e);
+		fold_check(&st, e);
 	}
-	event(&st, "{\"type\":\"eval_finished\",\"candidate\":1,\"ts\":2,\"result\":{\"status\":"
+	fold_check(&st,
+	           "{\"type\":\"eval_finished\",\"candidate\":1,\"ts\":2,\"result\":{\"status\":"
 	           "\"correct\",\"speedup\":2,\"timing\":{\"median_ms\":1}}}");
-	event(&st, "{\"type\":\"eval_finished\",\"candidate\":2,\"ts\":2,\"result\":{\"status\":"
+	fold_check(&st,
+	           "{\"type\":\"eval_finished\",\"candidate\":2,\"ts\":2,\"result\":{\"status\":"
 	           "\"correct\",\"speedup\":5,\"timing\":{\"median_ms\":0.4},\"precision\":{"
 	           "\"verdict\":\"reduced\",\"rel_l2\":2.8e-5,\"reference_rel_l2\":1.7e-7,"
 	           "\"rounding_rel_l2\":2.7e-8,\"ratio\":164,\"limit\":8,\"cause\":\"as large as "
 	           "TF32 or f16 inputs (10-bit mantissa) make\"}}}");
-	event(&st, "{\"type\":\"eval_finished\",\"candidate\":3,\"ts\":2,\"result\":{\"status\":"
+	fold_check(&st,
+	           "{\"type\":\"eval_finished\",\"candidate\":3,\"ts\":2,\"result\":{\"status\":"
 	           "\"correct\",\"speedup\":50,\"timing\":{\"median_ms\":0.04},\"roofline\":{"
 	           "\"fraction\":1.4,\"suspect\":\"below the floor\"}}}");
 	CHECK(state_cand_rankable(&st, state_cand(&st, 1)), "a faithful, verified time ranks");
@@ -136,17 +132,19 @@ int main(void)
 	CHECK(strstr(rs.buf, "50x!") && strstr(rs.buf, "140%"),
 	      "... a suspect with !, and its share of the roofline: %s", rs.buf);
 	sb_free(&rs);
-	event(&st, "{\"type\":\"search_started\",\"settings\":{\"precision\":\"any\"},\"ts\":3}");
+	fold_check(&st,
+	           "{\"type\":\"search_started\",\"settings\":{\"precision\":\"any\"},\"ts\":3}");
 	CHECK(state_cand_rankable(&st, state_cand(&st, 2)), "... reduced precision ranks under "
 	                                                    "`precision any`");
-	event(&st, "{\"type\":\"suspect_flagged\",\"candidate\":3,\"speedup\":50,\"why\":\"w\","
+	fold_check(&st,
+	           "{\"type\":\"suspect_flagged\",\"candidate\":3,\"speedup\":50,\"why\":\"w\","
 	           "\"ts\":4}");
 	CHECK(!state_cand_rankable(&st, state_cand(&st, 3)), "a flagged suspect does not rank");
-	event(&st, "{\"type\":\"suspect_cleared\",\"candidate\":3,\"ts\":5}");
+	fold_check(&st, "{\"type\":\"suspect_cleared\",\"candidate\":3,\"ts\":5}");
 	CHECK(state_cand_rankable(&st, state_cand(&st, 3)),
 	      "... until a person cleared it: then it ranks");
-	event(&st,
-	      "{\"type\":\"search_set\",\"key\":\"precision\",\"value\":\"faithful\",\"ts\":6}");
+	fold_check(
+	    &st, "{\"type\":\"search_set\",\"key\":\"precision\",\"value\":\"faithful\",\"ts\":6}");
 	CHECK(!state_cand_rankable(&st, state_cand(&st, 2)),
 	      "`set precision faithful` takes reduced precision out of the ranking again");
 	state_free(&st);

@@ -22,6 +22,7 @@
 #include "emit.h"
 #include "runner.h"
 #include "search.h"
+#include "slurp.h"
 #include "util.h"
 #include "version.h"
 
@@ -69,13 +70,6 @@ static void run(struct loop *l, struct runner *rn)
 	double t0 = now_s();
 	while (runner_busy(rn) && now_s() - t0 < 600)
 		loop_once(l, 0.5);
-}
-
-static char *slurp(const char *zPath)
-{
-	strbuf sb = STRBUF_INIT;
-	read_file(zPath, &sb, 1 << 24, NULL);
-	return sb.buf ? sb_detach(&sb) : xstrdup("");
 }
 
 /* the journal zPath gets zLines appended (a session cut short), and is
@@ -138,7 +132,7 @@ static void test_background_baseline(struct loop *l, struct config *cfg, struct 
 	                      "background in 9.0 s, 3 benchmarks given the GPU") != NULL,
 	      "a line says it came: %s", x->zLog);
 	runner_close(rn);
-	char *z = slurp(zPath);
+	char *z = slurp(zPath, NULL);
 	int nEv = 0, firstBare = 0;
 	for (char *p = z; (p = strstr(p, "\"type\":\"compile_baseline\"")); p++)
 		nEv++;
@@ -246,7 +240,7 @@ static void test_one_baseline(struct loop *l, struct config *cfg, struct notes *
 	sb_free(&sb);
 	runner_close(rn);
 	/* the journal holds it: read again, the same numbers */
-	char *z = slurp(zPath);
+	char *z = slurp(zPath, NULL);
 	CHECK(strstr(z, "\"type\":\"baseline\",\"device\":\"Fake GPU\",\"median_ms\":4,"
 	                "\"previous_ms\":2") != NULL,
 	      "the journal has the re-measure as a baseline event");
@@ -447,7 +441,7 @@ int main(void)
 	x.rn = NULL;
 
 	/* cut short: candidate 2's evaluation started and never finished */
-	char *before = slurp(zPath);
+	char *before = slurp(zPath, NULL);
 	rn = reopen_cut(l, &cfg, zPath,
 	                "{\"type\":\"eval_started\",\"candidate\":2,\"backend\":\"host\",\"ts\":1,"
 	                "\"seq\":999}\n",
@@ -460,7 +454,7 @@ int main(void)
 	CHECK(rn && x.nFinished == 1 && x.lastFinished == 2 &&
 	          cand(rn, 2)->status == STATUS_INCORRECT && cand(rn, 1)->status == STATUS_CORRECT,
 	      "... and it is finished again; the finished ones kept their verdicts");
-	char *after = slurp(zPath);
+	char *after = slurp(zPath, NULL);
 	CHECK(!strncmp(after, before, strlen(before)) &&
 	          strstr(after + strlen(before), "\"eval_finished\""),
 	      "the journal only grew");
@@ -510,7 +504,7 @@ int main(void)
 	char *line = xasprintf("{\"type\":\"eval_started\",\"candidate\":%d,\"backend\":\"host\","
 	                       "\"ab_with\":%d}\n",
 	                       a2, a1);
-	char *before2 = slurp(abPath);
+	char *before2 = slurp(abPath, NULL);
 	rn = reopen_cut(l, &cfg, abPath, line, &x, err);
 	free(line);
 	CHECK(rn && runner_job_of(rn, a2) && cand(rn, a2)->abWith == a1,
@@ -518,7 +512,7 @@ int main(void)
 	if (rn)
 		run(l, rn);
 	const cJSON *abr = rn ? cJSON_GetObjectItem(cand(rn, a2)->result, "ab") : NULL;
-	char *after2 = slurp(abPath);
+	char *after2 = slurp(abPath, NULL);
 	const char *tail = after2 + strlen(before2);
 	int nStarted = 0;
 	for (const char *q = tail; (q = strstr(q, "\"eval_started\"")); q++)

@@ -15,17 +15,19 @@
 #include "check.h"
 #include "emit.h"
 #include "session.h"
+#include "slurp.h"
 #include "status.h"
 #include "util.h"
 
+/* the lines of file zPath */
 static int lines(const char *zPath)
 {
-	strbuf sb = STRBUF_INIT;
+	size_t len;
+	char *z = slurp(zPath, &len);
 	int n = 0;
-	if (read_file(zPath, &sb, 1 << 20, NULL) == 0)
-		for (size_t i = 0; i < sb.len; i++)
-			n += sb.buf[i] == '\n';
-	sb_free(&sb);
+	for (size_t i = 0; i < len; i++)
+		n += z[i] == '\n';
+	free(z);
 	return n;
 }
 

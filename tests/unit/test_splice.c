@@ -9,24 +9,12 @@
 
 #include "check.h"
 #include "outline.h"
+#include "slurp.h"
 #include "splice.h"
 #include "syntax.h"
 #include "util.h"
 
 #define FIX "tests/fixtures/cuda_src/"
-
-static char *slurp(const char *path, size_t *n)
-{
-	strbuf sb = STRBUF_INIT;
-	char err[KL_ERRLEN];
-	if (read_file(path, &sb, 1 << 24, err) < 0) {
-		printf("# %s\n", err);
-		*n = 0;
-		return xstrdup("");
-	}
-	*n = sb.len;
-	return sb_detach(&sb);
-}
 
 static int parses(const char *s, size_t n)
 {

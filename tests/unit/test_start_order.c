@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "slurp.h"
 #include "start_order.h"
 #include "util.h"
 
@@ -52,14 +53,6 @@ static void wait_took(int fd)
 	close(fd);
 }
 
-static char *journal(const char *zPath)
-{
-	strbuf sb = STRBUF_INIT;
-	char err[KL_ERRLEN];
-	read_file(zPath, &sb, 1 << 16, err);
-	return sb.buf ? sb_detach(&sb) : xstrdup("");
-}
-
 int main(void)
 {
 	char dir[] = "/tmp/kloop-test-order-XXXXXX";
@@ -91,7 +84,7 @@ int main(void)
 		waitpid(a, NULL, 0);
 		wait_took(t2);
 		waitpid(b, NULL, 0);
-		char *j = journal(path), want[128];
+		char *j = slurp(path, NULL), want[128];
 		snprintf(want, sizeof want, "take 0 a.1\nmade a.1 ok\ntake %d b.1\nmade b.1 ok\n",
 		         level);
 		CHECK(!strcmp(j, want),
@@ -113,7 +106,7 @@ int main(void)
 	close(g1);
 	wait_took(t2);
 	waitpid(b, NULL, 0);
-	char *j = journal(path);
+	char *j = slurp(path, NULL);
 	CHECK(!strcmp(j, "take 0 a.2\ntake 1 b.2\nmade b.2 ok\n"),
 	      "a holder killed lets the lock go: the next takes it (%s)", j);
 	free(j);

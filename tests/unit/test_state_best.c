@@ -14,24 +14,17 @@
 
 #include "check.h"
 #include "event.h"
+#include "fold.h"
 #include "report.h"
 #include "state.h"
 #include "util.h"
-
-static void event(struct state *st, const char *json)
-{
-	char err[KL_ERRLEN] = "";
-	cJSON *e = cJSON_Parse(json);
-	CHECK(e && state_apply(st, e, err) == 0, "applied %.60s (%s)", json, e ? err : "bad JSON");
-	cJSON_Delete(e);
-}
 
 static void add(struct state *st, int id)
 {
 	char e[160];
 	snprintf(e, sizeof e,
 	         "{\"type\":\"candidate_added\",\"id\":%d,\"source\":\"s%d\",\"ts\":1}", id, id);
-	event(st, e);
+	fold_check(st, e);
 }
 
 /* a correct result on device zDev: median m (p10 lo, p90 hi), the baseline
@@ -45,7 +38,7 @@ static void timed(struct state *st, int id, const char *zDev, double base, doubl
 	         "\"correct\",\"device\":\"%s\",\"baseline_ms\":%g,\"speedup\":%g,\"timing\":{"
 	         "\"median_ms\":%g,\"p10_ms\":%g,\"p90_ms\":%g}%s%s}}",
 	         id, zDev, base, base / m, m, lo, hi, *zExtra ? "," : "", zExtra);
-	event(st, e);
+	fold_check(st, e);
 }
 
 static void ab(struct state *st, int cand, int inc, int wins, double ratio, int won)
@@ -55,7 +48,7 @@ static void ab(struct state *st, int cand, int inc, int wins, double ratio, int 
 	         "{\"type\":\"ab_compared\",\"candidate\":%d,\"incumbent\":%d,\"pairs\":20,"
 	         "\"wins\":%d,\"ratio\":%g,\"won\":%s,\"ts\":3}",
 	         cand, inc, wins, ratio, won ? "true" : "false");
-	event(st, e);
+	fold_check(st, e);
 }
 
 static int near(double a, double b)
@@ -73,7 +66,7 @@ static void test_baseline(void)
 {
 	struct state st;
 	state_init(&st);
-	event(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1}");
+	fold_check(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1}");
 	for (int i = 1; i <= 5; i++)
 		add(&st, i);
 	/* the session began with 7.41 ms; a reopen timed the reference at
@@ -101,8 +94,8 @@ static void test_baseline(void)
 	      "another GPU model has its own baseline (5x against 5 ms)");
 	/* a re-measure: every speedup on that device against it, the others
 	 * untouched */
-	event(&st, "{\"type\":\"baseline\",\"device\":\"H200\",\"median_ms\":6.0,"
-	           "\"previous_ms\":7.41,\"ts\":5}");
+	fold_check(&st, "{\"type\":\"baseline\",\"device\":\"H200\",\"median_ms\":6.0,"
+	                "\"previous_ms\":7.41,\"ts\":5}");
 	CHECK(near(c3->speedup, 6.0 / 1.59) && near(c4->speedup, 6.0 / 1.59) &&
 	          near(state_cand(&st, 1)->speedup, 2.0) && near(res_num(c3, "baseline_ms"), 6.0),
 	      "a re-measure rescales every speedup on its device (#1 2x, #3 and #4 %.4g)",
@@ -123,7 +116,7 @@ static void test_baseline(void)
 	      "a baseline of -1 ms is refused: %s", err);
 	cJSON_Delete(e);
 	/* an old journal's baseline (no device): the session's, every device's */
-	event(&st, "{\"type\":\"baseline\",\"median_ms\":3.0,\"ts\":6}");
+	fold_check(&st, "{\"type\":\"baseline\",\"median_ms\":3.0,\"ts\":6}");
 	CHECK(near(state_cand(&st, 1)->speedup, 1.0) && near(state_cand(&st, 5)->speedup, 3.0),
 	      "an old journal's baseline event, without a device, sets every device's");
 	cJSON *j = state_to_json(&st);
@@ -140,7 +133,7 @@ static void test_best(void)
 	struct state st;
 	char t[200];
 	state_init(&st);
-	event(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1}");
+	fold_check(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1}");
 	for (int i = 1; i <= 9; i++)
 		add(&st, i);
 	state_best_text(&st, t, sizeof t);
@@ -199,23 +192,24 @@ static void test_best(void)
 	sb_free(&sb);
 	/* a failed A/B takes nothing */
 	timed(&st, 6, "D", 10, 0.5, 0.49, 0.51, "");
-	event(&st, "{\"type\":\"ab_compared\",\"candidate\":6,\"incumbent\":5,\"pairs\":0,"
-	           "\"error\":\"the incumbent failed\",\"ts\":4}");
+	fold_check(&st, "{\"type\":\"ab_compared\",\"candidate\":6,\"incumbent\":5,\"pairs\":0,"
+	                "\"error\":\"the incumbent failed\",\"ts\":4}");
 	b = state_best_info(&st);
 	CHECK(b.best && b.best->id == 5, "an A/B that could not run leaves the best where it was");
 	/* banned and held suspects do not compete */
 	timed(&st, 7, "D", 10, 0.2, 0.19, 0.21, "");
-	event(&st, "{\"type\":\"search_started\",\"settings\":{},\"ts\":5}");
-	event(&st, "{\"type\":\"suspect_flagged\",\"candidate\":7,\"speedup\":50,\"why\":\"w\","
+	fold_check(&st, "{\"type\":\"search_started\",\"settings\":{},\"ts\":5}");
+	fold_check(&st,
+	           "{\"type\":\"suspect_flagged\",\"candidate\":7,\"speedup\":50,\"why\":\"w\","
 	           "\"ts\":5}");
 	CHECK(state_best(&st, NULL, NULL)->id == 5, "a held suspect is not the best");
-	event(&st, "{\"type\":\"suspect_cleared\",\"candidate\":7,\"ts\":6}");
+	fold_check(&st, "{\"type\":\"suspect_cleared\",\"candidate\":7,\"ts\":6}");
 	CHECK(state_best(&st, NULL, NULL)->id == 7, "... until a person clears it");
-	event(&st, "{\"type\":\"ban\",\"candidate\":7,\"ts\":7}");
+	fold_check(&st, "{\"type\":\"ban\",\"candidate\":7,\"ts\":7}");
 	CHECK(state_best(&st, NULL, NULL)->id == 5, "a banned one is not the best");
 	/* the search's own word (new_best) names nothing by itself: the one
 	 * rule does, and the search follows the same */
-	event(&st, "{\"type\":\"new_best\",\"candidate\":1,\"speedup\":10,\"ts\":8}");
+	fold_check(&st, "{\"type\":\"new_best\",\"candidate\":1,\"speedup\":10,\"ts\":8}");
 	CHECK(state_best(&st, NULL, NULL)->id == 5, "one rule, not the journal's latest new_best");
 	/* the best over time: among the verdicts by then */
 	CHECK(state_best_until(&st, state_cand(&st, 2)->firstEval).best->id == 1 &&
@@ -225,7 +219,7 @@ static void test_best(void)
 
 	/* the order is the verdicts', not the ids': #2's came first */
 	state_init(&st);
-	event(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1}");
+	fold_check(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1}");
 	add(&st, 1);
 	add(&st, 2);
 	timed(&st, 2, "D", 10, 1.0, 0.95, 1.05, "");

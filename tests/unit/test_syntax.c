@@ -9,23 +9,11 @@
 #include <string.h>
 
 #include "check.h"
+#include "slurp.h"
 #include "syntax.h"
 #include "util.h"
 
 #define FIX "tests/fixtures/cuda_src/"
-
-static char *slurp(const char *path, size_t *n)
-{
-	strbuf sb = STRBUF_INIT;
-	char err[KL_ERRLEN];
-	if (read_file(path, &sb, 1 << 24, err) < 0) {
-		printf("# %s\n", err);
-		*n = 0;
-		return xstrdup("");
-	}
-	*n = sb.len;
-	return sb_detach(&sb);
-}
 
 static struct syntax_doc *parse_s(const char *s)
 {

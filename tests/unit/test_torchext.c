@@ -19,20 +19,20 @@
 
 #include "check.h"
 #include "compile.h"
+#include "compiled.h"
 #include "kloop.h"
+#include "slurp.h"
 #include "torchext.h"
 #include "util.h"
 
 #define FX "tests/fixtures/torchext/"
 
+/* fixture zName of tests/fixtures/torchext (slurp.h) */
 static char *fixture(const char *zName)
 {
-	strbuf sb = STRBUF_INIT;
-	char *p = xasprintf(FX "%s", zName);
-	if (read_file(p, &sb, 1 << 20, NULL) < 0)
-		sb_adds(&sb, "");
+	char *p = xasprintf(FX "%s", zName), *z = slurp(p, NULL);
 	free(p);
-	return sb_detach(&sb);
+	return z;
 }
 
 /* the kinds of an entry point's parameters, from its definition or a
@@ -328,36 +328,6 @@ static void note_line(void)
 
 /* ---- the stand-in, compiled and called here ---- */
 
-struct got {
-	int n, ok;
-	char *zSo, *zLog;
-};
-
-static void on_done(struct compile_result *r, void *arg)
-{
-	struct got *g = arg;
-	g->n++;
-	g->ok = r->ok;
-	free(g->zSo);
-	free(g->zLog);
-	g->zSo = r->zSo ? xstrdup(r->zSo) : NULL;
-	g->zLog = xstrdup(r->zLog ? r->zLog : "");
-}
-
-static void compile(struct loop *l, struct compiler *c, const char *zSrc, const char *zName,
-                    int lang, struct got *g)
-{
-	char err[KL_ERRLEN];
-	struct compile_req rq = {zSrc, strlen(zSrc), (enum compile_lang)lang, zName, 1};
-	int before = g->n;
-	if (compiler_submit(c, &rq, on_done, g, err) < 0) {
-		CHECK(0, "compiler_submit: %s", err);
-		return;
-	}
-	for (double t0 = now_s(); g->n == before && now_s() - t0 < 600;)
-		loop_once(l, 0.1);
-}
-
 typedef int (*run_fn)(const kl_tensor *, int, kl_tensor *, int, void *);
 
 struct lib {
@@ -371,9 +341,9 @@ struct lib {
 static int load(struct loop *l, struct compiler *c, const char *zName, const char *zSrc,
                 struct lib *lb)
 {
-	struct got g = {0};
+	struct compiled g = {0};
 	char *z = zSrc ? xstrdup(zSrc) : fixture(zName);
-	compile(l, c, z, zName, LANG_CPP, &g);
+	compiled_check(l, c, z, zName, 1, &g);
 	free(z);
 	memset(lb, 0, sizeof *lb);
 	lb->dl = g.ok ? dlopen(g.zSo, RTLD_NOW | RTLD_LOCAL) : NULL;
@@ -386,8 +356,7 @@ static int load(struct loop *l, struct compiler *c, const char *zName, const cha
 	      "%s compiles against the stand-in and defines kl_run, kl_run_error, "
 	      "kl_run_copied%s%.300s",
 	      zName, g.ok ? "" : ": ", g.ok ? "" : g.zLog);
-	free(g.zSo);
-	free(g.zLog);
+	compiled_free(&g);
 	return lb->run ? 0 : -1;
 }
 
@@ -589,14 +558,14 @@ static void standin(struct loop *l, struct compiler *c)
 /* the GPU's exploit candidates (tests/fixtures/exploits/cuda, run by
  * tests/e2e/exploits_cuda.sh) compile for sm_90a, the extensions after
  * evil_cuda's softmax_kernel.cuh as that script puts them */
-static void cuda_exploits(struct loop *l, struct compiler *c, struct got *g)
+static void cuda_exploits(struct loop *l, struct compiler *c, struct compiled *g)
 {
 	char *kernel = fixture("../evil_cuda/softmax_kernel.cuh");
 	const char *cus[] = {"own_stream.cu", "gpu_scan_zeros.cu", "control.cu"};
 	for (size_t i = 0; i < sizeof cus / sizeof *cus; i++) {
 		char *p = xasprintf("../exploits/cuda/%s", cus[i]);
 		char *z = fixture(p), *src = xasprintf("%s%s", kernel, z);
-		compile(l, c, src, cus[i], LANG_CUDA, g);
+		compiled_check(l, c, src, cus[i], 1, g);
 		CHECK(g->ok, "exploits/cuda/%s compiles for sm_90a%s%.400s", cus[i],
 		      g->ok ? "" : ": ", g->ok ? "" : g->zLog);
 		free(src);
@@ -613,7 +582,7 @@ static void cuda_exploits(struct loop *l, struct compiler *c, struct got *g)
 	CHECK(rc == 0 && ts.lang == LANG_CUDA, "exploits/cuda/kb_result_reuse_cuda.py is read (%s)",
 	      rc ? err : "");
 	if (rc == 0) {
-		compile(l, c, ts.zSource, ts.zName, LANG_CUDA, g);
+		compiled_check(l, c, ts.zSource, ts.zName, 1, g);
 		CHECK(g->ok, "... and compiles for sm_90a%s%.400s", g->ok ? "" : ": ",
 		      g->ok ? "" : g->zLog);
 		torchext_src_free(&ts);
@@ -632,7 +601,7 @@ static void cuda_forms(struct loop *l, const char *zCache)
 	}
 	struct cuda_target tg = {"sm_90a", 9, 0, 0, ""};
 	struct compiler *c = compiler_new(l, zCache, 2, &tg, err);
-	struct got g = {0};
+	struct compiled g = {0};
 	const char *cus[][2] = {
 	    {"softmax.cu", "a CUDA extension (dispatch over float, double, half, bf16; "
 	                   "getCurrentCUDAStream, C10_CUDA_KERNEL_LAUNCH_CHECK)"},
@@ -642,7 +611,7 @@ static void cuda_forms(struct loop *l, const char *zCache)
 	char *z;
 	for (size_t i = 0; i < sizeof cus / sizeof *cus; i++) {
 		z = fixture(cus[i][0]);
-		compile(l, c, z, cus[i][0], LANG_CUDA, &g);
+		compiled_check(l, c, z, cus[i][0], 1, &g);
 		CHECK(g.ok, "%s: %s compiles for sm_90a%s%.400s", cus[i][0], cus[i][1],
 		      g.ok ? "" : ": ", g.ok ? "" : g.zLog);
 		free(z);
@@ -655,7 +624,7 @@ static void cuda_forms(struct loop *l, const char *zCache)
 	CHECK(rc == 0 && ts.lang == LANG_CUDA && !strcmp(ts.zName, "modelnew_cuda.cu"),
 	      "modelnew_cuda.py: its cuda_sources make it a CUDA source (%s)", rc ? err : "");
 	if (rc == 0) {
-		compile(l, c, ts.zSource, ts.zName, LANG_CUDA, &g);
+		compiled_check(l, c, ts.zSource, ts.zName, 1, &g);
 		CHECK(g.ok, "... which compiles for sm_90a%s%.400s", g.ok ? "" : ": ",
 		      g.ok ? "" : g.zLog);
 		torchext_src_free(&ts);
@@ -665,13 +634,12 @@ static void cuda_forms(struct loop *l, const char *zCache)
 	const char *gap = "#include <torch/extension.h>\n"
 	                  "torch::Tensor f(torch::Tensor x) { return at::matmul(x, x); }\n"
 	                  "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"f\", &f); }\n";
-	compile(l, c, gap, "gap.cu", LANG_CUDA, &g);
+	compiled_check(l, c, gap, "gap.cu", 1, &g);
 	char w[1200] = "";
 	CHECK(!g.ok && torchext_diagnose("gap.cu", g.zLog, w, sizeof w) &&
 	          strstr(w, "gap.cu uses at::matmul, which kloop's ATen stand-in"),
 	      "nvcc's own error for what the stand-in lacks is explained (%s)", w[0] ? w : g.zLog);
-	free(g.zSo);
-	free(g.zLog);
+	compiled_free(&g);
 	compiler_free(c);
 }
 

@@ -13,6 +13,7 @@
 #include "check.h"
 #include "panes.h"
 #include "event.h"
+#include "fold.h"
 #include "report.h"
 #include "screen.h"
 
@@ -26,14 +27,6 @@ static int overlap(const struct ui_rect *a, const struct ui_rect *b)
 	if (!a->h || !b->h)
 		return 0;
 	return a->x < b->x + b->w && b->x < a->x + a->w && a->y < b->y + b->h && b->y < a->y + a->h;
-}
-
-static void event(struct state *st, const char *json)
-{
-	char err[KL_ERRLEN];
-	cJSON *e = cJSON_Parse(json);
-	state_apply(st, e, err);
-	cJSON_Delete(e);
 }
 
 /* the columns of a row as pane_code_line() draws it: tabs to 4-column
@@ -165,21 +158,30 @@ int main(void)
 
 	struct state st;
 	state_init(&st);
-	event(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1000}");
+	fold_event(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1000}", NULL);
 	double v[10];
 	CHECK(chart_series(&st, 1010, 10, v) == 0 && v[9] == 0, "no candidate: an empty chart");
-	event(&st, "{\"type\":\"candidate_added\",\"id\":1,\"source\":\"x\",\"ts\":1000}");
-	event(&st, "{\"type\":\"candidate_added\",\"id\":2,\"source\":\"x\",\"ts\":1000}");
-	event(&st, "{\"type\":\"candidate_added\",\"id\":3,\"source\":\"x\",\"ts\":1000}");
-	event(&st, "{\"type\":\"eval_finished\",\"candidate\":1,\"ts\":1002,\"result\":{\"status\":"
+	fold_event(&st, "{\"type\":\"candidate_added\",\"id\":1,\"source\":\"x\",\"ts\":1000}",
+	           NULL);
+	fold_event(&st, "{\"type\":\"candidate_added\",\"id\":2,\"source\":\"x\",\"ts\":1000}",
+	           NULL);
+	fold_event(&st, "{\"type\":\"candidate_added\",\"id\":3,\"source\":\"x\",\"ts\":1000}",
+	           NULL);
+	fold_event(&st,
+	           "{\"type\":\"eval_finished\",\"candidate\":1,\"ts\":1002,\"result\":{\"status\":"
 	           "\"correct\","
-	           "\"speedup\":1.5}}");
-	event(&st, "{\"type\":\"eval_finished\",\"candidate\":2,\"ts\":1004,\"result\":{\"status\":"
+	           "\"speedup\":1.5}}",
+	           NULL);
+	fold_event(&st,
+	           "{\"type\":\"eval_finished\",\"candidate\":2,\"ts\":1004,\"result\":{\"status\":"
 	           "\"incorrect\","
-	           "\"speedup\":9}}");
-	event(&st, "{\"type\":\"eval_finished\",\"candidate\":3,\"ts\":1007,\"result\":{\"status\":"
+	           "\"speedup\":9}}",
+	           NULL);
+	fold_event(&st,
+	           "{\"type\":\"eval_finished\",\"candidate\":3,\"ts\":1007,\"result\":{\"status\":"
 	           "\"correct\","
-	           "\"speedup\":3}}");
+	           "\"speedup\":3}}",
+	           NULL);
 	double best = chart_series(&st, 1010, 10, v);
 	CHECK(best == 3, "the best correct speedup is 3 (the incorrect 9 does not count)");
 	CHECK(v[0] == 0 && v[1] == 0 && v[2] == 1.5 && v[6] == 1.5 && v[7] == 3 && v[9] == 3,
@@ -208,19 +210,29 @@ int main(void)
 	/* honest comparisons: a faster median inside the other's p10-p90 is the
 	 * same within noise, not a new best; one outside it is */
 	state_init(&st);
-	event(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1000}");
-	event(&st, "{\"type\":\"candidate_added\",\"id\":1,\"origin\":\"seed\","
-	           "\"source\":\"a\"}");
-	event(&st, "{\"type\":\"candidate_added\",\"id\":2,\"origin\":\"llm\","
-	           "\"parents\":[1],\"source\":\"b\"}");
-	event(&st, "{\"type\":\"candidate_added\",\"id\":3,\"origin\":\"llm\","
-	           "\"parents\":[2],\"source\":\"c\"}");
-	event(&st, "{\"type\":\"eval_finished\",\"candidate\":1,\"result\":{\"status\":"
+	fold_event(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1000}", NULL);
+	fold_event(&st,
+	           "{\"type\":\"candidate_added\",\"id\":1,\"origin\":\"seed\","
+	           "\"source\":\"a\"}",
+	           NULL);
+	fold_event(&st,
+	           "{\"type\":\"candidate_added\",\"id\":2,\"origin\":\"llm\","
+	           "\"parents\":[1],\"source\":\"b\"}",
+	           NULL);
+	fold_event(&st,
+	           "{\"type\":\"candidate_added\",\"id\":3,\"origin\":\"llm\","
+	           "\"parents\":[2],\"source\":\"c\"}",
+	           NULL);
+	fold_event(&st,
+	           "{\"type\":\"eval_finished\",\"candidate\":1,\"result\":{\"status\":"
 	           "\"correct\",\"speedup\":1,\"timing\":{\"median_ms\":0.9583,\"p10_ms\":0.95,"
-	           "\"p90_ms\":1.11}}}");
-	event(&st, "{\"type\":\"eval_finished\",\"candidate\":2,\"result\":{\"status\":"
+	           "\"p90_ms\":1.11}}}",
+	           NULL);
+	fold_event(&st,
+	           "{\"type\":\"eval_finished\",\"candidate\":2,\"result\":{\"status\":"
 	           "\"correct\",\"speedup\":1.0007,\"timing\":{\"median_ms\":0.9576,\"p10_ms\":"
-	           "0.94,\"p90_ms\":0.99}}}");
+	           "0.94,\"p90_ms\":0.99}}}",
+	           NULL);
 	int tie = 0;
 	const struct cand *b = report_best(&st, &tie);
 	CHECK(b && b->id == 1 && tie == 2,
@@ -229,9 +241,11 @@ int main(void)
 	      b ? b->id : 0, tie);
 	CHECK(report_same_within_noise(state_cand(&st, 1), state_cand(&st, 2)) == 1,
 	      "overlapping p10-p90 intervals are the same within noise");
-	event(&st, "{\"type\":\"eval_finished\",\"candidate\":3,\"result\":{\"status\":"
+	fold_event(&st,
+	           "{\"type\":\"eval_finished\",\"candidate\":3,\"result\":{\"status\":"
 	           "\"correct\",\"speedup\":1.8,\"timing\":{\"median_ms\":0.53,\"p10_ms\":0.52,"
-	           "\"p90_ms\":0.55}}}");
+	           "\"p90_ms\":0.55}}}",
+	           NULL);
 	b = report_best(&st, &tie);
 	CHECK(b && b->id == 3 && tie == 0, "a time outside the noise is a new best (%d)",
 	      b ? b->id : 0);
@@ -258,30 +272,38 @@ int main(void)
 	/* steering (issue 27): marks, the Results' order, the A/B in compare,
 	 * the follow mode's target */
 	state_init(&st);
-	event(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1000}");
+	fold_event(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1000}", NULL);
 	for (int i = 1; i <= 4; i++) {
 		char ev[200];
 		snprintf(ev, sizeof ev,
 		         "{\"type\":\"candidate_added\",\"id\":%d,\"origin\":\"%s\",%s\"source\":"
 		         "\"s%d\"}",
 		         i, i == 1 ? "seed" : "llm", i == 1 ? "" : "\"parents\":[1],", i);
-		event(&st, ev);
+		fold_event(&st, ev, NULL);
 	}
-	event(&st,
-	      "{\"type\":\"eval_finished\",\"candidate\":1,\"result\":{\"status\":\"correct\","
-	      "\"speedup\":1,\"time_ms\":2,\"timing\":{\"median_ms\":2,\"p10_ms\":1.9,\"p90_ms\":"
-	      "2.1},\"compile\":{\"seconds\":0.3,\"command\":\"cc -O3 -shared a-long-command\"}}}");
-	event(&st,
-	      "{\"type\":\"eval_finished\",\"candidate\":2,\"result\":{\"status\":\"correct\","
-	      "\"speedup\":2,\"time_ms\":1,\"timing\":{\"median_ms\":1,\"p10_ms\":0.99,\"p90_ms\":"
-	      "1.01}}}");
-	event(&st, "{\"type\":\"search_started\",\"settings\":{},\"ts\":1001}");
-	event(&st, "{\"type\":\"ban\",\"candidate\":3,\"ts\":1002}");
-	event(&st, "{\"type\":\"pin\",\"candidate\":2,\"ts\":1002}");
-	event(&st, "{\"type\":\"suspect_flagged\",\"candidate\":4,\"speedup\":90,\"why\":\"90x is "
-	           "more than the suspect limit\",\"ts\":1002}");
-	event(&st, "{\"type\":\"ab_compared\",\"candidate\":2,\"incumbent\":1,\"pairs\":20,"
-	           "\"wins\":19,\"ratio\":1.9,\"won\":true,\"ts\":1003}");
+	fold_event(
+	    &st,
+	    "{\"type\":\"eval_finished\",\"candidate\":1,\"result\":{\"status\":\"correct\","
+	    "\"speedup\":1,\"time_ms\":2,\"timing\":{\"median_ms\":2,\"p10_ms\":1.9,\"p90_ms\":"
+	    "2.1},\"compile\":{\"seconds\":0.3,\"command\":\"cc -O3 -shared a-long-command\"}}}",
+	    NULL);
+	fold_event(
+	    &st,
+	    "{\"type\":\"eval_finished\",\"candidate\":2,\"result\":{\"status\":\"correct\","
+	    "\"speedup\":2,\"time_ms\":1,\"timing\":{\"median_ms\":1,\"p10_ms\":0.99,\"p90_ms\":"
+	    "1.01}}}",
+	    NULL);
+	fold_event(&st, "{\"type\":\"search_started\",\"settings\":{},\"ts\":1001}", NULL);
+	fold_event(&st, "{\"type\":\"ban\",\"candidate\":3,\"ts\":1002}", NULL);
+	fold_event(&st, "{\"type\":\"pin\",\"candidate\":2,\"ts\":1002}", NULL);
+	fold_event(&st,
+	           "{\"type\":\"suspect_flagged\",\"candidate\":4,\"speedup\":90,\"why\":\"90x is "
+	           "more than the suspect limit\",\"ts\":1002}",
+	           NULL);
+	fold_event(&st,
+	           "{\"type\":\"ab_compared\",\"candidate\":2,\"incumbent\":1,\"pairs\":20,"
+	           "\"wins\":19,\"ratio\":1.9,\"won\":true,\"ts\":1003}",
+	           NULL);
 	const struct cand *top = state_best(&st, NULL, NULL);
 	CHECK(report_mark(&st, state_cand(&st, 1), top) == ' ' &&
 	          report_mark(&st, state_cand(&st, 2), top) == 'P' &&
@@ -337,8 +359,10 @@ int main(void)
 	      ui_follow_target(&u, UI_FOLLOW_BEST));
 	u.follow = UI_FOLLOW_NEWEST;
 	CHECK(ui_following(&u), "a running search: the follow mode acts");
-	event(&st, "{\"type\":\"search_finished\",\"reason\":\"round 3 made no new candidate: "
-	           "nothing new to try\",\"ts\":1004}");
+	fold_event(&st,
+	           "{\"type\":\"search_finished\",\"reason\":\"round 3 made no new candidate: "
+	           "nothing new to try\",\"ts\":1004}",
+	           NULL);
 	CHECK(!ui_following(&u), "... not once it ended (unless f turned it on)");
 	u.followAlways = 1;
 	CHECK(ui_following(&u), "... f turned it on: it acts");

@@ -9,24 +9,12 @@
 #include <string.h>
 
 #include "check.h"
+#include "slurp.h"
 #include "syntax.h"
 #include "tunables.h"
 #include "util.h"
 
 #define FIX "tests/fixtures/cuda_src/"
-
-static char *slurp(const char *path, size_t *n)
-{
-	strbuf sb = STRBUF_INIT;
-	char err[KL_ERRLEN];
-	if (read_file(path, &sb, 1 << 24, err) < 0) {
-		printf("# %s\n", err);
-		*n = 0;
-		return xstrdup("");
-	}
-	*n = sb.len;
-	return sb_detach(&sb);
-}
 
 static void find_in(const char *src, size_t n, struct tunable_list *l)
 {
