@@ -42,13 +42,20 @@ import json; p = json.load(open('$T/fp8_gemm.json'))['precision']
 assert p['verdict'] == 'faithful' and p['accumulation'] == 'fp32', p
 e = p['emulated']
 assert 0 < e['f16_accumulation'] < e['bf16_accumulation'], e"
-# an fp8 seed that accumulates in f16 is not a correct fp8 GEMM
+# an fp8 seed that accumulates in f16 is not a correct fp8 GEMM: at a
+# deep K (4096; its small shapes' 512), where it shows (at the host set's
+# K of 96 its error hides under the bf16 output's rounding and the task's
+# tolerance, which torch._scaled_mm's own error on the GPU sets), and the
+# seed beside it is correct there
 sed 's/acc += a\[k\] \* bj\[k\];/acc = kl_f16_to_f32(kl_f32_to_f16(acc + a[k] * bj[k]));/' \
 	tasks/fp8_gemm/seed.c >"$T/fp8_f16acc.c"
-$KLOOP eval fp8_gemm "$T/fp8_f16acc.c" $B --json >"$T/fp8acc.json" 2>"$T/err"
-_st=$(json status "$T/fp8acc.json")
-check "fp8_gemm accumulated in f16 (the seed edited: $(grep -c kl_f32_to_f16 "$T/fp8_f16acc.c") line): incorrect (got $_st)" \
-	test "$_st" = incorrect
+cp tasks/fp8_gemm/seed.c "$T/fp8_seed.c"
+$KLOOP eval fp8_gemm "$T/fp8_f16acc.c" "$T/fp8_seed.c" $B --shapes deep_k_64x4096x128 --json \
+	>"$T/fp8acc.json" 2>"$T/err"
+_st=$(cand_field "$T/fp8acc.json" fp8_f16acc.c status)
+_sd=$(cand_field "$T/fp8acc.json" fp8_seed.c status)
+check "fp8_gemm accumulated in f16 (the seed edited: $(grep -c kl_f32_to_f16 "$T/fp8_f16acc.c") line), at a deep K: incorrect (got $_st: $(cand_field "$T/fp8acc.json" fp8_f16acc.c reason | cut -c1-200)), the seed correct (got $_sd)" \
+	test "$_st/$_sd" = incorrect/correct
 # a task's reference.py runs at the shape set in use: its constants named
 # as the set's dimensions are set (rows=64 cols=1024 here, 8192 x 4096 in
 # the file), where they used to be a mismatch ("pick the matching --shapes")
