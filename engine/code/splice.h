@@ -8,7 +8,14 @@
  * Names: "row_var" finds the function whose unqualified name is row_var
  * when only one has it; "ln::row_var" matches the qualified name (with the
  * namespaces and classes around it).  Every edit is checked: the result
- * must parse (when the input did), else the call fails and says where.
+ * must parse (when the input did), else the call fails and says where; and
+ * it must keep the input's form: a PyTorch extension keeps its registration
+ * blocks (PYBIND11_MODULE, TORCH_LIBRARY, TORCH_LIBRARY_IMPL,
+ * TORCH_LIBRARY_FRAGMENT: as many of each, one way of registering, once),
+ * defines or declares every function they bind and gets no kl_run (kloop's
+ * ATen stand-in defines it); a source without them (a kernel) gets no
+ * registration block and no PyTorch header.  Otherwise the call fails
+ * saying which.
  *
  * Results are fresh heap memory owned by the caller, freed with the
  * matching *_free().

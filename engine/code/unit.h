@@ -64,4 +64,14 @@ int unit_names_has(const struct unit_names *s, const char *x);
 /* free s's names; s may be reused */
 void unit_names_free(struct unit_names *s);
 
+/* which registration block of a PyTorch extension function item it is:
+ * 0 PYBIND11_MODULE, 1 TORCH_LIBRARY, 2 TORCH_LIBRARY_IMPL, 3
+ * TORCH_LIBRARY_FRAGMENT; -1 for anything else */
+int unit_registration(const struct unit_item *it);
+#define UNIT_REGISTRATIONS 4
+
+/* the functions registration block it binds (m.def / m.impl of &f, f,
+ * TORCH_FN(f), by their last name component) added to out */
+void unit_bound(const struct unit *u, const struct unit_item *it, struct unit_names *out);
+
 #endif

@@ -388,12 +388,93 @@ static void test_crossover(void)
 	free(a);
 }
 
+/* what a failed check shows: the result, else the error */
+#define GOT(ok, r, err) (ok) ? "" : ": ", (ok) ? "" : (r).src ? (r).src : (err)
+
+#define EXT_HEAD "#include <torch/extension.h>\n"
+#define EXT_FWD "torch::Tensor forward(torch::Tensor x) { return x; }\n"
+#define EXT_MOD "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"forward\", &forward); }\n"
+
+/* what a splice into a PyTorch extension keeps (one registration block,
+ * the functions it binds, no kl_run of its own), and what a kernel does
+ * not take (a registration block, PyTorch's headers) */
+static void test_extension_form(void)
+{
+	const char *ext = EXT_HEAD EXT_FWD EXT_MOD;
+	struct splice_result r;
+	char err[KL_ERRLEN] = "";
+	static const struct {
+		const char *zReply, *zWant, *zWhat;
+	} refused[] = {
+	    {"```cpp\nTORCH_LIBRARY(ns, m) { m.def(\"forward(Tensor x) -> Tensor\", &forward); "
+	     "}\n```",
+	     "the spliced source would register with PYBIND11_MODULE and TORCH_LIBRARY where the "
+	     "source spliced into has PYBIND11_MODULE only: an extension registers its functions "
+	     "one way, once",
+	     "a TORCH_LIBRARY block beside the PYBIND11_MODULE"},
+	    {"```cpp\nint kl_run(const kl_tensor *in, int a, kl_tensor *out, int b, void *s) "
+	     "{ return 0; }\n```",
+	     "the spliced source would define kl_run in a PyTorch extension, whose kl_run kloop's "
+	     "ATen stand-in defines (it calls what PYBIND11_MODULE binds)",
+	     "a kl_run of its own"},
+	    {"```cpp\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"forward\", &fast); }\n```",
+	     "the spliced source's PYBIND11_MODULE binds `fast`, which it neither defines nor "
+	     "declares",
+	     "a PYBIND11_MODULE binding a function nobody defines"},
+	};
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+		CHECK(splice_reply(ext, strlen(ext), refused[i].zReply, strlen(refused[i].zReply),
+		                   &r, err) == -1 &&
+		          strstr(err, refused[i].zWant),
+		      "an extension refuses %s: %s", refused[i].zWhat, err);
+	const char *fast =
+	    "```cpp\ntorch::Tensor fast(torch::Tensor x) { return x; }\n"
+	    "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"forward\", &fast); }\n"
+	    "```\n";
+	int ok = splice_reply(ext, strlen(ext), fast, strlen(fast), &r, err) == 0 &&
+	         occurs(r.src, "PYBIND11_MODULE") == 1 && strstr(r.src, "&fast);") &&
+	         strstr(r.src, "#include <torch/extension.h>") &&
+	         line_of(r.src, "torch::Tensor fast(") < line_of(r.src, "PYBIND11_MODULE");
+	CHECK(ok,
+	      "a new entry point with its binding: one PYBIND11_MODULE, binding it, the include "
+	      "kept%s%s",
+	      GOT(ok, r, err));
+	splice_result_free(&r);
+	const char *lib =
+	    EXT_HEAD "#include <torch/library.h>\n"
+	             "void out_fn(const torch::Tensor &x, torch::Tensor &y) {}\n"
+	             "TORCH_LIBRARY(ns, m) { m.def(\"out_fn(Tensor x, Tensor(a!) y) -> "
+	             "()\"); }\n"
+	             "TORCH_LIBRARY_IMPL(ns, CPU, m) { m.impl(\"out_fn\", &out_fn); }\n";
+	CHECK(splice_crossover(ext, strlen(ext), lib, strlen(lib), "TORCH_LIBRARY_IMPL", &r, err) ==
+	              -1 &&
+	          strstr(err, "would register with PYBIND11_MODULE and TORCH_LIBRARY_IMPL where"),
+	      "crossing a TORCH_LIBRARY_IMPL into a PYBIND11_MODULE extension: refused (%s)", err);
+	const char *kern = "#include \"kloop.h\"\n"
+	                   "int kl_run(const kl_tensor *in, int a, kl_tensor *out, int b, void *s) "
+	                   "{ return 0; }\n";
+	CHECK(splice_crossover(kern, strlen(kern), ext, strlen(ext), "PYBIND11_MODULE", &r, err) ==
+	              -1 &&
+	          strstr(err,
+	                 "the spliced source would have PYBIND11_MODULE, which makes a PyTorch "
+	                 "extension of a source that is none"),
+	      "a kernel takes no PYBIND11_MODULE (%s)", err);
+	CHECK(splice_crossover(kern, strlen(kern), ext, strlen(ext), "forward", &r, err) == -1 &&
+	          strstr(err, "the spliced source would include <torch/extension.h> (PyTorch's C++ "
+	                      "API) in a source that is no PyTorch extension"),
+	      "... nor PyTorch's headers with a function of an extension (%s)", err);
+	CHECK(splice_crossover(ext, strlen(ext), kern, strlen(kern), "kl_run", &r, err) == -1 &&
+	          strstr(err, "would define kl_run in a PyTorch extension"),
+	      "an extension takes no kl_run from a kernel (%s)", err);
+}
+
 int main(void)
 {
 	test_find();
 	test_replace();
 	test_reply();
 	test_crossover();
+	test_extension_form();
 	syntax_shutdown();
 	return check_done();
 }
