@@ -836,6 +836,116 @@ out:
 	return rc;
 }
 
+/* a's item x and b's namesake y differ in what they show their users
+ * (unit_interface: a signature, a macro's parameters, a type) */
+static int interface_differs(const struct unit *ua, const struct unit_item *x,
+                             const struct unit *ub, const struct unit_item *y)
+{
+	char *p = unit_interface(ua, x), *q = unit_interface(ub, y);
+	int differs = (p || q) && (!p || !q || strcmp(p, q));
+	free(p);
+	free(q);
+	return differs;
+}
+
+/* a crossover's plan: which of b's items come (take), and which of those
+ * replace their namesake in a (repl) */
+struct cross {
+	const struct unit *a, *b;
+	char *take, *repl;
+	struct unit_names used; /* what the items taken use */
+};
+
+static void cross_take(struct cross *x, size_t i, int repl)
+{
+	x->take[i] = 1;
+	x->repl[i] |= (char)repl;
+	unit_names_used(x->b->d, x->b->items[i].node, &x->used);
+}
+
+/* b's items the taken ones use: what a lacks, and what a has written
+ * otherwise for its users (a function's signature, a type); 1 when one
+ * more was taken */
+static int cross_needs(struct cross *x)
+{
+	int grew = 0;
+	for (size_t i = 0; i < x->b->n; i++) {
+		const struct unit_item *it = &x->b->items[i];
+		if (x->take[i])
+			continue;
+		if (it->kind == SPLICE_INCLUDE) {
+			if (!unit_lookup(x->a, it->kind, it->key))
+				cross_take(x, i, 0), grew = 1;
+			continue;
+		}
+		const char *nm = it->kind == SPLICE_FUNCTION ? base_name(it->key) : it->name;
+		if (!unit_names_has(&x->used, nm))
+			continue;
+		const struct unit_item *ta = unit_lookup(x->a, it->kind, it->key);
+		if (!ta && it->kind == SPLICE_DECL && it->proto &&
+		    unit_lookup(x->a, SPLICE_FUNCTION, it->name))
+			continue; /* a prototype of a function a has: its definition decides */
+		if (!ta)
+			cross_take(x, i, 0), grew = 1;
+		else if (interface_differs(x->a, ta, x->b, it))
+			cross_take(x, i, 1), grew = 1;
+	}
+	return grew;
+}
+
+/* a's items that use what the plan replaces with another interface come
+ * from b too (their namesakes there); 1 when one more was taken, 0 when
+ * none is needed, -1 + err when b has no namesake to take */
+static int cross_users(struct cross *x, char *err)
+{
+	struct unit_names changed = {0};
+	for (size_t i = 0; i < x->b->n; i++) {
+		const struct unit_item *it = &x->b->items[i];
+		const struct unit_item *ta =
+		    x->take[i] ? unit_lookup(x->a, it->kind, it->key) : NULL;
+		if (ta && interface_differs(x->a, ta, x->b, it)) {
+			const char *nm =
+			    it->kind == SPLICE_FUNCTION ? base_name(it->key) : it->name;
+			if (!unit_names_has(&changed, nm)) {
+				xgrow((void **)&changed.v, &changed.alloc, changed.n + 1,
+				      sizeof *changed.v);
+				changed.v[changed.n++] = xstrdup(nm);
+			}
+		}
+	}
+	int rc = 0;
+	for (size_t j = 0; j < x->a->n && changed.n && rc >= 0; j++) {
+		const struct unit_item *ja = &x->a->items[j];
+		if (ja->kind == SPLICE_INCLUDE)
+			continue;
+		const struct unit_item *jb = unit_lookup(x->b, ja->kind, ja->key);
+		if (jb && x->take[jb - x->b->items])
+			continue; /* replaced already */
+		struct unit_names u = {0};
+		unit_names_used(x->a->d, ja->node, &u);
+		const char *hit = NULL;
+		for (size_t k = 0; k < changed.n && !hit; k++)
+			if (unit_names_has(&u, changed.v[k]))
+				hit = changed.v[k];
+		unit_names_free(&u);
+		if (!hit)
+			continue;
+		if (jb) {
+			cross_take(x, (size_t)(jb - x->b->items), 1);
+			rc = 1;
+		} else {
+			rc =
+			    kl_err(err,
+			           "`%s` of the first parent uses `%s`, which the second parent "
+			           "declares otherwise, and the second parent has no `%s` to bring "
+			           "along: the child would not compile",
+			           ja->name, hit, ja->name);
+		}
+	}
+	unit_names_free(&changed);
+	return rc;
+}
+
 int splice_crossover(const char *a, size_t an, const char *b, size_t bn, const char *name,
                      struct splice_result *res, char *err)
 {
@@ -850,46 +960,27 @@ int splice_crossover(const char *a, size_t an, const char *b, size_t bn, const c
 	int rc = -1;
 	struct donor *donors = NULL;
 	size_t ndonors = 0;
-	char *take = NULL;
+	struct cross x = {&ua, &ub, NULL, NULL, {0}};
 	const struct unit_item *f = unit_lookup(&ub, SPLICE_FUNCTION, name);
 	if (!f) {
 		not_found(&ub, name, "the second parent", err);
 		goto out;
 	}
-	/* what f needs from b that a lacks, to a fixed point */
-	take = xcalloc(ub.n, 1);
-	take[f - ub.items] = 1;
-	struct unit_names used = {0};
-	unit_names_used(ub.d, f->node, &used);
+	/* f, what it needs from b, and a's users of what changes, to a fixed point */
+	x.take = xcalloc(ub.n, 1);
+	x.repl = xcalloc(ub.n, 1);
+	cross_take(&x, (size_t)(f - ub.items), 1);
 	for (int grew = 1; grew;) {
-		grew = 0;
-		for (size_t i = 0; i < ub.n; i++) {
-			const struct unit_item *it = &ub.items[i];
-			if (take[i])
-				continue;
-			int want = 0;
-			if (it->kind == SPLICE_INCLUDE)
-				want = !unit_lookup(&ua, it->kind, it->key);
-			else if (it->kind == SPLICE_FUNCTION)
-				want = unit_names_has(&used, base_name(it->key)) &&
-				       !unit_lookup(&ua, it->kind, it->key);
-			else
-				want = unit_names_has(&used, it->name) &&
-				       !unit_lookup(&ua, it->kind, it->key) &&
-				       !(it->proto && unit_lookup(&ua, SPLICE_FUNCTION, it->name));
-			if (!want)
-				continue;
-			take[i] = 1;
-			grew = 1;
-			unit_names_used(ub.d, it->node, &used);
-		}
+		while (cross_needs(&x))
+			;
+		if ((grew = cross_users(&x, err)) < 0)
+			goto out;
 	}
-	unit_names_free(&used);
 	donors = xcalloc(ub.n, sizeof *donors);
 	for (size_t i = 0; i < ub.n; i++)
-		if (take[i])
+		if (x.take[i])
 			donors[ndonors++] = (struct donor){
-			    &ub, &ub.items[i], &ub.items[i] == f ? MERGE_REPLACE : MERGE_ADD, NULL};
+			    &ub, &ub.items[i], x.repl[i] ? MERGE_REPLACE : MERGE_ADD, NULL};
 	/* items in source order, so that what f uses comes before it */
 	for (size_t i = 1; i < ndonors; i++)
 		for (size_t k = i; k > 0 && donors[k - 1].it->start > donors[k].it->start; k--) {
@@ -899,7 +990,9 @@ int splice_crossover(const char *a, size_t an, const char *b, size_t bn, const c
 		}
 	rc = merge(&ua, donors, ndonors, res, err);
 out:
-	free(take);
+	unit_names_free(&x.used);
+	free(x.take);
+	free(x.repl);
 	free(donors);
 	unit_free(&ub);
 	unit_free(&ua);

@@ -97,8 +97,14 @@ int splice_reply(const char *src, size_t n, const char *reply, size_t rn, struct
  * Crossover: take function `name` from source b into source a (replacing
  * a's version or adding it), together with what it needs from b that a
  * lacks: functions it calls, macros and declarations it names, and b's
- * #includes.  Fills *res and returns 0, or -1 with err (no such function
- * in b, a source that cannot be parsed, or a result that does not parse).
+ * #includes.  What a has written otherwise for its users (a function's
+ * signature, a function-like macro's parameters, a type, a prototype)
+ * comes from b as well when the items taken use it, and so do b's versions
+ * of a's items that use what changed (callers of a function whose
+ * signature differs), to a fixed point.  Fills *res and returns 0, or -1
+ * with err: no such function in b, a source that cannot be parsed, an item
+ * of a that uses what changed and that b lacks (named), a result that does
+ * not parse or does not keep a's form.
  */
 int splice_crossover(const char *a, size_t an, const char *b, size_t bn, const char *name,
                      struct splice_result *res, char *err);

@@ -330,7 +330,40 @@ const struct unit_item *unit_lookup(const struct unit *u, enum splice_item kind,
 	return NULL;
 }
 
-/* ---- an extension's registrations ---- */
+/* ---- what an item shows its users, and an extension's registrations ---- */
+
+/* a declaration of a type (struct, class, union, enum, typedef, alias),
+ * not of a variable or a constant */
+static int declares_type(TSNode n)
+{
+	const char *t = ts_node_type(n);
+	if (!strcmp(t, "template_declaration")) {
+		uint32_t k = ts_node_named_child_count(n);
+		return k > 0 && declares_type(ts_node_named_child(n, k - 1));
+	}
+	if (!strcmp(t, "declaration"))
+		return ts_node_is_null(field(n, "declarator"));
+	return !strcmp(t, "struct_specifier") || !strcmp(t, "class_specifier") ||
+	       !strcmp(t, "union_specifier") || !strcmp(t, "enum_specifier") ||
+	       !strcmp(t, "type_definition") || !strcmp(t, "alias_declaration");
+}
+
+char *unit_interface(const struct unit *u, const struct unit_item *it)
+{
+	strbuf sb = STRBUF_INIT;
+	if (it->kind == SPLICE_FUNCTION && it->fn) {
+		syntax_tokens_before(u->d, it->node, it->fn->body_start, &sb);
+	} else if (it->kind == SPLICE_MACRO && is(it->node, "preproc_function_def")) {
+		syntax_tokens(u->d, field(it->node, "parameters"), &sb);
+	} else if (it->kind == SPLICE_DECL && (it->proto || declares_type(it->node))) {
+		syntax_tokens(u->d, it->node, &sb);
+	} else {
+		return NULL;
+	}
+	if (!sb.buf)
+		sb_grow(&sb, 0);
+	return sb_detach(&sb);
+}
 
 int unit_registration(const struct unit_item *it)
 {

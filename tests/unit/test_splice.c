@@ -1,8 +1,10 @@
 /*
  * test_splice.c - function-level edits: find, replace, splicing an LLM
- * reply's code blocks into a candidate, crossover from a second parent;
- * with the failures a user meets (a name that is not there, code that does
- * not parse, a reply without code).
+ * reply's code blocks into a candidate, crossover from a second parent
+ * (with the callers whose calls change, or refused naming the one it
+ * lacks); what a PyTorch extension and a kernel keep of their form; with
+ * the failures a user meets (a name that is not there, code that does not
+ * parse, a reply without code).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -391,6 +393,73 @@ static void test_crossover(void)
 /* what a failed check shows: the result, else the error */
 #define GOT(ok, r, err) (ok) ? "" : ": ", (ok) ? "" : (r).src ? (r).src : (err)
 
+/* a crossover never lends a function without what its calls need: when the
+ * callee's signature (a type, a macro's parameters) differs between the
+ * parents, the callers of the first parent come from the second too, or the
+ * crossover is refused naming the caller */
+static void test_crossover_interface(void)
+{
+	const char *a = "#include \"kloop.h\"\n"
+	                "struct Args { long n; };\n"
+	                "#define AT(p, i) ((p)[i])\n"
+	                "static void scale(float *y, long n)\n{\n"
+	                "\tfor (long i = 0; i < n; i++)\n\t\tAT(y, i) *= 2;\n}\n"
+	                "static long count(struct Args g) { return g.n; }\n"
+	                "int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, "
+	                "void *s)\n{\n"
+	                "\tstruct Args g = {in[0].shape[0]};\n"
+	                "\tscale(out[0].data, count(g));\n\treturn 0;\n}\n";
+	const char *b = "#include \"kloop.h\"\n"
+	                "struct Args { long n; float k; };\n"
+	                "#define AT(p, i, s) ((p)[(i) * (s)])\n"
+	                "static void scale(float *y, long n, float k)\n{\n"
+	                "\tfor (long i = 0; i < n; i++)\n\t\tAT(y, i, 1) *= k;\n}\n"
+	                "static long count(struct Args g) { return g.n + 0 * (long)g.k; }\n"
+	                "int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, "
+	                "void *s)\n{\n"
+	                "\tstruct Args g = {in[0].shape[0], 2};\n"
+	                "\tscale(out[0].data, count(g), g.k);\n\treturn 0;\n}\n";
+	struct splice_result r;
+	char err[KL_ERRLEN] = "";
+	int ok = splice_crossover(a, strlen(a), b, strlen(b), "scale", &r, err) == 0 &&
+	         action(&r, "scale", SPLICE_REPLACED) && action(&r, "kl_run", SPLICE_REPLACED) &&
+	         strstr(r.src, "scale(out[0].data, count(g), g.k)") &&
+	         !strstr(r.src, "scale(out[0].data, count(g));");
+	CHECK(ok, "scale's signature differs: kl_run, which calls it, comes from B with it%s%s",
+	      GOT(ok, r, err));
+	ok = r.src && strstr(r.src, "#define AT(p, i, s)") && !strstr(r.src, "#define AT(p, i)") &&
+	     strstr(r.src, "struct Args { long n; float k; };") &&
+	     strstr(r.src, "return g.n + 0 * (long)g.k;") && occurs(r.src, "struct Args {") == 1;
+	CHECK(ok,
+	      "... so do the macro whose parameters differ, the struct B's kl_run uses (g.k) and "
+	      "count, A's other user of that struct, each once%s%s",
+	      GOT(ok, r, err));
+	splice_result_free(&r);
+	ok = splice_crossover(a, strlen(a), b, strlen(b), "kl_run", &r, err) == 0 &&
+	     strstr(r.src, "static void scale(float *y, long n, float k)") &&
+	     occurs(r.src, "static void scale(") == 1;
+	CHECK(ok, "crossing kl_run takes B's scale, whose signature its call needs%s%s",
+	      GOT(ok, r, err));
+	splice_result_free(&r);
+	/* a caller B does not have: no child */
+	char *a2 =
+	    xasprintf("%sstatic void twice(float *y, long n) { scale(y, n); scale(y, n); }\n", a);
+	CHECK(splice_crossover(a2, strlen(a2), b, strlen(b), "scale", &r, err) == -1 &&
+	          strstr(err, "`twice` of the first parent uses `scale`, which the second parent "
+	                      "declares otherwise, and the second parent has no `twice` to bring "
+	                      "along: the child would not compile"),
+	      "a caller of A that B lacks: refused, naming it (%s)", err);
+	free(a2);
+	/* the same signature: A keeps its own callers, B's function alone comes */
+	const char *b2 = "static void scale(float *y, long n)\n{\n"
+	                 "\tfor (long i = 0; i < n; i++)\n\t\ty[i] += y[i];\n}\n";
+	ok = splice_crossover(a, strlen(a), b2, strlen(b2), "scale", &r, err) == 0 &&
+	     r.n_changes == 1 && action(&r, "scale", SPLICE_REPLACED) &&
+	     strstr(r.src, "y[i] += y[i]") && strstr(r.src, "scale(out[0].data, count(g));");
+	CHECK(ok, "the same signature: only the function changes%s%s", GOT(ok, r, err));
+	splice_result_free(&r);
+}
+
 #define EXT_HEAD "#include <torch/extension.h>\n"
 #define EXT_FWD "torch::Tensor forward(torch::Tensor x) { return x; }\n"
 #define EXT_MOD "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"forward\", &forward); }\n"
@@ -474,6 +543,7 @@ int main(void)
 	test_replace();
 	test_reply();
 	test_crossover();
+	test_crossover_interface();
 	test_extension_form();
 	syntax_shutdown();
 	return check_done();
