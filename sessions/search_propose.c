@@ -9,12 +9,30 @@
 #include <string.h>
 
 #include "search_int.h"
+#include "compile.h"
 #include "funcdiff.h"
 #include "policy.h"
 #include "splice.h"
 #include "sweep.h"
+#include "torchext.h"
 
 /* ---- the mechanical proposers ---- */
+
+/* what a crossover child is: "crossover: NAME from #b into #a", with the
+ * other functions of b it replaces in a (their calls changed with it) */
+static char *cross_what(const struct splice_result *r, const char *zName, int ia, int ib)
+{
+	strbuf sb = STRBUF_INIT;
+	sb_addf(&sb, "crossover: %s from #%d into #%d", zName, ib, ia);
+	int with = 0;
+	for (size_t k = 0; k < r->n_changes; k++) {
+		const struct splice_change *c = &r->changes[k];
+		if (c->item == SPLICE_FUNCTION && c->action == SPLICE_REPLACED &&
+		    strcmp(c->name, zName))
+			sb_addf(&sb, "%s%s", with++ ? ", " : ", with ", c->name);
+	}
+	return sb_detach(&sb);
+}
 
 static int has_source(const struct state *st, const char *z)
 {
@@ -88,21 +106,69 @@ void search_sweep(struct search *s, int R, int parent)
 	sweep_free(&l);
 }
 
-/* take functions of b that differ into a: up to CROSSOVER_MAX candidates */
+/* why candidates a and b cannot be crossed function by function (a
+ * ModelNew's C++ is in Python strings; parents of two forms or languages
+ * would make a child of neither) into why: 0 when they can, else -1 */
+static int cross_forms(const struct cand *a, const struct cand *b, char *why, size_t n)
+{
+	const struct cand *c[2] = {a, b};
+	enum torchext_form f[2];
+	int lang[2];
+	for (int i = 0; i < 2; i++) {
+		size_t len = strlen(c[i]->zSource);
+		f[i] = torchext_form_of(c[i]->zName, c[i]->zSource, len);
+		lang[i] = torchext_lang_of(c[i]->zName, c[i]->zSource, len);
+		if (f[i] == TORCHEXT_MODELNEW) {
+			snprintf(why, n,
+			         "#%d is a KernelBench ModelNew module, whose C++ is in Python "
+			         "strings: function crossover takes C, C++ and CUDA sources",
+			         c[i]->id);
+			return -1;
+		}
+	}
+	static const char *const forms[] = {[TORCHEXT_KERNEL] = "a kernel (kl_run)",
+	                                    [TORCHEXT_EXTENSION] = "a PyTorch extension",
+	                                    [TORCHEXT_MODELNEW] = "a ModelNew module"};
+	static const char *const langs[] = {
+	    [LANG_C] = "C", [LANG_CPP] = "C++", [LANG_CUDA] = "CUDA"};
+	if (f[0] != f[1]) {
+		snprintf(why, n, "#%d is %s, #%d %s: function crossover takes parents of one form",
+		         a->id, forms[f[0]], b->id, forms[f[1]]);
+		return -1;
+	}
+	if (lang[0] != lang[1] && lang[0] >= LANG_C && lang[1] >= LANG_C) {
+		snprintf(why, n,
+		         "#%d is %s, #%d %s: function crossover takes parents of one language",
+		         a->id, langs[lang[0]], b->id, langs[lang[1]]);
+		return -1;
+	}
+	return 0;
+}
+
+/* take functions of b that differ into a: up to CROSSOVER_MAX candidates;
+ * a function whose child cannot be made is said, with why */
 void search_crossover(struct search *s, int R, int ia, int ib)
 {
 	const struct state *st = ST(s);
 	const struct cand *a = state_cand(st, ia), *b = state_cand(st, ib);
 	if (!a || !b || policy_island(st, ia) == policy_island(st, ib))
 		return;
-	struct funcdiff d;
+	char line[KL_ERRLEN + 200];
 	char err[KL_ERRLEN];
+	if (cross_forms(a, b, err, sizeof err) < 0) {
+		snprintf(line, sizeof line, "crossover of #%d and #%d: not made: %s", ia, ib, err);
+		note(s, line, NULL);
+		return;
+	}
+	struct funcdiff d;
 	if (funcdiff_compare(a->zSource, strlen(a->zSource), b->zSource, strlen(b->zSource), &d,
 	                     err) < 0) {
+		snprintf(line, sizeof line, "crossover of #%d and #%d: not made: %s", ia, ib, err);
+		note(s, line, NULL);
 		funcdiff_free(&d);
 		return;
 	}
-	int made = 0;
+	int made = 0, refused = 0;
 	for (size_t i = 0; i < d.n && made < CROSSOVER_MAX && search_cand_ok(s); i++) {
 		if (d.v[i].status != FUNCDIFF_CHANGED && d.v[i].status != FUNCDIFF_ADDED)
 			continue;
@@ -110,10 +176,15 @@ void search_crossover(struct search *s, int R, int ia, int ib)
 		struct splice_result r;
 		memset(&r, 0, sizeof r);
 		if (splice_crossover(a->zSource, strlen(a->zSource), b->zSource, strlen(b->zSource),
-		                     d.v[i].name, &r, err) == 0 &&
-		    !has_source(ST(s), r.src)) {
-			char *what =
-			    xasprintf("crossover: %s from #%d into #%d", d.v[i].name, ib, ia);
+		                     d.v[i].name, &r, err) < 0) {
+			if (refused++ < CROSSOVER_MAX) {
+				snprintf(line, sizeof line,
+				         "crossover of #%d and #%d: %s from #%d not taken: %s", ia,
+				         ib, d.v[i].name, ib, err);
+				note(s, line, NULL);
+			}
+		} else if (!has_source(ST(s), r.src)) {
+			char *what = cross_what(&r, d.v[i].name, ia, ib);
 			int par[2] = {ia, ib};
 			made += add_mechanical(s, R, "crossover", par, 2, "cross", r.src, what) > 0;
 			free(what);
@@ -121,10 +192,12 @@ void search_crossover(struct search *s, int R, int ia, int ib)
 		splice_result_free(&r);
 	}
 	funcdiff_free(&d);
-	if (made) {
-		char line[160];
+	if (made || refused) {
 		snprintf(line, sizeof line, "crossover of #%d and #%d: %d candidate%s", ia, ib,
 		         made, made == 1 ? "" : "s");
+		if (refused)
+			snprintf(line + strlen(line), sizeof line - strlen(line),
+			         ", %d function%s not taken", refused, refused == 1 ? "" : "s");
 		note(s, line, NULL);
 	}
 }

@@ -371,6 +371,141 @@ static int parses_as_well(const struct unit *t, const strbuf *sb, char *err)
 	return 0;
 }
 
+static const char *const reg_names[UNIT_REGISTRATIONS] = {
+    "PYBIND11_MODULE", "TORCH_LIBRARY", "TORCH_LIBRARY_IMPL", "TORCH_LIBRARY_FRAGMENT"};
+
+/* u's registration blocks of each kind into cnt; how many in all */
+static int count_registrations(const struct unit *u, int *cnt)
+{
+	int all = 0;
+	memset(cnt, 0, UNIT_REGISTRATIONS * sizeof *cnt);
+	for (size_t i = 0; i < u->n; i++) {
+		int k = unit_registration(&u->items[i]);
+		if (k >= 0)
+			cnt[k]++, all++;
+	}
+	return all;
+}
+
+/* 1 when u defines or declares a function whose last name component is nm */
+static int has_function(const struct unit *u, const char *nm)
+{
+	for (size_t i = 0; i < u->o.n_funcs; i++)
+		if (!strcmp(base_name(u->o.funcs[i].qualname), nm))
+			return 1;
+	for (size_t i = 0; i < u->n; i++)
+		if (u->items[i].kind == SPLICE_DECL && u->items[i].proto &&
+		    !strcmp(base_name(u->items[i].name), nm))
+			return 1;
+	return 0;
+}
+
+/* an include path of PyTorch's C++ API: <torch/...>, <ATen/...>, <c10/...> */
+static int torch_header(const char *path)
+{
+	static const char *const dirs[] = {"torch/", "ATen/", "c10/"};
+	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+		if ((path[0] == '<' || path[0] == '"') &&
+		    !strncmp(path + 1, dirs[i], strlen(dirs[i])))
+			return 1;
+	return 0;
+}
+
+/* the kinds of registration cnt counts, "PYBIND11_MODULE and TORCH_LIBRARY" */
+static void say_registrations(const int *cnt, strbuf *sb)
+{
+	for (int k = 0, said = 0; k < UNIT_REGISTRATIONS; k++)
+		if (cnt[k])
+			sb_addf(sb, "%s%s", said++ ? " and " : "", reg_names[k]);
+}
+
+/* the bound functions of u's registration blocks are all there: 0, or
+ * -1 + err naming the first that is not */
+static int binds_what_it_has(const struct unit *u, char *err)
+{
+	for (size_t i = 0; i < u->n; i++) {
+		if (unit_registration(&u->items[i]) < 0)
+			continue;
+		struct unit_names b = {0};
+		unit_bound(u, &u->items[i], &b);
+		for (size_t k = 0; k < b.n; k++)
+			if (!has_function(u, b.v[k])) {
+				kl_err(err,
+				       "the spliced source's %s binds `%s`, which it neither "
+				       "defines nor declares",
+				       u->items[i].key, b.v[k]);
+				unit_names_free(&b);
+				return -1;
+			}
+		unit_names_free(&b);
+	}
+	return 0;
+}
+
+/*
+ * The merged source src[0..n) keeps target t's form: a PyTorch extension
+ * (registration blocks: PYBIND11_MODULE, TORCH_LIBRARY...) has the same
+ * blocks, as many of each (one way of registering, once), no kl_run of its
+ * own beside them (kloop's ATen stand-in defines it) and every function
+ * they bind; a source without them (a kernel) gets none.  0 or -1 + err.
+ */
+static int keeps_form(const struct unit *t, const char *src, size_t n, char *err)
+{
+	struct unit r;
+	if (unit_load(&r, src, n, "the spliced source", err) < 0)
+		return -1;
+	int ct[UNIT_REGISTRATIONS], cr[UNIT_REGISTRATIONS];
+	int nt = count_registrations(t, ct);
+	count_registrations(&r, cr);
+	int rc = 0;
+	strbuf has = STRBUF_INIT, got = STRBUF_INIT;
+	say_registrations(ct, &has);
+	say_registrations(cr, &got);
+	for (int k = 0; k < UNIT_REGISTRATIONS && !rc; k++) {
+		if (cr[k] == ct[k])
+			continue;
+		if (!nt)
+			rc = kl_err(err,
+			            "the spliced source would have %s, which makes a PyTorch "
+			            "extension of a source that is none (an extension is taken "
+			            "whole, not spliced in)",
+			            got.buf);
+		else if (!ct[k])
+			rc = kl_err(err,
+			            "the spliced source would register with %s where the source "
+			            "spliced into has %s only: an extension registers its "
+			            "functions one way, once",
+			            got.buf, has.buf);
+		else
+			rc =
+			    kl_err(err,
+			           "the spliced source would have %d %s blocks where the source "
+			           "spliced into has %d: an extension registers its functions once",
+			           cr[k], reg_names[k], ct[k]);
+	}
+	for (size_t i = 0; i < r.n && !rc && !nt; i++)
+		if (r.items[i].kind == SPLICE_INCLUDE && torch_header(r.items[i].key) &&
+		    !unit_lookup(t, SPLICE_INCLUDE, r.items[i].key))
+			rc = kl_err(
+			    err,
+			    "the spliced source would include %s (PyTorch's C++ API) in a "
+			    "source that is no PyTorch extension (an extension is taken whole, "
+			    "not spliced in)",
+			    r.items[i].key);
+	if (!rc && nt && !unit_lookup(t, SPLICE_FUNCTION, "kl_run") &&
+	    unit_lookup(&r, SPLICE_FUNCTION, "kl_run"))
+		rc = kl_err(err,
+		            "the spliced source would define kl_run in a PyTorch extension, whose "
+		            "kl_run kloop's ATen stand-in defines (it calls what %s binds)",
+		            has.buf);
+	if (!rc && nt)
+		rc = binds_what_it_has(&r, err);
+	sb_free(&has);
+	sb_free(&got);
+	unit_free(&r);
+	return rc;
+}
+
 /*
  * Merge donors[0..nd) into target t; fills res.  Returns 0 or -1 + err.
  */
@@ -384,7 +519,7 @@ static int merge(const struct unit *t, const struct donor *donors, size_t nd,
 	plan_place_added(&p);
 	strbuf sb = STRBUF_INIT;
 	plan_apply(&p, &sb);
-	if (parses_as_well(t, &sb, err) < 0) {
+	if (parses_as_well(t, &sb, err) < 0 || keeps_form(t, sb.buf, sb.len, err) < 0) {
 		sb_free(&sb);
 		splice_result_free(res);
 		return -1;
@@ -701,6 +836,116 @@ out:
 	return rc;
 }
 
+/* a's item x and b's namesake y differ in what they show their users
+ * (unit_interface: a signature, a macro's parameters, a type) */
+static int interface_differs(const struct unit *ua, const struct unit_item *x,
+                             const struct unit *ub, const struct unit_item *y)
+{
+	char *p = unit_interface(ua, x), *q = unit_interface(ub, y);
+	int differs = (p || q) && (!p || !q || strcmp(p, q));
+	free(p);
+	free(q);
+	return differs;
+}
+
+/* a crossover's plan: which of b's items come (take), and which of those
+ * replace their namesake in a (repl) */
+struct cross {
+	const struct unit *a, *b;
+	char *take, *repl;
+	struct unit_names used; /* what the items taken use */
+};
+
+static void cross_take(struct cross *x, size_t i, int repl)
+{
+	x->take[i] = 1;
+	x->repl[i] |= (char)repl;
+	unit_names_used(x->b->d, x->b->items[i].node, &x->used);
+}
+
+/* b's items the taken ones use: what a lacks, and what a has written
+ * otherwise for its users (a function's signature, a type); 1 when one
+ * more was taken */
+static int cross_needs(struct cross *x)
+{
+	int grew = 0;
+	for (size_t i = 0; i < x->b->n; i++) {
+		const struct unit_item *it = &x->b->items[i];
+		if (x->take[i])
+			continue;
+		if (it->kind == SPLICE_INCLUDE) {
+			if (!unit_lookup(x->a, it->kind, it->key))
+				cross_take(x, i, 0), grew = 1;
+			continue;
+		}
+		const char *nm = it->kind == SPLICE_FUNCTION ? base_name(it->key) : it->name;
+		if (!unit_names_has(&x->used, nm))
+			continue;
+		const struct unit_item *ta = unit_lookup(x->a, it->kind, it->key);
+		if (!ta && it->kind == SPLICE_DECL && it->proto &&
+		    unit_lookup(x->a, SPLICE_FUNCTION, it->name))
+			continue; /* a prototype of a function a has: its definition decides */
+		if (!ta)
+			cross_take(x, i, 0), grew = 1;
+		else if (interface_differs(x->a, ta, x->b, it))
+			cross_take(x, i, 1), grew = 1;
+	}
+	return grew;
+}
+
+/* a's items that use what the plan replaces with another interface come
+ * from b too (their namesakes there); 1 when one more was taken, 0 when
+ * none is needed, -1 + err when b has no namesake to take */
+static int cross_users(struct cross *x, char *err)
+{
+	struct unit_names changed = {0};
+	for (size_t i = 0; i < x->b->n; i++) {
+		const struct unit_item *it = &x->b->items[i];
+		const struct unit_item *ta =
+		    x->take[i] ? unit_lookup(x->a, it->kind, it->key) : NULL;
+		if (ta && interface_differs(x->a, ta, x->b, it)) {
+			const char *nm =
+			    it->kind == SPLICE_FUNCTION ? base_name(it->key) : it->name;
+			if (!unit_names_has(&changed, nm)) {
+				xgrow((void **)&changed.v, &changed.alloc, changed.n + 1,
+				      sizeof *changed.v);
+				changed.v[changed.n++] = xstrdup(nm);
+			}
+		}
+	}
+	int rc = 0;
+	for (size_t j = 0; j < x->a->n && changed.n && rc >= 0; j++) {
+		const struct unit_item *ja = &x->a->items[j];
+		if (ja->kind == SPLICE_INCLUDE)
+			continue;
+		const struct unit_item *jb = unit_lookup(x->b, ja->kind, ja->key);
+		if (jb && x->take[jb - x->b->items])
+			continue; /* replaced already */
+		struct unit_names u = {0};
+		unit_names_used(x->a->d, ja->node, &u);
+		const char *hit = NULL;
+		for (size_t k = 0; k < changed.n && !hit; k++)
+			if (unit_names_has(&u, changed.v[k]))
+				hit = changed.v[k];
+		unit_names_free(&u);
+		if (!hit)
+			continue;
+		if (jb) {
+			cross_take(x, (size_t)(jb - x->b->items), 1);
+			rc = 1;
+		} else {
+			rc =
+			    kl_err(err,
+			           "`%s` of the first parent uses `%s`, which the second parent "
+			           "declares otherwise, and the second parent has no `%s` to bring "
+			           "along: the child would not compile",
+			           ja->name, hit, ja->name);
+		}
+	}
+	unit_names_free(&changed);
+	return rc;
+}
+
 int splice_crossover(const char *a, size_t an, const char *b, size_t bn, const char *name,
                      struct splice_result *res, char *err)
 {
@@ -715,46 +960,27 @@ int splice_crossover(const char *a, size_t an, const char *b, size_t bn, const c
 	int rc = -1;
 	struct donor *donors = NULL;
 	size_t ndonors = 0;
-	char *take = NULL;
+	struct cross x = {&ua, &ub, NULL, NULL, {0}};
 	const struct unit_item *f = unit_lookup(&ub, SPLICE_FUNCTION, name);
 	if (!f) {
 		not_found(&ub, name, "the second parent", err);
 		goto out;
 	}
-	/* what f needs from b that a lacks, to a fixed point */
-	take = xcalloc(ub.n, 1);
-	take[f - ub.items] = 1;
-	struct unit_names used = {0};
-	unit_names_used(ub.d, f->node, &used);
+	/* f, what it needs from b, and a's users of what changes, to a fixed point */
+	x.take = xcalloc(ub.n, 1);
+	x.repl = xcalloc(ub.n, 1);
+	cross_take(&x, (size_t)(f - ub.items), 1);
 	for (int grew = 1; grew;) {
-		grew = 0;
-		for (size_t i = 0; i < ub.n; i++) {
-			const struct unit_item *it = &ub.items[i];
-			if (take[i])
-				continue;
-			int want = 0;
-			if (it->kind == SPLICE_INCLUDE)
-				want = !unit_lookup(&ua, it->kind, it->key);
-			else if (it->kind == SPLICE_FUNCTION)
-				want = unit_names_has(&used, base_name(it->key)) &&
-				       !unit_lookup(&ua, it->kind, it->key);
-			else
-				want = unit_names_has(&used, it->name) &&
-				       !unit_lookup(&ua, it->kind, it->key) &&
-				       !(it->proto && unit_lookup(&ua, SPLICE_FUNCTION, it->name));
-			if (!want)
-				continue;
-			take[i] = 1;
-			grew = 1;
-			unit_names_used(ub.d, it->node, &used);
-		}
+		while (cross_needs(&x))
+			;
+		if ((grew = cross_users(&x, err)) < 0)
+			goto out;
 	}
-	unit_names_free(&used);
 	donors = xcalloc(ub.n, sizeof *donors);
 	for (size_t i = 0; i < ub.n; i++)
-		if (take[i])
+		if (x.take[i])
 			donors[ndonors++] = (struct donor){
-			    &ub, &ub.items[i], &ub.items[i] == f ? MERGE_REPLACE : MERGE_ADD, NULL};
+			    &ub, &ub.items[i], x.repl[i] ? MERGE_REPLACE : MERGE_ADD, NULL};
 	/* items in source order, so that what f uses comes before it */
 	for (size_t i = 1; i < ndonors; i++)
 		for (size_t k = i; k > 0 && donors[k - 1].it->start > donors[k].it->start; k--) {
@@ -764,7 +990,9 @@ int splice_crossover(const char *a, size_t an, const char *b, size_t bn, const c
 		}
 	rc = merge(&ua, donors, ndonors, res, err);
 out:
-	free(take);
+	unit_names_free(&x.used);
+	free(x.take);
+	free(x.repl);
 	free(donors);
 	unit_free(&ub);
 	unit_free(&ua);

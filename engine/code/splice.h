@@ -8,7 +8,14 @@
  * Names: "row_var" finds the function whose unqualified name is row_var
  * when only one has it; "ln::row_var" matches the qualified name (with the
  * namespaces and classes around it).  Every edit is checked: the result
- * must parse (when the input did), else the call fails and says where.
+ * must parse (when the input did), else the call fails and says where; and
+ * it must keep the input's form: a PyTorch extension keeps its registration
+ * blocks (PYBIND11_MODULE, TORCH_LIBRARY, TORCH_LIBRARY_IMPL,
+ * TORCH_LIBRARY_FRAGMENT: as many of each, one way of registering, once),
+ * defines or declares every function they bind and gets no kl_run (kloop's
+ * ATen stand-in defines it); a source without them (a kernel) gets no
+ * registration block and no PyTorch header.  Otherwise the call fails
+ * saying which.
  *
  * Results are fresh heap memory owned by the caller, freed with the
  * matching *_free().
@@ -90,8 +97,14 @@ int splice_reply(const char *src, size_t n, const char *reply, size_t rn, struct
  * Crossover: take function `name` from source b into source a (replacing
  * a's version or adding it), together with what it needs from b that a
  * lacks: functions it calls, macros and declarations it names, and b's
- * #includes.  Fills *res and returns 0, or -1 with err (no such function
- * in b, a source that cannot be parsed, or a result that does not parse).
+ * #includes.  What a has written otherwise for its users (a function's
+ * signature, a function-like macro's parameters, a type, a prototype)
+ * comes from b as well when the items taken use it, and so do b's versions
+ * of a's items that use what changed (callers of a function whose
+ * signature differs), to a fixed point.  Fills *res and returns 0, or -1
+ * with err: no such function in b, a source that cannot be parsed, an item
+ * of a that uses what changed and that b lacks (named), a result that does
+ * not parse or does not keep a's form.
  */
 int splice_crossover(const char *a, size_t an, const char *b, size_t bn, const char *name,
                      struct splice_result *res, char *err);

@@ -393,6 +393,11 @@ int syntax_check(const char *src, size_t n, char *err)
 
 void syntax_tokens(const struct syntax_doc *d, TSNode node, strbuf *sb)
 {
+	syntax_tokens_before(d, node, UINT32_MAX, sb);
+}
+
+void syntax_tokens_before(const struct syntax_doc *d, TSNode node, uint32_t limit, strbuf *sb)
+{
 	TSTreeCursor c = ts_tree_cursor_new(node);
 	int first = 1;
 	uint32_t depth = 0;
@@ -407,6 +412,8 @@ void syntax_tokens(const struct syntax_doc *d, TSNode node, strbuf *sb)
 			uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
 			if (b > d->len)
 				b = (uint32_t)d->len;
+			if (a >= limit)
+				goto done;
 			if (b > a) {
 				if (!first)
 					sb_add(sb, " ", 1);

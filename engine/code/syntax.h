@@ -111,6 +111,9 @@ void syntax_position(const struct syntax_doc *d, uint32_t byte, unsigned *line, 
  * comments give the same string.
  */
 void syntax_tokens(const struct syntax_doc *d, TSNode node, strbuf *sb);
+/* the same for the tokens of node that start before byte limit (a
+ * function's declaration without its body) */
+void syntax_tokens_before(const struct syntax_doc *d, TSNode node, uint32_t limit, strbuf *sb);
 
 /*
  * The compiled query grammars/queries/NAME.scm (compiled once, kept for

@@ -329,3 +329,104 @@ const struct unit_item *unit_lookup(const struct unit *u, enum splice_item kind,
 			return &u->items[i];
 	return NULL;
 }
+
+/* ---- what an item shows its users, and an extension's registrations ---- */
+
+/* a declaration of a type (struct, class, union, enum, typedef, alias),
+ * not of a variable or a constant */
+static int declares_type(TSNode n)
+{
+	const char *t = ts_node_type(n);
+	if (!strcmp(t, "template_declaration")) {
+		uint32_t k = ts_node_named_child_count(n);
+		return k > 0 && declares_type(ts_node_named_child(n, k - 1));
+	}
+	if (!strcmp(t, "declaration"))
+		return ts_node_is_null(field(n, "declarator"));
+	return !strcmp(t, "struct_specifier") || !strcmp(t, "class_specifier") ||
+	       !strcmp(t, "union_specifier") || !strcmp(t, "enum_specifier") ||
+	       !strcmp(t, "type_definition") || !strcmp(t, "alias_declaration");
+}
+
+char *unit_interface(const struct unit *u, const struct unit_item *it)
+{
+	strbuf sb = STRBUF_INIT;
+	if (it->kind == SPLICE_FUNCTION && it->fn) {
+		syntax_tokens_before(u->d, it->node, it->fn->body_start, &sb);
+	} else if (it->kind == SPLICE_MACRO && is(it->node, "preproc_function_def")) {
+		syntax_tokens(u->d, field(it->node, "parameters"), &sb);
+	} else if (it->kind == SPLICE_DECL && (it->proto || declares_type(it->node))) {
+		syntax_tokens(u->d, it->node, &sb);
+	} else {
+		return NULL;
+	}
+	if (!sb.buf)
+		sb_grow(&sb, 0);
+	return sb_detach(&sb);
+}
+
+int unit_registration(const struct unit_item *it)
+{
+	static const char *const blocks[] = {"PYBIND11_MODULE", "TORCH_LIBRARY",
+	                                     "TORCH_LIBRARY_IMPL", "TORCH_LIBRARY_FRAGMENT"};
+	if (it->kind != SPLICE_FUNCTION)
+		return -1;
+	for (int i = 0; i < (int)(sizeof blocks / sizeof *blocks); i++)
+		if (!strcmp(it->key, blocks[i]))
+			return i;
+	return -1;
+}
+
+/* the function argument a of m.def / m.impl names (&f, f, TORCH_FN(f),
+ * ns::f): its last component into out */
+static void bound_name(const struct syntax_doc *d, TSNode a, struct unit_names *out)
+{
+	for (int guard = 0; guard < 8 && !ts_node_is_null(a); guard++) {
+		if (is(a, "pointer_expression") || is(a, "parenthesized_expression")) {
+			a = is(a, "pointer_expression") ? field(a, "argument")
+			                                : ts_node_named_child(a, 0);
+		} else if (is(a, "call_expression")) {
+			char *fn = syntax_text(d, field(a, "function"));
+			int torch_fn = !strcmp(fn, "TORCH_FN");
+			free(fn);
+			if (!torch_fn)
+				return;
+			a = ts_node_named_child(field(a, "arguments"), 0);
+		} else if (is(a, "identifier") || is(a, "qualified_identifier")) {
+			char *s = syntax_text(d, a);
+			const char *p = s, *q;
+			while ((q = strstr(p, "::")))
+				p = q + 2;
+			names_add_n(out, p, strlen(p));
+			free(s);
+			return;
+		} else {
+			return; /* a lambda, a cast: no name to look for */
+		}
+	}
+}
+
+void unit_bound(const struct unit *u, const struct unit_item *it, struct unit_names *out)
+{
+	TSTreeCursor c = ts_tree_cursor_new(it->node);
+	uint32_t depth = 0;
+	for (;;) {
+		TSNode n = ts_tree_cursor_current_node(&c);
+		if (is(n, "call_expression")) {
+			TSNode f = field(n, "function");
+			TSNode verb = is(f, "field_expression") ? field(f, "field") : (TSNode){0};
+			char *v = ts_node_is_null(verb) ? NULL : syntax_text(u->d, verb);
+			if (v && (!strcmp(v, "def") || !strcmp(v, "impl")))
+				bound_name(u->d, ts_node_named_child(field(n, "arguments"), 1),
+				           out);
+			free(v);
+		}
+		if (ts_tree_cursor_goto_first_child(&c)) {
+			depth++;
+			continue;
+		}
+		if (!syntax_cursor_next(&c, &depth))
+			break;
+	}
+	ts_tree_cursor_delete(&c);
+}

@@ -64,4 +64,24 @@ int unit_names_has(const struct unit_names *s, const char *x);
 /* free s's names; s may be reused */
 void unit_names_free(struct unit_names *s);
 
+/*
+ * What item it of u shows its users, as tokens (a fresh string): a
+ * function's declaration without its body, a function-like macro's
+ * parameters, a prototype or a type's whole declaration; NULL for items
+ * whose users do not depend on how they are written (a constant, a
+ * variable, an object-like macro, an include).  Two sources whose items
+ * differ here cannot lend each other the items' users.
+ */
+char *unit_interface(const struct unit *u, const struct unit_item *it);
+
+/* which registration block of a PyTorch extension function item it is:
+ * 0 PYBIND11_MODULE, 1 TORCH_LIBRARY, 2 TORCH_LIBRARY_IMPL, 3
+ * TORCH_LIBRARY_FRAGMENT; -1 for anything else */
+int unit_registration(const struct unit_item *it);
+#define UNIT_REGISTRATIONS 4
+
+/* the functions registration block it binds (m.def / m.impl of &f, f,
+ * TORCH_FN(f), by their last name component) added to out */
+void unit_bound(const struct unit *u, const struct unit_item *it, struct unit_names *out);
+
 #endif

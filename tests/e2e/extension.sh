@@ -84,6 +84,50 @@ $KLOOP eval softmax "$T/kb.py" $B --json >"$T/kb.json" 2>"$T/kb.err"
 check "... which kloop evaluates again as the same candidate ($(said "$T/kb.json"))" sh -c \
 	"test '$(cand_field "$T/kb.json" kb.py status)' = correct && test '$(cand_field "$T/kb.json" kb.py candidate_form.entry)' = softmax_cpu"
 
+# the search's function crossover of the field's forms (no LLM: sweeps and
+# crossover only), on a copy of softmax whose two seeds are the parents: the
+# kernel seed and an extension are not crossed, said why; two extensions
+# whose row helper's signature differs (and its call with it) give children
+# that compile and are correct; a TORCH_LIBRARY block is not taken into a
+# PYBIND11_MODULE extension, said why; two ModelNew modules are not crossed
+# (their C++ is in Python strings)
+# cross NAME SEED1 SEED2: one round on $T/NAME (a task with these seeds),
+# its lines in $T/NAME.out, its journal $T/NAME.jsonl
+cross() {
+	cp -r tasks/softmax "$T/$1"
+	cp "$2" "$3" "$T/$1/"
+	python3 -c 'import json, os, sys
+j = json.load(open(sys.argv[1])); j["name"] = "cross"
+j["seeds"] = {"host": [os.path.basename(p) for p in sys.argv[2:]]}
+json.dump(j, open(sys.argv[1], "w"))' "$T/$1/task.json" "$2" "$3"
+	printf 'set sweep_only 1\nsearch step\n' |
+		$KLOOP shell "$T/$1" $B --session "$T/$1.jsonl" >"$T/$1.out" 2>"$T/$1.err"
+}
+cross xk tasks/softmax/seed.c $F/rows.cpp
+check "crossover of the kernel seed and an extension: not made, said why ($(grep -m1 '^crossover' "$T/xk.out"))" \
+	grep -Eq '^crossover of #[12] and #[12]: not made: #[12] is (a PyTorch extension|a kernel \(kl_run\)), #[12] (a kernel \(kl_run\)|a PyTorch extension): function crossover takes parents of one form$' "$T/xk.out"
+cross xo $F/rows.cpp $F/rows_scaled.cpp
+python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+xs = [e["id"] for e in ev if e["type"] == "candidate_added" and e["origin"] == "crossover"]
+st = {e["candidate"]: e["result"].get("status") for e in ev if e["type"] == "eval_finished"}
+print(len(xs), sum(st.get(i) == "correct" for i in xs), [(i, st.get(i)) for i in xs])' \
+	"$T/xo.jsonl" >"$T/xo.py" 2>&1
+check "rows.cpp x rows_scaled.cpp: 2 crossover children, both correct ($(cat "$T/xo.py"); $(grep '^crossover' "$T/xo.out" | tr '\n' ' '))" \
+	grep -q '^2 2 ' "$T/xo.py"
+cross xl $F/softmax.cpp $F/library.cpp
+check "softmax.cpp x library.cpp: a registration block of the other kind not taken, said why ($(grep -m1 'not taken' "$T/xl.out"))" \
+	grep -Eq '^crossover of #[12] and #[12]: (PYBIND11_MODULE|TORCH_LIBRARY|TORCH_LIBRARY_IMPL) from #[12] not taken: the spliced source would register with .* only: an extension registers its functions one way, once$' "$T/xl.out"
+check "... and the round's line counts it ($(grep '^crossover of #[12] and #[12]: [0-9]' "$T/xl.out"))" \
+	grep -Eq '^crossover of #[12] and #[12]: [0-9] candidates?, [1-9] functions? not taken$' "$T/xl.out"
+sed 's/std::fmax(m, px\[r \* cols + c\])/(m > px[r * cols + c] ? m : px[r * cols + c])/' \
+	$F/modelnew_cpu.py >"$T/mn2.py"
+cross xm $F/modelnew_cpu.py "$T/mn2.py"
+check "two ModelNew parents: not crossed, said why ($(grep -m1 '^crossover' "$T/xm.out"))" \
+	grep -Eq '^crossover of #[12] and #[12]: not made: #[12] is a KernelBench ModelNew module, whose C\+\+ is in Python strings: function crossover takes C, C\+\+ and CUDA sources$' "$T/xm.out"
+check "... and nothing was made of them" sh -c "! grep -q '\"origin\": \"crossover\"' '$T/xm.jsonl'"
+
 if ! python3 -c 'import torch' >/dev/null 2>&1; then
 	skip "extension: PyTorch is not installed for python3, the KernelBench problem files did not run"
 	exit 0

@@ -90,6 +90,33 @@ static void forms(void)
 	          strstr(r.zSource, "PYBIND11_MODULE"),
 	      "a function spliced into an extension parent keeps it an extension (%s)", err);
 	reply_code_free(&r);
+	const char *lib = "```cpp\nTORCH_LIBRARY(ns, m) { m.def(\"f(Tensor x) -> Tensor\", "
+	                  "&forward); }\n```\n";
+	CHECK(reply_code(EXT, strlen(EXT), lib, strlen(lib), &r, err) == -1 &&
+	          strstr(err, "would register with PYBIND11_MODULE and TORCH_LIBRARY where the "
+	                      "source spliced into has PYBIND11_MODULE only"),
+	      "a TORCH_LIBRARY block for an extension parent with PYBIND11_MODULE: refused, not a "
+	      "second registration (%s)",
+	      err);
+	const char *run = "```cpp\nint kl_run(const kl_tensor *in, int a, kl_tensor *out, int b, "
+	                  "void *s) { return 0; }\n```\n";
+	CHECK(reply_code(EXT, strlen(EXT), run, strlen(run), &r, err) == -1 &&
+	          strstr(err, "would define kl_run in a PyTorch extension"),
+	      "a kl_run for an extension parent: refused, the stand-in has it (%s)", err);
+	const char *bind = "```cpp\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"forward\", "
+	                   "&forward2); }\n```\n";
+	CHECK(reply_code(EXT, strlen(EXT), bind, strlen(bind), &r, err) == -1 &&
+	          strstr(err, "PYBIND11_MODULE binds `forward2`, which it neither defines nor "
+	                      "declares"),
+	      "a binding of a function neither the reply nor the parent defines: refused (%s)",
+	      err);
+	const char *mod = "```cpp\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"f\", "
+	                  "&row_max); }\n```\n";
+	CHECK(convert(mod, &r, err) == -1 &&
+	          strstr(err,
+	                 "the spliced source would have PYBIND11_MODULE, which makes a PyTorch "
+	                 "extension of a source that is none"),
+	      "a PYBIND11_MODULE for a kernel parent: refused (%s)", err);
 }
 
 int main(void)

@@ -1,8 +1,10 @@
 /*
  * test_splice.c - function-level edits: find, replace, splicing an LLM
- * reply's code blocks into a candidate, crossover from a second parent;
- * with the failures a user meets (a name that is not there, code that does
- * not parse, a reply without code).
+ * reply's code blocks into a candidate, crossover from a second parent
+ * (with the callers whose calls change, or refused naming the one it
+ * lacks); what a PyTorch extension and a kernel keep of their form; with
+ * the failures a user meets (a name that is not there, code that does not
+ * parse, a reply without code).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -376,12 +378,161 @@ static void test_crossover(void)
 	free(a);
 }
 
+/* what a failed check shows: the result, else the error */
+#define GOT(ok, r, err) (ok) ? "" : ": ", (ok) ? "" : (r).src ? (r).src : (err)
+
+/* a crossover never lends a function without what its calls need: when the
+ * callee's signature (a type, a macro's parameters) differs between the
+ * parents, the callers of the first parent come from the second too, or the
+ * crossover is refused naming the caller */
+static void test_crossover_interface(void)
+{
+	const char *a = "#include \"kloop.h\"\n"
+	                "struct Args { long n; };\n"
+	                "#define AT(p, i) ((p)[i])\n"
+	                "static void scale(float *y, long n)\n{\n"
+	                "\tfor (long i = 0; i < n; i++)\n\t\tAT(y, i) *= 2;\n}\n"
+	                "static long count(struct Args g) { return g.n; }\n"
+	                "int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, "
+	                "void *s)\n{\n"
+	                "\tstruct Args g = {in[0].shape[0]};\n"
+	                "\tscale(out[0].data, count(g));\n\treturn 0;\n}\n";
+	const char *b = "#include \"kloop.h\"\n"
+	                "struct Args { long n; float k; };\n"
+	                "#define AT(p, i, s) ((p)[(i) * (s)])\n"
+	                "static void scale(float *y, long n, float k)\n{\n"
+	                "\tfor (long i = 0; i < n; i++)\n\t\tAT(y, i, 1) *= k;\n}\n"
+	                "static long count(struct Args g) { return g.n + 0 * (long)g.k; }\n"
+	                "int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, "
+	                "void *s)\n{\n"
+	                "\tstruct Args g = {in[0].shape[0], 2};\n"
+	                "\tscale(out[0].data, count(g), g.k);\n\treturn 0;\n}\n";
+	struct splice_result r;
+	char err[KL_ERRLEN] = "";
+	int ok = splice_crossover(a, strlen(a), b, strlen(b), "scale", &r, err) == 0 &&
+	         action(&r, "scale", SPLICE_REPLACED) && action(&r, "kl_run", SPLICE_REPLACED) &&
+	         strstr(r.src, "scale(out[0].data, count(g), g.k)") &&
+	         !strstr(r.src, "scale(out[0].data, count(g));");
+	CHECK(ok, "scale's signature differs: kl_run, which calls it, comes from B with it%s%s",
+	      GOT(ok, r, err));
+	ok = r.src && strstr(r.src, "#define AT(p, i, s)") && !strstr(r.src, "#define AT(p, i)") &&
+	     strstr(r.src, "struct Args { long n; float k; };") &&
+	     strstr(r.src, "return g.n + 0 * (long)g.k;") && occurs(r.src, "struct Args {") == 1;
+	CHECK(ok,
+	      "... so do the macro whose parameters differ, the struct B's kl_run uses (g.k) and "
+	      "count, A's other user of that struct, each once%s%s",
+	      GOT(ok, r, err));
+	splice_result_free(&r);
+	ok = splice_crossover(a, strlen(a), b, strlen(b), "kl_run", &r, err) == 0 &&
+	     strstr(r.src, "static void scale(float *y, long n, float k)") &&
+	     occurs(r.src, "static void scale(") == 1;
+	CHECK(ok, "crossing kl_run takes B's scale, whose signature its call needs%s%s",
+	      GOT(ok, r, err));
+	splice_result_free(&r);
+	/* a caller B does not have: no child */
+	char *a2 =
+	    xasprintf("%sstatic void twice(float *y, long n) { scale(y, n); scale(y, n); }\n", a);
+	CHECK(splice_crossover(a2, strlen(a2), b, strlen(b), "scale", &r, err) == -1 &&
+	          strstr(err, "`twice` of the first parent uses `scale`, which the second parent "
+	                      "declares otherwise, and the second parent has no `twice` to bring "
+	                      "along: the child would not compile"),
+	      "a caller of A that B lacks: refused, naming it (%s)", err);
+	free(a2);
+	/* the same signature: A keeps its own callers, B's function alone comes */
+	const char *b2 = "static void scale(float *y, long n)\n{\n"
+	                 "\tfor (long i = 0; i < n; i++)\n\t\ty[i] += y[i];\n}\n";
+	ok = splice_crossover(a, strlen(a), b2, strlen(b2), "scale", &r, err) == 0 &&
+	     r.n_changes == 1 && action(&r, "scale", SPLICE_REPLACED) &&
+	     strstr(r.src, "y[i] += y[i]") && strstr(r.src, "scale(out[0].data, count(g));");
+	CHECK(ok, "the same signature: only the function changes%s%s", GOT(ok, r, err));
+	splice_result_free(&r);
+}
+
+#define EXT_HEAD "#include <torch/extension.h>\n"
+#define EXT_FWD "torch::Tensor forward(torch::Tensor x) { return x; }\n"
+#define EXT_MOD "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"forward\", &forward); }\n"
+
+/* what a splice into a PyTorch extension keeps (one registration block,
+ * the functions it binds, no kl_run of its own), and what a kernel does
+ * not take (a registration block, PyTorch's headers) */
+static void test_extension_form(void)
+{
+	const char *ext = EXT_HEAD EXT_FWD EXT_MOD;
+	struct splice_result r;
+	char err[KL_ERRLEN] = "";
+	static const struct {
+		const char *zReply, *zWant, *zWhat;
+	} refused[] = {
+	    {"```cpp\nTORCH_LIBRARY(ns, m) { m.def(\"forward(Tensor x) -> Tensor\", &forward); "
+	     "}\n```",
+	     "the spliced source would register with PYBIND11_MODULE and TORCH_LIBRARY where the "
+	     "source spliced into has PYBIND11_MODULE only: an extension registers its functions "
+	     "one way, once",
+	     "a TORCH_LIBRARY block beside the PYBIND11_MODULE"},
+	    {"```cpp\nint kl_run(const kl_tensor *in, int a, kl_tensor *out, int b, void *s) "
+	     "{ return 0; }\n```",
+	     "the spliced source would define kl_run in a PyTorch extension, whose kl_run kloop's "
+	     "ATen stand-in defines (it calls what PYBIND11_MODULE binds)",
+	     "a kl_run of its own"},
+	    {"```cpp\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"forward\", &fast); }\n```",
+	     "the spliced source's PYBIND11_MODULE binds `fast`, which it neither defines nor "
+	     "declares",
+	     "a PYBIND11_MODULE binding a function nobody defines"},
+	};
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+		CHECK(splice_reply(ext, strlen(ext), refused[i].zReply, strlen(refused[i].zReply),
+		                   &r, err) == -1 &&
+		          strstr(err, refused[i].zWant),
+		      "an extension refuses %s: %s", refused[i].zWhat, err);
+	const char *fast =
+	    "```cpp\ntorch::Tensor fast(torch::Tensor x) { return x; }\n"
+	    "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"forward\", &fast); }\n"
+	    "```\n";
+	int ok = splice_reply(ext, strlen(ext), fast, strlen(fast), &r, err) == 0 &&
+	         occurs(r.src, "PYBIND11_MODULE") == 1 && strstr(r.src, "&fast);") &&
+	         strstr(r.src, "#include <torch/extension.h>") &&
+	         line_of(r.src, "torch::Tensor fast(") < line_of(r.src, "PYBIND11_MODULE");
+	CHECK(ok,
+	      "a new entry point with its binding: one PYBIND11_MODULE, binding it, the include "
+	      "kept%s%s",
+	      GOT(ok, r, err));
+	splice_result_free(&r);
+	const char *lib =
+	    EXT_HEAD "#include <torch/library.h>\n"
+	             "void out_fn(const torch::Tensor &x, torch::Tensor &y) {}\n"
+	             "TORCH_LIBRARY(ns, m) { m.def(\"out_fn(Tensor x, Tensor(a!) y) -> "
+	             "()\"); }\n"
+	             "TORCH_LIBRARY_IMPL(ns, CPU, m) { m.impl(\"out_fn\", &out_fn); }\n";
+	CHECK(splice_crossover(ext, strlen(ext), lib, strlen(lib), "TORCH_LIBRARY_IMPL", &r, err) ==
+	              -1 &&
+	          strstr(err, "would register with PYBIND11_MODULE and TORCH_LIBRARY_IMPL where"),
+	      "crossing a TORCH_LIBRARY_IMPL into a PYBIND11_MODULE extension: refused (%s)", err);
+	const char *kern = "#include \"kloop.h\"\n"
+	                   "int kl_run(const kl_tensor *in, int a, kl_tensor *out, int b, void *s) "
+	                   "{ return 0; }\n";
+	CHECK(splice_crossover(kern, strlen(kern), ext, strlen(ext), "PYBIND11_MODULE", &r, err) ==
+	              -1 &&
+	          strstr(err,
+	                 "the spliced source would have PYBIND11_MODULE, which makes a PyTorch "
+	                 "extension of a source that is none"),
+	      "a kernel takes no PYBIND11_MODULE (%s)", err);
+	CHECK(splice_crossover(kern, strlen(kern), ext, strlen(ext), "forward", &r, err) == -1 &&
+	          strstr(err, "the spliced source would include <torch/extension.h> (PyTorch's C++ "
+	                      "API) in a source that is no PyTorch extension"),
+	      "... nor PyTorch's headers with a function of an extension (%s)", err);
+	CHECK(splice_crossover(ext, strlen(ext), kern, strlen(kern), "kl_run", &r, err) == -1 &&
+	          strstr(err, "would define kl_run in a PyTorch extension"),
+	      "an extension takes no kl_run from a kernel (%s)", err);
+}
+
 int main(void)
 {
 	test_find();
 	test_replace();
 	test_reply();
 	test_crossover();
+	test_crossover_interface();
+	test_extension_form();
 	syntax_shutdown();
 	return check_done();
 }

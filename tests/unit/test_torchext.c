@@ -8,7 +8,9 @@
  * tensors (an output written in place or copied and said so, an out
  * parameter, a TORCH_CHECK's message, a ModelNew passing its parameters and
  * a number, an extension's number parameters taking the problem's
- * get_init_inputs()), and the CUDA forms compiled for sm_90a where nvcc is.
+ * get_init_inputs()); the search's function crossover of two extensions,
+ * every child compiled and run; and the CUDA forms compiled for sm_90a
+ * where nvcc is.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -20,8 +22,10 @@
 #include "check.h"
 #include "compile.h"
 #include "compiled.h"
+#include "funcdiff.h"
 #include "kloop.h"
 #include "slurp.h"
+#include "splice.h"
 #include "torchext.h"
 #include "util.h"
 
@@ -555,6 +559,75 @@ static void standin(struct loop *l, struct compiler *c)
 	free(z);
 }
 
+/* the search's function crossover (funcdiff, then splice_crossover per
+ * function that differs) of two real extensions, both ways: every child
+ * made compiles against the stand-in and computes the softmax; one that
+ * cannot be made is refused with its reason (rows.cpp and rows_scaled.cpp
+ * differ in the row helper's signature and its call; library.cpp registers
+ * with TORCH_LIBRARY) */
+static void crossover(struct loop *l, struct compiler *c)
+{
+	enum { R = 3, C = 7 };
+	float x[R * C], y[R * C], want[R * C];
+	for (int i = 0; i < R * C; i++)
+		x[i] = (float)((i * 29) % 13) * 0.25f - 1.5f;
+	softmax_ref(x, want, R, C);
+	static const struct {
+		const char *zA, *zB;
+		int nMade, nRefused;
+	} pairs[] = {{"rows.cpp", "rows_scaled.cpp", 4, 0},
+	             {"rows_scaled.cpp", "rows.cpp", 3, 0},
+	             {"softmax.cpp", "rows.cpp", 3, 0},
+	             {"softmax.cpp", "library.cpp", 1, 2}};
+	for (size_t p = 0; p < sizeof pairs / sizeof *pairs; p++) {
+		char *a = fixture(pairs[p].zA), *b = fixture(pairs[p].zB);
+		char err[KL_ERRLEN] = "";
+		struct funcdiff d;
+		int made = 0, good = 0, refused = 0;
+		strbuf why = STRBUF_INIT;
+		if (funcdiff_compare(a, strlen(a), b, strlen(b), &d, err) < 0)
+			CHECK(0, "funcdiff of %s and %s: %s", pairs[p].zA, pairs[p].zB, err);
+		for (size_t i = 0; i < d.n; i++) {
+			if (d.v[i].status != FUNCDIFF_CHANGED && d.v[i].status != FUNCDIFF_ADDED)
+				continue;
+			struct splice_result r;
+			if (splice_crossover(a, strlen(a), b, strlen(b), d.v[i].name, &r, err) <
+			    0) {
+				refused++;
+				sb_addf(&why, "%s%s: %s", why.len ? "; " : "", d.v[i].name, err);
+				continue;
+			}
+			made++;
+			struct lib lb;
+			char *zName = xasprintf("cross_%s.cpp", d.v[i].name);
+			if (load(l, c, zName, r.src, &lb) == 0) {
+				kl_tensor in = {x, KL_F32, 2, {R, C}}, out = {y, KL_F32, 2, {R, C}};
+				memset(y, 0, sizeof y);
+				int rc = lb.run(&in, 1, &out, 1, NULL);
+				good += rc == 0 && max_diff(y, want, R * C) < 1e-5;
+				if (rc)
+					printf("# %s: kl_run returned %d: %s\n", zName, rc,
+					       lb.zErr);
+				dlclose(lb.dl);
+			} else {
+				printf("# the child, %s from %s into %s:\n%s", d.v[i].name,
+				       pairs[p].zB, pairs[p].zA, r.src);
+			}
+			free(zName);
+			splice_result_free(&r);
+		}
+		funcdiff_free(&d);
+		CHECK(made == pairs[p].nMade && good == made && refused == pairs[p].nRefused,
+		      "crossover of %s with %s: %d child%s, each compiling and computing the "
+		      "softmax (%d did), %d refused%s%s",
+		      pairs[p].zA, pairs[p].zB, made, made == 1 ? "" : "ren", good, refused,
+		      why.len ? ": " : "", why.len ? why.buf : "");
+		sb_free(&why);
+		free(a);
+		free(b);
+	}
+}
+
 /* the GPU's exploit candidates (tests/fixtures/exploits/cuda, run by
  * tests/e2e/exploits_cuda.sh) compile for sm_90a, the extensions after
  * evil_cuda's softmax_kernel.cuh as that script puts them */
@@ -659,6 +732,8 @@ int main(void)
 	CHECK(c != NULL, "a compiler service (%s)", c ? "" : err);
 	if (c)
 		standin(l, c);
+	if (c)
+		crossover(l, c);
 	compiler_free(c);
 	cuda_forms(l, dir);
 	loop_free(l);
