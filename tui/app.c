@@ -1,4 +1,4 @@
-#include "app_int.h"
+#include "app_priv.h"
 
 #include <curses.h>
 #include <errno.h>

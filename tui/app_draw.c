@@ -2,7 +2,7 @@
  * app_draw.c - the TUI's screen: the title bar (what fits, the least
  * important dropped first), the panes, the command and message line.
  */
-#include "app_int.h"
+#include "app_priv.h"
 
 #include <curses.h>
 #include <stdio.h>
