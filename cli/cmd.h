@@ -3,7 +3,8 @@
  * exporting one cmd_entry made with designated initialisers.  A verb that
  * the workbench has too (archive, export, ideas, implement, profile,
  * search: an entry of the same name in tui/command_table.c) is that one
- * command: its help line is the workbench entry's.
+ * command: its help line is the workbench entry's.  What they share (usage
+ * errors, the help line) is in cli/cmd.c; the table of them in cli/main.c.
  */
 #ifndef KL_CMD_H
 #define KL_CMD_H

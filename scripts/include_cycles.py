@@ -47,12 +47,10 @@ def resolve(root, here, name):
 
 def module(path):
     """The module a file belongs to: X.c and X.h are X, and so is X's
-    private header X_priv.h or X_int.h (what X's own files share)."""
+    private header X_priv.h (what X's own files share)."""
     node = os.path.splitext(path)[0]
-    if path.endswith(".h"):
-        for suffix in ("_priv", "_int"):
-            if node.endswith(suffix):
-                return node[: -len(suffix)]
+    if path.endswith(".h") and node.endswith("_priv"):
+        return node[: -len("_priv")]
     return node
 
 

@@ -2,7 +2,7 @@
  * archive_db.c - the archive's database: the schema and its migration,
  * opening and closing it, the statements kept prepared, storing an entry.
  */
-#include "archive_int.h"
+#include "archive_priv.h"
 
 #include <stdio.h>
 #include <stdlib.h>

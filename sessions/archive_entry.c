@@ -2,7 +2,7 @@
  * archive_entry.c - an entry's fields (numbers, copies, text cut to a
  * size), the entry for people, and an entry brought into a session as an idea.
  */
-#include "archive_int.h"
+#include "archive_priv.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * archive_export.c - the archive as JSON lines: exported atomically,
  * imported in one transaction.
  */
-#include "archive_int.h"
+#include "archive_priv.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * archive_live.c - the live hook: a running session's new wins and dead
  * ends noted after each evaluation, in the process's archive.
  */
-#include "archive_int.h"
+#include "archive_priv.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * archive_prompt.c - the {{archive}} prompt section: wins from other tasks
  * that match the task and the idea, then the dead ends met on this task.
  */
-#include "archive_int.h"
+#include "archive_priv.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * archive_search.c - searching the archive: the query's words weighted by
  * their rarity, ranked through the FTS5 indexes (kl_rank), and an entry by id.
  */
-#include "archive_int.h"
+#include "archive_priv.h"
 
 #include <ctype.h>
 #include <math.h>

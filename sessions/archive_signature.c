@@ -2,7 +2,7 @@
  * archive_signature.c - the task signature (the operations of a PyTorch
  * reference's forward(), then its tensors or sizes) and a session's id.
  */
-#include "archive_int.h"
+#include "archive_priv.h"
 
 #include <ctype.h>
 #include <stdio.h>

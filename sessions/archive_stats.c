@@ -2,7 +2,7 @@
  * archive_stats.c - the archive summed up per task and category: wins, dead
  * ends, win rate and the gains over the parent.
  */
-#include "archive_int.h"
+#include "archive_priv.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * archive_wins.c - a session's wins and dead ends: which candidates won,
  * which ideas died, their entries, and adding them (a journal backfilled).
  */
-#include "archive_int.h"
+#include "archive_priv.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -115,7 +115,7 @@ static void apply_candidate_added(struct state *st, const cJSON *ev, double ts)
 	const cJSON *p, *ps = cJSON_GetObjectItem(ev, "parents");
 	cJSON_ArrayForEach(p, ps) if (cJSON_IsNumber(p) && c->nParent < 2)
 	    c->aParent[c->nParent++] = p->valueint;
-	c->round = search_round_of(st, ev);
+	c->round = ev_round_of(st, ev);
 	c->request = json_int(ev, "request", 0) > 0 ? json_int(ev, "request", 0) : 0;
 	const struct state_idea *idea = state_idea(st, json_int(ev, "idea_id", 0));
 	if (idea) {
@@ -303,7 +303,7 @@ static void apply_idea_proposed(struct state *st, const cJSON *ev, double ts)
 	set_str(&d->zOrigin, json_str(ev, "origin", NULL) ? json_str(ev, "origin", NULL) : "llm");
 	d->parent = json_int(ev, "parent", 0);
 	d->request = json_int(ev, "request", 0);
-	d->round = search_round_of(st, ev);
+	d->round = ev_round_of(st, ev);
 }
 
 static int check_idea(const struct state *st, const cJSON *ev, char *err)
@@ -446,26 +446,26 @@ const struct ev_entry ev_table[EV_COUNT] = {
     [EV_LLM_RESPONSE] = {.name = "llm_response", .check = check_llm, .apply = apply_llm_response},
     [EV_PROFILE] = {.name = "profile", .check = check_profile, .apply = apply_profile},
     /* the search's (event_search.c) */
-    [EV_SEARCH_STARTED] = {"search_started", check_search_started, apply_search_started},
-    [EV_SEARCH_PAUSED] = {"search_paused", check_search, apply_search_paused},
-    [EV_SEARCH_RESUMED] = {"search_resumed", check_search, apply_search_resumed},
-    [EV_SEARCH_STOPPED] = {"search_stopped", check_search, apply_search_stopped},
-    [EV_SEARCH_FINISHED] = {"search_finished", check_search, apply_search_finished},
-    [EV_SEARCH_SET] = {"search_set", check_search_set, apply_search_set},
-    [EV_ROUND_STARTED] = {"round_started", check_round_started, apply_round_started},
-    [EV_PARENTS_CHOSEN] = {"parents_chosen", check_parents_chosen, apply_parents_chosen},
-    [EV_ROUND_FINISHED] = {"round_finished", check_search, apply_round_finished},
-    [EV_PIN] = {"pin", check_search_cand, apply_pin},
-    [EV_BAN] = {"ban", check_search_cand, apply_ban},
-    [EV_UNBAN] = {"unban", check_search_cand, apply_unban},
-    [EV_BAN_CATEGORY] = {"ban_category", check_search_category, apply_ban_category},
-    [EV_PREFER_CATEGORY] = {"prefer_category", check_search_category, apply_prefer_category},
-    [EV_IDEA_INJECTED] = {"idea_injected", check_search, apply_search_elapsed},
-    [EV_SUSPECT_FLAGGED] = {"suspect_flagged", check_search_cand, apply_suspect_flagged},
-    [EV_SUSPECT_CLEARED] = {"suspect_cleared", check_search_cand, apply_suspect_cleared},
-    [EV_NEW_BEST] = {"new_best", check_search_cand, apply_new_best},
-    [EV_SEARCH_BUDGET] = {"search_budget", check_search, apply_search_elapsed},
-    [EV_AB_COMPARED] = {"ab_compared", check_ab_compared, apply_ab_compared},
+    [EV_SEARCH_STARTED] = {"search_started", ev_check_search_started, ev_apply_search_started},
+    [EV_SEARCH_PAUSED] = {"search_paused", ev_check_search, ev_apply_search_paused},
+    [EV_SEARCH_RESUMED] = {"search_resumed", ev_check_search, ev_apply_search_resumed},
+    [EV_SEARCH_STOPPED] = {"search_stopped", ev_check_search, ev_apply_search_stopped},
+    [EV_SEARCH_FINISHED] = {"search_finished", ev_check_search, ev_apply_search_finished},
+    [EV_SEARCH_SET] = {"search_set", ev_check_search_set, ev_apply_search_set},
+    [EV_ROUND_STARTED] = {"round_started", ev_check_round_started, ev_apply_round_started},
+    [EV_PARENTS_CHOSEN] = {"parents_chosen", ev_check_parents_chosen, ev_apply_parents_chosen},
+    [EV_ROUND_FINISHED] = {"round_finished", ev_check_search, ev_apply_round_finished},
+    [EV_PIN] = {"pin", ev_check_search_cand, ev_apply_pin},
+    [EV_BAN] = {"ban", ev_check_search_cand, ev_apply_ban},
+    [EV_UNBAN] = {"unban", ev_check_search_cand, ev_apply_unban},
+    [EV_BAN_CATEGORY] = {"ban_category", ev_check_search_category, ev_apply_ban_category},
+    [EV_PREFER_CATEGORY] = {"prefer_category", ev_check_search_category, ev_apply_prefer_category},
+    [EV_IDEA_INJECTED] = {"idea_injected", ev_check_search, ev_apply_search_elapsed},
+    [EV_SUSPECT_FLAGGED] = {"suspect_flagged", ev_check_search_cand, ev_apply_suspect_flagged},
+    [EV_SUSPECT_CLEARED] = {"suspect_cleared", ev_check_search_cand, ev_apply_suspect_cleared},
+    [EV_NEW_BEST] = {"new_best", ev_check_search_cand, ev_apply_new_best},
+    [EV_SEARCH_BUDGET] = {"search_budget", ev_check_search, ev_apply_search_elapsed},
+    [EV_AB_COMPARED] = {"ab_compared", ev_check_ab_compared, ev_apply_ab_compared},
     [EV_COMPILE_BASELINE] = {"compile_baseline", check_compile_baseline, apply_compile_baseline},
 };
 

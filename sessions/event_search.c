@@ -22,7 +22,7 @@ static void set_str(char **p, const char *z)
 
 /* ---- checks ---- */
 
-int check_search(const struct state *st, const cJSON *ev, char *err)
+int ev_check_search(const struct state *st, const cJSON *ev, char *err)
 {
 	if (!st->search.started)
 		return kl_err(err, "%s before search_started", json_str(ev, "type", ""));
@@ -31,7 +31,7 @@ int check_search(const struct state *st, const cJSON *ev, char *err)
 
 /* a search's settings as the flags and `set` take them: a journal edited by
  * hand (a policy that does not exist, -5 parents) is not run as given */
-int check_search_started(const struct state *st, const cJSON *ev, char *err)
+int ev_check_search_started(const struct state *st, const cJSON *ev, char *err)
 {
 	(void)st;
 	const cJSON *set = cJSON_GetObjectItem(ev, "settings"), *v;
@@ -47,11 +47,12 @@ int check_search_started(const struct state *st, const cJSON *ev, char *err)
 
 /* a setting `kloop eval` takes too (its precision policy) is the
  * session's before any search: set without one */
-int check_search_set(const struct state *st, const cJSON *ev, char *err)
+int ev_check_search_set(const struct state *st, const cJSON *ev, char *err)
 {
 	const char *k = json_str(ev, "key", NULL);
 	int id = k ? search_setting_find(k) : -1;
-	if (!(id >= 0 && (search_setting_info[id].cmds & SS_EVAL)) && check_search(st, ev, err) < 0)
+	if (!(id >= 0 && (search_setting_info[id].cmds & SS_EVAL)) &&
+	    ev_check_search(st, ev, err) < 0)
 		return -1;
 	const cJSON *v = cJSON_GetObjectItem(ev, "value");
 	if (!k || !v)
@@ -59,18 +60,18 @@ int check_search_set(const struct state *st, const cJSON *ev, char *err)
 	return search_setting_check(k, v, 1, err);
 }
 
-int check_round_started(const struct state *st, const cJSON *ev, char *err)
+int ev_check_round_started(const struct state *st, const cJSON *ev, char *err)
 {
-	if (check_search(st, ev, err) < 0)
+	if (ev_check_search(st, ev, err) < 0)
 		return -1;
 	if (!cJSON_IsNumber(cJSON_GetObjectItem(ev, "round")))
 		return kl_err(err, "round_started without a \"round\"");
 	return 0;
 }
 
-int check_parents_chosen(const struct state *st, const cJSON *ev, char *err)
+int ev_check_parents_chosen(const struct state *st, const cJSON *ev, char *err)
 {
-	if (check_search(st, ev, err) < 0)
+	if (ev_check_search(st, ev, err) < 0)
 		return -1;
 	const cJSON *p, *ps = cJSON_GetObjectItem(ev, "parents");
 	if (!cJSON_IsArray(ps))
@@ -85,9 +86,9 @@ int check_parents_chosen(const struct state *st, const cJSON *ev, char *err)
 	return 0;
 }
 
-int check_search_cand(const struct state *st, const cJSON *ev, char *err)
+int ev_check_search_cand(const struct state *st, const cJSON *ev, char *err)
 {
-	if (check_search(st, ev, err) < 0)
+	if (ev_check_search(st, ev, err) < 0)
 		return -1;
 	int id = json_int(ev, "candidate", 0);
 	if (!state_cand(st, id))
@@ -96,7 +97,7 @@ int check_search_cand(const struct state *st, const cJSON *ev, char *err)
 	return 0;
 }
 
-int check_ab_compared(const struct state *st, const cJSON *ev, char *err)
+int ev_check_ab_compared(const struct state *st, const cJSON *ev, char *err)
 {
 	int id = json_int(ev, "candidate", 0), inc = json_int(ev, "incumbent", 0);
 	if (!state_cand(st, id) || !state_cand(st, inc))
@@ -106,9 +107,9 @@ int check_ab_compared(const struct state *st, const cJSON *ev, char *err)
 	return 0;
 }
 
-int check_search_category(const struct state *st, const cJSON *ev, char *err)
+int ev_check_search_category(const struct state *st, const cJSON *ev, char *err)
 {
-	if (check_search(st, ev, err) < 0)
+	if (ev_check_search(st, ev, err) < 0)
 		return -1;
 	if (!json_str(ev, "category", NULL))
 		return kl_err(err, "%s without a \"category\"", json_str(ev, "type", ""));
@@ -121,7 +122,7 @@ int check_search_category(const struct state *st, const cJSON *ev, char *err)
 
 /* ---- the fold ---- */
 
-void apply_search_elapsed(struct state *st, const cJSON *ev, double ts)
+void ev_apply_search_elapsed(struct state *st, const cJSON *ev, double ts)
 {
 	const cJSON *el = cJSON_GetObjectItem(ev, "elapsed_s");
 	if (cJSON_IsNumber(el) && el->valuedouble >= 0) {
@@ -130,10 +131,10 @@ void apply_search_elapsed(struct state *st, const cJSON *ev, double ts)
 	}
 }
 
-void apply_search_started(struct state *st, const cJSON *ev, double ts)
+void ev_apply_search_started(struct state *st, const cJSON *ev, double ts)
 {
 	struct state_search *s = &st->search;
-	apply_search_elapsed(st, ev, ts);
+	ev_apply_search_elapsed(st, ev, ts);
 	if (!s->started) {
 		s->nCandStart = st->nCand;
 		s->costStart = st->llm.cost;
@@ -150,16 +151,16 @@ void apply_search_started(struct state *st, const cJSON *ev, double ts)
 	search_settings_from_json(&s->set, s->settings);
 }
 
-void apply_search_paused(struct state *st, const cJSON *ev, double ts)
+void ev_apply_search_paused(struct state *st, const cJSON *ev, double ts)
 {
-	apply_search_elapsed(st, ev, ts);
+	ev_apply_search_elapsed(st, ev, ts);
 	st->search.state = SEARCH_PAUSED;
 }
 
-void apply_search_resumed(struct state *st, const cJSON *ev, double ts)
+void ev_apply_search_resumed(struct state *st, const cJSON *ev, double ts)
 {
 	struct state_search *s = &st->search;
-	apply_search_elapsed(st, ev, ts);
+	ev_apply_search_elapsed(st, ev, ts);
 	if (cJSON_IsTrue(cJSON_GetObjectItem(ev, "continued"))) {
 		/* a finished search went on: the rounds before no longer
 		 * stop it for what they came to */
@@ -170,24 +171,24 @@ void apply_search_resumed(struct state *st, const cJSON *ev, double ts)
 	s->setSinceEnd = 0;
 }
 
-void apply_search_stopped(struct state *st, const cJSON *ev, double ts)
+void ev_apply_search_stopped(struct state *st, const cJSON *ev, double ts)
 {
-	apply_search_elapsed(st, ev, ts);
+	ev_apply_search_elapsed(st, ev, ts);
 	st->search.state = SEARCH_STOPPED;
 	set_str(&st->search.zWhy, json_str(ev, "reason", NULL));
 }
 
-void apply_search_finished(struct state *st, const cJSON *ev, double ts)
+void ev_apply_search_finished(struct state *st, const cJSON *ev, double ts)
 {
-	apply_search_elapsed(st, ev, ts);
+	ev_apply_search_elapsed(st, ev, ts);
 	st->search.state = SEARCH_FINISHED;
 	set_str(&st->search.zWhy, json_str(ev, "reason", NULL));
 }
 
-void apply_search_set(struct state *st, const cJSON *ev, double ts)
+void ev_apply_search_set(struct state *st, const cJSON *ev, double ts)
 {
 	struct state_search *s = &st->search;
-	apply_search_elapsed(st, ev, ts);
+	ev_apply_search_elapsed(st, ev, ts);
 	const char *k = json_str(ev, "key", NULL);
 	const cJSON *v = cJSON_GetObjectItem(ev, "value");
 	if (!k || !v)
@@ -217,7 +218,7 @@ static int count_open(const struct state *st)
 	return n;
 }
 
-int search_round_of(const struct state *st, const cJSON *ev)
+int ev_round_of(const struct state *st, const cJSON *ev)
 {
 	int r = json_int(ev, "round", 0);
 	if (r > 0)
@@ -225,10 +226,10 @@ int search_round_of(const struct state *st, const cJSON *ev)
 	return st->search.roundOpen ? st->search.round : 0;
 }
 
-void apply_round_started(struct state *st, const cJSON *ev, double ts)
+void ev_apply_round_started(struct state *st, const cJSON *ev, double ts)
 {
 	struct state_search *s = &st->search;
-	apply_search_elapsed(st, ev, ts);
+	ev_apply_search_elapsed(st, ev, ts);
 	s->round = json_int(ev, "round", 0);
 	if (!round_of(st, s->round)) {
 		xgrow((void **)&s->aRound, &s->nRoundAlloc, (size_t)s->nRound + 1,
@@ -242,9 +243,9 @@ void apply_round_started(struct state *st, const cJSON *ev, double ts)
 	s->roundOpen = count_open(st);
 }
 
-void apply_parents_chosen(struct state *st, const cJSON *ev, double ts)
+void ev_apply_parents_chosen(struct state *st, const cJSON *ev, double ts)
 {
-	apply_search_elapsed(st, ev, ts);
+	ev_apply_search_elapsed(st, ev, ts);
 	struct state_round *r = round_of(st, json_int(ev, "round", 0));
 	if (r) {
 		for (int i = 0; i < r->nParent; i++)
@@ -267,9 +268,9 @@ void apply_parents_chosen(struct state *st, const cJSON *ev, double ts)
 	st->search.pinned = 0;
 }
 
-void apply_round_finished(struct state *st, const cJSON *ev, double ts)
+void ev_apply_round_finished(struct state *st, const cJSON *ev, double ts)
 {
-	apply_search_elapsed(st, ev, ts);
+	ev_apply_search_elapsed(st, ev, ts);
 	struct state_round *r = round_of(st, json_int(ev, "round", 0));
 	if (r) {
 		r->finished = 1;
@@ -281,16 +282,16 @@ void apply_round_finished(struct state *st, const cJSON *ev, double ts)
 	st->search.roundOpen = count_open(st);
 }
 
-void apply_pin(struct state *st, const cJSON *ev, double ts)
+void ev_apply_pin(struct state *st, const cJSON *ev, double ts)
 {
-	apply_search_elapsed(st, ev, ts);
+	ev_apply_search_elapsed(st, ev, ts);
 	st->search.pinned = json_int(ev, "candidate", 0);
 }
 
-void apply_ban(struct state *st, const cJSON *ev, double ts)
+void ev_apply_ban(struct state *st, const cJSON *ev, double ts)
 {
 	struct state_search *s = &st->search;
-	apply_search_elapsed(st, ev, ts);
+	ev_apply_search_elapsed(st, ev, ts);
 	int id = json_int(ev, "candidate", 0), seen = 0;
 	for (int i = 0; i < s->nBanned; i++)
 		seen |= s->aBanned[i] == id;
@@ -303,10 +304,10 @@ void apply_ban(struct state *st, const cJSON *ev, double ts)
 		s->pinned = 0;
 }
 
-void apply_unban(struct state *st, const cJSON *ev, double ts)
+void ev_apply_unban(struct state *st, const cJSON *ev, double ts)
 {
 	struct state_search *s = &st->search;
-	apply_search_elapsed(st, ev, ts);
+	ev_apply_search_elapsed(st, ev, ts);
 	int id = json_int(ev, "candidate", 0);
 	for (int i = 0; i < s->nBanned; i++)
 		if (s->aBanned[i] == id)
@@ -322,25 +323,25 @@ static void add_word(char ***pa, int *pn, size_t *pAlloc, const char *z)
 	(*pa)[(*pn)++] = xstrdup(z);
 }
 
-void apply_ban_category(struct state *st, const cJSON *ev, double ts)
+void ev_apply_ban_category(struct state *st, const cJSON *ev, double ts)
 {
 	struct state_search *s = &st->search;
-	apply_search_elapsed(st, ev, ts);
+	ev_apply_search_elapsed(st, ev, ts);
 	add_word(&s->azBanCat, &s->nBanCat, &s->nBanCatAlloc, json_str(ev, "category", NULL));
 }
 
-void apply_prefer_category(struct state *st, const cJSON *ev, double ts)
+void ev_apply_prefer_category(struct state *st, const cJSON *ev, double ts)
 {
 	struct state_search *s = &st->search;
-	apply_search_elapsed(st, ev, ts);
+	ev_apply_search_elapsed(st, ev, ts);
 	add_word(&s->azPreferCat, &s->nPreferCat, &s->nPreferCatAlloc,
 	         json_str(ev, "category", NULL));
 }
 
-void apply_suspect_flagged(struct state *st, const cJSON *ev, double ts)
+void ev_apply_suspect_flagged(struct state *st, const cJSON *ev, double ts)
 {
 	struct state_search *s = &st->search;
-	apply_search_elapsed(st, ev, ts);
+	ev_apply_search_elapsed(st, ev, ts);
 	int id = json_int(ev, "candidate", 0);
 	if (state_search_suspect(st, id))
 		return;
@@ -354,18 +355,18 @@ void apply_suspect_flagged(struct state *st, const cJSON *ev, double ts)
 	x->cleared = 0;
 }
 
-void apply_suspect_cleared(struct state *st, const cJSON *ev, double ts)
+void ev_apply_suspect_cleared(struct state *st, const cJSON *ev, double ts)
 {
 	struct state_search *s = &st->search;
-	apply_search_elapsed(st, ev, ts);
+	ev_apply_search_elapsed(st, ev, ts);
 	for (int i = 0; i < s->nSuspect; i++)
 		if (s->aSuspect[i].cand == json_int(ev, "candidate", 0))
 			s->aSuspect[i].cleared = 1;
 }
 
-void apply_new_best(struct state *st, const cJSON *ev, double ts)
+void ev_apply_new_best(struct state *st, const cJSON *ev, double ts)
 {
-	apply_search_elapsed(st, ev, ts);
+	ev_apply_search_elapsed(st, ev, ts);
 	const cJSON *sp = cJSON_GetObjectItem(ev, "speedup");
 	st->search.bestId = json_int(ev, "candidate", 0);
 	st->search.bestSpeed = cJSON_IsNumber(sp) ? sp->valuedouble : -1;
@@ -376,7 +377,7 @@ void apply_new_best(struct state *st, const cJSON *ev, double ts)
 		r->improved = 1;
 }
 
-void apply_ab_compared(struct state *st, const cJSON *ev, double ts)
+void ev_apply_ab_compared(struct state *st, const cJSON *ev, double ts)
 {
 	(void)ts;
 	struct state_search *s = &st->search;

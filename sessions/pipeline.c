@@ -21,7 +21,7 @@
 #include "torchext.h"
 #include "torchref.h"
 
-#include "pipeline_int.h"
+#include "pipeline_priv.h"
 
 static void advance(struct pipeline *p);
 

@@ -4,7 +4,7 @@
  * before, the archive's wins and dead ends, and inspirations from the
  * session's best.
  */
-#include "pipeline_int.h"
+#include "pipeline_priv.h"
 
 #include <stdio.h>
 #include <stdlib.h>

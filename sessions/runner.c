@@ -22,7 +22,7 @@
 #include "pool.h"
 #include "proc.h"
 #include "result.h"
-#include "runner_int.h"
+#include "runner_priv.h"
 #include "status.h"
 #include "torchref.h"
 #include "util.h"

@@ -101,7 +101,7 @@ struct runner_note {
  * call that changed the session) */
 typedef void (*runner_notify_fn)(void *arg, const struct runner_note *n);
 
-/* a running session: its fields are private to sessions/ (runner_int.h);
+/* a running session: its fields are private to sessions/ (runner_priv.h);
  * front ends ask through the functions below */
 struct runner;
 

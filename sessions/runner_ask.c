@@ -1,6 +1,6 @@
 /*
  * runner_ask.c - what front ends ask of a runner (struct runner's fields
- * are private to sessions/, runner_int.h): its state and evaluations, the
+ * are private to sessions/, runner_priv.h): its state and evaluations, the
  * task it runs, its session, and its workers.
  */
 #include "runner.h"
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "pool.h"
-#include "runner_int.h"
+#include "runner_priv.h"
 #include "util.h"
 
 /* ---- its state and evaluations ---- */

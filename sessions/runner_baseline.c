@@ -13,7 +13,7 @@
 #include "emit.h"
 #include "pool.h"
 #include "result.h"
-#include "runner_int.h"
+#include "runner_priv.h"
 
 /* a re-measure under way: the first result from a device after it (its
  * workers started afresh and timed the reference) journals the session's

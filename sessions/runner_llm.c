@@ -12,7 +12,7 @@
 #include "llm.h"
 #include "llm_config.h"
 #include "pipeline.h"
-#include "runner_int.h"
+#include "runner_priv.h"
 #include "util.h"
 
 /* ---- the LLM pipeline ---- */

@@ -8,7 +8,7 @@
 
 #include "emit.h"
 #include "ncu.h"
-#include "runner_int.h"
+#include "runner_priv.h"
 #include "util.h"
 
 /* ---- Nsight Compute in the background ---- */

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "search_int.h"
+#include "search_priv.h"
 #include "policy.h"
 #include "sha256.h"
 

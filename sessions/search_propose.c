@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "search_int.h"
+#include "search_priv.h"
 #include "compile.h"
 #include "funcdiff.h"
 #include "policy.h"

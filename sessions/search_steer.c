@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "search_int.h"
+#include "search_priv.h"
 #include "ideas.h"
 #include "policy.h"
 

@@ -85,10 +85,6 @@ int actions_edit(struct actions_front *f, int id, char *err);
  * for commands_complete(); arg is the struct actions_front */
 const char *const *actions_words(enum commands_arg kind, void *arg);
 
-/* the jobs in flight (evaluations, then LLM requests), one line each ("" when
- * none) into sb */
-void actions_jobs_text(struct runner *lv, strbuf *sb);
-
 /* ---- the search ---- */
 
 /*
@@ -104,27 +100,5 @@ void actions_search_close(struct actions_front *f);
 /* 1 while the search runs a round or has work in flight (a REPL reading a
  * pipe waits for it) */
 int actions_search_busy(const struct actions_front *f);
-
-/*
- * What a batch of work came to, once it is done: "implemented 2 ideas: 4
- * candidates, 3 correct, fastest 1.8x (#7); overall best 1.6x (#3)" (the
- * batch's fastest by its median, the session's best) for the candidates from id fromId
- * on, or "evaluated N candidates" when none is new (nEvals evaluations
- * ended).  Returns 0 (nothing said) when there is nothing to say.
- */
-int actions_summary(const struct state *st, int fromId, int nEvals, strbuf *sb);
-
-/* jobs in flight: evaluations plus LLM requests (sent or waiting to be) */
-int actions_jobs_count(struct runner *lv);
-
-/* line i of the LLM requests in flight ("r3 LLM implement idea 1 branch 2:
- * streaming, ...") into buf of n bytes; returns how many there are */
-int actions_request_lines(struct runner *lv, int i, char *buf, size_t n);
-
-/* line i of the pool's workers ("w0 local:0: busy #5, 3 done, 40% busy,
- * HOST, DEVICE": label, state, the candidate it evaluates, jobs done, the
- * share of its time it had work, host, device) into buf of n bytes;
- * returns how many workers there are */
-int actions_worker_line(struct runner *lv, int i, char *buf, size_t n);
 
 #endif

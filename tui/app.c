@@ -1,4 +1,4 @@
-#include "app_int.h"
+#include "app_priv.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -11,6 +11,7 @@
 #include "actions.h"
 #include "cmdline.h"
 #include "editor.h"
+#include "jobs.h"
 #include "panes.h"
 #include "pool.h"
 #include "replay.h"
@@ -120,7 +121,7 @@ int app_gate_waiting(const struct app *a)
 
 void app_request_quit(struct app *a, int bForce)
 {
-	int n = actions_jobs_count(a->u.lv), nReq = n - (a->u.lv ? runner_jobs(a->u.lv) : 0);
+	int n = jobs_count(a->u.lv), nReq = n - (a->u.lv ? runner_jobs(a->u.lv) : 0);
 	int nGate = app_gate_waiting(a);
 	if (!bForce && n > 0) {
 		a->askQuit = 1;
@@ -201,14 +202,14 @@ static int hook_cont(void *arg, const char *zFile, char *err)
  * what it came to instead of what was asked (which would go stale) */
 static void work_check(struct app *a)
 {
-	int n = actions_jobs_count(a->u.lv);
+	int n = jobs_count(a->u.lv);
 	if (n && !a->workBusy) {
 		a->workBusy = 1;
 	} else if (!n && a->workBusy) {
 		a->workBusy = 0;
 		strbuf sb = STRBUF_INIT;
 		int nEvals = runner_finished(a->u.lv) - a->workEvals;
-		if (actions_summary(a->u.st, a->workFrom, nEvals, &sb)) {
+		if (jobs_summary(a->u.st, a->workFrom, nEvals, &sb)) {
 			ui_log(&a->u, "done: %s", sb.buf);
 			if (!a->msgErr)
 				app_message(a, 0, "done: %s", sb.buf);
@@ -284,7 +285,7 @@ void app_run_line(struct app *a, const char *zLine)
 		a->workEvals = runner_finished(a->u.lv);
 	}
 	actions_run_line(&a->f, zLine);
-	if (a->u.lv && actions_jobs_count(a->u.lv) && !a->msgErr)
+	if (a->u.lv && jobs_count(a->u.lv) && !a->msgErr)
 		snprintf(a->zWork, sizeof a->zWork, "%s", a->zMsg);
 	if (a->u.lv)
 		work_check(a);
@@ -384,7 +385,7 @@ int app_run(const struct app_opts *o)
 	app_draw(a);
 	while (!a->quit) {
 		double now = now_s();
-		int busy = actions_jobs_count(a->u.lv) > 0;
+		int busy = jobs_count(a->u.lv) > 0;
 		double wait = a->dirty ? FRAME_S - (now - a->lastDraw) : busy ? 0.25 : 1.0;
 		loop_once(a->l, wait < 0 ? 0 : wait);
 		if (screen_take_resize())

@@ -2,13 +2,14 @@
  * app_draw.c - the TUI's screen: the title bar (what fits, the least
  * important dropped first), the panes, the command and message line.
  */
-#include "app_int.h"
+#include "app_priv.h"
 
 #include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs.h"
 #include "panes.h"
 #include "replay.h"
 #include "report.h"
@@ -132,7 +133,7 @@ static void draw_title(struct app *a)
 			screen_fit_fields(az2, prio2, 5, COLS, t, sizeof t);
 		}
 	} else {
-		int nj = actions_jobs_count(a->u.lv);
+		int nj = jobs_count(a->u.lv);
 		count_of(jobs, sizeof jobs, nj, "job");
 		char task[256], path[512];
 		snprintf(task, sizeof task, "%s (%s)", st->zTask ? st->zTask : "?",
@@ -208,7 +209,7 @@ void app_draw(struct app *a)
 					nNew++;
 					nDone += status_finished(st->aCand[i].status);
 				}
-			int nj = actions_jobs_count(u->lv);
+			int nj = jobs_count(u->lv);
 			char line[1400];
 			snprintf(line, sizeof line,
 			         "%s - %d job%s running, %d new candidate%s, %d evaluated", a->zMsg,

@@ -4,7 +4,7 @@
  * panes, n and N go to the next and the previous match (round the end,
  * said), and w wraps long lines; `/` elsewhere filters the population.
  */
-#include "app_int.h"
+#include "app_priv.h"
 
 #include <curses.h>
 #include <stdlib.h>

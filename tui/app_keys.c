@@ -3,7 +3,7 @@
  * the global bindings, replay's, the focused pane's (ideas, candidates),
  * the mouse; the help page that lists them.
  */
-#include "app_int.h"
+#include "app_priv.h"
 
 #include <curses.h>
 #include <stdlib.h>

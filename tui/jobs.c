@@ -3,12 +3,13 @@
  * the Activity pane's lines), the pool's workers, `cancel`, and what a
  * batch of work came to once it is done.
  */
-#include "actions.h"
+#include "jobs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "actions.h"
 #include "verbs.h"
 #include "pipeline.h"
 #include "pool.h"
@@ -57,7 +58,7 @@ int verb_cancel(struct actions_front *f, const struct commands_line *c)
 	return 0;
 }
 
-int actions_summary(const struct state *st, int fromId, int nEvals, strbuf *sb)
+int jobs_summary(const struct state *st, int fromId, int nEvals, strbuf *sb)
 {
 	int n = 0, nOk = 0, nIdea = 0, seen[64] = {0};
 	const struct cand *best = NULL;
@@ -98,7 +99,7 @@ int actions_summary(const struct state *st, int fromId, int nEvals, strbuf *sb)
 	return 1;
 }
 
-int actions_worker_line(struct runner *lv, int i, char *buf, size_t n)
+int jobs_worker_line(struct runner *lv, int i, char *buf, size_t n)
 {
 	int nw = lv ? runner_workers(lv) : 0;
 	if (i < 0 || i >= nw)
@@ -130,7 +131,7 @@ int actions_worker_line(struct runner *lv, int i, char *buf, size_t n)
 	return nw;
 }
 
-int actions_jobs_count(struct runner *lv)
+int jobs_count(struct runner *lv)
 {
 	if (!lv)
 		return 0;
@@ -139,7 +140,7 @@ int actions_jobs_count(struct runner *lv)
 	return runner_jobs(lv) + n;
 }
 
-void actions_jobs_text(struct runner *lv, strbuf *sb)
+void jobs_text(struct runner *lv, strbuf *sb)
 {
 	double now = now_s();
 	const struct runner_job *aj = NULL;
@@ -153,14 +154,14 @@ void actions_jobs_text(struct runner *lv, strbuf *sb)
 		sb_addf(sb, " (%.1f s)\n", now - j->tStart);
 	}
 	char line[256];
-	int n = actions_request_lines(lv, 0, line, sizeof line);
+	int n = jobs_request_lines(lv, 0, line, sizeof line);
 	for (int i = 0; i < n; i++) {
-		actions_request_lines(lv, i, line, sizeof line);
+		jobs_request_lines(lv, i, line, sizeof line);
 		sb_addf(sb, "%s\n", line);
 	}
 }
 
-int actions_request_lines(struct runner *lv, int i, char *buf, size_t n)
+int jobs_request_lines(struct runner *lv, int i, char *buf, size_t n)
 {
 	struct pipeline_request a[64];
 	int nr = lv ? pipeline_requests(runner_pipeline(lv), a, 64) : 0;
@@ -194,7 +195,7 @@ int verb_jobs(struct actions_front *f, const struct commands_line *c)
 {
 	(void)c;
 	strbuf sb = STRBUF_INIT;
-	actions_jobs_text(f->lv, &sb);
+	jobs_text(f->lv, &sb);
 	if (!sb.len)
 		actions_say(f, "no jobs are running");
 	else
@@ -202,9 +203,9 @@ int verb_jobs(struct actions_front *f, const struct commands_line *c)
 	/* and the workers that run the evaluations (issue 13) */
 	sb_reset(&sb);
 	char line[512];
-	int nw = actions_worker_line(f->lv, 0, line, sizeof line);
+	int nw = jobs_worker_line(f->lv, 0, line, sizeof line);
 	for (int i = 0; i < nw; i++) {
-		actions_worker_line(f->lv, i, line, sizeof line);
+		jobs_worker_line(f->lv, i, line, sizeof line);
 		sb_addf(&sb, "%s\n", line);
 	}
 	if (sb.len)

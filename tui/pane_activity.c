@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actions.h"
+#include "jobs.h"
 #include "panes.h"
 #include "screen.h"
 
@@ -38,15 +38,15 @@ static int activity_lines(struct ui *u, char lines[][256], int *roles, int max)
 	}
 	/* the LLM requests: streaming, waiting for the reply or for a parent */
 	char scratch[256];
-	int nr = u->lv ? actions_request_lines(u->lv, 0, scratch, sizeof scratch) : 0;
+	int nr = u->lv ? jobs_request_lines(u->lv, 0, scratch, sizeof scratch) : 0;
 	for (int i = 0; i < nr && n < max; i++) {
-		actions_request_lines(u->lv, i, lines[n], 256);
+		jobs_request_lines(u->lv, i, lines[n], 256);
 		roles[n++] = SR_BUSY;
 	}
 	/* the workers: where the evaluations run (issue 13) */
-	int nw = actions_worker_line(u->lv, 0, scratch, sizeof scratch);
+	int nw = jobs_worker_line(u->lv, 0, scratch, sizeof scratch);
 	for (int i = 0; i < nw && n < max; i++) {
-		actions_worker_line(u->lv, i, lines[n], 256);
+		jobs_worker_line(u->lv, i, lines[n], 256);
 		roles[n++] = SR_NORMAL;
 	}
 	if (u->rp && n < max) {
@@ -87,7 +87,7 @@ void pane_activity_draw(struct ui *u, const struct ui_rect *r, int focused)
 	int roles[16];
 	int nJobs = activity_lines(u, lines, roles, rows < 16 ? rows : 16);
 	char title[96];
-	int nj = actions_jobs_count(u->lv);
+	int nj = jobs_count(u->lv);
 	snprintf(title, sizeof title, "Activity - %d job%s%s", nj, nj == 1 ? "" : "s",
 	         nj ? " (:cancel ID)" : "");
 	screen_frame(r, title, focused);

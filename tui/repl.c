@@ -17,6 +17,7 @@
 #include "actions.h"
 #include "cmdline.h"
 #include "editor.h"
+#include "jobs.h"
 #include "popview.h"
 
 struct repl {
@@ -107,7 +108,7 @@ static int hook_edit(void *arg, const char *zPath, char *err)
 static void hook_quit(void *arg, int bForce)
 {
 	struct repl *r = arg;
-	int n = actions_jobs_count(r->lv);
+	int n = jobs_count(r->lv);
 	if (!bForce && n > 0 && r->el) {
 		printf("%d job%s running; quit anyway? [y/N] ", n, n == 1 ? " is" : "s are");
 		fflush(stdout);
@@ -265,12 +266,12 @@ static void run_pipe(struct repl *r)
 		while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 			line[--n] = 0;
 		int from = state_next_id(runner_state(r->lv)), evals = runner_finished(r->lv);
-		int started = actions_run_line(&r->f, line) == 0 && actions_jobs_count(r->lv) > 0;
+		int started = actions_run_line(&r->f, line) == 0 && jobs_count(r->lv) > 0;
 		wait_jobs(r);
 		/* the work a command started is done: say what it came to */
 		strbuf sb = STRBUF_INIT;
 		if (started &&
-		    actions_summary(runner_state(r->lv), from, runner_finished(r->lv) - evals, &sb))
+		    jobs_summary(runner_state(r->lv), from, runner_finished(r->lv) - evals, &sb))
 			printf("done: %s\n", sb.buf);
 		sb_free(&sb);
 	}

@@ -38,7 +38,6 @@
 #include "torchref.h"
 #include "util.h"
 #include "version.h"
-#include "worker.h"
 
 struct job {
 	int id;                 /* the engine's job id */

@@ -96,7 +96,7 @@ void kworker_handle_lines(void)
 		char *m =
 		    xasprintf("protocol error: a request line of more than %u bytes without a "
 		              "newline",
-		              (unsigned)WORKER_LINE_MAX);
+		              (unsigned)PROTO_LINE_MAX);
 		kworker_send_error(-1, m, 1);
 		free(m);
 		exit(2);
@@ -230,7 +230,7 @@ int main(int argc, char **argv)
 	int jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	char *zCache = NULL;
 	W.zPython = xstrdup("python3");
-	lb_init(&W.inbuf, WORKER_LINE_MAX);
+	lb_init(&W.inbuf, PROTO_LINE_MAX);
 	W.sandbox = 1;
 	int runner = 0;
 	long long asMb = 0;

@@ -19,7 +19,7 @@
 
 #include "proc.h"
 #include "result.h"
-#include "pool_int.h"
+#include "pool_priv.h"
 #include "util.h"
 
 static void on_done(int wjob, cJSON *result, void *arg);

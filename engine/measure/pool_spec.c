@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pool_int.h"
+#include "pool_priv.h"
 #include "proc.h"
 
 /* --- specifications ---------------------------------------------------- */

@@ -12,6 +12,11 @@
 #include <cJSON.h>
 #include <stddef.h>
 
+/* the longest line either side accepts (a request carries a candidate's
+ * source, a result its compile log); a longer one is a protocol error,
+ * never an unbounded buffer */
+#define PROTO_LINE_MAX (64u << 20)
+
 /* ---- requests (engine -> worker) ---- */
 
 enum proto_op {

@@ -42,7 +42,7 @@ struct worker {
 	void *arg;
 	pid_t pid;             /* current process, 0 if none */
 	int in, out, err;      /* its stdin (we write), stdout (protocol), stderr */
-	struct linebuf outbuf; /* protocol lines received, up to WORKER_LINE_MAX each */
+	struct linebuf outbuf; /* protocol lines received, up to PROTO_LINE_MAX each */
 	strbuf tail;           /* last bytes of its stderr (and the candidate's output) */
 	int ready;             /* task loaded */
 	int helloed;           /* the current process said hello */
@@ -103,7 +103,7 @@ struct worker *worker_new(struct loop *l, const struct worker_config *cfg, worke
 	w->progress = progress;
 	w->arg = arg;
 	w->in = w->out = w->err = -1;
-	lb_init(&w->outbuf, WORKER_LINE_MAX);
+	lb_init(&w->outbuf, PROTO_LINE_MAX);
 	return w;
 }
 
@@ -617,7 +617,7 @@ static void on_stdout(struct loop *l, int fd, int events, void *arg)
 			w->zSignal =
 			    xasprintf("protocol error: the worker sent a line of more than "
 			              "%u bytes without a newline",
-			              (unsigned)WORKER_LINE_MAX);
+			              (unsigned)PROTO_LINE_MAX);
 			proc_kill_group(w->pid);
 			died(w, NULL);
 			return;

@@ -15,11 +15,6 @@
 #include "loop.h"
 #include "protocol.h"
 
-/* the longest protocol line either side accepts (a request carries a
- * candidate's source, a result its compile log); a longer one is a protocol
- * error, never an unbounded buffer */
-#define WORKER_LINE_MAX (64u << 20)
-
 /* the seconds a worker has from its start to its hello (it says hello before
  * loading anything: its backend and compiler made, the GPU's bandwidth
  * measured); one that says nothing by then is not a kloop-worker, or hangs,

@@ -1,25 +1,19 @@
 /*
  * test_cmd_outline.c - `kloop outline FILE [--json]` run in-process (the
- * command's file and the flag table are compiled into this test): the text
- * and JSON outputs,
- * exit statuses, and the "kloop: FILE: ..." errors for files it refuses.
+ * command's file, cli/cmd.c and the flag table are compiled into this
+ * test): the text and JSON outputs, exit statuses, and the "kloop: FILE:
+ * ..." errors for files it refuses.
  */
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "cmd.c"
 #include "cmd_outline.c"
 #include "flags.c"
 
 #include "check.h"
 
 #define FIX "tests/fixtures/cuda_src/"
-
-/* the real one lives in cli/main.c, which this test does not link */
-int cmd_usage(const struct cmd_entry *e)
-{
-	fprintf(stderr, "usage: kloop %s %s\n", e->name, e->usage);
-	return 2;
-}
 
 struct run {
 	int rc;

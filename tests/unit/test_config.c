@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd.c"
 #include "config.h"
 #include "flags.c"
 #include "llm_provider.h"
@@ -22,13 +23,6 @@
 #include "util.h"
 
 #include "check.h"
-
-/* the real one lives in cli/main.c, which this test does not link */
-int cmd_usage(const struct cmd_entry *e)
-{
-	fprintf(stderr, "usage: kloop %s %s\n", e->name, e->usage);
-	return 2;
-}
 
 static char dir[64];
 

@@ -1,10 +1,10 @@
 /*
- * pipeline_int.h - what the pipeline's files share (private to
+ * pipeline_priv.h - what the pipeline's files share (private to
  * sessions/pipeline*.c): its steps and its state; pipeline_prompt.c fills
  * a step's prompt.
  */
-#ifndef KL_PIPELINE_INT_H
-#define KL_PIPELINE_INT_H
+#ifndef KL_PIPELINE_PRIV_H
+#define KL_PIPELINE_PRIV_H
 
 #include "pipeline.h"
 #include "prompt.h"

@@ -1,10 +1,10 @@
 /*
- * pool_int.h - what the pool's files share (pool.c: the queue, the
+ * pool_priv.h - what the pool's files share (pool.c: the queue, the
  * workers' slots, dispatch and results; pool_spec.c: the workers spec, the
  * launch commands and the Slurm allocation).  Private to them.
  */
-#ifndef KL_POOL_INT_H
-#define KL_POOL_INT_H
+#ifndef KL_POOL_PRIV_H
+#define KL_POOL_PRIV_H
 
 #include <sys/types.h>
 

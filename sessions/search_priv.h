@@ -1,12 +1,12 @@
 /*
- * search_int.h - what the files of the search share (search.c, the round
+ * search_priv.h - what the files of the search share (search.c, the round
  * state machine and the API; search_judge.c, verdicts and budgets;
  * search_propose.c, the proposers and the gate; search_steer.c, steering
  * and status): the search's struct and its small helpers.  Private to
  * them.
  */
-#ifndef KL_SEARCH_INT_H
-#define KL_SEARCH_INT_H
+#ifndef KL_SEARCH_PRIV_H
+#define KL_SEARCH_PRIV_H
 
 #include <math.h>
 #include <stdio.h>

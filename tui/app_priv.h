@@ -1,11 +1,11 @@
 /*
- * app_int.h - what the TUI's files share (private to tui/app*.c): the
+ * app_priv.h - what the TUI's files share (private to tui/app*.c): the
  * app's state, and the calls one part makes into another: app.c the
  * loop, the hooks and the commands; app_keys.c the keys; app_draw.c the
  * screen.
  */
-#ifndef KL_APP_INT_H
-#define KL_APP_INT_H
+#ifndef KL_APP_PRIV_H
+#define KL_APP_PRIV_H
 
 #include <stdio.h>
 #include <wchar.h>

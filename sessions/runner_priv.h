@@ -1,18 +1,18 @@
 /*
- * runner_int.h - what the runner's files share (runner.c: the session,
+ * runner_priv.h - what the runner's files share (runner.c: the session,
  * its evaluations and opening; runner_llm.c: the LLM pipeline;
  * runner_profile.c: Nsight Compute in the background): struct runner's
  * fields.  Private to them.
  */
-#ifndef KL_RUNNER_INT_H
-#define KL_RUNNER_INT_H
+#ifndef KL_RUNNER_PRIV_H
+#define KL_RUNNER_PRIV_H
 
 #include "runner.h"
 
 /* the fields are the runner's own files' (sessions/ is built with
  * KL_SESSIONS): a front end asks through runner.h's functions */
 #ifndef KL_SESSIONS
-#error "runner_int.h is private to sessions/: use runner.h's functions"
+#error "runner_priv.h is private to sessions/: use runner.h's functions"
 #endif
 
 struct profile_run;
