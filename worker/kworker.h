@@ -141,10 +141,6 @@ void kworker_send_progress(int job, const char *zStage, int k);
 void kworker_job_free(struct job *j);
 /* run the queue from the loop (not from inside a caller) */
 void kworker_pump_later(void);
-/* the reference run at the small shapes: the cascade's first stage, or why none */
-void kworker_small_reference(struct job *j);
-/* the precision the float64 reference gives, or why there is none */
-const char *kworker_float64_reference(struct job *j, struct torchref *tr);
 /* code zCode was timed as zLabel (timing copied) */
 void kworker_add_timed(const char *zCode, const char *zLabel, const cJSON *timing);
 /* compile j's source (n bytes); 0, or -1 + err */
@@ -156,13 +152,24 @@ void kworker_compile_deferred(void);
 void kworker_compiled(struct compile_result *r, void *arg);
 /* the cancel request: drop a job not yet running */
 void kworker_op_cancel(cJSON *req);
-/* a runner for j's shared object on harness h; NULL + err (*pLoadErr: the object is at fault) */
-struct cand *kworker_load(struct job *j, struct harness *h, int *pLoadErr, char *err);
-/* the runners' spares started now, on h's buffers, before the task's
- * inputs are drawn (cand_spare_prestart) */
+
+/* ---- runners.c: runners, the ones started ahead, the reference's other runs ---- */
+/* the runners' spares and the clock's twin started now, on h's buffers,
+ * before the task's inputs are drawn (cand_spare_prestart) */
 void kworker_prestart(struct harness *h);
+/* a runner for j's shared object on the buffers of the nH harnesses ah[]
+ * (cand_iface(c, k) runs it on ah[k]'s); NULL + err (*pLoadErr: the object
+ * is at fault) */
+struct cand *kworker_load_on(struct job *j, struct harness *const *ah, int nH, int *pLoadErr,
+                             char *err);
+/* the same on harness h alone */
+struct cand *kworker_load(struct job *j, struct harness *h, int *pLoadErr, char *err);
 /* end a runner from kworker_load() */
 void kworker_unload(struct cand *c);
+/* the reference run at the small shapes: the cascade's first stage, or why none */
+void kworker_small_reference(struct job *j);
+/* the precision the float64 reference gives, or why there is none */
+const char *kworker_float64_reference(struct job *j, struct torchref *tr);
 
 /* ---- requests.c: the task, eval and measured requests ---- */
 /* atexit: end the PyTorch helper of the task that loads */

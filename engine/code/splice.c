@@ -2,7 +2,7 @@
  * splice.c - function-level edits on syntax trees: sources read into
  * top-level items (unit.c), a donor's items merged into a target's by name
  * (replace, an LLM reply's fenced blocks, crossover), and the edited
- * source checked to still parse.
+ * source checked to still parse and to keep its form (splice_form.c).
  */
 #include "splice.h"
 
@@ -13,6 +13,7 @@
 
 #include "fence.h"
 #include "outline.h"
+#include "splice_priv.h"
 #include "syntax.h"
 #include "unit.h"
 #include "util.h"
@@ -58,7 +59,7 @@ static void add_change(struct splice_result *r, size_t *alloc, enum splice_item 
 }
 
 /* the last component of a qualified name */
-static const char *base_name(const char *s)
+const char *splice_base_name(const char *s)
 {
 	const char *p = s, *q;
 	while ((q = strstr(p, "::")))
@@ -146,7 +147,7 @@ static const struct unit_item *plan_target(struct plan *p, const struct donor *d
 	*pSkip = 0;
 	if (dn->target)
 		return dn->target;
-	if (it->kind == SPLICE_FUNCTION && !strcmp(base_name(it->key), "main")) {
+	if (it->kind == SPLICE_FUNCTION && !strcmp(splice_base_name(it->key), "main")) {
 		add_change(p->res, &p->achanges, it->kind, SPLICE_SKIPPED, it->name);
 		return *pSkip = 1, NULL;
 	}
@@ -285,13 +286,13 @@ static void plan_place_added(struct plan *p)
 	size_t nadded = p->nadded, *added = p->added;
 	for (size_t a = 0; a < nadded; a++) {
 		struct edit *e = &edits[added[a]];
-		e->start = e->end = first_use(p, base_name(e->from->it->key));
+		e->start = e->end = first_use(p, splice_base_name(e->from->it->key));
 	}
 	for (int changed = 1, rounds = 0; changed && rounds < 64; rounds++) {
 		changed = 0;
 		for (size_t a = 0; a < nadded; a++) {
 			struct edit *e = &edits[added[a]];
-			const char *nm = base_name(e->from->it->key);
+			const char *nm = splice_base_name(e->from->it->key);
 			for (size_t b = 0; b < nadded; b++) {
 				struct edit *h = &edits[added[b]];
 				if (a == b || h->start >= e->start)
@@ -320,9 +321,9 @@ static void plan_place_added(struct plan *p)
 			struct edit *e = &edits[added[a]], *h = &edits[added[b]];
 			if (a != b && e->start == h->start && e->seq > h->seq &&
 			    text_uses(h->from->u->d, h->from->it->node,
-			              base_name(e->from->it->key)) &&
+			              splice_base_name(e->from->it->key)) &&
 			    !text_uses(e->from->u->d, e->from->it->node,
-			               base_name(h->from->it->key))) {
+			               splice_base_name(h->from->it->key))) {
 				size_t s = e->seq;
 				e->seq = h->seq;
 				h->seq = s;
@@ -371,141 +372,6 @@ static int parses_as_well(const struct unit *t, const strbuf *sb, char *err)
 	return 0;
 }
 
-static const char *const reg_names[UNIT_REGISTRATIONS] = {
-    "PYBIND11_MODULE", "TORCH_LIBRARY", "TORCH_LIBRARY_IMPL", "TORCH_LIBRARY_FRAGMENT"};
-
-/* u's registration blocks of each kind into cnt; how many in all */
-static int count_registrations(const struct unit *u, int *cnt)
-{
-	int all = 0;
-	memset(cnt, 0, UNIT_REGISTRATIONS * sizeof *cnt);
-	for (size_t i = 0; i < u->n; i++) {
-		int k = unit_registration(&u->items[i]);
-		if (k >= 0)
-			cnt[k]++, all++;
-	}
-	return all;
-}
-
-/* 1 when u defines or declares a function whose last name component is nm */
-static int has_function(const struct unit *u, const char *nm)
-{
-	for (size_t i = 0; i < u->o.n_funcs; i++)
-		if (!strcmp(base_name(u->o.funcs[i].qualname), nm))
-			return 1;
-	for (size_t i = 0; i < u->n; i++)
-		if (u->items[i].kind == SPLICE_DECL && u->items[i].proto &&
-		    !strcmp(base_name(u->items[i].name), nm))
-			return 1;
-	return 0;
-}
-
-/* an include path of PyTorch's C++ API: <torch/...>, <ATen/...>, <c10/...> */
-static int torch_header(const char *path)
-{
-	static const char *const dirs[] = {"torch/", "ATen/", "c10/"};
-	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
-		if ((path[0] == '<' || path[0] == '"') &&
-		    !strncmp(path + 1, dirs[i], strlen(dirs[i])))
-			return 1;
-	return 0;
-}
-
-/* the kinds of registration cnt counts, "PYBIND11_MODULE and TORCH_LIBRARY" */
-static void say_registrations(const int *cnt, strbuf *sb)
-{
-	for (int k = 0, said = 0; k < UNIT_REGISTRATIONS; k++)
-		if (cnt[k])
-			sb_addf(sb, "%s%s", said++ ? " and " : "", reg_names[k]);
-}
-
-/* the bound functions of u's registration blocks are all there: 0, or
- * -1 + err naming the first that is not */
-static int binds_what_it_has(const struct unit *u, char *err)
-{
-	for (size_t i = 0; i < u->n; i++) {
-		if (unit_registration(&u->items[i]) < 0)
-			continue;
-		struct unit_names b = {0};
-		unit_bound(u, &u->items[i], &b);
-		for (size_t k = 0; k < b.n; k++)
-			if (!has_function(u, b.v[k])) {
-				kl_err(err,
-				       "the spliced source's %s binds `%s`, which it neither "
-				       "defines nor declares",
-				       u->items[i].key, b.v[k]);
-				unit_names_free(&b);
-				return -1;
-			}
-		unit_names_free(&b);
-	}
-	return 0;
-}
-
-/*
- * The merged source src[0..n) keeps target t's form: a PyTorch extension
- * (registration blocks: PYBIND11_MODULE, TORCH_LIBRARY...) has the same
- * blocks, as many of each (one way of registering, once), no kl_run of its
- * own beside them (kloop's ATen stand-in defines it) and every function
- * they bind; a source without them (a kernel) gets none.  0 or -1 + err.
- */
-static int keeps_form(const struct unit *t, const char *src, size_t n, char *err)
-{
-	struct unit r;
-	if (unit_load(&r, src, n, "the spliced source", err) < 0)
-		return -1;
-	int ct[UNIT_REGISTRATIONS], cr[UNIT_REGISTRATIONS];
-	int nt = count_registrations(t, ct);
-	count_registrations(&r, cr);
-	int rc = 0;
-	strbuf has = STRBUF_INIT, got = STRBUF_INIT;
-	say_registrations(ct, &has);
-	say_registrations(cr, &got);
-	for (int k = 0; k < UNIT_REGISTRATIONS && !rc; k++) {
-		if (cr[k] == ct[k])
-			continue;
-		if (!nt)
-			rc = kl_err(err,
-			            "the spliced source would have %s, which makes a PyTorch "
-			            "extension of a source that is none (an extension is taken "
-			            "whole, not spliced in)",
-			            got.buf);
-		else if (!ct[k])
-			rc = kl_err(err,
-			            "the spliced source would register with %s where the source "
-			            "spliced into has %s only: an extension registers its "
-			            "functions one way, once",
-			            got.buf, has.buf);
-		else
-			rc =
-			    kl_err(err,
-			           "the spliced source would have %d %s blocks where the source "
-			           "spliced into has %d: an extension registers its functions once",
-			           cr[k], reg_names[k], ct[k]);
-	}
-	for (size_t i = 0; i < r.n && !rc && !nt; i++)
-		if (r.items[i].kind == SPLICE_INCLUDE && torch_header(r.items[i].key) &&
-		    !unit_lookup(t, SPLICE_INCLUDE, r.items[i].key))
-			rc = kl_err(
-			    err,
-			    "the spliced source would include %s (PyTorch's C++ API) in a "
-			    "source that is no PyTorch extension (an extension is taken whole, "
-			    "not spliced in)",
-			    r.items[i].key);
-	if (!rc && nt && !unit_lookup(t, SPLICE_FUNCTION, "kl_run") &&
-	    unit_lookup(&r, SPLICE_FUNCTION, "kl_run"))
-		rc = kl_err(err,
-		            "the spliced source would define kl_run in a PyTorch extension, whose "
-		            "kl_run kloop's ATen stand-in defines (it calls what %s binds)",
-		            has.buf);
-	if (!rc && nt)
-		rc = binds_what_it_has(&r, err);
-	sb_free(&has);
-	sb_free(&got);
-	unit_free(&r);
-	return rc;
-}
-
 /*
  * Merge donors[0..nd) into target t; fills res.  Returns 0 or -1 + err.
  */
@@ -519,7 +385,7 @@ static int merge(const struct unit *t, const struct donor *donors, size_t nd,
 	plan_place_added(&p);
 	strbuf sb = STRBUF_INIT;
 	plan_apply(&p, &sb);
-	if (parses_as_well(t, &sb, err) < 0 || keeps_form(t, sb.buf, sb.len, err) < 0) {
+	if (parses_as_well(t, &sb, err) < 0 || splice_keeps_form(t, sb.buf, sb.len, err) < 0) {
 		sb_free(&sb);
 		splice_result_free(res);
 		return -1;
@@ -548,7 +414,7 @@ static int not_found(const struct unit *u, const char *name, const char *where, 
 	strbuf sb = STRBUF_INIT;
 	size_t hits = 0;
 	for (size_t i = 0; i < u->o.n_funcs; i++)
-		if (!strcmp(base_name(u->o.funcs[i].qualname), base_name(name))) {
+		if (!strcmp(splice_base_name(u->o.funcs[i].qualname), splice_base_name(name))) {
 			sb_addf(&sb, "%s%s", hits ? ", " : "", u->o.funcs[i].qualname);
 			hits++;
 		}
@@ -642,7 +508,8 @@ int splice_replace(const char *src, size_t n, const char *name, const char *text
 		if (r.items[i].kind != SPLICE_FUNCTION)
 			continue;
 		nfuncs++;
-		if (!ri && !strcmp(base_name(r.items[i].key), base_name(tf->qualname)))
+		if (!ri &&
+		    !strcmp(splice_base_name(r.items[i].key), splice_base_name(tf->qualname)))
 			ri = &r.items[i];
 		else
 			sb_addf(&others, "%s%s", others.len ? ", " : "", r.items[i].key);
@@ -878,7 +745,7 @@ static int cross_needs(struct cross *x)
 				cross_take(x, i, 0), grew = 1;
 			continue;
 		}
-		const char *nm = it->kind == SPLICE_FUNCTION ? base_name(it->key) : it->name;
+		const char *nm = it->kind == SPLICE_FUNCTION ? splice_base_name(it->key) : it->name;
 		if (!unit_names_has(&x->used, nm))
 			continue;
 		const struct unit_item *ta = unit_lookup(x->a, it->kind, it->key);
@@ -905,7 +772,7 @@ static int cross_users(struct cross *x, char *err)
 		    x->take[i] ? unit_lookup(x->a, it->kind, it->key) : NULL;
 		if (ta && interface_differs(x->a, ta, x->b, it)) {
 			const char *nm =
-			    it->kind == SPLICE_FUNCTION ? base_name(it->key) : it->name;
+			    it->kind == SPLICE_FUNCTION ? splice_base_name(it->key) : it->name;
 			if (!unit_names_has(&changed, nm)) {
 				xgrow((void **)&changed.v, &changed.alloc, changed.n + 1,
 				      sizeof *changed.v);

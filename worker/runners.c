@@ -1,0 +1,170 @@
+/*
+ * runners.c - kloop-worker's runners: their options and limits, the ones
+ * started ahead of the task's inputs, a candidate's object loaded into one
+ * (on one or two harnesses) and its end, and the reference's runs that are
+ * not the cascade's (at the small shapes, in float64) (kworker.h).
+ */
+#include "kworker.h"
+
+/* a candidate's processes and threads at most (its cgroup's pids.max): four
+ * a core, at least 256 (OpenMP starts one a core; the CUDA runtime two) */
+static int max_tasks(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 64 ? (int)(4 * n) : 256;
+}
+
+/* the size of a runner's private /tmp in MiB: KLOOP_TMP_LIMIT_MB, or 512 */
+static long long tmp_limit_mb(void)
+{
+	const char *env = getenv("KLOOP_TMP_LIMIT_MB");
+	long long mb = env && *env ? atoll(env) : 0;
+	return mb > 0 ? mb : 512;
+}
+
+/* the options of this worker's runners, the task's libraries' directories
+ * in libDirs (compiler_lib_dirs: the caller frees them) */
+static struct cand_opts runner_opts(int isReference, char **libDirs)
+{
+	return (struct cand_opts){.zBackend = W.zBackend,
+	                          .dev = W.dev,
+	                          .sandbox = W.sandbox,
+	                          .pollFd = W.in,
+	                          .azLibDirs = libDirs,
+	                          .reference = isReference,
+	                          .memBytes = (unsigned long long)kworker_mem_limit_mb() << 20,
+	                          .maxTasks = max_tasks(),
+	                          .tmpBytes = (unsigned long long)tmp_limit_mb() << 20};
+}
+
+void kworker_prestart(struct harness *h)
+{
+	char **libDirs = compiler_lib_dirs(W.comp, 0);
+	struct cand_opts o = runner_opts(0, libDirs);
+	/* the clock's twin too, waited for at the first load */
+	char terr[KL_ERRLEN];
+	if (!W.twin && !W.twinStarting)
+		W.twinStarting = cand_twin_begin(&o, terr);
+	cand_spare_prestart(&o, &h, 1);
+	compiler_dirs_free(libDirs);
+}
+
+/* start a runner for j's shared object on the buffers of the nH harnesses
+ * ah[] (cand_iface(c, k) runs it on ah[k]'s); NULL + err (*pLoadErr: the
+ * object itself is at fault, a compile_error) */
+struct cand *kworker_load_on(struct job *j, struct harness *const *ah, int nH, int *pLoadErr,
+                             char *err)
+{
+	*pLoadErr = 0;
+	double t0 = now_s();
+	int fd = compiler_open_so(W.comp, j->zSo, err);
+	if (fd < 0)
+		return NULL;
+	/* the task's libraries, where the candidate's rpath finds them */
+	char **libDirs = compiler_lib_dirs(W.comp, 0);
+	struct cand_opts o = runner_opts(j->isReference, libDirs);
+	/* the clock's twin first: started once, again if it died */
+	if (!cand_alive(W.twin)) {
+		char terr[KL_ERRLEN];
+		cand_free(W.twin);
+		struct cand *t = W.twinStarting;
+		W.twinStarting = NULL;
+		if (!(W.twin = t ? cand_twin_ready(t, terr) : cand_twin(&o, terr)))
+			fprintf(stderr,
+			        "kloop-worker: warning: no clock twin (%s): the clock's bound uses "
+			        "the frames taken before each load\n",
+			        terr);
+	}
+	o.twin = W.twin;
+	struct cand *c = cand_start(&o, ah, nH, fd, pLoadErr, err);
+	compiler_dirs_free(libDirs);
+	close(fd);
+	W.loadS += now_s() - t0;
+	W.nRunners++;
+	W.nAhead += c && cand_started_ahead(c);
+	if (c)
+		cand_describe(c, W.zConfine, sizeof W.zConfine);
+	return c;
+}
+
+/* end a candidate's runner (the keeper kills it and everything it started,
+ * and reaps them: on the GPU the device context goes with it) */
+void kworker_unload(struct cand *c)
+{
+	double t0 = now_s();
+	cand_free(c);
+	W.endS += now_s() - t0;
+}
+
+/* a runner for j's shared object on h's buffers alone */
+struct cand *kworker_load(struct job *j, struct harness *h, int *pLoadErr, char *err)
+{
+	return kworker_load_on(j, &h, 1, pLoadErr, err);
+}
+
+/*
+ * The reference's outputs at the small shapes, in a runner of its own on
+ * the small harness; where that fails, the cascade has no small-shapes
+ * stage (W.zSmall says why).
+ */
+void kworker_small_reference(struct job *j)
+{
+	char err[KL_ERRLEN];
+	int loadErr;
+	if (!W.hSmall)
+		return;
+	struct cand *c = harness_generate_inputs(W.hSmall, err) < 0
+	                     ? NULL
+	                     : kworker_load(j, W.hSmall, &loadErr, err);
+	if (c)
+		cand_set_timeout(c, W.refTimeoutS);
+	if (!c || harness_run_reference(W.hSmall, cand_iface(c, 0), err) < 0) {
+		char *why = xasprintf("no small-shapes stage: the reference failed on %s: %s",
+		                      W.zSmall, err);
+		snprintf(W.zSmall, sizeof W.zSmall, "%s", why);
+		free(why);
+		harness_free(W.hSmall);
+		W.hSmall = NULL;
+	}
+	if (c)
+		cand_free(c);
+}
+
+/*
+ * The reference once more, with float64 outputs on the same trial inputs
+ * (and on the first trial's rounded to 10 and 7 mantissa bits), for the
+ * precision verdict (precision.h); where it cannot be had, every verdict
+ * says why.  Returns what task_ready says of it (static or W.zPrec).
+ */
+const char *kworker_float64_reference(struct job *j, struct torchref *tr)
+{
+	char err[KL_ERRLEN];
+	int loadErr, ok = 0;
+	const char *zName = tr ? "PyTorch's model" : j->zName;
+	struct harness *h64 = precision_harness(W.h, err);
+	if (h64 && tr) {
+		ok = torchref_fill64(tr, h64, W.h, W.b, err) == 0;
+	} else if (h64) {
+		struct cand *c = kworker_load(j, h64, &loadErr, err);
+		if (c) {
+			cand_set_timeout(c, W.refTimeoutS);
+			ok = harness_run_reference(h64, cand_iface(c, 0), err) == 0;
+			cand_free(c);
+		}
+	}
+	if (ok)
+		ok = precision_attach(W.h, h64, err) == 0; /* h64 is W.h's from now on */
+	else
+		precision_discard(h64);
+	if (ok) {
+		snprintf(W.zPrec, sizeof W.zPrec, "against %s in float64", zName);
+		return W.zPrec;
+	}
+	snprintf(W.zPrec, sizeof W.zPrec, "no precision verdict: %s in float64: %s%s", zName, err,
+	         tr ? ""
+	            : " (a C or CUDA reference gives it by writing exact KL_F64 outputs when "
+	              "given them: docs/TASKS.md, \"Precision\")");
+	precision_note(W.h, W.zPrec);
+	return W.zPrec;
+}
+
