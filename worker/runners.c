@@ -167,4 +167,3 @@ const char *kworker_float64_reference(struct job *j, struct torchref *tr)
 	precision_note(W.h, W.zPrec);
 	return W.zPrec;
 }
-

@@ -138,4 +138,3 @@ int splice_keeps_form(const struct unit *t, const char *src, size_t n, char *err
 	unit_free(&r);
 	return rc;
 }
-
