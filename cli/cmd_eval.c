@@ -97,42 +97,34 @@ static void eval_line(void *arg, const char *zLabel, const char *zText, int alar
 
 static void print_human(const cJSON *r, const struct src *s)
 {
-	const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
-	const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(r, "reason"));
-	const cJSON *comp = cJSON_GetObjectItem(r, "compile");
-	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
-	printf("%s  %s  [%s on %s]\n", s->zPath,
-	       cJSON_GetStringValue(cJSON_GetObjectItem(r, "task")),
-	       cJSON_GetStringValue(cJSON_GetObjectItem(r, "backend")),
-	       cJSON_GetStringValue(cJSON_GetObjectItem(r, "device")));
-	if (comp)
-		printf("  compile   %.2f s%s\n", result_num(comp, "seconds"),
-		       cJSON_IsTrue(cJSON_GetObjectItem(comp, "cached")) ? " (cached)" : "");
-	int unverified = cJSON_IsFalse(cJSON_GetObjectItem(tm, "verified"));
+	struct verdict v;
+	verdict_decode(r, &v);
+	const char *st = *v.zStatus ? v.zStatus : NULL, *why = v.zReason;
+	printf("%s  %s  [%s on %s]\n", s->zPath, v.zTask, v.zBackend, v.zDevice ? v.zDevice : "");
+	if (v.comp.present)
+		printf("  compile   %.2f s%s\n", v.comp.seconds, v.comp.cached ? " (cached)" : "");
 	printf("  verdict   %s%s%s%s\n", st ? st : "?",
-	       unverified ? " (its time unverified: not ranked)" : "", why && *why ? ": " : "",
-	       why ? why : "");
-	enum status vs = status_from_name(st);
-	if (vs == STATUS_COMPILE_ERROR && comp) {
-		const char *log = cJSON_GetStringValue(cJSON_GetObjectItem(comp, "log"));
-		if (log && *log)
+	       v.timing.unverified ? " (its time unverified: not ranked)" : "", *why ? ": " : "",
+	       why);
+	if (v.status == STATUS_COMPILE_ERROR && v.comp.present) {
+		const char *log = v.comp.zLog;
+		if (*log)
 			printf("%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
 	}
-	if (vs == STATUS_CRASHED || vs == STATUS_TIMEOUT) {
-		const char *tail = cJSON_GetStringValue(cJSON_GetObjectItem(r, "stderr_tail"));
+	if (v.status == STATUS_CRASHED || v.status == STATUS_TIMEOUT) {
+		const char *tail = v.zStderrTail;
 		if (tail && *tail)
 			printf("  last output:\n%s%s", tail,
 			       tail[strlen(tail) - 1] == '\n' ? "" : "\n");
 	}
-	result_describe(r, RD_ALL, eval_line, NULL);
-	const cJSON *rd = cJSON_GetObjectItem(r, "reference_data");
-	if (rd && cJSON_GetObjectItem(rd, "seconds")) {
-		const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(rd, "note"));
+	verdict_describe(&v, RD_ALL, eval_line, NULL);
+	if (!isnan(v.refData.seconds)) {
+		const char *note = v.refData.zNote;
 		printf("  reference PyTorch made %g set%s of inputs and outputs in %.2f s%s%s\n",
-		       result_num(rd, "trials") + 1, result_num(rd, "trials") == 0 ? "" : "s",
-		       result_num(rd, "seconds"), note ? "; " : "", note ? note : "");
+		       v.refData.trials + 1.0, v.refData.trials == 0 ? "" : "s", v.refData.seconds,
+		       note ? "; " : "", note ? note : "");
 	}
-	const cJSON *su = cJSON_GetObjectItem(rd, "setup");
+	const cJSON *su = v.refData.setup;
 	static int said; /* once: every result of the worker carries it */
 	if (cJSON_IsObject(su) && !said++) {
 		strbuf sb = STRBUF_INIT;
@@ -140,22 +132,19 @@ static void print_human(const cJSON *r, const struct src *s)
 		printf("  setup     %s\n", sb.buf);
 		sb_free(&sb);
 	}
-	if (tm && cJSON_IsTrue(cJSON_GetObjectItem(tm, "throttled")))
+	if (v.timing.throttled)
 		printf("  warning   the GPU was throttling during the measurement: %s\n",
-		       cJSON_GetStringValue(cJSON_GetObjectItem(tm, "throttle_reason")));
-	double base = result_num(r, "baseline_ms"), sp = result_num(r, "speedup");
+		       v.timing.zThrottleReason ? v.timing.zThrottleReason : "(null)");
+	double base = v.baselineMs, sp = v.speedup;
 	if (!isnan(base))
-		printf("  baseline  %s %.4g ms%s",
-		       cJSON_GetStringValue(cJSON_GetObjectItem(r, "baseline")), base,
-		       isnan(sp) ? "\n" : "");
+		printf("  baseline  %s %.4g ms%s", v.zBaseline, base, isnan(sp) ? "\n" : "");
 	if (!isnan(sp))
 		printf(", speedup %.3gx\n", sp);
-	const cJSON *bc = cJSON_GetObjectItem(r, "baseline_compile_ms");
-	if (cJSON_IsNumber(bc) && !isnan(result_num(r, "speedup_compile")))
-		printf("  baseline  torch.compile %.4g ms, speedup %.3gx\n", bc->valuedouble,
-		       result_num(r, "speedup_compile"));
-	else if (cJSON_IsNumber(bc))
-		printf("  baseline  torch.compile %.4g ms\n", bc->valuedouble);
+	double bc = v.baselineCompileMs;
+	if (!isnan(bc) && !isnan(v.speedupCompile))
+		printf("  baseline  torch.compile %.4g ms, speedup %.3gx\n", bc, v.speedupCompile);
+	else if (!isnan(bc))
+		printf("  baseline  torch.compile %.4g ms\n", bc);
 	strbuf lb = STRBUF_INIT;
 	result_library_lines(r, "  ", &lb);
 	if (lb.len)

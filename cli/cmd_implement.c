@@ -43,9 +43,8 @@ static void on_note(void *arg, const struct runner_note *n)
 static cJSON *cand_json(const struct cand *c)
 {
 	cJSON *y = state_cand_json(c);
-	const cJSON *bl = cJSON_GetObjectItem(c->result, "baseline_ms");
-	if (cJSON_IsNumber(bl))
-		cJSON_AddNumberToObject(y, "baseline_ms", bl->valuedouble);
+	if (!isnan(c->v.baselineMs))
+		cJSON_AddNumberToObject(y, "baseline_ms", c->v.baselineMs);
 	else
 		cJSON_AddNullToObject(y, "baseline_ms");
 	return y;

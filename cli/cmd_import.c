@@ -105,9 +105,7 @@ static void verdict_words(const struct cand *c, char *buf, size_t n)
 		         c->status == STATUS_COMPILE_ERROR ? "compile error" : c->zStatus);
 		return;
 	}
-	const cJSON *pr = cJSON_GetObjectItem(c->result, "precision");
-	const char *pv = cJSON_GetStringValue(cJSON_GetObjectItem(pr, "verdict"));
-	const char *like = cJSON_GetStringValue(cJSON_GetObjectItem(pr, "matches"));
+	const char *pv = c->v.precision.zClass, *like = c->v.precision.zMatches;
 	size_t k = (size_t)snprintf(buf, n, "correct");
 	if (c->reduced && k < n)
 		k += (size_t)snprintf(buf + k, n - k, ", REDUCED precision%s%s",

@@ -81,12 +81,6 @@ static const char *status_colour(enum status s)
 	}
 }
 
-static double tnum(const struct cand *c, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "timing"), k);
-	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 /* the report's view of a session */
 struct rep {
 	const struct state *st;
@@ -457,17 +451,18 @@ static void num_cell(strbuf *o, double v, const char *zFmt)
 }
 
 /* a roofline's fraction, its words (roofline_line) as the cell's title */
-static void roof_cell(strbuf *o, const cJSON *roof)
+static void roof_cell(strbuf *o, const struct verdict *v)
 {
 	char line[400];
-	roofline_line(roof, line, sizeof line);
+	roofline_line(v->rooflineJson, line, sizeof line);
 	if (!line[0]) {
 		num_cell(o, NAN, "");
 		return;
 	}
 	sb_adds(o, "<td class=\"n\" title=\"");
 	esc(o, line);
-	sb_addf(o, "\">%.0f%%</td>", json_num(roof, "fraction", 0) * 100);
+	sb_addf(o, "\">%.0f%%</td>",
+	        (isnan(v->roofline.fraction) ? 0 : v->roofline.fraction) * 100);
 }
 
 static void table(strbuf *o, const struct rep *r)
@@ -505,7 +500,7 @@ static void table(strbuf *o, const struct rep *r)
 		}
 		sb_adds(o, "</td>");
 		num_cell(o, c->timeMs, "%.4g");
-		double p10 = tnum(c, "p10_ms"), p90 = tnum(c, "p90_ms");
+		double p10 = c->v.timing.p10Ms, p90 = c->v.timing.p90Ms;
 		sb_adds(o, "<td class=\"n\">");
 		if (c->timeMs >= 0 && isfinite(p10) && isfinite(p90))
 			sb_addf(o, "%.4g&#8211;%.4g", p10, p90);
@@ -527,15 +522,14 @@ static void table(strbuf *o, const struct rep *r)
 		sb_adds(o, "</td>");
 		/* the share of the device's limit its time reaches (roofline.h),
 		 * which floor binds, of what type and at what clock in its title */
-		roof_cell(o, cJSON_GetObjectItem(c->result, "roofline"));
-		num_cell(o, json_num(c->result, "speedup_compile", NAN), "%.3gx");
+		roof_cell(o, &c->v);
+		num_cell(o, c->v.speedupCompile, "%.3gx");
 		const struct cand *p = c->nParent ? state_cand(st, c->aParent[0]) : NULL;
 		num_cell(o, p && p->timeMs > 0 && c->timeMs > 0 ? p->timeMs / c->timeMs : NAN,
 		         "%.3gx");
 		sb_adds(o, "<td>");
 		const cJSON *x;
-		cJSON_ArrayForEach(
-		    x, cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "compile"), "resources"))
+		cJSON_ArrayForEach(x, c->v.comp.resources)
 		{
 			esc(o, cJSON_GetStringValue(cJSON_GetObjectItem(x, "kernel")));
 			sb_addf(o, ": %g regs, %g B smem, %g B spill<br>",
@@ -652,7 +646,7 @@ static void page(strbuf *o, const struct state *st, const char *zJournal)
 			        bi.abTie);
 		sb_adds(o, ".");
 		char line[400];
-		roofline_line(cJSON_GetObjectItem(b->result, "roofline"), line, sizeof line);
+		roofline_line(b->v.rooflineJson, line, sizeof line);
 		if (line[0]) {
 			sb_adds(o, " <span id=\"best-roofline\">Roofline: ");
 			esc(o, line);

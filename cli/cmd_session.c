@@ -77,8 +77,7 @@ static int exec_session(int argc, char **argv)
 			nMarked +=
 			    c->speedup >= 0 && (c->unverified || c->reduced || c->belowFloor);
 			/* the same machine code as one timed before: its timing */
-			char *nt = term_clean(
-			    cJSON_GetStringValue(cJSON_GetObjectItem(c->result, "not_timed")), 0);
+			char *nt = term_clean(c->v.zNotTimed, 0);
 			printf("%4d  %-20.20s %-9s %-8s %-13s %10s %8s%s%s\n", c->id, c->zName,
 			       c->zOrigin, par, c->zStatus, tm, sp, *nt ? "  " : "", nt);
 			free(nt);

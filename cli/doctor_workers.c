@@ -13,6 +13,7 @@
 #include "status.h"
 #include "task.h"
 #include "util.h"
+#include "verdict.h"
 #include "version.h"
 
 struct dw {
@@ -83,12 +84,11 @@ int doctor_workers(const char *zSpec, const char *zBackend, int nJobs, const cha
 		struct pool_info pi;
 		pool_info(p, i, &pi);
 		cJSON *r = d.aRes[i];
-		const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
-		const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(r, "reason"));
-		cJSON *wk = cJSON_GetObjectItem(r, "worker");
-		const char *host = cJSON_GetStringValue(cJSON_GetObjectItem(wk, "host"));
-		const char *dev = cJSON_GetStringValue(cJSON_GetObjectItem(wk, "device"));
-		int ok = st && status_from_name(st) == STATUS_CORRECT;
+		struct verdict v;
+		verdict_decode(r, &v);
+		const char *st = r && *v.zStatus ? v.zStatus : NULL, *why = v.zReason;
+		const char *host = v.zWorkerHost, *dev = v.zWorkerDevice;
+		int ok = st && v.status == STATUS_CORRECT;
 		bad += !ok;
 		char *detail =
 		    ok ? xasprintf("%s on %s, kloop-worker %s, the softmax seed is correct "

@@ -22,12 +22,11 @@
  * the median alone); 0 when it has no time */
 static int interval(const struct cand *c, double *lo, double *hi, double *med)
 {
-	const cJSON *t = cJSON_GetObjectItem(c->result, "timing");
-	double m = result_num(t, "median_ms");
+	const struct verdict_timing *t = &c->v.timing;
+	double m = t->medianMs;
 	if (c->status != STATUS_CORRECT || c->unverified || c->reduced || !(m > 0))
 		return 0;
-	double p10 = result_num(t, "p10_ms"), p90 = result_num(t, "p90_ms");
-	double rse = result_num(t, "rse");
+	double p10 = t->p10Ms, p90 = t->p90Ms, rse = t->rse;
 	*med = m;
 	if (p10 > 0 && p90 >= p10) {
 		*lo = p10 < m ? p10 : m;
@@ -120,8 +119,7 @@ static cJSON *entry_json(const struct sess *s, const struct cand *c, const char 
 	cJSON_AddStringToObject(e, "task", st->zTask ? st->zTask : "");
 	cJSON_AddStringToObject(e, "signature", s->zSig);
 	cJSON_AddStringToObject(e, "backend", st->zBackend ? st->zBackend : "");
-	const char *dev = cJSON_GetStringValue(cJSON_GetObjectItem(c->result, "device"));
-	cJSON_AddStringToObject(e, "gpu", dev ? dev : "");
+	cJSON_AddStringToObject(e, "gpu", c->v.zDevice ? c->v.zDevice : "");
 	cJSON_AddStringToObject(e, "idea", d ? d->zTitle : c->zIdea ? c->zIdea : "");
 	cJSON_AddStringToObject(e, "idea_description", d ? d->zDescription : "");
 	cJSON_AddStringToObject(e, "category", d ? d->zCategory : "other");
@@ -170,27 +168,28 @@ static cJSON *entry_json(const struct sess *s, const struct cand *c, const char 
 	cJSON_AddStringToObject(e, "diff", diff.buf ? diff.buf : "");
 	sb_free(&diff);
 	cJSON_AddStringToObject(e, "code", c->zSource);
-	const cJSON *t = cJSON_GetObjectItem(c->result, "timing");
 	double lo, hi, m, plo, phi, pm;
 	int has = interval(c, &lo, &hi, &m);
 	archive_add_num(e, "time_ms", has ? m : NAN);
-	archive_add_num(e, "p10_ms", has ? result_num(t, "p10_ms") : NAN);
-	archive_add_num(e, "p90_ms", has ? result_num(t, "p90_ms") : NAN);
+	archive_add_num(e, "p10_ms", has ? c->v.timing.p10Ms : NAN);
+	archive_add_num(e, "p90_ms", has ? c->v.timing.p90Ms : NAN);
 	int phas = p && interval(p, &plo, &phi, &pm);
 	archive_add_num(e, "parent_time_ms", phas ? pm : NAN);
-	archive_add_num(e, "parent_p10_ms",
-	                phas ? result_num(cJSON_GetObjectItem(p->result, "timing"), "p10_ms")
-	                     : NAN);
-	archive_add_num(e, "parent_p90_ms",
-	                phas ? result_num(cJSON_GetObjectItem(p->result, "timing"), "p90_ms")
-	                     : NAN);
+	archive_add_num(e, "parent_p10_ms", phas ? p->v.timing.p10Ms : NAN);
+	archive_add_num(e, "parent_p90_ms", phas ? p->v.timing.p90Ms : NAN);
 	archive_add_num(e, "speedup_parent", has && phas ? pm / m : NAN);
 	archive_add_num(e, "speedup", c->speedup >= 0 ? c->speedup : NAN);
-	archive_add_copy(e, "baseline", c->result, "baseline");
-	archive_add_copy(e, "baseline_ms", c->result, "baseline_ms");
-	archive_add_copy(e, "speedup_compile", c->result, "speedup_compile");
-	archive_add_copy(e, "baseline_compile_ms", c->result, "baseline_compile_ms");
-	archive_add_copy(e, "resources", cJSON_GetObjectItem(c->result, "compile"), "resources");
+	/* the verdict's baselines, where it has them */
+	if (c->result)
+		cJSON_AddStringToObject(e, "baseline", c->v.zBaseline);
+	if (!isnan(c->v.baselineMs))
+		cJSON_AddNumberToObject(e, "baseline_ms", c->v.baselineMs);
+	if (!isnan(c->v.speedupCompile))
+		cJSON_AddNumberToObject(e, "speedup_compile", c->v.speedupCompile);
+	if (!isnan(c->v.baselineCompileMs))
+		cJSON_AddNumberToObject(e, "baseline_compile_ms", c->v.baselineCompileMs);
+	if (c->v.comp.resources)
+		cJSON_AddItemToObject(e, "resources", cJSON_Duplicate(c->v.comp.resources, 1));
 	char *model = model_of(st, c);
 	if (model)
 		cJSON_AddStringToObject(e, "model", model);

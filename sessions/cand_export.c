@@ -64,8 +64,7 @@ static void py_list(strbuf *sb, const char *zName, char **az, int n)
 static void flags_of(const struct cand *c, int cuda, char ***pPre, int *pnPre, char ***pPost,
                      int *pnPost)
 {
-	const char *cmd = cJSON_GetStringValue(
-	    cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "compile"), "command"));
+	const char *cmd = c->v.comp.zCommand;
 	char **pre = xcalloc(64, sizeof *pre), **post = xcalloc(64, sizeof *post);
 	int np = 0, nq = 0;
 	if (cmd && *cmd) {

@@ -6,6 +6,7 @@
 #include "event.h"
 #include "event_search.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +101,7 @@ static void apply_candidate_added(struct state *st, const cJSON *ev, double ts)
 	xgrow((void **)&st->aCand, &st->nCandAlloc, (size_t)st->nCand + 1, sizeof *st->aCand);
 	struct cand *c = &st->aCand[st->nCand++];
 	memset(c, 0, sizeof *c);
+	state_cand_decode(c); /* no verdict yet */
 	c->id = json_int(ev, "id", 0);
 	if (c->id > st->maxId)
 		st->maxId = c->id;
@@ -209,28 +211,25 @@ static void apply_eval_finished(struct state *st, const cJSON *ev, double ts)
 		c->firstEval = st->nEvents;
 	c->lastEval = st->nEvents;
 	c->abWith = 0;
-	/* the status as written (a newer kloop's may be unknown here: an error) */
-	set_str(&c->zStatus, json_str(r, "status", NULL) ? json_str(r, "status", NULL) : "error");
-	c->status = status_from_name(c->zStatus);
-	set_str(&c->zReason, json_str(r, "reason", NULL) ? json_str(r, "reason", NULL) : "");
 	c->tsEval = ts;
 	cJSON_Delete(c->result);
 	c->result = r ? cJSON_Duplicate(r, 1) : NULL;
-	const cJSON *tm = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "timing"), "median_ms");
-	c->timeMs = cJSON_IsNumber(tm) ? tm->valuedouble : -1;
+	state_cand_decode(c);
+	const struct verdict *v = &c->v;
+	/* the status as written (a newer kloop's may be unknown here: an error) */
+	set_str(&c->zStatus, *v->zStatus ? v->zStatus : "error");
+	c->status = v->status;
+	set_str(&c->zReason, v->zReason);
+	c->timeMs = isnan(v->timing.medianMs) ? -1 : v->timing.medianMs;
 	/* a time kloop's clock could not bound: never ranked (issue 24);
 	 * results from before the flag are taken as they were */
-	c->unverified =
-	    cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "timing"), "verified"));
-	c->reduced = result_is_reduced(r);
-	c->belowFloor =
-	    cJSON_IsString(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "roofline"), "suspect"));
+	c->unverified = v->timing.unverified;
+	c->reduced = v->precision.reduced;
+	c->belowFloor = v->roofline.zSuspect != NULL;
 	/* the first result from a device says the baseline the session began
 	 * with there; every speedup is against it (issue 39) */
-	const cJSON *bl = cJSON_GetObjectItem(r, "baseline_ms");
-	const char *dev = json_str(r, "device", NULL);
-	if (cJSON_IsNumber(bl) && bl->valuedouble < 1e12)
-		state_set_baseline(st, dev ? dev : "", bl->valuedouble, 0);
+	if (!isnan(v->baselineMs) && v->baselineMs < 1e12)
+		state_set_baseline(st, v->zDevice ? v->zDevice : "", v->baselineMs, 0);
 	state_cand_speedup(st, c);
 }
 
@@ -253,6 +252,7 @@ static void apply_profile(struct state *st, const cJSON *ev, double ts)
 	cJSON_DeleteItemFromObject(c->result, "profile");
 	cJSON_AddItemToObject(c->result, "profile",
 	                      cJSON_Duplicate(cJSON_GetObjectItem(ev, "profile"), 1));
+	state_cand_decode(c);
 }
 
 static int check_compile_baseline(const struct state *st, const cJSON *ev, char *err)
@@ -268,8 +268,9 @@ static void apply_compile_baseline(struct state *st, const cJSON *ev, double ts)
 	(void)ts;
 	const cJSON *cm = cJSON_GetObjectItem(ev, "compile");
 	for (int i = 0; i < st->nCand; i++)
-		if (st->aCand[i].result)
-			result_add_compile(st->aCand[i].result, cm, json_str(ev, "device", NULL));
+		if (st->aCand[i].result &&
+		    result_add_compile(st->aCand[i].result, cm, json_str(ev, "device", NULL)) == 0)
+			state_cand_decode(&st->aCand[i]);
 }
 
 /* ---- ideas ---- */

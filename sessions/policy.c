@@ -240,8 +240,8 @@ int policy_choose(const struct policy *pol, const struct policy_ctx *ctx, int k,
 		/* the same machine code as an earlier candidate (not timed again,
 		 * issue 11): that one stands for it */
 		if (!policy_eligible(st, c) || (ctx->excluded && ctx->excluded(st, c->id)) ||
-		    (pin && c->id == pin->id) || cJSON_GetObjectItem(c->result, "same_code_as") ||
-		    !policy_visible(ctx, c) || busy(ctx, c->id))
+		    (pin && c->id == pin->id) || c->v.sameCodeAs || !policy_visible(ctx, c) ||
+		    busy(ctx, c->id))
 			continue;
 		struct sha256 h;
 		sha256_init(&h);

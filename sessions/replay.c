@@ -158,18 +158,16 @@ void replay_describe(const struct replay *r, int i, char *buf, size_t n)
 		sb_free(&ps);
 	} else if (t == EV_EVAL_STARTED || t == EV_EVAL_FINISHED || t == EV_EVAL_RUNNING) {
 		const cJSON *res = cJSON_GetObjectItem(ev, "result");
-		const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(res, "status"));
+		struct verdict v;
+		verdict_decode(res, &v);
+		const char *st = res && *v.zStatus ? v.zStatus : NULL;
 		/* the same machine code as a candidate timed before */
-		const char *nt = cJSON_GetStringValue(cJSON_GetObjectItem(res, "not_timed"));
+		const char *nt = v.zNotTimed;
 		/* what its time and its precision are worth (issues 24, 25) */
-		const cJSON *tm = cJSON_GetObjectItem(res, "timing");
-		const char *flags =
-		    result_is_reduced(res) ? ", reduced precision"
-		    : cJSON_IsString(
-		          cJSON_GetObjectItem(cJSON_GetObjectItem(res, "roofline"), "suspect"))
-		        ? ", below the device's floor: a suspect"
-		    : cJSON_IsFalse(cJSON_GetObjectItem(tm, "verified")) ? ", its time unverified"
-		                                                         : "";
+		const char *flags = v.precision.reduced   ? ", reduced precision"
+		                    : v.roofline.zSuspect ? ", below the device's floor: a suspect"
+		                    : v.timing.unverified ? ", its time unverified"
+		                                          : "";
 		snprintf(buf, n, "%s #%d%s%s%s%s%s%s", type,
 		         cJSON_IsNumber(cJSON_GetObjectItem(ev, "candidate"))
 		             ? cJSON_GetObjectItem(ev, "candidate")->valueint

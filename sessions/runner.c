@@ -59,35 +59,28 @@ void runner_verdict(const struct cand *c, char *buf, size_t n)
 {
 	/* the spread next to the time: half the p10-p90 range, relative */
 	char sp[32] = "";
-	const cJSON *tm = c->result ? cJSON_GetObjectItem(c->result, "timing") : NULL;
-	const cJSON *p10 = cJSON_GetObjectItem(tm, "p10_ms"),
-	            *p90 = cJSON_GetObjectItem(tm, "p90_ms");
-	if (c->timeMs > 0 && cJSON_IsNumber(p10) && cJSON_IsNumber(p90))
+	const struct verdict *v = &c->v;
+	if (c->timeMs > 0 && !isnan(v->timing.p10Ms) && !isnan(v->timing.p90Ms))
 		snprintf(sp, sizeof sp, " ±%.0f%%",
-		         (p90->valuedouble - p10->valuedouble) / 2 / c->timeMs * 100);
+		         (v->timing.p90Ms - v->timing.p10Ms) / 2 / c->timeMs * 100);
 	const char *zStatus = c->status == STATUS_COMPILE_ERROR ? "compile error" : c->zStatus;
 	/* where the cascade stopped, when the reason does not say */
-	const char *zStage = cJSON_GetStringValue(cJSON_GetObjectItem(c->result, "stage"));
+	const char *zStage = v->zStage;
 	char at[48] = "";
 	if (zStage && c->status != STATUS_CORRECT && strcmp(zStage, "compile") &&
 	    strcmp(zStage, "small shapes"))
 		snprintf(at, sizeof at, " at %s", zStage);
 	/* a quick timing only, and the A/B */
 	char more[160] = "";
-	const cJSON *ab = cJSON_GetObjectItem(c->result, "ab");
-	if (cJSON_GetObjectItem(tm, "stopped"))
+	const struct verdict_ab *ab = &v->ab;
+	if (v->timing.stopped)
 		snprintf(more, sizeof more, " (stopped after the quick timing)");
-	else if (cJSON_IsNumber(cJSON_GetObjectItem(ab, "pairs")))
+	else if (ab->pairs >= 0)
 		snprintf(more, sizeof more, "; A/B vs #%d: faster in %d of %d pairs, %.3gx, %s",
-		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ab, "incumbent_id")),
-		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ab, "wins")),
-		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ab, "pairs")),
-		         cJSON_GetNumberValue(cJSON_GetObjectItem(ab, "ratio")),
-		         cJSON_IsTrue(cJSON_GetObjectItem(ab, "won")) ? "won"
-		                                                      : "not beyond the noise");
-	else if (ab)
-		snprintf(more, sizeof more, "; no A/B vs #%d",
-		         (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ab, "incumbent_id")));
+		         ab->incumbent, ab->wins, ab->pairs, ab->ratio,
+		         ab->won ? "won" : "not beyond the noise");
+	else if (ab->present)
+		snprintf(more, sizeof more, "; no A/B vs #%d", ab->incumbent);
 	if (c->status == STATUS_CORRECT && c->timeMs >= 0 && c->speedup >= 0)
 		snprintf(buf, n, "correct, %.4g ms%s, %.3gx%s", c->timeMs, sp, c->speedup, more);
 	else if (c->status == STATUS_CORRECT && c->timeMs >= 0)
@@ -97,7 +90,7 @@ void runner_verdict(const struct cand *c, char *buf, size_t n)
 	else
 		snprintf(buf, n, "%s%s", zStatus, at);
 	/* the same machine code as a candidate timed before: its timing */
-	const char *nt = cJSON_GetStringValue(cJSON_GetObjectItem(c->result, "not_timed"));
+	const char *nt = v->zNotTimed;
 	size_t len = strlen(buf);
 	if (c->status == STATUS_CORRECT && nt && len + 4 < n)
 		snprintf(buf + len, n - len, " (%s)", nt);
@@ -186,12 +179,10 @@ static struct runner_job *job_by_id(struct runner *rn, int job)
 
 /* ---- the same machine code is not timed again ---- */
 
-/* r's code hash and device, when r is a result that has them */
-static const char *code_of(const cJSON *r, const char **pzDevice)
+/* v's code hash, when v has one and a device */
+static const char *code_of(const struct verdict *v)
 {
-	const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(r, "code_hash"));
-	*pzDevice = cJSON_GetStringValue(cJSON_GetObjectItem(r, "device"));
-	return z && *pzDevice ? z : NULL;
+	return v->zCodeHash && v->zDevice ? v->zCodeHash : NULL;
 }
 
 /* the first candidate other than id timed with code zCode on zDevice */
@@ -200,10 +191,9 @@ static const struct cand *timed_with(const struct state *st, int id, const char 
 {
 	for (int i = 0; i < st->nCand; i++) {
 		const struct cand *c = &st->aCand[i];
-		const char *dev, *code = code_of(c->result, &dev);
-		if (c->id != id && code && !strcmp(code, zCode) && !strcmp(dev, zDevice) &&
-		    c->status == STATUS_CORRECT && cJSON_GetObjectItem(c->result, "timing") &&
-		    !cJSON_GetObjectItem(c->result, "not_timed"))
+		const char *code = code_of(&c->v);
+		if (c->id != id && code && !strcmp(code, zCode) && !strcmp(c->v.zDevice, zDevice) &&
+		    c->status == STATUS_CORRECT && c->v.timing.present && !c->v.zNotTimed)
 			return c;
 	}
 	return NULL;
@@ -213,9 +203,10 @@ static const struct cand *timed_with(const struct state *st, int id, const char 
  * this session on this device model): whose timing it carries, by id */
 static void same_code_as(struct runner *rn, int id, cJSON *r, const char *zDevice)
 {
-	const char *code = cJSON_GetStringValue(cJSON_GetObjectItem(r, "code_hash"));
-	const struct cand *e = code && zDevice && cJSON_GetObjectItem(r, "not_timed")
-	                           ? timed_with(&rn->ses->st, id, code, zDevice)
+	struct verdict v;
+	verdict_decode(r, &v);
+	const struct cand *e = v.zCodeHash && zDevice && v.zNotTimed
+	                           ? timed_with(&rn->ses->st, id, v.zCodeHash, zDevice)
 	                           : NULL;
 	if (!e)
 		return; /* the worker's own words name what it timed */
@@ -224,20 +215,17 @@ static void same_code_as(struct runner *rn, int id, cJSON *r, const char *zDevic
 	free(z);
 	cJSON_DeleteItemFromObject(r, "same_code_as");
 	cJSON_AddNumberToObject(r, "same_code_as", e->id);
-	cJSON_ReplaceItemInObject(r, "timing",
-	                          cJSON_Duplicate(cJSON_GetObjectItem(e->result, "timing"), 1));
+	cJSON_ReplaceItemInObject(r, "timing", cJSON_Duplicate(e->v.timingJson, 1));
 }
 
 /* the workers learn that cand c's code was timed (a result just in, or one
  * of a session resumed), so that they do not time it again */
 static void tell_timed(struct runner *rn, const struct cand *c)
 {
-	const char *dev, *code = code_of(c->result, &dev);
-	const cJSON *tm = cJSON_GetObjectItem(c->result, "timing");
-	if (!code || c->status != STATUS_CORRECT || !cJSON_IsObject(tm) ||
-	    cJSON_GetObjectItem(c->result, "not_timed"))
+	const char *code = code_of(&c->v);
+	if (!code || c->status != STATUS_CORRECT || !c->v.timing.present || c->v.zNotTimed)
 		return;
-	pool_code_measured(rn->pool, dev, code, c->zName, tm);
+	pool_code_measured(rn->pool, c->v.zDevice, code, c->zName, c->v.timingJson);
 }
 
 static void on_done(int job, cJSON *result, void *arg)
@@ -250,9 +238,9 @@ static void on_done(int job, cJSON *result, void *arg)
 	struct cand *c = state_cand(&rn->ses->st, id);
 	cJSON *r = cJSON_Duplicate(result, 1);
 	/* the baseline measured on the GPU model the result came from */
-	const char *dev =
-	    cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "worker"), "device"));
-	const char *d = dev && *dev ? dev : NULL;
+	struct verdict v;
+	verdict_decode(r, &v);
+	char *d = v.zWorkerDevice && *v.zWorkerDevice ? xstrdup(v.zWorkerDevice) : NULL;
 	same_code_as(rn, id, r, d);
 	runner_result_complete(rn, c, r, d);
 	int k = (int)(j - rn->aJob);
@@ -266,12 +254,12 @@ static void on_done(int job, cJSON *result, void *arg)
 	if (ev_eval_finished(rn->ses, id, r, err) < 0)
 		journal_failed(rn, id, err);
 	/* an A/B in the result is an event of its own (the search reads it) */
-	const cJSON *ab = cJSON_GetObjectItem(r, "ab");
-	const cJSON *abInc = cJSON_GetObjectItem(ab, "incumbent_id");
-	if (cJSON_IsNumber(abInc) && state_cand(&rn->ses->st, id) &&
-	    ev_ab_compared(rn->ses, id, abInc->valueint, ab, err) < 0)
+	verdict_decode(r, &v);
+	if (v.ab.incumbent >= 0 && state_cand(&rn->ses->st, id) &&
+	    ev_ab_compared(rn->ses, id, v.ab.incumbent, v.abJson, err) < 0)
 		journal_failed(rn, id, err);
 	cJSON_Delete(r);
+	free(d);
 	rn->nFinished++;
 	if (state_cand(&rn->ses->st, id))
 		tell_timed(rn, state_cand(&rn->ses->st, id));
@@ -366,7 +354,7 @@ static struct eval_request eval_request_for(struct runner *rn, const struct cand
 		    .zName = inc->zName,
 		    .zSource = inc->zSource,
 		    .medianMs = inc->timeMs > 0 ? inc->timeMs : 0,
-		    .zMethod = result_timing_method(inc->result),
+		    .zMethod = inc->v.timing.zMethod,
 		};
 	double base = inc && inc->timeMs > 0 ? inc->timeMs : st->baselineMs;
 	rq.baselineMs = base > 0 ? base : 0;
@@ -538,7 +526,7 @@ static int abandon_poison_pill(struct runner *rn, const struct cand *c, char *er
 	int id = c->id;
 	/* copied: the eval_finished below replaces c->result */
 	char prev[32] = "";
-	const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(c->result, "status"));
+	const char *z = c->result ? c->v.zStatus : NULL;
 	snprintf(prev, sizeof prev, "%s", z ? z : "");
 	int kept = z && status_finished(status_from_name(prev));
 	cJSON *r;

@@ -316,8 +316,7 @@ static int retime_seed(struct search *s)
 		char err[KL_ERRLEN], line[400];
 		const char *zWhy = c->zReason;
 		if (c->status == STATUS_CORRECT) {
-			zWhy = cJSON_GetStringValue(cJSON_GetObjectItem(
-			    cJSON_GetObjectItem(c->result, "timing"), "clock_bound"));
+			zWhy = c->v.timing.zClockBound;
 			if (!zWhy)
 				zWhy = "its bound could not be applied";
 		}

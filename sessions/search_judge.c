@@ -23,10 +23,9 @@ int search_final(const struct cand *c)
  * 10th-percentile time, and at least 2% below its median */
 static double low_time(const struct cand *c)
 {
-	const cJSON *p10 = cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "timing"), "p10_ms");
-	double t = c->timeMs * 0.98;
-	if (cJSON_IsNumber(p10) && p10->valuedouble > 0 && p10->valuedouble < t)
-		t = p10->valuedouble;
+	double p10 = c->v.timing.p10Ms, t = c->timeMs * 0.98;
+	if (p10 > 0 && p10 < t)
+		t = p10;
 	return t;
 }
 
@@ -47,9 +46,7 @@ static double min_bytes(const struct search *s)
  * "fraction", roofline.h), 0 when unknown */
 static double roof_of(const struct cand *c)
 {
-	const cJSON *f =
-	    cJSON_GetObjectItem(cJSON_GetObjectItem(c ? c->result : NULL, "roofline"), "fraction");
-	return cJSON_IsNumber(f) ? f->valuedouble : 0;
+	return c && !isnan(c->v.roofline.fraction) ? c->v.roofline.fraction : 0;
 }
 
 /* the HBM bandwidth in GB/s: the setting, else what the workers' GPU reports
@@ -151,8 +148,7 @@ static void judge(struct search *s, const struct cand *c)
 		/* correct within the tolerance, but less precise than the
 		 * reference's arithmetic: not a win under `precision faithful` */
 		char line[400];
-		const char *cause = cJSON_GetStringValue(
-		    cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "precision"), "cause"));
+		const char *cause = c->v.precision.zCause;
 		snprintf(line, sizeof line,
 		         "#%d %s: correct, but of reduced precision%s%s%s: not a parent, not the "
 		         "best (set precision any to let it compete)",
@@ -166,8 +162,7 @@ static void judge(struct search *s, const struct cand *c)
 		char why[400], line[600];
 		snprintf(why, sizeof why,
 		         "%s: held back (not a parent, not the best) until a person clears it",
-		         cJSON_GetStringValue(cJSON_GetObjectItem(
-		             cJSON_GetObjectItem(c->result, "roofline"), "suspect")));
+		         c->v.roofline.zSuspect);
 		snprintf(line, sizeof line, "suspect: #%d %s %s (clear %d)", c->id, c->zName, why,
 		         c->id);
 		search_emitted(s,

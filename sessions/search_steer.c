@@ -261,7 +261,7 @@ void search_status_state(const struct state *st, char *buf, size_t n)
 	/* candidates of the same machine code as one timed before: not timed */
 	char same[48] = "", open[24] = "";
 	for (int i = ss->nCandStart; i < st->nCand; i++)
-		nSame += cJSON_GetObjectItem(st->aCand[i].result, "not_timed") != NULL;
+		nSame += st->aCand[i].v.zNotTimed != NULL;
 	if (nSame)
 		snprintf(same, sizeof same, ", %d same code", nSame);
 	if (ss->roundOpen > 1)

@@ -91,10 +91,14 @@ int state_cand_passes(const struct state *st, const struct cand *c)
 
 /* ---- the session's baseline (issue 39) ---- */
 
+void state_cand_decode(struct cand *c)
+{
+	verdict_decode(c->result, &c->v);
+}
+
 static const char *device_of(const struct cand *c)
 {
-	const char *d = cJSON_GetStringValue(cJSON_GetObjectItem(c->result, "device"));
-	return d ? d : "";
+	return c->v.zDevice ? c->v.zDevice : "";
 }
 
 static struct state_baseline *baseline_at(const struct state *st, const char *zDevice)
@@ -122,23 +126,23 @@ static void put_num(cJSON *o, const char *k, double v)
 
 void state_cand_speedup(struct state *st, struct cand *c)
 {
-	const cJSON *sp = cJSON_GetObjectItem(c->result, "speedup");
 	double base = state_baseline(st, device_of(c));
-	c->speedup = cJSON_IsNumber(sp) ? sp->valuedouble : -1;
+	c->speedup = isnan(c->v.speedup) ? -1 : c->v.speedup;
 	if (c->status != STATUS_CORRECT || !(c->timeMs > 0) || !(base > 0))
 		return;
 	c->speedup = base / c->timeMs;
 	/* the result says so too: the reference's time its own run measured
 	 * is kept beside it where that differs */
-	const cJSON *m = cJSON_GetObjectItem(c->result, "baseline_measured_ms");
-	const cJSON *b = cJSON_GetObjectItem(c->result, "baseline_ms");
-	double own = cJSON_IsNumber(m) ? m->valuedouble : cJSON_IsNumber(b) ? b->valuedouble : -1;
+	double own = !isnan(c->v.baselineMeasuredMs) ? c->v.baselineMeasuredMs
+	             : !isnan(c->v.baselineMs)       ? c->v.baselineMs
+	                                             : -1;
 	if (own > 0 && fabs(own - base) > 1e-9 * base)
 		put_num(c->result, "baseline_measured_ms", own);
 	else
 		cJSON_DeleteItemFromObjectCaseSensitive(c->result, "baseline_measured_ms");
 	put_num(c->result, "baseline_ms", base);
 	put_num(c->result, "speedup", c->speedup);
+	state_cand_decode(c);
 }
 
 void state_set_baseline(struct state *st, const char *zDevice, double ms, int bRemeasure)
@@ -224,8 +228,7 @@ cJSON *state_cand_json(const struct cand *c)
 	 * flagged: state_cand_rankable) */
 	if (c->unverified)
 		cJSON_AddBoolToObject(x, "unverified", 1);
-	const char *pv = cJSON_GetStringValue(
-	    cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "precision"), "verdict"));
+	const char *pv = c->v.precision.zClass;
 	if (pv)
 		cJSON_AddStringToObject(x, "precision", pv);
 	if (c->zIdea)
@@ -237,13 +240,17 @@ cJSON *state_cand_json(const struct cand *c)
 	/* against torch.compile (a search's early results get it later: the
 	 * compile_baseline event); the machine code's hash; not timed again
 	 * when it was timed before */
-	static const char *code[] = {"speedup_compile", "baseline_compile_ms", "code_hash",
-	                             "not_timed", "same_code_as"};
-	for (size_t k = 0; k < sizeof code / sizeof *code; k++) {
-		const cJSON *v = cJSON_GetObjectItem(c->result, code[k]);
-		if (v)
-			cJSON_AddItemToObject(x, code[k], cJSON_Duplicate(v, 1));
-	}
+	const struct verdict *v = &c->v;
+	if (!isnan(v->speedupCompile))
+		cJSON_AddNumberToObject(x, "speedup_compile", v->speedupCompile);
+	if (!isnan(v->baselineCompileMs))
+		cJSON_AddNumberToObject(x, "baseline_compile_ms", v->baselineCompileMs);
+	if (v->zCodeHash)
+		cJSON_AddStringToObject(x, "code_hash", v->zCodeHash);
+	if (v->zNotTimed)
+		cJSON_AddStringToObject(x, "not_timed", v->zNotTimed);
+	if (v->sameCodeAs)
+		cJSON_AddNumberToObject(x, "same_code_as", v->sameCodeAs);
 	return x;
 }
 

@@ -10,6 +10,7 @@
 
 #include "search_settings.h"
 #include "status.h"
+#include "verdict.h"
 
 /* where an idea stands (its journal names: idea_status_name()) */
 enum idea_status {
@@ -121,7 +122,10 @@ struct cand {
 	char *zReason;      /* the eval's reason ("" if none) */
 	double timeMs;      /* median time, or -1 */
 	double speedup;     /* baseline / time, or -1 */
-	cJSON *result;      /* the last eval result, or NULL */
+	cJSON *result;      /* the last eval result as journaled, or NULL: for the
+	                     * journal and export only; read v */
+	struct verdict v;   /* result decoded (verdict.h; its strings are result's):
+	                     * state_cand_decode() after result changes */
 	double tsAdded;     /* wall-clock time of its candidate_added event (0: unknown) */
 	double tsEval;      /* wall-clock time of its last eval_finished (0: none) */
 	int nUnfinished;    /* eval_started since its last eval_finished: evaluations the
@@ -145,6 +149,9 @@ struct cand {
 	                     * "roofline" has "suspect", roofline.h): a suspect,
 	                     * ranked only once a person cleared it */
 };
+
+/* c->v from c->result again, after c->result changed */
+void state_cand_decode(struct cand *c);
 
 /* ---- the search (sessions/search.h), folded from its events ---- */
 #define STATE_MAX_PARENTS 16

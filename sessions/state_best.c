@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,14 +15,12 @@
 
 int state_cand_spread(const struct cand *c, double *p10, double *p90)
 {
-	const cJSON *tm = c->result ? cJSON_GetObjectItem(c->result, "timing") : NULL;
-	const cJSON *a = cJSON_GetObjectItem(tm, "p10_ms"), *b = cJSON_GetObjectItem(tm, "p90_ms");
-	if (c->timeMs < 0 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b)) {
+	if (c->timeMs < 0 || isnan(c->v.timing.p10Ms) || isnan(c->v.timing.p90Ms)) {
 		*p10 = *p90 = -1;
 		return 0;
 	}
-	*p10 = a->valuedouble;
-	*p90 = b->valuedouble;
+	*p10 = c->v.timing.p10Ms;
+	*p90 = c->v.timing.p90Ms;
 	return 1;
 }
 
@@ -33,11 +32,6 @@ int state_same_within_noise(const struct cand *a, const struct cand *b)
 	return a10 <= b90 && b10 <= a90;
 }
 
-static const char *str_of(const struct cand *c, const char *k)
-{
-	return cJSON_GetStringValue(cJSON_GetObjectItem(c->result, k));
-}
-
 static int same_str(const char *a, const char *b)
 {
 	return a == b || (a && b && !strcmp(a, b));
@@ -47,20 +41,18 @@ int state_same_code(const struct cand *a, const struct cand *b)
 {
 	if (a == b)
 		return 1;
-	const cJSON *sa = cJSON_GetObjectItem(a->result, "same_code_as");
-	const cJSON *sb = cJSON_GetObjectItem(b->result, "same_code_as");
-	if ((cJSON_IsNumber(sa) && sa->valueint == b->id) ||
-	    (cJSON_IsNumber(sb) && sb->valueint == a->id))
+	if ((a->v.sameCodeAs && a->v.sameCodeAs == b->id) ||
+	    (b->v.sameCodeAs && b->v.sameCodeAs == a->id))
 		return 1;
-	const char *ha = str_of(a, "code_hash"), *hb = str_of(b, "code_hash");
-	return ha && hb && !strcmp(ha, hb) && same_str(str_of(a, "device"), str_of(b, "device"));
+	const char *ha = a->v.zCodeHash, *hb = b->v.zCodeHash;
+	return ha && hb && !strcmp(ha, hb) && same_str(a->v.zDevice, b->v.zDevice);
 }
 
 int state_faster(const struct cand *a, const struct cand *b)
 {
 	/* on one device both are against the session's one baseline there:
 	 * the time says it, whatever a speedup was rounded to */
-	const char *da = str_of(a, "device"), *db = str_of(b, "device");
+	const char *da = a->v.zDevice, *db = b->v.zDevice;
 	if (da && db && !strcmp(da, db) && a->timeMs > 0 && b->timeMs > 0)
 		return a->timeMs < b->timeMs;
 	return a->speedup > b->speedup;

@@ -7,6 +7,7 @@
  * best speedup over time for the tests and reports.
  */
 #include <curses.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,11 +169,10 @@ void chart_draw(struct ui *u, const struct ui_rect *r)
 		if (round_best(st, &st->search.aRound[i]) > hi)
 			hi = round_best(st, &st->search.aRound[i]);
 	/* how far the best is from the device's limit (roofline.h) */
-	const cJSON *fr = cJSON_GetObjectItem(
-	    cJSON_GetObjectItem(best ? best->result : NULL, "roofline"), "fraction");
+	double fr = best ? best->v.roofline.fraction : NAN;
 	char roof[32] = "";
-	if (cJSON_IsNumber(fr))
-		snprintf(roof, sizeof roof, ", %.0f%% of roofline", fr->valuedouble * 100);
+	if (!isnan(fr))
+		snprintf(roof, sizeof roof, ", %.0f%% of roofline", fr * 100);
 	if (best) {
 		snprintf(title, sizeof title, "Best speedup %.3gx (#%d%s%s) by %s", best->speedup,
 		         best->id, confirmed ? "" : ", unconfirmed", roof, by);

@@ -42,8 +42,7 @@ static char *results_text(const struct ui *u, const struct cand *c)
 		/* its compile ran while the worker set up: the line after the
 		 * compile's says that its time is not the compile's own */
 		char note[1200];
-		const cJSON *su =
-		    cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "reference_data"), "setup");
+		const cJSON *su = c->v.refData.setup;
 		if (cJSON_IsObject(su)) {
 			/* the worker's own account, as `kloop eval` gives it */
 			strbuf ws = STRBUF_INIT;

@@ -105,7 +105,7 @@ static void report_relative(const struct state *st, const struct cand *c, strbuf
 /* c's code hash, or NULL */
 static const char *code_hash(const struct cand *c)
 {
-	return cJSON_GetStringValue(cJSON_GetObjectItem(c->result, "code_hash"));
+	return c->v.zCodeHash;
 }
 
 /* when a and b are the same machine code (the same code hash on the same
@@ -113,18 +113,16 @@ static const char *code_hash(const struct cand *c)
 static int same_code(const struct cand *a, const struct cand *b, strbuf *sb)
 {
 	const char *ha = code_hash(a), *hb = code_hash(b);
-	const char *da = cJSON_GetStringValue(cJSON_GetObjectItem(a->result, "device"));
-	const char *db = cJSON_GetStringValue(cJSON_GetObjectItem(b->result, "device"));
+	const char *da = a->v.zDevice, *db = b->v.zDevice;
 	if (!ha || !hb || strcmp(ha, hb) || (da && db && strcmp(da, db)))
 		return 0;
 	sb_addf(sb, "same machine code: #%d and #%d compile to the same kernel (code %.12s)", a->id,
 	        b->id, ha);
 	for (int k = 0; k < 2; k++) {
 		const struct cand *c = k ? b : a;
-		const cJSON *s = cJSON_GetObjectItem(c->result, "same_code_as");
-		if (cJSON_IsNumber(s))
+		if (c->v.sameCodeAs)
 			sb_addf(sb, "; #%d was not timed again: it has #%d's timing", c->id,
-			        s->valueint);
+			        c->v.sameCodeAs);
 	}
 	return 1;
 }
@@ -220,7 +218,7 @@ void report_table_row_marked(const struct cand *c, const char *zStatus, char mar
 /* c's roofline column: how far from the device's limit (roofline.h), or "-" */
 static void roof_text(const struct cand *c, char *buf, size_t n)
 {
-	double fr = result_num(cJSON_GetObjectItem(c->result, "roofline"), "fraction");
+	double fr = c->v.roofline.fraction;
 	if (c->timeMs >= 0 && fr > 0)
 		snprintf(buf, n, "%.0f%%", fr * 100 < 9999 ? fr * 100 : 9999.0);
 	else
@@ -275,12 +273,6 @@ void report_table_row_cols(const struct cand *c, const char *zStatus, char mark,
 	/* the idea's first line */
 	const char *idea = c->zIdea ? c->zIdea : "";
 	sb_add(sb, idea, strcspn(idea, "\n"));
-}
-
-static const char *s_of(const cJSON *o, const char *k)
-{
-	const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
-	return z ? z : "";
 }
 
 /* add text, each line indented by `ind` */
@@ -366,8 +358,8 @@ static void results_marks(const struct state *st, const struct cand *c, strbuf *
 /* verdict and reason, the time, the speedup and how it compares */
 static void results_head(const struct state *st, const struct cand *c, strbuf *sb)
 {
-	const cJSON *r = c->result;
-	const char *status = s_of(r, "status"), *why = s_of(r, "reason");
+	const struct verdict *v = &c->v;
+	const char *status = v->zStatus, *why = v->zReason;
 	/* the speedup and the time on the verdict's line: a pane of a few rows
 	 * shows them */
 	sb_addf(sb, "verdict   %s", report_status_text(status));
@@ -380,15 +372,15 @@ static void results_head(const struct state *st, const struct cand *c, strbuf *s
 		add_indented(sb, why, "          ", 6);
 	results_marks(st, c, sb);
 	struct lines ln = {st, sb};
-	result_describe(r, RD_TIME, report_line, &ln);
+	verdict_describe(v, RD_TIME, report_line, &ln);
 	/* the session's baseline on its device (the fold put it in the
 	 * result, with the speedup against it: issue 39) */
-	double base = result_num(r, "baseline_ms"), own = result_num(r, "baseline_measured_ms");
+	double base = v->baselineMs, own = v->baselineMeasuredMs;
 	if (isnan(base) && st->baselineMs >= 0)
 		base = st->baselineMs;
 	if (!isnan(base)) {
 		sb_addf(sb, "baseline  %s %.4g ms, the session's",
-		        *s_of(r, "baseline") ? s_of(r, "baseline") : "reference", base);
+		        *v->zBaseline ? v->zBaseline : "reference", base);
 		if (c->speedup >= 0)
 			sb_addf(sb, ": speedup %.3gx", c->speedup);
 		if (!isnan(own))
@@ -396,61 +388,58 @@ static void results_head(const struct state *st, const struct cand *c, strbuf *s
 		sb_adds(sb, "\n");
 	}
 	report_relative(st, c, sb);
-	double bc = result_num(r, "baseline_compile_ms");
+	double bc = v->baselineCompileMs;
 	if (!isnan(bc)) {
 		sb_addf(sb, "baseline  torch.compile %.4g ms", bc);
-		if (!isnan(result_num(r, "speedup_compile")))
-			sb_addf(sb, ", speedup %.3gx", result_num(r, "speedup_compile"));
+		if (!isnan(v->speedupCompile))
+			sb_addf(sb, ", speedup %.3gx", v->speedupCompile);
 		sb_adds(sb, "\n");
 	}
-	result_library_lines(r, "", sb);
-	const cJSON *ab = cJSON_GetObjectItem(r, "ab");
-	if (ab && *s_of(ab, "error"))
-		sb_addf(sb, "A/B       against #%g: not run: %s\n", result_num(ab, "incumbent_id"),
-		        s_of(ab, "error"));
-	else if (ab)
-		sb_addf(sb, "A/B       against #%g: %s; %s\n", result_num(ab, "incumbent_id"),
-		        cJSON_IsTrue(cJSON_GetObjectItem(ab, "won")) ? "won"
-		                                                     : "not beyond the noise",
-		        s_of(ab, "rule"));
+	result_library_lines(c->result, "", sb);
+	const struct verdict_ab *ab = &v->ab;
+	char inc[24] = "nan";
+	if (ab->incumbent >= 0)
+		snprintf(inc, sizeof inc, "%d", ab->incumbent);
+	if (ab->present && ab->zError && *ab->zError)
+		sb_addf(sb, "A/B       against #%s: not run: %s\n", inc, ab->zError);
+	else if (ab->present)
+		sb_addf(sb, "A/B       against #%s: %s; %s\n", inc,
+		        ab->won ? "won" : "not beyond the noise", ab->zRule);
 }
 
 /* the checks: correctness, precision, the roofline, the profile */
-static void results_checks(const struct state *st, const cJSON *r, strbuf *sb)
+static void results_checks(const struct state *st, const struct verdict *v, strbuf *sb)
 {
 	struct lines ln = {st, sb};
-	result_describe(r, RD_CHECKS | RD_WARN, report_line, &ln);
-	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
+	verdict_describe(v, RD_CHECKS | RD_WARN, report_line, &ln);
 	/* the cascade: where it stopped */
-	const cJSON *stg;
-	if (*s_of(r, "stage")) {
+	if (v->zStage && *v->zStage) {
 		sb_addf(sb, "stages    ");
 		int k = 0;
-		cJSON_ArrayForEach(stg, cJSON_GetObjectItem(r, "stages"))
-		    sb_addf(sb, "%s%s", k++ ? ", " : "", s_of(stg, "stage"));
-		if (strcmp(s_of(r, "status"), "correct"))
-			sb_addf(sb, "%sstopped at %s", k ? "; " : "", s_of(r, "stage"));
+		for (const char *z; (z = verdict_stage(v, k)); k++)
+			sb_addf(sb, "%s%s", k ? ", " : "", z);
+		if (strcmp(v->zStatus, "correct"))
+			sb_addf(sb, "%sstopped at %s", k ? "; " : "", v->zStage);
 		sb_adds(sb, "\n");
 	}
-	if (tm && cJSON_GetObjectItem(tm, "stopped"))
-		sb_addf(sb, "timing    %s\n", s_of(tm, "stopped"));
+	if (v->timing.stopped)
+		sb_addf(sb, "timing    %s\n", v->timing.zStopped);
 }
 
 /* the compile: its time, resources, the vectoriser, the diagnostics */
-static void results_compile(const cJSON *r, strbuf *sb)
+static void results_compile(const struct verdict *v, strbuf *sb)
 {
-	const cJSON *comp = cJSON_GetObjectItem(r, "compile");
-	if (comp) {
-		sb_addf(sb, "compile   %.2f s%s on %s\n", result_num(comp, "seconds"),
-		        cJSON_IsTrue(cJSON_GetObjectItem(comp, "cached")) ? " (cached)" : "",
-		        s_of(r, "device"));
+	const struct verdict_compile *comp = &v->comp;
+	if (comp->present) {
+		sb_addf(sb, "compile   %.2f s%s on %s\n", comp->seconds,
+		        comp->cached ? " (cached)" : "", v->zDevice ? v->zDevice : "");
 	}
 	struct lines ln = {NULL, sb}; /* (no precision among the compile's facts) */
-	result_describe(r, RD_COMPILE, report_line, &ln);
-	if (comp) {
+	verdict_describe(v, RD_COMPILE, report_line, &ln);
+	if (comp->present) {
 		/* folded by the worker; folded here too for a verdict kept
 		 * before it did (diagfold.h) */
-		char *log = diag_fold(s_of(comp, "log"));
+		char *log = diag_fold(comp->zLog);
 		if (*log) {
 			sb_adds(sb, "diagnostics\n");
 			add_indented(sb, log, "  ", 40);
@@ -468,8 +457,8 @@ static void results_compile(const cJSON *r, strbuf *sb)
 
 void report_results(const struct state *st, const struct cand *c, strbuf *sb)
 {
-	const cJSON *r = c->result;
-	if (!r) {
+	const struct verdict *v = &c->v;
+	if (!c->result) {
 		sb_addf(sb, "#%d %s: %s\n", c->id, c->zName,
 		        c->status == STATUS_EVALUATING ? "being evaluated" : "not evaluated yet");
 		results_marks(st, c, sb);
@@ -481,14 +470,14 @@ void report_results(const struct state *st, const struct cand *c, strbuf *sb)
 	results_head(st, c, sb);
 	if (c->zIdea)
 		sb_addf(sb, "idea      %s\n", c->zIdea);
-	results_checks(st, r, sb);
-	results_compile(r, sb);
-	const char *tail = s_of(r, "stderr_tail");
+	results_checks(st, v, sb);
+	results_compile(v, sb);
+	const char *tail = v->zStderrTail ? v->zStderrTail : "";
 	if (*tail) {
 		sb_adds(sb, "last output\n");
 		add_indented(sb, tail, "  ", 20);
 	}
-	const char *cmd = s_of(cJSON_GetObjectItem(r, "compile"), "command");
+	const char *cmd = v->comp.zCommand;
 	if (*cmd)
 		sb_addf(sb, "command   %s\n", cmd);
 }

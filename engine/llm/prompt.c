@@ -366,48 +366,42 @@ void prompt_results(const cJSON *r, strbuf *sb)
 		sb_adds(sb, "not evaluated yet\n");
 		return;
 	}
-	sb_addf(sb, "verdict: %s%s%s\n", json_str(r, "status", ""),
-	        *json_str(r, "reason", "") ? ": " : "", json_str(r, "reason", ""));
-	const cJSON *c = cJSON_GetObjectItem(r, "compile");
+	struct verdict v;
+	verdict_decode(r, &v);
+	sb_addf(sb, "verdict: %s%s%s\n", v.zStatus, *v.zReason ? ": " : "", v.zReason);
 	/* its diagnostics folded (a verdict kept before the worker folded
 	 * them), then cut to LOG_MAX bytes, saying how much was cut and
 	 * keeping the errors past the cut (diagfold.h) */
-	char *folded = diag_fold(json_str(c, "log", ""));
+	char *folded = diag_fold(v.comp.zLog);
 	char *capped = diag_cap(folded, LOG_MAX);
-	add_log(sb,
-	        c && !cJSON_IsTrue(cJSON_GetObjectItem(c, "ok")) ? "compiler output"
-	                                                         : "compiler warnings",
-	        capped, 0);
+	add_log(sb, v.comp.present && !v.comp.ok ? "compiler output" : "compiler warnings", capped,
+	        0);
 	free(capped);
 	free(folded);
-	result_describe(r, RD_ALL, prompt_line, sb);
-	if (result_is_reduced(r))
+	verdict_describe(&v, RD_ALL, prompt_line, sb);
+	if (v.precision.reduced)
 		sb_adds(sb, "Under the precision policy `faithful` (the default) this candidate "
 		            "is not ranked: its results are less precise than the reference's "
 		            "arithmetic allows. Compute in the "
 		            "reference's precision (no TF32, f16 or bf16 arithmetic or storage, "
 		            "no coarse approximations of math functions).\n");
-	double base = json_num(r, "baseline_ms", NAN), sp = json_num(r, "speedup", NAN);
+	double base = v.baselineMs, sp = v.speedup;
 	if (!isnan(base))
-		sb_addf(sb, "baseline: %s %.4g ms%s",
-		        *json_str(r, "baseline", "") ? json_str(r, "baseline", "") : "reference",
+		sb_addf(sb, "baseline: %s %.4g ms%s", *v.zBaseline ? v.zBaseline : "reference",
 		        base, isnan(sp) ? "\n" : "");
 	if (!isnan(base) && !isnan(sp))
 		sb_addf(sb, "; speedup %.3gx\n", sp);
 	/* PyTorch's other baseline, where the reference is PyTorch */
-	double bc = json_num(r, "baseline_compile_ms", NAN),
-	       spc = json_num(r, "speedup_compile", NAN);
+	double bc = v.baselineCompileMs, spc = v.speedupCompile;
 	if (!isnan(bc))
 		sb_addf(sb, "torch.compile of the reference: %.4g ms%s", bc,
 		        isnan(spc) ? "\n" : "");
 	if (!isnan(bc) && !isnan(spc))
 		sb_addf(sb, "; speedup %.3gx\n", spc);
-	if (isnan(bc) && *json_str(r, "baseline_compile_error", ""))
-		add_log(sb, "torch.compile of the reference failed",
-		        json_str(r, "baseline_compile_error", ""), 0);
-	if (!strcmp(json_str(r, "status", ""), "crashed") ||
-	    !strcmp(json_str(r, "status", ""), "timeout"))
-		add_log(sb, "its last output", json_str(r, "stderr_tail", ""), 1);
+	if (isnan(bc) && v.zBaselineCompileError && *v.zBaselineCompileError)
+		add_log(sb, "torch.compile of the reference failed", v.zBaselineCompileError, 0);
+	if (v.status == STATUS_CRASHED || v.status == STATUS_TIMEOUT)
+		add_log(sb, "its last output", v.zStderrTail ? v.zStderrTail : "", 1);
 }
 
 void prompt_candidate_vars(struct prompt_vars *v, const char *zPrefix, const char *zName,
@@ -419,8 +413,9 @@ void prompt_candidate_vars(struct prompt_vars *v, const char *zPrefix, const cha
 	snprintf(key, sizeof key, "%s.source", zPrefix);
 	prompt_set(v, key, zSource);
 	snprintf(key, sizeof key, "%s.status", zPrefix);
-	const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(result, "status"));
-	prompt_set(v, key, st ? st : "not evaluated");
+	struct verdict vd;
+	verdict_decode(result, &vd);
+	prompt_set(v, key, result && *vd.zStatus ? vd.zStatus : "not evaluated");
 	strbuf sb = STRBUF_INIT;
 	prompt_results(result, &sb);
 	snprintf(key, sizeof key, "%s.results", zPrefix);

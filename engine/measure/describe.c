@@ -56,9 +56,9 @@ static void compiled(const cJSON *comp, result_line_fn emit, void *arg)
 		                                 result_num(v, "line"), json_str(v, "message", ""));
 }
 
-static void checked(const cJSON *r, result_line_fn emit, void *arg)
+static void checked(const struct verdict *v, result_line_fn emit, void *arg)
 {
-	const cJSON *cor = cJSON_GetObjectItem(r, "correctness");
+	const cJSON *cor = v->correctness;
 	if (cor && cJSON_GetObjectItem(cor, "trials")) {
 		double l2 = result_num(cor, "rel_l2_error");
 		char l2s[32] = "inf";
@@ -83,71 +83,77 @@ static void checked(const cJSON *r, result_line_fn emit, void *arg)
 		sb_free(&tl);
 	}
 	strbuf pl = STRBUF_INIT;
-	result_precision_line(r, &pl);
+	verdict_precision_line(v, &pl);
 	if (pl.len)
-		emit(arg, "precision", pl.buf, result_is_reduced(r));
+		emit(arg, "precision", pl.buf, v->precision.reduced);
 	sb_free(&pl);
 	char rl[400];
-	const cJSON *roof = cJSON_GetObjectItem(r, "roofline");
-	roofline_line(roof, rl, sizeof rl);
+	roofline_line(v->rooflineJson, rl, sizeof rl);
 	if (rl[0])
 		emit(arg, "roofline", rl, 0);
-	if (*json_str(roof, "suspect", ""))
+	if (v->roofline.zSuspect && *v->roofline.zSuspect)
 		linef(emit, arg, "suspect", 1,
 		      "%s: faster than the device can be; never a parent, the best or a win until "
 		      "a person clears it",
-		      json_str(roof, "suspect", ""));
-	const cJSON *prof = cJSON_GetObjectItem(r, "profile");
-	if (prof) {
+		      v->roofline.zSuspect);
+	if (v->profile) {
 		strbuf sb = STRBUF_INIT;
-		ncu_summary(prof, &sb);
+		ncu_summary(v->profile, &sb);
 		linef(emit, arg, "ncu", 0, "Nsight Compute (one run): %s", sb.buf);
 		sb_free(&sb);
 	}
 }
 
-static void timed(const cJSON *r, result_line_fn emit, void *arg)
+/* a count as it prints where the verdict has none ("nan", as it always did) */
+static double cnt(int n)
 {
-	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
-	if (!tm)
+	return n < 0 ? NAN : n;
+}
+
+static void timed(const struct verdict *v, result_line_fn emit, void *arg)
+{
+	const struct verdict_timing *tm = &v->timing;
+	if (!tm->present)
 		return;
 	linef(emit, arg, "time", 0, "median %.4g ms (p10 %.4g, p90 %.4g; %g runs, rse %.2f%%%s)",
-	      result_num(tm, "median_ms"), result_num(tm, "p10_ms"), result_num(tm, "p90_ms"),
-	      result_num(tm, "count"), result_num(tm, "rse") * 100,
-	      cJSON_IsTrue(cJSON_GetObjectItem(tm, "converged"))
-	          ? ""
-	          : ", not converged within the budget");
-	if (*json_str(r, "not_timed", ""))
-		emit(arg, "timing", json_str(r, "not_timed", ""), 0);
-	if (*json_str(tm, "clock_note", ""))
-		emit(arg, "clock", json_str(tm, "clock_note", ""), 0);
-	if (cJSON_IsFalse(cJSON_GetObjectItem(tm, "verified")))
+	      tm->medianMs, tm->p10Ms, tm->p90Ms, cnt(tm->count), tm->rse * 100,
+	      tm->converged ? "" : ", not converged within the budget");
+	if (v->zNotTimed && *v->zNotTimed)
+		emit(arg, "timing", v->zNotTimed, 0);
+	if (tm->zClockNote && *tm->zClockNote)
+		emit(arg, "clock", tm->zClockNote, 0);
+	if (tm->unverified)
 		linef(emit, arg, "unverified", 1,
 		      "%s: this time is shown, never a parent, the best or a win",
-		      json_str(tm, "clock_bound", "kloop's clock could not bound it"));
-	else if (!strcmp(json_str(tm, "bound", ""), "cpu"))
+		      tm->zClockBound ? tm->zClockBound : "kloop's clock could not bound it");
+	else if (tm->zBound && !strcmp(tm->zBound, "cpu"))
 		emit(arg, "bound", "by its CPU time (the machine too busy for kloop's clock)", 0);
+}
+
+void verdict_describe(const struct verdict *v, unsigned mask, result_line_fn emit, void *arg)
+{
+	/* an extension or a ModelNew: its form, and the outputs it copied */
+	char form[1200];
+	if ((mask & RD_COMPILE) && torchext_note_line(v->form, form, sizeof form) == 0)
+		emit(arg, "form", form, 0);
+	if (mask & RD_COMPILE)
+		compiled(v->compile, emit, arg);
+	if (mask & RD_CHECKS)
+		checked(v, emit, arg);
+	if (mask & RD_TIME)
+		timed(v, emit, arg);
+	if ((mask & RD_WARN) && v->timing.throttled)
+		linef(emit, arg, "warning", 0, "the GPU was throttling during the measurement: %s",
+		      v->timing.zThrottleReason ? v->timing.zThrottleReason : "");
+	if ((mask & RD_WARN) && v->zKeptState)
+		emit(arg, "warning", v->zKeptState, 0);
 }
 
 void result_describe(const cJSON *r, unsigned mask, result_line_fn emit, void *arg)
 {
 	if (!r)
 		return;
-	/* an extension or a ModelNew: its form, and the outputs it copied */
-	char form[1200];
-	if ((mask & RD_COMPILE) &&
-	    torchext_note_line(cJSON_GetObjectItem(r, "candidate_form"), form, sizeof form) == 0)
-		emit(arg, "form", form, 0);
-	if (mask & RD_COMPILE)
-		compiled(cJSON_GetObjectItem(r, "compile"), emit, arg);
-	if (mask & RD_CHECKS)
-		checked(r, emit, arg);
-	if (mask & RD_TIME)
-		timed(r, emit, arg);
-	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
-	if ((mask & RD_WARN) && cJSON_IsTrue(cJSON_GetObjectItem(tm, "throttled")))
-		linef(emit, arg, "warning", 0, "the GPU was throttling during the measurement: %s",
-		      json_str(tm, "throttle_reason", ""));
-	if ((mask & RD_WARN) && *json_str(r, "kept_state", ""))
-		emit(arg, "warning", json_str(r, "kept_state", ""), 0);
+	struct verdict v;
+	verdict_decode(r, &v);
+	verdict_describe(&v, mask, emit, arg);
 }

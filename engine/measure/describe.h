@@ -9,6 +9,8 @@
 
 #include <cJSON.h>
 
+#include "verdict.h"
+
 /* one fact: a short label ("checked", "time", "precision") and its text,
  * one line without a newline; alarm: a fact that withholds a rank (an
  * unverified time, a suspect one, reduced precision), which a screen shows
@@ -37,6 +39,8 @@ enum {
  * The verdict, the compile, the baselines and what only a front end knows
  * (the session's baseline, the precision policy) are the front end's.
  */
+void verdict_describe(const struct verdict *v, unsigned mask, result_line_fn emit, void *arg);
+/* the same of a result not decoded yet (r decoded: verdict.h); nothing for NULL */
 void result_describe(const cJSON *r, unsigned mask, result_line_fn emit, void *arg);
 
 #endif

@@ -15,12 +15,6 @@ double result_num(const cJSON *o, const char *k)
 	return json_num(o, k, NAN);
 }
 
-const char *result_timing_method(const cJSON *r)
-{
-	return cJSON_GetStringValue(
-	    cJSON_GetObjectItem(cJSON_GetObjectItem(r, "timing"), "method"));
-}
-
 /* the BLAS baselines of a GEMM task (torchref.py's "libraries": cuBLAS,
  * cuBLASLt's heuristic, cuBLASLt autotuned) into r's "library_baselines":
  * [{"key", "library", "median_ms", "speedup"}] or {"key", "library",
@@ -231,14 +225,14 @@ void result_tolerance_line(const cJSON *cor, strbuf *sb)
 		        bound);
 }
 
-void result_precision_line(const cJSON *r, strbuf *sb)
+void verdict_precision_line(const struct verdict *vd, strbuf *sb)
 {
-	const cJSON *p = cJSON_GetObjectItem(r, "precision");
-	const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(p, "verdict"));
+	const cJSON *p = vd->precisionJson;
+	const char *v = vd->precision.zClass;
 	if (!v)
 		return;
 	if (!strcmp(v, "unknown")) {
-		sb_addf(sb, "unknown: %s", cJSON_GetStringValue(cJSON_GetObjectItem(p, "why")));
+		sb_addf(sb, "unknown: %s", vd->precision.zWhy);
 		return;
 	}
 	int reduced = !strcmp(v, "reduced");
@@ -247,7 +241,7 @@ void result_precision_line(const cJSON *r, strbuf *sb)
 	int exact = !(eRef > eRound); /* the reference's error is the rounding's */
 	sb_addf(sb, "%s: relative L2 error %.2g against float64", reduced ? "reduced precision" : v,
 	        e);
-	const char *matches = cJSON_GetStringValue(cJSON_GetObjectItem(p, "matches"));
+	const char *matches = vd->precision.zMatches;
 	if (reduced && matches)
 		sb_addf(sb, ", %.2gx %s (%.2g; nearer what %s makes)", ratio,
 		        exact ? "what rounding the exact result makes"
@@ -274,17 +268,11 @@ void result_precision_line(const cJSON *r, strbuf *sb)
 		        nRun == 1 ? "" : "s");
 	if (!reduced)
 		sb_adds(sb, ")");
-	const char *cause = cJSON_GetStringValue(cJSON_GetObjectItem(p, "cause"));
+	const char *cause = vd->precision.zCause;
 	if (cause)
 		sb_addf(sb, ": %s", cause);
 	const char *unjudged =
 	    cJSON_GetStringValue(cJSON_GetObjectItem(p, "checked_runs_unjudged"));
 	if (unjudged)
 		sb_addf(sb, "; %s", unjudged);
-}
-
-int result_is_reduced(const cJSON *r)
-{
-	const char *v = json_str(cJSON_GetObjectItem(r, "precision"), "verdict", "");
-	return !strcmp(v, "reduced");
 }

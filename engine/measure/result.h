@@ -10,6 +10,7 @@
 #include <cJSON.h>
 
 #include "util.h"
+#include "verdict.h"
 
 /*
  * Complete r (a worker result, modified in place): drops the protocol's
@@ -36,9 +37,6 @@ double result_num(const cJSON *o, const char *k);
  * was not timed), each line opening with zIndent, appended to sb */
 void result_library_lines(const cJSON *r, const char *zIndent, strbuf *sb);
 
-/* the method of a result's timing ("device-wide", ...), or NULL */
-const char *result_timing_method(const cJSON *r);
-
 /*
  * How far inside or outside its tolerance a result's correctness report
  * ("correctness" object) is, as one line without a newline appended to sb:
@@ -51,17 +49,14 @@ const char *result_timing_method(const cJSON *r);
 void result_tolerance_line(const cJSON *cor, strbuf *sb);
 
 /*
- * A result's precision verdict (precision.h) in words, appended to sb:
+ * A verdict's precision (precision.h) in words, appended to sb:
  * "faithful: relative L2 error 9.7e-07 against float64 (the reference's own
  * 2.5e-08; TF32 or f16 inputs would make 0.00047)", "reduced precision:
  * relative L2 error 0.00047 against float64, 1.9e+04x the reference's own
  * 2.5e-08 (more than 8x): consistent with TF32 or f16 inputs (10-bit
  * mantissa)", or "unknown: WHY".  Appends nothing when r has none.
  */
-void result_precision_line(const cJSON *r, strbuf *sb);
-
-/* r's precision verdict (precision.h) is "reduced" */
-int result_is_reduced(const cJSON *r);
+void verdict_precision_line(const struct verdict *v, strbuf *sb);
 /* where a worker's setup went (reference_data.setup: the PyTorch helper's
  * start, the reference data, the baselines), in one line */
 void result_setup_line(const cJSON *setup, strbuf *sb);

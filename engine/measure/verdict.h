@@ -1,0 +1,144 @@
+/*
+ * verdict.h - a verdict, typed: what kloop concluded about one evaluation
+ * of a candidate, decoded once from its result JSON (the worker's reply
+ * completed by result.c, journaled as eval_finished's "result").
+ *
+ * The JSON stays the wire and journal format (and keeps a newer kloop's
+ * keys); every reader of a verdict reads this struct, and verdict_decode()
+ * is the one place a verdict's keys are read by name (result.c's line
+ * makers read the detail objects kept below as JSON: the compile report,
+ * the correctness report, the precision, roofline and reference-data
+ * objects, whose words are theirs).
+ *
+ * Strings and objects are borrowed from the JSON decoded: valid while it
+ * lives and is not changed; decode again after changing it.  A number that
+ * is absent is NAN (a count: -1), a string absent is NULL unless said.
+ */
+#ifndef KL_VERDICT_H
+#define KL_VERDICT_H
+
+#include <cJSON.h>
+
+#include "status.h"
+
+/* the A/B of a challenger against the incumbent, timed alternately ("ab") */
+struct verdict_ab {
+	int present;        /* the result has "ab" */
+	int incumbent;      /* incumbent_id (-1: none) */
+	int pairs, wins;    /* pairs timed, pairs the challenger was faster in
+	                     * (-1: not run) */
+	double ratio;       /* median per-pair incumbent/challenger time */
+	int won;            /* beyond the noise (harness_ab_decide) */
+	const char *zError; /* why it was not run, or NULL */
+	const char *zRule;  /* the rule that decided, in words ("" where none) */
+};
+
+/* the compile ("compile") */
+struct verdict_compile {
+	int present;            /* the result has "compile" */
+	double seconds;         /* its wall time */
+	int cached;             /* the object came from the cache */
+	int ok;                 /* it compiled ("ok": true) */
+	const char *zCommand;   /* the compiler's command line ("" where none) */
+	const char *zLog;       /* the compiler's diagnostics ("" where none) */
+	const cJSON *resources; /* [{"kernel", "registers", "shared_bytes", ...}], or NULL */
+};
+
+/* how a PyTorch problem's reference data was made ("reference_data") */
+struct verdict_refdata {
+	double seconds;     /* making it (NAN: not said) */
+	int trials;         /* trial sets besides the first (-1: not said) */
+	const char *zNote;  /* a note on it, or NULL */
+	const cJSON *setup; /* the worker's setup, for result_setup_line(), or NULL */
+};
+
+/* the timing ("timing") */
+struct verdict_timing {
+	int present;             /* the result has "timing" */
+	double medianMs;         /* median_ms */
+	double p10Ms, p90Ms;     /* the 10th and 90th percentiles */
+	int count;               /* runs timed (-1: not said) */
+	double rse;              /* relative standard error of the median */
+	int converged;           /* within the budget */
+	int unverified;          /* "verified": false: kloop's clock could not bound it */
+	const char *zClockBound; /* why not ("clock_bound"), or NULL */
+	const char *zBound;      /* "cpu" where bound by its CPU time, or NULL */
+	const char *zMethod;     /* how it was timed ("device-wide", ...), or NULL */
+	const char *zClockNote;  /* a note on the clock, or NULL */
+	int throttled;           /* the GPU throttled meanwhile */
+	const char *zThrottleReason;
+	int stopped;          /* stopped after the quick timing ("stopped") */
+	const char *zStopped; /* why, where said ("" where none) */
+};
+
+/* the precision verdict of a correct candidate ("precision", precision.h) */
+struct verdict_precision {
+	const char *zClass;   /* "faithful", "reduced", "unknown", or NULL: none */
+	int reduced;          /* zClass is "reduced" */
+	const char *zCause;   /* what made it reduced, in words, or NULL */
+	const char *zWhy;     /* why unknown, or NULL */
+	const char *zMatches; /* the reduced arithmetic it matches, or NULL */
+};
+
+/* where the time stands against the device ("roofline", roofline.h) */
+struct verdict_roofline {
+	int present;          /* the result has "roofline" */
+	double fraction;      /* of the roofline's floor reached */
+	const char *zSuspect; /* below the device's floor: why (any string marks it), or NULL */
+};
+
+struct verdict {
+	enum status status;                     /* status_from_name(zStatus) */
+	const char *zStatus;                    /* as written ("" where none) */
+	const char *zReason;                    /* "" where none */
+	const char *zStage;                     /* the cascade's stage it stopped at, or NULL */
+	const char *zTask, *zSource, *zBackend; /* "" where none */
+	const char *zDevice;                    /* the device model it ran on, or NULL */
+	const char *zWorker;               /* the pool's worker label ("worker"."label"), or NULL */
+	const char *zWorkerDevice;         /* the pool's worker's device model, or NULL */
+	const char *zWorkerHost;           /* the pool's worker's host, or NULL */
+	const char *zCodeHash;             /* its machine code's hash, or NULL */
+	double timeMs;                     /* "time_ms": the median, null unless correct */
+	double speedup;                    /* baseline / time */
+	double baselineMs;                 /* the session's baseline it is compared with */
+	double baselineMeasuredMs;         /* its own run's baseline where that differs */
+	const char *zBaseline;             /* the reference's name ("" where none) */
+	double baselineCompileMs;          /* torch.compile's baseline */
+	double speedupCompile;             /* against it */
+	const char *zBaselineCompileError; /* why torch.compile's was not timed, or NULL */
+	const char *zNotTimed;   /* why it was not timed again (the same machine code), or NULL */
+	int sameCodeAs;          /* the candidate whose timing it carries (0: none) */
+	const char *zKeptState;  /* a warning: it kept state between runs, or NULL */
+	const char *zStderrTail; /* its last output (crashes), or NULL */
+	const char *zRerunAbandoned; /* a later evaluation was abandoned: why, or NULL */
+	struct verdict_timing timing;
+	struct verdict_precision precision;
+	struct verdict_roofline roofline;
+	struct verdict_ab ab;
+	struct verdict_compile comp;
+	struct verdict_refdata refData;
+	/* detail objects, read by their own line makers (result.h, roofline.h,
+	 * ncu.h, torchext.h), or NULL */
+	const cJSON *compile;       /* "compile": command, seconds, target, resources */
+	const cJSON *correctness;   /* "correctness": trials, errors, tolerance */
+	const cJSON *precisionJson; /* "precision" */
+	const cJSON *rooflineJson;  /* "roofline" */
+	const cJSON *referenceData; /* "reference_data": how the reference data was made */
+	const cJSON *profile;       /* "profile": Nsight Compute's */
+	const cJSON *form;          /* "candidate_form": an extension's or ModelNew's */
+	const cJSON *stages;        /* "stages": [{"stage", "seconds"}] */
+	const cJSON *timingJson;    /* "timing", copied whole where a copy carries it */
+	const cJSON *abJson;        /* "ab", journaled as an event of its own */
+};
+
+/* v from result r (NULL: a verdict of nothing, status "new") */
+void verdict_decode(const cJSON *r, struct verdict *v);
+
+/* a timed, correct verdict with a median: what a time can be read from */
+int verdict_timed(const struct verdict *v);
+
+/* the name of the i-th stage the cascade went through ("stages"), or NULL
+ * past the last */
+const char *verdict_stage(const struct verdict *v, int i);
+
+#endif
