@@ -13,10 +13,12 @@
 #include "result.h"
 #include "screen.h"
 
-static int line_role(const char *line, size_t n)
+/* a line's colour: the verdict's from c's status (typed, not read from the
+ * words), the rest from what the line is */
+static int line_role(const char *line, size_t n, const struct cand *c)
 {
 	if (n >= 9 && !strncmp(line, "verdict", 7))
-		return strstr(line, "correct") && !strstr(line, "incorrect") ? SR_GOOD : SR_BAD;
+		return c->status == STATUS_CORRECT ? SR_GOOD : SR_BAD;
 	if (n >= 8 && !strncmp(line, "baseline", 8))
 		return SR_GOOD;
 	if (strstr(line, ": error") || strstr(line, "error:"))
@@ -107,7 +109,7 @@ void pane_results_draw(struct ui *u, const struct ui_rect *r, int focused)
 		size_t len;
 		const char *line = pane_line(text, u->resTop + i, &len);
 		screen_putn(r->y + 1 + i, r->x + 1, w, line, len,
-		            screen_attr(line_role(line, len)));
+		            screen_attr(line_role(line, len, c)));
 		struct pane_row row = {line, len, u->resTop + i, 0};
 		pane_find_mark(&row, zFind, r->y + 1 + i, r->x + 1, w, screen_attr(SR_MATCH));
 	}

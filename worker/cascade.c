@@ -492,7 +492,6 @@ static void run_job(struct job *j)
 	double rest = tRun - tTime - W.loadS - W.endS;
 	cJSON_AddNumberToObject(sec, "check", tCheck > 0 ? tCheck : rest > 0 ? rest : 0);
 	cJSON_AddNumberToObject(sec, "time", tTime);
-	cJSON_AddBoolToObject(o, "worker_exiting", W.b->fatal);
 	cJSON_AddStringToObject(o, "sandbox", W.sandbox ? "bubblewrap" : "none");
 	if (W.zConfine[0])
 		cJSON_AddStringToObject(o, "confinement", W.zConfine);

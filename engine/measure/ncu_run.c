@@ -12,6 +12,7 @@
 #include "ncu.h"
 #include "outline.h"
 #include "syntax.h"
+#include "verdict.h"
 
 struct ncu_run {
 	struct loop *l;
@@ -135,13 +136,13 @@ static void poll_exit(struct loop *l, long long id, void *arg)
 	finish(r);
 }
 
-static void on_done(int job, cJSON *result, void *arg)
+static void on_done(int job, const struct worker_end *e, void *arg)
 {
 	struct ncu_run *r = arg;
 	(void)job;
-	const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(result, "status"));
-	const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(result, "reason"));
-	const char *tail = cJSON_GetStringValue(cJSON_GetObjectItem(result, "stderr_tail"));
+	struct verdict v;
+	verdict_decode(e->result, &v);
+	const char *st = *v.zStatus ? v.zStatus : NULL, *why = v.zReason, *tail = v.zStderrTail;
 	free(r->zVerdict);
 	r->zVerdict =
 	    xasprintf("%s%s%.300s%s%.1500s", st ? st : "?", why && *why ? ": " : "", why ? why : "",

@@ -21,8 +21,9 @@
 #include "result.h"
 #include "pool_priv.h"
 #include "util.h"
+#include "verdict.h"
 
-static void on_done(int wjob, cJSON *result, void *arg);
+static void on_done(int wjob, const struct worker_end *e, void *arg);
 static void on_progress(int wjob, const char *zStage, int k, void *arg);
 
 /* one [device, code, label, timing] entry to slot s's worker */
@@ -331,8 +332,9 @@ static void on_progress(int wjob, const char *zStage, int k, void *arg)
 		p->progress(j->id, zStage, k, p->arg);
 }
 
-static void on_done(int wjob, cJSON *result, void *arg)
+static void on_done(int wjob, const struct worker_end *e, void *arg)
 {
+	cJSON *result = e->result;
 	struct slot *s = arg;
 	struct pool *p = s->p;
 	struct pjob *j = job_of(s, wjob);
@@ -341,12 +343,14 @@ static void on_done(int wjob, cJSON *result, void *arg)
 	if (!j)
 		return;
 	slot_busy(s, -1);
-	if (cJSON_IsTrue(cJSON_GetObjectItem(result, "worker_lost"))) {
-		const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(result, "reason"));
+	if (e->lost) {
+		struct verdict v;
+		verdict_decode(result, &v);
+		const char *why = v.zReason;
 		s->nLost++;
 		free(s->zNote);
 		s->zNote = xstrdup(why ? why : "lost");
-		if (cJSON_IsTrue(cJSON_GetObjectItem(result, "worker_disabled")))
+		if (e->disabled)
 			s->state = POOL_W_DISABLED;
 		j->attempts++;
 		free(j->zLost);
@@ -361,8 +365,6 @@ static void on_done(int wjob, cJSON *result, void *arg)
 			return; /* back on the queue, in its place: runs when a worker is free */
 		}
 		cJSON *r = cJSON_Duplicate(result, 1);
-		cJSON_DeleteItemFromObject(r, "worker_lost");
-		cJSON_DeleteItemFromObject(r, "worker_disabled");
 		char *reason = xasprintf("the worker was lost %d time%s (last: %s)", j->attempts,
 		                         j->attempts == 1 ? "" : "s", j->zLost);
 		cJSON_DeleteItemFromObject(r, "reason");

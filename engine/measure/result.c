@@ -66,7 +66,6 @@ void result_complete_from(cJSON *r, const cJSON *rt, const cJSON *baselines, con
 	double t = result_num(cJSON_GetObjectItem(r, "timing"), "median_ms");
 	const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
 	int ok = status_from_name(st) == STATUS_CORRECT;
-	cJSON_DeleteItemFromObject(r, "worker_exiting");
 	cJSON_AddStringToObject(r, "task", zTask);
 	cJSON_AddStringToObject(r, "source", zSource);
 	cJSON_AddStringToObject(r, "backend", zBackend);

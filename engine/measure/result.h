@@ -13,13 +13,11 @@
 #include "verdict.h"
 
 /*
- * Complete r (a worker result, modified in place): drops the protocol's
- * "worker_exiting", adds "task", "source", "backend", "device", "time_ms"
- * (null unless correct), "baseline_ms", "baseline" (the reference's name),
- * "speedup" (baseline / time, null unless correct), the torch.compile
- * baseline where one was measured, and empty "reason" / "correctness" where
- * the worker gave none.  rt is the reference's timing and baselines the
- * PyTorch ones measured on the device the result came from (a pool's
+ * Complete r (a worker result, modified in place): adds "task", "source", "backend", "device",
+ * "time_ms" (null unless correct), "baseline_ms", "baseline" (the reference's name), "speedup"
+ * (baseline / time, null unless correct), the torch.compile baseline where one was measured, and
+ * empty "reason" / "correctness" where the worker gave none.  rt is the reference's timing and
+ * baselines the PyTorch ones measured on the device the result came from (a pool's
  * pool_reference_timing(p, device)), refData how a problem file's reference
  * data was made there (copied as "reference_data"), zRefName the reference's name and
  * zDevice the device; each may be NULL.  (No worker here: the session's

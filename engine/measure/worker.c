@@ -37,7 +37,7 @@ struct wjob {
 struct worker {
 	struct loop *l;
 	struct worker_config cfg;
-	worker_done_fn done;
+	worker_end_fn done;
 	worker_progress_fn progress;
 	void *arg;
 	pid_t pid;             /* current process, 0 if none */
@@ -81,7 +81,7 @@ struct reap {
 	int tries;
 };
 
-struct worker *worker_new(struct loop *l, const struct worker_config *cfg, worker_done_fn done,
+struct worker *worker_new(struct loop *l, const struct worker_config *cfg, worker_end_fn done,
                           worker_progress_fn progress, void *arg)
 {
 	/* a request written to a worker that has just died (a host that
@@ -249,19 +249,6 @@ int worker_disabled(const struct worker *w)
 	return w->disabled;
 }
 
-/* a result for a job the worker could not finish because the worker itself
- * was lost (died, could not start, was refused): a pool runs it elsewhere */
-static cJSON *lost_result(struct worker *w, const char *zStatus, const char *zReason)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "status", zStatus);
-	cJSON_AddStringToObject(o, "reason", zReason);
-	cJSON_AddBoolToObject(o, "worker_lost", 1);
-	if (w->disabled)
-		cJSON_AddBoolToObject(o, "worker_disabled", 1);
-	return o;
-}
-
 int worker_starts(const struct worker *w)
 {
 	return w->starts;
@@ -320,14 +307,21 @@ int worker_cancel_waiting(struct worker *w, int id)
 	return 0;
 }
 
-/* end job j with result (which this consumes) */
-static void finish(struct worker *w, struct wjob *j, cJSON *result)
+/* end job j with result (which this consumes); lost: the worker itself
+ * was lost, not the candidate's doing */
+static void finish_as(struct worker *w, struct wjob *j, cJSON *result, int lost)
 {
 	remove_job(w, j);
 	int id = j->id;
 	job_free(j);
-	w->done(id, result, w->arg);
+	struct worker_end e = {result, lost, lost && w->disabled};
+	w->done(id, &e, w->arg);
 	cJSON_Delete(result);
+}
+
+static void finish(struct worker *w, struct wjob *j, cJSON *result)
+{
+	finish_as(w, j, result, 0);
 }
 
 static cJSON *simple_result(const char *zStatus, const char *zReason)
@@ -554,8 +548,9 @@ static void handle_event(struct worker *w, cJSON *o)
 			loop_del_timer(w->l, w->timer), w->timer = 0;
 		cJSON *r = protocol_result_of(o);
 		/* a candidate that crashed in its own process: its last words */
-		const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
-		if (st && !strcmp(st, "crashed") && !cJSON_GetObjectItem(r, "stderr_tail")) {
+		struct verdict v;
+		verdict_decode(r, &v);
+		if (v.status == STATUS_CRASHED && !v.zStderrTail) {
 			drain_err(w);
 			char *tail = tail_lines(w, 20);
 			cJSON_AddStringToObject(r, "stderr_tail", tail);
@@ -720,13 +715,12 @@ static void reaped(struct worker *w, const char *zWhy, int status)
 		/* no crash note from the candidate and not our timeout: the worker
 		 * itself was lost (killed, its host or connection gone) */
 		int lost = !zWhy && !w->zSignal;
-		cJSON *r = lost ? lost_result(w, "crashed", why.buf)
-		                : simple_result(zWhy ? "timeout" : "crashed", why.buf);
+		cJSON *r = simple_result(zWhy ? "timeout" : "crashed", why.buf);
 		cJSON_AddStringToObject(r, "stderr_tail", tail);
 		if (!zWhy && WIFSIGNALED(status))
 			cJSON_AddNumberToObject(r, "signal", WTERMSIG(status));
 		sb_free(&why);
-		finish(w, run, r);
+		finish_as(w, run, r, lost);
 	} else if (!w->ready || w->jobs) {
 		/* nothing was running: the worker itself failed */
 		const char *m = w->zTaskError;
@@ -741,9 +735,8 @@ static void reaped(struct worker *w, const char *zWhy, int status)
 			w->zTaskError = xstrdup(msg);
 		if (!w->ready) {
 			while (w->jobs)
-				finish(w, w->jobs,
-				       w->taskErrorOwn ? simple_result("error", msg)
-				                       : lost_result(w, "error", msg));
+				finish_as(w, w->jobs, simple_result("error", msg),
+				          !w->taskErrorOwn);
 		}
 		free(msg);
 	}
@@ -766,9 +759,7 @@ static void on_kick(struct loop *l, long long id, void *arg)
 	(void)l, (void)id;
 	w->kick = 0;
 	while (w->zTaskError && w->jobs)
-		finish(w, w->jobs,
-		       w->taskErrorOwn ? simple_result("error", w->zTaskError)
-		                       : lost_result(w, "error", w->zTaskError));
+		finish_as(w, w->jobs, simple_result("error", w->zTaskError), !w->taskErrorOwn);
 }
 
 static void kick(struct worker *w)

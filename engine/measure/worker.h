@@ -57,13 +57,24 @@ struct worker;
 /* a job's end: result is {"status": ..., ...} (owned by the callee's caller:
  * valid only during the call) */
 typedef void (*worker_done_fn)(int job, cJSON *result, void *arg);
+
+/* how a worker's job ended: its result, and whether the worker itself was
+ * lost meanwhile (it died with no crash note from the candidate, could not
+ * start, or was refused), so that a pool can run the job elsewhere; job
+ * control, not verdict: the result never carries it */
+struct worker_end {
+	cJSON *result; /* owned by the caller, valid only during the call */
+	int lost;      /* the worker was lost, not the candidate's fault */
+	int disabled;  /* ... refused for good (it is another kloop's version) */
+};
+typedef void (*worker_end_fn)(int job, const struct worker_end *e, void *arg);
 /* progress: stage is "compiling", "compiled", "running", "checking", "timing" */
 typedef void (*worker_progress_fn)(int job, const char *zStage, int k, void *arg);
 
 /* a worker service on loop l (the process starts on the first submit); SIGPIPE is
  * ignored from then on (unless the caller handles it), so that a request to a worker
  * that just died fails instead of ending kloop */
-struct worker *worker_new(struct loop *l, const struct worker_config *cfg, worker_done_fn done,
+struct worker *worker_new(struct loop *l, const struct worker_config *cfg, worker_end_fn done,
                           worker_progress_fn progress, void *arg);
 void worker_free(struct worker *w);
 
@@ -146,10 +157,9 @@ int worker_disabled(const struct worker *w);
  * The command that starts a kloop-worker with c's settings: zProgram (NULL:
  * the kloop-worker beside this kloop) then --backend, --jobs, --python.  A
  * NULL-terminated argv the caller frees (each string, then the array).
- * Results of jobs the worker could not finish because the worker itself was
- * lost (it died with no crash note from the candidate, could not start, or
- * was refused) carry "worker_lost": true (and "worker_disabled": true when it
- * was refused for good), so that a pool can run them elsewhere.
+ * Jobs the worker could not finish because the worker itself was lost end
+ * with struct worker_end's lost (and disabled when it was refused for good),
+ * so that a pool can run them elsewhere.
  */
 char **worker_launch_argv(const struct worker_config *c, const char *zProgram);
 /*

@@ -27,12 +27,14 @@ struct got {
 	char *azNotTimed[MAX_JOBS]; /* its "not_timed" note */
 	cJSON *timing[MAX_JOBS];    /* its timing */
 	double timeS[MAX_JOBS];     /* seconds it was timed */
+	int lost[MAX_JOBS];         /* it ended with the worker lost (worker_end) */
 	int inSubmit;               /* a worker_submit() call is on the stack */
 	int doneInSubmit;           /* done was called from inside it */
 };
 
-static void on_done(int job, cJSON *result, void *arg)
+static void on_done(int job, const struct worker_end *e, void *arg)
 {
+	cJSON *result = e->result;
 	struct got *g = arg;
 	g->n++;
 	g->doneInSubmit |= g->inSubmit;
@@ -41,6 +43,7 @@ static void on_done(int job, cJSON *result, void *arg)
 	const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(result, "status"));
 	const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(result, "reason"));
 	g->azStatus[job] = xstrdup(st ? st : "?");
+	g->lost[job] = e->lost;
 	g->azReason[job] = xstrdup(why ? why : "");
 	const cJSON *tm = cJSON_GetObjectItem(cJSON_GetObjectItem(result, "timing"), "median_ms");
 	g->timeMs[job] = cJSON_IsNumber(tm) ? tm->valuedouble : -1;
@@ -157,6 +160,8 @@ int main(void)
 	          strstr(g.azReason[crash], "SIGSEGV"),
 	      "a segfault is crashed, with the signal (%s)",
 	      g.azReason[crash] ? g.azReason[crash] : "-");
+	CHECK(g.n == 4 && !g.lost[crash] && !g.lost[seed] && !g.lost[wrong],
+	      "a candidate's own crash is its verdict, not a lost worker (not run elsewhere)");
 	/* the candidate crashed in its own runner process (issue 14), not in the worker */
 	CHECK(g.n == 4 && !strcmp(g.azStatus[after], "correct") && worker_starts(w) == 1,
 	      "the worker lives through the crash: the job after it runs on it (%d started)",
@@ -220,6 +225,9 @@ int main(void)
 	          strstr(g2.azReason[job], "cannot run /nonexistent/kloop-worker"),
 	      "... it fails the job from the loop with why (%s)",
 	      g2.azReason[job] ? g2.azReason[job] : "-");
+	CHECK(g2.n == 1 && g2.lost[job],
+	      "... as a lost worker (job control, which a pool reruns elsewhere), not the "
+	      "candidate's verdict");
 	g2.inSubmit = 1;
 	int job2 = worker_submit(w, "again.c", "int x;", 6);
 	g2.inSubmit = 0;
