@@ -120,6 +120,8 @@ struct kworker_state {
 	struct torchref *bg; /* the PyTorch helper compiling torch.compile's baseline in
 	                        the background while candidates run (its output
 	                        watched by the loop), or NULL */
+	struct torchref *tr; /* the PyTorch helper kept for the session: the harness's
+	                        source of each run's inputs (torchref_source), or NULL */
 };
 extern struct kworker_state kworker_w;
 /* the worker's code names it W */

@@ -78,13 +78,20 @@ void kworker_background_compile(void)
 	double t0 = now_s();
 	/* on a failure the baselines say why in "compile" */
 	const cJSON *tm = rc > 0 ? torchref_time_compile(r, err) : torchref_timing(r, W.h, 0, err);
-	if (rc > 0 && torchref_finish(r, err) < 0)
+	/* the helper stays for the runs' inputs (W.tr), its parameters checked
+	 * now as its end would */
+	int keep = rc > 0 && W.tr == r && torchref_check_params(r, err) == 0;
+	if (rc > 0 && !keep && torchref_finish(r, err) < 0)
 		torchref_kill(r);
 	cJSON *o = protocol_baselines(tm, now_s() - W.tTask, now_s() - t0);
 	loop_del_fd(W.l, torchref_fd(r));
 	W.bg = NULL;
-	gHelper = NULL;
-	torchref_free(r);
+	if (!keep) {
+		harness_set_source(W.h, NULL);
+		W.tr = NULL;
+		gHelper = NULL;
+		torchref_free(r);
+	}
 	kworker_send_json(o);
 }
 
@@ -353,14 +360,22 @@ void kworker_op_task(cJSON *req)
 				rd.refTiming = refTm = cJSON_Duplicate(eager, 1);
 			rd.baselines = bases = cJSON_Duplicate(tm, 1);
 		}
+		/* the helper stays for the session: it draws each run's inputs
+		 * and makes the outputs of those checked after their call (issue
+		 * 37); kloop-worker's end kills it */
+		struct harness_source src;
+		if (torchref_source(tr, W.h, W.b, &src, err) < 0)
+			fail_task(err);
+		harness_set_source(W.h, &src);
+		W.tr = tr;
 		if (torchref_compile_pending(tr)) {
-			/* the helper stays: kworker_background_compile() ends it */
+			/* kworker_background_compile() reads it meanwhile */
 			W.bg = tr;
 			loop_add_fd(W.l, torchref_fd(tr), LOOP_READ, on_bg_fd, NULL);
 			cJSON_AddBoolToObject(su, "torch_compile_background", 1);
 		} else {
 			t0 = now_s();
-			if (torchref_finish(tr, err) < 0)
+			if (torchref_check_params(tr, err) < 0)
 				fail_task(err);
 			cJSON_AddNumberToObject(su, "helper_end", now_s() - t0);
 		}
@@ -382,10 +397,6 @@ void kworker_op_task(cJSON *req)
 		cJSON_Delete(su);
 		cJSON_Delete(refTm);
 		cJSON_Delete(bases);
-		if (!W.bg) {
-			gHelper = NULL;
-			torchref_free(tr);
-		}
 		kworker_pump_later();
 		return;
 	}

@@ -324,6 +324,13 @@ void harness_set_reference(struct harness *h, struct harness_cand *ref)
 	h->ref = ref;
 }
 
+void harness_set_source(struct harness *h, const struct harness_source *s)
+{
+	memset(&h->src, 0, sizeof h->src);
+	if (s)
+		h->src = *s;
+}
+
 int harness_buffers(const struct harness *h, struct harness_buf *a)
 {
 	int n = 0;
@@ -427,15 +434,21 @@ void harness_evict(struct harness *h)
 
 /*
  * A run's fresh inputs from seed into aDst[i] (device memory, input i's
- * size each): drawn from the task's distribution, or, for given inputs
- * (PyTorch's), which cannot be drawn afresh here, two of their plain sets
- * mixed element by element by a mask drawn for the run (new bytes of the
- * same values and structure).  0 or -1 + err.
+ * size each): drawn from the task's distribution; for given inputs
+ * (PyTorch's), drawn by their source (harness_set_source: get_inputs()
+ * under the seed), or, without one ready, two of their plain sets mixed
+ * element by element by a mask drawn for the run (new bytes of the same
+ * values, which no check after the call covers).  0 or -1 + err.
  */
 int harness_draw_inputs(struct harness *h, void *const *aDst, uint64_t seed, char *err)
 {
 	struct backend *b = h->b;
 	int sa = 0, sb = 0;
+	h->lastBySrc = 0;
+	if (!h->bGenerated && h->src.draw && (!h->src.ready || h->src.ready(h->src.arg))) {
+		h->lastBySrc = 1;
+		return h->src.draw(h->src.arg, seed, aDst, err);
+	}
 	if (!h->bGenerated) {
 		/* of the plain sets only: the varied ones (scaled, heavy-tailed,
 		 * with outliers) are for checking, and a time taken on them is

@@ -271,6 +271,31 @@ int harness_run_reference(struct harness *h, struct harness_cand *ref, char *err
  */
 void harness_set_reference(struct harness *h, struct harness_cand *ref);
 
+/*
+ * Given inputs drawn afresh (issue 37): where the task's inputs are not
+ * kloop's to draw (a PyTorch problem's get_inputs()), the source draws each
+ * timed run's and each batch run's inputs from the run's seed, in the
+ * problem's own distribution and related as get_inputs() relates them
+ * (a matrix and its transpose, a symmetric one), and makes the reference's
+ * outputs of a seed, so that any such run can be checked after its call as
+ * a kernel reference checks generated inputs.  Without a source, or while
+ * it is not ready (ready() 0: its helper is busy elsewhere), given inputs
+ * are mixes of their plain sets and no run is checked after its call.
+ */
+struct harness_source {
+	/* it can draw now (NULL: always) */
+	int (*ready)(void *arg);
+	/* the inputs of seed into aDst[i] (device memory, input i's size):
+	 * 0 or -1 + err */
+	int (*draw)(void *arg, uint64_t seed, void *const *aDst, char *err);
+	/* the inputs of seed into aIn[i] and the reference's outputs on them
+	 * into aOut[j] (device memory): 0 or -1 + err */
+	int (*expect)(void *arg, uint64_t seed, void *const *aIn, void *const *aOut, char *err);
+	void *arg;
+};
+/* h's source (copied; NULL: none) */
+void harness_set_source(struct harness *h, const struct harness_source *s);
+
 /* progress callback: stage is "checking" or "timing"; k is the trial or run */
 typedef void (*harness_progress_fn)(const char *zStage, int k, void *arg);
 

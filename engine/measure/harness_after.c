@@ -35,10 +35,17 @@ double harness_uniform(void)
 }
 
 /* whether c's runs can be checked after the call: by a reference that is
- * not c itself */
+ * not c itself, or by the given inputs' source (harness_set_source) */
 static int can_check(const struct harness *h, const struct harness_cand *c)
 {
-	return h->ref && h->ref != c && !c->trusted;
+	return ((h->ref && h->ref != c) || h->src.expect) && !c->trusted;
+}
+
+/* a run whose inputs came (bySrc) or did not come from the source: one the
+ * reference can judge */
+static int run_checkable(const struct harness *h, int bySrc)
+{
+	return bySrc ? h->src.expect != NULL : h->ref != NULL;
 }
 
 int harness_after_runs(const struct harness *h)
@@ -84,31 +91,40 @@ static struct after_reservoir *reservoir_of(struct harness *h, const struct harn
 	return NULL;
 }
 
-int harness_check_after(struct harness *h, void *const *aIn, void *const *aOut, const char *zWhen,
-                        char *why, size_t nWhy, char *err)
+int harness_check_after(struct harness *h, void *const *aIn, void *const *aOut, uint64_t seed,
+                        int bySrc, const char *zWhen, char *why, size_t nWhy, char *err)
 {
 	struct backend *b = h->b;
-	void *ref[TASK_MAX_TENSORS];
+	void *ref[TASK_MAX_TENSORS], *in[TASK_MAX_TENSORS];
 	/* the run's inputs where the reference reads them, its outputs where
 	 * it writes its own */
 	for (int j = 0; j < h->t->nOut; j++)
 		ref[j] = payload(&h->aOut[j]);
 	for (int i = 0; i < h->t->nIn; i++)
-		if (aIn[i] != payload(&h->aIn[i]) &&
-		    b->copy(b, payload(&h->aIn[i]), aIn[i], h->aIn[i].n, err) < 0)
+		in[i] = payload(&h->aIn[i]);
+	if (bySrc) {
+		/* the source draws the run's inputs again from its seed and runs
+		 * the problem's own forward on them */
+		if (harness_poison_outputs(h, err) < 0 || b->sync(b, err) < 0 ||
+		    h->src.expect(h->src.arg, seed, in, ref, err) < 0 || b->sync(b, err) < 0)
 			return -1;
-	if (harness_poison_outputs(h, err) < 0 || b->sync(b, err) < 0)
-		return -1;
-	int rc;
-	char w[KL_ERRLEN];
-	int crc = harness_call(h->ref, &rc, w, sizeof w, err);
-	if (crc > 0)
-		return kl_err(err, "the reference, on the inputs of %s: %s", zWhen, w);
-	if (crc < 0 || b->sync(b, err) < 0)
-		return -1;
-	if (rc)
-		return kl_err(err, "the reference's kl_run returned %d on the inputs of %s", rc,
-		              zWhen);
+	} else {
+		for (int i = 0; i < h->t->nIn; i++)
+			if (aIn[i] != in[i] && b->copy(b, in[i], aIn[i], h->aIn[i].n, err) < 0)
+				return -1;
+		if (harness_poison_outputs(h, err) < 0 || b->sync(b, err) < 0)
+			return -1;
+		int rc;
+		char w[KL_ERRLEN];
+		int crc = harness_call(h->ref, &rc, w, sizeof w, err);
+		if (crc > 0)
+			return kl_err(err, "the reference, on the inputs of %s: %s", zWhen, w);
+		if (crc < 0 || b->sync(b, err) < 0)
+			return -1;
+		if (rc)
+			return kl_err(err, "the reference's kl_run returned %d on the inputs of %s",
+			              rc, zWhen);
+	}
 	struct agg a = {.tolDtype = -1};
 	int bad = harness_check_against(h, aOut, ref, 0, &a, why, nWhy, zWhen, err);
 	/* nothing of the reference's results left where the candidate looks */
@@ -121,7 +137,9 @@ int harness_after_run(struct harness *h, struct harness_cand *c, uint64_t seed, 
                       size_t nWhy, char *err)
 {
 	struct after_reservoir *r = reservoir_of(h, c);
-	if (!r)
+	/* its inputs as drawn (harness_prepare_run's last draw) can be judged */
+	int bySrc = h->lastBySrc;
+	if (!r || !run_checkable(h, bySrc))
 		return 0;
 	/* decided now, the call over: the candidate's outputs are fixed and its
 	 * process held.  Kept with chance k/seen, in a place drawn at random */
@@ -134,6 +152,7 @@ int harness_after_run(struct harness *h, struct harness_cand *c, uint64_t seed, 
 	double t0 = now_s();
 	r->aSeed[m] = seed;
 	r->aRun[m] = h->nTimed;
+	r->aBySrc[m] = bySrc;
 	/* nothing trampled, its inputs as drawn (still in the scratch buffers,
 	 * harness_prepare_run): the next run's preparation resets both, so
 	 * they are checked now */
@@ -171,12 +190,14 @@ int harness_after_end(struct harness *h, const struct harness_cand **pWho, char 
 			char when[96];
 			snprintf(when, sizeof when, "timed run %llu (checked after its call)",
 			         (unsigned long long)r->aRun[m]);
-			/* its inputs drawn again from their seed, as they were */
-			if (harness_draw_inputs(h, h->aScratch, r->aSeed[m], err) < 0)
+			/* its inputs drawn again from their seed, as they were (the
+			 * source's, by the source with its outputs) */
+			if (!r->aBySrc[m] &&
+			    harness_draw_inputs(h, h->aScratch, r->aSeed[m], err) < 0)
 				return -1;
 			h->nAfter++;
-			int bad =
-			    harness_check_after(h, h->aScratch, r->aaOut[m], when, why, nWhy, err);
+			int bad = harness_check_after(h, h->aScratch, r->aaOut[m], r->aSeed[m],
+			                              r->aBySrc[m], when, why, nWhy, err);
 			if (bad) {
 				*pWho = r->c;
 				return bad < 0 ? -1 : HC_MISBEHAVED;
@@ -194,7 +215,10 @@ int harness_after_batch(struct harness *h, struct harness_cand *c, int n, uint64
                         int *pChecked, char *why, size_t nWhy, char *err)
 {
 	*pChecked = 0;
-	if (!can_check(h, c) || n < 1)
+	/* the batch's inputs as drawn (ring_prepare: from the source or not,
+	 * all alike) can be judged */
+	int bySrc = h->ringBySrc;
+	if (!can_check(h, c) || !run_checkable(h, bySrc) || n < 1)
 		return 0;
 	/* as many runs as a full timing checks after their call, n at most
 	 * (harness_after_runs: fewer where the reference is slow) */
@@ -223,16 +247,16 @@ int harness_after_batch(struct harness *h, struct harness_cand *c, int n, uint64
 		 * them (the GPU's), drawn again into the scratch buffers and
 		 * compared; on the host it maps them read-only */
 		int bad = 0;
+		uint64_t rs = harness_ring_seed(seed, j);
 		if (!h->b->roShared) {
-			bad =
-			    harness_draw_inputs(h, h->aScratch, harness_ring_seed(seed, j), err) < 0
-			        ? -1
-			        : harness_inputs_changed(h, in, h->aScratch, w, sizeof w, err);
+			bad = harness_draw_inputs(h, h->aScratch, rs, err) < 0
+			          ? -1
+			          : harness_inputs_changed(h, in, h->aScratch, w, sizeof w, err);
 			if (bad > 0)
 				snprintf(why, nWhy, "%s: %s", when, w);
 		}
 		if (bad == 0)
-			bad = harness_check_after(h, in, out, when, why, nWhy, err);
+			bad = harness_check_after(h, in, out, rs, bySrc, when, why, nWhy, err);
 		if (bad)
 			return bad < 0 ? -1 : HC_MISBEHAVED;
 		++*pChecked;

@@ -121,6 +121,7 @@ static int ring_prepare(struct harness *h, int n, uint64_t seed, char *err)
 		harness_ring_slot(h, k, in, out);
 		if (harness_draw_inputs(h, in, harness_ring_seed(seed, k), err) < 0)
 			return -1;
+		h->ringBySrc = h->lastBySrc;
 		for (int j = 0; j < h->t->nOut; j++)
 			if (b->fill(b, out[j], harness_poison_of(h->t->aOut[j].dtype), h->aOut[j].n,
 			            err) < 0)

@@ -41,6 +41,7 @@ struct after_reservoir {
 	uint64_t seen;                             /* runs offered */
 	uint64_t aSeed[AFTER_RUNS];                /* each kept run's inputs' seed */
 	uint64_t aRun[AFTER_RUNS];                 /* and its number (harness.nTimed) */
+	int aBySrc[AFTER_RUNS];                    /* its inputs came from the source */
 	void *aaOut[AFTER_RUNS][TASK_MAX_TENSORS]; /* and its outputs (device memory,
 	                                              the harness's: harness_free) */
 };
@@ -79,8 +80,11 @@ struct harness {
 	 * two preparations alike (harness_prepare_run); a check after the call
 	 * compares the run's inputs with them */
 	void *aScratch[TASK_MAX_TENSORS];
-	struct harness_cand *ref; /* the reference, judge after the call (not owned; NULL) */
-	double refMs;             /* a call of it, ms (its median on the sets; NAN) */
+	struct harness_cand *ref;  /* the reference, judge after the call (not owned; NULL) */
+	struct harness_source src; /* given inputs' source (harness.h; draw NULL: none) */
+	int lastBySrc;             /* the last harness_draw_inputs() drew from src */
+	int ringBySrc;             /* the batch's ring was drawn from src */
+	double refMs;              /* a call of it, ms (its median on the sets; NAN) */
 	/* the timed runs kept for a check after their call, a reservoir for
 	 * each candidate timed (two in an A/B; harness_after.c) */
 	struct after_reservoir aResv[2];
@@ -283,18 +287,17 @@ double harness_wait_calm(double maxS);
  * nSides candidates (1, or 2 in an A/B), each to keep as many runs as it
  * checks (harness_after_runs, over nSides; one in a quick timing); run's
  * outputs aOut (device memory, never the candidate's buffers) against the
- * reference's on inputs aIn (1 with why, zWhen naming the run; 0; -1 +
- * err); the timed run of c just called, on fresh inputs drawn from seed,
- * kept or not for a check, decided now (its guard bands and inputs
- * checked when it is: 0, -1 + err, HC_* + why); every run kept checked
- * (0, -1 + err, or HC_* + why with *pWho the candidate, the reservoirs
- * emptied); a few runs of c's batch of n (its ring's seed) so checked
- * (their number into *pChecked; 0, -1 + err or HC_* + why) */
+ * reference's on inputs aIn, or, bySrc, against the source's outputs of
+ * seed (1 with why, zWhen naming the run; 0; -1 + err); the timed run of c just called, on fresh
+ * inputs drawn from seed, kept or not for a check, decided now (its guard bands and inputs checked
+ * when it is: 0, -1 + err, HC_* + why); every run kept checked (0, -1 + err, or HC_* + why with
+ * *pWho the candidate, the reservoirs emptied); a few runs of c's batch of n (its ring's seed) so
+ * checked (their number into *pChecked; 0, -1 + err or HC_* + why) */
 double harness_uniform(void);
 int harness_after_runs(const struct harness *h);
 void harness_after_begin(struct harness *h, int nSides);
-int harness_check_after(struct harness *h, void *const *aIn, void *const *aOut, const char *zWhen,
-                        char *why, size_t nWhy, char *err);
+int harness_check_after(struct harness *h, void *const *aIn, void *const *aOut, uint64_t seed,
+                        int bySrc, const char *zWhen, char *why, size_t nWhy, char *err);
 int harness_after_run(struct harness *h, struct harness_cand *c, uint64_t seed, char *why,
                       size_t nWhy, char *err);
 int harness_after_end(struct harness *h, const struct harness_cand **pWho, char *why, size_t nWhy,

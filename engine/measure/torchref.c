@@ -152,6 +152,7 @@ void torchref_free(struct torchref *r)
 		close(r->to);
 	if (r->from >= 0)
 		close(r->from);
+	torchref_draw_free(r);
 	if (r->map)
 		munmap(r->map, r->mapLen);
 	if (r->memfd >= 0)

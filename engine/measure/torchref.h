@@ -83,6 +83,24 @@ int torchref_fill(struct torchref *r, struct harness *h, struct backend *b, cons
  */
 int torchref_fill64(struct torchref *r, struct harness *h64, const struct harness *h,
                     struct backend *b, char *err);
+/*
+ * The harness's source of given inputs (harness.h, harness_set_source;
+ * issue 37): each run's fresh inputs drawn by the helper, get_inputs()
+ * under the run's seed (the parameters copied from h's first set), and a
+ * seed's reference outputs made by the problem's own forward, so that every
+ * timed and batch run has inputs of the problem's distribution, related as
+ * get_inputs() relates them, and any of them can be checked after its call.
+ * The helper must live as long as h draws (torchref_finish() at the end);
+ * while its torch.compile compiles in the background the source is not
+ * ready (the harness mixes sets then, unchecked).  0 or -1 + err.
+ */
+int torchref_source(struct torchref *r, struct harness *h, struct backend *b,
+                    struct harness_source *src, char *err);
+/* tell the helper, kept for a session's draws, to check that forward()
+ * left the parameters alone (torchref_finish() does at its end): 0 or -1 +
+ * err */
+int torchref_check_params(struct torchref *r, char *err);
+
 /* the eager and torch.compile baselines' timing on h's timing set ({"eager":
  * ..., "compile": ...}), from the cache or measured by the helper (then
  * cached); NULL + err.  With defer (a search on the GPU), when they are not

@@ -1504,6 +1504,31 @@ class Server(object):
             torch.cuda.empty_cache()
         return vary, unsound
 
+    def draw(self, tseed, ins, label):
+        """Draw the forward's inputs of seed tseed (get_inputs() under it, as
+        a set's) into the targets ins (one per forward input: the parameters
+        are the same in every set, and kloop copies them itself): a timed
+        run's fresh inputs (issue 37)."""
+        torch = self.torch
+        if len(ins) != self.n_fwd:
+            raise RefError("%s: %d input targets for %d forward inputs" % (label, len(ins), self.n_fwd))
+        inputs = make_inputs(torch, self.module, tseed, self.device, self.model, on_device=True)
+        if len(inputs) != self.n_fwd:
+            raise RefError("%s: get_inputs() returned %d tensors, the first set had %d"
+                           % (label, len(inputs), self.n_fwd))
+        with torch.no_grad():
+            for i, x in enumerate(inputs):
+                e = self.entries[i]
+                d = describe_tensor(torch, x, "input %d (%s)" % (i, e["name"]))
+                if d["dtype"] != e["dtype"] or d["shape"] != e["shape"]:
+                    raise RefError("%s: input %s is %s %s, the first set's was %s %s; kloop needs "
+                                   "the same dtypes and shapes in every set"
+                                   % (label, e["name"], d["dtype"], d["shape"], e["dtype"], e["shape"]))
+                _put(self.targets.tensor(ins[i], e), x)
+        del inputs
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+
     def _model64(self, bits, truncate):
         """The model in float64 (its float parameters and buffers rounded to
         ``bits`` mantissa bits first when bits > 0), made once per rounding."""
@@ -1657,12 +1682,18 @@ def serve(problem, device=None, seed=DEFAULT_SEED, cuda_index=0, shapes=None, si
     * {"op": "time_compile", "budget_ms": MS}: times the model "compile"
       compiled; answers {"ev": "timing", "compile": {...}} (the baselines'
       "compile" record, or {"error": ...})
+    * {"op": "draw", "seed": SEED, "inputs": [TARGET...]}: draws the
+      forward's inputs of SEED (get_inputs() under it) into the targets, one
+      per forward input (a timed run's fresh inputs); answers {"ev": "drawn"}
+    * {"op": "check"}: checks that forward() left the parameters alone (a
+      helper kept for the session's draws); answers {"ev": "checked"}
     * {"op": "quit"}: checks that forward() left the parameters alone,
       answers {"ev": "bye"} and exits 0.
 
     Any failure answers {"ev": "error", "message": "one line"} and exits 1."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
+    _die_with_parent()
 
     def send(obj):
         stdout.write(json.dumps(obj) + "\n")
@@ -1713,6 +1744,12 @@ def serve(problem, device=None, seed=DEFAULT_SEED, cuda_index=0, shapes=None, si
             elif op == "time_compile":
                 send({"ev": "timing",
                       "compile": srv.time_compile(float(req.get("budget_ms", DEFAULT_BUDGET_MS)))})
+            elif op == "draw":
+                srv.draw(int(req["seed"]), req["inputs"], "a run's inputs")
+                send({"ev": "drawn"})
+            elif op == "check":
+                srv.check_params()
+                send({"ev": "checked"})
             elif op == "quit":
                 srv.check_params()
                 srv.targets.close()
@@ -1722,7 +1759,45 @@ def serve(problem, device=None, seed=DEFAULT_SEED, cuda_index=0, shapes=None, si
                 raise RefError("unknown op %r" % (op,))
     finally:
         srv.targets.close()
+    # the worker is gone (its end of the pipe closed without "quit": a helper
+    # kept for a session's draws): what this helper started (torch.compile's
+    # workers, a problem's own processes) ends with it, as torchref_kill()
+    # would end them
+    _end_own_group()
     return 0
+
+
+def _die_with_parent():
+    """kloop starts the helper to die with its worker (SIGKILL, which would
+    leave what the helper started, torch.compile's workers or a problem's
+    own processes, running): a helper that leads its process group takes
+    SIGTERM instead, and on SIGTERM (its worker's end, or a stop from outside
+    such as Slurm's) it ends its group by SIGTERM, itself included, so that
+    nothing it started outlives a session that kept it."""
+    import signal
+    if os.getpgid(0) != os.getpid():
+        return
+
+    def on_term(sig, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.killpg(os.getpid(), signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, on_term)
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the worker ended before the line above
+        on_term(signal.SIGTERM, None)
+
+
+def _end_own_group():
+    """Kill this helper's process group, where it leads one (kloop starts it
+    so), itself included."""
+    import signal
+    if os.getpgid(0) == os.getpid():
+        sys.stdout.flush()
+        os.killpg(os.getpid(), signal.SIGKILL)
 
 
 # ---------------------------------------------------------------- command line

@@ -6,6 +6,7 @@
  *   torchref.c         the helper's process: found, started, its lines, killed, finished
  *   torchref_task.c    the problem: described, made a task, checked, its sets filled
  *   torchref_timing.c  the baselines' timing, cached; torch.compile in the background
+ *   torchref_draw.c    a run's fresh inputs and their reference outputs: the harness's source
  */
 #ifndef KL_TORCHREF_PRIV_H
 #define KL_TORCHREF_PRIV_H
@@ -33,7 +34,27 @@ struct torchref {
 	double gpuS; /* seconds the GPU was handed over for them */
 	struct torchref_opts o;
 	char *zProblem;
+	/* the harness's source (torchref_draw.c): where the helper writes a
+	 * run's set (the shared memory's set layout on the host; buffers of
+	 * its own on the GPU, shared once), and their targets */
+	struct harness *srcH;
+	struct backend *srcB;
+	int nFwd;                          /* the forward's inputs (then parameters) */
+	void *apDrawIn[TASK_MAX_TENSORS];  /* each input's buffer */
+	void *apDrawOut[TASK_MAX_TENSORS]; /* each output's */
+	int drawOwned;                     /* those are srcB's allocations */
+	cJSON *drawIns, *drawOuts;         /* their targets */
 };
+
+/* the host backend's shared memory, sized for one set of every tensor
+ * (torchref_task.c) */
+int torchref_map_sets(struct torchref *r, const struct task *t, char *err);
+/* a target for the helper: the device buffer's IPC handle, or bytes of the
+ * shared memory at *pOff (advanced) */
+cJSON *torchref_target(struct torchref *r, struct backend *b, void *dev, size_t n, size_t *pOff,
+                       char *err);
+/* the draw buffers freed (torchref_free) */
+void torchref_draw_free(struct torchref *r);
 
 /* the helper's next protocol line, parsed; NULL + err when it ended or
  * failed (its own {"ev": "error"} message when it sent one), or sent

@@ -283,10 +283,9 @@ int torchref_check_task(const struct torchref *r, const struct task *t, char *er
 	             err);
 }
 
-/* a target for the helper: the device buffer's IPC handle, or bytes of the
- * shared memory at *pOff (advanced) */
-static cJSON *target(struct torchref *r, struct backend *b, void *dev, size_t n, size_t *pOff,
-                     char *err)
+/* (torchref_priv.h) */
+cJSON *torchref_target(struct torchref *r, struct backend *b, void *dev, size_t n, size_t *pOff,
+                       char *err)
 {
 	cJSON *o = cJSON_CreateObject();
 	if (r->memfd >= 0) {
@@ -310,7 +309,7 @@ static cJSON *target(struct torchref *r, struct backend *b, void *dev, size_t n,
 
 /* the host backend's shared memory, sized once for a set of every tensor,
  * each output as large as its float64 copy would be (torchref_fill64) */
-static int map_sets(struct torchref *r, const struct task *t, char *err)
+int torchref_map_sets(struct torchref *r, const struct task *t, char *err)
 {
 	if (r->memfd < 0 || r->map)
 		return 0;
@@ -365,7 +364,7 @@ static int fill_set(struct torchref *r, struct harness *h, struct backend *b, in
 			const struct task_tensor *tt = k ? &t->aOut[i] : &t->aIn[i];
 			void *dev = k ? harness_expected_buf(h, s, i) : harness_input_buf(h, s, i);
 			(k ? offOut : offIn)[i] = off;
-			cJSON *o = target(r, b, dev, task_tensor_bytes(tt), &off, err);
+			cJSON *o = torchref_target(r, b, dev, task_tensor_bytes(tt), &off, err);
 			if (!o) {
 				cJSON_Delete(q);
 				return -1;
@@ -406,7 +405,7 @@ static int fill_set(struct torchref *r, struct harness *h, struct backend *b, in
 int torchref_fill(struct torchref *r, struct harness *h, struct backend *b, const struct task *t,
                   char *err)
 {
-	if (map_sets(r, t, err) < 0)
+	if (torchref_map_sets(r, t, err) < 0)
 		return -1;
 	for (int s = 0; s < harness_nsets(h); s++)
 		if (fill_set(r, h, b, s, s, "fill", 0, harness_vary_of(h, s), err) < 0)
@@ -417,7 +416,7 @@ int torchref_fill(struct torchref *r, struct harness *h, struct backend *b, cons
 int torchref_fill64(struct torchref *r, struct harness *h64, const struct harness *h,
                     struct backend *b, char *err)
 {
-	if (map_sets(r, harness_task(h64), err) < 0)
+	if (torchref_map_sets(r, harness_task(h64), err) < 0)
 		return -1;
 	for (int s = 0; s < harness_nsets(h64); s++) {
 		int bits, from = precision_source(h64, h, s, &bits);

@@ -4,7 +4,8 @@
 # replies forged, with late empty frames or never asleep (forge_reply,
 # forge_spin; at 60%, caught by the batch bound: forge_part, forge_batch),
 # work done outside the timed call (outside_work), repeated
-# inputs memorized, generated or PyTorch-given (memo_inputs), a configured
+# inputs memorized, generated or PyTorch-given (memo_inputs), PyTorch-given
+# inputs told from fresh ones (mix_detect), a configured
 # key or a password read from bubblewrap's environment at run or compile
 # time (print_env, include_environ), the candidate limited as a whole
 # (mem_hog, tmp_fill, a compile of /dev/zero), and threads it leaves behind
@@ -115,6 +116,21 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 		python3 -c 'import sys; assert sum(int(x) for x in sys.argv[1:] if x != "None") >= 1' \
 		"$(line_field 0 quick_timing.checked_runs "$T/mt.json")" "$(line_field 0 timing.checked_runs "$T/mt.json")"
 	diag "$n0" "$T/mt.json.err"
+	# PyTorch's inputs told from fresh ones (issue 37): a timed run's given
+	# inputs were mixes of the problem's plain sets, which a candidate that
+	# remembers the sets it saw can tell (and then skip the work: no check
+	# covered them); mix_detect returns 77 from a run it tells so.  Each run's
+	# inputs are get_inputs() under its own seed now, and any can be checked
+	# after its call by the problem's own forward
+	$KLOOP eval tests/fixtures/torch/softmax.py $V/mix_detect.c --backend host --budget 0.3 \
+		--python /usr/bin/python3 --json >"$T/mx.json" 2>"$T/mx.json.err"
+	n0=$NFAIL
+	check "mix_detect, PyTorch's inputs: correct, no run's inputs a mix of sets it had seen ($(line_field 0 status "$T/mx.json"): $(line_field 0 reason "$T/mx.json"))" \
+		test "$(line_field 0 status "$T/mx.json")" = correct
+	check "mix_detect, PyTorch's inputs: timed runs and batch runs checked after their call ($(line_field 0 timing.checked_after_runs "$T/mx.json") timed, $(line_field 0 timing.batch_checked_runs "$T/mx.json") of the batch)" \
+		python3 -c 'import sys; assert all(x != "None" and int(x) >= 1 for x in sys.argv[1:])' \
+		"$(line_field 0 timing.checked_after_runs "$T/mx.json")" "$(line_field 0 timing.batch_checked_runs "$T/mx.json")"
+	diag "$n0" "$T/mx.json.err"
 else
 	fail "Debian's python3 has PyTorch (make deps installs python3-torch)"
 fi
