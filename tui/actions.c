@@ -2,7 +2,8 @@
  * actions.c - running a command line for a front end (the TUI or the
  * REPL): parse it, call its entry's handler (tui/verbs.h), and what the
  * handlers share: answers through the front's hooks, argument and session
- * checks, and the words completion offers.
+ * checks, a text handed to the editor and back, and the words completion
+ * offers.
  */
 #include "actions.h"
 
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "editor.h"
 
 const struct state *actions_state(const struct actions_front *f)
 {
@@ -96,6 +99,64 @@ int actions_run_line(struct actions_front *f, const char *zLine)
 		return 1;
 	rc = actions_run(f, &c);
 	commands_line_free(&c);
+	return rc;
+}
+
+/* a text in the editor: its copy, and the command that waits for it */
+struct actions_edit {
+	char *zPath;     /* the copy */
+	char *zOrig;     /* the text given */
+	size_t maxBytes; /* the most of the copy read back */
+	actions_edited_fn done;
+	void *ctx;
+};
+
+static void edit_free(struct actions_edit *e)
+{
+	if (e->zPath)
+		editor_cleanup(e->zPath);
+	free(e->zPath);
+	free(e->zOrig);
+	free(e);
+}
+
+int actions_edit_text(struct actions_front *f, const char *zName, const char *zText,
+                      size_t maxBytes, actions_edited_fn done, void *ctx, char *err)
+{
+	struct actions_edit *e = xcalloc(1, sizeof *e);
+	*e = (struct actions_edit){NULL, xstrdup(zText), maxBytes, done, ctx};
+	if ((e->zPath = editor_tempfile(zName, zText, err))) {
+		f->edit = e;
+		if (f->h->edit(f->arg, e->zPath, err) == 0)
+			return 0;
+		f->edit = NULL;
+	}
+	edit_free(e);
+	return -1;
+}
+
+int actions_editing(const struct actions_front *f)
+{
+	return f->edit != NULL;
+}
+
+int actions_edited(struct actions_front *f, int rc, const char *zErr)
+{
+	struct actions_edit *e = f->edit;
+	if (!e)
+		return 0;
+	f->edit = NULL;
+	char err[KL_ERRLEN];
+	snprintf(err, sizeof err, "%s", zErr);
+	strbuf sb = STRBUF_INIT;
+	if (rc == 0 && read_file(e->zPath, &sb, e->maxBytes, err) < 0)
+		rc = -1;
+	int changed = rc == 0 && !(sb.buf && !strcmp(sb.buf, e->zOrig));
+	actions_edited_fn done = e->done;
+	void *ctx = e->ctx;
+	edit_free(e);
+	rc = done(f, ctx, rc, rc == 0 ? (sb.buf ? sb.buf : "") : NULL, sb.len, changed, err);
+	sb_free(&sb);
 	return rc;
 }
 

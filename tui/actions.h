@@ -24,7 +24,10 @@ struct actions_hooks {
 	/* a long answer: zTitle and text (the TUI's viewer, the REPL prints);
 	 * cand: the candidate it is about, or 0 */
 	void (*page)(void *arg, const char *zTitle, const char *zText, int cand);
-	/* run the editor on zPath with the terminal: its exit status, or -1 + err */
+	/* start the editor on zPath with the terminal and return: 0, or -1 +
+	 * err when it could not be started; when it ends, the front gives
+	 * back the terminal and calls actions_edited() with its exit status
+	 * (or -1 + err) */
 	int (*edit)(void *arg, const char *zPath, char *err);
 	/* quit (bForce: without asking about running jobs) */
 	void (*quit)(void *arg, int bForce);
@@ -32,6 +35,16 @@ struct actions_hooks {
 	 * zFile (NULL: a fresh default path); 0 or -1 + err */
 	int (*cont)(void *arg, const char *zFile, char *err);
 };
+
+struct actions_front;
+/* a command that handed a text to the editor goes on (actions_edit_text):
+ * rc is the editor's exit status (when 0, zText is the copy as the editor
+ * left it, nText bytes, changed when it is not the text given), or -1 and
+ * zErr says why (the editor failed, or the copy could not be read back);
+ * returns what the command came to (0, or -1 when it failed: said) */
+typedef int (*actions_edited_fn)(struct actions_front *f, void *ctx, int rc, const char *zText,
+                                 size_t nText, int changed, const char *zErr);
+struct actions_edit;
 
 struct actions_front {
 	struct runner *lv;             /* the live session, or NULL while replaying */
@@ -43,6 +56,7 @@ struct actions_front {
 	void *arg;                     /* their argument */
 	struct search *search;         /* the search (sessions/search.h), made by the first
 	                                * search command or by actions_search_open() */
+	struct actions_edit *edit;     /* the command that waits for the editor, or NULL */
 };
 
 /* ---- what the command handlers (tui/verbs.h) share ---- */
@@ -74,10 +88,28 @@ int actions_run(struct actions_front *f, const struct commands_line *c);
 int actions_run_line(struct actions_front *f, const char *zLine);
 
 /*
- * Hand candidate id to the editor (a copy, in a private temp directory);
- * when the editor exits normally with the text changed, add it as a
- * `human` candidate with id as parent and evaluate it.  Returns the new
- * candidate's id, 0 when nothing changed, -1 + err.
+ * The editor, a state of the front: a command hands zText to it as a copy
+ * named zName (in a private temporary directory, editor_tempfile(): the
+ * name's extension tells the editor the language) through the front's edit
+ * hook, and returns.  When the editor ends, the front calls
+ * actions_edited(): the copy is read back (at most maxBytes) and removed,
+ * and done(f, ctx, ...) goes on with the command; actions_edited() returns
+ * what done returns.  While it runs, actions_editing() is 1: the front
+ * draws nothing and reads no keys, and a front that waits for each command
+ * (the REPL) waits for it.  0, or -1 + err when the copy could not be
+ * written or the editor started (done is not called).
+ */
+int actions_edit_text(struct actions_front *f, const char *zName, const char *zText,
+                      size_t maxBytes, actions_edited_fn done, void *ctx, char *err);
+int actions_editing(const struct actions_front *f);
+int actions_edited(struct actions_front *f, int rc, const char *zErr);
+
+/*
+ * Hand candidate id to the editor (a copy, in a private temp directory)
+ * and return 0, or -1 + err when it could not be started.  When the editor
+ * exits normally with the text changed, the copy is added as a `human`
+ * candidate with id as parent and evaluated; what came of it is said then
+ * ("edit: ..." when nothing was added).
  */
 int actions_edit(struct actions_front *f, int id, char *err);
 

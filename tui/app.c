@@ -92,19 +92,39 @@ static void hook_page(void *arg, const char *zTitle, const char *zText, int cand
 	a->dirty = 1;
 }
 
+/* the terminal back from the editor */
+static void edit_over(struct app *a)
+{
+	screen_resume();
+	loop_add_fd(a->l, STDIN_FILENO, LOOP_READ, app_on_stdin, a);
+	screen_take_interrupt(); /* a Ctrl-C meant for the editor */
+	a->editing = 0;
+	a->keyDirty = 1;
+}
+
+static void line_done(struct app *a, int before);
+
+/* the editor ended: the command that started it goes on */
+static void on_edited(void *arg, int rc, const char *zErr)
+{
+	struct app *a = arg;
+	edit_over(a);
+	actions_edited(&a->f, rc, zErr);
+	line_done(a, a->editBefore);
+}
+
+/* the editor has the terminal until it ends (on_edited): no key is read
+ * and nothing drawn meanwhile */
 static int hook_edit(void *arg, const char *zPath, char *err)
 {
 	struct app *a = arg;
 	a->editing = 1;
 	loop_del_fd(a->l, STDIN_FILENO);
 	screen_suspend();
-	int rc = editor_run(a->l, zPath, err);
-	screen_resume();
-	loop_add_fd(a->l, STDIN_FILENO, LOOP_READ, app_on_stdin, a);
-	screen_take_interrupt(); /* a Ctrl-C meant for the editor */
-	a->editing = 0;
-	a->keyDirty = 1;
-	return rc;
+	if (editor_start(a->l, zPath, on_edited, a, err) == 0)
+		return 0;
+	edit_over(a);
+	return -1;
 }
 
 /* the pending ideas of a search that waits for a person at its gate (0:
@@ -274,6 +294,24 @@ static void search_check(struct app *a)
 	a->searchWas = now;
 }
 
+/* a command has come to its end (after the editor, where it waited for
+ * it; before: the candidates there were when it started): what it started
+ * is the work under way, and a candidate it made by hand is selected */
+static void line_done(struct app *a, int before)
+{
+	const struct state *st;
+	if (a->u.lv && jobs_count(a->u.lv) && !a->msgErr)
+		snprintf(a->zWork, sizeof a->zWork, "%s", a->zMsg);
+	if (a->u.lv)
+		work_check(a);
+	search_check(a);
+	st = a->u.st;
+	/* a candidate made by hand is selected, to watch it being benchmarked */
+	if (a->u.lv && st->nCand > before && !strcmp(st->aCand[st->nCand - 1].zOrigin, "human"))
+		ui_select(&a->u, st->aCand[st->nCand - 1].id);
+	a->keyDirty = 1;
+}
+
 void app_run_line(struct app *a, const char *zLine)
 {
 	const struct state *st = a->u.st;
@@ -285,16 +323,10 @@ void app_run_line(struct app *a, const char *zLine)
 		a->workEvals = runner_finished(a->u.lv);
 	}
 	actions_run_line(&a->f, zLine);
-	if (a->u.lv && jobs_count(a->u.lv) && !a->msgErr)
-		snprintf(a->zWork, sizeof a->zWork, "%s", a->zMsg);
-	if (a->u.lv)
-		work_check(a);
-	search_check(a);
-	st = a->u.st;
-	/* a candidate made by hand is selected, to watch it being benchmarked */
-	if (a->u.lv && st->nCand > before && !strcmp(st->aCand[st->nCand - 1].zOrigin, "human"))
-		ui_select(&a->u, st->aCand[st->nCand - 1].id);
-	a->keyDirty = 1;
+	if (actions_editing(&a->f))
+		a->editBefore = before; /* it goes on when the editor ends */
+	else
+		line_done(a, before);
 }
 
 /* run a command made from a key (so that keys and commands share one path) */
@@ -386,8 +418,13 @@ int app_run(const struct app_opts *o)
 	while (!a->quit) {
 		double now = now_s();
 		int busy = jobs_count(a->u.lv) > 0;
-		double wait = a->dirty ? FRAME_S - (now - a->lastDraw) : busy ? 0.25 : 1.0;
+		double wait = a->dirty && !a->editing ? FRAME_S - (now - a->lastDraw)
+		              : busy                  ? 0.25
+		                                      : 1.0;
 		loop_once(a->l, wait < 0 ? 0 : wait);
+		/* the editor has the terminal: its end (on_edited) gives it back */
+		if (a->editing)
+			continue;
 		if (screen_take_resize())
 			a->keyDirty = 1;
 		if (a->u.lv) {

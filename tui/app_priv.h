@@ -38,6 +38,8 @@ struct app {
 	int dirty;              /* something changed: redraw soon */
 	int keyDirty;           /* a key arrived: redraw now */
 	int editing;            /* $EDITOR has the terminal: do not app_draw */
+	int editBefore;         /* the candidates there were when the command that
+	                         * waits for the editor started */
 	double lastDraw;        /* monotonic time of the last frame */
 	double keyAt;           /* when the first key of this batch was read (0: none) */
 	FILE *stats;            /* KLOOP_TUI_STATS: frame times for the benchmark */

@@ -1,7 +1,7 @@
 /*
  * editor.c - $EDITOR on a temporary copy: the child gets the terminal and
- * default signal handling; the parent keeps its event loop turning until
- * the child exits.
+ * default signal handling; the parent's event loop watches for its end
+ * (a pidfd, else a timer) and calls the caller back.
  */
 #include "editor.h"
 
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,7 +62,68 @@ void editor_cleanup(const char *zPath)
 	free(dir);
 }
 
-int editor_run(struct loop *l, const char *zPath, char *err)
+/* an editor that runs */
+struct editor {
+	struct loop *l;
+	pid_t pid;
+	int fd;              /* its pidfd on the loop, or -1 */
+	char *zEd;           /* the editor's command, for the messages */
+	editor_done_fn done; /* the caller's callback, and its argument */
+	void *arg;
+};
+
+/* the editor is over: the caller hears rc (its exit status, or -1 + err) */
+static void finish(struct editor *e, int rc, const char *err)
+{
+	if (e->fd >= 0) {
+		loop_del_fd(e->l, e->fd);
+		close(e->fd);
+	}
+	editor_done_fn done = e->done;
+	void *arg = e->arg;
+	free(e->zEd);
+	free(e);
+	done(arg, rc, rc < 0 ? err : "");
+}
+
+/* whether the editor has ended (then the caller has heard of it) */
+static int reap(struct editor *e)
+{
+	char err[KL_ERRLEN] = "";
+	int status = 0;
+	pid_t r = waitpid(e->pid, &status, WNOHANG);
+	if (r < 0 && errno != EINTR) {
+		finish(e, kl_err(err, "waiting for the editor: %s", strerror(errno)), err);
+		return 1;
+	}
+	if (r != e->pid)
+		return 0;
+	if (WIFSIGNALED(status))
+		finish(e,
+		       kl_err(err, "the editor (%s) was killed by signal %d", e->zEd,
+		              WTERMSIG(status)),
+		       err);
+	else if (WEXITSTATUS(status) == 127)
+		finish(e, kl_err(err, "the editor (%s) could not be run", e->zEd), err);
+	else
+		finish(e, WEXITSTATUS(status), err);
+	return 1;
+}
+
+static void on_pidfd(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l, (void)fd, (void)events;
+	reap(arg);
+}
+
+static void on_poll(struct loop *l, long long id, void *arg)
+{
+	(void)id;
+	if (!reap(arg))
+		loop_add_timer(l, 0.05, on_poll, arg);
+}
+
+int editor_start(struct loop *l, const char *zPath, editor_done_fn done, void *arg, char *err)
 {
 	const char *ed = getenv("VISUAL");
 	if (!ed || !*ed)
@@ -83,18 +145,14 @@ int editor_run(struct loop *l, const char *zPath, char *err)
 		execl("/bin/sh", "sh", "-c", "exec $0 \"$1\"", ed, zPath, (char *)NULL);
 		_exit(127);
 	}
-	int status = 0;
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
-			break;
-		if (r < 0 && errno != EINTR)
-			return kl_err(err, "waiting for the editor: %s", strerror(errno));
-		loop_once(l, 0.05);
-	}
-	if (WIFSIGNALED(status))
-		return kl_err(err, "the editor (%s) was killed by signal %d", ed, WTERMSIG(status));
-	if (WEXITSTATUS(status) == 127)
-		return kl_err(err, "the editor (%s) could not be run", ed);
-	return WEXITSTATUS(status);
+	struct editor *e = xcalloc(1, sizeof *e);
+	*e = (struct editor){l, pid, -1, xstrdup(ed), done, arg};
+#ifdef SYS_pidfd_open
+	e->fd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+	if (e->fd >= 0)
+		loop_add_fd(l, e->fd, LOOP_READ, on_pidfd, e);
+	else
+		loop_add_timer(l, 0.05, on_poll, e);
+	return 0;
 }

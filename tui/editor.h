@@ -1,7 +1,8 @@
 /*
  * editor.h - handing a file to the user's editor ($VISUAL, else $EDITOR,
  * else vi) without stopping the engine: the editor runs as a child on the
- * terminal while the caller's loop keeps serving workers.
+ * terminal, a state of the caller's one loop, which keeps serving workers
+ * and calls back when it ends.
  */
 #ifndef KL_EDITOR_H
 #define KL_EDITOR_H
@@ -17,12 +18,19 @@ char *editor_tempfile(const char *zName, const char *zText, char *err);
 /* remove the file and its private directory */
 void editor_cleanup(const char *zPath);
 
+/* the editor ended: rc is its exit status (0: it exited normally), or -1
+ * and zErr says why (it was killed by a signal, could not be run, or could
+ * not be waited for) */
+typedef void (*editor_done_fn)(void *arg, int rc, const char *zErr);
+
 /*
- * Run the editor on zPath with the terminal (the caller has given it up,
- * e.g. with screen_suspend(), and stopped reading stdin), running loop l
- * until the editor exits.  Returns its exit status (0: it exited normally),
- * or -1 + err when it could not be started or was killed by a signal.
+ * Start the editor on zPath with the terminal (the caller has given it up,
+ * e.g. with screen_suspend(), and stopped reading stdin) and return at
+ * once: done(arg, ...) is called from loop l when the editor ends (its
+ * pidfd on the loop; where the kernel has none, a timer of the loop looks
+ * every 50 ms).  0, or -1 + err when it could not be started (done is then
+ * never called).
  */
-int editor_run(struct loop *l, const char *zPath, char *err);
+int editor_start(struct loop *l, const char *zPath, editor_done_fn done, void *arg, char *err);
 
 #endif

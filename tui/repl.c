@@ -33,6 +33,7 @@ struct repl {
 	int quit;               /* leave */
 	int askQuit;            /* the next line answers "quit anyway?" */
 	int nFailed;            /* commands that failed */
+	int editRc;             /* what the command that waited for the editor came to */
 };
 
 /* print a line that arrived while the user may be typing */
@@ -98,11 +99,31 @@ static void hook_page(void *arg, const char *zTitle, const char *zText, int cand
 	fflush(stdout);
 }
 
+/* the editor ended: the command that started it goes on */
+static void on_edited(void *arg, int rc, const char *zErr)
+{
+	struct repl *r = arg;
+	r->editRc = actions_edited(&r->f, rc, zErr);
+}
+
 static int hook_edit(void *arg, const char *zPath, char *err)
 {
 	struct repl *r = arg;
 	fflush(stdout);
-	return editor_run(r->l, zPath, err);
+	return editor_start(r->l, zPath, on_edited, r, err);
+}
+
+/* run line zLine: what it came to (actions_run_line); a command that
+ * handed a file to the editor goes on when the editor ends, and the next
+ * line is read after that (the loop turns meanwhile) */
+static int run_line(struct repl *r, const char *zLine)
+{
+	int rc = actions_run_line(&r->f, zLine);
+	if (!actions_editing(&r->f))
+		return rc;
+	while (actions_editing(&r->f))
+		loop_once(r->l, -1);
+	return r->editRc;
 }
 
 static void hook_quit(void *arg, int bForce)
@@ -239,7 +260,7 @@ static void run_tty(struct repl *r)
 			r->quit = z[0] == 'y' || z[0] == 'Y';
 		} else {
 			cmdline_history_add(r->hist, r->zHist, z);
-			actions_run_line(&r->f, z);
+			run_line(r, z);
 		}
 		free(z);
 	}
@@ -266,7 +287,7 @@ static void run_pipe(struct repl *r)
 		while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 			line[--n] = 0;
 		int from = state_next_id(runner_state(r->lv)), evals = runner_finished(r->lv);
-		int started = actions_run_line(&r->f, line) == 0 && jobs_count(r->lv) > 0;
+		int started = run_line(r, line) == 0 && jobs_count(r->lv) > 0;
 		wait_jobs(r);
 		/* the work a command started is done: say what it came to */
 		strbuf sb = STRBUF_INIT;

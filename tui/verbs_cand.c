@@ -7,6 +7,7 @@
 #include "actions.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,6 @@
 #include "verbs.h"
 #include "cand_export.h"
 #include "torchext.h"
-#include "editor.h"
 #include "report.h"
 
 /* bench ID --on W (or --on=W): W, or -1 after saying what is wrong */
@@ -38,37 +38,40 @@ static int worker_arg(struct actions_front *f, const struct commands_line *c)
 	return (int)w;
 }
 
+/* the editor ended with candidate ctx's copy (rc: its exit status, or -1 +
+ * zErr): the copy, when changed, is added and evaluated; the outcome is
+ * said */
+static int cand_edited(struct actions_front *f, void *ctx, int rc, const char *zText, size_t nText,
+                       int changed, const char *zErr)
+{
+	char err[KL_ERRLEN];
+	int id = (int)(intptr_t)ctx;
+	snprintf(err, sizeof err, "%s", zErr);
+	if (rc > 0)
+		rc = kl_err(err, "the editor exited with status %d; nothing was added", rc);
+	else if (rc == 0 && !nText)
+		rc = kl_err(err, "the edited copy is empty; nothing was added");
+	else if (rc == 0 && changed) {
+		rc = runner_add(f->lv, "human", &id, 1, NULL, zText, NULL, err);
+		if (rc > 0 && runner_bench(f->lv, rc, err) < 0)
+			rc = -1;
+	}
+	if (rc < 0)
+		return actions_fail(f, "edit: %s", err);
+	if (rc == 0)
+		actions_say(f, "edit: candidate %d is unchanged; nothing was added", id);
+	else
+		actions_say(f, "candidate %d (human, from #%d) added; evaluating", rc, id);
+	return 0;
+}
+
 int actions_edit(struct actions_front *f, int id, char *err)
 {
 	const struct cand *c = state_cand(runner_state(f->lv), id);
 	if (!c)
 		return kl_err(err, "there is no candidate %d", id);
-	char *orig = xstrdup(c->zSource);
-	char *path = editor_tempfile(c->zName, orig, err);
-	if (!path) {
-		free(orig);
-		return -1;
-	}
-	int rc = f->h->edit(f->arg, path, err);
-	strbuf sb = STRBUF_INIT;
-	if (rc > 0)
-		rc = kl_err(err, "the editor exited with status %d; nothing was added", rc);
-	else if (rc == 0 && read_file(path, &sb, 8u << 20, err) < 0)
-		rc = -1;
-	if (rc == 0 && !sb.len)
-		rc = kl_err(err, "the edited copy is empty; nothing was added");
-	else if (rc == 0 && !strcmp(sb.buf, orig))
-		rc = 0; /* unchanged: nothing to add */
-	else if (rc == 0) {
-		rc = runner_add(f->lv, "human", &id, 1, NULL, sb.buf, NULL, err);
-		if (rc > 0 && runner_bench(f->lv, rc, err) < 0)
-			rc = -1;
-	}
-	sb_free(&sb);
-	editor_cleanup(path);
-	free(path);
-	free(orig);
-	return rc;
+	return actions_edit_text(f, c->zName, c->zSource, 8u << 20, cand_edited,
+	                         (void *)(intptr_t)id, err);
 }
 
 /* the candidate argument of a command that changes the session, or NULL
@@ -84,13 +87,8 @@ int verb_edit(struct actions_front *f, const struct commands_line *c)
 	const struct cand *a = live_cand(f, c);
 	if (!a)
 		return -1;
-	int rc = actions_edit(f, a->id, err);
-	if (rc < 0)
+	if (actions_edit(f, a->id, err) < 0)
 		return actions_fail(f, "edit: %s", err);
-	if (rc == 0)
-		actions_say(f, "edit: candidate %d is unchanged; nothing was added", a->id);
-	else
-		actions_say(f, "candidate %d (human, from #%d) added; evaluating", rc, a->id);
 	return 0;
 }
 

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "verbs.h"
-#include "editor.h"
 
 /* the candidate ideas are about: the TUI's selection, else the fastest
  * correct one, else the first */
@@ -37,41 +36,12 @@ static const struct state_idea *idea_arg(struct actions_front *f, const struct c
 	return d;
 }
 
-/* revise: "TITLE\n\nDESCRIPTION" in $EDITOR, or TEXT (its first line the title) */
-static int revise(struct actions_front *f, struct pipeline *p, const struct state_idea *d,
-                  const struct commands_line *c)
+/* idea id revised to zText: its first line the title, the rest (or all
+ * of it) the description */
+static int revise_to(struct actions_front *f, struct pipeline *p, int id, const char *zText)
 {
 	char err[KL_ERRLEN];
-	strbuf text = STRBUF_INIT;
-	if (c->nArg > 1) {
-		commands_text(c, 1, &text);
-	} else {
-		char *orig = xasprintf("%s\n\n%s\n", d->zTitle, d->zDescription);
-		char *path = editor_tempfile("idea.txt", orig, err);
-		int rc = path ? f->h->edit(f->arg, path, err) : -1;
-		if (rc == 0 && read_file(path, &text, 1 << 20, err) < 0)
-			rc = -1;
-		if (path)
-			editor_cleanup(path);
-		free(path);
-		int same = rc == 0 && text.buf && !strcmp(text.buf, orig);
-		free(orig);
-		if (rc != 0 || same) {
-			sb_free(&text);
-			if (rc > 0)
-				return actions_fail(
-				    f,
-				    "revise: the editor exited with status %d; idea %d is "
-				    "unchanged",
-				    rc, d->id);
-			if (rc < 0)
-				return actions_fail(f, "revise: %s", err);
-			actions_say(f, "idea %d is unchanged", d->id);
-			return 0;
-		}
-	}
-	/* the title is the first line, the description the rest (or all of it) */
-	char *t = text.buf ? text.buf : "";
+	const char *t = zText ? zText : "";
 	while (*t == '\n' || *t == ' ')
 		t++;
 	size_t k = strcspn(t, "\n");
@@ -85,15 +55,64 @@ static int revise(struct actions_front *f, struct pipeline *p, const struct stat
 		desc[--n] = 0;
 	int rc = 0;
 	if (!*title)
-		rc = actions_fail(f, "revise: the text is empty; idea %d is unchanged", d->id);
-	else if (pipeline_idea_edit(p, d->id, title, desc, NULL, err) < 0)
+		rc = actions_fail(f, "revise: the text is empty; idea %d is unchanged", id);
+	else if (pipeline_idea_edit(p, id, title, desc, NULL, err) < 0)
 		rc = actions_fail(f, "revise: %s", err);
 	else
-		actions_say(f, "idea %d revised: %s", d->id, title);
+		actions_say(f, "idea %d revised: %s", id, title);
 	free(title);
 	free(desc);
-	sb_free(&text);
 	return rc;
+}
+
+/* the idea in the editor */
+struct idea_edit {
+	struct pipeline *p;
+	int id;
+};
+
+/* the editor ended with the idea's text (rc: its exit status, or -1 +
+ * zErr): the idea is revised to it, when changed */
+static int idea_edited(struct actions_front *f, void *ctx, int rc, const char *zText, size_t nText,
+                       int changed, const char *zErr)
+{
+	struct idea_edit e = *(struct idea_edit *)ctx;
+	(void)nText;
+	free(ctx);
+	if (rc > 0)
+		return actions_fail(
+		    f, "revise: the editor exited with status %d; idea %d is unchanged", rc, e.id);
+	if (rc < 0)
+		return actions_fail(f, "revise: %s", zErr);
+	if (!changed) {
+		actions_say(f, "idea %d is unchanged", e.id);
+		return 0;
+	}
+	return revise_to(f, e.p, e.id, zText);
+}
+
+/* revise: "TITLE\n\nDESCRIPTION" in $EDITOR, or TEXT (its first line the title) */
+static int revise(struct actions_front *f, struct pipeline *p, const struct state_idea *d,
+                  const struct commands_line *c)
+{
+	char err[KL_ERRLEN];
+	if (c->nArg > 1) {
+		strbuf text = STRBUF_INIT;
+		commands_text(c, 1, &text);
+		int rc = revise_to(f, p, d->id, text.buf);
+		sb_free(&text);
+		return rc;
+	}
+	struct idea_edit *e = xmalloc(sizeof *e);
+	*e = (struct idea_edit){p, d->id};
+	char *orig = xasprintf("%s\n\n%s\n", d->zTitle, d->zDescription);
+	int rc = actions_edit_text(f, "idea.txt", orig, 1 << 20, idea_edited, e, err);
+	free(orig);
+	if (rc < 0) {
+		free(e);
+		return actions_fail(f, "revise: %s", err);
+	}
+	return 0;
 }
 
 /* implement every accepted idea that has no candidate yet and has not

@@ -62,7 +62,7 @@ static void finish_reference(struct job *j)
 	/* and the judge of the runs checked after their call (harness.h) */
 	harness_set_reference(W.h, cand_iface(W.refCand, 0));
 	double tRuns = now_s() - t0;
-	struct proto_ready rd = {.zPrecision = kworker_float64_reference(j, NULL),
+	struct proto_ready rd = {.zPrecision = kworker_float64_reference(j),
 	                         .zReference = j->zName,
 	                         .zTask = W.t->zName,
 	                         .nTrials = -1,

@@ -170,8 +170,13 @@ struct cand *kworker_load(struct job *j, struct harness *h, int *pLoadErr, char 
 void kworker_unload(struct cand *c);
 /* the reference run at the small shapes: the cascade's first stage, or why none */
 void kworker_small_reference(struct job *j);
-/* the precision the float64 reference gives, or why there is none */
-const char *kworker_float64_reference(struct job *j, struct torchref *tr);
+/* the precision the float64 reference (a C or CUDA one, j) gives, or why
+ * there is none */
+const char *kworker_float64_reference(struct job *j);
+/* the float64 reference h64 made by zName (ok), or not (err; torch: by
+ * PyTorch's model): the precision it gives, or why there is none */
+const char *kworker_float64_end(struct harness *h64, int ok, const char *zName, int torch,
+                                char *err);
 
 /* ---- requests.c: the task, eval and measured requests ---- */
 /* atexit: end the PyTorch helper of the task that loads */
@@ -188,7 +193,5 @@ void kworker_op_measured(cJSON *req);
 /* ---- main.c ---- */
 /* a runner's memory limit, MiB */
 long long kworker_mem_limit_mb(void);
-/* the request lines read so far */
-void kworker_handle_lines(void);
 
 #endif

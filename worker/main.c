@@ -67,22 +67,9 @@ static void handle_line(char *line)
 	cJSON_Delete(req);
 }
 
-static void on_input(struct loop *l, int fd, int events, void *arg)
-{
-	(void)l, (void)events, (void)arg;
-	char buf[65536];
-	ssize_t r = read(fd, buf, sizeof buf);
-	if (r < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (r <= 0)
-		exit(0); /* the engine closed the channel */
-	lb_add(&W.inbuf, buf, (size_t)r);
-	kworker_handle_lines();
-}
-
-/* the request lines read so far; from the input's callback, and while a task
- * loads (the lines read with the task request come after it) */
-void kworker_handle_lines(void)
+/* the request lines read so far, in order (a task request only starts its
+ * load: the lines after it are handled at once) */
+static void handle_lines(void)
 {
 	char *z;
 	size_t n;
@@ -101,6 +88,19 @@ void kworker_handle_lines(void)
 		free(m);
 		exit(2);
 	}
+}
+
+static void on_input(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l, (void)events, (void)arg;
+	char buf[65536];
+	ssize_t r = read(fd, buf, sizeof buf);
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (r <= 0)
+		exit(0); /* the engine closed the channel */
+	lb_add(&W.inbuf, buf, (size_t)r);
+	handle_lines();
 }
 
 /*

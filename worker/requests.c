@@ -33,27 +33,6 @@ static void fail_task(const char *zMsg)
 	exit(1);
 }
 
-static void on_helper_fd(struct loop *l, int fd, int events, void *arg)
-{
-	(void)l, (void)fd, (void)events;
-	*(int *)arg = 1;
-}
-
-/* while the PyTorch helper makes its data or times the baselines, the loop
- * goes on: requests are read and candidates compile (none runs before the
- * task is ready) */
-static void wait_helper(void *arg, int fd, double maxS)
-{
-	(void)arg;
-	int readable = 0;
-	double end = now_s() + (maxS > 0 ? maxS : 3600);
-	kworker_handle_lines();
-	loop_add_fd(W.l, fd, LOOP_READ, on_helper_fd, &readable);
-	while (!readable && now_s() < end)
-		loop_once(W.l, end - now_s());
-	loop_del_fd(W.l, fd);
-}
-
 static void on_bg_fd(struct loop *l, int fd, int events, void *arg)
 {
 	(void)l, (void)fd, (void)events, (void)arg;
@@ -77,7 +56,7 @@ void kworker_background_compile(void)
 		return;
 	double t0 = now_s();
 	/* on a failure the baselines say why in "compile" */
-	const cJSON *tm = rc > 0 ? torchref_time_compile(r, err) : torchref_timing(r, W.h, 0, err);
+	const cJSON *tm = rc > 0 ? torchref_time_compile(r, err) : torchref_baselines(r);
 	/* the helper stays for the runs' inputs (W.tr), its parameters checked
 	 * now as its end would */
 	int keep = rc > 0 && W.tr == r && torchref_check_params(r, err) == 0;
@@ -108,8 +87,7 @@ static struct torchref *start_torch(const char *zProblem, const char *zShapes, d
 	                           .budgetS = W.opts.budgetS,
 	                           .zShapes = zShapes,
 	                           .size = size,
-	                           .timeoutS = W.refTimeoutS,
-	                           .wait = wait_helper};
+	                           .timeoutS = W.refTimeoutS};
 	return gHelper = torchref_start(zProblem, &to, err);
 }
 
@@ -215,6 +193,251 @@ static void small_task(const char *zDir, const char *zShapes)
 	W.tSmall = t;
 }
 
+/*
+ * A task with a PyTorch reference loads as a state of the worker, not in a
+ * loop of its own: the task request starts the helper and returns, and each
+ * step the helper takes (its description of the problem, the sets, their
+ * float64 copies, the baselines, its end) is waited for on the one loop,
+ * its output's readiness and a timer at the step's deadline calling
+ * on_load(), which goes on to the next.  Meanwhile the loop reads requests
+ * (a task request is refused: one is loading) and compiles candidates;
+ * none runs before task_ready.
+ */
+enum load_step { LOAD_NONE, LOAD_DESCRIBE, LOAD_FILL, LOAD_FILL64, LOAD_TIMING, LOAD_CHECK };
+
+static struct load {
+	enum load_step step;    /* the helper's step under way, LOAD_NONE: no task loads */
+	struct torchref *tr;    /* the helper */
+	long long timer;        /* at the step's deadline, or 0 */
+	char *zDir;             /* the problem file, or the task's directory */
+	int problem;            /* a problem file given as the task: its task is made */
+	int defer;              /* torch.compile in the background (a search on the GPU) */
+	struct harness *h64;    /* the float64 reference's sets, while they are made */
+	double t0;              /* when the step began */
+	double tHelper;         /* seconds from the request to the helper's description */
+	double tFill;           /* seconds the sets took */
+	char note[256];         /* fewer trials than asked for (fit_sets) */
+	const char *zPrecision; /* what the precision verdicts are measured against */
+	cJSON *su;              /* task_ready's setup: where the seconds went */
+	cJSON *refTm, *bases;   /* the eager baseline and the baselines (copies), or NULL */
+} L;
+
+static void load_next(int rc, char *err);
+
+static void on_load_timer(struct loop *l, long long id, void *arg);
+
+/* the step under way goes on: its deadline's timer again */
+static void load_arm(void)
+{
+	if (L.timer)
+		loop_del_timer(W.l, L.timer);
+	double d = torchref_deadline(L.tr);
+	L.timer =
+	    d > 0 ? loop_add_timer(W.l, d > now_s() ? d - now_s() : 0, on_load_timer, NULL) : 0;
+}
+
+/* what the helper sent, or its deadline: the step goes on, or is done */
+static void on_load(void)
+{
+	char err[KL_ERRLEN];
+	int rc = torchref_step(L.tr, err);
+	if (rc == 0)
+		load_arm();
+	else
+		load_next(rc, err);
+}
+
+static void on_load_fd(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l, (void)fd, (void)events, (void)arg;
+	on_load();
+}
+
+static void on_load_timer(struct loop *l, long long id, void *arg)
+{
+	(void)l, (void)id, (void)arg;
+	L.timer = 0;
+	on_load();
+}
+
+/* the helper's step s was begun (rc: 1 done at once, 0 under way, -1 + err) */
+static void load_wait(enum load_step s, int rc, char *err)
+{
+	L.step = s;
+	if (rc == 0)
+		load_arm();
+	else
+		load_next(rc, err);
+}
+
+/* the load is over: the engine hears task_ready */
+static void load_ready(void)
+{
+	struct proto_ready rd = {.zPrecision = L.zPrecision,
+	                         .refTiming = L.refTm,
+	                         .baselines = L.bases,
+	                         .zReference = "PyTorch eager (reference.py)",
+	                         .zTask = W.t->zName,
+	                         .nTrials = W.opts.nTrials,
+	                         .refSeconds = L.tFill,
+	                         .zSmallNote = "no small-shapes stage: a PyTorch reference's "
+	                                       "data is made at the task's shapes only"};
+	if (L.note[0])
+		rd.zNote = L.note;
+	const cJSON *sizes = cJSON_GetObjectItem(torchref_manifest(L.tr), "sizes");
+	if (cJSON_IsObject(sizes) && sizes->child)
+		rd.sizes = sizes;
+	cJSON_AddNumberToObject(L.su, "seconds", now_s() - W.tTask);
+	rd.setup = L.su;
+	W.ready = 1;
+	kworker_send_json(protocol_ready(&rd));
+	cJSON_Delete(L.su);
+	cJSON_Delete(L.refTm);
+	cJSON_Delete(L.bases);
+	if (L.timer)
+		loop_del_timer(W.l, L.timer);
+	if (!W.bg)
+		loop_del_fd(W.l, torchref_fd(L.tr));
+	free(L.zDir);
+	memset(&L, 0, sizeof L);
+	kworker_pump_later();
+}
+
+/* the baselines are timed (or none was asked for): the helper ends, or
+ * stays to compile torch.compile's baseline in the background */
+static void load_timed(void)
+{
+	char err[KL_ERRLEN];
+	struct torchref *tr = L.tr;
+	cJSON *su = L.su;
+	if (W.timeReference) {
+		const cJSON *tm = torchref_baselines(tr);
+		const cJSON *eager = cJSON_GetObjectItem(tm, "eager");
+		cJSON_AddNumberToObject(su, "baselines", now_s() - L.t0);
+		cJSON_AddBoolToObject(su, "baselines_cached", torchref_timing_cached(tr));
+		const cJSON *cs =
+		    cJSON_GetObjectItem(cJSON_GetObjectItem(tm, "compile"), "compile_seconds");
+		if (cJSON_IsNumber(cs) && !torchref_timing_cached(tr))
+			cJSON_AddNumberToObject(su, "torch_compile", cs->valuedouble);
+		/* copies: the helper's own go with it */
+		if (eager && cJSON_GetObjectItem(eager, "median_ms"))
+			L.refTm = cJSON_Duplicate(eager, 1);
+		L.bases = cJSON_Duplicate(tm, 1);
+	}
+	/* the helper stays for the worker's life: it draws each run's inputs
+	 * and makes the outputs of those checked after their call (issue 37);
+	 * kloop-worker's end kills it (gHelper) */
+	struct harness_source src;
+	if (torchref_source(tr, W.h, W.b, &src, err) < 0)
+		fail_task(err);
+	harness_set_source(W.h, &src);
+	W.tr = tr;
+	if (torchref_compile_pending(tr)) {
+		/* kworker_background_compile() reads it meanwhile, and checks its
+		 * parameters once the compile is over */
+		W.bg = tr;
+		loop_add_fd(W.l, torchref_fd(tr), LOOP_READ, on_bg_fd, NULL);
+		cJSON_AddBoolToObject(su, "torch_compile_background", 1);
+		load_ready();
+		return;
+	}
+	L.t0 = now_s();
+	load_wait(LOAD_CHECK, torchref_check_begin(tr, err), err);
+}
+
+/* the float64 sets are made (ok) or not (err): the baselines next */
+static void load_float64(int ok, char *err)
+{
+	L.zPrecision = kworker_float64_end(L.h64, ok, "PyTorch's model", 1, err);
+	L.h64 = NULL;
+	/* where the setup's seconds went: the first candidate waits for it */
+	cJSON *su = L.su = cJSON_CreateObject();
+	const cJSON *hs = cJSON_GetObjectItem(torchref_manifest(L.tr), "seconds");
+	cJSON_AddNumberToObject(su, "helper", L.tHelper);
+	if (cJSON_IsNumber(cJSON_GetObjectItem(hs, "import_torch")))
+		cJSON_AddNumberToObject(su, "import_torch", json_num(hs, "import_torch", 0));
+	cJSON_AddNumberToObject(su, "reference_data", L.tFill);
+	if (W.timeReference) {
+		L.t0 = now_s();
+		load_wait(LOAD_TIMING, torchref_timing_begin(L.tr, W.h, L.defer, err), err);
+	} else {
+		load_timed();
+	}
+}
+
+/* the sets are made: their float64 copies next, for the precision verdict */
+static void load_filled(void)
+{
+	char err[KL_ERRLEN];
+	L.tFill = now_s() - L.t0;
+	L.h64 = precision_harness(W.h, err);
+	if (L.h64)
+		load_wait(LOAD_FILL64, torchref_fill64_begin(L.tr, L.h64, W.h, W.b, err), err);
+	else
+		load_float64(0, err);
+}
+
+/* the helper described the problem: the task made (or checked), its
+ * harness, and the sets asked for */
+static void load_described(void)
+{
+	char err[KL_ERRLEN];
+	if (L.problem) {
+		if (!(W.t = torchref_make_task(L.tr, L.zDir, err)))
+			fail_task(err);
+		kworker_compile_deferred();
+	} else if (torchref_check_task(L.tr, W.t, err) < 0) {
+		fail_task(err);
+	}
+	/* given inputs: the reference makes a few checking sets too, so that a
+	 * checked timed run is one the candidate has not seen */
+	W.opts.nPool = TORCH_POOL;
+	task_override_tol(W.t, W.tolA, W.tolR, -1);
+	if (fit_sets(L.zDir, L.note, sizeof L.note, err) < 0)
+		fail_task(err);
+	W.h = harness_new(W.t, W.b, &W.opts, err);
+	if (!W.h)
+		fail_task(err);
+	/* the first runners make their contexts while the inputs are drawn */
+	kworker_prestart(W.h);
+	/* PyTorch writes every set straight into the harness's buffers */
+	L.t0 = now_s();
+	L.tHelper = L.t0 - W.tTask;
+	load_wait(LOAD_FILL, torchref_fill_begin(L.tr, W.h, W.b, err), err);
+}
+
+/* the step under way is done (rc 1) or failed (rc -1, err says why): the
+ * load goes on, or the task fails (the float64 copies alone may fail: the
+ * verdicts then say why they have no precision) */
+static void load_next(int rc, char *err)
+{
+	if (L.timer)
+		loop_del_timer(W.l, L.timer);
+	L.timer = 0;
+	if (rc < 0 && L.step != LOAD_FILL64)
+		fail_task(err);
+	switch (L.step) {
+	case LOAD_DESCRIBE:
+		load_described();
+		break;
+	case LOAD_FILL:
+		load_filled();
+		break;
+	case LOAD_FILL64:
+		load_float64(rc > 0, err);
+		break;
+	case LOAD_TIMING:
+		load_timed();
+		break;
+	case LOAD_CHECK:
+		cJSON_AddNumberToObject(L.su, "helper_end", now_s() - L.t0);
+		load_ready();
+		break;
+	case LOAD_NONE:
+		break;
+	}
+}
+
 void kworker_op_task(cJSON *req)
 {
 	char err[KL_ERRLEN];
@@ -222,8 +445,7 @@ void kworker_op_task(cJSON *req)
 	int bad = protocol_task_decode(req, &tq, err) < 0;
 	const char *zDir = tq.zDir, *zShapes = tq.zShapes, *zRef = tq.zReference;
 	struct torchref *tr = NULL;
-	static int loading; /* a task request read while one loads */
-	if (W.t || loading) {
+	if (W.t || L.step != LOAD_NONE) {
 		kworker_send_error(-1, "a task is already loaded in this worker", 0);
 		return;
 	}
@@ -233,7 +455,6 @@ void kworker_op_task(cJSON *req)
 		kworker_send_error(-1, err, 0);
 		return;
 	}
-	loading = 1;
 	/* a task shipped with the request (a worker on another host): its files
 	 * are written to a directory of this worker's own */
 	char *zShipped = NULL;
@@ -255,6 +476,9 @@ void kworker_op_task(cJSON *req)
 	if (tq.rse >= 0)
 		W.opts.rse = tq.rse;
 	W.timeReference = tq.timeReference;
+	/* --atol / --rtol override the float outputs' tolerances */
+	W.tolA = tq.atol;
+	W.tolR = tq.rtol;
 	const char *zSrcPath = NULL;
 	/* the libraries the task and --libs give candidates (and the reference),
 	 * set before anything waits on the PyTorch helper: the candidates sent
@@ -264,10 +488,9 @@ void kworker_op_task(cJSON *req)
 		/* a KernelBench problem file given directly */
 		if (zFlagLibs && compiler_add_libs(W.comp, zFlagLibs, NULL, err) < 0)
 			fail_task(err);
-		if (!(tr = start_torch(zDir, zShapes, tq.size, err)) ||
-		    !(W.t = torchref_make_task(tr, zDir, err)))
+		if (!(tr = start_torch(zDir, zShapes, tq.size, err)))
 			fail_task(err);
-		kworker_compile_deferred();
+		L.problem = 1;
 	} else {
 		W.t = task_load(zDir, W.zBackend, zShapes, err);
 		if (!W.t)
@@ -289,8 +512,7 @@ void kworker_op_task(cJSON *req)
 				          "task.json)");
 			/* at the shape set's dimensions: the constants of
 			 * reference.py that bear their names */
-			if (!(tr = start_torch(W.t->ref.zTorch, W.t->zDims, 0, err)) ||
-			    torchref_check_task(tr, W.t, err) < 0)
+			if (!(tr = start_torch(W.t->ref.zTorch, W.t->zDims, 0, err)))
 				fail_task(err);
 		} else {
 			zSrcPath = !strcmp(zRef, "cuda")   ? W.t->ref.zCuda
@@ -307,99 +529,23 @@ void kworker_op_task(cJSON *req)
 				    "a cuda reference needs the cuda backend (--backend cuda)");
 		}
 	}
-	/* given inputs: the reference makes a few checking sets too, so that a
-	 * checked timed run is one the candidate has not seen */
-	if (tr)
-		W.opts.nPool = TORCH_POOL;
-	/* --atol / --rtol override the float outputs' tolerances */
-	W.tolA = tq.atol;
-	W.tolR = tq.rtol;
+	if (tr) {
+		/* the helper describes the problem while the loop goes on */
+		L.tr = tr;
+		L.zDir = xstrdup(zDir);
+		/* a search on the GPU: torch.compile compiles in the background */
+		L.defer = tq.deferCompile && !strcmp(W.zBackend, "cuda");
+		loop_add_fd(W.l, torchref_fd(tr), LOOP_READ, on_load_fd, NULL);
+		load_wait(LOAD_DESCRIBE, 0, err);
+		free(zShipped);
+		return;
+	}
 	task_override_tol(W.t, W.tolA, W.tolR, -1);
-	char note[256] = "";
-	if (tr && fit_sets(zDir, note, sizeof note, err) < 0)
-		fail_task(err);
 	W.h = harness_new(W.t, W.b, &W.opts, err);
 	if (!W.h)
 		fail_task(err);
 	/* the first runners make their contexts while the inputs are drawn */
 	kworker_prestart(W.h);
-	if (tr) {
-		/* PyTorch writes every set straight into the harness's buffers */
-		double t0 = now_s(), tHelper = t0 - W.tTask;
-		if (torchref_fill(tr, W.h, W.b, W.t, err) < 0)
-			fail_task(err);
-		double tFill = now_s() - t0;
-		struct proto_ready rd = {.zPrecision = kworker_float64_reference(NULL, tr),
-		                         .nTrials = -1,
-		                         .refSeconds = -1};
-		cJSON *refTm = NULL, *bases = NULL;
-		/* where the setup's seconds went: the first candidate waits for it */
-		cJSON *su = cJSON_CreateObject();
-		const cJSON *hs = cJSON_GetObjectItem(torchref_manifest(tr), "seconds");
-		cJSON_AddNumberToObject(su, "helper", tHelper);
-		if (cJSON_IsNumber(cJSON_GetObjectItem(hs, "import_torch")))
-			cJSON_AddNumberToObject(su, "import_torch",
-			                        json_num(hs, "import_torch", 0));
-		cJSON_AddNumberToObject(su, "reference_data", tFill);
-		/* a search on the GPU: torch.compile compiles in the background */
-		int defer = tq.deferCompile && !strcmp(W.zBackend, "cuda");
-		if (W.timeReference) {
-			t0 = now_s();
-			const cJSON *tm = torchref_timing(tr, W.h, defer, err);
-			const cJSON *eager = tm ? cJSON_GetObjectItem(tm, "eager") : NULL;
-			if (!tm)
-				fail_task(err);
-			cJSON_AddNumberToObject(su, "baselines", now_s() - t0);
-			cJSON_AddBoolToObject(su, "baselines_cached", torchref_timing_cached(tr));
-			const cJSON *cs = cJSON_GetObjectItem(cJSON_GetObjectItem(tm, "compile"),
-			                                      "compile_seconds");
-			if (cJSON_IsNumber(cs) && !torchref_timing_cached(tr))
-				cJSON_AddNumberToObject(su, "torch_compile", cs->valuedouble);
-			/* copies: the helper's own go with it */
-			if (eager && cJSON_GetObjectItem(eager, "median_ms"))
-				rd.refTiming = refTm = cJSON_Duplicate(eager, 1);
-			rd.baselines = bases = cJSON_Duplicate(tm, 1);
-		}
-		/* the helper stays for the session: it draws each run's inputs
-		 * and makes the outputs of those checked after their call (issue
-		 * 37); kloop-worker's end kills it */
-		struct harness_source src;
-		if (torchref_source(tr, W.h, W.b, &src, err) < 0)
-			fail_task(err);
-		harness_set_source(W.h, &src);
-		W.tr = tr;
-		if (torchref_compile_pending(tr)) {
-			/* kworker_background_compile() reads it meanwhile */
-			W.bg = tr;
-			loop_add_fd(W.l, torchref_fd(tr), LOOP_READ, on_bg_fd, NULL);
-			cJSON_AddBoolToObject(su, "torch_compile_background", 1);
-		} else {
-			t0 = now_s();
-			if (torchref_check_params(tr, err) < 0)
-				fail_task(err);
-			cJSON_AddNumberToObject(su, "helper_end", now_s() - t0);
-		}
-		rd.zReference = "PyTorch eager (reference.py)";
-		rd.zTask = W.t->zName;
-		rd.nTrials = W.opts.nTrials;
-		rd.refSeconds = tFill;
-		if (note[0])
-			rd.zNote = note;
-		rd.zSmallNote = "no small-shapes stage: a PyTorch reference's data is "
-		                "made at the task's shapes only";
-		const cJSON *sizes = cJSON_GetObjectItem(torchref_manifest(tr), "sizes");
-		if (cJSON_IsObject(sizes) && sizes->child)
-			rd.sizes = sizes;
-		cJSON_AddNumberToObject(su, "seconds", now_s() - W.tTask);
-		rd.setup = su;
-		W.ready = 1;
-		kworker_send_json(protocol_ready(&rd));
-		cJSON_Delete(su);
-		cJSON_Delete(refTm);
-		cJSON_Delete(bases);
-		kworker_pump_later();
-		return;
-	}
 	double t0 = now_s();
 	if (harness_generate_inputs(W.h, err) < 0)
 		fail_task(err);

@@ -131,27 +131,15 @@ void kworker_small_reference(struct job *j)
 }
 
 /*
- * The reference once more, with float64 outputs on the same trial inputs
- * (and on the first trial's rounded to 10 and 7 mantissa bits), for the
- * precision verdict (precision.h); where it cannot be had, every verdict
- * says why.  Returns what task_ready says of it (static or W.zPrec).
+ * The float64 reference of the precision verdict (precision.h) made, into
+ * h64 (precision_harness(W.h)), by zName when ok, else not (err says why:
+ * h64 is discarded); every verdict says what it is measured against, or
+ * why there is none (a C or CUDA reference, torch 0, is told how to give
+ * it).  Returns what task_ready says of it (W.zPrec).
  */
-const char *kworker_float64_reference(struct job *j, struct torchref *tr)
+const char *kworker_float64_end(struct harness *h64, int ok, const char *zName, int torch,
+                                char *err)
 {
-	char err[KL_ERRLEN];
-	int loadErr, ok = 0;
-	const char *zName = tr ? "PyTorch's model" : j->zName;
-	struct harness *h64 = precision_harness(W.h, err);
-	if (h64 && tr) {
-		ok = torchref_fill64(tr, h64, W.h, W.b, err) == 0;
-	} else if (h64) {
-		struct cand *c = kworker_load(j, h64, &loadErr, err);
-		if (c) {
-			cand_set_timeout(c, W.refTimeoutS);
-			ok = harness_run_reference(h64, cand_iface(c, 0), err) == 0;
-			cand_free(c);
-		}
-	}
 	if (ok)
 		ok = precision_attach(W.h, h64, err) == 0; /* h64 is W.h's from now on */
 	else
@@ -161,9 +149,31 @@ const char *kworker_float64_reference(struct job *j, struct torchref *tr)
 		return W.zPrec;
 	}
 	snprintf(W.zPrec, sizeof W.zPrec, "no precision verdict: %s in float64: %s%s", zName, err,
-	         tr ? ""
-	            : " (a C or CUDA reference gives it by writing exact KL_F64 outputs when "
-	              "given them: docs/TASKS.md, \"Precision\")");
+	         torch ? ""
+	               : " (a C or CUDA reference gives it by writing exact KL_F64 outputs when "
+	                 "given them: docs/TASKS.md, \"Precision\")");
 	precision_note(W.h, W.zPrec);
 	return W.zPrec;
+}
+
+/*
+ * The reference once more, with float64 outputs on the same trial inputs
+ * (and on the first trial's rounded to 10 and 7 mantissa bits), for the
+ * precision verdict (precision.h); where it cannot be had, every verdict
+ * says why.  Returns what task_ready says of it (static or W.zPrec).
+ */
+const char *kworker_float64_reference(struct job *j)
+{
+	char err[KL_ERRLEN];
+	int loadErr, ok = 0;
+	struct harness *h64 = precision_harness(W.h, err);
+	if (h64) {
+		struct cand *c = kworker_load(j, h64, &loadErr, err);
+		if (c) {
+			cand_set_timeout(c, W.refTimeoutS);
+			ok = harness_run_reference(h64, cand_iface(c, 0), err) == 0;
+			cand_free(c);
+		}
+	}
+	return kworker_float64_end(h64, ok, j->zName, 0, err);
 }

@@ -124,14 +124,12 @@ char *torchref_last_line(const char *z)
 	return xstrndup(s, (size_t)(end - s));
 }
 
-void torchref_free(struct torchref *r)
+/* end the helper: ask it to finish, then make sure it is gone (within 10 s) */
+static void end_helper(struct torchref *r)
 {
-	if (!r)
-		return;
 	if (r->pid > 0 && r->held)
 		kill(r->pid, SIGCONT);
 	if (r->pid > 0) {
-		/* ask it to finish, then make sure it is gone */
 		if (r->to >= 0)
 			(void)!write(r->to, "{\"op\":\"quit\"}\n", 14);
 		if (r->to >= 0)
@@ -147,7 +145,15 @@ void torchref_free(struct torchref *r)
 			}
 			usleep(10000);
 		}
+		r->pid = 0;
 	}
+}
+
+void torchref_free(struct torchref *r)
+{
+	if (!r)
+		return;
+	end_helper(r);
 	if (r->to >= 0)
 		close(r->to);
 	if (r->from >= 0)
@@ -165,6 +171,73 @@ void torchref_free(struct torchref *r)
 	free(r);
 }
 
+/* a complete line already read from the helper, parsed: 1 and *pOut, 0
+ * when no line is complete, -1 + err when it is not JSON or is the
+ * helper's {"ev": "error"} (its own message) */
+static int parse_line(struct torchref *r, cJSON **pOut, char *err)
+{
+	char *nl = r->in.buf ? memchr(r->in.buf, '\n', r->in.len) : NULL;
+	if (!nl)
+		return 0;
+	char *line = xstrndup(r->in.buf, (size_t)(nl - r->in.buf));
+	sb_consume(&r->in, (size_t)(nl - r->in.buf) + 1);
+	cJSON *o = cJSON_Parse(line);
+	if (!o) {
+		kl_err(err, "the PyTorch helper sent a line that is not JSON: %.80s", line);
+		free(line);
+		return -1;
+	}
+	free(line);
+	const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(o, "ev"));
+	if (ev && !strcmp(ev, "error")) {
+		const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(o, "message"));
+		kl_err(err, "%s: %s", r->zProblem, m ? m : "the PyTorch helper failed");
+		cJSON_Delete(o);
+		return -1;
+	}
+	*pOut = o;
+	return 1;
+}
+
+/* read what the helper sent (waits when nothing is there): 0, or -1 + err
+ * when it ended (reaped: how it ended is said) */
+static int read_some(struct torchref *r, char *err)
+{
+	char buf[65536];
+	ssize_t n = read(r->from, buf, sizeof buf);
+	if (n < 0 && errno == EINTR)
+		return 0;
+	if (n <= 0) {
+		int st = 0;
+		char why[128] = "ended";
+		if (r->pid > 0 && waitpid(r->pid, &st, 0) == r->pid) {
+			note_status(st);
+			proc_describe_status(st, why, sizeof why);
+			r->pid = 0;
+		}
+		return kl_err(err,
+		              "%s: the PyTorch helper %s (its messages are in the worker's output)",
+		              r->zProblem, why);
+	}
+	sb_add(&r->in, buf, (size_t)n);
+	return 0;
+}
+
+/* the helper sent nothing within limitS seconds while zWhat: it is
+ * stopped; -1 + err */
+static int late(struct torchref *r, double limitS, const char *zWhat, char *err)
+{
+	if (r->pid > 0) {
+		proc_kill_group(r->pid);
+		waitpid(r->pid, NULL, 0);
+		r->pid = 0;
+	}
+	return kl_err(err,
+	              "%s: the PyTorch helper sent nothing for %g s while %s (the --timeout "
+	              "limit): stopped; does the problem's forward return?",
+	              r->zProblem, limitS, zWhat);
+}
+
 /* the helper's next protocol line, parsed; NULL + err when it ended or
  * failed (its own {"ev": "error"} message when it sent one), or sent
  * nothing within limitS seconds (> 0: it is killed; zWhat says what it was
@@ -173,76 +246,21 @@ cJSON *torchref_recv_line(struct torchref *r, double limitS, const char *zWhat, 
 {
 	double deadline = limitS > 0 ? now_s() + limitS : 0;
 	for (;;) {
-		char *nl = r->in.buf ? memchr(r->in.buf, '\n', r->in.len) : NULL;
-		if (nl) {
-			char *line = xstrndup(r->in.buf, (size_t)(nl - r->in.buf));
-			sb_consume(&r->in, (size_t)(nl - r->in.buf) + 1);
-			cJSON *o = cJSON_Parse(line);
-			if (!o) {
-				kl_err(err,
-				       "the PyTorch helper sent a line that is not JSON: %.80s",
-				       line);
-				free(line);
-				return NULL;
-			}
-			free(line);
-			const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(o, "ev"));
-			if (ev && !strcmp(ev, "error")) {
-				const char *m =
-				    cJSON_GetStringValue(cJSON_GetObjectItem(o, "message"));
-				kl_err(err, "%s: %s", r->zProblem,
-				       m ? m : "the PyTorch helper failed");
-				cJSON_Delete(o);
-				return NULL;
-			}
-			return o;
-		}
-		if (deadline > 0 || r->o.wait) {
-			double left = deadline > 0 ? deadline - now_s() : 1;
+		cJSON *o = NULL;
+		int rc = parse_line(r, &o, err);
+		if (rc)
+			return rc > 0 ? o : NULL;
+		if (deadline > 0) {
+			double left = deadline - now_s();
 			struct pollfd pf = {.fd = r->from, .events = POLLIN};
-			int pr = poll(&pf, 1, 0);
-			if (pr == 0 && left > 0 && r->o.wait) {
-				/* the caller's loop runs meanwhile */
-				r->o.wait(r->o.waitArg, r->from, deadline > 0 ? left : 0);
-				continue;
-			}
-			if (pr == 0 && left > 0)
-				pr = poll(&pf, 1, (int)(left * 1000) + 1);
+			int pr = poll(&pf, 1, left > 0 ? (int)(left * 1000) + 1 : 0);
 			if (pr < 0 && errno == EINTR)
 				continue;
-			if (pr == 0) {
-				if (r->pid > 0) {
-					proc_kill_group(r->pid);
-					waitpid(r->pid, NULL, 0);
-					r->pid = 0;
-				}
-				kl_err(
-				    err,
-				    "%s: the PyTorch helper sent nothing for %g s while %s (the "
-				    "--timeout limit): stopped; does the problem's forward return?",
-				    r->zProblem, limitS, zWhat);
-				return NULL;
-			}
+			if (pr == 0)
+				return late(r, limitS, zWhat, err), NULL;
 		}
-		char buf[65536];
-		ssize_t n = read(r->from, buf, sizeof buf);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int st = 0;
-			char why[128] = "ended";
-			if (r->pid > 0 && waitpid(r->pid, &st, 0) == r->pid) {
-				note_status(st);
-				proc_describe_status(st, why, sizeof why);
-				r->pid = 0;
-			}
-			return kl_err(err,
-			              "%s: the PyTorch helper %s (its messages are in the worker's "
-			              "output)",
-			              r->zProblem, why),
-			       NULL;
-		}
-		sb_add(&r->in, buf, (size_t)n);
+		if (read_some(r, err) < 0)
+			return NULL;
 	}
 }
 
@@ -411,26 +429,132 @@ struct torchref *torchref_start(const char *zProblem, const struct torchref_opts
 	}
 	int fl = fcntl(r->from, F_GETFL);
 	fcntl(r->from, F_SETFL, fl & ~O_NONBLOCK);
-	r->manifest = torchref_recv_line(r, o->timeoutS > 0 ? o->timeoutS + 60 : 0,
-	                                 "describing the problem (its first forward)", err);
-	const char *ev =
-	    r->manifest ? cJSON_GetStringValue(cJSON_GetObjectItem(r->manifest, "ev")) : NULL;
-	if (!r->manifest || !ev || strcmp(ev, "describe")) {
-		if (r->manifest)
-			kl_err(err, "%s: the PyTorch helper did not describe the problem",
-			       zProblem);
-		torchref_free(r);
-		/* an interpreter that cannot be run, or lacks torch or CUDA: said as
-		 * such (and which other python3 has torch), not as the problem's fault */
-		check_python(py, script, o->zDevice, err);
-		return NULL;
+	torchref_await(r, STEP_DESCRIBE, o->timeoutS > 0 ? o->timeoutS + 60 : 0,
+	               "describing the problem (its first forward)");
+	return r;
+}
+
+/* the start's step failed (err): the helper is ended, and an interpreter
+ * that cannot be run, or lacks torch or CUDA, is said as such (and which
+ * other python3 has torch), not as the problem's fault */
+static int describe_failed(struct torchref *r, char *err)
+{
+	end_helper(r);
+	const char *py = r->o.zPython ? r->o.zPython : "python3";
+	check_python(py, torchref_script(), r->o.zDevice, err);
+	return -1;
+}
+
+/* the start's reply: the helper's description of the problem */
+static int described(struct torchref *r, cJSON *m, char *err)
+{
+	r->manifest = m;
+	const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(m, "ev"));
+	if (!ev || strcmp(ev, "describe")) {
+		kl_err(err, "%s: the PyTorch helper did not describe the problem", r->zProblem);
+		return describe_failed(r, err);
 	}
 	r->zTimingPath = timing_path(r, err);
 	if (!r->zTimingPath) {
-		torchref_free(r);
-		return NULL;
+		end_helper(r);
+		return -1;
 	}
-	return r;
+	return 1;
+}
+
+void torchref_await(struct torchref *r, int step, double limitS, const char *zWhat)
+{
+	r->step = step;
+	r->limitS = limitS;
+	r->deadline = limitS > 0 ? now_s() + limitS : 0;
+	snprintf(r->zWhat, sizeof r->zWhat, "%s", zWhat ? zWhat : "");
+}
+
+/* the end's reply: "bye" */
+static int finished(struct torchref *r, cJSON *o)
+{
+	cJSON_Delete(o);
+	close(r->to);
+	r->to = -1;
+	int st;
+	if (waitpid(r->pid, &st, 0) == r->pid)
+		note_status(st);
+	/* it ends itself at once after "bye" (torchref.py): what it started,
+	 * torch.compile's compile workers, goes with its process group */
+	kill(-r->pid, SIGKILL); /* the group only: the pid itself is reaped */
+	r->pid = 0;
+	return 1;
+}
+
+/* line o (taken) answers the step under way: 1 done, 0 awaits more, -1 + err */
+static int reply(struct torchref *r, cJSON *o, char *err)
+{
+	switch (r->step) {
+	case STEP_DESCRIBE:
+		return described(r, o, err);
+	case STEP_FILL:
+		return torchref_fill_reply(r, o, err);
+	case STEP_TIME:
+		return torchref_time_reply(r, o, err);
+	case STEP_CHECK:
+		return torchref_check_reply(r, o, err);
+	case STEP_FINISH:
+		return finished(r, o);
+	case STEP_NONE:
+		break;
+	}
+	cJSON_Delete(o);
+	return 1;
+}
+
+int torchref_step(struct torchref *r, char *err)
+{
+	if (r->step == STEP_NONE)
+		return 1;
+	int step = r->step, rc, said = 0, read = 0;
+	/* the lines read already, then once what the helper sent since */
+	for (;;) {
+		cJSON *o = NULL;
+		rc = parse_line(r, &o, err);
+		if (rc > 0) {
+			rc = reply(r, o, err);
+			said = rc < 0; /* the reply said why, and dealt with the helper */
+			if (rc != 0)
+				break;
+			continue;
+		}
+		struct pollfd pf = {.fd = r->from, .events = POLLIN};
+		if (rc < 0 || read || poll(&pf, 1, 0) <= 0)
+			break;
+		read = 1;
+		if ((rc = read_some(r, err)) < 0)
+			break;
+	}
+	if (rc == 0 && r->deadline > 0 && now_s() >= r->deadline)
+		rc = late(r, r->limitS, r->zWhat, err);
+	if (rc != 0) {
+		r->step = STEP_NONE;
+		r->deadline = 0;
+	}
+	if (rc < 0 && step == STEP_DESCRIBE && !said)
+		return describe_failed(r, err);
+	return rc;
+}
+
+double torchref_deadline(const struct torchref *r)
+{
+	return r->step == STEP_NONE ? 0 : r->deadline;
+}
+
+int torchref_wait(struct torchref *r, char *err)
+{
+	int rc;
+	while ((rc = torchref_step(r, err)) == 0) {
+		double left = r->deadline > 0 ? r->deadline - now_s() : -1;
+		struct pollfd pf = {.fd = r->from, .events = POLLIN};
+		poll(&pf, 1, left < 0 ? -1 : (int)(left * 1000) + 1);
+	}
+	return rc < 0 ? -1 : 0;
 }
 
 int torchref_fd(const struct torchref *r)
@@ -447,26 +571,20 @@ void torchref_kill(struct torchref *r)
 	}
 }
 
-int torchref_finish(struct torchref *r, char *err)
+int torchref_finish_begin(struct torchref *r, char *err)
 {
 	if (r->pid <= 0)
-		return 0;
+		return 1;
 	if (r->held)
 		kill(r->pid, SIGCONT), r->held = 0;
 	if (torchref_send(r, cJSON_Parse("{\"op\":\"quit\"}"), err) < 0)
 		return -1;
-	cJSON *a = torchref_recv_line(r, 0, NULL, err);
-	if (!a)
-		return -1;
-	cJSON_Delete(a);
-	close(r->to);
-	r->to = -1;
-	int st;
-	if (waitpid(r->pid, &st, 0) == r->pid)
-		note_status(st);
-	/* it ends itself at once after "bye" (torchref.py): what it started,
-	 * torch.compile's compile workers, goes with its process group */
-	kill(-r->pid, SIGKILL); /* the group only: the pid itself is reaped */
-	r->pid = 0;
+	torchref_await(r, STEP_FINISH, 0, NULL);
 	return 0;
+}
+
+int torchref_finish(struct torchref *r, char *err)
+{
+	int rc = torchref_finish_begin(r, err);
+	return rc < 0 ? -1 : rc > 0 ? 0 : torchref_wait(r, err);
 }

@@ -29,18 +29,39 @@ struct torchref_opts {
 	double timeoutS;       /* a set's reply within this (--timeout: a forward that hangs),
 	                        * the description within it and a minute for the import
 	                        * (0: no limit) */
-	/* while waiting for the helper: run the caller's own loop until fd can be
-	 * read or maxS seconds pass (0: no limit), so that it goes on with other
-	 * work (NULL: just wait) */
-	void (*wait)(void *arg, int fd, double maxS);
-	void *waitArg;
 };
 
 /*
- * Start the helper on problem file zProblem and read its description of in[]
- * and out[] (it has made the first set meanwhile).  Blocks.  NULL + err on
- * failure; err is one line ("PyTorch is not installed for python3 (...)",
- * the helper's own message naming the problem).
+ * The helper's steps: its start (its description of the problem), the
+ * fills, the baselines' timing and its end each send a request and wait
+ * for the reply, which may take minutes (PyTorch's import, a forward,
+ * torch.compile).  No call waits for one: torchref_start() and the
+ * *_begin() calls send the request and return, and the caller's loop
+ * watches torchref_fd() and calls torchref_step() when it is readable or
+ * when torchref_deadline() has passed (a timer of the loop).  One step at a
+ * time.
+ *
+ * torchref_step() reads what the helper sent, never waiting, and returns 1
+ * once the step is done, 0 while it goes on (a fill asks for its sets one
+ * after another: the deadline moves), -1 + err when it failed: the helper
+ * ended, sent its own error (naming the problem), or sent nothing within
+ * the step's limit (then it is stopped and err says what it was doing).
+ * torchref_deadline() is when the step's reply is late, on now_s()'s clock
+ * (0: no limit).  torchref_wait() blocks until the step is done (0 or -1 +
+ * err).  A *_begin() call returns 1 when its step is done at once (nothing
+ * to ask), 0 when it is under way, -1 + err.
+ */
+int torchref_step(struct torchref *r, char *err);
+double torchref_deadline(const struct torchref *r);
+int torchref_wait(struct torchref *r, char *err);
+
+/*
+ * Start the helper on problem file zProblem; its step is the description
+ * of in[] and out[] (it makes the first set meanwhile), in
+ * torchref_manifest() once done.  NULL + err when it cannot be started.
+ * A failed start's step has ended the helper and says why in one line
+ * ("PyTorch is not installed for python3 (...)", the helper's own message
+ * naming the problem); free r all the same.
  */
 struct torchref *torchref_start(const char *zProblem, const struct torchref_opts *o, char *err);
 /* stop the helper (if still running) and free r */
@@ -67,22 +88,32 @@ const cJSON *torchref_manifest(const struct torchref *r);
 struct task *torchref_make_task(const struct torchref *r, const char *zProblem, char *err);
 /* 0 if task t's tensors match the description's (count, dtype, shape); -1 + err */
 int torchref_check_task(const struct torchref *r, const struct task *t, char *err);
-/* have the helper write every set's inputs and expected outputs into h's
- * buffers on backend b (cuda: through CUDA IPC handles; host: through the
- * shared memory, then copied in).  0 or -1 + err */
-int torchref_fill(struct torchref *r, struct harness *h, struct backend *b, const struct task *t,
-                  char *err);
+/* the step that has the helper write every set's inputs and expected
+ * outputs into h's buffers on backend b (cuda: through CUDA IPC handles;
+ * host: through the shared memory, then copied in), a set at a time */
+int torchref_fill_begin(struct torchref *r, struct harness *h, struct backend *b, char *err);
 
 /*
- * The float64 reference of the precision verdict (precision.h) into h64
- * (precision_harness(h)): each set's outputs of the model run in float64 on
- * the inputs of the set of h it stands for (precision_source(): the trials,
- * the timing set, the checking sets, drawn from the same seeds and varied
- * as h's were), the emulation sets' on the first trial's inputs and the
- * model's parameters rounded to 10 and 7 mantissa bits.  0 or -1 + err.
+ * The step that makes the float64 reference of the precision verdict
+ * (precision.h) into h64 (precision_harness(h)): each set's outputs of the
+ * model run in float64 on the inputs of the set of h it stands for
+ * (precision_source(): the trials, the timing set, the checking sets, drawn
+ * from the same seeds and varied as h's were), the emulation sets' on the
+ * first trial's inputs and the model's parameters rounded to 10 and 7
+ * mantissa bits.
  */
-int torchref_fill64(struct torchref *r, struct harness *h64, const struct harness *h,
-                    struct backend *b, char *err);
+int torchref_fill64_begin(struct torchref *r, struct harness *h64, const struct harness *h,
+                          struct backend *b, char *err);
+/* the step that times the eager and torch.compile baselines on h's timing
+ * set, unless they are cached (done at once).  With defer (a search on
+ * the GPU), when they are not cached, only the eager model is timed now:
+ * "compile" is {"pending": true} while torch.compile compiles in the
+ * helper, in the background (below); a torch whose benchmarks cannot be
+ * handed over times both now.  Measured baselines are cached. */
+int torchref_timing_begin(struct torchref *r, struct harness *h, int defer, char *err);
+/* the baselines once that step is done ({"eager": ..., "compile": ...}),
+ * NULL before */
+const cJSON *torchref_baselines(const struct torchref *r);
 /*
  * The harness's source of given inputs (harness.h, harness_set_source;
  * issue 37): each run's fresh inputs drawn by the helper, get_inputs()
@@ -96,18 +127,13 @@ int torchref_fill64(struct torchref *r, struct harness *h64, const struct harnes
  */
 int torchref_source(struct torchref *r, struct harness *h, struct backend *b,
                     struct harness_source *src, char *err);
-/* tell the helper, kept for a session's draws, to check that forward()
- * left the parameters alone (torchref_finish() does at its end): 0 or -1 +
- * err */
+/* the step that tells the helper, kept for a session's draws, to check
+ * that forward() left the parameters alone (what its end does, which a
+ * kept helper never reaches): 1 done, 0 under way (torchref_step), -1 +
+ * err; torchref_check_params() waits for it */
+int torchref_check_begin(struct torchref *r, char *err);
 int torchref_check_params(struct torchref *r, char *err);
 
-/* the eager and torch.compile baselines' timing on h's timing set ({"eager":
- * ..., "compile": ...}), from the cache or measured by the helper (then
- * cached); NULL + err.  With defer (a search on the GPU), when they are not
- * cached, only the eager model is timed now: "compile" is {"pending": true}
- * while torch.compile compiles in the helper, in the background (below);
- * a torch whose benchmarks cannot be handed over times both now. */
-const cJSON *torchref_timing(struct torchref *r, struct harness *h, int defer, char *err);
 /*
  * The background compile.  While it runs, the helper asks for the GPU
  * before each benchmark inductor runs to choose a kernel's configuration;
@@ -121,22 +147,23 @@ const cJSON *torchref_timing(struct torchref *r, struct harness *h, int defer, c
  * timed, and lets it go on.  torchref_time_compile() times the compiled
  * model (blocks: the GPU is the helper's) and returns the whole baselines,
  * cached; "compile" carries "background": true, "benchmarks" and
- * "benchmark_seconds" (the hand-overs).  Once the background compile
- * starts, no call runs the caller's loop (torchref_opts.wait): the loop
- * calls these.
+ * "benchmark_seconds" (the hand-overs).  These are no steps: the
+ * caller's loop calls them between its own work.
  */
 int torchref_compile_pending(const struct torchref *r);
 int torchref_fd(const struct torchref *r);
 int torchref_service(struct torchref *r, char *err);
 void torchref_hold(struct torchref *r, int hold);
 const cJSON *torchref_time_compile(struct torchref *r, char *err);
-/* 1 when torchref_timing() read the baselines from the cache (nothing was timed) */
+/* 1 when the baselines were read from the cache (nothing was timed) */
 int torchref_timing_cached(const struct torchref *r);
 /* kill the helper and what it started (its process group) at once, when
  * the worker ends before torchref_finish() (a task error, a quit) */
 void torchref_kill(struct torchref *r);
-/* tell the helper to finish (it checks that forward() left the parameters
- * alone) and wait for it; 0 or -1 + err */
+/* the step that tells the helper to finish (it checks that forward() left
+ * the parameters alone) and waits for it to end */
+int torchref_finish_begin(struct torchref *r, char *err);
+/* the same, blocking until it ended: 0 or -1 + err */
 int torchref_finish(struct torchref *r, char *err);
 
 /*

@@ -174,9 +174,29 @@ int torchref_source(struct torchref *r, struct harness *h, struct backend *b,
 	return 0;
 }
 
-int torchref_check_params(struct torchref *r, char *err)
+int torchref_check_begin(struct torchref *r, char *err)
 {
 	cJSON *q = cJSON_CreateObject();
 	cJSON_AddStringToObject(q, "op", "check");
-	return ask(r, q, "checked", "checking the model's parameters", err);
+	if (torchref_send(r, q, err) < 0)
+		return -1;
+	torchref_await(r, STEP_CHECK, r->o.timeoutS, "checking the model's parameters");
+	return 0;
+}
+
+int torchref_check_reply(struct torchref *r, cJSON *o, char *err)
+{
+	(void)r;
+	const char *ev = json_str(o, "ev", "");
+	int ok = !strcmp(ev, "checked");
+	if (!ok)
+		kl_err(err, "the PyTorch helper answered %.40s to the check of its parameters", ev);
+	cJSON_Delete(o);
+	return ok ? 1 : -1;
+}
+
+int torchref_check_params(struct torchref *r, char *err)
+{
+	int rc = torchref_check_begin(r, err);
+	return rc < 0 ? -1 : rc > 0 ? 0 : torchref_wait(r, err);
 }

@@ -34,6 +34,20 @@ struct torchref {
 	double gpuS; /* seconds the GPU was handed over for them */
 	struct torchref_opts o;
 	char *zProblem;
+	/* the step under way (torchref.h): the request sent, the reply awaited */
+	enum { STEP_NONE, STEP_DESCRIBE, STEP_FILL, STEP_TIME, STEP_CHECK, STEP_FINISH } step;
+	double deadline; /* when its reply is late (now_s() clock; 0: never) */
+	double limitS;   /* the limit that deadline keeps, for the message */
+	char zWhat[64];  /* what the helper is doing meanwhile, for the message */
+	/* a fill's progress: the harness filled, h's sets the source of a
+	 * "fill64" (NULL: a "fill"), the set asked for and where its tensors
+	 * go in the host backend's shared memory */
+	struct harness *fillH;
+	const struct harness *fill64Of;
+	struct backend *fillB;
+	int fillSet;
+	size_t offIn[TASK_MAX_TENSORS], offOut[TASK_MAX_TENSORS];
+	double timeSeed; /* the baselines' step: the timing set's seed */
 	/* the harness's source (torchref_draw.c): where the helper writes a
 	 * run's set (the shared memory's set layout on the host; buffers of
 	 * its own on the GPU, shared once), and their targets */
@@ -64,6 +78,16 @@ cJSON *torchref_recv_line(struct torchref *r, double limitS, const char *zWhat, 
 /* send the request o (taken) as one line: 0, or -1 + err when the helper
  * is gone */
 int torchref_send(struct torchref *r, cJSON *o, char *err);
+/* the step `step` now awaits the helper's next line, within limitS seconds
+ * (0: no limit) while it is doing zWhat */
+void torchref_await(struct torchref *r, int step, double limitS, const char *zWhat);
+
+/* the steps' replies (torchref_step()): the line o (taken) answers the
+ * step under way; 1 when the step is done, 0 when it sent the next request
+ * and awaits its reply (torchref_await), -1 + err */
+int torchref_fill_reply(struct torchref *r, cJSON *o, char *err);  /* STEP_FILL */
+int torchref_time_reply(struct torchref *r, cJSON *o, char *err);  /* STEP_TIME */
+int torchref_check_reply(struct torchref *r, cJSON *o, char *err); /* STEP_CHECK */
 /* the last non-empty line of z (malloc'd) */
 char *torchref_last_line(const char *z);
 

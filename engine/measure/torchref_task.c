@@ -335,19 +335,26 @@ int torchref_map_sets(struct torchref *r, const struct task *t, char *err)
 }
 
 /*
- * One set s of h made by the helper from the seed of set `from`: "fill"
- * (in[] and the outputs) or "fill64" (the outputs in float64 of the model
- * in float64, its float inputs varied as vary says, then with its
- * parameters rounded to `bits` mantissa bits where bits > 0, truncated to
- * -bits where bits < 0).
+ * Ask for the fill's next set s of h, made by the helper from the seed of
+ * set `from`: "fill" (in[] and the outputs) or "fill64" (the outputs in
+ * float64 of the model in float64, its float inputs varied as vary says,
+ * then with its parameters rounded to `bits` mantissa bits where bits > 0,
+ * truncated to -bits where bits < 0; the sets of r->fill64Of the source).
  */
-static int fill_set(struct torchref *r, struct harness *h, struct backend *b, int s, int from,
-                    const char *zOp, int bits, int vary, char *err)
+static int fill_send(struct torchref *r, char *err)
 {
+	struct harness *h = r->fillH;
 	const struct task *t = harness_task(h);
-	int b64 = !strcmp(zOp, "fill64");
+	int s = r->fillSet, b64 = r->fill64Of != NULL, bits = 0, from = s, vary;
+	if (b64) {
+		from = precision_source(h, r->fill64Of, s, &bits);
+		/* varied as h's set was (what the helper applied there) */
+		vary = bits ? 0 : harness_varied(r->fill64Of, from);
+	} else {
+		vary = harness_vary_of(h, s);
+	}
 	cJSON *q = cJSON_CreateObject();
-	cJSON_AddStringToObject(q, "op", zOp);
+	cJSON_AddStringToObject(q, "op", b64 ? "fill64" : "fill");
 	cJSON_AddNumberToObject(q, "set", s);
 	cJSON_AddNumberToObject(q, "seed", (double)(r->o.seed + 1 + (uint64_t)from));
 	cJSON_AddNumberToObject(q, "vary", vary);
@@ -357,14 +364,15 @@ static int fill_set(struct torchref *r, struct harness *h, struct backend *b, in
 	}
 	cJSON *ins = cJSON_AddArrayToObject(q, "inputs");
 	cJSON *outs = cJSON_AddArrayToObject(q, "outputs");
-	size_t off = 0, offIn[TASK_MAX_TENSORS], offOut[TASK_MAX_TENSORS];
+	size_t off = 0;
 	for (int k = b64; k < 2; k++) {
 		int n = k ? t->nOut : t->nIn;
 		for (int i = 0; i < n; i++) {
 			const struct task_tensor *tt = k ? &t->aOut[i] : &t->aIn[i];
 			void *dev = k ? harness_expected_buf(h, s, i) : harness_input_buf(h, s, i);
-			(k ? offOut : offIn)[i] = off;
-			cJSON *o = torchref_target(r, b, dev, task_tensor_bytes(tt), &off, err);
+			(k ? r->offOut : r->offIn)[i] = off;
+			cJSON *o =
+			    torchref_target(r, r->fillB, dev, task_tensor_bytes(tt), &off, err);
 			if (!o) {
 				cJSON_Delete(q);
 				return -1;
@@ -379,9 +387,15 @@ static int fill_set(struct torchref *r, struct harness *h, struct backend *b, in
 	char what[64];
 	snprintf(what, sizeof what, "computing set %d (the forward%s)", s,
 	         b64 ? " in float64" : "");
-	cJSON *a = torchref_recv_line(r, r->o.timeoutS, what, err);
-	if (!a)
-		return -1;
+	torchref_await(r, STEP_FILL, r->o.timeoutS, what);
+	return 0;
+}
+
+int torchref_fill_reply(struct torchref *r, cJSON *a, char *err)
+{
+	struct harness *h = r->fillH;
+	const struct task *t = harness_task(h);
+	int s = r->fillSet, b64 = r->fill64Of != NULL;
 	if (!b64) /* how its inputs were varied, and what was out of the problem's domain */
 	{
 		const cJSON *va = cJSON_GetObjectItem(a, "varied"),
@@ -390,40 +404,40 @@ static int fill_set(struct torchref *r, struct harness *h, struct backend *b, in
 		                  cJSON_IsNumber(un) ? un->valueint : 0);
 	}
 	cJSON_Delete(a);
-	if (r->memfd < 0)
-		return 0;
 	/* the host backend: copy the set out of the shared memory */
-	for (int i = 0; !b64 && i < t->nIn; i++)
-		if (harness_set_input(h, s, i, r->map + offIn[i], err) < 0)
+	for (int i = 0; r->memfd >= 0 && !b64 && i < t->nIn; i++)
+		if (harness_set_input(h, s, i, r->map + r->offIn[i], err) < 0)
 			return -1;
-	for (int j = 0; j < t->nOut; j++)
-		if (harness_set_expected(h, s, j, r->map + offOut[j], err) < 0)
+	for (int j = 0; r->memfd >= 0 && j < t->nOut; j++)
+		if (harness_set_expected(h, s, j, r->map + r->offOut[j], err) < 0)
 			return -1;
-	return 0;
+	if (++r->fillSet == harness_nsets(h))
+		return 1;
+	return fill_send(r, err) < 0 ? -1 : 0;
 }
 
-int torchref_fill(struct torchref *r, struct harness *h, struct backend *b, const struct task *t,
-                  char *err)
+/* begin filling h's sets: "fill", or "fill64" from src's sets */
+static int fill_begin(struct torchref *r, struct harness *h, const struct harness *src,
+                      struct backend *b, char *err)
 {
-	if (torchref_map_sets(r, t, err) < 0)
+	if (torchref_map_sets(r, harness_task(h), err) < 0)
 		return -1;
-	for (int s = 0; s < harness_nsets(h); s++)
-		if (fill_set(r, h, b, s, s, "fill", 0, harness_vary_of(h, s), err) < 0)
-			return -1;
-	return 0;
+	r->fillH = h;
+	r->fill64Of = src;
+	r->fillB = b;
+	r->fillSet = 0;
+	if (!harness_nsets(h))
+		return 1;
+	return fill_send(r, err) < 0 ? -1 : 0;
 }
 
-int torchref_fill64(struct torchref *r, struct harness *h64, const struct harness *h,
-                    struct backend *b, char *err)
+int torchref_fill_begin(struct torchref *r, struct harness *h, struct backend *b, char *err)
 {
-	if (torchref_map_sets(r, harness_task(h64), err) < 0)
-		return -1;
-	for (int s = 0; s < harness_nsets(h64); s++) {
-		int bits, from = precision_source(h64, h, s, &bits);
-		/* varied as h's set was (what the helper applied there) */
-		if (fill_set(r, h64, b, s, from, "fill64", bits, bits ? 0 : harness_varied(h, from),
-		             err) < 0)
-			return -1;
-	}
-	return 0;
+	return fill_begin(r, h, NULL, b, err);
+}
+
+int torchref_fill64_begin(struct torchref *r, struct harness *h64, const struct harness *h,
+                          struct backend *b, char *err)
+{
+	return fill_begin(r, h64, h, b, err);
 }

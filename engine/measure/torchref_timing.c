@@ -24,10 +24,10 @@ static void save_timing(struct torchref *r)
 	free(z);
 }
 
-const cJSON *torchref_timing(struct torchref *r, struct harness *h, int defer, char *err)
+int torchref_timing_begin(struct torchref *r, struct harness *h, int defer, char *err)
 {
 	if (r->timing)
-		return r->timing;
+		return 1;
 	strbuf sb = STRBUF_INIT;
 	char e2[KL_ERRLEN];
 	if (path_exists(r->zTimingPath) && read_file(r->zTimingPath, &sb, 1 << 20, e2) == 0) {
@@ -35,7 +35,7 @@ const cJSON *torchref_timing(struct torchref *r, struct harness *h, int defer, c
 		sb_free(&sb);
 		if (cJSON_IsObject(r->timing)) {
 			r->timingCached = 1;
-			return r->timing;
+			return 1;
 		}
 		cJSON_Delete(r->timing);
 		r->timing = NULL;
@@ -44,39 +44,45 @@ const cJSON *torchref_timing(struct torchref *r, struct harness *h, int defer, c
 	cJSON *q = cJSON_CreateObject();
 	cJSON_AddStringToObject(q, "op", "time");
 	/* the timing set's */
-	double seed = (double)(r->o.seed + 1 + (uint64_t)(harness_nsets(h) - 1));
-	cJSON_AddNumberToObject(q, "seed", seed);
+	r->timeSeed = (double)(r->o.seed + 1 + (uint64_t)(harness_nsets(h) - 1));
+	cJSON_AddNumberToObject(q, "seed", r->timeSeed);
 	cJSON_AddNumberToObject(q, "budget_ms", r->o.budgetS * 1000);
 	if (defer)
 		cJSON_AddStringToObject(q, "compile", "defer");
 	if (torchref_send(r, q, err) < 0)
-		return NULL;
-	cJSON *a = torchref_recv_line(r, 0, NULL, err);
-	if (!a)
-		return NULL;
+		return -1;
+	torchref_await(r, STEP_TIME, 0, NULL);
+	return 0;
+}
+
+int torchref_time_reply(struct torchref *r, cJSON *a, char *err)
+{
 	cJSON *tm = cJSON_DetachItemFromObject(a, "timing");
 	cJSON_Delete(a);
 	if (!cJSON_IsObject(tm)) {
 		cJSON_Delete(tm);
-		return kl_err(err, "%s: the PyTorch helper sent no timing", r->zProblem), NULL;
+		return kl_err(err, "%s: the PyTorch helper sent no timing", r->zProblem);
 	}
 	r->timing = tm;
 	const cJSON *cm = cJSON_GetObjectItem(tm, "compile");
 	if (!cJSON_IsTrue(cJSON_GetObjectItem(cm, "pending"))) {
 		save_timing(r);
-		return r->timing;
+		return 1;
 	}
 	/* the eager model alone was timed: torch.compile compiles from now on,
 	 * in the background (torchref_service), and is timed later.  From here
-	 * the helper is served between the caller's own work, never by running
-	 * the caller's loop from inside a call (that loop is what calls us) */
-	r->o.wait = NULL;
-	q = cJSON_CreateObject();
+	 * the helper is served between the caller's own work, from its loop */
+	cJSON *q = cJSON_CreateObject();
 	cJSON_AddStringToObject(q, "op", "compile");
-	cJSON_AddNumberToObject(q, "seed", seed);
+	cJSON_AddNumberToObject(q, "seed", r->timeSeed);
 	if (torchref_send(r, q, err) < 0)
-		return NULL;
+		return -1;
 	r->compile = COMPILE_RUNNING;
+	return 1;
+}
+
+const cJSON *torchref_baselines(const struct torchref *r)
+{
 	return r->timing;
 }
 
