@@ -328,7 +328,8 @@ static void load_timed(void)
 	 * and makes the outputs of those checked after their call (issue 37);
 	 * kloop-worker's end kills it (gHelper) */
 	struct harness_source src;
-	if (torchref_source(tr, W.h, W.b, &src, err) < 0)
+	int nSets = harness_nsets(W.h);
+	if (torchref_source(tr, W.h, W.b, &src, nSets ? L.tFill * 1e3 / nSets : 0, err) < 0)
 		fail_task(err);
 	harness_set_source(W.h, &src);
 	W.tr = tr;

@@ -292,6 +292,9 @@ struct harness_source {
 	 * into aOut[j] (device memory): 0 or -1 + err */
 	int (*expect)(void *arg, uint64_t seed, void *const *aIn, void *const *aOut, char *err);
 	void *arg;
+	/* what one expect costs, ms (0: unknown): checks after the call keep
+	 * within their share of the budget by it, as by a reference's time */
+	double costMs;
 };
 /* h's source (copied; NULL: none) */
 void harness_set_source(struct harness *h, const struct harness_source *s);

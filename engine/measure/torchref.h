@@ -123,10 +123,11 @@ const cJSON *torchref_baselines(const struct torchref *r);
  * get_inputs() relates them, and any of them can be checked after its call.
  * The helper must live as long as h draws (torchref_finish() at the end);
  * while its torch.compile compiles in the background the source is not
- * ready (the harness mixes sets then, unchecked).  0 or -1 + err.
+ * ready (the harness mixes sets then, unchecked).  costMs: what making
+ * one set cost the helper (src->costMs).  0 or -1 + err.
  */
 int torchref_source(struct torchref *r, struct harness *h, struct backend *b,
-                    struct harness_source *src, char *err);
+                    struct harness_source *src, double costMs, char *err);
 /* the step that tells the helper, kept for a session's draws, to check
  * that forward() left the parameters alone (what its end does, which a
  * kept helper never reaches): 1 done, 0 under way (torchref_step), -1 +

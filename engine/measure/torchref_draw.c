@@ -155,7 +155,7 @@ static int src_expect(void *arg, uint64_t seed, void *const *aIn, void *const *a
 }
 
 int torchref_source(struct torchref *r, struct harness *h, struct backend *b,
-                    struct harness_source *src, char *err)
+                    struct harness_source *src, double costMs, char *err)
 {
 	const cJSON *ins = cJSON_GetObjectItem(r->manifest, "inputs"), *e;
 	int n = 0;
@@ -171,6 +171,7 @@ int torchref_source(struct torchref *r, struct harness *h, struct backend *b,
 	src->draw = src_draw;
 	src->expect = src_expect;
 	src->arg = r;
+	src->costMs = costMs;
 	return 0;
 }
 
