@@ -156,6 +156,23 @@ wait_for() {
 		sleep 0.05
 	done
 }
+# screen_until SHELL-CMD [SECONDS]: until CMD succeeds on the screen
+# captured into $T/screen (a check of several lines of one screen, read
+# again until the TUI has drawn them all: a screen caught between two
+# draws showed half a pane)
+screen_until() {
+	_end=$(($(date +%s) + ${2:-15}))
+	while :; do
+		screen >"$T/screen" 2>/dev/null
+		sh -c "$1" && return 0
+		if [ "$(date +%s)" -ge "$_end" ]; then
+			echo "# the screen while waiting for: $1"
+			sed 's/^/#   /' "$T/screen"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
 # wait_gone PATTERN [SECONDS]: until the screen no longer shows PATTERN
 wait_gone() {
 	_end=$(($(date +%s) + ${2:-15}))

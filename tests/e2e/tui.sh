@@ -186,7 +186,7 @@ wait_for "^DONE-5"
 N=$(wc -l <"$S")
 tui_start "$KL replay $S $B; echo DONE-6"
 check "replay opens at the end of the journal" wait_for "kloop replay .*event $N of $N"
-check "replay shows the population as it ended (4 candidates)" wait_for "4 candidates"
+check "replay shows the population as it ended (4 candidates)" wait_for "4 candidates" 30
 keys '<'
 check "< goes to the start: no candidates" wait_for "event 0 of $N \| 0 candidates"
 keys ']' ']'
