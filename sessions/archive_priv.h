@@ -63,8 +63,19 @@ int archive_put_entry(struct archive *a, const cJSON *e, int bNote, int bReplace
  * nothing when there is none.  0 or -1 + err */
 int archive_drop_win(struct archive *a, const char *zUkey, char *err);
 
-/* the FTS5 functions kl_rank and kl_in on a's connection, once per
- * connection (archive_search.c) */
+/* ---- the search's SQL functions (archive_rank.c) ---- */
+
+#define ARCHIVE_QUERY_WORDS 12 /* a query's rarest words that are searched for (and ranked) */
+
+/* the ids of a task's entries, sorted: what the search binds as kl_in's
+ * set (a pointer of type "kl_idset") */
+struct archive_idset {
+	sqlite3_int64 *a;
+	int n;
+};
+
+/* the FTS5 function kl_rank and the SQL function kl_in on a's connection,
+ * once per connection (archive_open) */
 void archive_rank_register(struct archive *a);
 
 /* ---- the task signature (archive_signature.c) ---- */

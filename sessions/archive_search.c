@@ -1,6 +1,7 @@
 /*
  * archive_search.c - searching the archive: the query's words weighted by
- * their rarity, ranked through the FTS5 indexes (kl_rank), and an entry by id.
+ * their rarity, ranked through the FTS5 indexes (kl_rank, archive_rank.c),
+ * and an entry by id.
  */
 #include "archive_priv.h"
 
@@ -11,7 +12,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define QUERY_WORDS 12      /* a query's rarest words that are searched for */
 #define QUERY_SCAN 32       /* words of a query looked at (their frequency) */
 #define RANK_WINDOW 1000    /* matches ranked by a search pass, the newest */
 #define DF_PROBE 256        /* a word in fewer entries is counted, else estimated */
@@ -19,8 +19,6 @@
 #define DF_DROP 0.5         /* a word in more than this share of the entries is left out */
 #define DF_MIN_ENTRIES 500  /* ... in an archive of at least this many */
 #define TASK_POSTINGS 30000 /* postings a search within a task reads at most */
-
-static void kl_in(sqlite3_context *ctx, int nArg, sqlite3_value **apArg);
 
 /* words that say nothing about a kernel (every phrase ranked costs time) */
 static int stopword(const char *z, size_t n)
@@ -66,65 +64,6 @@ static int query_words(const char *z, char **az, int max)
 			az[n++] = word;
 	}
 	return n;
-}
-
-#define RANK_K1 1.2
-
-/*
- * kl_rank(fts, idf, w1, w2, ...), an FTS5 function: minus the row's score,
- * for ORDER BY.  The score sums, over the query's phrases, the phrase's
- * weight idf[i] (a blob of doubles; phrases past its end, such as the task
- * phrase of a --task search, weigh nothing) times its frequency in the row
- * saturated as bm25 does, f (k1 + 1) / (f + k1), where f counts each hit
- * with its column's weight (w1 the first column's, ...).  No length
- * normalisation: the ideas are a few lines, and it would cost a lookup per
- * row.  Unlike FTS5's bm25(), which counts each phrase's documents by
- * reading its whole doclist on every query, the weights come from the
- * caller (word_df).
- */
-static void kl_rank(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nVal,
-                    sqlite3_value **apVal)
-{
-	double idf[QUERY_WORDS], f[QUERY_WORDS] = {0};
-	int nIdf = 0, nInst = 0;
-	if (nVal > 0 && sqlite3_value_type(apVal[0]) == SQLITE_BLOB) {
-		nIdf = sqlite3_value_bytes(apVal[0]) / (int)sizeof(double);
-		if (nIdf > QUERY_WORDS)
-			nIdf = QUERY_WORDS;
-		if (nIdf > 0) /* an empty blob is NULL, which memcpy must not get */
-			memcpy(idf, sqlite3_value_blob(apVal[0]), sizeof(double) * (size_t)nIdf);
-	}
-	int rc = api->xInstCount(fts, &nInst);
-	for (int i = 0; rc == SQLITE_OK && i < nInst; i++) {
-		int ip, ic, io;
-		rc = api->xInst(fts, i, &ip, &ic, &io);
-		if (rc == SQLITE_OK && ip < nIdf)
-			f[ip] += ic + 1 < nVal ? sqlite3_value_double(apVal[ic + 1]) : 1.0;
-	}
-	if (rc != SQLITE_OK) {
-		sqlite3_result_error_code(ctx, rc);
-		return;
-	}
-	double score = 0;
-	for (int i = 0; i < nIdf; i++)
-		if (f[i] > 0)
-			score += idf[i] * f[i] * (RANK_K1 + 1) / (f[i] + RANK_K1);
-	sqlite3_result_double(ctx, -score);
-}
-
-/* kl_rank on a's connection (once per connection) */
-void archive_rank_register(struct archive *a)
-{
-	fts5_api *api = NULL;
-	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(a->db, "SELECT fts5(?1)", -1, &s, NULL) == SQLITE_OK) {
-		sqlite3_bind_pointer(s, 1, (void *)&api, "fts5_api_ptr", NULL);
-		sqlite3_step(s);
-		sqlite3_finalize(s);
-	}
-	if (api)
-		api->xCreateFunction(api, "kl_rank", NULL, kl_rank, NULL);
-	sqlite3_create_function(a->db, "kl_in", 2, SQLITE_UTF8, NULL, kl_in, NULL, NULL);
 }
 
 /* the postings of zWord in index zTable read from rowid lo up (below hi,
@@ -267,12 +206,6 @@ static cJSON *summary(sqlite3_stmt *pGet, sqlite3_int64 id, int hasRank, double 
 	return o;
 }
 
-/* the ids of a task's entries, sorted (kl_in looks them up) */
-struct idset {
-	sqlite3_int64 *a;
-	int n;
-};
-
 static int cmp_id(const void *x, const void *y)
 {
 	sqlite3_int64 a = *(const sqlite3_int64 *)x, b = *(const sqlite3_int64 *)y;
@@ -281,7 +214,7 @@ static int cmp_id(const void *x, const void *y)
 
 /* the entries of task zTask (of kind zKind, unless NULL) into *p; 0 or -1
  * + err */
-static int id_set(struct archive *a, const char *zTask, const char *zKind, struct idset *p,
+static int id_set(struct archive *a, const char *zTask, const char *zKind, struct archive_idset *p,
                   char *err)
 {
 	sqlite3_stmt *s =
@@ -306,23 +239,6 @@ static int id_set(struct archive *a, const char *zTask, const char *zKind, struc
 	if (p->n) /* qsort must not be given NULL, even for nothing */
 		qsort(p->a, (size_t)p->n, sizeof *p->a, cmp_id);
 	return 0;
-}
-
-/* kl_in(set, id): 1 when id is in the idset bound as set */
-static void kl_in(sqlite3_context *ctx, int nArg, sqlite3_value **apArg)
-{
-	(void)nArg;
-	const struct idset *p = sqlite3_value_pointer(apArg[0], "kl_idset");
-	sqlite3_int64 id = sqlite3_value_int64(apArg[1]);
-	int lo = 0, hi = p ? p->n : 0;
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-		if (p->a[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	sqlite3_result_int(ctx, p && lo < p->n && p->a[lo] == id);
 }
 
 /* an index the search reads: its name, the column filter of the query's
@@ -356,8 +272,8 @@ static int pass_words(struct archive *a, const struct archive_query *q, const st
 			w[n++] = (struct qword){az[i], df};
 	}
 	qsort(w, (size_t)n, sizeof *w, cmp_df);
-	if (n > QUERY_WORDS)
-		n = QUERY_WORDS;
+	if (n > ARCHIVE_QUERY_WORDS)
+		n = ARCHIVE_QUERY_WORDS;
 	if (maxId >= DF_MIN_ENTRIES)
 		while (n > 1 && w[n - 1].df > DF_DROP * (double)maxId)
 			n--;
@@ -440,7 +356,7 @@ static int rank_rows(sqlite3_stmt *s, int bRank, struct hit *top, int *pn, int l
  * in index x, added to arr as summaries unless already there.
  *
  * The words' frequencies are looked up first (word_df): a word no entry
- * holds is left out, then the rarest QUERY_WORDS are kept, and in an
+ * holds is left out, then the rarest ARCHIVE_QUERY_WORDS are kept, and in an
  * archive of DF_MIN_ENTRIES or more a word in more than DF_DROP of the
  * entries is left out too (bm25 would weigh it about nothing; the rarest
  * word stays whatever its frequency); within a task, the words of the
@@ -461,7 +377,7 @@ static int search_pass(struct archive *a, const struct archive_query *q, const s
                        char **az, int nWord, sqlite3_int64 maxId, int limit, cJSON *arr, char *err)
 {
 	struct qword w[QUERY_SCAN];
-	double idf[QUERY_WORDS];
+	double idf[ARCHIVE_QUERY_WORDS];
 	int n = az ? pass_words(a, q, x, az, nWord, maxId, w, idf, err) : 0;
 	if (n < 0)
 		return -1;
@@ -483,7 +399,7 @@ static int search_pass(struct archive *a, const struct archive_query *q, const s
 	/* --task (and --kind with it): the ids of the task's entries, from the
 	 * index on the task, checked as the FTS index yields its matches
 	 * (kl_in); the other filters through the small index entries_meta */
-	struct idset ids = {0};
+	struct archive_idset ids = {0};
 	int bSet = n && q->zTask;
 	if (bSet && id_set(a, q->zTask, q->zKind, &ids, err) < 0)
 		return -1;
