@@ -21,27 +21,6 @@
 /* a round's parents, as many as the settings allow, fit what a policy chooses */
 _Static_assert(SEARCH_PARENTS_MAX <= POLICY_MAX_PICKS, "a policy chooses every parent asked for");
 
-double search_elapsed(const struct search *s)
-{
-	return s->base + (s->tRun > 0 ? now_s() - s->tRun : 0);
-}
-
-/* after an emitter returned rc: tell people zLine with the journaled
- * event; when it failed and the caller gave no err, say why */
-int search_emitted(struct search *s, int rc, const char *zLine, char *err)
-{
-	if (rc < 0) {
-		if (!err) {
-			char msg[KL_ERRLEN + 16];
-			snprintf(msg, sizeof msg, "journal: %s", s->zErr);
-			note(s, msg, NULL);
-		}
-		return -1;
-	}
-	runner_changed(s->rn);
-	note(s, zLine, session_last(SES(s)));
-	return 0;
-}
 /* ---- rounds ---- */
 
 static const struct state_round *round_at(const struct state *st, int round)

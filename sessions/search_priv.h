@@ -2,7 +2,8 @@
  * search_priv.h - what the files of the search share (search.c, the round
  * state machine and the API; search_judge.c, verdicts and budgets;
  * search_propose.c, the proposers and the gate; search_steer.c, steering
- * and status): the search's struct and its small helpers.  Private to
+ * and status; search_emit.c, its clock and what follows its events): the
+ * search's struct and its small helpers.  Private to
  * them.
  */
 #ifndef KL_SEARCH_PRIV_H
@@ -102,6 +103,7 @@ static inline void note(struct search *s, const char *zLine, const cJSON *ev)
 /* where an emitter writes its error: err, or the search's own buffer */
 #define ERR(s, err) ((err) ? (err) : (s)->zErr)
 
+/* ---- search_emit.c ---- */
 /* after an emitter returned rc: tell people zLine with the journaled
  * event; when it failed and the caller gave no err, say why */
 int search_emitted(struct search *s, int rc, const char *zLine, char *err);
