@@ -1,8 +1,9 @@
 /*
  * app_priv.h - what the TUI's files share (private to tui/app*.c): the
  * app's state, and the calls one part makes into another: app.c the
- * loop, the hooks and the commands; app_keys.c the keys; app_draw.c the
- * screen.
+ * loop and the hooks; app_cmd.c the commands and the message line, which
+ * the others call; app_keys.c the keys; app_find.c the text views' keys;
+ * app_draw.c the screen.
  */
 #ifndef KL_APP_PRIV_H
 #define KL_APP_PRIV_H
@@ -45,7 +46,9 @@ struct app {
 	FILE *stats;            /* KLOOP_TUI_STATS: frame times for the benchmark */
 };
 
-/* app.c */
+/* app_cmd.c: the message line; a command line run, or one made from a key;
+ * asking to quit (with jobs running or a search at the human gate, the
+ * question first) */
 void app_message(struct app *a, int bError, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void app_run_line(struct app *a, const char *zLine);
@@ -53,6 +56,16 @@ void app_run_fmt(struct app *a, const char *fmt, ...) __attribute__((format(prin
 void app_request_quit(struct app *a, int bForce);
 /* ideas waiting for a person at the human gate, with nothing else running */
 int app_gate_waiting(const struct app *a);
+/* when the last job of the work a command started ends, say what it came
+ * to (in Activity and on the message line) */
+void app_work_check(struct app *a);
+/* a search that ended since the last look is said in Activity, with why */
+void app_search_check(struct app *a);
+/* a command has come to its end, at once or when the editor it waited for
+ * ended (app.c's on_edited; before: the candidates there were when it
+ * started): its work is the work under way, a candidate made by hand is
+ * selected */
+void app_line_done(struct app *a, int before);
 
 /* app_keys.c: a key or a mouse event from the terminal; the wake-up of the
  * highlighter's thread and of a finished query */
