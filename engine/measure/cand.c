@@ -4,8 +4,9 @@
  * diagnosis of a runner that died, the harness's view of it, its end.
  * Messages are fixed-size records on a SOCK_SEQPACKET socketpair; every
  * reply carries the request's sequence number, so that anything the
- * candidate writes to the channel itself is noticed.  Starting a runner:
- * cand_start.c; the runner's side: cand_runner.c (cand_priv.h).
+ * candidate writes to the channel itself is noticed.  Starting a runner
+ * (and its end, cand_free, which starts a spare after it): cand_start.c;
+ * the runner's side: cand_runner.c (cand_priv.h).
  */
 #include "cand_priv.h"
 
@@ -594,7 +595,7 @@ struct harness_cand *cand_iface(struct cand *c, int k)
 	return k >= 0 && k < c->nSet ? &c->views[k].hc : NULL;
 }
 
-void cand_free(struct cand *c)
+void cand_destroy(struct cand *c)
 {
 	if (!c)
 		return;
@@ -617,8 +618,5 @@ void cand_free(struct cand *c)
 		close(c->schedFd);
 	if (c->statFd >= 0)
 		close(c->statFd);
-	int twin = c->twin;
 	free(c);
-	if (!twin)
-		cand_spare_refill();
 }

@@ -5,9 +5,9 @@
  * interface is cand.h.
  *
  *   cand.c          the trusted side's calls: hold, round trip, crash
- *                   diagnosis, the harness's view, free
+ *                   diagnosis, the harness's view, the runner's end
  *   cand_start.c    a runner started: the keeper's fork, the setup, the
- *                   load; the spare; the clock's twin
+ *                   load; the spare; cand_free; the clock's twin
  *   cand_sandbox.c  bubblewrap: the probe, the runner's command line
  *   cand_runner.c   the runner's side (cand_serve): the buffers mapped,
  *                   confined, loaded, each call answered
@@ -161,6 +161,9 @@ void cand_watch_runner(struct cand *c);
 _Noreturn void cand_stopped_together(void);
 /* c's views of each harness, their harness_cand calls set */
 void cand_views_init(struct cand *c);
+/* kill the runner with everything it started, wait until it is gone, and
+ * free c (NULL: nothing), no spare started after it (cand_free does that) */
+void cand_destroy(struct cand *c);
 
 /* cand_sandbox.c: the runner's command line (bubblewrap's, around it when
  * sandboxed) into a; asMb: an address-space limit (0: none); twin: the
@@ -169,9 +172,5 @@ void cand_views_init(struct cand *c);
 void cand_build_argv(const struct cand_opts *o, const char *zExe, int keepPid,
                      unsigned long long asMb, int twin, const char *zOrder, struct argv *a);
 void cand_argv_free(struct argv *a);
-
-/* cand_start.c: a runner was freed: a spare started, where the policy
- * says so (CAND_SPARE_AFTER) */
-void cand_spare_refill(void);
 
 #endif

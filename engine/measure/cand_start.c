@@ -2,7 +2,8 @@
  * cand_start.c - starting a runner: the keeper's fork and bubblewrap's (or
  * the runner's) exec, its setup (the buffers, then the empty frames of the
  * clock's bound, then the load); the spare runner started ahead of its
- * candidate; the clock's twin.
+ * candidate; a runner's end (cand_free: a spare started after it); the
+ * clock's twin.
  */
 #include "cand_priv.h"
 
@@ -387,10 +388,22 @@ double cand_spare_seconds(void)
 	return spareS;
 }
 
-void cand_spare_refill(void)
+/* a runner was freed: a spare started, where the policy says so
+ * (CAND_SPARE_AFTER) */
+static void spare_refill(void)
 {
 	if (Spare.policy == CAND_SPARE_AFTER)
 		spare_start();
+}
+
+void cand_free(struct cand *c)
+{
+	if (!c)
+		return;
+	int twin = c->twin;
+	cand_destroy(c);
+	if (!twin)
+		spare_refill();
 }
 
 /* whether the runner keeps the worker's pid namespace: a device buffer
