@@ -1,9 +1,8 @@
 /*
- * actions.c - running a command line for a front end (the TUI or the
- * REPL): parse it, call its entry's handler (tui/verbs.h), and what the
- * handlers share: answers through the front's hooks, argument and session
- * checks, a text handed to the editor and back, and the words completion
- * offers.
+ * actions.c - what the command handlers (tui/verbs.h) share: answers
+ * through the front's hooks, argument and session checks, a text handed to
+ * the editor and back.  Running a line (which calls the handlers) is
+ * actions_run.c's.
  */
 #include "actions.h"
 
@@ -83,25 +82,6 @@ struct pipeline *actions_need_llm(struct actions_front *f, const struct commands
 	return p;
 }
 
-int actions_run(struct actions_front *f, const struct commands_line *c)
-{
-	return c->def->run(f, c);
-}
-
-int actions_run_line(struct actions_front *f, const char *zLine)
-{
-	struct commands_line c;
-	char err[KL_ERRLEN];
-	int rc = commands_parse(zLine, &c, err);
-	if (rc < 0)
-		return actions_fail(f, "%s", err);
-	if (rc == 0)
-		return 1;
-	rc = actions_run(f, &c);
-	commands_line_free(&c);
-	return rc;
-}
-
 /* a text in the editor: its copy, and the command that waits for it */
 struct actions_edit {
 	char *zPath;     /* the copy */
@@ -158,32 +138,4 @@ int actions_edited(struct actions_front *f, int rc, const char *zErr)
 	rc = done(f, ctx, rc, rc == 0 ? (sb.buf ? sb.buf : "") : NULL, sb.len, changed, err);
 	sb_free(&sb);
 	return rc;
-}
-
-const char *const *actions_words(enum commands_arg kind, void *arg)
-{
-	struct actions_front *f = arg;
-	static char **ids;
-	static size_t nAlloc;
-	if (kind == ARG_COLUMN)
-		return popview_columns;
-	if (kind == ARG_COMMAND) {
-		static const char *names[64];
-		int n = 0;
-		for (const struct commands_def *d = commands_table; d->name && n < 63; d++)
-			names[n++] = d->name;
-		names[n] = NULL;
-		return names;
-	}
-	if (kind != ARG_CAND)
-		return NULL;
-	const struct state *st = actions_state(f);
-	for (size_t i = 0; ids && ids[i]; i++)
-		free(ids[i]);
-	int n = st ? st->nCand : 0;
-	xgrow((void **)&ids, &nAlloc, (size_t)n + 1, sizeof *ids);
-	for (int i = 0; i < n; i++)
-		ids[i] = xasprintf("%d", st->aCand[i].id);
-	ids[n] = NULL;
-	return (const char *const *)ids;
 }

@@ -1,14 +1,19 @@
 /*
  * command_table.c - every command of the `:` line and `kloop shell`, one
  * entry each: its name and alias, its arguments, its usage and help line,
- * and its handler (tui/verbs.h).  A `kloop` verb of the same name (cli/)
- * takes its help line from here.
+ * and its handler (tui/verbs.h); and what reads the table as a whole: a
+ * command found by name, the nearest to a typo, the help, and the help
+ * command itself.  A `kloop` verb of the same name (cli/) takes its help
+ * line from here.
  */
 #include "verbs.h"
 
 #include <stdio.h>
+#include <string.h>
 
+#include "actions.h"
 #include "search_settings.h"
+#include "suggest.h"
 
 /* `help set`: the settings' keys, from their table (search_settings.h) */
 static const char *set_keys(void)
@@ -325,3 +330,55 @@ const struct commands_def commands_table[] = {
     },
     {.name = NULL},
 };
+
+const struct commands_def *commands_find(const char *z)
+{
+	for (const struct commands_def *d = commands_table; d->name; d++)
+		if (!strcmp(d->name, z) || (d->alias && !strcmp(d->alias, z)))
+			return d;
+	return NULL;
+}
+
+const char *commands_nearest(const char *z)
+{
+	const char *az[256];
+	size_t n = 0;
+	for (const struct commands_def *d = commands_table; d->name && n + 2 <= 256; d++) {
+		az[n++] = d->name;
+		if (d->alias)
+			az[n++] = d->alias;
+	}
+	return suggest_nearest(z, az, n);
+}
+
+int commands_help(strbuf *sb, const char *zName, int bReplay)
+{
+	if (zName) {
+		const struct commands_def *d = commands_find(zName);
+		if (!d)
+			return -1;
+		sb_addf(sb, "%s\n    %s\n", d->usage, d->help);
+		if (d->more)
+			sb_addf(sb, "    %s\n", d->more());
+		if (d->alias)
+			sb_addf(sb, "    (also: %s)\n", d->alias);
+		return 0;
+	}
+	for (const struct commands_def *d = commands_table; d->name; d++)
+		if (bReplay || !d->replayOnly)
+			sb_addf(sb, "  %-24s %s\n", d->usage, d->help);
+	return 0;
+}
+
+/* help [NAME]: the table, or one command of it, on a page */
+int verb_help(struct actions_front *f, const struct commands_line *c)
+{
+	strbuf sb = STRBUF_INIT;
+	if (commands_help(&sb, c->nArg ? c->azArg[0] : NULL, f->rp != NULL) < 0) {
+		sb_free(&sb);
+		return actions_fail(f, "help: unknown command '%s'", c->azArg[0]);
+	}
+	f->h->page(f->arg, "help", sb.buf, 0);
+	sb_free(&sb);
+	return 0;
+}

@@ -1,72 +1,14 @@
 /*
- * commands.c - the parser (libedit's tokenizer splits the words, with
- * sh-like quoting), help and completion for kloop's command line, over the
- * table of tui/command_table.c.
+ * commands.c - the parser and completion of kloop's command line, over the
+ * table of tui/command_table.c (its entries found there); the words are
+ * split and joined by tui/command_words.c.
  */
 #include "commands.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <histedit.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "suggest.h"
-
-const struct commands_def *commands_find(const char *z)
-{
-	for (const struct commands_def *d = commands_table; d->name; d++)
-		if (!strcmp(d->name, z) || (d->alias && !strcmp(d->alias, z)))
-			return d;
-	return NULL;
-}
-
-const char *commands_nearest(const char *z)
-{
-	const char *az[256];
-	size_t n = 0;
-	for (const struct commands_def *d = commands_table; d->name && n + 2 <= 256; d++) {
-		az[n++] = d->name;
-		if (d->alias)
-			az[n++] = d->alias;
-	}
-	return suggest_nearest(z, az, n);
-}
-
-int commands_words(const char *zLine, char ***pArgv, char *err)
-{
-	Tokenizer *t = tok_init(NULL);
-	int ac = 0;
-	const char **av = NULL;
-	/* tok_str wants a line it may look past the end of: give it a newline */
-	char *z = xasprintf("%s\n", zLine);
-	int rc = tok_str(t, z, &ac, &av);
-	free(z);
-	if (rc != 0) {
-		tok_end(t);
-		*pArgv = NULL;
-		return kl_err(err, "%s",
-		              rc == 1   ? "a single quote is not closed"
-		              : rc == 2 ? "a double quote is not closed"
-		              : rc == 3 ? "the line ends in a backslash"
-		                        : "the line cannot be split into words");
-	}
-	char **v = xcalloc((size_t)ac + 1, sizeof *v);
-	for (int i = 0; i < ac; i++)
-		v[i] = xstrdup(av[i]);
-	tok_end(t);
-	*pArgv = v;
-	return ac;
-}
-
-void commands_free_words(char **av, int n)
-{
-	if (!av)
-		return;
-	for (int i = 0; n < 0 ? av[i] != NULL : i < n; i++)
-		free(av[i]);
-	free(av);
-}
 
 static const char *arg_name(enum commands_arg a)
 {
@@ -185,53 +127,6 @@ fail:
 	commands_free_words(av, ac);
 	commands_line_free(out);
 	return -1;
-}
-
-void commands_text(const struct commands_line *c, int from, strbuf *sb)
-{
-	sb_reset(sb);
-	for (int i = from; i < c->nArg; i++)
-		sb_addf(sb, "%s%s", i > from ? " " : "", c->azArg[i]);
-}
-
-void commands_line_free(struct commands_line *c)
-{
-	for (int i = 0; i < c->nArg; i++)
-		free(c->azArg[i]);
-	memset(c, 0, sizeof *c);
-}
-
-int commands_help(strbuf *sb, const char *zName, int bReplay)
-{
-	if (zName) {
-		const struct commands_def *d = commands_find(zName);
-		if (!d)
-			return -1;
-		sb_addf(sb, "%s\n    %s\n", d->usage, d->help);
-		if (d->more)
-			sb_addf(sb, "    %s\n", d->more());
-		if (d->alias)
-			sb_addf(sb, "    (also: %s)\n", d->alias);
-		return 0;
-	}
-	for (const struct commands_def *d = commands_table; d->name; d++)
-		if (bReplay || !d->replayOnly)
-			sb_addf(sb, "  %-24s %s\n", d->usage, d->help);
-	return 0;
-}
-
-char *commands_common_prefix(char *const *a, int n)
-{
-	if (n <= 0)
-		return xstrdup("");
-	size_t k = strlen(a[0]);
-	for (int i = 1; i < n; i++) {
-		size_t j = 0;
-		while (j < k && a[i][j] == a[0][j])
-			j++;
-		k = j;
-	}
-	return xstrndup(a[0], k);
 }
 
 static void add_match(char ***pv, int *pn, size_t *pAlloc, const char *z)

@@ -1,7 +1,7 @@
 /*
  * verbs_view.c - the commands that change or show the view rather than the
- * session: sort, filter, list, help, quit, and a replay's step, goto and
- * continue.
+ * session: sort, filter, list, quit, and a replay's step, goto and
+ * continue (help, which lists the table, is the table's: command_table.c).
  */
 #include "actions.h"
 
@@ -63,18 +63,6 @@ int verb_list(struct actions_front *f, const struct commands_line *c)
 	strbuf sb = STRBUF_INIT;
 	table_text(actions_state(f), f->pv, &sb);
 	f->h->page(f->arg, "population", sb.buf, 0);
-	sb_free(&sb);
-	return 0;
-}
-
-int verb_help(struct actions_front *f, const struct commands_line *c)
-{
-	strbuf sb = STRBUF_INIT;
-	if (commands_help(&sb, c->nArg ? c->azArg[0] : NULL, f->rp != NULL) < 0) {
-		sb_free(&sb);
-		return actions_fail(f, "help: unknown command '%s'", c->azArg[0]);
-	}
-	f->h->page(f->arg, "help", sb.buf, 0);
 	sb_free(&sb);
 	return 0;
 }
