@@ -417,6 +417,39 @@ int runner_bench_on(struct runner *rn, int id, int w, char *err)
 	return bench_at(rn, id, w, 0, err);
 }
 
+/* a re-measure of the session's baseline: an evaluation on workers that
+ * time the reference afresh, whose result journals the new baseline
+ * (runner_result_complete(), runner_baseline.c) */
+int runner_remeasure(struct runner *rn, char *err)
+{
+	const struct state *st = &rn->ses->st;
+	if (rn->nJob)
+		return kl_err(
+		    err,
+		    "%d evaluation%s queued or running: re-measure the baseline when they "
+		    "end",
+		    rn->nJob, rn->nJob == 1 ? " is" : "s are");
+	if (!(state_baseline(st, NULL) > 0))
+		return kl_err(err,
+		              "the session has no baseline yet: its first evaluation times it");
+	/* evaluated with it: the best (its machine code was timed: not timed
+	 * again), else the first correct candidate */
+	const struct cand *c = state_best(st, NULL, NULL);
+	for (int i = 0; !c && i < st->nCand; i++)
+		if (st->aCand[i].status == STATUS_CORRECT)
+			c = &st->aCand[i];
+	if (!c)
+		return kl_err(err, "no correct candidate to evaluate with the reference");
+	int id = c->id;
+	if (pool_retime(rn->pool) < 0)
+		return kl_err(err, "the workers have work: re-measure the baseline when it ends");
+	cJSON_Delete(rn->remeasure);
+	rn->remeasure = cJSON_CreateArray();
+	if (runner_bench(rn, id, err) < 0)
+		return -1;
+	return id;
+}
+
 static const char *ext_of(const char *zName)
 {
 	return zName ? strrchr(zName, '.') : NULL;

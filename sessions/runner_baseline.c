@@ -2,7 +2,7 @@
  * runner_baseline.c - the session's baseline (issue 39): every result is
  * completed against the baseline the session began with on its device,
  * whatever this run's workers timed the reference at, until a re-measure
- * (runner_remeasure()) journals a new one.
+ * (runner_remeasure(), runner.c: an evaluation) journals a new one.
  */
 #include "runner.h"
 
@@ -60,36 +60,6 @@ void runner_result_complete(struct runner *rn, const struct cand *c, cJSON *r, c
 	if (sb && own > 0 && fabs(own - base) > 1e-9 * base)
 		cJSON_AddNumberToObject(r, "baseline_measured_ms", own);
 	cJSON_Delete(sb);
-}
-
-int runner_remeasure(struct runner *rn, char *err)
-{
-	const struct state *st = &rn->ses->st;
-	if (rn->nJob)
-		return kl_err(
-		    err,
-		    "%d evaluation%s queued or running: re-measure the baseline when they "
-		    "end",
-		    rn->nJob, rn->nJob == 1 ? " is" : "s are");
-	if (!(state_baseline(st, NULL) > 0))
-		return kl_err(err,
-		              "the session has no baseline yet: its first evaluation times it");
-	/* evaluated with it: the best (its machine code was timed: not timed
-	 * again), else the first correct candidate */
-	const struct cand *c = state_best(st, NULL, NULL);
-	for (int i = 0; !c && i < st->nCand; i++)
-		if (st->aCand[i].status == STATUS_CORRECT)
-			c = &st->aCand[i];
-	if (!c)
-		return kl_err(err, "no correct candidate to evaluate with the reference");
-	int id = c->id;
-	if (pool_retime(rn->pool) < 0)
-		return kl_err(err, "the workers have work: re-measure the baseline when it ends");
-	cJSON_Delete(rn->remeasure);
-	rn->remeasure = cJSON_CreateArray();
-	if (runner_bench(rn, id, err) < 0)
-		return -1;
-	return id;
 }
 
 void runner_baseline_text(const struct runner *rn, strbuf *sb)
