@@ -208,6 +208,8 @@ static cJSON *failed_result(const char *zStatus, const char *zReason)
 	return o;
 }
 
+static void dispatch_soon(struct pool *p);
+
 static void dispatch(struct loop *l, long long id, void *arg)
 {
 	struct pool *p = arg;
@@ -215,7 +217,7 @@ static void dispatch(struct loop *l, long long id, void *arg)
 	p->tmDispatch = 0;
 	if (p->argvSalloc && !p->zSlurmJob && !p->sallocPid && !p->started) {
 		p->started = 1;
-		pool_slurm_allocate(p);
+		pool_slurm_allocate(p, dispatch_soon); /* its answer: the jobs dispatched */
 	}
 	p->started = 1;
 	for (struct pjob *j = p->jobs, *next; j; j = next) {
@@ -251,7 +253,8 @@ static void dispatch(struct loop *l, long long id, void *arg)
 	}
 }
 
-void pool_dispatch_soon(struct pool *p)
+/* give queued jobs to workers from the loop, soon */
+static void dispatch_soon(struct pool *p)
 {
 	if (!p->tmDispatch)
 		p->tmDispatch = loop_add_timer(p->l, 0, dispatch, p);
@@ -274,7 +277,7 @@ static void restart_timer(struct loop *l, long long id, void *arg)
 	s->tmRestart = 0;
 	if (s->state == POOL_W_BACKOFF)
 		s->state = POOL_W_IDLE;
-	pool_dispatch_soon(s->p);
+	dispatch_soon(s->p);
 }
 
 /* slot s lost its worker: stop it, put what it had back on the queue, and
@@ -296,7 +299,7 @@ static void slot_lost(struct loop *l, long long id, void *arg)
 		s->tmRestart = loop_add_timer(p->l, s->backoffS, restart_timer, s);
 		s->backoffS = fmin(s->backoffS * 2, BACKOFF_MAX_S);
 	}
-	pool_dispatch_soon(p);
+	dispatch_soon(p);
 }
 
 static void note_reference(struct pool *p, struct slot *s)
@@ -399,7 +402,7 @@ static void on_done(int wjob, const struct worker_end *e, void *arg)
 		p->zSandboxWarning = xstrdup(worker_sandbox_warning(s->w));
 	deliver(p, j, r);
 	cJSON_Delete(r);
-	pool_dispatch_soon(p);
+	dispatch_soon(p);
 }
 
 /* --- the interface ----------------------------------------------------- */
@@ -562,7 +565,7 @@ static int submit(struct pool *p, int onSlot, const struct eval_request *rq)
 	while (*pp)
 		pp = &(*pp)->next;
 	*pp = j;
-	pool_dispatch_soon(p);
+	dispatch_soon(p);
 	return j->id;
 }
 
@@ -614,7 +617,7 @@ int pool_cancel(struct pool *p, int id)
 	cJSON *r = failed_result("cancelled", "cancelled by the user");
 	deliver(p, j, r);
 	cJSON_Delete(r);
-	pool_dispatch_soon(p);
+	dispatch_soon(p);
 	return 0;
 }
 

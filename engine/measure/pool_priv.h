@@ -83,7 +83,8 @@ struct pool {
 	int sallocErr;
 	strbuf sallocOut;
 	long long tmSalloc;
-	char *zCtlDir;  /* ssh ControlPath directory, or NULL */
+	void (*sallocAnswered)(struct pool *p); /* told when salloc answered (pool.c's dispatch) */
+	char *zCtlDir;                          /* ssh ControlPath directory, or NULL */
 	char *zRunDir;  /* the run directory of the local workers (their runners' start
 	                   order, start_order.h), or NULL */
 	char *zRunLock; /* the lock file they are given: in it, or $KLOOP_RUNNER_LOCK */
@@ -101,14 +102,14 @@ struct slot *pool_add_slot(struct pool *p, enum slot_kind kind, const char *zLab
 int pool_parse_one(struct pool *p, const char *z, size_t n, char *err);
 /* the command that starts slot s's worker */
 char **pool_slot_argv(struct pool *p, struct slot *s);
-/* ask Slurm for the allocation (salloc), its answer from the loop */
-void pool_slurm_allocate(struct pool *p);
+/* ask Slurm for the allocation (salloc); its answer comes from the loop,
+ * the Slurm slots made ready (or disabled, saying why) and then answered(p)
+ * called */
+void pool_slurm_allocate(struct pool *p, void (*answered)(struct pool *p));
 /* the local workers' run directory and their runners' start lock in it
  * (start_order.h), unless $KLOOP_RUNNER_LOCK names a lock of the user's or
  * no worker is local; removed by pool_run_dir_remove */
 void pool_run_dir_make(struct pool *p);
 void pool_run_dir_remove(struct pool *p);
-/* give queued jobs to workers from the loop, soon */
-void pool_dispatch_soon(struct pool *p);
 
 #endif

@@ -375,7 +375,7 @@ static void slurm_granted(struct pool *p, const char *zJob)
 			s->zLabel = xasprintf("slurm:%s.%d", zJob, i);
 			s->state = POOL_W_IDLE;
 		}
-	pool_dispatch_soon(p);
+	p->sallocAnswered(p);
 }
 
 static void slurm_failed(struct pool *p, const char *zWhy)
@@ -387,7 +387,7 @@ static void slurm_failed(struct pool *p, const char *zWhy)
 			free(s->zNote);
 			s->zNote = xstrdup(zWhy);
 		}
-	pool_dispatch_soon(p);
+	p->sallocAnswered(p);
 }
 
 static void salloc_reap(struct loop *l, long long id, void *arg)
@@ -442,8 +442,9 @@ static void on_salloc(struct loop *l, int fd, int events, void *arg)
 	salloc_reap(l, 0, p);
 }
 
-void pool_slurm_allocate(struct pool *p)
+void pool_slurm_allocate(struct pool *p, void (*answered)(struct pool *p))
 {
+	p->sallocAnswered = answered;
 	const char *j = getenv("SLURM_JOB_ID");
 	if (j && *j && strspn(j, "0123456789") == strlen(j)) {
 		slurm_granted(p, j);
