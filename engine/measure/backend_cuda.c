@@ -6,7 +6,9 @@
  * event that sees work on every stream (engine/measure/harness_time.c
  * decides which time counts); the L2 flushed with a buffer twice its size
  * and persisting lines reset before every timed run.  The buffers shared
- * with the runner: backend_cuda_share.c (backend_cuda_priv.h).
+ * with the runner: backend_cuda_share.c; the runtime's entry points (which
+ * load_runtime() resolves), its errors and device memory: backend_cuda_rt.c
+ * (backend_cuda_priv.h).
  */
 #include "backend_cuda_priv.h"
 
@@ -72,9 +74,6 @@ enum {
 	LIMIT_PERSISTING_L2 = 0x06,
 	STREAM_NON_BLOCKING = 1,
 };
-
-/* the runtime's entry points, resolved by load_runtime() */
-struct backend_cuda_runtime backend_cuda_rt;
 
 static int forRunner;
 
@@ -155,24 +154,6 @@ int backend_cuda_available(void)
 	if (load_runtime(err) < 0)
 		return 0;
 	return R.cudaGetDeviceCount(&n) == 0 && n > 0;
-}
-
-int backend_cuda_err(const char *zWhat, cudaError_t e, char *err)
-{
-	return kl_err(err, "%s: %s (%s, CUDA error %d)", zWhat, R.cudaGetErrorString(e),
-	              R.cudaGetErrorName(e), e);
-}
-
-void *backend_cuda_alloc(struct backend *b, size_t n, char *err)
-{
-	void *p = NULL;
-	cudaError_t e = R.cudaMalloc(&p, n);
-	(void)b;
-	if (e) {
-		R.cudaGetLastError();
-		return backend_cuda_err("cudaMalloc", e, err), NULL;
-	}
-	return p;
 }
 
 /* cudaIpcMemHandle_t: 64 opaque bytes, as hex */

@@ -5,6 +5,8 @@
  *
  *   backend_cuda.c        the runtime loaded; memory, copies, checks, timing, the device
  *   backend_cuda_share.c  buffers shared with the runner's process (file descriptors, IPC)
+ *   backend_cuda_rt.c     the runtime's entry points, its errors, device memory (the
+ *                         other two call it)
  */
 #ifndef KL_BACKEND_CUDA_PRIV_H
 #define KL_BACKEND_CUDA_PRIV_H
@@ -72,8 +74,8 @@ struct cuda {
 	nvmlDevice_t nvml; /* NULL without NVML */
 };
 
-/* backend_cuda.c: kl_err with the CUDA error e (-1); device memory (NULL +
- * err) */
+/* backend_cuda_rt.c: kl_err with the CUDA error e (-1); device memory
+ * (NULL + err) */
 int backend_cuda_err(const char *zWhat, cudaError_t e, char *err);
 void *backend_cuda_alloc(struct backend *b, size_t n, char *err);
 
