@@ -58,15 +58,6 @@ static void add_change(struct splice_result *r, size_t *alloc, enum splice_item 
 	r->changes[r->n_changes++] = (struct splice_change){item, action, xstrdup(name)};
 }
 
-/* the last component of a qualified name */
-const char *splice_base_name(const char *s)
-{
-	const char *p = s, *q;
-	while ((q = strstr(p, "::")))
-		p = q + 2;
-	return p;
-}
-
 /* the text a donor item brings: its comments, then the item */
 static char *donor_text(const struct donor *dn, int with_comments, const struct unit_item *target)
 {
@@ -147,7 +138,7 @@ static const struct unit_item *plan_target(struct plan *p, const struct donor *d
 	*pSkip = 0;
 	if (dn->target)
 		return dn->target;
-	if (it->kind == SPLICE_FUNCTION && !strcmp(splice_base_name(it->key), "main")) {
+	if (it->kind == SPLICE_FUNCTION && !strcmp(unit_base_name(it->key), "main")) {
 		add_change(p->res, &p->achanges, it->kind, SPLICE_SKIPPED, it->name);
 		return *pSkip = 1, NULL;
 	}
@@ -286,13 +277,13 @@ static void plan_place_added(struct plan *p)
 	size_t nadded = p->nadded, *added = p->added;
 	for (size_t a = 0; a < nadded; a++) {
 		struct edit *e = &edits[added[a]];
-		e->start = e->end = first_use(p, splice_base_name(e->from->it->key));
+		e->start = e->end = first_use(p, unit_base_name(e->from->it->key));
 	}
 	for (int changed = 1, rounds = 0; changed && rounds < 64; rounds++) {
 		changed = 0;
 		for (size_t a = 0; a < nadded; a++) {
 			struct edit *e = &edits[added[a]];
-			const char *nm = splice_base_name(e->from->it->key);
+			const char *nm = unit_base_name(e->from->it->key);
 			for (size_t b = 0; b < nadded; b++) {
 				struct edit *h = &edits[added[b]];
 				if (a == b || h->start >= e->start)
@@ -321,9 +312,9 @@ static void plan_place_added(struct plan *p)
 			struct edit *e = &edits[added[a]], *h = &edits[added[b]];
 			if (a != b && e->start == h->start && e->seq > h->seq &&
 			    text_uses(h->from->u->d, h->from->it->node,
-			              splice_base_name(e->from->it->key)) &&
+			              unit_base_name(e->from->it->key)) &&
 			    !text_uses(e->from->u->d, e->from->it->node,
-			               splice_base_name(h->from->it->key))) {
+			               unit_base_name(h->from->it->key))) {
 				size_t s = e->seq;
 				e->seq = h->seq;
 				h->seq = s;
@@ -414,7 +405,7 @@ static int not_found(const struct unit *u, const char *name, const char *where, 
 	strbuf sb = STRBUF_INIT;
 	size_t hits = 0;
 	for (size_t i = 0; i < u->o.n_funcs; i++)
-		if (!strcmp(splice_base_name(u->o.funcs[i].qualname), splice_base_name(name))) {
+		if (!strcmp(unit_base_name(u->o.funcs[i].qualname), unit_base_name(name))) {
 			sb_addf(&sb, "%s%s", hits ? ", " : "", u->o.funcs[i].qualname);
 			hits++;
 		}
@@ -508,8 +499,7 @@ int splice_replace(const char *src, size_t n, const char *name, const char *text
 		if (r.items[i].kind != SPLICE_FUNCTION)
 			continue;
 		nfuncs++;
-		if (!ri &&
-		    !strcmp(splice_base_name(r.items[i].key), splice_base_name(tf->qualname)))
+		if (!ri && !strcmp(unit_base_name(r.items[i].key), unit_base_name(tf->qualname)))
 			ri = &r.items[i];
 		else
 			sb_addf(&others, "%s%s", others.len ? ", " : "", r.items[i].key);
@@ -745,7 +735,7 @@ static int cross_needs(struct cross *x)
 				cross_take(x, i, 0), grew = 1;
 			continue;
 		}
-		const char *nm = it->kind == SPLICE_FUNCTION ? splice_base_name(it->key) : it->name;
+		const char *nm = it->kind == SPLICE_FUNCTION ? unit_base_name(it->key) : it->name;
 		if (!unit_names_has(&x->used, nm))
 			continue;
 		const struct unit_item *ta = unit_lookup(x->a, it->kind, it->key);
@@ -772,7 +762,7 @@ static int cross_users(struct cross *x, char *err)
 		    x->take[i] ? unit_lookup(x->a, it->kind, it->key) : NULL;
 		if (ta && interface_differs(x->a, ta, x->b, it)) {
 			const char *nm =
-			    it->kind == SPLICE_FUNCTION ? splice_base_name(it->key) : it->name;
+			    it->kind == SPLICE_FUNCTION ? unit_base_name(it->key) : it->name;
 			if (!unit_names_has(&changed, nm)) {
 				xgrow((void **)&changed.v, &changed.alloc, changed.n + 1,
 				      sizeof *changed.v);

@@ -30,11 +30,11 @@ static int count_registrations(const struct unit *u, int *cnt)
 static int has_function(const struct unit *u, const char *nm)
 {
 	for (size_t i = 0; i < u->o.n_funcs; i++)
-		if (!strcmp(splice_base_name(u->o.funcs[i].qualname), nm))
+		if (!strcmp(unit_base_name(u->o.funcs[i].qualname), nm))
 			return 1;
 	for (size_t i = 0; i < u->n; i++)
 		if (u->items[i].kind == SPLICE_DECL && u->items[i].proto &&
-		    !strcmp(splice_base_name(u->items[i].name), nm))
+		    !strcmp(unit_base_name(u->items[i].name), nm))
 			return 1;
 	return 0;
 }

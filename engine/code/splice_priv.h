@@ -8,9 +8,6 @@
 
 #include "unit.h"
 
-/* s's last name component: "f" of "ns::C::f" */
-const char *splice_base_name(const char *s);
-
 /*
  * The merged source src[0..n) keeps target t's form: a PyTorch extension
  * (registration blocks: PYBIND11_MODULE, TORCH_LIBRARY...) has the same

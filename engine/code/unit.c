@@ -377,6 +377,14 @@ int unit_registration(const struct unit_item *it)
 	return -1;
 }
 
+const char *unit_base_name(const char *s)
+{
+	const char *p = s, *q;
+	while ((q = strstr(p, "::")))
+		p = q + 2;
+	return p;
+}
+
 /* the function argument a of m.def / m.impl names (&f, f, TORCH_FN(f),
  * ns::f): its last component into out */
 static void bound_name(const struct syntax_doc *d, TSNode a, struct unit_names *out)
@@ -394,9 +402,7 @@ static void bound_name(const struct syntax_doc *d, TSNode a, struct unit_names *
 			a = ts_node_named_child(field(a, "arguments"), 0);
 		} else if (is(a, "identifier") || is(a, "qualified_identifier")) {
 			char *s = syntax_text(d, a);
-			const char *p = s, *q;
-			while ((q = strstr(p, "::")))
-				p = q + 2;
+			const char *p = unit_base_name(s);
 			names_add_n(out, p, strlen(p));
 			free(s);
 			return;

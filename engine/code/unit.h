@@ -84,4 +84,7 @@ int unit_registration(const struct unit_item *it);
  * TORCH_FN(f), by their last name component) added to out */
 void unit_bound(const struct unit *u, const struct unit_item *it, struct unit_names *out);
 
+/* s's last name component: "f" of "ns::C::f" (a pointer into s) */
+const char *unit_base_name(const char *s);
+
 #endif
