@@ -28,6 +28,7 @@ int searchopts_parse(struct searchopts *o, int argc, char **argv, int bSearch)
 	const struct cmd_entry *self = o->self;
 	memset(o, 0, sizeof *o);
 	o->self = self;
+	o->search = bSearch;
 	int rc = flags_parse(self, bSearch ? FL_SEARCH : FL_TRANSLATE, argc, argv, 0, 1, &o->f);
 	if (rc)
 		return rc;
@@ -211,10 +212,10 @@ int searchopts_open(struct searchopts *o)
 		        o->lo.zSession);
 		return 2;
 	}
-	o->lo.bNoSeeds = o->zFrom != NULL || o->self == &cmd_translate_entry;
+	o->lo.bNoSeeds = o->zFrom != NULL || !o->search;
 	/* a search's candidates run on the GPU while torch.compile's baseline
 	 * compiles (waited for at its end) */
-	o->lo.bDeferCompile = o->self == &cmd_search_entry;
+	o->lo.bDeferCompile = o->search;
 	o->l = loop_new();
 	o->rn = runner_open(o->l, &o->f.cfg, &o->lo, on_runner, o, err);
 	if (!o->rn || (o->zFrom && add_from(o, err) < 0)) {

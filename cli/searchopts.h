@@ -19,6 +19,10 @@
 
 struct searchopts {
 	const struct cmd_entry *self; /* for usage errors */
+	/* kloop search's options (searchopts_parse's bSearch), else kloop
+	 * translate's: a translation starts from no seed, a search defers
+	 * torch.compile's baseline */
+	int search;
 	struct flags f;        /* the flag table's result (flags.h): configuration, flags applied */
 	struct runner_opts lo; /* task, session, shapes, reference */
 	const char *zFrom;     /* --from SOURCE: the first candidate instead of the seeds */
