@@ -45,17 +45,6 @@ int llm_bad_json(char *err, const char *zEvent, long n, const char *z, size_t le
 	return kl_err(err, "malformed JSON in the reply: %.*s%s", show, z, more);
 }
 
-void llm_parse_usage(struct llm_parse *p, const cJSON *u, const char *zIn, const char *zOut)
-{
-	const cJSON *in = cJSON_GetObjectItem(u, zIn);
-	const cJSON *out = cJSON_GetObjectItem(u, zOut);
-	/* the server's numbers: checked before the conversion (inf is undefined) */
-	if (cJSON_IsNumber(in) && in->valuedouble >= 0 && in->valuedouble < 1e15)
-		p->inTokens = (long)in->valuedouble;
-	if (cJSON_IsNumber(out) && out->valuedouble >= 0 && out->valuedouble < 1e15)
-		p->outTokens = (long)out->valuedouble;
-}
-
 cJSON *llm_message(const char *zRole, const char *zContent)
 {
 	cJSON *m = cJSON_CreateObject();

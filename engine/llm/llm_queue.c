@@ -40,18 +40,6 @@ void llm_redact(const struct llm *c, strbuf *sb)
 	}
 }
 
-/* ---- the parse state shared with the providers ---- */
-
-int llm_parse_text(struct llm_parse *p, const char *z, size_t n, char *err)
-{
-	if (p->text.len + n > p->maxText)
-		return kl_err(err, "the reply is longer than the limit of %zu bytes", p->maxText);
-	sb_add(&p->text, z, n);
-	if (p->delta)
-		p->delta(p->arg, z, n);
-	return 0;
-}
-
 /* ---- requests ---- */
 
 static void pump(struct llm *c);
@@ -199,20 +187,23 @@ static void attempt_failed(struct llm_req *r, int retryable, double retryAfter, 
 	r->timer = loop_add_timer(c->l, delay, on_retry_timer, r);
 }
 
-void llm_attempt_ok(struct llm_req *r)
+/* how the transports end an attempt (llm_transport.h): every client's */
+
+static void attempt_ok(struct llm_req *r)
 {
 	finish(r, "ok", NULL);
 }
 
-void llm_attempt_cancelled(struct llm_req *r)
+static void attempt_cancelled(struct llm_req *r)
 {
 	finish(r, "cancelled", "cancelled");
 }
 
-void llm_attempt_failed(struct llm_req *r, int retryable, double retryAfter, const char *zWhy)
-{
-	attempt_failed(r, retryable, retryAfter, zWhy);
-}
+static const struct llm_attempt_end attempt_end = {
+    .ok = attempt_ok,
+    .cancelled = attempt_cancelled,
+    .failed = attempt_failed,
+};
 
 /* ---- the watchdog: an attempt's deadline and stall limit ---- */
 
@@ -321,6 +312,7 @@ struct llm *llm_new(struct loop *l, const struct llm_config *lc, char *err)
 	c->l = l;
 	c->cfg = *lc;
 	c->prov = prov;
+	c->end = &attempt_end;
 	if (prov->transport->init && prov->transport->init(c, err) < 0) {
 		free(c);
 		return NULL;

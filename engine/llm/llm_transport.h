@@ -4,9 +4,10 @@
  * Server-Sent Events (llm_http.c) and a local command's pipes
  * (llm_command.c).  The queue owns requests, their retries and their end;
  * a transport starts an attempt, feeds what arrives into the request's
- * parse state, and reports the attempt's end back with llm_attempt_ok(),
- * llm_attempt_failed() or llm_attempt_cancelled().  Internal to the
- * llm_*.c files.
+ * parse state (llm_parse.c), and reports the attempt's end back with
+ * llm_attempt_ok(), llm_attempt_failed() or llm_attempt_cancelled(),
+ * through the table the queue gave the client.  Internal to the llm_*.c
+ * files.
  */
 #ifndef KL_LLM_TRANSPORT_H
 #define KL_LLM_TRANSPORT_H
@@ -44,15 +45,25 @@ struct llm_req {
 	struct llm_req *next;
 };
 
+/* how an attempt's end reaches the queue: the queue's table (llm_new sets
+ * it), which the transports call through llm_attempt_ok(), _cancelled()
+ * and _failed() below, so that they call nothing of the queue's */
+struct llm_attempt_end {
+	void (*ok)(struct llm_req *r);
+	void (*cancelled)(struct llm_req *r);
+	void (*failed)(struct llm_req *r, int retryable, double retryAfter, const char *zWhy);
+};
+
 /* a client */
 struct llm {
 	struct loop *l;
 	struct llm_config cfg; /* strings below are owned copies */
 	char *zProvider, *zModel, *zBaseUrl, *zApiKey, *zCommand, *zEndpoint;
 	const struct llm_provider *prov;
-	void *pTransport;     /* the transport's state for this client, or NULL */
-	long long kick;       /* pending pump (0: none) */
-	struct llm_req *reqs; /* every request not finished, in submission order */
+	const struct llm_attempt_end *end; /* the queue's, for the transports */
+	void *pTransport;                  /* the transport's state for this client, or NULL */
+	long long kick;                    /* pending pump (0: none) */
+	struct llm_req *reqs;              /* every request not finished, in submission order */
 	int nextId;
 	int running;   /* attempts running */
 	unsigned seed; /* jitter */
@@ -77,14 +88,26 @@ extern const struct llm_transport llm_http;
 extern const struct llm_transport llm_command_transport;
 
 /* the attempt ended with a complete reply: the request ends "ok" */
-void llm_attempt_ok(struct llm_req *r);
+static inline void llm_attempt_ok(struct llm_req *r)
+{
+	r->c->end->ok(r);
+}
+
 /* the attempt ended because the request was cancelled */
-void llm_attempt_cancelled(struct llm_req *r);
+static inline void llm_attempt_cancelled(struct llm_req *r)
+{
+	r->c->end->cancelled(r);
+}
+
 /*
  * The attempt failed with zWhy: retried (after retryAfter seconds when the
  * server asked for that) while retryable and attempts are left, else the
  * request ends with the error.
  */
-void llm_attempt_failed(struct llm_req *r, int retryable, double retryAfter, const char *zWhy);
+static inline void llm_attempt_failed(struct llm_req *r, int retryable, double retryAfter,
+                                      const char *zWhy)
+{
+	r->c->end->failed(r, retryable, retryAfter, zWhy);
+}
 
 #endif
