@@ -149,6 +149,22 @@ static void end_helper(struct torchref *r)
 	}
 }
 
+/* the buffers of the harness's source (torchref_draw.c) and their targets */
+void torchref_draw_free(struct torchref *r)
+{
+	for (int i = 0; i < TASK_MAX_TENSORS; i++) {
+		if (r->drawOwned && r->apDrawIn[i])
+			r->srcB->release(r->srcB, r->apDrawIn[i]);
+		if (r->drawOwned && r->apDrawOut[i])
+			r->srcB->release(r->srcB, r->apDrawOut[i]);
+		r->apDrawIn[i] = r->apDrawOut[i] = NULL;
+	}
+	r->drawOwned = 0;
+	cJSON_Delete(r->drawIns);
+	cJSON_Delete(r->drawOuts);
+	r->drawIns = r->drawOuts = NULL;
+}
+
 void torchref_free(struct torchref *r)
 {
 	if (!r)
@@ -349,6 +365,9 @@ static char *timing_path(const struct torchref *r, char *err)
 	return xasprintf("%s/torch/%s.timing.json", r->o.zCacheDir, key);
 }
 
+/* the start's reply (torchref_await) */
+static int described(struct torchref *r, cJSON *m, char *err);
+
 struct torchref *torchref_start(const char *zProblem, const struct torchref_opts *o, char *err)
 {
 	const char *py = o->zPython ? o->zPython : "python3";
@@ -429,7 +448,7 @@ struct torchref *torchref_start(const char *zProblem, const struct torchref_opts
 	}
 	int fl = fcntl(r->from, F_GETFL);
 	fcntl(r->from, F_SETFL, fl & ~O_NONBLOCK);
-	torchref_await(r, STEP_DESCRIBE, o->timeoutS > 0 ? o->timeoutS + 60 : 0,
+	torchref_await(r, STEP_DESCRIBE, described, o->timeoutS > 0 ? o->timeoutS + 60 : 0,
 	               "describing the problem (its first forward)");
 	return r;
 }
@@ -462,17 +481,20 @@ static int described(struct torchref *r, cJSON *m, char *err)
 	return 1;
 }
 
-void torchref_await(struct torchref *r, int step, double limitS, const char *zWhat)
+void torchref_await(struct torchref *r, int step, torchref_reply_fn reply, double limitS,
+                    const char *zWhat)
 {
 	r->step = step;
+	r->onReply = reply;
 	r->limitS = limitS;
 	r->deadline = limitS > 0 ? now_s() + limitS : 0;
 	snprintf(r->zWhat, sizeof r->zWhat, "%s", zWhat ? zWhat : "");
 }
 
 /* the end's reply: "bye" */
-static int finished(struct torchref *r, cJSON *o)
+static int finished(struct torchref *r, cJSON *o, char *err)
 {
+	(void)err;
 	cJSON_Delete(o);
 	close(r->to);
 	r->to = -1;
@@ -486,23 +508,12 @@ static int finished(struct torchref *r, cJSON *o)
 	return 1;
 }
 
-/* line o (taken) answers the step under way: 1 done, 0 awaits more, -1 + err */
+/* line o (taken) answers the step under way (its reply, torchref_await):
+ * 1 done, 0 awaits more, -1 + err */
 static int reply(struct torchref *r, cJSON *o, char *err)
 {
-	switch (r->step) {
-	case STEP_DESCRIBE:
-		return described(r, o, err);
-	case STEP_FILL:
-		return torchref_fill_reply(r, o, err);
-	case STEP_TIME:
-		return torchref_time_reply(r, o, err);
-	case STEP_CHECK:
-		return torchref_check_reply(r, o, err);
-	case STEP_FINISH:
-		return finished(r, o);
-	case STEP_NONE:
-		break;
-	}
+	if (r->step != STEP_NONE && r->onReply)
+		return r->onReply(r, o, err);
 	cJSON_Delete(o);
 	return 1;
 }
@@ -579,7 +590,7 @@ int torchref_finish_begin(struct torchref *r, char *err)
 		kill(r->pid, SIGCONT), r->held = 0;
 	if (torchref_send(r, cJSON_Parse("{\"op\":\"quit\"}"), err) < 0)
 		return -1;
-	torchref_await(r, STEP_FINISH, 0, NULL);
+	torchref_await(r, STEP_FINISH, finished, 0, NULL);
 	return 0;
 }
 

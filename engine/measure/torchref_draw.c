@@ -57,21 +57,6 @@ fail:
 	return -1;
 }
 
-void torchref_draw_free(struct torchref *r)
-{
-	for (int i = 0; i < TASK_MAX_TENSORS; i++) {
-		if (r->drawOwned && r->apDrawIn[i])
-			r->srcB->release(r->srcB, r->apDrawIn[i]);
-		if (r->drawOwned && r->apDrawOut[i])
-			r->srcB->release(r->srcB, r->apDrawOut[i]);
-		r->apDrawIn[i] = r->apDrawOut[i] = NULL;
-	}
-	r->drawOwned = 0;
-	cJSON_Delete(r->drawIns);
-	cJSON_Delete(r->drawOuts);
-	r->drawIns = r->drawOuts = NULL;
-}
-
 /* one request and its answer (zEv), within the helper's timeout */
 static int ask(struct torchref *r, cJSON *q, const char *zEv, const char *zWhat, char *err)
 {
@@ -175,17 +160,21 @@ int torchref_source(struct torchref *r, struct harness *h, struct backend *b,
 	return 0;
 }
 
+/* the check's reply (torchref_await) */
+static int check_reply(struct torchref *r, cJSON *o, char *err);
+
 int torchref_check_begin(struct torchref *r, char *err)
 {
 	cJSON *q = cJSON_CreateObject();
 	cJSON_AddStringToObject(q, "op", "check");
 	if (torchref_send(r, q, err) < 0)
 		return -1;
-	torchref_await(r, STEP_CHECK, r->o.timeoutS, "checking the model's parameters");
+	torchref_await(r, STEP_CHECK, check_reply, r->o.timeoutS,
+	               "checking the model's parameters");
 	return 0;
 }
 
-int torchref_check_reply(struct torchref *r, cJSON *o, char *err)
+static int check_reply(struct torchref *r, cJSON *o, char *err)
 {
 	(void)r;
 	const char *ev = json_str(o, "ev", "");

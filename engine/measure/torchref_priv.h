@@ -3,7 +3,9 @@
  * them (torchref*.c): the helper's state and its line protocol.  The
  * module's interface is torchref.h.
  *
- *   torchref.c         the helper's process: found, started, its lines, killed, finished
+ *   torchref.c         the helper's process: found, started, its lines and steps (each
+ *                      answered by the reply its file hands torchref_await), killed,
+ *                      finished, freed
  *   torchref_task.c    the problem: described, made a task, checked, its sets filled
  *   torchref_timing.c  the baselines' timing, cached; torch.compile in the background
  *   torchref_draw.c    a run's fresh inputs and their reference outputs: the harness's source
@@ -15,6 +17,11 @@
 
 #include "torchref.h"
 #include "util.h"
+
+/* what answers the step under way: the line o (taken) answers it; 1 when
+ * the step is done, 0 when it sent the next request and awaits its reply
+ * (torchref_await), -1 + err */
+typedef int (*torchref_reply_fn)(struct torchref *r, cJSON *o, char *err);
 
 struct torchref {
 	cJSON *manifest; /* the helper's "describe": inputs, outputs, torch, device */
@@ -36,9 +43,10 @@ struct torchref {
 	char *zProblem;
 	/* the step under way (torchref.h): the request sent, the reply awaited */
 	enum { STEP_NONE, STEP_DESCRIBE, STEP_FILL, STEP_TIME, STEP_CHECK, STEP_FINISH } step;
-	double deadline; /* when its reply is late (now_s() clock; 0: never) */
-	double limitS;   /* the limit that deadline keeps, for the message */
-	char zWhat[64];  /* what the helper is doing meanwhile, for the message */
+	torchref_reply_fn onReply; /* what answers it (the file that sent its request) */
+	double deadline;           /* when its reply is late (now_s() clock; 0: never) */
+	double limitS;             /* the limit that deadline keeps, for the message */
+	char zWhat[64];            /* what the helper is doing meanwhile, for the message */
 	/* a fill's progress: the harness filled, h's sets the source of a
 	 * "fill64" (NULL: a "fill"), the set asked for and where its tensors
 	 * go in the host backend's shared memory */
@@ -67,7 +75,7 @@ int torchref_map_sets(struct torchref *r, const struct task *t, char *err);
  * shared memory at *pOff (advanced) */
 cJSON *torchref_target(struct torchref *r, struct backend *b, void *dev, size_t n, size_t *pOff,
                        char *err);
-/* the draw buffers freed (torchref_free) */
+/* the draw buffers freed (torchref_free; torchref_draw.c's failures) */
 void torchref_draw_free(struct torchref *r);
 
 /* the helper's next protocol line, parsed; NULL + err when it ended or
@@ -78,16 +86,12 @@ cJSON *torchref_recv_line(struct torchref *r, double limitS, const char *zWhat, 
 /* send the request o (taken) as one line: 0, or -1 + err when the helper
  * is gone */
 int torchref_send(struct torchref *r, cJSON *o, char *err);
-/* the step `step` now awaits the helper's next line, within limitS seconds
- * (0: no limit) while it is doing zWhat */
-void torchref_await(struct torchref *r, int step, double limitS, const char *zWhat);
-
-/* the steps' replies (torchref_step()): the line o (taken) answers the
- * step under way; 1 when the step is done, 0 when it sent the next request
- * and awaits its reply (torchref_await), -1 + err */
-int torchref_fill_reply(struct torchref *r, cJSON *o, char *err);  /* STEP_FILL */
-int torchref_time_reply(struct torchref *r, cJSON *o, char *err);  /* STEP_TIME */
-int torchref_check_reply(struct torchref *r, cJSON *o, char *err); /* STEP_CHECK */
+/* the step `step` now awaits the helper's next line, which reply answers
+ * (torchref_step()), within limitS seconds (0: no limit) while it is doing
+ * zWhat: the file that sent the step's request hands its reply down, so
+ * that torchref.c calls none of the steps' files */
+void torchref_await(struct torchref *r, int step, torchref_reply_fn reply, double limitS,
+                    const char *zWhat);
 /* the last non-empty line of z (malloc'd) */
 char *torchref_last_line(const char *z);
 

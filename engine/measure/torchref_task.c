@@ -334,6 +334,9 @@ int torchref_map_sets(struct torchref *r, const struct task *t, char *err)
 	return 0;
 }
 
+/* the fill's reply (torchref_await) */
+static int fill_reply(struct torchref *r, cJSON *a, char *err);
+
 /*
  * Ask for the fill's next set s of h, made by the helper from the seed of
  * set `from`: "fill" (in[] and the outputs) or "fill64" (the outputs in
@@ -387,11 +390,11 @@ static int fill_send(struct torchref *r, char *err)
 	char what[64];
 	snprintf(what, sizeof what, "computing set %d (the forward%s)", s,
 	         b64 ? " in float64" : "");
-	torchref_await(r, STEP_FILL, r->o.timeoutS, what);
+	torchref_await(r, STEP_FILL, fill_reply, r->o.timeoutS, what);
 	return 0;
 }
 
-int torchref_fill_reply(struct torchref *r, cJSON *a, char *err)
+static int fill_reply(struct torchref *r, cJSON *a, char *err)
 {
 	struct harness *h = r->fillH;
 	const struct task *t = harness_task(h);

@@ -24,6 +24,9 @@ static void save_timing(struct torchref *r)
 	free(z);
 }
 
+/* the baselines' reply (torchref_await) */
+static int time_reply(struct torchref *r, cJSON *a, char *err);
+
 int torchref_timing_begin(struct torchref *r, struct harness *h, int defer, char *err)
 {
 	if (r->timing)
@@ -51,11 +54,11 @@ int torchref_timing_begin(struct torchref *r, struct harness *h, int defer, char
 		cJSON_AddStringToObject(q, "compile", "defer");
 	if (torchref_send(r, q, err) < 0)
 		return -1;
-	torchref_await(r, STEP_TIME, 0, NULL);
+	torchref_await(r, STEP_TIME, time_reply, 0, NULL);
 	return 0;
 }
 
-int torchref_time_reply(struct torchref *r, cJSON *a, char *err)
+static int time_reply(struct torchref *r, cJSON *a, char *err)
 {
 	cJSON *tm = cJSON_DetachItemFromObject(a, "timing");
 	cJSON_Delete(a);
