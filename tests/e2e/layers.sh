@@ -2,7 +2,8 @@
 # include/ has no circle (scripts/include_cycles.py: X.c and X.h are one
 # module, X -> Y when either includes Y.h); each circle found is one
 # "not ok" line naming it.  First the checker itself is shown a circle it
-# must find, so that this test cannot pass by finding nothing.
+# must find, so that this test cannot pass by finding nothing.  Then the
+# same for the call circles inside each folder (scripts/call_circles.py).
 . tests/e2e/lib.sh
 
 # a tree of three modules, a.h -> b.h -> c.c -> a.h, beside one that is fine
@@ -23,5 +24,28 @@ python3 scripts/include_cycles.py . >"$T/tree.out" 2>&1
 rc=$?
 cat "$T/tree.out"
 [ "$rc" -eq 0 ] || grep -q '^not ok - ' "$T/tree.out" || fail "include_cycles.py exited with status $rc"
+
+# the call graph inside each folder has no circle (scripts/call_circles.py:
+# from the built objects' symbols, A -> B when A calls what B defines, both
+# of one folder); first a planted one it must find: a.c <-> b.c, and c.c
+# that only calls a.c
+mkdir -p "$T/calls/engine/x" "$T/calls/build/engine/x"
+printf 'int b(void);\nint a(void) { return b(); }\nint a2(void) { return 2; }\n' >"$T/calls/engine/x/a.c"
+printf 'int a2(void);\nint b(void) { return a2(); }\n' >"$T/calls/engine/x/b.c"
+printf 'int a(void);\nint c(void) { return a(); }\n' >"$T/calls/engine/x/c.c"
+for f in a b c; do
+	cc -c "$T/calls/engine/x/$f.c" -o "$T/calls/build/engine/x/$f.o" || fail "cc $f.c"
+done
+python3 scripts/call_circles.py "$T/calls" >"$T/calls.out" 2>&1
+rc=$?
+check "call_circles.py finds a planted call circle, and only it ($(grep -c '^not ok - ' "$T/calls.out") found, exit $rc)" \
+	test "$rc" -ne 0 -a "$(grep -c '^not ok - ' "$T/calls.out")" -eq 1 -a \
+	"$(grep '^not ok - ' "$T/calls.out")" = "not ok - call circle in engine/x/: a.c <-> b.c"
+
+# the tree itself (its objects: make builds them first)
+python3 scripts/call_circles.py . >"$T/calls_tree.out" 2>&1
+rc=$?
+cat "$T/calls_tree.out"
+[ "$rc" -eq 0 ] || grep -q '^not ok - ' "$T/calls_tree.out" || fail "call_circles.py exited with status $rc"
 
 [ "$NFAIL" -eq 0 ]
