@@ -239,8 +239,8 @@ $(FUZZ_DIR)/fuzz_syntax: tests/fuzz/fuzz_syntax.c $(FUZZ_SRC) $(wildcard engine/
 # the readers of untrusted bytes: each target with the sources it needs
 FUZZ_READERS := journal sse reply task protocol
 FUZZ_SRC_journal  := sessions/journal.c sessions/session.c sessions/state.c sessions/state_best.c sessions/event.c sessions/event_search.c sessions/search_settings.c engine/suggest.c \
-                     sessions/replay.c engine/measure/status.c engine/measure/result.c engine/llm/ideas.c \
-                     engine/code/fence.c engine/util.c engine/json.c
+                     sessions/replay.c engine/measure/status.c engine/measure/result.c engine/measure/verdict.c \
+                     engine/llm/ideas.c engine/code/fence.c engine/util.c engine/json.c
 FUZZ_SRC_sse      := engine/llm/sse.c engine/util.c
 FUZZ_SRC_task     := engine/task.c engine/task_load.c engine/suggest.c engine/util.c
 FUZZ_SRC_protocol := engine/measure/protocol.c engine/json.c engine/util.c
