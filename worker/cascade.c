@@ -201,7 +201,7 @@ static cJSON *ab_stage(struct job *j, struct harness_cand *hc, cJSON *res)
 	const struct eval_incumbent *inc = &j->rq.inc;
 	const cJSON *tm = cJSON_GetObjectItem(res, "timing");
 	cJSON *ab = NULL, *fail = NULL;
-	struct cand *ci = j->inc->ok ? kworker_load(j->inc, W.h, &loadErr, err) : NULL;
+	struct cand_proc *ci = j->inc->ok ? kworker_load(j->inc, W.h, &loadErr, err) : NULL;
 	if (!j->inc->ok)
 		snprintf(err, sizeof err, "the incumbent %s does not compile", j->inc->zName);
 	if (ci) {
@@ -251,7 +251,7 @@ static void precision_again(cJSON *res)
 
 /* end the candidate's runner, keeping the outputs its calls copied (the
  * verdict says so: torchext.h) */
-static void unload_cand(struct job *j, struct cand *c)
+static void unload_cand(struct job *j, struct cand_proc *c)
 {
 	for (int k = 0; k < CAND_MAX_HARNESSES; k++) {
 		struct harness_cand *hc = cand_iface(c, k);
@@ -283,7 +283,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 	const char *zStage = "small shapes";
 	struct stage_ctx sc = {j->id, zStage};
 	cJSON *res = NULL, *fail = NULL, *tm;
-	struct cand *c;
+	struct cand_proc *c;
 	double t0 = now_s(), tc = t0;
 	if (W.hSmall) {
 		struct harness *both[] = {W.hSmall, W.h};

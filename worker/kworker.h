@@ -110,11 +110,11 @@ struct kworker_state {
 	char *zCacheDir;
 	int dev;
 	int sandbox;               /* candidates run inside bubblewrap */
-	struct cand *refCand;      /* the reference's runner, kept for the worker's life */
-	struct cand *twin;         /* the clock's twin (cand_twin), started with the first runner */
-	struct cand *twinStarting; /* the twin started before the inputs (kworker_prestart),
-	                            * not yet waited for */
-	struct timed *aTimed;      /* code timed on this device (dedupe below) */
+	struct cand_proc *refCand; /* the reference's runner, kept for the worker's life */
+	struct cand_proc *twin;    /* the clock's twin (cand_twin), started with the first runner */
+	struct cand_proc *twinStarting; /* the twin started before the inputs (kworker_prestart),
+	                                 * not yet waited for */
+	struct timed *aTimed;           /* code timed on this device (dedupe below) */
 	int nTimed;
 	size_t nTimedAlloc;
 	struct torchref *bg; /* the PyTorch helper compiling torch.compile's baseline in
@@ -162,12 +162,12 @@ void kworker_prestart(struct harness *h);
 /* a runner for j's shared object on the buffers of the nH harnesses ah[]
  * (cand_iface(c, k) runs it on ah[k]'s); NULL + err (*pLoadErr: the object
  * is at fault) */
-struct cand *kworker_load_on(struct job *j, struct harness *const *ah, int nH, int *pLoadErr,
-                             char *err);
+struct cand_proc *kworker_load_on(struct job *j, struct harness *const *ah, int nH, int *pLoadErr,
+                                  char *err);
 /* the same on harness h alone */
-struct cand *kworker_load(struct job *j, struct harness *h, int *pLoadErr, char *err);
+struct cand_proc *kworker_load(struct job *j, struct harness *h, int *pLoadErr, char *err);
 /* end a runner from kworker_load() */
-void kworker_unload(struct cand *c);
+void kworker_unload(struct cand_proc *c);
 /* the reference run at the small shapes: the cascade's first stage, or why none */
 void kworker_small_reference(struct job *j);
 /* the precision the float64 reference (a C or CUDA one, j) gives, or why

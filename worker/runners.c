@@ -52,8 +52,8 @@ void kworker_prestart(struct harness *h)
 /* start a runner for j's shared object on the buffers of the nH harnesses
  * ah[] (cand_iface(c, k) runs it on ah[k]'s); NULL + err (*pLoadErr: the
  * object itself is at fault, a compile_error) */
-struct cand *kworker_load_on(struct job *j, struct harness *const *ah, int nH, int *pLoadErr,
-                             char *err)
+struct cand_proc *kworker_load_on(struct job *j, struct harness *const *ah, int nH, int *pLoadErr,
+                                  char *err)
 {
 	*pLoadErr = 0;
 	double t0 = now_s();
@@ -67,7 +67,7 @@ struct cand *kworker_load_on(struct job *j, struct harness *const *ah, int nH, i
 	if (!cand_alive(W.twin)) {
 		char terr[KL_ERRLEN];
 		cand_free(W.twin);
-		struct cand *t = W.twinStarting;
+		struct cand_proc *t = W.twinStarting;
 		W.twinStarting = NULL;
 		if (!(W.twin = t ? cand_twin_ready(t, terr) : cand_twin(&o, terr)))
 			fprintf(stderr,
@@ -76,7 +76,7 @@ struct cand *kworker_load_on(struct job *j, struct harness *const *ah, int nH, i
 			        terr);
 	}
 	o.twin = W.twin;
-	struct cand *c = cand_start(&o, ah, nH, fd, pLoadErr, err);
+	struct cand_proc *c = cand_start(&o, ah, nH, fd, pLoadErr, err);
 	compiler_dirs_free(libDirs);
 	close(fd);
 	W.loadS += now_s() - t0;
@@ -89,7 +89,7 @@ struct cand *kworker_load_on(struct job *j, struct harness *const *ah, int nH, i
 
 /* end a candidate's runner (the keeper kills it and everything it started,
  * and reaps them: on the GPU the device context goes with it) */
-void kworker_unload(struct cand *c)
+void kworker_unload(struct cand_proc *c)
 {
 	double t0 = now_s();
 	cand_free(c);
@@ -97,7 +97,7 @@ void kworker_unload(struct cand *c)
 }
 
 /* a runner for j's shared object on h's buffers alone */
-struct cand *kworker_load(struct job *j, struct harness *h, int *pLoadErr, char *err)
+struct cand_proc *kworker_load(struct job *j, struct harness *h, int *pLoadErr, char *err)
 {
 	return kworker_load_on(j, &h, 1, pLoadErr, err);
 }
@@ -113,9 +113,9 @@ void kworker_small_reference(struct job *j)
 	int loadErr;
 	if (!W.hSmall)
 		return;
-	struct cand *c = harness_generate_inputs(W.hSmall, err) < 0
-	                     ? NULL
-	                     : kworker_load(j, W.hSmall, &loadErr, err);
+	struct cand_proc *c = harness_generate_inputs(W.hSmall, err) < 0
+	                          ? NULL
+	                          : kworker_load(j, W.hSmall, &loadErr, err);
 	if (c)
 		cand_set_timeout(c, W.refTimeoutS);
 	if (!c || harness_run_reference(W.hSmall, cand_iface(c, 0), err) < 0) {
@@ -168,7 +168,7 @@ const char *kworker_float64_reference(struct job *j)
 	int loadErr, ok = 0;
 	struct harness *h64 = precision_harness(W.h, err);
 	if (h64) {
-		struct cand *c = kworker_load(j, h64, &loadErr, err);
+		struct cand_proc *c = kworker_load(j, h64, &loadErr, err);
 		if (c) {
 			cand_set_timeout(c, W.refTimeoutS);
 			ok = harness_run_reference(h64, cand_iface(c, 0), err) == 0;

@@ -32,7 +32,7 @@
 
 /* tell the keeper to kill the runner with everything below it (it exits
  * once all of it is gone, as bubblewrap did) */
-static void end_keeper(struct cand *c)
+static void end_keeper(struct cand_proc *c)
 {
 	if (c->lifeFd >= 0)
 		close(c->lifeFd);
@@ -53,7 +53,7 @@ _Noreturn void cand_stopped_together(void)
  * exit(), a write to an input, SIGTERM from outside) into c's note; 1 if m
  * was one.  CM_TERM does not return: the worker is being stopped with it.
  */
-static int take_note(struct cand *c, const struct cm *m)
+static int take_note(struct cand_proc *c, const struct cm *m)
 {
 	if (m->op == CM_TERM)
 		cand_stopped_together();
@@ -84,7 +84,7 @@ static int take_note(struct cand *c, const struct cm *m)
 
 /* what the runner said before it hung up and nobody read (it died between
  * two calls: a request could not even be sent) */
-static void drain_notes(struct cand *c)
+static void drain_notes(struct cand_proc *c)
 {
 	struct cm m;
 	while (c->fd >= 0 && recv(c->fd, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m) {
@@ -98,7 +98,7 @@ static void drain_notes(struct cand *c)
  * stopped from outside: by SIGTERM to bubblewrap, which a candidate cannot
  * reach, or to the runner before it could say so (one that signals itself
  * says so first, CM_SIGNAL): the worker is being stopped with it */
-int cand_runner_died(struct cand *c, char *why, size_t nWhy)
+int cand_runner_died(struct cand_proc *c, char *why, size_t nWhy)
 {
 	if (!c->dead) {
 		drain_notes(c);
@@ -192,7 +192,7 @@ static int wait_stopped(pid_t pid)
  * first too, so nothing is prepared while the runner may still run.  0, or
  * -1 with err.
  */
-static int hold_start(struct cand *c, char *err)
+static int hold_start(struct cand_proc *c, char *err)
 {
 	if (c->dead || c->held || c->stop == STOP_NONE)
 		return 0;
@@ -206,7 +206,7 @@ static int hold_start(struct cand *c, char *err)
 	return 0;
 }
 
-static int hold_wait(struct cand *c, char *err)
+static int hold_wait(struct cand_proc *c, char *err)
 {
 	if (c->dead || c->held == 2 || c->stop == STOP_NONE)
 		return 0;
@@ -222,7 +222,7 @@ static int hold_wait(struct cand *c, char *err)
 	return 0;
 }
 
-static int let_go(struct cand *c, char *err)
+static int let_go(struct cand_proc *c, char *err)
 {
 	if (c->dead || !c->held || c->stop == STOP_NONE)
 		return 0;
@@ -237,13 +237,13 @@ static int let_go(struct cand *c, char *err)
 }
 
 /* hold (on: until it is held) or let go */
-int cand_hold(struct cand *c, int on, char *err)
+int cand_hold(struct cand_proc *c, int on, char *err)
 {
 	return on ? hold_wait(c, err) : let_go(c, err);
 }
 
 /* the threads of the runner's process now */
-int cand_runner_threads(const struct cand *c)
+int cand_runner_threads(const struct cand_proc *c)
 {
 	char dir[64];
 	snprintf(dir, sizeof dir, "/proc/%d/task", (int)c->rpid);
@@ -259,7 +259,7 @@ int cand_runner_threads(const struct cand *c)
 
 /* send req, wait for its reply: 0, or HC_* with why.  The runner is let go
  * once the request is on its socket and held again once it has answered */
-static int roundtrip(struct cand *c, struct cm *req, struct cm *rep, char *why, size_t nWhy)
+static int roundtrip(struct cand_proc *c, struct cm *req, struct cm *rep, char *why, size_t nWhy)
 {
 	if (c->dead)
 		return cand_runner_died(c, why, nWhy);
@@ -356,7 +356,7 @@ static int c_call(struct harness_cand *hc, int mode, int *pRc, double *pMs, doub
                   size_t nWhy, char *err)
 {
 	struct cand_view *v = (struct cand_view *)hc;
-	struct cand *c = v->c;
+	struct cand_proc *c = v->c;
 	struct cm req = {.op = CM_RUN, .mode = mode, .set = v->set}, rep;
 	(void)err;
 	int rc = roundtrip(c, &req, &rep, why, nWhy);
@@ -400,7 +400,7 @@ static void c_methods(struct harness_cand *hc, int *pKernel, int *pEvents, int *
 static int c_frame(struct harness_cand *hc, double *pMd, char *why, size_t nWhy, char *err)
 {
 	struct cand_view *v = (struct cand_view *)hc;
-	struct cand *c = v->c;
+	struct cand_proc *c = v->c;
 	struct cm req = {.op = CM_FRAME, .set = v->set}, rep;
 	(void)err;
 	int rc = roundtrip(c, &req, &rep, why, nWhy);
@@ -418,7 +418,7 @@ static int c_frame(struct harness_cand *hc, double *pMd, char *why, size_t nWhy,
  * crash of the candidate (a signal, exit(), a device error: the runner's
  * own words) stays a crash.  zWhat names the request.
  */
-static int runner_request(struct cand *c, struct cm *req, struct cm *rep, int want,
+static int runner_request(struct cand_proc *c, struct cm *req, struct cm *rep, int want,
                           const char *zWhat, char *why, size_t nWhy)
 {
 	char w[900];
@@ -490,7 +490,7 @@ static pid_t runner_pid(pid_t pid)
 
 static double c_sched_delay(struct harness_cand *hc, int *pAsleep)
 {
-	struct cand *c = ((struct cand_view *)hc)->c;
+	struct cand_proc *c = ((struct cand_view *)hc)->c;
 	char buf[512];
 	ssize_t n = c->statFd >= 0 ? pread(c->statFd, buf, sizeof buf - 1, 0) : -1;
 	*pAsleep = 0;
@@ -509,7 +509,7 @@ static double c_sched_delay(struct harness_cand *hc, int *pAsleep)
 
 /* the runner's pid, and its /proc files that the harness reads around
  * each call (its waits and CPU time, whether it is asleep) */
-void cand_watch_runner(struct cand *c)
+void cand_watch_runner(struct cand_proc *c)
 {
 	char p[64];
 	c->rpid = runner_pid(c->pid);
@@ -521,7 +521,7 @@ void cand_watch_runner(struct cand *c)
 
 static int c_cpu(struct harness_cand *hc, double *pMain, double *pAll)
 {
-	struct cand *c = ((struct cand_view *)hc)->c;
+	struct cand_proc *c = ((struct cand_view *)hc)->c;
 	char buf[512];
 	ssize_t n = c->schedFd >= 0 ? pread(c->schedFd, buf, sizeof buf - 1, 0) : -1;
 	unsigned long long run = 0;
@@ -537,14 +537,14 @@ static int c_cpu(struct harness_cand *hc, double *pMain, double *pAll)
 	return isnan(*pMain) && isnan(*pAll) ? -1 : 0;
 }
 
-int cand_started_ahead(const struct cand *c)
+int cand_started_ahead(const struct cand_proc *c)
 {
 	return c->ahead;
 }
 
 static void c_settle(struct harness_cand *hc)
 {
-	struct cand *c = ((struct cand_view *)hc)->c;
+	struct cand_proc *c = ((struct cand_view *)hc)->c;
 	char err[KL_ERRLEN];
 	if (hold_wait(c, err) < 0)
 		fprintf(stderr, "kloop-worker: %s\n", err);
@@ -552,12 +552,12 @@ static void c_settle(struct harness_cand *hc)
 
 static int c_threads_left(struct harness_cand *hc)
 {
-	struct cand *c = ((struct cand_view *)hc)->c;
+	struct cand_proc *c = ((struct cand_view *)hc)->c;
 	int n = cand_runner_threads(c);
 	return c->nTasks0 > 0 && n > c->nTasks0 ? n - c->nTasks0 : 0;
 }
 
-void cand_describe(const struct cand *c, char *buf, size_t n)
+void cand_describe(const struct cand_proc *c, char *buf, size_t n)
 {
 	static const char *stop[] = {[STOP_NONE] = "nothing",
 	                             [STOP_CGROUP] = "its cgroup frozen",
@@ -567,12 +567,12 @@ void cand_describe(const struct cand *c, char *buf, size_t n)
 	         cgroup_has_memory(c->cg) ? "; memory and task limits of its cgroup" : "");
 }
 
-void cand_set_timeout(struct cand *c, double timeoutS)
+void cand_set_timeout(struct cand_proc *c, double timeoutS)
 {
 	c->timeoutS = timeoutS > 0 ? timeoutS : 0;
 }
 
-void cand_views_init(struct cand *c)
+void cand_views_init(struct cand_proc *c)
 {
 	for (int k = 0; k < CAND_MAX_HARNESSES; k++) {
 		struct cand_view *v = &c->views[k];
@@ -590,12 +590,12 @@ void cand_views_init(struct cand *c)
 	}
 }
 
-struct harness_cand *cand_iface(struct cand *c, int k)
+struct harness_cand *cand_iface(struct cand_proc *c, int k)
 {
 	return k >= 0 && k < c->nSet ? &c->views[k].hc : NULL;
 }
 
-void cand_destroy(struct cand *c)
+void cand_destroy(struct cand_proc *c)
 {
 	if (!c)
 		return;

@@ -38,10 +38,10 @@ struct cand_opts {
 	unsigned long long memBytes; /* memory of the whole candidate (its cgroup), 0: none */
 	int maxTasks;                /* its processes and threads at most (cgroup), 0: none */
 	unsigned long long tmpBytes; /* the size of its private /tmp (sandboxed), 0: unsized */
-	struct cand *twin; /* the clock's twin (cand_twin) to take frames beside, or NULL */
+	struct cand_proc *twin; /* the clock's twin (cand_twin) to take frames beside, or NULL */
 };
 
-struct cand;
+struct cand_proc;
 
 /* the harnesses one runner serves at most (the cascade's small and full shapes) */
 #define CAND_MAX_HARNESSES 2
@@ -54,8 +54,8 @@ struct cand;
  * failure; *pLoadErr is set (and NULL returned) when the object cannot be
  * loaded or has no kl_run: err then says why, as a compile_error.
  */
-struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, int nH, int soFd,
-                        int *pLoadErr, char *err);
+struct cand_proc *cand_start(const struct cand_opts *o, struct harness *const *ah, int nH, int soFd,
+                             int *pLoadErr, char *err);
 
 /*
  * The spare runner: a runner started ahead, which makes its device context
@@ -97,12 +97,12 @@ int cand_spares_waiting(void);
  * of a candidate's wait was a spare's start (a result's seconds.spares) */
 double cand_spare_seconds(void);
 /* whether c was a spare (its start was not its candidate's wait) */
-int cand_started_ahead(const struct cand *c);
+int cand_started_ahead(const struct cand_proc *c);
 
 /* what holds the runner, in words for a result: what it confined itself
  * with (seccomp, landlock), how it is held between calls (its cgroup frozen,
  * or SIGSTOP), whether its cgroup limits it as a whole */
-void cand_describe(const struct cand *c, char *buf, size_t n);
+void cand_describe(const struct cand_proc *c, char *buf, size_t n);
 
 /*
  * The clock's twin: a runner started as a candidate's is (the same
@@ -111,31 +111,31 @@ void cand_describe(const struct cand *c, char *buf, size_t n);
  * taken beside a candidate's runs, where the candidate can neither reach
  * nor lengthen them (harness.h, harness_cand.twin).  NULL with err.
  */
-struct cand *cand_twin(const struct cand_opts *o, char *err);
+struct cand_proc *cand_twin(const struct cand_opts *o, char *err);
 /* the same in two steps: started (its context made meanwhile), then
  * waited for; cand_twin_ready frees t and returns NULL with err where it
  * failed */
-struct cand *cand_twin_begin(const struct cand_opts *o, char *err);
-struct cand *cand_twin_ready(struct cand *t, char *err);
+struct cand_proc *cand_twin_begin(const struct cand_opts *o, char *err);
+struct cand_proc *cand_twin_ready(struct cand_proc *t, char *err);
 
 /* the runner of c is alive (NULL: no) */
-int cand_alive(const struct cand *c);
+int cand_alive(const struct cand_proc *c);
 
 /* take c's empty frames on twin (cand_twin; NULL or dead: on c itself,
  * before its load) */
-void cand_use_twin(struct cand *c, struct cand *twin);
+void cand_use_twin(struct cand_proc *c, struct cand_proc *twin);
 
 /* the view of it that harness ah[k] of cand_start runs it through */
-struct harness_cand *cand_iface(struct cand *c, int k);
+struct harness_cand *cand_iface(struct cand_proc *c, int k);
 
 /* each call of c returns within timeoutS seconds (> 0; 0: no limit), or
  * the runner is killed and the call is HC_CRASHED "did not return within
  * N s": for the reference, which no per-job timer of the engine bounds */
-void cand_set_timeout(struct cand *c, double timeoutS);
+void cand_set_timeout(struct cand_proc *c, double timeoutS);
 
 /* kill the runner with everything it started, wait until it is gone, and
  * free c */
-void cand_free(struct cand *c);
+void cand_free(struct cand_proc *c);
 
 /*
  * The time of a fast GPU run whose runner read its kernels' busy time from

@@ -90,19 +90,19 @@ struct cm_setup {
 	struct cm_buf buf[MAX_SETUP_BUF];
 };
 
-struct cand;
+struct cand_proc;
 
 /* the harness's view of a runner: its calls on one harness's buffers */
 struct cand_view {
 	struct harness_cand hc; /* first: the harness's pointer is the view's */
-	struct cand *c;
+	struct cand_proc *c;
 	int set;
 	int nKernel; /* timed runs whose time is their kernels' (CUPTI) */
 	int nEvents; /* timed runs whose time is the events' */
 	int nGap;    /* of those, runs whose events held more than their kernels allow */
 };
 
-struct cand {
+struct cand_proc {
 	struct cand_view views[CAND_MAX_HARNESSES];
 	int nSet;
 	int fd;     /* control socket */
@@ -137,7 +137,7 @@ struct cand {
 enum { STOP_NONE, STOP_CGROUP, STOP_SIGNAL };
 
 /* whom the runner runs, for messages */
-static inline const char *who(const struct cand *c)
+static inline const char *who(const struct cand_proc *c)
 {
 	return c->reference ? "the reference" : "the candidate";
 }
@@ -150,20 +150,20 @@ struct argv {
 
 /* cand.c: the runner is gone: reaped, why into why; HC_CRASHED or
  * HC_MISBEHAVED */
-int cand_runner_died(struct cand *c, char *why, size_t nWhy);
+int cand_runner_died(struct cand_proc *c, char *why, size_t nWhy);
 /* hold the runner (on) or let it go: 0 or -1 + err */
-int cand_hold(struct cand *c, int on, char *err);
+int cand_hold(struct cand_proc *c, int on, char *err);
 /* the threads of the runner's process now (0: unknown) */
-int cand_runner_threads(const struct cand *c);
+int cand_runner_threads(const struct cand_proc *c);
 /* once it is ready: its pid, schedstat and stat opened */
-void cand_watch_runner(struct cand *c);
+void cand_watch_runner(struct cand_proc *c);
 /* the runner and this worker are stopped together: this worker ends */
 _Noreturn void cand_stopped_together(void);
 /* c's views of each harness, their harness_cand calls set */
-void cand_views_init(struct cand *c);
+void cand_views_init(struct cand_proc *c);
 /* kill the runner with everything it started, wait until it is gone, and
  * free c (NULL: nothing), no spare started after it (cand_free does that) */
-void cand_destroy(struct cand *c);
+void cand_destroy(struct cand_proc *c);
 
 /* cand_sandbox.c: the runner's command line (bubblewrap's, around it when
  * sandboxed) into a; asMb: an address-space limit (0: none); twin: the

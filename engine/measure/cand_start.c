@@ -23,11 +23,11 @@
 
 /* the spare runners (cand_spare_policy) */
 static struct {
-	int policy;                       /* CAND_SPARE_* */
-	int want;                         /* spares kept (cand_spare_count), 1 by default */
-	struct cand *ac[CAND_MAX_SPARES]; /* the spares, oldest first, started for o and
+	int policy;                            /* CAND_SPARE_* */
+	int want;                              /* spares kept (cand_spare_count), 1 by default */
+	struct cand_proc *ac[CAND_MAX_SPARES]; /* the spares, oldest first, started for o and
 	                                     waiting for their setup */
-	int n;                            /* of them */
+	int n;                                 /* of them */
 	struct cand_opts o; /* the last runner's options (a deep copy): the next spare's */
 	int keepPid;        /* ... and its namespaces */
 	char *zKey;         /* runner_key() of them; NULL: none yet */
@@ -65,7 +65,8 @@ static int send_with_fds(int sock, const void *p, size_t n, const int *fds, int 
  * runner's) exec, as cand_start does them; level: its place in the host's
  * start order (START_*, start_order.h).
  */
-static struct cand *spawn(const struct cand_opts *o, int keepPid, int twin, int level, char *err)
+static struct cand_proc *spawn(const struct cand_opts *o, int keepPid, int twin, int level,
+                               char *err)
 {
 	char exe[4096];
 	ssize_t ne = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -167,7 +168,7 @@ static struct cand *spawn(const struct cand_opts *o, int keepPid, int twin, int 
 		cgroup_free(cg);
 		return kl_err(err, "cannot fork: %s", strerror(errno)), NULL;
 	}
-	struct cand *c = xcalloc(1, sizeof *c);
+	struct cand_proc *c = xcalloc(1, sizeof *c);
 	c->cg = cg;
 	c->stop = cgroup_has_freeze(cg) ? STOP_CGROUP : STOP_SIGNAL;
 	c->fd = sv[0];
@@ -181,7 +182,7 @@ static struct cand *spawn(const struct cand_opts *o, int keepPid, int twin, int 
 }
 
 /* the runner's next message, whatever it is: 1, or 0 when it hung up */
-static int next_msg(struct cand *c, struct cm *rep)
+static int next_msg(struct cand_proc *c, struct cm *rep)
 {
 	for (;;) {
 		struct pollfd p = {.fd = c->fd, .events = POLLIN};
@@ -204,7 +205,7 @@ static int next_msg(struct cand *c, struct cm *rep)
 
 /* why the runner did not come to be ready (rep: its last message, when
  * got), into err; *pLoadErr when the object is at fault */
-static void not_ready(struct cand *c, const struct cm *rep, int got, int *pLoadErr, char *err)
+static void not_ready(struct cand_proc *c, const struct cm *rep, int got, int *pLoadErr, char *err)
 {
 	if (got && rep->op == CM_LOADERR) {
 		*pLoadErr = rep->rc == 0;
@@ -236,8 +237,9 @@ static void not_ready(struct cand *c, const struct cm *rep, int got, int *pLoadE
  * object is at fault.  *pStarted: the runner had started (it said anything
  * at all), so a failure is not the start's.
  */
-static struct cand *attach(struct cand *c, const struct cm_setup *su, const int *fds, int nFds,
-                           struct harness *const *ah, int *pLoadErr, int *pStarted, char *err)
+static struct cand_proc *attach(struct cand_proc *c, const struct cm_setup *su, const int *fds,
+                                int nFds, struct harness *const *ah, int *pLoadErr, int *pStarted,
+                                char *err)
 {
 	*pStarted = 0;
 	c->nSet = (int)su->nSet;
@@ -374,7 +376,7 @@ static void spare_start(void)
 	char err[KL_ERRLEN];
 	double t0 = now_s();
 	while (Spare.policy != CAND_SPARE_OFF && Spare.zKey && Spare.n < Spare.want) {
-		struct cand *c =
+		struct cand_proc *c =
 		    spawn(&Spare.o, Spare.keepPid, 0, Spare.n ? START_EXTRA : START_SPARE, err);
 		if (!c)
 			break;
@@ -396,7 +398,7 @@ static void spare_refill(void)
 		spare_start();
 }
 
-void cand_free(struct cand *c)
+void cand_free(struct cand_proc *c)
 {
 	if (!c)
 		return;
@@ -442,8 +444,8 @@ void cand_spare_prestart(const struct cand_opts *o, struct harness *const *ah, i
 	spare_start();
 }
 
-struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, int nH, int soFd,
-                        int *pLoadErr, char *err)
+struct cand_proc *cand_start(const struct cand_opts *o, struct harness *const *ah, int nH, int soFd,
+                             int *pLoadErr, char *err)
 {
 	*pLoadErr = 0;
 	if (nH < 1 || nH > CAND_MAX_HARNESSES)
@@ -497,7 +499,7 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, in
 			break;
 		}
 	}
-	struct cand *c = Spare.n ? Spare.ac[k] : NULL;
+	struct cand_proc *c = Spare.n ? Spare.ac[k] : NULL;
 	int spare = c != NULL;
 	if (spare)
 		memmove(Spare.ac + k, Spare.ac + k + 1, (size_t)(--Spare.n - k) * sizeof *Spare.ac);
@@ -525,12 +527,12 @@ struct cand *cand_start(const struct cand_opts *o, struct harness *const *ah, in
 	return c;
 }
 
-struct cand *cand_twin_begin(const struct cand_opts *o, char *err)
+struct cand_proc *cand_twin_begin(const struct cand_opts *o, char *err)
 {
 	struct cand_opts to = *o;
 	to.azLibDirs = NULL;
 	to.reference = 0;
-	struct cand *c = spawn(&to, 0, 1, START_NOW, err);
+	struct cand_proc *c = spawn(&to, 0, 1, START_NOW, err);
 	if (!c)
 		return NULL;
 	c->twin = 1;
@@ -542,13 +544,13 @@ struct cand *cand_twin_begin(const struct cand_opts *o, char *err)
 	return c;
 }
 
-struct cand *cand_twin(const struct cand_opts *o, char *err)
+struct cand_proc *cand_twin(const struct cand_opts *o, char *err)
 {
-	struct cand *c = cand_twin_begin(o, err);
+	struct cand_proc *c = cand_twin_begin(o, err);
 	return c ? cand_twin_ready(c, err) : NULL;
 }
 
-struct cand *cand_twin_ready(struct cand *c, char *err)
+struct cand_proc *cand_twin_ready(struct cand_proc *c, char *err)
 {
 	struct cm rep = {0};
 	int pl = 0;
@@ -565,12 +567,12 @@ struct cand *cand_twin_ready(struct cand *c, char *err)
 	return c;
 }
 
-int cand_alive(const struct cand *c)
+int cand_alive(const struct cand_proc *c)
 {
 	return c && !c->dead;
 }
 
-void cand_use_twin(struct cand *c, struct cand *twin)
+void cand_use_twin(struct cand_proc *c, struct cand_proc *twin)
 {
 	for (int k = 0; k < CAND_MAX_HARNESSES; k++)
 		c->views[k].hc.twin = cand_alive(twin) ? &twin->views[k].hc : NULL;
