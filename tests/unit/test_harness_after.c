@@ -81,6 +81,57 @@ static struct harness *harness_of(const struct task *t, struct backend *b, char 
 	return h;
 }
 
+/* a source of given inputs (harness_set_source), as a PyTorch problem's
+ * helper is: x of seed s, N floats in [-1, 1), and the outputs 2x */
+static int nDrawn, nExpected;
+static void given_x(uint64_t seed, float *x)
+{
+	for (int i = 0; i < N; i++)
+		x[i] = (float)((seed * 2654435761u + (uint64_t)i * 40503u) % 2000) / 1000.0f - 1.0f;
+}
+static int src_draw(void *arg, uint64_t seed, void *const *aDst, char *err)
+{
+	(void)arg, (void)err;
+	nDrawn++;
+	given_x(seed, aDst[0]);
+	return 0;
+}
+static int src_never(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+static int src_expect(void *arg, uint64_t seed, void *const *aIn, void *const *aOut, char *err)
+{
+	(void)arg, (void)err;
+	nExpected++;
+	given_x(seed, aIn[0]);
+	float *x = aIn[0], *y = aOut[0];
+	for (int i = 0; i < N; i++)
+		y[i] = 2 * x[i];
+	return 0;
+}
+
+/* given inputs (their sets set, not drawn) and their reference's outputs */
+static struct harness *given_harness(const struct task *t, struct backend *b, struct fcand *fr,
+                                     char *err)
+{
+	struct harness_opts o;
+	harness_default_opts(&o, "host");
+	o.budgetS = 0.2;
+	o.nPool = 2;
+	struct harness *h = harness_new(t, b, &o, err);
+	float x[N];
+	for (int s = 0; h && s < harness_nsets(h); s++) {
+		given_x(1000 + (uint64_t)s, x);
+		if (harness_set_input(h, s, 0, x, err) < 0)
+			return harness_free(h), NULL;
+	}
+	if (h && harness_run_reference(h, fcand(fr, h, b, ref_double), err) < 0)
+		return harness_free(h), NULL;
+	return h;
+}
+
 int main(void)
 {
 	char err[KL_ERRLEN];
@@ -185,6 +236,56 @@ int main(void)
 	      reason(r), num(tm, "batch_runs"));
 	cJSON_Delete(r);
 
+	harness_free(h);
+
+	/* given inputs (a PyTorch problem's): without a source, each timed
+	 * run's are two held sets mixed, and none is checked after its call;
+	 * with one (the PyTorch helper, torchref_source), each run's are drawn
+	 * from its own seed, and any of them is checked by the source's
+	 * outputs of that seed */
+	struct fcand fg;
+	h = gH = given_harness(&t, b, &fg, err);
+	CHECK(h != NULL, "a harness of given inputs (%s)", h ? "" : err);
+	harness_set_reference(h, NULL);
+	nKnown = nFresh = 0;
+	r = harness_eval(h, fcand(&fc, h, b, knows_sets), 1, NULL, NULL);
+	tm = cJSON_GetObjectItem(r, "timing");
+	CHECK(!strcmp(status(r), "correct") && nFresh > 0 && !num(tm, "checked_after_runs"),
+	      "given inputs without a source: right only on held sets passes, its %d runs on "
+	      "mixes never checked (%s)",
+	      nFresh, status(r));
+	cJSON_Delete(r);
+	struct harness_source src = {.draw = src_draw, .expect = src_expect};
+	harness_set_source(h, &src);
+	nKnown = nFresh = nDrawn = nExpected = 0;
+	r = harness_eval(h, fcand(&fc, h, b, knows_sets), 1, NULL, NULL);
+	CHECK(!strcmp(status(r), "incorrect") && strstr(reason(r), "checked after") && nDrawn > 0 &&
+	          nExpected >= 1,
+	      "given inputs drawn by a source: right only on held sets is caught in a run "
+	      "checked after its call (%s; %d drawn, %d made again)",
+	      reason(r), nDrawn, nExpected);
+	cJSON_Delete(r);
+	nDrawn = nExpected = 0;
+	r = harness_eval(h, fcand(&fc, h, b, ref_double), 1, NULL, NULL);
+	tm = cJSON_GetObjectItem(r, "timing");
+	CHECK(!strcmp(status(r), "correct") && num(tm, "checked_after_runs") >= 2 && nExpected >= 2,
+	      "given inputs drawn by a source: an honest candidate is correct, %g of its runs "
+	      "checked after their call by the source's outputs (%s)",
+	      num(tm, "checked_after_runs"), reason(r));
+	cJSON_Delete(r);
+	/* a source that cannot draw now (its helper compiling in the
+	 * background): mixes again, unchecked, and no call of it */
+	src.ready = src_never;
+	harness_set_source(h, &src);
+	nDrawn = nExpected = 0;
+	r = harness_eval(h, fcand(&fc, h, b, ref_double), 1, NULL, NULL);
+	tm = cJSON_GetObjectItem(r, "timing");
+	CHECK(!strcmp(status(r), "correct") && !num(tm, "checked_after_runs") && !nDrawn &&
+	          !nExpected,
+	      "a source not ready: the runs are mixes, none drawn by it or checked after the "
+	      "call (%d drawn, %g checked)",
+	      nDrawn, num(tm, "checked_after_runs"));
+	cJSON_Delete(r);
 	harness_free(h);
 	b->destroy(b);
 	return check_done();
