@@ -34,6 +34,23 @@ exec(sys.stdin.read())' "$2" "$3" >"$T/py.out" 2>&1
 	fi
 }
 
+# seed_unverified JOURNAL: the seed's (#1's) first verdict is correct with a
+# time kloop's clock could not bound (a loaded machine: unverified, never
+# incorrect, issue 35); it prints why.  A check of the search's control
+# flow that needs a ranked seed is then skipped, saying so
+seed_unverified() {
+	python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    e = json.loads(l) if l.strip() else {}
+    if e.get("type") == "eval_finished" and e.get("candidate") == 1:
+        t = e["result"].get("timing") or {}
+        if e["result"].get("status") == "correct" and t.get("verified") is False:
+            print(t.get("clock_bound", "unverified")[:200])
+            sys.exit(0)
+        sys.exit(1)
+sys.exit(1)' "$1"
+}
+
 # --- sweeps without an LLM: CHUNK=16 sums the exponentials 64/16 = 4 times
 run sweep search softmax --from $F/chunked.c --rounds 2 --json --session "$T/sweep.jsonl" $EVAL
 check "no provider: --sweep-only implied, and said so" \
@@ -112,18 +129,26 @@ assert all("that moving its 2.1 MB at 1 GB/s takes" in w for w in sus.values())
 PY
 run allsus search softmax --from $F/chunked.c --rounds 1 --sweep-only --bandwidth 0.001 \
 	--session "$T/allsus.jsonl" $EVAL
-check "a search whose only correct candidate is a suspect stops, says which and how to clear it (exit $rc)" \
-	sh -c "test $rc = 1 && grep -q 'search finished: no correct candidate to be a parent: #1 is a suspect, .* (clear 1)' '$T/allsus.out'"
+if why=$(seed_unverified "$T/allsus.jsonl"); then
+	skip "a search whose only correct candidate is a suspect: the seed's time was unverified on this loaded machine ($why)"
+else
+	check "a search whose only correct candidate is a suspect stops, says which and how to clear it (exit $rc)" \
+		sh -c "test $rc = 1 && grep -q 'search finished: no correct candidate to be a parent: #1 is a suspect, .* (clear 1)' '$T/allsus.out'"
+fi
 run maxc search softmax --from $F/chunked.c --max-candidates 2 --json --session "$T/maxc.jsonl" $EVAL
 pycheck "--max-candidates 2: two candidates made, then it stops and says why" "$T/maxc.jsonl" - <<'PY'
 assert len(src) == 3, len(src)
 assert "candidate budget is spent (2 of 2)" in [e["reason"] for e in ev if e["type"] == "search_finished"][0]
 PY
 run target search softmax --from $F/chunked.c --target 0.001 --json --session "$T/target.jsonl" $EVAL
-pycheck "--target: reached by the seed itself, no round is run" "$T/target.jsonl" - <<'PY'
+if why=$(seed_unverified "$T/target.jsonl"); then
+	skip "--target: the seed's time was unverified on this loaded machine, so it ranks nowhere ($why)"
+else
+	pycheck "--target: reached by the seed itself, no round is run" "$T/target.jsonl" - <<'PY'
 assert not [e for e in ev if e["type"] == "round_started"]
 assert "target speedup is reached" in [e["reason"] for e in ev if e["type"] == "search_finished"][0]
 PY
+fi
 
 # --- the corpus over real HTTP (the OpenAI wire format)
 if ! fake_llm tests/fake_llm/corpus.json; then
