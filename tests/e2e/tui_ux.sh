@@ -140,7 +140,7 @@ keys z 1
 # a correct edit: Results compare it with its parent and its seed
 echo good >"$T/mode"
 keys g e
-check "a correct edit" wait_for "^│ +5 +1 human +correct" 30
+check "a correct edit" wait_for "^│[ *!?~] +5 +1 human +correct" 30
 tm resize-window -t "$K" -x 140 -y 40
 check "140x40: Population beside Code again" wait_for "^┌ Population.*┐┌ Code #5"
 # Results holds more lines than its pane (compile, vectoriser, tolerance): zoomed, all show
