@@ -273,15 +273,16 @@ static int may_overlap(struct search *s)
 }
 
 /*
- * A seed whose verdict is about its time and not its output (correct but
+ * A start (a seed, or a translation of round 0: a candidate with no
+ * parent) whose verdict is about its time and not its output (correct but
  * unverified, or a timing its bounds contradicted: issue 35) is timed again
  * before the search gives up on it and translates or stops: a busy machine
- * makes both, and the seed is what the search starts from.  At most
- * SEARCH_SEED_RETIMES evaluations more a seed.  Returns 1 when one was
+ * makes both, and the starts are what the search goes on from.  At most
+ * SEARCH_SEED_RETIMES evaluations more a start.  Returns 1 when one was
  * asked for (the search waits for it), 0 when none is left to time.
  */
 #define SEARCH_SEED_RETIMES 2
-static int retime_seed(struct search *s)
+static int retime_start(struct search *s)
 {
 	const struct state *st = ST(s);
 	for (int i = 0; i < st->nCand; i++) {
@@ -289,8 +290,10 @@ static int retime_seed(struct search *s)
 		int byTime = (c->status == STATUS_CORRECT && c->unverified) ||
 		             (c->status == STATUS_INCORRECT && c->zReason &&
 		              !strncmp(c->zReason, "timing inconsistent", 19));
-		if (!byTime || !c->zOrigin || strcmp(c->zOrigin, "seed") ||
-		    c->nEvals > SEARCH_SEED_RETIMES || runner_job_of(s->rn, c->id))
+		int start = c->zOrigin &&
+		            (!strcmp(c->zOrigin, "seed") || !strcmp(c->zOrigin, "translation"));
+		if (!byTime || !start || c->nEvals > SEARCH_SEED_RETIMES ||
+		    runner_job_of(s->rn, c->id))
 			continue;
 		char err[KL_ERRLEN], line[400];
 		const char *zWhy = c->zReason;
@@ -300,9 +303,10 @@ static int retime_seed(struct search *s)
 				zWhy = "its bound could not be applied";
 		}
 		snprintf(line, sizeof line,
-		         "round 0: seed #%d's time was %s (%.200s): timing it again (%d of %d) "
+		         "round 0: %s #%d's time was %s (%.200s): timing it again (%d of %d) "
 		         "before the search gives up on it",
-		         c->id, c->status == STATUS_CORRECT ? "unverified" : "contradicted", zWhy,
+		         c->zOrigin, c->id,
+		         c->status == STATUS_CORRECT ? "unverified" : "contradicted", zWhy,
 		         c->nEvals, SEARCH_SEED_RETIMES);
 		if (runner_bench(s->rn, c->id, err) < 0) {
 			note(s, err, NULL);
@@ -334,7 +338,7 @@ static int start_round(struct search *s, int lagged)
 		for (int i = 0; i < st->nCand && !anyEligible; i++)
 			anyEligible = policy_eligible(st, &st->aCand[i]) &&
 			              !state_search_excluded(st, st->aCand[i].id);
-		if (!anyEligible && retime_seed(s))
+		if (!anyEligible && retime_start(s))
 			return 1;
 		if (!anyEligible) {
 			int translated = 0;
