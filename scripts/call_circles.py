@@ -27,9 +27,6 @@ FOLDERS = ["cli", "tui", "sessions", "engine", "worker"]
 # "#" line, not as a failure.  Remove an entry once the branch that breaks
 # its circle has merged (an entry no circle needs any more is reported).
 KNOWN = {
-    # issue 41, item 7: left for now, other engineers are editing these files
-    ("worker/cascade.c", "worker/main.c", "worker/requests.c", "worker/runners.c"):
-        "issue 41, item 7: the worker's main, requests, cascade and runners, not split yet",
     ("engine/measure/harness.c", "engine/measure/harness_ab.c", "engine/measure/harness_after.c",
      "engine/measure/harness_batch.c", "engine/measure/harness_check.c",
      "engine/measure/harness_clock.c", "engine/measure/harness_samples.c",

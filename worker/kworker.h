@@ -1,9 +1,11 @@
 /*
- * kworker.h - what the files of kloop-worker share: main.c (the protocol
- * out, the request loop, limits, main), cascade.c (compiles, the reference
- * run, the cascade of checks and timings, the A/B, results) and
- * requests.c (the task, eval and measured requests, the PyTorch helper):
- * the jobs, the worker's one state W, and their functions.
+ * kworker.h - what the files of kloop-worker share, each calling only
+ * those below it: main.c (the request loop, limits, main) on top;
+ * requests.c (the task, eval and measured requests); cascade.c (compiles,
+ * the cascade of checks and timings, the A/B, results); runners.c (the
+ * runners, the reference's other runs); helper.c (the PyTorch helper's
+ * life, the background compile); out.c (the worker's one state W, the
+ * protocol out) at the bottom: the jobs, W, and their functions.
  */
 #ifndef KL_KWORKER_H
 #define KL_KWORKER_H
@@ -130,13 +132,27 @@ extern struct kworker_state kworker_w;
 /* the worker's pid (a forked child's exit() leaves the helper alone) */
 extern pid_t kworker_pid;
 
-/* ---- main.c: the protocol out, the loop, main ---- */
+/* ---- out.c: the state, the protocol out, limits (calls no other file) ---- */
 /* send event o to the engine (consumed); a gone engine ends the worker */
 void kworker_send_json(cJSON *o);
 /* an error event about job (< 0: none); fatal: the worker cannot go on */
 void kworker_send_error(int job, const char *zMsg, int fatal);
 /* job's stage (k: the trial or run, < 0: none) */
 void kworker_send_progress(int job, const char *zStage, int k);
+/* a runner's memory limit, MiB */
+long long kworker_mem_limit_mb(void);
+
+/* ---- helper.c: the PyTorch helper's life, the background compile ---- */
+/* atexit: end the PyTorch helper of the task that loads */
+void kworker_kill_helper(void);
+/* start the PyTorch helper on zProblem; zShapes and size scale a problem
+ * file's constants (NULL, 0: as written); NULL + err */
+struct torchref *kworker_start_helper(const char *zProblem, const char *zShapes, double size,
+                                      char *err);
+/* torch.compile's baseline is compiled by tr in the background: watch it */
+void kworker_background_watch(struct torchref *tr);
+/* torch.compile's baseline compiled in the background: go on with it */
+void kworker_background_compile(void);
 
 /* ---- cascade.c: compiles, the cascade, the A/B, results ---- */
 /* free job j and its incumbent */
@@ -179,19 +195,11 @@ const char *kworker_float64_end(struct harness *h64, int ok, const char *zName, 
                                 char *err);
 
 /* ---- requests.c: the task, eval and measured requests ---- */
-/* atexit: end the PyTorch helper of the task that loads */
-void kworker_kill_helper(void);
-/* torch.compile's baseline compiled in the background: go on with it */
-void kworker_background_compile(void);
 /* the task request: load the task and its reference */
 void kworker_op_task(cJSON *req);
 /* the eval request: compile the candidate (and its incumbent), queue it */
 void kworker_op_eval(cJSON *req);
 /* the measured request: code timed in the session elsewhere */
 void kworker_op_measured(cJSON *req);
-
-/* ---- main.c ---- */
-/* a runner's memory limit, MiB */
-long long kworker_mem_limit_mb(void);
 
 #endif

@@ -10,32 +10,6 @@
  */
 #include "kworker.h"
 
-struct kworker_state kworker_w;
-
-/* ---- protocol out ---- */
-
-void kworker_send_json(cJSON *o)
-{
-	char *z = cJSON_PrintUnformatted(o);
-	size_t n = strlen(z);
-	z = xrealloc(z, n + 2);
-	z[n] = '\n';
-	if (write_all(W.out, z, n + 1) < 0)
-		_exit(4); /* the engine is gone */
-	free(z);
-	cJSON_Delete(o);
-}
-
-void kworker_send_error(int job, const char *zMsg, int fatal)
-{
-	kworker_send_json(protocol_error(job, zMsg, fatal));
-}
-
-void kworker_send_progress(int job, const char *zStage, int k)
-{
-	kworker_send_json(protocol_progress(job, zStage, k));
-}
-
 static void handle_line(char *line)
 {
 	cJSON *req = cJSON_Parse(line);
@@ -121,18 +95,6 @@ static void on_input(struct loop *l, int fd, int events, void *arg)
 #define KL_ASAN 1
 #endif
 #endif
-
-/* the host backend's memory limit in MiB (0: none) */
-long long kworker_mem_limit_mb(void)
-{
-	const char *env = getenv("KLOOP_MEM_LIMIT_MB");
-	long long mb = env && *env ? atoll(env) : 0;
-	if (mb <= 0) {
-		long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-		mb = pages > 0 && size > 0 ? (long long)pages * size / 2 / (1 << 20) : 0;
-	}
-	return mb;
-}
 
 /* the runner: a file the candidate writes is at most 1 GiB (past it,
  * SIGXFSZ: a crash) */

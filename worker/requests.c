@@ -11,18 +11,6 @@
 
 /* ---- requests ---- */
 
-/* the PyTorch helper while the task loads: ended with what it started
- * before a task error is sent (so that nothing of it outlives the error
- * kloop prints), and when the worker ends first (a quit read meanwhile) */
-static struct torchref *gHelper;
-pid_t kworker_pid; /* a forked child's exit() leaves it alone */
-
-void kworker_kill_helper(void)
-{
-	if (getpid() == kworker_pid)
-		torchref_kill(gHelper);
-}
-
 static void fail_task(const char *zMsg)
 {
 	kworker_kill_helper();
@@ -31,64 +19,6 @@ static void fail_task(const char *zMsg)
 		proc_die_of(SIGTERM);
 	kworker_send_error(-1, zMsg, 1);
 	exit(1);
-}
-
-static void on_bg_fd(struct loop *l, int fd, int events, void *arg)
-{
-	(void)l, (void)fd, (void)events, (void)arg;
-	kworker_background_compile();
-}
-
-/*
- * torch.compile's baseline, compiled in the background (a search asked
- * "defer_compile"): what the helper said is read when no candidate runs;
- * once it has kworker_compiled, the compiled model is timed at once (the GPU is
- * its own meanwhile) and the engine hears {"ev": "baselines"} with the
- * whole baselines.  A failure of the helper is the baseline's, not the
- * task's: it says so in "compile".
- */
-void kworker_background_compile(void)
-{
-	char err[KL_ERRLEN];
-	struct torchref *r = W.bg;
-	int rc = torchref_service(r, err);
-	if (rc == 0)
-		return;
-	double t0 = now_s();
-	/* on a failure the baselines say why in "compile" */
-	const cJSON *tm = rc > 0 ? torchref_time_compile(r, err) : torchref_baselines(r);
-	/* the helper stays for the runs' inputs (W.tr), its parameters checked
-	 * now as its end would */
-	int keep = rc > 0 && W.tr == r && torchref_check_params(r, err) == 0;
-	if (rc > 0 && !keep && torchref_finish(r, err) < 0)
-		torchref_kill(r);
-	cJSON *o = protocol_baselines(tm, now_s() - W.tTask, now_s() - t0);
-	loop_del_fd(W.l, torchref_fd(r));
-	W.bg = NULL;
-	if (!keep) {
-		harness_set_source(W.h, NULL);
-		W.tr = NULL;
-		gHelper = NULL;
-		torchref_free(r);
-	}
-	kworker_send_json(o);
-}
-
-/* start the PyTorch helper on zProblem; zShapes and size scale a problem
- * file's constants (NULL, 0: as written) */
-static struct torchref *start_torch(const char *zProblem, const char *zShapes, double size,
-                                    char *err)
-{
-	struct torchref_opts to = {.zPython = W.zPython,
-	                           .zCacheDir = W.zCacheDir,
-	                           .zDevice = strcmp(W.zBackend, "cuda") ? "cpu" : "cuda",
-	                           .cudaIndex = W.dev,
-	                           .seed = W.opts.seed,
-	                           .budgetS = W.opts.budgetS,
-	                           .zShapes = zShapes,
-	                           .size = size,
-	                           .timeoutS = W.refTimeoutS};
-	return gHelper = torchref_start(zProblem, &to, err);
 }
 
 /*
@@ -336,8 +266,7 @@ static void load_timed(void)
 	if (torchref_compile_pending(tr)) {
 		/* kworker_background_compile() reads it meanwhile, and checks its
 		 * parameters once the compile is over */
-		W.bg = tr;
-		loop_add_fd(W.l, torchref_fd(tr), LOOP_READ, on_bg_fd, NULL);
+		kworker_background_watch(tr);
 		cJSON_AddBoolToObject(su, "torch_compile_background", 1);
 		load_ready();
 		return;
@@ -489,7 +418,7 @@ void kworker_op_task(cJSON *req)
 		/* a KernelBench problem file given directly */
 		if (zFlagLibs && compiler_add_libs(W.comp, zFlagLibs, NULL, err) < 0)
 			fail_task(err);
-		if (!(tr = start_torch(zDir, zShapes, tq.size, err)))
+		if (!(tr = kworker_start_helper(zDir, zShapes, tq.size, err)))
 			fail_task(err);
 		L.problem = 1;
 	} else {
@@ -513,7 +442,7 @@ void kworker_op_task(cJSON *req)
 				          "task.json)");
 			/* at the shape set's dimensions: the constants of
 			 * reference.py that bear their names */
-			if (!(tr = start_torch(W.t->ref.zTorch, W.t->zDims, 0, err)))
+			if (!(tr = kworker_start_helper(W.t->ref.zTorch, W.t->zDims, 0, err)))
 				fail_task(err);
 		} else {
 			zSrcPath = !strcmp(zRef, "cuda")   ? W.t->ref.zCuda

@@ -1,0 +1,45 @@
+/*
+ * worker/out.c - the bottom of kloop-worker: its one state W, what goes to
+ * the engine (events, errors, progress: one JSON line each on the private
+ * protocol descriptor) and the runners' memory limit.  It calls nothing of
+ * the worker's other files; they all call it (kworker.h).
+ */
+#include "kworker.h"
+
+struct kworker_state kworker_w;
+
+/* ---- protocol out ---- */
+
+void kworker_send_json(cJSON *o)
+{
+	char *z = cJSON_PrintUnformatted(o);
+	size_t n = strlen(z);
+	z = xrealloc(z, n + 2);
+	z[n] = '\n';
+	if (write_all(W.out, z, n + 1) < 0)
+		_exit(4); /* the engine is gone */
+	free(z);
+	cJSON_Delete(o);
+}
+
+void kworker_send_error(int job, const char *zMsg, int fatal)
+{
+	kworker_send_json(protocol_error(job, zMsg, fatal));
+}
+
+void kworker_send_progress(int job, const char *zStage, int k)
+{
+	kworker_send_json(protocol_progress(job, zStage, k));
+}
+
+/* the host backend's memory limit in MiB (0: none) */
+long long kworker_mem_limit_mb(void)
+{
+	const char *env = getenv("KLOOP_MEM_LIMIT_MB");
+	long long mb = env && *env ? atoll(env) : 0;
+	if (mb <= 0) {
+		long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+		mb = pages > 0 && size > 0 ? (long long)pages * size / 2 / (1 << 20) : 0;
+	}
+	return mb;
+}
