@@ -130,8 +130,9 @@ static void note_code(const struct job *j, const struct timed *skip, cJSON *o)
 	if (!j->zCode[0])
 		return;
 	cJSON_AddStringToObject(o, "code_hash", j->zCode);
-	const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(o, "status"));
-	if (!st || strcmp(st, "correct"))
+	struct verdict v;
+	verdict_decode(o, &v);
+	if (v.status != STATUS_CORRECT)
 		return;
 	if (skip) {
 		char *z = xasprintf("same machine code as %s, not timed again", skip->zLabel);
@@ -140,7 +141,7 @@ static void note_code(const struct job *j, const struct timed *skip, cJSON *o)
 		cJSON_DeleteItemFromObject(o, "timing");
 		cJSON_AddItemToObject(o, "timing", cJSON_Duplicate(skip->timing, 1));
 	} else {
-		kworker_add_timed(j->zCode, j->zName, cJSON_GetObjectItem(o, "timing"));
+		kworker_add_timed(j->zCode, j->zName, v.timingJson);
 	}
 }
 
@@ -157,10 +158,25 @@ static void stage_progress(const char *zWhat, int k, void *arg)
 	kworker_send_progress(sc->job, sc->zStage, k);
 }
 
+/* res decoded (verdict.h): what the cascade reads of the verdict it makes */
+static struct verdict decoded(const cJSON *res)
+{
+	struct verdict v;
+	verdict_decode(res, &v);
+	return v;
+}
+
+/* res is correct so far */
+static int is_correct(const cJSON *res)
+{
+	return decoded(res).status == STATUS_CORRECT;
+}
+
+/* res's status as written; a result without one is a crash */
 static const char *status_of(const cJSON *res)
 {
-	const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(res, "status"));
-	return z ? z : "crashed";
+	const char *z = decoded(res).zStatus;
+	return *z ? z : "crashed";
 }
 
 /* the runner could not start: a compile_error when the object is at fault */
@@ -172,10 +188,12 @@ static cJSON *load_failed(int loadErr, const char *err)
 	return res;
 }
 
-static double timing_num(const cJSON *tm, const char *k)
+/* a stage's timing's median (0: none) */
+static double median_of(const cJSON *tm)
 {
-	const cJSON *v = cJSON_GetObjectItem(tm, k);
-	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+	struct verdict_timing t;
+	verdict_timing_decode(tm, &t);
+	return isnan(t.medianMs) ? 0 : t.medianMs;
 }
 
 /* one stage passed: its name and seconds in the result's "stages" */
@@ -199,14 +217,14 @@ static cJSON *ab_stage(struct job *j, struct harness_cand *hc, cJSON *res)
 	char err[KL_ERRLEN];
 	int loadErr, who;
 	const struct eval_incumbent *inc = &j->rq.inc;
-	const cJSON *tm = cJSON_GetObjectItem(res, "timing");
+	struct verdict v = decoded(res);
 	cJSON *ab = NULL, *fail = NULL;
 	struct cand_proc *ci = j->inc->ok ? kworker_load(j->inc, W.h, &loadErr, err) : NULL;
 	if (!j->inc->ok)
 		snprintf(err, sizeof err, "the incumbent %s does not compile", j->inc->zName);
 	if (ci) {
 		struct stage_ctx sc = {j->id, "a/b"};
-		const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(tm, "method"));
+		const char *m = v.timing.zMethod;
 		struct harness_ab_opts ao = {.nPairs = j->rq.abPairs,
 		                             .budgetS = W.opts.budgetS,
 		                             .strict = m && !strcmp(m, "device-wide")};
@@ -225,8 +243,7 @@ static cJSON *ab_stage(struct job *j, struct harness_cand *hc, cJSON *res)
 			return fail;
 		}
 		if (!ab)
-			snprintf(err, sizeof err, "%s",
-			         cJSON_GetStringValue(cJSON_GetObjectItem(fail, "reason")));
+			snprintf(err, sizeof err, "%s", decoded(fail).zReason);
 		cJSON_Delete(fail);
 	}
 	if (!ab) {
@@ -244,7 +261,7 @@ static cJSON *ab_stage(struct job *j, struct harness_cand *hc, cJSON *res)
  * the checked timed runs' (precision.h), the A/B's included */
 static void precision_again(cJSON *res)
 {
-	cJSON *pr = cJSON_GetObjectItem(res, "precision") ? harness_precision(W.h) : NULL;
+	cJSON *pr = decoded(res).precisionJson ? harness_precision(W.h) : NULL;
 	if (pr)
 		cJSON_ReplaceItemInObject(res, "precision", pr);
 }
@@ -292,9 +309,9 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 			return load_failed(loadErr, err);
 		full = 1;
 		res = harness_eval(W.hSmall, cand_iface(c, 0), 0, stage_progress, &sc);
-		if (W.b->fatal || strcmp(status_of(res), "correct")) {
-			const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(res, "reason"));
-			char *z = xasprintf("at the small shapes (%s): %s", W.zSmall, r ? r : "");
+		if (W.b->fatal || !is_correct(res)) {
+			char *z = xasprintf("at the small shapes (%s): %s", W.zSmall,
+			                    decoded(res).zReason);
 			cJSON_ReplaceItemInObject(res, "reason", cJSON_CreateString(z));
 			free(z);
 			goto stop_c;
@@ -309,7 +326,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 	t0 = now_s();
 	kworker_send_progress(j->id, zStage, -1);
 	res = harness_eval(W.h, cand_iface(c, full), 0, stage_progress, &sc);
-	if (full && !W.b->fatal && strcmp(status_of(res), "correct")) {
+	if (full && !W.b->fatal && !is_correct(res)) {
 		/* again in a process that has not run the small shapes */
 		cJSON *shared = res;
 		unload_cand(j, c);
@@ -320,20 +337,20 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 		}
 		full = 0;
 		res = harness_eval(W.h, cand_iface(c, 0), 0, stage_progress, &sc);
-		if (!strcmp(status_of(res), "correct")) {
-			const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(shared, "reason"));
+		if (is_correct(res)) {
+			const char *r = decoded(shared).zReason;
 			char *z = xasprintf(
 			    "%s at the full shapes in the process that had run the small shapes "
 			    "(%s), "
 			    "correct in a fresh one: it keeps state from an earlier call (a buffer "
 			    "sized by its first shapes?)",
-			    status_of(shared), r ? r : "no reason");
+			    status_of(shared), *r ? r : "no reason");
 			cJSON_AddStringToObject(res, "kept_state", z);
 			free(z);
 		}
 		cJSON_Delete(shared);
 	}
-	if (W.b->fatal || strcmp(status_of(res), "correct"))
+	if (W.b->fatal || !is_correct(res))
 		goto stop_c;
 	stage_done(stages, zStage, t0);
 	*pCheck = now_s() - tc - W.loadS;
@@ -355,7 +372,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 		goto failed;
 	stage_done(stages, zStage, t0);
 	double stopX = j->rq.quickStopX, base = j->rq.baselineMs;
-	double quickMs = timing_num(tm, "median_ms");
+	double quickMs = median_of(tm);
 	if (stopX > 0 && base > 0 && quickMs > stopX * base && !j->rq.abForce) {
 		char why[200];
 		snprintf(
@@ -378,12 +395,12 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 	precision_again(res);
 	/* the A/B: when it looks faster than the incumbent, or when asked */
 	double incMs = j->rq.inc.zSource ? j->rq.inc.medianMs : 0;
-	if (j->inc && !W.b->fatal && (j->rq.abForce || timing_num(tm, "median_ms") < incMs)) {
+	if (j->inc && !W.b->fatal && (j->rq.abForce || median_of(tm) < incMs)) {
 		zStage = "a/b";
 		t0 = now_s();
 		kworker_send_progress(j->id, zStage, 0);
 		res = ab_stage(j, cand_iface(c, full), res);
-		if (strcmp(status_of(res), "correct"))
+		if (!is_correct(res))
 			goto stop_c;
 		precision_again(res);
 		stage_done(stages, zStage, t0);
@@ -411,12 +428,13 @@ stop:
 static void note_target(cJSON *res)
 {
 	const struct cuda_target *tg = compiler_target(W.comp);
-	if (!tg || !strcmp(status_of(res), "correct") || !strcmp(status_of(res), "compile_error"))
+	struct verdict v = decoded(res);
+	if (!tg || v.status == STATUS_CORRECT || v.status == STATUS_COMPILE_ERROR)
 		return;
-	const char *why = json_str(res, "reason", "");
+	const char *why = v.zReason;
 	char hint[800];
 	if (!cuda_target_diagnose_run(tg, why, hint, sizeof hint) &&
-	    !cuda_target_diagnose_run(tg, json_str(res, "stderr_tail", ""), hint, sizeof hint))
+	    !cuda_target_diagnose_run(tg, v.zStderrTail ? v.zStderrTail : "", hint, sizeof hint))
 		return;
 	char *z = xasprintf("%s%s%s", why, *why ? "; " : "", hint);
 	cJSON_DeleteItemFromObject(res, "reason");
@@ -448,7 +466,7 @@ static void run_job(struct job *j)
 		res = cascade(j, skip, stages, &tCheck, &tTime);
 		torchref_hold(W.bg, 0);
 		/* a load error is the object's: the compile stage's */
-		if (!strcmp(status_of(res), "compile_error"))
+		if (decoded(res).status == STATUS_COMPILE_ERROR)
 			cJSON_ReplaceItemInObject(res, "stage", cJSON_CreateString("compile"));
 	}
 	if (j->ext.form != TORCHEXT_KERNEL) {
@@ -461,15 +479,14 @@ static void run_job(struct job *j)
 	note_target(res);
 	double tRun = now_s() - t0;
 	/* how far its time is from the device's limit; below it: a suspect */
-	const cJSON *med = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "timing"), "median_ms");
-	cJSON *roof = !strcmp(status_of(res), "correct") && cJSON_IsNumber(med)
-	                  ? roofline_json(W.t, &W.roof, med->valuedouble)
+	struct verdict v = decoded(res);
+	cJSON *roof = v.status == STATUS_CORRECT && !isnan(v.timing.medianMs)
+	                  ? roofline_json(W.t, &W.roof, v.timing.medianMs)
 	                  : NULL;
 	if (roof) {
 		/* at the clock the timing ended at (issue 39) */
-		roofline_at_clock(
-		    roof, &W.roof,
-		    json_num(cJSON_GetObjectItem(res, "timing"), "sm_clock_mhz_after", 0));
+		roofline_at_clock(roof, &W.roof,
+		                  isnan(v.timing.smClockMhzAfter) ? 0 : v.timing.smClockMhzAfter);
 		cJSON_AddItemToObject(res, "roofline", roof);
 	}
 	cJSON *o = protocol_event(PROTO_EV_RESULT, j->id);

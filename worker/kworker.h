@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@
 #include "torchext.h"
 #include "torchref.h"
 #include "util.h"
+#include "verdict.h"
 #include "version.h"
 
 struct job {

@@ -250,7 +250,9 @@ static void load_timed(void)
 		if (cJSON_IsNumber(cs) && !torchref_timing_cached(tr))
 			cJSON_AddNumberToObject(su, "torch_compile", cs->valuedouble);
 		/* copies: the helper's own go with it */
-		if (eager && cJSON_GetObjectItem(eager, "median_ms"))
+		struct verdict_timing et;
+		verdict_timing_decode(eager, &et);
+		if (!isnan(et.medianMs))
 			L.refTm = cJSON_Duplicate(eager, 1);
 		L.bases = cJSON_Duplicate(tm, 1);
 	}

@@ -3,6 +3,7 @@
  * device and the baseline, so that every front end journals the same result.
  */
 #include "result.h"
+#include "verdict.h"
 
 #include <math.h>
 #include <string.h>
@@ -63,9 +64,10 @@ void result_complete_from(cJSON *r, const cJSON *rt, const cJSON *baselines, con
                           const char *zSource, const char *zBackend)
 {
 	double base = rt ? result_num(rt, "median_ms") : NAN;
-	double t = result_num(cJSON_GetObjectItem(r, "timing"), "median_ms");
-	const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
-	int ok = status_from_name(st) == STATUS_CORRECT;
+	struct verdict v;
+	verdict_decode(r, &v);
+	double t = v.timing.medianMs;
+	int ok = v.status == STATUS_CORRECT;
 	cJSON_AddStringToObject(r, "task", zTask);
 	cJSON_AddStringToObject(r, "source", zSource);
 	cJSON_AddStringToObject(r, "backend", zBackend);
@@ -96,9 +98,10 @@ void result_complete_from(cJSON *r, const cJSON *rt, const cJSON *baselines, con
 		                        cJSON_GetStringValue(cJSON_GetObjectItem(cm, "error")));
 	}
 	add_libraries(r, cJSON_GetObjectItem(baselines, "libraries"), ok && t > 0 ? t : NAN);
-	if (!cJSON_GetObjectItem(r, "reason"))
+	/* the keys every verdict has (written, not read) */
+	if (!cJSON_HasObjectItem(r, "reason"))
 		cJSON_AddStringToObject(r, "reason", "");
-	if (!cJSON_GetObjectItem(r, "correctness"))
+	if (!cJSON_HasObjectItem(r, "correctness"))
 		cJSON_AddItemToObject(r, "correctness", cJSON_CreateObject());
 }
 

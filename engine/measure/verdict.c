@@ -26,7 +26,7 @@ static int count(const cJSON *o, const char *k)
 	return cJSON_IsNumber(n) ? n->valueint : -1;
 }
 
-static void timing(const cJSON *tm, struct verdict_timing *t)
+void verdict_timing_decode(const cJSON *tm, struct verdict_timing *t)
 {
 	t->present = cJSON_IsObject(tm);
 	t->medianMs = num(tm, "median_ms");
@@ -44,6 +44,7 @@ static void timing(const cJSON *tm, struct verdict_timing *t)
 	t->zThrottleReason = str_or(tm, "throttle_reason", NULL);
 	t->stopped = cJSON_GetObjectItem(tm, "stopped") != NULL;
 	t->zStopped = str_or(tm, "stopped", "");
+	t->smClockMhzAfter = num(tm, "sm_clock_mhz_after");
 }
 
 static void ab(const cJSON *o, struct verdict_ab *a)
@@ -92,7 +93,7 @@ void verdict_decode(const cJSON *r, struct verdict *v)
 	v->zStderrTail = str_or(r, "stderr_tail", NULL);
 	v->zRerunAbandoned = str_or(r, "rerun_abandoned", NULL);
 	v->timingJson = cJSON_GetObjectItem(r, "timing");
-	timing(v->timingJson, &v->timing);
+	verdict_timing_decode(v->timingJson, &v->timing);
 	const cJSON *p = cJSON_GetObjectItem(r, "precision");
 	v->precisionJson = p;
 	v->precision.zClass = str_or(p, "verdict", NULL);

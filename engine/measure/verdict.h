@@ -67,8 +67,9 @@ struct verdict_timing {
 	const char *zClockNote;  /* a note on the clock, or NULL */
 	int throttled;           /* the GPU throttled meanwhile */
 	const char *zThrottleReason;
-	int stopped;          /* stopped after the quick timing ("stopped") */
-	const char *zStopped; /* why, where said ("" where none) */
+	int stopped;            /* stopped after the quick timing ("stopped") */
+	const char *zStopped;   /* why, where said ("" where none) */
+	double smClockMhzAfter; /* the SM clock when it ended (NAN: not read) */
 };
 
 /* the precision verdict of a correct candidate ("precision", precision.h) */
@@ -133,6 +134,10 @@ struct verdict {
 
 /* v from result r (NULL: a verdict of nothing, status "new") */
 void verdict_decode(const cJSON *r, struct verdict *v);
+
+/* t from a timing object tm (a verdict's "timing", or a stage's or a
+ * baseline's timing of the same keys); NULL: not present */
+void verdict_timing_decode(const cJSON *tm, struct verdict_timing *t);
 
 /* a timed, correct verdict with a median: what a time can be read from */
 int verdict_timed(const struct verdict *v);
