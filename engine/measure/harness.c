@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 
 #include "util.h"
+#include "verdict.h"
 
 #define POOL_MAX 8              /* checking sets at most */
 #define POOL_BYTES (1ull << 30) /* and at most this much memory for them */
@@ -434,7 +435,9 @@ cJSON *harness_eval(struct harness *h, struct harness_cand *c, int bTime,
 	cJSON *tm = harness_time(h, c, 0, progress, arg, &fail);
 	if (!tm) {
 		cJSON_Delete(o);
-		if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(fail, "status")), "incorrect"))
+		struct verdict v;
+		verdict_decode(fail, &v);
+		if (v.status == STATUS_INCORRECT)
 			cJSON_AddItemToObject(fail, "correctness",
 			                      harness_correctness_json(h, &a, h->o.nTrials));
 		return fail;
