@@ -27,11 +27,6 @@ FOLDERS = ["cli", "tui", "sessions", "engine", "worker"]
 # "#" line, not as a failure.  Remove an entry once the branch that breaks
 # its circle has merged (an entry no circle needs any more is reported).
 KNOWN = {
-    ("engine/measure/harness.c", "engine/measure/harness_ab.c", "engine/measure/harness_after.c",
-     "engine/measure/harness_batch.c", "engine/measure/harness_check.c",
-     "engine/measure/harness_clock.c", "engine/measure/harness_samples.c",
-     "engine/measure/harness_sets.c", "engine/measure/harness_time.c"):
-        "issue 41, item 7: the harness's files, not split yet",
 }
 
 # nm's letters of a defined global symbol (lowercase ones are local)

@@ -2,8 +2,11 @@
  * harness.c - the trustworthy measurement: every run on guarded, poisoned
  * buffers with inputs verified unchanged; correctness over several trials
  * with fresh inputs (harness_eval); timing with flushed caches until the
- * median is stable (harness_time.c).  This file: the harness object, its
- * buffers, a run's preparation, the trials and their verdicts.
+ * median is stable (harness_time.c).  This file, the top of the harness's
+ * files (harness_priv.h says which way they call): the harness object,
+ * its buffers (the batch's ring among them), its accessors, and the
+ * trials; a run's preparation and the verdicts of a call are
+ * harness_run.c's.
  */
 #include "harness_priv.h"
 
@@ -11,11 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include "util.h"
+#include "verdict.h"
 
 #define POOL_MAX 8              /* checking sets at most */
 #define POOL_BYTES (1ull << 30) /* and at most this much memory for them */
@@ -37,18 +39,6 @@ void harness_default_opts(struct harness_opts *o, const char *zBackend)
 	o->warmupS = 0.025;
 	o->nPool = -1;
 	o->nRing = -1;
-}
-
-uint64_t harness_random64(void)
-{
-	uint64_t v = 0;
-	if (getrandom(&v, sizeof v, 0) != (ssize_t)sizeof v) {
-		/* no getrandom: the clock's low bits, mixed */
-		v = (uint64_t)(now_s() * 1e9) ^ ((uint64_t)getpid() << 32);
-		v ^= v >> 31;
-		v *= 0x9e3779b97f4a7c15ull;
-	}
-	return v;
 }
 
 /* memory this process may still take: the kernel's estimate of what can be
@@ -360,179 +350,6 @@ int harness_buffers(const struct harness *h, struct harness_buf *a)
 	return n;
 }
 
-/* upload set s's inputs, reset every guard band and poison the outputs */
-int harness_prepare(struct harness *h, int s, char *err)
-{
-	struct backend *b = h->b;
-	for (int i = 0; i < h->t->nIn; i++) {
-		struct gbuf *g = &h->aIn[i];
-		if (!h->aaIn[s][i])
-			return kl_err(
-			    err, "set %d's inputs were given back (harness_release_inputs)", s);
-		if (b->fill(b, g->base, GUARD_BYTE, GUARD, err) < 0 ||
-		    b->fill(b, g->base + GUARD + g->n, GUARD_BYTE, GUARD, err) < 0 ||
-		    b->copy(b, payload(g), h->aaIn[s][i], g->n, err) < 0)
-			return -1;
-	}
-	for (int j = 0; j < h->t->nOut; j++) {
-		struct gbuf *g = &h->aOut[j];
-		int poison = harness_poison_of(h->t->aOut[j].dtype);
-		if (b->fill(b, g->base, GUARD_BYTE, GUARD, err) < 0 ||
-		    b->fill(b, g->base + GUARD + g->n, GUARD_BYTE, GUARD, err) < 0 ||
-		    b->fill(b, payload(g), poison, g->n, err) < 0)
-			return -1;
-	}
-	return b->sync(b, err);
-}
-
-int harness_poison_outputs(struct harness *h, char *err)
-{
-	for (int j = 0; j < h->t->nOut; j++) {
-		struct gbuf *g = &h->aOut[j];
-		int poison = harness_poison_of(h->t->aOut[j].dtype);
-		if (h->b->fill(h->b, payload(g), poison, g->n, err) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* call the candidate once, untimed: 0 with *pRc, -1 + err, or HC_* + why */
-int harness_call(struct harness_cand *c, int *pRc, char *why, size_t nWhy, char *err)
-{
-	double ms, md;
-	int rc = c->call(c, HC_UNTIMED, pRc, &ms, &md, why, nWhy, err);
-	settle(c);
-	return rc;
-}
-
-const char *harness_returned(const struct harness_cand *c, int rc, const char *zWhen, char *buf,
-                             size_t n)
-{
-	snprintf(buf, n, "kl_run returned %d%s%s%.*s", rc, zWhen, c->zRunError[0] ? ": " : "",
-	         (int)sizeof c->zRunError, c->zRunError);
-	return buf;
-}
-
-cJSON *harness_verdict(const char *zStatus, const char *zReason)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "status", zStatus);
-	cJSON_AddStringToObject(o, "reason", zReason);
-	return o;
-}
-
-/* evict the candidate's own buffers, where the backend can */
-void harness_evict(struct harness *h)
-{
-	if (!h->b->evict)
-		return;
-	for (int i = 0; i < h->t->nIn; i++)
-		h->b->evict(h->b, payload(&h->aIn[i]), h->aIn[i].n);
-	for (int j = 0; j < h->t->nOut; j++)
-		h->b->evict(h->b, payload(&h->aOut[j]), h->aOut[j].n);
-}
-
-/*
- * A run's fresh inputs from seed into aDst[i] (device memory, input i's
- * size each): drawn from the task's distribution; for given inputs
- * (PyTorch's), drawn by their source (harness_set_source: get_inputs()
- * under the seed), or, without one ready, two of their plain sets mixed
- * element by element by a mask drawn for the run (new bytes of the same
- * values, which no check after the call covers).  0 or -1 + err.
- */
-int harness_draw_inputs(struct harness *h, void *const *aDst, uint64_t seed, char *err)
-{
-	struct backend *b = h->b;
-	int sa = 0, sb = 0;
-	h->lastBySrc = 0;
-	if (!h->bGenerated && h->src.draw && (!h->src.ready || h->src.ready(h->src.arg))) {
-		h->lastBySrc = 1;
-		return h->src.draw(h->src.arg, seed, aDst, err);
-	}
-	if (!h->bGenerated) {
-		/* of the plain sets only: the varied ones (scaled, heavy-tailed,
-		 * with outliers) are for checking, and a time taken on them is
-		 * not the problem's (on an H200 the softmax seed ran 15% slower
-		 * on mixes of them: 0.111 ms against 0.096 with generated inputs) */
-		int plain[64], nPlain = 0;
-		for (int s = 0; s < h->nSets && nPlain < 64; s++)
-			if (!harness_vary_of(h, s))
-				plain[nPlain++] = s;
-		if (!nPlain)
-			plain[nPlain++] = 0;
-		uint64_t z = seed * 0x9e3779b97f4a7c15ull;
-		int ia = (int)((z >> 33) % (uint64_t)nPlain);
-		int ib =
-		    nPlain > 1 ? (ia + 1 + (int)((z >> 7) % (uint64_t)(nPlain - 1))) % nPlain : ia;
-		sa = plain[ia], sb = plain[ib];
-	}
-	for (int i = 0; i < h->t->nIn; i++) {
-		size_t n = h->aIn[i].n;
-		int es = (int)task_dtype_size(h->t->aIn[i].dtype);
-		int rc =
-		    h->bGenerated
-		        ? b->random(b, aDst[i], &h->t->aIn[i], seed ^ (uint64_t)i, err)
-		        : b->mix(b, aDst[i], h->aaIn[sa][i], h->aaIn[sb][i],
-		                 (int64_t)(n / (size_t)es), es, seed ^ ((uint64_t)i << 48), err);
-		if (rc < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * What comes before a timed run, and before an empty frame taken for the
- * clock's bound: the run's inputs (set, or fresh ones from seed when set <
- * 0), the outputs poisoned, the caches flushed, the buffers evicted.  Fresh
- * inputs are drawn for every run, a checking set's too, into the scratch
- * buffers, and then copied in, from there or from the checking set: the
- * two preparations take as long, so that how long kloop took to prepare a
- * call says nothing of whether it is checked (issue 37: a copy of a
- * checking set took 0.1 ms where a draw took 3 to 5 on the host).
- */
-int harness_prepare_run(struct harness *h, int set, uint64_t seed, char *err)
-{
-	struct backend *b = h->b;
-	double t0 = now_s();
-	if (harness_draw_inputs(h, h->aScratch, seed, err) < 0)
-		return -1;
-	for (int i = 0; i < h->t->nIn; i++) {
-		struct gbuf *g = &h->aIn[i];
-		if (b->copy(b, payload(g), set >= 0 ? h->aaIn[set][i] : h->aScratch[i], g->n, err) <
-		    0)
-			return -1;
-	}
-	if (harness_poison_outputs(h, err) < 0 || b->flush(b, err) < 0 || b->sync(b, err) < 0)
-		return -1;
-	harness_evict(h);
-	h->lastPrepMs = (now_s() - t0) * 1e3;
-	return 0;
-}
-
-cJSON *harness_crashed(struct harness *h, const char *zWhen, const char *err)
-{
-	char *z =
-	    xasprintf("%s: %s%s", zWhen, err, h->b->fatal ? " (the device context is lost)" : "");
-	cJSON *o = harness_verdict("crashed", z);
-	free(z);
-	return o;
-}
-
-/* the verdict of a call that did not come back normally (crc: HC_*, or -1) */
-cJSON *harness_called_verdict(struct harness *h, int crc, const char *zWhen, const char *why,
-                              const char *err, const struct agg *a)
-{
-	if (crc < 0)
-		return harness_crashed(h, zWhen, err);
-	char *z = xasprintf("%s: %s", zWhen, why);
-	cJSON *o = harness_verdict(crc == HC_CRASHED ? "crashed" : "incorrect", z);
-	free(z);
-	if (crc == HC_MISBEHAVED)
-		cJSON_AddItemToObject(o, "correctness",
-		                      harness_correctness_json(h, a, h->o.nTrials));
-	return o;
-}
-
 cJSON *harness_eval(struct harness *h, struct harness_cand *c, int bTime,
                     harness_progress_fn progress, void *arg)
 {
@@ -618,7 +435,9 @@ cJSON *harness_eval(struct harness *h, struct harness_cand *c, int bTime,
 	cJSON *tm = harness_time(h, c, 0, progress, arg, &fail);
 	if (!tm) {
 		cJSON_Delete(o);
-		if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(fail, "status")), "incorrect"))
+		struct verdict v;
+		verdict_decode(fail, &v);
+		if (v.status == STATUS_INCORRECT)
 			cJSON_AddItemToObject(fail, "correctness",
 			                      harness_correctness_json(h, &a, h->o.nTrials));
 		return fail;

@@ -219,7 +219,7 @@ int harness_after_batch(struct harness *h, struct harness_cand *c, int n, uint64
                         int *pChecked, char *why, size_t nWhy, char *err)
 {
 	*pChecked = 0;
-	/* the batch's inputs as drawn (ring_prepare: from the source or not,
+	/* the batch's inputs as drawn (harness_ring_prepare: from the source or not,
 	 * all alike) can be judged */
 	int bySrc = h->ringBySrc;
 	if (!can_check(h, c) || !run_checkable(h, bySrc) || n < 1)

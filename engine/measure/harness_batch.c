@@ -98,38 +98,6 @@ static int timed_batch(struct harness *h, struct harness_cand *c, int mode, int 
 	return rc;
 }
 
-void harness_ring_slot(const struct harness *h, int k, void **aIn, void **aOut)
-{
-	for (int i = 0; i < h->t->nIn; i++)
-		aIn[i] = h->ringIn.base + (size_t)k * h->ringStrideIn + h->aRingOffIn[i];
-	for (int j = 0; j < h->t->nOut; j++)
-		aOut[j] = h->ringOut.base + (size_t)k * h->ringStrideOut + h->aRingOffOut[j];
-}
-
-uint64_t harness_ring_seed(uint64_t seed, int k)
-{
-	return seed ^ ((uint64_t)(k + 1) * 0xd1b54a32d192ed03ull);
-}
-
-/* the ring's first n slots ready for a batch drawn from seed: each slot's
- * inputs drawn for it, its outputs poisoned, the caches flushed */
-static int ring_prepare(struct harness *h, int n, uint64_t seed, char *err)
-{
-	struct backend *b = h->b;
-	for (int k = 0; k < n; k++) {
-		void *in[TASK_MAX_TENSORS], *out[TASK_MAX_TENSORS];
-		harness_ring_slot(h, k, in, out);
-		if (harness_draw_inputs(h, in, harness_ring_seed(seed, k), err) < 0)
-			return -1;
-		h->ringBySrc = h->lastBySrc;
-		for (int j = 0; j < h->t->nOut; j++)
-			if (b->fill(b, out[j], harness_poison_of(h->t->aOut[j].dtype), h->aOut[j].n,
-			            err) < 0)
-				return -1;
-	}
-	return b->flush(b, err) < 0 ? -1 : b->sync(b, err);
-}
-
 int harness_batch_take(struct harness *h, struct harness_cand *c, int strict, int n, double frameMs,
                        double frameCpu, struct batch *bt, char *why, size_t nWhy, char *err)
 {
@@ -141,7 +109,7 @@ int harness_batch_take(struct harness *h, struct harness_cand *c, int strict, in
 	uint64_t seed = h->runSeed ^ 0xba7c4b0d5e11ull ^ ((uint64_t)bt->tries << 40);
 	if (n > h->nRing)
 		return kl_err(err, "a batch of %d runs in a ring of %d slots", n, h->nRing);
-	if (ring_prepare(h, n, seed, err) < 0)
+	if (harness_ring_prepare(h, n, seed, err) < 0)
 		return -1;
 	if (c->touch) {
 		rc = c->touch(c, n, why, nWhy, err);

@@ -4,14 +4,24 @@
  * timings keep, and the steps one file makes for another.  The module's
  * interface is harness.h.
  *
- *   harness.c          the harness object, its buffers, a run's preparation, the trials
- *   harness_sets.c     the input sets: drawn, varied or given; the reference's outputs
- *   harness_check.c    a run checked: guard bands, inputs unchanged, outputs right
- *   harness_samples.c  samples that grow, and their order statistics
- *   harness_clock.c    the clock bound: waits, CPU time, empty frames
+ * The files, from the top down: each calls only files below it, and none
+ * calls back into its callers (scripts/call_circles.py): a lower one that
+ * needs something of a higher one is handed it by its caller.
+ *
+ *   harness.c          the harness object, its buffers (the ring's too), the trials
+ *   harness_ab.c       the interleaved A/B of two candidates
  *   harness_time.c     timed runs and the timing until stable (time_runs)
  *   harness_batch.c    the batch bound: N runs in one request beside the twin's
- *   harness_ab.c       the interleaved A/B of two candidates
+ *   harness_after.c    checks decided after the call: the timing's reservoir, a batch's runs
+ *   harness_clock.c    the clock bound: waits, CPU time, empty frames
+ *   harness_sets.c     the input sets: drawn or given; the reference's outputs
+ *   harness_ring.c     the batch's ring: a slot's places, its inputs' seed, slots made ready
+ *   harness_run.c      a run's primitives: random numbers, a run's preparation (inputs
+ *                      uploaded or drawn, outputs poisoned, flush, eviction), the call,
+ *                      the verdicts of a call
+ *   harness_check.c    a run checked: guard bands, inputs unchanged, outputs right
+ *   harness_vary.c     how each set's inputs are varied, and its words
+ *   harness_samples.c  samples that grow, and their order statistics
  */
 #ifndef KL_HARNESS_PRIV_H
 #define KL_HARNESS_PRIV_H
@@ -90,7 +100,7 @@ struct harness {
 	struct after_reservoir aResv[2];
 	int nAfter;    /* timed runs so checked in this timing */
 	double afterS; /* what they cost: the runs kept, and their checks, s */
-	/* the batch's ring (harness_batch.c): slot k holds run k's inputs
+	/* the batch's ring (harness_ring.c): slot k holds run k's inputs
 	 * (every input tensor at its ringOff) and outputs */
 	struct gbuf ringIn, ringOut;
 	int nRing;                          /* slots (0: none) */
@@ -154,7 +164,7 @@ static inline int gpu(const struct harness *h)
 	return h->b->zName && !strcmp(h->b->zName, "cuda");
 }
 
-/* harness.c: set s's inputs uploaded, every guard band reset, the outputs
+/* harness_run.c: set s's inputs uploaded, every guard band reset, the outputs
  * poisoned (0 or -1 + err); the outputs poisoned alone; the candidate's
  * buffers evicted where the backend can; a timed run's (or a frame's)
  * preparation: inputs from set, or fresh from seed when set < 0, poisoned
@@ -180,7 +190,7 @@ cJSON *harness_crashed(struct harness *h, const char *zWhen, const char *err);
 cJSON *harness_called_verdict(struct harness *h, int crc, const char *zWhen, const char *why,
                               const char *err, const struct agg *a);
 
-/* harness_sets.c: " (scaled+outliers inputs)" for a varied set s, else ""
+/* harness_vary.c: " (scaled+outliers inputs)" for a varied set s, else ""
  * (a static buffer) */
 const char *harness_vary_words(const struct harness *h, int s);
 
@@ -305,11 +315,14 @@ int harness_after_end(struct harness *h, const struct harness_cand **pWho, char 
 int harness_after_batch(struct harness *h, struct harness_cand *c, int n, uint64_t seed,
                         int *pChecked, char *why, size_t nWhy, char *err);
 
-/* harness_batch.c: the ring's slot k (its inputs aIn[i] and outputs
+/* harness_ring.c: the ring's slot k (its inputs aIn[i] and outputs
  * aOut[j], device memory); the seed slot k's inputs are drawn from in a
- * batch drawn from seed */
+ * batch drawn from seed; the ring's first n slots ready for a batch drawn
+ * from seed (each slot's inputs drawn, h->ringBySrc set as they were,
+ * its outputs poisoned, the caches flushed: 0 or -1 + err) */
 void harness_ring_slot(const struct harness *h, int k, void **aIn, void **aOut);
 uint64_t harness_ring_seed(uint64_t seed, int k);
+int harness_ring_prepare(struct harness *h, int n, uint64_t seed, char *err);
 
 /* harness_time.c: one timed run of c on fresh inputs (a random few of them
  * checked): its time *pT, round trip *pW, busy and CPU time (where asked),

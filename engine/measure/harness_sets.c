@@ -1,12 +1,12 @@
 /*
  * harness_sets.c - the harness's input sets: the trials', the timing set and
- * the checking sets, drawn from seeds and varied (or given, and said how),
- * and their expected outputs, computed by the reference.
+ * the checking sets, drawn from seeds and varied as harness_vary.c plans
+ * (or given, and said how), and their expected outputs, computed by the
+ * reference (a run's preparation and call: harness_run.c).
  */
 #include "harness_priv.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "rng.h"
@@ -20,11 +20,6 @@ int harness_nsets(const struct harness *h)
 int harness_npool(const struct harness *h)
 {
 	return h->nPool;
-}
-
-int harness_varied(const struct harness *h, int s)
-{
-	return h->aVary && s >= 0 && s < h->nSets ? h->aVary[s] : 0;
 }
 
 /* give back set s's inputs (k 0) or expected outputs (k 1) */
@@ -58,27 +53,6 @@ void harness_release_inputs(struct harness *h)
 {
 	for (int s = 0; s < h->nSets; s++)
 		release_set(h, s, 0);
-}
-
-int harness_vary_of(const struct harness *h, int s)
-{
-	static const int kinds[] = {RNG_SCALED | RNG_OUTLIERS, RNG_HEAVY, RNG_OUTLIERS, RNG_SCALED};
-	int nT = h->o.nTrials;
-	if (s < nT)
-		return s < HARNESS_PLAIN_TRIALS ? 0 : kinds[(s - HARNESS_PLAIN_TRIALS) % 4];
-	/* the checking sets of the timed runs: every other one plain, the
-	 * first among them (issue 37: with every checked timed run on a varied
-	 * set, a candidate skipped its work on inputs of the task's own
-	 * distribution, which were never checked) */
-	if (s == nT)
-		return 0;
-	/* the varied ones heavy-tailed first: the widest range of magnitudes,
-	 * where reduced precision and overflow show most, is among the two
-	 * that every full timing checks (timing_checks) */
-	static const int checks[] = {RNG_HEAVY, RNG_SCALED | RNG_OUTLIERS, RNG_OUTLIERS,
-	                             RNG_SCALED};
-	int k = s - nT - 1;
-	return k % 2 == 0 ? 0 : checks[(k / 2) % 4];
 }
 
 /* draw set s's input i from its seed, varied as vary says (rng.h): 1 when
@@ -128,29 +102,6 @@ int harness_generate_inputs(struct harness *h, char *err)
 		h->aVary[s] = any ? harness_vary_of(h, s) : 0;
 	}
 	return h->b->sync(h->b, err);
-}
-
-void harness_note_vary(struct harness *h, int s, int applied, int unsound)
-{
-	if (!h->aVary)
-		h->aVary = xcalloc((size_t)h->nSets, sizeof *h->aVary);
-	h->aVary[s] = applied;
-	h->varyUnsound |= unsound;
-}
-
-int harness_vary_applied(const struct harness *h, int s)
-{
-	return h->aVary && s >= 0 && s < h->nSets ? h->aVary[s] : 0;
-}
-
-/* " (scaled+outliers inputs)" for a varied set s, else "" (static) */
-const char *harness_vary_words(const struct harness *h, int s)
-{
-	static char buf[64];
-	if (!h->aVary || s < 0 || s >= h->nSets || !h->aVary[s])
-		return "";
-	snprintf(buf, sizeof buf, " (%s inputs)", rng_vary_name(h->aVary[s]));
-	return buf;
 }
 
 /* 1 when set s's expected outputs are all finite, 0 when not, -1 + err */
