@@ -80,7 +80,7 @@ $(BUILD)/libkloop.a: $(ENGINE_OBJ) $(TS_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-# a running session (sessions/): the journal, the fold, the runner
+# a running session (sessions/): the journal, the fold, the driver
 $(BUILD)/libkloopsess.a: $(SESS_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

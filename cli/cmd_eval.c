@@ -18,7 +18,7 @@
 #include "emit.h"
 #include "flags.h"
 #include "result.h"
-#include "runner.h"
+#include "driver.h"
 #include "search_settings.h"
 #include "torchext.h"
 #include "util.h"
@@ -33,24 +33,24 @@ struct src {
 };
 
 struct run {
-	struct runner *rn;
+	struct driver *drv;
 	int tty; /* progress lines on stderr */
 };
 
-/* the runner's notes: journal messages, and progress on a terminal */
-static void on_note(void *arg, const struct runner_note *n)
+/* the driver's notes: journal messages, and progress on a terminal */
+static void on_note(void *arg, const struct driver_note *n)
 {
 	struct run *r = arg;
-	if (n->kind == RUNNER_MESSAGE) {
+	if (n->kind == DRIVER_MESSAGE) {
 		fprintf(stderr, "kloop: warning: %s", n->zText);
 		if (*n->zText && n->zText[strlen(n->zText) - 1] != '\n')
 			fputc('\n', stderr);
 		return;
 	}
-	const struct runner_job *j = r->tty && r->rn && n->kind == RUNNER_CHANGED && n->cand
-	                                 ? runner_job_of(r->rn, n->cand)
+	const struct driver_job *j = r->tty && r->drv && n->kind == DRIVER_CHANGED && n->cand
+	                                 ? driver_job_of(r->drv, n->cand)
 	                                 : NULL;
-	const struct cand *c = j ? state_cand(runner_state(r->rn), n->cand) : NULL;
+	const struct cand *c = j ? state_cand(driver_state(r->drv), n->cand) : NULL;
 	if (!c || !strcmp(j->zStage, "queued"))
 		return;
 	if (j->k > 0)
@@ -180,11 +180,11 @@ static int is_seed(const struct task *t, const char *zPath)
  * passes the session's rank rule, its time aside (state_cand_passes():
  * correct, faithful in precision unless the session's policy is "any",
  * not below the device's floor), else 1 */
-static int print_results(struct runner *rn, const struct src *a, int n, int json)
+static int print_results(struct driver *drv, const struct src *a, int n, int json)
 {
 	int rc = 0;
 	for (int i = 0; i < n; i++) {
-		const struct cand *c = state_cand(runner_state(rn), a[i].candId);
+		const struct cand *c = state_cand(driver_state(drv), a[i].candId);
 		cJSON *r = c && c->result ? cJSON_Duplicate(c->result, 1) : cJSON_CreateObject();
 		cJSON_DeleteItemFromObject(r, "source");
 		cJSON_AddStringToObject(r, "source", a[i].zPath);
@@ -195,7 +195,7 @@ static int print_results(struct runner *rn, const struct src *a, int n, int json
 		} else {
 			print_human(r, &a[i]);
 		}
-		if (!state_cand_passes(runner_state(rn), c))
+		if (!state_cand_passes(driver_state(drv), c))
 			rc = 1;
 		cJSON_Delete(r);
 	}
@@ -206,13 +206,13 @@ static int print_results(struct runner *rn, const struct src *a, int n, int json
  * journaled as a search's `set precision` is (search_set), so that this
  * run's exit status, `kloop session` and any later search rank by the
  * same rule; not given, the session's own stands (faithful in a new one) */
-static int journal_policy(struct runner *rn, const struct flags *o, char *err)
+static int journal_policy(struct driver *drv, const struct flags *o, char *err)
 {
 	const cJSON *v = search_setting_get(o->settings, SS_precision);
 	const char *z = cJSON_GetStringValue(v);
-	if (!z || !strcmp(z, runner_state(rn)->search.set.precision))
+	if (!z || !strcmp(z, driver_state(drv)->search.set.precision))
 		return 0;
-	return ev_search_set(runner_session(rn), search_setting_info[SS_precision].zKey, v, -1,
+	return ev_search_set(driver_session(drv), search_setting_info[SS_precision].zKey, v, -1,
 	                     err);
 }
 
@@ -232,7 +232,7 @@ static int exec_eval(int argc, char **argv)
 		aSrc[i].zPath = o.azPos[i + 1];
 	struct loop *l = loop_new();
 	struct run r = {NULL, !o.json && isatty(2)};
-	struct runner_opts ro = {
+	struct driver_opts ro = {
 	    .zTask = o.azPos[0],
 	    .zSession = o.zSession,
 	    .zShapes = o.zShapes,
@@ -244,33 +244,33 @@ static int exec_eval(int argc, char **argv)
 	rc = 2; /* until the candidates have run */
 	if (read_sources(aSrc, nSrc, zBackend) < 0)
 		goto out;
-	if (!(r.rn = runner_open(l, &o.cfg, &ro, on_note, &r, err)) ||
-	    journal_policy(r.rn, &o, err) < 0) {
+	if (!(r.drv = driver_open(l, &o.cfg, &ro, on_note, &r, err)) ||
+	    journal_policy(r.drv, &o, err) < 0) {
 		fprintf(stderr, "kloop: %s\n", err);
 		goto out;
 	}
 	for (int i = 0; i < nSrc; i++) {
-		const char *origin = is_seed(runner_task(r.rn), aSrc[i].zPath) ? "seed" : "human";
+		const char *origin = is_seed(driver_task(r.drv), aSrc[i].zPath) ? "seed" : "human";
 		aSrc[i].candId =
-		    runner_add(r.rn, origin, NULL, 0, aSrc[i].zName, aSrc[i].text.buf, NULL, err);
-		if (aSrc[i].candId < 0 || runner_bench(r.rn, aSrc[i].candId, err) < 0) {
+		    driver_add(r.drv, origin, NULL, 0, aSrc[i].zName, aSrc[i].text.buf, NULL, err);
+		if (aSrc[i].candId < 0 || driver_bench(r.drv, aSrc[i].candId, err) < 0) {
 			fprintf(stderr, "kloop: %s\n", err);
 			goto out;
 		}
 	}
-	while (runner_busy(r.rn))
+	while (driver_busy(r.drv))
 		loop_once(l, -1);
 	if (r.tty)
 		term_ctl(stderr, "\r\033[K");
-	if (runner_task_error(r.rn))
-		fprintf(stderr, "kloop: %s\n", runner_task_error(r.rn));
+	if (driver_task_error(r.drv))
+		fprintf(stderr, "kloop: %s\n", driver_task_error(r.drv));
 	else
-		rc = print_results(r.rn, aSrc, nSrc, o.json);
+		rc = print_results(r.drv, aSrc, nSrc, o.json);
 	fflush(stdout);
-	if (runner_saved(r.rn, NULL) < 0)
+	if (driver_saved(r.drv, NULL) < 0)
 		rc = 2; /* events lost: the journal could not be written */
 out:
-	runner_close(r.rn);
+	driver_close(r.drv);
 	loop_free(l);
 	for (int i = 0; i < nSrc; i++) {
 		free(aSrc[i].zName);

@@ -18,10 +18,10 @@ struct ideas_run {
 	char *zError; /* why none came */
 };
 
-static void on_note(void *arg, const struct runner_note *n)
+static void on_note(void *arg, const struct driver_note *n)
 {
 	struct ideas_run *x = arg;
-	if (n->kind != RUNNER_IDEAS)
+	if (n->kind != DRIVER_IDEAS)
 		return;
 	if (!n->nIdea) {
 		free(x->zError);
@@ -35,7 +35,7 @@ static void on_note(void *arg, const struct runner_note *n)
 
 static void print(struct ideas_run *x)
 {
-	const struct state *st = runner_state(x->r.rn);
+	const struct state *st = driver_state(x->r.drv);
 	const struct cand *parent = state_cand(st, x->r.parent);
 	if (x->r.f.json) {
 		cJSON *o = cJSON_CreateObject();
@@ -51,7 +51,7 @@ static void print(struct ideas_run *x)
 				cJSON_AddNumberToObject(y, "duplicate_of", d->duplicateOf);
 			cJSON_AddItemToArray(arr, y);
 		}
-		cJSON_AddStringToObject(o, "task", runner_task_name(x->r.rn));
+		cJSON_AddStringToObject(o, "task", driver_task_name(x->r.drv));
 		cJSON_AddStringToObject(o, "parent", parent->zName);
 		cJSON_AddStringToObject(o, "parent_status", parent->zStatus);
 		if (parent->zReason && *parent->zReason)
@@ -73,8 +73,9 @@ static void print(struct ideas_run *x)
 		    parent->zName, ps == STATUS_ERROR ? "its evaluation failed" : parent->zStatus,
 		    parent->zReason && *parent->zReason ? ": " : "",
 		    parent->zReason ? parent->zReason : "");
-	printf("ideas for %s (%s, %s backend; %s", parent->zName, runner_task_name(x->r.rn),
-	       runner_backend(x->r.rn), ps == STATUS_ERROR ? "evaluation failed" : parent->zStatus);
+	printf("ideas for %s (%s, %s backend; %s", parent->zName, driver_task_name(x->r.drv),
+	       driver_backend(x->r.drv),
+	       ps == STATUS_ERROR ? "evaluation failed" : parent->zStatus);
 	if (parent->timeMs >= 0)
 		printf(", %.4g ms", parent->timeMs);
 	if (parent->speedup >= 0)
@@ -108,7 +109,7 @@ static int exec_ideas(int argc, char **argv)
 	x.r.arg = &x;
 	char err[KL_ERRLEN];
 	int rc = llmrun_start(&x.r, argc, argv);
-	struct pipeline *p = rc == 0 ? runner_llm(x.r.rn, err) : NULL;
+	struct pipeline *p = rc == 0 ? driver_llm(x.r.drv, err) : NULL;
 	if (rc == 0 && (!p || pipeline_ideas(p, x.r.parent, x.r.f.n, 0, err) < 0)) {
 		fprintf(stderr, "kloop: %s\n", err);
 		rc = 2;

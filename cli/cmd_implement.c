@@ -24,13 +24,13 @@ struct implement_run {
 	cJSON *failures; /* [{"branch", "error"}] for branches that ended without code */
 };
 
-static void on_note(void *arg, const struct runner_note *n)
+static void on_note(void *arg, const struct driver_note *n)
 {
 	struct implement_run *x = arg;
-	if (n->kind == RUNNER_CANDIDATE) {
+	if (n->kind == DRIVER_CANDIDATE) {
 		x->aMade = xrealloc(x->aMade, sizeof *x->aMade * (size_t)(x->nCand + 1));
 		x->aMade[x->nCand++] = (struct made){n->cand, n->branch, n->attempt};
-	} else if (n->kind == RUNNER_BRANCH) {
+	} else if (n->kind == DRIVER_BRANCH) {
 		cJSON *f = cJSON_CreateObject();
 		cJSON_AddNumberToObject(f, "branch", n->branch);
 		cJSON_AddStringToObject(f, "error", n->zText);
@@ -52,7 +52,7 @@ static cJSON *cand_json(const struct cand *c)
 
 static void print(struct implement_run *x)
 {
-	const struct state *st = runner_state(x->r.rn);
+	const struct state *st = driver_state(x->r.drv);
 	const struct state_idea *d = state_idea(st, x->idea);
 	const struct cand *parent = state_cand(st, x->r.parent);
 	if (x->r.f.json) {
@@ -113,9 +113,9 @@ static int find_idea(struct implement_run *x, char *err)
 	int digits = 1;
 	for (const char *p = z; *p; p++)
 		digits &= isdigit((unsigned char)*p) != 0;
-	if (digits && state_idea(runner_state(x->r.rn), atoi(z)))
+	if (digits && state_idea(driver_state(x->r.drv), atoi(z)))
 		return atoi(z);
-	struct pipeline *p = runner_llm(x->r.rn, err);
+	struct pipeline *p = driver_llm(x->r.drv, err);
 	return p ? pipeline_idea_new(p, z, x->r.parent, err) : -1;
 }
 
@@ -131,8 +131,8 @@ static int exec_implement(int argc, char **argv)
 	char err[KL_ERRLEN];
 	int rc = llmrun_start(&x.r, argc, argv);
 	if (rc == 0 && ((x.idea = find_idea(&x, err)) < 0 ||
-	                pipeline_implement(runner_pipeline(x.r.rn), x.idea, x.r.parent, x.r.parent2,
-	                                   x.r.f.b, 0, err) < 0)) {
+	                pipeline_implement(driver_pipeline(x.r.drv), x.idea, x.r.parent,
+	                                   x.r.parent2, x.r.f.b, 0, err) < 0)) {
 		fprintf(stderr, "kloop: %s\n", err);
 		rc = 2;
 	}
@@ -141,7 +141,7 @@ static int exec_implement(int argc, char **argv)
 		print(&x);
 		rc = 1;
 		for (int i = 0; i < x.nCand; i++)
-			if (state_cand(runner_state(x.r.rn), x.aMade[i].cand)->status ==
+			if (state_cand(driver_state(x.r.drv), x.aMade[i].cand)->status ==
 			    STATUS_CORRECT)
 				rc = 0;
 	}

@@ -18,7 +18,7 @@
 #include "cand_import.h"
 #include "cmd.h"
 #include "flags.h"
-#include "runner.h"
+#include "driver.h"
 #include "taskopen.h"
 #include "torchref.h"
 #include "util.h"
@@ -27,7 +27,7 @@ static const struct cmd_entry *self = &cmd_import_entry;
 
 struct imp {
 	struct cand_import_list l;
-	struct runner *rn;
+	struct driver *drv;
 	int json;
 	int tty;
 };
@@ -54,23 +54,23 @@ static void print_json(cJSON *o)
 	fflush(stdout);
 }
 
-/* the runner's notes: each verdict as it comes, progress on a terminal */
-static void on_note(void *arg, const struct runner_note *n)
+/* the driver's notes: each verdict as it comes, progress on a terminal */
+static void on_note(void *arg, const struct driver_note *n)
 {
 	struct imp *m = arg;
-	if (n->kind == RUNNER_MESSAGE) {
+	if (n->kind == DRIVER_MESSAGE) {
 		char *z = term_clean(n->zText, 0);
 		fprintf(stderr, "kloop: warning: %s\n", z);
 		free(z);
 		return;
 	}
-	if (!m->rn || !n->cand)
+	if (!m->drv || !n->cand)
 		return;
-	const struct cand *c = state_cand(runner_state(m->rn), n->cand);
+	const struct cand *c = state_cand(driver_state(m->drv), n->cand);
 	const struct cand_import *x = file_of(m, n->cand);
 	if (!c || !x)
 		return;
-	if (n->kind == RUNNER_FINISHED) {
+	if (n->kind == DRIVER_FINISHED) {
 		if (m->tty)
 			term_ctl(stderr, "\r\033[K");
 		if (m->json) {
@@ -82,7 +82,7 @@ static void on_note(void *arg, const struct runner_note *n)
 			return;
 		}
 		char v[600];
-		runner_verdict(c, v, sizeof v);
+		driver_verdict(c, v, sizeof v);
 		char *safe = term_clean(v, 0), *path = term_clean(x->zPath, 0);
 		printf("  #%d %s (%s): %s\n", c->id, c->zName, path, safe);
 		free(safe);
@@ -90,8 +90,8 @@ static void on_note(void *arg, const struct runner_note *n)
 		fflush(stdout);
 		return;
 	}
-	const struct runner_job *j =
-	    m->tty && n->kind == RUNNER_CHANGED ? runner_job_of(m->rn, n->cand) : NULL;
+	const struct driver_job *j =
+	    m->tty && n->kind == DRIVER_CHANGED ? driver_job_of(m->drv, n->cand) : NULL;
 	if (j && strcmp(j->zStage, "queued"))
 		term_ctl(stderr, "\r\033[K"), fprintf(stderr, "%s: %s", c->zName, j->zStage);
 }
@@ -130,7 +130,7 @@ static void tail_of(const char *z, int w, char *buf, size_t n)
 
 static void table(const struct imp *m)
 {
-	const struct state *st = runner_state(m->rn);
+	const struct state *st = driver_state(m->drv);
 	int w = 4; /* the file column: the longest name shown, at most 48 */
 	for (int i = 0; i < m->l.n; i++)
 		if ((int)strlen(m->l.a[i].zShow) > w)
@@ -172,9 +172,9 @@ static void table(const struct imp *m)
 /* the lines after the verdicts: the table, the best, how to go on */
 static void summary(const struct imp *m, int nAdded, int nRefused, int nPresent)
 {
-	const struct state *st = runner_state(m->rn);
+	const struct state *st = driver_state(m->drv);
 	const struct cand *best = state_best(st, NULL, NULL);
-	const char *path = runner_path(m->rn);
+	const char *path = driver_path(m->drv);
 	if (m->json) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "type", "summary");
@@ -196,7 +196,7 @@ static void summary(const struct imp *m, int nAdded, int nRefused, int nPresent)
 		printf(", %d there already", nPresent);
 	if (nRefused)
 		printf(", %d not a candidate", nRefused);
-	printf(" (task %s, %s backend)\n", runner_task_name(m->rn), runner_backend(m->rn));
+	printf(" (task %s, %s backend)\n", driver_task_name(m->drv), driver_backend(m->drv));
 	if (best) {
 		const struct cand_import *x = file_of(m, best->id);
 		char *from = x ? term_clean(x->zPath, 0) : NULL;
@@ -294,7 +294,7 @@ static void said_present(const struct imp *m, const struct cand_import *x)
 static void add_all(struct imp *m, int *pAdded, int *pRefused, int *pPresent)
 {
 	char err[KL_ERRLEN];
-	cand_import_names(&m->l, runner_state(m->rn));
+	cand_import_names(&m->l, driver_state(m->drv));
 	for (int i = 0; i < m->l.n; i++) {
 		struct cand_import *x = &m->l.a[i];
 		/* the same source twice in the batch: once */
@@ -308,8 +308,8 @@ static void add_all(struct imp *m, int *pAdded, int *pRefused, int *pPresent)
 		}
 		if (!x->zError) {
 			int id =
-			    runner_add(m->rn, "import", NULL, 0, x->zName, x->zSource, NULL, err);
-			if (id < 0 || runner_bench(m->rn, id, err) < 0)
+			    driver_add(m->drv, "import", NULL, 0, x->zName, x->zSource, NULL, err);
+			if (id < 0 || driver_bench(m->drv, id, err) < 0)
 				x->zError = xasprintf("%s: %s", x->zPath, err);
 			if (id > 0)
 				x->candId = id;
@@ -370,27 +370,27 @@ static int exec_import(int argc, char **argv)
 	if (o.zProblem && problem_loads(&o) < 0)
 		goto out;
 	l = loop_new();
-	struct runner_opts ro = {
+	struct driver_opts ro = {
 	    .zTask = *zTask ? zTask : NULL,
 	    .zSession = o.zSession,
 	    .zShapes = o.zShapes,
 	    .zReference = o.zReference,
 	    .bNoSeeds = 1, /* an existing session's evaluations cut short run again (resume) */
 	};
-	if (!(m.rn = runner_open(l, &o.cfg, &ro, on_note, &m, err))) {
+	if (!(m.drv = driver_open(l, &o.cfg, &ro, on_note, &m, err))) {
 		fprintf(stderr, "kloop: import: %s\n", err);
 		goto out;
 	}
 	if (!o.json)
-		fprintf(stderr, "kloop: import: session %s\n", runner_path(m.rn));
+		fprintf(stderr, "kloop: import: session %s\n", driver_path(m.drv));
 	int nAdded = 0, nRefused = 0, nPresent = 0;
 	add_all(&m, &nAdded, &nRefused, &nPresent);
-	while (runner_busy(m.rn))
+	while (driver_busy(m.drv))
 		loop_once(l, -1);
 	if (m.tty)
 		term_ctl(stderr, "\r\033[K");
-	if (runner_task_error(m.rn)) {
-		char *z = term_clean(runner_task_error(m.rn), 0);
+	if (driver_task_error(m.drv)) {
+		char *z = term_clean(driver_task_error(m.drv), 0);
 		fprintf(stderr, "kloop: import: %s\n", z);
 		free(z);
 	} else {
@@ -398,10 +398,10 @@ static int exec_import(int argc, char **argv)
 		rc = nRefused ? 1 : 0;
 	}
 	fflush(stdout);
-	if (runner_saved(m.rn, NULL) < 0)
+	if (driver_saved(m.drv, NULL) < 0)
 		rc = 2; /* events lost: the journal could not be written */
 out:
-	runner_close(m.rn);
+	driver_close(m.drv);
 	loop_free(l);
 	cand_import_list_free(&m.l);
 	flags_free(&o);

@@ -17,7 +17,7 @@ static int exec_open(int argc, char **argv)
 	int rc = flags_parse(&cmd_open_entry, FL_OPEN, argc, argv, 0, 1, &o);
 	if (rc)
 		return rc;
-	struct runner_opts lo = {.zTask = o.nPos ? o.azPos[0] : NULL,
+	struct driver_opts lo = {.zTask = o.nPos ? o.azPos[0] : NULL,
 	                         .zSession = o.zSession,
 	                         .zShapes = o.zShapes,
 	                         .zReference = o.zReference,

@@ -16,7 +16,7 @@
 #include "json.h"
 #include "linediff.h"
 #include "roofline.h"
-#include "runner.h"
+#include "driver.h"
 #include "session.h"
 
 #define LINEAGE_MAX 64
@@ -421,7 +421,7 @@ static void lineage(strbuf *o, const struct rep *r)
 		    r->aOnPath[i] ? "#d4a017" : status_colour(c->status),
 		    r->aOnPath[i] ? "3.5" : "2.5");
 		char v[600];
-		runner_verdict(c, v, sizeof v);
+		driver_verdict(c, v, sizeof v);
 		sb_addf(o, "%d ", c->id);
 		esc(o, c->zName);
 		sb_adds(o, " (");

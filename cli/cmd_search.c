@@ -18,7 +18,7 @@
 
 static void summary(struct searchopts *o)
 {
-	const struct state *st = runner_state(o->rn);
+	const struct state *st = driver_state(o->drv);
 	/* the session's best, as every front end names it (state_best()) */
 	const struct cand *best = state_best(st, NULL, NULL);
 	strbuf sb = STRBUF_INIT;
@@ -27,7 +27,7 @@ static void summary(struct searchopts *o)
 	if (o->json) {
 		cJSON *e = cJSON_CreateObject();
 		cJSON_AddStringToObject(e, "type", "summary");
-		cJSON_AddStringToObject(e, "session", runner_path(o->rn));
+		cJSON_AddStringToObject(e, "session", driver_path(o->drv));
 		if (best)
 			cJSON_AddItemToObject(e, "best", state_cand_json(best));
 		else
@@ -72,7 +72,7 @@ static void wait_baselines(struct searchopts *o)
 {
 	double t0 = now_s();
 	int said = 0;
-	while (runner_baselines_pending(o->rn) && now_s() - t0 < 900) {
+	while (driver_baselines_pending(o->drv) && now_s() - t0 < 900) {
 		if (!said++)
 			fprintf(stderr, "kloop: waiting for torch.compile's baseline (compiling in "
 			                "the background)\n");
@@ -85,11 +85,11 @@ static void wait_baselines(struct searchopts *o)
  * wait silently; the session keeps them.  Returns 3. */
 static int at_gate(struct searchopts *o)
 {
-	const struct state *st = runner_state(o->rn);
+	const struct state *st = driver_state(o->drv);
 	int n = 0;
 	for (int i = 0; i < st->nIdea; i++)
 		n += st->aIdea[i].status == IDEA_PENDING;
-	const char *z = runner_path(o->rn);
+	const char *z = driver_path(o->drv);
 	fprintf(stderr,
 	        "kloop: the search waits at the human gate: %d idea%s wait%s for a person to "
 	        "accept or reject %s.\n"
@@ -128,7 +128,7 @@ static int gate_answer(const char *zLine)
  * the shell or a later kloop search).  0 to go on, else at_gate()'s 3. */
 static int gate_prompt(struct searchopts *o)
 {
-	const struct state *st = runner_state(o->rn);
+	const struct state *st = driver_state(o->drv);
 	int n = 0, *ids = xcalloc((size_t)st->nIdea + 1, sizeof *ids);
 	for (int i = 0; i < st->nIdea; i++)
 		if (st->aIdea[i].status == IDEA_PENDING)
@@ -137,7 +137,7 @@ static int gate_prompt(struct searchopts *o)
 	size_t cap = 0;
 	int rc = 0;
 	for (int k = 0; k < n && !rc; k++) {
-		const struct state_idea *d = state_idea(runner_state(o->rn), ids[k]);
+		const struct state_idea *d = state_idea(driver_state(o->drv), ids[k]);
 		if (!d || d->status != IDEA_PENDING)
 			continue;
 		char *t = term_clean(d->zTitle, 0), *ds = term_clean(d->zDescription, TERM_KEEP_NL);
@@ -165,7 +165,7 @@ static int gate_prompt(struct searchopts *o)
 			}
 			int r = 1;
 			if (ans == 'a' || ans == 'r') {
-				struct pipeline *p = runner_llm(o->rn, err);
+				struct pipeline *p = driver_llm(o->drv, err);
 				r = !p           ? -1
 				    : ans == 'a' ? pipeline_idea_accept(p, ids[k], err)
 				                 : pipeline_idea_reject(p, ids[k], NULL, err);
@@ -191,7 +191,7 @@ static int exec_search(int argc, char **argv)
 		rc = searchopts_open(&o);
 	char err[KL_ERRLEN];
 	if (rc == 0) {
-		o.s = search_new(o.rn, searchopts_note, &o);
+		o.s = search_new(o.drv, searchopts_note, &o);
 		if (search_start(o.s, o.settings, err) < 0) {
 			fprintf(stderr, "kloop: %s\n", err);
 			rc = 2;
@@ -209,7 +209,7 @@ static int exec_search(int argc, char **argv)
 	if (rc == 0) {
 		wait_baselines(&o);
 		summary(&o);
-		const struct state *st = runner_state(o.rn);
+		const struct state *st = driver_state(o.drv);
 		const struct cand *best = state_best(st, NULL, NULL);
 		rc = best && best->speedup > 1 ? 0 : 1;
 	}

@@ -18,18 +18,18 @@ static int exec_translate(int argc, char **argv)
 	if (rc == 0)
 		rc = searchopts_open(&o);
 	char err[KL_ERRLEN];
-	int before = rc == 0 ? runner_state(o.rn)->maxId : 0;
+	int before = rc == 0 ? driver_state(o.drv)->maxId : 0;
 	struct search_settings set;
 	search_settings_from_json(&set, o.settings);
-	struct pipeline *p = rc == 0 ? runner_llm(o.rn, err) : NULL;
+	struct pipeline *p = rc == 0 ? driver_llm(o.drv, err) : NULL;
 	if (rc == 0 && (!p || pipeline_translate(p, (int)set.translations, err) < 0)) {
 		fprintf(stderr, "kloop: %s\n", err);
 		rc = 2;
 	}
 	if (rc == 0) {
-		while (pipeline_busy(p) || runner_jobs(o.rn))
+		while (pipeline_busy(p) || driver_jobs(o.drv))
 			loop_once(o.l, 1.0);
-		const struct state *st = runner_state(o.rn);
+		const struct state *st = driver_state(o.drv);
 		rc = 1;
 		cJSON *arr = cJSON_CreateArray();
 		for (int i = 0; i < st->nCand; i++) {
@@ -42,7 +42,7 @@ static int exec_translate(int argc, char **argv)
 		if (o.json) {
 			cJSON *e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "type", "summary");
-			cJSON_AddStringToObject(e, "session", runner_path(o.rn));
+			cJSON_AddStringToObject(e, "session", driver_path(o.drv));
 			cJSON_AddItemToObject(e, "candidates", arr);
 			char *z = json_text(e, 0);
 			printf("%s\n", z);

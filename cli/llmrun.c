@@ -1,7 +1,7 @@
 /*
  * llmrun.c - the setup `kloop ideas` and `kloop implement` share: flags,
- * a runner with the parents, progress on stderr, and the loop that runs
- * until the runner is idle.
+ * a driver with the parents, progress on stderr, and the loop that runs
+ * until the driver is idle.
  */
 #include "llmrun.h"
 
@@ -19,14 +19,14 @@
 /* a parent from a file (NULL: the task's first seed for the backend) */
 static int add_parent(struct llmrun *r, const char *zPath, int *pId, char *err)
 {
-	const struct runner *rn = r->rn;
-	const char *path = zPath, *be = runner_backend(rn);
+	const struct driver *drv = r->drv;
+	const char *path = zPath, *be = driver_backend(drv);
 	int seed = 0;
 	if (!path) {
 		char *const *az;
-		if (!runner_seeds(rn, &az))
+		if (!driver_seeds(drv, &az))
 			return kl_err(err, "%s has no %s seed: give --from SOURCE",
-			              runner_task_name(rn), be);
+			              driver_task_name(drv), be);
 		path = az[0];
 		seed = 1;
 	}
@@ -47,17 +47,17 @@ static int add_parent(struct llmrun *r, const char *zPath, int *pId, char *err)
 		sb_free(&src);
 		return -1;
 	}
-	*pId = runner_add_source(r->rn, seed ? "seed" : "human", base, src.buf, err);
+	*pId = driver_add_source(r->drv, seed ? "seed" : "human", base, src.buf, err);
 	sb_free(&src);
 	return *pId < 0 ? -1 : 0;
 }
 
-static void on_note(void *arg, const struct runner_note *n)
+static void on_note(void *arg, const struct driver_note *n)
 {
 	struct llmrun *r = arg;
-	if (n->kind == RUNNER_CHANGED && n->request) {
-		const struct runner_stream *a;
-		int k = runner_streams(r->rn, &a);
+	if (n->kind == DRIVER_CHANGED && n->request) {
+		const struct driver_stream *a;
+		int k = driver_streams(r->drv, &a);
 		long total = 0;
 		for (int i = 0; i < k; i++)
 			total += a[i].nChars;
@@ -65,14 +65,14 @@ static void on_note(void *arg, const struct runner_note *n)
 		if (r->tty)
 			term_ctl(stderr, "\r\033[K"),
 			    fprintf(stderr, "%s: %ld bytes", r->zDoing, r->streamed);
-	} else if (n->kind == RUNNER_FINISHED && r->tty) {
-		const struct cand *c = state_cand(runner_state(r->rn), n->cand);
+	} else if (n->kind == DRIVER_FINISHED && r->tty) {
+		const struct cand *c = state_cand(driver_state(r->drv), n->cand);
 		if (c)
 			term_ctl(stderr, "\r\033[K"),
 			    fprintf(stderr, "%s: %s\n", c->zName, c->zStatus);
-	} else if (n->kind == RUNNER_LOG) {
+	} else if (n->kind == DRIVER_LOG) {
 		llmrun_log(r, n->zText);
-	} else if (n->kind == RUNNER_MESSAGE) {
+	} else if (n->kind == DRIVER_MESSAGE) {
 		if (r->tty)
 			term_ctl(stderr, "\r\033[K");
 		fprintf(stderr, "kloop: warning: %s", n->zText);
@@ -97,7 +97,7 @@ int llmrun_start(struct llmrun *r, int argc, char **argv)
 	/* an LLM that cannot be asked is said before anything is journaled */
 	if (llm_config_from(&lc, &r->f.cfg, err) < 0)
 		goto fail;
-	struct runner_opts ro = {
+	struct driver_opts ro = {
 	    .zTask = r->f.azPos[0],
 	    .zSession = r->f.zSession,
 	    .zShapes = r->f.zShapes,
@@ -107,10 +107,10 @@ int llmrun_start(struct llmrun *r, int argc, char **argv)
 	    .bNoResume = 1,
 	    .bNoEvalParents = r->f.noEval,
 	};
-	if (!(r->rn = runner_open(r->l, &r->f.cfg, &ro, on_note, r, err)))
+	if (!(r->drv = driver_open(r->l, &r->f.cfg, &ro, on_note, r, err)))
 		goto fail;
-	r->before = runner_state(r->rn)->llm;
-	if (!runner_llm(r->rn, err) || add_parent(r, r->f.zFrom, &r->parent, err) < 0 ||
+	r->before = driver_state(r->drv)->llm;
+	if (!driver_llm(r->drv, err) || add_parent(r, r->f.zFrom, &r->parent, err) < 0 ||
 	    (r->f.zWith && add_parent(r, r->f.zWith, &r->parent2, err) < 0))
 		goto fail;
 	return 0;
@@ -123,7 +123,7 @@ void llmrun_print_usage(const struct llmrun *r)
 {
 	cJSON *u = llmrun_usage(r);
 	char tok[160];
-	state_llm_tokens_text(&runner_state(r->rn)->llm, &r->before, tok, sizeof tok);
+	state_llm_tokens_text(&driver_state(r->drv)->llm, &r->before, tok, sizeof tok);
 	const char *zModel = cJSON_GetStringValue(cJSON_GetObjectItem(u, "model"));
 	printf("%s%s%s: %g requests, %s", cJSON_GetStringValue(cJSON_GetObjectItem(u, "provider")),
 	       zModel && *zModel ? " " : "", zModel ? zModel : "",
@@ -137,7 +137,7 @@ void llmrun_print_usage(const struct llmrun *r)
 
 void llmrun_wait(struct llmrun *r)
 {
-	while (runner_busy(r->rn))
+	while (driver_busy(r->drv))
 		loop_once(r->l, -1);
 	if (r->tty && r->streamed)
 		term_ctl(stderr, "\r\033[K");
@@ -152,9 +152,9 @@ void llmrun_log(struct llmrun *r, const char *zLine)
 
 cJSON *llmrun_usage(const struct llmrun *r)
 {
-	const struct state_llm *u = &runner_state(r->rn)->llm, *b = &r->before;
+	const struct state_llm *u = &driver_state(r->drv)->llm, *b = &r->before;
 	const char *zProvider, *zModel;
-	runner_llm_model(r->rn, &zProvider, &zModel);
+	driver_llm_model(r->drv, &zProvider, &zModel);
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "provider", zProvider);
 	cJSON_AddStringToObject(o, "model", zModel);
@@ -171,8 +171,8 @@ cJSON *llmrun_usage(const struct llmrun *r)
 
 int llmrun_free(struct llmrun *r)
 {
-	int rc = runner_saved(r->rn, NULL);
-	runner_close(r->rn);
+	int rc = driver_saved(r->drv, NULL);
+	driver_close(r->drv);
 	if (r->l)
 		loop_free(r->l);
 	flags_free(&r->f);

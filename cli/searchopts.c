@@ -100,24 +100,24 @@ int searchopts_parse(struct searchopts *o, int argc, char **argv, int bSearch)
 }
 
 /* n's ideas are all new (none of them deduplicated), and there are some */
-static int ideas_new(const struct runner *rn, const struct runner_note *n)
+static int ideas_new(const struct driver *drv, const struct driver_note *n)
 {
 	for (int i = 0; i < n->nIdea; i++) {
-		const struct state_idea *d = state_idea(runner_state(rn), n->aIdea[i]);
+		const struct state_idea *d = state_idea(driver_state(drv), n->aIdea[i]);
 		if (d && d->duplicateOf)
 			return 0;
 	}
 	return n->nIdea > 0;
 }
 
-static void on_runner(void *arg, const struct runner_note *n)
+static void on_driver(void *arg, const struct driver_note *n)
 {
 	struct searchopts *o = arg;
-	enum runner_note_kind kind = n->kind;
+	enum driver_note_kind kind = n->kind;
 	int cand = n->cand;
 	const char *zText = n->zText;
-	if (kind == RUNNER_FINISHED && o->rn) {
-		const struct cand *c = state_cand(runner_state(o->rn), cand);
+	if (kind == DRIVER_FINISHED && o->drv) {
+		const struct cand *c = state_cand(driver_state(o->drv), cand);
 		if (!c)
 			return;
 		if (o->json) {
@@ -130,7 +130,7 @@ static void on_runner(void *arg, const struct runner_note *n)
 			cJSON_Delete(e);
 		} else {
 			char v[600];
-			runner_verdict(c, v, sizeof v);
+			driver_verdict(c, v, sizeof v);
 			char *safe = terminal_safe(v);
 			char rnd[32] = "";
 			if (c->round)
@@ -139,22 +139,22 @@ static void on_runner(void *arg, const struct runner_note *n)
 			free(safe);
 		}
 		fflush(stdout);
-	} else if ((kind == RUNNER_LOG || kind == RUNNER_MESSAGE) && zText) {
+	} else if ((kind == DRIVER_LOG || kind == DRIVER_MESSAGE) && zText) {
 		char *safe = terminal_safe(zText);
 		fprintf(stderr, "kloop: %s\n", safe);
 		free(safe);
-	} else if (kind == RUNNER_IDEAS && !o->json && o->rn && !ideas_new(o->rn, n)) {
+	} else if (kind == DRIVER_IDEAS && !o->json && o->drv && !ideas_new(o->drv, n)) {
 		/* a request that brought no ideas, or some proposed before
 		 * (deduplicated): which one, and why */
 		strbuf sb = STRBUF_INIT;
-		runner_describe(o->rn, n, &sb);
+		driver_describe(o->drv, n, &sb);
 		char *safe = terminal_safe(sb.buf ? sb.buf : "");
 		printf("%s\n", safe);
 		free(safe);
 		sb_free(&sb);
 		fflush(stdout);
 	}
-	if (o->s && kind != RUNNER_CHANGED)
+	if (o->s && kind != DRIVER_CHANGED)
 		search_poke(o->s);
 }
 
@@ -195,9 +195,9 @@ static int add_from(struct searchopts *o, char *err)
 	strbuf src = STRBUF_INIT;
 	if (read_file(o->zFrom, &src, SOURCE_MAX, err) < 0)
 		return -1;
-	int id = runner_add(o->rn, "seed", NULL, 0, base, src.buf ? src.buf : "", NULL, err);
+	int id = driver_add(o->drv, "seed", NULL, 0, base, src.buf ? src.buf : "", NULL, err);
 	sb_free(&src);
-	if (id < 0 || runner_bench(o->rn, id, err) < 0)
+	if (id < 0 || driver_bench(o->drv, id, err) < 0)
 		return -1;
 	o->first = id;
 	return 0;
@@ -217,19 +217,19 @@ int searchopts_open(struct searchopts *o)
 	 * compiles (waited for at its end) */
 	o->lo.bDeferCompile = o->search;
 	o->l = loop_new();
-	o->rn = runner_open(o->l, &o->f.cfg, &o->lo, on_runner, o, err);
-	if (!o->rn || (o->zFrom && add_from(o, err) < 0)) {
+	o->drv = driver_open(o->l, &o->f.cfg, &o->lo, on_driver, o, err);
+	if (!o->drv || (o->zFrom && add_from(o, err) < 0)) {
 		fprintf(stderr, "kloop: %s\n", err);
 		return 2;
 	}
 	if (!o->json)
-		fprintf(stderr, "kloop: session %s\n", runner_path(o->rn));
+		fprintf(stderr, "kloop: session %s\n", driver_path(o->drv));
 	return 0;
 }
 
 void searchopts_population(const struct searchopts *o)
 {
-	const struct state *st = runner_state(o->rn);
+	const struct state *st = driver_state(o->drv);
 	const struct cand *best = state_best(st, NULL, NULL);
 	printf("%-5s %-22s %-10s %-8s %-6s %-14s %10s %9s  %s\n", "id", "name", "origin", "parents",
 	       "round", "status", "time (ms)", "speedup", "idea");
@@ -256,9 +256,9 @@ void searchopts_population(const struct searchopts *o)
 
 int searchopts_free(struct searchopts *o)
 {
-	int rc = runner_saved(o->rn, NULL);
+	int rc = driver_saved(o->drv, NULL);
 	search_free(o->s);
-	runner_close(o->rn);
+	driver_close(o->drv);
 	loop_free(o->l);
 	cJSON_Delete(o->settings);
 	flags_free(&o->f);

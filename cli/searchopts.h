@@ -2,7 +2,7 @@
  * searchopts.h - the flags `kloop search` and `kloop translate` share:
  * the task, the session, the provider's and the evaluation's flags (as
  * `kloop implement` takes them, plus --command), and the search's own
- * settings (search.h) collected as a JSON object; and the runner
+ * settings (search.h) collected as a JSON object; and the driver
  * they open on one loop, printing its verdicts.
  */
 #ifndef KL_SEARCHOPTS_H
@@ -13,7 +13,7 @@
 #include "cmd.h"
 #include "config.h"
 #include "flags.h"
-#include "runner.h"
+#include "driver.h"
 #include "loop.h"
 #include "search.h"
 
@@ -24,14 +24,14 @@ struct searchopts {
 	 * torch.compile's baseline */
 	int search;
 	struct flags f;        /* the flag table's result (flags.h): configuration, flags applied */
-	struct runner_opts lo; /* task, session, shapes, reference */
+	struct driver_opts lo; /* task, session, shapes, reference */
 	const char *zFrom;     /* --from SOURCE: the first candidate instead of the seeds */
 	cJSON *settings;       /* the search settings given by flags (owned) */
 	int json;              /* --json */
 	int sweepOnly;         /* --sweep-only given */
 	int providerGiven;     /* an LLM provider is configured */
 	struct loop *l;
-	struct runner *rn;
+	struct driver *drv;
 	struct search *s;
 	int first; /* the first candidate's id, for the summary */
 };
@@ -43,7 +43,7 @@ struct searchopts {
  */
 int searchopts_parse(struct searchopts *o, int argc, char **argv, int bSearch);
 
-/* open the loop and the runner (and --from's candidate); 0, or 2
+/* open the loop and the driver (and --from's candidate); 0, or 2
  * after saying what was wrong */
 int searchopts_open(struct searchopts *o);
 

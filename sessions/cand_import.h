@@ -4,7 +4,7 @@
  * names, each read and told apart (a kl_run kernel, a PyTorch extension, a
  * KernelBench ModelNew, a module `kloop export --kernelbench` wrote, whose
  * candidate is read back as it was) or said not to be a candidate and why,
- * and named uniquely in the session.  The evaluation is the runner's.
+ * and named uniquely in the session.  The evaluation is the driver's.
  */
 #ifndef KL_CAND_IMPORT_H
 #define KL_CAND_IMPORT_H

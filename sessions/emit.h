@@ -164,7 +164,7 @@ int ev_new_best(struct session *s, int cand, double speedup, double timeMs, int 
 int ev_search_budget(struct session *s, const struct ev_search_budget *b, double elapsedS,
                      char *err);
 /* an interleaved A/B of candidate cand against incumbent (a result's "ab",
- * harness.h harness_ab), journaled by the runner when the result comes */
+ * harness.h harness_ab), journaled by the driver when the result comes */
 int ev_ab_compared(struct session *s, int cand, int incumbent, const cJSON *ab, char *err);
 
 #endif

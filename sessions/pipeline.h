@@ -4,9 +4,9 @@
  * carries its results), record them for a person or the automatic mode to
  * accept, edit or reject, implement an accepted idea in B branches (or cross
  * two parents), turn each reply into a candidate (reply.h), have it
- * evaluated (by the runner, runner.h, which owns the workers), and send
+ * evaluated (by the driver, driver.h, which owns the workers), and send
  * failures back with the fix prompt.  Every request, reply, idea and
- * candidate goes through the session's journal (event.h).  The runner
+ * candidate goes through the session's journal (event.h).  The driver
  * makes the one pipeline of a session; every front end drives it there.
  */
 #ifndef KL_PIPELINE_H
@@ -147,7 +147,7 @@ void pipeline_update(struct pipeline *p);
 /* steps not finished (ideas requests, branches waiting on the LLM or on an
  * evaluation); 0 when idle.  This and the other questions about work in
  * flight below (pipeline_round_busy, _usd, _requests, _cancel) take p NULL
- * as a pipeline not made yet: nothing in flight (runner_pipeline()) */
+ * as a pipeline not made yet: nothing in flight (driver_pipeline()) */
 int pipeline_busy(const struct pipeline *p);
 
 /* steps of round `round` not finished; *pUnsent (may be NULL): those of them

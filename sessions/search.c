@@ -4,7 +4,7 @@
  * its LLM work (ideas, the gate, implementations), judge verdicts as they
  * come (search_judge.c), close the round when nothing of it runs, stop on
  * a budget; and the API to start, pause, resume, stop and step it.  All of
- * it from a timer on the session's loop, through runner_* and journal
+ * it from a timer on the session's loop, through driver_* and journal
  * events.
  */
 #include "search.h"
@@ -85,7 +85,7 @@ static void drive_round(struct search *s, int R)
 				         "translating the reference: %d translation%s", t,
 				         t == 1 ? "" : "s");
 				note(s, line, NULL);
-				struct pipeline *p = runner_llm(s->rn, err);
+				struct pipeline *p = driver_llm(s->drv, err);
 				if (!p || pipeline_translate(p, t, err) < 0)
 					note(s, err, NULL);
 			}
@@ -116,7 +116,7 @@ static void drive_round(struct search *s, int R)
 		set_add(&w->asked, aPar[i]);
 		if (search_ideas_exist(ST(s), R, aPar[i]))
 			continue; /* asked before a restart: not again */
-		struct pipeline *p = runner_llm(s->rn, err);
+		struct pipeline *p = driver_llm(s->drv, err);
 		if (!p || pipeline_ideas(p, aPar[i], (int)OPT(s)->ideas, R, err) < 0) {
 			char msg[KL_ERRLEN + 64];
 			snprintf(msg, sizeof msg, "ideas for #%d: %s", aPar[i], err);
@@ -135,7 +135,7 @@ static void drive_round(struct search *s, int R)
 			const struct state_idea *d = state_idea(ST(s), b.idea);
 			if (!d || (b.round ? b.round : d->round) != R)
 				continue;
-			struct pipeline *p = runner_llm(s->rn, err);
+			struct pipeline *p = driver_llm(s->drv, err);
 			/* a branch whose first request was never journaled (the
 			 * kill came between its idea's branches) starts now */
 			int first = 1;
@@ -174,10 +174,10 @@ int search_pending_ideas(const struct state *st, int R)
 static int round_complete(struct search *s, int R)
 {
 	const struct state *st = ST(s);
-	if (!work_of(s, R, 0) || pipeline_round_busy(runner_pipeline(s->rn), R, NULL))
+	if (!work_of(s, R, 0) || pipeline_round_busy(driver_pipeline(s->drv), R, NULL))
 		return 0;
 	/* round 0's work (the translations) is not marked: all of it */
-	if (R == 0 && (runner_jobs(s->rn) || pipeline_busy(runner_pipeline(s->rn))))
+	if (R == 0 && (driver_jobs(s->drv) || pipeline_busy(driver_pipeline(s->drv))))
 		return 0;
 	for (int i = 0; i < st->nCand; i++)
 		if (st->aCand[i].round == R && !search_final(&st->aCand[i]))
@@ -268,8 +268,8 @@ static int may_overlap(struct search *s)
 	    R < 1 || !w || !w->asked.n || !search_llm_ok(s) ||
 	    (rounds > 0 && rounds_started(st) >= rounds) || search_stop_reason(s, buf, sizeof buf))
 		return 0;
-	pipeline_round_busy(runner_pipeline(s->rn), R, &unsent);
-	return !unsent && !search_pending_ideas(st, R) && runner_llm_room(s->rn);
+	pipeline_round_busy(driver_pipeline(s->drv), R, &unsent);
+	return !unsent && !search_pending_ideas(st, R) && driver_llm_room(s->drv);
 }
 
 /*
@@ -293,7 +293,7 @@ static int retime_start(struct search *s)
 		int start = c->zOrigin &&
 		            (!strcmp(c->zOrigin, "seed") || !strcmp(c->zOrigin, "translation"));
 		if (!byTime || !start || c->nEvals > SEARCH_SEED_RETIMES ||
-		    runner_job_of(s->rn, c->id))
+		    driver_job_of(s->drv, c->id))
 			continue;
 		char err[KL_ERRLEN], line[400];
 		const char *zWhy = c->zReason;
@@ -308,7 +308,7 @@ static int retime_start(struct search *s)
 		         c->zOrigin, c->id,
 		         c->status == STATUS_CORRECT ? "unverified" : "contradicted", zWhy,
 		         c->nEvals, SEARCH_SEED_RETIMES);
-		if (runner_bench(s->rn, c->id, err) < 0) {
+		if (driver_bench(s->drv, c->id, err) < 0) {
 			note(s, err, NULL);
 			continue;
 		}
@@ -346,7 +346,7 @@ static int start_round(struct search *s, int lagged)
 				translated |= st->search.aRound[i].round == 0;
 			char err[KL_ERRLEN];
 			if (!translated && st->search.round == 0 && search_llm_ok(s) &&
-			    runner_llm(s->rn, err)) {
+			    driver_llm(s->drv, err)) {
 				search_emitted(
 				    s, ev_round_started(SES(s), 0, 0, EL(s), s->zErr),
 				    "round 0: no correct candidate to start from, translating",
@@ -502,7 +502,7 @@ void search_tick(struct search *s)
 		int waiting = 0;
 		for (int i = 0; i < st->nCand; i++)
 			waiting |= !search_final(&st->aCand[i]);
-		if (waiting || runner_jobs(s->rn) || pipeline_busy(runner_pipeline(s->rn)))
+		if (waiting || driver_jobs(s->drv) || pipeline_busy(driver_pipeline(s->drv)))
 			break; /* the seeds (or a hand edit) are being evaluated */
 		start_round(s, 0);
 		s->again = 1;
@@ -526,13 +526,13 @@ void search_poke(struct search *s)
 
 /* ---- the API ---- */
 
-struct search *search_new(struct runner *rn, search_note_fn notify, void *arg)
+struct search *search_new(struct driver *drv, search_note_fn notify, void *arg)
 {
 	struct search *s = xcalloc(1, sizeof *s);
-	s->rn = rn;
+	s->drv = drv;
 	s->notify = notify;
 	s->arg = arg;
-	runner_limit(rn, search_limit, s);
+	driver_limit(drv, search_limit, s);
 	return s;
 }
 
@@ -541,8 +541,8 @@ void search_free(struct search *s)
 	if (!s)
 		return;
 	if (s->timer)
-		loop_del_timer(runner_loop(s->rn), s->timer);
-	runner_limit(s->rn, NULL, NULL);
+		loop_del_timer(driver_loop(s->drv), s->timer);
+	driver_limit(s->drv, NULL, NULL);
 	while (s->nWork)
 		work_drop(s, s->aWork[0].round);
 	free(s->aWork);
@@ -680,7 +680,7 @@ int search_start(struct search *s, const cJSON *set, char *err)
 			return -1;
 	}
 	char e2[KL_ERRLEN];
-	struct pipeline *p = OPT(s)->sweep_only ? NULL : runner_llm(s->rn, e2);
+	struct pipeline *p = OPT(s)->sweep_only ? NULL : driver_llm(s->drv, e2);
 	if (p) /* without an LLM, there is nothing to repeat */
 		pipeline_no_repeats(p, 1);
 	strbuf sb = STRBUF_INIT;
@@ -688,7 +688,7 @@ int search_start(struct search *s, const cJSON *set, char *err)
 	note(s, sb.buf, NULL);
 	sb_free(&sb);
 	if (!s->timer)
-		s->timer = loop_add_timer(runner_loop(s->rn), TICK_S, on_timer, s);
+		s->timer = loop_add_timer(driver_loop(s->drv), TICK_S, on_timer, s);
 	search_tick(s);
 	return 0;
 }
@@ -731,7 +731,7 @@ int search_resume(struct search *s, char *err)
 	                   err) < 0)
 		return -1;
 	if (!s->timer)
-		s->timer = loop_add_timer(runner_loop(s->rn), TICK_S, on_timer, s);
+		s->timer = loop_add_timer(driver_loop(s->drv), TICK_S, on_timer, s);
 	search_tick(s);
 	return 0;
 }

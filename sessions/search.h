@@ -1,5 +1,5 @@
 /*
- * search.h - the automatic search over a running session (runner.h): rounds of parents
+ * search.h - the automatic search over a running session (driver.h): rounds of parents
  * chosen by a policy (policy.h), cheap mechanical proposers first (sweeps
  * over tunables, function crossover of two lineages), then N LLM ideas per
  * parent, a gate (auto or a person), B implementations of each accepted
@@ -8,10 +8,10 @@
  * reference when no candidate is correct to start from.
  *
  * It is a state machine driven by the caller's loop (its timer on the
- * runner's loop, and search_poke() after an event): it never blocks, it
- * adds, evaluates and asks through runner_* functions, and every decision
+ * driver's loop, and search_poke() after an event): it never blocks, it
+ * adds, evaluates and asks through driver_* functions, and every decision
  * is a journal event of its own, written with the typed emitters of
- * event.h on the runner's session (their check and fold are in
+ * event.h on the driver's session (their check and fold are in
  * event_search.c) and folded into st->search (state.h), so that
  * replay shows it and a search killed at any point goes on from its
  * journal: search_start() on a session whose search is not finished
@@ -22,16 +22,16 @@
  * starts once N's LLM requests are all out (and the LLM client has room),
  * its parents chosen from a snapshot that does not depend on timing (the
  * rounds `overlap` back, no former parent); rounds close in order, and
- * the budgets hold for work in flight (runner_limit()).  ARCHITECTURE.md,
+ * the budgets hold for work in flight (driver_limit()).  ARCHITECTURE.md,
  * "The automatic search", has the rules.
  *
  * A verdict becomes the new best when its median time is below the
  * incumbent's 10th-percentile time and at least 2% below its median, and
  * it won an interleaved A/B against the incumbent (ab_compared; the
- * search gives the runner its best as the incumbent of every evaluation's
- * request, runner_set_eval_request(), so the worker runs the A/B in the
+ * search gives the driver its best as the incumbent of every evaluation's
+ * request, driver_set_eval_request(), so the worker runs the A/B in the
  * same evaluation; a verdict without one is evaluated again with
- * runner_bench_ab(), once).  A speedup above suspect_x, a time below what
+ * driver_bench_ab(), once).  A speedup above suspect_x, a time below what
  * moving the task's bytes (every input read and every output written
  * once) takes at bandwidth_gbs (default: the workers' GPU's own), or below
  * what the task's flops take at peak_tflops, is flagged suspect_flagged
@@ -48,7 +48,7 @@
 #include <cJSON.h>
 #include <stddef.h>
 
-#include "runner.h"
+#include "driver.h"
 #include "search_settings.h"
 
 struct search;
@@ -59,10 +59,10 @@ struct search;
 typedef void (*search_note_fn)(void *arg, const char *zLine, const cJSON *ev);
 
 /*
- * A search on runner rn (its loop drives it; rn must outlive it).
+ * A search on driver drv (its loop drives it; drv must outlive it).
  * Nothing runs until search_start().  notify may be NULL.
  */
-struct search *search_new(struct runner *rn, search_note_fn notify, void *arg);
+struct search *search_new(struct driver *drv, search_note_fn notify, void *arg);
 void search_free(struct search *s);
 
 /*

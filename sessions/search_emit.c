@@ -1,6 +1,6 @@
 /*
  * search_emit.c - the search's clock and its events: the elapsed seconds
- * its events carry, and what follows an event it journaled (the runner and
+ * its events carry, and what follows an event it journaled (the driver and
  * people told).  Called by every file of the search; calls none of them.
  */
 #include "search_priv.h"
@@ -24,7 +24,7 @@ int search_emitted(struct search *s, int rc, const char *zLine, char *err)
 		}
 		return -1;
 	}
-	runner_changed(s->rn);
+	driver_changed(s->drv);
 	note(s, zLine, session_last(SES(s)));
 	return 0;
 }

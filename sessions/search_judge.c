@@ -33,7 +33,7 @@ static double low_time(const struct cand *c)
  * written once (0 without a task) */
 static double min_bytes(const struct search *s)
 {
-	const struct task *t = runner_task(s->rn);
+	const struct task *t = driver_task(s->drv);
 	double b = 0;
 	for (int i = 0; t && i < t->nIn; i++)
 		b += (double)task_numel(&t->aIn[i]) * (double)task_dtype_size(t->aIn[i].dtype);
@@ -54,7 +54,7 @@ static double roof_of(const struct cand *c)
 static double bandwidth(const struct search *s)
 {
 	double bw = OPT(s)->bandwidth_gbs;
-	return bw > 0 ? bw : runner_bandwidth_gbs(s->rn);
+	return bw > 0 ? bw : driver_bandwidth_gbs(s->drv);
 }
 
 /* why candidate c's time is implausible (into why), or 0 when it is not: a
@@ -64,7 +64,7 @@ static double bandwidth(const struct search *s)
 enum { IMPLAUSIBLE_RATIO = 1, IMPLAUSIBLE_PHYSICS };
 static int implausible(const struct search *s, const struct cand *c, char *why, size_t n)
 {
-	const struct task *t = runner_task(s->rn);
+	const struct task *t = driver_task(s->drv);
 	double bw = bandwidth(s), bytes = min_bytes(s);
 	double floorMs = bw > 0 && bytes > 0 ? bytes / (bw * 1e9) * 1e3 : 0;
 	double peak = OPT(s)->peak_tflops, flops = t ? t->flops : 0;
@@ -117,7 +117,7 @@ static int ab_decides(struct search *s, const struct cand *c, const struct cand 
 	}
 	if (!set_add(&s->abAsked, id))
 		return 0; /* asked once already: no A/B against this incumbent came back */
-	if (runner_bench_ab(s->rn, id, incId, err) < 0) {
+	if (driver_bench_ab(s->drv, id, incId, err) < 0) {
 		snprintf(line, sizeof line, "A/B of #%d against #%d: %s", id, incId, err);
 		note(s, line, NULL);
 		return 0;
@@ -246,7 +246,7 @@ void search_judge_all(struct search *s)
 	struct eval_request rq = {.quickStopX = OPT(s)->quick_stop_x,
 	                          .abPairs = (int)OPT(s)->ab_pairs,
 	                          .inc.id = ST(s)->search.bestId};
-	runner_set_eval_request(s->rn, &rq);
+	driver_set_eval_request(s->drv, &rq);
 }
 
 /* ---- budgets ---- */
@@ -299,7 +299,7 @@ double search_usd_used(const struct state *st)
 static int usd_room(struct search *s, double *pHeld, double *pNext)
 {
 	double v = OPT(s)->budget_usd;
-	pipeline_usd(runner_pipeline(s->rn), pHeld, pNext);
+	pipeline_usd(driver_pipeline(s->drv), pHeld, pNext);
 	return v <= 0 || search_usd_used(ST(s)) + *pHeld + *pNext <= v;
 }
 
@@ -361,7 +361,7 @@ int search_llm_ok(struct search *s)
 	       usd_room(s, &held, &next);
 }
 
-/* the runner's limit while a search is on (running or paused): work in
+/* the driver's limit while a search is on (running or paused): work in
  * flight (fixes, replies to requests sent before) stays within the budgets
  * of candidates, time and LLM dollars */
 const char *search_limit(void *arg, int bCandidate, double usd)

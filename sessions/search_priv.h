@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 #include "emit.h"
-#include "runner.h"
+#include "driver.h"
 #include "search.h"
 #include "util.h"
 
@@ -55,7 +55,7 @@ struct work {
 };
 
 struct search {
-	struct runner *rn;
+	struct driver *drv;
 	search_note_fn notify;
 	char zErr[KL_ERRLEN]; /* an emitter's error where the caller gave no err */
 	void *arg;
@@ -79,7 +79,7 @@ struct search {
 
 static inline const struct state *ST(const struct search *s)
 {
-	return runner_state(s->rn);
+	return driver_state(s->drv);
 }
 
 /* the settings, as the journal's search_started and search_set left them */
@@ -97,7 +97,7 @@ static inline void note(struct search *s, const char *zLine, const cJSON *ev)
 }
 
 /* the session, for the emitters (event.h) */
-#define SES(s) runner_session((s)->rn)
+#define SES(s) driver_session((s)->drv)
 /* the elapsed time the search's events carry (ms resolution) */
 #define EL(s) (round(search_elapsed(s) * 1000) / 1000)
 /* where an emitter writes its error: err, or the search's own buffer */
@@ -111,8 +111,8 @@ int search_emitted(struct search *s, int rc, const char *zLine, char *err);
 /* ---- search_judge.c ---- */
 /* a verdict that is final (evaluated, not waiting for more) */
 int search_final(const struct cand *c);
-/* judge every final verdict not judged yet, and give the runner what
- * every evaluation carries from now on (runner_set_eval_request()) */
+/* judge every final verdict not judged yet, and give the driver what
+ * every evaluation carries from now on (driver_set_eval_request()) */
 void search_judge_all(struct search *s);
 /* rounds finished (round 0 not counted) */
 int search_rounds_done(const struct state *st);
@@ -126,7 +126,7 @@ const char *search_stop_reason(struct search *s, char *buf, size_t n);
 int search_cand_ok(struct search *s);
 /* may one more LLM request go out within the budgets */
 int search_llm_ok(struct search *s);
-/* the pipeline's limit (runner_limit()): why no more may start, or NULL */
+/* the pipeline's limit (driver_limit()): why no more may start, or NULL */
 const char *search_limit(void *arg, int bCandidate, double usd);
 /* ---- search_propose.c ---- */
 /* sweep parent's tunables (once per parent) in round R */

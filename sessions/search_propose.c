@@ -60,9 +60,9 @@ static int add_mechanical(struct search *s, int R, const char *zOrigin, const in
 	                         .zSource = zSource,
 	                         .zIdea = zWhat,
 	                         .round = R};
-	int id = runner_add_cand(s->rn, &c, err);
+	int id = driver_add_cand(s->drv, &c, err);
 	free(name);
-	if (id < 0 || runner_bench(s->rn, id, err) < 0) {
+	if (id < 0 || driver_bench(s->drv, id, err) < 0) {
 		char msg[KL_ERRLEN + 64];
 		snprintf(msg, sizeof msg, "%s: %s", zOrigin, err);
 		note(s, msg, NULL);
@@ -246,7 +246,7 @@ void search_gate(struct search *s, int round)
 			}
 		}
 		int id = d->id, rc = -1;
-		struct pipeline *p = runner_llm(s->rn, err);
+		struct pipeline *p = driver_llm(s->drv, err);
 		if (p && why) {
 			rc = pipeline_idea_reject(p, id, why, err);
 			snprintf(line, sizeof line, "gate: idea %d rejected [%s] %s: %s", id,
@@ -290,7 +290,7 @@ void search_implement(struct search *s, int round)
 		int id = d->id, b = (int)OPT(s)->branches;
 		snprintf(line, sizeof line, "implementing idea %d on #%d in %d branch%s: %s", id,
 		         parent, b, b == 1 ? "" : "es", d->zTitle);
-		struct pipeline *p = runner_llm(s->rn, err);
+		struct pipeline *p = driver_llm(s->drv, err);
 		if (!p || pipeline_implement(p, id, parent, 0, b, round, err) < 0)
 			snprintf(line, sizeof line, "idea %d: %.300s", id, err);
 		note(s, line, NULL);
@@ -319,7 +319,7 @@ void search_llm_crossover(struct search *s, int round, int a, int b)
 	};
 	struct pipeline *p;
 	if (search_emitted(s, ev_idea_proposed(SES(s), &d, err), NULL, err) < 0 ||
-	    !(p = runner_llm(s->rn, err)) || pipeline_idea_accept(p, id, err) < 0)
+	    !(p = driver_llm(s->drv, err)) || pipeline_idea_accept(p, id, err) < 0)
 		return;
 	set_add(&s->impl, id);
 	int nb = (int)OPT(s)->branches;

@@ -163,7 +163,7 @@ int search_idea(struct search *s, const char *zText, char *err)
 	if (!zText || !*zText)
 		return kl_err(err, "idea needs some text");
 	int pin = ST(s)->search.pinned;
-	struct pipeline *p = runner_llm(s->rn, err);
+	struct pipeline *p = driver_llm(s->drv, err);
 	if (!p || (id = pipeline_idea_new(p, zText, pin, err)) < 0 ||
 	    pipeline_idea_accept(p, id, err) < 0)
 		return -1;
@@ -216,8 +216,8 @@ int search_set_gate(struct search *s, const char *zVal, char *err)
 int search_waiting(const struct search *s)
 {
 	const struct state *st = ST(s);
-	if (!st->search.roundOpen || strcmp(OPT(s)->gate, "human") || runner_jobs(s->rn) ||
-	    pipeline_busy(runner_pipeline(s->rn)))
+	if (!st->search.roundOpen || strcmp(OPT(s)->gate, "human") || driver_jobs(s->drv) ||
+	    pipeline_busy(driver_pipeline(s->drv)))
 		return 0;
 	for (int i = 0; i < st->search.nRound; i++)
 		if (!st->search.aRound[i].finished &&
@@ -233,7 +233,7 @@ int search_done(const struct search *s)
 		return 1;
 	if (search_state_live(ss->state))
 		return 0;
-	return !runner_jobs(s->rn) && !pipeline_busy(runner_pipeline(s->rn));
+	return !driver_jobs(s->drv) && !pipeline_busy(driver_pipeline(s->drv));
 }
 
 void search_status_state(const struct state *st, char *buf, size_t n)

@@ -23,7 +23,7 @@ struct session {
 	cJSON *last;       /* the event session_emit() journaled last, or NULL */
 	int nSeen;         /* lines folded from the journal, events and bad ones */
 	int nTruncated;    /* of the bad ones, a last line cut short */
-	/* called once, when the first append fails (the runner tells the user) */
+	/* called once, when the first append fails (the driver tells the user) */
 	void (*onLost)(void *arg, const char *zErr);
 	void *lostArg;
 };

@@ -15,7 +15,7 @@
 
 const struct state *actions_state(const struct actions_front *f)
 {
-	return f->lv ? runner_state(f->lv) : f->rp ? &f->rp->st : NULL;
+	return f->lv ? driver_state(f->lv) : f->rp ? &f->rp->st : NULL;
 }
 
 int actions_fail(struct actions_front *f, const char *fmt, ...)
@@ -76,7 +76,7 @@ struct pipeline *actions_need_llm(struct actions_front *f, const struct commands
 		    c->def->name);
 		return NULL;
 	}
-	struct pipeline *p = runner_llm(f->lv, err);
+	struct pipeline *p = driver_llm(f->lv, err);
 	if (!p)
 		actions_fail(f, "%s: %s", c->def->name, err);
 	return p;

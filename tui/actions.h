@@ -5,7 +5,7 @@
  * itself with a struct actions_front: the live session or the replay it
  * shows, its population view, and hooks for what only it knows how to do
  * (show a page of text, run the editor on the terminal, quit, switch from
- * replay to live).  Changes to the session go through sessions/runner.h,
+ * replay to live).  Changes to the session go through sessions/driver.h,
  * i.e. as events.
  */
 #ifndef KL_ACTIONS_H
@@ -13,7 +13,7 @@
 
 #include "commands.h"
 #include "config.h"
-#include "runner.h"
+#include "driver.h"
 #include "popview.h"
 #include "replay.h"
 
@@ -47,7 +47,7 @@ typedef int (*actions_edited_fn)(struct actions_front *f, void *ctx, int rc, con
 struct actions_edit;
 
 struct actions_front {
-	struct runner *lv;             /* the live session, or NULL while replaying */
+	struct driver *lv;             /* the live session, or NULL while replaying */
 	struct replay *rp;             /* the journal being replayed, or NULL */
 	struct popview *pv;            /* the view `sort` and `filter` change */
 	const struct config *cfg;      /* for the LLM provider's settings */
@@ -71,7 +71,7 @@ void actions_say(struct actions_front *f, const char *fmt, ...)
 const struct cand *actions_cand(struct actions_front *f, const struct commands_line *c, int i);
 /* 0 with a live session; -1 after saying a replay is read-only */
 int actions_need_live(struct actions_front *f, const struct commands_line *c);
-/* the LLM pipeline of a live session (runner_llm()); NULL after saying why
+/* the LLM pipeline of a live session (driver_llm()); NULL after saying why
  * there is none */
 struct pipeline *actions_need_llm(struct actions_front *f, const struct commands_line *c);
 

@@ -1,5 +1,5 @@
 /*
- * app.c - the TUI's loop: the session or replay opened, the runner's notes,
+ * app.c - the TUI's loop: the session or replay opened, the driver's notes,
  * the hooks the commands call back (say, page, edit, quit, continue), the
  * workers' setup watched, the frames drawn; app_run().
  */
@@ -28,18 +28,18 @@
 
 /* ---- the live session's notices ---- */
 
-static void on_live(void *arg, const struct runner_note *n)
+static void on_live(void *arg, const struct driver_note *n)
 {
 	struct app *a = arg;
 	strbuf sb = STRBUF_INIT;
 	if (a->u.lv)
-		runner_describe(a->u.lv, n, &sb);
+		driver_describe(a->u.lv, n, &sb);
 	else if (n->zText)
 		sb_addf(&sb, "%s", n->zText); /* a warning while the session opens */
-	if (n->kind == RUNNER_FINISHED || n->kind == RUNNER_LOG || n->kind == RUNNER_CANDIDATE ||
-	    n->kind == RUNNER_BRANCH) {
+	if (n->kind == DRIVER_FINISHED || n->kind == DRIVER_LOG || n->kind == DRIVER_CANDIDATE ||
+	    n->kind == DRIVER_BRANCH) {
 		ui_log(&a->u, "%s", sb.buf ? sb.buf : "");
-	} else if (n->kind == RUNNER_IDEAS) {
+	} else if (n->kind == DRIVER_IDEAS) {
 		/* one log line per idea; the message line says how many */
 		const char *z = sb.buf ? sb.buf : "";
 		for (const char *p = z; *p;) {
@@ -57,7 +57,7 @@ static void on_live(void *arg, const struct runner_note *n)
 		const struct state_idea *sel = pane_ideas_selected(&a->u);
 		if (first && (!sel || sel->status != IDEA_PENDING))
 			a->u.selIdea = first, a->u.ideaTop = 0;
-	} else if (n->kind == RUNNER_MESSAGE) {
+	} else if (n->kind == DRIVER_MESSAGE) {
 		ui_log(&a->u, "%s", sb.buf ? sb.buf : "");
 		app_message(a, 1, "%s", sb.buf ? sb.buf : "");
 	}
@@ -122,10 +122,10 @@ static void hook_quit(void *arg, int bForce)
 	app_request_quit(arg, bForce);
 }
 
-static void set_live(struct app *a, struct runner *lv)
+static void set_live(struct app *a, struct driver *lv)
 {
 	a->u.lv = lv;
-	a->u.st = runner_state(lv);
+	a->u.st = driver_state(lv);
 	a->f.lv = lv;
 }
 
@@ -134,7 +134,7 @@ static int hook_cont(void *arg, const char *zFile, char *err)
 	struct app *a = arg;
 	struct replay *rp = a->u.rp;
 	char *path =
-	    zFile ? xstrdup(zFile) : runner_default_path(rp->st.zTask ? rp->st.zTask : "session");
+	    zFile ? xstrdup(zFile) : driver_default_path(rp->st.zTask ? rp->st.zTask : "session");
 	const char *slash = strrchr(path, '/');
 	if (slash && slash != path) {
 		char *dir = xstrndup(path, (size_t)(slash - path));
@@ -149,10 +149,10 @@ static int hook_cont(void *arg, const char *zFile, char *err)
 		free(path);
 		return -1;
 	}
-	struct runner_opts lo = a->o.lo;
+	struct driver_opts lo = a->o.lo;
 	lo.zSession = path;
 	lo.zTask = NULL;
-	struct runner *lv = runner_open(a->l, a->o.cfg, &lo, on_live, a, err);
+	struct driver *lv = driver_open(a->l, a->o.cfg, &lo, on_live, a, err);
 	if (!lv) {
 		free(path);
 		return -1;
@@ -178,11 +178,11 @@ static int hook_cont(void *arg, const char *zFile, char *err)
 static void setup_check(struct app *a)
 {
 	struct ui *u = &a->u;
-	int nw = u->lv ? runner_workers(u->lv) : 0, starting = 0;
+	int nw = u->lv ? driver_workers(u->lv) : 0, starting = 0;
 	double said = -1; /* the longest setup a worker said it took */
 	for (int i = 0; i < nw; i++) {
 		struct pool_info pi;
-		runner_worker(u->lv, i, &pi);
+		driver_worker(u->lv, i, &pi);
 		starting |= pi.setup;
 		if (pi.setupS > said)
 			said = pi.setupS;
@@ -190,8 +190,8 @@ static void setup_check(struct app *a)
 	if (starting) {
 		if (!u->setupT0)
 			u->setupT0 = now_s();
-		const struct runner_job *aj;
-		int nj = runner_evals(u->lv, &aj);
+		const struct driver_job *aj;
+		int nj = driver_evals(u->lv, &aj);
 		for (int k = 0; k < nj; k++)
 			if (!ui_setup_beside(u, aj[k].cand) &&
 			    u->nSetupCand < (int)(sizeof u->aSetupCand / sizeof *u->aSetupCand))
@@ -228,12 +228,12 @@ static int open_model(struct app *a, char *err)
 		ui_log(&a->u, "replaying %s: %d events", a->o.zReplay, rp->nEv);
 		return 0;
 	}
-	struct runner *lv = runner_open(a->l, a->o.cfg, &a->o.lo, on_live, a, err);
+	struct driver *lv = driver_open(a->l, a->o.cfg, &a->o.lo, on_live, a, err);
 	if (!lv)
 		return -1;
 	set_live(a, lv);
-	ui_log(&a->u, "session %s: %s on %s", runner_path(lv), runner_task_name(lv),
-	       runner_backend(lv));
+	ui_log(&a->u, "session %s: %s on %s", driver_path(lv), driver_task_name(lv),
+	       driver_backend(lv));
 	actions_search_open(&a->f, 1); /* a search cut short goes on */
 	return 0;
 }
@@ -315,11 +315,11 @@ int app_run(const struct app_opts *o)
 	cmdline_free(&a->cl);
 	if (a->stats)
 		fclose(a->stats);
-	if (a->u.lv && runner_saved(a->u.lv, stdout) < 0)
+	if (a->u.lv && driver_saved(a->u.lv, stdout) < 0)
 		rc = 2;
 out:
 	actions_search_close(&a->f);
-	runner_close(a->u.lv);
+	driver_close(a->u.lv);
 	replay_close(a->u.rp);
 	pane_code_free(&a->u);
 	viewer_close(&a->u);

@@ -8,11 +8,11 @@
 #define KL_APP_H
 
 #include "config.h"
-#include "runner.h"
+#include "driver.h"
 
 struct app_opts {
 	const struct config *cfg; /* configuration, flags applied */
-	struct runner_opts lo;    /* the live session to open (or to continue into) */
+	struct driver_opts lo;    /* the live session to open (or to continue into) */
 	const char *zReplay;      /* a journal to replay instead, or NULL */
 	int at;                   /* replay: start after this many events (-1: all) */
 };

@@ -42,7 +42,7 @@ int app_gate_waiting(const struct app *a)
 
 void app_request_quit(struct app *a, int bForce)
 {
-	int n = jobs_count(a->u.lv), nReq = n - (a->u.lv ? runner_jobs(a->u.lv) : 0);
+	int n = jobs_count(a->u.lv), nReq = n - (a->u.lv ? driver_jobs(a->u.lv) : 0);
 	int nGate = app_gate_waiting(a);
 	if (!bForce && n > 0) {
 		a->askQuit = 1;
@@ -73,7 +73,7 @@ void app_work_check(struct app *a)
 	} else if (!n && a->workBusy) {
 		a->workBusy = 0;
 		strbuf sb = STRBUF_INIT;
-		int nEvals = runner_finished(a->u.lv) - a->workEvals;
+		int nEvals = driver_finished(a->u.lv) - a->workEvals;
 		if (jobs_summary(a->u.st, a->workFrom, nEvals, &sb)) {
 			ui_log(&a->u, "done: %s", sb.buf);
 			if (!a->msgErr)
@@ -125,7 +125,7 @@ void app_run_line(struct app *a, const char *zLine)
 	a->zMsg[0] = 0;
 	if (a->u.lv && !a->workBusy) {
 		a->workFrom = state_next_id(st);
-		a->workEvals = runner_finished(a->u.lv);
+		a->workEvals = driver_finished(a->u.lv);
 	}
 	actions_run_line(&a->f, zLine);
 	if (actions_editing(&a->f))

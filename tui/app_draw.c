@@ -137,7 +137,7 @@ static void draw_title(struct app *a)
 		count_of(jobs, sizeof jobs, nj, "job");
 		char task[256], path[512];
 		snprintf(task, sizeof task, "%s (%s)", st->zTask ? st->zTask : "?",
-		         runner_backend(a->u.lv));
+		         driver_backend(a->u.lv));
 		/* what matters most stays on a narrow screen: the search's state
 		 * (never cut first), then the best, then the task and the jobs,
 		 * the rest of the search's status, the counts, the path (…/name,
@@ -158,7 +158,7 @@ static void draw_title(struct app *a)
 			screen_fit_fields(az, prio, 7, COLS, t, sizeof t);
 		}
 		int used = screen_width(t, strlen(t)) + 3;
-		short_path(runner_path(a->u.lv), COLS - used, path, sizeof path);
+		short_path(driver_path(a->u.lv), COLS - used, path, sizeof path);
 		if (screen_width(path, strlen(path)) > COLS - used)
 			path[0] = 0;
 		screen_fit_fields(az, prio, 8, COLS, t, sizeof t);

@@ -79,7 +79,7 @@ int verb_archive(struct actions_front *f, const struct commands_line *c)
 		} else if (!f->lv) {
 			rc = fail(f, w0, "a replay is read-only; `continue` first");
 		} else if (!strcmp(w0, "idea")) {
-			int n = archive_idea_event(runner_session(f->lv), e, err);
+			int n = archive_idea_event(driver_session(f->lv), e, err);
 			if (n < 0)
 				rc = fail(f, w0, err);
 			else {
@@ -91,11 +91,11 @@ int verb_archive(struct actions_front *f, const struct commands_line *c)
 			}
 		} else {
 			const char *code = json_str(e, "code", "");
-			int n = runner_add(
+			int n = driver_add(
 			    f->lv, "human", NULL, 0,
 			    *json_str(e, "name", "") ? json_str(e, "name", "") : NULL, code,
 			    *json_str(e, "idea", "") ? json_str(e, "idea", "") : NULL, err);
-			if (n < 0 || runner_bench(f->lv, n, err) < 0)
+			if (n < 0 || driver_bench(f->lv, n, err) < 0)
 				rc = fail(f, w0, err);
 			else {
 				sb_addf(&sb, "candidate %d from archive entry %ld (%s): evaluating",

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner.h"
+#include "driver.h"
 #include "screen.h"
 #include "util.h"
 
 char *cmdline_history_path(void)
 {
-	char *dir = runner_state_dir();
+	char *dir = driver_state_dir();
 	char *p = path_join(dir, "history");
 	free(dir);
 	return p;

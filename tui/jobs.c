@@ -24,13 +24,13 @@ int verb_cancel(struct actions_front *f, const struct commands_line *c)
 	if (!strcmp(z, "all")) {
 		int n = 0;
 		struct pipeline_request a[64];
-		struct pipeline *p = runner_pipeline(f->lv);
+		struct pipeline *p = driver_pipeline(f->lv);
 		int nr = pipeline_requests(p, a, 64);
 		for (int i = 0; i < nr; i++)
 			if (a[i].request && pipeline_cancel(p, a[i].request, err) == 0)
 				n++;
-		const struct runner_job *j;
-		while (runner_evals(f->lv, &j) && runner_cancel_eval(f->lv, j[0].cand, err) == 0)
+		const struct driver_job *j;
+		while (driver_evals(f->lv, &j) && driver_cancel_eval(f->lv, j[0].cand, err) == 0)
 			n++;
 		if (!n)
 			return actions_fail(f, "cancel: nothing is running");
@@ -47,12 +47,12 @@ int verb_cancel(struct actions_front *f, const struct commands_line *c)
 		    "lists it) or all",
 		    z);
 	if (isReq) {
-		if (pipeline_cancel(runner_pipeline(f->lv), (int)id, err) < 0)
+		if (pipeline_cancel(driver_pipeline(f->lv), (int)id, err) < 0)
 			return actions_fail(f, "cancel: %s", err);
 		actions_say(f, "LLM request %ld cancelled", id);
 		return 0;
 	}
-	if (runner_cancel_eval(f->lv, (int)id, err) < 0)
+	if (driver_cancel_eval(f->lv, (int)id, err) < 0)
 		return actions_fail(f, "cancel: %s", err);
 	actions_say(f, "evaluation of candidate %ld cancelled", id);
 	return 0;
@@ -99,9 +99,9 @@ int jobs_summary(const struct state *st, int fromId, int nEvals, strbuf *sb)
 	return 1;
 }
 
-int jobs_worker_line(struct runner *lv, int i, char *buf, size_t n)
+int jobs_worker_line(struct driver *lv, int i, char *buf, size_t n)
 {
-	int nw = lv ? runner_workers(lv) : 0;
+	int nw = lv ? driver_workers(lv) : 0;
 	if (i < 0 || i >= nw)
 		return nw;
 	static const char *const state[] = {
@@ -113,7 +113,7 @@ int jobs_worker_line(struct runner *lv, int i, char *buf, size_t n)
 	    [POOL_W_DISABLED] = "disabled",
 	};
 	struct pool_info pi;
-	int cand = runner_worker(lv, i, &pi);
+	int cand = driver_worker(lv, i, &pi);
 	char job[32] = "";
 	if (cand)
 		snprintf(job, sizeof job, " #%d", cand);
@@ -131,23 +131,23 @@ int jobs_worker_line(struct runner *lv, int i, char *buf, size_t n)
 	return nw;
 }
 
-int jobs_count(struct runner *lv)
+int jobs_count(struct driver *lv)
 {
 	if (!lv)
 		return 0;
 	struct pipeline_request a[64];
-	int n = pipeline_requests(runner_pipeline(lv), a, 64);
-	return runner_jobs(lv) + n;
+	int n = pipeline_requests(driver_pipeline(lv), a, 64);
+	return driver_jobs(lv) + n;
 }
 
-void jobs_text(struct runner *lv, strbuf *sb)
+void jobs_text(struct driver *lv, strbuf *sb)
 {
 	double now = now_s();
-	const struct runner_job *aj = NULL;
-	int nj = lv ? runner_evals(lv, &aj) : 0;
+	const struct driver_job *aj = NULL;
+	int nj = lv ? driver_evals(lv, &aj) : 0;
 	for (int i = 0; i < nj; i++) {
-		const struct runner_job *j = &aj[i];
-		const struct cand *c = state_cand(runner_state(lv), j->cand);
+		const struct driver_job *j = &aj[i];
+		const struct cand *c = state_cand(driver_state(lv), j->cand);
 		sb_addf(sb, "#%d %s: %s", j->cand, c ? c->zName : "?", j->zStage);
 		if (j->k > 0)
 			sb_addf(sb, " %d", j->k);
@@ -161,16 +161,16 @@ void jobs_text(struct runner *lv, strbuf *sb)
 	}
 }
 
-int jobs_request_lines(struct runner *lv, int i, char *buf, size_t n)
+int jobs_request_lines(struct driver *lv, int i, char *buf, size_t n)
 {
 	struct pipeline_request a[64];
-	int nr = lv ? pipeline_requests(runner_pipeline(lv), a, 64) : 0;
+	int nr = lv ? pipeline_requests(driver_pipeline(lv), a, 64) : 0;
 	if (i < 0 || i >= nr)
 		return nr;
 	const struct pipeline_request *q = &a[i];
-	const struct runner_stream *st;
-	int ns = runner_streams(lv, &st);
-	const struct runner_stream *s = NULL;
+	const struct driver_stream *st;
+	int ns = driver_streams(lv, &st);
+	const struct driver_stream *s = NULL;
 	for (int k = 0; k < ns; k++)
 		if (st[k].request == q->request)
 			s = &st[k];

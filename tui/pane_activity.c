@@ -26,10 +26,10 @@ static int activity_lines(struct ui *u, char lines[][256], int *roles, int max)
 		         now - u->setupT0);
 		roles[n++] = SR_BUSY;
 	}
-	const struct runner_job *aj = NULL;
-	int nj = u->lv ? runner_evals(u->lv, &aj) : 0;
+	const struct driver_job *aj = NULL;
+	int nj = u->lv ? driver_evals(u->lv, &aj) : 0;
 	for (int i = 0; i < nj && n < max; i++) {
-		const struct runner_job *j = &aj[i];
+		const struct driver_job *j = &aj[i];
 		const struct cand *c = state_cand(u->st, j->cand);
 		char stage[64];
 		snprintf(lines[n], 256, "#%-4d %-14.14s %s  %.1f s", j->cand, c ? c->zName : "?",

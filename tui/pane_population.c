@@ -13,7 +13,7 @@
 /* the status a row shows: the job's stage while one runs */
 static const char *row_status(const struct ui *u, const struct cand *c, char *buf, size_t n)
 {
-	const struct runner_job *j = u->lv ? runner_job_of(u->lv, c->id) : NULL;
+	const struct driver_job *j = u->lv ? driver_job_of(u->lv, c->id) : NULL;
 	if (!j)
 		return NULL;
 	if (j->k > 0)

@@ -33,7 +33,7 @@ static char *results_text(const struct ui *u, const struct cand *c)
 	strbuf sb = STRBUF_INIT;
 	if (c->zIdea && !c->result)
 		sb_addf(&sb, "idea      %s\n", c->zIdea); /* else after the verdict */
-	const struct runner_job *j = u->lv ? runner_job_of(u->lv, c->id) : NULL;
+	const struct driver_job *j = u->lv ? driver_job_of(u->lv, c->id) : NULL;
 	if (j) {
 		char stage[64];
 		sb_addf(&sb, "now       %s (%.1f s)\n",

@@ -22,7 +22,7 @@
 
 struct repl {
 	struct loop *l;         /* the event loop */
-	struct runner *lv;      /* the session */
+	struct driver *lv;      /* the session */
 	struct popview pv;      /* sort and filter for `list` */
 	struct actions_front f; /* the hooks */
 	EditLine *el;           /* libedit, on a terminal */
@@ -50,17 +50,17 @@ static void print_async(struct repl *r, FILE *f, const char *zText)
 		el_set(r->el, EL_REFRESH);
 }
 
-static void on_live(void *arg, const struct runner_note *n)
+static void on_live(void *arg, const struct driver_note *n)
 {
 	struct repl *r = arg;
-	if (n->kind == RUNNER_CHANGED)
+	if (n->kind == DRIVER_CHANGED)
 		return;
 	strbuf sb = STRBUF_INIT;
 	if (r->lv)
-		runner_describe(r->lv, n, &sb);
+		driver_describe(r->lv, n, &sb);
 	else if (n->zText)
 		sb_addf(&sb, "%s", n->zText); /* a warning while the session opens */
-	if (n->kind == RUNNER_MESSAGE) {
+	if (n->kind == DRIVER_MESSAGE) {
 		char *m = xasprintf("kloop: %s", sb.buf ? sb.buf : "");
 		size_t k = strlen(m);
 		while (k && m[k - 1] == '\n')
@@ -241,7 +241,7 @@ static void run_tty(struct repl *r)
 	el_set(r->el, EL_BIND, "^I", "kl-complete", NULL);
 	el_source(r->el, NULL); /* the user's ~/.editrc */
 	printf("kloop shell: %s on %s, session %s (help lists the commands, Ctrl-D quits)\n",
-	       runner_task_name(r->lv), runner_backend(r->lv), runner_path(r->lv));
+	       driver_task_name(r->lv), driver_backend(r->lv), driver_path(r->lv));
 	while (!r->quit) {
 		int n;
 		r->inPrompt = 1;
@@ -273,7 +273,7 @@ static void run_tty(struct repl *r)
 /* until the evaluations and the LLM work a command started are done */
 static void wait_jobs(struct repl *r)
 {
-	while (runner_busy(r->lv) || actions_search_busy(&r->f))
+	while (driver_busy(r->lv) || actions_search_busy(&r->f))
 		loop_once(r->l, actions_search_busy(&r->f) ? 0.1 : -1);
 }
 
@@ -286,13 +286,13 @@ static void run_pipe(struct repl *r)
 	while (!r->quit && (n = getline(&line, &cap, stdin)) >= 0) {
 		while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 			line[--n] = 0;
-		int from = state_next_id(runner_state(r->lv)), evals = runner_finished(r->lv);
+		int from = state_next_id(driver_state(r->lv)), evals = driver_finished(r->lv);
 		int started = run_line(r, line) == 0 && jobs_count(r->lv) > 0;
 		wait_jobs(r);
 		/* the work a command started is done: say what it came to */
 		strbuf sb = STRBUF_INIT;
 		if (started &&
-		    jobs_summary(runner_state(r->lv), from, runner_finished(r->lv) - evals, &sb))
+		    jobs_summary(driver_state(r->lv), from, driver_finished(r->lv) - evals, &sb))
 			printf("done: %s\n", sb.buf);
 		sb_free(&sb);
 	}
@@ -308,7 +308,7 @@ static const struct actions_hooks hooks = {
     .cont = hook_cont,
 };
 
-int repl_run(const struct config *cfg, const struct runner_opts *lo, int bBatch)
+int repl_run(const struct config *cfg, const struct driver_opts *lo, int bBatch)
 {
 	struct repl *r = xcalloc(1, sizeof *r);
 	char err[KL_ERRLEN];
@@ -317,7 +317,7 @@ int repl_run(const struct config *cfg, const struct runner_opts *lo, int bBatch)
 	r->l = loop_new();
 	popview_init(&r->pv);
 	r->f = (struct actions_front){.pv = &r->pv, .cfg = cfg, .h = &hooks, .arg = r};
-	r->lv = runner_open(r->l, cfg, lo, on_live, r, err);
+	r->lv = driver_open(r->l, cfg, lo, on_live, r, err);
 	if (!r->lv) {
 		fprintf(stderr, "kloop: %s\n", err);
 		rc = 2;
@@ -329,10 +329,10 @@ int repl_run(const struct config *cfg, const struct runner_opts *lo, int bBatch)
 		printf("kloop: stdout is not a terminal, so no full-screen interface: evaluating "
 		       "the seeds of %s "
 		       "on the %s backend (session %s)\n",
-		       runner_task_name(r->lv), runner_backend(r->lv), runner_path(r->lv));
+		       driver_task_name(r->lv), driver_backend(r->lv), driver_path(r->lv));
 		fflush(stdout);
 		wait_jobs(r);
-		const struct state *st = runner_state(r->lv);
+		const struct state *st = driver_state(r->lv);
 		if (!st->nCand) {
 			fprintf(
 			    stderr,
@@ -340,7 +340,7 @@ int repl_run(const struct config *cfg, const struct runner_opts *lo, int bBatch)
 			    "seeds): evaluate one with `kloop eval %s FILE`, or open it in a "
 			    "terminal "
 			    "and add one with :add FILE\n",
-			    runner_task_name(r->lv), runner_task_dir(r->lv));
+			    driver_task_name(r->lv), driver_task_dir(r->lv));
 			rc = 1;
 			goto out;
 		}
@@ -358,14 +358,14 @@ int repl_run(const struct config *cfg, const struct runner_opts *lo, int bBatch)
 		run_pipe(r);
 	rc = r->nFailed ? 1 : 0;
 	fflush(stdout);
-	if (runner_saved(r->lv, stdout) < 0)
+	if (driver_saved(r->lv, stdout) < 0)
 		rc = 2;
 out:
 	if (r->hist)
 		history_end(r->hist);
 	free(r->zHist);
 	actions_search_close(&r->f);
-	runner_close(r->lv);
+	driver_close(r->lv);
 	popview_free(&r->pv);
 	loop_free(r->l);
 	free(r);

@@ -11,7 +11,7 @@
 #define KL_REPL_H
 
 #include "config.h"
-#include "runner.h"
+#include "driver.h"
 
 /*
  * Open the live session lo (its seeds are evaluated first) and run the
@@ -21,6 +21,6 @@
  * command failed (batch: when a seed is not correct), 2 when the session
  * cannot be opened.
  */
-int repl_run(const struct config *cfg, const struct runner_opts *lo, int bBatch);
+int repl_run(const struct config *cfg, const struct driver_opts *lo, int bBatch);
 
 #endif

@@ -10,7 +10,7 @@
 
 #include <time.h>
 
-#include "runner.h"
+#include "driver.h"
 #include "popview.h"
 #include "replay.h"
 #include "state.h"
@@ -47,7 +47,7 @@ struct pane_code_cache; /* tui/pane_code.c */
 
 struct ui {
 	const struct state *st; /* what the panes show (live: the session's; replay: a fold) */
-	struct runner *lv;      /* the live session, or NULL while replaying */
+	struct driver *lv;      /* the live session, or NULL while replaying */
 	struct replay *rp;      /* the journal being replayed, or NULL */
 	struct popview pv;      /* the population's filter and order */
 	int focus;              /* the pane that takes the keys */

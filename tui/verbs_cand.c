@@ -52,8 +52,8 @@ static int cand_edited(struct actions_front *f, void *ctx, int rc, const char *z
 	else if (rc == 0 && !nText)
 		rc = kl_err(err, "the edited copy is empty; nothing was added");
 	else if (rc == 0 && changed) {
-		rc = runner_add(f->lv, "human", &id, 1, NULL, zText, NULL, err);
-		if (rc > 0 && runner_bench(f->lv, rc, err) < 0)
+		rc = driver_add(f->lv, "human", &id, 1, NULL, zText, NULL, err);
+		if (rc > 0 && driver_bench(f->lv, rc, err) < 0)
 			rc = -1;
 	}
 	if (rc < 0)
@@ -67,7 +67,7 @@ static int cand_edited(struct actions_front *f, void *ctx, int rc, const char *z
 
 int actions_edit(struct actions_front *f, int id, char *err)
 {
-	const struct cand *c = state_cand(runner_state(f->lv), id);
+	const struct cand *c = state_cand(driver_state(f->lv), id);
 	if (!c)
 		return kl_err(err, "there is no candidate %d", id);
 	return actions_edit_text(f, c->zName, c->zSource, 8u << 20, cand_edited,
@@ -106,9 +106,9 @@ int verb_add(struct actions_front *f, const struct commands_line *c)
 		return actions_fail(f, "add: %s", err);
 	}
 	const char *base = strrchr(path, '/');
-	int id = runner_add(f->lv, "human", NULL, 0, base ? base + 1 : path, src.buf, NULL, err);
+	int id = driver_add(f->lv, "human", NULL, 0, base ? base + 1 : path, src.buf, NULL, err);
 	sb_free(&src);
-	if (id < 0 || runner_bench(f->lv, id, err) < 0)
+	if (id < 0 || driver_bench(f->lv, id, err) < 0)
 		return actions_fail(f, "add: %s", err);
 	actions_say(f, "candidate %d (%s, human) added from %s; evaluating", id,
 	            base ? base + 1 : path, path);
@@ -121,7 +121,7 @@ int verb_profile(struct actions_front *f, const struct commands_line *c)
 	const struct cand *a = live_cand(f, c);
 	if (!a)
 		return -1;
-	if (runner_profile(f->lv, a->id, err) < 0)
+	if (driver_profile(f->lv, a->id, err) < 0)
 		return actions_fail(f, "profile: %s", err);
 	actions_say(f, "candidate %d (%s): Nsight Compute is running once on its kernels", a->id,
 	            a->zName);
@@ -139,7 +139,7 @@ int verb_baseline(struct actions_front *f, const struct commands_line *c)
 		strbuf sb = STRBUF_INIT;
 		const struct state *st = actions_state(f);
 		if (f->lv)
-			runner_baseline_text(f->lv, &sb);
+			driver_baseline_text(f->lv, &sb);
 		for (int i = 0; !f->lv && i < st->nBase; i++)
 			sb_addf(&sb, "%sbaseline %.4g ms%s%s, %s", i ? "\n" : "", st->aBase[i].ms,
 			        *st->aBase[i].zDevice ? " on " : "", st->aBase[i].zDevice,
@@ -153,7 +153,7 @@ int verb_baseline(struct actions_front *f, const struct commands_line *c)
 	}
 	if (actions_need_live(f, c) < 0)
 		return -1;
-	int id = runner_remeasure(f->lv, err);
+	int id = driver_remeasure(f->lv, err);
 	if (id < 0)
 		return actions_fail(f, "baseline: %s", err);
 	actions_say(f,
@@ -174,7 +174,7 @@ int verb_bench(struct actions_front *f, const struct commands_line *c)
 		if (!o)
 			return actions_fail(f, "bench: --ab wants a candidate id, got '%s'",
 			                    c->azArg[2]);
-		if (runner_bench_ab(f->lv, a->id, o->id, err) < 0)
+		if (driver_bench_ab(f->lv, a->id, o->id, err) < 0)
 			return actions_fail(f, "bench: %s", err);
 		actions_say(f, "candidate %d (%s): evaluating, then an A/B against #%d (%s)", a->id,
 		            a->zName, o->id, o->zName);
@@ -184,12 +184,12 @@ int verb_bench(struct actions_front *f, const struct commands_line *c)
 		int w = worker_arg(f, c);
 		if (w < 0)
 			return -1;
-		if (runner_bench_on(f->lv, a->id, w, err) < 0)
+		if (driver_bench_on(f->lv, a->id, w, err) < 0)
 			return actions_fail(f, "bench: %s", err);
 		actions_say(f, "candidate %d (%s): evaluating on worker %d", a->id, a->zName, w);
 		return 0;
 	}
-	if (runner_bench(f->lv, a->id, err) < 0)
+	if (driver_bench(f->lv, a->id, err) < 0)
 		return actions_fail(f, "bench: %s", err);
 	actions_say(f, "candidate %d (%s): evaluating", a->id, a->zName);
 	return 0;
@@ -290,7 +290,7 @@ int verb_export(struct actions_front *f, const struct commands_line *c)
 	struct cand_export x = {0};
 	if (!a || export_args(f, c, &x) < 0)
 		return -1;
-	const char *zJournal = f->lv ? runner_path(f->lv) : f->rp ? f->rp->zPath : NULL;
+	const char *zJournal = f->lv ? driver_path(f->lv) : f->rp ? f->rp->zPath : NULL;
 	if (cand_export_write(actions_state(f), zJournal, a, &x, err) < 0)
 		return actions_fail(f, "export: %s", err);
 	/* one line (the TUI's message line shows one): each file written, then

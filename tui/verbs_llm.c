@@ -208,7 +208,7 @@ static int each_event(struct actions_front *f, int (*fn)(const cJSON *e, void *a
 		z = f->rp->text.buf;
 	} else if (f->lv) {
 		char err[KL_ERRLEN];
-		if (read_file(runner_path(f->lv), &text, 1u << 30, err) == 0)
+		if (read_file(driver_path(f->lv), &text, 1u << 30, err) == 0)
 			z = text.buf;
 	}
 	int rc = 0;

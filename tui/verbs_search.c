@@ -27,7 +27,7 @@ struct search *actions_search_open(struct actions_front *f, int bResume)
 		return NULL;
 	if (!f->search) {
 		f->search = search_new(f->lv, on_search, f);
-		const struct state_search *ss = &runner_state(f->lv)->search;
+		const struct state_search *ss = &driver_state(f->lv)->search;
 		char err[KL_ERRLEN];
 		if (bResume && ss->started && ss->state == SEARCH_RUNNING &&
 		    search_start(f->search, NULL, err) < 0)
@@ -46,7 +46,7 @@ int actions_search_busy(const struct actions_front *f)
 {
 	if (!f->search || !f->lv)
 		return 0;
-	const struct state_search *ss = &runner_state(f->lv)->search;
+	const struct state_search *ss = &driver_state(f->lv)->search;
 	return ss->state == SEARCH_RUNNING && !search_waiting(f->search);
 }
 

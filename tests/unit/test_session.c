@@ -147,11 +147,11 @@ int main(void)
 
 	/* a journal written by kloop before the event table (ideas, implement,
 	 * eval, then revise and reject in the shell) folds as it did */
-	s = session_open("tests/fixtures/journal_before_runner.jsonl", 0, err);
+	s = session_open("tests/fixtures/journal_before_driver.jsonl", 0, err);
 	const struct state *st = s ? &s->st : NULL;
 	CHECK(s && !s->nBad && st->nEvents == 19 && st->nCand == 3 &&
 	          !strcmp(st->zTask, "softmax") && !strcmp(st->zBackend, "host"),
-	      "a journal from before the runner opens: 19 events, 3 candidates, no warning");
+	      "a journal from before the driver opens: 19 events, 3 candidates, no warning");
 	CHECK(st && state_cand(st, 1)->status == STATUS_CORRECT &&
 	          !strcmp(state_cand(st, 1)->zOrigin, "seed") &&
 	          state_cand(st, 2)->status == STATUS_CORRECT && state_cand(st, 2)->ideaId == 2 &&

@@ -1,13 +1,13 @@
 /*
- * test_runner.c - the runner with a real kloop-worker on the host backend
+ * test_driver.c - the driver with a real kloop-worker on the host backend
  * and the softmax task: a new session adds and evaluates the seed; a
  * candidate added by hand is evaluated (and not twice at once); a batch
  * on a pool of two local workers is served by both; a
  * session reopened after an evaluation was cut short evaluates that one
- * again and nothing else; a one-shot runner in memory writes no journal; a
+ * again and nothing else; a one-shot driver in memory writes no journal; a
  * worker that cannot start answers from the loop; the notes carry ids
  * (finished candidates, proposed ideas through the command provider) and
- * runner_describe() makes the lines a front end prints.  With a scripted
+ * driver_describe() makes the lines a front end prints.  With a scripted
  * worker: torch.compile's baseline compiled in the background (a search)
  * reaches the results that came before it through a compile_baseline
  * event, also when the journal is read again.
@@ -20,81 +20,81 @@
 
 #include "check.h"
 #include "emit.h"
-#include "runner.h"
+#include "driver.h"
 #include "search.h"
 #include "slurp.h"
 #include "util.h"
 #include "version.h"
 
 struct notes {
-	struct runner *rn;
-	int inCall;   /* a runner call is on the stack */
-	int syncDone; /* RUNNER_FINISHED came from inside one */
+	struct driver *drv;
+	int inCall;   /* a driver call is on the stack */
+	int syncDone; /* DRIVER_FINISHED came from inside one */
 	int nFinished;
 	int lastFinished;
 	int nIdeas;
 	int aIdea[8];
-	char zLine[600]; /* runner_describe() of the last FINISHED or IDEAS note */
-	char zLog[600];  /* the last RUNNER_LOG line */
-	char zMsg[600];  /* the last RUNNER_MESSAGE line */
+	char zLine[600]; /* driver_describe() of the last FINISHED or IDEAS note */
+	char zLog[600];  /* the last DRIVER_LOG line */
+	char zMsg[600];  /* the last DRIVER_MESSAGE line */
 };
 
-static void on_note(void *arg, const struct runner_note *n)
+static void on_note(void *arg, const struct driver_note *n)
 {
 	struct notes *x = arg;
-	if (n->kind == RUNNER_FINISHED) {
+	if (n->kind == DRIVER_FINISHED) {
 		x->nFinished++;
 		x->lastFinished = n->cand;
 		x->syncDone |= x->inCall;
-	} else if (n->kind == RUNNER_LOG) {
+	} else if (n->kind == DRIVER_LOG) {
 		snprintf(x->zLog, sizeof x->zLog, "%s", n->zText ? n->zText : "");
 		return;
-	} else if (n->kind == RUNNER_MESSAGE) {
+	} else if (n->kind == DRIVER_MESSAGE) {
 		snprintf(x->zMsg, sizeof x->zMsg, "%s", n->zText ? n->zText : "");
 		return;
-	} else if (n->kind == RUNNER_IDEAS) {
+	} else if (n->kind == DRIVER_IDEAS) {
 		for (int i = 0; i < n->nIdea && x->nIdeas < 8; i++)
 			x->aIdea[x->nIdeas++] = n->aIdea[i];
 	} else {
 		return;
 	}
 	strbuf sb = STRBUF_INIT;
-	if (x->rn)
-		runner_describe(x->rn, n, &sb);
+	if (x->drv)
+		driver_describe(x->drv, n, &sb);
 	snprintf(x->zLine, sizeof x->zLine, "%s", sb.buf ? sb.buf : "");
 	sb_free(&sb);
 }
 
-static void run(struct loop *l, struct runner *rn)
+static void run(struct loop *l, struct driver *drv)
 {
 	double t0 = now_s();
-	while (runner_busy(rn) && now_s() - t0 < 600)
+	while (driver_busy(drv) && now_s() - t0 < 600)
 		loop_once(l, 0.5);
 }
 
 /* the journal zPath gets zLines appended (a session cut short), and is
  * reopened with x's notes cleared */
-static struct runner *reopen_cut(struct loop *l, const struct config *cfg, const char *zPath,
+static struct driver *reopen_cut(struct loop *l, const struct config *cfg, const char *zPath,
                                  const char *zLines, struct notes *x, char *err)
 {
 	FILE *f = fopen(zPath, "a");
 	fputs(zLines, f);
 	fclose(f);
-	struct runner_opts o = {.zSession = zPath};
+	struct driver_opts o = {.zSession = zPath};
 	x->nFinished = 0;
-	x->rn = runner_open(l, cfg, &o, on_note, x, err);
-	return x->rn;
+	x->drv = driver_open(l, cfg, &o, on_note, x, err);
+	return x->drv;
 }
 
-static const struct cand *cand(struct runner *rn, int id)
+static const struct cand *cand(struct driver *drv, int id)
 {
-	return state_cand(runner_state(rn), id);
+	return state_cand(driver_state(drv), id);
 }
 
 /* candidate id's result's number k (-1: none) */
-static double res_num(struct runner *rn, int id, const char *k)
+static double res_num(struct driver *drv, int id, const char *k)
 {
-	const struct cand *c = state_cand(runner_state(rn), id);
+	const struct cand *c = state_cand(driver_state(drv), id);
 	const cJSON *v = c ? cJSON_GetObjectItem(c->result, k) : NULL;
 	return cJSON_IsNumber(v) ? v->valuedouble : -1;
 }
@@ -108,30 +108,30 @@ static void test_background_baseline(struct loop *l, struct config *cfg, struct 
 	char *wk = xasprintf("python3 tests/fixtures/baselines_worker.py %s", KLOOP_VERSION);
 	config_set(cfg, "worker", wk, err);
 	free(wk);
-	struct runner_opts o = {.zTask = "softmax", .bNoSeeds = 1, .bDeferCompile = 1};
-	struct runner *rn = runner_open(l, cfg, &o, on_note, x, err);
-	x->rn = rn;
-	CHECK(rn != NULL, "a runner with the scripted worker (%s)", rn ? "" : err);
-	if (!rn)
+	struct driver_opts o = {.zTask = "softmax", .bNoSeeds = 1, .bDeferCompile = 1};
+	struct driver *drv = driver_open(l, cfg, &o, on_note, x, err);
+	x->drv = drv;
+	CHECK(drv != NULL, "a driver with the scripted worker (%s)", drv ? "" : err);
+	if (!drv)
 		return;
 	for (int i = 1; i <= 3; i++) {
-		int id = runner_add(rn, "human", NULL, 0, "c.c", "int x;", NULL, err);
-		CHECK(id == i && runner_bench(rn, id, err) == 0, "candidate %d is queued", i);
+		int id = driver_add(drv, "human", NULL, 0, "c.c", "int x;", NULL, err);
+		CHECK(id == i && driver_bench(drv, id, err) == 0, "candidate %d is queued", i);
 	}
-	run(l, rn);
-	char *zPath = xstrdup(runner_path(rn));
+	run(l, drv);
+	char *zPath = xstrdup(driver_path(drv));
 	int ok = 1;
 	for (int i = 1; i <= 3; i++)
-		ok &= res_num(rn, i, "baseline_compile_ms") == 0.5 &&
-		      res_num(rn, i, "speedup_compile") == 0.5 && res_num(rn, i, "speedup") == 2;
+		ok &= res_num(drv, i, "baseline_compile_ms") == 0.5 &&
+		      res_num(drv, i, "speedup_compile") == 0.5 && res_num(drv, i, "speedup") == 2;
 	CHECK(ok,
 	      "all three results carry torch.compile's 0.5 ms and their 0.5x against it, "
 	      "the two before it came as well (#1: %g)",
-	      res_num(rn, 1, "speedup_compile"));
+	      res_num(drv, 1, "speedup_compile"));
 	CHECK(strstr(x->zLog, "torch.compile's baseline on Fake GPU: 0.5 ms (compiled in the "
 	                      "background in 9.0 s, 3 benchmarks given the GPU") != NULL,
 	      "a line says it came: %s", x->zLog);
-	runner_close(rn);
+	driver_close(drv);
 	char *z = slurp(zPath, NULL);
 	int nEv = 0, firstBare = 0;
 	for (char *p = z; (p = strstr(p, "\"type\":\"compile_baseline\"")); p++)
@@ -158,16 +158,16 @@ static void test_background_baseline(struct loop *l, struct config *cfg, struct 
 	free(zPath);
 
 	/* not deferred (not a search): the worker is not asked, and no event */
-	o = (struct runner_opts){.zTask = "softmax", .bNoSeeds = 1};
+	o = (struct driver_opts){.zTask = "softmax", .bNoSeeds = 1};
 	x->zLog[0] = 0;
-	rn = runner_open(l, cfg, &o, on_note, x, err);
-	x->rn = rn;
-	int id = rn ? runner_add(rn, "human", NULL, 0, "c.c", "int x;", NULL, err) : -1;
-	if (rn && runner_bench(rn, id, err) == 0)
-		run(l, rn);
-	CHECK(rn && res_num(rn, id, "speedup_compile") == 0.5 && !x->zLog[0],
+	drv = driver_open(l, cfg, &o, on_note, x, err);
+	x->drv = drv;
+	int id = drv ? driver_add(drv, "human", NULL, 0, "c.c", "int x;", NULL, err) : -1;
+	if (drv && driver_bench(drv, id, err) == 0)
+		run(l, drv);
+	CHECK(drv && res_num(drv, id, "speedup_compile") == 0.5 && !x->zLog[0],
 	      "without it the baselines are whole at once and no line is said");
-	runner_close(rn);
+	driver_close(drv);
 }
 
 static void put_file(const char *zPath, const char *z)
@@ -191,54 +191,54 @@ static void test_one_baseline(struct loop *l, struct config *cfg, struct notes *
 	config_set(cfg, "worker", wk, err);
 	free(wk);
 	put_file(eager, "2.0");
-	struct runner_opts o = {.zTask = "softmax", .zSession = zPath, .bNoSeeds = 1};
-	struct runner *rn = runner_open(l, cfg, &o, on_note, x, err);
-	x->rn = rn;
-	int id = rn ? runner_add(rn, "human", NULL, 0, "a.c", "int a;", NULL, err) : -1;
-	if (rn && runner_bench(rn, id, err) == 0)
-		run(l, rn);
-	CHECK(rn && res_num(rn, 1, "speedup") == 2 && res_num(rn, 1, "baseline_ms") == 2,
+	struct driver_opts o = {.zTask = "softmax", .zSession = zPath, .bNoSeeds = 1};
+	struct driver *drv = driver_open(l, cfg, &o, on_note, x, err);
+	x->drv = drv;
+	int id = drv ? driver_add(drv, "human", NULL, 0, "a.c", "int a;", NULL, err) : -1;
+	if (drv && driver_bench(drv, id, err) == 0)
+		run(l, drv);
+	CHECK(drv && res_num(drv, 1, "speedup") == 2 && res_num(drv, 1, "baseline_ms") == 2,
 	      "the session begins with the reference's 2 ms: #1 (1 ms) is 2x");
-	runner_close(rn);
+	driver_close(drv);
 	/* reopened: this run's workers time the reference at 4 ms */
 	put_file(eager, "4.0");
-	o = (struct runner_opts){.zSession = zPath};
-	rn = runner_open(l, cfg, &o, on_note, x, err);
-	x->rn = rn;
-	id = rn ? runner_add(rn, "human", NULL, 0, "b.c", "int b;", NULL, err) : -1;
-	if (rn && runner_bench(rn, id, err) == 0)
-		run(l, rn);
-	CHECK(rn && res_num(rn, 2, "speedup") == 2 && res_num(rn, 2, "baseline_ms") == 2 &&
-	          res_num(rn, 2, "baseline_measured_ms") == 4 && res_num(rn, 1, "speedup") == 2,
+	o = (struct driver_opts){.zSession = zPath};
+	drv = driver_open(l, cfg, &o, on_note, x, err);
+	x->drv = drv;
+	id = drv ? driver_add(drv, "human", NULL, 0, "b.c", "int b;", NULL, err) : -1;
+	if (drv && driver_bench(drv, id, err) == 0)
+		run(l, drv);
+	CHECK(drv && res_num(drv, 2, "speedup") == 2 && res_num(drv, 2, "baseline_ms") == 2 &&
+	          res_num(drv, 2, "baseline_measured_ms") == 4 && res_num(drv, 1, "speedup") == 2,
 	      "reopened, the workers timed the reference at 4 ms: #2 (1 ms) is still 2x, against "
 	      "the session's 2 ms, with the 4 ms beside it (%g)",
-	      rn ? res_num(rn, 2, "speedup") : -1);
+	      drv ? res_num(drv, 2, "speedup") : -1);
 	char bt[600];
 	strbuf sb = STRBUF_INIT;
-	if (rn)
-		runner_baseline_text(rn, &sb);
+	if (drv)
+		driver_baseline_text(drv, &sb);
 	CHECK(sb.buf && strstr(sb.buf, "baseline 2 ms on Fake GPU, timed when the session began") &&
 	          strstr(sb.buf, "this run's workers timed the reference at 4 ms (2x)"),
 	      "`baseline` says the session's and this run's: %s", sb.buf ? sb.buf : "");
 	sb_reset(&sb);
 	/* a re-measure: journaled, every speedup against it */
 	x->zMsg[0] = 0;
-	int rid = rn ? runner_remeasure(rn, err) : -1;
+	int rid = drv ? driver_remeasure(drv, err) : -1;
 	if (rid > 0)
-		run(l, rn);
+		run(l, drv);
 	snprintf(bt, sizeof bt, "%s", x->zMsg);
-	CHECK(rid == 1 && res_num(rn, 1, "speedup") == 4 && res_num(rn, 2, "speedup") == 4 &&
-	          state_baseline(runner_state(rn), "Fake GPU") == 4,
+	CHECK(rid == 1 && res_num(drv, 1, "speedup") == 4 && res_num(drv, 2, "speedup") == 4 &&
+	          state_baseline(driver_state(drv), "Fake GPU") == 4,
 	      "re-measured (evaluating the best, #%d): 4 ms, every speedup 4x now", rid);
 	CHECK(strstr(bt, "baseline re-measured on Fake GPU: 4 ms (it was 2 ms): every speedup in "
 	                 "the session is against it now, each 2 times what it was"),
 	      "and it says so: %s", bt);
-	if (rn)
-		runner_baseline_text(rn, &sb);
+	if (drv)
+		driver_baseline_text(drv, &sb);
 	CHECK(sb.buf && strstr(sb.buf, "baseline 4 ms on Fake GPU, re-measured"),
 	      "`baseline` says it was re-measured: %s", sb.buf ? sb.buf : "");
 	sb_free(&sb);
-	runner_close(rn);
+	driver_close(drv);
 	/* the journal holds it: read again, the same numbers */
 	char *z = slurp(zPath, NULL);
 	CHECK(strstr(z, "\"type\":\"baseline\",\"device\":\"Fake GPU\",\"median_ms\":4,"
@@ -263,23 +263,23 @@ static void test_search_policy(struct loop *l, struct config *cfg, struct notes 
 	static const char *const given[] = {NULL, "faithful"};
 	for (int k = 0; k < 2; k++) {
 		char err[KL_ERRLEN] = "";
-		struct runner_opts o = {.zTask = "softmax", .bMemory = 1, .bNoSeeds = 1};
-		struct runner *rn = runner_open(l, cfg, &o, on_note, x, err);
-		x->rn = rn;
-		CHECK(rn != NULL, "a runner in memory (%s)", rn ? "ok" : err);
-		if (!rn)
+		struct driver_opts o = {.zTask = "softmax", .bMemory = 1, .bNoSeeds = 1};
+		struct driver *drv = driver_open(l, cfg, &o, on_note, x, err);
+		x->drv = drv;
+		CHECK(drv != NULL, "a driver in memory (%s)", drv ? "ok" : err);
+		if (!drv)
 			return;
 		cJSON *any = cJSON_CreateString("any");
-		int rc = ev_search_set(runner_session(rn), "precision", any, -1, err);
+		int rc = ev_search_set(driver_session(drv), "precision", any, -1, err);
 		cJSON_Delete(any);
-		CHECK(rc == 0 && state_precision_any(runner_state(rn)),
+		CHECK(rc == 0 && state_precision_any(driver_state(drv)),
 		      "kloop eval's policy journaled before a search: any (%s)", rc ? err : "ok");
 		cJSON *set = cJSON_CreateObject();
 		if (given[k])
 			cJSON_AddStringToObject(set, "precision", given[k]);
-		struct search *s = search_new(rn, NULL, NULL);
+		struct search *s = search_new(drv, NULL, NULL);
 		rc = search_start(s, set, err);
-		const struct state *st = runner_state(rn);
+		const struct state *st = driver_state(drv);
 		const char *z =
 		    cJSON_GetStringValue(cJSON_GetObjectItem(st->search.settings, "precision"));
 		const char *want = given[k] ? given[k] : "any";
@@ -290,14 +290,14 @@ static void test_search_policy(struct loop *l, struct config *cfg, struct notes 
 		      z ? z : "none", rc ? err : "started");
 		search_free(s);
 		cJSON_Delete(set);
-		runner_close(rn);
-		x->rn = NULL;
+		driver_close(drv);
+		x->drv = NULL;
 	}
 }
 
 int main(void)
 {
-	char dir[] = "/tmp/kloop-test-runner.XXXXXX";
+	char dir[] = "/tmp/kloop-test-driver.XXXXXX";
 	char err[KL_ERRLEN];
 	CHECK(mkdtemp(dir) != NULL, "a directory");
 	setenv("XDG_CONFIG_HOME", dir, 1); /* no config file */
@@ -322,26 +322,26 @@ int main(void)
 	struct notes x = {0};
 
 	/* a new session */
-	struct runner_opts o = {.zTask = "softmax"};
+	struct driver_opts o = {.zTask = "softmax"};
 	x.inCall = 1;
-	struct runner *rn = runner_open(l, &cfg, &o, on_note, &x, err);
+	struct driver *drv = driver_open(l, &cfg, &o, on_note, &x, err);
 	x.inCall = 0;
-	x.rn = rn;
-	CHECK(rn != NULL, "a runner on a new session of softmax (%s)", rn ? "" : err);
-	if (!rn)
+	x.drv = drv;
+	CHECK(drv != NULL, "a driver on a new session of softmax (%s)", drv ? "" : err);
+	if (!drv)
 		return check_done();
-	CHECK(runner_state(rn)->nCand == 1 && runner_jobs(rn) == 1 && runner_job_of(rn, 1) &&
+	CHECK(driver_state(drv)->nCand == 1 && driver_jobs(drv) == 1 && driver_job_of(drv, 1) &&
 	          x.nFinished == 0,
 	      "the seed is added and queued, not yet answered");
-	char *zPath = xstrdup(runner_path(rn));
+	char *zPath = xstrdup(driver_path(drv));
 	char *pattern = xasprintf("%s/kloop/sessions/softmax-*.jsonl", dir);
 	glob_t gl;
 	CHECK(glob(pattern, 0, NULL, &gl) == 0 && gl.gl_pathc == 1,
 	      "the journal is made under $XDG_STATE_HOME/kloop/sessions (%s)", zPath);
 	globfree(&gl);
 	free(pattern);
-	run(l, rn);
-	CHECK(x.nFinished == 1 && x.lastFinished == 1 && cand(rn, 1)->status == STATUS_CORRECT &&
+	run(l, drv);
+	CHECK(x.nFinished == 1 && x.lastFinished == 1 && cand(drv, 1)->status == STATUS_CORRECT &&
 	          !strncmp(x.zLine, "candidate 1 (seed.c): correct, ", 31),
 	      "the seed's note carries its id, and the line reads the state: %s", x.zLine);
 
@@ -349,29 +349,29 @@ int main(void)
 	strbuf zeros = STRBUF_INIT;
 	read_file("tests/fixtures/host/zeros.c", &zeros, 1 << 20, err);
 	int par = 1;
-	int id = runner_add(rn, "human", &par, 1, NULL, zeros.buf, NULL, err);
-	CHECK(id == 2 && !strcmp(cand(rn, 2)->zName, "cand2.c") && cand(rn, 2)->aParent[0] == 1,
+	int id = driver_add(drv, "human", &par, 1, NULL, zeros.buf, NULL, err);
+	CHECK(id == 2 && !strcmp(cand(drv, 2)->zName, "cand2.c") && cand(drv, 2)->aParent[0] == 1,
 	      "a candidate added by hand, named after its parent's language");
 	x.inCall = 1;
-	int rc = runner_bench(rn, id, err);
+	int rc = driver_bench(drv, id, err);
 	x.inCall = 0;
-	CHECK(rc == 0 && runner_bench(rn, id, err) < 0 && strstr(err, "being evaluated already"),
+	CHECK(rc == 0 && driver_bench(drv, id, err) < 0 && strstr(err, "being evaluated already"),
 	      "a candidate is not evaluated twice at once (%s)", err);
-	CHECK(runner_bench(rn, 99, err) < 0 && strstr(err, "no candidate 99"),
+	CHECK(driver_bench(drv, 99, err) < 0 && strstr(err, "no candidate 99"),
 	      "there is no candidate 99 (%s)", err);
-	run(l, rn);
-	CHECK(cand(rn, 2)->status == STATUS_INCORRECT && !x.syncDone,
-	      "its verdict came later, from the loop: %s", cand(rn, 2)->zStatus);
+	run(l, drv);
+	CHECK(cand(drv, 2)->status == STATUS_INCORRECT && !x.syncDone,
+	      "its verdict came later, from the loop: %s", cand(drv, 2)->zStatus);
 
 	/* a batch on a pool of two local CPU workers (kloop-worker from PATH) */
-	runner_close(rn);
-	x.rn = NULL;
+	driver_close(drv);
+	x.drv = NULL;
 	config_set(&cfg, "workers", "local:2", err);
-	o = (struct runner_opts){.zSession = zPath};
-	rn = runner_open(l, &cfg, &o, on_note, &x, err);
-	x.rn = rn;
-	CHECK(rn && runner_jobs(rn) == 0, "the session reopens with nothing to evaluate again");
-	if (!rn)
+	o = (struct driver_opts){.zSession = zPath};
+	drv = driver_open(l, &cfg, &o, on_note, &x, err);
+	x.drv = drv;
+	CHECK(drv && driver_jobs(drv) == 0, "the session reopens with nothing to evaluate again");
+	if (!drv)
 		return check_done();
 	strbuf seed = STRBUF_INIT;
 	read_file("tasks/softmax/seed.c", &seed, 1 << 20, err);
@@ -379,80 +379,81 @@ int main(void)
 	x.nFinished = 0;
 	for (int i = 0; i < nMore; i++) {
 		char *z = xasprintf("%s/* variant %d */\n", seed.buf, i);
-		int k = runner_add(rn, "human", NULL, 0, NULL, z, NULL, err);
+		int k = driver_add(drv, "human", NULL, 0, NULL, z, NULL, err);
 		first = first ? first : k;
-		runner_bench(rn, k, err);
+		driver_bench(drv, k, err);
 		free(z);
 	}
-	CHECK(runner_jobs(rn) == nMore && x.nFinished == 0, "%d jobs queued, none answered yet",
+	CHECK(driver_jobs(drv) == nMore && x.nFinished == 0, "%d jobs queued, none answered yet",
 	      nMore);
-	run(l, rn);
+	run(l, drv);
 	int allOk = 1, on0 = 0, on1 = 0;
 	for (int i = 0; i < nMore; i++) {
-		const struct cand *c = cand(rn, first + i);
+		const struct cand *c = cand(drv, first + i);
 		const char *w = cJSON_GetStringValue(
 		    cJSON_GetObjectItem(cJSON_GetObjectItem(c->result, "worker"), "label"));
 		allOk &= c->status == STATUS_CORRECT && c->speedup > 0;
 		on0 += w && !strcmp(w, "local:0");
 		on1 += w && !strcmp(w, "local:1");
 	}
-	CHECK(allOk && runner_jobs(rn) == 0 && on0 + on1 == nMore && on0 && on1,
+	CHECK(allOk && driver_jobs(drv) == 0 && on0 + on1 == nMore && on0 && on1,
 	      "every job is correct with its speedup; both workers served the batch (%d, %d)", on0,
 	      on1);
 
 	/* pinned to one worker (bench ID --on W), and a worker it does not have */
-	CHECK(runner_bench_on(rn, first, 5, err) < 0 && strstr(err, "no worker 5") &&
-	          !runner_job_of(rn, first),
+	CHECK(driver_bench_on(drv, first, 5, err) < 0 && strstr(err, "no worker 5") &&
+	          !driver_job_of(drv, first),
 	      "no worker 5 in a pool of two, nothing journaled (%s)", err);
-	CHECK(runner_bench_on(rn, first, 1, err) == 0, "bench on worker 1 (%s)", err);
-	run(l, rn);
+	CHECK(driver_bench_on(drv, first, 1, err) == 0, "bench on worker 1 (%s)", err);
+	run(l, drv);
 	const char *wl = cJSON_GetStringValue(
-	    cJSON_GetObjectItem(cJSON_GetObjectItem(cand(rn, first)->result, "worker"), "label"));
-	CHECK(wl && !strcmp(wl, "local:1") && cand(rn, first)->status == STATUS_CORRECT,
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(cand(drv, first)->result, "worker"), "label"));
+	CHECK(wl && !strcmp(wl, "local:1") && cand(drv, first)->status == STATUS_CORRECT,
 	      "the pinned evaluation ran on local:1 (%s)", wl ? wl : "no label");
 
 	/* cancelled: the status is a real one, journaled, and the pool goes on */
-	CHECK(runner_cancel_eval(rn, first, err) < 0 && strstr(err, "not being evaluated"),
+	CHECK(driver_cancel_eval(drv, first, err) < 0 && strstr(err, "not being evaluated"),
 	      "cancelling what is not evaluated is an error (%s)", err);
 	x.nFinished = 0;
-	runner_bench(rn, first, err);
-	CHECK(runner_cancel_eval(rn, first, err) == 0, "cancel its evaluation (%s)", err);
-	CHECK(cand(rn, first)->status == STATUS_CANCELLED && runner_jobs(rn) == 0 &&
+	driver_bench(drv, first, err);
+	CHECK(driver_cancel_eval(drv, first, err) == 0, "cancel its evaluation (%s)", err);
+	CHECK(cand(drv, first)->status == STATUS_CANCELLED && driver_jobs(drv) == 0 &&
 	          x.nFinished == 1 && strstr(x.zLine, ": cancelled"),
 	      "the candidate is cancelled, its note says so: %s", x.zLine);
-	runner_bench(rn, first + 1, err);
-	run(l, rn);
-	CHECK(cand(rn, first + 1)->status == STATUS_CORRECT,
-	      "the pool evaluates again after a cancel: %s", cand(rn, first + 1)->zStatus);
+	driver_bench(drv, first + 1, err);
+	run(l, drv);
+	CHECK(cand(drv, first + 1)->status == STATUS_CORRECT,
+	      "the pool evaluates again after a cancel: %s", cand(drv, first + 1)->zStatus);
 	config_set(&cfg, "workers", "", err);
 
 	/* ideas through the command provider: the note carries the ideas' ids */
 	x.nIdeas = 0;
-	struct pipeline *p = runner_llm(rn, err);
+	struct pipeline *p = driver_llm(drv, err);
 	rc = p ? pipeline_ideas(p, 1, 2, 0, err) : -1;
 	CHECK(rc == 0, "ask for two ideas (%s)", rc ? err : "the command provider");
-	run(l, rn);
-	CHECK(x.nIdeas == 2 && state_idea(runner_state(rn), x.aIdea[0]) &&
-	          !strcmp(state_idea(runner_state(rn), x.aIdea[0])->zTitle,
+	run(l, drv);
+	CHECK(x.nIdeas == 2 && state_idea(driver_state(drv), x.aIdea[0]) &&
+	          !strcmp(state_idea(driver_state(drv), x.aIdea[0])->zTitle,
 	                  "One pass for the max and the sum") &&
 	          !strncmp(x.zLine, "2 ideas from the LLM", 20),
 	      "the ideas note carries their ids; the line: %.40s", x.zLine);
-	runner_close(rn);
-	x.rn = NULL;
+	driver_close(drv);
+	x.drv = NULL;
 
 	/* cut short: candidate 2's evaluation started and never finished */
 	char *before = slurp(zPath, NULL);
-	rn = reopen_cut(l, &cfg, zPath,
-	                "{\"type\":\"eval_started\",\"candidate\":2,\"backend\":\"host\",\"ts\":1,"
-	                "\"seq\":999}\n",
-	                &x, err);
-	CHECK(rn && !strcmp(runner_task_name(rn), "softmax") && runner_jobs(rn) == 1 &&
-	          runner_job_of(rn, 2) && cand(rn, 2)->status == STATUS_EVALUATING,
+	drv = reopen_cut(l, &cfg, zPath,
+	                 "{\"type\":\"eval_started\",\"candidate\":2,\"backend\":\"host\",\"ts\":1,"
+	                 "\"seq\":999}\n",
+	                 &x, err);
+	CHECK(drv && !strcmp(driver_task_name(drv), "softmax") && driver_jobs(drv) == 1 &&
+	          driver_job_of(drv, 2) && cand(drv, 2)->status == STATUS_EVALUATING,
 	      "reopened, the session evaluates again only what was cut short");
-	if (rn)
-		run(l, rn);
-	CHECK(rn && x.nFinished == 1 && x.lastFinished == 2 &&
-	          cand(rn, 2)->status == STATUS_INCORRECT && cand(rn, 1)->status == STATUS_CORRECT,
+	if (drv)
+		run(l, drv);
+	CHECK(drv && x.nFinished == 1 && x.lastFinished == 2 &&
+	          cand(drv, 2)->status == STATUS_INCORRECT &&
+	          cand(drv, 1)->status == STATUS_CORRECT,
 	      "... and it is finished again; the finished ones kept their verdicts");
 	char *after = slurp(zPath, NULL);
 	CHECK(!strncmp(after, before, strlen(before)) &&
@@ -460,7 +461,7 @@ int main(void)
 	      "the journal only grew");
 	free(before);
 	free(after);
-	runner_close(rn);
+	driver_close(drv);
 
 	/* cut short twice more (issue 14's poison pill): candidate 1 (correct)
 	 * was running both times, evaluated again; candidate 2 only waited in
@@ -470,54 +471,54 @@ int main(void)
 	                  "{\"type\":\"eval_started\",\"candidate\":2,\"backend\":\"host\"}\n"
 	                  "{\"type\":\"eval_running\",\"candidate\":1}\n";
 	char *twice = xasprintf("%s%s", cut, cut);
-	rn = reopen_cut(l, &cfg, zPath, twice, &x, err);
+	drv = reopen_cut(l, &cfg, zPath, twice, &x, err);
 	free(twice);
-	CHECK(rn && cand(rn, 1)->status == STATUS_CORRECT && !runner_job_of(rn, 1) &&
-	          cJSON_GetObjectItem(cand(rn, 1)->result, "rerun_abandoned"),
+	CHECK(drv && cand(drv, 1)->status == STATUS_CORRECT && !driver_job_of(drv, 1) &&
+	          cJSON_GetObjectItem(cand(drv, 1)->result, "rerun_abandoned"),
 	      "reopened: #1, running when the session ended twice, is not run again and keeps "
 	      "'correct' (%s)",
-	      rn ? status_name(cand(rn, 1)->status) : "-");
-	CHECK(rn && runner_job_of(rn, 2) && cand(rn, 2)->status == STATUS_EVALUATING &&
-	          !cJSON_GetObjectItem(cand(rn, 2)->result, "abandoned"),
+	      drv ? status_name(cand(drv, 1)->status) : "-");
+	CHECK(drv && driver_job_of(drv, 2) && cand(drv, 2)->status == STATUS_EVALUATING &&
+	          !cJSON_GetObjectItem(cand(drv, 2)->result, "abandoned"),
 	      "... #2, which only waited behind it, is evaluated again, not abandoned");
-	if (rn)
-		run(l, rn);
-	CHECK(rn && cand(rn, 2)->status == STATUS_INCORRECT, "... to its own verdict (%s)",
-	      rn ? status_name(cand(rn, 2)->status) : "-");
-	runner_close(rn);
+	if (drv)
+		run(l, drv);
+	CHECK(drv && cand(drv, 2)->status == STATUS_INCORRECT, "... to its own verdict (%s)",
+	      drv ? status_name(cand(drv, 2)->status) : "-");
+	driver_close(drv);
 
 	/* an A/B cut short (issue 24): run again once, as the A/B it was, not
 	 * as a plain evaluation to be timed against the incumbent again */
-	x.rn = NULL;
-	o = (struct runner_opts){.zTask = "softmax", .bNoSeeds = 1};
-	rn = runner_open(l, &cfg, &o, on_note, &x, err);
-	x.rn = rn;
-	int a1 = rn ? runner_add(rn, "human", NULL, 0, "a.c", seed.buf, NULL, err) : -1;
+	x.drv = NULL;
+	o = (struct driver_opts){.zTask = "softmax", .bNoSeeds = 1};
+	drv = driver_open(l, &cfg, &o, on_note, &x, err);
+	x.drv = drv;
+	int a1 = drv ? driver_add(drv, "human", NULL, 0, "a.c", seed.buf, NULL, err) : -1;
 	/* other machine code than a.c's, so that it is timed (issue 11) */
 	char *seedB = xasprintf("%s\nint kloop_variant_b = 2;\n", seed.buf);
-	int a2 = rn ? runner_add(rn, "human", NULL, 0, "b.c", seedB, NULL, err) : -1;
+	int a2 = drv ? driver_add(drv, "human", NULL, 0, "b.c", seedB, NULL, err) : -1;
 	free(seedB);
-	if (rn && runner_bench(rn, a1, err) == 0 && runner_bench(rn, a2, err) == 0)
-		run(l, rn);
-	char *abPath = rn ? xstrdup(runner_path(rn)) : xstrdup("");
-	runner_close(rn);
+	if (drv && driver_bench(drv, a1, err) == 0 && driver_bench(drv, a2, err) == 0)
+		run(l, drv);
+	char *abPath = drv ? xstrdup(driver_path(drv)) : xstrdup("");
+	driver_close(drv);
 	char *line = xasprintf("{\"type\":\"eval_started\",\"candidate\":%d,\"backend\":\"host\","
 	                       "\"ab_with\":%d}\n",
 	                       a2, a1);
 	char *before2 = slurp(abPath, NULL);
-	rn = reopen_cut(l, &cfg, abPath, line, &x, err);
+	drv = reopen_cut(l, &cfg, abPath, line, &x, err);
 	free(line);
-	CHECK(rn && runner_job_of(rn, a2) && cand(rn, a2)->abWith == a1,
+	CHECK(drv && driver_job_of(drv, a2) && cand(drv, a2)->abWith == a1,
 	      "reopened: the A/B of #%d against #%d cut short is under way again", a2, a1);
-	if (rn)
-		run(l, rn);
-	const cJSON *abr = rn ? cJSON_GetObjectItem(cand(rn, a2)->result, "ab") : NULL;
+	if (drv)
+		run(l, drv);
+	const cJSON *abr = drv ? cJSON_GetObjectItem(cand(drv, a2)->result, "ab") : NULL;
 	char *after2 = slurp(abPath, NULL);
 	const char *tail = after2 + strlen(before2);
 	int nStarted = 0;
 	for (const char *q = tail; (q = strstr(q, "\"eval_started\"")); q++)
 		nStarted++;
-	CHECK(rn && cand(rn, a2)->status == STATUS_CORRECT && cJSON_IsObject(abr) &&
+	CHECK(drv && cand(drv, a2)->status == STATUS_CORRECT && cJSON_IsObject(abr) &&
 	          cJSON_GetObjectItem(abr, "pairs") && nStarted == 2 && strstr(tail, "\"ab_with\""),
 	      "... as that A/B, once: its result has the A/B (%s); evaluations started: the "
 	      "one cut short and %d more",
@@ -525,16 +526,16 @@ int main(void)
 	free(before2);
 	free(after2);
 	free(abPath);
-	runner_close(rn);
+	driver_close(drv);
 
 	/* one shot, in memory */
-	x.rn = NULL;
-	o = (struct runner_opts){.zTask = "softmax", .bMemory = 1, .bNoSeeds = 1};
-	rn = runner_open(l, &cfg, &o, on_note, &x, err);
-	CHECK(rn && !runner_session(rn)->j && !strcmp(runner_path(rn), "(no journal)") &&
-	          runner_state(rn)->nCand == 0 && !strcmp(runner_state(rn)->zTask, "softmax"),
-	      "a one-shot runner keeps its session in memory, without seeds");
-	runner_close(rn);
+	x.drv = NULL;
+	o = (struct driver_opts){.zTask = "softmax", .bMemory = 1, .bNoSeeds = 1};
+	drv = driver_open(l, &cfg, &o, on_note, &x, err);
+	CHECK(drv && !driver_session(drv)->j && !strcmp(driver_path(drv), "(no journal)") &&
+	          driver_state(drv)->nCand == 0 && !strcmp(driver_state(drv)->zTask, "softmax"),
+	      "a one-shot driver keeps its session in memory, without seeds");
+	driver_close(drv);
 
 	test_background_baseline(l, &cfg, &x);
 	test_one_baseline(l, &cfg, &x, dir);
@@ -542,23 +543,23 @@ int main(void)
 
 	/* a worker that cannot start */
 	config_set(&cfg, "worker", "/nonexistent/kloop-worker", err);
-	o = (struct runner_opts){.zTask = "softmax", .bMemory = 1, .bNoSeeds = 1};
-	rn = runner_open(l, &cfg, &o, on_note, &x, err);
-	x.rn = rn;
-	id = rn ? runner_add(rn, "human", NULL, 0, "seed.c", seed.buf, NULL, err) : -1;
+	o = (struct driver_opts){.zTask = "softmax", .bMemory = 1, .bNoSeeds = 1};
+	drv = driver_open(l, &cfg, &o, on_note, &x, err);
+	x.drv = drv;
+	id = drv ? driver_add(drv, "human", NULL, 0, "seed.c", seed.buf, NULL, err) : -1;
 	x.nFinished = 0;
 	x.inCall = 1;
-	rc = rn ? runner_bench(rn, id, err) : -1;
+	rc = drv ? driver_bench(drv, id, err) : -1;
 	x.inCall = 0;
 	CHECK(rc == 0 && x.nFinished == 0,
-	      "a worker that cannot start: runner_bench() returns first");
-	if (rn)
-		run(l, rn);
-	CHECK(rn && x.nFinished == 1 && !x.syncDone && cand(rn, id)->status == STATUS_ERROR &&
-	          strstr(cand(rn, id)->zReason, "cannot run /nonexistent/kloop-worker"),
+	      "a worker that cannot start: driver_bench() returns first");
+	if (drv)
+		run(l, drv);
+	CHECK(drv && x.nFinished == 1 && !x.syncDone && cand(drv, id)->status == STATUS_ERROR &&
+	          strstr(cand(drv, id)->zReason, "cannot run /nonexistent/kloop-worker"),
 	      "... then the job fails from the loop, saying why: %.100s",
-	      rn ? cand(rn, id)->zReason : "-");
-	runner_close(rn);
+	      drv ? cand(drv, id)->zReason : "-");
+	driver_close(drv);
 
 	sb_free(&zeros);
 	sb_free(&seed);

@@ -1,10 +1,10 @@
 /*
- * runner.c - a session that runs: the journal, the task's seeds, the
+ * driver.c - a session that runs: the journal, the task's seeds, the
  * evaluations submitted to the worker pool whose results come back through
  * the caller's loop as eval_finished events, and the LLM pipeline
  * evaluating through that same pool.
  */
-#include "runner.h"
+#include "driver.h"
 
 #include <errno.h>
 #include <math.h>
@@ -22,14 +22,14 @@
 #include "pool.h"
 #include "proc.h"
 #include "result.h"
-#include "runner_priv.h"
+#include "driver_priv.h"
 #include "status.h"
 #include "torchref.h"
 #include "util.h"
 
 #define SOURCE_MAX (8u << 20)
 
-char *runner_state_dir(void)
+char *driver_state_dir(void)
 {
 	const char *x = getenv("XDG_STATE_HOME");
 	if (x && *x)
@@ -38,9 +38,9 @@ char *runner_state_dir(void)
 	return xasprintf("%s/.local/state/kloop", h && *h ? h : ".");
 }
 
-char *runner_default_path(const char *zTask)
+char *driver_default_path(const char *zTask)
 {
-	char *dir = runner_state_dir();
+	char *dir = driver_state_dir();
 	time_t t = time(NULL);
 	struct tm tm;
 	localtime_r(&t, &tm);
@@ -55,7 +55,7 @@ char *runner_default_path(const char *zTask)
 	return p;
 }
 
-void runner_verdict(const struct cand *c, char *buf, size_t n)
+void driver_verdict(const struct cand *c, char *buf, size_t n)
 {
 	/* the spread next to the time: half the p10-p90 range, relative */
 	char sp[32] = "";
@@ -100,23 +100,23 @@ void runner_verdict(const struct cand *c, char *buf, size_t n)
 			*p = ' ';
 }
 
-void runner_describe(const struct runner *rn, const struct runner_note *n, strbuf *sb)
+void driver_describe(const struct driver *drv, const struct driver_note *n, strbuf *sb)
 {
-	const struct state *st = &rn->ses->st;
+	const struct state *st = &drv->ses->st;
 	const struct cand *c = state_cand(st, n->cand);
 	char v[600];
 	const char *gate;
 	int nNew;
 	switch (n->kind) {
-	case RUNNER_CHANGED:
+	case DRIVER_CHANGED:
 		break;
-	case RUNNER_FINISHED:
+	case DRIVER_FINISHED:
 		if (c) {
-			runner_verdict(c, v, sizeof v);
+			driver_verdict(c, v, sizeof v);
 			sb_addf(sb, "candidate %d (%s): %s", c->id, c->zName, v);
 		}
 		break;
-	case RUNNER_IDEAS:
+	case DRIVER_IDEAS:
 		/* under the auto gate a person has nothing to decide */
 		gate = st->search.set.gate;
 		nNew = 0; /* the rest were proposed before: deduplicated */
@@ -144,36 +144,36 @@ void runner_describe(const struct runner *rn, const struct runner_note *n, strbu
 				sb_addf(sb, "\n  idea %d [%s] %s", d->id, d->zCategory, d->zTitle);
 		}
 		break;
-	case RUNNER_CANDIDATE:
+	case DRIVER_CANDIDATE:
 		sb_addf(sb, "candidate %d (%s) from the LLM: idea %d, branch %d%s", n->cand,
 		        c ? c->zName : "?", n->idea, n->branch, n->attempt ? ", a fix" : "");
 		break;
-	case RUNNER_BRANCH:
+	case DRIVER_BRANCH:
 		sb_addf(sb, "idea %d, branch %d: %s%s", n->idea, n->branch, n->zText,
 		        n->cand ? "" : " (no candidate)");
 		break;
-	case RUNNER_MESSAGE:
-	case RUNNER_LOG:
+	case DRIVER_MESSAGE:
+	case DRIVER_LOG:
 		sb_addf(sb, "%s", n->zText ? n->zText : "");
 		break;
 	}
 }
 
 /* an event the journal refused, where no caller can take the error */
-static void journal_failed(struct runner *rn, int cand, const char *zErr)
+static void journal_failed(struct driver *drv, int cand, const char *zErr)
 {
 	char msg[KL_ERRLEN + 64];
 	snprintf(msg, sizeof msg, "journal: %s", zErr);
-	note_simple(rn, RUNNER_MESSAGE, cand, msg);
+	note_simple(drv, DRIVER_MESSAGE, cand, msg);
 }
 
 /* ---- the evaluations: the pool's jobs ---- */
 
-static struct runner_job *job_by_id(struct runner *rn, int job)
+static struct driver_job *job_by_id(struct driver *drv, int job)
 {
-	for (int i = 0; i < rn->nJob; i++)
-		if (rn->aJob[i].job == job)
-			return &rn->aJob[i];
+	for (int i = 0; i < drv->nJob; i++)
+		if (drv->aJob[i].job == job)
+			return &drv->aJob[i];
 	return NULL;
 }
 
@@ -201,12 +201,12 @@ static const struct cand *timed_with(const struct state *st, int id, const char 
 
 /* a result the worker did not time (the same machine code as one timed in
  * this session on this device model): whose timing it carries, by id */
-static void same_code_as(struct runner *rn, int id, cJSON *r, const char *zDevice)
+static void same_code_as(struct driver *drv, int id, cJSON *r, const char *zDevice)
 {
 	struct verdict v;
 	verdict_decode(r, &v);
 	const struct cand *e = v.zCodeHash && zDevice && v.zNotTimed
-	                           ? timed_with(&rn->ses->st, id, v.zCodeHash, zDevice)
+	                           ? timed_with(&drv->ses->st, id, v.zCodeHash, zDevice)
 	                           : NULL;
 	if (!e)
 		return; /* the worker's own words name what it timed */
@@ -220,73 +220,73 @@ static void same_code_as(struct runner *rn, int id, cJSON *r, const char *zDevic
 
 /* the workers learn that cand c's code was timed (a result just in, or one
  * of a session resumed), so that they do not time it again */
-static void tell_timed(struct runner *rn, const struct cand *c)
+static void tell_timed(struct driver *drv, const struct cand *c)
 {
 	const char *code = code_of(&c->v);
 	if (!code || c->status != STATUS_CORRECT || !c->v.timing.present || c->v.zNotTimed)
 		return;
-	pool_code_measured(rn->pool, c->v.zDevice, code, c->zName, c->v.timingJson);
+	pool_code_measured(drv->pool, c->v.zDevice, code, c->zName, c->v.timingJson);
 }
 
 static void on_done(int job, cJSON *result, void *arg)
 {
-	struct runner *rn = arg;
-	struct runner_job *j = job_by_id(rn, job);
+	struct driver *drv = arg;
+	struct driver_job *j = job_by_id(drv, job);
 	if (!j)
 		return;
 	int id = j->cand;
-	struct cand *c = state_cand(&rn->ses->st, id);
+	struct cand *c = state_cand(&drv->ses->st, id);
 	cJSON *r = cJSON_Duplicate(result, 1);
 	/* the baseline measured on the GPU model the result came from */
 	struct verdict v;
 	verdict_decode(r, &v);
 	char *d = v.zWorkerDevice && *v.zWorkerDevice ? xstrdup(v.zWorkerDevice) : NULL;
-	same_code_as(rn, id, r, d);
-	runner_result_complete(rn, c, r, d);
-	int k = (int)(j - rn->aJob);
-	memmove(&rn->aJob[k], &rn->aJob[k + 1], (size_t)(rn->nJob - k - 1) * sizeof *rn->aJob);
-	rn->nJob--;
+	same_code_as(drv, id, r, d);
+	driver_result_complete(drv, c, r, d);
+	int k = (int)(j - drv->aJob);
+	memmove(&drv->aJob[k], &drv->aJob[k + 1], (size_t)(drv->nJob - k - 1) * sizeof *drv->aJob);
+	drv->nJob--;
 	char err[KL_ERRLEN];
-	if (!rn->bSandboxWarned && pool_sandbox_warning(rn->pool)) {
-		rn->bSandboxWarned = 1; /* once per runner: bubblewrap cannot run */
-		note_simple(rn, RUNNER_MESSAGE, 0, pool_sandbox_warning(rn->pool));
+	if (!drv->bSandboxWarned && pool_sandbox_warning(drv->pool)) {
+		drv->bSandboxWarned = 1; /* once per driver: bubblewrap cannot run */
+		note_simple(drv, DRIVER_MESSAGE, 0, pool_sandbox_warning(drv->pool));
 	}
-	if (ev_eval_finished(rn->ses, id, r, err) < 0)
-		journal_failed(rn, id, err);
+	if (ev_eval_finished(drv->ses, id, r, err) < 0)
+		journal_failed(drv, id, err);
 	/* an A/B in the result is an event of its own (the search reads it) */
 	verdict_decode(r, &v);
-	if (v.ab.incumbent >= 0 && state_cand(&rn->ses->st, id) &&
-	    ev_ab_compared(rn->ses, id, v.ab.incumbent, v.abJson, err) < 0)
-		journal_failed(rn, id, err);
+	if (v.ab.incumbent >= 0 && state_cand(&drv->ses->st, id) &&
+	    ev_ab_compared(drv->ses, id, v.ab.incumbent, v.abJson, err) < 0)
+		journal_failed(drv, id, err);
 	cJSON_Delete(r);
 	free(d);
-	rn->nFinished++;
-	if (state_cand(&rn->ses->st, id))
-		tell_timed(rn, state_cand(&rn->ses->st, id));
+	drv->nFinished++;
+	if (state_cand(&drv->ses->st, id))
+		tell_timed(drv, state_cand(&drv->ses->st, id));
 	/* a new win or dead end goes into the innovation archive now (issue 15):
 	 * one short transaction, never fatal */
 	char aerr[KL_ERRLEN] = "";
-	if (archive_note_session(&rn->ses->st, rn->ses->zPath, aerr) < 0 && *aerr)
-		note_simple(rn, RUNNER_LOG, id, aerr);
-	if (state_cand(&rn->ses->st, id))
-		note_simple(rn, RUNNER_FINISHED, id, NULL);
-	if (rn->p)
-		pipeline_update(rn->p); /* a branch may wait for this verdict */
-	note_simple(rn, RUNNER_CHANGED, id, NULL);
+	if (archive_note_session(&drv->ses->st, drv->ses->zPath, aerr) < 0 && *aerr)
+		note_simple(drv, DRIVER_LOG, id, aerr);
+	if (state_cand(&drv->ses->st, id))
+		note_simple(drv, DRIVER_FINISHED, id, NULL);
+	if (drv->p)
+		pipeline_update(drv->p); /* a branch may wait for this verdict */
+	note_simple(drv, DRIVER_CHANGED, id, NULL);
 }
 
 /* torch.compile's baseline, compiled in the background, is in: the results
  * before it get it (journaled), the archive too, and a line says so */
 static void on_baselines(const char *zDevice, const cJSON *baselines, void *arg)
 {
-	struct runner *rn = arg;
+	struct driver *drv = arg;
 	char err[KL_ERRLEN];
 	const cJSON *cm = cJSON_GetObjectItem(baselines, "compile");
-	if (ev_compile_baseline(rn->ses, zDevice, cm, err) < 0)
-		journal_failed(rn, 0, err);
+	if (ev_compile_baseline(drv->ses, zDevice, cm, err) < 0)
+		journal_failed(drv, 0, err);
 	char aerr[KL_ERRLEN] = "";
-	if (archive_note_session(&rn->ses->st, rn->ses->zPath, aerr) < 0 && *aerr)
-		note_simple(rn, RUNNER_LOG, 0, aerr);
+	if (archive_note_session(&drv->ses->st, drv->ses->zPath, aerr) < 0 && *aerr)
+		note_simple(drv, DRIVER_LOG, 0, aerr);
 	strbuf sb = STRBUF_INIT;
 	double ms = result_num(cm, "median_ms");
 	if (isnan(ms))
@@ -301,15 +301,15 @@ static void on_baselines(const char *zDevice, const cJSON *baselines, void *arg)
 		        zDevice, ms, result_num(cm, "compile_seconds"),
 		        (int)result_num(cm, "benchmarks"),
 		        result_num(cm, "benchmarks") == 1 ? "" : "s");
-	note_simple(rn, RUNNER_LOG, 0, sb.buf);
+	note_simple(drv, DRIVER_LOG, 0, sb.buf);
 	sb_free(&sb);
-	note_simple(rn, RUNNER_CHANGED, 0, NULL);
+	note_simple(drv, DRIVER_CHANGED, 0, NULL);
 }
 
 static void on_progress(int job, const char *zStage, int k, void *arg)
 {
-	struct runner *rn = arg;
-	struct runner_job *j = job_by_id(rn, job);
+	struct driver *drv = arg;
+	struct driver_job *j = job_by_id(drv, job);
 	if (!j)
 		return;
 	if (!strcmp(zStage, "running") && !j->bRunning) {
@@ -317,36 +317,36 @@ static void on_progress(int job, const char *zStage, int k, void *arg)
 		 * the candidate's doing (abandon_poison_pill) */
 		char err[KL_ERRLEN];
 		j->bRunning = 1;
-		if (ev_eval_running(rn->ses, j->cand, err) < 0)
-			journal_failed(rn, j->cand, err);
+		if (ev_eval_running(drv->ses, j->cand, err) < 0)
+			journal_failed(drv, j->cand, err);
 	}
 	snprintf(j->zStage, sizeof j->zStage, "%s",
 	         !strcmp(zStage, "running") ? "loading" : zStage);
 	j->k = k;
-	note_simple(rn, RUNNER_CHANGED, j->cand, NULL);
+	note_simple(drv, DRIVER_CHANGED, j->cand, NULL);
 }
 
 /*
- * The eval request of candidate c: what the runner was told every request
- * carries (runner_set_eval_request()), the baseline for the quick
+ * The eval request of candidate c: what the driver was told every request
+ * carries (driver_set_eval_request()), the baseline for the quick
  * timing's stop (the incumbent's time, else the reference's), and the
- * incumbent to time against in an A/B (abWith, forced, else the runner's
+ * incumbent to time against in an A/B (abWith, forced, else the driver's
  * incumbent when it is correct and timed; never the candidate itself).
  * Its strings point into the state.
  */
-static struct eval_request eval_request_for(struct runner *rn, const struct cand *c, int abWith)
+static struct eval_request eval_request_for(struct driver *drv, const struct cand *c, int abWith)
 {
-	const struct state *st = &rn->ses->st;
+	const struct state *st = &drv->ses->st;
 	struct eval_request rq = {
 	    .zName = c->zName,
 	    .zSource = c->zSource,
 	    .nSource = strlen(c->zSource),
-	    .quickRuns = rn->evalReq.quickRuns,
-	    .quickStopX = rn->evalReq.quickStopX,
-	    .abPairs = rn->evalReq.abPairs,
+	    .quickRuns = drv->evalReq.quickRuns,
+	    .quickStopX = drv->evalReq.quickStopX,
+	    .abPairs = drv->evalReq.abPairs,
 	    .abForce = abWith != 0,
 	};
-	int incId = abWith ? abWith : rn->evalReq.inc.id;
+	int incId = abWith ? abWith : drv->evalReq.inc.id;
 	const struct cand *inc = incId && incId != c->id ? state_cand(st, incId) : NULL;
 	if (inc && (rq.abForce || (inc->status == STATUS_CORRECT && inc->timeMs > 0)))
 		rq.inc = (struct eval_incumbent){
@@ -361,9 +361,9 @@ static struct eval_request eval_request_for(struct runner *rn, const struct cand
 	return rq;
 }
 
-void runner_set_eval_request(struct runner *rn, const struct eval_request *rq)
+void driver_set_eval_request(struct driver *drv, const struct eval_request *rq)
 {
-	rn->evalReq = (struct eval_request){
+	drv->evalReq = (struct eval_request){
 	    .quickRuns = rq->quickRuns,
 	    .quickStopX = rq->quickStopX,
 	    .abPairs = rq->abPairs,
@@ -373,62 +373,62 @@ void runner_set_eval_request(struct runner *rn, const struct eval_request *rq)
 
 /* evaluate candidate id on worker w, or on any when w < 0 (an A/B against
  * abWith when not 0, forced) */
-static int bench_at(struct runner *rn, int id, int w, int abWith, char *err)
+static int bench_at(struct driver *drv, int id, int w, int abWith, char *err)
 {
-	if (!state_cand(&rn->ses->st, id))
+	if (!state_cand(&drv->ses->st, id))
 		return kl_err(err, "there is no candidate %d", id);
-	if (runner_job_of(rn, id))
+	if (driver_job_of(drv, id))
 		return kl_err(err, "candidate %d is being evaluated already", id);
-	int nW = pool_size(rn->pool);
+	int nW = pool_size(drv->pool);
 	if (w >= nW)
 		return kl_err(err, "there is no worker %d (the pool has %d: 0 to %d)", w, nW,
 		              nW - 1);
-	if (ev_eval_started(rn->ses, id, rn->zBackend, abWith, err) < 0)
+	if (ev_eval_started(drv->ses, id, drv->zBackend, abWith, err) < 0)
 		return -1;
-	const struct cand *c = state_cand(&rn->ses->st, id);
-	xgrow((void **)&rn->aJob, &rn->nJobAlloc, (size_t)rn->nJob + 1, sizeof *rn->aJob);
-	struct runner_job *j = &rn->aJob[rn->nJob++];
-	*j = (struct runner_job){.cand = id, .k = -1, .tStart = now_s()};
+	const struct cand *c = state_cand(&drv->ses->st, id);
+	xgrow((void **)&drv->aJob, &drv->nJobAlloc, (size_t)drv->nJob + 1, sizeof *drv->aJob);
+	struct driver_job *j = &drv->aJob[drv->nJob++];
+	*j = (struct driver_job){.cand = id, .k = -1, .tStart = now_s()};
 	snprintf(j->zStage, sizeof j->zStage, "queued");
-	struct eval_request rq = eval_request_for(rn, c, abWith);
-	j->job = pool_submit_req(rn->pool, w, &rq, err);
-	note_simple(rn, RUNNER_CHANGED, id, NULL);
+	struct eval_request rq = eval_request_for(drv, c, abWith);
+	j->job = pool_submit_req(drv->pool, w, &rq, err);
+	note_simple(drv, DRIVER_CHANGED, id, NULL);
 	return 0;
 }
 
-int runner_bench(struct runner *rn, int id, char *err)
+int driver_bench(struct driver *drv, int id, char *err)
 {
-	return bench_at(rn, id, -1, 0, err);
+	return bench_at(drv, id, -1, 0, err);
 }
 
-int runner_bench_ab(struct runner *rn, int id, int other, char *err)
+int driver_bench_ab(struct driver *drv, int id, int other, char *err)
 {
-	if (!state_cand(&rn->ses->st, other))
+	if (!state_cand(&drv->ses->st, other))
 		return kl_err(err, "there is no candidate %d to time against", other);
 	if (other == id)
 		return kl_err(err, "an A/B needs two candidates (%d twice)", id);
-	return bench_at(rn, id, -1, other, err);
+	return bench_at(drv, id, -1, other, err);
 }
 
-int runner_bench_on(struct runner *rn, int id, int w, char *err)
+int driver_bench_on(struct driver *drv, int id, int w, char *err)
 {
 	if (w < 0)
 		return kl_err(err, "worker %d: a worker is numbered from 0", w);
-	return bench_at(rn, id, w, 0, err);
+	return bench_at(drv, id, w, 0, err);
 }
 
 /* a re-measure of the session's baseline: an evaluation on workers that
  * time the reference afresh, whose result journals the new baseline
- * (runner_result_complete(), runner_baseline.c) */
-int runner_remeasure(struct runner *rn, char *err)
+ * (driver_result_complete(), driver_baseline.c) */
+int driver_remeasure(struct driver *drv, char *err)
 {
-	const struct state *st = &rn->ses->st;
-	if (rn->nJob)
+	const struct state *st = &drv->ses->st;
+	if (drv->nJob)
 		return kl_err(
 		    err,
 		    "%d evaluation%s queued or running: re-measure the baseline when they "
 		    "end",
-		    rn->nJob, rn->nJob == 1 ? " is" : "s are");
+		    drv->nJob, drv->nJob == 1 ? " is" : "s are");
 	if (!(state_baseline(st, NULL) > 0))
 		return kl_err(err,
 		              "the session has no baseline yet: its first evaluation times it");
@@ -441,11 +441,11 @@ int runner_remeasure(struct runner *rn, char *err)
 	if (!c)
 		return kl_err(err, "no correct candidate to evaluate with the reference");
 	int id = c->id;
-	if (pool_retime(rn->pool) < 0)
+	if (pool_retime(drv->pool) < 0)
 		return kl_err(err, "the workers have work: re-measure the baseline when it ends");
-	cJSON_Delete(rn->remeasure);
-	rn->remeasure = cJSON_CreateArray();
-	if (runner_bench(rn, id, err) < 0)
+	cJSON_Delete(drv->remeasure);
+	drv->remeasure = cJSON_CreateArray();
+	if (driver_bench(drv, id, err) < 0)
 		return -1;
 	return id;
 }
@@ -455,9 +455,9 @@ static const char *ext_of(const char *zName)
 	return zName ? strrchr(zName, '.') : NULL;
 }
 
-int runner_add_cand(struct runner *rn, const struct ev_candidate *cand, char *err)
+int driver_add_cand(struct driver *drv, const struct ev_candidate *cand, char *err)
 {
-	const struct state *st = &rn->ses->st;
+	const struct state *st = &drv->ses->st;
 	struct ev_candidate c = *cand;
 	for (int i = 0; i < c.nParent; i++)
 		if (!state_cand(st, c.aParent[i]))
@@ -472,18 +472,18 @@ int runner_add_cand(struct runner *rn, const struct ev_candidate *cand, char *er
 	else {
 		const char *ext = c.nParent ? ext_of(state_cand(st, c.aParent[0])->zName) : NULL;
 		if (!ext)
-			ext = !strcmp(rn->zBackend, "cuda") ? ".cu" : ".c";
+			ext = !strcmp(drv->zBackend, "cuda") ? ".cu" : ".c";
 		name = xasprintf("cand%d%s", state_next_id(st), ext);
 	}
 	c.zName = name;
-	int id = ev_candidate_added(rn->ses, &c, err);
+	int id = ev_candidate_added(drv->ses, &c, err);
 	free(name);
 	if (id > 0)
-		note_simple(rn, RUNNER_CHANGED, id, NULL);
+		note_simple(drv, DRIVER_CHANGED, id, NULL);
 	return id;
 }
 
-int runner_add(struct runner *rn, const char *zOrigin, const int *aParent, int nParent,
+int driver_add(struct driver *drv, const char *zOrigin, const int *aParent, int nParent,
                const char *zName, const char *zSource, const char *zIdea, char *err)
 {
 	struct ev_candidate c = {
@@ -494,33 +494,33 @@ int runner_add(struct runner *rn, const char *zOrigin, const int *aParent, int n
 	    .zSource = zSource,
 	    .zIdea = zIdea,
 	};
-	return runner_add_cand(rn, &c, err);
+	return driver_add_cand(drv, &c, err);
 }
 
-int runner_add_source(struct runner *rn, const char *zOrigin, const char *zName,
+int driver_add_source(struct driver *drv, const char *zOrigin, const char *zName,
                       const char *zSource, char *err)
 {
-	const struct cand *same = state_cand_by_source(&rn->ses->st, zSource);
+	const struct cand *same = state_cand_by_source(&drv->ses->st, zSource);
 	if (same)
 		return same->id;
-	return runner_add(rn, zOrigin, NULL, 0, zName, zSource, NULL, err);
+	return driver_add(drv, zOrigin, NULL, 0, zName, zSource, NULL, err);
 }
 
 /* ---- opening ---- */
 
-static int add_seeds(struct runner *rn, char *err)
+static int add_seeds(struct driver *drv, char *err)
 {
 	char *const *az;
-	int nz = runner_seeds(rn, &az), rc = 0;
+	int nz = driver_seeds(drv, &az), rc = 0;
 	for (int i = 0; i < nz && rc == 0; i++) {
 		strbuf sb = STRBUF_INIT;
 		const char *b = strrchr(az[i], '/');
 		rc = read_file(az[i], &sb, SOURCE_MAX, err);
 		int id = rc < 0 ? -1
-		                : runner_add(rn, "seed", NULL, 0, b ? b + 1 : az[i],
+		                : driver_add(drv, "seed", NULL, 0, b ? b + 1 : az[i],
 		                             sb.buf ? sb.buf : "", NULL, err);
 		sb_free(&sb);
-		rc = id < 0 ? -1 : runner_bench(rn, id, err);
+		rc = id < 0 ? -1 : driver_bench(drv, id, err);
 	}
 	return rc;
 }
@@ -554,7 +554,7 @@ static int poison_pill(const struct cand *c)
 
 /* it ends as crashed, marked "abandoned"; or, when it had a verdict before
  * this evaluation (an A/B, a bench again), that verdict stands, marked */
-static int abandon_poison_pill(struct runner *rn, const struct cand *c, char *err)
+static int abandon_poison_pill(struct driver *drv, const struct cand *c, char *err)
 {
 	int id = c->id;
 	/* copied: the eval_finished below replaces c->result */
@@ -578,7 +578,7 @@ static int abandon_poison_pill(struct runner *rn, const struct cand *c, char *er
 		                        "not run again (it may kill whatever evaluates it)");
 		cJSON_AddBoolToObject(r, "abandoned", 1);
 	}
-	int rc = ev_eval_finished(rn->ses, id, r, err);
+	int rc = ev_eval_finished(drv->ses, id, r, err);
 	cJSON_Delete(r);
 	if (rc < 0)
 		return -1;
@@ -589,7 +589,7 @@ static int abandon_poison_pill(struct runner *rn, const struct cand *c, char *er
 	              : "candidate %d: the session ended twice while it was running; not run "
 	                "again%s",
 	         id, kept ? prev : "");
-	note_simple(rn, RUNNER_MESSAGE, id, msg);
+	note_simple(drv, DRIVER_MESSAGE, id, msg);
 	return 0;
 }
 
@@ -597,21 +597,21 @@ static int abandon_poison_pill(struct runner *rn, const struct cand *c, char *er
  * goes on in memory, the search stops, nothing more is saved */
 static void journal_lost(void *arg, const char *zErr)
 {
-	struct runner *rn = arg;
+	struct driver *drv = arg;
 	char msg[KL_ERRLEN + 200];
 	snprintf(msg, sizeof msg,
 	         "journal: %s: nothing more of this session is saved (the journal holds it up to "
 	         "here: resume from it once there is room); a search stops",
 	         zErr);
-	note_simple(rn, RUNNER_MESSAGE, 0, msg);
+	note_simple(drv, DRIVER_MESSAGE, 0, msg);
 }
 
 /* the session: the journal zSession (made with its directory), or memory */
-static struct session *open_session(struct runner *rn, const struct runner_opts *o, char *err)
+static struct session *open_session(struct driver *drv, const struct driver_opts *o, char *err)
 {
 	if (!o->zSession && o->bMemory)
 		return session_memory();
-	char *path = o->zSession ? xstrdup(o->zSession) : runner_default_path(rn->zTaskName);
+	char *path = o->zSession ? xstrdup(o->zSession) : driver_default_path(drv->zTaskName);
 	/* a one-shot command writes only into a directory that exists */
 	struct session *s =
 	    !o->bMemory && make_parent(path, err) < 0 ? NULL : session_open(path, 1, err);
@@ -625,13 +625,13 @@ static struct session *open_session(struct runner *rn, const struct runner_opts 
  * rather than at the first evaluation.  (importlib's find_spec does not
  * import torch: this takes milliseconds.)
  */
-static void torch_warning(struct runner *rn)
+static void torch_warning(struct driver *drv)
 {
-	size_t n = strlen(rn->zTaskDir);
-	int py = n > 3 && !strcmp(rn->zTaskDir + n - 3, ".py");
-	if (!py && !(rn->zReference && !strcmp(rn->zReference, "torch")))
+	size_t n = strlen(drv->zTaskDir);
+	int py = n > 3 && !strcmp(drv->zTaskDir + n - 3, ".py");
+	if (!py && !(drv->zReference && !strcmp(drv->zReference, "torch")))
 		return;
-	const char *python = rn->cfg->zPython ? rn->cfg->zPython : "python3";
+	const char *python = drv->cfg->zPython ? drv->cfg->zPython : "python3";
 	int has = torchref_has_torch(python);
 	if (has == 1)
 		return;
@@ -640,32 +640,32 @@ static void torch_warning(struct runner *rn)
 	              ? xasprintf("PyTorch is not installed for %s, %s has it: start kloop with "
 	                          "--python %s (or set python = %s in the config); until then %s's "
 	                          "PyTorch reference cannot run and no candidate can be checked",
-	                          python, other, other, other, rn->zTaskName)
+	                          python, other, other, other, drv->zTaskName)
 	          : has == 0
 	              ? xasprintf("PyTorch is not installed for %s: start kloop with --python PATH "
 	                          "(a Python with torch) or install it there; until then %s's "
 	                          "PyTorch reference cannot run and no candidate can be checked",
-	                          python, rn->zTaskName)
+	                          python, drv->zTaskName)
 	              : xasprintf("the Python interpreter '%s' cannot be run: start kloop with "
 	                          "--python PATH (a Python with torch); until then %s's PyTorch "
 	                          "reference cannot run",
-	                          python, rn->zTaskName);
-	note_simple(rn, RUNNER_MESSAGE, 0, z);
+	                          python, drv->zTaskName);
+	note_simple(drv, DRIVER_MESSAGE, 0, z);
 	free(z);
 }
 
-struct runner *runner_open(struct loop *l, const struct config *cfg, const struct runner_opts *o,
-                           runner_notify_fn notify, void *arg, char *err)
+struct driver *driver_open(struct loop *l, const struct config *cfg, const struct driver_opts *o,
+                           driver_notify_fn notify, void *arg, char *err)
 {
-	struct runner *rn = xcalloc(1, sizeof *rn);
-	rn->l = l;
-	rn->cfg = cfg;
-	rn->notify = notify;
-	rn->arg = arg;
-	rn->bNoEvalParents = o->bNoEvalParents;
-	rn->zShapes = o->zShapes ? xstrdup(o->zShapes) : NULL;
-	rn->zReference = o->zReference ? xstrdup(o->zReference) : NULL;
-	rn->argvLaunch = config_worker_argv(cfg);
+	struct driver *drv = xcalloc(1, sizeof *drv);
+	drv->l = l;
+	drv->cfg = cfg;
+	drv->notify = notify;
+	drv->arg = arg;
+	drv->bNoEvalParents = o->bNoEvalParents;
+	drv->zShapes = o->zShapes ? xstrdup(o->zShapes) : NULL;
+	drv->zReference = o->zReference ? xstrdup(o->zReference) : NULL;
+	drv->argvLaunch = config_worker_argv(cfg);
 	/* an existing journal says which task and backend it is for */
 	struct session *old =
 	    o->zSession && path_exists(o->zSession) ? session_open(o->zSession, 0, err) : NULL;
@@ -677,125 +677,125 @@ struct runner *runner_open(struct loop *l, const struct config *cfg, const struc
 	if (!zTask)
 		zTask = "softmax";
 	const char *be = old && old->st.zBackend ? old->st.zBackend : cfg->zBackend;
-	rn->zBackend = xstrdup(be ? be : backend_cuda_available() ? "cuda" : "host");
-	if (!rn->zShapes && old && old->st.zShapes)
-		rn->zShapes = xstrdup(old->st.zShapes);
+	drv->zBackend = xstrdup(be ? be : backend_cuda_available() ? "cuda" : "host");
+	if (!drv->zShapes && old && old->st.zShapes)
+		drv->zShapes = xstrdup(old->st.zShapes);
 	if (cfg->zBackend && old && old->st.zBackend && strcmp(cfg->zBackend, old->st.zBackend)) {
 		kl_err(err, "%s: the session ran on the %s backend, not %s", o->zSession,
 		       old->st.zBackend, cfg->zBackend);
 		goto fail;
 	}
 	struct task_ref tr;
-	if (task_open(zTask, rn->zBackend, rn->zShapes, &tr, err) < 0)
+	if (task_open(zTask, drv->zBackend, drv->zShapes, &tr, err) < 0)
 		goto fail;
-	rn->zTaskDir = tr.zDir;
-	rn->zTaskName = tr.zName;
-	rn->task = tr.task;
-	if (old && old->st.zTask && strcmp(old->st.zTask, rn->zTaskName)) {
+	drv->zTaskDir = tr.zDir;
+	drv->zTaskName = tr.zName;
+	drv->task = tr.task;
+	if (old && old->st.zTask && strcmp(old->st.zTask, drv->zTaskName)) {
 		kl_err(err, "%s: the session is for task '%s', not '%s'", o->zSession,
-		       old->st.zTask, rn->zTaskName);
+		       old->st.zTask, drv->zTaskName);
 		goto fail;
 	}
 	session_close(old);
 	old = NULL;
-	worker_config_from(&rn->wc, cfg);
-	rn->wc.argvLaunch = rn->argvLaunch;
-	rn->wc.zBackend = rn->zBackend;
-	rn->wc.zTaskDir = rn->zTaskDir;
-	rn->wc.zShapes = rn->zShapes;
-	rn->wc.zReference = rn->zReference;
-	rn->wc.deferCompile = o->bDeferCompile;
-	rn->wc.onBaselines = on_baselines;
-	rn->wc.baselinesArg = rn;
+	worker_config_from(&drv->wc, cfg);
+	drv->wc.argvLaunch = drv->argvLaunch;
+	drv->wc.zBackend = drv->zBackend;
+	drv->wc.zTaskDir = drv->zTaskDir;
+	drv->wc.zShapes = drv->zShapes;
+	drv->wc.zReference = drv->zReference;
+	drv->wc.deferCompile = o->bDeferCompile;
+	drv->wc.onBaselines = on_baselines;
+	drv->wc.baselinesArg = drv;
 	/* MPS for the local GPUs (mps.h), named to the workers before they start */
-	if (mps_begin(cfg->mps, rn->zBackend, cfg->zWorkers, pool_local_gpus(), NULL, err) < 0)
+	if (mps_begin(cfg->mps, drv->zBackend, cfg->zWorkers, pool_local_gpus(), NULL, err) < 0)
 		goto fail;
 	/* the workers (none starts before the first evaluation) */
-	if (!(rn->pool = pool_new(l, &rn->wc, cfg->zWorkers, on_done, on_progress, rn, err)))
+	if (!(drv->pool = pool_new(l, &drv->wc, cfg->zWorkers, on_done, on_progress, drv, err)))
 		goto fail;
-	if (!(rn->ses = open_session(rn, o, err)))
+	if (!(drv->ses = open_session(drv, o, err)))
 		goto fail;
-	if (rn->ses->warnings.len)
-		note_simple(rn, RUNNER_MESSAGE, 0, rn->ses->warnings.buf);
-	for (int i = 0; i < rn->ses->st.nCand; i++)
-		tell_timed(rn, &rn->ses->st.aCand[i]);
-	if (!rn->ses->st.zTask) {
-		if (session_begin(rn->ses, rn->zTaskName, rn->zTaskDir, rn->zBackend, rn->zShapes,
-		                  err) < 0 ||
-		    (!o->bNoSeeds && add_seeds(rn, err) < 0))
+	if (drv->ses->warnings.len)
+		note_simple(drv, DRIVER_MESSAGE, 0, drv->ses->warnings.buf);
+	for (int i = 0; i < drv->ses->st.nCand; i++)
+		tell_timed(drv, &drv->ses->st.aCand[i]);
+	if (!drv->ses->st.zTask) {
+		if (session_begin(drv->ses, drv->zTaskName, drv->zTaskDir, drv->zBackend,
+		                  drv->zShapes, err) < 0 ||
+		    (!o->bNoSeeds && add_seeds(drv, err) < 0))
 			goto fail;
 	} else if (!o->bNoResume) {
 		/* evaluations cut short when the session stopped run again */
-		const struct state *st = &rn->ses->st;
+		const struct state *st = &drv->ses->st;
 		for (int i = 0; i < st->nCand; i++)
 			if (poison_pill(&st->aCand[i])) {
-				if (abandon_poison_pill(rn, &st->aCand[i], err) < 0)
+				if (abandon_poison_pill(drv, &st->aCand[i], err) < 0)
 					goto fail;
 			} else if (!status_finished(st->aCand[i].status)) {
 				/* as it was asked for: an A/B again as that A/B, not a
 				 * plain evaluation that the search would then time
 				 * against the incumbent a second time */
 				const struct cand *c = &st->aCand[i];
-				if ((c->abWith ? runner_bench_ab(rn, c->id, c->abWith, err)
-				               : runner_bench(rn, c->id, err)) < 0)
+				if ((c->abWith ? driver_bench_ab(drv, c->id, c->abWith, err)
+				               : driver_bench(drv, c->id, err)) < 0)
 					goto fail;
 			}
 	}
 	/* a journal that cannot be written at the start (a full disk): nothing
 	 * is under way yet, so nothing is run unsaved */
-	if (rn->ses->nLost) {
-		kl_err(err, "%s", rn->ses->zLost);
+	if (drv->ses->nLost) {
+		kl_err(err, "%s", drv->ses->zLost);
 		goto fail;
 	}
-	rn->ses->onLost = journal_lost;
-	rn->ses->lostArg = rn;
+	drv->ses->onLost = journal_lost;
+	drv->ses->lostArg = drv;
 	if (o->bTorchWarning)
-		torch_warning(rn);
-	return rn;
+		torch_warning(drv);
+	return drv;
 fail:
 	session_close(old);
-	runner_close(rn);
+	driver_close(drv);
 	return NULL;
 }
 
-void runner_close(struct runner *rn)
+void driver_close(struct driver *drv)
 {
-	if (!rn)
+	if (!drv)
 		return;
-	runner_profiles_end(rn);
-	pipeline_free(rn->p);
-	llm_free(rn->llm);
-	pool_free(rn->pool);
-	session_close(rn->ses);
-	task_free(rn->task);
-	free(rn->aStream);
-	config_argv_free(rn->argvLaunch);
-	free(rn->zTaskDir);
-	free(rn->zTaskName);
-	free(rn->zBackend);
-	free(rn->zShapes);
-	free(rn->zReference);
-	free(rn->aJob);
-	cJSON_Delete(rn->remeasure);
-	free(rn);
+	driver_profiles_end(drv);
+	pipeline_free(drv->p);
+	llm_free(drv->llm);
+	pool_free(drv->pool);
+	session_close(drv->ses);
+	task_free(drv->task);
+	free(drv->aStream);
+	config_argv_free(drv->argvLaunch);
+	free(drv->zTaskDir);
+	free(drv->zTaskName);
+	free(drv->zBackend);
+	free(drv->zShapes);
+	free(drv->zReference);
+	free(drv->aJob);
+	cJSON_Delete(drv->remeasure);
+	free(drv);
 }
 
-void runner_changed(struct runner *rn)
+void driver_changed(struct driver *drv)
 {
-	note_simple(rn, RUNNER_CHANGED, 0, NULL);
+	note_simple(drv, DRIVER_CHANGED, 0, NULL);
 }
 
 /* ---- cancelling (issue 12: an evaluation or an LLM request stops) ---- */
 
-int runner_cancel_eval(struct runner *rn, int id, char *err)
+int driver_cancel_eval(struct driver *drv, int id, char *err)
 {
-	const struct runner_job *j = runner_job_of(rn, id);
+	const struct driver_job *j = driver_job_of(drv, id);
 	if (!j)
 		return kl_err(err, "candidate %d is not being evaluated", id);
 	/* the pool restarts the worker running it (its other jobs go back on
 	 * the queue) and answers "cancelled" through on_done, which journals
 	 * the eval_finished and lets a branch waiting for it end */
-	if (pool_cancel(rn->pool, j->job) < 0)
+	if (pool_cancel(drv->pool, j->job) < 0)
 		return kl_err(err, "candidate %d's evaluation is no longer in the pool", id);
 	return 0;
 }
