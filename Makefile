@@ -12,7 +12,11 @@ WARN    := -Wall -Wextra -Werror
 CFLAGS  ?= -O2 -g
 # Layers (docs/ARCHITECTURE.md): each sees only its own headers and those
 # below it, so an include that points up (engine -> sessions, say) fails to build.
-ENGINE_INC := -Iinclude -Iengine -Iengine/measure -Iengine/code -Iengine/llm -I$(TS_RT)/include
+# engine/measure's sub-folders, one concept each (docs/ARCHITECTURE.md); a
+# header is included by its bare name from any of them
+MEASURE_DIRS := harness verdict backend runner compile pool reference profile
+MEASURE_INC  := $(MEASURE_DIRS:%=-Iengine/measure/%)
+ENGINE_INC := -Iinclude -Iengine $(MEASURE_INC) -Iengine/code -Iengine/llm -I$(TS_RT)/include
 SESS_INC   := $(ENGINE_INC) -Isessions
 TUI_INC    := $(SESS_INC) -Itui
 CLI_INC    := $(TUI_INC) -Icli
@@ -25,7 +29,7 @@ HARDEN  := -Wl,-z,relro,-z,now
 SQL_LIBS := -lsqlite3
 UI_LIBS := -lncursesw -ledit -lcurl
 
-ENGINE_SRC := $(wildcard engine/*.c engine/*/*.c)
+ENGINE_SRC := $(wildcard engine/*.c engine/*/*.c engine/*/*/*.c)
 SESS_SRC   := $(wildcard sessions/*.c)
 CLI_SRC    := $(wildcard cli/*.c)
 TUI_SRC    := $(wildcard tui/*.c)
@@ -47,7 +51,8 @@ CUDA_LIB := $(if $(NVCC),$(BIN)/libkloop-cuda.so)
 
 all: $(BIN)/kloop $(BIN)/kloop-worker $(CUDA_LIB)
 
-CUDA_SRC := engine/measure/device_kernels.cu engine/measure/peaks.cu engine/measure/cupti.cu
+CUDA_SRC := engine/measure/backend/device_kernels.cu engine/measure/backend/peaks.cu \
+            engine/measure/backend/cupti.cu
 $(BIN)/libkloop-cuda.so: $(CUDA_SRC)
 	@mkdir -p $(BIN)
 	$(NVCC) -O3 -std=c++17 -shared -Xcompiler -fPIC --cudart shared \
@@ -145,8 +150,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/share/kloop/prompts
 	install -m 644 prompts/*.md $(DESTDIR)$(PREFIX)/share/kloop/prompts/
 	cp -r tasks $(DESTDIR)$(PREFIX)/share/kloop/
-	install -m 644 engine/measure/torchref.py engine/measure/kbexport.py \
-		engine/measure/modelnew.py $(DESTDIR)$(PREFIX)/share/kloop/
+	install -m 644 engine/measure/reference/torchref.py engine/measure/reference/kbexport.py \
+		engine/measure/reference/modelnew.py $(DESTDIR)$(PREFIX)/share/kloop/
 
 clean:
 	rm -rf $(BUILD) bin tests/out $(ASAN_DIR)
@@ -215,7 +220,7 @@ FUZZ_CC      ?= clang
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O2 $(FUZZ_SAN) -Iinclude -Iengine -Iengine/code -Iengine/llm \
-                -Iengine/measure -Isessions -I$(TS_RT)/include -I$(TS_RT)/src -I/usr/include/cjson
+                $(MEASURE_INC) -Isessions -I$(TS_RT)/include -I$(TS_RT)/src -I/usr/include/cjson
 FUZZ_SRC     := $(wildcard engine/code/*.c) engine/util.c engine/rng.c engine/task.c engine/task_load.c engine/suggest.c
 FUZZ_TS      := $(FUZZ_DIR)/ts_runtime.o $(FUZZ_DIR)/ts_parser.o $(FUZZ_DIR)/ts_scanner.o
 
@@ -239,14 +244,15 @@ $(FUZZ_DIR)/fuzz_syntax: tests/fuzz/fuzz_syntax.c $(FUZZ_SRC) $(wildcard engine/
 # the readers of untrusted bytes: each target with the sources it needs
 FUZZ_READERS := journal sse reply task protocol
 FUZZ_SRC_journal  := sessions/journal.c sessions/session.c sessions/state.c sessions/state_best.c sessions/event.c sessions/event_search.c sessions/search_settings.c engine/suggest.c \
-                     sessions/replay.c engine/measure/status.c engine/measure/result.c engine/measure/verdict.c \
+                     sessions/replay.c engine/measure/verdict/status.c engine/measure/verdict/result.c \
+                     engine/measure/verdict/verdict.c \
                      engine/llm/ideas.c engine/code/fence.c engine/util.c engine/json.c
 FUZZ_SRC_sse      := engine/llm/sse.c engine/util.c
 FUZZ_SRC_task     := engine/task.c engine/task_load.c engine/suggest.c engine/util.c
-FUZZ_SRC_protocol := engine/measure/protocol.c engine/json.c engine/util.c
+FUZZ_SRC_protocol := engine/measure/pool/protocol.c engine/json.c engine/util.c
 FUZZ_SRC_reply    := engine/llm/reply.c engine/llm/ideas.c $(FUZZ_SRC) $(BUILD)/gen/queries.c $(FUZZ_TS) \
                      $(BUILD)/libkloop.a
-FUZZ_HDRS := $(wildcard include/*.h engine/*.h engine/*/*.h sessions/*.h)
+FUZZ_HDRS := $(wildcard include/*.h engine/*.h engine/*/*.h engine/*/*/*.h sessions/*.h)
 define fuzz_rule
 $$(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(FUZZ_SRC_$(1)) $$(FUZZ_HDRS)
 	@mkdir -p $$(FUZZ_DIR)

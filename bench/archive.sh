@@ -11,7 +11,9 @@ cd "$top"
 N=${1:-100000}
 make -s all build/libkloopsess.a
 mkdir -p build/bench
-${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -g -Iinclude -Iengine -Iengine/measure -Iengine/code -Iengine/llm \
+# engine/measure's headers: one folder per concept (the Makefile's MEASURE_DIRS)
+M=$(for d in engine/measure/*/; do printf -- '-I%s ' "${d%/}"; done)
+${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -g -Iinclude -Iengine $M -Iengine/code -Iengine/llm \
 	-Isessions -I/usr/include/cjson -o build/bench/archive_bench bench/archive_bench.c \
 	build/libkloopsess.a build/libkloop.a -lcjson -ldl -lm -pthread -lsqlite3
 D=build/bench/archive

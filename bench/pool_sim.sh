@@ -8,7 +8,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 make -s build/libkloop.a
 mkdir -p build/bench
-I="-Iinclude -Iengine -Iengine/measure -I/usr/include/cjson"
+# engine/measure's headers: one folder per concept (the Makefile's MEASURE_DIRS)
+M=$(for d in engine/measure/*/; do printf -- '-I%s ' "${d%/}"; done)
+I="-Iinclude -Iengine $M -I/usr/include/cjson"
 ${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 $I -o build/bench/fake_worker bench/fake_worker.c
 ${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 $I -o build/bench/pool_sim bench/pool_sim.c build/libkloop.a \
 	-lcjson -ldl -lm -pthread

@@ -224,7 +224,7 @@ arms_35() {
 		sh -c 'while :; do kill -STOP '"$STREAM"'; sleep 0.$(( $(od -An -N1 -tu1 /dev/urandom) % 7 + 1 )); kill -CONT '"$STREAM"'; sleep 0.$(( $(od -An -N1 -tu1 /dev/urandom) % 7 + 1 )); done' &
 		LOAD="$! $STREAM"
 		for _ in 1 2; do
-			sh -c 'while :; do for f in engine/*.c engine/measure/*.c; do cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Iengine -Iengine/measure -Iengine/code -Iengine/llm -I/usr/include/cjson -Igrammars/node_modules/tree-sitter/vendor/tree-sitter/lib/include -c "$f" -o /dev/null 2>/dev/null; done; done' &
+			sh -c 'while :; do for f in engine/*.c engine/measure/*/*.c; do cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -Iengine $(for d in engine/measure/*/; do printf -- "-I%s " "${d%/}"; done) -Iengine/code -Iengine/llm -I/usr/include/cjson -Igrammars/node_modules/tree-sitter/vendor/tree-sitter/lib/include -c "$f" -o /dev/null 2>/dev/null; done; done' &
 			LOAD="$LOAD $!"
 		done
 		LOADNAME=compile

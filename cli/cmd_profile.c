@@ -5,7 +5,7 @@
  * kernels the candidate defines (ncu_kernel_regex(): from its outline), and
  * the few metrics that matter are read from its CSV:
  * duration, achieved DRAM bandwidth, achieved and theoretical occupancy, the
- * top stall reason (engine/measure/ncu.h).  `--parse FILE.csv` reads a CSV
+ * top stall reason (engine/measure/profile/ncu.h).  `--parse FILE.csv` reads a CSV
  * ncu wrote before (`ncu --csv --page raw --metrics ...`) instead of running it.  With --session,
  * the profile is journaled for the candidate with that source, so the Results pane and the LLM's
  * prompts show it.

@@ -12,6 +12,14 @@ The exit status is 1 when there is a circle (the known exceptions below
 aside).  A file that owns a concept is called and does not call back into
 its callers (docs/ARCHITECTURE.md; /work/shared/STYLE.md).
 
+A folder is the one a file is in: each sub-folder of engine/measure
+(harness/, runner/, pool/, ...) is a folder of its own.  A folder split into
+sub-folders (one with no source file of its own, as engine/measure) is
+checked as a whole as well, so that a circle between its sub-folders is
+found too: "not ok - call circle across engine/measure/: harness/a.c <->
+runner/b.c" (a circle inside one sub-folder is reported once, as that
+sub-folder's).
+
 Objects whose source file is gone (a stale build) are left out.
 
 Usage: scripts/call_circles.py [ROOT]   (ROOT: the checkout, default ..)
@@ -68,13 +76,31 @@ def symbols(objs):
     return out
 
 
+def split_folders(folders):
+    """The folders split into sub-folders: each parent of a folder in
+    folders that holds no source file of its own (and is not a top folder)."""
+    out = set()
+    for f in folders:
+        parent = os.path.dirname(f)
+        if parent and parent not in FOLDERS and parent not in folders:
+            out.add(parent)
+    return out
+
+
 def graph(root):
-    """{folder: {file: {callee file: sorted symbols}}}."""
+    """({folder: {file: {callee file: sorted symbols}}}, the split folders):
+    each folder of sources, and each folder split into sub-folders as a
+    whole."""
     objs = dict(objects(root))
     syms = symbols(sorted(objs))
     files = {}  # folder -> {src: (defined, undefined)}
     for obj, src in objs.items():
         files.setdefault(os.path.dirname(src), {})[src] = syms[obj]
+    splits = split_folders(set(files))
+    for split in splits:
+        for folder in list(files):
+            if folder.startswith(split + "/"):
+                files.setdefault(split, {}).update(files[folder])
     g = {}
     for folder, fs in files.items():
         owner = {}
@@ -91,7 +117,7 @@ def graph(root):
             for to in edges[src]:
                 edges[src][to].sort()
         g[folder] = edges
-    return g
+    return g, splits
 
 
 def components(edges):
@@ -136,16 +162,17 @@ def components(edges):
     return sorted(out)
 
 
-def describe(edges, comp):
+def describe(edges, comp, folder):
     """The calls inside a circle, one "#" line per arrow: "#   a.c -> b.c:
-    f, g" (four symbols at most)."""
+    f, g" (four symbols at most; each file named from folder)."""
     lines = []
     for a in comp:
         for b in comp:
             syms = edges[a].get(b)
             if syms:
                 more = " (+%d)" % (len(syms) - 4) if len(syms) > 4 else ""
-                lines.append("#   %s -> %s: %s%s" % (os.path.basename(a), os.path.basename(b),
+                lines.append("#   %s -> %s: %s%s" % (os.path.relpath(a, folder),
+                                                    os.path.relpath(b, folder),
                                                     ", ".join(syms[:4]), more))
     return lines
 
@@ -159,7 +186,7 @@ def known(comp):
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
-    g = graph(root)
+    g, splits = graph(root)
     if not g:
         print("not ok - call circles: no objects under %s (run make first)" %
               os.path.join(root, "build"))
@@ -167,10 +194,15 @@ def main():
     found, used = [], set()
     nfiles = 0
     for folder in sorted(g):
-        nfiles += len(g[folder])
+        split = folder in splits
+        if not split:
+            nfiles += len(g[folder])
         for comp in components(g[folder]):
-            line = "call circle in %s/: %s" % (folder,
-                                               " <-> ".join(os.path.basename(f) for f in comp))
+            if split and len({os.path.dirname(f) for f in comp}) == 1:
+                continue  # inside one sub-folder: reported as that folder's
+            line = "call circle %s %s/: %s" % ("across" if split else "in", folder,
+                                               " <-> ".join(os.path.relpath(f, folder)
+                                                            for f in comp))
             files, why = known(comp)
             if files:
                 used.add(files)
@@ -178,14 +210,15 @@ def main():
             else:
                 found.append(comp)
                 print("not ok - " + line)
-            for arrow in describe(g[folder], comp):
+            for arrow in describe(g[folder], comp, folder):
                 print(arrow)
     for files in sorted(KNOWN):
         if files not in used and all(os.path.isfile(os.path.join(root, f)) for f in files[:1]):
             print("# known exception no longer needed (remove it): %s" % " ".join(files))
     if not found:
-        print("ok - no call circle inside a folder among %d files of %s" %
-              (nfiles, " ".join(FOLDERS)))
+        across = "; none across the sub-folders of %s" % " ".join(sorted(splits)) if splits else ""
+        print("ok - no call circle inside a folder among %d files of %s%s" %
+              (nfiles, " ".join(FOLDERS), across))
     return 1 if found else 0
 
 

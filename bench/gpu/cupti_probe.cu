@@ -2,10 +2,10 @@
  * cupti_probe.cu - what inflates kloop's events under CUPTI (issue 39).
  *
  * kloop times a run as: the L2 flush kernel, event e0, the candidate's
- * kernel, e1, a device synchronize, e2 (engine/measure/backend_cuda.c); with
+ * kernel, e1, a device synchronize, e2 (engine/measure/backend/backend_cuda.c); with
  * KLOOP_CUPTI a window of CUPTI activity records is opened by a forced
  * cuptiActivityFlushAll and a timestamp between the flush and e0, and closed
- * by another forced flush after the synchronize (engine/measure/cupti.cu,
+ * by another forced flush after the synchronize (engine/measure/backend/cupti.cu,
  * cand_runner.c CM_RUN).  Without CUPTI the events around a 2.8 us GELU read
  * 4.2 us; with it ~27 us, and an empty launch reads far more too.  This
  * times the same sequence on one stream with CUPTI off and on in several

@@ -42,6 +42,23 @@ check "call_circles.py finds a planted call circle, and only it ($(grep -c '^not
 	test "$rc" -ne 0 -a "$(grep -c '^not ok - ' "$T/calls.out")" -eq 1 -a \
 	"$(grep '^not ok - ' "$T/calls.out")" = "not ok - call circle in engine/x/: a.c <-> b.c"
 
+# a folder split into sub-folders (engine/measure: harness/, runner/, ...) is
+# checked as a whole too: d.c <-> e.c across its sub-folders is found, and
+# f.c <-> g.c inside one of them once, as that sub-folder's
+mkdir -p "$T/split/engine/m/p" "$T/split/engine/m/q" "$T/split/build/engine/m/p" "$T/split/build/engine/m/q"
+printf 'int e(void);\nint d(void) { return e(); }\nint d2(void) { return 2; }\n' >"$T/split/engine/m/p/d.c"
+printf 'int d2(void);\nint e(void) { return d2(); }\n' >"$T/split/engine/m/q/e.c"
+printf 'int g(void);\nint f(void) { return g(); }\nint f2(void) { return 2; }\n' >"$T/split/engine/m/p/f.c"
+printf 'int f2(void);\nint g(void) { return f2(); }\n' >"$T/split/engine/m/p/g.c"
+for f in p/d q/e p/f p/g; do
+	cc -c "$T/split/engine/m/$f.c" -o "$T/split/build/engine/m/$f.o" || fail "cc $f.c"
+done
+python3 scripts/call_circles.py "$T/split" >"$T/split.out" 2>&1
+rc=$?
+check "call_circles.py finds a planted circle across sub-folders, and one inside a sub-folder once ($(grep -c '^not ok - ' "$T/split.out") found, exit $rc)" \
+	test "$rc" -ne 0 -a "$(grep -c '^not ok - ' "$T/split.out")" -eq 2 -a \
+	"$(grep '^not ok - ' "$T/split.out" | tr '\n' '|')" = "not ok - call circle across engine/m/: p/d.c <-> q/e.c|not ok - call circle in engine/m/p/: f.c <-> g.c|"
+
 # the tree itself (its objects: make builds them first)
 python3 scripts/call_circles.py . >"$T/calls_tree.out" 2>&1
 rc=$?

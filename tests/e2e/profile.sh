@@ -50,7 +50,7 @@ else
 fi
 
 # a stand-in for ncu: it runs the program after its options (the worker of
-# the profile's own, engine/measure/ncu_run.c) and then writes the H100
+# the profile's own, engine/measure/profile/ncu_run.c) and then writes the H100
 # capture as its CSV, so that the path from :profile to the journal runs here
 mkdir -p "$T/fakencu"
 cat >"$T/fakencu/ncu" <<'EOF'

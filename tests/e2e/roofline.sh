@@ -23,7 +23,7 @@ check "report: the table's roofline cell is 69%, its words in its title" \
 check "torchref.py: f16 operands are fp16, bf16 bf16, fp8 fp8, int8 alone int8, fp32 stays fp32, none is none" \
 	python3 - <<'PY'
 import sys, types
-sys.path.insert(0, "engine/measure")
+sys.path.insert(0, "engine/measure/reference")
 import torchref
 class D:
     def __init__(self, f):

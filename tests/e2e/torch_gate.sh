@@ -13,7 +13,7 @@ export PYTHONDONTWRITEBYTECODE=1
 
 cat >"$T/gate.py" <<'PY'
 import io, json, sys, types
-sys.path.insert(0, "engine/measure")
+sys.path.insert(0, "engine/measure/reference")
 import torchref
 
 log = []

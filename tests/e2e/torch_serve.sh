@@ -205,7 +205,7 @@ check "... unless TORCHINDUCTOR_CACHE_DIR is set: the problem sees /elsewhere" \
 # torch that has no torch.compile, the reason)
 cat >"$T/bg.py" <<'PY'
 import json, subprocess, sys
-p = subprocess.Popen([sys.executable, "engine/measure/torchref.py", "--serve", "--problem",
+p = subprocess.Popen([sys.executable, "engine/measure/reference/torchref.py", "--serve", "--problem",
                       sys.argv[1], "--device", "cpu"], stdin=subprocess.PIPE,
                      stdout=subprocess.PIPE, universal_newlines=True)
 def ask(o):
@@ -243,7 +243,7 @@ diag 0 "$T/bg.out" "$T/bg.err"
 check "torchref.py: the BLAS baselines are taken for a GEMM's forward only, and put PyTorch's preference back" \
 	python3 - <<'PY'
 import sys, types
-sys.path.insert(0, "engine/measure")
+sys.path.insert(0, "engine/measure/reference")
 import torch, torchref
 a, b = torch.randn(8, 8), torch.randn(8, 8)
 assert torchref.reaches_gemm(torch, lambda: torch.matmul(a, b))

@@ -1,4 +1,4 @@
-# tests/e2e/torchref.sh - engine/measure/torchref.py (PyTorch reference -> kloop
+# tests/e2e/torchref.sh - engine/measure/reference/torchref.py (PyTorch reference -> kloop
 # reference data, docs/TORCH_REFERENCE.md) against real PyTorch: manifest
 # fields, in[] order (forward inputs, then parameters and buffers), file
 # sizes, outputs equal to running the model again here, error lines, --time
@@ -11,7 +11,7 @@ if ! python3 -c 'import torch' >/dev/null 2>&1; then
 	exit 0
 fi
 
-TR=engine/measure/torchref.py
+TR=engine/measure/reference/torchref.py
 export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ in the fixtures' directory
 FX=tests/fixtures/torch
 

@@ -271,7 +271,7 @@ static void naming(void)
 int main(void)
 {
 	setenv("KLOOP_INCLUDE", "include", 1);
-	setenv("KLOOP_TORCHREF", "engine/measure/torchref.py", 1);
+	setenv("KLOOP_TORCHREF", "engine/measure/reference/torchref.py", 1);
 	CHECK(mkdtemp(dir) != NULL, "a directory for the files");
 	listing();
 	reading();

@@ -719,7 +719,7 @@ static void cuda_forms(struct loop *l, const char *zCache)
 int main(void)
 {
 	setenv("KLOOP_INCLUDE", "include", 1);
-	setenv("KLOOP_TORCHREF", "engine/measure/torchref.py", 1);
+	setenv("KLOOP_TORCHREF", "engine/measure/reference/torchref.py", 1);
 	forms();
 	diagnose();
 	modelnew();

@@ -1,5 +1,5 @@
 /*
- * torchref.h - PyTorch references: runs engine/measure/torchref.py --serve
+ * torchref.h - PyTorch references: runs engine/measure/reference/torchref.py --serve
  * (the Python helper) beside the worker; it makes a KernelBench-style
  * problem's inputs (from seeds, on the device), parameters and reference
  * outputs and writes them straight into the harness's buffers, and times the

@@ -3,7 +3,7 @@
  * shared library candidates are linked against) and NVML are loaded at run
  * time, so kloop builds and runs where there is no GPU.  Timing: CUDA events
  * on the candidate's stream, then a device-wide synchronize and a second end
- * event that sees work on every stream (engine/measure/harness_time.c
+ * event that sees work on every stream (engine/measure/harness/harness_time.c
  * decides which time counts); the L2 flushed with a buffer twice its size
  * and persisting lines reset before every timed run.  The buffers shared
  * with the runner: backend_cuda_share.c; the runtime's entry points (which

@@ -102,14 +102,15 @@ const char *torchref_script(void)
 	const char *env = getenv("KLOOP_TORCHREF");
 	if (env && *env)
 		return p = xstrdup(env);
-	const char *cands[] = {"../engine/measure/torchref.py", "../share/kloop/torchref.py"};
+	const char *cands[] = {"../engine/measure/reference/torchref.py",
+	                       "../share/kloop/torchref.py"};
 	for (size_t i = 0; i < 2; i++) {
 		char *q = path_join(exe_dir(), cands[i]);
 		if (path_exists(q))
 			return p = q;
 		free(q);
 	}
-	return p = path_join(exe_dir(), "../engine/measure/torchref.py");
+	return p = path_join(exe_dir(), "../engine/measure/reference/torchref.py");
 }
 
 /* the last non-empty line of z */

@@ -1,4 +1,4 @@
-# --- kloop export --kernelbench: the module's body (engine/measure/kbexport.py,
+# --- kloop export --kernelbench: the module's body (engine/measure/reference/kbexport.py,
 # appended by `kloop export` after the constants above; docs/EXPORT.md).
 #
 # ModelNew is the problem's Model with forward() replaced by the candidate's
