@@ -27,6 +27,26 @@ for i, t in src.items():
     m = re.search(r"corpus: ([a-z0-9-]+)", t)
     mark[i] = m.group(1) if m else None
 fin = {e["candidate"]: e["result"] for e in ev if e["type"] == "eval_finished"}
+# fast_not_best(): the fast variants of the corpus that should have been the
+# best and are not.  Which one is the best follows from timed numbers: a
+# loaded machine may leave a fast one unverified (never ranked) or within
+# the noise of the best (then the first holds it); what never holds is a fast
+# one, correct and verified, faster outside the noise of the best with no A/B
+# between them, that is not the best.  Asserts a fast one was evaluated.
+def fast_not_best():
+    b = s["best"]["id"]
+    fast = [i for i, m in mark.items() if m in ("fast", "fast2") and i in fin]
+    assert fast and any(fin[i].get("status") == "correct" for i in fast), fast
+    if mark[b] in ("fast", "fast2"):
+        return []
+    def iv(i):
+        t = fin[i].get("timing") or {}
+        m = t.get("median_ms")
+        return t.get("p10_ms", m), t.get("p90_ms", m)
+    ab = {frozenset((e["candidate"], e["incumbent"])) for e in ev if e["type"] == "ab_compared"}
+    return [(i, iv(i), "best", b, iv(b)) for i in fast if fin[i].get("status") == "correct"
+            and (fin[i].get("timing") or {}).get("verified") is not False
+            and frozenset((i, b)) not in ab and iv(i)[1] < iv(b)[0]]
 exec(sys.stdin.read())' "$2" "$3" >"$T/py.out" 2>&1
 	if [ $? -eq 0 ]; then ok "$_name"; else
 		fail "$_name"
@@ -187,9 +207,9 @@ OPENAI="--provider openai --model fake-gpt --base-url http://127.0.0.1:$PORT/v1"
 run http search softmax --from $F/slow.c --rounds 3 --branches 1 --suspect 100 --json \
 	--price-input 1 --price-output 2 --session "$T/http.jsonl" $OPENAI $EVAL
 check "corpus over HTTP: exit 0 ($rc)" test "$rc" -eq 0
-pycheck "the best is the corpus's fastest correct variant (one pass of exponentials)" \
+pycheck "the best is the corpus's fastest correct variant (one pass of exponentials), or one within its noise" \
 	"$T/http.jsonl" "$T/http.out" <<'PY'
-assert mark[s["best"]["id"]] in ("fast", "fast2"), mark[s["best"]["id"]]
+assert not fast_not_best(), fast_not_best()
 PY
 pycheck "the wrong, the uncompilable and the crashing variants were evaluated as such" \
 	"$T/http.jsonl" "$T/http.out" <<'PY'
@@ -269,24 +289,7 @@ sp = (s.get("best") or {}).get("speedup") or 0
 sys.exit(0 if (int(sys.argv[2]) == 0) == (sp > 1) else 1)' "$T/cmd.out" "$rc"
 pycheck "... the corpus's fastest variant found, every request through the command provider" \
 	"$T/seed1.jsonl" "$T/cmd.out" <<'PY'
-b = s["best"]["id"]
-fast = [i for i, m in mark.items() if m in ("fast", "fast2") and i in fin]
-assert fast and any(fin[i].get("status") == "correct" for i in fast), fast
-if mark[b] not in ("fast", "fast2"):
-    # which one is the best follows from timed numbers: a loaded machine
-    # may leave a fast one unverified (never ranked) or within the best's
-    # noise (then the first holds it); what never holds is a fast one,
-    # correct and verified, faster outside the best's noise with no A/B
-    # between them, that is not the best
-    def iv(i):
-        t = fin[i].get("timing") or {}
-        m = t.get("median_ms")
-        return t.get("p10_ms", m), t.get("p90_ms", m)
-    ab = {frozenset((e["candidate"], e["incumbent"])) for e in ev if e["type"] == "ab_compared"}
-    bad = [i for i in fast if fin[i].get("status") == "correct"
-           and (fin[i].get("timing") or {}).get("verified") is not False
-           and frozenset((i, b)) not in ab and iv(i)[1] < iv(b)[0]]
-    assert not bad, (b, bad, {i: iv(i) for i in fast + [b]})
+assert not fast_not_best(), fast_not_best()
 assert {e["provider"] for e in ev if e["type"] == "llm_request"} == {"command"}
 PY
 run cmd2 search softmax --from $F/slow.c --rounds 3 --branches 1 --suspect 100 --json \
@@ -439,10 +442,11 @@ assert [e["round"] for e in ev if e["type"] == "round_started"] == [1, 2, 3]
 assert [e["round"] for e in ev if e["type"] == "round_finished"] == [1, 2, 3]
 assert [e["type"] for e in ev[cut:] if e["type"].startswith("search_")][0] == "search_resumed"
 # a fast variant is the best, unless the load left every fast one unverified
+# or within the best's noise
 ok = [i for i, m in mark.items() if m in ("fast", "fast2") and i in fin
       and fin[i].get("status") == "correct"
       and (fin[i].get("timing") or {}).get("verified") is not False]
-assert mark[s["best"]["id"]] in ("fast", "fast2") or not ok, (mark[s["best"]["id"]], ok)
+assert not ok or not fast_not_best(), fast_not_best()
 assert len(set(src.values())) == len(src), "a candidate made twice"
 PY
 # killed a while after its last search event (evaluations and replies go
