@@ -7,12 +7,12 @@
 . tests/e2e/lib.sh
 
 # a tree of three modules, a.h -> b.h -> c.c -> a.h, beside one that is fine
-mkdir -p "$T/tree/engine/sub" "$T/tree/sessions"
+mkdir -p "$T/tree/engine/sub" "$T/tree/sessions/model"
 printf '#include "b.h"\n' >"$T/tree/engine/a.h"
 printf '#include "sub/c.h"\n' >"$T/tree/engine/b.h"
 printf '#include "a.h"\n#include <stdio.h>\n' >"$T/tree/engine/sub/c.c"
 : >"$T/tree/engine/sub/c.h"
-printf '#include "a.h"\n' >"$T/tree/sessions/d.c"
+printf '#include "a.h"\n' >"$T/tree/sessions/model/d.c"
 python3 scripts/include_cycles.py "$T/tree" >"$T/planted" 2>&1
 rc=$?
 check "include_cycles.py finds a planted circle across folders, and only it ($(grep -c '^not ok - ' "$T/planted") found, exit $rc)" \
