@@ -17,7 +17,12 @@ CFLAGS  ?= -O2 -g
 MEASURE_DIRS := harness verdict backend runner compile pool reference profile
 MEASURE_INC  := $(MEASURE_DIRS:%=-Iengine/measure/%)
 ENGINE_INC := -Iinclude -Iengine $(MEASURE_INC) -Iengine/code -Iengine/llm -I$(TS_RT)/include
-SESS_INC   := $(ENGINE_INC) -Isessions
+# sessions/' sub-folders, one concept each (docs/ARCHITECTURE.md): the
+# session model (journal, events, the fold), the running driver, the search,
+# the archive; a header is included by its bare name from any of them
+SESS_DIRS  := model driver search archive
+SESS_DIRS_INC := $(SESS_DIRS:%=-Isessions/%)
+SESS_INC   := $(ENGINE_INC) $(SESS_DIRS_INC)
 TUI_INC    := $(SESS_INC) -Itui
 CLI_INC    := $(TUI_INC) -Icli
 KCFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -I/usr/include/cjson -MMD -MP
@@ -25,12 +30,12 @@ LIBS    := -lcjson -ldl -lm -pthread
 # full RELRO: the GOT is read-only once loaded, so a candidate in the
 # runner (kloop-worker --runner) cannot redirect its calls (confine.h)
 HARDEN  := -Wl,-z,relro,-z,now
-# the innovation archive (sessions/archive_*.c): SQLite with FTS5, Debian's libsqlite3-dev
+# the innovation archive (sessions/archive/archive_*.c): SQLite with FTS5, Debian's libsqlite3-dev
 SQL_LIBS := -lsqlite3
 UI_LIBS := -lncursesw -ledit -lcurl
 
 ENGINE_SRC := $(wildcard engine/*.c engine/*/*.c engine/*/*/*.c)
-SESS_SRC   := $(wildcard sessions/*.c)
+SESS_SRC   := $(wildcard sessions/*/*.c)
 CLI_SRC    := $(wildcard cli/*.c)
 TUI_SRC    := $(wildcard tui/*.c)
 WORKER_SRC := $(wildcard worker/*.c)
@@ -220,7 +225,7 @@ FUZZ_CC      ?= clang
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O2 $(FUZZ_SAN) -Iinclude -Iengine -Iengine/code -Iengine/llm \
-                $(MEASURE_INC) -Isessions -I$(TS_RT)/include -I$(TS_RT)/src -I/usr/include/cjson
+                $(MEASURE_INC) $(SESS_DIRS_INC) -I$(TS_RT)/include -I$(TS_RT)/src -I/usr/include/cjson
 FUZZ_SRC     := $(wildcard engine/code/*.c) engine/util.c engine/rng.c engine/task.c engine/task_load.c engine/suggest.c
 FUZZ_TS      := $(FUZZ_DIR)/ts_runtime.o $(FUZZ_DIR)/ts_parser.o $(FUZZ_DIR)/ts_scanner.o
 
@@ -243,8 +248,10 @@ $(FUZZ_DIR)/fuzz_syntax: tests/fuzz/fuzz_syntax.c $(FUZZ_SRC) $(wildcard engine/
 		$(BUILD)/gen/queries.c $(FUZZ_TS) -lcjson -lm -pthread
 # the readers of untrusted bytes: each target with the sources it needs
 FUZZ_READERS := journal sse reply task protocol
-FUZZ_SRC_journal  := sessions/journal.c sessions/session.c sessions/state.c sessions/state_best.c sessions/event.c sessions/event_search.c sessions/search_settings.c engine/suggest.c \
-                     sessions/replay.c engine/measure/verdict/status.c engine/measure/verdict/result.c \
+FUZZ_SRC_journal  := sessions/model/journal.c sessions/model/session.c sessions/model/state.c \
+                     sessions/model/state_best.c sessions/model/event.c sessions/model/event_search.c \
+                     sessions/model/replay.c sessions/search/search_settings.c engine/suggest.c \
+                     engine/measure/verdict/status.c engine/measure/verdict/result.c \
                      engine/measure/verdict/verdict.c \
                      engine/llm/ideas.c engine/code/fence.c engine/util.c engine/json.c
 FUZZ_SRC_sse      := engine/llm/sse.c engine/util.c
@@ -252,7 +259,7 @@ FUZZ_SRC_task     := engine/task.c engine/task_load.c engine/suggest.c engine/ut
 FUZZ_SRC_protocol := engine/measure/pool/protocol.c engine/json.c engine/util.c
 FUZZ_SRC_reply    := engine/llm/reply.c engine/llm/ideas.c $(FUZZ_SRC) $(BUILD)/gen/queries.c $(FUZZ_TS) \
                      $(BUILD)/libkloop.a
-FUZZ_HDRS := $(wildcard include/*.h engine/*.h engine/*/*.h engine/*/*/*.h sessions/*.h)
+FUZZ_HDRS := $(wildcard include/*.h engine/*.h engine/*/*.h engine/*/*/*.h sessions/*/*.h)
 define fuzz_rule
 $$(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c $$(FUZZ_SRC_$(1)) $$(FUZZ_HDRS)
 	@mkdir -p $$(FUZZ_DIR)

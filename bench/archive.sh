@@ -11,10 +11,12 @@ cd "$top"
 N=${1:-100000}
 make -s all build/libkloopsess.a
 mkdir -p build/bench
-# engine/measure's headers: one folder per concept (the Makefile's MEASURE_DIRS)
+# engine/measure's and sessions' headers: one folder per concept (the
+# Makefile's MEASURE_DIRS and SESS_DIRS)
 M=$(for d in engine/measure/*/; do printf -- '-I%s ' "${d%/}"; done)
+S=$(for d in sessions/*/; do printf -- '-I%s ' "${d%/}"; done)
 ${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -g -Iinclude -Iengine $M -Iengine/code -Iengine/llm \
-	-Isessions -I/usr/include/cjson -o build/bench/archive_bench bench/archive_bench.c \
+	$S -I/usr/include/cjson -o build/bench/archive_bench bench/archive_bench.c \
 	build/libkloopsess.a build/libkloop.a -lcjson -ldl -lm -pthread -lsqlite3
 D=build/bench/archive
 rm -rf "$D"

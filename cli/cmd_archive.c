@@ -1,6 +1,6 @@
 /*
  * cmd_archive.c - `kloop archive add|search|show|stats|export|import`: the
- * innovation archive (sessions/archive.h) from the command line.
+ * innovation archive (sessions/archive/archive.h) from the command line.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * cmd_export.c - `kloop export SESSION ID|best`: a candidate for people outside
  * kloop, from a session's journal.  --cuda FILE (or --source FILE) writes
  * its plain source; --kernelbench FILE writes a Python module with
- * ModelNew (sessions/cand_export.h, as the `export` command of the TUI and
+ * ModelNew (sessions/driver/cand_export.h, as the `export` command of the TUI and
  * the REPL does).
  */
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*
  * cmd_search.c - `kloop search TASK [flags]`: the automatic search
- * (sessions/search.h) without a screen: one line per event a person would
+ * (sessions/search/search.h) without a screen: one line per event a person would
  * want (or one JSON object per event with --json), then the population and
  * the best candidate's lineage.  `--session F` on an unfinished search
  * resumes it.

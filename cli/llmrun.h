@@ -1,6 +1,6 @@
 /*
  * llmrun.h - what `kloop ideas` and `kloop implement` share: their flags
- * (flags.h), a driver (sessions/driver.h) on the task with a journal or in
+ * (flags.h), a driver (sessions/driver/driver.h) on the task with a journal or in
  * memory, the parent candidate(s), progress and log lines on stderr, the
  * run until the driver is idle, and the LLM usage of the run.
  */

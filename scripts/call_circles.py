@@ -13,12 +13,12 @@ aside).  A file that owns a concept is called and does not call back into
 its callers (docs/ARCHITECTURE.md; /work/shared/STYLE.md).
 
 A folder is the one a file is in: each sub-folder of engine/measure
-(harness/, runner/, pool/, ...) is a folder of its own.  A folder split into
-sub-folders (one with no source file of its own, as engine/measure) is
-checked as a whole as well, so that a circle between its sub-folders is
-found too: "not ok - call circle across engine/measure/: harness/a.c <->
-runner/b.c" (a circle inside one sub-folder is reported once, as that
-sub-folder's).
+(harness/, runner/, pool/, ...) and of sessions (model/, driver/, search/,
+archive/) is a folder of its own.  A folder split into sub-folders (one
+with no source file of its own, as engine/measure and sessions) is checked
+as a whole as well, so that a circle between its sub-folders is found too:
+"not ok - call circle across engine/measure/: harness/a.c <-> runner/b.c"
+(a circle inside one sub-folder is reported once, as that sub-folder's).
 
 Objects whose source file is gone (a stale build) are left out.
 
@@ -78,11 +78,12 @@ def symbols(objs):
 
 def split_folders(folders):
     """The folders split into sub-folders: each parent of a folder in
-    folders that holds no source file of its own (and is not a top folder)."""
+    folders that holds no source file of its own (a top folder too, as
+    sessions)."""
     out = set()
     for f in folders:
         parent = os.path.dirname(f)
-        if parent and parent not in FOLDERS and parent not in folders:
+        if parent and parent not in folders:
             out.add(parent)
     return out
 

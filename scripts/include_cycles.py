@@ -16,11 +16,14 @@ import sys
 
 FOLDERS = ["cli", "tui", "sessions", "engine", "worker", "include"]
 # the Makefile's -I folders, lowest layer first (a name is found in the first);
-# engine/measure's are its sub-folders, one concept each (MEASURE_DIRS)
+# engine/measure's and sessions' are their sub-folders, one concept each
+# (MEASURE_DIRS, SESS_DIRS)
 MEASURE_DIRS = ["harness", "verdict", "backend", "runner", "compile", "pool", "reference",
                 "profile"]
+SESS_DIRS = ["model", "driver", "search", "archive"]
 INC_PATH = (["include", "engine"] + ["engine/measure/" + d for d in MEASURE_DIRS] +
-            ["engine/code", "engine/llm", "sessions", "tui", "cli"])
+            ["engine/code", "engine/llm"] + ["sessions/" + d for d in SESS_DIRS] +
+            ["tui", "cli"])
 
 # ---- known exceptions: ONE place, each with its reason ----
 # (from, to): an edge left out of the graph, the one that points back.

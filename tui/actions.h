@@ -5,7 +5,7 @@
  * itself with a struct actions_front: the live session or the replay it
  * shows, its population view, and hooks for what only it knows how to do
  * (show a page of text, run the editor on the terminal, quit, switch from
- * replay to live).  Changes to the session go through sessions/driver.h,
+ * replay to live).  Changes to the session go through sessions/driver/driver.h,
  * i.e. as events.
  */
 #ifndef KL_ACTIONS_H
@@ -54,7 +54,7 @@ struct actions_front {
 	int selCand;                   /* the TUI's selected candidate (0: none) */
 	const struct actions_hooks *h; /* the front end's hooks */
 	void *arg;                     /* their argument */
-	struct search *search;         /* the search (sessions/search.h), made by the first
+	struct search *search;         /* the search (sessions/search/search.h), made by the first
 	                                * search command or by actions_search_open() */
 	struct actions_edit *edit;     /* the command that waits for the editor, or NULL */
 };

@@ -1,6 +1,6 @@
 /*
  * archive_view.c - `archive QUERY | show ID | idea ID | cand ID` on the
- * command line of the TUI and the REPL (sessions/archive.h underneath).
+ * command line of the TUI and the REPL (sessions/archive/archive.h underneath).
  */
 #include "actions.h"
 

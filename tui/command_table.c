@@ -214,7 +214,7 @@ const struct commands_def commands_table[] = {
         .help = "quit (asks while jobs run; quit! does not)",
         .run = verb_quit,
     },
-    /* the search (sessions/search.h) */
+    /* the search (sessions/search/search.h) */
     {
         .name = "search",
         .aArg = {ARG_TEXT},

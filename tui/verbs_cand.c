@@ -2,7 +2,7 @@
  * verbs_cand.c - the commands about one candidate: evaluate it again
  * (bench), edit a copy, add one from a file, profile it, look at it (show,
  * diff, compare), and write it out (export, as `kloop export` does:
- * sessions/cand_export.h).
+ * sessions/driver/cand_export.h).
  */
 #include "actions.h"
 

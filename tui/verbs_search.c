@@ -1,5 +1,5 @@
 /*
- * verbs_search.c - the automatic search (sessions/search.h) from the
+ * verbs_search.c - the automatic search (sessions/search/search.h) from the
  * command line: the front's search, `search start|pause|resume|stop|step|
  * status`, and the steering commands (pin, ban, unban, prefer, clear, idea,
  * gate, set).

@@ -304,7 +304,7 @@ void prompt_task_vars(struct prompt_vars *v, const struct task *t, const char *z
 	                : "C (compiled with cc -O3 -march=native into a shared object)");
 	prompt_set(v, "task.file", cuda ? "candidate.cu" : "candidate.c");
 	/* the innovation archive's section: empty unless the session fills it
-	 * (sessions/archive.h), so that every template may place it */
+	 * (sessions/archive/archive.h), so that every template may place it */
 	prompt_set(v, "archive", "");
 	const char *ref = NULL;
 	if (t) {

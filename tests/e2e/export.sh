@@ -36,7 +36,7 @@ rc=$?
 check "export best of a session with no correct candidate: exit 2, saying so ($(cat "$T/e"))" \
 	sh -c "test $rc -eq 2 && grep -q 'has no best candidate' '$T/e' && test ! -e '$T/zb.c'"
 
-# the workbench's export is the same command (one entry, sessions/cand_export.c):
+# the workbench's export is the same command (one entry, sessions/driver/cand_export.c):
 # in `kloop shell`, --kernelbench writes the module the CLI writes, and the
 # same outputs are refused with the same words
 printf '%s\n' "export 1 --kernelbench $T/shkb.py --source=$T/shsrc.c" "export 1 --cuda $T/sh.cu" \

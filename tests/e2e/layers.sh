@@ -7,12 +7,12 @@
 . tests/e2e/lib.sh
 
 # a tree of three modules, a.h -> b.h -> c.c -> a.h, beside one that is fine
-mkdir -p "$T/tree/engine/sub" "$T/tree/sessions"
+mkdir -p "$T/tree/engine/sub" "$T/tree/sessions/model"
 printf '#include "b.h"\n' >"$T/tree/engine/a.h"
 printf '#include "sub/c.h"\n' >"$T/tree/engine/b.h"
 printf '#include "a.h"\n#include <stdio.h>\n' >"$T/tree/engine/sub/c.c"
 : >"$T/tree/engine/sub/c.h"
-printf '#include "a.h"\n' >"$T/tree/sessions/d.c"
+printf '#include "a.h"\n' >"$T/tree/sessions/model/d.c"
 python3 scripts/include_cycles.py "$T/tree" >"$T/planted" 2>&1
 rc=$?
 check "include_cycles.py finds a planted circle across folders, and only it ($(grep -c '^not ok - ' "$T/planted") found, exit $rc)" \
@@ -58,6 +58,20 @@ rc=$?
 check "call_circles.py finds a planted circle across sub-folders, and one inside a sub-folder once ($(grep -c '^not ok - ' "$T/split.out") found, exit $rc)" \
 	test "$rc" -ne 0 -a "$(grep -c '^not ok - ' "$T/split.out")" -eq 2 -a \
 	"$(grep '^not ok - ' "$T/split.out" | tr '\n' '|')" = "not ok - call circle across engine/m/: p/d.c <-> q/e.c|not ok - call circle in engine/m/p/: f.c <-> g.c|"
+
+# a top folder split into sub-folders (sessions: model/, driver/, ...) is
+# checked as a whole too: h.c <-> i.c across them is found
+mkdir -p "$T/top/sessions/p" "$T/top/sessions/q" "$T/top/build/sessions/p" "$T/top/build/sessions/q"
+printf 'int i(void);\nint h(void) { return i(); }\nint h2(void) { return 2; }\n' >"$T/top/sessions/p/h.c"
+printf 'int h2(void);\nint i(void) { return h2(); }\n' >"$T/top/sessions/q/i.c"
+for f in p/h q/i; do
+	cc -c "$T/top/sessions/$f.c" -o "$T/top/build/sessions/$f.o" || fail "cc $f.c"
+done
+python3 scripts/call_circles.py "$T/top" >"$T/top.out" 2>&1
+rc=$?
+check "call_circles.py finds a planted circle across a top folder's sub-folders ($(grep -c '^not ok - ' "$T/top.out") found, exit $rc)" \
+	test "$rc" -ne 0 -a "$(grep -c '^not ok - ' "$T/top.out")" -eq 1 -a \
+	"$(grep '^not ok - ' "$T/top.out")" = "not ok - call circle across sessions/: p/h.c <-> q/i.c"
 
 # the tree itself (its objects: make builds them first)
 python3 scripts/call_circles.py . >"$T/calls_tree.out" 2>&1

@@ -1,5 +1,5 @@
 /*
- * test_archive.c - the innovation archive (sessions/archive.c) on a real
+ * test_archive.c - the innovation archive (sessions/archive/) on a real
  * SQLite file: the win rule (intervals apart), dead ends and their failure
  * classes, backfill twice, a dead end replaced when its idea wins, search
  * ranking and filters, the stats' medians, export / import, the live hook,

@@ -1,5 +1,5 @@
 /*
- * test_replay.c - stepping through a journal (sessions/replay.c): the
+ * test_replay.c - stepping through a journal (sessions/model/replay.c): the
  * fold at any point, forward and back, bad lines, and the prefix written
  * for continuing as a new session.
  */

@@ -40,7 +40,7 @@ struct eval_incumbent {
 
 /*
  * One evaluation: the candidate and what its cascade does besides the
- * checks.  Built by the search (sessions/search.c: the quick stop, the
+ * checks.  Built by the search (sessions/search/search.c: the quick stop, the
  * A/B's pairs, the incumbent), completed per candidate by the runner (the
  * incumbent's source and time, the baseline, force), carried by the pool
  * and worker.c, encoded once (protocol_eval()) and decoded once

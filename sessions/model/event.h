@@ -31,7 +31,7 @@ enum ev_type {
 	EV_LLM_RESPONSE,    /* request, status, text, tokens, cost, ..., same_as? (a branch
 	                     * reply whose code is that candidate's: not added again) */
 	EV_PROFILE,         /* candidate, profile (Nsight Compute's facts, docs/PROFILE.md) */
-	/* the search's (sessions/search.h); each carries elapsed_s, the
+	/* the search's (sessions/search/search.h); each carries elapsed_s, the
 	 * search's wall time so far.  Round 0 is the reference's translation. */
 	EV_SEARCH_STARTED,   /* settings */
 	EV_SEARCH_PAUSED,    /* */

@@ -237,7 +237,7 @@ int ev_llm_response(struct session *s, int request, const struct ev_llm_response
 	return session_emit(s, e, err);
 }
 
-/* ---- the search's (sessions/search.h) ---- */
+/* ---- the search's (sessions/search/search.h) ---- */
 
 /* a new event t carrying the search's elapsed time */
 static cJSON *search_event(enum ev_type t, double elapsedS)

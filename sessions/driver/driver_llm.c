@@ -165,7 +165,7 @@ int driver_streams(struct driver *drv, const struct driver_stream **pa)
 	return drv->nStream;
 }
 
-/* ---- for the search (sessions/search.h) ---- */
+/* ---- for the search (sessions/search/search.h) ---- */
 
 void driver_limit(struct driver *drv, pipeline_limit_fn fn, void *arg)
 {

@@ -300,7 +300,7 @@ int driver_saved(const struct driver *drv, FILE *f);
 /* events were emitted outside the driver: tell the front end (DRIVER_CHANGED) */
 void driver_changed(struct driver *drv);
 
-/* ---- for the search (sessions/search.h) ---- */
+/* ---- for the search (sessions/search/search.h) ---- */
 
 /* the pipeline's limit on requests and candidates (pipeline_limit(), now
  * and on the pipeline made later; the search's budgets); fn NULL: none */

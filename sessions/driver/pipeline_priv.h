@@ -1,6 +1,6 @@
 /*
  * pipeline_priv.h - what the pipeline's files share (private to
- * sessions/pipeline*.c): its steps and its state; pipeline_prompt.c fills
+ * sessions/driver/pipeline*.c): its steps and its state; pipeline_prompt.c fills
  * a step's prompt.
  */
 #ifndef KL_PIPELINE_PRIV_H

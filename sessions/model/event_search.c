@@ -1,5 +1,5 @@
 /*
- * event_search.c - the search's events (sessions/search.h): their checks
+ * event_search.c - the search's events (sessions/search/search.h): their checks
  * and their fold into st->search, for event.c's table (their typed
  * emitters are emit.c's).  The journal's format is the one the search has
  * always written (docs/SESSIONS.md).

@@ -153,7 +153,7 @@ struct cand {
 /* c->v from c->result again, after c->result changed */
 void state_cand_decode(struct cand *c);
 
-/* ---- the search (sessions/search.h), folded from its events ---- */
+/* ---- the search (sessions/search/search.h), folded from its events ---- */
 #define STATE_MAX_PARENTS 16
 
 /* one interleaved A/B timing (ab_compared; in or out of a search) */

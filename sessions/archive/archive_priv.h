@@ -2,7 +2,7 @@
  * archive_priv.h - what the pieces of the innovation archive share (the
  * archive_*.c files; archive.h is the API): the connection and its caches,
  * the database helpers, a journal's extras, a session's archived memory,
- * and an entry's field helpers.  Internal to sessions/archive_*.c.
+ * and an entry's field helpers.  Internal to sessions/archive/archive_*.c.
  */
 #ifndef KL_ARCHIVE_PRIV_H
 #define KL_ARCHIVE_PRIV_H
