@@ -250,7 +250,7 @@ $(FUZZ_DIR)/fuzz_syntax: tests/fuzz/fuzz_syntax.c $(FUZZ_SRC) $(wildcard engine/
 FUZZ_READERS := journal sse reply task protocol
 FUZZ_SRC_journal  := sessions/model/journal.c sessions/model/session.c sessions/model/state.c \
                      sessions/model/state_best.c sessions/model/event.c sessions/model/event_search.c \
-                     sessions/model/replay.c sessions/search/search_settings.c engine/suggest.c \
+                     sessions/model/replay.c sessions/model/search_settings.c engine/suggest.c \
                      engine/measure/verdict/status.c engine/measure/verdict/result.c \
                      engine/measure/verdict/verdict.c \
                      engine/llm/ideas.c engine/code/fence.c engine/util.c engine/json.c
