@@ -53,7 +53,10 @@ $KLOOP implement softmax --from tasks/softmax/seed.c --idea "one pass over each 
 	--session "$T/idea.jsonl" $B --trials 3 --fix 0 -b 1 >"$T/impl.out" 2>&1
 rm "$XDG_CONFIG_HOME/kloop/config"
 TUI_W=80 TUI_H=24 tui_start "cd $PWD && $KL softmax $B --session $T/idea.jsonl; echo DONE-2"
+# the header counts 2 candidates before the Population's rows are drawn (a
+# make asan run read the screen between the two): wait for the row
 wait_for "2 candidates" 60 >/dev/null
+wait_for "^│[ *] +2 +1 llm " 30 >/dev/null
 since=$NFAIL
 check "80x24: the host's all-'-' roofline column is not drawn: the idea has its room" \
 	sh -c "grep -Eq '^│ +id +par origin status +time ms speedup +i' '$T/screen' &&
