@@ -569,6 +569,21 @@ struct TensorOptions {
 		return has_device_;
 	}
 };
+/* `std::cout << x.options()` in an extension's message (no <ostream> here:
+ * any stream that takes a C string) */
+template <class S> auto operator<<(S &os, ScalarType t) -> decltype(os << "")
+{
+	return os << toString(t);
+}
+template <class S> auto operator<<(S &os, const Device &d) -> decltype(os << "")
+{
+	return os << d.str();
+}
+template <class S> auto operator<<(S &os, const TensorOptions &o) -> decltype(os << "")
+{
+	return os << "TensorOptions(dtype=" << toString(o.dtype())
+	          << ", device=" << o.device().str() << ")";
+}
 inline TensorOptions dtype(ScalarType t)
 {
 	return TensorOptions(t);

@@ -724,6 +724,15 @@ int kworker_submit_compile(struct job *j, const char *zSrc, size_t n, char *err)
 	}
 	/* a PyTorch extension as it is, or a ModelNew made one (its Python
 	 * read by modelnew.py, never run) */
+	char names[256];
+	if (j->ext.form == TORCHEXT_EXTENSION &&
+	    torchext_bare_entry(zSrc, n, names, sizeof names) < 0)
+		return kl_err(
+		    err,
+		    "%s has no PYBIND11_MODULE and defines several functions of tensors "
+		    "(%s), none named forward: kloop cannot tell which to call; name it "
+		    "with PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"forward\", &FN); }",
+		    j->zName, names);
 	struct torchext_src ts = {0};
 	if (!W.t && (j->ext.form == TORCHEXT_MODELNEW || takes_numbers(zSrc, n))) {
 		/* its forward maps self.NAME onto the task's inputs (an

@@ -283,6 +283,38 @@ class Tensor
 	}
 	Tensor &zero_();
 	Tensor &fill_(double value);
+	/* the same elements on another device (a copy; the dtype stays:
+	 * kloop's stand-in converts no elements) */
+	Tensor to(TensorOptions o, bool non_blocking = false, bool copy = false) const;
+	Tensor to(Device d, ScalarType t, bool non_blocking = false, bool copy = false) const
+	{
+		return to(TensorOptions(t).device(d), non_blocking, copy);
+	}
+	Tensor to(Device d, bool non_blocking = false, bool copy = false) const
+	{
+		return to(TensorOptions(d), non_blocking, copy);
+	}
+	Tensor to(DeviceType d, bool non_blocking = false, bool copy = false) const
+	{
+		return to(TensorOptions(d), non_blocking, copy);
+	}
+	Tensor to(ScalarType t, bool non_blocking = false, bool copy = false) const
+	{
+		return to(TensorOptions(t), non_blocking, copy);
+	}
+	Tensor cuda() const
+	{
+		return to(DeviceType::CUDA);
+	}
+	Tensor cpu() const
+	{
+		return to(DeviceType::CPU);
+	}
+	Tensor clone() const
+	{
+		return to(TensorOptions(), false, true);
+	}
+	Tensor &copy_(const Tensor &src, bool non_blocking = false);
 };
 
 struct NoGradGuard {
@@ -593,8 +625,59 @@ inline c10::ScalarType dispatch_type(const at::DeprecatedTypeProperties &t)
 
 } // namespace kl_torch
 
+namespace kl_torch
+{
+/* dst's bytes from src's (the same count): a memcpy on the host, else a
+ * copy on kloop's stream, waited for where the CPU reads the result */
+KL_TORCH_NOINLINE inline void copy_bytes(const at::Tensor &dst, const at::Tensor &src)
+{
+	if (dst.nbytes() != src.nbytes() || dst.scalar_type() != src.scalar_type())
+		failf(
+		    "copy_ of a %s tensor of %lld elements into a %s tensor of %lld: kloop's ATen "
+		    "stand-in copies tensors of one dtype and size",
+		    c10::toString(src.scalar_type()), (long long)src.numel(),
+		    c10::toString(dst.scalar_type()), (long long)dst.numel());
+	if (!dst.is_cuda() && !src.is_cuda()) {
+		memmove(dst.data_ptr(), src.data_ptr(), dst.nbytes());
+		return;
+	}
+#ifdef KL_TORCH_HAS_CUDA
+	call &c = need_call("copying a CUDA tensor");
+	cudaStream_t s = (cudaStream_t)c.stream;
+	ours_waits(s);
+	cuda_check(
+	    cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), dst.nbytes(), cudaMemcpyDefault, s),
+	    __FILE__, __LINE__, "cudaMemcpyAsync");
+	if (!dst.is_cuda())
+		cuda_check(cudaStreamSynchronize(s), __FILE__, __LINE__, "cudaStreamSynchronize");
+	legacy_waits(s);
+#else
+	failf("a CUDA tensor in an extension compiled without CUDA");
+#endif
+}
+} // namespace kl_torch
+
 namespace at
 {
+inline Tensor Tensor::to(TensorOptions o, bool, bool copy) const
+{
+	o = ::kl_torch::like(*this, o);
+	if (o.dtype() != dtype_)
+		::kl_torch::failf(
+		    "Tensor.to(%s) of a %s tensor: kloop's ATen stand-in moves tensors "
+		    "between devices but converts no elements (convert in a kernel)",
+		    c10::toString(o.dtype()), c10::toString(dtype_));
+	if (o.device().is_cuda() == is_cuda() && !copy)
+		return *this;
+	Tensor r = ::kl_torch::alloc(sizes(), o, false, 0);
+	::kl_torch::copy_bytes(r, *this);
+	return r;
+}
+inline Tensor &Tensor::copy_(const Tensor &src, bool)
+{
+	::kl_torch::copy_bytes(*this, src);
+	return *this;
+}
 inline Tensor &Tensor::zero_()
 {
 	::kl_torch::fill(*this, 0);

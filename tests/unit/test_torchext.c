@@ -76,6 +76,47 @@ static void entry_params(void)
 	}
 }
 
+/* an extension as CUDA-L2 releases one: functions of tensors, no module */
+static void bare_forms(void)
+{
+	const char *one =
+	    "#include <torch/extension.h>\n#define CHECK(T, S) if ((T).size(0) != (S)) {}\n"
+	    "static int helper(int x) { return x; }\n"
+	    "void hgemm(torch::Tensor a, torch::Tensor b, torch::Tensor c) { CHECK(a, 1) }\n";
+	const char *two = "#include <torch/extension.h>\nvoid f(torch::Tensor a) {}\n"
+	                  "torch::Tensor g(torch::Tensor a, int64_t k) { return a; }\n";
+	const char *fwd = "#include <torch/extension.h>\nvoid f(torch::Tensor a) {}\n"
+	                  "torch::Tensor forward(torch::Tensor a) { return a; }\n";
+	const char *kern = "#include <torch/extension.h>\n#include \"kloop.h\"\n"
+	                   "void f(torch::Tensor a) {}\nint kl_run(const kl_tensor *i, int n, "
+	                   "kl_tensor *o, int m, void *s) { return 0; }\n";
+	const char *none = "#include <torch/extension.h>\nstatic int f(int a) { return a; }\n";
+	char e[256];
+	CHECK(torchext_form_of("h.cu", one, strlen(one)) == TORCHEXT_EXTENSION &&
+	          torchext_bare_entry(one, strlen(one), e, sizeof e) == 1 && !strcmp(e, "hgemm"),
+	      "a torch include and one function of tensors, no PYBIND11_MODULE: an extension "
+	      "whose entry point is that function (%s)",
+	      e);
+	CHECK(torchext_bare_entry(two, strlen(two), e, sizeof e) == -1 && !strcmp(e, "f, g"),
+	      "... two such functions, none named forward: which to call is unknown, both named "
+	      "(%s)",
+	      e);
+	CHECK(torchext_bare_entry(fwd, strlen(fwd), e, sizeof e) == 1 && !strcmp(e, "forward"),
+	      "... forward among them: forward (%s)", e);
+	CHECK(torchext_form_of("k.cpp", kern, strlen(kern)) == TORCHEXT_KERNEL &&
+	          torchext_form_of("n.cpp", none, strlen(none)) == TORCHEXT_KERNEL,
+	      "a file that defines kl_run, or no function of tensors, is no bare extension");
+	struct task t;
+	memset(&t, 0, sizeof t);
+	size_t len;
+	char *src = torchext_with_init(one, strlen(one), &t, "h.cu", &len);
+	CHECK(strstr(src,
+	             "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)\n{\n\tm.def(\"hgemm\", &hgemm);") &&
+	          strstr(src, "#line 1 \"h.cu: kloop's module for it"),
+	      "kloop writes its module, as load_inline's functions= would (%s)", src + strlen(one));
+	free(src);
+}
+
 static void forms(void)
 {
 	const char *ext = "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x);\n"
@@ -118,6 +159,7 @@ static void forms(void)
 	torchext_entry_of(lib, strlen(lib), e, sizeof e);
 	CHECK(!strcmp(e, "g"), "... a schema's name (%s)", e);
 	entry_params();
+	bare_forms();
 }
 
 static void diagnose(void)
@@ -486,6 +528,29 @@ static void standin(struct loop *l, struct compiler *c)
 		      "... an output of another shape: said (%s)", lb.zErr);
 		dlclose(lb.dl);
 	}
+	struct task none;
+	memset(&none, 0, sizeof none);
+	char *zb = fixture("bare.cpp");
+	size_t nb;
+	char *bare = torchext_with_init(zb, strlen(zb), &none, "bare.cpp", &nb);
+	free(zb);
+	if (load(l, c, "bare.cpp", bare, &lb) == 0) {
+		memset(y, 0xff, sizeof y);
+		int rc = lb.run(&in, 1, &out, 1, NULL);
+		CHECK(rc == 0 && max_diff(y, want, R * C) < 1e-6 && *lb.pCopied == 0,
+		      "bare.cpp (CUDA-L2's form: no module, the output a parameter, .to() and "
+		      "copy_): its softmax lands in kloop's output (rc %d: %s)",
+		      rc, lb.zErr);
+		double xd[R * C] = {0};
+		kl_tensor in64 = {xd, KL_F64, 2, {R, C}};
+		rc = lb.run(&in64, 1, &out, 1, NULL);
+		CHECK(rc == 1 && strstr(lb.zErr, "values must be torch::kFloat"),
+		      "... its own dtype check (options().dtype(), std::cout << options()) "
+		      "refuses doubles in its words (%s)",
+		      lb.zErr);
+		dlclose(lb.dl);
+	}
+	free(bare);
 	struct {
 		const char *zFile, *zWhat;
 		unsigned copied;

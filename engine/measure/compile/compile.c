@@ -401,10 +401,14 @@ static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 		v[n++] = xasprintf("-I%s", inc);
 		/* an extension: the stand-in, and torch.utils.cpp_extension's own
 		 * nvcc flags (CUDA's half operators and conversions left out, as
-		 * c10::Half's are the ones; constexpr host functions in kernels) */
+		 * c10::Half's are the ones; constexpr host functions in kernels);
+		 * one that includes CUTLASS or CuTe keeps CUDA's (CuTe converts
+		 * float to __half: CUDA-L2's build undoes those flags too) */
 		if (j->req.torch) {
 			v[n++] = xasprintf("-I%s/kloop_torch", inc);
-			for (size_t i = 0; i < sizeof torchNoHalf / sizeof *torchNoHalf; i++)
+			for (size_t i = 0; i < sizeof torchNoHalf / sizeof *torchNoHalf &&
+			                   !libs_source_includes_cutlass(j->zSrc);
+			     i++)
 				v[n++] = xasprintf("-D__CUDA_NO_%s__", torchNoHalf[i]);
 			v[n++] = xstrdup("--expt-relaxed-constexpr");
 		}

@@ -68,10 +68,103 @@ static int includes_torch(const char *z, size_t n)
 	return 0;
 }
 
+/* 1 when z[0..n) names its functions itself (PYBIND11_MODULE or
+ * TORCH_LIBRARY) */
+static int has_module(const char *z, size_t n)
+{
+	return memmem(z, n, "PYBIND11_MODULE", 15) || memmem(z, n, "TORCH_LIBRARY", 13);
+}
+
+static char *code_only(const char *z, size_t n);
+static int ident_char(char c);
+static int param_kinds(const char *z, size_t a, size_t b, char *zOut, size_t nOut);
+
+/* the functions bare extension z[0..n) defines at file scope with a tensor
+ * parameter: their count, and into zOut "forward" where it is one of them,
+ * else their names (", " between); 0 for a text with a module of its own,
+ * no torch header, or a kl_run */
+static int torchext_bare_entries(const char *z, size_t n, char *zOut, size_t nOut)
+{
+	if (nOut)
+		zOut[0] = 0;
+	if (!includes_torch(z, n))
+		return 0;
+	char *c = code_only(z, n);
+	if (has_module(c, n) || memmem(c, n, "kl_run", 6)) {
+		free(c); /* its own module; or a kernel of kloop's form */
+		return 0;
+	}
+	/* preprocessor lines (a macro's body, continued lines) blanked too */
+	for (size_t i = 0; i < n; i++) {
+		size_t k = i;
+		while (k < n && (c[k] == ' ' || c[k] == '\t'))
+			k++;
+		if (k < n && c[k] == '#')
+			for (; k < n && c[k] != '\n'; k++) {
+				if (c[k] == '\\' && k + 1 < n && c[k + 1] == '\n')
+					c[k++] = ' ';
+				c[k] = ' ';
+			}
+		while (k < n && c[k] != '\n')
+			k++;
+		i = k;
+	}
+	int count = 0, depth = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (c[i] == '{' || c[i] == '}') {
+			depth += c[i] == '{' ? 1 : -1;
+			continue;
+		}
+		if (depth != 0 || !ident_char(c[i]) || (i > 0 && ident_char(c[i - 1])))
+			continue;
+		size_t a = i;
+		while (i < n && ident_char(c[i]))
+			i++;
+		size_t e = i; /* the name is c[a..e) */
+		size_t p = a;
+		while (p > 0 && isspace((unsigned char)c[p - 1]))
+			p--;
+		size_t k = e;
+		while (k < n && isspace((unsigned char)c[k]))
+			k++;
+		if (k >= n || c[k] != '(' || (p > 0 && (c[p - 1] == ':' || c[p - 1] == '.')) ||
+		    isdigit((unsigned char)c[a])) {
+			i = e - 1;
+			continue;
+		}
+		size_t pa = k + 1, q = pa;
+		int d = 1;
+		for (; q < n && d; q++)
+			d += c[q] == '(' ? 1 : c[q] == ')' ? -1 : 0;
+		if (d)
+			break;
+		size_t pb = q - 1; /* at its ')' */
+		while (q < n && (isspace((unsigned char)c[q]) || ident_char(c[q])))
+			q++; /* const, noexcept */
+		char kinds[64];
+		if (q < n && c[q] == '{' && param_kinds(c, pa, pb, kinds, sizeof kinds) == 0 &&
+		    strchr(kinds, 't') && !(e - a == 6 && !memcmp(c + a, "kl_run", 6))) {
+			count++;
+			size_t have = strlen(zOut);
+			if (!strcmp(zOut, "forward"))
+				; /* kept */
+			else if (e - a == 7 && !memcmp(c + a, "forward", 7))
+				snprintf(zOut, nOut, "forward");
+			else if (have + (e - a) + 3 < nOut)
+				snprintf(zOut + have, nOut - have, "%s%.*s", have ? ", " : "",
+				         (int)(e - a), c + a);
+		}
+		i = pb;
+	}
+	free(c);
+	return count;
+}
+
 int torchext_is_extension(const char *z, size_t n)
 {
+	char names[256];
 	return includes_torch(z, n) &&
-	       (memmem(z, n, "PYBIND11_MODULE", 15) || memmem(z, n, "TORCH_LIBRARY", 13));
+	       (has_module(z, n) || torchext_bare_entries(z, n, names, sizeof names) != 0);
 }
 
 enum torchext_form torchext_form_of(const char *zName, const char *z, size_t n)
@@ -115,6 +208,15 @@ char *torchext_with_init(const char *z, size_t n, const struct task *t, const ch
 		        "kl_torch_init_(kl_torch_init_values_, %d);\n",
 		        t->nInit);
 	}
+	/* a bare extension (CUDA-L2's kernels: the module is built apart):
+	 * the PYBIND11_MODULE load_inline's functions= would write for it */
+	char entry[256];
+	if (torchext_bare_entry(z, n, entry, sizeof entry) > 0)
+		sb_addf(
+		    &sb,
+		    "%s#line 1 \"%s: kloop's module for it (the file has no PYBIND11_MODULE)\"\n"
+		    "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)\n{\n\tm.def(\"%s\", &%s);\n}\n",
+		    sb.len && sb.buf[sb.len - 1] != '\n' ? "\n" : "", zBase, entry, entry);
 	*pn = sb.len;
 	return sb_detach(&sb);
 }
@@ -200,6 +302,15 @@ void torchext_entry_of(const char *z, size_t n, char *zOut, size_t nOut)
 				snprintf(zOut, nOut, "%s", name);
 		}
 	}
+	char entry[256];
+	if (!zOut[0] && torchext_bare_entry(z, n, entry, sizeof entry) > 0)
+		snprintf(zOut, nOut, "%s", entry);
+}
+
+int torchext_bare_entry(const char *z, size_t n, char *zOut, size_t nOut)
+{
+	int k = torchext_bare_entries(z, n, zOut, nOut);
+	return k == 0 ? 0 : k == 1 || !strcmp(zOut, "forward") ? 1 : -1;
 }
 
 /* z[0..n) with its comments and the contents of its string and character

@@ -31,8 +31,9 @@ int torchext_form_parse(const char *z, enum torchext_form *pOut);
 
 /* the form of candidate zName (a path or a base name) whose source is
  * z[0..n): .py is a ModelNew; a C, C++ or CUDA file that includes a torch
- * header (torch/, ATen/, c10/) and has PYBIND11_MODULE or TORCH_LIBRARY is
- * an extension; anything else a kernel */
+ * header (torch/, ATen/, c10/) and has PYBIND11_MODULE or TORCH_LIBRARY, or
+ * defines a function of tensors and no kl_run (a bare extension), is an
+ * extension; anything else a kernel */
 enum torchext_form torchext_form_of(const char *zName, const char *z, size_t n);
 
 /* 1 when z[0..n) is an extension's text (the test torchext_form_of makes of
@@ -69,8 +70,20 @@ char *torchext_compile_name(const char *zName, int lang);
 
 /* the function an extension's module names for kloop to call, as the
  * stand-in picks it ("forward" when a def or impl names it, else the first
- * named) into zOut; "" when none is found */
+ * named; for a bare extension, torchext_bare_entry's) into zOut; "" when
+ * none is found */
 void torchext_entry_of(const char *z, size_t n, char *zOut, size_t nOut);
+
+/*
+ * A bare extension: a C++ or CUDA file that includes a torch header and
+ * defines functions of tensors at file scope but no module (no
+ * PYBIND11_MODULE or TORCH_LIBRARY: CUDA-L2's kernels, whose module is
+ * built apart).  1 and its entry point in zOut (the function named
+ * forward, else the only one); -1 when it defines several and none is
+ * forward (zOut: their names, ", " between); 0 when z[0..n) is no bare
+ * extension.  torchext_with_init writes the module load_inline would.
+ */
+int torchext_bare_entry(const char *z, size_t n, char *zOut, size_t nOut);
 
 /*
  * The kinds of the parameters of the function the C++ or CUDA text z[0..n)
@@ -111,7 +124,8 @@ int torchext_modelnew(const char *zPython, const char *zName, const char *z, siz
  * The source extension zBase compiles as for task t: its text z[0..n),
  * then, where the problem's get_init_inputs() gives values (t->aInit), the
  * stand-in's table of them after a #line naming it (an init_registrar: the
- * entry point's scalar parameters take them in order).  A fresh string,
+ * entry point's scalar parameters take them in order), and for a bare
+ * extension the PYBIND11_MODULE naming its entry point.  A fresh string,
  * its length in *pn.
  */
 char *torchext_with_init(const char *z, size_t n, const struct task *t, const char *zBase,
