@@ -170,3 +170,17 @@ check "an extension's scalar parameters take get_init_inputs()'s dim and scale: 
 check "... and a ModelNew's self.dim and self.scale set from __init__'s parameters" \
 	test "$(cand_field "$T/sc.json" modelnew_scaled.py status)" = correct
 diag $n0 "$T/sc.err"
+
+# related inputs (CUDA-L2's b and b_col_major): get_inputs() gives a and its
+# transpose, the candidate (CUDA-L2's form: no module, the output a
+# parameter) reads the transpose; varied trials and checking sets vary what
+# get_inputs() draws, so the transpose stays a's (issue 37: varying each
+# input apart called this honest kernel incorrect)
+$KLOOP eval tests/fixtures/torch/transposed.py $F/transposed.cpp --backend host --budget 0.2 \
+	--trials 6 --json >"$T/tr.json" 2>"$T/tr.err"
+n0=$NFAIL
+check "a bare extension reading an input's transpose is correct in varied sets too ($(said "$T/tr.json"))" \
+	test "$(json status "$T/tr.json")" = correct
+check "... its entry point the file's one function of tensors, its module kloop's" \
+	grep -q '"entry": *"twice_from_transpose"' "$T/tr.json"
+diag $n0 "$T/tr.err"

@@ -432,6 +432,26 @@ def product_compute(torch, fn):
     return compute_of_dtypes(torch, seen)
 
 
+def product_flops(torch, fn):
+    """The floating-point operations of one call of fn() (a forward), as
+    PyTorch's own counter (torch.utils.flop_counter, PyTorch 2.1 on) counts
+    them: its matrix products, convolutions and attention; None where the
+    counter is missing, fails or counts nothing (a roofline then has no
+    compute floor)."""
+    try:
+        from torch.utils.flop_counter import FlopCounterMode
+    except Exception:
+        return None
+    try:
+        counter = FlopCounterMode(display=False)
+        with torch.no_grad(), counter:
+            fn()
+        n = int(counter.get_total_flops())
+    except Exception:
+        return None
+    return n if n > 0 else None
+
+
 def describe_tensor(torch, t, what):
     """{"dtype", "shape"} for a tensor, or RefError naming ``what`` when kloop
     cannot take it (dtype, layout, more than 8 dimensions)."""
@@ -1354,6 +1374,49 @@ def _vary(torch, xs, flags, seed):
     return out
 
 
+# the random draws of torch that _varied_draws() varies at their source
+_DRAWS = ("randn", "rand", "randn_like", "rand_like", "normal")
+
+
+def _varied_draws(torch, make, flags, seed):
+    """make()'s inputs (get_inputs()), varied as _vary() says where they are
+    drawn: each float tensor that torch.randn, rand, randn_like, rand_like
+    or normal gives get_inputs() is varied as it is drawn, so what
+    get_inputs() makes of it (b.t().contiguous(), a mask x > 0, a symmetric
+    x + x.T, indices valid for another input) keeps its relation in the
+    varied set as in a plain one (issue 37).  Where get_inputs() draws
+    nothing through them (torch.tensor, an in-place uniform_), its inputs
+    are varied one by one afterwards, as before."""
+    if not flags:
+        return make()
+    drawn = [0]
+    busy = [False]
+    saved = {name: getattr(torch, name) for name in _DRAWS if hasattr(torch, name)}
+
+    def wrap(fn):
+        def draw(*a, **k):
+            x = fn(*a, **k)
+            if busy[0] or k.get("out") is not None or not torch.is_tensor(x) \
+                    or not x.is_floating_point():
+                return x
+            busy[0] = True  # _vary() draws through torch.randn itself
+            try:
+                drawn[0] += 1
+                return _vary(torch, [x], flags, int(seed) * 8191 + drawn[0])[0]
+            finally:
+                busy[0] = False
+        return draw
+
+    for name, fn in saved.items():
+        setattr(torch, name, wrap(fn))
+    try:
+        xs = make()
+    finally:
+        for name, fn in saved.items():
+            setattr(torch, name, fn)
+    return xs if drawn[0] else _vary(torch, xs, flags, seed)
+
+
 def _put(dst, src):
     """Copy tensor src into target dst (bool as 0/1 bytes)."""
     s = src.detach()
@@ -1396,8 +1459,7 @@ class Server(object):
         """Inputs drawn under tseed on the device (varied as ``vary`` says:
         _vary()), and the forward's outputs."""
         torch = self.torch
-        inputs = _vary(torch, make_inputs(torch, self.module, tseed, self.device, self.model,
-                                          on_device=True), vary, tseed)
+        inputs = self._varied_inputs(tseed, vary)
         if self.n_fwd is not None and len(inputs) != self.n_fwd:
             raise RefError("%s: get_inputs() returned %d tensors, the first set had %d"
                            % (label, len(inputs), self.n_fwd))
@@ -1410,9 +1472,16 @@ class Server(object):
         # in[] holds what forward() was given
         if any(v is None or getattr(x, "_version", None) != v for x, v in zip(inputs, versions)):
             del inputs
-            inputs = _vary(torch, make_inputs(torch, self.module, tseed, self.device, self.model,
-                                              on_device=True), vary, tseed)
+            inputs = self._varied_inputs(tseed, vary)
         return inputs, ys
+
+    def _varied_inputs(self, tseed, vary):
+        """get_inputs() under tseed, varied at the source (_varied_draws():
+        what get_inputs() derives from a draw, a transpose, a mask, keeps
+        its relation to it)."""
+        torch = self.torch
+        return _varied_draws(torch, lambda: make_inputs(torch, self.module, tseed, self.device,
+                                                        self.model, on_device=True), vary, tseed)
 
     def describe(self):
         """Make the first set and describe in[] and out[] (the manifest's
@@ -1442,6 +1511,8 @@ class Server(object):
         # its own (a forward may change its inputs in place)
         compute = product_compute(torch, lambda: self.model(*make_inputs(
             torch, self.module, tseed, self.device, self.model, on_device=True)))
+        flops = product_flops(torch, lambda: self.model(*make_inputs(
+            torch, self.module, tseed, self.device, self.model, on_device=True)))
         if self.device == "cuda":
             # hold nothing while the worker measures its free memory and allocates:
             # drawing the set again on the GPU costs milliseconds
@@ -1454,7 +1525,8 @@ class Server(object):
                 "problem_sha256": _file_sha256(self.problem), "torch": str(torch.__version__),
                 "device": dev_name, "device_type": self.device, "seed": self.seed, "tf32": False,
                 "sizes": self.sizes, "inputs": self.entries, "outputs": self.outputs,
-                "init": self.init, "init_by_name": self.init_by_name, "compute": compute}
+                "init": self.init, "init_by_name": self.init_by_name, "compute": compute,
+                "flops": flops}
 
     def fill(self, tseed, ins, outs, label, vary=0):
         """Draw the set of seed tseed (its inputs varied as ``vary`` says,
@@ -1555,8 +1627,7 @@ class Server(object):
         torch = self.torch
         if len(outs) != len(self.outputs):
             raise RefError("%s: %d output targets for %d outputs" % (label, len(outs), len(self.outputs)))
-        inputs = _vary(torch, make_inputs(torch, self.module, tseed, self.device, self.model,
-                                          on_device=True), vary, tseed)
+        inputs = self._varied_inputs(tseed, vary)
         xs = [_round_mantissa(torch, x, bits, truncate).double() if x.is_floating_point() else x
               for x in inputs]
         with torch.no_grad():

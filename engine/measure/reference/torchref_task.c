@@ -239,6 +239,11 @@ struct task *torchref_make_task(const struct torchref *r, const char *zProblem, 
 		t->zComputeFrom = "the dtypes reaching its products";
 	else
 		t->compute = task_compute_infer(t, 1, &t->zComputeFrom);
+	/* its products' operations as PyTorch counts them (PyTorch 2.1 on):
+	 * the roofline's compute floor */
+	double flops = json_num(r->manifest, "flops", 0);
+	if (flops > 0 && isfinite(flops))
+		t->flops = flops;
 	return t;
 }
 
