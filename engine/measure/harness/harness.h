@@ -234,8 +234,6 @@ int harness_vary_applied(const struct harness *h, int s);
 int harness_nsets(const struct harness *h);
 /* the checking sets (after the timing set) */
 int harness_npool(const struct harness *h);
-/* how set s's inputs were varied, as applied (rng.h flags; 0: plain) */
-int harness_varied(const struct harness *h, int s);
 /* keep the first n checking sets only (fewer where they are more), their
  * memory given back: before any evaluation */
 void harness_keep_pool(struct harness *h, int n);

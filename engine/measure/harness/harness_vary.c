@@ -34,11 +34,6 @@ int harness_vary_of(const struct harness *h, int s)
 	return k % 2 == 0 ? 0 : checks[(k / 2) % 4];
 }
 
-int harness_varied(const struct harness *h, int s)
-{
-	return h->aVary && s >= 0 && s < h->nSets ? h->aVary[s] : 0;
-}
-
 void harness_note_vary(struct harness *h, int s, int applied, int unsound)
 {
 	if (!h->aVary)

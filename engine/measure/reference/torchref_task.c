@@ -357,7 +357,7 @@ static int fill_send(struct torchref *r, char *err)
 	if (b64) {
 		from = precision_source(h, r->fill64Of, s, &bits);
 		/* varied as h's set was (what the helper applied there) */
-		vary = bits ? 0 : harness_varied(r->fill64Of, from);
+		vary = bits ? 0 : harness_vary_applied(r->fill64Of, from);
 	} else {
 		vary = harness_vary_of(h, s);
 	}
