@@ -100,7 +100,7 @@ check "threads.cu: it and the innocent seed after it are both correct" \
 # issue 24 on the GPU: a time the candidate cannot forge (tests/e2e/forge.sh
 # has the same classes on the host).  The host fixtures that serve both
 # backends, with the kernel in front of them
-for f in forge_got forge_reply memo_inputs print_env mem_hog tmp_fill; do
+for f in forge_got forge_reply memo_inputs mix_detect print_env mem_hog tmp_fill; do
 	{ cat "$E/softmax_kernel.cuh"; grep -v '#include "softmax_body.h"' "tests/fixtures/evil/$f.c"; } \
 		>"$V/$f.cu"
 done
@@ -206,6 +206,18 @@ print(sum(int((r.get(k) or {}).get(f) or 0) for k in ('quick_timing', 'timing')
 check "memo_inputs.cu, PyTorch's inputs: correct, nothing answered from memory, timed runs checked on unseen sets ($(line_field 0 status "$T/mt.json"): $(line_field 0 reason "$T/mt.json"); checked $(mt_checked))" \
 	python3 -c "import sys; assert sys.argv[1] == 'correct' and int(sys.argv[2]) >= 1" \
 	"$(line_field 0 status "$T/mt.json")" "$(mt_checked)"
+
+# PyTorch's inputs told from fresh ones (issue 37, forge.sh's mix_detect on
+# the device): every run's inputs are get_inputs() under its own seed, so
+# none is a mix of sets it remembers (it returns 77 from a run it tells so),
+# and runs are checked after their call
+$KLOOP eval tests/fixtures/torch/softmax.py $V/mix_detect.cu --backend cuda --sandbox --budget 0.5 \
+	--timeout 120 --json >"$T/mx.json" 2>"$T/mx.json.err"
+check "mix_detect.cu, PyTorch's inputs on the GPU: correct, no run's inputs a mix of sets it had seen ($(line_field 0 status "$T/mx.json"): $(line_field 0 reason "$T/mx.json"))" \
+	test "$(line_field 0 status "$T/mx.json")" = correct
+check "mix_detect.cu: timed runs checked after their call ($(line_field 0 timing.checked_after_runs "$T/mx.json"))" \
+	python3 -c 'import sys; assert sys.argv[1] != "None" and int(sys.argv[1]) >= 1' \
+	"$(line_field 0 timing.checked_after_runs "$T/mx.json")"
 
 mkdir -p "$XDG_CONFIG_HOME/kloop"
 printf 'api_key_env = MYLLM_KEY\n' >"$XDG_CONFIG_HOME/kloop/config"
