@@ -24,10 +24,13 @@ static int add_parent(struct llmrun *r, const char *zPath, int *pId, char *err)
 	int seed = 0;
 	if (!path) {
 		char *const *az;
-		if (!driver_seeds(drv, &az))
+		int nz = driver_seeds(drv, &az), k = 0;
+		while (k < nz && !driver_seed_usable(drv, k, NULL, 0))
+			k++;
+		if (k == nz)
 			return kl_err(err, "%s has no %s seed: give --from SOURCE",
 			              driver_task_name(drv), be);
-		path = az[0];
+		path = az[k];
 		seed = 1;
 	}
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;

@@ -248,12 +248,18 @@ void task_free(struct task *t)
 	free(t->zLibs);
 	for (int i = 0; i < t->nInit; i++)
 		free(t->aInit[i].zName);
-	for (int i = 0; i < t->seeds.nHost; i++)
+	for (int i = 0; i < t->seeds.nHost; i++) {
 		free(t->seeds.azHost[i]);
+		free(t->seeds.azHostNeeds ? t->seeds.azHostNeeds[i] : NULL);
+	}
 	free(t->seeds.azHost);
-	for (int i = 0; i < t->seeds.nCuda; i++)
+	free(t->seeds.azHostNeeds);
+	for (int i = 0; i < t->seeds.nCuda; i++) {
 		free(t->seeds.azCuda[i]);
+		free(t->seeds.azCudaNeeds ? t->seeds.azCudaNeeds[i] : NULL);
+	}
 	free(t->seeds.azCuda);
+	free(t->seeds.azCudaNeeds);
 	free(t);
 }
 

@@ -77,6 +77,9 @@ struct task_seeds {
 	int nHost;
 	char **azCuda; /* cuda seed paths */
 	int nCuda;
+	/* what each seed needs ("cutlass": a CUTLASS/CuTe seed, used where
+	 * kloop finds CUTLASS), NULL where nothing; parallel to azHost, azCuda */
+	char **azHostNeeds, **azCudaNeeds;
 };
 
 struct task {

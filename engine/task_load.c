@@ -474,17 +474,48 @@ static int source_field(struct ctx *c, const cJSON *o, const char *where, const 
 	return (*pz = task_file(c, zDir, zWhere, v->valuestring)) ? 0 : -1;
 }
 
+/* seed entry e (a file name, or {"file": NAME, "needs": "cutlass"}): its
+ * path into *pz and what it needs into *pNeeds (NULL: nothing) */
+static int seed_entry(struct ctx *c, const cJSON *e, const char *zWhere, const char *zDir,
+                      char **pz, char **pNeeds)
+{
+	*pNeeds = NULL;
+	if (cJSON_IsObject(e)) {
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(e, "file"),
+		            *nd = cJSON_GetObjectItemCaseSensitive(e, "needs");
+		if (!cJSON_IsString(f) || !*f->valuestring)
+			return kl_err(c->err,
+			              "%s: %s: expected {\"file\": NAME, \"needs\": \"cutlass\"}",
+			              c->zFile, zWhere);
+		if (nd && (!cJSON_IsString(nd) ||
+		           (strcmp(nd->valuestring, "cutlass") && strcmp(nd->valuestring, "cute"))))
+			return kl_err(c->err,
+			              "%s: %s.needs: expected \"cutlass\" (a seed used where kloop "
+			              "finds CUTLASS)",
+			              c->zFile, zWhere);
+		if (!(*pz = task_file(c, zDir, zWhere, f->valuestring)))
+			return -1;
+		if (nd)
+			*pNeeds = xstrdup("cutlass");
+		return 0;
+	}
+	if (!cJSON_IsString(e))
+		return kl_err(c->err, "%s: %s: expected a file name", c->zFile, zWhere);
+	return (*pz = task_file(c, zDir, zWhere, e->valuestring)) ? 0 : -1;
+}
+
 static int seed_list(struct ctx *c, const cJSON *seeds, const char *key, const char *zDir,
-                     char ***pa, int *pn)
+                     char ***pa, char ***paNeeds, int *pn)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(seeds, key);
 	if (!v)
 		return 0;
 	char zWhere[128];
-	if (cJSON_IsString(v)) {
+	if (cJSON_IsString(v) || cJSON_IsObject(v)) {
 		*pa = xcalloc(1, sizeof(char *));
+		*paNeeds = xcalloc(1, sizeof(char *));
 		snprintf(zWhere, sizeof zWhere, "seeds.%s", key);
-		if (!((*pa)[0] = task_file(c, zDir, zWhere, v->valuestring)))
+		if (seed_entry(c, v, zWhere, zDir, &(*pa)[0], &(*paNeeds)[0]) < 0)
 			return -1;
 		*pn = 1;
 		return 0;
@@ -494,13 +525,11 @@ static int seed_list(struct ctx *c, const cJSON *seeds, const char *key, const c
 		              key);
 	int n = cJSON_GetArraySize(v);
 	*pa = xcalloc((size_t)n + 1, sizeof(char *));
+	*paNeeds = xcalloc((size_t)n + 1, sizeof(char *));
 	for (int i = 0; i < n; i++) {
-		const cJSON *e = cJSON_GetArrayItem(v, i);
-		if (!cJSON_IsString(e))
-			return kl_err(c->err, "%s: seeds.%s[%d]: expected a file name", c->zFile,
-			              key, i);
 		snprintf(zWhere, sizeof zWhere, "seeds.%s[%d]", key, i);
-		if (!((*pa)[i] = task_file(c, zDir, zWhere, e->valuestring)))
+		if (seed_entry(c, cJSON_GetArrayItem(v, i), zWhere, zDir, &(*pa)[i],
+		               &(*paNeeds)[i]) < 0)
 			return -1;
 		*pn = i + 1;
 	}
@@ -813,8 +842,10 @@ static int parse_root(struct ctx *c, cJSON *root, struct task *t, const char *zB
 			return kl_err(c->err,
 			              "%s: seeds: expected an object like {\"host\": [\"seed.c\"]}",
 			              c->zFile);
-		if (seed_list(c, seeds, "host", t->zDir, &t->seeds.azHost, &t->seeds.nHost) < 0 ||
-		    seed_list(c, seeds, "cuda", t->zDir, &t->seeds.azCuda, &t->seeds.nCuda) < 0)
+		if (seed_list(c, seeds, "host", t->zDir, &t->seeds.azHost, &t->seeds.azHostNeeds,
+		              &t->seeds.nHost) < 0 ||
+		    seed_list(c, seeds, "cuda", t->zDir, &t->seeds.azCuda, &t->seeds.azCudaNeeds,
+		              &t->seeds.nCuda) < 0)
 			return -1;
 	}
 	return 0;

@@ -513,6 +513,11 @@ static int add_seeds(struct driver *drv, char *err)
 	char *const *az;
 	int nz = driver_seeds(drv, &az), rc = 0;
 	for (int i = 0; i < nz && rc == 0; i++) {
+		char why[KL_ERRLEN + 128];
+		if (!driver_seed_usable(drv, i, why, sizeof why)) {
+			note_simple(drv, DRIVER_MESSAGE, 0, why);
+			continue;
+		}
 		strbuf sb = STRBUF_INIT;
 		const char *b = strrchr(az[i], '/');
 		rc = read_file(az[i], &sb, SOURCE_MAX, err);

@@ -282,6 +282,10 @@ const char *driver_backend(const struct driver *drv);
 /* the task's seeds for the backend (their paths) into *paz; returns how
  * many (0 for a KernelBench problem file) */
 int driver_seeds(const struct driver *drv, char *const **paz);
+/* 1 when seed i of driver_seeds() can run here: it needs nothing, or kloop
+ * finds what it needs (a CUTLASS seed: CUTLASS's headers, as --libs cutlass
+ * would); else 0 and zWhy (NULL: not wanted) says why it is left out */
+int driver_seed_usable(const struct driver *drv, int i, char *zWhy, size_t nWhy);
 /* the workers' GPU memory bandwidth in GB/s (pool_bandwidth_gbs; 0: unknown) */
 double driver_bandwidth_gbs(const struct driver *drv);
 /* the loop the session runs on */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "libs.h"
 #include "pool.h"
 #include "driver_priv.h"
 #include "util.h"
@@ -76,6 +77,27 @@ int driver_seeds(const struct driver *drv, char *const **paz)
 	int cuda = !strcmp(drv->zBackend, "cuda");
 	*paz = !t ? NULL : cuda ? t->seeds.azCuda : t->seeds.azHost;
 	return !t ? 0 : cuda ? t->seeds.nCuda : t->seeds.nHost;
+}
+
+int driver_seed_usable(const struct driver *drv, int i, char *zWhy, size_t nWhy)
+{
+	const struct task *t = drv->task;
+	int cuda = !strcmp(drv->zBackend, "cuda");
+	char **needs = !t ? NULL : cuda ? t->seeds.azCudaNeeds : t->seeds.azHostNeeds;
+	char **az = !t ? NULL : cuda ? t->seeds.azCuda : t->seeds.azHost;
+	if (!needs || !needs[i])
+		return 1;
+	struct libs L = {0};
+	char err[KL_ERRLEN];
+	int ok = libs_add(&L, needs[i], NULL, err) == 0;
+	libs_free(&L);
+	if (!ok && zWhy) {
+		const char *b = strrchr(az[i], '/');
+		snprintf(zWhy, nWhy,
+		         "seed %s left out: it needs CUTLASS, which kloop does not find here (%s)",
+		         b ? b + 1 : az[i], err);
+	}
+	return ok;
 }
 
 double driver_bandwidth_gbs(const struct driver *drv)

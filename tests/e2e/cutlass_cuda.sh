@@ -1,5 +1,5 @@
 # cutlass_cuda.sh - a CUTLASS 3 SM90 GEMM (TMA + wgmma,
-# tests/fixtures/cutlass/hgemm_sm90.cu) evaluated on the bundled hgemm task
+# tasks/hgemm/seed_cutlass.cu) evaluated on the bundled hgemm task
 # with no flag and no variable but CUTLASS_DIR: kloop builds the device's
 # arch-specific target (sm_90a) by itself, gives the source CUTLASS because
 # it includes it, and the kernel is correct.  Built for plain sm_90
@@ -41,7 +41,7 @@ if [ "$(dj 'lib cutlass.ok')" != True ]; then
 	exit 0
 fi
 echo "# $(dj 'lib cutlass.detail')"
-G=tests/fixtures/cutlass/hgemm_sm90.cu
+G=tasks/hgemm/seed_cutlass.cu
 $KLOOP eval hgemm $G --json >"$T/c.json" 2>"$T/c.err"
 _n=$NFAIL
 check "the CUTLASS SM90 GEMM is correct on hgemm with no flag ($(json status "$T/c.json" 2>/dev/null): $(json reason "$T/c.json" 2>/dev/null | head -c 400))" \

@@ -120,6 +120,20 @@ check "the script went on after the errors" grep -Eq "^[ *?~!] +2 +- seed +corre
 check "a missing task is an error with exit status 2" sh -c "echo list | $KLOOP shell no_such_task $B >/dev/null 2>'$T/terr'; test \$? -eq 2 && grep -q 'no_such_task' '$T/terr'"
 check "quit ends the script" sh -c "printf 'quit\nlist\n' | $KLOOP shell $TASK $B --session '$T/q.jsonl' | grep -q 'time ms' && exit 1 || exit 0"
 
+# a seed that needs CUTLASS (issue 36: hgemm's seed_cutlass.cu) is one of
+# the session's seeds where kloop finds CUTLASS, and left out, said so,
+# where it does not (CUTLASS_DIR alone is looked in where it is set)
+mkdir -p "$T/nt/fake_cutlass/include/cutlass" "$T/nt/fake_cutlass/tools/util/include"
+cp $TASK/reference.c $TASK/seed.c $TASK/seed_unrolled.c "$T/nt/"
+: >"$T/nt/fake_cutlass/include/cutlass/cutlass.h"
+sed 's|"seed_unrolled.c"\]|{"file": "seed_unrolled.c", "needs": "cutlass"}]|' $TASK/task.json >"$T/nt/task.json"
+echo list | CUTLASS_DIR="$T/nt/none" $KLOOP shell "$T/nt" $B --session "$T/nc.jsonl" >"$T/nc.out" 2>&1
+check "a seed that needs CUTLASS is left out where CUTLASS is not found, said why ($(grep -m1 'left out' "$T/nc.out"))" \
+	sh -c "grep -q 'seed seed_unrolled.c left out: it needs CUTLASS, which kloop does not find here' '$T/nc.out' && ! grep -q 'seed_unrolled.c): correct' '$T/nc.out'"
+echo list | CUTLASS_DIR="$T/nt/fake_cutlass" $KLOOP shell "$T/nt" $B --session "$T/yc.jsonl" >"$T/yc.out" 2>&1
+check "... and is a seed where it is found ($(grep -c 'correct' "$T/yc.out") correct lines)" \
+	grep -q 'candidate 2 (seed_unrolled.c): correct' "$T/yc.out"
+
 # the pool's workers (issue 13): jobs lists them; bench --on W pins an
 # evaluation to one of them, and a worker that does not exist is named
 printf 'bench 1 --on 0\njobs\nbench 1 --on 3\nbench 1 --on x\nbench 1 --of 0\n' |

@@ -195,6 +195,24 @@ int main(void)
 	             "unknown tolerance key");
 	expect_error(BASE_OK ", \"seeds\": {\"host\": [\"nope.c\"]}}", "seeds.host[0]",
 	             "missing seed file");
+	expect_error(BASE_OK
+	             ", \"seeds\": {\"cuda\": [{\"file\": \"ref.c\", \"needs\": \"mkl\"}]}}",
+	             "seeds.cuda[0].needs: expected \"cutlass\"",
+	             "a seed needing what kloop cannot look for");
+	expect_error(BASE_OK ", \"seeds\": {\"cuda\": [{\"needs\": \"cutlass\"}]}}",
+	             "seeds.cuda[0]: expected {\"file\"", "a seed object without its file");
+	{
+		struct task *t = load_text(BASE_OK ", \"seeds\": {\"cuda\": [\"ref.c\", {\"file\": "
+		                                   "\"ref.c\", \"needs\": \"cutlass\"}]}}",
+		                           NULL, err);
+		CHECK(t && t->seeds.nCuda == 2 && !t->seeds.azCudaNeeds[0] &&
+		          t->seeds.azCudaNeeds[1] && !strcmp(t->seeds.azCudaNeeds[1], "cutlass"),
+		      "a seed may need CUTLASS ({\"file\", \"needs\": \"cutlass\"}), beside one "
+		      "that needs "
+		      "nothing (%s)",
+		      t ? "" : err);
+		task_free(t);
+	}
 	expect_error(
 	    "{\"name\": \"t\", \"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [4]},"
 	    "{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [4]}], \"outputs\": [{\"name\": "
