@@ -105,6 +105,41 @@ static void test_find(void)
 	pane_rows_free(&r);
 }
 
+/* a CUTLASS candidate's compile says why it takes a minute, with the
+ * session's last such compile's seconds (issue 36) */
+static void compile_note(void)
+{
+	struct state st;
+	char b[96];
+	state_init(&st);
+	fold_event(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1000}", NULL);
+	fold_event(&st,
+	           "{\"type\":\"candidate_added\",\"id\":1,\"source\":\"#include "
+	           "<cutlass/cutlass.h>\\n\",\"ts\":1000}",
+	           NULL);
+	fold_event(&st,
+	           "{\"type\":\"candidate_added\",\"id\":2,\"source\":\"#include "
+	           "\\\"cute/tensor.hpp\\\"\\n\",\"ts\":1000}",
+	           NULL);
+	fold_event(&st, "{\"type\":\"candidate_added\",\"id\":3,\"source\":\"int x;\",\"ts\":1000}",
+	           NULL);
+	ui_compile_note(&st, state_cand(&st, 2), "compile", b, sizeof b);
+	CHECK(strstr(b, "CUTLASS templates") && strstr(b, "about a minute"),
+	      "a CUTLASS candidate compiling says why it takes a while (%s)", b);
+	fold_event(&st,
+	           "{\"type\":\"eval_finished\",\"candidate\":1,\"ts\":1060,\"result\":{\"status\":"
+	           "\"correct\",\"compile\":{\"ok\":true,\"cached\":false,\"seconds\":57.4}}}",
+	           NULL);
+	ui_compile_note(&st, state_cand(&st, 2), "compile", b, sizeof b);
+	CHECK(strstr(b, "the last took 57 s"), "... with the last CUTLASS compile's seconds (%s)",
+	      b);
+	ui_compile_note(&st, state_cand(&st, 3), "compile", b, sizeof b);
+	CHECK(!b[0], "a plain candidate's compile gets no note (%s)", b);
+	ui_compile_note(&st, state_cand(&st, 2), "timing", b, sizeof b);
+	CHECK(!b[0], "nor does a CUTLASS candidate once it is timed (%s)", b);
+	state_free(&st);
+}
+
 int main(void)
 {
 	static const int sizes[][2] = {{80, 24},  {100, 30}, {120, 40},
@@ -422,5 +457,6 @@ int main(void)
 	      "pane_wrap wraps at spaces (no word cut), indents the rest, expands tabs:\n%s", wr);
 	free(wr);
 	test_find();
+	compile_note();
 	return check_done();
 }
