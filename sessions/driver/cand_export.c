@@ -227,9 +227,14 @@ static void kernelbench_torch(strbuf *out, const struct cand *c, enum torchext_f
 		py_str(out, "_KLOOP_PARAMS", kinds);
 	else
 		sb_adds(out, "_KLOOP_PARAMS = None\n");
+	/* a bare extension (no module of its own): load_inline writes one */
+	char bare[256];
+	char *functions = torchext_bare_entry(src, n, bare, sizeof bare) > 0
+	                      ? xasprintf(", functions=[\"%s\"]", fn)
+	                      : xstrdup("");
 	sb_addf(out,
 	        "_kloop_ext = load_inline(name=\"kloop_candidate_%d\", cpp_sources=%s, "
-	        "cuda_sources=%s)\n\n\n"
+	        "cuda_sources=%s%s)\n\n\n"
 	        "class ModelNew(Model):\n"
 	        "    \"\"\"The problem's Model; forward calls the extension's %s with forward's\n"
 	        "    inputs, then the module's parameters and buffers (kloop's in[]) in its\n"
@@ -237,7 +242,8 @@ static void kernelbench_torch(strbuf *out, const struct cand *c, enum torchext_f
 	        "    parameters, in order.\"\"\"\n\n"
 	        "    def __init__(self, *args, **kwargs):\n"
 	        "        super().__init__(*args, **kwargs)\n"
-	        "        self._kloop_numbers = list(args) + list(kwargs.values())\n\n"
+	        "        self._kloop_numbers = list(args) + list(kwargs.values())\n"
+	        "        self._kloop_out = None\n\n"
 	        "    def forward(self, *inputs):\n"
 	        "        seen, tensors = set(), [x.contiguous() for x in inputs]\n"
 	        "        for _, t in list(self.named_parameters()) + list(self.named_buffers()):\n"
@@ -246,11 +252,27 @@ static void kernelbench_torch(strbuf *out, const struct cand *c, enum torchext_f
 	        "                tensors.append(t.detach().contiguous())\n"
 	        "        if _KLOOP_PARAMS is None:\n"
 	        "            return _kloop_ext.%s(*tensors)\n"
-	        "        ts, ns = iter(tensors), iter(self._kloop_numbers)\n"
-	        "        return _kloop_ext.%s(*[next(ts) if k == \"t\" else next(ns) for k in "
-	        "_KLOOP_PARAMS])\n",
-	        c->id, cuda ? "\"\"" : "_KLOOP_SOURCE", cuda ? "_KLOOP_SOURCE" : "None", fn, fn,
-	        fn);
+	        "        outs = []\n"
+	        "        n_out = _KLOOP_PARAMS.count(\"t\") - len(tensors)\n"
+	        "        if n_out > 0:\n"
+	        "            # it writes its outputs (tensor parameters after the inputs): their\n"
+	        "            # shapes and dtypes are the Model's, from one forward on first use\n"
+	        "            if self._kloop_out is None:\n"
+	        "                with torch.no_grad():\n"
+	        "                    ys = super().forward(*inputs)\n"
+	        "                ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]\n"
+	        "                self._kloop_out = [(y.shape, y.dtype) for y in ys]\n"
+	        "            outs = [torch.empty(s, dtype=d, device=tensors[0].device)\n"
+	        "                    for s, d in self._kloop_out[:n_out]]\n"
+	        "        ts, ns = iter(tensors + outs), iter(self._kloop_numbers)\n"
+	        "        r = _kloop_ext.%s(*[next(ts) if k == \"t\" else next(ns) for k in "
+	        "_KLOOP_PARAMS])\n"
+	        "        if outs:\n"
+	        "            return outs[0] if len(outs) == 1 else tuple(outs)\n"
+	        "        return r\n",
+	        c->id, cuda ? "\"\"" : "_KLOOP_SOURCE", cuda ? "_KLOOP_SOURCE" : "None", functions,
+	        fn, fn, fn);
+	free(functions);
 }
 
 static int write_kernelbench(const struct state *st, const struct cand *c, const char *zOut,

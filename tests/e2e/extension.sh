@@ -184,3 +184,17 @@ check "a bare extension reading an input's transpose is correct in varied sets t
 check "... its entry point the file's one function of tensors, its module kloop's" \
 	grep -q '"entry": *"twice_from_transpose"' "$T/tr.json"
 diag $n0 "$T/tr.err"
+# exported for KernelBench: load_inline writes its module (functions=), and
+# ModelNew allocates the output it writes; read back as the same candidate
+$KLOOP eval tests/fixtures/torch/transposed.py $F/transposed.cpp --backend host --budget 0.2 \
+	--trials 2 --session "$T/tr.jsonl" >/dev/null 2>&1
+$KLOOP export "$T/tr.jsonl" 1 --kernelbench "$T/trkb.py" >/dev/null 2>"$T/trkb.err"
+check "export --kernelbench of a bare extension: load_inline names its function, ModelNew makes its output" \
+	sh -c "grep -q 'functions=\[\"twice_from_transpose\"\]' '$T/trkb.py' && grep -q 'n_out = _KLOOP_PARAMS.count' '$T/trkb.py'"
+$KLOOP import "$T/trkb.py" --problem tests/fixtures/torch/transposed.py --backend host --budget 0.2 \
+	--trials 2 --session "$T/trkb.jsonl" --json >"$T/trkb.json" 2>>"$T/trkb.err"
+check "... which kloop import reads back as the same candidate, correct ($(head -c 300 "$T/trkb.json"))" \
+	python3 -c "
+import json, sys
+c = json.loads(open(sys.argv[1]).readline())['candidate']
+assert c['name'] == 'transposed.cpp' and c['status'] == 'correct', c" "$T/trkb.json"
