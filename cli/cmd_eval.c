@@ -53,11 +53,14 @@ static void on_note(void *arg, const struct driver_note *n)
 	const struct cand *c = j ? state_cand(driver_state(r->drv), n->cand) : NULL;
 	if (!c || !strcmp(j->zStage, "queued"))
 		return;
+	char note[96];
+	state_compile_note(driver_state(r->drv), c, j->zStage, note, sizeof note);
 	if (j->k > 0)
 		term_ctl(stderr, "\r\033[K"),
 		    fprintf(stderr, "%s: %s %d", c->zName, j->zStage, j->k);
 	else
-		term_ctl(stderr, "\r\033[K"), fprintf(stderr, "%s: %s", c->zName, j->zStage);
+		term_ctl(stderr, "\r\033[K"),
+		    fprintf(stderr, "%s: %s%s", c->zName, j->zStage, note);
 }
 
 static const struct cmd_entry *self = &cmd_eval_entry;

@@ -34,7 +34,7 @@ static int activity_lines(struct ui *u, char lines[][256], int *roles, int max)
 		char stage[64], note[96];
 		snprintf(lines[n], 256, "#%-4d %-14.14s %s  %.1f s%s", j->cand, c ? c->zName : "?",
 		         ui_stage_text(j->zStage, j->k, stage, sizeof stage), now - j->tStart,
-		         ui_compile_note(u->st, c, j->zStage, note, sizeof note));
+		         state_compile_note(u->st, c, j->zStage, note, sizeof note));
 		roles[n++] = SR_BUSY;
 	}
 	/* the LLM requests: streaming, waiting for the reply or for a parent */

@@ -38,7 +38,7 @@ static char *results_text(const struct ui *u, const struct cand *c)
 		char stage[64], note[96];
 		sb_addf(&sb, "now       %s (%.1f s)%s\n",
 		        ui_stage_text(j->zStage, j->k, stage, sizeof stage), now_s() - j->tStart,
-		        ui_compile_note(u->st, c, j->zStage, note, sizeof note));
+		        state_compile_note(u->st, c, j->zStage, note, sizeof note));
 	}
 	report_results(u->st, c, &sb);
 	if (c->result && ui_setup_beside(u, c->id)) {

@@ -106,11 +106,6 @@ void ui_select(struct ui *u, int id);
 /* a job's stage for people: "full shapes, trial 4", "timing, run 12",
  * "a/b, pair 3" (the Population's column says "full shapes 4") */
 const char *ui_stage_text(const char *zStage, int k, char *buf, size_t n);
-/* what a person is told while candidate c compiles (zStage "compile"): ""
- * for most; for a source that includes CUTLASS or CuTe why it takes a
- * minute, with the session's last such compile's seconds (into buf) */
-const char *ui_compile_note(const struct state *st, const struct cand *c, const char *zStage,
-                            char *buf, size_t n);
 /* candidate id's evaluation ran beside the workers' setup */
 int ui_setup_beside(const struct ui *u, int id);
 /* the follow mode acts now: on, and a search runs or f turned it on */

@@ -449,4 +449,10 @@ int state_search_cat_preferred(const struct state *st, const char *zCat);
  * when no search ran (caller frees) */
 cJSON *state_search_json(const struct state *st);
 
+/* what a person is told while candidate c compiles (zStage "compile"): ""
+ * for most; for a source that includes CUTLASS or CuTe why it takes a
+ * minute, with the session's last such compile's seconds (into buf) */
+const char *state_compile_note(const struct state *st, const struct cand *c, const char *zStage,
+                               char *buf, size_t n);
+
 #endif

@@ -123,19 +123,19 @@ static void compile_note(void)
 	           NULL);
 	fold_event(&st, "{\"type\":\"candidate_added\",\"id\":3,\"source\":\"int x;\",\"ts\":1000}",
 	           NULL);
-	ui_compile_note(&st, state_cand(&st, 2), "compile", b, sizeof b);
+	state_compile_note(&st, state_cand(&st, 2), "compile", b, sizeof b);
 	CHECK(strstr(b, "CUTLASS templates") && strstr(b, "about a minute"),
 	      "a CUTLASS candidate compiling says why it takes a while (%s)", b);
 	fold_event(&st,
 	           "{\"type\":\"eval_finished\",\"candidate\":1,\"ts\":1060,\"result\":{\"status\":"
 	           "\"correct\",\"compile\":{\"ok\":true,\"cached\":false,\"seconds\":57.4}}}",
 	           NULL);
-	ui_compile_note(&st, state_cand(&st, 2), "compile", b, sizeof b);
+	state_compile_note(&st, state_cand(&st, 2), "compile", b, sizeof b);
 	CHECK(strstr(b, "the last took 57 s"), "... with the last CUTLASS compile's seconds (%s)",
 	      b);
-	ui_compile_note(&st, state_cand(&st, 3), "compile", b, sizeof b);
+	state_compile_note(&st, state_cand(&st, 3), "compile", b, sizeof b);
 	CHECK(!b[0], "a plain candidate's compile gets no note (%s)", b);
-	ui_compile_note(&st, state_cand(&st, 2), "timing", b, sizeof b);
+	state_compile_note(&st, state_cand(&st, 2), "timing", b, sizeof b);
 	CHECK(!b[0], "nor does a CUTLASS candidate once it is timed (%s)", b);
 	state_free(&st);
 }
