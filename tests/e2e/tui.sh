@@ -79,8 +79,8 @@ check ":ideas without a provider says that no LLM provider is configured" wait_f
 
 # hand edit: e on candidate 1 runs the scripted editor; the copy becomes #3
 keys 1 g e
-check "the edited copy becomes a new human candidate with parent 1" wait_for "^│[ *] +3 +1 human "
-check "and is benchmarked at once: correct" wait_for "^│[ *] +3 +1 human +correct"
+check "the edited copy becomes a new human candidate with parent 1" wait_for "^│[ *?~!BP] +3 +1 human "
+check "and is benchmarked at once: correct" wait_for "^│[ *?~!BP] +3 +1 human +correct"
 check "the new candidate is selected" wait_for "Code #3 cand3\.c"
 # x + x is the machine code of 2.0f * x: checked, and the seed's timing (issue 11);
 # the Activity pane's lines (the middle of three panes) joined, as it wraps them
@@ -131,7 +131,7 @@ wait_for "Code #3 cand3.c - [0-9]+ lines"
 
 # the command line does what the key does: a second copy of candidate 1
 keys : "edit 1" Enter
-check ":edit 1 adds a fourth candidate" wait_for "^│[ *] +4 +1 human"
+check ":edit 1 adds a fourth candidate" wait_for "^│[ *?~!BP] +4 +1 human"
 keys 1
 
 # quit with jobs running asks first
@@ -247,7 +247,7 @@ keys NPage
 check "and, a page down, the commands" wait_for "edit ID"
 keys q
 check "q closes the help" wait_gone "help - lines"
-check "the slow candidate finishes" wait_for "^│[ *] +3 +1 human +correct" 30
+check "the slow candidate finishes" wait_for "^│[ *?~!BP] +3 +1 human +correct" 30
 keys q
 wait_for "^DONE-7"
 
@@ -277,7 +277,7 @@ check "the category is on the idea's page" wait_for "category  algorithm"
 keys q
 keys : 'implement 2' Enter
 check ":implement 2 asks for two branches" wait_for "implementing 1 idea, 2 branches each"
-check "the LLM's code becomes llm candidates, evaluated" wait_for "^│[ *] +[0-9]+ +1 llm +(correct|incorrect)" 30
+check "the LLM's code becomes llm candidates, evaluated" wait_for "^│[ *?~!BP] +[0-9]+ +1 llm +(correct|incorrect)" 30
 check "the ideas pane says the idea is implemented (not accepted) once it has code" wait_for "2 implemented +Multiply"
 check "every request and reply is in the journal" sh -c "grep -q '\"type\":\"llm_request\"' '$T/llm.jsonl' && grep -q '\"type\":\"llm_response\"' '$T/llm.jsonl'"
 check "the API key is nowhere in the journal" sh -c "! grep -q sk-tui-test '$T/llm.jsonl'"

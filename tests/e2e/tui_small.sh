@@ -56,12 +56,12 @@ TUI_W=80 TUI_H=24 tui_start "cd $PWD && $KL softmax $B --session $T/idea.jsonl; 
 # the header counts 2 candidates before the Population's rows are drawn (a
 # make asan run read the screen between the two): wait for the row
 wait_for "2 candidates" 60 >/dev/null
-wait_for "^│[ *] +2 +1 llm " 30 >/dev/null
+wait_for "^│[ *?~!BP] +2 +1 llm " 30 >/dev/null
 since=$NFAIL
 check "80x24: the host's all-'-' roofline column is not drawn: the idea has its room" \
 	sh -c "grep -Eq '^│ +id +par origin status +time ms speedup +i' '$T/screen' &&
 		! grep -q 'roof\|speedup  r' '$T/screen'"
-check "... and the candidate of the idea shows its start" grep -Eq "^│[ *] +2 +1 llm .* o…│" "$T/screen"
+check "... and the candidate of the idea shows its start" grep -Eq "^│[ *?~!BP] +2 +1 llm .* o…│" "$T/screen"
 diag "$since" "$T/screen"
 keys q
 wait_for "quit|y/n|DONE-2" 10 >/dev/null

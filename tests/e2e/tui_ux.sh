@@ -39,7 +39,7 @@ check "80x24: a column cut short ends in an ellipsis (the header, after speedup)
 	grep -Eq "speedup +[a-z]*…│" "$T/s80"
 check "80x24: every line fits in 80 columns" python3 -c "
 import sys; sys.exit(any(len(l.rstrip('\\n')) > 80 for l in open(sys.argv[1], encoding='utf-8')))" "$T/s80"
-check "the table shows the spread next to each time" wait_for "^│[ *] +1 +- seed +correct +[0-9.]+±[0-9]+%"
+check "the table shows the spread next to each time" wait_for "^│[ *?~!BP] +1 +- seed +correct +[0-9.]+±[0-9]+%"
 check "done: the seeds' evaluation is summed up on the message line" \
 	wait_for "^done: 2 candidates, 2 correct, fastest [0-9.]+x \(#[12]\)"
 check "the Activity pane lists the worker: label, state, jobs done, utilisation (issue 13)" \
@@ -115,7 +115,7 @@ check "and, when it is done, what it came to" wait_for "^done: evaluated 1 candi
 echo cerr >"$T/mode"
 keys 1 g e
 check "a candidate that does not compile says compile error (not compile_err)" \
-	wait_for "^│[ *] +3 +1 human +compile error"
+	wait_for "^│[ *?~!BP] +3 +1 human +compile error"
 check "Results: verdict compile error" wait_for "verdict   compile error"
 check "Activity wraps the error line: the compiler's message goes on, indented, on the next lines" \
 	screen_until "grep -A2 'candidate 3 (cand3.c):' '$T/screen' | grep -q '│  .*expected'"
