@@ -325,7 +325,7 @@ cJSON *harness_ab(struct harness *h, struct harness_cand *inc, struct harness_ca
 called:
 	if (crc > 0) {
 		char *z = xasprintf("%s: %s", when, why);
-		*pFail = harness_verdict(crc == HC_CRASHED ? "crashed" : "incorrect", z);
+		*pFail = verdict_new(crc == HC_CRASHED ? STATUS_CRASHED : STATUS_INCORRECT, z);
 		free(z);
 		*pWho = who;
 	} else {

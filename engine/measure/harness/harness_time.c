@@ -860,7 +860,7 @@ cJSON *harness_time(struct harness *h, struct harness_cand *c, int nQuick,
 	if (isBad == HC_CRASHED)
 		*pFail = harness_called_verdict(h, isBad, "timing", why, err, &a);
 	else if (isBad)
-		*pFail = harness_verdict("incorrect", why);
+		*pFail = verdict_new(STATUS_INCORRECT, why);
 	else
 		*pFail = harness_crashed(h, "timing", err);
 	return NULL;
