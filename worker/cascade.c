@@ -405,7 +405,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 		verdict_timing_decode(tm, &t);
 		t.stopped = 1;
 		t.zStopped = why;
-		verdict_timing_encode(tm, &t);
+		verdict_timing_encode(tm, &t, 0);
 		verdict_put_timing(res, tm);
 		precision_again(res);
 		goto stop_c;

@@ -221,6 +221,7 @@ static const char *differs(const struct verdict *a, const struct verdict *b)
 	I(timing.present) N(timing.medianMs) N(timing.p10Ms) N(timing.p90Ms) I(timing.count);
 	N(timing.rse) I(timing.converged) I(timing.unverified) S(timing.zClockBound);
 	S(timing.zBound) S(timing.zMethod) S(timing.zClockNote) I(timing.throttled);
+	I(timing.throttleRead);
 	S(timing.zThrottleReason) I(timing.stopped) S(timing.zStopped);
 	N(timing.smClockMhzAfter);
 	S(precision.zClass) I(precision.reduced) S(precision.zCause) S(precision.zWhy);

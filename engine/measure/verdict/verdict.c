@@ -43,6 +43,7 @@ void verdict_timing_decode(const cJSON *tm, struct verdict_timing *t)
 	t->zMethod = str_or(tm, "method", NULL);
 	t->zClockNote = str_or(tm, "clock_note", NULL);
 	t->throttled = cJSON_IsTrue(cJSON_GetObjectItem(tm, "throttled"));
+	t->throttleRead = cJSON_GetObjectItem(tm, "throttled") != NULL;
 	t->zThrottleReason = str_or(tm, "throttle_reason", NULL);
 	t->stopped = cJSON_GetObjectItem(tm, "stopped") != NULL;
 	t->zStopped = str_or(tm, "stopped", "");
@@ -207,13 +208,12 @@ static const struct field aTiming[] = {
     F("p90_ms", K_NUM, verdict_timing, p90Ms, 0),
     F("count", K_COUNT, verdict_timing, count, 0),
     F("rse", K_NUM, verdict_timing, rse, 0),
-    F("converged", K_BOOL, verdict_timing, converged, 0),
-    F("verified", K_NBOOL, verdict_timing, unverified, 0),
+    F("converged", K_BOOL, verdict_timing, converged, 1),
+    F("verified", K_NBOOL, verdict_timing, unverified, 1),
     F("clock_bound", K_STR, verdict_timing, zClockBound, 0),
     F("bound", K_STR, verdict_timing, zBound, 0),
     F("method", K_STR, verdict_timing, zMethod, 0),
     F("clock_note", K_STR, verdict_timing, zClockNote, 0),
-    F("throttled", K_BOOL, verdict_timing, throttled, 0),
     F("throttle_reason", K_STR, verdict_timing, zThrottleReason, 0),
     F("sm_clock_mhz_after", K_NUM, verdict_timing, smClockMhzAfter, 0),
 };
@@ -331,21 +331,26 @@ static void encode_fields(const struct field *a, int n, const void *want, const 
 }
 
 /* t's fields into tm, as changes */
-static void timing_changes(cJSON *tm, const struct verdict_timing *t, struct changes *c)
+static void timing_changes(cJSON *tm, const struct verdict_timing *t, int complete,
+                           struct changes *c)
 {
 	struct verdict_timing have;
 	verdict_timing_decode(tm, &have);
-	encode_fields(aTiming, (int)(sizeof aTiming / sizeof *aTiming), t, &have, 0, tm, c);
+	encode_fields(aTiming, (int)(sizeof aTiming / sizeof *aTiming), t, &have, complete, tm, c);
+	/* "throttled": said where the throttle was read, true or false */
+	int said = t->throttleRead || t->throttled;
+	if (said != have.throttleRead || (said && !t->throttled != !have.throttled))
+		change(c, tm, "throttled", said ? cJSON_CreateBool(t->throttled) : NULL);
 	/* "stopped": present, a string saying why */
 	if (t->stopped != have.stopped || (t->stopped && !same_str(t->zStopped, have.zStopped)))
 		change(c, tm, "stopped",
 		       t->stopped ? cJSON_CreateString(t->zStopped ? t->zStopped : "") : NULL);
 }
 
-void verdict_timing_encode(cJSON *tm, const struct verdict_timing *t)
+void verdict_timing_encode(cJSON *tm, const struct verdict_timing *t, int flags)
 {
 	struct changes c = {.n = 0};
-	timing_changes(tm, t, &c);
+	timing_changes(tm, t, flags & VERDICT_COMPLETE, &c);
 	apply(&c);
 }
 
@@ -364,7 +369,7 @@ static void timing_into(cJSON *r, const struct verdict *v, const struct verdict 
 		tm = v->timingJson ? cJSON_Duplicate(v->timingJson, 1) : cJSON_CreateObject();
 		change(c, r, "timing", tm);
 	}
-	timing_changes(tm, &v->timing, c);
+	timing_changes(tm, &v->timing, 0, c);
 }
 
 /* the pool's worker's fields, in r's "worker" (made when there is none) */

@@ -67,6 +67,7 @@ struct verdict_timing {
 	const char *zMethod;     /* how it was timed ("device-wide", ...), or NULL */
 	const char *zClockNote;  /* a note on the clock, or NULL */
 	int throttled;           /* the GPU throttled meanwhile */
+	int throttleRead;        /* the throttle was read ("throttled" said, either way) */
 	const char *zThrottleReason;
 	int stopped;            /* stopped after the quick timing ("stopped") */
 	const char *zStopped;   /* why, where said ("" where none) */
@@ -144,7 +145,7 @@ void verdict_timing_decode(const cJSON *tm, struct verdict_timing *t);
 enum verdict_encode_flags {
 	VERDICT_COMPLETE = 1 /* also write, where r lacks them, the keys every completed verdict has
 	                      * (reason, task, source, backend, baseline: ""; time_ms,
-	                      * baseline_ms, speedup: null) */
+	                      * baseline_ms, speedup: null; a timing's converged and verified) */
 };
 
 /*
@@ -164,8 +165,10 @@ enum verdict_encode_flags {
 void verdict_encode(cJSON *r, const struct verdict *v, int flags);
 
 /* write t's fields into timing object tm (the inverse of
- * verdict_timing_decode), as verdict_encode does: those that differ */
-void verdict_timing_encode(cJSON *tm, const struct verdict_timing *t);
+ * verdict_timing_decode), as verdict_encode does: those that differ
+ * (flags VERDICT_COMPLETE: converged and verified also where tm lacks them,
+ * as a timing made whole says them) */
+void verdict_timing_encode(cJSON *tm, const struct verdict_timing *t, int flags);
 
 /* a new verdict of status s with reason zReason: {"status", "reason"} */
 cJSON *verdict_new(enum status s, const char *zReason);
