@@ -268,12 +268,17 @@ static cJSON *ab_stage(struct job *j, struct harness_cand *hc, cJSON *res)
 			snprintf(err, sizeof err, "%s", decoded(fail).zReason);
 		cJSON_Delete(fail);
 	}
-	if (!ab) {
+	/* why it was not run, and whom it was against */
+	int ran = ab != NULL;
+	if (!ab)
 		ab = cJSON_CreateObject();
-		cJSON_AddStringToObject(ab, "error", err);
-	}
+	struct verdict_ab a;
+	verdict_ab_decode(ab, &a);
+	if (!ran)
+		a.zError = err;
 	if (inc->id >= 0)
-		cJSON_AddNumberToObject(ab, "incumbent_id", inc->id);
+		a.incumbent = inc->id;
+	verdict_ab_encode(ab, &a, 0);
 	cJSON_AddStringToObject(ab, "incumbent_name", j->inc->zName);
 	cJSON_AddItemToObject(res, "ab", ab);
 	return res;

@@ -297,6 +297,23 @@ static void encode_round_trip(void)
 	z = round_trip(&v);
 	CHECK(!z, "every typed field set, encoded and decoded again, is the same (lost: %s)",
 	      z ? z : "nothing");
+	/* an A/B's typed fields, every one set, come back from its encoder */
+	struct verdict_ab a = {.incumbent = 3,
+	                       .pairs = 12,
+	                       .wins = 11,
+	                       .ratio = 1.4,
+	                       .won = 1,
+	                       .zError = "the incumbent crashed",
+	                       .zRule = "sign test"},
+	                  ab2;
+	cJSON *abo = cJSON_CreateObject();
+	verdict_ab_encode(abo, &a, 0);
+	verdict_ab_decode(abo, &ab2);
+	CHECK(ab2.present && ab2.incumbent == 3 && ab2.pairs == 12 && ab2.wins == 11 &&
+	          ab2.ratio == 1.4 && ab2.won && !strcmp(ab2.zError, "the incumbent crashed") &&
+	          !strcmp(ab2.zRule, "sign test"),
+	      "an A/B encoded and decoded again is the same");
+	cJSON_Delete(abo);
 	/* each field, set alone on a verdict of nothing, comes back */
 	struct verdict e;
 	verdict_decode(NULL, &e);

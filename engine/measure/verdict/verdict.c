@@ -50,7 +50,7 @@ void verdict_timing_decode(const cJSON *tm, struct verdict_timing *t)
 	t->smClockMhzAfter = num(tm, "sm_clock_mhz_after");
 }
 
-static void ab(const cJSON *o, struct verdict_ab *a)
+void verdict_ab_decode(const cJSON *o, struct verdict_ab *a)
 {
 	a->present = o != NULL;
 	a->incumbent = count(o, "incumbent_id");
@@ -110,7 +110,7 @@ void verdict_decode(const cJSON *r, struct verdict *v)
 	v->roofline.fraction = num(roof, "fraction");
 	v->roofline.zSuspect = str_or(roof, "suspect", NULL);
 	v->abJson = cJSON_GetObjectItem(r, "ab");
-	ab(v->abJson, &v->ab);
+	verdict_ab_decode(v->abJson, &v->ab);
 	v->compile = cJSON_GetObjectItem(r, "compile");
 	v->comp.present = v->compile != NULL;
 	v->comp.seconds = num(v->compile, "seconds");
@@ -216,6 +216,16 @@ static const struct field aTiming[] = {
     F("clock_note", K_STR, verdict_timing, zClockNote, 0),
     F("throttle_reason", K_STR, verdict_timing, zThrottleReason, 0),
     F("sm_clock_mhz_after", K_NUM, verdict_timing, smClockMhzAfter, 0),
+};
+
+static const struct field aAb[] = {
+    F("incumbent_id", K_COUNT, verdict_ab, incumbent, 0),
+    F("pairs", K_COUNT, verdict_ab, pairs, 0),
+    F("wins", K_COUNT, verdict_ab, wins, 0),
+    F("ratio", K_NUM, verdict_ab, ratio, 0),
+    F("won", K_BOOL, verdict_ab, won, 1),
+    F("error", K_STR, verdict_ab, zError, 0),
+    F("rule", K_STRE, verdict_ab, zRule, 0),
 };
 
 #undef F
@@ -351,6 +361,16 @@ void verdict_timing_encode(cJSON *tm, const struct verdict_timing *t, int flags)
 {
 	struct changes c = {.n = 0};
 	timing_changes(tm, t, flags & VERDICT_COMPLETE, &c);
+	apply(&c);
+}
+
+void verdict_ab_encode(cJSON *ab, const struct verdict_ab *a, int flags)
+{
+	struct verdict_ab have;
+	struct changes c = {.n = 0};
+	verdict_ab_decode(ab, &have);
+	encode_fields(aAb, (int)(sizeof aAb / sizeof *aAb), a, &have, flags & VERDICT_COMPLETE, ab,
+	              &c);
 	apply(&c);
 }
 

@@ -170,6 +170,13 @@ void verdict_encode(cJSON *r, const struct verdict *v, int flags);
  * as a timing made whole says them) */
 void verdict_timing_encode(cJSON *tm, const struct verdict_timing *t, int flags);
 
+/* a from an A/B object ab (a verdict's "ab"); NULL: not present */
+void verdict_ab_decode(const cJSON *ab, struct verdict_ab *a);
+
+/* write a's fields into A/B object ab (the inverse of its decoding), as
+ * verdict_encode does (VERDICT_COMPLETE: "won" also where ab lacks it) */
+void verdict_ab_encode(cJSON *ab, const struct verdict_ab *a, int flags);
+
 /* a new verdict of status s with reason zReason: {"status", "reason"} */
 cJSON *verdict_new(enum status s, const char *zReason);
 
