@@ -189,8 +189,10 @@ static int print_results(struct driver *drv, const struct src *a, int n, int jso
 	for (int i = 0; i < n; i++) {
 		const struct cand *c = state_cand(driver_state(drv), a[i].candId);
 		cJSON *r = c && c->result ? cJSON_Duplicate(c->result, 1) : cJSON_CreateObject();
-		cJSON_DeleteItemFromObject(r, "source");
-		cJSON_AddStringToObject(r, "source", a[i].zPath);
+		struct verdict v;
+		verdict_decode(r, &v);
+		v.zSource = a[i].zPath;
+		verdict_encode(r, &v, 0);
 		if (json) {
 			char *z = json_text(r, 0);
 			printf("%s\n", z);

@@ -6,6 +6,8 @@
  */
 #include "kworker.h"
 
+#include <stdarg.h>
+
 /* ---- running ---- */
 
 void kworker_job_free(struct job *j)
@@ -129,20 +131,20 @@ static void note_code(const struct job *j, const struct timed *skip, cJSON *o)
 {
 	if (!j->zCode[0])
 		return;
-	cJSON_AddStringToObject(o, "code_hash", j->zCode);
 	struct verdict v;
 	verdict_decode(o, &v);
-	if (v.status != STATUS_CORRECT)
-		return;
-	if (skip) {
-		char *z = xasprintf("same machine code as %s, not timed again", skip->zLabel);
-		cJSON_AddStringToObject(o, "not_timed", z);
-		free(z);
-		cJSON_DeleteItemFromObject(o, "timing");
-		cJSON_AddItemToObject(o, "timing", cJSON_Duplicate(skip->timing, 1));
-	} else {
+	v.zCodeHash = j->zCode;
+	if (v.status == STATUS_CORRECT && !skip)
 		kworker_add_timed(j->zCode, j->zName, v.timingJson);
+	char *z = NULL;
+	if (v.status == STATUS_CORRECT && skip) {
+		v.zNotTimed = z =
+		    xasprintf("same machine code as %s, not timed again", skip->zLabel);
+		v.timingJson = skip->timing;
+		verdict_timing_decode(skip->timing, &v.timing);
 	}
+	verdict_encode(o, &v, 0);
+	free(z);
 }
 
 /* a cascade stage's progress: the harness's trial or run under the stage's name */
@@ -166,6 +168,29 @@ static struct verdict decoded(const cJSON *res)
 	return v;
 }
 
+/* res's stage: where the cascade stopped */
+static void set_stage(cJSON *res, const char *zStage)
+{
+	struct verdict v = decoded(res);
+	v.zStage = zStage;
+	verdict_encode(res, &v, 0);
+}
+
+/* res's reason, formatted */
+static void set_reason(cJSON *res, const char *zFmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_reason(cJSON *res, const char *zFmt, ...)
+{
+	va_list ap;
+	char *z = NULL;
+	va_start(ap, zFmt);
+	int n = vasprintf(&z, zFmt, ap);
+	va_end(ap);
+	struct verdict v = decoded(res);
+	v.zReason = n < 0 ? "out of memory" : z;
+	verdict_encode(res, &v, 0);
+	free(z);
+}
+
 /* res is correct so far */
 static int is_correct(const cJSON *res)
 {
@@ -182,10 +207,7 @@ static const char *status_of(const cJSON *res)
 /* the runner could not start: a compile_error when the object is at fault */
 static cJSON *load_failed(int loadErr, const char *err)
 {
-	cJSON *res = cJSON_CreateObject();
-	cJSON_AddStringToObject(res, "status", loadErr ? "compile_error" : "crashed");
-	cJSON_AddStringToObject(res, "reason", err);
-	return res;
+	return verdict_new(loadErr ? STATUS_COMPILE_ERROR : STATUS_CRASHED, err);
 }
 
 /* a stage's timing's median (0: none) */
@@ -238,7 +260,7 @@ static cJSON *ab_stage(struct job *j, struct harness_cand *hc, cJSON *res)
 			cJSON_AddItemToObject(fail, "correctness",
 			                      cJSON_DetachItemFromObject(res, "correctness"));
 			cJSON_AddItemToObject(fail, "earlier_timing",
-			                      cJSON_DetachItemFromObject(res, "timing"));
+			                      cJSON_Duplicate(v.timingJson, 1));
 			cJSON_Delete(res);
 			return fail;
 		}
@@ -246,12 +268,17 @@ static cJSON *ab_stage(struct job *j, struct harness_cand *hc, cJSON *res)
 			snprintf(err, sizeof err, "%s", decoded(fail).zReason);
 		cJSON_Delete(fail);
 	}
-	if (!ab) {
+	/* why it was not run, and whom it was against */
+	int ran = ab != NULL;
+	if (!ab)
 		ab = cJSON_CreateObject();
-		cJSON_AddStringToObject(ab, "error", err);
-	}
+	struct verdict_ab a;
+	verdict_ab_decode(ab, &a);
+	if (!ran)
+		a.zError = err;
 	if (inc->id >= 0)
-		cJSON_AddNumberToObject(ab, "incumbent_id", inc->id);
+		a.incumbent = inc->id;
+	verdict_ab_encode(ab, &a, 0);
 	cJSON_AddStringToObject(ab, "incumbent_name", j->inc->zName);
 	cJSON_AddItemToObject(res, "ab", ab);
 	return res;
@@ -310,10 +337,8 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 		full = 1;
 		res = harness_eval(W.hSmall, cand_iface(c, 0), 0, stage_progress, &sc);
 		if (W.b->fatal || !is_correct(res)) {
-			char *z = xasprintf("at the small shapes (%s): %s", W.zSmall,
-			                    decoded(res).zReason);
-			cJSON_ReplaceItemInObject(res, "reason", cJSON_CreateString(z));
-			free(z);
+			set_reason(res, "at the small shapes (%s): %s", W.zSmall,
+			           decoded(res).zReason);
 			goto stop_c;
 		}
 		cJSON_Delete(res);
@@ -339,13 +364,15 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 		res = harness_eval(W.h, cand_iface(c, 0), 0, stage_progress, &sc);
 		if (is_correct(res)) {
 			const char *r = decoded(shared).zReason;
+			struct verdict v = decoded(res);
 			char *z = xasprintf(
 			    "%s at the full shapes in the process that had run the small shapes "
 			    "(%s), "
 			    "correct in a fresh one: it keeps state from an earlier call (a buffer "
 			    "sized by its first shapes?)",
 			    status_of(shared), *r ? r : "no reason");
-			cJSON_AddStringToObject(res, "kept_state", z);
+			v.zKeptState = z;
+			verdict_encode(res, &v, 0);
 			free(z);
 		}
 		cJSON_Delete(shared);
@@ -379,8 +406,12 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 		    why, sizeof why,
 		    "stopped after the quick timing: %.4g ms is over %gx the baseline's %.4g ms",
 		    quickMs, stopX, base);
-		cJSON_AddStringToObject(tm, "stopped", why);
-		cJSON_AddItemToObject(res, "timing", tm);
+		struct verdict_timing t;
+		verdict_timing_decode(tm, &t);
+		t.stopped = 1;
+		t.zStopped = why;
+		verdict_timing_encode(tm, &t, 0);
+		verdict_put_timing(res, tm);
 		precision_again(res);
 		goto stop_c;
 	}
@@ -390,7 +421,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 	kworker_send_progress(j->id, zStage, 0);
 	if (!(tm = harness_time(W.h, cand_iface(c, full), 0, stage_progress, &sc, &fail)))
 		goto failed;
-	cJSON_AddItemToObject(res, "timing", tm);
+	verdict_put_timing(res, tm);
 	stage_done(stages, zStage, t0);
 	precision_again(res);
 	/* the A/B: when it looks faster than the incumbent, or when asked */
@@ -407,7 +438,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 	}
 	*pTime = now_s() - tc;
 	unload_cand(j, c);
-	cJSON_AddStringToObject(res, "stage", zStage);
+	set_stage(res, zStage);
 	return res;
 failed:
 	/* a timing stage failed: its verdict, with the checks' correctness */
@@ -418,7 +449,7 @@ stop_c:
 	*pTime = now_s() - tc;
 	unload_cand(j, c);
 stop:
-	cJSON_AddStringToObject(res, "stage", zStage);
+	set_stage(res, zStage);
 	return res;
 }
 
@@ -436,10 +467,7 @@ static void note_target(cJSON *res)
 	if (!cuda_target_diagnose_run(tg, why, hint, sizeof hint) &&
 	    !cuda_target_diagnose_run(tg, v.zStderrTail ? v.zStderrTail : "", hint, sizeof hint))
 		return;
-	char *z = xasprintf("%s%s%s", why, *why ? "; " : "", hint);
-	cJSON_DeleteItemFromObject(res, "reason");
-	cJSON_AddStringToObject(res, "reason", z);
-	free(z);
+	set_reason(res, "%s%s%s", why, *why ? "; " : "", hint);
 }
 
 static void run_job(struct job *j)
@@ -455,19 +483,16 @@ static void run_job(struct job *j)
 	W.spare0 = cand_spare_seconds();
 	W.zConfine[0] = 0;
 	if (!j->ok) {
-		res = cJSON_CreateObject();
-		cJSON_AddStringToObject(res, "status", "compile_error");
-		cJSON_AddStringToObject(
-		    res, "reason",
-		    cJSON_GetStringValue(cJSON_GetObjectItem(j->compile, "summary")));
-		cJSON_AddStringToObject(res, "stage", "compile");
+		res = verdict_new(STATUS_COMPILE_ERROR,
+		                  cJSON_GetStringValue(cJSON_GetObjectItem(j->compile, "summary")));
+		set_stage(res, "compile");
 	} else {
 		stage_done(stages, "compile", t0 - j->tCompile);
 		res = cascade(j, skip, stages, &tCheck, &tTime);
 		torchref_hold(W.bg, 0);
 		/* a load error is the object's: the compile stage's */
 		if (decoded(res).status == STATUS_COMPILE_ERROR)
-			cJSON_ReplaceItemInObject(res, "stage", cJSON_CreateString("compile"));
+			set_stage(res, "compile");
 	}
 	if (j->ext.form != TORCHEXT_KERNEL) {
 		char *azOut[TASK_MAX_TENSORS];

@@ -211,11 +211,12 @@ static void same_code_as(struct driver *drv, int id, cJSON *r, const char *zDevi
 	if (!e)
 		return; /* the worker's own words name what it timed */
 	char *z = xasprintf("same machine code as #%d, not timed again", e->id);
-	cJSON_ReplaceItemInObject(r, "not_timed", cJSON_CreateString(z));
+	v.zNotTimed = z;
+	v.sameCodeAs = e->id;
+	v.timingJson = e->v.timingJson;
+	v.timing = e->v.timing;
+	verdict_encode(r, &v, 0);
 	free(z);
-	cJSON_DeleteItemFromObject(r, "same_code_as");
-	cJSON_AddNumberToObject(r, "same_code_as", e->id);
-	cJSON_ReplaceItemInObject(r, "timing", cJSON_Duplicate(e->v.timingJson, 1));
 }
 
 /* the workers learn that cand c's code was timed (a result just in, or one
@@ -570,17 +571,15 @@ static int abandon_poison_pill(struct driver *drv, const struct cand *c, char *e
 	cJSON *r;
 	if (kept) {
 		r = cJSON_Duplicate(c->result, 1);
-		cJSON_DeleteItemFromObject(r, "rerun_abandoned");
-		cJSON_AddStringToObject(
-		    r, "rerun_abandoned",
-		    "the session ended twice while evaluating it again: not run "
-		    "again; its earlier verdict stands");
+		struct verdict v;
+		verdict_decode(r, &v);
+		v.zRerunAbandoned = "the session ended twice while evaluating it again: not run "
+		                    "again; its earlier verdict stands";
+		verdict_encode(r, &v, 0);
 	} else {
-		r = cJSON_CreateObject();
-		cJSON_AddStringToObject(r, "status", status_name(STATUS_CRASHED));
-		cJSON_AddStringToObject(r, "reason",
-		                        "the session ended twice while this candidate was running: "
-		                        "not run again (it may kill whatever evaluates it)");
+		r = verdict_new(STATUS_CRASHED,
+		                "the session ended twice while this candidate was running: "
+		                "not run again (it may kill whatever evaluates it)");
 		cJSON_AddBoolToObject(r, "abandoned", 1);
 	}
 	int rc = ev_eval_finished(drv->ses, id, r, err);

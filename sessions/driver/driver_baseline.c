@@ -58,8 +58,12 @@ void driver_result_complete(struct driver *drv, const struct cand *c, cJSON *r, 
 	                     pool_reference_name(drv->pool), zDevice, drv->zTaskName,
 	                     c ? c->zName : "", drv->zBackend);
 	/* what this run's workers timed the reference at, where it differs */
-	if (sb && own > 0 && fabs(own - base) > 1e-9 * base)
-		cJSON_AddNumberToObject(r, "baseline_measured_ms", own);
+	if (sb && own > 0 && fabs(own - base) > 1e-9 * base) {
+		struct verdict v;
+		verdict_decode(r, &v);
+		v.baselineMeasuredMs = own;
+		verdict_encode(r, &v, 0);
+	}
 	cJSON_Delete(sb);
 }
 

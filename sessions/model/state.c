@@ -118,13 +118,6 @@ double state_baseline(const struct state *st, const char *zDevice)
 	return b ? b->ms : -1;
 }
 
-/* a number in object o, replaced or added */
-static void put_num(cJSON *o, const char *k, double v)
-{
-	cJSON_DeleteItemFromObjectCaseSensitive(o, k);
-	cJSON_AddNumberToObject(o, k, v);
-}
-
 void state_cand_speedup(struct state *st, struct cand *c)
 {
 	double base = state_baseline(st, device_of(c));
@@ -137,12 +130,12 @@ void state_cand_speedup(struct state *st, struct cand *c)
 	double own = !isnan(c->v.baselineMeasuredMs) ? c->v.baselineMeasuredMs
 	             : !isnan(c->v.baselineMs)       ? c->v.baselineMs
 	                                             : -1;
-	if (own > 0 && fabs(own - base) > 1e-9 * base)
-		put_num(c->result, "baseline_measured_ms", own);
-	else
-		cJSON_DeleteItemFromObjectCaseSensitive(c->result, "baseline_measured_ms");
-	put_num(c->result, "baseline_ms", base);
-	put_num(c->result, "speedup", c->speedup);
+	struct verdict v;
+	verdict_decode(c->result, &v);
+	v.baselineMeasuredMs = own > 0 && fabs(own - base) > 1e-9 * base ? own : NAN;
+	v.baselineMs = base;
+	v.speedup = c->speedup;
+	verdict_encode(c->result, &v, 0);
 	state_cand_decode(c);
 }
 

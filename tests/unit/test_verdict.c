@@ -4,7 +4,10 @@
  * field by field into what every front end reads; a verdict without a
  * field says so (NAN, NULL, -1), never a zero that reads as a time; the
  * fold keeps each candidate's decoded verdict true to its result, also
- * after a torch.compile baseline or a profile changed it.
+ * after a torch.compile baseline or a profile changed it.  The encoder
+ * (verdict_encode) is its inverse: every typed field written comes back
+ * decoded as it was, a field made none goes, and the keys it does not type
+ * (a newer kloop's) stay as they were.
  */
 #include <cJSON.h>
 #include <math.h>
@@ -178,10 +181,230 @@ static void fold(void)
 	state_free(&st);
 }
 
+static int same_s(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static int same_n(double a, double b)
+{
+	return a == b || (isnan(a) && isnan(b));
+}
+
+static int same_j(const cJSON *a, const cJSON *b)
+{
+	return a == b || (a && b && cJSON_Compare(a, b, 1));
+}
+
+/* the first typed field in which a and b differ, or NULL: every field of
+ * struct verdict, its timing and the detail objects' typed views (the
+ * timing's JSON aside: its typed fields are what the encoder writes) */
+static const char *differs(const struct verdict *a, const struct verdict *b)
+{
+#define S(f)                                                                                       \
+	if (!same_s(a->f, b->f))                                                                   \
+		return #f;
+#define N(f)                                                                                       \
+	if (!same_n(a->f, b->f))                                                                   \
+		return #f;
+#define I(f)                                                                                       \
+	if (a->f != b->f)                                                                          \
+		return #f;
+#define J(f)                                                                                       \
+	if (!same_j(a->f, b->f))                                                                   \
+		return #f;
+	I(status) S(zStatus) S(zReason) S(zStage) S(zTask) S(zSource) S(zBackend) S(zDevice);
+	S(zWorker) S(zWorkerDevice) S(zWorkerHost) S(zCodeHash);
+	N(timeMs) N(speedup) N(baselineMs) N(baselineMeasuredMs) S(zBaseline);
+	N(baselineCompileMs) N(speedupCompile) S(zBaselineCompileError);
+	S(zNotTimed) I(sameCodeAs) S(zKeptState) S(zStderrTail) S(zRerunAbandoned);
+	I(timing.present) N(timing.medianMs) N(timing.p10Ms) N(timing.p90Ms) I(timing.count);
+	N(timing.rse) I(timing.converged) I(timing.unverified) S(timing.zClockBound);
+	S(timing.zBound) S(timing.zMethod) S(timing.zClockNote) I(timing.throttled);
+	I(timing.throttleRead);
+	S(timing.zThrottleReason) I(timing.stopped) S(timing.zStopped);
+	N(timing.smClockMhzAfter);
+	S(precision.zClass) I(precision.reduced) S(precision.zCause) S(precision.zWhy);
+	S(precision.zMatches);
+	I(roofline.present) N(roofline.fraction) S(roofline.zSuspect);
+	I(ab.present) I(ab.incumbent) I(ab.pairs) I(ab.wins) N(ab.ratio) I(ab.won);
+	S(ab.zError) S(ab.zRule);
+	I(comp.present) N(comp.seconds) I(comp.cached) I(comp.ok) S(comp.zCommand) S(comp.zLog);
+	J(comp.resources);
+	N(refData.seconds) I(refData.trials) S(refData.zNote) J(refData.setup);
+	J(compile) J(correctness) J(precisionJson) J(rooflineJson) J(referenceData) J(profile);
+	J(form) J(stages) J(abJson);
+#undef S
+#undef N
+#undef I
+#undef J
+	return NULL;
+}
+
+/* v written into an empty result and read back: the field it lost, or
+ * NULL; twice, with its timing's JSON and with its typed fields alone (what
+ * the encoder writes of a timing, not what a copy carries) */
+static const char *round_trip(const struct verdict *v)
+{
+	static char lost[64];
+	for (int alone = 0; alone < 2; alone++) {
+		struct verdict w = *v, back;
+		if (alone)
+			w.timingJson = NULL;
+		cJSON *r = cJSON_CreateObject();
+		verdict_encode(r, &w, 0);
+		verdict_decode(r, &back);
+		const char *z = differs(&w, &back);
+		snprintf(lost, sizeof lost, "%s%s", z ? z : "", alone ? " (typed alone)" : "");
+		cJSON_Delete(r);
+		if (z)
+			return lost;
+	}
+	return NULL;
+}
+
+/* a verdict the engine completed, with every typed field given a value
+ * none of them has by default: encoded into an empty result, every one
+ * comes back (a field the encoder drops fails here, by name) */
+static void encode_round_trip(void)
+{
+	cJSON *r = worker_reply();
+	cJSON *rt = cJSON_CreateObject();
+	cJSON_AddNumberToObject(rt, "median_ms", 2.0);
+	cJSON *bases = cJSON_Parse("{\"compile\": {\"median_ms\": 1.5}}");
+	cJSON *refData = cJSON_Parse("{\"seconds\": 0.8, \"trials\": 2, \"note\": \"drawn\","
+	                             " \"setup\": {\"seconds\": 3}}");
+	result_complete_from(r, rt, bases, refData, "PyTorch eager", "NVIDIA H200", "softmax",
+	                     "c.cu", "cuda");
+	struct verdict v;
+	verdict_decode(r, &v);
+	const char *z = round_trip(&v);
+	CHECK(!z, "a completed verdict, encoded and decoded again, is the same (lost: %s)",
+	      z ? z : "nothing");
+	v.baselineMeasuredMs = 2.5;
+	v.zBaselineCompileError = "torch.compile failed";
+	v.zNotTimed = "same machine code as #4, not timed again";
+	v.sameCodeAs = 4;
+	v.zKeptState = "it keeps state";
+	v.zStderrTail = "segfault at 0x0";
+	v.zRerunAbandoned = "the session ended twice";
+	v.timing.zBound = "cpu";
+	v.timing.zClockNote = "kloop's own clock";
+	v.timing.stopped = 1;
+	v.timing.zStopped = "stopped after the quick timing";
+	v.timing.smClockMhzAfter = 1755;
+	v.timing.rse = 0.25;
+	z = round_trip(&v);
+	CHECK(!z, "every typed field set, encoded and decoded again, is the same (lost: %s)",
+	      z ? z : "nothing");
+	/* an A/B's typed fields, every one set, come back from its encoder */
+	struct verdict_ab a = {.incumbent = 3,
+	                       .pairs = 12,
+	                       .wins = 11,
+	                       .ratio = 1.4,
+	                       .won = 1,
+	                       .zError = "the incumbent crashed",
+	                       .zRule = "sign test"},
+	                  ab2;
+	cJSON *abo = cJSON_CreateObject();
+	verdict_ab_encode(abo, &a, 0);
+	verdict_ab_decode(abo, &ab2);
+	CHECK(ab2.present && ab2.incumbent == 3 && ab2.pairs == 12 && ab2.wins == 11 &&
+	          ab2.ratio == 1.4 && ab2.won && !strcmp(ab2.zError, "the incumbent crashed") &&
+	          !strcmp(ab2.zRule, "sign test"),
+	      "an A/B encoded and decoded again is the same");
+	cJSON_Delete(abo);
+	/* each field, set alone on a verdict of nothing, comes back */
+	struct verdict e;
+	verdict_decode(NULL, &e);
+	e.status = STATUS_TIMEOUT;
+	e.zStatus = "stale";
+	cJSON *o = cJSON_CreateObject();
+	verdict_encode(o, &e, 0);
+	struct verdict back;
+	verdict_decode(o, &back);
+	CHECK(back.status == STATUS_TIMEOUT && !strcmp(back.zStatus, "timeout"),
+	      "a status set in the struct is written by its name (%s)", back.zStatus);
+	cJSON_Delete(o);
+	cJSON_Delete(r);
+	cJSON_Delete(rt);
+	cJSON_Delete(bases);
+	cJSON_Delete(refData);
+}
+
+/* the encoder writes only what changed: a newer kloop's keys, the untyped
+ * ones and the keys' order stay; a field made none goes (time_ms, speedup
+ * and baseline_ms: null, as a completed verdict says them) */
+static void encode_keeps(void)
+{
+	cJSON *r = worker_reply();
+	cJSON_AddItemToObject(r, "from_a_newer_kloop", cJSON_Parse("{\"x\": [1, 2]}"));
+	cJSON *rt = cJSON_CreateObject();
+	cJSON_AddNumberToObject(rt, "median_ms", 2.0);
+	result_complete_from(r, rt, NULL, NULL, "ref", "H200", "softmax", "c.cu", "cuda");
+	char *z0 = cJSON_PrintUnformatted(r);
+	struct verdict v;
+	verdict_decode(r, &v);
+	verdict_encode(r, &v, 0);
+	char *z1 = cJSON_PrintUnformatted(r);
+	CHECK(!strcmp(z0, z1), "a verdict encoded unchanged leaves its JSON as it was: %s", z1);
+	free(z1);
+	verdict_decode(r, &v);
+	v.zReason = "a reason";
+	v.zNotTimed = "same machine code as #2, not timed again";
+	v.sameCodeAs = 2;
+	v.timeMs = NAN;
+	v.zCodeHash = NULL;
+	v.timing.count = 41;
+	verdict_encode(r, &v, 0);
+	struct verdict back;
+	verdict_decode(r, &back);
+	const char *lost = differs(&v, &back);
+	CHECK(!lost, "the fields changed are what decodes (differs: %s)", lost ? lost : "none");
+	const cJSON *nk = cJSON_GetObjectItem(r, "from_a_newer_kloop");
+	CHECK(nk && cJSON_GetArraySize(cJSON_GetObjectItem(nk, "x")) == 2,
+	      "a newer kloop's key survives the encoder");
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(r, "time_ms")) &&
+	          !cJSON_GetObjectItem(r, "code_hash") &&
+	          cJSON_GetObjectItem(r, "same_code_as")->valueint == 2,
+	      "a time made none is null, a hash made none is gone, a copy says whose");
+	z1 = cJSON_PrintUnformatted(r);
+	CHECK(strstr(z1, "\"status\":\"correct\",\"reason\":\"a reason\",\"stage\":\"a/b\""),
+	      "a key written again keeps its place: %.80s", z1);
+	free(z0);
+	free(z1);
+	/* a failure the engine completed: null time, speedup and baseline,
+	 * "" for what it lacks, as the journal has always said them */
+	cJSON *f = verdict_new(STATUS_CRASHED, "killed by SIGSEGV");
+	result_complete_from(f, NULL, NULL, NULL, NULL, NULL, "softmax", "c.cu", "cuda");
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(f, "time_ms")) &&
+	          cJSON_IsNull(cJSON_GetObjectItem(f, "speedup")) &&
+	          cJSON_IsNull(cJSON_GetObjectItem(f, "baseline_ms")) &&
+	          !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(f, "baseline")), "") &&
+	          !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(f, "device")), ""),
+	      "a completed failure has its time, speedup and baseline as null");
+	verdict_decode(f, &v);
+	lost = round_trip(&v);
+	CHECK(v.status == STATUS_CRASHED && !strcmp(v.zReason, "killed by SIGSEGV") && !lost,
+	      "verdict_new's failure round-trips (lost: %s)", lost ? lost : "nothing");
+	cJSON *cm = cJSON_Parse("{\"error\": \"no GPU\"}");
+	CHECK(result_add_compile(f, cm, "") == 0, "torch.compile's error, given later, is taken");
+	verdict_decode(f, &v);
+	lost = round_trip(&v);
+	CHECK(v.zBaselineCompileError && !strcmp(v.zBaselineCompileError, "no GPU") && !lost,
+	      "and encoded: it decodes and round-trips (lost: %s)", lost ? lost : "nothing");
+	cJSON_Delete(cm);
+	cJSON_Delete(f);
+	cJSON_Delete(r);
+	cJSON_Delete(rt);
+}
+
 int main(void)
 {
 	decode_whole();
 	decode_missing();
 	fold();
+	encode_round_trip();
+	encode_keeps();
 	return check_done();
 }

@@ -413,14 +413,14 @@ cJSON *harness_eval(struct harness *h, struct harness_cand *c, int bTime,
 		if (bad < 0)
 			return harness_crashed(h, when, err);
 		if (bad) {
-			cJSON *o = harness_verdict("incorrect", why);
+			cJSON *o = verdict_new(STATUS_INCORRECT, why);
 			cJSON_AddItemToObject(o, "correctness",
 			                      harness_correctness_json(h, &a, h->o.nTrials));
 			return o;
 		}
 		a.passed++;
 	}
-	cJSON *o = harness_verdict("correct", "");
+	cJSON *o = verdict_new(STATUS_CORRECT, "");
 	cJSON_AddItemToObject(o, "correctness", harness_correctness_json(h, &a, h->o.nTrials));
 	cJSON *pr = harness_precision(h);
 	if (pr)
@@ -442,7 +442,7 @@ cJSON *harness_eval(struct harness *h, struct harness_cand *c, int bTime,
 			                      harness_correctness_json(h, &a, h->o.nTrials));
 		return fail;
 	}
-	cJSON_AddItemToObject(o, "timing", tm);
+	verdict_put_timing(o, tm);
 	cJSON_AddNumberToObject(o, "time_seconds", now_s() - t1);
 	/* the precision again, with the run after timing's */
 	if ((pr = harness_precision(h)))

@@ -202,18 +202,27 @@ static cJSON *ab_json(const struct harness *h, struct ab_side *s, int strict, in
 {
 	struct harness_ab_decision d =
 	    harness_ab_decide(s[0].ts.a, s[1].ts.a, (int)s[1].ts.n, verified);
+	char rule[160];
+	snprintf(rule, sizeof rule,
+	         "sign test: faster in %d of %d pairs (one-sided p %.3g, needs < %g) and the "
+	         "median pair ratio %.3g above 1",
+	         d.wins, d.pairs, d.p, HARNESS_AB_ALPHA, d.ratio);
+	/* the typed facts (verdict.h), written by its encoder; then the rest */
+	struct verdict_ab a = {.incumbent = -1,
+	                       .pairs = d.pairs,
+	                       .wins = d.wins,
+	                       .ratio = isfinite(d.ratio) ? d.ratio : NAN,
+	                       .won = d.won,
+	                       .zRule = rule};
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "pairs", d.pairs);
-	cJSON_AddNumberToObject(o, "wins", d.wins);
+	verdict_ab_encode(o, &a, VERDICT_COMPLETE);
 	cJSON_AddNumberToObject(o, "p_value", d.p);
-	harness_add_finite(o, "ratio", d.ratio);
 	add_spread(o, "incumbent", &s[0].ts);
 	add_spread(o, "candidate", &s[1].ts);
 	cJSON_AddStringToObject(o, "method", strict ? "device-wide" : "stream");
 	cJSON_AddNumberToObject(o, "checked_runs", h->nChecked);
 	cJSON_AddNumberToObject(o, "checked_after_runs", h->nAfter);
 	cJSON_AddNumberToObject(o, "checked_after_seconds", h->afterS);
-	cJSON_AddBoolToObject(o, "won", d.won);
 	cJSON_AddBoolToObject(o, "verified", verified);
 	if (verified)
 		cJSON_AddStringToObject(o, "bound", s[0].byCpu || s[1].byCpu ? "cpu" : "clock");
@@ -227,12 +236,6 @@ static cJSON *ab_json(const struct harness *h, struct ab_side *s, int strict, in
 		                              "kl_run)");
 	if (!verified)
 		cJSON_AddStringToObject(o, "clock_bound", s[s[1].inc == 2 ? 1 : 0].bound);
-	char rule[160];
-	snprintf(rule, sizeof rule,
-	         "sign test: faster in %d of %d pairs (one-sided p %.3g, needs < %g) and the "
-	         "median pair ratio %.3g above 1",
-	         d.wins, d.pairs, d.p, HARNESS_AB_ALPHA, d.ratio);
-	cJSON_AddStringToObject(o, "rule", rule);
 	return o;
 }
 
@@ -325,7 +328,7 @@ cJSON *harness_ab(struct harness *h, struct harness_cand *inc, struct harness_ca
 called:
 	if (crc > 0) {
 		char *z = xasprintf("%s: %s", when, why);
-		*pFail = harness_verdict(crc == HC_CRASHED ? "crashed" : "incorrect", z);
+		*pFail = verdict_new(crc == HC_CRASHED ? STATUS_CRASHED : STATUS_INCORRECT, z);
 		free(z);
 		*pWho = who;
 	} else {

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "verdict.h"
 
 #define GUARD (64 * 1024) /* bytes of guard band on each side of a buffer */
 #define GUARD_BYTE 0xCB   /* the guard pattern */
@@ -178,14 +179,13 @@ int harness_prepare_run(struct harness *h, int set, uint64_t seed, char *err);
 int harness_draw_inputs(struct harness *h, void *const *aDst, uint64_t seed, char *err);
 /* call the candidate once, untimed: 0 with *pRc, -1 + err, or HC_* + why */
 int harness_call(struct harness_cand *c, int *pRc, char *why, size_t nWhy, char *err);
-/* verdicts ({"status", "reason"}, the caller's): one; kloop's own failure
- * zWhen (crashed); a call that did not come back normally (crc: HC_* or -1) */
-cJSON *harness_verdict(const char *zStatus, const char *zReason);
 /* why a call that returned rc fails, into buf (n bytes): "kl_run returned
  * RC" and zWhen (" during warm-up", may be ""), then the candidate's own
  * words for it where it gave some (kl_run_error); buf */
 const char *harness_returned(const struct harness_cand *c, int rc, const char *zWhen, char *buf,
                              size_t n);
+/* verdicts (verdict_new()'s, the caller's): kloop's own failure zWhen
+ * (crashed); a call that did not come back normally (crc: HC_* or -1) */
 cJSON *harness_crashed(struct harness *h, const char *zWhen, const char *err);
 cJSON *harness_called_verdict(struct harness *h, int crc, const char *zWhen, const char *why,
                               const char *err, const struct agg *a);

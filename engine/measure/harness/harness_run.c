@@ -162,14 +162,6 @@ int harness_call(struct harness_cand *c, int *pRc, char *why, size_t nWhy, char 
 	return rc;
 }
 
-cJSON *harness_verdict(const char *zStatus, const char *zReason)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "status", zStatus);
-	cJSON_AddStringToObject(o, "reason", zReason);
-	return o;
-}
-
 const char *harness_returned(const struct harness_cand *c, int rc, const char *zWhen, char *buf,
                              size_t n)
 {
@@ -182,7 +174,7 @@ cJSON *harness_crashed(struct harness *h, const char *zWhen, const char *err)
 {
 	char *z =
 	    xasprintf("%s: %s%s", zWhen, err, h->b->fatal ? " (the device context is lost)" : "");
-	cJSON *o = harness_verdict("crashed", z);
+	cJSON *o = verdict_new(STATUS_CRASHED, z);
 	free(z);
 	return o;
 }
@@ -194,7 +186,7 @@ cJSON *harness_called_verdict(struct harness *h, int crc, const char *zWhen, con
 	if (crc < 0)
 		return harness_crashed(h, zWhen, err);
 	char *z = xasprintf("%s: %s", zWhen, why);
-	cJSON *o = harness_verdict(crc == HC_CRASHED ? "crashed" : "incorrect", z);
+	cJSON *o = verdict_new(crc == HC_CRASHED ? STATUS_CRASHED : STATUS_INCORRECT, z);
 	free(z);
 	if (crc == HC_MISBEHAVED)
 		cJSON_AddItemToObject(o, "correctness",

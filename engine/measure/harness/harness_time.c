@@ -632,17 +632,46 @@ static cJSON *timing_json(const struct harness *h, const struct timing *tg)
 	double *sorted = xmalloc((size_t)n * sizeof *sorted);
 	memcpy(sorted, S->a, (size_t)n * sizeof *sorted);
 	qsort(sorted, (size_t)n, sizeof *sorted, harness_cmp_double);
+	/* the typed facts (verdict.h), written by its encoder; then the rest */
+	struct verdict_timing t;
+	verdict_timing_decode(NULL, &t);
+	t.medianMs = harness_pct(sorted, n, 0.5);
+	t.p10Ms = harness_pct(sorted, n, 0.1);
+	t.p90Ms = harness_pct(sorted, n, 0.9);
+	t.count = n;
+	t.rse = isfinite(tg->rse) ? tg->rse : -1;
+	t.converged = tg->converged;
+	t.zMethod = tg->strict ? "device-wide" : "stream";
+	/* verified: kloop's own clock bounded the time; otherwise it is shown
+	 * as unverified and never ranked (never the best, a parent, a win) */
+	t.unverified = tg->inc == 2;
+	if (tg->inc == 2)
+		t.zClockBound = tg->bound;
+	else if (!c->trusted)
+		t.zBound = tg->byCpu ? "cpu" : "clock";
+	char note[300];
+	if (tg->byClock) {
+		snprintf(note, sizeof note,
+		         "timed by kloop's own clock (each run's round trip less an empty frame), "
+		         "not the runner's: %d thread%s of the candidate outlived kl_run, and what "
+		         "such a thread does before the runner starts its timer is in no time the "
+		         "runner reports",
+		         left, left == 1 ? "" : "s");
+		t.zClockNote = note;
+	}
+	if (tg->clk0 >= 0)
+		t.smClockMhzAfter = tg->clk1;
+	if (tg->throttled >= 0) {
+		t.throttleRead = 1;
+		t.throttled = tg->throttled > 0;
+		if (tg->throttled > 0)
+			t.zThrottleReason = tg->thr;
+	}
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "median_ms", harness_pct(sorted, n, 0.5));
-	cJSON_AddNumberToObject(o, "p10_ms", harness_pct(sorted, n, 0.1));
-	cJSON_AddNumberToObject(o, "p90_ms", harness_pct(sorted, n, 0.9));
+	verdict_timing_encode(o, &t, VERDICT_COMPLETE);
 	cJSON_AddNumberToObject(o, "min_ms", n ? sorted[0] : NAN);
 	cJSON_AddNumberToObject(o, "mean_ms", n ? tg->sum / n : NAN);
-	cJSON_AddNumberToObject(o, "count", n);
-	cJSON_AddNumberToObject(o, "rse", isfinite(tg->rse) ? tg->rse : -1);
-	cJSON_AddBoolToObject(o, "converged", tg->converged);
 	cJSON_AddNumberToObject(o, "warmup_runs", tg->warm);
-	cJSON_AddStringToObject(o, "method", tg->strict ? "device-wide" : "stream");
 	/* on a GPU whose runner has CUPTI: a fast run's time is its kernels'
 	 * busy time (issue 39), the events' where more lay between them */
 	int nk = 0, ne = 0, ng = 0;
@@ -691,26 +720,10 @@ static cJSON *timing_json(const struct harness *h, const struct timing *tg)
 		cJSON_AddNumberToObject(o, "frame_cpu_before_load_ms", harness_median(&kt));
 	free(kt.a);
 	free(kf.a);
-	/* verified: kloop's own clock bounded the time; otherwise it is shown
-	 * as unverified and never ranked (never the best, a parent, a win) */
-	cJSON_AddBoolToObject(o, "verified", tg->inc != 2);
-	if (tg->inc == 2)
-		cJSON_AddStringToObject(o, "clock_bound", tg->bound);
-	else if (!c->trusted)
-		cJSON_AddStringToObject(o, "bound", tg->byCpu ? "cpu" : "clock");
 	if (left > 0)
 		cJSON_AddNumberToObject(o, "threads_left", left);
-	if (tg->byClock) {
+	if (tg->byClock)
 		cJSON_AddStringToObject(o, "clock", "kloop");
-		char note[300];
-		snprintf(note, sizeof note,
-		         "timed by kloop's own clock (each run's round trip less an empty frame), "
-		         "not the runner's: %d thread%s of the candidate outlived kl_run, and what "
-		         "such a thread does before the runner starts its timer is in no time the "
-		         "runner reports",
-		         left, left == 1 ? "" : "s");
-		cJSON_AddStringToObject(o, "clock_note", note);
-	}
 	harness_batch_json(o, &tg->bt, tg->jitter);
 	if (tg->strict)
 		cJSON_AddStringToObject(
@@ -718,15 +731,8 @@ static cJSON *timing_json(const struct harness *h, const struct timing *tg)
 		    "the candidate's work is not all on the stream it was given "
 		    "(or it behaves differently when that stream is busy): "
 		    "timed from an idle device to a device-wide synchronize");
-	if (tg->clk0 >= 0) {
+	if (tg->clk0 >= 0)
 		cJSON_AddNumberToObject(o, "sm_clock_mhz_before", tg->clk0);
-		cJSON_AddNumberToObject(o, "sm_clock_mhz_after", tg->clk1);
-	}
-	if (tg->throttled >= 0) {
-		cJSON_AddBoolToObject(o, "throttled", tg->throttled > 0);
-		if (tg->throttled > 0)
-			cJSON_AddStringToObject(o, "throttle_reason", tg->thr);
-	}
 	free(sorted);
 	return o;
 }
@@ -860,7 +866,7 @@ cJSON *harness_time(struct harness *h, struct harness_cand *c, int nQuick,
 	if (isBad == HC_CRASHED)
 		*pFail = harness_called_verdict(h, isBad, "timing", why, err, &a);
 	else if (isBad)
-		*pFail = harness_verdict("incorrect", why);
+		*pFail = verdict_new(STATUS_INCORRECT, why);
 	else
 		*pFail = harness_crashed(h, "timing", err);
 	return NULL;

@@ -200,14 +200,6 @@ static int all_disabled(const struct pool *p)
 	return p->nSlot > 0;
 }
 
-static cJSON *failed_result(const char *zStatus, const char *zReason)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "status", zStatus);
-	cJSON_AddStringToObject(o, "reason", zReason);
-	return o;
-}
-
 static void dispatch_soon(struct pool *p);
 
 static void dispatch(struct loop *l, long long id, void *arg)
@@ -229,7 +221,7 @@ static void dispatch(struct loop *l, long long id, void *arg)
 			struct slot *s = j->onSlot >= 0 ? &p->aSlot[j->onSlot] : &p->aSlot[0];
 			char *why = xasprintf("no worker can run it: %s%s%s", s->zLabel,
 			                      s->zNote ? ": " : "", s->zNote ? s->zNote : "");
-			cJSON *r = failed_result("error", why);
+			cJSON *r = verdict_new(STATUS_ERROR, why);
 			free(why);
 			deliver(p, j, r);
 			cJSON_Delete(r);
@@ -370,8 +362,10 @@ static void on_done(int wjob, const struct worker_end *e, void *arg)
 		cJSON *r = cJSON_Duplicate(result, 1);
 		char *reason = xasprintf("the worker was lost %d time%s (last: %s)", j->attempts,
 		                         j->attempts == 1 ? "" : "s", j->zLost);
-		cJSON_DeleteItemFromObject(r, "reason");
-		cJSON_AddStringToObject(r, "reason", reason);
+		struct verdict rv;
+		verdict_decode(r, &rv);
+		rv.zReason = reason;
+		verdict_encode(r, &rv, 0);
 		free(reason);
 		deliver(p, j, r);
 		cJSON_Delete(r);
@@ -382,12 +376,17 @@ static void on_done(int wjob, const struct worker_end *e, void *arg)
 	if (s->state == POOL_W_STARTING)
 		s->state = s->nOut ? POOL_W_BUSY : POOL_W_IDLE;
 	cJSON *r = cJSON_Duplicate(result, 1);
-	cJSON *wk = cJSON_CreateObject();
-	cJSON_AddStringToObject(wk, "label", s->zLabel);
+	/* the worker it ran on: its label, host and device (typed), then the
+	 * rest of "worker" */
+	struct verdict v;
+	verdict_decode(r, &v);
+	v.zWorker = s->zLabel;
 	const char *host = s->w ? worker_host(s->w) : NULL;
-	cJSON_AddStringToObject(wk, "host", host ? host : (s->zSpecHost ? s->zSpecHost : ""));
+	v.zWorkerHost = host ? host : (s->zSpecHost ? s->zSpecHost : "");
 	const char *dev = s->w ? worker_device(s->w) : NULL;
-	cJSON_AddStringToObject(wk, "device", dev ? dev : "");
+	v.zWorkerDevice = dev ? dev : "";
+	verdict_encode(r, &v, 0);
+	cJSON *wk = cJSON_GetObjectItem(r, "worker");
 	const char *uuid = s->w ? worker_uuid(s->w) : NULL;
 	if (uuid)
 		cJSON_AddStringToObject(wk, "uuid", uuid);
@@ -395,7 +394,6 @@ static void on_done(int wjob, const struct worker_end *e, void *arg)
 		cJSON_AddNumberToObject(wk, "gpu", s->gpu);
 	if (j->attempts)
 		cJSON_AddNumberToObject(wk, "requeued", j->attempts);
-	cJSON_AddItemToObject(r, "worker", wk);
 	if (s->w && worker_task_error(s->w) && !p->zTaskError)
 		p->zTaskError = xstrdup(worker_task_error(s->w));
 	if (s->w && worker_sandbox_warning(s->w) && !p->zSandboxWarning)
@@ -614,7 +612,7 @@ int pool_cancel(struct pool *p, int id)
 			}
 		s->state = keep ? POOL_W_DISABLED : POOL_W_IDLE;
 	}
-	cJSON *r = failed_result("cancelled", "cancelled by the user");
+	cJSON *r = verdict_new(STATUS_CANCELLED, "cancelled by the user");
 	deliver(p, j, r);
 	cJSON_Delete(r);
 	dispatch_soon(p);

@@ -324,14 +324,6 @@ static void finish(struct worker *w, struct wjob *j, cJSON *result)
 	finish_as(w, j, result, 0);
 }
 
-static cJSON *simple_result(const char *zStatus, const char *zReason)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "status", zStatus);
-	cJSON_AddStringToObject(o, "reason", zReason);
-	return o;
-}
-
 /* n more bytes of the worker's stderr into its tail (the last TAIL_MAX) */
 static void tail_add(struct worker *w, const char *buf, size_t n)
 {
@@ -553,7 +545,8 @@ static void handle_event(struct worker *w, cJSON *o)
 		if (v.status == STATUS_CRASHED && !v.zStderrTail) {
 			drain_err(w);
 			char *tail = tail_lines(w, 20);
-			cJSON_AddStringToObject(r, "stderr_tail", tail);
+			v.zStderrTail = tail;
+			verdict_encode(r, &v, 0);
 			free(tail);
 		}
 		finish(w, j, r);
@@ -570,7 +563,7 @@ static void handle_event(struct worker *w, cJSON *o)
 		int fatal;
 		const char *m = protocol_error_decode(o, &fatal);
 		if (j) {
-			finish(w, j, simple_result("compile_error", m ? m : "error"));
+			finish(w, j, verdict_new(STATUS_COMPILE_ERROR, m ? m : "error"));
 		} else if (fatal && !w->ready) {
 			/* what the worker and its helpers printed last (a problem's
 			 * traceback, a helper's complaint) goes with the error: the
@@ -715,8 +708,11 @@ static void reaped(struct worker *w, const char *zWhy, int status)
 		/* no crash note from the candidate and not our timeout: the worker
 		 * itself was lost (killed, its host or connection gone) */
 		int lost = !zWhy && !w->zSignal;
-		cJSON *r = simple_result(zWhy ? "timeout" : "crashed", why.buf);
-		cJSON_AddStringToObject(r, "stderr_tail", tail);
+		cJSON *r = verdict_new(zWhy ? STATUS_TIMEOUT : STATUS_CRASHED, why.buf);
+		struct verdict v;
+		verdict_decode(r, &v);
+		v.zStderrTail = tail;
+		verdict_encode(r, &v, 0);
 		if (!zWhy && WIFSIGNALED(status))
 			cJSON_AddNumberToObject(r, "signal", WTERMSIG(status));
 		sb_free(&why);
@@ -735,7 +731,7 @@ static void reaped(struct worker *w, const char *zWhy, int status)
 			w->zTaskError = xstrdup(msg);
 		if (!w->ready) {
 			while (w->jobs)
-				finish_as(w, w->jobs, simple_result("error", msg),
+				finish_as(w, w->jobs, verdict_new(STATUS_ERROR, msg),
 				          !w->taskErrorOwn);
 		}
 		free(msg);
@@ -759,7 +755,7 @@ static void on_kick(struct loop *l, long long id, void *arg)
 	(void)l, (void)id;
 	w->kick = 0;
 	while (w->zTaskError && w->jobs)
-		finish_as(w, w->jobs, simple_result("error", w->zTaskError), !w->taskErrorOwn);
+		finish_as(w, w->jobs, verdict_new(STATUS_ERROR, w->zTaskError), !w->taskErrorOwn);
 }
 
 static void kick(struct worker *w)

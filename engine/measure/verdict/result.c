@@ -67,40 +67,29 @@ void result_complete_from(cJSON *r, const cJSON *rt, const cJSON *baselines, con
 	struct verdict v;
 	verdict_decode(r, &v);
 	double t = v.timing.medianMs;
-	int ok = v.status == STATUS_CORRECT;
-	cJSON_AddStringToObject(r, "task", zTask);
-	cJSON_AddStringToObject(r, "source", zSource);
-	cJSON_AddStringToObject(r, "backend", zBackend);
-	cJSON_AddStringToObject(r, "device", zDevice ? zDevice : "");
+	int ok = v.status == STATUS_CORRECT && !isnan(t);
 	if (refData)
-		cJSON_AddItemToObject(r, "reference_data", cJSON_Duplicate(refData, 1));
-	if (ok && !isnan(t))
-		cJSON_AddNumberToObject(r, "time_ms", t);
-	else
-		cJSON_AddNullToObject(r, "time_ms");
-	if (!isnan(base))
-		cJSON_AddNumberToObject(r, "baseline_ms", base);
-	else
-		cJSON_AddNullToObject(r, "baseline_ms");
-	cJSON_AddStringToObject(r, "baseline", zRefName ? zRefName : "");
-	if (ok && !isnan(t) && !isnan(base) && t > 0)
-		cJSON_AddNumberToObject(r, "speedup", base / t);
-	else
-		cJSON_AddNullToObject(r, "speedup");
+		v.referenceData = refData;
+	v.zTask = zTask;
+	v.zSource = zSource;
+	v.zBackend = zBackend;
+	v.zDevice = zDevice ? zDevice : "";
+	v.timeMs = ok ? t : NAN;
+	v.baselineMs = base;
+	v.zBaseline = zRefName ? zRefName : "";
+	v.speedup = ok && !isnan(base) && t > 0 ? base / t : NAN;
 	const cJSON *cm = cJSON_GetObjectItem(baselines, "compile");
 	double bc = result_num(cm, "median_ms");
 	if (!isnan(bc)) {
-		cJSON_AddNumberToObject(r, "baseline_compile_ms", bc);
-		if (ok && !isnan(t) && t > 0)
-			cJSON_AddNumberToObject(r, "speedup_compile", bc / t);
+		v.baselineCompileMs = bc;
+		if (ok && t > 0)
+			v.speedupCompile = bc / t;
 	} else if (cm && cJSON_GetObjectItem(cm, "error")) {
-		cJSON_AddStringToObject(r, "baseline_compile_error",
-		                        cJSON_GetStringValue(cJSON_GetObjectItem(cm, "error")));
+		v.zBaselineCompileError = cJSON_GetStringValue(cJSON_GetObjectItem(cm, "error"));
 	}
+	/* the keys every verdict has, "" and null where none */
+	verdict_encode(r, &v, VERDICT_COMPLETE);
 	add_libraries(r, cJSON_GetObjectItem(baselines, "libraries"), ok && t > 0 ? t : NAN);
-	/* the keys every verdict has (written, not read) */
-	if (!cJSON_HasObjectItem(r, "reason"))
-		cJSON_AddStringToObject(r, "reason", "");
 	if (!cJSON_HasObjectItem(r, "correctness"))
 		cJSON_AddItemToObject(r, "correctness", cJSON_CreateObject());
 }
@@ -113,22 +102,23 @@ int result_compile_pending(const cJSON *baselines)
 
 int result_add_compile(cJSON *r, const cJSON *cm, const char *zDevice)
 {
-	const char *d = cJSON_GetStringValue(cJSON_GetObjectItem(r, "device"));
-	if (!cJSON_IsObject(r) || cJSON_GetObjectItem(r, "baseline_compile_ms") ||
-	    cJSON_GetObjectItem(r, "baseline_compile_error") || !d || !zDevice ||
-	    strcmp(d, zDevice) || !cJSON_GetObjectItem(r, "baseline"))
+	struct verdict v;
+	verdict_decode(r, &v);
+	if (!cJSON_IsObject(r) || !isnan(v.baselineCompileMs) || v.zBaselineCompileError ||
+	    !v.zDevice || !zDevice || strcmp(v.zDevice, zDevice) ||
+	    !cJSON_HasObjectItem(r, "baseline"))
 		return -1;
-	double bc = result_num(cm, "median_ms"), t = result_num(r, "time_ms");
+	double bc = result_num(cm, "median_ms"), t = v.timeMs;
 	if (!isnan(bc)) {
-		cJSON_AddNumberToObject(r, "baseline_compile_ms", bc);
+		v.baselineCompileMs = bc;
 		if (!isnan(t) && t > 0)
-			cJSON_AddNumberToObject(r, "speedup_compile", bc / t);
+			v.speedupCompile = bc / t;
 	} else if (cJSON_IsString(cJSON_GetObjectItem(cm, "error"))) {
-		cJSON_AddStringToObject(r, "baseline_compile_error",
-		                        cJSON_GetStringValue(cJSON_GetObjectItem(cm, "error")));
+		v.zBaselineCompileError = cJSON_GetStringValue(cJSON_GetObjectItem(cm, "error"));
 	} else {
 		return -1;
 	}
+	verdict_encode(r, &v, 0);
 	return 0;
 }
 

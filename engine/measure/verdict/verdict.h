@@ -8,7 +8,8 @@
  * is the one place a verdict's keys are read by name (result.c's line
  * makers read the detail objects kept below as JSON: the compile report,
  * the correctness report, the precision, roofline and reference-data
- * objects, whose words are theirs).
+ * objects, whose words are theirs).  Its inverse, verdict_encode(), is the
+ * one place they are written: a maker decodes, changes the struct, encodes.
  *
  * Strings and objects are borrowed from the JSON decoded: valid while it
  * lives and is not changed; decode again after changing it.  A number that
@@ -66,6 +67,7 @@ struct verdict_timing {
 	const char *zMethod;     /* how it was timed ("device-wide", ...), or NULL */
 	const char *zClockNote;  /* a note on the clock, or NULL */
 	int throttled;           /* the GPU throttled meanwhile */
+	int throttleRead;        /* the throttle was read ("throttled" said, either way) */
 	const char *zThrottleReason;
 	int stopped;            /* stopped after the quick timing ("stopped") */
 	const char *zStopped;   /* why, where said ("" where none) */
@@ -138,6 +140,48 @@ void verdict_decode(const cJSON *r, struct verdict *v);
 /* t from a timing object tm (a verdict's "timing", or a stage's or a
  * baseline's timing of the same keys); NULL: not present */
 void verdict_timing_decode(const cJSON *tm, struct verdict_timing *t);
+
+/* verdict_encode()'s flags */
+enum verdict_encode_flags {
+	VERDICT_COMPLETE = 1 /* also write, where r lacks them, the keys every completed verdict has
+	                      * (reason, task, source, backend, baseline: ""; time_ms,
+	                      * baseline_ms, speedup: null; a timing's converged and verified) */
+};
+
+/*
+ * Write v into result r (the inverse of verdict_decode): each typed field
+ * of v that differs from what r says now is written, a field none in v is
+ * removed (time_ms, baseline_ms and speedup become null; reason, task,
+ * source, backend and baseline ""), so that verdict_decode(r) then
+ * gives v's fields; the rest of r (a newer kloop's keys, the untyped ones)
+ * is kept.  The detail objects (compile, correctness, precision, roofline,
+ * reference_data, profile, candidate_form, stages, ab, timing) are copied
+ * from v where v's is not r's own; the timing's typed keys are then written
+ * into r's timing (verdict_timing_encode).  The status written is
+ * v->zStatus where it names v->status, else status_name(v->status).  v may
+ * borrow from r: decode, change, encode, with no change to r between.
+ * flags: enum verdict_encode_flags.
+ */
+void verdict_encode(cJSON *r, const struct verdict *v, int flags);
+
+/* write t's fields into timing object tm (the inverse of
+ * verdict_timing_decode), as verdict_encode does: those that differ
+ * (flags VERDICT_COMPLETE: converged and verified also where tm lacks them,
+ * as a timing made whole says them) */
+void verdict_timing_encode(cJSON *tm, const struct verdict_timing *t, int flags);
+
+/* a from an A/B object ab (a verdict's "ab"); NULL: not present */
+void verdict_ab_decode(const cJSON *ab, struct verdict_ab *a);
+
+/* write a's fields into A/B object ab (the inverse of its decoding), as
+ * verdict_encode does (VERDICT_COMPLETE: "won" also where ab lacks it) */
+void verdict_ab_encode(cJSON *ab, const struct verdict_ab *a, int flags);
+
+/* a new verdict of status s with reason zReason: {"status", "reason"} */
+cJSON *verdict_new(enum status s, const char *zReason);
+
+/* r's timing becomes tm (taken; NULL: r has none) */
+void verdict_put_timing(cJSON *r, cJSON *tm);
 
 /* a timed, correct verdict with a median: what a time can be read from */
 int verdict_timed(const struct verdict *v);
