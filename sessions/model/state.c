@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libs.h"
 #include "util.h"
 
 static void free_ideas(struct state *st);
@@ -483,27 +482,4 @@ void state_llm_tokens_text(const struct state_llm *u, const struct state_llm *be
 	else
 		snprintf(buf, n, "%ld input and %ld output tokens", u->inTokens - b->inTokens,
 		         u->outTokens - b->outTokens);
-}
-
-const char *state_compile_note(const struct state *st, const struct cand *c, const char *zStage,
-                               char *buf, size_t n)
-{
-	buf[0] = 0;
-	if (!c || !c->zSource || !zStage || strncmp(zStage, "compil", 6) ||
-	    !libs_source_includes_cutlass(c->zSource))
-		return buf;
-	/* the last CUTLASS compile of the session that was not the cache's */
-	double last = -1;
-	for (int i = 0; i < st->nCand; i++) {
-		const struct cand *o = &st->aCand[i];
-		if (o != c && o->zSource && o->v.comp.present && !o->v.comp.cached &&
-		    o->v.comp.seconds > 0 && libs_source_includes_cutlass(o->zSource))
-			last = o->v.comp.seconds;
-	}
-	if (last > 0)
-		snprintf(buf, n, ": CUTLASS templates, nvcc is slow on them (the last took %.0f s)",
-		         last);
-	else
-		snprintf(buf, n, ": CUTLASS templates, nvcc is slow on them (about a minute)");
-	return buf;
 }
