@@ -11,15 +11,17 @@
 
 #include "pool.h"
 #include "util.h"
+#include "verdict.h"
 
 static int nDone, nCorrect;
 
 static void on_done(int job, cJSON *r, void *arg)
 {
 	(void)job, (void)arg;
-	const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(r, "status"));
+	struct verdict v;
+	verdict_decode(r, &v);
 	nDone++;
-	nCorrect += st && !strcmp(st, "correct");
+	nCorrect += v.status == STATUS_CORRECT;
 }
 
 static long rss_kib(void)
