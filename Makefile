@@ -226,7 +226,7 @@ FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O2 $(FUZZ_SAN) -Iinclude -Iengine -Iengine/code -Iengine/llm \
                 $(MEASURE_INC) $(SESS_DIRS_INC) -I$(TS_RT)/include -I$(TS_RT)/src -I/usr/include/cjson
-FUZZ_SRC     := $(wildcard engine/code/*.c) engine/util.c engine/rng.c engine/task.c engine/task_load.c engine/suggest.c
+FUZZ_SRC     := $(wildcard engine/code/*.c) engine/util.c engine/rng.c engine/task.c engine/task_load.c engine/task_find.c engine/suggest.c
 FUZZ_TS      := $(FUZZ_DIR)/ts_runtime.o $(FUZZ_DIR)/ts_parser.o $(FUZZ_DIR)/ts_scanner.o
 
 # the runtime: edge coverage only (comparison tracing made it 5x slower)
@@ -255,7 +255,7 @@ FUZZ_SRC_journal  := sessions/model/journal.c sessions/model/session.c sessions/
                      engine/measure/verdict/verdict.c \
                      engine/llm/ideas.c engine/code/fence.c engine/util.c engine/json.c
 FUZZ_SRC_sse      := engine/llm/sse.c engine/util.c
-FUZZ_SRC_task     := engine/task.c engine/task_load.c engine/suggest.c engine/util.c
+FUZZ_SRC_task     := engine/task.c engine/task_load.c engine/task_find.c engine/suggest.c engine/util.c
 FUZZ_SRC_protocol := engine/measure/pool/protocol.c engine/json.c engine/util.c
 FUZZ_SRC_reply    := engine/llm/reply.c engine/llm/ideas.c $(FUZZ_SRC) $(BUILD)/gen/queries.c $(FUZZ_TS) \
                      $(BUILD)/libkloop.a

@@ -163,6 +163,8 @@ void task_free(struct task *t);
  * the caller frees, or NULL with err saying which names exist.
  */
 char *task_resolve(const char *zNameOrPath, char *err);
+/* 1 when z is a task or tensor name: letters, digits, '_', '-', '.' (task_find.c) */
+int task_valid_name(const char *z);
 
 /* the directory of the bundled tasks (static string) */
 const char *task_bundled_dir(void);

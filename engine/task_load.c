@@ -1,7 +1,7 @@
 /*
  * task_load.c - task.json read and validated (task_load): tensors, shape
- * sets, tolerances, the reference and the seeds; and a task found by name
- * (task_resolve).  Every error names the file and the field.
+ * sets, tolerances, the reference and the seeds.  Every error names the
+ * file and the field.  A task found by name is task_find.c's.
  */
 #include "task.h"
 
@@ -17,119 +17,6 @@
 
 #include "suggest.h"
 #include "util.h"
-
-const char *task_bundled_dir(void)
-{
-	static char *dir;
-	if (dir)
-		return dir;
-	const char *env = getenv("KLOOP_TASKS");
-	if (env && *env)
-		return dir = xstrdup(env);
-	char *p = exe_data_dir("tasks");
-	char *real = realpath(p, NULL);
-	if (real) {
-		free(p);
-		p = real;
-	}
-	return dir = p;
-}
-
-static int valid_name(const char *z)
-{
-	if (!*z)
-		return 0;
-	for (; *z; z++)
-		if (!isalnum((unsigned char)*z) && *z != '_' && *z != '-' && *z != '.')
-			return 0;
-	return 1;
-}
-
-/* the errors of task_resolve(): a name or path echoed in them is cut to a
- * length a message can hold (its reason stays whole) */
-#define TASK_ARG_ECHO 120
-
-char *task_resolve(const char *zArg, char *err)
-{
-	struct stat st;
-	char *zShown = str_abbrev(zArg, TASK_ARG_ECHO);
-	char *zPath = NULL;
-	if (strchr(zArg, '/') || stat(zArg, &st) == 0) {
-		char real[PATH_MAX];
-		if (stat(zArg, &st) != 0)
-			kl_err(err, "%s: no such task directory", zShown);
-		else if (!realpath(zArg, real))
-			kl_err(err, "%s: cannot resolve path", zShown);
-		else
-			zPath = xstrdup(real);
-		free(zShown);
-		return zPath;
-	}
-	if (!valid_name(zArg)) {
-		kl_err(err, "%s: not a task name or directory", zShown);
-		free(zShown);
-		return NULL;
-	}
-	char *p = path_join(task_bundled_dir(), zArg);
-	if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-		free(zShown);
-		return p;
-	}
-	free(p);
-	size_t n;
-	char **az = task_bundled_names(&n);
-	strbuf names = STRBUF_INIT;
-	for (size_t i = 0; i < n; i++)
-		sb_addf(&names, "%s%s", names.len ? ", " : "", az[i]);
-	const char *near = suggest_nearest(zArg, (const char *const *)az, n);
-	if (near)
-		kl_err(err, "unknown task '%s': did you mean '%s'? (bundled tasks: %s)", zShown,
-		       near, names.buf);
-	else
-		kl_err(err, "unknown task '%s' (bundled tasks: %s)", zShown,
-		       names.len ? names.buf : "none");
-	free(zShown);
-	sb_free(&names);
-	task_names_free(az, n);
-	return NULL;
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-char **task_bundled_names(size_t *pn)
-{
-	char **az = NULL;
-	size_t n = 0, cap = 0;
-	DIR *d = opendir(task_bundled_dir());
-	struct dirent *de;
-	while (d && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		char *tj = xasprintf("%s/%s/task.json", task_bundled_dir(), de->d_name);
-		if (path_exists(tj)) {
-			if (n == cap)
-				az = xrealloc(az, (cap = cap ? 2 * cap : 16) * sizeof *az);
-			az[n++] = xstrdup(de->d_name);
-		}
-		free(tj);
-	}
-	if (d)
-		closedir(d);
-	if (n)
-		qsort(az, n, sizeof *az, cmp_name);
-	*pn = n;
-	return az;
-}
-
-void task_names_free(char **az, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(az[i]);
-	free(az);
-}
 
 struct ctx {
 	const char *zFile; /* task.json path, for messages */
@@ -300,7 +187,7 @@ static int parse_tensor(struct ctx *c, const cJSON *jt, const char *where, struc
 	if (known_keys(c, jt, where, (const char *const[]){"name", "dtype", "shape", "init", NULL}))
 		return -1;
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(jt, "name");
-	if (!cJSON_IsString(n) || !valid_name(n->valuestring))
+	if (!cJSON_IsString(n) || !task_valid_name(n->valuestring))
 		return kl_err(c->err, "%s: %s.name: expected an identifier string", c->zFile,
 		              where);
 	t->zName = xstrdup(n->valuestring);
@@ -479,56 +366,42 @@ static int source_field(struct ctx *c, const cJSON *o, const char *where, const 
 static int seed_entry(struct ctx *c, const cJSON *e, const char *zWhere, const char *zDir,
                       char **pz, char **pNeeds)
 {
+	const cJSON *f = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "file") : e,
+	            *nd = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "needs") : NULL;
 	*pNeeds = NULL;
-	if (cJSON_IsObject(e)) {
-		const cJSON *f = cJSON_GetObjectItemCaseSensitive(e, "file"),
-		            *nd = cJSON_GetObjectItemCaseSensitive(e, "needs");
-		if (!cJSON_IsString(f) || !*f->valuestring)
-			return kl_err(c->err,
-			              "%s: %s: expected {\"file\": NAME, \"needs\": \"cutlass\"}",
-			              c->zFile, zWhere);
-		if (nd && (!cJSON_IsString(nd) ||
-		           (strcmp(nd->valuestring, "cutlass") && strcmp(nd->valuestring, "cute"))))
-			return kl_err(c->err,
-			              "%s: %s.needs: expected \"cutlass\" (a seed used where kloop "
-			              "finds CUTLASS)",
-			              c->zFile, zWhere);
-		if (!(*pz = task_file(c, zDir, zWhere, f->valuestring)))
-			return -1;
-		if (nd)
-			*pNeeds = xstrdup("cutlass");
-		return 0;
-	}
-	if (!cJSON_IsString(e))
-		return kl_err(c->err, "%s: %s: expected a file name", c->zFile, zWhere);
-	return (*pz = task_file(c, zDir, zWhere, e->valuestring)) ? 0 : -1;
+	if (!cJSON_IsString(f) || !*f->valuestring)
+		return kl_err(c->err, "%s: %s: expected %s", c->zFile, zWhere,
+		              f == e ? "a file name" : "{\"file\": NAME, \"needs\": \"cutlass\"}");
+	if (nd && (!cJSON_IsString(nd) ||
+	           (strcmp(nd->valuestring, "cutlass") && strcmp(nd->valuestring, "cute"))))
+		return kl_err(
+		    c->err,
+		    "%s: %s.needs: expected \"cutlass\" (a seed used where kloop finds CUTLASS)",
+		    c->zFile, zWhere);
+	if (!(*pz = task_file(c, zDir, zWhere, f->valuestring)))
+		return -1;
+	*pNeeds = nd ? xstrdup("cutlass") : NULL;
+	return 0;
 }
 
+/* seeds.KEY: one entry, or an array of them */
 static int seed_list(struct ctx *c, const cJSON *seeds, const char *key, const char *zDir,
                      char ***pa, char ***paNeeds, int *pn)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(seeds, key);
 	if (!v)
 		return 0;
-	char zWhere[128];
-	if (cJSON_IsString(v) || cJSON_IsObject(v)) {
-		*pa = xcalloc(1, sizeof(char *));
-		*paNeeds = xcalloc(1, sizeof(char *));
-		snprintf(zWhere, sizeof zWhere, "seeds.%s", key);
-		if (seed_entry(c, v, zWhere, zDir, &(*pa)[0], &(*paNeeds)[0]) < 0)
-			return -1;
-		*pn = 1;
-		return 0;
-	}
-	if (!cJSON_IsArray(v))
+	int one = cJSON_IsString(v) || cJSON_IsObject(v);
+	if (!one && !cJSON_IsArray(v))
 		return kl_err(c->err, "%s: seeds.%s: expected an array of file names", c->zFile,
 		              key);
-	int n = cJSON_GetArraySize(v);
+	int n = one ? 1 : cJSON_GetArraySize(v);
 	*pa = xcalloc((size_t)n + 1, sizeof(char *));
 	*paNeeds = xcalloc((size_t)n + 1, sizeof(char *));
 	for (int i = 0; i < n; i++) {
-		snprintf(zWhere, sizeof zWhere, "seeds.%s[%d]", key, i);
-		if (seed_entry(c, cJSON_GetArrayItem(v, i), zWhere, zDir, &(*pa)[i],
+		char zWhere[128];
+		snprintf(zWhere, sizeof zWhere, one ? "seeds.%s" : "seeds.%s[%d]", key, i);
+		if (seed_entry(c, one ? v : cJSON_GetArrayItem(v, i), zWhere, zDir, &(*pa)[i],
 		               &(*paNeeds)[i]) < 0)
 			return -1;
 		*pn = i + 1;
@@ -699,7 +572,7 @@ static int parse_root(struct ctx *c, cJSON *root, struct task *t, const char *zB
 	                                     "compute", NULL}))
 		return -1;
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "name");
-	if (!cJSON_IsString(n) || !valid_name(n->valuestring))
+	if (!cJSON_IsString(n) || !task_valid_name(n->valuestring))
 		return kl_err(c->err,
 		              "%s: name: expected a string of letters, digits, '_', '-' or '.'",
 		              c->zFile);
