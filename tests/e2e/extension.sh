@@ -197,7 +197,7 @@ diag $n0 "$T/tr.err"
 $KLOOP eval tests/fixtures/torch/transposed.py $F/transposed.cpp --backend host --budget 0.2 \
 	--trials 2 --session "$T/tr.jsonl" >/dev/null 2>&1
 $KLOOP export "$T/tr.jsonl" 1 --kernelbench "$T/trkb.py" >/dev/null 2>"$T/trkb.err"
-check "export --kernelbench of a bare extension: load_inline names its function, ModelNew makes its output" \
+check "export --kernelbench of a bare extension: load_inline names its function, ModelNew makes its output ($(grep -m1 'load_inline(name' "$T/trkb.py" | cut -c1-200)$(head -c 200 "$T/trkb.err"))" \
 	sh -c "grep -q 'functions=\[\"twice_from_transpose\"\]' '$T/trkb.py' && grep -q 'n_out = _KLOOP_PARAMS.count' '$T/trkb.py'"
 $KLOOP import "$T/trkb.py" --problem tests/fixtures/torch/transposed.py --backend host --budget 0.2 \
 	--trials 2 --session "$T/trkb.jsonl" --json >"$T/trkb.json" 2>>"$T/trkb.err"
