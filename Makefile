@@ -150,8 +150,9 @@ bench: all
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/kloop/include
 	install -m 755 bin/kloop bin/kloop-worker $(CUDA_LIB) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 include/kloop.h include/kloop_torch.h $(DESTDIR)$(PREFIX)/share/kloop/include/
-	cp -r include/kloop_torch $(DESTDIR)$(PREFIX)/share/kloop/include/
+	install -m 644 include/kloop.h include/kloop_torch.h include/kloop_torch_real.h \
+		$(DESTDIR)$(PREFIX)/share/kloop/include/
+	cp -r include/kloop_torch include/kloop_torch_real $(DESTDIR)$(PREFIX)/share/kloop/include/
 	install -d $(DESTDIR)$(PREFIX)/share/kloop/prompts
 	install -m 644 prompts/*.md $(DESTDIR)$(PREFIX)/share/kloop/prompts/
 	cp -r tasks $(DESTDIR)$(PREFIX)/share/kloop/

@@ -29,6 +29,7 @@
 #include "torchref.h"
 #include "libs.h"
 #include "peaks.h"
+#include "torch_real.h"
 #include "util.h"
 
 static int json;
@@ -431,6 +432,20 @@ static int exec_doctor(int argc, char **argv)
 	}
 	cJSON_Delete(chk);
 	free(out);
+	/* PyTorch's C++ headers: where an extension the stand-in cannot
+	 * compile is built (torch_real.h) */
+	struct torch_real tr = {0};
+	if (torch_real_find(&tr, py) == 0)
+		line("torch c++", 1,
+		     "%s%s: an extension using what kloop's ATen stand-in lacks is "
+		     "built against it",
+		     tr.zWhere, tr.cuda ? ", with CUDA" : ", CPU only");
+	else
+		line("torch c++", 0,
+		     "%s (only extensions using what kloop's ATen stand-in lacks "
+		     "need it)",
+		     tr.zErr);
+	torch_real_free(&tr);
 	line("grammar", 1, "tree-sitter runtime and CUDA grammar compiled in");
 	char serr[KL_ERRLEN];
 	if (cfg.noSandbox)

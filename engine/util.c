@@ -329,6 +329,18 @@ int path_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+int path_is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int path_is_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 const char *exe_dir(void)
 {
 	static char dir[PATH_MAX];

@@ -77,6 +77,9 @@ int write_file_atomic(const char *path, const void *p, size_t n, char *err);
 int mkdir_p(const char *path, char *err);
 /* 1 if path exists, 0 otherwise */
 int path_exists(const char *path);
+/* 1 when path is (after links) a directory; a regular file */
+int path_is_dir(const char *path);
+int path_is_file(const char *path);
 /* directory of the running executable (static buffer) */
 const char *exe_dir(void);
 /* kloop's data directory zSub ("prompts"): exe_dir()/../zSub in a build tree,

@@ -618,6 +618,8 @@ inline TensorOptions device(Device d)
 #endif
 #define KL_TORCH_MAX_ARENA 64 /* allocations of one call */
 
+#include "kloop_torch/kl_torch_common.h"
+
 namespace kl_torch
 {
 
@@ -665,16 +667,6 @@ struct failure {
 	va_end(ap);
 	f.what.n = n < 0 ? 0 : (size_t)n < sizeof f.what.b ? (size_t)n : sizeof f.what.b - 1;
 	throw f;
-}
-/* "[2, 3]" into b */
-KL_TORCH_COLD inline const char *shape_str(const int64_t *p, size_t n, char *b, size_t nb)
-{
-	size_t k = (size_t)snprintf(b, nb, "[");
-	for (size_t i = 0; i < n && k < nb; i++)
-		k += (size_t)snprintf(b + k, nb - k, "%s%lld", i ? ", " : "", (long long)p[i]);
-	if (k < nb)
-		snprintf(b + k, nb - k, "]");
-	return b;
 }
 
 KL_TORCH_COLD inline void put(text &s, const char *z)
@@ -762,16 +754,8 @@ template <class... A> text cat(const A &...a)
 	failf("%s:%d: %s", file, line, msg.c_str());
 }
 
-/* the call of kl_run in progress */
-struct call {
-	const kl_tensor *in;
-	int nIn;
-	kl_tensor *out;
-	int nOut;
-	void *stream;     /* kloop's stream (NULL on the host) */
-	bool cuda;        /* kloop's buffers are device memory */
-	uint32_t claimed; /* outputs handed out as themselves (a bit each) */
-	int nArena;
+/* the call of kl_run in progress, and the arena it allocates from */
+struct call : call_head {
 	void *arena[KL_TORCH_MAX_ARENA]; /* what the call allocated, freed after it */
 	bool arenaCuda[KL_TORCH_MAX_ARENA];
 };

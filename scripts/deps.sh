@@ -7,7 +7,7 @@
 # renders `kloop report`'s page headless in the tests.
 set -eu
 cd "$(dirname "$0")/.."
-PKGS="build-essential pkg-config clang-format clang libclang-rt-dev bubblewrap slurmctld slurmd slurm-client munge libncurses-dev libedit-dev libcurl4-openssl-dev libcjson-dev libsqlite3-dev tmux python3 python3-torch chromium"
+PKGS="build-essential pkg-config clang-format clang libclang-rt-dev bubblewrap slurmctld slurmd slurm-client munge libncurses-dev libedit-dev libcurl4-openssl-dev libcjson-dev libsqlite3-dev tmux python3 python3-torch libtorch-dev chromium"
 # npm: the machine's own Node.js where there is one, else Debian's
 command -v npm >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"
 missing=""

@@ -17,6 +17,8 @@ void kworker_job_free(struct job *j)
 	free(j->zName);
 	free(j->zSo);
 	free(j->zDeferred);
+	free(j->zExtSrc);
+	free(j->zExtName);
 	cJSON_Delete(j->compile);
 	eval_request_free(&j->rq);
 	free(j);
@@ -588,12 +590,49 @@ void kworker_op_cancel(cJSON *req)
 	kworker_pump_later();
 }
 
+/* extension j failed on the stand-in for what it lacks (zLacks): compiled
+ * again against PyTorch's own headers, where kloop finds them.  1 when that
+ * compile is under way (its end calls kworker_compiled again), else 0 with
+ * j->zNoTorch saying why not */
+static int compile_on_pytorch(struct job *j, const char *zLacks)
+{
+	char err[KL_ERRLEN];
+	if (compiler_torch_real(W.comp, W.zPython, err) < 0) {
+		snprintf(j->zNoTorch, sizeof j->zNoTorch, "%s", err);
+		return 0;
+	}
+	if (j->extLang == LANG_CUDA && !compiler_torch_real_cuda(W.comp)) {
+		snprintf(
+		    j->zNoTorch, sizeof j->zNoTorch,
+		    "%s is built without CUDA (no libtorch_cuda.so): its headers cannot "
+		    "compile a CUDA extension; give --python a Python whose torch has CUDA, or "
+		    "set KLOOP_LIBTORCH to a CUDA libtorch",
+		    compiler_torch_real_where(W.comp));
+		return 0;
+	}
+	snprintf(j->ext.zPytorch, sizeof j->ext.zPytorch, "%s", compiler_torch_real_where(W.comp));
+	snprintf(j->ext.zLacks, sizeof j->ext.zLacks, "%s", zLacks);
+	struct compile_req req = {j->zExtSrc, j->nExtSrc, (enum compile_lang)j->extLang,
+	                          j->zExtName, COMPILE_TORCH_REAL};
+	if (compiler_submit(W.comp, &req, kworker_compiled, j, err) < 0) {
+		snprintf(j->zNoTorch, sizeof j->zNoTorch, "%s", err);
+		j->ext.zPytorch[0] = j->ext.zLacks[0] = 0;
+		return 0;
+	}
+	return 1;
+}
+
 void kworker_compiled(struct compile_result *r, void *arg)
 {
 	struct job *j = arg;
 	if (r->stopped) /* this worker is being stopped with its compiler: no
 	                   verdict, kloop runs the job elsewhere */
 		proc_die_of(SIGTERM);
+	/* what the stand-in lacks: PyTorch's own headers, once */
+	char lacks[200];
+	if (!r->ok && !r->memLimitMb && j->zExtSrc && !j->ext.zPytorch[0] &&
+	    torchext_missing(r->zLog, lacks, sizeof lacks) && compile_on_pytorch(j, lacks))
+		return;
 	j->ok = r->ok;
 	j->tCompile = r->seconds;
 	j->zSo = r->zSo ? xstrdup(r->zSo) : NULL;
@@ -627,16 +666,28 @@ void kworker_compiled(struct compile_result *r, void *arg)
 	/* an extension's use of what the ATen stand-in lacks: said, also at
 	 * the end of the log that the LLM reads */
 	char gap[600] = "";
-	if (!r->ok && j->ext.form != TORCHEXT_KERNEL &&
+	if (!r->ok && j->ext.form != TORCHEXT_KERNEL && !j->ext.zPytorch[0] &&
 	    torchext_diagnose(j->zName, r->zLog, gap, sizeof gap)) {
-		char *z = xasprintf("%skloop: %s\n", folded, gap);
+		char *z = xasprintf("%skloop: %s\nkloop: it was not compiled against PyTorch's own "
+		                    "headers: %s\n",
+		                    folded, gap, j->zNoTorch);
+		free(folded);
+		folded = z;
+	}
+	/* built against PyTorch's own: said first */
+	if (j->ext.zPytorch[0]) {
+		char *z =
+		    xasprintf("kloop: %s uses %s, which kloop's ATen stand-in lacks: compiled "
+		              "against %s (a slower build; what it returns is copied into "
+		              "kloop's outputs, in its time)\n%s",
+		              j->zName, j->ext.zLacks, j->ext.zPytorch, folded);
 		free(folded);
 		folded = z;
 	}
 	cJSON_AddStringToObject(c, "log", folded);
 	free(folded);
 	free(rest);
-	if (compile_lang_from_name(j->zName) != LANG_CUDA && !j->ext.cuda)
+	if (compile_lang_from_name(j->zName) != LANG_CUDA && !j->ext.cuda && !j->ext.zPytorch[0])
 		cJSON_AddItemToObject(c, "vectorized", vec);
 	else
 		cJSON_Delete(vec);
@@ -647,8 +698,12 @@ void kworker_compiled(struct compile_result *r, void *arg)
 		 * the first diagnostic line, else the reason */
 		char *summary = r->memLimitMb ? xstrdup(r->zWhy)
 		                : r->zHint[0] ? xstrdup(r->zHint)
-		                : gap[0]      ? xstrdup(gap)
-		                              : resources_first_error(r->zLog);
+		                : gap[0] && j->zNoTorch[0]
+		                    ? xasprintf("%s; not built against PyTorch's own headers "
+		                                "either: %s",
+		                                gap, j->zNoTorch)
+		                : gap[0] ? xstrdup(gap)
+		                         : resources_first_error(r->zLog);
 		if (!summary)
 			summary = xasprintf("compile failed: %s", r->zWhy);
 		cJSON_AddStringToObject(c, "summary", summary);
@@ -783,8 +838,16 @@ int kworker_submit_compile(struct job *j, const char *zSrc, size_t n, char *err)
 	int rc = backend_runs(j, ts.lang, err);
 	if (rc == 0) {
 		struct compile_req req = {ts.zSource, ts.nSource, (enum compile_lang)ts.lang,
-		                          ts.zName, 1};
+		                          ts.zName, COMPILE_TORCH_STANDIN};
 		rc = compiler_submit(W.comp, &req, kworker_compiled, j, err);
+	}
+	if (rc == 0) { /* kept for PyTorch's own headers (compile_on_pytorch) */
+		free(j->zExtSrc);
+		free(j->zExtName);
+		j->zExtSrc = ts.zSource, ts.zSource = NULL;
+		j->nExtSrc = ts.nSource;
+		j->extLang = ts.lang;
+		j->zExtName = ts.zName, ts.zName = NULL;
 	}
 	torchext_src_free(&ts);
 	return rc;

@@ -67,6 +67,14 @@ struct job {
 	 * inputs are (kworker_compile_deferred) */
 	char *zDeferred;
 	size_t nDeferred;
+	/* an extension's source as it was compiled on the stand-in, kept
+	 * for a second compile against PyTorch's own headers where the
+	 * stand-in lacks what it uses (kworker_compiled) */
+	char *zExtSrc;
+	size_t nExtSrc;
+	int extLang;
+	char *zExtName;
+	char zNoTorch[KL_ERRLEN]; /* why there was no second compile, "" */
 };
 
 /* machine code timed on this worker's device in the session */

@@ -1,10 +1,15 @@
 /*
- * kloop_torch/kl_torch_run.h - the stand-in's entry points and kl_run:
+ * kloop_torch/kl_torch_run.h - an extension's entry points and kl_run:
  * PYBIND11_MODULE / TORCH_LIBRARY record each function a module names (a
  * function pointer and a template that calls it), the entry point's
  * arguments are built from kloop's tensors by its parameter types, what it
  * returns is mapped onto the task's outputs (copied where it is not kloop's
- * own buffer).  Included by kloop_torch.h, which says the rules.
+ * own buffer).  Included by kloop_torch.h (the stand-in, which says the
+ * rules) and by kloop_torch_real.h (PyTorch's own headers), each of which
+ * first gives kl_torch:: the call, text, failf, wrap, kl_of, kl_name,
+ * shape_str, opt_tensor (the optional tensor type of its c10), copy_result
+ * (a result into kloop's output k), release (the call's allocations given
+ * back) and call_scope (what holds for the call: the current stream).
  */
 #ifndef KLOOP_TORCH_RUN_H
 #define KLOOP_TORCH_RUN_H
@@ -64,9 +69,10 @@ struct init_registrar {
 	}
 };
 
-template <class T> struct is_tensor_param : std::is_same<T, at::Tensor> {
-};
-template <> struct is_tensor_param<std::optional<at::Tensor>> : std::true_type {
+template <class T>
+struct is_tensor_param : std::bool_constant<std::is_same_v<T, at::Tensor> ||
+                                            std::is_same_v<T, std::optional<at::Tensor>> ||
+                                            std::is_same_v<T, opt_tensor>> {
 };
 template <class T>
 struct param_ok : std::bool_constant<is_tensor_param<T>::value || std::is_arithmetic_v<T>> {
@@ -379,44 +385,13 @@ KL_TORCH_NOINLINE inline uint32_t deliver(call &c, const result_list &res, const
 		if (t.is_cuda() != c.cuda)
 			failf(
 			    "%s returned a %s tensor for output %d; kloop's outputs are on the %s",
-			    name, t.device().str(), k, c.cuda ? "GPU" : "CPU");
+			    name, t.is_cuda() ? "CUDA" : "CPU", k, c.cuda ? "GPU" : "CPU");
 		if (t.data_ptr() == o.data)
 			continue;
 		copied |= 1u << k;
-		if (!c.cuda) {
-			memmove(o.data, t.data_ptr(), t.nbytes());
-			continue;
-		}
-#ifdef KL_TORCH_HAS_CUDA
-		cudaStream_t s = (cudaStream_t)c.stream;
-		ours_waits(s);
-		cuda_check(
-		    cudaMemcpyAsync(o.data, t.data_ptr(), t.nbytes(), cudaMemcpyDeviceToDevice, s),
-		    __FILE__, __LINE__, "copying a result into kloop's output");
-#endif
+		copy_result(c, k, t);
 	}
 	return copied;
-}
-
-/* the arena given back */
-KL_TORCH_NOINLINE inline void release(call &c)
-{
-#ifdef KL_TORCH_HAS_CUDA
-	bool joined = false;
-#endif
-	for (int i = 0; i < c.nArena; i++) {
-		if (!c.arenaCuda[i]) {
-			free(c.arena[i]);
-			continue;
-		}
-#ifdef KL_TORCH_HAS_CUDA
-		cudaStream_t s = (cudaStream_t)c.stream;
-		if (!joined)
-			ours_waits(s), joined = true;
-		cudaFreeAsync(c.arena[i], s);
-#endif
-	}
-	c.nArena = 0;
 }
 
 /* kl_run's body: the entry point called, its results delivered, the arena
@@ -437,6 +412,7 @@ KL_TORCH_NOINLINE static inline int run(const kl_tensor *in, int nIn, kl_tensor 
 	current() = &c;
 	int rc = 0;
 	try {
+		call_scope scope(c);
 		const entry &e = pick();
 		static result_list res;
 		res.n = res.over = 0;
@@ -447,6 +423,10 @@ KL_TORCH_NOINLINE static inline int run(const kl_tensor *in, int nIn, kl_tensor 
 			res.t[k] = at::Tensor();
 	} catch (const failure &f) {
 		rc = 1, msg = f.what;
+#ifdef KL_TORCH_REAL
+	} catch (const c10::Error &x) { /* TORCH_CHECK's, without the C++ backtrace */
+		rc = 1, msg = cat(x.what_without_backtrace());
+#endif
 	} catch (const std::exception &x) {
 		rc = 1, msg = cat("the extension threw ", x.what());
 	} catch (...) {
@@ -509,28 +489,41 @@ using module = module_;
 } // namespace pybind11
 namespace py = pybind11;
 
-namespace torch
+namespace kl_torch
 {
-class Library
+/* TORCH_LIBRARY's m: def and impl record the function they name */
+class library
 {
       public:
 	/* a schema alone: its impl names the function */
-	Library &def(const char *)
+	library &def(const char *)
 	{
 		return *this;
 	}
-	template <class F> Library &def(const char *schema, F &&f)
+	template <class F> library &def(const char *schema, F &&f)
 	{
 		::kl_torch::add_entry(schema, +f);
 		return *this;
 	}
-	template <class F> Library &impl(const char *name, F &&f)
+	template <class F> library &impl(const char *name, F &&f)
 	{
 		::kl_torch::add_entry(name, +f);
 		return *this;
 	}
 };
-} // namespace torch
+} // namespace kl_torch
+#ifndef KL_TORCH_REAL
+namespace torch
+{
+using Library = ::kl_torch::library;
+}
+#endif
+/* PyTorch's own, where its headers are the ones (kloop_torch_real.h) */
+#undef TORCH_FN
+#undef PYBIND11_MODULE
+#undef TORCH_LIBRARY
+#undef TORCH_LIBRARY_FRAGMENT
+#undef TORCH_LIBRARY_IMPL
 #define TORCH_FN(f) (&(f))
 
 #ifndef TORCH_EXTENSION_NAME
@@ -546,9 +539,9 @@ class Library
 	});                                                                                        \
 	static void KL_TORCH_CAT(kl_torch_init_, __LINE__)(T & var)
 #define PYBIND11_MODULE(name, var, ...) KL_TORCH_MODULE(::pybind11::module_, var)
-#define TORCH_LIBRARY(ns, m) KL_TORCH_MODULE(::torch::Library, m)
-#define TORCH_LIBRARY_FRAGMENT(ns, m) KL_TORCH_MODULE(::torch::Library, m)
-#define TORCH_LIBRARY_IMPL(ns, k, m) KL_TORCH_MODULE(::torch::Library, m)
+#define TORCH_LIBRARY(ns, m) KL_TORCH_MODULE(::kl_torch::library, m)
+#define TORCH_LIBRARY_FRAGMENT(ns, m) KL_TORCH_MODULE(::kl_torch::library, m)
+#define TORCH_LIBRARY_IMPL(ns, k, m) KL_TORCH_MODULE(::kl_torch::library, m)
 
 #ifndef KL_TORCH_NO_RUN
 extern "C" {

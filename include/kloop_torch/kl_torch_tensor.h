@@ -351,13 +351,6 @@ inline int kl_of(c10::ScalarType t)
 	return t == c10::kBool ? (int)KL_U8 : -1;
 }
 
-inline const char *kl_name(int d)
-{
-	static const char *const n[] = {"f32", "f16", "bf16", "f64", "i32",
-	                                "i64", "i8",  "u8",   "e4m3"};
-	return d >= 0 && d < (int)(sizeof n / sizeof *n) ? n[d] : "?";
-}
-
 /* the tensor over one of kloop's buffers */
 inline at::Tensor wrap(const kl_tensor &t, bool cuda)
 {
@@ -923,5 +916,56 @@ using namespace at::cuda;
 	KL_TORCH_DISPATCH(TYPE, NAME,                                                              \
 	                  KL_TORCH_FLOATS(__VA_ARGS__) KL_TORCH_INTS(__VA_ARGS__)                  \
 	                      KL_TORCH_CASE(::c10::ScalarType::Half, __VA_ARGS__))
+
+/* ---- what kl_torch_run.h asks of the stand-in ---- */
+namespace kl_torch
+{
+using opt_tensor = std::optional<at::Tensor>;
+
+/* result t into kloop's output k (of its shape and dtype): the copy is in
+ * the call, so in its time */
+KL_TORCH_NOINLINE inline void copy_result(call &c, int k, const at::Tensor &t)
+{
+	const kl_tensor &o = c.out[k];
+	if (!c.cuda) {
+		memmove(o.data, t.data_ptr(), t.nbytes());
+		return;
+	}
+#ifdef KL_TORCH_HAS_CUDA
+	cudaStream_t s = (cudaStream_t)c.stream;
+	ours_waits(s);
+	cuda_check(cudaMemcpyAsync(o.data, t.data_ptr(), t.nbytes(), cudaMemcpyDeviceToDevice, s),
+	           __FILE__, __LINE__, "copying a result into kloop's output");
+#endif
+}
+
+/* the arena given back */
+KL_TORCH_NOINLINE inline void release(call &c)
+{
+#ifdef KL_TORCH_HAS_CUDA
+	bool joined = false;
+#endif
+	for (int i = 0; i < c.nArena; i++) {
+		if (!c.arenaCuda[i]) {
+			free(c.arena[i]);
+			continue;
+		}
+#ifdef KL_TORCH_HAS_CUDA
+		cudaStream_t s = (cudaStream_t)c.stream;
+		if (!joined)
+			ours_waits(s), joined = true;
+		cudaFreeAsync(c.arena[i], s);
+#endif
+	}
+	c.nArena = 0;
+}
+
+/* the stand-in's current stream is the call's own: nothing to hold */
+struct call_scope {
+	explicit call_scope(call &)
+	{
+	}
+};
+} // namespace kl_torch
 
 #endif

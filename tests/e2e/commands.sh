@@ -20,6 +20,12 @@ check "doctor says the OpenAI key is set" grep -q "OPENAI_API_KEY is set" "$T/do
 check "doctor never prints the key" sh -c "! grep -q sk-test-secret-value '$T/doctor'"
 check "doctor says a compile's memory limit and what sized it ($(grep '^compile mem' "$T/doctor"))" \
 	grep -Eq '^compile mem ok +[0-9]+ MiB a compile \((the cgroup.s limit|MemTotal) [0-9]+ MiB, [0-9]+ MiB of it available, [0-9]+ compiles? at once\); KLOOP_COMPILE_MEM_MB sets it$' "$T/doctor"
+# PyTorch's C++ headers (make deps installs Debian's libtorch-dev)
+check "doctor says which PyTorch an extension the stand-in cannot compile is built against ($(grep '^torch c++' "$T/doctor"))" \
+	grep -Eq '^torch c\+\+ +ok +PyTorch [0-9][^ ]* of .*: an extension using what kloop.s ATen stand-in lacks is built against it$' "$T/doctor"
+KLOOP_LIBTORCH=off $KLOOP doctor >"$T/doctor.off" 2>&1
+check "... and, with KLOOP_LIBTORCH=off, that there is none ($(grep '^torch c++' "$T/doctor.off"))" \
+	grep -Eq "^torch c\+\+ +-- +KLOOP_LIBTORCH=off: kloop does not compile against PyTorch's own headers" "$T/doctor.off"
 KLOOP_COMPILE_MEM_MB=lots $KLOOP doctor >"$T/doctor.bad" 2>&1
 check "doctor: a KLOOP_COMPILE_MEM_MB that is no number is named, and ignored ($(grep '^compile mem' "$T/doctor.bad"))" \
 	grep -q '^compile mem -- .*KLOOP_COMPILE_MEM_MB=lots is not a positive number of MiB: ignored' "$T/doctor.bad"

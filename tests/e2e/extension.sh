@@ -47,12 +47,40 @@ check "... TORCH_LIBRARY's impl writing its out parameter, kloop's own output" \
 	test "$(cand_field "$T/sm.json" library.cpp candidate_form.entry)" = softmax_out
 verdict wrong.cpp incorrect "output y differs from the reference"
 verdict check.cpp incorrect "kl_run returned 1: check.cpp:7: softmax_3d wants a 3-D input, got 2 dimensions ["
-verdict gap.cpp compile_error "gap.cpp uses torch::softmax, which kloop's ATen stand-in (include/kloop_torch.h) does not provide"
+# what the stand-in lacks: built against PyTorch's own headers (make deps
+# installs Debian's libtorch-dev), or, where there are none, refused saying
+# what it uses and why there was no such build
+verdict gap.cpp correct ""
+check "... built against PyTorch's own headers, the verdict says which and why ($(cand_field "$T/sm.json" gap.cpp candidate_form.pytorch))" \
+	test "$(cand_field "$T/sm.json" gap.cpp candidate_form.via) $(cand_field "$T/sm.json" gap.cpp candidate_form.stand_in_lacks) $(cand_field "$T/sm.json" gap.cpp candidate_form.copied)" = 'pytorch torch::softmax ["y"]'
 verdict modelnew_ops.py compile_error "modelnew_ops.py:13: forward does more than return mod.fn(...): \`x = torch.softmax(x, dim=-1)\`. kloop runs a ModelNew whose forward is one call of its load_inline module's function"
 verdict modelnew_none.py compile_error "modelnew_none.py: defines no class ModelNew"
 verdict modelnew_import.py compile_error "modelnew_import.py:4: imports numpy: a ModelNew kloop takes imports only torch"
 verdict modelnew_fstring.py compile_error "modelnew_fstring.py:8: cuda_sources is cuda_src, an f-string: kloop reads plain string literals"
 diag $n0 "$T/sm.err"
+
+# PyTorch's own operators: a result that is not contiguous (copied by its
+# strides), a TORCH_CHECK's words without PyTorch's backtrace, a ModelNew
+# whose load_inline C++ calls at::softmax; without PyTorch's headers
+# (KLOOP_LIBTORCH=off, or a directory that is no libtorch) the refusal says
+# what the code uses and why there was no such build
+$KLOOP eval softmax $F/strided.cpp $F/ops_check.cpp $F/modelnew_aten.py $B --json \
+	>"$T/sm.json" 2>"$T/pt.err"
+n0=$NFAIL
+verdict strided.cpp correct ""
+verdict ops_check.cpp incorrect "kl_run returned 1: softmax_3d wants a 3-D input, got 2 dimensions"
+verdict modelnew_aten.py correct ""
+check "... a ModelNew's C++ built against PyTorch's headers, its forward's call the entry point" \
+	test "$(cand_field "$T/sm.json" modelnew_aten.py candidate_form.via)/$(cand_field "$T/sm.json" modelnew_aten.py candidate_form.entry)" = pytorch/softmax_aten
+diag $n0 "$T/pt.err"
+KLOOP_LIBTORCH=off $KLOOP eval softmax $F/gap.cpp $B --json >"$T/sm.json" 2>"$T/off.err"
+verdict gap.cpp compile_error "gap.cpp uses torch::softmax, which kloop's ATen stand-in (include/kloop_torch.h) does not provide"
+verdict gap.cpp compile_error "not built against PyTorch's own headers either: KLOOP_LIBTORCH=off"
+KLOOP_LIBTORCH="$T/nowhere" $KLOOP eval softmax $F/gap.cpp $B --json >"$T/sm.json" 2>"$T/off.err"
+verdict gap.cpp compile_error "KLOOP_LIBTORCH=$T/nowhere is no libtorch: it needs include/torch/csrc/api/include/torch/all.h and lib/libtorch.so"
+$KLOOP eval softmax $F/gap.cpp $B >"$T/human" 2>&1
+check "kloop eval says which PyTorch it was built against, and what the stand-in lacks ($(grep '^  form' "$T/human" | cut -c1-160))" grep -q \
+	"^  form      a PyTorch extension (C++), entry point forward, built against PyTorch [0-9][^ ]* of .* (it uses torch::softmax, which kloop's ATen stand-in lacks); output y copied from the tensor it returned (the copy is in its time: PyTorch allocates what it returns" "$T/human"
 
 # what a person reads: the form, and the copy
 $KLOOP eval softmax $F/copy.cpp $B >"$T/human" 2>&1

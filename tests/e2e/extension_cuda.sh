@@ -47,3 +47,12 @@ for c in softmax.cu modelnew_cuda.py; do
 	echo "# 23_Softmax $c: $(cand_field "$T/kb.json" $c time_ms) ms, speedup $(cand_field "$T/kb.json" $c speedup)x"
 done
 diag $n0 "$T/kb.err"
+
+# what the stand-in lacks, on the GPU: at::softmax on kloop's stream and a
+# kernel on the legacy default stream, built against python3's PyTorch
+$KLOOP eval softmax $F/aten_softmax.cu --python python3 $B --json >"$T/pt.json" 2>"$T/pt.err"
+n0=$NFAIL
+check "aten_softmax.cu: built against PyTorch's own headers, correct ($(cand_field "$T/pt.json" aten_softmax.cu status): $(cand_field "$T/pt.json" aten_softmax.cu reason))" \
+	test "$(cand_field "$T/pt.json" aten_softmax.cu status) $(cand_field "$T/pt.json" aten_softmax.cu candidate_form.via)" = "correct pytorch"
+echo "# aten_softmax.cu: $(cand_field "$T/pt.json" aten_softmax.cu time_ms) ms; compile $(cand_field "$T/pt.json" aten_softmax.cu compile.seconds) s; form $(cand_field "$T/pt.json" aten_softmax.cu candidate_form)"
+diag $n0 "$T/pt.err"

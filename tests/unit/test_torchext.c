@@ -191,6 +191,12 @@ static void diagnose(void)
 	      "a header it lacks (%s)", w);
 	CHECK(!torchext_diagnose("e.cpp", "e.cpp:1:1: error: 'x' was not declared\n", w, sizeof w),
 	      "an error of the code's own is not the stand-in's");
+	/* the names alone: what a build against PyTorch's own headers is for */
+	CHECK(torchext_missing(gcc, w, sizeof w) == 2 &&
+	          !strcmp(w, "torch::matmul and at::Tensor::add_"),
+	      "the names the stand-in lacks, for the verdict of a build against PyTorch's (%s)", w);
+	CHECK(torchext_missing("e.cpp:1:1: error: 'x' was not declared\n", w, sizeof w) == 0,
+	      "... none in an error of the code's own: no second build");
 }
 
 /* a task whose inputs are named az[0..n) (the names borrowed) */
@@ -355,7 +361,7 @@ static void note_line(void)
 {
 	char w[1200];
 	char *outs[] = {"y", "z"};
-	struct torchext_note n = {TORCHEXT_EXTENSION, 0, "forward", 2, ""};
+	struct torchext_note n = {TORCHEXT_EXTENSION, 0, "forward", 2, "", "", ""};
 	cJSON *o = torchext_note_json(&n, outs, 2);
 	CHECK(torchext_note_line(o, w, sizeof w) == 0 &&
 	          strstr(w, "a PyTorch extension (C++), entry point forward, on kloop's ATen "
@@ -363,12 +369,25 @@ static void note_line(void)
 	                    "in its time"),
 	      "the verdict's form line names the output copied (%s)", w);
 	cJSON_Delete(o);
-	struct torchext_note m = {TORCHEXT_MODELNEW, 1, "softmax_cuda", 0, ""};
+	struct torchext_note m = {TORCHEXT_MODELNEW, 1, "softmax_cuda", 0, "", "", ""};
 	o = torchext_note_json(&m, outs, 2);
 	CHECK(torchext_note_line(o, w, sizeof w) == 0 &&
 	          !strcmp(w, "a KernelBench ModelNew (its load_inline sources as CUDA), forward "
 	                     "calls softmax_cuda, on kloop's ATen stand-in"),
 	      "... and a ModelNew's (%s)", w);
+	cJSON_Delete(o);
+	struct torchext_note r = {
+	    TORCHEXT_EXTENSION, 0, "forward", 1, "", "PyTorch 2.11.0 of python3 (/t)",
+	    "torch::softmax"};
+	o = torchext_note_json(&r, outs, 2);
+	CHECK(torchext_note_line(o, w, sizeof w) == 0 &&
+	          !strcmp(w, "a PyTorch extension (C++), entry point forward, built against "
+	                     "PyTorch 2.11.0 of python3 (/t) (it uses torch::softmax, which "
+	                     "kloop's ATen stand-in lacks); output y copied from the tensor it "
+	                     "returned (the copy is in its time: PyTorch allocates what it "
+	                     "returns, which kloop cannot point at its output)") &&
+	          !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "via")), "pytorch"),
+	      "... and one built against PyTorch's own headers: which, why, the copy (%s)", w);
 	cJSON_Delete(o);
 }
 

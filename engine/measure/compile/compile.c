@@ -27,6 +27,7 @@
 #include "sandbox.h"
 #include "sha256.h"
 #include "libs.h"
+#include "torch_real.h"
 #include "util.h"
 
 #define LOG_MAX (1 << 20)
@@ -82,6 +83,10 @@ struct compiler {
 	struct libs cutlass;
 	int cutlassTried;
 	char zCutlassErr[KL_ERRLEN]; /* why it was not found ("" when it was) */
+	/* PyTorch's own headers and libraries, for an extension the stand-in
+	 * cannot compile: looked for once, at the first (compiler_torch_real) */
+	struct torch_real torchReal;
+	char *zTorchRealHash; /* hash of kloop_torch_real.h and what it includes */
 };
 
 /* p made absolute (the compiler runs in its build directory); consumes p */
@@ -205,9 +210,14 @@ struct compiler *compiler_new(struct loop *l, const char *zCacheDir, int jobs,
 		c->azVersion[i] = tool_version(c->azCmd[i]);
 	c->zHeaderHash = headers_hash((const char *[]){"kloop.h", NULL});
 	/* kloop.h too: the precompiled stand-in holds it (compile_pch.h) */
-	c->zTorchHash = headers_hash((const char *[]){"kloop.h", "kloop_torch.h",
-	                                              "kloop_torch/kl_torch_tensor.h",
-	                                              "kloop_torch/kl_torch_run.h", NULL});
+	c->zTorchHash = headers_hash(
+	    (const char *[]){"kloop.h", "kloop_torch.h", "kloop_torch/kl_torch_tensor.h",
+	                     "kloop_torch/kl_torch_run.h", "kloop_torch/kl_torch_common.h", NULL});
+	c->zTorchRealHash = headers_hash((const char *[]){
+	    "kloop.h", "kloop_torch_real.h", "kloop_torch/kl_torch_run.h",
+	    "kloop_torch/kl_torch_common.h", "kloop_torch_real/torch/extension.h",
+	    "kloop_torch_real/torch/python.h", "kloop_torch_real/pybind11/pybind11.h",
+	    "kloop_torch_real/pybind11/stl.h", NULL});
 	c->zCpu = cpu_model();
 	compile_pch_init(&c->pch, l, c->zCache, c->azCmd[LANG_CPP], c->azVersion[LANG_CPP],
 	                 cxxFlags, c->zTorchHash);
@@ -225,6 +235,8 @@ void compiler_free(struct compiler *c)
 	}
 	free(c->zHeaderHash);
 	free(c->zTorchHash);
+	free(c->zTorchRealHash);
+	torch_real_free(&c->torchReal);
 	compile_pch_free(&c->pch);
 	free(c->zCpu);
 	libs_free(&c->libs);
@@ -235,6 +247,23 @@ void compiler_free(struct compiler *c)
 int compiler_add_libs(struct compiler *c, const char *zList, const char *zBaseDir, char *err)
 {
 	return libs_add(&c->libs, zList, zBaseDir, err);
+}
+
+int compiler_torch_real(struct compiler *c, const char *zPython, char *err)
+{
+	if (torch_real_find(&c->torchReal, zPython) == 0)
+		return 0;
+	return kl_err(err, "%s", c->torchReal.zErr);
+}
+
+const char *compiler_torch_real_where(const struct compiler *c)
+{
+	return c->torchReal.ok ? c->torchReal.zWhere : "";
+}
+
+int compiler_torch_real_cuda(const struct compiler *c)
+{
+	return c->torchReal.ok && c->torchReal.cuda;
 }
 
 char **compiler_lib_dirs(const struct compiler *c, int bIncludes)
@@ -257,6 +286,12 @@ char **compiler_lib_dirs(const struct compiler *c, int bIncludes)
 			v[n++] = d;
 		}
 	}
+	/* PyTorch's, once an extension was compiled against them */
+	const struct torch_real *t = &c->torchReal;
+	for (int i = 0; t->ok && bIncludes && i < t->nInc; i++)
+		v[n++] = xstrdup(t->azInc[i]);
+	if (t->ok && t->zLibDir)
+		v[n++] = xstrdup(t->zLibDir);
 	return v;
 }
 
@@ -346,7 +381,7 @@ const struct cuda_target *compiler_target(const struct compiler *c)
 
 static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 {
-	char **v = xcalloc(32 + 4 * LIBS_MAX, sizeof(char *));
+	char **v = xcalloc(32 + 4 * LIBS_MAX + 24, sizeof(char *));
 	int n = 0;
 	const char *inc = compile_include_dir();
 	v[n++] = xstrdup(c->azCmd[j->req.lang]);
@@ -358,17 +393,24 @@ static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 			v[n++] = xstrdup(cxxFlags[i]);
 		v[n++] = xstrdup("-shared");
 		v[n++] = xstrdup("-Wall");
-		/* the vectoriser's remarks: the host's counterpart of ptxas' report */
-		v[n++] =
-		    xstrdup(c->azVersion[j->req.lang] && strstr(c->azVersion[j->req.lang], "clang")
-		                ? "-Rpass=loop-vectorize"
-		                : "-fopt-info-vec-optimized");
+		/* the vectoriser's remarks: the host's counterpart of ptxas' report
+		 * (not over PyTorch's headers, whose inlined code would be most of
+		 * them) */
+		if (j->req.torch != COMPILE_TORCH_REAL)
+			v[n++] = xstrdup(c->azVersion[j->req.lang] &&
+			                         strstr(c->azVersion[j->req.lang], "clang")
+			                     ? "-Rpass=loop-vectorize"
+			                     : "-fopt-info-vec-optimized");
+		/* an extension against PyTorch's own headers (kloop_torch_real.h) */
+		if (j->req.torch == COMPILE_TORCH_REAL)
+			v[n++] = xasprintf("-I%s/kloop_torch_real", inc),
+			v[n++] = xstrdup("-include"), v[n++] = xstrdup("kloop_torch_real.h");
 		/* an extension: the stand-in, precompiled where it has been */
-		if (j->req.torch && c->pch.zDir)
+		if (j->req.torch == COMPILE_TORCH_STANDIN && c->pch.zDir)
 			v[n++] = xasprintf("-I%s", c->pch.zDir), v[n++] = xstrdup("-include"),
 			v[n++] = xstrdup("kloop_torch.h");
 		v[n++] = xasprintf("-I%s", inc);
-		if (j->req.torch)
+		if (j->req.torch == COMPILE_TORCH_STANDIN)
 			v[n++] = xasprintf("-I%s/kloop_torch", inc);
 		/* a reproducible object (codehash.h): no build id, no local
 		 * symbols (the file's name, static functions' names) */
@@ -378,6 +420,8 @@ static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 		v[n++] = xstrdup(zOut);
 		v[n++] = xstrdup(j->zName);
 		libs_flags(&c->libs, 0, v, &n, 31 + 4 * LIBS_MAX);
+		if (j->req.torch == COMPILE_TORCH_REAL)
+			torch_real_flags(&c->torchReal, 0, v, &n, 31 + 4 * LIBS_MAX + 24);
 		v[n++] = xstrdup("-lm");
 		break;
 	case LANG_CUDA:
@@ -405,7 +449,12 @@ static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 		 * one that includes CUTLASS or CuTe keeps CUDA's (CuTe converts
 		 * float to __half: CUDA-L2's build undoes those flags too) */
 		if (j->req.torch) {
-			v[n++] = xasprintf("-I%s/kloop_torch", inc);
+			if (j->req.torch == COMPILE_TORCH_REAL)
+				v[n++] = xasprintf("-I%s/kloop_torch_real", inc),
+				v[n++] = xstrdup("-include"),
+				v[n++] = xstrdup("kloop_torch_real.h");
+			else
+				v[n++] = xasprintf("-I%s/kloop_torch", inc);
 			for (size_t i = 0; i < sizeof torchNoHalf / sizeof *torchNoHalf &&
 			                   !libs_source_includes_cutlass(j->zSrc);
 			     i++)
@@ -418,6 +467,8 @@ static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
 		libs_flags(&c->libs, 1, v, &n, 31 + 4 * LIBS_MAX);
 		if (j->bCutlass)
 			libs_flags(&c->cutlass, 1, v, &n, 31 + 4 * LIBS_MAX);
+		if (j->req.torch == COMPILE_TORCH_REAL)
+			torch_real_flags(&c->torchReal, 1, v, &n, 31 + 4 * LIBS_MAX + 24);
 		break;
 	}
 	return v;
@@ -711,7 +762,7 @@ static char **sandboxed(struct compiler *c, struct cjob *j, char **argv)
 	for (int i = 0; libDirs[i] && n < 114; i++)
 		n += sandbox_dir_args(libDirs[i], ro, nRo, v + n);
 	compiler_dirs_free(libDirs);
-	if (j->req.torch && c->pch.zDir)
+	if (j->req.torch == COMPILE_TORCH_STANDIN && c->pch.zDir)
 		n += sandbox_dir_args(c->pch.zDir, ro, nRo, v + n);
 	/* CUTLASS's headers for a source that includes them */
 	for (int i = 0; j->bCutlass && i < c->cutlass.n && n < 114; i++) {
@@ -807,7 +858,9 @@ static void compute_key(struct compiler *c, struct cjob *j)
 	                       c->zHeaderHash,
 	                       c->zCpu,
 	                       target,
-	                       j->req.torch ? c->zTorchHash : ""};
+	                       j->req.torch == COMPILE_TORCH_REAL ? c->zTorchRealHash
+	                       : j->req.torch                     ? c->zTorchHash
+	                                                          : ""};
 	for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
 		sha256_update(&s, parts[i], strlen(parts[i]) + 1);
 	sha256_update(&s, j->zSrc, j->req.nSource);
@@ -849,7 +902,7 @@ int compiler_submit(struct compiler *c, const struct compile_req *req, compile_d
 	}
 	compute_key(c, j);
 	c->nPending++;
-	if (j->req.torch && req->lang == LANG_CPP)
+	if (j->req.torch == COMPILE_TORCH_STANDIN && req->lang == LANG_CPP)
 		compile_pch_start(&c->pch, c->azCmd[LANG_CPP], cxxFlags, compile_include_dir(),
 		                  COMPILE_NICE);
 	if (j->bCutlass && c->zCutlassErr[0]) {

@@ -24,11 +24,14 @@ struct compile_req {
 	size_t nSource;      /* its length */
 	enum compile_lang lang;
 	const char *zName; /* file name shown in diagnostics, e.g. "cand.cu" */
-	/* 1: a PyTorch extension, compiled against kloop's ATen stand-in
-	 * (include/kloop_torch.h, its torch/extension.h and the like under
-	 * -I<include>/kloop_torch) */
+	/* a PyTorch extension: COMPILE_TORCH_STANDIN compiles it against
+	 * kloop's ATen stand-in (include/kloop_torch.h, its torch/extension.h
+	 * and the like under -I<include>/kloop_torch); COMPILE_TORCH_REAL
+	 * against PyTorch's own headers and libraries (compiler_torch_real
+	 * found them; include/kloop_torch_real.h binds the module); 0: none */
 	int torch;
 };
+enum { COMPILE_TORCH_STANDIN = 1, COMPILE_TORCH_REAL = 2 };
 
 struct compile_result {
 	int ok;         /* 1: a shared object was produced */
@@ -102,6 +105,18 @@ void compiler_set_timeout(struct compiler *c, double seconds);
  * when called outside the loop's callbacks is not required).  0 or -1 + err. */
 int compiler_submit(struct compiler *c, const struct compile_req *req, compile_done_fn done,
                     void *arg, char *err);
+
+/*
+ * PyTorch's own headers and libraries for COMPILE_TORCH_REAL (torch_real.h:
+ * $KLOOP_LIBTORCH, else zPython's torch, else Debian's libtorch-dev), looked
+ * for at the first call: 0, or -1 + err saying where kloop looked and what
+ * to install.  _where: which PyTorch, for people ("" before it was found).
+ */
+int compiler_torch_real(struct compiler *c, const char *zPython, char *err);
+const char *compiler_torch_real_where(const struct compiler *c);
+/* 1 when the PyTorch found has CUDA (libtorch_cuda.so): a CUDA extension
+ * can be built against it */
+int compiler_torch_real_cuda(const struct compiler *c);
 
 /* run the compilers inside bubblewrap, seeing only the system, the
  * candidate's build directory and kloop's include directory (default: off;

@@ -14,25 +14,13 @@
 
 const char *const libs_known[] = {"cublas", "cublasLt", "cudnn", "cutlass", NULL};
 
-static int is_dir(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static int is_file(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 /* the CUDA toolkit's root: $CUDA_HOME, $CUDA_PATH, nvcc's, /usr/local/cuda */
 static char *cuda_root(void)
 {
 	const char *env[] = {"CUDA_HOME", "CUDA_PATH"};
 	for (size_t i = 0; i < 2; i++) {
 		const char *v = getenv(env[i]);
-		if (v && *v && is_dir(v))
+		if (v && *v && path_is_dir(v))
 			return xstrdup(v);
 	}
 	char *nv = path_search("nvcc");
@@ -165,7 +153,7 @@ static char *find_in(char **dirs, const char *zRel)
 {
 	for (int i = 0; dirs[i]; i++) {
 		char *p = path_join(dirs[i], zRel);
-		int ok = is_file(p);
+		int ok = path_is_file(p);
 		free(p);
 		if (ok)
 			return xstrdup(dirs[i]);
@@ -191,7 +179,7 @@ static int find_lib(const char *zName, struct lib_item *it, char **pzStub)
 	for (int i = 0; dirs[i] && !found; i++) {
 		if (is_stubs(dirs[i])) {
 			char *so = xasprintf("%s/lib%s.so", dirs[i], zName);
-			if (!*pzStub && is_file(so))
+			if (!*pzStub && path_is_file(so))
 				*pzStub = so;
 			else
 				free(so);
@@ -202,11 +190,11 @@ static int find_lib(const char *zName, struct lib_item *it, char **pzStub)
 		char *a = xasprintf("%s/lib%s.a", dirs[i], zName);
 		glob_t g = {0};
 		const char *hit = NULL;
-		if (is_file(so))
+		if (path_is_file(so))
 			hit = so;
 		else if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0)
 			hit = g.gl_pathv[g.gl_pathc - 1];
-		else if (is_file(a))
+		else if (path_is_file(a))
 			hit = a;
 		if (hit) {
 			it->zLibDir = xstrdup(dirs[i]);
@@ -296,7 +284,7 @@ static int resolve_cutlass(const char *zWord, struct lib_item *it, char *err)
 	char *util = xasprintf("%s/../tools/util/include", it->zIncDir);
 	r = realpath(util, NULL);
 	free(util);
-	if (r && is_dir(r))
+	if (r && path_is_dir(r))
 		it->zIncDir2 = r;
 	else
 		free(r);
@@ -314,7 +302,7 @@ static int resolve(const char *zWord, const char *zBaseDir, struct lib_item *it,
 {
 	it->zName = xstrdup(zWord);
 	char *rel = zBaseDir && zWord[0] != '/' ? path_join(zBaseDir, zWord) : NULL;
-	int there = rel && (is_dir(rel) || is_file(rel));
+	int there = rel && (path_is_dir(rel) || path_is_file(rel));
 	free(rel);
 	if (strchr(zWord, '/') || there) {
 		char *p =
@@ -323,7 +311,7 @@ static int resolve(const char *zWord, const char *zBaseDir, struct lib_item *it,
 		free(p);
 		if (!r)
 			return kl_err(err, "libs: %s: no such file or directory", zWord);
-		if (is_dir(r)) {
+		if (path_is_dir(r)) {
 			it->zIncDir = r;
 			it->zFound = xasprintf("include directory %s", r);
 			return 0;

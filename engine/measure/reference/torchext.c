@@ -624,7 +624,7 @@ static void ascii_quotes(char *line)
 	*w = 0;
 }
 
-int torchext_diagnose(const char *zName, const char *zLog, char *zOut, size_t nOut)
+int torchext_missing(const char *zLog, char *zOut, size_t nOut)
 {
 	char names[4][160];
 	int nNames = 0, more = 0;
@@ -648,20 +648,29 @@ int torchext_diagnose(const char *zName, const char *zLog, char *zOut, size_t nO
 	if (!nNames)
 		return 0;
 	strbuf sb = STRBUF_INIT;
-	sb_addf(&sb, "%s uses ", zName);
 	for (int i = 0; i < nNames; i++)
 		sb_addf(&sb, "%s%s", i ? (i == nNames - 1 && !more ? " and " : ", ") : "",
 		        names[i]);
 	if (more)
 		sb_addf(&sb, " and %d more", more);
-	sb_addf(&sb,
-	        ", which kloop's ATen stand-in (include/kloop_torch.h) does not provide: it has "
-	        "tensors over kloop's buffers (sizes, dtype, data_ptr, view/reshape), "
-	        "torch::empty/zeros/ones and *_like, AT_DISPATCH_*, TORCH_CHECK and the current "
-	        "CUDA stream, not PyTorch's operators; compute %s in the extension's own code",
-	        nNames + more > 1 ? "them" : "it");
 	snprintf(zOut, nOut, "%s", sb.buf);
 	sb_free(&sb);
+	return nNames + more;
+}
+
+int torchext_diagnose(const char *zName, const char *zLog, char *zOut, size_t nOut)
+{
+	char names[800];
+	int n = torchext_missing(zLog, names, sizeof names);
+	if (!n)
+		return 0;
+	snprintf(zOut, nOut,
+	         "%s uses %s, which kloop's ATen stand-in (include/kloop_torch.h) does not "
+	         "provide: it has tensors over kloop's buffers (sizes, dtype, data_ptr, "
+	         "view/reshape), torch::empty/zeros/ones and *_like, AT_DISPATCH_*, TORCH_CHECK "
+	         "and the current CUDA stream, not PyTorch's operators; compute %s in the "
+	         "extension's own code",
+	         zName, names, n > 1 ? "them" : "it");
 	return 1;
 }
 
@@ -671,7 +680,11 @@ cJSON *torchext_note_json(const struct torchext_note *n, char *const *azOut, int
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "form", torchext_form_name(n->form));
-	cJSON_AddStringToObject(o, "via", "stand-in");
+	cJSON_AddStringToObject(o, "via", n->zPytorch[0] ? "pytorch" : "stand-in");
+	if (n->zPytorch[0])
+		cJSON_AddStringToObject(o, "pytorch", n->zPytorch);
+	if (n->zLacks[0])
+		cJSON_AddStringToObject(o, "stand_in_lacks", n->zLacks);
 	cJSON_AddStringToObject(o, "language", n->cuda ? "cuda" : "c++");
 	if (n->zEntry[0])
 		cJSON_AddStringToObject(o, "entry", n->zEntry);
@@ -705,7 +718,15 @@ int torchext_note_line(const cJSON *o, char *zOut, size_t nOut)
 	if (entry)
 		sb_addf(&sb, ", %s %s", f == TORCHEXT_MODELNEW ? "forward calls" : "entry point",
 		        entry);
-	sb_adds(&sb, ", on kloop's ATen stand-in");
+	const char *pt = cJSON_GetStringValue(cJSON_GetObjectItem(o, "pytorch"));
+	const char *lacks = cJSON_GetStringValue(cJSON_GetObjectItem(o, "stand_in_lacks"));
+	if (pt && lacks)
+		sb_addf(&sb, ", built against %s (it uses %s, which kloop's ATen stand-in lacks)",
+		        pt, lacks);
+	else if (pt)
+		sb_addf(&sb, ", built against %s", pt);
+	else
+		sb_adds(&sb, ", on kloop's ATen stand-in");
 	int nc = cJSON_GetArraySize(copied), k = 0;
 	const cJSON *e;
 	cJSON_ArrayForEach(e, copied)
@@ -718,7 +739,12 @@ int torchext_note_line(const cJSON *o, char *zOut, size_t nOut)
 		        z ? z : "?");
 		k++;
 	}
-	if (nc)
+	if (nc && pt)
+		sb_addf(&sb,
+		        " copied from the tensor%s it returned (the copy is in its time: PyTorch "
+		        "allocates what it returns, which kloop cannot point at its output)",
+		        nc > 1 ? "s" : "");
+	else if (nc)
 		sb_addf(&sb,
 		        " copied from the tensor%s it returned (the copy is in its time: allocate "
 		        "%s with torch::empty_like or torch::empty of %s shape and dtype to write "

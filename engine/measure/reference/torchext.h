@@ -143,6 +143,9 @@ const char *torchext_script(void);
  * 1, else 0.
  */
 int torchext_diagnose(const char *zName, const char *zLog, char *zOut, size_t nOut);
+/* the names compile log zLog says the stand-in lacks ("torch::matmul and
+ * at::softmax") into zOut; how many (0: none) */
+int torchext_missing(const char *zLog, char *zOut, size_t nOut);
 
 /* what a verdict records of a candidate that is not a kernel */
 struct torchext_note {
@@ -151,10 +154,15 @@ struct torchext_note {
 	char zEntry[64];  /* its entry point ("" unknown) */
 	unsigned copied;  /* outputs filled by copying a result (a bit each) */
 	char zNotes[400]; /* what kloop ignored of it, "" if nothing */
+	/* built against PyTorch's own headers: which PyTorch ("PyTorch 1.13.1
+	 * of the system (...)"), and what the stand-in lacks; "" on the stand-in */
+	char zPytorch[300];
+	char zLacks[200];
 };
 
-/* n as the result's "candidate_form" object: {form, via, language, entry?,
- * copied: [names of azOut (nOut)]?, notes?} */
+/* n as the result's "candidate_form" object: {form, via ("stand-in" or
+ * "pytorch"), pytorch?, stand_in_lacks?, language, entry?, copied: [names
+ * of azOut (nOut)]?, notes?} */
 cJSON *torchext_note_json(const struct torchext_note *n, char *const *azOut, int nOut);
 
 /*

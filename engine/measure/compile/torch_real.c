@@ -1,0 +1,241 @@
+/*
+ * torch_real.c - PyTorch's own headers and libraries, found once
+ * (torch_real.h).
+ */
+#include "torch_real.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "proc.h"
+
+/* the C++ API's header in one of t's include directories */
+static int has_headers(const struct torch_real *t)
+{
+	for (int i = 0; i < t->nInc; i++) {
+		char *p = path_join(t->azInc[i], "torch/all.h");
+		int ok = path_is_file(p);
+		free(p);
+		if (ok)
+			return 1;
+	}
+	return 0;
+}
+
+static int has_lib(const char *zDir, const char *zName)
+{
+	char *p = xasprintf("%s/%s", zDir, zName);
+	int ok = path_is_file(p);
+	free(p);
+	return ok;
+}
+
+static void add_inc(struct torch_real *t, const char *zDir)
+{
+	/* /usr/include is the compiler's own: as -isystem it breaks
+	 * libstdc++'s #include_next */
+	if (t->nInc < TORCH_REAL_MAX_INC && path_is_dir(zDir) && strcmp(zDir, "/usr/include") &&
+	    strcmp(zDir, "/usr/include/"))
+		t->azInc[t->nInc++] = xstrdup(zDir);
+}
+
+/* the found state, when its headers and libtorch are there */
+static int settle(struct torch_real *t)
+{
+	t->ok = has_headers(t) && t->zLibDir && has_lib(t->zLibDir, "libtorch.so");
+	if (t->ok)
+		t->cuda = has_lib(t->zLibDir, "libtorch_cuda.so");
+	return t->ok;
+}
+
+static void reset(struct torch_real *t)
+{
+	for (int i = 0; i < t->nInc; i++)
+		free(t->azInc[i]);
+	t->nInc = 0;
+	free(t->zLibDir);
+	t->zLibDir = NULL;
+	t->abi = -1;
+	t->ok = 0;
+}
+
+/* "1.13.0" from the C++ API's torch/version.h under one of t's include
+ * directories (TORCH_VERSION_MAJOR, _MINOR, _PATCH), else "?" */
+static void read_version(struct torch_real *t)
+{
+	int v[3] = {-1, -1, -1};
+	for (int i = 0; i < t->nInc && v[0] < 0; i++) {
+		char *p = path_join(t->azInc[i], "torch/version.h");
+		FILE *f = fopen(p, "r");
+		free(p);
+		char line[256];
+		while (f && fgets(line, sizeof line, f)) {
+			static const char *const k[] = {"MAJOR", "MINOR", "PATCH"};
+			for (int j = 0; j < 3; j++) {
+				char want[64];
+				snprintf(want, sizeof want, "#define TORCH_VERSION_%s %%d", k[j]);
+				sscanf(line, want, &v[j]);
+			}
+		}
+		if (f)
+			fclose(f);
+	}
+	if (v[0] >= 0 && v[1] >= 0)
+		snprintf(t->zVersion, sizeof t->zVersion, "%d.%d.%d", v[0], v[1],
+		         v[2] < 0 ? 0 : v[2]);
+	else
+		snprintf(t->zVersion, sizeof t->zVersion, "?");
+}
+
+/* $KLOOP_LIBTORCH=DIR: libtorch's own layout (include/, lib/) */
+static int from_dir(struct torch_real *t, const char *zDir)
+{
+	char *inc = path_join(zDir, "include");
+	char *api = path_join(zDir, "include/torch/csrc/api/include");
+	add_inc(t, inc);
+	add_inc(t, api);
+	free(inc);
+	free(api);
+	t->zLibDir = path_join(zDir, "lib");
+	read_version(t);
+	snprintf(t->zWhere, sizeof t->zWhere, "libtorch %s in %s ($KLOOP_LIBTORCH)", t->zVersion,
+	         zDir);
+	return settle(t);
+}
+
+/* what zPython's torch says of itself */
+static const char kAsk[] =
+    "import json, torch, torch.utils.cpp_extension as c\n"
+    "print(json.dumps({'inc': c.include_paths(), 'lib': c.library_paths(),\n"
+    "  'abi': int(torch._C._GLIBCXX_USE_CXX11_ABI), 'version': torch.__version__,\n"
+    "  'dir': torch.__path__[0]}))\n";
+
+static int from_python(struct torch_real *t, const char *zPython, char *zWhy, size_t nWhy)
+{
+	char *argv[] = {(char *)zPython, "-I", "-c", (char *)kAsk, NULL};
+	char *out = NULL;
+	int timedOut = 0;
+	int rc = proc_capture_timeout(argv, &out, 1 << 16, 120, &timedOut);
+	const char *nl = out ? strrchr(out, '{') : NULL;
+	cJSON *o = rc == 0 && nl ? cJSON_Parse(nl) : NULL;
+	if (!o) {
+		snprintf(zWhy, nWhy, "%s has no torch (%s)", zPython,
+		         timedOut ? "it did not answer in 120 s" : "import torch failed");
+		free(out);
+		return 0;
+	}
+	const cJSON *e;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "inc"))
+	    add_inc(t, cJSON_GetStringValue(e) ? cJSON_GetStringValue(e) : "");
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "lib"))
+	{
+		const char *z = cJSON_GetStringValue(e);
+		if (!t->zLibDir && z && has_lib(z, "libtorch.so"))
+			t->zLibDir = xstrdup(z);
+	}
+	const cJSON *abi = cJSON_GetObjectItem(o, "abi");
+	t->abi = cJSON_IsNumber(abi) ? abi->valueint : -1;
+	const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(o, "version"));
+	const char *d = cJSON_GetStringValue(cJSON_GetObjectItem(o, "dir"));
+	snprintf(t->zVersion, sizeof t->zVersion, "%s", v ? v : "?");
+	snprintf(t->zWhere, sizeof t->zWhere, "PyTorch %s of %s (%s)", t->zVersion, zPython,
+	         d ? d : "?");
+	cJSON_Delete(o);
+	free(out);
+	if (!settle(t))
+		snprintf(zWhy, nWhy, "%s's torch (%s) has no C++ headers or libtorch.so", zPython,
+		         t->zVersion);
+	return t->ok;
+}
+
+/* Debian's libtorch-dev: the headers in /usr/include, libtorch in the
+ * multiarch directory */
+static int from_system(struct torch_real *t)
+{
+	static const char *const libs[] = {"/usr/lib/x86_64-linux-gnu",
+	                                   "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"};
+	if (!path_is_file("/usr/include/torch/csrc/api/include/torch/all.h"))
+		return 0;
+	add_inc(t, "/usr/include/torch/csrc/api/include");
+	for (size_t i = 0; i < sizeof libs / sizeof *libs && !t->zLibDir; i++)
+		if (has_lib(libs[i], "libtorch.so"))
+			t->zLibDir = xstrdup(libs[i]);
+	/* its headers are in /usr/include, the compiler's own */
+	int ok = t->zLibDir != NULL;
+	if (ok) {
+		t->ok = 1;
+		t->cuda = has_lib(t->zLibDir, "libtorch_cuda.so");
+		read_version(t);
+		snprintf(t->zWhere, sizeof t->zWhere, "PyTorch %s of the system (libtorch-dev: %s)",
+		         t->zVersion, t->zLibDir);
+	}
+	return ok;
+}
+
+int torch_real_find(struct torch_real *t, const char *zPython)
+{
+	if (t->tried)
+		return t->ok ? 0 : -1;
+	t->tried = 1;
+	t->abi = -1;
+	const char *env = getenv("KLOOP_LIBTORCH");
+	if (env && *env) {
+		if (!strcmp(env, "off"))
+			return kl_err(t->zErr, "KLOOP_LIBTORCH=off: kloop does not compile against "
+			                       "PyTorch's own headers");
+		if (from_dir(t, env))
+			return 0;
+		reset(t);
+		return kl_err(t->zErr,
+		              "KLOOP_LIBTORCH=%s is no libtorch: it needs include/torch/csrc/api/"
+		              "include/torch/all.h and lib/libtorch.so",
+		              env);
+	}
+	char why[KL_ERRLEN] = "";
+	if (zPython && *zPython && from_python(t, zPython, why, sizeof why))
+		return 0;
+	reset(t);
+	if (from_system(t))
+		return 0;
+	reset(t);
+	return kl_err(t->zErr,
+	              "PyTorch's C++ headers were not found%s%s: install libtorch-dev (Debian), "
+	              "give --python a Python with torch, or set KLOOP_LIBTORCH to a libtorch "
+	              "directory",
+	              why[0] ? " (" : "", why[0] ? why : "");
+}
+
+void torch_real_flags(const struct torch_real *t, int cuda, char **azOut, int *pn, int max)
+{
+	int n = *pn;
+	for (int i = 0; i < t->nInc && n + 12 < max; i++) {
+		azOut[n++] = xstrdup("-isystem");
+		azOut[n++] = xstrdup(t->azInc[i]);
+	}
+	if (t->abi >= 0 && n < max)
+		azOut[n++] = xasprintf("-D_GLIBCXX_USE_CXX11_ABI=%d", t->abi);
+	if (!t->zLibDir || n + 8 >= max) {
+		*pn = n;
+		return;
+	}
+	azOut[n++] = xasprintf("-L%s", t->zLibDir);
+	azOut[n++] = cuda ? xasprintf("-Xlinker=-rpath,%s", t->zLibDir)
+	                  : xasprintf("-Wl,-rpath,%s", t->zLibDir);
+	azOut[n++] = xstrdup("-lc10");
+	azOut[n++] = xstrdup("-ltorch");
+	azOut[n++] = xstrdup("-ltorch_cpu");
+	if (cuda && t->cuda) {
+		azOut[n++] = xstrdup("-lc10_cuda");
+		azOut[n++] = xstrdup("-ltorch_cuda");
+	}
+	*pn = n;
+}
+
+void torch_real_free(struct torch_real *t)
+{
+	reset(t);
+	t->tried = 0;
+}

@@ -1,0 +1,43 @@
+/*
+ * torch_real.h - PyTorch's own C++ headers and libraries, for an extension
+ * that uses what kloop's ATen stand-in lacks (issue 38): found once, from
+ * $KLOOP_LIBTORCH (a libtorch directory, or "off"), else the PyTorch of the
+ * worker's Python (torch.utils.cpp_extension's include and library paths,
+ * its C++ ABI), else Debian's libtorch-dev; then the compiler's flags for
+ * them (include/kloop_torch_real.h says how such a build binds its module).
+ */
+#ifndef KL_TORCH_REAL_H
+#define KL_TORCH_REAL_H
+
+#include "util.h"
+
+#define TORCH_REAL_MAX_INC 6
+
+struct torch_real {
+	int tried;                       /* torch_real_find ran */
+	int ok;                          /* 1: found */
+	char *azInc[TORCH_REAL_MAX_INC]; /* include directories (-isystem) */
+	int nInc;
+	char *zLibDir;        /* libtorch.so's directory (-L, rpath) */
+	int abi;              /* _GLIBCXX_USE_CXX11_ABI, -1: the compiler's */
+	int cuda;             /* libtorch_cuda.so is there */
+	char zVersion[40];    /* "1.13.1" */
+	char zWhere[300];     /* for people: which PyTorch, where */
+	char zErr[KL_ERRLEN]; /* why none was found */
+};
+
+/*
+ * Find PyTorch's headers and libraries (once: later calls answer the
+ * first's); zPython is the interpreter asked (NULL: none).  0, or -1 with
+ * t->zErr saying where kloop looked.
+ */
+int torch_real_find(struct torch_real *t, const char *zPython);
+
+/* the flags of t for a C++ (cuda 0) or nvcc (cuda 1) command, appended to
+ * azOut at *pn (fresh strings, at most max): the include directories, the
+ * ABI, then the libraries with an rpath */
+void torch_real_flags(const struct torch_real *t, int cuda, char **azOut, int *pn, int max);
+
+void torch_real_free(struct torch_real *t);
+
+#endif
