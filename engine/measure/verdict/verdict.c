@@ -232,7 +232,6 @@ int verdict_timed(const struct verdict *v)
  * newer kloop's keys, the untyped ones, and the keys' order).
  */
 
-
 /* the detail objects, kept as JSON, copied whole */
 static const struct {
 	const char *zKey;
