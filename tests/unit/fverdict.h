@@ -13,6 +13,7 @@
 #include <cJSON.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "result.h"
 #include "util.h"
@@ -20,13 +21,17 @@
 
 /* what a fixture's verdict says; 0 (or NULL) is none for each */
 struct fv {
-	enum status s;       /* STATUS_CORRECT unless set (STATUS_NEW is 0) */
-	const char *zReason; /* "" */
-	double median;       /* its median time, ms */
-	double p10, p90;     /* its spread, ms (none: the median's) */
-	int unverified;      /* kloop's clock could not bound its time */
-	double base;         /* the reference's median, ms: the speedup is base / median */
-	const char *zDevice; /* where it ran */
+	enum status s;             /* STATUS_CORRECT unless set (STATUS_NEW is 0) */
+	const char *zReason;       /* "" */
+	double median;             /* its median time, ms */
+	double p10, p90;           /* its spread, ms (none: the median's) */
+	int unverified;            /* kloop's clock could not bound its time */
+	double base;               /* the reference's median, ms: the speedup is base / median */
+	const char *zDevice;       /* where it ran */
+	const char *zRef;          /* the reference's name ("reference.c") */
+	double baseCompile;        /* torch.compile's median, ms */
+	const char *zCompileError; /* why torch.compile has none */
+	int count;                 /* the timed runs */
 };
 
 /* the verdict f says, as the worker completes one (a fresh object) */
@@ -42,6 +47,7 @@ static inline cJSON *fv_make(const struct fv *f)
 		t.p10Ms = f->p10 > 0 ? f->p10 : f->median;
 		t.p90Ms = f->p90 > 0 ? f->p90 : f->median;
 		t.unverified = f->unverified;
+		t.count = f->count > 0 ? f->count : -1;
 		verdict_timing_encode(tm, &t, VERDICT_COMPLETE);
 		verdict_put_timing(r, tm);
 	}
@@ -54,9 +60,40 @@ static inline cJSON *fv_make(const struct fv *f)
 		b.medianMs = f->base;
 		verdict_timing_encode(rt, &b, 0);
 	}
-	result_complete_from(r, rt, NULL, NULL, "reference.c", f->zDevice, "t", "cand.c", "host");
+	/* the PyTorch baselines: torch.compile's time, or why it has none */
+	cJSON *bl = NULL;
+	if (f->baseCompile > 0 || f->zCompileError) {
+		bl = cJSON_CreateObject();
+		cJSON *cm = cJSON_AddObjectToObject(bl, "compile");
+		if (f->baseCompile > 0)
+			cJSON_AddNumberToObject(cm, "median_ms", f->baseCompile);
+		else
+			cJSON_AddStringToObject(cm, "error", f->zCompileError);
+	}
+	result_complete_from(r, rt, bl, NULL, f->zRef ? f->zRef : "reference.c", f->zDevice, "t",
+	                     "cand.c", "host");
 	cJSON_Delete(rt);
+	cJSON_Delete(bl);
 	return r;
+}
+
+/* detail object zKey of verdict r ("compile", "correctness", "precision",
+ * "roofline") set to JSON text zJson through the encoder */
+static inline void fv_detail(cJSON *r, const char *zKey, const char *zJson)
+{
+	struct verdict v;
+	cJSON *d = cJSON_Parse(zJson);
+	verdict_decode(r, &v);
+	if (!strcmp(zKey, "compile"))
+		v.compile = d;
+	else if (!strcmp(zKey, "correctness"))
+		v.correctness = d;
+	else if (!strcmp(zKey, "precision"))
+		v.precisionJson = d;
+	else if (!strcmp(zKey, "roofline"))
+		v.rooflineJson = d;
+	verdict_encode(r, &v, 0);
+	cJSON_Delete(d);
 }
 
 /* candidate id's eval_finished event at ts carrying verdict r (consumed):

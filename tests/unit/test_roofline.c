@@ -23,17 +23,10 @@
 static void fold_verdict(struct state *st, int id, cJSON *r, const char *zPrecision,
                          const char *zRoofline)
 {
-	struct verdict v;
-	cJSON *p = zPrecision ? cJSON_Parse(zPrecision) : NULL;
-	cJSON *f = zRoofline ? cJSON_Parse(zRoofline) : NULL;
-	verdict_decode(r, &v);
-	if (p)
-		v.precisionJson = p;
-	if (f)
-		v.rooflineJson = f;
-	verdict_encode(r, &v, 0);
-	cJSON_Delete(p);
-	cJSON_Delete(f);
+	if (zPrecision)
+		fv_detail(r, "precision", zPrecision);
+	if (zRoofline)
+		fv_detail(r, "roofline", zRoofline);
 	char *e = fv_event(id, 2, r);
 	fold_check(st, e);
 	free(e);
