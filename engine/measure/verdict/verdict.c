@@ -114,6 +114,15 @@ static const struct field aAb[] = {
     F("rule", K_STRE, verdict_ab, zRule, 0),
 };
 
+/* a BLAS baseline ("library_baselines"' entries) */
+static const struct field aLibrary[] = {
+    F("key", K_STRE, verdict_library, zKey, 0),
+    F("library", K_STRE, verdict_library, zLibrary, 0),
+    F("median_ms", K_NUM, verdict_library, medianMs, 0),
+    F("speedup", K_NUM, verdict_library, speedup, 0),
+    F("error", K_STR, verdict_library, zError, 0),
+};
+
 #undef F
 
 /* the fields of table a from o into out (a struct verdict, verdict_timing
@@ -212,6 +221,16 @@ void verdict_decode(const cJSON *r, struct verdict *v)
 	v->profile = cJSON_GetObjectItem(r, "profile");
 	v->form = cJSON_GetObjectItem(r, "candidate_form");
 	v->stages = cJSON_GetObjectItem(r, "stages");
+	v->libraries = cJSON_GetObjectItem(r, "library_baselines");
+}
+
+int verdict_library(const struct verdict *v, int i, struct verdict_library *out)
+{
+	const cJSON *l = cJSON_GetArrayItem(v->libraries, i);
+	if (!l)
+		return -1;
+	DECODE(aLibrary, l, out);
+	return 0;
 }
 
 const char *verdict_stage(const struct verdict *v, int i)
@@ -246,6 +265,7 @@ static const struct {
     {"candidate_form", offsetof(struct verdict, form)},
     {"stages", offsetof(struct verdict, stages)},
     {"ab", offsetof(struct verdict, abJson)},
+    {"library_baselines", offsetof(struct verdict, libraries)},
 };
 
 /* a change to make: key zKey of o becomes item (NULL: removed); made only
@@ -431,6 +451,19 @@ void verdict_encode(cJSON *r, const struct verdict *v, int flags)
 	}
 	timing_into(r, v, &have, &c);
 	apply(&c);
+}
+
+cJSON *verdict_library_new(const struct verdict_library *l)
+{
+	cJSON *o = cJSON_CreateObject();
+	struct verdict_library none;
+	struct changes c = {.n = 0};
+	DECODE(aLibrary, o, &none);
+	/* key and library are said always; the rest where they are some */
+	none.zKey = none.zLibrary = NULL;
+	encode_fields(aLibrary, (int)(sizeof aLibrary / sizeof *aLibrary), l, &none, 0, o, &c);
+	apply(&c);
+	return o;
 }
 
 cJSON *verdict_new(enum status s, const char *zReason)
