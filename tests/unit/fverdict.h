@@ -32,6 +32,9 @@ struct fv {
 	double baseCompile;        /* torch.compile's median, ms */
 	const char *zCompileError; /* why torch.compile has none */
 	int count;                 /* the timed runs */
+	double rse;                /* their relative standard error */
+	int converged;             /* the timing converged within its budget */
+	const char *zClockBound;   /* why kloop's clock could not bound the time */
 };
 
 /* the verdict f says, as the worker completes one (a fresh object) */
@@ -48,6 +51,9 @@ static inline cJSON *fv_make(const struct fv *f)
 		t.p90Ms = f->p90 > 0 ? f->p90 : f->median;
 		t.unverified = f->unverified;
 		t.count = f->count > 0 ? f->count : -1;
+		t.rse = f->rse > 0 ? f->rse : NAN;
+		t.converged = f->converged;
+		t.zClockBound = f->zClockBound;
 		verdict_timing_encode(tm, &t, VERDICT_COMPLETE);
 		verdict_put_timing(r, tm);
 	}
