@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fverdict.h"
 #include "describe.h"
 #include "event.h"
 #include "prompt.h"
@@ -43,23 +44,41 @@ static int find(const struct got *g, const char *zLabel)
 	return -1;
 }
 
-/* a verdict with every fact: resources, a check, reduced precision, a
- * roofline with a suspect, an unverified time, state kept */
-static const char *RESULT =
-    "{\"status\":\"correct\",\"reason\":\"\",\"compile\":{\"ok\":true,\"log\":\"\","
-    "\"resources\":[{\"kernel\":\"rows\",\"registers\":32,\"shared_bytes\":1024,"
-    "\"stack_bytes\":0,\"spill_stores\":0,\"spill_loads\":0}],\"vectorized\":[]},"
-    "\"correctness\":{\"trials\":5,\"trials_passed\":5,\"max_abs_error\":1e-7,"
-    "\"rel_l2_error\":2e-7,\"mismatches\":0},"
-    "\"precision\":{\"verdict\":\"reduced\",\"rel_l2\":4.7e-4,\"reference_rel_l2\":2.5e-8,"
-    "\"rounding_rel_l2\":1e-8,\"ratio\":18800,\"limit\":8,\"cause\":\"consistent with TF32 "
-    "or f16 inputs\"},"
-    "\"roofline\":{\"bytes\":1e6,\"bandwidth_gbs\":1000,\"memory_floor_ms\":0.001,"
-    "\"floor_ms\":0.001,\"bound\":\"memory\",\"fraction\":2,\"suspect\":\"0.0005 ms is "
-    "below the memory floor\"},"
-    "\"timing\":{\"median_ms\":0.0005,\"p10_ms\":0.0004,\"p90_ms\":0.0006,\"count\":40,"
-    "\"rse\":0.01,\"converged\":true,\"verified\":false,\"clock_bound\":\"its frames came "
-    "late\"},\"kept_state\":\"it kept state between calls\",\"speedup\":9}";
+/* a verdict with every fact, made as the worker makes one (fverdict.h):
+ * resources, a check, reduced precision, a roofline with a suspect, an
+ * unverified time (9x the reference's), state kept */
+static cJSON *every_fact(void)
+{
+	cJSON *r = fv_make(&(struct fv){.median = 0.0005,
+	                                .p10 = 0.0004,
+	                                .p90 = 0.0006,
+	                                .count = 40,
+	                                .rse = 0.01,
+	                                .converged = 1,
+	                                .unverified = 1,
+	                                .zClockBound = "its frames came late",
+	                                .base = 0.0045});
+	fv_detail(r, "compile",
+	          "{\"ok\":true,\"log\":\"\",\"resources\":[{\"kernel\":\"rows\",\"registers\":32,"
+	          "\"shared_bytes\":1024,\"stack_bytes\":0,\"spill_stores\":0,\"spill_loads\":0}],"
+	          "\"vectorized\":[]}");
+	fv_detail(r, "correctness",
+	          "{\"trials\":5,\"trials_passed\":5,\"max_abs_error\":1e-7,\"rel_l2_error\":2e-7,"
+	          "\"mismatches\":0}");
+	fv_detail(r, "precision",
+	          "{\"verdict\":\"reduced\",\"rel_l2\":4.7e-4,\"reference_rel_l2\":2.5e-8,"
+	          "\"rounding_rel_l2\":1e-8,\"ratio\":18800,\"limit\":8,\"cause\":\"consistent "
+	          "with TF32 or f16 inputs\"}");
+	fv_detail(r, "roofline",
+	          "{\"bytes\":1e6,\"bandwidth_gbs\":1000,\"memory_floor_ms\":0.001,"
+	          "\"floor_ms\":0.001,\"bound\":\"memory\",\"fraction\":2,\"suspect\":\"0.0005 ms "
+	          "is below the memory floor\"}");
+	struct verdict v;
+	verdict_decode(r, &v);
+	v.zKeptState = "it kept state between calls";
+	verdict_encode(r, &v, 0);
+	return r;
+}
 
 /* the Results of candidate 1 with the verdict r, into t */
 static void results_of(const cJSON *r, strbuf *t)
@@ -125,7 +144,7 @@ static void memory_limit_results(void)
 int main(void)
 {
 	memory_limit_results();
-	cJSON *r = cJSON_Parse(RESULT);
+	cJSON *r = every_fact();
 	struct got g = {0};
 	result_describe(r, RD_ALL, collect, &g);
 	const char *order[] = {"kernel",  "vector", "checked",    "precision", "roofline",

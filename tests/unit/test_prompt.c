@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fverdict.h"
 #include "json.h"
 #include "prompt.h"
 #include "task.h"
@@ -144,14 +145,16 @@ static void results(void)
 	prompt_results(NULL, &sb);
 	CHECK(!strcmp(sb.buf, "not evaluated yet\n"), "no result: not evaluated yet");
 	sb_reset(&sb);
+	/* verdicts as the worker makes them (fverdict.h) */
 	cJSON *r =
-	    result("{\"status\":\"correct\",\"reason\":\"\",\"compile\":{\"ok\":true,\"log\":\"\","
-	           "\"resources\":[{\"kernel\":\"softmax_rows\",\"registers\":32,\"shared_bytes\":"
-	           "1024,\"stack_bytes\":0,\"spill_stores\":0,\"spill_loads\":0}]},"
-	           "\"correctness\":{\"trials\":5,\"trials_passed\":5,\"max_abs_error\":1e-7,"
-	           "\"rel_l2_error\":2e-7,\"mismatches\":0},\"timing\":{\"median_ms\":1.5,"
-	           "\"p10_ms\":1.4,\"p90_ms\":1.6,\"count\":40},\"baseline_ms\":3.0,"
-	           "\"baseline\":\"reference.c\",\"speedup\":2.0}");
+	    fv_make(&(struct fv){.median = 1.5, .p10 = 1.4, .p90 = 1.6, .count = 40, .base = 3});
+	fv_detail(r, "compile",
+	          "{\"ok\":true,\"log\":\"\",\"resources\":[{\"kernel\":\"softmax_rows\","
+	          "\"registers\":32,\"shared_bytes\":1024,\"stack_bytes\":0,\"spill_stores\":0,"
+	          "\"spill_loads\":0}]}");
+	fv_detail(r, "correctness",
+	          "{\"trials\":5,\"trials_passed\":5,\"max_abs_error\":1e-7,\"rel_l2_error\":2e-7,"
+	          "\"mismatches\":0}");
 	prompt_results(r, &sb);
 	CHECK(strstr(sb.buf, "verdict: correct\n") &&
 	          strstr(sb.buf, "checked: 5/5 trials passed") &&
@@ -164,18 +167,18 @@ static void results(void)
 	cJSON_Delete(r);
 	sb_reset(&sb);
 	/* a PyTorch reference: both baselines, as the prompt asks */
-	r = result("{\"status\":\"correct\",\"timing\":{\"median_ms\":0.5},"
-	           "\"baseline_ms\":0.8,\"baseline\":\"PyTorch eager (reference.py)\","
-	           "\"speedup\":1.6,\"baseline_compile_ms\":0.4,\"speedup_compile\":0.8}");
+	r = fv_make(&(struct fv){.median = 0.5,
+	                         .base = 0.8,
+	                         .zRef = "PyTorch eager (reference.py)",
+	                         .baseCompile = 0.4});
 	prompt_results(r, &sb);
 	CHECK(strstr(sb.buf, "baseline: PyTorch eager (reference.py) 0.8 ms; speedup 1.6x\n") &&
 	          strstr(sb.buf, "torch.compile of the reference: 0.4 ms; speedup 0.8x\n"),
 	      "a PyTorch reference: the speedup against eager and against torch.compile");
 	cJSON_Delete(r);
 	sb_reset(&sb);
-	r = result("{\"status\":\"correct\",\"timing\":{\"median_ms\":0.5},"
-	           "\"baseline_ms\":0.8,\"speedup\":1.6,"
-	           "\"baseline_compile_error\":\"torch.compile failed: no triton\"}");
+	r = fv_make(&(struct fv){
+	    .median = 0.5, .base = 0.8, .zCompileError = "torch.compile failed: no triton"});
 	prompt_results(r, &sb);
 	CHECK(strstr(sb.buf, "torch.compile of the reference failed:\ntorch.compile failed: no "
 	                     "triton\n"),
@@ -247,9 +250,7 @@ static void bundled(void)
 	prompt_task_vars(&v, t, NULL, "host");
 	strbuf seed = STRBUF_INIT;
 	read_file("tasks/softmax/seed.c", &seed, 1 << 20, err);
-	cJSON *r =
-	    result("{\"status\":\"correct\",\"timing\":{\"median_ms\":2.5},\"baseline_ms\":2.9,"
-	           "\"speedup\":1.16}");
+	cJSON *r = fv_make(&(struct fv){.median = 2.5, .base = 2.9});
 	prompt_candidate_vars(&v, "parent", "seed.c", seed.buf, r);
 	prompt_candidate_vars(&v, "parent2", "other.c", "int other;", NULL);
 	prompt_candidate_vars(&v, "failed", "idea1-b1.c", "int broken(", NULL);

@@ -10,12 +10,27 @@
 #include <string.h>
 
 #include "check.h"
+#include "fverdict.h"
 #include "event.h"
 #include "fold.h"
 #include "report.h"
 #include "roofline.h"
 #include "state.h"
 #include "util.h"
+
+/* candidate id's verdict r (consumed) with its precision and roofline
+ * objects (JSON text, NULL: none) set through the encoder, folded into st */
+static void fold_verdict(struct state *st, int id, cJSON *r, const char *zPrecision,
+                         const char *zRoofline)
+{
+	if (zPrecision)
+		fv_detail(r, "precision", zPrecision);
+	if (zRoofline)
+		fv_detail(r, "roofline", zRoofline);
+	char *e = fv_event(id, 2, r);
+	fold_check(st, e);
+	free(e);
+}
 
 static struct task_tensor tensor(char *zName, int ndim, int64_t a, int64_t b)
 {
@@ -95,19 +110,16 @@ int main(void)
 		         "{\"type\":\"candidate_added\",\"id\":%d,\"source\":\"x\",\"ts\":1}", i);
 		fold_check(&st, e);
 	}
-	fold_check(&st,
-	           "{\"type\":\"eval_finished\",\"candidate\":1,\"ts\":2,\"result\":{\"status\":"
-	           "\"correct\",\"speedup\":2,\"timing\":{\"median_ms\":1}}}");
-	fold_check(&st,
-	           "{\"type\":\"eval_finished\",\"candidate\":2,\"ts\":2,\"result\":{\"status\":"
-	           "\"correct\",\"speedup\":5,\"timing\":{\"median_ms\":0.4},\"precision\":{"
-	           "\"verdict\":\"reduced\",\"rel_l2\":2.8e-5,\"reference_rel_l2\":1.7e-7,"
-	           "\"rounding_rel_l2\":2.7e-8,\"ratio\":164,\"limit\":8,\"cause\":\"as large as "
-	           "TF32 or f16 inputs (10-bit mantissa) make\"}}}");
-	fold_check(&st,
-	           "{\"type\":\"eval_finished\",\"candidate\":3,\"ts\":2,\"result\":{\"status\":"
-	           "\"correct\",\"speedup\":50,\"timing\":{\"median_ms\":0.04},\"roofline\":{"
-	           "\"fraction\":1.4,\"suspect\":\"below the floor\"}}}");
+	/* as the worker makes them (fverdict.h): the reference at 2 ms; #2's
+	 * precision and #3's roofline are what its harness found */
+	fold_verdict(&st, 1, fv_make(&(struct fv){.median = 1, .base = 2}), NULL, NULL);
+	fold_verdict(&st, 2, fv_make(&(struct fv){.median = 0.4, .base = 2}),
+	             "{\"verdict\":\"reduced\",\"rel_l2\":2.8e-5,\"reference_rel_l2\":1.7e-7,"
+	             "\"rounding_rel_l2\":2.7e-8,\"ratio\":164,\"limit\":8,\"cause\":\"as large "
+	             "as TF32 or f16 inputs (10-bit mantissa) make\"}",
+	             NULL);
+	fold_verdict(&st, 3, fv_make(&(struct fv){.median = 0.04, .base = 2}), NULL,
+	             "{\"fraction\":1.4,\"suspect\":\"below the floor\"}");
 	CHECK(state_cand_rankable(&st, state_cand(&st, 1)), "a faithful, verified time ranks");
 	CHECK(!state_cand_rankable(&st, state_cand(&st, 2)) && state_cand(&st, 2)->reduced,
 	      "reduced precision does not rank without a search's `precision any`");

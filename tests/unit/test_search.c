@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fverdict.h"
 #include "emit.h"
 #include "policy.h"
 #include "search.h"
@@ -90,15 +91,12 @@ static void population(struct session *s, const double *sp, const int *key, int 
 		                    i + 1, i + 1, i ? "llm" : "seed", i ? "1" : "", key[i]);
 		emit(s, e);
 		free(e);
+		/* as the worker makes it: the reference at 1 ms, so speedup sp */
 		if (sp[i] < 0)
-			e = xasprintf("{\"type\":\"eval_finished\",\"candidate\":%d,\"result\":"
-			              "{\"status\":\"incorrect\"}}",
-			              i + 1);
+			e = fv_event(i + 1, 2, fv_make(&(struct fv){.s = STATUS_INCORRECT}));
 		else
-			e = xasprintf("{\"type\":\"eval_finished\",\"candidate\":%d,\"result\":"
-			              "{\"status\":\"correct\",\"speedup\":%g,\"timing\":"
-			              "{\"median_ms\":%g}}}",
-			              i + 1, sp[i], 1 / sp[i]);
+			e = fv_event(i + 1, 2,
+			             fv_make(&(struct fv){.median = 1 / sp[i], .base = 1}));
 		emit(s, e);
 		free(e);
 	}

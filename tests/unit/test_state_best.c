@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fverdict.h"
 #include "event.h"
 #include "fold.h"
 #include "report.h"
@@ -27,18 +28,23 @@ static void add(struct state *st, int id)
 	fold_check(st, e);
 }
 
-/* a correct result on device zDev: median m (p10 lo, p90 hi), the baseline
- * its run timed (base), and extra JSON members (code_hash, same_code_as) */
+/* a correct result on device zDev, as the worker makes one (fverdict.h):
+ * median m (p10 lo, p90 hi), the baseline its run timed (base: the speedup
+ * is base / m), its code hash and the candidate whose machine code it is
+ * (zHash, sameAs; NULL, 0: none) */
 static void timed(struct state *st, int id, const char *zDev, double base, double m, double lo,
-                  double hi, const char *zExtra)
+                  double hi, const char *zHash, int sameAs)
 {
-	char e[600];
-	snprintf(e, sizeof e,
-	         "{\"type\":\"eval_finished\",\"candidate\":%d,\"ts\":2,\"result\":{\"status\":"
-	         "\"correct\",\"device\":\"%s\",\"baseline_ms\":%g,\"speedup\":%g,\"timing\":{"
-	         "\"median_ms\":%g,\"p10_ms\":%g,\"p90_ms\":%g}%s%s}}",
-	         id, zDev, base, base / m, m, lo, hi, *zExtra ? "," : "", zExtra);
+	cJSON *r =
+	    fv_make(&(struct fv){.median = m, .p10 = lo, .p90 = hi, .base = base, .zDevice = zDev});
+	struct verdict v;
+	verdict_decode(r, &v);
+	v.zCodeHash = zHash;
+	v.sameCodeAs = sameAs;
+	verdict_encode(r, &v, 0);
+	char *e = fv_event(id, 2, r);
 	fold_check(st, e);
+	free(e);
 }
 
 static void ab(struct state *st, int cand, int inc, int wins, double ratio, int won)
@@ -71,9 +77,9 @@ static void test_baseline(void)
 		add(&st, i);
 	/* the session began with 7.41 ms; a reopen timed the reference at
 	 * 4.48 ms, and #4, the same machine code as #3, was not timed again */
-	timed(&st, 1, "H200", 7.41, 3.0, 2.9, 3.1, "");
-	timed(&st, 3, "H200", 7.41, 1.59, 1.55, 1.62, "\"code_hash\":\"abc\"");
-	timed(&st, 4, "H200", 4.48, 1.59, 1.55, 1.62, "\"code_hash\":\"abc\",\"same_code_as\":3");
+	timed(&st, 1, "H200", 7.41, 3.0, 2.9, 3.1, NULL, 0);
+	timed(&st, 3, "H200", 7.41, 1.59, 1.55, 1.62, "abc", 0);
+	timed(&st, 4, "H200", 4.48, 1.59, 1.55, 1.62, "abc", 3);
 	const struct cand *c3 = state_cand(&st, 3), *c4 = state_cand(&st, 4);
 	CHECK(near(c3->speedup, 7.41 / 1.59) && near(c4->speedup, c3->speedup),
 	      "the same machine code has the same speedup, against the session's baseline "
@@ -89,7 +95,7 @@ static void test_baseline(void)
 	          state_baseline(&st, "B200") < 0,
 	      "the session's baseline: the first result's, on its device; none elsewhere");
 	/* another device model: its own baseline, the first from there */
-	timed(&st, 5, "B200", 5.0, 1.0, 0.99, 1.01, "");
+	timed(&st, 5, "B200", 5.0, 1.0, 0.99, 1.01, NULL, 0);
 	CHECK(near(state_cand(&st, 5)->speedup, 5.0) && near(state_baseline(&st, "B200"), 5.0),
 	      "another GPU model has its own baseline (5x against 5 ms)");
 	/* a re-measure: every speedup on that device against it, the others
@@ -107,7 +113,7 @@ static void test_baseline(void)
 	          near(res_num(c4, "baseline_measured_ms"), 4.48),
 	      "what each run measured stays beside it (7.41 and 4.48 ms)");
 	/* a later result from H200 is against the re-measured one */
-	timed(&st, 2, "H200", 7.41, 1.2, 1.1, 1.3, "");
+	timed(&st, 2, "H200", 7.41, 1.2, 1.1, 1.3, NULL, 0);
 	CHECK(near(state_cand(&st, 2)->speedup, 5.0), "a result after it: against the new one");
 	/* a hand-edited baseline is refused with its line */
 	char err[KL_ERRLEN];
@@ -139,8 +145,8 @@ static void test_best(void)
 	state_best_text(&st, t, sizeof t);
 	CHECK(!strcmp(t, "best -"), "nothing ranks: %s", t);
 	/* #1 first; #2 faster by its median, within #1's noise, no A/B */
-	timed(&st, 1, "D", 10, 1.0, 0.95, 1.05, "");
-	timed(&st, 2, "D", 10, 0.97, 0.93, 1.01, "");
+	timed(&st, 1, "D", 10, 1.0, 0.95, 1.05, NULL, 0);
+	timed(&st, 2, "D", 10, 0.97, 0.93, 1.01, NULL, 0);
 	struct state_best_info b = state_best_info(&st);
 	state_best_text(&st, t, sizeof t);
 	CHECK(b.best && b.best->id == 1 && !b.confirmed && b.tie == 2 &&
@@ -157,7 +163,7 @@ static void test_best(void)
 	      "an A/B that found #2 within the noise: #1 stays, never \"no A/B\": %s", t);
 	/* #3 faster outside the noise by separate timings, but its A/B was
 	 * not beyond the noise (a loaded machine): refuted, #1 stays */
-	timed(&st, 3, "D", 10, 0.67, 0.6, 0.7, "");
+	timed(&st, 3, "D", 10, 0.67, 0.6, 0.7, NULL, 0);
 	b = state_best_info(&st);
 	CHECK(b.best && b.best->id == 3 && b.confirmed,
 	      "faster outside the noise, no A/B between them: #3 takes it (%d)",
@@ -168,13 +174,13 @@ static void test_best(void)
 	CHECK(b.best && b.best->id == 1 && !strcmp(t, "best 10x (#1, A/B: #2 within noise)"),
 	      "... until its A/B against #1 was not beyond the noise: refuted, #1 stays: %s", t);
 	/* #4, a copy of #1 (the same machine code, not timed again): no rival */
-	timed(&st, 4, "D", 10, 1.0, 0.95, 1.05, "\"code_hash\":\"h1\",\"same_code_as\":1");
+	timed(&st, 4, "D", 10, 1.0, 0.95, 1.05, "h1", 1);
 	b = state_best_info(&st);
 	CHECK(b.best && b.best->id == 1 && b.tie != 4 && b.abTie != 4,
 	      "a copy of the best is not its rival");
 	/* #5 beats #4 (#1's machine code) in an A/B: the best, confirmed, and
 	 * #1 is no unconfirming tie (the A/B against its copy counts) */
-	timed(&st, 5, "D", 10, 0.98, 0.9, 1.04, "");
+	timed(&st, 5, "D", 10, 0.98, 0.9, 1.04, NULL, 0);
 	ab(&st, 5, 4, 19, 1.62, 1);
 	b = state_best_info(&st);
 	state_best_text(&st, t, sizeof t);
@@ -191,13 +197,13 @@ static void test_best(void)
 	      ":compare #1 #5 shows the A/B against #1's copy, not \"none run\": %s", sb.buf);
 	sb_free(&sb);
 	/* a failed A/B takes nothing */
-	timed(&st, 6, "D", 10, 0.5, 0.49, 0.51, "");
+	timed(&st, 6, "D", 10, 0.5, 0.49, 0.51, NULL, 0);
 	fold_check(&st, "{\"type\":\"ab_compared\",\"candidate\":6,\"incumbent\":5,\"pairs\":0,"
 	                "\"error\":\"the incumbent failed\",\"ts\":4}");
 	b = state_best_info(&st);
 	CHECK(b.best && b.best->id == 5, "an A/B that could not run leaves the best where it was");
 	/* banned and held suspects do not compete */
-	timed(&st, 7, "D", 10, 0.2, 0.19, 0.21, "");
+	timed(&st, 7, "D", 10, 0.2, 0.19, 0.21, NULL, 0);
 	fold_check(&st, "{\"type\":\"search_started\",\"settings\":{},\"ts\":5}");
 	fold_check(&st,
 	           "{\"type\":\"suspect_flagged\",\"candidate\":7,\"speedup\":50,\"why\":\"w\","
@@ -222,8 +228,8 @@ static void test_best(void)
 	fold_check(&st, "{\"type\":\"session_started\",\"task\":\"t\",\"ts\":1}");
 	add(&st, 1);
 	add(&st, 2);
-	timed(&st, 2, "D", 10, 1.0, 0.95, 1.05, "");
-	timed(&st, 1, "D", 10, 0.98, 0.94, 1.03, "");
+	timed(&st, 2, "D", 10, 1.0, 0.95, 1.05, NULL, 0);
+	timed(&st, 1, "D", 10, 0.98, 0.94, 1.03, NULL, 0);
 	b = state_best_info(&st);
 	CHECK(b.best && b.best->id == 2 && b.tie == 1,
 	      "within the noise, the one whose verdict came first holds it (#2)");

@@ -11,11 +11,20 @@
 #include <string.h>
 
 #include "check.h"
+#include "fverdict.h"
 #include "panes.h"
 #include "event.h"
 #include "fold.h"
 #include "report.h"
 #include "screen.h"
+
+/* candidate id's verdict f, made as the worker makes one, folded into st */
+static void fold_fv(struct state *st, int id, const struct fv *f)
+{
+	char *e = fv_event(id, 2, fv_make(f));
+	fold_event(st, e, NULL);
+	free(e);
+}
 
 static int inside(const struct ui_rect *r, int w, int h)
 {
@@ -258,16 +267,9 @@ int main(void)
 	           "{\"type\":\"candidate_added\",\"id\":3,\"origin\":\"llm\","
 	           "\"parents\":[2],\"source\":\"c\"}",
 	           NULL);
-	fold_event(&st,
-	           "{\"type\":\"eval_finished\",\"candidate\":1,\"result\":{\"status\":"
-	           "\"correct\",\"speedup\":1,\"timing\":{\"median_ms\":0.9583,\"p10_ms\":0.95,"
-	           "\"p90_ms\":1.11}}}",
-	           NULL);
-	fold_event(&st,
-	           "{\"type\":\"eval_finished\",\"candidate\":2,\"result\":{\"status\":"
-	           "\"correct\",\"speedup\":1.0007,\"timing\":{\"median_ms\":0.9576,\"p10_ms\":"
-	           "0.94,\"p90_ms\":0.99}}}",
-	           NULL);
+	/* as the worker makes them (fverdict.h): the reference at 0.9583 ms */
+	fold_fv(&st, 1, &(struct fv){.median = 0.9583, .p10 = 0.95, .p90 = 1.11, .base = 0.9583});
+	fold_fv(&st, 2, &(struct fv){.median = 0.9576, .p10 = 0.94, .p90 = 0.99, .base = 0.9583});
 	int tie = 0;
 	const struct cand *b = report_best(&st, &tie);
 	CHECK(b && b->id == 1 && tie == 2,
@@ -276,11 +278,7 @@ int main(void)
 	      b ? b->id : 0, tie);
 	CHECK(report_same_within_noise(state_cand(&st, 1), state_cand(&st, 2)) == 1,
 	      "overlapping p10-p90 intervals are the same within noise");
-	fold_event(&st,
-	           "{\"type\":\"eval_finished\",\"candidate\":3,\"result\":{\"status\":"
-	           "\"correct\",\"speedup\":1.8,\"timing\":{\"median_ms\":0.53,\"p10_ms\":0.52,"
-	           "\"p90_ms\":0.55}}}",
-	           NULL);
+	fold_fv(&st, 3, &(struct fv){.median = 0.53, .p10 = 0.52, .p90 = 0.55, .base = 0.9583});
 	b = report_best(&st, &tie);
 	CHECK(b && b->id == 3 && tie == 0, "a time outside the noise is a new best (%d)",
 	      b ? b->id : 0);
@@ -316,18 +314,13 @@ int main(void)
 		         i, i == 1 ? "seed" : "llm", i == 1 ? "" : "\"parents\":[1],", i);
 		fold_event(&st, ev, NULL);
 	}
-	fold_event(
-	    &st,
-	    "{\"type\":\"eval_finished\",\"candidate\":1,\"result\":{\"status\":\"correct\","
-	    "\"speedup\":1,\"time_ms\":2,\"timing\":{\"median_ms\":2,\"p10_ms\":1.9,\"p90_ms\":"
-	    "2.1},\"compile\":{\"seconds\":0.3,\"command\":\"cc -O3 -shared a-long-command\"}}}",
-	    NULL);
-	fold_event(
-	    &st,
-	    "{\"type\":\"eval_finished\",\"candidate\":2,\"result\":{\"status\":\"correct\","
-	    "\"speedup\":2,\"time_ms\":1,\"timing\":{\"median_ms\":1,\"p10_ms\":0.99,\"p90_ms\":"
-	    "1.01}}}",
-	    NULL);
+	/* as the worker makes them (fverdict.h): the reference at 2 ms */
+	cJSON *r1 = fv_make(&(struct fv){.median = 2, .p10 = 1.9, .p90 = 2.1, .base = 2});
+	fv_detail(r1, "compile", "{\"seconds\":0.3,\"command\":\"cc -O3 -shared a-long-command\"}");
+	char *e1 = fv_event(1, 2, r1);
+	fold_event(&st, e1, NULL);
+	free(e1);
+	fold_fv(&st, 2, &(struct fv){.median = 1, .p10 = 0.99, .p90 = 1.01, .base = 2});
 	fold_event(&st, "{\"type\":\"search_started\",\"settings\":{},\"ts\":1001}", NULL);
 	fold_event(&st, "{\"type\":\"ban\",\"candidate\":3,\"ts\":1002}", NULL);
 	fold_event(&st, "{\"type\":\"pin\",\"candidate\":2,\"ts\":1002}", NULL);

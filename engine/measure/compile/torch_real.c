@@ -106,7 +106,8 @@ static int from_dir(struct torch_real *t, const char *zDir)
 	return settle(t);
 }
 
-/* what zPython's torch says of itself */
+/* what zPython's torch says of itself (the worker waits for it, once: an
+ * import of torch takes a second or two) */
 static const char kAsk[] =
     "import json, torch, torch.utils.cpp_extension as c\n"
     "print(json.dumps({'inc': c.include_paths(), 'lib': c.library_paths(),\n"
@@ -118,12 +119,12 @@ static int from_python(struct torch_real *t, const char *zPython, char *zWhy, si
 	char *argv[] = {(char *)zPython, "-I", "-c", (char *)kAsk, NULL};
 	char *out = NULL;
 	int timedOut = 0;
-	int rc = proc_capture_timeout(argv, &out, 1 << 16, 120, &timedOut);
+	int rc = proc_capture_timeout(argv, &out, 1 << 16, 30, &timedOut);
 	const char *nl = out ? strrchr(out, '{') : NULL;
 	cJSON *o = rc == 0 && nl ? cJSON_Parse(nl) : NULL;
 	if (!o) {
 		snprintf(zWhy, nWhy, "%s has no torch (%s)", zPython,
-		         timedOut ? "it did not answer in 120 s" : "import torch failed");
+		         timedOut ? "it did not answer in 30 s" : "import torch failed");
 		free(out);
 		return 0;
 	}

@@ -17,45 +17,45 @@ double result_num(const cJSON *o, const char *k)
 }
 
 /* the BLAS baselines of a GEMM task (torchref.py's "libraries": cuBLAS,
- * cuBLASLt's heuristic, cuBLASLt autotuned) into r's "library_baselines":
- * [{"key", "library", "median_ms", "speedup"}] or {"key", "library",
- * "error"}; t the candidate's time, NAN when it has none */
+ * cuBLASLt's heuristic, cuBLASLt autotuned) into r's library baselines, each
+ * its time and the candidate's speedup against it (t: the candidate's time,
+ * NAN when it has none), or why it was not timed */
 static void add_libraries(cJSON *r, const cJSON *libs, double t)
 {
 	if (!cJSON_IsObject(libs))
 		return;
-	cJSON *a = cJSON_AddArrayToObject(r, "library_baselines");
+	cJSON *a = cJSON_CreateArray();
 	const cJSON *l;
 	cJSON_ArrayForEach(l, libs)
 	{
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "key", l->string ? l->string : "");
-		cJSON_AddStringToObject(o, "library", json_str(l, "library", l->string));
 		double m = result_num(l, "median_ms");
-		if (!isnan(m) && m > 0) {
-			cJSON_AddNumberToObject(o, "median_ms", m);
-			if (!isnan(t))
-				cJSON_AddNumberToObject(o, "speedup", m / t);
-		} else {
-			cJSON_AddStringToObject(o, "error", json_str(l, "error", "not timed"));
-		}
-		cJSON_AddItemToArray(a, o);
+		int timed = !isnan(m) && m > 0;
+		struct verdict_library b = {l->string ? l->string : "",
+		                            json_str(l, "library", l->string), timed ? m : NAN,
+		                            timed && !isnan(t) ? m / t : NAN,
+		                            timed ? NULL : json_str(l, "error", "not timed")};
+		cJSON_AddItemToArray(a, verdict_library_new(&b));
 	}
+	struct verdict v;
+	verdict_decode(r, &v);
+	v.libraries = a;
+	verdict_encode(r, &v, 0);
+	cJSON_Delete(a);
 }
 
 void result_library_lines(const cJSON *r, const char *zIndent, strbuf *sb)
 {
-	const cJSON *l;
-	cJSON_ArrayForEach(l, cJSON_GetObjectItem(r, "library_baselines"))
-	{
-		double m = result_num(l, "median_ms"), sp = result_num(l, "speedup");
-		sb_addf(sb, "%sbaseline  %s", zIndent, json_str(l, "library", "?"));
-		if (isnan(m))
-			sb_addf(sb, ": %.300s\n", json_str(l, "error", "not timed"));
-		else if (isnan(sp))
-			sb_addf(sb, " %.4g ms\n", m);
+	struct verdict v;
+	struct verdict_library b;
+	verdict_decode(r, &v);
+	for (int i = 0; verdict_library(&v, i, &b) == 0; i++) {
+		sb_addf(sb, "%sbaseline  %s", zIndent, b.zLibrary[0] ? b.zLibrary : "?");
+		if (isnan(b.medianMs))
+			sb_addf(sb, ": %.300s\n", b.zError ? b.zError : "not timed");
+		else if (isnan(b.speedup))
+			sb_addf(sb, " %.4g ms\n", b.medianMs);
 		else
-			sb_addf(sb, " %.4g ms, speedup %.3gx\n", m, sp);
+			sb_addf(sb, " %.4g ms, speedup %.3gx\n", b.medianMs, b.speedup);
 	}
 }
 
@@ -63,7 +63,9 @@ void result_complete_from(cJSON *r, const cJSON *rt, const cJSON *baselines, con
                           const char *zRefName, const char *zDevice, const char *zTask,
                           const char *zSource, const char *zBackend)
 {
-	double base = rt ? result_num(rt, "median_ms") : NAN;
+	struct verdict_timing rtm;
+	verdict_timing_decode(rt, &rtm);
+	double base = rt ? rtm.medianMs : NAN;
 	struct verdict v;
 	verdict_decode(r, &v);
 	double t = v.timing.medianMs;

@@ -28,126 +28,12 @@ static int count(const cJSON *o, const char *k)
 	return cJSON_IsNumber(n) ? n->valueint : -1;
 }
 
-void verdict_timing_decode(const cJSON *tm, struct verdict_timing *t)
-{
-	t->present = cJSON_IsObject(tm);
-	t->medianMs = num(tm, "median_ms");
-	t->p10Ms = num(tm, "p10_ms");
-	t->p90Ms = num(tm, "p90_ms");
-	t->count = count(tm, "count");
-	t->rse = num(tm, "rse");
-	t->converged = cJSON_IsTrue(cJSON_GetObjectItem(tm, "converged"));
-	t->unverified = cJSON_IsFalse(cJSON_GetObjectItem(tm, "verified"));
-	t->zClockBound = str_or(tm, "clock_bound", NULL);
-	t->zBound = str_or(tm, "bound", NULL);
-	t->zMethod = str_or(tm, "method", NULL);
-	t->zClockNote = str_or(tm, "clock_note", NULL);
-	t->throttled = cJSON_IsTrue(cJSON_GetObjectItem(tm, "throttled"));
-	t->throttleRead = cJSON_GetObjectItem(tm, "throttled") != NULL;
-	t->zThrottleReason = str_or(tm, "throttle_reason", NULL);
-	t->stopped = cJSON_GetObjectItem(tm, "stopped") != NULL;
-	t->zStopped = str_or(tm, "stopped", "");
-	t->smClockMhzAfter = num(tm, "sm_clock_mhz_after");
-}
-
-void verdict_ab_decode(const cJSON *o, struct verdict_ab *a)
-{
-	a->present = o != NULL;
-	a->incumbent = count(o, "incumbent_id");
-	a->pairs = count(o, "pairs");
-	a->wins = count(o, "wins");
-	a->ratio = num(o, "ratio");
-	a->won = cJSON_IsTrue(cJSON_GetObjectItem(o, "won"));
-	a->zError = str_or(o, "error", NULL);
-	a->zRule = str_or(o, "rule", "");
-}
-
-void verdict_decode(const cJSON *r, struct verdict *v)
-{
-	memset(v, 0, sizeof *v);
-	v->zStatus = str_or(r, "status", "");
-	v->status = r ? status_from_name(v->zStatus) : STATUS_NEW;
-	v->zReason = str_or(r, "reason", "");
-	v->zStage = str_or(r, "stage", NULL);
-	v->zTask = str_or(r, "task", "");
-	v->zSource = str_or(r, "source", "");
-	v->zBackend = str_or(r, "backend", "");
-	v->zDevice = str_or(r, "device", NULL);
-	const cJSON *wk = cJSON_GetObjectItem(r, "worker");
-	v->zWorker = str_or(wk, "label", NULL);
-	v->zWorkerDevice = str_or(wk, "device", NULL);
-	v->zWorkerHost = str_or(wk, "host", NULL);
-	v->zCodeHash = str_or(r, "code_hash", NULL);
-	v->timeMs = num(r, "time_ms");
-	v->speedup = num(r, "speedup");
-	v->baselineMs = num(r, "baseline_ms");
-	v->baselineMeasuredMs = num(r, "baseline_measured_ms");
-	v->zBaseline = str_or(r, "baseline", "");
-	v->baselineCompileMs = num(r, "baseline_compile_ms");
-	v->speedupCompile = num(r, "speedup_compile");
-	v->zBaselineCompileError = str_or(r, "baseline_compile_error", NULL);
-	v->zNotTimed = str_or(r, "not_timed", NULL);
-	v->sameCodeAs = count(r, "same_code_as");
-	if (v->sameCodeAs < 0)
-		v->sameCodeAs = 0;
-	v->zKeptState = str_or(r, "kept_state", NULL);
-	if (v->zKeptState && !*v->zKeptState)
-		v->zKeptState = NULL;
-	v->zStderrTail = str_or(r, "stderr_tail", NULL);
-	v->zRerunAbandoned = str_or(r, "rerun_abandoned", NULL);
-	v->timingJson = cJSON_GetObjectItem(r, "timing");
-	verdict_timing_decode(v->timingJson, &v->timing);
-	const cJSON *p = cJSON_GetObjectItem(r, "precision");
-	v->precisionJson = p;
-	v->precision.zClass = str_or(p, "verdict", NULL);
-	v->precision.reduced = v->precision.zClass && !strcmp(v->precision.zClass, "reduced");
-	v->precision.zCause = str_or(p, "cause", NULL);
-	v->precision.zWhy = str_or(p, "why", NULL);
-	v->precision.zMatches = str_or(p, "matches", NULL);
-	const cJSON *roof = cJSON_GetObjectItem(r, "roofline");
-	v->rooflineJson = roof;
-	v->roofline.present = cJSON_IsObject(roof);
-	v->roofline.fraction = num(roof, "fraction");
-	v->roofline.zSuspect = str_or(roof, "suspect", NULL);
-	v->abJson = cJSON_GetObjectItem(r, "ab");
-	verdict_ab_decode(v->abJson, &v->ab);
-	v->compile = cJSON_GetObjectItem(r, "compile");
-	v->comp.present = v->compile != NULL;
-	v->comp.seconds = num(v->compile, "seconds");
-	v->comp.cached = cJSON_IsTrue(cJSON_GetObjectItem(v->compile, "cached"));
-	v->comp.ok = cJSON_IsTrue(cJSON_GetObjectItem(v->compile, "ok"));
-	v->comp.zCommand = str_or(v->compile, "command", "");
-	v->comp.zLog = str_or(v->compile, "log", "");
-	v->comp.resources = cJSON_GetObjectItem(v->compile, "resources");
-	v->correctness = cJSON_GetObjectItem(r, "correctness");
-	v->referenceData = cJSON_GetObjectItem(r, "reference_data");
-	v->refData.seconds = num(v->referenceData, "seconds");
-	v->refData.trials = count(v->referenceData, "trials");
-	v->refData.zNote = str_or(v->referenceData, "note", NULL);
-	v->refData.setup = cJSON_GetObjectItem(v->referenceData, "setup");
-	v->profile = cJSON_GetObjectItem(r, "profile");
-	v->form = cJSON_GetObjectItem(r, "candidate_form");
-	v->stages = cJSON_GetObjectItem(r, "stages");
-}
-
-const char *verdict_stage(const struct verdict *v, int i)
-{
-	const cJSON *s = cJSON_GetArrayItem(v->stages, i);
-	return s ? str_or(s, "stage", "") : NULL;
-}
-
-int verdict_timed(const struct verdict *v)
-{
-	return v->status == STATUS_CORRECT && v->timing.present && !isnan(v->timing.medianMs);
-}
-
 /*
- * The encoder: the one place a verdict's typed keys are written.  Each
- * field is written only where it differs from what the JSON says now, so
- * that a verdict decoded, changed and encoded keeps the rest as it was (a
- * newer kloop's keys, the untyped ones, and the keys' order).
+ * The verdict's typed keys, one table per object: each key, how it is kept
+ * (and how its none is read and written), its member, and whether a
+ * completed verdict always has it.  The decoder reads them by these tables
+ * and the encoder writes them by the same: a key is named once.
  */
-
 /* how a field is kept in the struct, and how its none is written */
 enum kind {
 	K_STR,     /* a string, NULL none: removed */
@@ -228,7 +114,142 @@ static const struct field aAb[] = {
     F("rule", K_STRE, verdict_ab, zRule, 0),
 };
 
+/* a BLAS baseline ("library_baselines"' entries) */
+static const struct field aLibrary[] = {
+    F("key", K_STRE, verdict_library, zKey, 0),
+    F("library", K_STRE, verdict_library, zLibrary, 0),
+    F("median_ms", K_NUM, verdict_library, medianMs, 0),
+    F("speedup", K_NUM, verdict_library, speedup, 0),
+    F("error", K_STR, verdict_library, zError, 0),
+};
+
 #undef F
+
+/* the fields of table a from o into out (a struct verdict, verdict_timing
+ * or verdict_ab): a key missing, or of another JSON type, is its kind's none */
+static void decode_fields(const struct field *a, int n, const cJSON *o, void *out)
+{
+	for (int i = 0; i < n; i++) {
+		const struct field *f = &a[i];
+		char *p = (char *)out + f->off;
+		const cJSON *it = cJSON_GetObjectItem(o, f->zKey);
+		switch (f->kind) {
+		case K_STR:
+		case K_STRE: {
+			const char *z = cJSON_GetStringValue(it);
+			*(const char **)p = z ? z : f->kind == K_STRE ? "" : NULL;
+			break;
+		}
+		case K_NUM:
+		case K_NUMNULL:
+			*(double *)p = cJSON_IsNumber(it) ? it->valuedouble : NAN;
+			break;
+		case K_ID:
+			*(int *)p = cJSON_IsNumber(it) && it->valueint > 0 ? it->valueint : 0;
+			break;
+		case K_COUNT:
+			*(int *)p = cJSON_IsNumber(it) ? it->valueint : -1;
+			break;
+		case K_BOOL:
+			*(int *)p = cJSON_IsTrue(it);
+			break;
+		case K_NBOOL:
+			*(int *)p = cJSON_IsFalse(it);
+			break;
+		}
+	}
+}
+#define DECODE(a, o, out) decode_fields(a, (int)(sizeof a / sizeof *a), o, out)
+
+void verdict_timing_decode(const cJSON *tm, struct verdict_timing *t)
+{
+	t->present = cJSON_IsObject(tm);
+	DECODE(aTiming, tm, t);
+	/* "throttled": said where the throttle was read; "stopped": present,
+	 * a string saying why */
+	t->throttled = cJSON_IsTrue(cJSON_GetObjectItem(tm, "throttled"));
+	t->throttleRead = cJSON_GetObjectItem(tm, "throttled") != NULL;
+	t->stopped = cJSON_GetObjectItem(tm, "stopped") != NULL;
+	t->zStopped = str_or(tm, "stopped", "");
+}
+
+void verdict_ab_decode(const cJSON *o, struct verdict_ab *a)
+{
+	a->present = o != NULL;
+	DECODE(aAb, o, a);
+}
+
+void verdict_decode(const cJSON *r, struct verdict *v)
+{
+	memset(v, 0, sizeof *v);
+	v->zStatus = str_or(r, "status", "");
+	v->status = r ? status_from_name(v->zStatus) : STATUS_NEW;
+	DECODE(aTop, r, v);
+	DECODE(aWorker, cJSON_GetObjectItem(r, "worker"), v);
+	if (v->zKeptState && !*v->zKeptState)
+		v->zKeptState = NULL;
+	v->timingJson = cJSON_GetObjectItem(r, "timing");
+	verdict_timing_decode(v->timingJson, &v->timing);
+	const cJSON *p = cJSON_GetObjectItem(r, "precision");
+	v->precisionJson = p;
+	v->precision.zClass = str_or(p, "verdict", NULL);
+	v->precision.reduced = v->precision.zClass && !strcmp(v->precision.zClass, "reduced");
+	v->precision.zCause = str_or(p, "cause", NULL);
+	v->precision.zWhy = str_or(p, "why", NULL);
+	v->precision.zMatches = str_or(p, "matches", NULL);
+	const cJSON *roof = cJSON_GetObjectItem(r, "roofline");
+	v->rooflineJson = roof;
+	v->roofline.present = cJSON_IsObject(roof);
+	v->roofline.fraction = num(roof, "fraction");
+	v->roofline.zSuspect = str_or(roof, "suspect", NULL);
+	v->abJson = cJSON_GetObjectItem(r, "ab");
+	verdict_ab_decode(v->abJson, &v->ab);
+	v->compile = cJSON_GetObjectItem(r, "compile");
+	v->comp.present = v->compile != NULL;
+	v->comp.seconds = num(v->compile, "seconds");
+	v->comp.cached = cJSON_IsTrue(cJSON_GetObjectItem(v->compile, "cached"));
+	v->comp.ok = cJSON_IsTrue(cJSON_GetObjectItem(v->compile, "ok"));
+	v->comp.zCommand = str_or(v->compile, "command", "");
+	v->comp.zLog = str_or(v->compile, "log", "");
+	v->comp.resources = cJSON_GetObjectItem(v->compile, "resources");
+	v->correctness = cJSON_GetObjectItem(r, "correctness");
+	v->referenceData = cJSON_GetObjectItem(r, "reference_data");
+	v->refData.seconds = num(v->referenceData, "seconds");
+	v->refData.trials = count(v->referenceData, "trials");
+	v->refData.zNote = str_or(v->referenceData, "note", NULL);
+	v->refData.setup = cJSON_GetObjectItem(v->referenceData, "setup");
+	v->profile = cJSON_GetObjectItem(r, "profile");
+	v->form = cJSON_GetObjectItem(r, "candidate_form");
+	v->stages = cJSON_GetObjectItem(r, "stages");
+	v->libraries = cJSON_GetObjectItem(r, "library_baselines");
+}
+
+int verdict_library(const struct verdict *v, int i, struct verdict_library *out)
+{
+	const cJSON *l = cJSON_GetArrayItem(v->libraries, i);
+	if (!l)
+		return -1;
+	DECODE(aLibrary, l, out);
+	return 0;
+}
+
+const char *verdict_stage(const struct verdict *v, int i)
+{
+	const cJSON *s = cJSON_GetArrayItem(v->stages, i);
+	return s ? str_or(s, "stage", "") : NULL;
+}
+
+int verdict_timed(const struct verdict *v)
+{
+	return v->status == STATUS_CORRECT && v->timing.present && !isnan(v->timing.medianMs);
+}
+
+/*
+ * The encoder: the one place a verdict's typed keys are written.  Each
+ * field is written only where it differs from what the JSON says now, so
+ * that a verdict decoded, changed and encoded keeps the rest as it was (a
+ * newer kloop's keys, the untyped ones, and the keys' order).
+ */
 
 /* the detail objects, kept as JSON, copied whole */
 static const struct {
@@ -244,6 +265,7 @@ static const struct {
     {"candidate_form", offsetof(struct verdict, form)},
     {"stages", offsetof(struct verdict, stages)},
     {"ab", offsetof(struct verdict, abJson)},
+    {"library_baselines", offsetof(struct verdict, libraries)},
 };
 
 /* a change to make: key zKey of o becomes item (NULL: removed); made only
@@ -429,6 +451,19 @@ void verdict_encode(cJSON *r, const struct verdict *v, int flags)
 	}
 	timing_into(r, v, &have, &c);
 	apply(&c);
+}
+
+cJSON *verdict_library_new(const struct verdict_library *l)
+{
+	cJSON *o = cJSON_CreateObject();
+	struct verdict_library none;
+	struct changes c = {.n = 0};
+	DECODE(aLibrary, o, &none);
+	/* key and library are said always; the rest where they are some */
+	none.zKey = none.zLibrary = NULL;
+	encode_fields(aLibrary, (int)(sizeof aLibrary / sizeof *aLibrary), l, &none, 0, o, &c);
+	apply(&c);
+	return o;
 }
 
 cJSON *verdict_new(enum status s, const char *zReason)

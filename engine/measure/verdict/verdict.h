@@ -130,6 +130,7 @@ struct verdict {
 	const cJSON *profile;       /* "profile": Nsight Compute's */
 	const cJSON *form;          /* "candidate_form": an extension's or ModelNew's */
 	const cJSON *stages;        /* "stages": [{"stage", "seconds"}] */
+	const cJSON *libraries;     /* "library_baselines": verdict_library reads them */
 	const cJSON *timingJson;    /* "timing", copied whole where a copy carries it */
 	const cJSON *abJson;        /* "ab", journaled as an event of its own */
 };
@@ -189,5 +190,18 @@ int verdict_timed(const struct verdict *v);
 /* the name of the i-th stage the cascade went through ("stages"), or NULL
  * past the last */
 const char *verdict_stage(const struct verdict *v, int i);
+
+/* a BLAS baseline of a GEMM task: an entry of "library_baselines" */
+struct verdict_library {
+	const char *zKey;     /* "cublas", "cublaslt", ... ("" none) */
+	const char *zLibrary; /* its name for people ("" none) */
+	double medianMs;      /* its time, NAN: not timed */
+	double speedup;       /* the candidate's against it, NAN: none */
+	const char *zError;   /* why it was not timed, NULL */
+};
+/* baseline i of v's library baselines into *out: 0, or -1 past the last */
+int verdict_library(const struct verdict *v, int i, struct verdict_library *out);
+/* l as a "library_baselines" entry (a fresh object) */
+cJSON *verdict_library_new(const struct verdict_library *l);
 
 #endif
