@@ -15,13 +15,21 @@
 #include "result.h"
 #include "driver_priv.h"
 
+/* the reference's median in timing object rt (NAN: none) */
+static double ref_ms(const cJSON *rt)
+{
+	struct verdict_timing t;
+	verdict_timing_decode(rt, &t);
+	return t.medianMs;
+}
+
 /* a re-measure under way: the first result from a device after it (its
  * workers started afresh and timed the reference) journals the session's
  * new baseline there, once */
 static void remeasured(struct driver *drv, const char *zDevice, const cJSON *rt)
 {
 	const char *key = zDevice ? zDevice : "";
-	double ms = result_num(rt, "median_ms");
+	double ms = ref_ms(rt);
 	const struct state *st = &drv->ses->st;
 	double was = state_baseline(st, key);
 	if (!drv->remeasure || !(ms > 0) || !(was > 0))
@@ -47,11 +55,15 @@ void driver_result_complete(struct driver *drv, const struct cand *c, cJSON *r, 
 	const cJSON *rt = pool_reference_timing(drv->pool, zDevice);
 	remeasured(drv, zDevice, rt);
 	double base = state_baseline(&drv->ses->st, zDevice ? zDevice : "");
-	double own = result_num(rt, "median_ms");
+	double own = ref_ms(rt);
 	cJSON *sb = NULL;
-	if (base > 0) {
+	if (base > 0) { /* the session's baseline, as a timing */
+		struct verdict_timing t;
 		sb = cJSON_CreateObject();
-		cJSON_AddNumberToObject(sb, "median_ms", base);
+		verdict_timing_decode(sb, &t);
+		t.present = 1;
+		t.medianMs = base;
+		verdict_timing_encode(sb, &t, 0);
 	}
 	result_complete_from(r, sb ? sb : rt, pool_baselines(drv->pool, zDevice),
 	                     pool_reference_data(drv->pool, zDevice),
@@ -78,7 +90,7 @@ void driver_baseline_text(const struct driver *drv, strbuf *sb)
 		        *b->zDevice ? " on " : "", b->zDevice,
 		        b->remeasured ? "re-measured" : "timed when the session began");
 		const cJSON *rt = pool_reference_timing(drv->pool, *b->zDevice ? b->zDevice : NULL);
-		double now = result_num(rt, "median_ms");
+		double now = ref_ms(rt);
 		if (now > 0 && fabs(now - b->ms) > 1e-9 * b->ms)
 			sb_addf(sb, "; this run's workers timed the reference at %.4g ms (%.3gx)",
 			        now, now / b->ms);

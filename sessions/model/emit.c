@@ -5,6 +5,7 @@
  */
 #include "emit.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "ideas.h"
 #include "json.h"
 #include "util.h"
+#include "verdict.h"
 
 int session_begin(struct session *s, const char *zTask, const char *zTaskDir, const char *zBackend,
                   const char *zShapes, char *err)
@@ -436,12 +438,14 @@ int ev_ab_compared(struct session *s, int cand, int incumbent, const cJSON *ab, 
 	cJSON *e = ev_new(EV_AB_COMPARED);
 	cJSON_AddNumberToObject(e, "candidate", cand);
 	cJSON_AddNumberToObject(e, "incumbent", incumbent);
-	const char *num[] = {"pairs", "wins", "p_value", "ratio"};
-	for (size_t i = 0; i < sizeof num / sizeof *num; i++) {
-		const cJSON *v = cJSON_GetObjectItem(ab, num[i]);
-		cJSON_AddNumberToObject(e, num[i], cJSON_IsNumber(v) ? v->valuedouble : 0);
-	}
-	cJSON_AddBoolToObject(e, "won", cJSON_IsTrue(cJSON_GetObjectItem(ab, "won")));
+	struct verdict_ab a;
+	verdict_ab_decode(ab, &a);
+	const cJSON *pv = cJSON_GetObjectItem(ab, "p_value"); /* untyped: the A/B's own */
+	cJSON_AddNumberToObject(e, "pairs", a.pairs > 0 ? a.pairs : 0);
+	cJSON_AddNumberToObject(e, "wins", a.wins > 0 ? a.wins : 0);
+	cJSON_AddNumberToObject(e, "p_value", cJSON_IsNumber(pv) ? pv->valuedouble : 0);
+	cJSON_AddNumberToObject(e, "ratio", isnan(a.ratio) ? 0 : a.ratio);
+	cJSON_AddBoolToObject(e, "won", a.won);
 	const char *side[][2] = {{"candidate", "candidate_ms"}, {"incumbent", "incumbent_ms"}};
 	for (size_t i = 0; i < 2; i++) {
 		const cJSON *m =

@@ -182,14 +182,16 @@ if ! python3 -c 'import torch' >/dev/null 2>&1; then
 	exit 0
 fi
 KB=tests/fixtures/torch/kb/23_Softmax.py
-$KLOOP eval $KB $F/softmax.cpp $F/modelnew_cpu.py $F/copy.cpp --shapes batch_size=16,dim=256 $B --json \
-	>"$T/kb23.json" 2>"$T/kb23.err"
+$KLOOP eval $KB $F/softmax.cpp $F/modelnew_cpu.py $F/copy.cpp $F/gap.cpp --shapes batch_size=16,dim=256 \
+	$B --json >"$T/kb23.json" 2>"$T/kb23.err"
 n0=$NFAIL
-for c in softmax.cpp modelnew_cpu.py copy.cpp; do
+for c in softmax.cpp modelnew_cpu.py copy.cpp gap.cpp; do
 	check "$c is correct on KernelBench's 23_Softmax ($(said "$T/kb23.json"))" \
 		test "$(cand_field "$T/kb23.json" $c status)" = correct
 done
 check "... copy.cpp's copy into out0 said there too" test "$(cand_field "$T/kb23.json" copy.cpp candidate_form.copied)" = '["out0"]'
+check "... gap.cpp built against PyTorch's own headers there too ($(cand_field "$T/kb23.json" gap.cpp candidate_form.pytorch))" \
+	test "$(cand_field "$T/kb23.json" gap.cpp candidate_form.via)" = pytorch
 diag $n0 "$T/kb23.err"
 $KLOOP eval tests/fixtures/torch/layernorm.py $F/modelnew_layernorm.py $B --json >"$T/ln.json" 2>"$T/ln.err"
 check "a ModelNew passing the problem's parameters (self.weight, self.bias) and a number is correct on layernorm.py ($(said "$T/ln.json"))" \

@@ -92,8 +92,13 @@ void result_complete_from(cJSON *r, const cJSON *rt, const cJSON *baselines, con
 	/* the keys every verdict has, "" and null where none */
 	verdict_encode(r, &v, VERDICT_COMPLETE);
 	add_libraries(r, cJSON_GetObjectItem(baselines, "libraries"), ok && t > 0 ? t : NAN);
-	if (!cJSON_HasObjectItem(r, "correctness"))
-		cJSON_AddItemToObject(r, "correctness", cJSON_CreateObject());
+	verdict_decode(r, &v);
+	if (!v.correctness) { /* a completed verdict has one, empty where none was checked */
+		cJSON *c = cJSON_CreateObject();
+		v.correctness = c;
+		verdict_encode(r, &v, 0);
+		cJSON_Delete(c);
+	}
 }
 
 int result_compile_pending(const cJSON *baselines)
