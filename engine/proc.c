@@ -16,6 +16,7 @@
 #include <strings.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -275,7 +276,25 @@ pid_t proc_spawn(const struct proc_spec *s, int *pOut, int *pErr, char *err)
 	return pid;
 }
 
-int proc_children(pid_t pid, pid_t *aOut, int max)
+/* /proc/PID/stat's state, parent and process group; 0 when gone */
+static int proc_stat(const char *zPid, char *pState, int *pPpid, int *pPgrp)
+{
+	char p[300], buf[512];
+	snprintf(p, sizeof p, "/proc/%s/stat", zPid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	ssize_t r = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (r <= 0)
+		return 0;
+	buf[r] = 0;
+	char *rp = strrchr(buf, ')');
+	return rp && sscanf(rp + 1, " %c %d %d", pState, pPpid, pPgrp) == 3;
+}
+
+/* the pids under /proc whose stat matches (parent ppid, or a live member
+ * of process group pgrp), up to max; their number */
+static int proc_scan(pid_t ppid, pid_t pgrp, pid_t *aOut, int max)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
@@ -283,23 +302,40 @@ int proc_children(pid_t pid, pid_t *aOut, int max)
 	while (d && (e = readdir(d)) && n < max) {
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')
 			continue;
-		char p[300], buf[512];
-		snprintf(p, sizeof p, "/proc/%s/stat", e->d_name);
-		int fd = open(p, O_RDONLY | O_CLOEXEC);
-		ssize_t r = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-		if (fd >= 0)
-			close(fd);
-		if (r <= 0)
+		char state;
+		int pp, pg;
+		if (!proc_stat(e->d_name, &state, &pp, &pg))
 			continue;
-		buf[r] = 0;
-		char *rp = strrchr(buf, ')');
-		int ppid = 0;
-		if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == pid)
+		if ((ppid > 0 && pp == ppid) ||
+		    (pgrp > 0 && pg == pgrp && state != 'Z' && state != 'X'))
 			aOut[n++] = (pid_t)atoi(e->d_name);
 	}
 	if (d)
 		closedir(d);
 	return n;
+}
+
+int proc_children(pid_t pid, pid_t *aOut, int max)
+{
+	return proc_scan(pid, 0, aOut, max);
+}
+
+int proc_group_gone(pid_t pgid, double limitS)
+{
+	if (pgid <= 0)
+		return 1;
+	double end = now_s() + limitS;
+	for (;;) {
+		pid_t one;
+		/* no member at all, or none but the dead (a zombie whose parent
+		 * has not reaped it yet runs nothing) */
+		if ((kill(-pgid, 0) < 0 && errno == ESRCH) || proc_scan(0, pgid, &one, 1) == 0)
+			return 1;
+		if (now_s() >= end)
+			return 0;
+		struct timespec ts = {0, 2 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
 }
 
 static void on_child(int sig)

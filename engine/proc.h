@@ -85,6 +85,11 @@ pid_t proc_keep(int lifeFd);
 /* up to max pids whose parent is pid (by /proc); their number */
 int proc_children(pid_t pid, pid_t *aOut, int max);
 
+/* wait until process group pgid has no live member (SIGKILL, sent to a
+ * group, takes effect a moment later: what a helper started still shows in
+ * ps until then), polling for at most limitS seconds; 1 gone, 0 not yet */
+int proc_group_gone(pid_t pgid, double limitS);
+
 /* SIGKILL the child's whole process group */
 void proc_kill_group(pid_t pid);
 

@@ -1,6 +1,7 @@
 /*
  * test_proc.c - children as kloop starts them: their own process group
- * (a grandchild in the background dies with proc_kill_group()), inherited
+ * (a grandchild in the background dies with proc_kill_group(), and
+ * proc_group_gone() waits until it has), inherited
  * fds closed, stdin from /dev/null, ignored signals reset, and the wait
  * status described in words.
  */
@@ -115,15 +116,15 @@ int main(void)
 	CHECK(grand > 0 && getpgid(grand) == pid,
 	      "the child leads its own process group, and the grandchild is in it (%d in %d)",
 	      (int)getpgid(grand), (int)pid);
+	CHECK(!proc_group_gone(pid, 0.02),
+	      "proc_group_gone() says a group with a live member is not gone (it waited 20 ms)");
 	proc_kill_group(pid);
 	waitpid(pid, &status, 0);
 	proc_describe_status(status, d, sizeof d);
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && strstr(d, "SIGKILL"),
 	      "proc_kill_group() kills the child: %s", d);
-	int gone = 0;
-	for (int i = 0; i < 500 && grand > 0 && !(gone = dead(grand)); i++)
-		usleep(10000);
-	CHECK(gone, "... and the grandchild in its group");
+	CHECK(proc_group_gone(pid, 5) && dead(grand),
+	      "... and the grandchild in its group: proc_group_gone() returns when it is dead");
 	if (out >= 0)
 		close(out);
 	return check_done();

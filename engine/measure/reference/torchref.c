@@ -24,6 +24,10 @@
 #include "proc.h"
 #include "sha256.h"
 
+/* how long the end of the helper waits for what it started (torch.compile's
+ * workers, a problem's own processes) to be gone after its group's SIGKILL */
+#define GROUP_GONE_S 2.0
+
 /* the file zProgram runs, links resolved: itself when it has a slash, else
  * the one found on $PATH (NULL: none); malloc'd */
 static char *program_path(const char *zProgram)
@@ -146,6 +150,7 @@ static void end_helper(struct torchref *r)
 			}
 			usleep(10000);
 		}
+		(void)proc_group_gone(r->pid, GROUP_GONE_S);
 		r->pid = 0;
 	}
 }
@@ -247,6 +252,7 @@ static int late(struct torchref *r, double limitS, const char *zWhat, char *err)
 	if (r->pid > 0) {
 		proc_kill_group(r->pid);
 		waitpid(r->pid, NULL, 0);
+		(void)proc_group_gone(r->pid, GROUP_GONE_S);
 		r->pid = 0;
 	}
 	return kl_err(err,
@@ -505,6 +511,7 @@ static int finished(struct torchref *r, cJSON *o, char *err)
 	/* it ends itself at once after "bye" (torchref.py): what it started,
 	 * torch.compile's compile workers, goes with its process group */
 	kill(-r->pid, SIGKILL); /* the group only: the pid itself is reaped */
+	(void)proc_group_gone(r->pid, GROUP_GONE_S);
 	r->pid = 0;
 	return 1;
 }
@@ -579,6 +586,7 @@ void torchref_kill(struct torchref *r)
 	if (r && r->pid > 0) {
 		proc_kill_group(r->pid);
 		waitpid(r->pid, NULL, 0);
+		(void)proc_group_gone(r->pid, GROUP_GONE_S);
 		r->pid = 0;
 	}
 }
