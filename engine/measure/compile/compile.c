@@ -3,7 +3,7 @@
  * most N at a time, and keeps the shared objects in a content-hash cache so
  * that an unchanged candidate is never compiled twice.
  */
-#include "compile.h"
+#include "compile_priv.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -30,84 +30,6 @@
 #include "torch_real.h"
 #include "util.h"
 
-#define LOG_MAX (1 << 20)
-
-struct cjob {
-	struct compiler *c;
-	struct compile_req req; /* with owned copies of source and name */
-	char *zSrc, *zName;
-	compile_done_fn done;
-	void *arg;
-	char zKey[65];
-	char *zDir;      /* build directory */
-	char **argv;     /* command */
-	pid_t pid;       /* running child (sandboxed: its keeper), or 0 */
-	int lifeFd;      /* sandboxed: the keeper's life line (proc_spawn), or -1 */
-	int fd;          /* its output pipe */
-	strbuf log;      /* its output, its first LOG_MAX bytes */
-	size_t nDropped; /* the bytes of its output past those */
-	double t0;       /* start time */
-	long long timer; /* timeout timer */
-	int timedOut;
-	struct cgroup *cg;        /* its control group (a memory limit for all of it), or NULL */
-	unsigned long long memMb; /* its memory limit in MiB (compile_mem_mb) */
-	char zMemHow[300];        /* what sized that limit (compile_mem_rule) */
-	int memStopped;           /* 1: the memory limit stopped it */
-	int bCutlass;             /* CUDA source #including CUTLASS or CuTe, which no libs gave:
-	                             it gets the compiler's own (cutlass below) */
-	struct cjob *next;        /* queue link */
-};
-
-struct compiler {
-	struct loop *l;
-	char *zCache; /* cache root */
-	int jobs;     /* compilers at once */
-	int nRunning;
-	double timeout; /* seconds per compile */
-	/* the CUDA target (cuda_target.h); a compiler for the host only
-	 * builds CUDA for sm_90, its compute capability unknown */
-	struct cuda_target target;
-	int bTarget;            /* 1: target is a device's (compiler_new was given one) */
-	char *azCmd[3];         /* compiler per language */
-	char *azVersion[3];     /* their --version output (first line), for the key */
-	char *zHeaderHash;      /* hash of kloop.h */
-	char *zTorchHash;       /* hash of the ATen stand-in's headers (an extension's key) */
-	struct compile_pch pch; /* the stand-in precompiled for the C++ compiler */
-	char *zCpu;             /* CPU model, part of the key (-march=native) */
-	struct cjob *queue;     /* waiting jobs */
-	int nPending;
-	int sandbox;      /* compilers run inside bubblewrap */
-	struct libs libs; /* libraries and include paths the candidates get */
-	/* CUTLASS for a source that #includes it when no libs named it:
-	 * looked for once, at the first such source */
-	struct libs cutlass;
-	int cutlassTried;
-	char zCutlassErr[KL_ERRLEN]; /* why it was not found ("" when it was) */
-	/* PyTorch's own headers and libraries, for an extension the stand-in
-	 * cannot compile: looked for once, at the first (compiler_torch_real) */
-	struct torch_real torchReal;
-	char *zTorchRealHash; /* hash of kloop_torch_real.h and what it includes */
-};
-
-/* p made absolute (the compiler runs in its build directory); consumes p */
-static char *absolute(char *p)
-{
-	char *r = realpath(p, NULL);
-	if (!r)
-		return p;
-	free(p);
-	return r;
-}
-
-const char *compile_include_dir(void)
-{
-	static char *dir;
-	if (dir)
-		return dir;
-	const char *env = getenv("KLOOP_INCLUDE");
-	return dir = absolute(env && *env ? xstrdup(env) : exe_data_dir("include"));
-}
-
 int compile_lang_from_name(const char *z)
 {
 	const char *dot = strrchr(z, '.');
@@ -123,12 +45,6 @@ int compile_lang_from_name(const char *z)
 }
 
 static const char *lang_ext[] = {"c", "cpp", "cu"};
-
-/* a C++ candidate's first flags (a C one's with -std=gnu11), which the
- * precompiled stand-in is made with too (compile_pch.h) */
-static const char *const cxxFlags[] = {"-std=gnu++17", "-O3", "-march=native", "-fPIC", NULL};
-static const char *const torchNoHalf[] = {"HALF_OPERATORS", "HALF_CONVERSIONS",
-                                          "BFLOAT16_CONVERSIONS", "HALF2_OPERATORS"};
 
 static char *first_line(const char *z)
 {
@@ -220,7 +136,7 @@ struct compiler *compiler_new(struct loop *l, const char *zCacheDir, int jobs,
 	    "kloop_torch_real/pybind11/stl.h", NULL});
 	c->zCpu = cpu_model();
 	compile_pch_init(&c->pch, l, c->zCache, c->azCmd[LANG_CPP], c->azVersion[LANG_CPP],
-	                 cxxFlags, c->zTorchHash);
+	                 compile_cxx_flags, c->zTorchHash);
 	return c;
 }
 
@@ -264,42 +180,6 @@ const char *compiler_torch_real_where(const struct compiler *c)
 int compiler_torch_real_cuda(const struct compiler *c)
 {
 	return c->torchReal.ok && c->torchReal.cuda;
-}
-
-char **compiler_lib_dirs(const struct compiler *c, int bIncludes)
-{
-	char **v = xcalloc(4 * LIBS_MAX + 1, sizeof(char *));
-	int n = 0;
-	for (int i = 0; i < c->libs.n; i++) {
-		const struct lib_item *it = &c->libs.a[i];
-		if (bIncludes && it->zIncDir)
-			v[n++] = xstrdup(it->zIncDir);
-		if (bIncludes && it->zIncDir2)
-			v[n++] = xstrdup(it->zIncDir2);
-		if (it->zLibDir)
-			v[n++] = xstrdup(it->zLibDir);
-		if (it->zLibPath) {
-			/* a library given by path: its directory */
-			char *d = xstrdup(it->zLibPath), *sl = strrchr(d, '/');
-			if (sl && sl != d)
-				*sl = 0;
-			v[n++] = d;
-		}
-	}
-	/* PyTorch's, once an extension was compiled against them */
-	const struct torch_real *t = &c->torchReal;
-	for (int i = 0; t->ok && bIncludes && i < t->nInc; i++)
-		v[n++] = xstrdup(t->azInc[i]);
-	if (t->ok && t->zLibDir)
-		v[n++] = xstrdup(t->zLibDir);
-	return v;
-}
-
-void compiler_dirs_free(char **az)
-{
-	for (int i = 0; az && az[i]; i++)
-		free(az[i]);
-	free(az);
 }
 
 void compiler_set_timeout(struct compiler *c, double seconds)
@@ -379,123 +259,13 @@ const struct cuda_target *compiler_target(const struct compiler *c)
 	return c->bTarget ? &c->target : NULL;
 }
 
-static char **build_argv(struct compiler *c, struct cjob *j, const char *zOut)
-{
-	char **v = xcalloc(32 + 4 * LIBS_MAX + 24, sizeof(char *));
-	int n = 0;
-	const char *inc = compile_include_dir();
-	v[n++] = xstrdup(c->azCmd[j->req.lang]);
-	switch (j->req.lang) {
-	case LANG_C:
-	case LANG_CPP:
-		v[n++] = xstrdup(j->req.lang == LANG_C ? "-std=gnu11" : cxxFlags[0]);
-		for (int i = 1; cxxFlags[i]; i++)
-			v[n++] = xstrdup(cxxFlags[i]);
-		v[n++] = xstrdup("-shared");
-		v[n++] = xstrdup("-Wall");
-		/* the vectoriser's remarks: the host's counterpart of ptxas' report
-		 * (not over PyTorch's headers, whose inlined code would be most of
-		 * them) */
-		if (j->req.torch != COMPILE_TORCH_REAL)
-			v[n++] = xstrdup(c->azVersion[j->req.lang] &&
-			                         strstr(c->azVersion[j->req.lang], "clang")
-			                     ? "-Rpass=loop-vectorize"
-			                     : "-fopt-info-vec-optimized");
-		/* an extension against PyTorch's own headers (kloop_torch_real.h) */
-		if (j->req.torch == COMPILE_TORCH_REAL)
-			v[n++] = xasprintf("-I%s/kloop_torch_real", inc),
-			v[n++] = xstrdup("-include"), v[n++] = xstrdup("kloop_torch_real.h");
-		/* an extension: the stand-in, precompiled where it has been */
-		if (j->req.torch == COMPILE_TORCH_STANDIN && c->pch.zDir)
-			v[n++] = xasprintf("-I%s", c->pch.zDir), v[n++] = xstrdup("-include"),
-			v[n++] = xstrdup("kloop_torch.h");
-		v[n++] = xasprintf("-I%s", inc);
-		if (j->req.torch == COMPILE_TORCH_STANDIN)
-			v[n++] = xasprintf("-I%s/kloop_torch", inc);
-		/* a reproducible object (codehash.h): no build id, no local
-		 * symbols (the file's name, static functions' names) */
-		v[n++] = xstrdup("-Wl,--build-id=none");
-		v[n++] = xstrdup("-Wl,--discard-all");
-		v[n++] = xstrdup("-o");
-		v[n++] = xstrdup(zOut);
-		v[n++] = xstrdup(j->zName);
-		libs_flags(&c->libs, 0, v, &n, 31 + 4 * LIBS_MAX);
-		if (j->req.torch == COMPILE_TORCH_REAL)
-			torch_real_flags(&c->torchReal, 0, v, &n, 31 + 4 * LIBS_MAX + 24);
-		v[n++] = xstrdup("-lm");
-		break;
-	case LANG_CUDA:
-		v[n++] = xstrdup("-O3");
-		v[n++] = xstrdup("-std=c++17");
-		v[n++] = cuda_target_gencode(c->target.zName);
-		v[n++] = xstrdup("-shared");
-		v[n++] = xstrdup("-Xcompiler");
-		v[n++] = xstrdup("-fPIC");
-		v[n++] = xstrdup("--cudart");
-		v[n++] = xstrdup("shared");
-		v[n++] = xstrdup("-Xptxas");
-		v[n++] = xstrdup("-v");
-		/* reproducible, as above; and no -lineinfo: the line tables in
-		 * the fatbin (loaded, readable) hold the build's path and move
-		 * with every comment line */
-		v[n++] = xstrdup("-Xlinker");
-		v[n++] = xstrdup("--build-id=none");
-		v[n++] = xstrdup("-Xlinker");
-		v[n++] = xstrdup("--discard-all");
-		v[n++] = xasprintf("-I%s", inc);
-		/* an extension: the stand-in, and torch.utils.cpp_extension's own
-		 * nvcc flags (CUDA's half operators and conversions left out, as
-		 * c10::Half's are the ones; constexpr host functions in kernels);
-		 * one that includes CUTLASS or CuTe keeps CUDA's (CuTe converts
-		 * float to __half: CUDA-L2's build undoes those flags too) */
-		if (j->req.torch) {
-			if (j->req.torch == COMPILE_TORCH_REAL)
-				v[n++] = xasprintf("-I%s/kloop_torch_real", inc),
-				v[n++] = xstrdup("-include"),
-				v[n++] = xstrdup("kloop_torch_real.h");
-			else
-				v[n++] = xasprintf("-I%s/kloop_torch", inc);
-			for (size_t i = 0; i < sizeof torchNoHalf / sizeof *torchNoHalf &&
-			                   !libs_source_includes_cutlass(j->zSrc);
-			     i++)
-				v[n++] = xasprintf("-D__CUDA_NO_%s__", torchNoHalf[i]);
-			v[n++] = xstrdup("--expt-relaxed-constexpr");
-		}
-		v[n++] = xstrdup("-o");
-		v[n++] = xstrdup(zOut);
-		v[n++] = xstrdup(j->zName);
-		libs_flags(&c->libs, 1, v, &n, 31 + 4 * LIBS_MAX);
-		if (j->bCutlass)
-			libs_flags(&c->cutlass, 1, v, &n, 31 + 4 * LIBS_MAX);
-		if (j->req.torch == COMPILE_TORCH_REAL)
-			torch_real_flags(&c->torchReal, 1, v, &n, 31 + 4 * LIBS_MAX + 24);
-		break;
-	}
-	return v;
-}
-
-static char *argv_join(char **v)
-{
-	strbuf sb = STRBUF_INIT;
-	for (int i = 0; v[i]; i++)
-		sb_addf(&sb, "%s%s", i ? " " : "", v[i]);
-	return sb_detach(&sb);
-}
-
-static void free_argv(char **v)
-{
-	for (int i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 static void job_free(struct cjob *j)
 {
 	cgroup_free(j->cg);
 	free(j->zSrc);
 	free(j->zName);
 	free(j->zDir);
-	free_argv(j->argv);
+	compile_argv_free(j->argv);
 	sb_free(&j->log);
 	free(j);
 }
@@ -581,7 +351,7 @@ static void finish(struct cjob *j, int ok, const char *zWhy, int cached, int sto
 			cmd += i + 1; /* the compiler's own command, not the sandbox's */
 			break;
 		}
-	r.zCommand = cmd ? argv_join(cmd) : xstrdup("");
+	r.zCommand = cmd ? compile_argv_join(cmd) : xstrdup("");
 	r.seconds = cached ? 0 : now_s() - j->t0;
 	snprintf(r.zWhy, sizeof r.zWhy, "%s", zWhy ? zWhy : "");
 	if (j->req.lang == LANG_CUDA)
@@ -712,76 +482,6 @@ static void on_timeout(struct loop *l, long long id, void *arg)
 	}
 }
 
-/* argv prefixed with bubblewrap: the compiler sees the system, the build
- * directory (writable), kloop's include directory and the libraries' and
- * include paths the task gave (libs), nothing else (no
- * home, no session, no cache, no network); consumes argv */
-static char **sandboxed(struct compiler *c, struct cjob *j, char **argv)
-{
-	char **v = xcalloc(160, sizeof(char *));
-	int n = 0;
-#define A(x) (v[n++] = xstrdup(x))
-	A("bwrap");
-	A("--unshare-all");
-	A("--die-with-parent");
-	A("--new-session");
-	A("--clearenv");
-	const char *path = getenv("PATH");
-	A("--setenv"), A("PATH"), A(path && *path ? path : "/usr/bin:/bin");
-	const char *ld = getenv("LD_LIBRARY_PATH");
-	if (ld && *ld)
-		A("--setenv"), A("LD_LIBRARY_PATH"), A(ld);
-	A("--setenv"), A("HOME"), A("/tmp");
-	A("--setenv"), A("TMPDIR"), A("/tmp");
-	/* the system, and /opt where toolchains live */
-	const char *ro[32];
-	size_t nRo = 0;
-	for (size_t i = 0; i < sandbox_nSystem && nRo < 31; i++)
-		ro[nRo++] = sandbox_system[i];
-	ro[nRo++] = "/opt";
-	for (size_t i = 0; i < nRo; i++)
-		A("--ro-bind-try"), A(ro[i]), A(ro[i]);
-	/* a compiler installed elsewhere: its prefix */
-	char *exe = argv[0][0] == '/' ? realpath(argv[0], NULL) : NULL;
-	if (exe && strncmp(exe, "/usr/", 5)) {
-		char *sl = strrchr(exe, '/');
-		if (sl)
-			*sl = 0;
-		sl = strrchr(exe, '/');
-		if (sl && sl != exe)
-			*sl = 0;
-		A("--ro-bind-try"), A(exe), A(exe);
-	}
-	free(exe);
-	A("--proc"), A("/proc");
-	A("--dev"), A("/dev");
-	A("--tmpfs"), A("/tmp");
-	A("--ro-bind"), A(compile_include_dir()), A(compile_include_dir());
-	/* the libraries and include paths the task or --libs gave (libs.h) */
-	char **libDirs = compiler_lib_dirs(c, 1);
-	for (int i = 0; libDirs[i] && n < 114; i++)
-		n += sandbox_dir_args(libDirs[i], ro, nRo, v + n);
-	compiler_dirs_free(libDirs);
-	if (j->req.torch == COMPILE_TORCH_STANDIN && c->pch.zDir)
-		n += sandbox_dir_args(c->pch.zDir, ro, nRo, v + n);
-	/* CUTLASS's headers for a source that includes them */
-	for (int i = 0; j->bCutlass && i < c->cutlass.n && n < 114; i++) {
-		const struct lib_item *it = &c->cutlass.a[i];
-		if (it->zIncDir)
-			n += sandbox_dir_args(it->zIncDir, ro, nRo, v + n);
-		if (it->zIncDir2 && n < 114)
-			n += sandbox_dir_args(it->zIncDir2, ro, nRo, v + n);
-	}
-	A("--bind"), A(j->zDir), A(j->zDir);
-	A("--chdir"), A(j->zDir);
-	A("--");
-#undef A
-	for (int i = 0; argv[i] && n < 158; i++)
-		v[n++] = argv[i];
-	free(argv);
-	return v;
-}
-
 static void start_job(struct compiler *c, struct cjob *j)
 {
 	char err[KL_ERRLEN];
@@ -798,9 +498,9 @@ static void start_job(struct compiler *c, struct cjob *j)
 		return;
 	}
 	free(src);
-	j->argv = build_argv(c, j, "out.so");
+	j->argv = compile_argv(c, j, "out.so");
 	if (c->sandbox)
-		j->argv = sandboxed(c, j, j->argv);
+		j->argv = compile_sandboxed(c, j, j->argv);
 	/* bubblewrap gets a keeper: killed while it sets up, it would leave its
 	 * pid namespace's init behind (engine/proc.h, proc_keep) */
 	j->lifeFd = -1;
@@ -846,9 +546,9 @@ static void compute_key(struct compiler *c, struct cjob *j)
 	struct sha256 s;
 	sha256_init(&s);
 	const char *ver = c->azVersion[j->req.lang] ? c->azVersion[j->req.lang] : "";
-	char **v = build_argv(c, j, "out.so");
-	char *cmd = argv_join(v);
-	free_argv(v);
+	char **v = compile_argv(c, j, "out.so");
+	char *cmd = compile_argv_join(v);
+	compile_argv_free(v);
 	/* the target besides the command that names it: a build for sm_90
 	 * and one for sm_90a never share an entry, whatever the flags say */
 	const char *target = j->req.lang == LANG_CUDA ? c->target.zName : "host";
@@ -903,14 +603,14 @@ int compiler_submit(struct compiler *c, const struct compile_req *req, compile_d
 	compute_key(c, j);
 	c->nPending++;
 	if (j->req.torch == COMPILE_TORCH_STANDIN && req->lang == LANG_CPP)
-		compile_pch_start(&c->pch, c->azCmd[LANG_CPP], cxxFlags, compile_include_dir(),
-		                  COMPILE_NICE);
+		compile_pch_start(&c->pch, c->azCmd[LANG_CPP], compile_cxx_flags,
+		                  compile_include_dir(), COMPILE_NICE);
 	if (j->bCutlass && c->zCutlassErr[0]) {
 		sb_addf(&j->log,
 		        "kloop: %s includes CUTLASS or CuTe headers, which this machine does "
 		        "not have: %s\n",
 		        j->zName, c->zCutlassErr);
-		j->argv = build_argv(c, j, "out.so");
+		j->argv = compile_argv(c, j, "out.so");
 		finish(j, 0,
 		       "the source includes CUTLASS, which was not found (set CUTLASS_DIR to a "
 		       "CUTLASS checkout)",
@@ -924,7 +624,7 @@ int compiler_submit(struct compiler *c, const struct compile_req *req, compile_d
 		char *logp = xasprintf("%s/%s.log", c->zCache, j->zKey);
 		read_file(logp, &j->log, LOG_MAX, NULL);
 		free(logp);
-		j->argv = build_argv(c, j, "out.so");
+		j->argv = compile_argv(c, j, "out.so");
 		finish(j, 1, NULL, 1, 0);
 		return 0;
 	}

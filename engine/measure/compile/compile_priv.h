@@ -1,0 +1,96 @@
+/*
+ * compile_priv.h - what compile.c and compile_argv.c share: a compiler and
+ * its jobs.  Private to engine/measure/compile/.
+ */
+#ifndef KLOOP_COMPILE_PRIV_H
+#define KLOOP_COMPILE_PRIV_H
+
+#include <sys/types.h>
+
+#include "compile.h"
+#include "compile_pch.h"
+#include "cuda_target.h"
+#include "libs.h"
+#include "torch_real.h"
+#include "util.h"
+
+struct cgroup;
+
+#define LOG_MAX (1 << 20)
+
+struct cjob {
+	struct compiler *c;
+	struct compile_req req; /* with owned copies of source and name */
+	char *zSrc, *zName;
+	compile_done_fn done;
+	void *arg;
+	char zKey[65];
+	char *zDir;      /* build directory */
+	char **argv;     /* command */
+	pid_t pid;       /* running child (sandboxed: its keeper), or 0 */
+	int lifeFd;      /* sandboxed: the keeper's life line (proc_spawn), or -1 */
+	int fd;          /* its output pipe */
+	strbuf log;      /* its output, its first LOG_MAX bytes */
+	size_t nDropped; /* the bytes of its output past those */
+	double t0;       /* start time */
+	long long timer; /* timeout timer */
+	int timedOut;
+	struct cgroup *cg;        /* its control group (a memory limit for all of it), or NULL */
+	unsigned long long memMb; /* its memory limit in MiB (compile_mem_mb) */
+	char zMemHow[300];        /* what sized that limit (compile_mem_rule) */
+	int memStopped;           /* 1: the memory limit stopped it */
+	int bCutlass;             /* CUDA source #including CUTLASS or CuTe, which no libs gave:
+	                             it gets the compiler's own (cutlass below) */
+	struct cjob *next;        /* queue link */
+};
+
+struct compiler {
+	struct loop *l;
+	char *zCache; /* cache root */
+	int jobs;     /* compilers at once */
+	int nRunning;
+	double timeout; /* seconds per compile */
+	/* the CUDA target (cuda_target.h); a compiler for the host only
+	 * builds CUDA for sm_90, its compute capability unknown */
+	struct cuda_target target;
+	int bTarget;            /* 1: target is a device's (compiler_new was given one) */
+	char *azCmd[3];         /* compiler per language */
+	char *azVersion[3];     /* their --version output (first line), for the key */
+	char *zHeaderHash;      /* hash of kloop.h */
+	char *zTorchHash;       /* hash of the ATen stand-in's headers (an extension's key) */
+	struct compile_pch pch; /* the stand-in precompiled for the C++ compiler */
+	char *zCpu;             /* CPU model, part of the key (-march=native) */
+	struct cjob *queue;     /* waiting jobs */
+	int nPending;
+	int sandbox;      /* compilers run inside bubblewrap */
+	struct libs libs; /* libraries and include paths the candidates get */
+	/* CUTLASS for a source that #includes it when no libs named it:
+	 * looked for once, at the first such source */
+	struct libs cutlass;
+	int cutlassTried;
+	char zCutlassErr[KL_ERRLEN]; /* why it was not found ("" when it was) */
+	/* PyTorch's own headers and libraries, for an extension the stand-in
+	 * cannot compile: looked for once, at the first (compiler_torch_real) */
+	struct torch_real torchReal;
+	char *zTorchRealHash; /* hash of kloop_torch_real.h and what it includes */
+};
+
+/* a C++ candidate's first flags (a C one's with -std=gnu11), which the
+ * precompiled stand-in is made with too (compile_pch.h); NULL-terminated */
+extern const char *const compile_cxx_flags[];
+
+/* job j's compiler command writing zOut, by its language, the target and
+ * what it includes (kloop's headers, libs, CUTLASS, PyTorch's); fresh */
+char **compile_argv(struct compiler *c, struct cjob *j, const char *zOut);
+
+/* argv prefixed with bubblewrap's, for the compiler to see only the system
+ * and what job j needs (compile_argv.c says what); consumes argv */
+char **compile_sandboxed(struct compiler *c, struct cjob *j, char **argv);
+
+/* the command as one line; fresh */
+char *compile_argv_join(char **v);
+
+/* free a command and its words (NULL is fine) */
+void compile_argv_free(char **v);
+
+#endif
