@@ -105,7 +105,10 @@ static void print_human(const cJSON *r, const struct src *s)
 	const char *st = *v.zStatus ? v.zStatus : NULL, *why = v.zReason;
 	printf("%s  %s  [%s on %s]\n", s->zPath, v.zTask, v.zBackend, v.zDevice ? v.zDevice : "");
 	if (v.comp.present)
-		printf("  compile   %.2f s%s\n", v.comp.seconds, v.comp.cached ? " (cached)" : "");
+		printf("  compile   %.2f s%s\n", v.comp.seconds,
+		       v.comp.cached       ? " (cached)"
+		       : v.comp.deviceOnly ? " (the device code only: the host object kept)"
+		                           : "");
 	printf("  verdict   %s%s%s%s\n", st ? st : "?",
 	       v.timing.unverified ? " (its time unverified: not ranked)" : "", *why ? ": " : "",
 	       why);

@@ -432,7 +432,10 @@ static void results_compile(const struct verdict *v, strbuf *sb)
 	const struct verdict_compile *comp = &v->comp;
 	if (comp->present) {
 		sb_addf(sb, "compile   %.2f s%s on %s\n", comp->seconds,
-		        comp->cached ? " (cached)" : "", v->zDevice ? v->zDevice : "");
+		        comp->cached       ? " (cached)"
+		        : comp->deviceOnly ? " (the device code only: the host object kept)"
+		                           : "",
+		        v->zDevice ? v->zDevice : "");
 	}
 	struct lines ln = {NULL, sb}; /* (no precision among the compile's facts) */
 	verdict_describe(v, RD_COMPILE, report_line, &ln);

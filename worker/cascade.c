@@ -640,6 +640,8 @@ void kworker_compiled(struct compile_result *r, void *arg)
 	cJSON *c = cJSON_CreateObject();
 	cJSON_AddBoolToObject(c, "ok", r->ok);
 	cJSON_AddBoolToObject(c, "cached", r->cached);
+	if (r->deviceOnly)
+		cJSON_AddBoolToObject(c, "device_only", 1);
 	cJSON_AddNumberToObject(c, "seconds", r->seconds);
 	cJSON_AddStringToObject(c, "command", r->zCommand);
 	cJSON_AddStringToObject(c, "key", r->zKey);

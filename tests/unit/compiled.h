@@ -19,9 +19,11 @@
 struct compiled {
 	int n;                    /* results received */
 	int ok, cached;           /* the last one's */
+	int deviceOnly;           /* its device code alone was compiled (compile.h) */
 	char zKey[65];            /* its cache key */
 	char zCode[65];           /* its code hash ("" when not ok) */
 	char *zSo, *zLog, *zWhy;  /* its shared object (NULL when not ok), log, reason */
+	char *zCommand;           /* its command, for people */
 	unsigned long long memMb; /* the memory limit that stopped it, else 0 */
 };
 
@@ -32,11 +34,14 @@ static inline void compiled_done(struct compile_result *r, void *arg)
 	g->n++;
 	g->ok = r->ok;
 	g->cached = r->cached;
+	g->deviceOnly = r->deviceOnly;
 	memcpy(g->zKey, r->zKey, sizeof g->zKey);
 	memcpy(g->zCode, r->zCodeHash, sizeof g->zCode);
 	free(g->zSo);
 	free(g->zLog);
 	free(g->zWhy);
+	free(g->zCommand);
+	g->zCommand = xstrdup(r->zCommand ? r->zCommand : "");
 	g->zSo = r->zSo ? xstrdup(r->zSo) : NULL;
 	g->zLog = xstrdup(r->zLog ? r->zLog : "");
 	g->zWhy = xstrdup(r->zWhy);
@@ -81,7 +86,8 @@ static inline void compiled_free(struct compiled *g)
 	free(g->zSo);
 	free(g->zLog);
 	free(g->zWhy);
-	g->zSo = g->zLog = g->zWhy = NULL;
+	free(g->zCommand);
+	g->zSo = g->zLog = g->zWhy = g->zCommand = NULL;
 }
 
 #endif

@@ -21,6 +21,7 @@
 
 #include "cgroup.h"
 #include "codehash.h"
+#include "hostpart.h"
 #include "compile_pch.h"
 #include "cuda_target.h"
 #include "proc.h"
@@ -325,6 +326,45 @@ static int compile_limit_note(struct cjob *j, int status)
 	return 0;
 }
 
+/* where the host object of host key zHostKey is kept; fresh */
+static char *host_object(const struct compiler *c, const char *zHostKey)
+{
+	return xasprintf("%s/host/%s.o", c->zCache, zHostKey);
+}
+
+/* a CUDA source with a host part: built in two stages, from its kept host
+ * object when there is one (copied into the build directory: the sandbox
+ * sees no cache) */
+static char **staged(struct compiler *c, struct cjob *j, char **argv)
+{
+	if (!j->zHostKey[0])
+		return argv;
+	char *kept = host_object(c, j->zHostKey), *to = path_join(j->zDir, "kl_host.o");
+	strbuf o = STRBUF_INIT;
+	j->deviceOnly = path_is_file(kept) && read_file(kept, &o, 1u << 30, NULL) >= 0 &&
+	                write_file_atomic(to, o.buf ? o.buf : "", o.len, NULL) >= 0;
+	sb_free(&o);
+	free(kept);
+	free(to);
+	return compile_staged(c, j, argv, j->deviceOnly);
+}
+
+/* keep a built host object for the sources that share its host part */
+static void keep_host_object(struct compiler *c, struct cjob *j)
+{
+	char *kept = host_object(c, j->zHostKey), *from = path_join(j->zDir, "kl_host.o");
+	char *dir = xasprintf("%s/host", c->zCache);
+	strbuf o = STRBUF_INIT;
+	char err[KL_ERRLEN];
+	if (!path_is_file(kept) && mkdir_p(dir, err) == 0 &&
+	    read_file(from, &o, 1u << 30, NULL) >= 0 && o.len)
+		write_file_atomic(kept, o.buf, o.len, NULL);
+	sb_free(&o);
+	free(kept);
+	free(from);
+	free(dir);
+}
+
 static void finish(struct cjob *j, int ok, const char *zWhy, int cached, int stopped)
 {
 	struct compiler *c = j->c;
@@ -345,13 +385,8 @@ static void finish(struct cjob *j, int ok, const char *zWhy, int cached, int sto
 	}
 	r.zLog = j->log.buf ? xstrdup(j->log.buf) : xstrdup("");
 	utf8_sanitize(r.zLog);
-	char **cmd = j->argv;
-	for (int i = 0; cmd && !strcmp(cmd[0], "bwrap") && cmd[i]; i++)
-		if (!strcmp(cmd[i], "--")) {
-			cmd += i + 1; /* the compiler's own command, not the sandbox's */
-			break;
-		}
-	r.zCommand = cmd ? compile_argv_join(cmd) : xstrdup("");
+	r.zCommand = compile_argv_show(j->argv);
+	r.deviceOnly = ok && !cached && j->deviceOnly;
 	r.seconds = cached ? 0 : now_s() - j->t0;
 	snprintf(r.zWhy, sizeof r.zWhy, "%s", zWhy ? zWhy : "");
 	if (j->req.lang == LANG_CUDA)
@@ -444,6 +479,8 @@ static void on_output(struct loop *l, int fd, int ev, void *arg)
 		free(sp);
 		free(dst);
 		free(logp);
+		if (ok && j->zHostKey[0])
+			keep_host_object(c, j);
 	}
 	free(tmpSo);
 	if (!ok && !j->timedOut)
@@ -498,7 +535,7 @@ static void start_job(struct compiler *c, struct cjob *j)
 		return;
 	}
 	free(src);
-	j->argv = compile_argv(c, j, "out.so");
+	j->argv = staged(c, j, compile_argv(c, j, "out.so"));
 	if (c->sandbox)
 		j->argv = compile_sandboxed(c, j, j->argv);
 	/* bubblewrap gets a keeper: killed while it sets up, it would leave its
@@ -565,6 +602,20 @@ static void compute_key(struct compiler *c, struct cjob *j)
 		sha256_update(&s, parts[i], strlen(parts[i]) + 1);
 	sha256_update(&s, j->zSrc, j->req.nSource);
 	sha256_hex(&s, j->zKey);
+	/* the host object's key: the same, with the source's host part */
+	char *host = NULL, why[200];
+	size_t nHost = 0;
+	j->zHostKey[0] = 0;
+	if (j->req.lang == LANG_CUDA &&
+	    cuda_host_part(j->zSrc, j->req.nSource, &host, &nHost, why, sizeof why)) {
+		sha256_init(&s);
+		sha256_update(&s, "kloop-host-object-v1", 21);
+		for (size_t i = 1; i < sizeof parts / sizeof *parts; i++)
+			sha256_update(&s, parts[i], strlen(parts[i]) + 1);
+		sha256_update(&s, host, nHost);
+		sha256_hex(&s, j->zHostKey);
+	}
+	free(host);
 	free(cmd);
 }
 

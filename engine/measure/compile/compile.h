@@ -34,8 +34,12 @@ struct compile_req {
 enum { COMPILE_TORCH_STANDIN = 1, COMPILE_TORCH_REAL = 2 };
 
 struct compile_result {
-	int ok;         /* 1: a shared object was produced */
-	int cached;     /* 1: it came from the cache */
+	int ok;     /* 1: a shared object was produced */
+	int cached; /* 1: it came from the cache */
+	/* 1: a CUDA source whose host part (hostpart.h) an earlier compile had:
+	 * only its device code was compiled, into that compile's host object
+	 * (the same bytes as a whole build) */
+	int deviceOnly;
 	char *zSo;      /* path of the shared object (ok only) */
 	char *zLog;     /* the compiler's output, verbatim ("" if none) */
 	char *zCommand; /* the command line, for the report */

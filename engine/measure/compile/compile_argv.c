@@ -253,3 +253,75 @@ char **compile_sandboxed(struct compiler *c, struct cjob *j, char **argv)
 	free(argv);
 	return v;
 }
+
+/* the staged CUDA build's scripts ($1 nvcc, $2 the source, the rest its
+ * flags): whole, the host object kept as kl_host.o; or only the device
+ * code, its fatbinary put into that kept object (.nv_fatbin, which holds
+ * nothing else), linked as nvcc links: the same bytes as a whole build of
+ * the source */
+static const char stagedWhole[] =
+    "n=$1 s=$2; shift 2\n"
+    "\"$n\" \"$@\" -c \"$s\" -o kl_host.o && exec \"$n\" \"$@\" -shared kl_host.o -o out.so\n";
+static const char stagedDevice[] =
+    "n=$1 s=$2; shift 2\n"
+    "\"$n\" \"$@\" -fatbin \"$s\" -o kl_device.fatbin || exit\n"
+    "if objcopy --update-section .nv_fatbin=kl_device.fatbin kl_host.o 2>kl_objcopy.log; then\n"
+    "\texec \"$n\" \"$@\" -shared kl_host.o -o out.so\n"
+    "fi\n"
+    "echo \"kloop: the host object kept for this source did not take the new device code "
+    "($(head -c 300 kl_objcopy.log)): compiling it whole\"\n"
+    "\"$n\" \"$@\" -c \"$s\" -o kl_host.o && exec \"$n\" \"$@\" -shared kl_host.o -o out.so\n";
+#define STAGED_NAME "kloop-nvcc"
+
+char **compile_staged(struct compiler *c, struct cjob *j, char **argv, int deviceOnly)
+{
+	(void)c;
+	int n = 0;
+	while (argv[n])
+		n++;
+	char **v = xcalloc((size_t)n + 8, sizeof(char *));
+	int k = 0;
+	v[k++] = xstrdup("sh");
+	v[k++] = xstrdup("-c");
+	v[k++] = xstrdup(deviceOnly ? stagedDevice : stagedWhole);
+	v[k++] = xstrdup(STAGED_NAME);
+	v[k++] = argv[0];
+	v[k++] = xstrdup(j->zName);
+	for (int i = 1; i < n; i++) {
+		if (!strcmp(argv[i], "-o") && argv[i + 1]) {
+			free(argv[i]);
+			free(argv[++i]);
+		} else if (!strcmp(argv[i], "-shared") || !strcmp(argv[i], j->zName)) {
+			free(argv[i]);
+		} else {
+			v[k++] = argv[i];
+		}
+	}
+	free(argv);
+	return v;
+}
+
+char *compile_argv_show(char **argv)
+{
+	for (int i = 0; argv && argv[0] && !strcmp(argv[0], "bwrap") && argv[i]; i++)
+		if (!strcmp(argv[i], "--")) {
+			argv += i + 1; /* the compiler's own command, not the sandbox's */
+			break;
+		}
+	if (!argv || !argv[0])
+		return xstrdup("");
+	if (!(argv[1] && argv[2] && argv[3] && !strcmp(argv[0], "sh") &&
+	      !strcmp(argv[3], STAGED_NAME) && argv[4] && argv[5]))
+		return compile_argv_join(argv);
+	char *flags = compile_argv_join(argv + 6);
+	char *r =
+	    strstr(argv[2], "-fatbin")
+	        ? xasprintf("%s %s -fatbin %s -o kl_device.fatbin && objcopy --update-section "
+	                    ".nv_fatbin=kl_device.fatbin kl_host.o && %s %s -shared kl_host.o "
+	                    "-o out.so",
+	                    argv[4], flags, argv[5], argv[4], flags)
+	        : xasprintf("%s %s -c %s -o kl_host.o && %s %s -shared kl_host.o -o out.so",
+	                    argv[4], flags, argv[5], argv[4], flags);
+	free(flags);
+	return r;
+}

@@ -39,9 +39,14 @@ struct cjob {
 	unsigned long long memMb; /* its memory limit in MiB (compile_mem_mb) */
 	char zMemHow[300];        /* what sized that limit (compile_mem_rule) */
 	int memStopped;           /* 1: the memory limit stopped it */
-	int bCutlass;             /* CUDA source #including CUTLASS or CuTe, which no libs gave:
-	                             it gets the compiler's own (cutlass below) */
-	struct cjob *next;        /* queue link */
+	/* a CUDA source's host part (hostpart.h) hashed with the compile's
+	 * command and tools: the name of its kept host object, "" when the
+	 * source has none kloop can tell apart (then it is built whole) */
+	char zHostKey[65];
+	int deviceOnly;    /* 1: built from that kept host object, device code only */
+	int bCutlass;      /* CUDA source #including CUTLASS or CuTe, which no libs gave:
+	                      it gets the compiler's own (cutlass below) */
+	struct cjob *next; /* queue link */
 };
 
 struct compiler {
@@ -86,6 +91,16 @@ char **compile_argv(struct compiler *c, struct cjob *j, const char *zOut);
 /* argv prefixed with bubblewrap's, for the compiler to see only the system
  * and what job j needs (compile_argv.c says what); consumes argv */
 char **compile_sandboxed(struct compiler *c, struct cjob *j, char **argv);
+
+/* a CUDA compile in two stages, argv (compile_argv's, consumed) split
+ * into nvcc -c (the host object kl_host.o, kept) and the link; with
+ * deviceOnly, nvcc -fatbin of the device code alone, put into the kept
+ * kl_host.o (which start_job copied into the build directory) */
+char **compile_staged(struct compiler *c, struct cjob *j, char **argv, int deviceOnly);
+
+/* the command for people: the compiler's, not bubblewrap's; a staged
+ * build's as its nvcc lines; fresh */
+char *compile_argv_show(char **argv);
 
 /* the command as one line; fresh */
 char *compile_argv_join(char **v);

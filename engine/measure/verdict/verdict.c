@@ -208,6 +208,7 @@ void verdict_decode(const cJSON *r, struct verdict *v)
 	v->comp.present = v->compile != NULL;
 	v->comp.seconds = num(v->compile, "seconds");
 	v->comp.cached = cJSON_IsTrue(cJSON_GetObjectItem(v->compile, "cached"));
+	v->comp.deviceOnly = cJSON_IsTrue(cJSON_GetObjectItem(v->compile, "device_only"));
 	v->comp.ok = cJSON_IsTrue(cJSON_GetObjectItem(v->compile, "ok"));
 	v->comp.zCommand = str_or(v->compile, "command", "");
 	v->comp.zLog = str_or(v->compile, "log", "");

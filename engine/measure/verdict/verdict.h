@@ -39,6 +39,8 @@ struct verdict_compile {
 	int present;            /* the result has "compile" */
 	double seconds;         /* its wall time */
 	int cached;             /* the object came from the cache */
+	int deviceOnly;         /* only its device code was compiled, into a kept host
+	                           object ("device_only", compile.h) */
 	int ok;                 /* it compiled ("ok": true) */
 	const char *zCommand;   /* the compiler's command line ("" where none) */
 	const char *zLog;       /* the compiler's diagnostics ("" where none) */

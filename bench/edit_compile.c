@@ -1,0 +1,218 @@
+/*
+ * edit_compile.c - issue 40's edit loop, its compile: the softmax CUDA
+ * seed and 8 real edits inside its kernel, each compiled R times three
+ * ways by kloop's compiler service (compile.h) with the real nvcc:
+ *   device  the seed's host object kept, the edit's device code alone
+ *           (what a session does after the seed: hostpart.h);
+ *   staged  a whole build in kloop's two stages (nvcc -c, then the link),
+ *           no host object kept (a fresh cache each time);
+ *   nvcc    the one nvcc command kloop ran before (-shared, one step).
+ * Prints each edit's median wall seconds, whether the device build's object
+ * was the whole build's byte for byte, and the medians over the edits.
+ * Usage: sh bench/edit_compile.sh [R]   (figures to bench/RESULTS.md by hand)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "cuda_target.h"
+#include "loop.h"
+#include "util.h"
+
+struct got {
+	int done, ok, deviceOnly;
+	char *zSo, *zCommand, *zLog;
+};
+
+static void got_done(struct compile_result *r, void *arg)
+{
+	struct got *g = arg;
+	g->done = 1;
+	g->ok = r->ok;
+	g->deviceOnly = r->deviceOnly;
+	g->zSo = r->zSo ? xstrdup(r->zSo) : NULL;
+	g->zCommand = xstrdup(r->zCommand);
+	g->zLog = xstrdup(r->zLog);
+}
+
+static void got_free(struct got *g)
+{
+	free(g->zSo);
+	free(g->zCommand);
+	free(g->zLog);
+	memset(g, 0, sizeof *g);
+}
+
+/* compile zSrc with c, waiting; its wall seconds (-1: refused) */
+static double compile_wait(struct loop *l, struct compiler *c, const char *zSrc, struct got *g)
+{
+	char err[KL_ERRLEN];
+	struct compile_req rq = {zSrc, strlen(zSrc), LANG_CUDA, "cand.cu", 0};
+	memset(g, 0, sizeof *g);
+	double t0 = now_s();
+	if (compiler_submit(c, &rq, got_done, g, err) < 0) {
+		fprintf(stderr, "edit_compile: %s\n", err);
+		return -1;
+	}
+	while (!g->done)
+		loop_once(l, 1.0);
+	return now_s() - t0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int same_file(const char *a, const char *b)
+{
+	strbuf x = STRBUF_INIT, y = STRBUF_INIT;
+	int same = a && b && read_file(a, &x, 1u << 30, NULL) >= 0 &&
+	           read_file(b, &y, 1u << 30, NULL) >= 0 && x.len == y.len &&
+	           !memcmp(x.buf, y.buf, x.len);
+	sb_free(&x);
+	sb_free(&y);
+	return same;
+}
+
+/* the edits: inside the kernel, each alone on the seed */
+static const char *const edits[][3] = {
+    {"__expf in the sum", "sum += expf(xr[c] - m);", "sum += __expf(xr[c] - m);"},
+    {"a multiply by the inverse", "yr[c] = expf(xr[c] - m) / sum;",
+     "yr[c] = expf(xr[c] - m) * (1.0f / sum);"},
+    {"the max loop unrolled by 4", "\tfor (int c = t; c < cols; c += THREADS)\n\t\tm = ",
+     "#pragma unroll 4\n\tfor (int c = t; c < cols; c += THREADS)\n\t\tm = "},
+    {"max() for fmaxf()", "m = fmaxf(m, xr[c]);", "m = max(m, xr[c]);"},
+    {"the inverse kept (a line more)",
+     "\tfor (int c = t; c < cols; c += THREADS)\n\t\tyr[c] = "
+     "expf(xr[c] - m) / sum;",
+     "\tfloat inv = 1.0f / sum;\n\tfor (int c = t; c < cols; c += THREADS)\n\t\tyr[c] = "
+     "expf(xr[c] - m) * inv;"},
+    {"shifts for halving",
+     "for (int s = THREADS / 2; s > 0; s /= 2) {\n\t\tif (t < s)\n\t\t\tred[t] "
+     "= fmaxf",
+     "for (int s = THREADS / 2; s > 0; s >>= 1) {\n\t\tif (t < s)\n\t\t\tred[t] = fmaxf"},
+    {"__ldg loads", "m = fmaxf(m, xr[c]);", "m = fmaxf(m, __ldg(&xr[c]));"},
+    {"the last warp by shuffles",
+     "\tfor (int s = THREADS / 2; s > 0; s /= 2) {\n\t\tif (t < s)\n\t\t\tred[t] += red[t + "
+     "s];\n\t\t__syncthreads();\n\t}\n\tsum = red[0];",
+     "\tfor (int s = THREADS / 2; s > 16; s /= 2) {\n\t\tif (t < s)\n\t\t\tred[t] += red[t + "
+     "s];\n\t\t__syncthreads();\n\t}\n\tif (t < 32) {\n\t\tfloat v = red[t] + red[t + "
+     "32];\n\t\tfor "
+     "(int o = 16; o > 0; o /= 2)\n\t\t\tv += __shfl_down_sync(0xffffffffu, v, o);\n\t\tif (t == "
+     "0)\n\t\t\tred[0] = v;\n\t}\n\t__syncthreads();\n\tsum = red[0];"},
+};
+#define NEDITS (int)(sizeof edits / sizeof *edits)
+
+int main(int argc, char **argv)
+{
+	int R = argc > 1 ? atoi(argv[1]) : 3;
+	R = R < 1 ? 1 : R > 20 ? 20 : R;
+	char tmp[] = "/tmp/kloop-bench-edit.XXXXXX";
+	if (!mkdtemp(tmp))
+		return 1;
+	strbuf seed = STRBUF_INIT;
+	char err[KL_ERRLEN];
+	if (read_file("tasks/softmax/seed.cu", &seed, 1 << 20, err) < 0) {
+		fprintf(stderr, "edit_compile: %s\n", err);
+		return 1;
+	}
+	struct cuda_target t = {.zName = "sm_90a", .ccMajor = 9, .ccMinor = 0};
+	struct loop *l = loop_new();
+	char *keptDir = xasprintf("%s/kept", tmp);
+	struct compiler *kept = compiler_new(l, keptDir, 1, &t, err);
+	if (!kept) {
+		fprintf(stderr, "edit_compile: %s\n", err);
+		return 1;
+	}
+	compiler_set_timeout(kept, 600);
+	struct got g, w;
+	double tSeed = compile_wait(l, kept, seed.buf, &g);
+	if (!g.ok) {
+		fprintf(stderr, "edit_compile: the seed did not compile:\n%s\n", g.zLog);
+		return 1;
+	}
+	/* the one-step command of before: "nvcc FLAGS -shared cand.cu -o out.so" */
+	char *cut = strstr(g.zCommand, " -c cand.cu -o kl_host.o && ");
+	char *flags = cut ? xstrndup(g.zCommand, (size_t)(cut - g.zCommand)) : xstrdup("nvcc");
+	printf("# softmax seed.cu for sm_90a, R = %d; the seed %.2f s (%s)\n", R, tSeed,
+	       g.deviceOnly ? "device only?" : "whole, two stages");
+	got_free(&g);
+	printf("%-32s %8s %8s %8s %s\n", "edit", "device", "staged", "nvcc", "same bytes");
+	double aDev[NEDITS], aSt[NEDITS], aNv[NEDITS];
+	int nSame = 0, nDev = 0;
+	for (int e = 0; e < NEDITS; e++) {
+		const char *at = strstr(seed.buf, edits[e][1]);
+		if (!at) {
+			fprintf(stderr, "edit_compile: edit %d does not apply\n", e);
+			return 1;
+		}
+		char *src = xasprintf("%.*s%s%s", (int)(at - seed.buf), seed.buf, edits[e][2],
+		                      at + strlen(edits[e][1]));
+		double dev[20], st[20], nv[20];
+		int same = 1, onlyDev = 1;
+		for (int r = 0; r < R; r++) {
+			/* device: the kept host object; the cache entry of the edit
+			 * itself is removed first, so that it compiles again */
+			char *rmSo = xasprintf("rm -f %s/*.so %s/*.so.sha256", keptDir, keptDir);
+			(void)!system(rmSo);
+			free(rmSo);
+			dev[r] = compile_wait(l, kept, src, &g);
+			onlyDev &= g.ok && g.deviceOnly;
+			/* staged: a whole build, nothing kept */
+			char *d = xasprintf("%s/whole.%d.%d", tmp, e, r);
+			struct compiler *whole = compiler_new(l, d, 1, &t, err);
+			compiler_set_timeout(whole, 600);
+			st[r] = compile_wait(l, whole, src, &w);
+			same &= g.ok && w.ok && same_file(g.zSo, w.zSo);
+			compiler_free(whole);
+			/* the one step of before */
+			char *nd = xasprintf("%s/nvcc.%d.%d", tmp, e, r);
+			char *f = xasprintf("%s/cand.cu", nd);
+			mkdir_p(nd, err);
+			write_file_atomic(f, src, strlen(src), err);
+			char *cmd = xasprintf(
+			    "cd %s && %s -shared cand.cu -o out.so >/dev/null 2>&1", nd, flags);
+			double t0 = now_s();
+			int rc = system(cmd);
+			nv[r] = now_s() - t0;
+			if (rc != 0)
+				fprintf(stderr, "edit_compile: %s failed\n", cmd);
+			free(cmd);
+			free(f);
+			free(nd);
+			free(d);
+			got_free(&g);
+			got_free(&w);
+		}
+		aDev[e] = median(dev, R);
+		aSt[e] = median(st, R);
+		aNv[e] = median(nv, R);
+		nSame += same;
+		nDev += onlyDev;
+		printf("%-32s %8.3f %8.3f %8.3f %s%s\n", edits[e][0], aDev[e], aSt[e], aNv[e],
+		       same ? "yes" : "NO", onlyDev ? "" : " (not built device-only)");
+		fflush(stdout);
+		free(src);
+	}
+	printf("%-32s %8.3f %8.3f %8.3f %d of %d (device-only %d of %d)\n", "median over the edits",
+	       median(aDev, NEDITS), median(aSt, NEDITS), median(aNv, NEDITS), nSame, NEDITS, nDev,
+	       NEDITS);
+	compiler_free(kept);
+	loop_free(l);
+	char *rm = xasprintf("rm -rf %s", tmp);
+	(void)!system(rm);
+	free(rm);
+	free(flags);
+	free(keptDir);
+	sb_free(&seed);
+	return nSame == NEDITS && nDev == NEDITS ? 0 : 1;
+}

@@ -1,0 +1,156 @@
+/*
+ * test_staged.c - the staged CUDA build with the real nvcc (no GPU
+ * needed): a candidate's host object is kept, an edit inside a kernel
+ * compiles only the device code into it, and the shared object is the one
+ * a whole build of the edited source gives, byte for byte; an edit of the
+ * host code builds whole; a device edit that does not compile fails with
+ * nvcc's message; a PyTorch extension's template kernel likewise; and the
+ * same in the compilers' sandbox.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cand.h"
+#include "check.h"
+#include "compile.h"
+#include "compiled.h"
+#include "cudasrc.h"
+#include "cuda_target.h"
+#include "util.h"
+
+/* 1 when files a and b hold the same bytes */
+static int same_bytes(const char *a, const char *b)
+{
+	strbuf x = STRBUF_INIT, y = STRBUF_INIT;
+	int same = a && b && read_file(a, &x, 1u << 30, NULL) >= 0 &&
+	           read_file(b, &y, 1u << 30, NULL) >= 0 && x.len == y.len && x.len &&
+	           !memcmp(x.buf, y.buf, x.len);
+	sb_free(&x);
+	sb_free(&y);
+	return same;
+}
+
+/* the staged build under cache zDir (sandboxed or not) */
+static void staged(const char *zDir, int sandboxed)
+{
+	const char *in = sandboxed ? " in the sandbox" : "";
+	char err[KL_ERRLEN];
+	struct cuda_target t = {.zName = "sm_90a", .ccMajor = 9, .ccMinor = 0};
+	struct loop *l = loop_new();
+	char *dirA = xasprintf("%s/a", zDir);
+	struct compiler *a = compiler_new(l, dirA, 1, &t, err);
+	CHECK(a, "a compiler service with nvcc (%s)", a ? "" : err);
+	if (!a)
+		goto out;
+	compiler_set_sandbox(a, sandboxed);
+	compiler_set_timeout(a, 600);
+	struct compiled g = {0}, w = {0};
+
+	compiled_check(l, a, cudasrc_seed, "cand.cu", 0, &g);
+	CHECK(g.ok && !g.deviceOnly && strstr(g.zCommand, " -c cand.cu -o kl_host.o && ") &&
+	          strstr(g.zCommand, " -shared kl_host.o -o out.so"),
+	      "the seed builds whole%s, in two stages: nvcc -c, then the link (%s%s)", in,
+	      g.zCommand ? g.zCommand : "", g.ok ? "" : g.zLog);
+
+	/* an edit inside the kernel and one adding lines to a device function */
+	const char *aWhat[] = {"an edit inside the kernel", "lines added to a __device__ function"};
+	char *aEdit[] = {
+	    cudasrc_edit(cudasrc_seed, "y[i] = twice(x[i]);", "y[i] = twice(x[i]) + 1.0f;"),
+	    cudasrc_edit(cudasrc_seed, "\treturn 2.0f * x;\n",
+	                 "\tfloat t = x + x;\n\treturn t;\n")};
+	for (int i = 0; i < 2; i++) {
+		compiled_check(l, a, aEdit[i], "cand.cu", 0, &g);
+		CHECK(g.ok && g.deviceOnly && strstr(g.zCommand, "-fatbin cand.cu") &&
+		          strstr(g.zLog, "ptxas info"),
+		      "%s%s: only the device code is compiled (nvcc -fatbin into the kept host "
+		      "object), ptxas' report in its log (%s%s)",
+		      aWhat[i], in, g.zCommand ? g.zCommand : "", g.ok ? "" : g.zLog);
+		/* a whole build by a compiler that has kept no host object */
+		char *dirW = xasprintf("%s/whole%d", zDir, i);
+		struct compiler *whole = compiler_new(l, dirW, 1, &t, err);
+		if (whole) {
+			compiler_set_sandbox(whole, sandboxed);
+			compiler_set_timeout(whole, 600);
+			compiled_check(l, whole, aEdit[i], "cand.cu", 0, &w);
+		}
+		CHECK(whole && w.ok && !w.deviceOnly && same_bytes(g.zSo, w.zSo) &&
+		          !strcmp(g.zCode, w.zCode),
+		      "... and its shared object is a whole build's, byte for byte%s", in);
+		compiler_free(whole);
+		free(dirW);
+	}
+
+	char *host = cudasrc_edit(cudasrc_seed, "(n + 255) / 256, 256", "(n + 127) / 128, 128");
+	compiled_check(l, a, host, "cand.cu", 0, &g);
+	CHECK(g.ok && !g.deviceOnly, "an edit of the host code (the block size) builds whole%s",
+	      in);
+	char line[32];
+	snprintf(line, sizeof line, "cand.cu(%d)", CUDASRC_CALL_LINE);
+	char *bad =
+	    cudasrc_edit(cudasrc_seed, "y[i] = twice(x[i]);", "y[i] = twice(x[i]) + undefined_z;");
+	compiled_check(l, a, bad, "cand.cu", 0, &g);
+	CHECK(!g.ok && g.zLog && strstr(g.zLog, "undefined_z") && strstr(g.zLog, line) && *g.zWhy,
+	      "a device edit that does not compile fails with nvcc's message and line%s (%s)", in,
+	      g.zWhy ? g.zWhy : "");
+	/* a PyTorch extension's template kernel (against the ATen stand-in) */
+	strbuf ext = STRBUF_INIT;
+	if (read_file("tests/fixtures/torchext/softmax.cu", &ext, 1 << 20, err) < 0) {
+		CHECK(0, "tests/fixtures/torchext/softmax.cu: %s", err);
+	} else {
+		compiled_check(l, a, ext.buf, "ext.cu", 1, &g);
+		char *e = cudasrc_edit(ext.buf, "s += expf((float)xr[c] - m);",
+		                       "s += __expf((float)xr[c] - m);");
+		compiled_check(l, a, e, "ext.cu", 1, &g);
+		char *dirW = xasprintf("%s/whole_ext", zDir);
+		struct compiler *whole = compiler_new(l, dirW, 1, &t, err);
+		if (whole) {
+			compiler_set_sandbox(whole, sandboxed);
+			compiler_set_timeout(whole, 600);
+			compiled_check(l, whole, e, "ext.cu", 1, &w);
+		}
+		CHECK(g.ok && g.deviceOnly && whole && w.ok && !w.deviceOnly &&
+		          same_bytes(g.zSo, w.zSo),
+		      "an extension's template kernel edited%s: device code only, a whole build's "
+		      "bytes (%s)",
+		      in, g.ok ? "" : g.zLog);
+		compiler_free(whole);
+		free(dirW);
+		free(e);
+	}
+	sb_free(&ext);
+	CHECK(compiler_pending(a) == 0, "nothing left pending");
+	free(host);
+	free(bad);
+	free(aEdit[0]);
+	free(aEdit[1]);
+	compiled_free(&g);
+	compiled_free(&w);
+out:
+	compiler_free(a);
+	loop_free(l);
+	free(dirA);
+}
+
+int main(void)
+{
+	if (system("${KLOOP_NVCC:-nvcc} --version >/dev/null 2>&1") != 0) {
+		printf("skip - the staged CUDA build: nvcc is not installed (KLOOP_NVCC)\n");
+		return check_done();
+	}
+	char dir[] = "/tmp/kloop-test-staged.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL, "a cache directory");
+	setenv("KLOOP_INCLUDE", "include", 1);
+	char *plain = xasprintf("%s/plain", dir), *boxed = xasprintf("%s/boxed", dir);
+	staged(plain, 0);
+	char serr[KL_ERRLEN];
+	if (cand_sandbox_probe(serr) == 0)
+		staged(boxed, 1);
+	else
+		printf("skip - the staged CUDA build in the sandbox: %s\n", serr);
+	char *rm = xasprintf("rm -rf '%s'", dir);
+	CHECK(system(rm) == 0, "remove the cache directory");
+	free(rm);
+	free(plain);
+	free(boxed);
+	return check_done();
+}
