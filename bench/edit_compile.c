@@ -1,6 +1,7 @@
 /*
  * edit_compile.c - issue 40's edit loop, its compile: the softmax CUDA
- * seed and 8 real edits inside its kernel, each compiled R times three
+ * seed and 8 real edits inside its kernel (bench/edits/softmax_cu.json,
+ * which bench/gpu/edit.sh makes in a session), each compiled R times three
  * ways by kloop's compiler service (compile.h) with the real nvcc:
  *   device  the seed's host object kept, the edit's device code alone
  *           (what a session does after the seed: hostpart.h);
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cJSON.h>
 
 #include "compile.h"
 #include "cuda_target.h"
@@ -83,34 +86,35 @@ static int same_file(const char *a, const char *b)
 	return same;
 }
 
-/* the edits: inside the kernel, each alone on the seed */
-static const char *const edits[][3] = {
-    {"__expf in the sum", "sum += expf(xr[c] - m);", "sum += __expf(xr[c] - m);"},
-    {"a multiply by the inverse", "yr[c] = expf(xr[c] - m) / sum;",
-     "yr[c] = expf(xr[c] - m) * (1.0f / sum);"},
-    {"the max loop unrolled by 4", "\tfor (int c = t; c < cols; c += THREADS)\n\t\tm = ",
-     "#pragma unroll 4\n\tfor (int c = t; c < cols; c += THREADS)\n\t\tm = "},
-    {"max() for fmaxf()", "m = fmaxf(m, xr[c]);", "m = max(m, xr[c]);"},
-    {"the inverse kept (a line more)",
-     "\tfor (int c = t; c < cols; c += THREADS)\n\t\tyr[c] = "
-     "expf(xr[c] - m) / sum;",
-     "\tfloat inv = 1.0f / sum;\n\tfor (int c = t; c < cols; c += THREADS)\n\t\tyr[c] = "
-     "expf(xr[c] - m) * inv;"},
-    {"shifts for halving",
-     "for (int s = THREADS / 2; s > 0; s /= 2) {\n\t\tif (t < s)\n\t\t\tred[t] "
-     "= fmaxf",
-     "for (int s = THREADS / 2; s > 0; s >>= 1) {\n\t\tif (t < s)\n\t\t\tred[t] = fmaxf"},
-    {"__ldg loads", "m = fmaxf(m, xr[c]);", "m = fmaxf(m, __ldg(&xr[c]));"},
-    {"the last warp by shuffles",
-     "\tfor (int s = THREADS / 2; s > 0; s /= 2) {\n\t\tif (t < s)\n\t\t\tred[t] += red[t + "
-     "s];\n\t\t__syncthreads();\n\t}\n\tsum = red[0];",
-     "\tfor (int s = THREADS / 2; s > 16; s /= 2) {\n\t\tif (t < s)\n\t\t\tred[t] += red[t + "
-     "s];\n\t\t__syncthreads();\n\t}\n\tif (t < 32) {\n\t\tfloat v = red[t] + red[t + "
-     "32];\n\t\tfor "
-     "(int o = 16; o > 0; o /= 2)\n\t\t\tv += __shfl_down_sync(0xffffffffu, v, o);\n\t\tif (t == "
-     "0)\n\t\t\tred[0] = v;\n\t}\n\t__syncthreads();\n\tsum = red[0];"},
+/* the edits (bench/edits/softmax_cu.json): each {what, from, to}, alone
+ * on the seed */
+struct edit {
+	const char *zWhat, *zFrom, *zTo;
 };
-#define NEDITS (int)(sizeof edits / sizeof *edits)
+#define MAXEDITS 32
+
+/* the edits of zPath into a (their strings in *pDoc); their number, or -1 */
+static int read_edits(const char *zPath, cJSON **pDoc, struct edit *a, char *err)
+{
+	strbuf sb = STRBUF_INIT;
+	if (read_file(zPath, &sb, 1 << 20, err) < 0)
+		return -1;
+	*pDoc = cJSON_Parse(sb.buf ? sb.buf : "");
+	sb_free(&sb);
+	const cJSON *v = cJSON_GetObjectItem(*pDoc, "edits"), *e;
+	int n = 0;
+	cJSON_ArrayForEach(e, v)
+	{
+		const char *w = cJSON_GetStringValue(cJSON_GetObjectItem(e, "what"));
+		const char *f = cJSON_GetStringValue(cJSON_GetObjectItem(e, "from"));
+		const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(e, "to"));
+		if (!w || !f || !t || n == MAXEDITS)
+			return kl_err(err, "%s: edit %d is not {what, from, to} (or more than %d)", zPath,
+			              n + 1, MAXEDITS);
+		a[n++] = (struct edit){w, f, t};
+	}
+	return n ? n : kl_err(err, "%s: no \"edits\"", zPath);
+}
 
 int main(int argc, char **argv)
 {
@@ -121,7 +125,10 @@ int main(int argc, char **argv)
 		return 1;
 	strbuf seed = STRBUF_INIT;
 	char err[KL_ERRLEN];
-	if (read_file("tasks/softmax/seed.cu", &seed, 1 << 20, err) < 0) {
+	struct edit edits[MAXEDITS];
+	cJSON *doc = NULL;
+	int nEdits = read_edits("bench/edits/softmax_cu.json", &doc, edits, err);
+	if (nEdits < 0 || read_file("tasks/softmax/seed.cu", &seed, 1 << 20, err) < 0) {
 		fprintf(stderr, "edit_compile: %s\n", err);
 		return 1;
 	}
@@ -147,16 +154,16 @@ int main(int argc, char **argv)
 	       g.deviceOnly ? "device only?" : "whole, two stages");
 	got_free(&g);
 	printf("%-32s %8s %8s %8s %s\n", "edit", "device", "staged", "nvcc", "same bytes");
-	double aDev[NEDITS], aSt[NEDITS], aNv[NEDITS];
+	double aDev[MAXEDITS], aSt[MAXEDITS], aNv[MAXEDITS];
 	int nSame = 0, nDev = 0;
-	for (int e = 0; e < NEDITS; e++) {
-		const char *at = strstr(seed.buf, edits[e][1]);
+	for (int e = 0; e < nEdits; e++) {
+		const char *at = strstr(seed.buf, edits[e].zFrom);
 		if (!at) {
 			fprintf(stderr, "edit_compile: edit %d does not apply\n", e);
 			return 1;
 		}
-		char *src = xasprintf("%.*s%s%s", (int)(at - seed.buf), seed.buf, edits[e][2],
-		                      at + strlen(edits[e][1]));
+		char *src = xasprintf("%.*s%s%s", (int)(at - seed.buf), seed.buf, edits[e].zTo,
+		                      at + strlen(edits[e].zFrom));
 		double dev[20], st[20], nv[20];
 		int same = 1, onlyDev = 1;
 		for (int r = 0; r < R; r++) {
@@ -198,14 +205,14 @@ int main(int argc, char **argv)
 		aNv[e] = median(nv, R);
 		nSame += same;
 		nDev += onlyDev;
-		printf("%-32s %8.3f %8.3f %8.3f %s%s\n", edits[e][0], aDev[e], aSt[e], aNv[e],
+		printf("%-32s %8.3f %8.3f %8.3f %s%s\n", edits[e].zWhat, aDev[e], aSt[e], aNv[e],
 		       same ? "yes" : "NO", onlyDev ? "" : " (not built device-only)");
 		fflush(stdout);
 		free(src);
 	}
 	printf("%-32s %8.3f %8.3f %8.3f %d of %d (device-only %d of %d)\n", "median over the edits",
-	       median(aDev, NEDITS), median(aSt, NEDITS), median(aNv, NEDITS), nSame, NEDITS, nDev,
-	       NEDITS);
+	       median(aDev, nEdits), median(aSt, nEdits), median(aNv, nEdits), nSame, nEdits, nDev,
+	       nEdits);
 	compiler_free(kept);
 	loop_free(l);
 	char *rm = xasprintf("rm -rf %s", tmp);
@@ -214,5 +221,6 @@ int main(int argc, char **argv)
 	free(flags);
 	free(keptDir);
 	sb_free(&seed);
-	return nSame == NEDITS && nDev == NEDITS ? 0 : 1;
+	cJSON_Delete(doc);
+	return nSame == nEdits && nDev == nEdits ? 0 : 1;
 }
