@@ -109,8 +109,8 @@ static int read_edits(const char *zPath, cJSON **pDoc, struct edit *a, char *err
 		const char *f = cJSON_GetStringValue(cJSON_GetObjectItem(e, "from"));
 		const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(e, "to"));
 		if (!w || !f || !t || n == MAXEDITS)
-			return kl_err(err, "%s: edit %d is not {what, from, to} (or more than %d)", zPath,
-			              n + 1, MAXEDITS);
+			return kl_err(err, "%s: edit %d is not {what, from, to} (or more than %d)",
+			              zPath, n + 1, MAXEDITS);
 		a[n++] = (struct edit){w, f, t};
 	}
 	return n ? n : kl_err(err, "%s: no \"edits\"", zPath);

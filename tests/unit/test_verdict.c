@@ -41,7 +41,8 @@ static cJSON *worker_reply(void)
 	    " \"roofline\": {\"fraction\": 0.62, \"suspect\": \"faster than HBM\"},"
 	    " \"ab\": {\"incumbent_id\": 3, \"pairs\": 12, \"wins\": 11, \"ratio\": 1.4,"
 	    "   \"won\": true, \"rule\": \"10 of 12 pairs\"},"
-	    " \"compile\": {\"ok\": true, \"seconds\": 1.25, \"cached\": true,"
+	    " \"compile\": {\"ok\": true, \"seconds\": 1.25, \"cached\": true, \"device_only\": "
+	    "true,"
 	    "   \"command\": \"nvcc -O3 c.cu\", \"log\": \"warning: x\","
 	    "   \"resources\": [{\"kernel\": \"k\", \"registers\": 32}]},"
 	    " \"worker\": {\"label\": \"gpu0\", \"host\": \"box\", \"device\": \"NVIDIA H200\"}}");
@@ -84,10 +85,11 @@ static void decode_whole(void)
 	CHECK(v.ab.present && v.ab.incumbent == 3 && v.ab.pairs == 12 && v.ab.wins == 11 &&
 	          v.ab.ratio == 1.4 && v.ab.won && !strcmp(v.ab.zRule, "10 of 12 pairs"),
 	      "the A/B: against #3, 11 of 12 pairs, 1.4x, won");
-	CHECK(v.comp.present && v.comp.ok && v.comp.cached && v.comp.seconds == 1.25 &&
-	          !strcmp(v.comp.zCommand, "nvcc -O3 c.cu") &&
+	CHECK(v.comp.present && v.comp.ok && v.comp.cached && v.comp.deviceOnly &&
+	          v.comp.seconds == 1.25 && !strcmp(v.comp.zCommand, "nvcc -O3 c.cu") &&
 	          cJSON_GetArraySize(v.comp.resources) == 1,
-	      "the compile: ok, cached, 1.25 s, its command and one kernel's resources");
+	      "the compile: ok, cached, its device code only, 1.25 s, its command and one "
+	      "kernel's resources");
 	CHECK(!strcmp(v.zWorker, "gpu0") && !strcmp(v.zWorkerHost, "box") &&
 	          !strcmp(v.zWorkerDevice, "NVIDIA H200") && !strcmp(v.zCodeHash, "abc123"),
 	      "the pool's worker and the machine code's hash");
@@ -229,7 +231,8 @@ static const char *differs(const struct verdict *a, const struct verdict *b)
 	I(roofline.present) N(roofline.fraction) S(roofline.zSuspect);
 	I(ab.present) I(ab.incumbent) I(ab.pairs) I(ab.wins) N(ab.ratio) I(ab.won);
 	S(ab.zError) S(ab.zRule);
-	I(comp.present) N(comp.seconds) I(comp.cached) I(comp.ok) S(comp.zCommand) S(comp.zLog);
+	I(comp.present)
+	N(comp.seconds) I(comp.cached) I(comp.deviceOnly) I(comp.ok) S(comp.zCommand) S(comp.zLog);
 	J(comp.resources);
 	N(refData.seconds) I(refData.trials) S(refData.zNote) J(refData.setup);
 	J(compile) J(correctness) J(precisionJson) J(rooflineJson) J(referenceData) J(profile);
