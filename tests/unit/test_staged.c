@@ -4,8 +4,12 @@
  * compiles only the device code into it, and the shared object is the one
  * a whole build of the edited source gives, byte for byte; an edit of the
  * host code builds whole; a device edit that does not compile fails with
- * nvcc's message; a PyTorch extension's template kernel likewise; and the
- * same in the compilers' sandbox.
+ * nvcc's message; a PyTorch extension's template kernel likewise; a source
+ * whose host object names nvcc's module id (an anonymous namespace's
+ * __device__ variable; where CUTLASS_DIR has CUTLASS, a CuTe kernel)
+ * builds whole (nvcc hashes the source and its path into that id, so such
+ * an object is not even the same from one build directory to the next);
+ * and the same in the compilers' sandbox.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +84,22 @@ static void staged(const char *zDir, int sandboxed)
 		free(dirW);
 	}
 
+	/* a __device__ variable in an anonymous namespace: host and device name
+	 * it by nvcc's module id, a hash of the whole source, so the host
+	 * object is not kept and an edit in the kernel builds whole */
+	char *anon =
+	    cudasrc_edit(cudasrc_seed, "__device__ float twice",
+	                 "namespace {\n__device__ float one = 1.0f;\n}\n__device__ float twice");
+	char *anon2 = cudasrc_edit(anon, "return 2.0f * x;", "return 2.0f * x * one;");
+	compiled_check(l, a, anon, "cand.cu", 0, &g);
+	compiled_check(l, a, anon2, "cand.cu", 0, &g);
+	CHECK(g.ok && !g.deviceOnly,
+	      "a __device__ variable in an anonymous namespace (named by the module id): an edit "
+	      "in the kernel builds whole%s (ok %d, device only %d)",
+	      in, g.ok, g.deviceOnly);
+	free(anon);
+	free(anon2);
+
 	char *host = cudasrc_edit(cudasrc_seed, "(n + 255) / 256, 256", "(n + 127) / 128, 128");
 	compiled_check(l, a, host, "cand.cu", 0, &g);
 	CHECK(g.ok && !g.deviceOnly, "an edit of the host code (the block size) builds whole%s",
@@ -118,6 +138,32 @@ static void staged(const char *zDir, int sandboxed)
 		free(e);
 	}
 	sb_free(&ext);
+
+	/* a CuTe kernel (CUTLASS where CUTLASS_DIR has it) */
+	const char *cut = getenv("CUTLASS_DIR");
+	char *h = xasprintf("%s/include/cutlass/cutlass.h", cut ? cut : "");
+	strbuf cute = STRBUF_INIT;
+	if (!cut || !path_is_file(h)) {
+		printf(
+		    "skip - a CuTe kernel's device-only build%s: no CUTLASS (set CUTLASS_DIR to a "
+		    "checkout)\n",
+		    in);
+	} else if (read_file("tests/fixtures/cutlass/cute_sm90_small.cu", &cute, 1 << 20, err) <
+	           0) {
+		CHECK(0, "tests/fixtures/cutlass/cute_sm90_small.cu: %s", err);
+	} else {
+		compiled_check(l, a, cute.buf, "cute.cu", 0, &g);
+		char *e = cudasrc_edit(cute.buf, "t(i) = 2.0f * t(i);", "t(i) = 3.0f * t(i);");
+		compiled_check(l, a, e, "cute.cu", 0, &g);
+		CHECK(
+		    g.ok && !g.deviceOnly,
+		    "a CuTe SM90 kernel edited%s: built whole (CuTe's constexpr objects are named "
+		    "by the module id; ok %d, device only %d%s%s)",
+		    in, g.ok, g.deviceOnly, g.ok ? "" : ": ", g.ok ? "" : g.zLog);
+		free(e);
+	}
+	sb_free(&cute);
+	free(h);
 	CHECK(compiler_pending(a) == 0, "nothing left pending");
 	free(host);
 	free(bad);

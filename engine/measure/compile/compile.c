@@ -5,6 +5,7 @@
  */
 #include "compile_priv.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -349,7 +350,32 @@ static char **staged(struct compiler *c, struct cjob *j, char **argv)
 	return compile_staged(c, j, argv, j->deviceOnly);
 }
 
-/* keep a built host object for the sources that share its host part */
+/* 1 when n bytes at p name an entity by nvcc's module id: cudafe++ names a
+ * namespace-scope entity of internal linkage that host and device share
+ * (a __device__ variable in an anonymous namespace, CuTe's and libcu++'s
+ * inline constexpr objects) _INTERNAL_<8 hex>_... or _GLOBAL__N__<8 hex>_...,
+ * the hex a hash of the whole source.  An object that holds such a name
+ * registers it with the device code of its own source only. */
+static int names_module_id(const char *p, size_t n)
+{
+	static const char *const marks[] = {"_INTERNAL_", "_GLOBAL__N__"};
+	for (size_t m = 0; m < 2; m++) {
+		size_t k = strlen(marks[m]);
+		for (const char *q = p, *end = p + n;
+		     (q = memmem(q, (size_t)(end - q), marks[m], k)) != NULL; q += k) {
+			int hex = 0;
+			while (q + k + hex < end && hex < 8 && isxdigit((unsigned char)q[k + hex]))
+				hex++;
+			if (hex == 8 && q + k + 8 < end && q[k + 8] == '_')
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* keep a built host object for the sources that share its host part: not
+ * one that names its module id (names_module_id), whose edited sources'
+ * device code names their entities otherwise */
 static void keep_host_object(struct compiler *c, struct cjob *j)
 {
 	char *kept = host_object(c, j->zHostKey), *from = path_join(j->zDir, "kl_host.o");
@@ -357,7 +383,7 @@ static void keep_host_object(struct compiler *c, struct cjob *j)
 	strbuf o = STRBUF_INIT;
 	char err[KL_ERRLEN];
 	if (!path_is_file(kept) && mkdir_p(dir, err) == 0 &&
-	    read_file(from, &o, 1u << 30, NULL) >= 0 && o.len)
+	    read_file(from, &o, 1u << 30, NULL) >= 0 && o.len && !names_module_id(o.buf, o.len))
 		write_file_atomic(kept, o.buf, o.len, NULL);
 	sb_free(&o);
 	free(kept);
