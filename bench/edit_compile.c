@@ -21,6 +21,7 @@
 #include "compile.h"
 #include "cuda_target.h"
 #include "loop.h"
+#include "same_file.h"
 #include "util.h"
 
 struct got {
@@ -73,17 +74,6 @@ static double median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof *v, cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static int same_file(const char *a, const char *b)
-{
-	strbuf x = STRBUF_INIT, y = STRBUF_INIT;
-	int same = a && b && read_file(a, &x, 1u << 30, NULL) >= 0 &&
-	           read_file(b, &y, 1u << 30, NULL) >= 0 && x.len == y.len &&
-	           !memcmp(x.buf, y.buf, x.len);
-	sb_free(&x);
-	sb_free(&y);
-	return same;
 }
 
 /* the edits (bench/edits/softmax_cu.json): each {what, from, to}, alone

@@ -7,11 +7,6 @@
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-make -s build/libkloop.a
-mkdir -p build/bench
-TS=grammars/node_modules/tree-sitter/vendor/tree-sitter/lib/include
-${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -g -Iinclude -Iengine -Iengine/measure/compile -Iengine/code -I$TS \
-	-I/usr/include/cjson -o build/bench/edit_compile bench/edit_compile.c build/libkloop.a \
-	-lcjson -ldl -lm -pthread
+sh bench/cc_bench.sh edit_compile
 echo "# $(uname -sm), $(nproc) cores, $(date +%Y-%m-%d), $(nvcc --version | tail -n 1)"
 KLOOP_INCLUDE=include ./build/bench/edit_compile "${1:-3}"
