@@ -98,7 +98,7 @@ check "implement: idea 5 made nothing, so no accepted idea waits for code" \
 TUI_W=200 TUI_H=50 tui_start "$KL open --session $T/a.jsonl $EVAL; echo DONE-1"
 check "the workbench's Ideas pane says idea 5 is nothing new, as kloop session does" \
 	wait_for "5 nothing new +CORPUS-mid Fewer passes"
-check "... and idea 4 a duplicate" grep -Eq "4 duplicate +corpus-MID" "$T/screen"
+check "... and idea 4 a duplicate" wait_for "4 duplicate +corpus-MID" 10
 keys q
 wait_for "^DONE-1" 20 >/dev/null
 timeout 300 $KLOOP search --session "$T/a.jsonl" --rounds 2 </dev/null >"$T/r.out" 2>"$T/r.err"

@@ -143,19 +143,24 @@ keys() { tm send-keys -t "$K" "$@"; }
 screen() { tm capture-pane -p -t "$K"; }
 # the screen with the lines that scrolled off it (what a program printed on exit)
 screen_all() { tm capture-pane -p -S -200 -t "$K"; }
-wait_for() {
-	_end=$(($(date +%s) + ${2:-15}))
+# _wait_grep GREP-FLAGS PATTERN SECONDS: until grep finds PATTERN on the
+# screen captured into $T/screen; on timeout the screen, and 1
+_wait_grep() {
+	_end=$(($(date +%s) + $3))
 	while :; do
 		screen >"$T/screen" 2>/dev/null
-		grep -Eq -- "$1" "$T/screen" && return 0
+		grep "$1" -- "$2" "$T/screen" && return 0
 		if [ "$(date +%s)" -ge "$_end" ]; then
-			echo "# the screen while waiting for: $1"
+			echo "# the screen while waiting for: $2"
 			sed 's/^/#   /' "$T/screen"
 			return 1
 		fi
 		sleep 0.05
 	done
 }
+wait_for() { _wait_grep -Eq "$1" "${2:-15}"; }
+# wait_for_text TEXT [SECONDS]: the same for a fixed string
+wait_for_text() { _wait_grep -qF "$1" "${2:-15}"; }
 # screen_until SHELL-CMD [SECONDS]: until CMD succeeds on the screen
 # captured into $T/screen (a check of several lines of one screen, read
 # again until the TUI has drawn them all: a screen caught between two

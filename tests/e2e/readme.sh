@@ -57,7 +57,7 @@ while IFS= read -r line <&3; do
 		tui_start "cd $C && $cmd; echo DONE-OPEN"
 		check "step $n: $cmd: the seed is evaluated, the message line says what it came to" \
 			wait_for "^done: 1 candidate, 1 correct" 120
-		check "... with the session's journal, first.jsonl" grep -q "first.jsonl" "$T/screen"
+		check "... with the session's journal, first.jsonl" wait_for "first\.jsonl" 10
 		shot 01-opened
 		;;
 	'$ bin/kloop replay first.jsonl')
@@ -97,18 +97,18 @@ while IFS= read -r line <&3; do
 		'1 G')
 			check "step $n: $k: the Population's last candidate, the fix #4, correct" \
 				wait_for "^┌ Code #4 idea1-b2-fix1.c" 10
-			check "... correct" grep -Eq "^│ +4 +[23] llm +correct" "$T/screen"
+			check "... correct" wait_for "^│[ *?~!BP]+4 +[23] llm +correct" 10
 			shot 05-done
 			;;
 		':compare 1 4')
 			check "step $n: $k: the two side by side" wait_for "compare #1 #4 - lines" 10
 			check "... the fix compiles to the seed's machine code, said" \
-				grep -q "^│verdict   same machine code: #1 and #4" "$T/screen"
+				wait_for "^│verdict   same machine code: #1 and #4" 10
 			shot 06-compare
 			;;
 		'q :reply 4')
 			check "step $n: $k: what the LLM answered for #4" wait_for "reply #4 - lines" 10
-			check "... its explanation" grep -q "^│The normalisation was missing" "$T/screen"
+			check "... its explanation" wait_for "^│The normalisation was missing" 10
 			shot 07-reply
 			;;
 		'q q')

@@ -145,7 +145,7 @@ check "the jobs finish" wait_for "\| 0 jobs( \||$)"
 # resize to 80x24 and back; the layout follows
 tm resize-window -t "$K" -x 80 -y 24
 check "resized to 80x24: the title bar and the panes are redrawn" wait_for "^┌ Population.*┐┌ Ideas"
-check "at 80x24 the panes stack: Code has all 80 columns" grep -Eq "^┌ Code.{70,}┐$" "$T/screen"
+check "at 80x24 the panes stack: Code has all 80 columns" wait_for "^┌ Code.{70,}┐$" 10
 keys 1
 check "at 80x24 the footer keeps ? help" wait_for "^\? help"
 screen >"$T/small"
@@ -241,7 +241,7 @@ keys e
 check "the slow candidate is being evaluated (a job in the title)" wait_for "\| 1 job( \||$)"
 keys '?'
 check "? shows the help while the job runs" wait_for "help - lines"
-check "the job is still running when the help is up" grep -Eq "\| 1 job( \||$)" "$T/screen"
+check "the job is still running when the help is up" wait_for "\| 1 job( \||$)" 10
 check "the help lists the keys" wait_for 'Tab / Shift-Tab'
 keys NPage
 check "and, a page down, the commands" wait_for "edit ID"
@@ -265,7 +265,7 @@ keys Tab
 check "keys are answered while the reply streams (Tab focused the still empty Ideas pane)" \
 	wait_for "Ideas - 0 pending of 0 \*"
 check "the ideas arrive in the Ideas pane, pending" wait_for "Ideas - 3 pending of 3"
-check "each with its title" grep -Eq "1 pending +One pass for the ma" "$T/screen"
+check "each with its title" wait_for "1 pending +One pass for the ma" 10
 keys j a
 check "a accepts the selected idea" wait_for "2 accepted +Multiply by the rec"
 keys r

@@ -34,7 +34,7 @@ keys expf Enter
 check "/expf in the Code pane finds it, not a filter of the population" \
 	wait_for "^/expf: match 1 of 1, line 27" 10
 since=$NFAIL
-check "... its line shown in the Code pane" grep -q "│  27 .*yr\[c\] = expf(xr\[c\] - m);" "$T/screen"
+check "... its line shown in the Code pane" wait_for "│  27 .*yr\[c\] = expf\(xr\[c\] - m\);" 10
 check "... and the match marked (reverse video)" is_marked expf
 diag "$since" "$T/screen"
 keys n
@@ -71,7 +71,7 @@ keys w
 check "w wraps long lines: the Code pane says so" wait_for "Code #2 long.c - 34 lines, wrapped" 10
 since=$NFAIL
 check "... the end of the long line is seen, in the pane's 80 columns" \
-	grep -Eq "^│ +TAILWORD \*/ +│$" "$T/screen"
+	wait_for "^│ +TAILWORD \*/ +│$" 10
 check "... marked (case ignored: the text has no capital)" is_marked TAILWORD
 diag "$since" "$T/screen"
 keys w

@@ -63,7 +63,7 @@ since=$NFAIL
 check "80x24: the host's all-'-' roofline column is not drawn: the idea has its room" \
 	sh -c "grep -Eq '^│ +id +par origin status +time ms speedup +i' '$T/screen' &&
 		! grep -q 'roof\|speedup  r' '$T/screen'"
-check "... and the candidate of the idea shows its start" grep -Eq "^│[ *?~!BP] +2 +1 llm .* o…│" "$T/screen"
+check "... and the candidate of the idea shows its start" wait_for "^│[ *?~!BP] +2 +1 llm .* o…│" 10
 diag "$since" "$T/screen"
 keys q
 wait_for "quit|y/n|DONE-2" 10 >/dev/null
@@ -125,7 +125,7 @@ if wait_for "replay: event 3 of" 10; then
 	for i in 1 2 3; do
 		line=$(sed -n "${i}p" "$T/events4")
 		d=${line#* }
-		check "replay at event 3: Activity lists event $i ($d)" grep -qF "  $i $d" "$T/screen"
+		check "replay at event 3: Activity lists event $i ($d)" wait_for_text "  $i $d" 10
 	done
 	d=$(sed -n '4s/^[0-9]* //p' "$T/events4")
 	check "... and not event 4, past the one shown ($d)" sh -c "! grep -qF '  4 $d' '$T/screen'"

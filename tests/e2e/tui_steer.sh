@@ -32,7 +32,7 @@ keys R
 check "80x24: the title bar says the search ended (its state never cut first)" \
 	wait_for "^ kloop \| (softmax \(host\) \| )?search finished, round [0-9]+" 120
 check "... and keeps the best (or the unconfirmed leader) beside it" \
-	grep -Eq "^ kloop .*search finished.*\| (best|leader) [0-9.]+x \(#[0-9]+" "$T/screen"
+	wait_for "^ kloop .*search finished.*\| (best|leader) [0-9.]+x \(#[0-9]+" 10
 check "Activity says why the search ended (the journal's reason)" \
 	wait_for "[0-9:]{8} search finished after round"
 WHY=$(pyj "$S" '[e["reason"] for e in ev if e["type"] == "search_finished"][-1]')
@@ -77,7 +77,7 @@ check "... and says so" wait_for "the best: #$BEST"
 keys f
 check "f follows the newest: the Code pane shows #$N" wait_for "^┌ Code #$N "
 check "... the Population says so in its title" wait_for "^┌ Population [0-9]+/[0-9]+ \[follow new\]"
-check "... and keeps the selection visible" grep -Eq "^│P +$N " "$T/screen"
+check "... and keeps the selection visible" wait_for "^│P +$N " 10
 keys f
 check "f again follows the best" wait_for "\[follow best\]"
 check "... the Code pane on #$BEST" wait_for "^┌ Code #$BEST "
@@ -100,12 +100,12 @@ keys q
 tm resize-window -t "$K" -x 200 -y 50
 check "200x50: the title bar gives the reason it ended" \
 	wait_for "^ kloop \| softmax \(host\) \| search finished, round [0-9]+ \(${WHY##*: }\)"
-check "... and the rest of the search's status" grep -Eq "search finished.*best #[0-9]+" "$T/screen"
+check "... and the rest of the search's status" wait_for "search finished.*best #[0-9]+" 10
 keys '?'
 check "the ? help has the marks' legend" wait_for "B banned \(never a parent\), P pinned"
-check "... R for the search" grep -Eq "^│ +R +the search: start it, pause it, resume it" "$T/screen"
+check "... R for the search" wait_for "^│ +R +the search: start it, pause it, resume it" 10
 check "... * and f" sh -c "grep -Eq '^│ +\* +select the best' '$T/screen' && grep -Eq '^│ +f +follow the newest' '$T/screen'"
-check "... and what a stage's number counts" grep -Eq "full shapes N +checked at the task's shapes, trial N" "$T/screen"
+check "... and what a stage's number counts" wait_for "full shapes N +checked at the task's shapes, trial N" 10
 keys q
 keys q
 check "q with nothing running quits at once" wait_for "^DONE-1"
@@ -140,10 +140,10 @@ keys : 'gate human' Enter
 keys : 'search step' Enter
 check "the title bar says the search waits at the gate" \
 	wait_for "search running, round 2, waits at the gate \| [0-9]+ candidates.* \| 0 jobs" 120
-check "the follow mode is on while the search runs" grep -q "\[follow new\]" "$T/screen"
+check "the follow mode is on while the search runs" wait_for "\[follow new\]" 10
 check "200x50: the Ideas title has its whole hint" \
-	grep -Eq "Ideas - [1-9][0-9]* pending of [0-9]+ \(a accept, e revise, r reject\)" "$T/screen"
-check "... and says pending, the word of every pane" grep -Eq "│ +[0-9]+ pending +CORPUS" "$T/screen"
+	wait_for "Ideas - [1-9][0-9]* pending of [0-9]+ \(a accept, e revise, r reject\)" 10
+check "... and says pending, the word of every pane" wait_for "│ +[0-9]+ pending +CORPUS" 10
 keys q
 check "q while the search waits at the human gate asks first" \
 	wait_for "^quit\? the search waits at the human gate: [1-9][0-9]* ideas? pending \(y/n"
@@ -154,7 +154,7 @@ check "80x24: the search's state first in the title bar, never cut, the best bes
 	wait_for "^ kloop \| (softmax \(host\) \| )?search running, round 2, waits at the gate \| (best|leader) [0-9.]+x \(#[0-9]+"
 check "80x24: the Ideas pane's title fits" wait_for "Ideas [0-9]+/[0-9]+ pending( \*)? ─*┐$"
 check "80x24: the pending ideas are in view (first), with the short word pend" \
-	grep -Eq "│ +[0-9]+ pend +CORPUS" "$T/screen"
+	wait_for "│ +[0-9]+ pend +CORPUS" 10
 keys q
 check "80x24: q asks here too" wait_for "^quit\? the search waits at the human gate"
 keys y

@@ -119,7 +119,7 @@ check "a candidate that does not compile says compile error (not compile_err)" \
 check "Results: verdict compile error" wait_for "verdict   compile error"
 check "Activity wraps the error line: the compiler's message goes on, indented, on the next lines" \
 	screen_until "grep -A2 'candidate 3 (cand3.c):' '$T/screen' | grep -q '│  .*expected'"
-check "and the Results title says compile error" grep -q "Results #3 compile error" "$T/screen"
+check "and the Results title says compile error" wait_for "Results #3 compile error" 10
 keys d
 check "d on a candidate with a parent: its diff" wait_for "diff against #1"
 keys 1 g
@@ -232,7 +232,7 @@ keys r
 check "r on an accepted idea asks first: one stray key does not flip it" wait_for "idea 1 is accepted; reject it\? \(y/n\)"
 keys n
 check "n keeps it" wait_for "nothing changed"
-check "idea 1 is still accepted" grep -Eq "1 acc +One" "$T/screen"
+check "idea 1 is still accepted" wait_for "1 acc +One" 10
 keys G Enter
 check "an idea's description wraps: read whole at 80 columns" wait_for "^│ +times\. +│"
 check "at a space, not mid-word" wait_for "instead of three *│$"
@@ -249,7 +249,7 @@ check "and implemented on its page" wait_for "status    implemented"
 keys q
 keys : 'prompt 3' Enter
 check ":prompt ID shows what the LLM was asked for the candidate" wait_for "prompt #3 - lines"
-check "the request with its purpose and model" grep -Eq "candidate #3 idea1-b1.c: LLM request [0-9]+ \(implement, openai fake-gpt\)" "$T/screen"
+check "the request with its purpose and model" wait_for "candidate #3 idea1-b1.c: LLM request [0-9]+ \(implement, openai fake-gpt\)" 10
 keys q
 keys : 'reply 3' Enter
 check ":reply ID shows what it answered, with its explanation" wait_for "reply #3 - lines"
