@@ -377,6 +377,19 @@ static int exec_doctor(int argc, char **argv)
 	tool("cc", "KLOOP_CC", "cc", 0);
 	tool("c++", "KLOOP_CXX", "c++", 0);
 	tool("nvcc", "KLOOP_NVCC", "nvcc", 1);
+	/* the staged CUDA build puts an edit's device code into the kept host
+	 * object with objcopy (compile_argv.c) */
+	char *oc = version("objcopy", 0);
+	if (oc)
+		line("cuda edits", 1,
+		     "objcopy: %s: an edit inside a kernel compiles only its device code, into the "
+		     "host object kept from an earlier build",
+		     oc);
+	else
+		line(
+		    "cuda edits", 0,
+		    "objcopy is not found: every CUDA source is compiled whole (install binutils)");
+	free(oc);
 	char *w = path_join(exe_dir(), "kloop-worker");
 	line("worker", access(w, X_OK) == 0, "%s%s", w,
 	     access(w, X_OK) == 0 ? "" : " is missing (run make)");

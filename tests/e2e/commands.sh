@@ -14,6 +14,8 @@ check "kloop tasks DIR: exit 2, saying it takes a PROBLEM.py and what to use ins
 	"test $? -eq 2 && grep -q 'tasks/softmax is not a KernelBench problem file (PROBLEM.py); .kloop tasks. alone lists the bundled tasks' '$T/tdir.err'"
 OPENAI_API_KEY=sk-test-secret-value $KLOOP doctor >"$T/doctor" 2>&1
 check "doctor reports the C compiler" grep -q "^cc .*ok" "$T/doctor"
+check "doctor says a kernel edit compiles only its device code, with objcopy ($(grep '^cuda edits' "$T/doctor"))" \
+	grep -Eq "^cuda edits +ok +objcopy: GNU objcopy .*: an edit inside a kernel compiles only its device code" "$T/doctor"
 check "doctor reports the GPU line" grep -q "^gpu " "$T/doctor"
 check "doctor reports python and pytorch" sh -c "grep -q '^python ' '$T/doctor' && grep -q '^pytorch ' '$T/doctor'"
 check "doctor says the OpenAI key is set" grep -q "OPENAI_API_KEY is set" "$T/doctor"
