@@ -19,6 +19,7 @@ void kworker_job_free(struct job *j)
 	free(j->zDeferred);
 	free(j->zExtSrc);
 	free(j->zExtName);
+	compile_result_free(j->pTorchWait);
 	cJSON_Delete(j->compile);
 	eval_request_free(&j->rq);
 	free(j);
@@ -622,17 +623,46 @@ static int compile_on_pytorch(struct job *j, const char *zLacks)
 	return 1;
 }
 
+static void compiled(struct compile_result *r, struct job *j);
+
+/* compiler_torch_real_start's answer for j, which waited with its failed
+ * compile on the stand-in kept: compiled again on PyTorch's headers, or
+ * that failure is its result */
+static void torch_answered(void *arg)
+{
+	struct job *j = arg;
+	struct compile_result *r = j->pTorchWait;
+	j->pTorchWait = NULL;
+	if (!compile_on_pytorch(j, j->zTorchLacks))
+		compiled(r, j);
+	compile_result_free(r);
+}
+
 void kworker_compiled(struct compile_result *r, void *arg)
 {
 	struct job *j = arg;
 	if (r->stopped) /* this worker is being stopped with its compiler: no
 	                   verdict, kloop runs the job elsewhere */
 		proc_die_of(SIGTERM);
-	/* what the stand-in lacks: PyTorch's own headers, once */
-	char lacks[200];
+	/* what the stand-in lacks: PyTorch's own headers, once; where Python
+	 * must be asked where they are, the worker serves its other requests
+	 * meanwhile */
 	if (!r->ok && !r->memLimitMb && j->zExtSrc && !j->ext.zPytorch[0] &&
-	    torchext_missing(r->zLog, lacks, sizeof lacks) && compile_on_pytorch(j, lacks))
-		return;
+	    torchext_missing(r->zLog, j->zTorchLacks, sizeof j->zTorchLacks)) {
+		if (compiler_torch_real_start(W.comp, W.zPython, torch_answered, j) == 1) {
+			j->pTorchWait = compile_result_dup(r);
+			return;
+		}
+		if (compile_on_pytorch(j, j->zTorchLacks))
+			return;
+	}
+	compiled(r, j);
+}
+
+/* j's compile is done (r): its verdict's compile object, and the job goes
+ * on */
+static void compiled(struct compile_result *r, struct job *j)
+{
 	j->ok = r->ok;
 	j->tCompile = r->seconds;
 	j->zSo = r->zSo ? xstrdup(r->zSo) : NULL;

@@ -75,6 +75,10 @@ struct job {
 	int extLang;
 	char *zExtName;
 	char zNoTorch[KL_ERRLEN]; /* why there was no second compile, "" */
+	/* while Python is asked where PyTorch's headers are: the failed
+	 * compile on the stand-in, and what the stand-in lacked */
+	struct compile_result *pTorchWait;
+	char zTorchLacks[200];
 };
 
 /* machine code timed on this worker's device in the session */

@@ -3,7 +3,8 @@
  * for an extension its ATen stand-in cannot compile (torch_real.h), and the
  * flags it compiles with: a libtorch directory ($KLOOP_LIBTORCH), "off", one
  * that is no libtorch, a Python whose torch answers (a script standing for
- * it), and Debian's libtorch-dev where this machine has it.
+ * it), asked by the compiler service without waiting, and Debian's
+ * libtorch-dev where this machine has it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "compile.h"
+#include "loop.h"
 #include "torch_real.h"
 #include "util.h"
 
@@ -133,6 +136,64 @@ static void test_python(void)
 	free(lt);
 }
 
+/* compiler_torch_real_start's callback: the order of the calls */
+static void answered(void *arg)
+{
+	strbuf *sb = arg;
+	sb_adds(sb, sb->len ? ",second" : "first");
+}
+
+/* the compiler asks Python without waiting for it: the Python here answers
+ * once the test lets it (a file appears), so whatever the machine's speed
+ * the answer comes after the start returned, to both who asked, in order */
+static void test_python_async(void)
+{
+	char text[1400];
+	char *lt = path_join(tmp, "lt"), *go = path_join(tmp, "go");
+	snprintf(text, sizeof text,
+	         "#!/bin/sh\nwhile [ ! -e '%s' ]; do sleep 0.02; done\n"
+	         "echo '{\"inc\": [\"%s/include\", \"%s/include/torch/csrc/api/include\"], "
+	         "\"lib\": [\"%s/lib\"], \"abi\": 0, \"version\": \"2.11.0+cu130\", "
+	         "\"dir\": \"%s/torch\"}'\n",
+	         go, lt, lt, lt, lt);
+	touch("pya/python", text);
+	char *py = path_join(tmp, "pya/python"), *cache = path_join(tmp, "cache");
+	chmod(py, 0755);
+	char err[KL_ERRLEN];
+	struct loop *l = loop_new();
+	struct compiler *c = compiler_new(l, cache, 1, NULL, err);
+	CHECK(c != NULL, "a compiler service (%s)", c ? "" : err);
+	if (!c)
+		goto out;
+	strbuf calls = STRBUF_INIT;
+	int a = compiler_torch_real_start(c, py, answered, &calls);
+	int b = compiler_torch_real_start(c, py, answered, &calls);
+	int still = compiler_torch_real(c, py, err) < 0 && strstr(err, "still asking");
+	CHECK(a == 1 && b == 1 && calls.len == 0 && still,
+	      "asking Python does not wait: both who ask wait for its answer, which is not in "
+	      "(%d %d, %s)",
+	      a, b, err);
+	touch("go", "");
+	for (int i = 0; i < 6000 && calls.len < 12; i++)
+		loop_once(l, 0.05);
+	CHECK(calls.buf && !strcmp(calls.buf, "first,second") &&
+	          compiler_torch_real(c, NULL, err) == 0 &&
+	          strstr(compiler_torch_real_where(c), "PyTorch 2.11.0+cu130 of "),
+	      "once it answers, each is called, in the order they asked, and the answer is "
+	      "PyTorch's (%s; %s)",
+	      calls.buf ? calls.buf : "none", compiler_torch_real_where(c));
+	CHECK(compiler_torch_real_start(c, py, answered, &calls) == 0,
+	      "asked again, the answer is known at once");
+	sb_free(&calls);
+out:
+	compiler_free(c);
+	loop_free(l);
+	free(py);
+	free(cache);
+	free(lt);
+	free(go);
+}
+
 /* no Python with torch: Debian's libtorch-dev, where this machine has it */
 static void test_system(void)
 {
@@ -157,6 +218,7 @@ int main(void)
 	test_libtorch_dir();
 	test_refusals();
 	test_python();
+	test_python_async();
 	test_system();
 	char *cmd = xasprintf("rm -rf '%s'", tmp);
 	if (system(cmd) != 0)

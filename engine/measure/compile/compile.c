@@ -142,10 +142,32 @@ struct compiler *compiler_new(struct loop *l, const char *zCacheDir, int jobs,
 	return c;
 }
 
+/* one waiting for the answer (compiler_torch_real_start) */
+struct torch_waiter {
+	compile_torch_fn done;
+	void *arg;
+	struct torch_waiter *next;
+};
+
+/* the Python asked where PyTorch's headers are, while it answers */
+struct torch_ask {
+	struct compiler *c;
+	char *zPython;
+	pid_t pid;
+	int fd;          /* its output */
+	strbuf out;      /* what it said, its first 64 KiB */
+	long long timer; /* TORCH_REAL_ASK_S */
+	int timedOut;
+	struct torch_waiter *waiters;
+};
+
+static void ask_cancel(struct compiler *c);
+
 void compiler_free(struct compiler *c)
 {
 	if (!c)
 		return;
+	ask_cancel(c);
 	free(c->zCache);
 	for (int i = 0; i < 3; i++) {
 		free(c->azCmd[i]);
@@ -169,9 +191,139 @@ int compiler_add_libs(struct compiler *c, const char *zList, const char *zBaseDi
 
 int compiler_torch_real(struct compiler *c, const char *zPython, char *err)
 {
+	if (c->ask)
+		return kl_err(err, "kloop is still asking %s where PyTorch's headers are",
+		              c->ask->zPython);
 	if (torch_real_find(&c->torchReal, zPython) == 0)
 		return 0;
 	return kl_err(err, "%s", c->torchReal.zErr);
+}
+
+/* end a's watch: its fd, its timer, its process (reaped); its wait status */
+static int ask_stop(struct torch_ask *a)
+{
+	struct loop *l = a->c->l;
+	loop_del_fd(l, a->fd);
+	close(a->fd);
+	if (a->timer)
+		loop_del_timer(l, a->timer);
+	int st = -1;
+	while (waitpid(a->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return st;
+}
+
+static void ask_free(struct torch_ask *a)
+{
+	while (a->waiters) {
+		struct torch_waiter *w = a->waiters;
+		a->waiters = w->next;
+		free(w);
+	}
+	sb_free(&a->out);
+	free(a->zPython);
+	free(a);
+}
+
+static void on_ask_output(struct loop *l, int fd, int ev, void *arg)
+{
+	struct torch_ask *a = arg;
+	(void)l, (void)ev;
+	char buf[4096];
+	ssize_t r;
+	while ((r = read(fd, buf, sizeof buf)) > 0)
+		if (a->out.len < (1 << 16))
+			sb_add(&a->out, buf, (size_t)r);
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	/* its answer, or its end */
+	struct compiler *c = a->c;
+	int st = ask_stop(a);
+	torch_real_answer(&c->torchReal, a->zPython, a->out.buf, st, a->timedOut);
+	c->ask = NULL;
+	/* in the order they asked */
+	struct torch_waiter *w = NULL;
+	while (a->waiters) {
+		struct torch_waiter *n = a->waiters->next;
+		a->waiters->next = w;
+		w = a->waiters;
+		a->waiters = n;
+	}
+	ask_free(a);
+	while (w) {
+		struct torch_waiter *n = w->next;
+		w->done(w->arg);
+		free(w);
+		w = n;
+	}
+}
+
+/* the compiler goes while Python answers: it is stopped, and those who
+ * waited are not called */
+static void ask_cancel(struct compiler *c)
+{
+	if (!c->ask)
+		return;
+	proc_kill_group(c->ask->pid);
+	ask_stop(c->ask);
+	ask_free(c->ask);
+	c->ask = NULL;
+}
+
+static void on_ask_timeout(struct loop *l, long long id, void *arg)
+{
+	struct torch_ask *a = arg;
+	(void)l, (void)id;
+	a->timer = 0;
+	a->timedOut = 1;
+	proc_kill_group(a->pid); /* its output ends: on_ask_output answers */
+}
+
+int compiler_torch_real_start(struct compiler *c, const char *zPython, compile_torch_fn done,
+                              void *arg)
+{
+	if (!c->ask) {
+		if (torch_real_begin(&c->torchReal, zPython) != 1)
+			return 0;
+		char *argv[5], err[KL_ERRLEN];
+		torch_real_ask_argv(zPython, argv);
+		struct proc_spec s = {.argv = argv, .stdinFd = -1, .stdoutFd = -1, .stderrFd = -1};
+		int fd = -1;
+		pid_t pid = proc_spawn(&s, &fd, NULL, err);
+		if (pid < 0) {
+			torch_real_answer(&c->torchReal, zPython, NULL, -1, 0);
+			return 0;
+		}
+		struct torch_ask *a = xcalloc(1, sizeof *a);
+		*a = (struct torch_ask){.c = c, .zPython = xstrdup(zPython), .pid = pid, .fd = fd};
+		a->timer = loop_add_timer(c->l, TORCH_REAL_ASK_S, on_ask_timeout, a);
+		loop_add_fd(c->l, fd, LOOP_READ, on_ask_output, a);
+		c->ask = a;
+	}
+	struct torch_waiter *w = xcalloc(1, sizeof *w);
+	*w = (struct torch_waiter){done, arg, c->ask->waiters};
+	c->ask->waiters = w;
+	return 1;
+}
+
+struct compile_result *compile_result_dup(const struct compile_result *r)
+{
+	struct compile_result *d = xmalloc(sizeof *d);
+	*d = *r;
+	d->zSo = r->zSo ? xstrdup(r->zSo) : NULL;
+	d->zLog = r->zLog ? xstrdup(r->zLog) : NULL;
+	d->zCommand = r->zCommand ? xstrdup(r->zCommand) : NULL;
+	return d;
+}
+
+void compile_result_free(struct compile_result *r)
+{
+	if (!r)
+		return;
+	free(r->zSo);
+	free(r->zLog);
+	free(r->zCommand);
+	free(r);
 }
 
 const char *compiler_torch_real_where(const struct compiler *c)

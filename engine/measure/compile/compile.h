@@ -117,6 +117,22 @@ int compiler_submit(struct compiler *c, const struct compile_req *req, compile_d
  * to install.  _where: which PyTorch, for people ("" before it was found).
  */
 int compiler_torch_real(struct compiler *c, const char *zPython, char *err);
+/*
+ * The same without waiting for Python (a worker serves its other requests
+ * meanwhile): 0 when the answer is known now (compiler_torch_real gives
+ * it), 1 when zPython is being asked, and done(arg) is called from the
+ * loop once it has answered (or did not within TORCH_REAL_ASK_S seconds);
+ * callers that ask while it answers wait for the same answer.
+ * compiler_torch_real says "still asking" until then.
+ */
+typedef void (*compile_torch_fn)(void *arg);
+int compiler_torch_real_start(struct compiler *c, const char *zPython, compile_torch_fn done,
+                              void *arg);
+
+/* a copy of r (its strings fresh), for a result kept past its callback;
+ * compile_result_free frees one */
+struct compile_result *compile_result_dup(const struct compile_result *r);
+void compile_result_free(struct compile_result *r);
 const char *compiler_torch_real_where(const struct compiler *c);
 /* 1 when the PyTorch found has CUDA (libtorch_cuda.so): a CUDA extension
  * can be built against it */

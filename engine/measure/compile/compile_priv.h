@@ -15,6 +15,7 @@
 #include "util.h"
 
 struct cgroup;
+struct torch_ask;
 
 #define LOG_MAX (1 << 20)
 
@@ -77,7 +78,8 @@ struct compiler {
 	/* PyTorch's own headers and libraries, for an extension the stand-in
 	 * cannot compile: looked for once, at the first (compiler_torch_real) */
 	struct torch_real torchReal;
-	char *zTorchRealHash; /* hash of kloop_torch_real.h and what it includes */
+	struct torch_ask *ask; /* the Python asked for them, while it answers, or NULL */
+	char *zTorchRealHash;  /* hash of kloop_torch_real.h and what it includes */
 };
 
 /* a C++ candidate's first flags (a C one's with -std=gnu11), which the

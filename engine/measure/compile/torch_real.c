@@ -114,18 +114,25 @@ static const char kAsk[] =
     "  'abi': int(torch._C._GLIBCXX_USE_CXX11_ABI), 'version': torch.__version__,\n"
     "  'dir': torch.__path__[0]}))\n";
 
-static int from_python(struct torch_real *t, const char *zPython, char *zWhy, size_t nWhy)
+void torch_real_ask_argv(const char *zPython, char *argv[5])
 {
-	char *argv[] = {(char *)zPython, "-I", "-c", (char *)kAsk, NULL};
-	char *out = NULL;
-	int timedOut = 0;
-	int rc = proc_capture_timeout(argv, &out, 1 << 16, 30, &timedOut);
-	const char *nl = out ? strrchr(out, '{') : NULL;
+	argv[0] = (char *)zPython;
+	argv[1] = "-I";
+	argv[2] = "-c";
+	argv[3] = (char *)kAsk;
+	argv[4] = NULL;
+}
+
+/* zPython's answer to kAsk (its output zOut, its wait status rc, whether
+ * it ran out of time): 1 when its torch has the headers and libtorch */
+static int from_python(struct torch_real *t, const char *zPython, const char *zOut, int rc,
+                       int timedOut, char *zWhy, size_t nWhy)
+{
+	const char *nl = zOut ? strrchr(zOut, '{') : NULL;
 	cJSON *o = rc == 0 && nl ? cJSON_Parse(nl) : NULL;
 	if (!o) {
 		snprintf(zWhy, nWhy, "%s has no torch (%s)", zPython,
 		         timedOut ? "it did not answer in 30 s" : "import torch failed");
-		free(out);
 		return 0;
 	}
 	const cJSON *e;
@@ -145,7 +152,6 @@ static int from_python(struct torch_real *t, const char *zPython, char *zWhy, si
 	snprintf(t->zWhere, sizeof t->zWhere, "PyTorch %s of %s (%s)", t->zVersion, zPython,
 	         d ? d : "?");
 	cJSON_Delete(o);
-	free(out);
 	if (!settle(t))
 		snprintf(zWhy, nWhy, "%s's torch (%s) has no C++ headers or libtorch.so", zPython,
 		         t->zVersion);
@@ -176,7 +182,7 @@ static int from_system(struct torch_real *t)
 	return ok;
 }
 
-int torch_real_find(struct torch_real *t, const char *zPython)
+int torch_real_begin(struct torch_real *t, const char *zPython)
 {
 	if (t->tried)
 		return t->ok ? 0 : -1;
@@ -195,8 +201,16 @@ int torch_real_find(struct torch_real *t, const char *zPython)
 		              "include/torch/all.h and lib/libtorch.so",
 		              env);
 	}
+	if (zPython && *zPython)
+		return 1;
+	return torch_real_answer(t, NULL, NULL, -1, 0);
+}
+
+int torch_real_answer(struct torch_real *t, const char *zPython, const char *zOut, int rc,
+                      int timedOut)
+{
 	char why[KL_ERRLEN] = "";
-	if (zPython && *zPython && from_python(t, zPython, why, sizeof why))
+	if (zPython && *zPython && from_python(t, zPython, zOut, rc, timedOut, why, sizeof why))
 		return 0;
 	reset(t);
 	if (from_system(t))
@@ -207,6 +221,20 @@ int torch_real_find(struct torch_real *t, const char *zPython)
 	              "give --python a Python with torch, or set KLOOP_LIBTORCH to a libtorch "
 	              "directory",
 	              why[0] ? " (" : "", why[0] ? why : "");
+}
+
+int torch_real_find(struct torch_real *t, const char *zPython)
+{
+	int rc = torch_real_begin(t, zPython);
+	if (rc != 1)
+		return rc;
+	char *argv[5], *out = NULL;
+	int timedOut = 0;
+	torch_real_ask_argv(zPython, argv);
+	int st = proc_capture_timeout(argv, &out, 1 << 16, TORCH_REAL_ASK_S, &timedOut);
+	rc = torch_real_answer(t, zPython, out, st, timedOut);
+	free(out);
+	return rc;
 }
 
 void torch_real_flags(const struct torch_real *t, int cuda, char **azOut, int *pn, int max)

@@ -26,12 +26,29 @@ struct torch_real {
 	char zErr[KL_ERRLEN]; /* why none was found */
 };
 
+/* how long zPython may take to answer (an import of torch takes a second
+ * or two) */
+#define TORCH_REAL_ASK_S 30
+
 /*
  * Find PyTorch's headers and libraries (once: later calls answer the
  * first's); zPython is the interpreter asked (NULL: none).  0, or -1 with
- * t->zErr saying where kloop looked.
+ * t->zErr saying where kloop looked.  It waits for zPython's answer.
  */
 int torch_real_find(struct torch_real *t, const char *zPython);
+
+/*
+ * The same in two steps, for a caller that must not wait for Python:
+ * torch_real_begin answers 0 or -1 as torch_real_find does (a later call,
+ * KLOOP_LIBTORCH, no zPython), or 1: run torch_real_ask_argv(zPython)'s
+ * command (at most TORCH_REAL_ASK_S seconds) and hand its output, wait
+ * status and whether it ran out of time to torch_real_answer, which
+ * answers 0 or -1 (Debian's libtorch-dev where zPython has no torch).
+ */
+int torch_real_begin(struct torch_real *t, const char *zPython);
+void torch_real_ask_argv(const char *zPython, char *argv[5]);
+int torch_real_answer(struct torch_real *t, const char *zPython, const char *zOut, int rc,
+                      int timedOut);
 
 /* the flags of t for a C++ (cuda 0) or nvcc (cuda 1) command, appended to
  * azOut at *pn (fresh strings, at most max): the include directories, the
