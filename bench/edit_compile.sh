@@ -7,6 +7,11 @@
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-sh bench/cc_bench.sh edit_compile
+# on a GPU machine without cJSON's headers, the one carry.sh built
+B=${BENCH_BIN:-}
+if [ -z "$B" ]; then
+	sh bench/cc_bench.sh edit_compile
+	B=build/bench
+fi
 echo "# $(uname -sm), $(nproc) cores, $(date +%Y-%m-%d), $(nvcc --version | tail -n 1)"
-KLOOP_INCLUDE=include ./build/bench/edit_compile "${1:-3}"
+KLOOP_INCLUDE=include "$B/edit_compile" "${1:-3}"

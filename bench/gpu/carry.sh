@@ -11,7 +11,8 @@
 #   . .devdeps/lib.sh; step eval_cuda 300 env E2E=eval_cuda sh tests/run.sh; pack
 #
 # lib.sh puts the libraries and bwrap first, points KLOOP at build-gpu's
-# kloop, CUTLASS_DIR at the carried headers and KLOOP_GPU_CACHE at /tmp/kgc,
+# kloop, CUTLASS_DIR at the carried headers, KLOOP_GPU_CACHE at /tmp/kgc and
+# BENCH_BIN at build-gpu/bin (edit_compile and staged_check, built here),
 # and gives step NAME SECONDS CMD... (the command's output in $OUT/NAME.log,
 # a line in $OUT/summary: its exit status, seconds, ok and not ok counts)
 # and pack (the compile cache's logs left out, what is under $OUT listed).
@@ -30,6 +31,10 @@ for l in libcjson.so.1 libedit.so.2; do
 	[ -n "$p" ] && cp -L "$p" "$D/lib/"
 done
 cp -L "$(command -v bwrap)" "$D/bin/"
+# the benchmarks that drive kloop's compiler service (BENCH_BIN there)
+for b in edit_compile staged_check; do
+	sh bench/cc_bench.sh $b && cp build/bench/$b build-gpu/bin/
+done
 if [ $# -ge 1 ]; then
 	rm -rf "$D/cutlass" && mkdir -p "$D/cutlass"
 	if [ -d "$1/include/cutlass" ]; then
@@ -46,6 +51,7 @@ export LD_LIBRARY_PATH="$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$D/bin:$PATH"
 export KLOOP="$(pwd)/build-gpu/bin/kloop"
 export KLOOP_GPU_CACHE=/tmp/kgc
+export BENCH_BIN="$(pwd)/build-gpu/bin"
 [ -d "$D/cutlass/include/cutlass" ] && export CUTLASS_DIR="$D/cutlass"
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
