@@ -49,10 +49,11 @@ static void got_free(struct got *g)
 }
 
 /* compile zSrc with c, waiting; its wall seconds (-1: refused) */
-static double compile_wait(struct loop *l, struct compiler *c, const char *zSrc, struct got *g)
+static double compile_wait(struct loop *l, struct compiler *c, const char *zSrc, const char *zName,
+                           struct got *g)
 {
 	char err[KL_ERRLEN];
-	struct compile_req rq = {zSrc, strlen(zSrc), LANG_CUDA, "cand.cu", 0};
+	struct compile_req rq = {zSrc, strlen(zSrc), LANG_CUDA, zName, 0};
 	memset(g, 0, sizeof *g);
 	double t0 = now_s();
 	if (compiler_submit(c, &rq, got_done, g, err) < 0) {
@@ -132,7 +133,7 @@ int main(int argc, char **argv)
 	}
 	compiler_set_timeout(kept, 600);
 	struct got g, w;
-	double tSeed = compile_wait(l, kept, seed.buf, &g);
+	double tSeed = compile_wait(l, kept, seed.buf, "cand.cu", &g);
 	if (!g.ok) {
 		fprintf(stderr, "edit_compile: the seed did not compile:\n%s\n", g.zLog);
 		return 1;
@@ -154,6 +155,9 @@ int main(int argc, char **argv)
 		}
 		char *src = xasprintf("%.*s%s%s", (int)(at - seed.buf), seed.buf, edits[e].zTo,
 		                      at + strlen(edits[e].zFrom));
+		/* each edit under a name of its own, as a session names it */
+		char name[32];
+		snprintf(name, sizeof name, "cand%d.cu", e + 2);
 		double dev[20], st[20], nv[20];
 		int same = 1, onlyDev = 1;
 		for (int r = 0; r < R; r++) {
@@ -162,13 +166,13 @@ int main(int argc, char **argv)
 			char *rmSo = xasprintf("rm -f %s/*.so %s/*.so.sha256", keptDir, keptDir);
 			(void)!system(rmSo);
 			free(rmSo);
-			dev[r] = compile_wait(l, kept, src, &g);
+			dev[r] = compile_wait(l, kept, src, name, &g);
 			onlyDev &= g.ok && g.deviceOnly;
 			/* staged: a whole build, nothing kept */
 			char *d = xasprintf("%s/whole.%d.%d", tmp, e, r);
 			struct compiler *whole = compiler_new(l, d, 1, &t, err);
 			compiler_set_timeout(whole, 600);
-			st[r] = compile_wait(l, whole, src, &w);
+			st[r] = compile_wait(l, whole, src, name, &w);
 			same &= g.ok && w.ok && same_file(g.zSo, w.zSo);
 			compiler_free(whole);
 			/* the one step of before */

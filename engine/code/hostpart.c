@@ -75,9 +75,13 @@ static int body_directives_local(const char *src, size_t s, size_t e)
 	return depth == 0;
 }
 
-/* macros a host line may call that expand __LINE__: glibc's, PyTorch's,
- * CUB's and CUTLASS's (a candidate's own are found by __LINE__ itself) */
+/* what expands the source's line numbers or its file's name, and macros a
+ * host line may call that do: glibc's, PyTorch's, CUB's and CUTLASS's (a
+ * candidate's own are found by __LINE__ or __FILE__ themselves) */
 static const char *const lineMacros[] = {"__LINE__",
+                                         "__FILE__",
+                                         "__BASE_FILE__",
+                                         "__FILE_NAME__",
                                          "assert",
                                          "TORCH_CHECK",
                                          "TORCH_INTERNAL_ASSERT",
@@ -111,10 +115,11 @@ static int include_known(const char *src, size_t i, size_t n)
 	       !strncmp(src + s, "cooperative_groups/", 19);
 }
 
-/* 1 when the host part's lines do not reach its object: no __LINE__ nor a
- * macro known to expand it, and no header but kloop.h and the system's
- * (whose macros a host line might call); then a kernel's body may change
- * its number of lines and keep the host part */
+/* 1 when the host part's lines and its file's name do not reach its
+ * object: no __LINE__ or __FILE__ nor a macro known to expand them, and no
+ * header but kloop.h and the system's (whose macros a host line might
+ * call); then a kernel's body may change its number of lines, and the
+ * source its name, and keep the host part */
 static int lines_unused(const char *src, size_t n, const unsigned char *act)
 {
 	char *keep = xmalloc(n + 1);

@@ -16,12 +16,13 @@
  * code below it).
  *
  * Lines: a blank keeps its newlines ("lines counted", the text's first
- * line) when the host code's line numbers may reach its object: the host
- * text names __LINE__ or a macro known to expand it (assert, TORCH_CHECK,
- * CubDebug, CUTLASS_CHECK and the like), or includes a header other than
- * kloop.h and the system's C, C++ and CUDA ones.  Otherwise ("not
- * counted") newlines go too, and an edit that adds lines to a kernel keeps
- * the host part.
+ * line) when the host code's line numbers or its file's name may reach its
+ * object: the host text names __LINE__ or __FILE__ or a macro known to
+ * expand them (assert, TORCH_CHECK, CubDebug, CUTLASS_CHECK and the like),
+ * or includes a header other than kloop.h and the system's C, C++ and CUDA
+ * ones.  Otherwise ("not counted") newlines go too, and an edit that adds
+ * lines to a kernel keeps the host part; so does another file name (the
+ * compiler leaves the name out of the host object's key then).
  */
 #ifndef KL_HOSTPART_H
 #define KL_HOSTPART_H

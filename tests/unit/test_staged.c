@@ -56,15 +56,19 @@ static void staged(const char *zDir, int sandboxed)
 	      "the seed builds whole%s, in two stages: nvcc -c, then the link (%s%s)", in,
 	      g.zCommand ? g.zCommand : "", g.ok ? "" : g.zLog);
 
-	/* an edit inside the kernel and one adding lines to a device function */
+	/* an edit inside the kernel and one adding lines to a device function,
+	 * each under a name of its own as a session gives it (cand2.cu) */
 	const char *aWhat[] = {"an edit inside the kernel", "lines added to a __device__ function"};
 	char *aEdit[] = {
 	    cudasrc_edit(cudasrc_seed, "y[i] = twice(x[i]);", "y[i] = twice(x[i]) + 1.0f;"),
 	    cudasrc_edit(cudasrc_seed, "\treturn 2.0f * x;\n",
 	                 "\tfloat t = x + x;\n\treturn t;\n")};
 	for (int i = 0; i < 2; i++) {
-		compiled_check(l, a, aEdit[i], "cand.cu", 0, &g);
-		CHECK(g.ok && g.deviceOnly && strstr(g.zCommand, "-fatbin cand.cu") &&
+		char name[32], fat[48];
+		snprintf(name, sizeof name, "cand%d.cu", i + 2);
+		snprintf(fat, sizeof fat, "-fatbin %s", name);
+		compiled_check(l, a, aEdit[i], name, 0, &g);
+		CHECK(g.ok && g.deviceOnly && strstr(g.zCommand, fat) &&
 		          strstr(g.zLog, "ptxas info"),
 		      "%s%s: only the device code is compiled (nvcc -fatbin into the kept host "
 		      "object), ptxas' report in its log (%s%s)",
@@ -75,7 +79,7 @@ static void staged(const char *zDir, int sandboxed)
 		if (whole) {
 			compiler_set_sandbox(whole, sandboxed);
 			compiler_set_timeout(whole, 600);
-			compiled_check(l, whole, aEdit[i], "cand.cu", 0, &w);
+			compiled_check(l, whole, aEdit[i], name, 0, &w);
 		}
 		CHECK(whole && w.ok && !w.deviceOnly && same_bytes(g.zSo, w.zSo) &&
 		          !strcmp(g.zCode, w.zCode),
@@ -100,6 +104,27 @@ static void staged(const char *zDir, int sandboxed)
 	free(anon);
 	free(anon2);
 
+	/* host code that prints its line and file (assert): the name counts */
+	char *as = cudasrc_edit(cudasrc_seed, "\tint n = (int)kl_numel(&in[0]);\n",
+	                        "\tint n = (int)kl_numel(&in[0]);\n\tassert(n > 0);\n");
+	char *as2 = cudasrc_edit(as, "2.0f * x", "3.0f * x");
+	char *as1 = cudasrc_edit(as, "#include <cuda_runtime.h>\n",
+	                         "#include <assert.h>\n#include <cuda_runtime.h>\n");
+	char *as3 = cudasrc_edit(as2, "#include <cuda_runtime.h>\n",
+	                         "#include <assert.h>\n#include <cuda_runtime.h>\n");
+	compiled_check(l, a, as1, "asrt.cu", 0, &g);
+	compiled_check(l, a, as3, "asrt2.cu", 0, &g);
+	int renamed = g.ok && !g.deviceOnly;
+	compiled_check(l, a, as3, "asrt.cu", 0, &g);
+	CHECK(renamed && g.ok && g.deviceOnly,
+	      "a host assert() (its file's name in the object): a kernel edit under another "
+	      "name builds whole, under the same name device-only%s",
+	      in);
+	free(as);
+	free(as1);
+	free(as2);
+	free(as3);
+
 	char *host = cudasrc_edit(cudasrc_seed, "(n + 255) / 256, 256", "(n + 127) / 128, 128");
 	compiled_check(l, a, host, "cand.cu", 0, &g);
 	CHECK(g.ok && !g.deviceOnly, "an edit of the host code (the block size) builds whole%s",
@@ -112,7 +137,10 @@ static void staged(const char *zDir, int sandboxed)
 	CHECK(!g.ok && g.zLog && strstr(g.zLog, "undefined_z") && strstr(g.zLog, line) && *g.zWhy,
 	      "a device edit that does not compile fails with nvcc's message and line%s (%s)", in,
 	      g.zWhy ? g.zWhy : "");
-	/* a PyTorch extension's template kernel (against the ATen stand-in) */
+	/* a PyTorch extension's template kernel (against the ATen stand-in),
+	 * under its own name again, as `kloop eval FILE` compiles an edited
+	 * file (PyTorch's headers' macros may print the file's name: under a
+	 * session's new name the edit builds whole) */
 	strbuf ext = STRBUF_INIT;
 	if (read_file("tests/fixtures/torchext/softmax.cu", &ext, 1 << 20, err) < 0) {
 		CHECK(0, "tests/fixtures/torchext/softmax.cu: %s", err);

@@ -763,7 +763,6 @@ static void compute_key(struct compiler *c, struct cjob *j)
 	const char *ver = c->azVersion[j->req.lang] ? c->azVersion[j->req.lang] : "";
 	char **v = compile_argv(c, j, "out.so");
 	char *cmd = compile_argv_join(v);
-	compile_argv_free(v);
 	/* the target besides the command that names it: a build for sm_90
 	 * and one for sm_90a never share an entry, whatever the flags say */
 	const char *target = j->req.lang == LANG_CUDA ? c->target.zName : "host";
@@ -780,19 +779,32 @@ static void compute_key(struct compiler *c, struct cjob *j)
 		sha256_update(&s, parts[i], strlen(parts[i]) + 1);
 	sha256_update(&s, j->zSrc, j->req.nSource);
 	sha256_hex(&s, j->zKey);
-	/* the host object's key: the same, with the source's host part */
+	/* the host object's key: the same, with the source's host part; and,
+	 * where the host code expands no line number nor the file's name, with
+	 * the file's name left out (a session names each edit anew:
+	 * cand2.cu, cand3.cu) */
 	char *host = NULL, why[200];
 	size_t nHost = 0;
 	j->zHostKey[0] = 0;
 	if (j->req.lang == LANG_CUDA &&
 	    cuda_host_part(j->zSrc, j->req.nSource, &host, &nHost, why, sizeof why)) {
+		if (strstr(host, "lines not counted"))
+			for (int i = 1; v[i]; i++)
+				if (!strcmp(v[i], j->zName)) {
+					free(v[i]);
+					v[i] = xstrdup("<the source>");
+				}
+		char *hostCmd = compile_argv_join(v);
 		sha256_init(&s);
 		sha256_update(&s, "kloop-host-object-v1", 21);
-		for (size_t i = 1; i < sizeof parts / sizeof *parts; i++)
+		sha256_update(&s, hostCmd, strlen(hostCmd) + 1);
+		for (size_t i = 2; i < sizeof parts / sizeof *parts; i++)
 			sha256_update(&s, parts[i], strlen(parts[i]) + 1);
 		sha256_update(&s, host, nHost);
 		sha256_hex(&s, j->zHostKey);
+		free(hostCmd);
 	}
+	compile_argv_free(v);
 	free(host);
 	free(cmd);
 }
