@@ -10,12 +10,15 @@
 #
 #   . .devdeps/lib.sh; step eval_cuda 300 env E2E=eval_cuda sh tests/run.sh; pack
 #
-# lib.sh puts the libraries and bwrap first, points KLOOP at build-gpu's
-# kloop, CUTLASS_DIR at the carried headers, KLOOP_GPU_CACHE at /tmp/kgc and
+# lib.sh puts the libraries and bwrap first, copies build-gpu/bin to the
+# tree's bin/ (kloop finds its data beside it) and points KLOOP there, CUTLASS_DIR at the carried headers, KLOOP_GPU_CACHE at /tmp/kgc and
 # BENCH_BIN at build-gpu/bin (edit_compile and staged_check, built here),
 # and gives step NAME SECONDS CMD... (the command's output in $OUT/NAME.log,
+# its OUT $OUT/NAME,
 # a line in $OUT/summary: its exit status, seconds, ok and not ok counts)
-# and pack (the compile cache's logs left out, what is under $OUT listed).
+# and pack (what is under $OUT listed, then all of it but compile caches
+# moved into $OUT/logs.tgz beside summary: the device tool brings back at
+# most 8 files).
 # Carry "build-gpu/bin" and ".devdeps".  Usage: bench/gpu/carry.sh [CUTLASS]
 set -eu
 cd "$(dirname "$0")/../.."
@@ -49,9 +52,12 @@ cat >"$D/lib.sh" <<'LIB'
 D=$(pwd)/.devdeps
 export LD_LIBRARY_PATH="$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$D/bin:$PATH"
-export KLOOP="$(pwd)/build-gpu/bin/kloop"
+# kloop finds include/, tasks/ and its helpers beside its bin/ (exe_data_dir):
+# the carried build runs from the tree's bin/, which is not carried
+rm -rf bin && cp -a build-gpu/bin bin
+export KLOOP="$(pwd)/bin/kloop"
 export KLOOP_GPU_CACHE=/tmp/kgc
-export BENCH_BIN="$(pwd)/build-gpu/bin"
+export BENCH_BIN="$(pwd)/bin"
 [ -d "$D/cutlass/include/cutlass" ] && export CUTLASS_DIR="$D/cutlass"
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -60,12 +66,16 @@ step() {
 	_n=$1 _t=$2
 	shift 2
 	_s=$(date +%s)
-	timeout "$_t" "$@" >"$OUT/$_n.log" 2>&1
+	mkdir -p "$OUT/$_n"
+	OUT="$OUT/$_n" timeout "$_t" "$@" >"$OUT/$_n.log" 2>&1
 	_rc=$?
 	echo "$_n: exit $_rc, $(($(date +%s) - _s)) s, $(grep -c '^ *ok - ' "$OUT/$_n.log") ok, $(grep -c '^ *not ok - ' "$OUT/$_n.log") not ok" >>"$S"
 }
 pack() {
-	ls -la "$OUT" >"$OUT/files"
+	# the device tool brings back at most 8 files: every log in one archive
+	ls -laR "$OUT" >"$OUT/files"
+	(cd "$OUT" && tar czf /tmp/logs.tgz --exclude=cache . &&
+		find . -mindepth 1 -maxdepth 1 ! -name summary -exec rm -rf {} + && mv /tmp/logs.tgz .)
 	cat "$S"
 }
 LIB

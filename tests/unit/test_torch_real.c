@@ -63,7 +63,7 @@ static void test_libtorch_dir(void)
 	char *f = flags(&t, 0);
 	snprintf(want, sizeof want,
 	         "-isystem %s/include -isystem %s/include/torch/csrc/api/include -L%s/lib "
-	         "-Wl,-rpath,%s/lib -lc10 -ltorch -ltorch_cpu",
+	         "-Wl,-rpath,%s/lib -Wl,--no-as-needed -lc10 -ltorch -ltorch_cpu",
 	         dir, dir, dir, dir);
 	CHECK(!strcmp(f, want),
 	      "its C++ flags: the headers as system ones, libtorch with an rpath (%s)", f);
@@ -79,6 +79,10 @@ static void test_libtorch_dir(void)
 	CHECK(torch_real_find(&t, NULL) == 0 && t.cuda, "looked for again, libtorch_cuda is there");
 	f = flags(&t, 1);
 	CHECK(strstr(f, "-lc10_cuda -ltorch_cuda") != NULL, "... and linked for CUDA (%s)", f);
+	CHECK(strstr(f, "-Xlinker=--no-as-needed -lc10 ") != NULL,
+	      "... kept though no symbol of theirs is named: libtorch_cuda registers the CUDA "
+	      "kernels when loaded, which a linker dropping it (Ubuntu's --as-needed) loses (%s)",
+	      f);
 	free(f);
 	f = flags(&t, 0);
 	CHECK(!strstr(f, "cuda"), "... not for C++ (%s)", f);

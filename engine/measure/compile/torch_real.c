@@ -246,13 +246,18 @@ void torch_real_flags(const struct torch_real *t, int cuda, char **azOut, int *p
 	}
 	if (t->abi >= 0 && n < max)
 		azOut[n++] = xasprintf("-D_GLIBCXX_USE_CXX11_ABI=%d", t->abi);
-	if (!t->zLibDir || n + 8 >= max) {
+	if (!t->zLibDir || n + 9 >= max) {
 		*pn = n;
 		return;
 	}
 	azOut[n++] = xasprintf("-L%s", t->zLibDir);
 	azOut[n++] = cuda ? xasprintf("-Xlinker=-rpath,%s", t->zLibDir)
 	                  : xasprintf("-Wl,-rpath,%s", t->zLibDir);
+	/* kept though nothing names them: libtorch_cuda registers the CUDA
+	 * kernels of at::softmax and the rest when it loads, and a linker that
+	 * drops unnamed libraries (Ubuntu's default) leaves the call with no
+	 * CUDA kernel; PyTorch's own CMake config does the same */
+	azOut[n++] = xstrdup(cuda ? "-Xlinker=--no-as-needed" : "-Wl,--no-as-needed");
 	azOut[n++] = xstrdup("-lc10");
 	azOut[n++] = xstrdup("-ltorch");
 	azOut[n++] = xstrdup("-ltorch_cpu");
