@@ -115,12 +115,15 @@ static void test_python(void)
 {
 	char text[1200];
 	char *lt = path_join(tmp, "lt");
+	touch("lt/nvidia/cusparselt/lib/libcusparseLt.so.0", "");
 	snprintf(text, sizeof text,
 	         "#!/bin/sh\necho 'a line torch printed first'\n"
 	         "echo '{\"inc\": [\"%s/include\", \"%s/include/torch/csrc/api/include\", "
 	         "\"%s/nowhere\"], \"lib\": [\"%s/nolib\", \"%s/lib\"], \"abi\": 1, "
-	         "\"version\": \"2.11.0+cu130\", \"dir\": \"%s/torch\"}'\n",
-	         lt, lt, lt, lt, lt, lt);
+	         "\"version\": \"2.11.0+cu130\", \"dir\": \"%s/torch\", \"deps\": "
+	         "[\"%s/nvidia/cusparselt/lib/libcusparseLt.so.0\", \"%s/gone/libx.so.1\", "
+	         "\"relative/liby.so\"]}'\n",
+	         lt, lt, lt, lt, lt, lt, lt, lt);
 	touch("py/python", text);
 	char *py = path_join(tmp, "py/python");
 	chmod(py, 0755);
@@ -134,6 +137,18 @@ static void test_python(void)
 	CHECK(strstr(f, "-D_GLIBCXX_USE_CXX11_ABI=1") && strstr(f, "/lt/lib -Wl") &&
 	          !strstr(f, "nowhere"),
 	      "... compiled with its C++ ABI, linked from the directory holding libtorch (%s)", f);
+	free(f);
+	f = flags(&t, 1);
+	char want[700];
+	snprintf(want, sizeof want,
+	         "-ltorch_cuda -L%s/nvidia/cusparselt/lib -Xlinker=-rpath,%s/nvidia/cusparselt/lib "
+	         "-l:libcusparseLt.so.0",
+	         lt, lt);
+	CHECK(t.nDep == 1 && strstr(f, want) && !strstr(f, "libx") && !strstr(f, "liby"),
+	      "a library import torch loaded for libtorch (a wheel's libcusparseLt) is linked by "
+	      "name with an rpath, after libtorch; one that is not there, or not a full path, is "
+	      "not (%s)",
+	      f);
 	free(f);
 	torch_real_free(&t);
 	free(py);

@@ -74,9 +74,13 @@ const char *const compile_cxx_flags[] = {"-std=gnu++17", "-O3", "-march=native",
 static const char *const torchNoHalf[] = {"HALF_OPERATORS", "HALF_CONVERSIONS",
                                           "BFLOAT16_CONVERSIONS", "HALF2_OPERATORS"};
 
+/* a compile command's words at most: kloop's flags, the libraries', and
+ * PyTorch's (its includes, libraries and what import torch loaded) */
+#define ARGV_MAX (32 + 4 * LIBS_MAX + 24 + 3 * TORCH_REAL_MAX_DEP)
+
 char **compile_argv(struct compiler *c, struct cjob *j, const char *zOut)
 {
-	char **v = xcalloc(32 + 4 * LIBS_MAX + 24, sizeof(char *));
+	char **v = xcalloc(ARGV_MAX + 1, sizeof(char *));
 	int n = 0;
 	const char *inc = compile_include_dir();
 	v[n++] = xstrdup(c->azCmd[j->req.lang]);
@@ -116,7 +120,7 @@ char **compile_argv(struct compiler *c, struct cjob *j, const char *zOut)
 		v[n++] = xstrdup(j->zName);
 		libs_flags(&c->libs, 0, v, &n, 31 + 4 * LIBS_MAX);
 		if (j->req.torch == COMPILE_TORCH_REAL)
-			torch_real_flags(&c->torchReal, 0, v, &n, 31 + 4 * LIBS_MAX + 24);
+			torch_real_flags(&c->torchReal, 0, v, &n, ARGV_MAX - 1);
 		v[n++] = xstrdup("-lm");
 		break;
 	case LANG_CUDA:
@@ -163,7 +167,7 @@ char **compile_argv(struct compiler *c, struct cjob *j, const char *zOut)
 		if (j->bCutlass)
 			libs_flags(&c->cutlass, 1, v, &n, 31 + 4 * LIBS_MAX);
 		if (j->req.torch == COMPILE_TORCH_REAL)
-			torch_real_flags(&c->torchReal, 1, v, &n, 31 + 4 * LIBS_MAX + 24);
+			torch_real_flags(&c->torchReal, 1, v, &n, ARGV_MAX - 1);
 		break;
 	}
 	return v;

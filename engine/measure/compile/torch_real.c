@@ -58,6 +58,9 @@ static void reset(struct torch_real *t)
 	t->nInc = 0;
 	free(t->zLibDir);
 	t->zLibDir = NULL;
+	for (int i = 0; i < t->nDep; i++)
+		free(t->azDep[i]);
+	t->nDep = 0;
 	t->abi = -1;
 	t->ok = 0;
 }
@@ -107,12 +110,31 @@ static int from_dir(struct torch_real *t, const char *zDir)
 }
 
 /* what zPython's torch says of itself (the worker waits for it, once: an
- * import of torch takes a second or two) */
+ * import of torch takes a second or two).  'deps': the libraries torch's
+ * own need that the loader does not find by itself (ldd's "not found"),
+ * where import torch found them: a pip wheel's torch preloads its CUDA
+ * libraries (libcusparseLt, ...) from the nvidia packages beside it, which
+ * a runner that loads the extension without Python must be pointed at */
 static const char kAsk[] =
-    "import json, torch, torch.utils.cpp_extension as c\n"
+    "import json, os, subprocess, torch, torch.utils.cpp_extension as c\n"
+    "lib = os.path.join(torch.__path__[0], 'lib')\n"
+    "miss = set()\n"
+    "for n in ('libc10.so', 'libtorch.so', 'libtorch_cpu.so', 'libc10_cuda.so',\n"
+    "          'libtorch_cuda.so'):\n"
+    "  p = os.path.join(lib, n)\n"
+    "  try:\n"
+    "    o = subprocess.run(['ldd', p], capture_output=True, text=True, timeout=20).stdout\n"
+    "  except Exception:\n"
+    "    o = ''\n"
+    "  miss |= {l.split()[0] for l in o.splitlines() if '=> not found' in l}\n"
+    "maps = {}\n"
+    "for l in open('/proc/self/maps'):\n"
+    "  f = l.split()\n"
+    "  if len(f) >= 6 and f[5].startswith('/'):\n"
+    "    maps.setdefault(os.path.basename(f[5]), f[5])\n"
     "print(json.dumps({'inc': c.include_paths(), 'lib': c.library_paths(),\n"
     "  'abi': int(torch._C._GLIBCXX_USE_CXX11_ABI), 'version': torch.__version__,\n"
-    "  'dir': torch.__path__[0]}))\n";
+    "  'dir': torch.__path__[0], 'deps': sorted(maps[m] for m in miss if m in maps)}))\n";
 
 void torch_real_ask_argv(const char *zPython, char *argv[5])
 {
@@ -143,6 +165,12 @@ static int from_python(struct torch_real *t, const char *zPython, const char *zO
 		const char *z = cJSON_GetStringValue(e);
 		if (!t->zLibDir && z && has_lib(z, "libtorch.so"))
 			t->zLibDir = xstrdup(z);
+	}
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "deps"))
+	{
+		const char *z = cJSON_GetStringValue(e);
+		if (z && z[0] == '/' && t->nDep < TORCH_REAL_MAX_DEP && path_is_file(z))
+			t->azDep[t->nDep++] = xstrdup(z);
 	}
 	const cJSON *abi = cJSON_GetObjectItem(o, "abi");
 	t->abi = cJSON_IsNumber(abi) ? abi->valueint : -1;
@@ -264,6 +292,18 @@ void torch_real_flags(const struct torch_real *t, int cuda, char **azOut, int *p
 	if (cuda && t->cuda) {
 		azOut[n++] = xstrdup("-lc10_cuda");
 		azOut[n++] = xstrdup("-ltorch_cuda");
+	}
+	/* what import torch loaded for them: linked by name with an rpath, so
+	 * the loader maps each (the extension's own need) before libtorch's
+	 * need of it is looked for, which it then answers */
+	for (int i = 0; i < t->nDep && n + 3 < max; i++) {
+		char *dir = xstrdup(t->azDep[i]), *sl = strrchr(dir, '/');
+		*sl = 0;
+		azOut[n++] = xasprintf("-L%s", dir);
+		azOut[n++] =
+		    cuda ? xasprintf("-Xlinker=-rpath,%s", dir) : xasprintf("-Wl,-rpath,%s", dir);
+		azOut[n++] = xasprintf("-l:%s", sl + 1);
+		free(dir);
 	}
 	*pn = n;
 }

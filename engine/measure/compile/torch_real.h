@@ -12,15 +12,20 @@
 #include "util.h"
 
 #define TORCH_REAL_MAX_INC 6
+#define TORCH_REAL_MAX_DEP 24
 
 struct torch_real {
 	int tried;                       /* torch_real_find ran */
 	int ok;                          /* 1: found */
 	char *azInc[TORCH_REAL_MAX_INC]; /* include directories (-isystem) */
 	int nInc;
-	char *zLibDir;        /* libtorch.so's directory (-L, rpath) */
-	int abi;              /* _GLIBCXX_USE_CXX11_ABI, -1: the compiler's */
-	int cuda;             /* libtorch_cuda.so is there */
+	char *zLibDir; /* libtorch.so's directory (-L, rpath) */
+	int abi;       /* _GLIBCXX_USE_CXX11_ABI, -1: the compiler's */
+	int cuda;      /* libtorch_cuda.so is there */
+	/* libraries libtorch needs that the loader does not find alone, where
+	 * import torch found them (a wheel's nvidia packages): linked too */
+	char *azDep[TORCH_REAL_MAX_DEP];
+	int nDep;
 	char zVersion[40];    /* "1.13.1" */
 	char zWhere[300];     /* for people: which PyTorch, where */
 	char zErr[KL_ERRLEN]; /* why none was found */
@@ -52,7 +57,8 @@ int torch_real_answer(struct torch_real *t, const char *zPython, const char *zOu
 
 /* the flags of t for a C++ (cuda 0) or nvcc (cuda 1) command, appended to
  * azOut at *pn (fresh strings, at most max): the include directories, the
- * ABI, then the libraries with an rpath */
+ * ABI, then the libraries with an rpath (libtorch's, and the ones import
+ * torch loaded for them) */
 void torch_real_flags(const struct torch_real *t, int cuda, char **azOut, int *pn, int max);
 
 void torch_real_free(struct torch_real *t);
