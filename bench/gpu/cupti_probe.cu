@@ -301,21 +301,11 @@ static void CUPTIAPI completed(CUcontext ctx, uint32_t stream, uint8_t *buf, siz
 	give_back(buf);
 }
 
-/* ---- the kernels ---- */
+/* ---- the kernels (one copy for bench/gpu's probes) ---- */
 
-/* kloop's flush (device_kernels.cu kld_l2_flush_kernel): reads n 16-byte
- * words, leaving only clean lines in the L2 */
-extern "C" __global__ void probe_flush_read(const uint4 *p, long long n, unsigned *sink)
-{
-	unsigned acc = 0;
-	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-	     i += (long long)gridDim.x * blockDim.x) {
-		uint4 v = p[i];
-		acc ^= v.x ^ v.y ^ v.z ^ v.w;
-	}
-	if (acc == 0x9e3779b9u) /* practically never: keeps the loads */
-		*sink = acc;
-}
+#define PK(n) probe_t_##n
+#define PF(n) probe_##n
+#include "probe_kernels.cuh"
 
 /* the other flush: writes n 16-byte words (dirty lines left in the L2) */
 extern "C" __global__ void probe_flush_write(uint4 *p, long long n, unsigned v)
@@ -323,106 +313,6 @@ extern "C" __global__ void probe_flush_write(uint4 *p, long long n, unsigned v)
 	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
 	     i += (long long)gridDim.x * blockDim.x)
 		p[i] = make_uint4(v, v, v, v);
-}
-
-extern "C" __global__ void probe_init(float *x, long long n)
-{
-	long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-	if (i < n) {
-		unsigned h = (unsigned)i * 2654435761u;
-		h ^= h >> 15;
-		x[i] = (float)(h & 0xffff) / 65536.0f * 6.0f - 3.0f; /* [-3, 3) */
-	}
-}
-
-extern "C" __global__ void probe_t_empty(void)
-{
-}
-
-static __device__ __forceinline__ void gelu(const float *x, float *y, long long n)
-{
-	long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-	if (i < n) {
-		float v = x[i];
-		y[i] = 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v)));
-	}
-}
-
-/* two names, so that records and Nsight Compute tell the sizes apart */
-extern "C" __global__ void probe_t_gelu1m(const float *x, float *y, long long n)
-{
-	gelu(x, y, n);
-}
-
-extern "C" __global__ void probe_t_gelu8m(const float *x, float *y, long long n)
-{
-	gelu(x, y, n);
-}
-
-/* bench/gpu/usec/gelu.cu's (erf, 16 x 16384 floats): the GELU whose
- * Nsight Compute duration kloop's events were held against */
-extern "C" __global__ void probe_t_gelu_erf(const float *x, float *y, long long n)
-{
-	long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-	if (i < n) {
-		float v = x[i];
-		y[i] = 0.5f * v * (1.0f + erff(v * 0.70710678118f));
-	}
-}
-
-/* bench/gpu/usec/softmax.cu's: a block of 1024 threads a row, in registers */
-#define SM_T 1024
-#define SM_PER 16
-
-static __device__ float block_reduce(float v, int isMax, float *sh)
-{
-	for (int o = 16; o > 0; o >>= 1) {
-		float w = __shfl_xor_sync(0xffffffffu, v, o);
-		v = isMax ? fmaxf(v, w) : v + w;
-	}
-	int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
-	if (lane == 0)
-		sh[wid] = v;
-	__syncthreads();
-	if (wid == 0) {
-		v = sh[lane];
-		for (int o = 16; o > 0; o >>= 1) {
-			float w = __shfl_xor_sync(0xffffffffu, v, o);
-			v = isMax ? fmaxf(v, w) : v + w;
-		}
-		if (lane == 0)
-			sh[32] = v;
-	}
-	__syncthreads();
-	v = sh[32];
-	__syncthreads();
-	return v;
-}
-
-extern "C" __global__ void probe_t_softmax(const float *x, float *y, int cols)
-{
-	__shared__ float sh[33];
-	const float *r = x + (long long)blockIdx.x * cols;
-	float *o = y + (long long)blockIdx.x * cols;
-	float v[SM_PER], m = -INFINITY;
-	for (int k = 0; k < SM_PER; k++) {
-		int c = threadIdx.x + k * SM_T;
-		v[k] = c < cols ? r[c] : -INFINITY;
-		m = fmaxf(m, v[k]);
-	}
-	m = block_reduce(m, 1, sh);
-	float s = 0;
-	for (int k = 0; k < SM_PER; k++) {
-		v[k] = threadIdx.x + k * SM_T < cols ? __expf(v[k] - m) : 0.0f;
-		s += v[k];
-	}
-	s = block_reduce(s, 0, sh);
-	float inv = 1.0f / s;
-	for (int k = 0; k < SM_PER; k++) {
-		int c = threadIdx.x + k * SM_T;
-		if (c < cols)
-			o[c] = v[k] * inv;
-	}
 }
 
 /* ---- the runs ---- */

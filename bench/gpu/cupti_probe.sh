@@ -81,27 +81,7 @@ if [ "${PROBE_NCU:-1}" != 0 ] && command -v ncu >/dev/null 2>&1; then
 	$T ncu --metrics gpu__time_duration.sum --csv --cache-control all --clock-control none \
 		-k regex:'^probe_t_' "$B" 0 20 "$F" >"$O/ncu.csv" 2>"$O/ncu.err"
 	echo "# ncu gpu__time_duration (V0, 30 launches each, caches flushed; median us):"
-	awk -F'","' '
-		/^"ID"/ {
-			for (i = 1; i <= NF; i++) {
-				h = $i
-				gsub(/"/, "", h)
-				c[h] = i
-			}
-			next
-		}
-		/^"/ && c["Metric Value"] {
-			m = $c["Metric Name"]
-			if (m != "gpu__time_duration.sum")
-				next
-			k = $c["Kernel Name"]
-			sub(/\(.*/, "", k)
-			u = $c["Metric Unit"]
-			x = $c["Metric Value"]
-			gsub(/[",]/, "", x)
-			x = u ~ /^n/ ? x / 1000 : u ~ /^m/ ? x * 1000 : x + 0
-			print k, x
-		}' "$O/ncu.csv" | sort -k1,1 -k2,2n | awk '
+	awk -F'","' -f bench/gpu/ncu_times.awk "$O/ncu.csv" | awk '{ print $1, $3 }' | sort -k1,1 -k2,2n | awk '
 		{ v[$1, ++n[$1]] = $2 }
 		END {
 			for (k in n)
