@@ -173,8 +173,9 @@ static void test_python_async(void)
 	         "#!/bin/sh\nwhile [ ! -e '%s' ]; do sleep 0.02; done\n"
 	         "echo '{\"inc\": [\"%s/include\", \"%s/include/torch/csrc/api/include\"], "
 	         "\"lib\": [\"%s/lib\"], \"abi\": 0, \"version\": \"2.11.0+cu130\", "
-	         "\"dir\": \"%s/torch\"}'\n",
-	         go, lt, lt, lt, lt);
+	         "\"dir\": \"%s/torch\", \"dirs\": [\"%s/nvidia/cusparselt/lib\", "
+	         "\"%s/nothere\"]}'\n",
+	         go, lt, lt, lt, lt, lt, lt);
 	touch("pya/python", text);
 	char *py = path_join(tmp, "pya/python"), *cache = path_join(tmp, "cache");
 	chmod(py, 0755);
@@ -203,6 +204,20 @@ static void test_python_async(void)
 	      calls.buf ? calls.buf : "none", compiler_torch_real_where(c));
 	CHECK(compiler_torch_real_start(c, py, answered, &calls) == 0,
 	      "asked again, the answer is known at once");
+	/* a wheel's libtorch_cuda finds libcusparseLt by its rpath, in the
+	 * nvidia package beside torch: a sandboxed runner is shown that
+	 * directory (on an H200 the load failed without it) */
+	char **dirs = compiler_lib_dirs(c, 0);
+	int nv = 0, gone = 0;
+	for (int i = 0; dirs[i]; i++) {
+		nv += strstr(dirs[i], "/nvidia/cusparselt/lib") != NULL;
+		gone += strstr(dirs[i], "nothere") != NULL;
+	}
+	CHECK(nv == 1 && !gone,
+	      "the directories of what import torch loaded outside the system's are among those "
+	      "a runner is shown, once each; one that is not there is not (%d, %d)",
+	      nv, gone);
+	compiler_dirs_free(dirs);
 	sb_free(&calls);
 out:
 	compiler_free(c);

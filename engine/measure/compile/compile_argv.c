@@ -33,7 +33,9 @@ const char *compile_include_dir(void)
 
 char **compiler_lib_dirs(const struct compiler *c, int bIncludes)
 {
-	char **v = xcalloc(4 * LIBS_MAX + 1, sizeof(char *));
+	char **v = xcalloc(4 * LIBS_MAX + TORCH_REAL_MAX_INC + 1 + TORCH_REAL_MAX_DEP +
+	                       TORCH_REAL_MAX_DIR + 1,
+	                   sizeof(char *));
 	int n = 0;
 	for (int i = 0; i < c->libs.n; i++) {
 		const struct lib_item *it = &c->libs.a[i];
@@ -57,6 +59,15 @@ char **compiler_lib_dirs(const struct compiler *c, int bIncludes)
 		v[n++] = xstrdup(t->azInc[i]);
 	if (t->ok && t->zLibDir)
 		v[n++] = xstrdup(t->zLibDir);
+	/* and where the libraries libtorch loads live (a wheel's nvidia
+	 * packages): a runner's sandbox must show them too */
+	for (int i = 0; t->ok && i < t->nDep; i++) {
+		char *d = xstrdup(t->azDep[i]), *sl = strrchr(d, '/');
+		*sl = 0;
+		v[n++] = d;
+	}
+	for (int i = 0; t->ok && i < t->nDir; i++)
+		v[n++] = xstrdup(t->azDir[i]);
 	return v;
 }
 

@@ -61,6 +61,9 @@ static void reset(struct torch_real *t)
 	for (int i = 0; i < t->nDep; i++)
 		free(t->azDep[i]);
 	t->nDep = 0;
+	for (int i = 0; i < t->nDir; i++)
+		free(t->azDir[i]);
+	t->nDir = 0;
 	t->abi = -1;
 	t->ok = 0;
 }
@@ -114,7 +117,10 @@ static int from_dir(struct torch_real *t, const char *zDir)
  * own need that the loader does not find by itself (ldd's "not found"),
  * where import torch found them: a pip wheel's torch preloads its CUDA
  * libraries (libcusparseLt, ...) from the nvidia packages beside it, which
- * a runner that loads the extension without Python must be pointed at */
+ * a runner that loads the extension without Python must be pointed at.
+ * 'dirs': the directories of every library import torch loaded from outside
+ * the system's, which libtorch_cuda's own rpath ($ORIGIN/../../nvidia/...)
+ * reaches: the runner's sandbox shows them (compiler_lib_dirs) */
 static const char kAsk[] =
     "import json, os, subprocess, torch, torch.utils.cpp_extension as c\n"
     "lib = os.path.join(torch.__path__[0], 'lib')\n"
@@ -132,9 +138,14 @@ static const char kAsk[] =
     "  f = l.split()\n"
     "  if len(f) >= 6 and f[5].startswith('/'):\n"
     "    maps.setdefault(os.path.basename(f[5]), f[5])\n"
+    "sysd = ('/usr/', '/lib', '/bin/', '/sbin/', '/etc/', lib + '/')\n"
+    "dirs = sorted({os.path.dirname(p) for p in maps.values()\n"
+    "               if '.so' in os.path.basename(p) and not p.startswith(sysd)\n"
+    "               and '.cpython-' not in p and '.abi3.' not in p})\n"
     "print(json.dumps({'inc': c.include_paths(), 'lib': c.library_paths(),\n"
     "  'abi': int(torch._C._GLIBCXX_USE_CXX11_ABI), 'version': torch.__version__,\n"
-    "  'dir': torch.__path__[0], 'deps': sorted(maps[m] for m in miss if m in maps)}))\n";
+    "  'dir': torch.__path__[0], 'deps': sorted(maps[m] for m in miss if m in maps),\n"
+    "  'dirs': dirs}))\n";
 
 void torch_real_ask_argv(const char *zPython, char *argv[5])
 {
@@ -171,6 +182,12 @@ static int from_python(struct torch_real *t, const char *zPython, const char *zO
 		const char *z = cJSON_GetStringValue(e);
 		if (z && z[0] == '/' && t->nDep < TORCH_REAL_MAX_DEP && path_is_file(z))
 			t->azDep[t->nDep++] = xstrdup(z);
+	}
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "dirs"))
+	{
+		const char *z = cJSON_GetStringValue(e);
+		if (z && z[0] == '/' && t->nDir < TORCH_REAL_MAX_DIR && path_is_dir(z))
+			t->azDir[t->nDir++] = xstrdup(z);
 	}
 	const cJSON *abi = cJSON_GetObjectItem(o, "abi");
 	t->abi = cJSON_IsNumber(abi) ? abi->valueint : -1;

@@ -13,6 +13,7 @@
 
 #define TORCH_REAL_MAX_INC 6
 #define TORCH_REAL_MAX_DEP 24
+#define TORCH_REAL_MAX_DIR 32
 
 struct torch_real {
 	int tried;                       /* torch_real_find ran */
@@ -26,6 +27,11 @@ struct torch_real {
 	 * import torch found them (a wheel's nvidia packages): linked too */
 	char *azDep[TORCH_REAL_MAX_DEP];
 	int nDep;
+	/* the directories of the libraries import torch loaded from outside the
+	 * system's (the nvidia packages libtorch_cuda's rpath names): shown to
+	 * a sandboxed runner (compiler_lib_dirs) */
+	char *azDir[TORCH_REAL_MAX_DIR];
+	int nDir;
 	char zVersion[40];    /* "1.13.1" */
 	char zWhere[300];     /* for people: which PyTorch, where */
 	char zErr[KL_ERRLEN]; /* why none was found */
