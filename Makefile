@@ -57,7 +57,7 @@ CUDA_LIB := $(if $(NVCC),$(BIN)/libkloop-cuda.so)
 all: $(BIN)/kloop $(BIN)/kloop-worker $(CUDA_LIB)
 
 CUDA_SRC := engine/measure/backend/device_kernels.cu engine/measure/backend/peaks.cu \
-            engine/measure/backend/cupti.cu
+            engine/measure/backend/cupti.cu engine/measure/backend/cupti_range.cu
 $(BIN)/libkloop-cuda.so: $(CUDA_SRC)
 	@mkdir -p $(BIN)
 	$(NVCC) -O3 -std=c++17 -shared -Xcompiler -fPIC --cudart shared \

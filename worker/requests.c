@@ -11,6 +11,36 @@
 
 /* ---- requests ---- */
 
+/*
+ * KLOOP_CUPTI=range on the GPU: after each full timing, the candidate's and
+ * the kernel reference's alike (both sides of a speedup the same way), this
+ * many runs timed by their kernels' durations (KLOOP_PROFILED_RUNS, 30 by
+ * default: harness_time.c's timing_profiled); 0 otherwise.  A PyTorch
+ * reference (torchRef) is timed by events in its helper, so against one
+ * only where KLOOP_PROFILED_RUNS asks explicitly (the speedup then leans
+ * toward the candidate by a launch; the worker says so on its stderr).
+ */
+static int profiled_runs(int torchRef)
+{
+	const char *cu = getenv("KLOOP_CUPTI"), *n = getenv("KLOOP_PROFILED_RUNS");
+	if (!cu || strcmp(cu, "range") || strcmp(W.zBackend, "cuda"))
+		return 0;
+	int asked = n && *n;
+	if (torchRef)
+		fprintf(stderr,
+		        "kloop-worker: KLOOP_CUPTI=range with a PyTorch reference, whose time its "
+		        "helper takes by events: %s\n",
+		        asked
+		            ? "the candidates' runs are profiled as KLOOP_PROFILED_RUNS asks (the "
+		              "speedup leans toward them by a launch)"
+		            : "no run is profiled (KLOOP_PROFILED_RUNS asks; --reference cuda "
+		              "profiles both sides)");
+	if (torchRef && !asked)
+		return 0;
+	int k = asked ? atoi(n) : 30;
+	return k < 5 ? 5 : k > 1000 ? 1000 : k;
+}
+
 static void fail_task(const char *zMsg)
 {
 	kworker_kill_helper();
@@ -461,6 +491,7 @@ void kworker_op_task(cJSON *req)
 				    "a cuda reference needs the cuda backend (--backend cuda)");
 		}
 	}
+	W.opts.profiledRuns = profiled_runs(tr != NULL);
 	if (tr) {
 		/* the helper describes the problem while the loop goes on */
 		L.tr = tr;

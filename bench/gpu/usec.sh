@@ -4,26 +4,32 @@
 # a dimension, MSE in two kernels) by its kernels' busy time (CUPTI, on
 # trial: KLOOP_CUPTI=1) and by events alone (the default), against Nsight
 # Compute's gpu__time_duration of the same kernels run outside kloop
-# (usec.py), caches flushed, clocks not locked.  One line a kernel: kloop's
-# with CUPTI, the events', ncu's, and how far each is from ncu's.  Needs a
-# GPU, PyTorch and ncu; OUT for the logs.
+# (usec.py), caches flushed, clocks not locked; and kloop's median where
+# its profiled runs time the kernels by ncu's own metric (KLOOP_CUPTI=range,
+# KLOOP_PROFILED_RUNS=30: the problems' PyTorch reference stays on events).
+# One line a kernel: kloop's with CUPTI, the events', ncu's, how far each is
+# from ncu's, then the profiled one, how far it is, and its method (or why
+# the profiled runs did not stand).  Needs a GPU, PyTorch and ncu; OUT for
+# the logs.
 set -u
 O=${OUT:-/tmp/usec}
 mkdir -p "$O"
 K=${KLOOP:-bin/kloop}
 D=bench/gpu/usec
 PY=${PYTHON:-python3}
-printf '%-8s %12s %12s %12s %8s %8s\n' kernel kloop_us events_us ncu_us kloop% events%
+printf '%-8s %12s %12s %12s %8s %8s | %12s %8s %s\n' kernel kloop_us events_us ncu_us kloop% events% profiled_us profiled% method
 for p in ${USEC_KERNELS:-gelu softmax sum mse}; do
 	KLOOP_CUPTI=1 $K eval $D/$p.py $D/$p.cu --backend cuda --json --budget ${USEC_BUDGET:-1} \
 		>"$O/$p.json" 2>"$O/$p.err"
 	$K eval $D/$p.py $D/$p.cu --backend cuda --json --budget ${USEC_BUDGET:-1} \
 		>"$O/$p.events.json" 2>"$O/$p.events.err"
+	KLOOP_CUPTI=range KLOOP_PROFILED_RUNS=${USEC_PROFILED:-30} $K eval $D/$p.py $D/$p.cu \
+		--backend cuda --json --budget ${USEC_BUDGET:-1} >"$O/$p.range.json" 2>"$O/$p.range.err"
 	nvcc -shared -Xcompiler -fPIC -O3 -gencode arch=compute_90a,code=sm_90a -Iinclude \
 		-o "$O/$p.so" $D/$p.cu >"$O/$p.nvcc" 2>&1
 	ncu --metrics gpu__time_duration.sum --csv --cache-control all --clock-control none \
 		-k regex:'^kl_' "$PY" bench/gpu/usec.py $D/$p.py "$O/$p.so" 30 >"$O/$p.ncu.csv" 2>"$O/$p.ncu.err"
-	"$PY" - "$O/$p.json" "$O/$p.events.json" "$O/$p.ncu.csv" "$p" <<'PY'
+	"$PY" - "$O/$p.json" "$O/$p.events.json" "$O/$p.ncu.csv" "$p" "$O/$p.range.json" <<'PY'
 import csv, json, statistics, sys
 def med(path):
     try:
@@ -40,13 +46,22 @@ for row in csv.DictReader(l for l in open(sys.argv[3]) if l.startswith('"')):
         continue
     v = float(row["Metric Value"].replace(",", ""))
     unit = row.get("Metric Unit", "ns")
-    v = v / 1000 if unit == "ns" else v * 1000 if unit == "ms" else v
+    v = v / 1000 if unit.startswith("n") else v * 1000 if unit.startswith("m") else v
     per.setdefault(row["Kernel Name"], []).append(v)
 # the first run of each is the warm-up
 n = sum(statistics.median(v[1:] or v) for v in per.values()) if per else None
 f = lambda x: "%12.2f" % (x * 1000) if x else "%12s" % "-"
 d = lambda x: "%+7.1f%%" % ((x * 1000 / n - 1) * 100) if x and n else "%8s" % "-"
-print("%-8s %s %s %12s %s %s   (%s; %s; by kernels %s, by events %s; ncu kernels %s)" % (
-    sys.argv[4], f(k), f(e), "%.2f" % n if n else "-", d(k), d(e), st, st2, nk, ne, sorted(per)))
+r, st3, _, _ = med(sys.argv[5])
+try:
+    t3 = json.load(open(sys.argv[5])).get("timing") or {}
+except Exception:
+    t3 = {}
+pr = t3.get("profiled") or {}
+how = t3.get("method") if pr.get("used") else "not used: %s" % pr.get("why_not", "no profiled runs")
+print("%-8s %s %s %12s %s %s | %s %s %s   (%s; %s; by kernels %s, by events %s; ncu kernels %s; "
+      "profiled: %s, %s runs, %s checked)" % (
+    sys.argv[4], f(k), f(e), "%.2f" % n if n else "-", d(k), d(e), f(r), d(r), how, st, st2, nk,
+    ne, sorted(per), st3, pr.get("runs"), pr.get("checked")))
 PY
 done

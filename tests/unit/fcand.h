@@ -95,6 +95,10 @@ struct fcand {
 	int lieTimedOnly; /* lie divides the timed runs' reports, not the
 	                     batch's: a runner that knows the batch request */
 	int batchSkip;    /* the batch's runs after its first do nothing */
+	double profMs;    /* a profiled run's time (HC_PROFILED: the Range Profiler's
+	                     durations); < 0: the runner has no profiler */
+	int profSkip;     /* a profiled run does no work (its outputs poisoned):
+	                     a runner that tells profiled runs from the others */
 	int nTimed;
 	unsigned char seen[64];
 	/* the batch's ring as mapped (the runner's: cand_runner.c) */
@@ -128,6 +132,15 @@ static inline int f_call(struct harness_cand *hc, int mode, int *pRc, double *pM
 	struct fcand *c = (struct fcand *)hc;
 	(void)why, (void)nWhy;
 	f_wake(c);
+	if (mode == HC_PROFILED) {
+		/* as cand_runner.c's: no events, the durations or no time */
+		*pRc = c->profSkip ? 0 : c->fn(c->in, c->nIn, c->out, c->nOut, NULL);
+		*pMs = c->profMs >= 0 ? c->profMs : -1;
+		*pMd = -1;
+		snprintf(hc->zProfNote, sizeof hc->zProfNote, "%s",
+		         c->profMs >= 0 ? "" : "the runner has no Range Profiler (a test's)");
+		return 0;
+	}
 	if (c->burstMs > 0 && mode != HC_UNTIMED && (c->nTimed++ % 3) != 0)
 		spin(c->burstMs);
 	if (mode != HC_UNTIMED && c->b->timer_start(c->b, err) < 0)
@@ -202,6 +215,7 @@ static inline struct harness_cand *fcand(struct fcand *c, struct harness *h, str
 	c->fn = fn;
 	c->b = b;
 	c->lie = 1;
+	c->profMs = -1;
 	for (int i = 0; i < n; i++) {
 		char *p = b->open_shared(b, &hb[i].sh, 0, err);
 		if (hb[i].ring) {

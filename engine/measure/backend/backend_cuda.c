@@ -58,6 +58,9 @@ static struct {
 	int (*cuptiStart)(char *, int);                   /* cupti.cu */
 	int (*cuptiBegin)(void);
 	int (*cuptiEnd)(double *, int *);
+	int (*profStart)(int, char *, int); /* cupti_range.cu */
+	int (*profBegin)(void);
+	int (*profEnd)(int, double *, int *);
 	int ok;
 } K;
 
@@ -129,6 +132,9 @@ static int load_runtime(char *err)
 		*(void **)&K.cuptiStart = dlsym(kd, "kld_cupti_start");
 		*(void **)&K.cuptiBegin = dlsym(kd, "kld_cupti_begin");
 		*(void **)&K.cuptiEnd = dlsym(kd, "kld_cupti_end");
+		*(void **)&K.profStart = dlsym(kd, "kld_prof_start");
+		*(void **)&K.profBegin = dlsym(kd, "kld_prof_begin");
+		*(void **)&K.profEnd = dlsym(kd, "kld_prof_end");
 		K.ok = K.compare && K.diff && K.random && K.empty && K.read && K.error64;
 	}
 	void *nv = forRunner ? NULL : dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -503,6 +509,19 @@ static double c_kernels_end(struct backend *b, int *pN)
 	return K.cuptiEnd(&ms, pN) < 0 ? -1 : ms;
 }
 
+static int c_prof_begin(struct backend *b)
+{
+	(void)b;
+	return K.profBegin();
+}
+
+static double c_prof_end(struct backend *b, int skip, int *pN)
+{
+	double ms = -1;
+	(void)b;
+	return K.profEnd(skip, &ms, pN) < 0 ? -1 : ms;
+}
+
 static int c_reset(struct backend *b, char *err)
 {
 	struct cuda *c = b->priv;
@@ -667,8 +686,20 @@ struct backend *backend_cuda_new(int dev, char *err)
 	/* a runner times its runs' kernels by CUPTI's records where it loads
 	 * (cupti.cu; KLOOP_CUPTI=0 turns it off), by events elsewhere */
 	char cerr[KL_ERRLEN];
-	if (forRunner && K.cuptiStart && K.cuptiBegin && K.cuptiEnd &&
-	    K.cuptiStart(cerr, KL_ERRLEN) == 0) {
+	const char *cu = getenv("KLOOP_CUPTI");
+	if (forRunner && cu && !strcmp(cu, "range")) {
+		/* or by CUPTI's Range Profiler, for the profiled runs that follow
+		 * a timing (harness_time.c), and then by events */
+		if (!K.profStart || !K.profBegin || !K.profEnd)
+			snprintf(b->zProfWhy, sizeof b->zProfWhy,
+			         "libkloop-cuda.so has no Range Profiler (an older build)");
+		else if (K.profStart(dev, cerr, KL_ERRLEN) < 0)
+			snprintf(b->zProfWhy, sizeof b->zProfWhy, "CUPTI's Range Profiler: %.200s",
+			         cerr);
+		else
+			b->prof_begin = c_prof_begin, b->prof_end = c_prof_end;
+	} else if (forRunner && K.cuptiStart && K.cuptiBegin && K.cuptiEnd &&
+	           K.cuptiStart(cerr, KL_ERRLEN) == 0) {
 		b->kernels_begin = c_kernels_begin;
 		b->kernels_end = c_kernels_end;
 	}

@@ -147,6 +147,8 @@ extern "C" int kld_cupti_start(char *err, int nErr)
 	const char *env = getenv("KLOOP_CUPTI");
 	if (!env || !*env || !strcmp(env, "0"))
 		return snprintf(err, nErr, "KLOOP_CUPTI is not set"), -1;
+	if (!strcmp(env, "range")) /* the Range Profiler's instead (cupti_range.cu) */
+		return snprintf(err, nErr, "KLOOP_CUPTI=range: no activity records"), -1;
 	if (!strcmp(env, "1"))
 		env = NULL;
 	const char *names[] = {env,

@@ -26,8 +26,10 @@ typedef int (*kl_run_fn)(const kl_tensor *in, int n_in, kl_tensor *out, int n_ou
 /* the runs of one batch at most (harness_cand.batch) */
 #define HARNESS_BATCH_MAX 1000
 
-/* how a run is timed: not at all, on the candidate's stream, or device-wide */
-enum { HC_UNTIMED, HC_FAST, HC_STRICT };
+/* how a run is timed: not at all, on the candidate's stream, device-wide,
+ * or by its kernels' own durations (CUPTI's Range Profiler: the profiled
+ * runs after a timing, KLOOP_CUPTI=range; no events) */
+enum { HC_UNTIMED, HC_FAST, HC_STRICT, HC_PROFILED };
 
 /* what a call of the candidate came to (besides 0, ok, and -1 + err: kloop's
  * own failure) */
@@ -124,22 +126,27 @@ struct harness_cand {
 	/* set by call and batch: the outputs its calls so far filled by
 	 * copying a result of their own (kl_run_copied), a bit each */
 	unsigned copied;
+	/* set by call in HC_PROFILED mode: why the run has no profiled time
+	 * (*pMs < 0 then), "" when it has one */
+	char zProfNote[240];
 };
 
 struct harness_opts {
-	int nTrials;    /* correctness trials (at least 1; default 5) */
-	uint64_t seed;  /* base seed of the trial inputs */
-	double budgetS; /* wall-time budget of one timing phase, seconds */
-	double rse;     /* target relative standard error of the mean (0.005) */
-	int minRuns;    /* timed runs at least (10) */
-	int maxRuns;    /* timed runs at most (10000) */
-	double warmupS; /* warm-up time at least, seconds */
-	int nPool;      /* checking sets for timed runs (-1: as memory allows, up to 8,
-	                   each with its float64 outputs for the precision verdict;
-	                   0 with given inputs: their own sets are checked) */
-	int nRing;      /* slots of the batch's ring, each a run's inputs and outputs
-	                   (-1: as memory allows, up to HARNESS_BATCH_MAX; 0: none, a
-	                   harness that is never timed) */
+	int nTrials;      /* correctness trials (at least 1; default 5) */
+	uint64_t seed;    /* base seed of the trial inputs */
+	double budgetS;   /* wall-time budget of one timing phase, seconds */
+	double rse;       /* target relative standard error of the mean (0.005) */
+	int minRuns;      /* timed runs at least (10) */
+	int maxRuns;      /* timed runs at most (10000) */
+	double warmupS;   /* warm-up time at least, seconds */
+	int profiledRuns; /* runs after a full timing timed by their kernels' durations
+	                     (CUPTI's Range Profiler: KLOOP_CUPTI=range), 0: none */
+	int nPool;        /* checking sets for timed runs (-1: as memory allows, up to 8,
+	                     each with its float64 outputs for the precision verdict;
+	                     0 with given inputs: their own sets are checked) */
+	int nRing;        /* slots of the batch's ring, each a run's inputs and outputs
+	                     (-1: as memory allows, up to HARNESS_BATCH_MAX; 0: none, a
+	                     harness that is never timed) */
 };
 
 /* fill o with the defaults for a backend ("host" or "cuda") */

@@ -184,6 +184,34 @@ int harness_after_run(struct harness *h, struct harness_cand *c, uint64_t seed, 
 	return 0;
 }
 
+int harness_check_now(struct harness *h, const struct harness_cand *c, uint64_t seed,
+                      const char *zWhen, int *pChecked, char *why, size_t nWhy, char *err)
+{
+	int bySrc = h->lastBySrc;
+	*pChecked = 0;
+	if (!can_check(h, c) || !run_checkable(h, bySrc))
+		return 0;
+	void *out[TASK_MAX_TENSORS] = {0};
+	int bad = -1;
+	for (int j = 0; j < h->t->nOut; j++) {
+		size_t n = h->aOut[j].n;
+		if (!(out[j] = h->b->alloc(h->b, n ? n : 1, err)) ||
+		    h->b->copy(h->b, out[j], payload(&h->aOut[j]), n, err) < 0)
+			goto done;
+	}
+	/* its inputs drawn again from their seed, as they were */
+	if (!bySrc && harness_draw_inputs(h, h->aScratch, seed, err) < 0)
+		goto done;
+	h->nAfter++;
+	*pChecked = 1;
+	bad = harness_check_after(h, h->aScratch, out, seed, bySrc, zWhen, why, nWhy, err);
+done:
+	for (int j = 0; j < h->t->nOut; j++)
+		if (out[j])
+			h->b->release(h->b, out[j]);
+	return bad < 0 ? -1 : bad ? HC_MISBEHAVED : 0;
+}
+
 int harness_after_end(struct harness *h, const struct harness_cand **pWho, char *why, size_t nWhy,
                       char *err)
 {

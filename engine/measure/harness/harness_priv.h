@@ -94,6 +94,8 @@ struct harness {
 	struct harness_cand *ref;  /* the reference, judge after the call (not owned; NULL) */
 	struct harness_source src; /* given inputs' source (harness.h; draw NULL: none) */
 	int lastBySrc;             /* the last harness_draw_inputs() drew from src */
+	uint64_t lastSeed;         /* the last timed run's inputs' seed (harness_time.c) */
+	int lastChk;               /* its checking set, -1: none (then it was drawn) */
 	int ringBySrc;             /* the batch's ring was drawn from src */
 	double refMs;              /* a call of it, ms (its median on the sets; NAN) */
 	/* the timed runs kept for a check after their call, a reservoir for
@@ -314,6 +316,16 @@ int harness_after_end(struct harness *h, const struct harness_cand **pWho, char 
                       char *err);
 int harness_after_batch(struct harness *h, struct harness_cand *c, int n, uint64_t seed,
                         int *pChecked, char *why, size_t nWhy, char *err);
+/* harness_time.c: whether the profiled runs' median pm (ms) may stand for a
+ * bounded fast timing's median em: 1, or 0 with why (timing_profiled) */
+int harness_profiled_agrees(double pm, double em, char *why, size_t nWhy);
+
+/* the run of c just called on fresh inputs drawn from seed, checked now,
+ * whatever chance says (a profiled run, which a runner can tell from
+ * others): *pChecked 1 where it could be (c is not the reference, the run's
+ * inputs can be judged); 0, -1 + err, or HC_MISBEHAVED + why naming zWhen */
+int harness_check_now(struct harness *h, const struct harness_cand *c, uint64_t seed,
+                      const char *zWhen, int *pChecked, char *why, size_t nWhy, char *err);
 
 /* harness_ring.c: the ring's slot k (its inputs aIn[i] and outputs
  * aOut[j], device memory); the seed slot k's inputs are drawn from in a

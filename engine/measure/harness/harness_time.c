@@ -35,10 +35,11 @@ static void spread_checks(struct harness *h, double perRun)
  * start, and the time runs to a device-wide synchronize, less the calibrated
  * frame: work on any stream counts, and none of it can hide behind ours.
  */
-int harness_timed_run(struct harness *h, struct harness_cand *c, int strict, double cal, double *pT,
-                      double *pW, double *pBusy, double *pCpu, int *pRc, char *why, size_t nWhy,
-                      char *err)
+static int timed_run(struct harness *h, struct harness_cand *c, int mode, double cal, double *pT,
+                     double *pW, double *pBusy, double *pCpu, int *pRc, char *why, size_t nWhy,
+                     char *err)
 {
+	int strict = mode == HC_STRICT;
 	double ms, md, m0, a0, m1, a1;
 	/* fresh inputs for every timed run, so that remembering an earlier
 	 * answer does not pay (given inputs, e.g. PyTorch's, are mixed afresh
@@ -51,6 +52,8 @@ int harness_timed_run(struct harness *h, struct harness_cand *c, int strict, dou
 	uint64_t seed = h->runSeed ^ (h->nRuns * 0x9e3779b97f4a7c15ull);
 	if (h->poolUsed < h->nPool && harness_uniform() < h->pCheck)
 		chk = h->o.nTrials + 1 + h->poolUsed++;
+	h->lastSeed = seed;
+	h->lastChk = chk;
 	if (harness_prepare_run(h, chk, seed, err) < 0)
 		return -1;
 	/* a checking set's inputs are varied: the run is checked, but its
@@ -62,7 +65,7 @@ int harness_timed_run(struct harness *h, struct harness_cand *c, int strict, dou
 	harness_cpu_read(h, c, &m0, &a0);
 	int sure, s1;
 	double t0 = now_s(), d0 = harness_run_delay(c, &sure);
-	int rc = c->call(c, strict ? HC_STRICT : HC_FAST, pRc, &ms, &md, why, nWhy, err);
+	int rc = c->call(c, mode, pRc, &ms, &md, why, nWhy, err);
 	double d1 = harness_run_delay(c, &s1);
 	*pW = (now_s() - t0) * 1e3;
 	settle(c);
@@ -101,6 +104,14 @@ int harness_timed_run(struct harness *h, struct harness_cand *c, int strict, dou
 	    h->judgeOps->checked(h->judge, h, chk, (unsigned long long)h->nTimed, err) < 0)
 		bad = -1;
 	return bad < 0 ? -1 : bad ? HC_MISBEHAVED : 0;
+}
+
+int harness_timed_run(struct harness *h, struct harness_cand *c, int strict, double cal, double *pT,
+                      double *pW, double *pBusy, double *pCpu, int *pRc, char *why, size_t nWhy,
+                      char *err)
+{
+	return timed_run(h, c, strict ? HC_STRICT : HC_FAST, cal, pT, pW, pBusy, pCpu, pRc, why,
+	                 nWhy, err);
 }
 
 /*
@@ -156,15 +167,20 @@ struct timing {
 	char thr[256];          /* and why */
 	struct batch bt;        /* the batch bound's batch (harness_batch.c) */
 	double jitter;          /* the jitter of two round trips it allowed, ms */
+	struct samples prof;    /* the profiled runs' times, ms (timing_profiled) */
+	int profAsked;          /* profiled runs were asked for (h->o.profiledRuns) */
+	int profUsed;           /* their median is the timing's */
+	int profChecked;        /* of them, checked */
+	char profWhy[300];      /* why not, where asked */
 };
 
 static void timing_free(struct timing *tg)
 {
 	if (!tg)
 		return;
-	struct samples *all[] = {&tg->ms,   &tg->probe, &tg->wall,    &tg->busys,
-	                         &tg->near, &tg->preps, &tg->cpus,    &tg->nearCpu,
-	                         &tg->fOwn, &tg->fTwin, &tg->fOwnCpu, &tg->kclk};
+	struct samples *all[] = {&tg->ms,      &tg->probe, &tg->wall,    &tg->busys, &tg->near,
+	                         &tg->preps,   &tg->cpus,  &tg->nearCpu, &tg->fOwn,  &tg->fTwin,
+	                         &tg->fOwnCpu, &tg->kclk,  &tg->prof};
 	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
 		free(all[i]->a);
 	free(tg);
@@ -594,6 +610,109 @@ static int timing_checks(struct harness *h, struct timing *tg, char *why, size_t
 	return 0;
 }
 
+/* the most a launch adds to a run's events over its kernels' durations: on
+ * an H200 1.4 to 2.9 us (bench/gpu/rangeprof.sh), for an empty kernel too */
+#define PROF_LAUNCH_MS 0.004
+
+/*
+ * The profiled runs (issue 39; KLOOP_CUPTI=range sets h->o.profiledRuns):
+ * after a fast timing that kloop's clock bounded, that many more runs on
+ * fresh inputs, as the timed ones (a checking set's at random, the others
+ * kept for a check after their call alike), each timed by its kernels' own
+ * durations, gpu__time_duration (Nsight Compute's metric, through CUPTI's
+ * Range Profiler, cupti_range.cu).  Their median is the timing's where it
+ * agrees with the bounded one, the events': not longer (a kernel's duration
+ * is inside the events around it), and not shorter by more than a launch's
+ * time and a tenth (a run whose time lies outside its kernels, a host's
+ * work before or between them, keeps its events').  Otherwise, or where the
+ * runner has no profiler, the events' median stands and tg->profWhy says
+ * why.  A profiled run that is wrong is the verdict, as a timed run's.
+ */
+static int timing_profiled(struct harness *h, struct timing *tg, char *why, size_t nWhy, char *err)
+{
+	tg->prof.n = 0;
+	tg->profUsed = 0;
+	tg->profChecked = 0;
+	tg->profWhy[0] = 0;
+	tg->profAsked = h->o.profiledRuns > 0 && !h->quick;
+	if (!tg->profAsked)
+		return 0;
+	if (tg->strict) {
+		snprintf(tg->profWhy, sizeof tg->profWhy,
+		         "timed device-wide (its work is not all on its stream): its kernels' "
+		         "durations are not its time");
+		return 0;
+	}
+	if (tg->inc || tg->byClock) {
+		snprintf(tg->profWhy, sizeof tg->profWhy,
+		         "its time was not bounded by kloop's clock: nothing to hold the profiled "
+		         "runs against");
+		return 0;
+	}
+	struct harness_cand *c = tg->c;
+	for (int i = 0; i < h->o.profiledRuns; i++) {
+		double t, w;
+		int rc,
+		    crc = timed_run(h, c, HC_PROFILED, 0, &t, &w, NULL, NULL, &rc, why, nWhy, err);
+		if (crc)
+			return crc;
+		if (rc) {
+			char at[40];
+			snprintf(at, sizeof at, " in profiled run %d", i + 1);
+			harness_returned(c, rc, at, why, nWhy);
+			return HC_MISBEHAVED;
+		}
+		/* every one checked: CUPTI's profiler is in the runner's process,
+		 * which can tell such a run from the others (a checking set's run
+		 * was checked in the call already) */
+		if (h->lastChk < 0) {
+			char when[64];
+			int checked;
+			snprintf(when, sizeof when, "profiled run %d (checked after its call)",
+			         i + 1);
+			if ((crc = harness_check_now(h, c, h->lastSeed, when, &checked, why, nWhy,
+			                             err)))
+				return crc;
+			tg->profChecked += checked;
+		} else {
+			tg->profChecked++;
+		}
+		if (!(t >= 0)) {
+			snprintf(tg->profWhy, sizeof tg->profWhy, "%s",
+			         c->zProfNote[0] ? c->zProfNote
+			                         : "the runner gave no profiled time");
+			tg->prof.n = 0;
+			return 0;
+		}
+		if (!h->lastVaried)
+			harness_push(&tg->prof, t);
+	}
+	if (!tg->prof.n)
+		snprintf(tg->profWhy, sizeof tg->profWhy, "no profiled run was counted");
+	else
+		tg->profUsed =
+		    harness_profiled_agrees(harness_median(&tg->prof), harness_median(&tg->ms),
+		                            tg->profWhy, sizeof tg->profWhy);
+	return 0;
+}
+
+int harness_profiled_agrees(double pm, double em, char *why, size_t nWhy)
+{
+	why[0] = 0;
+	if (pm > em * 1.02 + 0.0005)
+		snprintf(why, nWhy,
+		         "the profiled runs' median, %.4g ms, is longer than the timing's %.4g ms: "
+		         "kernels longer than the events around them",
+		         pm, em);
+	else if (em - pm > PROF_LAUNCH_MS + 0.1 * em)
+		snprintf(
+		    why, nWhy,
+		    "the profiled runs' median, %.4g ms, is %.4g ms under the timing's %.4g ms, "
+		    "more than a launch's time: the run's time lies outside its kernels",
+		    pm, em - pm, em);
+	return !why[0];
+}
+
 /* one more run, as the timed ones but on the timing set, whose output must
  * be right, with nothing trampled: 0, -1 + err, or HC_* + why */
 static int run_after_timing(struct harness *h, struct harness_cand *c, char *why, size_t nWhy,
@@ -623,6 +742,28 @@ static int run_after_timing(struct harness *h, struct harness_cand *c, char *why
 	return bad < 0 ? -1 : bad ? HC_MISBEHAVED : 0;
 }
 
+/* the profiled runs' part of the timing object o ("profiled"): their
+ * figures and whether they stand for the timing (then the events' median
+ * beside, from sorted, n; np: the profiled ones counted), or why not */
+static void profiled_json(cJSON *o, const struct timing *tg, const double *sorted, int n, int np)
+{
+	cJSON *p = cJSON_AddObjectToObject(o, "profiled");
+	cJSON_AddStringToObject(p, "metric",
+	                        "gpu__time_duration.sum of the run's kernels (CUPTI's Range "
+	                        "Profiler: Nsight Compute's metric)");
+	cJSON_AddNumberToObject(p, "runs", (double)tg->prof.n);
+	cJSON_AddNumberToObject(p, "checked", tg->profChecked);
+	cJSON_AddBoolToObject(p, "used", tg->profUsed);
+	if (np) {
+		cJSON_AddNumberToObject(p, "events_median_ms", harness_pct(sorted, n, 0.5));
+		cJSON_AddNumberToObject(p, "events_min_ms", n ? sorted[0] : NAN);
+	} else if (tg->prof.n) {
+		cJSON_AddNumberToObject(p, "median_ms", harness_median(&tg->prof));
+	}
+	if (tg->profWhy[0])
+		cJSON_AddStringToObject(p, "why_not", tg->profWhy);
+}
+
 /* the timing object of tg (harness_eval's "timing") */
 static cJSON *timing_json(const struct harness *h, const struct timing *tg)
 {
@@ -642,6 +783,18 @@ static cJSON *timing_json(const struct harness *h, const struct timing *tg)
 	t.rse = isfinite(tg->rse) ? tg->rse : -1;
 	t.converged = tg->converged;
 	t.zMethod = tg->strict ? "device-wide" : "stream";
+	/* the profiled runs' median, where it stands for the timing's */
+	double *ps = NULL;
+	int np = tg->profUsed ? (int)tg->prof.n : 0;
+	if (np) {
+		ps = xmalloc((size_t)np * sizeof *ps);
+		memcpy(ps, tg->prof.a, (size_t)np * sizeof *ps);
+		qsort(ps, (size_t)np, sizeof *ps, harness_cmp_double);
+		t.medianMs = harness_pct(ps, np, 0.5);
+		t.p10Ms = harness_pct(ps, np, 0.1);
+		t.p90Ms = harness_pct(ps, np, 0.9);
+		t.zMethod = "kernel durations";
+	}
 	/* verified: kloop's own clock bounded the time; otherwise it is shown
 	 * as unverified and never ranked (never the best, a parent, a win) */
 	t.unverified = tg->inc == 2;
@@ -669,8 +822,12 @@ static cJSON *timing_json(const struct harness *h, const struct timing *tg)
 	}
 	cJSON *o = cJSON_CreateObject();
 	verdict_timing_encode(o, &t, VERDICT_COMPLETE);
-	cJSON_AddNumberToObject(o, "min_ms", n ? sorted[0] : NAN);
-	cJSON_AddNumberToObject(o, "mean_ms", n ? tg->sum / n : NAN);
+	/* of the runs whose median it is: the profiled ones where they stand */
+	double psum = 0;
+	for (int i = 0; i < np; i++)
+		psum += ps[i];
+	cJSON_AddNumberToObject(o, "min_ms", np ? ps[0] : n ? sorted[0] : NAN);
+	cJSON_AddNumberToObject(o, "mean_ms", np ? psum / np : n ? tg->sum / n : NAN);
 	cJSON_AddNumberToObject(o, "warmup_runs", tg->warm);
 	/* on a GPU whose runner has CUPTI: a fast run's time is its kernels'
 	 * busy time (issue 39), the events' where more lay between them */
@@ -733,6 +890,9 @@ static cJSON *timing_json(const struct harness *h, const struct timing *tg)
 		    "timed from an idle device to a device-wide synchronize");
 	if (tg->clk0 >= 0)
 		cJSON_AddNumberToObject(o, "sm_clock_mhz_before", tg->clk0);
+	if (tg->profAsked)
+		profiled_json(o, tg, sorted, n, np);
+	free(ps);
 	free(sorted);
 	return o;
 }
@@ -799,6 +959,8 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 	}
 	if (!crc)
 		crc = timing_checks(h, tg, why, nWhy, err);
+	if (!crc)
+		crc = timing_profiled(h, tg, why, nWhy, err);
 	const struct harness_cand *who;
 	if (!crc)
 		crc = harness_after_end(h, &who, why, nWhy, err);

@@ -374,6 +374,14 @@ static int c_call(struct harness_cand *hc, int mode, int *pRc, double *pMs, doub
 	} else if (mode == HC_FAST) {
 		v->nEvents++;
 	}
+	/* a profiled run: its kernels' durations, or none, and why */
+	hc->zProfNote[0] = 0;
+	if (mode == HC_PROFILED) {
+		*pMs = rep.kn > 0 ? rep.ms : -1;
+		if (rep.kn <= 0)
+			snprintf(hc->zProfNote, sizeof hc->zProfNote, "%.*s",
+			         (int)sizeof hc->zProfNote - 1, rep.rc ? "" : rep.text);
+	}
 	snprintf(hc->zRunError, sizeof hc->zRunError, "%.*s", (int)sizeof hc->zRunError - 1,
 	         rep.rc ? rep.text : "");
 	hc->copied |= rep.copied;

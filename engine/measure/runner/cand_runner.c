@@ -229,6 +229,27 @@ static kl_run_fn load_candidate(int soFd)
 
 /* what the candidate said of the call it just returned from (rc): its
  * words for a non-zero return, the outputs it copied, into rep */
+/* a profiled run's time into rep (pw: its window opened; the flush was
+ * queued in it on the GPU): the durations of its launches, or no time
+ * (kn -1) with why in rep's text where kl_run said nothing */
+static void profiled_time(struct backend *b, int pw, int cuda, int bad, struct cm *rep)
+{
+	int n = 0;
+	double ms = pw ? b->prof_end(b, cuda ? 1 : 0, &n) : -1;
+	rep->ms = ms;
+	rep->kn = !bad && ms >= 0 && n > 0 ? n : -1;
+	if (rep->kn > 0 || rep->rc)
+		return;
+	snprintf(rep->text, sizeof rep->text, "%s",
+	         !b->prof_begin  ? (b->zProfWhy[0] ? b->zProfWhy
+	                                           : "the runner has no Range Profiler "
+	                                             "(KLOOP_CUPTI=range on a GPU)")
+	         : !pw           ? "the Range Profiler's window did not open"
+	         : ms >= 0 && !n ? "the run launched no kernel"
+	                         : "the Range Profiler gave no time (more than 63 launches in "
+	                           "the run, or its ranges dropped)");
+}
+
 static void call_said(int rc, struct cm *rep)
 {
 	if (S.pCopied)
@@ -480,20 +501,25 @@ int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder)
 			 * by events).  Opened before the flush is queued: opening it
 			 * holds the host longer than the flush kernel runs, which
 			 * then left the GPU idle before the start event (cupti.cu) */
-			int kw = b->kernels_begin && b->kernels_begin(b) == 0;
+			/* a profiled run: the Range Profiler's window instead, opened
+			 * before the flush too (its first range), no events (the
+			 * profiler's work between the launches would be in them) */
+			int prof = m.mode == HC_PROFILED;
+			int kw = !prof && b->kernels_begin && b->kernels_begin(b) == 0;
+			int pw = prof && b->prof_begin && b->prof_begin(b) == 0;
 			/* on the GPU, the caches are flushed in this context too (its
 			 * persisting L2 lines are its own), right before the start event */
 			if (m.mode != HC_UNTIMED && cuda && b->flush(b, err) < 0)
 				bad = 1;
 			if (!bad && m.mode == HC_STRICT && b->sync(b, err) < 0)
 				bad = 1;
-			if (!bad && m.mode != HC_UNTIMED && b->timer_start(b, err) < 0)
+			if (!bad && m.mode != HC_UNTIMED && !prof && b->timer_start(b, err) < 0)
 				bad = 1;
 			if (!bad) {
 				rep.rc = call_cand(fn, in[q], nIn[q], out[q], nOut[q], b->stream);
 				call_said(rep.rc, &rep);
 			}
-			if (!bad && m.mode != HC_UNTIMED &&
+			if (!bad && m.mode != HC_UNTIMED && !prof &&
 			    b->timer_stop(b, &rep.ms, &rep.md, err) < 0)
 				bad = 1;
 			int kn = 0;
@@ -505,6 +531,8 @@ int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder)
 			}
 			if (!bad && b->sync(b, err) < 0)
 				bad = 1;
+			if (prof)
+				profiled_time(b, pw, cuda, bad, &rep);
 		} else if (m.op == CM_TOUCH) {
 			if (m.rc < 1 || m.rc > ring[q].slots)
 				_exit(3);

@@ -1,0 +1,314 @@
+/*
+ * cupti_range.cu - a run's kernels timed by the metric Nsight Compute
+ * reports, gpu__time_duration.sum, through CUPTI's Range Profiler (issue 39:
+ * kloop's events read a microsecond kernel 1.4 to 2.9 us long, CUPTI's
+ * activity records 1 us short; on an H200 the Range Profiler came within
+ * 2.3% of ncu for every kernel of 3 us and more: bench/gpu/rangeprof.sh,
+ * bench/RESULTS.md).  Built into libkloop-cuda.so; libcupti is loaded at run
+ * time.  On trial: only where KLOOP_CUPTI=range (backend_cuda.c), and only
+ * for the profiled runs that follow a timing (harness_time.c).
+ *
+ * One metric in one pass, auto ranges (each launch a range, numbered in
+ * launch order), kernel replay.  A window is a Start and a Stop around one
+ * run: its first range is kloop's L2 flush (queued after the Start), the
+ * rest the run's kernels.  The counter data image holds KR_RANGES ranges
+ * and is initialized again before each window: a Start costs about 3 ms
+ * plus 0.3 ms a KB of image on an H200, so the image is kept small, and a
+ * run of more kernels than it holds has no time (its ranges dropped).
+ * A driver that restricts profiling to administrators refuses it
+ * (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES): the start says so.
+ */
+#include <cupti_profiler_host.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KR_METRIC "gpu__time_duration.sum"
+#define KR_RANGES 64 /* a window's ranges at most: the flush and 63 kernels */
+
+#define KR_FUNCS(X)                                                                        \
+	X(cuptiProfilerInitialize, CUpti_Profiler_Initialize_Params)                       \
+	X(cuptiProfilerDeviceSupported, CUpti_Profiler_DeviceSupported_Params)             \
+	X(cuptiDeviceGetChipName, CUpti_Device_GetChipName_Params)                         \
+	X(cuptiProfilerGetCounterAvailability, CUpti_Profiler_GetCounterAvailability_Params) \
+	X(cuptiProfilerHostInitialize, CUpti_Profiler_Host_Initialize_Params)              \
+	X(cuptiProfilerHostConfigAddMetrics, CUpti_Profiler_Host_ConfigAddMetrics_Params)  \
+	X(cuptiProfilerHostGetConfigImageSize, CUpti_Profiler_Host_GetConfigImageSize_Params) \
+	X(cuptiProfilerHostGetConfigImage, CUpti_Profiler_Host_GetConfigImage_Params)      \
+	X(cuptiProfilerHostGetNumOfPasses, CUpti_Profiler_Host_GetNumOfPasses_Params)      \
+	X(cuptiProfilerHostEvaluateToGpuValues,                                            \
+	  CUpti_Profiler_Host_EvaluateToGpuValues_Params)                                  \
+	X(cuptiRangeProfilerEnable, CUpti_RangeProfiler_Enable_Params)                     \
+	X(cuptiRangeProfilerGetCounterDataSize, CUpti_RangeProfiler_GetCounterDataSize_Params) \
+	X(cuptiRangeProfilerCounterDataImageInitialize,                                    \
+	  CUpti_RangeProfiler_CounterDataImage_Initialize_Params)                          \
+	X(cuptiRangeProfilerSetConfig, CUpti_RangeProfiler_SetConfig_Params)               \
+	X(cuptiRangeProfilerStart, CUpti_RangeProfiler_Start_Params)                       \
+	X(cuptiRangeProfilerStop, CUpti_RangeProfiler_Stop_Params)                         \
+	X(cuptiRangeProfilerDecodeData, CUpti_RangeProfiler_DecodeData_Params)             \
+	X(cuptiRangeProfilerGetCounterDataInfo, CUpti_RangeProfiler_GetCounterDataInfo_Params)
+
+#define KR_DECL(f, P) CUptiResult (*f)(P *);
+
+static struct {
+	KR_FUNCS(KR_DECL)
+	CUptiResult (*resultString)(CUptiResult, const char **);
+	CUpti_Profiler_Host_Object *host;
+	CUpti_RangeProfiler_Object *obj;
+	uint8_t *config, *image;
+	size_t nConfig, nImage;
+	double toMs; /* the metric's unit in ms (ns: 1e-6) */
+	int ok;
+} P;
+
+static int say(char *err, int nErr, const char *call, CUptiResult r)
+{
+	const char *s = NULL;
+	if (P.resultString)
+		P.resultString(r, &s);
+	if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+		snprintf(err, nErr,
+		         "%s: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (this driver lets only "
+		         "administrators profile: NVreg_RestrictProfilingToAdminUsers=0 lifts it)",
+		         call);
+	else
+		snprintf(err, nErr, "%s failed: %s (CUPTI error %d)", call, s ? s : "?", (int)r);
+	return -1;
+}
+
+#define KR_CALL(f, p)                                                                      \
+	do {                                                                               \
+		CUptiResult r_ = P.f(&(p));                                                \
+		if (r_ != CUPTI_SUCCESS)                                                   \
+			return say(err, nErr, #f, r_);                                     \
+	} while (0)
+
+/* the libraries CUPTI loads by name for its profiler (libnvperf_host,
+ * libnvperf_target), loaded first from libcupti's own directory, where a
+ * runner's library path may not lead */
+static void preload_nvperf(void *cupti)
+{
+	Dl_info di;
+	void *sym = dlsym(cupti, "cuptiProfilerInitialize");
+	if (!sym || !dladdr(sym, &di) || !di.dli_fname)
+		return;
+	const char *sl = strrchr(di.dli_fname, '/');
+	if (!sl)
+		return;
+	static const char *const names[] = {"libnvperf_host.so", "libnvperf_target.so"};
+	for (int i = 0; i < 2; i++) {
+		char p[4096];
+		snprintf(p, sizeof p, "%.*s/%s", (int)(sl - di.dli_fname), di.dli_fname, names[i]);
+		dlopen(p, RTLD_NOW | RTLD_GLOBAL);
+	}
+}
+
+static int image_init(char *err, int nErr)
+{
+	CUpti_RangeProfiler_CounterDataImage_Initialize_Params p = {
+	    CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+	p.pRangeProfilerObject = P.obj;
+	p.counterDataSize = P.nImage;
+	p.pCounterData = P.image;
+	KR_CALL(cuptiRangeProfilerCounterDataImageInitialize, p);
+	return 0;
+}
+
+/*
+ * The profiler on the current context of device dev, configured for
+ * gpu__time_duration.sum: 0, or -1 with why in err.  Called once, before the
+ * runner confines itself.
+ */
+extern "C" int kld_prof_start(int dev, char *err, int nErr)
+{
+	const char *names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so",
+	                       "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
+	                       "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so"};
+	void *dl = NULL;
+	for (size_t i = 0; i < sizeof names / sizeof *names && !dl; i++)
+		dl = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!dl)
+		return snprintf(err, nErr, "CUPTI (libcupti.so) could not be loaded: %s",
+		                dlerror()),
+		       -1;
+#define KR_LOAD(f, Pt)                                                                     \
+	if (!(*(void **)&P.f = dlsym(dl, #f)))                                             \
+		return snprintf(err, nErr, "CUPTI lacks the Range Profiler (%s)", #f), -1;
+	KR_FUNCS(KR_LOAD)
+#undef KR_LOAD
+	*(void **)&P.resultString = dlsym(dl, "cuptiGetResultString");
+	preload_nvperf(dl);
+	void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	int (*getCurrent)(CUcontext *) =
+	    cu ? (int (*)(CUcontext *))dlsym(cu, "cuCtxGetCurrent") : NULL;
+	CUcontext ctx = NULL;
+	if (!getCurrent || getCurrent(&ctx) != 0 || !ctx)
+		return snprintf(err, nErr, "no current CUDA context to profile"), -1;
+
+	CUpti_Profiler_Initialize_Params ini = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+	KR_CALL(cuptiProfilerInitialize, ini);
+	CUpti_Profiler_DeviceSupported_Params sup = {
+	    CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE};
+	sup.cuDevice = dev;
+	sup.api = CUPTI_PROFILER_RANGE_PROFILING;
+	KR_CALL(cuptiProfilerDeviceSupported, sup);
+	if (sup.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+		return snprintf(err, nErr,
+		                "the device does not support CUPTI's Range Profiler (a vGPU, "
+		                "confidential computing or an older architecture)"),
+		       -1;
+	CUpti_Device_GetChipName_Params chip = {CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+	chip.deviceIndex = (size_t)dev;
+	KR_CALL(cuptiDeviceGetChipName, chip);
+	CUpti_Profiler_GetCounterAvailability_Params av = {
+	    CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+	av.ctx = ctx;
+	KR_CALL(cuptiProfilerGetCounterAvailability, av);
+	uint8_t *avail = (uint8_t *)calloc(av.counterAvailabilityImageSize + 1, 1);
+	if (!avail)
+		return snprintf(err, nErr, "out of memory"), -1;
+	av.pCounterAvailabilityImage = avail;
+	KR_CALL(cuptiProfilerGetCounterAvailability, av);
+
+	const char *metrics[1] = {KR_METRIC};
+	CUpti_Profiler_Host_Initialize_Params hi = {
+	    CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+	hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+	hi.pChipName = chip.pChipName;
+	hi.pCounterAvailabilityImage = avail;
+	KR_CALL(cuptiProfilerHostInitialize, hi);
+	P.host = hi.pHostObject;
+	CUpti_Profiler_Host_ConfigAddMetrics_Params am = {
+	    CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+	am.pHostObject = P.host;
+	am.ppMetricNames = metrics;
+	am.numMetrics = 1;
+	KR_CALL(cuptiProfilerHostConfigAddMetrics, am);
+	CUpti_Profiler_Host_GetConfigImageSize_Params cs = {
+	    CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+	cs.pHostObject = P.host;
+	KR_CALL(cuptiProfilerHostGetConfigImageSize, cs);
+	P.nConfig = cs.configImageSize;
+	P.config = (uint8_t *)calloc(P.nConfig + 1, 1);
+	if (!P.config)
+		return snprintf(err, nErr, "out of memory"), -1;
+	CUpti_Profiler_Host_GetConfigImage_Params ci = {
+	    CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+	ci.pHostObject = P.host;
+	ci.configImageSize = P.nConfig;
+	ci.pConfigImage = P.config;
+	KR_CALL(cuptiProfilerHostGetConfigImage, ci);
+	CUpti_Profiler_Host_GetNumOfPasses_Params np = {
+	    CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+	np.configImageSize = P.nConfig;
+	np.pConfigImage = P.config;
+	KR_CALL(cuptiProfilerHostGetNumOfPasses, np);
+	if (np.numOfPasses != 1)
+		return snprintf(err, nErr, "%s takes %zu passes here, not one", KR_METRIC,
+		                np.numOfPasses),
+		       -1;
+	P.toMs = 1e-6; /* gpu__time_duration is in ns (bench/gpu/rangeprof.sh) */
+
+	CUpti_RangeProfiler_Enable_Params en = {CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+	en.ctx = ctx;
+	KR_CALL(cuptiRangeProfilerEnable, en);
+	P.obj = en.pRangeProfilerObject;
+	CUpti_RangeProfiler_GetCounterDataSize_Params ds = {
+	    CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+	ds.pRangeProfilerObject = P.obj;
+	ds.pMetricNames = metrics;
+	ds.numMetrics = 1;
+	ds.maxNumOfRanges = KR_RANGES;
+	ds.maxNumRangeTreeNodes = KR_RANGES;
+	KR_CALL(cuptiRangeProfilerGetCounterDataSize, ds);
+	P.nImage = ds.counterDataSize;
+	P.image = (uint8_t *)calloc(P.nImage + 1, 1);
+	if (!P.image || image_init(err, nErr) < 0)
+		return P.image ? -1 : (snprintf(err, nErr, "out of memory"), -1);
+	CUpti_RangeProfiler_SetConfig_Params sc = {
+	    CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+	sc.pRangeProfilerObject = P.obj;
+	sc.configSize = P.nConfig;
+	sc.pConfig = P.config;
+	sc.counterDataImageSize = P.nImage;
+	sc.pCounterDataImage = P.image;
+	sc.range = CUPTI_AutoRange;
+	sc.replayMode = CUPTI_KernelReplay;
+	sc.maxRangesPerPass = KR_RANGES;
+	sc.numNestingLevels = 1; /* auto ranges: 1 */
+	sc.minNestingLevel = 1;
+	sc.passIndex = 0;
+	sc.targetNestingLevel = 1;
+	KR_CALL(cuptiRangeProfilerSetConfig, sc);
+	free(avail);
+	P.ok = 1;
+	return 0;
+}
+
+/* a window opens: every launch from here is a range; 0, or -1 */
+extern "C" int kld_prof_begin(void)
+{
+	char err[256];
+	int nErr = (int)sizeof err;
+	if (!P.ok || image_init(err, nErr) < 0)
+		return -1;
+	CUpti_RangeProfiler_Start_Params st = {CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+	st.pRangeProfilerObject = P.obj;
+	KR_CALL(cuptiRangeProfilerStart, st);
+	return 0;
+}
+
+/*
+ * The window closes (the device synchronized before): the sum of the
+ * gpu__time_duration of its ranges but the first skip (kloop's flush), ms,
+ * into *pMs, and how many were summed into *pN; 0, or -1 where there is no
+ * time (ranges dropped, none left, the profiler off).
+ */
+extern "C" int kld_prof_end(int skip, double *pMs, int *pN)
+{
+	char err[256];
+	int nErr = (int)sizeof err;
+	*pMs = -1;
+	*pN = 0;
+	if (!P.ok)
+		return -1;
+	CUpti_RangeProfiler_Stop_Params sp = {CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+	sp.pRangeProfilerObject = P.obj;
+	KR_CALL(cuptiRangeProfilerStop, sp);
+	CUpti_RangeProfiler_DecodeData_Params dd = {
+	    CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+	dd.pRangeProfilerObject = P.obj;
+	KR_CALL(cuptiRangeProfilerDecodeData, dd);
+	CUpti_RangeProfiler_GetCounterDataInfo_Params in = {
+	    CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+	in.pCounterDataImage = P.image;
+	in.counterDataImageSize = P.nImage;
+	KR_CALL(cuptiRangeProfilerGetCounterDataInfo, in);
+	if (dd.numOfRangeDropped > 0 || !sp.isAllPassSubmitted || in.numTotalRanges <= (size_t)skip)
+		return -1;
+	const char *metrics[1] = {KR_METRIC};
+	double sum = 0;
+	for (size_t i = (size_t)skip; i < in.numTotalRanges; i++) {
+		double v = NAN;
+		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {
+		    CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+		ev.pHostObject = P.host;
+		ev.pCounterDataImage = P.image;
+		ev.counterDataImageSize = P.nImage;
+		ev.rangeIndex = i;
+		ev.ppMetricNames = metrics;
+		ev.numMetrics = 1;
+		ev.pMetricValues = &v;
+		KR_CALL(cuptiProfilerHostEvaluateToGpuValues, ev);
+		if (!(v >= 0))
+			return -1;
+		sum += v;
+	}
+	*pMs = sum * P.toMs;
+	*pN = (int)(in.numTotalRanges - (size_t)skip);
+	return 0;
+}
