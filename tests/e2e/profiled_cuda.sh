@@ -1,0 +1,27 @@
+# profiled_cuda.sh - the profiled runs on the GPU (issue 39, on trial):
+# with KLOOP_CUPTI=range, the softmax seed at the host shapes (64 x 4096, a
+# few microseconds) against the CUDA reference: its timing has profiled
+# runs, each checked, and either their median is the timing's ("method":
+# "kernel durations", within the agreement harness_profiled_agrees()
+# allows of the events' median beside it) or the result says why not (a
+# driver that lets only administrators profile, a runner whose
+# confinement refuses the profiler).  (That every profiled run is checked,
+# and a candidate that skips its profiled runs is caught: test_profiled.)
+# Skipped with one line without a GPU.
+. tests/e2e/lib.sh
+if ! $KLOOP doctor --json 2>/dev/null | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["gpu"]["ok"] else 1)'; then
+	skip "profiled_cuda: no GPU here, the profiled runs did not run"
+	exit 0
+fi
+export XDG_CACHE_HOME="${KLOOP_GPU_CACHE:-$T/cache}"
+B="--backend cuda --shapes host --reference cuda --budget ${KLOOP_GPU_BUDGET:-1}"
+KLOOP_CUPTI=range $KLOOP eval softmax tasks/softmax/seed.cu $B --json >"$T/p.json" 2>"$T/p.err"
+echo "# $(python3 -c "
+import json; t=json.load(open('$T/p.json')).get('timing') or {}
+print('method', t.get('method'), 'median', t.get('median_ms'), 'profiled', json.dumps(t.get('profiled')))" 2>&1)"
+check "KLOOP_CUPTI=range: the seed is correct, its timing has profiled runs, every one checked, and they stand or say why not ($(json status "$T/p.json" 2>/dev/null): $(json reason "$T/p.json" 2>/dev/null)$(head -c 300 "$T/p.err"))" python3 -c "
+import json; r=json.load(open('$T/p.json')); t=r['timing']; p=t['profiled']
+assert r['status'] == 'correct', r['status']
+assert p['checked'] >= p['runs'] >= 1 or p.get('why_not'), p
+assert (p['used'] and t['method'] == 'kernel durations' and t['median_ms'] <= p['events_median_ms'] * 1.02 + 0.0005) or (not p['used'] and p['why_not']), p"
+[ $NFAIL -eq 0 ]
