@@ -243,12 +243,39 @@ static void vary_pass(struct vary *v)
 		pthread_join(t[i], NULL);
 }
 
+void rng_vary_plan(struct rng *r, uint64_t seed, int flags, int64_t n, double mean, double sd,
+                   double amax, double *pA, double *pB)
+{
+	rng_seed(r, seed ^ 0x7661727931ull);
+	if (!(n > 1))
+		sd = fabs(mean);
+	if (!(sd > 0))
+		sd = amax > 0 ? amax : 1;
+	*pA = 1, *pB = 0;
+	if (flags & RNG_SCALED) {
+		*pA = exp2(-3 + 6 * rng_uniform(r));
+		*pB = (4 * rng_uniform(r) - 2) * *pA * sd;
+	}
+}
+
+int64_t rng_vary_outliers(int64_t n)
+{
+	return n / 2048 > 0 ? n / 2048 : 1;
+}
+
+void rng_vary_outlier(struct rng *r, int64_t n, double amax, int64_t *pI, double *pX)
+{
+	double big = amax > 0 ? amax : 1;
+	*pI = (int64_t)(rng_next(r) % (uint64_t)n);
+	double x = (8 + 56 * rng_uniform(r)) * big;
+	*pX = rng_next(r) & 1 ? x : -x;
+}
+
 void rng_vary(void *p, kl_dtype d, int64_t n, int flags, uint64_t seed)
 {
 	if (!task_dtype_is_float(d) || n <= 0 || !flags)
 		return;
 	struct rng r;
-	rng_seed(&r, seed ^ 0x7661727931ull);
 	struct vary v = {.p = p,
 	                 .d = d,
 	                 .n = n,
@@ -269,13 +296,8 @@ void rng_vary(void *p, kl_dtype d, int64_t n, int flags, uint64_t seed)
 		amax = k->amax > amax ? k->amax : amax;
 	}
 	double sd = n > 1 ? sqrt(m2 / (double)(n - 1)) : fabs(mean);
-	if (!(sd > 0))
-		sd = amax > 0 ? amax : 1;
+	rng_vary_plan(&r, seed, flags, n, mean, sd, amax, &v.a, &v.b);
 	if (flags & (RNG_SCALED | RNG_HEAVY)) {
-		if (flags & RNG_SCALED) {
-			v.a = exp2(-3 + 6 * rng_uniform(&r));
-			v.b = (4 * rng_uniform(&r) - 2) * v.a * sd;
-		}
 		v.stats = 0;
 		vary_pass(&v);
 		amax = 0;
@@ -284,12 +306,11 @@ void rng_vary(void *p, kl_dtype d, int64_t n, int flags, uint64_t seed)
 	}
 	free(v.ch);
 	if (flags & RNG_OUTLIERS) {
-		int64_t m = n / 2048 > 0 ? n / 2048 : 1;
-		double big = amax > 0 ? amax : 1;
-		for (int64_t k = 0; k < m; k++) {
-			int64_t i = (int64_t)(rng_next(&r) % (uint64_t)n);
-			double x = (8 + 56 * rng_uniform(&r)) * big;
-			put_v(p, d, i, rng_next(&r) & 1 ? x : -x);
+		for (int64_t k = 0, m = rng_vary_outliers(n); k < m; k++) {
+			int64_t i;
+			double x;
+			rng_vary_outlier(&r, n, amax, &i, &x);
+			put_v(p, d, i, x);
 		}
 	}
 }

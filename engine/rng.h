@@ -39,6 +39,16 @@ enum { RNG_PLAIN = 0, RNG_SCALED = 1, RNG_HEAVY = 2, RNG_OUTLIERS = 4 };
 /* vary n elements of dtype d at p by the flags, reproducibly for seed (on
  * the threads the process may use; the same result however many) */
 void rng_vary(void *p, kl_dtype d, int64_t n, int flags, uint64_t seed);
+/* rng_vary's parts, for a backend that varies on its device (backend.h's
+ * vary, the device's own normals for RNG_HEAVY): r seeded for seed, and the
+ * x a + b of RNG_SCALED (a 1, b 0 without it) for n elements of that mean,
+ * standard deviation and largest |x|; how many outliers n elements get, and
+ * the next one's place and value where the largest |x| (after the other
+ * variations) is amax */
+void rng_vary_plan(struct rng *r, uint64_t seed, int flags, int64_t n, double mean, double sd,
+                   double amax, double *pA, double *pB);
+int64_t rng_vary_outliers(int64_t n);
+void rng_vary_outlier(struct rng *r, int64_t n, double amax, int64_t *pI, double *pX);
 /* at most n threads for rng_vary (0, the default: one per CPU, at most 16) */
 void rng_vary_threads(int n);
 /* "scaled+outliers", "plain" (static) */

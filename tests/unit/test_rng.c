@@ -91,6 +91,32 @@ int main(void)
 	CHECK(changed == out && out <= N / 2048 && out >= N / 2048 - 10 && !wild,
 	      "outliers: %lld of %lld elements at 8-64 times the largest (%lld asked)",
 	      (long long)out, (long long)N, (long long)(N / 2048));
+	/* the parts a GPU's vary uses (backend_cuda.c c_vary) draw as rng_vary
+	 * does: its plan, then its outliers' places and values, in order */
+	struct rng pr;
+	double pa, pb, mean0 = 0, m2 = 0;
+	for (int64_t i = 0; i < N; i++)
+		mean0 += x[i];
+	mean0 /= N;
+	for (int64_t i = 0; i < N; i++)
+		m2 += (x[i] - mean0) * (x[i] - mean0);
+	rng_vary_plan(&pr, 3, RNG_OUTLIERS, N, mean0, sqrt(m2 / (N - 1)), big, &pa, &pb);
+	int64_t alike = 0, m = rng_vary_outliers(N);
+	float *z = malloc((size_t)N * sizeof *z);
+	memcpy(z, x, (size_t)N * sizeof *z);
+	for (int64_t k = 0; k < m; k++) {
+		int64_t i;
+		double v;
+		rng_vary_outlier(&pr, N, big, &i, &v);
+		z[i] = (float)v;
+	}
+	for (int64_t i = 0; i < N; i++)
+		alike += z[i] == y[i];
+	CHECK(pa == 1 && pb == 0 && m == N / 2048 && alike == N,
+	      "rng_vary's plan and outliers drawn apart are its own: the same %lld outliers, "
+	      "every element alike (%lld of %lld)",
+	      (long long)m, (long long)alike, (long long)N);
+	free(z);
 	free(y);
 	free(x);
 

@@ -74,6 +74,12 @@ struct backend {
 	 * reproducibly for seed; 0 or -1 + err */
 	int (*random)(struct backend *b, void *p, const struct task_tensor *t, uint64_t seed,
 	              char *err);
+	/* optional: vary tensor t's elements at p (device memory) in place by the
+	 * flags, as rng_vary does on the host (rng.h: the same plan and
+	 * outliers, the device's own normals), without their round trip
+	 * through the host; 0 or -1 + err */
+	int (*vary)(struct backend *b, void *p, const struct task_tensor *t, int flags,
+	            uint64_t seed, char *err);
 	/* dst = a mix of a and b (device memory, n elements of es bytes), element
 	 * by element as rng_mix() takes them for seed; 0 or -1 + err */
 	int (*mix)(struct backend *b, void *dst, const void *a, const void *src2, int64_t n, int es,

@@ -189,6 +189,45 @@ __device__ __forceinline__ unsigned long long mix(unsigned long long z)
 }
 
 /* element i of a counter-based stream: reproducible for (seed, i) */
+/* a float dtype's element i as a double, and v stored as that dtype (kloop.h's
+ * dtype numbers: 0 f32, 1 f16, 2 bf16, 3 f64, 8 e4m3) */
+__device__ __forceinline__ double load_f(const void *p, int dtype, long long i)
+{
+	switch (dtype) {
+	case 0:
+		return ((const float *)p)[i];
+	case 1:
+		return __half2float(((const __half *)p)[i]);
+	case 2:
+		return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
+	case 3:
+		return ((const double *)p)[i];
+	default:
+		return (double)(float)((const __nv_fp8_e4m3 *)p)[i];
+	}
+}
+
+__device__ __forceinline__ void store_f(void *p, int dtype, long long i, double v)
+{
+	switch (dtype) {
+	case 0:
+		((float *)p)[i] = (float)v;
+		break;
+	case 1:
+		((__half *)p)[i] = __float2half_rn((float)v);
+		break;
+	case 2:
+		((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn((float)v);
+		break;
+	case 3:
+		((double *)p)[i] = v;
+		break;
+	default:
+		((__nv_fp8_storage_t *)p)[i] = __nv_cvt_float_to_fp8((float)v, __NV_SATFINITE, __NV_E4M3);
+		break;
+	}
+}
+
 __global__ void random_kernel(void *p, int dtype, long long n, int dist, double a, double b,
 			      unsigned long long seed)
 {
@@ -206,36 +245,16 @@ __global__ void random_kernel(void *p, int dtype, long long n, int dist, double 
 		} else {
 			v = a + (b - a) * u1;
 		}
-		switch (dtype) {
-		case 0:
-			((float *)p)[i] = (float)v;
-			break;
-		case 1:
-			((__half *)p)[i] = __float2half_rn((float)v);
-			break;
-		case 2:
-			((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn((float)v);
-			break;
-		case 3:
-			((double *)p)[i] = v;
-			break;
-		case 4:
+		if (dtype == 4)
 			((int32_t *)p)[i] = (int32_t)v;
-			break;
-		case 5:
+		else if (dtype == 5)
 			((int64_t *)p)[i] = (int64_t)v;
-			break;
-		case 6:
+		else if (dtype == 6)
 			((int8_t *)p)[i] = (int8_t)v;
-			break;
-		case 8: /* e4m3, saturating as kloop.h's kl_f32_to_e4m3 */
-			((__nv_fp8_storage_t *)p)[i] =
-			    __nv_cvt_float_to_fp8((float)v, __NV_SATFINITE, __NV_E4M3);
-			break;
-		default:
+		else if (dtype <= 3 || dtype == 8) /* e4m3 saturating, as kloop.h's */
+			store_f(p, dtype, i, v);
+		else
 			((uint8_t *)p)[i] = (uint8_t)v;
-			break;
-		}
 	}
 }
 
@@ -288,6 +307,72 @@ __global__ void kld_l2_flush_kernel(const uint4 *p, long long n, unsigned *sink)
 	}
 	if (acc == 0x9e3779b9u) /* practically never: keeps the loads */
 		*sink = acc;
+}
+
+/* ---- varying a set's inputs on the device (rng.h's RNG_* flags, the
+ * backend's vary: rng_vary without the round trip through the host) ---- */
+
+/* a warp's sum of s and largest m into the block's accumulators (one atomic
+ * each; a non-negative double's bits order as the double) */
+__device__ __forceinline__ void vary_reduce(double s, double m, double *sum,
+					    unsigned long long *maxBits)
+{
+	for (int o = 16; o > 0; o /= 2) {
+		s += __shfl_down_sync(0xffffffff, s, o);
+		m = fmax(m, __shfl_down_sync(0xffffffff, m, o));
+	}
+	if ((threadIdx.x & 31) == 0) {
+		atomicAdd(sum, s);
+		atomicMax(maxBits, (unsigned long long)__double_as_longlong(m));
+	}
+}
+
+/* pass 0: the sum and the largest |x|; pass 1: the squares about mean */
+__global__ void vary_sum_kernel(const void *p, int dtype, long long n, int pass, double mean,
+				double *sum, unsigned long long *maxBits)
+{
+	double s = 0, m = 0;
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+	     i += (long long)gridDim.x * blockDim.x) {
+		double x = load_f(p, dtype, i);
+		if (pass == 0) {
+			s += x;
+			m = fmax(m, fabs(x));
+		} else {
+			s += (x - mean) * (x - mean);
+		}
+	}
+	vary_reduce(s, m, sum, maxBits);
+}
+
+/* x a + b (flags & 1), x e^g, g a normal of (seed, i) (flags & 2), stored,
+ * and the largest |x| as stored */
+__global__ void vary_apply_kernel(void *p, int dtype, long long n, int flags, double a, double b,
+				  unsigned long long seed, double *sum, unsigned long long *maxBits)
+{
+	double m = 0;
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+	     i += (long long)gridDim.x * blockDim.x) {
+		double x = load_f(p, dtype, i);
+		if (flags & 1)
+			x = x * a + b;
+		if (flags & 2) {
+			unsigned long long h1 = mix(seed ^ mix((unsigned long long)i)), h2 = mix(h1);
+			double u1 = (double)(h1 >> 11) * 0x1.0p-53, u2 = (double)(h2 >> 11) * 0x1.0p-53;
+			x *= exp(sqrt(-2 * log(u1 < 1e-300 ? 1e-300 : u1)) * cospi(2 * u2));
+		}
+		store_f(p, dtype, i, x);
+		m = fmax(m, fabs(load_f(p, dtype, i)));
+	}
+	vary_reduce(0, m, sum, maxBits);
+}
+
+__global__ void vary_scatter_kernel(void *p, int dtype, const long long *idx, const double *val,
+				    long long m)
+{
+	for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < m;
+	     k += (long long)gridDim.x * blockDim.x)
+		store_f(p, dtype, idx[k], val[k]);
 }
 
 static int grid_for(long long n)
@@ -413,6 +498,61 @@ int kld_mix(void *d, const void *a, const void *b, long long n, int es, unsigned
 	else
 		mix_kernel<<<g, 256, 0, s>>>((unsigned char *)d, (const unsigned char *)a,
 					     (const unsigned char *)b, n, seed);
+	return cudaGetLastError();
+}
+
+/* a float dtype's n elements at p: their mean, standard deviation (over
+ * n - 1) and largest |x|, with 16 bytes of device memory at scratch; 0 or a
+ * cudaError_t (the stream synchronized) */
+int kld_vary_stats(const void *p, int dtype, long long n, void *scratch, double *pMean, double *pSd,
+		   double *pAmax, cudaStream_t s)
+{
+	double *sum = (double *)scratch, h[2];
+	unsigned long long *mx = (unsigned long long *)(sum + 1);
+	cudaError_t e;
+	for (int pass = 0; pass < 2; pass++) {
+		if ((e = cudaMemsetAsync(scratch, 0, 16, s)))
+			return e;
+		vary_sum_kernel<<<grid_for(n), 256, 0, s>>>(p, dtype, n, pass, pass ? *pMean : 0, sum,
+							    mx);
+		if ((e = cudaGetLastError()) ||
+		    (e = cudaMemcpyAsync(h, scratch, 16, cudaMemcpyDeviceToHost, s)) ||
+		    (e = cudaStreamSynchronize(s)))
+			return e;
+		if (pass == 0) {
+			*pMean = h[0] / (double)n;
+			*pAmax = h[1]; /* the bits of a double, copied as one */
+		} else {
+			*pSd = n > 1 ? sqrt(h[0] / (double)(n - 1)) : fabs(*pMean);
+		}
+	}
+	return 0;
+}
+
+/* vary them in place (flags & 1: x a + b, flags & 2: x e^g), the largest
+ * |x| as stored into *pAmax; 0 or a cudaError_t (synchronized) */
+int kld_vary_apply(void *p, int dtype, long long n, int flags, double a, double b,
+		   unsigned long long seed, void *scratch, double *pAmax, cudaStream_t s)
+{
+	double *sum = (double *)scratch, h[2];
+	cudaError_t e;
+	if ((e = cudaMemsetAsync(scratch, 0, 16, s)))
+		return e;
+	vary_apply_kernel<<<grid_for(n), 256, 0, s>>>(p, dtype, n, flags, a, b, seed, sum,
+						      (unsigned long long *)(sum + 1));
+	if ((e = cudaGetLastError()) ||
+	    (e = cudaMemcpyAsync(h, scratch, 16, cudaMemcpyDeviceToHost, s)) ||
+	    (e = cudaStreamSynchronize(s)))
+		return e;
+	*pAmax = h[1];
+	return 0;
+}
+
+/* p[idx[k]] = val[k] for m outliers (device memory both) */
+int kld_vary_scatter(void *p, int dtype, const long long *idx, const double *val, long long m,
+		     cudaStream_t s)
+{
+	vary_scatter_kernel<<<grid_for(m), 256, 0, s>>>(p, dtype, idx, val, m);
 	return cudaGetLastError();
 }
 

@@ -64,6 +64,9 @@ static int draw_input(struct harness *h, int s, int i, uint64_t seed, int vary, 
 		return -1;
 	if (!vary || tt->fixed || !is_float(tt->dtype))
 		return 0;
+	/* on the device where the backend can (a GPU's sets never leave it) */
+	if (h->b->vary)
+		return h->b->vary(h->b, h->aaIn[s][i], tt, vary, seed, err) < 0 ? -1 : 1;
 	size_t n = task_tensor_bytes(tt);
 	void *p = xmalloc(n ? n : 1);
 	int rc = h->b->download(h->b, p, h->aaIn[s][i], n, err);
