@@ -10,7 +10,10 @@
  *
  *   harness.c          the harness object, its buffers (the ring's too), the trials
  *   harness_ab.c       the interleaved A/B of two candidates
- *   harness_time.c     timed runs and the timing until stable (time_runs)
+ *   harness_time.c     the timing until stable (time_runs; struct timing: harness_timing.h)
+ *   harness_profiled.c the profiled runs after it (KLOOP_CUPTI=range)
+ *   harness_timing_json.c  its object
+ *   harness_timed_run.c  one timed run on fresh inputs
  *   harness_batch.c    the batch bound: N runs in one request beside the twin's
  *   harness_after.c    checks decided after the call: the timing's reservoir, a batch's runs
  *   harness_clock.c    the clock bound: waits, CPU time, empty frames
@@ -94,7 +97,7 @@ struct harness {
 	struct harness_cand *ref;  /* the reference, judge after the call (not owned; NULL) */
 	struct harness_source src; /* given inputs' source (harness.h; draw NULL: none) */
 	int lastBySrc;             /* the last harness_draw_inputs() drew from src */
-	uint64_t lastSeed;         /* the last timed run's inputs' seed (harness_time.c) */
+	uint64_t lastSeed;         /* the last timed run's inputs' seed (harness_timed_run.c) */
 	int lastChk;               /* its checking set, -1: none (then it was drawn) */
 	int ringBySrc;             /* the batch's ring was drawn from src */
 	double refMs;              /* a call of it, ms (its median on the sets; NAN) */
@@ -316,7 +319,7 @@ int harness_after_end(struct harness *h, const struct harness_cand **pWho, char 
                       char *err);
 int harness_after_batch(struct harness *h, struct harness_cand *c, int n, uint64_t seed,
                         int *pChecked, char *why, size_t nWhy, char *err);
-/* harness_time.c: whether the profiled runs' median pm (ms) may stand for a
+/* harness_profiled.c: whether the profiled runs' median pm (ms) may stand for a
  * bounded fast timing's median em: 1, or 0 with why (timing_profiled) */
 int harness_profiled_agrees(double pm, double em, char *why, size_t nWhy);
 
@@ -336,10 +339,10 @@ void harness_ring_slot(const struct harness *h, int k, void **aIn, void **aOut);
 uint64_t harness_ring_seed(uint64_t seed, int k);
 int harness_ring_prepare(struct harness *h, int n, uint64_t seed, char *err);
 
-/* harness_time.c: one timed run of c on fresh inputs (a random few of them
+/* harness_timed_run.c: one timed run of c on fresh inputs (a random few of them
  * checked): its time *pT, round trip *pW, busy and CPU time (where asked),
- * kl_run's *pRc; 0, -1 + err, or HC_* + why.  The quick timing's state
- * dropped (a new evaluation) */
+ * kl_run's *pRc; 0, -1 + err, or HC_* + why.  harness_time.c: the quick
+ * timing's state dropped (a new evaluation) */
 int harness_timed_run(struct harness *h, struct harness_cand *c, int strict, double cal, double *pT,
                       double *pW, double *pBusy, double *pCpu, int *pRc, char *why, size_t nWhy,
                       char *err);

@@ -4,7 +4,7 @@
  * until the median is stable, the clock bound on them, and the run after
  * timing (time_runs), for harness_eval, harness_time and harness_time_only.
  */
-#include "harness_priv.h"
+#include "harness_timing.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -29,92 +29,6 @@ static void spread_checks(struct harness *h, double perRun)
 }
 
 /*
- * One timed run.  Fast: the flush is still running on the stream when the
- * start event is queued behind it, so the kernel starts as the event fires,
- * and the time is the stream's end event.  Strict: the device is idle at the
- * start, and the time runs to a device-wide synchronize, less the calibrated
- * frame: work on any stream counts, and none of it can hide behind ours.
- */
-static int timed_run(struct harness *h, struct harness_cand *c, int mode, double cal, double *pT,
-                     double *pW, double *pBusy, double *pCpu, int *pRc, char *why, size_t nWhy,
-                     char *err)
-{
-	int strict = mode == HC_STRICT;
-	double ms, md, m0, a0, m1, a1;
-	/* fresh inputs for every timed run, so that remembering an earlier
-	 * answer does not pay (given inputs, e.g. PyTorch's, are mixed afresh
-	 * from two of their sets: no two runs see the same bytes either); by
-	 * chance, a checking set's, never seen before in this evaluation,
-	 * whose outputs are then checked: the candidate cannot tell which */
-	h->nRuns++;
-	h->nTimed++;
-	int chk = -1;
-	uint64_t seed = h->runSeed ^ (h->nRuns * 0x9e3779b97f4a7c15ull);
-	if (h->poolUsed < h->nPool && harness_uniform() < h->pCheck)
-		chk = h->o.nTrials + 1 + h->poolUsed++;
-	h->lastSeed = seed;
-	h->lastChk = chk;
-	if (harness_prepare_run(h, chk, seed, err) < 0)
-		return -1;
-	/* a checking set's inputs are varied: the run is checked, but its
-	 * time is not counted (the softmax seed ran 15% slower on them) */
-	h->lastVaried = chk >= 0 && harness_vary_of(h, chk) != 0;
-	/* the waits for a CPU are read inside kloop's clock: a wait just
-	 * outside it would count against the run and could make it look
-	 * shorter than the candidate's own time */
-	harness_cpu_read(h, c, &m0, &a0);
-	int sure, s1;
-	double t0 = now_s(), d0 = harness_run_delay(c, &sure);
-	int rc = c->call(c, mode, pRc, &ms, &md, why, nWhy, err);
-	double d1 = harness_run_delay(c, &s1);
-	*pW = (now_s() - t0) * 1e3;
-	settle(c);
-	if (pBusy)
-		*pBusy = harness_busy_of(*pW, d0, d1, sure);
-	if (pCpu) {
-		harness_cpu_read(h, c, &m1, &a1);
-		*pCpu = harness_cpu_delta(m0, a0, m1, a1);
-	}
-	if (rc)
-		return rc;
-	*pT = strict ? (md - cal > 0 ? md - cal : 0) : ms;
-	if (*pRc)
-		return 0;
-	/* fresh inputs: kept for a check or not as kloop decides now, after
-	 * the call */
-	if (chk < 0)
-		return harness_after_run(h, c, seed, why, nWhy, err);
-	/* a checked run: nothing trampled, the inputs as given, the outputs right */
-	char w[900], when[96];
-	h->nChecked++;
-	snprintf(when, sizeof when, "timed run %llu%s", (unsigned long long)h->nTimed,
-	         harness_vary_words(h, chk));
-	int bad = harness_check_guards(h, w, sizeof w, err);
-	if (bad == 0)
-		bad = harness_check_inputs(h, chk, w, sizeof w, err);
-	if (bad > 0)
-		snprintf(why, nWhy, "%s: %s", when, w);
-	if (bad == 0) {
-		struct agg a = {.tolDtype = -1};
-		bad = harness_check_outputs(h, chk, &a, why, nWhy, when, err);
-	}
-	/* and its precision, as the trials' (the checking sets have float64
-	 * outputs too): reduced precision in the timed runs alone is seen */
-	if (bad == 0 && h->judged == c && h->judge && h->judgeOps->checked &&
-	    h->judgeOps->checked(h->judge, h, chk, (unsigned long long)h->nTimed, err) < 0)
-		bad = -1;
-	return bad < 0 ? -1 : bad ? HC_MISBEHAVED : 0;
-}
-
-int harness_timed_run(struct harness *h, struct harness_cand *c, int strict, double cal, double *pT,
-                      double *pW, double *pBusy, double *pCpu, int *pRc, char *why, size_t nWhy,
-                      char *err)
-{
-	return timed_run(h, c, strict ? HC_STRICT : HC_FAST, cal, pT, pW, pBusy, pCpu, pRc, why,
-	                 nWhy, err);
-}
-
-/*
  * Strict probes slower than the fast runs by more than launch noise mean the
  * candidate's work is not all on its stream (or it behaves differently when
  * the stream is busy): its time must be the strict one.
@@ -123,56 +37,6 @@ static int probes_disagree(double probe, double fast)
 {
 	return probe > 1.15 * fast + 0.005;
 }
-
-/*
- * One timing of a candidate: time_runs()'s whole state, which its steps
- * work on.  A quick timing leaves it in h->cont, and the full timing of the
- * same candidate goes on from there (warm, calibrated, its runs counted
- * and its budget begun).
- */
-struct timing {
-	struct harness_cand *c; /* whose */
-	struct samples ms;      /* each counted run's time, ms (the candidate's) */
-	struct samples probe;   /* each strict probe's (not counted) */
-	struct samples wall;    /* each counted run's round trip by kloop's clock, ms */
-	struct samples busys;   /* its busy time (harness_busy_of; NAN: unknown) */
-	struct samples near;    /* the empty frame before it (harness_frame_for) */
-	struct samples preps;   /* kloop's preparation of it, ms */
-	struct samples cpus;    /* its CPU time (harness_cpu_delta) */
-	struct samples nearCpu; /* that of the frame before it */
-	struct samples fOwn;    /* each frame, the runner's own */
-	struct samples fTwin;   /* and the clock's twin's beside it */
-	struct samples fOwnCpu; /* the CPU time of the runner's own */
-	struct samples kclk;    /* kloop's own clock's times (harness_clock_times) */
-	double cal;             /* the calibrated strict frame, ms */
-	double nearFrame;       /* the last empty frame, ms (NAN: unknown) */
-	double nearCpuFrame;    /* its CPU time */
-	double sum, sum2, rse;  /* of the counted times; their relative standard error */
-	double start;           /* when the warm-up, then the counted runs, began (now_s) */
-	double perRun;          /* seconds a warm-up run took */
-	double probeMed;        /* the median strict probe, ms */
-	int warm;               /* warm-up runs */
-	int strict;             /* timed device-wide (the probes disagreed) */
-	int n;                  /* runs since the counted runs began, probes included */
-	int converged;          /* stopped at the target rse */
-	int retimed;            /* times the counted runs were taken again for the bound */
-	int clk0, clk1;         /* the SM clock before and after, MHz (-1: unknown) */
-	int left;               /* threads of the candidate that outlived kl_run */
-	int inc;                /* the clock bound: 0 held, 1 inconsistent, 2 not applied */
-	int byCpu;              /* bounded by CPU time rather than the clock */
-	int paired;             /* each run bounded by its own CPU time (harness_paired_cpu) */
-	int byClock;            /* timed by kloop's own clock (kclk) */
-	char bound[300];        /* why the bound failed or was not applied */
-	int throttled;          /* the backend's throttling (-1: unknown) */
-	char thr[256];          /* and why */
-	struct batch bt;        /* the batch bound's batch (harness_batch.c) */
-	double jitter;          /* the jitter of two round trips it allowed, ms */
-	struct samples prof;    /* the profiled runs' times, ms (timing_profiled) */
-	int profAsked;          /* profiled runs were asked for (h->o.profiledRuns) */
-	int profUsed;           /* their median is the timing's */
-	int profChecked;        /* of them, checked */
-	char profWhy[300];      /* why not, where asked */
-};
 
 static void timing_free(struct timing *tg)
 {
@@ -610,109 +474,6 @@ static int timing_checks(struct harness *h, struct timing *tg, char *why, size_t
 	return 0;
 }
 
-/* the most a launch adds to a run's events over its kernels' durations: on
- * an H200 1.4 to 2.9 us (bench/gpu/rangeprof.sh), for an empty kernel too */
-#define PROF_LAUNCH_MS 0.004
-
-/*
- * The profiled runs (issue 39; KLOOP_CUPTI=range sets h->o.profiledRuns):
- * after a fast timing that kloop's clock bounded, that many more runs on
- * fresh inputs, as the timed ones (a checking set's at random, the others
- * kept for a check after their call alike), each timed by its kernels' own
- * durations, gpu__time_duration (Nsight Compute's metric, through CUPTI's
- * Range Profiler, cupti_range.cu).  Their median is the timing's where it
- * agrees with the bounded one, the events': not longer (a kernel's duration
- * is inside the events around it), and not shorter by more than a launch's
- * time and a tenth (a run whose time lies outside its kernels, a host's
- * work before or between them, keeps its events').  Otherwise, or where the
- * runner has no profiler, the events' median stands and tg->profWhy says
- * why.  A profiled run that is wrong is the verdict, as a timed run's.
- */
-static int timing_profiled(struct harness *h, struct timing *tg, char *why, size_t nWhy, char *err)
-{
-	tg->prof.n = 0;
-	tg->profUsed = 0;
-	tg->profChecked = 0;
-	tg->profWhy[0] = 0;
-	tg->profAsked = h->o.profiledRuns > 0 && !h->quick;
-	if (!tg->profAsked)
-		return 0;
-	if (tg->strict) {
-		snprintf(tg->profWhy, sizeof tg->profWhy,
-		         "timed device-wide (its work is not all on its stream): its kernels' "
-		         "durations are not its time");
-		return 0;
-	}
-	if (tg->inc || tg->byClock) {
-		snprintf(tg->profWhy, sizeof tg->profWhy,
-		         "its time was not bounded by kloop's clock: nothing to hold the profiled "
-		         "runs against");
-		return 0;
-	}
-	struct harness_cand *c = tg->c;
-	for (int i = 0; i < h->o.profiledRuns; i++) {
-		double t, w;
-		int rc,
-		    crc = timed_run(h, c, HC_PROFILED, 0, &t, &w, NULL, NULL, &rc, why, nWhy, err);
-		if (crc)
-			return crc;
-		if (rc) {
-			char at[40];
-			snprintf(at, sizeof at, " in profiled run %d", i + 1);
-			harness_returned(c, rc, at, why, nWhy);
-			return HC_MISBEHAVED;
-		}
-		/* every one checked: CUPTI's profiler is in the runner's process,
-		 * which can tell such a run from the others (a checking set's run
-		 * was checked in the call already) */
-		if (h->lastChk < 0) {
-			char when[64];
-			int checked;
-			snprintf(when, sizeof when, "profiled run %d (checked after its call)",
-			         i + 1);
-			if ((crc = harness_check_now(h, c, h->lastSeed, when, &checked, why, nWhy,
-			                             err)))
-				return crc;
-			tg->profChecked += checked;
-		} else {
-			tg->profChecked++;
-		}
-		if (!(t >= 0)) {
-			snprintf(tg->profWhy, sizeof tg->profWhy, "%s",
-			         c->zProfNote[0] ? c->zProfNote
-			                         : "the runner gave no profiled time");
-			tg->prof.n = 0;
-			return 0;
-		}
-		if (!h->lastVaried)
-			harness_push(&tg->prof, t);
-	}
-	if (!tg->prof.n)
-		snprintf(tg->profWhy, sizeof tg->profWhy, "no profiled run was counted");
-	else
-		tg->profUsed =
-		    harness_profiled_agrees(harness_median(&tg->prof), harness_median(&tg->ms),
-		                            tg->profWhy, sizeof tg->profWhy);
-	return 0;
-}
-
-int harness_profiled_agrees(double pm, double em, char *why, size_t nWhy)
-{
-	why[0] = 0;
-	if (pm > em * 1.02 + 0.0005)
-		snprintf(why, nWhy,
-		         "the profiled runs' median, %.4g ms, is longer than the timing's %.4g ms: "
-		         "kernels longer than the events around them",
-		         pm, em);
-	else if (em - pm > PROF_LAUNCH_MS + 0.1 * em)
-		snprintf(
-		    why, nWhy,
-		    "the profiled runs' median, %.4g ms, is %.4g ms under the timing's %.4g ms, "
-		    "more than a launch's time: the run's time lies outside its kernels",
-		    pm, em - pm, em);
-	return !why[0];
-}
-
 /* one more run, as the timed ones but on the timing set, whose output must
  * be right, with nothing trampled: 0, -1 + err, or HC_* + why */
 static int run_after_timing(struct harness *h, struct harness_cand *c, char *why, size_t nWhy,
@@ -740,161 +501,6 @@ static int run_after_timing(struct harness *h, struct harness_cand *c, char *why
 	    h->judgeOps->after_timing(h->judge, h, err) < 0)
 		bad = -1;
 	return bad < 0 ? -1 : bad ? HC_MISBEHAVED : 0;
-}
-
-/* the profiled runs' part of the timing object o ("profiled"): their
- * figures and whether they stand for the timing (then the events' median
- * beside, from sorted, n; np: the profiled ones counted), or why not */
-static void profiled_json(cJSON *o, const struct timing *tg, const double *sorted, int n, int np)
-{
-	cJSON *p = cJSON_AddObjectToObject(o, "profiled");
-	cJSON_AddStringToObject(p, "metric",
-	                        "gpu__time_duration.sum of the run's kernels (CUPTI's Range "
-	                        "Profiler: Nsight Compute's metric)");
-	cJSON_AddNumberToObject(p, "runs", (double)tg->prof.n);
-	cJSON_AddNumberToObject(p, "checked", tg->profChecked);
-	cJSON_AddBoolToObject(p, "used", tg->profUsed);
-	if (np) {
-		cJSON_AddNumberToObject(p, "events_median_ms", harness_pct(sorted, n, 0.5));
-		cJSON_AddNumberToObject(p, "events_min_ms", n ? sorted[0] : NAN);
-	} else if (tg->prof.n) {
-		cJSON_AddNumberToObject(p, "median_ms", harness_median(&tg->prof));
-	}
-	if (tg->profWhy[0])
-		cJSON_AddStringToObject(p, "why_not", tg->profWhy);
-}
-
-/* the timing object of tg (harness_eval's "timing") */
-static cJSON *timing_json(const struct harness *h, const struct timing *tg)
-{
-	const struct harness_cand *c = tg->c;
-	const struct samples *S = tg->byClock ? &tg->kclk : &tg->ms;
-	int n = (int)S->n, left = tg->left;
-	double *sorted = xmalloc((size_t)n * sizeof *sorted);
-	memcpy(sorted, S->a, (size_t)n * sizeof *sorted);
-	qsort(sorted, (size_t)n, sizeof *sorted, harness_cmp_double);
-	/* the typed facts (verdict.h), written by its encoder; then the rest */
-	struct verdict_timing t;
-	verdict_timing_decode(NULL, &t);
-	t.medianMs = harness_pct(sorted, n, 0.5);
-	t.p10Ms = harness_pct(sorted, n, 0.1);
-	t.p90Ms = harness_pct(sorted, n, 0.9);
-	t.count = n;
-	t.rse = isfinite(tg->rse) ? tg->rse : -1;
-	t.converged = tg->converged;
-	t.zMethod = tg->strict ? "device-wide" : "stream";
-	/* the profiled runs' median, where it stands for the timing's */
-	double *ps = NULL;
-	int np = tg->profUsed ? (int)tg->prof.n : 0;
-	if (np) {
-		ps = xmalloc((size_t)np * sizeof *ps);
-		memcpy(ps, tg->prof.a, (size_t)np * sizeof *ps);
-		qsort(ps, (size_t)np, sizeof *ps, harness_cmp_double);
-		t.medianMs = harness_pct(ps, np, 0.5);
-		t.p10Ms = harness_pct(ps, np, 0.1);
-		t.p90Ms = harness_pct(ps, np, 0.9);
-		t.zMethod = "kernel durations";
-	}
-	/* verified: kloop's own clock bounded the time; otherwise it is shown
-	 * as unverified and never ranked (never the best, a parent, a win) */
-	t.unverified = tg->inc == 2;
-	if (tg->inc == 2)
-		t.zClockBound = tg->bound;
-	else if (!c->trusted)
-		t.zBound = tg->byCpu ? "cpu" : "clock";
-	char note[300];
-	if (tg->byClock) {
-		snprintf(note, sizeof note,
-		         "timed by kloop's own clock (each run's round trip less an empty frame), "
-		         "not the runner's: %d thread%s of the candidate outlived kl_run, and what "
-		         "such a thread does before the runner starts its timer is in no time the "
-		         "runner reports",
-		         left, left == 1 ? "" : "s");
-		t.zClockNote = note;
-	}
-	if (tg->clk0 >= 0)
-		t.smClockMhzAfter = tg->clk1;
-	if (tg->throttled >= 0) {
-		t.throttleRead = 1;
-		t.throttled = tg->throttled > 0;
-		if (tg->throttled > 0)
-			t.zThrottleReason = tg->thr;
-	}
-	cJSON *o = cJSON_CreateObject();
-	verdict_timing_encode(o, &t, VERDICT_COMPLETE);
-	/* of the runs whose median it is: the profiled ones where they stand */
-	double psum = 0;
-	for (int i = 0; i < np; i++)
-		psum += ps[i];
-	cJSON_AddNumberToObject(o, "min_ms", np ? ps[0] : n ? sorted[0] : NAN);
-	cJSON_AddNumberToObject(o, "mean_ms", np ? psum / np : n ? tg->sum / n : NAN);
-	cJSON_AddNumberToObject(o, "warmup_runs", tg->warm);
-	/* on a GPU whose runner has CUPTI: a fast run's time is its kernels'
-	 * busy time (issue 39), the events' where more lay between them */
-	int nk = 0, ne = 0, ng = 0;
-	if (c->methods)
-		c->methods((struct harness_cand *)c, &nk, &ne, &ng);
-	if (nk > 0) {
-		cJSON_AddStringToObject(
-		    o, "kernel_time",
-		    "the GPU's busy time with the run's kernels, copies and sets "
-		    "(CUPTI's activity records)");
-		cJSON_AddNumberToObject(o, "runs_by_kernels", nk);
-		cJSON_AddNumberToObject(o, "runs_by_events", ne);
-		if (ng)
-			cJSON_AddNumberToObject(o, "runs_with_time_between_kernels", ng);
-	}
-	cJSON_AddNumberToObject(o, "probe_median_ms", tg->probeMed);
-	cJSON_AddNumberToObject(o, "probes", (double)tg->probe.n);
-	cJSON_AddNumberToObject(o, "frame_ms", tg->cal);
-	cJSON_AddNumberToObject(o, "checked_runs", h->nChecked);
-	cJSON_AddNumberToObject(o, "checked_after_runs", h->nAfter);
-	cJSON_AddNumberToObject(o, "checked_after_seconds", h->afterS);
-	cJSON_AddNumberToObject(o, "wall_median_ms", harness_median(&tg->wall));
-	struct samples kf = {0};
-	harness_known_of(&tg->near, NULL, &kf);
-	cJSON_AddNumberToObject(o, "frame_wall_median_ms", harness_median(&kf));
-	/* the frames the bound was checked against: before the load (the
-	 * runner's own and the twin's beside them), and since (both) */
-	harness_add_finite(o, "frame_before_load_ms", harness_pre_median(c));
-	harness_add_finite(o, "twin_before_load_ms", c->preTwin);
-	struct samples kt = {0};
-	harness_known_of(&tg->fTwin, NULL, &kt);
-	if (kt.n)
-		cJSON_AddNumberToObject(o, "twin_frame_median_ms", harness_median(&kt));
-	/* the CPU time of a run and of a frame (harness_cpu_delta) */
-	harness_known_of(&tg->cpus, NULL, &kt);
-	if (kt.n)
-		cJSON_AddNumberToObject(o, "cpu_median_ms", harness_median(&kt));
-	harness_known_of(&tg->fOwnCpu, NULL, &kt);
-	if (kt.n)
-		cJSON_AddNumberToObject(o, "frame_cpu_median_ms", harness_median(&kt));
-	kt.n = 0;
-	for (int i = 0; i < c->nPreFrame; i++)
-		if (!isnan(c->preCpu[i]))
-			harness_push(&kt, c->preCpu[i]);
-	if (kt.n)
-		cJSON_AddNumberToObject(o, "frame_cpu_before_load_ms", harness_median(&kt));
-	free(kt.a);
-	free(kf.a);
-	if (left > 0)
-		cJSON_AddNumberToObject(o, "threads_left", left);
-	if (tg->byClock)
-		cJSON_AddStringToObject(o, "clock", "kloop");
-	harness_batch_json(o, &tg->bt, tg->jitter);
-	if (tg->strict)
-		cJSON_AddStringToObject(
-		    o, "note",
-		    "the candidate's work is not all on the stream it was given "
-		    "(or it behaves differently when that stream is busy): "
-		    "timed from an idle device to a device-wide synchronize");
-	if (tg->clk0 >= 0)
-		cJSON_AddNumberToObject(o, "sm_clock_mhz_before", tg->clk0);
-	if (tg->profAsked)
-		profiled_json(o, tg, sorted, n, np);
-	free(ps);
-	free(sorted);
-	return o;
 }
 
 /*
@@ -960,7 +566,7 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 	if (!crc)
 		crc = timing_checks(h, tg, why, nWhy, err);
 	if (!crc)
-		crc = timing_profiled(h, tg, why, nWhy, err);
+		crc = harness_timing_profiled(h, tg, why, nWhy, err);
 	const struct harness_cand *who;
 	if (!crc)
 		crc = harness_after_end(h, &who, why, nWhy, err);
@@ -984,7 +590,7 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 		timing_free(tg);
 		return NULL;
 	}
-	cJSON *o = timing_json(h, tg);
+	cJSON *o = harness_timing_json(h, tg);
 	free(tg->kclk.a);
 	tg->kclk = (struct samples){0};
 	if (h->quick)
