@@ -16,8 +16,8 @@
  * outputs inside kl_run (so the copy is timed, and the verdict names it):
  * PyTorch allocates with its own allocator, which kloop cannot point at its
  * output buffer.  On the GPU the current stream is kloop's for the call
- * (at::cuda::getCurrentCUDAStream()), and launches on the legacy default
- * stream are ordered with it.
+ * (at::cuda::getCurrentCUDAStream()), a blocking stream: launches on the
+ * legacy default stream are ordered with it (backend_cuda.c, stream_flags()).
  */
 #ifndef KLOOP_TORCH_REAL_H
 #define KLOOP_TORCH_REAL_H
@@ -164,45 +164,17 @@ inline at::Tensor wrap(const kl_tensor &t, bool cuda)
 
 using opt_tensor = c10::optional<at::Tensor>;
 
-#ifdef KL_TORCH_HAS_CUDA
-inline void cuda_check(cudaError_t e, const char *what)
-{
-	if (e != cudaSuccess)
-		failf("CUDA error: %s (%s)", cudaGetErrorString(e), what);
-}
-/* stream a waits for what stream b has been given */
-inline void join(cudaStream_t a, cudaStream_t b)
-{
-	static cudaEvent_t e;
-	if (!e)
-		cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
-	cuda_check(cudaEventRecord(e, b), "cudaEventRecord");
-	cuda_check(cudaStreamWaitEvent(a, e, 0), "cudaStreamWaitEvent");
-}
-#endif
-
-/* for the call, PyTorch's current stream is kloop's; kernels launched on
- * the legacy default stream see kloop's inputs, and kloop sees their work */
+/* for the call, PyTorch's current stream is kloop's (a blocking one:
+ * kernels the extension launches on the legacy default stream are ordered
+ * with it both ways, as they are with PyTorch's default stream) */
 struct call_scope {
 #ifdef KL_TORCH_HAS_CUDA
 	std::optional<c10::cuda::CUDAStreamGuard> g;
-	cudaStream_t s = nullptr;
 	explicit call_scope(call &c)
 	{
-		if (!c.cuda)
-			return;
-		s = (cudaStream_t)c.stream;
-		g.emplace(c10::cuda::getStreamFromExternal(s, c10::cuda::current_device()));
-		join(cudaStreamLegacy, s);
-	}
-	~call_scope()
-	{
-		/* no throwing here: a failure to join is the next CUDA call's */
-		static cudaEvent_t e;
-		if (s &&
-		    (e || cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess) &&
-		    cudaEventRecord(e, cudaStreamLegacy) == cudaSuccess)
-			cudaStreamWaitEvent(s, e, 0);
+		if (c.cuda)
+			g.emplace(c10::cuda::getStreamFromExternal((cudaStream_t)c.stream,
+			                                           c10::cuda::current_device()));
 	}
 #else
 	explicit call_scope(call &)
@@ -215,10 +187,6 @@ struct call_scope {
  * current stream, which is kloop's */
 inline void copy_result(call &c, int k, const at::Tensor &t)
 {
-#ifdef KL_TORCH_HAS_CUDA
-	if (c.cuda)
-		join((cudaStream_t)c.stream, cudaStreamLegacy);
-#endif
 	wrap(c.out[k], c.cuda).copy_(t);
 }
 

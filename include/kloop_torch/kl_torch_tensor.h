@@ -370,34 +370,12 @@ inline void cuda_check(cudaError_t e, const char *file, int line, const char *wh
 		cuda_failed(e, file, line, what);
 }
 /*
- * kloop's stream is a non-blocking one: an extension that launches on the
- * legacy default stream (`<<<grid, block>>>` with no stream) is not ordered
- * with it.  Whatever the stand-in does on kloop's stream (an allocation, a
- * fill) is joined to the legacy stream before the extension's next launch,
- * and the legacy stream's work to kloop's before the stand-in copies or
- * frees after the call.
+ * kloop's stream is a blocking one (backend_cuda.c, stream_flags()): an
+ * extension's launches on the legacy default stream (`<<<grid, block>>>`
+ * with no stream) wait for what the stand-in did on kloop's stream (an
+ * allocation, a fill), and what the stand-in does after them (a copy, a
+ * free) waits for them, with no event of the stand-in's.
  */
-static inline cudaEvent_t join_event()
-{
-	static cudaEvent_t e;
-	if (!e)
-		cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), __FILE__, __LINE__,
-		           "cudaEventCreateWithFlags");
-	return e;
-}
-inline void legacy_waits(cudaStream_t ours)
-{
-	cudaEvent_t e = join_event();
-	cuda_check(cudaEventRecord(e, ours), __FILE__, __LINE__, "cudaEventRecord");
-	cuda_check(cudaStreamWaitEvent(cudaStreamLegacy, e, 0), __FILE__, __LINE__,
-	           "cudaStreamWaitEvent");
-}
-inline void ours_waits(cudaStream_t ours)
-{
-	cudaEvent_t e = join_event();
-	cuda_check(cudaEventRecord(e, cudaStreamLegacy), __FILE__, __LINE__, "cudaEventRecord");
-	cuda_check(cudaStreamWaitEvent(ours, e, 0), __FILE__, __LINE__, "cudaStreamWaitEvent");
-}
 #ifdef __CUDACC__
 template <class W> __global__ void kl_torch_fill_kernel(W *p, int64_t n, W v)
 {
@@ -527,7 +505,6 @@ KL_TORCH_NOINLINE inline void fill(const at::Tensor &t, double v)
 		cuda_check(e, __FILE__, __LINE__, "cudaMemcpyAsync");
 #endif
 	}
-	legacy_waits(s);
 #else
 	failf("a CUDA tensor in an extension compiled without CUDA");
 #endif
@@ -578,7 +555,6 @@ KL_TORCH_NOINLINE inline at::Tensor alloc(c10::IntArrayRef size, c10::TensorOpti
 #ifdef KL_TORCH_HAS_CUDA
 		cuda_check(cudaMallocAsync(&p, rounded ? rounded : 64, (cudaStream_t)c.stream),
 		           __FILE__, __LINE__, "cudaMallocAsync");
-		legacy_waits((cudaStream_t)c.stream);
 #endif
 	} else {
 		p = aligned_alloc(64, rounded ? rounded : 64);
@@ -637,13 +613,11 @@ KL_TORCH_NOINLINE inline void copy_bytes(const at::Tensor &dst, const at::Tensor
 #ifdef KL_TORCH_HAS_CUDA
 	call &c = need_call("copying a CUDA tensor");
 	cudaStream_t s = (cudaStream_t)c.stream;
-	ours_waits(s);
 	cuda_check(
 	    cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), dst.nbytes(), cudaMemcpyDefault, s),
 	    __FILE__, __LINE__, "cudaMemcpyAsync");
 	if (!dst.is_cuda())
 		cuda_check(cudaStreamSynchronize(s), __FILE__, __LINE__, "cudaStreamSynchronize");
-	legacy_waits(s);
 #else
 	failf("a CUDA tensor in an extension compiled without CUDA");
 #endif
@@ -933,7 +907,6 @@ KL_TORCH_NOINLINE inline void copy_result(call &c, int k, const at::Tensor &t)
 	}
 #ifdef KL_TORCH_HAS_CUDA
 	cudaStream_t s = (cudaStream_t)c.stream;
-	ours_waits(s);
 	cuda_check(cudaMemcpyAsync(o.data, t.data_ptr(), t.nbytes(), cudaMemcpyDeviceToDevice, s),
 	           __FILE__, __LINE__, "copying a result into kloop's output");
 #endif
@@ -942,19 +915,13 @@ KL_TORCH_NOINLINE inline void copy_result(call &c, int k, const at::Tensor &t)
 /* the arena given back */
 KL_TORCH_NOINLINE inline void release(call &c)
 {
-#ifdef KL_TORCH_HAS_CUDA
-	bool joined = false;
-#endif
 	for (int i = 0; i < c.nArena; i++) {
 		if (!c.arenaCuda[i]) {
 			free(c.arena[i]);
 			continue;
 		}
 #ifdef KL_TORCH_HAS_CUDA
-		cudaStream_t s = (cudaStream_t)c.stream;
-		if (!joined)
-			ours_waits(s), joined = true;
-		cudaFreeAsync(c.arena[i], s);
+		cudaFreeAsync(c.arena[i], (cudaStream_t)c.stream);
 #endif
 	}
 	c.nArena = 0;

@@ -108,6 +108,11 @@ check "own_stream.cu is timed device-wide, its sibling on the given stream by st
 import json
 m={json.loads(l)['source'].split('/')[-1]: json.loads(l).get('timing',{}).get('method') for l in open('$T/all.json')}
 assert m['own_stream.cu']=='device-wide' and m['given_stream.cu']=='stream', m"
+# honest code written for PyTorch's default stream: its second kernel on the
+# legacy default stream reads what its first wrote on kloop's stream
+$KLOOP eval softmax $F/default_stream.cu $B --json >"$T/ds.json" 2>"$T/ds.err"
+check "default_stream.cu, its second kernel on the legacy default stream, is correct: kloop's stream is ordered with it ($(json status "$T/ds.json" 2>/dev/null): $(json reason "$T/ds.json" 2>/dev/null)$(head -c 300 "$T/ds.err"))" \
+	test "$(json status "$T/ds.json" 2>/dev/null)" = correct
 check "every result names the device and its architecture" grep -q '"device":"[^"]*sm_[0-9]' "$T/all.json"
 check "a timed result reports the SM clock" grep -q 'sm_clock_mhz_after' "$T/all.json"
 fi

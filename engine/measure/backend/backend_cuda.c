@@ -80,10 +80,30 @@ enum {
 	H2D = 1,
 	D2H = 2,
 	LIMIT_PERSISTING_L2 = 0x06,
+	STREAM_BLOCKING = 0,
 	STREAM_NON_BLOCKING = 1,
 };
 
 static int forRunner;
+
+/*
+ * kloop's stream in a runner is a blocking one: work a candidate puts on
+ * the legacy default stream (`<<<grid, block>>>` with no stream, a
+ * synchronous cudaMemcpy, PyTorch's current stream where kloop's is not
+ * made it) waits for what kloop's stream was given before it, and kloop's
+ * stream waits for it: an extension that runs at::softmax on the current
+ * stream and its own kernel on the default one, correct in PyTorch (whose
+ * current stream is the default one), is ordered as it is there, and its
+ * time is inside kloop's events.  With a non-blocking stream its kernel
+ * read what at::softmax had not yet written (an H200, 2026-11-30: honest
+ * extensions incorrect in one eval of two).  A stream the candidate makes
+ * itself is not ordered (own_stream.cu: timed device-wide).  The worker's
+ * stream stays non-blocking: its synchronous copies must not wait for it.
+ */
+static unsigned stream_flags(void)
+{
+	return forRunner ? STREAM_BLOCKING : STREAM_NON_BLOCKING;
+}
 
 void backend_cuda_for_runner(void)
 {
@@ -589,7 +609,7 @@ static int c_reset(struct backend *b, char *err)
 	cudaError_t e = R.cudaDeviceSynchronize();
 	if (e)
 		return fail(b, "synchronizing before the candidate", e, err);
-	if ((e = R.cudaStreamCreateWithFlags(&s, STREAM_NON_BLOCKING)))
+	if ((e = R.cudaStreamCreateWithFlags(&s, stream_flags())))
 		return fail(b, "cudaStreamCreateWithFlags", e, err);
 	R.cudaStreamDestroy(b->stream);
 	b->stream = s;
@@ -730,7 +750,7 @@ struct backend *backend_cuda_new(int dev, char *err)
 	         sms, l2 >> 20, drv / 1000, (drv % 1000) / 10, rt / 1000, (rt % 1000) / 10,
 	         K.ok ? "" : "; checks on the CPU: libkloop-cuda.so not found");
 	c->nFlush = 2 * (size_t)(l2 > 0 ? l2 : 64 << 20);
-	if ((e = R.cudaStreamCreateWithFlags(&b->stream, STREAM_NON_BLOCKING)) ||
+	if ((e = R.cudaStreamCreateWithFlags(&b->stream, stream_flags())) ||
 	    (e = R.cudaEventCreate(&c->e0)) || (e = R.cudaEventCreate(&c->e1)) ||
 	    (e = R.cudaEventCreate(&c->e2)) || (e = R.cudaMalloc(&c->pFlush, c->nFlush)) ||
 	    (e = R.cudaMalloc(&c->pReport, 256)) ||
