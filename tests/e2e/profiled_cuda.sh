@@ -7,7 +7,8 @@
 # driver that lets only administrators profile, a runner whose
 # confinement refuses the profiler).  (That every profiled run is checked,
 # and a candidate that skips its profiled runs is caught: test_profiled.)
-# Skipped with one line without a GPU.
+# A kernel on a stream of its own (own_stream.cu) is never timed by its
+# stream's events alone.  Skipped with one line without a GPU.
 . tests/e2e/lib.sh
 if ! $KLOOP doctor --json 2>/dev/null | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["gpu"]["ok"] else 1)'; then
 	skip "profiled_cuda: no GPU here, the profiled runs did not run"
@@ -24,4 +25,15 @@ import json; r=json.load(open('$T/p.json')); t=r['timing']; p=t['profiled']
 assert r['status'] == 'correct', r['status']
 assert p['checked'] >= p['runs'] >= 1 or p.get('why_not'), p
 assert (p['used'] and t['method'] == 'kernel durations' and t['median_ms'] <= p['events_median_ms'] * 1.02 + 0.0005) or (not p['used'] and p['why_not']), p"
+# a kernel on a stream of its own, a few microseconds at the host shapes:
+# what the strict probes' allowance may not see, the profiler does; its
+# time is never its stream's events alone
+KLOOP_CUPTI=range $KLOOP eval softmax tests/fixtures/cuda/own_stream.cu $B --json >"$T/o.json" 2>"$T/o.err"
+echo "# own_stream: $(python3 -c "
+import json; t=json.load(open('$T/o.json')).get('timing') or {}
+print('method', t.get('method'), 'median', t.get('median_ms'), 'profiled', json.dumps(t.get('profiled')))" 2>&1)"
+check "KLOOP_CUPTI=range: own_stream.cu's time is device-wide or its kernels', never its stream's events ($(json status "$T/o.json" 2>/dev/null): $(json timing.method "$T/o.json" 2>/dev/null)$(head -c 300 "$T/o.err"))" python3 -c "
+import json; r=json.load(open('$T/o.json')); t=r['timing']
+assert r['status'] == 'correct', r['status']
+assert t['method'] in ('device-wide', 'kernel durations'), t['method']"
 [ $NFAIL -eq 0 ]

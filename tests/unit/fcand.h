@@ -137,6 +137,7 @@ static inline int f_call(struct harness_cand *hc, int mode, int *pRc, double *pM
 		*pRc = c->profSkip ? 0 : c->fn(c->in, c->nIn, c->out, c->nOut, NULL);
 		*pMs = c->profMs >= 0 ? c->profMs : -1;
 		*pMd = -1;
+		hc->profKernels = c->profMs >= 0;
 		snprintf(hc->zProfNote, sizeof hc->zProfNote, "%s",
 		         c->profMs >= 0 ? "" : "the runner has no Range Profiler (a test's)");
 		return 0;

@@ -59,6 +59,70 @@ static void test_agrees(void)
 	}
 }
 
+/* a timing gone device-wide (its strict probes slower than its fast runs)
+ * keeps its device-wide time unless the probes' excess is what launching
+ * its kernels on an idle device adds: an H200's 94_MSELoss, two kernels */
+static void test_strict_ok(void)
+{
+	char why[300];
+	static const struct {
+		double probe, fast;
+		int kernels, ok;
+		const char *what;
+	} c[] = {
+	    {0.01558, 0.0091, 2, 1, "two microsecond kernels: 15.6 us probes beside 9.1 us events"},
+	    {0.01558, 0.0091, 1, 0, "one kernel so: the excess is work off its stream"},
+	    {0.01558, 0.0091, 0, 0, "kernels unknown: counted as one"},
+	    {0.30, 0.012, 1, 0, "KernelBench's own stream: 0.3 ms of probes, 12 us of events"},
+	    {1.0, 0.1, 10, 0, "ten launches excuse no 0.9 ms"},
+	};
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+		int ok = harness_profiled_strict_ok(c[i].probe, c[i].fast, c[i].kernels, why,
+		                                    sizeof why);
+		CHECK(ok == c[i].ok &&
+		          (ok ? !why[0] : strstr(why, "not all on its stream") != NULL),
+		      "%s: %s (%s)", c[i].what,
+		      c[i].ok ? "its kernels' durations may stand" : "device-wide", why);
+	}
+}
+
+/* the strict probes against the fast runs, an H200's figures (2026-11-30):
+ * a kernel on a stream of its own is caught at any size on the GPU; honest
+ * kernels, one or two, keep their stream's time */
+static void test_probes(void)
+{
+	static const struct {
+		double probe, fast;
+		int gpu, strict;
+		const char *what;
+	} c[] = {
+	    {0.004096, 0.001248, 1, 1, "own_stream.cu at the host shapes: 4.1 us beside 1.25 us"},
+	    {0.30, 0.012, 1, 1, "own_stream.cu at the full shapes: 0.3 ms beside 12 us"},
+	    {0.006016, 0.00664, 1, 0, "the softmax seed: 6.0 us beside 6.64 us"},
+	    {0.00453, 0.00406, 1, 0, "GELU: 4.5 us beside 4.1 us"},
+	    {0.01357, 0.00915, 1, 0, "94_MSELoss, two kernels: 13.6 us beside 9.15 us"},
+	    {0.4, 0.3, 1, 1, "0.1 ms more in 0.3 ms"},
+	    {0.008, 0.004, 0, 0, "the host: 8 us beside 4 us is a loaded VM's noise"},
+	    {0.008, 0.004, 1, 1, "the GPU: 8 us beside 4 us is not"},
+	};
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++)
+		CHECK(harness_probes_disagree(c[i].probe, c[i].fast, c[i].gpu) == c[i].strict,
+		      "%s: %s", c[i].what, c[i].strict ? "timed device-wide" : "its stream's time");
+}
+
+/* slow_double's evaluation (about 2 ms a run) by a runner whose profiled
+ * runs read profMs: the result, its timing and profiled objects */
+static cJSON *eval_prof(struct harness *h, struct backend *b, struct fcand *fc, double profMs,
+                        cJSON **pTm, cJSON **pP)
+{
+	fcand(fc, h, b, slow_double);
+	fc->profMs = profMs;
+	cJSON *r = harness_eval(h, &fc->hc, 1, NULL, NULL);
+	*pTm = cJSON_GetObjectItem(r, "timing");
+	*pP = cJSON_GetObjectItem(*pTm, "profiled");
+	return r;
+}
+
 int main(void)
 {
 	char err[KL_ERRLEN];
@@ -66,6 +130,8 @@ int main(void)
 	struct backend *b = backend_host_new(err);
 	fcand_double_task(&t);
 	test_agrees();
+	test_strict_ok();
+	test_probes();
 
 	struct harness_opts o;
 	harness_default_opts(&o, "host");
@@ -92,11 +158,7 @@ int main(void)
 	cJSON_Delete(r);
 
 	/* a runner whose kernels take 0.1 us of a 2 ms run: the events' stand */
-	fcand(&fc, h, b, slow_double);
-	fc.profMs = 0.0001;
-	r = harness_eval(h, &fc.hc, 1, NULL, NULL);
-	tm = cJSON_GetObjectItem(r, "timing");
-	p = cJSON_GetObjectItem(tm, "profiled");
+	r = eval_prof(h, b, &fc, 0.0001, &tm, &p);
 	CHECK(!strcmp(status(r), "correct") && p && cJSON_IsFalse(cJSON_GetObjectItem(p, "used")) &&
 	          strstr(str(p, "why_not"), "lies outside its kernels") &&
 	          num(tm, "median_ms") >= 2 && num(p, "runs") >= 1,
@@ -105,6 +167,26 @@ int main(void)
 	CHECK(num(p, "checked") == o.profiledRuns,
 	      "... and each of its %d profiled runs was checked (%g)", o.profiledRuns,
 	      num(p, "checked"));
+	cJSON_Delete(r);
+
+	/* kernels a little under the events: their durations stand */
+	r = eval_prof(h, b, &fc, 1.95, &tm, &p);
+	CHECK(!strcmp(status(r), "correct") && p && cJSON_IsTrue(cJSON_GetObjectItem(p, "used")) &&
+	          !strcmp(str(tm, "method"), "kernel durations") && num(tm, "median_ms") == 1.95 &&
+	          num(p, "events_median_ms") >= 1.95,
+	      "kernels of 1.95 ms in a run of about 2: the timing is theirs (%s, %g ms; events %g)",
+	      str(tm, "method"), num(tm, "median_ms"), num(p, "events_median_ms"));
+	cJSON_Delete(r);
+
+	/* kernels longer than the events (work on a stream of its own that the
+	 * probes' allowance hid): the longer time stands, never the events' */
+	r = eval_prof(h, b, &fc, 5.0, &tm, &p);
+	CHECK(!strcmp(status(r), "correct") && p && cJSON_IsTrue(cJSON_GetObjectItem(p, "used")) &&
+	          !strcmp(str(tm, "method"), "kernel durations") && num(tm, "median_ms") == 5.0 &&
+	          strstr(str(p, "why"), "longer than") &&
+	          strstr(str(tm, "note"), "the longer time stands"),
+	      "kernels of 5 ms in a 2 ms run: the 5 ms stands, and says why (%s, %g ms: %s; %s)",
+	      str(tm, "method"), num(tm, "median_ms"), str(p, "why"), str(tm, "note"));
 	cJSON_Delete(r);
 
 	/* a runner that does nothing when it is profiled: caught */

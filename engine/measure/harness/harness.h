@@ -127,8 +127,10 @@ struct harness_cand {
 	 * copying a result of their own (kl_run_copied), a bit each */
 	unsigned copied;
 	/* set by call in HC_PROFILED mode: why the run has no profiled time
-	 * (*pMs < 0 then), "" when it has one */
+	 * (*pMs < 0 then), "" when it has one; and its kernels (ranges), 0
+	 * where unknown */
 	char zProfNote[240];
+	int profKernels;
 };
 
 struct harness_opts {

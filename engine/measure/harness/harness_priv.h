@@ -319,9 +319,18 @@ int harness_after_end(struct harness *h, const struct harness_cand **pWho, char 
                       char *err);
 int harness_after_batch(struct harness *h, struct harness_cand *c, int n, uint64_t seed,
                         int *pChecked, char *why, size_t nWhy, char *err);
+/* harness_time.c: whether the strict probes' median probe (ms) exceeds the
+ * fast runs' fast by more than launch noise (onGpu: the GPU's, tighter for
+ * microsecond runs): the work is not all on the candidate's stream, and its
+ * time is the strict one */
+int harness_probes_disagree(double probe, double fast, int onGpu);
 /* harness_profiled.c: whether the profiled runs' median pm (ms) may stand for a
  * bounded fast timing's median em: 1, or 0 with why (timing_profiled) */
 int harness_profiled_agrees(double pm, double em, char *why, size_t nWhy);
+/* and, for a timing gone device-wide, whether its strict probes' median
+ * probe (ms) exceeded its fast runs' fast by no more than launching its
+ * kernels on an idle device adds: 1, or 0 with why */
+int harness_profiled_strict_ok(double probe, double fast, int kernels, char *why, size_t nWhy);
 
 /* the run of c just called on fresh inputs drawn from seed, checked now,
  * whatever chance says (a profiled run, which a runner can tell from

@@ -36,6 +36,8 @@ struct timing {
 	double start;           /* when the warm-up, then the counted runs, began (now_s) */
 	double perRun;          /* seconds a warm-up run took */
 	double probeMed;        /* the median strict probe, ms */
+	double fastMed;         /* the fast runs' median when the probes disagreed, ms (NAN) */
+	double strictProbe;     /* and the strict probes' then */
 	int warm;               /* warm-up runs */
 	int strict;             /* timed device-wide (the probes disagreed) */
 	int n;                  /* runs since the counted runs began, probes included */
@@ -55,7 +57,9 @@ struct timing {
 	struct samples prof;    /* the profiled runs' times, ms (timing_profiled) */
 	int profAsked;          /* profiled runs were asked for (h->o.profiledRuns) */
 	int profUsed;           /* their median is the timing's */
+	int profLonger;         /* ... because it is longer than the events' (profWhy says) */
 	int profChecked;        /* of them, checked */
+	int profKernels;        /* the kernels of a profiled run, their median (0: unknown) */
 	char profWhy[300];      /* why not, where asked */
 };
 

@@ -14,7 +14,9 @@
 
 /* the profiled runs' part of the timing object o ("profiled"): their
  * figures and whether they stand for the timing (then the events' median
- * beside, from sorted, n; np: the profiled ones counted), or why not */
+ * beside, from sorted, n, or the fast runs' where the timing went
+ * device-wide, and the device-wide one; np: the profiled ones counted), or
+ * why not */
 static void profiled_json(cJSON *o, const struct timing *tg, const double *sorted, int n, int np)
 {
 	cJSON *p = cJSON_AddObjectToObject(o, "profiled");
@@ -24,14 +26,20 @@ static void profiled_json(cJSON *o, const struct timing *tg, const double *sorte
 	cJSON_AddNumberToObject(p, "runs", (double)tg->prof.n);
 	cJSON_AddNumberToObject(p, "checked", tg->profChecked);
 	cJSON_AddBoolToObject(p, "used", tg->profUsed);
-	if (np) {
+	if (tg->profKernels > 0)
+		cJSON_AddNumberToObject(p, "kernels", tg->profKernels);
+	if (np && tg->strict) {
+		cJSON_AddNumberToObject(p, "events_median_ms", tg->fastMed);
+		cJSON_AddNumberToObject(p, "strict_probe_median_ms", tg->strictProbe);
+		cJSON_AddNumberToObject(p, "device_wide_median_ms", harness_pct(sorted, n, 0.5));
+	} else if (np) {
 		cJSON_AddNumberToObject(p, "events_median_ms", harness_pct(sorted, n, 0.5));
 		cJSON_AddNumberToObject(p, "events_min_ms", n ? sorted[0] : NAN);
 	} else if (tg->prof.n) {
 		cJSON_AddNumberToObject(p, "median_ms", harness_median(&tg->prof));
 	}
 	if (tg->profWhy[0])
-		cJSON_AddStringToObject(p, "why_not", tg->profWhy);
+		cJSON_AddStringToObject(p, tg->profLonger ? "why" : "why_not", tg->profWhy);
 }
 
 /* the timing object of tg (harness_eval's "timing") */
@@ -152,7 +160,19 @@ cJSON *harness_timing_json(const struct harness *h, const struct timing *tg)
 	if (tg->byClock)
 		cJSON_AddStringToObject(o, "clock", "kloop");
 	harness_batch_json(o, &tg->bt, tg->jitter);
-	if (tg->strict)
+	if (tg->profLonger)
+		cJSON_AddStringToObject(
+		    o, "note",
+		    "its kernels' durations are longer than its stream's events (work on a "
+		    "stream of its own, or kernels slower when profiled): the longer time stands");
+	else if (tg->strict && np)
+		cJSON_AddStringToObject(
+		    o, "note",
+		    "its strict probes were slower than its stream's events by no more than "
+		    "launching its kernels on an idle device adds, and its kernels' durations "
+		    "agree with the events: timed by its kernels' durations, every kernel of "
+		    "the device counted");
+	else if (tg->strict)
 		cJSON_AddStringToObject(
 		    o, "note",
 		    "the candidate's work is not all on the stream it was given "

@@ -376,8 +376,10 @@ static int c_call(struct harness_cand *hc, int mode, int *pRc, double *pMs, doub
 	}
 	/* a profiled run: its kernels' durations, or none, and why */
 	hc->zProfNote[0] = 0;
+	hc->profKernels = 0;
 	if (mode == HC_PROFILED) {
 		*pMs = rep.kn > 0 ? rep.ms : -1;
+		hc->profKernels = rep.kn > 0 ? rep.kn : 0;
 		if (rep.kn <= 0)
 			snprintf(hc->zProfNote, sizeof hc->zProfNote, "%.*s",
 			         (int)sizeof hc->zProfNote - 1, rep.rc ? "" : rep.text);
