@@ -65,6 +65,7 @@ static struct {
 	int (*varyScatter)(void *, int, const long long *, const double *, long long, cudaStream_t);
 	int (*profStart)(int, char *, int); /* cupti_range.cu */
 	int (*profBegin)(void);
+	const char *(*profWhy)(void);
 	int (*profEnd)(int, double *, int *);
 	int ok;
 } K;
@@ -162,6 +163,7 @@ static int load_runtime(char *err)
 		*(void **)&K.varyScatter = dlsym(kd, "kld_vary_scatter");
 		*(void **)&K.profStart = dlsym(kd, "kld_prof_start");
 		*(void **)&K.profBegin = dlsym(kd, "kld_prof_begin");
+		*(void **)&K.profWhy = dlsym(kd, "kld_prof_why");
 		*(void **)&K.profEnd = dlsym(kd, "kld_prof_end");
 		K.ok = K.compare && K.diff && K.random && K.empty && K.read && K.error64;
 	}
@@ -590,8 +592,10 @@ static double c_kernels_end(struct backend *b, int *pN)
 
 static int c_prof_begin(struct backend *b)
 {
-	(void)b;
-	return K.profBegin();
+	int rc = K.profBegin();
+	const char *z = rc < 0 && K.profWhy ? K.profWhy() : NULL;
+	snprintf(b->zProfWhy, sizeof b->zProfWhy, "%s", z ? z : "");
+	return rc;
 }
 
 static double c_prof_end(struct backend *b, int skip, int *pN)

@@ -17,6 +17,16 @@
  * run of more kernels than it holds has no time (its ranges dropped).
  * A driver that restricts profiling to administrators refuses it
  * (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES): the start says so.
+ *
+ * The device's profiling hardware serves one process at a time: a runner
+ * that held it from its start (every runner of an evaluation, the spares,
+ * the reference's and the twin's, started it) left the others
+ * CUPTI_ERROR_HARDWARE_BUSY, at their start or their window (an H200,
+ * 2026-11-30: the profiled runs of one eval in two did not stand).  So the
+ * start only loads CUPTI and asks what the device supports; each window
+ * enables the profiler on the context (the counter availability and the
+ * configuration at the first), and its end disables it again, waiting a
+ * while for the hardware where another runner's window holds it.
  */
 #include <cupti_profiler_host.h>
 #include <cupti_range_profiler.h>
@@ -26,9 +36,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define KR_METRIC "gpu__time_duration.sum"
 #define KR_RANGES 64 /* a window's ranges at most: the flush and 63 kernels */
+#define KR_BUSY_MS 2000 /* how long a window waits for the hardware, ms */
 
 #define KR_FUNCS(X)                                                                        \
 	X(cuptiProfilerInitialize, CUpti_Profiler_Initialize_Params)                       \
@@ -43,6 +55,7 @@
 	X(cuptiProfilerHostEvaluateToGpuValues,                                            \
 	  CUpti_Profiler_Host_EvaluateToGpuValues_Params)                                  \
 	X(cuptiRangeProfilerEnable, CUpti_RangeProfiler_Enable_Params)                     \
+	X(cuptiRangeProfilerDisable, CUpti_RangeProfiler_Disable_Params)                   \
 	X(cuptiRangeProfilerGetCounterDataSize, CUpti_RangeProfiler_GetCounterDataSize_Params) \
 	X(cuptiRangeProfilerCounterDataImageInitialize,                                    \
 	  CUpti_RangeProfiler_CounterDataImage_Initialize_Params)                          \
@@ -62,7 +75,13 @@ static struct {
 	uint8_t *config, *image;
 	size_t nConfig, nImage;
 	double toMs; /* the metric's unit in ms (ns: 1e-6) */
-	int ok;
+	CUcontext ctx;
+	int dev;
+	const char *chip;
+	int ok;         /* started: CUPTI loaded, the device supported */
+	int configured; /* the host's configuration made (at the start or the first window) */
+	int busyMs;     /* how long a call waits for the hardware, ms */
+	char why[240];  /* why the last window did not open, "" */
 } P;
 
 static int say(char *err, int nErr, const char *call, CUptiResult r)
@@ -118,10 +137,14 @@ static int image_init(char *err, int nErr)
 	return 0;
 }
 
+static int configure(char *err, int nErr);
+
 /*
- * The profiler on the current context of device dev, configured for
- * gpu__time_duration.sum: 0, or -1 with why in err.  Called once, before the
- * runner confines itself.
+ * The profiler for the current context of device dev: CUPTI loaded, the
+ * device asked whether it can, gpu__time_duration.sum's configuration made
+ * where the hardware is free (else at the first window); 0, or -1 with why
+ * in err.  Called once, before the runner confines itself.  Nothing is
+ * held: each window enables the profiler (kld_prof_begin).
  */
 extern "C" int kld_prof_start(int dev, char *err, int nErr)
 {
@@ -164,21 +187,57 @@ extern "C" int kld_prof_start(int dev, char *err, int nErr)
 	CUpti_Device_GetChipName_Params chip = {CUpti_Device_GetChipName_Params_STRUCT_SIZE};
 	chip.deviceIndex = (size_t)dev;
 	KR_CALL(cuptiDeviceGetChipName, chip);
+	P.ctx = ctx;
+	P.dev = dev;
+	P.chip = chip.pChipName;
+	P.toMs = 1e-6; /* gpu__time_duration is in ns (bench/gpu/rangeprof.sh) */
+	P.ok = 1;
+	/* configured now where the hardware is free, before any confinement;
+	 * else at the first window */
+	char busy[240];
+	P.busyMs = 0;
+	if (configure(busy, (int)sizeof busy) < 0 && !strstr(busy, "HARDWARE_BUSY"))
+		return snprintf(err, nErr, "%s", busy), P.ok = 0, -1;
+	P.busyMs = KR_BUSY_MS;
+	return 0;
+}
+
+
+/* a call that waits while another process's window holds the profiling
+ * hardware (CUPTI_ERROR_HARDWARE_BUSY), P.busyMs at most (KR_BUSY_MS in a
+ * window, none at the start) */
+#define KR_CALL_WAITING(f, p)                                                              \
+	do {                                                                               \
+		CUptiResult r_;                                                            \
+		for (int w_ = 0; (r_ = P.f(&(p))) == CUPTI_ERROR_HARDWARE_BUSY &&          \
+		                 w_ < P.busyMs;                                            \
+		     w_ += 5)                                                              \
+			usleep(5000);                                                      \
+		if (r_ != CUPTI_SUCCESS)                                                   \
+			return say(err, nErr, #f, r_);                                     \
+	} while (0)
+
+/* the host's side, once, at the first window: the device's counter
+ * availability, gpu__time_duration.sum's configuration image in one pass */
+static int configure(char *err, int nErr)
+{
 	CUpti_Profiler_GetCounterAvailability_Params av = {
 	    CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
-	av.ctx = ctx;
-	KR_CALL(cuptiProfilerGetCounterAvailability, av);
-	uint8_t *avail = (uint8_t *)calloc(av.counterAvailabilityImageSize + 1, 1);
+	av.ctx = P.ctx;
+	KR_CALL_WAITING(cuptiProfilerGetCounterAvailability, av);
+	static uint8_t *avail;
+	free(avail);
+	avail = (uint8_t *)calloc(av.counterAvailabilityImageSize + 1, 1);
 	if (!avail)
 		return snprintf(err, nErr, "out of memory"), -1;
 	av.pCounterAvailabilityImage = avail;
-	KR_CALL(cuptiProfilerGetCounterAvailability, av);
+	KR_CALL_WAITING(cuptiProfilerGetCounterAvailability, av);
 
 	const char *metrics[1] = {KR_METRIC};
 	CUpti_Profiler_Host_Initialize_Params hi = {
 	    CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
 	hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-	hi.pChipName = chip.pChipName;
+	hi.pChipName = P.chip;
 	hi.pCounterAvailabilityImage = avail;
 	KR_CALL(cuptiProfilerHostInitialize, hi);
 	P.host = hi.pHostObject;
@@ -211,24 +270,35 @@ extern "C" int kld_prof_start(int dev, char *err, int nErr)
 		return snprintf(err, nErr, "%s takes %zu passes here, not one", KR_METRIC,
 		                np.numOfPasses),
 		       -1;
-	P.toMs = 1e-6; /* gpu__time_duration is in ns (bench/gpu/rangeprof.sh) */
+	P.configured = 1;
+	return 0;
+}
 
+/* the profiler enabled on the context (the hardware held until disable())
+ * and configured, its counter data image made at the first */
+static int enable(char *err, int nErr)
+{
+	const char *metrics[1] = {KR_METRIC};
 	CUpti_RangeProfiler_Enable_Params en = {CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
-	en.ctx = ctx;
-	KR_CALL(cuptiRangeProfilerEnable, en);
+	en.ctx = P.ctx;
+	KR_CALL_WAITING(cuptiRangeProfilerEnable, en);
 	P.obj = en.pRangeProfilerObject;
-	CUpti_RangeProfiler_GetCounterDataSize_Params ds = {
-	    CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
-	ds.pRangeProfilerObject = P.obj;
-	ds.pMetricNames = metrics;
-	ds.numMetrics = 1;
-	ds.maxNumOfRanges = KR_RANGES;
-	ds.maxNumRangeTreeNodes = KR_RANGES;
-	KR_CALL(cuptiRangeProfilerGetCounterDataSize, ds);
-	P.nImage = ds.counterDataSize;
-	P.image = (uint8_t *)calloc(P.nImage + 1, 1);
-	if (!P.image || image_init(err, nErr) < 0)
-		return P.image ? -1 : (snprintf(err, nErr, "out of memory"), -1);
+	if (!P.image) {
+		CUpti_RangeProfiler_GetCounterDataSize_Params ds = {
+		    CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+		ds.pRangeProfilerObject = P.obj;
+		ds.pMetricNames = metrics;
+		ds.numMetrics = 1;
+		ds.maxNumOfRanges = KR_RANGES;
+		ds.maxNumRangeTreeNodes = KR_RANGES;
+		KR_CALL(cuptiRangeProfilerGetCounterDataSize, ds);
+		P.nImage = ds.counterDataSize;
+		P.image = (uint8_t *)calloc(P.nImage + 1, 1);
+		if (!P.image)
+			return snprintf(err, nErr, "out of memory"), -1;
+	}
+	if (image_init(err, nErr) < 0)
+		return -1;
 	CUpti_RangeProfiler_SetConfig_Params sc = {
 	    CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
 	sc.pRangeProfilerObject = P.obj;
@@ -244,38 +314,56 @@ extern "C" int kld_prof_start(int dev, char *err, int nErr)
 	sc.passIndex = 0;
 	sc.targetNestingLevel = 1;
 	KR_CALL(cuptiRangeProfilerSetConfig, sc);
-	free(avail);
-	P.ok = 1;
 	return 0;
 }
 
-/* a window opens: every launch from here is a range; 0, or -1 */
+/* the profiler off the context, the hardware free for another process */
+static void disable(void)
+{
+	if (!P.obj)
+		return;
+	CUpti_RangeProfiler_Disable_Params di = {CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+	di.pRangeProfilerObject = P.obj;
+	P.cuptiRangeProfilerDisable(&di);
+	P.obj = NULL;
+}
+
+/* a window opens: the profiler enabled, every launch from here a range; 0,
+ * or -1 with why in kld_prof_why() */
 extern "C" int kld_prof_begin(void)
 {
-	char err[256];
-	int nErr = (int)sizeof err;
-	if (!P.ok || image_init(err, nErr) < 0)
+	char *err = P.why;
+	int nErr = (int)sizeof P.why;
+	P.why[0] = 0;
+	if (!P.ok)
+		return snprintf(err, nErr, "the Range Profiler was not started"), -1;
+	if (!P.configured && configure(err, nErr) < 0)
 		return -1;
+	if (enable(err, nErr) < 0) {
+		disable();
+		return -1;
+	}
 	CUpti_RangeProfiler_Start_Params st = {CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
 	st.pRangeProfilerObject = P.obj;
-	KR_CALL(cuptiRangeProfilerStart, st);
+	CUptiResult r = P.cuptiRangeProfilerStart(&st);
+	if (r != CUPTI_SUCCESS) {
+		disable();
+		return say(err, nErr, "cuptiRangeProfilerStart", r);
+	}
 	return 0;
 }
 
-/*
- * The window closes (the device synchronized before): the sum of the
- * gpu__time_duration of its ranges but the first skip (kloop's flush), ms,
- * into *pMs, and how many were summed into *pN; 0, or -1 where there is no
- * time (ranges dropped, none left, the profiler off).
- */
-extern "C" int kld_prof_end(int skip, double *pMs, int *pN)
+/* why the last window did not open, "" */
+extern "C" const char *kld_prof_why(void)
+{
+	return P.why;
+}
+
+/* the window's time, as kld_prof_end says */
+static int window_end(int skip, double *pMs, int *pN)
 {
 	char err[256];
 	int nErr = (int)sizeof err;
-	*pMs = -1;
-	*pN = 0;
-	if (!P.ok)
-		return -1;
 	CUpti_RangeProfiler_Stop_Params sp = {CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
 	sp.pRangeProfilerObject = P.obj;
 	KR_CALL(cuptiRangeProfilerStop, sp);
@@ -311,4 +399,22 @@ extern "C" int kld_prof_end(int skip, double *pMs, int *pN)
 	*pMs = sum * P.toMs;
 	*pN = (int)(in.numTotalRanges - (size_t)skip);
 	return 0;
+}
+
+/*
+ * The window closes (the device synchronized before): the sum of the
+ * gpu__time_duration of its ranges but the first skip (kloop's flush), ms,
+ * into *pMs, and how many were summed into *pN; 0, or -1 where there is no
+ * time (ranges dropped, none left, the profiler off).  The profiler is
+ * disabled, the hardware free for another runner's window.
+ */
+extern "C" int kld_prof_end(int skip, double *pMs, int *pN)
+{
+	*pMs = -1;
+	*pN = 0;
+	if (!P.ok || !P.obj)
+		return -1;
+	int rc = window_end(skip, pMs, pN);
+	disable();
+	return rc;
 }

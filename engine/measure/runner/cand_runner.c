@@ -240,11 +240,16 @@ static void profiled_time(struct backend *b, int pw, int cuda, int bad, struct c
 	rep->kn = !bad && ms >= 0 && n > 0 ? n : -1;
 	if (rep->kn > 0 || rep->rc)
 		return;
+	if (b->prof_begin && !pw) {
+		snprintf(rep->text, sizeof rep->text,
+		         "the Range Profiler's window did not open%s%.200s",
+		         b->zProfWhy[0] ? ": " : "", b->zProfWhy);
+		return;
+	}
 	snprintf(rep->text, sizeof rep->text, "%s",
 	         !b->prof_begin  ? (b->zProfWhy[0] ? b->zProfWhy
 	                                           : "the runner has no Range Profiler "
 	                                             "(KLOOP_CUPTI=range on a GPU)")
-	         : !pw           ? "the Range Profiler's window did not open"
 	         : ms >= 0 && !n ? "the run launched no kernel"
 	                         : "the Range Profiler gave no time (more than 63 launches in "
 	                           "the run, or its ranges dropped)");
