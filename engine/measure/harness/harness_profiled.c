@@ -110,24 +110,26 @@ int harness_timing_profiled(struct harness *h, struct timing *tg, char *why, siz
 	}
 	tg->profKernels = kn.n ? (int)harness_median(&kn) : 0;
 	free(kn.a);
-	if (!tg->prof.n)
+	if (!tg->prof.n) {
 		snprintf(tg->profWhy, sizeof tg->profWhy, "no profiled run was counted");
-	else if (tg->strict)
-		tg->profUsed =
-		    harness_profiled_strict_ok(tg->strictProbe, tg->fastMed, tg->profKernels,
-		                               tg->profWhy, sizeof tg->profWhy) &&
-		    harness_profiled_agrees(harness_median(&tg->prof), tg->fastMed, tg->profWhy,
-		                            sizeof tg->profWhy);
+		return 0;
+	}
+	/* held against the fast runs' events: the timing's own, or those it
+	 * had when it went device-wide */
+	double pm = harness_median(&tg->prof),
+	       em = tg->strict ? tg->fastMed : harness_median(&tg->ms);
+	if (tg->strict)
+		tg->profUsed = harness_profiled_strict_ok(tg->strictProbe, em, tg->profKernels,
+		                                          tg->profWhy, sizeof tg->profWhy) &&
+		               harness_profiled_agrees(pm, em, tg->profWhy, sizeof tg->profWhy);
 	else if (!(tg->profUsed =
-	               harness_profiled_agrees(harness_median(&tg->prof), harness_median(&tg->ms),
-	                                       tg->profWhy, sizeof tg->profWhy)) &&
-	         harness_median(&tg->prof) > harness_median(&tg->ms)) {
+	               harness_profiled_agrees(pm, em, tg->profWhy, sizeof tg->profWhy)) &&
+	         pm > em)
 		/* its kernels ran longer than its stream's events: work on a
 		 * stream of its own that the probes' allowance hid (a microsecond
 		 * kernel), or kernels slower when profiled; the longer time
 		 * stands, never the events' */
 		tg->profUsed = tg->profLonger = 1;
-	}
 	return 0;
 }
 
