@@ -23,10 +23,13 @@
  * the reference's and the twin's, started it) left the others
  * CUPTI_ERROR_HARDWARE_BUSY, at their start or their window (an H200,
  * 2026-11-30: the profiled runs of one eval in two did not stand).  So the
- * start only loads CUPTI and asks what the device supports; each window
- * enables the profiler on the context (the counter availability and the
- * configuration at the first), and its end disables it again, waiting a
- * while for the hardware where another runner's window holds it.
+ * start only loads CUPTI and asks what the device supports; the first
+ * window enables the profiler on the context (the counter availability and
+ * the configuration made then where the start could not), and each
+ * window's Start waits a while for the hardware where another runner's
+ * window holds it (on an H200 the Start is what takes it).  The profiler
+ * is never disabled: enabled again after a disable, CUPTI 13.0 killed the
+ * process with SIGSEGV at its next window (bench/gpu: 2026-11-30).
  */
 #include <cupti_profiler_host.h>
 #include <cupti_range_profiler.h>
@@ -274,8 +277,8 @@ static int configure(char *err, int nErr)
 	return 0;
 }
 
-/* the profiler enabled on the context (the hardware held until disable())
- * and configured, its counter data image made at the first */
+/* the profiler enabled on the context and configured, its counter data
+ * image made */
 static int enable(char *err, int nErr)
 {
 	const char *metrics[1] = {KR_METRIC};
@@ -317,19 +320,12 @@ static int enable(char *err, int nErr)
 	return 0;
 }
 
-/* the profiler off the context, the hardware free for another process */
-static void disable(void)
-{
-	if (!P.obj)
-		return;
-	CUpti_RangeProfiler_Disable_Params di = {CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
-	di.pRangeProfilerObject = P.obj;
-	P.cuptiRangeProfilerDisable(&di);
-	P.obj = NULL;
-}
-
-/* a window opens: the profiler enabled, every launch from here a range; 0,
- * or -1 with why in kld_prof_why() */
+/* a window opens: the profiler enabled and configured at the first (and
+ * kept so for the runner's life: enabling it again after a disable killed
+ * the process with SIGSEGV, CUDA 13.0 on an H200), the counter data image
+ * initialized, the profiler started, waiting while another process's
+ * window holds the hardware (a Start is what takes it); every launch from
+ * here a range.  0, or -1 with why in kld_prof_why() */
 extern "C" int kld_prof_begin(void)
 {
 	char *err = P.why;
@@ -339,17 +335,13 @@ extern "C" int kld_prof_begin(void)
 		return snprintf(err, nErr, "the Range Profiler was not started"), -1;
 	if (!P.configured && configure(err, nErr) < 0)
 		return -1;
-	if (enable(err, nErr) < 0) {
-		disable();
+	if (!P.obj && enable(err, nErr) < 0)
 		return -1;
-	}
+	if (image_init(err, nErr) < 0)
+		return -1;
 	CUpti_RangeProfiler_Start_Params st = {CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
 	st.pRangeProfilerObject = P.obj;
-	CUptiResult r = P.cuptiRangeProfilerStart(&st);
-	if (r != CUPTI_SUCCESS) {
-		disable();
-		return say(err, nErr, "cuptiRangeProfilerStart", r);
-	}
+	KR_CALL_WAITING(cuptiRangeProfilerStart, st);
 	return 0;
 }
 
@@ -405,8 +397,8 @@ static int window_end(int skip, double *pMs, int *pN)
  * The window closes (the device synchronized before): the sum of the
  * gpu__time_duration of its ranges but the first skip (kloop's flush), ms,
  * into *pMs, and how many were summed into *pN; 0, or -1 where there is no
- * time (ranges dropped, none left, the profiler off).  The profiler is
- * disabled, the hardware free for another runner's window.
+ * time (ranges dropped, none left, the profiler off).  After the Stop the
+ * hardware is free for another runner's window.
  */
 extern "C" int kld_prof_end(int skip, double *pMs, int *pN)
 {
@@ -414,7 +406,5 @@ extern "C" int kld_prof_end(int skip, double *pMs, int *pN)
 	*pN = 0;
 	if (!P.ok || !P.obj)
 		return -1;
-	int rc = window_end(skip, pMs, pN);
-	disable();
-	return rc;
+	return window_end(skip, pMs, pN);
 }
