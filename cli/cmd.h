@@ -53,5 +53,6 @@ extern const struct cmd_entry cmd_profile_entry;
 extern const struct cmd_entry cmd_search_entry;
 extern const struct cmd_entry cmd_translate_entry;
 extern const struct cmd_entry cmd_import_entry;
+extern const struct cmd_entry cmd_warm_entry;
 
 #endif

@@ -88,7 +88,8 @@ struct flag_def {
 #define CFG_CMDS(c)                                                                                \
 	(((c)&CFG_RUN ? ALL_CMDS : 0) | ((c)&CFG_ASK ? LLM_CMDS | SEARCH_CMDS : 0) |               \
 	 ((c)&CFG_SEARCH ? SEARCH_CMDS : 0) | ((c)&CFG_OPEN ? FL_OPEN : 0) |                       \
-	 ((c)&CFG_TASKS ? FL_TASKS : 0) | ((c)&CFG_DOCTOR ? FL_DOCTOR : 0))
+	 ((c)&CFG_TASKS ? FL_TASKS : 0) | ((c)&CFG_DOCTOR ? FL_DOCTOR : 0) |                       \
+	 ((c)&CFG_EVAL ? FL_EVAL : 0))
 /* a configuration key's flag and its "off" switch (zName NULL: none), from its row */
 #define CFG_FLAGS(key, kind, member, lo, hi, def, words, hook, flag, flagOff, what, cmds, group,   \
                   help)                                                                            \

@@ -24,7 +24,7 @@ static const struct cmd_entry *commands[] = {
     &cmd_tasks_entry,     &cmd_session_entry, &cmd_ideas_entry,   &cmd_implement_entry,
     &cmd_outline_entry,   &cmd_doctor_entry,  &cmd_archive_entry, &cmd_report_entry,
     &cmd_import_entry,    &cmd_export_entry,  &cmd_profile_entry, &cmd_search_entry,
-    &cmd_translate_entry,
+    &cmd_translate_entry, &cmd_warm_entry,
 };
 #define N_COMMANDS (sizeof commands / sizeof *commands)
 

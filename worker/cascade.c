@@ -95,7 +95,7 @@ static void finish_reference(struct job *j)
 		cJSON_AddNumberToObject(su, "reference_timing", now_s() - tTime);
 	rd.setup = su;
 	W.ready = 1;
-	kworker_send_json(protocol_ready(&rd));
+	kworker_send_ready(protocol_ready(&rd));
 	cJSON_Delete(tm);
 	cJSON_Delete(su);
 }
@@ -297,15 +297,19 @@ static void precision_again(cJSON *res)
 }
 
 /* end the candidate's runner, keeping the outputs its calls copied (the
- * verdict says so: torchext.h) */
-static void unload_cand(struct job *j, struct cand_proc *c)
+ * verdict says so: torchext.h); later: once its result is sent (its
+ * device context's teardown, 60-100 ms on an H200, is nobody's wait) */
+static void unload_cand(struct job *j, struct cand_proc *c, int later)
 {
 	for (int k = 0; k < CAND_MAX_HARNESSES; k++) {
 		struct harness_cand *hc = cand_iface(c, k);
 		if (hc)
 			j->ext.copied |= hc->copied;
 	}
-	kworker_unload(c);
+	if (later && W.nEndLater < KWORKER_END_LATER)
+		W.aEndLater[W.nEndLater++] = c;
+	else
+		kworker_unload(c);
 }
 
 /*
@@ -357,7 +361,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 	if (full && !W.b->fatal && !is_correct(res)) {
 		/* again in a process that has not run the small shapes */
 		cJSON *shared = res;
-		unload_cand(j, c);
+		unload_cand(j, c, 0);
 		if (!(c = kworker_load(j, W.h, &loadErr, err))) {
 			cJSON_Delete(shared);
 			res = load_failed(loadErr, err);
@@ -388,7 +392,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 	/* the same machine code was timed before: checked, not timed again
 	 * (note_code gives it that timing) */
 	if (skip) {
-		unload_cand(j, c);
+		unload_cand(j, c, 1);
 		goto stop;
 	}
 	/* quick timing: a few runs, which may end it when the search asks; from
@@ -440,7 +444,7 @@ static cJSON *cascade(struct job *j, const struct timed *skip, cJSON *stages, do
 		stage_done(stages, zStage, t0);
 	}
 	*pTime = now_s() - tc;
-	unload_cand(j, c);
+	unload_cand(j, c, 1);
 	set_stage(res, zStage);
 	return res;
 failed:
@@ -450,7 +454,7 @@ failed:
 	res = fail;
 stop_c:
 	*pTime = now_s() - tc;
-	unload_cand(j, c);
+	unload_cand(j, c, 1);
 stop:
 	set_stage(res, zStage);
 	return res;
@@ -544,6 +548,9 @@ static void run_job(struct job *j)
 	cJSON_Delete(res);
 	if (W.b->fatal)
 		exit(3);
+	/* its runners end now that the result is out */
+	while (W.nEndLater > 0)
+		cand_free(W.aEndLater[--W.nEndLater]);
 }
 
 static int compiles_done(const struct job *j)

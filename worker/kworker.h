@@ -88,6 +88,9 @@ struct timed {
 	cJSON *timing;  /* its timing */
 };
 
+/* runners ended once their candidate's result is sent, at most */
+#define KWORKER_END_LATER 4
+
 /* spare runners kept ahead on the GPU unless --spares says otherwise */
 #define KWORKER_GPU_SPARES 2
 
@@ -112,15 +115,17 @@ struct kworker_state {
 	int nRunners;             /* runners started for it */
 	char zConfine[600];       /* how its last runner was confined (cand_describe) */
 	int nAhead;               /* of them, spares started ahead (cand_spare_policy) */
-	double endS;              /* seconds spent ending them */
-	double spare0;            /* cand_spare_seconds() when the job began to run */
-	int ready;                /* task loaded and reference data in place */
-	int timeReference;        /* time the reference when it is ready */
-	double tTask;             /* when the task request came */
-	double inputsS;           /* a kernel reference's: its inputs drawn and varied, s */
-	double tRefCompile;       /* and when its compile was asked for */
-	struct job *runq;         /* candidates in submission order; the head runs once compiled */
-	struct linebuf inbuf;     /* request lines from the engine */
+	double endS;              /* seconds spent ending them (before its result) */
+	struct cand_proc *aEndLater[KWORKER_END_LATER]; /* its runners ended after it */
+	int nEndLater;
+	double spare0;        /* cand_spare_seconds() when the job began to run */
+	int ready;            /* task loaded and reference data in place */
+	int timeReference;    /* time the reference when it is ready */
+	double tTask;         /* when the task request came */
+	double inputsS;       /* a kernel reference's: its inputs drawn and varied, s */
+	double tRefCompile;   /* and when its compile was asked for */
+	struct job *runq;     /* candidates in submission order; the head runs once compiled */
+	struct linebuf inbuf; /* request lines from the engine */
 	const char *zBackend;
 	char *zPython; /* interpreter for torch references */
 	char *zCacheDir;
@@ -138,6 +143,18 @@ struct kworker_state {
 	                        watched by the loop), or NULL */
 	struct torchref *tr; /* the PyTorch helper kept for the session: the harness's
 	                        source of each run's inputs (torchref_source), or NULL */
+	/* kept warm (--warm PATH --linger S, kloop eval: warm.c): the socket
+	 * listened on between two engines, or -1; the first task request's
+	 * text, the hello and task_ready sent for it (sent again to the next
+	 * engine that asks for the same task) */
+	int warmFd;
+	char *zWarmPath;
+	double lingerS;
+	long long lingerTimer;
+	char *zTaskReq;
+	cJSON *hello, *readyMsg;
+	int warmEvals; /* engines served, the first included */
+	double tReady; /* when the task was first ready */
 };
 extern struct kworker_state kworker_w;
 /* the worker's code names it W */
@@ -146,9 +163,24 @@ extern struct kworker_state kworker_w;
 /* the worker's pid (a forked child's exit() leaves the helper alone) */
 extern pid_t kworker_pid;
 
+/* ---- warm.c: kept warm between engines (below main.c, above the rest) ---- */
+/* listen on zPath (its directory this user's alone, 0700) and wait there
+ * lingerS s for the next engine once this one is gone; onInput reads W.in,
+ * addLines takes bytes read from it; 0, or -1 + err (not kept warm) */
+int kworker_warm_listen(const char *zPath, double lingerS, loop_fd_fn onInput,
+                        void (*addLines)(const char *, size_t), char *err);
+/* task request zLine: 1 when answered as kept warm (the first's text), 0
+ * to load it (the first is remembered) */
+int kworker_warm_task(const char *zLine);
+/* the engine closed the channel: 1 when the worker now waits for the next
+ * (kept warm, the task ready, nothing queued or running), 0 to exit */
+int kworker_warm_idle(void);
+
 /* ---- out.c: the state, the protocol out, limits (calls no other file) ---- */
 /* send event o to the engine (consumed); a gone engine ends the worker */
 void kworker_send_json(cJSON *o);
+/* send task_ready o (consumed), kept for the next engine of a warm worker */
+void kworker_send_ready(cJSON *o);
 /* an error event about job (< 0: none); fatal: the worker cannot go on */
 void kworker_send_error(int job, const char *zMsg, int fatal);
 /* job's stage (k: the trial or run, < 0: none) */

@@ -18,7 +18,8 @@ static void handle_line(char *line)
 		kworker_send_error(-1, "malformed request (expected a JSON object with \"op\")", 0);
 		break;
 	case PROTO_OP_TASK:
-		kworker_op_task(req);
+		if (!kworker_warm_task(line))
+			kworker_op_task(req);
 		break;
 	case PROTO_OP_EVAL:
 		kworker_op_eval(req);
@@ -71,9 +72,21 @@ static void on_input(struct loop *l, int fd, int events, void *arg)
 	ssize_t r = read(fd, buf, sizeof buf);
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
-	if (r <= 0)
-		exit(0); /* the engine closed the channel */
+	if (r <= 0) {
+		/* the engine closed the channel: a worker kept warm waits for
+		 * the next, where nothing of this one's is left to do */
+		if (kworker_warm_idle())
+			return;
+		exit(0);
+	}
 	lb_add(&W.inbuf, buf, (size_t)r);
+	handle_lines();
+}
+
+/* bytes of requests read elsewhere (a warm worker's next engine) */
+static void add_lines(const char *z, size_t n)
+{
+	lb_add(&W.inbuf, z, n);
 	handle_lines();
 }
 
@@ -181,7 +194,8 @@ static int usage(void)
 {
 	fprintf(stderr,
 	        "usage: kloop-worker [--backend host|cuda] [--device N] [--jobs N] [--spares N] "
-	        "[--cache DIR] [--python PATH] [--no-sandbox]\n(kloop starts workers itself; see "
+	        "[--cache DIR] [--python PATH] [--no-sandbox] [--warm SOCKET --linger SECONDS]\n"
+	        "(kloop starts workers itself; see "
 	        "kloop eval)\n");
 	return 2;
 }
@@ -198,6 +212,9 @@ int main(int argc, char **argv)
 	long long asMb = 0;
 	int nSpares = -1;          /* --spares: runners started ahead (-1: the default) */
 	const char *zOrder = NULL; /* a runner's --start-order */
+	const char *zWarm = NULL;  /* --warm: the socket a warm worker waits on */
+	double lingerS = 0;        /* --linger: how long it waits there */
+	W.warmFd = -1;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--backend") && i + 1 < argc)
 			W.zBackend = argv[++i];
@@ -216,7 +233,14 @@ int main(int argc, char **argv)
 			runner = 1;
 		else if (!strcmp(argv[i], "--as-limit-mb") && i + 1 < argc)
 			asMb = atoll(argv[++i]);
-		else if (!strcmp(argv[i], "--twin") && runner)
+		else if (!strcmp(argv[i], "--warm") && i + 1 < argc)
+			zWarm = argv[++i];
+		else if (!strcmp(argv[i], "--linger") && i + 1 < argc) {
+			char *end;
+			lingerS = strtod(argv[++i], &end);
+			if (*end || end == argv[i] || !(lingerS >= 0 && lingerS <= 86400))
+				return usage();
+		} else if (!strcmp(argv[i], "--twin") && runner)
 			; /* the clock's twin: a runner that never loads anything */
 		else if (!strcmp(argv[i], "--start-order") && runner && i + 1 < argc)
 			zOrder = argv[++i];
@@ -239,10 +263,12 @@ int main(int argc, char **argv)
 		runner_limits(asMb);
 		return cand_serve(3, W.zBackend, W.dev, zOrder);
 	}
-	/* the trusted side dies with kloop, and no other process of this user
-	 * reads its memory, descriptors or environment through /proc */
+	/* the trusted side dies with kloop (a warm one, kept for the next
+	 * kloop, ends when its channel closes with work left, or lingers), and
+	 * no other process of this user reads its memory, descriptors or
+	 * environment through /proc */
 	pid_t parent = getppid();
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	prctl(PR_SET_PDEATHSIG, zWarm ? 0 : SIGKILL);
 	if (getppid() != parent)
 		return 1;
 	prctl(PR_SET_DUMPABLE, 0);
@@ -373,7 +399,11 @@ int main(int argc, char **argv)
 	             : nSpares > 0           ? nSpares
 	             : cuda                  ? KWORKER_GPU_SPARES
 	                                     : 1;
-	kworker_send_json(protocol_hello(&hi));
+	W.hello = protocol_hello(&hi);
+	kworker_send_json(cJSON_Duplicate(W.hello, 1));
+	if (zWarm && lingerS > 0 &&
+	    kworker_warm_listen(zWarm, lingerS, on_input, add_lines, err) < 0)
+		fprintf(stderr, "kloop-worker: not kept warm: %s\n", err);
 	fd_nonblock(W.in);
 	loop_add_fd(W.l, W.in, LOOP_READ, on_input, NULL);
 	loop_run(W.l);

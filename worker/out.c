@@ -22,6 +22,17 @@ void kworker_send_json(cJSON *o)
 	cJSON_Delete(o);
 }
 
+void kworker_send_ready(cJSON *o)
+{
+	if (!W.tReady)
+		W.tReady = now_s();
+	if (W.warmFd >= 0) {
+		cJSON_Delete(W.readyMsg);
+		W.readyMsg = cJSON_Duplicate(o, 1);
+	}
+	kworker_send_json(o);
+}
+
 void kworker_send_error(int job, const char *zMsg, int fatal)
 {
 	kworker_send_json(protocol_error(job, zMsg, fatal));

@@ -250,7 +250,7 @@ static void load_ready(void)
 	cJSON_AddNumberToObject(L.su, "seconds", now_s() - W.tTask);
 	rd.setup = L.su;
 	W.ready = 1;
-	kworker_send_json(protocol_ready(&rd));
+	kworker_send_ready(protocol_ready(&rd));
 	cJSON_Delete(L.su);
 	cJSON_Delete(L.refTm);
 	cJSON_Delete(L.bases);

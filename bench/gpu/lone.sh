@@ -8,7 +8,10 @@
 # starts, its timing); the candidate's own seconds (compile, load, check,
 # time, end) and how many of its runners were started ahead; and what is
 # left (kloop's start, the worker's start and its device context, the
-# float64 reference).  Prints one "skip" line where there is no GPU.
+# float64 reference).  The cold run starts no worker kept warm (kloop warm
+# stop first); the warm runs attach to the one it left (kloop eval's
+# default on the GPU: --warm 300), "kept" says whether they did.  Prints
+# one "skip" line where there is no GPU.
 # Usage: sh bench/gpu/lone.sh [N]   (KLOOP_GPU_FLAGS adds flags)
 set -u
 cd "$(dirname "$0")/../.."
@@ -22,9 +25,10 @@ if ! $K doctor --json 2>/dev/null | python3 -c 'import json,sys; sys.exit(0 if j
 fi
 export XDG_CACHE_HOME=$O/cache
 rm -rf "$XDG_CACHE_HOME"
+$K warm stop >/dev/null 2>&1
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null); $(date -u '+%F %H:%M UTC'); $(git rev-parse --short HEAD 2>/dev/null)"
-printf '%-6s %6s | %6s %6s %6s %6s %6s | %6s %6s %6s %6s %6s %5s | %6s\n' run wall ready inputs rcomp rruns rtime \
-	compile load check time end ahead rest
+printf '%-6s %6s | %6s %6s %6s %6s %6s | %6s %6s %6s %6s %6s %5s | %6s %4s\n' run wall ready inputs rcomp rruns rtime \
+	compile load check time end ahead rest kept
 i=0
 while [ $i -le "$N" ]; do
 	name=warm$i
@@ -46,10 +50,12 @@ sec = r.get("seconds") or {}
 g = lambda d, k: d.get(k) if isinstance(d.get(k), (int, float)) else float("nan")
 cand = sum(g(sec, k) for k in ("compile", "load", "check", "time", "end"))
 rest = (e - s) - g(su, "seconds") - cand
-print("%-6s %6.2f | %6.2f %6.2f %6.2f %6.2f %6.2f | %6.2f %6.2f %6.2f %6.2f %6.2f %5s | %6.2f  %s" % (
+print("%-6s %6.2f | %6.2f %6.2f %6.2f %6.2f %6.2f | %6.2f %6.2f %6.2f %6.2f %6.2f %5s | %6.2f %4s  %s" % (
     name, e - s, g(su, "seconds"), g(su, "inputs"), g(su, "reference_compile"), g(su, "reference_runs"),
     g(su, "reference_timing"), g(sec, "compile"), g(sec, "load"), g(sec, "check"), g(sec, "time"),
-    g(sec, "end"), "%s/%s" % (r.get("runners_ahead"), r.get("runners")), rest, r.get("status")))
+    g(sec, "end"), "%s/%s" % (r.get("runners_ahead"), r.get("runners")), rest,
+    "yes" if "warm" in su else "no", r.get("status")))
 PY
 	i=$((i + 1))
 done
+$K warm stop >/dev/null 2>&1

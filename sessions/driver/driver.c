@@ -709,6 +709,7 @@ struct driver *driver_open(struct loop *l, const struct config *cfg, const struc
 	drv->wc.zShapes = drv->zShapes;
 	drv->wc.zReference = drv->zReference;
 	drv->wc.deferCompile = o->bDeferCompile;
+	drv->wc.warmS = o->warmS;
 	drv->wc.onBaselines = on_baselines;
 	drv->wc.baselinesArg = drv;
 	/* MPS for the local GPUs (mps.h), named to the workers before they start */

@@ -4,8 +4,13 @@
 KLOOP=${KLOOP:-./bin/kloop}
 T=$(mktemp -d "${TMPDIR:-/tmp}/kloop-e2e.XXXXXX")
 export XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state" XDG_DATA_HOME="$T/data"
+# no worker kept warm after a test's kloop eval (on the GPU that is the
+# default) unless the test asks with --warm; those a test keeps are its own
+# (their sockets in its runtime directory) and end with it
+export KLOOP_WARM_S=0 XDG_RUNTIME_DIR="$T/run"
+mkdir -m 700 "$T/run"
 # (a test's tmux server, and what still runs in its panes, end with it)
-trap '[ -S "$T/tmux.sock" ] && tmux -S "$T/tmux.sock" kill-server 2>/dev/null; rm -rf "$T"' EXIT
+trap '[ -S "$T/tmux.sock" ] && tmux -S "$T/tmux.sock" kill-server 2>/dev/null; $KLOOP warm stop >/dev/null 2>&1; rm -rf "$T"' EXIT
 NFAIL=0
 ok() { echo "ok - $*"; }
 fail() {

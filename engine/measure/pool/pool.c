@@ -71,7 +71,12 @@ static void slot_start(struct pool *p, struct slot *s)
 		s->nCompile = wc.jobs;
 	}
 	pool_free_words(s->argvRun);
-	s->argvRun = pool_slot_argv(p, s);
+	/* kept warm (kloop eval) where the pool is this host's one worker: its
+	 * launch without the pool's run directory, which goes with this kloop */
+	int warm = wc.warmS > 0 && p->nSlot == 1 && s->kind == SLOT_LOCAL && s->gpu < 0;
+	s->argvRun = warm ? worker_launch_argv(&wc, NULL) : pool_slot_argv(p, s);
+	if (!warm)
+		wc.warmS = 0;
 	wc.argvLaunch = s->argvRun;
 	wc.onBaselines = on_baselines;
 	wc.baselinesArg = s;

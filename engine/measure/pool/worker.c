@@ -21,6 +21,7 @@
 #include "result.h"
 #include "util.h"
 #include "version.h"
+#include "worker_warm.h"
 
 #define TAIL_MAX (64 * 1024)
 
@@ -69,6 +70,11 @@ struct worker {
 	long long kick;        /* the timer that fails jobs of a worker that cannot start */
 	char *zSandboxWarning; /* the worker's hello: no sandbox, and why */
 	cJSON *measured;       /* the "measured" requests, sent again on a restart */
+	/* kept warm (cfg.warmS): the process was started to wait for the next
+	 * engine, or is one such that this engine attached to (pid 0: not our
+	 * child; warmPid its pid); warmOff after a loss: a plain one next */
+	int warm, attached, warmOff;
+	pid_t warmPid;
 };
 
 static void start(struct worker *w);
@@ -132,7 +138,10 @@ void worker_free(struct worker *w)
 {
 	if (!w)
 		return;
-	if (w->pid > 0) {
+	/* a warm worker with nothing left to do waits for the next engine:
+	 * its channel closes, and it is neither killed nor waited for */
+	int keep = w->warm && w->ready && !w->jobs;
+	if (w->pid > 0 && !keep) {
 		proc_kill_group(w->pid);
 		waitpid(w->pid, NULL, 0);
 	}
@@ -365,6 +374,16 @@ static char *tail_lines(struct worker *w, int n)
 	return z;
 }
 
+/* end the worker's process and everything it started: our child, or the
+ * warm worker attached to */
+static void kill_worker(struct worker *w)
+{
+	if (w->pid > 0)
+		proc_kill_group(w->pid);
+	else if (w->attached && w->warmPid > 0)
+		proc_kill_group(w->warmPid);
+}
+
 /* refuse this worker for good (zWhy, which this takes: why, naming it):
  * its process ends and its jobs fail with zWhy, or go to another worker of
  * a pool; it is not started again */
@@ -374,8 +393,7 @@ static void refuse(struct worker *w, char *zWhy)
 	w->zTaskError = zWhy;
 	w->taskErrorOwn = 0;
 	w->disabled = 1;
-	if (w->pid > 0)
-		proc_kill_group(w->pid);
+	kill_worker(w);
 	died(w, NULL);
 }
 
@@ -412,8 +430,7 @@ static void on_timer(struct loop *l, long long id, void *arg)
 	else
 		snprintf(why, sizeof why, "the worker did not finish loading the task within %g s",
 		         w->cfg.setupTimeoutS);
-	if (w->pid > 0)
-		proc_kill_group(w->pid);
+	kill_worker(w);
 	died(w, why);
 }
 
@@ -606,7 +623,7 @@ static void on_stdout(struct loop *l, int fd, int events, void *arg)
 			    xasprintf("protocol error: the worker sent a line of more than "
 			              "%u bytes without a newline",
 			              (unsigned)PROTO_LINE_MAX);
-			proc_kill_group(w->pid);
+			kill_worker(w);
 			died(w, NULL);
 			return;
 		}
@@ -688,6 +705,12 @@ static void reaped(struct worker *w, const char *zWhy, int status)
 	char st[160] = "";
 	if (w->pid > 0)
 		proc_describe_status(status, st, sizeof st);
+	else if (w->attached)
+		snprintf(st, sizeof st, "kept warm (pid %d) closed its connection",
+		         (int)w->warmPid);
+	if (w->attached || w->warm)
+		w->warmOff = 1; /* a plain worker of our own from here */
+	w->attached = w->warm = 0;
 	w->pid = 0;
 	if (w->timer)
 		loop_del_timer(w->l, w->timer), w->timer = 0;
@@ -764,45 +787,9 @@ static void kick(struct worker *w)
 		w->kick = loop_add_timer(w->l, 0, on_kick, w);
 }
 
-static void start(struct worker *w)
+/* the task request for a process of w (a fresh copy) */
+static cJSON *task_request(struct worker *w)
 {
-	char err[KL_ERRLEN];
-	char **argv = w->cfg.argvLaunch ? w->cfg.argvLaunch : worker_launch_argv(&w->cfg, NULL);
-	int inp[2];
-	if (pipe2(inp, O_CLOEXEC) < 0)
-		die("pipe: %s", strerror(errno));
-	/* workers never see API keys: nothing they run can leak one */
-	struct proc_spec s = {
-	    .argv = argv, .stdinFd = inp[0], .stdoutFd = -1, .stderrFd = -2, .scrubEnv = 1};
-	sb_reset(&w->tail);
-	lb_free(&w->outbuf);
-	w->pid = proc_spawn(&s, &w->out, &w->err, err);
-	close(inp[0]);
-	strbuf launch = STRBUF_INIT;
-	for (int i = 0; argv[i]; i++)
-		sb_addf(&launch, "%s%s", i ? " " : "", argv[i]);
-	free(w->zLaunch);
-	w->zLaunch = sb_detach(&launch);
-	if (argv != w->cfg.argvLaunch) {
-		for (int i = 0; argv[i]; i++)
-			free(argv[i]);
-		free(argv);
-	}
-	if (w->pid < 0) {
-		close(inp[1]);
-		w->pid = 0;
-		free(w->zTaskError);
-		w->zTaskError = xasprintf("cannot start the worker: %s", err);
-		w->taskErrorOwn = 0;
-		kick(w); /* the jobs fail from the loop */
-		return;
-	}
-	w->starts++;
-	w->in = inp[1];
-	loop_add_fd(w->l, w->out, LOOP_READ, on_stdout, w);
-	loop_add_fd(w->l, w->err, LOOP_READ, on_stderr, w);
-	w->ready = 0;
-	w->helloed = 0;
 	cJSON *files = w->cfg.shipTask ? worker_task_files(w->cfg.zTaskDir) : NULL;
 	struct proto_task t = {
 	    .zDir = w->cfg.zTaskDir,
@@ -821,8 +808,111 @@ static void start(struct worker *w)
 	                     result_compile_pending(w->baselines),
 	    .deferCompile = w->cfg.deferCompile,
 	};
-	send_line(w, protocol_task(&t));
+	cJSON *o = protocol_task(&t);
 	cJSON_Delete(files);
+	return o;
+}
+
+/*
+ * Kept warm (cfg.warmS): attach to the worker waiting on the socket named
+ * for this launch and task (1: attached, its channel in w), else the launch
+ * with --warm and --linger added (*pArgv replaced by a fresh copy, which
+ * the caller frees), so that it waits there once this engine is done.
+ */
+static int warm_start(struct worker *w, char ***pArgv, int *pOwned, const char *zTaskLine)
+{
+	char err[KL_ERRLEN];
+	if (w->cfg.warmS <= 0 || w->warmOff || w->cfg.shipTask)
+		return 0;
+	char *path = worker_warm_path(*pArgv, zTaskLine, w->cfg.zTaskDir, err);
+	if (!path)
+		return 0;
+	int sock, efd, pid;
+	if (worker_warm_attach(path, &sock, &efd, &pid) == 0) {
+		free(path);
+		w->in = fcntl(sock, F_DUPFD_CLOEXEC, 3);
+		w->out = sock;
+		w->err = efd;
+		fd_nonblock(w->out);
+		fd_nonblock(w->err);
+		w->pid = 0;
+		w->warmPid = pid;
+		w->attached = w->warm = 1;
+		return w->in >= 0 ? 1 : (close(sock), close(efd), w->in = w->out = w->err = -1, 0);
+	}
+	int n = 0;
+	while ((*pArgv)[n])
+		n++;
+	char **v = xcalloc((size_t)n + 5, sizeof *v);
+	for (int i = 0; i < n; i++)
+		v[i] = xstrdup((*pArgv)[i]);
+	v[n++] = xstrdup("--warm");
+	v[n++] = path;
+	v[n++] = xstrdup("--linger");
+	v[n++] = xasprintf("%g", w->cfg.warmS);
+	if (*pOwned)
+		for (int i = 0; (*pArgv)[i]; i++)
+			free((*pArgv)[i]);
+	if (*pOwned)
+		free(*pArgv);
+	*pArgv = v;
+	*pOwned = 1;
+	w->warm = 1;
+	return 0;
+}
+
+static void start(struct worker *w)
+{
+	char err[KL_ERRLEN];
+	char **argv = w->cfg.argvLaunch ? w->cfg.argvLaunch : worker_launch_argv(&w->cfg, NULL);
+	int owned = argv != w->cfg.argvLaunch;
+	cJSON *task = task_request(w);
+	char *zTask = cJSON_PrintUnformatted(task);
+	sb_reset(&w->tail);
+	lb_free(&w->outbuf);
+	int attached = warm_start(w, &argv, &owned, zTask);
+	int inp[2] = {-1, -1};
+	if (!attached) {
+		if (pipe2(inp, O_CLOEXEC) < 0)
+			die("pipe: %s", strerror(errno));
+		/* workers never see API keys: nothing they run can leak one */
+		struct proc_spec s = {
+		    .argv = argv, .stdinFd = inp[0], .stdoutFd = -1, .stderrFd = -2, .scrubEnv = 1};
+		w->pid = proc_spawn(&s, &w->out, &w->err, err);
+		close(inp[0]);
+	}
+	strbuf launch = STRBUF_INIT;
+	if (attached)
+		sb_addf(&launch, "the warm kloop-worker (pid %d) of ", (int)w->warmPid);
+	for (int i = 0; argv[i]; i++)
+		sb_addf(&launch, "%s%s", i ? " " : "", argv[i]);
+	free(w->zLaunch);
+	w->zLaunch = sb_detach(&launch);
+	if (owned) {
+		for (int i = 0; argv[i]; i++)
+			free(argv[i]);
+		free(argv);
+	}
+	if (!attached && w->pid < 0) {
+		close(inp[1]);
+		w->pid = 0;
+		free(w->zTaskError);
+		w->zTaskError = xasprintf("cannot start the worker: %s", err);
+		w->taskErrorOwn = 0;
+		free(zTask);
+		cJSON_Delete(task);
+		kick(w); /* the jobs fail from the loop */
+		return;
+	}
+	w->starts++;
+	if (!attached)
+		w->in = inp[1];
+	loop_add_fd(w->l, w->out, LOOP_READ, on_stdout, w);
+	loop_add_fd(w->l, w->err, LOOP_READ, on_stderr, w);
+	w->ready = 0;
+	w->helloed = 0;
+	free(zTask);
+	send_line(w, task);
 	arm(w, hello_limit(w));
 	cJSON *m;
 	cJSON_ArrayForEach(m, w->measured) send_line(w, cJSON_Duplicate(m, 1));

@@ -48,6 +48,11 @@ struct worker_config {
 	 * {"pending": true} until then); onBaselines hears the whole baselines
 	 * when they come (NULL: not told) */
 	int deferCompile;
+	/* kloop eval: a worker kept warm for the next eval of the same task,
+	 * warmS seconds at most (worker/warm.c, worker_warm.h): one waiting is
+	 * attached to, else the one started waits when this engine is done
+	 * (0: none; only where the pool is one local worker) */
+	double warmS;
 	void (*onBaselines)(const char *zDevice, const cJSON *baselines, void *arg);
 	void *baselinesArg;
 };

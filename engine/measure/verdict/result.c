@@ -145,6 +145,23 @@ static const char *tol_from(const char *z)
 
 void result_setup_line(const cJSON *su, strbuf *sb)
 {
+	const cJSON *wm = cJSON_GetObjectItem(su, "warm");
+	if (cJSON_IsObject(wm)) {
+		/* a worker kept warm since an earlier eval of the task */
+		double age = result_num(wm, "age_s");
+		sb_addf(sb,
+		        "the worker kept warm was ready after %.2f s (its eval %g of the task; "
+		        "its sets and the reference's outputs made %.0f s ago",
+		        result_num(su, "seconds"), result_num(wm, "evals"), age);
+		double first = result_num(cJSON_GetObjectItem(wm, "first"), "seconds");
+		if (!isnan(first))
+			sb_addf(sb, " in %.2f s", first);
+		sb_addf(sb,
+		        "; it waits %g s after each: kloop eval --warm 0 for none, kloop warm "
+		        "stop ends it)",
+		        result_num(wm, "linger_s"));
+		return;
+	}
 	sb_addf(sb, "the worker was ready after %.2f s", result_num(su, "seconds"));
 	double h = result_num(su, "helper"), imp = result_num(su, "import_torch");
 	double in = result_num(su, "inputs");

@@ -1,0 +1,240 @@
+/*
+ * worker_warm.c - the engine's side of a worker kept warm between two
+ * kloop evals (worker/warm.c): the socket's name, a hash of everything the
+ * worker's state depends on, and the attach (worker.h).
+ */
+#include "worker_warm.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "sha256.h"
+#include "util.h"
+#include "version.h"
+
+/* the environment a worker's state depends on: its tools, libraries,
+ * caches, devices and kloop's own settings */
+static int env_counts(const char *z)
+{
+	static const char *const prefixes[] = {"KLOOP_", "CUDA_", "NVIDIA_", "CUPTI_", "TORCH_"};
+	static const char *const names[] = {"PATH",   "LD_LIBRARY_PATH", "LD_PRELOAD",
+	                                    "HOME",   "XDG_CACHE_HOME",  "TMPDIR",
+	                                    "PYTHONPATH", "PYTHONHOME",  "CC",
+	                                    "CXX",    "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"};
+	for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+		if (!strncmp(z, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	size_t k = strcspn(z, "=");
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (strlen(names[i]) == k && !strncmp(z, names[i], k))
+			return 1;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* a file's bytes into the hash, after its name; -1 where it cannot be read
+ * or the task's files exceed *pLeft bytes */
+static int hash_file(struct sha256 *h, const char *zPath, long long *pLeft)
+{
+	struct stat st;
+	if (stat(zPath, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > *pLeft)
+		return -1;
+	*pLeft -= st.st_size;
+	strbuf sb = STRBUF_INIT;
+	char err[KL_ERRLEN];
+	int rc = read_file(zPath, &sb, (size_t)st.st_size + 1, err);
+	if (rc == 0) {
+		sha256_update(h, zPath, strlen(zPath) + 1);
+		sha256_update(h, sb.buf, sb.len);
+		sha256_update(h, "\n", 1);
+	}
+	sb_free(&sb);
+	return rc;
+}
+
+/* the task's files (a directory's, two levels down, or the problem file) */
+static int hash_task(struct sha256 *h, const char *zTask, int depth, long long *pLeft, int *pN)
+{
+	struct stat st;
+	if (stat(zTask, &st) < 0)
+		return -1;
+	if (S_ISREG(st.st_mode))
+		return ++*pN > 512 ? -1 : hash_file(h, zTask, pLeft);
+	if (!S_ISDIR(st.st_mode) || depth > 2)
+		return 0;
+	DIR *d = opendir(zTask);
+	if (!d)
+		return -1;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		xgrow((void **)&names, &cap, n + 1, sizeof *names);
+		names[n++] = xstrdup(e->d_name);
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof *names, cmp_str);
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		char *p = path_join(zTask, names[i]);
+		if (rc == 0 && hash_task(h, p, depth + 1, pLeft, pN) < 0)
+			rc = -1;
+		free(p);
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+char *worker_warm_dir(char *err)
+{
+	const char *run = getenv("XDG_RUNTIME_DIR");
+	char *dir = run && *run && access(run, W_OK) == 0
+	                ? path_join(run, "kloop")
+	                : xasprintf("/tmp/kloop-warm-%u", (unsigned)getuid());
+	struct stat st;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		kl_err(err, "%s: %s", dir, strerror(errno));
+		free(dir);
+		return NULL;
+	}
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+	    (st.st_mode & 077)) {
+		kl_err(err, "%s is not a directory of this user's alone (mode 0700)", dir);
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+char *worker_warm_path(char *const *argv, const char *zTaskLine, const char *zTask, char *err)
+{
+	struct sha256 h;
+	sha256_init(&h);
+	sha256_update(&h, KLOOP_VERSION, sizeof KLOOP_VERSION);
+	/* the worker's binary: rebuilt, it is another worker */
+	char *exe = argv[0] ? realpath(argv[0], NULL) : NULL;
+	struct stat st;
+	if (!exe || stat(exe, &st) < 0) {
+		free(exe);
+		return kl_err(err, "the worker's binary %s cannot be found", argv[0] ? argv[0] : ""),
+		       NULL;
+	}
+	char id[128];
+	snprintf(id, sizeof id, "|%lld|%lld.%09ld|", (long long)st.st_size,
+	         (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	sha256_update(&h, exe, strlen(exe));
+	sha256_update(&h, id, strlen(id));
+	free(exe);
+	for (int i = 0; argv[i]; i++)
+		sha256_update(&h, argv[i], strlen(argv[i]) + 1);
+	char *cwd = getcwd(NULL, 0);
+	if (cwd)
+		sha256_update(&h, cwd, strlen(cwd) + 1);
+	free(cwd);
+	sha256_update(&h, zTaskLine, strlen(zTaskLine) + 1);
+	extern char **environ;
+	size_t n = 0;
+	for (char **e = environ; *e; e++)
+		n++;
+	char **env = xcalloc(n + 1, sizeof *env);
+	size_t k = 0;
+	for (char **e = environ; *e; e++)
+		if (env_counts(*e))
+			env[k++] = *e;
+	qsort(env, k, sizeof *env, cmp_str);
+	for (size_t i = 0; i < k; i++)
+		sha256_update(&h, env[i], strlen(env[i]) + 1);
+	free(env);
+	long long left = 64ll << 20;
+	int nFiles = 0;
+	if (hash_task(&h, zTask, 0, &left, &nFiles) < 0)
+		return kl_err(err, "the task's files (%s) could not all be read, or exceed 512 "
+		                   "files or 64 MB",
+		              zTask),
+		       NULL;
+	char hex[65];
+	sha256_hex(&h, hex);
+	char *dir = worker_warm_dir(err);
+	if (!dir)
+		return NULL;
+	char *p = xasprintf("%s/w-%.20s", dir, hex);
+	free(dir);
+	if (strlen(p) + 6 > sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		kl_err(err, "the socket path %s is too long", p);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+int worker_warm_attach(const char *zPath, int *pSock, int *pErr, int *pPid)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path, sizeof a.sun_path, "%s", zPath);
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -1;
+	if (connect(s, (struct sockaddr *)&a, sizeof a) < 0) {
+		/* a worker that died without removing its name: gone now */
+		if (errno == ECONNREFUSED)
+			unlink(zPath);
+		close(s);
+		return -1;
+	}
+	struct ucred cr;
+	socklen_t n = sizeof cr;
+	int ep[2];
+	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0 || cr.uid != getuid() ||
+	    pipe2(ep, O_CLOEXEC) < 0) {
+		close(s);
+		return -1;
+	}
+	/* the attach line, and the write end of our pipe for its stderr */
+	static const char line[] = "{\"op\":\"attach\"}\n";
+	struct iovec io = {.iov_base = (void *)line, .iov_len = sizeof line - 1};
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof u);
+	struct msghdr m = {
+	    .msg_iov = &io, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &ep[1], sizeof(int));
+	ssize_t w = sendmsg(s, &m, MSG_NOSIGNAL);
+	close(ep[1]);
+	/* its hello within a second, else it is busy with another kloop (the
+	 * connection waits in its queue) or stuck: a worker of our own then */
+	struct pollfd p = {.fd = s, .events = POLLIN};
+	char ch;
+	if (w != (ssize_t)io.iov_len || poll(&p, 1, 1000) <= 0 ||
+	    recv(s, &ch, 1, MSG_PEEK) != 1) {
+		close(s);
+		close(ep[0]);
+		return -1;
+	}
+	*pSock = s;
+	*pErr = ep[0];
+	*pPid = cr.pid;
+	return 0;
+}

@@ -1,0 +1,94 @@
+# warm.sh - kloop eval's worker kept warm for the next eval of the same
+# task (--warm SECONDS; issue 40: a lone eval's seconds went to the
+# worker's start and the reference's runs): the next eval attaches to it
+# and says so, gets the same verdicts and the same baseline; a crash in it
+# still shows the candidate's last output; another task, a changed task
+# file or --warm 0 gets a worker of its own; `kloop warm` lists them and
+# `kloop warm stop` ends them; one that waits out its seconds ends.
+. tests/e2e/lib.sh
+B="--backend host --budget 0.3 --trials 3"
+cp -r tasks/softmax "$T/sm"
+
+# pids of the workers kept warm for this test (their sockets in $T/run)
+warm_pids() { $KLOOP warm 2>/dev/null | awk '$1 == "pid" {print $2}' | sort; }
+# gone PID...: every one has ended (within 10 s; a zombie counts as ended)
+gone() {
+	for _i in $(seq 100); do
+		_left=0
+		for _p in "$@"; do
+			_s=$(awk '{print $3}' "/proc/$_p/stat" 2>/dev/null)
+			[ -n "$_s" ] && [ "$_s" != Z ] && _left=1
+		done
+		[ $_left = 0 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+n0=$NFAIL
+run e1 eval "$T/sm" tasks/softmax/seed.c $B --warm 600 --json
+rc1=$rc
+check "the first eval (--warm 600) is correct and made its own setup (rc $rc1)" \
+	json_true "$T/e1.out" 'j["status"] == "correct" and "warm" not in j["reference_data"]["setup"]'
+p1=$(warm_pids)
+check "its worker waits after it, listed by kloop warm ($p1)" test -n "$p1"
+run e2 eval "$T/sm" tasks/softmax/seed.c $B --warm 600 --json
+check "the second eval attached to it: its setup says kept warm, its eval 2" \
+	json_true "$T/e2.out" 'j["status"] == "correct" and j["reference_data"]["setup"]["warm"]["evals"] == 2'
+check "the same baseline both times (one reference timing, kept)" \
+	test "$(json baseline_ms "$T/e1.out")" = "$(json baseline_ms "$T/e2.out")"
+check "the second eval's candidate was timed again (not 'the same machine code' of the first eval)" \
+	json_true "$T/e2.out" '"not_timed" not in j and j["timing"]["count"] > 0'
+check "still one worker kept warm, the same ($(warm_pids))" test "$(warm_pids)" = "$p1"
+run e2h eval "$T/sm" tasks/softmax/seed.c $B --warm 600
+check "the human output says the worker was kept warm" grep -q "the worker kept warm was ready" "$T/e2h.out"
+diag "$n0" "$T/e1.out" "$T/e1.err" "$T/e2.out" "$T/e2.err" "$T/e2h.out"
+
+# a candidate's crash in the warm worker: its verdict and last output, and
+# the worker goes on for the next
+n0=$NFAIL
+sed 's|#include <stddef.h>|#include <stddef.h>\n#include <stdio.h>|; s|\*p = |fprintf(stderr, "about to crash\\n"), fflush(stderr), *p = |' \
+	tests/fixtures/host/segfault.c >"$T/crash.c"
+run cr eval "$T/sm" "$T/crash.c" $B --warm 600 --json
+check "a crashing candidate in the warm worker is crashed, its last output kept ($(said "$T/cr.out"))" \
+	json_true "$T/cr.out" 'j["status"] == "crashed" and "about to crash" in (j.get("stderr_tail") or "")'
+run e3 eval "$T/sm" tasks/softmax/seed.c $B --warm 600 --json
+check "the next eval after the crash is correct and attached" \
+	json_true "$T/e3.out" 'j["status"] == "correct" and "warm" in j["reference_data"]["setup"]'
+diag "$n0" "$T/cr.out" "$T/cr.err" "$T/e3.out" "$T/e3.err"
+
+# another task's state is never reused: a changed file, another shape set
+n0=$NFAIL
+printf '\n/* changed */\n' >>"$T/sm/reference.c"
+run ch eval "$T/sm" tasks/softmax/seed.c $B --warm 600 --json
+check "a changed task file gets a worker of its own" \
+	json_true "$T/ch.out" 'j["status"] == "correct" and "warm" not in j["reference_data"]["setup"]'
+run sh eval "$T/sm" tasks/softmax/seed.c $B --warm 600 --trials 2 --json
+check "other flags (--trials 2) get a worker of their own" \
+	json_true "$T/sh.out" '"warm" not in j["reference_data"]["setup"]'
+$KLOOP warm >"$T/ls3.out" 2>&1
+check "three workers kept warm now ($(warm_pids | wc -l))" test "$(warm_pids | wc -l)" -eq 3
+run z eval "$T/sm" "$T/crash.c" $B --warm 0 --json
+check "--warm 0 neither attaches nor leaves one more" test "$(warm_pids | wc -l)" -eq 3
+diag "$n0" "$T/ls3.out" "$T/ch.err" "$T/sh.err"
+
+# kloop warm stop ends them all, and their runners
+n0=$NFAIL
+all=$(warm_pids)
+run stop warm stop
+check "kloop warm stop says it stopped each ($(grep -c stopped "$T/stop.out"))" \
+	test "$(grep -c '^stopped the warm worker' "$T/stop.out")" -eq 3
+check "and they end" gone $all
+run ls warm
+check "kloop warm then lists none" grep -q "no worker is kept warm" "$T/ls.out"
+run bad warm start
+check "kloop warm start is a usage error naming stop (rc $rc)" sh -c "[ $rc -eq 2 ] && grep -q stop '$T/bad.err'"
+diag "$n0" "$T/stop.out" "$T/ls.out" "$T/bad.err"
+
+# one that waits out its seconds ends by itself
+n0=$NFAIL
+run l1 eval "$T/sm" tasks/softmax/seed.c $B --warm 1 --json
+p=$(warm_pids)
+check "a worker kept 1 s is listed after its eval ($p)" test -n "$p"
+check "and ends by itself once the second is out" gone $p
+diag "$n0" "$T/l1.out" "$T/l1.err"
