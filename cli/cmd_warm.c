@@ -34,8 +34,7 @@ static int listener(const char *zSock)
 	struct ucred cr = {0};
 	socklen_t n = sizeof cr;
 	int pid = connect(s, (struct sockaddr *)&a, sizeof a) == 0 &&
-	                  getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &n) == 0 &&
-	                  cr.uid == getuid()
+	                  getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &n) == 0 && cr.uid == getuid()
 	              ? cr.pid
 	              : -1;
 	close(s);
@@ -80,14 +79,17 @@ static int exec_warm(int argc, char **argv)
 			n++;
 		} else {
 			double since = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "since"));
-			char *task = term_clean(cJSON_GetStringValue(cJSON_GetObjectItem(o, "task")), 0);
-			char *dev = term_clean(cJSON_GetStringValue(cJSON_GetObjectItem(o, "device")), 0);
-			printf("pid %d  task %s  %s on %s  %s %.0f s, %g eval%s, waits %g s  %s\n", pid,
-			       task, cJSON_GetStringValue(cJSON_GetObjectItem(o, "backend")), dev,
-			       cJSON_GetStringValue(cJSON_GetObjectItem(o, "state")),
+			char *task =
+			    term_clean(cJSON_GetStringValue(cJSON_GetObjectItem(o, "task")), 0);
+			char *dev =
+			    term_clean(cJSON_GetStringValue(cJSON_GetObjectItem(o, "device")), 0);
+			printf("pid %d  task %s  %s on %s  %s %.0f s, %g eval%s, waits %g s  %s\n",
+			       pid, task, cJSON_GetStringValue(cJSON_GetObjectItem(o, "backend")),
+			       dev, cJSON_GetStringValue(cJSON_GetObjectItem(o, "state")),
 			       difftime(now, (time_t)since),
 			       cJSON_GetNumberValue(cJSON_GetObjectItem(o, "evals")),
-			       cJSON_GetNumberValue(cJSON_GetObjectItem(o, "evals")) == 1 ? "" : "s",
+			       cJSON_GetNumberValue(cJSON_GetObjectItem(o, "evals")) == 1 ? ""
+			                                                                  : "s",
 			       cJSON_GetNumberValue(cJSON_GetObjectItem(o, "linger_s")), sock);
 			free(task);
 			free(dev);

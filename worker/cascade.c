@@ -496,7 +496,6 @@ static void run_job(struct job *j)
 	} else {
 		stage_done(stages, "compile", t0 - j->tCompile);
 		res = cascade(j, skip, stages, &tCheck, &tTime);
-		torchref_hold(W.bg, 0);
 		/* a load error is the object's: the compile stage's */
 		if (decoded(res).status == STATUS_COMPILE_ERROR)
 			set_stage(res, "compile");
@@ -548,9 +547,11 @@ static void run_job(struct job *j)
 	cJSON_Delete(res);
 	if (W.b->fatal)
 		exit(3);
-	/* its runners end now that the result is out */
+	/* its runners end now that the result is out; then the background
+	 * compile's helper goes on (its timing never beside a context's end) */
 	while (W.nEndLater > 0)
 		cand_free(W.aEndLater[--W.nEndLater]);
+	torchref_hold(W.bg, 0);
 }
 
 static int compiles_done(const struct job *j)

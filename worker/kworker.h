@@ -155,6 +155,11 @@ struct kworker_state {
 	cJSON *hello, *readyMsg;
 	int warmEvals; /* engines served, the first included */
 	double tReady; /* when the task was first ready */
+	/* the relay of a warm worker: its stdout and stderr, and every child's
+	 * (runners, the PyTorch helper), are a pipe it reads (relayFd, or -1)
+	 * and passes on to its engine's stderr (errOut; -1 between engines):
+	 * a runner started for one engine writes to the next one's */
+	int relayFd, errOut;
 };
 extern struct kworker_state kworker_w;
 /* the worker's code names it W */
@@ -181,6 +186,8 @@ int kworker_warm_idle(void);
 void kworker_send_json(cJSON *o);
 /* send task_ready o (consumed), kept for the next engine of a warm worker */
 void kworker_send_ready(cJSON *o);
+/* what the relay holds now, passed on to the engine's stderr (warm.c) */
+void kworker_relay_drain(void);
 /* an error event about job (< 0: none); fatal: the worker cannot go on */
 void kworker_send_error(int job, const char *zMsg, int fatal);
 /* job's stage (k: the trial or run, < 0: none) */

@@ -214,7 +214,7 @@ int main(int argc, char **argv)
 	const char *zOrder = NULL; /* a runner's --start-order */
 	const char *zWarm = NULL;  /* --warm: the socket a warm worker waits on */
 	double lingerS = 0;        /* --linger: how long it waits there */
-	W.warmFd = -1;
+	W.warmFd = W.relayFd = W.errOut = -1;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--backend") && i + 1 < argc)
 			W.zBackend = argv[++i];

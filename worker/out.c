@@ -10,8 +10,22 @@ struct kworker_state kworker_w;
 
 /* ---- protocol out ---- */
 
+void kworker_relay_drain(void)
+{
+	char buf[65536];
+	ssize_t r;
+	while (W.relayFd >= 0 && (r = read(W.relayFd, buf, sizeof buf)) > 0)
+		if (W.errOut >= 0 && write_all(W.errOut, buf, (size_t)r) < 0) {
+			close(W.errOut); /* the engine's stderr is gone: dropped */
+			W.errOut = -1;
+		}
+}
+
 void kworker_send_json(cJSON *o)
 {
+	/* what the runners wrote before this event reaches the engine first
+	 * (a crash's last output, read when its result comes) */
+	kworker_relay_drain();
 	char *z = cJSON_PrintUnformatted(o);
 	size_t n = strlen(z);
 	z = xrealloc(z, n + 2);

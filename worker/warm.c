@@ -15,9 +15,11 @@
  * first engine's session: the same sets, reference outputs and runners;
  * the code timed before is forgotten (each engine times its candidates).
  * A connection of another user, one that says nothing, or a quit line
- * (kloop warm stop) is closed, or ends the worker.  A worker with a
- * PyTorch helper (a PyTorch reference) is not kept: the helper writes to
- * the first engine's stderr.
+ * (kloop warm stop) is closed, or ends the worker.  Its stdout and stderr,
+ * and so its children's (the runners, spares started for one engine and
+ * used for the next, the PyTorch helper), are a pipe it relays to the
+ * current engine's stderr: read from the loop, while a runner's call is
+ * waited for (cand_set_relay), and before each event it sends.
  */
 #include "kworker.h"
 
@@ -28,9 +30,9 @@
 #include <time.h>
 
 static struct {
-	loop_fd_fn onInput;                  /* main.c's reader of W.in */
+	loop_fd_fn onInput;                     /* main.c's reader of W.in */
 	void (*addLines)(const char *, size_t); /* main.c: bytes read from W.in */
-	char zInfo[4096];                    /* PATH.json: what `kloop warm` lists */
+	char zInfo[4096];                       /* PATH.json: what `kloop warm` lists */
 	char zSock[sizeof(((struct sockaddr_un *)0)->sun_path)];
 } Wm;
 
@@ -43,6 +45,32 @@ static void warm_unlink(void)
 		unlink(Wm.zSock);
 	if (Wm.zInfo[0])
 		unlink(Wm.zInfo);
+}
+
+static void on_relay(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l, (void)fd, (void)events, (void)arg;
+	kworker_relay_drain();
+}
+
+/* the relay (kworker.h): this process's stdout and stderr, and so every
+ * child's, a pipe of 1 MiB passed on to the engine's stderr; 0 or -1 */
+static int relay_begin(void)
+{
+	int rp[2];
+	if (pipe(rp) < 0)
+		return -1;
+	fcntl(rp[0], F_SETFD, FD_CLOEXEC);
+	fcntl(rp[1], F_SETPIPE_SZ, 1 << 20);
+	W.errOut = fcntl(2, F_DUPFD_CLOEXEC, 100);
+	dup2(rp[1], 1);
+	dup2(rp[1], 2);
+	close(rp[1]);
+	fd_nonblock(rp[0]);
+	W.relayFd = rp[0];
+	loop_add_fd(W.l, W.relayFd, LOOP_READ, on_relay, NULL);
+	cand_set_relay(W.relayFd, kworker_relay_drain);
+	return 0;
 }
 
 static void on_term(int sig)
@@ -113,6 +141,11 @@ int kworker_warm_listen(const char *zPath, double lingerS, loop_fd_fn onInput,
 	snprintf(Wm.zInfo, sizeof Wm.zInfo, "%s.json", zPath);
 	Wm.onInput = onInput;
 	Wm.addLines = addLines;
+	if (relay_begin() < 0) {
+		close(fd);
+		W.warmFd = -1;
+		return kl_err(err, "pipe: %s", strerror(errno));
+	}
 	atexit(warm_unlink);
 	signal(SIGTERM, on_term);
 	signal(SIGHUP, SIG_IGN);
@@ -165,18 +198,15 @@ static void wait_engine(void)
 
 int kworker_warm_idle(void)
 {
-	/* not with a PyTorch helper: it writes to the stderr of the engine it
-	 * started with, gone now (Python raises on a write to a closed pipe) */
-	if (W.warmFd < 0 || !W.ready || W.runq || W.bg || W.tr || W.lingerS <= 0)
+	if (W.warmFd < 0 || !W.ready || W.runq || W.bg || W.lingerS <= 0)
 		return 0;
 	loop_del_fd(W.l, W.in);
-	/* nothing of the last engine's: its stderr, the code it timed */
-	int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (nul >= 0) {
-		dup2(nul, 1);
-		dup2(nul, 2);
-		close(nul);
-	}
+	/* nothing of the last engine's: its stderr (the relay's output dropped
+	 * until the next), the code it timed */
+	kworker_relay_drain();
+	if (W.errOut >= 0)
+		close(W.errOut);
+	W.errOut = -1;
 	for (int i = 0; i < W.nTimed; i++) {
 		free(W.aTimed[i].zLabel);
 		cJSON_Delete(W.aTimed[i].timing);
@@ -201,8 +231,8 @@ static ssize_t first_message(int c, char *buf, size_t nBuf, int *pFd)
 		char b[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct msghdr m = {.msg_iov = &io, .msg_iovlen = 1, .msg_control = u.b,
-	                   .msg_controllen = sizeof u.b};
+	struct msghdr m = {
+	    .msg_iov = &io, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
 	ssize_t r = recvmsg(c, &m, MSG_CMSG_CLOEXEC);
 	if (r <= 0)
 		return -1;
@@ -247,15 +277,12 @@ static void on_accept(struct loop *l, int fd, int events, void *arg)
 	dup3(c, W.in, O_CLOEXEC);
 	dup3(c, W.out, O_CLOEXEC);
 	close(c);
-	dup2(errFd, 1);
-	dup2(errFd, 2);
-	close(errFd);
+	kworker_relay_drain(); /* what came between engines: dropped */
+	W.errOut = errFd;      /* the relay's output from here on */
 	fd_nonblock(W.in);
 	W.warmEvals++;
 	W.tTask = now_s();
 	write_info("busy");
-	/* the spares made for the last engine write to its stderr: new ones */
-	cand_spare_renew();
 	kworker_send_json(cJSON_Duplicate(W.hello, 1));
 	loop_add_fd(W.l, W.in, LOOP_READ, Wm.onInput, NULL);
 	size_t rest = (size_t)r - (size_t)(nl + 1 - buf);

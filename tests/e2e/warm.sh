@@ -2,7 +2,8 @@
 # task (--warm SECONDS; issue 40: a lone eval's seconds went to the
 # worker's start and the reference's runs): the next eval attaches to it
 # and says so, gets the same verdicts and the same baseline; a crash in it
-# still shows the candidate's last output; another task, a changed task
+# still shows the candidate's last output, and one that prints megabytes
+# waits on nothing; another task, a changed task
 # file or --warm 0 gets a worker of its own; `kloop warm` lists them and
 # `kloop warm stop` ends them; one that waits out its seconds ends.
 . tests/e2e/lib.sh
@@ -55,7 +56,10 @@ check "a crashing candidate in the warm worker is crashed, its last output kept 
 run e3 eval "$T/sm" tasks/softmax/seed.c $B --warm 600 --json
 check "the next eval after the crash is correct and attached" \
 	json_true "$T/e3.out" 'j["status"] == "correct" and "warm" in j["reference_data"]["setup"]'
-diag "$n0" "$T/cr.out" "$T/cr.err" "$T/e3.out" "$T/e3.err"
+run fl eval "$T/sm" tests/fixtures/host/flood_stdout.c $B --warm 600 --json
+check "a candidate printing megabytes a run in the warm worker is correct: its output is relayed, nothing waits on it ($(said "$T/fl.out"))" \
+	json_true "$T/fl.out" 'j["status"] == "correct" and "warm" in j["reference_data"]["setup"]'
+diag "$n0" "$T/cr.out" "$T/cr.err" "$T/e3.out" "$T/e3.err" "$T/fl.out"
 
 # another task's state is never reused: a changed file, another shape set
 n0=$NFAIL
@@ -92,3 +96,17 @@ p=$(warm_pids)
 check "a worker kept 1 s is listed after its eval ($p)" test -n "$p"
 check "and ends by itself once the second is out" gone $p
 diag "$n0" "$T/l1.out" "$T/l1.err"
+
+# a PyTorch reference's worker too: its helper writes into the relay, and
+# the next eval has the helper's data without starting Python again
+n0=$NFAIL
+if python3 -c 'import torch' >/dev/null 2>&1; then
+	run t1 eval "$T/sm" tasks/softmax/seed.c $B --reference torch --warm 600 --json
+	run t2 eval "$T/sm" tasks/softmax/seed.c $B --reference torch --warm 600 --json
+	check "against the PyTorch reference the second eval attached, correct, the same baseline" \
+		sh -c "python3 -c 'import json,sys; a,b=(json.loads(open(f).readline()) for f in sys.argv[1:]); sys.exit(0 if a[\"status\"]==b[\"status\"]==\"correct\" and \"warm\" in b[\"reference_data\"][\"setup\"] and a[\"baseline_ms\"]==b[\"baseline_ms\"] else 1)' '$T/t1.out' '$T/t2.out'"
+	$KLOOP warm stop >/dev/null 2>&1
+else
+	skip "no PyTorch for python3: the PyTorch reference's warm worker is not tried"
+fi
+diag "$n0" "$T/t1.out" "$T/t1.err" "$T/t2.out" "$T/t2.err"

@@ -26,10 +26,11 @@
 static int env_counts(const char *z)
 {
 	static const char *const prefixes[] = {"KLOOP_", "CUDA_", "NVIDIA_", "CUPTI_", "TORCH_"};
-	static const char *const names[] = {"PATH",   "LD_LIBRARY_PATH", "LD_PRELOAD",
-	                                    "HOME",   "XDG_CACHE_HOME",  "TMPDIR",
-	                                    "PYTHONPATH", "PYTHONHOME",  "CC",
-	                                    "CXX",    "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"};
+	static const char *const names[] = {
+	    "PATH",       "LD_LIBRARY_PATH",    "LD_PRELOAD",
+	    "HOME",       "XDG_CACHE_HOME",     "TMPDIR",
+	    "PYTHONPATH", "PYTHONHOME",         "CC",
+	    "CXX",        "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"};
 	for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
 		if (!strncmp(z, prefixes[i], strlen(prefixes[i])))
 			return 1;
@@ -133,7 +134,8 @@ char *worker_warm_path(char *const *argv, const char *zTaskLine, const char *zTa
 	struct stat st;
 	if (!exe || stat(exe, &st) < 0) {
 		free(exe);
-		return kl_err(err, "the worker's binary %s cannot be found", argv[0] ? argv[0] : ""),
+		return kl_err(err, "the worker's binary %s cannot be found",
+		              argv[0] ? argv[0] : ""),
 		       NULL;
 	}
 	char id[128];
@@ -165,8 +167,9 @@ char *worker_warm_path(char *const *argv, const char *zTaskLine, const char *zTa
 	long long left = 64ll << 20;
 	int nFiles = 0;
 	if (hash_task(&h, zTask, 0, &left, &nFiles) < 0)
-		return kl_err(err, "the task's files (%s) could not all be read, or exceed 512 "
-		                   "files or 64 MB",
+		return kl_err(err,
+		              "the task's files (%s) could not all be read, or exceed 512 "
+		              "files or 64 MB",
 		              zTask),
 		       NULL;
 	char hex[65];
@@ -227,8 +230,7 @@ int worker_warm_attach(const char *zPath, int *pSock, int *pErr, int *pPid)
 	 * connection waits in its queue) or stuck: a worker of our own then */
 	struct pollfd p = {.fd = s, .events = POLLIN};
 	char ch;
-	if (w != (ssize_t)io.iov_len || poll(&p, 1, 1000) <= 0 ||
-	    recv(s, &ch, 1, MSG_PEEK) != 1) {
+	if (w != (ssize_t)io.iov_len || poll(&p, 1, 1000) <= 0 || recv(s, &ch, 1, MSG_PEEK) != 1) {
 		close(s);
 		close(ep[0]);
 		return -1;

@@ -257,6 +257,16 @@ int cand_runner_threads(const struct cand_proc *c)
 	return n;
 }
 
+/* the relay of the runners' output (cand_set_relay), or -1 */
+static int relayFd = -1;
+static void (*relayDrain)(void);
+
+void cand_set_relay(int fd, void (*drain)(void))
+{
+	relayFd = fd;
+	relayDrain = drain;
+}
+
 /* send req, wait for its reply: 0, or HC_* with why.  The runner is let go
  * once the request is on its socket and held again once it has answered */
 static int roundtrip(struct cand_proc *c, struct cm *req, struct cm *rep, char *why, size_t nWhy)
@@ -283,15 +293,19 @@ static int roundtrip(struct cand_proc *c, struct cm *req, struct cm *rep, char *
 	}
 	double deadline = c->timeoutS > 0 ? now_s() + c->timeoutS : 0;
 	for (;;) {
-		struct pollfd p[2] = {{.fd = c->fd, .events = POLLIN}, {.fd = c->pollFd}};
+		struct pollfd p[3] = {{.fd = c->fd, .events = POLLIN},
+		                      {.fd = c->pollFd},
+		                      {.fd = relayFd, .events = POLLIN}};
 		int ms = -1;
 		if (deadline > 0) {
 			double left = deadline - now_s();
 			ms = left > 0 ? (int)(left * 1000) + 1 : 0;
 		}
-		int n = poll(p, c->pollFd >= 0 ? 2 : 1, ms);
+		int n = poll(p, 3, ms);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n > 0 && (p[2].revents & (POLLIN | POLLHUP)))
+			relayDrain(); /* what the runner writes, passed on while it runs */
 		if (n == 0 && deadline > 0) {
 			/* it never returned: killed with everything it started */
 			end_keeper(c);

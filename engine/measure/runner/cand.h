@@ -90,9 +90,11 @@ void cand_spare_count(int n);
  * drops them and starts its own.
  */
 void cand_spare_prestart(const struct cand_opts *o, struct harness *const *ah, int nH);
-/* the spares killed and as many started again for the same options (a
- * warm worker's next engine: the old ones write to the last one's stderr) */
-void cand_spare_renew(void);
+/* while a runner's call is waited for, fd (readable) is handed to drain:
+ * the pipe the runners write their output to where the worker passes it on
+ * (a worker kept warm: worker/warm.c), so that no runner blocks on it while
+ * the worker waits for that runner (-1: none) */
+void cand_set_relay(int fd, void (*drain)(void));
 /* the spares started and not yet taken (a test's, a benchmark's) */
 int cand_spares_waiting(void);
 /* the seconds this process has spent starting spares, in all: their fork

@@ -310,8 +310,6 @@ static char *runner_key(const struct cand_opts *o, int keepPid)
 	return sb_detach(&b);
 }
 
-static void spare_start(void);
-
 /* kill the spares beyond keep, without starting others in their place */
 static void spare_trim(int keep)
 {
@@ -326,12 +324,6 @@ static void spare_trim(int keep)
 static void spare_drop(void)
 {
 	spare_trim(0);
-}
-
-void cand_spare_renew(void)
-{
-	spare_drop();
-	spare_start();
 }
 
 void cand_spare_policy(int policy)
