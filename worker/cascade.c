@@ -54,8 +54,24 @@ static void finish_reference(struct job *j)
 		free(z);
 		exit(1);
 	}
+	double tSmall = now_s();
 	kworker_small_reference(j);
-	W.refCand = kworker_load(j, W.h, &loadErr, err);
+	tSmall = now_s() - tSmall;
+	/* the float64 reference's harness made first, so that the reference's
+	 * runner maps it too: its runs there, not in a runner (a device
+	 * context, made and ended) of their own */
+	char err64[KL_ERRLEN];
+	struct harness *h64 = precision_harness_new(W.h, err64);
+	if (h64) {
+		struct harness *both[] = {W.h, h64};
+		if (!(W.refCand = kworker_load_on(j, both, 2, &loadErr, err))) {
+			snprintf(err64, sizeof err64, "%s", err);
+			precision_discard(h64);
+			h64 = NULL;
+		}
+	}
+	if (!h64)
+		W.refCand = kworker_load(j, W.h, &loadErr, err);
 	if (W.refCand)
 		cand_set_timeout(W.refCand, W.refTimeoutS);
 	if (!W.refCand || harness_run_reference(W.h, cand_iface(W.refCand, 0), err) < 0) {
@@ -66,12 +82,13 @@ static void finish_reference(struct job *j)
 	}
 	/* and the judge of the runs checked after their call (harness.h) */
 	harness_set_reference(W.h, cand_iface(W.refCand, 0));
-	double tRuns = now_s() - t0;
-	struct proto_ready rd = {.zPrecision = kworker_float64_reference(j),
+	double tRuns = now_s() - t0, tF64 = now_s();
+	struct proto_ready rd = {.zPrecision = kworker_float64_reference(j, h64, err64),
 	                         .zReference = j->zName,
 	                         .zTask = W.t->zName,
 	                         .nTrials = -1,
 	                         .refSeconds = -1};
+	tF64 = now_s() - tF64;
 	cJSON *tm = NULL;
 	double tTime = now_s();
 	if (W.timeReference) {
@@ -91,6 +108,12 @@ static void finish_reference(struct job *j)
 	cJSON_AddNumberToObject(su, "inputs", W.inputsS);
 	cJSON_AddNumberToObject(su, "reference_compile", tCompile);
 	cJSON_AddNumberToObject(su, "reference_runs", tRuns);
+	/* of them the small shapes' (a runner of their own); then the float64
+	 * reference's (another), and the worker's start to its hello */
+	cJSON_AddNumberToObject(su, "small_reference", tSmall);
+	cJSON_AddNumberToObject(su, "float64_reference", tF64);
+	cJSON_AddNumberToObject(su, "worker_start", W.tHello - W.tMain);
+	cJSON_AddNumberToObject(su, "task_after_hello", W.tTask - W.tHello);
 	if (tm)
 		cJSON_AddNumberToObject(su, "reference_timing", now_s() - tTime);
 	rd.setup = su;
@@ -508,6 +531,7 @@ static void run_job(struct job *j)
 		                      torchext_note_json(&j->ext, azOut, W.t->nOut));
 	}
 	note_target(res);
+	kworker_peaks();
 	double tRun = now_s() - t0;
 	/* how far its time is from the device's limit; below it: a suspect */
 	struct verdict v = decoded(res);

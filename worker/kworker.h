@@ -121,6 +121,7 @@ struct kworker_state {
 	double spare0;        /* cand_spare_seconds() when the job began to run */
 	int ready;            /* task loaded and reference data in place */
 	int timeReference;    /* time the reference when it is ready */
+	double tMain, tHello; /* when main() began, when the hello was sent */
 	double tTask;         /* when the task request came */
 	double inputsS;       /* a kernel reference's: its inputs drawn and varied, s */
 	double tRefCompile;   /* and when its compile was asked for */
@@ -192,6 +193,11 @@ void kworker_relay_drain(void);
 void kworker_send_error(int job, const char *zMsg, int fatal);
 /* job's stage (k: the trial or run, < 0: none) */
 void kworker_send_progress(int job, const char *zStage, int k);
+/* the device's peaks per compute type into W.roof.pk (peaks.h: measured
+ * once per device, a few hundred ms, then cached), once: while the task's
+ * reference compiles or its PyTorch helper starts, else before the first
+ * result */
+void kworker_peaks(void);
 /* a runner's memory limit, MiB */
 long long kworker_mem_limit_mb(void);
 
@@ -241,7 +247,7 @@ void kworker_unload(struct cand_proc *c);
 void kworker_small_reference(struct job *j);
 /* the precision the float64 reference (a C or CUDA one, j) gives, or why
  * there is none */
-const char *kworker_float64_reference(struct job *j);
+const char *kworker_float64_reference(struct job *j, struct harness *h64, const char *zWhyNot);
 /* the float64 reference h64 made by zName (ok), or not (err; torch: by
  * PyTorch's model): the precision it gives, or why there is none */
 const char *kworker_float64_end(struct harness *h64, int ok, const char *zName, int torch,

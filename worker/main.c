@@ -202,6 +202,7 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
+	W.tMain = now_s();
 	W.zBackend = "host";
 	int jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	char *zCache = NULL;
@@ -335,10 +336,8 @@ int main(int argc, char **argv)
 	if (W.b->measure &&
 	    W.b->measure(W.b, &W.roof.bwMeasuredGbs, &W.roof.tflopsMeasured, merr) < 0)
 		fprintf(stderr, "kloop-worker: warning: %s\n", merr);
-	/* the other compute types' peaks: measured once per device, cached */
-	peaks_get(W.b, W.zCacheDir, 0, &W.roof.pk, merr, sizeof merr);
-	if (merr[0])
-		fprintf(stderr, "kloop-worker: warning: %s\n", merr);
+	/* the other compute types' peaks (measured once per device, cached):
+	 * once the task's load is under way (kworker_peaks) */
 	hi.measuredBandwidthGbs = W.roof.bwMeasuredGbs;
 	hi.peakTflops = W.roof.tflops;
 	hi.measuredPeakTflops = W.roof.tflopsMeasured;
@@ -400,6 +399,7 @@ int main(int argc, char **argv)
 	             : cuda                  ? KWORKER_GPU_SPARES
 	                                     : 1;
 	W.hello = protocol_hello(&hi);
+	W.tHello = now_s();
 	kworker_send_json(cJSON_Duplicate(W.hello, 1));
 	if (zWarm && lingerS > 0 &&
 	    kworker_warm_listen(zWarm, lingerS, on_input, add_lines, err) < 0)

@@ -57,6 +57,17 @@ void kworker_send_progress(int job, const char *zStage, int k)
 	kworker_send_json(protocol_progress(job, zStage, k));
 }
 
+void kworker_peaks(void)
+{
+	static int done;
+	char merr[KL_ERRLEN];
+	if (done++)
+		return;
+	peaks_get(W.b, W.zCacheDir, 0, &W.roof.pk, merr, sizeof merr);
+	if (merr[0])
+		fprintf(stderr, "kloop-worker: warning: %s\n", merr);
+}
+
 /* the host backend's memory limit in MiB (0: none) */
 long long kworker_mem_limit_mb(void)
 {

@@ -501,6 +501,7 @@ void kworker_op_task(cJSON *req)
 		loop_add_fd(W.l, torchref_fd(tr), LOOP_READ, on_load_fd, NULL);
 		load_wait(LOAD_DESCRIBE, 0, err);
 		free(zShipped);
+		kworker_peaks();
 		return;
 	}
 	task_override_tol(W.t, W.tolA, W.tolR, -1);
@@ -527,6 +528,7 @@ void kworker_op_task(cJSON *req)
 	if (kworker_submit_compile(j, src.buf, src.len, err) < 0)
 		fail_task(err);
 	sb_free(&src);
+	kworker_peaks();
 }
 
 void kworker_op_eval(cJSON *req)

@@ -159,21 +159,17 @@ const char *kworker_float64_end(struct harness *h64, int ok, const char *zName, 
 /*
  * The reference once more, with float64 outputs on the same trial inputs
  * (and on the first trial's rounded to 10 and 7 mantissa bits), for the
- * precision verdict (precision.h); where it cannot be had, every verdict
- * says why.  Returns what task_ready says of it (static or W.zPrec).
+ * precision verdict (precision.h): in the reference's runner (W.refCand,
+ * its second harness h64, made before it was started), its inputs copied
+ * now that W.h's sets are final; h64 NULL: none, zWhyNot says why, and
+ * every verdict.  Returns what task_ready says of it (static or W.zPrec).
  */
-const char *kworker_float64_reference(struct job *j)
+const char *kworker_float64_reference(struct job *j, struct harness *h64, const char *zWhyNot)
 {
 	char err[KL_ERRLEN];
-	int loadErr, ok = 0;
-	struct harness *h64 = precision_harness(W.h, err);
-	if (h64) {
-		struct cand_proc *c = kworker_load(j, h64, &loadErr, err);
-		if (c) {
-			cand_set_timeout(c, W.refTimeoutS);
-			ok = harness_run_reference(h64, cand_iface(c, 0), err) == 0;
-			cand_free(c);
-		}
-	}
+	int ok = 0;
+	snprintf(err, sizeof err, "%s", zWhyNot);
+	if (h64 && precision_harness_fill(h64, W.h, err) == 0)
+		ok = harness_run_reference(h64, cand_iface(W.refCand, 1), err) == 0;
 	return kworker_float64_end(h64, ok, j->zName, 0, err);
 }

@@ -55,6 +55,10 @@ print("%-6s %6.2f | %6.2f %6.2f %6.2f %6.2f %6.2f | %6.2f %6.2f %6.2f %6.2f %6.2
     g(su, "reference_timing"), g(sec, "compile"), g(sec, "load"), g(sec, "check"), g(sec, "time"),
     g(sec, "end"), "%s/%s" % (r.get("runners_ahead"), r.get("runners")), rest,
     "yes" if "warm" in su else "no", r.get("status")))
+if "worker_start" in su:
+    print("       of the setup: the worker's start to its hello %.2f s, the small shapes' reference %.2f s "
+          "(in its runs), the float64 reference %.2f s" % (g(su, "worker_start"), g(su, "small_reference"),
+                                                         g(su, "float64_reference")))
 PY
 	i=$((i + 1))
 done

@@ -89,7 +89,7 @@ int precision_source(const struct harness *h64, const struct harness *h, int s64
 	return hT + 1 + (k - PRECISION_NEMU);
 }
 
-struct harness *precision_harness(struct harness *h, char *err)
+struct harness *precision_harness_new(struct harness *h, char *err)
 {
 	const struct task *t = harness_task(h);
 	int nFloat = 0;
@@ -112,10 +112,25 @@ struct harness *precision_harness(struct harness *h, char *err)
 	struct harness *h64 = NULL;
 	while (!(h64 = harness_new(t64, b, &o, err)) && o.nTrials > 1)
 		o.nTrials--;
-	if (!h64) {
+	if (!h64)
 		free(t64);
+	return h64;
+}
+
+struct harness *precision_harness(struct harness *h, char *err)
+{
+	struct harness *h64 = precision_harness_new(h, err);
+	if (h64 && precision_harness_fill(h64, h, err) < 0) {
+		precision_discard(h64);
 		return NULL;
 	}
+	return h64;
+}
+
+int precision_harness_fill(struct harness *h64, struct harness *h, char *err)
+{
+	const struct task *t = harness_task(h);
+	struct backend *b = harness_backend(h);
 	/* each set's inputs as h has them (precision_source): the trials', the
 	 * timing set's (h's own, the run after timing's), the checking sets';
 	 * the emulation sets: the first trial's, rounded */
@@ -141,14 +156,10 @@ struct harness *precision_harness(struct harness *h, char *err)
 		}
 	}
 	free(host);
-	if (b->sync(b, err) < 0)
-		goto fail_host_freed;
-	return h64;
+	return b->sync(b, err);
 fail:
 	free(host);
-fail_host_freed:
-	precision_discard(h64);
-	return NULL;
+	return -1;
 }
 
 /* add the sums of every float output of set s (in h: out(j) or its

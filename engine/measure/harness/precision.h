@@ -97,6 +97,12 @@ struct precision;
  * output; no memory).
  */
 struct harness *precision_harness(struct harness *h, char *err);
+/* the same in two steps: the harness made (its buffers, no inputs yet: a
+ * runner may map them before h's reference has run), then its inputs
+ * copied from h (once h's sets are final: the reference may draw a set
+ * again); 0, or -1 + err (h64 then to precision_discard()) */
+struct harness *precision_harness_new(struct harness *h, char *err);
+int precision_harness_fill(struct harness *h64, struct harness *h, char *err);
 /* which set of h the set s64 of h64 (precision_harness(h)) has the inputs
  * of, and *pBits: 0, or the mantissa bits they are rounded to (negative:
  * truncated), for an emulation set */
