@@ -85,6 +85,8 @@ static struct {
 	int configured; /* the host's configuration made (at the start or the first window) */
 	int busyMs;     /* how long a call waits for the hardware, ms */
 	char why[240];  /* why the last window did not open, "" */
+	double last[KR_RANGES]; /* the last window's ranges summed, ms each */
+	int nLast;
 } P;
 
 static int say(char *err, int nErr, const char *call, CUptiResult r)
@@ -345,6 +347,17 @@ extern "C" int kld_prof_begin(void)
 	return 0;
 }
 
+/* the last window's ranges that kld_prof_end summed, each its own (ms),
+ * n at most: how many (a kernel at a time, for bench/gpu's per-kernel
+ * comparisons with ncu) */
+extern "C" int kld_prof_ranges(double *aMs, int n)
+{
+	int k = P.nLast < n ? P.nLast : n;
+	for (int i = 0; i < k; i++)
+		aMs[i] = P.last[i];
+	return k;
+}
+
 /* why the last window did not open, "" */
 extern "C" const char *kld_prof_why(void)
 {
@@ -354,6 +367,7 @@ extern "C" const char *kld_prof_why(void)
 /* the window's time, as kld_prof_end says */
 static int window_end(int skip, double *pMs, int *pN)
 {
+	P.nLast = 0;
 	char err[256];
 	int nErr = (int)sizeof err;
 	CUpti_RangeProfiler_Stop_Params sp = {CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
@@ -387,6 +401,8 @@ static int window_end(int skip, double *pMs, int *pN)
 		if (!(v >= 0))
 			return -1;
 		sum += v;
+		if (P.nLast < KR_RANGES)
+			P.last[P.nLast++] = v * P.toMs;
 	}
 	*pMs = sum * P.toMs;
 	*pN = (int)(in.numTotalRanges - (size_t)skip);
