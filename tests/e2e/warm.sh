@@ -70,10 +70,13 @@ check "a changed task file gets a worker of its own" \
 run sh eval "$T/sm" tasks/softmax/seed.c $B --warm 600 --trials 2 --json
 check "other flags (--trials 2) get a worker of their own" \
 	json_true "$T/sh.out" '"warm" not in j["reference_data"]["setup"]'
+KLOOP_TMP_LIMIT_MB=600 $KLOOP eval "$T/sm" tasks/softmax/seed.c $B --warm 600 --json >"$T/env.out" 2>"$T/env.err"
+check "a setting of the worker's environment (KLOOP_TMP_LIMIT_MB) gets a worker of its own" \
+	json_true "$T/env.out" '"warm" not in j["reference_data"]["setup"]'
 $KLOOP warm >"$T/ls3.out" 2>&1
-check "three workers kept warm now ($(warm_pids | wc -l))" test "$(warm_pids | wc -l)" -eq 3
+check "four workers kept warm now ($(warm_pids | wc -l))" test "$(warm_pids | wc -l)" -eq 4
 run z eval "$T/sm" "$T/crash.c" $B --warm 0 --json
-check "--warm 0 neither attaches nor leaves one more" test "$(warm_pids | wc -l)" -eq 3
+check "--warm 0 neither attaches nor leaves one more" test "$(warm_pids | wc -l)" -eq 4
 diag "$n0" "$T/ls3.out" "$T/ch.err" "$T/sh.err"
 
 # kloop warm stop ends them all, and their runners
@@ -81,7 +84,7 @@ n0=$NFAIL
 all=$(warm_pids)
 run stop warm stop
 check "kloop warm stop says it stopped each ($(grep -c stopped "$T/stop.out"))" \
-	test "$(grep -c '^stopped the warm worker' "$T/stop.out")" -eq 3
+	test "$(grep -c '^stopped the warm worker' "$T/stop.out")" -eq 4
 check "and they end" gone $all
 run ls warm
 check "kloop warm then lists none" grep -q "no worker is kept warm" "$T/ls.out"
