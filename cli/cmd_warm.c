@@ -3,43 +3,17 @@
  * the next eval of their task (worker/warm.c), listed from the
  * descriptions beside their sockets, or ended.
  */
-#include <cJSON.h>
-#include <dirent.h>
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cmd.h"
 #include "util.h"
 #include "worker_warm.h"
 
 static const struct cmd_entry *self = &cmd_warm_entry;
-
-/* the pid listening on zSock, or -1 where nothing does (the name is stale) */
-static int listener(const char *zSock)
-{
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	if (strlen(zSock) >= sizeof a.sun_path)
-		return -1;
-	snprintf(a.sun_path, sizeof a.sun_path, "%s", zSock);
-	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -1;
-	struct ucred cr = {0};
-	socklen_t n = sizeof cr;
-	int pid = connect(s, (struct sockaddr *)&a, sizeof a) == 0 &&
-	                  getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &n) == 0 && cr.uid == getuid()
-	              ? cr.pid
-	              : -1;
-	close(s);
-	return pid;
-}
 
 static int exec_warm(int argc, char **argv)
 {
@@ -48,62 +22,34 @@ static int exec_warm(int argc, char **argv)
 	if (argc > 2 || (argc == 2 && !stop))
 		return cmd_sub_usage(self, argv[1], subs, 1);
 	char err[KL_ERRLEN];
-	char *dir = worker_warm_dir(err);
-	if (!dir) {
+	struct warm_entry *a;
+	int n = worker_warm_list(&a, err);
+	if (n < 0) {
 		fprintf(stderr, "kloop: %s\n", err);
 		return 2;
 	}
-	DIR *d = opendir(dir);
-	int n = 0;
-	struct dirent *e;
 	time_t now = time(NULL);
-	while (d && (e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-		if (strncmp(e->d_name, "w-", 2) || len < 7 || strcmp(e->d_name + len - 5, ".json"))
-			continue;
-		char *info = path_join(dir, e->d_name);
-		char *sock = xstrndup(info, strlen(info) - 5);
-		strbuf sb = STRBUF_INIT;
-		cJSON *o = read_file(info, &sb, 1 << 16, err) == 0 ? cJSON_Parse(sb.buf) : NULL;
-		sb_free(&sb);
-		int pid = listener(sock);
-		int said = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "pid"));
-		if (pid <= 0 || !o || pid != said) {
-			/* a worker gone without removing its names */
-			if (pid <= 0)
-				unlink(sock), unlink(info);
-		} else if (stop) {
-			kill(pid, SIGTERM);
-			printf("stopped the warm worker %d (%s)\n", pid,
-			       cJSON_GetStringValue(cJSON_GetObjectItem(o, "task")));
-			n++;
+	for (int i = 0; i < n; i++) {
+		const struct warm_entry *w = &a[i];
+		char *task = term_clean(w->zTask, 0), *dev = term_clean(w->zDevice, 0);
+		if (stop) {
+			kill(w->pid, SIGTERM);
+			printf("stopped the warm worker %d (%s)\n", w->pid, task);
 		} else {
-			double since = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "since"));
-			char *task =
-			    term_clean(cJSON_GetStringValue(cJSON_GetObjectItem(o, "task")), 0);
-			char *dev =
-			    term_clean(cJSON_GetStringValue(cJSON_GetObjectItem(o, "device")), 0);
 			printf("pid %d  task %s  %s on %s  %s %.0f s, %g eval%s, waits %g s  %s\n",
-			       pid, task, cJSON_GetStringValue(cJSON_GetObjectItem(o, "backend")),
-			       dev, cJSON_GetStringValue(cJSON_GetObjectItem(o, "state")),
-			       difftime(now, (time_t)since),
-			       cJSON_GetNumberValue(cJSON_GetObjectItem(o, "evals")),
-			       cJSON_GetNumberValue(cJSON_GetObjectItem(o, "evals")) == 1 ? ""
-			                                                                  : "s",
-			       cJSON_GetNumberValue(cJSON_GetObjectItem(o, "linger_s")), sock);
-			free(task);
-			free(dev);
-			n++;
+			       w->pid, task, w->zBackend, dev, w->zState,
+			       difftime(now, (time_t)w->since), w->evals, w->evals == 1 ? "" : "s",
+			       w->lingerS, w->zSock);
 		}
-		cJSON_Delete(o);
-		free(sock);
-		free(info);
+		free(task);
+		free(dev);
 	}
-	if (d)
-		closedir(d);
-	if (!n)
-		printf("no worker is kept warm (%s)\n", dir);
-	free(dir);
+	if (!n) {
+		char *dir = worker_warm_dir(err);
+		printf("no worker is kept warm (%s)\n", dir ? dir : err);
+		free(dir);
+	}
+	worker_warm_list_free(a, n);
 	return 0;
 }
 

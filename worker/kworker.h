@@ -88,6 +88,9 @@ struct timed {
 	cJSON *timing;  /* its timing */
 };
 
+/* warm workers of other tasks left idle on a device when one more starts */
+#define KWORKER_WARM_IDLE 2
+
 /* runners ended once their candidate's result is sent, at most */
 #define KWORKER_END_LATER 4
 

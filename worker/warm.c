@@ -22,6 +22,7 @@
  * waited for (cand_set_relay), and before each event it sends.
  */
 #include "kworker.h"
+#include "worker_warm.h"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -106,6 +107,33 @@ static void write_info(const char *zState)
 	free(z);
 }
 
+/* the warm workers of other tasks that wait, idle, on this device, the
+ * newest KWORKER_WARM_IDLE - 1 of them aside, stopped: each holds its
+ * sets in device memory, and a task loaded beside many would get fewer
+ * checking sets (harness.c fits them in the memory free) */
+static void stop_others(void)
+{
+	char err[KL_ERRLEN];
+	struct warm_entry *a;
+	int n = worker_warm_list(&a, err), kept = 0;
+	for (int pass = 0; pass < n; pass++) {
+		/* the newest idle one not yet looked at */
+		int best = -1;
+		for (int i = 0; i < n; i++)
+			if (a[i].pid > 0 && a[i].pid != getpid() && !strcmp(a[i].zState, "idle") &&
+			    !strcmp(a[i].zBackend, W.zBackend) &&
+			    !strcmp(a[i].zDevice, W.b->zDevice) &&
+			    (best < 0 || a[i].since > a[best].since))
+				best = i;
+		if (best < 0)
+			break;
+		if (++kept >= KWORKER_WARM_IDLE)
+			kill(a[best].pid, SIGTERM);
+		a[best].pid = 0;
+	}
+	worker_warm_list_free(a, n > 0 ? n : 0);
+}
+
 int kworker_warm_listen(const char *zPath, double lingerS, loop_fd_fn onInput,
                         void (*addLines)(const char *, size_t), char *err)
 {
@@ -150,6 +178,7 @@ int kworker_warm_listen(const char *zPath, double lingerS, loop_fd_fn onInput,
 	signal(SIGTERM, on_term);
 	signal(SIGHUP, SIG_IGN);
 	write_info("busy");
+	stop_others();
 	return 0;
 }
 

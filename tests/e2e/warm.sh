@@ -4,8 +4,9 @@
 # and says so, gets the same verdicts and the same baseline; a crash in it
 # still shows the candidate's last output, and one that prints megabytes
 # waits on nothing; another task, a changed task
-# file or --warm 0 gets a worker of its own; `kloop warm` lists them and
-# `kloop warm stop` ends them; one that waits out its seconds ends.
+# file or --warm 0 gets a worker of its own, and a third on the device
+# stops the oldest idle one; `kloop warm` lists them and `kloop warm stop`
+# ends them; one that waits out its seconds ends.
 . tests/e2e/lib.sh
 B="--backend host --budget 0.3 --trials 3"
 cp -r tasks/softmax "$T/sm"
@@ -61,22 +62,27 @@ check "a candidate printing megabytes a run in the warm worker is correct: its o
 	json_true "$T/fl.out" 'j["status"] == "correct" and "warm" in j["reference_data"]["setup"]'
 diag "$n0" "$T/cr.out" "$T/cr.err" "$T/e3.out" "$T/e3.err" "$T/fl.out"
 
-# another task's state is never reused: a changed file, another shape set
+# another task's state is never reused: a changed file, other flags, the
+# environment; and of those left idle on the device, the newest one is
+# kept beside the new one, the older stopped (their sets hold device memory)
 n0=$NFAIL
 printf '\n/* changed */\n' >>"$T/sm/reference.c"
 run ch eval "$T/sm" tasks/softmax/seed.c $B --warm 600 --json
 check "a changed task file gets a worker of its own" \
 	json_true "$T/ch.out" 'j["status"] == "correct" and "warm" not in j["reference_data"]["setup"]'
+p2=$(warm_pids | tr '\n' ' ')
+check "the first (idle) and the new one are kept warm ($p2)" test "$(warm_pids | wc -l)" -eq 2
 run sh eval "$T/sm" tasks/softmax/seed.c $B --warm 600 --trials 2 --json
 check "other flags (--trials 2) get a worker of their own" \
 	json_true "$T/sh.out" '"warm" not in j["reference_data"]["setup"]'
+check "the third one stopped the oldest idle one, the first ($p1)" gone $p1
 KLOOP_TMP_LIMIT_MB=600 $KLOOP eval "$T/sm" tasks/softmax/seed.c $B --warm 600 --json >"$T/env.out" 2>"$T/env.err"
 check "a setting of the worker's environment (KLOOP_TMP_LIMIT_MB) gets a worker of its own" \
 	json_true "$T/env.out" '"warm" not in j["reference_data"]["setup"]'
 $KLOOP warm >"$T/ls3.out" 2>&1
-check "four workers kept warm now ($(warm_pids | wc -l))" test "$(warm_pids | wc -l)" -eq 4
+check "two workers kept warm on the device, no more ($(warm_pids | wc -l))" test "$(warm_pids | wc -l)" -eq 2
 run z eval "$T/sm" "$T/crash.c" $B --warm 0 --json
-check "--warm 0 neither attaches nor leaves one more" test "$(warm_pids | wc -l)" -eq 4
+check "--warm 0 neither attaches nor leaves one more" test "$(warm_pids | wc -l)" -eq 2
 diag "$n0" "$T/ls3.out" "$T/ch.err" "$T/sh.err"
 
 # kloop warm stop ends them all, and their runners
@@ -84,7 +90,7 @@ n0=$NFAIL
 all=$(warm_pids)
 run stop warm stop
 check "kloop warm stop says it stopped each ($(grep -c stopped "$T/stop.out"))" \
-	test "$(grep -c '^stopped the warm worker' "$T/stop.out")" -eq 4
+	test "$(grep -c '^stopped the warm worker' "$T/stop.out")" -eq 2
 check "and they end" gone $all
 run ls warm
 check "kloop warm then lists none" grep -q "no worker is kept warm" "$T/ls.out"

@@ -5,6 +5,7 @@
  */
 #include "worker_warm.h"
 
+#include <cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -239,4 +240,90 @@ int worker_warm_attach(const char *zPath, int *pSock, int *pErr, int *pPid)
 	*pErr = ep[0];
 	*pPid = cr.pid;
 	return 0;
+}
+
+/* the pid listening on zSock, or -1 where nothing does (the name is stale) */
+static int listener(const char *zSock)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	if (strlen(zSock) >= sizeof a.sun_path)
+		return -1;
+	snprintf(a.sun_path, sizeof a.sun_path, "%s", zSock);
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -1;
+	struct ucred cr = {0};
+	socklen_t n = sizeof cr;
+	int pid = connect(s, (struct sockaddr *)&a, sizeof a) == 0 &&
+	                  getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &n) == 0 && cr.uid == getuid()
+	              ? cr.pid
+	              : -1;
+	close(s);
+	return pid;
+}
+
+static void copy_str(char *dst, size_t n, const cJSON *o, const char *zKey)
+{
+	const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(o, zKey));
+	snprintf(dst, n, "%s", z ? z : "");
+}
+
+int worker_warm_list(struct warm_entry **pa, char *err)
+{
+	*pa = NULL;
+	char *dir = worker_warm_dir(err);
+	if (!dir)
+		return -1;
+	DIR *d = opendir(dir);
+	struct warm_entry *a = NULL;
+	size_t cap = 0;
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (strncmp(e->d_name, "w-", 2) || len < 7 || strcmp(e->d_name + len - 5, ".json"))
+			continue;
+		char *info = path_join(dir, e->d_name);
+		char *sock = xstrndup(info, strlen(info) - 5);
+		strbuf sb = STRBUF_INIT;
+		cJSON *o = read_file(info, &sb, 1 << 16, err) == 0 ? cJSON_Parse(sb.buf) : NULL;
+		sb_free(&sb);
+		int pid = listener(sock);
+		int said = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "pid"));
+		if (pid <= 0) {
+			/* a worker gone without removing its names */
+			unlink(sock);
+			unlink(info);
+		}
+		if (pid > 0 && o && pid == said) {
+			xgrow((void **)&a, &cap, (size_t)n + 1, sizeof *a);
+			struct warm_entry *w = &a[n++];
+			memset(w, 0, sizeof *w);
+			w->pid = pid;
+			copy_str(w->zState, sizeof w->zState, o, "state");
+			copy_str(w->zTask, sizeof w->zTask, o, "task");
+			copy_str(w->zBackend, sizeof w->zBackend, o, "backend");
+			copy_str(w->zDevice, sizeof w->zDevice, o, "device");
+			w->since = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "since"));
+			w->evals = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "evals"));
+			w->lingerS = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "linger_s"));
+			w->zSock = sock;
+			sock = NULL;
+		}
+		cJSON_Delete(o);
+		free(sock);
+		free(info);
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+	*pa = a;
+	return n;
+}
+
+void worker_warm_list_free(struct warm_entry *a, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(a[i].zSock);
+	free(a);
 }

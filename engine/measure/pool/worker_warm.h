@@ -23,4 +23,21 @@ char *worker_warm_path(char *const *argv, const char *zTaskLine, const char *zTa
  * there (a stale name is removed) or it did not answer within a second */
 int worker_warm_attach(const char *zPath, int *pSock, int *pErr, int *pPid);
 
+/* a warm worker as its description beside its socket says (SOCKET.json,
+ * worker/warm.c), trusted only where the socket's listener is that pid */
+struct warm_entry {
+	int pid;
+	char zState[16]; /* "busy" or "idle" */
+	double since;    /* when it became so (time(), s) */
+	char zTask[128], zBackend[16], zDevice[256];
+	double evals, lingerS;
+	char *zSock;
+};
+
+/* the warm workers of this user, into *pa (n of them, the caller frees
+ * them with worker_warm_list_free); the names of one gone are removed;
+ * -1 + err where there is no directory */
+int worker_warm_list(struct warm_entry **pa, char *err);
+void worker_warm_list_free(struct warm_entry *a, int n);
+
 #endif
