@@ -248,6 +248,8 @@ struct cand_proc *kworker_load(struct job *j, struct harness *h, int *pLoadErr, 
 void kworker_unload(struct cand_proc *c);
 /* the reference run at the small shapes: the cascade's first stage, or why none */
 void kworker_small_reference(struct job *j);
+/* the reference compiled: its runs, its timing, the task_ready (runners.c) */
+void kworker_finish_reference(struct job *j);
 /* the precision the float64 reference (a C or CUDA one, j) gives, or why
  * there is none */
 const char *kworker_float64_reference(struct job *j, struct harness *h64, const char *zWhyNot);

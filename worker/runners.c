@@ -1,8 +1,9 @@
 /*
  * runners.c - kloop-worker's runners: their options and limits, the ones
  * started ahead of the task's inputs, a candidate's object loaded into one
- * (on one or two harnesses) and its end, and the reference's runs that are
- * not the cascade's (at the small shapes, in float64) (kworker.h).
+ * (on one or two harnesses) and its end, the reference's runs (every set,
+ * the small shapes, float64) and the task_ready once they are done
+ * (kworker.h).
  */
 #include "kworker.h"
 
@@ -172,4 +173,88 @@ const char *kworker_float64_reference(struct job *j, struct harness *h64, const 
 	if (h64 && precision_harness_fill(h64, W.h, err) == 0)
 		ok = harness_run_reference(h64, cand_iface(W.refCand, 1), err) == 0;
 	return kworker_float64_end(h64, ok, j->zName, 0, err);
+}
+
+/* the reference compiled (j): its runs on every set, at the small shapes
+ * and in float64, its timing, and the task_ready with where the setup's
+ * seconds went; a reference that fails ends the worker */
+void kworker_finish_reference(struct job *j)
+{
+	char err[KL_ERRLEN];
+	int loadErr;
+	double t0 = now_s(), tCompile = t0 - W.tRefCompile;
+	if (!j->ok) {
+		char *z = xasprintf("the reference %s does not compile:\n%s", j->zName,
+		                    cJSON_GetStringValue(cJSON_GetObjectItem(j->compile, "log")));
+		kworker_send_error(-1, z, 1);
+		free(z);
+		exit(1);
+	}
+	double tSmall = now_s();
+	kworker_small_reference(j);
+	tSmall = now_s() - tSmall;
+	/* the float64 reference's harness made first, so that the reference's
+	 * runner maps it too: its runs there, not in a runner (a device
+	 * context, made and ended) of their own */
+	char err64[KL_ERRLEN];
+	struct harness *h64 = precision_harness_new(W.h, err64);
+	if (h64) {
+		struct harness *both[] = {W.h, h64};
+		if (!(W.refCand = kworker_load_on(j, both, 2, &loadErr, err))) {
+			snprintf(err64, sizeof err64, "%s", err);
+			precision_discard(h64);
+			h64 = NULL;
+		}
+	}
+	if (!h64)
+		W.refCand = kworker_load(j, W.h, &loadErr, err);
+	if (W.refCand)
+		cand_set_timeout(W.refCand, W.refTimeoutS);
+	if (!W.refCand || harness_run_reference(W.h, cand_iface(W.refCand, 0), err) < 0) {
+		char *z = xasprintf("the reference %s failed: %s", j->zName, err);
+		kworker_send_error(-1, z, 1);
+		free(z);
+		exit(1);
+	}
+	/* and the judge of the runs checked after their call (harness.h) */
+	harness_set_reference(W.h, cand_iface(W.refCand, 0));
+	double tRuns = now_s() - t0, tF64 = now_s();
+	struct proto_ready rd = {.zPrecision = kworker_float64_reference(j, h64, err64),
+	                         .zReference = j->zName,
+	                         .zTask = W.t->zName,
+	                         .nTrials = -1,
+	                         .refSeconds = -1};
+	tF64 = now_s() - tF64;
+	cJSON *tm = NULL;
+	double tTime = now_s();
+	if (W.timeReference) {
+		tm = harness_time_only(W.h, cand_iface(W.refCand, 0), err);
+		if (!tm) {
+			char *z = xasprintf("timing the reference failed: %s", err);
+			kworker_send_error(-1, z, 1);
+			free(z);
+			exit(1);
+		}
+		rd.refTiming = tm;
+	}
+	*(W.hSmall ? &rd.zSmallShapes : &rd.zSmallNote) = W.zSmall;
+	/* where the worker's seconds before its first candidate went */
+	cJSON *su = cJSON_CreateObject();
+	cJSON_AddNumberToObject(su, "seconds", now_s() - W.tTask);
+	cJSON_AddNumberToObject(su, "inputs", W.inputsS);
+	cJSON_AddNumberToObject(su, "reference_compile", tCompile);
+	cJSON_AddNumberToObject(su, "reference_runs", tRuns);
+	/* of them the small shapes' (a runner of their own); then the float64
+	 * reference's (another), and the worker's start to its hello */
+	cJSON_AddNumberToObject(su, "small_reference", tSmall);
+	cJSON_AddNumberToObject(su, "float64_reference", tF64);
+	cJSON_AddNumberToObject(su, "worker_start", W.tHello - W.tMain);
+	cJSON_AddNumberToObject(su, "task_after_hello", W.tTask - W.tHello);
+	if (tm)
+		cJSON_AddNumberToObject(su, "reference_timing", now_s() - tTime);
+	rd.setup = su;
+	W.ready = 1;
+	kworker_send_ready(protocol_ready(&rd));
+	cJSON_Delete(tm);
+	cJSON_Delete(su);
 }

@@ -21,61 +21,10 @@
 #include "result.h"
 #include "util.h"
 #include "version.h"
+#include "worker_priv.h"
 #include "worker_warm.h"
 
 #define TAIL_MAX (64 * 1024)
-
-struct wjob {
-	int id;
-	struct eval_request rq; /* its request (owned; rq.job is id) */
-	int sent;               /* sent to the current worker process */
-	int running;            /* the worker said "running" */
-	const char *zStage;
-	int k;
-	struct wjob *next;
-};
-
-struct worker {
-	struct loop *l;
-	struct worker_config cfg;
-	worker_end_fn done;
-	worker_progress_fn progress;
-	void *arg;
-	pid_t pid;             /* current process, 0 if none */
-	int in, out, err;      /* its stdin (we write), stdout (protocol), stderr */
-	struct linebuf outbuf; /* protocol lines received, up to PROTO_LINE_MAX each */
-	strbuf tail;           /* last bytes of its stderr (and the candidate's output) */
-	int ready;             /* task loaded */
-	int helloed;           /* the current process said hello */
-	char *zLaunch;         /* its launch command, for messages */
-	cJSON *refTiming;      /* from the first task_ready */
-	cJSON *baselines;      /* PyTorch eager and torch.compile timings, or NULL */
-	cJSON *refData; /* a PyTorch reference's data: {seconds, trials, note, sizes, setup}; a
-	                 * kernel reference's {setup}; or NULL */
-	char *zRefName;
-	char *zDevice;
-	char *zHost;         /* the host the worker said it runs on */
-	char *zUuid;         /* its GPU's UUID, or NULL */
-	double bandwidthGbs; /* its GPU memory's peak bandwidth (hello), 0: unknown */
-	char *zTaskError;    /* task-level failure */
-	int taskErrorOwn;    /* zTaskError came from the worker itself (a bad task), not its loss */
-	int disabled;        /* refused for good (another version) */
-	struct wjob *jobs;   /* unfinished jobs, in order */
-	int nextId;
-	long long timer;     /* the running job's or the setup's deadline */
-	long long reapTimer; /* polling for a dying worker's exit */
-	struct reap *reap;   /* that poll's state, or NULL */
-	int starts;
-	char *zSignal;         /* crash note from the worker (candidate_signal/exit) */
-	long long kick;        /* the timer that fails jobs of a worker that cannot start */
-	char *zSandboxWarning; /* the worker's hello: no sandbox, and why */
-	cJSON *measured;       /* the "measured" requests, sent again on a restart */
-	/* kept warm (cfg.warmS): the process was started to wait for the next
-	 * engine, or is one such that this engine attached to (pid 0: not our
-	 * child; warmPid its pid); warmOff after a loss: a plain one next */
-	int warm, attached, warmOff;
-	pid_t warmPid;
-};
 
 static void start(struct worker *w);
 static void died(struct worker *w, const char *zWhy);
@@ -183,84 +132,6 @@ void worker_end(struct worker *w)
 	if (w->in >= 0)
 		close(w->in);
 	w->in = -1;
-}
-
-int worker_pending(const struct worker *w)
-{
-	int n = 0;
-	for (struct wjob *j = w->jobs; j; j = j->next)
-		n++;
-	return n;
-}
-
-int worker_ready(const struct worker *w)
-{
-	return w->ready;
-}
-
-const cJSON *worker_reference_timing(const struct worker *w)
-{
-	return w->refTiming;
-}
-
-const cJSON *worker_reference_data(const struct worker *w)
-{
-	return w->refData;
-}
-
-const cJSON *worker_baselines(const struct worker *w)
-{
-	return w->baselines;
-}
-
-const char *worker_reference_name(const struct worker *w)
-{
-	return w->zRefName;
-}
-
-double worker_bandwidth_gbs(const struct worker *w)
-{
-	return w->bandwidthGbs;
-}
-
-const char *worker_device(const struct worker *w)
-{
-	return w->zDevice;
-}
-
-const char *worker_task_error(const struct worker *w)
-{
-	return w->zTaskError;
-}
-
-const char *worker_sandbox_warning(const struct worker *w)
-{
-	return w->zSandboxWarning;
-}
-
-const char *worker_host(const struct worker *w)
-{
-	return w->zHost;
-}
-
-const char *worker_uuid(const struct worker *w)
-{
-	return w->zUuid;
-}
-
-int worker_pid(const struct worker *w)
-{
-	return w->pid;
-}
-
-int worker_disabled(const struct worker *w)
-{
-	return w->disabled;
-}
-
-int worker_starts(const struct worker *w)
-{
-	return w->starts;
 }
 
 static void send_line(struct worker *w, cJSON *o)
