@@ -124,7 +124,8 @@ test: format-check all $(UNIT_BIN)
 # machine after `make`; each skips with one line where there is none.  They
 # share one compile and baseline cache (PyTorch's torch.compile baselines
 # are measured once per task, not once per suite)
-GPU_E2E = eval_cuda export_cuda sandbox_cuda profile_cuda torchref torch_serve precision_cuda cutlass_cuda
+GPU_E2E = eval_cuda export_cuda sandbox_cuda profile_cuda profiled_cuda torchref torch_serve precision_cuda \
+          cutlass_cuda exploits_cuda extension_cuda
 KLOOP_GPU_CACHE ?= $(CURDIR)/$(BUILD)/gpu-cache
 test-gpu: all
 	@mkdir -p $(KLOOP_GPU_CACHE)

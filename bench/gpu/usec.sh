@@ -1,29 +1,31 @@
 #!/bin/sh
 # usec.sh - microsecond fidelity (issue 39): kloop's median of four short
 # KernelBench kernels (bench/gpu/usec/: GELU 4 us, softmax 9 us, a sum over
-# a dimension, MSE in two kernels) by its kernels' busy time (CUPTI, on
-# trial: KLOOP_CUPTI=1) and by events alone (the default), against Nsight
-# Compute's gpu__time_duration of the same kernels run outside kloop
-# (usec.py), caches flushed, clocks not locked; and kloop's median where
-# its profiled runs time the kernels by ncu's own metric (KLOOP_CUPTI=range,
-# KLOOP_PROFILED_RUNS=30: the problems' PyTorch reference stays on events).
-# One line a kernel: kloop's with CUPTI, the events', ncu's, how far each is
-# from ncu's, then the profiled one, how far it is, and its method (or why
-# the profiled runs did not stand).  Needs a GPU, PyTorch and ncu; OUT for
-# the logs.
+# a dimension, MSE in two kernels) as kloop times them by default (a timing
+# under 0.1 ms followed by profiled runs: their kernels' durations by
+# Nsight Compute's own metric through CUPTI's Range Profiler, where they
+# agree with the events; the problems' PyTorch reference stays on events,
+# so KLOOP_PROFILED_RUNS=30 asks for the candidates' explicitly), by CUPTI's
+# activity records (KLOOP_CUPTI=1) and by events alone (KLOOP_CUPTI=0),
+# against Nsight Compute's gpu__time_duration of the same kernels run
+# outside kloop (usec.py), caches flushed, clocks not locked.  One line a
+# kernel: the activity records', the events', ncu's, how far each is from
+# ncu's, then kloop's default, how far it is, and its method (or why the
+# profiled runs did not stand).  Needs a GPU, PyTorch and ncu; OUT for the
+# logs.
 set -u
 O=${OUT:-/tmp/usec}
 mkdir -p "$O"
 K=${KLOOP:-bin/kloop}
 D=bench/gpu/usec
 PY=${PYTHON:-python3}
-printf '%-8s %12s %12s %12s %8s %8s | %12s %8s %s\n' kernel kloop_us events_us ncu_us kloop% events% profiled_us profiled% method
+printf '%-8s %12s %12s %12s %8s %8s | %12s %8s %s\n' kernel activity_us events_us ncu_us activity% events% kloop_us kloop% method
 for p in ${USEC_KERNELS:-gelu softmax sum mse}; do
 	KLOOP_CUPTI=1 $K eval $D/$p.py $D/$p.cu --backend cuda --json --budget ${USEC_BUDGET:-1} \
 		>"$O/$p.json" 2>"$O/$p.err"
-	$K eval $D/$p.py $D/$p.cu --backend cuda --json --budget ${USEC_BUDGET:-1} \
+	KLOOP_CUPTI=0 $K eval $D/$p.py $D/$p.cu --backend cuda --json --budget ${USEC_BUDGET:-1} \
 		>"$O/$p.events.json" 2>"$O/$p.events.err"
-	KLOOP_CUPTI=range KLOOP_PROFILED_RUNS=${USEC_PROFILED:-30} $K eval $D/$p.py $D/$p.cu \
+	KLOOP_PROFILED_RUNS=${USEC_PROFILED:-30} $K eval $D/$p.py $D/$p.cu \
 		--backend cuda --json --budget ${USEC_BUDGET:-1} >"$O/$p.range.json" 2>"$O/$p.range.err"
 	nvcc -shared -Xcompiler -fPIC -O3 -gencode arch=compute_90a,code=sm_90a -Iinclude \
 		-o "$O/$p.so" $D/$p.cu >"$O/$p.nvcc" 2>&1

@@ -135,7 +135,8 @@ int main(void)
 
 	struct harness_opts o;
 	harness_default_opts(&o, "host");
-	CHECK(o.profiledRuns == 0, "no run is profiled unless asked (KLOOP_CUPTI=range)");
+	CHECK(o.profiledRuns == 0 && o.profiledBelowMs == 0,
+	      "no run is profiled unless the worker asks (on the GPU: after a short timing)");
 	o.budgetS = 0.2;
 	o.profiledRuns = 12;
 	struct harness *h = harness_new(&t, b, &o, err);
@@ -207,6 +208,25 @@ int main(void)
 	CHECK(tm && p && num(p, "checked") == 0,
 	      "the reference's timing has its profiled runs too, none checked (it is the judge)");
 	cJSON_Delete(tm);
+
+	/* the worker's default on the GPU: profiled runs only after a timing
+	 * under profiledBelowMs (a launch a few % of its events); slow_double's
+	 * runs take about 2 ms */
+	h->o.profiledBelowMs = 1.0;
+	r = eval_prof(h, b, &fc, 1.95, &tm, &p);
+	CHECK(!strcmp(status(r), "correct") && !p && !strcmp(str(tm, "method"), "stream") &&
+	          num(tm, "median_ms") >= 2,
+	      "a timing of %g ms with profiled runs only under 1 ms: none, the events' time "
+	      "stands (%s)",
+	      num(tm, "median_ms"), str(tm, "method"));
+	cJSON_Delete(r);
+	h->o.profiledBelowMs = 50.0;
+	r = eval_prof(h, b, &fc, 1.95, &tm, &p);
+	CHECK(!strcmp(status(r), "correct") && p && cJSON_IsTrue(cJSON_GetObjectItem(p, "used")) &&
+	          num(tm, "median_ms") == 1.95,
+	      "... under 50 ms: profiled, their durations stand (%g ms)", num(tm, "median_ms"));
+	cJSON_Delete(r);
+	h->o.profiledBelowMs = 0;
 
 	/* a quick timing profiles nothing */
 	fcand(&fc, h, b, slow_double);

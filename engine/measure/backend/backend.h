@@ -116,16 +116,16 @@ struct backend {
 	 * many there were into *pN; -1 when there is no such time (none
 	 * recorded, too many, CUPTI off) */
 	double (*kernels_end)(struct backend *b, int *pN);
-	/* optional (a GPU runner where KLOOP_CUPTI=range and CUPTI's Range
-	 * Profiler starts, cupti_range.cu): open a window in which every launch
-	 * is profiled for its gpu__time_duration, before a profiled run's flush
-	 * is queued; 0, or -1 with why in zProfWhy */
+	/* optional (a GPU runner where CUPTI's Range Profiler starts: by
+	 * default, unless KLOOP_CUPTI is 0 or 1; cupti_range.cu): open a window in which every
+	 * launch is profiled for its gpu__time_duration, before a profiled run's flush is queued;
+	 * 0, or -1 with why in zProfWhy */
 	int (*prof_begin)(struct backend *b);
 	/* close it once the device synchronized: the sum of its launches'
 	 * durations but the first skip ones (kloop's flush), ms, and how many
 	 * into *pN; -1 when there is none (ranges dropped, none left) */
 	double (*prof_end)(struct backend *b, int skip, int *pN);
-	/* why prof_begin is NULL (KLOOP_CUPTI=range asked for it), or why its
+	/* why prof_begin is NULL where the runner asked for it, or why its
 	 * last window did not open, or "" */
 	char zProfWhy[240];
 	/* optional: 1 with a description in buf when the device is throttling

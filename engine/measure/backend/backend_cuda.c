@@ -766,13 +766,14 @@ struct backend *backend_cuda_new(int dev, char *err)
 	}
 	if (forRunner)
 		keep_pool(dev);
-	/* a runner times its runs' kernels by CUPTI's records where it loads
-	 * (cupti.cu; KLOOP_CUPTI=0 turns it off), by events elsewhere */
+	/* a runner times its runs by events, and the profiled runs that follow
+	 * a short timing (worker/requests.c) by CUPTI's Range Profiler where it
+	 * loads (by default, and KLOOP_CUPTI=range); KLOOP_CUPTI=1 (or
+	 * libcupti's path) times the runs' kernels by CUPTI's activity records
+	 * instead (cupti.cu), KLOOP_CUPTI=0 by events alone */
 	char cerr[KL_ERRLEN];
 	const char *cu = getenv("KLOOP_CUPTI");
-	if (forRunner && cu && !strcmp(cu, "range")) {
-		/* or by CUPTI's Range Profiler, for the profiled runs that follow
-		 * a timing (harness_time.c), and then by events */
+	if (forRunner && (!cu || !*cu || !strcmp(cu, "range"))) {
 		if (!K.profStart || !K.profBegin || !K.profEnd)
 			snprintf(b->zProfWhy, sizeof b->zProfWhy,
 			         "libkloop-cuda.so has no Range Profiler (an older build)");

@@ -5,8 +5,9 @@
  * activity records 1 us short; on an H200 the Range Profiler came within
  * 2.3% of ncu for every kernel of 3 us and more: bench/gpu/rangeprof.sh,
  * bench/RESULTS.md).  Built into libkloop-cuda.so; libcupti is loaded at run
- * time.  On trial: only where KLOOP_CUPTI=range (backend_cuda.c), and only
- * for the profiled runs that follow a timing (harness_time.c).
+ * time.  Started by every GPU runner unless KLOOP_CUPTI asks for activity
+ * records or none (backend_cuda.c), and used only for the profiled runs
+ * that follow a short timing (harness_profiled.c).
  *
  * One metric in one pass, auto ranges (each launch a range, numbered in
  * launch order), kernel replay.  A window is a Start and a Stop around one

@@ -38,6 +38,7 @@ void harness_default_opts(struct harness_opts *o, const char *zBackend)
 	o->maxRuns = 10000;
 	o->warmupS = 0.025;
 	o->profiledRuns = 0;
+	o->profiledBelowMs = 0;
 	o->nPool = -1;
 	o->nRing = -1;
 }

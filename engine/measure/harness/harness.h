@@ -28,7 +28,7 @@ typedef int (*kl_run_fn)(const kl_tensor *in, int n_in, kl_tensor *out, int n_ou
 
 /* how a run is timed: not at all, on the candidate's stream, device-wide,
  * or by its kernels' own durations (CUPTI's Range Profiler: the profiled
- * runs after a timing, KLOOP_CUPTI=range; no events) */
+ * runs after a short timing; no events) */
 enum { HC_UNTIMED, HC_FAST, HC_STRICT, HC_PROFILED };
 
 /* what a call of the candidate came to (besides 0, ok, and -1 + err: kloop's
@@ -134,21 +134,23 @@ struct harness_cand {
 };
 
 struct harness_opts {
-	int nTrials;      /* correctness trials (at least 1; default 5) */
-	uint64_t seed;    /* base seed of the trial inputs */
-	double budgetS;   /* wall-time budget of one timing phase, seconds */
-	double rse;       /* target relative standard error of the mean (0.005) */
-	int minRuns;      /* timed runs at least (10) */
-	int maxRuns;      /* timed runs at most (10000) */
-	double warmupS;   /* warm-up time at least, seconds */
-	int profiledRuns; /* runs after a full timing timed by their kernels' durations
-	                     (CUPTI's Range Profiler: KLOOP_CUPTI=range), 0: none */
-	int nPool;        /* checking sets for timed runs (-1: as memory allows, up to 8,
-	                     each with its float64 outputs for the precision verdict;
-	                     0 with given inputs: their own sets are checked) */
-	int nRing;        /* slots of the batch's ring, each a run's inputs and outputs
-	                     (-1: as memory allows, up to HARNESS_BATCH_MAX; 0: none, a
-	                     harness that is never timed) */
+	int nTrials;            /* correctness trials (at least 1; default 5) */
+	uint64_t seed;          /* base seed of the trial inputs */
+	double budgetS;         /* wall-time budget of one timing phase, seconds */
+	double rse;             /* target relative standard error of the mean (0.005) */
+	int minRuns;            /* timed runs at least (10) */
+	int maxRuns;            /* timed runs at most (10000) */
+	double warmupS;         /* warm-up time at least, seconds */
+	int profiledRuns;       /* runs after a full timing timed by their kernels' durations
+	                           (CUPTI's Range Profiler, harness_profiled.c), 0: none */
+	double profiledBelowMs; /* only after a timing whose events' median is under this
+	                           (a launch's microseconds a few % of it); 0: after every one */
+	int nPool;              /* checking sets for timed runs (-1: as memory allows, up to 8,
+	                           each with its float64 outputs for the precision verdict;
+	                           0 with given inputs: their own sets are checked) */
+	int nRing;              /* slots of the batch's ring, each a run's inputs and outputs
+	                           (-1: as memory allows, up to HARNESS_BATCH_MAX; 0: none, a
+	                           harness that is never timed) */
 };
 
 /* fill o with the defaults for a backend ("host" or "cuda") */

@@ -11,7 +11,7 @@
  *   harness.c          the harness object, its buffers (the ring's too), the trials
  *   harness_ab.c       the interleaved A/B of two candidates
  *   harness_time.c     the timing until stable (time_runs; struct timing: harness_timing.h)
- *   harness_profiled.c the profiled runs after it (KLOOP_CUPTI=range)
+ *   harness_profiled.c the profiled runs after a short one
  *   harness_timing_json.c  its object
  *   harness_timed_run.c  one timed run on fresh inputs
  *   harness_batch.c    the batch bound: N runs in one request beside the twin's

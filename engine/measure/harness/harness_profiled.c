@@ -1,6 +1,6 @@
 /*
- * harness_profiled.c - the profiled runs after a timing (issue 39,
- * KLOOP_CUPTI=range): runs timed by their kernels' own durations, every one
+ * harness_profiled.c - the profiled runs after a short timing (issue 39;
+ * KLOOP_CUPTI=range: after every one): runs timed by their kernels' own durations, every one
  * checked, and whether their median may stand for the timing's.
  */
 #include "harness_timing.h"
@@ -17,7 +17,7 @@
 #define PROF_GAP_MS 0.005
 
 /*
- * The profiled runs (issue 39; KLOOP_CUPTI=range sets h->o.profiledRuns):
+ * The profiled runs (issue 39; the worker sets h->o.profiledRuns):
  * after a fast timing that kloop's clock bounded, that many more runs on
  * fresh inputs, as the timed ones (a checking set's at random, the others
  * kept for a check after their call alike), each timed by its kernels' own
@@ -54,6 +54,13 @@ int harness_timing_profiled(struct harness *h, struct timing *tg, char *why, siz
 	tg->profAsked = h->o.profiledRuns > 0 && !h->quick;
 	if (!tg->profAsked)
 		return 0;
+	/* by default only a short timing's (harness_opts.profiledBelowMs): a
+	 * longer one's events are within a few % of its kernels' durations */
+	double em0 = tg->strict ? tg->fastMed : harness_median(&tg->ms);
+	if (h->o.profiledBelowMs > 0 && em0 >= h->o.profiledBelowMs) {
+		tg->profAsked = 0;
+		return 0;
+	}
 	if (tg->strict && !(tg->fastMed > 0)) {
 		snprintf(tg->profWhy, sizeof tg->profWhy,
 		         "timed device-wide (its work is not all on its stream): its kernels' "

@@ -247,9 +247,11 @@ static void profiled_time(struct backend *b, int pw, int cuda, int bad, struct c
 		return;
 	}
 	snprintf(rep->text, sizeof rep->text, "%s",
-	         !b->prof_begin  ? (b->zProfWhy[0] ? b->zProfWhy
-	                                           : "the runner has no Range Profiler "
-	                                             "(KLOOP_CUPTI=range on a GPU)")
+	         !b->prof_begin
+	             ? (b->zProfWhy[0]
+	                    ? b->zProfWhy
+	                    : "the runner has no Range Profiler "
+	                      "(a GPU runner where CUPTI loads; KLOOP_CUPTI=0 or 1 asks for none)")
 	         : ms >= 0 && !n ? "the run launched no kernel"
 	                         : "the Range Profiler gave no time (more than 63 launches in "
 	                           "the run, or its ranges dropped)");
