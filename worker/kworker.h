@@ -246,8 +246,10 @@ struct cand_proc *kworker_load_on(struct job *j, struct harness *const *ah, int 
 struct cand_proc *kworker_load(struct job *j, struct harness *h, int *pLoadErr, char *err);
 /* end a runner from kworker_load() */
 void kworker_unload(struct cand_proc *c);
-/* the reference run at the small shapes: the cascade's first stage, or why none */
-void kworker_small_reference(struct job *j);
+/* the reference run at the small shapes (in the reference's runner c, on
+ * its harness k; NULL: a runner of its own): the cascade's first stage, or
+ * why none */
+void kworker_small_reference(struct job *j, struct cand_proc *c, int k);
 /* the reference compiled: its runs, its timing, the task_ready (runners.c) */
 void kworker_finish_reference(struct job *j);
 /* the precision the float64 reference (a C or CUDA one, j) gives, or why

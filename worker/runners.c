@@ -103,31 +103,37 @@ struct cand_proc *kworker_load(struct job *j, struct harness *h, int *pLoadErr, 
 	return kworker_load_on(j, &h, 1, pLoadErr, err);
 }
 
+/* the small shapes' harness of a reference that failed on it: never freed,
+ * since the reference's runner may have mapped its buffers */
+static struct harness *smallDropped;
+
 /*
- * The reference's outputs at the small shapes, in a runner of its own on
- * the small harness; where that fails, the cascade has no small-shapes
- * stage (W.zSmall says why).
+ * The reference's outputs at the small shapes: in the reference's runner c
+ * (its harness k: W.hSmall, whose inputs were drawn before it started), or
+ * where c is NULL in a runner of its own; where that fails, the cascade has
+ * no small-shapes stage (W.zSmall says why).
  */
-void kworker_small_reference(struct job *j)
+void kworker_small_reference(struct job *j, struct cand_proc *c, int k)
 {
 	char err[KL_ERRLEN];
-	int loadErr;
+	int loadErr, own = !c;
 	if (!W.hSmall)
 		return;
-	struct cand_proc *c = harness_generate_inputs(W.hSmall, err) < 0
-	                          ? NULL
-	                          : kworker_load(j, W.hSmall, &loadErr, err);
-	if (c)
+	if (own && harness_generate_inputs(W.hSmall, err) == 0 &&
+	    (c = kworker_load(j, W.hSmall, &loadErr, err)))
 		cand_set_timeout(c, W.refTimeoutS);
-	if (!c || harness_run_reference(W.hSmall, cand_iface(c, 0), err) < 0) {
+	if (!c || harness_run_reference(W.hSmall, cand_iface(c, own ? 0 : k), err) < 0) {
 		char *why = xasprintf("no small-shapes stage: the reference failed on %s: %s",
 		                      W.zSmall, err);
 		snprintf(W.zSmall, sizeof W.zSmall, "%s", why);
 		free(why);
-		harness_free(W.hSmall);
+		if (own)
+			harness_free(W.hSmall);
+		else
+			smallDropped = W.hSmall;
 		W.hSmall = NULL;
 	}
-	if (c)
+	if (own && c)
 		cand_free(c);
 }
 
@@ -190,26 +196,34 @@ void kworker_finish_reference(struct job *j)
 		free(z);
 		exit(1);
 	}
-	double tSmall = now_s();
-	kworker_small_reference(j);
-	tSmall = now_s() - tSmall;
-	/* the float64 reference's harness made first, so that the reference's
-	 * runner maps it too: its runs there, not in a runner (a device
-	 * context, made and ended) of their own */
+	/* the float64 reference's harness made first, and the small shapes'
+	 * inputs drawn, so that the reference's runner maps them too: their
+	 * runs there, not in runners (device contexts, made and ended) of
+	 * their own */
 	char err64[KL_ERRLEN];
 	struct harness *h64 = precision_harness_new(W.h, err64);
-	if (h64) {
-		struct harness *both[] = {W.h, h64};
-		if (!(W.refCand = kworker_load_on(j, both, 2, &loadErr, err))) {
+	struct harness *ah[3] = {W.h};
+	int nH = 1, kSmall = 0;
+	if (h64)
+		ah[nH++] = h64;
+	if (W.hSmall && harness_generate_inputs(W.hSmall, err) == 0)
+		kSmall = nH, ah[nH++] = W.hSmall;
+	if (nH > 1 && !(W.refCand = kworker_load_on(j, ah, nH, &loadErr, err))) {
+		if (h64) {
 			snprintf(err64, sizeof err64, "%s", err);
 			precision_discard(h64);
 			h64 = NULL;
 		}
+		kSmall = 0;
 	}
-	if (!h64)
+	if (!W.refCand)
 		W.refCand = kworker_load(j, W.h, &loadErr, err);
 	if (W.refCand)
 		cand_set_timeout(W.refCand, W.refTimeoutS);
+	double tSmall = now_s();
+	if (W.refCand)
+		kworker_small_reference(j, kSmall ? W.refCand : NULL, kSmall);
+	tSmall = now_s() - tSmall;
 	if (!W.refCand || harness_run_reference(W.h, cand_iface(W.refCand, 0), err) < 0) {
 		char *z = xasprintf("the reference %s failed: %s", j->zName, err);
 		kworker_send_error(-1, z, 1);

@@ -43,8 +43,9 @@ struct cand_opts {
 
 struct cand_proc;
 
-/* the harnesses one runner serves at most (the cascade's small and full shapes) */
-#define CAND_MAX_HARNESSES 2
+/* the harnesses one runner serves at most (the cascade's small and full
+ * shapes; the reference's full shapes, float64 and small shapes) */
+#define CAND_MAX_HARNESSES 3
 
 /*
  * Start a runner for the shared object open at soFd (dup'ed) on the buffers
