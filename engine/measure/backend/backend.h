@@ -84,6 +84,10 @@ struct backend {
 	 * by element as rng_mix() takes them for seed; 0 or -1 + err */
 	int (*mix)(struct backend *b, void *dst, const void *a, const void *src2, int64_t n, int es,
 	           uint64_t seed, char *err);
+	/* round n elements of dtype d at p (device memory, in place) as
+	 * compare_round_mantissa() does on the host; 0 or -1 + err */
+	int (*round)(struct backend *b, void *p, kl_dtype d, int64_t n, int bits, int bTruncate,
+	             char *err);
 	/* set n bytes of device memory to the byte value; 0 or -1 + err */
 	int (*fill)(struct backend *b, void *dst, int byte, size_t n, char *err);
 	/* evict the caches (called outside the timed region); 0 or -1 + err */

@@ -50,6 +50,7 @@ static struct {
 	              cudaStream_t);
 	int (*mix)(void *, const void *, const void *, long long, int, unsigned long long,
 	           cudaStream_t);
+	int (*round)(void *, int, long long, int, int, cudaStream_t);
 	int (*empty)(cudaStream_t);
 	int (*error64)(const void *, int, const void *, long long, double *, cudaStream_t);
 	int (*fma)(int, int, float *, cudaStream_t);
@@ -150,6 +151,7 @@ static int load_runtime(char *err)
 		*(void **)&K.diff = dlsym(kd, "kld_diff");
 		*(void **)&K.random = dlsym(kd, "kld_random");
 		*(void **)&K.mix = dlsym(kd, "kld_mix");
+		*(void **)&K.round = dlsym(kd, "kld_round");
 		*(void **)&K.empty = dlsym(kd, "kld_empty");
 		*(void **)&K.read = dlsym(kd, "kld_read");
 		*(void **)&K.error64 = dlsym(kd, "kld_error64");
@@ -490,6 +492,24 @@ static int c_vary(struct backend *b, void *p, const struct task_tensor *t, int f
 	return e ? fail(b, "placing the outliers on the device", e, err) : 0;
 }
 
+static int c_round(struct backend *b, void *p, kl_dtype d, int64_t n, int bits, int tr, char *err)
+{
+	struct cuda *c = b->priv;
+	cudaError_t e;
+	if (!K.ok || !K.round) {
+		/* on the CPU: down, rounded, up */
+		size_t bytes = (size_t)n * (size_t)task_dtype_size(d);
+		host_buffers(c, bytes);
+		if (c_download(b, c->pHostA, p, bytes, err) < 0)
+			return -1;
+		compare_round_mantissa(c->pHostA, d, n, bits, tr);
+		return c_upload(b, p, c->pHostA, bytes, err);
+	}
+	if ((e = K.round(p, (int)d, n, bits, tr, b->stream)))
+		return fail(b, "rounding inputs on the device", e, err);
+	return 0;
+}
+
 static int c_mix(struct backend *b, void *dst, const void *a, const void *src2, int64_t n, int es,
                  uint64_t seed, char *err)
 {
@@ -803,6 +823,7 @@ struct backend *backend_cuda_new(int dev, char *err)
 	if (K.ok && K.varyStats && K.varyApply && K.varyScatter)
 		b->vary = c_vary;
 	b->mix = c_mix;
+	b->round = c_round;
 	b->launch_empty = c_empty;
 	b->flush = c_flush;
 	b->share_handle = c_share_handle;

@@ -126,6 +126,13 @@ static int h_mix(struct backend *b, void *dst, const void *a, const void *src2, 
 	return 0;
 }
 
+static int h_round(struct backend *b, void *p, kl_dtype d, int64_t n, int bits, int tr, char *err)
+{
+	(void)b, (void)err;
+	compare_round_mantissa(p, d, n, bits, tr);
+	return 0;
+}
+
 static int h_fill(struct backend *b, void *dst, int byte, size_t n, char *err)
 {
 	(void)b, (void)err;
@@ -265,6 +272,7 @@ struct backend *backend_host_new(char *err)
 	b->error64 = h_error64;
 	b->random = h_random;
 	b->mix = h_mix;
+	b->round = h_round;
 	b->flush = h_flush;
 	b->timer_start = h_timer_start;
 	b->timer_stop = h_timer_stop;

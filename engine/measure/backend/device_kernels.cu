@@ -381,6 +381,36 @@ static int grid_for(long long n)
 	return (int)(g > 4096 ? 4096 : g < 1 ? 1 : g);
 }
 
+/* the low `drop` bits of u rounded away, to nearest even or (tr) toward
+ * zero: compare.c's compare_round_mantissa, element by element */
+template <typename U>
+__device__ static U round_bits(U u, int drop, int tr)
+{
+	U one = 1;
+	U add = tr ? 0 : ((one << (drop - 1)) - 1) + ((u >> drop) & 1);
+	return (U)((u + add) & ~((one << drop) - 1));
+}
+
+__global__ static void round_kernel(void *p, int dtype, long long n, int bits, int tr)
+{
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+	     i += (long long)gridDim.x * blockDim.x) {
+		if (dtype == 0 /* KL_F32 */ && bits < 23) {
+			unsigned u = ((unsigned *)p)[i];
+			if ((u & 0x7f800000u) != 0x7f800000u)
+				((unsigned *)p)[i] = round_bits(u, 23 - bits, tr);
+		} else if (dtype == 3 /* KL_F64 */ && bits < 52) {
+			unsigned long long u = ((unsigned long long *)p)[i];
+			if ((u & 0x7ff0000000000000ull) != 0x7ff0000000000000ull)
+				((unsigned long long *)p)[i] = round_bits(u, 52 - bits, tr);
+		} else if (dtype == 1 /* KL_F16 */ && bits < 10) {
+			unsigned u = ((unsigned short *)p)[i];
+			if ((u & 0x7c00) != 0x7c00)
+				((unsigned short *)p)[i] = (unsigned short)round_bits(u, 10 - bits, tr);
+		}
+	}
+}
+
 extern "C" {
 
 /* compare n elements of dtype (kl_dtype numbering); r is device memory,
@@ -498,6 +528,15 @@ int kld_mix(void *d, const void *a, const void *b, long long n, int es, unsigned
 	else
 		mix_kernel<<<g, 256, 0, s>>>((unsigned char *)d, (const unsigned char *)a,
 					     (const unsigned char *)b, n, seed);
+	return cudaGetLastError();
+}
+
+/* n elements of dtype at p (device memory) rounded to `bits` explicit
+ * mantissa bits in place (compare_round_mantissa's rule); a cudaError_t */
+int kld_round(void *p, int dtype, long long n, int bits, int tr, cudaStream_t s)
+{
+	if (n > 0)
+		round_kernel<<<grid_for(n), 256, 0, s>>>(p, dtype, n, bits, tr);
 	return cudaGetLastError();
 }
 
