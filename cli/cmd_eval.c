@@ -146,6 +146,10 @@ static void print_human(const cJSON *r, const struct src *s)
 		printf("  baseline  %s %.4g ms%s", v.zBaseline, base, isnan(sp) ? "\n" : "");
 	if (!isnan(sp))
 		printf(", speedup %.3gx\n", sp);
+	if (!isnan(sp) && !isnan(v.speedupTimeMs))
+		printf("  speedups  of its events' median, %.4g ms, as the baseline was timed (its "
+		       "time is its kernels' durations)\n",
+		       v.speedupTimeMs);
 	double bc = v.baselineCompileMs;
 	if (!isnan(bc) && !isnan(v.speedupCompile))
 		printf("  baseline  torch.compile %.4g ms, speedup %.3gx\n", bc, v.speedupCompile);

@@ -386,6 +386,12 @@ static void results_head(const struct state *st, const struct cand *c, strbuf *s
 		if (!isnan(own))
 			sb_addf(sb, " (this evaluation's run timed the reference at %.4g ms)", own);
 		sb_adds(sb, "\n");
+		if (c->speedup >= 0 && !isnan(v->speedupTimeMs))
+			sb_addf(
+			    sb,
+			    "speedups  of its events' median, %.4g ms, as the baseline was timed "
+			    "(its time is its kernels' durations)\n",
+			    v->speedupTimeMs);
 	}
 	report_relative(st, c, sb);
 	double bc = v->baselineCompileMs;

@@ -18,19 +18,18 @@
 
 /*
  * The profiled runs on the GPU (issue 39): after a full timing, the
- * candidate's and the kernel reference's alike (both sides of a speedup the
- * same way), this many runs timed by their kernels' durations
- * (KLOOP_PROFILED_RUNS, 30 by default; 0: none), *pBelowMs the events'
- * median under which a timing gets them.  By default (KLOOP_CUPTI unset)
- * after a timing under PROFILED_BELOW_MS, where a launch is 3% of the
- * events or more (30 profiled runs, each checked, cost an H200 about 0.5 s
- * for a 94 us kernel); KLOOP_CUPTI=range after every one; KLOOP_CUPTI=0
- * (events alone) or 1 (CUPTI's activity records) none.  A PyTorch reference
- * (torchRef) is timed by events in its helper, so against one only where
- * KLOOP_PROFILED_RUNS asks explicitly (the speedup then leans toward the
- * candidate by a launch; the worker says so on its stderr).
+ * candidate's and the kernel reference's alike, this many runs timed by
+ * their kernels' durations (KLOOP_PROFILED_RUNS, 30 by default; 0: none),
+ * *pBelowMs the events' median under which a timing gets them.  By default
+ * (KLOOP_CUPTI unset) after a timing under PROFILED_BELOW_MS, where a launch
+ * is 3% of the events or more (30 profiled runs, each checked, cost an H200
+ * about 0.5 s for a 94 us kernel); KLOOP_CUPTI=range after every one;
+ * KLOOP_CUPTI=0 (events alone) or 1 (CUPTI's activity records) none.
+ * Against a PyTorch reference, whose helper times the model's call by
+ * events, the candidate's time is its kernels' and its speedups divide its
+ * events' median (result.c, speedup_time): a ratio of like with like.
  */
-static int profiled_runs(int torchRef, double *pBelowMs)
+static int profiled_runs(double *pBelowMs)
 {
 	const char *cu = getenv("KLOOP_CUPTI"), *n = getenv("KLOOP_PROFILED_RUNS");
 	int range = cu && !strcmp(cu, "range");
@@ -39,17 +38,6 @@ static int profiled_runs(int torchRef, double *pBelowMs)
 		return 0;
 	int asked = n && *n;
 	if (asked && atoi(n) <= 0)
-		return 0;
-	if (torchRef && (range || asked))
-		fprintf(stderr,
-		        "kloop-worker: profiled runs with a PyTorch reference, whose time its "
-		        "helper takes by events: %s\n",
-		        asked
-		            ? "the candidates' runs are profiled as KLOOP_PROFILED_RUNS asks (the "
-		              "speedup leans toward them by a launch)"
-		            : "no run is profiled (KLOOP_PROFILED_RUNS asks; --reference cuda "
-		              "profiles both sides)");
-	if (torchRef && !asked)
 		return 0;
 	int k = asked ? atoi(n) : 30;
 	return k < 5 ? 5 : k > 1000 ? 1000 : k;
@@ -505,7 +493,7 @@ void kworker_op_task(cJSON *req)
 				    "a cuda reference needs the cuda backend (--backend cuda)");
 		}
 	}
-	W.opts.profiledRuns = profiled_runs(tr != NULL, &W.opts.profiledBelowMs);
+	W.opts.profiledRuns = profiled_runs(&W.opts.profiledBelowMs);
 	if (tr) {
 		/* the helper describes the problem while the loop goes on */
 		L.tr = tr;

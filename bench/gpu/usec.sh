@@ -2,10 +2,10 @@
 # usec.sh - microsecond fidelity (issue 39): kloop's median of four short
 # KernelBench kernels (bench/gpu/usec/: GELU 4 us, softmax 9 us, a sum over
 # a dimension, MSE in two kernels) as kloop times them by default (a timing
-# under 0.1 ms followed by profiled runs: their kernels' durations by
+# under 0.07 ms followed by profiled runs: their kernels' durations by
 # Nsight Compute's own metric through CUPTI's Range Profiler, where they
-# agree with the events; the problems' PyTorch reference stays on events,
-# so KLOOP_PROFILED_RUNS=30 asks for the candidates' explicitly), by CUPTI's
+# agree with the events; the speedup against the problems' PyTorch
+# reference, timed by events, divides the events' median), by CUPTI's
 # activity records (KLOOP_CUPTI=1) and by events alone (KLOOP_CUPTI=0),
 # against Nsight Compute's gpu__time_duration of the same kernels run
 # outside kloop (usec.py), caches flushed, clocks not locked.  One line a
@@ -25,7 +25,7 @@ for p in ${USEC_KERNELS:-gelu softmax sum mse}; do
 		>"$O/$p.json" 2>"$O/$p.err"
 	KLOOP_CUPTI=0 $K eval $D/$p.py $D/$p.cu --backend cuda --json --budget ${USEC_BUDGET:-1} \
 		>"$O/$p.events.json" 2>"$O/$p.events.err"
-	KLOOP_PROFILED_RUNS=${USEC_PROFILED:-30} $K eval $D/$p.py $D/$p.cu \
+	$K eval $D/$p.py $D/$p.cu \
 		--backend cuda --json --budget ${USEC_BUDGET:-1} >"$O/$p.range.json" 2>"$O/$p.range.err"
 	nvcc -shared -Xcompiler -fPIC -O3 -gencode arch=compute_90a,code=sm_90a -Iinclude \
 		-o "$O/$p.so" $D/$p.cu >"$O/$p.nvcc" 2>&1
@@ -60,10 +60,15 @@ try:
 except Exception:
     t3 = {}
 pr = t3.get("profiled") or {}
+try:
+    r3 = json.load(open(sys.argv[5]))
+except Exception:
+    r3 = {}
+sp = "speedup %s of %s ms" % (r3.get("speedup"), r3.get("speedup_time_ms", r3.get("time_ms")))
 how = t3.get("method") if pr.get("used") else "not used: %s" % pr.get("why_not", "no profiled runs")
 print("%-8s %s %s %12s %s %s | %s %s %s   (%s; %s; by kernels %s, by events %s; ncu kernels %s; "
-      "profiled: %s, %s runs, %s checked)" % (
+      "profiled: %s, %s runs, %s checked; %s)" % (
     sys.argv[4], f(k), f(e), "%.2f" % n if n else "-", d(k), d(e), f(r), d(r), how, st, st2, nk,
-    ne, sorted(per), st3, pr.get("runs"), pr.get("checked")))
+    ne, sorted(per), st3, pr.get("runs"), pr.get("checked"), sp))
 PY
 done

@@ -123,7 +123,9 @@ void state_cand_speedup(struct state *st, struct cand *c)
 	c->speedup = isnan(c->v.speedup) ? -1 : c->v.speedup;
 	if (c->status != STATUS_CORRECT || !(c->timeMs > 0) || !(base > 0))
 		return;
-	c->speedup = base / c->timeMs;
+	/* divided as the result's own speedup is (its events' median where
+	 * its kernels' durations and the baseline's events would mix) */
+	c->speedup = base / (!isnan(c->v.speedupTimeMs) ? c->v.speedupTimeMs : c->timeMs);
 	/* the result says so too: the reference's time its own run measured
 	 * is kept beside it where that differs */
 	double own = !isnan(c->v.baselineMeasuredMs) ? c->v.baselineMeasuredMs

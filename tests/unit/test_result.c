@@ -2,7 +2,10 @@
  * test_result.c - a verdict completed with the BLAS baselines of a GEMM task
  * (result_complete_from, result_library_lines): each library's time and the
  * candidate's speedup over it, a library PyTorch could not choose said with
- * its reason, none for a task without them or a candidate without a time.
+ * its reason, none for a task without them or a candidate without a time;
+ * a candidate timed by its kernels' durations against a baseline timed by
+ * events: its speedups divide its events' median (never less than its
+ * time), against a baseline timed by durations too its time.
  */
 #include <cJSON.h>
 #include <math.h>
@@ -28,6 +31,17 @@ static cJSON *verdict(const char *zStatus, double ms)
 	cJSON_AddStringToObject(r, "status", zStatus);
 	cJSON *t = cJSON_AddObjectToObject(r, "timing");
 	cJSON_AddNumberToObject(t, "median_ms", ms);
+	return r;
+}
+
+/* a correct verdict timed by zMethod at ms, its profiled runs' events'
+ * median beside it */
+static cJSON *profiled(const char *zMethod, double ms, double eventsMs)
+{
+	cJSON *r = verdict("correct", ms), *t = cJSON_GetObjectItem(r, "timing");
+	cJSON_AddStringToObject(t, "method", zMethod);
+	cJSON *p = cJSON_AddObjectToObject(t, "profiled");
+	cJSON_AddNumberToObject(p, "events_median_ms", eventsMs);
 	return r;
 }
 
@@ -76,6 +90,51 @@ int main(void)
 	      "a task without BLAS baselines gets none, and no line");
 	sb_free(&sb);
 	cJSON_Delete(r);
+
+	/* times taken one way in every ratio: a candidate whose profiled runs
+	 * stood (5 us of kernels, 6.6 us of events) against PyTorch's eager
+	 * baseline, events around the model's call */
+	cJSON *eager = cJSON_Parse("{\"median_ms\": 0.0132}");
+	r = profiled("kernel durations", 0.0050, 0.0066);
+	result_complete_from(r, eager, bases, NULL, "PyTorch eager", "H200", "softmax", "c.cu",
+	                     "cuda");
+	CHECK(json_num(r, "time_ms", 0) == 0.0050 && json_num(r, "speedup_time_ms", 0) == 0.0066 &&
+	          fabs(json_num(r, "speedup", 0) - 2.0) < 1e-9,
+	      "kernel durations against events: the time is the kernels' (%g ms), the speedup "
+	      "divides the events' median (%g ms): %gx, not %gx",
+	      json_num(r, "time_ms", 0), json_num(r, "speedup_time_ms", 0),
+	      json_num(r, "speedup", 0), 0.0132 / 0.0050);
+	cJSON_Delete(r);
+	/* durations that stood for being longer than the events: the longer */
+	r = profiled("kernel durations", 0.0080, 0.0066);
+	result_complete_from(r, eager, bases, NULL, "PyTorch eager", "H200", "softmax", "c.cu",
+	                     "cuda");
+	CHECK(!cJSON_GetObjectItem(r, "speedup_time_ms") &&
+	          fabs(json_num(r, "speedup", 0) - 0.0132 / 0.008) < 1e-9,
+	      "kernels longer than the events: the speedup divides the longer time (%gx)",
+	      json_num(r, "speedup", 0));
+	cJSON_Delete(r);
+	/* a kernel reference profiled too: durations on both sides */
+	cJSON *ref = cJSON_Parse("{\"median_ms\": 0.0100, \"method\": \"kernel durations\"}");
+	r = profiled("kernel durations", 0.0050, 0.0066);
+	result_complete_from(r, ref, bases, NULL, "reference.cu", "H200", "softmax", "c.cu",
+	                     "cuda");
+	CHECK(!cJSON_GetObjectItem(r, "speedup_time_ms") &&
+	          fabs(json_num(r, "speedup", 0) - 2.0) < 1e-9,
+	      "durations against durations: the speedup divides the time (%gx)",
+	      json_num(r, "speedup", 0));
+	cJSON_Delete(r);
+	/* timed by events (a timing of 0.07 ms or more) against events */
+	r = profiled("stream", 0.0066, 0.0066);
+	result_complete_from(r, eager, bases, NULL, "PyTorch eager", "H200", "softmax", "c.cu",
+	                     "cuda");
+	CHECK(!cJSON_GetObjectItem(r, "speedup_time_ms") &&
+	          fabs(json_num(r, "speedup", 0) - 2.0) < 1e-9,
+	      "events against events: the speedup divides the time (%gx)",
+	      json_num(r, "speedup", 0));
+	cJSON_Delete(r);
+	cJSON_Delete(ref);
+	cJSON_Delete(eager);
 	cJSON_Delete(bases);
 	return check_done();
 }

@@ -125,6 +125,21 @@ static void test_baseline(void)
 	fold_check(&st, "{\"type\":\"baseline\",\"median_ms\":3.0,\"ts\":6}");
 	CHECK(near(state_cand(&st, 1)->speedup, 1.0) && near(state_cand(&st, 5)->speedup, 3.0),
 	      "an old journal's baseline event, without a device, sets every device's");
+	/* a result whose speedup divides its events' median (its time its
+	 * kernels' durations, the baseline's events: result.c): so does the
+	 * session's */
+	add(&st, 6);
+	cJSON *r6 = fv_make(
+	    &(struct fv){.median = 1.0, .p10 = 1.0, .p90 = 1.0, .base = 3.0, .zDevice = "H200"});
+	cJSON_AddNumberToObject(r6, "speedup_time_ms", 1.5);
+	char *e6 = fv_event(6, 2, r6);
+	fold_check(&st, e6);
+	free(e6);
+	CHECK(near(state_cand(&st, 6)->speedup, 2.0) &&
+	          near(res_num(state_cand(&st, 6), "speedup"), 2.0),
+	      "a result timed by its kernels against events: the session's speedup divides its "
+	      "speedup_time_ms (3 / 1.5 = %g), its time stays %g ms",
+	      state_cand(&st, 6)->speedup, state_cand(&st, 6)->timeMs);
 	cJSON *j = state_to_json(&st);
 	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(j, "baselines")) == 3 &&
 	          cJSON_IsObject(cJSON_GetObjectItem(j, "best")),

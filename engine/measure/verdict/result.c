@@ -59,6 +59,26 @@ void result_library_lines(const cJSON *r, const char *zIndent, strbuf *sb)
 	}
 }
 
+/*
+ * The time a speedup of result r divides (t its median): t where the
+ * candidate was timed as the baseline was (rt, the reference's timing);
+ * where its runs were timed by their kernels' durations (the profiled
+ * runs, harness_profiled.c) and the baseline's by events (a PyTorch
+ * reference, whose helper times the model's call by events; a kernel
+ * reference's timing that was not profiled), its events' median, so that
+ * a ratio is of times taken one way, and never less than t (durations that
+ * stood for being longer than the events)
+ */
+static double speedup_time(const cJSON *r, const cJSON *rt, double t)
+{
+	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
+	const char *m = json_str(tm, "method", ""), *rm = json_str(rt, "method", "");
+	double e = result_num(cJSON_GetObjectItem(tm, "profiled"), "events_median_ms");
+	if (strcmp(m, "kernel durations") || !strcmp(rm, "kernel durations") || !(e > 0))
+		return t;
+	return e > t ? e : t;
+}
+
 void result_complete_from(cJSON *r, const cJSON *rt, const cJSON *baselines, const cJSON *refData,
                           const char *zRefName, const char *zDevice, const char *zTask,
                           const char *zSource, const char *zBackend)
@@ -79,19 +99,21 @@ void result_complete_from(cJSON *r, const cJSON *rt, const cJSON *baselines, con
 	v.timeMs = ok ? t : NAN;
 	v.baselineMs = base;
 	v.zBaseline = zRefName ? zRefName : "";
-	v.speedup = ok && !isnan(base) && t > 0 ? base / t : NAN;
+	double ts = ok ? speedup_time(r, rt, t) : NAN;
+	v.speedupTimeMs = ok && ts != t ? ts : NAN;
+	v.speedup = ok && !isnan(base) && ts > 0 ? base / ts : NAN;
 	const cJSON *cm = cJSON_GetObjectItem(baselines, "compile");
 	double bc = result_num(cm, "median_ms");
 	if (!isnan(bc)) {
 		v.baselineCompileMs = bc;
-		if (ok && t > 0)
-			v.speedupCompile = bc / t;
+		if (ok && ts > 0)
+			v.speedupCompile = bc / ts;
 	} else if (cm && cJSON_GetObjectItem(cm, "error")) {
 		v.zBaselineCompileError = cJSON_GetStringValue(cJSON_GetObjectItem(cm, "error"));
 	}
 	/* the keys every verdict has, "" and null where none */
 	verdict_encode(r, &v, VERDICT_COMPLETE);
-	add_libraries(r, cJSON_GetObjectItem(baselines, "libraries"), ok && t > 0 ? t : NAN);
+	add_libraries(r, cJSON_GetObjectItem(baselines, "libraries"), ok && ts > 0 ? ts : NAN);
 	verdict_decode(r, &v);
 	if (!v.correctness) { /* a completed verdict has one, empty where none was checked */
 		cJSON *c = cJSON_CreateObject();
@@ -115,7 +137,8 @@ int result_add_compile(cJSON *r, const cJSON *cm, const char *zDevice)
 	    !v.zDevice || !zDevice || strcmp(v.zDevice, zDevice) ||
 	    !cJSON_HasObjectItem(r, "baseline"))
 		return -1;
-	double bc = result_num(cm, "median_ms"), t = v.timeMs;
+	double bc = result_num(cm, "median_ms"),
+	       t = !isnan(v.speedupTimeMs) ? v.speedupTimeMs : v.timeMs;
 	if (!isnan(bc)) {
 		v.baselineCompileMs = bc;
 		if (!isnan(t) && t > 0)

@@ -70,6 +70,7 @@ static const struct field aTop[] = {
     F("baseline_ms", K_NUMNULL, verdict, baselineMs, 1),
     F("baseline", K_STRE, verdict, zBaseline, 1),
     F("speedup", K_NUMNULL, verdict, speedup, 1),
+    F("speedup_time_ms", K_NUM, verdict, speedupTimeMs, 0),
     F("baseline_compile_ms", K_NUM, verdict, baselineCompileMs, 0),
     F("speedup_compile", K_NUM, verdict, speedupCompile, 0),
     F("baseline_compile_error", K_STR, verdict, zBaselineCompileError, 0),

@@ -99,12 +99,16 @@ struct verdict {
 	const char *zStage;                     /* the cascade's stage it stopped at, or NULL */
 	const char *zTask, *zSource, *zBackend; /* "" where none */
 	const char *zDevice;                    /* the device model it ran on, or NULL */
-	const char *zWorker;               /* the pool's worker label ("worker"."label"), or NULL */
-	const char *zWorkerDevice;         /* the pool's worker's device model, or NULL */
-	const char *zWorkerHost;           /* the pool's worker's host, or NULL */
-	const char *zCodeHash;             /* its machine code's hash, or NULL */
-	double timeMs;                     /* "time_ms": the median, null unless correct */
-	double speedup;                    /* baseline / time */
+	const char *zWorker;       /* the pool's worker label ("worker"."label"), or NULL */
+	const char *zWorkerDevice; /* the pool's worker's device model, or NULL */
+	const char *zWorkerHost;   /* the pool's worker's host, or NULL */
+	const char *zCodeHash;     /* its machine code's hash, or NULL */
+	double timeMs;             /* "time_ms": the median, null unless correct */
+	double speedup;            /* baseline / time (speedupTimeMs where set) */
+	/* the time its speedups divide where that is not timeMs: its events'
+	 * median, where its runs were timed by their kernels' durations and
+	 * the baseline's by events (result.c); NAN: timeMs */
+	double speedupTimeMs;
 	double baselineMs;                 /* the session's baseline it is compared with */
 	double baselineMeasuredMs;         /* its own run's baseline where that differs */
 	const char *zBaseline;             /* the reference's name ("" where none) */
