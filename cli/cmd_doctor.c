@@ -31,6 +31,7 @@
 #include "peaks.h"
 #include "torch_real.h"
 #include "util.h"
+#include "worker_warm.h"
 
 static int json;
 static cJSON *report;
@@ -333,6 +334,33 @@ done:
 }
 
 /* replace *pz by a copy of z */
+/* the workers kloop eval keeps warm for the next eval of their task
+ * (worker_warm.h): how many, of which tasks, and what holds them */
+static void warm_line(void)
+{
+	char err[KL_ERRLEN];
+	struct warm_entry *a;
+	int n = worker_warm_list(&a, err);
+	if (n < 0) {
+		line("warm", 1, "kloop eval keeps no worker warm here: %s", err);
+		return;
+	}
+	strbuf sb = STRBUF_INIT;
+	for (int i = 0; i < n && i < 4; i++) {
+		char *task = term_clean(a[i].zTask, 0);
+		sb_addf(&sb, "%s%s (pid %d, %s)", i ? ", " : ": ", task, a[i].pid, a[i].zState);
+		free(task);
+	}
+	if (n > 4)
+		sb_addf(&sb, " and %d more", n - 4);
+	line("warm", 1,
+	     "%d worker%s kept warm for the next kloop eval of %s%s (kloop warm lists them, "
+	     "kloop warm stop ends them; kloop eval --warm S or the config's warm: how long)",
+	     n, n == 1 ? "" : "s", n == 1 ? "its task" : "their tasks", sb.len ? sb.buf : "");
+	sb_free(&sb);
+	worker_warm_list_free(a, n);
+}
+
 static void set(char **pz, const char *z)
 {
 	free(*pz);
@@ -492,6 +520,7 @@ static int exec_doctor(int argc, char **argv)
 	line("compile mem", !strstr(how, "ignored"), "%llu MiB a compile (%s)%s", mb, how,
 	     strstr(how, "KLOOP_COMPILE_MEM_MB") ? "" : "; KLOOP_COMPILE_MEM_MB sets it");
 	check_libs(cfg.zLibs);
+	warm_line();
 	const char *keyEnv = cfg.zApiKeyEnv;
 	const char *names[] = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", keyEnv};
 	for (size_t i = 0; i < 3; i++) {

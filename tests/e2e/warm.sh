@@ -42,6 +42,9 @@ check "the same baseline both times (one reference timing, kept)" \
 check "the second eval's candidate was timed again (not 'the same machine code' of the first eval)" \
 	json_true "$T/e2.out" '"not_timed" not in j and j["timing"]["count"] > 0'
 check "still one worker kept warm, the same ($(warm_pids))" test "$(warm_pids)" = "$p1"
+$KLOOP doctor >"$T/doc.out" 2>&1
+check "kloop doctor says a worker is kept warm, its task and pid ($(grep '^warm' "$T/doc.out"))" \
+	grep -q "^warm .*1 worker kept warm .*softmax (pid $p1, idle)" "$T/doc.out"
 run e2h eval "$T/sm" tasks/softmax/seed.c $B --warm 600
 check "the human output says the worker was kept warm" grep -q "the worker kept warm was ready" "$T/e2h.out"
 diag "$n0" "$T/e1.out" "$T/e1.err" "$T/e2.out" "$T/e2.err" "$T/e2h.out"
@@ -94,6 +97,9 @@ check "kloop warm stop says it stopped each ($(grep -c stopped "$T/stop.out"))" 
 check "and they end" gone $all
 run ls warm
 check "kloop warm then lists none" grep -q "no worker is kept warm" "$T/ls.out"
+$KLOOP doctor --json >"$T/doc.json" 2>/dev/null
+check "... and kloop doctor --json says 0 kept warm" python3 -c "
+import json; d=json.load(open('$T/doc.json'))['warm']; assert d['ok'] and d['detail'].startswith('0 workers kept warm'), d"
 run bad warm start
 check "kloop warm start is a usage error naming stop (rc $rc)" sh -c "[ $rc -eq 2 ] && grep -q stop '$T/bad.err'"
 diag "$n0" "$T/stop.out" "$T/ls.out" "$T/bad.err"
