@@ -47,7 +47,19 @@ check "kloop doctor says a worker is kept warm, its task and pid ($(grep '^warm'
 	grep -q "^warm .*1 worker kept warm .*softmax (pid $p1, idle)" "$T/doc.out"
 run e2h eval "$T/sm" tasks/softmax/seed.c $B --warm 600
 check "the human output says the worker was kept warm" grep -q "the worker kept warm was ready" "$T/e2h.out"
-diag "$n0" "$T/e1.out" "$T/e1.err" "$T/e2.out" "$T/e2.err" "$T/e2h.out"
+# two candidates in one eval: both through the one attach, and the worker
+# it attached to is still the one kept warm after them
+{ echo "/* a second candidate */"; cat tasks/softmax/seed.c; } >"$T/seed3.c"
+run two eval "$T/sm" tasks/softmax/seed.c "$T/seed3.c" $B --warm 600 --json
+check "two candidates in one eval against the warm worker: both correct, both through its one attach ($(grep -c . "$T/two.out") results)" \
+	python3 -c "
+import json, sys
+r = [json.loads(l) for l in open('$T/two.out') if l.strip()]
+ev = [x['reference_data']['setup'].get('warm', {}).get('evals') for x in r]
+assert len(r) == 2 and all(x['status'] == 'correct' for x in r), [x['status'] for x in r]
+assert ev[0] is not None and ev[0] == ev[1], ev"
+check "... and the worker kept warm after them is still the same ($(warm_pids))" test "$(warm_pids)" = "$p1"
+diag "$n0" "$T/e1.out" "$T/e1.err" "$T/e2.out" "$T/e2.err" "$T/e2h.out" "$T/two.out" "$T/two.err"
 
 # a candidate's crash in the warm worker: its verdict and last output, and
 # the worker goes on for the next

@@ -245,6 +245,13 @@ static char *tail_lines(struct worker *w, int n)
 	return z;
 }
 
+/* 1 while a worker process serves w: our child, or the warm worker this
+ * engine attached to (not our child: pid 0) */
+static int live(const struct worker *w)
+{
+	return w->pid > 0 || w->attached;
+}
+
 /* end the worker's process and everything it started: our child, or the
  * warm worker attached to */
 static void kill_worker(struct worker *w)
@@ -808,7 +815,7 @@ int worker_submit_req(struct worker *w, const struct eval_request *rq)
 	*pp = j;
 	if (w->zTaskError)
 		kick(w); /* the job fails from the loop */
-	else if (!w->pid && !w->reap)
+	else if (!live(w) && !w->reap)
 		start(w); /* sends every job, this one too */
 	else if (w->in >= 0)
 		send_job(w, j);
@@ -824,6 +831,6 @@ void worker_code_measured(struct worker *w, const char *zDevice, const char *zCo
 		w->measured = cJSON_CreateArray();
 	cJSON_AddItemToArray(w->measured, o);
 	/* a running worker now; one that starts later from start() */
-	if (w->pid > 0 && w->in >= 0)
+	if (live(w) && w->in >= 0)
 		send_line(w, cJSON_Duplicate(o, 1));
 }
