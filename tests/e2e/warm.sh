@@ -75,7 +75,23 @@ check "the next eval after the crash is correct and attached" \
 run fl eval "$T/sm" tests/fixtures/host/flood_stdout.c $B --warm 600 --json
 check "a candidate printing megabytes a run in the warm worker is correct: its output is relayed, nothing waits on it ($(said "$T/fl.out"))" \
 	json_true "$T/fl.out" 'j["status"] == "correct" and "warm" in j["reference_data"]["setup"]'
-diag "$n0" "$T/cr.out" "$T/cr.err" "$T/e3.out" "$T/e3.err" "$T/fl.out"
+# a candidate whose constructor prints 2 MiB while it is loaded: the warm
+# worker passes it on while it waits for the load (it waited on the runner
+# alone, the runner on the full pipe)
+{
+	cat tasks/softmax/seed.c
+	printf '%s\n' '#include <stdio.h>' \
+		'__attribute__((constructor)) static void loud(void)' \
+		'{' \
+		'	for (int i = 0; i < 32768; i++)' \
+		'		fputs("loud while loading: sixty-four bytes of a line, again and again\\n", stdout);' \
+		'	fflush(stdout);' \
+		'}'
+} >"$T/loud.c"
+run ld eval "$T/sm" "$T/loud.c" $B --warm 600 --json
+check "a candidate printing 2 MiB while it is loaded in the warm worker is correct ($(said "$T/ld.out"))" \
+	json_true "$T/ld.out" 'j["status"] == "correct" and "warm" in j["reference_data"]["setup"]'
+diag "$n0" "$T/cr.out" "$T/cr.err" "$T/e3.out" "$T/e3.err" "$T/fl.out" "$T/ld.out"
 
 # another task's state is never reused: a changed file, other flags, the
 # environment; and of those left idle on the device, the newest one is

@@ -267,6 +267,17 @@ void cand_set_relay(int fd, void (*drain)(void))
 	relayDrain = drain;
 }
 
+int cand_relay_fd(void)
+{
+	return relayFd;
+}
+
+void cand_relay_drain(void)
+{
+	if (relayDrain)
+		relayDrain();
+}
+
 /* send req, wait for its reply: 0, or HC_* with why.  The runner is let go
  * once the request is on its socket and held again once it has answered */
 static int roundtrip(struct cand_proc *c, struct cm *req, struct cm *rep, char *why, size_t nWhy)

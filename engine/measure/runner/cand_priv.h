@@ -151,6 +151,9 @@ struct argv {
 /* cand.c: the runner is gone: reaped, why into why; HC_CRASHED or
  * HC_MISBEHAVED */
 int cand_runner_died(struct cand_proc *c, char *why, size_t nWhy);
+/* the relay cand_set_relay() gave (-1: none), and its drain (cand.c) */
+int cand_relay_fd(void);
+void cand_relay_drain(void);
 /* hold the runner (on) or let it go: 0 or -1 + err */
 int cand_hold(struct cand_proc *c, int on, char *err);
 /* the threads of the runner's process now (0: unknown) */

@@ -185,8 +185,17 @@ static struct cand_proc *spawn(const struct cand_opts *o, int keepPid, int twin,
 static int next_msg(struct cand_proc *c, struct cm *rep)
 {
 	for (;;) {
-		struct pollfd p = {.fd = c->fd, .events = POLLIN};
-		if (poll(&p, 1, -1) < 0 && errno == EINTR)
+		/* the relay of the runners' output too (a warm worker's,
+		 * cand_set_relay): a candidate's constructors that print more
+		 * than its pipe holds wait for it to be read */
+		struct pollfd p[2] = {{.fd = c->fd, .events = POLLIN},
+		                      {.fd = cand_relay_fd(), .events = POLLIN}};
+		int n = poll(p, 2, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n > 0 && (p[1].revents & (POLLIN | POLLHUP)))
+			cand_relay_drain();
+		if (n > 0 && !(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
 		ssize_t r = recv(c->fd, rep, sizeof *rep, 0);
 		if (r < 0 && errno == EINTR)
