@@ -292,6 +292,13 @@ static void on_accept(struct loop *l, int fd, int events, void *arg)
 		exit(0);
 	int attach = op && !strcmp(op, "attach") && errFd >= 0;
 	cJSON_Delete(req);
+	/* an engine that gave up waiting while this worker served another
+	 * (its hello within a second: worker_warm_attach) left its attach in
+	 * the queue and closed: not taken, the worker stays waiting (its hello
+	 * there failed, and the worker with it) */
+	char ch;
+	if (attach && recv(c, &ch, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+		attach = 0;
 	if (!attach) {
 		if (errFd >= 0)
 			close(errFd);

@@ -59,6 +59,34 @@ ev = [x['reference_data']['setup'].get('warm', {}).get('evals') for x in r]
 assert len(r) == 2 and all(x['status'] == 'correct' for x in r), [x['status'] for x in r]
 assert ev[0] is not None and ev[0] == ev[1], ev"
 check "... and the worker kept warm after them is still the same ($(warm_pids))" test "$(warm_pids)" = "$p1"
+# an eval that cannot attach while another is attached (it waits a second
+# for the hello) makes a worker of its own; the attach it abandoned in the
+# first one's queue does not end that one once it is free again
+{
+	cat tasks/softmax/seed.c
+	printf '%s\n' '#include <unistd.h>' \
+		'__attribute__((constructor)) static void nap(void) { sleep(6); }'
+} >"$T/nap.c"
+$KLOOP eval "$T/sm" "$T/nap.c" $B --warm 600 --json >"$T/na.out" 2>"$T/na.err" &
+napjob=$!
+# the second starts once the first has attached (the worker says busy)
+i=0
+while [ $i -lt 200 ] && ! $KLOOP warm 2>/dev/null | grep -q "^pid $p1 .* busy "; do
+	sleep 0.05
+	i=$((i + 1))
+done
+run nb eval "$T/sm" tasks/softmax/seed.c $B --warm 600 --json
+wait $napjob
+check "an eval beside an attached one is correct with a worker of its own, the attached one correct too" \
+	json_true "$T/nb.out" 'j["status"] == "correct" and "warm" not in j["reference_data"]["setup"]' &&
+	json_true "$T/na.out" 'j["status"] == "correct" and "warm" in j["reference_data"]["setup"]'
+sleep 1
+check "... and the worker it could not attach to is still kept warm ($p1: $(warm_pids | tr '\n' ' '))" \
+	sh -c "$KLOOP warm 2>/dev/null | grep -q '^pid $p1 '"
+$KLOOP warm stop >/dev/null 2>&1
+gone $(warm_pids)
+run e2w eval "$T/sm" tasks/softmax/seed.c $B --warm 600 --json
+p1=$(warm_pids)
 diag "$n0" "$T/e1.out" "$T/e1.err" "$T/e2.out" "$T/e2.err" "$T/e2h.out" "$T/two.out" "$T/two.err"
 
 # a candidate's crash in the warm worker: its verdict and last output, and

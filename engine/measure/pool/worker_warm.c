@@ -192,7 +192,9 @@ int worker_warm_attach(const char *zPath, int *pSock, int *pErr, int *pPid)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	snprintf(a.sun_path, sizeof a.sun_path, "%s", zPath);
-	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* not blocking: a worker whose queue is full (busy, connections
+	 * abandoned in it) refuses at once (EAGAIN) rather than holding us */
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0)
 		return -1;
 	if (connect(s, (struct sockaddr *)&a, sizeof a) < 0) {
@@ -242,22 +244,26 @@ int worker_warm_attach(const char *zPath, int *pSock, int *pErr, int *pPid)
 	return 0;
 }
 
-/* the pid listening on zSock, or -1 where nothing does (the name is stale) */
+/* the pid listening on zSock, 0 where one does whose queue is full (busy:
+ * not waited for), or -1 where nothing does (the name is stale) */
 static int listener(const char *zSock)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	if (strlen(zSock) >= sizeof a.sun_path)
 		return -1;
 	snprintf(a.sun_path, sizeof a.sun_path, "%s", zSock);
-	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0)
 		return -1;
 	struct ucred cr = {0};
 	socklen_t n = sizeof cr;
-	int pid = connect(s, (struct sockaddr *)&a, sizeof a) == 0 &&
-	                  getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &n) == 0 && cr.uid == getuid()
-	              ? cr.pid
-	              : -1;
+	int pid = -1;
+	if (connect(s, (struct sockaddr *)&a, sizeof a) == 0)
+		pid = getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &n) == 0 && cr.uid == getuid()
+		          ? cr.pid
+		          : -1;
+	else if (errno == EAGAIN)
+		pid = 0;
 	close(s);
 	return pid;
 }
@@ -290,7 +296,7 @@ int worker_warm_list(struct warm_entry **pa, char *err)
 		sb_free(&sb);
 		int pid = listener(sock);
 		int said = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "pid"));
-		if (pid <= 0) {
+		if (pid < 0) {
 			/* a worker gone without removing its names */
 			unlink(sock);
 			unlink(info);
