@@ -26,12 +26,26 @@
  * caches, devices and kloop's own settings */
 static int env_counts(const char *z)
 {
-	static const char *const prefixes[] = {"KLOOP_", "CUDA_", "NVIDIA_", "CUPTI_", "TORCH_"};
-	static const char *const names[] = {
-	    "PATH",       "LD_LIBRARY_PATH",    "LD_PRELOAD",
-	    "HOME",       "XDG_CACHE_HOME",     "TMPDIR",
-	    "PYTHONPATH", "PYTHONHOME",         "CC",
-	    "CXX",        "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"};
+	static const char *const prefixes[] = {"KLOOP_",   "CUDA_",   "NVIDIA_",
+	                                       "CUPTI_",   "TORCH_",  "TORCHINDUCTOR_",
+	                                       "PYTORCH_", "TRITON_", "CUTLASS_"};
+	static const char *const names[] = {"PATH",
+	                                    "LD_LIBRARY_PATH",
+	                                    "LD_PRELOAD",
+	                                    "HOME",
+	                                    "XDG_CACHE_HOME",
+	                                    "TMPDIR",
+	                                    "PYTHONPATH",
+	                                    "PYTHONHOME",
+	                                    "VIRTUAL_ENV",
+	                                    "CC",
+	                                    "CXX",
+	                                    "NVCC_PREPEND_FLAGS",
+	                                    "NVCC_APPEND_FLAGS",
+	                                    "LIBRARY_PATH",
+	                                    "CPATH",
+	                                    "OMP_NUM_THREADS",
+	                                    "ASAN_OPTIONS"};
 	for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
 		if (!strncmp(z, prefixes[i], strlen(prefixes[i])))
 			return 1;
@@ -144,6 +158,24 @@ char *worker_warm_path(char *const *argv, const char *zTaskLine, const char *zTa
 	         (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
 	sha256_update(&h, exe, strlen(exe));
 	sha256_update(&h, id, strlen(id));
+	/* and what it loads from beside it: kloop's GPU kernels (the checks,
+	 * the inputs' draws, the profiler) and the PyTorch helper */
+	char *sl = strrchr(exe, '/');
+	if (sl)
+		*sl = 0;
+	static const char *const beside[] = {"libkloop-cuda.so",
+	                                     "../engine/measure/reference/torchref.py",
+	                                     "../share/kloop/torchref.py"};
+	for (size_t i = 0; sl && i < sizeof beside / sizeof *beside; i++) {
+		char *p = path_join(exe, beside[i]);
+		if (stat(p, &st) == 0) {
+			snprintf(id, sizeof id, "|%lld|%lld.%09ld|", (long long)st.st_size,
+			         (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+			sha256_update(&h, p, strlen(p) + 1);
+			sha256_update(&h, id, strlen(id));
+		}
+		free(p);
+	}
 	free(exe);
 	for (int i = 0; argv[i]; i++)
 		sha256_update(&h, argv[i], strlen(argv[i]) + 1);
