@@ -109,19 +109,25 @@ static void print_human(const cJSON *r, const struct src *s)
 		       v.comp.cached       ? " (cached)"
 		       : v.comp.deviceOnly ? " (the device code only: the host object kept)"
 		                           : "");
+	/* the reason, the compiler's log and the candidate's last output
+	 * shown, never obeyed: no terminal controls of theirs reach it */
+	char *whyC = term_clean(why, 0);
 	printf("  verdict   %s%s%s%s\n", st ? st : "?",
 	       v.timing.unverified ? " (its time unverified: not ranked)" : "", *why ? ": " : "",
-	       why);
+	       whyC);
+	free(whyC);
 	if (v.status == STATUS_COMPILE_ERROR && v.comp.present) {
-		const char *log = v.comp.zLog;
+		char *log = term_clean(v.comp.zLog, TERM_KEEP_NL | TERM_KEEP_TAB);
 		if (*log)
 			printf("%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
+		free(log);
 	}
 	if (v.status == STATUS_CRASHED || v.status == STATUS_TIMEOUT) {
-		const char *tail = v.zStderrTail;
-		if (tail && *tail)
+		char *tail = term_clean(v.zStderrTail, TERM_KEEP_NL | TERM_KEEP_TAB);
+		if (*tail)
 			printf("  last output:\n%s%s", tail,
 			       tail[strlen(tail) - 1] == '\n' ? "" : "\n");
+		free(tail);
 	}
 	verdict_describe(&v, RD_ALL, eval_line, NULL);
 	if (!isnan(v.refData.seconds)) {

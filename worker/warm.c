@@ -257,7 +257,7 @@ static ssize_t first_message(int c, char *buf, size_t nBuf, int *pFd)
 		return -1;
 	struct iovec io = {.iov_base = buf, .iov_len = nBuf};
 	union {
-		char b[CMSG_SPACE(sizeof(int))];
+		char b[CMSG_SPACE(4 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr m = {
@@ -265,10 +265,20 @@ static ssize_t first_message(int c, char *buf, size_t nBuf, int *pFd)
 	ssize_t r = recvmsg(c, &m, MSG_CMSG_CLOEXEC);
 	if (r <= 0)
 		return -1;
-	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h))
-		if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
-		    h->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(pFd, CMSG_DATA(h), sizeof(int));
+	/* one descriptor is an attach's; any other it was sent is closed */
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t nFd = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < nFd; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof fd);
+			if (nFd == 1 && *pFd < 0)
+				*pFd = fd;
+			else
+				close(fd);
+		}
+	}
 	return r;
 }
 

@@ -716,7 +716,14 @@ static int warm_start(struct worker *w, char ***pArgv, int *pOwned, const char *
 		w->pid = 0;
 		w->warmPid = pid;
 		w->attached = w->warm = 1;
-		return w->in >= 0 ? 1 : (close(sock), close(efd), w->in = w->out = w->err = -1, 0);
+		if (w->in >= 0)
+			return 1;
+		close(sock);
+		close(efd);
+		w->in = w->out = w->err = -1;
+		w->warmPid = 0;
+		w->attached = w->warm = 0; /* a plain worker of our own, then */
+		return 0;
 	}
 	int n = 0;
 	while ((*pArgv)[n])
