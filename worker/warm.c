@@ -89,6 +89,7 @@ static void write_info(const char *zState)
 	cJSON_AddStringToObject(o, "task", W.t && W.t->zName ? W.t->zName : "");
 	cJSON_AddStringToObject(o, "backend", W.zBackend);
 	cJSON_AddStringToObject(o, "device", W.b ? W.b->zDevice : "");
+	cJSON_AddStringToObject(o, "uuid", W.b ? W.b->zUuid : "");
 	cJSON_AddStringToObject(o, "state", zState);
 	cJSON_AddNumberToObject(o, "evals", W.warmEvals);
 	cJSON_AddNumberToObject(o, "linger_s", W.lingerS);
@@ -122,7 +123,11 @@ static void stop_others(void)
 		for (int i = 0; i < n; i++)
 			if (a[i].pid > 0 && a[i].pid != getpid() && !strcmp(a[i].zState, "idle") &&
 			    !strcmp(a[i].zBackend, W.zBackend) &&
-			    !strcmp(a[i].zDevice, W.b->zDevice) &&
+			    /* the same GPU: its UUID where both have one (two of one
+			     * model are two devices), else its description */
+			    (a[i].zUuid[0] && W.b->zUuid[0]
+			         ? !strcmp(a[i].zUuid, W.b->zUuid)
+			         : !strcmp(a[i].zDevice, W.b->zDevice)) &&
 			    (best < 0 || a[i].since > a[best].since))
 				best = i;
 		if (best < 0)

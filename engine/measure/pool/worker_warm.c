@@ -342,6 +342,7 @@ int worker_warm_list(struct warm_entry **pa, char *err)
 			copy_str(w->zTask, sizeof w->zTask, o, "task");
 			copy_str(w->zBackend, sizeof w->zBackend, o, "backend");
 			copy_str(w->zDevice, sizeof w->zDevice, o, "device");
+			copy_str(w->zUuid, sizeof w->zUuid, o, "uuid");
 			w->since = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "since"));
 			w->evals = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "evals"));
 			w->lingerS = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "linger_s"));

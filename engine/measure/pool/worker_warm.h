@@ -30,6 +30,7 @@ struct warm_entry {
 	char zState[16]; /* "busy" or "idle" */
 	double since;    /* when it became so (time(), s) */
 	char zTask[128], zBackend[16], zDevice[256];
+	char zUuid[96]; /* its GPU's UUID, "" where none (the host, an older worker) */
 	double evals, lingerS;
 	char *zSock;
 };
