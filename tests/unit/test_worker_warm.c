@@ -6,7 +6,7 @@
  * kloop's GPU kernels or PyTorch helper beside it rebuilt, a task file
  * changed, a setting the worker reads (PyTorch's compiler cache, CUTLASS's
  * place, the library path) each give another; a variable it does not read
- * gives the same.
+ * gives the same.  A runtime directory of another user is not used.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +82,21 @@ int main(void)
 	setenv("SOME_UNRELATED_VARIABLE", "1", 1);
 	changed(&last, task, 0, "a variable the worker does not read");
 	free(last);
+	/* a runtime directory not this user's (root under sudo -E): not used */
+	char *other = path_join(tmp, "other"), err[KL_ERRLEN];
+	mkdir(other, 0700);
+	if (getuid() == 0 && chown(other, 65534, 65534) == 0) {
+		setenv("XDG_RUNTIME_DIR", other, 1);
+		char *d = worker_warm_dir(err), *want = xasprintf("/tmp/kloop-warm-%u", getuid());
+		CHECK(d && !strcmp(d, want),
+		      "XDG_RUNTIME_DIR owned by another user: the warm workers are in %s (%s)",
+		      want, d ? d : err);
+		free(d);
+		free(want);
+	} else {
+		printf("skip - a runtime directory of another user: not root here\n");
+	}
+	free(other);
 	char *cmd = xasprintf("rm -rf '%s'", tmp);
 	CHECK(system(cmd) == 0, "the test's directory removed");
 	free(cmd);

@@ -120,11 +120,14 @@ static int hash_task(struct sha256 *h, const char *zTask, int depth, long long *
 
 char *worker_warm_dir(char *err)
 {
+	/* the runtime directory where it is this user's (root under sudo -E
+	 * would make its kloop/ there, another user's, and refuse it them) */
 	const char *run = getenv("XDG_RUNTIME_DIR");
-	char *dir = run && *run && access(run, W_OK) == 0
-	                ? path_join(run, "kloop")
-	                : xasprintf("/tmp/kloop-warm-%u", (unsigned)getuid());
 	struct stat st;
+	char *dir =
+	    run && *run && access(run, W_OK) == 0 && stat(run, &st) == 0 && st.st_uid == getuid()
+	        ? path_join(run, "kloop")
+	        : xasprintf("/tmp/kloop-warm-%u", (unsigned)getuid());
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		kl_err(err, "%s: %s", dir, strerror(errno));
 		free(dir);
