@@ -69,8 +69,9 @@ int harness_run_timed(struct harness *h, struct harness_cand *c, int mode, doubl
 	/* a checked run: nothing trampled, the inputs as given, the outputs right */
 	char w[900], when[96];
 	h->nChecked++;
-	snprintf(when, sizeof when, "timed run %llu%s", (unsigned long long)h->nTimed,
-	         harness_vary_words(h, chk));
+	snprintf(when, sizeof when,
+	         mode == HC_PROFILED ? "profiled run (timed run %llu)%s" : "timed run %llu%s",
+	         (unsigned long long)h->nTimed, harness_vary_words(h, chk));
 	int bad = harness_check_guards(h, w, sizeof w, err);
 	if (bad == 0)
 		bad = harness_check_inputs(h, chk, w, sizeof w, err);
