@@ -35,13 +35,16 @@ static cJSON *verdict(const char *zStatus, double ms)
 }
 
 /* a correct verdict timed by zMethod at ms, its profiled runs' events'
- * median beside it */
-static cJSON *profiled(const char *zMethod, double ms, double eventsMs)
+ * median beside it, completed against the reference's timing rt */
+static cJSON *completed(const char *zMethod, double ms, double eventsMs, const cJSON *rt,
+                        const cJSON *bases)
 {
 	cJSON *r = verdict("correct", ms), *t = cJSON_GetObjectItem(r, "timing");
 	cJSON_AddStringToObject(t, "method", zMethod);
 	cJSON *p = cJSON_AddObjectToObject(t, "profiled");
 	cJSON_AddNumberToObject(p, "events_median_ms", eventsMs);
+	result_complete_from(r, rt, bases, NULL, "PyTorch eager", "H200", "softmax", "c.cu",
+	                     "cuda");
 	return r;
 }
 
@@ -95,9 +98,7 @@ int main(void)
 	 * stood (5 us of kernels, 6.6 us of events) against PyTorch's eager
 	 * baseline, events around the model's call */
 	cJSON *eager = cJSON_Parse("{\"median_ms\": 0.0132}");
-	r = profiled("kernel durations", 0.0050, 0.0066);
-	result_complete_from(r, eager, bases, NULL, "PyTorch eager", "H200", "softmax", "c.cu",
-	                     "cuda");
+	r = completed("kernel durations", 0.0050, 0.0066, eager, bases);
 	CHECK(json_num(r, "time_ms", 0) == 0.0050 && json_num(r, "speedup_time_ms", 0) == 0.0066 &&
 	          fabs(json_num(r, "speedup", 0) - 2.0) < 1e-9,
 	      "kernel durations against events: the time is the kernels' (%g ms), the speedup "
@@ -105,34 +106,32 @@ int main(void)
 	      json_num(r, "time_ms", 0), json_num(r, "speedup_time_ms", 0),
 	      json_num(r, "speedup", 0), 0.0132 / 0.0050);
 	cJSON_Delete(r);
-	/* durations that stood for being longer than the events: the longer */
-	r = profiled("kernel durations", 0.0080, 0.0066);
-	result_complete_from(r, eager, bases, NULL, "PyTorch eager", "H200", "softmax", "c.cu",
-	                     "cuda");
-	CHECK(!cJSON_GetObjectItem(r, "speedup_time_ms") &&
-	          fabs(json_num(r, "speedup", 0) - 0.0132 / 0.008) < 1e-9,
-	      "kernels longer than the events: the speedup divides the longer time (%gx)",
-	      json_num(r, "speedup", 0));
-	cJSON_Delete(r);
-	/* a kernel reference profiled too: durations on both sides */
+	/* the speedup divides the time itself: durations that stood for being
+	 * longer than the events (the longer), durations on both sides (a
+	 * kernel reference profiled too), events on both sides (a timing of
+	 * 0.07 ms or more) */
 	cJSON *ref = cJSON_Parse("{\"median_ms\": 0.0100, \"method\": \"kernel durations\"}");
-	r = profiled("kernel durations", 0.0050, 0.0066);
-	result_complete_from(r, ref, bases, NULL, "reference.cu", "H200", "softmax", "c.cu",
-	                     "cuda");
-	CHECK(!cJSON_GetObjectItem(r, "speedup_time_ms") &&
-	          fabs(json_num(r, "speedup", 0) - 2.0) < 1e-9,
-	      "durations against durations: the speedup divides the time (%gx)",
-	      json_num(r, "speedup", 0));
-	cJSON_Delete(r);
-	/* timed by events (a timing of 0.07 ms or more) against events */
-	r = profiled("stream", 0.0066, 0.0066);
-	result_complete_from(r, eager, bases, NULL, "PyTorch eager", "H200", "softmax", "c.cu",
-	                     "cuda");
-	CHECK(!cJSON_GetObjectItem(r, "speedup_time_ms") &&
-	          fabs(json_num(r, "speedup", 0) - 2.0) < 1e-9,
-	      "events against events: the speedup divides the time (%gx)",
-	      json_num(r, "speedup", 0));
-	cJSON_Delete(r);
+	static const struct {
+		const char *zMethod, *zWhat;
+		double ms, eventsMs;
+		int kernelRef;
+		double want;
+	} own[] = {
+	    {"kernel durations", "kernels longer than the events: the longer time", 0.0080, 0.0066,
+	     0, 0.0132 / 0.008},
+	    {"kernel durations", "durations against durations", 0.0050, 0.0066, 1, 2.0},
+	    {"stream", "events against events", 0.0066, 0.0066, 0, 2.0},
+	};
+	for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
+		r = completed(own[i].zMethod, own[i].ms, own[i].eventsMs,
+		              own[i].kernelRef ? ref : eager, bases);
+		CHECK(!cJSON_GetObjectItem(r, "speedup_time_ms") &&
+		          fabs(json_num(r, "speedup", 0) - own[i].want) < 1e-9,
+		      "%s: the speedup divides the time (%gx, want %gx; speedup_time_ms %g)",
+		      own[i].zWhat, json_num(r, "speedup", 0), own[i].want,
+		      json_num(r, "speedup_time_ms", -1));
+		cJSON_Delete(r);
+	}
 	cJSON_Delete(ref);
 	cJSON_Delete(eager);
 	cJSON_Delete(bases);

@@ -39,8 +39,9 @@ static void put(const char *zPath, const char *z)
 static void changed(char **pLast, const char *zTask, int want, const char *zWhat)
 {
 	char *p = name(zTask);
-	CHECK(*p && (strcmp(p, *pLast) != 0) == want, "%s: %s", zWhat,
-	      want ? "another worker" : "the same worker");
+	CHECK(*p && (strcmp(p, *pLast) != 0) == want, "%s: %s (%s, before %s)", zWhat,
+	      want ? "another worker" : "the same worker", *p ? strrchr(p, '/') + 1 : "no name",
+	      **pLast ? strrchr(*pLast, '/') + 1 : "no name");
 	free(*pLast);
 	*pLast = p;
 }

@@ -56,8 +56,10 @@ int harness_timing_profiled(struct harness *h, struct timing *tg, char *why, siz
 		return 0;
 	/* by default only a short timing's (harness_opts.profiledBelowMs): a
 	 * longer one's events are within a few % of its kernels' durations */
-	double em0 = tg->strict ? tg->fastMed : harness_median(&tg->ms);
-	if (h->o.profiledBelowMs > 0 && em0 >= h->o.profiledBelowMs) {
+	/* the events the profiled runs are held against: the timing's own, or
+	 * those it had when it went device-wide */
+	double em = tg->strict ? tg->fastMed : harness_median(&tg->ms);
+	if (h->o.profiledBelowMs > 0 && em >= h->o.profiledBelowMs) {
 		tg->profAsked = 0;
 		return 0;
 	}
@@ -121,10 +123,7 @@ int harness_timing_profiled(struct harness *h, struct timing *tg, char *why, siz
 		snprintf(tg->profWhy, sizeof tg->profWhy, "no profiled run was counted");
 		return 0;
 	}
-	/* held against the fast runs' events: the timing's own, or those it
-	 * had when it went device-wide */
-	double pm = harness_median(&tg->prof),
-	       em = tg->strict ? tg->fastMed : harness_median(&tg->ms);
+	double pm = harness_median(&tg->prof);
 	if (tg->strict)
 		tg->profUsed = harness_profiled_strict_ok(tg->strictProbe, em, tg->profKernels,
 		                                          tg->profWhy, sizeof tg->profWhy) &&
