@@ -13,7 +13,9 @@
  *           an edit (on an H200's host a session's compile took 0.15 s
  *           more than "device"); "-" where bwrap is not found.
  * Prints each edit's median wall seconds, whether the device build's object
- * was the whole build's byte for byte, and the medians over the edits.
+ * was the whole build's byte for byte and whether it was written into the
+ * shared object kept for the seed's host code ("no link", fatslot.h) or
+ * linked, and the medians over the edits.
  * Usage: sh bench/edit_compile.sh [R]   (figures to bench/RESULTS.md by hand)
  */
 #include <math.h>
@@ -30,7 +32,7 @@
 #include "util.h"
 
 struct got {
-	int done, ok, deviceOnly;
+	int done, ok, deviceOnly, noLink;
 	char *zSo, *zCommand, *zLog;
 };
 
@@ -38,6 +40,7 @@ static void got_done(struct compile_result *r, void *arg)
 {
 	struct got *g = arg;
 	g->done = 1;
+	g->noLink = r->noLink;
 	g->ok = r->ok;
 	g->deviceOnly = r->deviceOnly;
 	g->zSo = r->zSo ? xstrdup(r->zSo) : NULL;
@@ -181,7 +184,7 @@ int main(int argc, char **argv)
 		char name[32];
 		snprintf(name, sizeof name, "cand%d.cu", e + 2);
 		double dev[20], st[20], nv[20], sb[20];
-		int same = 1, onlyDev = 1;
+		int same = 1, onlyDev = 1, noLink = 1;
 		for (int r = 0; r < R; r++) {
 			/* device: the kept host object; the cache entry of the edit
 			 * itself is removed first, so that it compiles again */
@@ -190,6 +193,7 @@ int main(int argc, char **argv)
 			free(rmSo);
 			dev[r] = compile_wait(l, kept, src, name, &g);
 			onlyDev &= g.ok && g.deviceOnly;
+			noLink &= g.noLink;
 			/* staged: a whole build, nothing kept */
 			char *d = xasprintf("%s/whole.%d.%d", tmp, e, r);
 			struct compiler *whole = compiler_new(l, d, 1, &t, err);
@@ -233,9 +237,10 @@ int main(int argc, char **argv)
 		aSb[e] = sbx ? median(sb, R) : NAN;
 		nSame += same;
 		nDev += onlyDev;
-		printf("%-32s %8.3f %8.3f %8.3f %8.3f %s%s\n", edits[e].zWhat, aDev[e], aSt[e],
+		printf("%-32s %8.3f %8.3f %8.3f %8.3f %s%s%s\n", edits[e].zWhat, aDev[e], aSt[e],
 		       aNv[e], aSb[e], same ? "yes" : "NO",
-		       onlyDev ? "" : " (not built device-only)");
+		       onlyDev ? "" : " (not built device-only)",
+		       noLink ? ", no link" : ", linked");
 		fflush(stdout);
 		free(src);
 	}

@@ -105,10 +105,7 @@ static void print_human(const cJSON *r, const struct src *s)
 	const char *st = *v.zStatus ? v.zStatus : NULL, *why = v.zReason;
 	printf("%s  %s  [%s on %s]\n", s->zPath, v.zTask, v.zBackend, v.zDevice ? v.zDevice : "");
 	if (v.comp.present)
-		printf("  compile   %.2f s%s\n", v.comp.seconds,
-		       v.comp.cached       ? " (cached)"
-		       : v.comp.deviceOnly ? " (the device code only: the host object kept)"
-		                           : "");
+		printf("  compile   %.2f s%s\n", v.comp.seconds, verdict_compile_how(&v.comp));
 	/* the reason, the compiler's log and the candidate's last output
 	 * shown, never obeyed: no terminal controls of theirs reach it */
 	char *whyC = term_clean(why, 0);

@@ -437,10 +437,7 @@ static void results_compile(const struct verdict *v, strbuf *sb)
 {
 	const struct verdict_compile *comp = &v->comp;
 	if (comp->present) {
-		sb_addf(sb, "compile   %.2f s%s on %s\n", comp->seconds,
-		        comp->cached       ? " (cached)"
-		        : comp->deviceOnly ? " (the device code only: the host object kept)"
-		                           : "",
+		sb_addf(sb, "compile   %.2f s%s on %s\n", comp->seconds, verdict_compile_how(comp),
 		        v->zDevice ? v->zDevice : "");
 	}
 	struct lines ln = {NULL, sb}; /* (no precision among the compile's facts) */

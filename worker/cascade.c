@@ -623,6 +623,8 @@ static void compiled(struct compile_result *r, struct job *j)
 	cJSON_AddBoolToObject(c, "cached", r->cached);
 	if (r->deviceOnly)
 		cJSON_AddBoolToObject(c, "device_only", 1);
+	if (r->noLink)
+		cJSON_AddBoolToObject(c, "no_link", 1);
 	cJSON_AddNumberToObject(c, "seconds", r->seconds);
 	cJSON_AddStringToObject(c, "command", r->zCommand);
 	cJSON_AddStringToObject(c, "key", r->zKey);

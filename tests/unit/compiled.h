@@ -20,6 +20,7 @@ struct compiled {
 	int n;                    /* results received */
 	int ok, cached;           /* the last one's */
 	int deviceOnly;           /* its device code alone was compiled (compile.h) */
+	int noLink;               /* ... into the kept shared object, no link */
 	char zKey[65];            /* its cache key */
 	char zCode[65];           /* its code hash ("" when not ok) */
 	char *zSo, *zLog, *zWhy;  /* its shared object (NULL when not ok), log, reason */
@@ -35,6 +36,7 @@ static inline void compiled_done(struct compile_result *r, void *arg)
 	g->ok = r->ok;
 	g->cached = r->cached;
 	g->deviceOnly = r->deviceOnly;
+	g->noLink = r->noLink;
 	memcpy(g->zKey, r->zKey, sizeof g->zKey);
 	memcpy(g->zCode, r->zCodeHash, sizeof g->zCode);
 	free(g->zSo);

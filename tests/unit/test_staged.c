@@ -34,6 +34,30 @@ static int same_bytes(const char *a, const char *b)
 	return same;
 }
 
+/* 1 when a whole build of zSrc (name zName) by a compiler that has kept
+ * nothing (a cache of its own under zDir/zSub) is g's shared object, byte
+ * for byte, with its code hash */
+static int whole_same(struct loop *l, const char *zDir, const char *zSub, const char *zSrc,
+                      const char *zName, int torch, int sandboxed, const struct compiled *g)
+{
+	char err[KL_ERRLEN];
+	struct cuda_target t = {.zName = "sm_90a", .ccMajor = 9, .ccMinor = 0};
+	char *dirW = xasprintf("%s/%s", zDir, zSub);
+	struct compiler *whole = compiler_new(l, dirW, 1, &t, err);
+	struct compiled w = {0};
+	if (whole) {
+		compiler_set_sandbox(whole, sandboxed);
+		compiler_set_timeout(whole, 600);
+		compiled_check(l, whole, zSrc, zName, torch, &w);
+	}
+	int same = whole && w.ok && !w.deviceOnly && g->ok && same_bytes(g->zSo, w.zSo) &&
+	           !strcmp(g->zCode, w.zCode);
+	compiler_free(whole);
+	compiled_free(&w);
+	free(dirW);
+	return same;
+}
+
 /* the staged build under cache zDir (sandboxed or not) */
 static void staged(const char *zDir, int sandboxed)
 {
@@ -48,7 +72,7 @@ static void staged(const char *zDir, int sandboxed)
 		goto out;
 	compiler_set_sandbox(a, sandboxed);
 	compiler_set_timeout(a, 600);
-	struct compiled g = {0}, w = {0};
+	struct compiled g = {0};
 
 	compiled_check(l, a, cudasrc_seed, "cand.cu", 0, &g);
 	CHECK(g.ok && !g.deviceOnly && strstr(g.zCommand, " -c cand.cu -o kl_host.o && ") &&
@@ -74,18 +98,42 @@ static void staged(const char *zDir, int sandboxed)
 		      "object), ptxas' report in its log (%s%s)",
 		      aWhat[i], in, g.zCommand ? g.zCommand : "", g.ok ? "" : g.zLog);
 		/* a whole build by a compiler that has kept no host object */
-		char *dirW = xasprintf("%s/whole%d", zDir, i);
-		struct compiler *whole = compiler_new(l, dirW, 1, &t, err);
-		if (whole) {
-			compiler_set_sandbox(whole, sandboxed);
-			compiler_set_timeout(whole, 600);
-			compiled_check(l, whole, aEdit[i], name, 0, &w);
-		}
-		CHECK(whole && w.ok && !w.deviceOnly && same_bytes(g.zSo, w.zSo) &&
-		          !strcmp(g.zCode, w.zCode),
-		      "... and its shared object is a whole build's, byte for byte%s", in);
-		compiler_free(whole);
-		free(dirW);
+		char sub[16];
+		snprintf(sub, sizeof sub, "whole%d", i);
+		CHECK(g.noLink && whole_same(l, zDir, sub, aEdit[i], name, 0, sandboxed, &g),
+		      "... written into the shared object kept for the seed's host code (no link), "
+		      "and that is a whole build's, byte for byte%s",
+		      in);
+	}
+
+	/* an edit that grows the device code past the kept object's slot (a
+	 * chain of 5000 FMAs, 16 bytes each): linked again, and that object is
+	 * the one the next edit of its size is written into */
+	const char *grow[] = {"5000", "4999"};
+	for (int i = 0; i < 2; i++) {
+		char *loop =
+		    xasprintf("\tfloat a = i < n ? x[i] : 0.0f, b = 1.0f;\n#pragma unroll\n"
+		              "\tfor (int j = 0; j < %s; j++)\n"
+		              "\t\tb = b * a + __int_as_float(0x3f800000 + j);\n"
+		              "\tif (i < n)\n\t\ty[i] = twice(b);\n",
+		              grow[i]);
+		char *e2 =
+		    cudasrc_edit(cudasrc_seed,
+		                 "#pragma unroll\n\tfor (int j = 0; j < 1; j++)\n\t\tif (i < "
+		                 "n)\n\t\t\ty[i] = twice(x[i]);\n",
+		                 loop);
+		char name[32];
+		snprintf(name, sizeof name, "grow%d.cu", i);
+		compiled_check(l, a, e2, name, 0, &g);
+		CHECK(g.ok && g.deviceOnly && g.noLink == (i == 1) &&
+		          whole_same(l, zDir, i ? "wgrow1" : "wgrow0", e2, name, 0, sandboxed, &g),
+		      "%s: device code only, %s, a whole build's bytes%s (%s%s)",
+		      i ? "then a loop unrolled 4999 times" : "a loop unrolled 5000 times",
+		      i ? "written into the object the last one linked"
+		        : "past the kept object's slot: linked",
+		      in, g.zCommand ? g.zCommand : "", g.ok ? "" : g.zLog);
+		free(loop);
+		free(e2);
 	}
 
 	/* a __device__ variable in an anonymous namespace: host and device name
@@ -149,20 +197,11 @@ static void staged(const char *zDir, int sandboxed)
 		char *e = cudasrc_edit(ext.buf, "s += expf((float)xr[c] - m);",
 		                       "s += __expf((float)xr[c] - m);");
 		compiled_check(l, a, e, "ext.cu", 1, &g);
-		char *dirW = xasprintf("%s/whole_ext", zDir);
-		struct compiler *whole = compiler_new(l, dirW, 1, &t, err);
-		if (whole) {
-			compiler_set_sandbox(whole, sandboxed);
-			compiler_set_timeout(whole, 600);
-			compiled_check(l, whole, e, "ext.cu", 1, &w);
-		}
-		CHECK(g.ok && g.deviceOnly && whole && w.ok && !w.deviceOnly &&
-		          same_bytes(g.zSo, w.zSo),
+		CHECK(g.ok && g.deviceOnly &&
+		          whole_same(l, zDir, "whole_ext", e, "ext.cu", 1, sandboxed, &g),
 		      "an extension's template kernel edited%s: device code only, a whole build's "
 		      "bytes (%s)",
 		      in, g.ok ? "" : g.zLog);
-		compiler_free(whole);
-		free(dirW);
 		free(e);
 	}
 	sb_free(&ext);
@@ -198,7 +237,6 @@ static void staged(const char *zDir, int sandboxed)
 	free(aEdit[0]);
 	free(aEdit[1]);
 	compiled_free(&g);
-	compiled_free(&w);
 out:
 	compiler_free(a);
 	loop_free(l);

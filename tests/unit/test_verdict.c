@@ -90,6 +90,16 @@ static void decode_whole(void)
 	          cJSON_GetArraySize(v.comp.resources) == 1,
 	      "the compile: ok, cached, its device code only, 1.25 s, its command and one "
 	      "kernel's resources");
+	struct verdict_compile vc = {.present = 1, .deviceOnly = 1};
+	const char *kept = verdict_compile_how(&vc);
+	vc.noLink = 1;
+	const char *noLink = verdict_compile_how(&vc);
+	vc.cached = 1;
+	CHECK(strstr(kept, "the host object kept") && strstr(noLink, "no link") &&
+	          !strcmp(verdict_compile_how(&vc), " (cached)"),
+	      "how it compiled, in words: device code only into the kept host object (%s), or "
+	      "into the kept shared object (%s), or cached",
+	      kept, noLink);
 	CHECK(!strcmp(v.zWorker, "gpu0") && !strcmp(v.zWorkerHost, "box") &&
 	          !strcmp(v.zWorkerDevice, "NVIDIA H200") && !strcmp(v.zCodeHash, "abc123"),
 	      "the pool's worker and the machine code's hash");
@@ -232,7 +242,8 @@ static const char *differs(const struct verdict *a, const struct verdict *b)
 	I(ab.present) I(ab.incumbent) I(ab.pairs) I(ab.wins) N(ab.ratio) I(ab.won);
 	S(ab.zError) S(ab.zRule);
 	I(comp.present)
-	N(comp.seconds) I(comp.cached) I(comp.deviceOnly) I(comp.ok) S(comp.zCommand) S(comp.zLog);
+	N(comp.seconds)
+	I(comp.cached) I(comp.deviceOnly) I(comp.noLink) I(comp.ok) S(comp.zCommand) S(comp.zLog);
 	J(comp.resources);
 	N(refData.seconds) I(refData.trials) S(refData.zNote) J(refData.setup);
 	J(compile) J(correctness) J(precisionJson) J(rooflineJson) J(referenceData) J(profile);

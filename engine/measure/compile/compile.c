@@ -25,6 +25,7 @@
 #include "hostpart.h"
 #include "compile_pch.h"
 #include "cuda_target.h"
+#include "fatslot.h"
 #include "proc.h"
 #include "sandbox.h"
 #include "sha256.h"
@@ -479,23 +480,38 @@ static int compile_limit_note(struct cjob *j, int status)
 	return 0;
 }
 
-/* where the host object of host key zHostKey is kept; fresh */
-static char *host_object(const struct compiler *c, const char *zHostKey)
+/* where the host object of host key zHostKey is kept (ext "o"), and the
+ * last shared object linked from it (ext "so"); fresh */
+static char *host_object(const struct compiler *c, const char *zHostKey, const char *zExt)
 {
-	return xasprintf("%s/host/%s.o", c->zCache, zHostKey);
+	return xasprintf("%s/host/%s.%s", c->zCache, zHostKey, zExt);
 }
 
 /* a CUDA source with a host part: built in two stages, from its kept host
  * object when there is one (copied into the build directory: the sandbox
- * sees no cache) */
+ * sees no cache), with the shared object last linked from it where it has
+ * a slot for the device code (fatslot.h) */
 static char **staged(struct compiler *c, struct cjob *j, char **argv)
 {
 	if (!j->zHostKey[0])
 		return argv;
-	char *kept = host_object(c, j->zHostKey), *to = path_join(j->zDir, "kl_host.o");
+	char *kept = host_object(c, j->zHostKey, "o"), *to = path_join(j->zDir, "kl_host.o");
 	strbuf o = STRBUF_INIT;
 	j->deviceOnly = path_is_file(kept) && read_file(kept, &o, 1u << 30, NULL) >= 0 &&
 	                write_file_atomic(to, o.buf ? o.buf : "", o.len, NULL) >= 0;
+	sb_free(&o);
+	free(kept);
+	free(to);
+	j->slotAt = j->slotSize = 0;
+	kept = host_object(c, j->zHostKey, "so");
+	to = path_join(j->zDir, "kl_linked.so");
+	uint64_t at, size;
+	if (j->deviceOnly && path_is_file(kept) && read_file(kept, &o, 1u << 30, NULL) >= 0 &&
+	    fatslot_find((const unsigned char *)o.buf, o.len, &at, &size) == 0 &&
+	    write_file_atomic(to, o.buf, o.len, NULL) >= 0) {
+		j->slotAt = at;
+		j->slotSize = size;
+	}
 	sb_free(&o);
 	free(kept);
 	free(to);
@@ -527,19 +543,30 @@ static int names_module_id(const char *p, size_t n)
 
 /* keep a built host object for the sources that share its host part: not
  * one that names its module id (names_module_id), whose edited sources'
- * device code names their entities otherwise */
-static void keep_host_object(struct compiler *c, struct cjob *j)
+ * device code names their entities otherwise; and, where this build
+ * linked, the shared object so (n bytes) as the one the next device-only
+ * build writes its device code into */
+static void keep_host_object(struct compiler *c, struct cjob *j, const char *so, size_t n)
 {
-	char *kept = host_object(c, j->zHostKey), *from = path_join(j->zDir, "kl_host.o");
+	char *kept = host_object(c, j->zHostKey, "o"), *from = path_join(j->zDir, "kl_host.o");
+	char *keptSo = host_object(c, j->zHostKey, "so"), *noLink = path_join(j->zDir, "kl_nolink");
 	char *dir = xasprintf("%s/host", c->zCache);
 	strbuf o = STRBUF_INIT;
 	char err[KL_ERRLEN];
-	if (!path_is_file(kept) && mkdir_p(dir, err) == 0 &&
-	    read_file(from, &o, 1u << 30, NULL) >= 0 && o.len && !names_module_id(o.buf, o.len))
-		write_file_atomic(kept, o.buf, o.len, NULL);
+	int named = 0;
+	if (mkdir_p(dir, err) == 0 && read_file(from, &o, 1u << 30, NULL) >= 0 && o.len &&
+	    !(named = names_module_id(o.buf, o.len))) {
+		if (!path_is_file(kept))
+			write_file_atomic(kept, o.buf, o.len, NULL);
+		if (!path_exists(noLink))
+			write_file_atomic(keptSo, so, n, NULL);
+	}
+	j->noLink = path_exists(noLink);
 	sb_free(&o);
 	free(kept);
 	free(from);
+	free(keptSo);
+	free(noLink);
 	free(dir);
 }
 
@@ -563,8 +590,9 @@ static void finish(struct cjob *j, int ok, const char *zWhy, int cached, int sto
 	}
 	r.zLog = j->log.buf ? xstrdup(j->log.buf) : xstrdup("");
 	utf8_sanitize(r.zLog);
-	r.zCommand = compile_argv_show(j->argv);
+	r.zCommand = compile_argv_show(j->argv, j->noLink);
 	r.deviceOnly = ok && !cached && j->deviceOnly;
+	r.noLink = r.deviceOnly && j->noLink;
 	r.seconds = cached ? 0 : now_s() - j->t0;
 	snprintf(r.zWhy, sizeof r.zWhy, "%s", zWhy ? zWhy : "");
 	if (j->req.lang == LANG_CUDA)
@@ -651,14 +679,14 @@ static void on_output(struct loop *l, int fd, int ev, void *arg)
 		if (read_file(tmpSo, &so, 1u << 30, NULL) < 0)
 			ok = 0;
 		hash_hex(so.buf ? so.buf : "", so.len, hex);
+		if (ok && j->zHostKey[0])
+			keep_host_object(c, j, so.buf ? so.buf : "", so.len);
 		if (!ok || write_file_atomic(sp, hex, 64, NULL) < 0 || rename(tmpSo, dst) < 0)
 			ok = 0;
 		sb_free(&so);
 		free(sp);
 		free(dst);
 		free(logp);
-		if (ok && j->zHostKey[0])
-			keep_host_object(c, j);
 	}
 	free(tmpSo);
 	if (!ok && !j->timedOut)
@@ -766,7 +794,7 @@ static void compute_key(struct compiler *c, struct cjob *j)
 	/* the target besides the command that names it: a build for sm_90
 	 * and one for sm_90a never share an entry, whatever the flags say */
 	const char *target = j->req.lang == LANG_CUDA ? c->target.zName : "host";
-	const char *parts[] = {"kloop-compile-v2",
+	const char *parts[] = {"kloop-compile-v3",
 	                       cmd,
 	                       ver,
 	                       c->zHeaderHash,
@@ -796,7 +824,7 @@ static void compute_key(struct compiler *c, struct cjob *j)
 				}
 		char *hostCmd = compile_argv_join(v);
 		sha256_init(&s);
-		sha256_update(&s, "kloop-host-object-v1", 21);
+		sha256_update(&s, "kloop-host-object-v2", 21);
 		sha256_update(&s, hostCmd, strlen(hostCmd) + 1);
 		for (size_t i = 2; i < sizeof parts / sizeof *parts; i++)
 			sha256_update(&s, parts[i], strlen(parts[i]) + 1);

@@ -40,6 +40,10 @@ struct compile_result {
 	 * only its device code was compiled, into that compile's host object
 	 * (the same bytes as a whole build) */
 	int deviceOnly;
+	/* 1: deviceOnly, and its device code written into the shared object
+	 * last linked from that host object, no link (fatslot.h; the same
+	 * bytes again) */
+	int noLink;
 	char *zSo;      /* path of the shared object (ok only) */
 	char *zLog;     /* the compiler's output, verbatim ("" if none) */
 	char *zCommand; /* the command line, for the report */

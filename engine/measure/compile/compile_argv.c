@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fatslot.h"
 #include "sandbox.h"
 
 /* p made absolute (the compiler runs in its build directory); consumes p */
@@ -269,23 +270,48 @@ char **compile_sandboxed(struct compiler *c, struct cjob *j, char **argv)
 	return v;
 }
 
-/* the staged CUDA build's scripts ($1 nvcc, $2 the source, the rest its
- * flags): whole, the host object kept as kl_host.o; or only the device
- * code, its fatbinary put into that kept object (.nv_fatbin, which holds
- * nothing else), linked as nvcc links: the same bytes as a whole build of
- * the source */
-static const char stagedWhole[] =
-    "n=$1 s=$2; shift 2\n"
-    "\"$n\" \"$@\" -c \"$s\" -o kl_host.o && exec \"$n\" \"$@\" -shared kl_host.o -o out.so\n";
-static const char stagedDevice[] =
-    "n=$1 s=$2; shift 2\n"
+/* the staged CUDA build's scripts ($1 nvcc, $2 the source, $3 and $4 the
+ * kept shared object's slot (fatslot.h: its offset and size, 0 0 for none),
+ * the rest its flags).  Either way the host object's fatbinary is padded
+ * to a whole number of FATSLOT_GRAIN bytes (pad).  Whole: the host object
+ * kept as kl_host.o, then linked.  Only the device code: its fatbinary
+ * written into the kept shared object (kl_linked.so, copied in) where it
+ * fills the slot, else put into the kept host object (.nv_fatbin, which
+ * holds nothing else) and linked as nvcc links: either way the bytes of a
+ * whole build of the source; kl_nolink says which */
+#define STAGED_GRAIN_S STAGED_STR(FATSLOT_GRAIN)
+#define STAGED_STR(x) STAGED_STR2(x)
+#define STAGED_STR2(x) #x
+#define STAGED_HEAD                                                                                \
+	"n=$1 s=$2 at=$3 room=$4; shift 4\n"                                                       \
+	"pad() { z=$(wc -c <\"$1\") && c=$(( (z + " STAGED_GRAIN_S " - 1) / " STAGED_GRAIN_S       \
+	" * " STAGED_GRAIN_S " )) && head -c $((c - z)) /dev/zero >>\"$1\" && echo \"$c\"; }\n"    \
+	"whole() {\n"                                                                              \
+	"\t\"$n\" \"$@\" -c \"$s\" -o kl_host.o || exit\n"                                         \
+	"\trm -f kl_device.fatbin\n"                                                               \
+	"\tobjcopy --dump-section .nv_fatbin=kl_device.fatbin kl_host.o 2>/dev/null\n"             \
+	"\tif [ -s kl_device.fatbin ]; then\n"                                                     \
+	"\t\tpad kl_device.fatbin >/dev/null || exit\n"                                            \
+	"\t\tobjcopy --update-section .nv_fatbin=kl_device.fatbin kl_host.o || exit\n"             \
+	"\tfi\n"                                                                                   \
+	"\texec \"$n\" \"$@\" -shared kl_host.o -o out.so\n"                                       \
+	"}\n"
+static const char stagedWhole[] = STAGED_HEAD "whole \"$@\"\n";
+static const char stagedDevice[] = STAGED_HEAD
     "\"$n\" \"$@\" -fatbin \"$s\" -o kl_device.fatbin || exit\n"
+    "c=$(pad kl_device.fatbin) || exit\n"
+    "if [ \"$room\" = \"$c\" ] && [ -f kl_linked.so ] &&\n"
+    "   dd if=kl_device.fatbin of=kl_linked.so bs=65536 oflag=seek_bytes seek=\"$at\" "
+    "conv=notrunc status=none 2>kl_dd.log && mv kl_linked.so out.so; then\n"
+    "\t: >kl_nolink\n"
+    "\texit 0\n"
+    "fi\n"
     "if objcopy --update-section .nv_fatbin=kl_device.fatbin kl_host.o 2>kl_objcopy.log; then\n"
     "\texec \"$n\" \"$@\" -shared kl_host.o -o out.so\n"
     "fi\n"
     "echo \"kloop: the host object kept for this source did not take the new device code "
     "($(head -c 300 kl_objcopy.log)): compiling it whole\"\n"
-    "\"$n\" \"$@\" -c \"$s\" -o kl_host.o && exec \"$n\" \"$@\" -shared kl_host.o -o out.so\n";
+    "whole \"$@\"\n";
 #define STAGED_NAME "kloop-nvcc"
 
 char **compile_staged(struct compiler *c, struct cjob *j, char **argv, int deviceOnly)
@@ -294,7 +320,7 @@ char **compile_staged(struct compiler *c, struct cjob *j, char **argv, int devic
 	int n = 0;
 	while (argv[n])
 		n++;
-	char **v = xcalloc((size_t)n + 8, sizeof(char *));
+	char **v = xcalloc((size_t)n + 10, sizeof(char *));
 	int k = 0;
 	v[k++] = xstrdup("sh");
 	v[k++] = xstrdup("-c");
@@ -302,6 +328,8 @@ char **compile_staged(struct compiler *c, struct cjob *j, char **argv, int devic
 	v[k++] = xstrdup(STAGED_NAME);
 	v[k++] = argv[0];
 	v[k++] = xstrdup(j->zName);
+	v[k++] = xasprintf("%llu", deviceOnly ? (unsigned long long)j->slotAt : 0ull);
+	v[k++] = xasprintf("%llu", deviceOnly ? (unsigned long long)j->slotSize : 0ull);
 	for (int i = 1; i < n; i++) {
 		if (!strcmp(argv[i], "-o") && argv[i + 1]) {
 			free(argv[i]);
@@ -316,7 +344,7 @@ char **compile_staged(struct compiler *c, struct cjob *j, char **argv, int devic
 	return v;
 }
 
-char *compile_argv_show(char **argv)
+char *compile_argv_show(char **argv, int noLink)
 {
 	for (int i = 0; argv && argv[0] && !strcmp(argv[0], "bwrap") && argv[i]; i++)
 		if (!strcmp(argv[i], "--")) {
@@ -326,17 +354,21 @@ char *compile_argv_show(char **argv)
 	if (!argv || !argv[0])
 		return xstrdup("");
 	if (!(argv[1] && argv[2] && argv[3] && !strcmp(argv[0], "sh") &&
-	      !strcmp(argv[3], STAGED_NAME) && argv[4] && argv[5]))
+	      !strcmp(argv[3], STAGED_NAME) && argv[4] && argv[5] && argv[6] && argv[7]))
 		return compile_argv_join(argv);
-	char *flags = compile_argv_join(argv + 6);
+	char *flags = compile_argv_join(argv + 8);
 	char *r =
-	    strstr(argv[2], "-fatbin")
-	        ? xasprintf("%s %s -fatbin %s -o kl_device.fatbin && objcopy --update-section "
-	                    ".nv_fatbin=kl_device.fatbin kl_host.o && %s %s -shared kl_host.o "
-	                    "-o out.so",
-	                    argv[4], flags, argv[5], argv[4], flags)
-	        : xasprintf("%s %s -c %s -o kl_host.o && %s %s -shared kl_host.o -o out.so",
-	                    argv[4], flags, argv[5], argv[4], flags);
+	    !strstr(argv[2], "-fatbin")
+	        ? xasprintf("%s %s -c %s -o kl_host.o && (its fatbinary padded to %d bytes' "
+	                    "grain) && %s %s -shared kl_host.o -o out.so",
+	                    argv[4], flags, argv[5], FATSLOT_GRAIN, argv[4], flags)
+	    : noLink ? xasprintf("%s %s -fatbin %s -o kl_device.fatbin && (written into the shared "
+	                         "object kept for its host code, at byte %s: no link)",
+	                         argv[4], flags, argv[5], argv[6])
+	             : xasprintf("%s %s -fatbin %s -o kl_device.fatbin && objcopy --update-section "
+	                         ".nv_fatbin=kl_device.fatbin kl_host.o && %s %s -shared kl_host.o "
+	                         "-o out.so",
+	                         argv[4], flags, argv[5], argv[4], flags);
 	free(flags);
 	return r;
 }

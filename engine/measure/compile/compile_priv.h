@@ -44,7 +44,11 @@ struct cjob {
 	 * command and tools: the name of its kept host object, "" when the
 	 * source has none kloop can tell apart (then it is built whole) */
 	char zHostKey[65];
-	int deviceOnly;    /* 1: built from that kept host object, device code only */
+	int deviceOnly; /* 1: built from that kept host object, device code only */
+	/* the slot of the shared object kept for that host part (fatslot.h),
+	 * copied in as kl_linked.so: its offset and size, 0 for none */
+	unsigned long long slotAt, slotSize;
+	int noLink;        /* 1: its device code went into that shared object (kl_nolink) */
 	int bCutlass;      /* CUDA source #including CUTLASS or CuTe, which no libs gave:
 	                      it gets the compiler's own (cutlass below) */
 	struct cjob *next; /* queue link */
@@ -95,14 +99,17 @@ char **compile_argv(struct compiler *c, struct cjob *j, const char *zOut);
 char **compile_sandboxed(struct compiler *c, struct cjob *j, char **argv);
 
 /* a CUDA compile in two stages, argv (compile_argv's, consumed) split
- * into nvcc -c (the host object kl_host.o, kept) and the link; with
- * deviceOnly, nvcc -fatbin of the device code alone, put into the kept
- * kl_host.o (which start_job copied into the build directory) */
+ * into nvcc -c (the host object kl_host.o, kept, its fatbinary padded:
+ * fatslot.h) and the link; with deviceOnly, nvcc -fatbin of the device code
+ * alone, written into the slot of the kept shared object kl_linked.so
+ * (j->slotAt, j->slotSize) where it fits, else put into the kept kl_host.o
+ * and linked (start_job copied both into the build directory) */
 char **compile_staged(struct compiler *c, struct cjob *j, char **argv, int deviceOnly);
 
 /* the command for people: the compiler's, not bubblewrap's; a staged
- * build's as its nvcc lines; fresh */
-char *compile_argv_show(char **argv);
+ * build's as its nvcc lines (noLink: its device code written into the kept
+ * shared object); fresh */
+char *compile_argv_show(char **argv, int noLink);
 
 /* the command as one line; fresh */
 char *compile_argv_join(char **v);

@@ -210,6 +210,7 @@ void verdict_decode(const cJSON *r, struct verdict *v)
 	v->comp.seconds = num(v->compile, "seconds");
 	v->comp.cached = cJSON_IsTrue(cJSON_GetObjectItem(v->compile, "cached"));
 	v->comp.deviceOnly = cJSON_IsTrue(cJSON_GetObjectItem(v->compile, "device_only"));
+	v->comp.noLink = cJSON_IsTrue(cJSON_GetObjectItem(v->compile, "no_link"));
 	v->comp.ok = cJSON_IsTrue(cJSON_GetObjectItem(v->compile, "ok"));
 	v->comp.zCommand = str_or(v->compile, "command", "");
 	v->comp.zLog = str_or(v->compile, "log", "");
@@ -239,6 +240,16 @@ const char *verdict_stage(const struct verdict *v, int i)
 {
 	const cJSON *s = cJSON_GetArrayItem(v->stages, i);
 	return s ? str_or(s, "stage", "") : NULL;
+}
+
+const char *verdict_compile_how(const struct verdict_compile *c)
+{
+	return c->cached ? " (cached)"
+	       : c->noLink
+	           ? " (the device code only, written into the shared object kept for its host "
+	             "code: no link)"
+	       : c->deviceOnly ? " (the device code only: the host object kept)"
+	                       : "";
 }
 
 int verdict_timed(const struct verdict *v)

@@ -41,6 +41,8 @@ struct verdict_compile {
 	int cached;             /* the object came from the cache */
 	int deviceOnly;         /* only its device code was compiled, into a kept host
 	                           object ("device_only", compile.h) */
+	int noLink;             /* and written into the shared object kept for its
+	                           host code, not linked ("no_link") */
 	int ok;                 /* it compiled ("ok": true) */
 	const char *zCommand;   /* the compiler's command line ("" where none) */
 	const char *zLog;       /* the compiler's diagnostics ("" where none) */
@@ -196,6 +198,10 @@ int verdict_timed(const struct verdict *v);
 /* the name of the i-th stage the cascade went through ("stages"), or NULL
  * past the last */
 const char *verdict_stage(const struct verdict *v, int i);
+
+/* how its compile went, for the line after its seconds: " (cached)",
+ * " (the device code only: ...)" or "" */
+const char *verdict_compile_how(const struct verdict_compile *c);
 
 /* a BLAS baseline of a GEMM task: an entry of "library_baselines" */
 struct verdict_library {
