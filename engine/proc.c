@@ -103,6 +103,7 @@ int proc_env_allowed(const char *zName)
 	                                    "KLOOP_CUDA_KERNELS",
 	                                    "KLOOP_CUDA_ARCH",
 	                                    "KLOOP_CUPTI",
+	                                    "KLOOP_PROF_TRACE",
 	                                    "ASAN_OPTIONS",
 	                                    "UBSAN_OPTIONS",
 	                                    "LSAN_OPTIONS"};

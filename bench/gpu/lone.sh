@@ -12,7 +12,8 @@
 # stop first); the warm runs attach to the one it left (kloop eval's
 # default on the GPU: --warm 300), "kept" says whether they did.  Prints
 # one "skip" line where there is no GPU.
-# Usage: sh bench/gpu/lone.sh [N]   (KLOOP_GPU_FLAGS adds flags)
+# Usage: sh bench/gpu/lone.sh [N]   (KLOOP_GPU_FLAGS adds flags;
+# LONE_REFERENCE=torch times it against the PyTorch reference instead)
 set -u
 cd "$(dirname "$0")/../.."
 K=${KLOOP:-./bin/kloop}
@@ -34,7 +35,7 @@ while [ $i -le "$N" ]; do
 	name=warm$i
 	[ $i = 0 ] && name=cold
 	s=$(python3 -c 'import time; print(time.time())')
-	$K eval softmax tasks/softmax/seed.cu --backend cuda --reference cuda ${KLOOP_GPU_FLAGS:-} \
+	$K eval softmax tasks/softmax/seed.cu --backend cuda --reference "${LONE_REFERENCE:-cuda}" ${KLOOP_GPU_FLAGS:-} \
 		--json >"$O/$name.json" 2>"$O/$name.err"
 	e=$(python3 -c 'import time; print(time.time())')
 	python3 - "$O/$name.json" "$name" "$s" "$e" <<'PY'

@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define KR_METRIC "gpu__time_duration.sum"
@@ -89,6 +90,30 @@ static struct {
 	double last[KR_RANGES]; /* the last window's ranges summed, ms each */
 	int nLast;
 } P;
+
+/* KLOOP_PROF_TRACE names a file each step of the profiler's start and
+ * first window appends its milliseconds to, a line a step with the
+ * process's id (bench/gpu); opened at the start, before the
+ * runner confines itself */
+static FILE *trace;
+static double trace_t0;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void step(const char *what)
+{
+	if (!trace)
+		return;
+	double t = now_ms();
+	fprintf(trace, "%d %s %.2f\n", (int)getpid(), what, t - trace_t0);
+	fflush(trace);
+	trace_t0 = t;
+}
 
 static int say(char *err, int nErr, const char *call, CUptiResult r)
 {
@@ -157,6 +182,10 @@ extern "C" int kld_prof_start(int dev, char *err, int nErr)
 	const char *names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so",
 	                       "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
 	                       "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so"};
+	const char *tp = getenv("KLOOP_PROF_TRACE");
+	if (tp && *tp && !trace)
+		trace = fopen(tp, "a");
+	trace_t0 = now_ms();
 	void *dl = NULL;
 	for (size_t i = 0; i < sizeof names / sizeof *names && !dl; i++)
 		dl = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
@@ -170,7 +199,9 @@ extern "C" int kld_prof_start(int dev, char *err, int nErr)
 	KR_FUNCS(KR_LOAD)
 #undef KR_LOAD
 	*(void **)&P.resultString = dlsym(dl, "cuptiGetResultString");
+	step("dlopen");
 	preload_nvperf(dl);
+	step("nvperf");
 	void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
 	int (*getCurrent)(CUcontext *) =
 	    cu ? (int (*)(CUcontext *))dlsym(cu, "cuCtxGetCurrent") : NULL;
@@ -180,6 +211,7 @@ extern "C" int kld_prof_start(int dev, char *err, int nErr)
 
 	CUpti_Profiler_Initialize_Params ini = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
 	KR_CALL(cuptiProfilerInitialize, ini);
+	step("initialize");
 	CUpti_Profiler_DeviceSupported_Params sup = {
 	    CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE};
 	sup.cuDevice = dev;
@@ -196,6 +228,7 @@ extern "C" int kld_prof_start(int dev, char *err, int nErr)
 	P.ctx = ctx;
 	P.dev = dev;
 	P.chip = chip.pChipName;
+	step("supported");
 	P.toMs = 1e-6; /* gpu__time_duration is in ns (bench/gpu/rangeprof.sh) */
 	P.ok = 1;
 	/* configured now where the hardware is free, before any confinement;
@@ -205,6 +238,7 @@ extern "C" int kld_prof_start(int dev, char *err, int nErr)
 	if (configure(busy, (int)sizeof busy) < 0 && !strstr(busy, "HARDWARE_BUSY"))
 		return snprintf(err, nErr, "%s", busy), P.ok = 0, -1;
 	P.busyMs = KR_BUSY_MS;
+	step(P.configured ? "configured" : "busy");
 	return 0;
 }
 
@@ -238,6 +272,7 @@ static int configure(char *err, int nErr)
 		return snprintf(err, nErr, "out of memory"), -1;
 	av.pCounterAvailabilityImage = avail;
 	KR_CALL_WAITING(cuptiProfilerGetCounterAvailability, av);
+	step("availability");
 
 	const char *metrics[1] = {KR_METRIC};
 	CUpti_Profiler_Host_Initialize_Params hi = {
@@ -247,6 +282,7 @@ static int configure(char *err, int nErr)
 	hi.pCounterAvailabilityImage = avail;
 	KR_CALL(cuptiProfilerHostInitialize, hi);
 	P.host = hi.pHostObject;
+	step("host");
 	CUpti_Profiler_Host_ConfigAddMetrics_Params am = {
 	    CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
 	am.pHostObject = P.host;
@@ -336,10 +372,15 @@ extern "C" int kld_prof_begin(void)
 	P.why[0] = 0;
 	if (!P.ok)
 		return snprintf(err, nErr, "the Range Profiler was not started"), -1;
+	int first = !P.obj;
+	if (first)
+		trace_t0 = now_ms();
 	if (!P.configured && configure(err, nErr) < 0)
 		return -1;
 	if (!P.obj && enable(err, nErr) < 0)
 		return -1;
+	if (first)
+		step("enable");
 	if (image_init(err, nErr) < 0)
 		return -1;
 	CUpti_RangeProfiler_Start_Params st = {CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
