@@ -5,7 +5,8 @@
 # bench/edits/softmax_cu.json (bench/edits/apply.py as $EDITOR).  Prints
 # each edit's seconds from the editor's save (candidate_added) to its
 # verdict (eval_finished), and its stages: compile (and whether only its
-# device code was built, hostpart.h), load, check, time, end; then the
+# device code was built, hostpart.h: "yes", or "nolink" where it was
+# written into the kept shared object, fatslot.h), load, check, time, end; then the
 # medians.  Prints one "skip" line where there is no GPU.
 # Usage: sh bench/gpu/edit.sh   (KLOOP_GPU_FLAGS adds flags, BACKEND=host
 # and EDITS=FILE try it on the CPU with the C seed's edits)
@@ -66,7 +67,8 @@ for cid in sorted(added):
     comps.append(g(comp, "seconds"))
     print("%-3s %-32s %6.2f | %7.3f %6s %6.3f %6.3f %6.3f %6.3f | %s %s" % (
         cid, whats[k] if k < len(whats) else "?", wall, g(comp, "seconds"),
-        "yes" if comp.get("device_only") else "no", g(sec, "load"), g(sec, "check"),
+        ("nolink" if comp.get("no_link") else "yes") if comp.get("device_only") else "no",
+        g(sec, "load"), g(sec, "check"),
         g(sec, "time"), g(sec, "end"), r.get("status"),
         (r.get("reason") or r.get("not_timed") or "")[:60]))
     k += 1
