@@ -17,16 +17,19 @@
  * plus 0.3 ms a KB of image on an H200, so the image is kept small, and a
  * run of more kernels than it holds has no time (its ranges dropped).
  * A driver that restricts profiling to administrators refuses it
- * (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES): the start says so.
+ * (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES): the first window says so.
  *
  * The device's profiling hardware serves one process at a time: a runner
  * that held it from its start (every runner of an evaluation, the spares,
  * the reference's and the twin's, started it) left the others
  * CUPTI_ERROR_HARDWARE_BUSY, at their start or their window (an H200,
- * 2026-11-30: the profiled runs of one eval in two did not stand).  So the
- * start only loads CUPTI and asks what the device supports; the first
- * window enables the profiler on the context (the counter availability and
- * the configuration made then where the start could not), and each
+ * 2026-11-30: the profiled runs of one eval in two did not stand), and its
+ * start cost every runner 0.3-0.9 s.  So the start only loads CUPTI; the
+ * first window loads nvperf, initializes the profiler, asks what the device
+ * supports, makes the counter availability and the configuration and
+ * enables the profiler on the context (after the runner confined itself and
+ * loaded the candidate, which can reach all of this in its process anyway:
+ * a profiled time stands only where kloop's events and clock agree), and each
  * window's Start waits a while for the hardware where another runner's
  * window holds it (on an H200 the Start is what takes it).  The profiler
  * is never disabled: enabled again after a disable, CUPTI 13.0 killed the
@@ -83,8 +86,11 @@ static struct {
 	CUcontext ctx;
 	int dev;
 	const char *chip;
-	int ok;         /* started: CUPTI loaded, the device supported */
-	int configured; /* the host's configuration made (at the start or the first window) */
+	void *dl;       /* libcupti */
+	int ok;         /* started: CUPTI loaded (kld_prof_start) */
+	int inited;     /* init_profiler() done, at the first window */
+	char dead[240]; /* why init_profiler() failed: every window says so */
+	int configured; /* the host's configuration made (at the first window) */
 	int busyMs;     /* how long a call waits for the hardware, ms */
 	char why[240];  /* why the last window did not open, "" */
 	double last[KR_RANGES]; /* the last window's ranges summed, ms each */
@@ -171,11 +177,13 @@ static int image_init(char *err, int nErr)
 static int configure(char *err, int nErr);
 
 /*
- * The profiler for the current context of device dev: CUPTI loaded, the
- * device asked whether it can, gpu__time_duration.sum's configuration made
- * where the hardware is free (else at the first window); 0, or -1 with why
- * in err.  Called once, before the runner confines itself.  Nothing is
- * held: each window enables the profiler (kld_prof_begin).
+ * The profiler for the current context of device dev, started: CUPTI
+ * loaded and the context kept, nothing more (0, or -1 with why in err).
+ * Called once, before the runner confines itself; the rest waits for the
+ * first window (init_profiler), which most runners never open: on an
+ * H200 it cost a runner's start 0.3-0.9 s (bench/gpu, KLOOP_PROF_TRACE:
+ * nvperf's libraries 120-180 ms, CUPTI's initialize 15-50 ms, the counter
+ * availability 140-760 ms while the evaluation's other runners started).
  */
 extern "C" int kld_prof_start(int dev, char *err, int nErr)
 {
@@ -199,22 +207,35 @@ extern "C" int kld_prof_start(int dev, char *err, int nErr)
 	KR_FUNCS(KR_LOAD)
 #undef KR_LOAD
 	*(void **)&P.resultString = dlsym(dl, "cuptiGetResultString");
-	step("dlopen");
-	preload_nvperf(dl);
-	step("nvperf");
 	void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
 	int (*getCurrent)(CUcontext *) =
 	    cu ? (int (*)(CUcontext *))dlsym(cu, "cuCtxGetCurrent") : NULL;
 	CUcontext ctx = NULL;
 	if (!getCurrent || getCurrent(&ctx) != 0 || !ctx)
 		return snprintf(err, nErr, "no current CUDA context to profile"), -1;
+	P.dl = dl;
+	P.ctx = ctx;
+	P.dev = dev;
+	P.toMs = 1e-6; /* gpu__time_duration is in ns (bench/gpu/rangeprof.sh) */
+	P.busyMs = KR_BUSY_MS;
+	P.ok = 1;
+	step("dlopen");
+	return 0;
+}
 
+/* the profiler's own start, at the first window: nvperf's libraries, CUPTI's
+ * profiler initialized, the device asked whether it can and its chip's
+ * name; 0, or -1 with why in err */
+static int init_profiler(char *err, int nErr)
+{
+	preload_nvperf(P.dl);
+	step("nvperf");
 	CUpti_Profiler_Initialize_Params ini = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
 	KR_CALL(cuptiProfilerInitialize, ini);
 	step("initialize");
 	CUpti_Profiler_DeviceSupported_Params sup = {
 	    CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE};
-	sup.cuDevice = dev;
+	sup.cuDevice = P.dev;
 	sup.api = CUPTI_PROFILER_RANGE_PROFILING;
 	KR_CALL(cuptiProfilerDeviceSupported, sup);
 	if (sup.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
@@ -223,29 +244,16 @@ extern "C" int kld_prof_start(int dev, char *err, int nErr)
 		                "confidential computing or an older architecture)"),
 		       -1;
 	CUpti_Device_GetChipName_Params chip = {CUpti_Device_GetChipName_Params_STRUCT_SIZE};
-	chip.deviceIndex = (size_t)dev;
+	chip.deviceIndex = (size_t)P.dev;
 	KR_CALL(cuptiDeviceGetChipName, chip);
-	P.ctx = ctx;
-	P.dev = dev;
 	P.chip = chip.pChipName;
 	step("supported");
-	P.toMs = 1e-6; /* gpu__time_duration is in ns (bench/gpu/rangeprof.sh) */
-	P.ok = 1;
-	/* configured now where the hardware is free, before any confinement;
-	 * else at the first window */
-	char busy[240];
-	P.busyMs = 0;
-	if (configure(busy, (int)sizeof busy) < 0 && !strstr(busy, "HARDWARE_BUSY"))
-		return snprintf(err, nErr, "%s", busy), P.ok = 0, -1;
-	P.busyMs = KR_BUSY_MS;
-	step(P.configured ? "configured" : "busy");
 	return 0;
 }
 
 
 /* a call that waits while another process's window holds the profiling
- * hardware (CUPTI_ERROR_HARDWARE_BUSY), P.busyMs at most (KR_BUSY_MS in a
- * window, none at the start) */
+ * hardware (CUPTI_ERROR_HARDWARE_BUSY), P.busyMs at most */
 #define KR_CALL_WAITING(f, p)                                                              \
 	do {                                                                               \
 		CUptiResult r_;                                                            \
@@ -372,9 +380,16 @@ extern "C" int kld_prof_begin(void)
 	P.why[0] = 0;
 	if (!P.ok)
 		return snprintf(err, nErr, "the Range Profiler was not started"), -1;
+	if (P.dead[0])
+		return snprintf(err, nErr, "%s", P.dead), -1;
 	int first = !P.obj;
 	if (first)
 		trace_t0 = now_ms();
+	if (!P.inited) {
+		if (init_profiler(P.dead, (int)sizeof P.dead) < 0)
+			return snprintf(err, nErr, "%s", P.dead), -1;
+		P.inited = 1;
+	}
 	if (!P.configured && configure(err, nErr) < 0)
 		return -1;
 	if (!P.obj && enable(err, nErr) < 0)
