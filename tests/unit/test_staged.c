@@ -98,7 +98,7 @@ static void staged(const char *zDir, int sandboxed)
 		      "object), ptxas' report in its log (%s%s)",
 		      aWhat[i], in, g.zCommand ? g.zCommand : "", g.ok ? "" : g.zLog);
 		/* a whole build by a compiler that has kept no host object */
-		char sub[16];
+		char sub[24];
 		snprintf(sub, sizeof sub, "whole%d", i);
 		CHECK(g.noLink && whole_same(l, zDir, sub, aEdit[i], name, 0, sandboxed, &g),
 		      "... written into the shared object kept for the seed's host code (no link), "
