@@ -21,8 +21,7 @@ static int exec_open(int argc, char **argv)
 	                         .zSession = o.zSession,
 	                         .zShapes = o.zShapes,
 	                         .zReference = o.zReference,
-	                         .bTorchWarning = 1,
-	                         .bDeferCompile = 1};
+	                         .bTorchWarning = 1};
 	if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
 		struct app_opts ao = {.cfg = &o.cfg, .lo = lo, .at = -1};
 		rc = app_run(&ao);

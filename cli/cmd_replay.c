@@ -42,10 +42,8 @@ static int exec_replay(int argc, char **argv)
 		return rc;
 	if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
 		/* continuing writes a new journal, not --session */
-		struct driver_opts lo = {.zShapes = o.zShapes,
-		                         .zReference = o.zReference,
-		                         .bTorchWarning = 1,
-		                         .bDeferCompile = 1};
+		struct driver_opts lo = {
+		    .zShapes = o.zShapes, .zReference = o.zReference, .bTorchWarning = 1};
 		struct app_opts ao = {.cfg = &o.cfg, .lo = lo, .zReplay = o.azPos[0], .at = o.at};
 		rc = app_run(&ao);
 	} else {

@@ -16,8 +16,7 @@ static int exec_shell(int argc, char **argv)
 	                         .zSession = o.zSession,
 	                         .zShapes = o.zShapes,
 	                         .zReference = o.zReference,
-	                         .bTorchWarning = 1,
-	                         .bDeferCompile = 1};
+	                         .bTorchWarning = 1};
 	rc = repl_run(&o.cfg, &lo, 0);
 	flags_free(&o);
 	return rc;

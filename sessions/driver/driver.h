@@ -48,8 +48,7 @@ struct driver_opts {
 	int bNoEvalParents;     /* the LLM prompts without evaluating a parent first */
 	int bTorchWarning;      /* a problem file or --reference torch without PyTorch for
 	                         * the configured Python: a DRIVER_MESSAGE at once (the TUI, REPL) */
-	int bDeferCompile;      /* a search or the workbench (open, shell, a replay
-	                         * continued): torch.compile's baseline compiles in the
+	int bDeferCompile;      /* a search: torch.compile's baseline compiles in the
 	                         * background while candidates run on the GPU; the results
 	                         * before it get it with a compile_baseline event */
 	double warmS;           /* kloop eval: its worker waits this long for the next

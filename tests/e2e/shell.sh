@@ -176,19 +176,6 @@ $KLOOP replay "$S" --at 3 >"$T/rp3" 2>&1
 check "replay --at 3 stops after three events (1 candidate, singular)" grep -q "^after 3 of [0-9]* events: 1 candidate$" "$T/rp3"
 
 # the REPL on a terminal: libedit's prompt, completion, history
-# the workbench does not wait for torch.compile's baseline: it asks its
-# worker to compile it in the background (defer_compile), as a search does,
-# and the verdicts before it get it when it comes; kloop eval still waits
-# (a scripted worker that defers only when asked)
-V=$($KLOOP --version | awk '{print $2}')
-FW="python3 tests/fixtures/baselines_worker.py $V"
-printf 'bench 1\nbench 1\n' | $KLOOP shell softmax --worker "$FW" --session "$T/defer.jsonl" >"$T/dout" 2>&1
-check "kloop shell: torch.compile's baseline compiles in the background, its line after the first verdicts" \
-	sh -c "grep -q '\"type\":\"compile_baseline\"' '$T/defer.jsonl' && grep -n . '$T/dout' | grep -A9 'candidate 1 (seed.c): correct' | grep -q \"torch.compile's baseline on Fake GPU: 0.5 ms (compiled in the background\""
-$KLOOP eval softmax tasks/softmax/seed.c --worker "$FW" --json >"$T/deval" 2>&1
-check "kloop eval still waits for it: its one verdict has torch.compile's 0.5 ms" \
-	python3 -c "import json,sys; r=json.loads(open(sys.argv[1]).readline()); sys.exit(0 if r.get('baseline_compile_ms') == 0.5 else 1)" "$T/deval"
-
 if command -v tmux >/dev/null 2>&1; then
 	KL=$(cd "$(dirname "$KLOOP")" && pwd)/$(basename "$KLOOP")
 	# tall enough for :show (results, tolerance, vectoriser and source lines) on one screen
