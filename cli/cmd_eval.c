@@ -231,22 +231,6 @@ static int journal_policy(struct driver *drv, const struct flags *o, char *err)
 	                     err);
 }
 
-/* how long the worker waits, warm, for the next eval of the task: --warm,
- * the configuration's warm, KLOOP_WARM_S, else 300 s on the GPU (where a
- * worker's start, its device contexts and the reference's runs are most of
- * a lone eval) and none on the CPU */
-static double warm_seconds(const struct flags *o, const char *zBackend)
-{
-	if (o->cfg.warmS >= 0)
-		return o->cfg.warmS;
-	const char *z = getenv("KLOOP_WARM_S");
-	char *end;
-	double s = z && *z ? strtod(z, &end) : -1;
-	if (z && *z && !*end && s >= 0 && s <= 86400)
-		return s;
-	return !strcmp(zBackend, "cuda") ? 300 : 0;
-}
-
 static int exec_eval(int argc, char **argv)
 {
 	char err[KL_ERRLEN];
@@ -271,7 +255,7 @@ static int exec_eval(int argc, char **argv)
 	    .bNoSeeds = 1,
 	    .bMemory = 1,
 	    .bNoResume = 1,
-	    .warmS = warm_seconds(&o, zBackend),
+	    .warmS = flags_warm_seconds(&o, zBackend),
 	};
 	rc = 2; /* until the candidates have run */
 	if (read_sources(aSrc, nSrc, zBackend) < 0)

@@ -21,7 +21,8 @@ static int exec_open(int argc, char **argv)
 	                         .zSession = o.zSession,
 	                         .zShapes = o.zShapes,
 	                         .zReference = o.zReference,
-	                         .bTorchWarning = 1};
+	                         .bTorchWarning = 1,
+	                         .warmS = flags_warm_seconds(&o, NULL)};
 	if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
 		struct app_opts ao = {.cfg = &o.cfg, .lo = lo, .at = -1};
 		rc = app_run(&ao);

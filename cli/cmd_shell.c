@@ -16,7 +16,8 @@ static int exec_shell(int argc, char **argv)
 	                         .zSession = o.zSession,
 	                         .zShapes = o.zShapes,
 	                         .zReference = o.zReference,
-	                         .bTorchWarning = 1};
+	                         .bTorchWarning = 1,
+	                         .warmS = flags_warm_seconds(&o, NULL)};
 	rc = repl_run(&o.cfg, &lo, 0);
 	flags_free(&o);
 	return rc;

@@ -1,5 +1,5 @@
 /*
- * cmd_warm.c - `kloop warm [stop]`: the workers kloop eval kept warm for
+ * cmd_warm.c - `kloop warm [stop]`: the workers kloop eval or the workbench kept warm for
  * the next eval of their task (worker/warm.c), listed from the
  * descriptions beside their sockets, or ended.
  */
@@ -56,7 +56,7 @@ static int exec_warm(int argc, char **argv)
 const struct cmd_entry cmd_warm_entry = {
     .name = "warm",
     .usage = "[stop]",
-    .help = "the workers kloop eval keeps warm for the next eval of their task (kloop eval "
-            "--warm): list them, or stop them",
+    .help = "the workers kloop eval and the workbench keep warm for the next eval or "
+            "session of their task (--warm): list them, or stop them",
     .exec = exec_warm,
 };

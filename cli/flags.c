@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "search_settings.h"
 #include "suggest.h"
 #include "util.h"
@@ -570,4 +571,20 @@ unsigned flags_cmd_of(const char *zCommand)
 		if (!strcmp(map[i].zName, zCommand))
 			return map[i].cmd;
 	return 0;
+}
+
+double flags_warm_seconds(const struct flags *f, const char *zBackend)
+{
+	if (f->cfg.warmS >= 0)
+		return f->cfg.warmS;
+	const char *z = getenv("KLOOP_WARM_S");
+	char *end;
+	double s = z && *z ? strtod(z, &end) : -1;
+	if (z && *z && !*end && s >= 0 && s <= 86400)
+		return s;
+	if (!zBackend)
+		zBackend = f->cfg.zBackend            ? f->cfg.zBackend
+		           : backend_cuda_available() ? "cuda"
+		                                      : "host";
+	return !strcmp(zBackend, "cuda") ? 300 : 0;
 }

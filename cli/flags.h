@@ -108,6 +108,16 @@ void flags_help(FILE *f, unsigned cmd);
 unsigned flags_cmd_of(const char *zCommand);
 
 /*
+ * How long the worker of kloop eval or of the workbench (open, shell) waits,
+ * warm, for the next of the same task on backend zBackend ("cuda", "host",
+ * NULL: the GPU where there is one): --warm, the configuration's warm,
+ * KLOOP_WARM_S, else 300 s on the GPU (where a worker's start, its device
+ * contexts, the reference's runs and PyTorch's baselines are most of a lone
+ * eval and of the workbench's first verdict) and none on the CPU.
+ */
+double flags_warm_seconds(const struct flags *f, const char *zBackend);
+
+/*
  * Read the number z for flag zFlag: a finite decimal in [lo, hi], whole
  * when bInt; zWhat names what it counts or is ("seconds", "size factor").
  * 0 with *pOut, or -1 + err ("--budget: expected a number (seconds) from

@@ -45,7 +45,8 @@ struct config {
 	char *zLibs;           /* libraries for candidates ("cublas cudnn"), or NULL */
 	int mps;               /* MPS for the local GPUs: the index of the word, on 0, off 1, auto 2
 	                        * (mps.h's enum mps_mode) */
-	double warmS;          /* kloop eval's worker kept warm this long (-1: the default) */
+	double warmS;          /* the worker of kloop eval or the workbench kept warm this
+	                          long (-1: the default, flags_warm_seconds) */
 	char *zPath;           /* the config file read, or NULL */
 };
 
@@ -120,10 +121,10 @@ enum config_kind {
 	  CFG_RUN, CONFIG_WHERE,                                                                   \
 	  "NVIDIA MPS for the local GPUs (on: a daemon, started where none runs; off: none, "      \
 	  "even one that runs; auto: none until asked)")                                           \
-	X(warm, CK_NUM, warmS, 0, CONFIG_DAY, -1, NULL, NULL, "--warm", NULL, "seconds", CFG_EVAL, \
-	  CONFIG_WHERE,                                                                            \
-	  "seconds kloop eval's worker waits, warm, for the next eval of the same task (0: it "    \
-	  "ends with kloop; none: 300 on the GPU, 0 on the CPU)")                                  \
+	X(warm, CK_NUM, warmS, 0, CONFIG_DAY, -1, NULL, NULL, "--warm", NULL, "seconds",           \
+	  CFG_EVAL | CFG_OPEN, CONFIG_WHERE,                                                       \
+	  "seconds the worker of kloop eval or the workbench waits, warm, for the next of the "    \
+	  "same task (0: it ends with kloop; none: 300 on the GPU, 0 on the CPU)")                 \
 	X(libs, CK_STR, zLibs, 0, 0, NULL, NULL, NULL, "--libs", NULL, NULL, CFG_RUN,              \
 	  CONFIG_WHERE, "libraries to link: cublas, cudnn, cutlass, -lNAME, a path")               \
 	X(trials, CK_INT, nTrials, 1, 1e6, 0, NULL, NULL, "--trials", NULL, "trials", CFG_RUN,     \

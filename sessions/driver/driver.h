@@ -51,8 +51,8 @@ struct driver_opts {
 	int bDeferCompile;      /* a search: torch.compile's baseline compiles in the
 	                         * background while candidates run on the GPU; the results
 	                         * before it get it with a compile_baseline event */
-	double warmS;           /* kloop eval: its worker waits this long for the next
-	                         * eval of the task, warm (worker.h; 0: none) */
+	double warmS;           /* kloop eval, the workbench: its worker waits this long
+	                         * for the next of the task, warm (worker.h; 0: none) */
 };
 
 /* one evaluation, queued in the pool or running on one of its workers */

@@ -181,3 +181,39 @@ else
 	skip "no PyTorch for python3: the PyTorch reference's warm worker is not tried"
 fi
 diag "$n0" "$T/t1.out" "$T/t1.err" "$T/t2.out" "$T/t2.err"
+
+# the workbench's worker too (issue 40, item 3: the TUI's first verdict
+# waited for the worker's whole setup, 5.9 s warm on an H200): a second
+# `kloop shell` of the task attaches to the first's worker, its seeds'
+# verdicts made against the same sets and baseline, and `--warm 0` still
+# gets a worker of its own
+n0=$NFAIL
+$KLOOP warm stop >/dev/null 2>&1
+# the verdicts of a shell session's journal J: status, the setup's warm
+# object's evals (0 where it made its own setup), baseline_ms
+shell_setup() {
+	python3 -c "
+import json, sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get('type') == 'eval_finished':
+        r = e.get('result') or {}
+        su = (r.get('reference_data') or {}).get('setup') or {}
+        print(r.get('status'), (su.get('warm') or {}).get('evals', 0), r.get('baseline_ms'))
+        break" "$1"
+}
+echo list | $KLOOP shell "$T/sm" $B --warm 600 --session "$T/sh1.jsonl" >"$T/sh1.out" 2>"$T/sh1.err"
+p=$(warm_pids)
+check "a kloop shell (--warm 600) leaves its worker waiting ($p)" test -n "$p"
+echo list | $KLOOP shell "$T/sm" $B --warm 600 --session "$T/sh2.jsonl" >"$T/sh2.out" 2>"$T/sh2.err"
+s1=$(shell_setup "$T/sh1.jsonl")
+s2=$(shell_setup "$T/sh2.jsonl")
+check "the next kloop shell of the task attached: its seed's verdict made by the kept worker, the same baseline ($s1 / $s2)" \
+	sh -c "echo '$s1' | grep -q '^correct 0 ' && echo '$s2' | grep -Eq '^correct [2-9] ' && [ '$(echo "$s1" | cut -d' ' -f3)' = '$(echo "$s2" | cut -d' ' -f3)' ]"
+check "still the one worker kept warm ($(warm_pids))" test "$(warm_pids)" = "$p"
+echo list | $KLOOP shell "$T/sm" $B --warm 0 --session "$T/sh3.jsonl" >"$T/sh3.out" 2>"$T/sh3.err"
+s3=$(shell_setup "$T/sh3.jsonl")
+check "--warm 0: a worker of its own ($s3)" sh -c "echo '$s3' | grep -q '^correct 0 '"
+$KLOOP warm stop >/dev/null 2>&1
+check "and kloop warm stop ends the workbench's worker" gone $p
+diag "$n0" "$T/sh1.out" "$T/sh1.err" "$T/sh2.out" "$T/sh2.err" "$T/sh3.err"
