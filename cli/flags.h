@@ -113,7 +113,9 @@ unsigned flags_cmd_of(const char *zCommand);
  * NULL: the GPU where there is one): --warm, the configuration's warm,
  * KLOOP_WARM_S, else 300 s on the GPU (where a worker's start, its device
  * contexts, the reference's runs and PyTorch's baselines are most of a lone
- * eval and of the workbench's first verdict) and none on the CPU.
+ * eval and of the workbench's first verdict) and none on the CPU; none
+ * under a profiler (proc_profiler_injected: Nsight Compute waits for every
+ * process it follows, and a warm worker would keep it waiting).
  */
 double flags_warm_seconds(const struct flags *f, const char *zBackend);
 

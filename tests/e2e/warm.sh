@@ -217,3 +217,15 @@ check "--warm 0: a worker of its own ($s3)" sh -c "echo '$s3' | grep -q '^correc
 $KLOOP warm stop >/dev/null 2>&1
 check "and kloop warm stop ends the workbench's worker" gone $p
 diag "$n0" "$T/sh1.out" "$T/sh1.err" "$T/sh2.out" "$T/sh2.err" "$T/sh3.err"
+
+# under a profiler (Nsight Compute around kloop: its injection in the
+# environment) nothing is kept warm, even when asked: the profiler waits
+# for every process it follows
+n0=$NFAIL
+$KLOOP warm stop >/dev/null 2>&1
+CUDA_INJECTION64_PATH=/nonexistent/libinjection.so $KLOOP eval "$T/sm" tasks/softmax/seed.c $B --warm 600 >"$T/pr.out" 2>"$T/pr.err"
+check "under a profiler's injection kloop eval --warm 600 leaves no worker waiting ($(warm_pids | tr '\n' ' '))" test -z "$(warm_pids)"
+echo list | CUDA_INJECTION64_PATH=/nonexistent/libinjection.so $KLOOP shell "$T/sm" $B --warm 600 --session "$T/pr.jsonl" >"$T/prs.out" 2>"$T/prs.err"
+check "... nor does kloop shell ($(warm_pids | tr '\n' ' '))" test -z "$(warm_pids)"
+$KLOOP warm stop >/dev/null 2>&1
+diag "$n0" "$T/pr.out" "$T/pr.err" "$T/prs.err"

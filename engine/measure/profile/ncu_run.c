@@ -183,6 +183,7 @@ struct ncu_run *ncu_run_start(struct loop *l, const struct ncu_spec *s, ncu_done
 	wc.budgetS = 0.05;
 	wc.noSandbox = 1;
 	wc.deferCompile = 0;
+	wc.warmS = 0; /* ncu waits for the worker: it must not linger */
 	wc.onBaselines = NULL;
 	wc.shipTask = 0;
 	wc.argvLaunch = NULL;
