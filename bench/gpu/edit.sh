@@ -37,6 +37,8 @@ EDITOR="python3 $(pwd)/bench/edits/apply.py" KLOOP_EDITS=$EDITS KLOOP_EDIT_STATE
 	$K shell "$TASK" --backend "$BACKEND" ${KLOOP_GPU_FLAGS:-} --session "$S" \
 	<"$O/edit.script" >"$O/edit.out" 2>"$O/edit.err"
 echo "kloop shell exited $? ($(wc -l <"$O/edit.out") lines out, $(wc -l <"$O/edit.err") on stderr)"
+# the session's worker, kept warm on the GPU for the next one, ends here
+$K warm stop >/dev/null 2>&1
 python3 - "$S" "$EDITS" <<'PY'
 import json, sys
 evs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]

@@ -4,7 +4,9 @@
 # background never delaying it.  Opens the real TUI (`kloop open TASK
 # --session F`, in a pseudo-terminal of 120x40 made by python's pty) on each
 # task given, twice: cold (an empty compile cache) and warm (the cache the
-# first left, the toolkit and PyTorch in the page cache); one line each:
+# first left, the toolkit and PyTorch in the page cache, and the worker the
+# first kept warm, which the second attaches to: `--warm`, 300 s on the
+# GPU by default; `kloop warm stop` ends it after each task); one line each:
 # seconds from the start to the seed's verdict
 # (its eval_finished in the session's journal), the verdict, and where the
 # task has one, to torch.compile's baseline (compile_baseline).  Then the TUI is
@@ -29,6 +31,7 @@ echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 printf '%-32s %-5s %7s %7s  %s\n' task run verdict baseline status
 export XDG_CACHE_HOME=$O/cache
 rm -rf "$XDG_CACHE_HOME"
+$K warm stop >/dev/null 2>&1
 for task in "$@"; do
 	for run in cold warm; do
 		S=$O/$(echo "$task" | tr -c 'A-Za-z0-9_\n' _).$run.jsonl
@@ -90,4 +93,5 @@ with open(os.path.join(out, os.path.basename(sess) + ".types"), "w") as w:
         w.write("%s\n" % e.get("type"))
 PY
 	done
+	$K warm stop >/dev/null 2>&1
 done
