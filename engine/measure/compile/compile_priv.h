@@ -106,6 +106,18 @@ char **compile_sandboxed(struct compiler *c, struct cjob *j, char **argv);
  * and linked (start_job copied both into the build directory) */
 char **compile_staged(struct compiler *c, struct cjob *j, char **argv, int deviceOnly);
 
+/* compile_host.c: a CUDA source with a host part (j->zHostKey) built in two
+ * stages (compile_staged), from what an earlier build of its host part kept
+ * where there is one (j->deviceOnly, j->slotAt, j->slotSize set); consumes
+ * argv */
+char **compile_host_staged(struct compiler *c, struct cjob *j, char **argv);
+
+/* compile_host.c: after j built out.so (so, n bytes), keep its host object
+ * for the sources that share its host part (not one that names nvcc's module
+ * id), and where it linked, so as the object the next device-only build
+ * writes its device code into; sets j->noLink */
+void compile_host_keep(struct compiler *c, struct cjob *j, const char *so, size_t n);
+
 /* the command for people: the compiler's, not bubblewrap's; a staged
  * build's as its nvcc lines (noLink: its device code written into the kept
  * shared object); fresh */
