@@ -587,6 +587,9 @@ static void on_output(struct loop *l, int fd, int ev, void *arg)
 		if (read_file(tmpSo, &so, 1u << 30, NULL) < 0)
 			ok = 0;
 		hash_hex(so.buf ? so.buf : "", so.len, hex);
+		char *noLink = path_join(j->zDir, "kl_nolink");
+		j->noLink = path_exists(noLink);
+		free(noLink);
 		if (ok && j->zHostKey[0])
 			compile_host_keep(c, j, so.buf ? so.buf : "", so.len);
 		if (!ok || write_file_atomic(sp, hex, 64, NULL) < 0 || rename(tmpSo, dst) < 0)

@@ -77,8 +77,8 @@ static int names_module_id(const char *p, size_t n)
 /* keep a built host object for the sources that share its host part: not
  * one that names its module id (names_module_id), whose edited sources'
  * device code names their entities otherwise; and, where this build
- * linked, the shared object so (n bytes) as the one the next device-only
- * build writes its device code into */
+ * linked (no kl_nolink marker), the shared object so (n bytes) as the one
+ * the next device-only build writes its device code into */
 void compile_host_keep(struct compiler *c, struct cjob *j, const char *so, size_t n)
 {
 	char *kept = host_object(c, j->zHostKey, "o"), *from = path_join(j->zDir, "kl_host.o");
@@ -86,15 +86,13 @@ void compile_host_keep(struct compiler *c, struct cjob *j, const char *so, size_
 	char *dir = xasprintf("%s/host", c->zCache);
 	strbuf o = STRBUF_INIT;
 	char err[KL_ERRLEN];
-	int named = 0;
 	if (mkdir_p(dir, err) == 0 && read_file(from, &o, 1u << 30, NULL) >= 0 && o.len &&
-	    !(named = names_module_id(o.buf, o.len))) {
+	    !names_module_id(o.buf, o.len)) {
 		if (!path_is_file(kept))
 			write_file_atomic(kept, o.buf, o.len, NULL);
 		if (!path_exists(noLink))
 			write_file_atomic(keptSo, so, n, NULL);
 	}
-	j->noLink = path_exists(noLink);
 	sb_free(&o);
 	free(kept);
 	free(from);

@@ -115,7 +115,7 @@ char **compile_host_staged(struct compiler *c, struct cjob *j, char **argv);
 /* compile_host.c: after j built out.so (so, n bytes), keep its host object
  * for the sources that share its host part (not one that names nvcc's module
  * id), and where it linked, so as the object the next device-only build
- * writes its device code into; sets j->noLink */
+ * writes its device code into */
 void compile_host_keep(struct compiler *c, struct cjob *j, const char *so, size_t n);
 
 /* the command for people: the compiler's, not bubblewrap's; a staged
