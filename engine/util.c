@@ -411,6 +411,25 @@ double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+void step_trace(const char *zWhat, double t0)
+{
+	static const char *z;
+	static int looked;
+	if (!looked) {
+		looked = 1;
+		z = getenv("KLOOP_STEP_TRACE");
+	}
+	if (!z || !*z)
+		return;
+	double t = now_s();
+	FILE *f = fopen(z, "ae");
+	if (!f)
+		return;
+	fprintf(f, "{\"pid\":%ld,\"at\":%.6f,\"what\":\"%s\",\"ms\":%.3f}\n", (long)getpid(), t,
+	        zWhat, (t - t0) * 1e3);
+	fclose(f);
+}
+
 int write_all(int fd, const void *buf, size_t n)
 {
 	const char *p = buf;

@@ -99,6 +99,12 @@ char *path_search(const char *zProgram);
 /* monotonic clock in seconds */
 double now_s(void);
 
+/* where KLOOP_STEP_TRACE names a file: one line of JSON appended to it, the
+ * step zWhat and its milliseconds since t0 (now_s()), with the process and
+ * the clock: what bench/gpu/steps.py reads to see where a verdict's time
+ * goes (a diagnostic; nothing else reads it) */
+void step_trace(const char *zWhat, double t0);
+
 /* write all of buf to fd, retrying on EINTR/short writes; 0 or -1 */
 int write_all(int fd, const void *buf, size_t n);
 /* set O_NONBLOCK / FD_CLOEXEC on fd */

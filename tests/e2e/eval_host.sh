@@ -215,3 +215,22 @@ assert r['status'] == 'crashed' and 'guard band after read-only input x' in r['r
 check "inside it: input modified" python3 -c "
 import json; r = json.load(open('$T/inw_inside.json'))
 assert 'input modified: the candidate wrote to its read-only input x' in r['reason'], r['reason']"
+
+# KLOOP_STEP_TRACE: the worker's steps, which bench/gpu/steps.py summarizes
+# (where a verdict's time goes)
+rm -f "$T/steps.jsonl"
+KLOOP_STEP_TRACE=$T/steps.jsonl $KLOOP eval softmax tasks/softmax/seed.c $B --json >"$T/st.json" 2>/dev/null
+python3 bench/gpu/steps.py "$T/steps.jsonl" >"$T/steps.txt" 2>&1
+check "KLOOP_STEP_TRACE: a runner's mapping, frames and load and the full timing's counted runs and batch, each with its milliseconds ($(tr '\n' ';' <"$T/steps.txt" | head -c 600))" python3 -c "
+import json, sys
+steps = {}
+for l in open('$T/steps.jsonl'):
+    e = json.loads(l)
+    assert isinstance(e['pid'], int) and e['ms'] >= 0, e
+    steps.setdefault(e['what'], []).append(e['ms'])
+for w in ('runner frames', 'runner loaded', 'full timing: counted runs', 'full timing: batch', 'quick timing: counted runs'):
+    assert w in steps, (w, sorted(steps))
+assert any(w.startswith('runner mapped') for w in steps), sorted(steps)
+assert sum(steps['full timing: counted runs']) > 0
+"
+check "steps.py prints a line for the full timing's counted runs" grep -q "^full timing: counted runs " "$T/steps.txt"

@@ -535,6 +535,11 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 	struct backend *b = h->b;
 	struct timing *tg = h->cont;
 	int crc;
+	double t0 = now_s();
+	const char *q = h->quick ? "quick" : "full";
+	char step[64];
+#define STEP(w)                                                                                    \
+	(snprintf(step, sizeof step, "%s timing: %s", q, (w)), step_trace(step, t0), t0 = now_s())
 	*pBad = 0;
 	h->cont = NULL;
 	/* every run of this timing on fresh inputs may be one checked after
@@ -559,6 +564,7 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 		if (!crc)
 			timing_restart(h, tg);
 	}
+	STEP("warm-up");
 	while (!crc) {
 		if ((crc = timing_count(h, tg, progress, arg, why, nWhy, err)))
 			break;
@@ -586,13 +592,17 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 		}
 		break;
 	}
+	STEP("counted runs");
 	if (!crc)
 		crc = timing_checks(h, tg, why, nWhy, err);
+	STEP("checks");
 	if (!crc)
 		crc = harness_timing_profiled(h, tg, why, nWhy, err);
+	STEP("profiled runs");
 	const struct harness_cand *who;
 	if (!crc)
 		crc = harness_after_end(h, &who, why, nWhy, err);
+	STEP("checked after");
 	if (!crc) {
 		timing_unseen(h, tg);
 		/* the batch bound: the full timing's, of a time the clock bound
@@ -605,9 +615,12 @@ static cJSON *time_runs(struct harness *h, struct harness_cand *c, harness_progr
 		tg->thr[0] = 0;
 		tg->throttled = b->throttled ? b->throttled(b, tg->thr, sizeof tg->thr) : -1;
 		/* the run after timing is the full timing's: its input once */
+		STEP("batch");
 		if (!h->quick)
 			crc = run_after_timing(h, c, why, nWhy, err);
+		STEP("run after timing");
 	}
+#undef STEP
 	if (crc) {
 		*pBad = crc > 0 ? crc : 0;
 		timing_free(tg);

@@ -252,6 +252,7 @@ static struct cand_proc *attach(struct cand_proc *c, const struct cm_setup *su, 
 {
 	*pStarted = 0;
 	c->nSet = (int)su->nSet;
+	double t0 = now_s();
 	if (send_with_fds(c->fd, su, sizeof *su, fds, nFds) < 0) {
 		char why[KL_ERRLEN];
 		cand_runner_died(c, why, sizeof why);
@@ -267,6 +268,8 @@ static struct cand_proc *attach(struct cand_proc *c, const struct cm_setup *su, 
 		cand_free(c);
 		return NULL;
 	}
+	step_trace(c->ahead ? "runner mapped (a spare)" : "runner mapped", t0);
+	t0 = now_s();
 	cand_watch_runner(c);
 	char why[KL_ERRLEN];
 	if (cand_hold(c, 1, err) < 0) {
@@ -284,6 +287,8 @@ static struct cand_proc *attach(struct cand_proc *c, const struct cm_setup *su, 
 			return NULL;
 		}
 	}
+	step_trace("runner frames", t0);
+	t0 = now_s();
 	struct cm load = {.op = CM_LOAD, .seq = ++c->seq};
 	if (send(c->fd, &load, sizeof load, MSG_NOSIGNAL) != (ssize_t)sizeof load ||
 	    cand_hold(c, 0, err) < 0) {
@@ -297,6 +302,7 @@ static struct cand_proc *attach(struct cand_proc *c, const struct cm_setup *su, 
 		cand_free(c);
 		return NULL;
 	}
+	step_trace("runner loaded", t0);
 	snprintf(c->zConfine, sizeof c->zConfine, "%s", rep.text);
 	for (int k = 0; k < CAND_MAX_HARNESSES; k++)
 		c->views[k].hc.unconfined =
