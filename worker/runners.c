@@ -242,7 +242,20 @@ void kworker_finish_reference(struct job *j)
 	cJSON *tm = NULL;
 	double tTime = now_s();
 	if (W.timeReference) {
-		tm = harness_time_only(W.h, cand_iface(W.refCand, 0), err);
+		/* on the GPU in a runner of its own, ended after it: a runner's
+		 * first profiled window takes the device's profiling hardware for
+		 * the runner's life (CUPTI 13.0 does not give it back: enabled again
+		 * after a disable, it killed the process), and the reference's
+		 * runner, kept for the worker's life as the judge, left every
+		 * candidate's profiler CUPTI_ERROR_HARDWARE_BUSY, its short kernels
+		 * timed by their events (on an H200: a kernel on a stream of its
+		 * own read 1.3 us, "stream") */
+		struct cand_proc *tc =
+		    !strcmp(W.zBackend, "cuda") ? kworker_load(j, W.h, &loadErr, err) : NULL;
+		if (tc)
+			cand_set_timeout(tc, W.refTimeoutS);
+		tm = harness_time_only(W.h, cand_iface(tc ? tc : W.refCand, 0), err);
+		cand_free(tc);
 		if (!tm) {
 			char *z = xasprintf("timing the reference failed: %s", err);
 			kworker_send_error(-1, z, 1);

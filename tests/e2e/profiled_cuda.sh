@@ -10,7 +10,9 @@
 # At the full shapes the profiled runs are there exactly where the events'
 # median is under 0.07 ms; KLOOP_CUPTI=0 asks for none.  A kernel on a
 # stream of its own (own_stream.cu) is never timed by its stream's events
-# alone.  Skipped with one line without a GPU.
+# alone.  Against the CUDA reference the candidate's profiled runs run (the
+# reference's runner never holds the profiling hardware).  Skipped with
+# one line without a GPU.
 . tests/e2e/lib.sh
 if ! $KLOOP doctor --json 2>/dev/null | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["gpu"]["ok"] else 1)'; then
 	skip "profiled_cuda: no GPU here, the profiled runs did not run"
@@ -28,6 +30,13 @@ import json; r=json.load(open('$T/p.json')); t=r['timing']; p=t['profiled']
 assert r['status'] == 'correct', r['status']
 assert p['checked'] >= p['runs'] >= 1 or p.get('why_not'), p
 assert (p['used'] and t['method'] == 'kernel durations' and t['median_ms'] <= p['events_median_ms'] * 1.02 + 0.0005) or (not p['used'] and p['why_not']), p"
+# the reference's runner, kept for the worker's life, never holds the
+# device's profiling hardware: the candidate's profiler opens its windows
+# (before, every one failed CUPTI_ERROR_HARDWARE_BUSY against a CUDA
+# reference, and a short kernel was timed by its events)
+check "against the CUDA reference the candidate's profiled runs ran: its windows opened, none refused as the hardware busy ($(json timing.profiled.why_not "$T/p.json" 2>/dev/null))" python3 -c "
+import json; p=json.load(open('$T/p.json'))['timing']['profiled']
+assert p['runs'] >= 1 and 'HARDWARE_BUSY' not in (p.get('why_not') or ''), p"
 # the full shapes: profiled runs exactly where the events read under 0.07 ms
 $KLOOP eval softmax tasks/softmax/seed.cu --backend cuda --reference cuda --budget ${KLOOP_GPU_BUDGET:-1} --json >"$T/f.json" 2>"$T/f.err"
 check "by default at the full shapes: profiled runs if and only if the events' median is under 0.07 ms ($(json status "$T/f.json" 2>/dev/null): $(json timing.median_ms "$T/f.json" 2>/dev/null) ms$(head -c 300 "$T/f.err"))" python3 -c "
