@@ -210,6 +210,7 @@ static int hold_wait(struct cand_proc *c, char *err)
 {
 	if (c->dead || c->held == 2 || c->stop == STOP_NONE)
 		return 0;
+	double t0 = now_s();
 	if (!c->held && hold_start(c, err) < 0)
 		return -1;
 	if (c->stop == STOP_CGROUP) {
@@ -219,6 +220,9 @@ static int hold_wait(struct cand_proc *c, char *err)
 		return kl_err(err, "the runner did not stop within a second of SIGSTOP");
 	}
 	c->held = 2;
+	step_trace(c->stop == STOP_CGROUP ? "runner held (its group frozen)"
+	                                  : "runner held (SIGSTOP)",
+	           t0);
 	return 0;
 }
 
@@ -296,6 +300,7 @@ static int roundtrip(struct cand_proc *c, struct cm *req, struct cm *rep, char *
 	 * SCHED_BATCH (cand_serve), so its wake-up does not preempt the worker
 	 * before it sleeps in poll(), which would wait the whole run */
 	req->seq = ++c->seq;
+	double tTrip = now_s();
 	if (send(c->fd, req, sizeof *req, MSG_NOSIGNAL) != (ssize_t)sizeof *req)
 		return cand_runner_died(c, why, nWhy);
 	if (let_go(c, herr) < 0) {
@@ -373,6 +378,8 @@ static int roundtrip(struct cand_proc *c, struct cm *req, struct cm *rep, char *
 			return HC_CRASHED;
 		}
 		*rep = m;
+		step_trace(req->op == CM_RUN ? "runner round trip: a run" : "runner round trip",
+		           tTrip);
 		return 0;
 	}
 }
