@@ -59,7 +59,11 @@ static void py_list(strbuf *sb, const char *zName, char **az, int n)
  * The compile flags kloop used for the candidate (its result's
  * compile.command without the compiler, the output, the source and kloop's
  * include directory), split into those before the source and those after
- * (libraries); kloop's defaults when it has no result.
+ * (libraries); kloop's defaults when it has no result.  A staged CUDA build
+ * shows its steps (compile_argv_show: "nvcc FLAGS -c seed.cu -o kl_host.o &&
+ * (its fatbinary padded ...) && nvcc FLAGS -shared kl_host.o -o out.so", or
+ * -fatbin with no link): its first step's flags are the whole build's, as
+ * one command with -shared, the libraries after the source.
  */
 static void flags_of(const struct cand *c, int cuda, char ***pPre, int *pnPre, char ***pPost,
                      int *pnPost)
@@ -70,25 +74,33 @@ static void flags_of(const struct cand *c, int cuda, char ***pPre, int *pnPre, c
 	if (cmd && *cmd) {
 		char *buf = xstrdup(cmd), *save;
 		char *inc = xasprintf("-I%s", compile_include_dir());
-		int after = 0, first = 1;
+		int after = 0, first = 1, staged = strstr(cmd, " && ") != NULL, shared = 0;
 		for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
 			if (first) {
 				first = 0;
 				continue;
 			}
+			if (!strcmp(w, "&&"))
+				break; /* a staged build's later steps */
 			if (!strcmp(w, "-o")) {
 				strtok_r(NULL, " ", &save);
 				continue;
 			}
-			if (!strcmp(w, inc))
+			if (!strcmp(w, inc) ||
+			    (staged && (!strcmp(w, "-c") || !strcmp(w, "-fatbin"))))
 				continue;
 			if (!after && c->zName && !strcmp(w, c->zName)) {
 				after = 1;
 				continue;
 			}
-			if (after ? nq < 63 : np < 63)
-				(after ? post : pre)[after ? nq++ : np++] = xstrdup(w);
+			int lib = staged && (!strncmp(w, "-l", 2) || !strncmp(w, "-L", 2));
+			shared |= !strcmp(w, "-shared");
+			if (after || lib ? nq < 63 : np < 62)
+				(after || lib ? post : pre)[after || lib ? nq++ : np++] =
+				    xstrdup(w);
 		}
+		if (staged && !shared)
+			pre[np++] = xstrdup("-shared");
 		free(inc);
 		free(buf);
 	} else if (cuda) {

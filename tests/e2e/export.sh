@@ -93,6 +93,33 @@ for p in "layernorm.py tasks/layernorm/seed.c" "softmax.py tasks/softmax/seed.c"
 	check "$1: the exported ModelNew has Model's signatures and matches Model on fresh inputs" compare "$T/p.py"
 done
 
+# a staged CUDA build's candidate (compile_argv_show: its command is the
+# steps, "FLAGS -c SRC -o kl_host.o && (its fatbinary padded ...) && ...
+# -shared kl_host.o -o out.so"): the exported module builds it as one
+# command with those flags (on the GPU every staged candidate's export
+# failed: "nvcc fatal: A single input file is required ...").  Here the
+# host's command in the same form, the module built with cc
+rm -f "$T/p.jsonl"
+$KLOOP eval $FX/softmax.py tasks/softmax/seed.c $B --session "$T/p.jsonl" >/dev/null 2>&1
+python3 - "$T/p.jsonl" "$T/st.jsonl" <<'PY'
+import json, sys
+out = open(sys.argv[2], "w")
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    c = (e.get("result") or {}).get("compile") if e.get("type") == "eval_finished" else None
+    if c and c.get("command"):
+        w = c["command"].split()
+        i = w.index("-o")
+        flags = [x for k, x in enumerate(w[1:], 1) if k not in (i, i + 1) and x not in ("-shared", "seed.c")]
+        f = " ".join(flags)
+        c["command"] = ("%s %s -c seed.c -o kl_host.o && (its fatbinary padded to 65536 bytes' grain) "
+                        "&& %s %s -shared kl_host.o -o out.so" % (w[0], f, w[0], f))
+    out.write(json.dumps(e) + "\n")
+PY
+$KLOOP export "$T/st.jsonl" 1 --kernelbench "$T/st.py" 2>"$T/e"
+check "a staged build's candidate: the exported ModelNew builds and matches Model ($(grep -c 'kl_host.o' "$T/st.jsonl") staged commands; $(head -c 200 "$T/e"))" \
+	compare "$T/st.py"
+
 # an output that would overwrite what the export reads is refused, and
 # nothing is written: the journal, the problem file, one path given twice
 $KLOOP eval softmax tasks/softmax/seed.c $B --session "$T/keep.jsonl" >/dev/null 2>&1
