@@ -181,6 +181,7 @@ int harness_after_run(struct harness *h, struct harness_cand *c, uint64_t seed, 
 			return -1;
 	}
 	h->afterS += now_s() - t0;
+	step_trace("a run kept for a check after", t0);
 	return 0;
 }
 

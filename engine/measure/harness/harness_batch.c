@@ -111,15 +111,21 @@ int harness_batch_take(struct harness *h, struct harness_cand *c, int strict, in
 		return kl_err(err, "a batch of %d runs in a ring of %d slots", n, h->nRing);
 	if (harness_ring_prepare(h, n, seed, err) < 0)
 		return -1;
+	step_trace("batch: its ring prepared", t0);
+	double ts = now_s();
 	if (c->touch) {
 		rc = c->touch(c, n, why, nWhy, err);
 		settle(c);
 		if (rc)
 			return rc;
+		step_trace("batch: its ring touched", ts);
 	}
 	bt->tries++;
+	ts = now_s();
 	if ((rc = timed_batch(h, c, mode, n, &bt->wall, &bt->busy, &cpu, &bt->rep, why, nWhy, err)))
 		return rc;
+	step_trace("batch: its runs", ts);
+	ts = now_s();
 	/* on the host, its CPU time less an empty frame's, which no wait for a
 	 * CPU lengthens (harness_cpu_delta: the thread that calls kl_run, or
 	 * all of the candidate over the CPUs it may use, neither more than the
@@ -138,10 +144,13 @@ int harness_batch_take(struct harness *h, struct harness_cand *c, int strict, in
 	} else {
 		bt->byFrame = 0;
 	}
+	step_trace("batch: the twin's", ts);
+	ts = now_s();
 	/* which runs are checked is decided now, the batch back */
 	int nChecked = 0;
 	if ((rc = harness_after_batch(h, c, n, seed, &nChecked, why, nWhy, err)))
 		return rc;
+	step_trace("batch: its runs checked", ts);
 	bt->checked += nChecked;
 	bt->seconds += now_s() - t0;
 	return 0;

@@ -127,13 +127,14 @@ static int frame(struct harness *h, struct harness_cand *c, double *pMd, double 
 static int calibrate(struct harness *h, struct harness_cand *c, double *pCal, char *why,
                      size_t nWhy, char *err)
 {
-	double d[21], w;
+	double d[21], w, t0 = now_s();
 	for (int i = 0; i < 21; i++) {
 		int rc = frame(h, c, &d[i], &w, why, nWhy, err);
 		if (rc)
 			return rc;
 	}
 	*pCal = harness_median_of(d, 21);
+	step_trace("frames: 21 calibrating", t0);
 	return 0;
 }
 

@@ -150,6 +150,7 @@ int harness_prepare_run(struct harness *h, int set, uint64_t seed, char *err)
 		return -1;
 	harness_evict(h);
 	h->lastPrepMs = (now_s() - t0) * 1e3;
+	step_trace("a run's preparation", t0);
 	return 0;
 }
 

@@ -41,6 +41,7 @@ int harness_run_timed(struct harness *h, struct harness_cand *c, int mode, doubl
 	/* a checking set's inputs are varied: the run is checked, but its
 	 * time is not counted (the softmax seed ran 15% slower on them) */
 	h->lastVaried = chk >= 0 && harness_vary_of(h, chk) != 0;
+	double tRun = now_s();
 	/* the waits for a CPU are read inside kloop's clock: a wait just
 	 * outside it would count against the run and could make it look
 	 * shorter than the candidate's own time */
@@ -60,6 +61,7 @@ int harness_run_timed(struct harness *h, struct harness_cand *c, int mode, doubl
 	if (rc)
 		return rc;
 	*pT = strict ? (md - cal > 0 ? md - cal : 0) : ms;
+	step_trace("a timed run, its call and clock reads", tRun);
 	if (*pRc)
 		return 0;
 	/* fresh inputs: kept for a check or not as kloop decides now, after
