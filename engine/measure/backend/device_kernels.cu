@@ -234,9 +234,20 @@ __global__ void random_kernel(void *p, int dtype, long long n, int dist, double 
 	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
 	     i += (long long)gridDim.x * blockDim.x) {
 		unsigned long long h1 = mix(seed ^ mix((unsigned long long)i));
+		if (dist == 1 && (dtype <= 2 || dtype == 8)) {
+			/* a normal of a float type narrower than double: two 24-bit
+			 * uniforms of one hash, Box-Muller in float (on an H200 0.16
+			 * ms for 32M floats, against 0.34 in double: a timed run's
+			 * preparation draws them every run, the batch's ring 32 times),
+			 * |v - a| up to 5.9 b */
+			float f1 = ((float)(h1 >> 40) + 0.5f) * 0x1.0p-24f;
+			float f2 = (float)(h1 & 0xffffff) * 0x1.0p-24f;
+			store_f(p, dtype, i, (float)a + (float)b * sqrtf(-2.f * logf(f1)) * cospif(2.f * f2));
+			continue;
+		}
 		unsigned long long h2 = mix(h1);
 		double u1 = (double)(h1 >> 11) * 0x1.0p-53, u2 = (double)(h2 >> 11) * 0x1.0p-53, v;
-		if (dist == 1) { /* normal */
+		if (dist == 1) { /* normal, double */
 			if (u1 < 1e-300)
 				u1 = 1e-300;
 			v = a + b * sqrt(-2 * log(u1)) * cospi(2 * u2);
