@@ -6,12 +6,16 @@
  * by events (median of RUNS), through libkloop-cuda.so's own kernels
  * (dlopen, as backend_cuda.c), plus the host's calls timed by its clock.
  *   nvcc -O2 -gencode=arch=compute_90a,code=sm_90a -o /tmp/prep_parts \
- *        bench/gpu/prep_parts.cu -ldl
+ *        bench/gpu/prep_parts.cu -ldl -lcuda
  *   /tmp/prep_parts bin/libkloop-cuda.so [MB of one input, 128]
  * Last, the whole preparation again with a second process (a context of
  * its own, as kloop's runner) running an empty kernel between two
- * preparations, as a timed run does: what the contexts' turns cost.
+ * preparations, as a timed run does: what the contexts' turns cost; then
+ * each after 100 ms with the device idle (its clocks let go), and into
+ * buffers allocated as kloop's shared ones are (cuMemCreate, exported as a
+ * file descriptor, 2 MB granularity: backend_cuda_share.c).
  */
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -66,6 +70,30 @@ typedef int (*diff_fn)(const void *, const void *, long long, int, unsigned long
                        cudaStream_t);
 
 __global__ void empty_kernel(void) {}
+
+/* device memory as kloop's shared buffers are: a VMM allocation, exportable
+ * as a file descriptor, mapped read-write; NULL where the driver refuses */
+static void *vmm(size_t n)
+{
+	CUmemAllocationProp prop = {};
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = 0;
+	size_t gran = 0;
+	CUmemGenericAllocationHandle h;
+	CUdeviceptr p = 0;
+	CUmemAccessDesc acc = {};
+	acc.location = prop.location;
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	if (cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) || !gran)
+		return NULL;
+	n = (n + gran - 1) / gran * gran;
+	if (cuMemCreate(&h, n, &prop, 0) || cuMemAddressReserve(&p, n, 0, 0, 0) ||
+	    cuMemMap(p, n, 0, h, 0) || cuMemSetAccess(p, n, &acc, 1))
+		return NULL;
+	return (void *)p;
+}
 
 /* the other process: an empty kernel and a synchronize a byte read */
 static void other(int in, int out)
@@ -148,7 +176,8 @@ int main(int argc, char **argv)
 		}
 		printf("%-34s %8.3f ms (events, median of %d)\n", names[part], med(v, RUNS), RUNS);
 	}
-	double v[RUNS], w[RUNS], x[RUNS], y[RUNS], z[RUNS];
+	double v[RUNS], w[RUNS], x[4][RUNS], z[RUNS];
+	void *vIn = vmm(bytes), *vOut = vmm(bytes);
 	for (int r = 0; r < RUNS; r++) {
 		double t0 = now_ms();
 		cudaCtxResetPersistingL2Cache();
@@ -158,22 +187,29 @@ int main(int argc, char **argv)
 		w[r] = now_ms() - t0;
 	}
 	/* the whole of a preparation, as harness_prepare_run queues it: alone
-	 * (pass 0), then each after the other process's empty kernel (pass 1) */
-	for (int pass = 0; pass < 2; pass++)
+	 * (pass 0), each after the other process's empty kernel (1), after
+	 * 100 ms idle (2), into VMM buffers (3) */
+	const char *passes[] = {"a whole preparation", "a whole preparation after it",
+	                        "... after 100 ms idle", "... into VMM buffers"};
+	for (int pass = 0; pass < 4 && (pass < 3 || (vIn && vOut)); pass++)
 		for (int r = 0; r < RUNS; r++) {
 			char b = 1;
 			double t0 = now_ms();
-			if (pass && (write(toOther[1], &b, 1) != 1 || read(fromOther[0], &b, 1) != 1))
+			if (pass == 1 &&
+			    (write(toOther[1], &b, 1) != 1 || read(fromOther[0], &b, 1) != 1))
 				return 1;
-			z[r] = now_ms() - t0;
+			if (pass == 1)
+				z[r] = now_ms() - t0;
+			if (pass == 2)
+				usleep(100000);
 			t0 = now_ms();
 			rnd(scratch, 0, n, 1, 0.0, 1.0, 99 + r, s);
-			cudaMemcpyAsync(in, scratch, bytes, cudaMemcpyDeviceToDevice, s);
-			cudaMemsetAsync(out, 0xff, bytes, s);
+			cudaMemcpyAsync(pass == 3 ? vIn : in, scratch, bytes, cudaMemcpyDeviceToDevice, s);
+			cudaMemsetAsync(pass == 3 ? vOut : out, 0xff, bytes, s);
 			cudaCtxResetPersistingL2Cache();
 			rd(flush, (long long)(nFlush & ~(size_t)15), rep, s);
 			cudaDeviceSynchronize();
-			(pass ? y : x)[r] = now_ms() - t0;
+			x[pass][r] = now_ms() - t0;
 		}
 	/* the batch's ring (harness_ring_prepare): 32 slots drawn and poisoned
 	 * back to back, one synchronize; into the three buffers in turn */
@@ -191,9 +227,12 @@ int main(int argc, char **argv)
 	printf("%-34s %8.3f ms (host clock, median of 5)\n", "a ring of 32 slots", med(q, 5));
 	printf("%-34s %8.3f ms (host clock)\n", "cudaCtxResetPersistingL2Cache", med(v, RUNS));
 	printf("%-34s %8.3f ms (host clock)\n", "cudaDeviceSynchronize (idle)", med(w, RUNS));
-	printf("%-34s %8.3f ms (host clock)\n", "a whole preparation", med(x, RUNS));
 	printf("%-34s %8.3f ms (host clock)\n", "the other process's empty kernel", med(z, RUNS));
-	printf("%-34s %8.3f ms (host clock)\n", "a whole preparation after it", med(y, RUNS));
+	for (int pass = 0; pass < 4; pass++)
+		if (pass < 3 || (vIn && vOut))
+			printf("%-34s %8.3f ms (host clock)\n", passes[pass], med(x[pass], RUNS));
+	if (!vIn || !vOut)
+		printf("no VMM buffers: the driver refused them\n");
 	close(toOther[1]);
 	return 0;
 }
