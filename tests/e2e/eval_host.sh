@@ -221,14 +221,16 @@ assert 'input modified: the candidate wrote to its read-only input x' in r['reas
 rm -f "$T/steps.jsonl"
 KLOOP_STEP_TRACE=$T/steps.jsonl $KLOOP eval softmax tasks/softmax/seed.c $B --json >"$T/st.json" 2>/dev/null
 python3 bench/gpu/steps.py "$T/steps.jsonl" >"$T/steps.txt" 2>&1
-check "KLOOP_STEP_TRACE: a runner's mapping, frames and load and the full timing's counted runs and batch, each with its milliseconds ($(tr '\n' ';' <"$T/steps.txt" | head -c 600))" python3 -c "
+check "KLOOP_STEP_TRACE: a runner's mapping, frames and load, the full timing's counted runs and batch, a run's preparation and call, the batch's ring, runs and checks, each with its milliseconds ($(tr '\n' ';' <"$T/steps.txt" | head -c 600))" python3 -c "
 import json, sys
 steps = {}
 for l in open('$T/steps.jsonl'):
     e = json.loads(l)
     assert isinstance(e['pid'], int) and e['ms'] >= 0, e
     steps.setdefault(e['what'], []).append(e['ms'])
-for w in ('runner frames', 'runner loaded', 'full timing: counted runs', 'full timing: batch', 'quick timing: counted runs'):
+for w in ('runner frames', 'runner loaded', 'full timing: counted runs', 'full timing: batch', 'quick timing: counted runs',
+          \"a run's preparation\", 'frames: 21 calibrating', 'a timed run, its call and clock reads',
+          'runner round trip: a run', 'batch: its ring prepared', 'batch: its runs', 'batch: its runs checked'):
     assert w in steps, (w, sorted(steps))
 assert any(w.startswith('runner mapped') for w in steps), sorted(steps)
 assert sum(steps['full timing: counted runs']) > 0
