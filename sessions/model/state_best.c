@@ -124,20 +124,24 @@ struct state_best_info state_best_among(const struct state *st,
 	 * faster outside its noise.  A copy (the same machine code) is the
 	 * same candidate; an A/B that did not find the later one faster, or
 	 * could not be run, leaves the best where it was */
-	const struct cand *best = NULL, *win;
-	for (int k = 0; k < n; k++) {
-		const struct cand *x = v[k];
-		if (!best) {
-			best = x;
-			continue;
-		}
-		if (state_same_code(x, best))
-			continue;
-		if (state_ab_between(st, x, best, &win)) {
-			if (win == x)
+	const struct cand *best = n ? v[0] : NULL, *win;
+	/* then again while the best moves, by A/Bs alone: a rival judged
+	 * before a new best takes it by winning an A/B against it (the search
+	 * judges such a rival again, and asks for that A/B); never more passes
+	 * than candidates, whatever a circle of A/Bs says */
+	for (int pass = 0, moved = 1; moved && pass <= n; pass++) {
+		moved = 0;
+		for (int k = 0; k < n; k++) {
+			const struct cand *x = v[k];
+			if (state_same_code(x, best))
+				continue;
+			int byAb = state_ab_between(st, x, best, &win) != NULL;
+			if (byAb ? win == x
+			         : !pass && state_faster(x, best) &&
+			               state_same_within_noise(x, best) != 1) {
 				best = x;
-		} else if (state_faster(x, best) && state_same_within_noise(x, best) != 1) {
-			best = x;
+				moved = 1;
+			}
 		}
 	}
 	/* the rivals it did not settle: within its noise with no A/B (it is

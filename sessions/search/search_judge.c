@@ -85,6 +85,23 @@ static int implausible(const struct search *s, const struct cand *c, char *why, 
 	return IMPLAUSIBLE_PHYSICS;
 }
 
+/* the key of an A/B asked of challenger id against incumbent incId (one
+ * ask a pair: a challenger whose A/B against one best came back after
+ * another took its place is asked again against the new one) */
+static int ab_key(int id, int incId)
+{
+	return id * 65536 + incId;
+}
+
+/* c challenges best: faster than its low time, or faster outside its noise
+ * (as state_best() takes it); a copy of it does not */
+static int challenges(const struct cand *c, const struct cand *best)
+{
+	return !state_same_code(c, best) &&
+	       (c->timeMs < low_time(best) ||
+	        (state_faster(c, best) && state_same_within_noise(c, best) == 0));
+}
+
 /*
  * A challenger faster than the incumbent by their separate timings: the
  * A/B decides.  1 when it won one (state_ab); 0 when it lost, or when the
@@ -115,7 +132,7 @@ static int ab_decides(struct search *s, const struct cand *c, const struct cand 
 		}
 		return win == c;
 	}
-	if (!set_add(&s->abAsked, id))
+	if (!set_add(&s->abAsked, ab_key(id, incId)))
 		return 0; /* asked once already: no A/B against this incumbent came back */
 	if (driver_bench_ab(s->drv, id, incId, err) < 0) {
 		snprintf(line, sizeof line, "A/B of #%d against #%d: %s", id, incId, err);
@@ -127,6 +144,27 @@ static int ab_decides(struct search *s, const struct cand *c, const struct cand 
 	note(s, line, NULL);
 	s->judged[id] = 0; /* judged again with the A/B */
 	return 0;
+}
+
+/*
+ * A new best, newId: the rivals judged before it that challenge it (faster
+ * than it by their separate timings) with no A/B between the two are
+ * judged again, so an A/B against it is asked.  A rival that lost an A/B to
+ * the old best may still be faster than the new one: only an A/B between
+ * the two settles which is (search_judge_all() takes them up).
+ */
+static void rejudge_against(struct search *s, int newId)
+{
+	const struct state *st = ST(s);
+	const struct cand *nb = state_cand(st, newId), *win;
+	for (int i = 0; nb && i < s->rivals.n; i++) {
+		const struct cand *x = state_cand(st, s->rivals.a[i]);
+		if (!x || x->id == newId || (size_t)x->id >= s->nJudged || !search_final(x) ||
+		    x->status != STATUS_CORRECT || !challenges(x, nb) ||
+		    state_ab_between(st, x, nb, &win))
+			continue;
+		s->judged[x->id] = 0;
+	}
 }
 
 static void judge(struct search *s, const struct cand *c)
@@ -198,12 +236,9 @@ static void judge(struct search *s, const struct cand *c)
 	}
 	if (state_search_excluded(st, id))
 		return;
-	/* a challenger: below the incumbent's low time, or faster outside its
-	 * noise (as state_best() takes it); a copy of it is none */
+	set_add(&s->rivals, id);
 	const struct cand *best = st->search.bestId ? state_cand(st, st->search.bestId) : NULL;
-	if (best && (state_same_code(c, best) ||
-	             (!(c->timeMs < low_time(best)) &&
-	              !(state_faster(c, best) && state_same_within_noise(c, best) == 0))))
+	if (best && !challenges(c, best))
 		return;
 	if (best && !ab_decides(s, c, best))
 		return;
@@ -220,10 +255,12 @@ static void judge(struct search *s, const struct cand *c)
 		snprintf(line, sizeof line, "best: #%d %s %.4g ms, %.3gx", id, c->zName, c->timeMs,
 		         c->speedup);
 	}
-	search_emitted(s,
-	               ev_new_best(SES(s), id, c->speedup, c->timeMs, best ? best->id : 0,
-	                           best ? best->speedup : 0, EL(s), s->zErr),
-	               line, NULL);
+	if (search_emitted(s,
+	                   ev_new_best(SES(s), id, c->speedup, c->timeMs, best ? best->id : 0,
+	                               best ? best->speedup : 0, EL(s), s->zErr),
+	                   line, NULL) < 0)
+		return;
+	rejudge_against(s, id);
 }
 
 void search_judge_all(struct search *s)
@@ -234,12 +271,18 @@ void search_judge_all(struct search *s)
 		memset(s->judged + s->nJudged, 0, (size_t)st->maxId + 1 - s->nJudged);
 		s->nJudged = (size_t)st->maxId + 1;
 	}
-	for (int i = 0; i < ST(s)->nCand; i++) {
-		const struct cand *c = &ST(s)->aCand[i];
-		if (s->judged[c->id] || !search_final(c))
-			continue;
-		s->judged[c->id] = 1;
-		judge(s, c);
+	/* until a pass judges none: a new best has the rivals that challenge
+	 * it judged again (rejudge_against()) before a round can close */
+	for (int any = 1; any;) {
+		any = 0;
+		for (int i = 0; i < ST(s)->nCand; i++) {
+			const struct cand *c = &ST(s)->aCand[i];
+			if (s->judged[c->id] || !search_final(c))
+				continue;
+			s->judged[c->id] = 1;
+			any = 1;
+			judge(s, c);
+		}
 	}
 	/* what every evaluation from now on carries: the quick timing's stop,
 	 * the A/B's pairs, and the incumbent to be timed against */

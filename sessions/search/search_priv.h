@@ -72,7 +72,8 @@ struct search {
 	int translating;     /* round 0's translations were asked for */
 	char *judged;        /* per candidate id: its verdict was judged */
 	size_t nJudged;
-	struct intset abAsked; /* candidates whose A/B the search asked for */
+	struct intset abAsked; /* the A/Bs the search asked for (ab_key(), search_judge.c) */
+	struct intset rivals;  /* candidates judged as rivals of the best */
 	cJSON *preset;         /* settings a person gave before the search started
 	                        * (`set`, `gate`): its search_started carries them */
 };

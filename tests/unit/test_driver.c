@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "unitenv.h"
 #include "emit.h"
 #include "driver.h"
 #include "search.h"
@@ -299,12 +300,7 @@ int main(void)
 {
 	char dir[] = "/tmp/kloop-test-driver.XXXXXX";
 	char err[KL_ERRLEN];
-	CHECK(mkdtemp(dir) != NULL, "a directory");
-	setenv("XDG_CONFIG_HOME", dir, 1); /* no config file */
-	setenv("XDG_STATE_HOME", dir, 1);
-	setenv("KLOOP_INCLUDE", "include", 1);
-	setenv("KLOOP_TASKS", "tasks", 1);
-	setenv("KLOOP_PROMPTS", "prompts", 1);
+	CHECK(unit_env(dir) == 0, "a directory");
 	char *cwd = getcwd(NULL, 0);
 	char *path = xasprintf("%s/bin:%s", cwd, getenv("PATH")); /* kloop-worker */
 	setenv("PATH", path, 1);
@@ -566,8 +562,6 @@ int main(void)
 	free(zPath);
 	loop_free(l);
 	config_free(&cfg);
-	char *rm = xasprintf("rm -rf '%s'", dir);
-	CHECK(system(rm) == 0, "remove the directory");
-	free(rm);
+	CHECK(unit_env_remove(dir) == 0, "remove the directory");
 	return check_done();
 }

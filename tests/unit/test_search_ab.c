@@ -1,0 +1,133 @@
+/*
+ * test_search_ab.c - the search's judging of A/Bs that come back in the
+ * order a loaded machine gives, with a scripted worker
+ * (tests/fixtures/ab_worker.py: times and A/B verdicts from the source's
+ * CHUNK, so nothing depends on a clock).  A sweep of the seed (CHUNK 16,
+ * 1 ms) makes CHUNK 32 (0.4 ms, the fastest) and CHUNK 64 (0.5 ms):
+ *  - lose: CHUNK 32 loses its A/B against the seed (noise), CHUNK 64 wins
+ *    its own and becomes the best; CHUNK 32, faster than the new best by
+ *    their separate timings, gets an A/B against it and wins;
+ *  - late: CHUNK 32's evaluation runs no A/B, the one the search asks
+ *    against the seed comes back after CHUNK 64 became the best; it is
+ *    asked again against the new best and wins.
+ * Either way the best is the fastest, the one state_best() shows (the
+ * header, the round's line, the report), and no correct candidate faster
+ * than the best outside its noise is left without an A/B between the two.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "unitenv.h"
+#include "driver.h"
+#include "search.h"
+#include "util.h"
+#include "version.h"
+
+static const char *seedSrc =
+    "#include \"kloop.h\"\n#define CHUNK 16\n"
+    "int kl_run(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)\n"
+    "{\n\treturn CHUNK - 16;\n}\n";
+
+/* the id of the candidate whose source has "#define CHUNK n" (0: none) */
+static int with_chunk(const struct state *st, int n)
+{
+	char want[40];
+	snprintf(want, sizeof want, "#define CHUNK %d\n", n);
+	for (int i = 0; i < st->nCand; i++)
+		if (strstr(st->aCand[i].zSource, want))
+			return st->aCand[i].id;
+	return 0;
+}
+
+/* the number of A/Bs journaled between candidates a and b (either way) */
+static int abs_between(const struct state *st, int a, int b)
+{
+	int n = 0;
+	for (int i = 0; i < st->search.nAb; i++) {
+		const struct state_ab *x = &st->search.aAb[i];
+		n += (x->cand == a && x->incumbent == b) || (x->cand == b && x->incumbent == a);
+	}
+	return n;
+}
+
+/* the correct candidates faster than the best outside the noise (p90 below
+ * its p10) with no A/B between the two, as a count */
+static int outranked(const struct state *st, int best)
+{
+	const struct cand *b = state_cand(st, best);
+	int n = 0;
+	for (int i = 0; b && i < st->nCand; i++) {
+		const struct cand *c = &st->aCand[i];
+		n += c->id != best && c->status == STATUS_CORRECT && !c->unverified &&
+		     c->v.timing.p90Ms < b->v.timing.p10Ms && !abs_between(st, c->id, best);
+	}
+	return n;
+}
+
+/* the search's lines, as TAP comments */
+static void on_line(void *arg, const char *zLine, const cJSON *ev)
+{
+	(void)arg;
+	(void)ev;
+	printf("# %s\n", zLine);
+}
+
+static void search_in(struct loop *l, struct config *cfg, const char *zMode)
+{
+	char err[KL_ERRLEN] = "";
+	char *wk = xasprintf("python3 tests/fixtures/ab_worker.py %s %s", KLOOP_VERSION, zMode);
+	config_set(cfg, "worker", wk, err);
+	free(wk);
+	struct driver_opts o = {.zTask = "softmax", .bMemory = 1, .bNoSeeds = 1};
+	struct driver *drv = driver_open(l, cfg, &o, NULL, NULL, err);
+	CHECK(drv != NULL, "%s: a driver with the scripted worker (%s)", zMode, drv ? "ok" : err);
+	if (!drv)
+		return;
+	int id = driver_add(drv, "seed", NULL, 0, "chunked.c", seedSrc, NULL, err);
+	CHECK(id == 1 && driver_bench(drv, id, err) == 0, "%s: the seed is #1, evaluated (%s)",
+	      zMode, id == 1 ? "ok" : err);
+	cJSON *set = cJSON_Parse("{\"rounds\": 1, \"sweep_only\": 1, \"crossover\": 0}");
+	struct search *s = search_new(drv, on_line, NULL);
+	int rc = search_start(s, set, err);
+	cJSON_Delete(set);
+	CHECK(rc == 0, "%s: the search starts (%s)", zMode, rc ? err : "ok");
+	double t0 = now_s();
+	while (rc == 0 && !search_done(s) && now_s() - t0 < 120)
+		loop_once(l, 0.2);
+	const struct state *st = driver_state(drv);
+	int c32 = with_chunk(st, 32), c64 = with_chunk(st, 64), best = st->search.bestId;
+	CHECK(search_done(s) && c32 && c64,
+	      "%s: the search ended, its sweep made CHUNK 32 (#%d) and CHUNK 64 (#%d)", zMode, c32,
+	      c64);
+	const struct cand *shown = state_best(st, NULL, NULL);
+	CHECK(best && best == c32 && shown && shown->id == best,
+	      "%s: the best is CHUNK 32, the fastest (#%d; CHUNK 64 is #%d), after an A/B against "
+	      "CHUNK 64 (%d); the best every front end shows is the same (#%d)",
+	      zMode, best, c64, abs_between(st, c32, c64), shown ? shown->id : 0);
+	CHECK(best && !outranked(st, best),
+	      "%s: no correct candidate is faster than the best outside its noise without an A/B "
+	      "between the two (%d)",
+	      zMode, best ? outranked(st, best) : -1);
+	search_free(s);
+	driver_close(drv);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/kloop-test-search-ab.XXXXXX";
+	char err[KL_ERRLEN];
+	CHECK(unit_env(dir) == 0, "a directory");
+	struct config cfg;
+	CHECK(config_load(&cfg, err) == 0, "the default configuration");
+	config_set(&cfg, "backend", "host", err);
+	struct loop *l = loop_new();
+	search_in(l, &cfg, "lose");
+	search_in(l, &cfg, "late");
+	loop_free(l);
+	config_free(&cfg);
+	CHECK(unit_env_remove(dir) == 0, "remove the directory");
+	return check_done();
+}
