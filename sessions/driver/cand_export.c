@@ -93,11 +93,15 @@ static void flags_of(const struct cand *c, int cuda, char ***pPre, int *pnPre, c
 				after = 1;
 				continue;
 			}
-			int lib = staged && (!strncmp(w, "-l", 2) || !strncmp(w, "-L", 2));
+			/* after the source: what came after it, and a staged
+			 * build's libraries */
+			int late =
+			    after || (staged && (!strncmp(w, "-l", 2) || !strncmp(w, "-L", 2)));
 			shared |= !strcmp(w, "-shared");
-			if (after || lib ? nq < 63 : np < 62)
-				(after || lib ? post : pre)[after || lib ? nq++ : np++] =
-				    xstrdup(w);
+			if (late && nq < 63)
+				post[nq++] = xstrdup(w);
+			else if (!late && np < 62)
+				pre[np++] = xstrdup(w);
 		}
 		if (staged && !shared)
 			pre[np++] = xstrdup("-shared");
