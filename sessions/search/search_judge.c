@@ -151,9 +151,10 @@ static int ab_decides(struct search *s, const struct cand *c, const struct cand 
  * than it by their separate timings) with no A/B between the two are
  * judged again, so an A/B against it is asked.  A rival that lost an A/B to
  * the old best may still be faster than the new one: only an A/B between
- * the two settles which is (search_judge_all() takes them up).
+ * the two settles which is (search_judge_all() takes them up).  Also after
+ * a ban of the best (search_steer.c).
  */
-static void rejudge_against(struct search *s, int newId)
+void search_rejudge_against(struct search *s, int newId)
 {
 	const struct state *st = ST(s);
 	const struct cand *nb = state_cand(st, newId), *win;
@@ -238,6 +239,8 @@ static void judge(struct search *s, const struct cand *c)
 		return;
 	set_add(&s->rivals, id);
 	const struct cand *best = st->search.bestId ? state_cand(st, st->search.bestId) : NULL;
+	if (best && state_search_excluded(st, best->id))
+		best = NULL; /* banned since: the first that ranks holds it */
 	if (best && !challenges(c, best))
 		return;
 	if (best && !ab_decides(s, c, best))
@@ -260,7 +263,7 @@ static void judge(struct search *s, const struct cand *c)
 	                               best ? best->speedup : 0, EL(s), s->zErr),
 	                   line, NULL) < 0)
 		return;
-	rejudge_against(s, id);
+	search_rejudge_against(s, id);
 }
 
 void search_judge_all(struct search *s)
@@ -272,7 +275,7 @@ void search_judge_all(struct search *s)
 		s->nJudged = (size_t)st->maxId + 1;
 	}
 	/* until a pass judges none: a new best has the rivals that challenge
-	 * it judged again (rejudge_against()) before a round can close */
+	 * it judged again (search_rejudge_against()) before a round can close */
 	for (int any = 1; any;) {
 		any = 0;
 		for (int i = 0; i < ST(s)->nCand; i++) {

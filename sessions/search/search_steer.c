@@ -101,7 +101,24 @@ int search_ban(struct search *s, int id, char *err)
 	if (!c)
 		return -1;
 	snprintf(line, sizeof line, "ban #%d %s", id, c->zName);
-	return steered(s, ev_ban(SES(s), id, EL(s), ERR(s, err)), line, err);
+	if (search_emitted(s, ev_ban(SES(s), id, EL(s), ERR(s, err)), line, err) < 0)
+		return -1;
+	/* the best banned: the one rule's best among the rest holds it, and
+	 * the rivals that challenge it are judged again */
+	const struct cand *nb = ST(s)->search.bestId == id ? state_best(ST(s), NULL, NULL) : NULL;
+	if (nb) {
+		int nbId = nb->id;
+		snprintf(line, sizeof line, "#%d is banned: the best is #%d %s %.4g ms, %.3gx", id,
+		         nbId, nb->zName, nb->timeMs, nb->speedup);
+		if (search_emitted(s,
+		                   ev_new_best(SES(s), nbId, nb->speedup, nb->timeMs, 0, 0, EL(s),
+		                               ERR(s, err)),
+		                   line, err) < 0)
+			return -1;
+		search_rejudge_against(s, nbId);
+	}
+	search_tick(s);
+	return 0;
 }
 
 int search_unban(struct search *s, int id, char *err)
@@ -111,7 +128,12 @@ int search_unban(struct search *s, int id, char *err)
 	if (!c)
 		return -1;
 	snprintf(line, sizeof line, "unban #%d %s", id, c->zName);
-	return steered(s, ev_unban(SES(s), id, EL(s), ERR(s, err)), line, err);
+	if (search_emitted(s, ev_unban(SES(s), id, EL(s), ERR(s, err)), line, err) < 0)
+		return -1;
+	if ((size_t)id < s->nJudged)
+		s->judged[id] = 0; /* judged again: it may challenge the best */
+	search_tick(s);
+	return 0;
 }
 
 int search_clear(struct search *s, int id, char *err)

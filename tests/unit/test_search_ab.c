@@ -9,8 +9,13 @@
  *    their separate timings, gets an A/B against it and wins;
  *  - late: CHUNK 32's evaluation runs no A/B, the one the search asks
  *    against the seed comes back after CHUNK 64 became the best; it is
- *    asked again against the new best and wins.
- * Either way the best is the fastest, the one state_best() shows (the
+ *    asked again against the new best and wins;
+ *  - unban: a person bans CHUNK 32 while the sweep runs, CHUNK 64 becomes
+ *    the best, and the unban has CHUNK 32 judged again: its A/B against
+ *    CHUNK 64 is asked, and it wins;
+ *  - banbest: CHUNK 32 is banned as it becomes the best: CHUNK 64 holds
+ *    it, and the search says so.
+ * The best is the fastest not banned, the one state_best() shows (the
  * header, the round's line, the report), and no correct candidate faster
  * than the best outside its noise is left without an A/B between the two.
  */
@@ -53,8 +58,8 @@ static int abs_between(const struct state *st, int a, int b)
 	return n;
 }
 
-/* the correct candidates faster than the best outside the noise (p90 below
- * its p10) with no A/B between the two, as a count */
+/* the correct candidates, not banned, faster than the best outside the
+ * noise (p90 below its p10) with no A/B between the two, as a count */
 static int outranked(const struct state *st, int best)
 {
 	const struct cand *b = state_cand(st, best);
@@ -62,17 +67,42 @@ static int outranked(const struct state *st, int best)
 	for (int i = 0; b && i < st->nCand; i++) {
 		const struct cand *c = &st->aCand[i];
 		n += c->id != best && c->status == STATUS_CORRECT && !c->unverified &&
-		     c->v.timing.p90Ms < b->v.timing.p10Ms && !abs_between(st, c->id, best);
+		     !state_search_excluded(st, c->id) && c->v.timing.p90Ms < b->v.timing.p10Ms &&
+		     !abs_between(st, c->id, best);
 	}
 	return n;
 }
 
-/* the search's lines, as TAP comments */
+/* a search under way, steered from its own lines in mode "unban" */
+struct steer {
+	struct search *s;
+	const char *zMode;
+	int banned, unbanned;
+};
+
+/* the search's lines, as TAP comments; in mode "unban" the sweep's CHUNK 32
+ * (#4) is banned as the sweep is made, and unbanned once CHUNK 64 (#5) is
+ * the best */
 static void on_line(void *arg, const char *zLine, const cJSON *ev)
 {
-	(void)arg;
+	struct steer *x = arg;
+	char err[KL_ERRLEN];
 	(void)ev;
 	printf("# %s\n", zLine);
+	if (!strcmp(x->zMode, "banbest")) {
+		if (!x->banned && !strncmp(zLine, "new best #4", 11)) {
+			x->banned = 1; /* its lines come before it returns */
+			x->banned = search_ban(x->s, 4, err) == 0;
+		}
+		x->unbanned |= x->banned && !strncmp(zLine, "#4 is banned: the best is #5", 28);
+		return;
+	}
+	if (strcmp(x->zMode, "unban"))
+		return;
+	if (!x->banned && !strncmp(zLine, "sweep of #1", 11))
+		x->banned = search_ban(x->s, 4, err) == 0;
+	else if (x->banned && !x->unbanned && !strncmp(zLine, "new best #5", 11))
+		x->unbanned = search_unban(x->s, 4, err) == 0;
 }
 
 static void search_in(struct loop *l, struct config *cfg, const char *zMode)
@@ -90,7 +120,9 @@ static void search_in(struct loop *l, struct config *cfg, const char *zMode)
 	CHECK(id == 1 && driver_bench(drv, id, err) == 0, "%s: the seed is #1, evaluated (%s)",
 	      zMode, id == 1 ? "ok" : err);
 	cJSON *set = cJSON_Parse("{\"rounds\": 1, \"sweep_only\": 1, \"crossover\": 0}");
-	struct search *s = search_new(drv, on_line, NULL);
+	struct steer x = {.zMode = zMode};
+	struct search *s = search_new(drv, on_line, &x);
+	x.s = s;
 	int rc = search_start(s, set, err);
 	cJSON_Delete(set);
 	CHECK(rc == 0, "%s: the search starts (%s)", zMode, rc ? err : "ok");
@@ -103,14 +135,25 @@ static void search_in(struct loop *l, struct config *cfg, const char *zMode)
 	      "%s: the search ended, its sweep made CHUNK 32 (#%d) and CHUNK 64 (#%d)", zMode, c32,
 	      c64);
 	const struct cand *shown = state_best(st, NULL, NULL);
-	CHECK(best && best == c32 && shown && shown->id == best,
-	      "%s: the best is CHUNK 32, the fastest (#%d; CHUNK 64 is #%d), after an A/B against "
-	      "CHUNK 64 (%d); the best every front end shows is the same (#%d)",
-	      zMode, best, c64, abs_between(st, c32, c64), shown ? shown->id : 0);
+	if (!strcmp(zMode, "banbest"))
+		CHECK(x.banned && x.unbanned && best && best == c64 && shown && shown->id == best,
+		      "%s: CHUNK 32 banned as it became the best: CHUNK 64 holds it (#%d), said "
+		      "so; the best every front end shows is the same (#%d)",
+		      zMode, best, shown ? shown->id : 0);
+	else
+		CHECK(best && best == c32 && shown && shown->id == best,
+		      "%s: the best is CHUNK 32, the fastest (#%d; CHUNK 64 is #%d), after an A/B "
+		      "against CHUNK 64 (%d); the best every front end shows is the same (#%d)",
+		      zMode, best, c64, abs_between(st, c32, c64), shown ? shown->id : 0);
 	CHECK(best && !outranked(st, best),
 	      "%s: no correct candidate is faster than the best outside its noise without an A/B "
 	      "between the two (%d)",
 	      zMode, best ? outranked(st, best) : -1);
+	if (!strcmp(zMode, "unban"))
+		CHECK(x.banned && x.unbanned,
+		      "%s: CHUNK 32 was banned while the sweep ran, and unbanned once CHUNK 64 was "
+		      "the best",
+		      zMode);
 	search_free(s);
 	driver_close(drv);
 }
@@ -126,6 +169,8 @@ int main(void)
 	struct loop *l = loop_new();
 	search_in(l, &cfg, "lose");
 	search_in(l, &cfg, "late");
+	search_in(l, &cfg, "unban");
+	search_in(l, &cfg, "banbest");
 	loop_free(l);
 	config_free(&cfg);
 	CHECK(unit_env_remove(dir) == 0, "remove the directory");
