@@ -317,6 +317,9 @@ enum state_rank {
 enum state_rank state_cand_rank(const struct state *st, const struct cand *c);
 /* c may be ranked: state_cand_rank() is STATE_RANK_YES */
 int state_cand_rankable(const struct state *st, const struct cand *c);
+/* c may hold the best: it ranks and the search neither banned it nor holds
+ * it as a suspect (state_best.c) */
+int state_cand_competes(const struct state *st, const struct cand *c);
 /* c's verdict passes, its time aside: it ranks, or only its time keeps it
  * out (STATE_RANK_NO_SPEEDUP, STATE_RANK_UNVERIFIED): what `kloop eval`'s
  * exit status asks of each candidate */

@@ -78,9 +78,7 @@ const struct state_ab *state_ab_between(const struct state *st, const struct can
 	return NULL;
 }
 
-/* c may hold the best: it ranks (state_cand_rankable()) and the search
- * neither banned it nor holds it as a suspect */
-static int competes(const struct state *st, const struct cand *c)
+int state_cand_competes(const struct state *st, const struct cand *c)
 {
 	return state_cand_rankable(st, c) && !state_search_excluded(st, c->id);
 }
@@ -116,7 +114,7 @@ struct state_best_info state_best_among(const struct state *st,
 	const struct cand **v = xmalloc(sizeof *v * (size_t)(st->nCand + 1));
 	int n = 0;
 	for (int i = 0; i < st->nCand; i++)
-		if (keep(&st->aCand[i], arg) && competes(st, &st->aCand[i]))
+		if (keep(&st->aCand[i], arg) && state_cand_competes(st, &st->aCand[i]))
 			v[n++] = &st->aCand[i];
 	qsort(v, (size_t)n, sizeof *v, by_verdict);
 	/* the first verdict holds the best until a later one takes it: by

@@ -168,6 +168,67 @@ void search_rejudge_against(struct search *s, int newId)
 	}
 }
 
+/* why the search's best b no longer holds it, into buf */
+static const char *lost_why(const struct state *st, const struct cand *b, char *buf, size_t n)
+{
+	const struct state_suspect *x = state_search_suspect(st, b->id);
+	switch (state_cand_rank(st, b)) {
+	case STATE_RANK_STATUS:
+		snprintf(buf, n, "is %s now", b->zStatus ? b->zStatus : "not correct");
+		break;
+	case STATE_RANK_REDUCED:
+		snprintf(buf, n,
+		         "is of reduced precision, which the precision policy ranks no more");
+		break;
+	case STATE_RANK_SUSPECT:
+		snprintf(buf, n, "is below the device's floor, held until a person clears it");
+		break;
+	case STATE_RANK_NO_SPEEDUP:
+		snprintf(buf, n, "has no speedup now");
+		break;
+	case STATE_RANK_UNVERIFIED:
+		snprintf(buf, n, "has an unverified time now");
+		break;
+	default:
+		snprintf(buf, n, "%s", x && !x->cleared ? "is held as a suspect" : "is banned");
+	}
+	return buf;
+}
+
+/*
+ * The search's best, final, that no longer holds the best (banned, held as
+ * a suspect, or a verdict or precision policy it no longer ranks under)
+ * hands it to the one rule's best among the rest (state_best()), said and
+ * journaled as its new_best, and the rivals that challenge that one are
+ * judged again.  With none to hand it to, it is said once, and the first
+ * candidate that ranks takes it (judge()).
+ */
+static void hand_over(struct search *s)
+{
+	const struct state *st = ST(s);
+	const struct cand *b = st->search.bestId ? state_cand(st, st->search.bestId) : NULL;
+	if (!b || !search_final(b) || state_cand_competes(st, b) || s->handedFrom == b->id)
+		return;
+	char why[120], line[400];
+	int bId = b->id;
+	lost_why(st, b, why, sizeof why);
+	const struct cand *nb = state_best(st, NULL, NULL);
+	if (!nb) {
+		s->handedFrom = bId;
+		snprintf(line, sizeof line, "#%d %s: no candidate holds the best", bId, why);
+		note(s, line, NULL);
+		return;
+	}
+	int nbId = nb->id;
+	snprintf(line, sizeof line, "#%d %s: the best is #%d %s %.4g ms, %.3gx", bId, why, nbId,
+	         nb->zName, nb->timeMs, nb->speedup);
+	if (search_emitted(s,
+	                   ev_new_best(SES(s), nbId, nb->speedup, nb->timeMs, 0, 0, EL(s), s->zErr),
+	                   line, NULL) < 0)
+		return;
+	search_rejudge_against(s, nbId);
+}
+
 static void judge(struct search *s, const struct cand *c)
 {
 	const struct state *st = ST(s);
@@ -238,9 +299,11 @@ static void judge(struct search *s, const struct cand *c)
 	if (state_search_excluded(st, id))
 		return;
 	set_add(&s->rivals, id);
+	hand_over(s); /* a best banned while this one was judged (a steer from a line) */
+	st = ST(s);
 	const struct cand *best = st->search.bestId ? state_cand(st, st->search.bestId) : NULL;
-	if (best && state_search_excluded(st, best->id))
-		best = NULL; /* banned since: the first that ranks holds it */
+	if (best && search_final(best) && !state_cand_competes(st, best))
+		best = NULL; /* it lost the best, and none holds it: the first that ranks */
 	if (best && !challenges(c, best))
 		return;
 	if (best && !ab_decides(s, c, best))
@@ -278,6 +341,7 @@ void search_judge_all(struct search *s)
 	 * it judged again (search_rejudge_against()) before a round can close */
 	for (int any = 1; any;) {
 		any = 0;
+		hand_over(s);
 		for (int i = 0; i < ST(s)->nCand; i++) {
 			const struct cand *c = &ST(s)->aCand[i];
 			if (s->judged[c->id] || !search_final(c))

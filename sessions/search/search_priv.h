@@ -74,6 +74,7 @@ struct search {
 	size_t nJudged;
 	struct intset abAsked; /* the A/Bs the search asked for (ab_key(), search_judge.c) */
 	struct intset rivals;  /* candidates judged as rivals of the best */
+	int handedFrom;        /* the best that lost it with none to hand it to (said) */
 	cJSON *preset;         /* settings a person gave before the search started
 	                        * (`set`, `gate`): its search_started carries them */
 };

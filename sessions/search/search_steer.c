@@ -103,21 +103,7 @@ int search_ban(struct search *s, int id, char *err)
 	snprintf(line, sizeof line, "ban #%d %s", id, c->zName);
 	if (search_emitted(s, ev_ban(SES(s), id, EL(s), ERR(s, err)), line, err) < 0)
 		return -1;
-	/* the best banned: the one rule's best among the rest holds it, and
-	 * the rivals that challenge it are judged again */
-	const struct cand *nb = ST(s)->search.bestId == id ? state_best(ST(s), NULL, NULL) : NULL;
-	if (nb) {
-		int nbId = nb->id;
-		snprintf(line, sizeof line, "#%d is banned: the best is #%d %s %.4g ms, %.3gx", id,
-		         nbId, nb->zName, nb->timeMs, nb->speedup);
-		if (search_emitted(s,
-		                   ev_new_best(SES(s), nbId, nb->speedup, nb->timeMs, 0, 0, EL(s),
-		                               ERR(s, err)),
-		                   line, err) < 0)
-			return -1;
-		search_rejudge_against(s, nbId);
-	}
-	search_tick(s);
+	search_tick(s); /* a ban of the best hands it over (search_judge.c) */
 	return 0;
 }
 

@@ -14,7 +14,9 @@
  *    the best, and the unban has CHUNK 32 judged again: its A/B against
  *    CHUNK 64 is asked, and it wins;
  *  - banbest: CHUNK 32 is banned as it becomes the best: CHUNK 64 holds
- *    it, and the search says so.
+ *    it, and the search says so;
+ *  - reduced: CHUNK 32 is of reduced precision, the best under `precision
+ *    any`; the policy made faithful hands the best to CHUNK 64, said so.
  * The best is the fastest not banned, the one state_best() shows (the
  * header, the round's line, the report), and no correct candidate faster
  * than the best outside its noise is left without an A/B between the two.
@@ -58,17 +60,17 @@ static int abs_between(const struct state *st, int a, int b)
 	return n;
 }
 
-/* the correct candidates, not banned, faster than the best outside the
- * noise (p90 below its p10) with no A/B between the two, as a count */
+/* the candidates that may hold the best (correct, verified, of the
+ * precision the policy ranks, not banned), faster than the best outside
+ * the noise (p90 below its p10) with no A/B between the two, as a count */
 static int outranked(const struct state *st, int best)
 {
 	const struct cand *b = state_cand(st, best);
 	int n = 0;
 	for (int i = 0; b && i < st->nCand; i++) {
 		const struct cand *c = &st->aCand[i];
-		n += c->id != best && c->status == STATUS_CORRECT && !c->unverified &&
-		     !state_search_excluded(st, c->id) && c->v.timing.p90Ms < b->v.timing.p10Ms &&
-		     !abs_between(st, c->id, best);
+		n += c->id != best && state_cand_competes(st, c) &&
+		     c->v.timing.p90Ms < b->v.timing.p10Ms && !abs_between(st, c->id, best);
 	}
 	return n;
 }
@@ -89,6 +91,16 @@ static void on_line(void *arg, const char *zLine, const cJSON *ev)
 	char err[KL_ERRLEN];
 	(void)ev;
 	printf("# %s\n", zLine);
+	if (!strcmp(x->zMode, "reduced")) {
+		/* the policy made faithful once the reduced CHUNK 32 is the best */
+		if (!x->banned && !strncmp(zLine, "new best #4", 11)) {
+			x->banned = 1;
+			x->banned = search_set(x->s, "precision", "faithful", err) == 0;
+		}
+		x->unbanned |= x->banned && !strncmp(zLine, "#4 is of reduced precision", 26) &&
+		               strstr(zLine, ": the best is #5");
+		return;
+	}
 	if (!strcmp(x->zMode, "banbest")) {
 		if (!x->banned && !strncmp(zLine, "new best #4", 11)) {
 			x->banned = 1; /* its lines come before it returns */
@@ -119,7 +131,8 @@ static void search_in(struct loop *l, struct config *cfg, const char *zMode)
 	int id = driver_add(drv, "seed", NULL, 0, "chunked.c", seedSrc, NULL, err);
 	CHECK(id == 1 && driver_bench(drv, id, err) == 0, "%s: the seed is #1, evaluated (%s)",
 	      zMode, id == 1 ? "ok" : err);
-	cJSON *set = cJSON_Parse("{\"rounds\": 1, \"sweep_only\": 1, \"crossover\": 0}");
+	cJSON *set = cJSON_Parse("{\"rounds\": 1, \"sweep_only\": 1, \"crossover\": 0, "
+	                         "\"precision\": \"any\"}");
 	struct steer x = {.zMode = zMode};
 	struct search *s = search_new(drv, on_line, &x);
 	x.s = s;
@@ -135,11 +148,13 @@ static void search_in(struct loop *l, struct config *cfg, const char *zMode)
 	      "%s: the search ended, its sweep made CHUNK 32 (#%d) and CHUNK 64 (#%d)", zMode, c32,
 	      c64);
 	const struct cand *shown = state_best(st, NULL, NULL);
-	if (!strcmp(zMode, "banbest"))
+	if (!strcmp(zMode, "banbest") || !strcmp(zMode, "reduced"))
 		CHECK(x.banned && x.unbanned && best && best == c64 && shown && shown->id == best,
-		      "%s: CHUNK 32 banned as it became the best: CHUNK 64 holds it (#%d), said "
+		      "%s: CHUNK 32 %s as it became the best: CHUNK 64 holds it (#%d), said "
 		      "so; the best every front end shows is the same (#%d)",
-		      zMode, best, shown ? shown->id : 0);
+		      zMode,
+		      zMode[0] == 'b' ? "banned" : "of reduced precision, the policy made faithful",
+		      best, shown ? shown->id : 0);
 	else
 		CHECK(best && best == c32 && shown && shown->id == best,
 		      "%s: the best is CHUNK 32, the fastest (#%d; CHUNK 64 is #%d), after an A/B "
@@ -171,6 +186,7 @@ int main(void)
 	search_in(l, &cfg, "late");
 	search_in(l, &cfg, "unban");
 	search_in(l, &cfg, "banbest");
+	search_in(l, &cfg, "reduced");
 	loop_free(l);
 	config_free(&cfg);
 	CHECK(unit_env_remove(dir) == 0, "remove the directory");
