@@ -151,17 +151,17 @@ static int ab_decides(struct search *s, const struct cand *c, const struct cand 
  * than it by their separate timings) with no A/B between the two are
  * judged again, so an A/B against it is asked.  A rival that lost an A/B to
  * the old best may still be faster than the new one: only an A/B between
- * the two settles which is (search_judge_all() takes them up).  Also after
- * a ban of the best (search_steer.c).
+ * the two settles which is (search_judge_all() takes them up).  Also when a
+ * best hands it over (hand_over()).
  */
-void search_rejudge_against(struct search *s, int newId)
+static void rejudge_against(struct search *s, int newId)
 {
 	const struct state *st = ST(s);
 	const struct cand *nb = state_cand(st, newId), *win;
 	for (int i = 0; nb && i < s->rivals.n; i++) {
 		const struct cand *x = state_cand(st, s->rivals.a[i]);
 		if (!x || x->id == newId || (size_t)x->id >= s->nJudged || !search_final(x) ||
-		    x->status != STATUS_CORRECT || !challenges(x, nb) ||
+		    !state_cand_competes(st, x) || !challenges(x, nb) ||
 		    state_ab_between(st, x, nb, &win))
 			continue;
 		s->judged[x->id] = 0;
@@ -226,7 +226,7 @@ static void hand_over(struct search *s)
 	                   ev_new_best(SES(s), nbId, nb->speedup, nb->timeMs, 0, 0, EL(s), s->zErr),
 	                   line, NULL) < 0)
 		return;
-	search_rejudge_against(s, nbId);
+	rejudge_against(s, nbId);
 }
 
 static void judge(struct search *s, const struct cand *c)
@@ -326,7 +326,7 @@ static void judge(struct search *s, const struct cand *c)
 	                               best ? best->speedup : 0, EL(s), s->zErr),
 	                   line, NULL) < 0)
 		return;
-	search_rejudge_against(s, id);
+	rejudge_against(s, id);
 }
 
 void search_judge_all(struct search *s)
@@ -338,7 +338,7 @@ void search_judge_all(struct search *s)
 		s->nJudged = (size_t)st->maxId + 1;
 	}
 	/* until a pass judges none: a new best has the rivals that challenge
-	 * it judged again (search_rejudge_against()) before a round can close */
+	 * it judged again (rejudge_against()) before a round can close */
 	for (int any = 1; any;) {
 		any = 0;
 		hand_over(s);

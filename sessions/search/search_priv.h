@@ -116,9 +116,6 @@ int search_final(const struct cand *c);
 /* judge every final verdict not judged yet, and give the driver what
  * every evaluation carries from now on (driver_set_eval_request()) */
 void search_judge_all(struct search *s);
-/* candidate newId is the best now: the rivals judged before it that
- * challenge it with no A/B between the two are judged again */
-void search_rejudge_against(struct search *s, int newId);
 /* rounds finished (round 0 not counted) */
 int search_rounds_done(const struct state *st);
 /* candidates made since the search started */
