@@ -85,14 +85,6 @@ static int implausible(const struct search *s, const struct cand *c, char *why, 
 	return IMPLAUSIBLE_PHYSICS;
 }
 
-/* the key of an A/B asked of challenger id against incumbent incId (one
- * ask a pair: a challenger whose A/B against one best came back after
- * another took its place is asked again against the new one) */
-static int ab_key(int id, int incId)
-{
-	return id * 65536 + incId;
-}
-
 /* c challenges best: faster than its low time, or faster outside its noise
  * (as state_best() takes it); a copy of it does not */
 static int challenges(const struct cand *c, const struct cand *best)
@@ -132,7 +124,9 @@ static int ab_decides(struct search *s, const struct cand *c, const struct cand 
 		}
 		return win == c;
 	}
-	if (!set_add(&s->abAsked, ab_key(id, incId)))
+	/* one ask a pair: a challenger whose A/B against one best came back
+	 * after another took its place is asked again against the new one */
+	if (!pair_add(&s->abAsked, id, incId))
 		return 0; /* asked once already: no A/B against this incumbent came back */
 	if (driver_bench_ab(s->drv, id, incId, err) < 0) {
 		snprintf(line, sizeof line, "A/B of #%d against #%d: %s", id, incId, err);

@@ -44,6 +44,25 @@ static inline int set_add(struct intset *x, int v)
 	return 1;
 }
 
+/* pairs of candidate ids (an A/B's challenger and incumbent) */
+struct pairset {
+	int (*a)[2];
+	int n;
+	size_t nAlloc;
+};
+
+/* add the pair (x, y); 1 when it was not there */
+static inline int pair_add(struct pairset *p, int x, int y)
+{
+	for (int i = 0; i < p->n; i++)
+		if (p->a[i][0] == x && p->a[i][1] == y)
+			return 0;
+	xgrow((void **)&p->a, &p->nAlloc, (size_t)p->n + 1, sizeof *p->a);
+	p->a[p->n][0] = x;
+	p->a[p->n++][1] = y;
+	return 1;
+}
+
 /* an open round's work done by this process (driven at least once: what
  * was cut short before it was asked again) */
 struct work {
@@ -72,11 +91,11 @@ struct search {
 	int translating;     /* round 0's translations were asked for */
 	char *judged;        /* per candidate id: its verdict was judged */
 	size_t nJudged;
-	struct intset abAsked; /* the A/Bs the search asked for (ab_key(), search_judge.c) */
-	struct intset rivals;  /* candidates judged as rivals of the best */
-	int handedFrom;        /* the best that lost it with none to hand it to (said) */
-	cJSON *preset;         /* settings a person gave before the search started
-	                        * (`set`, `gate`): its search_started carries them */
+	struct pairset abAsked; /* the A/Bs the search asked for: challenger, incumbent */
+	struct intset rivals;   /* candidates judged as rivals of the best */
+	int handedFrom;         /* the best that lost it with none to hand it to (said) */
+	cJSON *preset;          /* settings a person gave before the search started
+	                         * (`set`, `gate`): its search_started carries them */
 };
 
 static inline const struct state *ST(const struct search *s)
