@@ -68,17 +68,32 @@ static void search_fields(const struct state *st, int bWhy, char *head, size_t n
 }
 
 /* the best with its caveat in short, where the whole one leaves out
- * something else: "best 2.65x (#1, unconfirmed)" (narrower than 100
- * columns: "best 2.65x (#1)"); 1 when it had a caveat to shorten */
-static int best_short(const struct state_best_info *bi, char *buf, size_t n)
+ * something else: "best 2.65x (#1, unconfirmed)", or bare ("best 2.65x
+ * (#1)", and always narrower than 100 columns; the Population's marks and
+ * Activity keep the caveat); 1 when it had a caveat to shorten */
+static int best_short(const struct state_best_info *bi, int bare, char *buf, size_t n)
 {
 	if (!bi->best || (!bi->tie && !bi->abTie))
 		return 0;
 	snprintf(buf, n, "best %.3gx (#%d%s)", bi->best->speedup, bi->best->id,
-	         COLS < 100 ? ""
-	         : bi->tie  ? ", unconfirmed"
-	                    : ", A/B: within noise");
+	         bare || COLS < 100 ? ""
+	         : bi->tie          ? ", unconfirmed"
+	                            : ", A/B: within noise");
 	return 1;
+}
+
+/* the title's fields fitted into COLS (screen_fit_fields()), the best's
+ * caveat shortened, then left out, while the fields of priority want
+ * would not fit (the counts stay in view); the priority kept */
+static int fit_title(const char *const *az, const int *prio, int n, int want,
+                     const struct state_best_info *bi, char *bestz, size_t nBest, char *t,
+                     size_t nt)
+{
+	int keep = screen_fit_fields(az, prio, n, COLS, t, nt);
+	for (int bare = 0; keep < want && bare < 2; bare++)
+		if (best_short(bi, bare, bestz, nBest))
+			keep = screen_fit_fields(az, prio, n, COLS, t, nt);
+	return keep;
 }
 
 static void draw_title(struct app *a)
@@ -114,12 +129,10 @@ static void draw_title(struct app *a)
 		 * 39): shortened (the reason it ended, the best's caveat) rather
 		 * than left out */
 		const int prio[] = {0, 0, 0, 3, 0, 0, 4, 5};
-		if (screen_fit_fields(az, prio, 8, COLS, t, sizeof t) < 3 &&
-		    best_short(&bi, bestz, sizeof bestz)) /* the counts stay in view */
-			screen_fit_fields(az, prio, 8, COLS, t, sizeof t);
+		fit_title(az, prio, 8, 3, &bi, bestz, sizeof bestz, t, sizeof t);
 		if (screen_width(t, strlen(t)) > COLS) {
 			search_fields(st, 0, head, sizeof head, rest, sizeof rest);
-			best_short(&bi, bestz, sizeof bestz);
+			best_short(&bi, 1, bestz, sizeof bestz);
 			screen_fit_fields(az, prio, 8, COLS, t, sizeof t);
 		}
 		if (screen_width(t, strlen(t)) > COLS) {
@@ -147,9 +160,7 @@ static void draw_title(struct app *a)
 		path[0] = 0;
 		/* the reason an ended search gives, where it leaves room for the
 		 * best and the jobs (Activity and `:search status` say it whole) */
-		int keep = screen_fit_fields(az, prio, 7, COLS, t, sizeof t);
-		if (keep < 5 && best_short(&bi, bestz, sizeof bestz)) /* the counts stay in view */
-			keep = screen_fit_fields(az, prio, 7, COLS, t, sizeof t);
+		int keep = fit_title(az, prio, 7, 5, &bi, bestz, sizeof bestz, t, sizeof t);
 		if (keep < 3) {
 			search_fields(st, 0, head, sizeof head, rest, sizeof rest);
 			if (nGate)

@@ -4,6 +4,7 @@
 # all-"-" roofline column giving its room to the idea; the human gate
 # of `kloop search` on a terminal refusing a reply of several characters;
 # and at 200x50 a replay's Activity listing the events up to the one shown,
+# at 100x30 a replay's title keeping the counts beside an unconfirmed best,
 # and the workers' setup as long as the worker says it took.
 . tests/e2e/lib.sh
 if ! command -v tmux >/dev/null 2>&1; then
@@ -135,6 +136,40 @@ else
 fi
 keys q
 wait_for "quit|y/n|DONE-R" 10 >/dev/null
+keys y
+
+# --- a replay at 100 columns whose best is unconfirmed (a rival within its
+# noise, no A/B: a loaded machine's seeds): the title bar shortens the
+# best's caveat, then leaves it out, before it loses the counts (the
+# Population's marks and Activity keep the caveat)
+U="$T/unconfirmed.jsonl"
+python3 - "$S" "$U" <<'PY'
+import copy, json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ev = [e for e in ev if e.get("type") != "ab_compared"]
+fin = [e for e in ev if e.get("type") == "eval_finished" and e.get("candidate") == 1][-1]
+add = [e for e in ev if e.get("type") == "candidate_added" and e.get("id") == 1][0]
+a = dict(add, id=3, name="rival.c", origin="human", parents=[1],
+         source="/* a rival */\n" + add["source"])
+r = copy.deepcopy(fin)
+r["candidate"] = 3
+for k in ("code_hash", "same_code_as", "not_timed"):
+    r["result"].pop(k, None)
+t = r["result"]["timing"]
+m = t["median_ms"] * 0.99
+t.update(median_ms=m, p10_ms=m * 0.97, p90_ms=m * 1.03)
+r["result"]["time_ms"] = m
+out = ev + [a, r]
+for i, e in enumerate(out):
+    e["seq"] = i + 1
+open(sys.argv[2], "w").write("".join(json.dumps(e) + "\n" for e in out))
+PY
+$KLOOP session "$U" >"$T/unconfirmed.txt" 2>&1
+TUI_W=100 TUI_H=30 tui_start "cd $PWD && $KL replay $U; echo DONE-U"
+check "a replay at 100 columns whose best is unconfirmed ($(grep -m1 '^best' "$T/unconfirmed.txt")): the title keeps the counts" \
+	wait_for "^ kloop replay \| softmax \(host\) \| event [0-9]+ of [0-9]+ \| 3 candidates, 3 correct \| best [0-9.]+x \(#1" 30
+keys q
+wait_for "quit|y/n|DONE-U" 10 >/dev/null
 keys y
 
 # --- the workers' setup as the worker counts it (as `kloop eval` says it),
