@@ -428,6 +428,7 @@ static void run_job(struct job *j)
 	W.loadS = 0;
 	W.nRunners = 0;
 	W.nAhead = 0;
+	W.nFramed = 0;
 	W.endS = 0;
 	W.spare0 = cand_spare_seconds();
 	W.zConfine[0] = 0;
@@ -478,6 +479,7 @@ static void run_job(struct job *j)
 	cJSON_AddNumberToObject(sec, "spares", cand_spare_seconds() - W.spare0);
 	cJSON_AddNumberToObject(o, "runners", W.nRunners);
 	cJSON_AddNumberToObject(o, "runners_ahead", W.nAhead);
+	cJSON_AddNumberToObject(o, "runners_framed", W.nFramed);
 	/* without a measured check, what is left of the run (never below 0: the
 	 * load may have been counted for several runner starts) */
 	double rest = tRun - tTime - W.loadS - W.endS;
@@ -523,8 +525,13 @@ static void pump(void)
 		while (*pp && (*pp)->cancelled)
 			pp = &(*pp)->next;
 		struct job *j = *pp;
-		if (!W.ready || !j || !compiles_done(j))
+		if (!W.ready || !j)
 			return;
+		if (!compiles_done(j)) {
+			/* its runner readied while it compiles */
+			kworker_frame_ahead();
+			return;
+		}
 		*pp = j->next;
 		run_job(j);
 		kworker_job_free(j);

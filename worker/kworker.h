@@ -118,6 +118,7 @@ struct kworker_state {
 	int nRunners;             /* runners started for it */
 	char zConfine[600];       /* how its last runner was confined (cand_describe) */
 	int nAhead;               /* of them, spares started ahead (cand_spare_policy) */
+	int nFramed;              /* of those, spares readied ahead (kworker_frame_ahead) */
 	double endS;              /* seconds spent ending them (before its result) */
 	struct cand_proc *aEndLater[KWORKER_END_LATER]; /* its runners ended after it */
 	int nEndLater;
@@ -237,6 +238,10 @@ void kworker_op_cancel(cJSON *req);
 /* the runners' spares and the clock's twin started now, on h's buffers,
  * before the task's inputs are drawn (cand_spare_prestart) */
 void kworker_prestart(struct harness *h);
+/* while the next candidate compiles: a spare given the buffers it will run
+ * on and its frames taken (cand_spare_frame), so that its verdict waits
+ * for the object's load alone.  KLOOP_FRAME_AHEAD=0: not (to measure it) */
+void kworker_frame_ahead(void);
 /* a runner for j's shared object on the buffers of the nH harnesses ah[]
  * (cand_iface(c, k) runs it on ah[k]'s); NULL + err (*pLoadErr: the object
  * is at fault) */

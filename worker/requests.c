@@ -570,6 +570,8 @@ void kworker_op_eval(cJSON *req)
 	while (*pp)
 		pp = &(*pp)->next;
 	*pp = j;
+	/* its runner readied while it compiles (pump: kworker_frame_ahead) */
+	kworker_pump_later();
 }
 
 /* the engine: code with this hash was timed (timing) as label on a device

@@ -50,6 +50,42 @@ void kworker_prestart(struct harness *h)
 	compiler_dirs_free(libDirs);
 }
 
+/* the clock's twin: started once, again if it died (NULL: none, said) */
+static struct cand_proc *twin_ready(const struct cand_opts *o)
+{
+	if (!cand_alive(W.twin)) {
+		char terr[KL_ERRLEN];
+		cand_free(W.twin);
+		struct cand_proc *t = W.twinStarting;
+		W.twinStarting = NULL;
+		if (!(W.twin = t ? cand_twin_ready(t, terr) : cand_twin(o, terr)))
+			fprintf(stderr,
+			        "kloop-worker: warning: no clock twin (%s): the clock's bound uses "
+			        "the frames taken before each load\n",
+			        terr);
+	}
+	return W.twin;
+}
+
+void kworker_frame_ahead(void)
+{
+	static int off = -1;
+	if (off < 0) {
+		const char *z = getenv("KLOOP_FRAME_AHEAD");
+		off = z && !strcmp(z, "0");
+	}
+	if (off || !W.ready || !W.h || W.b->fatal || !cand_spares_waiting())
+		return;
+	/* the harnesses a candidate's first runner serves (cascade) */
+	struct harness *both[] = {W.hSmall, W.h};
+	int nH = W.hSmall ? 2 : 1;
+	char **libDirs = compiler_lib_dirs(W.comp, 0);
+	struct cand_opts o = runner_opts(0, libDirs);
+	o.twin = twin_ready(&o);
+	cand_spare_frame(&o, both + 2 - nH, nH);
+	compiler_dirs_free(libDirs);
+}
+
 /* start a runner for j's shared object on the buffers of the nH harnesses
  * ah[] (cand_iface(c, k) runs it on ah[k]'s); NULL + err (*pLoadErr: the
  * object itself is at fault, a compile_error) */
@@ -64,25 +100,15 @@ struct cand_proc *kworker_load_on(struct job *j, struct harness *const *ah, int 
 	/* the task's libraries, where the candidate's rpath finds them */
 	char **libDirs = compiler_lib_dirs(W.comp, 0);
 	struct cand_opts o = runner_opts(j->isReference, libDirs);
-	/* the clock's twin first: started once, again if it died */
-	if (!cand_alive(W.twin)) {
-		char terr[KL_ERRLEN];
-		cand_free(W.twin);
-		struct cand_proc *t = W.twinStarting;
-		W.twinStarting = NULL;
-		if (!(W.twin = t ? cand_twin_ready(t, terr) : cand_twin(&o, terr)))
-			fprintf(stderr,
-			        "kloop-worker: warning: no clock twin (%s): the clock's bound uses "
-			        "the frames taken before each load\n",
-			        terr);
-	}
-	o.twin = W.twin;
+	/* the clock's twin first */
+	o.twin = twin_ready(&o);
 	struct cand_proc *c = cand_start(&o, ah, nH, fd, pLoadErr, err);
 	compiler_dirs_free(libDirs);
 	close(fd);
 	W.loadS += now_s() - t0;
 	W.nRunners++;
 	W.nAhead += c && cand_started_ahead(c);
+	W.nFramed += c && cand_framed_ahead(c);
 	if (c)
 		cand_describe(c, W.zConfine, sizeof W.zConfine);
 	return c;

@@ -431,6 +431,42 @@ out=$(KLOOP_SPARE_RUNNER=soon $K eval softmax "$T/good1.c" $B 2>&1)
 check "KLOOP_SPARE_RUNNER=soon is refused, saying what it may be ($(echo "$out" | head -2 | tr '\n' ' '))" \
 	sh -c 'echo "$1" | grep -q "KLOOP_SPARE_RUNNER must be off, after or ready"' - "$out"
 
+# 10b. a spare readied while the next candidate compiles: a hand edit's
+# request has the worker ready a spare (its buffers mapped, the frames of
+# the clock's bound taken: kworker_frame_ahead) before its compile is done,
+# a process that takes far longer than the worker's next turn of its loop,
+# so the verdict waits for the object's load alone; the same edit with
+# KLOOP_FRAME_AHEAD=0 takes its frames at the start
+cat >"$T/fed.sh" <<'ED'
+#!/bin/sh
+# a real edit (other machine code), and a line of this call's own (no compile
+# of it in the cache)
+sed -i 's/m = fmaxf(m, xr\[c\]);/m = xr[c] > m ? xr[c] : m;/' "$1"
+echo "/* $$ $(date +%s%N) */" >>"$1"
+ED
+chmod +x "$T/fed.sh"
+fr_of() {
+	python3 -c '
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1])]
+rs = [e["result"] for e in evs if e.get("type") == "eval_finished" and e.get("candidate") == 2]
+print(" ".join("%s/%s/%s" % (r.get("status"), r.get("runners_framed"),
+    "pre" if "frame_before_load_ms" in (r.get("timing") or {}) else "nopre")
+    for r in rs) or "none")' "$1"
+}
+echo "edit 1" >"$T/fr.script"
+EDITOR="$T/fed.sh" KLOOP_SPARE_RUNNER=ready $K shell softmax $B --session "$T/fr.jsonl" \
+	<"$T/fr.script" >"$T/fr.out" 2>"$T/fr.err"
+got=$(fr_of "$T/fr.jsonl")
+check "a hand edit's runner is readied while it compiles: correct, from a runner framed ahead, timed against the frames taken before its load ($got)" \
+	test "$got" = "correct/1/pre"
+check "... and nothing is left ($(left))" gone
+EDITOR="$T/fed.sh" KLOOP_FRAME_AHEAD=0 KLOOP_SPARE_RUNNER=ready $K shell softmax $B \
+	--session "$T/fr0.jsonl" <"$T/fr.script" >"$T/fr0.out" 2>"$T/fr0.err"
+got=$(fr_of "$T/fr0.jsonl")
+check "KLOOP_FRAME_AHEAD=0: its frames taken at its start instead ($got)" \
+	test "$got" = "correct/0/pre"
+
 # 11. several spares (--spares 2): both wait, started ahead, beside a
 # running candidate; each candidate takes one and it is replaced (every
 # one of four from a runner started ahead); they die with kloop

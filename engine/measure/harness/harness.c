@@ -157,7 +157,9 @@ static int ring_new(struct harness *h, char *err)
 struct harness *harness_new(const struct task *t, struct backend *b, const struct harness_opts *o,
                             char *err)
 {
+	static uint64_t nMade;
 	struct harness *h = xcalloc(1, sizeof *h);
+	h->serial = ++nMade;
 	h->t = t;
 	h->b = b;
 	h->o = *o;
@@ -321,6 +323,11 @@ void harness_set_source(struct harness *h, const struct harness_source *s)
 	memset(&h->src, 0, sizeof h->src);
 	if (s)
 		h->src = *s;
+}
+
+uint64_t harness_serial(const struct harness *h)
+{
+	return h->serial;
 }
 
 int harness_buffers(const struct harness *h, struct harness_buf *a)

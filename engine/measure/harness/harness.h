@@ -182,6 +182,10 @@ struct harness_buf {
 	size_t ringOff;    /* a tensor: where its data is in a slot of its kind's ring */
 };
 int harness_buffers(const struct harness *h, struct harness_buf *a);
+/* which harness of this process h is, never another's (a harness's buffers
+ * are made with it and live as long: a runner that mapped them serves
+ * every candidate of the harness of this serial) */
+uint64_t harness_serial(const struct harness *h);
 
 /* draw every trial's inputs (and the timing set's) from the seeds, on the
  * device; the checking sets' seeds are unpredictable.  0 or -1 + err */

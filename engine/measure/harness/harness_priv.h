@@ -63,6 +63,7 @@ struct after_reservoir {
 struct harness {
 	const struct task *t;
 	struct backend *b;
+	uint64_t serial; /* this process's count of harnesses at its making (harness_serial) */
 	struct harness_opts o;
 	int nSets;     /* trials + 1 + nPool */
 	int nPool;     /* checking sets, after the timing set */

@@ -104,6 +104,22 @@ int cand_spares_waiting(void);
 double cand_spare_seconds(void);
 /* whether c was a spare (its start was not its candidate's wait) */
 int cand_started_ahead(const struct cand_proc *c);
+/*
+ * Ready a waiting spare for the next candidate before it is known: hand it
+ * the buffers of the nH harnesses ah[] and take the empty frames of the
+ * clock's bound on it (harness_preload, o->twin beside) now, while the
+ * candidate compiles, so that cand_start() on the same harnesses (by their
+ * serials) and options only has it load the object.  Its frames are taken
+ * before any candidate is in it, as at a start; those older than
+ * CAND_FRAMED_FRESH_S when it is taken are taken again.  One such spare at
+ * most: 1 when one was readied now, 0 when none was (one is ready for
+ * these harnesses already, or no spare has made its context yet; a spare
+ * that failed is dropped: the start then does what it would have).
+ */
+#define CAND_FRAMED_FRESH_S 3.0
+int cand_spare_frame(const struct cand_opts *o, struct harness *const *ah, int nH);
+/* whether c was readied ahead so (cand_spare_frame) */
+int cand_framed_ahead(const struct cand_proc *c);
 
 /* what holds the runner, in words for a result: what it confined itself
  * with (seccomp, landlock), how it is held between calls (its cgroup frozen,

@@ -114,20 +114,28 @@ struct cand_proc {
 	int noteKind;   /* HC_CRASHED or HC_MISBEHAVED when the runner said why it died */
 	char note[512]; /* what it said */
 	char zStatus[160];
-	int schedFd;        /* the runner's /proc/PID/schedstat, or -1 */
-	double timeoutS;    /* a call's limit (cand_set_timeout), 0: none */
-	int sandboxed;      /* the runner is bubblewrap's child */
-	int noteInput;      /* the note is about a write to an input (or its guard band) */
-	int statFd;         /* its /proc/PID/stat (whether it is asleep), or -1 */
-	int ahead;          /* it was the spare: started before its candidate was known */
-	int reference;      /* it runs the task's reference, not a candidate (messages) */
-	struct cgroup *cg;  /* its control group (cgroup.h), or NULL */
-	pid_t rpid;         /* the runner's pid (kloop-worker --runner), once ready */
-	int stop;           /* how it is held between calls: STOP_* */
-	int held;           /* it is frozen or stopped now */
-	int nTasks0;        /* its threads when it was ready (the candidate loaded) */
-	int twin;           /* the clock's twin (cand_twin): it never loads anything */
-	int twinUnsent;     /* its setup could not be sent (cand_twin_begin) */
+	int schedFd;       /* the runner's /proc/PID/schedstat, or -1 */
+	double timeoutS;   /* a call's limit (cand_set_timeout), 0: none */
+	int sandboxed;     /* the runner is bubblewrap's child */
+	int noteInput;     /* the note is about a write to an input (or its guard band) */
+	int statFd;        /* its /proc/PID/stat (whether it is asleep), or -1 */
+	int ahead;         /* it was the spare: started before its candidate was known */
+	int reference;     /* it runs the task's reference, not a candidate (messages) */
+	struct cgroup *cg; /* its control group (cgroup.h), or NULL */
+	pid_t rpid;        /* the runner's pid (kloop-worker --runner), once ready */
+	int stop;          /* how it is held between calls: STOP_* */
+	int held;          /* it is frozen or stopped now */
+	int nTasks0;       /* its threads when it was ready (the candidate loaded) */
+	int twin;          /* the clock's twin (cand_twin): it never loads anything */
+	int twinUnsent;    /* its setup could not be sent (cand_twin_begin) */
+	/* a spare readied ahead (cand_spare_frame): its buffers mapped for the
+	 * harnesses of these serials and its frames taken, at framedAt with
+	 * the twin framedTwin beside */
+	int framed;
+	uint64_t framedOf[CAND_MAX_HARNESSES];
+	double framedAt;
+	const struct cand_proc *framedTwin;
+	pid_t framedTwinPid;
 	char zConfine[400]; /* what the runner put in place before the load (its word) */
 };
 

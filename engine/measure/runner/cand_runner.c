@@ -400,8 +400,8 @@ int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder)
 	int fds[MAX_SETUP_BUF + 1], nFds;
 	ssize_t got = recv_with_fds(fd, su, sizeof *su, fds, &nFds);
 	int twin = got == (ssize_t)sizeof *su && su->twin && su->nBuf == 0;
-	if (got != (ssize_t)sizeof *su || su->op != CM_SETUP || (nFds < 1 && !twin) ||
-	    su->nBuf > MAX_SETUP_BUF || su->nSet < 1 || su->nSet > CAND_MAX_HARNESSES) {
+	if (got != (ssize_t)sizeof *su || su->op != CM_SETUP || su->nBuf > MAX_SETUP_BUF ||
+	    su->nSet < 1 || su->nSet > CAND_MAX_HARNESSES) {
 		snprintf(err, KL_ERRLEN,
 		         "the runner's setup message was malformed (%zd bytes of %zu, %d file "
 		         "descriptors%s)",
@@ -417,7 +417,7 @@ int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder)
 	static kl_tensor in[CAND_MAX_HARNESSES][TASK_MAX_TENSORS],
 	    out[CAND_MAX_HARNESSES][TASK_MAX_TENSORS];
 	static struct ring ring[CAND_MAX_HARNESSES];
-	int nIn[CAND_MAX_HARNESSES] = {0}, nOut[CAND_MAX_HARNESSES] = {0}, k = 1;
+	int nIn[CAND_MAX_HARNESSES] = {0}, nOut[CAND_MAX_HARNESSES] = {0}, k = 0;
 	int nSet = (int)su->nSet;
 	S.nBuf = (int)su->nBuf;
 	for (int i = 0; i < S.nBuf; i++) {
@@ -462,13 +462,15 @@ int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder)
 		memcpy(t->shape, cb->shape, sizeof t->shape);
 	}
 	free(su);
-	/* mapped: the trusted side takes its empty frames now, then asks for
-	 * the load */
+	/* mapped: the trusted side takes its empty frames now (or long
+	 * before the candidate is known: cand_spare_frame), then asks for the
+	 * load, the object's descriptor with the request */
 	say(CM_MAPPED, 0, NULL);
 	kl_run_fn fn = NULL;
 	for (;;) {
 		struct cm m;
-		ssize_t r = recv(fd, &m, sizeof m, 0);
+		int soFd[MAX_SETUP_BUF + 1], nSo = 0;
+		ssize_t r = recv_with_fds(fd, &m, sizeof m, soFd, &nSo);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r != (ssize_t)sizeof m)
@@ -476,13 +478,21 @@ int cand_serve(int fd, const char *zBackend, int dev, const char *zOrder)
 		if (twin && m.op != CM_FRAME && m.op != CM_BATCH)
 			_exit(3); /* the clock's twin never loads anything */
 		if (m.op == CM_LOAD && !fn) {
-			if (!(fn = load_candidate(fds[0])))
+			if (nSo != 1) {
+				say(CM_LOADERR, 1,
+				    "the runner's load message was malformed (no shared object's "
+				    "descriptor)");
+				return 3;
+			}
+			if (!(fn = load_candidate(soFd[0])))
 				return 3;
 			/* its constructors may have changed both */
 			pthread_sigmask(SIG_SETMASK, &waitMask, NULL);
 			fatal_handlers();
 			continue;
 		}
+		for (int i = 0; i < nSo; i++) /* none but the load's is kept */
+			close(soFd[i]);
 		struct cm rep = {.op = CM_REPLY, .seq = m.seq};
 		int bad = 0, q = m.set;
 		if (q < 0 || q >= nSet || ((m.op == CM_RUN || m.op == CM_BATCH) && !fn && !twin))

@@ -2,8 +2,9 @@
  * cand_start.c - starting a runner: the keeper's fork and bubblewrap's (or
  * the runner's) exec, its setup (the buffers, then the empty frames of the
  * clock's bound, then the load); the spare runner started ahead of its
- * candidate; a runner's end (cand_free: a spare started after it); the
- * clock's twin.
+ * candidate, and one readied while its candidate compiles (its buffers and
+ * frames: cand_spare_frame); a runner's end (cand_free: a spare started
+ * after it); the clock's twin.
  */
 #include "cand_priv.h"
 
@@ -28,6 +29,7 @@ static struct {
 	struct cand_proc *ac[CAND_MAX_SPARES]; /* the spares, oldest first, started for o and
 	                                     waiting for their setup */
 	int n;                                 /* of them */
+	struct cand_proc *framed;              /* one readied ahead (cand_spare_frame), or NULL */
 	struct cand_opts o; /* the last runner's options (a deep copy): the next spare's */
 	int keepPid;        /* ... and its namespaces */
 	char *zKey;         /* runner_key() of them; NULL: none yet */
@@ -238,17 +240,13 @@ static void not_ready(struct cand_proc *c, const struct cm *rep, int got, int *p
 }
 
 /*
- * Hand the started runner c its setup (the object and the buffers); once
- * it has mapped them, take the empty frames of the clock's bound on each
- * harness of ah[] (harness_preload: before the candidate is loaded, so it
- * cannot lengthen them), then have it confine itself and load the object.
- * c, ready and held; or NULL (c freed) with err, *pLoadErr set when the
- * object is at fault.  *pStarted: the runner had started (it said anything
- * at all), so a failure is not the start's.
+ * Hand the started runner c its setup (the buffers) and wait until it has
+ * mapped them; c held.  0, or -1 (c freed) with err, *pLoadErr set when
+ * the object is at fault.  *pStarted: the runner had started (it said
+ * anything at all), so a failure is not the start's.
  */
-static struct cand_proc *attach(struct cand_proc *c, const struct cm_setup *su, const int *fds,
-                                int nFds, struct harness *const *ah, int *pLoadErr, int *pStarted,
-                                char *err)
+static int map_buffers(struct cand_proc *c, const struct cm_setup *su, const int *fds, int nFds,
+                       int *pLoadErr, int *pStarted, char *err)
 {
 	*pStarted = 0;
 	c->nSet = (int)su->nSet;
@@ -258,7 +256,7 @@ static struct cand_proc *attach(struct cand_proc *c, const struct cm_setup *su, 
 		cand_runner_died(c, why, sizeof why);
 		kl_err(err, "%s's process did not start: %s", who(c), why);
 		cand_free(c);
-		return NULL;
+		return -1;
 	}
 	struct cm rep;
 	int got = next_msg(c, &rep);
@@ -266,37 +264,56 @@ static struct cand_proc *attach(struct cand_proc *c, const struct cm_setup *su, 
 	if (!got || rep.op != CM_MAPPED) {
 		not_ready(c, &rep, got, pLoadErr, err);
 		cand_free(c);
-		return NULL;
+		return -1;
 	}
 	step_trace(c->ahead ? "runner mapped (a spare)" : "runner mapped", t0);
-	t0 = now_s();
 	cand_watch_runner(c);
-	char why[KL_ERRLEN];
 	if (cand_hold(c, 1, err) < 0) {
 		cand_free(c);
-		return NULL;
+		return -1;
 	}
-	/* the frames the clock's bound subtracts, from a runner that holds
-	 * nothing of the candidate yet */
+	return 0;
+}
+
+/*
+ * The empty frames of the clock's bound on each harness of ah[]
+ * (harness_preload), from a runner that holds nothing of a candidate yet,
+ * so that it cannot lengthen them.  0, or -1 (c freed) with err.
+ */
+static int take_frames(struct cand_proc *c, struct harness *const *ah, const char *zTrace,
+                       char *err)
+{
+	char why[KL_ERRLEN];
+	double t0 = now_s();
 	for (int k = 0; k < c->nSet; k++) {
 		int rc = harness_preload(ah[k], &c->views[k].hc, why, sizeof why, err);
 		if (rc > 0)
 			kl_err(err, "%s's process failed before the load: %s", who(c), why);
 		if (rc) {
 			cand_free(c);
-			return NULL;
+			return -1;
 		}
 	}
-	step_trace("runner frames", t0);
-	t0 = now_s();
+	step_trace(zTrace, t0);
+	return 0;
+}
+
+/*
+ * Have the mapped runner c confine itself and load the object soFd (sent
+ * with the request): c, ready and held; or NULL (c freed) with err,
+ * *pLoadErr set when the object is at fault.
+ */
+static struct cand_proc *load_object(struct cand_proc *c, int soFd, int *pLoadErr, char *err)
+{
+	double t0 = now_s();
+	struct cm rep = {0};
 	struct cm load = {.op = CM_LOAD, .seq = ++c->seq};
-	if (send(c->fd, &load, sizeof load, MSG_NOSIGNAL) != (ssize_t)sizeof load ||
-	    cand_hold(c, 0, err) < 0) {
+	if (send_with_fds(c->fd, &load, sizeof load, &soFd, 1) < 0 || cand_hold(c, 0, err) < 0) {
 		not_ready(c, &rep, 0, pLoadErr, err);
 		cand_free(c);
 		return NULL;
 	}
-	got = next_msg(c, &rep);
+	int got = next_msg(c, &rep);
 	if (!got || rep.op != CM_READY) {
 		not_ready(c, &rep, got, pLoadErr, err);
 		cand_free(c);
@@ -335,10 +352,12 @@ static void spare_trim(int keep)
 	Spare.policy = policy;
 }
 
-/* kill the spares, if any */
+/* kill the spares, if any, the one readied ahead too */
 static void spare_drop(void)
 {
 	spare_trim(0);
+	cand_destroy(Spare.framed);
+	Spare.framed = NULL;
 }
 
 void cand_spare_policy(int policy)
@@ -459,14 +478,12 @@ void cand_spare_prestart(const struct cand_opts *o, struct harness *const *ah, i
 	spare_start();
 }
 
-struct cand_proc *cand_start(const struct cand_opts *o, struct harness *const *ah, int nH, int soFd,
-                             int *pLoadErr, char *err)
+/* the setup of a runner on the nH harnesses ah[] (their buffers, the fds
+ * of those shared by one into fds[], *pnFds of them), *pKeepPid as
+ * keeps_pid; the caller frees it */
+static struct cm_setup *setup_of(const struct cand_opts *o, struct harness *const *ah, int nH,
+                                 int *fds, int *pnFds, int *pKeepPid)
 {
-	*pLoadErr = 0;
-	if (nH < 1 || nH > CAND_MAX_HARNESSES)
-		return kl_err(err, "a runner serves 1 to %d harnesses, not %d", CAND_MAX_HARNESSES,
-		              nH),
-		       NULL;
 	struct harness_buf hb[MAX_SETUP_BUF];
 	int set[MAX_SETUP_BUF], nBuf = 0;
 	for (int k = 0; k < nH; k++) {
@@ -476,8 +493,7 @@ struct cand_proc *cand_start(const struct cand_opts *o, struct harness *const *a
 		nBuf += n;
 	}
 	struct cm_setup *su = xcalloc(1, sizeof *su);
-	int fds[MAX_SETUP_BUF + 1], nFds = 0;
-	fds[nFds++] = soFd;
+	*pnFds = 0;
 	su->op = CM_SETUP;
 	su->nBuf = (uint32_t)nBuf;
 	su->nSet = (uint32_t)nH;
@@ -497,13 +513,145 @@ struct cand_proc *cand_start(const struct cand_opts *o, struct harness *const *a
 		snprintf(cb->name, sizeof cb->name, "%s", hb[i].zName ? hb[i].zName : "?");
 		if (hb[i].sh.fd >= 0 && hb[i].sh.n) {
 			cb->hasFd = 1;
-			fds[nFds++] = hb[i].sh.fd;
+			fds[(*pnFds)++] = hb[i].sh.fd;
 		}
 	}
-	int keepPid = keeps_pid(o, hb, nBuf);
+	*pKeepPid = keeps_pid(o, hb, nBuf);
+	return su;
+}
+
+/* c serves o's candidate (or reference) from now on; spare: started ahead */
+static void serve_for(struct cand_proc *c, const struct cand_opts *o, int spare)
+{
+	c->pollFd = o->pollFd;
+	c->reference = o->reference;
+	cand_use_twin(c, o->twin);
+	for (int k = 0; k < CAND_MAX_HARNESSES; k++)
+		c->views[k].hc.trusted = o->reference;
+	c->ahead = spare;
+}
+
+/* the spare readied ahead, if it was readied for the harnesses ah[] and is
+ * still waiting quietly (one that died, or said anything, is freed): taken
+ * out of the spares */
+static struct cand_proc *take_framed(struct harness *const *ah, int nH)
+{
+	struct cand_proc *c = Spare.framed;
+	if (!c || c->nSet != nH)
+		return NULL;
+	for (int k = 0; k < nH; k++)
+		if (c->framedOf[k] != harness_serial(ah[k]))
+			return NULL;
+	Spare.framed = NULL;
+	struct pollfd p = {.fd = c->fd, .events = POLLIN};
+	if (c->dead || poll(&p, 1, 0) != 0) {
+		cand_destroy(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* the twin whose frames were taken beside a readied spare's */
+static pid_t twin_pid(const struct cand_proc *twin)
+{
+	return cand_alive(twin) ? twin->pid : 0;
+}
+
+int cand_spare_frame(const struct cand_opts *o, struct harness *const *ah, int nH)
+{
+	if (Spare.policy == CAND_SPARE_OFF || nH < 1 || nH > CAND_MAX_HARNESSES)
+		return 0;
+	int fds[MAX_SETUP_BUF], nFds, keepPid;
+	struct cm_setup *su = setup_of(o, ah, nH, fds, &nFds, &keepPid);
+	spares_for(o, keepPid);
+	struct cand_proc *c = take_framed(ah, nH);
+	if (c) { /* ready already */
+		Spare.framed = c;
+		free(su);
+		return 0;
+	}
+	/* a spare whose context is made (it said so); none: the candidate's
+	 * start takes one as it would have */
+	int k = -1;
+	for (int i = 0; i < Spare.n && k < 0; i++) {
+		struct pollfd p = {.fd = Spare.ac[i]->fd, .events = POLLIN};
+		if (poll(&p, 1, 0) > 0)
+			k = i;
+	}
+	if (k < 0) {
+		free(su);
+		return 0;
+	}
+	c = Spare.ac[k];
+	memmove(Spare.ac + k, Spare.ac + k + 1, (size_t)(--Spare.n - k) * sizeof *Spare.ac);
+	/* one readied spare at most: one for other harnesses goes */
+	cand_destroy(Spare.framed);
+	Spare.framed = NULL;
+	serve_for(c, o, 1);
+	char err[KL_ERRLEN];
+	int loadErr, started;
+	if (map_buffers(c, su, fds, nFds, &loadErr, &started, err) < 0 ||
+	    take_frames(c, ah, "runner frames (ahead)", err) < 0) {
+		free(su);
+		return 0;
+	}
+	free(su);
+	c->framed = 1;
+	c->framedAt = now_s();
+	c->framedTwin = o->twin;
+	c->framedTwinPid = twin_pid(o->twin);
+	for (int i = 0; i < nH; i++)
+		c->framedOf[i] = harness_serial(ah[i]);
+	Spare.framed = c;
+	return 1;
+}
+
+int cand_framed_ahead(const struct cand_proc *c)
+{
+	return c->framed;
+}
+
+/* the readied spare c, its frames taken again where they are older than
+ * CAND_FRAMED_FRESH_S or were taken beside another twin, loading soFd (as
+ * load_object); NULL with *pGone where it failed before the load (c freed:
+ * then a runner of its own) */
+static struct cand_proc *load_framed(struct cand_proc *c, const struct cand_opts *o,
+                                     struct harness *const *ah, int soFd, int *pLoadErr, int *pGone,
+                                     char *err)
+{
+	*pGone = 0;
+	serve_for(c, o, 1);
+	if ((now_s() - c->framedAt > CAND_FRAMED_FRESH_S || c->framedTwin != o->twin ||
+	     c->framedTwinPid != twin_pid(o->twin)) &&
+	    take_frames(c, ah, "runner frames", err) < 0) {
+		*pGone = 1;
+		return NULL;
+	}
+	return load_object(c, soFd, pLoadErr, err);
+}
+
+struct cand_proc *cand_start(const struct cand_opts *o, struct harness *const *ah, int nH, int soFd,
+                             int *pLoadErr, char *err)
+{
+	*pLoadErr = 0;
+	if (nH < 1 || nH > CAND_MAX_HARNESSES)
+		return kl_err(err, "a runner serves 1 to %d harnesses, not %d", CAND_MAX_HARNESSES,
+		              nH),
+		       NULL;
+	int fds[MAX_SETUP_BUF], nFds, keepPid;
+	struct cm_setup *su = setup_of(o, ah, nH, fds, &nFds, &keepPid);
 	/* the spare, when it was started for the same options; else a runner
 	 * now (and the options kept for the next spare) */
 	spares_for(o, keepPid);
+	/* the spare readied for these harnesses, its frames taken: only the load */
+	struct cand_proc *c = take_framed(ah, nH);
+	int gone = 0;
+	if (c && ((c = load_framed(c, o, ah, soFd, pLoadErr, &gone, err)) || !gone)) {
+		free(su);
+		if (c && Spare.policy == CAND_SPARE_READY)
+			spare_start();
+		return c;
+	}
 	/* a spare whose context is made (it said so, or died: then a runner
 	 * of its own follows), else the oldest: the first in the start order */
 	int k = 0;
@@ -514,7 +662,7 @@ struct cand_proc *cand_start(const struct cand_opts *o, struct harness *const *a
 			break;
 		}
 	}
-	struct cand_proc *c = Spare.n ? Spare.ac[k] : NULL;
+	c = Spare.n ? Spare.ac[k] : NULL;
 	int spare = c != NULL;
 	if (spare)
 		memmove(Spare.ac + k, Spare.ac + k + 1, (size_t)(--Spare.n - k) * sizeof *Spare.ac);
@@ -522,13 +670,13 @@ struct cand_proc *cand_start(const struct cand_opts *o, struct harness *const *a
 		int started = 0;
 		if (!c && !(c = spawn(o, keepPid, 0, START_NOW, err)))
 			break;
-		c->pollFd = o->pollFd;
-		c->reference = o->reference;
-		cand_use_twin(c, o->twin);
-		for (int k = 0; k < CAND_MAX_HARNESSES; k++)
-			c->views[k].hc.trusted = o->reference;
-		c->ahead = spare;
-		c = attach(c, su, fds, nFds, ah, pLoadErr, &started, err);
+		serve_for(c, o, spare);
+		if (map_buffers(c, su, fds, nFds, pLoadErr, &started, err) < 0)
+			c = NULL;
+		else if (take_frames(c, ah, "runner frames", err) < 0)
+			c = NULL;
+		else
+			c = load_object(c, soFd, pLoadErr, err);
 		if (c || !spare || started)
 			break;
 		/* the spare had died before its turn (its start failed, or it was
