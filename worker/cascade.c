@@ -533,6 +533,13 @@ static void pump(void)
 			return;
 		}
 		*pp = j->next;
+		/* the spares its runners take are refilled while it runs only
+		 * when another candidate waits for its turn: else once its
+		 * verdict is out (a context made beside its check slows it) */
+		int behind = 0;
+		for (struct job *q = W.runq; q && !behind; q = q->next)
+			behind = !q->cancelled;
+		cand_spare_defer(!behind);
 		run_job(j);
 		kworker_job_free(j);
 	}

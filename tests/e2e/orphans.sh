@@ -436,7 +436,9 @@ check "KLOOP_SPARE_RUNNER=soon is refused, saying what it may be ($(echo "$out" 
 # the clock's bound taken: kworker_frame_ahead) before its compile is done,
 # a process that takes far longer than the worker's next turn of its loop,
 # so the verdict waits for the object's load alone; the same edit with
-# KLOOP_FRAME_AHEAD=0 takes its frames at the start
+# KLOOP_FRAME_AHEAD=0 takes its frames at the start.  Two spares, as on the
+# GPU: the seed's runner's spare is started once its verdict is out (10c),
+# and the edit readies the one started before it
 cat >"$T/fed.sh" <<'ED'
 #!/bin/sh
 # a real edit (other machine code), and a line of this call's own (no compile
@@ -455,21 +457,47 @@ print(" ".join("%s/%s/%s" % (r.get("status"), r.get("runners_framed"),
     for r in rs) or "none")' "$1"
 }
 echo "edit 1" >"$T/fr.script"
-EDITOR="$T/fed.sh" KLOOP_SPARE_RUNNER=ready $K shell softmax $B --session "$T/fr.jsonl" \
+EDITOR="$T/fed.sh" $K shell softmax $B --spares 2 --session "$T/fr.jsonl" \
 	<"$T/fr.script" >"$T/fr.out" 2>"$T/fr.err"
 got=$(fr_of "$T/fr.jsonl")
 check "a hand edit's runner is readied while it compiles: correct, from a runner framed ahead, timed against the frames taken before its load ($got)" \
 	test "$got" = "correct/1/pre"
 check "... and nothing is left ($(left))" gone
-EDITOR="$T/fed.sh" KLOOP_FRAME_AHEAD=0 KLOOP_SPARE_RUNNER=ready $K shell softmax $B \
+EDITOR="$T/fed.sh" KLOOP_FRAME_AHEAD=0 $K shell softmax $B --spares 2 \
 	--session "$T/fr0.jsonl" <"$T/fr.script" >"$T/fr0.out" 2>"$T/fr0.err"
 got=$(fr_of "$T/fr0.jsonl")
 check "KLOOP_FRAME_AHEAD=0: its frames taken at its start instead ($got)" \
 	test "$got" = "correct/0/pre"
 
+# 10c. a lone candidate's spare is replaced once its verdict is out, not
+# beside its check and timing (cand_spare_defer): no spare's start is in
+# its seconds; with another candidate behind it, the first one's runner's
+# spare is started while it runs (seconds.spares: the spares' fork and
+# exec in the job's time)
+sp_secs() {
+	python3 -c '
+import json, sys
+print(" ".join("%s/%d/%s" % (r["status"], r.get("runners_ahead", -1),
+    "none" if r["seconds"]["spares"] == 0 else "some") for r in map(json.loads, open(sys.argv[1]))))' "$1"
+}
+for i in 9 10 11; do
+	{ cat tasks/softmax/seed.c; echo "int kl_deferred_$i = $i;"; } >"$T/good$i.c"
+done
+KLOOP_SPARE_RUNNER=ready $K eval softmax "$T/good9.c" $B --json >"$T/df.json" 2>"$T/df.err"
+got=$(sp_secs "$T/df.json")
+check "a lone candidate runs in a spare, and none is started beside its check and timing ($got)" \
+	test "$got" = "correct/1/none"
+KLOOP_SPARE_RUNNER=ready $K eval softmax "$T/good10.c" "$T/good11.c" $B --json \
+	>"$T/dq.json" 2>"$T/dq.err"
+got=$(sp_secs "$T/dq.json")
+check "... while with a candidate behind it the next spare is started as it runs ($got)" \
+	sh -c 'echo "$1" | grep -Eq "^correct/1/some correct/1/(some|none)$"' - "$got"
+check "... and nothing is left ($(left))" gone
+
 # 11. several spares (--spares 2): both wait, started ahead, beside a
-# running candidate; each candidate takes one and it is replaced (every
-# one of four from a runner started ahead); they die with kloop
+# running candidate that has others behind it (its runner's spare is
+# replaced as it starts); each candidate takes one and it is replaced
+# (every one of four from a runner started ahead); they die with kloop
 sp_ahead() {
 	python3 -c '
 import json, sys
@@ -486,14 +514,14 @@ got=$(sp_ahead "$T/s2.json")
 check "... each candidate gets one and it is replaced ($got)" \
 	test "$got" = "correct/1 correct/1 correct/1 correct/1"
 check "... and nothing is left ($(left))" gone
-$K eval softmax "$T/sleepy.c" $B --spares 2 --timeout 60 >/dev/null 2>&1 &
+$K eval softmax "$T/sleepy.c" "$T/good1.c" $B --spares 2 --timeout 60 >/dev/null 2>&1 &
 kp=$!
 sp=$(newest spare 2)
 kill -KILL $kp
 wait $kp 2>/dev/null
 check "two spares (pids ${sp:-none}) die with kloop's SIGKILL ($(left))" gone
 # ... and with their worker: its SIGKILL (its runners' keepers kill them)
-$K eval softmax "$T/sleepy.c" $B --spares 2 --timeout 60 >/dev/null 2>&1 &
+$K eval softmax "$T/sleepy.c" "$T/good1.c" $B --spares 2 --timeout 60 >/dev/null 2>&1 &
 kp=$!
 sp=$(newest spare 2)
 wk=$(python3 - "$T/bin/kloop" ${sp:-} <<'PY'

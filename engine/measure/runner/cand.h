@@ -72,6 +72,15 @@ struct cand_proc *cand_start(const struct cand_opts *o, struct harness *const *a
 enum { CAND_SPARE_OFF, CAND_SPARE_AFTER, CAND_SPARE_READY };
 void cand_spare_policy(int policy);
 /*
+ * While defer is set, CAND_SPARE_READY leaves the refill of a runner's
+ * start to the end of a runner (as CAND_SPARE_AFTER): the worker sets it
+ * when no other candidate waits behind the one it starts, so that no
+ * context is made beside a lone candidate's check and timing (on an H200
+ * one took 15-25 ms from an edit's check, bench/RESULTS.md), and clears it
+ * when candidates queue, whose next runner is then made while this one runs.
+ */
+void cand_spare_defer(int defer);
+/*
  * How many spares are kept started ahead (1 to CAND_MAX_SPARES; 1 by
  * default): each is a runner with its own device context, started in the
  * host's start order (start_order.h), the first of a worker that has none

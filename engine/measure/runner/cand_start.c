@@ -30,6 +30,8 @@ static struct {
 	                                     waiting for their setup */
 	int n;                                 /* of them */
 	struct cand_proc *framed;              /* one readied ahead (cand_spare_frame), or NULL */
+	int defer; /* CAND_SPARE_READY\'s refill left to a runner\'s end (cand_spare_defer) */
+	int owed;  /* ... and one is owed */
 	struct cand_opts o; /* the last runner's options (a deep copy): the next spare's */
 	int keepPid;        /* ... and its namespaces */
 	char *zKey;         /* runner_key() of them; NULL: none yet */
@@ -425,10 +427,30 @@ double cand_spare_seconds(void)
 }
 
 /* a runner was freed: a spare started, where the policy says so
- * (CAND_SPARE_AFTER) */
+ * (CAND_SPARE_AFTER), or where a start left its refill owed
+ * (cand_spare_defer) */
 static void spare_refill(void)
 {
-	if (Spare.policy == CAND_SPARE_AFTER)
+	if (Spare.policy == CAND_SPARE_AFTER || (Spare.policy == CAND_SPARE_READY && Spare.owed)) {
+		Spare.owed = 0;
+		spare_start();
+	}
+}
+
+void cand_spare_defer(int defer)
+{
+	Spare.defer = defer;
+}
+
+/* a runner was started (CAND_SPARE_READY): the spares refilled now, or
+ * once a runner ends where the worker defers them */
+static void spare_after_start(void)
+{
+	if (Spare.policy != CAND_SPARE_READY)
+		return;
+	if (Spare.defer)
+		Spare.owed = 1;
+	else
 		spare_start();
 }
 
@@ -648,8 +670,8 @@ struct cand_proc *cand_start(const struct cand_opts *o, struct harness *const *a
 	int gone = 0;
 	if (c && ((c = load_framed(c, o, ah, soFd, pLoadErr, &gone, err)) || !gone)) {
 		free(su);
-		if (c && Spare.policy == CAND_SPARE_READY)
-			spare_start();
+		if (c)
+			spare_after_start();
 		return c;
 	}
 	/* a spare whose context is made (it said so, or died: then a runner
@@ -685,8 +707,8 @@ struct cand_proc *cand_start(const struct cand_opts *o, struct harness *const *a
 		spare = 0;
 	}
 	free(su);
-	if (c && Spare.policy == CAND_SPARE_READY)
-		spare_start();
+	if (c)
+		spare_after_start();
 	return c;
 }
 
