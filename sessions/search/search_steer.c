@@ -101,10 +101,8 @@ int search_ban(struct search *s, int id, char *err)
 	if (!c)
 		return -1;
 	snprintf(line, sizeof line, "ban #%d %s", id, c->zName);
-	if (search_emitted(s, ev_ban(SES(s), id, EL(s), ERR(s, err)), line, err) < 0)
-		return -1;
-	search_tick(s); /* a ban of the best hands it over (search_judge.c) */
-	return 0;
+	/* a ban of the best hands it over at the tick (search_judge.c) */
+	return steered(s, ev_ban(SES(s), id, EL(s), ERR(s, err)), line, err);
 }
 
 int search_unban(struct search *s, int id, char *err)
