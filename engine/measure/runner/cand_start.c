@@ -30,7 +30,7 @@ static struct {
 	                                     waiting for their setup */
 	int n;                                 /* of them */
 	struct cand_proc *framed;              /* one readied ahead (cand_spare_frame), or NULL */
-	int defer; /* CAND_SPARE_READY\'s refill left to a runner\'s end (cand_spare_defer) */
+	int defer; /* CAND_SPARE_READY's refill left to a runner's end (cand_spare_defer) */
 	int owed;  /* ... and one is owed */
 	struct cand_opts o; /* the last runner's options (a deep copy): the next spare's */
 	int keepPid;        /* ... and its namespaces */
@@ -667,12 +667,15 @@ struct cand_proc *cand_start(const struct cand_opts *o, struct harness *const *a
 	spares_for(o, keepPid);
 	/* the spare readied for these harnesses, its frames taken: only the load */
 	struct cand_proc *c = take_framed(ah, nH);
-	int gone = 0;
-	if (c && ((c = load_framed(c, o, ah, soFd, pLoadErr, &gone, err)) || !gone)) {
-		free(su);
-		if (c)
-			spare_after_start();
-		return c;
+	if (c) {
+		int gone;
+		c = load_framed(c, o, ah, soFd, pLoadErr, &gone, err);
+		if (c || !gone) { /* loaded, or the object's failure: the answer */
+			free(su);
+			if (c)
+				spare_after_start();
+			return c;
+		}
 	}
 	/* a spare whose context is made (it said so, or died: then a runner
 	 * of its own follows), else the oldest: the first in the start order */
