@@ -172,7 +172,9 @@ void report_compare(const struct state *st, const struct cand *a, const struct c
 			    "A/B       #%d against #%d: %.3gx over %d interleaved pairs, faster in "
 			    "%d; %s%s\n",
 			    x->cand, x->incumbent, x->ratio, x->pairs, x->wins,
-			    x->won ? "won, beyond the noise" : "not beyond the noise",
+			    x->unverified ? "unverified: kloop's clock could not bound its times"
+			    : x->won      ? "won, beyond the noise"
+			                  : "not beyond the noise",
 			    (x->cand == a->id || x->cand == b->id) &&
 			            (x->incumbent == a->id || x->incumbent == b->id)
 			        ? ""
@@ -410,7 +412,10 @@ static void results_head(const struct state *st, const struct cand *c, strbuf *s
 		sb_addf(sb, "A/B       against #%s: not run: %s\n", inc, ab->zError);
 	else if (ab->present)
 		sb_addf(sb, "A/B       against #%s: %s; %s\n", inc,
-		        ab->won ? "won" : "not beyond the noise", ab->zRule);
+		        ab->unverified ? "unverified (kloop's clock could not bound its times)"
+		        : ab->won      ? "won"
+		                       : "not beyond the noise",
+		        ab->zRule);
 }
 
 /* the checks: correctness, precision, the roofline, the profile */

@@ -78,7 +78,9 @@ void driver_verdict(const struct cand *c, char *buf, size_t n)
 	else if (ab->pairs >= 0)
 		snprintf(more, sizeof more, "; A/B vs #%d: faster in %d of %d pairs, %.3gx, %s",
 		         ab->incumbent, ab->wins, ab->pairs, ab->ratio,
-		         ab->won ? "won" : "not beyond the noise");
+		         ab->unverified ? "unverified (kloop's clock could not bound its times)"
+		         : ab->won      ? "won"
+		                        : "not beyond the noise");
 	else if (ab->present)
 		snprintf(more, sizeof more, "; no A/B vs #%d", ab->incumbent);
 	if (c->status == STATUS_CORRECT && c->timeMs >= 0 && c->speedup >= 0)

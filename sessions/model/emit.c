@@ -446,6 +446,8 @@ int ev_ab_compared(struct session *s, int cand, int incumbent, const cJSON *ab, 
 	cJSON_AddNumberToObject(e, "p_value", cJSON_IsNumber(pv) ? pv->valuedouble : 0);
 	cJSON_AddNumberToObject(e, "ratio", isnan(a.ratio) ? 0 : a.ratio);
 	cJSON_AddBoolToObject(e, "won", a.won);
+	if (a.unverified)
+		cJSON_AddBoolToObject(e, "verified", 0);
 	const char *side[][2] = {{"candidate", "candidate_ms"}, {"incumbent", "incumbent_ms"}};
 	for (size_t i = 0; i < 2; i++) {
 		const cJSON *m =
@@ -453,7 +455,7 @@ int ev_ab_compared(struct session *s, int cand, int incumbent, const cJSON *ab, 
 		if (cJSON_IsNumber(m))
 			cJSON_AddNumberToObject(e, side[i][1], m->valuedouble);
 	}
-	const char *str[] = {"rule", "method", "error"};
+	const char *str[] = {"rule", "method", "error", "clock_bound"};
 	for (size_t i = 0; i < sizeof str / sizeof *str; i++) {
 		const char *z = cJSON_GetStringValue(cJSON_GetObjectItem(ab, str[i]));
 		if (z)

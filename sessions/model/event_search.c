@@ -391,4 +391,5 @@ void ev_apply_ab_compared(struct state *st, const cJSON *ev, double ts)
 	a->ratio = cJSON_IsNumber(r) ? r->valuedouble : -1;
 	a->won = cJSON_IsTrue(cJSON_GetObjectItem(ev, "won"));
 	a->failed = cJSON_GetObjectItem(ev, "error") != NULL;
+	a->unverified = cJSON_IsFalse(cJSON_GetObjectItem(ev, "verified"));
 }

@@ -209,9 +209,12 @@ void replay_describe(const struct replay *r, int i, char *buf, size_t n)
 	} else if (t == EV_AB_COMPARED) {
 		const char *e = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "error"));
 		int won = cJSON_IsTrue(cJSON_GetObjectItem(ev, "won"));
+		int unv = cJSON_IsFalse(cJSON_GetObjectItem(ev, "verified"));
 		snprintf(buf, n, "ab_compared #%d vs #%d: %s%.3gx over %d pairs, faster in %d%s%s",
 		         num_int(ev, "candidate"), num_int(ev, "incumbent"),
-		         won ? "won, " : "not beyond the noise, ",
+		         unv   ? "unverified (kloop's clock could not bound its times), "
+		         : won ? "won, "
+		               : "not beyond the noise, ",
 		         cJSON_GetNumberValue(cJSON_GetObjectItem(ev, "ratio")),
 		         num_int(ev, "pairs"), num_int(ev, "wins"), e ? "; " : "", e ? e : "");
 	} else if (cJSON_IsNumber(cJSON_GetObjectItem(ev, "candidate")) && t >= EV_SEARCH_STARTED &&

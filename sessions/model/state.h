@@ -163,6 +163,9 @@ struct state_ab {
 	double ratio;        /* median per-pair incumbent/challenger time, or -1 */
 	int won;             /* beyond the noise (harness.h, harness_ab) */
 	int failed;          /* it could not be run ("error": the incumbent failed) */
+	int unverified;      /* its times could not be bounded by kloop's clock (a
+	                      * loaded machine: "verified": false): it settles
+	                      * nothing, and the search asks it again */
 };
 
 /* one round of a search */
@@ -402,9 +405,15 @@ int state_faster(const struct cand *a, const struct cand *b);
 /* the latest A/B between a and b, either way round, counting candidates of
  * the same machine code as either (state_same_code()), or NULL when none
  * ran; *pWinner is a or b when it found that one faster beyond the noise,
- * NULL when it did not (within the noise) or could not run (its "failed") */
+ * NULL when it did not (within the noise) or could not run (its "failed").
+ * An unverified A/B (its times not bounded by kloop's clock) is none: it
+ * settles nothing */
 const struct state_ab *state_ab_between(const struct state *st, const struct cand *a,
                                         const struct cand *b, const struct cand **pWinner);
+/* the unverified A/Bs between a and b, counted as state_ab_between() does;
+ * *pLast (where not NULL) the latest of them, or NULL */
+int state_ab_unverified(const struct state *st, const struct cand *a, const struct cand *b,
+                        const struct state_ab **pLast);
 
 /*
  * The best: one definition for every front end, the way the search decides

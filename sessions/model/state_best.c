@@ -65,7 +65,7 @@ const struct state_ab *state_ab_between(const struct state *st, const struct can
 	for (int i = st->search.nAb - 1; i >= 0; i--) {
 		const struct state_ab *x = &st->search.aAb[i];
 		const struct cand *ch = state_cand(st, x->cand), *in = state_cand(st, x->incumbent);
-		if (!ch || !in)
+		if (!ch || !in || x->unverified)
 			continue;
 		if (state_same_code(ch, a) && state_same_code(in, b))
 			*pWinner = x->won && !x->failed ? a : NULL;
@@ -76,6 +76,26 @@ const struct state_ab *state_ab_between(const struct state *st, const struct can
 		return x;
 	}
 	return NULL;
+}
+
+int state_ab_unverified(const struct state *st, const struct cand *a, const struct cand *b,
+                        const struct state_ab **pLast)
+{
+	int n = 0;
+	if (pLast)
+		*pLast = NULL;
+	for (int i = 0; i < st->search.nAb; i++) {
+		const struct state_ab *x = &st->search.aAb[i];
+		const struct cand *ch = state_cand(st, x->cand), *in = state_cand(st, x->incumbent);
+		if (!ch || !in || !x->unverified ||
+		    !((state_same_code(ch, a) && state_same_code(in, b)) ||
+		      (state_same_code(ch, b) && state_same_code(in, a))))
+			continue;
+		n++;
+		if (pLast)
+			*pLast = x;
+	}
+	return n;
 }
 
 int state_cand_competes(const struct state *st, const struct cand *c)

@@ -193,6 +193,8 @@ cJSON *state_search_json(const struct state *st)
 		cJSON_AddNumberToObject(y, "wins", a->wins);
 		cJSON_AddNumberToObject(y, "ratio", a->ratio);
 		cJSON_AddBoolToObject(y, "won", a->won);
+		if (a->unverified)
+			cJSON_AddBoolToObject(y, "verified", 0);
 		cJSON_AddItemToArray(ab, y);
 	}
 	cJSON_AddNumberToObject(o, "elapsed_s", s->elapsedS);

@@ -94,10 +94,17 @@ static int challenges(const struct cand *c, const struct cand *best)
 	        (state_faster(c, best) && state_same_within_noise(c, best) == 0));
 }
 
+/* the A/B of a pair asked this many times in all, when each came back
+ * unverified (its times not bounded by kloop's clock: a busy machine) */
+#define AB_TRIES 2
+
 /*
  * A challenger faster than the incumbent by their separate timings: the
  * A/B decides.  1 when it won one (state_ab); 0 when it lost, or when the
  * A/B was asked for now (it is judged again when that evaluation ends).
+ * An unverified A/B settles nothing: it is asked again, AB_TRIES in all;
+ * when every one came back unverified, the separate timings (each verified)
+ * decide, as state_best() has them, and the new best says so (1).
  */
 static int ab_decides(struct search *s, const struct cand *c, const struct cand *best)
 {
@@ -124,17 +131,29 @@ static int ab_decides(struct search *s, const struct cand *c, const struct cand 
 		}
 		return win == c;
 	}
-	/* one ask a pair: a challenger whose A/B against one best came back
-	 * after another took its place is asked again against the new one */
-	if (!pair_add(&s->abAsked, id, incId))
-		return 0; /* asked once already: no A/B against this incumbent came back */
+	int unv = state_ab_unverified(ST(s), c, best, NULL);
+	if (unv >= AB_TRIES)
+		return 1; /* by the separate timings: judge() says so */
+	/* one ask a pair, and one more for each that came back unverified: a
+	 * challenger whose A/B against one best came back after another took
+	 * its place is asked again against the new one */
+	if (pair_count(&s->abAsked, id, incId) > unv)
+		return 0; /* asked already: no A/B against this incumbent came back */
+	pair_add(&s->abAsked, id, incId);
 	if (driver_bench_ab(s->drv, id, incId, err) < 0) {
 		snprintf(line, sizeof line, "A/B of #%d against #%d: %s", id, incId, err);
 		note(s, line, NULL);
 		return 0;
 	}
-	snprintf(line, sizeof line, "A/B: #%d (%.4g ms) against #%d (%.4g ms), timed alternately",
-	         id, ms, incId, incMs);
+	if (unv)
+		snprintf(line, sizeof line,
+		         "A/B of #%d against #%d unverified (kloop's clock could not bound its "
+		         "times: a busy machine): timed alternately again (%d of %d)",
+		         id, incId, unv + 1, AB_TRIES);
+	else
+		snprintf(line, sizeof line,
+		         "A/B: #%d (%.4g ms) against #%d (%.4g ms), timed alternately", id, ms,
+		         incId, incMs);
 	note(s, line, NULL);
 	s->judged[id] = 0; /* judged again with the A/B */
 	return 0;
@@ -303,14 +322,22 @@ static void judge(struct search *s, const struct cand *c)
 	if (best && !ab_decides(s, c, best))
 		return;
 	st = ST(s);
-	if (best) {
-		const struct cand *win;
-		const struct state_ab *ab = state_ab_between(st, c, best, &win);
+	const struct cand *win;
+	const struct state_ab *ab = best ? state_ab_between(st, c, best, &win) : NULL;
+	if (ab) {
 		snprintf(
 		    line, sizeof line,
 		    "new best #%d: %.3gx vs #%d in A/B over %d pairs (%s %.4g ms, %.3gx; faster "
 		    "in %d)",
 		    id, ab->ratio, best->id, ab->pairs, c->zName, c->timeMs, c->speedup, ab->wins);
+	} else if (best) {
+		snprintf(
+		    line, sizeof line,
+		    "new best #%d %s %.4g ms, %.3gx, by its own timing against #%d's %.4g ms "
+		    "(outside the noise): its A/B was unverified %d times (kloop's clock could "
+		    "not bound its times: a busy machine)",
+		    id, c->zName, c->timeMs, c->speedup, best->id, best->timeMs,
+		    state_ab_unverified(st, c, best, NULL));
 	} else {
 		snprintf(line, sizeof line, "best: #%d %s %.4g ms, %.3gx", id, c->zName, c->timeMs,
 		         c->speedup);

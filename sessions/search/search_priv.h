@@ -46,21 +46,32 @@ static inline int set_add(struct intset *x, int v)
 
 /* pairs of candidate ids (an A/B's challenger and incumbent) */
 struct pairset {
-	int (*a)[2];
+	int (*a)[3]; /* x, y, and how many times the pair was added */
 	int n;
 	size_t nAlloc;
 };
 
-/* add the pair (x, y); 1 when it was not there */
-static inline int pair_add(struct pairset *p, int x, int y)
+/* how many times the pair (x, y) was added */
+static inline int pair_count(const struct pairset *p, int x, int y)
 {
 	for (int i = 0; i < p->n; i++)
 		if (p->a[i][0] == x && p->a[i][1] == y)
-			return 0;
+			return p->a[i][2];
+	return 0;
+}
+
+/* add the pair (x, y) once more */
+static inline void pair_add(struct pairset *p, int x, int y)
+{
+	for (int i = 0; i < p->n; i++)
+		if (p->a[i][0] == x && p->a[i][1] == y) {
+			p->a[i][2]++;
+			return;
+		}
 	xgrow((void **)&p->a, &p->nAlloc, (size_t)p->n + 1, sizeof *p->a);
 	p->a[p->n][0] = x;
-	p->a[p->n++][1] = y;
-	return 1;
+	p->a[p->n][1] = y;
+	p->a[p->n++][2] = 1;
 }
 
 /* an open round's work done by this process (driven at least once: what
@@ -91,7 +102,8 @@ struct search {
 	int translating;     /* round 0's translations were asked for */
 	char *judged;        /* per candidate id: its verdict was judged */
 	size_t nJudged;
-	struct pairset abAsked; /* the A/Bs the search asked for: challenger, incumbent */
+	struct pairset abAsked; /* the A/Bs the search asked for: challenger, incumbent,
+	                         * how many times (again after an unverified one) */
 	struct intset rivals;   /* candidates judged as rivals of the best */
 	int handedFrom;         /* the best that lost it with none to hand it to (said) */
 	cJSON *preset;          /* settings a person gave before the search started

@@ -27,6 +27,17 @@ for i, t in src.items():
     m = re.search(r"corpus: ([a-z0-9-]+)", t)
     mark[i] = m.group(1) if m else None
 fin = {e["candidate"]: e["result"] for e in ev if e["type"] == "eval_finished"}
+# ab_between(a, b): an A/B that settled which of a and b is faster: one
+# between their machine codes (a copy is the same candidate), not an
+# unverified one (its times not bounded by the clock bound: it settles
+# nothing, and the search asks it again)
+def same(a, b):
+    h = lambda i: (fin.get(i) or {}).get("code_hash")
+    return a == b or (h(a) is not None and h(a) == h(b))
+def ab_between(a, b):
+    return any(e["type"] == "ab_compared" and e.get("verified") is not False
+               and ((same(e["candidate"], a) and same(e["incumbent"], b))
+                    or (same(e["candidate"], b) and same(e["incumbent"], a))) for e in ev)
 # fast_not_best(): the fast variants of the corpus that should have been the
 # best and are not.  Which one is the best follows from timed numbers: a
 # loaded machine may leave a fast one unverified (never ranked) or within
@@ -43,10 +54,9 @@ def fast_not_best():
         t = fin[i].get("timing") or {}
         m = t.get("median_ms")
         return t.get("p10_ms", m), t.get("p90_ms", m)
-    ab = {frozenset((e["candidate"], e["incumbent"])) for e in ev if e["type"] == "ab_compared"}
     return [(i, iv(i), "best", b, iv(b)) for i in fast if fin[i].get("status") == "correct"
             and (fin[i].get("timing") or {}).get("verified") is not False
-            and frozenset((i, b)) not in ab and iv(i)[1] < iv(b)[0]]
+            and not ab_between(i, b) and iv(i)[1] < iv(b)[0]]
 # outranked(): the correct candidates with a verified time, no suspects,
 # faster outside the noise of the best (p90 below its p10) with no A/B
 # between the two: those the best should not have been kept over.  Which
@@ -55,7 +65,6 @@ def fast_not_best():
 def outranked():
     b = [e for e in ev if e["type"] == "new_best"][-1]["candidate"]
     sus = {e["candidate"] for e in ev if e["type"] == "suspect_flagged"}
-    ab = {frozenset((e["candidate"], e["incumbent"])) for e in ev if e["type"] == "ab_compared"}
     def iv(i):
         t = fin[i].get("timing") or {}
         m = t.get("median_ms")
@@ -63,7 +72,7 @@ def outranked():
     return [(i, iv(i), "best", b, iv(b)) for i in fin if i != b and i not in sus
             and fin[i].get("status") == "correct"
             and (fin[i].get("timing") or {}).get("verified") is not False
-            and frozenset((i, b)) not in ab and iv(i)[1] < iv(b)[0]]
+            and not ab_between(i, b) and iv(i)[1] < iv(b)[0]]
 exec(sys.stdin.read())' "$2" "$3" >"$T/py.out" 2>&1
 	if [ $? -eq 0 ]; then ok "$_name"; else
 		fail "$_name"

@@ -16,7 +16,11 @@
  *  - banbest: CHUNK 32 is banned as it becomes the best: CHUNK 64 holds
  *    it, and the search says so;
  *  - reduced: CHUNK 32 is of reduced precision, the best under `precision
- *    any`; the policy made faithful hands the best to CHUNK 64, said so.
+ *    any`; the policy made faithful hands the best to CHUNK 64, said so;
+ *  - unverified: CHUNK 32's first A/B comes back unverified (a busy
+ *    machine's): it settles nothing, is asked again, and the second wins;
+ *  - unverified2: every A/B of CHUNK 32 comes back unverified: asked twice,
+ *    then the separate timings decide, and the new best says so.
  * The best is the fastest not banned, the one state_best() shows (the
  * header, the round's line, the report), and no correct candidate faster
  * than the best outside its noise is left without an A/B between the two.
@@ -80,6 +84,8 @@ struct steer {
 	struct search *s;
 	const char *zMode;
 	int banned, unbanned;
+	int again, byTiming, refuted; /* lines seen: asked again, a best by its own
+	                               * timing, "not faster ... beyond the noise" */
 };
 
 /* the search's lines, as TAP comments; in mode "unban" the sweep's CHUNK 32
@@ -91,6 +97,10 @@ static void on_line(void *arg, const char *zLine, const cJSON *ev)
 	char err[KL_ERRLEN];
 	(void)ev;
 	printf("# %s\n", zLine);
+	x->again +=
+	    strstr(zLine, "unverified") && strstr(zLine, "timed alternately again (2 of 2)");
+	x->byTiming += strstr(zLine, "by its own timing") && strstr(zLine, "unverified 2 times");
+	x->refuted += strstr(zLine, "beyond the noise") != NULL;
 	if (!strcmp(x->zMode, "reduced")) {
 		/* the policy made faithful once the reduced CHUNK 32 is the best */
 		if (!x->banned && !strncmp(zLine, "new best #4", 11)) {
@@ -164,6 +174,16 @@ static void search_in(struct loop *l, struct config *cfg, const char *zMode)
 	      "%s: no correct candidate is faster than the best outside its noise without an A/B "
 	      "between the two (%d)",
 	      zMode, best ? outranked(st, best) : -1);
+	if (!strncmp(zMode, "unverified", 10))
+		CHECK(
+		    x.again >= 1 && !x.refuted && (zMode[10] ? x.byTiming == 1 : !x.byTiming) &&
+		        state_ab_unverified(st, state_cand(st, c32), state_cand(st, 1), NULL) >= 1,
+		    "%s: CHUNK 32's unverified A/B was asked again (%d), never called a loss (%d), "
+		    "%s (%d)",
+		    zMode, x.again, x.refuted,
+		    zMode[10] ? "and after two the separate timings decided, said so"
+		              : "and the second decided",
+		    x.byTiming);
 	if (!strcmp(zMode, "unban"))
 		CHECK(x.banned && x.unbanned,
 		      "%s: CHUNK 32 was banned while the sweep ran, and unbanned once CHUNK 64 was "
@@ -187,6 +207,8 @@ int main(void)
 	search_in(l, &cfg, "unban");
 	search_in(l, &cfg, "banbest");
 	search_in(l, &cfg, "reduced");
+	search_in(l, &cfg, "unverified");
+	search_in(l, &cfg, "unverified2");
 	loop_free(l);
 	config_free(&cfg);
 	CHECK(unit_env_remove(dir) == 0, "remove the directory");

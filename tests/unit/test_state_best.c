@@ -236,6 +236,26 @@ static void test_best(void)
 	CHECK(state_best_until(&st, state_cand(&st, 2)->firstEval).best->id == 1 &&
 	          state_best_until(&st, state_cand(&st, 3)->firstEval).best->id == 1,
 	      "the best when #2's and #3's verdicts came: #1 (the A/Bs that came later count)");
+	/* an unverified A/B (kloop's clock could not bound its times: a busy
+	 * machine) settles nothing: #9, faster outside #5's noise by its own
+	 * verified timing, is no loser of it, whatever its "won" says */
+	timed(&st, 9, "D", 10, 0.3, 0.29, 0.31, NULL, 0);
+	fold_check(&st, "{\"type\":\"ab_compared\",\"candidate\":9,\"incumbent\":5,\"pairs\":12,"
+	                "\"wins\":12,\"ratio\":2.3,\"won\":false,\"verified\":false,\"ts\":4}");
+	const struct cand *w9;
+	b = state_best_info(&st);
+	CHECK(!state_ab_between(&st, state_cand(&st, 9), state_cand(&st, 5), &w9) &&
+	          state_ab_unverified(&st, state_cand(&st, 9), state_cand(&st, 5), NULL) == 1 &&
+	          state_ab_unverified(&st, state_cand(&st, 5), state_cand(&st, 9), NULL) == 1,
+	      "an unverified A/B is no A/B between the two, counted as unverified either way");
+	CHECK(b.best && b.best->id == 9 && b.abTie != 5,
+	      "... so #9, faster outside #5's noise by its own timing, holds the best (#%d)",
+	      b.best ? b.best->id : 0);
+	fold_check(&st, "{\"type\":\"ab_compared\",\"candidate\":9,\"incumbent\":5,\"pairs\":20,"
+	                "\"wins\":9,\"ratio\":1.01,\"won\":false,\"ts\":4}");
+	b = state_best_info(&st);
+	CHECK(b.best && b.best->id == 5,
+	      "... until a verified A/B found it not beyond the noise: #5 holds it again");
 	state_free(&st);
 
 	/* the order is the verdicts', not the ids': #2's came first */

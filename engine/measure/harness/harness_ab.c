@@ -213,6 +213,7 @@ static cJSON *ab_json(const struct harness *h, struct ab_side *s, int strict, in
 	                       .wins = d.wins,
 	                       .ratio = isfinite(d.ratio) ? d.ratio : NAN,
 	                       .won = d.won,
+	                       .unverified = !verified,
 	                       .zRule = rule};
 	cJSON *o = cJSON_CreateObject();
 	verdict_ab_encode(o, &a, VERDICT_COMPLETE);
@@ -223,7 +224,6 @@ static cJSON *ab_json(const struct harness *h, struct ab_side *s, int strict, in
 	cJSON_AddNumberToObject(o, "checked_runs", h->nChecked);
 	cJSON_AddNumberToObject(o, "checked_after_runs", h->nAfter);
 	cJSON_AddNumberToObject(o, "checked_after_seconds", h->afterS);
-	cJSON_AddBoolToObject(o, "verified", verified);
 	if (verified)
 		cJSON_AddStringToObject(o, "bound", s[0].byCpu || s[1].byCpu ? "cpu" : "clock");
 	if (byClock)

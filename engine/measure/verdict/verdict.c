@@ -111,6 +111,7 @@ static const struct field aAb[] = {
     F("wins", K_COUNT, verdict_ab, wins, 0),
     F("ratio", K_NUM, verdict_ab, ratio, 0),
     F("won", K_BOOL, verdict_ab, won, 1),
+    F("verified", K_NBOOL, verdict_ab, unverified, 1),
     F("error", K_STR, verdict_ab, zError, 0),
     F("rule", K_STRE, verdict_ab, zRule, 0),
 };

@@ -30,6 +30,8 @@ struct verdict_ab {
 	                     * (-1: not run) */
 	double ratio;       /* median per-pair incumbent/challenger time */
 	int won;            /* beyond the noise (harness_ab_decide) */
+	int unverified;     /* its times could not be bounded by kloop's clock
+	                     * ("verified": false): it decides nothing */
 	const char *zError; /* why it was not run, or NULL */
 	const char *zRule;  /* the rule that decided, in words ("" where none) */
 };
