@@ -411,7 +411,7 @@ double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void step_trace(const char *zWhat, double t0)
+static const char *step_trace_file(void)
 {
 	static const char *z;
 	static int looked;
@@ -419,9 +419,25 @@ void step_trace(const char *zWhat, double t0)
 		looked = 1;
 		z = getenv("KLOOP_STEP_TRACE");
 	}
-	if (!z || !*z)
+	return z && *z ? z : NULL;
+}
+
+int step_tracing(void)
+{
+	return step_trace_file() != NULL;
+}
+
+void step_trace(const char *zWhat, double t0)
+{
+	if (step_tracing())
+		step_trace_span(zWhat, t0, now_s());
+}
+
+void step_trace_span(const char *zWhat, double t0, double t)
+{
+	const char *z = step_trace_file();
+	if (!z)
 		return;
-	double t = now_s();
 	FILE *f = fopen(z, "ae");
 	if (!f)
 		return;

@@ -104,6 +104,10 @@ double now_s(void);
  * the clock: what bench/gpu/steps.py reads to see where a verdict's time
  * goes (a diagnostic; nothing else reads it) */
 void step_trace(const char *zWhat, double t0);
+/* the same for a step from t0 to t (now_s()'s clock), and whether
+ * KLOOP_STEP_TRACE is set */
+void step_trace_span(const char *zWhat, double t0, double t);
+int step_tracing(void);
 
 /* write all of buf to fd, retrying on EINTR/short writes; 0 or -1 */
 int write_all(int fd, const void *buf, size_t n);

@@ -221,7 +221,7 @@ assert 'input modified: the candidate wrote to its read-only input x' in r['reas
 rm -f "$T/steps.jsonl"
 KLOOP_STEP_TRACE=$T/steps.jsonl $KLOOP eval softmax tasks/softmax/seed.c $B --json >"$T/st.json" 2>/dev/null
 python3 bench/gpu/steps.py "$T/steps.jsonl" >"$T/steps.txt" 2>&1
-check "KLOOP_STEP_TRACE: a runner's mapping, frames and load, the full timing's counted runs and batch, a run's preparation and call, the batch's ring, runs and checks, each with its milliseconds ($(tr '\n' ';' <"$T/steps.txt" | head -c 600))" python3 -c "
+check "KLOOP_STEP_TRACE: a runner's mapping, frames and load, the full timing's counted runs and batch, a run's preparation (its five parts) and call, the batch's ring, runs and checks, each with its milliseconds ($(tr '\n' ';' <"$T/steps.txt" | head -c 600))" python3 -c "
 import json, sys
 steps = {}
 for l in open('$T/steps.jsonl'):
@@ -234,5 +234,9 @@ for w in ('runner frames', 'runner loaded', 'full timing: counted runs', 'full t
     assert w in steps, (w, sorted(steps))
 assert any(w.startswith('runner mapped') for w in steps), sorted(steps)
 assert sum(steps['full timing: counted runs']) > 0
+# a preparation's parts, as many as the preparations, none longer than it
+parts = [w for w in steps if w.startswith(\"a run's preparation: \")]
+assert len(parts) == 5 and all(len(steps[w]) == len(steps[\"a run's preparation\"]) for w in parts), parts
+assert sum(sum(steps[w]) for w in parts) <= sum(steps[\"a run's preparation\"]) + 0.002 * len(parts) * len(steps[\"a run's preparation\"])
 "
 check "steps.py prints a line for the full timing's counted runs" grep -q "^full timing: counted runs " "$T/steps.txt"

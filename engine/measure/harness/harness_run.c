@@ -137,20 +137,40 @@ int harness_draw_inputs(struct harness *h, void *const *aDst, uint64_t seed, cha
 int harness_prepare_run(struct harness *h, int set, uint64_t seed, char *err)
 {
 	struct backend *b = h->b;
-	double t0 = now_s();
+	double t0 = now_s(), t[5];
 	if (harness_draw_inputs(h, h->aScratch, seed, err) < 0)
 		return -1;
+	t[0] = now_s();
 	for (int i = 0; i < h->t->nIn; i++) {
 		struct gbuf *g = &h->aIn[i];
 		if (b->copy(b, payload(g), set >= 0 ? h->aaIn[set][i] : h->aScratch[i], g->n, err) <
 		    0)
 			return -1;
 	}
-	if (harness_poison_outputs(h, err) < 0 || b->flush(b, err) < 0 || b->sync(b, err) < 0)
+	t[1] = now_s();
+	if (harness_poison_outputs(h, err) < 0)
 		return -1;
+	t[2] = now_s();
+	if (b->flush(b, err) < 0)
+		return -1;
+	t[3] = now_s();
+	if (b->sync(b, err) < 0)
+		return -1;
+	t[4] = now_s();
 	harness_evict(h);
 	h->lastPrepMs = (now_s() - t0) * 1e3;
 	step_trace("a run's preparation", t0);
+	if (step_tracing()) {
+		/* its parts as the host saw them: the queueing of each, then the
+		 * wait for the device to do them all */
+		static const char *const part[] = {
+		    "a run's preparation: the draw queued", "a run's preparation: the copy queued",
+		    "a run's preparation: the poison queued",
+		    "a run's preparation: the flush queued (the persisting lines reset)",
+		    "a run's preparation: the synchronize"};
+		for (int i = 0; i < 5; i++)
+			step_trace_span(part[i], i ? t[i - 1] : t0, t[i]);
+	}
 	return 0;
 }
 
