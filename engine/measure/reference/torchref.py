@@ -1237,20 +1237,8 @@ class Targets(object):
         self.lib = None
         self.ipc = {}    # hex -> device pointer
         self.maps = {}   # fd -> mmap
-        self.views = {}  # (target, dtype, shape) -> the tensor made for it
 
     def tensor(self, tgt, entry):
-        """The target as a tensor of entry's dtype and shape: made once for
-        each target, dtype and shape (a run's draw writes the same targets
-        every time), then the same view again."""
-        key = (tgt.get("ipc"), tgt.get("memfd"), tgt.get("offset", 0), entry["dtype"],
-               tuple(entry["shape"]))
-        t = self.views.get(key)
-        if t is None:
-            t = self.views[key] = self._tensor(tgt, entry)
-        return t
-
-    def _tensor(self, tgt, entry):
         torch = self.torch
         dt = _torch_dtype(torch, entry["dtype"])
         shape = entry["shape"]
@@ -1301,7 +1289,6 @@ class Targets(object):
             for p in self.ipc.values():
                 self.lib.cudaIpcCloseMemHandle(ctypes.c_void_p(p))
         self.ipc = {}
-        self.views = {}
         for mm in self.maps.values():
             with contextlib.suppress(Exception):
                 mm.close()
