@@ -550,6 +550,7 @@ void search_free(struct search *s)
 	free(s->impl.a);
 	free(s->judged);
 	free(s->abAsked.a);
+	free(s->abTied.a);
 	free(s->rivals.a);
 	cJSON_Delete(s->preset);
 	free(s);

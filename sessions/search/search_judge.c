@@ -132,8 +132,21 @@ static int ab_decides(struct search *s, const struct cand *c, const struct cand 
 		return win == c;
 	}
 	int unv = state_ab_unverified(ST(s), c, best, NULL);
-	if (unv >= AB_TRIES)
-		return 1; /* by the separate timings: judge() says so */
+	if (unv >= AB_TRIES) {
+		/* by the separate timings, as state_best() takes two with no A/B
+		 * (judge() says so); within the noise they keep the incumbent */
+		if (state_faster(c, best) && state_same_within_noise(c, best) != 1)
+			return 1;
+		if (!pair_count(&s->abTied, id, incId)) {
+			pair_add(&s->abTied, id, incId); /* said once a pair */
+			snprintf(line, sizeof line,
+			         "#%d's A/B against #%d was unverified %d times, and by their own "
+			         "timings the two are within the noise: #%d stays the best",
+			         id, incId, unv, incId);
+			note(s, line, NULL);
+		}
+		return 0;
+	}
 	/* one ask a pair, and one more for each that came back unverified: a
 	 * challenger whose A/B against one best came back after another took
 	 * its place is asked again against the new one */
