@@ -104,7 +104,8 @@ static int challenges(const struct cand *c, const struct cand *best)
  * A/B was asked for now (it is judged again when that evaluation ends).
  * An unverified A/B settles nothing: it is asked again, AB_TRIES in all;
  * when every one came back unverified, the separate timings (each verified)
- * decide, as state_best() has them, and the new best says so (1).
+ * decide as state_best() has them (the one rule's best), and the new best
+ * says so (1).
  */
 static int ab_decides(struct search *s, const struct cand *c, const struct cand *best)
 {
@@ -133,16 +134,19 @@ static int ab_decides(struct search *s, const struct cand *c, const struct cand 
 	}
 	int unv = state_ab_unverified(ST(s), c, best, NULL);
 	if (unv >= AB_TRIES) {
-		/* by the separate timings, as state_best() takes two with no A/B
-		 * (judge() says so); within the noise they keep the incumbent */
-		if (state_faster(c, best) && state_same_within_noise(c, best) != 1)
+		/* the one rule decides on the separate timings (no verified A/B
+		 * between the two: state_best()), and judge() says so; else the
+		 * incumbent stays, said once a pair */
+		const struct cand *sb = state_best(ST(s), NULL, NULL);
+		if (sb && state_same_code(sb, c))
 			return 1;
 		if (!pair_count(&s->abTied, id, incId)) {
-			pair_add(&s->abTied, id, incId); /* said once a pair */
-			snprintf(line, sizeof line,
-			         "#%d's A/B against #%d was unverified %d times, and by their own "
-			         "timings the two are within the noise: #%d stays the best",
-			         id, incId, unv, incId);
+			pair_add(&s->abTied, id, incId);
+			snprintf(
+			    line, sizeof line,
+			    "#%d's A/B against #%d was unverified %d times, and by their separate "
+			    "timings #%d is not the best: #%d stays",
+			    id, incId, unv, id, incId);
 			note(s, line, NULL);
 		}
 		return 0;
@@ -346,9 +350,9 @@ static void judge(struct search *s, const struct cand *c)
 	} else if (best) {
 		snprintf(
 		    line, sizeof line,
-		    "new best #%d %s %.4g ms, %.3gx, by its own timing against #%d's %.4g ms "
-		    "(outside the noise): its A/B was unverified %d times (kloop's clock could "
-		    "not bound its times: a busy machine)",
+		    "new best #%d %s %.4g ms, %.3gx, by the separate timings (#%d: %.4g ms): its "
+		    "A/B was unverified %d times (kloop's clock could not bound its times: a busy "
+		    "machine)",
 		    id, c->zName, c->timeMs, c->speedup, best->id, best->timeMs,
 		    state_ab_unverified(st, c, best, NULL));
 	} else {

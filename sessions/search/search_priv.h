@@ -105,7 +105,7 @@ struct search {
 	struct pairset abAsked; /* the A/Bs the search asked for: challenger, incumbent,
 	                         * how many times (again after an unverified one) */
 	struct pairset abTied;  /* pairs whose A/Bs were all unverified and whose
-	                         * timings are within the noise (said once) */
+	                         * separate timings kept the incumbent (said once) */
 	struct intset rivals;   /* candidates judged as rivals of the best */
 	int handedFrom;         /* the best that lost it with none to hand it to (said) */
 	cJSON *preset;          /* settings a person gave before the search started

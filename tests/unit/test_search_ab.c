@@ -20,7 +20,10 @@
  *  - unverified: CHUNK 32's first A/B comes back unverified (a busy
  *    machine's): it settles nothing, is asked again, and the second wins;
  *  - unverified2: every A/B of CHUNK 32 comes back unverified: asked twice,
- *    then the separate timings decide, and the new best says so.
+ *    then the separate timings decide, and the new best says so;
+ *  - unverified_tie: the same with CHUNK 32's timing spread over CHUNK
+ *    64's (p90 0.6 ms): the one rule has it take the best from the seed,
+ *    and CHUNK 64 within its noise leaves it there, unconfirmed.
  * The best is the fastest not banned, the one state_best() shows (the
  * header, the round's line, the report), and no correct candidate faster
  * than the best outside its noise is left without an A/B between the two.
@@ -99,7 +102,8 @@ static void on_line(void *arg, const char *zLine, const cJSON *ev)
 	printf("# %s\n", zLine);
 	x->again +=
 	    strstr(zLine, "unverified") && strstr(zLine, "timed alternately again (2 of 2)");
-	x->byTiming += strstr(zLine, "by its own timing") && strstr(zLine, "unverified 2 times");
+	x->byTiming +=
+	    strstr(zLine, "by the separate timings") && strstr(zLine, "unverified 2 times");
 	x->refuted += strstr(zLine, "beyond the noise") != NULL;
 	if (!strcmp(x->zMode, "reduced")) {
 		/* the policy made faithful once the reduced CHUNK 32 is the best */
@@ -176,7 +180,7 @@ static void search_in(struct loop *l, struct config *cfg, const char *zMode)
 	      zMode, best ? outranked(st, best) : -1);
 	if (!strncmp(zMode, "unverified", 10))
 		CHECK(
-		    x.again >= 1 && !x.refuted && (zMode[10] ? x.byTiming == 1 : !x.byTiming) &&
+		    x.again >= 1 && !x.refuted && (zMode[10] ? x.byTiming >= 1 : !x.byTiming) &&
 		        state_ab_unverified(st, state_cand(st, c32), state_cand(st, 1), NULL) >= 1,
 		    "%s: CHUNK 32's unverified A/B was asked again (%d), never called a loss (%d), "
 		    "%s (%d)",
@@ -209,6 +213,7 @@ int main(void)
 	search_in(l, &cfg, "reduced");
 	search_in(l, &cfg, "unverified");
 	search_in(l, &cfg, "unverified2");
+	search_in(l, &cfg, "unverified_tie");
 	loop_free(l);
 	config_free(&cfg);
 	CHECK(unit_env_remove(dir) == 0, "remove the directory");
