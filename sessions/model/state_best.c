@@ -58,21 +58,29 @@ int state_faster(const struct cand *a, const struct cand *b)
 	return a->speedup > b->speedup;
 }
 
+/* whether the A/B x was between a's and b's machine code, either way
+ * round: 1 with a the challenger, 2 with b, 0 neither */
+static int ab_of(const struct state *st, const struct state_ab *x, const struct cand *a,
+                 const struct cand *b)
+{
+	const struct cand *ch = state_cand(st, x->cand), *in = state_cand(st, x->incumbent);
+	if (!ch || !in)
+		return 0;
+	if (state_same_code(ch, a) && state_same_code(in, b))
+		return 1;
+	return state_same_code(ch, b) && state_same_code(in, a) ? 2 : 0;
+}
+
 const struct state_ab *state_ab_between(const struct state *st, const struct cand *a,
                                         const struct cand *b, const struct cand **pWinner)
 {
 	*pWinner = NULL;
 	for (int i = st->search.nAb - 1; i >= 0; i--) {
 		const struct state_ab *x = &st->search.aAb[i];
-		const struct cand *ch = state_cand(st, x->cand), *in = state_cand(st, x->incumbent);
-		if (!ch || !in || x->unverified)
+		int w = x->unverified ? 0 : ab_of(st, x, a, b);
+		if (!w)
 			continue;
-		if (state_same_code(ch, a) && state_same_code(in, b))
-			*pWinner = x->won && !x->failed ? a : NULL;
-		else if (state_same_code(ch, b) && state_same_code(in, a))
-			*pWinner = x->won && !x->failed ? b : NULL;
-		else
-			continue;
+		*pWinner = x->won && !x->failed ? (w == 1 ? a : b) : NULL;
 		return x;
 	}
 	return NULL;
@@ -86,10 +94,7 @@ int state_ab_unverified(const struct state *st, const struct cand *a, const stru
 		*pLast = NULL;
 	for (int i = 0; i < st->search.nAb; i++) {
 		const struct state_ab *x = &st->search.aAb[i];
-		const struct cand *ch = state_cand(st, x->cand), *in = state_cand(st, x->incumbent);
-		if (!ch || !in || !x->unverified ||
-		    !((state_same_code(ch, a) && state_same_code(in, b)) ||
-		      (state_same_code(ch, b) && state_same_code(in, a))))
+		if (!x->unverified || !ab_of(st, x, a, b))
 			continue;
 		n++;
 		if (pLast)
