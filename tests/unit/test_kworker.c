@@ -68,7 +68,10 @@ static const char zHelper[] =
     "        x = [float(int(q['seed']) % 100 + i) for i in range(N)]\n"
     "        t = q['inputs'][0]\n"
     "        os.pwrite(t['memfd'], struct.pack('<%df' % N, *x), t['offset'])\n"
-    "        send({'ev': 'drawn'})\n"
+    "        a = {'ev': 'drawn', 'seconds': 0.0005}\n"
+    "        if q.get('parts'):\n"
+    "            a['parts'] = {'seed': 0.0002, 'put': 0.0003}\n"
+    "        send(a)\n"
     "    elif q['op'] == 'check':\n"
     "        send({'ev': 'checked'})\n"
     "    elif q['op'] == 'quit':\n"
@@ -232,11 +235,49 @@ static int helper_gone(void)
 	return pid > 0 && proc_group_gone(pid, 10);
 }
 
+/* the count of the trace's spans named zWhat, each zMs milliseconds long
+ * (-1 where one is not) */
+static int trace_spans(const char *zTrace, const char *zWhat, const char *zMs)
+{
+	char *log = slurp(zTrace, NULL);
+	int n = 0;
+	char *want = xasprintf("\"what\":\"%s\",\"ms\":", zWhat);
+	for (char *p = log; p && (p = strstr(p, want)); p += strlen(want), n++)
+		if (zMs && strncmp(p + strlen(want), zMs, strlen(zMs)))
+			n = -1000000;
+	free(want);
+	free(log);
+	return n < 0 ? -1 : n;
+}
+
+/* each of the helper's draws traced as the helper timed it: its own 0.5
+ * ms, its parts (seed 0.2 ms, put 0.3) and the request's way there and
+ * back, once a draw */
+static void check_draw_trace(const char *zTrace)
+{
+	int nOwn = trace_spans(zTrace, "a run's preparation: the draw: the helper's own", "0.500}"),
+	    nSeed =
+	        trace_spans(zTrace, "a run's preparation: the draw: the helper's seed", "0.200}"),
+	    nPut = trace_spans(zTrace, "a run's preparation: the draw: the helper's put", "0.300}"),
+	    nWay = trace_spans(zTrace, "a run's preparation: the draw: the request there and back",
+	                       NULL);
+	CHECK(nOwn >= 1 && nSeed == nOwn && nPut == nOwn && nWay == nOwn,
+	      "the step trace splits each of the helper's draws as the helper timed it: its own "
+	      "0.5 ms (%d), its seed 0.2 (%d) and put 0.3 (%d), the request's way (%d)",
+	      nOwn, nSeed, nPut, nWay);
+}
+
 static void test_requests_while_loading(void)
 {
 	struct wk w;
 	int fatal;
+	/* the worker's step trace (KLOOP_STEP_TRACE), which splits each draw
+	 * into the helper's own part, and its parts, and the request's way */
+	char *trace = path_join(gDir, "steps.jsonl");
+	unlink(trace);
+	setenv("KLOOP_STEP_TRACE", trace, 1);
 	wk_start(&w, "", 1);
+	unsetenv("KLOOP_STEP_TRACE");
 	cJSON_Delete(wk_until(&w, "hello", NULL));
 	wk_send(&w, task_request(&w, 60));
 	/* the helper waits at its gate: the task is still loading */
@@ -288,6 +329,8 @@ static void test_requests_while_loading(void)
 	int rc = wk_end(&w);
 	CHECK(rc == 0, "the worker quits (status %d)", rc);
 	CHECK(helper_gone(), "... and its helper, kept to draw the runs' inputs, ended with it");
+	check_draw_trace(trace);
+	free(trace);
 }
 
 /* a task whose helper runs in zMode (the task's run timeout runTimeoutS)

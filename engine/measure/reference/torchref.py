@@ -506,7 +506,7 @@ def tensor_digest(torch, t):
     return h.hexdigest()
 
 
-def make_inputs(torch, module, seed, device, model=None, on_device=False):
+def make_inputs(torch, module, seed, device, model=None, on_device=False, times=None):
     """Seed with ``seed``, call get_inputs() and move each tensor to device
     (dtypes kept).  With ``on_device`` (and PyTorch 2, which has default
     devices) get_inputs() runs with ``device`` as the default device, so
@@ -515,11 +515,15 @@ def make_inputs(torch, module, seed, device, model=None, on_device=False):
     (naming it by its forward() argument when ``model`` is given)."""
     cuda = torch.device(device).type == "cuda"
     _seed_all(torch, seed, cuda)
+    if times is not None:
+        times.append(time.perf_counter())
     if on_device and torch.device(device).type != "cpu" and hasattr(torch, "set_default_device"):
         with torch.device(device):
             inputs = _call("get_inputs()", module.get_inputs)
     else:
         inputs = _call("get_inputs()", module.get_inputs)
+    if times is not None:
+        times.append(time.perf_counter())
     if isinstance(inputs, tuple):
         inputs = list(inputs)
     if not isinstance(inputs, list):
@@ -1584,10 +1588,13 @@ class Server(object):
         torch = self.torch
         if len(ins) != self.n_fwd:
             raise RefError("%s: %d input targets for %d forward inputs" % (label, len(ins), self.n_fwd))
-        inputs = make_inputs(torch, self.module, tseed, self.device, self.model, on_device=True)
+        t = [time.perf_counter()]
+        inputs = make_inputs(torch, self.module, tseed, self.device, self.model, on_device=True,
+                             times=t)
         if len(inputs) != self.n_fwd:
             raise RefError("%s: get_inputs() returned %d tensors, the first set had %d"
                            % (label, len(inputs), self.n_fwd))
+        t.append(time.perf_counter())
         with torch.no_grad():
             for i, x in enumerate(inputs):
                 e = self.entries[i]
@@ -1598,8 +1605,13 @@ class Server(object):
                                    % (label, e["name"], d["dtype"], d["shape"], e["dtype"], e["shape"]))
                 _put(self.targets.tensor(ins[i], e), x)
         del inputs
+        t.append(time.perf_counter())
         if self.device == "cuda":
             torch.cuda.synchronize()
+        t.append(time.perf_counter())
+        # where it went (the answer's "parts" when kloop traces its steps)
+        return {"seed": t[1] - t[0], "get_inputs": t[2] - t[1], "inputs": t[3] - t[2],
+                "put": t[4] - t[3], "sync": t[5] - t[4]}
 
     def _model64(self, bits, truncate):
         """The model in float64 (its float parameters and buffers rounded to
@@ -1755,7 +1767,10 @@ def serve(problem, device=None, seed=DEFAULT_SEED, cuda_index=0, shapes=None, si
       "compile" record, or {"error": ...})
     * {"op": "draw", "seed": SEED, "inputs": [TARGET...]}: draws the
       forward's inputs of SEED (get_inputs() under it) into the targets, one
-      per forward input (a timed run's fresh inputs); answers {"ev": "drawn"}
+      per forward input (a timed run's fresh inputs); answers {"ev": "drawn",
+      "seconds": S} (S: the draw's own time in the helper; with "parts": true
+      also "parts": {"seed", "get_inputs", "inputs", "put", "sync"}, its
+      seconds)
     * {"op": "check"}: checks that forward() left the parameters alone (a
       helper kept for the session's draws); answers {"ev": "checked"}
     * {"op": "quit"}: checks that forward() left the parameters alone,
@@ -1816,8 +1831,14 @@ def serve(problem, device=None, seed=DEFAULT_SEED, cuda_index=0, shapes=None, si
                 send({"ev": "timing",
                       "compile": srv.time_compile(float(req.get("budget_ms", DEFAULT_BUDGET_MS)))})
             elif op == "draw":
-                srv.draw(int(req["seed"]), req["inputs"], "a run's inputs")
-                send({"ev": "drawn"})
+                t = time.perf_counter()
+                parts = srv.draw(int(req["seed"]), req["inputs"], "a run's inputs")
+                # the helper's own part of the request (kloop's step trace
+                # tells it from the request's way there and back)
+                a = {"ev": "drawn", "seconds": round(time.perf_counter() - t, 6)}
+                if req.get("parts"):
+                    a["parts"] = {k: round(v, 6) for k, v in parts.items()}
+                send(a)
             elif op == "check":
                 srv.check_params()
                 send({"ev": "checked"})

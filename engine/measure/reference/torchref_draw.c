@@ -6,6 +6,7 @@
  */
 #include "torchref_priv.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "json.h"
@@ -57,9 +58,13 @@ fail:
 	return -1;
 }
 
-/* one request and its answer (zEv), within the helper's timeout */
-static int ask(struct torchref *r, cJSON *q, const char *zEv, const char *zWhat, char *err)
+/* one request and its answer (zEv), within the helper's timeout; zTrace:
+ * the step trace's name for it, split into the helper's own part (its
+ * answer's "seconds") and the request's way there and back */
+static int ask(struct torchref *r, cJSON *q, const char *zEv, const char *zWhat, const char *zTrace,
+               char *err)
 {
+	double t0 = now_s();
 	if (torchref_send(r, q, err) < 0)
 		return -1;
 	cJSON *a = torchref_recv_line(r, r->o.timeoutS, zWhat, err);
@@ -69,6 +74,25 @@ static int ask(struct torchref *r, cJSON *q, const char *zEv, const char *zWhat,
 	int ok = !strcmp(ev, zEv);
 	if (!ok)
 		kl_err(err, "the PyTorch helper answered %.40s to %s, not %s", ev, zWhat, zEv);
+	if (ok && zTrace && step_tracing()) {
+		double t = now_s(), own = json_num(a, "seconds", 0);
+		char z[160];
+		snprintf(z, sizeof z, "%s: the helper's own", zTrace);
+		step_trace_span(z, t - own, t);
+		snprintf(z, sizeof z, "%s: the request there and back", zTrace);
+		step_trace_span(z, t0, t - own);
+		/* the helper's parts, one after another from its start */
+		const cJSON *parts = cJSON_GetObjectItem(a, "parts"), *e;
+		double at = t - own;
+		cJSON_ArrayForEach(e, parts)
+		{
+			if (!cJSON_IsNumber(e) || !e->string)
+				continue;
+			snprintf(z, sizeof z, "%s: the helper's %.40s", zTrace, e->string);
+			step_trace_span(z, at, at + e->valuedouble);
+			at += e->valuedouble;
+		}
+	}
 	cJSON_Delete(a);
 	return ok ? 0 : -1;
 }
@@ -98,13 +122,19 @@ static int src_draw(void *arg, uint64_t seed, void *const *aDst, char *err)
 	const struct task *t = harness_task(r->srcH);
 	if (draw_setup(r, err) < 0)
 		return -1;
+	/* the copy out of the draw's buffers queued for the run before is
+	 * done before the helper writes them again */
+	if (r->srcB->sync(r->srcB, err) < 0)
+		return -1;
 	cJSON *q = cJSON_CreateObject();
 	cJSON_AddStringToObject(q, "op", "draw");
 	cJSON_AddNumberToObject(q, "seed", helper_seed(seed));
+	if (step_tracing())
+		cJSON_AddTrueToObject(q, "parts");
 	cJSON *ins = cJSON_AddArrayToObject(q, "inputs");
 	for (int i = 0; i < r->nFwd; i++)
 		cJSON_AddItemToArray(ins, cJSON_Duplicate(cJSON_GetArrayItem(r->drawIns, i), 1));
-	if (ask(r, q, "drawn", "drawing a run's inputs", err) < 0)
+	if (ask(r, q, "drawn", "drawing a run's inputs", "a run's preparation: the draw", err) < 0)
 		return -1;
 	for (int i = 0; i < r->nFwd; i++)
 		if (r->srcB->copy(r->srcB, aDst[i], r->apDrawIn[i], task_tensor_bytes(&t->aIn[i]),
@@ -117,7 +147,7 @@ static int src_expect(void *arg, uint64_t seed, void *const *aIn, void *const *a
 {
 	struct torchref *r = arg;
 	const struct task *t = harness_task(r->srcH);
-	if (draw_setup(r, err) < 0)
+	if (draw_setup(r, err) < 0 || r->srcB->sync(r->srcB, err) < 0)
 		return -1;
 	cJSON *q = cJSON_CreateObject();
 	cJSON_AddStringToObject(q, "op", "fill");
@@ -126,7 +156,8 @@ static int src_expect(void *arg, uint64_t seed, void *const *aIn, void *const *a
 	cJSON_AddNumberToObject(q, "vary", 0);
 	cJSON_AddItemToObject(q, "inputs", cJSON_Duplicate(r->drawIns, 1));
 	cJSON_AddItemToObject(q, "outputs", cJSON_Duplicate(r->drawOuts, 1));
-	if (ask(r, q, "filled", "the reference's outputs of a run checked after its call", err) < 0)
+	if (ask(r, q, "filled", "the reference's outputs of a run checked after its call", NULL,
+	        err) < 0)
 		return -1;
 	for (int i = 0; i < t->nIn; i++)
 		if (r->srcB->copy(r->srcB, aIn[i], r->apDrawIn[i], task_tensor_bytes(&t->aIn[i]),
