@@ -225,11 +225,13 @@ def load_problem(path, values=None):
     return module
 
 
-def _seed_all(torch, seed, cuda):
-    """Seed torch (and its CUDA generators), random and, if loaded, numpy."""
+def _seed_all(torch, seed):
+    """Seed torch (and its CUDA generators), random and, if loaded, numpy.
+    torch.manual_seed() seeds every CUDA device's generator itself (the same
+    draws as with torch.cuda.manual_seed_all() after it, a second seeding
+    each draw paid until the twentieth session: bench/gpu/draw_parts.py
+    checks it)."""
     torch.manual_seed(seed)
-    if cuda:
-        torch.cuda.manual_seed_all(seed)
     random.seed(seed)
     np = sys.modules.get("numpy")
     if np is not None:
@@ -257,8 +259,7 @@ def build_model(torch, module, seed, device):
     (parameters are initialised on the CPU, as KernelBench does, so a seed
     gives the same weights whatever the device), move it to ``device`` and
     put it in eval mode.  Returns the model."""
-    cuda = torch.device(device).type == "cuda"
-    _seed_all(torch, seed, cuda)
+    _seed_all(torch, seed)
     init = []
     if hasattr(module, "get_init_inputs"):
         init = _call("get_init_inputs()", module.get_init_inputs)
@@ -513,8 +514,7 @@ def make_inputs(torch, module, seed, device, model=None, on_device=False, times=
     that torch.randn() and friends draw the inputs on the GPU itself.
     Returns the list of tensors; RefError when an input is not a tensor
     (naming it by its forward() argument when ``model`` is given)."""
-    cuda = torch.device(device).type == "cuda"
-    _seed_all(torch, seed, cuda)
+    _seed_all(torch, seed)
     if times is not None:
         times.append(time.perf_counter())
     if on_device and torch.device(device).type != "cpu" and hasattr(torch, "set_default_device"):
