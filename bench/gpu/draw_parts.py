@@ -11,6 +11,8 @@ task's reference.py on the GPU), medians over N draws, ms:
   put            the copy into the target (queued)
   sync           torch.cuda.synchronize() (the device's part of it all)
   whole draw     Server.draw() as the helper runs it for one request
+  after a sleep  the whole draw after a 2 ms sleep (as the helper's after
+                 its wait for a request), and after a 2 ms spin
   after compile  the whole draw again once torch.compile has run here
   batch of N     N draws, one synchronize at the end, per draw
   manual_seed    torch.manual_seed() alone, and whether a CUDA draw after it
@@ -100,6 +102,24 @@ def main():
         srv.draw(500 + k, tgts, "a run's inputs")
         if k >= 3:
             whole.append(time.perf_counter() - t0)
+    # each draw after a pause, as the helper's follows its wait for the next
+    # request: asleep (time.sleep, the thread descheduled as in a blocking
+    # read) or spinning (the core kept busy): is a woken helper's draw the
+    # slow one?
+    slept, spun = [], []
+    for k in range(n + 3):
+        time.sleep(0.002)
+        t0 = time.perf_counter()
+        srv.draw(600 + k, tgts, "a run's inputs")
+        if k >= 3:
+            slept.append(time.perf_counter() - t0)
+        end = time.perf_counter() + 0.002
+        while time.perf_counter() < end:
+            pass
+        t0 = time.perf_counter()
+        srv.draw(650 + k, tgts, "a run's inputs")
+        if k >= 3:
+            spun.append(time.perf_counter() - t0)
     # the same after torch.compile has run in this process (as the helper
     # compiles the baseline): does dynamo's presence slow the draws?
     after = []
@@ -154,6 +174,8 @@ def main():
     print("%-34s %8.3f  (the same draws: %s)" % ("torch.manual_seed alone", med(once),
                                                  "yes" if same else "NO"))
     print("%-34s %8.3f" % ("whole draw (Server.draw)", med(whole)))
+    print("%-34s %8.3f" % ("whole draw after a 2 ms sleep", med(slept)))
+    print("%-34s %8.3f" % ("whole draw after a 2 ms spin", med(spun)))
     if after:
         print("%-34s %8.3f" % ("whole draw after torch.compile", med(after)))
     print("%-34s %8.3f" % ("batch of %d, per draw" % n, med(batch)))
