@@ -242,6 +242,10 @@ void kworker_prestart(struct harness *h);
  * on and its frames taken (cand_spare_frame), so that its verdict waits
  * for the object's load alone.  KLOOP_FRAME_AHEAD=0: not (to measure it) */
 void kworker_frame_ahead(void);
+/* while the next candidate compiles: the full harness's next batch's ring
+ * drawn (harness_ring_ahead), so that its verdict does not wait for the
+ * ring's draws.  KLOOP_RING_AHEAD=0: not (to measure it) */
+void kworker_ring_ahead(void);
 /* a runner for j's shared object on the buffers of the nH harnesses ah[]
  * (cand_iface(c, k) runs it on ah[k]'s); NULL + err (*pLoadErr: the object
  * is at fault) */

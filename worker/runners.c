@@ -86,6 +86,22 @@ void kworker_frame_ahead(void)
 	compiler_dirs_free(libDirs);
 }
 
+void kworker_ring_ahead(void)
+{
+	static int off = -1;
+	if (off < 0) {
+		const char *z = getenv("KLOOP_RING_AHEAD");
+		off = z && !strcmp(z, "0");
+	}
+	if (off || !W.ready || !W.h || W.b->fatal)
+		return;
+	char err[KL_ERRLEN] = "";
+	/* a failed draw here is the batch's to meet again and report, with
+	 * the candidate it times */
+	if (harness_ring_ahead(W.h, err) < 0)
+		fprintf(stderr, "kloop-worker: the next batch's ring not drawn ahead: %s\n", err);
+}
+
 /* start a runner for j's shared object on the buffers of the nH harnesses
  * ah[] (cand_iface(c, k) runs it on ah[k]'s); NULL + err (*pLoadErr: the
  * object itself is at fault, a compile_error) */

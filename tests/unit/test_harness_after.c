@@ -14,6 +14,7 @@
 #include "check.h"
 #include "fcand.h"
 #include "harness.h"
+#include "harness_priv.h"
 #include "util.h"
 
 /* right only on inputs kloop holds a copy of (a trial's, the timing set's,
@@ -34,15 +35,22 @@ static int knows_sets(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, 
 	return 0;
 }
 
-/* the inputs it saw, by a hash of all of their bytes: repeats counted */
+/* a hash of all of an input's bytes */
+static uint64_t input_hash(const void *x)
+{
+	uint64_t h = 1469598103934665603ull;
+	const unsigned char *p = x;
+	for (int i = 0; i < N * 4; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
+}
+
+/* the inputs it saw, by input_hash(): repeats counted */
 static uint64_t seen[1 << 16];
 static int nSeen, nRepeats;
 static int counts_repeats(const kl_tensor *in, int n_in, kl_tensor *out, int n_out, void *s)
 {
-	uint64_t h = 1469598103934665603ull;
-	const unsigned char *p = in[0].data;
-	for (int i = 0; i < N * 4; i++)
-		h = (h ^ p[i]) * 1099511628211ull;
+	uint64_t h = input_hash(in[0].data);
 	for (int i = 0; i < nSeen; i++)
 		nRepeats += seen[i] == h;
 	if (nSeen < (int)(sizeof seen / sizeof *seen))
@@ -130,6 +138,79 @@ static struct harness *given_harness(const struct task *t, struct backend *b, st
 	if (h && harness_run_reference(h, fcand(fr, h, b, ref_double), err) < 0)
 		return harness_free(h), NULL;
 	return h;
+}
+
+/* c's evaluation with batches (counts_repeats): NULL where its timing took
+ * no batch (a loaded machine may not) */
+static cJSON *eval_batched(struct harness *h, struct backend *b, cJSON **pR)
+{
+	struct fcand fc;
+	struct harness_cand *c = fcand(&fc, h, b, counts_repeats);
+	c->batch = f_batch;
+	c->cpu = f_cpu;
+	nSeen = nRepeats = 0;
+	*pR = harness_eval(h, c, 1, NULL, NULL);
+	cJSON *tm = cJSON_GetObjectItem(*pR, "timing");
+	return cJSON_GetObjectItem(tm, "batch_runs") ? tm : NULL;
+}
+
+/*
+ * The next batch's ring drawn ahead by h's source (as the worker does
+ * while a candidate compiles), as many slots as the last batch took: into
+ * memory of kloop's own, not the ring a runner maps; the batch copies the
+ * draws in, its runs each on inputs of their own, checked after it; once
+ * used, they are drawn again.
+ */
+static void check_ring_ahead(struct harness *h, struct backend *b)
+{
+	char err[KL_ERRLEN] = "";
+	nDrawn = 0;
+	CHECK(harness_ring_ahead(h, err) == 0 && nDrawn == 0,
+	      "no ring is drawn ahead before a first batch (%d draws)", nDrawn);
+	cJSON *r;
+	cJSON *tm = eval_batched(h, b, &r);
+	cJSON_Delete(r);
+	if (!tm) {
+		/* every check below needs a batch: say so, as a check */
+		printf("skip - the ring drawn ahead: this loaded machine allowed no batch\n");
+		return;
+	}
+	nDrawn = 0;
+	int ahead = harness_ring_ahead(h, err), nAhead = nDrawn;
+	int want = 2 * h->lastBatchN < h->nRing ? 2 * h->lastBatchN : h->nRing;
+	CHECK(ahead == 1 && nAhead == want && nAhead >= 2,
+	      "the next batch's ring is drawn ahead by the source, two draws for each run of the "
+	      "last batch, as the ring holds (%d of %d; %s)",
+	      nAhead, want, err);
+	CHECK(harness_ring_ahead(h, err) == 0 && nDrawn == nAhead,
+	      "... once: the draws are held until a batch uses them (%d draws)", nDrawn);
+	uint64_t first = input_hash((char *)h->pStage + h->aRingOffIn[0]);
+	void *in0[TASK_MAX_TENSORS], *out0[TASK_MAX_TENSORS];
+	harness_ring_slot(h, 0, in0, out0);
+	CHECK(input_hash(in0[0]) != first,
+	      "... not into the ring, which a runner maps: its first slot does not hold them yet");
+	int nStaged = h->nStage;
+	tm = eval_batched(h, b, &r);
+	int sawFirst = 0;
+	for (int i = 0; i < nSeen; i++)
+		sawFirst |= seen[i] == first;
+	/* a batch of more runs than were drawn ahead draws its own */
+	int used = tm && num(tm, "batch_runs") <= nStaged;
+	/* (the source's inputs are of 2000 kinds: a repeat among the timed
+	 * runs is chance, not a fault; test_harness_after's generated inputs
+	 * above are checked for those) */
+	CHECK(!strcmp(status(r), "correct") &&
+	          (!used || (sawFirst && h->nStage == 0 && num(tm, "batch_checked_runs") >= 1)),
+	      "a batch runs on the draws made ahead, copied into its ring: the first slot's "
+	      "among its runs' inputs (%d), runs checked after it (%s; a batch of %g, %g checked, "
+	      "%d drawn ahead, %d held after)",
+	      sawFirst, reason(r), num(tm, "batch_runs"), num(tm, "batch_checked_runs"), nStaged,
+	      h->nStage);
+	cJSON_Delete(r);
+	nDrawn = 0;
+	want = 2 * h->lastBatchN < h->nRing ? 2 * h->lastBatchN : h->nRing;
+	CHECK(!used || (harness_ring_ahead(h, err) == 1 && nDrawn == want),
+	      "... and once used they are drawn again, for the next batch (%d draws)", nDrawn);
 }
 
 int main(void)
@@ -273,6 +354,7 @@ int main(void)
 	      "checked after their call by the source's outputs (%s)",
 	      num(tm, "checked_after_runs"), reason(r));
 	cJSON_Delete(r);
+	check_ring_ahead(h, b);
 	/* a source that cannot draw now (its helper compiling in the
 	 * background): mixes again, unchecked, and no call of it */
 	src.ready = src_never;

@@ -133,6 +133,7 @@ static int ring_new(struct harness *h, char *err)
 	    (uint64_t)as.rlim_cur < avail)
 		avail = as.rlim_cur;
 	uint64_t cap = !avail ? most / 8 : avail / 8 < most ? avail / 8 : most;
+	h->ringCap = cap;
 	uint64_t n = slot ? cap / slot : HARNESS_BATCH_MAX;
 	if (n < 1 && slot && (!avail || slot <= avail / 4))
 		n = 1;
@@ -237,6 +238,8 @@ void harness_free(struct harness *h)
 	if (!h)
 		return;
 	harness_drop_timing(h);
+	if (h->pStage)
+		h->b->release(h->b, h->pStage);
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < (k ? h->t->nOut : h->t->nIn) + 1; i++) {
 			int n = k ? h->t->nOut : h->t->nIn;

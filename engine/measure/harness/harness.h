@@ -311,6 +311,16 @@ struct harness_source {
 };
 /* h's source (copied; NULL: none) */
 void harness_set_source(struct harness *h, const struct harness_source *s);
+/* the next batch's ring drawn now, while nothing is timed (the worker calls
+ * it while a candidate compiles), into memory of the worker's own that no
+ * runner maps, where the ring's share of the free memory allows a second
+ * copy of its inputs, twice as many slots as the last batch took (64 and
+ * the ring's at most; none where it took more):
+ * the batch copies them in, so its ring is not drawn on an edit's way to
+ * its verdict (a runner maps the ring from its start: drawn there early, a
+ * batch's inputs could be read in the runs before it).  1 drawn, 0 not
+ * (held already, no batch yet, one too large, no room), -1 + err */
+int harness_ring_ahead(struct harness *h, char *err);
 
 /* progress callback: stage is "checking" or "timing"; k is the trial or run */
 typedef void (*harness_progress_fn)(const char *zStage, int k, void *arg);

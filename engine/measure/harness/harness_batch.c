@@ -105,11 +105,15 @@ int harness_batch_take(struct harness *h, struct harness_cand *c, int strict, in
 	double t0 = now_s(), cpu, twCpu;
 	bt->n = n;
 	bt->twinWall = bt->twinBusy = NAN;
-	/* every run its own fresh inputs and poisoned outputs, in the ring */
+	/* every run its own fresh inputs and poisoned outputs, in the ring:
+	 * drawn now, or ahead while the candidate compiled (a seed of its own
+	 * as fresh, unseen by any runner until it is copied in) */
 	uint64_t seed = h->runSeed ^ 0xba7c4b0d5e11ull ^ ((uint64_t)bt->tries << 40);
 	if (n > h->nRing)
 		return kl_err(err, "a batch of %d runs in a ring of %d slots", n, h->nRing);
-	if (harness_ring_prepare(h, n, seed, err) < 0)
+	h->lastBatchN = n;
+	if (harness_ring_take_staged(h, n, &seed) ? harness_ring_staged(h, n, err) < 0
+	                                          : harness_ring_prepare(h, n, seed, err) < 0)
 		return -1;
 	step_trace("batch: its ring prepared", t0);
 	double ts = now_s();

@@ -113,6 +113,16 @@ struct harness {
 	int nRing;                          /* slots (0: none) */
 	size_t ringStrideIn, ringStrideOut; /* a slot's bytes in each */
 	size_t aRingOffIn[TASK_MAX_TENSORS], aRingOffOut[TASK_MAX_TENSORS];
+	uint64_t ringCap; /* the bytes the ring could take (its share of the free memory) */
+	/* the next batch's inputs drawn ahead (harness_ring_ahead: while a
+	 * candidate compiles) into the worker's own memory, which no runner
+	 * maps, as the ring lays them out: nStage slots (0: none held) drawn
+	 * from stageSeed, from src where stageBySrc; stageOff: not to be made
+	 * (no room, or it failed); lastBatchN: the runs of the last batch
+	 * taken, which the next is drawn ahead for */
+	void *pStage;
+	int nStage, stageBySrc, stageOff, lastBatchN;
+	uint64_t stageSeed;
 	void *judge; /* the judge of each trial (the precision verdict's; NULL: none) */
 	const struct harness_cand *judged; /* and of each checked timed run of this
 	                        one (the candidate timed, harness_time, or the A/B's
@@ -348,6 +358,14 @@ int harness_check_now(struct harness *h, const struct harness_cand *c, uint64_t 
 void harness_ring_slot(const struct harness *h, int k, void **aIn, void **aOut);
 uint64_t harness_ring_seed(uint64_t seed, int k);
 int harness_ring_prepare(struct harness *h, int n, uint64_t seed, char *err);
+/* the seed of a batch of n runs whose ring harness_ring_ahead() drew (the
+ * draws then used up: harness_ring_staged() copies them in), or 0 with
+ * none held for so many */
+int harness_ring_take_staged(struct harness *h, int n, uint64_t *pSeed);
+/* the ring's first n slots ready for a batch from the draws made ahead
+ * (copied in, h->ringBySrc as they were drawn, outputs poisoned, caches
+ * flushed): 0 or -1 + err */
+int harness_ring_staged(struct harness *h, int n, char *err);
 
 /* harness_timed_run.c: one timed run of c on fresh inputs (a random few of them
  * checked): its time *pT, round trip *pW, busy and CPU time (where asked),
