@@ -120,6 +120,32 @@ check "the script went on after the errors" grep -Eq "^[ *?~!] +2 +- seed +corre
 check "a missing task is an error with exit status 2" sh -c "echo list | $KLOOP shell no_such_task $B >/dev/null 2>'$T/terr'; test \$? -eq 2 && grep -q 'no_such_task' '$T/terr'"
 check "quit ends the script" sh -c "printf 'quit\nlist\n' | $KLOOP shell $TASK $B --session '$T/q.jsonl' | grep -q 'time ms' && exit 1 || exit 0"
 
+# the next batch's ring drawn while a candidate compiles (harness_ring_ahead,
+# the worker's pump): the hand edit compiles after the seed's batch (the
+# softmax seed's: a few runs, as many as may be drawn ahead), so its compile
+# draws the next batch's ring; KLOOP_RING_AHEAD=0 draws none
+printf '#!/bin/sh\necho "/* a hand edit */" >>"$1"\n' >"$T/ed_comment.sh"
+chmod +x "$T/ed_comment.sh"
+for ra in 1 0; do
+	echo "edit 1" | EDITOR="$T/ed_comment.sh" KLOOP_RING_AHEAD=$ra KLOOP_STEP_TRACE="$T/ra$ra.jsonl" \
+		$KLOOP shell softmax $B --session "$T/ra_s$ra.jsonl" >"$T/ra$ra.out" 2>&1
+done
+check "the next batch's ring is drawn while the hand edit compiles, after the seed's batch drew its own (where the machine allowed a batch), and none with KLOOP_RING_AHEAD=0" python3 -c '
+import json, sys
+def steps(p):
+    return [json.loads(l)["what"] for l in open(p)]
+on, off = steps(sys.argv[1]), steps(sys.argv[2])
+first = on.index("batch: its ring prepared") if "batch: its ring prepared" in on else None
+# a batch of more runs than may be drawn ahead (64) is drawn by itself
+runs = [((json.loads(l).get("result") or {}).get("timing") or {}).get("batch_runs")
+        for l in open(sys.argv[3]) if "\"eval_finished\"" in l]
+if runs and (runs[0] or 0) > 64:
+    first = None
+assert first is None or "batch: its ring drawn ahead" in on[first:], sorted(set(on))
+assert first is None or "batch: its ring drawn ahead" not in on[:first], on[:first]
+assert "batch: its ring drawn ahead" not in off, sorted(set(off))
+' "$T/ra1.jsonl" "$T/ra0.jsonl" "$T/ra_s1.jsonl"
+
 # a seed that needs CUTLASS (issue 36: hgemm's seed_cutlass.cu) is one of
 # the session's seeds where kloop finds CUTLASS, and left out, said so,
 # where it does not (CUTLASS_DIR alone is looked in where it is set)
