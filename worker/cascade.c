@@ -528,11 +528,11 @@ static void pump(void)
 		if (!W.ready || !j)
 			return;
 		if (!compiles_done(j)) {
-			/* the next batch's ring drawn, and its runner
-			 * readied, while it compiles (the ring first: its
-			 * draws keep the device busy, and the spare's frames
-			 * are the clock's bound) */
-			kworker_ring_ahead();
+			/* the next batch's ring and timed runs' inputs
+			 * drawn, and its runner readied, while it compiles
+			 * (the draws first: they keep the device busy, and
+			 * the spare's frames are the clock's bound) */
+			kworker_draw_ahead();
 			kworker_frame_ahead();
 			return;
 		}

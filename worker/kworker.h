@@ -243,9 +243,10 @@ void kworker_prestart(struct harness *h);
  * for the object's load alone.  KLOOP_FRAME_AHEAD=0: not (to measure it) */
 void kworker_frame_ahead(void);
 /* while the next candidate compiles: the full harness's next batch's ring
- * drawn (harness_ring_ahead), so that its verdict does not wait for the
- * ring's draws.  KLOOP_RING_AHEAD=0: not (to measure it) */
-void kworker_ring_ahead(void);
+ * (harness_ring_ahead) and its next timing's runs' inputs
+ * (harness_runs_ahead) drawn, so that its verdict does not wait for those
+ * draws.  KLOOP_RING_AHEAD=0, KLOOP_RUNS_AHEAD=0: not (to measure them) */
+void kworker_draw_ahead(void);
 /* a runner for j's shared object on the buffers of the nH harnesses ah[]
  * (cand_iface(c, k) runs it on ah[k]'s); NULL + err (*pLoadErr: the object
  * is at fault) */

@@ -86,20 +86,27 @@ void kworker_frame_ahead(void)
 	compiler_dirs_free(libDirs);
 }
 
-void kworker_ring_ahead(void)
+/* KLOOP_<name>=0 turns a draw ahead off (to measure it) */
+static int ahead_off(const char *zEnv)
 {
-	static int off = -1;
-	if (off < 0) {
-		const char *z = getenv("KLOOP_RING_AHEAD");
-		off = z && !strcmp(z, "0");
-	}
-	if (off || !W.ready || !W.h || W.b->fatal)
+	const char *z = getenv(zEnv);
+	return z && !strcmp(z, "0");
+}
+
+void kworker_draw_ahead(void)
+{
+	static int ringOff = -1, runsOff = -1;
+	if (ringOff < 0)
+		ringOff = ahead_off("KLOOP_RING_AHEAD"), runsOff = ahead_off("KLOOP_RUNS_AHEAD");
+	if (!W.ready || !W.h || W.b->fatal)
 		return;
 	char err[KL_ERRLEN] = "";
-	/* a failed draw here is the batch's to meet again and report, with
+	/* a failed draw here is the timing's to meet again and report, with
 	 * the candidate it times */
-	if (harness_ring_ahead(W.h, err) < 0)
+	if (!ringOff && harness_ring_ahead(W.h, err) < 0)
 		fprintf(stderr, "kloop-worker: the next batch's ring not drawn ahead: %s\n", err);
+	if (!runsOff && !W.b->fatal && harness_runs_ahead(W.h, err) < 0)
+		fprintf(stderr, "kloop-worker: the next timing's runs not drawn ahead: %s\n", err);
 }
 
 /* start a runner for j's shared object on the buffers of the nH harnesses

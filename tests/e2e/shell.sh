@@ -120,14 +120,18 @@ check "the script went on after the errors" grep -Eq "^[ *?~!] +2 +- seed +corre
 check "a missing task is an error with exit status 2" sh -c "echo list | $KLOOP shell no_such_task $B >/dev/null 2>'$T/terr'; test \$? -eq 2 && grep -q 'no_such_task' '$T/terr'"
 check "quit ends the script" sh -c "printf 'quit\nlist\n' | $KLOOP shell $TASK $B --session '$T/q.jsonl' | grep -q 'time ms' && exit 1 || exit 0"
 
-# the next batch's ring drawn while a candidate compiles (harness_ring_ahead,
-# the worker's pump): the hand edit compiles after the seed's batch (the
-# softmax seed's: a few runs, as many as may be drawn ahead), so its compile
-# draws the next batch's ring; KLOOP_RING_AHEAD=0 draws none
-printf '#!/bin/sh\necho "/* a hand edit */" >>"$1"\n' >"$T/ed_comment.sh"
-chmod +x "$T/ed_comment.sh"
+# the next batch's ring and the next timing's runs' inputs drawn while a
+# candidate compiles (harness_ring_ahead, harness_runs_ahead: the worker's
+# pump): the hand edit (a function more: other machine code, timed)
+# compiles after the seed's timing and batch (the softmax seed's: a few
+# runs, as many as may be drawn ahead), so its compile draws the next
+# batch's ring and the next timing's runs, which its timing takes;
+# KLOOP_RING_AHEAD=0 KLOOP_RUNS_AHEAD=0 draw none
+printf '#!/bin/sh\necho "int kloop_hand_edit(int x) { return x + 1; }" >>"$1"\n' >"$T/ed_fn.sh"
+chmod +x "$T/ed_fn.sh"
 for ra in 1 0; do
-	echo "edit 1" | EDITOR="$T/ed_comment.sh" KLOOP_RING_AHEAD=$ra KLOOP_STEP_TRACE="$T/ra$ra.jsonl" \
+	echo "edit 1" | EDITOR="$T/ed_fn.sh" KLOOP_RING_AHEAD=$ra KLOOP_RUNS_AHEAD=$ra \
+		KLOOP_STEP_TRACE="$T/ra$ra.jsonl" \
 		$KLOOP shell softmax $B --session "$T/ra_s$ra.jsonl" >"$T/ra$ra.out" 2>&1
 done
 check "the next batch's ring is drawn while the hand edit compiles, after the seed's batch drew its own (where the machine allowed a batch), and none with KLOOP_RING_AHEAD=0" python3 -c '
@@ -144,6 +148,22 @@ if runs and (runs[0] or 0) > 64:
 assert first is None or "batch: its ring drawn ahead" in on[first:], sorted(set(on))
 assert first is None or "batch: its ring drawn ahead" not in on[:first], on[:first]
 assert "batch: its ring drawn ahead" not in off, sorted(set(off))
+' "$T/ra1.jsonl" "$T/ra0.jsonl" "$T/ra_s1.jsonl"
+check "the next timing's runs are drawn while the hand edit compiles, after the seed's timing, and the edit's timed runs copy them in; none with KLOOP_RUNS_AHEAD=0" python3 -c '
+import json, sys
+def steps(p):
+    return [json.loads(l)["what"] for l in open(p)]
+on, off = steps(sys.argv[1]), steps(sys.argv[2])
+copied = "a run\x27s preparation: the draw made ahead copied"
+ahead = "a timing\x27s runs drawn ahead"
+first = on.index("quick timing: counted runs")
+assert ahead in on[first:] and ahead not in on[:first], on
+at = on.index(ahead)
+assert copied in on[at:] and copied not in on[:at], sorted(set(on))
+# the edit was timed (other machine code), correct
+ev = [json.loads(l) for l in open(sys.argv[3]) if "\"eval_finished\"" in l]
+assert len(ev) == 2 and all((e.get("result") or {}).get("status") == "correct" for e in ev), ev
+assert ahead not in off and copied not in off, sorted(set(off))
 ' "$T/ra1.jsonl" "$T/ra0.jsonl" "$T/ra_s1.jsonl"
 
 # a seed that needs CUTLASS (issue 36: hgemm's seed_cutlass.cu) is one of

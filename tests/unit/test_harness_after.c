@@ -92,6 +92,7 @@ static struct harness *harness_of(const struct task *t, struct backend *b, char 
 /* a source of given inputs (harness_set_source), as a PyTorch problem's
  * helper is: x of seed s, N floats in [-1, 1), and the outputs 2x */
 static int nDrawn, nExpected;
+static uint64_t drawnSeed[4096]; /* the seeds of the first draws since nDrawn was 0 */
 static void given_x(uint64_t seed, float *x)
 {
 	for (int i = 0; i < N; i++)
@@ -100,6 +101,8 @@ static void given_x(uint64_t seed, float *x)
 static int src_draw(void *arg, uint64_t seed, void *const *aDst, char *err)
 {
 	(void)arg, (void)err;
+	if (nDrawn < (int)(sizeof drawnSeed / sizeof *drawnSeed))
+		drawnSeed[nDrawn] = seed;
 	nDrawn++;
 	given_x(seed, aDst[0]);
 	return 0;
@@ -211,6 +214,81 @@ static void check_ring_ahead(struct harness *h, struct backend *b)
 	want = 2 * h->lastBatchN < h->nRing ? 2 * h->lastBatchN : h->nRing;
 	CHECK(!used || (harness_ring_ahead(h, err) == 1 && nDrawn == want),
 	      "... and once used they are drawn again, for the next batch (%d draws)", nDrawn);
+}
+
+/*
+ * The next timing's runs' inputs drawn ahead by h's source (as the worker
+ * does while a candidate compiles): as many as the last timing's timed
+ * runs and a quarter more, into memory of kloop's own; the next timing
+ * takes their seed, its runs copy them in rather than draw (the source
+ * asked less), each run's inputs still its own and checked after its call
+ * by the source's outputs of its seed; taken once, then drawn again.
+ */
+static void check_runs_ahead(struct harness *h, struct backend *b)
+{
+	char err[KL_ERRLEN] = "";
+	uint64_t last = h->lastTimedN, want = last + (last + 3) / 4;
+	if (want > 48)
+		want = 48;
+	nDrawn = 0;
+	int ahead = harness_runs_ahead(h, err), nAhead = nDrawn;
+	CHECK(ahead == 1 && last >= 6 && (uint64_t)nAhead == want && h->nRunsAhead == nAhead,
+	      "the next timing's runs are drawn ahead by the source, as many as the last "
+	      "timing's %llu timed runs and a quarter more (%d of %llu; %s)",
+	      (unsigned long long)last, nAhead, (unsigned long long)want, err);
+	CHECK(harness_runs_ahead(h, err) == 0 && nDrawn == nAhead,
+	      "... once: the draws are held until a timing takes them (%d draws)", nDrawn);
+	/* the candidate's and the scratch buffers do not hold them yet */
+	uint64_t first = input_hash((char *)h->pRuns + h->aRingOffIn[0]);
+	CHECK(input_hash(payload(&h->aIn[0])) != first && input_hash(h->aScratch[0]) != first,
+	      "... not into the buffers a runner maps, nor the scratch ones");
+	uint64_t ahash[48];
+	for (int k = 0; k < nAhead && k < 48; k++)
+		ahash[k] =
+		    input_hash((char *)h->pRuns + (size_t)k * h->ringStrideIn + h->aRingOffIn[0]);
+	cJSON *r;
+	nDrawn = 0;
+	eval_batched(h, b, &r);
+	cJSON *tm = cJSON_GetObjectItem(r, "timing");
+	uint64_t runs = h->lastTimedN,
+	         fromAhead = runs < (uint64_t)nAhead ? runs : (uint64_t)nAhead;
+	/* every timed run the candidate saw on them but the checked ones (a
+	 * checking set's inputs in its buffers: as many as the harness's
+	 * checking sets at most) */
+	int nSaw = 0;
+	for (uint64_t k = 0; k < fromAhead && k < 48; k++) {
+		int saw = 0;
+		for (int i = 0; i < nSeen; i++)
+			saw |= seen[i] == ahash[k];
+		nSaw += saw;
+	}
+	CHECK(!strcmp(status(r), "correct") && h->runsTaken && h->runSeed == h->runsSeed &&
+	          fromAhead >= 6 && nSaw >= (int)fromAhead - h->nPool &&
+	          num(tm, "checked_after_runs") >= 2,
+	      "the next timing takes their seed and its runs run on them, copied in (%d of the "
+	      "%llu drawn ahead that it ran seen by the candidate, %d checking sets), checked "
+	      "after their call by the source's outputs of their seeds (%s; %g checked after)",
+	      nSaw, (unsigned long long)fromAhead, h->nPool, reason(r),
+	      num(tm, "checked_after_runs"));
+	/* the source was not asked again for a timed run's inputs drawn
+	 * ahead: none of their seeds among its draws in the evaluation */
+	int again = 0;
+	for (uint64_t k = 1; k <= fromAhead; k++)
+		for (int i = 0; i < nDrawn && i < (int)(sizeof drawnSeed / sizeof *drawnSeed); i++)
+			again += drawnSeed[i] == harness_run_seed(h->runsSeed, k);
+	CHECK(fromAhead >= 6 && again == 0 && nDrawn < (int)(sizeof drawnSeed / sizeof *drawnSeed),
+	      "%llu of the timing's %llu timed runs took the draws made ahead, none drawn again "
+	      "(%d of their seeds among the evaluation's %d draws)",
+	      (unsigned long long)fromAhead, (unsigned long long)runs, again, nDrawn);
+	cJSON_Delete(r);
+	nDrawn = 0;
+	CHECK(harness_runs_ahead(h, err) == 1 && nDrawn == h->nRunsAhead &&
+	          h->runsSeed != h->runSeed,
+	      "... and once taken they are drawn again, from a new seed (%d draws)", nDrawn);
+	/* a timing that finds them taken draws its own, from a seed of its own */
+	uint64_t s1 = harness_runs_take(h), s2 = harness_runs_take(h);
+	CHECK(s1 == h->runsSeed && s2 != s1 && h->nRunsAhead == 0,
+	      "a held set serves one timing: the next one after it has a seed of its own");
 }
 
 int main(void)
@@ -355,6 +433,7 @@ int main(void)
 	      num(tm, "checked_after_runs"), reason(r));
 	cJSON_Delete(r);
 	check_ring_ahead(h, b);
+	check_runs_ahead(h, b);
 	/* a source that cannot draw now (its helper compiling in the
 	 * background): mixes again, unchecked, and no call of it */
 	src.ready = src_never;

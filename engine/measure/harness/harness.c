@@ -240,6 +240,8 @@ void harness_free(struct harness *h)
 	harness_drop_timing(h);
 	if (h->pStage)
 		h->b->release(h->b, h->pStage);
+	if (h->pRuns)
+		h->b->release(h->b, h->pRuns);
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < (k ? h->t->nOut : h->t->nIn) + 1; i++) {
 			int n = k ? h->t->nOut : h->t->nIn;

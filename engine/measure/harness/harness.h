@@ -321,6 +321,14 @@ void harness_set_source(struct harness *h, const struct harness_source *s);
  * batch's inputs could be read in the runs before it).  1 drawn, 0 not
  * (held already, no batch yet, one too large, no room), -1 + err */
 int harness_ring_ahead(struct harness *h, char *err);
+/* the next timing's runs' inputs drawn now, as the ring's are (above): as
+ * many as the last timing's timed runs and a quarter more (48 at most,
+ * within the ring's share of the memory), from the seeds the next timing's
+ * runs take (it takes the seed they were drawn for): a run's preparation
+ * copies its inputs in rather than drawing them (a draw by the PyTorch
+ * helper is about 1 ms).  1 drawn, 0 not (held already, no timing yet, no
+ * room), -1 + err */
+int harness_runs_ahead(struct harness *h, char *err);
 
 /* progress callback: stage is "checking" or "timing"; k is the trial or run */
 typedef void (*harness_progress_fn)(const char *zStage, int k, void *arg);

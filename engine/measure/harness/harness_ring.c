@@ -68,14 +68,11 @@ int harness_ring_ahead(struct harness *h, char *err)
 	if (n > most)
 		n = most;
 	double t0 = now_s();
-	if (!h->pStage) {
-		/* a second copy of the ring's inputs, within the ring's own
-		 * share of the memory: else the batch draws its ring itself */
-		char e[KL_ERRLEN];
-		if (bytes > h->ringCap || !(h->pStage = b->alloc(b, bytes, e))) {
-			h->stageOff = 1;
-			return 0;
-		}
+	/* a second copy of the ring's inputs, within the ring's own share of
+	 * the memory: else the batch draws its ring itself */
+	if (!h->pStage && !(h->pStage = harness_ahead_alloc(h, bytes))) {
+		h->stageOff = 1;
+		return 0;
 	}
 	uint64_t seed = harness_random64();
 	for (int k = 0; k < n; k++) {

@@ -124,6 +124,46 @@ int harness_draw_inputs(struct harness *h, void *const *aDst, uint64_t seed, cha
 	return 0;
 }
 
+void *harness_ahead_alloc(struct harness *h, size_t bytes)
+{
+	char e[KL_ERRLEN];
+	return bytes <= h->ringCap ? h->b->alloc(h->b, bytes, e) : NULL;
+}
+
+uint64_t harness_run_seed(uint64_t runSeed, uint64_t k)
+{
+	return runSeed ^ (k * 0x9e3779b97f4a7c15ull);
+}
+
+void harness_runs_slot(const struct harness *h, int k, void **aIn)
+{
+	for (int i = 0; i < h->t->nIn; i++)
+		aIn[i] = (char *)h->pRuns + (size_t)k * h->ringStrideIn + h->aRingOffIn[i];
+}
+
+/* the inputs of a timed run whose seed is seed copied into aDst from the
+ * draws made ahead for its timing (harness_ahead.c): 1 (h->lastBySrc as
+ * they were drawn), 0 where none was drawn for it, -1 + err */
+static int runs_staged(struct harness *h, uint64_t seed, void *const *aDst, char *err)
+{
+	uint64_t k = h->nRuns;
+	if (!h->runsTaken || h->runSeed != h->runsSeed || k < 1 || k > (uint64_t)h->nRunsAhead ||
+	    seed != harness_run_seed(h->runsSeed, k))
+		return 0;
+	/* drawn by the source, which cannot be asked now (its check after the
+	 * call would wait for it): the run's inputs are made as a draw now
+	 * would make them */
+	if (h->runsBySrc && h->src.ready && !h->src.ready(h->src.arg))
+		return 0;
+	void *st[TASK_MAX_TENSORS];
+	harness_runs_slot(h, (int)k - 1, st);
+	for (int i = 0; i < h->t->nIn; i++)
+		if (h->b->copy(h->b, aDst[i], st[i], task_tensor_bytes(&h->t->aIn[i]), err) < 0)
+			return -1;
+	h->lastBySrc = h->runsBySrc;
+	return 1;
+}
+
 /*
  * What comes before a timed run, and before an empty frame taken for the
  * clock's bound: the run's inputs (set, or fresh ones from seed when set <
@@ -138,7 +178,9 @@ int harness_prepare_run(struct harness *h, int set, uint64_t seed, char *err)
 {
 	struct backend *b = h->b;
 	double t0 = now_s(), t[5];
-	if (harness_draw_inputs(h, h->aScratch, seed, err) < 0)
+	/* drawn now, or ahead while the candidate compiled (harness_ahead.c) */
+	int ahead = runs_staged(h, seed, h->aScratch, err);
+	if (ahead < 0 || (!ahead && harness_draw_inputs(h, h->aScratch, seed, err) < 0))
 		return -1;
 	t[0] = now_s();
 	for (int i = 0; i < h->t->nIn; i++) {
@@ -169,7 +211,10 @@ int harness_prepare_run(struct harness *h, int set, uint64_t seed, char *err)
 		    "a run's preparation: the flush queued (the persisting lines reset)",
 		    "a run's preparation: the synchronize"};
 		for (int i = 0; i < 5; i++)
-			step_trace_span(part[i], i ? t[i - 1] : t0, t[i]);
+			step_trace_span(i || !ahead
+			                    ? part[i]
+			                    : "a run's preparation: the draw made ahead copied",
+			                i ? t[i - 1] : t0, t[i]);
 	}
 	return 0;
 }

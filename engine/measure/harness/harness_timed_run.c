@@ -31,7 +31,11 @@ int harness_run_timed(struct harness *h, struct harness_cand *c, int mode, doubl
 	h->nRuns++;
 	h->nTimed++;
 	int chk = -1;
-	uint64_t seed = h->runSeed ^ (h->nRuns * 0x9e3779b97f4a7c15ull);
+	uint64_t seed = harness_run_seed(h->runSeed, h->nRuns);
+	/* the runs of the timing begun with this seed so far (the next
+	 * evaluation's are drawn ahead for as many: harness_ahead.c) */
+	if (h->runSeed == h->timingSeed)
+		h->lastTimedN = h->nRuns;
 	if (h->poolUsed < h->nPool && harness_uniform() < h->pCheck)
 		chk = h->o.nTrials + 1 + h->poolUsed++;
 	h->lastSeed = seed;
