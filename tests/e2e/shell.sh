@@ -156,10 +156,16 @@ def steps(p):
 on, off = steps(sys.argv[1]), steps(sys.argv[2])
 copied = "a run\x27s preparation: the draw made ahead copied"
 ahead = "a timing\x27s runs drawn ahead"
-first = on.index("quick timing: counted runs")
-assert ahead in on[first:] and ahead not in on[:first], on
-at = on.index(ahead)
-assert copied in on[at:] and copied not in on[:at], sorted(set(on))
+timed = [i for i, w in enumerate(on) if w.endswith("timing: counted runs")]
+full = [i for i, w in enumerate(on) if w == "full timing: counted runs"]
+# none before a first timing (nothing to size them by); the last drawn
+# after the full timing of the seed (the one before the edit), and copied
+# in by the timing of the edit after it (a reference timed while the seed
+# compiles may have had some drawn for the seed too)
+assert ahead not in on[:timed[0]], on[:timed[0]]
+last = max(i for i, w in enumerate(on) if w == ahead)
+assert len(full) >= 2 and last > full[-2], (last, full)
+assert copied in on[last:] and copied not in on[:timed[0]], sorted(set(on))
 # the edit was timed (other machine code), correct
 ev = [json.loads(l) for l in open(sys.argv[3]) if "\"eval_finished\"" in l]
 assert len(ev) == 2 and all((e.get("result") or {}).get("status") == "correct" for e in ev), ev
