@@ -227,14 +227,17 @@ static void check_ring_ahead(struct harness *h, struct backend *b)
 static void check_runs_ahead(struct harness *h, struct backend *b)
 {
 	char err[KL_ERRLEN] = "";
-	uint64_t last = h->lastTimedN, want = last + (last + 3) / 4;
+	uint64_t last = h->lastTimedN, want = last + (last + 3) / 4,
+	         fit = h->ringCap / h->ringStrideIn;
 	if (want > 48)
 		want = 48;
+	if (want > fit)
+		want = fit;
 	nDrawn = 0;
 	int ahead = harness_runs_ahead(h, err), nAhead = nDrawn;
 	CHECK(ahead == 1 && last >= 6 && (uint64_t)nAhead == want && h->nRunsAhead == nAhead,
 	      "the next timing's runs are drawn ahead by the source, as many as the last "
-	      "timing's %llu timed runs and a quarter more (%d of %llu; %s)",
+	      "timing's %llu timed runs and a quarter more, as memory allows (%d of %llu; %s)",
 	      (unsigned long long)last, nAhead, (unsigned long long)want, err);
 	CHECK(harness_runs_ahead(h, err) == 0 && nDrawn == nAhead,
 	      "... once: the draws are held until a timing takes them (%d draws)", nDrawn);
@@ -289,6 +292,25 @@ static void check_runs_ahead(struct harness *h, struct backend *b)
 	uint64_t s1 = harness_runs_take(h), s2 = harness_runs_take(h);
 	CHECK(s1 == h->runsSeed && s2 != s1 && h->nRunsAhead == 0,
 	      "a held set serves one timing: the next one after it has a seed of its own");
+	/* where the ring's share of the memory holds fewer slots, as many as
+	 * it holds; where it holds none, none (each run draws its own) */
+	uint64_t cap = h->ringCap;
+	b->release(b, h->pRuns);
+	h->pRuns = NULL;
+	h->ringCap = 5 * h->ringStrideIn;
+	nDrawn = 0;
+	CHECK(h->lastTimedN >= 5 && harness_runs_ahead(h, err) == 1 && nDrawn == 5 &&
+	          h->nRunsAhead == 5,
+	      "a share of the memory that holds 5 slots: 5 drawn ahead (%d)", nDrawn);
+	harness_runs_take(h);
+	harness_runs_take(h);
+	b->release(b, h->pRuns);
+	h->pRuns = NULL;
+	h->ringCap = h->ringStrideIn / 2;
+	nDrawn = 0;
+	CHECK(harness_runs_ahead(h, err) == 0 && nDrawn == 0 && !h->pRuns && h->nRunsAhead == 0,
+	      "... one that holds none: none drawn, nothing allocated (%d)", nDrawn);
+	h->ringCap = cap;
 }
 
 int main(void)

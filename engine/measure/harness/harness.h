@@ -322,8 +322,8 @@ void harness_set_source(struct harness *h, const struct harness_source *s);
  * (held already, no batch yet, one too large, no room), -1 + err */
 int harness_ring_ahead(struct harness *h, char *err);
 /* the next timing's runs' inputs drawn now, as the ring's are (above): as
- * many as the last timing's timed runs and a quarter more (48 at most,
- * within the ring's share of the memory), from the seeds the next timing's
+ * many as the last timing's timed runs and a quarter more (48 at most, and
+ * as many as the ring's share of the memory holds), from the seeds the next timing's
  * runs take (it takes the seed they were drawn for): a run's preparation
  * copies its inputs in rather than drawing them (a draw by the PyTorch
  * helper is about 1 ms).  1 drawn, 0 not (held already, no timing yet, no

@@ -19,17 +19,19 @@
 int harness_runs_ahead(struct harness *h, char *err)
 {
 	struct backend *b = h->b;
+	/* as many slots as the ring's share of the memory holds, within the
+	 * most: else each run draws its own */
+	uint64_t most = h->ringStrideIn ? h->ringCap / h->ringStrideIn : 0;
+	if (most > RUNS_AHEAD_MAX)
+		most = RUNS_AHEAD_MAX;
 	uint64_t n = h->lastTimedN + (h->lastTimedN + 3) / 4;
-	if (n > RUNS_AHEAD_MAX)
-		n = RUNS_AHEAD_MAX;
-	size_t bytes = RUNS_AHEAD_MAX * h->ringStrideIn;
+	if (n > most)
+		n = most;
 	/* held and not yet taken; no timing yet to size them by */
-	if ((h->nRunsAhead && !h->runsTaken) || !h->lastTimedN || h->runsOff || !bytes)
+	if ((h->nRunsAhead && !h->runsTaken) || !n || h->runsOff)
 		return 0;
 	double t0 = now_s();
-	/* within the ring's share of the memory, as the ring's draws made
-	 * ahead are: else each run draws its own */
-	if (!h->pRuns && !(h->pRuns = harness_ahead_alloc(h, bytes))) {
+	if (!h->pRuns && !(h->pRuns = harness_ahead_alloc(h, most * h->ringStrideIn))) {
 		h->runsOff = 1;
 		return 0;
 	}
