@@ -157,12 +157,14 @@ on, off = steps(sys.argv[1]), steps(sys.argv[2])
 copied = "a run\x27s preparation: the draw made ahead copied"
 ahead = "a timing\x27s runs drawn ahead"
 timed = [i for i, w in enumerate(on) if w.endswith("timing: counted runs")]
+assert timed, sorted(set(on))
 full = [i for i, w in enumerate(on) if w == "full timing: counted runs"]
 # none before a first timing (nothing to size them by); the last drawn
 # after the full timing of the seed (the one before the edit), and copied
 # in by the timing of the edit after it (a reference timed while the seed
 # compiles may have had some drawn for the seed too)
 assert ahead not in on[:timed[0]], on[:timed[0]]
+assert ahead in on, sorted(set(on))
 last = max(i for i, w in enumerate(on) if w == ahead)
 assert len(full) >= 2 and last > full[-2], (last, full)
 assert copied in on[last:] and copied not in on[:timed[0]], sorted(set(on))
