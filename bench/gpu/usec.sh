@@ -9,9 +9,11 @@
 # activity records (KLOOP_CUPTI=1) and by events alone (KLOOP_CUPTI=0),
 # against Nsight Compute's gpu__time_duration of the same kernels run
 # outside kloop (usec.py), caches flushed, clocks not locked.  One line a
-# kernel: the activity records', the events', ncu's, how far each is from
+# problem: the activity records', the events', ncu's, how far each is from
 # ncu's, then kloop's default, how far it is, and its method (or why the
-# profiled runs did not stand).  Needs a GPU, PyTorch and ncu; OUT for the
+# profiled runs did not stand); under it a line a kernel, in launch order:
+# kloop's median of that kernel (the verdict's timing.profiled.per_kernel)
+# against ncu's, and whether it is within 3% (kernels of 3 us and more).  Needs a GPU, PyTorch and ncu; OUT for the
 # logs.
 set -u
 O=${OUT:-/tmp/usec}
@@ -70,5 +72,17 @@ print("%-8s %s %s %12s %s %s | %s %s %s   (%s; %s; by kernels %s, by events %s; 
       "profiled: %s, %s runs, %s checked; %s)" % (
     sys.argv[4], f(k), f(e), "%.2f" % n if n else "-", d(k), d(e), f(r), d(r), how, st, st2, nk,
     ne, sorted(per), st3, pr.get("runs"), pr.get("checked"), sp))
+# kernel by kernel, in launch order: kloop's per-kernel medians (its
+# profiled runs) against ncu's (first seen first); the issue's 3% is for
+# kernels of 3 us and more
+pk = (pr.get("per_kernel") or {}).get("median_ms") or []
+for i, (name, v) in enumerate(per.items()):
+    nm = statistics.median(v[1:] or v)
+    km = pk[i] * 1000 if i < len(pk) and pk[i] is not None else None
+    dd = (km / nm - 1) * 100 if km and nm else None
+    judge = "-" if dd is None else ("under 3 us" if nm < 3 else ("within 3%" if abs(dd) <= 3 else "OVER 3%"))
+    print("  %-6s kernel %d %-40.40s kloop %s ncu %8.2f %s  %s" % (
+        sys.argv[4], i + 1, name, "%8.2f" % km if km else "%8s" % "-", nm,
+        "%+7.1f%%" % dd if dd is not None else "%8s" % "-", judge))
 PY
 done

@@ -60,4 +60,21 @@ check "own_stream.cu's time is device-wide or its kernels', never its stream's e
 import json; r=json.load(open('$T/o.json')); t=r['timing']
 assert r['status'] == 'correct', r['status']
 assert t['method'] in ('device-wide', 'kernel durations'), t['method']"
+# a run of two kernels: the verdict has each one's median duration, in
+# launch order (the first reads its row twice and takes the exponentials,
+# the second only rescales it), and its words say so
+$KLOOP eval softmax tests/fixtures/cuda/two_kernels.cu $B --json >"$T/k.json" 2>"$T/k.err"
+$KLOOP eval softmax tests/fixtures/cuda/two_kernels.cu $B >"$T/k.txt" 2>&1
+echo "# two_kernels: $(python3 -c "
+import json; t=json.load(open('$T/k.json')).get('timing') or {}
+print('method', t.get('method'), 'median', t.get('median_ms'), 'profiled', json.dumps(t.get('profiled')))" 2>&1)"
+check "two_kernels.cu: each kernel's median in launch order, the first the longer, together the run's time ($(json status "$T/k.json" 2>/dev/null): $(json timing.profiled.per_kernel "$T/k.json" 2>/dev/null) $(json timing.profiled.why_not "$T/k.json" 2>/dev/null)$(head -c 300 "$T/k.err"))" python3 -c "
+import json; r=json.load(open('$T/k.json')); t=r['timing']; p=t['profiled']
+assert r['status'] == 'correct', r['status']
+assert p['used'] and t['method'] == 'kernel durations' and p['kernels'] == 2, p
+k = p['per_kernel']['median_ms']
+assert len(k) == 2 and k[0] > k[1] > 0 and p['per_kernel']['order'] == 'launch', k
+assert abs(sum(k) / t['median_ms'] - 1) < 0.15, (k, t['median_ms'])"
+check "... and kloop eval's words say how it was timed, kernel by kernel ($(grep -a '^  method' "$T/k.txt"))" \
+	grep -aq "^  method    its kernels' durations (gpu__time_duration.*kernel by kernel, in launch order: [0-9.]* us, [0-9.]* us" "$T/k.txt"
 [ $NFAIL -eq 0 ]

@@ -99,6 +99,15 @@ struct fcand {
 	                     durations); < 0: the runner has no profiler */
 	int profSkip;     /* a profiled run does no work (its outputs poisoned):
 	                     a runner that tells profiled runs from the others */
+	int profN;        /* > 0: a profiled run's kernels, profKms[] each (their sum
+	                     its time), 1% over and under in turn */
+	double profKms[HARNESS_PROF_KERNELS];
+	int profOddEvery; /* > 0: every so many profiled runs launch one kernel more */
+	int nProf;
+	double strictLagMs; /* CPU spent inside the timer of a strict run (a probe,
+	                       a device-wide run) ... */
+	int strictLagRuns;  /* ... in the first so many (< 0: in every one) */
+	int nStrict;
 	int nTimed;
 	unsigned char seen[64];
 	/* the batch's ring as mapped (the runner's: cand_runner.c) */
@@ -138,6 +147,20 @@ static inline int f_call(struct harness_cand *hc, int mode, int *pRc, double *pM
 		*pMs = c->profMs >= 0 ? c->profMs : -1;
 		*pMd = -1;
 		hc->profKernels = c->profMs >= 0;
+		for (int k = 0; k < HARNESS_PROF_KERNELS; k++)
+			hc->profKernelMs[k] = k == 0 && c->profMs >= 0 ? c->profMs : -1;
+		if (c->profN > 0) {
+			int i = c->nProf++, odd = c->profOddEvery > 0 && i % c->profOddEvery == 0;
+			double f = 1 + 0.01 * (i % 3 - 1), sum = 0;
+			hc->profKernels = c->profN + odd;
+			for (int k = 0; k < hc->profKernels; k++) {
+				double d = k < c->profN ? c->profKms[k] * f : c->profKms[0];
+				sum += d;
+				if (k < HARNESS_PROF_KERNELS)
+					hc->profKernelMs[k] = d;
+			}
+			*pMs = sum;
+		}
 		snprintf(hc->zProfNote, sizeof hc->zProfNote, "%s",
 		         c->profMs >= 0 ? "" : "the runner has no Range Profiler (a test's)");
 		return 0;
@@ -146,6 +169,9 @@ static inline int f_call(struct harness_cand *hc, int mode, int *pRc, double *pM
 		spin(c->burstMs);
 	if (mode != HC_UNTIMED && c->b->timer_start(c->b, err) < 0)
 		return -1;
+	if (mode == HC_STRICT && c->strictLagMs > 0 &&
+	    (c->strictLagRuns < 0 || c->nStrict++ < c->strictLagRuns))
+		spin(c->strictLagMs);
 	*pRc = c->fn(c->in, c->nIn, c->out, c->nOut, NULL);
 	if (mode != HC_UNTIMED && c->b->timer_stop(c->b, pMs, pMd, err) < 0)
 		return -1;

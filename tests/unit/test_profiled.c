@@ -3,7 +3,10 @@
  * KLOOP_CUPTI=range: harness_time.c's timing_profiled), with in-process
  * candidates on the host backend, whose "profiler" is the test's
  * (fcand.h: profMs, profSkip): when their median stands for the timing's,
- * when the events' stands and why, and that every profiled run is checked.
+ * when the events' stands and why, and that every profiled run is checked;
+ * each kernel's median in launch order (profN, profKms), and a timing
+ * whose probes caught a passing stall (strictLagMs) against one whose work
+ * is off its stream in every run.
  * The Range Profiler itself needs a GPU (bench/gpu/rangeprof.sh,
  * bench/gpu/usec.sh).
  */
@@ -14,6 +17,7 @@
 
 #include "backend.h"
 #include "check.h"
+#include "describe.h"
 #include "fcand.h"
 #include "harness.h"
 #include "harness_priv.h"
@@ -112,6 +116,13 @@ static void test_probes(void)
 
 /* slow_double's evaluation (about 2 ms a run) by a runner whose profiled
  * runs read profMs: the result, its timing and profiled objects */
+/* a verdict's line as `kloop eval` prints it, into sb */
+static void said_line(void *arg, const char *zLabel, const char *zText, int alarm)
+{
+	(void)alarm;
+	sb_addf((strbuf *)arg, "%-9s %s\n", zLabel, zText);
+}
+
 static cJSON *eval_prof(struct harness *h, struct backend *b, struct fcand *fc, double profMs,
                         cJSON **pTm, cJSON **pP)
 {
@@ -189,6 +200,84 @@ int main(void)
 	      "kernels of 5 ms in a 2 ms run: the 5 ms stands, and says why (%s, %g ms: %s; %s)",
 	      str(tm, "method"), num(tm, "median_ms"), str(p, "why"), str(tm, "note"));
 	cJSON_Delete(r);
+
+	/* two kernels a run (1.25 and 0.70 ms; every fourth run a third):
+	 * each kernel's median in launch order, over the runs of two */
+	fcand(&fc, h, b, slow_double);
+	fc.profN = 2;
+	fc.profKms[0] = 1.25, fc.profKms[1] = 0.70;
+	fc.profOddEvery = 4;
+	fc.profMs = 1.95;
+	r = harness_eval(h, &fc.hc, 1, NULL, NULL);
+	tm = cJSON_GetObjectItem(r, "timing");
+	p = cJSON_GetObjectItem(tm, "profiled");
+	const cJSON *pk = cJSON_GetObjectItem(p, "per_kernel");
+	const cJSON *pa = cJSON_GetObjectItem(pk, "median_ms");
+	double k0 = cJSON_GetArraySize(pa) > 0 ? cJSON_GetArrayItem(pa, 0)->valuedouble : -1;
+	double k1 = cJSON_GetArraySize(pa) > 1 ? cJSON_GetArrayItem(pa, 1)->valuedouble : -1;
+	CHECK(!strcmp(status(r), "correct") && cJSON_IsTrue(cJSON_GetObjectItem(p, "used")) &&
+	          num(p, "kernels") == 2 && cJSON_GetArraySize(pa) == 2 &&
+	          fabs(k0 / 1.25 - 1) <= 0.011 && fabs(k1 / 0.70 - 1) <= 0.011 &&
+	          !strcmp(str(pk, "order"), "launch") && num(pk, "runs") >= 1 &&
+	          num(pk, "runs") < num(p, "runs") &&
+	          fabs(num(tm, "median_ms") / 1.95 - 1) <= 0.011,
+	      "two kernels a run: the verdict has each one's median in launch order (%g and %g ms "
+	      "of %g, over %g of %g runs: those of three left out; kernels %g)",
+	      k0, k1, num(tm, "median_ms"), num(pk, "runs"), num(p, "runs"), num(p, "kernels"));
+	strbuf said = STRBUF_INIT;
+	result_describe(r, RD_TIME, said_line, &said);
+	char want[80];
+	snprintf(want, sizeof want, "kernel by kernel, in launch order: %.4g ms, %.3g us\n", k0,
+	         k1 * 1e3);
+	CHECK(strstr(said.buf, "method    its kernels' durations (gpu__time_duration") &&
+	          strstr(said.buf, want),
+	      "... and the verdict's words say how it was timed and each kernel's time:\n%s",
+	      said.buf);
+	sb_free(&said);
+	cJSON_Delete(r);
+
+	/* a timing whose warm-up probes caught a passing stall (2 ms more in
+	 * its first three strict runs, the probes): it goes device-wide, but
+	 * its device-wide runs then read its events' time, and its kernels'
+	 * durations stand; work off its stream in every run keeps the
+	 * device-wide time */
+	for (int every = 0; every < 2; every++) {
+		harness_drop_timing(h);
+		fcand(&fc, h, b, slow_double);
+		fc.profMs = 1.95;
+		fc.strictLagMs = 2.0;
+		fc.strictLagRuns = every ? -1 : 3;
+		double keepWarm = h->o.warmupS;
+		h->o.warmupS = 0; /* six warm-up runs: three probes */
+		cJSON *fl = NULL;
+		tm = harness_time(h, &fc.hc, 0, NULL, NULL, &fl);
+		h->o.warmupS = keepWarm;
+		p = cJSON_GetObjectItem(tm, "profiled");
+		if (!every)
+			CHECK(tm && p && cJSON_IsTrue(cJSON_GetObjectItem(p, "used")) &&
+			          !strcmp(str(tm, "method"), "kernel durations") &&
+			          num(tm, "median_ms") == 1.95 &&
+			          num(p, "strict_probe_median_ms") >= 3.5 &&
+			          num(p, "device_wide_median_ms") < 2.3,
+			      "probes slowed by a passing stall (%g ms beside %g ms of events, "
+			      "then %g ms "
+			      "device-wide): its kernels' durations stand (%s, %g ms; %s)",
+			      num(p, "strict_probe_median_ms"), num(p, "events_median_ms"),
+			      num(p, "device_wide_median_ms"), str(tm, "method"),
+			      num(tm, "median_ms"), str(p, "why_not"));
+		else
+			CHECK(tm && p && cJSON_IsFalse(cJSON_GetObjectItem(p, "used")) &&
+			          !strcmp(str(tm, "method"), "device-wide") &&
+			          num(tm, "median_ms") >= 3.5 &&
+			          strstr(str(p, "why_not"), "its device-wide runs"),
+			      "2 ms off its stream in every device-wide run: the device-wide time "
+			      "stands "
+			      "(%s, %g ms: %s)",
+			      str(tm, "method"), num(tm, "median_ms"), str(p, "why_not"));
+		cJSON_Delete(tm);
+		cJSON_Delete(fl);
+	}
+	harness_drop_timing(h);
 
 	/* a runner that does nothing when it is profiled: caught */
 	fcand(&fc, h, b, slow_double);

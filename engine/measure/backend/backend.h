@@ -127,8 +127,9 @@ struct backend {
 	int (*prof_begin)(struct backend *b);
 	/* close it once the device synchronized: the sum of its launches'
 	 * durations but the first skip ones (kloop's flush), ms, and how many
-	 * into *pN; -1 when there is none (ranges dropped, none left) */
-	double (*prof_end)(struct backend *b, int skip, int *pN);
+	 * into *pN, the first nMax of them each its own into aKernelMs (in
+	 * launch order); -1 when there is none (ranges dropped, none left) */
+	double (*prof_end)(struct backend *b, int skip, int *pN, double *aKernelMs, int nMax);
 	/* why prof_begin is NULL where the runner asked for it, or why its
 	 * last window did not open, or "" */
 	char zProfWhy[240];

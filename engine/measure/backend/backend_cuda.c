@@ -68,6 +68,7 @@ static struct {
 	int (*profBegin)(void);
 	const char *(*profWhy)(void);
 	int (*profEnd)(int, double *, int *);
+	int (*profRanges)(double *, int);
 	int ok;
 } K;
 
@@ -167,6 +168,7 @@ static int load_runtime(char *err)
 		*(void **)&K.profBegin = dlsym(kd, "kld_prof_begin");
 		*(void **)&K.profWhy = dlsym(kd, "kld_prof_why");
 		*(void **)&K.profEnd = dlsym(kd, "kld_prof_end");
+		*(void **)&K.profRanges = dlsym(kd, "kld_prof_ranges");
 		K.ok = K.compare && K.diff && K.random && K.empty && K.read && K.error64;
 	}
 	void *nv = forRunner ? NULL : dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -618,11 +620,17 @@ static int c_prof_begin(struct backend *b)
 	return rc;
 }
 
-static double c_prof_end(struct backend *b, int skip, int *pN)
+static double c_prof_end(struct backend *b, int skip, int *pN, double *aKernelMs, int nMax)
 {
 	double ms = -1;
 	(void)b;
-	return K.profEnd(skip, &ms, pN) < 0 ? -1 : ms;
+	if (K.profEnd(skip, &ms, pN) < 0)
+		return -1;
+	/* each kernel's own (the ranges it summed, the flush's left out) */
+	int k = K.profRanges ? K.profRanges(aKernelMs, nMax) : 0;
+	for (int i = k; i < nMax; i++)
+		aKernelMs[i] = -1;
+	return ms;
 }
 
 static int c_reset(struct backend *b, char *err)
@@ -794,7 +802,7 @@ struct backend *backend_cuda_new(int dev, char *err)
 	char cerr[KL_ERRLEN];
 	const char *cu = getenv("KLOOP_CUPTI");
 	if (forRunner && (!cu || !*cu || !strcmp(cu, "range"))) {
-		if (!K.profStart || !K.profBegin || !K.profEnd)
+		if (!K.profStart || !K.profBegin || !K.profEnd || !K.profRanges)
 			snprintf(b->zProfWhy, sizeof b->zProfWhy,
 			         "libkloop-cuda.so has no Range Profiler (an older build)");
 		else if (K.profStart(dev, cerr, KL_ERRLEN) < 0)

@@ -25,6 +25,9 @@ typedef int (*kl_run_fn)(const kl_tensor *in, int n_in, kl_tensor *out, int n_ou
 
 /* the runs of one batch at most (harness_cand.batch) */
 #define HARNESS_BATCH_MAX 1000
+/* the kernels of a profiled run whose durations are kept each its own
+ * (the verdict's per-kernel medians, in launch order) */
+#define HARNESS_PROF_KERNELS 8
 
 /* how a run is timed: not at all, on the candidate's stream, device-wide,
  * or by its kernels' own durations (CUPTI's Range Profiler: the profiled
@@ -131,6 +134,9 @@ struct harness_cand {
 	 * where unknown */
 	char zProfNote[240];
 	int profKernels;
+	/* and the first HARNESS_PROF_KERNELS of them each its own, in launch
+	 * order (ms; -1 where unknown) */
+	double profKernelMs[HARNESS_PROF_KERNELS];
 };
 
 struct harness_opts {

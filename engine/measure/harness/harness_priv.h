@@ -357,9 +357,9 @@ int harness_probes_disagree(double probe, double fast, int onGpu);
 /* harness_profiled.c: whether the profiled runs' median pm (ms) may stand for a
  * bounded fast timing's median em: 1, or 0 with why (timing_profiled) */
 int harness_profiled_agrees(double pm, double em, char *why, size_t nWhy);
-/* and, for a timing gone device-wide, whether its strict probes' median
- * probe (ms) exceeded its fast runs' fast by no more than launching its
- * kernels on an idle device adds: 1, or 0 with why */
+/* and, for a timing gone device-wide, whether its device-wide runs'
+ * median probe (ms) exceeded its fast runs' fast by no more than launching
+ * its kernels on an idle device adds: 1, or 0 with why */
 int harness_profiled_strict_ok(double probe, double fast, int kernels, char *why, size_t nWhy);
 
 /* the run of c just called on fresh inputs drawn from seed, checked now,

@@ -62,7 +62,7 @@ static void timing_free(struct timing *tg)
 		return;
 	struct samples *all[] = {&tg->ms,      &tg->probe, &tg->wall,    &tg->busys, &tg->near,
 	                         &tg->preps,   &tg->cpus,  &tg->nearCpu, &tg->fOwn,  &tg->fTwin,
-	                         &tg->fOwnCpu, &tg->kclk,  &tg->prof};
+	                         &tg->fOwnCpu, &tg->kclk,  &tg->prof,    &tg->profKv};
 	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
 		free(all[i]->a);
 	free(tg);

@@ -60,7 +60,13 @@ struct timing {
 	int profLonger;         /* ... because it is longer than the events' (profWhy says) */
 	int profChecked;        /* of them, checked */
 	int profKernels;        /* the kernels of a profiled run, their median (0: unknown) */
-	char profWhy[300];      /* why not, where asked */
+	struct samples profKv;  /* each counted profiled run's kernels: their number, then
+	                           HARNESS_PROF_KERNELS durations (ms, -1 past it) */
+	/* each of the first profKernels kernels' median duration (ms, in launch
+	 * order), over the profKernelRuns runs that launched profKernels */
+	double profKernelMed[HARNESS_PROF_KERNELS];
+	int profKernelRuns;
+	char profWhy[300]; /* why not, where asked */
 };
 
 /* one timed run of c on fresh inputs in mode (HC_FAST, HC_STRICT,

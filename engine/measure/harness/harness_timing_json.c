@@ -28,6 +28,21 @@ static void profiled_json(cJSON *o, const struct timing *tg, const double *sorte
 	cJSON_AddBoolToObject(p, "used", tg->profUsed);
 	if (tg->profKernels > 0)
 		cJSON_AddNumberToObject(p, "kernels", tg->profKernels);
+	/* each kernel's own median, in launch order (the first
+	 * HARNESS_PROF_KERNELS), over the runs that launched as many */
+	int nk = tg->profKernels < HARNESS_PROF_KERNELS ? tg->profKernels : HARNESS_PROF_KERNELS;
+	if (nk > 0 && tg->profKernelRuns > 0) {
+		cJSON *k = cJSON_AddObjectToObject(p, "per_kernel");
+		cJSON *a = cJSON_AddArrayToObject(k, "median_ms");
+		for (int i = 0; i < nk; i++)
+			cJSON_AddItemToArray(a, tg->profKernelMed[i] >= 0
+			                            ? cJSON_CreateNumber(tg->profKernelMed[i])
+			                            : cJSON_CreateNull());
+		cJSON_AddStringToObject(k, "order", "launch");
+		cJSON_AddNumberToObject(k, "runs", tg->profKernelRuns);
+		if (tg->profKernels > nk)
+			cJSON_AddNumberToObject(k, "of_kernels", tg->profKernels);
+	}
 	if (np && tg->strict) {
 		cJSON_AddNumberToObject(p, "events_median_ms", tg->fastMed);
 		cJSON_AddNumberToObject(p, "strict_probe_median_ms", tg->strictProbe);
@@ -71,6 +86,7 @@ cJSON *harness_timing_json(const struct harness *h, const struct timing *tg)
 		t.medianMs = harness_pct(ps, np, 0.5);
 		t.p10Ms = harness_pct(ps, np, 0.1);
 		t.p90Ms = harness_pct(ps, np, 0.9);
+		t.count = np; /* the runs these figures are of */
 		t.zMethod = "kernel durations";
 	}
 	/* verified: kloop's own clock bounded the time; otherwise it is shown

@@ -412,6 +412,8 @@ static int c_call(struct harness_cand *hc, int mode, int *pRc, double *pMs, doub
 	if (mode == HC_PROFILED) {
 		*pMs = rep.kn > 0 ? rep.ms : -1;
 		hc->profKernels = rep.kn > 0 ? rep.kn : 0;
+		for (int i = 0; i < HARNESS_PROF_KERNELS; i++)
+			hc->profKernelMs[i] = rep.kn > i ? rep.kms[i] : -1;
 		if (rep.kn <= 0)
 			snprintf(hc->zProfNote, sizeof hc->zProfNote, "%.*s",
 			         (int)sizeof hc->zProfNote - 1, rep.rc ? "" : rep.text);

@@ -52,6 +52,9 @@ enum {
  * times are unverified (timing_bound) */
 #define CAND_UNCONFINED "none: a tool is injected into the runner"
 
+/* a message on a runner's socket, either way (the hostile fixtures that
+ * forge replies, tests/fixtures/evil/forge_reply.c and
+ * exploits/fd_forge.cpp, copy its layout: a change here is one there) */
 struct cm {
 	uint32_t op, seq;
 	int32_t mode, rc;
@@ -61,6 +64,9 @@ struct cm {
 	 * records made ms their busy time; me the events' stream time beside */
 	int32_t kn;
 	double me;
+	/* CM_RUN, HC_PROFILED, kn > 0: the first of its kernels' durations
+	 * each its own, in launch order (ms; -1 past kn) */
+	double kms[HARNESS_PROF_KERNELS];
 	/* CM_REPLY: the outputs the candidate's call(s) filled by copying a
 	 * result of their own (kl_run_copied, kloop.h), a bit each */
 	uint32_t copied;

@@ -235,7 +235,7 @@ static kl_run_fn load_candidate(int soFd)
 static void profiled_time(struct backend *b, int pw, int cuda, int bad, struct cm *rep)
 {
 	int n = 0;
-	double ms = pw ? b->prof_end(b, cuda ? 1 : 0, &n) : -1;
+	double ms = pw ? b->prof_end(b, cuda ? 1 : 0, &n, rep->kms, HARNESS_PROF_KERNELS) : -1;
 	rep->ms = ms;
 	rep->kn = !bad && ms >= 0 && n > 0 ? n : -1;
 	if (rep->kn > 0 || rep->rc)

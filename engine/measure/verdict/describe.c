@@ -110,6 +110,61 @@ static double cnt(int n)
 	return n < 0 ? NAN : n;
 }
 
+/* how the time was taken (the timing's method), in words: where its runs
+ * were timed by their kernels' durations, each kernel's median in launch
+ * order; where profiled runs were asked for and did not stand, why */
+static void method_line(const struct verdict *v, result_line_fn emit, void *arg)
+{
+	const struct verdict_timing *tm = &v->timing;
+	const char *m = tm->zMethod ? tm->zMethod : "";
+	const cJSON *t = v->timingJson, *p = cJSON_GetObjectItem(t, "profiled");
+	int host = v->zBackend && !strcmp(v->zBackend, "host");
+	strbuf sb = STRBUF_INIT;
+	if (!strcmp(m, "kernel durations")) {
+		sb_addf(&sb,
+		        "its kernels' durations (gpu__time_duration, Nsight Compute's metric, by "
+		        "CUPTI's Range Profiler): %g profiled runs, %g checked",
+		        result_num(p, "runs"), result_num(p, "checked"));
+		const cJSON *pk = cJSON_GetObjectItem(p, "per_kernel"), *k;
+		const cJSON *a = cJSON_GetObjectItem(pk, "median_ms");
+		if (cJSON_GetArraySize(a) > 1) {
+			sb_addf(&sb, "; kernel by kernel, in launch order:");
+			int i = 0;
+			cJSON_ArrayForEach(k, a)
+			{
+				double d = cJSON_IsNumber(k) ? k->valuedouble : -1;
+				if (d >= 1)
+					sb_addf(&sb, "%s %.4g ms", i ? "," : "", d);
+				else if (d >= 0)
+					sb_addf(&sb, "%s %.3g us", i ? "," : "", d * 1e3);
+				else
+					sb_addf(&sb, "%s ?", i ? "," : "");
+				i++;
+			}
+			if (result_num(pk, "of_kernels") > i)
+				sb_addf(&sb, " (the first %d of %g)", i,
+				        result_num(pk, "of_kernels"));
+		}
+	} else if (!strcmp(m, "device-wide")) {
+		sb_addf(&sb, "from an idle device to a device-wide synchronize (its work is not "
+		             "all on its stream)");
+	} else if (*m && host) {
+		sb_addf(&sb, "the runner's monotonic clock around each call");
+	} else if (*m) {
+		sb_addf(&sb, "CUDA events around each run on its stream");
+		if (result_num(t, "runs_by_kernels") > 0)
+			sb_addf(&sb,
+			        ", the GPU's busy time by CUPTI's activity records in %g of them",
+			        result_num(t, "runs_by_kernels"));
+	}
+	const char *why = json_str(p, "why_not", "");
+	if (sb.len && *why)
+		sb_addf(&sb, "; its profiled runs did not stand: %s", why);
+	if (sb.len)
+		emit(arg, "method", sb.buf, 0);
+	sb_free(&sb);
+}
+
 static void timed(const struct verdict *v, result_line_fn emit, void *arg)
 {
 	const struct verdict_timing *tm = &v->timing;
@@ -118,6 +173,7 @@ static void timed(const struct verdict *v, result_line_fn emit, void *arg)
 	linef(emit, arg, "time", 0, "median %.4g ms (p10 %.4g, p90 %.4g; %g runs, rse %.2f%%%s)",
 	      tm->medianMs, tm->p10Ms, tm->p90Ms, cnt(tm->count), tm->rse * 100,
 	      tm->converged ? "" : ", not converged within the budget");
+	method_line(v, emit, arg);
 	if (v->zNotTimed && *v->zNotTimed)
 		emit(arg, "timing", v->zNotTimed, 0);
 	if (tm->zClockNote && *tm->zClockNote)
