@@ -265,7 +265,7 @@ static void check_runs_ahead(struct harness *h, struct backend *b)
 			saw |= seen[i] == ahash[k];
 		nSaw += saw;
 	}
-	CHECK(!strcmp(status(r), "correct") && h->runsTaken && h->runSeed == h->runsSeed &&
+	CHECK(!strcmp(status(r), "correct") && harness_runs_taken(h) && h->runSeed == h->runsSeed &&
 	          fromAhead >= 6 && nSaw >= (int)fromAhead - h->nPool &&
 	          num(tm, "checked_after_runs") >= 2,
 	      "the next timing takes their seed and its runs run on them, copied in (%d of the "

@@ -28,7 +28,7 @@ int harness_runs_ahead(struct harness *h, char *err)
 	if (n > most)
 		n = most;
 	/* held and not yet taken; no timing yet to size them by */
-	if ((h->nRunsAhead && !h->runsTaken) || !n || h->runsOff)
+	if ((h->nRunsAhead && !harness_runs_taken(h)) || !n || h->runsOff)
 		return 0;
 	double t0 = now_s();
 	if (!h->pRuns && !(h->pRuns = harness_ahead_alloc(h, most * h->ringStrideIn))) {
@@ -40,7 +40,7 @@ int harness_runs_ahead(struct harness *h, char *err)
 	h->nRunsAhead = 0;
 	for (int k = 0; k < (int)n; k++) {
 		void *in[TASK_MAX_TENSORS];
-		harness_runs_slot(h, k, in);
+		harness_ahead_slot(h, h->pRuns, k, in);
 		if (harness_draw_inputs(h, in, harness_run_seed(seed, (uint64_t)k + 1), err) < 0) {
 			h->runsOff = 1;
 			return -1;
@@ -50,7 +50,6 @@ int harness_runs_ahead(struct harness *h, char *err)
 	if (b->sync(b, err) < 0)
 		return -1;
 	h->runsSeed = seed;
-	h->runsTaken = 0;
 	h->nRunsAhead = (int)n;
 	step_trace("a timing's runs drawn ahead", t0);
 	return 1;
@@ -58,11 +57,10 @@ int harness_runs_ahead(struct harness *h, char *err)
 
 uint64_t harness_runs_take(struct harness *h)
 {
-	if (h->nRunsAhead && !h->runsTaken) {
-		h->runsTaken = 1;
-		return h->runsSeed;
-	}
+	/* the timing's seed: the one held (then taken: harness_runs_taken) */
+	if (h->nRunsAhead && !harness_runs_taken(h))
+		return h->timingSeed = h->runsSeed;
 	/* drawn for a timing that has been: of no use to this one */
 	h->nRunsAhead = 0;
-	return harness_random64();
+	return h->timingSeed = harness_random64();
 }

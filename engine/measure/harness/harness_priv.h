@@ -126,13 +126,14 @@ struct harness {
 	/* the next timing's runs' inputs drawn ahead (harness_runs_ahead: while
 	 * a candidate compiles) into the worker's own memory, laid out as the
 	 * ring's slots: slot k holds timed run k + 1's of the timing whose
-	 * runSeed is runsSeed (the next timing_warm takes it: runsTaken), from
+	 * runSeed is runsSeed (the next timing_warm takes it as its timingSeed:
+	 * harness_runs_taken), from
 	 * src where runsBySrc; nRunsAhead slots (0: none held); runsOff: not to
 	 * be made (no room, or it failed); timingSeed: the runSeed the last
 	 * timing began with, lastTimedN: the timed runs it took (on to its
 	 * full timing), which the next is drawn ahead for */
 	void *pRuns;
-	int nRunsAhead, runsBySrc, runsTaken, runsOff;
+	int nRunsAhead, runsBySrc, runsOff;
 	uint64_t runsSeed, timingSeed, lastTimedN;
 	void *judge; /* the judge of each trial (the precision verdict's; NULL: none) */
 	const struct harness_cand *judged; /* and of each checked timed run of this
@@ -207,11 +208,17 @@ int harness_draw_inputs(struct harness *h, void *const *aDst, uint64_t seed, cha
 /* memory of the worker's own (no runner maps it) for draws made ahead
  * (harness_ring_ahead, harness_runs_ahead), bytes within the ring's share
  * of the memory (h->ringCap): NULL where it is not; timed run k's inputs'
- * seed in a timing whose runSeed is runSeed; slot k of the next timing's
- * runs drawn ahead (h->pRuns, laid out as the ring's slots) */
+ * seed in a timing whose runSeed is runSeed; slot k's inputs of draws
+ * made ahead at base (h->pRuns, the next timing's runs; h->pStage, the
+ * next batch's ring), laid out as the ring's slots */
 void *harness_ahead_alloc(struct harness *h, size_t bytes);
 uint64_t harness_run_seed(uint64_t runSeed, uint64_t k);
-void harness_runs_slot(const struct harness *h, int k, void **aIn);
+void harness_ahead_slot(const struct harness *h, void *base, int k, void **aIn);
+/* the runs drawn ahead were taken by the timing that began last */
+static inline int harness_runs_taken(const struct harness *h)
+{
+	return h->nRunsAhead && h->timingSeed == h->runsSeed;
+}
 /* call the candidate once, untimed: 0 with *pRc, -1 + err, or HC_* + why */
 int harness_call(struct harness_cand *c, int *pRc, char *why, size_t nWhy, char *err);
 /* why a call that returned rc fails, into buf (n bytes): "kl_run returned
@@ -385,8 +392,9 @@ int harness_ring_take_staged(struct harness *h, int n, uint64_t *pSeed);
  * (copied in, h->ringBySrc as they were drawn, outputs poisoned, caches
  * flushed): 0 or -1 + err */
 int harness_ring_staged(struct harness *h, int n, char *err);
-/* harness_ahead.c: the seed a new timing takes (its runSeed: the one the
- * next timing's runs were drawn ahead for, once, else a fresh one) */
+/* harness_ahead.c: the seed a new timing takes (its runSeed, kept as
+ * h->timingSeed: the one the next timing's runs were drawn ahead for,
+ * once, else a fresh one) */
 uint64_t harness_runs_take(struct harness *h);
 
 /* harness_timed_run.c: one timed run of c on fresh inputs (a random few of them

@@ -44,12 +44,6 @@ int harness_ring_prepare(struct harness *h, int n, uint64_t seed, char *err)
 }
 
 /* slot k's inputs in the draws made ahead (laid out as the ring's) */
-static void stage_slot(const struct harness *h, int k, void **aIn)
-{
-	for (int i = 0; i < h->t->nIn; i++)
-		aIn[i] = (char *)h->pStage + (size_t)k * h->ringStrideIn + h->aRingOffIn[i];
-}
-
 /* the slots drawn ahead at most: their draws block the worker (a draw by
  * the PyTorch helper is about 1 ms), which should be done with them well
  * before the candidate has compiled (0.4 s and more) */
@@ -77,7 +71,7 @@ int harness_ring_ahead(struct harness *h, char *err)
 	uint64_t seed = harness_random64();
 	for (int k = 0; k < n; k++) {
 		void *in[TASK_MAX_TENSORS];
-		stage_slot(h, k, in);
+		harness_ahead_slot(h, h->pStage, k, in);
 		if (harness_draw_inputs(h, in, harness_ring_seed(seed, k), err) < 0) {
 			h->stageOff = 1;
 			return -1;
@@ -108,7 +102,7 @@ int harness_ring_staged(struct harness *h, int n, char *err)
 	for (int k = 0; k < n; k++) {
 		void *in[TASK_MAX_TENSORS], *out[TASK_MAX_TENSORS], *st[TASK_MAX_TENSORS];
 		harness_ring_slot(h, k, in, out);
-		stage_slot(h, k, st);
+		harness_ahead_slot(h, h->pStage, k, st);
 		for (int i = 0; i < h->t->nIn; i++)
 			if (b->copy(b, in[i], st[i], task_tensor_bytes(&h->t->aIn[i]), err) < 0)
 				return -1;

@@ -135,10 +135,10 @@ uint64_t harness_run_seed(uint64_t runSeed, uint64_t k)
 	return runSeed ^ (k * 0x9e3779b97f4a7c15ull);
 }
 
-void harness_runs_slot(const struct harness *h, int k, void **aIn)
+void harness_ahead_slot(const struct harness *h, void *base, int k, void **aIn)
 {
 	for (int i = 0; i < h->t->nIn; i++)
-		aIn[i] = (char *)h->pRuns + (size_t)k * h->ringStrideIn + h->aRingOffIn[i];
+		aIn[i] = (char *)base + (size_t)k * h->ringStrideIn + h->aRingOffIn[i];
 }
 
 /* the inputs of a timed run whose seed is seed copied into aDst from the
@@ -147,8 +147,8 @@ void harness_runs_slot(const struct harness *h, int k, void **aIn)
 static int runs_staged(struct harness *h, uint64_t seed, void *const *aDst, char *err)
 {
 	uint64_t k = h->nRuns;
-	if (!h->runsTaken || h->runSeed != h->runsSeed || k < 1 || k > (uint64_t)h->nRunsAhead ||
-	    seed != harness_run_seed(h->runsSeed, k))
+	if (!harness_runs_taken(h) || h->runSeed != h->runsSeed || k < 1 ||
+	    k > (uint64_t)h->nRunsAhead || seed != harness_run_seed(h->runsSeed, k))
 		return 0;
 	/* drawn by the source, which cannot be asked now (its check after the
 	 * call would wait for it): the run's inputs are made as a draw now
@@ -156,7 +156,7 @@ static int runs_staged(struct harness *h, uint64_t seed, void *const *aDst, char
 	if (h->runsBySrc && h->src.ready && !h->src.ready(h->src.arg))
 		return 0;
 	void *st[TASK_MAX_TENSORS];
-	harness_runs_slot(h, (int)k - 1, st);
+	harness_ahead_slot(h, h->pRuns, (int)k - 1, st);
 	for (int i = 0; i < h->t->nIn; i++)
 		if (h->b->copy(h->b, aDst[i], st[i], task_tensor_bytes(&h->t->aIn[i]), err) < 0)
 			return -1;

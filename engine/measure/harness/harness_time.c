@@ -99,7 +99,7 @@ static int timing_warm(struct harness *h, struct timing *tg, char *why, size_t n
 {
 	struct harness_cand *c = tg->c;
 	int crc;
-	h->runSeed = h->timingSeed = harness_runs_take(h);
+	h->runSeed = harness_runs_take(h); /* and h->timingSeed */
 	h->nChecked = h->nAfter = 0;
 	h->afterS = 0;
 	h->nRuns = 0;
