@@ -114,8 +114,6 @@ static void test_probes(void)
 		      "%s: %s", c[i].what, c[i].strict ? "timed device-wide" : "its stream's time");
 }
 
-/* slow_double's evaluation (about 2 ms a run) by a runner whose profiled
- * runs read profMs: the result, its timing and profiled objects */
 /* a verdict's line as `kloop eval` prints it, into sb */
 static void said_line(void *arg, const char *zLabel, const char *zText, int alarm)
 {
@@ -123,6 +121,8 @@ static void said_line(void *arg, const char *zLabel, const char *zText, int alar
 	sb_addf((strbuf *)arg, "%-9s %s\n", zLabel, zText);
 }
 
+/* slow_double's evaluation (about 2 ms a run) by a runner whose profiled
+ * runs read profMs: the result, its timing and profiled objects */
 static cJSON *eval_prof(struct harness *h, struct backend *b, struct fcand *fc, double profMs,
                         cJSON **pTm, cJSON **pP)
 {

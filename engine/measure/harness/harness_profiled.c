@@ -34,10 +34,11 @@
  * work off its stream, harness_time.c) is profiled too: the profiler sees
  * every kernel of the context, whatever its stream.  Its durations stand
  * where its device-wide runs (the timing's, after the probes) were slower
- * by no more than launching the run's kernels on an idle device adds (a run of two microsecond
- * kernels: an H200's strict probes read 94_MSELoss 15.6 us against 9.2 us of events) and they agree
- * with the fast runs' events (no kernel outside the stream's window, harness_profiled_strict_ok);
- * otherwise the device-wide time stands.
+ * by no more than launching the run's kernels on an idle device adds (a
+ * run of two microsecond kernels: an H200's strict probes read 94_MSELoss
+ * 15.6 us against 9.2 us of events) and they agree with the fast runs'
+ * events (no kernel outside the stream's window,
+ * harness_profiled_strict_ok); otherwise the device-wide time stands.
  *
  * Durations longer than the events of a timing that did not go device-wide
  * stand for it (tg->profLonger, profWhy saying why): a kernel on a stream
@@ -45,20 +46,25 @@
  * microseconds) is outside the events on kloop's stream but not outside
  * the profiler's view, and the events' shorter time would be a false win.
  */
-/* each kernel's median duration over the profiled runs that launched the
- * usual number of kernels (tg->profKernels), the first HARNESS_PROF_KERNELS
- * in launch order: where a run's time goes, kernel by kernel (a kernel
- * whose duration the runner did not give has none) */
+/* from the counted profiled runs' kernels (tg->profKv): how many a run
+ * launches (their median, tg->profKernels), and each kernel's median
+ * duration over the runs that launched that many, the first
+ * HARNESS_PROF_KERNELS in launch order: where a run's time goes, kernel by
+ * kernel (a kernel whose duration the runner did not give has none) */
 static void kernel_medians(struct timing *tg)
 {
-	const int w = 1 + HARNESS_PROF_KERNELS;
-	int nk = tg->profKernels < HARNESS_PROF_KERNELS ? tg->profKernels : HARNESS_PROF_KERNELS;
+	const size_t w = 1 + HARNESS_PROF_KERNELS;
 	struct samples one = {0};
+	for (size_t r = 0; r + w <= tg->profKv.n; r += w)
+		harness_push(&one, tg->profKv.a[r]);
+	tg->profKernels = one.n ? (int)harness_median(&one) : 0;
+	int nk = tg->profKernels < HARNESS_PROF_KERNELS ? tg->profKernels : HARNESS_PROF_KERNELS;
 	tg->profKernelRuns = 0;
-	for (int k = 0; k < HARNESS_PROF_KERNELS; k++) {
+	for (int k = 0; k < HARNESS_PROF_KERNELS; k++)
 		tg->profKernelMed[k] = -1;
+	for (int k = 0; k < nk; k++) {
 		one.n = 0;
-		for (size_t r = 0; k < nk && r + w <= tg->profKv.n; r += w)
+		for (size_t r = 0; r + w <= tg->profKv.n; r += w)
 			if ((int)tg->profKv.a[r] == tg->profKernels && tg->profKv.a[r + 1 + k] >= 0)
 				harness_push(&one, tg->profKv.a[r + 1 + k]);
 		if (one.n)
@@ -101,7 +107,6 @@ int harness_timing_profiled(struct harness *h, struct timing *tg, char *why, siz
 		return 0;
 	}
 	struct harness_cand *c = tg->c;
-	struct samples kn = {0};
 	for (int i = 0; i < h->o.profiledRuns; i++) {
 		double t, w;
 		int rc, crc = harness_run_timed(h, c, HC_PROFILED, 0, &t, &w, NULL, NULL, &rc, why,
@@ -134,19 +139,15 @@ int harness_timing_profiled(struct harness *h, struct timing *tg, char *why, siz
 			         c->zProfNote[0] ? c->zProfNote
 			                         : "the runner gave no profiled time");
 			tg->prof.n = 0;
-			free(kn.a);
 			return 0;
 		}
 		if (!h->lastVaried) {
 			harness_push(&tg->prof, t);
-			harness_push(&kn, c->profKernels);
 			harness_push(&tg->profKv, c->profKernels);
 			for (int k = 0; k < HARNESS_PROF_KERNELS; k++)
 				harness_push(&tg->profKv, c->profKernelMs[k]);
 		}
 	}
-	tg->profKernels = kn.n ? (int)harness_median(&kn) : 0;
-	free(kn.a);
 	kernel_medians(tg);
 	if (!tg->prof.n) {
 		snprintf(tg->profWhy, sizeof tg->profWhy, "no profiled run was counted");
