@@ -4,9 +4,14 @@
  * which bench/gpu/edit.sh makes in a session), each compiled R times three
  * ways by kloop's compiler service (compile.h) with the real nvcc:
  *   device  the seed's host object kept, the edit's device code alone
- *           (what a session does after the seed: hostpart.h);
+ *           (what a session does after the seed: hostpart.h), from the
+ *           first edit on its #includes' device preprocessing kept too
+ *           (compile_host.c: "#includes kept" says how often);
  *   staged  a whole build in kloop's two stages (nvcc -c, then the link),
- *           no host object kept (a fresh cache each time);
+ *           no host object kept (a fresh cache each time), nvcc -c by its
+ *           own steps with the host and device halves side by side (a cold
+ *           eval's build: compile_argv.c);
+ *   alone   "staged" with nvcc -c as one command (KLOOP_NVCC_STEPS=0);
  *   nvcc    the one nvcc command kloop ran before (-shared, one step);
  *   sandbox "device" again in a compiler that runs nvcc in bubblewrap, as a
  *           worker's does (compiler_set_sandbox): what the sandbox adds to
@@ -32,7 +37,7 @@
 #include "util.h"
 
 struct got {
-	int done, ok, deviceOnly, noLink;
+	int done, ok, deviceOnly, noLink, sideBySide, prefixKept;
 	char *zSo, *zCommand, *zLog;
 };
 
@@ -41,6 +46,8 @@ static void got_done(struct compile_result *r, void *arg)
 	struct got *g = arg;
 	g->done = 1;
 	g->noLink = r->noLink;
+	g->sideBySide = r->sideBySide;
+	g->prefixKept = r->prefixKept;
 	g->ok = r->ok;
 	g->deviceOnly = r->deviceOnly;
 	g->zSo = r->zSo ? xstrdup(r->zSo) : NULL;
@@ -168,9 +175,9 @@ int main(int argc, char **argv)
 	printf("# softmax seed.cu for sm_90a, R = %d; the seed %.2f s (%s)\n", R, tSeed,
 	       g.deviceOnly ? "device only?" : "whole, two stages");
 	got_free(&g);
-	printf("%-32s %8s %8s %8s %8s %s\n", "edit", "device", "staged", "nvcc", "sandbox",
-	       "same bytes");
-	double aDev[MAXEDITS], aSt[MAXEDITS], aNv[MAXEDITS], aSb[MAXEDITS];
+	printf("%-32s %8s %8s %8s %8s %8s %s\n", "edit", "device", "staged", "alone", "nvcc",
+	       "sandbox", "same bytes");
+	double aDev[MAXEDITS], aSt[MAXEDITS], aAl[MAXEDITS], aNv[MAXEDITS], aSb[MAXEDITS];
 	int nSame = 0, nDev = 0;
 	for (int e = 0; e < nEdits; e++) {
 		const char *at = strstr(seed.buf, edits[e].zFrom);
@@ -183,8 +190,8 @@ int main(int argc, char **argv)
 		/* each edit under a name of its own, as a session names it */
 		char name[32];
 		snprintf(name, sizeof name, "cand%d.cu", e + 2);
-		double dev[20], st[20], nv[20], sb[20];
-		int same = 1, onlyDev = 1, noLink = 1;
+		double dev[20], st[20], al[20], nv[20], sb[20];
+		int same = 1, onlyDev = 1, noLink = 1, pre = 0;
 		for (int r = 0; r < R; r++) {
 			/* device: the kept host object; the cache entry of the edit
 			 * itself is removed first, so that it compiles again */
@@ -194,6 +201,7 @@ int main(int argc, char **argv)
 			dev[r] = compile_wait(l, kept, src, name, &g);
 			onlyDev &= g.ok && g.deviceOnly;
 			noLink &= g.noLink;
+			pre += g.prefixKept;
 			/* staged: a whole build, nothing kept */
 			char *d = xasprintf("%s/whole.%d.%d", tmp, e, r);
 			struct compiler *whole = compiler_new(l, d, 1, &t, err);
@@ -201,6 +209,23 @@ int main(int argc, char **argv)
 			st[r] = compile_wait(l, whole, src, name, &w);
 			same &= g.ok && w.ok && same_file(g.zSo, w.zSo);
 			compiler_free(whole);
+			got_free(&w);
+			/* alone: the same with nvcc -c as one command */
+			char *da = xasprintf("%s/alone.%d.%d", tmp, e, r);
+			const char *was = getenv("KLOOP_NVCC_STEPS");
+			char *keep = was ? xstrdup(was) : NULL;
+			setenv("KLOOP_NVCC_STEPS", "0", 1);
+			struct compiler *alone = compiler_new(l, da, 1, &t, err);
+			if (keep)
+				setenv("KLOOP_NVCC_STEPS", keep, 1);
+			else
+				unsetenv("KLOOP_NVCC_STEPS");
+			free(keep);
+			compiler_set_timeout(alone, 600);
+			al[r] = compile_wait(l, alone, src, name, &w);
+			same &= w.ok && !w.sideBySide && same_file(g.zSo, w.zSo);
+			compiler_free(alone);
+			free(da);
 			/* the one step of before */
 			char *nd = xasprintf("%s/nvcc.%d.%d", tmp, e, r);
 			char *f = xasprintf("%s/cand.cu", nd);
@@ -233,20 +258,22 @@ int main(int argc, char **argv)
 		}
 		aDev[e] = median(dev, R);
 		aSt[e] = median(st, R);
+		aAl[e] = median(al, R);
 		aNv[e] = median(nv, R);
 		aSb[e] = sbx ? median(sb, R) : NAN;
 		nSame += same;
 		nDev += onlyDev;
-		printf("%-32s %8.3f %8.3f %8.3f %8.3f %s%s%s\n", edits[e].zWhat, aDev[e], aSt[e],
-		       aNv[e], aSb[e], same ? "yes" : "NO",
-		       onlyDev ? "" : " (not built device-only)",
-		       noLink ? ", no link" : ", linked");
+		printf("%-32s %8.3f %8.3f %8.3f %8.3f %8.3f %s%s%s, #includes kept %d of %d\n",
+		       edits[e].zWhat, aDev[e], aSt[e], aAl[e], aNv[e], aSb[e], same ? "yes" : "NO",
+		       onlyDev ? "" : " (not built device-only)", noLink ? ", no link" : ", linked",
+		       pre, R);
 		fflush(stdout);
 		free(src);
 	}
-	printf("%-32s %8.3f %8.3f %8.3f %8.3f %d of %d (device-only %d of %d)\n",
+	printf("%-32s %8.3f %8.3f %8.3f %8.3f %8.3f %d of %d (device-only %d of %d)\n",
 	       "median over the edits", median(aDev, nEdits), median(aSt, nEdits),
-	       median(aNv, nEdits), sbx ? median(aSb, nEdits) : NAN, nSame, nEdits, nDev, nEdits);
+	       median(aAl, nEdits), median(aNv, nEdits), sbx ? median(aSb, nEdits) : NAN, nSame,
+	       nEdits, nDev, nEdits);
 	compiler_free(kept);
 	compiler_free(sbx);
 	free(sbDir);

@@ -643,6 +643,10 @@ static void compiled(struct compile_result *r, struct job *j)
 		cJSON_AddBoolToObject(c, "device_only", 1);
 	if (r->noLink)
 		cJSON_AddBoolToObject(c, "no_link", 1);
+	if (r->sideBySide)
+		cJSON_AddBoolToObject(c, "side_by_side", 1);
+	if (r->prefixKept)
+		cJSON_AddBoolToObject(c, "prefix_kept", 1);
 	cJSON_AddNumberToObject(c, "seconds", r->seconds);
 	cJSON_AddStringToObject(c, "command", r->zCommand);
 	cJSON_AddStringToObject(c, "key", r->zKey);

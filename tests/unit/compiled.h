@@ -21,6 +21,8 @@ struct compiled {
 	int ok, cached;           /* the last one's */
 	int deviceOnly;           /* its device code alone was compiled (compile.h) */
 	int noLink;               /* ... into the kept shared object, no link */
+	int sideBySide;           /* built whole by nvcc's steps side by side */
+	int prefixKept;           /* device code only, its #includes' preprocessing kept */
 	char zKey[65];            /* its cache key */
 	char zCode[65];           /* its code hash ("" when not ok) */
 	char *zSo, *zLog, *zWhy;  /* its shared object (NULL when not ok), log, reason */
@@ -37,6 +39,8 @@ static inline void compiled_done(struct compile_result *r, void *arg)
 	g->cached = r->cached;
 	g->deviceOnly = r->deviceOnly;
 	g->noLink = r->noLink;
+	g->sideBySide = r->sideBySide;
+	g->prefixKept = r->prefixKept;
 	memcpy(g->zKey, r->zKey, sizeof g->zKey);
 	memcpy(g->zCode, r->zCodeHash, sizeof g->zCode);
 	free(g->zSo);

@@ -65,12 +65,19 @@ static void mem_rule(void)
 }
 
 /* a compile of /dev/zero under a 300 MiB limit, as zName by the compiler
- * service c: stopped by the limit, which its reason names */
-static void dev_zero(struct loop *l, struct compiler *c, const char *zName, struct compiled *g)
+ * service c (with a kernel after it where kernel is 1: a CUDA source built
+ * in two stages, nvcc's steps side by side): stopped by the limit, which
+ * its reason names */
+static void dev_zero(struct loop *l, struct compiler *c, const char *zName, int kernel,
+                     struct compiled *g)
 {
 	setenv("KLOOP_COMPILE_MEM_MB", "300", 1);
-	compiled_check(l, c, "#include \"/dev/zero\"\nint kl_run(void) { return 0; }\n", zName, 0,
-	               g);
+	compiled_check(l, c,
+	               kernel
+	                   ? "#include \"/dev/zero\"\n__global__ void k(float *p) { p[0] = 1; }\n"
+	                     "int kl_run(void) { k<<<1, 1>>>(0); return 0; }\n"
+	                   : "#include \"/dev/zero\"\nint kl_run(void) { return 0; }\n",
+	               zName, 0, g);
 	unsetenv("KLOOP_COMPILE_MEM_MB");
 	const char *want = "the compile reached its memory limit of 300 MiB (KLOOP_COMPILE_MEM_MB)";
 	CHECK(!g->ok && g->memMb == 300 && !strcmp(g->zWhy, want),
@@ -124,7 +131,7 @@ int main(void)
 	CHECK(g.n == 4 && !g.ok && strstr(g.zLog, "undefined_name") && *g.zWhy,
 	      "a broken source fails with the compiler's message (%s)", g.zWhy);
 	CHECK(compiler_pending(c) == 0, "nothing left pending");
-	dev_zero(l, c, "zero.c", &g);
+	dev_zero(l, c, "zero.c", 0, &g);
 
 	/* 12000 unused variables x: gcc's 2 MB of warnings, its first MiB kept,
 	 * and that one warning folded into a line (diagfold.h) */
@@ -159,7 +166,16 @@ int main(void)
 		c = compiler_new(l, dirCu, 1, &t90, err);
 		CHECK(c != NULL, "a compiler service with nvcc (%s)", c ? "" : err);
 		if (c)
-			dev_zero(l, c, "zero.cu", &g);
+			dev_zero(l, c, "zero.cu", 0, &g);
+		/* with a kernel: a whole build in two stages, whose host and
+		 * device halves run side by side; killed there, nvcc alone */
+		if (c) {
+			dev_zero(l, c, "zerok.cu", 1, &g);
+			CHECK(g.zLog && strstr(g.zLog, "nvcc compiles alone"),
+			      "... a kernel's source too, where nvcc's halves side by side were "
+			      "stopped first and nvcc alone was tried (%s)",
+			      g.zLog ? g.zLog : "");
+		}
 		compiler_free(c);
 		free(dirCu);
 	}

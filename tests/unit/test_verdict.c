@@ -90,16 +90,28 @@ static void decode_whole(void)
 	          cJSON_GetArraySize(v.comp.resources) == 1,
 	      "the compile: ok, cached, its device code only, 1.25 s, its command and one "
 	      "kernel's resources");
-	struct verdict_compile vc = {.present = 1, .deviceOnly = 1};
+	struct verdict_compile vc = {.present = 1, .sideBySide = 1};
+	const char *side = verdict_compile_how(&vc);
+	vc.deviceOnly = 1;
 	const char *kept = verdict_compile_how(&vc);
+	vc.prefixKept = 1;
+	const char *keptPre = verdict_compile_how(&vc);
 	vc.noLink = 1;
+	const char *noLinkPre = verdict_compile_how(&vc);
+	vc.prefixKept = 0;
 	const char *noLink = verdict_compile_how(&vc);
 	vc.cached = 1;
-	CHECK(strstr(kept, "the host object kept") && strstr(noLink, "no link") &&
-	          !strcmp(verdict_compile_how(&vc), " (cached)"),
-	      "how it compiled, in words: device code only into the kept host object (%s), or "
-	      "into the kept shared object (%s), or cached",
-	      kept, noLink);
+	CHECK(strstr(side, "side by side") && strstr(kept, "the host object kept") &&
+	          !strstr(kept, "#include") &&
+	          strstr(keptPre, "the host object and its #includes' "
+	                          "preprocessing kept") &&
+	          strstr(noLink, "no link") && !strstr(noLink, "#include") &&
+	          strstr(noLinkPre, "#includes' preprocessing kept") &&
+	          strstr(noLinkPre, "no link") && !strcmp(verdict_compile_how(&vc), " (cached)"),
+	      "how it compiled, in words: whole with nvcc's halves side by side (%s), device "
+	      "code only into the kept host object (%s; %s), or into the kept shared object (%s; "
+	      "%s), or cached",
+	      side, kept, keptPre, noLink, noLinkPre);
 	CHECK(!strcmp(v.zWorker, "gpu0") && !strcmp(v.zWorkerHost, "box") &&
 	          !strcmp(v.zWorkerDevice, "NVIDIA H200") && !strcmp(v.zCodeHash, "abc123"),
 	      "the pool's worker and the machine code's hash");
@@ -243,7 +255,9 @@ static const char *differs(const struct verdict *a, const struct verdict *b)
 	S(ab.zError) S(ab.zRule);
 	I(comp.present)
 	N(comp.seconds)
-	I(comp.cached) I(comp.deviceOnly) I(comp.noLink) I(comp.ok) S(comp.zCommand) S(comp.zLog);
+	I(comp.cached) I(comp.deviceOnly) I(comp.noLink) I(comp.sideBySide) I(comp.prefixKept);
+	I(comp.ok);
+	S(comp.zCommand) S(comp.zLog);
 	J(comp.resources);
 	N(refData.seconds) I(refData.trials) S(refData.zNote) J(refData.setup);
 	J(compile) J(correctness) J(precisionJson) J(rooflineJson) J(referenceData) J(profile);

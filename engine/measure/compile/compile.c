@@ -123,6 +123,10 @@ struct compiler *compiler_new(struct loop *l, const char *zCacheDir, int jobs,
 	c->azCmd[LANG_C] = env_or("KLOOP_CC", "cc");
 	c->azCmd[LANG_CPP] = env_or("KLOOP_CXX", "c++");
 	c->azCmd[LANG_CUDA] = env_or("KLOOP_NVCC", "nvcc");
+	/* nvcc's host and device steps side by side in a whole build
+	 * (compile_argv.c's hostobj); KLOOP_NVCC_STEPS=0 leaves nvcc alone */
+	const char *steps = getenv("KLOOP_NVCC_STEPS");
+	c->bSteps = !(steps && !strcmp(steps, "0"));
 	for (int i = 0; i < 3; i++)
 		c->azVersion[i] = tool_version(c->azCmd[i]);
 	c->zHeaderHash = headers_hash((const char *[]){"kloop.h", NULL});
@@ -498,9 +502,11 @@ static void finish(struct cjob *j, int ok, const char *zWhy, int cached, int sto
 	}
 	r.zLog = j->log.buf ? xstrdup(j->log.buf) : xstrdup("");
 	utf8_sanitize(r.zLog);
-	r.zCommand = compile_argv_show(j->argv, j->noLink);
+	r.zCommand = compile_argv_show(j->argv, j->noLink, j->sideBySide, j->prefixKept);
 	r.deviceOnly = ok && !cached && j->deviceOnly;
 	r.noLink = r.deviceOnly && j->noLink;
+	r.sideBySide = ok && !cached && j->sideBySide;
+	r.prefixKept = r.deviceOnly && j->prefixKept;
 	r.seconds = cached ? 0 : now_s() - j->t0;
 	snprintf(r.zWhy, sizeof r.zWhy, "%s", zWhy ? zWhy : "");
 	if (j->req.lang == LANG_CUDA)
@@ -590,8 +596,16 @@ static void on_output(struct loop *l, int fd, int ev, void *arg)
 		char *noLink = path_join(j->zDir, "kl_nolink");
 		j->noLink = path_exists(noLink);
 		free(noLink);
+		char *side = path_join(j->zDir, "kl_side");
+		j->sideBySide = path_exists(side);
+		free(side);
+		char *spliced = path_join(j->zDir, "kl_spliced");
+		j->prefixKept = path_exists(spliced);
+		free(spliced);
 		if (ok && j->zHostKey[0])
 			compile_host_keep(c, j, so.buf ? so.buf : "", so.len);
+		if (ok)
+			compile_prefix_keep(c, j);
 		if (!ok || write_file_atomic(sp, hex, 64, NULL) < 0 || rename(tmpSo, dst) < 0)
 			ok = 0;
 		sb_free(&so);

@@ -44,6 +44,13 @@ struct compile_result {
 	 * last linked from that host object, no link (fatslot.h; the same
 	 * bytes again) */
 	int noLink;
+	/* 1: built whole, its host object by nvcc's own steps with the host
+	 * and device halves side by side (compile_argv.c; the same bytes) */
+	int sideBySide;
+	/* 1: device code only, its lines after the last #include preprocessed
+	 * alone, the preprocessing of those up to it kept from an earlier edit
+	 * (compile_host.c; the same bytes) */
+	int prefixKept;
 	char *zSo;      /* path of the shared object (ok only) */
 	char *zLog;     /* the compiler's output, verbatim ("" if none) */
 	char *zCommand; /* the command line, for the report */

@@ -272,22 +272,221 @@ char **compile_sandboxed(struct compiler *c, struct cjob *j, char **argv)
 
 /* the staged CUDA build's scripts ($1 nvcc, $2 the source, $3 and $4 the
  * kept shared object's slot (fatslot.h: its offset and size, 0 0 for none),
- * the rest its flags).  Either way the host object's fatbinary is padded
- * to a whole number of FATSLOT_GRAIN bytes (pad).  Whole: the host object
- * kept as kl_host.o, then linked.  Only the device code: its fatbinary
- * written into the kept shared object (kl_linked.so, copied in) where it
- * fills the slot, else put into the kept host object (.nv_fatbin, which
- * holds nothing else) and linked as nvcc links: either way the bytes of a
- * whole build of the source; kl_nolink says which */
+ * $5 1 where nvcc's steps may run side by side, the rest its flags).
+ * Either way the host object's fatbinary is padded to a whole number of
+ * FATSLOT_GRAIN bytes (pad).  Whole: the host object kept as kl_host.o,
+ * then linked.  Only the device code: its fatbinary written into the kept
+ * shared object (kl_linked.so, copied in) where it fills the slot, else put
+ * into the kept host object (.nv_fatbin, which holds nothing else) and
+ * linked as nvcc links: either way the bytes of a whole build of the
+ * source; kl_nolink says which.
+ *
+ * The host object (hostobj) with nvcc's steps side by side: `nvcc -c`
+ * runs seven programs one after another, the host half (its preprocessing,
+ * cudafe++) and the device half (its preprocessing, cicc, ptxas,
+ * fatbinary) before the host compile, which takes both.  Only the module
+ * id, a hash of the source's path and text that cudafe++ writes and cicc
+ * reads, joins them, and cicc makes the same one itself
+ * (--gen_module_id_file).  So the script asks nvcc for its steps
+ * (--dryrun, their files kept in kl_steps), runs the halves at once, each
+ * one's output kept, and the host compile after them: nvcc's own commands,
+ * files, output in nvcc's order and exit status, the same object but for
+ * its temporary files' names (a local symbol the link discards); kl_side
+ * says it did.  Where
+ * the steps are not the seven this expects (another nvcc, several
+ * targets), cicc's module id is not cudafe++'s, or a step was killed
+ * (the compile's memory limit: two halves hold more at once; gcc says
+ * "Killed signal" and exits 1), nvcc runs alone. */
 #define STAGED_GRAIN_S STAGED_STR(FATSLOT_GRAIN)
 #define STAGED_STR(x) STAGED_STR2(x)
 #define STAGED_STR2(x) #x
+/* nvcc --dryrun's line l of its environment: a plain NAME=value into
+ * d/env, one that sets a path the steps need otherwise refused (bad) */
+#define STAGED_ENV_AWK                                                                             \
+	"\tl = substr($0, 4)\n"                                                                    \
+	"\tif (l ~ /^[A-Za-z_][A-Za-z0-9_]*=/) {\n"                                                \
+	"\t\tif (l ~ /^[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.\\/:+@%,=-]* *$/) print l > (d "         \
+	"\"/env\")\n"                                                                              \
+	"\t\telse if (l ~ /^(PATH|LD_LIBRARY_PATH|CICC_PATH|NVVMIR_LIBRARY_DIR)=/) bad = 1\n"      \
+	"\t\tnext\n"                                                                               \
+	"\t}\n"
+#define STAGED_STEPS_AWK                                                                           \
+	"/^#\\$ / {\n" STAGED_ENV_AWK "\tk++\n"                                                    \
+	"\tif (k == 1 && l ~ / -E / && l ~ /\\.cpp4\\.ii\"/) f = \"h\"\n"                          \
+	"\telse if (k == 2 && l ~ /^cudafe\\+\\+ / && l ~ / --gen_module_id_file /) f = \"h\"\n"   \
+	"\telse if (k == 3 && l ~ / -E / && l ~ /\\.cpp1\\.ii\"/) f = \"d\"\n"                     \
+	"\telse if (k == 4 && l ~ /\\/cicc\" / && match(l, / --module_id_file_name \"[^\"]*\"/)) " \
+	"{\n"                                                                                      \
+	"\t\tid = substr(l, RSTART + 24, RLENGTH - 25)\n"                                          \
+	"\t\tl = substr(l, 1, RSTART - 1) \" --gen_module_id_file --module_id_file_name \\\"\" "   \
+	"id "                                                                                      \
+	"\".d\\\"\" substr(l, RSTART + RLENGTH)\n"                                                 \
+	"\t\tf = \"d\"\n"                                                                          \
+	"\t} else if (k == 5 && l ~ /^ptxas /) f = \"d\"\n"                                        \
+	"\telse if (k == 6 && l ~ /^fatbinary /) f = \"d\"\n"                                      \
+	"\telse if (k == 7 && l ~ / -c / && l ~ /-o \"kl_host\\.o\"/) f = \"f\"\n"                 \
+	"\telse bad = 1\n"                                                                         \
+	"\tif (!bad) print l > (d \"/\" f)\n"                                                      \
+	"}\n"                                                                                      \
+	"END { if (bad || k != 7 || id == \"\") exit 1; print id > (d \"/id\") }\n"
+/* devfat's pieces (an edit's #includes preprocessed once, compile_host.c's
+ * prefix_in): STAGED_DEV_AWK sorts `nvcc -fatbin --dryrun`'s four steps
+ * into d/e (the preprocessing), d/r (cicc, ptxas, fatbinary), d/base and
+ * d/nobase (the preprocessing's command without its files, and without its
+ * forced -includes too) and d/ii (its output); STAGED_TAIL_AWK keeps of the
+ * rest's preprocessing (lines after the last #include, those before blank)
+ * its own lines, led by a marker of the line they start at;
+ * STAGED_STATE_AWK makes the macros the #includes left, less gcc's own
+ * (its predefined ones first, then those after the #includes), with
+ * #undef for the predefined ones they took away or changed;
+ * STAGED_RENAME_AWK names the source in the kept preprocessing's line
+ * markers (it was made as kl_src.cu) */
+#define STAGED_DEV_AWK                                                                             \
+	"/^#\\$ / {\n" STAGED_ENV_AWK "\tk++\n"                                                    \
+	"\tp = index(l, \" \\\"\" s \"\\\" -o \\\"\")\n"                                           \
+	"\tif (k == 1 && l ~ / -E / && p && l ~ /\\.cpp1\\.ii\" *$/) {\n"                          \
+	"\t\tprint l > (d \"/e\")\n"                                                               \
+	"\t\tb = substr(l, 1, p - 1)\n"                                                            \
+	"\t\tprint b > (d \"/base\")\n"                                                            \
+	"\t\tgsub(/ -include \"[^\"]*\"/, \"\", b)\n"                                              \
+	"\t\tprint b > (d \"/nobase\")\n"                                                          \
+	"\t\tii = substr(l, p + length(s) + 8)\n"                                                  \
+	"\t\tprint substr(ii, 1, index(ii, \"\\\"\") - 1) > (d \"/ii\")\n"                         \
+	"\t} else if (k == 2 && l ~ /\\/cicc\" / && l !~ / -(generate-line-info|g) /) print l > "  \
+	"(d \"/r\")\n"                                                                             \
+	"\telse if (k == 3 && l ~ /^ptxas /) print l > (d \"/r\")\n"                               \
+	"\telse if (k == 4 && l ~ /^fatbinary /) print l > (d \"/r\")\n"                           \
+	"\telse bad = 1\n"                                                                         \
+	"}\n"                                                                                      \
+	"END { if (bad || k != 4) exit 1 }\n"
+#define STAGED_TAIL_AWK                                                                            \
+	"function mark(l,   q) {\n"                                                                \
+	"\tif (l !~ /^# [0-9]+ \"/) return 0\n"                                                    \
+	"\tq = index(l, \"\\\"\")\n"                                                               \
+	"\treturn substr(l, q) == \"\\\"\" s \"\\\"\" || substr(l, q, length(s) + 3) == \"\\\"\" " \
+	"s \"\\\" \"\n"                                                                            \
+	"}\n"                                                                                      \
+	"!go {\n"                                                                                  \
+	"\tif (cl && $0 == \"# 1 \\\"\" s \"\\\"\") go = ln = 1\n"                                 \
+	"\telse if (index($0, \"\\\"<command-line>\\\"\")) cl = 1\n"                               \
+	"\tnext\n"                                                                                 \
+	"}\n"                                                                                      \
+	"!out {\n"                                                                                 \
+	"\tif (mark($0)) { split($0, a, \" \"); ln = a[2]; next }\n"                               \
+	"\tif ($0 == \"\") { ln++; next }\n"                                                       \
+	"\tprintf \"# %d \\\"%s\\\"\\n\", ln, s\n"                                                 \
+	"\tout = 1\n"                                                                              \
+	"}\n"                                                                                      \
+	"{ print }\n"
+#define STAGED_STATE_AWK                                                                           \
+	"FNR == NR { split($0, a, /[ (]/); pre[a[2]] = $0; next }\n"                               \
+	"{\n"                                                                                      \
+	"\tsplit($0, a, /[ (]/)\n"                                                                 \
+	"\tm = a[2]\n"                                                                             \
+	"\tseen[m] = 1\n"                                                                          \
+	"\tif (m in pre) {\n"                                                                      \
+	"\t\tif (pre[m] == $0) next\n"                                                             \
+	"\t\tprint \"#undef \" m\n"                                                                \
+	"\t}\n"                                                                                    \
+	"\tprint\n"                                                                                \
+	"}\n"                                                                                      \
+	"END { for (m in pre) if (!(m in seen)) print \"#undef \" m }\n"
+#define STAGED_RENAME_AWK                                                                          \
+	"/^# [0-9]+ \"kl_src\\.cu\"/ { sub(/\"kl_src\\.cu\"/, \"\\\"\" s \"\\\"\") }\n"            \
+	"{ print }\n"
+#define STAGED_DEVFAT                                                                              \
+	"upart() {\n"                                                                              \
+	"\trm -rf kl_u && mkdir kl_u && awk -v k=\"$k\" 'NR <= k { print \"\"; next } { print }' " \
+	"\"$s\" >\"kl_u/$s\" &&\n"                                                                 \
+	"\t\t(cd kl_u && set -a && . \"../$d/env\" && eval \"$(cat \"../$d/nobase\") -imacros "    \
+	"\\\"../\\$1\\\" \\\"\\$s\\\" -o \\\"../\\$2\\\"\")\n"                                     \
+	"}\n"                                                                                      \
+	"splice() {\n"                                                                             \
+	"\tawk -v s=\"$s\" '" STAGED_RENAME_AWK "' \"$1\" && awk -v s=\"$s\" '" STAGED_TAIL_AWK    \
+	"' \"$2\"\n"                                                                               \
+	"}\n"                                                                                      \
+	"prefix() {\n"                                                                             \
+	"\tp=kl_p\n"                                                                               \
+	"\trm -rf \"$p\" && mkdir \"$p\" && head -n \"$k\" \"$s\" >\"$p/kl_src.cu\" && : "         \
+	">\"$p/kl_empty.cu\" &&\n"                                                                 \
+	"\t\t(cd \"$p\" && set -a && . \"../$d/env\" && eval \"$(cat \"../$d/base\") kl_src.cu "   \
+	"-o pre.ii\" &&\n"                                                                         \
+	"\t\t\teval \"$(cat \"../$d/base\") -dM kl_src.cu -o state.h\" &&\n"                       \
+	"\t\t\teval \"$(cat \"../$d/nobase\") -dM kl_empty.cu -o predef.h\") >\"$p/log\" 2>&1 "    \
+	"&&\n"                                                                                     \
+	"\t\t[ ! -s \"$p/log\" ] && awk '" STAGED_STATE_AWK                                        \
+	"' \"$p/predef.h\" \"$p/state.h\" >\"$p/pre.h\" &&\n"                                      \
+	"\t\tupart \"$p/pre.h\" \"$p/u.ii\" 2>\"$p/ulog\" && [ ! -s \"$p/ulog\" ] &&\n"            \
+	"\t\tsplice \"$p/pre.ii\" \"$p/u.ii\" | grep -v '^# ' | tr -d ' \\t\\n' >\"$p/a\" &&\n"    \
+	"\t\tgrep -v '^# ' \"$1\" | tr -d ' \\t\\n' >\"$p/b\" && [ -s \"$p/b\" ] && cmp -s "       \
+	"\"$p/a\" \"$p/b\" &&\n"                                                                   \
+	"\t\tmv \"$p/pre.ii\" kl_pre.ii.new && mv \"$p/pre.h\" kl_pre.h.new && return\n"           \
+	"\t: >kl_pre.no.new\n"                                                                     \
+	"}\n"                                                                                      \
+	"devfat() {\n"                                                                             \
+	"\td=kl_steps\n"                                                                           \
+	"\tif ! { [ \"$steps\" = 1 ] && [ \"$k\" -ge 0 ] && rm -rf \"$d\" && mkdir \"$d\" &&\n"    \
+	"\t\t\"$n\" \"$@\" -fatbin \"$s\" -o kl_device.fatbin --dryrun --keep --keep-dir \"$d\" "  \
+	">\"$d/dry\" 2>&1 &&\n"                                                                    \
+	"\t\tawk -v d=\"$d\" -v s=\"$s\" '" STAGED_DEV_AWK "' \"$d/dry\"; }; then\n"               \
+	"\t\t\"$n\" \"$@\" -fatbin \"$s\" -o kl_device.fatbin\n"                                   \
+	"\t\treturn\n"                                                                             \
+	"\tfi\n"                                                                                   \
+	"\tii=$(cat \"$d/ii\")\n"                                                                  \
+	"\tif [ -s kl_pre.ii ] && [ -s kl_pre.h ]; then\n"                                         \
+	"\t\tupart kl_pre.h \"$d/u.ii\" || return\n"                                               \
+	"\t\tsplice kl_pre.ii \"$d/u.ii\" >\"$ii\" || return\n"                                    \
+	"\t\t: >kl_spliced\n"                                                                      \
+	"\telse\n"                                                                                 \
+	"\t\t(set -a && . \"./$d/env\" && exec sh -e \"$d/e\") || return\n"                        \
+	"\t\tprefix \"$ii\" >/dev/null 2>&1 &\n"                                                   \
+	"\tfi\n"                                                                                   \
+	"\t(set -a && . \"./$d/env\" && exec sh -e \"$d/r\")\n"                                    \
+	"\trc=$?\n"                                                                                \
+	"\twait\n"                                                                                 \
+	"\treturn $rc\n"                                                                           \
+	"}\n"
+
 #define STAGED_HEAD                                                                                \
-	"n=$1 s=$2 at=$3 room=$4; shift 4\n"                                                       \
+	"n=$1 s=$2 at=$3 room=$4 steps=$5 k=$6; shift 6\n"                                         \
 	"pad() { z=$(wc -c <\"$1\") && c=$(( (z + " STAGED_GRAIN_S " - 1) / " STAGED_GRAIN_S       \
 	" * " STAGED_GRAIN_S " )) && head -c $((c - z)) /dev/zero >>\"$1\" && echo \"$c\"; }\n"    \
-	"whole() {\n"                                                                              \
-	"\t\"$n\" \"$@\" -c \"$s\" -o kl_host.o || exit\n"                                         \
+	"alone() { \"$n\" \"$@\" -c \"$s\" -o kl_host.o; }\n"                                      \
+	"hostobj() {\n"                                                                            \
+	"\td=kl_steps\n"                                                                           \
+	"\t[ \"$steps\" = 1 ] && rm -rf \"$d\" && mkdir \"$d\" &&\n"                               \
+	"\t\t\"$n\" \"$@\" -c \"$s\" -o kl_host.o --dryrun --keep --keep-dir \"$d\" >\"$d/dry\" "  \
+	"2>&1 &&\n"                                                                                \
+	"\t\tawk -v d=\"$d\" '" STAGED_STEPS_AWK "' \"$d/dry\" || { alone \"$@\"; return; }\n"     \
+	"\tgrep -v '^#\\$ ' \"$d/dry\"\n"                                                          \
+	"\t(set -a && . \"./$d/env\" && exec sh -e \"$d/h\") >\"$d/h.log\" 2>&1 &\n"               \
+	"\thp=$!\n"                                                                                \
+	"\t(set -a && . \"./$d/env\" && exec sh -e \"$d/d\") >\"$d/d.log\" 2>&1\n"                 \
+	"\tds=$?\n"                                                                                \
+	"\twait $hp\n"                                                                             \
+	"\ths=$?\n"                                                                                \
+	"\tid=$(cat \"$d/id\")\n"                                                                  \
+	"\twhy=\n"                                                                                 \
+	"\tif [ $hs -gt 128 ] || [ $ds -gt 128 ] ||\n"                                             \
+	"\t   grep -q -e 'Killed signal' -e 'signal 9' \"$d/h.log\" \"$d/d.log\"; then\n"          \
+	"\t\twhy=\"a step was killed (the halves ended with $hs and $ds)\"\n"                      \
+	"\telif [ $hs = 0 ] && [ $ds = 0 ] && ! cmp -s \"$id\" \"$id.d\"; then\n"                  \
+	"\t\twhy=\"cicc's module id was not cudafe++'s\"\n"                                        \
+	"\tfi\n"                                                                                   \
+	"\tif [ -n \"$why\" ]; then\n"                                                             \
+	"\t\techo \"kloop: nvcc's host and device steps side by side: $why; nvcc compiles "        \
+	"alone\"\n"                                                                                \
+	"\t\talone \"$@\"\n"                                                                       \
+	"\t\treturn\n"                                                                             \
+	"\tfi\n"                                                                                   \
+	"\tcat \"$d/h.log\"\n"                                                                     \
+	"\t[ $hs = 0 ] || return $hs\n"                                                            \
+	"\tcat \"$d/d.log\"\n"                                                                     \
+	"\t[ $ds = 0 ] || return $ds\n"                                                            \
+	"\t(set -a && . \"./$d/env\" && exec sh -e \"$d/f\") || return\n"                          \
+	"\t: >kl_side\n"                                                                           \
+	"}\n" STAGED_DEVFAT "whole() {\n"                                                          \
+	"\thostobj \"$@\" || exit\n"                                                               \
 	"\trm -f kl_device.fatbin\n"                                                               \
 	"\tobjcopy --dump-section .nv_fatbin=kl_device.fatbin kl_host.o 2>/dev/null\n"             \
 	"\tif [ -s kl_device.fatbin ]; then\n"                                                     \
@@ -298,7 +497,7 @@ char **compile_sandboxed(struct compiler *c, struct cjob *j, char **argv)
 	"}\n"
 static const char stagedWhole[] = STAGED_HEAD "whole \"$@\"\n";
 static const char stagedDevice[] = STAGED_HEAD
-    "\"$n\" \"$@\" -fatbin \"$s\" -o kl_device.fatbin || exit\n"
+    "devfat \"$@\" || exit\n"
     "c=$(pad kl_device.fatbin) || exit\n"
     "if [ \"$room\" = \"$c\" ] && [ -f kl_linked.so ] &&\n"
     "   dd if=kl_device.fatbin of=kl_linked.so bs=65536 oflag=seek_bytes seek=\"$at\" "
@@ -316,11 +515,10 @@ static const char stagedDevice[] = STAGED_HEAD
 
 char **compile_staged(struct compiler *c, struct cjob *j, char **argv, int deviceOnly)
 {
-	(void)c;
 	int n = 0;
 	while (argv[n])
 		n++;
-	char **v = xcalloc((size_t)n + 10, sizeof(char *));
+	char **v = xcalloc((size_t)n + 12, sizeof(char *));
 	int k = 0;
 	v[k++] = xstrdup("sh");
 	v[k++] = xstrdup("-c");
@@ -330,6 +528,8 @@ char **compile_staged(struct compiler *c, struct cjob *j, char **argv, int devic
 	v[k++] = xstrdup(j->zName);
 	v[k++] = xasprintf("%llu", deviceOnly ? (unsigned long long)j->slotAt : 0ull);
 	v[k++] = xasprintf("%llu", deviceOnly ? (unsigned long long)j->slotSize : 0ull);
+	v[k++] = xstrdup(c->bSteps ? "1" : "0");
+	v[k++] = xasprintf("%d", deviceOnly ? j->prefixLines : -1);
 	for (int i = 1; i < n; i++) {
 		if (!strcmp(argv[i], "-o") && argv[i + 1]) {
 			free(argv[i]);
@@ -344,7 +544,7 @@ char **compile_staged(struct compiler *c, struct cjob *j, char **argv, int devic
 	return v;
 }
 
-char *compile_argv_show(char **argv, int noLink)
+char *compile_argv_show(char **argv, int noLink, int sideBySide, int prefixKept)
 {
 	for (int i = 0; argv && argv[0] && !strcmp(argv[0], "bwrap") && argv[i]; i++)
 		if (!strcmp(argv[i], "--")) {
@@ -354,21 +554,28 @@ char *compile_argv_show(char **argv, int noLink)
 	if (!argv || !argv[0])
 		return xstrdup("");
 	if (!(argv[1] && argv[2] && argv[3] && !strcmp(argv[0], "sh") &&
-	      !strcmp(argv[3], STAGED_NAME) && argv[4] && argv[5] && argv[6] && argv[7]))
+	      !strcmp(argv[3], STAGED_NAME) && argv[4] && argv[5] && argv[6] && argv[7] &&
+	      argv[8] && argv[9]))
 		return compile_argv_join(argv);
-	char *flags = compile_argv_join(argv + 8);
+	char *flags = compile_argv_join(argv + 10);
+	const char *kept = prefixKept ? " (nvcc's steps, its lines after the last #include "
+	                                "preprocessed alone, the #includes' preprocessing kept)"
+	                              : "";
 	char *r =
-	    !strstr(argv[2], "-fatbin")
-	        ? xasprintf("%s %s -c %s -o kl_host.o && (its fatbinary padded to %d bytes' "
+	    strcmp(argv[2], stagedDevice)
+	        ? xasprintf("%s %s -c %s -o kl_host.o && (%sits fatbinary padded to %d bytes' "
 	                    "grain) && %s %s -shared kl_host.o -o out.so",
-	                    argv[4], flags, argv[5], FATSLOT_GRAIN, argv[4], flags)
-	    : noLink ? xasprintf("%s %s -fatbin %s -o kl_device.fatbin && (written into the shared "
-	                         "object kept for its host code, at byte %s: no link)",
-	                         argv[4], flags, argv[5], argv[6])
-	             : xasprintf("%s %s -fatbin %s -o kl_device.fatbin && objcopy --update-section "
-	                         ".nv_fatbin=kl_device.fatbin kl_host.o && %s %s -shared kl_host.o "
-	                         "-o out.so",
-	                         argv[4], flags, argv[5], argv[4], flags);
+	                    argv[4], flags, argv[5],
+	                    sideBySide ? "nvcc's steps, its host and device halves side by side; "
+	                               : "",
+	                    FATSLOT_GRAIN, argv[4], flags)
+	    : noLink ? xasprintf("%s %s -fatbin %s -o kl_device.fatbin%s && (written into the "
+	                         "shared object kept for its host code, at byte %s: no link)",
+	                         argv[4], flags, argv[5], kept, argv[6])
+	             : xasprintf("%s %s -fatbin %s -o kl_device.fatbin%s && objcopy "
+	                         "--update-section .nv_fatbin=kl_device.fatbin kl_host.o && %s %s "
+	                         "-shared kl_host.o -o out.so",
+	                         argv[4], flags, argv[5], kept, argv[4], flags);
 	free(flags);
 	return r;
 }

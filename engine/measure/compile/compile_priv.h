@@ -48,7 +48,15 @@ struct cjob {
 	/* the slot of the shared object kept for that host part (fatslot.h),
 	 * copied in as kl_linked.so: its offset and size, 0 for none */
 	unsigned long long slotAt, slotSize;
-	int noLink;        /* 1: its device code went into that shared object (kl_nolink) */
+	int noLink;     /* 1: its device code went into that shared object (kl_nolink) */
+	int sideBySide; /* 1: its host object by nvcc's steps side by side (kl_side) */
+	/* a device-only build: the lines of its source up to and with the last
+	 * #include (compile_host.c's prefix_lines; -1: none to keep), the key
+	 * of their preprocessing kept (pre/PK.ii and pre/PK.h), and 1 where
+	 * that was used (kl_spliced) */
+	int prefixLines;
+	char zPreKey[65];
+	int prefixKept;
 	int bCutlass;      /* CUDA source #including CUTLASS or CuTe, which no libs gave:
 	                      it gets the compiler's own (cutlass below) */
 	struct cjob *next; /* queue link */
@@ -73,6 +81,7 @@ struct compiler {
 	struct cjob *queue;     /* waiting jobs */
 	int nPending;
 	int sandbox;      /* compilers run inside bubblewrap */
+	int bSteps;       /* nvcc's steps side by side (KLOOP_NVCC_STEPS, compile_argv.c) */
 	struct libs libs; /* libraries and include paths the candidates get */
 	/* CUTLASS for a source that #includes it when no libs named it:
 	 * looked for once, at the first such source */
@@ -118,10 +127,15 @@ char **compile_host_staged(struct compiler *c, struct cjob *j, char **argv);
  * writes its device code into */
 void compile_host_keep(struct compiler *c, struct cjob *j, const char *so, size_t n);
 
+/* keep what a device-only build made of its source's lines up to the last
+ * #include (their device preprocessing, or that it could not be kept:
+ * compile_host.c) */
+void compile_prefix_keep(struct compiler *c, struct cjob *j);
+
 /* the command for people: the compiler's, not bubblewrap's; a staged
  * build's as its nvcc lines (noLink: its device code written into the kept
  * shared object); fresh */
-char *compile_argv_show(char **argv, int noLink);
+char *compile_argv_show(char **argv, int noLink, int sideBySide, int prefixKept);
 
 /* the command as one line; fresh */
 char *compile_argv_join(char **v);

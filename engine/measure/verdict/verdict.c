@@ -212,6 +212,8 @@ void verdict_decode(const cJSON *r, struct verdict *v)
 	v->comp.cached = cJSON_IsTrue(cJSON_GetObjectItem(v->compile, "cached"));
 	v->comp.deviceOnly = cJSON_IsTrue(cJSON_GetObjectItem(v->compile, "device_only"));
 	v->comp.noLink = cJSON_IsTrue(cJSON_GetObjectItem(v->compile, "no_link"));
+	v->comp.sideBySide = cJSON_IsTrue(cJSON_GetObjectItem(v->compile, "side_by_side"));
+	v->comp.prefixKept = cJSON_IsTrue(cJSON_GetObjectItem(v->compile, "prefix_kept"));
 	v->comp.ok = cJSON_IsTrue(cJSON_GetObjectItem(v->compile, "ok"));
 	v->comp.zCommand = str_or(v->compile, "command", "");
 	v->comp.zLog = str_or(v->compile, "log", "");
@@ -246,10 +248,17 @@ const char *verdict_stage(const struct verdict *v, int i)
 const char *verdict_compile_how(const struct verdict_compile *c)
 {
 	return c->cached ? " (cached)"
+	       : c->noLink && c->prefixKept
+	           ? " (the device code only, its #includes' preprocessing kept, written into the "
+	             "shared object kept for its host code: no link)"
 	       : c->noLink
 	           ? " (the device code only, written into the shared object kept for its host "
 	             "code: no link)"
+	       : c->deviceOnly && c->prefixKept
+	           ? " (the device code only: the host object and its #includes' preprocessing "
+	             "kept)"
 	       : c->deviceOnly ? " (the device code only: the host object kept)"
+	       : c->sideBySide ? " (whole, nvcc's host and device halves side by side)"
 	                       : "";
 }
 

@@ -45,6 +45,10 @@ struct verdict_compile {
 	                           object ("device_only", compile.h) */
 	int noLink;             /* and written into the shared object kept for its
 	                           host code, not linked ("no_link") */
+	int sideBySide;         /* built whole, nvcc's host and device halves side by
+	                           side ("side_by_side") */
+	int prefixKept;         /* device code only, the preprocessing of its lines
+	                           up to the last #include kept ("prefix_kept") */
 	int ok;                 /* it compiled ("ok": true) */
 	const char *zCommand;   /* the compiler's command line ("" where none) */
 	const char *zLog;       /* the compiler's diagnostics ("" where none) */
