@@ -123,8 +123,9 @@ struct compiler *compiler_new(struct loop *l, const char *zCacheDir, int jobs,
 	c->azCmd[LANG_C] = env_or("KLOOP_CC", "cc");
 	c->azCmd[LANG_CPP] = env_or("KLOOP_CXX", "c++");
 	c->azCmd[LANG_CUDA] = env_or("KLOOP_NVCC", "nvcc");
-	/* nvcc's host and device steps side by side in a whole build
-	 * (compile_argv.c's hostobj); KLOOP_NVCC_STEPS=0 leaves nvcc alone */
+	/* nvcc's steps run by kloop: a whole build's host and device halves
+	 * side by side, an edit's #includes preprocessed once (compile_argv.c's
+	 * hostobj and devfat); KLOOP_NVCC_STEPS=0 leaves nvcc alone */
 	const char *steps = getenv("KLOOP_NVCC_STEPS");
 	c->bSteps = !(steps && !strcmp(steps, "0"));
 	for (int i = 0; i < 3; i++)
@@ -546,6 +547,15 @@ static void rm_build_dir(const char *zDir)
 	rmdir(zDir);
 }
 
+/* 1 where job j's build directory holds the file zName */
+static int build_marked(const struct cjob *j, const char *zName)
+{
+	char *p = path_join(j->zDir, zName);
+	int there = path_exists(p);
+	free(p);
+	return there;
+}
+
 static void on_output(struct loop *l, int fd, int ev, void *arg)
 {
 	struct cjob *j = arg;
@@ -593,15 +603,10 @@ static void on_output(struct loop *l, int fd, int ev, void *arg)
 		if (read_file(tmpSo, &so, 1u << 30, NULL) < 0)
 			ok = 0;
 		hash_hex(so.buf ? so.buf : "", so.len, hex);
-		char *noLink = path_join(j->zDir, "kl_nolink");
-		j->noLink = path_exists(noLink);
-		free(noLink);
-		char *side = path_join(j->zDir, "kl_side");
-		j->sideBySide = path_exists(side);
-		free(side);
-		char *spliced = path_join(j->zDir, "kl_spliced");
-		j->prefixKept = path_exists(spliced);
-		free(spliced);
+		/* what the staged build's script did, by its marker files */
+		j->noLink = build_marked(j, "kl_nolink");
+		j->sideBySide = build_marked(j, "kl_side");
+		j->prefixKept = build_marked(j, "kl_spliced");
 		if (ok && j->zHostKey[0])
 			compile_host_keep(c, j, so.buf ? so.buf : "", so.len);
 		if (ok)

@@ -288,7 +288,8 @@ char **compile_sandboxed(struct compiler *c, struct cjob *j, char **argv)
  * id, a hash of the source's path and text that cudafe++ writes and cicc
  * reads, joins them, and cicc makes the same one itself
  * (--gen_module_id_file).  So the script asks nvcc for its steps
- * (--dryrun, their files kept in kl_steps), runs the halves at once, each
+ * (dry: --dryrun, their files kept in kl_steps, $d), runs the halves at
+ * once (run_step: a sorted list of steps under nvcc's environment), each
  * one's output kept, and the host compile after them: nvcc's own commands,
  * files, output in nvcc's order and exit status, the same object but for
  * its temporary files' names (a local symbol the link discards); kl_side
@@ -424,10 +425,8 @@ char **compile_sandboxed(struct compiler *c, struct cjob *j, char **argv)
 	"\t: >kl_pre.no.new\n"                                                                     \
 	"}\n"                                                                                      \
 	"devfat() {\n"                                                                             \
-	"\td=kl_steps\n"                                                                           \
-	"\tif ! { [ \"$steps\" = 1 ] && [ \"$k\" -ge 0 ] && rm -rf \"$d\" && mkdir \"$d\" &&\n"    \
-	"\t\t\"$n\" \"$@\" -fatbin \"$s\" -o kl_device.fatbin --dryrun --keep --keep-dir \"$d\" "  \
-	">\"$d/dry\" 2>&1 &&\n"                                                                    \
+	"\tif ! { [ \"$steps\" = 1 ] && [ \"$k\" -ge 0 ] &&\n"                                     \
+	"\t\tdry \"$@\" -fatbin \"$s\" -o kl_device.fatbin &&\n"                                   \
 	"\t\tawk -v d=\"$d\" -v s=\"$s\" '" STAGED_DEV_AWK "' \"$d/dry\"; }; then\n"               \
 	"\t\t\"$n\" \"$@\" -fatbin \"$s\" -o kl_device.fatbin\n"                                   \
 	"\t\treturn\n"                                                                             \
@@ -438,10 +437,10 @@ char **compile_sandboxed(struct compiler *c, struct cjob *j, char **argv)
 	"\t\tsplice kl_pre.ii \"$d/u.ii\" >\"$ii\" || return\n"                                    \
 	"\t\t: >kl_spliced\n"                                                                      \
 	"\telse\n"                                                                                 \
-	"\t\t(set -a && . \"./$d/env\" && exec sh -e \"$d/e\") || return\n"                        \
+	"\t\trun_step e || return\n"                                                               \
 	"\t\tprefix \"$ii\" >/dev/null 2>&1 &\n"                                                   \
 	"\tfi\n"                                                                                   \
-	"\t(set -a && . \"./$d/env\" && exec sh -e \"$d/r\")\n"                                    \
+	"\trun_step r\n"                                                                           \
 	"\trc=$?\n"                                                                                \
 	"\twait\n"                                                                                 \
 	"\treturn $rc\n"                                                                           \
@@ -452,16 +451,19 @@ char **compile_sandboxed(struct compiler *c, struct cjob *j, char **argv)
 	"pad() { z=$(wc -c <\"$1\") && c=$(( (z + " STAGED_GRAIN_S " - 1) / " STAGED_GRAIN_S       \
 	" * " STAGED_GRAIN_S " )) && head -c $((c - z)) /dev/zero >>\"$1\" && echo \"$c\"; }\n"    \
 	"alone() { \"$n\" \"$@\" -c \"$s\" -o kl_host.o; }\n"                                      \
+	"d=kl_steps\n"                                                                             \
+	"dry() {\n"                                                                                \
+	"\trm -rf \"$d\" && mkdir \"$d\" &&\n"                                                     \
+	"\t\t\"$n\" \"$@\" --dryrun --keep --keep-dir \"$d\" >\"$d/dry\" 2>&1\n"                   \
+	"}\n"                                                                                      \
+	"run_step() { (set -a && . \"./$d/env\" && exec sh -e \"$d/$1\"); }\n"                     \
 	"hostobj() {\n"                                                                            \
-	"\td=kl_steps\n"                                                                           \
-	"\t[ \"$steps\" = 1 ] && rm -rf \"$d\" && mkdir \"$d\" &&\n"                               \
-	"\t\t\"$n\" \"$@\" -c \"$s\" -o kl_host.o --dryrun --keep --keep-dir \"$d\" >\"$d/dry\" "  \
-	"2>&1 &&\n"                                                                                \
+	"\t[ \"$steps\" = 1 ] && dry \"$@\" -c \"$s\" -o kl_host.o &&\n"                           \
 	"\t\tawk -v d=\"$d\" '" STAGED_STEPS_AWK "' \"$d/dry\" || { alone \"$@\"; return; }\n"     \
 	"\tgrep -v '^#\\$ ' \"$d/dry\"\n"                                                          \
-	"\t(set -a && . \"./$d/env\" && exec sh -e \"$d/h\") >\"$d/h.log\" 2>&1 &\n"               \
+	"\trun_step h >\"$d/h.log\" 2>&1 &\n"                                                      \
 	"\thp=$!\n"                                                                                \
-	"\t(set -a && . \"./$d/env\" && exec sh -e \"$d/d\") >\"$d/d.log\" 2>&1\n"                 \
+	"\trun_step d >\"$d/d.log\" 2>&1\n"                                                        \
 	"\tds=$?\n"                                                                                \
 	"\twait $hp\n"                                                                             \
 	"\ths=$?\n"                                                                                \
@@ -483,7 +485,7 @@ char **compile_sandboxed(struct compiler *c, struct cjob *j, char **argv)
 	"\t[ $hs = 0 ] || return $hs\n"                                                            \
 	"\tcat \"$d/d.log\"\n"                                                                     \
 	"\t[ $ds = 0 ] || return $ds\n"                                                            \
-	"\t(set -a && . \"./$d/env\" && exec sh -e \"$d/f\") || return\n"                          \
+	"\trun_step f || return\n"                                                                 \
 	"\t: >kl_side\n"                                                                           \
 	"}\n" STAGED_DEVFAT "whole() {\n"                                                          \
 	"\thostobj \"$@\" || exit\n"                                                               \

@@ -50,11 +50,11 @@ static void directive(const char *p, const char *end, char *w, size_t n)
  * #include_next or #import (0 where none), whose device preprocessing an
  * edit that keeps them may take from an earlier build's (devfat in
  * compile_argv.c); -1 where the rest could preprocess otherwise without
- * them before it: a #line before that line or that line continued, the
- * rest reading the include depth, the source's time stamp or a counter
- * that the headers may have moved, or pushing, popping or poisoning
- * macros (the headers' state is their macros alone) */
-static int prefix_lines(const char *z, size_t n)
+ * them before it (*pLen: their bytes): a #line before that line or that
+ * line continued, the rest reading the include depth, the source's time
+ * stamp or a counter that the headers may have moved, or pushing, popping
+ * or poisoning macros (the headers' state is their macros alone) */
+static int prefix_lines(const char *z, size_t n, size_t *pLen)
 {
 	int line = 0, last = 0, lineDirective = 0;
 	const char *end = z + n, *rest = z;
@@ -80,6 +80,7 @@ static int prefix_lines(const char *z, size_t n)
 	for (size_t i = 0; i < sizeof words / sizeof *words; i++)
 		if (memmem(rest, (size_t)(end - rest), words[i], strlen(words[i])))
 			return -1;
+	*pLen = (size_t)(rest - z);
 	return last;
 }
 
@@ -99,19 +100,15 @@ static void prefix_in(struct compiler *c, struct cjob *j)
 	j->zPreKey[0] = 0;
 	if (!j->deviceOnly || !c->bSteps)
 		return;
-	int k = prefix_lines(j->zSrc, j->req.nSource);
+	size_t len = 0;
+	int k = prefix_lines(j->zSrc, j->req.nSource, &len);
 	if (k < 0)
 		return;
-	const char *p = j->zSrc, *end = j->zSrc + j->req.nSource;
-	for (int i = 0; i < k && p < end; i++) {
-		const char *e = memchr(p, '\n', (size_t)(end - p));
-		p = e ? e + 1 : end;
-	}
 	struct sha256 s;
 	sha256_init(&s);
 	sha256_update(&s, "kloop-device-prefix-v1", 23);
 	sha256_update(&s, j->zHostKey, 65);
-	sha256_update(&s, j->zSrc, (size_t)(p - j->zSrc));
+	sha256_update(&s, j->zSrc, len);
 	sha256_hex(&s, j->zPreKey);
 	char *no = prefix_file(c, j->zPreKey, "no");
 	int refused = path_exists(no);
