@@ -65,6 +65,24 @@ static int module_ids(const char *zSo)
 	return n < 0 ? -1 : n;
 }
 
+/* a compiler for sm_90a caching under zDir, sandboxed or not, that runs
+ * nvcc's steps itself (steps 1, the default) or leaves nvcc alone (0:
+ * KLOOP_NVCC_STEPS=0); NULL where there is none */
+static struct compiler *compiler_steps(struct loop *l, const char *zDir, int steps, int sandboxed)
+{
+	char err[KL_ERRLEN];
+	struct cuda_target t = {.zName = "sm_90a", .ccMajor = 9, .ccMinor = 0};
+	if (!steps)
+		setenv("KLOOP_NVCC_STEPS", "0", 1);
+	struct compiler *c = compiler_new(l, zDir, 1, &t, err);
+	unsetenv("KLOOP_NVCC_STEPS");
+	if (c) {
+		compiler_set_sandbox(c, sandboxed);
+		compiler_set_timeout(c, 600);
+	}
+	return c;
+}
+
 /* 1 when a whole build of zSrc (name zName) by a compiler that has kept
  * nothing (a cache of its own under zDir/zSub) is g's shared object, byte
  * for byte, with its code hash; with nvcc's steps side by side (steps 1,
@@ -73,19 +91,11 @@ static int whole_same(struct loop *l, const char *zDir, const char *zSub, const 
                       const char *zName, int torch, int sandboxed, const struct compiled *g,
                       int steps)
 {
-	char err[KL_ERRLEN];
-	struct cuda_target t = {.zName = "sm_90a", .ccMajor = 9, .ccMinor = 0};
 	char *dirW = xasprintf("%s/%s", zDir, zSub);
-	if (!steps)
-		setenv("KLOOP_NVCC_STEPS", "0", 1);
-	struct compiler *whole = compiler_new(l, dirW, 1, &t, err);
-	unsetenv("KLOOP_NVCC_STEPS");
+	struct compiler *whole = compiler_steps(l, dirW, steps, sandboxed);
 	struct compiled w = {0};
-	if (whole) {
-		compiler_set_sandbox(whole, sandboxed);
-		compiler_set_timeout(whole, 600);
+	if (whole)
 		compiled_check(l, whole, zSrc, zName, torch, &w);
-	}
 	int same = whole && w.ok && !w.deviceOnly && w.sideBySide == steps && g->ok &&
 	           same_bytes(g->zSo, w.zSo) && !strcmp(g->zCode, w.zCode);
 	compiler_free(whole);
@@ -275,15 +285,10 @@ static void staged(const char *zDir, int sandboxed)
 	compiled_check(l, a, badHost, "cand.cu", 0, &g);
 	char *sideLog = xstrdup(g.zLog ? g.zLog : "");
 	int sideOk = g.ok;
-	setenv("KLOOP_NVCC_STEPS", "0", 1);
 	char *dirB = xasprintf("%s/b", zDir);
-	struct compiler *b = compiler_new(l, dirB, 1, &t, err);
-	unsetenv("KLOOP_NVCC_STEPS");
-	if (b) {
-		compiler_set_sandbox(b, sandboxed);
-		compiler_set_timeout(b, 600);
+	struct compiler *b = compiler_steps(l, dirB, 0, sandboxed);
+	if (b)
 		compiled_check(l, b, badHost, "cand.cu", 0, &g);
-	}
 	CHECK(b && !sideOk && !g.ok && strstr(sideLog, "undefined_h") && !strcmp(sideLog, g.zLog),
 	      "host code that does not compile%s: the steps side by side say what nvcc alone "
 	      "says, word for word (%s)",
